@@ -1,0 +1,94 @@
+"""tenferro: dense tensors for the tidu AD engine.
+
+This package holds the dense data model: dtypes and their promotion lattice,
+:class:`Shape`, placements, the column-major :class:`Tensor`, creation and dtype
+conversion, and metadata-only views. Primitive operations (arithmetic,
+reductions, einsum, linalg) are added by the primitive modules below.
+
+>>> import tenferro as tf
+>>> x = tf.reshape_view(tf.arange(6), (2, 3))   # column-major by default
+>>> x.tolist()
+[[0, 2, 4], [1, 3, 5]]
+"""
+from __future__ import annotations
+
+from . import random
+from ._creation import (
+    arange,
+    asarray,
+    cast,
+    convert,
+    eye,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from ._dtypes import (
+    DType,
+    bool_,
+    can_convert,
+    complex64,
+    complex128,
+    dtype,
+    float32,
+    float64,
+    int32,
+    int64,
+    result_type,
+)
+from ._errors import (
+    AxisError,
+    DTypeError,
+    PlacementError,
+    ShapeError,
+    TenferroError,
+    TenferroIndexError,
+    TenferroTypeError,
+    TenferroValueError,
+)
+from ._placement import CPU, MemoryKind, Placement, check_same_placement, gpu, placement_of
+from ._shape import Shape
+from ._tensor import Tensor
+from ._views import reshape_view, slice_view, transpose_view
+
+__all__ = [
+    # dtypes
+    "DType", "bool_", "int32", "int64", "float32", "float64", "complex64", "complex128",
+    "dtype", "result_type", "can_convert",
+    # errors
+    "TenferroError", "ShapeError", "DTypeError", "PlacementError", "TenferroValueError",
+    "TenferroIndexError", "TenferroTypeError", "AxisError",
+    # placement
+    "MemoryKind", "Placement", "CPU", "gpu", "placement_of", "check_same_placement",
+    # shapes and tensors
+    "Shape", "Tensor",
+    # creation and conversion
+    "asarray", "tensor", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
+    "eye", "arange", "linspace", "convert", "cast", "random",
+    # metadata-only views
+    "reshape_view", "transpose_view", "slice_view",
+]
+
+# primitive layer exports are added below by the primitive modules
+from . import _prim as _prim  # registers the tensor vector space with tidu
+from ._prim import TensorType, support_manifest
+from ._elementwise import (
+    add, subtract, multiply, divide, negative, conj, conjugate, real, imag, sub, mul, div, neg,
+)
+from ._structural import broadcast_to, reshape, transpose, permute_dims
+from ._reductions import sum
+from . import _methods
+
+_methods.install()
+
+__all__ += [
+    "TensorType", "support_manifest",
+    "add", "subtract", "multiply", "divide", "negative", "conj", "conjugate", "real", "imag",
+    "sub", "mul", "div", "neg",
+    "broadcast_to", "reshape", "transpose", "permute_dims", "sum",
+]

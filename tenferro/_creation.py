@@ -1,0 +1,291 @@
+"""Tensor creation and dtype conversion: ``asarray``, ``zeros``, ..., ``convert``, ``cast``.
+
+Every tensor made here is column-major (F-contiguous). Logical values are those
+NumPy would produce; only the memory order may differ.
+
+Python values are weakly typed: ``asarray([1.0, 2.0], dtype=float32)`` is fine,
+but a value whose kind is above the requested dtype's kind
+(``asarray(1.5, dtype=int64)``) raises DTypeError. Arrays and tensors are
+strongly typed: ``asarray(x, dtype=d)`` accepts only lossless conversions
+(``can_convert``); use :func:`cast` for lossy ones.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._dtypes import (
+    _DEFAULT_OF_KIND,
+    DType,
+    DTypeLike,
+    _kind_fits,
+    _lookup_numpy,
+    _weak_kind,
+    bool_,
+    can_convert,
+    dtype as _dtype,
+    float64,
+    result_type,
+)
+from ._errors import DTypeError, PlacementError, ShapeError, TenferroValueError
+from ._placement import CPU, Placement, is_cupy_array
+from ._shape import as_extents
+from ._tensor import Tensor, _import_cupy
+
+__all__ = [
+    "asarray", "tensor", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
+    "eye", "arange", "linspace", "convert", "cast",
+]
+
+
+def _to_placement(op: str, t: Tensor, placement: Placement | None) -> Tensor:
+    if placement is None or t.placement == placement:
+        return t
+    if not isinstance(placement, Placement):
+        raise PlacementError(f"{op}: placement must be a tenferro.Placement (e.g. tenferro.CPU), "
+                             f"got {placement!r}")
+    if placement == CPU:
+        return t.to_cpu()
+    if placement.device is not None:
+        _import_cupy(op)
+        return t.to_gpu(placement.device)
+    raise PlacementError(f"{op}: cannot place a tensor in {placement}; expected CPU or gpu(device)")
+
+
+def _weak_value_kind(obj: Any) -> str | None:
+    """Kind of a Python scalar or of a (nested) list/tuple of Python scalars, else None."""
+    k = _weak_kind(obj)
+    if k is not None or not isinstance(obj, (list, tuple)):
+        return k
+    order = {"bool": 0, "int": 1, "float": 2, "complex": 3}
+    best: str | None = None
+    stack = [obj]
+    while stack:
+        for item in stack.pop():
+            if isinstance(item, (list, tuple)):
+                stack.append(item)
+                continue
+            ik = _weak_kind(item)
+            if ik is None:
+                return None  # contains arrays, tensors or numpy scalars: strongly typed
+            if best is None or order[ik] > order[best]:
+                best = ik
+    return best
+
+
+def _host_array(op: str, obj: Any) -> Any:
+    """Turn ``obj`` into a numpy (or cupy) array without choosing a dtype."""
+    if isinstance(obj, np.ndarray) or is_cupy_array(obj):
+        return obj
+    if isinstance(obj, Tensor):
+        return obj._data
+    if not hasattr(obj, "__array__") and hasattr(obj, "__dlpack__"):
+        try:
+            return np.from_dlpack(obj)
+        except (BufferError, RuntimeError, TypeError, ValueError) as exc:
+            raise PlacementError(f"{op}: cannot import an object of type {type(obj).__name__} through "
+                                 f"DLPack onto the CPU ({exc}); move it to host memory first") from exc
+    try:
+        return np.asarray(obj)
+    except (ValueError, TypeError) as exc:
+        raise ShapeError(f"{op}: cannot build a tensor from {type(obj).__name__} ({exc}); "
+                         "expected a scalar, a rectangular nested sequence or an array") from exc
+    except OverflowError as exc:
+        raise DTypeError(f"{op}: {exc}; expected values representable as int64") from exc
+
+
+def _fortran(array: Any) -> Any:
+    if array.flags.f_contiguous:
+        return array
+    if isinstance(array, np.ndarray):
+        return np.asfortranarray(array)
+    import cupy  # noqa: PLC0415
+
+    return cupy.asfortranarray(array)
+
+
+def asarray(obj: Any, dtype: DTypeLike | None = None, placement: Placement | None = None) -> Tensor:
+    """Convert ``obj`` to a column-major :class:`Tensor`.
+
+    ``obj`` may be a Python scalar, a nested list, a NumPy/CuPy array, a Tensor
+    (returned as is when dtype and placement already match), an object with
+    ``__array__``, or one with ``__dlpack__``. NumPy inputs that are already
+    F-contiguous with a supported dtype are wrapped without a copy. Python
+    ``bool``/``int``/``float``/``complex`` map to ``bool_``/``int64``/``float64``/
+    ``complex128``.
+    """
+    target = None if dtype is None else _dtype(dtype)
+    if isinstance(obj, Tensor) and (target is None or obj.dtype is target):
+        return _to_placement("asarray", obj, placement)
+    weak = _weak_value_kind(obj)
+    if weak is not None:
+        if target is not None and not _kind_fits(weak, target):
+            raise DTypeError(f"asarray: cannot store Python {weak} values as {target.name} without loss; "
+                             f"use tenferro.cast(x, {target.name}) for an explicit lossy conversion")
+        np_dtype = (target or _DEFAULT_OF_KIND[weak]).numpy
+        try:
+            arr = np.asarray(obj, dtype=np_dtype, order="F")
+        except OverflowError as exc:
+            raise DTypeError(f"asarray: a Python int in the input does not fit in {np.dtype(np_dtype)}; "
+                             "expected values within the dtype's range") from exc
+        except (ValueError, TypeError) as exc:
+            raise ShapeError(f"asarray: cannot build a tensor from a ragged or mixed nested sequence "
+                             f"({exc}); expected a rectangular nested sequence of scalars") from exc
+        return _to_placement("asarray", Tensor._wrap(_fortran(arr)), placement)
+    arr = _host_array("asarray", obj)
+    src = _lookup_numpy(arr.dtype, "asarray", f"an input of type {type(obj).__name__}")
+    if arr.dtype.byteorder not in ("=", "|"):
+        arr = arr.astype(src.numpy)
+    if target is not None and target is not src:
+        if not can_convert(src, target):
+            raise DTypeError(f"asarray: converting {src.name} to {target.name} may lose information; "
+                             f"use tenferro.cast(x, {target.name}) for an explicit lossy conversion")
+        arr = arr.astype(target.numpy, order="F")
+    return _to_placement("asarray", Tensor._wrap(_fortran(arr)), placement)
+
+
+tensor = asarray
+
+
+def _fill_dtype(op: str, fill_value: Any, dtype: DTypeLike | None) -> DType:
+    """The dtype of ``full``-like results; checks that ``fill_value`` fits."""
+    weak = _weak_kind(fill_value)
+    if dtype is None:
+        return result_type(fill_value)
+    target = _dtype(dtype)
+    src_kind = weak if weak is not None else result_type(fill_value).kind
+    if not _kind_fits(src_kind, target):
+        raise DTypeError(f"{op}: fill value {fill_value!r} ({src_kind}) cannot be stored as {target.name} "
+                         f"without loss; use tenferro.cast for an explicit lossy conversion")
+    return target
+
+
+def zeros(shape: int | tuple[int, ...], dtype: DTypeLike = float64,
+          placement: Placement | None = None) -> Tensor:
+    """A tensor of zeros."""
+    d = _dtype(dtype)
+    arr = np.zeros(as_extents("zeros", shape), dtype=d.numpy, order="F")
+    return _to_placement("zeros", Tensor._wrap(arr), placement)
+
+
+def ones(shape: int | tuple[int, ...], dtype: DTypeLike = float64,
+         placement: Placement | None = None) -> Tensor:
+    """A tensor of ones."""
+    d = _dtype(dtype)
+    arr = np.ones(as_extents("ones", shape), dtype=d.numpy, order="F")
+    return _to_placement("ones", Tensor._wrap(arr), placement)
+
+
+def full(shape: int | tuple[int, ...], fill_value: Any, dtype: DTypeLike | None = None,
+         placement: Placement | None = None) -> Tensor:
+    """A tensor filled with ``fill_value``; dtype defaults to ``result_type(fill_value)``."""
+    ext = as_extents("full", shape)
+    d = _fill_dtype("full", fill_value, dtype)
+    value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    arr = np.full(ext, value, dtype=d.numpy, order="F")
+    return _to_placement("full", Tensor._wrap(arr), placement)
+
+
+def _like(x: Any) -> tuple[tuple[int, ...], DType, Placement | None]:
+    t = x if isinstance(x, Tensor) else asarray(x)
+    return tuple(t.shape), t.dtype, t.placement
+
+
+def zeros_like(x: Any, dtype: DTypeLike | None = None) -> Tensor:
+    """Zeros with the shape, dtype (unless given) and placement of ``x``."""
+    shape, d, p = _like(x)
+    return zeros(shape, d if dtype is None else dtype, placement=p)
+
+
+def ones_like(x: Any, dtype: DTypeLike | None = None) -> Tensor:
+    """Ones with the shape, dtype (unless given) and placement of ``x``."""
+    shape, d, p = _like(x)
+    return ones(shape, d if dtype is None else dtype, placement=p)
+
+
+def full_like(x: Any, fill_value: Any, dtype: DTypeLike | None = None) -> Tensor:
+    """``fill_value`` with the shape, dtype (unless given) and placement of ``x``."""
+    shape, d, p = _like(x)
+    return full(shape, fill_value, d if dtype is None else dtype, placement=p)
+
+
+def eye(n: int, m: int | None = None, k: int = 0, dtype: DTypeLike = float64,
+        placement: Placement | None = None) -> Tensor:
+    """An ``n x m`` matrix with ones on diagonal ``k`` (0: main, >0: above)."""
+    rows, cols = as_extents("eye", (n, n if m is None else m))
+    arr = np.eye(rows, cols, k=int(k), dtype=_dtype(dtype).numpy, order="F")
+    return _to_placement("eye", Tensor._wrap(arr), placement)
+
+
+def arange(start: int | float, stop: int | float | None = None, step: int | float = 1,
+           dtype: DTypeLike | None = None, placement: Placement | None = None) -> Tensor:
+    """Evenly spaced values in ``[start, stop)``; ``arange(n)`` is ``0, ..., n-1``.
+
+    The dtype defaults to ``result_type(start, stop, step)`` (int64 for ints,
+    float64 when any argument is a float).
+    """
+    if stop is None:
+        start, stop = 0, start
+    args = (start, stop, step)
+    for a in args:
+        if _weak_kind(a) in (None, "complex") and not isinstance(a, (np.integer, np.floating)):
+            raise TenferroValueError(f"arange: start, stop and step must be real numbers, got {a!r}")
+    if step == 0:
+        raise TenferroValueError("arange: step must be nonzero")
+    d = result_type(*args) if dtype is None else _dtype(dtype)
+    kind = result_type(*args).kind
+    if d.kind == "bool" or not _kind_fits(kind, d):
+        raise DTypeError(f"arange: cannot produce {d.name} values from arguments of kind {kind}; "
+                         "expected an integer or floating dtype that holds them")
+    arr = np.arange(start, stop, step, dtype=d.numpy)
+    return _to_placement("arange", Tensor._wrap(arr), placement)
+
+
+def linspace(start: float | complex, stop: float | complex, num: int = 50, endpoint: bool = True,
+             dtype: DTypeLike = float64, placement: Placement | None = None) -> Tensor:
+    """``num`` evenly spaced samples from ``start`` to ``stop`` (inclusive if ``endpoint``)."""
+    d = _dtype(dtype)
+    if not d.is_inexact:
+        raise DTypeError(f"linspace: dtype must be floating or complex, got {d.name}")
+    if (isinstance(start, complex) or isinstance(stop, complex)) and not d.is_complex:
+        raise DTypeError(f"linspace: complex endpoints need a complex dtype, got {d.name}")
+    if int(num) < 0:
+        raise TenferroValueError(f"linspace: num must be non-negative, got {num}")
+    arr = np.linspace(start, stop, num=int(num), endpoint=endpoint, dtype=d.numpy)
+    return _to_placement("linspace", Tensor._wrap(arr), placement)
+
+
+def convert(x: Any, dtype: DTypeLike) -> Tensor:
+    """Checked dtype conversion: only lossless (lattice-reachable) conversions.
+
+    Raises DTypeError for float/complex -> int, complex -> real, int -> bool and
+    precision narrowing; use :func:`cast` for those.
+    """
+    t = asarray(x)
+    src, dst = t.dtype, _dtype(dtype)
+    if src is dst:
+        return t
+    if not can_convert(src, dst):
+        raise DTypeError(f"convert: cannot losslessly convert {src.name} to {dst.name}; "
+                         f"use tenferro.cast(x, {dst.name}) for an explicit lossy conversion")
+    return Tensor._wrap(t._data.astype(dst.numpy, order="F"))
+
+
+def cast(x: Any, dtype: DTypeLike) -> Tensor:
+    """Explicit, possibly lossy dtype conversion.
+
+    complex -> real keeps the real part (no ComplexWarning); float -> int
+    truncates toward zero (NaN/inf and out-of-range values give unspecified
+    integers); anything -> bool is truthiness (nonzero -> True).
+    """
+    t = asarray(x)
+    src, dst = t.dtype, _dtype(dtype)
+    if src is dst:
+        return t
+    arr = t._data
+    if src.is_complex and not dst.is_complex and dst is not bool_:
+        arr = arr.real
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = arr.astype(dst.numpy, order="F")
+    return Tensor._wrap(out)

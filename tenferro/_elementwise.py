@@ -1,0 +1,322 @@
+"""Elementwise primitives: arithmetic, complex parts, comparisons, selection and
+transcendental functions, each with its shape rule, JVP rule and transpose rule
+in one place.
+
+Primitives take operands of identical shape and dtype; the user-facing
+functions (``tenferro.add``, ``tenferro.exp``, ...) apply NumPy broadcasting and
+dtype promotion first, through the explicit ``broadcast_in_dim`` and
+``convert_element_type`` primitives, so every AD rule sees exact shapes.
+
+Complex numbers follow tidu's (JAX's) convention: JVPs are R-linear and the
+transpose of multiplication by ``c`` is multiplication by ``c`` (no conjugate).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from tidu import Zero, is_undefined
+
+from ._dtypes import DType, bool_, result_type
+from ._errors import DTypeError, ShapeError, fmt_shape
+from ._prim import TensorType, as_operand, check_placement, fortran as _f, meta, primitive, scalar_tensor
+from ._tensor import Tensor
+
+FAMILY = "elementwise"
+
+
+
+
+def _same(a: TensorType, *rest: TensorType) -> TensorType:
+    return a
+
+
+def _binary_aval(name: str) -> Callable[..., TensorType]:
+    def aval(a: TensorType, b: TensorType) -> TensorType:
+        if a.shape != b.shape or a.dtype is not b.dtype:
+            raise ShapeError(
+                f"{name}: primitive operands must have equal shapes and dtypes, got {a} and {b} "
+                "(the user-level function broadcasts and promotes first)"
+            )
+        return a
+
+    return aval
+
+
+def _bool_aval(a: TensorType, b: TensorType) -> TensorType:
+    return a.update(dtype=bool_)
+
+
+def _real_aval(a: TensorType) -> TensorType:
+    return a.update(dtype=a.dtype.real_dtype)
+
+
+# ---------------------------------------------------------------------------
+# User-level operand preparation: promotion and broadcasting.
+# ---------------------------------------------------------------------------
+def _prepare(op: str, *xs: Any) -> list[Any]:
+    """Promote dtypes (Python scalars are weak) and broadcast shapes, NumPy style."""
+    from ._structural import broadcast_to, convert_element_type  # noqa: PLC0415
+
+    strong = [x for x in xs if type(x) is Tensor or hasattr(x, "_trace")]
+    if len(strong) == len(xs):
+        metas = [meta(x) for x in xs]
+        s0, d0 = metas[0]
+        if all(s == s0 and d is d0 for s, d in metas[1:]):
+            if len(xs) > 1:
+                check_placement(op, *xs)
+            return list(xs)
+    args = [x if (type(x) is Tensor or hasattr(x, "_trace")) else _coerce(op, x) for x in xs]
+    dtype = result_type(*[meta(a)[1] if not _is_weak(x) else x for a, x in zip(args, xs)])
+    out = []
+    for a, x in zip(args, xs):
+        if _is_weak(x):
+            a = scalar_tensor(x, dtype)
+        elif meta(a)[1] is not dtype:
+            a = convert_element_type(a, dtype)
+        out.append(a)
+    shapes = [tuple(meta(a)[0]) for a in out]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ShapeError(
+            f"{op}: operands could not be broadcast together: shapes "
+            + ", ".join(fmt_shape(s) for s in shapes)
+            + " (NumPy rules: trailing dimensions must match or be 1)"
+        ) from None
+    out = [a if tuple(meta(a)[0]) == shape else broadcast_to(a, shape) for a in out]
+    check_placement(op, *out)
+    return out
+
+
+def _is_weak(x: Any) -> bool:
+    return type(x) in (bool, int, float, complex)
+
+
+def _coerce(op: str, x: Any) -> Any:
+    if _is_weak(x):
+        return scalar_tensor(x, result_type(x))
+    return as_operand(op, x)
+
+
+# ---------------------------------------------------------------------------
+# add, sub, neg: linear
+# ---------------------------------------------------------------------------
+add_p = primitive("add", FAMILY)
+add_p.def_impl(lambda x, y: Tensor._wrap(_f(np.add(x._data, y._data))))
+add_p.def_abstract_eval(_binary_aval("add"))
+
+
+@add_p.def_linear
+def _add_transpose(ct, x, y):
+    return [ct if is_undefined(x) else None, ct if is_undefined(y) else None]
+
+
+@add_p.def_jvp
+def _add_jvp(primals, tangents):
+    x, y = primals
+    tx, ty = tangents
+    out = add_p.bind(x, y)
+    if type(tx) is Zero:
+        return out, ty
+    if type(ty) is Zero:
+        return out, tx
+    return out, add_p.bind(tx, ty)
+
+
+sub_p = primitive("sub", FAMILY)
+sub_p.def_impl(lambda x, y: Tensor._wrap(_f(np.subtract(x._data, y._data))))
+sub_p.def_abstract_eval(_binary_aval("sub"))
+
+
+@sub_p.def_linear
+def _sub_transpose(ct, x, y):
+    return [ct if is_undefined(x) else None, neg_p.bind(ct) if is_undefined(y) else None]
+
+
+@sub_p.def_jvp
+def _sub_jvp(primals, tangents):
+    x, y = primals
+    tx, ty = tangents
+    out = sub_p.bind(x, y)
+    if type(tx) is Zero:
+        return out, neg_p.bind(ty)
+    if type(ty) is Zero:
+        return out, tx
+    return out, sub_p.bind(tx, ty)
+
+
+neg_p = primitive("neg", FAMILY)
+neg_p.def_impl(lambda x: Tensor._wrap(np.negative(x._data)))
+neg_p.def_abstract_eval(_same)
+
+
+@neg_p.def_linear
+def _neg_transpose(ct, x):
+    return [neg_p.bind(ct)]
+
+
+# ---------------------------------------------------------------------------
+# mul, div: bilinear / nonlinear
+# ---------------------------------------------------------------------------
+mul_p = primitive("mul", FAMILY)
+mul_p.def_impl(lambda x, y: Tensor._wrap(_f(np.multiply(x._data, y._data))))
+mul_p.def_abstract_eval(_binary_aval("mul"))
+
+
+def _mul_jvp_x(tx, out, x, y):
+    return mul_p.bind(tx, y)
+
+
+def _mul_jvp_y(ty, out, x, y):
+    return mul_p.bind(x, ty)
+
+
+mul_p.def_jvp_per_arg(_mul_jvp_x, _mul_jvp_y)
+
+
+@mul_p.def_transpose
+def _mul_transpose(ct, x, y):
+    if is_undefined(x):
+        return [mul_p.bind(ct, y), None]
+    return [None, mul_p.bind(x, ct)]
+
+
+div_p = primitive("div", FAMILY)
+div_p.def_impl(lambda x, y: Tensor._wrap(_f(np.true_divide(x._data, y._data))))
+div_p.def_abstract_eval(_binary_aval("div"))
+
+
+def _div_jvp_x(tx, out, x, y):
+    return div_p.bind(tx, y)
+
+
+def _div_jvp_y(ty, out, x, y):
+    return neg_p.bind(mul_p.bind(ty, div_p.bind(out, y)))
+
+
+div_p.def_jvp_per_arg(_div_jvp_x, _div_jvp_y)
+
+
+@div_p.def_transpose
+def _div_transpose(ct, x, y):
+    # linear in x only (the JVP only stages div(tx, y) with y known)
+    return [div_p.bind(ct, y), None]
+
+
+# ---------------------------------------------------------------------------
+# complex parts
+# ---------------------------------------------------------------------------
+conj_p = primitive("conj", FAMILY)
+conj_p.def_impl(lambda x: Tensor._wrap(np.conj(x._data)) if x._data.dtype.kind == "c" else x)
+conj_p.def_abstract_eval(_same)
+
+
+@conj_p.def_linear
+def _conj_transpose(ct, x):
+    return [conj_p.bind(ct)]
+
+
+real_p = primitive("real", FAMILY)
+real_p.def_impl(lambda x: Tensor._wrap(_f(np.real(x._data))) if x._data.dtype.kind == "c" else x)
+real_p.def_abstract_eval(_real_aval)
+
+
+@real_p.def_linear
+def _real_transpose(ct, x):
+    from ._structural import convert_element_type  # noqa: PLC0415
+
+    if x.aval.dtype.is_complex:
+        return [convert_element_type(ct, x.aval.dtype)]
+    return [ct]
+
+
+imag_p = primitive("imag", FAMILY)
+imag_p.def_impl(lambda x: Tensor._wrap(_f(np.imag(x._data))) if x._data.dtype.kind == "c"
+                else Tensor._wrap(np.zeros_like(x._data, order="F")))
+imag_p.def_abstract_eval(_real_aval)
+
+
+@imag_p.def_linear
+def _imag_transpose(ct, x):
+    from ._structural import convert_element_type  # noqa: PLC0415
+
+    # Re(sum(imag(u) * c)) = Re(sum(u * (-i c)))
+    if not x.aval.dtype.is_complex:
+        return [mul_p.bind(ct, scalar_like(0.0, ct))]
+    c = convert_element_type(ct, x.aval.dtype)
+    return [mul_p.bind(c, scalar_like(-1j, c))]
+
+
+def scalar_like(value: Any, x: Any) -> Any:
+    """``value`` broadcast to the shape and dtype of ``x`` (a constant)."""
+    shape, dtype = meta(x)
+    from ._structural import broadcast_to  # noqa: PLC0415
+
+    s = scalar_tensor(value, dtype)
+    return s if shape == () else broadcast_to(s, shape)
+
+
+# ---------------------------------------------------------------------------
+# user-level functions
+# ---------------------------------------------------------------------------
+def add(x: Any, y: Any) -> Any:
+    """``x + y`` with NumPy broadcasting and tenferro promotion."""
+    x, y = _prepare("add", x, y)
+    return add_p.bind(x, y)
+
+
+def subtract(x: Any, y: Any) -> Any:
+    """``x - y``."""
+    x, y = _prepare("subtract", x, y)
+    return sub_p.bind(x, y)
+
+
+def multiply(x: Any, y: Any) -> Any:
+    """``x * y``."""
+    x, y = _prepare("multiply", x, y)
+    return mul_p.bind(x, y)
+
+
+def divide(x: Any, y: Any) -> Any:
+    """``x / y`` (true division; integer operands are promoted to float64)."""
+    x, y = _prepare("divide", x, y)
+    d = meta(x)[1]
+    if not d.is_floating:
+        from ._dtypes import float64  # noqa: PLC0415
+        from ._structural import convert_element_type  # noqa: PLC0415
+
+        x, y = convert_element_type(x, float64), convert_element_type(y, float64)
+    return div_p.bind(x, y)
+
+
+def negative(x: Any) -> Any:
+    """``-x``."""
+    (x,) = _prepare("negative", x)
+    return neg_p.bind(x)
+
+
+def conj(x: Any) -> Any:
+    """Complex conjugate (identity on real tensors)."""
+    (x,) = _prepare("conj", x)
+    return conj_p.bind(x)
+
+
+def real(x: Any) -> Any:
+    """Real part (a real tensor)."""
+    (x,) = _prepare("real", x)
+    return real_p.bind(x)
+
+
+def imag(x: Any) -> Any:
+    """Imaginary part (a real tensor)."""
+    (x,) = _prepare("imag", x)
+    return imag_p.bind(x)
+
+
+sub = subtract
+mul = multiply
+div = divide
+neg = negative
+conjugate = conj

@@ -1,0 +1,58 @@
+"""Exceptions raised by tenferro. Every error derives from :class:`TenferroError`.
+
+Each class also derives from the matching built-in exception (``ValueError``,
+``TypeError``, ``IndexError``) so that generic NumPy-style ``except`` clauses keep
+working. Messages name the operation, the offending operand and what was
+expected, e.g.::
+
+    reshape_view: cannot reshape tensor of shape (2, 3) (size 6) into shape (4,) (size 4)
+"""
+from __future__ import annotations
+
+__all__ = [
+    "TenferroError",
+    "ShapeError",
+    "DTypeError",
+    "PlacementError",
+    "TenferroValueError",
+    "TenferroIndexError",
+    "TenferroTypeError",
+    "AxisError",
+]
+
+
+class TenferroError(Exception):
+    """Base class of every error raised by tenferro."""
+
+
+class ShapeError(TenferroError, ValueError):
+    """A shape or extent is invalid or incompatible with the operation."""
+
+
+class DTypeError(TenferroError, TypeError):
+    """A dtype is unsupported, or a conversion between dtypes is not allowed."""
+
+
+class PlacementError(TenferroError, ValueError):
+    """Operands live on different devices, or a device runtime is unavailable."""
+
+
+class TenferroValueError(TenferroError, ValueError):
+    """An argument has the right type but an invalid value."""
+
+
+class TenferroIndexError(TenferroError, IndexError):
+    """An index or a view reaches outside the tensor or its buffer."""
+
+
+class TenferroTypeError(TenferroError, TypeError):
+    """An argument or a tensor has the wrong kind for a Python protocol (``len``, ``index``)."""
+
+
+class AxisError(TenferroError, ValueError):
+    """An axis number or an axis permutation is out of range or malformed."""
+
+
+def fmt_shape(shape: object) -> str:
+    """Format ``shape`` as a plain tuple, e.g. ``(2, 3)`` or ``(4,)``."""
+    return str(tuple(shape))  # type: ignore[arg-type]

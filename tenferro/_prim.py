@@ -1,0 +1,283 @@
+"""Shared machinery of tenferro's primitive layer.
+
+* :class:`TensorType`: the abstract value (shape, dtype, placement) of a tensor.
+* :class:`TensorVSpace`: how tidu builds zeros, sums cotangents, samples and
+  forwards operators for tensors and their tracers.
+* :func:`primitive`: creates a tidu primitive and records it, with its family,
+  in :data:`PRIMITIVES` (the support manifest is derived from this table).
+* Helpers every family uses: :func:`meta` (shape and dtype of a tensor or a
+  tracer), :func:`as_operand` (Python scalars to weakly-typed tensors),
+  :func:`xp_of` (NumPy or CuPy for an array).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+import tidu
+from tidu import Primitive, Tracer
+
+from ._dtypes import DType, _from_numpy, _lookup_numpy, _weak_kind, result_type
+from ._errors import PlacementError, TenferroTypeError, fmt_shape
+from ._placement import CPU, Placement, placement_of
+from ._tensor import Tensor
+
+__all__ = ["TensorType", "PRIMITIVES", "primitive", "meta", "xp_of", "wrap", "fortran", "support_manifest"]
+
+
+class TensorType:
+    """Abstract value of a tensor: ``shape`` (tuple), ``dtype`` (DType), ``placement``."""
+
+    __slots__ = ("shape", "dtype", "placement", "_hash")
+
+    def __init__(self, shape: tuple, dtype: DType, placement: Placement = CPU):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.placement = placement
+        self._hash = None
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    def update(self, shape: tuple | None = None, dtype: DType | None = None) -> "TensorType":
+        return TensorType(self.shape if shape is None else shape, self.dtype if dtype is None else dtype,
+                          self.placement)
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is TensorType and self.shape == other.shape and self.dtype is other.dtype
+                and self.placement == other.placement)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash((self.shape, self.dtype, self.placement))
+        return self._hash
+
+    def __str__(self) -> str:
+        short = {"float32": "f32", "float64": "f64", "complex64": "c64", "complex128": "c128",
+                 "int32": "i32", "int64": "i64", "bool": "bool"}[self.dtype.name]
+        where = "" if self.placement == CPU else f"@{self.placement}"
+        return f"{short}[{','.join(map(str, self.shape))}]{where}"
+
+    __repr__ = __str__
+
+
+def aval_of_tensor(t: Tensor) -> TensorType:
+    a = t._data
+    d = _from_numpy.get(a.dtype)
+    if d is None:
+        d = _lookup_numpy(a.dtype, "aval", "a tensor")
+    return TensorType(a.shape, d, CPU if type(a) is np.ndarray else placement_of(a))
+
+
+def meta(x: Any) -> tuple[tuple, DType]:
+    """(shape, dtype) of a Tensor or a tracer of one (hot path)."""
+    if type(x) is Tensor:
+        a = x._data
+        d = _from_numpy.get(a.dtype)
+        return a.shape, (d if d is not None else _lookup_numpy(a.dtype, "meta", "a tensor"))
+    if isinstance(x, Tracer):
+        av = x.aval
+        return av.shape, av.dtype
+    raise TenferroTypeError(f"expected a tenferro Tensor, got {type(x).__name__}")
+
+
+def placement_of_operand(x: Any) -> Placement:
+    if type(x) is Tensor:
+        return CPU if type(x._data) is np.ndarray else placement_of(x._data)
+    return x.aval.placement
+
+
+def is_tensor_like(x: Any) -> bool:
+    return type(x) is Tensor or (isinstance(x, Tracer) and type(x.aval) is TensorType)
+
+
+def xp_of(array: Any) -> Any:
+    """``numpy`` or ``cupy`` for an array."""
+    if type(array) is np.ndarray:
+        return np
+    import cupy  # noqa: PLC0415  (optional dependency)
+
+    return cupy
+
+
+def wrap(array: Any) -> Tensor:
+    return Tensor._wrap(array)
+
+
+def fortran(a: Any) -> Any:
+    """``a`` in canonical column-major layout (copying only when needed).
+
+    Unlike ``np.asfortranarray`` this keeps 0-d arrays 0-d; NumPy scalars (what
+    full reductions return) become 0-d arrays.
+    """
+    if isinstance(a, np.generic):
+        return np.asarray(a)
+    if a.flags.f_contiguous:
+        return a
+    if type(a) is np.ndarray:
+        return np.asfortranarray(a)
+    import cupy  # noqa: PLC0415
+
+    return cupy.asfortranarray(a)
+
+
+# --- the primitive table ------------------------------------------------------
+PRIMITIVES: dict[str, tuple[Primitive, str]] = {}
+
+
+def primitive(name: str, family: str, *, multiple_results: bool = False) -> Primitive:
+    """Create and record a tenferro primitive (registered once, by name)."""
+    if name in PRIMITIVES:
+        raise RuntimeError(f"primitive {name!r} registered twice")
+    p = Primitive(name, multiple_results=multiple_results)
+    PRIMITIVES[name] = (p, family)
+    return p
+
+
+def support_manifest() -> dict[str, dict[str, str]]:
+    """``{name: {"family": ..., "support": ...}}`` for every tenferro primitive.
+
+    ``support`` is one of ``linear``, ``differentiable``, ``zero-derivative``,
+    ``not differentiable`` (from the primitive's own rules).
+    """
+    return {n: {"family": fam, "support": p.support} for n, (p, fam) in PRIMITIVES.items()}
+
+
+# --- operands ----------------------------------------------------------------------
+def scalar_tensor(value: Any, dtype: DType) -> Tensor:
+    return Tensor._wrap(np.asarray(value, dtype=dtype.numpy))
+
+
+def as_operand(op: str, x: Any, dtype: DType | None = None) -> Any:
+    """A Tensor or tracer for ``x``; Python scalars become 0-d tensors of ``dtype``
+    (or their default dtype); NumPy arrays are converted with ``asarray``."""
+    if type(x) is Tensor or isinstance(x, Tracer):
+        return x
+    if _weak_kind(x) is not None:
+        return scalar_tensor(x, dtype if dtype is not None else result_type(x))
+    if isinstance(x, (np.ndarray, np.generic, list, tuple)):
+        from ._creation import asarray  # noqa: PLC0415
+
+        return asarray(x)
+    raise TenferroTypeError(
+        f"{op}: expected a Tensor, a Python scalar or an array-like operand, got {type(x).__name__}"
+    )
+
+
+def check_placement(op: str, *xs: Any) -> None:
+    first = None
+    for x in xs:
+        p = placement_of_operand(x)
+        if first is None:
+            first = p
+        elif p != first:
+            raise PlacementError(
+                f"{op}: operands live on different placements ({first} and {p}); "
+                "move them explicitly with .to_cpu() / .to_gpu() (no implicit copies)"
+            )
+
+
+# --- the vector space of tensors ---------------------------------------------------------
+class TensorVSpace(tidu.VSpace):
+    """tidu's view of tensors (see :class:`tidu.VSpace`)."""
+
+    def aval(self, value: Tensor) -> TensorType:
+        return aval_of_tensor(value)
+
+    def tangent_aval(self, aval: TensorType) -> TensorType | None:
+        return aval if aval.dtype.is_floating else None
+
+    def is_complex(self, aval: TensorType) -> bool:
+        return aval.dtype.is_complex
+
+    def is_scalar(self, aval: TensorType) -> bool:
+        return aval.shape == ()
+
+    def size(self, aval: TensorType) -> int:
+        return aval.size
+
+    def machine_epsilon(self, aval: TensorType) -> float:
+        return float(np.finfo(aval.dtype.numpy).eps) if aval.dtype.is_floating else 1.0
+
+    def zeros(self, aval: TensorType) -> Tensor:
+        from ._creation import zeros  # noqa: PLC0415
+
+        return zeros(aval.shape, aval.dtype, placement=aval.placement)
+
+    def ones(self, aval: TensorType) -> Tensor:
+        from ._creation import ones  # noqa: PLC0415
+
+        return ones(aval.shape, aval.dtype, placement=aval.placement)
+
+    def add(self, x: Any, y: Any) -> Any:
+        from ._elementwise import add_p  # noqa: PLC0415
+
+        return add_p.bind(x, y)
+
+    def scale(self, x: Any, alpha: complex) -> Any:
+        from ._elementwise import mul  # noqa: PLC0415
+
+        return mul(x, alpha)
+
+    def conj(self, x: Any) -> Any:
+        from ._elementwise import conj  # noqa: PLC0415
+
+        return conj(x)
+
+    def standard_basis(self, aval: TensorType) -> list[Tensor]:
+        n = aval.size
+        out = []
+        for k in range(n):
+            e = np.zeros(n, aval.dtype.numpy)
+            e[k] = 1
+            out.append(Tensor._wrap(np.reshape(e, aval.shape, order="F")))
+        return out
+
+    def stack_basis(self, values: Sequence[Any], basis_aval: TensorType, leading: bool) -> Any:
+        from ._structural import reshape, stack  # noqa: PLC0415
+
+        vshape = tuple(meta(values[0])[0]) if values else ()
+        if leading:
+            return reshape(stack(values, axis=0), tuple(basis_aval.shape) + vshape)
+        return reshape(stack(values, axis=len(vshape)), vshape + tuple(basis_aval.shape))
+
+    def inner(self, x: Any, y: Any) -> float:
+        return float(np.real(np.vdot(np.asarray(x), np.asarray(y))))
+
+    def randn(self, aval: TensorType, rng: Any) -> Tensor:
+        shape = aval.shape
+        if aval.dtype.is_complex:
+            v = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+        else:
+            v = rng.standard_normal(shape)
+        t = Tensor._wrap(fortran(np.asarray(v, dtype=aval.dtype.numpy)))
+        return t if aval.placement == CPU else t.to_gpu(aval.placement.device)
+
+    def tracer_getattr(self, tracer: Any, name: str) -> Any:
+        if name in ("shape", "dtype", "placement", "ndim", "size"):
+            value = getattr(tracer.aval, name)
+            if name == "shape":
+                from ._shape import Shape  # noqa: PLC0415
+
+                return Shape._from_tuple(value)
+            return value
+        from ._methods import TRACER_METHODS  # noqa: PLC0415
+
+        fn = TRACER_METHODS.get(name)
+        if fn is None:
+            raise AttributeError(f"a traced tensor has no attribute {name!r}")
+        if isinstance(fn, property):
+            return fn.fget(tracer)
+        return fn.__get__(tracer)
+
+
+tidu.register_vspace(TensorVSpace(), [Tensor], [TensorType])

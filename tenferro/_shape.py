@@ -1,0 +1,210 @@
+"""Smooth tensor shapes: extents plus an origin.
+
+:class:`Shape` is a ``tuple`` subclass, so ``t.shape == (2, 3)``, ``m, n = t.shape``
+and ``t.shape[0]`` behave as in NumPy; iterating a Shape yields its extents.
+On top of that it carries an *origin* (the absolute index of its first element,
+zeros by default) and supports the slice/chip vocabulary of the TensorWrapper
+shape design:
+
+* ``slice(begin, end)`` keeps the rank; ``chip`` drops the pinned modes;
+* ``begin``/``end`` are absolute indices (first element in, first element out);
+* the result's origin is ``begin``, so iterating it with ``indices()`` yields the
+  parent's indices.
+
+Equality follows tuple semantics: the origin does NOT take part in ``==`` or
+``hash`` (``Shape(2, 3, origin=(5, 5)) == (2, 3)``). Use :meth:`Shape.same_as`
+to compare origins too.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import operator
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from ._errors import ShapeError
+
+__all__ = ["Shape", "as_extents"]
+
+
+def as_extents(op: str, shape: int | Iterable[int]) -> tuple[int, ...]:
+    """Normalise an int or a sequence of ints to a tuple of non-negative extents.
+
+    Raises ShapeError naming ``op`` on a negative or non-integer extent.
+    """
+    if isinstance(shape, Shape):
+        return tuple(shape)
+    try:
+        if isinstance(shape, Iterable) and not isinstance(shape, (str, bytes)):
+            ext = tuple(operator.index(e) for e in shape)
+        else:
+            ext = (operator.index(shape),)  # type: ignore[arg-type]
+    except TypeError as exc:
+        raise ShapeError(f"{op}: shape must be an int or a sequence of ints, got {shape!r}") from exc
+    for e in ext:
+        if e < 0:
+            raise ShapeError(f"{op}: negative extent {e} in shape {ext}; extents must be >= 0")
+    return ext
+
+
+class Shape(tuple):
+    """A smooth shape: a tuple of extents with an origin.
+
+    ``Shape(2, 3)``, ``Shape((2, 3))`` and ``Shape([2, 3], origin=(1, 0))`` all
+    work; ``Shape()`` is the rank-0 (scalar) shape.
+
+    >>> s = Shape(10, 20)
+    >>> s.slice(0), s.chip(2), s.chip((0, 2), (10, 3))
+    (Shape(1, 20), Shape(20), Shape(10))
+    """
+
+    # Tuple subclasses cannot have non-empty __slots__; the origin lives in the
+    # instance __dict__ only when it is not all zeros (None means zeros).
+    _origin: tuple[int, ...] | None = None
+
+    def __new__(cls, *extents: Any, origin: Sequence[int] | None = None) -> Shape:
+        if len(extents) == 1 and not isinstance(extents[0], int) and isinstance(extents[0], Iterable):
+            ext = as_extents("Shape", extents[0])
+        else:
+            ext = as_extents("Shape", extents)
+        self = tuple.__new__(cls, ext)
+        if origin is not None:
+            org = self._check_origin("Shape", origin)
+            if any(org):
+                self._origin = org
+        return self
+
+    @classmethod
+    def _from_tuple(cls, extents: tuple[int, ...]) -> Shape:
+        """Fast constructor for trusted extents (no checks, zero origin)."""
+        return tuple.__new__(cls, extents)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (_rebuild, (tuple(self), self._origin))
+
+    def __repr__(self) -> str:
+        body = ", ".join(str(e) for e in self)
+        if self._origin is not None:
+            return f"Shape({body}{', ' if body else ''}origin={self._origin})"
+        return f"Shape({body})"
+
+    # -- basic properties -------------------------------------------------
+    @property
+    def rank(self) -> int:
+        """Number of modes."""
+        return len(self)
+
+    @property
+    def size(self) -> int:
+        """Number of elements (1 for rank 0)."""
+        return math.prod(self)
+
+    @property
+    def extents(self) -> tuple[int, ...]:
+        """The extents as a plain tuple."""
+        return tuple(self)
+
+    @property
+    def origin(self) -> tuple[int, ...]:
+        """Absolute index of the first element (zeros unless set)."""
+        return self._origin if self._origin is not None else (0,) * len(self)
+
+    def same_as(self, other: object) -> bool:
+        """True when ``other`` is a Shape with equal extents AND equal origin."""
+        return isinstance(other, Shape) and tuple(self) == tuple(other) and self.origin == other.origin
+
+    def set_origin(self, origin: Sequence[int]) -> Shape:
+        """A new Shape with the same extents and origin ``origin``."""
+        org = self._check_origin("set_origin", origin)
+        out = tuple.__new__(Shape, self)
+        if any(org):
+            out._origin = org
+        return out
+
+    def _check_origin(self, op: str, origin: Sequence[int]) -> tuple[int, ...]:
+        try:
+            org = tuple(operator.index(o) for o in origin)
+        except TypeError as exc:
+            raise ShapeError(f"{op}: origin must be a sequence of ints, got {origin!r}") from exc
+        if len(org) != len(self):
+            raise ShapeError(f"{op}: origin {org} has {len(org)} entries; expected rank {len(self)}")
+        return org
+
+    # -- sub-shapes -------------------------------------------------------
+    def _bounds(self, op: str, begin: int | Sequence[int], end: int | Sequence[int] | None,
+                more: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...], tuple[bool, ...]]:
+        """Absolute (begin, end, pinned) for slice/chip; validates against the shape."""
+        org = self.origin
+        if end is not None and not isinstance(begin, Iterable) and not isinstance(end, Iterable):
+            begin, end = (begin, end, *more), None  # several pinned ints: chip(1, 2)
+        elif more:
+            raise ShapeError(f"{op}: expected (begin, end) sequences or up to {len(self)} ints, "
+                             f"got {(begin, end, *more)!r}")
+        if end is None:
+            pins = (operator.index(begin),) if not isinstance(begin, Iterable) else tuple(
+                operator.index(b) for b in begin)
+            if len(pins) > len(self):
+                raise ShapeError(f"{op}: {len(pins)} pinned indices {pins} for a shape of rank {len(self)}")
+            b = pins + org[len(pins):]
+            e = tuple(p + 1 for p in pins) + tuple(o + n for o, n in zip(org[len(pins):], self[len(pins):]))
+        else:
+            if not isinstance(begin, Iterable):
+                raise ShapeError(f"{op}: begin must be a sequence of {len(self)} ints when end is given, "
+                                 f"got {begin!r}")
+            b = tuple(operator.index(x) for x in begin)
+            e = tuple(operator.index(x) for x in end)
+            if len(b) != len(self) or len(e) != len(self):
+                raise ShapeError(f"{op}: begin {b} and end {e} must both have rank {len(self)}")
+        for i, (lo, hi, o, n) in enumerate(zip(b, e, org, self)):
+            if not (o <= lo <= hi <= o + n):
+                raise ShapeError(f"{op}: bounds [{lo}, {hi}) of mode {i} are outside the shape's range "
+                                 f"[{o}, {o + n}); expected origin <= begin <= end <= origin + extent")
+        pinned = tuple(hi - lo == 1 for lo, hi in zip(b, e))
+        return b, e, pinned
+
+    def slice(self, begin: int | Sequence[int], end: int | Sequence[int] | None = None, *more: int) -> Shape:
+        """The same-rank sub-shape ``[begin, end)`` (absolute indices); origin is ``begin``.
+
+        Alternatively pass up to ``rank`` ints (``slice(3)``, ``slice(3, 4)``, or one
+        sequence ``slice((3, 4))``) pinning the leading modes to one element each:
+        ``Shape(10, 20).slice(0) == Shape(1, 20)``.
+        """
+        b, e, _ = self._bounds("slice", begin, end, more)
+        out = tuple.__new__(Shape, tuple(hi - lo for lo, hi in zip(b, e)))
+        if any(b):
+            out._origin = b
+        return out
+
+    def chip(self, begin: int | Sequence[int], end: int | Sequence[int] | None = None, *more: int) -> Shape:
+        """Like :meth:`slice` but drops every mode whose range holds exactly one element.
+
+        ``Shape(10, 20).chip(2) == Shape(20)``; ``Shape(10, 20).chip((0, 2), (10, 3)) == Shape(10)``.
+        """
+        b, e, pinned = self._bounds("chip", begin, end, more)
+        keep = [i for i, p in enumerate(pinned) if not p]
+        out = tuple.__new__(Shape, tuple(e[i] - b[i] for i in keep))
+        org = tuple(b[i] for i in keep)
+        if any(org):
+            out._origin = org
+        return out
+
+    # -- iteration over indices ---------------------------------------------
+    def indices(self, absolute: bool = True) -> Iterator[tuple[int, ...]]:
+        """Index tuples in lexicographic order (last mode fastest).
+
+        ``absolute=True`` starts at the origin; ``absolute=False`` is :meth:`offsets`.
+        A rank-0 shape yields ``()`` once; a size-0 shape yields nothing.
+        """
+        if not absolute:
+            return self.offsets()
+        org = self.origin
+        return itertools.product(*(range(o, o + n) for o, n in zip(org, self)))
+
+    def offsets(self) -> Iterator[tuple[int, ...]]:
+        """Index tuples relative to the origin (starting at zeros), lexicographic order."""
+        return itertools.product(*(range(n) for n in self))
+
+
+def _rebuild(extents: tuple[int, ...], origin: tuple[int, ...] | None) -> Shape:
+    return Shape(extents, origin=origin)

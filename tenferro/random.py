@@ -1,0 +1,94 @@
+"""Deterministic random tensors from an explicit seed.
+
+Every function takes ``seed`` first: a non-negative int (fed to
+``numpy.random.Generator(PCG64(seed))``) or a ``numpy.random.Generator`` (used
+and advanced in place). The same int seed always gives the same values. Values
+are drawn as a flat sequence and laid out in column-major order, so element
+``k`` in column-major order is the ``k``-th draw.
+
+Complex dtypes: :func:`normal` draws real and imaginary parts independently
+from N(0, 1/2), so the result is standard complex normal with ``E|z|^2 = 1``;
+:func:`uniform` draws both parts independently from ``U[low, high)``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ._dtypes import DTypeLike, dtype as _dtype, float64, int64
+from ._errors import DTypeError, TenferroValueError
+from ._shape import as_extents
+from ._tensor import Tensor
+
+__all__ = ["normal", "uniform", "randint"]
+
+Seed = Any  # int | numpy.random.Generator
+
+
+def _generator(op: str, seed: Seed) -> np.random.Generator:
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
+        return np.random.Generator(np.random.PCG64(int(seed)))
+    raise TenferroValueError(f"{op}: seed must be a non-negative int or a numpy.random.Generator, got {seed!r}")
+
+
+def _layout(flat: np.ndarray, shape: tuple[int, ...]) -> Tensor:
+    return Tensor._wrap(flat.reshape(shape, order="F"))
+
+
+def normal(seed: Seed, shape: int | tuple[int, ...], dtype: DTypeLike = float64) -> Tensor:
+    """Standard normal samples (complex: real and imag parts each N(0, 1/2))."""
+    ext = as_extents("normal", shape)
+    d = _dtype(dtype)
+    if not d.is_inexact:
+        raise DTypeError(f"normal: dtype must be floating or complex, got {d.name}")
+    rng = _generator("normal", seed)
+    n = math.prod(ext)
+    real = d.real_dtype.numpy
+    if d.is_complex:
+        parts = rng.standard_normal(2 * n, dtype=real) * real.type(math.sqrt(0.5))
+        flat = parts[0::2] + 1j * parts[1::2]
+        flat = flat.astype(d.numpy, copy=False)
+    else:
+        flat = rng.standard_normal(n, dtype=real)
+    return _layout(flat, ext)
+
+
+def uniform(seed: Seed, shape: int | tuple[int, ...], dtype: DTypeLike = float64,
+            low: float = 0.0, high: float = 1.0) -> Tensor:
+    """Uniform samples in ``[low, high)`` (complex: both parts independently)."""
+    ext = as_extents("uniform", shape)
+    d = _dtype(dtype)
+    if not d.is_inexact:
+        raise DTypeError(f"uniform: dtype must be floating or complex, got {d.name}; use randint for integers")
+    if not low <= high:
+        raise TenferroValueError(f"uniform: expected low <= high, got low={low}, high={high}")
+    rng = _generator("uniform", seed)
+    n = math.prod(ext)
+    real = d.real_dtype.numpy
+    count = 2 * n if d.is_complex else n
+    parts = (low + (high - low) * rng.random(count, dtype=np.float64)).astype(real)
+    flat = (parts[0::2] + 1j * parts[1::2]).astype(d.numpy) if d.is_complex else parts
+    return _layout(flat, ext)
+
+
+def randint(seed: Seed, shape: int | tuple[int, ...], low: int, high: int | None = None,
+            dtype: DTypeLike = int64) -> Tensor:
+    """Integers in ``[low, high)``; with ``high`` omitted, in ``[0, low)``."""
+    ext = as_extents("randint", shape)
+    d = _dtype(dtype)
+    if d.kind != "int":
+        raise DTypeError(f"randint: dtype must be int32 or int64, got {d.name}")
+    if high is None:
+        low, high = 0, low
+    if not low < high:
+        raise TenferroValueError(f"randint: expected low < high, got low={low}, high={high}")
+    rng = _generator("randint", seed)
+    try:
+        flat = rng.integers(low, high, size=math.prod(ext), dtype=d.numpy)
+    except ValueError as exc:
+        raise TenferroValueError(f"randint: bounds [{low}, {high}) do not fit in {d.name}") from exc
+    return _layout(flat, ext)

@@ -1,0 +1,65 @@
+"""tidu: a small, generic automatic-differentiation engine.
+
+tidu knows nothing about tensors. A *primitive* is any :class:`Primitive` with an
+evaluation rule, an abstract (shape) rule, a JVP rule and a transpose rule; a
+*value type* is anything that registers a :class:`VSpace`. On top of that tidu
+provides JAX-style transformations (``jvp``, ``linearize``, ``linear_transpose``,
+``vjp``, ``grad``, ``value_and_grad``, ``jacfwd``, ``jacrev``, ``hessian``, ``hvp``),
+user-defined rules (``custom_jvp``, ``custom_vjp``), rematerialization
+(``checkpoint``) and first-class graphs (``make_graph``). Reverse mode is
+linearize followed by transpose, and every transformation nests.
+"""
+from ._api import (
+    LinearFunction,
+    grad,
+    hessian,
+    hvp,
+    jacfwd,
+    jacrev,
+    jvp,
+    linear_transpose,
+    linearize,
+    value_and_grad,
+    vjp,
+)
+from ._core import Primitive, Trace, Tracer, UndefinedPrimal, is_undefined
+from ._custom import checkpoint, custom_jvp, custom_vjp, remat, stop_gradient
+from ._errors import (
+    ComplexOutputError,
+    CustomRuleError,
+    MissingRuleError,
+    NonDifferentiableError,
+    NonScalarOutputError,
+    TangentMismatchError,
+    TiduError,
+    TracerConversionError,
+    TreeStructureError,
+    UnexpectedTracerError,
+    UnregisteredTypeError,
+)
+from ._graph import Eqn, Graph, Var, make_graph
+from ._ad import backward_pass as transpose_graph
+from ._pytree import (
+    PyTreeDef,
+    register_pytree_node,
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+)
+from ._vspace import VSpace, Zero, aval_of, instantiate, register_vspace, vspace_of, vspace_of_aval
+
+__all__ = [
+    "jvp", "linearize", "linear_transpose", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev",
+    "hessian", "hvp", "LinearFunction",
+    "custom_jvp", "custom_vjp", "checkpoint", "remat", "stop_gradient",
+    "Primitive", "Trace", "Tracer", "UndefinedPrimal", "is_undefined",
+    "Graph", "Eqn", "Var", "make_graph", "transpose_graph",
+    "VSpace", "Zero", "register_vspace", "aval_of", "vspace_of", "vspace_of_aval", "instantiate",
+    "PyTreeDef", "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves",
+    "tree_structure",
+    "TiduError", "NonDifferentiableError", "TreeStructureError", "TangentMismatchError",
+    "NonScalarOutputError", "ComplexOutputError", "CustomRuleError", "TracerConversionError",
+    "UnexpectedTracerError", "UnregisteredTypeError", "MissingRuleError",
+]

@@ -1,0 +1,192 @@
+"""Forward mode (JVP), linearization and transposition.
+
+* :class:`JVPTrace` carries ``(primal, tangent)`` pairs. A value whose tangent is
+  a symbolic zero is never wrapped, so zero tangents cost nothing.
+* :func:`linearize_flat` runs the JVP with *staged* tangents: the tangent inputs
+  are tracers of a :class:`GraphTrace` one level below the JVP trace, so primal
+  work runs eagerly while every tangent operation is recorded. The result is a
+  linear :class:`Graph` whose constants are the residuals.
+* :func:`backward_pass` transposes a linear graph, summing fan-out cotangents with
+  the value type's own ``add``. Reverse mode is linearize then transpose.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from ._core import Primitive, Trace, Tracer, UndefinedPrimal, new_trace
+from ._errors import MissingRuleError, NonDifferentiableError
+from ._graph import Graph, GraphTrace, GraphTracer, Var
+from ._pytree import tree_flatten, tree_unflatten
+from ._vspace import Zero, aval_of, instantiate, vspace_of_aval
+
+__all__ = ["JVPTrace", "JVPTracer", "jvp_flat", "linearize_flat", "backward_pass"]
+
+
+class JVPTracer(Tracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace: "JVPTrace", primal: Any, tangent: Any):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self) -> Any:
+        return aval_of(self.primal)
+
+    def to_concrete(self) -> Any:
+        p = self.primal
+        return p.to_concrete() if isinstance(p, Tracer) else p
+
+    def __repr__(self) -> str:
+        return f"JVPTracer(primal={self.primal!r}, tangent={self.tangent!r})"
+
+
+class JVPTrace(Trace):
+    __slots__ = ()
+
+    def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
+        primals = []
+        tangents = []
+        for a in args:
+            if type(a) is JVPTracer and a._trace is self:
+                primals.append(a.primal)
+                tangents.append(a.tangent)
+            else:
+                primals.append(a)
+                tangents.append(Zero.like(a))
+        out, t_out = prim.jvp(primals, tangents, params)
+        if prim.multiple_results:
+            return [self.pure_or_wrap(o, t) for o, t in zip(out, t_out)]
+        return self.pure_or_wrap(out, t_out)
+
+    def pure_or_wrap(self, primal: Any, tangent: Any) -> Any:
+        if type(tangent) is Zero:
+            return primal
+        return JVPTracer(self, primal, tangent)
+
+    def split(self, x: Any) -> tuple[Any, Any]:
+        """(primal, tangent) of an output; the tangent is ``Zero`` if untouched."""
+        if type(x) is JVPTracer and x._trace is self:
+            return x.primal, x.tangent
+        return x, Zero.like(x)
+
+    def process_custom_jvp(self, fn, args):
+        from ._custom import custom_jvp_process
+
+        return custom_jvp_process(self, fn, args)
+
+    def process_custom_vjp(self, fn, args):
+        from ._custom import custom_vjp_process
+
+        return custom_vjp_process(self, fn, args)
+
+    def process_checkpoint(self, fn, args):
+        from ._custom import checkpoint_process
+
+        return checkpoint_process(self, fn, args)
+
+
+def jvp_flat(f: Callable[..., Any], primals: list[Any], tangents: list[Any], in_tree) -> tuple[list, list, Any]:
+    """JVP of ``f`` on flat leaves; ``tangents`` entries may be ``Zero``.
+
+    Returns flat primal outputs, flat tangent outputs (``Zero`` where untouched)
+    and the output tree.
+    """
+    with new_trace(JVPTrace()) as trace:
+        ins = [trace.pure_or_wrap(p, t) for p, t in zip(primals, tangents)]
+        out = f(*tree_unflatten(in_tree, ins))
+        out_flat, out_tree = tree_flatten(out)
+        pairs = [trace.split(o) for o in out_flat]
+    return [p for p, _ in pairs], [t for _, t in pairs], out_tree
+
+
+def linearize_flat(
+    f: Callable[..., Any], primals: list[Any], in_tree, differentiable: Sequence[bool] | None = None
+) -> tuple[list[Any], Graph, Any]:
+    """Linearize ``f`` at ``primals``: primal outputs and a linear graph (tangents in,
+    tangents out) whose constants are the residuals.
+
+    Leaves with ``differentiable[i] == False`` get no tangent input (their graph
+    input is omitted).
+    """
+    if differentiable is None:
+        differentiable = [True] * len(primals)
+    with new_trace(GraphTrace()) as gtrace:
+        t_args: list[GraphTracer] = []
+        tangents: list[Any] = []
+        for p, d in zip(primals, differentiable):
+            if d:
+                a = aval_of(p)
+                ta = vspace_of_aval(a).tangent_aval(a)
+                t = gtrace.new_arg(ta)
+                t_args.append(t)
+                tangents.append(t)
+            else:
+                tangents.append(Zero.like(p))
+        primals_out, tangents_out, out_tree = jvp_flat(f, primals, tangents, in_tree)
+        graph = gtrace.to_graph([t.var for t in t_args], tangents_out)
+    return primals_out, graph, out_tree
+
+
+def backward_pass(graph: Graph, cotangents: Sequence[Any]) -> list[Any]:
+    """Transpose a graph that is linear in its inputs.
+
+    ``cotangents`` has one entry per graph output (``Zero`` allowed). Returns one
+    cotangent per graph input, ``Zero`` where nothing flowed back.
+    """
+    linear: set[Var] = set(graph.invars)
+    env: dict[Var, Any] = dict(zip(graph.constvars, graph.consts))
+    lin_eqns = []
+    # Forward-evaluate equations that do not depend on the linear inputs.
+    for eqn in graph.eqns:
+        if any(v in linear for v in eqn.inputs):
+            linear.update(eqn.outputs)
+            lin_eqns.append(eqn)
+        else:
+            out = eqn.prim.bind(*[env[v] for v in eqn.inputs], **eqn.params)
+            if eqn.prim.multiple_results:
+                env.update(zip(eqn.outputs, out))
+            else:
+                env[eqn.outputs[0]] = out
+
+    ct_env: dict[Var, Any] = {}
+
+    def accumulate(v: Var, ct: Any) -> None:
+        if ct is None or type(ct) is Zero or v not in linear:
+            return
+        prev = ct_env.get(v)
+        ct_env[v] = ct if prev is None else vspace_of_aval(v.aval).add(prev, ct)
+
+    for v, ct in zip(graph.outvars, cotangents):
+        if type(v) is Var:
+            accumulate(v, ct)
+
+    for eqn in reversed(lin_eqns):
+        prim = eqn.prim
+        if prim.multiple_results:
+            cts_out = [ct_env.pop(o, None) for o in eqn.outputs]
+            if all(c is None for c in cts_out):
+                continue
+            ct = [Zero(o.aval) if c is None else c for o, c in zip(eqn.outputs, cts_out)]
+        else:
+            ct = ct_env.pop(eqn.outputs[0], None)
+            if ct is None:
+                continue
+        rule = prim.transpose_rule
+        if rule is None:
+            if not prim.differentiable or prim.nondiff_reason:
+                raise NonDifferentiableError(f"primitive '{prim.name}' cannot be transposed: it is not differentiable")
+            raise MissingRuleError(
+                f"primitive '{prim.name}' has no transpose rule, so reverse-mode differentiation through it is not possible"
+            )
+        args = [UndefinedPrimal(v.aval) if v in linear else env[v] for v in eqn.inputs]
+        cts_in = rule(ct, *args, **eqn.params)
+        for v, c in zip(eqn.inputs, cts_in):
+            accumulate(v, c)
+
+    out = []
+    for v in graph.invars:
+        c = ct_env.get(v)
+        out.append(Zero(v.aval) if c is None else c)
+    return out

@@ -1,0 +1,449 @@
+"""Public transformations, with JAX's names and signatures.
+
+Reverse mode is linearize then transpose. Complex numbers follow JAX: JVPs are
+R-linear; transposition is with respect to the real bilinear pairing
+``Re sum(a * b)``, so ``grad`` of a real loss ``L`` at complex ``z = x + iy``
+returns ``dL/dx - i dL/dy``; ``grad`` of a complex output needs ``holomorphic=True``.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from ._ad import JVPTracer, backward_pass, jvp_flat, linearize_flat
+from ._errors import (
+    ComplexOutputError,
+    NonDifferentiableError,
+    NonScalarOutputError,
+    TangentMismatchError,
+    TreeStructureError,
+)
+from ._graph import Graph, make_graph
+from ._pytree import PyTreeDef, tree_flatten, tree_map, tree_unflatten
+from ._vspace import Zero, aval_of, instantiate, vspace_of_aval
+
+__all__ = [
+    "jvp", "linearize", "linear_transpose", "vjp", "grad", "value_and_grad",
+    "jacfwd", "jacrev", "hessian", "hvp", "LinearFunction",
+]
+
+
+def _check_tangents(where: str, primals: list, tangents: list, kind: str = "tangent") -> list:
+    """Validate leaves of tangents against primals; ``None`` means zero."""
+    out = []
+    for i, (p, t) in enumerate(zip(primals, tangents)):
+        a = aval_of(p)
+        ta = vspace_of_aval(a).tangent_aval(a)
+        if t is None or type(t) is Zero:
+            out.append(Zero(ta) if ta is not None else Zero.like(p))
+            continue
+        if ta is None:
+            raise TangentMismatchError(
+                f"{where}: primal leaf {i} of type {a} carries no {kind} (it is not differentiable); pass None"
+            )
+        got = aval_of(t)
+        if got != ta:
+            raise TangentMismatchError(f"{where}: {kind} leaf {i} has type {got}, expected {ta} for primal {a}")
+        out.append(t)
+    return out
+
+
+def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    """Forward mode: ``(f(*primals), J(primals) @ tangents)``.
+
+    ``primals`` and ``tangents`` are tuples (or lists) of pytrees with equal
+    structure; a ``None`` tangent leaf is a zero tangent.
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TreeStructureError(
+            "jvp: primals and tangents must be tuples or lists of arguments, got "
+            f"{type(primals).__name__} and {type(tangents).__name__}"
+        )
+    p_flat, p_tree = tree_flatten(tuple(primals))
+    t_flat = _flatten_like(tuple(tangents), p_tree, "jvp")  # a None leaf is a zero tangent
+    t_flat = _check_tangents("jvp", p_flat, t_flat)
+    out_p, out_t, out_tree = jvp_flat(f, p_flat, t_flat, p_tree)
+    return tree_unflatten(out_tree, out_p), tree_unflatten(out_tree, [instantiate(t) for t in out_t])
+
+
+def _flatten_like(tree: Any, like: PyTreeDef, where: str) -> list[Any]:
+    """Flatten ``tree`` to ``like``'s leaves, letting ``None`` stand for a whole leaf."""
+    out: list[Any] = []
+
+    def rec(x: Any, d: PyTreeDef) -> None:
+        if d.node is None:
+            out.append(x)
+            return
+        if x is None and d.node is not type(None):
+            out.extend([None] * d.num_leaves)
+            return
+        if type(x) is not d.node:
+            raise TreeStructureError(f"{where}: expected a {d.node.__name__} matching {d}, got {type(x).__name__}")
+        from ._pytree import _registry
+
+        children, aux = _registry[d.node].flatten(x)
+        children = list(children)
+        if aux != d.aux or len(children) != len(d.children):
+            raise TreeStructureError(f"{where}: structure {tree_flatten(x)[1]} does not match {d}")
+        for c, cd in zip(children, d.children):
+            rec(c, cd)
+
+    rec(tree, like)
+    return out
+
+
+class LinearFunction:
+    """A linear map given by a :class:`Graph` (tangents in, tangents out).
+
+    Calling it evaluates the graph (which is traceable); ``.graph`` exposes it, and
+    ``.num_residuals`` counts the stored residual values.
+    """
+
+    __slots__ = ("graph", "in_tree", "out_tree", "_in_avals")
+
+    def __init__(self, graph: Graph, in_tree: PyTreeDef, out_tree: PyTreeDef, in_avals: list):
+        self.graph = graph
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+        self._in_avals = in_avals
+
+    @property
+    def num_residuals(self) -> int:
+        return self.graph.num_residuals
+
+    def __call__(self, *tangents: Any) -> Any:
+        t_flat = _flatten_like(tangents, self.in_tree, "linearized function")
+        args = []
+        for i, (t, a) in enumerate(zip(t_flat, self._in_avals)):
+            if a is None:
+                continue
+            if t is None:
+                t = vspace_of_aval(a).zeros(a)
+            elif aval_of(t) != a:
+                raise TangentMismatchError(f"linearized function: tangent leaf {i} has type {aval_of(t)}, expected {a}")
+            args.append(t)
+        outs = self.graph.eval_flat(*args)
+        return tree_unflatten(self.out_tree, outs)
+
+
+def _tangent_avals(p_flat: list) -> list:
+    out = []
+    for p in p_flat:
+        a = aval_of(p)
+        out.append(vspace_of_aval(a).tangent_aval(a))
+    return out
+
+
+def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, LinearFunction]:
+    """``(f(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``
+    evaluated without re-running ``f`` (residuals are stored in its graph)."""
+    p_flat, p_tree = tree_flatten(primals)
+    t_avals = _tangent_avals(p_flat)
+    out_p, graph, out_tree = linearize_flat(f, p_flat, p_tree, [a is not None for a in t_avals])
+    return tree_unflatten(out_tree, out_p), LinearFunction(graph, p_tree, out_tree, t_avals)
+
+
+def linear_transpose(f: Callable[..., Any], *primals: Any) -> Callable[..., Any]:
+    """Transpose of the linear function ``f``, traced at the avals of ``primals``.
+
+    The result maps output cotangents to a tuple of input cotangents.
+    """
+    graph = make_graph(f, *primals)
+    p_flat, p_tree = tree_flatten(primals)
+
+    def transposed(*cts: Any) -> tuple:
+        ct_tree_arg = cts[0] if len(cts) == 1 else cts
+        ct_flat = _flatten_like(ct_tree_arg, graph.out_tree, "linear_transpose")
+        ct_flat = _check_cotangents("linear_transpose", graph, ct_flat)
+        ct_in = backward_pass(graph, ct_flat)
+        ct_in = [_zero_ct(c, v.aval) for c, v in zip(ct_in, graph.invars)]
+        return tree_unflatten(p_tree, ct_in)
+
+    return transposed
+
+
+def _zero_ct(c: Any, aval: Any) -> Any:
+    if type(c) is Zero:
+        return vspace_of_aval(aval).zeros(aval)
+    return c
+
+
+def _check_cotangents(where: str, graph: Graph, cts: list) -> list:
+    out = []
+    for i, (v, c) in enumerate(zip(graph.outvars, cts)):
+        if c is None:
+            out.append(Zero(v.aval))
+            continue
+        got = aval_of(c)
+        if got != v.aval:
+            raise TangentMismatchError(f"{where}: cotangent leaf {i} has type {got}, expected {v.aval}")
+        out.append(c)
+    return out
+
+
+def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False):
+    """``(f(*primals), vjp_fn)`` (plus ``aux`` when ``has_aux``); ``vjp_fn(ct)`` returns
+    a tuple with one cotangent per primal argument."""
+    p_flat, p_tree = tree_flatten(primals)
+    t_avals = _tangent_avals(p_flat)
+    aux_box: list = []
+    fun = _strip_aux(f, aux_box) if has_aux else f
+    out_p, graph, out_tree = linearize_flat(fun, p_flat, p_tree, [a is not None for a in t_avals])
+    out = tree_unflatten(out_tree, out_p)
+
+    def vjp_fn(ct: Any) -> tuple:
+        ct_flat = _flatten_like(ct, out_tree, "vjp")
+        ct_flat = _check_cotangents("vjp", graph, ct_flat)
+        ct_in = backward_pass(graph, ct_flat)
+        it = iter(ct_in)
+        full = []
+        for p, a in zip(p_flat, t_avals):
+            if a is None:
+                full.append(None)
+            else:
+                full.append(_zero_ct(next(it), a))
+        return tree_unflatten(p_tree, full)
+
+    vjp_fn.graph = graph  # type: ignore[attr-defined]
+    if has_aux:
+        return out, vjp_fn, _aux_value(aux_box[0])
+    return out, vjp_fn
+
+
+def _strip_aux(f: Callable[..., Any], box: list) -> Callable[..., Any]:
+    """Wrap ``f`` (returning ``(out, aux)``) to return ``out``, putting ``aux`` in ``box``.
+
+    The box holds ``aux`` as seen inside the transformation; read it with
+    :func:`_aux_value` once the transformation has finished.
+    """
+    def g(*args):
+        res = f(*args)
+        if not (isinstance(res, (tuple, list)) and len(res) == 2):
+            raise TreeStructureError("has_aux=True requires the function to return a pair (output, aux)")
+        box.append(res[1])
+        return res[0]
+
+    return g
+
+
+def _aux_value(aux: Any) -> Any:
+    """``aux`` without the tracers of finished transformations: the primal values
+    they carried (as ``jax`` returns auxiliary data undifferentiated)."""
+
+    def lower(x: Any) -> Any:
+        while isinstance(x, JVPTracer) and not x._trace.active:
+            x = x.primal
+        return x
+
+    return tree_map(lower, aux)
+
+
+def _argnums_tuple(argnums: int | Sequence[int], nargs: int, where: str) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for n in nums:
+        if not -nargs <= n < nargs:
+            raise TreeStructureError(f"{where}: argnums {n} out of range for a function called with {nargs} arguments")
+    return tuple(n % nargs for n in nums)
+
+
+def value_and_grad(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
+) -> Callable[..., Any]:
+    """Function returning ``(f(*args), grad)`` (``((value, aux), grad)`` with ``has_aux``)."""
+
+    def vg(*args: Any):
+        nums = _argnums_tuple(argnums, len(args), "grad")
+        diff_args = tuple(args[i] for i in nums)
+
+        def g(*dargs):
+            full = list(args)
+            for i, d in zip(nums, dargs):
+                full[i] = d
+            return f(*full)
+
+        for leaf in tree_flatten(diff_args)[0]:
+            a = aval_of(leaf)
+            vs = vspace_of_aval(a)
+            if vs.tangent_aval(a) is None:
+                raise NonDifferentiableError(f"grad: argument of type {a} is not differentiable (integer or boolean)")
+            if holomorphic and not vs.is_complex(a):
+                raise ComplexOutputError(f"grad(holomorphic=True) requires complex inputs, got {a}")
+        res = vjp(g, *diff_args, has_aux=has_aux)
+        out, vjp_fn = res[0], res[1]
+        out_leaves, _ = tree_flatten(out)
+        if len(out_leaves) != 1:
+            raise NonScalarOutputError(f"grad requires a single scalar output, got a pytree with {len(out_leaves)} leaves")
+        a = aval_of(out_leaves[0])
+        vs = vspace_of_aval(a)
+        if not vs.is_scalar(a):
+            raise NonScalarOutputError(f"grad requires a scalar output, got {a}; use vjp or jacrev for non-scalar outputs")
+        if vs.is_complex(a) and not holomorphic:
+            raise ComplexOutputError(
+                f"grad requires a real-valued output, got {a}; pass holomorphic=True for holomorphic functions "
+                "or differentiate a real function of the output (e.g. its real part or abs)"
+            )
+        if holomorphic and not vs.is_complex(a):
+            raise ComplexOutputError(f"grad(holomorphic=True) requires a complex output, got {a}")
+        grads = vjp_fn(vs.ones(a))
+        grads = grads[0] if isinstance(argnums, int) else grads
+        if has_aux:
+            return (out, res[2]), grads
+        return out, grads
+
+    _name(vg, "value_and_grad", f)
+    return vg
+
+
+def grad(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
+) -> Callable[..., Any]:
+    """Gradient of a scalar function (``jax.grad``). ``argnums`` int or tuple."""
+    vg = value_and_grad(f, argnums, has_aux, holomorphic)
+
+    def g(*args: Any):
+        (val_or_pair, grads) = vg(*args)
+        if has_aux:
+            return grads, val_or_pair[1]
+        return grads
+
+    _name(g, "grad", f)
+    return g
+
+
+def _name(g: Callable, what: str, f: Callable) -> None:
+    g.__name__ = f"{what}({getattr(f, '__name__', 'f')})"
+    g.__doc__ = f"{what} of {getattr(f, '__name__', 'f')}"
+    g.__wrapped__ = f  # type: ignore[attr-defined]
+
+
+def _check_real_or_holo(where: str, leaves: list, holomorphic: bool, what: str) -> None:
+    for leaf in leaves:
+        a = aval_of(leaf)
+        vs = vspace_of_aval(a)
+        if vs.tangent_aval(a) is None:
+            raise NonDifferentiableError(f"{where}: {what} of type {a} is not differentiable")
+        if holomorphic and not vs.is_complex(a):
+            raise ComplexOutputError(f"{where}(holomorphic=True) requires complex {what}s, got {a}")
+        if not holomorphic and vs.is_complex(a):
+            raise ComplexOutputError(
+                f"{where} requires real {what}s, got {a}; pass holomorphic=True for holomorphic functions"
+            )
+
+
+def jacfwd(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
+) -> Callable[..., Any]:
+    """Jacobian by forward mode: one JVP per input coordinate.
+
+    For output leaf shape ``O`` and input leaf shape ``I`` the block has shape
+    ``O + I`` (stacked by the value type's ``stack_basis``).
+    """
+
+    def jac(*args: Any):
+        nums = _argnums_tuple(argnums, len(args), "jacfwd")
+        diff = tuple(args[i] for i in nums)
+        d_flat, d_tree = tree_flatten(diff)
+        _check_real_or_holo("jacfwd", d_flat, holomorphic, "input")
+        aux_box: list = []
+        fun = _strip_aux(f, aux_box) if has_aux else f
+
+        def g(*dflat):
+            full = list(args)
+            for i, d in zip(nums, tree_unflatten(d_tree, dflat)):
+                full[i] = d
+            return fun(*full)
+
+        flat_tree = tree_flatten(tuple(d_flat))[1]
+        in_avals = [aval_of(x) for x in d_flat]
+        columns: list[list[list]] = []  # [in_leaf][basis] -> out tangents
+        out_tree = None
+        out_p = None
+        for j, a in enumerate(in_avals):
+            cols = []
+            for e in vspace_of_aval(a).standard_basis(a):
+                tangents = [Zero(b) for b in in_avals]
+                tangents[j] = e
+                aux_box.clear()
+                out_p, out_t, out_tree = jvp_flat(g, d_flat, tangents, flat_tree)
+                cols.append(out_t)
+            columns.append(cols)
+        if out_tree is None:  # no inputs coordinates at all
+            out_p, _, out_tree = jvp_flat(g, d_flat, [Zero(b) for b in in_avals], flat_tree)
+        _check_real_or_holo("jacfwd", out_p, holomorphic, "output")
+        blocks = []
+        for k, o in enumerate(out_p):
+            ov = vspace_of_aval(aval_of(o))
+            oa = ov.tangent_aval(aval_of(o))
+            per_in = [
+                ov.stack_basis([_zero_ct(c[k], oa) for c in columns[j]], in_avals[j], leading=False)
+                for j in range(len(in_avals))
+            ]
+            tree = tree_unflatten(d_tree, per_in)
+            blocks.append(tree[0] if isinstance(argnums, int) else tree)
+        result = tree_unflatten(out_tree, blocks)
+        return (result, _aux_value(aux_box[0])) if has_aux else result
+
+    _name(jac, "jacfwd", f)
+    return jac
+
+
+def jacrev(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
+) -> Callable[..., Any]:
+    """Jacobian by reverse mode: one VJP per output coordinate (blocks shaped ``O + I``)."""
+
+    def jac(*args: Any):
+        nums = _argnums_tuple(argnums, len(args), "jacrev")
+        diff = tuple(args[i] for i in nums)
+        d_flat, d_tree = tree_flatten(diff)
+        _check_real_or_holo("jacrev", d_flat, holomorphic, "input")
+
+        def g(*dflat):
+            full = list(args)
+            for i, d in zip(nums, tree_unflatten(d_tree, dflat)):
+                full[i] = d
+            return f(*full)
+
+        res = vjp(g, *d_flat, has_aux=has_aux)
+        out, vjp_fn = res[0], res[1]
+        out_flat, out_tree = tree_flatten(out)
+        _check_real_or_holo("jacrev", out_flat, holomorphic, "output")
+        out_avals = [aval_of(o) for o in out_flat]
+        in_avals = [aval_of(x) for x in d_flat]
+        rows: list[list[tuple]] = []  # [out_leaf][basis] -> input cts
+        for k, a in enumerate(out_avals):
+            rs = []
+            for e in vspace_of_aval(a).standard_basis(a):
+                cts = [None] * len(out_avals)
+                cts[k] = e
+                rs.append(vjp_fn(tree_unflatten(out_tree, cts)))
+            rows.append(rs)
+        blocks = []
+        for k, oa in enumerate(out_avals):
+            per_in = [
+                vspace_of_aval(ia).stack_basis([r[j] for r in rows[k]], oa, leading=True)
+                for j, ia in enumerate(in_avals)
+            ]
+            tree = tree_unflatten(d_tree, per_in)
+            blocks.append(tree[0] if isinstance(argnums, int) else tree)
+        result = tree_unflatten(out_tree, blocks)
+        return (result, res[2]) if has_aux else result
+
+    _name(jac, "jacrev", f)
+    return jac
+
+
+def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False) -> Callable[..., Any]:
+    """Hessian as ``jacfwd(jacrev(f))`` (forward over reverse)."""
+    h = jacfwd(jacrev(f, argnums, holomorphic=holomorphic), argnums, holomorphic=holomorphic)
+    _name(h, "hessian", f)
+    return h
+
+
+def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
+    """Hessian-vector product of a scalar ``f`` by forward-over-reverse:
+    ``jvp(grad(f, argnums=all), primals, tangents)``. Returns the product, with the
+    structure of ``primals`` (a tuple, one entry per argument)."""
+    n = len(primals)
+    g = grad(f, argnums=tuple(range(n)))
+    _, out = jvp(g, tuple(primals), tuple(tangents))
+    return out

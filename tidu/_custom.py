@@ -1,0 +1,327 @@
+"""User-defined derivatives (``custom_jvp``, ``custom_vjp``), ``checkpoint`` and
+``stop_gradient``.
+
+Each is handled by the trace that meets it: outside differentiation the plain
+function runs; a :class:`~tidu._ad.JVPTrace` uses the user's rule. Under
+linearization the rule's tangent work is staged like any other, so reverse mode
+of a ``custom_jvp`` function transposes the user's JVP, and a ``custom_vjp``
+function stages one linear primitive whose transpose is the user's ``bwd``.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+from ._core import Primitive, Tracer, _stack, find_top_trace
+from ._errors import CustomRuleError, NonDifferentiableError, TangentMismatchError
+from ._graph import Graph, make_graph
+from ._pytree import tree_flatten, tree_map, tree_unflatten
+from ._vspace import Zero, aval_of, instantiate, vspace_of_aval
+
+__all__ = ["custom_jvp", "custom_vjp", "checkpoint", "remat", "stop_gradient"]
+
+
+def _contains_tracer_of(trace, tree: Any) -> bool:
+    for leaf in tree_flatten(tree)[0]:
+        if isinstance(leaf, Tracer) and leaf._trace is trace:
+            return True
+        if isinstance(leaf, Tracer) and getattr(leaf, "primal", None) is not None:
+            if _contains_tracer_of(trace, leaf.primal):
+                return True
+    return False
+
+
+def _tangent_aval(x: Any) -> Any:
+    a = aval_of(x)
+    return vspace_of_aval(a).tangent_aval(a)
+
+
+class custom_jvp:
+    """A function with a user-supplied JVP rule (same contract as ``jax.custom_jvp``).
+
+    >>> @custom_jvp
+    ... def f(x): ...
+    >>> @f.defjvp
+    ... def f_jvp(primals, tangents): return f(*primals), ...
+
+    The rule receives tuples of primals and tangents (zero tangents are dense
+    zeros) and returns ``(primal_out, tangent_out)`` of matching structure.
+    Reverse mode transposes the rule's (linear) tangent computation.
+    """
+
+    def __init__(self, fun: Callable[..., Any]):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.jvp: Callable[..., Any] | None = None
+
+    def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
+        self.jvp = jvp
+        return jvp
+
+    def __call__(self, *args: Any) -> Any:
+        if self.jvp is None:
+            raise CustomRuleError(f"custom_jvp function {self.fun.__name__!r} has no JVP rule; call .defjvp")
+        top = find_top_trace(tree_flatten(args)[0])
+        if top is None:
+            return self.fun(*args)
+        return top.process_custom_jvp(self, args)
+
+
+def custom_jvp_process(trace, fn: custom_jvp, args: tuple) -> Any:
+    leaves, in_tree = tree_flatten(args)
+    primals, tangents = [], []
+    for x in leaves:
+        p, t = trace.split(x)
+        primals.append(p)
+        if type(t) is Zero:
+            ta = t.aval
+            t = None if ta is None else vspace_of_aval(ta).zeros(ta)
+        tangents.append(t)
+    res = fn.jvp(tree_unflatten(in_tree, primals), tree_unflatten(in_tree, tangents))
+    if not (isinstance(res, (tuple, list)) and len(res) == 2):
+        raise CustomRuleError(
+            f"custom_jvp rule of {fn.fun.__name__!r} must return a pair (primal_out, tangent_out), got {type(res).__name__}"
+        )
+    p_out, t_out = res
+    p_flat, p_tree = tree_flatten(p_out)
+    t_flat, t_tree = tree_flatten(t_out)
+    if p_tree != t_tree:
+        raise CustomRuleError(
+            f"custom_jvp rule of {fn.fun.__name__!r}: primal output structure {p_tree} differs from "
+            f"tangent output structure {t_tree}"
+        )
+    if _contains_tracer_of(trace, p_out):
+        raise CustomRuleError(
+            f"custom_jvp function {fn.fun.__name__!r} closes over a value being differentiated; "
+            "pass it as an explicit argument"
+        )
+    outs = []
+    for p, t in zip(p_flat, t_flat):
+        if t is None or type(t) is Zero:
+            outs.append(p)
+            continue
+        want, got = _tangent_aval(p), aval_of(t)
+        if want != got:
+            raise CustomRuleError(
+                f"custom_jvp rule of {fn.fun.__name__!r} returned a tangent of type {got} "
+                f"for a primal output whose tangent type is {want}"
+            )
+        outs.append(trace.pure_or_wrap(p, t))
+    return tree_unflatten(p_tree, outs)
+
+
+class custom_vjp:
+    """A function with a user-supplied VJP (same contract as ``jax.custom_vjp``).
+
+    ``fwd(*args) -> (out, residuals)``; ``bwd(residuals, ct_out) -> tuple`` with one
+    cotangent pytree (or ``None`` for zero) per positional argument. Forward-mode
+    (``jvp``) differentiation of such a function is an error, as in JAX.
+    """
+
+    def __init__(self, fun: Callable[..., Any]):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.fwd: Callable[..., Any] | None = None
+        self.bwd: Callable[..., Any] | None = None
+
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
+        self.fwd = fwd
+        self.bwd = bwd
+
+    def __call__(self, *args: Any) -> Any:
+        if self.fwd is None:
+            raise CustomRuleError(f"custom_vjp function {self.fun.__name__!r} has no rules; call .defvjp(fwd, bwd)")
+        top = find_top_trace(tree_flatten(args)[0])
+        if top is None:
+            return self.fun(*args)
+        return top.process_custom_vjp(self, args)
+
+
+custom_vjp_lin_p = Primitive("custom_vjp_lin", multiple_results=True)
+
+
+@custom_vjp_lin_p.def_impl
+def _custom_vjp_lin_impl(*args, fn, **params):
+    raise NonDifferentiableError(
+        f"forward-mode differentiation (jvp) of custom_vjp function {fn.fun.__name__!r} is not "
+        "supported; define it with custom_jvp to use forward mode"
+    )
+
+
+@custom_vjp_lin_p.def_abstract_eval
+def _custom_vjp_lin_abstract(*avals, out_avals, **params):
+    return list(out_avals)
+
+
+@custom_vjp_lin_p.def_transpose
+def _custom_vjp_lin_transpose(cts, *args, fn, n_res, res_tree, in_tree, out_tree, has_tangent, out_avals):
+    res = tree_unflatten(res_tree, args[:n_res])
+    cts = [instantiate(c) for c in cts]
+    ct_in = fn.bwd(res, tree_unflatten(out_tree, cts))
+    n_args = len(in_tree.children)
+    if not isinstance(ct_in, (tuple, list)) or len(ct_in) != n_args:
+        raise CustomRuleError(
+            f"custom_vjp bwd of {fn.fun.__name__!r} must return a tuple of {n_args} cotangents "
+            f"(one per argument), got {type(ct_in).__name__}"
+            + (f" of length {len(ct_in)}" if isinstance(ct_in, (tuple, list)) else "")
+        )
+    flat: list[Any] = []
+    for sub, ct in zip(in_tree.children, ct_in):
+        if ct is None:
+            flat.extend([None] * sub.num_leaves)
+            continue
+        leaves, tree = tree_flatten(ct)
+        if tree != sub:
+            raise CustomRuleError(
+                f"custom_vjp bwd of {fn.fun.__name__!r} returned a cotangent of structure {tree} "
+                f"for an argument of structure {sub}"
+            )
+        flat.extend(leaves)
+    lin_args = args[n_res:]
+    picked = [c for c, h in zip(flat, has_tangent) if h]
+    for c, a in zip(picked, lin_args):
+        if c is not None and aval_of(c) != a.aval:
+            raise CustomRuleError(
+                f"custom_vjp bwd of {fn.fun.__name__!r} returned a cotangent of type {aval_of(c)}, expected {a.aval}"
+            )
+    return [None] * n_res + picked
+
+
+def custom_vjp_process(trace, fn: custom_vjp, args: tuple) -> Any:
+    leaves, in_tree = tree_flatten(args)
+    pairs = [trace.split(x) for x in leaves]
+    primals = [p for p, _ in pairs]
+    has_tangent = tuple(type(t) is not Zero for _, t in pairs)
+    res = fn.fwd(*tree_unflatten(in_tree, primals))
+    if not (isinstance(res, (tuple, list)) and len(res) == 2):
+        raise CustomRuleError(
+            f"custom_vjp fwd of {fn.fun.__name__!r} must return a pair (output, residuals), got {type(res).__name__}"
+        )
+    out, residuals = res
+    if _contains_tracer_of(trace, (out, residuals)):
+        raise CustomRuleError(
+            f"custom_vjp function {fn.fun.__name__!r} closes over a value being differentiated; "
+            "pass it as an explicit argument"
+        )
+    out_flat, out_tree = tree_flatten(out)
+    res_flat, res_tree = tree_flatten(residuals)
+    t_in = [t for (_, t), h in zip(pairs, has_tangent) if h]
+    t_out = custom_vjp_lin_p.bind(
+        *res_flat, *t_in, fn=fn, n_res=len(res_flat), res_tree=res_tree, in_tree=in_tree,
+        out_tree=out_tree, has_tangent=has_tangent, out_avals=tuple(_tangent_aval(o) for o in out_flat),
+    )
+    return tree_unflatten(out_tree, [trace.pure_or_wrap(o, t) for o, t in zip(out_flat, t_out)])
+
+
+class checkpoint:
+    """Rematerialization: under reverse mode, store only the inputs of ``fun`` and
+    recompute its residuals during the backward pass (``jax.checkpoint``).
+
+    ``fun`` is traced once per call into a graph (closed-over traced values become
+    explicit inputs), so its Python control flow must not depend on traced values.
+    """
+
+    def __init__(self, fun: Callable[..., Any]):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+
+    def __call__(self, *args: Any) -> Any:
+        if not _stack:
+            return self.fun(*args)
+        graph = make_graph(self.fun, *args)
+        leaves = tree_flatten(args)[0]
+        explicit = list(graph.consts) + leaves
+        closed = Graph(list(graph.constvars) + list(graph.invars), [], [], graph.eqns, graph.outvars)
+        top = find_top_trace(explicit)
+        if top is None:
+            outs = closed.eval_flat(*explicit)
+        else:
+            outs = top.process_checkpoint(closed, explicit)
+        return tree_unflatten(graph.out_tree, outs)
+
+
+remat = checkpoint
+
+
+remat_lin_p = Primitive("checkpoint_lin", multiple_results=True)
+
+
+@remat_lin_p.def_impl
+def _remat_lin_impl(*args, graph, has_tangent, out_avals):
+    from ._ad import jvp_flat
+
+    n = len(has_tangent)
+    primals = list(args[:n])
+    it = iter(args[n:])
+    tangents = [next(it) if h else Zero.like(p) for p, h in zip(primals, has_tangent)]
+    _, t_out, _ = jvp_flat(_flat_fun(graph), primals, tangents, _flat_tree(n))
+    return [instantiate(t) for t in t_out]
+
+
+@remat_lin_p.def_abstract_eval
+def _remat_lin_abstract(*avals, graph, has_tangent, out_avals):
+    return list(out_avals)
+
+
+@remat_lin_p.def_jvp
+def _remat_lin_jvp(primals, tangents, **params):
+    # Differentiating the staged tangent map again (grad of jvp, vjp of linearize):
+    # the impl binds only primitives, so forward mode runs through it inline.
+    from ._ad import jvp_flat
+
+    def fun(*args):
+        return _remat_lin_impl(*args, **params)
+
+    outs, t_outs, _ = jvp_flat(fun, list(primals), list(tangents), _flat_tree(len(primals)))
+    return outs, t_outs
+
+
+@remat_lin_p.def_transpose
+def _remat_lin_transpose(cts, *args, graph, has_tangent, out_avals):
+    from ._ad import backward_pass, linearize_flat
+
+    n = len(has_tangent)
+    primals = list(args[:n])
+    _, lin, _ = linearize_flat(_flat_fun(graph), primals, _flat_tree(n), has_tangent)
+    ct_in = backward_pass(lin, cts)
+    return [None] * n + ct_in
+
+
+def _flat_fun(graph: Graph) -> Callable[..., Any]:
+    def f(*xs):
+        return graph.eval_flat(*xs)
+
+    return f
+
+
+def _flat_tree(n: int):
+    return tree_flatten(tuple(range(n)))[1]
+
+
+def checkpoint_process(trace, graph: Graph, args: list) -> list:
+    pairs = [trace.split(x) for x in args]
+    primals = [p for p, _ in pairs]
+    has_tangent = tuple(type(t) is not Zero for _, t in pairs)
+    out = graph.eval_flat(*primals)
+    t_in = [t for (_, t), h in zip(pairs, has_tangent) if h]
+    t_out = remat_lin_p.bind(
+        *primals, *t_in, graph=graph, has_tangent=has_tangent,
+        out_avals=tuple(_tangent_aval(o) for o in out),
+    )
+    return [trace.pure_or_wrap(o, t) for o, t in zip(out, t_out)]
+
+
+stop_gradient_p = Primitive("stop_gradient")
+stop_gradient_p.def_impl(lambda x: x)
+stop_gradient_p.def_abstract_eval(lambda a: a)
+
+
+@stop_gradient_p.def_jvp
+def _stop_gradient_jvp(primals, tangents):
+    (x,) = primals
+    return x, Zero.like(x)
+
+
+def stop_gradient(x: Any) -> Any:
+    """Identity whose derivative is zero (applied to every leaf of a pytree)."""
+    return tree_map(stop_gradient_p.bind, x)

@@ -1,0 +1,60 @@
+"""Exceptions raised by tidu. Every error derives from :class:`TiduError`."""
+from __future__ import annotations
+
+__all__ = [
+    "TiduError",
+    "NonDifferentiableError",
+    "TreeStructureError",
+    "TangentMismatchError",
+    "NonScalarOutputError",
+    "ComplexOutputError",
+    "CustomRuleError",
+    "TracerConversionError",
+    "UnexpectedTracerError",
+    "UnregisteredTypeError",
+    "MissingRuleError",
+]
+
+
+class TiduError(Exception):
+    """Base class of every error raised by tidu."""
+
+
+class NonDifferentiableError(TiduError, TypeError):
+    """A primitive without a derivative was differentiated."""
+
+
+class TreeStructureError(TiduError, ValueError):
+    """Two pytrees that must have the same structure do not."""
+
+
+class TangentMismatchError(TiduError, ValueError):
+    """A tangent or cotangent has the wrong shape, dtype or kind for its primal."""
+
+
+class NonScalarOutputError(TiduError, TypeError):
+    """``grad`` of a function whose output is not a scalar."""
+
+
+class ComplexOutputError(TiduError, TypeError):
+    """``grad`` of a complex output without ``holomorphic=True`` (or vice versa)."""
+
+
+class CustomRuleError(TiduError, TypeError):
+    """A ``custom_jvp`` / ``custom_vjp`` rule returned the wrong structure."""
+
+
+class TracerConversionError(TiduError, TypeError):
+    """A traced value was converted to a concrete Python or NumPy value."""
+
+
+class UnexpectedTracerError(TiduError, RuntimeError):
+    """A tracer escaped the transformation that created it and was used later."""
+
+
+class UnregisteredTypeError(TiduError, TypeError):
+    """A value whose type has no registered vector space reached a transform."""
+
+
+class MissingRuleError(TiduError, NotImplementedError):
+    """A primitive lacks the rule a transform needs (impl, abstract, jvp, transpose)."""

@@ -1,0 +1,289 @@
+"""Graphs of primitive applications, and the trace that builds them.
+
+A :class:`Graph` is tidu's first-class program representation (the analogue of
+a jaxpr): input variables, constants (captured values such as residuals),
+equations (a primitive applied to variables) and outputs. Graphs are evaluated
+with :meth:`Graph.__call__` (traceable: evaluation binds primitives, so a graph can
+itself be differentiated), simplified (:meth:`dce`, :meth:`cse`), transposed
+(:func:`tidu.transpose_graph`) and printed. ``make_graph(f, *avals)`` traces a
+function into one.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from ._core import Primitive, Trace, Tracer, new_trace
+from ._errors import TracerConversionError
+from ._pytree import PyTreeDef, tree_flatten, tree_unflatten
+from ._vspace import Zero, aval_of, vspace_of_aval
+
+__all__ = ["Var", "Eqn", "Graph", "GraphTracer", "GraphTrace", "make_graph"]
+
+
+class Var:
+    """A graph variable: an abstract value with an identity."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: Any):
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"Var({self.aval})"
+
+
+class Eqn:
+    """``outputs = prim(*inputs, **params)``."""
+
+    __slots__ = ("prim", "inputs", "params", "outputs")
+
+    def __init__(self, prim: Primitive, inputs: list[Var], params: dict, outputs: list[Var]):
+        self.prim = prim
+        self.inputs = inputs
+        self.params = params
+        self.outputs = outputs
+
+
+def _hashable(x: Any) -> Any:
+    if isinstance(x, (list, tuple)):
+        return tuple(_hashable(v) for v in x)
+    if isinstance(x, dict):
+        return tuple(sorted((k, _hashable(v)) for k, v in x.items()))
+    hash(x)
+    return x
+
+
+class Graph:
+    """A traced program: ``outvars = eqns(invars, constvars=consts)``.
+
+    ``outvars`` entries are :class:`Var` or :class:`Zero` (a symbolic zero output).
+    """
+
+    __slots__ = ("invars", "constvars", "consts", "eqns", "outvars", "in_tree", "out_tree")
+
+    def __init__(
+        self,
+        invars: list[Var],
+        constvars: list[Var],
+        consts: list[Any],
+        eqns: list[Eqn],
+        outvars: list[Var | Zero],
+        in_tree: PyTreeDef | None = None,
+        out_tree: PyTreeDef | None = None,
+    ):
+        self.invars = invars
+        self.constvars = constvars
+        self.consts = consts
+        self.eqns = eqns
+        self.outvars = outvars
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+
+    # ---- evaluation ---------------------------------------------------------
+    def eval_flat(self, *args: Any) -> list[Any]:
+        """Evaluate on flat inputs; outputs a flat list. Binds primitives, so traceable."""
+        env: dict[Var, Any] = dict(zip(self.constvars, self.consts))
+        env.update(zip(self.invars, args))
+        for eqn in self.eqns:
+            out = eqn.prim.bind(*[env[v] for v in eqn.inputs], **eqn.params)
+            if eqn.prim.multiple_results:
+                env.update(zip(eqn.outputs, out))
+            else:
+                env[eqn.outputs[0]] = out
+        return [v.instantiate() if type(v) is Zero else env[v] for v in self.outvars]
+
+    def __call__(self, *args: Any) -> Any:
+        if self.in_tree is not None:
+            flat, tree = tree_flatten(args)
+            if tree != self.in_tree:
+                from ._errors import TreeStructureError
+
+                raise TreeStructureError(
+                    f"graph expects arguments of structure {self.in_tree}, got {tree}"
+                )
+        else:
+            flat = list(args)
+        outs = self.eval_flat(*flat)
+        return tree_unflatten(self.out_tree, outs) if self.out_tree is not None else outs
+
+    # ---- simplification -------------------------------------------------------
+    def dce(self) -> "Graph":
+        """Dead-code elimination: drop equations whose outputs are never used."""
+        live = {v for v in self.outvars if type(v) is Var}
+        kept: list[Eqn] = []
+        for eqn in reversed(self.eqns):
+            if any(o in live for o in eqn.outputs):
+                kept.append(eqn)
+                live.update(eqn.inputs)
+        kept.reverse()
+        used = [(cv, c) for cv, c in zip(self.constvars, self.consts) if cv in live]
+        return Graph(
+            list(self.invars), [cv for cv, _ in used], [c for _, c in used], kept,
+            list(self.outvars), self.in_tree, self.out_tree,
+        )
+
+    def cse(self) -> "Graph":
+        """Common-subexpression elimination by structural key (prim, inputs, params)."""
+        rename: dict[Var, Var] = {}
+        seen: dict[Any, list[Var]] = {}
+        # identical constants (same object) share one variable
+        const_of: dict[int, Var] = {}
+        constvars, consts = [], []
+        for cv, c in zip(self.constvars, self.consts):
+            prev = const_of.get(id(c))
+            if prev is None:
+                const_of[id(c)] = cv
+                constvars.append(cv)
+                consts.append(c)
+            else:
+                rename[cv] = prev
+        eqns: list[Eqn] = []
+        for eqn in self.eqns:
+            inputs = [rename.get(v, v) for v in eqn.inputs]
+            try:
+                key = (eqn.prim, tuple(id(v) for v in inputs), _hashable(eqn.params))
+            except TypeError:
+                key = None
+            if key is not None and key in seen:
+                for o, p in zip(eqn.outputs, seen[key]):
+                    rename[o] = p
+                continue
+            if key is not None:
+                seen[key] = eqn.outputs
+            eqns.append(Eqn(eqn.prim, inputs, eqn.params, eqn.outputs))
+        outvars = [rename.get(v, v) if type(v) is Var else v for v in self.outvars]
+        return Graph(list(self.invars), constvars, consts, eqns, outvars, self.in_tree, self.out_tree)
+
+    def simplify(self) -> "Graph":
+        """CSE then DCE."""
+        return self.cse().dce()
+
+    # ---- inspection ----------------------------------------------------------
+    @property
+    def num_residuals(self) -> int:
+        """Number of captured constants (for a linearized graph: the residuals)."""
+        return len(self.consts)
+
+    def __str__(self) -> str:
+        names: dict[Var, str] = {}
+
+        def name(v: Var | Zero) -> str:
+            if type(v) is Zero:
+                return f"0:{v.aval}"
+            if v not in names:
+                n = len(names)
+                s = ""
+                while True:
+                    s = chr(ord("a") + n % 26) + s
+                    n = n // 26 - 1
+                    if n < 0:
+                        break
+                names[v] = s
+            return names[v]
+
+        def decl(v: Var) -> str:
+            return f"{name(v)}:{v.aval}"
+
+        consts = " ".join(decl(v) for v in self.constvars)
+        ins = " ".join(decl(v) for v in self.invars)
+        lines = [f"{{ lambda {consts} ; {ins} ."]
+        for i, eqn in enumerate(self.eqns):
+            lhs = " ".join(decl(o) for o in eqn.outputs)
+            params = ""
+            if eqn.params:
+                params = "[" + " ".join(f"{k}={_short(v)}" for k, v in eqn.params.items()) + "]"
+            rhs = " ".join(name(v) for v in eqn.inputs)
+            lines.append(f"  {'let' if i == 0 else '   '} {lhs} = {eqn.prim.name}{params} {rhs}")
+        outs = ", ".join(name(v) for v in self.outvars)
+        lines.append(f"  in ({outs}{',' if len(self.outvars) == 1 else ''}) }}")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def _short(v: Any) -> str:
+    s = getattr(v, "__name__", None) or repr(v)
+    return s if len(s) <= 40 else s[:37] + "..."
+
+
+class GraphTracer(Tracer):
+    __slots__ = ("var",)
+
+    def __init__(self, trace: "GraphTrace", var: Var):
+        self._trace = trace
+        self.var = var
+
+    @property
+    def aval(self) -> Any:
+        return self.var.aval
+
+    def __repr__(self) -> str:
+        return f"GraphTracer({self.var.aval})"
+
+
+class GraphTrace(Trace):
+    """Stages every primitive applied to its tracers into a graph.
+
+    Values from lower levels become constants of the graph (deduplicated by identity).
+    """
+
+    __slots__ = ("eqns", "constvars", "consts", "_const_ids")
+
+    def __init__(self):
+        super().__init__()
+        self.eqns: list[Eqn] = []
+        self.constvars: list[Var] = []
+        self.consts: list[Any] = []
+        self._const_ids: dict[int, Var] = {}
+
+    def new_arg(self, aval: Any) -> GraphTracer:
+        return GraphTracer(self, Var(aval))
+
+    def to_var(self, x: Any) -> Var:
+        if type(x) is GraphTracer and x._trace is self:
+            return x.var
+        v = self._const_ids.get(id(x))
+        if v is None:
+            v = Var(aval_of(x))
+            self._const_ids[id(x)] = v
+            self.constvars.append(v)
+            self.consts.append(x)
+        return v
+
+    def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
+        in_vars = [self.to_var(a) for a in args]
+        out_aval = prim.abstract_eval(*[v.aval for v in in_vars], **params)
+        if prim.multiple_results:
+            outs = [Var(a) for a in out_aval]
+            self.eqns.append(Eqn(prim, in_vars, params, outs))
+            return [GraphTracer(self, v) for v in outs]
+        out = Var(out_aval)
+        self.eqns.append(Eqn(prim, in_vars, params, [out]))
+        return GraphTracer(self, out)
+
+    def to_graph(self, invars: list[Var], outs: Sequence[Any]) -> Graph:
+        outvars: list[Var | Zero] = []
+        for o in outs:
+            if type(o) is Zero:
+                outvars.append(o)
+            else:
+                outvars.append(self.to_var(o))
+        return Graph(invars, self.constvars, self.consts, self.eqns, outvars)
+
+
+def make_graph(f: Callable[..., Any], *example_args: Any, avals: bool = False) -> Graph:
+    """Trace ``f`` into a :class:`Graph`.
+
+    ``example_args`` are pytrees of concrete values (only their avals are used) or,
+    with ``avals=True``, pytrees of avals.
+    """
+    flat, in_tree = tree_flatten(example_args)
+    in_avals = flat if avals else [aval_of(x) for x in flat]
+    with new_trace(GraphTrace()) as trace:
+        tracers = [trace.new_arg(a) for a in in_avals]
+        out = f(*tree_unflatten(in_tree, tracers))
+        out_flat, out_tree = tree_flatten(out)
+        graph = trace.to_graph([t.var for t in tracers], out_flat)
+    graph.in_tree = in_tree
+    graph.out_tree = out_tree
+    return graph

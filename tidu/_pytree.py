@@ -1,0 +1,154 @@
+"""Pytrees: nested containers whose leaves are the values transforms act on.
+
+Containers are tuples, lists, dicts (keys sorted), ``None`` (a node with no
+children, as in JAX) and any type registered with :func:`register_pytree_node`.
+Everything else is a leaf.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Hashable, Iterable, NamedTuple
+
+from ._errors import TreeStructureError
+
+__all__ = [
+    "PyTreeDef",
+    "tree_flatten",
+    "tree_unflatten",
+    "tree_map",
+    "tree_leaves",
+    "tree_structure",
+    "register_pytree_node",
+]
+
+
+class _NodeType(NamedTuple):
+    name: str
+    flatten: Callable[[Any], tuple[Iterable[Any], Hashable]]
+    unflatten: Callable[[Hashable, list[Any]], Any]
+
+
+_registry: dict[type, _NodeType] = {}
+
+
+def register_pytree_node(
+    nodetype: type,
+    flatten: Callable[[Any], tuple[Iterable[Any], Hashable]],
+    unflatten: Callable[[Hashable, list[Any]], Any],
+) -> None:
+    """Register ``nodetype`` as a pytree container.
+
+    ``flatten(node) -> (children, aux)`` where ``aux`` is hashable static data;
+    ``unflatten(aux, children) -> node``.
+    """
+    _registry[nodetype] = _NodeType(nodetype.__qualname__, flatten, unflatten)
+
+
+def _dict_flatten(d: dict) -> tuple[list, tuple]:
+    keys = tuple(sorted(d))
+    return [d[k] for k in keys], keys
+
+
+register_pytree_node(tuple, lambda t: (t, None), lambda _, c: tuple(c))
+register_pytree_node(list, lambda l: (l, None), lambda _, c: list(c))
+register_pytree_node(dict, _dict_flatten, lambda keys, c: dict(zip(keys, c)))
+register_pytree_node(type(None), lambda n: ((), None), lambda _, c: None)
+
+
+class PyTreeDef:
+    """The structure of a pytree: node types, static data and where leaves go."""
+
+    __slots__ = ("node", "aux", "children", "num_leaves", "_hash")
+
+    def __init__(self, node: type | None, aux: Hashable, children: tuple["PyTreeDef", ...]):
+        self.node = node  # None means "leaf"
+        self.aux = aux
+        self.children = children
+        self.num_leaves = 1 if node is None else sum(c.num_leaves for c in children)
+        self._hash = None
+
+    def _key(self):
+        return (self.node, self.aux, self.children)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PyTreeDef) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(self._key())
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"PyTreeDef({self._str()})"
+
+    def _str(self) -> str:
+        if self.node is None:
+            return "*"
+        inner = ", ".join(c._str() for c in self.children)
+        if self.node is tuple:
+            return f"({inner}{',' if len(self.children) == 1 else ''})"
+        if self.node is list:
+            return f"[{inner}]"
+        if self.node is dict:
+            return "{" + ", ".join(f"{k!r}: {c._str()}" for k, c in zip(self.aux, self.children)) + "}"
+        if self.node is type(None):
+            return "None"
+        return f"{self.node.__qualname__}[{self.aux!r}]({inner})"
+
+
+LEAF = PyTreeDef(None, None, ())
+
+
+def tree_flatten(tree: Any) -> tuple[list[Any], PyTreeDef]:
+    """Flatten ``tree`` into its leaves (depth first) and its structure."""
+    leaves: list[Any] = []
+    treedef = _flatten(tree, leaves)
+    return leaves, treedef
+
+
+def _flatten(tree: Any, leaves: list) -> PyTreeDef:
+    nt = _registry.get(type(tree))
+    if nt is None:
+        leaves.append(tree)
+        return LEAF
+    children, aux = nt.flatten(tree)
+    return PyTreeDef(type(tree), aux, tuple(_flatten(c, leaves) for c in children))
+
+
+def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
+    """Rebuild a pytree with structure ``treedef`` from ``leaves``."""
+    leaves = list(leaves)
+    if len(leaves) != treedef.num_leaves:
+        raise TreeStructureError(
+            f"tree_unflatten: structure {treedef} expects {treedef.num_leaves} leaves, got {len(leaves)}"
+        )
+    it = iter(leaves)
+    return _unflatten(treedef, it)
+
+
+def _unflatten(treedef: PyTreeDef, it) -> Any:
+    if treedef.node is None:
+        return next(it)
+    children = [_unflatten(c, it) for c in treedef.children]
+    return _registry[treedef.node].unflatten(treedef.aux, children)
+
+
+def tree_leaves(tree: Any) -> list[Any]:
+    return tree_flatten(tree)[0]
+
+
+def tree_structure(tree: Any) -> PyTreeDef:
+    return tree_flatten(tree)[1]
+
+
+def tree_map(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:
+    """Apply ``f`` leafwise; every tree in ``rest`` must have ``tree``'s structure."""
+    leaves, treedef = tree_flatten(tree)
+    others = []
+    for i, r in enumerate(rest):
+        rl, rdef = tree_flatten(r)
+        if rdef != treedef:
+            raise TreeStructureError(
+                f"tree_map: argument {i + 1} has structure {rdef}, expected {treedef}"
+            )
+        others.append(rl)
+    return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])

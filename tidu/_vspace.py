@@ -1,0 +1,189 @@
+"""Vector spaces: how tidu learns about a value type without importing it.
+
+A value type (a dense tensor, a structured tensor, a toy NumPy array in tests)
+joins tidu by registering a :class:`VSpace` for its Python types and for the
+type of its *abstract value* (``aval``: the static part, e.g. shape and dtype).
+The engine then builds zeros, sums fan-out cotangents, seeds ``grad`` and forwards
+operators on tracers through that object; the gradient checker samples random
+vectors and measures them with it. This follows HIPS autograd's ``VSpace``.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ._errors import UnregisteredTypeError
+
+__all__ = ["VSpace", "register_vspace", "aval_of", "vspace_of", "vspace_of_aval", "Zero"]
+
+
+class VSpace:
+    """Protocol a value type implements to take part in differentiation.
+
+    Methods that receive *values* must work on tracers too (build results with
+    primitives), except the ones marked "concrete only", which the gradient
+    checker calls on plain values.
+    """
+
+    # --- static information --------------------------------------------------
+    def aval(self, value: Any) -> Any:
+        """Abstract value (hashable, comparable with ``==``) of a concrete value."""
+        raise NotImplementedError
+
+    def tangent_aval(self, aval: Any) -> Any | None:
+        """Aval of tangents at a point of ``aval``; ``None`` if it carries none (integers)."""
+        return aval
+
+    def is_complex(self, aval: Any) -> bool:
+        return False
+
+    def is_scalar(self, aval: Any) -> bool:
+        """True when a value of ``aval`` can be the output of ``grad``."""
+        return False
+
+    def size(self, aval: Any) -> int:
+        """Number of scalar coordinates (complex counts once)."""
+        raise NotImplementedError
+
+    def machine_epsilon(self, aval: Any) -> float:
+        """Unit roundoff of the value's scalar type; picks finite-difference steps."""
+        return 2.0**-52
+
+    # --- arithmetic (traceable) ----------------------------------------------
+    def zeros(self, aval: Any) -> Any:
+        raise NotImplementedError
+
+    def ones(self, aval: Any) -> Any:
+        """The value 1 (used to seed ``grad`` of a scalar)."""
+        raise NotImplementedError
+
+    def add(self, x: Any, y: Any) -> Any:
+        raise NotImplementedError
+
+    def scale(self, x: Any, alpha: complex) -> Any:
+        raise NotImplementedError
+
+    def conj(self, x: Any) -> Any:
+        return x
+
+    def standard_basis(self, aval: Any) -> list[Any]:
+        """The one-hot vectors of ``aval`` in the value type's own element order."""
+        raise NotImplementedError
+
+    def stack_basis(self, values: Sequence[Any], basis_aval: Any, leading: bool) -> Any:
+        """Stack ``values`` (one per basis element of ``basis_aval``) along new axes
+        shaped like ``basis_aval``: in front when ``leading`` else at the back."""
+        raise NotImplementedError
+
+    # --- concrete only (testing) -------------------------------------------
+    def inner(self, x: Any, y: Any) -> float:
+        """Real inner product ``Re <x, y>`` (``Re sum(conj(x) * y)``)."""
+        raise NotImplementedError
+
+    def randn(self, aval: Any, rng: Any) -> Any:
+        """A standard normal sample of ``aval`` drawn from a NumPy ``Generator``."""
+        raise NotImplementedError
+
+    # --- tracers -------------------------------------------------------------
+    def tracer_getattr(self, tracer: Any, name: str) -> Any:
+        """Attribute ``name`` of a tracer of this type (operators, ``shape``...)."""
+        raise AttributeError(name)
+
+
+_value_vspaces: dict[type, VSpace] = {}
+_aval_vspaces: dict[type, VSpace] = {}
+
+
+def register_vspace(vspace: VSpace, value_types: Sequence[type], aval_types: Sequence[type]) -> None:
+    """Register ``vspace`` for concrete ``value_types`` and abstract ``aval_types``."""
+    for t in value_types:
+        _value_vspaces[t] = vspace
+    for t in aval_types:
+        _aval_vspaces[t] = vspace
+
+
+def _lookup(table: dict[type, VSpace], t: type) -> VSpace | None:
+    vs = table.get(t)
+    if vs is None:
+        for base in t.__mro__[1:]:
+            vs = table.get(base)
+            if vs is not None:
+                table[t] = vs
+                break
+    return vs
+
+
+def vspace_of(value: Any) -> VSpace:
+    """The vector space of a concrete value or tracer."""
+    from ._core import Tracer
+
+    if isinstance(value, Tracer):
+        return vspace_of_aval(value.aval)
+    vs = _value_vspaces.get(type(value)) or _lookup(_value_vspaces, type(value))
+    if vs is None:
+        raise UnregisteredTypeError(
+            f"value of type {type(value).__qualname__} has no registered vector space; "
+            "differentiable values must be registered with tidu.register_vspace"
+        )
+    return vs
+
+
+def vspace_of_aval(aval: Any) -> VSpace:
+    vs = _aval_vspaces.get(type(aval)) or _lookup(_aval_vspaces, type(aval))
+    if vs is None:
+        raise UnregisteredTypeError(
+            f"abstract value of type {type(aval).__qualname__} has no registered vector space"
+        )
+    return vs
+
+
+def aval_of(value: Any) -> Any:
+    """Abstract value of a concrete value or tracer."""
+    from ._core import Tracer
+
+    if isinstance(value, Tracer):
+        return value.aval
+    return vspace_of(value).aval(value)
+
+
+class Zero:
+    """A symbolic zero tangent or cotangent: no dense zero is ever built for it.
+
+    ``Zero(aval)`` names the aval; ``Zero.like(primal)`` defers computing it.
+    """
+
+    __slots__ = ("_aval", "_primal")
+
+    def __init__(self, aval: Any):
+        self._aval = aval
+        self._primal = None
+
+    @classmethod
+    def like(cls, primal: Any) -> "Zero":
+        z = cls.__new__(cls)
+        z._aval = None
+        z._primal = primal
+        return z
+
+    @property
+    def aval(self) -> Any:
+        if self._aval is None:
+            a = aval_of(self._primal)
+            self._aval = vspace_of_aval(a).tangent_aval(a)
+            self._primal = None
+        return self._aval
+
+    def instantiate(self) -> Any:
+        """A dense zero of this aval; ``None`` when the primal carries no tangent
+        (integer or boolean values: there is no tangent space to build a zero in)."""
+        a = self.aval
+        if a is None:
+            return None
+        return vspace_of_aval(a).zeros(a)
+
+    def __repr__(self) -> str:
+        return f"Zero({self.aval})"
+
+
+def instantiate(x: Any) -> Any:
+    """Turn a symbolic :class:`Zero` into a dense zero; other values pass through."""
+    return x.instantiate() if type(x) is Zero else x
