@@ -76,6 +76,7 @@ __all__ = [
 
 # primitive layer exports are added below by the primitive modules
 from . import _prim as _prim  # registers the tensor vector space with tidu
+from . import _elementwise
 from ._prim import TensorType, support_manifest
 from ._elementwise import (
     add, subtract, multiply, divide, negative, conj, conjugate, real, imag, sub, mul, div, neg,
@@ -85,6 +86,7 @@ from ._reductions import sum
 from . import _methods
 
 _methods.install()
+_prim.TENSOR_VSPACE.wire(_elementwise.add_p, _elementwise.multiply, _elementwise.conj)
 
 __all__ += [
     "TensorType", "support_manifest",

@@ -177,14 +177,22 @@ def ones(shape: int | tuple[int, ...], dtype: DTypeLike = float64,
     return _to_placement("ones", Tensor._wrap(arr), placement)
 
 
-def full(shape: int | tuple[int, ...], fill_value: Any, dtype: DTypeLike | None = None,
-         placement: Placement | None = None) -> Tensor:
-    """A tensor filled with ``fill_value``; dtype defaults to ``result_type(fill_value)``."""
-    ext = as_extents("full", shape)
-    d = _fill_dtype("full", fill_value, dtype)
+def _full(op: str, shape: int | tuple[int, ...], fill_value: Any, dtype: DTypeLike | None,
+          placement: Placement | None) -> Tensor:
+    ext = as_extents(op, shape)
+    d = _fill_dtype(op, fill_value, dtype)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
     arr = np.full(ext, value, dtype=d.numpy, order="F")
-    return _to_placement("full", Tensor._wrap(arr), placement)
+    return _to_placement(op, Tensor._wrap(arr), placement)
+
+
+def full(shape: int | tuple[int, ...], fill_value: Any, dtype: DTypeLike | None = None,
+         placement: Placement | None = None) -> Tensor:
+    """A tensor filled with ``fill_value``; dtype defaults to ``result_type(fill_value)``.
+
+    Raises DTypeError when ``fill_value``'s kind does not fit ``dtype`` (1.5 as int64).
+    """
+    return _full("full", shape, fill_value, dtype, placement)
 
 
 def _like(x: Any) -> tuple[tuple[int, ...], DType, Placement | None]:
@@ -207,7 +215,7 @@ def ones_like(x: Any, dtype: DTypeLike | None = None) -> Tensor:
 def full_like(x: Any, fill_value: Any, dtype: DTypeLike | None = None) -> Tensor:
     """``fill_value`` with the shape, dtype (unless given) and placement of ``x``."""
     shape, d, p = _like(x)
-    return full(shape, fill_value, d if dtype is None else dtype, placement=p)
+    return _full("full_like", shape, fill_value, d if dtype is None else dtype, p)
 
 
 def eye(n: int, m: int | None = None, k: int = 0, dtype: DTypeLike = float64,

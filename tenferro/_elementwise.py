@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tidu import Zero, is_undefined
+from tidu import Tracer, Zero, is_undefined
 
 from ._dtypes import DType, bool_, result_type
 from ._errors import DTypeError, ShapeError, fmt_shape
@@ -59,15 +59,20 @@ def _prepare(op: str, *xs: Any) -> list[Any]:
     """Promote dtypes (Python scalars are weak) and broadcast shapes, NumPy style."""
     from ._structural import broadcast_to, convert_element_type  # noqa: PLC0415
 
-    strong = [x for x in xs if type(x) is Tensor or hasattr(x, "_trace")]
-    if len(strong) == len(xs):
+    if len(xs) == 2:
+        x, y = xs
+        if type(x) is Tensor and type(y) is Tensor:
+            a, b = x._data, y._data
+            if a.shape == b.shape and a.dtype == b.dtype and type(a) is type(b) is np.ndarray:
+                return [x, y]
+    if all(type(x) is Tensor or isinstance(x, Tracer) for x in xs):
         metas = [meta(x) for x in xs]
         s0, d0 = metas[0]
         if all(s == s0 and d is d0 for s, d in metas[1:]):
             if len(xs) > 1:
                 check_placement(op, *xs)
             return list(xs)
-    args = [x if (type(x) is Tensor or hasattr(x, "_trace")) else _coerce(op, x) for x in xs]
+    args = [x if (type(x) is Tensor or isinstance(x, Tracer)) else _coerce(op, x) for x in xs]
     dtype = result_type(*[meta(a)[1] if not _is_weak(x) else x for a, x in zip(args, xs)])
     out = []
     for a, x in zip(args, xs):

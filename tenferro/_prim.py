@@ -70,12 +70,22 @@ class TensorType:
     __repr__ = __str__
 
 
+_CPU_AVALS: dict[tuple, TensorType] = {}
+
+
 def aval_of_tensor(t: Tensor) -> TensorType:
     a = t._data
-    d = _from_numpy.get(a.dtype)
-    if d is None:
-        d = _lookup_numpy(a.dtype, "aval", "a tensor")
-    return TensorType(a.shape, d, CPU if type(a) is np.ndarray else placement_of(a))
+    if type(a) is np.ndarray:
+        key = (a.shape, a.dtype)
+        av = _CPU_AVALS.get(key)
+        if av is None:
+            d = _from_numpy.get(a.dtype) or _lookup_numpy(a.dtype, "aval", "a tensor")
+            av = TensorType(a.shape, d, CPU)
+            if len(_CPU_AVALS) < 4096:
+                _CPU_AVALS[key] = av
+        return av
+    d = _from_numpy.get(a.dtype) or _lookup_numpy(a.dtype, "aval", "a tensor")
+    return TensorType(a.shape, d, placement_of(a))
 
 
 def meta(x: Any) -> tuple[tuple, DType]:
@@ -218,20 +228,23 @@ class TensorVSpace(tidu.VSpace):
 
         return ones(aval.shape, aval.dtype, placement=aval.placement)
 
-    def add(self, x: Any, y: Any) -> Any:
-        from ._elementwise import add_p  # noqa: PLC0415
+    # The arithmetic below is wired to the elementwise primitives by
+    # ``tenferro/__init__.py`` (``_prim.TENSOR_VSPACE.wire(...)``), avoiding an import cycle.
+    _add_p: Any = None
+    _mul: Any = None
+    _conj: Any = None
 
-        return add_p.bind(x, y)
+    def wire(self, add_p: Any, mul: Any, conj: Any) -> None:
+        self._add_p, self._mul, self._conj = add_p, mul, conj
+
+    def add(self, x: Any, y: Any) -> Any:
+        return self._add_p.bind(x, y)
 
     def scale(self, x: Any, alpha: complex) -> Any:
-        from ._elementwise import mul  # noqa: PLC0415
-
-        return mul(x, alpha)
+        return self._mul(x, alpha)
 
     def conj(self, x: Any) -> Any:
-        from ._elementwise import conj  # noqa: PLC0415
-
-        return conj(x)
+        return self._conj(x)
 
     def standard_basis(self, aval: TensorType) -> list[Tensor]:
         n = aval.size
@@ -280,4 +293,5 @@ class TensorVSpace(tidu.VSpace):
         return fn.__get__(tracer)
 
 
-tidu.register_vspace(TensorVSpace(), [Tensor], [TensorType])
+TENSOR_VSPACE = TensorVSpace()
+tidu.register_vspace(TENSOR_VSPACE, [Tensor], [TensorType])

@@ -340,3 +340,8 @@ class Tracer:
             f"a traced value ({self.aval}) cannot be converted to a NumPy array: the conversion "
             "would drop its derivative. Keep the computation in tidu primitives."
         )
+
+
+from . import _vspace as _vspace_module  # noqa: E402  (close the import cycle)
+
+_vspace_module.Tracer = Tracer

@@ -112,13 +112,17 @@ def _lookup(table: dict[type, VSpace], t: type) -> VSpace | None:
     return vs
 
 
+Tracer: type = type(None)  # set to tidu._core.Tracer when _core is imported (import cycle)
+
+
 def vspace_of(value: Any) -> VSpace:
     """The vector space of a concrete value or tracer."""
-    from ._core import Tracer
-
+    vs = _value_vspaces.get(type(value))
+    if vs is not None:
+        return vs
     if isinstance(value, Tracer):
         return vspace_of_aval(value.aval)
-    vs = _value_vspaces.get(type(value)) or _lookup(_value_vspaces, type(value))
+    vs = _lookup(_value_vspaces, type(value))
     if vs is None:
         raise UnregisteredTypeError(
             f"value of type {type(value).__qualname__} has no registered vector space; "
@@ -138,8 +142,9 @@ def vspace_of_aval(aval: Any) -> VSpace:
 
 def aval_of(value: Any) -> Any:
     """Abstract value of a concrete value or tracer."""
-    from ._core import Tracer
-
+    vs = _value_vspaces.get(type(value))
+    if vs is not None:
+        return vs.aval(value)
     if isinstance(value, Tracer):
         return value.aval
     return vspace_of(value).aval(value)
