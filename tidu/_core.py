@@ -217,8 +217,10 @@ class Trace:
     def process_custom_vjp(self, fn, args: Sequence[Any]):
         return fn.fun(*args)
 
-    def process_checkpoint(self, fn, args: Sequence[Any]):
-        return fn.fun(*args)
+    def process_checkpoint(self, graph, args: Sequence[Any]):
+        """How this trace handles a ``checkpoint``-ed function, given as a closed
+        :class:`~tidu.Graph` over flat ``args`` (default: inline it)."""
+        return graph.eval_flat(*args)
 
 
 _stack: list[Trace] = []

@@ -213,6 +213,52 @@ def custom_vjp_process(trace, fn: custom_vjp, args: tuple) -> Any:
     return tree_unflatten(out_tree, [trace.pure_or_wrap(o, t) for o, t in zip(out_flat, t_out)])
 
 
+# ---- custom_jvp / custom_vjp functions inside a graph --------------------------------
+# A graph being built (make_graph, checkpoint) records a call of a custom_jvp/custom_vjp
+# function as one equation, so that differentiating the graph later still uses the
+# user's rule instead of differentiating ``fun``.
+custom_call_p = Primitive("custom_call", multiple_results=True)
+
+
+@custom_call_p.def_impl
+def _custom_call_impl(*args, fn, in_tree, out_tree, out_avals):
+    return tree_flatten(fn.fun(*tree_unflatten(in_tree, args)))[0]
+
+
+@custom_call_p.def_abstract_eval
+def _custom_call_abstract(*avals, fn, in_tree, out_tree, out_avals):
+    return list(out_avals)
+
+
+@custom_call_p.def_jvp
+def _custom_call_jvp(primals, tangents, *, fn, in_tree, out_tree, out_avals):
+    # Call the custom function again under a fresh forward-mode trace: its own
+    # machinery (custom_jvp_process / custom_vjp_process) applies the user's rule.
+    from ._ad import jvp_flat
+
+    def flat_fn(*leaves):
+        return tree_flatten(fn(*tree_unflatten(in_tree, leaves)))[0]
+
+    outs, t_outs, _ = jvp_flat(flat_fn, list(primals), list(tangents), _flat_tree(len(primals)))
+    return outs, t_outs
+
+
+def stage_custom_call(fn, args: tuple) -> Any:
+    """Record ``fn(*args)`` (``fn`` a custom_jvp or custom_vjp) as one graph equation."""
+    leaves, in_tree = tree_flatten(args)
+    body = make_graph(fn.fun, *args)  # only for the output avals and structure
+    if any(isinstance(c, Tracer) for c in body.consts):
+        raise CustomRuleError(
+            f"{type(fn).__name__} function {fn.fun.__name__!r} closes over a traced value; "
+            "pass it as an explicit argument"
+        )
+    outs = custom_call_p.bind(
+        *leaves, fn=fn, in_tree=in_tree, out_tree=body.out_tree,
+        out_avals=tuple(v.aval for v in body.outvars),
+    )
+    return tree_unflatten(body.out_tree, outs)
+
+
 class checkpoint:
     """Rematerialization: under reverse mode, store only the inputs of ``fun`` and
     recompute its residuals during the backward pass (``jax.checkpoint``).
@@ -318,8 +364,10 @@ stop_gradient_p.def_abstract_eval(lambda a: a)
 
 @stop_gradient_p.def_jvp
 def _stop_gradient_jvp(primals, tangents):
+    # Re-bind on the primal so that enclosing (lower-level) transformations stop
+    # too: the value is a constant for every derivative order, as in JAX.
     (x,) = primals
-    return x, Zero.like(x)
+    return stop_gradient_p.bind(x), Zero.like(x)
 
 
 def stop_gradient(x: Any) -> Any:

@@ -261,6 +261,16 @@ class GraphTrace(Trace):
         self.eqns.append(Eqn(prim, in_vars, params, [out]))
         return GraphTracer(self, out)
 
+    def process_custom_jvp(self, fn, args):
+        from ._custom import stage_custom_call
+
+        return stage_custom_call(fn, args)
+
+    def process_custom_vjp(self, fn, args):
+        from ._custom import stage_custom_call
+
+        return stage_custom_call(fn, args)
+
     def to_graph(self, invars: list[Var], outs: Sequence[Any]) -> Graph:
         outvars: list[Var | Zero] = []
         for o in outs:

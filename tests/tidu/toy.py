@@ -111,8 +111,12 @@ def _same(*avals):
 
 
 def _unbroadcast(ct, aval):
-    """Sum ``ct`` down to ``aval``'s shape (the transpose of NumPy broadcasting)."""
-    shape = ct.aval.shape if isinstance(ct, tidu.Tracer) else np.shape(ct)
+    """Sum ``ct`` down to ``aval``'s shape and take its real part when ``aval`` is
+    real (the transpose of NumPy broadcasting and of real -> complex promotion)."""
+    ct_aval = ct.aval if isinstance(ct, tidu.Tracer) else ToyAval(np.shape(ct), np.asarray(ct).dtype)
+    if ct_aval.dtype.kind == "c" and aval.dtype.kind != "c":
+        ct = real(ct)
+    shape = ct_aval.shape
     if tuple(shape) == tuple(aval.shape):
         return ct
     lead = len(shape) - len(aval.shape)
@@ -178,7 +182,7 @@ imag_p.def_abstract_eval(lambda a: ToyAval(a.shape, np.empty((), a.dtype).real.d
 imag_p.def_linear(lambda ct, x: [to_complex(ct, -1j)])
 
 to_complex_p = Primitive("to_complex")  # real -> complex times a constant c
-to_complex_p.def_impl(lambda x, c: _a(x * c))
+to_complex_p.def_impl(lambda x, c: _a(x * c).astype(np.result_type(np.asarray(x).dtype, np.complex64)))
 to_complex_p.def_abstract_eval(lambda a, c: ToyAval(a.shape, np.result_type(a.dtype, np.complex64)))
 to_complex_p.def_linear(lambda ct, x, c: [real(mul(ct, np.asarray(c, ct.aval.dtype if isinstance(ct, tidu.Tracer) else ct.dtype)))])
 

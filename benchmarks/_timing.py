@@ -1,0 +1,34 @@
+"""Shared timing helpers for the benchmark scripts (best-of-N wall clock)."""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+
+def best_time(fn: Callable[[], Any], repeat: int = 7, number: int | None = None, budget: float = 0.2) -> float:
+    """Best per-call time in seconds over ``repeat`` rounds of ``number`` calls."""
+    fn()  # warm up (plans, caches, jit compilation)
+    if number is None:
+        t0 = time.perf_counter()
+        fn()
+        dt = max(time.perf_counter() - t0, 1e-7)
+        number = max(1, int(budget / repeat / dt))
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / number)
+    return best
+
+
+def fmt_time(t: float | None) -> str:
+    if t is None:
+        return "n/a"
+    if t < 1e-3:
+        return f"{t * 1e6:8.1f} us"
+    return f"{t * 1e3:8.2f} ms"
+
+
+def fmt_ratio(ours: float, theirs: float | None) -> str:
+    return "n/a" if theirs is None else f"{ours / theirs:6.2f}x"
