@@ -1,6 +1,7 @@
-"""Elementwise primitives: arithmetic, complex parts, comparisons, selection and
-transcendental functions, each with its shape rule, JVP rule and transpose rule
-in one place.
+"""Elementwise primitives: arithmetic, complex parts, comparisons, predicates and
+selection (``where``), each with its shape rule, JVP rule and transpose rule in
+one place. Siblings: :mod:`._piecewise` (abs, sign, maximum, minimum, clip) and
+:mod:`._transcendental` (exp, log, ..., power, logaddexp).
 
 Primitives take operands of identical shape and dtype; the user-facing
 functions (``tenferro.add``, ``tenferro.exp``, ...) apply NumPy broadcasting and
@@ -153,7 +154,7 @@ def _sub_jvp(primals, tangents):
 
 
 neg_p = primitive("neg", FAMILY)
-neg_p.def_impl(lambda x: Tensor._wrap(np.negative(x._data)))
+neg_p.def_impl(lambda x: Tensor._wrap(_f(np.negative(x._data))))
 neg_p.def_abstract_eval(_same)
 
 
@@ -214,7 +215,7 @@ def _div_transpose(ct, x, y):
 # complex parts
 # ---------------------------------------------------------------------------
 conj_p = primitive("conj", FAMILY)
-conj_p.def_impl(lambda x: Tensor._wrap(np.conj(x._data)) if x._data.dtype.kind == "c" else x)
+conj_p.def_impl(lambda x: Tensor._wrap(_f(np.conj(x._data))) if x._data.dtype.kind == "c" else x)
 conj_p.def_abstract_eval(_same)
 
 
@@ -325,3 +326,155 @@ mul = multiply
 div = divide
 neg = negative
 conjugate = conj
+
+
+# ---------------------------------------------------------------------------
+# helpers shared by the rules below
+# ---------------------------------------------------------------------------
+def _broadcast_all(op: str, *xs: Any) -> list[Any]:
+    """Broadcast already-promoted operands (of possibly different dtypes) to one shape."""
+    from ._structural import broadcast_to  # noqa: PLC0415
+
+    shapes = [tuple(meta(x)[0]) for x in xs]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ShapeError(
+            f"{op}: operands could not be broadcast together: shapes "
+            + ", ".join(fmt_shape(s) for s in shapes)
+            + " (NumPy rules: trailing dimensions must match or be 1)"
+        ) from None
+    return [x if tuple(meta(x)[0]) == shape else broadcast_to(x, shape) for x in xs]
+
+
+def _to_float(op: str, x: Any) -> Any:
+    """Integer and boolean operands of inexact functions become float64 (documented)."""
+    from ._dtypes import float64  # noqa: PLC0415
+    from ._structural import convert_element_type  # noqa: PLC0415
+
+    return x if meta(x)[1].is_floating else convert_element_type(x, float64)
+
+
+def _refuse_complex(op: str, *avals: TensorType) -> None:
+    for a in avals:
+        if a.dtype.is_complex:
+            raise DTypeError(f"{op}: complex operands are not supported (got {a}); "
+                             "complex numbers have no ordering: compare real() or abs() instead")
+
+
+def _binary_real_aval(name: str) -> Callable[..., TensorType]:
+    check = _binary_aval(name)
+
+    def aval(a: TensorType, b: TensorType) -> TensorType:
+        _refuse_complex(name, a, b)
+        return check(a, b)
+
+    return aval
+
+
+# ---------------------------------------------------------------------------
+# comparisons and predicates: boolean output, zero derivative
+# ---------------------------------------------------------------------------
+#: primitive name -> (NumPy function, user-level name, is an ordering)
+_COMPARISONS: dict[str, tuple[Callable[..., Any], str, bool]] = {
+    "gt": (np.greater, "greater", True),
+    "ge": (np.greater_equal, "greater_equal", True),
+    "lt": (np.less, "less", True),
+    "le": (np.less_equal, "less_equal", True),
+    "eq": (np.equal, "equal", False),
+    "ne": (np.not_equal, "not_equal", False),
+}
+
+
+def _make_comparison(name: str, fn: Callable[..., Any], user_name: str, ordering: bool):
+    p = primitive(name, FAMILY)
+    p.def_impl(lambda x, y: Tensor._wrap(_f(fn(x._data, y._data))))
+    check = _binary_real_aval(user_name) if ordering else _binary_aval(user_name)
+    p.def_abstract_eval(lambda a, b: check(a, b).update(dtype=bool_))
+    p.def_nondiff("comparisons have a boolean output", zero_tangent=True)
+
+    def compare(x: Any, y: Any) -> Any:
+        x, y = _prepare(user_name, x, y)
+        if ordering:
+            _refuse_complex(user_name, TensorType(*meta(x)), TensorType(*meta(y)))
+        return p.bind(x, y)
+
+    compare.__name__ = compare.__qualname__ = user_name
+    compare.__doc__ = f"Elementwise ``{user_name}`` (NumPy semantics); a bool tensor with zero derivative."
+    return p, compare
+
+
+gt_p, greater = _make_comparison("gt", *_COMPARISONS["gt"])
+ge_p, greater_equal = _make_comparison("ge", *_COMPARISONS["ge"])
+lt_p, less = _make_comparison("lt", *_COMPARISONS["lt"])
+le_p, less_equal = _make_comparison("le", *_COMPARISONS["le"])
+eq_p, equal = _make_comparison("eq", *_COMPARISONS["eq"])
+ne_p, not_equal = _make_comparison("ne", *_COMPARISONS["ne"])
+
+
+def _make_predicate(name: str, fn: Callable[..., Any]):
+    p = primitive(name, FAMILY)
+    p.def_impl(lambda x: Tensor._wrap(_f(fn(x._data))))
+    p.def_abstract_eval(lambda a: a.update(dtype=bool_))
+    p.def_nondiff("predicates have a boolean output", zero_tangent=True)
+
+    def predicate(x: Any) -> Any:
+        (x,) = _prepare(name, x)
+        return p.bind(x)
+
+    predicate.__name__ = predicate.__qualname__ = name
+    predicate.__doc__ = f"Elementwise ``numpy.{name}``; a bool tensor with zero derivative."
+    return p, predicate
+
+
+isfinite_p, isfinite = _make_predicate("isfinite", np.isfinite)
+isinf_p, isinf = _make_predicate("isinf", np.isinf)
+isnan_p, isnan = _make_predicate("isnan", np.isnan)
+
+
+# ---------------------------------------------------------------------------
+# select (``where``): linear in the two branches, the condition has no tangent
+# ---------------------------------------------------------------------------
+select_p = primitive("select", FAMILY)
+select_p.def_impl(lambda c, x, y: Tensor._wrap(_f(np.where(c._data, x._data, y._data))))
+
+
+@select_p.def_abstract_eval
+def _select_aval(c: TensorType, a: TensorType, b: TensorType) -> TensorType:
+    if c.dtype is not bool_ or c.shape != a.shape:
+        raise ShapeError(f"select: the condition must be a bool tensor of the branches' shape, got {c} for {a}")
+    return _binary_aval("select")(a, b)
+
+
+@select_p.def_linear
+def _select_transpose(ct, c, x, y):
+    zero = scalar_like(0, ct)
+    return [None,
+            select_p.bind(c, ct, zero) if is_undefined(x) else None,
+            select_p.bind(c, zero, ct) if is_undefined(y) else None]
+
+
+@select_p.def_jvp
+def _select_jvp(primals, tangents):
+    # linear in (x, y) for a fixed condition; a Zero branch becomes a broadcast scalar 0
+    c, x, y = primals
+    _, tx, ty = tangents
+    out = select_p.bind(c, x, y)
+    if type(tx) is Zero and type(ty) is Zero:
+        return out, Zero.like(out)
+    tx = scalar_like(0, ty) if type(tx) is Zero else tx
+    ty = scalar_like(0, tx) if type(ty) is Zero else ty
+    return out, select_p.bind(c, tx, ty)
+
+
+def where(condition: Any, x: Any, y: Any) -> Any:
+    """``x`` where ``condition`` else ``y`` (``numpy.where`` with three arguments).
+
+    Differentiable in ``x`` and ``y``; the condition (any dtype, nonzero = True) is not.
+    """
+    c = _coerce("where", condition)
+    if meta(c)[1] is not bool_:
+        c = not_equal(c, 0)
+    x, y = _prepare("where", x, y)
+    c, x, y = _broadcast_all("where", c, x, y)
+    return select_p.bind(c, x, y)

@@ -3,6 +3,8 @@ finite differences (JVP) and the dot-product test (VJP), to second order, in
 float64 and complex128, at several shapes including 0-d and size-0."""
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -45,7 +47,7 @@ CASES = [
 @pytest.mark.parametrize("spec,shapes,dtype_name", CASES)
 def test_check_grads(spec: OpSpec, shapes, dtype_name):
     dtype = tf.dtype(dtype_name)
-    args = _make_args(spec, shapes, dtype, seed=abs(hash((spec.name, shapes, dtype_name))) % 2**32)
+    args = _make_args(spec, shapes, dtype, seed=zlib.crc32(repr((spec.name, shapes, dtype_name)).encode()))  # reproducible across runs
     check_grads(spec.fn, args, order=spec.order, modes=spec.modes, rtol=spec.rtol, atol=spec.atol)
 
 

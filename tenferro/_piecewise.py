@@ -1,0 +1,147 @@
+"""Piecewise elementwise functions and their conventions at the kinks.
+
+* ``abs``: real output for complex input; the derivative at 0 is 0 (a
+  subgradient, as JAX), never NaN.
+* ``sign``: zero derivative for real input; complex ``sign`` is ``x / |x|``
+  (NumPy 2), differentiable away from 0.
+* ``maximum``/``minimum`` (real): where ``x == y`` the derivative is split
+  evenly, ``(dx + dy) / 2`` (as JAX).
+* ``clip`` (real): built from ``where``; a value exactly at a bound counts as
+  inside (derivative 1 in ``x``).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ._dtypes import DType
+from ._elementwise import (
+    FAMILY, _binary_real_aval, _prepare, _real_aval, _refuse_complex, conj, div_p, eq_p, equal, greater,
+    gt_p, less, lt_p, mul, real, scalar_like, select_p, where,
+)
+from ._errors import DTypeError
+from ._prim import TensorType, fortran as _f, meta, primitive
+from ._tensor import Tensor
+
+
+# ---------------------------------------------------------------------------
+# abs and sign
+# ---------------------------------------------------------------------------
+abs_p = primitive("abs", FAMILY)
+abs_p.def_impl(lambda x: Tensor._wrap(_f(np.abs(x._data))))
+abs_p.def_abstract_eval(_real_aval)
+
+
+def _abs_jvp(t, out, x):
+    # real: sign(x) t, with sign(0) = 0 -- the subgradient 0 at x == 0, as JAX.
+    # complex: Re(conj(u) t) with u = x/|x| (u = 0 at x == 0, so again 0 there).
+    if not meta(x)[1].is_complex:
+        return mul(t, sign(x))
+    u = div_p.bind(x, _complex_of(where(equal(out, 0), 1, out), meta(x)[1]))
+    return real(mul(conj(u), t))
+
+
+abs_p.def_jvp_per_arg(_abs_jvp)
+
+
+def _complex_of(x: Any, dtype: DType) -> Any:
+    from ._structural import convert_element_type  # noqa: PLC0415
+
+    return convert_element_type(x, dtype)
+
+
+sign_p = primitive("sign", FAMILY)
+sign_p.def_impl(lambda x: Tensor._wrap(_f(np.sign(x._data))))
+
+
+@sign_p.def_abstract_eval
+def _sign_aval(a: TensorType) -> TensorType:
+    if a.dtype.is_complex:
+        raise DTypeError(f"sign: the primitive takes real operands, got {a} "
+                         "(tenferro.sign computes complex signs as x / |x|)")
+    return a
+
+
+sign_p.def_nondiff("sign is piecewise constant", zero_tangent=True)
+
+
+def abs(x: Any) -> Any:  # noqa: A001
+    """``|x|``; real output for complex input. The derivative at 0 is taken as 0
+    (a subgradient, as in JAX) instead of NaN."""
+    (x,) = _prepare("abs", x)
+    return abs_p.bind(x)
+
+
+def sign(x: Any) -> Any:
+    """Sign of ``x`` (-1, 0, 1; for complex ``x / |x|`` and 0 at 0, as NumPy 2).
+
+    Real sign has zero derivative; complex sign is differentiable away from 0.
+    """
+    (x,) = _prepare("sign", x)
+    d = meta(x)[1]
+    if not d.is_complex:
+        return sign_p.bind(x)
+    a = abs_p.bind(x)
+    return div_p.bind(x, _complex_of(where(equal(a, 0), 1, a), d))
+
+
+absolute = abs
+
+
+# ---------------------------------------------------------------------------
+# maximum, minimum: real only; ties split the derivative evenly
+# ---------------------------------------------------------------------------
+def _tie_weight(first: Any, x: Any, y: Any) -> Any:
+    """1 where ``first`` holds, 1/2 where ``x == y``, else 0 (dtype of ``x``)."""
+    one, half, zero = scalar_like(1, x), scalar_like(0.5, x), scalar_like(0, x)
+    return select_p.bind(first, one, select_p.bind(eq_p.bind(x, y), half, zero))
+
+
+def _make_extremum(name: str, fn: Callable[..., Any], first_p: Any):
+    p = primitive(name, FAMILY)
+    p.def_impl(lambda x, y: Tensor._wrap(_f(fn(x._data, y._data))))
+    p.def_abstract_eval(_binary_real_aval(name))
+
+    def jvp_x(tx, out, x, y):
+        return mul(tx, _tie_weight(first_p.bind(x, y), x, y))
+
+    def jvp_y(ty, out, x, y):
+        return mul(ty, _tie_weight(first_p.bind(y, x), y, x))
+
+    jvp_x.__name__, jvp_y.__name__ = f"_{name}_jvp_x", f"_{name}_jvp_y"
+    p.def_jvp_per_arg(jvp_x, jvp_y)
+
+    def extremum(x: Any, y: Any) -> Any:
+        x, y = _prepare(name, x, y)
+        _refuse_complex(name, TensorType(*meta(x)), TensorType(*meta(y)))
+        return p.bind(x, y)
+
+    extremum.__name__ = extremum.__qualname__ = name
+    extremum.__doc__ = (f"Elementwise ``numpy.{name}`` (real dtypes). Where ``x == y`` the derivative "
+                        "is split evenly: d = (dx + dy) / 2.")
+    return p, extremum
+
+
+maximum_p, maximum = _make_extremum("maximum", np.maximum, gt_p)
+minimum_p, minimum = _make_extremum("minimum", np.minimum, lt_p)
+
+
+# ---------------------------------------------------------------------------
+# clip: two selects
+# ---------------------------------------------------------------------------
+def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
+    """Clip ``x`` to ``[a_min, a_max]`` (either bound may be None), like ``numpy.clip``.
+
+    Computed as ``min(max(x, a_min), a_max)`` in values. Derivative convention: the
+    derivative with respect to ``x`` is 1 on the *closed* interval (a value exactly
+    at a bound counts as inside) and 0 outside; a bound gets derivative 1 where ``x``
+    is strictly beyond it. Real dtypes only.
+    """
+    (x,) = _prepare("clip", x)
+    _refuse_complex("clip", TensorType(*meta(x)))
+    if a_min is not None:
+        x = where(less(x, a_min), a_min, x)
+    if a_max is not None:
+        x = where(greater(x, a_max), a_max, x)
+    return x

@@ -1,0 +1,286 @@
+"""Transcendental elementwise functions: the unary ones from one rule table,
+plus ``power`` (differentiable in base and exponent) and ``logaddexp``.
+
+Each row of :data:`RULES` names a function, its NumPy evaluation and its JVP
+rule ``jvp(t, out, x)`` written with tenferro operations (so derivatives of any
+order work). The tangent is always ``t`` times a residual, hence linear in
+``t``: no transpose rule is needed beyond those of ``mul``/``div``.
+
+Conventions:
+
+* Complex inputs: these functions are holomorphic, and the JVP is
+  ``f'(x) * t`` with ``f'`` evaluated in complex arithmetic (principal branches,
+  as NumPy).
+* Integer and boolean inputs are promoted to float64 first (NumPy gives float16
+  for bool; tenferro has no float16). ``square`` keeps integer dtypes, as NumPy.
+* ``reciprocal`` promotes integers to float64 (NumPy's integer reciprocal
+  truncates, ``1 // x``; tenferro computes ``1 / x``).
+* Evaluation never emits NumPy floating-point warnings (``log(0)`` is ``-inf``
+  silently, as in JAX).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ._elementwise import (
+    _binary_aval, _prepare, _refuse_complex, _to_float, add, div, equal, mul, neg, scalar_like, select_p, sub,
+    where,
+)
+from ._errors import DTypeError, TenferroValueError
+from ._prim import TensorType, fortran as _f, meta, primitive
+from ._tensor import Tensor
+
+FAMILY = "elementwise"
+
+
+@dataclass(frozen=True)
+class UnaryRule:
+    name: str
+    numpy: Callable[[Any], Any]
+    jvp: Callable[[Any, Any, Any], Any]   # (t, out, x) -> tangent of the output
+    doc: str
+    keeps_int: bool = False               # integer inputs keep their dtype (square)
+
+
+# --- JVP rules: t times the derivative ---------------------------------------------
+def _exp_jvp(t, out, x):
+    return mul(t, out)
+
+
+def _log_jvp(t, out, x):
+    return div(t, x)
+
+
+def _sin_jvp(t, out, x):
+    return mul(t, cos(x))
+
+
+def _cos_jvp(t, out, x):
+    return mul(t, neg(sin(x)))
+
+
+def _tan_jvp(t, out, x):
+    return mul(t, add(1, mul(out, out)))
+
+
+def _sinh_jvp(t, out, x):
+    return mul(t, cosh(x))
+
+
+def _cosh_jvp(t, out, x):
+    return mul(t, sinh(x))
+
+
+def _tanh_jvp(t, out, x):
+    return mul(t, sub(1, mul(out, out)))
+
+
+def _arcsin_jvp(t, out, x):
+    return mul(t, rsqrt(sub(1, mul(x, x))))
+
+
+def _arccos_jvp(t, out, x):
+    return mul(t, neg(rsqrt(sub(1, mul(x, x)))))
+
+
+def _arctan_jvp(t, out, x):
+    return div(t, add(1, mul(x, x)))
+
+
+def _sqrt_jvp(t, out, x):
+    return div(t, mul(out, 2))
+
+
+def _rsqrt_jvp(t, out, x):
+    # d x^{-1/2} = -1/2 x^{-3/2} = -1/2 * out / x
+    return mul(t, mul(div(out, x), -0.5))
+
+
+def _expm1_jvp(t, out, x):
+    return mul(t, add(out, 1))
+
+
+def _log1p_jvp(t, out, x):
+    return div(t, add(x, 1))
+
+
+def _square_jvp(t, out, x):
+    return mul(t, mul(x, 2))
+
+
+def _reciprocal_jvp(t, out, x):
+    return mul(t, neg(mul(out, out)))
+
+
+def _rsqrt_np(a):
+    return 1 / np.sqrt(a)
+
+
+RULES: tuple[UnaryRule, ...] = (
+    UnaryRule("exp", np.exp, _exp_jvp, "Exponential ``e**x``."),
+    UnaryRule("log", np.log, _log_jvp, "Natural logarithm (principal branch for complex)."),
+    UnaryRule("sin", np.sin, _sin_jvp, "Sine."),
+    UnaryRule("cos", np.cos, _cos_jvp, "Cosine."),
+    UnaryRule("tan", np.tan, _tan_jvp, "Tangent."),
+    UnaryRule("sinh", np.sinh, _sinh_jvp, "Hyperbolic sine."),
+    UnaryRule("cosh", np.cosh, _cosh_jvp, "Hyperbolic cosine."),
+    UnaryRule("tanh", np.tanh, _tanh_jvp, "Hyperbolic tangent."),
+    UnaryRule("arcsin", np.arcsin, _arcsin_jvp, "Inverse sine."),
+    UnaryRule("arccos", np.arccos, _arccos_jvp, "Inverse cosine."),
+    UnaryRule("arctan", np.arctan, _arctan_jvp, "Inverse tangent."),
+    UnaryRule("sqrt", np.sqrt, _sqrt_jvp, "Square root (principal branch for complex)."),
+    UnaryRule("rsqrt", _rsqrt_np, _rsqrt_jvp, "Reciprocal square root ``1 / sqrt(x)``."),
+    UnaryRule("expm1", np.expm1, _expm1_jvp, "``exp(x) - 1``, accurate for small ``x``."),
+    UnaryRule("log1p", np.log1p, _log1p_jvp, "``log(1 + x)``, accurate for small ``x``."),
+    UnaryRule("square", np.square, _square_jvp, "``x * x``.", keeps_int=True),
+    UnaryRule("reciprocal", np.reciprocal, _reciprocal_jvp, "``1 / x`` (integers promote to float64)."),
+)
+
+
+def _make_unary(rule: UnaryRule):
+    p = primitive(rule.name, FAMILY)
+    fn = rule.numpy
+
+    def impl(x):
+        with np.errstate(all="ignore"):
+            return Tensor._wrap(_f(fn(x._data)))
+
+    def aval(a: TensorType) -> TensorType:
+        if not (a.dtype.is_floating or rule.keeps_int):
+            raise DTypeError(f"{rule.name}: the primitive takes floating operands, got {a} "
+                             f"(tenferro.{rule.name} promotes integers to float64 first)")
+        return a
+
+    p.def_impl(impl)
+    p.def_abstract_eval(aval)
+    p.def_jvp_per_arg(rule.jvp)
+
+    def user(x: Any) -> Any:
+        (x,) = _prepare(rule.name, x)
+        if not (rule.keeps_int and meta(x)[1].name != "bool"):
+            x = _to_float(rule.name, x)
+        return p.bind(x)
+
+    user.__name__ = user.__qualname__ = rule.name
+    user.__doc__ = f"{rule.doc} Elementwise, NumPy semantics; differentiable (holomorphic for complex)."
+    return p, user
+
+
+_BY_NAME = {r.name: r for r in RULES}
+exp_p, exp = _make_unary(_BY_NAME["exp"])
+log_p, log = _make_unary(_BY_NAME["log"])
+sin_p, sin = _make_unary(_BY_NAME["sin"])
+cos_p, cos = _make_unary(_BY_NAME["cos"])
+tan_p, tan = _make_unary(_BY_NAME["tan"])
+sinh_p, sinh = _make_unary(_BY_NAME["sinh"])
+cosh_p, cosh = _make_unary(_BY_NAME["cosh"])
+tanh_p, tanh = _make_unary(_BY_NAME["tanh"])
+arcsin_p, arcsin = _make_unary(_BY_NAME["arcsin"])
+arccos_p, arccos = _make_unary(_BY_NAME["arccos"])
+arctan_p, arctan = _make_unary(_BY_NAME["arctan"])
+sqrt_p, sqrt = _make_unary(_BY_NAME["sqrt"])
+rsqrt_p, rsqrt = _make_unary(_BY_NAME["rsqrt"])
+expm1_p, expm1 = _make_unary(_BY_NAME["expm1"])
+log1p_p, log1p = _make_unary(_BY_NAME["log1p"])
+square_p, square = _make_unary(_BY_NAME["square"])
+reciprocal_p, reciprocal = _make_unary(_BY_NAME["reciprocal"])
+
+
+# ---------------------------------------------------------------------------
+# logaddexp (real): log(exp(x) + exp(y)) without overflow
+# ---------------------------------------------------------------------------
+logaddexp_p = primitive("logaddexp", FAMILY)
+
+
+def _logaddexp_impl(x, y):
+    with np.errstate(all="ignore"):
+        return Tensor._wrap(_f(np.logaddexp(x._data, y._data)))
+
+
+def _logaddexp_aval(a: TensorType, b: TensorType) -> TensorType:
+    _refuse_complex("logaddexp", a, b)
+    if a.shape != b.shape or a.dtype is not b.dtype:
+        raise DTypeError(f"logaddexp: primitive operands must have equal shapes and dtypes, got {a} and {b}")
+    return a
+
+
+def _logaddexp_weight(x, y, out):
+    """d out / d x = exp(x - out); 1/2 where x == y (also both -inf or both +inf),
+    and exp(0) = 1 where x == out is infinite (avoids inf - inf)."""
+    same = equal(x, out)
+    w = exp(sub(where(same, 0, x), where(same, 0, out)))
+    return select_p.bind(equal(x, y), scalar_like(0.5, w), w)
+
+
+def _logaddexp_jvp_x(tx, out, x, y):
+    return mul(tx, _logaddexp_weight(x, y, out))
+
+
+def _logaddexp_jvp_y(ty, out, x, y):
+    return mul(ty, _logaddexp_weight(y, x, out))
+
+
+logaddexp_p.def_impl(_logaddexp_impl)
+logaddexp_p.def_abstract_eval(_logaddexp_aval)
+logaddexp_p.def_jvp_per_arg(_logaddexp_jvp_x, _logaddexp_jvp_y)
+
+
+def logaddexp(x: Any, y: Any) -> Any:
+    """``log(exp(x) + exp(y))`` computed stably (real dtypes; integers promote to float64).
+
+    The derivative is finite everywhere, including at ``-inf`` inputs (weights 1/2
+    when ``x == y``)."""
+    x, y = _prepare("logaddexp", x, y)
+    _refuse_complex("logaddexp", TensorType(*meta(x)), TensorType(*meta(y)))
+    x, y = _to_float("logaddexp", x), _to_float("logaddexp", y)
+    return logaddexp_p.bind(x, y)
+
+
+# ---------------------------------------------------------------------------
+# power: differentiable in base and exponent
+# ---------------------------------------------------------------------------
+pow_p = primitive("pow", FAMILY)
+
+
+@pow_p.def_impl
+def _pow_impl(x, y):
+    a, b = x._data, y._data
+    if a.dtype.kind in "iu" and (b < 0).any():
+        raise TenferroValueError("power: integers to negative integer powers are not allowed "
+                                 "(convert the base to a floating dtype first)")
+    with np.errstate(all="ignore"):
+        return Tensor._wrap(_f(np.power(a, b)))
+
+
+pow_p.def_abstract_eval(_binary_aval("pow"))
+
+
+def _pow_jvp_x(tx, out, x, y):
+    # y * x**(y-1); the exponent is replaced by 1 where y == 0 so that the
+    # derivative there is 0 (not 0 * inf = NaN) at x == 0.
+    return mul(tx, mul(y, power(x, where(equal(y, 0), 1, sub(y, 1)))))
+
+
+def _pow_jvp_y(ty, out, x, y):
+    # log(x) * x**y, with log(1) = 0 in place of log(0): the derivative is 0 at
+    # x == 0 (JAX's convention; it is the limit for y > 0).
+    return mul(ty, mul(log(where(equal(x, 0), 1, x)), out))
+
+
+pow_p.def_jvp_per_arg(_pow_jvp_x, _pow_jvp_y)
+
+
+def power(x: Any, y: Any) -> Any:
+    """``x ** y`` elementwise (``numpy.power``), differentiable in both arguments.
+
+    At ``x == 0`` the derivative in ``y`` is 0, and where ``y == 0`` the derivative
+    in ``x`` is 0 (JAX's conventions: finite instead of NaN).
+    """
+    x, y = _prepare("power", x, y)
+    return pow_p.bind(x, y)
+
+
+pow = power  # noqa: A001
