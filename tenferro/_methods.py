@@ -44,3 +44,61 @@ def install() -> None:
     """Install :data:`TRACER_METHODS` on :class:`Tensor` (called once by ``tenferro``)."""
     for name, fn in TRACER_METHODS.items():
         setattr(Tensor, name, fn)
+
+
+
+# --- indexing, matrix helpers and contraction (installed by install() like the rest) ---
+from . import _contraction as _ct  # noqa: E402
+from . import _getitem as _gi  # noqa: E402
+from . import _indexing as _ix  # noqa: E402
+from . import _matrix as _mx  # noqa: E402
+
+TRACER_METHODS.update({
+    "__getitem__": _gi.getitem,
+    "__iter__": _gi.iterate,
+    "__matmul__": _ct.matmul,
+    "__rmatmul__": _r(_ct.matmul),
+    "dot": _ct.dot,
+    "squeeze": lambda self, axis=None: st.squeeze(self, axis),
+    "diagonal": _mx.diagonal,
+    "trace": _mx.trace,
+    "take": lambda self, indices, axis=None: _ix.take(self, indices, axis),
+})
+
+
+# --- comparisons, powers, abs and reductions (elementwise / reductions families) ---
+def _comparison(fn):
+    """``self <op> other`` as a bool tensor; operands tenferro cannot take give
+    NotImplemented, so Python falls back (``t == None`` is False)."""
+    def method(self, other):
+        if not _comparable(other):
+            return NotImplemented
+        return fn(self, other)
+
+    method.__name__ = f"__{fn.__name__}__"
+    return method
+
+
+def _comparable(x: Any) -> bool:
+    import numpy as np  # noqa: PLC0415
+
+    return (type(x) in (bool, int, float, complex) or isinstance(x, (Tensor, np.ndarray, np.generic))
+            or hasattr(x, "_trace"))
+
+
+from . import _piecewise as pw  # noqa: E402
+from . import _transcendental as tr  # noqa: E402
+
+TRACER_METHODS.update({
+    "__pow__": tr.power, "__rpow__": _r(tr.power),
+    "__abs__": pw.abs, "abs": pw.abs,
+    "__lt__": _comparison(ew.less), "__le__": _comparison(ew.less_equal),
+    "__gt__": _comparison(ew.greater), "__ge__": _comparison(ew.greater_equal),
+    "__eq__": _comparison(ew.equal), "__ne__": _comparison(ew.not_equal),
+    "__hash__": object.__hash__,   # defining __eq__ must not make tensors unhashable
+    "clip": lambda self, a_min=None, a_max=None: pw.clip(self, a_min, a_max),
+    "max": lambda self, axis=None, keepdims=False: red.max(self, axis, keepdims),
+    "min": lambda self, axis=None, keepdims=False: red.min(self, axis, keepdims),
+    "mean": lambda self, axis=None, keepdims=False: red.mean(self, axis, keepdims),
+    "prod": lambda self, axis=None, keepdims=False: red.prod(self, axis, keepdims),
+})

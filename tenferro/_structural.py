@@ -1,6 +1,11 @@
 """Structural primitives: shape and layout changes, dtype conversion, broadcasting.
 
-All are linear; each defines only its transpose rule.
+Primitives: ``convert_element_type``, ``broadcast_in_dim``, ``reshape``
+(column-major), ``transpose``, ``concatenate``, ``pad`` (constant padding, linear
+in the operand and the padding value jointly) and ``rev`` (``flip``). All are
+linear; each defines only its transpose rule. ``squeeze``/``expand_dims`` are
+reshapes and ``stack`` is ``expand_dims`` + ``concatenate``. Slicing and
+indexing live in :mod:`tenferro._indexing`.
 """
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ import numpy as np
 from tidu import is_undefined
 
 from ._dtypes import DType, dtype as _dtype
-from ._errors import AxisError, ShapeError, fmt_shape
+from ._errors import AxisError, DTypeError, ShapeError, TenferroValueError, fmt_shape
 from ._prim import fortran, TensorType, as_operand, meta, primitive
 from ._tensor import Tensor
 
@@ -205,3 +210,218 @@ def transpose(x: Any, axes: Sequence[int] | None = None) -> Any:
 
 
 permute_dims = transpose
+
+
+# ---------------------------------------------------------------------------
+# squeeze / expand_dims: column-major reshapes that only drop or insert unit axes
+# (no primitive of their own: dropping or adding extent-1 axes moves no data).
+# ---------------------------------------------------------------------------
+def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Any:
+    """Remove extent-1 axes (all of them when ``axis`` is None), like ``numpy.squeeze``."""
+    from ._reductions import normalize_axes  # noqa: PLC0415
+
+    x = as_operand("squeeze", x)
+    xs = tuple(meta(x)[0])
+    if axis is None:
+        axes = tuple(i for i, n in enumerate(xs) if n == 1)
+    else:
+        axes = normalize_axes("squeeze", axis, len(xs))
+        for a in axes:
+            if xs[a] != 1:
+                raise ShapeError(f"squeeze: cannot remove axis {a} of extent {xs[a]} from a tensor of "
+                                 f"shape {fmt_shape(xs)}; expected extent 1")
+    if not axes:
+        return x
+    return reshape_p.bind(x, new_shape=tuple(n for i, n in enumerate(xs) if i not in axes))
+
+
+def expand_dims(x: Any, axis: int | Sequence[int]) -> Any:
+    """Insert extent-1 axes at the positions ``axis`` of the result, like ``numpy.expand_dims``."""
+    from ._reductions import normalize_axes  # noqa: PLC0415
+
+    x = as_operand("expand_dims", x)
+    xs = list(meta(x)[0])
+    nout = len(xs) + (1 if isinstance(axis, (int, np.integer)) else len(tuple(axis)))
+    for a in normalize_axes("expand_dims", axis, nout):
+        xs.insert(a, 1)
+    return reshape_p.bind(x, new_shape=tuple(xs))
+
+
+# ---------------------------------------------------------------------------
+# concatenate (linear in all operands) and stack
+# ---------------------------------------------------------------------------
+concatenate_p = primitive("concatenate", FAMILY)
+
+
+@concatenate_p.def_impl
+def _concatenate_impl(*xs, dimension):
+    return Tensor._wrap(fortran(np.concatenate([x._data for x in xs], axis=dimension)))
+
+
+@concatenate_p.def_abstract_eval
+def _concatenate_aval(*avals, dimension):
+    a0 = avals[0]
+    for a in avals[1:]:
+        if (a.dtype is not a0.dtype or len(a.shape) != len(a0.shape)
+                or any(m != n for i, (m, n) in enumerate(zip(a.shape, a0.shape)) if i != dimension)):
+            raise ShapeError(f"concatenate: operands {a0} and {a} differ outside axis {dimension} "
+                             "(expected equal dtypes and equal extents on every other axis)")
+    shape = list(a0.shape)
+    shape[dimension] = sum(a.shape[dimension] for a in avals)
+    return a0.update(shape=tuple(shape))
+
+
+@concatenate_p.def_linear
+def _concatenate_transpose(ct, *xs, dimension):
+    from ._indexing import slice_p  # noqa: PLC0415
+
+    out, start = [], 0
+    shape = meta(ct)[0]
+    for x in xs:
+        n = (x.aval.shape if is_undefined(x) else meta(x)[0])[dimension]
+        if is_undefined(x):
+            spec = tuple((start, 1, n) if d == dimension else (0, 1, s) for d, s in enumerate(shape))
+            out.append(slice_p.bind(ct, slices=spec))
+        else:
+            out.append(None)
+        start += n
+    return out
+
+
+def concatenate(xs: Sequence[Any], axis: int = 0) -> Any:
+    """Join tensors along an existing axis, like ``numpy.concatenate`` (dtypes are promoted)."""
+    from ._dtypes import result_type  # noqa: PLC0415
+
+    xs = [as_operand("concatenate", x) for x in xs]
+    if not xs:
+        raise ShapeError("concatenate: expected at least one tensor, got none")
+    metas = [meta(x) for x in xs]
+    nd = len(metas[0][0])
+    if nd == 0:
+        raise ShapeError("concatenate: 0-d tensors cannot be concatenated (use stack)")
+    for s, _ in metas:
+        if len(s) != nd:
+            raise ShapeError("concatenate: all tensors must have the same rank, got shapes "
+                             + ", ".join(fmt_shape(m[0]) for m in metas))
+    axis = _norm_axis("concatenate", int(axis), nd)
+    for s, _ in metas[1:]:
+        if any(m != n for i, (m, n) in enumerate(zip(s, metas[0][0])) if i != axis):
+            raise ShapeError(f"concatenate: shapes {', '.join(fmt_shape(m[0]) for m in metas)} differ "
+                             f"outside axis {axis}; expected equal extents on every other axis")
+    dt = result_type(*[d for _, d in metas])
+    xs = [convert_element_type(x, dt) for x in xs]
+    if len(xs) == 1:
+        return xs[0]
+    return concatenate_p.bind(*xs, dimension=axis)
+
+
+def stack(xs: Sequence[Any], axis: int = 0) -> Any:
+    """Join tensors of equal shape along a new axis, like ``numpy.stack``."""
+    xs = [as_operand("stack", x) for x in xs]
+    if not xs:
+        raise ShapeError("stack: expected at least one tensor, got none")
+    s0 = tuple(meta(xs[0])[0])
+    for x in xs[1:]:
+        if tuple(meta(x)[0]) != s0:
+            raise ShapeError("stack: all tensors must have the same shape, got "
+                             + ", ".join(fmt_shape(meta(x)[0]) for x in xs))
+    axis = _norm_axis("stack", int(axis), len(s0) + 1)
+    return concatenate([expand_dims(x, axis) for x in xs], axis=axis)
+
+
+# ---------------------------------------------------------------------------
+# pad: constant padding, linear in (x, padding value) jointly
+# ---------------------------------------------------------------------------
+pad_p = primitive("pad", FAMILY)
+
+
+@pad_p.def_impl
+def _pad_impl(x, value, widths):
+    a = x._data
+    shape = tuple(lo + n + hi for n, (lo, hi) in zip(a.shape, widths))
+    out = np.full(shape, value._data, dtype=a.dtype, order="F")
+    out[tuple(slice(lo, lo + n) for n, (lo, _) in zip(a.shape, widths))] = a
+    return Tensor._wrap(out)
+
+
+@pad_p.def_abstract_eval
+def _pad_aval(a, v, widths):
+    if v.shape != () or v.dtype is not a.dtype:
+        raise ShapeError(f"pad: the padding value must be a 0-d tensor of dtype {a.dtype.name}, got {v}")
+    return a.update(shape=tuple(lo + n + hi for n, (lo, hi) in zip(a.shape, widths)))
+
+
+@pad_p.def_linear
+def _pad_transpose(ct, x, value, widths):
+    from ._elementwise import sub_p  # noqa: PLC0415
+    from ._indexing import slice_p  # noqa: PLC0415
+    from ._reductions import sum_p  # noqa: PLC0415
+
+    shape = x.aval.shape if is_undefined(x) else meta(x)[0]
+    inner = slice_p.bind(ct, slices=tuple((lo, 1, n) for n, (lo, _) in zip(shape, widths)))
+    ct_v = None
+    if is_undefined(value):
+        nd = len(shape)
+        total = sum_p.bind(ct, axes=tuple(range(nd))) if nd else ct
+        ct_v = sub_p.bind(total, sum_p.bind(inner, axes=tuple(range(nd))) if nd else inner)
+    return [inner if is_undefined(x) else None, ct_v]
+
+
+def pad(x: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
+    """Constant padding, like ``numpy.pad(x, pad_width, constant_values=...)``.
+
+    ``pad_width`` is an int, a ``(before, after)`` pair or one pair per axis (all >= 0).
+    ``constant_values`` is a scalar or a 0-d tensor (it may be traced: the result is
+    linear in ``x`` and ``constant_values`` jointly); only ``mode="constant"`` exists.
+    """
+    if mode != "constant":
+        raise TenferroValueError(f"pad: only mode='constant' is supported, got mode={mode!r}")
+    x = as_operand("pad", x)
+    xs, dt = meta(x)
+    nd = len(xs)
+    pw = np.asarray(pad_width)
+    try:
+        if pw.dtype.kind not in "iu":
+            raise TypeError
+        pw = np.broadcast_to(pw, (nd, 2))
+    except (ValueError, TypeError):
+        raise ShapeError(f"pad: pad_width {pad_width!r} does not fit a tensor of shape {fmt_shape(xs)}; expected "
+                         "an int, a (before, after) pair or one pair per axis") from None
+    widths = tuple((int(lo), int(hi)) for lo, hi in pw)
+    if any(lo < 0 or hi < 0 for lo, hi in widths):
+        raise ShapeError(f"pad: pad widths must be >= 0, got {widths}")
+    try:
+        v = as_operand("pad", constant_values, dt)
+    except (TypeError, ValueError):
+        raise DTypeError(f"pad: constant_values {constant_values!r} cannot be represented in the tensor's dtype "
+                         f"{dt.name}") from None
+    vs, vd = meta(v)
+    if tuple(vs) != ():
+        raise ShapeError(f"pad: constant_values must be a scalar or a 0-d tensor, got shape {fmt_shape(vs)}")
+    v = convert_element_type(v, dt)
+    return pad_p.bind(x, v, widths=widths)
+
+
+# ---------------------------------------------------------------------------
+# rev (flip): linear and its own transpose
+# ---------------------------------------------------------------------------
+rev_p = primitive("rev", FAMILY)
+rev_p.def_impl(lambda x, dimensions: Tensor._wrap(fortran(np.flip(x._data, dimensions))))
+rev_p.def_abstract_eval(lambda a, dimensions: a)
+
+
+@rev_p.def_linear
+def _rev_transpose(ct, x, dimensions):
+    return [rev_p.bind(ct, dimensions=dimensions)]
+
+
+def flip(x: Any, axis: int | Sequence[int] | None = None) -> Any:
+    """Reverse the order of elements along ``axis`` (all axes when None), like ``numpy.flip``."""
+    from ._reductions import normalize_axes  # noqa: PLC0415
+
+    x = as_operand("flip", x)
+    axes = normalize_axes("flip", axis, len(meta(x)[0]))
+    return rev_p.bind(x, dimensions=axes) if axes else x
+
+
+reverse = flip

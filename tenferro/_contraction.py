@@ -1,0 +1,314 @@
+"""Contraction: the bilinear ``dot_general`` primitive and the NumPy-named
+functions built on it (``matmul``/``@``, ``tensordot``, ``dot``, ``vdot``,
+``inner``, ``outer``).
+
+``dot_general(x, y, ((x_contract, y_contract), (x_batch, y_batch)))`` returns
+axes in the **trailing-batch** order of tenferro's linalg convention::
+
+    [x free axes (in x's order)..., y free axes (in y's order)..., batch axes...]
+
+(JAX puts the batch axes first.) Each batch slice of the column-major result is
+then one contiguous block. ``matmul``/``@`` keep NumPy's leading-batch semantics
+for operands of rank > 2 (``[..., M, K] @ [..., K, N] -> [..., M, N]``) so NumPy
+habits carry over; ``dot_general`` is the tool for trailing batches.
+
+The evaluation runs on BLAS through ``numpy.tensordot``/``numpy.matmul`` on the
+axis-reversed (row-major) views of the operands, so the result comes out
+column-major without a copy.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Sequence
+
+import numpy as np
+
+from tidu import Tracer, is_undefined
+
+from ._dtypes import result_type
+from ._errors import AxisError, ShapeError, fmt_shape
+from ._prim import as_operand, fortran, meta, primitive
+from ._structural import broadcast_to, convert_element_type, reshape, transpose_p
+from ._tensor import Tensor
+
+FAMILY = "contraction"
+_EMPTY = ((), ())
+
+
+# ---------------------------------------------------------------------------
+# evaluation: row-major contraction of the reversed views
+# ---------------------------------------------------------------------------
+def _prod(xs: Any) -> int:
+    n = 1
+    for s in xs:
+        n *= s
+    return n
+
+
+def _dot_c(a: Any, b: Any, ca: list, cb: list, ba: list, bb: list) -> Any:
+    """C-contiguous ``[batch..., free_a..., free_b...]`` contraction of ``a`` and ``b``."""
+    if not ba:
+        return np.tensordot(a, b, (ca, cb))
+    fa = [i for i in range(a.ndim) if i not in ca and i not in ba]
+    fb = [j for j in range(b.ndim) if j not in cb and j not in bb]
+    bshape = [a.shape[i] for i in ba]
+    fas, fbs = [a.shape[i] for i in fa], [b.shape[j] for j in fb]
+    k = _prod(a.shape[i] for i in ca)
+    at = a.transpose(ba + fa + ca).reshape(_prod(bshape), _prod(fas), k)
+    bt = b.transpose(bb + cb + fb).reshape(_prod(bshape), k, _prod(fbs))
+    return np.matmul(at, bt).reshape(bshape + fas + fbs)
+
+
+def _dot_general_eval(a: Any, b: Any, dn: tuple) -> Any:
+    (xc, yc), (xb, yb) = dn
+    na, nb = a.ndim, b.ndim
+    if not xb and len(xc) == 1 and na <= 2 and nb <= 2 and xc[0] == na - 1 and yc[0] == 0:
+        if nb == 1 or na == 1:
+            return fortran(a @ b)           # vector result (or 0-d): layout is trivial
+        return (b.T @ a.T).T                # (row-major N x M).T: column-major M x N, no copy
+    if not xc and not xb:                   # outer product
+        return fortran(np.multiply.outer(b.T, a.T).T)
+    r = _dot_c(b.T, a.T, [nb - 1 - j for j in yc], [na - 1 - i for i in xc],
+               [nb - 1 - j for j in reversed(yb)], [na - 1 - i for i in reversed(xb)])
+    return fortran(r.T)
+
+
+# ---------------------------------------------------------------------------
+# dot_general primitive: shape rule, JVP per argument, transpose per side
+# ---------------------------------------------------------------------------
+dot_general_p = primitive("dot_general", FAMILY)
+dot_general_p.def_impl(lambda x, y, dimension_numbers: Tensor._wrap(
+    _dot_general_eval(x._data, y._data, dimension_numbers)))
+
+
+@lru_cache(maxsize=4096)
+def _out_shape(xs: tuple, ys: tuple, dn: tuple) -> tuple:
+    (xc, yc), (xb, yb) = dn
+    where = f"shapes {fmt_shape(xs)} and {fmt_shape(ys)} with contracting dims {xc}/{yc} and batch dims {xb}/{yb}"
+    if len(xc) != len(yc) or len(xb) != len(yb):
+        raise ShapeError(f"dot_general: {where}: the contracting (and batch) dim lists must have equal lengths")
+    for dims, nd, side in ((xc + xb, len(xs), "first"), (yc + yb, len(ys), "second")):
+        if any(not 0 <= d < nd for d in dims) or len(set(dims)) != len(dims):
+            raise AxisError(f"dot_general: {where}: dims of the {side} operand must be distinct and in "
+                            f"range({nd})")
+    for kind, xd, yd in (("contracting", xc, yc), ("batch", xb, yb)):
+        for i, j in zip(xd, yd):
+            if xs[i] != ys[j]:
+                raise ShapeError(f"dot_general: {where}: {kind} dimension {i} of the first operand (extent "
+                                 f"{xs[i]}) does not match dimension {j} of the second (extent {ys[j]})")
+    fx = tuple(n for i, n in enumerate(xs) if i not in xc and i not in xb)
+    fy = tuple(n for j, n in enumerate(ys) if j not in yc and j not in yb)
+    return fx + fy + tuple(xs[i] for i in xb)
+
+
+@dot_general_p.def_abstract_eval
+def _dot_general_aval(a, b, dimension_numbers):
+    if a.dtype is not b.dtype:
+        raise ShapeError(f"dot_general: primitive operands must have equal dtypes, got {a} and {b} "
+                         "(the user-level functions promote first)")
+    return a.update(shape=_out_shape(a.shape, b.shape, dimension_numbers))
+
+
+def _dot_jvp_x(tx, out, x, y, dimension_numbers):
+    return dot_general_p.bind(tx, y, dimension_numbers=dimension_numbers)
+
+
+def _dot_jvp_y(ty, out, x, y, dimension_numbers):
+    return dot_general_p.bind(x, ty, dimension_numbers=dimension_numbers)
+
+
+dot_general_p.def_jvp_per_arg(_dot_jvp_x, _dot_jvp_y)
+
+
+@lru_cache(maxsize=4096)
+def _transpose_plan(n_self: int, n_other: int, self_c: tuple, other_c: tuple, self_b: tuple, other_b: tuple,
+                    self_first: bool) -> tuple[tuple, tuple | None]:
+    """Dimension numbers contracting ``ct`` with the other operand, and the permutation
+    taking that result back to the operand's axis order (JAX's
+    ``_dot_general_transpose_lhs/rhs`` logic, for tenferro's output order)."""
+    self_free = [i for i in range(n_self) if i not in self_c and i not in self_b]
+    other_free = tuple(j for j in range(n_other) if j not in other_c and j not in other_b)
+    nsf, nof, nb = len(self_free), len(other_free), len(self_b)
+    # ct axes are [x free, y free, batch]; contract ct's block of the other's free axes
+    ct_other = tuple(range(nsf, nsf + nof)) if self_first else tuple(range(nof))
+    ct_batch = tuple(range(nsf + nof, nsf + nof + nb))
+    dn = ((ct_other, other_free), (ct_batch, tuple(other_b)))
+    # the result's axes: [self free, other's contracted axes (sorted) -> their partners, batch]
+    src = self_free + [self_c[other_c.index(j)] for j in sorted(other_c)] + list(self_b)
+    perm = tuple(sorted(range(len(src)), key=src.__getitem__))
+    return dn, (None if perm == tuple(range(len(perm))) else perm)
+
+
+def _transpose_side(ct: Any, other: Any, *plan_key: Any) -> Any:
+    dn, perm = _transpose_plan(*plan_key)
+    r = dot_general_p.bind(ct, other, dimension_numbers=dn)
+    return r if perm is None else transpose_p.bind(r, permutation=perm)
+
+
+@dot_general_p.def_transpose
+def _dot_general_transpose(ct, x, y, dimension_numbers):
+    (xc, yc), (xb, yb) = dimension_numbers
+    if is_undefined(x):
+        nx, ny = len(x.aval.shape), len(meta(y)[0])
+        return [_transpose_side(ct, y, nx, ny, xc, yc, xb, yb, True), None]
+    nx, ny = len(meta(x)[0]), len(y.aval.shape)
+    return [None, _transpose_side(ct, x, ny, nx, yc, xc, yb, xb, False)]
+
+
+# ---------------------------------------------------------------------------
+# user functions
+# ---------------------------------------------------------------------------
+def _operands(op: str, x: Any, y: Any) -> tuple[Any, Any, tuple, tuple]:
+    if type(x) is not Tensor and not isinstance(x, Tracer):
+        x = as_operand(op, x)
+    if type(y) is not Tensor and not isinstance(y, Tracer):
+        y = as_operand(op, y)
+    xs, xd = meta(x)
+    ys, yd = meta(y)
+    if xd is not yd:
+        dt = result_type(xd, yd)
+        x, y = convert_element_type(x, dt), convert_element_type(y, dt)
+    return x, y, xs, ys
+
+
+def _axes(op: str, axes: Any, nd: int, which: str) -> tuple:
+    axes = (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -nd <= a < nd:
+            raise AxisError(f"{op}: axis {a} of the {which} operand is out of bounds for rank {nd}")
+        out.append(a % nd)
+    return tuple(out)
+
+
+def dot_general(x: Any, y: Any, dimension_numbers: Any) -> Any:
+    """Generalized contraction. ``dimension_numbers = ((x_contract, y_contract),
+    (x_batch, y_batch))``. Result axes: ``[x free..., y free..., batch...]``
+    (trailing batch, unlike JAX's leading batch)."""
+    x, y, xs, ys = _operands("dot_general", x, y)
+    try:
+        (xc, yc), (xb, yb) = dimension_numbers
+    except (TypeError, ValueError):
+        raise ShapeError("dot_general: dimension_numbers must be ((x_contract, y_contract), (x_batch, y_batch)), "
+                         f"got {dimension_numbers!r}") from None
+    dn = ((_axes("dot_general", xc, len(xs), "first"), _axes("dot_general", yc, len(ys), "second")),
+          (_axes("dot_general", xb, len(xs), "first"), _axes("dot_general", yb, len(ys), "second")))
+    _out_shape(tuple(xs), tuple(ys), dn)   # validates with a message naming both shapes
+    return dot_general_p.bind(x, y, dimension_numbers=dn)
+
+
+_MM_DN = {(nx, ny): (((nx - 1,), (0,)), _EMPTY) for nx in (1, 2) for ny in (1, 2)}
+
+
+def matmul(x: Any, y: Any) -> Any:
+    """Matrix product with NumPy's ``matmul`` semantics: 1-D operands are vectors;
+    for rank > 2 the **leading** axes are batch axes, broadcast together
+    (``[..., M, K] @ [..., K, N] -> [..., M, N]``)."""
+    x, y, xs, ys = _operands("matmul", x, y)
+    nx, ny = len(xs), len(ys)
+    if nx == 0 or ny == 0:
+        raise ShapeError(f"matmul: operands must have rank >= 1, got shapes {fmt_shape(xs)} and {fmt_shape(ys)} "
+                         "(use multiply for scalars)")
+    k = ys[0] if ny <= 2 else ys[-2]
+    if xs[-1] != k:
+        raise ShapeError(f"matmul: shapes {fmt_shape(xs)} and {fmt_shape(ys)} are not aligned: contracted "
+                         f"dimension {nx - 1} of the first (extent {xs[-1]}) != dimension {max(ny - 2, 0)} "
+                         f"of the second (extent {k})")
+    if nx <= 2 and ny <= 2:
+        return dot_general_p.bind(x, y, dimension_numbers=_MM_DN[nx, ny])
+    return _batched_matmul(x, y, tuple(xs), tuple(ys))
+
+
+def _batched_matmul(x: Any, y: Any, xs: tuple, ys: tuple) -> Any:
+    from ._structural import squeeze  # noqa: PLC0415
+
+    vec_x, vec_y = len(xs) == 1, len(ys) == 1
+    if vec_x:
+        xs = (1,) + xs
+        x = reshape(x, xs)
+    if vec_y:
+        ys = ys + (1,)
+        y = reshape(y, ys)
+    try:
+        bshape = tuple(np.broadcast_shapes(xs[:-2], ys[:-2]))
+    except ValueError:
+        raise ShapeError(f"matmul: batch dimensions of shapes {fmt_shape(xs)} and {fmt_shape(ys)} cannot be "
+                         "broadcast together (NumPy rules, leading batch axes)") from None
+    x = broadcast_to(x, bshape + xs[-2:])
+    y = broadcast_to(y, bshape + ys[-2:])
+    nb = len(bshape)
+    r = dot_general_p.bind(x, y, dimension_numbers=(((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))))
+    r = transpose_p.bind(r, permutation=tuple(range(2, nb + 2)) + (0, 1))
+    if vec_x or vec_y:
+        r = squeeze(r, tuple(a for a, v in ((nb, vec_x), (nb + 1, vec_y)) if v))
+    return r
+
+
+def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2) -> Any:
+    """``numpy.tensordot``: contract ``axes`` (an int n: the last n axes of ``a``
+    with the first n of ``b``; or a pair of axis lists). Result ``[a free..., b free...]``."""
+    a, b, as_, bs = _operands("tensordot", a, b)
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        if n < 0 or n > len(as_) or n > len(bs):
+            raise AxisError(f"tensordot: cannot contract {n} axes of shapes {fmt_shape(as_)} and {fmt_shape(bs)}")
+        ax, bx = tuple(range(len(as_) - n, len(as_))), tuple(range(n))
+    else:
+        try:
+            ax_, bx_ = axes
+        except (TypeError, ValueError):
+            raise AxisError(f"tensordot: axes must be an int or a pair of axis lists, got {axes!r}") from None
+        ax, bx = _axes("tensordot", ax_, len(as_), "first"), _axes("tensordot", bx_, len(bs), "second")
+    dn = ((ax, bx), _EMPTY)
+    _out_shape(tuple(as_), tuple(bs), dn)
+    return dot_general_p.bind(a, b, dimension_numbers=dn)
+
+
+def dot(a: Any, b: Any) -> Any:
+    """``numpy.dot``: scalars multiply; 1-D/2-D is ``matmul``; otherwise the last
+    axis of ``a`` contracts with the second-to-last of ``b`` (the only one if 1-D)."""
+    a, b, as_, bs = _operands("dot", a, b)
+    if not as_ or not bs:
+        from ._elementwise import multiply  # noqa: PLC0415
+
+        return multiply(a, b)
+    if len(as_) <= 2 and len(bs) <= 2:
+        return matmul(a, b)
+    return tensordot(a, b, ((len(as_) - 1,), (max(len(bs) - 2, 0),)))
+
+
+def vdot(a: Any, b: Any) -> Any:
+    """``numpy.vdot``: ``sum(conj(a) * b)`` over all elements (operands of equal size;
+    they are flattened in the same order, so equal shapes pair elementwise)."""
+    from ._elementwise import conj  # noqa: PLC0415
+
+    a, b, as_, bs = _operands("vdot", a, b)
+    if tuple(as_) != tuple(bs):
+        if _prod(as_) != _prod(bs):
+            raise ShapeError(f"vdot: operands of shapes {fmt_shape(as_)} and {fmt_shape(bs)} have different sizes "
+                             f"({_prod(as_)} and {_prod(bs)}); expected equal sizes")
+        a, b = reshape(a, (-1,), order="C"), reshape(b, (-1,), order="C")
+        as_ = (_prod(bs),)
+    axes = tuple(range(len(as_)))
+    return dot_general_p.bind(conj(a), b, dimension_numbers=((axes, axes), _EMPTY))
+
+
+def inner(a: Any, b: Any) -> Any:
+    """``numpy.inner``: contract the last axes (no conjugation): ``[a free..., b free...]``."""
+    a, b, as_, bs = _operands("inner", a, b)
+    if not as_ or not bs:
+        from ._elementwise import multiply  # noqa: PLC0415
+
+        return multiply(a, b)
+    return tensordot(a, b, ((len(as_) - 1,), (len(bs) - 1,)))
+
+
+def outer(a: Any, b: Any) -> Any:
+    """``numpy.outer``: ``[a.size, b.size]`` products (operands flattened row-major, like NumPy)."""
+    a, b, as_, bs = _operands("outer", a, b)
+    if len(as_) != 1:
+        a = reshape(a, (-1,), order="C")
+    if len(bs) != 1:
+        b = reshape(b, (-1,), order="C")
+    return dot_general_p.bind(a, b, dimension_numbers=(_EMPTY, _EMPTY))

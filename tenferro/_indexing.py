@@ -1,0 +1,378 @@
+"""Indexing primitives: static strided slices, dynamic slices, gather and scatter-add.
+
+* ``slice`` (static ``(start, step, count)`` per axis, any nonzero step) and its
+  adjoint ``slice_embed`` (the operand placed at those positions of a zero tensor).
+* ``dynamic_slice`` / ``dynamic_update_slice``: start indices are an integer
+  tensor; like XLA they are **clamped** into ``[0, extent - size]`` (no
+  wrap-around of negative starts, never an error).
+* ``gather`` (``numpy.take`` along one axis) and ``scatter_add`` (its adjoint).
+
+Integer index operands carry no tangent; the rules are linear in the data
+operands. ``Tensor.__getitem__`` lives in :mod:`tenferro._getitem`.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any, Sequence
+
+import numpy as np
+
+from tidu import Zero, instantiate, is_undefined
+
+from ._dtypes import int64
+from ._errors import DTypeError, ShapeError, TenferroIndexError, fmt_shape
+from ._prim import TensorType, as_operand, fortran, meta, primitive, xp_of
+from ._tensor import Tensor
+
+FAMILY = "indexing"
+_pyslice = builtins.slice
+
+
+def _zeros(aval: TensorType) -> Tensor:
+    from ._creation import zeros  # noqa: PLC0415
+
+    return zeros(aval.shape, aval.dtype, placement=aval.placement)
+
+
+def _aval(x: Any) -> TensorType:
+    if is_undefined(x):
+        return x.aval
+    s, d = meta(x)
+    return TensorType(s, d)
+
+
+# ---------------------------------------------------------------------------
+# slice / slice_embed: a static strided window and its adjoint
+# ---------------------------------------------------------------------------
+def _window(slices: tuple) -> tuple:
+    """Python slices selecting ``count`` elements ``start, start+step, ...`` per axis."""
+    out = []
+    for start, step, count in slices:
+        if count == 0:
+            out.append(_pyslice(0, 0, 1))
+        else:
+            stop = start + count * step
+            out.append(_pyslice(start, stop if stop >= 0 else None, step))
+    return tuple(out)
+
+
+slice_p = primitive("slice", FAMILY)
+slice_p.def_impl(lambda x, slices: Tensor._wrap(fortran(x._data[_window(slices)])))
+slice_p.def_abstract_eval(lambda a, slices: a.update(shape=tuple(c for _, _, c in slices)))
+
+
+@slice_p.def_linear
+def _slice_transpose(ct, x, slices):
+    return [slice_embed_p.bind(ct, shape=tuple(x.aval.shape), slices=slices)]
+
+
+slice_embed_p = primitive("slice_embed", FAMILY)
+
+
+@slice_embed_p.def_impl
+def _slice_embed_impl(x, shape, slices):
+    a = x._data
+    out = xp_of(a).zeros(shape, dtype=a.dtype, order="F")
+    out[_window(slices)] = a
+    return Tensor._wrap(out)
+
+
+slice_embed_p.def_abstract_eval(lambda a, shape, slices: a.update(shape=tuple(shape)))
+
+
+@slice_embed_p.def_linear
+def _slice_embed_transpose(ct, x, shape, slices):
+    return [slice_p.bind(ct, slices=slices)]
+
+
+def slice(x: Any, start_indices: Sequence[int | None], limit_indices: Sequence[int | None],  # noqa: A001
+          strides: Sequence[int | None] | None = None) -> Any:
+    """``x[start_0:limit_0:stride_0, ...]`` with Python slice semantics per axis
+    (``None`` entries, negative values and negative strides allowed)."""
+    from ._getitem import getitem  # noqa: PLC0415
+
+    x = as_operand("slice", x)
+    nd = len(meta(x)[0])
+    strides = [None] * nd if strides is None else list(strides)
+    if not len(start_indices) == len(limit_indices) == len(strides) == nd:
+        raise ShapeError(f"slice: expected {nd} start, limit and stride entries for a tensor of rank {nd}, got "
+                         f"{len(start_indices)}, {len(limit_indices)} and {len(strides)}")
+    return getitem(x, tuple(_pyslice(a, b, c) for a, b, c in zip(start_indices, limit_indices, strides)))
+
+
+# ---------------------------------------------------------------------------
+# dynamic_slice / dynamic_update_slice (start indices: 1-D integer tensor, clamped)
+# ---------------------------------------------------------------------------
+def _clamped_window(starts: Any, extents: tuple, sizes: tuple) -> tuple:
+    s = np.clip(np.asarray(starts), 0, np.subtract(extents, sizes))
+    return tuple(_pyslice(int(b), int(b) + n) for b, n in zip(s, sizes))
+
+
+def _check_starts(op: str, a: TensorType, starts: TensorType) -> None:
+    if starts.dtype.kind != "int" or starts.shape != (len(a.shape),):
+        raise ShapeError(f"{op}: start indices must be a 1-D integer tensor with one entry per axis of "
+                         f"{a}, got {starts}")
+
+
+dynamic_slice_p = primitive("dynamic_slice", FAMILY)
+dynamic_slice_p.def_impl(lambda x, starts, sizes: Tensor._wrap(
+    fortran(x._data[_clamped_window(starts._data, x._data.shape, sizes)])))
+
+
+@dynamic_slice_p.def_abstract_eval
+def _dynamic_slice_aval(a, starts, sizes):
+    _check_starts("dynamic_slice", a, starts)
+    if len(sizes) != len(a.shape) or any(not 0 <= z <= n for z, n in zip(sizes, a.shape)):
+        raise ShapeError(f"dynamic_slice: slice sizes {fmt_shape(sizes)} do not fit operand {a}; "
+                         "expected one size per axis with 0 <= size <= extent")
+    return a.update(shape=tuple(sizes))
+
+
+@dynamic_slice_p.def_jvp
+def _dynamic_slice_jvp(primals, tangents, sizes):
+    x, starts = primals
+    out = dynamic_slice_p.bind(x, starts, sizes=sizes)
+    tx = tangents[0]
+    return out, (Zero.like(out) if type(tx) is Zero else dynamic_slice_p.bind(tx, starts, sizes=sizes))
+
+
+@dynamic_slice_p.def_transpose
+def _dynamic_slice_transpose(ct, x, starts, sizes):
+    return [dynamic_update_slice_p.bind(_zeros(x.aval), ct, starts), None]
+
+
+dynamic_update_slice_p = primitive("dynamic_update_slice", FAMILY)
+
+
+@dynamic_update_slice_p.def_impl
+def _dus_impl(x, update, starts):
+    out = x._data.copy(order="F")
+    out[_clamped_window(starts._data, out.shape, update._data.shape)] = update._data
+    return Tensor._wrap(out)
+
+
+@dynamic_update_slice_p.def_abstract_eval
+def _dus_aval(a, u, starts):
+    _check_starts("dynamic_update_slice", a, starts)
+    if (u.dtype is not a.dtype or len(u.shape) != len(a.shape)
+            or any(m > n for m, n in zip(u.shape, a.shape))):
+        raise ShapeError(f"dynamic_update_slice: update {u} does not fit operand {a}; expected the same "
+                         "dtype and rank, and extents no larger than the operand's")
+    return a
+
+
+@dynamic_update_slice_p.def_jvp
+def _dus_jvp(primals, tangents):
+    x, u, starts = primals
+    out = dynamic_update_slice_p.bind(x, u, starts)
+    tx, tu = tangents[:2]
+    if type(tx) is Zero and type(tu) is Zero:
+        return out, Zero.like(out)
+    tx = instantiate(tx)
+    tu = instantiate(tu)
+    return out, dynamic_update_slice_p.bind(tx, tu, starts)
+
+
+@dynamic_update_slice_p.def_transpose
+def _dus_transpose(ct, x, u, starts):
+    ua = _aval(u)
+    ct_x = dynamic_update_slice_p.bind(ct, _zeros(ua), starts) if is_undefined(x) else None
+    ct_u = dynamic_slice_p.bind(ct, starts, sizes=tuple(ua.shape)) if is_undefined(u) else None
+    return [ct_x, ct_u, None]
+
+
+def _starts_operand(op: str, start_indices: Any, nd: int) -> Any:
+    if type(start_indices) is Tensor or hasattr(start_indices, "_trace"):
+        s, d = meta(start_indices)
+        if d.kind != "int" or tuple(s) != (nd,):
+            raise ShapeError(f"{op}: start indices must be a 1-D integer tensor of length {nd}, "
+                             f"got shape {fmt_shape(s)} and dtype {d.name}")
+        return start_indices
+    items = list(start_indices)
+    if len(items) != nd:
+        raise ShapeError(f"{op}: expected {nd} start indices (one per axis), got {len(items)}")
+    if not any(hasattr(i, "_trace") for i in items):
+        try:
+            arr = np.array([operator.index(i) for i in items], dtype=np.int64)
+        except (TypeError, ValueError):
+            raise DTypeError(f"{op}: start indices must be integers, got {items!r}") from None
+        return Tensor._wrap(arr)
+    from ._structural import convert_element_type, stack  # noqa: PLC0415
+
+    return stack([convert_element_type(as_operand(op, i), int64) for i in items])
+
+
+def dynamic_slice(x: Any, start_indices: Any, sizes: Sequence[int]) -> Any:
+    """The window of extents ``sizes`` starting at ``start_indices`` (ints, 0-d
+    integer tensors, or a 1-D integer tensor). Starts are clamped into
+    ``[0, extent - size]`` as in XLA/JAX, so the window always fits."""
+    x = as_operand("dynamic_slice", x)
+    nd = len(meta(x)[0])
+    starts = _starts_operand("dynamic_slice", start_indices, nd)
+    return dynamic_slice_p.bind(x, starts, sizes=tuple(int(z) for z in sizes))
+
+
+def dynamic_update_slice(x: Any, update: Any, start_indices: Any) -> Any:
+    """``x`` with the window at ``start_indices`` replaced by ``update`` (starts
+    clamped as in :func:`dynamic_slice`). Linear in ``(x, update)`` jointly."""
+    from ._structural import convert_element_type  # noqa: PLC0415
+
+    x = as_operand("dynamic_update_slice", x)
+    update = as_operand("dynamic_update_slice", update)
+    xs, xd = meta(x)
+    if meta(update)[1] is not xd:
+        update = convert_element_type(update, xd)
+    return dynamic_update_slice_p.bind(x, update, _starts_operand("dynamic_update_slice", start_indices, len(xs)))
+
+
+# ---------------------------------------------------------------------------
+# gather (take along one axis) and scatter_add
+# ---------------------------------------------------------------------------
+def _index_error(op: str, idx: np.ndarray, axis: int, n: int) -> TenferroIndexError:
+    bad = idx[(idx < -n) | (idx >= n)]
+    return TenferroIndexError(f"{op}: index {int(bad.flat[0]) if bad.size else '?'} is out of bounds for axis "
+                              f"{axis} with extent {n}; expected -{n} <= index < {n}")
+
+
+def _gathered_shape(a: TensorType, idx: tuple, axis: int) -> tuple:
+    return tuple(a.shape[:axis]) + tuple(idx) + tuple(a.shape[axis + 1:])
+
+
+def _check_indices(op: str, idx: TensorType) -> None:
+    if idx.dtype.kind != "int":
+        raise DTypeError(f"{op}: indices must be an integer tensor, got {idx}")
+
+
+gather_p = primitive("gather", FAMILY)
+
+
+@gather_p.def_impl
+def _gather_impl(x, indices, axis):
+    a, idx = x._data, indices._data
+    try:
+        return Tensor._wrap(fortran(np.take(a, idx, axis=axis)))
+    except IndexError:
+        raise _index_error("take", idx, axis, a.shape[axis]) from None
+
+
+@gather_p.def_abstract_eval
+def _gather_aval(a, idx, axis):
+    _check_indices("take", idx)
+    return a.update(shape=_gathered_shape(a, idx.shape, axis))
+
+
+@gather_p.def_jvp
+def _gather_jvp(primals, tangents, axis):
+    x, idx = primals
+    out = gather_p.bind(x, idx, axis=axis)
+    tx = tangents[0]
+    return out, (Zero.like(out) if type(tx) is Zero else gather_p.bind(tx, idx, axis=axis))
+
+
+@gather_p.def_transpose
+def _gather_transpose(ct, x, idx, axis):
+    return [scatter_add_p.bind(_zeros(x.aval), idx, ct, axis=axis), None]
+
+
+scatter_add_p = primitive("scatter_add", FAMILY)
+
+
+@scatter_add_p.def_impl
+def _scatter_add_impl(x, indices, updates, axis):
+    out = x._data.copy(order="F")
+    idx = indices._data
+    try:
+        np.add.at(out, (_pyslice(None),) * axis + (idx,), updates._data)
+    except IndexError:
+        raise _index_error("scatter_add", idx, axis, out.shape[axis]) from None
+    return Tensor._wrap(out)
+
+
+@scatter_add_p.def_abstract_eval
+def _scatter_add_aval(a, idx, u, axis):
+    _check_indices("scatter_add", idx)
+    expect = _gathered_shape(a, idx.shape, axis)
+    if u.shape != expect or u.dtype is not a.dtype:
+        raise ShapeError(f"scatter_add: updates {u} do not match operand {a} and indices of shape "
+                         f"{fmt_shape(idx.shape)} along axis {axis}; expected shape {fmt_shape(expect)} "
+                         f"and dtype {a.dtype.name}")
+    return a
+
+
+@scatter_add_p.def_jvp
+def _scatter_add_jvp(primals, tangents, axis):
+    x, idx, u = primals
+    out = scatter_add_p.bind(x, idx, u, axis=axis)
+    tx, tu = tangents[0], tangents[2]
+    if type(tx) is Zero and type(tu) is Zero:
+        return out, Zero.like(out)
+    if type(tu) is Zero:
+        return out, tx
+    return out, scatter_add_p.bind(instantiate(tx), idx, tu, axis=axis)
+
+
+@scatter_add_p.def_transpose
+def _scatter_add_transpose(ct, x, idx, u, axis):
+    return [ct if is_undefined(x) else None, None,
+            gather_p.bind(ct, idx, axis=axis) if is_undefined(u) else None]
+
+
+def _index_operand(op: str, indices: Any) -> Any:
+    if type(indices) is Tensor or hasattr(indices, "_trace"):
+        _check_indices(op, TensorType(*meta(indices)))
+        return indices
+    arr = np.asarray(indices)
+    if arr.dtype.kind not in "iu" and not (arr.size == 0 and arr.dtype.kind == "f"):
+        raise DTypeError(f"{op}: indices must be integers, got an array of dtype {arr.dtype}")
+    return Tensor._wrap(fortran(arr.astype(np.int64, copy=False)))
+
+
+def _axis_or_flat(op: str, x: Any, axis: int | None) -> tuple[Any, int]:
+    from ._structural import _norm_axis, reshape_p  # noqa: PLC0415
+
+    xs = tuple(meta(x)[0])
+    if axis is None:
+        n = 1
+        for s in xs:
+            n *= s
+        return (x if len(xs) == 1 else reshape_p.bind(x, new_shape=(n,))), 0
+    return x, _norm_axis(op, int(axis), len(xs))
+
+
+def take(x: Any, indices: Any, axis: int | None = None) -> Any:
+    """Elements of ``x`` at integer ``indices`` along ``axis``, like ``numpy.take``
+    (negative indices count from the end; out-of-range ones raise
+    :class:`TenferroIndexError`). With ``axis=None``, ``x`` is first flattened in
+    tenferro's **column-major** order (NumPy flattens row-major)."""
+    x = as_operand("take", x)
+    x, axis = _axis_or_flat("take", x, axis)
+    return gather_p.bind(x, _index_operand("take", indices), axis=axis)
+
+
+gather = take
+
+
+def scatter_add(x: Any, indices: Any, updates: Any, axis: int = 0) -> Any:
+    """``x`` plus ``updates`` added at ``indices`` along ``axis`` (repeated indices
+    accumulate, like ``numpy.add.at``). ``updates`` has the shape of
+    ``take(x, indices, axis)``; it is broadcast and promoted to ``x``'s dtype.
+    Linear in ``(x, updates)`` jointly."""
+    from ._structural import _norm_axis, broadcast_to, convert_element_type  # noqa: PLC0415
+
+    x = as_operand("scatter_add", x)
+    xs, xd = meta(x)
+    axis = _norm_axis("scatter_add", int(axis), len(xs))
+    idx = _index_operand("scatter_add", indices)
+    updates = as_operand("scatter_add", updates, xd)
+    expect = tuple(xs[:axis]) + tuple(meta(idx)[0]) + tuple(xs[axis + 1:])
+    if tuple(meta(updates)[0]) != expect:
+        try:
+            updates = broadcast_to(updates, expect)
+        except ShapeError:
+            raise ShapeError(f"scatter_add: updates of shape {fmt_shape(meta(updates)[0])} cannot be broadcast to "
+                             f"{fmt_shape(expect)} (x {fmt_shape(xs)}, indices {fmt_shape(meta(idx)[0])}, "
+                             f"axis {axis})") from None
+    if meta(updates)[1] is not xd:
+        updates = convert_element_type(updates, xd)
+    return scatter_add_p.bind(x, idx, updates, axis=axis)
