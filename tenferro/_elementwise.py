@@ -58,8 +58,6 @@ def _real_aval(a: TensorType) -> TensorType:
 # ---------------------------------------------------------------------------
 def _prepare(op: str, *xs: Any) -> list[Any]:
     """Promote dtypes (Python scalars are weak) and broadcast shapes, NumPy style."""
-    from ._structural import broadcast_to, convert_element_type  # noqa: PLC0415
-
     if len(xs) == 2:
         x, y = xs
         if type(x) is Tensor and type(y) is Tensor:
@@ -73,6 +71,8 @@ def _prepare(op: str, *xs: Any) -> list[Any]:
             if len(xs) > 1:
                 check_placement(op, *xs)
             return list(xs)
+    from ._structural import broadcast_to, convert_element_type  # noqa: PLC0415
+
     args = [x if (type(x) is Tensor or isinstance(x, Tracer)) else _coerce(op, x) for x in xs]
     dtype = result_type(*[meta(a)[1] if not _is_weak(x) else x for a, x in zip(args, xs)])
     out = []

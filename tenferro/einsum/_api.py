@@ -1,0 +1,173 @@
+"""User-facing einsum: :func:`einsum`, :func:`einsum_path` and the cache controls.
+
+The hot path of a repeated call is one dictionary lookup keyed by
+``(subscripts, shapes, dtypes, placements, optimize)`` that yields the
+precomputed plan, then the plan's BLAS steps: no parsing, no path search.
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+from tidu import Tracer
+
+from .._dtypes import result_type
+from .._prim import as_operand, check_placement, meta, placement_of_operand
+from .._tensor import Tensor
+from ._ad import einsum_p
+from ._errors import EinsumOperandError
+from ._parse import Parsed, canonicalize, format_spec, parse_interleaved, parse_subscripts
+from ._paths import normalize_optimize, opt_einsum_equation
+from ._plan import PLANS, CacheInfo, LRUCache, build_plan, get_plan
+
+__all__ = ["einsum", "einsum_path", "einsum_cache_info", "einsum_cache_clear", "EinsumPathInfo",
+           "EinsumCacheInfo"]
+
+#: Call signatures -> (plan, dtype to promote to, or None).
+CALLS = LRUCache(512)
+
+
+def _split(operands: tuple) -> tuple[Any, list, Parsed | None]:
+    if not operands:
+        raise EinsumOperandError("einsum: expected subscripts and at least one operand, got nothing")
+    first = operands[0]
+    if isinstance(first, str):
+        if len(operands) == 1:
+            raise EinsumOperandError(f"einsum: subscripts {first!r} were given without any operand")
+        return first, list(operands[1:]), None
+    ops, parsed = parse_interleaved(operands)
+    if not ops:
+        raise EinsumOperandError("einsum: the interleaved form needs at least one operand")
+    return ("interleaved", parsed.terms, parsed.output), ops, parsed
+
+
+def einsum(*operands: Any, optimize: Any = "auto") -> Any:
+    """Einstein summation, as ``numpy.einsum``, differentiable to any order.
+
+    ``einsum("ij,jk->ik", a, b)`` or the interleaved form
+    ``einsum(a, [0, 1], b, [1, 2], [0, 2])``. Supports implicit output, ``...``
+    with broadcasting, labels repeated within an operand (``"ii->i"``, trace
+    ``"ii"``), labels repeated in the output (diagonal embedding ``"i->ii"``),
+    hyper-edges (``"ik,k,kj->ij"``), 0-d operands, mixed dtypes (promoted with
+    :func:`tenferro.result_type`) and complex operands.
+
+    ``optimize``: ``"auto"`` (default), ``"greedy"``, ``"optimal"``, any other
+    opt_einsum optimizer name, ``False`` (left to right), an explicit path such
+    as ``[(0, 1), (0, 1)]``, or a ``PathOptimizer``.
+
+    >>> import tenferro as tf
+    >>> a = tf.asarray([[1.0, 2.0], [3.0, 4.0]])
+    >>> tf.einsum("ii", a).item(), tf.einsum("ij,jk->ik", a, a).tolist()
+    (5.0, [[7.0, 10.0], [15.0, 22.0]])
+    """
+    if operands and type(operands[0]) is str and len(operands) > 1:
+        key0, ops, parsed = operands[0], operands[1:], None
+    else:
+        key0, ops, parsed = _split(operands)
+    sig = []
+    for x in ops:
+        if type(x) is Tensor and type(x._data) is np.ndarray:
+            a = x._data
+            sig.append((a.shape, a.dtype))
+        else:
+            sig = None
+            break
+    if sig is None:  # tracers, non-NumPy placements, or operands to convert
+        ops = [x if type(x) is Tensor or isinstance(x, Tracer) else as_operand("einsum", x) for x in ops]
+        sig = [(tuple(meta(x)[0]), meta(x)[1], placement_of_operand(x)) for x in ops]
+    opt_key = optimize if (type(optimize) is str or type(optimize) is bool) else normalize_optimize(optimize)
+    key = (key0, tuple(sig), opt_key)
+    entry = CALLS.get(key)
+    if entry is None:
+        entry = _compile(key0, parsed, list(ops), optimize)
+        CALLS.put(key, entry)
+    plan, dtype = entry
+    if dtype is not None:
+        from .._structural import convert_element_type  # noqa: PLC0415
+
+        ops = [convert_element_type(x, dtype) for x in ops]
+    return einsum_p.bind(*ops, plan=plan)
+
+
+def _compile(key0: Any, parsed: Parsed | None, ops: list, optimize: Any) -> tuple:
+    """Parse, check and plan a new call signature."""
+    if parsed is None:
+        parsed = parse_subscripts(key0)
+    metas = [meta(x) for x in ops]
+    shapes = tuple(tuple(s) for s, _ in metas)
+    spec, sizes = canonicalize(parsed, shapes)
+    opt = normalize_optimize(optimize)
+    if len(ops) > 1:
+        check_placement("einsum", *ops)
+    dtype = result_type(*[d for _, d in metas])
+    plan = get_plan(spec, shapes, sizes, dtype, placement_of_operand(ops[0]), opt)
+    needs = any(d is not dtype for _, d in metas)
+    return plan, (dtype if needs else None)
+
+
+class EinsumPathInfo(NamedTuple):
+    """What :func:`einsum_path` found.
+
+    ``path``: the contraction path (shrinking-list format) over the operands
+    after one-operand reductions; ``flops``: opt_einsum's FLOP estimate of the
+    pairwise steps; ``largest_intermediate``: elements of the largest
+    intermediate; ``equation``: the canonical equation; ``info``: opt_einsum's
+    full ``PathInfo`` (printable report).
+    """
+
+    path: list[tuple[int, ...]]
+    flops: int
+    largest_intermediate: int
+    equation: str
+    info: Any
+
+
+def einsum_path(*operands: Any, optimize: Any = "auto") -> tuple[list[tuple[int, ...]], EinsumPathInfo]:
+    """The contraction path :func:`einsum` uses, with its cost estimates.
+
+    Operands may be tensors, arrays, or anything with a ``shape``.
+
+    >>> import tenferro as tf
+    >>> path, info = tf.einsum_path("ij,jk,kl->il", tf.ones((20, 30)), tf.ones((30, 40)), tf.ones((40, 2)))
+    >>> path
+    [(1, 2), (0, 1)]
+    """
+    import opt_einsum  # noqa: PLC0415
+
+    key0, ops, parsed = _split(operands)
+    if parsed is None:
+        parsed = parse_subscripts(key0)
+    shapes = tuple(tuple(int(n) for n in x.shape) for x in ops)
+    spec, sizes = canonicalize(parsed, shapes)
+    opt = normalize_optimize(optimize)
+    plan = build_plan(spec, shapes, sizes, opt)
+    out_uniq = tuple(dict.fromkeys(spec.output))
+    eq, red_shapes = opt_einsum_equation(plan.reduced_terms, out_uniq, sizes)
+    path = [tuple(s) for s in plan.path]
+    _, info = opt_einsum.contract_path(eq, *red_shapes, shapes=True, optimize=path)
+    return path, EinsumPathInfo(path, int(info.opt_cost), int(info.largest_intermediate), format_spec(spec), info)
+
+
+class EinsumCacheInfo(NamedTuple):
+    """Statistics of the call cache (``hits``, ``misses``, ``size``, ``maxsize``)
+    and of the plan cache it shares with AD-derived einsums (``plans``)."""
+
+    hits: int
+    misses: int
+    size: int
+    maxsize: int
+    plans: CacheInfo
+
+
+def einsum_cache_info() -> EinsumCacheInfo:
+    """Hit/miss statistics and sizes of the einsum caches."""
+    c = CALLS.info()
+    return EinsumCacheInfo(c.hits, c.misses, c.size, c.maxsize, PLANS.info())
+
+
+def einsum_cache_clear(maxsize: int | None = None) -> None:
+    """Empty the einsum caches and reset their statistics (optionally set a new bound)."""
+    CALLS.clear()
+    PLANS.clear()
+    if maxsize is not None:
+        CALLS.maxsize = PLANS.maxsize = int(maxsize)

@@ -1,0 +1,117 @@
+"""Contraction-path search: opt_einsum's optimizers, selected by name.
+
+``optimize`` may be
+
+* a registered name: ``"auto"`` (default), ``"greedy"``, ``"optimal"``, ``"dp"``,
+  ``"branch-2"``, ... (all of opt_einsum's path optimizers; see
+  :data:`PATH_OPTIMIZERS`); ``True`` means ``"greedy"`` as in NumPy;
+* ``False``: contract strictly left to right;
+* an explicit path in opt_einsum's shrinking-list format, ``[(0, 1), (0, 1)]``
+  (each step removes the listed operands and appends their contraction;
+  NumPy's ``["einsum_path", (0, 1), ...]`` is accepted too);
+* an ``opt_einsum.paths.PathOptimizer`` instance (e.g. a cotengra optimizer for
+  large networks).
+
+An unknown name raises :class:`EinsumOptimizeError` listing the valid ones.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ._errors import EinsumOptimizeError
+
+__all__ = ["PATH_OPTIMIZERS", "normalize_optimize", "left_to_right", "find_path", "check_path"]
+
+#: The accepted optimizer names (opt_einsum's registry; aliases included).
+PATH_OPTIMIZERS: tuple[str, ...] = (
+    "auto", "auto-hq", "greedy", "optimal", "dp", "dynamic-programming", "branch-all", "branch-2",
+    "branch-1", "eager", "opportunistic", "random-greedy", "random-greedy-128",
+)
+
+
+def normalize_optimize(optimize: Any) -> Any:
+    """A hashable, validated form of ``optimize`` (used in cache keys)."""
+    if optimize is False or optimize is None:
+        return False
+    if optimize is True:
+        return "greedy"
+    if isinstance(optimize, str):
+        if optimize not in PATH_OPTIMIZERS:
+            raise EinsumOptimizeError(
+                f"einsum: unknown optimize value {optimize!r}; valid names are "
+                + ", ".join(repr(n) for n in PATH_OPTIMIZERS)
+                + ", or False (left to right), or an explicit path like [(0, 1), (0, 1)]")
+        return optimize
+    if isinstance(optimize, (list, tuple)):
+        steps = list(optimize)
+        if steps and steps[0] == "einsum_path":
+            steps = steps[1:]
+        out = []
+        for i, s in enumerate(steps):
+            try:
+                out.append(tuple(int(j) for j in s))
+            except (TypeError, ValueError):
+                raise EinsumOptimizeError(
+                    f"einsum: step {i} of the explicit path is {s!r}; each step must be a tuple of operand "
+                    "positions, e.g. [(0, 1), (0, 1)]") from None
+        return tuple(out)
+    from opt_einsum.paths import PathOptimizer  # noqa: PLC0415
+
+    if isinstance(optimize, PathOptimizer):
+        return optimize
+    raise EinsumOptimizeError(
+        f"einsum: unknown optimize value {optimize!r} of type {type(optimize).__name__}; valid values are "
+        + ", ".join(repr(n) for n in PATH_OPTIMIZERS) + ", True, False, an explicit path or a PathOptimizer")
+
+
+def left_to_right(n: int) -> tuple[tuple[int, ...], ...]:
+    """The path contracting operand 0 with 1, the result with 2, and so on."""
+    if n < 2:
+        return ((0,),) if n == 1 else ()
+    return ((0, 1),) + tuple((0, m - 1) for m in range(n - 1, 1, -1))
+
+
+def check_path(path: Sequence[tuple[int, ...]], n: int) -> None:
+    """Validate an explicit shrinking-list path for ``n`` operands."""
+    left = n
+    for i, step in enumerate(path):
+        if len(step) == 0 or len(set(step)) != len(step):
+            raise EinsumOptimizeError(f"einsum: step {i} of the explicit path, {step}, must list distinct operands")
+        for j in step:
+            if not 0 <= j < left:
+                raise EinsumOptimizeError(
+                    f"einsum: step {i} of the explicit path, {step}, refers to operand {j} but only "
+                    f"{left} operand{'s' * (left != 1)} remain at that step")
+        left = left - len(step) + 1
+    if left != 1:
+        raise EinsumOptimizeError(
+            f"einsum: the explicit path leaves {left} operands uncontracted; it must reduce the {n} "
+            "operands to one")
+
+
+def find_path(terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequence[int],
+              optimize: Any) -> tuple[tuple[int, ...], ...]:
+    """The contraction path for ``terms -> output`` (canonical labels, unique per
+    term) under a normalized ``optimize``."""
+    n = len(terms)
+    if optimize is False:
+        return left_to_right(n)
+    if isinstance(optimize, tuple):
+        check_path(optimize, n)
+        return optimize
+    if n <= 2 or any(sizes[l] == 0 for t in terms for l in t):
+        return left_to_right(n)  # size 0: every path costs nothing (and some optimizers reject it)
+    import opt_einsum  # noqa: PLC0415
+
+    eq, shapes = opt_einsum_equation(terms, output, sizes)
+    path, _ = opt_einsum.contract_path(eq, *shapes, shapes=True, optimize=optimize)
+    return tuple(tuple(int(j) for j in s) for s in path)
+
+
+def opt_einsum_equation(terms: Sequence[Sequence[int]], output: Sequence[int],
+                        sizes: Sequence[int]) -> tuple[str, list[tuple[int, ...]]]:
+    """An opt_einsum equation string and operand shapes for canonical terms."""
+    from opt_einsum import get_symbol  # noqa: PLC0415
+
+    eq = ",".join("".join(get_symbol(l) for l in t) for t in terms) + "->" + "".join(get_symbol(l) for l in output)
+    return eq, [tuple(sizes[l] for l in t) for t in terms]

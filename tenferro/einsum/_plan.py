@@ -1,0 +1,270 @@
+"""Contraction plans and the bounded plan cache.
+
+A :class:`Plan` is everything an einsum needs at run time, computed once per
+signature (spec, shapes, dtype, placement, optimize):
+
+1. ``single`` steps, one per operand that needs it: diagonals of labels
+   repeated within the operand and sums of labels no other operand and not the
+   output carries (one ``numpy.einsum`` call on one operand);
+2. ``pair`` steps along the contraction path: each contracts two operands with
+   one BLAS call. Labels of the pair are split into *free* (one side only),
+   *contracted* (both sides, needed nowhere else) and *batch* (both sides and
+   still needed: a hyper-edge stays a batch dimension until its last use). The
+   operands are viewed, without copying whenever their column-major layout
+   allows, as matrices ``(Bt, K, M)`` and ``(Bt, N, K)``; the product is
+   ``matmul``/``dot`` (or an elementwise multiply when nothing is contracted),
+   and the result is produced column-major with labels ``free_a + free_b + batch``;
+3. a ``final`` step: permute to the output order and, for labels repeated in
+   the output, write the result onto the diagonal of a zero tensor.
+
+The cache is an LRU dictionary with hit/miss statistics
+(:func:`tenferro.einsum_cache_info`); a cached call does one dictionary lookup
+and runs the precomputed steps.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from itertools import permutations
+from typing import Any, Hashable, NamedTuple, Sequence
+
+from ._parse import Spec, format_spec
+from ._paths import find_path
+
+__all__ = ["Plan", "build_plan", "LRUCache", "CacheInfo", "PLANS", "get_plan"]
+
+SINGLE, PAIR, FINAL, MOVE = 0, 1, 2, 3
+DOT, BMM, MUL = 0, 1, 2
+
+
+class Plan:
+    """A compiled einsum: precomputed steps for fixed shapes (see module docstring)."""
+
+    __slots__ = ("spec", "shapes", "sizes", "optimize", "path", "steps", "out_shape", "reduced_terms")
+
+    def __init__(self, spec: Spec, shapes: tuple, sizes: tuple, optimize: Any, path: tuple,
+                 steps: list, out_shape: tuple, reduced_terms: tuple):
+        self.spec = spec
+        self.shapes = shapes
+        self.sizes = sizes
+        self.optimize = optimize
+        self.path = path
+        self.steps = steps
+        self.out_shape = out_shape
+        self.reduced_terms = reduced_terms
+
+    def __repr__(self) -> str:
+        return f"einsum_plan({format_spec(self.spec)!r})"
+
+
+def _prod(xs) -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def _single(k: int, labels: tuple, keep: set, move: bool = False) -> tuple[tuple, tuple]:
+    """A one-operand step on position ``k``: diagonal of repeated labels and sum
+    of labels not in ``keep`` (``move``: then move the result to the end)."""
+    local = {l: i for i, l in enumerate(dict.fromkeys(labels))}
+    out = tuple(dict.fromkeys(l for l in labels if l in keep))
+    return (SINGLE, k, [local[l] for l in labels], [local[l] for l in out], move), out
+
+
+def _arrange(labels: tuple, groups: dict, prefs: Sequence[str]) -> tuple[tuple | None, str]:
+    """The group order under which ``labels`` (column-major) already is the
+    concatenation of ``groups``; otherwise the first preference and a permutation."""
+    for ga in prefs:
+        if [l for g in ga for l in groups[g]] == list(labels):
+            return None, ga
+    ga = prefs[0]
+    seq = [l for g in ga for l in groups[g]]
+    return tuple(labels.index(l) for l in seq), ga
+
+
+_ALL_ORDERS = tuple("".join(p) for p in permutations("FCB"))
+
+
+def _pair(la: tuple, lb: tuple, keep: set, sizes: Sequence[int]) -> tuple[tuple, tuple]:
+    """Plan the contraction of operands with column-major labels ``la`` and ``lb``."""
+    set_a, set_b = set(la), set(lb)
+    shared = set_a & set_b
+    primary = la if _prod(sizes[l] for l in la) >= _prod(sizes[l] for l in lb) else lb
+    batch = [l for l in primary if l in shared and l in keep]
+    contr = [l for l in primary if l in shared and l not in keep]
+    free_a = [l for l in la if l not in shared]
+    free_b = [l for l in lb if l not in shared]
+    if not contr:
+        mode, prefs = MUL, _ALL_ORDERS
+    elif batch:
+        mode, prefs = BMM, ("FCB", "CFB")
+    else:
+        mode, prefs = DOT, ("FCB", "CFB")
+    views = []
+    for labels, free, target in ((la, free_a, "BCF"), (lb, free_b, "BFC")):
+        groups = {"F": free, "C": contr, "B": batch}
+        perm, ga = _arrange(labels, groups, prefs)
+        if mode == DOT:
+            ga = ga.replace("B", "")
+            target = target.replace("B", "")
+        shape = tuple(_prod(sizes[l] for l in groups[g]) for g in ga)
+        ax = tuple(ga.index(g) for g in target)
+        views.append((perm, shape, None if ax == tuple(range(len(ax))) else ax))
+    out_labels = tuple(free_a + free_b + batch)
+    out_shape = tuple(sizes[l] for l in out_labels)
+    (pa, sa, xa), (pb, sb, xb) = views
+    return (mode, pa, sa, xa, pb, sb, xb, out_shape), out_labels
+
+
+def _pairwise(path: Sequence[tuple[int, ...]], n: int) -> tuple[tuple[int, ...], ...]:
+    """``path`` with every k-operand step split into k-1 pairwise steps."""
+    out = []
+    for step in path:
+        if len(step) <= 2:
+            out.append(tuple(step))
+            n -= len(step) - 1
+            continue
+        ids = sorted(step)
+        first, rest = ids[:2], ids[2:]
+        out.append(tuple(first))
+        n -= 1
+        rest = [i - sum(1 for f in first if f < i) for i in rest]
+        for i in rest:
+            out.append((i, n - 1))
+            rest = [j - (1 if j > i else 0) for j in rest]
+            n -= 1
+    return tuple(out)
+
+
+def build_plan(spec: Spec, shapes: tuple, sizes: tuple, optimize: Any) -> Plan:
+    """Compile ``spec`` for operands of ``shapes`` (see the module docstring)."""
+    inputs, output = spec.inputs, spec.output
+    out_set = set(output)
+    holders: dict[int, int] = {}
+    for t in inputs:
+        for l in set(t):
+            holders[l] = holders.get(l, 0) + 1
+    steps: list = []
+    vals: list[tuple] = []
+    for k, t in enumerate(inputs):
+        keep = {l for l in t if holders[l] > 1 or l in out_set}
+        if len(set(t)) == len(t) and len(keep) == len(t):
+            vals.append(t)
+            continue
+        step, reduced = _single(k, t, keep)
+        steps.append(step)
+        vals.append(reduced)
+    reduced_terms = tuple(vals)
+    out_uniq = tuple(dict.fromkeys(output))
+    path = find_path(reduced_terms, out_uniq, sizes, optimize)
+    for contraction in _pairwise(path, len(vals)):
+        if len(contraction) == 1:
+            (k,) = contraction
+            rest = set(out_set).union(*[t for j, t in enumerate(vals) if j != k])
+            t = vals.pop(k)
+            if len(set(t)) != len(t) or not set(t) <= rest:
+                step, t = _single(k, t, {l for l in t if l in rest}, move=True)
+                steps.append(step)
+            elif k != len(vals):
+                steps.append((MOVE, k))
+            vals.append(t)
+            continue
+        i, j = sorted(contraction)
+        rest = set(out_set).union(*[t for m, t in enumerate(vals) if m not in (i, j)])
+        for pos, other in ((i, j), (j, i)):  # sum labels needed neither later nor by the partner
+            drop = [l for l in vals[pos] if l not in rest and l not in vals[other]]
+            if drop:
+                step, vals[pos] = _single(pos, vals[pos], set(vals[pos]) - set(drop))
+                steps.append(step)
+        pstep, out_labels = _pair(vals[i], vals[j], rest, sizes)
+        steps.append((PAIR, i, j) + pstep)
+        vals.pop(j)
+        vals.pop(i)
+        vals.append(out_labels)
+    if len(vals) != 1:
+        from ._errors import EinsumOptimizeError  # noqa: PLC0415
+
+        raise EinsumOptimizeError(f"einsum: the contraction path {path} leaves {len(vals)} operands")
+    (result,) = vals
+    if len(set(result)) != len(result) or not set(result) <= out_set:  # one operand with nothing to pair
+        step, result = _single(0, result, out_set)
+        steps.append(step)
+    perm = tuple(result.index(l) for l in out_uniq)
+    out_shape = tuple(sizes[l] for l in output)
+    embed = None
+    if len(out_uniq) != len(output):
+        embed = tuple(tuple(p for p, l in enumerate(output) if l == u) for u in out_uniq)
+    steps.append((FINAL, None if perm == tuple(range(len(perm))) else perm, embed, out_shape))
+    return Plan(spec, tuple(shapes), tuple(sizes), optimize, path, steps, out_shape, reduced_terms)
+
+
+# ---------------------------------------------------------------------------
+# the LRU cache
+# ---------------------------------------------------------------------------
+class CacheInfo(NamedTuple):
+    """Statistics of a cache (like ``functools.lru_cache``'s)."""
+
+    hits: int
+    misses: int
+    size: int
+    maxsize: int
+
+
+class LRUCache:
+    """A bounded least-recently-used dictionary with hit/miss counters."""
+
+    __slots__ = ("data", "maxsize", "hits", "misses")
+
+    def __init__(self, maxsize: int = 512):
+        self.data: OrderedDict = OrderedDict()
+        self.maxsize = maxsize
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: Hashable) -> Any:
+        v = self.data.get(key)
+        if v is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        self.data.move_to_end(key)
+        return v
+
+    def put(self, key: Hashable, value: Any) -> None:
+        self.data[key] = value
+        if len(self.data) > self.maxsize:
+            self.data.popitem(last=False)
+
+    def info(self) -> CacheInfo:
+        return CacheInfo(self.hits, self.misses, len(self.data), self.maxsize)
+
+    def clear(self) -> None:
+        self.data.clear()
+        self.hits = self.misses = 0
+
+
+#: Plans by canonical signature; shared by user calls and by AD-derived einsums.
+PLANS = LRUCache(512)
+
+
+def get_plan(spec: Spec, shapes: tuple, sizes: tuple | None, dtype: Any, placement: Any, optimize: Any) -> Plan:
+    """The cached plan for a canonical signature (built on a miss)."""
+    key = (spec, shapes, dtype, placement, optimize)
+    plan = PLANS.get(key)
+    if plan is None:
+        if sizes is None:
+            sizes = sizes_of(spec, shapes)
+        plan = build_plan(spec, shapes, sizes, optimize)
+        PLANS.put(key, plan)
+    return plan
+
+
+def sizes_of(spec: Spec, shapes: Sequence[tuple]) -> tuple:
+    """Label sizes of a canonical spec (its shapes are already consistent)."""
+    n = 1 + max((l for t in spec.inputs for l in t), default=-1)
+    n = max(n, 1 + max(spec.output, default=-1))
+    sizes = [1] * n
+    for t, s in zip(spec.inputs, shapes):
+        for l, d in zip(t, s):
+            sizes[l] = d
+    return tuple(sizes)

@@ -1,0 +1,387 @@
+"""tenferro.einsum: values against numpy.einsum for every optimize option, random
+specs (hypothesis), derivatives to order 2, the plan cache, and every error."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import tenferro as tf
+import tidu
+from tidu.testing import check_grads
+
+OPTIMIZE = ["auto", "greedy", "optimal", "dp", False]
+
+# (equation, shapes) pairs NumPy can evaluate
+EQUATIONS = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("ij,jk", [(2, 3), (3, 4)]),
+    ("ii->", [(3, 3)]),
+    ("ii", [(3, 3)]),
+    ("ii->i", [(3, 3)]),
+    ("iij->j", [(2, 2, 3)]),
+    ("iji->ij", [(2, 3, 2)]),
+    ("ij->ji", [(2, 3)]),
+    ("ij->", [(2, 3)]),
+    ("ik,k,kj->ij", [(2, 3), (3,), (3, 4)]),
+    ("ik,k,kj,jl,l,lm->im", [(2, 3), (3,), (3, 4), (4, 2), (2,), (2, 3)]),
+    ("abc,cd,bd->a", [(2, 3, 4), (4, 5), (3, 5)]),
+    ("bij,bjk->bik", [(4, 2, 3), (4, 3, 5)]),
+    ("bij,bjk->ikb", [(4, 2, 3), (4, 3, 5)]),
+    ("...ij,...jk->...ik", [(2, 1, 2, 3), (4, 3, 2)]),
+    ("...i,...i", [(3, 4), (4,)]),
+    ("i...->...", [(2, 3, 4)]),
+    ("ij...,jk...->ik...", [(2, 3, 5), (3, 4, 1)]),
+    (",ij->ij", [(), (2, 3)]),
+    (",", [(), ()]),
+    ("i,i->", [(0,), (0,)]),
+    ("ij,jk->ik", [(2, 0), (0, 3)]),
+    ("ij,jk->ik", [(0, 2), (2, 3)]),
+    ("i,j->ij", [(3,), (4,)]),
+    ("i,i->i", [(1,), (3,)]),
+    ("ab,bc,cd,da->", [(2, 3), (3, 4), (4, 5), (5, 2)]),
+    ("aab,bc,ca->", [(2, 2, 3), (3, 4), (4, 2)]),
+    ("ijk,ijk,ijk->ij", [(2, 3, 4), (2, 3, 4), (2, 3, 4)]),
+    ("Ab,bA->", [(2, 3), (3, 2)]),
+]
+
+
+def _rand(shape, dtype=np.float64, seed=0):
+    rng = np.random.default_rng(seed)
+    v = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        v = v + 1j * rng.standard_normal(shape)
+    return np.asarray(v, dtype=dtype)
+
+
+@pytest.mark.parametrize("optimize", OPTIMIZE, ids=str)
+@pytest.mark.parametrize("eq,shapes", EQUATIONS, ids=[e for e, _ in EQUATIONS])
+def test_values_match_numpy(eq, shapes, optimize):
+    arrays = [_rand(s, seed=i) for i, s in enumerate(shapes)]
+    got = tf.einsum(eq, *[tf.asarray(a) for a in arrays], optimize=optimize)
+    want = np.einsum(eq, *arrays)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
+    assert got.numpy().flags.f_contiguous or got.ndim == 0
+
+
+def test_output_embedding():
+    v = _rand((3,))
+    np.testing.assert_array_equal(tf.einsum("i->ii", tf.asarray(v)).numpy(), np.diag(v))
+    e3 = tf.einsum("i->iii", tf.asarray(v)).numpy()
+    want = np.zeros((3, 3, 3))
+    for i in range(3):
+        want[i, i, i] = v[i]
+    np.testing.assert_array_equal(e3, want)
+    m = _rand((2, 3))
+    got = tf.einsum("ij->iji", tf.asarray(m)).numpy()
+    want = np.zeros((2, 3, 2))
+    for i in range(2):
+        want[i, :, i] = m[i]
+    np.testing.assert_array_equal(got, want)
+    # embedding after a contraction
+    a, b = _rand((2, 3)), _rand((3,))
+    np.testing.assert_allclose(tf.einsum("ij,j->ii", tf.asarray(a), tf.asarray(b)).numpy(), np.diag(a @ b))
+
+
+def test_interleaved_form():
+    a, b = _rand((2, 3)), _rand((3, 4), seed=1)
+    got = tf.einsum(tf.asarray(a), [0, 1], tf.asarray(b), [1, 2], [0, 2])
+    np.testing.assert_allclose(got.numpy(), a @ b)
+    got = tf.einsum(tf.asarray(a), [7, 100], tf.asarray(b), [100, 3])  # implicit: sorted ints
+    np.testing.assert_allclose(got.numpy(), np.einsum("ab,bc->ca", a, b))
+    c = _rand((5, 2, 3))
+    got = tf.einsum(tf.asarray(c), [Ellipsis, 0, 1], tf.asarray(b), [1, 2], [Ellipsis, 0, 2])
+    np.testing.assert_allclose(got.numpy(), np.einsum(c, [Ellipsis, 0, 1], b, [1, 2], [Ellipsis, 0, 2]))
+
+
+def test_mixed_dtypes_and_complex():
+    a = tf.asarray(np.arange(6, dtype=np.int32).reshape(2, 3))
+    b = tf.asarray(_rand((3,), np.float32))
+    r = tf.einsum("ij,j->i", a, b)
+    assert r.dtype is tf.float32
+    np.testing.assert_allclose(r.numpy(), np.arange(6).reshape(2, 3) @ b.numpy(), rtol=1e-6)
+    c = _rand((3, 2), np.complex128)
+    r = tf.einsum("ij,jk->ik", tf.asarray(_rand((2, 3))), tf.asarray(c))
+    assert r.dtype is tf.complex128
+    np.testing.assert_allclose(r.numpy(), _rand((2, 3)) @ c)
+    assert tf.einsum("i,i", tf.asarray(np.arange(3)), tf.asarray(np.arange(3))).item() == 5
+
+
+def test_scalar_operands_and_python_scalars():
+    r = tf.einsum(",i->i", 2.0, tf.asarray([1.0, 2.0]))
+    assert r.tolist() == [2.0, 4.0]
+
+
+def test_einsum_path_reports_costs():
+    path, info = tf.einsum_path("ij,jk,kl->il", np.ones((20, 30)), np.ones((30, 40)), np.ones((40, 2)))
+    assert path == [(1, 2), (0, 1)]
+    assert info.flops > 0 and info.largest_intermediate == 30 * 2
+    path, _ = tf.einsum_path("ij,jk,kl->il", np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 5)), optimize=False)
+    assert path == [(0, 1), (0, 1)]
+    path, _ = tf.einsum_path("ij,jk,kl->il", np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 5)),
+                             optimize=[(1, 2), (0, 1)])
+    assert path == [(1, 2), (0, 1)]
+
+
+def test_explicit_path_is_used():
+    arrays = [_rand((2, 3)), _rand((3, 4)), _rand((4, 5))]
+    want = np.einsum("ij,jk,kl->il", *arrays)
+    for path in ([(0, 1), (0, 1)], [(1, 2), (0, 1)], [(0, 2), (0, 1)], ["einsum_path", (0, 1, 2)]):
+        got = tf.einsum("ij,jk,kl->il", *[tf.asarray(a) for a in arrays], optimize=path)
+        np.testing.assert_allclose(got.numpy(), want)
+
+
+# ---------------------------------------------------------------------------
+# the plan cache
+# ---------------------------------------------------------------------------
+def test_cache_hit_does_no_parsing_or_path_search(monkeypatch):
+    import opt_einsum
+
+    from tenferro.einsum import _api
+
+    tf.einsum_cache_clear()
+    ops = [tf.asarray(_rand((2, 3))), tf.asarray(_rand((3,))), tf.asarray(_rand((3, 4)))]
+    first = tf.einsum("ik,k,kj->ij", *ops)
+    info = tf.einsum_cache_info()
+    assert (info.hits, info.misses, info.size) == (0, 1, 1)
+
+    def boom(*a, **k):
+        raise AssertionError("path search on a cached call")
+
+    monkeypatch.setattr(opt_einsum, "contract_path", boom)
+    monkeypatch.setattr(_api, "parse_subscripts", boom)
+    monkeypatch.setattr(_api, "canonicalize", boom)
+    second = tf.einsum("ik,k,kj->ij", *ops)
+    info = tf.einsum_cache_info()
+    assert (info.hits, info.misses) == (1, 1)
+    np.testing.assert_array_equal(first.numpy(), second.numpy())
+    # a new shape is a miss (and would search a path)
+    with pytest.raises(AssertionError, match="path search"):
+        tf.einsum("ik,k,kj->ij", tf.asarray(_rand((5, 3))), ops[1], ops[2])
+
+
+def test_cache_is_bounded_and_shared_by_equivalent_equations():
+    tf.einsum_cache_clear(maxsize=4)
+    try:
+        for n in range(1, 8):
+            tf.einsum("ij->i", tf.ones((n, 2)))
+        info = tf.einsum_cache_info()
+        assert info.size == 4 and info.maxsize == 4 and info.misses == 7
+        tf.einsum_cache_clear(maxsize=512)
+        a = tf.ones((2, 3))
+        tf.einsum("ij,jk->ik", a, tf.ones((3, 2)))
+        tf.einsum("ab,bc->ac", a, tf.ones((3, 2)))
+        assert tf.einsum_cache_info().plans.hits == 1  # same canonical spec, one plan
+    finally:
+        tf.einsum_cache_clear(maxsize=512)
+
+
+def test_derived_einsums_use_the_plan_cache():
+    tf.einsum_cache_clear()
+    a, b = tf.asarray(_rand((2, 3))), tf.asarray(_rand((3, 4)))
+
+    def loss(a, b):
+        return tf.einsum("ij,jk->", a, b)
+
+    tidu.grad(loss, argnums=(0, 1))(a, b)
+    before = tf.einsum_cache_info().plans
+    tidu.grad(loss, argnums=(0, 1))(a, b)
+    after = tf.einsum_cache_info().plans
+    assert after.misses == before.misses and after.hits > before.hits
+
+
+# ---------------------------------------------------------------------------
+# derivatives
+# ---------------------------------------------------------------------------
+GRAD_EQUATIONS = [
+    ("ij,jk->ik", [(2, 3), (3, 2)]),
+    ("ii->", [(3, 3)]),
+    ("ii->i", [(3, 3)]),
+    ("iij->ji", [(2, 2, 3)]),
+    ("i->ii", [(3,)]),
+    ("i->iii", [(2,)]),
+    ("ij->", [(2, 3)]),
+    ("ijk->j", [(2, 3, 2)]),
+    ("ik,k,kj->ij", [(2, 3), (3,), (3, 2)]),
+    ("ab,ab,ab->a", [(2, 3), (2, 3), (2, 3)]),
+    ("...ij,...jk->...ik", [(2, 1, 2, 3), (2, 3, 2)]),
+    ("i,i->i", [(1,), (3,)]),
+    (",ij->ij", [(), (2, 2)]),
+    ("ij,jk->ik", [(2, 0), (0, 3)]),
+    ("ij,j->ii", [(2, 3), (3,)]),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
+@pytest.mark.parametrize("eq,shapes", GRAD_EQUATIONS, ids=[e for e, _ in GRAD_EQUATIONS])
+def test_check_grads_order2(eq, shapes, dtype):
+    args = [tf.asarray(_rand(s, dtype, seed=i)) for i, s in enumerate(shapes)]
+    check_grads(lambda *xs: tf.einsum(eq, *xs), args, order=2)
+
+
+def test_grad_of_trace_and_hyperedge_values():
+    a = _rand((3, 3))
+    g = tidu.grad(lambda x: tf.einsum("ii", x))(tf.asarray(a))
+    np.testing.assert_array_equal(g.numpy(), np.eye(3))
+    u, s, v = _rand((2, 3)), _rand((3,), seed=1), _rand((3, 4), seed=2)
+    gs = tidu.grad(lambda s: tf.einsum("ik,k,kj->", tf.asarray(u), s, tf.asarray(v)))(tf.asarray(s))
+    np.testing.assert_allclose(gs.numpy(), u.sum(0) * v.sum(1))
+
+
+def test_third_order_derivative():
+    x = tf.asarray(_rand((3,)))
+
+    def cube(x):  # sum_i x_i^3 as a three-operand hyper-edge einsum
+        return tf.einsum("i,i,i->", x, x, x)
+
+    d2 = tidu.grad(lambda x: tf.sum(tidu.grad(cube)(x)))       # 6 x
+    d3 = tidu.grad(lambda x: tf.sum(d2(x)))                        # 6
+    np.testing.assert_allclose(d2(x).numpy(), 6 * x.numpy())
+    np.testing.assert_allclose(d3(x).numpy(), np.full(3, 6.0))
+
+
+# ---------------------------------------------------------------------------
+# random specs
+# ---------------------------------------------------------------------------
+@st.composite
+def einsum_cases(draw, max_ops: int = 4, sizes=(0, 1, 2, 3), max_rank: int = 3):
+    n = draw(st.integers(1, max_ops))
+    pool = "abcde"
+    size = {l: draw(st.sampled_from(sizes)) for l in pool}
+    ell = tuple(draw(st.lists(st.integers(1, 3), max_size=2))) if draw(st.booleans()) else None
+    terms, shapes = [], []
+    for _ in range(n):
+        t = draw(st.lists(st.sampled_from(pool), max_size=max_rank))
+        shape = [size[l] for l in t]
+        s = "".join(t)
+        if ell is not None and draw(st.booleans()):
+            m = draw(st.integers(0, len(ell)))
+            eshape = [1 if draw(st.booleans()) else e for e in ell[len(ell) - m:]]
+            pos = draw(st.integers(0, len(t)))
+            s = s[:pos] + "..." + s[pos:]
+            shape = shape[:pos] + eshape + shape[pos:]
+        terms.append(s)
+        shapes.append(tuple(shape))
+    eq = ",".join(terms)
+    if draw(st.booleans()):
+        present = sorted(set(eq) - {"."})
+        out = "".join(draw(st.permutations(present))[: draw(st.integers(0, len(present)))])
+        if "..." in eq:
+            pos = draw(st.integers(0, len(out)))
+            out = out[:pos] + "..." + out[pos:]
+        eq += "->" + out
+    return eq, shapes
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=einsum_cases(), optimize=st.sampled_from(OPTIMIZE))
+def test_random_specs_match_numpy(case, optimize):
+    eq, shapes = case
+    arrays = [_rand(s, seed=i) for i, s in enumerate(shapes)]
+    try:
+        want = np.einsum(eq, *arrays)
+    except ValueError:
+        assume(False)
+    got = tf.einsum(eq, *[tf.asarray(a) for a in arrays], optimize=optimize)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-10, atol=1e-10)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=einsum_cases(max_ops=3, sizes=(0, 1, 2, 3), max_rank=3),
+       dtype=st.sampled_from([np.float64, np.complex128]))
+def test_random_specs_check_grads(case, dtype):
+    eq, shapes = case
+    arrays = [_rand(s, seed=i) for i, s in enumerate(shapes)]
+    try:
+        np.einsum(eq, *arrays)
+    except ValueError:
+        assume(False)
+    args = [tf.asarray(_rand(s, dtype, seed=i)) for i, s in enumerate(shapes)]
+    check_grads(lambda *xs: tf.einsum(eq, *xs), args, order=2)
+
+
+# ---------------------------------------------------------------------------
+# errors
+# ---------------------------------------------------------------------------
+E = tf.EinsumSubscriptError
+
+
+@pytest.mark.parametrize("eq,pos,words", [
+    ("ij#,jk", 2, "invalid character '#'"),
+    ("ij,jk->i->k", 8, "more than one '->'"),
+    ("ij-jk", 2, "'-' must be followed by '>'"),
+    ("ij>jk", 2, "'>' must follow '-'"),
+    ("i.j,jk", 1, "ellipsis"),
+    ("...i...,i", 4, "at most one ellipsis"),
+    ("ij,jk->iz", 8, "output label 'z' does not appear"),
+    ("ij,jk->i,k", 8, "single term"),
+])
+def test_malformed_subscripts(eq, pos, words):
+    with pytest.raises(E) as info:
+        tf.einsum(eq, tf.ones((2, 2)), tf.ones((2, 2)))
+    assert info.value.position == pos
+    assert words in str(info.value) and eq in str(info.value)
+    assert "\n    " + " " * pos + "^" in str(info.value)
+
+
+def test_rank_mismatch_names_the_operand():
+    with pytest.raises(tf.EinsumShapeError, match=r"operand 1 has rank 3 .*'jk' has 2 labels") as info:
+        tf.einsum("ij,jk", tf.ones((2, 3)), tf.ones((3, 4, 5)))
+    assert info.value.operand == 1
+    with pytest.raises(tf.EinsumShapeError, match=r"operand 0 has rank 1 .*names 2 dimensions besides '...'"):
+        tf.einsum("...ij", tf.ones((2,)))
+    assert issubclass(tf.EinsumShapeError, tf.ShapeError)
+
+
+def test_inconsistent_sizes_name_label_and_operands():
+    with pytest.raises(tf.EinsumShapeError, match=r"label 'j' has size 3 in operand 0 but size 4 in operand 1"):
+        tf.einsum("ij,jk", tf.ones((2, 3)), tf.ones((4, 5)))
+    with pytest.raises(tf.EinsumShapeError, match=r"label 'i' is repeated in operand 0 with different sizes 2 and 3"):
+        tf.einsum("ii", tf.ones((2, 3)))
+    with pytest.raises(tf.EinsumShapeError, match=r"'...' dimensions of operand 1 .* size 3 against 2"):
+        tf.einsum("...i,...i", tf.ones((2, 4)), tf.ones((3, 4)))
+    with pytest.raises(tf.EinsumShapeError, match=r"label 5 has size 2 in operand 0 but size 3 in operand 1"):
+        tf.einsum(tf.ones((2,)), [5], tf.ones((3,)), [5])
+
+
+def test_wrong_number_of_operands():
+    with pytest.raises(tf.EinsumOperandError, match=r"2 input terms but 1 operand were given"):
+        tf.einsum("ij,jk", tf.ones((2, 2)))
+    with pytest.raises(tf.EinsumOperandError, match=r"1 input term but 2 operands"):
+        tf.einsum("ij", tf.ones((2, 2)), tf.ones((2, 2)))
+    with pytest.raises(tf.EinsumOperandError, match="without any operand"):
+        tf.einsum("ij")
+    with pytest.raises(tf.EinsumOperandError, match="nothing"):
+        tf.einsum()
+
+
+def test_bad_interleaved_labels():
+    with pytest.raises(E, match=r"label list of operand 0 entry 1 is 'x'"):
+        tf.einsum(tf.ones((2, 2)), [0, "x"])
+    with pytest.raises(E, match=r"entry 0 is -1"):
+        tf.einsum(tf.ones((2,)), [-1])
+    with pytest.raises(E, match=r"output label 9 does not appear"):
+        tf.einsum(tf.ones((2,)), [0], [9])
+
+
+def test_unknown_optimize_lists_valid_names():
+    with pytest.raises(tf.EinsumOptimizeError, match=r"unknown optimize value 'fastest'.*'greedy'.*'optimal'"):
+        tf.einsum("ij,jk", tf.ones((2, 2)), tf.ones((2, 2)), optimize="fastest")
+    with pytest.raises(tf.EinsumOptimizeError, match=r"unknown optimize value 3"):
+        tf.einsum("ij,jk", tf.ones((2, 2)), tf.ones((2, 2)), optimize=3)
+    with pytest.raises(tf.EinsumOptimizeError, match=r"refers to operand 5 but only 3 operands remain"):
+        tf.einsum("i,i,i", tf.ones(2), tf.ones(2), tf.ones(2), optimize=[(0, 5), (0, 1)])
+    with pytest.raises(tf.EinsumOptimizeError, match=r"leaves 2 operands uncontracted"):
+        tf.einsum("i,i,i", tf.ones(2), tf.ones(2), tf.ones(2), optimize=[(0, 1)])
+    # a failed call is not cached
+    with pytest.raises(tf.EinsumOptimizeError):
+        tf.einsum("ij,jk", tf.ones((2, 2)), tf.ones((2, 2)), optimize="fastest")
+
+
+def test_errors_are_tenferro_errors():
+    for cls in (tf.EinsumSubscriptError, tf.EinsumShapeError, tf.EinsumOperandError, tf.EinsumOptimizeError):
+        assert issubclass(cls, tf.TenferroError)
