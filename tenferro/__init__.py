@@ -94,3 +94,49 @@ __all__ += [
     "sub", "mul", "div", "neg",
     "broadcast_to", "reshape", "transpose", "permute_dims", "sum",
 ]
+
+# --- elementwise (comparisons, selection, abs/sign, powers, transcendental) and reductions
+from ._elementwise import (
+    greater, greater_equal, less, less_equal, equal, not_equal, isfinite, isinf, isnan, where,
+)
+from ._piecewise import abs, absolute, sign, maximum, minimum, clip
+from ._transcendental import (
+    exp, log, sin, cos, tan, sinh, cosh, tanh, arcsin, arccos, arctan, sqrt, rsqrt, expm1, log1p,
+    square, reciprocal, logaddexp, power, pow,
+)
+from ._reductions import prod, max, min, amax, amin, mean, logsumexp
+
+__all__ += [
+    "abs", "absolute", "sign", "maximum", "minimum", "greater", "greater_equal", "less",
+    "less_equal", "equal", "not_equal", "isfinite", "isinf", "isnan", "where", "clip", "power", "pow",
+    "exp", "log", "sin", "cos", "tan", "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan", "sqrt",
+    "rsqrt", "expm1", "log1p", "square", "reciprocal", "logaddexp",
+    "prod", "max", "min", "amax", "amin", "mean", "logsumexp",
+]
+
+# structural, indexing, matrix helpers and contraction
+from ._structural import squeeze, expand_dims, concatenate, stack, pad, flip, reverse
+from ._indexing import slice, dynamic_slice, dynamic_update_slice, take, gather, scatter_add
+from ._matrix import diagonal, extract_diag, embed_diag, diag, tril, triu, trace
+from ._contraction import dot_general, matmul, tensordot, dot, vdot, inner, outer
+
+__all__ += [
+    "squeeze", "expand_dims", "concatenate", "stack", "pad", "flip", "reverse",
+    "slice", "dynamic_slice", "dynamic_update_slice", "take", "gather", "scatter_add",
+    "diagonal", "extract_diag", "embed_diag", "diag", "tril", "triu", "trace",
+    "dot_general", "matmul", "tensordot", "dot", "vdot", "inner", "outer",
+]
+
+# linear algebra (decompositions and solvers, trailing-batch convention)
+from . import linalg
+
+# einsum (hyper-edges, repeated labels, ellipsis, cached plans, exact AD)
+from .einsum import (  # noqa: E402  (the package is sys.modules["tenferro.einsum"]; this name is the function)
+    EinsumOperandError, EinsumOptimizeError, EinsumShapeError, EinsumSubscriptError,
+    einsum, einsum_cache_clear, einsum_cache_info, einsum_path,
+)
+
+__all__ += [
+    "einsum", "einsum_path", "einsum_cache_info", "einsum_cache_clear",
+    "EinsumSubscriptError", "EinsumShapeError", "EinsumOperandError", "EinsumOptimizeError",
+]

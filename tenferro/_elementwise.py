@@ -71,7 +71,7 @@ def _prepare(op: str, *xs: Any) -> list[Any]:
             if len(xs) > 1:
                 check_placement(op, *xs)
             return list(xs)
-    from ._structural import broadcast_to, convert_element_type  # noqa: PLC0415
+    from ._structural import convert_element_type  # noqa: PLC0415
 
     args = [x if (type(x) is Tensor or isinstance(x, Tracer)) else _coerce(op, x) for x in xs]
     dtype = result_type(*[meta(a)[1] if not _is_weak(x) else x for a, x in zip(args, xs)])
@@ -82,16 +82,7 @@ def _prepare(op: str, *xs: Any) -> list[Any]:
         elif meta(a)[1] is not dtype:
             a = convert_element_type(a, dtype)
         out.append(a)
-    shapes = [tuple(meta(a)[0]) for a in out]
-    try:
-        shape = np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise ShapeError(
-            f"{op}: operands could not be broadcast together: shapes "
-            + ", ".join(fmt_shape(s) for s in shapes)
-            + " (NumPy rules: trailing dimensions must match or be 1)"
-        ) from None
-    out = [a if tuple(meta(a)[0]) == shape else broadcast_to(a, shape) for a in out]
+    out = _broadcast_all(op, *out)
     check_placement(op, *out)
     return out
 

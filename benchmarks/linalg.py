@@ -1,0 +1,169 @@
+"""Benchmark of tenferro.linalg forward+VJP against PyTorch and JAX (jit), float64,
+single-threaded: svd, qr, eigh, cholesky, solve at one 256x256 matrix and at a
+batch of 512 matrices of 32x32 (tenferro: trailing batch ``[32, 32, 512]``;
+torch/jax: leading batch ``[512, 32, 32]``).
+
+Each case times ``value_and_grad`` of a gauge-invariant scalar loss of the
+decomposition (the same loss in every framework). Ratios are ``tenferro / other``
+(below 1: tenferro faster). Run: ``python benchmarks/linalg.py`` (``bench`` extra).
+"""
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+os.environ.setdefault("JAX_ENABLE_X64", "1")
+
+import sys  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _timing import best_time, fmt_ratio, fmt_time  # noqa: E402
+
+import tenferro as tf  # noqa: E402
+import tenferro.linalg as la  # noqa: E402
+import tidu  # noqa: E402
+from tenferro.linalg._util import as_cols, mm, mT  # noqa: E402
+
+try:
+    import torch
+
+    torch.set_num_threads(1)
+except ImportError:  # pragma: no cover
+    torch = None
+try:
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+except ImportError:  # pragma: no cover
+    jax = None
+
+
+def _inputs(op, n, batch, rng):
+    shape = (batch, n, n) if batch else (n, n)
+    a = rng.standard_normal(shape)
+    if op == "cholesky":
+        a = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+    if op == "solve":
+        a = a + n ** 0.5 * np.eye(n)
+    b = rng.standard_normal(shape)
+    c = rng.standard_normal(shape)
+    return a, b, c
+
+
+def _trail(x):
+    return np.asfortranarray(np.moveaxis(x, 0, -1)) if x.ndim == 3 else np.asfortranarray(x)
+
+
+# --- losses (same math in every framework) -------------------------------------------
+def tf_loss(op):
+    def svd(a, b, c):
+        u, s, vh = la.svd(a)
+        return tf.sum(tf.multiply(mm(tf.multiply(u, as_cols(s, u.shape[0])), vh), c))
+
+    def qr(a, b, c):
+        q, r = la.qr(a)
+        return tf.add(tf.sum(tf.multiply(q, c)), tf.sum(tf.multiply(r, c)))
+
+    def eigh(a, b, c):
+        w, v = la.eigh(a)
+        return tf.sum(tf.multiply(mm(tf.multiply(v, as_cols(w, v.shape[0])), mT(v)), c))
+
+    def cholesky(a, b, c):
+        return tf.sum(tf.multiply(la.cholesky(a), c))
+
+    def solve(a, b, c):
+        return tf.sum(tf.multiply(la.solve(a, b), c))
+
+    return locals()[op]
+
+
+def torch_loss(op):
+    def svd(a, b, c):
+        u, s, vh = torch.linalg.svd(a, full_matrices=False)
+        return ((u * s[..., None, :]) @ vh * c).sum()
+
+    def qr(a, b, c):
+        q, r = torch.linalg.qr(a)
+        return (q * c).sum() + (r * c).sum()
+
+    def eigh(a, b, c):
+        w, v = torch.linalg.eigh(a)
+        return ((v * w[..., None, :]) @ v.mT * c).sum()
+
+    def cholesky(a, b, c):
+        return (torch.linalg.cholesky(a) * c).sum()
+
+    def solve(a, b, c):
+        return (torch.linalg.solve(a, b) * c).sum()
+
+    return locals()[op]
+
+
+def jax_loss(op):
+    def svd(a, b, c):
+        u, s, vh = jnp.linalg.svd(a, full_matrices=False)
+        return jnp.sum((u * s[..., None, :]) @ vh * c)
+
+    def qr(a, b, c):
+        q, r = jnp.linalg.qr(a)
+        return jnp.sum(q * c) + jnp.sum(r * c)
+
+    def eigh(a, b, c):
+        w, v = jnp.linalg.eigh(a)
+        return jnp.sum((v * w[..., None, :]) @ jnp.swapaxes(v, -1, -2) * c)
+
+    def cholesky(a, b, c):
+        return jnp.sum(jnp.linalg.cholesky(a) * c)
+
+    def solve(a, b, c):
+        return jnp.sum(jnp.linalg.solve(a, b) * c)
+
+    return locals()[op]
+
+
+def run(op, n, batch, rng):
+    a, b, c = _inputs(op, n, batch, rng)
+    argnums = (0, 1) if op == "solve" else (0,)
+    A, B, C = (tf.asarray(_trail(x)) for x in (a, b, c))
+    f = tf_loss(op)
+    g = tidu.value_and_grad(f, argnums=argnums)
+    t_tf = best_time(lambda: g(A, B, C), repeat=5)
+    t_torch = t_jax = None
+    if torch is not None:
+        ft = torch_loss(op)
+        ta, tb, tc = (torch.tensor(x) for x in (a, b, c))
+
+        def torch_step():
+            xa = ta.clone().requires_grad_(True)
+            xb = tb.clone().requires_grad_(op == "solve")
+            out = ft(xa, xb, tc)
+            out.backward()
+            return out
+        t_torch = best_time(torch_step, repeat=5)
+    if jax is not None:
+        fj = jax.jit(jax.value_and_grad(jax_loss(op), argnums=argnums))
+        ja, jb, jc = (jnp.asarray(x) for x in (a, b, c))
+        t_jax = best_time(lambda: jax.block_until_ready(fj(ja, jb, jc)), repeat=5)
+    return t_tf, t_torch, t_jax
+
+
+def main():
+    rng = np.random.default_rng(0)
+    rows = []
+    print(f"{'op':10s} {'case':14s} {'tenferro':>12s} {'torch':>12s} {'jax(jit)':>12s} {'/torch':>8s} {'/jax':>8s}")
+    for op in ("svd", "qr", "eigh", "cholesky", "solve"):
+        for n, batch, label in ((256, 0, "256x256"), (32, 512, "512 x 32x32")):
+            t_tf, t_torch, t_jax = run(op, n, batch, rng)
+            rows.append((op, label, t_tf, t_torch, t_jax))
+            print(f"{op:10s} {label:14s} {fmt_time(t_tf):>12s} {fmt_time(t_torch):>12s} {fmt_time(t_jax):>12s} "
+                  f"{fmt_ratio(t_tf, t_torch):>8s} {fmt_ratio(t_tf, t_jax):>8s}", flush=True)
+    return rows
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""tenferro.linalg: matrix decompositions and solvers with exact AD rules.
+
+**Trailing-batch convention**: matrix dimensions come first and batch dimensions
+last, ``[M, N, B...]``; each matrix of a batch is a contiguous column-major block.
+A plain 2-d tensor is one matrix. Computation uses LAPACK through NumPy/SciPy.
+
+Every function has forward (JVP) and reverse (transpose) rules written with
+tenferro operations, so derivatives of any order work. Degeneracies and gauges
+are handled explicitly: see :data:`config`, :func:`settings` and docs/ad/.
+"""
+from __future__ import annotations
+
+from ._config import config, settings
+from ._errors import (
+    ConvergenceError, GaugeError, GaugeWarning, LinalgDTypeError, LinalgError, LinalgShapeError,
+    NonPositiveDefiniteError, SingularMatrixError,
+)
+from ._cholesky import cholesky
+from ._det import det, slogdet
+from ._eigh import eigh, eigvalsh
+from ._qr import lq, qr
+from ._solve import inv, solve, triangular_solve
+from ._eig import eig, eigvals
+from ._expm import expm, expm_frechet
+from ._lu import lstsq, lu, pinv
+from ._norm import norm
+from ._svd import svd, svdvals, truncated_svd
+
+__all__ = [
+    "config", "settings",
+    "LinalgError", "LinalgShapeError", "LinalgDTypeError", "NonPositiveDefiniteError",
+    "SingularMatrixError", "ConvergenceError", "GaugeError", "GaugeWarning",
+    "svd", "svdvals", "qr", "lq", "eigh", "eigvalsh", "cholesky", "solve", "triangular_solve",
+    "inv", "det", "slogdet", "eig", "eigvals", "expm", "expm_frechet", "lu", "lstsq", "pinv", "norm",
+    "truncated_svd",
+]

@@ -1,0 +1,73 @@
+"""Cholesky factorization ``herm(a) = L L^H`` (lower ``L``).
+
+Derivative rule: docs/ad/cholesky.md (Murray 2016; Seeger et al. 2017):
+``dL = L Phi(L^{-1} dA_h L^{-H})`` with ``Phi`` = lower triangle, halved diagonal.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._errors import fmt_shape
+from .._prim import as_operand, meta, primitive
+from ._eigh import hermitian_part
+from ._errors import NonPositiveDefiniteError
+from ._solve import triangular_solve_p
+from ._util import bind as _bind
+from ._util import FAMILY, check_matrix, eye_mask, lead, mm, tril, wrap
+
+
+def _tf():
+    import tenferro as tf  # noqa: PLC0415
+
+    return tf
+
+
+cholesky_p = primitive("cholesky", FAMILY)
+
+
+@cholesky_p.def_impl
+def _cholesky_impl(a):
+    x = lead(a._data)
+    h = 0.5 * (x + np.conj(np.swapaxes(x, -1, -2)))
+    try:
+        return wrap(np.linalg.cholesky(h))
+    except np.linalg.LinAlgError:
+        raise NonPositiveDefiniteError(
+            f"cholesky: the (Hermitian part of the) matrix a of shape {fmt_shape(a.shape)} is not positive "
+            "definite") from None
+
+
+@cholesky_p.def_abstract_eval
+def _cholesky_aval(a):
+    check_matrix("cholesky", "a", a, square=True)
+    return a
+
+
+def _phi(x: Any) -> Any:
+    """Lower triangle with the diagonal halved."""
+    tf = _tf()
+    s, d = meta(x)
+    half_diag = tf.multiply(x, tf.multiply(eye_mask(s[0], s[1], tuple(s[2:]), d), 0.5))
+    return tf.add(tril(x, -1), half_diag)
+
+
+def _cholesky_jvp(da, l, a):
+    z = triangular_solve_p.bind(l, hermitian_part(da), lower=True, left=True, transpose_a=False,
+                                conjugate_a=False, unit_diagonal=False)          # L^{-1} dA
+    z = triangular_solve_p.bind(l, z, lower=True, left=False, transpose_a=True,
+                                conjugate_a=meta(l)[1].is_complex, unit_diagonal=False)  # ... L^{-H}
+    return mm(l, _phi(z))
+
+
+cholesky_p.def_jvp_per_arg(_cholesky_jvp)
+
+
+def cholesky(a: Any) -> Any:
+    """Lower Cholesky factor ``L`` ``[N, N, B...]`` with ``herm(a) = L @ L^H``.
+
+    The input is treated as its Hermitian part ``(a + a^H) / 2`` (not only its
+    lower triangle), so the gradient is Hermitian (as in JAX). Raises
+    NonPositiveDefiniteError when that part is not positive definite."""
+    return _bind(cholesky_p, as_operand("cholesky", a))

@@ -1,0 +1,154 @@
+"""Determinants: ``det`` and ``slogdet``.
+
+``det_p``'s derivative is ``d det = trace(adj(A) dA)`` with the adjugate computed
+from the SVD, so it is finite (and correct) at singular matrices;
+``slogdet``'s is ``d log det = trace(A^{-1} dA)``. See docs/ad/det.md (Giles
+2008; the adjugate form as in PyTorch).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tidu import Zero
+
+from .._prim import as_operand, meta, primitive
+from ._solve import inv_p
+from ._util import bind as _bind
+from ._util import FAMILY, check_matrix, lead, mm, mtrace_product, trail, wrap
+from .._tensor import Tensor
+
+
+def _tf():
+    import tenferro as tf  # noqa: PLC0415
+
+    return tf
+
+
+def _batch_aval(a):
+    return a.update(shape=tuple(a.shape[2:]))
+
+
+# ---------------------------------------------------------------------------
+# det and adjugate
+# ---------------------------------------------------------------------------
+det_p = primitive("det", FAMILY)
+
+
+@det_p.def_impl
+def _det_impl(a):
+    return Tensor._wrap(trail(np.asarray(np.linalg.det(lead(a._data))), 0))
+
+
+@det_p.def_abstract_eval
+def _det_aval(a):
+    check_matrix("det", "a", a, square=True)
+    return _batch_aval(a)
+
+
+def _det_jvp(da, out, a):
+    return mtrace_product(adjugate_p.bind(a), da)
+
+
+det_p.def_jvp_per_arg(_det_jvp)
+
+
+adjugate_p = primitive("adjugate", FAMILY)
+
+
+def _adjugate_np(x: np.ndarray) -> np.ndarray:
+    """adj(A) = det(V^H) det(U) V diag(prod_{j != i} s_j) U^H for A = U S V^H (batched, leading)."""
+    n = x.shape[-1]
+    if n == 0:
+        return x.copy()
+    if n == 1:
+        return np.ones_like(x)
+    u, s, vh = np.linalg.svd(x)
+    # products of all singular values but one, without dividing
+    pre = np.cumprod(np.concatenate([np.ones_like(s[..., :1]), s[..., :-1]], axis=-1), axis=-1)
+    suf = np.flip(np.cumprod(np.concatenate([np.ones_like(s[..., :1]), np.flip(s[..., 1:], -1)], axis=-1), -1), -1)
+    prod_others = pre * suf
+    phase = np.linalg.det(u) * np.linalg.det(vh)
+    v = np.conj(np.swapaxes(vh, -1, -2))
+    uh = np.conj(np.swapaxes(u, -1, -2))
+    return (phase[..., None, None] * (v * prod_others[..., None, :])) @ uh
+
+
+@adjugate_p.def_impl
+def _adjugate_impl(a):
+    return wrap(_adjugate_np(lead(a._data)).astype(a._data.dtype, copy=False))
+
+
+@adjugate_p.def_abstract_eval
+def _adjugate_aval(a):
+    check_matrix("adjugate", "a", a, square=True)
+    return a
+
+
+def _adjugate_jvp(da, adj, a):
+    # adj = det(A) A^{-1}: d adj = (trace(adj dA) adj - adj dA adj) / det(A). Finite for
+    # invertible A (second derivatives of det at a singular matrix are not supported).
+    tf = _tf()
+    s = meta(a)[0]
+    d = det_p.bind(a)
+    t = mtrace_product(adj, da)
+    from ._util import as_cols  # noqa: PLC0415
+
+    def bmat(v):  # [B...] -> [N, N, B...]
+        from .._structural import broadcast_in_dim_p  # noqa: PLC0415
+
+        return broadcast_in_dim_p.bind(v, shape=tuple(s), broadcast_dimensions=tuple(range(2, len(s))))
+
+    num = tf.subtract(tf.multiply(bmat(t), adj), mm(mm(adj, da), adj))
+    return tf.divide(num, bmat(d))
+
+
+adjugate_p.def_jvp_per_arg(_adjugate_jvp)
+
+
+def det(a: Any) -> Any:
+    """Determinant of each matrix of ``a`` ``[N, N, B...]`` -> ``[B...]``.
+    The gradient is the (transposed) adjugate, finite at singular matrices."""
+    return _bind(det_p, as_operand("det", a))
+
+
+# ---------------------------------------------------------------------------
+# slogdet
+# ---------------------------------------------------------------------------
+slogdet_p = primitive("slogdet", FAMILY, multiple_results=True)
+
+
+@slogdet_p.def_impl
+def _slogdet_impl(a):
+    sign, logabs = np.linalg.slogdet(lead(a._data))
+    return [Tensor._wrap(trail(np.asarray(sign), 0)), Tensor._wrap(trail(np.asarray(logabs), 0))]
+
+
+@slogdet_p.def_abstract_eval
+def _slogdet_aval(a):
+    check_matrix("slogdet", "a", a, square=True)
+    b = _batch_aval(a)
+    return [b, b.update(dtype=a.dtype.real_dtype)]
+
+
+@slogdet_p.def_jvp
+def _slogdet_jvp(primals, tangents):
+    tf = _tf()
+    (a,), (da,) = primals, tangents
+    sign, logabs = slogdet_p.bind(a)
+    t = mtrace_product(inv_p.bind(a), da)          # trace(A^{-1} dA)
+    dlog = tf.real(t)
+    if meta(a)[1].is_complex:
+        dsign = tf.multiply(sign, tf.multiply(tf.imag(t), 1j))
+    else:
+        dsign = Zero.like(sign)
+    return [sign, logabs], [dsign, dlog]
+
+
+def slogdet(a: Any) -> tuple[Any, Any]:
+    """``(sign, logabsdet)`` of each matrix of ``a`` ``[N, N, B...]`` (shapes ``[B...]``),
+    with ``det = sign * exp(logabsdet)``; ``sign`` has a's dtype (unit modulus for
+    complex), ``logabsdet`` is real (``-inf`` for singular matrices)."""
+    sign, logabs = _bind(slogdet_p, as_operand("slogdet", a))
+    return sign, logabs

@@ -1,0 +1,109 @@
+"""General (non-Hermitian) eigendecomposition ``eig``.
+
+``eig_p(a)`` returns ``[w, V]`` (complex, ``a V = V diag(w)``), with LAPACK's
+normalization: unit 2-norm columns. Derivative rule: docs/ad/eig.md (Giles 2008;
+Boeddeker et al. 2017): ``dw = diag(V^{-1} dA V)``,
+``dV = V (F o V^{-1} dA V)`` then projected so that ``v_k^H dv_k = 0`` (norm kept,
+phase fixed) — the stated normalization of the derivative.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._prim import as_operand, meta, primitive
+from ._errors import ConvergenceError
+from ._solve import solve_p
+from ._util import bind as _bind
+from ._util import (
+    FAMILY, GAUGE_RTOL, as_cols, as_rows, check_matrix, concrete, const, diag_part, gauge_guard, gauge_violation,
+    lead, mH, mm, to_dtype, wrap,
+)
+from ._config import config
+
+
+def _tf():
+    import tenferro as tf  # noqa: PLC0415
+
+    return tf
+
+
+eig_p = primitive("eig", FAMILY, multiple_results=True)
+
+
+@eig_p.def_impl
+def _eig_impl(a):
+    x = lead(a._data)
+    cdt = np.result_type(x.dtype, np.complex64)
+    try:
+        w, v = np.linalg.eig(x)
+    except np.linalg.LinAlgError as e:
+        raise ConvergenceError(f"eig: LAPACK geev did not converge for input of shape {a.shape}: {e}") from None
+    return [wrap(w.astype(cdt, copy=False), 1), wrap(v.astype(cdt, copy=False))]
+
+
+@eig_p.def_abstract_eval
+def _eig_aval(a):
+    check_matrix("eig", "a", a, square=True)
+    c = a.dtype.complex_dtype
+    return [a.update(shape=(a.shape[0],) + tuple(a.shape[2:]), dtype=c), a.update(dtype=c)]
+
+
+def _eig_gauge_check(cts: list, res: list) -> str | None:
+    (ct_v,) = cts
+    w, v = res
+    # only the phase of each (unit-norm) column is free: Im diag(V^H G_V) must vanish
+    d = np.sum(np.conj(lead(v)) * np.conj(lead(ct_v)), axis=-2)
+    im = np.abs(np.imag(d))
+    denom = np.max(np.abs(d)) if d.size else 0.0
+    r = float(np.max(im) / denom) if im.size and denom > 0 else 0.0
+    if r > GAUGE_RTOL:
+        return (f"eig: the loss depends on the phase of the eigenvectors (relative size {r:.2e}); "
+                "eigenvectors are defined only up to a phase, so this gradient is ill-defined.")
+    return None
+
+
+def _broadened_inverse_complex(d: Any) -> Any:
+    """``conj(d) / (|d|^2 + eps)``, 0 where ``d == 0``."""
+    tf = _tf()
+    mag2 = tf.real(tf.multiply(d, tf.conj(d)))
+    eps = config.broadening
+    if eps:
+        mag2 = tf.add(mag2, eps)
+    arr = concrete(mag2)
+    if arr is not None and (arr == 0).any():
+        mag2 = tf.add(mag2, const((arr == 0).astype(arr.dtype)))
+    return tf.divide(tf.conj(d), mag2)
+
+
+@eig_p.def_jvp
+def _eig_jvp(primals, tangents):
+    tf = _tf()
+    (a,), (da,) = primals, tangents
+    w, v = eig_p.bind(a)
+    cd = meta(v)[1]
+    da = to_dtype(da, cd)
+    m = solve_p.bind(v, mm(da, v))                  # V^{-1} dA V
+    dw = diag_part(m)
+    n = meta(w)[0][0]
+    f = _broadened_inverse_complex(tf.subtract(as_cols(w, n), as_rows(w, n)))   # 1 / (w_j - w_i)
+    dv = mm(v, tf.multiply(f, m))
+    dv = tf.subtract(dv, tf.multiply(v, as_cols(diag_part(mm(mH(v), dv)), n)))   # v_k^H dv_k = 0
+    (dv,) = gauge_guard([dv], [w, v], _eig_gauge_check)
+    return [w, v], [dw, dv]
+
+
+def eig(a: Any) -> tuple[Any, Any]:
+    """Eigenvalues and right eigenvectors of square matrices ``[N, N, B...]``:
+    ``(w [N, B...], V [N, N, B...])``, both complex, ``a @ V = V @ diag(w)``, columns
+    of V of unit 2-norm. Derivative of V under the normalization ``v_k^H dv_k = 0``;
+    a loss that depends on the eigenvectors' phases triggers a GaugeWarning.
+    Needs distinct eigenvalues (diagonalizable input)."""
+    w, v = _bind(eig_p, as_operand("eig", a))
+    return w, v
+
+
+def eigvals(a: Any) -> Any:
+    """Eigenvalues ``[N, B...]`` (complex) of square matrices."""
+    return _bind(eig_p, as_operand("eigvals", a))[0]

@@ -1,0 +1,97 @@
+"""Hermitian eigendecomposition: ``eigh`` and ``eigvalsh``.
+
+``eigh_p(a)`` returns ``[w, V]`` with ``herm(a) = V diag(w) V^H``,
+``herm(a) = (a + a^H) / 2``, ``w`` ascending, shapes ``[N, B...]`` and
+``[N, N, B...]``. Derivative rule: docs/ad/eigh.md (Giles 2008; Seeger et al.
+2017; Liao et al. 2019 for broadening).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._prim import as_operand, meta, primitive
+from ._errors import ConvergenceError
+from ._util import bind as _bind
+from ._util import (
+    FAMILY, GAUGE_RTOL, broadened_inverse, check_matrix, diag_part, diff_matrix, gauge_guard,
+    gauge_violation, lead, mH, mm, wrap,
+)
+
+
+def _tf():
+    import tenferro as tf  # noqa: PLC0415
+
+    return tf
+
+
+def hermitian_part(x: Any) -> Any:
+    """``(x + x^H) / 2`` of each matrix."""
+    tf = _tf()
+    return tf.multiply(tf.add(x, mH(x)), 0.5)
+
+
+eigh_p = primitive("eigh", FAMILY, multiple_results=True)
+
+
+@eigh_p.def_impl
+def _eigh_impl(a):
+    x = lead(a._data)
+    h = 0.5 * (x + np.conj(np.swapaxes(x, -1, -2)))
+    try:
+        w, v = np.linalg.eigh(h)
+    except np.linalg.LinAlgError as e:
+        raise ConvergenceError(f"eigh: LAPACK did not converge for input of shape {a.shape}: {e}") from None
+    return [wrap(w, 1), wrap(v)]
+
+
+@eigh_p.def_abstract_eval
+def _eigh_aval(a):
+    check_matrix("eigh", "a", a, square=True)
+    return [a.update(shape=(a.shape[0],) + tuple(a.shape[2:]), dtype=a.dtype.real_dtype), a]
+
+
+def _eigh_gauge_check(cts: list, res: list) -> str | None:
+    """Invariance under V -> V D for unitary D commuting with diag(w)."""
+    (ct_v,) = cts
+    w, v = res
+    r = gauge_violation([(lead(v), np.conj(lead(ct_v)))], lead(w, 1))   # V^H G_V, G_V = conj(ct)
+    if r > GAUGE_RTOL:
+        return (f"eigh: the loss depends on the gauge of the eigenvectors (relative size {r:.2e} of the "
+                "gauge-dependent part of the cotangent): eigenvectors are defined only up to a phase "
+                "(complex) or a rotation within degenerate eigenvalues, so this gradient is ill-defined. "
+                "Use a gauge-invariant function such as V diag(f(w)) V^H.")
+    return None
+
+
+@eigh_p.def_jvp
+def _eigh_jvp(primals, tangents):
+    tf = _tf()
+    (a,), (da,) = primals, tangents
+    w, v = eigh_p.bind(a)
+    m = mm(mm(mH(v), hermitian_part(da)), v)          # V^H dA_h V
+    dw = tf.real(diag_part(m))
+    f = broadened_inverse(diff_matrix(w))             # F_ij = 1 / (w_j - w_i), broadened, 0 on the diagonal
+    dv = mm(v, tf.multiply(f, m))
+    (dv,) = gauge_guard([dv], [w, v], _eigh_gauge_check)
+    return [w, v], [dw, dv]
+
+
+def eigh(a: Any) -> tuple[Any, Any]:
+    """Eigenvalues (ascending, real) and eigenvectors of Hermitian matrices
+    ``[N, N, B...]``: ``(w [N, B...], V [N, N, B...])`` with ``a = V diag(w) V^H``.
+
+    The input is treated as its Hermitian part ``(a + a^H) / 2``, so gradients
+    are Hermitian (as in JAX). Near-degenerate eigenvalues are broadened in the
+    derivative; a gauge-dependent loss triggers a GaugeWarning (docs/ad/eigh.md).
+    """
+    a = as_operand("eigh", a)
+    w, v = _bind(eigh_p, a)
+    return w, v
+
+
+def eigvalsh(a: Any) -> Any:
+    """Eigenvalues ``[N, B...]`` (ascending) of the Hermitian part of ``a``."""
+    a = as_operand("eigvalsh", a)
+    return _bind(eigh_p, a)[0]

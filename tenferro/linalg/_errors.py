@@ -1,0 +1,49 @@
+"""Errors and warnings of :mod:`tenferro.linalg`.
+
+Every error derives from :class:`LinalgError` (itself a :class:`tenferro.TenferroError`)
+and from the matching tenferro error class, so ``except tenferro.ShapeError``
+keeps working for shape problems. Messages name the function and the shapes.
+"""
+from __future__ import annotations
+
+from .._errors import DTypeError, ShapeError, TenferroError, TenferroValueError
+
+__all__ = [
+    "LinalgError", "LinalgShapeError", "LinalgDTypeError", "NonPositiveDefiniteError",
+    "SingularMatrixError", "GaugeError", "GaugeWarning", "ConvergenceError",
+]
+
+
+class LinalgError(TenferroError):
+    """Base class of the errors raised by ``tenferro.linalg``."""
+
+
+class LinalgShapeError(LinalgError, ShapeError):
+    """Non-square input where a square matrix is required, rank too low,
+    or batch shapes that do not match."""
+
+
+class LinalgDTypeError(LinalgError, DTypeError):
+    """Integer or boolean input to a function that needs float or complex."""
+
+
+class NonPositiveDefiniteError(LinalgError, TenferroValueError):
+    """``cholesky`` of a matrix that is not (numerically) positive definite."""
+
+
+class SingularMatrixError(LinalgError, TenferroValueError):
+    """``solve``/``inv`` of an exactly singular matrix."""
+
+
+class ConvergenceError(LinalgError, TenferroValueError):
+    """LAPACK did not converge (SVD, eig)."""
+
+
+class GaugeError(LinalgError, TenferroValueError):
+    """A loss depends on the gauge (phase or rotation within a degenerate
+    subspace) of singular vectors or eigenvectors, so its gradient is ill-defined.
+    Raised when ``tenferro.linalg.config.gauge == "raise"``."""
+
+
+class GaugeWarning(UserWarning):
+    """The warning version of :class:`GaugeError` (``config.gauge == "warn"``)."""

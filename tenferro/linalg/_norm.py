@@ -1,0 +1,103 @@
+"""Vector and matrix norms, composed from tenferro operations (so their
+derivatives come from those of ``abs``, ``sum``, ``max``, ``svd``, ...).
+See docs/ad/norm.md. Norms are not differentiable where they are not smooth
+(at zero, at ties of ``max``); the rules then give one subgradient."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .._errors import TenferroValueError
+from .._prim import as_operand, meta
+from .._reductions import normalize_axes
+from ._svd import svdvals
+
+
+def _tf():
+    import tenferro as tf  # noqa: PLC0415
+
+    return tf
+
+
+def _abs2(x: Any) -> Any:
+    tf = _tf()
+    return tf.real(tf.multiply(x, tf.conj(x))) if meta(x)[1].is_complex else tf.multiply(x, x)
+
+
+def _vector_norm(x: Any, ord: Any, axes: tuple) -> Any:
+    tf = _tf()
+    if ord is None or ord == 2:
+        return tf.sqrt(tf.sum(_abs2(x), axis=axes))
+    if ord == np.inf:
+        return tf.max(tf.abs(x), axis=axes)
+    if ord == -np.inf:
+        return tf.min(tf.abs(x), axis=axes)
+    if ord == 1:
+        return tf.sum(tf.abs(x), axis=axes)
+    if ord == 0:
+        raise TenferroValueError("norm: ord=0 (count of non-zeros) is not a norm and has no derivative; "
+                                 "use sum(x != 0)")
+    if isinstance(ord, (int, float)) and not isinstance(ord, bool):
+        p = float(ord)
+        return tf.power(tf.sum(tf.power(tf.abs(x), p), axis=axes), 1.0 / p)
+    raise TenferroValueError(f"norm: invalid ord {ord!r} for a vector norm; expected None, 1, 2, inf, -inf "
+                             "or a number")
+
+
+def _matrix_norm(x: Any, ord: Any) -> Any:
+    """Matrix norm over axes (0, 1) of ``x`` [M, N, B...]."""
+    tf = _tf()
+    if ord is None or ord == "fro":
+        return tf.sqrt(tf.sum(_abs2(x), axis=(0, 1)))
+    if ord == "nuc":
+        return tf.sum(svdvals(x), axis=0)
+    if ord in (2, -2):
+        s = svdvals(x)
+        return tf.max(s, axis=0) if ord == 2 else tf.min(s, axis=0)
+    if ord in (1, -1):      # max/min column sum
+        c = tf.sum(tf.abs(x), axis=0)
+        return tf.max(c, axis=0) if ord == 1 else tf.min(c, axis=0)
+    if ord in (np.inf, -np.inf):   # max/min row sum
+        r = tf.sum(tf.abs(x), axis=1)
+        return tf.max(r, axis=0) if ord == np.inf else tf.min(r, axis=0)
+    raise TenferroValueError(f"norm: invalid ord {ord!r} for a matrix norm; expected None, 'fro', 'nuc', "
+                             "1, -1, 2, -2, inf or -inf")
+
+
+def norm(x: Any, ord: Any = None, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
+    """Vector or matrix norm, like ``numpy.linalg.norm`` but batch-last:
+
+    * ``axis=None``: a vector norm of all elements when ``ord`` is None (2-norm of
+      the flattened tensor), else ``x`` must be 1-d (vector norm) or ≥ 2-d
+      (matrix norm over axes (0, 1), batch axes after);
+    * ``axis`` an int: vector norm along it; a pair: matrix norm over those axes.
+
+    Vector ``ord``: None/2, 1, inf, -inf, any real p. Matrix ``ord``: None/'fro',
+    'nuc', 2, -2 (extreme singular values), 1, -1 (column sums), inf, -inf (row sums).
+    """
+    tf = _tf()
+    x = as_operand("norm", x)
+    shape = tuple(meta(x)[0])
+    nd = len(shape)
+    if axis is None:
+        if ord is None:
+            axes = tuple(range(nd))
+            r = _vector_norm(x, None, axes)
+            return tf.reshape(r, (1,) * nd) if keepdims else r
+        axes = (0,) if nd == 1 else (0, 1)
+    else:
+        axes = normalize_axes("norm", axis, nd)
+        if not isinstance(axis, (int, np.integer)):
+            axes = tuple(int(a) % nd for a in axis)
+    if len(axes) == 1:
+        r = _vector_norm(x, ord, axes)
+    elif len(axes) == 2:
+        rest = tuple(i for i in range(nd) if i not in axes)
+        xt = tf.transpose(x, axes + rest) if axes + rest != tuple(range(nd)) else x
+        r = _matrix_norm(xt, ord)
+    else:
+        raise TenferroValueError(f"norm: axis must be an int or a pair of ints, got {axis!r}")
+    if keepdims:
+        r = tf.reshape(r, tuple(1 if i in axes else n for i, n in enumerate(shape)))
+    return r

@@ -1,0 +1,350 @@
+"""Shared helpers of :mod:`tenferro.linalg`.
+
+Two kinds of helpers live here:
+
+* **impl side** (NumPy arrays): argument checks with typed errors, and moving the
+  trailing batch dimensions ``[M, N, B...]`` to the leading position NumPy's
+  batched LAPACK wrappers expect (``np.moveaxis`` is a view; NumPy loops over the
+  batch in C) and back to canonical column-major storage.
+* **rule side** (tenferro ops, so that rules can be differentiated again):
+  batched matrix products :func:`mm`, conjugate transposes :func:`mH`, diagonal
+  extraction/embedding, triangular masks, Lorentzian-broadened inverses
+  :func:`broadened_inverse`, and the gauge check primitive :data:`gauge_check_p`.
+
+All rule-side helpers work on the trailing-batch layout: matrix axes 0 and 1,
+batch axes 2, 3, ...
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+import tidu
+from tidu import Tracer, Zero, is_undefined
+
+from .._dtypes import DType
+from .._errors import fmt_shape
+from .._prim import TensorType, fortran, meta, primitive
+from .._tensor import Tensor
+from ._config import config
+from ._errors import GaugeError, GaugeWarning, LinalgDTypeError, LinalgShapeError
+
+FAMILY = "linalg"
+
+
+# ---------------------------------------------------------------------------
+# impl side
+# ---------------------------------------------------------------------------
+def check_matrix(op: str, name: str, a: TensorType, *, square: bool = False) -> None:
+    """Raise typed errors unless ``a`` is a float/complex (batch of) matrix."""
+    if not a.dtype.is_floating:
+        raise LinalgDTypeError(f"{op}: {name} must be float32/64 or complex64/128, got dtype {a.dtype.name}")
+    if len(a.shape) < 2:
+        raise LinalgShapeError(
+            f"{op}: {name} must be a matrix [M, N] or a batch of matrices [M, N, B...] "
+            f"(trailing batch dimensions), got shape {fmt_shape(a.shape)}"
+        )
+    if square and a.shape[0] != a.shape[1]:
+        raise LinalgShapeError(
+            f"{op}: {name} must be square ([N, N, B...]), got shape {fmt_shape(a.shape)} "
+            f"({a.shape[0]} x {a.shape[1]} matrices)"
+        )
+
+
+def check_batch(op: str, names: Sequence[str], avals: Sequence[TensorType], cores: Sequence[int]) -> tuple:
+    """Equal batch shapes (after ``cores[i]`` core dimensions); returns the batch shape."""
+    batches = [tuple(a.shape[c:]) for a, c in zip(avals, cores)]
+    if any(b != batches[0] for b in batches[1:]):
+        desc = ", ".join(f"{n} {fmt_shape(a.shape)} (batch {fmt_shape(b)})" for n, a, b in zip(names, avals, batches))
+        raise LinalgShapeError(f"{op}: batch dimensions (trailing) must match exactly, got {desc}")
+    return batches[0]
+
+
+def lead(a: np.ndarray, core: int = 2) -> np.ndarray:
+    """View of ``a`` with its ``core`` leading (matrix) axes moved to the back."""
+    nd = a.ndim
+    if nd == core:
+        return a
+    return np.moveaxis(a, tuple(range(core)), tuple(range(nd - core, nd)))
+
+
+def trail(a: np.ndarray, core: int = 2) -> np.ndarray:
+    """Inverse of :func:`lead`, in canonical column-major storage."""
+    nd = a.ndim
+    if nd == core:
+        return fortran(a)
+    return fortran(np.moveaxis(a, tuple(range(nd - core, nd)), tuple(range(core))))
+
+
+def wrap(a: np.ndarray, core: int = 2) -> Tensor:
+    return Tensor._wrap(trail(a, core))
+
+
+# ---------------------------------------------------------------------------
+# rule side: written with tenferro ops only
+# ---------------------------------------------------------------------------
+def _ops():
+    import tenferro as tf  # noqa: PLC0415  (avoid an import cycle)
+
+    return tf
+
+
+def mm(a: Any, b: Any) -> Any:
+    """Batched matrix product ``a @ b`` in the trailing-batch layout:
+    ``[M, K, B...] x [K, N, B...] -> [M, N, B...]`` (dtypes promoted)."""
+    tf = _ops()
+    nb = len(meta(a)[0]) - 2
+    batch = tuple(range(2, 2 + nb))
+    return tf.dot_general(a, b, (((1,), (0,)), (batch, batch)))
+
+
+def mT(x: Any) -> Any:
+    """Transpose of the matrix axes (batch axes stay)."""
+    nd = len(meta(x)[0])
+    return _ops().transpose(x, (1, 0) + tuple(range(2, nd)))
+
+
+def mH(x: Any) -> Any:
+    """Conjugate transpose of the matrix axes."""
+    tf = _ops()
+    t = mT(x)
+    return tf.conj(t) if meta(x)[1].is_complex else t
+
+
+def const(array: np.ndarray) -> Tensor:
+    return Tensor._wrap(fortran(array))
+
+
+def eye_mask(n: int, m: int, batch: tuple, dtype: DType, k: int = 0) -> Tensor:
+    """Constant ``[n, m, B...]`` identity (shifted by ``k``), broadcast over the batch."""
+    e = np.eye(n, m, k, dtype=dtype.numpy)
+    return const(np.broadcast_to(e.reshape(e.shape + (1,) * len(batch)), (n, m) + batch))
+
+
+def tril(x: Any, k: int = 0) -> Any:
+    return _ops().tril(x, k)
+
+
+def triu(x: Any, k: int = 0) -> Any:
+    return _ops().triu(x, k)
+
+
+def diag_part(x: Any) -> Any:
+    """``[n, n, B...] -> [n, B...]``: the diagonal of each matrix."""
+    return _ops().extract_diag(x)
+
+
+def diag_embed(v: Any) -> Any:
+    """``[n, B...] -> [n, n, B...]``: diagonal matrices with diagonal ``v``."""
+    return _ops().embed_diag(v)
+
+
+def as_cols(v: Any, m: int) -> Any:
+    """``v[j]`` of shape ``[n, B...]`` as a matrix ``X[i, j] = v[j]`` of shape ``[m, n, B...]``."""
+    from .._structural import broadcast_in_dim_p  # noqa: PLC0415
+
+    s, _ = meta(v)
+    nb = len(s) - 1
+    return broadcast_in_dim_p.bind(v, shape=(m,) + tuple(s), broadcast_dimensions=(1,) + tuple(range(2, 2 + nb)))
+
+
+def as_rows(v: Any, m: int) -> Any:
+    """``v[i]`` of shape ``[n, B...]`` as a matrix ``X[i, j] = v[i]`` of shape ``[n, m, B...]``."""
+    from .._structural import broadcast_in_dim_p  # noqa: PLC0415
+
+    s, _ = meta(v)
+    nb = len(s) - 1
+    shape = (s[0], m) + tuple(s[1:])
+    return broadcast_in_dim_p.bind(v, shape=shape, broadcast_dimensions=(0,) + tuple(range(2, 2 + nb)))
+
+
+def broadened_inverse(d: Any) -> Any:
+    """``d / (d**2 + eps)`` (Lorentzian broadening of ``1/d``), elementwise, with
+    ``eps = config.broadening``; exactly 0 where ``d == 0``."""
+    tf = _ops()
+    eps = config.broadening
+    s, dt = meta(d)
+    denom = tf.multiply(d, d)
+    if eps:
+        denom = tf.add(denom, eps)
+    # d == 0 gives 0/eps = 0, or 0/0 without broadening: guard with a constant mask
+    zero = _zero_mask(d)
+    if zero is not None:
+        denom = tf.add(denom, zero)
+    return tf.divide(d, denom)
+
+
+def _zero_mask(d: Any) -> Tensor | None:
+    """Constant 1 where the (concrete) value of ``d`` is exactly zero, else None."""
+    arr = concrete(d)
+    if arr is None:
+        return None
+    z = (arr == 0)
+    if not z.any():
+        return None
+    return const(z.astype(arr.dtype))
+
+
+def concrete(x: Any) -> np.ndarray | None:
+    """The NumPy value of a Tensor or a tracer that knows one, else None."""
+    if type(x) is Tensor:
+        return x._data
+    if isinstance(x, Tracer):
+        try:
+            v = x.to_concrete()
+        except Exception:  # noqa: BLE001  (abstract tracer: no value)
+            return None
+        return v._data if type(v) is Tensor else None
+    return None
+
+
+def safe_reciprocal(s: Any) -> Any:
+    """``1/s`` with exact zeros mapped to 0 (singular values of rank-deficient input)."""
+    tf = _ops()
+    zero = _zero_mask(s)
+    if zero is None:
+        return tf.divide(1.0, s)
+    return tf.subtract(tf.divide(1.0, tf.add(s, zero)), zero)
+
+
+def diff_matrix(v: Any) -> Any:
+    """``D[i, j] = v[j] - v[i]`` for ``v`` of shape ``[n, B...]``."""
+    n = meta(v)[0][0]
+    return _ops().subtract(as_cols(v, n), as_rows(v, n))
+
+
+def to_dtype(x: Any, dtype: DType) -> Any:
+    from .._structural import convert_element_type  # noqa: PLC0415
+
+    return convert_element_type(x, dtype)
+
+
+# ---------------------------------------------------------------------------
+# gauge check: identity on tangents, checks cotangents in reverse mode
+# ---------------------------------------------------------------------------
+gauge_check_p = primitive("linalg_gauge_check", FAMILY, multiple_results=True)
+"""``gauge_check_p(*tangents, *residuals, n_lin, check)``: returns the ``n_lin``
+tangents unchanged. Its transpose passes the cotangents through and calls
+``check(op, cotangents, residuals)`` (NumPy arrays) first, which warns or raises
+per ``config.gauge``. See docs/ad/gauge.md."""
+
+
+@gauge_check_p.def_impl
+def _gauge_impl(*args, n_lin, check):
+    return list(args[:n_lin])
+
+
+@gauge_check_p.def_abstract_eval
+def _gauge_aval(*avals, n_lin, check):
+    return list(avals[:n_lin])
+
+
+@gauge_check_p.def_jvp
+def _gauge_jvp(primals, tangents, n_lin, check):
+    out = gauge_check_p.bind(*primals, n_lin=n_lin, check=check)
+    t_lin = [tidu.instantiate(t) for t in tangents[:n_lin]]
+    # the derivative of the identity is the identity; its cotangents are not a loss's
+    # gradient (higher-order directions), so the copy does not check (check=None)
+    t_out = gauge_check_p.bind(*t_lin, *primals[n_lin:], n_lin=n_lin, check=None)
+    return out, t_out
+
+
+@gauge_check_p.def_transpose
+def _gauge_transpose(cts, *args, n_lin, check):
+    res = args[n_lin:]
+    if check is not None and config.gauge != "ignore":
+        # first-order reverse mode only: with traced residuals (higher orders) the
+        # cotangents are directions of a derivative, not a loss's gradient
+        ct_arrays = [None if type(c) is Zero else concrete(c) for c in cts]
+        res_arrays = [r._data if type(r) is Tensor else None for r in res]
+        if all(r is not None for r in res_arrays) and not all(c is None for c in ct_arrays) \
+                and all(c is not None or type(ct) is Zero for c, ct in zip(ct_arrays, cts)):
+            message = check(ct_arrays, res_arrays)
+            if message:
+                if config.gauge == "raise":
+                    raise GaugeError(message)
+                warnings.warn(message, GaugeWarning, stacklevel=2)
+    return [None if type(c) is Zero else c for c in cts] + [None] * len(res)
+
+
+def gauge_guard(tangents: list, residuals: list, check: Callable[..., str | None]) -> list:
+    """Pass ``tangents`` through :data:`gauge_check_p` (one place for all rules)."""
+    return gauge_check_p.bind(*tangents, *residuals, n_lin=len(tangents), check=check)
+
+
+def gauge_violation(pairs: list, values: np.ndarray) -> float:
+    """Relative size of the gauge-dependent part of ``X = sum_k A_k^H B_k`` for
+    ``pairs = [(A_k, B_k)]`` (leading-batch arrays ``[B..., M, K]``): the
+    skew-Hermitian part of ``X`` on the pairs (i, j) of degenerate ``values``
+    (``[B..., K]``), the diagonal (phases) included. The full ``K x K`` product is
+    formed only when some off-diagonal pair is degenerate; otherwise only the
+    diagonal (``O(M K)``), and nothing at all for real data."""
+    if values.size == 0:
+        return 0.0
+    scale = np.max(np.abs(values), axis=-1, keepdims=True)
+    tol = config.degeneracy_rtol * np.where(scale > 0, scale, 1.0)
+    deg = np.abs(values[..., :, None] - values[..., None, :]) <= tol[..., None]
+    k = values.shape[-1]
+    off = deg & ~np.eye(k, dtype=bool)
+    is_complex = any(np.iscomplexobj(a) or np.iscomplexobj(b) for a, b in pairs)
+    if off.any():
+        x = sum(np.matmul(np.conj(np.swapaxes(a, -1, -2)), b) for a, b in pairs)
+        skew = x - np.conj(np.swapaxes(x, -1, -2))
+        bad = np.max(np.abs(np.where(deg, skew, 0)))
+        denom = np.max(np.abs(x))
+    elif is_complex:
+        d = sum(np.sum(np.conj(a) * b, axis=-2) for a, b in pairs)
+        bad = 2 * np.max(np.abs(d.imag))
+        denom = np.max(np.abs(d))
+    else:
+        return 0.0
+    return float(bad / denom) if denom > 0 else 0.0
+
+
+GAUGE_RTOL = 1e-6
+
+
+def columns(x: Any, start: int, stop: int) -> Any:
+    """Columns ``start:stop`` of each matrix of ``x`` (a product with a constant selector)."""
+    s, d = meta(x)
+    sel = np.zeros((s[1], stop - start), dtype=d.numpy)
+    sel[start:stop, :] = np.eye(stop - start, dtype=d.numpy)
+    return mm(x, const(np.broadcast_to(sel.reshape(sel.shape + (1,) * (len(s) - 2)), sel.shape + tuple(s[2:]))))
+
+
+def place_columns(x: Any, total: int, offset: int) -> Any:
+    """``x`` ``[M, K, B...]`` as columns ``offset:offset+K`` of an ``[M, total, B...]``
+    matrix that is zero elsewhere (the transpose of :func:`columns`)."""
+    s, d = meta(x)
+    sel = np.zeros((s[1], total), dtype=d.numpy)
+    sel[:, offset:offset + s[1]] = np.eye(s[1], dtype=d.numpy)
+    return mm(x, const(np.broadcast_to(sel.reshape(sel.shape + (1,) * (len(s) - 2)), sel.shape + tuple(s[2:]))))
+
+
+def rows(x: Any, start: int, stop: int) -> Any:
+    return mT(columns(mT(x), start, stop))
+
+
+def place_rows(x: Any, total: int, offset: int) -> Any:
+    return mT(place_columns(mT(x), total, offset))
+
+
+def mtrace_product(a: Any, b: Any) -> Any:
+    """``trace(a @ b)`` per batch element, ``[B...]``, as ``sum(a^T * b)`` (no matmul)."""
+    tf = _ops()
+    return tf.sum(tf.multiply(mT(a), b), axis=(0, 1))
+
+
+def bind(p: Any, *args: Any, **params: Any) -> Any:
+    """Validate the operands with ``p``'s shape rule (typed errors, also on the
+    eager path, which skips abstract evaluation), then bind ``p``."""
+    from .._prim import placement_of_operand  # noqa: PLC0415
+
+    avals = []
+    for x in args:
+        s, d = meta(x)
+        avals.append(TensorType(tuple(s), d, placement_of_operand(x)))
+    p.abstract_eval(*avals, **params)
+    return p.bind(*args, **params)

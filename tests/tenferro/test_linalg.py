@@ -1,0 +1,371 @@
+"""tenferro.linalg: values against NumPy/SciPy, degeneracy, gauge detection and
+typed errors. Gradients of every function are in the table (specs/linalg.py)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+import tenferro as tf
+import tenferro.linalg as la
+import tidu
+from tenferro.linalg._util import as_cols, mH, mm
+
+RNG = np.random.default_rng(7)
+
+
+def _lead(x):
+    return np.moveaxis(x, (0, 1), (-2, -1)) if x.ndim > 2 else x
+
+
+def _rand(shape, complex_=False):
+    v = RNG.standard_normal(shape)
+    return v + 1j * RNG.standard_normal(shape) if complex_ else v
+
+
+SHAPES = [(4, 3), (3, 3), (3, 4), (4, 3, 2), (3, 4, 2, 2)]
+
+
+# ---------------------------------------------------------------------------
+# values
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("cplx", [False, True])
+def test_svd_values(shape, cplx):
+    a = _rand(shape, cplx)
+    u, s, vh = la.svd(tf.asarray(a))
+    k = min(shape[:2])
+    assert u.shape == (shape[0], k) + shape[2:] and s.shape == (k,) + shape[2:] and vh.shape == (k, shape[1]) + shape[2:]
+    assert np.allclose(np.einsum("ik...,k...,kj...->ij...", u._data, s._data, vh._data), a)
+    assert np.allclose(_lead(s._data[None])[..., 0, :] if s.ndim > 1 else s._data,
+                       np.linalg.svd(_lead(a), compute_uv=False))
+    assert u._data.flags.f_contiguous and vh._data.flags.f_contiguous
+    assert np.allclose(la.svdvals(tf.asarray(a))._data, s._data)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_qr_values(shape, mode):
+    a = _rand(shape, True)
+    q, r = la.qr(tf.asarray(a), mode=mode)
+    assert np.allclose(np.einsum("ik...,kj...->ij...", q._data, r._data), a)
+    d = np.diagonal(_lead(r._data), axis1=-2, axis2=-1)
+    assert np.all(d.real >= 0) and np.allclose(d.imag, 0)
+    l, q2 = la.lq(tf.asarray(a))
+    assert np.allclose(np.einsum("ik...,kj...->ij...", l._data, q2._data), a)
+
+
+@pytest.mark.parametrize("cplx", [False, True])
+def test_square_values(cplx):
+    a = _rand((4, 4, 3), cplx) + 4 * np.eye(4)[:, :, None]
+    b = _rand((4, 2, 3), cplx)
+    A, B = tf.asarray(a), tf.asarray(b)
+    la_, lb = _lead(a), _lead(b)
+    h = 0.5 * (la_ + np.conj(np.swapaxes(la_, -1, -2)))
+    w, v = la.eigh(A)
+    assert np.allclose(_lead(w._data[None])[..., 0, :], np.linalg.eigvalsh(h))
+    assert np.allclose(la.solve(A, B)._data, np.moveaxis(np.linalg.solve(la_, lb), (-2, -1), (0, 1)))
+    assert np.allclose(_lead(la.inv(A)._data), np.linalg.inv(la_))
+    assert np.allclose(la.det(A)._data, np.linalg.det(la_))
+    sign, logabs = la.slogdet(A)
+    s2, l2 = np.linalg.slogdet(la_)
+    assert np.allclose(sign._data, s2) and np.allclose(logabs._data, l2)
+    pd = np.einsum("ik...,jk...->ij...", a, a.conj())
+    L = la.cholesky(tf.asarray(pd))
+    assert np.allclose(_lead(L._data), np.linalg.cholesky(_lead(pd)))
+    assert np.allclose(_lead(la.expm(tf.asarray(0.3 * a))._data), scipy.linalg.expm(0.3 * la_))
+    p, l, u = la.lu(A)
+    assert np.allclose(np.einsum("ij...,jk...,kl...->il...", p._data, l._data, u._data), a)
+    w, v = la.eig(A)
+    assert np.allclose(np.einsum("ij...,jk...->ik...", a, v._data), v._data * w._data[None])
+    x = la.solve(tf.asarray(a[:, :, 0]), tf.asarray(b[:, 0, 0]))
+    assert x.shape == (4,) and np.allclose(a[:, :, 0] @ x._data, b[:, 0, 0])
+
+
+def test_eigh_cholesky_use_hermitian_part():
+    a = _rand((3, 3), True)
+    h = 0.5 * (a + a.conj().T)
+    assert np.allclose(la.eigvalsh(tf.asarray(a))._data, np.linalg.eigvalsh(h))
+    pd = h @ h.conj().T + np.eye(3)
+    skewed = pd + (a - a.conj().T)   # same Hermitian part
+    assert np.allclose(la.cholesky(tf.asarray(skewed))._data, np.linalg.cholesky(pd))
+    # gradients are Hermitian
+    g = tidu.grad(lambda x: tf.sum(tf.real(tf.multiply(la.cholesky(x), tf.asarray(_rand((3, 3), True))))))(tf.asarray(pd))
+    assert np.allclose(g._data, g._data.conj().T)
+
+
+def test_truncated_svd_includes_discarded_subspace():
+    a = _rand((5, 4))
+    A = tf.asarray(a)
+
+    def loss(x):
+        u, s, vh = la.truncated_svd(x, max_rank=2)
+        return tf.sum(tf.multiply(mm(tf.multiply(u, as_cols(s, 5)), vh), tf.asarray(np.arange(20.0).reshape(5, 4))))
+
+    g = tidu.grad(loss)(A)._data
+    eps = 1e-6
+    num = np.zeros_like(a)
+    for idx in np.ndindex(a.shape):
+        d = np.zeros_like(a)
+        d[idx] = eps
+        num[idx] = (float(loss(tf.asarray(a + d))._data) - float(loss(tf.asarray(a - d))._data)) / (2 * eps)
+    assert np.allclose(g, num, atol=1e-6)
+    u, s, vh = la.truncated_svd(A, cutoff=0.99)
+    assert s.shape == (1,)
+
+
+def test_norms_match_numpy():
+    x = _rand((3, 4), True)
+    for ord in [None, "fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf]:
+        assert np.allclose(la.norm(tf.asarray(x), ord)._data, np.linalg.norm(x, ord))
+    for ord in [None, 1, 2, np.inf, -np.inf, 3]:
+        assert np.allclose(la.norm(tf.asarray(x), ord, axis=1)._data, np.linalg.norm(x, ord, axis=1))
+
+
+def test_lstsq_pinv_match_numpy():
+    a, b = _rand((5, 3)), _rand((5, 2))
+    assert np.allclose(la.lstsq(tf.asarray(a), tf.asarray(b))._data, np.linalg.lstsq(a, b, rcond=None)[0])
+    assert np.allclose(la.lstsq(tf.asarray(a.T), tf.asarray(b[:3]))._data, np.linalg.lstsq(a.T, b[:3], rcond=None)[0])
+    assert np.allclose(la.pinv(tf.asarray(a))._data, np.linalg.pinv(a))
+    r1 = np.outer(_rand(4), _rand(3))   # rank 1: discarded zero singular values
+    assert np.allclose(la.pinv(tf.asarray(r1))._data, np.linalg.pinv(r1))
+
+
+def test_expm_frechet_matches_scipy():
+    a, e = _rand((3, 3)), _rand((3, 3))
+    assert np.allclose(la.expm_frechet(tf.asarray(a), tf.asarray(e))._data,
+                       scipy.linalg.expm_frechet(a, e, compute_expm=False))
+
+
+# ---------------------------------------------------------------------------
+# degeneracy: finite, analytic gradients for invariant losses
+# ---------------------------------------------------------------------------
+def _herm_with_spectrum(w, cplx):
+    n = len(w)
+    q, _ = np.linalg.qr(_rand((n, n), cplx))
+    return (q * np.asarray(w)) @ q.conj().T
+
+
+def _fd_grad(loss, a, cplx, eps=1e-6):
+    """Finite-difference gradient in tidu's convention (dL/dx - i dL/dy)."""
+    num = np.zeros_like(a)
+    for idx in np.ndindex(a.shape):
+        for unit in ([1.0, 1j] if cplx else [1.0]):
+            d = np.zeros_like(a)
+            d[idx] = eps * unit
+            df = (float(loss(tf.asarray(a + d))._data) - float(loss(tf.asarray(a - d))._data)) / (2 * eps)
+            num[idx] += df * np.conj(unit)
+    return num
+
+
+@pytest.mark.parametrize("cplx", [False, True])
+def test_eigh_degenerate_invariant_losses(cplx):
+    # eigenvalues (-1, 1, 1, 2): the block {1, 1} is exactly degenerate
+    a = _herm_with_spectrum([1.0, 1.0, 2.0, -1.0], cplx)
+    c = _rand((4, 4), cplx)
+    block = np.zeros((4, 2))
+    block[1, 0] = block[2, 1] = 1.0
+
+    def sum_cubes(x):          # symmetric function of the eigenvalues
+        w = la.eigvalsh(x)
+        return tf.sum(tf.multiply(w, tf.multiply(w, w)))
+
+    def projector(x):          # spectral projector onto the whole degenerate eigenspace
+        w, v = la.eigh(x)
+        vb = mm(v, tf.asarray(block))
+        return tf.real(tf.sum(tf.multiply(mm(vb, mH(vb)), tf.asarray(c))))
+
+    for loss in (sum_cubes, projector):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", la.GaugeWarning)
+            g = tidu.grad(loss)(tf.asarray(a))._data
+        assert np.all(np.isfinite(g))
+        # the derivative is with respect to the Hermitian part: compare Hermitian projections
+        num = _fd_grad(loss, a, cplx)
+        herm = lambda m: 0.5 * (m + m.conj().T)
+        assert np.allclose(herm(g), herm(num), atol=1e-5), loss.__name__
+    w, v = np.linalg.eigh(a)
+    g = tidu.grad(sum_cubes)(tf.asarray(a))._data
+    assert np.allclose(g, np.conj((v * 3 * w**2) @ v.conj().T))   # analytic: V diag(3 w^2) V^H
+
+
+def test_eigh_identity_projector_gradient():
+    # identity: all eigenvalues equal; sum(V V^H * C) = trace(C): gradient 0... and w-gradient = I
+    a = np.eye(3)
+    g = tidu.grad(lambda x: tf.sum(la.eigvalsh(x)))(tf.asarray(a))._data
+    assert np.allclose(g, np.eye(3))
+    c = _rand((3, 3))
+
+    def f(x):
+        w, v = la.eigh(x)
+        return tf.sum(tf.multiply(mm(v, mH(v)), tf.asarray(c)))
+
+    g2 = tidu.grad(f)(tf.asarray(a))._data
+    assert np.all(np.isfinite(g2)) and np.allclose(g2, 0)
+
+
+@pytest.mark.parametrize("cplx", [False, True])
+def test_svd_repeated_singular_values(cplx):
+    # singular values (2, 2, 1): losses invariant within the degenerate block
+    q1, _ = np.linalg.qr(_rand((4, 3), cplx))
+    q2, _ = np.linalg.qr(_rand((3, 3), cplx))
+    a = (q1 * np.array([2.0, 2.0, 1.0])) @ q2.conj().T
+    c = _rand((4, 4), cplx)
+    block = np.zeros((3, 2))
+    block[0, 0] = block[1, 1] = 1.0
+
+    def projector(x):          # projector onto the left singular subspace of the repeated value
+        u, s, vh = la.svd(x)
+        ub = mm(u, tf.asarray(block))
+        return tf.real(tf.sum(tf.multiply(mm(ub, mH(ub)), tf.asarray(c))))
+
+    def nuclear(x):            # symmetric function of the singular values
+        return tf.sum(la.svdvals(x))
+
+    for loss in (projector, nuclear):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", la.GaugeWarning)
+            g = tidu.grad(loss)(tf.asarray(a))._data
+        assert np.all(np.isfinite(g))
+        assert np.allclose(g, _fd_grad(loss, a, cplx), atol=1e-5), loss.__name__
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    assert np.allclose(tidu.grad(nuclear)(tf.asarray(a))._data, np.conj(u @ vh))   # analytic: U Vh
+
+
+def test_svd_gauge_warning_at_degeneracy():
+    # real, repeated singular values: sum(U) depends on the rotation inside the block
+    q1, _ = np.linalg.qr(_rand((4, 3)))
+    q2, _ = np.linalg.qr(_rand((3, 3)))
+    a = tf.asarray((q1 * np.array([2.0, 2.0, 1.0])) @ q2.T)
+    with pytest.warns(la.GaugeWarning, match="svd"):
+        tidu.grad(lambda x: tf.sum(la.svd(x)[0]))(a)
+
+
+def test_svd_identity_like():
+    a = np.eye(4, 3)
+    g = tidu.grad(lambda x: tf.sum(la.svdvals(x)))(tf.asarray(a))._data
+    assert np.all(np.isfinite(g)) and np.allclose(g, np.eye(4, 3))
+
+
+def test_broadening_setting():
+    a = _herm_with_spectrum([1.0, 1.0 + 1e-7, 2.0], False)
+    c = _rand((3, 3))
+
+    def f(x):
+        w, v = la.eigh(x)
+        v0 = mm(v, tf.asarray(np.eye(3)[:, :1]))
+        return tf.sum(tf.multiply(mm(v0, mH(v0)), tf.asarray(c)))
+
+    with la.settings(broadening=1e-4, gauge="ignore"):
+        g_broad = tidu.grad(f)(tf.asarray(a))._data
+    with la.settings(broadening=0.0, gauge="ignore"):
+        g_exact = tidu.grad(f)(tf.asarray(a))._data
+    assert np.max(np.abs(g_broad)) < 1e5 and np.max(np.abs(g_exact)) > 1e5
+    with pytest.raises(tf.TenferroValueError):
+        la.config.gauge = "maybe"
+    with pytest.raises(tf.TenferroValueError):
+        with la.settings(nonsense=1):
+            pass
+
+
+# ---------------------------------------------------------------------------
+# gauge detection
+# ---------------------------------------------------------------------------
+def test_svd_phase_dependent_loss_warns():
+    a = tf.asarray(_rand((4, 3), True))
+
+    def loss(x):
+        u, s, vh = la.svd(x)
+        return tf.sum(tf.real(u))          # depends on the phase of U's columns
+
+    with pytest.warns(la.GaugeWarning, match="svd: the loss depends on the gauge"):
+        tidu.grad(loss)(a)
+    with la.settings(gauge="raise"), pytest.raises(la.GaugeError, match="svd"):
+        tidu.grad(loss)(a)
+    with la.settings(gauge="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tidu.grad(loss)(a)
+
+
+def test_eigh_gauge():
+    a = tf.asarray(_herm_with_spectrum([1.0, 2.0, 3.0], True))
+    with pytest.warns(la.GaugeWarning, match="eigh"):
+        tidu.grad(lambda x: tf.sum(tf.real(la.eigh(x)[1])))(a)
+    # degenerate real case: rotation within the degenerate block
+    b = tf.asarray(_herm_with_spectrum([1.0, 1.0, 3.0], False))
+    with pytest.warns(la.GaugeWarning, match="eigh"):
+        tidu.grad(lambda x: tf.sum(la.eigh(x)[1]))(b)
+    # invariant losses stay silent
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", la.GaugeWarning)
+        tidu.grad(lambda x: tf.sum(tf.real(mm(la.eigh(x)[1], mH(la.eigh(x)[1])))))(a)
+        tidu.grad(lambda x: tf.sum(la.eigh(x)[1]))(tf.asarray(_herm_with_spectrum([1.0, 2.0, 3.0], False)))
+
+
+def test_eig_gauge():
+    a = tf.asarray(_rand((3, 3), True))
+    with pytest.warns(la.GaugeWarning, match="eig"):
+        tidu.grad(lambda x: tf.sum(tf.real(la.eig(x)[1])))(a)
+
+
+# ---------------------------------------------------------------------------
+# errors
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("fn", [la.eigh, la.cholesky, la.det, la.slogdet, la.inv, la.eigvalsh, la.eig, la.expm])
+def test_non_square(fn):
+    with pytest.raises(la.LinalgShapeError, match=r"must be square.*\(3, 4\)") as e:
+        fn(tf.asarray(_rand((3, 4))))
+    assert isinstance(e.value, tf.ShapeError)
+
+
+def test_non_matrix_and_dtype():
+    with pytest.raises(la.LinalgShapeError, match=r"svd: a must be a matrix.*\(3,\)"):
+        la.svd(tf.asarray(_rand(3)))
+    with pytest.raises(la.LinalgDTypeError, match="qr: a must be float"):
+        la.qr(tf.asarray(np.ones((3, 3), dtype=np.int64)))
+
+
+def test_cholesky_not_pd():
+    with pytest.raises(la.NonPositiveDefiniteError, match=r"cholesky: .*\(2, 2\).*not positive definite"):
+        la.cholesky(tf.asarray(np.array([[1.0, 2.0], [2.0, 1.0]])))
+
+
+def test_singular_solve():
+    a = tf.asarray(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    with pytest.raises(la.SingularMatrixError, match=r"solve: .*\(2, 2\).*singular"):
+        la.solve(a, tf.asarray(np.ones((2, 1))))
+    with pytest.raises(la.SingularMatrixError, match="inv"):
+        la.inv(a)
+    with pytest.raises(la.SingularMatrixError, match="triangular_solve"):
+        la.triangular_solve(tf.asarray(np.array([[0.0, 1.0], [0.0, 1.0]])), tf.asarray(np.ones((2, 1))))
+
+
+def test_mismatched_batch():
+    with pytest.raises(la.LinalgShapeError, match=r"solve: batch dimensions.*\(3, 3, 2\).*\(3, 1, 4\)"):
+        la.solve(tf.asarray(_rand((3, 3, 2))), tf.asarray(_rand((3, 1, 4))))
+    with pytest.raises(la.LinalgShapeError, match=r"solve: b \(4, 1\) must have 3 rows"):
+        la.solve(tf.asarray(_rand((3, 3))), tf.asarray(_rand((4, 1))))
+    with pytest.raises(la.LinalgShapeError, match="triangular_solve: batch"):
+        la.triangular_solve(tf.asarray(_rand((3, 3, 2))), tf.asarray(_rand((3, 1, 3))))
+
+
+def test_det_singular_adjugate_gradient():
+    # rank-deficient: grad det = adj(A)^T, finite
+    a = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
+    g = tidu.grad(la.det)(tf.asarray(a))._data
+    adj = np.array([[np.linalg.det(np.delete(np.delete(a, i, 0), j, 1)) * (-1) ** (i + j)
+                     for j in range(3)] for i in range(3)])   # cofactor matrix = adj^T
+    assert np.all(np.isfinite(g)) and np.allclose(g, adj)
+    z = np.zeros((3, 3))
+    z[0, 0] = 1.0   # rank 1: adjugate 0
+    assert np.allclose(tidu.grad(la.det)(tf.asarray(z))._data, 0)
+
+
+def test_qr_bad_mode_and_exports():
+    with pytest.raises(tf.TenferroValueError, match="qr: mode"):
+        la.qr(tf.asarray(_rand((3, 3))), mode="r")
+    assert tf.linalg is la
+    for name in la.__all__:
+        assert hasattr(la, name)
