@@ -13,7 +13,13 @@ Einsum is multilinear, so (derivation in ``docs/ad/einsum.md``):
   repeated in that output, i.e. a diagonal *embedding*; labels only ``x_k``
   carries (summed in the forward pass) are absent from every other term, so the
   derived einsum stops at the remaining labels and ``broadcast_in_dim`` restores
-  them. Derived einsums go through the same plan cache.
+  them. Derived einsums are computed once per plan and operand and go through
+  the same plan cache.
+
+These rules hold for any arity, but cost one network contraction per operand.
+So under transformations :func:`bind_pairwise` stages an einsum of three or
+more operands as its path's two-operand einsums (``_plan.decompose``), and AD
+then works per pairwise step on shared intermediates.
 
 Complex numbers: tidu transposes with respect to the bilinear pairing
 ``Re sum(a * b)`` (as JAX does), under which the transpose of "multiply by c"
@@ -24,7 +30,7 @@ the complex128 gradient tests exercise.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from tidu import Zero, is_undefined
 
@@ -32,10 +38,10 @@ from .._errors import ShapeError
 from .._prim import TensorType, meta, primitive
 from .._tensor import Tensor
 from ._execute import execute
-from ._parse import Spec
-from ._plan import Plan, get_plan
+from ._parse import Spec, relabel
+from ._plan import Plan, decompose, get_plan
 
-__all__ = ["einsum_p", "bind_spec"]
+__all__ = ["einsum_p", "bind_spec", "bind_pairwise"]
 
 einsum_p = primitive("einsum", "einsum")
 
@@ -65,6 +71,29 @@ def bind_spec(spec: Spec, operands: list[Any], optimize: Any) -> Any:
 
     plan = get_plan(spec, tuple(shapes), None, dtypes[0], placement_of_operand(operands[0]), optimize)
     return einsum_p.bind(*operands, plan=plan)
+
+
+def bind_pairwise(plan: Plan, operands: list[Any]) -> Any:
+    """``einsum_p`` on ``operands`` staged as the plan's steps of at most two
+    operands each (:func:`~tenferro.einsum._plan.decompose`).
+
+    Used under transformations: each step is linearized and transposed on its
+    own, so reverse mode shares the intermediates (one backward sweep instead of
+    one full contraction per operand). Each step's plan comes from the plan cache.
+    """
+    steps = decompose(plan)
+    if len(steps) == 1:
+        return einsum_p.bind(*operands, plan=plan)
+    from .._prim import placement_of_operand  # noqa: PLC0415
+
+    dtype, place = meta(operands[0])[1], placement_of_operand(operands[0])
+    vals = list(operands)
+    for step in steps:
+        args = [vals[p] for p in step.positions]
+        for p in sorted(step.positions, reverse=True):
+            del vals[p]
+        vals.append(einsum_p.bind(*args, plan=get_plan(step.spec, step.shapes, None, dtype, place, "auto")))
+    return vals[0]
 
 
 @einsum_p.def_jvp
@@ -109,6 +138,36 @@ def transpose_spec(spec: Spec, k: int) -> tuple[Spec, tuple[int, ...] | None, Sp
     return Spec((spec.output,) + tuple(others), out), dims, embed
 
 
+class Transposed(NamedTuple):
+    """The derived einsums of :func:`transpose_spec` for one operand of a plan,
+    canonicalized, with their operand shapes (cached on the plan)."""
+
+    spec: Spec
+    shapes: tuple
+    dims: tuple[int, ...] | None
+    uniq_shape: tuple[int, ...] | None
+    embed: Spec | None
+    optimize: Any
+
+
+def transposed(plan: Plan, k: int) -> Transposed:
+    """:func:`transpose_spec` of operand ``k`` of ``plan``, computed once per plan."""
+    cache = plan.transposes
+    if cache is None:
+        cache = plan.transposes = {}
+    t = cache.get(k)
+    if t is None:
+        derived, dims, embed = transpose_spec(plan.spec, k)
+        shapes = (plan.out_shape,) + tuple(s for j, s in enumerate(plan.shapes) if j != k)
+        uniq_shape = None
+        if dims is not None:
+            uniq_shape = tuple(plan.sizes[l] for l in dict.fromkeys(plan.spec.inputs[k]))
+        opt = "auto" if isinstance(plan.optimize, tuple) else plan.optimize  # an explicit path was for the forward
+        t = cache[k] = Transposed(relabel(derived), shapes, dims, uniq_shape,
+                                  None if embed is None else relabel(embed), opt)
+    return t
+
+
 @einsum_p.def_transpose
 def _einsum_transpose(ct, *args, plan: Plan):
     undefined = [k for k, a in enumerate(args) if is_undefined(a)]
@@ -119,26 +178,20 @@ def _einsum_transpose(ct, *args, plan: Plan):
     (k,) = undefined
     if type(ct) is Zero:
         return [None] * len(args)
-    derived, dims, embed = transpose_spec(plan.spec, k)
+    t = transposed(plan, k)
+    from .._prim import placement_of_operand  # noqa: PLC0415
+
+    dtype, place = meta(ct)[1], placement_of_operand(ct)
     others = [a for j, a in enumerate(args) if j != k]
-    opt = "auto" if isinstance(plan.optimize, tuple) else plan.optimize  # an explicit path was for the forward
-    r = bind_spec(_relabel(derived), [ct] + others, opt)
-    if dims is not None:
+    r = einsum_p.bind(ct, *others, plan=get_plan(t.spec, t.shapes, None, dtype, place, t.optimize))
+    if t.dims is not None:
         from .._structural import broadcast_in_dim_p  # noqa: PLC0415
 
-        shape = args[k].aval.shape
-        uniq = tuple(dict.fromkeys(plan.spec.inputs[k]))
-        uniq_shape = tuple(shape[plan.spec.inputs[k].index(l)] for l in uniq)
-        r = broadcast_in_dim_p.bind(r, shape=uniq_shape, broadcast_dimensions=dims)
-        if embed is not None:
-            r = bind_spec(_relabel(embed), [r], opt)
+        r = broadcast_in_dim_p.bind(r, shape=t.uniq_shape, broadcast_dimensions=t.dims)
+        if t.embed is not None:
+            r = einsum_p.bind(r, plan=get_plan(t.embed, (t.uniq_shape,), None, dtype, place, t.optimize))
     cts: list[Any] = [None] * len(args)
     cts[k] = r
     return cts
 
 
-def _relabel(spec: Spec) -> Spec:
-    """``spec`` with labels renumbered by first appearance (the canonical form)."""
-    m: dict[int, int] = {}
-    ins = tuple(tuple(m.setdefault(l, len(m)) for l in t) for t in spec.inputs)
-    return Spec(ins, tuple(m.setdefault(l, len(m)) for l in spec.output))

@@ -14,7 +14,7 @@ from tidu import Tracer
 from .._dtypes import result_type
 from .._prim import as_operand, check_placement, meta, placement_of_operand
 from .._tensor import Tensor
-from ._ad import einsum_p
+from ._ad import bind_pairwise, einsum_p
 from ._errors import EinsumOperandError
 from ._parse import Parsed, canonicalize, format_spec, parse_interleaved, parse_subscripts
 from ._paths import normalize_optimize, opt_einsum_equation
@@ -55,6 +55,10 @@ def einsum(*operands: Any, optimize: Any = "auto") -> Any:
     opt_einsum optimizer name, ``False`` (left to right), an explicit path such
     as ``[(0, 1), (0, 1)]``, or a ``PathOptimizer``.
 
+    Under a transformation (some operand is a ``tidu.Tracer``) an einsum of
+    three or more operands is staged as its path's two-operand einsums, so
+    gradients share intermediates (see ``docs/ad/einsum.md``).
+
     >>> import tenferro as tf
     >>> a = tf.asarray([[1.0, 2.0], [3.0, 4.0]])
     >>> tf.einsum("ii", a).item(), tf.einsum("ij,jk->ik", a, a).tolist()
@@ -65,6 +69,7 @@ def einsum(*operands: Any, optimize: Any = "auto") -> Any:
     else:
         key0, ops, parsed = _split(operands)
     sig = []
+    traced = False
     for x in ops:
         if type(x) is Tensor and type(x._data) is np.ndarray:
             a = x._data
@@ -74,6 +79,7 @@ def einsum(*operands: Any, optimize: Any = "auto") -> Any:
             break
     if sig is None:  # tracers, non-NumPy placements, or operands to convert
         ops = [x if type(x) is Tensor or isinstance(x, Tracer) else as_operand("einsum", x) for x in ops]
+        traced = any(isinstance(x, Tracer) for x in ops)
         sig = [(tuple(meta(x)[0]), meta(x)[1], placement_of_operand(x)) for x in ops]
     opt_key = optimize if (type(optimize) is str or type(optimize) is bool) else normalize_optimize(optimize)
     key = (key0, tuple(sig), opt_key)
@@ -86,6 +92,8 @@ def einsum(*operands: Any, optimize: Any = "auto") -> Any:
         from .._structural import convert_element_type  # noqa: PLC0415
 
         ops = [convert_element_type(x, dtype) for x in ops]
+    if traced and len(ops) > 2:  # under a transformation: pairwise steps share intermediates
+        return bind_pairwise(plan, ops)
     return einsum_p.bind(*ops, plan=plan)
 
 

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple, Sequence
 
 from ._errors import EinsumOperandError, EinsumShapeError, EinsumSubscriptError
 
-__all__ = ["Spec", "Parsed", "parse_subscripts", "parse_interleaved", "canonicalize", "format_spec"]
+__all__ = ["Spec", "Parsed", "parse_subscripts", "parse_interleaved", "canonicalize", "format_spec", "relabel"]
 
 ELLIPSIS = Ellipsis
 
@@ -68,6 +68,13 @@ def format_spec(spec: Spec) -> str:
     """The spec as a subscripts string (labels ``a, b, c, ...``)."""
     ins = ",".join("".join(_symbol(l) for l in t) for t in spec.inputs)
     return ins + "->" + "".join(_symbol(l) for l in spec.output)
+
+
+def relabel(spec: Spec) -> Spec:
+    """``spec`` with labels renumbered by first appearance (the canonical form)."""
+    m: dict[int, int] = {}
+    ins = tuple(tuple(m.setdefault(l, len(m)) for l in t) for t in spec.inputs)
+    return Spec(ins, tuple(m.setdefault(l, len(m)) for l in spec.output))
 
 
 # ---------------------------------------------------------------------------

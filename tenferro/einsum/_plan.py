@@ -17,6 +17,9 @@ signature (spec, shapes, dtype, placement, optimize):
 3. a ``final`` step: permute to the output order and, for labels repeated in
    the output, write the result onto the diagonal of a zero tensor.
 
+Under transformations the plan is also used as a sequence of einsums of at
+most two operands (:func:`decompose`), so that AD works per pairwise step.
+
 The cache is an LRU dictionary with hit/miss statistics
 (:func:`tenferro.einsum_cache_info`); a cached call does one dictionary lookup
 and runs the precomputed steps.
@@ -27,10 +30,10 @@ from collections import OrderedDict
 from itertools import permutations
 from typing import Any, Hashable, NamedTuple, Sequence
 
-from ._parse import Spec, format_spec
+from ._parse import Spec, format_spec, relabel
 from ._paths import find_path
 
-__all__ = ["Plan", "build_plan", "LRUCache", "CacheInfo", "PLANS", "get_plan"]
+__all__ = ["Plan", "build_plan", "LRUCache", "CacheInfo", "PLANS", "get_plan", "SubEinsum", "decompose"]
 
 SINGLE, PAIR, FINAL, MOVE = 0, 1, 2, 3
 DOT, BMM, MUL = 0, 1, 2
@@ -39,7 +42,8 @@ DOT, BMM, MUL = 0, 1, 2
 class Plan:
     """A compiled einsum: precomputed steps for fixed shapes (see module docstring)."""
 
-    __slots__ = ("spec", "shapes", "sizes", "optimize", "path", "steps", "out_shape", "reduced_terms")
+    __slots__ = ("spec", "shapes", "sizes", "optimize", "path", "steps", "out_shape", "reduced_terms", "pairwise",
+                 "transposes")
 
     def __init__(self, spec: Spec, shapes: tuple, sizes: tuple, optimize: Any, path: tuple,
                  steps: list, out_shape: tuple, reduced_terms: tuple):
@@ -51,6 +55,8 @@ class Plan:
         self.steps = steps
         self.out_shape = out_shape
         self.reduced_terms = reduced_terms
+        self.pairwise: tuple | None = None  # filled by decompose()
+        self.transposes: dict | None = None  # filled by the transpose rule (_ad.transposed)
 
     def __repr__(self) -> str:
         return f"einsum_plan({format_spec(self.spec)!r})"
@@ -196,6 +202,77 @@ def build_plan(spec: Spec, shapes: tuple, sizes: tuple, optimize: Any) -> Plan:
         embed = tuple(tuple(p for p, l in enumerate(output) if l == u) for u in out_uniq)
     steps.append((FINAL, None if perm == tuple(range(len(perm))) else perm, embed, out_shape))
     return Plan(spec, tuple(shapes), tuple(sizes), optimize, path, steps, out_shape, reduced_terms)
+
+
+# ---------------------------------------------------------------------------
+# decomposition into einsums of at most two operands (for AD)
+# ---------------------------------------------------------------------------
+class SubEinsum(NamedTuple):
+    """One step of :func:`decompose`: apply the canonical ``spec`` to the values at
+    ``positions`` of the running list, in that order (operand shapes
+    ``shapes``), remove them and append the result (the shrinking-list
+    convention of a contraction path)."""
+
+    positions: tuple[int, ...]
+    spec: Spec
+    shapes: tuple[tuple[int, ...], ...]
+
+
+def decompose(plan: Plan) -> tuple[SubEinsum, ...]:
+    """``plan`` as a sequence of einsums of at most two operands (cached on the plan).
+
+    The steps follow the plan's contraction path: one two-operand einsum per
+    pairwise step, whose output labels are exactly those the fused plan keeps
+    (so a hyper-edge stays until its last use). One-operand reductions (diagonals,
+    sums of labels only one operand carries) are folded into the next
+    two-operand einsum of that operand, and the final permutation/diagonal
+    embedding into the last one; a one-operand plan is a single step. Under AD
+    each step is linearized and transposed on its own, so intermediates are
+    shared instead of each operand's cotangent being a contraction of the whole
+    network.
+    """
+    if plan.pairwise is None:
+        plan.pairwise = _decompose(plan)
+    return plan.pairwise
+
+
+def _decompose(plan: Plan) -> tuple[SubEinsum, ...]:
+    spec, sizes = plan.spec, plan.sizes
+    out_set = set(spec.output)
+    cur = list(spec.inputs)           # labels of the values the steps produce (reductions pending)
+    red = list(plan.reduced_terms)    # the same values as the fused plan sees them (reduced)
+    order = list(range(len(cur)))     # value ids in the plan's list (one-operand steps move values) ...
+    live = list(order)                # ... and in the steps' list (nothing moves)
+    steps: list[list] = []
+    for contraction in _pairwise(plan.path, len(cur)):
+        if len(contraction) == 1:     # a reduction only: folded into the value's next use
+            (k,) = contraction
+            rest = set(out_set).union(*[t for j, t in enumerate(red) if j != k])
+            t = red.pop(k)
+            cur.append(cur.pop(k))
+            order.append(order.pop(k))
+            red.append(tuple(dict.fromkeys(l for l in t if l in rest)))
+            continue
+        i, j = sorted(contraction)
+        rest = set(out_set).union(*[t for m, t in enumerate(red) if m not in (i, j)])
+        la = tuple(l for l in red[i] if l in rest or l in red[j])
+        lb = tuple(l for l in red[j] if l in rest or l in red[i])
+        _, out = _pair(la, lb, rest, sizes)
+        pos = (live.index(order[i]), live.index(order[j]))
+        steps.append([pos, (cur[i], cur[j]), out])
+        for p in sorted(pos, reverse=True):
+            live.pop(p)
+        live.append(len(spec.inputs) + len(steps))
+        for lst, new in ((cur, out), (red, out), (order, live[-1])):
+            lst.pop(j)
+            lst.pop(i)
+            lst.append(new)
+    if steps:
+        steps[-1][2] = spec.output    # the final permutation / embedding
+    else:
+        steps.append([(0,), (cur[0],), spec.output])
+    return tuple(SubEinsum(pos, relabel(Spec(ins, out)), tuple(tuple(sizes[l] for l in t) for t in ins))
+                 for pos, ins, out in steps)
 
 
 # ---------------------------------------------------------------------------
