@@ -250,8 +250,11 @@ def test_svd_identity_like():
 
 
 def test_broadening_setting():
-    a = _herm_with_spectrum([1.0, 1.0 + 1e-7, 2.0], False)
-    c = _rand((3, 3))
+    # Local generator: the module RNG's state depends on test order under xdist.
+    rng = np.random.default_rng(7)
+    q, _ = np.linalg.qr(rng.standard_normal((3, 3)))
+    a = (q * np.array([1.0, 1.0 + 1e-7, 2.0])) @ q.T
+    c = rng.standard_normal((3, 3))
 
     def f(x):
         w, v = la.eigh(x)
@@ -262,7 +265,11 @@ def test_broadening_setting():
         g_broad = tidu.grad(f)(tf.asarray(a))._data
     with la.settings(broadening=0.0, gauge="ignore"):
         g_exact = tidu.grad(f)(tf.asarray(a))._data
-    assert np.max(np.abs(g_broad)) < 1e5 and np.max(np.abs(g_exact)) > 1e5
+    # The exact rule divides by the gap 1e-7; the broadened one by (gap^2 + eps)/gap ~ 1e3.
+    # Compare the two relative to each other rather than to a fixed magnitude, which
+    # depends on how strongly c couples the two nearly degenerate eigenvectors.
+    assert np.all(np.isfinite(g_broad)) and np.max(np.abs(g_broad)) < 1e2
+    assert np.max(np.abs(g_exact)) > 1e3 * np.max(np.abs(g_broad))
     with pytest.raises(tf.TenferroValueError):
         la.config.gauge = "maybe"
     with pytest.raises(tf.TenferroValueError):
