@@ -23,16 +23,20 @@ __all__ = ["JVPTrace", "JVPTracer", "jvp_flat", "linearize_flat", "backward_pass
 
 
 class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
+    __slots__ = ("primal", "tangent", "_aval")
 
     def __init__(self, trace: "JVPTrace", primal: Any, tangent: Any):
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
+        self._aval = None
 
     @property
     def aval(self) -> Any:
-        return aval_of(self.primal)
+        a = self._aval
+        if a is None:  # computed once: operators and shape rules ask for it repeatedly
+            a = self._aval = aval_of(self.primal)
+        return a
 
     def to_concrete(self) -> Any:
         p = self.primal
@@ -55,7 +59,11 @@ class JVPTrace(Trace):
             else:
                 primals.append(a)
                 tangents.append(Zero.like(a))
-        out, t_out = prim.jvp(primals, tangents, params)
+        rule = prim.jvp_rule
+        if rule is not None:
+            out, t_out = rule(primals, tangents, **params)
+        else:
+            out, t_out = prim.jvp(primals, tangents, params)
         if prim.multiple_results:
             return [self.pure_or_wrap(o, t) for o, t in zip(out, t_out)]
         return self.pure_or_wrap(out, t_out)
@@ -135,14 +143,19 @@ def backward_pass(graph: Graph, cotangents: Sequence[Any]) -> list[Any]:
     ``cotangents`` has one entry per graph output (``Zero`` allowed). Returns one
     cotangent per graph input, ``Zero`` where nothing flowed back.
     """
-    linear: set[Var] = set(graph.invars)
+    # The variables that depend on the linear inputs, each with its UndefinedPrimal
+    # placeholder (made on first use, then shared by all equations reading it).
+    linear: dict[Var, UndefinedPrimal | None] = dict.fromkeys(graph.invars)
     env: dict[Var, Any] = dict(zip(graph.constvars, graph.consts))
     lin_eqns = []
     # Forward-evaluate equations that do not depend on the linear inputs.
     for eqn in graph.eqns:
-        if any(v in linear for v in eqn.inputs):
-            linear.update(eqn.outputs)
-            lin_eqns.append(eqn)
+        for v in eqn.inputs:
+            if v in linear:
+                for o in eqn.outputs:
+                    linear[o] = None
+                lin_eqns.append(eqn)
+                break
         else:
             out = eqn.prim.bind(*[env[v] for v in eqn.inputs], **eqn.params)
             if eqn.prim.multiple_results:
@@ -180,10 +193,21 @@ def backward_pass(graph: Graph, cotangents: Sequence[Any]) -> list[Any]:
             raise MissingRuleError(
                 f"primitive '{prim.name}' has no transpose rule, so reverse-mode differentiation through it is not possible"
             )
-        args = [UndefinedPrimal(v.aval) if v in linear else env[v] for v in eqn.inputs]
+        args = []
+        for v in eqn.inputs:
+            if v in linear:
+                u = linear[v]
+                if u is None:
+                    u = linear[v] = UndefinedPrimal(v.aval)
+                args.append(u)
+            else:
+                args.append(env[v])
         cts_in = rule(ct, *args, **eqn.params)
-        for v, c in zip(eqn.inputs, cts_in):
-            accumulate(v, c)
+        for v, c in zip(eqn.inputs, cts_in):  # accumulate(v, c), inlined: the hottest loop
+            if c is None or type(c) is Zero or v not in linear:
+                continue
+            prev = ct_env.get(v)
+            ct_env[v] = c if prev is None else vspace_of_aval(v.aval).add(prev, c)
 
     out = []
     for v in graph.invars:

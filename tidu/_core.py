@@ -19,7 +19,7 @@ from ._errors import (
     TracerConversionError,
     UnexpectedTracerError,
 )
-from ._vspace import Zero, instantiate, vspace_of_aval
+from ._vspace import Zero, aval_of, instantiate, vspace_of_aval
 
 __all__ = ["Primitive", "Tracer", "Trace", "new_trace", "find_top_trace"]
 
@@ -95,7 +95,7 @@ class Primitive:
                         f"primitive '{prim.name}' is not differentiable with respect to this argument"
                     )
                 c = fn(t, out, *primals, **params)
-                acc = c if acc is None else vspace_of_aval(_aval(c)).add(acc, c)
+                acc = c if acc is None else vspace_of_aval(aval_of(c)).add(acc, c)
             return out, (Zero.like(out) if acc is None else acc)
 
         jvp.__name__ = f"{self.name}_jvp"
@@ -174,12 +174,6 @@ class Primitive:
             t_out = self.bind(*[instantiate(t) for t in tangents], **params)
             return out, t_out
         raise MissingRuleError(f"primitive '{self.name}' has no JVP rule")
-
-
-def _aval(x: Any) -> Any:
-    from ._vspace import aval_of
-
-    return aval_of(x)
 
 
 class UndefinedPrimal:

@@ -251,8 +251,13 @@ class GraphTrace(Trace):
         return v
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
-        in_vars = [self.to_var(a) for a in args]
-        out_aval = prim.abstract_eval(*[v.aval for v in in_vars], **params)
+        in_vars = []
+        in_avals = []
+        for a in args:
+            v = a.var if type(a) is GraphTracer and a._trace is self else self.to_var(a)
+            in_vars.append(v)
+            in_avals.append(v.aval)
+        out_aval = prim.abstract_eval(*in_avals, **params)
         if prim.multiple_results:
             outs = [Var(a) for a in out_aval]
             self.eqns.append(Eqn(prim, in_vars, params, outs))
