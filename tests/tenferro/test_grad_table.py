@@ -63,3 +63,38 @@ def test_manifest_covers_every_primitive():
     assert not missing, f"differentiable primitives without a gradient spec: {missing}"
     unknown = sorted(covered - set(manifest))
     assert not unknown, f"specs cover primitives that do not exist: {unknown}"
+
+
+# Every primitive the manifest marks "zero-derivative", with a call that uses it on a
+# float input. Adding such a primitive without an entry here fails the test below.
+ZERO_DERIVATIVE_CALLS = {
+    "gt": lambda x: tf.greater(x, 0.1),
+    "ge": lambda x: tf.greater_equal(x, 0.1),
+    "lt": lambda x: tf.less(x, 0.1),
+    "le": lambda x: tf.less_equal(x, 0.1),
+    "eq": lambda x: tf.equal(x, 0.1),
+    "ne": lambda x: tf.not_equal(x, 0.1),
+    "isfinite": tf.isfinite,
+    "isinf": tf.isinf,
+    "isnan": tf.isnan,
+    "sign": tf.sign,
+}
+
+
+def test_zero_derivative_primitives_yield_zero_tangents():
+    import tidu
+
+    manifest = tf.support_manifest()
+    zero_deriv = {n for n, info in manifest.items() if info["support"] == "zero-derivative"}
+    assert zero_deriv == set(ZERO_DERIVATIVE_CALLS), "update ZERO_DERIVATIVE_CALLS"
+    x = tf.asarray(np.array([-1.5, 0.3, 2.0]))
+    t = tf.asarray(np.array([1.0, -2.0, 0.5]))
+    for name, call in ZERO_DERIVATIVE_CALLS.items():
+        _, t_out = tidu.jvp(call, (x,), (t,))
+        assert t_out is None or not np.any(np.asarray(t_out)), name
+        # reverse mode: a loss routed through the primitive gets no gradient from it
+        g = tidu.grad(lambda x: tf.sum(tf.where(call(x), x * 0.0, x * 0.0) + tf.real(call(x) * 1.0)))(x)
+        assert not np.any(g.numpy()), name
+    assert not {n for n, info in manifest.items() if info["support"] == "not differentiable"}, (
+        "a primitive that raises under differentiation needs a test here showing the error"
+    )
