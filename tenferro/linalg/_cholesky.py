@@ -8,14 +8,16 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.linalg import _umath_linalg
 
 from .._errors import fmt_shape
 from .._prim import as_operand, meta, primitive
+from .._tensor import Tensor
 from ._eigh import hermitian_part
 from ._errors import NonPositiveDefiniteError
 from ._solve import triangular_solve_p
 from ._util import bind as _bind
-from ._util import FAMILY, check_matrix, eye_mask, lead, mm, tril, wrap
+from ._util import FAMILY, check_matrix, eye_mask, lapack, lapack_signature, lead, mm, tril
 
 
 def _tf():
@@ -31,8 +33,10 @@ cholesky_p = primitive("cholesky", FAMILY)
 def _cholesky_impl(a):
     x = lead(a._data)
     h = 0.5 * (x + np.conj(np.swapaxes(x, -1, -2)))
-    try:
-        return wrap(np.linalg.cholesky(h))
+    n, batch, dt = a._data.shape[0], a._data.shape[2:], a._data.dtype
+    try:   # LAPACK potrf reads the lower triangle; the gufunc zeroes the upper one
+        (l,) = lapack(_umath_linalg.cholesky_lo, [h], [((n, n) + batch, dt, 2)], lapack_signature(1, "s", dt))
+        return Tensor._wrap(l)
     except np.linalg.LinAlgError:
         raise NonPositiveDefiniteError(
             f"cholesky: the (Hermitian part of the) matrix a of shape {fmt_shape(a.shape)} is not positive "

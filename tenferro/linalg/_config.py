@@ -5,7 +5,7 @@ assignment or temporarily with :func:`tenferro.linalg.settings`:
 
 * ``broadening`` (float, default ``1e-12``): the epsilon of the Lorentzian
   broadening ``x / (x**2 + eps)`` that replaces ``1 / x`` for differences of
-  eigenvalues (or of squared singular values) in the derivative rules
+  eigenvalues (or differences and sums of singular values) in the derivative rules
   (Liao, Liu, Wang, Xiang, PRX 9, 031041, 2019). It is absolute, in the units of
   ``x**2``. ``0`` disables broadening (exactly degenerate pairs then still
   contribute 0, never ``inf``).

@@ -10,13 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.linalg import _umath_linalg
 
-from .._prim import as_operand, meta, primitive
+from .._prim import as_operand, primitive
+from .._tensor import Tensor
 from ._errors import ConvergenceError
 from ._util import bind as _bind
 from ._util import (
     FAMILY, GAUGE_RTOL, broadened_inverse, check_matrix, diag_part, diff_matrix, gauge_guard,
-    gauge_violation, lead, mH, mm, wrap,
+    gauge_violation, lapack, lapack_signature, lead, mH, mhm, mm,
 )
 
 
@@ -39,11 +41,13 @@ eigh_p = primitive("eigh", FAMILY, multiple_results=True)
 def _eigh_impl(a):
     x = lead(a._data)
     h = 0.5 * (x + np.conj(np.swapaxes(x, -1, -2)))
-    try:
-        w, v = np.linalg.eigh(h)
+    n, batch, dt = a._data.shape[0], a._data.shape[2:], a._data.dtype
+    try:   # LAPACK syevd/heevd (as NumPy, PyTorch), straight into the canonical layout
+        w, v = lapack(_umath_linalg.eigh_lo, [h], [((n,) + batch, dt.type(0).real.dtype, 1), ((n, n) + batch, dt, 2)],
+                      lapack_signature(1, "rs", dt))
     except np.linalg.LinAlgError as e:
         raise ConvergenceError(f"eigh: LAPACK did not converge for input of shape {a.shape}: {e}") from None
-    return [wrap(w, 1), wrap(v)]
+    return [Tensor._wrap(w), Tensor._wrap(v)]
 
 
 @eigh_p.def_abstract_eval
@@ -70,7 +74,7 @@ def _eigh_jvp(primals, tangents):
     tf = _tf()
     (a,), (da,) = primals, tangents
     w, v = eigh_p.bind(a)
-    m = mm(mm(mH(v), hermitian_part(da)), v)          # V^H dA_h V
+    m = mm(mhm(v, hermitian_part(da)), v)             # V^H dA_h V
     dw = tf.real(diag_part(m))
     f = broadened_inverse(diff_matrix(w))             # F_ij = 1 / (w_j - w_i), broadened, 0 on the diagonal
     dv = mm(v, tf.multiply(f, m))

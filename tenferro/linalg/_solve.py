@@ -10,16 +10,22 @@ from __future__ import annotations
 
 from typing import Any
 
+import warnings
+import weakref
+
 import numpy as np
 import scipy.linalg
+import scipy.linalg.blas
+from numpy.linalg import _umath_linalg
 
 from tidu import Zero, is_undefined
 
 from .._errors import fmt_shape
-from .._prim import as_operand, meta, primitive
+from .._prim import as_operand, fortran, meta, primitive
+from .._tensor import Tensor
 from ._errors import LinalgShapeError, SingularMatrixError
 from ._util import bind as _bind
-from ._util import FAMILY, check_batch, check_matrix, lead, mm, mT, tril, triu, wrap
+from ._util import FAMILY, check_batch, check_matrix, lapack, lapack_signature, lead, mm, mT, tril, triu, wrap
 
 
 def _tf():
@@ -34,42 +40,35 @@ def _tf():
 triangular_solve_p = primitive("triangular_solve", FAMILY)
 
 
-def _op(x: np.ndarray, transpose_a: bool, conjugate_a: bool) -> np.ndarray:
-    if transpose_a:
-        x = np.swapaxes(x, -1, -2)
-    return np.conj(x) if conjugate_a else x
-
-
 @triangular_solve_p.def_impl
 def _triangular_solve_impl(a, b, lower, left, transpose_a, conjugate_a, unit_diagonal):
-    A, B = lead(a._data), lead(b._data)
-    if not left:   # X op(A) = B  <=>  op(A)^T X^T = B^T
-        B = np.swapaxes(B, -1, -2)
-        transpose_a = not transpose_a
-    if A.ndim == 2 and not (conjugate_a and not transpose_a):
-        trans = 0 if not transpose_a else (2 if conjugate_a else 1)
-        try:
-            X = scipy.linalg.solve_triangular(A, B, trans=trans, lower=lower, unit_diagonal=unit_diagonal,
-                                              check_finite=False)
-        except np.linalg.LinAlgError:
-            raise SingularMatrixError(
-                f"triangular_solve: the triangular matrix a of shape {fmt_shape(a.shape)} is singular "
-                "(zero on its diagonal)") from None
-    else:
-        T = np.tril(A) if lower else np.triu(A)
-        if unit_diagonal:
-            n = A.shape[-1]
-            T = T.copy()
-            T[..., np.arange(n), np.arange(n)] = 1
-        diag = np.diagonal(T, axis1=-2, axis2=-1)
-        if np.any(diag == 0):
-            raise SingularMatrixError(
-                f"triangular_solve: the triangular matrix a of shape {fmt_shape(a.shape)} is singular "
-                "(zero on its diagonal)")
-        X = np.linalg.solve(_op(T, transpose_a, conjugate_a), B)
-    if not left:
-        X = np.swapaxes(X, -1, -2)
-    return wrap(X)
+    # BLAS trsm on each matrix of the batch, in place in a column-major copy of b:
+    # every batch slice of the canonical layout is a column-major matrix, so no
+    # operand is transposed or copied (NumPy has no batched triangular solve).
+    A, B = a._data, b._data
+    n = A.shape[0]
+    if not unit_diagonal and n and not np.all(np.diagonal(A, axis1=0, axis2=1)):
+        raise SingularMatrixError(
+            f"triangular_solve: the triangular matrix a of shape {fmt_shape(a.shape)} is singular "
+            "(zero on its diagonal)")
+    conj_only = conjugate_a and not transpose_a       # conj(A) x = b  <=>  A conj(x) = conj(b)
+    out = np.array(np.conj(B) if conj_only else B, order="F", copy=True)
+    if out.size == 0:
+        return Tensor._wrap(out)
+    trans = 0 if not transpose_a else (2 if conjugate_a else 1)
+    trsm = scipy.linalg.blas.get_blas_funcs("trsm", (A, out))
+    A3 = A.reshape((n, n, -1), order="F")
+    X3 = out.reshape(out.shape[:2] + (-1,), order="F")
+    side = 0 if left else 1
+    for i in range(A3.shape[2]):
+        xi = X3[:, :, i]
+        r = trsm(1.0, A3[:, :, i], xi, side=side, lower=int(lower), trans_a=trans, diag=int(unit_diagonal),
+                 overwrite_b=1)
+        if r is not xi and not np.shares_memory(r, xi):   # f2py solved in a temporary
+            xi[...] = r
+    if conj_only:
+        np.conjugate(out, out=out)
+    return Tensor._wrap(out)
 
 
 @triangular_solve_p.def_abstract_eval
@@ -152,21 +151,52 @@ def _promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
 # solve
 # ---------------------------------------------------------------------------
 solve_p = primitive("solve", FAMILY)
+"""``solve_p(a, b, transposed)``: ``x`` with ``a x = b``, or ``a^T x = b`` when
+``transposed`` (the transpose rule's solve: no copy of ``a^T`` is made, and for a
+single matrix the LU factors of the forward solve are reused)."""
+
+# LU factors of recent single-matrix solves, keyed by the identity of a's array (a
+# weak reference guards against reuse of the id): the reverse pass solves with the
+# same residual ``a`` transposed, so it needs no second factorization.
+_LU_CACHE: dict[int, tuple] = {}
+_LU_CACHE_SIZE = 4
+
+
+def _lu_factors(arr: np.ndarray) -> tuple:
+    hit = _LU_CACHE.get(id(arr))
+    if hit is not None and hit[0]() is arr:
+        return hit[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)   # exact zero pivot: raised below
+        lu, piv = scipy.linalg.lu_factor(arr, check_finite=False)
+    if arr.size and not np.all(np.diagonal(lu)):
+        raise np.linalg.LinAlgError("singular matrix")
+    if len(_LU_CACHE) >= _LU_CACHE_SIZE:
+        _LU_CACHE.pop(next(iter(_LU_CACHE)))
+    _LU_CACHE[id(arr)] = (weakref.ref(arr), (lu, piv))
+    return lu, piv
 
 
 @solve_p.def_impl
-def _solve_impl(a, b):
+def _solve_impl(a, b, transposed):
+    A, B = a._data, b._data
     try:
-        x = np.linalg.solve(lead(a._data), lead(b._data))
+        if A.ndim == 2 and A.shape[0] >= 16:      # LAPACK getrf + getrs, factors cached
+            x = scipy.linalg.lu_solve(_lu_factors(A), B, trans=1 if transposed else 0, check_finite=False)
+            return Tensor._wrap(fortran(x))
+        la_ = lead(A)
+        if transposed:
+            la_ = np.swapaxes(la_, -1, -2)         # a view: the gufunc copies through strides
+        (x,) = lapack(_umath_linalg.solve, [la_, lead(B)], [(B.shape, B.dtype, 2)], lapack_signature(2, "s", B.dtype))
     except np.linalg.LinAlgError:
         raise SingularMatrixError(
             f"solve: the matrix a of shape {fmt_shape(a.shape)} is singular (b has shape {fmt_shape(b.shape)})"
         ) from None
-    return wrap(x)
+    return Tensor._wrap(x)
 
 
 @solve_p.def_abstract_eval
-def _solve_aval(a, b):
+def _solve_aval(a, b, transposed):
     check_matrix("solve", "a", a, square=True)
     check_matrix("solve", "b", b)
     check_batch("solve", ("a", "b"), (a, b), (2, 2))
@@ -179,24 +209,25 @@ def _solve_aval(a, b):
 
 
 @solve_p.def_jvp
-def _solve_jvp(primals, tangents):
-    # dX = A^{-1} (dB - dA X): one solve for both tangents (one transposed solve in reverse)
+def _solve_jvp(primals, tangents, transposed):
+    # dX = op(A)^{-1} (dB - op(dA) X): one solve for both tangents (one transposed solve in reverse)
     tf = _tf()
     (a, b), (da, db) = primals, tangents
-    x = solve_p.bind(a, b)
+    x = solve_p.bind(a, b, transposed=transposed)
     if type(da) is Zero:
         rhs = db
     else:
-        rhs = tf.negative(mm(da, x)) if type(db) is Zero else tf.subtract(db, mm(da, x))
-    return x, solve_p.bind(a, rhs)
+        dax = mm(mT(da), x) if transposed else mm(da, x)
+        rhs = tf.negative(dax) if type(db) is Zero else tf.subtract(db, dax)
+    return x, solve_p.bind(a, rhs, transposed=transposed)
 
 
 @solve_p.def_transpose
-def _solve_transpose(ct, a, b):
+def _solve_transpose(ct, a, b, transposed):
     assert not is_undefined(a), "solve is linear in b only"
     if type(ct) is Zero:
         return [None, None]
-    return [None, solve_p.bind(mT(a), ct)]
+    return [None, solve_p.bind(a, ct, transposed=not transposed)]
 
 
 def solve(a: Any, b: Any) -> Any:
@@ -211,7 +242,7 @@ def solve(a: Any, b: Any) -> Any:
     vector = len(sb) == len(sa) - 1 and len(sa) >= 2
     if vector:
         b = tf.reshape(b, (sb[0], 1) + tuple(sb[1:]))
-    x = _bind(solve_p, a, b)
+    x = _bind(solve_p, a, b, transposed=False)
     return tf.reshape(x, tuple(sb)) if vector else x
 
 

@@ -12,13 +12,17 @@ from typing import Any
 
 import numpy as np
 
+from numpy.linalg import _umath_linalg
+
 from .._errors import TenferroValueError
+from .._tensor import Tensor
 from .._prim import as_operand, meta, primitive
+from ._config import config
 from ._errors import ConvergenceError
 from ._util import bind as _bind
 from ._util import (
     FAMILY, GAUGE_RTOL, as_cols, as_rows, broadened_inverse, check_matrix, const, diag_embed,
-    diag_part, diff_matrix, gauge_guard, gauge_violation, lead, mH, mm, safe_reciprocal, wrap,
+    diag_part, diff_matrix, gauge_guard, gauge_violation, lapack, mhm, lapack_signature, lead, mH, mm, safe_reciprocal,
 )
 
 
@@ -33,11 +37,20 @@ svd_p = primitive("svd", FAMILY, multiple_results=True)
 
 @svd_p.def_impl
 def _svd_impl(a, full_matrices):
+    # LAPACK gesdd (divide and conquer), like NumPy, PyTorch (CPU) and JAX; gesvd is
+    # ~10x slower at 256 x 256 and only needed for accuracy of tiny singular values
+    x = a._data
+    m, n, batch = x.shape[0], x.shape[1], x.shape[2:]
+    k = min(m, n)
+    ku, kv = (m, n) if full_matrices else (k, k)
+    dt = x.dtype
+    gufunc = _umath_linalg.svd_f if full_matrices else _umath_linalg.svd_s
     try:
-        u, s, vh = np.linalg.svd(lead(a._data), full_matrices=full_matrices)
+        u, s, vh = lapack(gufunc, [lead(x)], [((m, ku) + batch, dt, 2), ((k,) + batch, dt.type(0).real.dtype, 1),
+                                             ((kv, n) + batch, dt, 2)], lapack_signature(1, "srs", dt))
     except np.linalg.LinAlgError as e:
         raise ConvergenceError(f"svd: LAPACK gesdd did not converge for input of shape {a.shape}: {e}") from None
-    return [wrap(u), wrap(s, 1), wrap(vh)]
+    return [Tensor._wrap(u), Tensor._wrap(s), Tensor._wrap(vh)]
 
 
 @svd_p.def_abstract_eval
@@ -89,8 +102,10 @@ def _svd_jvp(primals, tangents, full_matrices):
     k = min(m, n)
     u1 = _columns(u, 0, k) if full_matrices and m > k else u
     vh1 = mH(_columns(mH(vh), 0, k)) if full_matrices and n > k else vh
-    du, dv = _svd_reduced_jvp(tf, da, u1, s, vh1, dtype, m, n, k)
-    ds = tf.real(diag_part(mm(mm(mH(u1), da), mH(vh1))))
+    du, dvh, dp = _svd_reduced_jvp(tf, da, u1, s, vh1, dtype, m, n, k)
+    dv = mH(dvh) if full_matrices and n > k else None
+    ds = diag_part(dp)
+    ds = tf.real(ds) if dtype.is_complex else ds
     if full_matrices and m > k:   # gauge U2^H dU2 = 0: dU2 = -U1 dU1^H U2
         u2 = _columns(u, k, m)
         du2 = tf.negative(mm(u1, mm(mH(du), u2)))
@@ -99,7 +114,8 @@ def _svd_jvp(primals, tangents, full_matrices):
         v1, v2 = mH(vh1), _columns(mH(vh), k, n)
         dv2 = tf.negative(mm(v1, mm(mH(dv), v2)))
         dv = tf.add(mm(dv, const(_selector(k, n, 0, dtype, shape[2:]))), mm(dv2, const(_selector(n - k, n, k, dtype, shape[2:]))))
-    du, dvh = gauge_guard([du, mH(dv)], [u, s, vh], _svd_gauge_check)
+        dvh = mH(dv)
+    du, dvh = gauge_guard([du, dvh], [u, s, vh], _svd_gauge_check)
     return [u, s, vh], [du, ds, dvh]
 
 
@@ -111,28 +127,68 @@ def _selector(rows: int, cols: int, offset: int, dtype, batch) -> np.ndarray:
 
 
 def _svd_reduced_jvp(tf, da, u, s, vh, dtype, m, n, k):
-    """(dU, dV) for the thin SVD (JAX's svd_jvp_rule, in the trailing layout)."""
-    v = mH(vh)
-    ds_full = mm(mm(mH(u), da), v)                       # dS = U^H dA V, [K, K, B...]
-    s2 = tf.multiply(s, s)
-    f = broadened_inverse(diff_matrix(s2))              # F_ij = 1 / (s_j^2 - s_i^2), broadened
-    dss = tf.multiply(ds_full, as_cols(s, k))           # dS diag(s)
-    sds = tf.multiply(as_rows(s, k), ds_full)           # diag(s) dS
-    du_core = tf.multiply(f, tf.add(dss, mH(dss)))
-    dv_core = tf.multiply(f, tf.add(sds, mH(sds)))
-    s_inv = safe_reciprocal(s)
+    """(dU, dVh, dP) for the thin SVD. With ``dP = U^H dA V`` the off-diagonal part of
+    ``U^H dU`` is ``E o (dP + dP^H) + D o (dP - dP^H)`` and that of ``V^H dV`` is
+    ``E o (dP + dP^H) - D o (dP - dP^H)``, ``E_ij = 1/(2 (s_j - s_i))`` (broadened,
+    0 inside a degenerate block) and ``D_ij = 1/(2 (s_j + s_i))``: the usual
+    ``1/(s_j^2 - s_i^2)`` form split so that the part that stays finite at a
+    repeated singular value is kept there (docs/ad/svd.md, docs/ad/gauge.md).
+    ``V^H dV`` is skew-Hermitian, so ``dVh = -(V^H dV) Vh`` needs no transpose."""
+    dp = mm(mhm(u, da), mH(vh))                          # U^H dA V, [K, K, B...]
+    dph = mH(dp)
+    e, d = _svd_coefficients(s, k)
+    sym = tf.multiply(e, tf.add(dp, dph))
+    skw = tf.multiply(d, tf.subtract(dp, dph))
+    du_core = tf.add(sym, skw)
+    dv_core = tf.subtract(sym, skw)
+    if m > k or n > k or dtype.is_complex:
+        s_inv = safe_reciprocal(s)
     if dtype.is_complex:                                # imaginary diagonal: phase convention
-        skew = tf.multiply(tf.subtract(ds_full, mH(ds_full)), 0.5)
-        du_core = tf.add(du_core, tf.multiply(skew, diag_embed(s_inv)))
+        du_core = tf.add(du_core, tf.multiply(tf.multiply(tf.subtract(dp, dph), 0.5), diag_embed(s_inv)))
     du = mm(u, du_core)
-    dv = mm(v, dv_core)
-    if m > k:
-        dav = mm(da, v)
-        du = tf.add(du, tf.multiply(tf.subtract(dav, mm(u, mm(mH(u), dav))), as_cols(s_inv, m)))
-    if n > k:
-        dahu = mm(mH(da), u)
-        dv = tf.add(dv, tf.multiply(tf.subtract(dahu, mm(v, mm(vh, dahu))), as_cols(s_inv, n)))
-    return du, dv
+    dvh = tf.negative(mm(dv_core, vh))
+    if m > k:                                           # (I - U U^H) dA V S^{-1}
+        dav = mm(da, mH(vh))
+        du = tf.add(du, tf.multiply(tf.subtract(dav, mm(u, mhm(u, dav))), as_cols(s_inv, m)))
+    if n > k:                                           # S^{-1} U^H dA (I - V V^H)
+        uda = mhm(u, da)
+        dvh = tf.add(dvh, tf.multiply(tf.subtract(uda, mm(mm(uda, mH(vh)), vh)), as_rows(s_inv, n)))
+    return du, dvh, dp
+
+
+def _svd_coefficients(s: Any, k: int) -> tuple[Any, Any]:
+    """``E_ij = 1/(2 (s_j - s_i))`` (Lorentzian-broadened, 0 on the diagonal and for
+    exactly equal values) and ``D_ij = 1/(2 (s_j + s_i))`` off the diagonal (0 on it,
+    and where ``s_i = s_j = 0``), both ``[K, K, B...]``."""
+    tf = _tf()
+    if type(s) is Tensor:      # constants (first-order pass): one NumPy pass each
+        x = s._data
+        shape = (k, k) + x.shape[1:]
+        e = _lorentz(np.subtract(x[None, :], x[:, None], out=np.empty(shape, x.dtype, order="F")))
+        tot = np.add(x[None, :], x[:, None], out=np.empty(shape, x.dtype, order="F"))
+        tot[np.arange(k), np.arange(k)] = 0
+        return Tensor._wrap(e), Tensor._wrap(_lorentz(tot))
+    e = tf.multiply(broadened_inverse(diff_matrix(s)), 0.5)
+    off = const(_off_diagonal(k, meta(s)[1], tuple(meta(s)[0][1:])))
+    d = tf.multiply(broadened_inverse(tf.multiply(tf.add(as_cols(s, k), as_rows(s, k)), off)), 0.5)
+    return e, d
+
+
+def _lorentz(x: np.ndarray) -> np.ndarray:
+    """``x / (2 (x**2 + eps))`` in place (0 where ``x == 0``), for :func:`_svd_coefficients`."""
+    eps = config.broadening
+    den = np.multiply(x, x)
+    den += eps
+    den *= 2
+    if not eps:
+        den[x == 0] = 1
+    x /= den
+    return x
+
+
+def _off_diagonal(k: int, dtype, batch: tuple) -> np.ndarray:
+    o = 1.0 - np.eye(k, dtype=dtype.numpy)
+    return np.broadcast_to(o.reshape(o.shape + (1,) * len(batch)), o.shape + batch)
 
 
 def svd(a: Any, full_matrices: bool = False, compute_uv: bool = True) -> Any:

@@ -82,6 +82,34 @@ def wrap(a: np.ndarray, core: int = 2) -> Tensor:
     return Tensor._wrap(trail(a, core))
 
 
+def _raise_linalg_error(err: str, flag: int) -> None:
+    raise np.linalg.LinAlgError(err)
+
+
+def lapack(gufunc: Any, inputs: Sequence[np.ndarray], outs: Sequence[tuple], signature: str) -> list[np.ndarray]:
+    """Run a ``numpy.linalg._umath_linalg`` gufunc on the leading-batch views of
+    trailing-layout inputs, writing **straight into** canonical (column-major,
+    trailing-batch) output buffers: ``outs = [(shape, dtype, core), ...]``. The
+    gufunc copies into and out of LAPACK's Fortran buffers through strides anyway,
+    so this saves the extra ``moveaxis`` + column-major copy of every output.
+    Failures (non-convergence, singular, not positive definite) raise
+    ``np.linalg.LinAlgError`` like NumPy's own wrappers."""
+    bufs = [np.empty(shape, dtype=dtype, order="F") for shape, dtype, _ in outs]
+    views = tuple(lead(b, core) for b, (_, _, core) in zip(bufs, outs))
+    with np.errstate(call=_raise_linalg_error, invalid="call", over="ignore", divide="ignore", under="ignore"):
+        gufunc(*inputs, out=views if len(views) > 1 else views[0], signature=signature)
+    return bufs
+
+
+def lapack_signature(n_in: int, out_kinds: str, dtype: np.dtype) -> str:
+    """Loop signature in NumPy's computation type (double or complex double):
+    ``out_kinds`` has one letter per output, ``"s"`` same kind as the input,
+    ``"r"`` real."""
+    c = np.iscomplexobj(np.empty(0, dtype))
+    same, real = ("D", "d") if c else ("d", "d")
+    return same * n_in + "->" + "".join(same if k == "s" else real for k in out_kinds)
+
+
 # ---------------------------------------------------------------------------
 # rule side: written with tenferro ops only
 # ---------------------------------------------------------------------------
@@ -98,6 +126,17 @@ def mm(a: Any, b: Any) -> Any:
     nb = len(meta(a)[0]) - 2
     batch = tuple(range(2, 2 + nb))
     return tf.dot_general(a, b, (((1,), (0,)), (batch, batch)))
+
+
+def mhm(a: Any, b: Any) -> Any:
+    """``a^H @ b`` batched (trailing layout) without materializing ``a^H``:
+    ``[K, M, B...] x [K, N, B...] -> [M, N, B...]``."""
+    tf = _ops()
+    nb = len(meta(a)[0]) - 2
+    batch = tuple(range(2, 2 + nb))
+    if meta(a)[1].is_complex:
+        a = tf.conj(a)
+    return tf.dot_general(a, b, (((0,), (0,)), (batch, batch)))
 
 
 def mT(x: Any) -> Any:
@@ -165,6 +204,10 @@ def broadened_inverse(d: Any) -> Any:
     ``eps = config.broadening``; exactly 0 where ``d == 0``."""
     tf = _ops()
     eps = config.broadening
+    if type(d) is Tensor:       # a constant (not differentiated here): one NumPy pass
+        x = d._data
+        den = x * x + eps if eps else x * x
+        return Tensor._wrap(fortran(np.divide(x, den, out=np.zeros_like(x), where=x != 0)))
     s, dt = meta(d)
     denom = tf.multiply(d, d)
     if eps:
@@ -203,6 +246,9 @@ def concrete(x: Any) -> np.ndarray | None:
 def safe_reciprocal(s: Any) -> Any:
     """``1/s`` with exact zeros mapped to 0 (singular values of rank-deficient input)."""
     tf = _ops()
+    if type(s) is Tensor:       # a constant: one NumPy pass
+        x = s._data
+        return Tensor._wrap(fortran(np.divide(1.0, x, out=np.zeros_like(x), where=x != 0)))
     zero = _zero_mask(s)
     if zero is None:
         return tf.divide(1.0, s)
@@ -211,6 +257,9 @@ def safe_reciprocal(s: Any) -> Any:
 
 def diff_matrix(v: Any) -> Any:
     """``D[i, j] = v[j] - v[i]`` for ``v`` of shape ``[n, B...]``."""
+    if type(v) is Tensor:       # a constant: one NumPy pass
+        x = v._data
+        return Tensor._wrap(fortran(x[None, :] - x[:, None]))
     n = meta(v)[0][0]
     return _ops().subtract(as_cols(v, n), as_rows(v, n))
 
@@ -278,28 +327,32 @@ def gauge_violation(pairs: list, values: np.ndarray) -> float:
     """Relative size of the gauge-dependent part of ``X = sum_k A_k^H B_k`` for
     ``pairs = [(A_k, B_k)]`` (leading-batch arrays ``[B..., M, K]``): the
     skew-Hermitian part of ``X`` on the pairs (i, j) of degenerate ``values``
-    (``[B..., K]``), the diagonal (phases) included. The full ``K x K`` product is
+    (``[B..., K]``), the diagonal (phases) included, relative to
+    ``sum_k ||A_k|| ||B_k||`` (Frobenius), an upper bound of ``|X|`` — not to
+    ``max |X|``, which is itself rounding noise when the loss is invariant (the
+    cotangents of a second-order pass are such). The full ``K x K`` product is
     formed only when some off-diagonal pair is degenerate; otherwise only the
     diagonal (``O(M K)``), and nothing at all for real data."""
     if values.size == 0:
         return 0.0
     scale = np.max(np.abs(values), axis=-1, keepdims=True)
     tol = config.degeneracy_rtol * np.where(scale > 0, scale, 1.0)
-    deg = np.abs(values[..., :, None] - values[..., None, :]) <= tol[..., None]
-    k = values.shape[-1]
-    off = deg & ~np.eye(k, dtype=bool)
     is_complex = any(np.iscomplexobj(a) or np.iscomplexobj(b) for a, b in pairs)
-    if off.any():
+    # values are sorted: a degenerate pair exists iff two neighbours are close (O(K))
+    any_off = bool(np.any(np.abs(np.diff(values, axis=-1)) <= tol))
+    if not any_off and not is_complex:
+        return 0.0
+    if any_off:
+        deg = np.abs(values[..., :, None] - values[..., None, :]) <= tol[..., None]
         x = sum(np.matmul(np.conj(np.swapaxes(a, -1, -2)), b) for a, b in pairs)
         skew = x - np.conj(np.swapaxes(x, -1, -2))
         bad = np.max(np.abs(np.where(deg, skew, 0)))
-        denom = np.max(np.abs(x))
     elif is_complex:
         d = sum(np.sum(np.conj(a) * b, axis=-2) for a, b in pairs)
         bad = 2 * np.max(np.abs(d.imag))
-        denom = np.max(np.abs(d))
     else:
         return 0.0
+    denom = sum(float(np.linalg.norm(a)) * float(np.linalg.norm(b)) for a, b in pairs)
     return float(bad / denom) if denom > 0 else 0.0
 
 

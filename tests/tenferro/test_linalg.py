@@ -234,6 +234,106 @@ def test_svd_repeated_singular_values(cplx):
     assert np.allclose(tidu.grad(nuclear)(tf.asarray(a))._data, np.conj(u @ vh))   # analytic: U Vh
 
 
+@pytest.mark.parametrize("cplx", [False, True])
+def test_svd_polar_factor_exact_at_repeated_singular_values(cplx):
+    # U Vh is smooth at repeated (non-zero) singular values; its gradient at
+    # A = U S V^H is U [(N - N^H)_ij / (s_i + s_j)] V^H with N = U^H G V, G = conj(C)
+    # (tidu's convention). The within-block part comes from the D = 1/(s_i + s_j)
+    # term, which the rule keeps at a degeneracy (docs/ad/gauge.md).
+    rng = np.random.default_rng(11)
+    q1, _ = np.linalg.qr(_rand_with(rng, (3, 3), cplx))
+    q2, _ = np.linalg.qr(_rand_with(rng, (3, 3), cplx))
+    sv = np.array([2.0, 2.0, 1.0])
+    a = (q1 * sv) @ q2.conj().T
+    c = _rand_with(rng, (3, 3), cplx)
+
+    def polar(x):
+        u, s, vh = la.svd(x)
+        return tf.real(tf.sum(tf.multiply(mm(u, vh), tf.asarray(c))))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", la.GaugeWarning)
+        g = tidu.grad(polar)(tf.asarray(a))._data
+    n_ = q1.conj().T @ np.conj(c) @ q2
+    analytic = np.conj(q1 @ ((n_ - n_.conj().T) / (sv[:, None] + sv[None, :])) @ q2.conj().T)
+    assert np.allclose(g, analytic, atol=1e-12)
+    assert np.allclose(g, _fd_grad(polar, a, cplx), atol=1e-6)
+
+
+def _rand_with(rng, shape, cplx):
+    v = rng.standard_normal(shape)
+    return v + 1j * rng.standard_normal(shape) if cplx else v
+
+
+def test_degenerate_reconstruction_is_not_determined_by_the_cotangents():
+    # The counterexample of docs/ad/gauge.md: at A = I (2 x 2, one degenerate block)
+    # L1 = <C, U diag(S) Vh> (= <C, A>, gradient C) and L2 = <C, U Vh> (the polar
+    # factor, gradient skew(C) = 0 for symmetric C) produce the SAME cotangents
+    # (U_bar, S_bar, Vh_bar) when U^H C V has a zero diagonal; any rule, being a
+    # function of those cotangents, gives both the same gradient, so at most one
+    # is exact. The rule is exact for L2 (the class of gauge.md) and returns the
+    # same value for L1.
+    a = tf.asarray(np.eye(2))
+    u, s, vh = la.svd(a)
+    c = tf.asarray(u._data @ np.array([[0.0, 1.0], [1.0, 0.0]]) @ vh._data)   # symmetric, U^H C V zero diagonal
+
+    def recon(u_, s_, vh_):
+        return tf.sum(tf.multiply(mm(tf.multiply(u_, as_cols(s_, 2)), vh_), c))
+
+    def polar(u_, s_, vh_):
+        return tf.sum(tf.multiply(mm(u_, vh_), c))
+
+    ct1 = tidu.grad(recon, argnums=(0, 1, 2))(u, s, vh)
+    ct2 = tidu.grad(polar, argnums=(0, 1, 2))(u, s, vh)
+    for x, y in zip(ct1, ct2):
+        assert np.allclose(x._data, y._data)
+    g1 = tidu.grad(lambda x: recon(*la.svd(x)))(a)._data
+    g2 = tidu.grad(lambda x: polar(*la.svd(x)))(a)._data
+    assert np.allclose(g1, g2) and np.allclose(g2, 0.0)          # exact for the polar factor
+    assert not np.allclose(g1, c._data)                         # the reconstruction's true gradient is C
+    # the same for eigh: V diag(w) V^H versus V V^H at the identity
+    w, v = la.eigh(a)
+    cv = tf.asarray(v._data @ np.array([[0.0, 1.0], [1.0, 0.0]]) @ v._data.T)
+    ge1 = tidu.grad(lambda x: tf.sum(tf.multiply(mm(tf.multiply(la.eigh(x)[1], as_cols(la.eigh(x)[0], 2)),
+                                                    mH(la.eigh(x)[1])), cv)))(a)._data
+    ge2 = tidu.grad(lambda x: tf.sum(tf.multiply(mm(la.eigh(x)[1], mH(la.eigh(x)[1])), cv)))(a)._data
+    assert np.allclose(ge1, ge2) and np.allclose(ge2, 0.0)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (4, 4, 3), (4, 4, 2, 2)])
+@pytest.mark.parametrize("cplx", [False, True])
+def test_triangular_solve_values_all_flags(shape, cplx):
+    import itertools
+
+    rng = np.random.default_rng(5)
+    a = _rand_with(rng, shape, cplx) + 4 * np.eye(4).reshape((4, 4) + (1,) * (len(shape) - 2))
+    for lo, le, t, cj, u in itertools.product((False, True), repeat=5):
+        bs = ((4, 3) if le else (3, 4)) + shape[2:]
+        b = _rand_with(rng, bs, cplx)
+        x = la.triangular_solve(tf.asarray(a), tf.asarray(b), lower=lo, left=le, transpose_a=t, conjugate_a=cj,
+                                unit_diagonal=u)._data
+        m = _lead(a)
+        m = np.tril(m) if lo else np.triu(m)
+        if u:
+            m[..., range(4), range(4)] = 1
+        m = np.swapaxes(m, -1, -2) if t else m
+        m = np.conj(m) if cj else m
+        assert np.allclose(m @ _lead(x) if le else _lead(x) @ m, _lead(b)), (lo, le, t, cj, u)
+
+
+def test_gauge_check_ignores_rounding_noise():
+    # second-order reverse passes hand the check cotangents whose gauge part is
+    # rounding noise; relative to the cotangent's size it must stay silent
+    from tidu.testing import check_grads
+
+    rng = np.random.default_rng(3)
+    x = np.eye(3) + 0.15 * rng.standard_normal((3, 3))
+    a = tf.asarray((x * np.array([1.0, 2.0, 3.0])) @ np.linalg.inv(x))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", la.GaugeWarning)
+        check_grads(la.eigvals, [a], order=2, modes=("rev",))
+
+
 def test_svd_gauge_warning_at_degeneracy():
     # real, repeated singular values: sum(U) depends on the rotation inside the block
     q1, _ = np.linalg.qr(_rand((4, 3)))

@@ -95,6 +95,12 @@ def _svd_projectors(a):
     return mm(u, mH(u)), s, mm(mH(vh), vh)
 
 
+def _svd_polar(a):
+    # U Vh (the polar factor for square a): smooth even at repeated singular values
+    u, s, vh = la.svd(a)
+    return mm(u, vh)
+
+
 def _svd_weighted(a):
     # U diag(S^2) U^H: invariant, weights the columns differently (exercises the F matrix)
     u, s, vh = la.svd(a)
@@ -151,6 +157,19 @@ def _truncated(a):
     return mm(tf.multiply(u, as_cols(s, u.shape[0])), vh), s
 
 
+def _eye_like(rng, dtype, shapes):
+    """Size-0 cases: any content works (there is none); identity-like otherwise."""
+    return [tf.asarray(np.zeros(s, dtype=dtype.numpy)) for s in shapes]
+
+
+def _solve_self(a):
+    return la.solve(a, a)
+
+
+# size-0 matrices and batches: the rules must produce empty, well-shaped derivatives
+_EMPTY = [((0, 0),), ((3, 0),), ((0, 3),), ((3, 3, 0),)]
+_EMPTY_SQUARE = [((0, 0),), ((3, 3, 0),)]
+
 SPECS = [
     OpSpec("linalg_svd_reconstruct", _svd_reconstruct, _TALL_SQUARE_WIDE, covers=("svd", "linalg_gauge_check"), make_args=_spectral("svd")),
     OpSpec("linalg_svd_projectors", _svd_projectors, _TALL_SQUARE_WIDE, covers=("svd", "linalg_gauge_check"), make_args=_spectral("svd")),
@@ -164,7 +183,8 @@ SPECS = [
     OpSpec("linalg_eigh_projector", _eigh_projector_lowest, _SQUARE, covers=("eigh",), make_args=_spectral("herm")),
     OpSpec("linalg_eigvalsh", la.eigvalsh, _SQUARE, covers=("eigh",), make_args=_spectral("herm")),
     OpSpec("linalg_cholesky", la.cholesky, _SQUARE, covers=("cholesky", "triangular_solve"), make_args=_pd),
-    OpSpec("linalg_solve", la.solve, [((3, 3), (3, 2)), ((3, 3, 2), (3, 1, 2)), ((3, 3), (3,))],
+    # (20, 20): the single-matrix path that reuses the LU factors in the reverse pass
+    OpSpec("linalg_solve", la.solve, [((3, 3), (3, 2)), ((3, 3, 2), (3, 1, 2)), ((3, 3), (3,)), ((20, 20), (20, 2))],
            covers=("solve",), make_args=_spectral("eig")),
     OpSpec("linalg_inv", la.inv, _SQUARE, covers=("inv",), make_args=_spectral("eig")),
     OpSpec("linalg_det", la.det, [((3, 3),), ((3, 3, 2),), ((1, 1),)], covers=("det", "adjugate"),
@@ -182,6 +202,16 @@ SPECS = [
            [((3, 4),), ((4, 3, 2),)], covers=("svd",), make_args=_spectral("svd")),
     OpSpec("linalg_norm_vector", lambda a: (la.norm(a, axis=0), la.norm(a, 3, axis=1)), [((3, 4),)],
            covers=("sum",)),
+    OpSpec("linalg_svd_polar", _svd_polar, _TALL_SQUARE_WIDE, covers=("svd",), make_args=_spectral("svd")),
+] + [
+    OpSpec(f"linalg_empty_{name}", fn, shapes, covers=cov, make_args=_eye_like)
+    for name, fn, shapes, cov in [
+        ("svd", _svd_reconstruct, _EMPTY, ("svd",)), ("qr", la.qr, _EMPTY, ("qr",)),
+        ("eigh", _eigh_functions, _EMPTY_SQUARE, ("eigh",)), ("cholesky", la.cholesky, _EMPTY_SQUARE, ("cholesky",)),
+        ("inv", la.inv, _EMPTY_SQUARE, ("inv",)), ("det", la.det, _EMPTY_SQUARE, ("det",)),
+        ("slogdet", la.slogdet, _EMPTY_SQUARE, ("slogdet",)), ("expm", la.expm, [((0, 0),)], ("expm",)),
+        ("solve", _solve_self, _EMPTY_SQUARE, ("solve",)),
+    ]
 ] + [
     OpSpec(f"linalg_triangular_solve_{int(lo)}{int(le)}{int(t)}{int(c)}{int(u)}", _tri(lo, le, t, c, u),
            [((3, 3), (3, 2) if le else (2, 3)), ((3, 3, 2), (3, 2, 2) if le else (2, 3, 2))],
