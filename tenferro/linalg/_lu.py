@@ -1,8 +1,10 @@
 """LU factorization with partial pivoting, least squares and pseudo-inverse.
 
 * ``lu_p(a)`` returns ``[P, L, U]`` with ``a = P L U`` (SciPy's convention);
-  derivative for square input: with ``X = L^{-1} P^T dA U^{-1}``,
-  ``dL = L tril(X, -1)``, ``dU = triu(X) U``, ``dP = 0`` (docs/ad/lu.md).
+  derivative for square, tall and wide input: with ``X = L1^{-1} (P^T dA)_{11} U1^{-1}``
+  on the leading ``K x K`` blocks, ``dL1 = L1 tril(X, -1)``, ``dU1 = triu(X) U1``,
+  the trailing block of L (tall) or U (wide) by one more triangular solve,
+  ``dP = 0`` (docs/ad/lu.md).
 * ``lstsq`` and ``pinv`` are compositions of ``qr``/``triangular_solve`` and
   ``svd``; their derivatives come from those rules (docs/ad/lstsq.md).
 """
@@ -37,10 +39,15 @@ lu_p = primitive("lu", FAMILY, multiple_results=True)
 @lu_p.def_impl
 def _lu_impl(a):
     A = lead(a._data)
-    if A.ndim == 2:
+    if A.size == 0:     # SciPy returns a 0 x 0 P for empty input (batched too): build the factors
+        m, n = A.shape[-2:]
+        k = min(m, n)
+        batch = A.shape[:-2]
+        p = np.broadcast_to(np.eye(m, dtype=A.dtype), batch + (m, m)).copy()
+        l = np.broadcast_to(np.eye(m, k, dtype=A.dtype), batch + (m, k)).copy()
+        u = np.zeros(batch + (k, n), dtype=A.dtype)
+    else:               # SciPy >= 1.11 batches over leading axes
         p, l, u = scipy.linalg.lu(A, check_finite=False)
-    else:
-        p, l, u = scipy.linalg.lu(A, check_finite=False)   # SciPy >= 1.11 batches over leading axes
     return [wrap(p.astype(A.dtype, copy=False)), wrap(l), wrap(u)]
 
 
@@ -52,25 +59,52 @@ def _lu_aval(a):
     return [a.update(shape=(m, m) + batch), a.update(shape=(m, k) + batch), a.update(shape=(k, n) + batch)]
 
 
+def _block(x: Any, r0: int, r1: int, c0: int, c1: int) -> Any:
+    """``x[r0:r1, c0:c1, ...]`` (all batch entries)."""
+    s = meta(x)[0]
+    if (r0, r1, c0, c1) == (0, s[0], 0, s[1]):
+        return x
+    nb = len(s) - 2
+    return _tf().slice(x, (r0, c0) + (0,) * nb, (r1, c1) + tuple(s[2:]))
+
+
+# Square rule: de Hoog, Anderssen, Lukas (2011); Walter & Lehmann (2018).
+# Trapezoidal (tall/wide) extension: derived in docs/ad/lu.md.
 @lu_p.def_jvp
 def _lu_jvp(primals, tangents):
+    """With ``B = P^T dA``, ``K = min(M, N)``, ``L1``/``U1`` the leading ``K x K``
+    blocks and ``X = L1^{-1} B[:K, :K] U1^{-1}``: ``dL1 = L1 tril(X, -1)``,
+    ``dU1 = triu(X) U1``; tall: ``dL2 = (B[K:] - L2 dU) U^{-1}``; wide:
+    ``dU2 = L^{-1} (B[:, K:] - dL U2)``; ``dP = 0``."""
     tf = _tf()
     (a,), (da,) = primals, tangents
     p, l, u = lu_p.bind(a)
     m, n = meta(a)[0][:2]
-    if m != n:
-        raise LinalgShapeError(f"lu: derivatives are implemented for square matrices only, got shape {meta(a)[0]}")
+    k = min(m, n)
     kw = dict(transpose_a=False, conjugate_a=False)
-    x = triangular_solve_p.bind(l, mm(mT(p), da), lower=True, left=True, unit_diagonal=True, **kw)
-    x = triangular_solve_p.bind(u, x, lower=False, left=False, unit_diagonal=False, **kw)
-    return [p, l, u], [Zero.like(p), mm(l, tril(x, -1)), mm(triu(x), u)]
+    b = mm(mT(p), da)
+    l1, u1 = _block(l, 0, k, 0, k), _block(u, 0, k, 0, k)
+    x = triangular_solve_p.bind(l1, _block(b, 0, k, 0, k), lower=True, left=True, unit_diagonal=True, **kw)
+    x = triangular_solve_p.bind(u1, x, lower=False, left=False, unit_diagonal=False, **kw)
+    dl, du = mm(l1, tril(x, -1)), mm(triu(x), u1)
+    if m > k:       # tall: U = U1, L = [L1; L2]
+        rhs = tf.subtract(_block(b, k, m, 0, n), mm(_block(l, k, m, 0, k), du))
+        dl2 = triangular_solve_p.bind(u, rhs, lower=False, left=False, unit_diagonal=False, **kw)
+        dl = tf.concatenate([dl, dl2], axis=0)
+    if n > k:       # wide: L = L1, U = [U1 U2]
+        rhs = tf.subtract(_block(b, 0, m, k, n), mm(dl, _block(u, 0, k, k, n)))
+        du2 = triangular_solve_p.bind(l, rhs, lower=True, left=True, unit_diagonal=True, **kw)
+        du = tf.concatenate([du, du2], axis=1)
+    return [p, l, u], [Zero.like(p), dl, du]
 
 
 def lu(a: Any) -> tuple[Any, Any, Any]:
-    """LU factorization with partial pivoting ``a = P @ L @ U`` of ``[M, N, B...]``:
-    P ``[M, M, B...]`` (a permutation, in a's dtype), L ``[M, K, B...]`` unit lower
-    triangular, U ``[K, N, B...]`` upper triangular. Differentiable for square input
-    (P has zero derivative)."""
+    """LU factorization with partial pivoting ``a = P @ L @ U`` of ``[M, N, B...]``
+    (SciPy's ``scipy.linalg.lu`` convention), ``K = min(M, N)``: P ``[M, M, B...]``
+    (a permutation, in a's dtype), L ``[M, K, B...]`` unit lower triangular
+    (trapezoidal for ``M > N``), U ``[K, N, B...]`` upper triangular (trapezoidal
+    for ``M < N``). Differentiable for square, tall and wide input where the pivot
+    order is locally constant (P has zero derivative); see docs/ad/lu.md."""
     p, l, u = _bind(lu_p, as_operand("lu", a))
     return p, l, u
 

@@ -133,6 +133,46 @@ def test_lstsq_pinv_match_numpy():
     assert np.allclose(la.pinv(tf.asarray(r1))._data, np.linalg.pinv(r1))
 
 
+LU_SHAPES = [(5, 3), (3, 5), (4, 4), (5, 3, 2), (3, 5, 2, 2), (3, 0), (0, 3), (3, 3, 0)]
+
+
+@pytest.mark.parametrize("shape", LU_SHAPES)
+@pytest.mark.parametrize("cplx", [False, True])
+def test_lu_values_tall_wide(shape, cplx):
+    a = _rand(shape, cplx)
+    p, l, u = la.lu(tf.asarray(a))
+    m, n, batch = shape[0], shape[1], shape[2:]
+    k = min(m, n)
+    assert p.shape == (m, m) + batch and l.shape == (m, k) + batch and u.shape == (k, n) + batch
+    assert np.allclose(np.einsum("ij...,jk...,kl...->il...", p._data, l._data, u._data), a)
+    lp, ll, lu_ = (_lead(x._data) for x in (p, l, u))
+    assert np.allclose(ll, np.tril(ll)) and np.allclose(np.diagonal(ll, axis1=-2, axis2=-1), 1)
+    assert np.allclose(lu_, np.triu(lu_))
+    assert np.allclose(np.swapaxes(lp, -1, -2) @ lp, np.eye(m))          # a permutation
+    if a.size:
+        ref = scipy.linalg.lu(_lead(a))
+        assert all(np.allclose(x, r) for x, r in zip((lp, ll, lu_), ref))
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (5, 3, 2), (3, 5, 2)])
+@pytest.mark.parametrize("cplx", [False, True])
+def test_lu_jvp_matches_finite_differences_non_square(shape, cplx):
+    # generic Gaussian input: the pivot order is constant on the segment a +- h da
+    a, da = _rand(shape, cplx), _rand(shape, cplx)
+    f = lambda x: la.lu(x)[1:]  # noqa: E731
+    _, (dl, du) = tidu.jvp(f, (tf.asarray(a),), (tf.asarray(da),))
+    h = 1e-6
+    (lp, up), (lm, um) = f(tf.asarray(a + h * da)), f(tf.asarray(a - h * da))
+    assert np.allclose(dl._data, (lp._data - lm._data) / (2 * h), rtol=1e-6, atol=1e-7)
+    assert np.allclose(du._data, (up._data - um._data) / (2 * h), rtol=1e-6, atol=1e-7)
+    # the tangent keeps the structure: strictly lower (L) / upper (U) trapezoidal
+    dl_, du_ = _lead(dl._data), _lead(du._data)
+    assert np.allclose(dl_, np.tril(dl_, -1)) and np.allclose(du_, np.triu(du_))
+    # P has a symbolic zero tangent
+    _, (dp,) = tidu.jvp(lambda x: (la.lu(x)[0],), (tf.asarray(a),), (tf.asarray(da),))
+    assert not np.any(np.asarray(getattr(dp, "_data", 0)))
+
+
 def test_expm_frechet_matches_scipy():
     a, e = _rand((3, 3)), _rand((3, 3))
     assert np.allclose(la.expm_frechet(tf.asarray(a), tf.asarray(e))._data,

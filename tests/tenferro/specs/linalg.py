@@ -162,6 +162,32 @@ def _eye_like(rng, dtype, shapes):
     return [tf.asarray(np.zeros(s, dtype=dtype.numpy)) for s in shapes]
 
 
+def _lu_args(rng, dtype, shapes):
+    """``A = P0 L0 U0`` with a random row permutation ``P0`` per batch entry, ``L0``
+    unit lower trapezoidal with ``|entries| <= 0.5`` below the diagonal and ``U0``
+    upper trapezoidal with ``|diagonal|`` in [1, 2]: partial pivoting then picks
+    ``P0`` with a margin (pivot ratio ``>= 2``), so the pivot order is constant
+    around ``A`` and L, U are smooth there."""
+    (s,) = shapes
+    m, n, batch = s[0], s[1], tuple(s[2:])
+    k = min(m, n)
+    out = np.empty(batch + (m, n), dtype=dtype.numpy)
+    for idx in np.ndindex(*batch):
+        g = _rand(rng, dtype, (m, k))
+        l0 = np.tril(0.5 * g / np.maximum(np.abs(g), 1.0), -1) + np.eye(m, k)
+        u0 = np.triu(_rand(rng, dtype, (k, n)), 1)
+        u0[np.arange(k), np.arange(k)] = rng.uniform(1.0, 2.0, k) * rng.choice([-1.0, 1.0], k)
+        out[idx] = (l0 @ u0)[rng.permutation(m)]
+    out = np.moveaxis(out, (-2, -1), (0, 1)) if batch else out
+    return [tf.asarray(np.asarray(out, dtype=dtype.numpy))]
+
+
+def _lu_factors(a):
+    # P is piecewise constant (zero derivative): only L and U carry derivatives
+    p, l, u = la.lu(a)
+    return l, u
+
+
 def _solve_self(a):
     return la.solve(a, a)
 
@@ -193,7 +219,9 @@ SPECS = [
     OpSpec("linalg_eig", _eig_invariant, _SQUARE, covers=("eig", "solve", "linalg_gauge_check"), make_args=_spectral("eig")),
     OpSpec("linalg_eigvals", la.eigvals, _SQUARE, covers=("eig",), make_args=_spectral("eig")),
     OpSpec("linalg_expm", la.expm, _SQUARE, covers=("expm", "expm_frechet"), make_args=_scaled(0.5)),
-    OpSpec("linalg_lu", lambda a: la.lu(a)[1:], _SQUARE, covers=("lu", "triangular_solve"), make_args=_spectral("eig")),
+    # tall (L trapezoidal), square, wide (U trapezoidal), batched; pivot order kept fixed by _lu_args
+    OpSpec("linalg_lu", _lu_factors, [((5, 3),), ((3, 3),), ((3, 5),), ((5, 3, 2),), ((3, 3, 2),), ((3, 5, 2, 2),)],
+           covers=("lu", "triangular_solve", "concatenate", "slice"), make_args=_lu_args),
     OpSpec("linalg_lstsq", la.lstsq, [((4, 3), (4, 2)), ((3, 4), (3, 2)), ((4, 3, 2), (4, 1, 2)), ((4, 3), (4,))],
            covers=("qr", "triangular_solve"), make_args=_shifted(0.5)),
     OpSpec("linalg_pinv", la.pinv, _TALL_SQUARE_WIDE, covers=("svd",), make_args=_spectral("svd")),
@@ -211,6 +239,7 @@ SPECS = [
         ("inv", la.inv, _EMPTY_SQUARE, ("inv",)), ("det", la.det, _EMPTY_SQUARE, ("det",)),
         ("slogdet", la.slogdet, _EMPTY_SQUARE, ("slogdet",)), ("expm", la.expm, [((0, 0),)], ("expm",)),
         ("solve", _solve_self, _EMPTY_SQUARE, ("solve",)),
+        ("lu", _lu_factors, _EMPTY, ("lu",)),
     ]
 ] + [
     OpSpec(f"linalg_triangular_solve_{int(lo)}{int(le)}{int(t)}{int(c)}{int(u)}", _tri(lo, le, t, c, u),
