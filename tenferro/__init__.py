@@ -86,7 +86,7 @@ from ._reductions import sum
 from . import _methods
 
 _methods.install()
-_prim.TENSOR_VSPACE.wire(_elementwise.add_p, _elementwise.multiply, _elementwise.conj)
+_prim.TENSOR_VSPACE.wire(_elementwise.add_p, _elementwise.multiply, _elementwise.conj, _methods.TRACER_METHODS)
 
 __all__ += [
     "TensorType", "support_manifest",

@@ -59,13 +59,18 @@ def _dot_c(a: Any, b: Any, ca: list, cb: list, ba: list, bb: list) -> Any:
     return np.matmul(at, bt).reshape(bshape + fas + fbs)
 
 
+def _matmul_eval(a: Any, b: Any) -> Any:
+    """``a @ b`` for operands of rank 1 or 2, column-major."""
+    if b.ndim == 1 or a.ndim == 1:
+        return fortran(a @ b)               # vector result (or 0-d): layout is trivial
+    return (b.T @ a.T).T                    # (row-major N x M).T: column-major M x N, no copy
+
+
 def _dot_general_eval(a: Any, b: Any, dn: tuple) -> Any:
     (xc, yc), (xb, yb) = dn
     na, nb = a.ndim, b.ndim
     if not xb and len(xc) == 1 and na <= 2 and nb <= 2 and xc[0] == na - 1 and yc[0] == 0:
-        if nb == 1 or na == 1:
-            return fortran(a @ b)           # vector result (or 0-d): layout is trivial
-        return (b.T @ a.T).T                # (row-major N x M).T: column-major M x N, no copy
+        return _matmul_eval(a, b)
     if not xc and not xb:                   # outer product
         return fortran(np.multiply.outer(b.T, a.T).T)
     r = _dot_c(b.T, a.T, [nb - 1 - j for j in yc], [na - 1 - i for i in xc],
@@ -139,20 +144,29 @@ def _transpose_plan(n_self: int, n_other: int, self_c: tuple, other_c: tuple, se
     return dn, (None if perm == tuple(range(len(perm))) else perm)
 
 
-def _transpose_side(ct: Any, other: Any, *plan_key: Any) -> Any:
-    dn, perm = _transpose_plan(*plan_key)
-    r = dot_general_p.bind(ct, other, dimension_numbers=dn)
-    return r if perm is None else transpose_p.bind(r, permutation=perm)
+_TRANSPOSE_PLANS: dict[tuple, tuple] = {}   # (dimension_numbers, nx, ny, x is linear) -> plan
 
 
 @dot_general_p.def_transpose
 def _dot_general_transpose(ct, x, y, dimension_numbers):
-    (xc, yc), (xb, yb) = dimension_numbers
-    if is_undefined(x):
+    lin_x = is_undefined(x)
+    if lin_x:
         nx, ny = len(x.aval.shape), len(meta(y)[0])
-        return [_transpose_side(ct, y, nx, ny, xc, yc, xb, yb, True), None]
-    nx, ny = len(meta(x)[0]), len(y.aval.shape)
-    return [None, _transpose_side(ct, x, ny, nx, yc, xc, yb, xb, False)]
+    else:
+        nx, ny = len(meta(x)[0]), len(y.aval.shape)
+    key = (dimension_numbers, nx, ny, lin_x)
+    plan = _TRANSPOSE_PLANS.get(key)
+    if plan is None:
+        (xc, yc), (xb, yb) = dimension_numbers
+        plan = (_transpose_plan(nx, ny, xc, yc, xb, yb, True) if lin_x
+                else _transpose_plan(ny, nx, yc, xc, yb, xb, False))
+        if len(_TRANSPOSE_PLANS) < 4096:
+            _TRANSPOSE_PLANS[key] = plan
+    dn, perm = plan
+    r = dot_general_p.bind(ct, y if lin_x else x, dimension_numbers=dn)
+    if perm is not None:
+        r = transpose_p.bind(r, permutation=perm)
+    return [r, None] if lin_x else [None, r]
 
 
 # ---------------------------------------------------------------------------
@@ -205,6 +219,11 @@ def matmul(x: Any, y: Any) -> Any:
     """Matrix product with NumPy's ``matmul`` semantics: 1-D operands are vectors;
     for rank > 2 the **leading** axes are batch axes, broadcast together
     (``[..., M, K] @ [..., K, N] -> [..., M, N]``)."""
+    if type(x) is Tensor and type(y) is Tensor:  # eager fast path: what dot_general_p.bind would do
+        a, b = x._data, y._data
+        if (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype is b.dtype
+                and 0 < a.ndim <= 2 and 0 < b.ndim <= 2 and a.shape[-1] == b.shape[0]):
+            return Tensor._wrap(_matmul_eval(a, b))
     x, y, xs, ys = _operands("matmul", x, y)
     nx, ny = len(xs), len(ys)
     if nx == 0 or ny == 0:

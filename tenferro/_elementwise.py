@@ -19,9 +19,13 @@ import numpy as np
 
 from tidu import Tracer, Zero, is_undefined
 
-from ._dtypes import DType, bool_, result_type
+from ._dtypes import DType, bool_, float64, result_type
 from ._errors import DTypeError, ShapeError, fmt_shape
-from ._prim import TensorType, as_operand, check_placement, fortran as _f, meta, primitive, scalar_tensor
+from . import _structural as _st
+from ._placement import CPU
+from ._prim import (
+    TensorType, aval_of_operand, as_operand, check_placement, fortran as _f, meta, primitive, scalar_tensor,
+)
 from ._tensor import Tensor
 
 FAMILY = "elementwise"
@@ -64,6 +68,17 @@ def _prepare(op: str, *xs: Any) -> list[Any]:
             a, b = x._data, y._data
             if a.shape == b.shape and a.dtype == b.dtype and type(a) is type(b) is np.ndarray:
                 return [x, y]
+        # Canonical CPU avals (see _prim.tensor_type): identical avals need no work.
+        ax, ay = aval_of_operand(x), aval_of_operand(y)
+        if ax is not None:
+            if ay is ax:
+                return [x, y]
+            if ay is None and _fits_weakly(y, ax):
+                return [x, _constant(y, ax)]
+        elif ay is not None and _fits_weakly(x, ay):
+            return [_constant(x, ay), y]
+    elif len(xs) == 1 and (type(xs[0]) is Tensor or isinstance(xs[0], Tracer)):
+        return [xs[0]]
     if all(type(x) is Tensor or isinstance(x, Tracer) for x in xs):
         metas = [meta(x) for x in xs]
         s0, d0 = metas[0]
@@ -71,8 +86,6 @@ def _prepare(op: str, *xs: Any) -> list[Any]:
             if len(xs) > 1:
                 check_placement(op, *xs)
             return list(xs)
-    from ._structural import convert_element_type  # noqa: PLC0415
-
     args = [x if (type(x) is Tensor or isinstance(x, Tracer)) else _coerce(op, x) for x in xs]
     dtype = result_type(*[meta(a)[1] if not _is_weak(x) else x for a, x in zip(args, xs)])
     out = []
@@ -80,11 +93,34 @@ def _prepare(op: str, *xs: Any) -> list[Any]:
         if _is_weak(x):
             a = scalar_tensor(x, dtype)
         elif meta(a)[1] is not dtype:
-            a = convert_element_type(a, dtype)
+            a = _st.convert_element_type(a, dtype)
         out.append(a)
     out = _broadcast_all(op, *out)
     check_placement(op, *out)
     return out
+
+
+def _fits_weakly(value: Any, aval: TensorType) -> bool:
+    """True when the Python scalar ``value`` takes the dtype of a floating CPU
+    operand of ``aval`` unchanged (weak promotion: ``x * 2``, ``1 - x``)."""
+    t = type(value)
+    if t is float or t is int or t is bool:
+        return aval.placement is CPU and aval.dtype.is_floating
+    return t is complex and aval.placement is CPU and aval.dtype.is_complex
+
+
+def _constant(value: Any, aval: TensorType) -> Tensor:
+    """The constant ``value`` at the shape and dtype of ``aval`` (what promoting
+    and broadcasting a weak scalar gives, built directly)."""
+    shape = aval.shape
+    if not shape:
+        return Tensor._wrap(np.asarray(value, aval.dtype.numpy))
+    if aval.size > _SMALL_CONSTANT:  # large: a broadcast view, as broadcast_in_dim gives
+        return Tensor._wrap(np.broadcast_to(np.asarray(value, aval.dtype.numpy), shape))
+    return Tensor._wrap(np.full(shape, value, aval.dtype.numpy, order="F"))
+
+
+_SMALL_CONSTANT = 4096
 
 
 def _is_weak(x: Any) -> bool:
@@ -101,7 +137,13 @@ def _coerce(op: str, x: Any) -> Any:
 # add, sub, neg: linear
 # ---------------------------------------------------------------------------
 add_p = primitive("add", FAMILY)
-add_p.def_impl(lambda x, y: Tensor._wrap(_f(np.add(x._data, y._data))))
+
+
+@add_p.def_impl
+def _add_impl(x, y):
+    return Tensor._wrap(_f(np.add(x._data, y._data)))
+
+
 add_p.def_abstract_eval(_binary_aval("add"))
 
 
@@ -123,7 +165,13 @@ def _add_jvp(primals, tangents):
 
 
 sub_p = primitive("sub", FAMILY)
-sub_p.def_impl(lambda x, y: Tensor._wrap(_f(np.subtract(x._data, y._data))))
+
+
+@sub_p.def_impl
+def _sub_impl(x, y):
+    return Tensor._wrap(_f(np.subtract(x._data, y._data)))
+
+
 sub_p.def_abstract_eval(_binary_aval("sub"))
 
 
@@ -158,7 +206,13 @@ def _neg_transpose(ct, x):
 # mul, div: bilinear / nonlinear
 # ---------------------------------------------------------------------------
 mul_p = primitive("mul", FAMILY)
-mul_p.def_impl(lambda x, y: Tensor._wrap(_f(np.multiply(x._data, y._data))))
+
+
+@mul_p.def_impl
+def _mul_impl(x, y):
+    return Tensor._wrap(_f(np.multiply(x._data, y._data)))
+
+
 mul_p.def_abstract_eval(_binary_aval("mul"))
 
 
@@ -222,10 +276,8 @@ real_p.def_abstract_eval(_real_aval)
 
 @real_p.def_linear
 def _real_transpose(ct, x):
-    from ._structural import convert_element_type  # noqa: PLC0415
-
     if x.aval.dtype.is_complex:
-        return [convert_element_type(ct, x.aval.dtype)]
+        return [_st.convert_element_type(ct, x.aval.dtype)]
     return [ct]
 
 
@@ -237,41 +289,52 @@ imag_p.def_abstract_eval(_real_aval)
 
 @imag_p.def_linear
 def _imag_transpose(ct, x):
-    from ._structural import convert_element_type  # noqa: PLC0415
-
     # Re(sum(imag(u) * c)) = Re(sum(u * (-i c)))
     if not x.aval.dtype.is_complex:
         return [mul_p.bind(ct, scalar_like(0.0, ct))]
-    c = convert_element_type(ct, x.aval.dtype)
+    c = _st.convert_element_type(ct, x.aval.dtype)
     return [mul_p.bind(c, scalar_like(-1j, c))]
 
 
 def scalar_like(value: Any, x: Any) -> Any:
     """``value`` broadcast to the shape and dtype of ``x`` (a constant)."""
     shape, dtype = meta(x)
-    from ._structural import broadcast_to  # noqa: PLC0415
-
     s = scalar_tensor(value, dtype)
-    return s if shape == () else broadcast_to(s, shape)
+    return s if shape == () else _st.broadcast_to(s, shape)
 
 
 # ---------------------------------------------------------------------------
 # user-level functions
 # ---------------------------------------------------------------------------
+def _eager_pair(x: Any, y: Any) -> bool:
+    """True for two NumPy-backed tensors of one shape and dtype: they need no
+    preparation and, with no tracer, ``bind`` calls the impl (eager fast path)."""
+    if type(x) is Tensor and type(y) is Tensor:
+        a, b = x._data, y._data
+        return a.shape == b.shape and a.dtype is b.dtype and type(a) is np.ndarray and type(b) is np.ndarray
+    return False
+
+
 def add(x: Any, y: Any) -> Any:
     """``x + y`` with NumPy broadcasting and tenferro promotion."""
+    if _eager_pair(x, y):
+        return _add_impl(x, y)
     x, y = _prepare("add", x, y)
     return add_p.bind(x, y)
 
 
 def subtract(x: Any, y: Any) -> Any:
     """``x - y``."""
+    if _eager_pair(x, y):
+        return _sub_impl(x, y)
     x, y = _prepare("subtract", x, y)
     return sub_p.bind(x, y)
 
 
 def multiply(x: Any, y: Any) -> Any:
     """``x * y``."""
+    if _eager_pair(x, y):
+        return _mul_impl(x, y)
     x, y = _prepare("multiply", x, y)
     return mul_p.bind(x, y)
 
@@ -281,10 +344,7 @@ def divide(x: Any, y: Any) -> Any:
     x, y = _prepare("divide", x, y)
     d = meta(x)[1]
     if not d.is_floating:
-        from ._dtypes import float64  # noqa: PLC0415
-        from ._structural import convert_element_type  # noqa: PLC0415
-
-        x, y = convert_element_type(x, float64), convert_element_type(y, float64)
+        x, y = _st.convert_element_type(x, float64), _st.convert_element_type(y, float64)
     return div_p.bind(x, y)
 
 
@@ -324,8 +384,6 @@ conjugate = conj
 # ---------------------------------------------------------------------------
 def _broadcast_all(op: str, *xs: Any) -> list[Any]:
     """Broadcast already-promoted operands (of possibly different dtypes) to one shape."""
-    from ._structural import broadcast_to  # noqa: PLC0415
-
     shapes = [tuple(meta(x)[0]) for x in xs]
     try:
         shape = np.broadcast_shapes(*shapes)
@@ -335,15 +393,12 @@ def _broadcast_all(op: str, *xs: Any) -> list[Any]:
             + ", ".join(fmt_shape(s) for s in shapes)
             + " (NumPy rules: trailing dimensions must match or be 1)"
         ) from None
-    return [x if tuple(meta(x)[0]) == shape else broadcast_to(x, shape) for x in xs]
+    return [x if tuple(meta(x)[0]) == shape else _st.broadcast_to(x, shape) for x in xs]
 
 
 def _to_float(op: str, x: Any) -> Any:
     """Integer and boolean operands of inexact functions become float64 (documented)."""
-    from ._dtypes import float64  # noqa: PLC0415
-    from ._structural import convert_element_type  # noqa: PLC0415
-
-    return x if meta(x)[1].is_floating else convert_element_type(x, float64)
+    return x if meta(x)[1].is_floating else _st.convert_element_type(x, float64)
 
 
 def _refuse_complex(op: str, *avals: TensorType) -> None:

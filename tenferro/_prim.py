@@ -18,9 +18,11 @@ import numpy as np
 import tidu
 from tidu import Primitive, Tracer
 
+from ._creation import ones as _ones, zeros as _zeros
 from ._dtypes import DType, _from_numpy, _lookup_numpy, _weak_kind, result_type
 from ._errors import PlacementError, TenferroTypeError, fmt_shape
 from ._placement import CPU, Placement, placement_of
+from ._shape import Shape
 from ._tensor import Tensor
 
 __all__ = ["TensorType", "PRIMITIVES", "primitive", "meta", "xp_of", "wrap", "fortran", "support_manifest"]
@@ -49,8 +51,8 @@ class TensorType:
         return n
 
     def update(self, shape: tuple | None = None, dtype: DType | None = None) -> "TensorType":
-        return TensorType(self.shape if shape is None else shape, self.dtype if dtype is None else dtype,
-                          self.placement)
+        return tensor_type(self.shape if shape is None else tuple(shape), self.dtype if dtype is None else dtype,
+                           self.placement)
 
     def __eq__(self, other: object) -> bool:
         return (type(other) is TensorType and self.shape == other.shape and self.dtype is other.dtype
@@ -70,7 +72,24 @@ class TensorType:
     __repr__ = __str__
 
 
-_CPU_AVALS: dict[tuple, TensorType] = {}
+# Canonical CPU avals: equal CPU avals made by ``tensor_type`` (so by ``update``,
+# hence by the shape rules, and by ``aval_of_tensor``) are the same object, which
+# lets hot paths compare avals by identity (``a is b``) before comparing fields.
+_CPU_TYPES: dict[tuple, TensorType] = {}    # (shape, DType) -> aval
+_CPU_AVALS: dict[tuple, TensorType] = {}    # (shape, numpy dtype) -> aval
+
+
+def tensor_type(shape: tuple, dtype: DType, placement: Placement = CPU) -> TensorType:
+    """``TensorType(shape, dtype, placement)``, canonical (interned) on the CPU."""
+    if placement is not CPU:
+        return TensorType(shape, dtype, placement)
+    key = (shape, dtype)
+    av = _CPU_TYPES.get(key)
+    if av is None:
+        av = TensorType(shape, dtype, CPU)
+        if len(_CPU_TYPES) < 8192 and all(type(s) is int for s in av.shape):
+            _CPU_TYPES[key] = av
+    return av
 
 
 def aval_of_tensor(t: Tensor) -> TensorType:
@@ -80,12 +99,21 @@ def aval_of_tensor(t: Tensor) -> TensorType:
         av = _CPU_AVALS.get(key)
         if av is None:
             d = _from_numpy.get(a.dtype) or _lookup_numpy(a.dtype, "aval", "a tensor")
-            av = TensorType(a.shape, d, CPU)
-            if len(_CPU_AVALS) < 4096:
+            av = tensor_type(a.shape, d, CPU)
+            if len(_CPU_AVALS) < 8192:
                 _CPU_AVALS[key] = av
         return av
     d = _from_numpy.get(a.dtype) or _lookup_numpy(a.dtype, "aval", "a tensor")
     return TensorType(a.shape, d, placement_of(a))
+
+
+def aval_of_operand(x: Any) -> TensorType | None:
+    """The aval of a Tensor or a tracer of one; ``None`` for anything else (hot path)."""
+    if type(x) is Tensor:
+        return aval_of_tensor(x)
+    if isinstance(x, Tracer):
+        return x.aval
+    return None
 
 
 def meta(x: Any) -> tuple[tuple, DType]:
@@ -219,23 +247,22 @@ class TensorVSpace(tidu.VSpace):
         return float(np.finfo(aval.dtype.numpy).eps) if aval.dtype.is_floating else 1.0
 
     def zeros(self, aval: TensorType) -> Tensor:
-        from ._creation import zeros  # noqa: PLC0415
-
-        return zeros(aval.shape, aval.dtype, placement=aval.placement)
+        return _zeros(aval.shape, aval.dtype, placement=aval.placement)
 
     def ones(self, aval: TensorType) -> Tensor:
-        from ._creation import ones  # noqa: PLC0415
+        return _ones(aval.shape, aval.dtype, placement=aval.placement)
 
-        return ones(aval.shape, aval.dtype, placement=aval.placement)
-
-    # The arithmetic below is wired to the elementwise primitives by
-    # ``tenferro/__init__.py`` (``_prim.TENSOR_VSPACE.wire(...)``), avoiding an import cycle.
+    # The arithmetic below and the tracer methods are wired to the elementwise
+    # primitives and to ``_methods.TRACER_METHODS`` by ``tenferro/__init__.py``
+    # (``_prim.TENSOR_VSPACE.wire(...)``), avoiding an import cycle.
     _add_p: Any = None
     _mul: Any = None
     _conj: Any = None
+    _tracer_methods: dict[str, Any] = {}
 
-    def wire(self, add_p: Any, mul: Any, conj: Any) -> None:
+    def wire(self, add_p: Any, mul: Any, conj: Any, tracer_methods: dict[str, Any]) -> None:
         self._add_p, self._mul, self._conj = add_p, mul, conj
+        self._tracer_methods = tracer_methods
 
     def add(self, x: Any, y: Any) -> Any:
         return self._add_p.bind(x, y)
@@ -276,21 +303,15 @@ class TensorVSpace(tidu.VSpace):
         return t if aval.placement == CPU else t.to_gpu(aval.placement.device)
 
     def tracer_getattr(self, tracer: Any, name: str) -> Any:
+        fn = self._tracer_methods.get(name)  # operators first: every ``tracer + y`` lands here
+        if fn is not None:
+            if type(fn) is property:
+                return fn.fget(tracer)
+            return fn.__get__(tracer)
         if name in ("shape", "dtype", "placement", "ndim", "size"):
             value = getattr(tracer.aval, name)
-            if name == "shape":
-                from ._shape import Shape  # noqa: PLC0415
-
-                return Shape._from_tuple(value)
-            return value
-        from ._methods import TRACER_METHODS  # noqa: PLC0415
-
-        fn = TRACER_METHODS.get(name)
-        if fn is None:
-            raise AttributeError(f"a traced tensor has no attribute {name!r}")
-        if isinstance(fn, property):
-            return fn.fget(tracer)
-        return fn.__get__(tracer)
+            return Shape._from_tuple(value) if name == "shape" else value
+        raise AttributeError(f"a traced tensor has no attribute {name!r}")
 
 
 TENSOR_VSPACE = TensorVSpace()

@@ -15,6 +15,7 @@ from .._dtypes import result_type
 from .._prim import as_operand, check_placement, meta, placement_of_operand
 from .._tensor import Tensor
 from ._ad import bind_pairwise, einsum_p
+from ._execute import runner
 from ._errors import EinsumOperandError
 from ._parse import Parsed, canonicalize, format_spec, parse_interleaved, parse_subscripts
 from ._paths import normalize_optimize, opt_einsum_equation
@@ -23,7 +24,7 @@ from ._plan import PLANS, CacheInfo, LRUCache, build_plan, get_plan
 __all__ = ["einsum", "einsum_path", "einsum_cache_info", "einsum_cache_clear", "EinsumPathInfo",
            "EinsumCacheInfo"]
 
-#: Call signatures -> (plan, dtype to promote to, or None).
+#: Call signatures -> (plan, dtype to promote to or None, plan runner).
 CALLS = LRUCache(512)
 
 
@@ -69,13 +70,15 @@ def einsum(*operands: Any, optimize: Any = "auto") -> Any:
     else:
         key0, ops, parsed = _split(operands)
     sig = []
+    arrays: list | None = []
     traced = False
     for x in ops:
         if type(x) is Tensor and type(x._data) is np.ndarray:
             a = x._data
             sig.append((a.shape, a.dtype))
+            arrays.append(a)
         else:
-            sig = None
+            sig = arrays = None
             break
     if sig is None:  # tracers, non-NumPy placements, or operands to convert
         ops = [x if type(x) is Tensor or isinstance(x, Tracer) else as_operand("einsum", x) for x in ops]
@@ -85,9 +88,12 @@ def einsum(*operands: Any, optimize: Any = "auto") -> Any:
     key = (key0, tuple(sig), opt_key)
     entry = CALLS.get(key)
     if entry is None:
-        entry = _compile(key0, parsed, list(ops), optimize)
+        plan, dtype = _compile(key0, parsed, list(ops), optimize)
+        entry = (plan, dtype, runner(plan))
         CALLS.put(key, entry)
-    plan, dtype = entry
+    plan, dtype, run = entry
+    if dtype is None and arrays is not None:  # eager, one dtype: what einsum_p.bind would call
+        return Tensor._wrap(run(arrays))
     if dtype is not None:
         from .._structural import convert_element_type  # noqa: PLC0415
 

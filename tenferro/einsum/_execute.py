@@ -8,12 +8,12 @@ through a strided diagonal view of a zero tensor.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from .._prim import fortran
-from ._plan import BMM, DOT, MOVE, PAIR, SINGLE, Plan
+from ._plan import BMM, DOT, FINAL, MOVE, PAIR, SINGLE, Plan
 
 try:  # NumPy's C einsum without the Python wrapper (about 2 us less per call)
     from numpy._core.multiarray import c_einsum as _c_einsum
@@ -26,7 +26,7 @@ def _einsum1(a: Any, ins: list, outs: list) -> Any:
         return _c_einsum(a, ins, outs)
     return np.einsum(a, ins, outs)  # CuPy and others dispatch through __array_function__
 
-__all__ = ["execute"]
+__all__ = ["execute", "runner"]
 
 
 def _pair(a: Any, b: Any, step: tuple) -> Any:
@@ -96,3 +96,23 @@ def execute(plan: Plan, arrays: Sequence[Any]) -> Any:
                 return _embed(r, embed, out_shape)
             return fortran(r)
     raise AssertionError("einsum plan without a final step")
+
+
+def runner(plan: Plan) -> Callable[[list], Any]:
+    """``execute`` for ``plan`` as a one-argument function, specialized for the
+    one-operand plans of one NumPy einsum (trace, diagonal, sums): the fixed
+    per-call cost matters there, the work being small."""
+    steps = plan.steps
+    if (len(plan.shapes) == 1 and len(steps) == 2 and steps[0][0] == SINGLE
+            and steps[1][0] == FINAL and steps[1][1] is None and steps[1][2] is None):
+        _, _, ins, outs, _ = steps[0]
+
+        def run_single(arrays: list) -> Any:
+            return fortran(_einsum1(arrays[0], ins, outs))
+
+        return run_single
+
+    def run(arrays: list) -> Any:
+        return execute(plan, arrays)
+
+    return run
