@@ -25,19 +25,7 @@ import opt_einsum as oe  # noqa: E402
 import tenferro as tf  # noqa: E402
 import tidu  # noqa: E402
 
-try:
-    import torch
-
-    torch.set_num_threads(1)
-except ImportError:  # pragma: no cover
-    torch = None
-try:
-    import jax
-    import jax.numpy as jnp
-
-    jax.config.update("jax_enable_x64", True)
-except ImportError:  # pragma: no cover
-    jax = None
+from _peers import jax, jnp, torch  # noqa: E402  (None when not installed)
 
 LETTERS = string.ascii_letters
 

@@ -129,12 +129,21 @@ def _dynamic_slice_aval(a, starts, sizes):
     return a.update(shape=tuple(sizes))
 
 
-@dynamic_slice_p.def_jvp
-def _dynamic_slice_jvp(primals, tangents, sizes):
-    x, starts = primals
-    out = dynamic_slice_p.bind(x, starts, sizes=sizes)
-    tx = tangents[0]
-    return out, (Zero.like(out) if type(tx) is Zero else dynamic_slice_p.bind(tx, starts, sizes=sizes))
+def _linear_in_operand_jvp(prim):
+    """JVP of ``prim(x, indices, **params)``, linear in ``x`` (integer ``indices``
+    carry no tangent): apply ``prim`` to the tangent with the same indices."""
+
+    def jvp(primals, tangents, **params):
+        x, idx = primals
+        out = prim.bind(x, idx, **params)
+        tx = tangents[0]
+        return out, (Zero.like(out) if type(tx) is Zero else prim.bind(tx, idx, **params))
+
+    jvp.__name__ = f"{prim.name}_jvp"
+    return jvp
+
+
+dynamic_slice_p.def_jvp(_linear_in_operand_jvp(dynamic_slice_p))
 
 
 @dynamic_slice_p.def_transpose
@@ -262,12 +271,7 @@ def _gather_aval(a, idx, axis):
     return a.update(shape=_gathered_shape(a, idx.shape, axis))
 
 
-@gather_p.def_jvp
-def _gather_jvp(primals, tangents, axis):
-    x, idx = primals
-    out = gather_p.bind(x, idx, axis=axis)
-    tx = tangents[0]
-    return out, (Zero.like(out) if type(tx) is Zero else gather_p.bind(tx, idx, axis=axis))
+gather_p.def_jvp(_linear_in_operand_jvp(gather_p))
 
 
 @gather_p.def_transpose
