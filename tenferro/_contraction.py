@@ -23,9 +23,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tidu import Tracer, is_undefined
+from tidu import Tracer, UndefinedPrimal, Zero
 
 from ._dtypes import result_type
+from ._elementwise import add_p
 from ._errors import AxisError, ShapeError, fmt_shape
 from ._prim import as_operand, fortran, meta, primitive
 from ._structural import broadcast_to, convert_element_type, reshape, transpose_p
@@ -61,8 +62,12 @@ def _dot_c(a: Any, b: Any, ca: list, cb: list, ba: list, bb: list) -> Any:
 
 def _matmul_eval(a: Any, b: Any) -> Any:
     """``a @ b`` for operands of rank 1 or 2, column-major."""
-    if b.ndim == 1 or a.ndim == 1:
-        return fortran(a @ b)               # vector result (or 0-d): layout is trivial
+    if b.ndim == 1:
+        if a.ndim == 2:
+            return a @ b                    # a fresh vector: contiguous
+        return fortran(a @ b)               # 0-d: a NumPy scalar, made a 0-d array
+    if a.ndim == 1:
+        return fortran(a @ b)               # vector result: layout is trivial
     return (b.T @ a.T).T                    # (row-major N x M).T: column-major M x N, no copy
 
 
@@ -114,15 +119,21 @@ def _dot_general_aval(a, b, dimension_numbers):
     return a.update(shape=_out_shape(a.shape, b.shape, dimension_numbers))
 
 
-def _dot_jvp_x(tx, out, x, y, dimension_numbers):
-    return dot_general_p.bind(tx, y, dimension_numbers=dimension_numbers)
-
-
-def _dot_jvp_y(ty, out, x, y, dimension_numbers):
-    return dot_general_p.bind(x, ty, dimension_numbers=dimension_numbers)
-
-
-dot_general_p.def_jvp_per_arg(_dot_jvp_x, _dot_jvp_y)
+@dot_general_p.def_jvp
+def _dot_general_jvp(primals, tangents, dimension_numbers):
+    # bilinear: d(x . y) = tx . y + x . ty, staging only the terms with a tangent
+    x, y = primals
+    tx, ty = tangents
+    bind = dot_general_p.bind
+    out = bind(x, y, dimension_numbers=dimension_numbers)
+    if type(tx) is Zero:
+        if type(ty) is Zero:
+            return out, Zero.like(out)
+        return out, bind(x, ty, dimension_numbers=dimension_numbers)
+    t = bind(tx, y, dimension_numbers=dimension_numbers)
+    if type(ty) is not Zero:
+        t = add_p.bind(t, bind(x, ty, dimension_numbers=dimension_numbers))
+    return out, t
 
 
 @lru_cache(maxsize=4096)
@@ -149,11 +160,11 @@ _TRANSPOSE_PLANS: dict[tuple, tuple] = {}   # (dimension_numbers, nx, ny, x is l
 
 @dot_general_p.def_transpose
 def _dot_general_transpose(ct, x, y, dimension_numbers):
-    lin_x = is_undefined(x)
+    lin_x = type(x) is UndefinedPrimal
     if lin_x:
-        nx, ny = len(x.aval.shape), len(meta(y)[0])
+        nx, ny = len(x.aval.shape), (y._data.ndim if type(y) is Tensor else len(meta(y)[0]))
     else:
-        nx, ny = len(meta(x)[0]), len(y.aval.shape)
+        nx, ny = (x._data.ndim if type(x) is Tensor else len(meta(x)[0])), len(y.aval.shape)
     key = (dimension_numbers, nx, ny, lin_x)
     plan = _TRANSPOSE_PLANS.get(key)
     if plan is None:
@@ -221,9 +232,13 @@ def matmul(x: Any, y: Any) -> Any:
     (``[..., M, K] @ [..., K, N] -> [..., M, N]``)."""
     if type(x) is Tensor and type(y) is Tensor:  # eager fast path: what dot_general_p.bind would do
         a, b = x._data, y._data
-        if (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype is b.dtype
-                and 0 < a.ndim <= 2 and 0 < b.ndim <= 2 and a.shape[-1] == b.shape[0]):
-            return Tensor._wrap(_matmul_eval(a, b))
+        if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype is b.dtype:
+            na, nb = a.ndim, b.ndim
+            if nb == 1 and na == 2:
+                if a.shape[1] == b.shape[0]:
+                    return Tensor._wrap(a @ b)  # matrix-vector: a fresh (contiguous) vector
+            elif 0 < na <= 2 and 0 < nb <= 2 and a.shape[-1] == b.shape[0]:
+                return Tensor._wrap(_matmul_eval(a, b))
     x, y, xs, ys = _operands("matmul", x, y)
     nx, ny = len(xs), len(ys)
     if nx == 0 or ny == 0:

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tidu import Tracer, Zero, is_undefined
+from tidu import Tracer, UndefinedPrimal, Zero, is_undefined
 
 from ._dtypes import DType, bool_, float64, result_type
 from ._errors import DTypeError, ShapeError, fmt_shape
@@ -39,6 +39,8 @@ def _same(a: TensorType, *rest: TensorType) -> TensorType:
 
 def _binary_aval(name: str) -> Callable[..., TensorType]:
     def aval(a: TensorType, b: TensorType) -> TensorType:
+        if a is b:  # interned CPU avals (see _prim.tensor_type)
+            return a
         if a.shape != b.shape or a.dtype is not b.dtype:
             raise ShapeError(
                 f"{name}: primitive operands must have equal shapes and dtypes, got {a} and {b} "
@@ -149,7 +151,7 @@ add_p.def_abstract_eval(_binary_aval("add"))
 
 @add_p.def_linear
 def _add_transpose(ct, x, y):
-    return [ct if is_undefined(x) else None, ct if is_undefined(y) else None]
+    return [ct if type(x) is UndefinedPrimal else None, ct if type(y) is UndefinedPrimal else None]
 
 
 @add_p.def_jvp
@@ -229,7 +231,7 @@ mul_p.def_jvp_per_arg(_mul_jvp_x, _mul_jvp_y)
 
 @mul_p.def_transpose
 def _mul_transpose(ct, x, y):
-    if is_undefined(x):
+    if type(x) is UndefinedPrimal:
         return [mul_p.bind(ct, y), None]
     return [None, mul_p.bind(x, ct)]
 
@@ -315,26 +317,76 @@ def _eager_pair(x: Any, y: Any) -> bool:
     return False
 
 
+_WEAK_REAL = (float, int, bool)
+
+
+def _eager_operands(x: Any, y: Any) -> tuple[Any, Any] | None:
+    """NumPy operands of an eager binary operation that needs no preparation, else ``None``.
+
+    Either two NumPy-backed tensors of one shape and dtype, or such a tensor of a
+    floating dtype and a Python scalar that takes that dtype unchanged (weak
+    promotion, see :func:`_fits_weakly`; the tensor has rank >= 1 so that NumPy 1.x
+    value-based casting keeps its dtype too). The scalar stays a scalar: NumPy
+    broadcasts it, giving the values the primitive would compute on the broadcast
+    constant ``_prepare`` builds, without building it.
+    """
+    tx, ty = type(x), type(y)
+    if tx is Tensor:
+        a = x._data
+        if type(a) is not np.ndarray:
+            return None
+        if ty is Tensor:
+            b = y._data
+            if type(b) is np.ndarray and a.shape == b.shape and a.dtype is b.dtype:
+                return a, b
+            return None
+        if ty in _WEAK_REAL:
+            return (a, y) if a.dtype.kind in "fc" and a.ndim else None
+        if ty is complex:
+            return (a, y) if a.dtype.kind == "c" and a.ndim else None
+        return None
+    if ty is Tensor and (tx in _WEAK_REAL or tx is complex):
+        b = y._data
+        if type(b) is np.ndarray and b.ndim and (b.dtype.kind in "fc" if tx is not complex else b.dtype.kind == "c"):
+            return x, b
+    return None
+
+
 def add(x: Any, y: Any) -> Any:
     """``x + y`` with NumPy broadcasting and tenferro promotion."""
-    if _eager_pair(x, y):
-        return _add_impl(x, y)
+    if type(x) is Tensor and type(y) is Tensor:  # the commonest eager case, inlined
+        a, b = x._data, y._data
+        if type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape and a.dtype is b.dtype:
+            return Tensor._wrap(_f(np.add(a, b)))
+    ops = _eager_operands(x, y)
+    if ops is not None:
+        return Tensor._wrap(_f(np.add(*ops)))
     x, y = _prepare("add", x, y)
     return add_p.bind(x, y)
 
 
 def subtract(x: Any, y: Any) -> Any:
     """``x - y``."""
-    if _eager_pair(x, y):
-        return _sub_impl(x, y)
+    if type(x) is Tensor and type(y) is Tensor:  # the commonest eager case, inlined
+        a, b = x._data, y._data
+        if type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape and a.dtype is b.dtype:
+            return Tensor._wrap(_f(np.subtract(a, b)))
+    ops = _eager_operands(x, y)
+    if ops is not None:
+        return Tensor._wrap(_f(np.subtract(*ops)))
     x, y = _prepare("subtract", x, y)
     return sub_p.bind(x, y)
 
 
 def multiply(x: Any, y: Any) -> Any:
     """``x * y``."""
-    if _eager_pair(x, y):
-        return _mul_impl(x, y)
+    if type(x) is Tensor and type(y) is Tensor:  # the commonest eager case, inlined
+        a, b = x._data, y._data
+        if type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape and a.dtype is b.dtype:
+            return Tensor._wrap(_f(np.multiply(a, b)))
+    ops = _eager_operands(x, y)
+    if ops is not None:
+        return Tensor._wrap(_f(np.multiply(*ops)))
     x, y = _prepare("multiply", x, y)
     return mul_p.bind(x, y)
 

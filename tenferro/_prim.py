@@ -228,8 +228,7 @@ def check_placement(op: str, *xs: Any) -> None:
 class TensorVSpace(tidu.VSpace):
     """tidu's view of tensors (see :class:`tidu.VSpace`)."""
 
-    def aval(self, value: Tensor) -> TensorType:
-        return aval_of_tensor(value)
+    aval = staticmethod(aval_of_tensor)  # ``aval(value)``: one call less on a hot path
 
     def tangent_aval(self, aval: TensorType) -> TensorType | None:
         return aval if aval.dtype.is_floating else None
@@ -265,6 +264,8 @@ class TensorVSpace(tidu.VSpace):
         self._tracer_methods = tracer_methods
 
     def add(self, x: Any, y: Any) -> Any:
+        if type(x) is Tensor and type(y) is Tensor:  # no tracer: what bind does, one call less
+            return self._add_p.impl(x, y)
         return self._add_p.bind(x, y)
 
     def scale(self, x: Any, alpha: complex) -> Any:
@@ -312,6 +313,12 @@ class TensorVSpace(tidu.VSpace):
             value = getattr(tracer.aval, name)
             return Shape._from_tuple(value) if name == "shape" else value
         raise AttributeError(f"a traced tensor has no attribute {name!r}")
+
+    def tracer_call(self, tracer: Any, name: str, args: tuple) -> Any:
+        fn = self._tracer_methods.get(name)  # operators: every ``tracer + y`` lands here
+        if fn is not None and type(fn) is not property:
+            return fn(tracer, *args)
+        return self.tracer_getattr(tracer, name)(*args)
 
 
 TENSOR_VSPACE = TensorVSpace()

@@ -25,13 +25,17 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tidu import Tracer
+
 from ._elementwise import (
-    _binary_aval, _prepare, _refuse_complex, _to_float, add, div, equal, mul, neg, scalar_like, select_p, sub,
-    where,
+    _binary_aval, _prepare, _refuse_complex, _to_float, add, div, div_p, equal, mul, mul_p, neg, scalar_like, select_p,
+    sub, where,
 )
 from ._errors import DTypeError, TenferroValueError
 from ._prim import TensorType, fortran as _f, meta, primitive
 from ._tensor import Tensor
+
+_FLOATING_KINDS = ("float", "complex")
 
 FAMILY = "elementwise"
 
@@ -47,73 +51,76 @@ class UnaryRule:
 
 
 # --- JVP rules: t times the derivative ---------------------------------------------
+# ``t`` (the tangent of ``x``) and the derivative factor both have ``x``'s shape and
+# dtype, so the product (quotient) is applied with the primitive directly (no promotion or
+# broadcasting to prepare).
 def _exp_jvp(t, out, x):
-    return mul(t, out)
+    return mul_p.bind(t, out)
 
 
 def _log_jvp(t, out, x):
-    return div(t, x)
+    return div_p.bind(t, x)
 
 
 def _sin_jvp(t, out, x):
-    return mul(t, cos(x))
+    return mul_p.bind(t, cos(x))
 
 
 def _cos_jvp(t, out, x):
-    return mul(t, neg(sin(x)))
+    return mul_p.bind(t, neg(sin(x)))
 
 
 def _tan_jvp(t, out, x):
-    return mul(t, add(1, mul(out, out)))
+    return mul_p.bind(t, add(1, mul(out, out)))
 
 
 def _sinh_jvp(t, out, x):
-    return mul(t, cosh(x))
+    return mul_p.bind(t, cosh(x))
 
 
 def _cosh_jvp(t, out, x):
-    return mul(t, sinh(x))
+    return mul_p.bind(t, sinh(x))
 
 
 def _tanh_jvp(t, out, x):
-    return mul(t, sub(1, mul(out, out)))
+    return mul_p.bind(t, sub(1, mul(out, out)))
 
 
 def _arcsin_jvp(t, out, x):
-    return mul(t, rsqrt(sub(1, mul(x, x))))
+    return mul_p.bind(t, rsqrt(sub(1, mul(x, x))))
 
 
 def _arccos_jvp(t, out, x):
-    return mul(t, neg(rsqrt(sub(1, mul(x, x)))))
+    return mul_p.bind(t, neg(rsqrt(sub(1, mul(x, x)))))
 
 
 def _arctan_jvp(t, out, x):
-    return div(t, add(1, mul(x, x)))
+    return div_p.bind(t, add(1, mul(x, x)))
 
 
 def _sqrt_jvp(t, out, x):
-    return div(t, mul(out, 2))
+    return div_p.bind(t, mul(out, 2))
 
 
 def _rsqrt_jvp(t, out, x):
     # d x^{-1/2} = -1/2 x^{-3/2} = -1/2 * out / x
-    return mul(t, mul(div(out, x), -0.5))
+    return mul_p.bind(t, mul(div(out, x), -0.5))
 
 
 def _expm1_jvp(t, out, x):
-    return mul(t, add(out, 1))
+    return mul_p.bind(t, add(out, 1))
 
 
 def _log1p_jvp(t, out, x):
-    return div(t, add(x, 1))
+    return div_p.bind(t, add(x, 1))
 
 
 def _square_jvp(t, out, x):
-    return mul(t, mul(x, 2))
+    return mul_p.bind(t, mul(x, 2))
 
 
 def _reciprocal_jvp(t, out, x):
-    return mul(t, neg(mul(out, out)))
+    return mul_p.bind(t, neg(mul(out, out)))
 
 
 def _rsqrt_np(a):
@@ -164,8 +171,13 @@ def _make_unary(rule: UnaryRule):
     p.def_jvp_per_arg(rule.jvp)
 
     def user(x: Any) -> Any:
-        if type(x) is Tensor and x._data.dtype.kind in "fc":
-            return p.bind(x)  # fast path: a floating tensor needs no preparation
+        if type(x) is Tensor:
+            if x._data.dtype.kind in "fc":
+                return impl(x)  # fast path: a floating tensor needs no preparation (no tracer: what bind does)
+        elif isinstance(x, Tracer):
+            a = x.aval
+            if type(a) is TensorType and a.dtype.kind in _FLOATING_KINDS:
+                return p.bind(x)  # same for a traced floating tensor
         (x,) = _prepare(rule.name, x)
         if not (rule.keeps_int and meta(x)[1].name != "bool"):
             x = _to_float(rule.name, x)

@@ -66,7 +66,9 @@ class JVPTrace(Trace):
             out, t_out = prim.jvp(primals, tangents, params)
         if prim.multiple_results:
             return [self.pure_or_wrap(o, t) for o, t in zip(out, t_out)]
-        return self.pure_or_wrap(out, t_out)
+        if type(t_out) is Zero:  # self.pure_or_wrap(out, t_out), inlined
+            return out
+        return JVPTracer(self, out, t_out)
 
     def pure_or_wrap(self, primal: Any, tangent: Any) -> Any:
         if type(tangent) is Zero:
@@ -143,48 +145,50 @@ def backward_pass(graph: Graph, cotangents: Sequence[Any]) -> list[Any]:
     ``cotangents`` has one entry per graph output (``Zero`` allowed). Returns one
     cotangent per graph input, ``Zero`` where nothing flowed back.
     """
-    # The variables that depend on the linear inputs, each with its UndefinedPrimal
-    # placeholder (made on first use, then shared by all equations reading it).
-    linear: dict[Var, UndefinedPrimal | None] = dict.fromkeys(graph.invars)
+    # The variables that depend on the linear inputs.
+    linear: set[Var] = set(graph.invars)
     env: dict[Var, Any] = dict(zip(graph.constvars, graph.consts))
     lin_eqns = []
     # Forward-evaluate equations that do not depend on the linear inputs.
     for eqn in graph.eqns:
-        for v in eqn.inputs:
-            if v in linear:
-                for o in eqn.outputs:
-                    linear[o] = None
-                lin_eqns.append(eqn)
-                break
-        else:
+        if linear.isdisjoint(eqn.inputs):
             out = eqn.prim.bind(*[env[v] for v in eqn.inputs], **eqn.params)
             if eqn.prim.multiple_results:
                 env.update(zip(eqn.outputs, out))
             else:
                 env[eqn.outputs[0]] = out
+        else:
+            linear.update(eqn.outputs)
+            lin_eqns.append(eqn)
+    # Linear inputs of a rule arrive as UndefinedPrimal placeholders; a placeholder
+    # only carries an aval, so one per aval (keyed by identity) serves every variable.
+    undefined: dict[int, UndefinedPrimal] = {}
 
     ct_env: dict[Var, Any] = {}
+    adders: dict[type, Callable[[Any, Any], Any]] = {}  # aval type -> its vector space's add
 
-    def accumulate(v: Var, ct: Any) -> None:
-        if ct is None or type(ct) is Zero or v not in linear:
-            return
-        prev = ct_env.get(v)
-        ct_env[v] = ct if prev is None else vspace_of_aval(v.aval).add(prev, ct)
+    def add(aval: Any, x: Any, y: Any) -> Any:
+        fn = adders.get(type(aval))
+        if fn is None:
+            fn = adders[type(aval)] = vspace_of_aval(aval).add
+        return fn(x, y)
 
     for v, ct in zip(graph.outvars, cotangents):
-        if type(v) is Var:
-            accumulate(v, ct)
+        if type(v) is Var and ct is not None and type(ct) is not Zero and v in linear:
+            prev = ct_env.get(v)
+            ct_env[v] = ct if prev is None else add(v.aval, prev, ct)
 
+    pop = ct_env.pop
     for eqn in reversed(lin_eqns):
         prim = eqn.prim
         if prim.multiple_results:
-            cts_out = [ct_env.pop(o, None) for o in eqn.outputs]
+            cts_out = [pop(o, None) for o in eqn.outputs]
             if all(c is None for c in cts_out):
                 continue
             ct = [Zero(o.aval) if c is None else c for o, c in zip(eqn.outputs, cts_out)]
         else:
-            ct = ct_env.pop(eqn.outputs[0], None)
-            if ct is None:
+            ct = pop(eqn.outputs[0], None)
+            if ct is None:  # no cotangent reached this equation: nothing to transpose
                 continue
         rule = prim.transpose_rule
         if rule is None:
@@ -193,21 +197,24 @@ def backward_pass(graph: Graph, cotangents: Sequence[Any]) -> list[Any]:
             raise MissingRuleError(
                 f"primitive '{prim.name}' has no transpose rule, so reverse-mode differentiation through it is not possible"
             )
+        inputs = eqn.inputs
         args = []
-        for v in eqn.inputs:
+        for v in inputs:
             if v in linear:
-                u = linear[v]
+                a = v.aval
+                u = undefined.get(id(a))
                 if u is None:
-                    u = linear[v] = UndefinedPrimal(v.aval)
+                    u = undefined[id(a)] = UndefinedPrimal(a)
                 args.append(u)
             else:
                 args.append(env[v])
-        cts_in = rule(ct, *args, **eqn.params)
-        for v, c in zip(eqn.inputs, cts_in):  # accumulate(v, c), inlined: the hottest loop
+        params = eqn.params
+        cts_in = rule(ct, *args, **params) if params else rule(ct, *args)
+        for v, c in zip(inputs, cts_in):  # accumulate, inlined: the hottest loop
             if c is None or type(c) is Zero or v not in linear:
                 continue
             prev = ct_env.get(v)
-            ct_env[v] = c if prev is None else vspace_of_aval(v.aval).add(prev, c)
+            ct_env[v] = c if prev is None else add(v.aval, prev, c)
 
     out = []
     for v in graph.invars:

@@ -282,7 +282,7 @@ class Tracer:
         return vspace_of_aval(self.aval).tracer_getattr(self, name)
 
     def _fwd(self, name: str, *args: Any) -> Any:
-        return vspace_of_aval(self.aval).tracer_getattr(self, name)(*args)
+        return vspace_of_aval(self.aval).tracer_call(self, name, args)
 
     def __add__(self, o): return self._fwd("__add__", o)
     def __radd__(self, o): return self._fwd("__radd__", o)

@@ -253,8 +253,14 @@ class GraphTrace(Trace):
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
         in_vars = []
         in_avals = []
+        const_ids = self._const_ids
         for a in args:
-            v = a.var if type(a) is GraphTracer and a._trace is self else self.to_var(a)
+            if type(a) is GraphTracer and a._trace is self:
+                v = a.var
+            else:  # self.to_var(a), inlined
+                v = const_ids.get(id(a))
+                if v is None:
+                    v = self.to_var(a)
             in_vars.append(v)
             in_avals.append(v.aval)
         out_aval = prim.abstract_eval(*in_avals, **params)

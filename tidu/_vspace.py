@@ -88,6 +88,11 @@ class VSpace:
         """Attribute ``name`` of a tracer of this type (operators, ``shape``...)."""
         raise AttributeError(name)
 
+    def tracer_call(self, tracer: Any, name: str, args: tuple) -> Any:
+        """``tracer.<name>(*args)``: how tracers apply operators (``tracer + y``).
+        Override to skip building the bound method ``tracer_getattr`` returns."""
+        return self.tracer_getattr(tracer, name)(*args)
+
 
 _value_vspaces: dict[type, VSpace] = {}
 _aval_vspaces: dict[type, VSpace] = {}
