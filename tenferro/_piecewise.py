@@ -1,7 +1,7 @@
 """Piecewise elementwise functions and their conventions at the kinks.
 
 * ``abs``: real output for complex input; the derivative at 0 is 0 (a
-  subgradient, as JAX), never NaN.
+  subgradient; PyTorch's choice for real input, JAX's for complex input), never NaN.
 * ``sign``: zero derivative for real input; complex ``sign`` is ``x / |x|``
   (NumPy 2), differentiable away from 0.
 * ``maximum``/``minimum`` (real): where ``x == y`` the derivative is split
@@ -17,8 +17,8 @@ import numpy as np
 
 from ._dtypes import DType
 from ._elementwise import (
-    FAMILY, _binary_real_aval, _prepare, _real_aval, _refuse_complex, conj, div_p, eq_p, equal, greater,
-    gt_p, less, lt_p, mul, real, scalar_like, select_p, where,
+    FAMILY, _binary_real_aval, _prepare, _real_aval, _refuse_complex, add, conj, div_p, eq_p, equal, greater,
+    gt_p, imag, less, lt_p, mul, real, scalar_like, select_p, where,
 )
 from ._errors import DTypeError
 from ._prim import TensorType, fortran as _f, meta, primitive
@@ -34,12 +34,16 @@ abs_p.def_abstract_eval(_real_aval)
 
 
 def _abs_jvp(t, out, x):
-    # real: sign(x) t, with sign(0) = 0 -- the subgradient 0 at x == 0, as JAX.
-    # complex: Re(conj(u) t) with u = x/|x| (u = 0 at x == 0, so again 0 there).
+    # real: sign(x) t, with sign(0) = 0 -- the subgradient 0 at x == 0 (PyTorch's
+    # choice; JAX returns 1 there for real input and 0 for complex input).
+    # complex: Re(conj(u) t) with u = x/|x|, formed from the real and imaginary parts
+    # divided by the real |x| separately: a complex division by a subnormal |x|
+    # overflows in NumPy. u = 0 at x == 0, so the derivative is 0 there too.
     if not meta(x)[1].is_complex:
         return mul(t, sign(x))
-    u = div_p.bind(x, _complex_of(where(equal(out, 0), 1, out), meta(x)[1]))
-    return real(mul(conj(u), t))
+    r = where(equal(out, 0), 1, out)
+    u_re, u_im = div_p.bind(real(x), r), div_p.bind(imag(x), r)
+    return add(mul(u_re, real(t)), mul(u_im, imag(t)))
 
 
 abs_p.def_jvp_per_arg(_abs_jvp)
@@ -68,7 +72,7 @@ sign_p.def_nondiff("sign is piecewise constant", zero_tangent=True)
 
 def abs(x: Any) -> Any:  # noqa: A001
     """``|x|``; real output for complex input. The derivative at 0 is taken as 0
-    (a subgradient, as in JAX) instead of NaN."""
+    (a subgradient, as PyTorch for real and JAX for complex input) instead of NaN."""
     (x,) = _prepare("abs", x)
     return abs_p.bind(x)
 
