@@ -13,7 +13,7 @@ from __future__ import annotations
 from ._config import config, settings
 from ._errors import (
     ConvergenceError, GaugeError, GaugeWarning, LinalgDTypeError, LinalgError, LinalgShapeError,
-    NonPositiveDefiniteError, SingularMatrixError,
+    NonFiniteError, NonPositiveDefiniteError, SingularMatrixError,
 )
 from ._cholesky import cholesky
 from ._det import det, slogdet
@@ -22,14 +22,15 @@ from ._qr import lq, qr
 from ._solve import inv, solve, triangular_solve
 from ._eig import eig, eigvals
 from ._expm import expm, expm_frechet
-from ._lu import lstsq, lu, pinv
+from ._lu import lu
+from ._lstsq import lstsq, pinv
 from ._norm import norm
 from ._svd import svd, svdvals, truncated_svd
 
 __all__ = [
     "config", "settings",
     "LinalgError", "LinalgShapeError", "LinalgDTypeError", "NonPositiveDefiniteError",
-    "SingularMatrixError", "ConvergenceError", "GaugeError", "GaugeWarning",
+    "SingularMatrixError", "ConvergenceError", "NonFiniteError", "GaugeError", "GaugeWarning",
     "svd", "svdvals", "qr", "lq", "eigh", "eigvalsh", "cholesky", "solve", "triangular_solve",
     "inv", "det", "slogdet", "eig", "eigvals", "expm", "expm_frechet", "lu", "lstsq", "pinv", "norm",
     "truncated_svd",

@@ -35,7 +35,7 @@ def _cholesky_impl(a):
     h = 0.5 * (x + np.conj(np.swapaxes(x, -1, -2)))
     n, batch, dt = a._data.shape[0], a._data.shape[2:], a._data.dtype
     try:   # LAPACK potrf reads the lower triangle; the gufunc zeroes the upper one
-        (l,) = lapack(_umath_linalg.cholesky_lo, [h], [((n, n) + batch, dt, 2)], lapack_signature(1, "s", dt))
+        (l,) = lapack("cholesky", _umath_linalg.cholesky_lo, [h], [((n, n) + batch, dt, 2)], lapack_signature(1, "s", dt))
         return Tensor._wrap(l)
     except np.linalg.LinAlgError:
         raise NonPositiveDefiniteError(

@@ -13,10 +13,12 @@ import numpy as np
 
 from tidu import Zero
 
+from .._errors import fmt_shape
 from .._prim import as_operand, meta, primitive
+from ._errors import SingularMatrixError
 from ._solve import inv_p
 from ._util import bind as _bind
-from ._util import FAMILY, check_matrix, lead, mm, mtrace_product, trail, wrap
+from ._util import FAMILY, check_matrix, concrete, lead, mm, mtrace_product, numerically_singular, trail, wrap
 from .._tensor import Tensor
 
 
@@ -87,21 +89,31 @@ def _adjugate_aval(a):
 
 
 def _adjugate_jvp(da, adj, a):
-    # adj = det(A) A^{-1}: d adj = (trace(adj dA) adj - adj dA adj) / det(A). Finite for
-    # invertible A (second derivatives of det at a singular matrix are not supported).
+    # adj = det(A) A^{-1}: d adj = trace(A^{-1} dA) adj - adj dA A^{-1}, defined for
+    # invertible A only. At a (numerically) singular A this would be inf/NaN or
+    # rounding noise, so it raises instead (second derivatives of det there are
+    # not supported; the first derivative, adj(A), is exact everywhere).
     tf = _tf()
+    arr = concrete(a)
+    if arr is not None and arr.size and numerically_singular(arr):
+        raise _det_singular(meta(a)[0])
+    try:
+        a_inv = inv_p.bind(a)
+    except SingularMatrixError:
+        raise _det_singular(meta(a)[0]) from None
     s = meta(a)[0]
-    d = det_p.bind(a)
-    t = mtrace_product(adj, da)
-    from ._util import as_cols  # noqa: PLC0415
+    t = mtrace_product(a_inv, da)
+    from .._structural import broadcast_in_dim_p  # noqa: PLC0415
 
-    def bmat(v):  # [B...] -> [N, N, B...]
-        from .._structural import broadcast_in_dim_p  # noqa: PLC0415
+    tb = broadcast_in_dim_p.bind(t, shape=tuple(s), broadcast_dimensions=tuple(range(2, len(s))))
+    return tf.subtract(tf.multiply(tb, adj), mm(mm(adj, da), a_inv))
 
-        return broadcast_in_dim_p.bind(v, shape=tuple(s), broadcast_dimensions=tuple(range(2, len(s))))
 
-    num = tf.subtract(tf.multiply(bmat(t), adj), mm(mm(adj, da), adj))
-    return tf.divide(num, bmat(d))
+def _det_singular(shape: tuple) -> SingularMatrixError:
+    return SingularMatrixError(
+        f"det: second (and higher) derivatives of det at a singular matrix a of shape {fmt_shape(shape)} are not "
+        "supported (the first derivative, the adjugate, is); perturb a or differentiate slogdet where it is "
+        "invertible")
 
 
 adjugate_p.def_jvp_per_arg(_adjugate_jvp)
@@ -109,7 +121,8 @@ adjugate_p.def_jvp_per_arg(_adjugate_jvp)
 
 def det(a: Any) -> Any:
     """Determinant of each matrix of ``a`` ``[N, N, B...]`` -> ``[B...]``.
-    The gradient is the (transposed) adjugate, finite at singular matrices."""
+    The gradient is the (transposed) adjugate, finite at singular matrices;
+    second derivatives at a singular matrix raise SingularMatrixError."""
     return _bind(det_p, as_operand("det", a))
 
 
@@ -137,7 +150,12 @@ def _slogdet_jvp(primals, tangents):
     tf = _tf()
     (a,), (da,) = primals, tangents
     sign, logabs = slogdet_p.bind(a)
-    t = mtrace_product(inv_p.bind(a), da)          # trace(A^{-1} dA)
+    try:
+        t = mtrace_product(inv_p.bind(a), da)      # trace(A^{-1} dA)
+    except SingularMatrixError:
+        raise SingularMatrixError(
+            f"slogdet: the derivative of slogdet at a singular matrix a of shape {fmt_shape(meta(a)[0])} is "
+            "undefined (log|det a| = -inf there)") from None
     dlog = tf.real(t)
     if meta(a)[1].is_complex:
         dsign = tf.multiply(sign, tf.multiply(tf.imag(t), 1j))

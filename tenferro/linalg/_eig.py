@@ -12,13 +12,14 @@ from typing import Any
 
 import numpy as np
 
+from .._errors import fmt_shape
 from .._prim import as_operand, meta, primitive
-from ._errors import ConvergenceError
+from ._errors import ConvergenceError, SingularMatrixError
 from ._solve import solve_p
 from ._util import bind as _bind
 from ._util import (
-    FAMILY, GAUGE_RTOL, as_cols, as_rows, check_matrix, concrete, const, diag_part, gauge_guard, gauge_violation,
-    lead, mH, mm, to_dtype, wrap,
+    FAMILY, GAUGE_RTOL, as_cols, as_rows, check_finite, check_matrix, concrete, const, diag_part, gauge_guard,
+    lead, mH, mm, numerically_singular, to_dtype, wrap,
 )
 from ._config import config
 
@@ -35,6 +36,7 @@ eig_p = primitive("eig", FAMILY, multiple_results=True)
 @eig_p.def_impl
 def _eig_impl(a):
     x = lead(a._data)
+    check_finite("eig", "a", x)
     cdt = np.result_type(x.dtype, np.complex64)
     try:
         w, v = np.linalg.eig(x)
@@ -50,7 +52,7 @@ def _eig_aval(a):
     return [a.update(shape=(a.shape[0],) + tuple(a.shape[2:]), dtype=c), a.update(dtype=c)]
 
 
-def _eig_gauge_check(cts: list, res: list) -> str | None:
+def _eig_gauge_check(cts: list, res: list, rtol: float) -> str | None:
     (ct_v,) = cts
     w, v = res
     # only the phase of each (unit-norm) column is free: Im diag(V^H G_V) must vanish
@@ -85,7 +87,13 @@ def _eig_jvp(primals, tangents):
     w, v = eig_p.bind(a)
     cd = meta(v)[1]
     da = to_dtype(da, cd)
-    m = solve_p.bind(v, mm(da, v), transposed=False)   # V^{-1} dA V
+    vv = concrete(v)
+    if vv is not None and numerically_singular(vv):
+        raise _defective(meta(a)[0])
+    try:
+        m = solve_p.bind(v, mm(da, v), transposed=False)   # V^{-1} dA V
+    except SingularMatrixError:
+        raise _defective(meta(a)[0]) from None
     dw = diag_part(m)
     n = meta(w)[0][0]
     f = _broadened_inverse_complex(tf.subtract(as_cols(w, n), as_rows(w, n)))   # 1 / (w_j - w_i)
@@ -93,6 +101,12 @@ def _eig_jvp(primals, tangents):
     dv = tf.subtract(dv, tf.multiply(v, as_cols(diag_part(mm(mH(v), dv)), n)))   # v_k^H dv_k = 0
     (dv,) = gauge_guard([dv], [w, v], _eig_gauge_check)
     return [w, v], [dw, dv]
+
+
+def _defective(shape: tuple) -> SingularMatrixError:
+    return SingularMatrixError(
+        f"eig: the eigenvector matrix V of a of shape {fmt_shape(shape)} is (numerically) singular: a is defective (not "
+        "diagonalizable), where the derivative of eig is undefined")
 
 
 def eig(a: Any) -> tuple[Any, Any]:

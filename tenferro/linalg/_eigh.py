@@ -43,7 +43,7 @@ def _eigh_impl(a):
     h = 0.5 * (x + np.conj(np.swapaxes(x, -1, -2)))
     n, batch, dt = a._data.shape[0], a._data.shape[2:], a._data.dtype
     try:   # LAPACK syevd/heevd (as NumPy, PyTorch), straight into the canonical layout
-        w, v = lapack(_umath_linalg.eigh_lo, [h], [((n,) + batch, dt.type(0).real.dtype, 1), ((n, n) + batch, dt, 2)],
+        w, v = lapack("eigh", _umath_linalg.eigh_lo, [h], [((n,) + batch, dt.type(0).real.dtype, 1), ((n, n) + batch, dt, 2)],
                       lapack_signature(1, "rs", dt))
     except np.linalg.LinAlgError as e:
         raise ConvergenceError(f"eigh: LAPACK did not converge for input of shape {a.shape}: {e}") from None
@@ -56,11 +56,11 @@ def _eigh_aval(a):
     return [a.update(shape=(a.shape[0],) + tuple(a.shape[2:]), dtype=a.dtype.real_dtype), a]
 
 
-def _eigh_gauge_check(cts: list, res: list) -> str | None:
+def _eigh_gauge_check(cts: list, res: list, rtol: float) -> str | None:
     """Invariance under V -> V D for unitary D commuting with diag(w)."""
     (ct_v,) = cts
     w, v = res
-    r = gauge_violation([(lead(v), np.conj(lead(ct_v)))], lead(w, 1))   # V^H G_V, G_V = conj(ct)
+    r = gauge_violation([(lead(v), np.conj(lead(ct_v)))], lead(w, 1), rtol)   # V^H G_V, G_V = conj(ct)
     if r > GAUGE_RTOL:
         return (f"eigh: the loss depends on the gauge of the eigenvectors (relative size {r:.2e} of the "
                 "gauge-dependent part of the cotangent): eigenvectors are defined only up to a phase "

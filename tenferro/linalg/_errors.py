@@ -10,7 +10,7 @@ from .._errors import DTypeError, ShapeError, TenferroError, TenferroValueError
 
 __all__ = [
     "LinalgError", "LinalgShapeError", "LinalgDTypeError", "NonPositiveDefiniteError",
-    "SingularMatrixError", "GaugeError", "GaugeWarning", "ConvergenceError",
+    "SingularMatrixError", "GaugeError", "GaugeWarning", "ConvergenceError", "NonFiniteError",
 ]
 
 
@@ -37,6 +37,11 @@ class SingularMatrixError(LinalgError, TenferroValueError):
 
 class ConvergenceError(LinalgError, TenferroValueError):
     """LAPACK did not converge (SVD, eig)."""
+
+
+class NonFiniteError(LinalgError, TenferroValueError):
+    """The input of a decomposition or solver contains NaN or inf (LAPACK would
+    otherwise fail with a misleading message)."""
 
 
 class GaugeError(LinalgError, TenferroValueError):

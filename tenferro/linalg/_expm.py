@@ -13,11 +13,14 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from tidu import Zero, is_undefined
+from tidu import is_undefined
 
-from .._prim import as_operand, meta, primitive
+from .._errors import TenferroValueError, fmt_shape
+from .._prim import as_operand, aval_of_operand, meta, primitive
+from ._errors import LinalgDTypeError, LinalgShapeError
+from ._solve import _promote
 from ._util import bind as _bind
-from ._util import FAMILY, check_matrix, columns, lead, mT, place_columns, place_rows, rows, wrap
+from ._util import FAMILY, check_matrix, columns, lead, mT, place_columns, rows, wrap
 
 
 def _tf():
@@ -46,32 +49,37 @@ expm_frechet_p = primitive("expm_frechet", FAMILY)
 @expm_frechet_p.def_impl
 def _expm_frechet_impl(a, e):
     A, E = lead(a._data), lead(e._data)
-    if A.ndim == 2:
-        return wrap(scipy.linalg.expm_frechet(A, E, compute_expm=False))
-    out = np.empty(np.broadcast_shapes(A.shape, E.shape), dtype=np.result_type(A, E))
-    for idx in np.ndindex(A.shape[:-2]):
-        out[idx] = scipy.linalg.expm_frechet(A[idx], E[idx], compute_expm=False)
+    out = np.zeros(A.shape, dtype=A.dtype)
+    if A.size:
+        for idx in np.ndindex(A.shape[:-2]):
+            out[idx] = scipy.linalg.expm_frechet(A[idx], E[idx], compute_expm=False)
     return wrap(out)
 
 
 @expm_frechet_p.def_abstract_eval
 def _expm_frechet_aval(a, e):
     check_matrix("expm_frechet", "a", a, square=True)
-    return e
+    check_matrix("expm_frechet", "e", e, square=True)
+    if tuple(e.shape) != tuple(a.shape):
+        raise LinalgShapeError(f"expm_frechet: the direction e must have a's shape {fmt_shape(a.shape)} "
+                               f"(same matrix size and batch), got {fmt_shape(e.shape)}")
+    if e.dtype is not a.dtype:
+        raise LinalgDTypeError(f"expm_frechet: a and e must have the same dtype, got {a.dtype.name} and "
+                               f"{e.dtype.name} (expm_frechet() promotes them)")
+    return a
 
 
 def _block(a: Any, e: Any) -> Any:
-    """``[[a, e], [0, a]]`` (2n x 2n)."""
+    """``[[a, e], [0, a]]`` (2n x 2n), or ``[[a, 0], [0, a]]`` when ``e`` is None."""
     tf = _tf()
     n = meta(a)[0][0]
-    top = tf.add(place_columns(a, 2 * n, 0), place_columns(e, 2 * n, n))
-    bottom = place_columns(a, 2 * n, n)
-    return tf.add(place_rows(top, 2 * n, 0), place_rows(bottom, 2 * n, n))
+    top = place_columns(a, 2 * n, 0) if e is None else tf.concatenate([a, e], axis=1)
+    return tf.concatenate([top, place_columns(a, 2 * n, n)], axis=0)
 
 
 def _frechet_jvp_a(da, out, a, e):
     n = meta(a)[0][0]
-    big = expm_frechet_p.bind(_block(a, e), _block(da, _tf().multiply(da, 0.0)))
+    big = expm_frechet_p.bind(_block(a, e), _block(da, None))
     return columns(rows(big, 0, n), n, 2 * n)
 
 
@@ -84,9 +92,9 @@ expm_frechet_p.def_jvp_per_arg(_frechet_jvp_a, _frechet_jvp_e)
 
 @expm_frechet_p.def_transpose
 def _expm_frechet_transpose(ct, a, e):
-    assert not is_undefined(a), "expm_frechet is linear in its second argument only"
-    if type(ct) is Zero:
-        return [None, None]
+    if is_undefined(a):
+        raise TenferroValueError("expm_frechet: the transpose exists only in the direction e (the function is "
+                                 "linear in e, not in a)")
     return [None, expm_frechet_p.bind(mT(a), ct)]
 
 
@@ -104,5 +112,11 @@ def expm(a: Any) -> Any:
 
 
 def expm_frechet(a: Any, e: Any) -> Any:
-    """Fréchet derivative ``L(a, e) = d/dt expm(a + t e)`` at ``t = 0``."""
-    return _bind(expm_frechet_p, as_operand("expm_frechet", a), as_operand("expm_frechet", e))
+    """Fréchet derivative ``L(a, e) = d/dt expm(a + t e)`` at ``t = 0`` for square
+    ``a`` and ``e`` of the same shape ``[N, N, B...]`` (dtypes are promoted)."""
+    a = as_operand("expm_frechet", a)
+    e = as_operand("expm_frechet", e)
+    check_matrix("expm_frechet", "a", aval_of_operand(a), square=True)
+    check_matrix("expm_frechet", "e", aval_of_operand(e), square=True)
+    a, e = _promote("expm_frechet", a, e)
+    return _bind(expm_frechet_p, a, e)

@@ -1,7 +1,10 @@
 """Vector and matrix norms, composed from tenferro operations (so their
 derivatives come from those of ``abs``, ``sum``, ``max``, ``svd``, ...).
 See docs/ad/norm.md. Norms are not differentiable where they are not smooth
-(at zero, at ties of ``max``); the rules then give one subgradient."""
+(at zero, at ties of ``max``); the rules then give one subgradient. At ``x = 0``
+the 2-norm, Frobenius norm and p-norms (p > 1) use the double-``where`` form
+``where(s == 0, 0, root(where(s == 0, 1, s)))`` of ``root(s)``, ``s = sum |x|^p``,
+so their derivatives of every order are 0 there (never NaN)."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -25,10 +28,21 @@ def _abs2(x: Any) -> Any:
     return tf.real(tf.multiply(x, tf.conj(x))) if meta(x)[1].is_complex else tf.multiply(x, x)
 
 
+def _safe_root(s: Any, p: float) -> Any:
+    """``s ** (1/p)`` for ``s >= 0`` whose derivatives are 0 (not inf * 0 = NaN) where
+    ``s == 0``: the root is evaluated at 1 there and its result replaced by 0, so
+    neither branch of ``where`` carries an infinite derivative (double ``where``)."""
+    tf = _tf()
+    zero = tf.equal(s, 0.0)
+    safe = tf.where(zero, 1.0, s)
+    root = tf.sqrt(safe) if p == 2 else tf.power(safe, 1.0 / p)
+    return tf.where(zero, 0.0, root)
+
+
 def _vector_norm(x: Any, ord: Any, axes: tuple) -> Any:
     tf = _tf()
     if ord is None or ord == 2:
-        return tf.sqrt(tf.sum(_abs2(x), axis=axes))
+        return _safe_root(tf.sum(_abs2(x), axis=axes), 2)
     if ord == np.inf:
         return tf.max(tf.abs(x), axis=axes)
     if ord == -np.inf:
@@ -40,7 +54,10 @@ def _vector_norm(x: Any, ord: Any, axes: tuple) -> Any:
                                  "use sum(x != 0)")
     if isinstance(ord, (int, float)) and not isinstance(ord, bool):
         p = float(ord)
-        return tf.power(tf.sum(tf.power(tf.abs(x), p), axis=axes), 1.0 / p)
+        ax = tf.abs(x)
+        zero = tf.equal(ax, 0.0)        # |x_i|^p with zero derivatives at x_i = 0 (double where)
+        terms = tf.where(zero, 0.0, tf.power(tf.where(zero, 1.0, ax), p))
+        return _safe_root(tf.sum(terms, axis=axes), p)
     raise TenferroValueError(f"norm: invalid ord {ord!r} for a vector norm; expected None, 1, 2, inf, -inf "
                              "or a number")
 
@@ -49,7 +66,7 @@ def _matrix_norm(x: Any, ord: Any) -> Any:
     """Matrix norm over axes (0, 1) of ``x`` [M, N, B...]."""
     tf = _tf()
     if ord is None or ord == "fro":
-        return tf.sqrt(tf.sum(_abs2(x), axis=(0, 1)))
+        return _safe_root(tf.sum(_abs2(x), axis=(0, 1)), 2)
     if ord == "nuc":
         return tf.sum(svdvals(x), axis=0)
     if ord in (2, -2):

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import TenferroValueError
-from .._prim import as_operand, meta, primitive
+from .._prim import as_operand, aval_of_operand, meta, primitive
 from ._solve import triangular_solve_p
 from ._util import bind as _bind
 from ._util import (
@@ -120,13 +120,6 @@ def lq(a: Any) -> tuple[Any, Any]:
     lower triangular, Q ``[K, N, B...]`` with orthonormal rows; the conjugate
     transpose of ``qr(a^H)``."""
     a = as_operand("lq", a)
-    check_matrix("lq", "a", _aval(a))
+    check_matrix("lq", "a", aval_of_operand(a))
     q, r = _bind(qr_p, mH(a), complete=False)
     return mH(r), mH(q)
-
-
-def _aval(x: Any):
-    from .._prim import TensorType  # noqa: PLC0415
-
-    s, d = meta(x)
-    return TensorType(tuple(s), d)

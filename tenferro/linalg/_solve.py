@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import warnings
-import weakref
 
 import numpy as np
 import scipy.linalg
@@ -20,12 +19,14 @@ from numpy.linalg import _umath_linalg
 
 from tidu import Zero, is_undefined
 
-from .._errors import fmt_shape
+from .._errors import TenferroValueError, fmt_shape
 from .._prim import as_operand, fortran, meta, primitive
 from .._tensor import Tensor
 from ._errors import LinalgShapeError, SingularMatrixError
 from ._util import bind as _bind
-from ._util import FAMILY, check_batch, check_matrix, lapack, lapack_signature, lead, mm, mT, tril, triu, wrap
+from ._util import (
+    FAMILY, check_batch, check_finite, check_matrix, lapack, lapack_signature, lead, mm, mT, tril, triu, wrap,
+)
 
 
 def _tf():
@@ -113,9 +114,9 @@ triangular_solve_p.def_jvp_per_arg(_triangular_solve_jvp_a, _triangular_solve_jv
 
 @triangular_solve_p.def_transpose
 def _triangular_solve_transpose(ct, a, b, lower, left, transpose_a, conjugate_a, unit_diagonal):
-    assert not is_undefined(a), "triangular_solve is linear in b only"
-    if type(ct) is Zero:
-        return [None, None]
+    if is_undefined(a):
+        raise TenferroValueError("triangular_solve: the transpose exists only in the right-hand side b "
+                                 "(triangular_solve is linear in b, not in a)")
     ct_b = triangular_solve_p.bind(a, ct, lower=lower, left=left, transpose_a=not transpose_a,
                                    conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
     return [None, ct_b]
@@ -152,47 +153,26 @@ def _promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
 # ---------------------------------------------------------------------------
 solve_p = primitive("solve", FAMILY)
 """``solve_p(a, b, transposed)``: ``x`` with ``a x = b``, or ``a^T x = b`` when
-``transposed`` (the transpose rule's solve: no copy of ``a^T`` is made, and for a
-single matrix the LU factors of the forward solve are reused)."""
-
-# LU factors of recent single-matrix solves, keyed by the identity of a's array (a
-# weak reference guards against reuse of the id): the reverse pass solves with the
-# same residual ``a`` transposed, so it needs no second factorization.
-_LU_CACHE: dict[int, tuple] = {}
-_LU_CACHE_SIZE = 4
-
-
-def _lu_factors(arr: np.ndarray) -> tuple:
-    hit = _LU_CACHE.get(id(arr))
-    if hit is not None and hit[0]() is arr:
-        return hit[1]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)   # exact zero pivot: raised below
-        lu, piv = scipy.linalg.lu_factor(arr, check_finite=False)
-    if arr.size and not np.all(np.diagonal(lu)):
-        raise np.linalg.LinAlgError("singular matrix")
-    if len(_LU_CACHE) >= _LU_CACHE_SIZE:
-        _LU_CACHE.pop(next(iter(_LU_CACHE)))
-    _LU_CACHE[id(arr)] = (weakref.ref(arr), (lu, piv))
-    return lu, piv
+``transposed`` (the transpose rule's solve: no copy of ``a^T`` is made)."""
 
 
 @solve_p.def_impl
 def _solve_impl(a, b, transposed):
     A, B = a._data, b._data
+    la_ = lead(A)
+    if transposed:
+        la_ = np.swapaxes(la_, -1, -2)         # a view: the gufunc copies through strides
     try:
-        if A.ndim == 2 and A.shape[0] >= 16:      # LAPACK getrf + getrs, factors cached
-            x = scipy.linalg.lu_solve(_lu_factors(A), B, trans=1 if transposed else 0, check_finite=False)
-            return Tensor._wrap(fortran(x))
-        la_ = lead(A)
-        if transposed:
-            la_ = np.swapaxes(la_, -1, -2)         # a view: the gufunc copies through strides
-        (x,) = lapack(_umath_linalg.solve, [la_, lead(B)], [(B.shape, B.dtype, 2)], lapack_signature(2, "s", B.dtype))
+        (x,) = lapack("solve", _umath_linalg.solve, [la_, lead(B)], [(B.shape, B.dtype, 2)],
+                      lapack_signature(2, "s", B.dtype))
     except np.linalg.LinAlgError:
-        raise SingularMatrixError(
-            f"solve: the matrix a of shape {fmt_shape(a.shape)} is singular (b has shape {fmt_shape(b.shape)})"
-        ) from None
+        raise _singular("solve", a.shape, b.shape) from None
     return Tensor._wrap(x)
+
+
+def _singular(op: str, a_shape: tuple, b_shape: tuple) -> SingularMatrixError:
+    return SingularMatrixError(
+        f"{op}: the matrix a of shape {fmt_shape(a_shape)} is singular (b has shape {fmt_shape(b_shape)})")
 
 
 @solve_p.def_abstract_eval
@@ -213,21 +193,84 @@ def _solve_jvp(primals, tangents, transposed):
     # dX = op(A)^{-1} (dB - op(dA) X): one solve for both tangents (one transposed solve in reverse)
     tf = _tf()
     (a, b), (da, db) = primals, tangents
-    x = solve_p.bind(a, b, transposed=transposed)
+    if type(a) is Tensor and a._data.ndim == 2 and type(a._data) is np.ndarray:
+        # a is a constant here: factor it once and carry the LU factors as the residual
+        # of the (linear) tangent solve, whose transpose reuses them (no refactorization)
+        lu, piv = _lu_factor(a, b)
+        x = lu_solve_p.bind(lu, piv, b, transposed=transposed)
+        def op_inv(r): return lu_solve_p.bind(lu, piv, r, transposed=transposed)   # noqa: E306,E704
+    else:       # batched, or a traced (higher orders): differentiate solve_p itself
+        x = solve_p.bind(a, b, transposed=transposed)
+        def op_inv(r): return solve_p.bind(a, r, transposed=transposed)   # noqa: E306,E704
     if type(da) is Zero:
         rhs = db
     else:
         dax = mm(mT(da), x) if transposed else mm(da, x)
         rhs = tf.negative(dax) if type(db) is Zero else tf.subtract(db, dax)
-    return x, solve_p.bind(a, rhs, transposed=transposed)
+    return x, op_inv(rhs)
 
 
 @solve_p.def_transpose
 def _solve_transpose(ct, a, b, transposed):
-    assert not is_undefined(a), "solve is linear in b only"
-    if type(ct) is Zero:
-        return [None, None]
+    if is_undefined(a):
+        raise TenferroValueError("solve: the transpose exists only in the right-hand side b (solve is linear "
+                                 "in b, not in a)")
     return [None, solve_p.bind(a, ct, transposed=not transposed)]
+
+
+# ---------------------------------------------------------------------------
+# lu_solve: a solve with given LU factors (the residual of solve's JVP)
+# ---------------------------------------------------------------------------
+lu_solve_p = primitive("lu_solve", FAMILY)
+"""``lu_solve_p(lu, piv, b, transposed)``: ``A^{-1} b`` (``A^{-T} b`` when
+``transposed``) from LAPACK getrf factors ``(lu, piv)`` of one matrix ``A``
+(``scipy.linalg.lu_factor``). Linear in ``b``; the factors are constants."""
+
+
+def _lu_factor(a: Tensor, b: Any) -> tuple[Tensor, Tensor]:
+    A = a._data
+    check_finite("solve", "a", A)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)   # exact zero pivot: raised below
+        lu, piv = scipy.linalg.lu_factor(A, check_finite=False)
+    if A.size and not np.all(np.diagonal(lu)):
+        raise _singular("solve", A.shape, tuple(meta(b)[0]))
+    return Tensor._wrap(fortran(lu)), Tensor._wrap(piv)
+
+
+@lu_solve_p.def_impl
+def _lu_solve_impl(lu, piv, b, transposed):
+    B = b._data
+    check_finite("solve", "b", B)
+    if B.size == 0:
+        return Tensor._wrap(np.zeros(B.shape, B.dtype, order="F"))
+    x = scipy.linalg.lu_solve((lu._data, piv._data), B, trans=1 if transposed else 0, check_finite=False)
+    return Tensor._wrap(fortran(x))
+
+
+@lu_solve_p.def_abstract_eval
+def _lu_solve_aval(lu, piv, b, transposed):
+    n = lu.shape[0]
+    if len(lu.shape) != 2 or lu.shape[1] != n or piv.shape != (n,) or len(b.shape) != 2 or b.shape[0] != n \
+            or b.dtype is not lu.dtype:
+        raise LinalgShapeError(f"lu_solve: expected LU factors [N, N], pivots [N] and b [N, K] of the factors' "
+                               f"dtype, got {lu}, {piv} and {b}")
+    return b
+
+
+def _lu_solve_jvp_b(db, out, lu, piv, b, transposed):
+    return lu_solve_p.bind(lu, piv, db, transposed=transposed)
+
+
+lu_solve_p.def_jvp_per_arg(None, None, _lu_solve_jvp_b)
+
+
+@lu_solve_p.def_transpose
+def _lu_solve_transpose(ct, lu, piv, b, transposed):
+    # bilinear pairing Re sum(x * y): A^{-1} transposes to A^{-T} (not A^{-H})
+    if is_undefined(lu) or is_undefined(piv):
+        raise TenferroValueError("lu_solve: the transpose exists only in the right-hand side b")
+    return [None, None, lu_solve_p.bind(lu, piv, ct, transposed=not transposed)]
 
 
 def solve(a: Any, b: Any) -> Any:
@@ -254,6 +297,7 @@ inv_p = primitive("inv", FAMILY)
 
 @inv_p.def_impl
 def _inv_impl(a):
+    check_finite("inv", "a", a._data)
     try:
         return wrap(np.linalg.inv(lead(a._data)))
     except np.linalg.LinAlgError:

@@ -22,14 +22,15 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 import tidu
-from tidu import Tracer, Zero, is_undefined
+from tidu import Tracer, Zero
 
 from .._dtypes import DType
 from .._errors import fmt_shape
-from .._prim import TensorType, fortran, meta, primitive
+from .._indexing import slice_embed_p, slice_p
+from .._prim import TensorType, aval_of_operand, fortran, meta, primitive
 from .._tensor import Tensor
 from ._config import config
-from ._errors import GaugeError, GaugeWarning, LinalgDTypeError, LinalgShapeError
+from ._errors import GaugeError, GaugeWarning, LinalgDTypeError, LinalgShapeError, NonFiniteError
 
 FAMILY = "linalg"
 
@@ -86,19 +87,42 @@ def _raise_linalg_error(err: str, flag: int) -> None:
     raise np.linalg.LinAlgError(err)
 
 
-def lapack(gufunc: Any, inputs: Sequence[np.ndarray], outs: Sequence[tuple], signature: str) -> list[np.ndarray]:
+def check_finite(op: str, name: str, x: np.ndarray) -> None:
+    """Raise :class:`NonFiniteError` when ``x`` holds a NaN or an infinity: LAPACK
+    would otherwise report a misleading non-convergence, singularity or
+    non-positive-definiteness."""
+    if x.size and not np.isfinite(x).all():
+        raise NonFiniteError(f"{op}: the input {name} of shape {fmt_shape(x.shape)} contains NaN or inf")
+
+
+def lapack(op: str, gufunc: Any, inputs: Sequence[np.ndarray], outs: Sequence[tuple],
+           signature: str) -> list[np.ndarray]:
     """Run a ``numpy.linalg._umath_linalg`` gufunc on the leading-batch views of
     trailing-layout inputs, writing **straight into** canonical (column-major,
     trailing-batch) output buffers: ``outs = [(shape, dtype, core), ...]``. The
     gufunc copies into and out of LAPACK's Fortran buffers through strides anyway,
     so this saves the extra ``moveaxis`` + column-major copy of every output.
-    Failures (non-convergence, singular, not positive definite) raise
+    Non-finite input raises :class:`NonFiniteError` naming ``op``; LAPACK failures
+    (non-convergence, singular, not positive definite) raise
     ``np.linalg.LinAlgError`` like NumPy's own wrappers."""
+    for i, x in enumerate(inputs):
+        check_finite(op, "a" if i == 0 else "b", x)
     bufs = [np.empty(shape, dtype=dtype, order="F") for shape, dtype, _ in outs]
     views = tuple(lead(b, core) for b, (_, _, core) in zip(bufs, outs))
     with np.errstate(call=_raise_linalg_error, invalid="call", over="ignore", divide="ignore", under="ignore"):
         gufunc(*inputs, out=views if len(views) > 1 else views[0], signature=signature)
     return bufs
+
+
+def numerically_singular(x: np.ndarray) -> bool:
+    """Some square matrix of the (finite, trailing-batch) array ``x`` has rank below
+    N within ``N * eps`` relative to its largest singular value (as NumPy's
+    ``matrix_rank``): derivatives that need its inverse are meaningless there."""
+    if not x.size or not np.isfinite(x).all():
+        return False
+    sv = np.linalg.svd(lead(x), compute_uv=False)
+    tol = sv[..., :1] * x.shape[0] * np.finfo(sv.dtype).eps
+    return bool(np.any(sv[..., -1:] <= tol))
 
 
 def lapack_signature(n_in: int, out_kinds: str, dtype: np.dtype) -> str:
@@ -274,60 +298,65 @@ def to_dtype(x: Any, dtype: DType) -> Any:
 # gauge check: identity on tangents, checks cotangents in reverse mode
 # ---------------------------------------------------------------------------
 gauge_check_p = primitive("linalg_gauge_check", FAMILY, multiple_results=True)
-"""``gauge_check_p(*tangents, *residuals, n_lin, check)``: returns the ``n_lin``
-tangents unchanged. Its transpose passes the cotangents through and calls
-``check(op, cotangents, residuals)`` (NumPy arrays) first, which warns or raises
-per ``config.gauge``. See docs/ad/gauge.md."""
+"""``gauge_check_p(*tangents, *residuals, n_lin, check, policy, rtol)``: returns
+the ``n_lin`` tangents unchanged. Its transpose passes the cotangents through and
+calls ``check(cotangents, residuals, rtol)`` (NumPy arrays) first, which warns or
+raises per ``policy`` — ``config.gauge`` (and ``rtol``, ``config.degeneracy_rtol``)
+as they were when the JVP was built, not when the transpose runs. See
+docs/ad/gauge.md."""
 
 
 @gauge_check_p.def_impl
-def _gauge_impl(*args, n_lin, check):
+def _gauge_impl(*args, n_lin, check, policy, rtol):
     return list(args[:n_lin])
 
 
 @gauge_check_p.def_abstract_eval
-def _gauge_aval(*avals, n_lin, check):
+def _gauge_aval(*avals, n_lin, check, policy, rtol):
     return list(avals[:n_lin])
 
 
 @gauge_check_p.def_jvp
-def _gauge_jvp(primals, tangents, n_lin, check):
-    out = gauge_check_p.bind(*primals, n_lin=n_lin, check=check)
+def _gauge_jvp(primals, tangents, n_lin, check, policy, rtol):
+    out = gauge_check_p.bind(*primals, n_lin=n_lin, check=check, policy=policy, rtol=rtol)
     t_lin = [tidu.instantiate(t) for t in tangents[:n_lin]]
     # the derivative of the identity is the identity; its cotangents are not a loss's
     # gradient (higher-order directions), so the copy does not check (check=None)
-    t_out = gauge_check_p.bind(*t_lin, *primals[n_lin:], n_lin=n_lin, check=None)
+    t_out = gauge_check_p.bind(*t_lin, *primals[n_lin:], n_lin=n_lin, check=None, policy=policy, rtol=rtol)
     return out, t_out
 
 
 @gauge_check_p.def_transpose
-def _gauge_transpose(cts, *args, n_lin, check):
+def _gauge_transpose(cts, *args, n_lin, check, policy, rtol):
     res = args[n_lin:]
-    if check is not None and config.gauge != "ignore":
+    if check is not None and policy != "ignore":
         # first-order reverse mode only: with traced residuals (higher orders) the
         # cotangents are directions of a derivative, not a loss's gradient
         ct_arrays = [None if type(c) is Zero else concrete(c) for c in cts]
         res_arrays = [r._data if type(r) is Tensor else None for r in res]
         if all(r is not None for r in res_arrays) and not all(c is None for c in ct_arrays) \
                 and all(c is not None or type(ct) is Zero for c, ct in zip(ct_arrays, cts)):
-            message = check(ct_arrays, res_arrays)
+            message = check(ct_arrays, res_arrays, rtol)
             if message:
-                if config.gauge == "raise":
+                if policy == "raise":
                     raise GaugeError(message)
                 warnings.warn(message, GaugeWarning, stacklevel=2)
     return [None if type(c) is Zero else c for c in cts] + [None] * len(res)
 
 
 def gauge_guard(tangents: list, residuals: list, check: Callable[..., str | None]) -> list:
-    """Pass ``tangents`` through :data:`gauge_check_p` (one place for all rules)."""
-    return gauge_check_p.bind(*tangents, *residuals, n_lin=len(tangents), check=check)
+    """Pass ``tangents`` through :data:`gauge_check_p` (one place for all rules),
+    capturing the gauge policy and degeneracy tolerance active now."""
+    return gauge_check_p.bind(*tangents, *residuals, n_lin=len(tangents), check=check,
+                              policy=config.gauge, rtol=float(config.degeneracy_rtol))
 
 
-def gauge_violation(pairs: list, values: np.ndarray) -> float:
+def gauge_violation(pairs: list, values: np.ndarray, rtol: float) -> float:
     """Relative size of the gauge-dependent part of ``X = sum_k A_k^H B_k`` for
     ``pairs = [(A_k, B_k)]`` (leading-batch arrays ``[B..., M, K]``): the
     skew-Hermitian part of ``X`` on the pairs (i, j) of degenerate ``values``
-    (``[B..., K]``), the diagonal (phases) included, relative to
+    (``[B..., K]``, degenerate: ``|v_i - v_j| <= rtol * max |v|``), the diagonal
+    (phases) included, relative to
     ``sum_k ||A_k|| ||B_k||`` (Frobenius), an upper bound of ``|X|`` — not to
     ``max |X|``, which is itself rounding noise when the loss is invariant (the
     cotangents of a second-order pass are such). The full ``K x K`` product is
@@ -336,7 +365,7 @@ def gauge_violation(pairs: list, values: np.ndarray) -> float:
     if values.size == 0:
         return 0.0
     scale = np.max(np.abs(values), axis=-1, keepdims=True)
-    tol = config.degeneracy_rtol * np.where(scale > 0, scale, 1.0)
+    tol = rtol * np.where(scale > 0, scale, 1.0)
     is_complex = any(np.iscomplexobj(a) or np.iscomplexobj(b) for a, b in pairs)
     # values are sorted: a degenerate pair exists iff two neighbours are close (O(K))
     any_off = bool(np.any(np.abs(np.diff(values, axis=-1)) <= tol))
@@ -359,29 +388,52 @@ def gauge_violation(pairs: list, values: np.ndarray) -> float:
 GAUGE_RTOL = 1e-6
 
 
+def _window(shape: tuple, axis: int, start: int, stop: int) -> tuple:
+    """``slice_p`` windows: ``start:stop`` along ``axis``, everything elsewhere."""
+    return tuple((start, 1, stop - start) if i == axis else (0, 1, n) for i, n in enumerate(shape))
+
+
 def columns(x: Any, start: int, stop: int) -> Any:
-    """Columns ``start:stop`` of each matrix of ``x`` (a product with a constant selector)."""
-    s, d = meta(x)
-    sel = np.zeros((s[1], stop - start), dtype=d.numpy)
-    sel[start:stop, :] = np.eye(stop - start, dtype=d.numpy)
-    return mm(x, const(np.broadcast_to(sel.reshape(sel.shape + (1,) * (len(s) - 2)), sel.shape + tuple(s[2:]))))
+    """Columns ``start:stop`` of each matrix of ``x`` (the linear ``slice`` primitive)."""
+    s = tuple(meta(x)[0])
+    if (start, stop) == (0, s[1]):
+        return x
+    return slice_p.bind(x, slices=_window(s, 1, start, stop))
 
 
 def place_columns(x: Any, total: int, offset: int) -> Any:
     """``x`` ``[M, K, B...]`` as columns ``offset:offset+K`` of an ``[M, total, B...]``
-    matrix that is zero elsewhere (the transpose of :func:`columns`)."""
-    s, d = meta(x)
-    sel = np.zeros((s[1], total), dtype=d.numpy)
-    sel[:, offset:offset + s[1]] = np.eye(s[1], dtype=d.numpy)
-    return mm(x, const(np.broadcast_to(sel.reshape(sel.shape + (1,) * (len(s) - 2)), sel.shape + tuple(s[2:]))))
+    matrix that is zero elsewhere (``slice_embed``, the transpose of :func:`columns`)."""
+    s = tuple(meta(x)[0])
+    if (offset, total) == (0, s[1]):
+        return x
+    shape = (s[0], total) + s[2:]
+    return slice_embed_p.bind(x, shape=shape, slices=_window(shape, 1, offset, offset + s[1]))
 
 
 def rows(x: Any, start: int, stop: int) -> Any:
-    return mT(columns(mT(x), start, stop))
+    """Rows ``start:stop`` of each matrix of ``x``."""
+    s = tuple(meta(x)[0])
+    if (start, stop) == (0, s[0]):
+        return x
+    return slice_p.bind(x, slices=_window(s, 0, start, stop))
 
 
 def place_rows(x: Any, total: int, offset: int) -> Any:
-    return mT(place_columns(mT(x), total, offset))
+    """``x`` ``[K, N, B...]`` as rows ``offset:offset+K`` of a zero ``[total, N, B...]``."""
+    s = tuple(meta(x)[0])
+    if (offset, total) == (0, s[0]):
+        return x
+    shape = (total,) + s[1:]
+    return slice_embed_p.bind(x, shape=shape, slices=_window(shape, 0, offset, offset + s[0]))
+
+
+def leading(v: Any, k: int) -> Any:
+    """The first ``k`` entries of ``v`` ``[K, B...]`` along axis 0."""
+    s = tuple(meta(v)[0])
+    if k == s[0]:
+        return v
+    return slice_p.bind(v, slices=_window(s, 0, 0, k))
 
 
 def mtrace_product(a: Any, b: Any) -> Any:
@@ -393,11 +445,5 @@ def mtrace_product(a: Any, b: Any) -> Any:
 def bind(p: Any, *args: Any, **params: Any) -> Any:
     """Validate the operands with ``p``'s shape rule (typed errors, also on the
     eager path, which skips abstract evaluation), then bind ``p``."""
-    from .._prim import placement_of_operand  # noqa: PLC0415
-
-    avals = []
-    for x in args:
-        s, d = meta(x)
-        avals.append(TensorType(tuple(s), d, placement_of_operand(x)))
-    p.abstract_eval(*avals, **params)
+    p.abstract_eval(*[aval_of_operand(x) for x in args], **params)
     return p.bind(*args, **params)

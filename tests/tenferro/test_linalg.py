@@ -111,6 +111,7 @@ def test_truncated_svd_includes_discarded_subspace():
         d = np.zeros_like(a)
         d[idx] = eps
         num[idx] = (float(loss(tf.asarray(a + d))._data) - float(loss(tf.asarray(a - d))._data)) / (2 * eps)
+    # central differences with step 1e-6 on a loss of size ~1e2: O(eps^2 f''') + O(1e-16 f / eps) ~ 1e-8..1e-7
     assert np.allclose(g, num, atol=1e-6)
     u, s, vh = la.truncated_svd(A, cutoff=0.99)
     assert s.shape == (1,)
@@ -163,6 +164,8 @@ def test_lu_jvp_matches_finite_differences_non_square(shape, cplx):
     _, (dl, du) = tidu.jvp(f, (tf.asarray(a),), (tf.asarray(da),))
     h = 1e-6
     (lp, up), (lm, um) = f(tf.asarray(a + h * da)), f(tf.asarray(a - h * da))
+    # central differences with h = 1e-6: truncation O(h^2) ~ 1e-12 but rounding O(1e-16 / h) ~ 1e-10 relative
+    # to |L|, |U| ~ 1..10, amplified by the conditioning of the triangular solves: 1e-6 / 1e-7 leave a margin
     assert np.allclose(dl._data, (lp._data - lm._data) / (2 * h), rtol=1e-6, atol=1e-7)
     assert np.allclose(du._data, (up._data - um._data) / (2 * h), rtol=1e-6, atol=1e-7)
     # the tangent keeps the structure: strictly lower (L) / upper (U) trapezoidal
@@ -225,6 +228,7 @@ def test_eigh_degenerate_invariant_losses(cplx):
         # the derivative is with respect to the Hermitian part: compare Hermitian projections
         num = _fd_grad(loss, a, cplx)
         herm = lambda m: 0.5 * (m + m.conj().T)
+        # _fd_grad: central differences, accurate to ~1e-7 here; the degenerate block adds no error
         assert np.allclose(herm(g), herm(num), atol=1e-5), loss.__name__
     w, v = np.linalg.eigh(a)
     g = tidu.grad(sum_cubes)(tf.asarray(a))._data
@@ -269,6 +273,7 @@ def test_svd_repeated_singular_values(cplx):
             warnings.simplefilter("error", la.GaugeWarning)
             g = tidu.grad(loss)(tf.asarray(a))._data
         assert np.all(np.isfinite(g))
+        # finite-difference accuracy of _fd_grad (central differences), not the rule's
         assert np.allclose(g, _fd_grad(loss, a, cplx), atol=1e-5), loss.__name__
     u, s, vh = np.linalg.svd(a, full_matrices=False)
     assert np.allclose(tidu.grad(nuclear)(tf.asarray(a))._data, np.conj(u @ vh))   # analytic: U Vh
@@ -296,7 +301,9 @@ def test_svd_polar_factor_exact_at_repeated_singular_values(cplx):
         g = tidu.grad(polar)(tf.asarray(a))._data
     n_ = q1.conj().T @ np.conj(c) @ q2
     analytic = np.conj(q1 @ ((n_ - n_.conj().T) / (sv[:, None] + sv[None, :])) @ q2.conj().T)
+    # exact formula vs exact rule: only rounding of O(1) quantities remains
     assert np.allclose(g, analytic, atol=1e-12)
+    # finite-difference accuracy of _fd_grad (central differences, entries of size ~1)
     assert np.allclose(g, _fd_grad(polar, a, cplx), atol=1e-6)
 
 
@@ -516,3 +523,191 @@ def test_qr_bad_mode_and_exports():
     assert tf.linalg is la
     for name in la.__all__:
         assert hasattr(la, name)
+
+
+# ---------------------------------------------------------------------------
+# review regressions
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("n", [3, 20])
+def test_solve_sees_mutated_storage(n):
+    # tenferro wraps column-major arrays without copying: writing through .numpy()
+    # must change later solves (a cache keyed by the array's identity went stale)
+    a0 = np.asfortranarray(_rand((n, n)) + n * np.eye(n))
+    a1 = np.asfortranarray(_rand((n, n)) + n * np.eye(n))
+    b, c = _rand((n, 2)), _rand((n, 2))
+    A, B = tf.asarray(a0), tf.asarray(b)
+    assert np.shares_memory(A.numpy(), A._data)
+    loss = lambda x, y: tf.sum(tf.multiply(la.solve(x, y), tf.asarray(c)))  # noqa: E731
+    assert np.allclose(la.solve(A, B)._data, np.linalg.solve(a0, b))
+    tidu.grad(loss, argnums=(0, 1))(A, B)
+    A.numpy()[:] = a1
+    assert np.allclose(la.solve(A, B)._data, np.linalg.solve(a1, b))
+    ga, gb = tidu.grad(loss, argnums=(0, 1))(A, B)
+    gb_ref = np.linalg.solve(a1.T, c)                    # d/db sum(c * A^{-1} b) = A^{-T} c
+    assert np.allclose(gb._data, gb_ref)
+    assert np.allclose(ga._data, -gb_ref @ np.linalg.solve(a1, b).T)
+
+
+def test_solve_constant_a_lu_solve_transpose_complex():
+    # the carried LU factors transpose to A^{-T} (bilinear pairing), not A^{-H}
+    n = 20
+    a = _rand((n, n), True) + n * np.eye(n)
+    c = _rand((n, 1), True)
+    g = tidu.grad(lambda y: tf.real(tf.sum(tf.multiply(la.solve(tf.asarray(a), y), tf.asarray(c)))))(
+        tf.asarray(_rand((n, 1), True)))
+    # L = Re sum(w * y), w = A^{-T} c: tidu's gradient dL/dx - i dL/dy is w itself
+    assert np.allclose(g._data, np.linalg.solve(a.T, c))
+    assert not np.allclose(g._data, np.linalg.solve(a.conj().T, c))
+
+
+def test_solve_singular_in_jvp_path():
+    a = tf.asarray(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    with pytest.raises(la.SingularMatrixError, match=r"solve: .*singular"):
+        tidu.grad(lambda x: tf.sum(la.solve(x, tf.asarray(np.ones((2, 1))))))(a)
+
+
+def test_expm_frechet_promotes_and_checks():
+    a, e = _rand((3, 3), True) * 0.5, _rand((3, 3)) * 0.5
+    out = la.expm_frechet(tf.asarray(a), tf.asarray(e))
+    assert out.dtype == tf.complex128
+    assert np.allclose(out._data, scipy.linalg.expm_frechet(a, e.astype(complex), compute_expm=False))
+    ct = tf.asarray(_rand((3, 3), True))
+    _, f = tidu.vjp(la.expm_frechet, tf.asarray(a), tf.asarray(e))
+    ga, ge = f(ct)                              # was a TangentMismatchError (f64 aval, c128 value)
+    assert ga.dtype == tf.complex128 and ge.dtype == tf.float64
+    with pytest.raises(la.LinalgDTypeError, match="expm_frechet: e must be float"):
+        la.expm_frechet(tf.asarray(a), tf.asarray(np.ones((3, 3), dtype=np.int64)))
+    with pytest.raises(la.LinalgShapeError, match=r"expm_frechet: the direction e must have a's shape \(3, 3\)"):
+        la.expm_frechet(tf.asarray(a), tf.asarray(_rand((3, 3, 2))))
+    with pytest.raises(la.LinalgShapeError, match=r"expm_frechet: e must be square"):
+        la.expm_frechet(tf.asarray(a), tf.asarray(_rand((3, 2))))
+
+
+_NORMS_AT_ZERO = [
+    ("2-vector", (4,), lambda x: la.norm(x)),
+    ("all", (2, 3), lambda x: la.norm(x)),
+    ("fro", (2, 3), lambda x: la.norm(x, "fro")),
+    ("axis", (2, 3), lambda x: tf.sum(la.norm(x, axis=0))),
+    ("p=3", (4,), lambda x: la.norm(x, 3)),
+    ("p=1.5", (4,), lambda x: la.norm(x, 1.5)),
+]
+
+
+@pytest.mark.parametrize("name,shape,fn", _NORMS_AT_ZERO, ids=[n for n, _, _ in _NORMS_AT_ZERO])
+@pytest.mark.parametrize("cplx", [False, True])
+def test_norm_derivatives_at_zero(name, shape, fn, cplx):
+    # subgradient 0 at x = 0 to every order (double where), never NaN
+    z = tf.asarray(np.zeros(shape, dtype=complex if cplx else float))
+    assert float(fn(z)._data) == 0.0
+    g = tidu.grad(fn)(z)._data
+    assert np.all(g == 0)
+    h = tidu.grad(lambda x: tf.real(tf.sum(tidu.grad(fn)(x))))(z)._data
+    assert np.all(np.isfinite(h))
+    # and unchanged away from zero
+    x = _rand(shape, cplx)
+    assert np.allclose(tidu.grad(fn)(tf.asarray(x))._data, _fd_grad(fn, x, cplx), atol=1e-6)  # FD accuracy
+
+
+def test_det_second_derivative_at_singular_matrix_raises():
+    a = tf.asarray(np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]))
+    assert np.all(np.isfinite(tidu.grad(la.det)(a)._data))      # first order: the adjugate
+    with pytest.raises(la.SingularMatrixError, match="det: second .*singular matrix"):
+        tidu.grad(lambda x: tf.sum(tidu.grad(la.det)(x)))(a)
+    with pytest.raises(la.SingularMatrixError, match="det: second"):
+        tidu.jvp(lambda x: tidu.jvp(la.det, (x,), (x,))[1], (a,), (a,))
+    with pytest.raises(la.SingularMatrixError, match="slogdet: the derivative .*singular"):
+        tidu.grad(lambda x: la.slogdet(x)[1])(tf.asarray(np.array([[1.0, 2.0], [2.0, 4.0]])))
+    # invertible: second derivatives still exact (d/dA sum(adj(A)^T) against finite differences)
+    b = _rand((3, 3)) + 3 * np.eye(3)
+    h = tidu.grad(lambda x: tf.sum(tidu.grad(la.det)(x)))(tf.asarray(b))._data
+    assert np.allclose(h, _fd_grad(lambda x: tf.sum(tidu.grad(la.det)(x)), b, False), atol=1e-6)   # FD accuracy
+
+
+@pytest.mark.parametrize("fn,name", [(la.svd, "svd"), (la.eigh, "eigh"), (la.eig, "eig"), (la.cholesky, "cholesky"),
+                                     (la.inv, "inv"), (lambda x: la.solve(x, x), "solve"),
+                                     (la.eigvalsh, "eigh"), (la.svdvals, "svd")])
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_input(fn, name, bad):
+    x = np.eye(3)
+    x[1, 2] = bad
+    with pytest.raises(la.NonFiniteError, match=rf"{name}: the input .*\(3, 3\) contains NaN or inf"):
+        fn(tf.asarray(x))
+
+
+def test_eig_defective_names_eig():
+    for a in ([[1.0, 1.0], [0.0, 1.0]], [[0.0, 1.0], [0.0, 0.0]]):
+        with pytest.raises(la.SingularMatrixError, match="eig: .*defective"):
+            tidu.grad(lambda x: tf.sum(tf.real(la.eigvals(x))))(tf.asarray(np.array(a)))
+
+
+def _count_dot_generals(fn, *args):
+    g = tidu.make_graph(fn, *args)
+    return sum(e.prim.name == "dot_general" for e in g.eqns)
+
+
+def test_selection_uses_slices_not_matmuls():
+    a = tf.asarray(_rand((6, 5)))
+    assert _count_dot_generals(lambda x: la.truncated_svd(x, max_rank=2), a) == 0
+    assert _count_dot_generals(la.pinv, tf.asarray(_rand((6, 5)))) <= 1      # only V S^-1 U^H
+    assert _count_dot_generals(la.expm_frechet, tf.asarray(_rand((3, 3))), tf.asarray(_rand((3, 3)))) == 0
+
+
+def test_gauge_policy_captured_when_jvp_is_built():
+    a = tf.asarray(_rand((4, 3), True))
+
+    def loss(x):
+        u, s, vh = la.svd(x)
+        return tf.sum(tf.real(u))          # gauge dependent
+
+    with la.settings(gauge="raise"):
+        out, f = tidu.vjp(loss, a)
+    with pytest.raises(la.GaugeError, match="svd"):
+        f(tf.asarray(1.0))
+    with la.settings(gauge="ignore"):
+        out, f = tidu.vjp(loss, a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f(tf.asarray(1.0))
+
+
+def test_settings_are_context_local():
+    import threading
+
+    inside, release, seen = threading.Event(), threading.Event(), {}
+
+    def worker():
+        with la.settings(gauge="raise", broadening=0.5):
+            seen["worker"] = (la.config.gauge, la.config.broadening)
+            inside.set()
+            release.wait(5)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    inside.wait(5)
+    seen["main"] = (la.config.gauge, la.config.broadening)    # the other thread's override is invisible
+    release.set()
+    t.join()
+    assert seen["worker"] == ("raise", 0.5)
+    assert seen["main"] == ("warn", 1e-12)
+    old = la.config.degeneracy_rtol
+    try:                                   # assignment sets the process-wide default
+        la.config.degeneracy_rtol = 1e-6
+        with la.settings(degeneracy_rtol=1e-3):
+            assert la.config.degeneracy_rtol == 1e-3
+        assert la.config.degeneracy_rtol == 1e-6
+    finally:
+        la.config.degeneracy_rtol = old
+
+
+def test_transpose_rules_reject_undefined_matrix():
+    from tenferro.linalg import _expm, _solve
+
+    aval = tidu.aval_of(tf.asarray(np.eye(2)))
+    und, b = tidu.UndefinedPrimal(aval), tf.asarray(np.ones((2, 2)))
+    with pytest.raises(tf.TenferroValueError, match="solve: the transpose exists only in"):
+        _solve._solve_transpose(b, und, b, transposed=False)
+    with pytest.raises(tf.TenferroValueError, match="triangular_solve: the transpose exists only in"):
+        _solve._triangular_solve_transpose(b, und, b, lower=True, left=True, transpose_a=False, conjugate_a=False,
+                                           unit_diagonal=False)
+    with pytest.raises(tf.TenferroValueError, match="expm_frechet: the transpose exists only in"):
+        _expm._expm_frechet_transpose(b, und, b)

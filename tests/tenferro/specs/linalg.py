@@ -192,6 +192,12 @@ def _solve_self(a):
     return la.solve(a, a)
 
 
+def _solve_constant_a(b):
+    n = b.shape[0]
+    a = n * np.eye(n) + np.cos(np.arange(n * n)).reshape(n, n)     # fixed, well conditioned
+    return la.solve(tf.asarray(a), b)
+
+
 # size-0 matrices and batches: the rules must produce empty, well-shaped derivatives
 _EMPTY = [((0, 0),), ((3, 0),), ((0, 3),), ((3, 3, 0),)]
 _EMPTY_SQUARE = [((0, 0),), ((3, 3, 0),)]
@@ -209,9 +215,14 @@ SPECS = [
     OpSpec("linalg_eigh_projector", _eigh_projector_lowest, _SQUARE, covers=("eigh",), make_args=_spectral("herm")),
     OpSpec("linalg_eigvalsh", la.eigvalsh, _SQUARE, covers=("eigh",), make_args=_spectral("herm")),
     OpSpec("linalg_cholesky", la.cholesky, _SQUARE, covers=("cholesky", "triangular_solve"), make_args=_pd),
-    # (20, 20): the single-matrix path that reuses the LU factors in the reverse pass
+    # single concrete matrices: the JVP carries the LU factors (lu_solve) into the
+    # reverse pass; traced a (higher orders, make_graph) differentiates solve itself
     OpSpec("linalg_solve", la.solve, [((3, 3), (3, 2)), ((3, 3, 2), (3, 1, 2)), ((3, 3), (3,)), ((20, 20), (20, 2))],
            covers=("solve",), make_args=_spectral("eig")),
+    # a constant: every order differentiates lu_solve itself (its JVP and transpose)
+    OpSpec("linalg_solve_constant_a", _solve_constant_a, [((3, 2),), ((20,),)], covers=("lu_solve",)),
+    OpSpec("linalg_expm_frechet", la.expm_frechet, [((3, 3), (3, 3)), ((3, 3, 2), (3, 3, 2))],
+           covers=("expm_frechet", "concatenate", "slice_embed", "slice"), make_args=_scaled(0.5)),
     OpSpec("linalg_inv", la.inv, _SQUARE, covers=("inv",), make_args=_spectral("eig")),
     OpSpec("linalg_det", la.det, [((3, 3),), ((3, 3, 2),), ((1, 1),)], covers=("det", "adjugate"),
            make_args=_spectral("eig")),
