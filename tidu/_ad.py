@@ -59,11 +59,7 @@ class JVPTrace(Trace):
             else:
                 primals.append(a)
                 tangents.append(Zero.like(a))
-        rule = prim.jvp_rule
-        if rule is not None:
-            out, t_out = rule(primals, tangents, **params)
-        else:
-            out, t_out = prim.jvp(primals, tangents, params)
+        out, t_out = prim.jvp_rule(primals, tangents, **params)  # prim.jvp(...), inlined
         if prim.multiple_results:
             return [self.pure_or_wrap(o, t) for o, t in zip(out, t_out)]
         if type(t_out) is Zero:  # self.pure_or_wrap(out, t_out), inlined
@@ -192,7 +188,7 @@ def backward_pass(graph: Graph, cotangents: Sequence[Any]) -> list[Any]:
                 continue
         rule = prim.transpose_rule
         if rule is None:
-            if not prim.differentiable or prim.nondiff_reason:
+            if not prim.differentiable:
                 raise NonDifferentiableError(f"primitive '{prim.name}' cannot be transposed: it is not differentiable")
             raise MissingRuleError(
                 f"primitive '{prim.name}' has no transpose rule, so reverse-mode differentiation through it is not possible"

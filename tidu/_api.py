@@ -94,8 +94,10 @@ def _flatten_like(tree: Any, like: PyTreeDef, where: str) -> list[Any]:
 class LinearFunction:
     """A linear map given by a :class:`Graph` (tangents in, tangents out).
 
-    Calling it evaluates the graph (which is traceable); ``.graph`` exposes it, and
-    ``.num_residuals`` counts the stored residual values.
+    Calling it evaluates the graph (which is traceable); a ``None`` tangent is a
+    symbolic zero (no dense zero is built for it, and the work it would feed is
+    skipped). ``.graph`` exposes the graph, and ``.num_residuals`` counts the stored
+    residual values.
     """
 
     __slots__ = ("graph", "in_tree", "out_tree", "_in_avals")
@@ -116,13 +118,13 @@ class LinearFunction:
         for i, (t, a) in enumerate(zip(t_flat, self._in_avals)):
             if a is None:
                 continue
-            if t is None:
-                t = vspace_of_aval(a).zeros(a)
+            if t is None:  # symbolic: the graph skips the work it would feed
+                t = Zero(a)
             elif aval_of(t) != a:
                 raise TangentMismatchError(f"linearized function: tangent leaf {i} has type {aval_of(t)}, expected {a}")
             args.append(t)
-        outs = self.graph.eval_flat(*args)
-        return tree_unflatten(self.out_tree, outs)
+        outs = self.graph.eval_linear_flat(*args)
+        return tree_unflatten(self.out_tree, [instantiate(o) for o in outs])
 
 
 def _tangent_avals(p_flat: list) -> list:

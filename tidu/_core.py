@@ -8,9 +8,15 @@ arguments it calls ``impl`` at once (the eager fast path); otherwise the
 highest-level active transformation among the arguments processes it. Nested
 transformations stack by level, as in JAX (autodidax), so any nesting works and
 perturbations of different levels never mix.
+
+The stack is per thread: each thread runs its own transformations, and levels
+are only comparable within a thread. A tracer belongs to the thread whose
+transformation created it; using it from another thread raises
+:class:`UnexpectedTracerError`.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Sequence
 
 from ._errors import (
@@ -21,7 +27,7 @@ from ._errors import (
 )
 from ._vspace import Zero, aval_of, instantiate, vspace_of_aval
 
-__all__ = ["Primitive", "Tracer", "Trace", "new_trace", "find_top_trace"]
+__all__ = ["Primitive", "Tracer", "Trace", "new_trace", "find_top_trace", "current_stack"]
 
 
 class Primitive:
@@ -35,11 +41,17 @@ class Primitive:
       may be :class:`Zero`. Not needed for linear primitives.
     * ``transpose(cotangent, *args, **params)`` returns one cotangent (or ``None``)
       per argument; linear arguments arrive as :class:`UndefinedPrimal`.
+
+    Flags, set only by the registration methods: ``linear`` (``def_linear``),
+    ``differentiable`` (False after ``def_nondiff``) and ``zero_derivative``
+    (``def_nondiff(zero_tangent=True)``: differentiating gives a zero tangent).
+    :attr:`support` is derived from them.
     """
 
     __slots__ = (
         "name", "multiple_results", "impl", "abstract_eval", "jvp_rule",
-        "transpose_rule", "linear", "differentiable", "nondiff_reason", "__weakref__",
+        "transpose_rule", "linear", "differentiable", "zero_derivative", "nondiff_reason",
+        "__weakref__",
     )
 
     def __init__(self, name: str, *, multiple_results: bool = False):
@@ -47,10 +59,11 @@ class Primitive:
         self.multiple_results = multiple_results
         self.impl: Callable[..., Any] = self._missing("impl")
         self.abstract_eval: Callable[..., Any] = self._missing("abstract_eval")
-        self.jvp_rule: Callable[..., Any] | None = None
+        self.jvp_rule: Callable[..., Any] = self._missing("JVP")
         self.transpose_rule: Callable[..., Any] | None = None
         self.linear = False
         self.differentiable = True
+        self.zero_derivative = False
         self.nondiff_reason = ""
 
     def __repr__(self) -> str:
@@ -60,6 +73,7 @@ class Primitive:
         def missing(*args, **params):
             raise MissingRuleError(f"primitive '{self.name}' has no {rule} rule")
 
+        missing._tidu_missing = True  # type: ignore[attr-defined]
         return missing
 
     # ---- registration ----------------------------------------------------
@@ -71,8 +85,14 @@ class Primitive:
         self.abstract_eval = fn
         return fn
 
+    def _set_differentiable(self) -> None:
+        self.differentiable = True
+        self.zero_derivative = False
+        self.nondiff_reason = ""
+
     def def_jvp(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Full JVP rule ``fn(primals, tangents, **params) -> (out, out_dot)``."""
+        self._set_differentiable()
         self.jvp_rule = fn
         return fn
 
@@ -99,6 +119,7 @@ class Primitive:
             return out, (Zero.like(out) if acc is None else acc)
 
         jvp.__name__ = f"{self.name}_jvp"
+        self._set_differentiable()
         self.jvp_rule = jvp
 
     def def_transpose(self, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -106,10 +127,25 @@ class Primitive:
         return fn
 
     def def_linear(self, transpose: Callable[..., Any]) -> Callable[..., Any]:
-        """Declare the primitive linear in all arguments, with its transpose rule."""
+        """Declare the primitive linear in all arguments, with its transpose rule.
+
+        Unless a JVP rule was given, the JVP is the primitive applied to the tangents
+        (a zero output tangent when every input tangent is zero).
+        """
         self.linear = True
         self.transpose_rule = transpose
+        if getattr(self.jvp_rule, "_tidu_missing", False):
+            self._set_differentiable()
+            self.jvp_rule = self._linear_jvp
         return transpose
+
+    def _linear_jvp(self, primals, tangents, **params):
+        out = self.bind(*primals, **params)
+        if all(type(t) is Zero for t in tangents):
+            if self.multiple_results:
+                return out, [Zero.like(o) for o in out]
+            return out, Zero.like(out)
+        return out, self.bind(*[instantiate(t) for t in tangents], **params)
 
     def def_nondiff(self, reason: str = "", zero_tangent: bool = True) -> None:
         """Declare the primitive non-differentiable.
@@ -117,7 +153,8 @@ class Primitive:
         ``zero_tangent=True``: the output has zero derivative (comparisons, integer
         results); ``False``: differentiating it is an error naming ``reason``.
         """
-        self.differentiable = zero_tangent
+        self.differentiable = False
+        self.zero_derivative = zero_tangent
         self.nondiff_reason = reason
         prim = self
 
@@ -137,43 +174,29 @@ class Primitive:
 
     @property
     def support(self) -> str:
-        """'linear', 'differentiable', 'zero-derivative' or 'not differentiable'."""
+        """'linear', 'differentiable', 'zero-derivative' or 'not differentiable'
+        (from the flags ``linear``, ``zero_derivative`` and ``differentiable``)."""
         if self.linear:
             return "linear"
-        if self.nondiff_reason or not self.differentiable:
-            return "zero-derivative" if self.differentiable else "not differentiable"
+        if self.zero_derivative:
+            return "zero-derivative"
+        if not self.differentiable:
+            return "not differentiable"
         return "differentiable"
 
     # ---- application -------------------------------------------------------
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive to ``args`` under the active transformations."""
-        top = None
-        for a in args:
+        for a in args:  # the eager fast path: no tracer, evaluate at once
             if isinstance(a, Tracer):
-                t = a._trace
-                if top is None or t.level > top.level:
-                    top = t
-        if top is None:
-            return self.impl(*args, **params)
-        if not top.active:
-            raise UnexpectedTracerError(
-                f"primitive '{self.name}' was applied to a tracer of a transformation that has "
-                "already finished (a tracer leaked out of jvp/vjp/grad, e.g. via a global or closure)"
-            )
-        return top.process_primitive(self, args, params)
+                return find_top_trace(args, self).process_primitive(self, args, params)
+        return self.impl(*args, **params)
 
     __call__ = bind
 
     def jvp(self, primals: Sequence[Any], tangents: Sequence[Any], params: dict) -> tuple[Any, Any]:
-        """Run the JVP rule (deriving it for linear primitives)."""
-        rule = self.jvp_rule
-        if rule is not None:
-            return rule(primals, tangents, **params)
-        if self.linear:
-            out = self.bind(*primals, **params)
-            t_out = self.bind(*[instantiate(t) for t in tangents], **params)
-            return out, t_out
-        raise MissingRuleError(f"primitive '{self.name}' has no JVP rule")
+        """Run the JVP rule: ``(primal_out, tangent_out)``; tangents may be :class:`Zero`."""
+        return self.jvp_rule(primals, tangents, **params)
 
 
 class UndefinedPrimal:
@@ -189,17 +212,19 @@ class UndefinedPrimal:
 
 
 def is_undefined(x: Any) -> bool:
+    """True when ``x`` is an :class:`UndefinedPrimal` (a linear input in a transpose rule)."""
     return type(x) is UndefinedPrimal
 
 
 class Trace:
     """One active transformation; tracers point at it. Higher level = inner."""
 
-    __slots__ = ("level", "active")
+    __slots__ = ("level", "active", "_owner")
 
     def __init__(self):
         self.level = 0
         self.active = False
+        self._owner: list | None = None  # the per-thread stack it is on while active
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
         raise NotImplementedError
@@ -217,41 +242,76 @@ class Trace:
         return graph.eval_flat(*args)
 
 
-_stack: list[Trace] = []
+class _ThreadState(threading.local):
+    """Per-thread state: the stack of active transformations (innermost last)."""
+
+    def __init__(self):
+        self.stack: list[Trace] = []
+
+
+_state = _ThreadState()
+
+
+def current_stack() -> list[Trace]:
+    """The calling thread's stack of active transformations (innermost last)."""
+    return _state.stack
 
 
 class new_trace:
-    """Context manager pushing ``trace`` on the transformation stack."""
+    """Context manager pushing ``trace`` on the calling thread's transformation stack."""
 
-    __slots__ = ("trace",)
+    __slots__ = ("trace", "stack")
 
     def __init__(self, trace: Trace):
         self.trace = trace
+        self.stack: list[Trace] | None = None
 
     def __enter__(self) -> Trace:
-        self.trace.level = len(_stack) + 1
-        self.trace.active = True
-        _stack.append(self.trace)
-        return self.trace
+        stack = self.stack = _state.stack
+        trace = self.trace
+        trace.level = len(stack) + 1
+        trace.active = True
+        trace._owner = stack
+        stack.append(trace)
+        return trace
 
     def __exit__(self, *exc) -> None:
-        self.trace.active = False
-        popped = _stack.pop()
-        assert popped is self.trace, "transformation stack corrupted"
+        trace = self.trace
+        trace.active = False
+        trace._owner = None
+        popped = self.stack.pop()  # type: ignore[union-attr]
+        assert popped is trace, "transformation stack corrupted"
 
 
-def find_top_trace(args: Sequence[Any]) -> Trace | None:
+def find_top_trace(args: Sequence[Any], prim: Primitive | None = None) -> Trace | None:
+    """The innermost (highest-level) transformation among the tracers in ``args``,
+    or ``None`` when there is none. Raises :class:`UnexpectedTracerError` for a tracer
+    of a finished transformation or of another thread's transformation."""
     top = None
     for a in args:
         if isinstance(a, Tracer):
             t = a._trace
             if top is None or t.level > top.level:
                 top = t
-    if top is not None and not top.active:
-        raise UnexpectedTracerError(
-            "a tracer of a transformation that has already finished was used"
-        )
+    if top is not None and top._owner is not _state.stack:
+        raise _unexpected_tracer(args, prim)
     return top
+
+
+def _unexpected_tracer(args: Sequence[Any], prim: Primitive | None) -> UnexpectedTracerError:
+    what = f"primitive '{prim.name}' was applied to" if prim is not None else "use of"
+    stack = _state.stack
+    for a in args:
+        if isinstance(a, Tracer) and a._trace._owner is not stack:
+            if not a._trace.active:
+                return UnexpectedTracerError(
+                    f"{what} a tracer of a transformation that has already finished (a tracer "
+                    "leaked out of jvp/vjp/grad, e.g. via a global or closure)"
+                )
+    return UnexpectedTracerError(
+        f"{what} a tracer of a transformation running in another thread; tracers "
+        "belong to the thread whose transformation created them"
+    )
 
 
 class Tracer:

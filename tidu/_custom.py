@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
-from ._core import Primitive, Tracer, _stack, find_top_trace
+from ._core import Primitive, Tracer, current_stack, find_top_trace
 from ._errors import CustomRuleError, NonDifferentiableError, TangentMismatchError
 from ._graph import Graph, make_graph
 from ._pytree import tree_flatten, tree_map, tree_unflatten
@@ -53,6 +53,7 @@ class custom_jvp:
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.jvp: Callable[..., Any] | None = None
+        self._out_types: dict = {}  # stage_custom_call's cache of output structure and avals
 
     def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
         self.jvp = jvp
@@ -123,6 +124,7 @@ class custom_vjp:
         self.fun = fun
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
+        self._out_types: dict = {}  # stage_custom_call's cache of output structure and avals
 
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
         self.fwd = fwd
@@ -244,19 +246,26 @@ def _custom_call_jvp(primals, tangents, *, fn, in_tree, out_tree, out_avals):
 
 
 def stage_custom_call(fn, args: tuple) -> Any:
-    """Record ``fn(*args)`` (``fn`` a custom_jvp or custom_vjp) as one graph equation."""
+    """Record ``fn(*args)`` (``fn`` a custom_jvp or custom_vjp) as one graph equation.
+
+    ``fn.fun`` is traced once per input structure and avals, for its output
+    structure and avals; the result is cached on ``fn`` (so it dies with it).
+    """
     leaves, in_tree = tree_flatten(args)
-    body = make_graph(fn.fun, *args)  # only for the output avals and structure
-    if any(isinstance(c, Tracer) for c in body.consts):
-        raise CustomRuleError(
-            f"{type(fn).__name__} function {fn.fun.__name__!r} closes over a traced value; "
-            "pass it as an explicit argument"
-        )
-    outs = custom_call_p.bind(
-        *leaves, fn=fn, in_tree=in_tree, out_tree=body.out_tree,
-        out_avals=tuple(v.aval for v in body.outvars),
-    )
-    return tree_unflatten(body.out_tree, outs)
+    key = (in_tree, tuple(aval_of(x) for x in leaves))
+    cache = fn._out_types  # (in_tree, input avals) -> (out_tree, output avals)
+    hit = cache.get(key)
+    if hit is None:
+        body = make_graph(fn.fun, *args)  # only for the output avals and structure
+        if any(isinstance(c, Tracer) for c in body.consts):
+            raise CustomRuleError(
+                f"{type(fn).__name__} function {fn.fun.__name__!r} closes over a traced value; "
+                "pass it as an explicit argument"
+            )
+        hit = cache[key] = (body.out_tree, tuple(v.aval for v in body.outvars))
+    out_tree, out_avals = hit
+    outs = custom_call_p.bind(*leaves, fn=fn, in_tree=in_tree, out_tree=out_tree, out_avals=out_avals)
+    return tree_unflatten(out_tree, outs)
 
 
 class checkpoint:
@@ -272,7 +281,7 @@ class checkpoint:
         self.fun = fun
 
     def __call__(self, *args: Any) -> Any:
-        if not _stack:
+        if not current_stack():
             return self.fun(*args)
         graph = make_graph(self.fun, *args)
         leaves = tree_flatten(args)[0]

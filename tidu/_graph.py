@@ -82,6 +82,10 @@ class Graph:
     # ---- evaluation ---------------------------------------------------------
     def eval_flat(self, *args: Any) -> list[Any]:
         """Evaluate on flat inputs; outputs a flat list. Binds primitives, so traceable."""
+        env = self._run(args)
+        return [v.instantiate() if type(v) is Zero else env[v] for v in self.outvars]
+
+    def _run(self, args: Sequence[Any]) -> dict:
         env: dict[Var, Any] = dict(zip(self.constvars, self.consts))
         env.update(zip(self.invars, args))
         for eqn in self.eqns:
@@ -90,7 +94,52 @@ class Graph:
                 env.update(zip(eqn.outputs, out))
             else:
                 env[eqn.outputs[0]] = out
-        return [v.instantiate() if type(v) is Zero else env[v] for v in self.outvars]
+        return env
+
+    def eval_linear_flat(self, *args: Any) -> list[Any]:
+        """Evaluate a graph that is linear in its inputs, where inputs may be
+        :class:`Zero`: no dense zero is built for them.
+
+        An equation whose inputs from the linear inputs are all zero is skipped (its
+        outputs are zero, by linearity); one with some zero and some nonzero such
+        inputs gets dense zeros for the zero ones (one per aval, shared). Outputs
+        stay :class:`Zero` where nothing nonzero reached them. Binds primitives, so
+        traceable.
+        """
+        if not any(type(a) is Zero for a in args):  # the common case: plain evaluation
+            env = self._run(args)
+            return [v if type(v) is Zero else env[v] for v in self.outvars]
+        env = dict(zip(self.constvars, self.consts))
+        linear: set[Var] = set()  # variables that depend on the linear inputs
+        for v, a in zip(self.invars, args):
+            env[v] = a
+            linear.add(v)
+        dense_zeros: dict[Any, Any] = {}
+
+        def dense(z: Zero) -> Any:
+            a = z.aval
+            d = dense_zeros.get(a)
+            if d is None:
+                d = dense_zeros[a] = z.instantiate()
+            return d
+
+        for eqn in self.eqns:
+            ins = eqn.inputs
+            vals = [env[v] for v in ins]
+            lin_in = [x for v, x in zip(ins, vals) if v in linear]
+            if lin_in:
+                linear.update(eqn.outputs)
+                if all(type(x) is Zero for x in lin_in):
+                    for o in eqn.outputs:
+                        env[o] = Zero(o.aval)
+                    continue
+                vals = [dense(x) if type(x) is Zero else x for x in vals]
+            out = eqn.prim.bind(*vals, **eqn.params)
+            if eqn.prim.multiple_results:
+                env.update(zip(eqn.outputs, out))
+            else:
+                env[eqn.outputs[0]] = out
+        return [v if type(v) is Zero else env[v] for v in self.outvars]
 
     def __call__(self, *args: Any) -> Any:
         if self.in_tree is not None:

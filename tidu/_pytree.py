@@ -133,10 +133,12 @@ def _unflatten(treedef: PyTreeDef, it) -> Any:
 
 
 def tree_leaves(tree: Any) -> list[Any]:
+    """The leaves of ``tree``, depth first (``tree_flatten(tree)[0]``)."""
     return tree_flatten(tree)[0]
 
 
 def tree_structure(tree: Any) -> PyTreeDef:
+    """The structure of ``tree`` (``tree_flatten(tree)[1]``)."""
     return tree_flatten(tree)[1]
 
 

@@ -137,6 +137,7 @@ def vspace_of(value: Any) -> VSpace:
 
 
 def vspace_of_aval(aval: Any) -> VSpace:
+    """The vector space registered for the type of the abstract value ``aval``."""
     vs = _aval_vspaces.get(type(aval)) or _lookup(_aval_vspaces, type(aval))
     if vs is None:
         raise UnregisteredTypeError(

@@ -268,6 +268,32 @@ def test_make_graph_records_custom_call_and_keeps_rule():
     np.testing.assert_allclose(tidu.grad(lambda x: gv(x))(X), np.cos(X))
 
 
+def test_staged_custom_call_traces_fun_once_per_input_types():
+    """Inside a graph, a custom function's ``fun`` is traced for its output types once
+    per (input structure, avals), not on every call."""
+    traced = []
+
+    @tidu.custom_jvp
+    def h(x):
+        traced.append(x)
+        return sin(x)
+
+    h.defjvp(lambda p, t: (h(p[0]), mul(t[0], cos(p[0]))))
+
+    def f(x):
+        return h(h(h(x)))
+
+    g = tidu.make_graph(f, X)
+    assert [e.prim.name for e in g.eqns] == ["custom_call"] * 3
+    assert len(traced) == 1
+    tidu.make_graph(f, X)
+    tidu.make_graph(tidu.checkpoint(f), X)
+    assert len(traced) == 1  # same input avals and structure: the cache answers
+    tidu.make_graph(f, np.array([0.1, 0.2]))
+    assert len(traced) == 2  # new input aval: traced again
+    np.testing.assert_allclose(g(X), np.sin(np.sin(np.sin(X))))
+
+
 def test_custom_function_closing_over_traced_value_inside_graph():
     def f(x):
         y = sin(x)

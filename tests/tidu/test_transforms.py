@@ -406,6 +406,46 @@ def test_jvp_none_tangent_builds_no_dense_zero(monkeypatch):
     assert zeros_made == []
 
 
+def test_linearize_none_tangent_builds_no_dense_zero(monkeypatch):
+    """A ``None`` tangent passed to a linearized function is a symbolic zero: no dense
+    zero of its shape is built and the tangent work it would feed is skipped."""
+    import toy
+
+    zeros_made = []
+    orig = toy.ToyVSpace.zeros
+
+    def counting_zeros(self, aval):
+        zeros_made.append(aval.shape)
+        return orig(self, aval)
+
+    monkeypatch.setattr(toy.ToyVSpace, "zeros", counting_zeros)
+    x, y = np.array([0.1, 0.2]), np.arange(12.0).reshape(3, 4) / 10
+    # a: depends on x only; b: on y only; c: on both
+    f = lambda x, y: (sin(x), reduce_sum(exp(y)), add(reduce_sum(sin(x)), reduce_sum(mul(y, y))))  # noqa: E731
+    _, f_jvp = tidu.linearize(f, x, y)
+    binds = []
+    orig_mul = toy.mul_p.impl
+
+    def counting_mul(*args, **params):
+        binds.append(1)
+        return orig_mul(*args, **params)
+
+    monkeypatch.setattr(toy.mul_p, "impl", counting_mul)
+    a, b, c = f_jvp(np.ones(2), None)
+    np.testing.assert_allclose(a, np.cos(x))
+    np.testing.assert_allclose(b, 0.0)
+    np.testing.assert_allclose(c, np.sum(np.cos(x)))
+    assert (3, 4) not in zeros_made  # nothing built for the input without tangent
+    # one scalar for c's sum (add needs a value for its zero operand), one for output b
+    assert zeros_made == [(), ()]
+    assert len(binds) == 2  # the two products with t_x; the three with y's tangent are skipped
+    zeros_made.clear()
+    a, b, c = f_jvp(None, np.ones((3, 4)))
+    np.testing.assert_allclose(a, 0.0)
+    np.testing.assert_allclose(c, np.sum(2 * y))
+    assert sorted(zeros_made) == [(), (2,)]  # c's zero operand of add, and output a
+
+
 def test_argnums_leaves_other_args_out_of_the_graph():
     """grad w.r.t. argument 0 only: argument 1's computation is not staged as tangent work."""
     y = np.array([3.0, 4.0])
