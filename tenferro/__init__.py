@@ -5,6 +5,13 @@ This package holds the dense data model: dtypes and their promotion lattice,
 conversion, and metadata-only views. Primitive operations (arithmetic,
 reductions, einsum, linalg) are added by the primitive modules below.
 
+Tensors are values. Tensors that tenferro functions return are canonical
+(F-contiguous, writeable), but they may share storage with their inputs, and
+``asarray(numpy_array)`` / ``Tensor.numpy()`` share storage with NumPy without a
+copy. Mutating the storage of a tensor that has been used in a computation (or is
+being differentiated) is undefined behaviour; take a private copy with
+``np.array(t)`` or ``t.copy()`` before mutating.
+
 >>> import tenferro as tf
 >>> x = tf.reshape_view(tf.arange(6), (2, 3))   # column-major by default
 >>> x.tolist()
@@ -96,7 +103,7 @@ __all__ += [
 ]
 
 # --- elementwise (comparisons, selection, abs/sign, powers, transcendental) and reductions
-from ._elementwise import (
+from ._compare import (
     greater, greater_equal, less, less_equal, equal, not_equal, isfinite, isinf, isnan, where,
 )
 from ._piecewise import abs, absolute, sign, maximum, minimum, clip

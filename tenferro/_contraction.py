@@ -28,7 +28,7 @@ from tidu import Tracer, UndefinedPrimal, Zero
 from ._dtypes import result_type
 from ._elementwise import add_p
 from ._errors import AxisError, ShapeError, fmt_shape
-from ._prim import as_operand, fortran, meta, primitive
+from ._prim import as_index, as_indices, as_operand, fortran, meta, primitive
 from ._structural import broadcast_to, convert_element_type, reshape, transpose_p
 from ._tensor import Tensor
 
@@ -87,8 +87,12 @@ def _dot_general_eval(a: Any, b: Any, dn: tuple) -> Any:
 # dot_general primitive: shape rule, JVP per argument, transpose per side
 # ---------------------------------------------------------------------------
 dot_general_p = primitive("dot_general", FAMILY)
-dot_general_p.def_impl(lambda x, y, dimension_numbers: Tensor._wrap(
-    _dot_general_eval(x._data, y._data, dimension_numbers)))
+
+
+@dot_general_p.def_impl
+def _dot_general_impl(x, y, dimension_numbers):
+    return Tensor._wrap(_dot_general_eval(x._data, y._data, dimension_numbers))
+
 
 
 @lru_cache(maxsize=4096)
@@ -136,7 +140,6 @@ def _dot_general_jvp(primals, tangents, dimension_numbers):
     return out, t
 
 
-@lru_cache(maxsize=4096)
 def _transpose_plan(n_self: int, n_other: int, self_c: tuple, other_c: tuple, self_b: tuple, other_b: tuple,
                     self_first: bool) -> tuple[tuple, tuple | None]:
     """Dimension numbers contracting ``ct`` with the other operand, and the permutation
@@ -155,7 +158,9 @@ def _transpose_plan(n_self: int, n_other: int, self_c: tuple, other_c: tuple, se
     return dn, (None if perm == tuple(range(len(perm))) else perm)
 
 
-_TRANSPOSE_PLANS: dict[tuple, tuple] = {}   # (dimension_numbers, nx, ny, x is linear) -> plan
+# The one cache of transpose plans: (dimension_numbers, nx, ny, x is linear) -> plan
+# (a plain dict lookup on the hot path; bounded, plans are tiny).
+_TRANSPOSE_PLANS: dict[tuple, tuple] = {}
 
 
 @dot_general_p.def_transpose
@@ -197,10 +202,8 @@ def _operands(op: str, x: Any, y: Any) -> tuple[Any, Any, tuple, tuple]:
 
 
 def _axes(op: str, axes: Any, nd: int, which: str) -> tuple:
-    axes = (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
     out = []
-    for a in axes:
-        a = int(a)
+    for a in as_indices(op, axes, f"axis of the {which} operand"):
         if not -nd <= a < nd:
             raise AxisError(f"{op}: axis {a} of the {which} operand is out of bounds for rank {nd}")
         out.append(a % nd)
@@ -284,7 +287,7 @@ def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2) -> Any:
     with the first n of ``b``; or a pair of axis lists). Result ``[a free..., b free...]``."""
     a, b, as_, bs = _operands("tensordot", a, b)
     if isinstance(axes, (int, np.integer)):
-        n = int(axes)
+        n = as_index("tensordot", axes, "axes")
         if n < 0 or n > len(as_) or n > len(bs):
             raise AxisError(f"tensordot: cannot contract {n} axes of shapes {fmt_shape(as_)} and {fmt_shape(bs)}")
         ax, bx = tuple(range(len(as_) - n, len(as_))), tuple(range(n))

@@ -30,7 +30,7 @@ from ._dtypes import (
 )
 from ._errors import DTypeError, PlacementError, ShapeError, TenferroValueError
 from ._placement import CPU, Placement, is_cupy_array
-from ._shape import as_extents
+from ._shape import as_extents, as_index
 from ._tensor import Tensor, _import_cupy
 
 __all__ = [
@@ -222,7 +222,8 @@ def eye(n: int, m: int | None = None, k: int = 0, dtype: DTypeLike = float64,
         placement: Placement | None = None) -> Tensor:
     """An ``n x m`` matrix with ones on diagonal ``k`` (0: main, >0: above)."""
     rows, cols = as_extents("eye", (n, n if m is None else m))
-    arr = np.eye(rows, cols, k=int(k), dtype=_dtype(dtype).numpy, order="F")
+    arr = np.eye(rows, cols, k=as_index("eye", k, "diagonal offset k", ShapeError), dtype=_dtype(dtype).numpy,
+                 order="F")
     return _to_placement("eye", Tensor._wrap(arr), placement)
 
 
@@ -258,9 +259,10 @@ def linspace(start: float | complex, stop: float | complex, num: int = 50, endpo
         raise DTypeError(f"linspace: dtype must be floating or complex, got {d.name}")
     if (isinstance(start, complex) or isinstance(stop, complex)) and not d.is_complex:
         raise DTypeError(f"linspace: complex endpoints need a complex dtype, got {d.name}")
-    if int(num) < 0:
+    num = as_index("linspace", num, "num", TenferroValueError)
+    if num < 0:
         raise TenferroValueError(f"linspace: num must be non-negative, got {num}")
-    arr = np.linspace(start, stop, num=int(num), endpoint=endpoint, dtype=d.numpy)
+    arr = np.linspace(start, stop, num=num, endpoint=endpoint, dtype=d.numpy)
     return _to_placement("linspace", Tensor._wrap(arr), placement)
 
 

@@ -1,7 +1,8 @@
-"""Elementwise primitives: arithmetic, complex parts, comparisons, predicates and
-selection (``where``), each with its shape rule, JVP rule and transpose rule in
-one place. Siblings: :mod:`._piecewise` (abs, sign, maximum, minimum, clip) and
-:mod:`._transcendental` (exp, log, ..., power, logaddexp).
+"""Elementwise primitives: arithmetic and complex parts, each with its shape rule,
+JVP rule and transpose rule in one place, and the operand preparation
+(:func:`_prepare`) every elementwise family uses. Siblings: :mod:`._compare`
+(comparisons, predicates, ``where``), :mod:`._piecewise` (abs, sign, maximum,
+minimum, clip) and :mod:`._transcendental` (exp, log, ..., power, logaddexp).
 
 Primitives take operands of identical shape and dtype; the user-facing
 functions (``tenferro.add``, ``tenferro.exp``, ...) apply NumPy broadcasting and
@@ -19,18 +20,17 @@ import numpy as np
 
 from tidu import Tracer, UndefinedPrimal, Zero, is_undefined
 
-from ._dtypes import DType, bool_, float64, result_type
-from ._errors import DTypeError, ShapeError, fmt_shape
+from ._dtypes import float64, result_type
+from ._errors import ShapeError, fmt_shape
 from . import _structural as _st
 from ._placement import CPU
 from ._prim import (
-    TensorType, aval_of_operand, as_operand, check_placement, fortran as _f, meta, primitive, scalar_tensor,
+    TensorType, aval_of_operand, as_operand, check_placement, fortran as _f, meta, nonlinear_error, primitive,
+    scalar_tensor,
 )
 from ._tensor import Tensor
 
 FAMILY = "elementwise"
-
-
 
 
 def _same(a: TensorType, *rest: TensorType) -> TensorType:
@@ -49,10 +49,6 @@ def _binary_aval(name: str) -> Callable[..., TensorType]:
         return a
 
     return aval
-
-
-def _bool_aval(a: TensorType, b: TensorType) -> TensorType:
-    return a.update(dtype=bool_)
 
 
 def _real_aval(a: TensorType) -> TensorType:
@@ -93,7 +89,7 @@ def _prepare(op: str, *xs: Any) -> list[Any]:
     out = []
     for a, x in zip(args, xs):
         if _is_weak(x):
-            a = scalar_tensor(x, dtype)
+            a = scalar_tensor(x, dtype, op)
         elif meta(a)[1] is not dtype:
             a = _st.convert_element_type(a, dtype)
         out.append(a)
@@ -113,16 +109,12 @@ def _fits_weakly(value: Any, aval: TensorType) -> bool:
 
 def _constant(value: Any, aval: TensorType) -> Tensor:
     """The constant ``value`` at the shape and dtype of ``aval`` (what promoting
-    and broadcasting a weak scalar gives, built directly)."""
+    and broadcasting a weak scalar gives, built directly; canonical and writeable
+    like every tensor tenferro makes, never a zero-stride view)."""
     shape = aval.shape
     if not shape:
         return Tensor._wrap(np.asarray(value, aval.dtype.numpy))
-    if aval.size > _SMALL_CONSTANT:  # large: a broadcast view, as broadcast_in_dim gives
-        return Tensor._wrap(np.broadcast_to(np.asarray(value, aval.dtype.numpy), shape))
     return Tensor._wrap(np.full(shape, value, aval.dtype.numpy, order="F"))
-
-
-_SMALL_CONSTANT = 4096
 
 
 def _is_weak(x: Any) -> bool:
@@ -131,7 +123,7 @@ def _is_weak(x: Any) -> bool:
 
 def _coerce(op: str, x: Any) -> Any:
     if _is_weak(x):
-        return scalar_tensor(x, result_type(x))
+        return scalar_tensor(x, result_type(x), op)
     return as_operand(op, x)
 
 
@@ -195,7 +187,13 @@ def _sub_jvp(primals, tangents):
 
 
 neg_p = primitive("neg", FAMILY)
-neg_p.def_impl(lambda x: Tensor._wrap(_f(np.negative(x._data))))
+
+
+@neg_p.def_impl
+def _neg_impl(x):
+    return Tensor._wrap(_f(np.negative(x._data)))
+
+
 neg_p.def_abstract_eval(_same)
 
 
@@ -231,13 +229,23 @@ mul_p.def_jvp_per_arg(_mul_jvp_x, _mul_jvp_y)
 
 @mul_p.def_transpose
 def _mul_transpose(ct, x, y):
-    if type(x) is UndefinedPrimal:
+    # bilinear: transposable in one operand with the other known
+    lin_x, lin_y = type(x) is UndefinedPrimal, type(y) is UndefinedPrimal
+    if lin_x and lin_y:
+        raise nonlinear_error("mul", "mul is not linear in both operands jointly (both depend on the input)")
+    if lin_x:
         return [mul_p.bind(ct, y), None]
     return [None, mul_p.bind(x, ct)]
 
 
 div_p = primitive("div", FAMILY)
-div_p.def_impl(lambda x, y: Tensor._wrap(_f(np.true_divide(x._data, y._data))))
+
+
+@div_p.def_impl
+def _div_impl(x, y):
+    return Tensor._wrap(_f(np.true_divide(x._data, y._data)))
+
+
 div_p.def_abstract_eval(_binary_aval("div"))
 
 
@@ -255,6 +263,8 @@ div_p.def_jvp_per_arg(_div_jvp_x, _div_jvp_y)
 @div_p.def_transpose
 def _div_transpose(ct, x, y):
     # linear in x only (the JVP only stages div(tx, y) with y known)
+    if type(y) is UndefinedPrimal:
+        raise nonlinear_error("div", "div is linear in its numerator only, and the denominator depends on the input")
     return [div_p.bind(ct, y), None]
 
 
@@ -262,7 +272,13 @@ def _div_transpose(ct, x, y):
 # complex parts
 # ---------------------------------------------------------------------------
 conj_p = primitive("conj", FAMILY)
-conj_p.def_impl(lambda x: Tensor._wrap(_f(np.conj(x._data))) if x._data.dtype.kind == "c" else x)
+
+
+@conj_p.def_impl
+def _conj_impl(x):
+    return Tensor._wrap(_f(np.conj(x._data))) if x._data.dtype.kind == "c" else x  # identity on real tensors
+
+
 conj_p.def_abstract_eval(_same)
 
 
@@ -272,7 +288,14 @@ def _conj_transpose(ct, x):
 
 
 real_p = primitive("real", FAMILY)
-real_p.def_impl(lambda x: Tensor._wrap(_f(np.real(x._data))) if x._data.dtype.kind == "c" else x)
+
+
+@real_p.def_impl
+def _real_impl(x):
+    # ``np.real`` of a complex array is a strided view: copy it into canonical storage
+    return Tensor._wrap(np.real(x._data).copy(order="F")) if x._data.dtype.kind == "c" else x
+
+
 real_p.def_abstract_eval(_real_aval)
 
 
@@ -284,8 +307,16 @@ def _real_transpose(ct, x):
 
 
 imag_p = primitive("imag", FAMILY)
-imag_p.def_impl(lambda x: Tensor._wrap(_f(np.imag(x._data))) if x._data.dtype.kind == "c"
-                else Tensor._wrap(np.zeros_like(x._data, order="F")))
+
+
+@imag_p.def_impl
+def _imag_impl(x):
+    a = x._data
+    if a.dtype.kind == "c":
+        return Tensor._wrap(np.imag(a).copy(order="F"))  # a strided view: copy into canonical storage
+    return Tensor._wrap(np.zeros_like(a, order="F"))
+
+
 imag_p.def_abstract_eval(_real_aval)
 
 
@@ -308,15 +339,6 @@ def scalar_like(value: Any, x: Any) -> Any:
 # ---------------------------------------------------------------------------
 # user-level functions
 # ---------------------------------------------------------------------------
-def _eager_pair(x: Any, y: Any) -> bool:
-    """True for two NumPy-backed tensors of one shape and dtype: they need no
-    preparation and, with no tracer, ``bind`` calls the impl (eager fast path)."""
-    if type(x) is Tensor and type(y) is Tensor:
-        a, b = x._data, y._data
-        return a.shape == b.shape and a.dtype is b.dtype and type(a) is np.ndarray and type(b) is np.ndarray
-    return False
-
-
 _WEAK_REAL = (float, int, bool)
 
 
@@ -453,126 +475,9 @@ def _to_float(op: str, x: Any) -> Any:
     return x if meta(x)[1].is_floating else _st.convert_element_type(x, float64)
 
 
-def _refuse_complex(op: str, *avals: TensorType) -> None:
-    for a in avals:
-        if a.dtype.is_complex:
-            raise DTypeError(f"{op}: complex operands are not supported (got {a}); "
-                             "complex numbers have no ordering: compare real() or abs() instead")
-
-
-def _binary_real_aval(name: str) -> Callable[..., TensorType]:
-    check = _binary_aval(name)
-
-    def aval(a: TensorType, b: TensorType) -> TensorType:
-        _refuse_complex(name, a, b)
-        return check(a, b)
-
-    return aval
-
-
-# ---------------------------------------------------------------------------
-# comparisons and predicates: boolean output, zero derivative
-# ---------------------------------------------------------------------------
-#: primitive name -> (NumPy function, user-level name, is an ordering)
-_COMPARISONS: dict[str, tuple[Callable[..., Any], str, bool]] = {
-    "gt": (np.greater, "greater", True),
-    "ge": (np.greater_equal, "greater_equal", True),
-    "lt": (np.less, "less", True),
-    "le": (np.less_equal, "less_equal", True),
-    "eq": (np.equal, "equal", False),
-    "ne": (np.not_equal, "not_equal", False),
-}
-
-
-def _make_comparison(name: str, fn: Callable[..., Any], user_name: str, ordering: bool):
-    p = primitive(name, FAMILY)
-    p.def_impl(lambda x, y: Tensor._wrap(_f(fn(x._data, y._data))))
-    check = _binary_real_aval(user_name) if ordering else _binary_aval(user_name)
-    p.def_abstract_eval(lambda a, b: check(a, b).update(dtype=bool_))
-    p.def_nondiff("comparisons have a boolean output", zero_tangent=True)
-
-    def compare(x: Any, y: Any) -> Any:
-        x, y = _prepare(user_name, x, y)
-        if ordering:
-            _refuse_complex(user_name, TensorType(*meta(x)), TensorType(*meta(y)))
-        return p.bind(x, y)
-
-    compare.__name__ = compare.__qualname__ = user_name
-    compare.__doc__ = f"Elementwise ``{user_name}`` (NumPy semantics); a bool tensor with zero derivative."
-    return p, compare
-
-
-gt_p, greater = _make_comparison("gt", *_COMPARISONS["gt"])
-ge_p, greater_equal = _make_comparison("ge", *_COMPARISONS["ge"])
-lt_p, less = _make_comparison("lt", *_COMPARISONS["lt"])
-le_p, less_equal = _make_comparison("le", *_COMPARISONS["le"])
-eq_p, equal = _make_comparison("eq", *_COMPARISONS["eq"])
-ne_p, not_equal = _make_comparison("ne", *_COMPARISONS["ne"])
-
-
-def _make_predicate(name: str, fn: Callable[..., Any]):
-    p = primitive(name, FAMILY)
-    p.def_impl(lambda x: Tensor._wrap(_f(fn(x._data))))
-    p.def_abstract_eval(lambda a: a.update(dtype=bool_))
-    p.def_nondiff("predicates have a boolean output", zero_tangent=True)
-
-    def predicate(x: Any) -> Any:
-        (x,) = _prepare(name, x)
-        return p.bind(x)
-
-    predicate.__name__ = predicate.__qualname__ = name
-    predicate.__doc__ = f"Elementwise ``numpy.{name}``; a bool tensor with zero derivative."
-    return p, predicate
-
-
-isfinite_p, isfinite = _make_predicate("isfinite", np.isfinite)
-isinf_p, isinf = _make_predicate("isinf", np.isinf)
-isnan_p, isnan = _make_predicate("isnan", np.isnan)
-
-
-# ---------------------------------------------------------------------------
-# select (``where``): linear in the two branches, the condition has no tangent
-# ---------------------------------------------------------------------------
-select_p = primitive("select", FAMILY)
-select_p.def_impl(lambda c, x, y: Tensor._wrap(_f(np.where(c._data, x._data, y._data))))
-
-
-@select_p.def_abstract_eval
-def _select_aval(c: TensorType, a: TensorType, b: TensorType) -> TensorType:
-    if c.dtype is not bool_ or c.shape != a.shape:
-        raise ShapeError(f"select: the condition must be a bool tensor of the branches' shape, got {c} for {a}")
-    return _binary_aval("select")(a, b)
-
-
-@select_p.def_linear
-def _select_transpose(ct, c, x, y):
-    zero = scalar_like(0, ct)
-    return [None,
-            select_p.bind(c, ct, zero) if is_undefined(x) else None,
-            select_p.bind(c, zero, ct) if is_undefined(y) else None]
-
-
-@select_p.def_jvp
-def _select_jvp(primals, tangents):
-    # linear in (x, y) for a fixed condition; a Zero branch becomes a broadcast scalar 0
-    c, x, y = primals
-    _, tx, ty = tangents
-    out = select_p.bind(c, x, y)
-    if type(tx) is Zero and type(ty) is Zero:
-        return out, Zero.like(out)
-    tx = scalar_like(0, ty) if type(tx) is Zero else tx
-    ty = scalar_like(0, tx) if type(ty) is Zero else ty
-    return out, select_p.bind(c, tx, ty)
-
-
-def where(condition: Any, x: Any, y: Any) -> Any:
-    """``x`` where ``condition`` else ``y`` (``numpy.where`` with three arguments).
-
-    Differentiable in ``x`` and ``y``; the condition (any dtype, nonzero = True) is not.
-    """
-    c = _coerce("where", condition)
-    if meta(c)[1] is not bool_:
-        c = not_equal(c, 0)
-    x, y = _prepare("where", x, y)
-    c, x, y = _broadcast_all("where", c, x, y)
-    return select_p.bind(c, x, y)
+# The comparison, predicate and selection primitives live in :mod:`._compare`;
+# re-exported for the modules that import them from here.
+from ._compare import (  # noqa: E402
+    eq_p, equal, ge_p, greater, greater_equal, gt_p, isfinite, isfinite_p, isinf, isinf_p, isnan, isnan_p, le_p,
+    less, less_equal, lt_p, ne_p, not_equal, select_p, where,
+)

@@ -22,7 +22,9 @@ from tidu import Zero, instantiate, is_undefined
 
 from ._dtypes import int64
 from ._errors import DTypeError, ShapeError, TenferroIndexError, fmt_shape
-from ._prim import TensorType, as_operand, fortran, meta, primitive, xp_of
+from ._prim import (
+    TensorType, aval_of_operand, as_index, as_operand, as_shape, check_shapes, fortran, meta, primitive, xp_of,
+)
 from ._tensor import Tensor
 
 FAMILY = "indexing"
@@ -36,10 +38,8 @@ def _zeros(aval: TensorType) -> Tensor:
 
 
 def _aval(x: Any) -> TensorType:
-    if is_undefined(x):
-        return x.aval
-    s, d = meta(x)
-    return TensorType(s, d)
+    """The aval (placement included) of an operand or of an ``UndefinedPrimal``."""
+    return x.aval if is_undefined(x) else aval_of_operand(x)
 
 
 # ---------------------------------------------------------------------------
@@ -58,8 +58,16 @@ def _window(slices: tuple) -> tuple:
 
 
 slice_p = primitive("slice", FAMILY)
-slice_p.def_impl(lambda x, slices: Tensor._wrap(fortran(x._data[_window(slices)])))
-slice_p.def_abstract_eval(lambda a, slices: a.update(shape=tuple(c for _, _, c in slices)))
+
+
+@slice_p.def_impl
+def _slice_impl(x, slices):
+    return Tensor._wrap(fortran(x._data[_window(slices)]))
+
+
+@slice_p.def_abstract_eval
+def _slice_aval(a, slices):
+    return a.update(shape=tuple(c for _, _, c in slices))
 
 
 @slice_p.def_linear
@@ -78,7 +86,9 @@ def _slice_embed_impl(x, shape, slices):
     return Tensor._wrap(out)
 
 
-slice_embed_p.def_abstract_eval(lambda a, shape, slices: a.update(shape=tuple(shape)))
+@slice_embed_p.def_abstract_eval
+def _slice_embed_aval(a, shape, slices):
+    return a.update(shape=tuple(shape))
 
 
 @slice_embed_p.def_linear
@@ -98,15 +108,24 @@ def slice(x: Any, start_indices: Sequence[int | None], limit_indices: Sequence[i
     if not len(start_indices) == len(limit_indices) == len(strides) == nd:
         raise ShapeError(f"slice: expected {nd} start, limit and stride entries for a tensor of rank {nd}, got "
                          f"{len(start_indices)}, {len(limit_indices)} and {len(strides)}")
-    return getitem(x, tuple(_pyslice(a, b, c) for a, b, c in zip(start_indices, limit_indices, strides)))
+    def entry(v: Any, what: str) -> int | None:
+        return None if v is None else as_index("slice", v, what, ShapeError)
+
+    return getitem(x, tuple(_pyslice(entry(a, "start index"), entry(b, "limit index"), entry(c, "stride"))
+                            for a, b, c in zip(start_indices, limit_indices, strides)))
 
 
 # ---------------------------------------------------------------------------
 # dynamic_slice / dynamic_update_slice (start indices: 1-D integer tensor, clamped)
 # ---------------------------------------------------------------------------
 def _clamped_window(starts: Any, extents: tuple, sizes: tuple) -> tuple:
-    s = np.clip(np.asarray(starts), 0, np.subtract(extents, sizes))
-    return tuple(_pyslice(int(b), int(b) + n) for b, n in zip(s, sizes))
+    """Slices of extents ``sizes`` with starts clamped into ``[0, extent - size]``
+    (the shape rules guarantee ``0 <= size <= extent``, so the range is never empty)."""
+    out = []
+    for b, n, z in zip(np.asarray(starts).tolist(), extents, sizes):
+        b = min(max(b, 0), n - z)
+        out.append(_pyslice(b, b + z))
+    return tuple(out)
 
 
 def _check_starts(op: str, a: TensorType, starts: TensorType) -> None:
@@ -116,8 +135,12 @@ def _check_starts(op: str, a: TensorType, starts: TensorType) -> None:
 
 
 dynamic_slice_p = primitive("dynamic_slice", FAMILY)
-dynamic_slice_p.def_impl(lambda x, starts, sizes: Tensor._wrap(
-    fortran(x._data[_clamped_window(starts._data, x._data.shape, sizes)])))
+
+
+@dynamic_slice_p.def_impl
+def _dynamic_slice_impl(x, starts, sizes):
+    a = x._data
+    return Tensor._wrap(fortran(a[_clamped_window(starts._data, a.shape, sizes)]))
 
 
 @dynamic_slice_p.def_abstract_eval
@@ -125,7 +148,7 @@ def _dynamic_slice_aval(a, starts, sizes):
     _check_starts("dynamic_slice", a, starts)
     if len(sizes) != len(a.shape) or any(not 0 <= z <= n for z, n in zip(sizes, a.shape)):
         raise ShapeError(f"dynamic_slice: slice sizes {fmt_shape(sizes)} do not fit operand {a}; "
-                         "expected one size per axis with 0 <= size <= extent")
+                         f"expected {len(a.shape)} sizes (one per axis) with 0 <= size <= extent")
     return a.update(shape=tuple(sizes))
 
 
@@ -191,6 +214,13 @@ def _dus_transpose(ct, x, u, starts):
     return [ct_x, ct_u, None]
 
 
+def _refuse_complex_into_real(op: str, update_dtype: Any, dtype: Any) -> None:
+    """Updates are cast to the operand's dtype, but never by dropping an imaginary part."""
+    if update_dtype.is_complex and not dtype.is_complex:
+        raise DTypeError(f"{op}: cannot write {update_dtype.name} updates into a {dtype.name} tensor (the imaginary "
+                         "part would be dropped); convert the tensor to a complex dtype first")
+
+
 def _starts_operand(op: str, start_indices: Any, nd: int) -> Any:
     if type(start_indices) is Tensor or hasattr(start_indices, "_trace"):
         s, d = meta(start_indices)
@@ -219,7 +249,9 @@ def dynamic_slice(x: Any, start_indices: Any, sizes: Sequence[int]) -> Any:
     x = as_operand("dynamic_slice", x)
     nd = len(meta(x)[0])
     starts = _starts_operand("dynamic_slice", start_indices, nd)
-    return dynamic_slice_p.bind(x, starts, sizes=tuple(int(z) for z in sizes))
+    sizes = as_shape("dynamic_slice", sizes)
+    check_shapes(dynamic_slice_p, x, starts, sizes=sizes)  # eager bind skips the shape rule
+    return dynamic_slice_p.bind(x, starts, sizes=sizes)
 
 
 def dynamic_update_slice(x: Any, update: Any, start_indices: Any) -> Any:
@@ -230,9 +262,13 @@ def dynamic_update_slice(x: Any, update: Any, start_indices: Any) -> Any:
     x = as_operand("dynamic_update_slice", x)
     update = as_operand("dynamic_update_slice", update)
     xs, xd = meta(x)
-    if meta(update)[1] is not xd:
+    ud = meta(update)[1]
+    if ud is not xd:
+        _refuse_complex_into_real("dynamic_update_slice", ud, xd)
         update = convert_element_type(update, xd)
-    return dynamic_update_slice_p.bind(x, update, _starts_operand("dynamic_update_slice", start_indices, len(xs)))
+    starts = _starts_operand("dynamic_update_slice", start_indices, len(xs))
+    check_shapes(dynamic_update_slice_p, x, update, starts)  # eager bind skips the shape rule
+    return dynamic_update_slice_p.bind(x, update, starts)
 
 
 # ---------------------------------------------------------------------------
@@ -324,7 +360,7 @@ def _scatter_add_transpose(ct, x, idx, u, axis):
 
 def _index_operand(op: str, indices: Any) -> Any:
     if type(indices) is Tensor or hasattr(indices, "_trace"):
-        _check_indices(op, TensorType(*meta(indices)))
+        _check_indices(op, aval_of_operand(indices))
         return indices
     arr = np.asarray(indices)
     if arr.dtype.kind not in "iu" and not (arr.size == 0 and arr.dtype.kind == "f"):
@@ -341,7 +377,7 @@ def _axis_or_flat(op: str, x: Any, axis: int | None) -> tuple[Any, int]:
         for s in xs:
             n *= s
         return (x if len(xs) == 1 else reshape_p.bind(x, new_shape=(n,))), 0
-    return x, _norm_axis(op, int(axis), len(xs))
+    return x, _norm_axis(op, axis, len(xs))
 
 
 def take(x: Any, indices: Any, axis: int | None = None) -> Any:
@@ -366,7 +402,7 @@ def scatter_add(x: Any, indices: Any, updates: Any, axis: int = 0) -> Any:
 
     x = as_operand("scatter_add", x)
     xs, xd = meta(x)
-    axis = _norm_axis("scatter_add", int(axis), len(xs))
+    axis = _norm_axis("scatter_add", axis, len(xs))
     idx = _index_operand("scatter_add", indices)
     updates = as_operand("scatter_add", updates, xd)
     expect = tuple(xs[:axis]) + tuple(meta(idx)[0]) + tuple(xs[axis + 1:])
@@ -378,5 +414,6 @@ def scatter_add(x: Any, indices: Any, updates: Any, axis: int = 0) -> Any:
                              f"{fmt_shape(expect)} (x {fmt_shape(xs)}, indices {fmt_shape(meta(idx)[0])}, "
                              f"axis {axis})") from None
     if meta(updates)[1] is not xd:
+        _refuse_complex_into_real("scatter_add", meta(updates)[1], xd)
         updates = convert_element_type(updates, xd)
     return scatter_add_p.bind(x, idx, updates, axis=axis)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ._errors import ShapeError, fmt_shape
-from ._prim import as_operand, fortran, meta, primitive, xp_of
+from ._prim import as_index, as_operand, fortran, meta, primitive, xp_of
 from ._structural import _norm_axis, transpose
 from ._tensor import Tensor
 
@@ -43,8 +43,12 @@ def _need_matrix(op: str, a: Any) -> None:
 # extract_diag: [M, N, B...] -> [K, B...] ; embed_diag: [K, B...] -> [M, N, B...]
 # ---------------------------------------------------------------------------
 extract_diag_p = primitive("extract_diag", FAMILY)
-extract_diag_p.def_impl(lambda x, offset: Tensor._wrap(
-    fortran(np.moveaxis(np.diagonal(x._data, offset, 0, 1), -1, 0))))
+
+
+@extract_diag_p.def_impl
+def _extract_diag_impl(x, offset):
+    # ``np.diagonal`` is a read-only view (contiguous when short): always copy
+    return Tensor._wrap(np.moveaxis(np.diagonal(x._data, offset, 0, 1), -1, 0).copy(order="F"))
 
 
 @extract_diag_p.def_abstract_eval
@@ -120,7 +124,7 @@ def _to_front(op: str, x: Any, axis1: int, axis2: int) -> tuple[Any, int]:
     nd = len(meta(x)[0])
     if nd < 2:
         raise ShapeError(f"{op}: expected a tensor of rank >= 2, got shape {fmt_shape(meta(x)[0])}")
-    a1, a2 = _norm_axis(op, int(axis1), nd), _norm_axis(op, int(axis2), nd)
+    a1, a2 = _norm_axis(op, axis1, nd), _norm_axis(op, axis2, nd)
     if a1 == a2:
         raise ShapeError(f"{op}: axis1 and axis2 must differ, got both = {a1}")
     perm = (a1, a2) + tuple(i for i in range(nd) if i not in (a1, a2))
@@ -135,7 +139,7 @@ def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """
     x = as_operand("diagonal", x)
     y, pos = _to_front("diagonal", x, axis1, axis2)
-    d = extract_diag_p.bind(y, offset=int(offset))
+    d = extract_diag_p.bind(y, offset=as_index("diagonal", offset, "offset", ShapeError))
     if pos == 0:
         return d
     nd = len(meta(d)[0])
@@ -155,8 +159,9 @@ def embed_diag(v: Any, k: int = 0) -> Any:
     if len(s) < 1:
         raise ShapeError("embed_diag: expected a tensor of rank >= 1 (diagonal first, batch axes trailing), "
                          "got a 0-d tensor")
-    n = s[0] + abs(int(k))
-    return embed_diag_p.bind(v, offset=int(k), rows=n, cols=n)
+    k = as_index("embed_diag", k, "offset k", ShapeError)
+    n = s[0] + abs(k)
+    return embed_diag_p.bind(v, offset=k, rows=n, cols=n)
 
 
 def diag(v: Any, k: int = 0) -> Any:
@@ -167,7 +172,7 @@ def diag(v: Any, k: int = 0) -> Any:
     if nd == 1:
         return embed_diag(v, k)
     if nd == 2:
-        return extract_diag_p.bind(v, offset=int(k))
+        return extract_diag_p.bind(v, offset=as_index("diag", k, "offset k", ShapeError))
     raise ShapeError(f"diag: expected a 1-D or 2-D tensor, got shape {fmt_shape(meta(v)[0])} "
                      "(use embed_diag / diagonal for batches)")
 
@@ -177,7 +182,7 @@ def _triangle(op: str, x: Any, k: int, lower: bool) -> Any:
     if len(meta(x)[0]) < 2:
         raise ShapeError(f"{op}: expected a tensor of rank >= 2 (matrices on axes 0 and 1, batch axes "
                          f"trailing), got shape {fmt_shape(meta(x)[0])}")
-    return triangle_p.bind(x, k=int(k), lower=lower)
+    return triangle_p.bind(x, k=as_index(op, k, "offset k", ShapeError), lower=lower)
 
 
 def tril(x: Any, k: int = 0) -> Any:
@@ -196,4 +201,4 @@ def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
 
     x = as_operand("trace", x)
     y, _ = _to_front("trace", x, axis1, axis2)
-    return sum_p.bind(extract_diag_p.bind(y, offset=int(offset)), axes=(0,))
+    return sum_p.bind(extract_diag_p.bind(y, offset=as_index("trace", offset, "offset", ShapeError)), axes=(0,))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _elementwise as ew
+from . import _compare as cmp, _elementwise as ew
 from . import _reductions as red
 from . import _structural as st
 from ._tensor import Tensor
@@ -92,9 +92,9 @@ from . import _transcendental as tr  # noqa: E402
 TRACER_METHODS.update({
     "__pow__": tr.power, "__rpow__": _r(tr.power),
     "__abs__": pw.abs, "abs": pw.abs,
-    "__lt__": _comparison(ew.less), "__le__": _comparison(ew.less_equal),
-    "__gt__": _comparison(ew.greater), "__ge__": _comparison(ew.greater_equal),
-    "__eq__": _comparison(ew.equal), "__ne__": _comparison(ew.not_equal),
+    "__lt__": _comparison(cmp.less), "__le__": _comparison(cmp.less_equal),
+    "__gt__": _comparison(cmp.greater), "__ge__": _comparison(cmp.greater_equal),
+    "__eq__": _comparison(cmp.equal), "__ne__": _comparison(cmp.not_equal),
     "__hash__": object.__hash__,   # defining __eq__ must not make tensors unhashable
     "clip": lambda self, a_min=None, a_max=None: pw.clip(self, a_min, a_max),
     "max": lambda self, axis=None, keepdims=False: red.max(self, axis, keepdims),

@@ -16,12 +16,12 @@ from typing import Any, Callable
 import numpy as np
 
 from ._dtypes import DType
-from ._elementwise import (
-    FAMILY, _binary_real_aval, _prepare, _real_aval, _refuse_complex, add, conj, div_p, eq_p, equal, greater,
-    gt_p, imag, less, lt_p, mul, real, scalar_like, select_p, where,
+from ._compare import (
+    _binary_real_aval, _refuse_complex, eq_p, equal, greater, gt_p, less, lt_p, select_p, where,
 )
+from ._elementwise import FAMILY, _prepare, _real_aval, add, div_p, imag, mul, real, scalar_like
 from ._errors import DTypeError
-from ._prim import TensorType, fortran as _f, meta, primitive
+from ._prim import TensorType, aval_of_operand, check_shapes, fortran as _f, meta, primitive
 from ._tensor import Tensor
 
 
@@ -29,7 +29,13 @@ from ._tensor import Tensor
 # abs and sign
 # ---------------------------------------------------------------------------
 abs_p = primitive("abs", FAMILY)
-abs_p.def_impl(lambda x: Tensor._wrap(_f(np.abs(x._data))))
+
+
+@abs_p.def_impl
+def _abs_impl(x):
+    return Tensor._wrap(_f(np.abs(x._data)))
+
+
 abs_p.def_abstract_eval(_real_aval)
 
 
@@ -56,7 +62,11 @@ def _complex_of(x: Any, dtype: DType) -> Any:
 
 
 sign_p = primitive("sign", FAMILY)
-sign_p.def_impl(lambda x: Tensor._wrap(_f(np.sign(x._data))))
+
+
+@sign_p.def_impl
+def _sign_impl(x):
+    return Tensor._wrap(_f(np.sign(x._data)))
 
 
 @sign_p.def_abstract_eval
@@ -104,7 +114,12 @@ def _tie_weight(first: Any, x: Any, y: Any) -> Any:
 
 def _make_extremum(name: str, fn: Callable[..., Any], first_p: Any):
     p = primitive(name, FAMILY)
-    p.def_impl(lambda x, y: Tensor._wrap(_f(fn(x._data, y._data))))
+
+    def impl(x, y):
+        return Tensor._wrap(_f(fn(x._data, y._data)))
+
+    impl.__name__ = impl.__qualname__ = f"_{name}_impl"
+    p.def_impl(impl)
     p.def_abstract_eval(_binary_real_aval(name))
 
     def jvp_x(tx, out, x, y):
@@ -118,7 +133,7 @@ def _make_extremum(name: str, fn: Callable[..., Any], first_p: Any):
 
     def extremum(x: Any, y: Any) -> Any:
         x, y = _prepare(name, x, y)
-        _refuse_complex(name, TensorType(*meta(x)), TensorType(*meta(y)))
+        check_shapes(p, x, y)  # refuses complex operands (eager bind skips the rule)
         return p.bind(x, y)
 
     extremum.__name__ = extremum.__qualname__ = name
@@ -143,7 +158,7 @@ def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
     is strictly beyond it. Real dtypes only.
     """
     (x,) = _prepare("clip", x)
-    _refuse_complex("clip", TensorType(*meta(x)))
+    _refuse_complex("clip", aval_of_operand(x))
     if a_min is not None:
         x = where(less(x, a_min), a_min, x)
     if a_max is not None:

@@ -20,9 +20,9 @@ from tidu import Primitive, Tracer
 
 from ._creation import ones as _ones, zeros as _zeros
 from ._dtypes import DType, _from_numpy, _lookup_numpy, _weak_kind, result_type
-from ._errors import PlacementError, TenferroTypeError, fmt_shape
+from ._errors import DTypeError, PlacementError, TenferroTypeError, fmt_shape
 from ._placement import CPU, Placement, placement_of
-from ._shape import Shape
+from ._shape import Shape, as_index, as_indices, as_shape  # noqa: F401  (re-exported)
 from ._tensor import Tensor
 
 __all__ = ["TensorType", "PRIMITIVES", "primitive", "meta", "xp_of", "wrap", "fortran", "support_manifest"]
@@ -190,9 +190,34 @@ def support_manifest() -> dict[str, dict[str, str]]:
     return {n: {"family": fam, "support": p.support} for n, (p, fam) in PRIMITIVES.items()}
 
 
+def check_shapes(p: Primitive, *xs: Any, **params: Any) -> None:
+    """Run ``p``'s shape rule on the operands' avals.
+
+    Eager ``bind`` calls the impl directly and never the shape rule, so user-level
+    functions call this before binding: one set of checks (the rule's) and one
+    message, eager or traced. Cheap: an aval lookup per operand and the rule itself.
+    """
+    p.abstract_eval(*[aval_of_operand(x) for x in xs], **params)
+
+
+def nonlinear_error(op: str, detail: str) -> TenferroTypeError:
+    """The error a transpose rule raises when more operands are linear than the op is
+    linear in (``tidu.linear_transpose`` of a nonlinear function such as ``x * x``)."""
+    return TenferroTypeError(
+        f"{op}: cannot transpose: {detail}; the function given to linear_transpose is not linear "
+        "in its inputs (e.g. x * x)"
+    )
+
+
 # --- operands ----------------------------------------------------------------------
-def scalar_tensor(value: Any, dtype: DType) -> Tensor:
-    return Tensor._wrap(np.asarray(value, dtype=dtype.numpy))
+def scalar_tensor(value: Any, dtype: DType, op: str = "operand") -> Tensor:
+    """The 0-d tensor ``value`` of ``dtype``; a value that does not fit (``2**40``
+    in int32) raises :class:`DTypeError` naming ``op``."""
+    try:
+        return Tensor._wrap(np.asarray(value, dtype=dtype.numpy))
+    except (OverflowError, TypeError, ValueError):
+        raise DTypeError(f"{op}: the Python scalar {value!r} cannot be represented in dtype {dtype.name}; "
+                         "convert the tensor to a wider dtype first") from None
 
 
 def as_operand(op: str, x: Any, dtype: DType | None = None) -> Any:
@@ -201,7 +226,7 @@ def as_operand(op: str, x: Any, dtype: DType | None = None) -> Any:
     if type(x) is Tensor or isinstance(x, Tracer):
         return x
     if _weak_kind(x) is not None:
-        return scalar_tensor(x, dtype if dtype is not None else result_type(x))
+        return scalar_tensor(x, dtype if dtype is not None else result_type(x), op)
     if isinstance(x, (np.ndarray, np.generic, list, tuple)):
         from ._creation import asarray  # noqa: PLC0415
 

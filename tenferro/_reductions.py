@@ -51,7 +51,13 @@ def _expand(r: Any, x_shape: tuple, axes: tuple) -> Any:
 # sum: linear
 # ---------------------------------------------------------------------------
 sum_p = primitive("sum", FAMILY)
-sum_p.def_impl(lambda x, axes: Tensor._wrap(fortran(np.sum(x._data, axis=axes, dtype=x._data.dtype))))
+
+
+@sum_p.def_impl
+def _sum_impl(x, axes):
+    return Tensor._wrap(fortran(np.sum(x._data, axis=axes, dtype=x._data.dtype)))
+
+
 sum_p.def_abstract_eval(_reduction_aval)
 
 
@@ -64,7 +70,13 @@ def _sum_transpose(ct, x, axes):
 # prod: JVP through a pairwise product tree
 # ---------------------------------------------------------------------------
 prod_p = primitive("prod", FAMILY)
-prod_p.def_impl(lambda x, axes: Tensor._wrap(fortran(np.prod(x._data, axis=axes, dtype=x._data.dtype))))
+
+
+@prod_p.def_impl
+def _prod_impl(x, axes):
+    return Tensor._wrap(fortran(np.prod(x._data, axis=axes, dtype=x._data.dtype)))
+
+
 prod_p.def_abstract_eval(_reduction_aval)
 
 
@@ -164,7 +176,11 @@ def _stride2_scatter_transpose(ct, x, parity, n):
 # ---------------------------------------------------------------------------
 def _make_extremum(name: str, fn: Any):
     p = primitive(name, FAMILY)
-    p.def_impl(lambda x, axes: Tensor._wrap(fortran(fn(x._data, axis=axes))))
+    def impl(x, axes):
+        return Tensor._wrap(fortran(fn(x._data, axis=axes)))
+
+    impl.__name__ = impl.__qualname__ = f"_{name}_impl"
+    p.def_impl(impl)
 
     def aval(a: TensorType, axes: tuple) -> TensorType:
         if a.dtype.is_complex:
@@ -174,7 +190,8 @@ def _make_extremum(name: str, fn: Any):
 
     def jvp(t, out, x, axes):
         # t_out = sum(t * mask) / count(mask), mask = (x == out): ties share evenly
-        from ._elementwise import div_p, eq_p, mul_p  # noqa: PLC0415
+        from ._compare import eq_p  # noqa: PLC0415
+        from ._elementwise import div_p, mul_p  # noqa: PLC0415
         from ._structural import convert_element_type  # noqa: PLC0415
 
         mask = convert_element_type(eq_p.bind(x, _expand(out, meta(x)[0], axes)), meta(x)[1])
@@ -221,7 +238,8 @@ def _logsumexp_aval(a: TensorType, axes: tuple) -> TensorType:
 def _logsumexp_jvp(t, out, x, axes):
     # weights softmax(x) = exp(x - out); out = -inf (all entries -inf) uses 0 as
     # the shift, which gives weights exp(-inf) = 0.
-    from ._elementwise import isfinite, mul, sub, where  # noqa: PLC0415
+    from ._compare import isfinite, where  # noqa: PLC0415
+    from ._elementwise import mul, sub  # noqa: PLC0415
     from ._transcendental import exp  # noqa: PLC0415
 
     shift = where(isfinite(out), out, 0)

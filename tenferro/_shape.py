@@ -23,9 +23,47 @@ import operator
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from ._errors import ShapeError
+from ._errors import AxisError, ShapeError
 
 __all__ = ["Shape", "as_extents"]
+
+
+# --- integer arguments (axes, extents, offsets) -----------------------------------
+def as_index(op: str, value: Any, what: str = "axis", error: type = AxisError) -> int:
+    """``value`` as a Python int via ``operator.index`` (ints, NumPy integers, 0-d
+    integer arrays). Floats (``1.7``, never truncated) and booleans raise ``error``
+    (``AxisError`` for axes, ``ShapeError`` for extents) naming ``op`` and ``what``."""
+    if type(value) is int:  # hot path
+        return value
+    if isinstance(value, bool) or type(value).__name__ == "bool":  # Python and NumPy booleans
+        raise error(f"{op}: {what} must be an integer, got the boolean {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise error(f"{op}: {what} must be an integer, got {value!r} of type {type(value).__name__}") from None
+
+
+def as_indices(op: str, values: Any, what: str = "axis", error: type = AxisError) -> tuple[int, ...]:
+    """A tuple of ints from an integer or a sequence of integers (see :func:`as_index`)."""
+    if type(values) is tuple and all(type(v) is int for v in values):  # hot path
+        return values
+    try:
+        operator.index(values)
+    except TypeError:
+        pass
+    else:
+        return (as_index(op, values, what, error),)  # a single integer (booleans refused there)
+    try:
+        items = tuple(values)
+    except TypeError:
+        raise error(f"{op}: {what} must be an integer or a sequence of integers, got {values!r}") from None
+    return tuple(as_index(op, v, what, error) for v in items)
+
+
+def as_shape(op: str, shape: Any) -> tuple[int, ...]:
+    """A shape (tuple of ints) from an integer or a sequence of integers. Extents are
+    not range-checked here (-1 may mean "infer"); non-integers raise :class:`ShapeError`."""
+    return as_indices(op, shape, "shape extent", ShapeError)
 
 
 def as_extents(op: str, shape: int | Iterable[int]) -> tuple[int, ...]:
@@ -36,12 +74,11 @@ def as_extents(op: str, shape: int | Iterable[int]) -> tuple[int, ...]:
     if isinstance(shape, Shape):
         return tuple(shape)
     try:
-        if isinstance(shape, Iterable) and not isinstance(shape, (str, bytes)):
-            ext = tuple(operator.index(e) for e in shape)
-        else:
-            ext = (operator.index(shape),)  # type: ignore[arg-type]
-    except TypeError as exc:
-        raise ShapeError(f"{op}: shape must be an int or a sequence of ints, got {shape!r}") from exc
+        if isinstance(shape, (str, bytes)):
+            raise ShapeError
+        ext = as_shape(op, shape)
+    except ShapeError:
+        raise ShapeError(f"{op}: shape must be an int or a sequence of ints, got {shape!r}") from None
     for e in ext:
         if e < 0:
             raise ShapeError(f"{op}: negative extent {e} in shape {ext}; extents must be >= 0")

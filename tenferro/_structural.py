@@ -17,7 +17,7 @@ from tidu import is_undefined
 
 from ._dtypes import DType, dtype as _dtype
 from ._errors import AxisError, DTypeError, ShapeError, TenferroValueError, fmt_shape
-from ._prim import fortran, TensorType, as_operand, meta, primitive
+from ._prim import fortran, TensorType, as_index, as_indices, as_operand, as_shape, meta, primitive, xp_of
 from ._tensor import Tensor
 
 FAMILY = "structural"
@@ -75,7 +75,10 @@ def _broadcast_in_dim_impl(x, shape, broadcast_dimensions):
     expanded = [1] * len(shape)
     for i, d in enumerate(broadcast_dimensions):
         expanded[d] = a.shape[i]
-    return Tensor._wrap(np.broadcast_to(a.reshape(expanded, order="F"), shape))
+    # materialized (canonical, writeable): a zero-stride NumPy view must not escape
+    out = xp_of(a).empty(shape, dtype=a.dtype, order="F")
+    out[...] = a.reshape(expanded, order="F")
+    return Tensor._wrap(out)
 
 
 @broadcast_in_dim_p.def_abstract_eval
@@ -110,7 +113,9 @@ def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
     """Broadcast ``x`` to ``shape`` with NumPy's (right-aligned) rules."""
     x = as_operand("broadcast_to", x)
     xs = tuple(meta(x)[0])
-    shape = tuple(int(s) for s in shape)
+    shape = as_shape("broadcast_to", shape)
+    if any(s < 0 for s in shape):
+        raise ShapeError(f"broadcast_to: extents must be >= 0, got {fmt_shape(shape)}")
     if xs == shape:
         return x
     if len(xs) > len(shape):
@@ -127,7 +132,11 @@ def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
 # reshape (column-major by default) and transpose
 # ---------------------------------------------------------------------------
 reshape_p = primitive("reshape", FAMILY)
-reshape_p.def_impl(lambda x, new_shape: Tensor._wrap(np.reshape(x._data, new_shape, order="F")))
+
+
+@reshape_p.def_impl
+def _reshape_impl(x, new_shape):
+    return Tensor._wrap(np.reshape(x._data, new_shape, order="F"))  # F-contiguous in, F-contiguous out
 
 
 @reshape_p.def_abstract_eval
@@ -146,8 +155,16 @@ def _reshape_transpose(ct, x, new_shape):
 
 
 transpose_p = primitive("transpose", FAMILY)
-transpose_p.def_impl(lambda x, permutation: Tensor._wrap(fortran(np.transpose(x._data, permutation))))
-transpose_p.def_abstract_eval(lambda a, permutation: a.update(shape=tuple(a.shape[p] for p in permutation)))
+
+
+@transpose_p.def_impl
+def _transpose_impl(x, permutation):
+    return Tensor._wrap(fortran(np.transpose(x._data, permutation)))
+
+
+@transpose_p.def_abstract_eval
+def _transpose_aval(a, permutation):
+    return a.update(shape=tuple(a.shape[p] for p in permutation))
 
 
 @transpose_p.def_linear
@@ -156,7 +173,9 @@ def _transpose_transpose(ct, x, permutation):
     return [transpose_p.bind(ct, permutation=inv)]
 
 
-def _norm_axis(op: str, axis: int, ndim: int) -> int:
+def _norm_axis(op: str, axis: Any, ndim: int) -> int:
+    """``axis`` (an integer, see :func:`as_index`) in ``[0, ndim)``; AxisError otherwise."""
+    axis = as_index(op, axis)
     if not -ndim <= axis < ndim:
         raise AxisError(f"{op}: axis {axis} is out of bounds for a tensor of rank {ndim}")
     return axis % ndim
@@ -167,7 +186,7 @@ def reshape(x: Any, shape: int | Sequence[int], order: str = "F") -> Any:
     NumPy; pass ``order="C"`` for NumPy's row-major order. One extent may be -1."""
     x = as_operand("reshape", x)
     xs, _ = meta(x)
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    shape = as_shape("reshape", shape)
     size = 1
     for s in xs:
         size *= s
@@ -183,6 +202,12 @@ def reshape(x: Any, shape: int | Sequence[int], order: str = "F") -> Any:
         shape = tuple(size // known if s == -1 else s for s in shape)
     if any(s < 0 for s in shape):
         raise ShapeError(f"reshape: extents must be >= 0, got {fmt_shape(shape)}")
+    new_size = 1
+    for s in shape:
+        new_size *= s
+    if new_size != size:
+        raise ShapeError(f"reshape: cannot reshape a tensor of shape {fmt_shape(xs)} (size {size}) into shape "
+                         f"{fmt_shape(shape)} (size {new_size})")
     if order not in ("F", "C"):
         raise ShapeError(f"reshape: order must be 'F' (column-major, default) or 'C', got {order!r}")
     if tuple(xs) == shape:
@@ -201,7 +226,7 @@ def transpose(x: Any, axes: Sequence[int] | None = None) -> Any:
     nd = len(meta(x)[0])
     if axes is None:
         axes = tuple(range(nd - 1, -1, -1))
-    axes = tuple(_norm_axis("transpose", int(a), nd) for a in axes)
+    axes = tuple(_norm_axis("transpose", a, nd) for a in as_indices("transpose", axes))
     if sorted(axes) != list(range(nd)):
         raise AxisError(f"transpose: axes {axes} are not a permutation of range({nd})")
     if axes == tuple(range(nd)):
@@ -241,7 +266,7 @@ def expand_dims(x: Any, axis: int | Sequence[int]) -> Any:
 
     x = as_operand("expand_dims", x)
     xs = list(meta(x)[0])
-    nout = len(xs) + (1 if isinstance(axis, (int, np.integer)) else len(tuple(axis)))
+    nout = len(xs) + len(as_indices("expand_dims", axis))
     for a in normalize_axes("expand_dims", axis, nout):
         xs.insert(a, 1)
     return reshape_p.bind(x, new_shape=tuple(xs))
@@ -303,7 +328,7 @@ def concatenate(xs: Sequence[Any], axis: int = 0) -> Any:
         if len(s) != nd:
             raise ShapeError("concatenate: all tensors must have the same rank, got shapes "
                              + ", ".join(fmt_shape(m[0]) for m in metas))
-    axis = _norm_axis("concatenate", int(axis), nd)
+    axis = _norm_axis("concatenate", axis, nd)
     for s, _ in metas[1:]:
         if any(m != n for i, (m, n) in enumerate(zip(s, metas[0][0])) if i != axis):
             raise ShapeError(f"concatenate: shapes {', '.join(fmt_shape(m[0]) for m in metas)} differ "
@@ -325,7 +350,7 @@ def stack(xs: Sequence[Any], axis: int = 0) -> Any:
         if tuple(meta(x)[0]) != s0:
             raise ShapeError("stack: all tensors must have the same shape, got "
                              + ", ".join(fmt_shape(meta(x)[0]) for x in xs))
-    axis = _norm_axis("stack", int(axis), len(s0) + 1)
+    axis = _norm_axis("stack", axis, len(s0) + 1)
     return concatenate([expand_dims(x, axis) for x in xs], axis=axis)
 
 
@@ -406,8 +431,17 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0
 # rev (flip): linear and its own transpose
 # ---------------------------------------------------------------------------
 rev_p = primitive("rev", FAMILY)
-rev_p.def_impl(lambda x, dimensions: Tensor._wrap(fortran(np.flip(x._data, dimensions))))
-rev_p.def_abstract_eval(lambda a, dimensions: a)
+
+
+@rev_p.def_impl
+def _rev_impl(x, dimensions):
+    return Tensor._wrap(fortran(np.flip(x._data, dimensions)))
+
+
+@rev_p.def_abstract_eval
+def _rev_aval(a, dimensions):
+    return a
+
 
 
 @rev_p.def_linear

@@ -78,6 +78,16 @@ class Tensor:
 
     Create tensors with :func:`tenferro.asarray`, :func:`tenferro.zeros` and friends.
     The stored array is ``_data``; ``strides`` are signed and counted in elements.
+    Tensors made by tenferro functions are canonical: F-contiguous (column-major)
+    and writeable.
+
+    **Tensors are values.** Operations may share storage with their inputs (views,
+    ``reshape``, ``asarray`` of a NumPy array wraps it without copying), and AD keeps
+    the tensors it saw for later use. Mutating the storage of a tensor (through
+    :meth:`numpy`, ``np.asarray(t)``, or the NumPy array it was made from) after it
+    has been used in a computation, or while it is being differentiated, is
+    undefined behaviour: results, cached values and gradients may silently change.
+    For a private, mutable copy use ``np.array(t)`` (a NumPy copy) or :meth:`copy`.
     """
 
     __slots__ = ("_data", "__weakref__")
@@ -145,7 +155,8 @@ class Tensor:
     # -- conversion to host values -----------------------------------------
     def numpy(self) -> np.ndarray:
         """A NumPy array with the same values: the stored array itself on the CPU
-        (shares memory), a host copy for GPU tensors."""
+        (shares memory: do not mutate it, tensors are values -- see :class:`Tensor`;
+        ``np.array(t)`` gives a private copy), a host copy for GPU tensors."""
         if isinstance(self._data, np.ndarray):
             return self._data
         return self._data.get(order="A")

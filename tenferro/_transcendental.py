@@ -27,12 +27,10 @@ import numpy as np
 
 from tidu import Tracer
 
-from ._elementwise import (
-    _binary_aval, _prepare, _refuse_complex, _to_float, add, div, div_p, equal, mul, mul_p, neg, scalar_like, select_p,
-    sub, where,
-)
+from ._compare import _refuse_complex, equal, select_p, where
+from ._elementwise import _binary_aval, _prepare, _to_float, add, div, div_p, mul, mul_p, neg, scalar_like, sub
 from ._errors import DTypeError, TenferroValueError
-from ._prim import TensorType, fortran as _f, meta, primitive
+from ._prim import TensorType, check_shapes, fortran as _f, meta, primitive
 from ._tensor import Tensor
 
 _FLOATING_KINDS = ("float", "complex")
@@ -253,8 +251,8 @@ def logaddexp(x: Any, y: Any) -> Any:
     The derivative is finite everywhere, including at ``-inf`` inputs (weights 1/2
     when ``x == y``)."""
     x, y = _prepare("logaddexp", x, y)
-    _refuse_complex("logaddexp", TensorType(*meta(x)), TensorType(*meta(y)))
     x, y = _to_float("logaddexp", x), _to_float("logaddexp", y)
+    check_shapes(logaddexp_p, x, y)  # refuses complex operands (eager bind skips the rule)
     return logaddexp_p.bind(x, y)
 
 

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 from tidu import Zero, is_undefined
 
 from .._errors import ShapeError
-from .._prim import TensorType, meta, primitive
+from .._prim import TensorType, meta, nonlinear_error, primitive
 from .._tensor import Tensor
 from ._execute import execute
 from ._parse import Spec, relabel
@@ -171,10 +171,9 @@ def transposed(plan: Plan, k: int) -> Transposed:
 @einsum_p.def_transpose
 def _einsum_transpose(ct, *args, plan: Plan):
     undefined = [k for k, a in enumerate(args) if is_undefined(a)]
-    if len(undefined) != 1:
-        raise NotImplementedError(
-            "einsum: transposition needs exactly one linear operand per term (einsum is multilinear); "
-            f"got {len(undefined)} linear operands")
+    if len(undefined) != 1:  # reachable: linear_transpose(lambda x: einsum("i,i->", x, x))
+        raise nonlinear_error("einsum", f"einsum is linear in each operand separately, but {len(undefined)} "
+                                        "operands depend on the input")
     (k,) = undefined
     if type(ct) is Zero:
         return [None] * len(args)

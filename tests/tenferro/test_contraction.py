@@ -140,3 +140,22 @@ def test_contraction_errors():
         tf.tensordot(tf.zeros((2, 3)), tf.zeros(3), 3)
     with pytest.raises(tf.ShapeError, match=r"vdot: operands of shapes \(2,\) and \(3,\) have different sizes"):
         tf.vdot(tf.zeros(2), tf.zeros(3))
+
+
+# --- review fixes -------------------------------------------------------------------
+def test_dot_general_transpose_plans_are_cached_once():
+    from tenferro import _contraction as c
+
+    assert not hasattr(c._transpose_plan, "cache_info"), "one cache (_TRANSPOSE_PLANS), not two"
+    x, y = tf.asarray(np.ones((2, 3))), tf.asarray(np.ones((3, 4)))
+    tidu.grad(lambda a: tf.sum(tf.matmul(a, y)))(x)
+    assert any(k[0] == (((1,), (0,)), ((), ())) for k in c._TRANSPOSE_PLANS)
+
+
+@pytest.mark.parametrize("call, msg", [
+    (lambda x: tf.tensordot(x, x, 1.0), "tensordot: axes must be"),
+    (lambda x: tf.dot_general(x, x, (((0.5,), (0,)), ((), ()))), "dot_general: axis of the first operand must be"),
+])
+def test_float_axes_raise_axis_error(call, msg):
+    with pytest.raises(tf.AxisError, match=msg):
+        call(tf.asarray(np.ones((3, 3))))

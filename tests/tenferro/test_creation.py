@@ -356,3 +356,10 @@ def test_random_errors():
 def test_results_are_tensors():
     for t in (tf.zeros(1), tf.eye(2), tf.arange(2), tf.linspace(0, 1, 2), tf.random.normal(0, 1)):
         assert type(t) is Tensor
+
+
+def test_float_offsets_and_counts_are_not_truncated():
+    with pytest.raises(tf.ShapeError, match="eye: diagonal offset k must be an integer"):
+        tf.eye(3, k=0.5)
+    with pytest.raises(tf.TenferroValueError, match="linspace: num must be an integer"):
+        tf.linspace(0.0, 1.0, 2.5)

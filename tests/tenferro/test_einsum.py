@@ -385,3 +385,55 @@ def test_unknown_optimize_lists_valid_names():
 def test_errors_are_tenferro_errors():
     for cls in (tf.EinsumSubscriptError, tf.EinsumShapeError, tf.EinsumOperandError, tf.EinsumOptimizeError):
         assert issubclass(cls, tf.TenferroError)
+
+
+# --- review fixes -------------------------------------------------------------------
+def test_plan_cache_get_survives_an_eviction_between_lookup_and_refresh():
+    """Another thread may evict a key between ``get``'s lookup and its ``move_to_end``
+    (that raised KeyError). Simulated deterministically: the lookup itself evicts."""
+    from collections import OrderedDict
+
+    from tenferro.einsum._plan import LRUCache
+
+    class EvictingDict(OrderedDict):
+        def get(self, key, default=None):
+            v = super().get(key, default)
+            self.pop(key, None)   # "another thread" evicts it right after the lookup
+            return v
+
+    cache = LRUCache(4)
+    cache.put("k", "plan")
+    cache.data = EvictingDict(cache.data)
+    assert cache.get("k") == "plan"
+    assert cache.get("k") is None
+
+
+def test_plan_cache_is_consistent_under_threads():
+    import threading
+
+    from tenferro.einsum._plan import LRUCache
+
+    cache = LRUCache(4)
+    errors = []
+
+    def hammer(seed):
+        try:
+            for i in range(5000):
+                k = (seed * 7 + i) % 11
+                if cache.get(k) is None:
+                    cache.put(k, i + 1)
+        except Exception as e:  # noqa: BLE001  (any exception is the failure)
+            errors.append(e)
+
+    threads = [threading.Thread(target=hammer, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:1]
+    assert len(cache.data) <= 4
+
+
+def test_einsum_gradients_are_canonical():
+    g = tidu.grad(lambda x: tf.einsum("ij->", x))(tf.asarray(np.ones((3, 4))))
+    assert g._data.flags.f_contiguous and g._data.flags.writeable and 0 not in g._data.strides

@@ -357,7 +357,7 @@ def test_other_refusals():
 
 
 def test_primitive_level_checks():
-    from tenferro._elementwise import select_p
+    from tenferro._compare import select_p
     from tenferro._piecewise import maximum_p, sign_p
 
     with pytest.raises(tf.ShapeError, match="maximum"):
@@ -406,3 +406,66 @@ def test_abs_complex_gradient_at_subnormal_is_finite():
     z = tf.asarray(np.array([1e-310 * (1 + 1j), 0j]))
     g = tidu.grad(lambda z: tf.sum(tf.abs(z)))(z).numpy()
     np.testing.assert_allclose(g, [(1 - 1j) / np.sqrt(2), 0], rtol=1e-12)
+
+
+# --- review fixes -------------------------------------------------------------------
+def test_python_scalar_that_overflows_the_dtype_raises_dtype_error():
+    x = tf.asarray(np.arange(3, dtype=np.int32))
+    with pytest.raises(tf.DTypeError, match="add: the Python scalar 1099511627776 cannot be represented in dtype int32"):
+        x + 2**40
+    with pytest.raises(tf.DTypeError, match="multiply: .* int32"):
+        tf.multiply(tf.asarray(np.int32(3)), 2**40)
+
+
+@pytest.mark.parametrize("fn, op", [(lambda x: x * x, "mul"), (lambda x: x / x, "div"),
+                                    (lambda x: tf.einsum("ij,ij->", x, x), "einsum")])
+def test_linear_transpose_of_a_nonlinear_function_names_the_op(fn, op):
+    x = tf.asarray(np.ones((2, 2)))
+    out = fn(x)
+    with pytest.raises(tf.TenferroTypeError, match=f"{op}: cannot transpose: .*not linear"):
+        tidu.linear_transpose(fn, x)(out)
+
+
+def test_scalar_constants_in_traced_code_are_canonical():
+    from tenferro._elementwise import _constant
+    from tenferro._prim import aval_of_operand
+
+    big = tf.asarray(np.ones((100, 100)))
+    c = _constant(2.0, aval_of_operand(big))
+    assert c._data.flags.f_contiguous and c._data.flags.writeable and 0 not in c._data.strides
+
+
+@pytest.mark.parametrize("fn", [tf.real, tf.imag, tf.conj])
+def test_complex_parts_are_canonical_copies(fn):
+    z = tf.asarray(np.arange(6.0).reshape(2, 3) * (1 + 2j))
+    out = fn(z)
+    assert out._data.flags.f_contiguous and out._data.flags.writeable
+    assert not np.shares_memory(out._data, z._data)
+
+
+def test_primitive_impls_are_named_functions():
+    from tenferro._prim import PRIMITIVES
+
+    lambdas = sorted(n for n, (p, fam) in PRIMITIVES.items() if fam != "linalg" and p.impl.__name__ == "<lambda>")
+    assert not lambdas, f"primitives whose impl is an anonymous lambda: {lambdas}"
+
+
+def test_complex_refusal_comes_from_the_shape_rule_only():
+    """One path: user functions run the primitive's shape rule (check_shapes) rather than
+    rebuilding avals without their placement."""
+    import pathlib
+
+    root = pathlib.Path(tf.__file__).parent
+    offenders = [p.name for p in root.glob("*.py") if "TensorType(*meta(" in p.read_text()]
+    assert not offenders, f"avals built without placement in {offenders}; use aval_of_operand"
+    for op in (tf.greater, tf.maximum, tf.logaddexp):
+        with pytest.raises(tf.DTypeError, match=f"{op.__name__}: complex operands are not supported"):
+            op(tf.asarray([1j]), 1.0)
+
+
+def test_tenferro_modules_stay_under_500_lines():
+    import pathlib
+
+    root = pathlib.Path(tf.__file__).parent
+    long = {p.name: n for p in root.glob("*.py") if (n := len(p.read_text().splitlines())) > 500}
+    assert not long, f"split these modules by concern: {long}"

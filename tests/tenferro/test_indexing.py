@@ -264,3 +264,60 @@ def test_iteration():
     np.testing.assert_allclose(np.asarray(g), 2 * a)
     with pytest.raises(tf.TenferroTypeError, match="iter: a 0-d tensor cannot be iterated"):
         iter(tf.asarray(1.0))
+
+
+# --- review fixes: eager validation (bind skips the shape rule when nothing is traced)
+def _m34():
+    return tf.asarray(np.arange(12.0).reshape(3, 4))
+
+
+@pytest.mark.parametrize("sizes", [(5, 5), (4, 1), (2,), (1, 1, 1), (-1, 2), (2, -3)])
+def test_dynamic_slice_rejects_sizes_that_do_not_fit(sizes):
+    with pytest.raises(tf.ShapeError, match=r"dynamic_slice: slice sizes .* do not fit operand f64\[3,4\]"):
+        tf.dynamic_slice(_m34(), (0, 0), sizes)
+
+
+def test_dynamic_slice_rejects_non_integer_sizes():
+    with pytest.raises(tf.ShapeError, match="dynamic_slice: shape extent must be an integer, got 2.5"):
+        tf.dynamic_slice(_m34(), (0, 0), (2.5, 1))
+
+
+@pytest.mark.parametrize("starts", [(5, 5), (-7, 2), (1, 3)])
+def test_dynamic_slice_clamps_to_a_window_of_the_requested_shape(starts):
+    out = tf.dynamic_slice(_m34(), starts, (2, 2))
+    assert out.shape == (2, 2)
+    s0, s1 = (min(max(s, 0), n - 2) for s, n in zip(starts, (3, 4)))
+    np.testing.assert_array_equal(out.numpy(), np.arange(12.0).reshape(3, 4)[s0:s0 + 2, s1:s1 + 2])
+
+
+@pytest.mark.parametrize("update_shape", [(4, 4), (3, 5), (3,), (1, 1, 1)])
+def test_dynamic_update_slice_rejects_updates_that_do_not_fit(update_shape):
+    with pytest.raises(tf.ShapeError, match="dynamic_update_slice: update .* does not fit operand f64\\[3,4\\]"):
+        tf.dynamic_update_slice(_m34(), tf.asarray(np.ones(update_shape)), (0, 0))
+
+
+def test_updates_refuse_to_drop_an_imaginary_part():
+    with pytest.raises(tf.DTypeError, match="dynamic_update_slice: cannot write complex128 updates into a float64"):
+        tf.dynamic_update_slice(_m34(), tf.asarray(np.ones((2, 2)) * 1j), (0, 0))
+    with pytest.raises(tf.DTypeError, match="scatter_add: cannot write complex128 updates into a float64"):
+        tf.scatter_add(_m34(), [0], np.ones((1, 4)) * 1j)
+
+
+@pytest.mark.parametrize("call, err, msg", [
+    (lambda x: tf.slice(x, (0, 0), (2, 2), (1.5, 1)), tf.ShapeError, "slice: stride must be an integer"),
+    (lambda x: tf.slice(x, (0.5, 0), (2, 2)), tf.ShapeError, "slice: start index must be an integer"),
+    (lambda x: tf.take(x, [0], axis=1.0), tf.AxisError, "take: axis must be an integer, got 1.0"),
+    (lambda x: tf.scatter_add(x, [0], 1.0, axis=0.5), tf.AxisError, "scatter_add: axis must be an integer"),
+])
+def test_float_axes_and_extents_are_not_truncated(call, err, msg):
+    with pytest.raises(err, match=msg):
+        call(_m34())
+
+
+def test_indexing_avals_keep_the_placement():
+    from tenferro._indexing import _aval
+    from tenferro._prim import aval_of_operand
+
+    x = _m34()
+    assert _aval(x) is aval_of_operand(x)
+    assert _aval(tidu.UndefinedPrimal(aval_of_operand(x))) is aval_of_operand(x)

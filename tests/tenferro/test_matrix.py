@@ -92,3 +92,25 @@ def test_matrix_errors():
         tf.diag(tf.zeros((2, 2, 2)))
     with pytest.raises(tf.ShapeError, match="embed_diag: expected a tensor of rank >= 1"):
         tf.embed_diag(tf.asarray(1.0))
+
+
+# --- review fixes -------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(0, 0), (1, 1), (1, 3), (3, 3), (2, 2, 2)])
+def test_extract_diag_is_a_canonical_writeable_copy(shape):
+    x = tf.asarray(np.arange(float(np.prod(shape))).reshape(shape))
+    d = tf.diagonal(x)
+    assert d._data.flags.f_contiguous and d._data.flags.writeable
+    assert not np.shares_memory(d._data, x._data)
+
+
+@pytest.mark.parametrize("call, msg", [
+    (lambda x: tf.diagonal(x, 0.5), "diagonal: offset must be an integer"),
+    (lambda x: tf.diagonal(x, 0, 0.0, 1), "diagonal: axis must be an integer"),
+    (lambda x: tf.tril(x, 0.5), "tril: offset k must be an integer"),
+    (lambda x: tf.trace(x, 1.5), "trace: offset must be an integer"),
+    (lambda x: tf.diag(x, 1.0), "diag: offset k must be an integer"),
+    (lambda x: tf.embed_diag(x[0], 1.0), "embed_diag: offset k must be an integer"),
+])
+def test_float_offsets_and_axes_are_not_truncated(call, msg):
+    with pytest.raises((tf.ShapeError, tf.AxisError), match=msg):
+        call(tf.asarray(np.ones((3, 3))))

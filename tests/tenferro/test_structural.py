@@ -182,3 +182,45 @@ def test_flip_errors():
     with pytest.raises(tf.AxisError, match="flip: axis 1 is out of bounds for a tensor of rank 1"):
         tf.flip(tf.zeros(2), 1)
     assert tf.reverse is tf.flip
+
+
+# --- review fixes -------------------------------------------------------------------
+def _canonical(t):
+    a = t._data
+    return a.flags.f_contiguous and a.flags.writeable and (a.size <= 1 or 0 not in a.strides)
+
+
+@pytest.mark.parametrize("src, shape", [((), (3, 2)), ((2,), (3, 2)), ((1, 2), (4, 2)), ((3, 1), (3, 5, 1)[:2])])
+def test_broadcast_to_returns_canonical_writeable_storage(src, shape):
+    out = tf.broadcast_to(tf.asarray(np.arange(float(np.prod(src, dtype=int))).reshape(src)), shape)
+    assert _canonical(out), out._data.strides
+    np.testing.assert_array_equal(out.numpy(), np.broadcast_to(np.arange(float(np.prod(src, dtype=int))).reshape(src), shape))
+
+
+@pytest.mark.parametrize("fn", [tf.sum, tf.mean, lambda x: tf.sum(x * 2.0), lambda x: tf.einsum("ij->", x)])
+def test_gradients_are_canonical_and_writeable(fn):
+    g = tidu.grad(fn)(tf.asarray(np.ones((3, 4))))
+    assert _canonical(g), (g._data.strides, g._data.flags.writeable)
+
+
+@pytest.mark.parametrize("call, err, msg", [
+    (lambda x: tf.concatenate([x, x], axis=1.7), tf.AxisError, "concatenate: axis must be an integer, got 1.7"),
+    (lambda x: tf.stack([x, x], axis=0.5), tf.AxisError, "stack: axis must be an integer"),
+    (lambda x: tf.reshape(x, (2.5, 6)), tf.ShapeError, "reshape: shape extent must be an integer, got 2.5"),
+    (lambda x: tf.reshape(x, (5,)), tf.ShapeError, r"reshape: cannot reshape .* \(size 12\) into shape \(5,\)"),
+    (lambda x: tf.reshape(x, (5,), order="C"), tf.ShapeError, "reshape: cannot reshape"),
+    (lambda x: tf.transpose(x, (1.2, 0)), tf.AxisError, "transpose: axis must be an integer, got 1.2"),
+    (lambda x: tf.expand_dims(x, 0.5), tf.AxisError, "expand_dims: axis must be an integer"),
+    (lambda x: tf.broadcast_to(x, (2.0, 3, 4)), tf.ShapeError, "broadcast_to: shape extent must be an integer"),
+    (lambda x: tf.broadcast_to(x, (-1, 4)), tf.ShapeError, "broadcast_to: extents must be >= 0"),
+])
+def test_float_axes_and_extents_raise_typed_errors(call, err, msg):
+    with pytest.raises(err, match=msg):
+        call(tf.asarray(np.ones((3, 4))))
+
+
+def test_integer_like_axes_still_work():
+    x = tf.asarray(np.ones((3, 4)))
+    assert tf.transpose(x, (np.int64(1), np.int32(0))).shape == (4, 3)
+    assert tf.reshape(x, np.array([2, 6])).shape == (2, 6)
+    assert tf.concatenate([x, x], axis=np.int64(1)).shape == (3, 8)

@@ -243,3 +243,12 @@ def test_gpu_roundtrip():  # pragma: no cover - runs only on GPU machines
     assert tf.slice_view(g, (slice(None, None, -1),)).tolist() == [[3.0, 4.0, 5.0], [0.0, 1.0, 2.0]]
     with pytest.raises(tf.PlacementError, match="add: operands must share one placement"):
         tf.check_same_placement("add", t, g)
+
+
+def test_value_semantics_are_documented():
+    for doc in (Tensor.__doc__, tf.__doc__):
+        assert "values" in doc and "undefined behaviour" in doc and "np.array(t)" in doc
+    t = tf.asarray(np.ones(3))
+    private = np.array(t)
+    private[0] = 5.0
+    assert t.numpy()[0] == 1.0
