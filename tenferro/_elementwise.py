@@ -374,43 +374,31 @@ def _eager_operands(x: Any, y: Any) -> tuple[Any, Any] | None:
     return None
 
 
-def add(x: Any, y: Any) -> Any:
-    """``x + y`` with NumPy broadcasting and tenferro promotion."""
-    if type(x) is Tensor and type(y) is Tensor:  # the commonest eager case, inlined
-        a, b = x._data, y._data
-        if type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape and a.dtype is b.dtype:
-            return Tensor._wrap(_f(np.add(a, b)))
-    ops = _eager_operands(x, y)
-    if ops is not None:
-        return Tensor._wrap(_f(np.add(*ops)))
-    x, y = _prepare("add", x, y)
-    return add_p.bind(x, y)
+def _ring_op(name: str, ufunc: Any, prim: Any, doc: str) -> Any:
+    """User-level ``add``/``subtract``/``multiply``: the commonest eager case (two
+    NumPy tensors of one shape and dtype, or a tensor and a Python scalar) goes
+    straight to NumPy, as ``bind`` would with no tracer; everything else is
+    prepared (promotion, broadcasting) and bound."""
+
+    def op(x: Any, y: Any) -> Any:
+        if type(x) is Tensor and type(y) is Tensor:
+            a, b = x._data, y._data
+            if type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape and a.dtype is b.dtype:
+                return Tensor._wrap(_f(ufunc(a, b)))
+        ops = _eager_operands(x, y)
+        if ops is not None:
+            return Tensor._wrap(_f(ufunc(*ops)))
+        x, y = _prepare(name, x, y)
+        return prim.bind(x, y)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
 
 
-def subtract(x: Any, y: Any) -> Any:
-    """``x - y``."""
-    if type(x) is Tensor and type(y) is Tensor:  # the commonest eager case, inlined
-        a, b = x._data, y._data
-        if type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape and a.dtype is b.dtype:
-            return Tensor._wrap(_f(np.subtract(a, b)))
-    ops = _eager_operands(x, y)
-    if ops is not None:
-        return Tensor._wrap(_f(np.subtract(*ops)))
-    x, y = _prepare("subtract", x, y)
-    return sub_p.bind(x, y)
-
-
-def multiply(x: Any, y: Any) -> Any:
-    """``x * y``."""
-    if type(x) is Tensor and type(y) is Tensor:  # the commonest eager case, inlined
-        a, b = x._data, y._data
-        if type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape and a.dtype is b.dtype:
-            return Tensor._wrap(_f(np.multiply(a, b)))
-    ops = _eager_operands(x, y)
-    if ops is not None:
-        return Tensor._wrap(_f(np.multiply(*ops)))
-    x, y = _prepare("multiply", x, y)
-    return mul_p.bind(x, y)
+add = _ring_op("add", np.add, add_p, "``x + y`` with NumPy broadcasting and tenferro promotion.")
+subtract = _ring_op("subtract", np.subtract, sub_p, "``x - y`` with NumPy broadcasting and tenferro promotion.")
+multiply = _ring_op("multiply", np.multiply, mul_p, "``x * y`` with NumPy broadcasting and tenferro promotion.")
 
 
 def divide(x: Any, y: Any) -> Any:
