@@ -33,3 +33,10 @@ def test_tidu_source_names_no_tensor_package():
         text = path.read_text()
         for name in ("tenferro", "tensor4all"):
             assert f"import {name}" not in text and f"from {name}" not in text, (path, name)
+
+
+def test_core_imports_no_numpy():
+    """The engine itself needs no array library (tidu.testing uses NumPy for sampling)."""
+    code = "import sys, tidu; assert 'numpy' not in sys.modules, 'tidu imported numpy'"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
