@@ -28,6 +28,7 @@ from ._errors import (
     ComplexOutputError,
     CustomRuleError,
     MissingRuleError,
+    RuleError,
     NonDifferentiableError,
     NonScalarOutputError,
     TangentMismatchError,
@@ -39,6 +40,7 @@ from ._errors import (
 )
 from ._graph import Eqn, Graph, Var, make_graph
 from ._ad import backward_pass as transpose_graph
+from ._ad import debug_checks
 from ._pytree import (
     PyTreeDef,
     register_pytree_node,
@@ -55,11 +57,11 @@ __all__ = [
     "hessian", "hvp", "LinearFunction",
     "custom_jvp", "custom_vjp", "checkpoint", "remat", "stop_gradient",
     "Primitive", "Trace", "Tracer", "UndefinedPrimal", "is_undefined",
-    "Graph", "Eqn", "Var", "make_graph", "transpose_graph",
+    "Graph", "Eqn", "Var", "make_graph", "transpose_graph", "debug_checks",
     "VSpace", "Zero", "register_vspace", "aval_of", "vspace_of", "vspace_of_aval", "instantiate",
     "PyTreeDef", "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves",
     "tree_structure",
     "TiduError", "NonDifferentiableError", "TreeStructureError", "TangentMismatchError",
     "NonScalarOutputError", "ComplexOutputError", "CustomRuleError", "TracerConversionError",
-    "UnexpectedTracerError", "UnregisteredTypeError", "MissingRuleError",
+    "UnexpectedTracerError", "UnregisteredTypeError", "MissingRuleError", "RuleError",
 ]

@@ -206,6 +206,8 @@ def backward_pass(graph: Graph, cotangents: Sequence[Any]) -> list[Any]:
                 args.append(env[v])
         params = eqn.params
         cts_in = rule(ct, *args, **params) if params else rule(ct, *args)
+        if DEBUG.checks:
+            _check_transpose_result(prim, inputs, cts_in, linear)
         for v, c in zip(inputs, cts_in):  # accumulate, inlined: the hottest loop
             if c is None or type(c) is Zero or v not in linear:
                 continue
@@ -217,3 +219,58 @@ def backward_pass(graph: Graph, cotangents: Sequence[Any]) -> list[Any]:
         c = ct_env.get(v)
         out.append(Zero(v.aval) if c is None else c)
     return out
+
+
+class _Debug:
+    """Switches for expensive consistency checks (off by default; tests turn them on)."""
+
+    __slots__ = ("checks",)
+
+    def __init__(self) -> None:
+        self.checks = False
+
+
+DEBUG = _Debug()
+
+
+class debug_checks:
+    """Enable (or disable) tidu's consistency checks, globally or as a context manager.
+
+    With checks on, every transpose rule's result is validated: one entry per
+    argument, and each cotangent of a linear input has exactly that input's aval
+    (shape, dtype, ...). A wrong rule then fails at the rule, naming the primitive,
+    instead of surfacing later as a wrong gradient.
+
+    >>> tidu.debug_checks(True)            # from now on
+    >>> with tidu.debug_checks():          # only inside the block
+    ...     tidu.grad(f)(x)
+    """
+
+    def __init__(self, enabled: bool = True):
+        self._previous = DEBUG.checks
+        DEBUG.checks = enabled
+
+    def __enter__(self) -> "debug_checks":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        DEBUG.checks = self._previous
+
+
+def _check_transpose_result(prim: Primitive, inputs: Sequence[Var], cts_in: Any, linear: dict) -> None:
+    from ._errors import RuleError
+
+    cts_in = list(cts_in)
+    if len(cts_in) != len(inputs):
+        raise RuleError(
+            f"transpose rule of '{prim.name}' returned {len(cts_in)} cotangents for {len(inputs)} arguments"
+        )
+    for i, (v, c) in enumerate(zip(inputs, cts_in)):
+        if c is None or type(c) is Zero or v not in linear:
+            continue
+        got = aval_of(c)
+        if got != v.aval:
+            raise RuleError(
+                f"transpose rule of '{prim.name}' returned a cotangent of type {got} for argument {i} "
+                f"of type {v.aval}"
+            )

@@ -13,6 +13,7 @@ __all__ = [
     "UnexpectedTracerError",
     "UnregisteredTypeError",
     "MissingRuleError",
+    "RuleError",
 ]
 
 
@@ -58,3 +59,8 @@ class UnregisteredTypeError(TiduError, TypeError):
 
 class MissingRuleError(TiduError, NotImplementedError):
     """A primitive lacks the rule a transform needs (impl, abstract, jvp, transpose)."""
+
+
+class RuleError(TiduError, TypeError):
+    """A primitive's rule returned a result inconsistent with its arguments
+    (reported when :func:`tidu.debug_checks` is on)."""

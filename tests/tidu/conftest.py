@@ -7,3 +7,8 @@ import sys
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
+
+import tidu  # noqa: E402
+
+# Every transpose rule's result is checked against its arguments' avals in the tests.
+tidu.debug_checks(True)

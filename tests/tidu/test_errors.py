@@ -244,3 +244,23 @@ def test_unregistered_value_type():
 def test_all_errors_are_tidu_errors():
     for name in tidu._errors.__all__:
         assert issubclass(getattr(tidu, name), tidu.TiduError)
+
+
+def test_debug_checks_catch_a_transpose_rule_with_the_wrong_aval():
+    import numpy as np
+
+    import tidu
+    from tidu import Primitive
+
+    bad_p = Primitive("bad_double")
+    bad_p.def_impl(lambda x: np.asarray(2.0 * x))
+    bad_p.def_abstract_eval(lambda a: a)
+    # wrong: returns a cotangent of a different shape than the argument
+    bad_p.def_linear(lambda ct, x: [np.zeros((7,))])
+    x = np.array([1.0, 2.0])
+    with tidu.debug_checks(True):
+        with pytest.raises(tidu.RuleError, match="bad_double.*argument 0"):
+            tidu.vjp(bad_p.bind, x)[1](np.ones(2))
+    with tidu.debug_checks(False):  # unchecked, the wrong cotangent goes through
+        (ct,) = tidu.vjp(bad_p.bind, x)[1](np.ones(2))
+        assert np.shape(ct) == (7,)
