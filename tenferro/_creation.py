@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from tidu import Tracer
+
 from ._dtypes import (
     _DEFAULT_OF_KIND,
     DType,
@@ -118,6 +120,8 @@ def asarray(obj: Any, dtype: DTypeLike | None = None, placement: Placement | Non
     target = None if dtype is None else _dtype(dtype)
     if isinstance(obj, Tensor) and (target is None or obj.dtype is target):
         return _to_placement("asarray", obj, placement)
+    if isinstance(obj, Tracer):  # a traced tensor inside grad/jvp/make_graph: stays traced
+        return _traced_asarray(obj, target, placement)
     weak = _weak_value_kind(obj)
     if weak is not None:
         if target is not None and not _kind_fits(weak, target):
@@ -266,20 +270,44 @@ def linspace(start: float | complex, stop: float | complex, num: int = 50, endpo
     return _to_placement("linspace", Tensor._wrap(arr), placement)
 
 
+def _traced_asarray(obj: Any, target: DType | None, placement: Placement | None) -> Any:
+    from ._prim import TensorType  # noqa: PLC0415
+
+    aval = obj.aval
+    if type(aval) is not TensorType:
+        raise DTypeError(f"asarray: a traced value of type {aval} is not a tensor")
+    if placement is not None and placement != aval.placement:
+        raise PlacementError(f"asarray: a traced tensor on {aval.placement} cannot be moved to {placement} "
+                             "implicitly; move it with .to_cpu() / .to_gpu() explicitly")
+    if target is None or target is aval.dtype:
+        return obj
+    return convert(obj, target)
+
+
+def _src_dtype(op: str, x: Any) -> tuple[Any, DType]:
+    """``x`` as a tensor (or a traced tensor) and its dtype."""
+    if isinstance(x, Tracer):
+        return x, _traced_asarray(x, None, None).aval.dtype
+    t = asarray(x)
+    return t, t.dtype
+
+
 def convert(x: Any, dtype: DTypeLike) -> Tensor:
     """Checked dtype conversion: only lossless (lattice-reachable) conversions.
 
     Raises DTypeError for float/complex -> int, complex -> real, int -> bool and
-    precision narrowing; use :func:`cast` for those.
+    precision narrowing; use :func:`cast` for those. Differentiable (linear).
     """
-    t = asarray(x)
-    src, dst = t.dtype, _dtype(dtype)
+    from ._structural import convert_element_type  # noqa: PLC0415
+
+    t, src = _src_dtype("convert", x)
+    dst = _dtype(dtype)
     if src is dst:
         return t
     if not can_convert(src, dst):
         raise DTypeError(f"convert: cannot losslessly convert {src.name} to {dst.name}; "
                          f"use tenferro.cast(x, {dst.name}) for an explicit lossy conversion")
-    return Tensor._wrap(t._data.astype(dst.numpy, order="F"))
+    return convert_element_type(t, dst)
 
 
 def cast(x: Any, dtype: DTypeLike) -> Tensor:
@@ -289,13 +317,10 @@ def cast(x: Any, dtype: DTypeLike) -> Tensor:
     truncates toward zero (NaN/inf and out-of-range values give unspecified
     integers); anything -> bool is truthiness (nonzero -> True).
     """
-    t = asarray(x)
-    src, dst = t.dtype, _dtype(dtype)
+    from ._structural import convert_element_type  # noqa: PLC0415
+
+    t, src = _src_dtype("cast", x)
+    dst = _dtype(dtype)
     if src is dst:
         return t
-    arr = t._data
-    if src.is_complex and not dst.is_complex and dst is not bool_:
-        arr = arr.real
-    with np.errstate(invalid="ignore", over="ignore"):
-        out = arr.astype(dst.numpy, order="F")
-    return Tensor._wrap(out)
+    return convert_element_type(t, dst)

@@ -31,10 +31,14 @@ convert_element_type_p = primitive("convert_element_type", FAMILY)
 
 @convert_element_type_p.def_impl
 def _convert_impl(x, new_dtype):
+    """Dtype projection with ``cast``'s semantics: complex -> real keeps the real part,
+    float -> int truncates, anything -> bool is truthiness (a complex is true when
+    nonzero)."""
     a = x._data
-    if a.dtype.kind == "c" and new_dtype.kind != "complex":
+    if a.dtype.kind == "c" and new_dtype.kind not in ("complex", "bool"):
         a = a.real
-    return Tensor._wrap(a.astype(new_dtype.numpy, order="F"))
+    with np.errstate(invalid="ignore", over="ignore"):
+        return Tensor._wrap(a.astype(new_dtype.numpy, order="F"))
 
 
 convert_element_type_p.def_abstract_eval(lambda a, new_dtype: a.update(dtype=new_dtype))

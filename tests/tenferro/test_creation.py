@@ -363,3 +363,31 @@ def test_float_offsets_and_counts_are_not_truncated():
         tf.eye(3, k=0.5)
     with pytest.raises(tf.TenferroValueError, match="linspace: num must be an integer"):
         tf.linspace(0.0, 1.0, 2.5)
+
+
+def test_conversions_are_traceable_and_differentiable():
+    import tidu
+
+    x = tf.asarray(np.array([1.0, -2.0, 3.0]))
+    # asarray of a traced tensor keeps it traced (no conversion to NumPy)
+    g = tidu.grad(lambda x: tf.sum(tf.asarray(x) ** 2))(x)
+    np.testing.assert_allclose(g.numpy(), 2 * x.numpy())
+    # convert float -> complex, then a real loss: gradient flows back as a real tensor
+    g = tidu.grad(lambda x: tf.sum(tf.real(tf.convert(x, tf.complex128) * (1 - 1j))))(x)
+    np.testing.assert_allclose(g.numpy(), [1.0, 1.0, 1.0])
+    assert g.dtype is tf.float64
+    # cast complex -> real is the real-part projection: grad = 1 (as dL/dx - i dL/dy with L = Re z)
+    z = tf.asarray(np.array([1 + 2j, -1j]))
+    g = tidu.grad(lambda z: tf.sum(tf.cast(z, tf.float64)))(z)
+    np.testing.assert_allclose(g.numpy(), [1.0, 1.0])
+    # lossy convert of a traced value is still refused
+    with pytest.raises(tf.DTypeError, match="convert"):
+        tidu.grad(lambda z: tf.sum(tf.convert(z, tf.float64)))(z)
+    # integer results carry no tangent
+    _, t = tidu.jvp(lambda x: tf.cast(x, tf.int64), (x,), (x,))
+    assert t is None or not np.any(np.asarray(t))
+
+
+def test_cast_complex_to_bool_is_truthiness():
+    z = tf.asarray(np.array([0j, 1j, 2 + 0j]))
+    assert tf.cast(z, tf.bool_).tolist() == [False, True, True]
