@@ -102,3 +102,23 @@ TRACER_METHODS.update({
     "mean": lambda self, axis=None, keepdims=False: red.mean(self, axis, keepdims),
     "prod": lambda self, axis=None, keepdims=False: red.prod(self, axis, keepdims),
 })
+
+
+def _len(self: Any) -> int:
+    shape = self.shape
+    if not shape:
+        from ._errors import TenferroTypeError  # noqa: PLC0415
+
+        raise TenferroTypeError("len: a 0-d tensor has no length; expected a tensor of rank >= 1")
+    return shape[0]
+
+
+def _astype(self: Any, dtype: Any) -> Any:
+    """``x.astype(dtype)``: explicit (possibly lossy) conversion, as :func:`tenferro.cast`
+    (NumPy and JAX habit); use :func:`tenferro.convert` for checked conversion."""
+    from ._creation import cast  # noqa: PLC0415
+
+    return cast(self, dtype)
+
+
+TRACER_METHODS.update({"__len__": _len, "astype": _astype})

@@ -391,3 +391,18 @@ def test_conversions_are_traceable_and_differentiable():
 def test_cast_complex_to_bool_is_truthiness():
     z = tf.asarray(np.array([0j, 1j, 2 + 0j]))
     assert tf.cast(z, tf.bool_).tolist() == [False, True, True]
+
+
+def test_len_and_astype_on_tensors_and_tracers():
+    import tidu
+
+    x = tf.ones((3, 2))
+
+    def f(x):
+        assert len(x) == 3
+        return tf.sum(tf.real(x.astype(tf.complex128)) ** 2)
+
+    assert len(x) == 3 and x.astype(tf.int32).dtype is tf.int32
+    np.testing.assert_allclose(tidu.grad(f)(x).numpy(), 2 * np.ones((3, 2)))
+    with pytest.raises(tf.TenferroTypeError, match="0-d"):
+        tidu.grad(lambda s: tf.sum(s) * len(s))(tf.asarray(1.0))
