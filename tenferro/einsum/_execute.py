@@ -30,7 +30,7 @@ __all__ = ["execute", "runner"]
 
 
 def _pair(a: Any, b: Any, step: tuple) -> Any:
-    _, _, _, mode, pa, sa, xa, pb, sb, xb, out_shape = step
+    _, _, _, mode, swap, pa, sa, xa, pb, sb, xb, out_shape, out_view = step
     if pa is not None:
         a = a.transpose(pa)
     a = a.reshape(sa, order="F")
@@ -41,12 +41,25 @@ def _pair(a: Any, b: Any, step: tuple) -> Any:
     b = b.reshape(sb, order="F")
     if xb is not None:
         b = b.transpose(xb)
+    # x @ y is (Bt, N, K) @ (Bt, K, M) -> (Bt, N, M) row-major = (M, N, Bt) column-major, labels
+    # free_a + free_b + batch; swapped (x = a, y = b), the transposed product: free_b + free_a + batch
+    x, y = (a, b) if swap else (b, a)
+    if out_view is not None:        # written straight into the final layout (batch labels not last)
+        xp = np if type(x) is np.ndarray else _xp(x)
+        z = xp.empty(out_shape, dtype=xp.result_type(x, y), order="F")
+        shape, axes = out_view
+        view = z.reshape(shape, order="F").transpose(axes)
+        if mode == BMM:
+            xp.matmul(x, y, out=view)
+        else:
+            xp.multiply(x, y, out=view)
+        return z
     if mode == DOT:
-        r = np.dot(b, a)            # (N, K) @ (K, M) -> (N, M) row-major = (M, N) column-major
+        r = np.dot(x, y)
     elif mode == BMM:
-        r = np.matmul(b, a)         # (Bt, N, K) @ (Bt, K, M) -> (Bt, N, M)
+        r = np.matmul(x, y)
     else:
-        r = np.multiply(b, a, order="C")  # (Bt, N, 1) * (Bt, 1, M)
+        r = np.multiply(x, y, order="C")  # (Bt, N, 1) * (Bt, 1, M)
     return r.T.reshape(out_shape, order="F")
 
 

@@ -13,7 +13,10 @@ signature (spec, shapes, dtype, placement, optimize):
    operands are viewed, without copying whenever their column-major layout
    allows, as matrices ``(Bt, K, M)`` and ``(Bt, N, K)``; the product is
    ``matmul``/``dot`` (or an elementwise multiply when nothing is contracted),
-   and the result is produced column-major with labels ``free_a + free_b + batch``;
+   and the result is produced column-major with labels ``free_a + free_b + batch``
+   or (the transposed product, as cheap) ``free_b + free_a + batch``, whichever
+   the step consuming it can view without copying (:func:`_lookahead`); a last
+   step wanted with its batch labels elsewhere writes into the output layout;
 3. a ``final`` step: permute to the output order and, for labels repeated in
    the output, write the result onto the diagonal of a zero tensor.
 
@@ -92,8 +95,13 @@ def _arrange(labels: tuple, groups: dict, prefs: Sequence[str]) -> tuple[tuple |
 _ALL_ORDERS = tuple("".join(p) for p in permutations("FCB"))
 
 
-def _pair(la: tuple, lb: tuple, keep: set, sizes: Sequence[int]) -> tuple[tuple, tuple]:
-    """Plan the contraction of operands with column-major labels ``la`` and ``lb``."""
+def _pair(la: tuple, lb: tuple, keep: set, sizes: Sequence[int], want: Any = None) -> tuple[tuple, tuple]:
+    """Plan the contraction of operands with column-major labels ``la`` and ``lb``.
+
+    The result comes out column-major as ``free_a + free_b + batch`` or, with
+    the two GEMM operands swapped (``C^T = B^T A^T``, equally copy-free), as
+    ``free_b + free_a + batch``; ``want`` (see :func:`_lookahead`) picks the one
+    its consumer can view without copying."""
     set_a, set_b = set(la), set(lb)
     shared = set_a & set_b
     primary = la if _prod(sizes[l] for l in la) >= _prod(sizes[l] for l in lb) else lb
@@ -107,8 +115,9 @@ def _pair(la: tuple, lb: tuple, keep: set, sizes: Sequence[int]) -> tuple[tuple,
         mode, prefs = BMM, ("FCB", "CFB")
     else:
         mode, prefs = DOT, ("FCB", "CFB")
+    swap = _fits(tuple(free_b + free_a + batch), want) and not _fits(tuple(free_a + free_b + batch), want)
     views = []
-    for labels, free, target in ((la, free_a, "BCF"), (lb, free_b, "BFC")):
+    for labels, free, target in ((la, free_a, "BFC" if swap else "BCF"), (lb, free_b, "BCF" if swap else "BFC")):
         groups = {"F": free, "C": contr, "B": batch}
         perm, ga = _arrange(labels, groups, prefs)
         if mode == DOT:
@@ -117,10 +126,85 @@ def _pair(la: tuple, lb: tuple, keep: set, sizes: Sequence[int]) -> tuple[tuple,
         shape = tuple(_prod(sizes[l] for l in groups[g]) for g in ga)
         ax = tuple(ga.index(g) for g in target)
         views.append((perm, shape, None if ax == tuple(range(len(ax))) else ax))
-    out_labels = tuple(free_a + free_b + batch)
+    out_labels = tuple((free_b + free_a if swap else free_a + free_b) + batch)
+    out_view = None
+    if mode != DOT and want is not None and want[0] == "out" and not _fits(out_labels, want):
+        out_labels, out_view = _direct_output(want[1], free_a, free_b, batch, swap, sizes) or (out_labels, None)
     out_shape = tuple(sizes[l] for l in out_labels)
     (pa, sa, xa), (pb, sb, xb) = views
-    return (mode, pa, sa, xa, pb, sb, xb, out_shape), out_labels
+    return (mode, swap, pa, sa, xa, pb, sb, xb, out_shape, out_view), out_labels
+
+
+def _direct_output(order: tuple, free_a: list, free_b: list, batch: list, swap: bool,
+                   sizes: Sequence[int]) -> tuple[tuple, tuple] | None:
+    """For a batched product whose final result is wanted with labels ``order``
+    where neither native layout gives it (e.g. batch labels first): if ``order``
+    is the three groups concatenated in another order, ``(order, (shape, axes))``:
+    the product is written straight into a column-major array of that layout,
+    viewed as ``shape`` (one axis per group) transposed by ``axes`` to the
+    ``(batch, rows, cols)`` of the BLAS call (saving the final permuting copy)."""
+    groups = {"A": free_a, "B": free_b, "T": batch}
+    for go in permutations("ABT"):
+        if tuple(l for g in go for l in groups[g]) == order:
+            shape = tuple(_prod(sizes[l] for l in groups[g]) for g in go)
+            return order, (shape, tuple(go.index(g) for g in ("TAB" if swap else "TBA")))
+    return None
+
+
+def _fits(labels: tuple, want: Any) -> bool:
+    """Whether a result with column-major ``labels`` suits its consumer ``want``:
+    ``("out", order)``: it is the final result, wanted in ``order``;
+    ``("groups", group_of, orders)``: the next pairwise step splits it into
+    groups (``group_of[label]`` in ``"FCB"``), viewed without copying when the
+    labels are the groups concatenated in one of ``orders``."""
+    if want is None:
+        return False
+    if want[0] == "out":
+        return labels == want[1]
+    _, group_of, orders = want
+    seq = [group_of[l] for l in labels]
+    runs = "".join(g for k, g in enumerate(seq) if k == 0 or seq[k - 1] != g)
+    present = set(runs)
+    return len(present) == len(runs) and any("".join(g for g in o if g in present) == runs for o in orders)
+
+
+def _lookahead(terms: Sequence[tuple], pairs: Sequence[tuple], output: tuple) -> list:
+    """For each step of the pairwise path ``pairs`` over operands with labels
+    ``terms``: how its result will be used (the ``want`` of :func:`_pair`), or
+    ``None`` (no pair step, or a one-operand reduction comes first).
+
+    Only label *sets* matter for the grouping in the consuming step, so one pass
+    over the path suffices before any layout is fixed."""
+    out_set = set(output)
+    vals = [frozenset(t) for t in terms]
+    producer: list = [None] * len(vals)
+    wants: list = [None] * len(pairs)
+    for s, contraction in enumerate(pairs):
+        if len(contraction) == 1:
+            (k,) = contraction
+            rest = set(out_set).union(*[t for m, t in enumerate(vals) if m != k])
+            t, p = vals.pop(k), producer.pop(k)
+            vals.append(t & rest)
+            producer.append(p if t <= rest else None)
+            continue
+        i, j = sorted(contraction)
+        rest = set(out_set).union(*[t for m, t in enumerate(vals) if m not in (i, j)])
+        for pos, other in ((i, j), (j, i)):
+            p, t, u = producer[pos], vals[pos], vals[other]
+            if p is None or not t <= rest | u:  # unknown, or reduced by a one-operand step first
+                continue
+            group_of = {l: ("F" if l not in u else "B" if l in rest else "C") for l in t}
+            orders = ("FCB", "CFB") if "C" in group_of.values() else _ALL_ORDERS  # DOT/BMM or MUL
+            wants[p] = ("groups", group_of, orders)
+        new = (vals[i] | vals[j]) & rest
+        for m in (j, i):
+            vals.pop(m)
+            producer.pop(m)
+        vals.append(new)
+        producer.append(s)
+    if len(vals) == 1 and producer[0] is not None and vals[0] <= out_set:
+        wants[producer[0]] = ("out", tuple(dict.fromkeys(output)))
+    return wants
 
 
 def _pairwise(path: Sequence[tuple[int, ...]], n: int) -> tuple[tuple[int, ...], ...]:
@@ -164,7 +248,9 @@ def build_plan(spec: Spec, shapes: tuple, sizes: tuple, optimize: Any) -> Plan:
     reduced_terms = tuple(vals)
     out_uniq = tuple(dict.fromkeys(output))
     path = find_path(reduced_terms, out_uniq, sizes, optimize)
-    for contraction in _pairwise(path, len(vals)):
+    pairs = _pairwise(path, len(vals))
+    wants = _lookahead(reduced_terms, pairs, out_uniq)
+    for s, contraction in enumerate(pairs):
         if len(contraction) == 1:
             (k,) = contraction
             rest = set(out_set).union(*[t for j, t in enumerate(vals) if j != k])
@@ -183,7 +269,7 @@ def build_plan(spec: Spec, shapes: tuple, sizes: tuple, optimize: Any) -> Plan:
             if drop:
                 step, vals[pos] = _single(pos, vals[pos], set(vals[pos]) - set(drop))
                 steps.append(step)
-        pstep, out_labels = _pair(vals[i], vals[j], rest, sizes)
+        pstep, out_labels = _pair(vals[i], vals[j], rest, sizes, wants[s])
         steps.append((PAIR, i, j) + pstep)
         vals.pop(j)
         vals.pop(i)
@@ -245,7 +331,9 @@ def _decompose(plan: Plan) -> tuple[SubEinsum, ...]:
     order = list(range(len(cur)))     # value ids in the plan's list (one-operand steps move values) ...
     live = list(order)                # ... and in the steps' list (nothing moves)
     steps: list[list] = []
-    for contraction in _pairwise(plan.path, len(cur)):
+    pairs = _pairwise(plan.path, len(cur))
+    wants = _lookahead(plan.reduced_terms, pairs, tuple(dict.fromkeys(spec.output)))
+    for s, contraction in enumerate(pairs):
         if len(contraction) == 1:     # a reduction only: folded into the value's next use
             (k,) = contraction
             rest = set(out_set).union(*[t for j, t in enumerate(red) if j != k])
@@ -258,7 +346,7 @@ def _decompose(plan: Plan) -> tuple[SubEinsum, ...]:
         rest = set(out_set).union(*[t for m, t in enumerate(red) if m not in (i, j)])
         la = tuple(l for l in red[i] if l in rest or l in red[j])
         lb = tuple(l for l in red[j] if l in rest or l in red[i])
-        _, out = _pair(la, lb, rest, sizes)
+        _, out = _pair(la, lb, rest, sizes, wants[s])  # the fused plan's layout
         pos = (live.index(order[i]), live.index(order[j]))
         steps.append([pos, (cur[i], cur[j]), out])
         for p in sorted(pos, reverse=True):

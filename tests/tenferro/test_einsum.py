@@ -437,3 +437,50 @@ def test_plan_cache_is_consistent_under_threads():
 def test_einsum_gradients_are_canonical():
     g = tidu.grad(lambda x: tf.einsum("ij->", x))(tf.asarray(np.ones((3, 4))))
     assert g._data.flags.f_contiguous and g._data.flags.writeable and 0 not in g._data.strides
+
+
+# ---------------------------------------------------------------------------
+# copy-free layouts of the pairwise steps
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("eq,shapes", [
+    ("abc,abd->dc", [(3, 2, 4), (3, 2, 5)]),            # GEMM operands swapped: result lands as (d, c)
+    ("abc,abd->cd", [(3, 2, 4), (3, 2, 5)]),
+    ("bij,bjk->bik", [(4, 2, 3), (4, 3, 5)]),           # batch first: written straight into the output
+    ("bij,bjk->kbi", [(4, 2, 3), (4, 3, 5)]),
+    ("bij,bjk->ikb", [(4, 2, 3), (4, 3, 5)]),
+    ("bij,bjk,bkl->bil", [(4, 2, 3), (4, 3, 5), (4, 5, 2)]),
+    ("bi,bj->bij", [(4, 2), (4, 3)]),                   # elementwise (nothing contracted)
+    ("bi,bj->jbi", [(4, 2), (4, 3)]),
+    ("bij,bjk->bik", [(0, 2, 3), (0, 3, 5)]),
+    ("bij,bjk->bik", [(4, 2, 0), (4, 0, 5)]),
+])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
+def test_output_layouts_are_canonical(eq, shapes, dtype):
+    xs = [_rand(s, dtype, seed=i) for i, s in enumerate(shapes)]
+    got = tf.einsum(eq, *[tf.asarray(x) for x in xs])._data
+    assert got.flags.f_contiguous and got.flags.writeable
+    np.testing.assert_allclose(got, np.einsum(eq, *xs), rtol=1e-12, atol=1e-12)
+
+
+def _mps_norm_eq(L: int) -> str:
+    import string  # noqa: PLC0415
+
+    a, b = string.ascii_letters[:L + 1], string.ascii_letters[L + 1:2 * L + 2]
+    s = string.ascii_letters[2 * L + 2:3 * L + 2]
+    return ",".join([a[i] + s[i] + a[i + 1] for i in range(L)] + [b[i] + s[i] + b[i + 1] for i in range(L)]) + "->"
+
+
+@pytest.mark.parametrize("eq,shapes,inputs_copied", [
+    (_mps_norm_eq(8), [(1, 2, 8)] + [(8, 2, 8)] * 6 + [(8, 2, 1)] + [(1, 2, 8)] + [(8, 2, 8)] * 6 + [(8, 2, 1)], False),
+    ("abc,abd->dc", [(8, 2, 8), (8, 2, 8)], False),
+    ("bij,bjk->bik", [(4, 8, 8), (4, 8, 8)], True),  # batch axis fastest: copied for BLAS, but not the result
+])
+def test_plans_avoid_permuting_copies(eq, shapes, inputs_copied):
+    """Each intermediate is laid out as its consumer (or the output) views it:
+    no pairwise step permutes an operand and there is no final permutation."""
+    plan, _ = sys.modules["tenferro.einsum._api"]._compile(
+        eq, None, [tf.asarray(np.ones(s)) for s in shapes], "auto")
+    _plan = sys.modules["tenferro.einsum._plan"]
+    perms = [(step[5], step[8]) for step in plan.steps if step[0] == _plan.PAIR]
+    assert perms and all((pa is None and pb is None) != inputs_copied for pa, pb in perms), perms
+    assert plan.steps[-1][0] == _plan.FINAL and plan.steps[-1][1] is None
