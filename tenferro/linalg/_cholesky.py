@@ -18,12 +18,7 @@ from ._errors import NonPositiveDefiniteError
 from ._solve import triangular_solve_p
 from ._util import bind as _bind
 from ._util import FAMILY, check_matrix, eye_mask, lapack, lapack_signature, lead, mm, tril
-
-
-def _tf():
-    import tenferro as tf  # noqa: PLC0415
-
-    return tf
+from ._util import _tf
 
 
 cholesky_p = primitive("cholesky", FAMILY)

@@ -19,13 +19,8 @@ from ._errors import SingularMatrixError
 from ._solve import inv_p
 from ._util import bind as _bind
 from ._util import FAMILY, check_matrix, concrete, lead, mm, mtrace_product, numerically_singular, trail, wrap
+from ._util import _tf
 from .._tensor import Tensor
-
-
-def _tf():
-    import tenferro as tf  # noqa: PLC0415
-
-    return tf
 
 
 def _batch_aval(a):

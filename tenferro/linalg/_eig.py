@@ -21,13 +21,8 @@ from ._util import (
     FAMILY, GAUGE_RTOL, as_cols, as_rows, check_finite, check_matrix, concrete, const, diag_part, gauge_guard,
     lead, mH, mm, numerically_singular, to_dtype, wrap,
 )
+from ._util import _tf
 from ._config import config
-
-
-def _tf():
-    import tenferro as tf  # noqa: PLC0415
-
-    return tf
 
 
 eig_p = primitive("eig", FAMILY, multiple_results=True)

@@ -20,12 +20,7 @@ from ._util import (
     FAMILY, GAUGE_RTOL, broadened_inverse, check_matrix, diag_part, diff_matrix, gauge_guard,
     gauge_violation, lapack, lapack_signature, lead, mH, mhm, mm,
 )
-
-
-def _tf():
-    import tenferro as tf  # noqa: PLC0415
-
-    return tf
+from ._util import _tf
 
 
 def hermitian_part(x: Any) -> Any:

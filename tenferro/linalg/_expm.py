@@ -21,12 +21,7 @@ from ._errors import LinalgDTypeError, LinalgShapeError
 from ._solve import _promote
 from ._util import bind as _bind
 from ._util import FAMILY, check_matrix, columns, lead, mT, place_columns, rows, wrap
-
-
-def _tf():
-    import tenferro as tf  # noqa: PLC0415
-
-    return tf
+from ._util import _tf
 
 
 expm_p = primitive("expm", FAMILY)

@@ -15,12 +15,7 @@ from ._qr import qr
 from ._solve import triangular_solve_p
 from ._svd import svd
 from ._util import as_cols, check_batch, check_matrix, columns, concrete, leading, mH, mm, rows
-
-
-def _tf():
-    import tenferro as tf  # noqa: PLC0415
-
-    return tf
+from ._util import _tf
 
 
 def lstsq(a: Any, b: Any) -> Any:

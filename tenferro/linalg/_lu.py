@@ -19,12 +19,7 @@ from .._prim import as_operand, meta, primitive
 from ._solve import triangular_solve_p
 from ._util import bind as _bind
 from ._util import FAMILY, check_matrix, lead, mm, mT, tril, triu, wrap
-
-
-def _tf():
-    import tenferro as tf  # noqa: PLC0415
-
-    return tf
+from ._util import _tf
 
 
 lu_p = primitive("lu", FAMILY, multiple_results=True)

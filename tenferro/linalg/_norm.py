@@ -15,12 +15,7 @@ from .._errors import TenferroValueError
 from .._prim import as_operand, meta
 from .._reductions import normalize_axes
 from ._svd import svdvals
-
-
-def _tf():
-    import tenferro as tf  # noqa: PLC0415
-
-    return tf
+from ._util import _tf
 
 
 def _abs2(x: Any) -> Any:

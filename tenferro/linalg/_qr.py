@@ -20,12 +20,7 @@ from ._util import bind as _bind
 from ._util import (
     FAMILY, check_matrix, columns, eye_mask, lead, mH, mm, place_columns, place_rows, rows, tril, wrap,
 )
-
-
-def _tf():
-    import tenferro as tf  # noqa: PLC0415
-
-    return tf
+from ._util import _tf
 
 
 qr_p = primitive("qr", FAMILY, multiple_results=True)

@@ -27,12 +27,7 @@ from ._util import bind as _bind
 from ._util import (
     FAMILY, check_batch, check_finite, check_matrix, lapack, lapack_signature, lead, mm, mT, tril, triu, wrap,
 )
-
-
-def _tf():
-    import tenferro as tf  # noqa: PLC0415
-
-    return tf
+from ._util import _tf
 
 
 # ---------------------------------------------------------------------------

@@ -25,12 +25,7 @@ from ._util import (
     diag_part, diff_matrix, gauge_guard, gauge_violation, lapack, lapack_signature, lead, leading, mH, mhm, mm, rows,
     safe_reciprocal,
 )
-
-
-def _tf():
-    import tenferro as tf  # noqa: PLC0415
-
-    return tf
+from ._util import _tf
 
 
 svd_p = primitive("svd", FAMILY, multiple_results=True)

@@ -447,3 +447,11 @@ def bind(p: Any, *args: Any, **params: Any) -> Any:
     eager path, which skips abstract evaluation), then bind ``p``."""
     p.abstract_eval(*[aval_of_operand(x) for x in args], **params)
     return p.bind(*args, **params)
+
+
+def _tf():
+    """The ``tenferro`` namespace, imported lazily (the linalg modules load while
+    ``tenferro/__init__`` is still running)."""
+    import tenferro as tf  # noqa: PLC0415
+
+    return tf
