@@ -393,47 +393,49 @@ def _window(shape: tuple, axis: int, start: int, stop: int) -> tuple:
     return tuple((start, 1, stop - start) if i == axis else (0, 1, n) for i, n in enumerate(shape))
 
 
+def take_block(x: Any, axis: int, start: int, stop: int) -> Any:
+    """Entries ``start:stop`` along matrix ``axis`` (0 rows, 1 columns) of each matrix
+    of ``x`` (the linear ``slice`` primitive)."""
+    s = tuple(meta(x)[0])
+    if (start, stop) == (0, s[axis]):
+        return x
+    return slice_p.bind(x, slices=_window(s, axis, start, stop))
+
+
+def place_block(x: Any, axis: int, total: int, offset: int) -> Any:
+    """``x`` as entries ``offset:offset+K`` along matrix ``axis`` of a matrix with
+    ``total`` entries there, zero elsewhere (``slice_embed``, the transpose of
+    :func:`take_block`)."""
+    s = tuple(meta(x)[0])
+    if (offset, total) == (0, s[axis]):
+        return x
+    shape = s[:axis] + (total,) + s[axis + 1:]
+    return slice_embed_p.bind(x, shape=shape, slices=_window(shape, axis, offset, offset + s[axis]))
+
+
 def columns(x: Any, start: int, stop: int) -> Any:
-    """Columns ``start:stop`` of each matrix of ``x`` (the linear ``slice`` primitive)."""
-    s = tuple(meta(x)[0])
-    if (start, stop) == (0, s[1]):
-        return x
-    return slice_p.bind(x, slices=_window(s, 1, start, stop))
-
-
-def place_columns(x: Any, total: int, offset: int) -> Any:
-    """``x`` ``[M, K, B...]`` as columns ``offset:offset+K`` of an ``[M, total, B...]``
-    matrix that is zero elsewhere (``slice_embed``, the transpose of :func:`columns`)."""
-    s = tuple(meta(x)[0])
-    if (offset, total) == (0, s[1]):
-        return x
-    shape = (s[0], total) + s[2:]
-    return slice_embed_p.bind(x, shape=shape, slices=_window(shape, 1, offset, offset + s[1]))
+    """Columns ``start:stop`` of each matrix of ``x``."""
+    return take_block(x, 1, start, stop)
 
 
 def rows(x: Any, start: int, stop: int) -> Any:
     """Rows ``start:stop`` of each matrix of ``x``."""
-    s = tuple(meta(x)[0])
-    if (start, stop) == (0, s[0]):
-        return x
-    return slice_p.bind(x, slices=_window(s, 0, start, stop))
+    return take_block(x, 0, start, stop)
+
+
+def place_columns(x: Any, total: int, offset: int) -> Any:
+    """``x`` ``[M, K, B...]`` as columns ``offset:offset+K`` of a zero ``[M, total, B...]``."""
+    return place_block(x, 1, total, offset)
 
 
 def place_rows(x: Any, total: int, offset: int) -> Any:
     """``x`` ``[K, N, B...]`` as rows ``offset:offset+K`` of a zero ``[total, N, B...]``."""
-    s = tuple(meta(x)[0])
-    if (offset, total) == (0, s[0]):
-        return x
-    shape = (total,) + s[1:]
-    return slice_embed_p.bind(x, shape=shape, slices=_window(shape, 0, offset, offset + s[0]))
+    return place_block(x, 0, total, offset)
 
 
 def leading(v: Any, k: int) -> Any:
     """The first ``k`` entries of ``v`` ``[K, B...]`` along axis 0."""
-    s = tuple(meta(v)[0])
-    if k == s[0]:
-        return v
-    return slice_p.bind(v, slices=_window(s, 0, 0, k))
+    return take_block(v, 0, 0, k)
 
 
 def mtrace_product(a: Any, b: Any) -> Any:

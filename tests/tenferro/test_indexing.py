@@ -12,20 +12,7 @@ import tenferro as tf
 import tidu
 from tidu.testing import check_grads
 
-
-def _t(a):
-    return tf.asarray(np.asarray(a))
-
-
-def _rand(shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape)
-
-
-def _same(t, expect):
-    a = np.asarray(t)
-    assert a.shape == np.shape(expect), (a.shape, np.shape(expect))
-    np.testing.assert_array_equal(a, expect)
-    assert t.is_contiguous
+from helpers import assert_same as _same, rand as _rand, tensor_of as _t
 
 
 # -- basic indexing: hypothesis against NumPy -------------------------------------------

@@ -16,20 +16,7 @@ import tidu
 
 shapes = hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4)
 
-
-def _t(a):
-    return tf.asarray(np.asarray(a))
-
-
-def _rand(shape, seed=0, dtype=np.float64):
-    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
-
-
-def _same(t, expect):
-    a = np.asarray(t)
-    assert a.shape == np.shape(expect), (a.shape, np.shape(expect))
-    np.testing.assert_array_equal(a, expect)
-    assert t.is_contiguous
+from helpers import assert_same as _same, rand as _rand, tensor_of as _t
 
 
 # -- reshape / transpose -------------------------------------------------------------

@@ -1,0 +1,24 @@
+"""Small helpers shared by the tenferro op-family tests."""
+from __future__ import annotations
+
+import numpy as np
+
+import tenferro as tf
+
+
+def tensor_of(a):
+    """A tenferro tensor with the values of the array-like ``a``."""
+    return tf.asarray(np.asarray(a))
+
+
+def rand(shape, seed=0, dtype=np.float64):
+    """Standard normal values of ``shape`` (reproducible by ``seed``)."""
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def assert_same(t, expect):
+    """``t`` equals ``expect`` exactly, with the same shape, and is column-major contiguous."""
+    a = np.asarray(t)
+    assert a.shape == np.shape(expect), (a.shape, np.shape(expect))
+    np.testing.assert_array_equal(a, expect)
+    assert t.is_contiguous
