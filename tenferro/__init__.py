@@ -147,3 +147,10 @@ __all__ += [
     "einsum", "einsum_path", "einsum_cache_info", "einsum_cache_clear",
     "EinsumSubscriptError", "EinsumShapeError", "EinsumOperandError", "EinsumOptimizeError",
 ]
+
+# Arrow interop, tensor files (pyarrow is optional, imported on first use) and DLPack import
+from . import arrow
+from .arrow import load, save
+from ._dlpack import from_dlpack
+
+__all__ += ["arrow", "save", "load", "from_dlpack"]

@@ -1,0 +1,38 @@
+"""The optional pyarrow dependency and the errors of :mod:`tenferro.arrow`.
+
+pyarrow is imported on first use only (``import tenferro`` never imports it); its
+absence raises :class:`OptionalDependencyError` naming the ``arrow`` extra.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .._errors import TenferroError
+
+__all__ = ["OptionalDependencyError", "TensorFileError", "import_pyarrow", "MIN_PYARROW"]
+
+MIN_PYARROW = (14, 0)
+
+
+class OptionalDependencyError(TenferroError, ImportError):
+    """An optional dependency (an extra such as ``arrow``) is not installed or too old."""
+
+
+class TensorFileError(TenferroError, OSError):
+    """A tensor file is missing, unreadable, or not an Arrow IPC / Parquet tensor file."""
+
+
+def import_pyarrow(op: str) -> Any:
+    """Import pyarrow, or raise :class:`OptionalDependencyError` naming ``op`` and the extra."""
+    try:
+        import pyarrow  # noqa: PLC0415  (optional dependency, imported on demand)
+    except ImportError as exc:
+        raise OptionalDependencyError(
+            f"{op}: pyarrow is not installed; install the 'arrow' extra "
+            "(pip install 'tidu-tenferro[arrow]', i.e. pyarrow>=14)") from exc
+    version = tuple(int(p) for p in pyarrow.__version__.split(".")[:2] if p.isdigit())
+    if version < MIN_PYARROW:
+        raise OptionalDependencyError(
+            f"{op}: pyarrow {pyarrow.__version__} is too old; the 'arrow' extra needs pyarrow>=14 "
+            "(pip install -U 'tidu-tenferro[arrow]')")
+    return pyarrow
