@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from ._dtypes import _lookup_numpy
-from ._errors import PlacementError, TenferroTypeError, TenferroValueError
+from ._errors import DTypeError, PlacementError, TenferroTypeError, TenferroValueError
 from ._tensor import Tensor
 
 __all__ = ["from_dlpack"]
@@ -46,6 +46,7 @@ _DL_CUDA_HOST = 3
 _DL_CUDA_MANAGED = 13
 _HOST_DEVICES = (_DL_CPU, _DL_CUDA_HOST)
 _CUDA_DEVICES = (_DL_CUDA, _DL_CUDA_MANAGED)
+_SUPPORTED = ("bool", "int32", "int64", "float32", "float64", "complex64", "complex128")
 
 
 def _cupy(op: str) -> Any:
@@ -78,6 +79,9 @@ def _import(obj: Any, device_type: int) -> Any:
     try:
         return module.from_dlpack(obj)
     except (BufferError, RuntimeError, TypeError, ValueError) as exc:
+        if "dtype" in str(exc).lower():  # e.g. bfloat16: NumPy/CuPy have no such dtype
+            raise DTypeError(f"from_dlpack: the element type of {type(obj).__name__} is not supported ({exc}); "
+                             f"supported dtypes are {', '.join(_SUPPORTED)}") from exc
         raise PlacementError(f"from_dlpack: cannot import {type(obj).__name__} from {where} memory through "
                              f"DLPack ({exc})") from exc
 

@@ -98,6 +98,21 @@ def _table(pa: Any, entries: Mapping[str, Any], dim_names: Mapping[str, Sequence
     return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata={_VERSION: b"1"}))
 
 
+def _check_parquet_readable(pa: Any, table: Any) -> None:
+    """Refuse columns that pyarrow writes to Parquet but cannot read back."""
+    version = tuple(int(p) for p in pa.__version__.split(".")[:2] if p.isdigit())
+    for field, column in zip(table.schema, table.columns):
+        if field.type.storage_type.list_size == 0:
+            raise TenferroValueError(
+                f"save: entry {field.name!r} holds size-0 tensors, which pyarrow writes to Parquet but cannot read "
+                "back (zero-length fixed-size lists); use format='arrow'")
+        if column.null_count and version < (26, 0):
+            raise TenferroValueError(
+                f"save: entry {field.name!r} has null tensors, which pyarrow {pa.__version__} cannot read back from "
+                "Parquet (null fixed-size lists, apache/arrow#35692, fixed in pyarrow 26); use format='arrow' or "
+                "upgrade pyarrow")
+
+
 def save(path: str | os.PathLike[str], entries: Mapping[str, Any], *, format: str = "arrow",  # noqa: A002
          dim_names: Mapping[str, Sequence[str]] | None = None, compression: str | None = None) -> None:
     """Write named tensors to ``path`` as an Arrow IPC file (``format="arrow"``) or Parquet.
@@ -115,6 +130,8 @@ def save(path: str | os.PathLike[str], entries: Mapping[str, Any], *, format: st
     if format not in FORMATS:
         raise TenferroValueError(f"{op}: unknown format {format!r}; expected one of {FORMATS}")
     table = _table(pa, entries, dim_names)
+    if format == "parquet":
+        _check_parquet_readable(pa, table)
     target = Path(path)
     if target.is_dir():
         raise TensorFileError(f"{op}: {str(target)!r} is a directory; expected a file path")
