@@ -14,7 +14,7 @@ layout, complex and null conventions and ``_layout`` for the permutation convent
 >>> import tenferro as tf
 >>> batch = tf.reshape(tf.arange(24.0), (2, 3, 4))       # four 2x3 tensors, trailing batch
 >>> col = tf.arrow.to_arrow(batch, ["row", "col"], batch_axis=-1)   # shares batch's memory
->>> tf.arrow.from_arrow(col, stack=True).shape
+>>> tuple(tf.arrow.from_arrow(col, stack=True).shape)
 (2, 3, 4)
 """
 from __future__ import annotations

@@ -1,12 +1,15 @@
 """Tensor files: :func:`save` and :func:`load` (Arrow IPC file format or Parquet).
 
-A tensor file is one Arrow table: each entry of the dict given to :func:`save` is a
-``fixed_shape_tensor`` column (see :mod:`tenferro.arrow._convert`), so other Arrow
-and Parquet readers see ordinary tensor columns. A single tensor is a column of one
-row; a list is a column with one row per tensor (``None`` is a null row). All
-columns of a table have the same number of rows, so the entries must have the
-same length (any number of single tensors, e.g. the site tensors of an MPS, or
-lists of equal length); save other groupings to separate files.
+A tensor file is one Arrow table holding the entries of the dict given to
+:func:`save` as ``fixed_shape_tensor`` data (see :mod:`tenferro.arrow._convert`). A
+single tensor is one row and a list is one row per tensor (``None`` is a null row).
+When all entries have the same length (lists of equal length, or only single
+tensors such as the site tensors of an MPS) the table has one ``fixed_shape_tensor``
+column per entry and one row per tensor: the layout other Arrow and Parquet tools
+expect of a dataset. Otherwise (e.g. a batch of snapshots next to one Hamiltonian)
+the table has a single row and each column is a ``list<fixed_shape_tensor>`` holding
+one entry's tensors; the schema metadata ``tenferro.layout`` says which (``rows`` or
+``packed``). Both layouts are read without a copy from memory-mapped IPC files.
 
 Field metadata records what Arrow cannot: ``tenferro.kind`` (``tensor`` or
 ``list``) and ``tenferro.dtype`` (the tenferro dtype; a complex dtype means the
@@ -41,6 +44,7 @@ FORMATS = ("arrow", "parquet")
 _KIND = b"tenferro.kind"
 _DTYPE = b"tenferro.dtype"
 _VERSION = b"tenferro.version"
+_LAYOUT = b"tenferro.layout"
 _ARROW_MAGIC = b"ARROW1"
 _PARQUET_MAGIC = b"PAR1"
 
@@ -82,27 +86,30 @@ def _table(pa: Any, entries: Mapping[str, Any], dim_names: Mapping[str, Sequence
     if unknown:
         raise TenferroValueError(f"save: dim_names given for {sorted(unknown)}, which are not entries; "
                                  f"entries are {list(entries)}")
-    fields, columns, lengths = [], [], {}
+    columns, metas = [], []
     for name, value in entries.items():
         if not isinstance(name, str) or not name:
             raise TenferroTypeError(f"save: entry names must be non-empty strings, got {name!r}")
         arr, kind, dt = _column(pa, name, value, dim_names.get(name))
-        lengths[name] = len(arr)
-        meta = {_KIND: kind.encode(), _DTYPE: dt.name.encode()}
-        fields.append(pa.field(name, arr.type, nullable=True, metadata=meta))
         columns.append(arr)
-    if len(set(lengths.values())) > 1:
-        raise TenferroValueError(f"save: entries have different lengths {lengths}; a file holds one table whose "
-                                 "columns all have the same number of rows (a single tensor counts as 1), so save "
-                                 "lists of different lengths to separate files")
-    return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata={_VERSION: b"1"}))
+        metas.append({_KIND: kind.encode(), _DTYPE: dt.name.encode()})
+    layout = "rows" if len({len(a) for a in columns}) == 1 else "packed"
+    if layout == "packed":  # one row; each column a list holding one entry's tensors (no copy of the tensors)
+        columns = [pa.ListArray.from_arrays(pa.array([0, len(a)], pa.int32()),
+                                            a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a)
+                   for a in columns]
+    fields = [pa.field(name, a.type, nullable=True, metadata=m) for name, a, m in zip(entries, columns, metas)]
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata={_VERSION: b"1",
+                                                                             _LAYOUT: layout.encode()}))
 
 
 def _check_parquet_readable(pa: Any, table: Any) -> None:
     """Refuse columns that pyarrow writes to Parquet but cannot read back."""
     version = tuple(int(p) for p in pa.__version__.split(".")[:2] if p.isdigit())
     for field, column in zip(table.schema, table.columns):
-        if field.type.storage_type.list_size == 0:
+        if not isinstance(field.type, pa.FixedShapeTensorType):  # packed layout: list<fixed_shape_tensor>
+            column = pa.chunked_array([c.values for c in column.chunks], field.type.value_type)
+        if column.type.storage_type.list_size == 0:
             raise TenferroValueError(
                 f"save: entry {field.name!r} holds size-0 tensors, which pyarrow writes to Parquet but cannot read "
                 "back (zero-length fixed-size lists); use format='arrow'")
@@ -119,8 +126,9 @@ def save(path: str | os.PathLike[str], entries: Mapping[str, Any], *, format: st
 
     ``entries`` maps names to a Tensor, a list of same-shape Tensors (``None`` for a
     null entry), or a ``fixed_shape_tensor`` array (e.g. ``to_arrow(batch,
-    batch_axis=-1)``, written without an extra copy). All entries must have the
-    same length (a Tensor counts as 1). ``dim_names`` maps entry names to
+    batch_axis=-1)``, written without an extra copy). Entries may have different
+    lengths (see the module docstring for the two table layouts).
+    ``dim_names`` maps entry names to
     dimension names (logical order). ``compression`` is passed to pyarrow
     (default: none for Arrow IPC, which keeps memory mapping possible; pyarrow's
     default, snappy, for Parquet). Complex tensors are stored as (re, im) pairs.
@@ -186,6 +194,20 @@ def _read_table(pa: Any, op: str, path: Path, mmap: bool) -> Any:
                           f"(starts with {head!r}; expected {_ARROW_MAGIC!r} or {_PARQUET_MAGIC!r})")
 
 
+def _tensor_column(pa: Any, op: str, path: Path, field: Any, column: Any, rows: int) -> Any:
+    """The fixed_shape_tensor data of a column: the column itself (rows layout) or the tensors
+    in its single list row (packed layout), without a copy."""
+    typ = field.type
+    if isinstance(typ, pa.FixedShapeTensorType):
+        return column
+    if pa.types.is_list(typ) and isinstance(typ.value_type, pa.FixedShapeTensorType) and rows == 1:
+        (chunk,) = [c for c in column.chunks if len(c)]
+        start, stop = chunk.offsets[0].as_py(), chunk.offsets[1].as_py()
+        return chunk.values.slice(start, stop - start)
+    raise TensorFileError(f"{op}: column {field.name!r} of {str(path)!r} has type {typ}; expected "
+                          "arrow.fixed_shape_tensor columns (or, in a one-row table, lists of them)")
+
+
 def load(path: str | os.PathLike[str], *, mmap: bool = True, stack: bool = False) -> LoadedTensors:
     """Read a tensor file written by :func:`save` (or any Arrow IPC / Parquet file of
     ``fixed_shape_tensor`` columns). The format is detected from the file's magic bytes.
@@ -204,14 +226,12 @@ def load(path: str | os.PathLike[str], *, mmap: bool = True, stack: bool = False
     entries: dict[str, Any] = {}
     names: dict[str, tuple[str, ...] | None] = {}
     for field, column in zip(table.schema, table.columns):
-        if not isinstance(field.type, pa.FixedShapeTensorType):
-            raise TensorFileError(f"{op}: column {field.name!r} of {str(path)!r} has type {field.type}; expected "
-                                  "arrow.fixed_shape_tensor columns only")
+        column = _tensor_column(pa, op, path, field, column, len(table))
         meta = field.metadata or {}
         kind = meta.get(_KIND, b"list").decode()
         stored = meta.get(_DTYPE)
         is_complex = stored is not None and _dtype(stored.decode()).is_complex
-        info = tensor_info(field.type)
+        info = tensor_info(column)
         names[field.name] = None if info.dim_names is None else (
             info.dim_names[:-1] if is_complex else info.dim_names)
         if kind == "tensor":

@@ -125,6 +125,37 @@ def test_loaded_tensors_outlive_the_file_handle(tmp_path):
     assert float(tf.sum(items[1])) == float(np.asarray(sample((3, 2), "int64", 1)).sum())
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_entries_of_different_lengths_use_the_packed_layout(tmp_path, fmt):
+    snapshots = [sample((4, 4), "float64", s) for s in range(50)]
+    snapshots[3] = None
+    h = sample((4, 4), "complex128", 99)
+    path = tmp_path / f"packed.{fmt}"
+    tf.save(path, {"snapshots": snapshots, "H": h, "pair": [h, h]}, format=fmt, dim_names={"H": ["i", "j"]})
+    table = pq.read_table(path) if fmt == "parquet" else pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+    assert table.num_rows == 1 and table.schema.metadata[b"tenferro.layout"] == b"packed"
+    loaded = tf.load(path)
+    same(loaded["H"], h)
+    assert loaded.dim_names["H"] == ("i", "j")
+    assert len(loaded["pair"]) == 2
+    same(loaded["pair"][1], h)
+    assert len(loaded["snapshots"]) == 50 and loaded["snapshots"][3] is None
+    for a, b in zip(loaded["snapshots"], snapshots):
+        if b is not None:
+            same(a, b)
+
+
+def test_packed_layout_is_memory_mapped_too(tmp_path):
+    batch = sample((32, 32, 64), "float64")
+    path = tmp_path / "packed.arrow"
+    tf.save(path, {"b": tf.arrow.to_arrow(batch, batch_axis=-1), "one": tf.ones((3,))})
+    before = pa.total_allocated_bytes()
+    loaded = tf.load(path, stack=True)
+    assert pa.total_allocated_bytes() - before < 4096
+    same(loaded["b"], batch)
+    assert not np.asarray(loaded["b"]).flags.writeable
+
+
 def test_mps_like_entries_of_different_shapes(tmp_path):
     # site tensors of different shapes, one per entry (how an MPS will be stored)
     sites = {f"site{i}": sample(s, "complex128", i) for i, s in enumerate([(1, 2, 3), (3, 2, 3), (3, 2, 1)])}
@@ -166,8 +197,8 @@ def test_bad_entries_leave_an_existing_file_untouched(tmp_path):
     path = tmp_path / "keep.arrow"
     tf.save(path, {"a": tf.ones((2,))})
     before = path.read_bytes()
-    with pytest.raises(tf.TenferroValueError, match="different lengths"):
-        tf.save(path, {"a": [tf.ones((2,))] * 3, "b": tf.ones((2,))})
+    with pytest.raises(tf.ShapeError, match="entry 1 has shape"):
+        tf.save(path, {"a": [tf.ones((2,)), tf.ones((3,))], "b": tf.ones((2,))})
     with pytest.raises(tf.DTypeError, match="packs booleans"):
         tf.save(path, {"a": tf.asarray([True])})
     assert path.read_bytes() == before
@@ -202,6 +233,7 @@ def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
     (lambda p: tf.save(p / "missing" / "x", {"a": tf.ones((2,))}), tf.arrow.TensorFileError, "does not exist"),
     (lambda p: tf.save(p, {"a": tf.ones((2,))}), tf.arrow.TensorFileError, "is a directory"),
     (lambda p: tf.load(p / "nope.arrow"), tf.arrow.TensorFileError, "cannot open"),
+    (lambda p: tf.save(p / "x", {"a": [None, None]}), tf.TenferroValueError, "no tensors"),
 ])
 def test_typed_errors(tmp_path, call, error, match):
     with pytest.raises(error, match=match):
