@@ -1,8 +1,38 @@
-"""tensor4all: the structured layer (diagonal and block-diagonal tensors over dense
-tenferro leaves, jagged/tiled shapes, tensor networks: MPS, MPO, DMRG).
+"""tensor4all: tensor networks over tenferro tensors (structured tensors come later).
 
-Nothing is implemented here yet; the structured-tensor and tensor-network issues
-build it on top of ``tenferro`` (see README.md).
+* :class:`MPS` -- matrix product states (site tensors ``(left, physical, right)``),
+  :func:`overlap`; an MPS is a tidu pytree, so ``tidu.grad`` works over it.
+* :class:`OpSum` and :class:`MPO` -- operator sums compiled to MPOs by a finite-state
+  automaton and compressed (``MPO.from_opsum``); :func:`expectation`.
+* :mod:`tensor4all.models` -- Heisenberg/XXZ and transverse-field Ising chains.
+* :func:`dmrg` -- two-site and one-site (subspace expansion) DMRG; its energy is
+  differentiable in the couplings (Hellmann-Feynman).
+
+>>> import tensor4all as t4a
+>>> H = t4a.models.heisenberg(8)
+>>> res = t4a.dmrg(H, max_bond=16)
+>>> round(res.energy, 8)
+-3.37493259
 """
+from __future__ import annotations
 
-__all__: list[str] = []
+from ._errors import (
+    BondDimensionError, DimensionMismatchError, EmptyOpSumError, NonHermitianError,
+    NotDifferentiableError, OpSumTermError, SiteOutOfRangeError, Tensor4allError,
+    UnknownLocalSpaceError, UnknownOperatorError,
+)
+from ._local_ops import LOCAL_SPACES, LocalSpace, local_space
+from ._mps import MPS, overlap
+from ._opsum import OpSum, Term
+from ._mpo import MPO, expectation
+from . import models
+from ._dmrg import BondUpdate, DMRGResult, SweepRecord, dmrg
+
+__all__ = [
+    "MPS", "overlap", "OpSum", "Term", "MPO", "expectation", "models",
+    "dmrg", "DMRGResult", "SweepRecord", "BondUpdate",
+    "LocalSpace", "local_space", "LOCAL_SPACES",
+    "Tensor4allError", "UnknownOperatorError", "UnknownLocalSpaceError", "SiteOutOfRangeError",
+    "DimensionMismatchError", "BondDimensionError", "EmptyOpSumError", "OpSumTermError",
+    "NonHermitianError", "NotDifferentiableError",
+]

@@ -1,0 +1,208 @@
+"""Compile an :class:`~tensor4all.OpSum` into MPO tensors by a finite-state automaton.
+
+Each term ``c * A(i1) B(i2) ... Z(ik)`` (sites sorted; factors on one site multiplied
+in written order; ``Id`` factors dropped) is a path through automaton states:
+
+* ``ready`` (nothing applied yet) --A at i1--> prefix state ``(A@i1)`` --Id on the
+  sites in between--> ... --Z at ik--> ``done`` (everything applied).
+* The coefficient sits on one *pivot* transition: the last factor for terms left of
+  the middle site ``L // 2``, the first factor for terms right of it, and the factor at
+  the middle site (or an identity there) for terms that span it. States before the
+  pivot are keyed by the term's prefix (a left trie), states after it by its suffix (a
+  right trie), so terms share states and a bond ``b`` carries at most about
+  ``min(#left keys, #right keys)`` states (ITensor's AutoMPO does the same with an SVD
+  per bond). Nearest-neighbour models get ``2 + #distinct operators`` (Heisenberg 5,
+  TFIM 3) without any numerical compression.
+* Every MPO entry is linear in at most one coefficient; traced coefficients (tidu
+  tracers) stay symbolic:
+  ``W_i = W_i^0 + sum_c c * P_{i,c}`` with numeric ``W_i^0`` and ``P_{i,c}``.
+
+A state lives on bond ``b`` (between sites ``b`` and ``b+1``) when it is open there.
+Index 0 of a bulk bond is ``ready`` and the last index is ``done``; the left boundary
+bond holds only ``ready`` and the right boundary only ``done``. Tensors have index
+order ``(left, out, in, right)``. ``MPO.from_opsum`` then compresses numeric MPOs.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import tenferro as tf
+
+from ._errors import EmptyOpSumError
+from ._local_ops import LocalSpace
+from ._opsum import OpSum
+from ._util import is_traced
+
+__all__ = ["compile_opsum"]
+
+_READY, _DONE = -1, -2
+
+
+class _OpTable:
+    """Operator products by key (tuple of names) -> index into a stack of real matrices."""
+
+    def __init__(self, space: LocalSpace):
+        self.space = space
+        self.index: dict[tuple[str, ...], int] = {}
+        self.mats: list[np.ndarray] = []
+        self.phases: list[complex] = []
+        self.get(("Id",))
+
+    def get(self, key: tuple[str, ...]) -> int:
+        k = self.index.get(key)
+        if k is None:
+            phase, m = 1, np.eye(self.space.dim)
+            for name in key:
+                p, f = self.space.factor(name)
+                phase, m = phase * p, m @ f
+            k = self.index[key] = len(self.mats)
+            self.mats.append(m)
+            self.phases.append(phase)
+        return k
+
+
+def _factors(term_ops: tuple[tuple[str, int], ...], table: _OpTable) -> list[tuple[int, int]]:
+    """``[(site, op index)]`` sorted by site; same-site factors multiplied in written order."""
+    by_site: dict[int, list[str]] = {}
+    for name, site in term_ops:
+        table.space.factor(name)  # validates the name (lists valid ones otherwise)
+        if name != "Id":
+            by_site.setdefault(site, []).append(name)
+    if not by_site:  # a multiple of the identity
+        return [(min(s for _, s in term_ops), 0)]
+    return [(s, table.get(tuple(by_site[s]))) for s in sorted(by_site)]
+
+
+def _numeric(c: Any) -> complex:
+    return complex(np.asarray(c).reshape(()))
+
+
+def compile_opsum(os: OpSum, L: int, space: LocalSpace) -> tuple[list[Any], bool]:
+    """MPO tensors ``(left, out, in, right)`` of ``os`` on ``L`` sites of ``space``.
+
+    Returns ``(tensors, symbolic)``: NumPy arrays when every coefficient is concrete
+    (``symbolic=False``), else tenferro expressions in the traced coefficients.
+    """
+    if len(os) == 0:
+        raise EmptyOpSumError("the OpSum has no terms; add terms with os += (coef, 'Sz', i, ...)")
+    os.check_sites(L)
+    table = _OpTable(space)
+    mid = L // 2
+    state_id: dict[tuple, int] = {}
+    first: list[int] = []  # first bond where each state is open
+    last: list[int] = []   # last bond where it is open
+    trans: dict[tuple[int, int, int, int], Any] = {}   # (site, from, to, op) -> weight
+    sym_trans: dict[tuple[int, int, int, int, int], complex] = {}
+    symbols: dict[int, Any] = {}
+
+    def state(key: tuple, lo: int, hi: int) -> int:
+        s = state_id.get(key)
+        if s is None:
+            s = state_id[key] = len(first)
+            first.append(lo)
+            last.append(hi)
+        else:
+            first[s] = min(first[s], lo)
+            last[s] = max(last[s], hi)
+        return s
+
+    for term in os:
+        facs = _factors(term.ops, table)
+        phase = 1
+        for _, k in facs:
+            phase = phase * table.phases[k]
+        sites = [s for s, _ in facs]
+        # the pivot carries the coefficient: left trie before it, right trie after it
+        if sites[-1] < mid:
+            p = len(facs) - 1
+        elif sites[0] > mid:
+            p = 0
+        elif mid in sites:
+            p = sites.index(mid)
+        else:  # a virtual identity factor at the middle site
+            p = next(t for t, s in enumerate(sites) if s > mid)
+            facs.insert(p, (mid, 0))
+            sites.insert(p, mid)
+        prev = _READY
+        for t in range(p):
+            key = ("L",) + tuple(facs[: t + 1])
+            st = state(key, sites[t], sites[t + 1] - 1)
+            trans[(sites[t], prev, st, facs[t][1])] = 1.0
+            prev = st
+        nxt = _DONE
+        for t in range(len(facs) - 1, p, -1):
+            key = ("R",) + tuple(facs[t:])
+            st = state(key, sites[t - 1], sites[t] - 1)
+            trans[(sites[t], st, nxt, facs[t][1])] = 1.0
+            nxt = st
+        site, k = facs[p]
+        c = term.coef
+        if is_traced(c):
+            sid = id(c)
+            symbols[sid] = c
+            kk = (sid, site, prev, nxt, k)
+            sym_trans[kk] = sym_trans.get(kk, 0.0) + phase
+        else:
+            kk2 = (site, prev, nxt, k)
+            trans[kk2] = trans.get(kk2, 0.0) + _numeric(c) * phase
+    # state numbering per bond b = -1 .. L-1
+    n_states = len(first)
+    first_a = np.array(first, dtype=np.int64)
+    last_a = np.array(last, dtype=np.int64)
+    index_on_bond: list[dict[int, int]] = []
+    dims: list[int] = []
+    for b in range(-1, L):
+        if b == -1:
+            idx = {_READY: 0}
+        elif b == L - 1:
+            idx = {_DONE: 0}
+        else:
+            alive = np.nonzero((first_a <= b) & (last_a >= b))[0] if n_states else np.zeros(0, dtype=np.int64)
+            idx = {_READY: 0}
+            idx.update({int(q): j + 1 for j, q in enumerate(alive)})
+            idx[_DONE] = len(alive) + 1
+        index_on_bond.append(idx)
+        dims.append(len(idx))
+    # identity carries
+    for s in range(L):
+        trans[(s, _READY, _READY, 0)] = 1.0
+        trans[(s, _DONE, _DONE, 0)] = 1.0
+    for q in range(n_states):
+        for s in range(first[q] + 1, last[q] + 1):
+            trans[(s, q, q, 0)] = 1.0
+    mats = np.stack(table.mats)  # (nops, d, d) real
+    numeric_complex = any(isinstance(w, complex) and w.imag != 0.0 for w in trans.values())
+    dt = np.complex128 if numeric_complex else np.float64
+    coeffs = [np.zeros((dims[s], dims[s + 1], len(mats)), dtype=dt) for s in range(L)]
+    sym_coeffs: dict[int, list[np.ndarray | None]] = {sid: [None] * L for sid in symbols}
+    for (s, f, t, k), w in trans.items():
+        i, j = index_on_bond[s].get(f), index_on_bond[s + 1].get(t)
+        if i is None or j is None:
+            continue
+        coeffs[s][i, j, k] += w if numeric_complex else w.real if isinstance(w, complex) else w
+    for (sid, s, f, t, k), w in sym_trans.items():
+        i, j = index_on_bond[s].get(f), index_on_bond[s + 1].get(t)
+        if i is None or j is None:
+            continue
+        arr = sym_coeffs[sid][s]
+        if arr is None:
+            arr = sym_coeffs[sid][s] = np.zeros((dims[s], dims[s + 1], len(mats)), dtype=np.complex128)
+        arr[i, j, k] += w
+    tensors = [np.einsum("rck,kst->rstc", c, mats) for c in coeffs]
+    if not symbols:
+        return tensors, False
+    out = []
+    for s in range(L):
+        w = tf.asarray(tensors[s])
+        for sid, per_site in sym_coeffs.items():
+            arr = per_site[s]
+            if arr is None:
+                continue
+            p = np.einsum("rck,kst->rstc", arr, mats)
+            if not np.any(p.imag):
+                p = p.real.copy()
+            w = w + symbols[sid] * tf.asarray(p)
+        out.append(w)
+    return out, True

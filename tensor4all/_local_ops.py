@@ -1,0 +1,108 @@
+"""Local operator sets ("local spaces"): the named single-site operators of a site type.
+
+A :class:`LocalSpace` stores each operator as ``phase * real_matrix`` with
+``phase`` in ``{1, -1j}``, so that products such as ``Sy Sy`` of purely imaginary
+operators give real coefficients and real MPOs (``from_opsum`` multiplies the phases
+into the term's coefficient).
+
+Basis order: index 0 is the highest ``Sz`` state (spin up), as in ``np.kron``
+order conventions of the tests; for ``"pauli"`` index 0 is the ``Z = +1`` state.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._errors import UnknownLocalSpaceError, UnknownOperatorError
+
+__all__ = ["LocalSpace", "local_space", "LOCAL_SPACES", "default_local_space"]
+
+
+@dataclass(frozen=True)
+class LocalSpace:
+    """A named site type: its dimension and its operators ``name -> (phase, real matrix)``."""
+
+    name: str
+    dim: int
+    ops: dict[str, tuple[complex, np.ndarray]] = field(repr=False)
+
+    def operator_names(self) -> list[str]:
+        return sorted(self.ops)
+
+    def factor(self, op: str) -> tuple[complex, np.ndarray]:
+        """``(phase, real_matrix)`` of the operator named ``op``."""
+        try:
+            return self.ops[op]
+        except KeyError:
+            raise UnknownOperatorError(
+                f"unknown operator {op!r} for local space {self.name!r}; valid operators: "
+                f"{', '.join(self.operator_names())}"
+            ) from None
+
+    def matrix(self, op: str) -> np.ndarray:
+        """The ``dim x dim`` matrix of ``op`` (complex only where it must be)."""
+        phase, m = self.factor(op)
+        return m.copy() if phase == 1 else phase * m
+
+
+def _spin_half() -> LocalSpace:
+    sp = np.array([[0.0, 1.0], [0.0, 0.0]])
+    sm = sp.T.copy()
+    return LocalSpace("spin-1/2", 2, {
+        "Id": (1, np.eye(2)),
+        "Sz": (1, np.diag([0.5, -0.5])),
+        "S+": (1, sp),
+        "S-": (1, sm),
+        "Sx": (1, 0.5 * (sp + sm)),
+        "Sy": (-1j, 0.5 * (sp - sm)),  # Sy = (S+ - S-) / (2i) = -i (S+ - S-) / 2
+    })
+
+
+def _pauli() -> LocalSpace:
+    return LocalSpace("pauli", 2, {
+        "Id": (1, np.eye(2)),
+        "X": (1, np.array([[0.0, 1.0], [1.0, 0.0]])),
+        "Y": (-1j, np.array([[0.0, 1.0], [-1.0, 0.0]])),  # Y = -i [[0, 1], [-1, 0]]
+        "Z": (1, np.diag([1.0, -1.0])),
+    })
+
+
+def _spin_one() -> LocalSpace:
+    r2 = np.sqrt(2.0)
+    sp = np.array([[0.0, r2, 0.0], [0.0, 0.0, r2], [0.0, 0.0, 0.0]])
+    sm = sp.T.copy()
+    return LocalSpace("spin-1", 3, {
+        "Id": (1, np.eye(3)),
+        "Sz": (1, np.diag([1.0, 0.0, -1.0])),
+        "S+": (1, sp),
+        "S-": (1, sm),
+        "Sx": (1, 0.5 * (sp + sm)),
+        "Sy": (-1j, 0.5 * (sp - sm)),
+    })
+
+
+LOCAL_SPACES: dict[str, LocalSpace] = {s.name: s for s in (_spin_half(), _pauli(), _spin_one())}
+
+
+def local_space(name: str | LocalSpace) -> LocalSpace:
+    """The local space called ``name`` (``"spin-1/2"``, ``"pauli"``, ``"spin-1"``)."""
+    if isinstance(name, LocalSpace):
+        return name
+    try:
+        return LOCAL_SPACES[name]
+    except (KeyError, TypeError):
+        raise UnknownLocalSpaceError(
+            f"unknown local space {name!r}; valid local spaces: {', '.join(sorted(LOCAL_SPACES))}"
+        ) from None
+
+
+def default_local_space(d: int) -> LocalSpace:
+    """The local space used for operator names on sites of dimension ``d`` (2: spin-1/2, 3: spin-1)."""
+    for s in ("spin-1/2", "spin-1"):
+        if LOCAL_SPACES[s].dim == d:
+            return LOCAL_SPACES[s]
+    raise UnknownLocalSpaceError(
+        f"no default local space for physical dimension {d}; pass operators as {d}x{d} matrices "
+        f"or a local= name among: {', '.join(sorted(LOCAL_SPACES))}"
+    )

@@ -1,0 +1,88 @@
+"""Built-in lattice models as MPOs (open chains).
+
+* :func:`heisenberg` -- ``H = sum_i J (Sx Sx + Sy Sy) + Jz Sz Sz - h sum_i Sz``
+  (written as ``J/2 (S+ S- + S- S+)`` so the MPO is real; bond dimension 5).
+* :func:`xxz` -- the same model, named for its anisotropy ``Jz``.
+* :func:`tfim` -- ``H = -J sum_i Z Z - g sum_i X`` in Pauli matrices (bond dimension 3).
+
+Couplings may be numbers, tenferro scalars or tidu tracers; with tracers the MPO is
+differentiable in them (``tidu.grad(lambda J: dmrg(heisenberg(L, J)).energy)``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ._errors import Tensor4allError
+from ._mpo import MPO
+from ._opsum import OpSum
+from ._util import check_positive_int, is_traced
+
+__all__ = ["heisenberg", "xxz", "tfim", "heisenberg_opsum", "tfim_opsum"]
+
+_SPINS = {"1/2": "spin-1/2", "1": "spin-1"}
+
+
+def _is_zero(c: Any) -> bool:
+    if is_traced(c):
+        return False
+    try:
+        return complex(c) == 0
+    except TypeError:
+        return False
+
+
+def heisenberg_opsum(L: int, J: Any = 1.0, Jz: Any = None, h: Any = 0.0) -> OpSum:
+    """The OpSum of :func:`heisenberg`."""
+    L = check_positive_int(L, "L (number of sites)")
+    Jz = J if Jz is None else Jz
+    os = OpSum()
+    if not _is_zero(J):
+        half = 0.5 * J
+        for i in range(L - 1):
+            os += (half, "S+", i, "S-", i + 1)
+            os += (half, "S-", i, "S+", i + 1)
+    if not _is_zero(Jz):
+        for i in range(L - 1):
+            os += (Jz, "Sz", i, "Sz", i + 1)
+    if not _is_zero(h):
+        mh = -h
+        for i in range(L):
+            os += (mh, "Sz", i)
+    if len(os) == 0:  # all couplings zero: the zero operator
+        os += (0.0, "Id", 0)
+    return os
+
+
+def heisenberg(L: int, J: Any = 1.0, Jz: Any = None, h: Any = 0.0, spin: str = "1/2") -> MPO:
+    """Heisenberg/XXZ chain ``sum J (SxSx + SySy) + Jz SzSz - h sum Sz`` (``Jz`` defaults to ``J``);
+    ``spin`` is ``"1/2"`` or ``"1"``."""
+    if spin not in _SPINS:
+        raise Tensor4allError(f"unknown spin {spin!r}; valid spins: {', '.join(_SPINS)}")
+    return MPO.from_opsum(heisenberg_opsum(L, J, Jz, h), L, _SPINS[spin])
+
+
+def xxz(L: int, J: Any = 1.0, Jz: Any = 1.0, h: Any = 0.0, spin: str = "1/2") -> MPO:
+    """The XXZ chain: :func:`heisenberg` with anisotropy ``Jz``."""
+    return heisenberg(L, J=J, Jz=Jz, h=h, spin=spin)
+
+
+def tfim_opsum(L: int, J: Any = 1.0, g: Any = 1.0) -> OpSum:
+    """The OpSum of :func:`tfim`."""
+    L = check_positive_int(L, "L (number of sites)")
+    os = OpSum()
+    if not _is_zero(J):
+        mj = -J
+        for i in range(L - 1):
+            os += (mj, "Z", i, "Z", i + 1)
+    if not _is_zero(g):
+        mg = -g
+        for i in range(L):
+            os += (mg, "X", i)
+    if len(os) == 0:
+        os += (0.0, "Id", 0)
+    return os
+
+
+def tfim(L: int, J: Any = 1.0, g: Any = 1.0) -> MPO:
+    """Transverse-field Ising chain ``-J sum Z_i Z_{i+1} - g sum X_i`` (Pauli matrices)."""
+    return MPO.from_opsum(tfim_opsum(L, J, g), L, "pauli")
