@@ -1,0 +1,109 @@
+"""Local eigensolvers of DMRG: the lowest eigenpair of a Hermitian operator given by
+its matrix-vector product, warm-started from the current tensor.
+
+Registered by name (``SOLVERS``):
+
+* ``"lanczos"`` (default) -- a Lanczos iteration with full reorthogonalization that
+  stops as soon as the lowest Ritz value changes by less than ``tol`` (after at least
+  ``min_iter`` products) or the Krylov space becomes invariant. Warm-started from a
+  good guess it needs only a few products, which is what makes sweeps cheap.
+* ``"eigsh"`` -- ARPACK through :func:`scipy.sparse.linalg.eigsh` on a
+  ``LinearOperator`` (``which="SA"``, ``v0`` the current tensor); it always builds a
+  Krylov space of ``ncv`` vectors before its first convergence test.
+
+Each solver returns ``(eigenvalue, unit eigenvector, number of products)``.
+"""
+from __future__ import annotations
+
+from typing import Callable, Protocol
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse.linalg
+
+from ._errors import Tensor4allError
+
+__all__ = ["lanczos", "eigsh", "SOLVERS", "get_solver", "LocalOperator"]
+
+
+class LocalOperator(Protocol):
+    shape: tuple[int, int]
+    dtype: np.dtype
+
+    def matvec(self, x: np.ndarray) -> np.ndarray: ...
+
+
+def lanczos(op: LocalOperator, v0: np.ndarray, tol: float = 1e-12, max_iter: int = 40,
+            min_iter: int = 2) -> tuple[float, np.ndarray, int]:
+    """Lowest eigenpair by Lanczos with full reorthogonalization."""
+    n = v0.size
+    dtype = np.result_type(op.dtype, v0)
+    nv = np.linalg.norm(v0)
+    if nv == 0.0:
+        v0 = np.random.default_rng(0).standard_normal(n).astype(dtype)
+        nv = np.linalg.norm(v0)
+    max_iter = max(1, min(max_iter, n))
+    basis = np.empty((max_iter, n), dtype=dtype)
+    basis[0] = v0.reshape(-1) / nv
+    alphas: list[float] = []
+    betas: list[float] = []
+    e_old = np.inf
+    matvecs = 0
+    y = np.ones(1)
+    energy = 0.0
+    for k in range(max_iter):
+        w = op.matvec(basis[k])
+        matvecs += 1
+        alpha = float(np.vdot(basis[k], w).real)
+        alphas.append(alpha)
+        # full reorthogonalization (twice is enough) against the whole basis
+        for _ in range(2):
+            w = w - basis[: k + 1].T @ (basis[: k + 1] @ w.conj()).conj()
+        beta = float(np.linalg.norm(w))
+        if k == 0:
+            evals, evecs = np.array([alpha]), np.ones((1, 1))
+        else:
+            evals, evecs = scipy.linalg.eigh_tridiagonal(np.array(alphas), np.array(betas),
+                                                         select="i", select_range=(0, 0))
+        energy, y = float(evals[0]), evecs[:, 0]
+        invariant = beta <= 1e-14 * max(1.0, abs(alpha))
+        if invariant or (k + 1 >= min_iter and abs(energy - e_old) < tol) or k + 1 == max_iter:
+            break
+        e_old = energy
+        betas.append(beta)
+        basis[k + 1] = w / beta
+    vec = basis[: len(y)].T @ y
+    return energy, vec / np.linalg.norm(vec), matvecs
+
+
+def eigsh(op: LocalOperator, v0: np.ndarray, tol: float = 1e-12, max_iter: int = 40,
+          min_iter: int = 2) -> tuple[float, np.ndarray, int]:
+    """Lowest eigenpair by ARPACK (scipy ``eigsh``, ``which="SA"``)."""
+    n = v0.size
+    if n <= 3:  # ARPACK needs k < n; solve tiny problems densely
+        m = np.column_stack([op.matvec(e) for e in np.eye(n, dtype=op.dtype)])
+        w, v = np.linalg.eigh(0.5 * (m + m.conj().T))
+        return float(w[0]), v[:, 0], n
+    count = [0]
+
+    def mv(x: np.ndarray) -> np.ndarray:
+        count[0] += 1
+        return op.matvec(np.ascontiguousarray(x).reshape(-1))
+
+    lin = scipy.sparse.linalg.LinearOperator(op.shape, matvec=mv, dtype=op.dtype)
+    w, v = scipy.sparse.linalg.eigsh(lin, k=1, which="SA", v0=v0.reshape(-1), tol=tol,
+                                     ncv=min(n, max(min_iter + 1, 20)), maxiter=max(max_iter, 100))
+    return float(w[0]), v[:, 0], count[0]
+
+
+Solver = Callable[..., tuple[float, np.ndarray, int]]
+SOLVERS: dict[str, Solver] = {"lanczos": lanczos, "eigsh": eigsh}
+
+
+def get_solver(name: str) -> Solver:
+    try:
+        return SOLVERS[name]
+    except (KeyError, TypeError):
+        raise Tensor4allError(
+            f"unknown local eigensolver {name!r}; valid eigensolvers: {', '.join(sorted(SOLVERS))}"
+        ) from None

@@ -1,0 +1,203 @@
+"""The DMRG sweep engine on raw NumPy arrays: moves the orthogonality centre along the
+chain, asks the local eigensolver for the lowest state of each effective Hamiltonian,
+splits it with the truncation policy and updates the environment cache.
+
+Knows nothing of tenferro or tidu; ``_dmrg`` converts at the boundary. One sweep is a
+left-to-right pass followed by a right-to-left pass.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ._effective import OneSiteOperator, TwoSiteOperator
+from ._environments import Environments
+from ._truncation import svd_truncated
+
+__all__ = ["SweepStats", "BondUpdate", "SweepEngine"]
+
+
+@dataclass
+class BondUpdate:
+    """What the per-bond progress hook receives after each local update."""
+
+    sweep: int            #: 1-based sweep number
+    step: int             #: 1-based local update within the sweep
+    steps: int            #: local updates per sweep
+    site: int             #: left site of the updated pair (two-site) or the updated site
+    direction: str        #: "right" or "left"
+    energy: float         #: eigenvalue of the local problem
+    bond_dim: int         #: bond dimension just created
+    truncation_error: float
+
+
+@dataclass
+class SweepStats:
+    energy: float
+    max_bond: int
+    max_truncation_error: float
+    matvecs: int
+    seconds: float
+    peak_memory: int
+
+
+class SweepEngine:
+    """State of a DMRG run: MPS tensors (centre at site 0 between sweeps), MPO tensors,
+    the environment cache and the local solver."""
+
+    def __init__(self, ws: list[np.ndarray], psi: list[np.ndarray], solver: Callable, max_iter: int = 40):
+        self.ws = ws
+        self.L = len(ws)
+        self.dtype = np.result_type(*ws, *psi)
+        self.psi = [np.ascontiguousarray(a, dtype=self.dtype) for a in psi]
+        self.solver = solver
+        self.max_iter = max_iter
+        self._right_canonicalize()
+        self.envs = Environments(ws, self.dtype)
+        for i in range(self.L - 1, 0, -1):
+            self.envs.push_right(i, self.psi[i])
+
+    def _right_canonicalize(self) -> None:
+        psi = self.psi
+        for i in range(self.L - 1, 0, -1):
+            dl, d, dr = psi[i].shape
+            q, r = np.linalg.qr(psi[i].reshape(dl, d * dr).T)
+            psi[i] = np.ascontiguousarray(q.T.reshape(q.shape[1], d, dr))
+            psi[i - 1] = np.ascontiguousarray(np.tensordot(psi[i - 1], r.T, axes=(2, 0)))
+        psi[0] = psi[0] / np.linalg.norm(psi[0])
+
+    # ---- measurements of the current state (centre at site 0) -----------------------
+    def energy(self) -> float:
+        c = self.psi[0]
+        op = OneSiteOperator(self.envs.left(0), self.ws[0], self.envs.right(1)) if self.L > 1 else None
+        if op is None:
+            w = self.ws[0][0, :, :, 0]
+            v = c.reshape(-1)
+            return float(np.vdot(v, w @ v).real / np.vdot(v, v).real)
+        v = c.reshape(-1)
+        return float(np.vdot(v, op.matvec(v)).real / np.vdot(v, v).real)
+
+    def nbytes(self) -> int:
+        return self.envs.nbytes() + sum(a.nbytes for a in self.psi)
+
+    # ---- sweeps -----------------------------------------------------------------------
+    def sweep(self, *, two_site: bool, max_bond: int, cutoff: float, tol: float, alpha: float,
+              sweep_no: int, progress: Callable[[BondUpdate], None] | None) -> SweepStats:
+        t0 = time.perf_counter()
+        self._stats = dict(max_bond=1, err=0.0, matvecs=0, peak=self.nbytes())
+        if self.L == 1:
+            energy = self._single_site_chain(tol)
+        elif two_site:
+            energy = self._two_site_sweep(max_bond, cutoff, tol, sweep_no, progress)
+        else:
+            energy = self._one_site_sweep(max_bond, cutoff, tol, alpha, sweep_no, progress)
+        st = self._stats
+        return SweepStats(energy, max(self.bond_dims(), default=1), st["err"], st["matvecs"],
+                          time.perf_counter() - t0, st["peak"])
+
+    def bond_dims(self) -> list[int]:
+        return [a.shape[2] for a in self.psi[:-1]]
+
+    def _solve(self, op, v0: np.ndarray, tol: float) -> tuple[float, np.ndarray]:
+        e, v, n = self.solver(op, v0.reshape(-1), tol=tol, max_iter=self.max_iter)
+        st = self._stats
+        st["matvecs"] += n
+        work = n * v0.size * np.dtype(self.dtype).itemsize
+        st["peak"] = max(st["peak"], self.nbytes() + work)
+        return e, v
+
+    def _note(self, keep: int, err: float) -> None:
+        st = self._stats
+        st["max_bond"] = max(st["max_bond"], keep)
+        st["err"] = max(st["err"], err)
+
+    def _single_site_chain(self, tol: float) -> float:
+        w = self.ws[0][0, :, :, 0]
+        m = 0.5 * (w + w.conj().T)
+        e, v = np.linalg.eigh(m)
+        self.psi[0] = v[:, 0].reshape(1, -1, 1).astype(self.dtype)
+        return float(e[0])
+
+    def _two_site_sweep(self, max_bond, cutoff, tol, sweep_no, progress) -> float:
+        L, psi, envs, ws = self.L, self.psi, self.envs, self.ws
+        steps = 2 * (L - 1)
+        step = 0
+        energy = 0.0
+        for direction, sites in (("right", range(L - 1)), ("left", range(L - 2, -1, -1))):
+            for i in sites:
+                a, b = psi[i], psi[i + 1]
+                dl, d1, _ = a.shape
+                _, d2, dr = b.shape
+                theta = (a.reshape(dl * d1, -1) @ b.reshape(b.shape[0], d2 * dr))
+                op = TwoSiteOperator(envs.left(i), ws[i], ws[i + 1], envs.right(i + 2))
+                energy, v = self._solve(op, theta, tol)
+                u, s, vh, err = svd_truncated(v.reshape(dl * d1, d2 * dr), max_bond, cutoff)
+                k = len(s)
+                self._note(k, err)
+                if direction == "right":
+                    psi[i] = np.ascontiguousarray(u.reshape(dl, d1, k))
+                    psi[i + 1] = np.ascontiguousarray((s[:, None] * vh).reshape(k, d2, dr))
+                    envs.push_left(i, psi[i])
+                else:
+                    psi[i + 1] = np.ascontiguousarray(vh.reshape(k, d2, dr))
+                    psi[i] = np.ascontiguousarray((u * s).reshape(dl, d1, k))
+                    envs.push_right(i + 1, psi[i + 1])
+                step += 1
+                if progress is not None:
+                    progress(BondUpdate(sweep_no, step, steps, i, direction, energy, k, err))
+        psi[0] = psi[0] / np.linalg.norm(psi[0])
+        return self.energy()
+
+    def _one_site_sweep(self, max_bond, cutoff, tol, alpha, sweep_no, progress) -> float:
+        L, psi, envs, ws = self.L, self.psi, self.envs, self.ws
+        steps = 2 * (L - 1)
+        step = 0
+        energy = 0.0
+        for direction, sites in (("right", range(L - 1)), ("left", range(L - 1, 0, -1))):
+            for i in sites:
+                op = OneSiteOperator(envs.left(i), ws[i], envs.right(i + 1))
+                energy, v = self._solve(op, psi[i], tol)
+                m = v.reshape(psi[i].shape)
+                dl, d, dr = m.shape
+                if direction == "right":
+                    nxt = psi[i + 1]
+                    if alpha > 0.0:
+                        p = alpha * op.expand_term(m)
+                        m = np.concatenate([m, p], axis=2)
+                        nxt = np.concatenate([nxt, np.zeros((p.shape[2],) + nxt.shape[1:], self.dtype)], axis=0)
+                    u, s, vh, err = svd_truncated(m.reshape(dl * d, -1), max_bond, cutoff)
+                    k = len(s)
+                    psi[i] = np.ascontiguousarray(u.reshape(dl, d, k))
+                    psi[i + 1] = np.ascontiguousarray(np.tensordot(s[:, None] * vh, nxt, axes=(1, 0)))
+                    envs.push_left(i, psi[i])
+                else:
+                    prv = psi[i - 1]
+                    if alpha > 0.0:
+                        p = alpha * _expand_left(m, ws[i], envs.right(i + 1))
+                        m = np.concatenate([m, p], axis=0)
+                        prv = np.concatenate([prv, np.zeros(prv.shape[:2] + (p.shape[0],), self.dtype)], axis=2)
+                    u, s, vh, err = svd_truncated(m.reshape(m.shape[0], d * dr), max_bond, cutoff)
+                    k = len(s)
+                    psi[i] = np.ascontiguousarray(vh.reshape(k, d, dr))
+                    psi[i - 1] = np.ascontiguousarray(np.tensordot(prv, u * s, axes=(2, 0)))
+                    envs.push_right(i, psi[i])
+                self._note(k, err)
+                step += 1
+                if progress is not None:
+                    progress(BondUpdate(sweep_no, step, steps, i, direction, energy, k, err))
+        psi[0] = psi[0] / np.linalg.norm(psi[0])
+        return self.energy()
+
+
+def _expand_left(x: np.ndarray, w: np.ndarray, rb: np.ndarray) -> np.ndarray:
+    """``P[(w a'), s, b] = sum W[w, s, t, w'] x[a', t, b'] R[w', b', b]`` (left-moving expansion)."""
+    ka, d, kb = x.shape
+    dw, _, _, dw2 = w.shape
+    cb = rb.shape[2]
+    r = rb.transpose(1, 0, 2).reshape(kb, dw2 * cb)
+    t = (x.reshape(ka * d, kb) @ r).reshape(ka, d * dw2, cb)     # (a', t w', b)
+    t = np.matmul(w.reshape(dw * d, d * dw2), t)                  # (a', w s, b)
+    return np.ascontiguousarray(t.reshape(ka, dw, d, cb).transpose(1, 0, 2, 3).reshape(dw * ka, d, cb))
