@@ -138,8 +138,10 @@ class MPO:
         n, c, _ = _shape(m)
         return tf.reshape(m, (n, c))
 
-    def is_hermitian(self, tol: float = 1e-10) -> bool:
-        """Whether ``||H - H^dagger||_F <= tol * ||H||_F`` (exact MPO traces, no dense matrix)."""
+    def is_hermitian(self, tol: float = 1e-6) -> bool:
+        """Whether ``||H - H^dagger||_F <= tol * ||H||_F``, from the MPO traces
+        ``Tr(H^dagger H)`` and ``Tr(H H)`` (no dense matrix). The difference of the two
+        traces cancels to rounding level, so ``tol`` much below ``1e-7`` is not meaningful."""
         ws = [to_numpy(t, "MPO.is_hermitian") for t in self._tensors]
         hh = _trace_pair(ws, ws, conj_first=True, swap_second=False)   # Tr(H^dag H)
         h2 = _trace_pair(ws, ws, conj_first=False, swap_second=True)   # Tr(H H) via W^T

@@ -1,0 +1,116 @@
+"""The sweep's small pieces alone: environments, effective Hamiltonians, eigensolvers,
+truncation policy."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import tensor4all as t4a
+from tensor4all import models
+from tensor4all._effective import OneSiteOperator, TwoSiteOperator
+from tensor4all._eigensolver import eigsh, lanczos
+from tensor4all._environments import Environments, left_step, mpo_squared, right_step
+from tensor4all._truncation import svd_truncated, truncation_keep
+
+
+def _numpy_state(psi):
+    return [np.ascontiguousarray(np.asarray(t)) for t in psi.tensors]
+
+
+def _dense_heff(lb, ws, rb):
+    """Dense effective Hamiltonian from blocks by einsum (independent of the GEMM layout)."""
+    if len(ws) == 1:
+        h = np.einsum("awx,wstv,vyb->asyxtb", lb, ws[0], rb.transpose(0, 2, 1))
+    else:
+        h = np.einsum("awx,wstu,uijv,vyb->asiyxtjb", lb, ws[0], ws[1], rb.transpose(0, 2, 1))
+    n = int(np.sqrt(h.size))
+    return h.reshape(n, n)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 1000), cplx=st.booleans(), site=st.integers(0, 3))
+def test_effective_operators_match_dense(seed, cplx, site):
+    L = 5
+    H = models.heisenberg(L, Jz=0.3, h=0.2)
+    ws = [np.ascontiguousarray(np.asarray(t)) for t in H.tensors]
+    psi = _numpy_state(t4a.MPS.random(L, bond_dim=3, seed=seed, dtype=np.complex128 if cplx else np.float64))
+    lefts = [np.ones((1, 1, 1))]  # lefts[i]: sites < i
+    for i in range(L - 1):
+        lefts.append(left_step(lefts[-1], psi[i], ws[i]))
+    rights = {L: np.ones((1, 1, 1))}  # rights[i]: sites >= i
+    for i in range(L - 1, 0, -1):
+        rights[i] = right_step(rights[i + 1], psi[i], ws[i])
+    rng = np.random.default_rng(seed)
+    op2 = TwoSiteOperator(lefts[site], ws[site], ws[site + 1], rights[site + 2])
+    dense2 = _dense_heff(lefts[site], ws[site:site + 2], rights[site + 2])
+    x2 = rng.standard_normal(dense2.shape[0])
+    np.testing.assert_allclose(op2.matvec(x2), dense2 @ x2, atol=1e-12)
+    np.testing.assert_allclose(dense2, dense2.conj().T, atol=1e-12)
+    op1 = OneSiteOperator(lefts[site], ws[site], rights[site + 1])
+    dense1 = _dense_heff(lefts[site], ws[site:site + 1], rights[site + 1])
+    x1 = rng.standard_normal(dense1.shape[0])
+    np.testing.assert_allclose(op1.matvec(x1), dense1 @ x1, atol=1e-12)
+
+
+def test_environment_energy_and_variance():
+    L = 6
+    H = models.tfim(L, g=0.8)
+    psi = t4a.MPS.random(L, bond_dim=4, seed=2)
+    ws = [np.ascontiguousarray(np.asarray(t)) for t in H.tensors]
+    p = _numpy_state(psi)
+    env = np.ones((1, 1, 1))
+    for a, w in zip(p, ws):
+        env = left_step(env, a, w)
+    hd = np.asarray(H.to_dense())
+    v = np.asarray(psi.to_dense())
+    np.testing.assert_allclose(env.reshape(()), v @ hd @ v, atol=1e-12)
+    np.testing.assert_allclose(mpo_squared(ws, p).real, v @ hd @ hd @ v, atol=1e-11)
+    envs = Environments(ws, np.float64)
+    for i in range(L - 1, 0, -1):
+        envs.push_right(i, p[i])
+    assert envs.nbytes() == sum(envs.right(i).nbytes for i in range(1, L + 1)) + 8
+
+
+@pytest.mark.parametrize("solver", [lanczos, eigsh])
+@pytest.mark.parametrize("n", [1, 2, 7, 60])
+def test_eigensolvers_find_the_lowest_eigenpair(solver, n):
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+    a = a + a.conj().T
+
+    class Op:
+        shape = (n, n)
+        dtype = np.dtype(complex)
+
+        def matvec(self, x):
+            return a @ x
+
+    e, v, count = solver(Op(), rng.standard_normal(n) + 0j, tol=1e-13, max_iter=n + 5)
+    w = np.linalg.eigvalsh(a)
+    assert abs(e - w[0]) < 1e-9 and count >= 1
+    np.testing.assert_allclose(np.linalg.norm(a @ v - e * v), 0, atol=1e-5)
+
+
+@settings(max_examples=30, deadline=None)
+@given(s=st.lists(st.floats(0, 10, allow_nan=False), min_size=1, max_size=12),
+       max_bond=st.one_of(st.none(), st.integers(1, 12)), cutoff=st.sampled_from([0.0, 1e-12, 1e-3, 0.3]))
+def test_truncation_policy(s, max_bond, cutoff):
+    s = np.sort(np.array(s))[::-1]
+    keep, err = truncation_keep(s, max_bond, cutoff)
+    assert 1 <= keep <= len(s)
+    if max_bond is not None:
+        assert keep <= max_bond
+    total = np.sum(s**2)
+    if total > 0:
+        assert err == pytest.approx(np.sum(s[keep:] ** 2) / total)
+        if max_bond is None or keep < max_bond:
+            assert err <= cutoff + 1e-15 or keep == 1 or s[keep - 1] == 0
+
+
+def test_svd_truncated_reconstructs():
+    m = np.random.default_rng(0).standard_normal((12, 9))
+    u, s, vh, err = svd_truncated(m)
+    np.testing.assert_allclose((u * s) @ vh, m, atol=1e-12)
+    assert err == 0.0
+    u, s, vh, err = svd_truncated(m, max_bond=3)
+    assert len(s) == 3
+    np.testing.assert_allclose(np.linalg.norm(m - (u * s) @ vh) ** 2 / np.linalg.norm(m) ** 2, err, rtol=1e-10)
