@@ -138,3 +138,22 @@ def test_jax_exchange_without_copy():
     assert addr(view) == m.unsafe_buffer_pointer()
     np.testing.assert_array_equal(np.asarray(view), np.asarray(m))
     del jax
+
+
+# -- CuPy (GPU) -----------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_cupy_exchange_without_copy():
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            pytest.skip("no CUDA device")
+    except cupy.cuda.runtime.CUDARuntimeError:
+        pytest.skip("no CUDA runtime")
+    x = cupy.asfortranarray(cupy.arange(12.0).reshape(3, 4))
+    t = tf.from_dlpack(x)
+    assert t.placement == tf.gpu(0) and t._data.data.ptr == x.data.ptr and t.is_contiguous
+    assert cupy.from_dlpack(t).data.ptr == x.data.ptr
+    c = cupy.arange(12.0).reshape(3, 4)  # row-major: copied, or a view with copy=False
+    assert tf.from_dlpack(c)._data.data.ptr != c.data.ptr and tf.from_dlpack(c).is_contiguous
+    assert tf.from_dlpack(c, copy=False)._data.data.ptr == c.data.ptr
