@@ -92,9 +92,12 @@ def test_ten_thousand_tensor_batch_stacked(tmp_path, fmt):
 
 
 def test_arrow_ipc_load_is_memory_mapped_and_zero_copy(tmp_path):
+    import gc
+
     batch = sample((64, 64, 16), "float64")  # 512 KiB
     path = tmp_path / "mm.arrow"
     tf.save(path, {"b": tf.arrow.to_arrow(batch, batch_axis=-1)})
+    gc.collect()  # so that no earlier Arrow memory is freed while we measure
     before = pa.total_allocated_bytes()
     mapped = tf.load(path, stack=True)
     assert pa.total_allocated_bytes() - before < 4096  # nothing read into Arrow's memory pool
@@ -109,6 +112,8 @@ def test_arrow_ipc_load_is_memory_mapped_and_zero_copy(tmp_path):
         pytest.skip("/proc/self/maps is not available to check the mapping")
     spans = [tuple(int(x, 16) for x in r[0].split("-")) for r in regions]
     assert any(lo <= start and start + batch.size * 8 <= hi for lo, hi in spans)
+    gc.collect()
+    before = pa.total_allocated_bytes()
     read = tf.load(path, stack=True, mmap=False)
     assert pa.total_allocated_bytes() - before >= batch.size * 8  # read into memory instead
     same(read["b"], batch)
@@ -150,6 +155,9 @@ def test_packed_layout_is_memory_mapped_too(tmp_path):
     batch = sample((32, 32, 64), "float64")
     path = tmp_path / "packed.arrow"
     tf.save(path, {"b": tf.arrow.to_arrow(batch, batch_axis=-1), "one": tf.ones((3,))})
+    import gc
+
+    gc.collect()
     before = pa.total_allocated_bytes()
     loaded = tf.load(path, stack=True)
     assert pa.total_allocated_bytes() - before < 4096
