@@ -75,6 +75,14 @@ def _factors(term_ops: tuple[tuple[str, int], ...], table: _OpTable) -> list[tup
     return [(s, table.get(tuple(by_site[s]))) for s in sorted(by_site)]
 
 
+def _assemble(coeff: np.ndarray, mats: np.ndarray) -> np.ndarray:
+    """``W[r, s, t, c] = sum_k coeff[r, c, k] mats[k, s, t]`` as one matrix product."""
+    r, c, k = coeff.shape
+    d = mats.shape[1]
+    w = (coeff.reshape(r * c, k) @ mats.reshape(k, d * d)).reshape(r, c, d, d)
+    return np.ascontiguousarray(w.transpose(0, 2, 3, 1))
+
+
 def _numeric(c: Any) -> complex:
     return complex(np.asarray(c).reshape(()))
 
@@ -190,7 +198,7 @@ def compile_opsum(os: OpSum, L: int, space: LocalSpace) -> tuple[list[Any], bool
         if arr is None:
             arr = sym_coeffs[sid][s] = np.zeros((dims[s], dims[s + 1], len(mats)), dtype=np.complex128)
         arr[i, j, k] += w
-    tensors = [np.einsum("rck,kst->rstc", c, mats) for c in coeffs]
+    tensors = [_assemble(c, mats) for c in coeffs]
     if not symbols:
         return tensors, False
     out = []
@@ -200,7 +208,7 @@ def compile_opsum(os: OpSum, L: int, space: LocalSpace) -> tuple[list[Any], bool
             arr = per_site[s]
             if arr is None:
                 continue
-            p = np.einsum("rck,kst->rstc", arr, mats)
+            p = _assemble(arr, mats)
             if not np.any(p.imag):
                 p = p.real.copy()
             w = w + symbols[sid] * tf.asarray(p)

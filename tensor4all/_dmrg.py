@@ -41,6 +41,7 @@ class SweepRecord:
     matvecs: int                  #: effective-Hamiltonian products in the local eigensolver
     seconds: float                #: wall time of the sweep
     peak_memory: int              #: peak bytes of environments + MPS + eigensolver workspace
+    env_memory: int = 0           #: peak bytes of the environment cache alone
     max_bond_limit: int = 0       #: the max_bond setting of this sweep
     cutoff: float = 0.0           #: the cutoff setting of this sweep
     noise: float = 0.0            #: the subspace-expansion strength of this sweep (one-site)
@@ -220,7 +221,7 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> DMRGResult:
                           sweep_no=k + 1, progress=opts["progress"])
         delta = st.energy - previous if history else float("nan")
         rec = SweepRecord(k + 1, st.energy, delta, st.max_bond, st.max_truncation_error, st.matvecs,
-                          st.seconds, st.peak_memory, chi, cut, alpha)
+                          st.seconds, st.peak_memory, st.env_memory, chi, cut, alpha)
         history.append(rec)
         if opts["callback"] is not None:
             opts["callback"](rec)

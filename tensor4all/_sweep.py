@@ -42,6 +42,7 @@ class SweepStats:
     matvecs: int
     seconds: float
     peak_memory: int
+    env_memory: int
 
 
 class SweepEngine:
@@ -87,7 +88,7 @@ class SweepEngine:
     def sweep(self, *, two_site: bool, max_bond: int, cutoff: float, tol: float, alpha: float,
               sweep_no: int, progress: Callable[[BondUpdate], None] | None) -> SweepStats:
         t0 = time.perf_counter()
-        self._stats = dict(max_bond=1, err=0.0, matvecs=0, peak=self.nbytes())
+        self._stats = dict(max_bond=1, err=0.0, matvecs=0, peak=self.nbytes(), env=self.envs.nbytes())
         if self.L == 1:
             energy = self._single_site_chain(tol)
         elif two_site:
@@ -96,7 +97,7 @@ class SweepEngine:
             energy = self._one_site_sweep(max_bond, cutoff, tol, alpha, sweep_no, progress)
         st = self._stats
         return SweepStats(energy, max(self.bond_dims(), default=1), st["err"], st["matvecs"],
-                          time.perf_counter() - t0, st["peak"])
+                          time.perf_counter() - t0, st["peak"], st["env"])
 
     def bond_dims(self) -> list[int]:
         return [a.shape[2] for a in self.psi[:-1]]
@@ -106,7 +107,9 @@ class SweepEngine:
         st = self._stats
         st["matvecs"] += n
         work = n * v0.size * np.dtype(self.dtype).itemsize
-        st["peak"] = max(st["peak"], self.nbytes() + work)
+        env = self.envs.nbytes()
+        st["env"] = max(st["env"], env)
+        st["peak"] = max(st["peak"], env + sum(a.nbytes for a in self.psi) + work)
         return e, v
 
     def _note(self, keep: int, err: float) -> None:
