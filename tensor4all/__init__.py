@@ -12,7 +12,7 @@
 >>> H = t4a.models.heisenberg(8)
 >>> res = t4a.dmrg(H, max_bond=16)
 >>> round(res.energy, 8)
--3.37493259
+-3.3749326
 """
 from __future__ import annotations
 
