@@ -50,8 +50,8 @@ except ImportError:  # pragma: no cover
     tenpy_dmrg = None
 
 # Reference energies: L=32 from the issue; L=100 from tensor4all.dmrg at chi=256,
-# cutoff 0 (converged to |dE| < 1e-12; chi=100 differs from it by ~1e-8).
-E_REF = {32: -13.9973156182243, 100: -44.127739908}
+# cutoff 0, truncation error < 1e-13, last |dE| = 3e-12 (chi=100 is 2.3e-8 above it).
+E_REF = {32: -13.9973156182243, 100: -44.127739893288}
 TOL = 1e-9
 CUTOFF = 1e-12
 SWEEPS = 10
