@@ -57,8 +57,12 @@ from ._errors import (
     TenferroIndexError,
     TenferroTypeError,
     TenferroValueError,
+    UnsupportedOnDeviceError,
 )
-from ._placement import CPU, MemoryKind, Placement, check_same_placement, gpu, placement_of
+from ._placement import (
+    CPU, MemoryKind, Placement, check_same_placement, default_placement, get_default_placement, gpu, placement_of,
+    set_default_placement,
+)
 from ._shape import Shape
 from ._tensor import Tensor
 from ._views import reshape_view, slice_view, transpose_view
@@ -68,10 +72,11 @@ __all__ = [
     "DType", "bool_", "int32", "int64", "float32", "float64", "complex64", "complex128",
     "dtype", "result_type", "can_convert",
     # errors
-    "TenferroError", "ShapeError", "DTypeError", "PlacementError", "TenferroValueError",
+    "TenferroError", "ShapeError", "DTypeError", "PlacementError", "UnsupportedOnDeviceError", "TenferroValueError",
     "TenferroIndexError", "TenferroTypeError", "AxisError",
     # placement
     "MemoryKind", "Placement", "CPU", "gpu", "placement_of", "check_same_placement",
+    "default_placement", "get_default_placement", "set_default_placement",
     # shapes and tensors
     "Shape", "Tensor",
     # creation and conversion

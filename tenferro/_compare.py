@@ -15,10 +15,12 @@ import numpy as np
 
 from tidu import Zero, is_undefined
 
-from ._dtypes import bool_
-from ._elementwise import FAMILY, _binary_aval, _broadcast_all, _coerce, _prepare, scalar_like
+from ._dtypes import bool_, result_type
+from ._elementwise import FAMILY, _binary_aval, _broadcast_all, _coerce, _is_weak, _prepare, scalar_like
 from ._errors import DTypeError, ShapeError
-from ._prim import TensorType, check_shapes, fortran as _f, meta, primitive
+from ._prim import (
+    TensorType, check_placement, check_shapes, fortran as _f, meta, placement_of_operand, primitive, scalar_tensor,
+)
 from ._tensor import Tensor
 
 __all__ = [
@@ -171,6 +173,10 @@ def where(condition: Any, x: Any, y: Any) -> Any:
     c = _coerce("where", condition)
     if meta(c)[1] is not bool_:
         c = not_equal(c, 0)
+    if _is_weak(x) and _is_weak(y):   # two Python scalars: made where the condition lives
+        dtype, at = result_type(x, y), placement_of_operand(c)
+        x, y = scalar_tensor(x, dtype, "where", at), scalar_tensor(y, dtype, "where", at)
     x, y = _prepare("where", x, y)
     c, x, y = _broadcast_all("where", c, x, y)
+    check_placement("where", c, x, y)
     return select_p.bind(c, x, y)

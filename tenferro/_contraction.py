@@ -28,7 +28,7 @@ from tidu import Tracer, UndefinedPrimal, Zero
 from ._dtypes import result_type
 from ._elementwise import add_p
 from ._errors import AxisError, ShapeError, fmt_shape
-from ._prim import as_index, as_indices, as_operand, fortran, meta, primitive
+from ._prim import as_index, as_indices, as_operand, check_placement, fortran, meta, primitive
 from ._structural import broadcast_to, convert_element_type, reshape, transpose_p
 from ._tensor import Tensor
 
@@ -193,6 +193,7 @@ def _operands(op: str, x: Any, y: Any) -> tuple[Any, Any, tuple, tuple]:
         x = as_operand(op, x)
     if type(y) is not Tensor and not isinstance(y, Tracer):
         y = as_operand(op, y)
+    check_placement(op, x, y)
     xs, xd = meta(x)
     ys, yd = meta(y)
     if xd is not yd:

@@ -31,9 +31,9 @@ from ._dtypes import (
     result_type,
 )
 from ._errors import DTypeError, PlacementError, ShapeError, TenferroValueError
-from ._placement import CPU, Placement, is_cupy_array
+from ._placement import CPU, Placement, device_scope, import_cupy, is_cupy_array, resolve_placement
 from ._shape import as_extents, as_index
-from ._tensor import Tensor, _import_cupy
+from ._tensor import Tensor
 
 __all__ = [
     "asarray", "tensor", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
@@ -42,17 +42,38 @@ __all__ = [
 
 
 def _to_placement(op: str, t: Tensor, placement: Placement | None) -> Tensor:
-    if placement is None or t.placement == placement:
+    """``t`` on ``placement`` (an explicit copy when it lives elsewhere); ``None``
+    keeps it where it is."""
+    if placement is None:
         return t
-    if not isinstance(placement, Placement):
-        raise PlacementError(f"{op}: placement must be a tenferro.Placement (e.g. tenferro.CPU), "
-                             f"got {placement!r}")
+    placement = resolve_placement(op, placement)
+    if t.placement == placement:
+        return t
     if placement == CPU:
         return t.to_cpu()
-    if placement.device is not None:
-        _import_cupy(op)
-        return t.to_gpu(placement.device)
-    raise PlacementError(f"{op}: cannot place a tensor in {placement}; expected CPU or gpu(device)")
+    import_cupy(op)
+    return t.to_gpu(placement.device)
+
+
+def _upload(op: str, t: Tensor, placement: Placement | None) -> Tensor:
+    """A tensor just built from host data, on ``placement`` or, when that is
+    ``None``, on the default placement (:func:`tenferro.set_default_placement`)."""
+    target = resolve_placement(op, placement)
+    if target is CPU or target == t.placement:
+        return t
+    return _to_placement(op, t, target)
+
+
+def _build(op: str, placement: Placement | None, make: Any) -> Tensor:
+    """``make(xp)`` run with the array module of the target placement (``numpy``
+    or ``cupy``, on the right device), so device tensors are made on the device
+    without a host round trip."""
+    target = resolve_placement(op, placement)
+    if target is CPU:
+        return Tensor._wrap(make(np))
+    cupy = import_cupy(op)
+    with device_scope(op, target):
+        return Tensor._wrap(make(cupy))
 
 
 def _weak_value_kind(obj: Any) -> str | None:
@@ -102,9 +123,7 @@ def _fortran(array: Any) -> Any:
         return array
     if isinstance(array, np.ndarray):
         return np.asfortranarray(array)
-    import cupy  # noqa: PLC0415
-
-    return cupy.asfortranarray(array)
+    return import_cupy("asarray").asfortranarray(array)
 
 
 def asarray(obj: Any, dtype: DTypeLike | None = None, placement: Placement | None = None) -> Tensor:
@@ -136,7 +155,7 @@ def asarray(obj: Any, dtype: DTypeLike | None = None, placement: Placement | Non
         except (ValueError, TypeError) as exc:
             raise ShapeError(f"asarray: cannot build a tensor from a ragged or mixed nested sequence "
                              f"({exc}); expected a rectangular nested sequence of scalars") from exc
-        return _to_placement("asarray", Tensor._wrap(_fortran(arr)), placement)
+        return _upload("asarray", Tensor._wrap(_fortran(arr)), placement)
     arr = _host_array("asarray", obj)
     src = _lookup_numpy(arr.dtype, "asarray", f"an input of type {type(obj).__name__}")
     if arr.dtype.byteorder not in ("=", "|"):
@@ -146,7 +165,8 @@ def asarray(obj: Any, dtype: DTypeLike | None = None, placement: Placement | Non
             raise DTypeError(f"asarray: converting {src.name} to {target.name} may lose information; "
                              f"use tenferro.cast(x, {target.name}) for an explicit lossy conversion")
         arr = arr.astype(target.numpy, order="F")
-    return _to_placement("asarray", Tensor._wrap(_fortran(arr)), placement)
+    t = Tensor._wrap(_fortran(arr))
+    return _upload("asarray", t, placement) if type(arr) is np.ndarray else _to_placement("asarray", t, placement)
 
 
 tensor = asarray
@@ -168,17 +188,15 @@ def _fill_dtype(op: str, fill_value: Any, dtype: DTypeLike | None) -> DType:
 def zeros(shape: int | tuple[int, ...], dtype: DTypeLike = float64,
           placement: Placement | None = None) -> Tensor:
     """A tensor of zeros."""
-    d = _dtype(dtype)
-    arr = np.zeros(as_extents("zeros", shape), dtype=d.numpy, order="F")
-    return _to_placement("zeros", Tensor._wrap(arr), placement)
+    d, ext = _dtype(dtype), as_extents("zeros", shape)
+    return _build("zeros", placement, lambda xp: xp.zeros(ext, dtype=d.numpy, order="F"))
 
 
 def ones(shape: int | tuple[int, ...], dtype: DTypeLike = float64,
          placement: Placement | None = None) -> Tensor:
     """A tensor of ones."""
-    d = _dtype(dtype)
-    arr = np.ones(as_extents("ones", shape), dtype=d.numpy, order="F")
-    return _to_placement("ones", Tensor._wrap(arr), placement)
+    d, ext = _dtype(dtype), as_extents("ones", shape)
+    return _build("ones", placement, lambda xp: xp.ones(ext, dtype=d.numpy, order="F"))
 
 
 def _full(op: str, shape: int | tuple[int, ...], fill_value: Any, dtype: DTypeLike | None,
@@ -186,8 +204,7 @@ def _full(op: str, shape: int | tuple[int, ...], fill_value: Any, dtype: DTypeLi
     ext = as_extents(op, shape)
     d = _fill_dtype(op, fill_value, dtype)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
-    arr = np.full(ext, value, dtype=d.numpy, order="F")
-    return _to_placement(op, Tensor._wrap(arr), placement)
+    return _build(op, placement, lambda xp: xp.full(ext, value, dtype=d.numpy, order="F"))
 
 
 def full(shape: int | tuple[int, ...], fill_value: Any, dtype: DTypeLike | None = None,
@@ -226,9 +243,8 @@ def eye(n: int, m: int | None = None, k: int = 0, dtype: DTypeLike = float64,
         placement: Placement | None = None) -> Tensor:
     """An ``n x m`` matrix with ones on diagonal ``k`` (0: main, >0: above)."""
     rows, cols = as_extents("eye", (n, n if m is None else m))
-    arr = np.eye(rows, cols, k=as_index("eye", k, "diagonal offset k", ShapeError), dtype=_dtype(dtype).numpy,
-                 order="F")
-    return _to_placement("eye", Tensor._wrap(arr), placement)
+    k, d = as_index("eye", k, "diagonal offset k", ShapeError), _dtype(dtype)
+    return _build("eye", placement, lambda xp: xp.eye(rows, cols, k=k, dtype=d.numpy, order="F"))
 
 
 def arange(start: int | float, stop: int | float | None = None, step: int | float = 1,
@@ -251,8 +267,7 @@ def arange(start: int | float, stop: int | float | None = None, step: int | floa
     if d.kind == "bool" or not _kind_fits(kind, d):
         raise DTypeError(f"arange: cannot produce {d.name} values from arguments of kind {kind}; "
                          "expected an integer or floating dtype that holds them")
-    arr = np.arange(start, stop, step, dtype=d.numpy)
-    return _to_placement("arange", Tensor._wrap(arr), placement)
+    return _build("arange", placement, lambda xp: xp.arange(start, stop, step, dtype=d.numpy))
 
 
 def linspace(start: float | complex, stop: float | complex, num: int = 50, endpoint: bool = True,
@@ -266,8 +281,8 @@ def linspace(start: float | complex, stop: float | complex, num: int = 50, endpo
     num = as_index("linspace", num, "num", TenferroValueError)
     if num < 0:
         raise TenferroValueError(f"linspace: num must be non-negative, got {num}")
-    arr = np.linspace(start, stop, num=num, endpoint=endpoint, dtype=d.numpy)
-    return _to_placement("linspace", Tensor._wrap(arr), placement)
+    return _build("linspace", placement, lambda xp: xp.linspace(start, stop, num=num, endpoint=endpoint,
+                                                                 dtype=d.numpy))
 
 
 def _traced_asarray(obj: Any, target: DType | None, placement: Placement | None) -> Any:

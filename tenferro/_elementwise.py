@@ -23,10 +23,10 @@ from tidu import Tracer, UndefinedPrimal, Zero, is_undefined
 from ._dtypes import float64, result_type
 from ._errors import ShapeError, fmt_shape
 from . import _structural as _st
-from ._placement import CPU
+from ._placement import CPU, get_default_placement
 from ._prim import (
-    TensorType, aval_of_operand, as_operand, check_placement, fortran as _f, meta, nonlinear_error, primitive,
-    scalar_tensor,
+    TensorType, aval_of_operand, as_operand, check_placement, constant_tensor, fortran as _f, meta, nonlinear_error,
+    placement_of_operand, primitive, scalar_tensor,
 )
 from ._tensor import Tensor
 
@@ -86,10 +86,11 @@ def _prepare(op: str, *xs: Any) -> list[Any]:
             return list(xs)
     args = [x if (type(x) is Tensor or isinstance(x, Tracer)) else _coerce(op, x) for x in xs]
     dtype = result_type(*[meta(a)[1] if not _is_weak(x) else x for a, x in zip(args, xs)])
+    where = next((placement_of_operand(a) for a, x in zip(args, xs) if not _is_weak(x)), get_default_placement())
     out = []
     for a, x in zip(args, xs):
         if _is_weak(x):
-            a = scalar_tensor(x, dtype, op)
+            a = scalar_tensor(x, dtype, op, where)
         elif meta(a)[1] is not dtype:
             a = _st.convert_element_type(a, dtype)
         out.append(a)
@@ -99,19 +100,21 @@ def _prepare(op: str, *xs: Any) -> list[Any]:
 
 
 def _fits_weakly(value: Any, aval: TensorType) -> bool:
-    """True when the Python scalar ``value`` takes the dtype of a floating CPU
+    """True when the Python scalar ``value`` takes the dtype of a floating
     operand of ``aval`` unchanged (weak promotion: ``x * 2``, ``1 - x``)."""
     t = type(value)
     if t is float or t is int or t is bool:
-        return aval.placement is CPU and aval.dtype.is_floating
-    return t is complex and aval.placement is CPU and aval.dtype.is_complex
+        return aval.dtype.is_floating
+    return t is complex and aval.dtype.is_complex
 
 
 def _constant(value: Any, aval: TensorType) -> Tensor:
-    """The constant ``value`` at the shape and dtype of ``aval`` (what promoting
-    and broadcasting a weak scalar gives, built directly; canonical and writeable
-    like every tensor tenferro makes, never a zero-stride view)."""
+    """The constant ``value`` at the shape, dtype and placement of ``aval`` (what
+    promoting and broadcasting a weak scalar gives, built directly; canonical and
+    writeable like every tensor tenferro makes, never a zero-stride view)."""
     shape = aval.shape
+    if aval.placement is not CPU:
+        return constant_tensor(value, shape, aval.dtype, aval.placement)
     if not shape:
         return Tensor._wrap(np.asarray(value, aval.dtype.numpy))
     return Tensor._wrap(np.full(shape, value, aval.dtype.numpy, order="F"))
@@ -332,7 +335,7 @@ def _imag_transpose(ct, x):
 def scalar_like(value: Any, x: Any) -> Any:
     """``value`` broadcast to the shape and dtype of ``x`` (a constant)."""
     shape, dtype = meta(x)
-    s = scalar_tensor(value, dtype)
+    s = scalar_tensor(value, dtype, "scalar_like", placement_of_operand(x))
     return s if shape == () else _st.broadcast_to(s, shape)
 
 

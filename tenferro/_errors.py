@@ -14,6 +14,7 @@ __all__ = [
     "ShapeError",
     "DTypeError",
     "PlacementError",
+    "UnsupportedOnDeviceError",
     "TenferroValueError",
     "TenferroIndexError",
     "TenferroTypeError",
@@ -35,6 +36,11 @@ class DTypeError(TenferroError, TypeError):
 
 class PlacementError(TenferroError, ValueError):
     """Operands live on different devices, or a device runtime is unavailable."""
+
+
+class UnsupportedOnDeviceError(PlacementError, NotImplementedError):
+    """The operation has no implementation on the operand's device (e.g. a LAPACK
+    routine CuPy lacks); nothing falls back to the CPU implicitly."""
 
 
 class TenferroValueError(TenferroError, ValueError):

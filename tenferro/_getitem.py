@@ -25,7 +25,7 @@ import numpy as np
 
 from ._errors import TenferroIndexError, TenferroTypeError, fmt_shape
 from ._indexing import gather_p, slice_p
-from ._prim import meta
+from ._prim import fortran, meta, placement_of_operand, xp_of
 from ._structural import reshape_p, transpose_p
 from ._tensor import Tensor
 
@@ -145,17 +145,19 @@ def getitem(x: Any, index: Any) -> Any:
 
 def _advanced(y: Any, mid: list, adv: list) -> Any:
     """Apply the advanced indices ``adv`` [(position in y, source axis, index)] to ``y``."""
+    where = placement_of_operand(y)
     if len(adv) == 1:
         pos, axis, idx = adv[0]
-        if type(idx) is np.ndarray:
-            idx = _checked(axis, idx, mid[pos])
+        if not hasattr(idx, "_trace"):
+            idx = _checked(axis, idx, mid[pos], where)
         return gather_p.bind(y, idx, axis=pos)
-    if any(not isinstance(i, np.ndarray) for _, _, i in adv):
+    if any(hasattr(i, "_trace") for _, _, i in adv):
         raise TenferroIndexError("indexing with several advanced indices requires concrete (non-traced) index "
                                  "arrays; a single traced integer index is supported")
-    idxs = [_checked(axis, idx, mid[pos])._data for pos, axis, idx in adv]
+    idxs = [_checked(axis, idx, mid[pos], where)._data for pos, axis, idx in adv]
+    xp = xp_of(idxs[0])
     try:
-        idxs = np.broadcast_arrays(*idxs)
+        idxs = xp.broadcast_arrays(*idxs)
     except ValueError:
         raise TenferroIndexError("shape mismatch: advanced index arrays could not be broadcast together "
                                  "with shapes " + ", ".join(fmt_shape(i.shape) for i in idxs)) from None
@@ -168,26 +170,31 @@ def _advanced(y: Any, mid: list, adv: list) -> Any:
         y = transpose_p.bind(y, permutation=tuple(positions + rest))
         mid = [mid[i] for i in positions] + [mid[i] for i in rest]
         p = 0
-    lin = np.zeros(idxs[0].shape, np.int64)
+    lin = xp.zeros(idxs[0].shape, np.int64)
     stride = 1
     for j, idx in enumerate(idxs):
         lin = lin + idx * stride
         stride *= mid[p + j]
     merged = tuple(mid[:p]) + (stride,) + tuple(mid[p + k:])
     y = reshape_p.bind(y, new_shape=merged)
-    return gather_p.bind(y, Tensor._wrap(np.asfortranarray(lin) if lin.ndim else lin), axis=p)
+    return gather_p.bind(y, Tensor._wrap(fortran(lin)), axis=p)
 
 
-def _checked(axis: int, idx: np.ndarray, n: int) -> Tensor:
-    """Integer index array for an axis of extent ``n``: bounds checked, negatives wrapped."""
+def _checked(axis: int, idx: Any, n: int, where: Any) -> Tensor:
+    """Integer index array for an axis of extent ``n``: bounds checked, negatives
+    wrapped, on the placement ``where`` of the indexed tensor (host indices are
+    checked on the host, then uploaded; a device index array costs one read of
+    its min and max for the bounds check)."""
+    xp = xp_of(idx)
     idx = idx.astype(np.int64, copy=False)
     if idx.size:
         lo, hi = int(idx.min()), int(idx.max())
         if lo < -n or hi >= n:
             _bounds(axis, lo if lo < -n else hi, n)
         if lo < 0:
-            idx = np.where(idx < 0, idx + n, idx)
-    return Tensor._wrap(np.asfortranarray(idx) if idx.ndim else idx)
+            idx = xp.where(idx < 0, idx + n, idx)
+    t = Tensor._wrap(fortran(idx))
+    return t if t.placement == where else t.to_gpu(where.device)
 
 
 def iterate(x: Any) -> Any:

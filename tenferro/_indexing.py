@@ -23,8 +23,11 @@ from tidu import Zero, instantiate, is_undefined
 from ._dtypes import int64
 from ._errors import DTypeError, ShapeError, TenferroIndexError, fmt_shape
 from ._prim import (
-    TensorType, aval_of_operand, as_index, as_operand, as_shape, check_shapes, fortran, meta, primitive, xp_of,
+    TensorType, aval_of_operand, as_index, as_operand, as_shape, check_placement, check_shapes, fortran, meta,
+    placement_of_operand,
+    primitive, xp_of,
 )
+from ._placement import import_cupyx
 from ._tensor import Tensor
 
 FAMILY = "indexing"
@@ -122,7 +125,7 @@ def _clamped_window(starts: Any, extents: tuple, sizes: tuple) -> tuple:
     """Slices of extents ``sizes`` with starts clamped into ``[0, extent - size]``
     (the shape rules guarantee ``0 <= size <= extent``, so the range is never empty)."""
     out = []
-    for b, n, z in zip(np.asarray(starts).tolist(), extents, sizes):
+    for b, n, z in zip(starts.tolist(), extents, sizes):   # a device read for GPU starts
         b = min(max(b, 0), n - z)
         out.append(_pyslice(b, b + z))
     return tuple(out)
@@ -261,6 +264,7 @@ def dynamic_update_slice(x: Any, update: Any, start_indices: Any) -> Any:
 
     x = as_operand("dynamic_update_slice", x)
     update = as_operand("dynamic_update_slice", update)
+    check_placement("dynamic_update_slice", x, update)
     xs, xd = meta(x)
     ud = meta(update)[1]
     if ud is not xd:
@@ -322,8 +326,12 @@ scatter_add_p = primitive("scatter_add", FAMILY)
 def _scatter_add_impl(x, indices, updates, axis):
     out = x._data.copy(order="F")
     idx = indices._data
+    where = (_pyslice(None),) * axis + (idx,)
     try:
-        np.add.at(out, (_pyslice(None),) * axis + (idx,), updates._data)
+        if type(out) is np.ndarray:
+            np.add.at(out, where, updates._data)
+        else:   # CuPy: an atomic scatter-add kernel
+            import_cupyx("scatter_add").scatter_add(out, where, updates._data)
     except IndexError:
         raise _index_error("scatter_add", idx, axis, out.shape[axis]) from None
     return Tensor._wrap(out)
@@ -358,14 +366,18 @@ def _scatter_add_transpose(ct, x, idx, u, axis):
             gather_p.bind(ct, idx, axis=axis) if is_undefined(u) else None]
 
 
-def _index_operand(op: str, indices: Any) -> Any:
+def _index_operand(op: str, indices: Any, x: Any) -> Any:
+    """``indices`` as an integer tensor on the placement of ``x`` (host indices
+    are uploaded: they come from the host anyway)."""
     if type(indices) is Tensor or hasattr(indices, "_trace"):
         _check_indices(op, aval_of_operand(indices))
         return indices
     arr = np.asarray(indices)
     if arr.dtype.kind not in "iu" and not (arr.size == 0 and arr.dtype.kind == "f"):
         raise DTypeError(f"{op}: indices must be integers, got an array of dtype {arr.dtype}")
-    return Tensor._wrap(fortran(arr.astype(np.int64, copy=False)))
+    t = Tensor._wrap(fortran(arr.astype(np.int64, copy=False)))
+    where = placement_of_operand(x)
+    return t if where.device is None else t.to_gpu(where.device)
 
 
 def _axis_or_flat(op: str, x: Any, axis: int | None) -> tuple[Any, int]:
@@ -387,7 +399,7 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Any:
     tenferro's **column-major** order (NumPy flattens row-major)."""
     x = as_operand("take", x)
     x, axis = _axis_or_flat("take", x, axis)
-    return gather_p.bind(x, _index_operand("take", indices), axis=axis)
+    return gather_p.bind(x, _index_operand("take", indices, x), axis=axis)
 
 
 gather = take
@@ -403,8 +415,8 @@ def scatter_add(x: Any, indices: Any, updates: Any, axis: int = 0) -> Any:
     x = as_operand("scatter_add", x)
     xs, xd = meta(x)
     axis = _norm_axis("scatter_add", axis, len(xs))
-    idx = _index_operand("scatter_add", indices)
-    updates = as_operand("scatter_add", updates, xd)
+    idx = _index_operand("scatter_add", indices, x)
+    updates = as_operand("scatter_add", updates, xd, placement_of_operand(x))
     expect = tuple(xs[:axis]) + tuple(meta(idx)[0]) + tuple(xs[axis + 1:])
     if tuple(meta(updates)[0]) != expect:
         try:

@@ -7,15 +7,20 @@ placements; operations check their operands with :func:`check_same_placement`.
 """
 from __future__ import annotations
 
+import contextlib
 import enum
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
 from ._errors import PlacementError, TenferroValueError
 
-__all__ = ["MemoryKind", "Placement", "CPU", "gpu", "placement_of", "check_same_placement", "is_cupy_array"]
+__all__ = [
+    "MemoryKind", "Placement", "CPU", "gpu", "placement_of", "check_same_placement", "is_cupy_array",
+    "default_placement", "get_default_placement", "set_default_placement", "resolve_placement", "import_cupy", "import_cupyx",
+    "array_module_of_placement", "device_scope",
+]
 
 
 class MemoryKind(enum.Enum):
@@ -97,3 +102,90 @@ def check_same_placement(op_name: str, *tensors: Any) -> Placement:
             raise PlacementError(f"{op_name}: operands must share one placement, got {placements}; "
                                  "move them explicitly with .to_cpu() or .to_gpu(device)")
     return CPU if first is None else first
+
+
+# --- the default placement of new tensors -------------------------------------------
+_DEFAULT: list[Placement] = [CPU]
+
+
+def get_default_placement() -> Placement:
+    """Where creation functions (``asarray`` of host data, ``zeros``, ``eye``,
+    ``random.normal``, ...) put a tensor when no ``placement`` is given. ``CPU``
+    unless changed with :func:`set_default_placement` or :func:`default_placement`.
+    Operations on existing tensors never consult it: their results live where
+    their operands do."""
+    return _DEFAULT[0]
+
+
+def set_default_placement(placement: Placement) -> Placement:
+    """Set the default placement of new tensors (process-wide); returns the previous one.
+
+    Like ``torch.set_default_device``: ``set_default_placement(gpu(0))`` makes
+    ``asarray(numpy_array)`` upload to GPU 0. Tensors that already exist stay where
+    they are, and mixing placements in one operation is still a :class:`PlacementError`.
+    """
+    if not isinstance(placement, Placement):
+        raise PlacementError(f"set_default_placement: expected a tenferro.Placement (tenferro.CPU or "
+                             f"tenferro.gpu(i)), got {placement!r}")
+    if placement.is_gpu:
+        import_cupy("set_default_placement")
+    previous = _DEFAULT[0]
+    _DEFAULT[0] = placement
+    return previous
+
+
+@contextlib.contextmanager
+def default_placement(placement: Placement) -> Iterator[Placement]:
+    """Context manager: new tensors go to ``placement`` inside the block
+    (``with tf.default_placement(tf.gpu(0)): ...``)."""
+    previous = set_default_placement(placement)
+    try:
+        yield placement
+    finally:
+        _DEFAULT[0] = previous
+
+
+def resolve_placement(op: str, placement: Placement | None) -> Placement:
+    """``placement``, or the default placement when it is ``None``; a typed error
+    for anything that is not a :class:`Placement` of the CPU or a GPU."""
+    if placement is None:
+        return _DEFAULT[0]
+    if not isinstance(placement, Placement):
+        raise PlacementError(f"{op}: placement must be a tenferro.Placement (tenferro.CPU or tenferro.gpu(i)), "
+                             f"got {placement!r}")
+    if placement.device is None and placement != CPU:
+        raise PlacementError(f"{op}: cannot place a tensor in {placement}; expected CPU or gpu(device)")
+    return placement
+
+
+def import_cupy(op: str) -> Any:
+    """Import CuPy on demand (an optional dependency), raising
+    :class:`PlacementError` naming ``op`` when it is missing."""
+    try:
+        import cupy  # noqa: PLC0415  (optional dependency, imported on demand)
+    except ImportError as exc:
+        raise PlacementError(f"{op}: CuPy is not installed, so GPU placement is unavailable; "
+                             "install the 'gpu' extra (cupy>=13) or keep tensors on the CPU") from exc
+    return cupy
+
+
+def import_cupyx(op: str) -> Any:
+    """``cupyx`` (CuPy's extras: scatter kernels, ``cupyx.scipy``), on demand."""
+    import_cupy(op)
+    import cupyx  # noqa: PLC0415  (optional dependency, imported on demand)
+    import cupyx.scipy.linalg  # noqa: PLC0415, F401
+
+    return cupyx
+
+
+def array_module_of_placement(op: str, placement: Placement) -> Any:
+    """``numpy`` for the CPU, ``cupy`` for a GPU."""
+    return np if placement.device is None else import_cupy(op)
+
+
+def device_scope(op: str, placement: Placement) -> Any:
+    """A context manager that makes ``placement``'s GPU current (CuPy allocates on
+    the current device); a no-op for the CPU."""
+    if placement.device is None:
+        return contextlib.nullcontext()
+    return import_cupy(op).cuda.Device(placement.device)

@@ -21,7 +21,7 @@ from tidu import Primitive, Tracer
 from ._creation import ones as _ones, zeros as _zeros
 from ._dtypes import DType, _from_numpy, _lookup_numpy, _weak_kind, result_type
 from ._errors import DTypeError, PlacementError, TenferroTypeError, fmt_shape
-from ._placement import CPU, Placement, placement_of
+from ._placement import CPU, Placement, array_module_of_placement, device_scope, get_default_placement, placement_of
 from ._shape import Shape, as_index, as_indices, as_shape  # noqa: F401  (re-exported)
 from ._tensor import Tensor
 
@@ -210,23 +210,39 @@ def nonlinear_error(op: str, detail: str) -> TenferroTypeError:
 
 
 # --- operands ----------------------------------------------------------------------
-def scalar_tensor(value: Any, dtype: DType, op: str = "operand") -> Tensor:
-    """The 0-d tensor ``value`` of ``dtype``; a value that does not fit (``2**40``
-    in int32) raises :class:`DTypeError` naming ``op``."""
+def scalar_tensor(value: Any, dtype: DType, op: str = "operand", placement: Placement = CPU) -> Tensor:
+    """The 0-d tensor ``value`` of ``dtype`` on ``placement``; a value that does not
+    fit (``2**40`` in int32) raises :class:`DTypeError` naming ``op``. On a GPU the
+    value is written by a fill kernel (a kernel argument, not a host copy)."""
     try:
-        return Tensor._wrap(np.asarray(value, dtype=dtype.numpy))
+        host = np.asarray(value, dtype=dtype.numpy)
     except (OverflowError, TypeError, ValueError):
         raise DTypeError(f"{op}: the Python scalar {value!r} cannot be represented in dtype {dtype.name}; "
                          "convert the tensor to a wider dtype first") from None
+    if placement is CPU or placement.device is None:
+        return Tensor._wrap(host)
+    return constant_tensor(value, (), dtype, placement)
 
 
-def as_operand(op: str, x: Any, dtype: DType | None = None) -> Any:
+def constant_tensor(value: Any, shape: tuple, dtype: DType, placement: Placement) -> Tensor:
+    """``value`` filled into a new canonical tensor of ``shape`` and ``dtype`` on
+    ``placement`` (made on the device for a GPU: no host round trip)."""
+    if placement.device is None:
+        return Tensor._wrap(np.full(shape, value, dtype.numpy, order="F"))
+    xp = array_module_of_placement("constant", placement)
+    with device_scope("constant", placement):
+        return Tensor._wrap(xp.full(shape, value, dtype.numpy, order="F"))
+
+
+def as_operand(op: str, x: Any, dtype: DType | None = None, placement: Placement | None = None) -> Any:
     """A Tensor or tracer for ``x``; Python scalars become 0-d tensors of ``dtype``
-    (or their default dtype); NumPy arrays are converted with ``asarray``."""
+    (or their default dtype) on ``placement`` (default: the default placement);
+    NumPy arrays are converted with ``asarray``."""
     if type(x) is Tensor or isinstance(x, Tracer):
         return x
     if _weak_kind(x) is not None:
-        return scalar_tensor(x, dtype if dtype is not None else result_type(x), op)
+        return scalar_tensor(x, dtype if dtype is not None else result_type(x), op,
+                             get_default_placement() if placement is None else placement)
     if isinstance(x, (np.ndarray, np.generic, list, tuple)):
         from ._creation import asarray  # noqa: PLC0415
 
@@ -301,6 +317,10 @@ class TensorVSpace(tidu.VSpace):
 
     def standard_basis(self, aval: TensorType) -> list[Tensor]:
         n = aval.size
+        if aval.placement.device is not None:   # made on the device: no uploads
+            with device_scope("standard_basis", aval.placement):
+                eye = array_module_of_placement("standard_basis", aval.placement).eye(n, dtype=aval.dtype.numpy)
+                return [Tensor._wrap(fortran(eye[:, k].reshape(aval.shape, order="F"))) for k in range(n)]
         out = []
         for k in range(n):
             e = np.zeros(n, aval.dtype.numpy)

@@ -17,7 +17,10 @@ from tidu import is_undefined
 
 from ._dtypes import DType, dtype as _dtype
 from ._errors import AxisError, DTypeError, ShapeError, TenferroValueError, fmt_shape
-from ._prim import fortran, TensorType, as_index, as_indices, as_operand, as_shape, meta, primitive, xp_of
+from ._prim import (
+    fortran, TensorType, as_index, as_indices, as_operand, as_shape, check_placement, meta, placement_of_operand,
+    primitive, xp_of,
+)
 from ._tensor import Tensor
 
 FAMILY = "structural"
@@ -324,6 +327,7 @@ def concatenate(xs: Sequence[Any], axis: int = 0) -> Any:
     xs = [as_operand("concatenate", x) for x in xs]
     if not xs:
         raise ShapeError("concatenate: expected at least one tensor, got none")
+    check_placement("concatenate", *xs)
     metas = [meta(x) for x in xs]
     nd = len(metas[0][0])
     if nd == 0:
@@ -349,6 +353,7 @@ def stack(xs: Sequence[Any], axis: int = 0) -> Any:
     xs = [as_operand("stack", x) for x in xs]
     if not xs:
         raise ShapeError("stack: expected at least one tensor, got none")
+    check_placement("stack", *xs)
     s0 = tuple(meta(xs[0])[0])
     for x in xs[1:]:
         if tuple(meta(x)[0]) != s0:
@@ -368,7 +373,8 @@ pad_p = primitive("pad", FAMILY)
 def _pad_impl(x, value, widths):
     a = x._data
     shape = tuple(lo + n + hi for n, (lo, hi) in zip(a.shape, widths))
-    out = np.full(shape, value._data, dtype=a.dtype, order="F")
+    out = xp_of(a).empty(shape, dtype=a.dtype, order="F")
+    out[...] = value._data
     out[tuple(slice(lo, lo + n) for n, (lo, _) in zip(a.shape, widths))] = a
     return Tensor._wrap(out)
 
@@ -420,7 +426,7 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0
     if any(lo < 0 or hi < 0 for lo, hi in widths):
         raise ShapeError(f"pad: pad widths must be >= 0, got {widths}")
     try:
-        v = as_operand("pad", constant_values, dt)
+        v = as_operand("pad", constant_values, dt, placement_of_operand(x))
     except (TypeError, ValueError):
         raise DTypeError(f"pad: constant_values {constant_values!r} cannot be represented in the tensor's dtype "
                          f"{dt.name}") from None

@@ -16,27 +16,17 @@ import numpy as np
 
 from ._dtypes import DType, _from_numpy, _lookup_numpy
 from ._errors import DTypeError, PlacementError, TenferroTypeError, TenferroValueError, fmt_shape
-from ._placement import CPU, MemoryKind, Placement, is_cupy_array, placement_of
+from ._placement import CPU, MemoryKind, Placement, import_cupy, is_cupy_array, placement_of
 from ._shape import Shape
 
 __all__ = ["Tensor"]
-
-
-def _import_cupy(op: str) -> Any:
-    """Import CuPy lazily, raising PlacementError naming ``op`` if it is unavailable."""
-    try:
-        import cupy  # noqa: PLC0415  (optional dependency, imported on demand)
-    except ImportError as exc:
-        raise PlacementError(f"{op}: CuPy is not installed, so GPU placement is unavailable; "
-                             "install the 'gpu' extra (cupy>=13) or keep tensors on the CPU") from exc
-    return cupy
 
 
 def array_module(array: Any) -> Any:
     """``numpy`` for host arrays, ``cupy`` for CuPy arrays."""
     if isinstance(array, np.ndarray):
         return np
-    return _import_cupy("array_module")
+    return import_cupy("array_module")
 
 
 def _byte_extent(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> tuple[int, int]:
@@ -231,7 +221,9 @@ class Tensor:
     # -- placement and layout ------------------------------------------------
     def to_gpu(self, device: int = 0) -> Tensor:
         """A copy on GPU ``device`` (self if already there). Needs CuPy."""
-        cupy = _import_cupy("to_gpu")
+        if not isinstance(device, int) or isinstance(device, bool) or device < 0:
+            raise PlacementError(f"to_gpu: device must be a non-negative int, got {device!r}")
+        cupy = import_cupy("to_gpu")
         if self.placement == Placement(MemoryKind.DEVICE, device):
             return self
         with cupy.cuda.Device(device):
@@ -241,7 +233,7 @@ class Tensor:
         """A host copy (self if already on the CPU)."""
         if isinstance(self._data, np.ndarray):
             return self
-        return Tensor._wrap(np.asfortranarray(self._data.get(order="A")))
+        return Tensor._wrap(self._data.get(order="F"))
 
     def contiguous(self) -> Tensor:
         """Self if column-major contiguous, else an F-ordered copy."""

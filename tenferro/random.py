@@ -6,6 +6,12 @@ and advanced in place). The same int seed always gives the same values. Values
 are drawn as a flat sequence and laid out in column-major order, so element
 ``k`` in column-major order is the ``k``-th draw.
 
+``placement`` (default: :func:`tenferro.get_default_placement`) says where the
+tensor is made. On a GPU an int seed drives CuPy's generator **on the device**
+(no host round trip), so the values differ from the CPU's for the same seed
+(as in PyTorch); a ``numpy.random.Generator`` seed is drawn on the host and
+uploaded (its state lives on the host).
+
 Complex dtypes: :func:`normal` draws real and imaginary parts independently
 from N(0, 1/2), so the result is standard complex normal with ``E|z|^2 = 1``;
 :func:`uniform` draws both parts independently from ``U[low, high)``.
@@ -19,6 +25,7 @@ import numpy as np
 
 from ._dtypes import DTypeLike, dtype as _dtype, float64, int64
 from ._errors import DTypeError, TenferroValueError
+from ._placement import CPU, Placement, device_scope, import_cupy, resolve_placement
 from ._shape import as_extents
 from ._tensor import Tensor
 
@@ -35,30 +42,45 @@ def _generator(op: str, seed: Seed) -> np.random.Generator:
     raise TenferroValueError(f"{op}: seed must be a non-negative int or a numpy.random.Generator, got {seed!r}")
 
 
-def _layout(flat: np.ndarray, shape: tuple[int, ...]) -> Tensor:
+def _layout(flat: Any, shape: tuple[int, ...]) -> Tensor:
     return Tensor._wrap(flat.reshape(shape, order="F"))
 
 
-def normal(seed: Seed, shape: int | tuple[int, ...], dtype: DTypeLike = float64) -> Tensor:
+def _draw(op: str, seed: Seed, placement: Placement | None, shape: tuple[int, ...], draw: Any) -> Tensor:
+    """``draw(rng)``, a flat array of ``prod(shape)`` samples, laid out column-major
+    on the target placement: a NumPy generator on the CPU (or for a Generator
+    seed), CuPy's generator on the device for an int seed."""
+    target = resolve_placement(op, placement)
+    if target is CPU or isinstance(seed, np.random.Generator):
+        t = _layout(draw(_generator(op, seed)), shape)
+        return t if target is CPU else t.to_gpu(target.device)
+    _generator(op, seed)  # validates the seed
+    cupy = import_cupy(op)
+    with device_scope(op, target):
+        return _layout(draw(cupy.random.default_rng(int(seed))), shape)
+
+
+def normal(seed: Seed, shape: int | tuple[int, ...], dtype: DTypeLike = float64,
+           placement: Placement | None = None) -> Tensor:
     """Standard normal samples (complex: real and imag parts each N(0, 1/2))."""
     ext = as_extents("normal", shape)
     d = _dtype(dtype)
     if not d.is_inexact:
         raise DTypeError(f"normal: dtype must be floating or complex, got {d.name}")
-    rng = _generator("normal", seed)
     n = math.prod(ext)
     real = d.real_dtype.numpy
-    if d.is_complex:
-        parts = rng.standard_normal(2 * n, dtype=real) * real.type(math.sqrt(0.5))
-        flat = parts[0::2] + 1j * parts[1::2]
-        flat = flat.astype(d.numpy, copy=False)
-    else:
-        flat = rng.standard_normal(n, dtype=real)
-    return _layout(flat, ext)
+
+    def draw(rng: Any) -> Any:
+        if d.is_complex:
+            parts = rng.standard_normal(2 * n, dtype=real) * real.type(math.sqrt(0.5))
+            return (parts[0::2] + 1j * parts[1::2]).astype(d.numpy, copy=False)
+        return rng.standard_normal(n, dtype=real)
+
+    return _draw("normal", seed, placement, ext, draw)
 
 
 def uniform(seed: Seed, shape: int | tuple[int, ...], dtype: DTypeLike = float64,
-            low: float = 0.0, high: float = 1.0) -> Tensor:
+            low: float = 0.0, high: float = 1.0, placement: Placement | None = None) -> Tensor:
     """Uniform samples in ``[low, high)`` (complex: both parts independently)."""
     ext = as_extents("uniform", shape)
     d = _dtype(dtype)
@@ -66,17 +88,19 @@ def uniform(seed: Seed, shape: int | tuple[int, ...], dtype: DTypeLike = float64
         raise DTypeError(f"uniform: dtype must be floating or complex, got {d.name}; use randint for integers")
     if not low <= high:
         raise TenferroValueError(f"uniform: expected low <= high, got low={low}, high={high}")
-    rng = _generator("uniform", seed)
     n = math.prod(ext)
     real = d.real_dtype.numpy
     count = 2 * n if d.is_complex else n
-    parts = (low + (high - low) * rng.random(count, dtype=np.float64)).astype(real)
-    flat = (parts[0::2] + 1j * parts[1::2]).astype(d.numpy) if d.is_complex else parts
-    return _layout(flat, ext)
+
+    def draw(rng: Any) -> Any:
+        parts = (low + (high - low) * rng.random(count, dtype=np.float64)).astype(real)
+        return (parts[0::2] + 1j * parts[1::2]).astype(d.numpy) if d.is_complex else parts
+
+    return _draw("uniform", seed, placement, ext, draw)
 
 
 def randint(seed: Seed, shape: int | tuple[int, ...], low: int, high: int | None = None,
-            dtype: DTypeLike = int64) -> Tensor:
+            dtype: DTypeLike = int64, placement: Placement | None = None) -> Tensor:
     """Integers in ``[low, high)``; with ``high`` omitted, in ``[0, low)``."""
     ext = as_extents("randint", shape)
     d = _dtype(dtype)
@@ -86,9 +110,11 @@ def randint(seed: Seed, shape: int | tuple[int, ...], low: int, high: int | None
         low, high = 0, low
     if not low < high:
         raise TenferroValueError(f"randint: expected low < high, got low={low}, high={high}")
-    rng = _generator("randint", seed)
-    try:
-        flat = rng.integers(low, high, size=math.prod(ext), dtype=d.numpy)
-    except ValueError as exc:
-        raise TenferroValueError(f"randint: bounds [{low}, {high}) do not fit in {d.name}") from exc
-    return _layout(flat, ext)
+    info = np.iinfo(d.numpy)
+    if low < info.min or high - 1 > info.max:
+        raise TenferroValueError(f"randint: bounds [{low}, {high}) do not fit in {d.name}")
+
+    def draw(rng: Any) -> Any:
+        return rng.integers(low, high, size=math.prod(ext), dtype=d.numpy)
+
+    return _draw("randint", seed, placement, ext, draw)

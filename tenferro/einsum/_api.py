@@ -83,6 +83,7 @@ def einsum(*operands: Any, optimize: Any = "auto") -> Any:
     if sig is None:  # tracers, non-NumPy placements, or operands to convert
         ops = [x if type(x) is Tensor or isinstance(x, Tracer) else as_operand("einsum", x) for x in ops]
         traced = any(isinstance(x, Tracer) for x in ops)
+        check_placement("einsum", *ops)
         sig = [(tuple(meta(x)[0]), meta(x)[1], placement_of_operand(x)) for x in ops]
     opt_key = optimize if (type(optimize) is str or type(optimize) is bool) else normalize_optimize(optimize)
     key = (key0, tuple(sig), opt_key)

@@ -48,7 +48,7 @@ def _phi(x: Any) -> Any:
     """Lower triangle with the diagonal halved."""
     tf = _tf()
     s, d = meta(x)
-    half_diag = tf.multiply(x, tf.multiply(eye_mask(s[0], s[1], tuple(s[2:]), d), 0.5))
+    half_diag = tf.multiply(x, tf.multiply(eye_mask(s[0], s[1], tuple(s[2:]), d, like=x), 0.5))
     return tf.add(tril(x, -1), half_diag)
 
 

@@ -35,7 +35,7 @@ det_p = primitive("det", FAMILY)
 
 @det_p.def_impl
 def _det_impl(a):
-    return Tensor._wrap(trail(np.asarray(np.linalg.det(lead(a._data))), 0))
+    return Tensor._wrap(trail(np.linalg.det(lead(a._data)), 0))
 
 
 @det_p.def_abstract_eval
@@ -130,7 +130,7 @@ slogdet_p = primitive("slogdet", FAMILY, multiple_results=True)
 @slogdet_p.def_impl
 def _slogdet_impl(a):
     sign, logabs = np.linalg.slogdet(lead(a._data))
-    return [Tensor._wrap(trail(np.asarray(sign), 0)), Tensor._wrap(trail(np.asarray(logabs), 0))]
+    return [Tensor._wrap(trail(sign, 0)), Tensor._wrap(trail(logabs, 0))]
 
 
 @slogdet_p.def_abstract_eval

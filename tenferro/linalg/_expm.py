@@ -19,6 +19,7 @@ from .._errors import TenferroValueError, fmt_shape
 from .._prim import as_operand, aval_of_operand, meta, primitive
 from ._errors import LinalgDTypeError, LinalgShapeError
 from ._solve import _promote
+from . import _device
 from ._util import bind as _bind
 from ._util import FAMILY, check_matrix, columns, lead, mT, place_columns, rows, wrap
 from ._util import _tf
@@ -29,7 +30,10 @@ expm_p = primitive("expm", FAMILY)
 
 @expm_p.def_impl
 def _expm_impl(a):
-    return wrap(scipy.linalg.expm(lead(a._data)))
+    x = lead(a._data)
+    if type(x) is not np.ndarray:
+        return wrap(_device.expm(x))
+    return wrap(scipy.linalg.expm(x))
 
 
 @expm_p.def_abstract_eval
@@ -44,6 +48,8 @@ expm_frechet_p = primitive("expm_frechet", FAMILY)
 @expm_frechet_p.def_impl
 def _expm_frechet_impl(a, e):
     A, E = lead(a._data), lead(e._data)
+    if type(A) is not np.ndarray:
+        return wrap(_device.expm_frechet(A, E) if A.size else A.copy())
     out = np.zeros(A.shape, dtype=A.dtype)
     if A.size:
         for idx in np.ndindex(A.shape[:-2]):

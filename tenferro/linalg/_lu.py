@@ -15,8 +15,9 @@ import scipy.linalg
 
 from tidu import Zero
 
-from .._prim import as_operand, meta, primitive
+from .._prim import as_operand, meta, primitive, xp_of
 from ._solve import triangular_solve_p
+from . import _device
 from ._util import bind as _bind
 from ._util import FAMILY, check_matrix, lead, mm, mT, tril, triu, wrap
 from ._util import _tf
@@ -32,9 +33,12 @@ def _lu_impl(a):
         m, n = A.shape[-2:]
         k = min(m, n)
         batch = A.shape[:-2]
-        p = np.broadcast_to(np.eye(m, dtype=A.dtype), batch + (m, m)).copy()
-        l = np.broadcast_to(np.eye(m, k, dtype=A.dtype), batch + (m, k)).copy()
-        u = np.zeros(batch + (k, n), dtype=A.dtype)
+        xp = xp_of(A)
+        p = xp.broadcast_to(xp.eye(m, dtype=A.dtype), batch + (m, m)).copy()
+        l = xp.broadcast_to(xp.eye(m, k, dtype=A.dtype), batch + (m, k)).copy()
+        u = xp.zeros(batch + (k, n), dtype=A.dtype)
+    elif type(A) is not np.ndarray:
+        p, l, u = _device.lu(A)
     else:               # SciPy >= 1.11 batches over leading axes
         p, l, u = scipy.linalg.lu(A, check_finite=False)
     return [wrap(p.astype(A.dtype, copy=False)), wrap(l), wrap(u)]

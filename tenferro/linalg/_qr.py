@@ -16,6 +16,7 @@ import numpy as np
 from .._errors import TenferroValueError
 from .._prim import as_operand, aval_of_operand, meta, primitive
 from ._solve import triangular_solve_p
+from . import _device
 from ._util import bind as _bind
 from ._util import (
     FAMILY, check_matrix, columns, eye_mask, lead, mH, mm, place_columns, place_rows, rows, tril, wrap,
@@ -28,7 +29,13 @@ qr_p = primitive("qr", FAMILY, multiple_results=True)
 
 @qr_p.def_impl
 def _qr_impl(a, complete):
-    q, r = np.linalg.qr(lead(a._data), mode="complete" if complete else "reduced")
+    x = lead(a._data)
+    mode = "complete" if complete else "reduced"
+    if type(x) is np.ndarray:
+        q, r = np.linalg.qr(x, mode=mode)
+    else:   # cuSOLVER geqrf/orgqr, one matrix at a time (CuPy's qr batches only in recent versions)
+        qr = _device.routine("qr", "cupy.linalg", "qr")
+        q, r = _device.per_matrix(lambda m: tuple(_device.run("qr", qr, m, mode=mode)), x)
     # canonical form: real non-negative diagonal of R, which makes the factorization
     # unique and continuous for full-rank input (LAPACK's Householder signs flip)
     k = min(r.shape[-2], r.shape[-1])
@@ -60,7 +67,7 @@ def _qr_square_jvp(tf, dx, q, r):
     do = tf.subtract(low, mH(low))                                            # skew-Hermitian part
     if meta(qt)[1].is_complex:                                                # imaginary diagonal
         s, d = meta(qt)
-        do = tf.add(do, tf.multiply(eye_mask(n, n, tuple(s[2:]), d), tf.subtract(qt, tf.real(qt))))
+        do = tf.add(do, tf.multiply(eye_mask(n, n, tuple(s[2:]), d, like=qt), tf.subtract(qt, tf.real(qt))))
     dq = tf.add(mm(q, tf.subtract(do, qt)), dx_rinv)
     dr = mm(tf.subtract(qt, do), r)
     return dq, dr

@@ -20,9 +20,10 @@ from numpy.linalg import _umath_linalg
 from tidu import Zero, is_undefined
 
 from .._errors import TenferroValueError, fmt_shape
-from .._prim import as_operand, fortran, meta, primitive
+from .._prim import as_operand, check_placement, fortran, meta, primitive, xp_of
 from .._tensor import Tensor
 from ._errors import LinalgShapeError, SingularMatrixError
+from . import _device
 from ._util import bind as _bind
 from ._util import (
     FAMILY, check_batch, check_finite, check_matrix, lapack, lapack_signature, lead, mm, mT, tril, triu, wrap,
@@ -47,6 +48,10 @@ def _triangular_solve_impl(a, b, lower, left, transpose_a, conjugate_a, unit_dia
         raise SingularMatrixError(
             f"triangular_solve: the triangular matrix a of shape {fmt_shape(a.shape)} is singular "
             "(zero on its diagonal)")
+    if type(A) is not np.ndarray:
+        if B.size == 0:
+            return Tensor._wrap(B.copy(order="F"))
+        return Tensor._wrap(_device.triangular_solve(A, B, lower, left, transpose_a, conjugate_a, unit_diagonal))
     conj_only = conjugate_a and not transpose_a       # conj(A) x = b  <=>  A conj(x) = conj(b)
     out = np.array(np.conj(B) if conj_only else B, order="F", copy=True)
     if out.size == 0:
@@ -136,6 +141,7 @@ def _promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
     from .._dtypes import result_type  # noqa: PLC0415
     from .._structural import convert_element_type  # noqa: PLC0415
 
+    check_placement(op, a, b)
     da, db = meta(a)[1], meta(b)[1]
     if da is db:
         return a, b
@@ -188,7 +194,7 @@ def _solve_jvp(primals, tangents, transposed):
     # dX = op(A)^{-1} (dB - op(dA) X): one solve for both tangents (one transposed solve in reverse)
     tf = _tf()
     (a, b), (da, db) = primals, tangents
-    if type(a) is Tensor and a._data.ndim == 2 and type(a._data) is np.ndarray:
+    if type(a) is Tensor and a._data.ndim == 2:
         # a is a constant here: factor it once and carry the LU factors as the residual
         # of the (linear) tangent solve, whose transpose reuses them (no refactorization)
         lu, piv = _lu_factor(a, b)
@@ -225,9 +231,12 @@ lu_solve_p = primitive("lu_solve", FAMILY)
 def _lu_factor(a: Tensor, b: Any) -> tuple[Tensor, Tensor]:
     A = a._data
     check_finite("solve", "a", A)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)   # exact zero pivot: raised below
-        lu, piv = scipy.linalg.lu_factor(A, check_finite=False)
+    if type(A) is not np.ndarray:
+        lu, piv = _device.lu_factor(A)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)   # exact zero pivot: raised below
+            lu, piv = scipy.linalg.lu_factor(A, check_finite=False)
     if A.size and not np.all(np.diagonal(lu)):
         raise _singular("solve", A.shape, tuple(meta(b)[0]))
     return Tensor._wrap(fortran(lu)), Tensor._wrap(piv)
@@ -238,7 +247,9 @@ def _lu_solve_impl(lu, piv, b, transposed):
     B = b._data
     check_finite("solve", "b", B)
     if B.size == 0:
-        return Tensor._wrap(np.zeros(B.shape, B.dtype, order="F"))
+        return Tensor._wrap(xp_of(B).zeros(B.shape, B.dtype, order="F"))
+    if type(B) is not np.ndarray:
+        return Tensor._wrap(fortran(_device.lu_solve(lu._data, piv._data, B, 1 if transposed else 0)))
     x = scipy.linalg.lu_solve((lu._data, piv._data), B, trans=1 if transposed else 0, check_finite=False)
     return Tensor._wrap(fortran(x))
 
@@ -294,7 +305,8 @@ inv_p = primitive("inv", FAMILY)
 def _inv_impl(a):
     check_finite("inv", "a", a._data)
     try:
-        return wrap(np.linalg.inv(lead(a._data)))
+        x = lead(a._data)
+        return wrap(np.linalg.inv(x) if type(x) is np.ndarray else _device.run("inv", np.linalg.inv, x))
     except np.linalg.LinAlgError:
         raise SingularMatrixError(f"inv: the matrix a of shape {fmt_shape(a.shape)} is singular") from None
 

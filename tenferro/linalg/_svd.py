@@ -16,7 +16,7 @@ from numpy.linalg import _umath_linalg
 
 from .._errors import TenferroValueError
 from .._tensor import Tensor
-from .._prim import as_operand, aval_of_operand, meta, primitive
+from .._prim import as_operand, aval_of_operand, meta, primitive, xp_of
 from ._config import config
 from ._errors import ConvergenceError
 from ._util import bind as _bind
@@ -141,13 +141,15 @@ def _svd_coefficients(s: Any, k: int) -> tuple[Any, Any]:
     tf = _tf()
     if type(s) is Tensor:      # constants (first-order pass): one NumPy pass each
         x = s._data
+        xp = xp_of(x)
         shape = (k, k) + x.shape[1:]
-        e = _lorentz(np.subtract(x[None, :], x[:, None], out=np.empty(shape, x.dtype, order="F")))
-        tot = np.add(x[None, :], x[:, None], out=np.empty(shape, x.dtype, order="F"))
-        tot[np.arange(k), np.arange(k)] = 0
+        e = _lorentz(xp.subtract(x[None, :], x[:, None], out=xp.empty(shape, x.dtype, order="F")))
+        tot = xp.add(x[None, :], x[:, None], out=xp.empty(shape, x.dtype, order="F"))
+        diagonal = xp.arange(k)
+        tot[diagonal, diagonal] = 0
         return Tensor._wrap(e), Tensor._wrap(_lorentz(tot))
     e = tf.multiply(broadened_inverse(diff_matrix(s)), 0.5)
-    off = const(_off_diagonal(k, meta(s)[1], tuple(meta(s)[0][1:])))
+    off = const(_off_diagonal(k, meta(s)[1], tuple(meta(s)[0][1:])), like=s)
     d = tf.multiply(broadened_inverse(tf.multiply(tf.add(as_cols(s, k), as_rows(s, k)), off)), 0.5)
     return e, d
 
@@ -155,11 +157,14 @@ def _svd_coefficients(s: Any, k: int) -> tuple[Any, Any]:
 def _lorentz(x: np.ndarray) -> np.ndarray:
     """``x / (2 (x**2 + eps))`` in place (0 where ``x == 0``), for :func:`_svd_coefficients`."""
     eps = config.broadening
-    den = np.multiply(x, x)
+    den = x * x
     den += eps
     den *= 2
     if not eps:
-        den[x == 0] = 1
+        if type(x) is np.ndarray:
+            den[x == 0] = 1
+        else:   # a masked assignment on a GPU reads the mask's count back: use where
+            den = xp_of(x).where(x == 0, 1, den)
     x /= den
     return x
 

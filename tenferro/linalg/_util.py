@@ -27,8 +27,12 @@ from tidu import Tracer, Zero
 from .._dtypes import DType
 from .._errors import fmt_shape
 from .._indexing import slice_embed_p, slice_p
-from .._prim import TensorType, aval_of_operand, fortran, meta, primitive
+from .._placement import CPU, array_module_of_placement, device_scope
+from .._prim import TensorType, aval_of_operand, fortran, meta, placement_of_operand, primitive, xp_of
 from .._tensor import Tensor
+from numpy.linalg import _umath_linalg
+
+from . import _device
 from ._config import config
 from ._errors import GaugeError, GaugeWarning, LinalgDTypeError, LinalgShapeError, NonFiniteError
 
@@ -107,11 +111,32 @@ def lapack(op: str, gufunc: Any, inputs: Sequence[np.ndarray], outs: Sequence[tu
     ``np.linalg.LinAlgError`` like NumPy's own wrappers."""
     for i, x in enumerate(inputs):
         check_finite(op, "a" if i == 0 else "b", x)
+    if type(inputs[0]) is not np.ndarray:
+        return _device_lapack(op, gufunc, inputs, outs)
     bufs = [np.empty(shape, dtype=dtype, order="F") for shape, dtype, _ in outs]
     views = tuple(lead(b, core) for b, (_, _, core) in zip(bufs, outs))
     with np.errstate(call=_raise_linalg_error, invalid="call", over="ignore", divide="ignore", under="ignore"):
         gufunc(*inputs, out=views if len(views) > 1 else views[0], signature=signature)
     return bufs
+
+
+# the batched cuSOLVER routine (through CuPy) standing in for each NumPy gufunc
+_DEVICE_ROUTINES = {
+    _umath_linalg.svd_s: ("svd", {"full_matrices": False}),
+    _umath_linalg.svd_f: ("svd", {"full_matrices": True}),
+    _umath_linalg.eigh_lo: ("eigh", {"UPLO": "L"}),
+    _umath_linalg.cholesky_lo: ("cholesky", {}),
+    _umath_linalg.solve: ("solve", {}),
+}
+
+
+def _device_lapack(op: str, gufunc: Any, inputs: Sequence[Any], outs: Sequence[tuple]) -> list[Any]:
+    """:func:`lapack` for CuPy inputs: the batched cuSOLVER routine, outputs moved
+    to the canonical trailing-batch layout."""
+    name, kwargs = _DEVICE_ROUTINES[gufunc]
+    result = _device.run(op, _device.routine(op, "cupy.linalg", name), *inputs, **kwargs)
+    results = result if isinstance(result, tuple) else (result,)
+    return [trail(r.astype(dtype, copy=False), core) for r, (_, dtype, core) in zip(results, outs)]
 
 
 def numerically_singular(x: np.ndarray) -> bool:
@@ -176,14 +201,25 @@ def mH(x: Any) -> Any:
     return tf.conj(t) if meta(x)[1].is_complex else t
 
 
-def const(array: np.ndarray) -> Tensor:
-    return Tensor._wrap(fortran(array))
+def const(array: Any, like: Any = None) -> Tensor:
+    """A constant tensor of ``array`` (canonical layout), uploaded to the placement
+    of ``like`` (a tensor or tracer) when ``array`` is a host array and ``like``
+    lives on a GPU."""
+    t = Tensor._wrap(fortran(array))
+    if like is None or type(array) is not np.ndarray:
+        return t
+    where = placement_of_operand(like)
+    return t if where.device is None else t.to_gpu(where.device)
 
 
-def eye_mask(n: int, m: int, batch: tuple, dtype: DType, k: int = 0) -> Tensor:
-    """Constant ``[n, m, B...]`` identity (shifted by ``k``), broadcast over the batch."""
-    e = np.eye(n, m, k, dtype=dtype.numpy)
-    return const(np.broadcast_to(e.reshape(e.shape + (1,) * len(batch)), (n, m) + batch))
+def eye_mask(n: int, m: int, batch: tuple, dtype: DType, k: int = 0, like: Any = None) -> Tensor:
+    """Constant ``[n, m, B...]`` identity (shifted by ``k``), broadcast over the
+    batch, on the placement of ``like`` (made there: no upload)."""
+    where = CPU if like is None else placement_of_operand(like)
+    with device_scope("eye_mask", where):
+        xp = array_module_of_placement("eye_mask", where)
+        e = xp.eye(n, m, k, dtype=dtype.numpy)
+        return Tensor._wrap(fortran(xp.broadcast_to(e.reshape(e.shape + (1,) * len(batch)), (n, m) + batch)))
 
 
 def tril(x: Any, k: int = 0) -> Any:
@@ -231,7 +267,7 @@ def broadened_inverse(d: Any) -> Any:
     if type(d) is Tensor:       # a constant (not differentiated here): one NumPy pass
         x = d._data
         den = x * x + eps if eps else x * x
-        return Tensor._wrap(fortran(np.divide(x, den, out=np.zeros_like(x), where=x != 0)))
+        return Tensor._wrap(fortran(_divide_where(x, den, x != 0, x)))
     s, dt = meta(d)
     denom = tf.multiply(d, d)
     if eps:
@@ -249,7 +285,7 @@ def _zero_mask(d: Any) -> Tensor | None:
     if arr is None:
         return None
     z = (arr == 0)
-    if not z.any():
+    if type(arr) is np.ndarray and not z.any():   # (on a GPU, adding a zero mask beats a device read)
         return None
     return const(z.astype(arr.dtype))
 
@@ -272,11 +308,20 @@ def safe_reciprocal(s: Any) -> Any:
     tf = _ops()
     if type(s) is Tensor:       # a constant: one NumPy pass
         x = s._data
-        return Tensor._wrap(fortran(np.divide(1.0, x, out=np.zeros_like(x), where=x != 0)))
+        return Tensor._wrap(fortran(_divide_where(1.0, x, x != 0, x)))
     zero = _zero_mask(s)
     if zero is None:
         return tf.divide(1.0, s)
     return tf.subtract(tf.divide(1.0, tf.add(s, zero)), zero)
+
+
+def _divide_where(num: Any, den: Any, mask: Any, like: Any) -> Any:
+    """``num / den`` where ``mask``, exactly 0 elsewhere, with the dtype of the
+    array ``like`` (NumPy or CuPy)."""
+    if type(like) is np.ndarray:
+        return np.divide(num, den, out=np.zeros_like(like), where=mask)
+    xp = xp_of(like)
+    return xp.where(mask, num / xp.where(mask, den, 1), 0).astype(like.dtype, copy=False)
 
 
 def diff_matrix(v: Any) -> Any:

@@ -22,3 +22,9 @@ def assert_same(t, expect):
     assert a.shape == np.shape(expect), (a.shape, np.shape(expect))
     np.testing.assert_array_equal(a, expect)
     assert t.is_contiguous
+
+
+def is_writeable(a) -> bool:
+    """NumPy's ``writeable`` flag; device (CuPy) arrays have no read-only mode, so
+    they are always writeable."""
+    return bool(getattr(a.flags, "writeable", True))

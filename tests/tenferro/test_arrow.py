@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 import tenferro as tf
 from tenferro.arrow import _layout
 
+pytestmark = pytest.mark.cpu_only   # Arrow buffers live in host memory
+
 pa = pytest.importorskip("pyarrow", reason="pyarrow is not installed (the 'arrow' extra)")
 
 NUMERIC = ["int32", "int64", "float32", "float64", "complex64", "complex128"]

@@ -8,6 +8,8 @@ import pytest
 
 import tenferro as tf
 
+pytestmark = pytest.mark.cpu_only   # Arrow buffers live in host memory
+
 pa = pytest.importorskip("pyarrow", reason="pyarrow is not installed (the 'arrow' extra)")
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow was built without Parquet support")
 

@@ -28,6 +28,7 @@ def aligned_fortran(shape, dtype=np.float64, align=64):
 
 # -- NumPy ----------------------------------------------------------------------------------------
 
+@pytest.mark.cpu_only
 def test_numpy_column_major_is_shared():
     a = np.asfortranarray(np.arange(12.0).reshape(3, 4))
     t = tf.from_dlpack(a)
@@ -36,6 +37,7 @@ def test_numpy_column_major_is_shared():
     assert addr(back) == addr(a) and back.strides == a.strides
 
 
+@pytest.mark.cpu_only
 def test_numpy_row_major_is_copied_like_asarray_or_viewed_with_copy_false():
     c = np.arange(12, dtype=np.int32).reshape(3, 4)
     t = tf.from_dlpack(c)
@@ -53,6 +55,7 @@ def test_numpy_row_major_is_copied_like_asarray_or_viewed_with_copy_false():
     assert forced.is_contiguous and not np.shares_memory(np.asarray(forced), c)
 
 
+@pytest.mark.cpu_only
 def test_vectors_and_size_zero():
     v = np.arange(5.0)
     assert addr(tf.from_dlpack(v)) == addr(v)  # 1-d contiguous is column-major
@@ -60,6 +63,7 @@ def test_vectors_and_size_zero():
     assert tuple(e.shape) == (0, 3)
 
 
+@pytest.mark.cpu_only
 def test_errors():
     with pytest.raises(tf.TenferroTypeError, match="DLPack protocol"):
         tf.from_dlpack([1.0, 2.0])
@@ -83,6 +87,7 @@ def test_errors():
 
 # -- PyTorch --------------------------------------------------------------------------------------
 
+@pytest.mark.cpu_only
 def test_torch_exchange_without_copy():
     torch = pytest.importorskip("torch", reason="PyTorch is not installed")
     t = tf.asarray(np.asfortranarray(np.arange(12.0).reshape(3, 4)))
@@ -97,6 +102,7 @@ def test_torch_exchange_without_copy():
         assert addr(got) == y.data_ptr() and str(got.dtype).replace("bool_", "bool") == str(dtype)[6:]
 
 
+@pytest.mark.cpu_only
 def test_torch_row_major_is_copied_unless_copy_false():
     torch = pytest.importorskip("torch", reason="PyTorch is not installed")
     x = torch.arange(12.0).reshape(3, 4)  # row-major
@@ -110,6 +116,7 @@ def test_torch_row_major_is_copied_unless_copy_false():
         tf.from_dlpack(torch.zeros(2, dtype=torch.bfloat16))
 
 
+@pytest.mark.cpu_only
 def test_read_only_tensors_reach_torch():
     torch = pytest.importorskip("torch", reason="PyTorch is not installed")
     ro = np.asfortranarray(np.arange(6.0).reshape(2, 3))
@@ -120,6 +127,7 @@ def test_read_only_tensors_reach_torch():
 
 # -- JAX ------------------------------------------------------------------------------------------
 
+@pytest.mark.cpu_only
 def test_jax_exchange_without_copy():
     jax = pytest.importorskip("jax", reason="JAX is not installed")
     jnp = pytest.importorskip("jax.numpy")
@@ -145,6 +153,8 @@ def test_jax_exchange_without_copy():
 @pytest.mark.gpu
 def test_cupy_exchange_without_copy():
     cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
+    if getattr(cupy, "FAKE", False):
+        pytest.skip("needs a real GPU: the CPU stand-in for CuPy has no DLPack")
     try:
         if cupy.cuda.runtime.getDeviceCount() < 1:
             pytest.skip("no CUDA device")

@@ -301,6 +301,7 @@ def test_float_axes_and_extents_are_not_truncated(call, err, msg):
         call(_m34())
 
 
+@pytest.mark.cpu_only   # interned avals: a CPU hot-path optimisation
 def test_indexing_avals_keep_the_placement():
     from tenferro._indexing import _aval
     from tenferro._prim import aval_of_operand

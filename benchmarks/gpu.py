@@ -1,0 +1,242 @@
+"""GPU benchmark: tenferro on CuPy against tenferro on the CPU, PyTorch CUDA (eager)
+and JAX on the GPU (``jit``), each measured in this one run on the same machine.
+
+Cases (value_and_grad unless noted, float64):
+* the MPS energy <psi|H|psi>/<psi|psi> (Heisenberg MPO, D=5, L=16) at chi=128, 256, 512,
+  gradient with respect to every site tensor;
+* an SVD loss on a 4096 x 4096 matrix: the sum of its singular values (nuclear norm),
+  whose gradient is U Vh;
+* einsum cases of ``benchmarks/einsum.py`` (MPS norm, MPS-MPO-MPS, batched matmul chain,
+  hyper-edge), value and gradient of the sum of the output.
+
+Times are medians of several timed calls after a warm-up, with the device synchronized
+after each call. Usage (on a machine with a GPU and CuPy):
+``python benchmarks/gpu.py [--quick]``.
+"""
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import tenferro as tf  # noqa: E402
+import tidu  # noqa: E402
+
+try:
+    import cupy
+except ImportError:  # pragma: no cover
+    sys.exit("benchmarks/gpu.py needs CuPy and a GPU (the 'gpu' extra)")
+try:
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+try:
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+except ImportError:  # pragma: no cover
+    jax = jnp = None
+
+
+def sync() -> None:
+    cupy.cuda.Device().synchronize()
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def median_time(fn: Callable[[], Any], repeat: int = 5, budget: float = 2.0) -> float:
+    """Median wall time of ``fn`` (synchronized), after one warm-up call."""
+    fn()
+    sync()
+    times = []
+    start = time.perf_counter()
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        r = fn()
+        if jax is not None:
+            try:
+                jax.block_until_ready(r)
+            except Exception:  # noqa: BLE001  (not a JAX value)
+                pass
+        sync()
+        times.append(time.perf_counter() - t0)
+        if time.perf_counter() - start > budget and len(times) >= 2:
+            break
+    return statistics.median(times)
+
+
+# --------------------------------------------------------------------------- MPS energy
+def heisenberg_mpo(L: int) -> list[np.ndarray]:
+    sz = np.diag([0.5, -0.5])
+    sp = np.array([[0.0, 1.0], [0.0, 0.0]])
+    sm, eye = sp.T, np.eye(2)
+    w = np.zeros((5, 5, 2, 2))
+    w[0, 0] = w[4, 4] = eye
+    w[1, 0], w[2, 0], w[3, 0] = sp, sm, sz
+    w[4, 1], w[4, 2], w[4, 3] = 0.5 * sm, 0.5 * sp, sz
+    return [w[4:5] if i == 0 else w[:, 0:1] if i == L - 1 else w for i in range(L)]
+
+
+def random_mps(L: int, chi: int, d: int = 2) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    dims = [min(chi, d ** i, d ** (L - i)) for i in range(L + 1)]
+    return [rng.standard_normal((dims[i], d, dims[i + 1])) / np.sqrt(dims[i]) for i in range(L)]
+
+
+def energy_fn(einsum: Callable, sum_: Callable) -> Callable:
+    """The energy written once for any einsum with NumPy's signature."""
+    def energy(tensors, mpo):
+        env = norm = None
+        for a, w in zip(tensors, mpo):
+            if env is None:
+                env = einsum("pa,bpq,qc->abc", a[0], w[0], a[0])
+                norm = einsum("pa,pc->ac", a[0], a[0])
+            else:
+                env = einsum("xwy,xpa,wbpq,yqc->abc", env, a, w, a)
+                norm = einsum("xy,xpa,ypc->ac", norm, a, a)
+        return sum_(env) / sum_(norm)
+    return energy
+
+
+def bench_mps(chi: int, L: int = 16) -> dict[str, float | None]:
+    ket, mpo = random_mps(L, chi), heisenberg_mpo(L)
+    out: dict[str, float | None] = {}
+    energy = energy_fn(tf.einsum, tf.sum)
+    for name, where in (("tenferro GPU", tf.gpu(0)), ("tenferro CPU", tf.CPU)):
+        ts = [tf.asarray(k, placement=where) for k in ket]
+        ws = [tf.asarray(w, placement=where) for w in mpo]
+        vg = tidu.value_and_grad(lambda t: energy(t, ws))
+        out[name] = median_time(lambda: vg(ts), repeat=5 if where == tf.CPU else 7)
+    if torch is not None and torch.cuda.is_available():
+        tenergy = energy_fn(torch.einsum, torch.sum)
+        ts = [torch.tensor(k, device="cuda") for k in ket]
+        ws = [torch.tensor(w, device="cuda") for w in mpo]
+
+        def torch_vg():
+            xs = [t.detach().requires_grad_(True) for t in ts]
+            e = tenergy(xs, ws)
+            return e, torch.autograd.grad(e, xs)
+        out["torch CUDA"] = median_time(torch_vg, repeat=7)
+    if jax is not None:
+        jenergy = energy_fn(jnp.einsum, jnp.sum)
+        gpu = jax.devices("gpu")[0]
+        ts = [jax.device_put(k, gpu) for k in ket]
+        ws = [jax.device_put(w, gpu) for w in mpo]
+        jvg = jax.jit(jax.value_and_grad(lambda t: jenergy(t, ws)))
+        out["JAX GPU jit"] = median_time(lambda: jvg(ts), repeat=7)
+    return out
+
+
+# --------------------------------------------------------------------------- SVD loss
+def bench_svd(n: int) -> dict[str, float | None]:
+    a = np.random.default_rng(1).standard_normal((n, n))
+    out: dict[str, float | None] = {}
+    g = tf.asarray(a, placement=tf.gpu(0))
+    vg = tidu.value_and_grad(lambda x: tf.sum(tf.linalg.svdvals(x)))
+    out["tenferro GPU"] = median_time(lambda: vg(g), repeat=3, budget=20)
+    if torch is not None and torch.cuda.is_available():
+        t = torch.tensor(a, device="cuda")
+
+        def torch_vg():
+            x = t.detach().requires_grad_(True)
+            v = torch.linalg.svdvals(x).sum()
+            return v, torch.autograd.grad(v, x)
+        out["torch CUDA"] = median_time(torch_vg, repeat=3, budget=20)
+    if jax is not None:
+        x = jax.device_put(a, jax.devices("gpu")[0])
+        jvg = jax.jit(jax.value_and_grad(lambda m: jnp.sum(jnp.linalg.svd(m, compute_uv=False))))
+        out["JAX GPU jit"] = median_time(lambda: jvg(x), repeat=3, budget=20)
+    return out
+
+
+# --------------------------------------------------------------------------- einsum cases
+def einsum_cases() -> list[tuple[str, str, list[np.ndarray]]]:
+    from einsum import mps_mpo_mps, mps_norm
+
+    rng = np.random.default_rng(2)
+    out = []
+    for maker, kw in ((mps_norm, {"chi": 256}), (mps_mpo_mps, {"chi": 256})):
+        name, eq, arrs, _ = maker(rng=rng, **kw)
+        out.append((name, eq, arrs))
+    out.append(("batched matmul chain b=64 n=256", "bij,bjk,bkl->bil",
+                [rng.standard_normal((64, 256, 256)) / 16 for _ in range(3)]))
+    n = 4096
+    out.append((f"hyper-edge ik,k,kj->ij n={n}", "ik,k,kj->ij",
+                [rng.standard_normal((n, n)), rng.standard_normal(n), rng.standard_normal((n, n))]))
+    return out
+
+
+def bench_einsum(eq: str, arrs: list[np.ndarray]) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
+    for name, where in (("tenferro GPU", tf.gpu(0)), ("tenferro CPU", tf.CPU)):
+        xs = [tf.asarray(a, placement=where) for a in arrs]
+        vg = tidu.value_and_grad(lambda *ops: tf.sum(tf.einsum(eq, *ops)), argnums=tuple(range(len(xs))))
+        out[name] = median_time(lambda: vg(*xs), repeat=5)
+    if torch is not None and torch.cuda.is_available():
+        ts = [torch.tensor(a, device="cuda") for a in arrs]
+
+        def torch_vg():
+            xs = [t.detach().requires_grad_(True) for t in ts]
+            v = torch.einsum(eq, *xs).sum()
+            return v, torch.autograd.grad(v, xs)
+        out["torch CUDA"] = median_time(torch_vg, repeat=5)
+    if jax is not None:
+        js = [jax.device_put(a, jax.devices("gpu")[0]) for a in arrs]
+        jvg = jax.jit(jax.value_and_grad(lambda *ops: jnp.sum(jnp.einsum(eq, *ops, optimize="optimal")),
+                                         argnums=tuple(range(len(js)))))
+        out["JAX GPU jit"] = median_time(lambda: jvg(*js), repeat=5)
+    return out
+
+
+# --------------------------------------------------------------------------- report
+COLUMNS = ["tenferro GPU", "tenferro CPU", "torch CUDA", "JAX GPU jit"]
+
+
+def fmt(t: float | None) -> str:
+    if t is None:
+        return "n/a"
+    return f"{t * 1e3:.2f} ms" if t < 1 else f"{t:.2f} s"
+
+
+def row(case: str, times: dict[str, float | None]) -> str:
+    ours = times["tenferro GPU"]
+    cells = [fmt(times.get(c)) for c in COLUMNS]
+    ratios = [f"{ours / times[c]:.2f}x" if times.get(c) else "n/a" for c in COLUMNS[1:]]
+    return f"| {case} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes only (a smoke test)")
+    parser.add_argument("--skip-svd", action="store_true", help="leave out the 4096^2 SVD loss")
+    args = parser.parse_args()
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    print(f"GPU: {props['name'].decode()} | CuPy {cupy.__version__} | CUDA runtime "
+          f"{cupy.cuda.runtime.runtimeGetVersion()} | torch {getattr(torch, '__version__', '-')} | "
+          f"JAX {getattr(jax, '__version__', '-')} | Python {platform.python_version()}")
+    print("| case | " + " | ".join(COLUMNS) + " | GPU/CPU | GPU/torch | GPU/JAX |")
+    print("|---" * (1 + len(COLUMNS) + 3) + "|")
+    chis = (16, 32) if args.quick else (128, 256, 512)
+    for chi in chis:
+        print(row(f"MPS energy value_and_grad L=16 chi={chi} D=5", bench_mps(chi)), flush=True)
+    if not args.skip_svd:
+        n = 256 if args.quick else 4096
+        t = bench_svd(n)
+        t.setdefault("tenferro CPU", None)
+        print(row(f"SVD loss sum(svdvals) {n}x{n}", t), flush=True)
+    for name, eq, arrs in einsum_cases() if not args.quick else []:
+        print(row(f"einsum {name}", bench_einsum(eq, arrs)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
