@@ -281,6 +281,9 @@ def linspace(start: float | complex, stop: float | complex, num: int = 50, endpo
     num = as_index("linspace", num, "num", TenferroValueError)
     if num < 0:
         raise TenferroValueError(f"linspace: num must be non-negative, got {num}")
+    if d.is_complex:   # CuPy's linspace takes real endpoints only: made on the host, then placed
+        return _upload("linspace", Tensor._wrap(np.linspace(start, stop, num=num, endpoint=endpoint, dtype=d.numpy)),
+                       placement)
     return _build("linspace", placement, lambda xp: xp.linspace(start, stop, num=num, endpoint=endpoint,
                                                                  dtype=d.numpy))
 

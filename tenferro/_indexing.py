@@ -330,6 +330,13 @@ def _scatter_add_impl(x, indices, updates, axis):
     try:
         if type(out) is np.ndarray:
             np.add.at(out, where, updates._data)
+        elif out.dtype.kind == "c":   # CuPy's atomic adds are real: the two parts separately
+            u = updates._data
+            cupyx = import_cupyx("scatter_add")
+            re, im = out.real.copy(), out.imag.copy()
+            cupyx.scatter_add(re, where, u.real)
+            cupyx.scatter_add(im, where, u.imag)
+            out = fortran(re + 1j * im).astype(out.dtype, copy=False)
         else:   # CuPy: an atomic scatter-add kernel
             import_cupyx("scatter_add").scatter_add(out, where, updates._data)
     except IndexError:
@@ -366,18 +373,32 @@ def _scatter_add_transpose(ct, x, idx, u, axis):
             gather_p.bind(ct, idx, axis=axis) if is_undefined(u) else None]
 
 
-def _index_operand(op: str, indices: Any, x: Any) -> Any:
+def _index_operand(op: str, indices: Any, x: Any, axis: int) -> Any:
     """``indices`` as an integer tensor on the placement of ``x`` (host indices
-    are uploaded: they come from the host anyway)."""
+    are uploaded: they come from the host anyway). Indices headed for a GPU are
+    bounds-checked here, where they enter (host indices on the host; a device
+    index tensor costs one read of its min and max): CuPy's gather wraps
+    out-of-range indices instead of raising, so the kernels below trust them."""
+    where = placement_of_operand(x)
     if type(indices) is Tensor or hasattr(indices, "_trace"):
         _check_indices(op, aval_of_operand(indices))
+        if type(indices) is Tensor and where.device is not None:
+            _check_bounds(op, indices._data, axis, meta(x)[0][axis])
         return indices
     arr = np.asarray(indices)
     if arr.dtype.kind not in "iu" and not (arr.size == 0 and arr.dtype.kind == "f"):
         raise DTypeError(f"{op}: indices must be integers, got an array of dtype {arr.dtype}")
     t = Tensor._wrap(fortran(arr.astype(np.int64, copy=False)))
-    where = placement_of_operand(x)
-    return t if where.device is None else t.to_gpu(where.device)
+    if where.device is None:
+        return t
+    _check_bounds(op, t._data, axis, meta(x)[0][axis])
+    return t.to_gpu(where.device)
+
+
+def _check_bounds(op: str, idx: Any, axis: int, n: int) -> None:
+    if idx.size and (int(idx.min()) < -n or int(idx.max()) >= n):
+        host = idx if type(idx) is np.ndarray else idx.get()
+        raise _index_error(op, host, axis, n)
 
 
 def _axis_or_flat(op: str, x: Any, axis: int | None) -> tuple[Any, int]:
@@ -399,7 +420,7 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Any:
     tenferro's **column-major** order (NumPy flattens row-major)."""
     x = as_operand("take", x)
     x, axis = _axis_or_flat("take", x, axis)
-    return gather_p.bind(x, _index_operand("take", indices, x), axis=axis)
+    return gather_p.bind(x, _index_operand("take", indices, x, axis), axis=axis)
 
 
 gather = take
@@ -415,7 +436,7 @@ def scatter_add(x: Any, indices: Any, updates: Any, axis: int = 0) -> Any:
     x = as_operand("scatter_add", x)
     xs, xd = meta(x)
     axis = _norm_axis("scatter_add", axis, len(xs))
-    idx = _index_operand("scatter_add", indices, x)
+    idx = _index_operand("scatter_add", indices, x, axis)
     updates = as_operand("scatter_add", updates, xd, placement_of_operand(x))
     expect = tuple(xs[:axis]) + tuple(meta(idx)[0]) + tuple(xs[axis + 1:])
     if tuple(meta(updates)[0]) != expect:

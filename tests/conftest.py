@@ -57,9 +57,14 @@ def pytest_configure(config: pytest.Config) -> None:
     reason = _device_unavailable()
     config._tenferro_no_device = reason
     if reason is None:
+        import hypothesis
+
         import tenferro as tf
 
         tf.set_default_placement(tf.gpu(0))
+        # the first call of each CuPy kernel compiles it: no per-example deadline on a device
+        hypothesis.settings.register_profile("device", deadline=None)
+        hypothesis.settings.load_profile("device")
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -59,7 +59,7 @@ def _pair(a: Any, b: Any, step: tuple) -> Any:
     elif mode == BMM:
         r = np.matmul(x, y)
     else:
-        r = np.multiply(x, y, order="C")  # (Bt, N, 1) * (Bt, 1, M)
+        r = np.multiply(x, y, order="C") if type(x) is np.ndarray else x * y  # (Bt, N, 1) * (Bt, 1, M)
     return r.T.reshape(out_shape, order="F")
 
 

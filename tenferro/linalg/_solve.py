@@ -232,6 +232,8 @@ def _lu_factor(a: Tensor, b: Any) -> tuple[Tensor, Tensor]:
     A = a._data
     check_finite("solve", "a", A)
     if type(A) is not np.ndarray:
+        if A.size == 0:   # cuSOLVER refuses empty matrices
+            return Tensor._wrap(A.copy(order="F")), Tensor._wrap(xp_of(A).zeros((0,), np.int32))
         lu, piv = _device.lu_factor(A)
     else:
         with warnings.catch_warnings():

@@ -28,3 +28,11 @@ def is_writeable(a) -> bool:
     """NumPy's ``writeable`` flag; device (CuPy) arrays have no read-only mode, so
     they are always writeable."""
     return bool(getattr(a.flags, "writeable", True))
+
+
+def shares_memory(a, b) -> bool:
+    """``np.shares_memory`` for host arrays; for device (CuPy) arrays, whether both
+    are views of one allocation (CuPy's own ``shares_memory`` only bounds-checks)."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return bool(np.shares_memory(a, b))
+    return a.data.mem.ptr == b.data.mem.ptr

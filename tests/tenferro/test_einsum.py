@@ -460,7 +460,7 @@ def test_output_layouts_are_canonical(eq, shapes, dtype):
     xs = [_rand(s, dtype, seed=i) for i, s in enumerate(shapes)]
     got = tf.einsum(eq, *[tf.asarray(x) for x in xs])._data
     assert got.flags.f_contiguous and is_writeable(got)
-    np.testing.assert_allclose(got, np.einsum(eq, *xs), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(tf.Tensor._wrap(got)), np.einsum(eq, *xs), rtol=1e-12, atol=1e-12)
 
 
 def _mps_norm_eq(L: int) -> str:

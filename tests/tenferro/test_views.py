@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import tenferro as tf
+from helpers import shares_memory
 from tenferro import Tensor
 from tenferro._views import _check_reachable, _contiguous_strides, _is_contiguous, _reachable_range
 
@@ -21,7 +22,7 @@ def _fortran_tensor(shape):
 def _check_layout(view: Tensor, base: Tensor) -> None:
     """The view's metadata describes exactly where its elements live in base's buffer."""
     flat = base._data.reshape(-1, order="A") if base.is_contiguous else None
-    assert np.shares_memory(view._data, base._data) or view.size == 0
+    assert shares_memory(view._data, base._data) or view.size == 0
     if flat is not None and view.size:
         for idx in np.ndindex(*view.shape):
             pos = view.offset + sum(i * s for i, s in zip(idx, view.strides))
@@ -104,7 +105,7 @@ def test_reshape_view_matches_numpy(shape, order, data):
 def test_reshape_view_shares_memory_and_sees_writes():
     base = tf.zeros(12)
     v = tf.reshape_view(base, (3, 4))
-    assert np.shares_memory(v._data, base._data)
+    assert shares_memory(v._data, base._data)
     base._data[5] = 42.0
     assert v.numpy()[2, 1] == 42.0  # column-major: 5 = 2 + 1*3
 
@@ -140,7 +141,7 @@ def test_transpose_view_matches_numpy(shape, data):
     v = tf.transpose_view(t, perm)
     np.testing.assert_array_equal(v.numpy(), a.transpose(perm))
     assert v.strides == tuple(t.strides[p] for p in perm)
-    assert v.size == 0 or np.shares_memory(v._data, t._data)
+    assert v.size == 0 or shares_memory(v._data, t._data)
     np.testing.assert_array_equal(tf.transpose_view(t).numpy(), a.T)
 
 
@@ -183,7 +184,7 @@ def test_slice_view_matches_numpy_basic_indexing(case):
     np.testing.assert_array_equal(v.numpy(), expected)
     assert v.shape == expected.shape
     if v.size:
-        assert np.shares_memory(v._data, t._data)
+        assert shares_memory(v._data, t._data)
         _check_layout(v, t)
     # the view's metadata passes the reachable-range proof over the base buffer
     rng = _reachable_range(v.shape, v.strides, v.offset)
@@ -217,7 +218,7 @@ def test_slice_view_int_drops_mode_and_single_spec():
     assert tf.slice_view(t, -1).shape == (4,)
     s = tf.slice_view(t, (2, 3))
     assert s.shape == () and s.item() == t.numpy()[2, 3]
-    assert np.shares_memory(s._data, t._data)
+    assert shares_memory(s._data, t._data)
     assert tf.slice_view(t, slice(1, 2)).shape == (1, 4)
     assert tf.slice_view(t, ()).shape == (3, 4)
 
@@ -262,7 +263,7 @@ def test_views_do_not_allocate_for_large_tensors():
     s = tf.slice_view(t, (slice(None, None, -7), slice(3, 900, 2)))
     for v in (r, t, s):
         assert v._data.base is not None
-        assert v._data.base is big._data or np.shares_memory(v._data, big._data)
+        assert v._data.base is big._data or shares_memory(v._data, big._data)
         assert v._data.flags.owndata is False
 
 
