@@ -56,6 +56,7 @@ from ._errors import (
     TenferroError,
     TenferroIndexError,
     TenferroTypeError,
+    ForeignOperandError,
     TenferroValueError,
     UnsupportedOnDeviceError,
 )
@@ -72,7 +73,7 @@ __all__ = [
     "DType", "bool_", "int32", "int64", "float32", "float64", "complex64", "complex128",
     "dtype", "result_type", "can_convert",
     # errors
-    "TenferroError", "ShapeError", "DTypeError", "PlacementError", "UnsupportedOnDeviceError", "TenferroValueError",
+    "TenferroError", "ShapeError", "DTypeError", "PlacementError", "UnsupportedOnDeviceError", "ForeignOperandError", "TenferroValueError",
     "TenferroIndexError", "TenferroTypeError", "AxisError",
     # placement
     "MemoryKind", "Placement", "CPU", "gpu", "placement_of", "check_same_placement",

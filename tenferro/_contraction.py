@@ -25,6 +25,7 @@ import numpy as np
 
 from tidu import Tracer, UndefinedPrimal, Zero
 
+from ._dispatch import dispatchable
 from ._dtypes import result_type
 from ._elementwise import add_p
 from ._errors import AxisError, ShapeError, fmt_shape
@@ -230,6 +231,7 @@ def dot_general(x: Any, y: Any, dimension_numbers: Any) -> Any:
 _MM_DN = {(nx, ny): (((nx - 1,), (0,)), _EMPTY) for nx in (1, 2) for ny in (1, 2)}
 
 
+@dispatchable
 def matmul(x: Any, y: Any) -> Any:
     """Matrix product with NumPy's ``matmul`` semantics: 1-D operands are vectors;
     for rank > 2 the **leading** axes are batch axes, broadcast together
@@ -283,6 +285,7 @@ def _batched_matmul(x: Any, y: Any, xs: tuple, ys: tuple) -> Any:
     return r
 
 
+@dispatchable
 def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2) -> Any:
     """``numpy.tensordot``: contract ``axes`` (an int n: the last n axes of ``a``
     with the first n of ``b``; or a pair of axis lists). Result ``[a free..., b free...]``."""
@@ -303,6 +306,7 @@ def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2) -> Any:
     return dot_general_p.bind(a, b, dimension_numbers=dn)
 
 
+@dispatchable
 def dot(a: Any, b: Any) -> Any:
     """``numpy.dot``: scalars multiply; 1-D/2-D is ``matmul``; otherwise the last
     axis of ``a`` contracts with the second-to-last of ``b`` (the only one if 1-D)."""

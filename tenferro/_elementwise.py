@@ -20,6 +20,8 @@ import numpy as np
 
 from tidu import Tracer, UndefinedPrimal, Zero, is_undefined
 
+from ._dispatch import dispatch, dispatchable
+from ._errors import ForeignOperandError
 from ._dtypes import float64, result_type
 from ._errors import ShapeError, fmt_shape
 from . import _structural as _st
@@ -391,7 +393,10 @@ def _ring_op(name: str, ufunc: Any, prim: Any, doc: str) -> Any:
         ops = _eager_operands(x, y)
         if ops is not None:
             return Tensor._wrap(_f(ufunc(*ops)))
-        x, y = _prepare(name, x, y)
+        try:
+            x, y = _prepare(name, x, y)
+        except ForeignOperandError:   # a structured operand: its type takes the call
+            return dispatch(op, (x, y), {})
         return prim.bind(x, y)
 
     op.__name__ = op.__qualname__ = name
@@ -404,6 +409,7 @@ subtract = _ring_op("subtract", np.subtract, sub_p, "``x - y`` with NumPy broadc
 multiply = _ring_op("multiply", np.multiply, mul_p, "``x * y`` with NumPy broadcasting and tenferro promotion.")
 
 
+@dispatchable
 def divide(x: Any, y: Any) -> Any:
     """``x / y`` (true division; integer operands are promoted to float64)."""
     x, y = _prepare("divide", x, y)
@@ -413,24 +419,28 @@ def divide(x: Any, y: Any) -> Any:
     return div_p.bind(x, y)
 
 
+@dispatchable
 def negative(x: Any) -> Any:
     """``-x``."""
     (x,) = _prepare("negative", x)
     return neg_p.bind(x)
 
 
+@dispatchable
 def conj(x: Any) -> Any:
     """Complex conjugate (identity on real tensors)."""
     (x,) = _prepare("conj", x)
     return conj_p.bind(x)
 
 
+@dispatchable
 def real(x: Any) -> Any:
     """Real part (a real tensor)."""
     (x,) = _prepare("real", x)
     return real_p.bind(x)
 
 
+@dispatchable
 def imag(x: Any) -> Any:
     """Imaginary part (a real tensor)."""
     (x,) = _prepare("imag", x)

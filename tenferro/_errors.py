@@ -18,6 +18,7 @@ __all__ = [
     "TenferroValueError",
     "TenferroIndexError",
     "TenferroTypeError",
+    "ForeignOperandError",
     "AxisError",
 ]
 
@@ -53,6 +54,18 @@ class TenferroIndexError(TenferroError, IndexError):
 
 class TenferroTypeError(TenferroError, TypeError):
     """An argument or a tensor has the wrong kind for a Python protocol (``len``, ``index``)."""
+
+
+class ForeignOperandError(TenferroTypeError):
+    """An operand whose type implements ``__tenferro_function__`` (a structured
+    tensor) reached a tenferro function that does not dispatch on it; convert it
+    with ``.to_dense()`` first. Dispatchable functions catch it and dispatch."""
+
+    def __init__(self, op: str, operand: object):
+        super().__init__(f"{op}: got an operand of type {type(operand).__qualname__}, which tenferro does not "
+                         "store densely and this function does not dispatch on; convert it with .to_dense() "
+                         "first (functions that dispatch: see tenferro._dispatch)")
+        self.operand = operand
 
 
 class AxisError(TenferroError, ValueError):

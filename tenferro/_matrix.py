@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ._dispatch import dispatchable
 from ._errors import ShapeError, fmt_shape
 from ._prim import as_index, as_operand, fortran, meta, primitive, xp_of
 from ._structural import _norm_axis, transpose
@@ -195,6 +196,7 @@ def triu(x: Any, k: int = 0) -> Any:
     return _triangle("triu", x, k, False)
 
 
+@dispatchable
 def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """Sum of the ``offset``-th diagonal, like ``numpy.trace``: ``[M, N, B...] -> [B...]``."""
     from ._reductions import sum_p  # noqa: PLC0415

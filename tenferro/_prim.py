@@ -20,7 +20,7 @@ from tidu import Primitive, Tracer
 
 from ._creation import ones as _ones, zeros as _zeros
 from ._dtypes import DType, _from_numpy, _lookup_numpy, _weak_kind, result_type
-from ._errors import DTypeError, PlacementError, TenferroTypeError, fmt_shape
+from ._errors import DTypeError, ForeignOperandError, PlacementError, TenferroTypeError, fmt_shape
 from ._placement import CPU, Placement, array_module_of_placement, device_scope, get_default_placement, placement_of
 from ._shape import Shape, as_index, as_indices, as_shape  # noqa: F401  (re-exported)
 from ._tensor import Tensor
@@ -247,6 +247,8 @@ def as_operand(op: str, x: Any, dtype: DType | None = None, placement: Placement
         from ._creation import asarray  # noqa: PLC0415
 
         return asarray(x)
+    if hasattr(type(x), "__tenferro_function__"):
+        raise ForeignOperandError(op, x)
     raise TenferroTypeError(
         f"{op}: expected a Tensor, a Python scalar or an array-like operand, got {type(x).__name__}"
     )

@@ -23,6 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ._dispatch import dispatchable
 from ._dtypes import bool_, int32, int64
 from ._errors import AxisError, DTypeError, TenferroValueError
 from ._prim import TensorType, as_operand, fortran, meta, primitive, xp_of
@@ -300,6 +301,7 @@ def _accumulating(op: str, x: Any) -> Any:
     return convert_element_type(x, int64) if d is bool_ or d is int32 else x
 
 
+@dispatchable
 def sum(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:  # noqa: A001
     """Sum over ``axis`` (all axes when None); bool and int32 accumulate in int64."""
     return _reduce("sum", sum_p, _accumulating("sum", x), axis, keepdims)

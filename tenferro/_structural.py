@@ -15,6 +15,7 @@ import numpy as np
 
 from tidu import is_undefined
 
+from ._dispatch import dispatchable
 from ._dtypes import DType, dtype as _dtype
 from ._errors import AxisError, DTypeError, ShapeError, TenferroValueError, fmt_shape
 from ._prim import (
@@ -227,6 +228,7 @@ def reshape(x: Any, shape: int | Sequence[int], order: str = "F") -> Any:
     return reshape_p.bind(x, new_shape=shape)
 
 
+@dispatchable
 def transpose(x: Any, axes: Sequence[int] | None = None) -> Any:
     """Permute dimensions (reverse them when ``axes`` is None), like ``numpy.transpose``."""
     x = as_operand("transpose", x)

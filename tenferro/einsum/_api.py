@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from tidu import Tracer
 
+from .._dispatch import dispatchable
 from .._dtypes import result_type
 from .._prim import as_operand, check_placement, meta, placement_of_operand
 from .._tensor import Tensor
@@ -42,6 +43,7 @@ def _split(operands: tuple) -> tuple[Any, list, Parsed | None]:
     return ("interleaved", parsed.terms, parsed.output), ops, parsed
 
 
+@dispatchable
 def einsum(*operands: Any, optimize: Any = "auto") -> Any:
     """Einstein summation, as ``numpy.einsum``, differentiable to any order.
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from tidu import Zero
 
+from .._dispatch import dispatchable
 from .._errors import fmt_shape
 from .._prim import as_operand, meta, primitive
 from ._errors import SingularMatrixError
@@ -114,6 +115,7 @@ def _det_singular(shape: tuple) -> SingularMatrixError:
 adjugate_p.def_jvp_per_arg(_adjugate_jvp)
 
 
+@dispatchable
 def det(a: Any) -> Any:
     """Determinant of each matrix of ``a`` ``[N, N, B...]`` -> ``[B...]``.
     The gradient is the (transposed) adjugate, finite at singular matrices;
@@ -159,6 +161,7 @@ def _slogdet_jvp(primals, tangents):
     return [sign, logabs], [dsign, dlog]
 
 
+@dispatchable
 def slogdet(a: Any) -> tuple[Any, Any]:
     """``(sign, logabsdet)`` of each matrix of ``a`` ``[N, N, B...]`` (shapes ``[B...]``),
     with ``det = sign * exp(logabsdet)``; ``sign`` has a's dtype (unit modulus for

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.linalg import _umath_linalg
 
+from .._dispatch import dispatchable
 from .._prim import as_operand, primitive
 from .._tensor import Tensor
 from ._errors import ConvergenceError
@@ -77,6 +78,7 @@ def _eigh_jvp(primals, tangents):
     return [w, v], [dw, dv]
 
 
+@dispatchable
 def eigh(a: Any) -> tuple[Any, Any]:
     """Eigenvalues (ascending, real) and eigenvectors of Hermitian matrices
     ``[N, N, B...]``: ``(w [N, B...], V [N, N, B...])`` with ``a = V diag(w) V^H``.
@@ -90,6 +92,7 @@ def eigh(a: Any) -> tuple[Any, Any]:
     return w, v
 
 
+@dispatchable
 def eigvalsh(a: Any) -> Any:
     """Eigenvalues ``[N, B...]`` (ascending) of the Hermitian part of ``a``."""
     a = as_operand("eigvalsh", a)

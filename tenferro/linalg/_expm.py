@@ -15,6 +15,7 @@ import scipy.linalg
 
 from tidu import is_undefined
 
+from .._dispatch import dispatchable
 from .._errors import TenferroValueError, fmt_shape
 from .._prim import as_operand, aval_of_operand, meta, primitive
 from ._errors import LinalgDTypeError, LinalgShapeError
@@ -106,6 +107,7 @@ def _expm_jvp(da, out, a):
 expm_p.def_jvp_per_arg(_expm_jvp)
 
 
+@dispatchable
 def expm(a: Any) -> Any:
     """Matrix exponential of each matrix of ``a`` ``[N, N, B...]`` (scaling and
     squaring, SciPy). Derivatives through the exact Fréchet derivative."""

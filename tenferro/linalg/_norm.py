@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._dispatch import dispatchable
 from .._errors import TenferroValueError
 from .._prim import as_operand, meta
 from .._reductions import normalize_axes
@@ -77,6 +78,7 @@ def _matrix_norm(x: Any, ord: Any) -> Any:
                              "1, -1, 2, -2, inf or -inf")
 
 
+@dispatchable
 def norm(x: Any, ord: Any = None, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
     """Vector or matrix norm, like ``numpy.linalg.norm`` but batch-last:
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._dispatch import dispatchable
 from .._errors import TenferroValueError
 from .._prim import as_operand, aval_of_operand, meta, primitive
 from ._solve import triangular_solve_p
@@ -99,6 +100,7 @@ def _qr_jvp(primals, tangents, complete):
     return [q, r], [dq, dr]
 
 
+@dispatchable
 def qr(a: Any, mode: str = "reduced") -> tuple[Any, Any]:
     """QR factorization of ``a`` ``[M, N, B...]``: ``(Q, R)`` with ``a = Q @ R``,
     orthonormal columns of Q and upper-triangular R whose diagonal is real and

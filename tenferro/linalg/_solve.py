@@ -19,6 +19,7 @@ from numpy.linalg import _umath_linalg
 
 from tidu import Zero, is_undefined
 
+from .._dispatch import dispatchable
 from .._errors import TenferroValueError, fmt_shape
 from .._prim import as_operand, check_placement, fortran, meta, primitive, xp_of
 from .._tensor import Tensor
@@ -281,6 +282,7 @@ def _lu_solve_transpose(ct, lu, piv, b, transposed):
     return [None, None, lu_solve_p.bind(lu, piv, ct, transposed=not transposed)]
 
 
+@dispatchable
 def solve(a: Any, b: Any) -> Any:
     """Solve ``a @ x = b`` for square ``a`` ``[N, N, B...]``; ``b`` is ``[N, K, B...]``
     or, for one right-hand side per matrix, ``[N, B...]`` (then ``x`` has b's shape).
@@ -326,6 +328,7 @@ def _inv_jvp(da, out, a):
 inv_p.def_jvp_per_arg(_inv_jvp)
 
 
+@dispatchable
 def inv(a: Any) -> Any:
     """Inverse of each square matrix of ``a`` ``[N, N, B...]``."""
     return _bind(inv_p, as_operand("inv", a))

@@ -14,6 +14,7 @@ import numpy as np
 
 from numpy.linalg import _umath_linalg
 
+from .._dispatch import dispatchable
 from .._errors import TenferroValueError
 from .._tensor import Tensor
 from .._prim import as_operand, aval_of_operand, meta, primitive, xp_of
@@ -174,6 +175,7 @@ def _off_diagonal(k: int, dtype, batch: tuple) -> np.ndarray:
     return np.broadcast_to(o.reshape(o.shape + (1,) * len(batch)), o.shape + batch)
 
 
+@dispatchable
 def svd(a: Any, full_matrices: bool = False, compute_uv: bool = True) -> Any:
     """Singular value decomposition ``a = U @ diag(S) @ Vh`` of ``[M, N, B...]``
     (batch dimensions last). Returns ``(U, S, Vh)`` with shapes ``[M, K, B...]``,
@@ -193,6 +195,7 @@ def svd(a: Any, full_matrices: bool = False, compute_uv: bool = True) -> Any:
     return u, s, vh
 
 
+@dispatchable
 def svdvals(a: Any) -> Any:
     """Singular values ``[K, B...]`` of ``a`` ``[M, N, B...]``, descending. The
     derivative ``dS = Re diag(U^H dA V)`` needs the vectors, so this computes the
