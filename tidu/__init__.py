@@ -22,7 +22,9 @@ from ._api import (
     value_and_grad,
     vjp,
 )
-from ._core import Primitive, Trace, Tracer, UndefinedPrimal, is_undefined
+from ._core import Primitive, Trace, UndefinedPrimal, is_undefined
+from ._tracer import Tracer, aval_of, vspace_of
+from ._zero import Zero, instantiate
 from ._custom import checkpoint, custom_jvp, custom_vjp, remat, stop_gradient
 from ._errors import (
     ComplexOutputError,
@@ -50,7 +52,7 @@ from ._pytree import (
     tree_structure,
     tree_unflatten,
 )
-from ._vspace import VSpace, Zero, aval_of, instantiate, register_vspace, vspace_of, vspace_of_aval
+from ._vspace import VSpace, register_vspace, vspace_of_aval
 
 __all__ = [
     "jvp", "linearize", "linear_transpose", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev",

@@ -11,13 +11,16 @@
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Sequence
 
-from ._core import Primitive, Trace, Tracer, UndefinedPrimal, new_trace
-from ._errors import MissingRuleError, NonDifferentiableError
-from ._graph import Graph, GraphTrace, GraphTracer, Var
+from ._core import Primitive, Trace, UndefinedPrimal, new_trace
+from ._errors import MissingRuleError, NonDifferentiableError, RuleError
+from ._graph import Graph, GraphTrace, GraphTracer, Var, eval_eqn
 from ._pytree import tree_flatten, tree_unflatten
-from ._vspace import Zero, aval_of, instantiate, vspace_of_aval
+from ._tracer import Tracer, aval_of
+from ._vspace import vspace_of_aval
+from ._zero import Zero, instantiate
 
 __all__ = ["JVPTrace", "JVPTracer", "jvp_flat", "linearize_flat", "backward_pass"]
 
@@ -77,21 +80,6 @@ class JVPTrace(Trace):
             return x.primal, x.tangent
         return x, Zero.like(x)
 
-    def process_custom_jvp(self, fn, args):
-        from ._custom import custom_jvp_process
-
-        return custom_jvp_process(self, fn, args)
-
-    def process_custom_vjp(self, fn, args):
-        from ._custom import custom_vjp_process
-
-        return custom_vjp_process(self, fn, args)
-
-    def process_checkpoint(self, fn, args):
-        from ._custom import checkpoint_process
-
-        return checkpoint_process(self, fn, args)
-
 
 def jvp_flat(f: Callable[..., Any], primals: list[Any], tangents: list[Any], in_tree) -> tuple[list, list, Any]:
     """JVP of ``f`` on flat leaves; ``tangents`` entries may be ``Zero``.
@@ -148,11 +136,7 @@ def backward_pass(graph: Graph, cotangents: Sequence[Any]) -> list[Any]:
     # Forward-evaluate equations that do not depend on the linear inputs.
     for eqn in graph.eqns:
         if linear.isdisjoint(eqn.inputs):
-            out = eqn.prim.bind(*[env[v] for v in eqn.inputs], **eqn.params)
-            if eqn.prim.multiple_results:
-                env.update(zip(eqn.outputs, out))
-            else:
-                env[eqn.outputs[0]] = out
+            eval_eqn(eqn, [env[v] for v in eqn.inputs], env)
         else:
             linear.update(eqn.outputs)
             lin_eqns.append(eqn)
@@ -221,20 +205,19 @@ def backward_pass(graph: Graph, cotangents: Sequence[Any]) -> list[Any]:
     return out
 
 
-class _Debug:
-    """Switches for expensive consistency checks (off by default; tests turn them on)."""
+class _Debug(threading.local):
+    """Switches for expensive consistency checks (off by default; tests turn them on).
+    Per thread, like the transformation stack: a new thread starts with checks off."""
 
-    __slots__ = ("checks",)
-
-    def __init__(self) -> None:
-        self.checks = False
+    checks = False
 
 
 DEBUG = _Debug()
 
 
 class debug_checks:
-    """Enable (or disable) tidu's consistency checks, globally or as a context manager.
+    """Enable (or disable) tidu's consistency checks in this thread, from now on or as a
+    context manager.
 
     With checks on, every transpose rule's result is validated: one entry per
     argument, and each cotangent of a linear input has exactly that input's aval
@@ -258,8 +241,6 @@ class debug_checks:
 
 
 def _check_transpose_result(prim: Primitive, inputs: Sequence[Var], cts_in: Any, linear: dict) -> None:
-    from ._errors import RuleError
-
     cts_in = list(cts_in)
     if len(cts_in) != len(inputs):
         raise RuleError(

@@ -18,8 +18,10 @@ from ._errors import (
     TreeStructureError,
 )
 from ._graph import Graph, make_graph
-from ._pytree import PyTreeDef, tree_flatten, tree_map, tree_unflatten
-from ._vspace import Zero, aval_of, instantiate, vspace_of_aval
+from ._pytree import PyTreeDef, _registry, tree_flatten, tree_map, tree_unflatten
+from ._tracer import aval_of
+from ._vspace import vspace_of_aval
+from ._zero import Zero, instantiate
 
 __all__ = [
     "jvp", "linearize", "linear_transpose", "vjp", "grad", "value_and_grad",
@@ -78,8 +80,6 @@ def _flatten_like(tree: Any, like: PyTreeDef, where: str) -> list[Any]:
             return
         if type(x) is not d.node:
             raise TreeStructureError(f"{where}: expected a {d.node.__name__} matching {d}, got {type(x).__name__}")
-        from ._pytree import _registry
-
         children, aux = _registry[d.node].flatten(x)
         children = list(children)
         if aux != d.aux or len(children) != len(d.children):
@@ -247,6 +247,19 @@ def _argnums_tuple(argnums: int | Sequence[int], nargs: int, where: str) -> tupl
     return tuple(n % nargs for n in nums)
 
 
+def _with_args(f: Callable[..., Any], args: tuple, nums: tuple[int, ...], tree: PyTreeDef | None = None
+               ) -> Callable[..., Any]:
+    """``f`` as a function of the arguments at positions ``nums`` only (the others
+    fixed to ``args``); with ``tree``, of those arguments' flat leaves."""
+    def g(*diff: Any) -> Any:
+        full = list(args)
+        for i, d in zip(nums, diff if tree is None else tree_unflatten(tree, diff)):
+            full[i] = d
+        return f(*full)
+
+    return g
+
+
 def value_and_grad(
     f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
 ) -> Callable[..., Any]:
@@ -256,11 +269,7 @@ def value_and_grad(
         nums = _argnums_tuple(argnums, len(args), "grad")
         diff_args = tuple(args[i] for i in nums)
 
-        def g(*dargs):
-            full = list(args)
-            for i, d in zip(nums, dargs):
-                full[i] = d
-            return f(*full)
+        g = _with_args(f, args, nums)
 
         for leaf in tree_flatten(diff_args)[0]:
             a = aval_of(leaf)
@@ -348,11 +357,7 @@ def jacfwd(
         aux_box: list = []
         fun = _strip_aux(f, aux_box) if has_aux else f
 
-        def g(*dflat):
-            full = list(args)
-            for i, d in zip(nums, tree_unflatten(d_tree, dflat)):
-                full[i] = d
-            return fun(*full)
+        g = _with_args(fun, args, nums, d_tree)
 
         flat_tree = tree_flatten(tuple(d_flat))[1]
         in_avals = [aval_of(x) for x in d_flat]
@@ -399,11 +404,7 @@ def jacrev(
         d_flat, d_tree = tree_flatten(diff)
         _check_real_or_holo("jacrev", d_flat, holomorphic, "input")
 
-        def g(*dflat):
-            full = list(args)
-            for i, d in zip(nums, tree_unflatten(d_tree, dflat)):
-                full[i] = d
-            return f(*full)
+        g = _with_args(f, args, nums, d_tree)
 
         res = vjp(g, *d_flat, has_aux=has_aux)
         out, vjp_fn = res[0], res[1]

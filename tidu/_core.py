@@ -25,9 +25,11 @@ from ._errors import (
     TracerConversionError,
     UnexpectedTracerError,
 )
-from ._vspace import Zero, aval_of, instantiate, vspace_of_aval
+from ._tracer import Tracer, aval_of
+from ._vspace import vspace_of_aval
+from ._zero import Zero, instantiate
 
-__all__ = ["Primitive", "Tracer", "Trace", "new_trace", "find_top_trace", "current_stack"]
+__all__ = ["Primitive", "Trace", "new_trace", "find_top_trace", "current_stack"]
 
 
 class Primitive:
@@ -229,18 +231,6 @@ class Trace:
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
         raise NotImplementedError
 
-    def process_custom_jvp(self, fn, args: Sequence[Any]):
-        """How this trace handles a ``custom_jvp`` function (default: inline it)."""
-        return fn.fun(*args)
-
-    def process_custom_vjp(self, fn, args: Sequence[Any]):
-        return fn.fun(*args)
-
-    def process_checkpoint(self, graph, args: Sequence[Any]):
-        """How this trace handles a ``checkpoint``-ed function, given as a closed
-        :class:`~tidu.Graph` over flat ``args`` (default: inline it)."""
-        return graph.eval_flat(*args)
-
 
 class _ThreadState(threading.local):
     """Per-thread state: the stack of active transformations (innermost last)."""
@@ -312,92 +302,3 @@ def _unexpected_tracer(args: Sequence[Any], prim: Primitive | None) -> Unexpecte
         f"{what} a tracer of a transformation running in another thread; tracers "
         "belong to the thread whose transformation created them"
     )
-
-
-class Tracer:
-    """A value being traced by a transformation; behaves like its value type.
-
-    Operators and attributes are forwarded to the value type's vector space
-    (:meth:`VSpace.tracer_getattr`), so user code written for the value type runs
-    unchanged on tracers.
-    """
-
-    __slots__ = ("_trace",)
-    __array_priority__ = 1000
-
-    @property
-    def aval(self) -> Any:
-        raise NotImplementedError
-
-    def to_concrete(self) -> Any:
-        """The concrete value, when this trace knows one (JVP of concrete values)."""
-        raise TracerConversionError(
-            f"cannot convert an abstract traced value of type {self.aval} to a concrete value; "
-            "use tidu primitives (or the value type's operations) instead of Python control flow on it"
-        )
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return vspace_of_aval(self.aval).tracer_getattr(self, name)
-
-    def _fwd(self, name: str, *args: Any) -> Any:
-        return vspace_of_aval(self.aval).tracer_call(self, name, args)
-
-    def __add__(self, o): return self._fwd("__add__", o)
-    def __radd__(self, o): return self._fwd("__radd__", o)
-    def __sub__(self, o): return self._fwd("__sub__", o)
-    def __rsub__(self, o): return self._fwd("__rsub__", o)
-    def __mul__(self, o): return self._fwd("__mul__", o)
-    def __rmul__(self, o): return self._fwd("__rmul__", o)
-    def __truediv__(self, o): return self._fwd("__truediv__", o)
-    def __rtruediv__(self, o): return self._fwd("__rtruediv__", o)
-    def __floordiv__(self, o): return self._fwd("__floordiv__", o)
-    def __mod__(self, o): return self._fwd("__mod__", o)
-    def __pow__(self, o): return self._fwd("__pow__", o)
-    def __rpow__(self, o): return self._fwd("__rpow__", o)
-    def __matmul__(self, o): return self._fwd("__matmul__", o)
-    def __rmatmul__(self, o): return self._fwd("__rmatmul__", o)
-    def __neg__(self): return self._fwd("__neg__")
-    def __pos__(self): return self._fwd("__pos__")
-    def __abs__(self): return self._fwd("__abs__")
-    def __invert__(self): return self._fwd("__invert__")
-    def __and__(self, o): return self._fwd("__and__", o)
-    def __or__(self, o): return self._fwd("__or__", o)
-    def __xor__(self, o): return self._fwd("__xor__", o)
-    def __lt__(self, o): return self._fwd("__lt__", o)
-    def __le__(self, o): return self._fwd("__le__", o)
-    def __gt__(self, o): return self._fwd("__gt__", o)
-    def __ge__(self, o): return self._fwd("__ge__", o)
-    def __eq__(self, o): return self._fwd("__eq__", o)  # type: ignore[override]
-    def __ne__(self, o): return self._fwd("__ne__", o)  # type: ignore[override]
-    def __getitem__(self, idx): return self._fwd("__getitem__", idx)
-    def __len__(self): return self._fwd("__len__")
-    def __iter__(self): return self._fwd("__iter__")
-    __hash__ = object.__hash__
-
-    def __bool__(self) -> bool:
-        return bool(self.to_concrete())
-
-    def __float__(self) -> float:
-        return float(self.to_concrete())
-
-    def __int__(self) -> int:
-        return int(self.to_concrete())
-
-    def __complex__(self) -> complex:
-        return complex(self.to_concrete())
-
-    def __index__(self) -> int:
-        return self.to_concrete().__index__()
-
-    def __array__(self, *args, **kwargs):
-        raise TracerConversionError(
-            f"a traced value ({self.aval}) cannot be converted to a NumPy array: the conversion "
-            "would drop its derivative. Keep the computation in tidu primitives."
-        )
-
-
-from . import _vspace as _vspace_module  # noqa: E402  (close the import cycle)
-
-_vspace_module.Tracer = Tracer

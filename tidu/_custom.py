@@ -12,11 +12,14 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
-from ._core import Primitive, Tracer, current_stack, find_top_trace
+from ._core import Primitive, current_stack, find_top_trace
 from ._errors import CustomRuleError, NonDifferentiableError, TangentMismatchError
-from ._graph import Graph, make_graph
+from ._ad import JVPTrace, backward_pass, jvp_flat, linearize_flat
+from ._graph import Graph, GraphTrace, make_graph
 from ._pytree import tree_flatten, tree_map, tree_unflatten
-from ._vspace import Zero, aval_of, instantiate, vspace_of_aval
+from ._tracer import Tracer, aval_of
+from ._vspace import vspace_of_aval
+from ._zero import Zero, instantiate
 
 __all__ = ["custom_jvp", "custom_vjp", "checkpoint", "remat", "stop_gradient"]
 
@@ -65,7 +68,7 @@ class custom_jvp:
         top = find_top_trace(tree_flatten(args)[0])
         if top is None:
             return self.fun(*args)
-        return top.process_custom_jvp(self, args)
+        return _handler(top, "custom_jvp")(top, self, args)
 
 
 def custom_jvp_process(trace, fn: custom_jvp, args: tuple) -> Any:
@@ -136,7 +139,7 @@ class custom_vjp:
         top = find_top_trace(tree_flatten(args)[0])
         if top is None:
             return self.fun(*args)
-        return top.process_custom_vjp(self, args)
+        return _handler(top, "custom_vjp")(top, self, args)
 
 
 custom_vjp_lin_p = Primitive("custom_vjp_lin", multiple_results=True)
@@ -236,8 +239,6 @@ def _custom_call_abstract(*avals, fn, in_tree, out_tree, out_avals):
 def _custom_call_jvp(primals, tangents, *, fn, in_tree, out_tree, out_avals):
     # Call the custom function again under a fresh forward-mode trace: its own
     # machinery (custom_jvp_process / custom_vjp_process) applies the user's rule.
-    from ._ad import jvp_flat
-
     def flat_fn(*leaves):
         return tree_flatten(fn(*tree_unflatten(in_tree, leaves)))[0]
 
@@ -291,7 +292,7 @@ class checkpoint:
         if top is None:
             outs = closed.eval_flat(*explicit)
         else:
-            outs = top.process_checkpoint(closed, explicit)
+            outs = _handler(top, "checkpoint")(top, closed, explicit)
         return tree_unflatten(graph.out_tree, outs)
 
 
@@ -303,8 +304,6 @@ remat_lin_p = Primitive("checkpoint_lin", multiple_results=True)
 
 @remat_lin_p.def_impl
 def _remat_lin_impl(*args, graph, has_tangent, out_avals):
-    from ._ad import jvp_flat
-
     n = len(has_tangent)
     primals = list(args[:n])
     it = iter(args[n:])
@@ -322,8 +321,6 @@ def _remat_lin_abstract(*avals, graph, has_tangent, out_avals):
 def _remat_lin_jvp(primals, tangents, **params):
     # Differentiating the staged tangent map again (grad of jvp, vjp of linearize):
     # the impl binds only primitives, so forward mode runs through it inline.
-    from ._ad import jvp_flat
-
     def fun(*args):
         return _remat_lin_impl(*args, **params)
 
@@ -333,8 +330,6 @@ def _remat_lin_jvp(primals, tangents, **params):
 
 @remat_lin_p.def_transpose
 def _remat_lin_transpose(cts, *args, graph, has_tangent, out_avals):
-    from ._ad import backward_pass, linearize_flat
-
     n = len(has_tangent)
     primals = list(args[:n])
     _, lin, _ = linearize_flat(_flat_fun(graph), primals, _flat_tree(n), has_tangent)
@@ -382,3 +377,38 @@ def _stop_gradient_jvp(primals, tangents):
 def stop_gradient(x: Any) -> Any:
     """Identity whose derivative is zero (applied to every leaf of a pytree)."""
     return tree_map(stop_gradient_p.bind, x)
+
+
+# ---------------------------------------------------------------------------
+# How each transformation handles a custom rule or a checkpoint: one table,
+# keyed by trace type (a trace type not listed inlines the function).
+# ---------------------------------------------------------------------------
+def _inline_call(trace: Any, fn: Any, args: tuple) -> Any:
+    return fn.fun(*args)
+
+
+def _inline_graph(trace: Any, graph: Graph, args: list) -> list:
+    return graph.eval_flat(*args)
+
+
+def _stage(trace: Any, fn: Any, args: tuple) -> Any:
+    return stage_custom_call(fn, args)
+
+
+_HANDLERS: dict[tuple[type, str], Callable[..., Any]] = {
+    (JVPTrace, "custom_jvp"): custom_jvp_process,
+    (JVPTrace, "custom_vjp"): custom_vjp_process,
+    (JVPTrace, "checkpoint"): checkpoint_process,
+    (GraphTrace, "custom_jvp"): _stage,
+    (GraphTrace, "custom_vjp"): _stage,
+}
+_DEFAULTS = {"custom_jvp": _inline_call, "custom_vjp": _inline_call, "checkpoint": _inline_graph}
+
+
+def _handler(trace: Any, kind: str) -> Callable[..., Any]:
+    """The rule with which ``trace`` processes a ``kind`` (custom_jvp, custom_vjp, checkpoint)."""
+    for t in type(trace).__mro__:
+        h = _HANDLERS.get((t, kind))
+        if h is not None:
+            return h
+    return _DEFAULTS[kind]

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ._core import Primitive, Trace, Tracer, new_trace
-from ._errors import TracerConversionError
+from ._core import Primitive, Trace, new_trace
+from ._errors import TracerConversionError, TreeStructureError
 from ._pytree import PyTreeDef, tree_flatten, tree_unflatten
-from ._vspace import Zero, aval_of, vspace_of_aval
+from ._tracer import Tracer, aval_of
+from ._vspace import vspace_of_aval
+from ._zero import Zero
 
-__all__ = ["Var", "Eqn", "Graph", "GraphTracer", "GraphTrace", "make_graph"]
+__all__ = ["Var", "Eqn", "Graph", "GraphTracer", "GraphTrace", "make_graph", "eval_eqn"]
 
 
 class Var:
@@ -51,6 +53,17 @@ def _hashable(x: Any) -> Any:
         return tuple(sorted((k, _hashable(v)) for k, v in x.items()))
     hash(x)
     return x
+
+
+def eval_eqn(eqn: "Eqn", args: Sequence[Any], env: dict) -> None:
+    """Bind ``eqn``'s primitive to ``args`` and record its outputs in ``env``: the
+    one step every graph evaluation (plain, linear, the forward part of the
+    backward pass) is made of."""
+    out = eqn.prim.bind(*args, **eqn.params)
+    if eqn.prim.multiple_results:
+        env.update(zip(eqn.outputs, out))
+    else:
+        env[eqn.outputs[0]] = out
 
 
 class Graph:
@@ -89,11 +102,7 @@ class Graph:
         env: dict[Var, Any] = dict(zip(self.constvars, self.consts))
         env.update(zip(self.invars, args))
         for eqn in self.eqns:
-            out = eqn.prim.bind(*[env[v] for v in eqn.inputs], **eqn.params)
-            if eqn.prim.multiple_results:
-                env.update(zip(eqn.outputs, out))
-            else:
-                env[eqn.outputs[0]] = out
+            eval_eqn(eqn, [env[v] for v in eqn.inputs], env)
         return env
 
     def eval_linear_flat(self, *args: Any) -> list[Any]:
@@ -134,19 +143,13 @@ class Graph:
                         env[o] = Zero(o.aval)
                     continue
                 vals = [dense(x) if type(x) is Zero else x for x in vals]
-            out = eqn.prim.bind(*vals, **eqn.params)
-            if eqn.prim.multiple_results:
-                env.update(zip(eqn.outputs, out))
-            else:
-                env[eqn.outputs[0]] = out
+            eval_eqn(eqn, vals, env)
         return [v if type(v) is Zero else env[v] for v in self.outvars]
 
     def __call__(self, *args: Any) -> Any:
         if self.in_tree is not None:
             flat, tree = tree_flatten(args)
             if tree != self.in_tree:
-                from ._errors import TreeStructureError
-
                 raise TreeStructureError(
                     f"graph expects arguments of structure {self.in_tree}, got {tree}"
                 )
@@ -320,16 +323,6 @@ class GraphTrace(Trace):
         out = Var(out_aval)
         self.eqns.append(Eqn(prim, in_vars, params, [out]))
         return GraphTracer(self, out)
-
-    def process_custom_jvp(self, fn, args):
-        from ._custom import stage_custom_call
-
-        return stage_custom_call(fn, args)
-
-    def process_custom_vjp(self, fn, args):
-        from ._custom import stage_custom_call
-
-        return stage_custom_call(fn, args)
 
     def to_graph(self, invars: list[Var], outs: Sequence[Any]) -> Graph:
         outvars: list[Var | Zero] = []

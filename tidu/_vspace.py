@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from ._errors import UnregisteredTypeError
 
-__all__ = ["VSpace", "register_vspace", "aval_of", "vspace_of", "vspace_of_aval", "Zero"]
+__all__ = ["VSpace", "register_vspace", "vspace_of_aval"]
 
 
 class VSpace:
@@ -117,25 +117,6 @@ def _lookup(table: dict[type, VSpace], t: type) -> VSpace | None:
     return vs
 
 
-Tracer: type = type(None)  # set to tidu._core.Tracer when _core is imported (import cycle)
-
-
-def vspace_of(value: Any) -> VSpace:
-    """The vector space of a concrete value or tracer."""
-    vs = _value_vspaces.get(type(value))
-    if vs is not None:
-        return vs
-    if isinstance(value, Tracer):
-        return vspace_of_aval(value.aval)
-    vs = _lookup(_value_vspaces, type(value))
-    if vs is None:
-        raise UnregisteredTypeError(
-            f"value of type {type(value).__qualname__} has no registered vector space; "
-            "differentiable values must be registered with tidu.register_vspace"
-        )
-    return vs
-
-
 def vspace_of_aval(aval: Any) -> VSpace:
     """The vector space registered for the type of the abstract value ``aval``."""
     vs = _aval_vspaces.get(type(aval)) or _lookup(_aval_vspaces, type(aval))
@@ -144,57 +125,3 @@ def vspace_of_aval(aval: Any) -> VSpace:
             f"abstract value of type {type(aval).__qualname__} has no registered vector space"
         )
     return vs
-
-
-def aval_of(value: Any) -> Any:
-    """Abstract value of a concrete value or tracer."""
-    vs = _value_vspaces.get(type(value))
-    if vs is not None:
-        return vs.aval(value)
-    if isinstance(value, Tracer):
-        return value.aval
-    return vspace_of(value).aval(value)
-
-
-class Zero:
-    """A symbolic zero tangent or cotangent: no dense zero is ever built for it.
-
-    ``Zero(aval)`` names the aval; ``Zero.like(primal)`` defers computing it.
-    """
-
-    __slots__ = ("_aval", "_primal")
-
-    def __init__(self, aval: Any):
-        self._aval = aval
-        self._primal = None
-
-    @classmethod
-    def like(cls, primal: Any) -> "Zero":
-        z = cls.__new__(cls)
-        z._aval = None
-        z._primal = primal
-        return z
-
-    @property
-    def aval(self) -> Any:
-        if self._aval is None:
-            a = aval_of(self._primal)
-            self._aval = vspace_of_aval(a).tangent_aval(a)
-            self._primal = None
-        return self._aval
-
-    def instantiate(self) -> Any:
-        """A dense zero of this aval; ``None`` when the primal carries no tangent
-        (integer or boolean values: there is no tangent space to build a zero in)."""
-        a = self.aval
-        if a is None:
-            return None
-        return vspace_of_aval(a).zeros(a)
-
-    def __repr__(self) -> str:
-        return f"Zero({self.aval})"
-
-
-def instantiate(x: Any) -> Any:
-    """Turn a symbolic :class:`Zero` into a dense zero; other values pass through."""
-    return x.instantiate() if type(x) is Zero else x

@@ -6,10 +6,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .._api import jvp, vjp
+from .._api import _flatten_like, jvp, vjp
 from .._errors import TiduError
 from .._pytree import tree_flatten, tree_unflatten
-from .._vspace import aval_of, vspace_of_aval
+from .._tracer import aval_of
+from .._vspace import vspace_of_aval
 
 __all__ = ["check_jvp", "check_vjp", "check_grads", "numerical_jvp", "GradientCheckError"]
 
@@ -151,8 +152,6 @@ def check_vjp(
 
 def _realign(ct_tree: Any, tree, flat: list) -> list:
     """Flatten a cotangent tuple to ``flat``'s leaves (``None`` where no tangent)."""
-    from .._api import _flatten_like
-
     return _flatten_like(ct_tree, tree, "check_vjp")
 
 

@@ -1,0 +1,135 @@
+"""The layering of tidu and tenferro stays a layering: no import cycles between
+their modules (function-local imports included), and no function-local imports
+except of optional dependencies. The order is drawn in docs/architecture.md."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+OPTIONAL = {"cupy", "cupyx", "pyarrow", "matplotlib", "torch", "jax", "jaxlib", "hypothesis", "threadpoolctl"}
+
+
+def _modules(package: str) -> dict[str, Path]:
+    out = {}
+    for path in sorted((ROOT / package).rglob("*.py")):
+        rel = path.relative_to(ROOT).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> list[tuple[str, bool, int]]:
+    """``(imported module, is function-local, line)`` for every import of a module
+    of the same package (submodules named in ``from x import name`` count as
+    imports of the submodule)."""
+    tree = ast.parse(path.read_text())
+    is_package = path.name == "__init__.py"
+    package_of_module = name if is_package else name.rpartition(".")[0]
+    local_nodes = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for inner in ast.walk(node):
+                if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                    local_nodes.add(id(inner))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package_of_module.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            targets = []
+            for a in node.names:
+                sub = f"{mod}.{a.name}"
+                targets.append(sub if sub in modules else mod)
+        else:
+            continue
+        for t in targets:
+            while t and t not in modules and "." in t:
+                t = t.rpartition(".")[0]
+            if t in modules and t != name:
+                out.append((t, id(node) in local_nodes, node.lineno))
+    return out
+
+
+def _function_local_imports(path: Path) -> list[tuple[str, int]]:
+    tree = ast.parse(path.read_text())
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Import):
+                    found += [(a.name, inner.lineno) for a in inner.names]
+                elif isinstance(inner, ast.ImportFrom):
+                    found.append(("." * inner.level + (inner.module or ""), inner.lineno))
+    return found
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+@pytest.mark.parametrize("package", ["tidu", "tenferro"])
+def test_no_import_cycles(package):
+    modules = _modules(package)
+    graph = {name: {t for t, _, _ in _imports(name, path, modules)} for name, path in modules.items()}
+    # a package's __init__ imports its modules; a module importing its own package
+    # root (``import tenferro``) is an edge back to all of them
+    assert _cycles(graph) == [], "import cycles (strongly connected modules)"
+
+
+@pytest.mark.parametrize("package", ["tidu", "tenferro"])
+def test_function_local_imports_only_for_optional_dependencies(package):
+    bad = []
+    for name, path in _modules(package).items():
+        for mod, line in _function_local_imports(path):
+            if mod.lstrip(".").split(".")[0] not in OPTIONAL or mod.startswith("."):
+                bad.append(f"{path.relative_to(ROOT)}:{line} imports {mod}")
+    assert bad == []
+
+
+def test_the_checker_sees_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []

@@ -1,0 +1,125 @@
+"""Tracers: values being traced by a transformation, and the lookups that see
+through them (:func:`aval_of`, :func:`vspace_of`).
+
+A :class:`Tracer` behaves like its value type: operators and attributes are
+forwarded to the vector space registered for its abstract value. Each
+transformation subclasses it (``JVPTracer``, ``GraphTracer``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ._errors import TracerConversionError, UnregisteredTypeError
+from ._vspace import VSpace, _lookup, _value_vspaces, vspace_of_aval
+
+__all__ = ["Tracer", "aval_of", "vspace_of"]
+
+
+class Tracer:
+    """A value being traced by a transformation; behaves like its value type.
+
+    Operators and attributes are forwarded to the value type's vector space
+    (:meth:`VSpace.tracer_getattr`), so user code written for the value type runs
+    unchanged on tracers.
+    """
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000
+
+    @property
+    def aval(self) -> Any:
+        raise NotImplementedError
+
+    def to_concrete(self) -> Any:
+        """The concrete value, when this trace knows one (JVP of concrete values)."""
+        raise TracerConversionError(
+            f"cannot convert an abstract traced value of type {self.aval} to a concrete value; "
+            "use tidu primitives (or the value type's operations) instead of Python control flow on it"
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return vspace_of_aval(self.aval).tracer_getattr(self, name)
+
+    def _fwd(self, name: str, *args: Any) -> Any:
+        return vspace_of_aval(self.aval).tracer_call(self, name, args)
+
+    def __add__(self, o): return self._fwd("__add__", o)
+    def __radd__(self, o): return self._fwd("__radd__", o)
+    def __sub__(self, o): return self._fwd("__sub__", o)
+    def __rsub__(self, o): return self._fwd("__rsub__", o)
+    def __mul__(self, o): return self._fwd("__mul__", o)
+    def __rmul__(self, o): return self._fwd("__rmul__", o)
+    def __truediv__(self, o): return self._fwd("__truediv__", o)
+    def __rtruediv__(self, o): return self._fwd("__rtruediv__", o)
+    def __floordiv__(self, o): return self._fwd("__floordiv__", o)
+    def __mod__(self, o): return self._fwd("__mod__", o)
+    def __pow__(self, o): return self._fwd("__pow__", o)
+    def __rpow__(self, o): return self._fwd("__rpow__", o)
+    def __matmul__(self, o): return self._fwd("__matmul__", o)
+    def __rmatmul__(self, o): return self._fwd("__rmatmul__", o)
+    def __neg__(self): return self._fwd("__neg__")
+    def __pos__(self): return self._fwd("__pos__")
+    def __abs__(self): return self._fwd("__abs__")
+    def __invert__(self): return self._fwd("__invert__")
+    def __and__(self, o): return self._fwd("__and__", o)
+    def __or__(self, o): return self._fwd("__or__", o)
+    def __xor__(self, o): return self._fwd("__xor__", o)
+    def __lt__(self, o): return self._fwd("__lt__", o)
+    def __le__(self, o): return self._fwd("__le__", o)
+    def __gt__(self, o): return self._fwd("__gt__", o)
+    def __ge__(self, o): return self._fwd("__ge__", o)
+    def __eq__(self, o): return self._fwd("__eq__", o)  # type: ignore[override]
+    def __ne__(self, o): return self._fwd("__ne__", o)  # type: ignore[override]
+    def __getitem__(self, idx): return self._fwd("__getitem__", idx)
+    def __len__(self): return self._fwd("__len__")
+    def __iter__(self): return self._fwd("__iter__")
+    __hash__ = object.__hash__
+
+    def __bool__(self) -> bool:
+        return bool(self.to_concrete())
+
+    def __float__(self) -> float:
+        return float(self.to_concrete())
+
+    def __int__(self) -> int:
+        return int(self.to_concrete())
+
+    def __complex__(self) -> complex:
+        return complex(self.to_concrete())
+
+    def __index__(self) -> int:
+        return self.to_concrete().__index__()
+
+    def __array__(self, *args, **kwargs):
+        raise TracerConversionError(
+            f"a traced value ({self.aval}) cannot be converted to a NumPy array: the conversion "
+            "would drop its derivative. Keep the computation in tidu primitives."
+        )
+
+
+def vspace_of(value: Any) -> VSpace:
+    """The vector space of a concrete value or tracer."""
+    vs = _value_vspaces.get(type(value))
+    if vs is not None:
+        return vs
+    if isinstance(value, Tracer):
+        return vspace_of_aval(value.aval)
+    vs = _lookup(_value_vspaces, type(value))
+    if vs is None:
+        raise UnregisteredTypeError(
+            f"value of type {type(value).__qualname__} has no registered vector space; "
+            "differentiable values must be registered with tidu.register_vspace"
+        )
+    return vs
+
+
+def aval_of(value: Any) -> Any:
+    """Abstract value of a concrete value or tracer."""
+    vs = _value_vspaces.get(type(value))
+    if vs is not None:
+        return vs.aval(value)
+    if isinstance(value, Tracer):
+        return value.aval
+    return vspace_of(value).aval(value)
