@@ -18,7 +18,7 @@ from ._errors import NonPositiveDefiniteError
 from ._solve import triangular_solve_p
 from ._util import bind as _bind
 from ._util import FAMILY, check_matrix, eye_mask, lapack, lapack_signature, lead, mm, tril
-from ._util import _tf
+from .. import _ops as tf
 
 
 cholesky_p = primitive("cholesky", FAMILY)
@@ -46,7 +46,6 @@ def _cholesky_aval(a):
 
 def _phi(x: Any) -> Any:
     """Lower triangle with the diagonal halved."""
-    tf = _tf()
     s, d = meta(x)
     half_diag = tf.multiply(x, tf.multiply(eye_mask(s[0], s[1], tuple(s[2:]), d, like=x), 0.5))
     return tf.add(tril(x, -1), half_diag)

@@ -20,7 +20,7 @@ from ._errors import SingularMatrixError
 from ._solve import inv_p
 from ._util import bind as _bind
 from ._util import FAMILY, check_matrix, concrete, lead, mm, mtrace_product, numerically_singular, trail, wrap
-from ._util import _tf
+from .. import _ops as tf
 from .._tensor import Tensor
 
 
@@ -89,7 +89,6 @@ def _adjugate_jvp(da, adj, a):
     # invertible A only. At a (numerically) singular A this would be inf/NaN or
     # rounding noise, so it raises instead (second derivatives of det there are
     # not supported; the first derivative, adj(A), is exact everywhere).
-    tf = _tf()
     arr = concrete(a)
     if arr is not None and arr.size and numerically_singular(arr):
         raise _det_singular(meta(a)[0])
@@ -144,7 +143,6 @@ def _slogdet_aval(a):
 
 @slogdet_p.def_jvp
 def _slogdet_jvp(primals, tangents):
-    tf = _tf()
     (a,), (da,) = primals, tangents
     sign, logabs = slogdet_p.bind(a)
     try:

@@ -22,7 +22,7 @@ from ._util import (
     FAMILY, GAUGE_RTOL, as_cols, as_rows, check_finite, check_matrix, concrete, const, diag_part, gauge_guard,
     lead, mH, mm, numerically_singular, to_dtype, wrap,
 )
-from ._util import _tf
+from .. import _ops as tf
 from ._config import config
 
 
@@ -68,7 +68,6 @@ def _eig_gauge_check(cts: list, res: list, rtol: float) -> str | None:
 
 def _broadened_inverse_complex(d: Any) -> Any:
     """``conj(d) / (|d|^2 + eps)``, 0 where ``d == 0``."""
-    tf = _tf()
     mag2 = tf.real(tf.multiply(d, tf.conj(d)))
     eps = config.broadening
     if eps:
@@ -81,7 +80,6 @@ def _broadened_inverse_complex(d: Any) -> Any:
 
 @eig_p.def_jvp
 def _eig_jvp(primals, tangents):
-    tf = _tf()
     (a,), (da,) = primals, tangents
     w, v = eig_p.bind(a)
     cd = meta(v)[1]

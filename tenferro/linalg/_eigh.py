@@ -21,12 +21,11 @@ from ._util import (
     FAMILY, GAUGE_RTOL, broadened_inverse, check_matrix, diag_part, diff_matrix, gauge_guard,
     gauge_violation, lapack, lapack_signature, lead, mH, mhm, mm,
 )
-from ._util import _tf
+from .. import _ops as tf
 
 
 def hermitian_part(x: Any) -> Any:
     """``(x + x^H) / 2`` of each matrix."""
-    tf = _tf()
     return tf.multiply(tf.add(x, mH(x)), 0.5)
 
 
@@ -67,7 +66,6 @@ def _eigh_gauge_check(cts: list, res: list, rtol: float) -> str | None:
 
 @eigh_p.def_jvp
 def _eigh_jvp(primals, tangents):
-    tf = _tf()
     (a,), (da,) = primals, tangents
     w, v = eigh_p.bind(a)
     m = mm(mhm(v, hermitian_part(da)), v)             # V^H dA_h V

@@ -23,7 +23,7 @@ from ._solve import _promote
 from . import _device
 from ._util import bind as _bind
 from ._util import FAMILY, check_matrix, columns, lead, mT, place_columns, rows, wrap
-from ._util import _tf
+from .. import _ops as tf
 
 
 expm_p = primitive("expm", FAMILY)
@@ -73,7 +73,6 @@ def _expm_frechet_aval(a, e):
 
 def _block(a: Any, e: Any) -> Any:
     """``[[a, e], [0, a]]`` (2n x 2n), or ``[[a, 0], [0, a]]`` when ``e`` is None."""
-    tf = _tf()
     n = meta(a)[0][0]
     top = place_columns(a, 2 * n, 0) if e is None else tf.concatenate([a, e], axis=1)
     return tf.concatenate([top, place_columns(a, 2 * n, n)], axis=0)

@@ -15,7 +15,7 @@ from ._qr import qr
 from ._solve import triangular_solve_p
 from ._svd import svd
 from ._util import as_cols, check_batch, check_matrix, columns, concrete, leading, mH, mm, rows
-from ._util import _tf
+from .. import _ops as tf
 
 
 def lstsq(a: Any, b: Any) -> Any:
@@ -23,7 +23,6 @@ def lstsq(a: Any, b: Any) -> Any:
     ``b`` ``[M, K, B...]`` (or ``[M, B...]``): minimizes ``||a x - b||`` (tall) or,
     for wide ``a``, gives the minimum-norm solution. Returns only ``x`` (unlike
     NumPy's 4-tuple). Computed with QR, so it is differentiable to any order."""
-    tf = _tf()
     a = as_operand("lstsq", a)
     b = as_operand("lstsq", b)
     sa, sb = tuple(meta(a)[0]), tuple(meta(b)[0])
@@ -65,7 +64,6 @@ def pinv(a: Any, rtol: float | None = None) -> Any:
     SVD: singular values ``<= rtol * S[0]`` (default ``max(M, N) * eps``) are
     discarded (the rank choice is not differentiated). Differentiable where the
     rank is locally constant."""
-    tf = _tf()
     a = as_operand("pinv", a)
     shape, dtype = meta(a)
     if rtol is None:

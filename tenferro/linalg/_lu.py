@@ -20,7 +20,7 @@ from ._solve import triangular_solve_p
 from . import _device
 from ._util import bind as _bind
 from ._util import FAMILY, check_matrix, lead, mm, mT, tril, triu, wrap
-from ._util import _tf
+from .. import _ops as tf
 
 
 lu_p = primitive("lu", FAMILY, multiple_results=True)
@@ -58,7 +58,7 @@ def _block(x: Any, r0: int, r1: int, c0: int, c1: int) -> Any:
     if (r0, r1, c0, c1) == (0, s[0], 0, s[1]):
         return x
     nb = len(s) - 2
-    return _tf().slice(x, (r0, c0) + (0,) * nb, (r1, c1) + tuple(s[2:]))
+    return tf.slice(x, (r0, c0) + (0,) * nb, (r1, c1) + tuple(s[2:]))
 
 
 # Square rule: de Hoog, Anderssen, Lukas (2011); Walter & Lehmann (2018).
@@ -69,7 +69,6 @@ def _lu_jvp(primals, tangents):
     blocks and ``X = L1^{-1} B[:K, :K] U1^{-1}``: ``dL1 = L1 tril(X, -1)``,
     ``dU1 = triu(X) U1``; tall: ``dL2 = (B[K:] - L2 dU) U^{-1}``; wide:
     ``dU2 = L^{-1} (B[:, K:] - dL U2)``; ``dP = 0``."""
-    tf = _tf()
     (a,), (da,) = primals, tangents
     p, l, u = lu_p.bind(a)
     m, n = meta(a)[0][:2]

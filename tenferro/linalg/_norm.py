@@ -16,11 +16,10 @@ from .._errors import TenferroValueError
 from .._prim import as_operand, meta
 from .._reductions import normalize_axes
 from ._svd import svdvals
-from ._util import _tf
+from .. import _ops as tf
 
 
 def _abs2(x: Any) -> Any:
-    tf = _tf()
     return tf.real(tf.multiply(x, tf.conj(x))) if meta(x)[1].is_complex else tf.multiply(x, x)
 
 
@@ -28,7 +27,6 @@ def _safe_root(s: Any, p: float) -> Any:
     """``s ** (1/p)`` for ``s >= 0`` whose derivatives are 0 (not inf * 0 = NaN) where
     ``s == 0``: the root is evaluated at 1 there and its result replaced by 0, so
     neither branch of ``where`` carries an infinite derivative (double ``where``)."""
-    tf = _tf()
     zero = tf.equal(s, 0.0)
     safe = tf.where(zero, 1.0, s)
     root = tf.sqrt(safe) if p == 2 else tf.power(safe, 1.0 / p)
@@ -36,7 +34,6 @@ def _safe_root(s: Any, p: float) -> Any:
 
 
 def _vector_norm(x: Any, ord: Any, axes: tuple) -> Any:
-    tf = _tf()
     if ord is None or ord == 2:
         return _safe_root(tf.sum(_abs2(x), axis=axes), 2)
     if ord == np.inf:
@@ -60,7 +57,6 @@ def _vector_norm(x: Any, ord: Any, axes: tuple) -> Any:
 
 def _matrix_norm(x: Any, ord: Any) -> Any:
     """Matrix norm over axes (0, 1) of ``x`` [M, N, B...]."""
-    tf = _tf()
     if ord is None or ord == "fro":
         return _safe_root(tf.sum(_abs2(x), axis=(0, 1)), 2)
     if ord == "nuc":
@@ -90,7 +86,6 @@ def norm(x: Any, ord: Any = None, axis: int | Sequence[int] | None = None, keepd
     Vector ``ord``: None/2, 1, inf, -inf, any real p. Matrix ``ord``: None/'fro',
     'nuc', 2, -2 (extreme singular values), 1, -1 (column sums), inf, -inf (row sums).
     """
-    tf = _tf()
     x = as_operand("norm", x)
     shape = tuple(meta(x)[0])
     nd = len(shape)

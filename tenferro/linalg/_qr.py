@@ -22,7 +22,7 @@ from ._util import bind as _bind
 from ._util import (
     FAMILY, check_matrix, columns, eye_mask, lead, mH, mm, place_columns, place_rows, rows, tril, wrap,
 )
-from ._util import _tf
+from .. import _ops as tf
 
 
 qr_p = primitive("qr", FAMILY, multiple_results=True)
@@ -76,7 +76,6 @@ def _qr_square_jvp(tf, dx, q, r):
 
 @qr_p.def_jvp
 def _qr_jvp(primals, tangents, complete):
-    tf = _tf()
     (a,), (da,) = primals, tangents
     q, r = qr_p.bind(a, complete=complete)
     m, n = meta(a)[0][:2]

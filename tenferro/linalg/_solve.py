@@ -29,7 +29,7 @@ from ._util import bind as _bind
 from ._util import (
     FAMILY, check_batch, check_finite, check_matrix, lapack, lapack_signature, lead, mm, mT, tril, triu, wrap,
 )
-from ._util import _tf
+from .. import _ops as tf
 
 
 # ---------------------------------------------------------------------------
@@ -93,11 +93,10 @@ def _triangular_solve_aval(a, b, lower, left, transpose_a, conjugate_a, unit_dia
 def _apply_op(x: Any, transpose_a: bool, conjugate_a: bool) -> Any:
     if transpose_a:
         x = mT(x)
-    return _tf().conj(x) if conjugate_a else x
+    return tf.conj(x) if conjugate_a else x
 
 
 def _triangular_solve_jvp_a(da, out, a, b, lower, left, transpose_a, conjugate_a, unit_diagonal):
-    tf = _tf()
     k = (-1 if lower else 1) if unit_diagonal else 0
     dam = tril(da, k) if lower else triu(da, k)
     opda = _apply_op(dam, transpose_a, conjugate_a)
@@ -193,7 +192,6 @@ def _solve_aval(a, b, transposed):
 @solve_p.def_jvp
 def _solve_jvp(primals, tangents, transposed):
     # dX = op(A)^{-1} (dB - op(dA) X): one solve for both tangents (one transposed solve in reverse)
-    tf = _tf()
     (a, b), (da, db) = primals, tangents
     if type(a) is Tensor and a._data.ndim == 2:
         # a is a constant here: factor it once and carry the LU factors as the residual
@@ -287,7 +285,6 @@ def solve(a: Any, b: Any) -> Any:
     """Solve ``a @ x = b`` for square ``a`` ``[N, N, B...]``; ``b`` is ``[N, K, B...]``
     or, for one right-hand side per matrix, ``[N, B...]`` (then ``x`` has b's shape).
     Batch dimensions must match exactly. Raises SingularMatrixError for singular ``a``."""
-    tf = _tf()
     a = as_operand("solve", a)
     b = as_operand("solve", b)
     a, b = _promote("solve", a, b)
@@ -322,7 +319,7 @@ def _inv_aval(a):
 
 
 def _inv_jvp(da, out, a):
-    return _tf().negative(mm(mm(out, da), out))   # d(A^-1) = -A^-1 dA A^-1
+    return tf.negative(mm(mm(out, da), out))   # d(A^-1) = -A^-1 dA A^-1
 
 
 inv_p.def_jvp_per_arg(_inv_jvp)

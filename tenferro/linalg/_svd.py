@@ -26,7 +26,7 @@ from ._util import (
     diag_part, diff_matrix, gauge_guard, gauge_violation, lapack, lapack_signature, lead, leading, mH, mhm, mm, rows,
     safe_reciprocal,
 )
-from ._util import _tf
+from .. import _ops as tf
 
 
 svd_p = primitive("svd", FAMILY, multiple_results=True)
@@ -82,7 +82,6 @@ def _svd_gauge_check(cts: list, res: list, rtol: float) -> str | None:
 
 @svd_p.def_jvp
 def _svd_jvp(primals, tangents, full_matrices):
-    tf = _tf()
     (a,), (da,) = primals, tangents
     u, s, vh = svd_p.bind(a, full_matrices=full_matrices)
     shape, dtype = meta(a)
@@ -139,7 +138,6 @@ def _svd_coefficients(s: Any, k: int) -> tuple[Any, Any]:
     """``E_ij = 1/(2 (s_j - s_i))`` (Lorentzian-broadened, 0 on the diagonal and for
     exactly equal values) and ``D_ij = 1/(2 (s_j + s_i))`` off the diagonal (0 on it,
     and where ``s_i = s_j = 0``), both ``[K, K, B...]``."""
-    tf = _tf()
     if type(s) is Tensor:      # constants (first-order pass): one NumPy pass each
         x = s._data
         xp = xp_of(x)

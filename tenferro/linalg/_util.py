@@ -32,6 +32,7 @@ from .._prim import TensorType, aval_of_operand, fortran, meta, placement_of_ope
 from .._tensor import Tensor
 from numpy.linalg import _umath_linalg
 
+from .. import _ops as tf
 from . import _device
 from ._config import config
 from ._errors import GaugeError, GaugeWarning, LinalgDTypeError, LinalgShapeError, NonFiniteError
@@ -162,16 +163,9 @@ def lapack_signature(n_in: int, out_kinds: str, dtype: np.dtype) -> str:
 # ---------------------------------------------------------------------------
 # rule side: written with tenferro ops only
 # ---------------------------------------------------------------------------
-def _ops():
-    import tenferro as tf  # noqa: PLC0415  (avoid an import cycle)
-
-    return tf
-
-
 def mm(a: Any, b: Any) -> Any:
     """Batched matrix product ``a @ b`` in the trailing-batch layout:
     ``[M, K, B...] x [K, N, B...] -> [M, N, B...]`` (dtypes promoted)."""
-    tf = _ops()
     nb = len(meta(a)[0]) - 2
     batch = tuple(range(2, 2 + nb))
     return tf.dot_general(a, b, (((1,), (0,)), (batch, batch)))
@@ -180,7 +174,6 @@ def mm(a: Any, b: Any) -> Any:
 def mhm(a: Any, b: Any) -> Any:
     """``a^H @ b`` batched (trailing layout) without materializing ``a^H``:
     ``[K, M, B...] x [K, N, B...] -> [M, N, B...]``."""
-    tf = _ops()
     nb = len(meta(a)[0]) - 2
     batch = tuple(range(2, 2 + nb))
     if meta(a)[1].is_complex:
@@ -191,12 +184,11 @@ def mhm(a: Any, b: Any) -> Any:
 def mT(x: Any) -> Any:
     """Transpose of the matrix axes (batch axes stay)."""
     nd = len(meta(x)[0])
-    return _ops().transpose(x, (1, 0) + tuple(range(2, nd)))
+    return tf.transpose(x, (1, 0) + tuple(range(2, nd)))
 
 
 def mH(x: Any) -> Any:
     """Conjugate transpose of the matrix axes."""
-    tf = _ops()
     t = mT(x)
     return tf.conj(t) if meta(x)[1].is_complex else t
 
@@ -223,21 +215,21 @@ def eye_mask(n: int, m: int, batch: tuple, dtype: DType, k: int = 0, like: Any =
 
 
 def tril(x: Any, k: int = 0) -> Any:
-    return _ops().tril(x, k)
+    return tf.tril(x, k)
 
 
 def triu(x: Any, k: int = 0) -> Any:
-    return _ops().triu(x, k)
+    return tf.triu(x, k)
 
 
 def diag_part(x: Any) -> Any:
     """``[n, n, B...] -> [n, B...]``: the diagonal of each matrix."""
-    return _ops().extract_diag(x)
+    return tf.extract_diag(x)
 
 
 def diag_embed(v: Any) -> Any:
     """``[n, B...] -> [n, n, B...]``: diagonal matrices with diagonal ``v``."""
-    return _ops().embed_diag(v)
+    return tf.embed_diag(v)
 
 
 def as_cols(v: Any, m: int) -> Any:
@@ -262,7 +254,6 @@ def as_rows(v: Any, m: int) -> Any:
 def broadened_inverse(d: Any) -> Any:
     """``d / (d**2 + eps)`` (Lorentzian broadening of ``1/d``), elementwise, with
     ``eps = config.broadening``; exactly 0 where ``d == 0``."""
-    tf = _ops()
     eps = config.broadening
     if type(d) is Tensor:       # a constant (not differentiated here): one NumPy pass
         x = d._data
@@ -305,7 +296,6 @@ def concrete(x: Any) -> np.ndarray | None:
 
 def safe_reciprocal(s: Any) -> Any:
     """``1/s`` with exact zeros mapped to 0 (singular values of rank-deficient input)."""
-    tf = _ops()
     if type(s) is Tensor:       # a constant: one NumPy pass
         x = s._data
         return Tensor._wrap(fortran(_divide_where(1.0, x, x != 0, x)))
@@ -330,7 +320,7 @@ def diff_matrix(v: Any) -> Any:
         x = v._data
         return Tensor._wrap(fortran(x[None, :] - x[:, None]))
     n = meta(v)[0][0]
-    return _ops().subtract(as_cols(v, n), as_rows(v, n))
+    return tf.subtract(as_cols(v, n), as_rows(v, n))
 
 
 def to_dtype(x: Any, dtype: DType) -> Any:
@@ -485,7 +475,6 @@ def leading(v: Any, k: int) -> Any:
 
 def mtrace_product(a: Any, b: Any) -> Any:
     """``trace(a @ b)`` per batch element, ``[B...]``, as ``sum(a^T * b)`` (no matmul)."""
-    tf = _ops()
     return tf.sum(tf.multiply(mT(a), b), axis=(0, 1))
 
 
@@ -494,11 +483,3 @@ def bind(p: Any, *args: Any, **params: Any) -> Any:
     eager path, which skips abstract evaluation), then bind ``p``."""
     p.abstract_eval(*[aval_of_operand(x) for x in args], **params)
     return p.bind(*args, **params)
-
-
-def _tf():
-    """The ``tenferro`` namespace, imported lazily (the linalg modules load while
-    ``tenferro/__init__`` is still running)."""
-    import tenferro as tf  # noqa: PLC0415
-
-    return tf
