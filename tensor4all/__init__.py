@@ -1,4 +1,4 @@
-"""tensor4all: tensor networks over tenferro tensors (structured tensors come later).
+"""tensor4all: tensor networks and structured tensors over tenferro tensors.
 
 * :class:`MPS` -- matrix product states (site tensors ``(left, physical, right)``),
   :func:`overlap`; an MPS is a tidu pytree, so ``tidu.grad`` works over it.
@@ -35,4 +35,21 @@ __all__ = [
     "Tensor4allError", "UnknownOperatorError", "UnknownLocalSpaceError", "SiteOutOfRangeError",
     "DimensionMismatchError", "BondDimensionError", "EmptyOpSumError", "OpSumTermError",
     "NonHermitianError", "NotDifferentiableError",
+]
+
+# structured tensors (diagonal, block-diagonal), shapes and the layered dispatcher
+from .structured import (  # noqa: E402
+    BlockDiagonal, DensifyError, DiagonalTensor, JaggedShape, MixedPlacementError, Nested, ShapeCombineError,
+    SquareBlockError, StructuredError, StructuredFallbackWarning, StructuredShapeError, StructuredTensor,
+    StructuredTypeError, TiledShape, TilingError, combine, einsum, fallback_policy, fallback_stats,
+    get_fallback_policy, matmul, reset_fallback_stats, set_fallback_policy, to_dense,
+)
+from . import linalg, structured  # noqa: E402
+
+__all__ += [
+    "structured", "linalg", "StructuredTensor", "DiagonalTensor", "BlockDiagonal", "einsum", "matmul", "to_dense",
+    "fallback_stats", "reset_fallback_stats", "fallback_policy", "set_fallback_policy", "get_fallback_policy",
+    "StructuredFallbackWarning", "JaggedShape", "TiledShape", "Nested", "combine",
+    "StructuredError", "StructuredShapeError", "StructuredTypeError", "TilingError", "SquareBlockError",
+    "MixedPlacementError", "DensifyError", "ShapeCombineError",
 ]

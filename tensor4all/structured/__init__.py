@@ -1,0 +1,38 @@
+"""tensor4all.structured: diagonal and block-diagonal tensors over dense tenferro leaves,
+jagged/tiled/nested shapes, and one layered dispatcher (reduce rules -> structured
+kernels keyed by (op, operand kinds) -> counted fallback to dense).
+
+Modules, bottom to top: ``_errors``, ``_shapes``, ``_dispatch`` (the dispatcher, the
+fallback and its statistics), ``_base`` (common API and the tenferro protocol),
+``_diagonal``, ``_blockdiag``, ``_rules``, ``_kernels``, ``_einsum``,
+``_linalg_kernels``, ``_tables`` (the tables), ``_api`` and ``linalg`` (public
+functions).
+"""
+from __future__ import annotations
+
+from . import _tables
+from ._api import einsum, matmul, to_dense
+from ._base import StructuredTensor
+from ._blockdiag import BlockDiagonal
+from ._diagonal import DiagonalTensor
+from ._dispatch import (
+    StructuredFallbackWarning, dispatch, fallback_policy, fallback_stats, get_fallback_policy,
+    reset_fallback_stats, set_fallback_policy,
+)
+from ._errors import (
+    DensifyError, MixedPlacementError, ShapeCombineError, SquareBlockError, StructuredError,
+    StructuredShapeError, StructuredTypeError, TilingError,
+)
+from ._shapes import JaggedShape, Nested, Shape, TiledShape, combine
+from . import linalg
+
+_tables.install()
+
+__all__ = [
+    "StructuredTensor", "DiagonalTensor", "BlockDiagonal", "einsum", "matmul", "to_dense", "linalg",
+    "dispatch", "fallback_stats", "reset_fallback_stats", "fallback_policy", "set_fallback_policy",
+    "get_fallback_policy", "StructuredFallbackWarning",
+    "Shape", "JaggedShape", "TiledShape", "Nested", "combine",
+    "StructuredError", "StructuredShapeError", "StructuredTypeError", "TilingError", "SquareBlockError",
+    "MixedPlacementError", "DensifyError", "ShapeCombineError",
+]

@@ -1,0 +1,34 @@
+"""Public entry points that are not linear algebra: ``einsum`` and ``matmul``.
+
+Both accept any mix of structured and dense operands and run through the dispatcher.
+
+>>> import numpy as np, tenferro as tf
+>>> d = DiagonalTensor(tf.asarray(np.array([1.0, 2.0])))
+>>> einsum("ij,jk->ik", d, tf.asarray(np.eye(2))).tolist()
+[[1.0, 0.0], [0.0, 2.0]]
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ._diagonal import DiagonalTensor  # noqa: F401  (doctest namespace)
+from ._dispatch import dispatch
+
+__all__ = ["einsum", "matmul", "to_dense"]
+
+
+def einsum(subscripts: str, *operands: Any, **kwargs: Any) -> Any:
+    """``tenferro.einsum`` over structured and dense operands. Diagonals stay 1-d
+    operands on hyper-edges; other structures are densified (and counted) if no kernel
+    covers them."""
+    return dispatch("einsum", subscripts, *operands, **kwargs)
+
+
+def matmul(a: Any, b: Any) -> Any:
+    """``a @ b`` for any mix of structured and dense matrices."""
+    return dispatch("matmul", a, b)
+
+
+def to_dense(x: Any) -> Any:
+    """The dense tensor of ``x`` (dense operands pass through)."""
+    return x.to_dense() if hasattr(x, "_t4a_structured") else x

@@ -1,0 +1,149 @@
+"""The common base of structured tensors: metadata, operators and the tenferro protocol.
+
+Every operator and method goes through the one dispatcher (``_dispatch.dispatch``),
+so a structured type only declares its leaves and ``to_dense``; what an operation
+does on it is decided by the tables in ``_tables.py``. ``__tenferro_function__``
+lets tenferro's public functions (``tf.einsum``, ``tf.matmul``, ``tf.linalg.svd``,
+arithmetic, ...) hand structured operands to the same dispatcher.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from tenferro import Shape
+
+from ._dispatch import dispatch, op_of_function
+
+__all__ = ["StructuredTensor"]
+
+
+class StructuredTensor:
+    """Base class: a logical tensor stored as dense leaves.
+
+    Subclasses provide ``leaves`` (a tuple of dense tensors or tracers), ``shape``,
+    ``to_dense()``, ``_rebuild(leaves)`` (same structure, new leaves) and
+    ``_describe()`` (a short string for error messages).
+    """
+
+    _t4a_structured = True
+    __array_ufunc__ = None  # NumPy arrays defer to our reflected operators
+    __array_priority__ = 1000
+
+    # -- what subclasses define ---------------------------------------------------
+    @property
+    def leaves(self) -> tuple[Any, ...]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def shape(self) -> Shape:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def to_dense(self) -> Any:  # pragma: no cover - abstract
+        """The dense tenferro tensor this structure stands for (differentiable)."""
+        raise NotImplementedError
+
+    def _rebuild(self, leaves: Any) -> StructuredTensor:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _describe(self) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- common metadata ------------------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def dtype(self) -> Any:
+        """The dtype of the leaves (all leaves share it)."""
+        return self.leaves[0].dtype
+
+    @property
+    def placement(self) -> Any:
+        """The placement of the leaves (all leaves share it)."""
+        return self.leaves[0].placement
+
+    @property
+    def is_complex(self) -> bool:
+        return "complex" in str(self.dtype)
+
+    def map_leaves(self, fn: Any) -> StructuredTensor:
+        """The same structure with ``fn`` applied to every leaf (``fn`` must keep leaf shapes)."""
+        return self._rebuild([fn(x) for x in self.leaves])
+
+    # -- methods and operators (all through the dispatcher) --------------------------
+    @property
+    def T(self) -> Any:
+        return dispatch("transpose", self)
+
+    def transpose(self, axes: Any = None) -> Any:
+        return dispatch("transpose", self, axes)
+
+    def conj(self) -> Any:
+        return dispatch("conj", self)
+
+    @property
+    def real(self) -> Any:
+        return dispatch("real", self)
+
+    @property
+    def imag(self) -> Any:
+        return dispatch("imag", self)
+
+    def sum(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return dispatch("sum", self, axis, keepdims)
+
+    def trace(self) -> Any:
+        return dispatch("trace", self)
+
+    def __neg__(self) -> Any:
+        return dispatch("negative", self)
+
+    def __pos__(self) -> Any:
+        return self
+
+    def __add__(self, other: Any) -> Any:
+        return dispatch("add", self, other)
+
+    def __radd__(self, other: Any) -> Any:
+        return dispatch("add", other, self)
+
+    def __sub__(self, other: Any) -> Any:
+        return dispatch("subtract", self, other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return dispatch("subtract", other, self)
+
+    def __mul__(self, other: Any) -> Any:
+        return dispatch("multiply", self, other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return dispatch("multiply", other, self)
+
+    def __truediv__(self, other: Any) -> Any:
+        return dispatch("divide", self, other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return dispatch("divide", other, self)
+
+    def __matmul__(self, other: Any) -> Any:
+        return dispatch("matmul", self, other)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return dispatch("matmul", other, self)
+
+    # -- the tenferro protocol (NumPy's __array_function__ analogue) -----------------
+    def __tenferro_function__(self, func: Any, types: tuple, args: tuple, kwargs: dict) -> Any:
+        """Called by tenferro when a public function receives a structured operand:
+        route it to the dispatcher, or decline with ``NotImplemented``."""
+        op = op_of_function(func)
+        if op is None:
+            return NotImplemented
+        return dispatch(op, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in self._repr_fields())
+        return f"{type(self).__name__}({fields})"
+
+    def _repr_fields(self) -> list[tuple[str, Any]]:  # pragma: no cover - overridden
+        return [("shape", self.shape)]

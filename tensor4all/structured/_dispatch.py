@@ -1,0 +1,250 @@
+"""The one dispatcher of the structured layer and its three tables (seed 003).
+
+An operation ``op`` (a tenferro function name: ``"matmul"``, ``"einsum"``, ``"svd"``,
+...) applied to operands of which at least one is structured runs, in order:
+
+1. **reduce rules** (:data:`REDUCE_RULES`, per op): rewrites that look only at types,
+   shapes and dtypes, never at data ("the transpose of a diagonal is itself"). A rule
+   returns the result, a :class:`Rewrite` (dispatch again), or ``NotImplemented``.
+2. **kernels** (:data:`KERNELS`, keyed by ``(op, operand kinds)``): structured
+   implementations on the dense leaves (an einsum with hyper-edges, block-wise
+   LAPACK). A kernel may return ``NotImplemented`` (arguments it does not cover).
+3. **fallback**: densify (``to_dense()``) the structured operands whose type has no
+   kernel for ``op`` (all of them if every type has one), then dispatch again. Every
+   fallback is counted per ``(op, kinds)`` in :func:`fallback_stats`; the policy
+   (:func:`fallback_policy`) may also warn or raise :class:`DensifyError`.
+
+With no structured operand left, ``op`` runs as the dense tenferro function
+(:data:`DENSE`). This module knows no structured type: an operand is structured when
+its class sets ``_t4a_structured = True`` and has ``to_dense()``. The tables are filled
+in one place, ``_tables.py``.
+"""
+from __future__ import annotations
+
+import collections
+import contextlib
+import numbers
+import warnings
+from typing import Any, Callable, Iterator, NamedTuple
+
+import numpy as np
+
+import tenferro as tf
+
+from ._errors import DensifyError, StructuredTypeError
+
+__all__ = [
+    "Dense", "Scalar", "Rewrite", "REDUCE_RULES", "KERNELS", "DENSE", "dispatch", "kind_of",
+    "is_structured", "op_of_function", "fallback_stats", "reset_fallback_stats", "fallback_policy",
+    "set_fallback_policy", "get_fallback_policy", "StructuredFallbackWarning", "structure_name",
+]
+
+
+class Dense:
+    """Kind of a dense operand (tenferro tensor, tidu tracer, NumPy array) of ndim >= 1."""
+
+
+class Scalar:
+    """Kind of a scalar operand (Python/NumPy number or a 0-d tensor)."""
+
+
+class Rewrite(NamedTuple):
+    """A reduce rule's answer: dispatch ``op(*args, **kwargs)`` instead."""
+
+    op: str
+    args: tuple
+    kwargs: dict
+
+
+class StructuredFallbackWarning(UserWarning):
+    """Emitted on every fallback to dense under ``fallback_policy("warn")``."""
+
+
+# op -> (dense tenferro function path, number of leading array operands; -1: variadic after
+# the subscripts (einsum)).
+DENSE: dict[str, tuple[str, int]] = {
+    "einsum": ("einsum", -1), "matmul": ("matmul", 2),
+    "add": ("add", 2), "subtract": ("subtract", 2), "multiply": ("multiply", 2), "divide": ("divide", 2),
+    "negative": ("negative", 1), "conj": ("conj", 1), "real": ("real", 1), "imag": ("imag", 1),
+    "transpose": ("transpose", 1), "sum": ("sum", 1), "trace": ("trace", 1),
+    "svd": ("linalg.svd", 1), "qr": ("linalg.qr", 1), "eigh": ("linalg.eigh", 1),
+    "inv": ("linalg.inv", 1), "solve": ("linalg.solve", 2), "det": ("linalg.det", 1),
+    "slogdet": ("linalg.slogdet", 1), "norm": ("linalg.norm", 1), "expm": ("linalg.expm", 1),
+}
+# extra tenferro names that map to the same op (aliases)
+_ALIASES = {"conjugate": "conj", "sub": "subtract", "mul": "multiply", "div": "divide", "neg": "negative"}
+
+REDUCE_RULES: dict[str, list[Callable[..., Any]]] = collections.defaultdict(list)
+KERNELS: dict[tuple[str, tuple[type, ...]], Callable[..., Any]] = {}
+
+_MAX_STEPS = 16
+_POLICIES = ("count", "warn", "error")
+_state = {"policy": "count"}
+_stats: collections.Counter = collections.Counter()
+
+
+# --- operand kinds -----------------------------------------------------------------
+def is_structured(x: Any) -> bool:
+    """Whether ``x`` is a structured tensor (its class sets ``_t4a_structured``)."""
+    return getattr(type(x), "_t4a_structured", False)
+
+
+def kind_of(x: Any) -> type:
+    """The kind used in kernel keys: the structured class, :class:`Scalar` or :class:`Dense`."""
+    if is_structured(x):
+        return type(x)
+    if isinstance(x, (numbers.Number, np.generic)):
+        return Scalar
+    shape = getattr(x, "shape", None)
+    if shape is not None and len(shape) == 0:
+        return Scalar
+    return Dense
+
+
+def structure_name(x: Any) -> str:
+    """A short description of an operand for error messages."""
+    if is_structured(x):
+        return x._describe()
+    shape = getattr(x, "shape", None)
+    if shape is None:
+        return f"{type(x).__name__} {x!r}"
+    return f"dense {tuple(shape)} {getattr(x, 'dtype', '')}".rstrip()
+
+
+def _operands(op: str, args: tuple) -> tuple:
+    arity = DENSE[op][1]
+    return args[1:] if arity < 0 else args[:arity]
+
+
+def _key(op: str, args: tuple) -> tuple[str, tuple[type, ...]]:
+    kinds = [kind_of(a) for a in _operands(op, args)]
+    if DENSE[op][1] < 0:  # variadic: the set of kinds, ordered by name
+        kinds = sorted(set(kinds), key=lambda k: k.__name__)
+    return op, tuple(kinds)
+
+
+def _dense_function(op: str) -> Callable[..., Any]:
+    obj: Any = tf
+    for part in DENSE[op][0].split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+_func_ops: dict[Any, str] | None = None
+
+
+def op_of_function(func: Any) -> str | None:
+    """The op name of a public tenferro function object (``tf.einsum`` -> ``"einsum"``),
+    or None when the structured layer does not handle it."""
+    global _func_ops
+    if _func_ops is None:
+        table = {}
+        for op in DENSE:
+            table[_dense_function(op)] = op
+        for alias, op in _ALIASES.items():
+            f = getattr(tf, alias, None)
+            if f is not None:
+                table.setdefault(f, op)
+        _func_ops = table
+    try:
+        return _func_ops.get(func)
+    except TypeError:  # unhashable
+        return None
+
+
+# --- the dispatcher ----------------------------------------------------------------------
+def dispatch(op: str, *args: Any, **kwargs: Any) -> Any:
+    """Run ``op`` on ``args``: reduce rules, then a kernel, else densify and retry."""
+    if op not in DENSE:
+        raise StructuredTypeError(f"dispatch: unknown operation {op!r}; known: {sorted(DENSE)}")
+    counted = False
+    for _ in range(_MAX_STEPS):
+        operands = _operands(op, args)
+        if not any(is_structured(a) for a in operands):
+            return _dense_function(op)(*args, **kwargs)
+        rewritten = False
+        for rule in REDUCE_RULES.get(op, ()):
+            out = rule(*args, **kwargs)
+            if out is NotImplemented:
+                continue
+            if isinstance(out, Rewrite):
+                op, args, kwargs = out.op, tuple(out.args), dict(out.kwargs)
+                rewritten = True
+                break
+            return out
+        if rewritten:
+            continue
+        key = _key(op, args)
+        kernel = KERNELS.get(key)
+        if kernel is not None:
+            out = kernel(*args, **kwargs)
+            if out is not NotImplemented:
+                return out
+        args = _densify(op, key, args, counted)
+        counted = True
+    raise StructuredTypeError(f"dispatch: {op} did not settle after {_MAX_STEPS} rewrites")  # pragma: no cover
+
+
+def _densify(op: str, key: tuple, args: tuple, counted: bool) -> tuple:
+    operands = _operands(op, args)
+    names = ", ".join(structure_name(a) for a in operands)
+    policy = _state["policy"]
+    if policy == "error":
+        raise DensifyError(f"{op}({names}): no structured kernel for {_key_str(key)} and densifying is "
+                           "forbidden (fallback_policy('error'))")
+    if not counted:
+        _stats[(op, tuple(k.__name__ for k in key[1]))] += 1
+        if policy == "warn":
+            warnings.warn(f"{op}({names}): no structured kernel for {_key_str(key)}; falling back to dense",
+                          StructuredFallbackWarning, stacklevel=4)
+    with_kernel = {k for (o, kinds) in KERNELS for k in kinds if o == op}
+    lacking = {type(a) for a in operands if is_structured(a) and type(a) not in with_kernel}
+    convert = (lambda a: is_structured(a) and type(a) in lacking) if lacking else is_structured
+    dense = tuple(a.to_dense() if convert(a) else a for a in operands)
+    return (args[0], *dense) if DENSE[op][1] < 0 else (*dense, *args[len(dense):])
+
+
+def _key_str(key: tuple) -> str:
+    return f"({key[0]!r}, ({', '.join(k.__name__ for k in key[1])}))"
+
+
+# --- fallback statistics and policy -----------------------------------------------------------
+def fallback_stats() -> dict[tuple[str, tuple[str, ...]], int]:
+    """How often each ``(op, operand kinds)`` fell back to dense since the last reset."""
+    return dict(_stats)
+
+
+def reset_fallback_stats() -> None:
+    """Forget the fallback counts."""
+    _stats.clear()
+
+
+def get_fallback_policy() -> str:
+    """The current policy: ``"count"`` (default), ``"warn"`` or ``"error"``."""
+    return _state["policy"]
+
+
+def set_fallback_policy(policy: str) -> str:
+    """Set the policy on fallbacks to dense; returns the previous one.
+
+    ``"count"`` only counts, ``"warn"`` also emits :class:`StructuredFallbackWarning`,
+    ``"error"`` raises :class:`DensifyError` instead of densifying.
+    """
+    if policy not in _POLICIES:
+        raise StructuredTypeError(f"fallback policy must be one of {_POLICIES}, got {policy!r}")
+    old, _state["policy"] = _state["policy"], policy
+    return old
+
+
+@contextlib.contextmanager
+def fallback_policy(policy: str) -> Iterator[None]:
+    """Context manager form of :func:`set_fallback_policy`.
+
+    >>> with fallback_policy("error"):
+    ...     pass
+    """
+    old = set_fallback_policy(policy)
+    try:
+        yield
+    finally:
+        set_fallback_policy(old)

@@ -1,0 +1,43 @@
+"""Typed errors of the structured layer, under one base :class:`StructuredError`
+(itself a :class:`tensor4all.Tensor4allError`). Every message names the operation,
+the operands and their structures."""
+from __future__ import annotations
+
+from .._errors import Tensor4allError
+
+__all__ = [
+    "StructuredError", "StructuredShapeError", "TilingError", "SquareBlockError",
+    "MixedPlacementError", "DensifyError", "ShapeCombineError", "StructuredTypeError",
+]
+
+
+class StructuredError(Tensor4allError):
+    """Base class of every error raised by the structured layer."""
+
+
+class StructuredShapeError(StructuredError, ValueError):
+    """Logical shapes that do not fit together (or a malformed leaf)."""
+
+
+class TilingError(StructuredError, ValueError):
+    """Two block-diagonal operands whose tilings are not compatible."""
+
+
+class SquareBlockError(StructuredError, ValueError):
+    """A non-square block where the operation needs square blocks (det, inv, eigh, ...)."""
+
+
+class MixedPlacementError(StructuredError, ValueError):
+    """Leaves (or operands) that live on different placements."""
+
+
+class DensifyError(StructuredError, RuntimeError):
+    """A fallback to dense while densification is forbidden (``fallback_policy("error")``)."""
+
+
+class ShapeCombineError(StructuredError, ValueError):
+    """Shapes that cannot be combined through an index expression (``combine``)."""
+
+
+class StructuredTypeError(StructuredError, TypeError):
+    """An operand of a type the structured layer cannot handle (or bad arguments)."""

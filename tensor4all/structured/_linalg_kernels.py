@@ -1,0 +1,194 @@
+"""Structured kernels of the linear-algebra functions (svd, qr, eigh, inv, solve, det,
+slogdet, norm, expm) for diagonal and block-diagonal operands.
+
+Results keep the structure where the mathematics allows: the factors of a
+block-diagonal matrix are block-diagonal (block by block LAPACK), those of a diagonal
+are diagonal. Spectra (singular values, eigenvalues) come back as dense 1-d tensors,
+as from tenferro, grouped block by block (sorted within each block, not globally) --
+``U @ DiagonalTensor(s) @ Vh`` and ``einsum("ik,k,kj->ij", U, s, Vh)`` rebuild the
+matrix. Everything is written with tenferro operations on the leaves, so derivatives
+of every order come from tenferro's rules.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import tenferro as tf
+
+from ._blockdiag import BlockDiagonal
+from ._diagonal import DiagonalTensor
+from ._dispatch import structure_name
+from ._errors import SquareBlockError, StructuredShapeError
+from ._kernels import check_tilings, row_slices
+
+__all__ = [
+    "diag_svd", "block_svd", "diag_qr", "block_qr", "diag_eigh", "block_eigh", "diag_inv", "block_inv",
+    "diag_solve_dense", "block_solve_dense", "diag_solve_diag", "block_solve_block", "diag_det",
+    "block_det", "diag_slogdet", "block_slogdet", "diag_norm", "block_norm", "diag_expm", "block_expm",
+]
+
+
+def _need_square(op: str, a: BlockDiagonal) -> None:
+    if not a.is_square_blocks:
+        bad = [k for k, (m, n) in enumerate(zip(a.row_tiling, a.col_tiling)) if m != n]
+        raise SquareBlockError(f"{op}: needs square blocks; block(s) {bad} of {structure_name(a)} are not "
+                               f"square (shapes {[tuple(a.blocks[k].shape) for k in bad]})")
+
+
+def _matrix_diag(op: str, a: DiagonalTensor) -> None:
+    if a.ndim != 2:
+        raise StructuredShapeError(f"{op}: needs a matrix, got {structure_name(a)}")
+
+
+def _cat(parts: list[Any]) -> Any:
+    return parts[0] if len(parts) == 1 else tf.concatenate(parts, axis=0)
+
+
+def _product(xs: list[Any]) -> Any:
+    out = xs[0]
+    for x in xs[1:]:
+        out = tf.multiply(out, x)
+    return out
+
+
+def _phase(d: Any) -> Any:
+    """``d / |d|`` with 1 where ``d == 0``."""
+    mag = tf.abs(d)
+    safe = tf.where(tf.equal(mag, 0), tf.ones_like(mag), mag)
+    return tf.where(tf.equal(mag, 0), tf.ones_like(d), tf.divide(d, safe))
+
+
+# --- decompositions ------------------------------------------------------------------------
+def diag_svd(a: DiagonalTensor, full_matrices: bool = False, compute_uv: bool = True) -> Any:
+    """``diag(d) = diag(d/|d|) diag(|d|) I`` (unsorted)."""
+    _matrix_diag("svd", a)
+    s = tf.abs(a.diag)
+    if not compute_uv:
+        return s
+    return DiagonalTensor(_phase(a.diag)), s, DiagonalTensor(tf.ones_like(a.diag))
+
+
+def block_svd(a: BlockDiagonal, full_matrices: bool = False, compute_uv: bool = True) -> Any:
+    if full_matrices:
+        return NotImplemented
+    if not compute_uv:
+        return _cat([tf.linalg.svd(b, compute_uv=False) for b in a.blocks])
+    parts = [tf.linalg.svd(b) for b in a.blocks]
+    return (BlockDiagonal([p[0] for p in parts]), _cat([p[1] for p in parts]),
+            BlockDiagonal([p[2] for p in parts]))
+
+
+def diag_qr(a: DiagonalTensor, mode: str = "reduced") -> Any:
+    """A diagonal matrix is its own R, with Q the identity."""
+    _matrix_diag("qr", a)
+    if mode not in ("reduced", "complete"):
+        return NotImplemented
+    return DiagonalTensor(tf.ones_like(a.diag)), a
+
+
+def block_qr(a: BlockDiagonal, mode: str = "reduced") -> Any:
+    if mode != "reduced":
+        return NotImplemented
+    parts = [tf.linalg.qr(b) for b in a.blocks]
+    return BlockDiagonal([p[0] for p in parts]), BlockDiagonal([p[1] for p in parts])
+
+
+def diag_eigh(a: DiagonalTensor) -> Any:
+    """Eigenvalues ``real(d)`` (unsorted), eigenvectors the identity."""
+    _matrix_diag("eigh", a)
+    return tf.real(a.diag), DiagonalTensor(tf.ones_like(a.diag))
+
+
+def block_eigh(a: BlockDiagonal) -> Any:
+    _need_square("eigh", a)
+    parts = [tf.linalg.eigh(b) for b in a.blocks]
+    return _cat([p[0] for p in parts]), BlockDiagonal([p[1] for p in parts])
+
+
+# --- inverse, solve, determinants -------------------------------------------------------------
+def diag_inv(a: DiagonalTensor) -> Any:
+    _matrix_diag("inv", a)
+    return DiagonalTensor(tf.divide(1, a.diag))
+
+
+def block_inv(a: BlockDiagonal) -> Any:
+    _need_square("inv", a)
+    return BlockDiagonal([tf.linalg.inv(b) for b in a.blocks])
+
+
+def _solve_check(a: Any, b: Any) -> None:
+    if len(b.shape) not in (1, 2) or b.shape[0] != a.shape[0]:
+        raise StructuredShapeError(f"solve: right-hand side {structure_name(b)} does not fit "
+                                   f"{structure_name(a)} (needs {a.shape[0]} rows)")
+
+
+def diag_solve_dense(a: DiagonalTensor, b: Any) -> Any:
+    _matrix_diag("solve", a)
+    _solve_check(a, b)
+    return tf.einsum("i,ij->ij" if len(b.shape) == 2 else "i,i->i", tf.divide(1, a.diag), b)
+
+
+def diag_solve_diag(a: DiagonalTensor, b: DiagonalTensor) -> Any:
+    _matrix_diag("solve", a)
+    _solve_check(a, b)
+    return DiagonalTensor(tf.divide(b.diag, a.diag))
+
+
+def block_solve_dense(a: BlockDiagonal, b: Any) -> Any:
+    _need_square("solve", a)
+    _solve_check(a, b)
+    return _cat([tf.linalg.solve(ak, bk) for ak, bk in zip(a.blocks, row_slices(b, a.row_offsets))])
+
+
+def block_solve_block(a: BlockDiagonal, b: BlockDiagonal) -> Any:
+    _need_square("solve", a)
+    check_tilings("solve", a.row_tiling, b.row_tiling, a, b, "row tilings")
+    return BlockDiagonal([tf.linalg.solve(ak, bk) for ak, bk in zip(a.blocks, b.blocks)])
+
+
+def diag_det(a: DiagonalTensor) -> Any:
+    _matrix_diag("det", a)
+    return tf.prod(a.diag)
+
+
+def block_det(a: BlockDiagonal) -> Any:
+    _need_square("det", a)
+    return _product([tf.linalg.det(b) for b in a.blocks])
+
+
+def diag_slogdet(a: DiagonalTensor) -> Any:
+    _matrix_diag("slogdet", a)
+    return tf.prod(_phase(a.diag)), tf.sum(tf.log(tf.abs(a.diag)))
+
+
+def block_slogdet(a: BlockDiagonal) -> Any:
+    _need_square("slogdet", a)
+    parts = [tf.linalg.slogdet(b) for b in a.blocks]
+    logabs = parts[0][1] if len(parts) == 1 else tf.sum(tf.stack([p[1] for p in parts]))
+    return _product([p[0] for p in parts]), logabs
+
+
+# --- norm, expm -------------------------------------------------------------------------------------
+def diag_norm(a: DiagonalTensor, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
+    """Frobenius norm (``ord=None``/``"fro"``): the 2-norm of the diagonal; other orders fall back."""
+    if axis is not None or keepdims or ord not in (None, "fro"):
+        return NotImplemented
+    return tf.linalg.norm(a.diag)
+
+
+def block_norm(a: BlockDiagonal, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
+    """Frobenius norm over all blocks; other orders fall back."""
+    if axis is not None or keepdims or ord not in (None, "fro"):
+        return NotImplemented
+    flat = [tf.reshape(b, (-1,)) for b in a.blocks]
+    return tf.linalg.norm(flat[0] if len(flat) == 1 else tf.concatenate(flat, axis=0))
+
+
+def diag_expm(a: DiagonalTensor) -> Any:
+    _matrix_diag("expm", a)
+    return DiagonalTensor(tf.exp(a.diag))
+
+
+def block_expm(a: BlockDiagonal) -> Any:
+    _need_square("expm", a)
+    return BlockDiagonal([tf.linalg.expm(b) for b in a.blocks])

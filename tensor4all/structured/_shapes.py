@@ -1,0 +1,527 @@
+"""Jagged, tiled and nested shapes (seed 001, TensorWrapper's shape design), on top of
+tenferro's smooth :class:`tenferro.Shape`.
+
+* :class:`JaggedShape` -- slices along the outer mode may have different shapes
+  (``JaggedShape([Shape(10), Shape(20), Shape(30)])`` is a rank-2 jagged matrix);
+  recursive (elements may be jagged themselves); ``JaggedShape(Shape(10, 20))`` is a
+  smooth shape viewed as jagged.
+* :class:`TiledShape` -- a smooth shape cut into tiles, one list of tile extents per
+  mode: ``TiledShape([5, 15, 10], [5, 15, 10])`` is the seed's 30x30 example.
+* :class:`Nested` -- a shape whose modes are partitioned into layers, left to right.
+* :func:`combine` -- the shape of an index expression: ``combine("ij,jk->ik", a, b)``
+  returns the result shape or raises :class:`ShapeCombineError`.
+
+``rank`` and ``size`` are properties, as on :class:`tenferro.Shape`, so code works on
+every shape kind. Equality ignores origins (as tenferro's Shape does).
+
+>>> combine("ij,jk->ik", Shape(2, 3), Shape(3, 4))
+Shape(2, 4)
+>>> TiledShape([5, 15, 10], [5, 15, 10]).size
+900
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any, Union
+
+from tenferro import Shape
+
+from ._errors import ShapeCombineError, StructuredShapeError
+
+__all__ = ["Shape", "JaggedShape", "TiledShape", "Nested", "combine", "AnyShape"]
+
+
+class JaggedShape:
+    """A shape whose slices along the outer mode may differ.
+
+    ``JaggedShape()`` is the null shape (no rank, no elements); ``JaggedShape(Shape(...))``
+    a smooth shape; ``JaggedShape([e0, e1, ...])`` a jagged one whose elements ``e_i``
+    (Shapes, JaggedShapes or nested lists) all have the same rank. ``origin`` is the
+    absolute index of the first outer element.
+
+    >>> js = JaggedShape([Shape(10, 20, 30), Shape(10, 20)])
+    >>> js.rank, js.size
+    (4, 6200)
+    """
+
+    __slots__ = ("_smooth", "_elems", "_origin")
+
+    def __init__(self, elements: Any = None, origin: int = 0) -> None:
+        self._origin = int(origin)
+        self._smooth: Shape | None = None
+        self._elems: tuple[Any, ...] | None = None
+        if elements is None:
+            return
+        if isinstance(elements, Shape):
+            self._smooth = elements
+            return
+        if isinstance(elements, (str, bytes)) or not isinstance(elements, Sequence):
+            raise StructuredShapeError(f"JaggedShape: expected a Shape or a sequence of shapes, got {elements!r}")
+        elems = tuple(_as_element(e) for e in elements)
+        ranks = {e.rank for e in elems}
+        if len(ranks) > 1:
+            raise StructuredShapeError(f"JaggedShape: elements must all have the same rank, got ranks "
+                                       f"{[e.rank for e in elems]} for {list(elems)}")
+        self._elems = elems
+
+    # -- basic properties ------------------------------------------------------
+    @property
+    def is_null(self) -> bool:
+        """No rank and no elements (``JaggedShape()``)."""
+        return self._smooth is None and self._elems is None
+
+    @property
+    def rank(self) -> int:
+        """Total number of modes."""
+        if self._smooth is not None:
+            return self._smooth.rank
+        if self._elems is None:
+            return 0
+        return 1 + (self._elems[0].rank if self._elems else 0)
+
+    @property
+    def size(self) -> int:
+        """Total number of scalar elements."""
+        if self._smooth is not None:
+            return self._smooth.size
+        return sum(e.size for e in self._elems or ())
+
+    @property
+    def extent(self) -> int:
+        """Extent of the outer mode."""
+        if self._smooth is not None:
+            return self._smooth[0] if self._smooth.rank else 1
+        return len(self._elems or ())
+
+    @property
+    def origin(self) -> int:
+        """Absolute index of the first outer element."""
+        return self._origin
+
+    @property
+    def elements(self) -> tuple[Any, ...]:
+        """The slice shapes along the outer mode (Shapes or JaggedShapes)."""
+        if self._smooth is not None:
+            return tuple(self._smooth.chip(i) for i in range(self.extent)) if self._smooth.rank else ()
+        return self._elems or ()
+
+    def to_shape(self) -> Shape | None:
+        """The equivalent smooth :class:`Shape`, or None when the shape is truly jagged."""
+        if self._smooth is not None:
+            return self._smooth
+        if self._elems is None:
+            return None
+        if not self._elems:
+            return Shape(0)
+        inner = [e if isinstance(e, Shape) else e.to_shape() for e in self._elems]
+        if any(s is None for s in inner) or len({tuple(s) for s in inner}) != 1:
+            return None
+        return Shape((len(inner), *inner[0]))
+
+    def layer_count(self, k: int) -> int:
+        """Number of index tuples over the first ``k`` modes (used by :class:`Nested`)."""
+        return _prefix_count(self, k)
+
+    # -- sub-shapes ----------------------------------------------------------------
+    def chip(self, i: int) -> Any:
+        """The shape of outer slice ``i`` (absolute index), one rank lower."""
+        k = int(i) - self._origin
+        if not 0 <= k < self.extent:
+            raise StructuredShapeError(f"JaggedShape.chip: index {i} outside [{self._origin}, "
+                                       f"{self._origin + self.extent}) of {self!r}")
+        return self.elements[k]
+
+    __getitem__ = chip
+
+    def slice(self, begin: int, end: int | None = None) -> JaggedShape:
+        """Outer slices ``[begin, end)`` (absolute), same rank; the origin becomes ``begin``."""
+        end = int(begin) + 1 if end is None else int(end)
+        lo, hi = int(begin) - self._origin, end - self._origin
+        if not 0 <= lo <= hi <= self.extent:
+            raise StructuredShapeError(f"JaggedShape.slice: [{begin}, {end}) outside [{self._origin}, "
+                                       f"{self._origin + self.extent}) of {self!r}")
+        return JaggedShape(list(self.elements[lo:hi]), origin=begin)
+
+    def set_origin(self, origin: int) -> JaggedShape:
+        """The same shape with outer origin ``origin``."""
+        out = JaggedShape(origin=origin)
+        out._smooth, out._elems = self._smooth, self._elems
+        return out
+
+    # -- iteration -----------------------------------------------------------------
+    def indices(self, absolute: bool = True) -> Iterator[tuple[int, ...]]:
+        """Index tuples in lexicographic order; ``absolute`` adds the origins."""
+        base = self._origin if absolute else 0
+        if self._smooth is not None:
+            for idx in self._smooth.indices(absolute):
+                yield ((idx[0] + base,) + idx[1:]) if idx else idx
+            return
+        for k, e in enumerate(self._elems or ()):
+            for inner in e.indices(absolute):
+                yield (base + k, *inner)
+
+    def __iter__(self) -> Iterator[tuple[int, ...]]:
+        return self.indices()
+
+    # -- equality and printing -------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TiledShape):
+            return self == other.as_jagged()
+        if isinstance(other, tuple) and not isinstance(other, Shape):
+            other = Shape(other)
+        if isinstance(other, Shape):
+            mine = self.to_shape()
+            return mine is not None and tuple(mine) == tuple(other)
+        if not isinstance(other, JaggedShape):
+            return NotImplemented
+        if self.is_null or other.is_null:
+            return self.is_null and other.is_null
+        if self._smooth is not None or other._smooth is not None:
+            a, b = self.to_shape(), other.to_shape()
+            if a is not None or b is not None:
+                return a is not None and b is not None and tuple(a) == tuple(b)
+        return self.extent == other.extent and all(_eq(x, y) for x, y in zip(self.elements, other.elements))
+
+    def __hash__(self) -> int:
+        s = self.to_shape()
+        return hash(tuple(s)) if s is not None else hash((self.rank, self.size, self.extent))
+
+    def __repr__(self) -> str:
+        if self.is_null:
+            return "JaggedShape()"
+        org = f", origin={self._origin}" if self._origin else ""
+        if self._smooth is not None:
+            return f"JaggedShape({self._smooth!r}{org})"
+        return f"JaggedShape([{', '.join(repr(e) for e in self._elems)}]{org})"
+
+
+def _as_element(e: Any) -> Any:
+    if isinstance(e, (Shape, JaggedShape)):
+        return e
+    if isinstance(e, TiledShape):
+        return e.shape
+    if isinstance(e, Sequence) and not isinstance(e, (str, bytes)):
+        return JaggedShape(list(e))
+    raise StructuredShapeError(f"JaggedShape: element {e!r} is not a Shape, a JaggedShape or a list of them")
+
+
+def _eq(a: Any, b: Any) -> bool:
+    if isinstance(a, Shape) and isinstance(b, Shape):
+        return tuple(a) == tuple(b)
+    return (a if isinstance(a, JaggedShape) else JaggedShape(a)) == b
+
+
+def _prefix_count(s: Any, k: int) -> int:
+    if k <= 0:
+        return 1
+    if isinstance(s, Shape):
+        return math.prod(s[:k])
+    if s._smooth is not None:
+        return math.prod(s._smooth[:k])
+    return sum(_prefix_count(e, k - 1) for e in s.elements)
+
+
+class TiledShape:
+    """A smooth shape cut into tiles: one sequence of tile extents per mode.
+
+    ``TiledShape([5, 15, 10], [5, 15, 10])`` is a 30x30 shape with 3x3 tiles. It is
+    the convenient constructor of the JaggedShape of its tiles (:meth:`as_jagged`,
+    rank ``2 * rank``: tile indices first, then the tile's modes); its own ``rank``,
+    ``size`` and :attr:`shape` are those of the logical smooth shape.
+
+    >>> t = TiledShape([5, 15, 10], [5, 15, 10])
+    >>> t.shape, t.tile_shape(1, 2)
+    (Shape(30, 30), Shape(15, 10, origin=(5, 20)))
+    """
+
+    __slots__ = ("_tilings",)
+
+    def __init__(self, *tilings: Sequence[int]) -> None:
+        tl = []
+        for m, t in enumerate(tilings):
+            try:
+                ext = tuple(int(x) for x in t)
+            except TypeError:
+                raise StructuredShapeError(f"TiledShape: mode {m} tiling must be a sequence of ints, got {t!r}") from None
+            if any(x < 0 for x in ext):
+                raise StructuredShapeError(f"TiledShape: negative tile extent in mode {m}: {ext}")
+            tl.append(ext)
+        self._tilings = tuple(tl)
+
+    @property
+    def tilings(self) -> tuple[tuple[int, ...], ...]:
+        """Tile extents per mode."""
+        return self._tilings
+
+    @property
+    def shape(self) -> Shape:
+        """The logical smooth shape."""
+        return Shape(tuple(sum(t) for t in self._tilings))
+
+    @property
+    def rank(self) -> int:
+        return len(self._tilings)
+
+    @property
+    def size(self) -> int:
+        return self.shape.size
+
+    @property
+    def n_tiles(self) -> tuple[int, ...]:
+        """Number of tiles per mode."""
+        return tuple(len(t) for t in self._tilings)
+
+    def offsets(self, mode: int) -> tuple[int, ...]:
+        """Start index of each tile of ``mode`` (plus the end)."""
+        return (0, *itertools.accumulate(self._tilings[mode]))
+
+    def tile_shape(self, *tile: int) -> Shape:
+        """The shape of tile ``tile`` (one tile index per mode), its origin at the tile's start."""
+        if len(tile) != self.rank or not all(0 <= t < n for t, n in zip(tile, self.n_tiles)):
+            raise StructuredShapeError(f"TiledShape.tile_shape: tile {tile} outside the grid {self.n_tiles}")
+        return Shape(tuple(self._tilings[m][t] for m, t in enumerate(tile)),
+                     origin=tuple(self.offsets(m)[t] for m, t in enumerate(tile)))
+
+    def tiles(self) -> Iterator[tuple[int, ...]]:
+        """Tile indices in lexicographic order."""
+        return itertools.product(*(range(n) for n in self.n_tiles))
+
+    def as_jagged(self) -> JaggedShape:
+        """The JaggedShape of the tiles (seed 001's verbose spelling)."""
+        def build(prefix: tuple[int, ...]) -> Any:
+            if len(prefix) == self.rank:
+                return Shape(tuple(self._tilings[m][t] for m, t in enumerate(prefix)))
+            return [build(prefix + (t,)) for t in range(self.n_tiles[len(prefix)])]
+        return JaggedShape(build(()) if self.rank else Shape())
+
+    def indices(self, absolute: bool = True) -> Iterator[tuple[int, ...]]:
+        """Element indices of the logical shape."""
+        return self.shape.indices(absolute)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TiledShape):
+            return self._tilings == other._tilings
+        if isinstance(other, JaggedShape):
+            return other == self.as_jagged()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._tilings)
+
+    def __repr__(self) -> str:
+        return f"TiledShape({', '.join(str(list(t)) for t in self._tilings)})"
+
+
+AnyShape = Union[Shape, JaggedShape, TiledShape, "Nested"]
+
+
+class Nested:
+    """A shape whose modes are partitioned into layers (left to right).
+
+    >>> s = Nested([1, 2], Shape(10, 20, 30))
+    >>> s.n_layers, s.rank_layer(1), s.elements_in_layer(0), s.elements_in_layer(1)
+    (2, 2, 10, 6000)
+    """
+
+    __slots__ = ("_layers", "_shape")
+
+    def __init__(self, layers: Sequence[int], shape: Any) -> None:
+        lay = tuple(int(x) for x in layers)
+        if isinstance(shape, tuple) and not isinstance(shape, Shape):
+            shape = Shape(shape)
+        if not isinstance(shape, (Shape, JaggedShape, TiledShape)):
+            raise StructuredShapeError(f"Nested: shape must be a Shape, JaggedShape or TiledShape, got {shape!r}")
+        if any(x < 0 for x in lay) or sum(lay) != shape.rank:
+            raise StructuredShapeError(f"Nested: layer ranks {list(lay)} must be >= 0 and sum to the rank "
+                                       f"{shape.rank} of {shape!r}")
+        self._layers, self._shape = lay, shape
+
+    @property
+    def layers(self) -> tuple[int, ...]:
+        return self._layers
+
+    @property
+    def shape(self) -> Any:
+        """The underlying (un-nested) shape."""
+        return self._shape
+
+    @property
+    def n_layers(self) -> int:
+        return len(self._layers)
+
+    @property
+    def rank(self) -> int:
+        return self._shape.rank
+
+    @property
+    def size(self) -> int:
+        return self._shape.size
+
+    def rank_layer(self, layer: int) -> int:
+        """Number of modes in ``layer``."""
+        return self._layers[layer]
+
+    def elements_in_layer(self, layer: int) -> int:
+        """Number of elements when the tensor is viewed down to ``layer`` (index tuples over
+        the modes of layers ``0..layer``)."""
+        k = sum(self._layers[: layer + 1])
+        s = self._shape.shape if isinstance(self._shape, TiledShape) else self._shape
+        return _prefix_count(s, k)
+
+    def layer_of(self, mode: int) -> int:
+        """The layer that mode ``mode`` belongs to."""
+        acc = 0
+        for lay, r in enumerate(self._layers):
+            acc += r
+            if mode < acc:
+                return lay
+        raise StructuredShapeError(f"Nested.layer_of: mode {mode} outside rank {self.rank}")
+
+    def chip(self, *index: int) -> Nested:
+        """Pin the leading modes to ``index``; pinned modes leave their layers, and layers
+        left empty disappear."""
+        s = self._shape.shape if isinstance(self._shape, TiledShape) else self._shape
+        for i in index:
+            s = s.chip(i) if isinstance(s, JaggedShape) else s.chip(i)
+        left, lay = len(index), []
+        for r in self._layers:
+            take = min(left, r)
+            left -= take
+            if r - take:
+                lay.append(r - take)
+        return Nested(lay, s)
+
+    def slice(self, begin: Any, end: Any = None) -> Nested:
+        """Slice the underlying shape; the layering is unchanged."""
+        return Nested(self._layers, self._shape.slice(begin, end))
+
+    def indices(self, absolute: bool = True) -> Iterator[tuple[int, ...]]:
+        return self._shape.indices(absolute)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Nested):
+            return self._layers == other._layers and _eq_any(self._shape, other._shape)
+        if isinstance(other, (Shape, JaggedShape, TiledShape, tuple)):
+            return self.n_layers <= 1 and _eq_any(self._shape, other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self._layers, self.rank, self.size))
+
+    def __repr__(self) -> str:
+        return f"Nested({list(self._layers)}, {self._shape!r})"
+
+
+def _eq_any(a: Any, b: Any) -> bool:
+    if isinstance(a, Shape) and isinstance(b, (Shape, tuple)) and not isinstance(b, JaggedShape):
+        return tuple(a) == tuple(b)
+    return a == b if not isinstance(a, Shape) else b == a
+
+
+# --- composition through index strings ----------------------------------------------
+def _parse(spec: str, n: int) -> tuple[list[str], str]:
+    if "->" not in spec:
+        raise ShapeCombineError(f"combine: {spec!r} needs an explicit output ('ij,jk->ik')")
+    lhs, out = spec.replace(" ", "").split("->")
+    ins = lhs.split(",") if lhs else []
+    if len(ins) != n:
+        raise ShapeCombineError(f"combine: {spec!r} names {len(ins)} operands, got {n} shapes")
+    for lab in ins + [out]:
+        if not all(c.isalpha() for c in lab) or len(set(lab)) != len(lab):
+            raise ShapeCombineError(f"combine: {spec!r}: labels must be distinct letters per operand")
+    if set(out) - set("".join(ins)):
+        raise ShapeCombineError(f"combine: {spec!r}: output labels {sorted(set(out) - set(''.join(ins)))} "
+                                "appear in no operand")
+    return ins, out
+
+
+def combine(spec: str, *shapes: Any) -> Any:
+    """The shape of the index expression ``spec`` (``"ij,jk->ik"``) over ``shapes``.
+
+    Labels shared by several operands must have equal extents (for tiled shapes, equal
+    tilings). Smooth shapes give a Shape; tiled operands give a TiledShape; jagged
+    operands are combined slice by slice along a shared outer label that leads the
+    output; :class:`Nested` operands give a Nested result whose modes keep the
+    outermost layer any operand gives them (an elementwise expression -- the same
+    labels everywhere -- needs identical layerings).
+    """
+    ins, out = _parse(spec, len(shapes))
+    for lab, s in zip(ins, shapes):
+        if s.rank != len(lab):
+            raise ShapeCombineError(f"combine: operand {lab!r} of {spec!r} has rank {s.rank}: {s!r}")
+    if any(isinstance(s, Nested) for s in shapes):
+        return _combine_nested(spec, ins, out, shapes)
+    return _combine(spec, ins, out, list(shapes))
+
+
+def _combine_nested(spec: str, ins: list[str], out: str, shapes: Sequence[Any]) -> Nested:
+    inner = combine(spec, *(s.shape if isinstance(s, Nested) else s for s in shapes))
+    nested = [(lab, s) for lab, s in zip(ins, shapes) if isinstance(s, Nested)]
+    if all(set(lab) == set(out) for lab in ins):  # elementwise: layers must agree
+        lays = {tuple(s.layer_of(lab.index(c)) for c in out) for lab, s in nested}
+        if len(lays) > 1:
+            raise ShapeCombineError(f"combine: {spec!r} is elementwise but the operands are layered "
+                                    f"differently: {[s for _, s in nested]}")
+    n_layers = max(s.n_layers for _, s in nested)
+    layer = [min(s.layer_of(lab.index(c)) for lab, s in nested if c in lab) for c in out]
+    if any(a > b for a, b in zip(layer, layer[1:])):
+        raise ShapeCombineError(f"combine: {spec!r}: output modes would have layers {layer}, which do "
+                                "not increase left to right; permute the output labels")
+    return Nested([layer.count(k) for k in range(n_layers)], inner)
+
+
+def _combine(spec: str, ins: list[str], out: str, shapes: list[Any]) -> Any:
+    shapes = [s.to_shape() if isinstance(s, JaggedShape) and s.to_shape() is not None else s for s in shapes]
+    shapes = [Shape(s) if isinstance(s, tuple) and not isinstance(s, Shape) else s for s in shapes]
+    jagged = [k for k, s in enumerate(shapes) if isinstance(s, JaggedShape)]
+    if not jagged:
+        return _combine_smooth(spec, ins, out, shapes)
+    lead = {ins[k][0] for k in jagged}
+    if len(lead) != 1 or not out or out[0] not in lead:
+        raise ShapeCombineError(f"combine: {spec!r}: jagged operands combine only slice by slice along one "
+                                f"shared outer label that leads the output; got {[shapes[k] for k in jagged]}")
+    o = lead.pop()
+    ext = {shapes[k].extent for k, lab in enumerate(ins) if o in lab and isinstance(shapes[k], JaggedShape)}
+    ext |= {shapes[k][lab.index(o)] for k, lab in enumerate(ins) if o in lab and isinstance(shapes[k], Shape)}
+    if len(ext) != 1:
+        raise ShapeCombineError(f"combine: {spec!r}: label {o!r} has extents {sorted(ext)} in {shapes}")
+    n = ext.pop()
+    sub_ins = [lab.replace(o, "") for lab in ins]
+    sub_spec = ",".join(sub_ins) + "->" + out[1:]
+    elems = []
+    for i in range(n):
+        chips = [_chip_label(s, lab, o, i) for s, lab in zip(shapes, ins)]
+        elems.append(_combine(sub_spec, sub_ins, out[1:], chips))
+    return JaggedShape(elems)
+
+
+def _chip_label(s: Any, lab: str, o: str, i: int) -> Any:
+    if o not in lab:
+        return s
+    if isinstance(s, JaggedShape):
+        return s.elements[i]
+    m = lab.index(o)
+    return Shape(tuple(e for k, e in enumerate(s) if k != m))
+
+
+def _combine_smooth(spec: str, ins: list[str], out: str, shapes: list[Any]) -> Any:
+    tiling: dict[str, tuple[int, ...] | None] = {}
+    extent: dict[str, int] = {}
+    for lab, s in zip(ins, shapes):
+        tl = s.tilings if isinstance(s, TiledShape) else (None,) * len(lab)
+        ext = s.shape if isinstance(s, TiledShape) else s
+        for c, t, e in zip(lab, tl, ext):
+            if c in extent and extent[c] != e:
+                raise ShapeCombineError(f"combine: {spec!r}: label {c!r} has extent {extent[c]} and {e} "
+                                        f"(shapes {shapes})")
+            extent[c] = e
+            if t is not None:
+                if tiling.get(c) is not None and tiling[c] != t:
+                    raise ShapeCombineError(f"combine: {spec!r}: label {c!r} is tiled {list(tiling[c])} "
+                                            f"and {list(t)} (shapes {shapes})")
+                tiling[c] = t
+    if any(tiling.get(c) is not None for c in out):
+        return TiledShape(*(tiling.get(c) or (extent[c],) for c in out))
+    return Shape(tuple(extent[c] for c in out))

@@ -1,0 +1,70 @@
+"""Linear algebra over structured and dense matrices (``tensor4all.linalg``).
+
+Each function has the signature of its ``tenferro.linalg`` namesake and runs through
+the structured dispatcher: block-diagonal and diagonal operands use block-wise or
+elementwise kernels with structured results (see ``_linalg_kernels``); dense operands
+go straight to tenferro.
+
+>>> import numpy as np, tenferro as tf
+>>> from tensor4all.structured import BlockDiagonal
+>>> a = BlockDiagonal([tf.asarray(np.eye(2) * 2.0), tf.asarray(np.eye(3))])
+>>> float(det(a))
+4.0
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ._dispatch import dispatch
+
+__all__ = ["svd", "qr", "eigh", "inv", "solve", "det", "slogdet", "trace", "norm", "expm"]
+
+
+def svd(a: Any, full_matrices: bool = False, compute_uv: bool = True) -> Any:
+    """``(U, s, Vh)``; block-diagonal ``U``/``Vh`` for a BlockDiagonal (``s`` grouped per block)."""
+    return dispatch("svd", a, full_matrices=full_matrices, compute_uv=compute_uv)
+
+
+def qr(a: Any, mode: str = "reduced") -> Any:
+    """``(Q, R)``; block-diagonal factors for a BlockDiagonal."""
+    return dispatch("qr", a, mode=mode)
+
+
+def eigh(a: Any) -> Any:
+    """``(w, V)`` of a Hermitian matrix; ``V`` block-diagonal for a BlockDiagonal."""
+    return dispatch("eigh", a)
+
+
+def inv(a: Any) -> Any:
+    """The inverse, with the structure of ``a``."""
+    return dispatch("inv", a)
+
+
+def solve(a: Any, b: Any) -> Any:
+    """``x`` with ``a @ x == b``."""
+    return dispatch("solve", a, b)
+
+
+def det(a: Any) -> Any:
+    """The determinant."""
+    return dispatch("det", a)
+
+
+def slogdet(a: Any) -> Any:
+    """``(sign, log|det|)``."""
+    return dispatch("slogdet", a)
+
+
+def trace(a: Any) -> Any:
+    """The trace (sum of the main diagonal)."""
+    return dispatch("trace", a)
+
+
+def norm(a: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
+    """The norm (Frobenius by default)."""
+    return dispatch("norm", a, ord=ord, axis=axis, keepdims=keepdims)
+
+
+def expm(a: Any) -> Any:
+    """The matrix exponential, with the structure of ``a`` (square blocks)."""
+    return dispatch("expm", a)
