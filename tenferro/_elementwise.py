@@ -474,11 +474,3 @@ def _broadcast_all(op: str, *xs: Any) -> list[Any]:
 def _to_float(op: str, x: Any) -> Any:
     """Integer and boolean operands of inexact functions become float64 (documented)."""
     return x if meta(x)[1].is_floating else _st.convert_element_type(x, float64)
-
-
-# The comparison, predicate and selection primitives live in :mod:`._compare`;
-# re-exported for the modules that import them from here.
-from ._compare import (  # noqa: E402
-    eq_p, equal, ge_p, greater, greater_equal, gt_p, isfinite, isfinite_p, isinf, isinf_p, isnan, isnan_p, le_p,
-    less, less_equal, lt_p, ne_p, not_equal, select_p, where,
-)
