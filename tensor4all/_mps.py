@@ -11,6 +11,8 @@ concrete values (SciPy SVD) and raise :class:`NotDifferentiableError` on tracers
 """
 from __future__ import annotations
 
+import os
+import re
 from typing import Any, Sequence
 
 import numpy as np
@@ -228,6 +230,44 @@ class MPS:
         self._tensors = [tf.asarray(np.asfortranarray(t)) for t in ts]
         return total
 
+    # ---- files ----------------------------------------------------------------------
+    def save(self, path: Any, format: str | None = None) -> None:  # noqa: A002
+        """Write the site tensors to ``path``; the format follows the extension unless given.
+
+        * ``.arrow`` (Arrow IPC, via :func:`tenferro.save`) or ``.parquet``: one entry
+          ``site_0000``, ``site_0001``, ... per site, dimension names
+          ``("left", "physical", "right")``; needs pyarrow (the ``arrow`` extra).
+        * ``.npz`` (NumPy): arrays ``site_0000``, ... of the same shapes.
+
+        The values are saved, not gradients: an MPS of tidu tracers cannot be saved.
+        """
+        fmt = _file_format(path, format)
+        arrays = {_site_key(i): np.asarray(to_numpy(t, "MPS.save")) for i, t in enumerate(self._tensors)}
+        if fmt == "npz":
+            with open(os.fspath(path), "wb") as fh:  # np.savez would append ".npz" to other names
+                np.savez(fh, **arrays)
+            return
+        tf.save(path, {k: tf.asarray(v) for k, v in arrays.items()}, format=fmt,
+                dim_names={k: _DIM_NAMES for k in arrays})
+
+    @classmethod
+    def load(cls, path: Any, format: str | None = None) -> "MPS":  # noqa: A002
+        """Read an MPS written by :meth:`save` (format from the extension unless given).
+        The tensors are read into memory (not memory-mapped views of the file)."""
+        fmt = _file_format(path, format)
+        if fmt == "npz":
+            with np.load(os.fspath(path), allow_pickle=False) as data:
+                entries = {k: np.asfortranarray(data[k]) for k in data.files}
+        else:
+            entries = dict(tf.load(path, mmap=False))
+        keys = sorted(k for k in entries if _SITE_KEY.fullmatch(k))
+        if not keys or keys != [_site_key(i) for i in range(len(keys))]:
+            raise Tensor4allError(
+                f"MPS.load: {os.fspath(path)!r} holds no MPS: expected entries site_0000, site_0001, ..., "
+                f"got {sorted(entries)[:6]}"
+            )
+        return cls([entries[k] for k in keys])
+
     # ---- measurements ---------------------------------------------------------------
     def expect(self, op: Any, site: int, local: Any = None) -> Any:
         """``<psi|op_site|psi> / <psi|psi>``; ``op`` is a name of the local space
@@ -348,6 +388,31 @@ def _right_canonical_numpy(ts: list[np.ndarray]) -> list[np.ndarray]:
     if n > 0:
         ts[0] = ts[0] / n
     return ts
+
+
+_DIM_NAMES = ("left", "physical", "right")
+_SITE_KEY = re.compile(r"site_\d{4,}")
+#: file formats of :meth:`MPS.save` by extension
+FILE_FORMATS = {".arrow": "arrow", ".parquet": "parquet", ".npz": "npz"}
+
+
+def _site_key(i: int) -> str:
+    return f"site_{i:04d}"
+
+
+def _file_format(path: Any, format: str | None) -> str:  # noqa: A002
+    valid = sorted(set(FILE_FORMATS.values()))
+    if format is not None:
+        if format not in valid:
+            raise Tensor4allError(f"unknown MPS file format {format!r}; valid formats: {', '.join(valid)}")
+        return format
+    suffix = os.path.splitext(os.fspath(path))[1].lower()
+    if suffix not in FILE_FORMATS:
+        raise Tensor4allError(
+            f"cannot tell the MPS file format from {os.fspath(path)!r}; use one of the extensions "
+            f"{', '.join(FILE_FORMATS)} or pass format= ({', '.join(valid)})"
+        )
+    return FILE_FORMATS[suffix]
 
 
 tidu.register_pytree_node(MPS, lambda m: (list(m._tensors), None), lambda _, leaves: MPS._from_leaves(leaves))

@@ -1,0 +1,583 @@
+"""The ``tensor4all`` command-line program (``python -m tensor4all`` or the ``tensor4all`` script).
+
+Commands (argparse subcommands, as ``python -m pip``):
+
+* ``dmrg`` -- the ground state of a spin chain (Heisenberg, XXZ, transverse-field Ising)
+  by DMRG: a progress bar per sweep (tqdm, on stderr when it is a terminal), one table
+  row per sweep, the final energy, variance and error against a reference energy
+  (:mod:`tensor4all.references`), and optionally a JSON record (``--json``), a plot
+  (``--plot``, matplotlib) and the final MPS (``--save``, Arrow or NumPy).
+
+Exit codes: 0 on success; 2 for bad arguments (argparse's message, naming the valid
+choices; never a traceback) and for optional dependencies that an option needs but
+that are not installed; 1 when an output file cannot be written; 130 on Ctrl-C.
+:func:`main` is the entry point; the JSON schema is documented in the README
+("Run a simulation").
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Callable, Sequence
+
+__all__ = ["main", "build_parser", "SCHEMA"]
+
+PROG = "tensor4all"
+SCHEMA = "tensor4all.dmrg/1"
+MODELS = ("heisenberg", "xxz", "tfim")
+SPINS = ("1/2", "1")
+DTYPES = ("float64", "complex128")
+SAVE_EXTENSIONS = {".arrow": "arrow", ".parquet": "parquet", ".npz": "npz"}
+PLOT_EXTENSIONS = (".png", ".pdf", ".svg")
+#: environment variables read by BLAS/OpenMP libraries when they are loaded
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                    "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+_REEXEC_MARK = "TENSOR4ALL_CLI_THREADS_SET"
+_MODEL_OPTIONS = {"heisenberg": ("Jz", "h", "spin"), "xxz": ("Jz", "h", "spin"), "tfim": ("g",)}
+_ALL_MODEL_OPTIONS = ("Jz", "h", "spin", "g")
+
+_EXAMPLES = """\
+examples:
+  tensor4all dmrg                                   Heisenberg chain, L=32, chi=64
+  tensor4all dmrg --model tfim --L 64 --g 0.9       transverse-field Ising chain
+  tensor4all dmrg --model xxz --Jz 0.5 --L 12       checked against exact diagonalization
+  tensor4all dmrg --chi 16,32,64,128 --sweeps 8     a bond-dimension schedule per sweep
+  tensor4all dmrg --json run.json --plot run.png --save psi.arrow
+"""
+
+
+# ---- argument types (argparse turns ArgumentTypeError into "argument --x: message", exit 2)
+def _finite_float(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
+    if not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return x
+
+
+def _nonnegative_float(text: str) -> float:
+    x = _finite_float(text)
+    if x < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative number, got {text!r}")
+    return x
+
+
+def _int_at_least(low: int, what: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid integer {text!r}; {what}") from None
+        if n < low:
+            raise argparse.ArgumentTypeError(f"invalid value {text!r}; {what}")
+        return n
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def _bond_schedule(text: str) -> list[int]:
+    hint = "bond dimensions are positive integers: a number such as 64 or a per-sweep schedule such as 16,32,64"
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        values = [int(p) for p in parts]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}; {hint}") from None
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}; {hint}")
+    return values
+
+
+def _cutoff_schedule(text: str) -> list[float]:
+    hint = "cutoffs are non-negative numbers: a number such as 1e-12 or a per-sweep schedule such as 1e-8,1e-12"
+    try:
+        values = [float(p) for p in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}; {hint}") from None
+    if not values or any(not (math.isfinite(v) and v >= 0) for v in values):
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}; {hint}")
+    return values
+
+
+# ---- the parser ------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``tensor4all`` program (one subparser per command)."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Tensor-network simulations from the command line (tensor4all).",
+        epilog="Run 'tensor4all COMMAND --help' for the options of a command.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    commands = parser.add_subparsers(dest="command", title="commands")
+    p = commands.add_parser(
+        "dmrg",
+        help="ground state of a spin chain by DMRG (progress, table per sweep, JSON, plot, saved MPS)",
+        description=(
+            "Ground state of an open spin chain by DMRG. Prints a progress bar per sweep (on\n"
+            "stderr, when it is a terminal), one table row per sweep (sweep, energy, dE, max\n"
+            "bond, max truncation error, seconds), then the final energy, its variance\n"
+            "<H^2> - <H>^2 and its error against a reference energy where one is known (TFIM:\n"
+            "exact free-fermion energy; exact diagonalization when the Hilbert space has at\n"
+            "most 2^14 states; tabulated Heisenberg values for L = 32 and 100)."
+        ),
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    m = p.add_argument_group("model")
+    m.add_argument("--model", choices=MODELS, default="heisenberg",
+                   help="heisenberg/xxz: H = sum J (SxSx + SySy) + Jz SzSz - h sum Sz; "
+                        "tfim: H = -J sum ZZ - g sum X (Pauli matrices). Default: %(default)s")
+    m.add_argument("--L", type=_int_at_least(2, "the chain needs at least 2 sites"), default=32,
+                   help="number of sites, at least 2 (default: %(default)s)")
+    m.add_argument("--J", type=_finite_float, default=1.0,
+                   help="exchange coupling (heisenberg/xxz: XX+YY part; tfim: ZZ coupling) (default: %(default)s)")
+    m.add_argument("--Jz", type=_finite_float, default=None,
+                   help="ZZ coupling of heisenberg/xxz (default: equal to --J)")
+    m.add_argument("--h", type=_finite_float, default=None,
+                   help="longitudinal field of heisenberg/xxz, the term -h sum Sz (default: 0)")
+    m.add_argument("--g", type=_finite_float, default=None,
+                   help="transverse field of tfim (default: 1, the critical point g = J)")
+    m.add_argument("--spin", choices=SPINS, default=None,
+                   help="spin of heisenberg/xxz sites (default: 1/2)")
+    a = p.add_argument_group("algorithm")
+    a.add_argument("--chi", type=_bond_schedule, default=[64], metavar="CHI[,CHI...]",
+                   help="maximal bond dimension: a number, or a schedule per sweep such as 16,32,64 "
+                        "(the last entry repeats) (default: 64)")
+    a.add_argument("--sweeps", type=_int_at_least(1, "at least 1 sweep"), default=10,
+                   help="maximal number of sweeps, each left-to-right and back (default: %(default)s)")
+    a.add_argument("--cutoff", type=_cutoff_schedule, default=[1e-12], metavar="EPS[,EPS...]",
+                   help="truncation cutoff: largest discarded weight (relative sum of squared singular "
+                        "values) per bond; a number or a schedule per sweep (default: 1e-12)")
+    a.add_argument("--tol", type=_nonnegative_float, default=1e-10,
+                   help="stop when the energy changes by less than this in one sweep (default: %(default)g)")
+    site = a.add_mutually_exclusive_group()
+    site.add_argument("--two-site", dest="two_site", action="store_true", default=True,
+                      help="two-site updates: bonds grow through the SVD (the default)")
+    site.add_argument("--one-site", dest="two_site", action="store_false",
+                      help="one-site updates with subspace expansion (cheaper per step; start from a "
+                           "random state of bond dimension CHI) (default: off, two-site)")
+    a.add_argument("--noise", type=_nonnegative_float, default=None,
+                   help="subspace-expansion strength of --one-site, decaying tenfold per sweep "
+                        "(default: 1e-4; ignored by --two-site)")
+    a.add_argument("--seed", type=_int_at_least(0, "the seed is a non-negative integer"), default=0,
+                   help="seed of the random initial state (default: %(default)s)")
+    a.add_argument("--dtype", choices=DTYPES, default="float64",
+                   help="element type of the state (default: %(default)s)")
+    a.add_argument("--threads", type=_int_at_least(0, "the thread count is a non-negative integer"), default=1,
+                   help="BLAS threads (default: %(default)s: DMRG's matrix products at these sizes gain "
+                        "little from threads, and threaded BLAS is slow on a busy machine; 0 keeps "
+                        "the BLAS library's own setting). Uses threadpoolctl when installed, else "
+                        "sets OMP_NUM_THREADS etc. and restarts the program before NumPy loads BLAS")
+    o = p.add_argument_group("output")
+    o.add_argument("--json", metavar="PATH", default=None,
+                   help="write the full result as JSON: parameters, history per sweep, energy, variance, "
+                        "reference, bond dimensions, entanglement profile, timing (default: none)")
+    o.add_argument("--plot", metavar="PATH", default=None,
+                   help="write a figure (.png, .pdf or .svg) of |E - E_best| per sweep (log scale) and "
+                        "the entanglement entropy across the bonds; needs matplotlib, the 'plot' "
+                        "extra (default: none)")
+    o.add_argument("--save", metavar="PATH", default=None,
+                   help="write the final MPS: .arrow (Arrow IPC) or .parquet via tenferro.save (the "
+                        "'arrow' extra), or .npz (NumPy); read it back with tensor4all.MPS.load(PATH) "
+                        "(default: none)")
+    o.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress bar and no table per sweep, only the final summary (default: off; "
+                        "the progress bar is also off when stderr is not a terminal)")
+    p.set_defaults(func=_cmd_dmrg)
+    parser.commands = {"dmrg": p}  # type: ignore[attr-defined]
+    return parser
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("tidu-tenferro")
+    except Exception:  # noqa: BLE001  (not installed: running from a checkout)
+        return "unknown"
+
+
+# ---- validation beyond single arguments --------------------------------------------------
+def _validate_dmrg(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    sub = parser.commands["dmrg"]  # type: ignore[attr-defined]
+    used = _MODEL_OPTIONS[args.model]
+    for name in _ALL_MODEL_OPTIONS:
+        if getattr(args, name) is not None and name not in used:
+            users = [mdl for mdl, opts in _MODEL_OPTIONS.items() if name in opts]
+            sub.error(f"argument --{name}: not a parameter of --model {args.model} "
+                      f"(it belongs to {', '.join(users)}; {args.model} takes --L, --J"
+                      + "".join(f", --{u}" for u in used) + ")")
+    for what, sched in (("--chi", args.chi), ("--cutoff", args.cutoff)):
+        if len(sched) > args.sweeps:
+            sub.error(f"argument --sweeps: {args.sweeps} sweep(s) cannot run the {len(sched)}-entry "
+                      f"{what} schedule; give --sweeps {len(sched)} or more")
+    if args.noise is not None and args.two_site:
+        sub.error("argument --noise: only used with --one-site (two-site updates grow bonds by the SVD)")
+    for opt in ("json", "plot", "save"):
+        path = getattr(args, opt)
+        if path is None:
+            continue
+        directory = os.path.dirname(os.path.abspath(path))
+        if os.path.isdir(path):
+            sub.error(f"argument --{opt}: {path!r} is a directory; give a file name")
+        if not os.path.isdir(directory):
+            sub.error(f"argument --{opt}: directory {directory!r} does not exist")
+    if args.plot is not None:
+        ext = os.path.splitext(args.plot)[1].lower()
+        if ext not in PLOT_EXTENSIONS:
+            sub.error(f"argument --plot: unknown extension {ext or '(none)'!r} of {args.plot!r}; "
+                      f"valid extensions: {', '.join(PLOT_EXTENSIONS)}")
+        if not _installed("matplotlib"):
+            sub.error("argument --plot: matplotlib is not installed; install the 'plot' extra: "
+                      "pip install 'tidu-tenferro[plot]'")
+    if args.save is not None:
+        ext = os.path.splitext(args.save)[1].lower()
+        if ext not in SAVE_EXTENSIONS:
+            sub.error(f"argument --save: unknown extension {ext or '(none)'!r} of {args.save!r}; "
+                      f"valid extensions: {', '.join(SAVE_EXTENSIONS)}")
+        if SAVE_EXTENSIONS[ext] in ("arrow", "parquet") and not _installed("pyarrow"):
+            sub.error(f"argument --save: {ext} files need pyarrow, which is not installed; install the "
+                      "'arrow' extra (pip install 'tidu-tenferro[arrow]') or save as .npz")
+
+
+def _installed(module: str) -> bool:
+    """Whether ``module`` can be imported (without importing it)."""
+    if module in sys.modules:
+        return sys.modules[module] is not None
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+# ---- BLAS threads ----------------------------------------------------------------------
+def _limit_threads(n: int, argv: Sequence[str] | None) -> str:
+    """Limit BLAS to ``n`` threads; returns how (``threadpoolctl``, ``environment``, ``unchanged``).
+
+    NumPy loads BLAS when it is imported, and ``python -m tensor4all`` imports the package
+    (hence NumPy) before this runs; so without threadpoolctl the environment variables
+    are set and the program restarts itself once (only when run as a program: ``argv``
+    is None), so that BLAS reads them when it loads.
+    """
+    if n == 0:
+        return "unchanged"
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        pass
+    else:
+        threadpool_limits(limits=n)
+        return "threadpoolctl"
+    wanted = str(n)
+    if all(os.environ.get(v) == wanted for v in THREAD_VARIABLES):
+        return "environment"
+    if "numpy" not in sys.modules:  # nothing loaded BLAS yet: the variables still count
+        os.environ.update({v: wanted for v in THREAD_VARIABLES})
+        return "environment"
+    if argv is None and not os.environ.get(_REEXEC_MARK):
+        env = dict(os.environ, **{v: wanted for v in THREAD_VARIABLES}, **{_REEXEC_MARK: "1"})
+        cmd = [sys.executable, "-m", "tensor4all", *sys.argv[1:]]
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if os.name == "posix":
+            os.execve(sys.executable, cmd, env)  # does not return
+        raise SystemExit(subprocess.call(cmd, env=env))
+    print(f"{PROG}: warning: --threads {n} has no effect: threadpoolctl is not installed and BLAS is "
+          "already loaded (pip install threadpoolctl)", file=sys.stderr)
+    return "unchanged"
+
+
+# ---- entry point -----------------------------------------------------------------------
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the program with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.error(f"a command is required; valid commands: {', '.join(parser.commands)} "  # type: ignore[attr-defined]
+                     f"(e.g. '{PROG} dmrg')")
+    try:
+        return args.func(parser, args, argv)
+    except KeyboardInterrupt:
+        print(f"\n{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _cmd_dmrg(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+    _validate_dmrg(parser, args)
+    threads_how = _limit_threads(args.threads, argv)
+    return _DMRGRun(parser.commands["dmrg"], args, threads_how, list(sys.argv[1:] if argv is None else argv)).run()
+
+
+# ---- the dmrg command ------------------------------------------------------------------
+class _DMRGRun:
+    def __init__(self, parser: argparse.ArgumentParser, args: argparse.Namespace, threads_how: str,
+                 argv: list[str]):
+        self.parser = parser
+        self.args = args
+        self.threads_how = threads_how
+        self.argv = argv
+        self.out = sys.stdout
+        self.show_table = not args.quiet
+        isatty = getattr(sys.stderr, "isatty", None)
+        self.show_bar = not args.quiet and bool(isatty and isatty())
+        self.bar = None
+        self.bar_sweep = 0
+
+    # model parameters with their defaults filled in
+    def parameters(self) -> dict[str, Any]:
+        a = self.args
+        p: dict[str, Any] = {"model": a.model, "L": a.L, "J": a.J}
+        if a.model == "tfim":
+            p["g"] = 1.0 if a.g is None else a.g
+        else:
+            p["Jz"] = a.J if a.Jz is None else a.Jz
+            p["h"] = 0.0 if a.h is None else a.h
+            p["spin"] = "1/2" if a.spin is None else a.spin
+        p.update(chi=list(a.chi), sweeps=a.sweeps, cutoff=list(a.cutoff), tol=a.tol, two_site=a.two_site,
+                 noise=(None if a.two_site else (1e-4 if a.noise is None else a.noise)),
+                 seed=a.seed, dtype=a.dtype, threads=a.threads, threads_method=self.threads_how)
+        return p
+
+    def model_text(self, p: dict[str, Any]) -> str:
+        if p["model"] == "tfim":
+            return f"tfim L={p['L']} J={p['J']:g} g={p['g']:g}"
+        return f"{p['model']} L={p['L']} J={p['J']:g} Jz={p['Jz']:g} h={p['h']:g} spin={p['spin']}"
+
+    def print(self, *parts: Any) -> None:
+        print(*parts, file=self.out, flush=True)
+
+    # progress bar across the bonds of each sweep
+    def on_bond(self, u: Any) -> None:
+        if not self.show_bar:
+            return
+        if self.bar is None or u.sweep != self.bar_sweep:
+            self.close_bar()
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=u.steps, desc=f"sweep {u.sweep}", unit="bond", leave=False,
+                            file=sys.stderr, dynamic_ncols=True, mininterval=0.1)
+            self.bar_sweep = u.sweep
+        self.bar.set_postfix_str(f"E={u.energy:.10f} chi={u.bond_dim}", refresh=False)
+        self.bar.update(1)
+
+    def close_bar(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+    def on_sweep(self, r: Any) -> None:
+        self.close_bar()
+        if self.show_table:
+            de = "-" if math.isnan(r.delta_energy) else f"{r.delta_energy:+.3e}"
+            self.print(f"{r.sweep:>5}  {r.energy:>20.12f}  {de:>10}  {r.max_bond:>8}  "
+                       f"{r.max_truncation_error:>13.2e}  {r.seconds:>8.2f}")
+
+    def run(self) -> int:
+        import numpy as np
+
+        from . import models, references
+        from ._errors import Tensor4allError
+        from ._mps import MPS
+        from ._dmrg import dmrg
+
+        t0 = time.perf_counter()
+        started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        p = self.parameters()
+        a = self.args
+        try:
+            if a.model == "tfim":
+                H = models.tfim(a.L, J=a.J, g=p["g"])
+            else:
+                H = models.heisenberg(a.L, J=a.J, Jz=p["Jz"], h=p["h"], spin=p["spin"])
+            psi0 = None
+            if a.dtype == "complex128":
+                start = min(a.chi[0], 8) if a.two_site else a.chi[0]
+                psi0 = MPS.random(a.L, H.phys_dims[0], bond_dim=start, seed=a.seed, dtype=np.complex128)
+        except Tensor4allError as e:
+            self.parser.error(str(e))
+        t_setup = time.perf_counter() - t0
+        sites = "two-site" if a.two_site else "one-site"
+        self.print(f"DMRG  {self.model_text(p)}  (MPO bond dimension {max(H.bond_dims, default=1)})")
+        self.print(f"      {sites}, chi {_sched(a.chi)}, cutoff {_sched(a.cutoff, '{:g}')}, at most "
+                   f"{a.sweeps} sweeps, tol {a.tol:g}, {a.dtype}, seed {a.seed}, "
+                   f"BLAS threads {a.threads or 'default'}")
+        if self.show_table:
+            self.print(f"{'sweep':>5}  {'energy':>20}  {'dE':>10}  {'max bond':>8}  {'max trunc err':>13}  "
+                       f"{'seconds':>8}")
+        t1 = time.perf_counter()
+        try:
+            res = dmrg(H, psi0, max_bond=list(a.chi), sweeps=a.sweeps, cutoff=list(a.cutoff), tol=a.tol,
+                       two_site=a.two_site, noise=p["noise"], seed=a.seed,
+                       callback=self.on_sweep, progress=self.on_bond)
+        except Tensor4allError as e:
+            self.close_bar()
+            self.parser.error(str(e))
+        finally:
+            self.close_bar()
+        t_dmrg = time.perf_counter() - t1
+        t2 = time.perf_counter()
+        energy = float(res.energy)
+        entropy = [float(s) for s in res.state.entanglement_entropy()]
+        bonds = [int(b) for b in res.state.bond_dims]
+        ref = references.reference_energy(a.model, a.L, J=a.J, Jz=p.get("Jz"), g=p.get("g", 1.0),
+                                          h=p.get("h", 0.0), spin=p.get("spin", "1/2"))
+        t_analysis = time.perf_counter() - t2
+        self.summary(res, energy, ref, bonds, entropy, t_dmrg)
+        written = []
+        status = 0
+        for opt, writer in (("save", lambda path: res.state.save(path)),
+                            ("json", lambda path: self.write_json(path, p, res, energy, ref, bonds, entropy,
+                                                                   started, t0, t_setup, t_dmrg, t_analysis)),
+                            ("plot", lambda path: write_plot(path, res, ref, bonds, entropy, self.model_text(p)))):
+            path = getattr(a, opt)
+            if path is None:
+                continue
+            try:
+                writer(path)
+                written.append(f"{opt} {path}")
+            except OSError as e:
+                print(f"{PROG}: error: --{opt} {path}: {e}", file=sys.stderr)
+                status = 1
+        if written:
+            self.print("wrote       " + ", ".join(written))
+        return status
+
+    def summary(self, res: Any, energy: float, ref: Any, bonds: list[int], entropy: list[float],
+                t_dmrg: float) -> None:
+        L = self.args.L
+        last = res.history[-1]
+        self.print(f"energy      {energy:.14f}   ({energy / L:.14f} per site)")
+        self.print(f"variance    {res.variance:.3e}   (<H^2> - <H>^2)")
+        if ref is not None:
+            kind = "exact" if ref.exact else "reference"
+            self.print(f"{kind:<11} {ref.energy:.14f}   ({ref.source})")
+            self.print(f"error       {abs(energy - ref.energy):.3e}   (|E - E_{'exact' if ref.exact else 'ref'}|)")
+        else:
+            self.print("reference   none known for these parameters (exact diagonalization needs at most "
+                       "2^14 states)")
+        if res.converged:
+            self.print(f"converged   yes: |dE| = {abs(last.delta_energy):.1e} < tol after {len(res.history)} sweeps")
+        else:
+            de = "n/a" if math.isnan(last.delta_energy) else f"{abs(last.delta_energy):.1e}"
+            self.print(f"converged   no: |dE| = {de} after {len(res.history)} sweeps (tol {self.args.tol:g})")
+        mid = (L - 1) // 2
+        self.print(f"bond dims   max {max(bonds)}, middle bond {bonds[mid]};  entanglement entropy "
+                   f"at the middle bond {entropy[mid]:.6f}")
+        self.print(f"time        {t_dmrg:.2f} s DMRG, {sum(r.matvecs for r in res.history)} matvecs")
+
+    def write_json(self, path: str, p: dict[str, Any], res: Any, energy: float, ref: Any, bonds: list[int],
+                   entropy: list[float], started: str, t0: float, t_setup: float, t_dmrg: float,
+                   t_analysis: float) -> None:
+        import numpy as np
+
+        doc = {
+            "schema": SCHEMA,
+            "program": {"name": f"{PROG} dmrg", "version": _version(), "argv": self.argv,
+                        "started": started, "python": sys.version.split()[0], "numpy": np.__version__},
+            "parameters": p,
+            "energy": energy,
+            "energy_per_site": energy / self.args.L,
+            "variance": float(res.variance),
+            "converged": bool(res.converged),
+            "sweeps_run": len(res.history),
+            "reference": None if ref is None else dict(ref.as_dict(), error=abs(energy - ref.energy)),
+            "history": [r.as_dict() for r in res.history],
+            "bond_dims": bonds,
+            "entanglement_entropy": entropy,
+            "timing": {"setup_seconds": t_setup, "dmrg_seconds": t_dmrg,
+                       "sweep_seconds": [r.seconds for r in res.history],
+                       "analysis_seconds": t_analysis, "total_seconds": time.perf_counter() - t0},
+        }
+        _write_atomic(path, json.dumps(_json_safe(doc), indent=2, allow_nan=False) + "\n")
+
+
+def _sched(values: Sequence[Any], fmt: str = "{}") -> str:
+    return ",".join(fmt.format(v) for v in values)
+
+
+def _json_safe(x: Any) -> Any:
+    """NaN/inf become null (JSON has no NaN); NumPy scalars become Python numbers."""
+    if isinstance(x, dict):
+        return {str(k): _json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_safe(v) for v in x]
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def _write_atomic(path: str, text: str) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual mode
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_plot(path: str, res: Any, ref: Any, bonds: Sequence[int], entropy: Sequence[float], title: str) -> None:
+    """Two panels: ``|E - E_best|`` per sweep on a log scale (with the largest truncation error
+    per sweep) and the entanglement entropy across the bonds (with the bond dimensions)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+    import numpy as np
+
+    sweeps = np.array([r.sweep for r in res.history])
+    energies = np.array([r.energy for r in res.history])
+    if ref is not None and ref.exact:
+        e_best, label = ref.energy, "|E - E_exact|"
+    else:
+        e_best = float(min(energies.min(), ref.energy if ref is not None else np.inf))
+        label = "|E - E_best|" if ref is None else "|E - E_best| (best of DMRG and reference)"
+    diff = np.abs(energies - e_best)
+    trunc = np.array([r.max_truncation_error for r in res.history])
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)
+    shown = diff > 0
+    if shown.any():
+        ax1.semilogy(sweeps[shown], diff[shown], "o-", label=label)
+    if (trunc > 0).any():
+        ax1.semilogy(sweeps[trunc > 0], trunc[trunc > 0], "s--", color="gray", alpha=0.7,
+                     label="max truncation error")
+    if not shown.any() and not (trunc > 0).any():
+        ax1.text(0.5, 0.5, "no positive errors to show", ha="center", va="center", transform=ax1.transAxes)
+    ax1.set_xlabel("sweep")
+    ax1.set_ylabel("energy error")
+    ax1.set_title("convergence")
+    ax1.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax1.grid(True, which="major", alpha=0.3)
+    if ax1.get_legend_handles_labels()[0]:
+        ax1.legend(fontsize="small")
+    x = np.arange(len(entropy))
+    ax2.plot(x, entropy, ".-", color="C1", label="entanglement entropy S")
+    ax2.set_xlabel("bond b (between sites b and b+1)")
+    ax2.set_ylabel("S (natural log)")
+    ax2.set_title("entanglement profile")
+    ax2.grid(True, alpha=0.3)
+    ax3 = ax2.twinx()
+    ax3.step(x, bonds, where="mid", color="gray", alpha=0.5, label="bond dimension")
+    ax3.set_ylabel("bond dimension", color="gray")
+    fig.suptitle(f"DMRG  {title}   E = {res.history[-1].energy:.12f}")
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

@@ -1,0 +1,135 @@
+"""Reference ground-state energies for the built-in models (what DMRG results are checked against).
+
+* :func:`tfim_ground_energy` -- the open transverse-field Ising chain
+  ``-J sum Z Z - g sum X`` is free fermions (Jordan-Wigner; Lieb, Schultz and Mattis 1961,
+  Pfeuty 1970): ``E0 = -sum_k s_k`` with ``s_k`` the singular values of the ``L x L``
+  bidiagonal matrix with ``g`` on the diagonal and ``J`` above it. Exact for every
+  ``L, J, g``; at ``g = J = 1`` it equals the closed form
+  :func:`tfim_critical_closed_form` ``E0(L) = 1 - 1/sin(pi / (2 (2L + 1)))``.
+* :data:`HEISENBERG_REFERENCE` -- known energies of the open spin-1/2 Heisenberg chain
+  (``J = Jz = 1``, no field) for chain lengths beyond exact diagonalization.
+* :func:`exact_ground_energy` -- sparse exact diagonalization (SciPy ``eigsh``) of any
+  :class:`~tensor4all.OpSum`, built term by term from Kronecker products (no MPO code),
+  for Hilbert spaces up to :data:`ED_MAX_DIM` states (``L <= 14`` for spin 1/2).
+* :func:`reference_energy` -- the best of these for a model of the command-line program.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse
+import scipy.sparse.linalg
+
+from ._errors import Tensor4allError
+from ._local_ops import local_space
+from ._opsum import OpSum
+from . import models
+
+__all__ = [
+    "Reference", "reference_energy", "tfim_ground_energy", "tfim_critical_closed_form",
+    "exact_ground_energy", "sparse_hamiltonian", "HEISENBERG_REFERENCE", "ED_MAX_DIM",
+]
+
+#: Largest Hilbert-space dimension :func:`reference_energy` diagonalizes (2**14).
+ED_MAX_DIM = 2**14
+
+#: Open spin-1/2 Heisenberg chain, J = Jz = 1, h = 0: ``L -> (E0, where the value comes from)``.
+HEISENBERG_REFERENCE: dict[int, tuple[float, str]] = {
+    32: (-13.9973156182243, "tabulated reference value (13 digits)"),
+    100: (-44.127739893288, "DMRG at chi=256, truncation error < 1e-13 (benchmarks/dmrg.py)"),
+}
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A reference energy: ``energy``, ``source`` (words), ``exact`` (True for exact
+    diagonalization and closed forms; False for tabulated numerical values)."""
+
+    energy: float
+    source: str
+    exact: bool
+
+    def as_dict(self) -> dict:
+        return {"energy": self.energy, "source": self.source, "exact": self.exact}
+
+
+def tfim_ground_energy(L: int, J: float = 1.0, g: float = 1.0) -> float:
+    """Exact ground energy of the open chain ``-J sum_i Z_i Z_{i+1} - g sum_i X_i`` (free fermions)."""
+    if L < 1:
+        raise Tensor4allError(f"L must be a positive integer, got {L!r}")
+    m = np.diag(np.full(L, float(g))) + np.diag(np.full(L - 1, float(J)), 1)
+    return float(-np.sum(np.linalg.svd(m, compute_uv=False)))
+
+
+def tfim_critical_closed_form(L: int) -> float:
+    """``E0(L) = 1 - 1/sin(pi / (2 (2L + 1)))``: the open TFIM at ``g = J = 1``."""
+    return 1.0 - 1.0 / math.sin(math.pi / (2 * (2 * L + 1)))
+
+
+def sparse_hamiltonian(os: OpSum, L: int, local: str = "spin-1/2") -> scipy.sparse.csr_matrix:
+    """The OpSum as a sparse ``d**L x d**L`` matrix in ``np.kron`` order (site 0 most significant)."""
+    sp = local_space(local)
+    d = sp.dim
+    complex_ops = any(np.iscomplexobj(sp.matrix(name)) for t in os for name, _ in t.ops)
+    complex_coefs = any(np.iscomplexobj(np.asarray(t.coef)) for t in os)
+    dtype = complex if (complex_ops or complex_coefs) else float
+    H = scipy.sparse.csr_matrix((d**L, d**L), dtype=dtype)
+    for term in os:
+        mats = [None] * L
+        for name, site in term.ops:
+            m = sp.matrix(name).astype(dtype)
+            mats[site] = m if mats[site] is None else mats[site] @ m
+        # identities on untouched stretches are kept as a single sparse eye each
+        out = scipy.sparse.csr_matrix(np.ones((1, 1), dtype=dtype))
+        run = 0
+        for m in mats + ["end"]:
+            if m is None:
+                run += 1
+                continue
+            if run:
+                out = scipy.sparse.kron(out, scipy.sparse.identity(d**run, dtype=dtype, format="csr"), format="csr")
+                run = 0
+            if isinstance(m, str):
+                break
+            out = scipy.sparse.kron(out, scipy.sparse.csr_matrix(m), format="csr")
+        coef = complex(np.asarray(term.coef)) if dtype is complex else float(np.real(np.asarray(term.coef)))
+        H = H + coef * out
+    return H
+
+
+def exact_ground_energy(os: OpSum, L: int, local: str = "spin-1/2") -> float:
+    """Lowest eigenvalue of the OpSum on ``L`` sites (dense below 256 states, else ``eigsh``)."""
+    H = sparse_hamiltonian(os, L, local)
+    if H.shape[0] <= 256:
+        return float(np.linalg.eigvalsh(H.toarray())[0])
+    rng = np.random.default_rng(0)
+    v0 = rng.standard_normal(H.shape[0])
+    w = scipy.sparse.linalg.eigsh(H, k=1, which="SA", tol=1e-13, v0=v0, return_eigenvectors=False)
+    return float(w[0])
+
+
+def reference_energy(model: str, L: int, *, J: float = 1.0, Jz: float | None = None, g: float = 1.0,
+                     h: float = 0.0, spin: str = "1/2") -> Reference | None:
+    """The reference ground energy of a built-in model, or ``None`` where none is known.
+
+    In order of preference: the TFIM's exact free-fermion energy (any ``L``); exact
+    diagonalization when the Hilbert space has at most :data:`ED_MAX_DIM` states;
+    the tabulated Heisenberg values (spin 1/2, ``Jz = J > 0``, ``h = 0``, scaled by ``J``).
+    """
+    if model == "tfim":
+        e = tfim_ground_energy(L, J, g)
+        return Reference(e, "free-fermion solution", True)
+    if model not in ("heisenberg", "xxz"):
+        raise Tensor4allError(f"unknown model {model!r}; valid models: heisenberg, xxz, tfim")
+    Jz = J if Jz is None else Jz
+    d = 2 if spin == "1/2" else 3
+    if d**L <= ED_MAX_DIM:
+        os = models.heisenberg_opsum(L, J, Jz, h)
+        local = "spin-1/2" if spin == "1/2" else "spin-1"
+        return Reference(exact_ground_energy(os, L, local), f"exact diagonalization ({d**L} states)", True)
+    if spin == "1/2" and Jz == J and J > 0 and h == 0 and L in HEISENBERG_REFERENCE:
+        e, source = HEISENBERG_REFERENCE[L]
+        return Reference(J * e, source, False)
+    return None

@@ -1,0 +1,133 @@
+"""MPS.save / MPS.load (Arrow IPC and Parquet through tenferro.save, NumPy .npz) and the
+reference energies of tensor4all.references (checked against independent exact diagonalization)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import tenferro as tf
+import tidu
+import tensor4all as t4a
+from tensor4all import models, references
+
+from .conftest import ground_energy
+
+FORMATS = [
+    pytest.param(".npz", id="npz"),
+    pytest.param(".arrow", id="arrow"),
+    pytest.param(".parquet", id="parquet"),
+]
+
+
+def _needs(ext):
+    if ext in (".arrow", ".parquet"):
+        pytest.importorskip("pyarrow", reason="the 'arrow' extra is part of the test extras")
+
+
+@pytest.mark.parametrize("ext", FORMATS)
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_round_trip_is_exact(tmp_path, ext, dtype):
+    _needs(ext)
+    psi = t4a.MPS.random(7, d=3, bond_dim=5, seed=3, dtype=dtype)
+    path = tmp_path / f"psi{ext}"
+    psi.save(path)
+    back = t4a.MPS.load(path)
+    assert back.L == 7 and back.bond_dims == psi.bond_dims and back.phys_dims == [3] * 7
+    for a, b in zip(psi.tensors, back.tensors):
+        a, b = np.asarray(a), np.asarray(b)
+        assert b.dtype == a.dtype and b.shape == a.shape
+        assert np.array_equal(a, b)
+    # the loaded state is usable: an expectation value and a gradient through it
+    e = t4a.expectation(back, models.heisenberg(7, spin="1"))
+    assert float(np.real(np.asarray(e))) == pytest.approx(float(np.real(np.asarray(
+        t4a.expectation(psi, models.heisenberg(7, spin="1"))))), abs=1e-13)
+    g = tidu.grad(lambda p: tf.real(t4a.overlap(p, p)))(back)
+    assert isinstance(g, t4a.MPS)
+
+
+def test_arrow_file_has_named_site_entries(tmp_path):
+    pytest.importorskip("pyarrow")
+    psi = t4a.MPS.random(4, bond_dim=2)
+    psi.save(tmp_path / "psi.arrow")
+    data = tf.load(tmp_path / "psi.arrow")
+    assert sorted(data) == ["site_0000", "site_0001", "site_0002", "site_0003"]
+    assert data.dim_names["site_0001"] == ("left", "physical", "right")
+
+
+def test_npz_keys_and_explicit_format(tmp_path):
+    psi = t4a.MPS.product_state([0, 1, 0])
+    path = tmp_path / "state.bin"
+    psi.save(path, format="npz")
+    assert not (tmp_path / "state.bin.npz").exists()
+    with np.load(path) as data:
+        assert sorted(data.files) == ["site_0000", "site_0001", "site_0002"]
+    back = t4a.MPS.load(path, format="npz")
+    assert np.array_equal(np.asarray(back.to_dense()), np.asarray(psi.to_dense()))
+
+
+def test_bad_paths_and_files(tmp_path):
+    psi = t4a.MPS.random(3, bond_dim=2)
+    with pytest.raises(t4a.Tensor4allError, match=r"\.arrow, \.parquet, \.npz"):
+        psi.save(tmp_path / "psi.txt")
+    with pytest.raises(t4a.Tensor4allError, match="valid formats: arrow, npz, parquet"):
+        psi.save(tmp_path / "psi.npz", format="hdf5")
+    np.savez(tmp_path / "other.npz", a=np.zeros(3))
+    with pytest.raises(t4a.Tensor4allError, match="holds no MPS"):
+        t4a.MPS.load(tmp_path / "other.npz")
+    np.savez(tmp_path / "gap.npz", site_0000=np.zeros((1, 2, 1)), site_0002=np.zeros((1, 2, 1)))
+    with pytest.raises(t4a.Tensor4allError, match="holds no MPS"):
+        t4a.MPS.load(tmp_path / "gap.npz")
+
+
+def test_saving_traced_tensors_is_an_error(tmp_path):
+    psi = t4a.MPS.random(3, bond_dim=2)
+
+    def f(p):
+        p.save(tmp_path / "x.npz")
+        return tf.real(t4a.overlap(p, p))
+
+    with pytest.raises(t4a.NotDifferentiableError):
+        tidu.grad(f)(psi)
+
+
+# ---- reference energies -----------------------------------------------------------------
+@pytest.mark.parametrize("L,J,g", [(1, 1.0, 0.7), (2, 1.0, 1.0), (7, 0.8, 1.3), (10, 1.0, 0.5), (9, -1.0, 2.0)])
+def test_tfim_free_fermion_energy_matches_exact_diagonalization(L, J, g):
+    ed = ground_energy(models.tfim_opsum(L, J, g), L, "pauli")
+    assert references.tfim_ground_energy(L, J, g) == pytest.approx(ed, abs=1e-11)
+
+
+@pytest.mark.parametrize("L", [2, 5, 16, 32, 101])
+def test_tfim_closed_form_at_the_critical_point(L):
+    closed = 1.0 - 1.0 / math.sin(math.pi / (2 * (2 * L + 1)))
+    assert references.tfim_critical_closed_form(L) == closed
+    assert references.tfim_ground_energy(L, 1.0, 1.0) == pytest.approx(closed, abs=1e-11)
+
+
+@pytest.mark.parametrize("kw,local", [
+    (dict(model="heisenberg", L=9), "spin-1/2"),
+    (dict(model="xxz", L=10, Jz=0.4, h=0.25), "spin-1/2"),
+    (dict(model="heisenberg", L=5, spin="1", J=0.7), "spin-1"),
+])
+def test_reference_energy_by_exact_diagonalization(kw, local):
+    ref = references.reference_energy(**kw)
+    J = kw.get("J", 1.0)
+    os_ = models.heisenberg_opsum(kw["L"], J, kw.get("Jz", J), kw.get("h", 0.0))
+    assert ref.exact and "exact diagonalization" in ref.source
+    assert ref.energy == pytest.approx(ground_energy(os_, kw["L"], local), abs=1e-10)
+
+
+def test_reference_energy_tables_and_limits():
+    ref = references.reference_energy("heisenberg", 32)
+    assert ref.energy == -13.9973156182243 and not ref.exact
+    assert references.reference_energy("heisenberg", 32, J=2.0).energy == pytest.approx(2 * -13.9973156182243)
+    assert references.reference_energy("heisenberg", 32, h=0.1) is None      # field: no table value
+    assert references.reference_energy("xxz", 32, Jz=0.5) is None            # anisotropy: none
+    assert references.reference_energy("heisenberg", 15) is None             # beyond 2^14 states
+    assert references.reference_energy("heisenberg", 14).exact               # 2^14 states: exact
+    assert references.reference_energy("heisenberg", 9, spin="1") is None     # 3^9 > 2^14
+    assert references.reference_energy("tfim", 200, g=0.3).exact
+    with pytest.raises(t4a.Tensor4allError, match="valid models: heisenberg, xxz, tfim"):
+        references.reference_energy("hubbard", 8)
