@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from tenferro import Shape
 
 from ._dispatch import dispatch, op_of_function
@@ -140,6 +142,11 @@ class StructuredTensor:
         if op is None:
             return NotImplemented
         return dispatch(op, *args, **kwargs)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        """``np.asarray(x)``: the dense array (materializes the full tensor)."""
+        out = np.asarray(self.to_dense())
+        return out if dtype is None else out.astype(dtype)
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={v!r}" for k, v in self._repr_fields())
