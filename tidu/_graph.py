@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ._core import Primitive, Trace, new_trace
-from ._errors import TracerConversionError, TreeStructureError
+from ._errors import RuleError, TracerConversionError, TreeStructureError
 from ._pytree import PyTreeDef, tree_flatten, tree_unflatten
 from ._tracer import Tracer, aval_of
 from ._vspace import vspace_of_aval
@@ -46,13 +46,18 @@ class Eqn:
         self.outputs = outputs
 
 
-def _hashable(x: Any) -> Any:
-    if isinstance(x, (list, tuple)):
-        return tuple(_hashable(v) for v in x)
-    if isinstance(x, dict):
-        return tuple(sorted((k, _hashable(v)) for k, v in x.items()))
-    hash(x)
-    return x
+def _params_key(eqn: "Eqn") -> Any:
+    """The equation's parameters as a hashable key. Primitive parameters must be
+    immutable, hashable values (what lets graphs be compared, cached and
+    simplified); anything else is a rule error naming the primitive."""
+    try:
+        key = tuple(sorted(eqn.params.items()))
+        hash(key)
+    except TypeError as exc:
+        bad = [k for k, v in eqn.params.items() if getattr(type(v), "__hash__", None) is None]
+        raise RuleError(f"primitive '{eqn.prim.name}' has unhashable parameters {bad or list(eqn.params)} "
+                        f"({exc}); parameters must be immutable values (tuples, frozen objects)") from None
+    return key
 
 
 def eval_eqn(eqn: "Eqn", args: Sequence[Any], env: dict) -> None:
@@ -192,16 +197,12 @@ class Graph:
         eqns: list[Eqn] = []
         for eqn in self.eqns:
             inputs = [rename.get(v, v) for v in eqn.inputs]
-            try:
-                key = (eqn.prim, tuple(id(v) for v in inputs), _hashable(eqn.params))
-            except TypeError:
-                key = None
-            if key is not None and key in seen:
+            key = (eqn.prim, tuple(id(v) for v in inputs), _params_key(eqn))
+            if key in seen:
                 for o, p in zip(eqn.outputs, seen[key]):
                     rename[o] = p
                 continue
-            if key is not None:
-                seen[key] = eqn.outputs
+            seen[key] = eqn.outputs
             eqns.append(Eqn(eqn.prim, inputs, eqn.params, eqn.outputs))
         outvars = [rename.get(v, v) if type(v) is Var else v for v in self.outvars]
         return Graph(list(self.invars), constvars, consts, eqns, outvars, self.in_tree, self.out_tree)

@@ -30,6 +30,8 @@ the complex128 gradient tests exercise.
 """
 from __future__ import annotations
 
+import weakref
+
 from typing import Any, NamedTuple
 
 from tidu import Zero, is_undefined
@@ -150,11 +152,15 @@ class Transposed(NamedTuple):
     optimize: Any
 
 
+TRANSPOSED: "weakref.WeakKeyDictionary[Plan, dict]" = weakref.WeakKeyDictionary()
+"""Per plan, the transposed plans of its operands (:func:`transposed`), computed once."""
+
+
 def transposed(plan: Plan, k: int) -> Transposed:
     """:func:`transpose_spec` of operand ``k`` of ``plan``, computed once per plan."""
-    cache = plan.transposes
+    cache = TRANSPOSED.get(plan)
     if cache is None:
-        cache = plan.transposes = {}
+        cache = TRANSPOSED[plan] = {}
     t = cache.get(k)
     if t is None:
         derived, dims, embed = transpose_spec(plan.spec, k)

@@ -29,6 +29,8 @@ and runs the precomputed steps.
 """
 from __future__ import annotations
 
+import weakref
+
 import threading
 from collections import OrderedDict
 from itertools import permutations
@@ -44,23 +46,25 @@ DOT, BMM, MUL = 0, 1, 2
 
 
 class Plan:
-    """A compiled einsum: precomputed steps for fixed shapes (see module docstring)."""
+    """A compiled einsum: precomputed steps for fixed shapes (see module docstring).
 
-    __slots__ = ("spec", "shapes", "sizes", "optimize", "path", "steps", "out_shape", "reduced_terms", "pairwise",
-                 "transposes")
+    Immutable (a primitive parameter is a value): assigning an attribute raises.
+    Data derived from a plan later (its pairwise decomposition, the transposed
+    plans of the reverse pass) lives in caches keyed by the plan
+    (:data:`PAIRWISE`, ``einsum._ad.TRANSPOSED``), never in it.
+    """
+
+    __slots__ = ("spec", "shapes", "sizes", "optimize", "path", "steps", "out_shape", "reduced_terms", "__weakref__")
 
     def __init__(self, spec: Spec, shapes: tuple, sizes: tuple, optimize: Any, path: tuple,
-                 steps: list, out_shape: tuple, reduced_terms: tuple):
-        self.spec = spec
-        self.shapes = shapes
-        self.sizes = sizes
-        self.optimize = optimize
-        self.path = path
-        self.steps = steps
-        self.out_shape = out_shape
-        self.reduced_terms = reduced_terms
-        self.pairwise: tuple | None = None  # filled by decompose()
-        self.transposes: dict | None = None  # filled by the transpose rule (_ad.transposed)
+                 steps: tuple, out_shape: tuple, reduced_terms: tuple):
+        for name, value in (("spec", spec), ("shapes", shapes), ("sizes", sizes), ("optimize", optimize),
+                            ("path", path), ("steps", tuple(steps)), ("out_shape", out_shape),
+                            ("reduced_terms", reduced_terms)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"an einsum Plan is immutable (it is a primitive parameter); cannot set {name!r}")
 
     def __repr__(self) -> str:
         return f"einsum_plan({format_spec(self.spec)!r})"
@@ -305,6 +309,10 @@ class SubEinsum(NamedTuple):
     shapes: tuple[tuple[int, ...], ...]
 
 
+PAIRWISE: "weakref.WeakKeyDictionary[Plan, tuple]" = weakref.WeakKeyDictionary()
+"""Each plan's pairwise decomposition (:func:`decompose`), computed once per plan."""
+
+
 def decompose(plan: Plan) -> tuple[SubEinsum, ...]:
     """``plan`` as a sequence of einsums of at most two operands (cached on the plan).
 
@@ -318,9 +326,10 @@ def decompose(plan: Plan) -> tuple[SubEinsum, ...]:
     shared instead of each operand's cotangent being a contraction of the whole
     network.
     """
-    if plan.pairwise is None:
-        plan.pairwise = _decompose(plan)
-    return plan.pairwise
+    steps = PAIRWISE.get(plan)
+    if steps is None:
+        steps = PAIRWISE[plan] = _decompose(plan)
+    return steps
 
 
 def _decompose(plan: Plan) -> tuple[SubEinsum, ...]:

@@ -197,3 +197,37 @@ def test_zero_derivative_primitives_yield_zero_tangents():
     assert not {n for n, info in manifest.items() if info["support"] == "not differentiable"}, (
         "a primitive that raises under differentiation needs a test here showing the error"
     )
+
+
+def _mutable_parts(x, path="params"):
+    """Paths of mutable containers (list, dict, set, arrays) inside a parameter value."""
+    if isinstance(x, (list, dict, set, np.ndarray)):
+        return [f"{path}: {type(x).__name__}"]
+    if isinstance(x, tuple):
+        return [p for i, v in enumerate(x) for p in _mutable_parts(v, f"{path}[{i}]")]
+    return []
+
+
+@pytest.mark.parametrize("spec", [pytest.param(s, id=s.name) for s in SPECS])
+def test_primitive_parameters_are_immutable_values(spec: OpSpec):
+    """Every equation of the function's graph and of its derivatives' graphs has
+    hashable, immutable parameters, so ``Graph.cse`` covers every equation."""
+    import tidu
+
+    shapes, dtype_name = spec.shapes[0], spec.dtypes[0]
+    args = _args_for(spec, shapes, dtype_name)
+
+    def fwd_and_derivatives(*xs):
+        out, vjp_fn = tidu.vjp(spec.fn, *xs)
+        _, t_out = tidu.jvp(spec.fn, xs, xs)
+        return out, t_out, vjp_fn(out)
+
+    try:
+        graph = tidu.make_graph(fwd_and_derivatives, *args)
+    except tidu.TracerConversionError:
+        pytest.skip(f"{spec.name}: its function needs concrete values (data-dependent), cannot be traced")
+    for eqn in graph.eqns:
+        hash(tuple(sorted(eqn.params.items())))
+        for k, v in eqn.params.items():
+            assert _mutable_parts(v, k) == [], f"{eqn.prim.name}: mutable parameter {k}"
+    graph.cse()    # covers every equation (raises RuleError on an unhashable parameter)

@@ -119,3 +119,16 @@ def test_linearize_graph_of_unused_input_has_zero_output():
     _, lin2 = tidu.linearize(lambda x: np.array(2.0), X)  # output does not depend on x
     assert type(lin2.graph.outvars[0]) is tidu.Zero and len(lin2.graph.eqns) == 0
     np.testing.assert_allclose(lin2(np.ones(3)), 0.0)
+
+
+def test_cse_refuses_unhashable_parameters():
+    scale_p = tidu.Primitive("toy_scale_by")
+    scale_p.def_impl(lambda x, factors: x * factors[0])
+    scale_p.def_abstract_eval(lambda a, factors: a)
+
+    def f(x):
+        return scale_p.bind(x, factors=[2.0])      # a list: not a value
+
+    graph = tidu.make_graph(f, np.ones(3))
+    with pytest.raises(tidu.RuleError, match=r"primitive 'toy_scale_by' has unhashable parameters \['factors'\]"):
+        graph.cse()
