@@ -28,6 +28,7 @@ class StructuredTensor:
     """
 
     _t4a_structured = True
+    _densify_order = 0  # the fallback densifies higher orders first (cheap structures stay)
     __array_ufunc__ = None  # NumPy arrays defer to our reflected operators
     __array_priority__ = 1000
 

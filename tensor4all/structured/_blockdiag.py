@@ -31,6 +31,7 @@ class BlockDiagonal(StructuredTensor):
     """
 
     __slots__ = ("_blocks",)
+    _densify_order = 1  # densified before diagonals when no kernel fits
 
     def __init__(self, blocks: Sequence[Any]) -> None:
         if isinstance(blocks, (str, bytes)) or not isinstance(blocks, Sequence) or not blocks:

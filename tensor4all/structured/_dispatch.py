@@ -10,7 +10,8 @@ An operation ``op`` (a tenferro function name: ``"matmul"``, ``"einsum"``, ``"sv
    implementations on the dense leaves (an einsum with hyper-edges, block-wise
    LAPACK). A kernel may return ``NotImplemented`` (arguments it does not cover).
 3. **fallback**: densify (``to_dense()``) the structured operands whose type has no
-   kernel for ``op`` (all of them if every type has one), then dispatch again. Every
+   kernel for ``op`` (if every type has one: those whose class has the highest
+   ``_densify_order``, e.g. block-diagonals before diagonals), then dispatch again. Every
    fallback is counted per ``(op, kinds)`` in :func:`fallback_stats`; the policy
    (:func:`fallback_policy`) may also warn or raise :class:`DensifyError`.
 
@@ -198,9 +199,12 @@ def _densify(op: str, key: tuple, args: tuple, counted: bool) -> tuple:
             warnings.warn(f"{op}({names}): no structured kernel for {_key_str(key)}; falling back to dense",
                           StructuredFallbackWarning, stacklevel=4)
     with_kernel = {k for (o, kinds) in KERNELS for k in kinds if o == op}
-    lacking = {type(a) for a in operands if is_structured(a) and type(a) not in with_kernel}
-    convert = (lambda a: is_structured(a) and type(a) in lacking) if lacking else is_structured
-    dense = tuple(a.to_dense() if convert(a) else a for a in operands)
+    present = {type(a) for a in operands if is_structured(a)}
+    chosen = {t for t in present if t not in with_kernel}
+    if not chosen:  # every type has kernels for op: densify the type that gains least from its structure
+        top = max(getattr(t, "_densify_order", 0) for t in present)
+        chosen = {t for t in present if getattr(t, "_densify_order", 0) == top}
+    dense = tuple(a.to_dense() if type(a) in chosen else a for a in operands)
     return (args[0], *dense) if DENSE[op][1] < 0 else (*dense, *args[len(dense):])
 
 

@@ -20,7 +20,7 @@ from . import _rules as r
 from ._blockdiag import BlockDiagonal as B
 from ._diagonal import DiagonalTensor as D
 from ._dispatch import KERNELS, REDUCE_RULES, Dense, Scalar
-from ._einsum import diagonal_einsum
+from ._einsum import block_einsum, diagonal_einsum
 
 __all__ = ["RULES", "KERNEL_TABLE", "install"]
 
@@ -35,16 +35,15 @@ RULES: list[tuple[str, Callable[..., Any]]] = [
 ]
 
 
-def _einsum_keys() -> list[tuple[type, ...]]:
-    """Every kind set with at least one diagonal and no other structure (sorted by name)."""
-    keys = []
-    for extra in itertools.chain.from_iterable(itertools.combinations((Dense, Scalar), n) for n in range(3)):
-        keys.append(tuple(sorted((D, *extra), key=lambda t: t.__name__)))
-    return keys
+def _einsum_keys(main: type, others: tuple[type, ...]) -> list[tuple[type, ...]]:
+    """Every kind set holding ``main`` and any of ``others`` (sorted by name, as the dispatcher keys einsum)."""
+    subsets = itertools.chain.from_iterable(itertools.combinations(others, n) for n in range(len(others) + 1))
+    return [tuple(sorted((main, *extra), key=lambda t: t.__name__)) for extra in subsets]
 
 
 KERNEL_TABLE: list[tuple[str, tuple[type, ...], Callable[..., Any]]] = [
-    *[("einsum", kinds, diagonal_einsum) for kinds in _einsum_keys()],
+    *[("einsum", kinds, diagonal_einsum) for kinds in _einsum_keys(D, (Dense, Scalar))],
+    *[("einsum", kinds, block_einsum) for kinds in _einsum_keys(B, (D, Dense, Scalar))],
     # leafwise unary ops and scalars
     *[(op, (T,), k.leafwise(fn)) for T in (D, B)
       for op, fn in (("negative", tf.negative), ("conj", tf.conj), ("real", tf.real), ("imag", tf.imag))],

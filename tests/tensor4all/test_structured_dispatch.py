@@ -80,16 +80,20 @@ def test_structured_results():
 def test_fallback_is_counted_and_densifies_only_what_lacks_a_kernel(monkeypatch):
     rng = np.random.default_rng(1)
     b = BlockDiagonal([mat(rng, 2, 2), mat(rng, 1, 1)])
+    c = BlockDiagonal([mat(rng, 1, 1), mat(rng, 2, 2)])
     d = DiagonalTensor(vec(1, 2, 3))
+    want = np.asarray(b) @ np.asarray(c) * np.array([1, 2, 3])
     calls = []
     monkeypatch.setattr(DiagonalTensor, "to_dense", lambda self: calls.append(1) or tf.zeros((3, 3)))
-    out = t4a.einsum("ij,jk->ik", b, d)
-    np.testing.assert_allclose(np.asarray(out), np.asarray(b.to_dense()) * np.array([1, 2, 3]))
-    assert calls == []  # the diagonal stayed a hyper-edge operand; only the block-diagonal was densified
-    t4a.einsum("ij,jk->ik", b, d)
+    out = t4a.einsum("ij,jk,kl->il", b, c, d)  # two block-diagonals: no kernel
+    np.testing.assert_allclose(np.asarray(out), want)
+    assert calls == []  # the block-diagonals were densified; the diagonal stayed a hyper-edge operand
+    t4a.einsum("ij,jk,kl->il", b, c, d)
     assert t4a.fallback_stats() == {("einsum", ("BlockDiagonal", "DiagonalTensor")): 2}
+    t4a.einsum("ij,jk->ik", b, d)  # one block-diagonal: block kernel, no fallback
     t4a.linalg.norm(b, ord=2)
     assert t4a.fallback_stats()[("norm", ("BlockDiagonal",))] == 1
+    assert len(t4a.fallback_stats()) == 2
 
 
 def test_fallback_policies():
