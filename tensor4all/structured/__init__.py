@@ -2,7 +2,7 @@
 jagged/tiled/nested shapes, and one layered dispatcher (reduce rules -> structured
 kernels keyed by (op, operand kinds) -> counted fallback to dense).
 
-Modules, bottom to top: ``_errors``, ``_shapes``, ``_dispatch`` (the dispatcher, the
+Modules, bottom to top: ``_errors``, ``_shapes``, ``_combine``, ``_dispatch`` (the dispatcher, the
 fallback and its statistics), ``_base`` (common API and the tenferro protocol),
 ``_diagonal``, ``_blockdiag``, ``_rules``, ``_kernels``, ``_einsum``,
 ``_linalg_kernels``, ``_tables`` (the tables), ``_api`` and ``linalg`` (public
@@ -23,7 +23,8 @@ from ._errors import (
     DensifyError, MixedPlacementError, ShapeCombineError, SquareBlockError, StructuredError,
     StructuredShapeError, StructuredTypeError, TilingError,
 )
-from ._shapes import JaggedShape, Nested, Shape, TiledShape, combine
+from ._combine import combine
+from ._shapes import JaggedShape, Nested, Shape, TiledShape
 from . import linalg
 
 _tables.install()

@@ -114,7 +114,9 @@ def structure_name(x: Any) -> str:
 
 def _operands(op: str, args: tuple) -> tuple:
     arity = DENSE[op][1]
-    return args[1:] if arity < 0 else args[:arity]
+    if arity < 0:  # einsum: operands follow the subscripts string (interleaved form: all args)
+        return args[1:] if args and isinstance(args[0], str) else args
+    return args[:arity]
 
 
 def _key(op: str, args: tuple) -> tuple[str, tuple[type, ...]]:
@@ -205,7 +207,9 @@ def _densify(op: str, key: tuple, args: tuple, counted: bool) -> tuple:
         top = max(getattr(t, "_densify_order", 0) for t in present)
         chosen = {t for t in present if getattr(t, "_densify_order", 0) == top}
     dense = tuple(a.to_dense() if type(a) in chosen else a for a in operands)
-    return (args[0], *dense) if DENSE[op][1] < 0 else (*dense, *args[len(dense):])
+    if DENSE[op][1] < 0:
+        return (args[0], *dense) if args and isinstance(args[0], str) else dense
+    return (*dense, *args[len(dense):])
 
 
 def _key_str(key: tuple) -> str:
