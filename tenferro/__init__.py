@@ -88,18 +88,16 @@ __all__ = [
 ]
 
 # primitive layer exports are added below by the primitive modules
-from . import _prim as _prim  # registers the tensor vector space with tidu
-from . import _elementwise
-from ._prim import TensorType, support_manifest
+from . import _methods, _vspace  # _vspace registers the tensor vector space with tidu
+from ._aval import TensorType
+from ._registry import support_manifest
 from ._elementwise import (
     add, subtract, multiply, divide, negative, conj, conjugate, real, imag, sub, mul, div, neg,
 )
 from ._structural import broadcast_to, reshape, transpose, permute_dims
 from ._reductions import sum
-from . import _methods
 
-_methods.install()
-_prim.TENSOR_VSPACE.wire(_elementwise.add_p, _elementwise.multiply, _elementwise.conj, _methods.TRACER_METHODS)
+_methods.install(Tensor)   # operators and methods: the one table in _methods.py
 
 __all__ += [
     "TensorType", "support_manifest",
@@ -128,8 +126,9 @@ __all__ += [
 ]
 
 # structural, indexing, matrix helpers and contraction
-from ._structural import squeeze, expand_dims, concatenate, stack, pad, flip, reverse
-from ._indexing import slice, dynamic_slice, dynamic_update_slice, take, gather, scatter_add
+from ._structural import squeeze, expand_dims, concatenate, stack, flip, reverse
+from ._indexing import dynamic_slice, dynamic_update_slice, take, gather, scatter_add, pad
+from ._getitem import slice
 from ._matrix import diagonal, extract_diag, embed_diag, diag, tril, triu, trace
 from ._contraction import dot_general, matmul, tensordot, dot, vdot, inner, outer
 

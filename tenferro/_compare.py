@@ -18,9 +18,10 @@ from tidu import Zero, is_undefined
 from ._dtypes import bool_, result_type
 from ._elementwise import FAMILY, _binary_aval, _broadcast_all, _coerce, _is_weak, _prepare, scalar_like
 from ._errors import DTypeError, ShapeError
-from ._prim import (
-    TensorType, check_placement, check_shapes, fortran as _f, meta, placement_of_operand, primitive, scalar_tensor,
-)
+from ._aval import fortran as _f, meta, placement_of_operand, TensorType
+from ._creation import scalar_tensor
+from ._operands import check_placement
+from ._registry import check_shapes, primitive
 from ._tensor import Tensor
 
 __all__ = [

@@ -29,9 +29,14 @@ from ._dispatch import dispatchable
 from ._dtypes import result_type
 from ._elementwise import add_p
 from ._errors import AxisError, ShapeError, fmt_shape
-from ._prim import as_index, as_indices, as_operand, check_placement, fortran, meta, primitive
+from ._aval import fortran, meta
+from ._operands import as_operand, check_placement
+from ._registry import primitive
+from ._shape import as_index, as_indices
 from ._structural import broadcast_to, convert_element_type, reshape, transpose_p
 from ._tensor import Tensor
+from ._elementwise import conj, multiply
+from ._structural import squeeze
 
 FAMILY = "contraction"
 _EMPTY = ((), ())
@@ -261,8 +266,6 @@ def matmul(x: Any, y: Any) -> Any:
 
 
 def _batched_matmul(x: Any, y: Any, xs: tuple, ys: tuple) -> Any:
-    from ._structural import squeeze  # noqa: PLC0415
-
     vec_x, vec_y = len(xs) == 1, len(ys) == 1
     if vec_x:
         xs = (1,) + xs
@@ -312,8 +315,6 @@ def dot(a: Any, b: Any) -> Any:
     axis of ``a`` contracts with the second-to-last of ``b`` (the only one if 1-D)."""
     a, b, as_, bs = _operands("dot", a, b)
     if not as_ or not bs:
-        from ._elementwise import multiply  # noqa: PLC0415
-
         return multiply(a, b)
     if len(as_) <= 2 and len(bs) <= 2:
         return matmul(a, b)
@@ -323,8 +324,6 @@ def dot(a: Any, b: Any) -> Any:
 def vdot(a: Any, b: Any) -> Any:
     """``numpy.vdot``: ``sum(conj(a) * b)`` over all elements (operands of equal size;
     they are flattened in the same order, so equal shapes pair elementwise)."""
-    from ._elementwise import conj  # noqa: PLC0415
-
     a, b, as_, bs = _operands("vdot", a, b)
     if tuple(as_) != tuple(bs):
         if _prod(as_) != _prod(bs):
@@ -340,8 +339,6 @@ def inner(a: Any, b: Any) -> Any:
     """``numpy.inner``: contract the last axes (no conjugation): ``[a free..., b free...]``."""
     a, b, as_, bs = _operands("inner", a, b)
     if not as_ or not bs:
-        from ._elementwise import multiply  # noqa: PLC0415
-
         return multiply(a, b)
     return tensordot(a, b, ((len(as_) - 1,), (len(bs) - 1,)))
 

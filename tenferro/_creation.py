@@ -18,26 +18,25 @@ import numpy as np
 from tidu import Tracer
 
 from ._dtypes import (
-    _DEFAULT_OF_KIND,
     DType,
     DTypeLike,
     _kind_fits,
-    _lookup_numpy,
     _weak_kind,
-    bool_,
     can_convert,
     dtype as _dtype,
     float64,
-    result_type,
-)
+    result_type)
 from ._errors import DTypeError, PlacementError, ShapeError, TenferroValueError
-from ._placement import CPU, Placement, device_scope, import_cupy, is_cupy_array, resolve_placement
+from ._arrays import array_from
+from ._astype import convert_element_type
+from ._aval import TensorType
+from ._placement import CPU, Placement, array_module_of_placement, device_scope, import_cupy, resolve_placement
 from ._shape import as_extents, as_index
 from ._tensor import Tensor
 
 __all__ = [
     "asarray", "tensor", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
-    "eye", "arange", "linspace", "convert", "cast",
+    "eye", "arange", "linspace", "convert", "cast", "scalar_tensor", "constant_tensor",
 ]
 
 
@@ -76,56 +75,6 @@ def _build(op: str, placement: Placement | None, make: Any) -> Tensor:
         return Tensor._wrap(make(cupy))
 
 
-def _weak_value_kind(obj: Any) -> str | None:
-    """Kind of a Python scalar or of a (nested) list/tuple of Python scalars, else None."""
-    k = _weak_kind(obj)
-    if k is not None or not isinstance(obj, (list, tuple)):
-        return k
-    order = {"bool": 0, "int": 1, "float": 2, "complex": 3}
-    best: str | None = None
-    stack = [obj]
-    while stack:
-        for item in stack.pop():
-            if isinstance(item, (list, tuple)):
-                stack.append(item)
-                continue
-            ik = _weak_kind(item)
-            if ik is None:
-                return None  # contains arrays, tensors or numpy scalars: strongly typed
-            if best is None or order[ik] > order[best]:
-                best = ik
-    return best
-
-
-def _host_array(op: str, obj: Any) -> Any:
-    """Turn ``obj`` into a numpy (or cupy) array without choosing a dtype."""
-    if isinstance(obj, np.ndarray) or is_cupy_array(obj):
-        return obj
-    if isinstance(obj, Tensor):
-        return obj._data
-    if not hasattr(obj, "__array__") and hasattr(obj, "__dlpack__"):
-        try:
-            return np.from_dlpack(obj)
-        except (BufferError, RuntimeError, TypeError, ValueError) as exc:
-            raise PlacementError(f"{op}: cannot import an object of type {type(obj).__name__} through "
-                                 f"DLPack onto the CPU ({exc}); move it to host memory first") from exc
-    try:
-        return np.asarray(obj)
-    except (ValueError, TypeError) as exc:
-        raise ShapeError(f"{op}: cannot build a tensor from {type(obj).__name__} ({exc}); "
-                         "expected a scalar, a rectangular nested sequence or an array") from exc
-    except OverflowError as exc:
-        raise DTypeError(f"{op}: {exc}; expected values representable as int64") from exc
-
-
-def _fortran(array: Any) -> Any:
-    if array.flags.f_contiguous:
-        return array
-    if isinstance(array, np.ndarray):
-        return np.asfortranarray(array)
-    return import_cupy("asarray").asfortranarray(array)
-
-
 def asarray(obj: Any, dtype: DTypeLike | None = None, placement: Placement | None = None) -> Tensor:
     """Convert ``obj`` to a column-major :class:`Tensor`.
 
@@ -141,32 +90,8 @@ def asarray(obj: Any, dtype: DTypeLike | None = None, placement: Placement | Non
         return _to_placement("asarray", obj, placement)
     if isinstance(obj, Tracer):  # a traced tensor inside grad/jvp/make_graph: stays traced
         return _traced_asarray(obj, target, placement)
-    weak = _weak_value_kind(obj)
-    if weak is not None:
-        if target is not None and not _kind_fits(weak, target):
-            raise DTypeError(f"asarray: cannot store Python {weak} values as {target.name} without loss; "
-                             f"use tenferro.cast(x, {target.name}) for an explicit lossy conversion")
-        np_dtype = (target or _DEFAULT_OF_KIND[weak]).numpy
-        try:
-            arr = np.asarray(obj, dtype=np_dtype, order="F")
-        except OverflowError as exc:
-            raise DTypeError(f"asarray: a Python int in the input does not fit in {np.dtype(np_dtype)}; "
-                             "expected values within the dtype's range") from exc
-        except (ValueError, TypeError) as exc:
-            raise ShapeError(f"asarray: cannot build a tensor from a ragged or mixed nested sequence "
-                             f"({exc}); expected a rectangular nested sequence of scalars") from exc
-        return _upload("asarray", Tensor._wrap(_fortran(arr)), placement)
-    arr = _host_array("asarray", obj)
-    src = _lookup_numpy(arr.dtype, "asarray", f"an input of type {type(obj).__name__}")
-    if arr.dtype.byteorder not in ("=", "|"):
-        arr = arr.astype(src.numpy)
-    if target is not None and target is not src:
-        if not can_convert(src, target):
-            raise DTypeError(f"asarray: converting {src.name} to {target.name} may lose information; "
-                             f"use tenferro.cast(x, {target.name}) for an explicit lossy conversion")
-        arr = arr.astype(target.numpy, order="F")
-    t = Tensor._wrap(_fortran(arr))
-    return _upload("asarray", t, placement) if type(arr) is np.ndarray else _to_placement("asarray", t, placement)
+    t = Tensor._wrap(array_from("asarray", obj, target))
+    return _upload("asarray", t, placement) if type(t._data) is np.ndarray else _to_placement("asarray", t, placement)
 
 
 tensor = asarray
@@ -288,9 +213,31 @@ def linspace(start: float | complex, stop: float | complex, num: int = 50, endpo
                                                                  dtype=d.numpy))
 
 
-def _traced_asarray(obj: Any, target: DType | None, placement: Placement | None) -> Any:
-    from ._prim import TensorType  # noqa: PLC0415
+def scalar_tensor(value: Any, dtype: DType, op: str = "operand", placement: Placement = CPU) -> Tensor:
+    """The 0-d tensor ``value`` of ``dtype`` on ``placement``; a value that does not
+    fit (``2**40`` in int32) raises :class:`DTypeError` naming ``op``. On a GPU the
+    value is written by a fill kernel (a kernel argument, not a host copy)."""
+    try:
+        host = np.asarray(value, dtype=dtype.numpy)
+    except (OverflowError, TypeError, ValueError):
+        raise DTypeError(f"{op}: the Python scalar {value!r} cannot be represented in dtype {dtype.name}; "
+                         "convert the tensor to a wider dtype first") from None
+    if placement is CPU or placement.device is None:
+        return Tensor._wrap(host)
+    return constant_tensor(value, (), dtype, placement)
 
+
+def constant_tensor(value: Any, shape: tuple, dtype: DType, placement: Placement) -> Tensor:
+    """``value`` filled into a new canonical tensor of ``shape`` and ``dtype`` on
+    ``placement`` (made on the device for a GPU: no host round trip)."""
+    if placement.device is None:
+        return Tensor._wrap(np.full(shape, value, dtype.numpy, order="F"))
+    xp = array_module_of_placement("constant", placement)
+    with device_scope("constant", placement):
+        return Tensor._wrap(xp.full(shape, value, dtype.numpy, order="F"))
+
+
+def _traced_asarray(obj: Any, target: DType | None, placement: Placement | None) -> Any:
     aval = obj.aval
     if type(aval) is not TensorType:
         raise DTypeError(f"asarray: a traced value of type {aval} is not a tensor")
@@ -316,8 +263,6 @@ def convert(x: Any, dtype: DTypeLike) -> Tensor:
     Raises DTypeError for float/complex -> int, complex -> real, int -> bool and
     precision narrowing; use :func:`cast` for those. Differentiable (linear).
     """
-    from ._structural import convert_element_type  # noqa: PLC0415
-
     t, src = _src_dtype("convert", x)
     dst = _dtype(dtype)
     if src is dst:
@@ -335,8 +280,6 @@ def cast(x: Any, dtype: DTypeLike) -> Tensor:
     truncates toward zero (NaN/inf and out-of-range values give unspecified
     integers); anything -> bool is truthiness (nonzero -> True).
     """
-    from ._structural import convert_element_type  # noqa: PLC0415
-
     t, src = _src_dtype("cast", x)
     dst = _dtype(dtype)
     if src is dst:

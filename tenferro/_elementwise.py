@@ -26,10 +26,10 @@ from ._dtypes import float64, result_type
 from ._errors import ShapeError, fmt_shape
 from . import _structural as _st
 from ._placement import CPU, get_default_placement
-from ._prim import (
-    TensorType, aval_of_operand, as_operand, check_placement, constant_tensor, fortran as _f, meta, nonlinear_error,
-    placement_of_operand, primitive, scalar_tensor,
-)
+from ._aval import aval_of_operand, fortran as _f, meta, placement_of_operand, TensorType
+from ._creation import constant_tensor, scalar_tensor
+from ._operands import as_operand, check_placement
+from ._registry import nonlinear_error, primitive
 from ._tensor import Tensor
 
 FAMILY = "elementwise"

@@ -19,14 +19,16 @@ Errors are :class:`TenferroIndexError` naming the axis, the index and the extent
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
-from ._errors import TenferroIndexError, TenferroTypeError, fmt_shape
-from ._indexing import gather_p, slice_p
-from ._prim import fortran, meta, placement_of_operand, xp_of
-from ._structural import reshape_p, transpose_p
+from ._aval import fortran, meta, placement_of_operand, xp_of
+from ._errors import ShapeError, TenferroIndexError, TenferroTypeError, fmt_shape
+from ._indexing import gather_p
+from ._operands import as_operand
+from ._shape import as_index
+from ._structural import reshape_p, slice_p, transpose_p
 from ._tensor import Tensor
 
 _pyslice = builtins.slice
@@ -203,3 +205,20 @@ def iterate(x: Any) -> Any:
     if not shape:
         raise TenferroTypeError("iter: a 0-d tensor cannot be iterated; expected a tensor of rank >= 1")
     return (getitem(x, i) for i in range(shape[0]))
+
+
+def slice(x: Any, start_indices: Sequence[int | None], limit_indices: Sequence[int | None],  # noqa: A001
+          strides: Sequence[int | None] | None = None) -> Any:
+    """``x[start_0:limit_0:stride_0, ...]`` with Python slice semantics per axis
+    (``None`` entries, negative values and negative strides allowed)."""
+    x = as_operand("slice", x)
+    nd = len(meta(x)[0])
+    strides = [None] * nd if strides is None else list(strides)
+    if not len(start_indices) == len(limit_indices) == len(strides) == nd:
+        raise ShapeError(f"slice: expected {nd} start, limit and stride entries for a tensor of rank {nd}, got "
+                         f"{len(start_indices)}, {len(limit_indices)} and {len(strides)}")
+    def entry(v: Any, what: str) -> int | None:
+        return None if v is None else as_index("slice", v, what, ShapeError)
+
+    return getitem(x, tuple(_pyslice(entry(a, "start index"), entry(b, "limit index"), entry(c, "stride"))
+                            for a, b, c in zip(start_indices, limit_indices, strides)))

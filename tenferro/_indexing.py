@@ -20,14 +20,16 @@ import numpy as np
 
 from tidu import Zero, instantiate, is_undefined
 
+from ._aval import TensorType, aval_of_operand, fortran, meta, placement_of_operand, xp_of
+from ._creation import zeros
 from ._dtypes import int64
-from ._errors import DTypeError, ShapeError, TenferroIndexError, fmt_shape
-from ._prim import (
-    TensorType, aval_of_operand, as_index, as_operand, as_shape, check_placement, check_shapes, fortran, meta,
-    placement_of_operand,
-    primitive, xp_of,
-)
+from ._elementwise import sub_p
+from ._errors import DTypeError, ShapeError, TenferroIndexError, TenferroValueError, fmt_shape
+from ._operands import as_operand, check_placement
 from ._placement import import_cupyx
+from ._registry import check_shapes, primitive
+from ._shape import as_shape
+from ._structural import _norm_axis, broadcast_to, convert_element_type, reshape_p, slice_p, stack, sum_p
 from ._tensor import Tensor
 
 FAMILY = "indexing"
@@ -35,87 +37,12 @@ _pyslice = builtins.slice
 
 
 def _zeros(aval: TensorType) -> Tensor:
-    from ._creation import zeros  # noqa: PLC0415
-
     return zeros(aval.shape, aval.dtype, placement=aval.placement)
 
 
 def _aval(x: Any) -> TensorType:
     """The aval (placement included) of an operand or of an ``UndefinedPrimal``."""
     return x.aval if is_undefined(x) else aval_of_operand(x)
-
-
-# ---------------------------------------------------------------------------
-# slice / slice_embed: a static strided window and its adjoint
-# ---------------------------------------------------------------------------
-def _window(slices: tuple) -> tuple:
-    """Python slices selecting ``count`` elements ``start, start+step, ...`` per axis."""
-    out = []
-    for start, step, count in slices:
-        if count == 0:
-            out.append(_pyslice(0, 0, 1))
-        else:
-            stop = start + count * step
-            out.append(_pyslice(start, stop if stop >= 0 else None, step))
-    return tuple(out)
-
-
-slice_p = primitive("slice", FAMILY)
-
-
-@slice_p.def_impl
-def _slice_impl(x, slices):
-    return Tensor._wrap(fortran(x._data[_window(slices)]))
-
-
-@slice_p.def_abstract_eval
-def _slice_aval(a, slices):
-    return a.update(shape=tuple(c for _, _, c in slices))
-
-
-@slice_p.def_linear
-def _slice_transpose(ct, x, slices):
-    return [slice_embed_p.bind(ct, shape=tuple(x.aval.shape), slices=slices)]
-
-
-slice_embed_p = primitive("slice_embed", FAMILY)
-
-
-@slice_embed_p.def_impl
-def _slice_embed_impl(x, shape, slices):
-    a = x._data
-    out = xp_of(a).zeros(shape, dtype=a.dtype, order="F")
-    out[_window(slices)] = a
-    return Tensor._wrap(out)
-
-
-@slice_embed_p.def_abstract_eval
-def _slice_embed_aval(a, shape, slices):
-    return a.update(shape=tuple(shape))
-
-
-@slice_embed_p.def_linear
-def _slice_embed_transpose(ct, x, shape, slices):
-    return [slice_p.bind(ct, slices=slices)]
-
-
-def slice(x: Any, start_indices: Sequence[int | None], limit_indices: Sequence[int | None],  # noqa: A001
-          strides: Sequence[int | None] | None = None) -> Any:
-    """``x[start_0:limit_0:stride_0, ...]`` with Python slice semantics per axis
-    (``None`` entries, negative values and negative strides allowed)."""
-    from ._getitem import getitem  # noqa: PLC0415
-
-    x = as_operand("slice", x)
-    nd = len(meta(x)[0])
-    strides = [None] * nd if strides is None else list(strides)
-    if not len(start_indices) == len(limit_indices) == len(strides) == nd:
-        raise ShapeError(f"slice: expected {nd} start, limit and stride entries for a tensor of rank {nd}, got "
-                         f"{len(start_indices)}, {len(limit_indices)} and {len(strides)}")
-    def entry(v: Any, what: str) -> int | None:
-        return None if v is None else as_index("slice", v, what, ShapeError)
-
-    return getitem(x, tuple(_pyslice(entry(a, "start index"), entry(b, "limit index"), entry(c, "stride"))
-                            for a, b, c in zip(start_indices, limit_indices, strides)))
 
 
 # ---------------------------------------------------------------------------
@@ -240,7 +167,6 @@ def _starts_operand(op: str, start_indices: Any, nd: int) -> Any:
         except (TypeError, ValueError):
             raise DTypeError(f"{op}: start indices must be integers, got {items!r}") from None
         return Tensor._wrap(arr)
-    from ._structural import convert_element_type, stack  # noqa: PLC0415
 
     return stack([convert_element_type(as_operand(op, i), int64) for i in items])
 
@@ -260,8 +186,6 @@ def dynamic_slice(x: Any, start_indices: Any, sizes: Sequence[int]) -> Any:
 def dynamic_update_slice(x: Any, update: Any, start_indices: Any) -> Any:
     """``x`` with the window at ``start_indices`` replaced by ``update`` (starts
     clamped as in :func:`dynamic_slice`). Linear in ``(x, update)`` jointly."""
-    from ._structural import convert_element_type  # noqa: PLC0415
-
     x = as_operand("dynamic_update_slice", x)
     update = as_operand("dynamic_update_slice", update)
     check_placement("dynamic_update_slice", x, update)
@@ -402,8 +326,6 @@ def _check_bounds(op: str, idx: Any, axis: int, n: int) -> None:
 
 
 def _axis_or_flat(op: str, x: Any, axis: int | None) -> tuple[Any, int]:
-    from ._structural import _norm_axis, reshape_p  # noqa: PLC0415
-
     xs = tuple(meta(x)[0])
     if axis is None:
         n = 1
@@ -431,8 +353,6 @@ def scatter_add(x: Any, indices: Any, updates: Any, axis: int = 0) -> Any:
     accumulate, like ``numpy.add.at``). ``updates`` has the shape of
     ``take(x, indices, axis)``; it is broadcast and promoted to ``x``'s dtype.
     Linear in ``(x, updates)`` jointly."""
-    from ._structural import _norm_axis, broadcast_to, convert_element_type  # noqa: PLC0415
-
     x = as_operand("scatter_add", x)
     xs, xd = meta(x)
     axis = _norm_axis("scatter_add", axis, len(xs))
@@ -450,3 +370,73 @@ def scatter_add(x: Any, indices: Any, updates: Any, axis: int = 0) -> Any:
         _refuse_complex_into_real("scatter_add", meta(updates)[1], xd)
         updates = convert_element_type(updates, xd)
     return scatter_add_p.bind(x, idx, updates, axis=axis)
+
+
+# ---------------------------------------------------------------------------
+# pad: constant padding, linear in (x, padding value) jointly
+# ---------------------------------------------------------------------------
+pad_p = primitive("pad", "structural")
+
+
+@pad_p.def_impl
+def _pad_impl(x, value, widths):
+    a = x._data
+    shape = tuple(lo + n + hi for n, (lo, hi) in zip(a.shape, widths))
+    out = xp_of(a).empty(shape, dtype=a.dtype, order="F")
+    out[...] = value._data
+    out[tuple(slice(lo, lo + n) for n, (lo, _) in zip(a.shape, widths))] = a
+    return Tensor._wrap(out)
+
+
+@pad_p.def_abstract_eval
+def _pad_aval(a, v, widths):
+    if v.shape != () or v.dtype is not a.dtype:
+        raise ShapeError(f"pad: the padding value must be a 0-d tensor of dtype {a.dtype.name}, got {v}")
+    return a.update(shape=tuple(lo + n + hi for n, (lo, hi) in zip(a.shape, widths)))
+
+
+@pad_p.def_linear
+def _pad_transpose(ct, x, value, widths):
+    shape = x.aval.shape if is_undefined(x) else meta(x)[0]
+    inner = slice_p.bind(ct, slices=tuple((lo, 1, n) for n, (lo, _) in zip(shape, widths)))
+    ct_v = None
+    if is_undefined(value):
+        nd = len(shape)
+        total = sum_p.bind(ct, axes=tuple(range(nd))) if nd else ct
+        ct_v = sub_p.bind(total, sum_p.bind(inner, axes=tuple(range(nd))) if nd else inner)
+    return [inner if is_undefined(x) else None, ct_v]
+
+
+def pad(x: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
+    """Constant padding, like ``numpy.pad(x, pad_width, constant_values=...)``.
+
+    ``pad_width`` is an int, a ``(before, after)`` pair or one pair per axis (all >= 0).
+    ``constant_values`` is a scalar or a 0-d tensor (it may be traced: the result is
+    linear in ``x`` and ``constant_values`` jointly); only ``mode="constant"`` exists.
+    """
+    if mode != "constant":
+        raise TenferroValueError(f"pad: only mode='constant' is supported, got mode={mode!r}")
+    x = as_operand("pad", x)
+    xs, dt = meta(x)
+    nd = len(xs)
+    pw = np.asarray(pad_width)
+    try:
+        if pw.dtype.kind not in "iu":
+            raise TypeError
+        pw = np.broadcast_to(pw, (nd, 2))
+    except (ValueError, TypeError):
+        raise ShapeError(f"pad: pad_width {pad_width!r} does not fit a tensor of shape {fmt_shape(xs)}; expected "
+                         "an int, a (before, after) pair or one pair per axis") from None
+    widths = tuple((int(lo), int(hi)) for lo, hi in pw)
+    if any(lo < 0 or hi < 0 for lo, hi in widths):
+        raise ShapeError(f"pad: pad widths must be >= 0, got {widths}")
+    try:
+        v = as_operand("pad", constant_values, dt, placement_of_operand(x))
+    except (TypeError, ValueError):
+        raise DTypeError(f"pad: constant_values {constant_values!r} cannot be represented in the tensor's dtype "
+                         f"{dt.name}") from None
+    vs, vd = meta(v)
+    if tuple(vs) != ():
+        raise ShapeError(f"pad: constant_values must be a scalar or a 0-d tensor, got shape {fmt_shape(vs)}")
+    v = convert_element_type(v, dt)
+    return pad_p.bind(x, v, widths=widths)

@@ -23,9 +23,13 @@ import numpy as np
 
 from ._dispatch import dispatchable
 from ._errors import ShapeError, fmt_shape
-from ._prim import as_index, as_operand, fortran, meta, primitive, xp_of
+from ._aval import fortran, meta, xp_of
+from ._operands import as_operand
+from ._registry import primitive
+from ._shape import as_index
 from ._structural import _norm_axis, transpose
 from ._tensor import Tensor
+from ._structural import sum_p
 
 FAMILY = "matrix"
 
@@ -199,8 +203,6 @@ def triu(x: Any, k: int = 0) -> Any:
 @dispatchable
 def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """Sum of the ``offset``-th diagonal, like ``numpy.trace``: ``[M, N, B...] -> [B...]``."""
-    from ._reductions import sum_p  # noqa: PLC0415
-
     x = as_operand("trace", x)
     y, _ = _to_front("trace", x, axis1, axis2)
     return sum_p.bind(extract_diag_p.bind(y, offset=as_index("trace", offset, "offset", ShapeError)), axes=(0,))

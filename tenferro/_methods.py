@@ -1,76 +1,49 @@
-"""Tensor operators and methods, shared by :class:`Tensor` and its tracers.
+"""Tensor operators and methods: one explicit table, :data:`TENSOR_METHODS`,
+shared by :class:`Tensor` and its tracers.
 
-The same functions are installed on ``Tensor`` and served to tidu tracers via
-:meth:`TensorVSpace.tracer_getattr`, so code written for tensors runs unchanged
-under ``grad``/``jvp``/``make_graph``.
+``Tensor`` (in :mod:`tenferro._tensor`, the bottom of the layering) holds data
+and metadata only; its operators need the op families above it. The package
+``tenferro/__init__`` puts this table on the class once, with :func:`install`,
+and tidu tracers read the same table through the tensor vector space
+(:mod:`tenferro._vspace`), so code written for tensors runs unchanged under
+``grad``/``jvp``/``make_graph``. Every entry is a named function.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
-from . import _compare as cmp, _elementwise as ew
-from . import _reductions as red
-from . import _structural as st
+import numpy as np
+
+from ._compare import equal, greater, greater_equal, less, less_equal, not_equal
+from ._contraction import dot, matmul
+from ._creation import cast
+from ._elementwise import add, conj, divide, imag, multiply, negative, real, subtract
+from ._errors import TenferroTypeError
+from ._getitem import getitem, iterate
+from ._indexing import take
+from ._matrix import diagonal, trace
+from ._piecewise import abs as _abs, clip
+from ._reductions import max as _max, mean, min as _min, prod, sum as _sum
+from ._structural import reshape, squeeze, transpose
 from ._tensor import Tensor
+from ._transcendental import power
+
+__all__ = ["TENSOR_METHODS", "install"]
 
 
-def _r(fn):
-    def method(self, other):
+def _reflected(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``other <op> self`` from ``fn(other, self)`` (the ``__r*__`` operators)."""
+    def method(self: Any, other: Any) -> Any:
         return fn(other, self)
 
     method.__name__ = f"r{fn.__name__}"
     return method
 
 
-TRACER_METHODS: dict[str, Any] = {
-    "__add__": ew.add, "__radd__": _r(ew.add),
-    "__sub__": ew.subtract, "__rsub__": _r(ew.subtract),
-    "__mul__": ew.multiply, "__rmul__": _r(ew.multiply),
-    "__truediv__": ew.divide, "__rtruediv__": _r(ew.divide),
-    "__neg__": ew.negative,
-    "__pos__": lambda self: self,
-    "conj": ew.conj,
-    "reshape": lambda self, *shape, order="F": st.reshape(
-        self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape, order=order),
-    "transpose": lambda self, *axes: st.transpose(self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None)),
-    "sum": lambda self, axis=None, keepdims=False: red.sum(self, axis, keepdims),
-    "T": property(lambda self: st.transpose(self)),
-    "real": property(ew.real),
-    "imag": property(ew.imag),
-}
-
-
-def install() -> None:
-    """Install :data:`TRACER_METHODS` on :class:`Tensor` (called once by ``tenferro``)."""
-    for name, fn in TRACER_METHODS.items():
-        setattr(Tensor, name, fn)
-
-
-
-# --- indexing, matrix helpers and contraction (installed by install() like the rest) ---
-from . import _contraction as _ct  # noqa: E402
-from . import _getitem as _gi  # noqa: E402
-from . import _indexing as _ix  # noqa: E402
-from . import _matrix as _mx  # noqa: E402
-
-TRACER_METHODS.update({
-    "__getitem__": _gi.getitem,
-    "__iter__": _gi.iterate,
-    "__matmul__": _ct.matmul,
-    "__rmatmul__": _r(_ct.matmul),
-    "dot": _ct.dot,
-    "squeeze": lambda self, axis=None: st.squeeze(self, axis),
-    "diagonal": _mx.diagonal,
-    "trace": _mx.trace,
-    "take": lambda self, indices, axis=None: _ix.take(self, indices, axis),
-})
-
-
-# --- comparisons, powers, abs and reductions (elementwise / reductions families) ---
-def _comparison(fn):
+def _comparison(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """``self <op> other`` as a bool tensor; operands tenferro cannot take give
     NotImplemented, so Python falls back (``t == None`` is False)."""
-    def method(self, other):
+    def method(self: Any, other: Any) -> Any:
         if not _comparable(other):
             return NotImplemented
         return fn(self, other)
@@ -80,35 +53,65 @@ def _comparison(fn):
 
 
 def _comparable(x: Any) -> bool:
-    import numpy as np  # noqa: PLC0415
-
     return (type(x) in (bool, int, float, complex) or isinstance(x, (Tensor, np.ndarray, np.generic))
             or hasattr(x, "_trace"))
 
 
-from . import _piecewise as pw  # noqa: E402
-from . import _transcendental as tr  # noqa: E402
+def _positive(self: Any) -> Any:
+    """``+x``: the tensor itself."""
+    return self
 
-TRACER_METHODS.update({
-    "__pow__": tr.power, "__rpow__": _r(tr.power),
-    "__abs__": pw.abs, "abs": pw.abs,
-    "__lt__": _comparison(cmp.less), "__le__": _comparison(cmp.less_equal),
-    "__gt__": _comparison(cmp.greater), "__ge__": _comparison(cmp.greater_equal),
-    "__eq__": _comparison(cmp.equal), "__ne__": _comparison(cmp.not_equal),
-    "__hash__": object.__hash__,   # defining __eq__ must not make tensors unhashable
-    "clip": lambda self, a_min=None, a_max=None: pw.clip(self, a_min, a_max),
-    "max": lambda self, axis=None, keepdims=False: red.max(self, axis, keepdims),
-    "min": lambda self, axis=None, keepdims=False: red.min(self, axis, keepdims),
-    "mean": lambda self, axis=None, keepdims=False: red.mean(self, axis, keepdims),
-    "prod": lambda self, axis=None, keepdims=False: red.prod(self, axis, keepdims),
-})
+
+def _reshape(self: Any, *shape: Any, order: str = "F") -> Any:
+    """``x.reshape(shape)`` or ``x.reshape(*shape)`` (column-major by default)."""
+    return reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape, order=order)
+
+
+def _transpose(self: Any, *axes: Any) -> Any:
+    """``x.transpose()``, ``x.transpose(axes)`` or ``x.transpose(*axes)``."""
+    return transpose(self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None))
+
+
+def _matrix_transpose(self: Any) -> Any:
+    """``x.T``: all axes reversed."""
+    return transpose(self)
+
+
+def _sum_method(self: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return _sum(self, axis, keepdims)
+
+
+def _max_method(self: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return _max(self, axis, keepdims)
+
+
+def _min_method(self: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return _min(self, axis, keepdims)
+
+
+def _mean_method(self: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return mean(self, axis, keepdims)
+
+
+def _prod_method(self: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return prod(self, axis, keepdims)
+
+
+def _squeeze_method(self: Any, axis: Any = None) -> Any:
+    return squeeze(self, axis)
+
+
+def _take_method(self: Any, indices: Any, axis: int | None = None) -> Any:
+    return take(self, indices, axis)
+
+
+def _clip_method(self: Any, a_min: Any = None, a_max: Any = None) -> Any:
+    return clip(self, a_min, a_max)
 
 
 def _len(self: Any) -> int:
     shape = self.shape
     if not shape:
-        from ._errors import TenferroTypeError  # noqa: PLC0415
-
         raise TenferroTypeError("len: a 0-d tensor has no length; expected a tensor of rank >= 1")
     return shape[0]
 
@@ -116,9 +119,37 @@ def _len(self: Any) -> int:
 def _astype(self: Any, dtype: Any) -> Any:
     """``x.astype(dtype)``: explicit (possibly lossy) conversion, as :func:`tenferro.cast`
     (NumPy and JAX habit); use :func:`tenferro.convert` for checked conversion."""
-    from ._creation import cast  # noqa: PLC0415
-
     return cast(self, dtype)
 
 
-TRACER_METHODS.update({"__len__": _len, "astype": _astype})
+TENSOR_METHODS: dict[str, Any] = {
+    # arithmetic
+    "__add__": add, "__radd__": _reflected(add),
+    "__sub__": subtract, "__rsub__": _reflected(subtract),
+    "__mul__": multiply, "__rmul__": _reflected(multiply),
+    "__truediv__": divide, "__rtruediv__": _reflected(divide),
+    "__pow__": power, "__rpow__": _reflected(power),
+    "__matmul__": matmul, "__rmatmul__": _reflected(matmul),
+    "__neg__": negative, "__pos__": _positive, "__abs__": _abs, "abs": _abs,
+    # comparisons (bool tensors; hashing stays by identity)
+    "__lt__": _comparison(less), "__le__": _comparison(less_equal),
+    "__gt__": _comparison(greater), "__ge__": _comparison(greater_equal),
+    "__eq__": _comparison(equal), "__ne__": _comparison(not_equal),
+    "__hash__": object.__hash__,
+    # complex parts
+    "conj": conj, "real": property(real), "imag": property(imag),
+    # shape and indexing
+    "reshape": _reshape, "transpose": _transpose, "T": property(_matrix_transpose), "squeeze": _squeeze_method,
+    "__getitem__": getitem, "__iter__": iterate, "__len__": _len, "take": _take_method,
+    # reductions and matrices
+    "sum": _sum_method, "max": _max_method, "min": _min_method, "mean": _mean_method, "prod": _prod_method,
+    "clip": _clip_method, "diagonal": diagonal, "trace": trace, "dot": dot,
+    # conversion
+    "astype": _astype,
+}
+
+
+def install(cls: type) -> None:
+    """Put :data:`TENSOR_METHODS` on ``cls`` (called once, by ``tenferro/__init__``)."""
+    for name, fn in TENSOR_METHODS.items():
+        setattr(cls, name, fn)

@@ -12,7 +12,7 @@ from ._compare import equal, greater, less, not_equal, where
 from ._contraction import dot_general, matmul
 from ._creation import asarray, ones, zeros
 from ._elementwise import add, conj, divide, imag, multiply, negative, real, subtract
-from ._indexing import slice
+from ._getitem import slice
 from ._matrix import embed_diag, extract_diag, tril, triu
 from ._piecewise import abs, maximum
 from ._reductions import max, min, sum

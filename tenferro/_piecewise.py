@@ -21,8 +21,10 @@ from ._compare import (
 )
 from ._elementwise import FAMILY, _prepare, _real_aval, add, div_p, imag, mul, real, scalar_like
 from ._errors import DTypeError
-from ._prim import TensorType, aval_of_operand, check_shapes, fortran as _f, meta, primitive
+from ._aval import aval_of_operand, fortran as _f, meta, TensorType
+from ._registry import check_shapes, primitive
 from ._tensor import Tensor
+from ._structural import convert_element_type
 
 
 # ---------------------------------------------------------------------------
@@ -56,8 +58,6 @@ abs_p.def_jvp_per_arg(_abs_jvp)
 
 
 def _complex_of(x: Any, dtype: DType) -> Any:
-    from ._structural import convert_element_type  # noqa: PLC0415
-
     return convert_element_type(x, dtype)
 
 

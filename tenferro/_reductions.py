@@ -25,46 +25,22 @@ import numpy as np
 
 from ._dispatch import dispatchable
 from ._dtypes import bool_, int32, int64
-from ._errors import AxisError, DTypeError, TenferroValueError
-from ._prim import TensorType, as_operand, fortran, meta, primitive, xp_of
+from ._errors import DTypeError, TenferroValueError
+from ._aval import fortran, meta, TensorType, xp_of
+from ._operands import as_operand
+from ._registry import primitive
 from ._tensor import Tensor
+from ._aval import placement_of_operand
+from ._compare import eq_p, isfinite, where
+from ._creation import ones
+from ._elementwise import _to_float, div_p, mul, mul_p, multiply, sub
+from ._shape import normalize_axes
+from ._structural import (
+    _expand, _reduced_shape, _reduction_aval, convert_element_type, reshape, reshape_p, sum_p, transpose,
+)
+from ._transcendental import exp
 
 FAMILY = "reductions"
-
-
-def _reduced_shape(shape: tuple, axes: tuple) -> tuple:
-    return tuple(n for i, n in enumerate(shape) if i not in axes)
-
-
-def _reduction_aval(a: TensorType, axes: tuple) -> TensorType:
-    return a.update(shape=_reduced_shape(a.shape, axes))
-
-
-def _expand(r: Any, x_shape: tuple, axes: tuple) -> Any:
-    """Broadcast a reduced value back to ``x_shape`` (the transpose of ``sum``)."""
-    from ._structural import broadcast_in_dim_p  # noqa: PLC0415
-
-    kept = tuple(i for i in range(len(x_shape)) if i not in axes)
-    return broadcast_in_dim_p.bind(r, shape=tuple(x_shape), broadcast_dimensions=kept)
-
-
-# ---------------------------------------------------------------------------
-# sum: linear
-# ---------------------------------------------------------------------------
-sum_p = primitive("sum", FAMILY)
-
-
-@sum_p.def_impl
-def _sum_impl(x, axes):
-    return Tensor._wrap(fortran(np.sum(x._data, axis=axes, dtype=x._data.dtype)))
-
-
-sum_p.def_abstract_eval(_reduction_aval)
-
-
-@sum_p.def_linear
-def _sum_transpose(ct, x, axes):
-    return [_expand(ct, x.aval.shape, axes)]
 
 
 # ---------------------------------------------------------------------------
@@ -86,8 +62,6 @@ def _prod_jvp(t, out, x, axes):
     pairwise products: at each level rows ``2k`` and ``2k+1`` are multiplied
     (an odd last row is paired with 1) and the tangent follows the product rule.
     Uses only ``mul``, ``add`` and the linear stride-2 helpers below."""
-    from ._creation import ones  # noqa: PLC0415
-
     xs, ts, kept_shape = _rows(x, axes), _rows(t, axes), _reduced_shape(meta(x)[0], axes)
     n = meta(xs)[0][0]
     if n == 0:
@@ -100,7 +74,6 @@ def _prod_jvp(t, out, x, axes):
             b = b + (1 - stride2_slice_p.bind(rows, parity=1))
         xs, ts = a * b, ta * b + a * tb
         n = (n + 1) // 2
-    from ._structural import reshape_p  # noqa: PLC0415
 
     return reshape_p.bind(ts, new_shape=kept_shape)
 
@@ -109,15 +82,11 @@ prod_p.def_jvp_per_arg(_prod_jvp)
 
 
 def _placement(x: Any) -> Any:
-    from ._prim import placement_of_operand  # noqa: PLC0415
-
     return placement_of_operand(x)
 
 
 def _rows(x: Any, axes: tuple) -> Any:
     """``x`` with the reduced axes moved to the front and flattened: shape (n, *kept)."""
-    from ._structural import reshape, transpose  # noqa: PLC0415
-
     shape = tuple(meta(x)[0])
     kept = tuple(i for i in range(len(shape)) if i not in axes)
     x = transpose(x, tuple(axes) + kept)
@@ -191,9 +160,6 @@ def _make_extremum(name: str, fn: Any):
 
     def jvp(t, out, x, axes):
         # t_out = sum(t * mask) / count(mask), mask = (x == out): ties share evenly
-        from ._compare import eq_p  # noqa: PLC0415
-        from ._elementwise import div_p, mul_p  # noqa: PLC0415
-        from ._structural import convert_element_type  # noqa: PLC0415
 
         mask = convert_element_type(eq_p.bind(x, _expand(out, meta(x)[0], axes)), meta(x)[1])
         return div_p.bind(sum_p.bind(mul_p.bind(t, mask), axes=axes), sum_p.bind(mask, axes=axes))
@@ -239,9 +205,6 @@ def _logsumexp_aval(a: TensorType, axes: tuple) -> TensorType:
 def _logsumexp_jvp(t, out, x, axes):
     # weights softmax(x) = exp(x - out); out = -inf (all entries -inf) uses 0 as
     # the shift, which gives weights exp(-inf) = 0.
-    from ._compare import isfinite, where  # noqa: PLC0415
-    from ._elementwise import mul, sub  # noqa: PLC0415
-    from ._transcendental import exp  # noqa: PLC0415
 
     shift = where(isfinite(out), out, 0)
     w = exp(sub(x, _expand(shift, meta(x)[0], axes)))
@@ -254,34 +217,7 @@ logsumexp_p.def_jvp_per_arg(_logsumexp_jvp)
 # ---------------------------------------------------------------------------
 # user-level functions
 # ---------------------------------------------------------------------------
-def normalize_axes(op: str, axis: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
-    """Sorted, non-negative, distinct axes (all axes when ``axis`` is None)."""
-    if axis is None:
-        return tuple(range(ndim))
-    if isinstance(axis, (int, np.integer)):
-        axes = (axis,)
-    else:
-        try:
-            axes = tuple(axis)
-        except TypeError:
-            raise AxisError(f"{op}: axis must be an integer or a tuple of integers, got {axis!r}") from None
-    out = []
-    for a in axes:
-        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
-            raise AxisError(f"{op}: axis must be an integer or a tuple of integers, got {axis!r}")
-        a = int(a)
-        if not -ndim <= a < ndim:
-            raise AxisError(f"{op}: axis {a} is out of bounds for a tensor of rank {ndim}")
-        a %= ndim
-        if a in out:
-            raise AxisError(f"{op}: repeated axis {a} in {axes}")
-        out.append(a)
-    return tuple(sorted(out))
-
-
 def _keep(x: Any, shape: tuple, axes: tuple) -> Any:
-    from ._structural import reshape  # noqa: PLC0415
-
     return reshape(x, tuple(1 if i in axes else n for i, n in enumerate(shape)))
 
 
@@ -294,8 +230,6 @@ def _reduce(op: str, p: Any, x: Any, axis: Any, keepdims: bool) -> Any:
 
 def _accumulating(op: str, x: Any) -> Any:
     """NumPy's accumulator dtypes: bool and int32 sums/products are int64."""
-    from ._structural import convert_element_type  # noqa: PLC0415
-
     x = as_operand(op, x)
     d = meta(x)[1]
     return convert_element_type(x, int64) if d is bool_ or d is int32 else x
@@ -342,8 +276,6 @@ amin = min
 
 def mean(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
     """Arithmetic mean over ``axis``; integers and bool give float64, size-0 axes NaN."""
-    from ._elementwise import _to_float, multiply  # noqa: PLC0415
-
     x = _to_float("mean", as_operand("mean", x))
     shape = tuple(meta(x)[0])
     axes = normalize_axes("mean", axis, len(shape))
@@ -359,8 +291,6 @@ def logsumexp(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = 
     ``-inf`` entries are fine (they contribute 0); a size-0 or all ``-inf`` reduction
     gives ``-inf`` with zero gradient. Complex input raises DTypeError.
     """
-    from ._elementwise import _to_float  # noqa: PLC0415
-
     x = as_operand("logsumexp", x)
     if meta(x)[1].is_complex:
         raise DTypeError(f"logsumexp: complex operands are not supported (got {meta(x)[1].name}); "

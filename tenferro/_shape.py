@@ -20,6 +20,8 @@ from __future__ import annotations
 import itertools
 import math
 import operator
+
+import numpy as np
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -245,3 +247,28 @@ class Shape(tuple):
 
 def _rebuild(extents: tuple[int, ...], origin: tuple[int, ...] | None) -> Shape:
     return Shape(extents, origin=origin)
+
+
+def normalize_axes(op: str, axis: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
+    """Sorted, non-negative, distinct axes (all axes when ``axis`` is None)."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (int, np.integer)):
+        axes = (axis,)
+    else:
+        try:
+            axes = tuple(axis)
+        except TypeError:
+            raise AxisError(f"{op}: axis must be an integer or a tuple of integers, got {axis!r}") from None
+    out = []
+    for a in axes:
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
+            raise AxisError(f"{op}: axis must be an integer or a tuple of integers, got {axis!r}")
+        a = int(a)
+        if not -ndim <= a < ndim:
+            raise AxisError(f"{op}: axis {a} is out of bounds for a tensor of rank {ndim}")
+        a %= ndim
+        if a in out:
+            raise AxisError(f"{op}: repeated axis {a} in {axes}")
+        out.append(a)
+    return tuple(sorted(out))

@@ -9,66 +9,112 @@ indexing live in :mod:`tenferro._indexing`.
 """
 from __future__ import annotations
 
+import builtins
 from typing import Any, Sequence
 
 import numpy as np
 
 from tidu import is_undefined
 
+from ._astype import convert_element_type
+from ._aval import TensorType, fortran, meta, xp_of
 from ._dispatch import dispatchable
-from ._dtypes import DType, dtype as _dtype
-from ._errors import AxisError, DTypeError, ShapeError, TenferroValueError, fmt_shape
-from ._prim import (
-    fortran, TensorType, as_index, as_indices, as_operand, as_shape, check_placement, meta, placement_of_operand,
-    primitive, xp_of,
-)
+from ._dtypes import result_type
+from ._errors import AxisError, ShapeError, fmt_shape
+from ._operands import as_operand, check_placement
+from ._registry import primitive
+from ._shape import as_index, as_indices, as_shape, normalize_axes
 from ._tensor import Tensor
 
 FAMILY = "structural"
+_pyslice = builtins.slice
 
 
 # ---------------------------------------------------------------------------
-# convert_element_type (internal name of dtype projection, as in the seeds)
+# slice / slice_embed: a static strided window and its adjoint
 # ---------------------------------------------------------------------------
-convert_element_type_p = primitive("convert_element_type", FAMILY)
+def _window(slices: tuple) -> tuple:
+    """Python slices selecting ``count`` elements ``start, start+step, ...`` per axis."""
+    out = []
+    for start, step, count in slices:
+        if count == 0:
+            out.append(_pyslice(0, 0, 1))
+        else:
+            stop = start + count * step
+            out.append(_pyslice(start, stop if stop >= 0 else None, step))
+    return tuple(out)
 
 
-@convert_element_type_p.def_impl
-def _convert_impl(x, new_dtype):
-    """Dtype projection with ``cast``'s semantics: complex -> real keeps the real part,
-    float -> int truncates, anything -> bool is truthiness (a complex is true when
-    nonzero)."""
+slice_p = primitive("slice", FAMILY)
+
+
+@slice_p.def_impl
+def _slice_impl(x, slices):
+    return Tensor._wrap(fortran(x._data[_window(slices)]))
+
+
+@slice_p.def_abstract_eval
+def _slice_aval(a, slices):
+    return a.update(shape=tuple(c for _, _, c in slices))
+
+
+@slice_p.def_linear
+def _slice_transpose(ct, x, slices):
+    return [slice_embed_p.bind(ct, shape=tuple(x.aval.shape), slices=slices)]
+
+
+slice_embed_p = primitive("slice_embed", FAMILY)
+
+
+@slice_embed_p.def_impl
+def _slice_embed_impl(x, shape, slices):
     a = x._data
-    if a.dtype.kind == "c" and new_dtype.kind not in ("complex", "bool"):
-        a = a.real
-    with np.errstate(invalid="ignore", over="ignore"):
-        return Tensor._wrap(a.astype(new_dtype.numpy, order="F"))
+    out = xp_of(a).zeros(shape, dtype=a.dtype, order="F")
+    out[_window(slices)] = a
+    return Tensor._wrap(out)
 
 
-convert_element_type_p.def_abstract_eval(lambda a, new_dtype: a.update(dtype=new_dtype))
+@slice_embed_p.def_abstract_eval
+def _slice_embed_aval(a, shape, slices):
+    return a.update(shape=tuple(shape))
 
 
-@convert_element_type_p.def_linear
-def _convert_transpose(ct, x, new_dtype):
-    return [convert_element_type(ct, x.aval.dtype)]
+@slice_embed_p.def_linear
+def _slice_embed_transpose(ct, x, shape, slices):
+    return [slice_p.bind(ct, slices=slices)]
 
 
-@convert_element_type_p.def_jvp
-def _convert_jvp(primals, tangents, new_dtype):
-    from tidu import Zero  # noqa: PLC0415
-
-    (x,), (t,) = primals, tangents
-    out = convert_element_type_p.bind(x, new_dtype=new_dtype)
-    if type(t) is Zero or not new_dtype.is_floating:
-        return out, Zero.like(out)
-    return out, convert_element_type_p.bind(t, new_dtype=new_dtype)
+def _reduced_shape(shape: tuple, axes: tuple) -> tuple:
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
-def convert_element_type(x: Any, new_dtype: DType) -> Any:
-    """Dtype projection primitive (no checks: use ``convert``/``cast`` in user code)."""
-    if meta(x)[1] is new_dtype:
-        return x
-    return convert_element_type_p.bind(x, new_dtype=new_dtype)
+def _reduction_aval(a: TensorType, axes: tuple) -> TensorType:
+    return a.update(shape=_reduced_shape(a.shape, axes))
+
+
+def _expand(r: Any, x_shape: tuple, axes: tuple) -> Any:
+    """Broadcast a reduced value back to ``x_shape`` (the transpose of ``sum``)."""
+    kept = tuple(i for i in range(len(x_shape)) if i not in axes)
+    return broadcast_in_dim_p.bind(r, shape=tuple(x_shape), broadcast_dimensions=kept)
+
+
+# ---------------------------------------------------------------------------
+# sum: linear
+# ---------------------------------------------------------------------------
+sum_p = primitive("sum", "reductions")   # the transpose partner of broadcast_in_dim
+
+
+@sum_p.def_impl
+def _sum_impl(x, axes):
+    return Tensor._wrap(fortran(np.sum(x._data, axis=axes, dtype=x._data.dtype)))
+
+
+sum_p.def_abstract_eval(_reduction_aval)
+
+
+@sum_p.def_linear
+def _sum_transpose(ct, x, axes):
+    return [_expand(ct, x.aval.shape, axes)]
 
 
 # ---------------------------------------------------------------------------
@@ -103,8 +149,6 @@ def _broadcast_in_dim_aval(a, shape, broadcast_dimensions):
 
 @broadcast_in_dim_p.def_linear
 def _broadcast_in_dim_transpose(ct, x, shape, broadcast_dimensions):
-    from ._reductions import sum_p  # noqa: PLC0415
-
     in_shape = x.aval.shape
     mapped = set(broadcast_dimensions)
     sum_axes = [d for d in range(len(shape)) if d not in mapped]
@@ -252,8 +296,6 @@ permute_dims = transpose
 # ---------------------------------------------------------------------------
 def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Any:
     """Remove extent-1 axes (all of them when ``axis`` is None), like ``numpy.squeeze``."""
-    from ._reductions import normalize_axes  # noqa: PLC0415
-
     x = as_operand("squeeze", x)
     xs = tuple(meta(x)[0])
     if axis is None:
@@ -271,8 +313,6 @@ def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Any:
 
 def expand_dims(x: Any, axis: int | Sequence[int]) -> Any:
     """Insert extent-1 axes at the positions ``axis`` of the result, like ``numpy.expand_dims``."""
-    from ._reductions import normalize_axes  # noqa: PLC0415
-
     x = as_operand("expand_dims", x)
     xs = list(meta(x)[0])
     nout = len(xs) + len(as_indices("expand_dims", axis))
@@ -307,8 +347,6 @@ def _concatenate_aval(*avals, dimension):
 
 @concatenate_p.def_linear
 def _concatenate_transpose(ct, *xs, dimension):
-    from ._indexing import slice_p  # noqa: PLC0415
-
     out, start = [], 0
     shape = meta(ct)[0]
     for x in xs:
@@ -324,8 +362,6 @@ def _concatenate_transpose(ct, *xs, dimension):
 
 def concatenate(xs: Sequence[Any], axis: int = 0) -> Any:
     """Join tensors along an existing axis, like ``numpy.concatenate`` (dtypes are promoted)."""
-    from ._dtypes import result_type  # noqa: PLC0415
-
     xs = [as_operand("concatenate", x) for x in xs]
     if not xs:
         raise ShapeError("concatenate: expected at least one tensor, got none")
@@ -366,80 +402,6 @@ def stack(xs: Sequence[Any], axis: int = 0) -> Any:
 
 
 # ---------------------------------------------------------------------------
-# pad: constant padding, linear in (x, padding value) jointly
-# ---------------------------------------------------------------------------
-pad_p = primitive("pad", FAMILY)
-
-
-@pad_p.def_impl
-def _pad_impl(x, value, widths):
-    a = x._data
-    shape = tuple(lo + n + hi for n, (lo, hi) in zip(a.shape, widths))
-    out = xp_of(a).empty(shape, dtype=a.dtype, order="F")
-    out[...] = value._data
-    out[tuple(slice(lo, lo + n) for n, (lo, _) in zip(a.shape, widths))] = a
-    return Tensor._wrap(out)
-
-
-@pad_p.def_abstract_eval
-def _pad_aval(a, v, widths):
-    if v.shape != () or v.dtype is not a.dtype:
-        raise ShapeError(f"pad: the padding value must be a 0-d tensor of dtype {a.dtype.name}, got {v}")
-    return a.update(shape=tuple(lo + n + hi for n, (lo, hi) in zip(a.shape, widths)))
-
-
-@pad_p.def_linear
-def _pad_transpose(ct, x, value, widths):
-    from ._elementwise import sub_p  # noqa: PLC0415
-    from ._indexing import slice_p  # noqa: PLC0415
-    from ._reductions import sum_p  # noqa: PLC0415
-
-    shape = x.aval.shape if is_undefined(x) else meta(x)[0]
-    inner = slice_p.bind(ct, slices=tuple((lo, 1, n) for n, (lo, _) in zip(shape, widths)))
-    ct_v = None
-    if is_undefined(value):
-        nd = len(shape)
-        total = sum_p.bind(ct, axes=tuple(range(nd))) if nd else ct
-        ct_v = sub_p.bind(total, sum_p.bind(inner, axes=tuple(range(nd))) if nd else inner)
-    return [inner if is_undefined(x) else None, ct_v]
-
-
-def pad(x: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
-    """Constant padding, like ``numpy.pad(x, pad_width, constant_values=...)``.
-
-    ``pad_width`` is an int, a ``(before, after)`` pair or one pair per axis (all >= 0).
-    ``constant_values`` is a scalar or a 0-d tensor (it may be traced: the result is
-    linear in ``x`` and ``constant_values`` jointly); only ``mode="constant"`` exists.
-    """
-    if mode != "constant":
-        raise TenferroValueError(f"pad: only mode='constant' is supported, got mode={mode!r}")
-    x = as_operand("pad", x)
-    xs, dt = meta(x)
-    nd = len(xs)
-    pw = np.asarray(pad_width)
-    try:
-        if pw.dtype.kind not in "iu":
-            raise TypeError
-        pw = np.broadcast_to(pw, (nd, 2))
-    except (ValueError, TypeError):
-        raise ShapeError(f"pad: pad_width {pad_width!r} does not fit a tensor of shape {fmt_shape(xs)}; expected "
-                         "an int, a (before, after) pair or one pair per axis") from None
-    widths = tuple((int(lo), int(hi)) for lo, hi in pw)
-    if any(lo < 0 or hi < 0 for lo, hi in widths):
-        raise ShapeError(f"pad: pad widths must be >= 0, got {widths}")
-    try:
-        v = as_operand("pad", constant_values, dt, placement_of_operand(x))
-    except (TypeError, ValueError):
-        raise DTypeError(f"pad: constant_values {constant_values!r} cannot be represented in the tensor's dtype "
-                         f"{dt.name}") from None
-    vs, vd = meta(v)
-    if tuple(vs) != ():
-        raise ShapeError(f"pad: constant_values must be a scalar or a 0-d tensor, got shape {fmt_shape(vs)}")
-    v = convert_element_type(v, dt)
-    return pad_p.bind(x, v, widths=widths)
-
-
-# ---------------------------------------------------------------------------
 # rev (flip): linear and its own transpose
 # ---------------------------------------------------------------------------
 rev_p = primitive("rev", FAMILY)
@@ -463,8 +425,6 @@ def _rev_transpose(ct, x, dimensions):
 
 def flip(x: Any, axis: int | Sequence[int] | None = None) -> Any:
     """Reverse the order of elements along ``axis`` (all axes when None), like ``numpy.flip``."""
-    from ._reductions import normalize_axes  # noqa: PLC0415
-
     x = as_operand("flip", x)
     axes = normalize_axes("flip", axis, len(meta(x)[0]))
     return rev_p.bind(x, dimensions=axes) if axes else x

@@ -16,7 +16,8 @@ import numpy as np
 
 from ._dtypes import DType, _from_numpy, _lookup_numpy
 from ._errors import DTypeError, PlacementError, TenferroTypeError, TenferroValueError, fmt_shape
-from ._placement import CPU, MemoryKind, Placement, import_cupy, is_cupy_array, placement_of
+from ._arrays import array_from, upload
+from ._placement import CPU, MemoryKind, Placement, get_default_placement, import_cupy, is_cupy_array, placement_of
 from ._shape import Shape
 
 __all__ = ["Tensor"]
@@ -86,9 +87,13 @@ class Tensor:
     _data: Any
 
     def __init__(self, data: Any) -> None:
-        from ._creation import asarray  # noqa: PLC0415  (avoids an import cycle)
-
-        self._data = asarray(data)._data
+        """``Tensor(data)``: what :func:`tenferro.asarray` makes of concrete data
+        (on the default placement for host data)."""
+        arr = array_from("Tensor", data._data if isinstance(data, Tensor) else data, None)
+        target = get_default_placement()
+        if type(arr) is np.ndarray and target.device is not None:
+            arr = upload("Tensor", arr, target)
+        self._data = arr
 
     @classmethod
     def _wrap(cls, array: Any) -> Tensor:
@@ -177,11 +182,6 @@ class Tensor:
         """The single element as a Python scalar; the tensor must have size 1."""
         return self._one_element("item")
 
-    def __len__(self) -> int:
-        if self._data.ndim == 0:
-            raise TenferroTypeError("len: a 0-d tensor has no length; expected a tensor of rank >= 1")
-        return self._data.shape[0]
-
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise TenferroValueError(f"bool: the truth value of a tensor of shape {fmt_shape(self._data.shape)} "
@@ -223,11 +223,10 @@ class Tensor:
         """A copy on GPU ``device`` (self if already there). Needs CuPy."""
         if not isinstance(device, int) or isinstance(device, bool) or device < 0:
             raise PlacementError(f"to_gpu: device must be a non-negative int, got {device!r}")
-        cupy = import_cupy("to_gpu")
-        if self.placement == Placement(MemoryKind.DEVICE, device):
+        target = Placement(MemoryKind.DEVICE, device)
+        if self.placement == target:
             return self
-        with cupy.cuda.Device(device):
-            return Tensor._wrap(cupy.array(self._data, order="F", copy=True))
+        return Tensor._wrap(upload("to_gpu", self._data, target))
 
     def to_cpu(self) -> Tensor:
         """A host copy (self if already on the CPU)."""

@@ -30,7 +30,8 @@ from tidu import Tracer
 from ._compare import _refuse_complex, equal, select_p, where
 from ._elementwise import _binary_aval, _prepare, _to_float, add, div, div_p, mul, mul_p, neg, scalar_like, sub
 from ._errors import DTypeError, TenferroValueError
-from ._prim import TensorType, check_shapes, fortran as _f, meta, primitive
+from ._aval import fortran as _f, meta, TensorType
+from ._registry import check_shapes, primitive
 from ._tensor import Tensor
 
 _FLOATING_KINDS = ("float", "complex")

@@ -16,6 +16,7 @@ from typing import Any
 
 from ._errors import AxisError, ShapeError, TenferroIndexError, TenferroValueError, fmt_shape
 from ._tensor import Tensor, buffer_info
+from ._creation import asarray
 
 __all__ = ["reshape_view", "transpose_view", "slice_view"]
 
@@ -70,7 +71,6 @@ def _is_contiguous(shape: Sequence[int], strides: Sequence[int], order: str) -> 
 def _as_tensor(op: str, x: Any) -> Tensor:
     if isinstance(x, Tensor):
         return x
-    from ._creation import asarray  # noqa: PLC0415
 
     return asarray(x)
 

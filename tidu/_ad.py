@@ -20,7 +20,7 @@ from ._graph import Graph, GraphTrace, GraphTracer, Var, eval_eqn
 from ._pytree import tree_flatten, tree_unflatten
 from ._tracer import Tracer, aval_of
 from ._vspace import vspace_of_aval
-from ._zero import Zero, instantiate
+from ._zero import Zero
 
 __all__ = ["JVPTrace", "JVPTracer", "jvp_flat", "linearize_flat", "backward_pass"]
 

@@ -22,9 +22,7 @@ from typing import Any, Callable, Sequence
 from ._errors import (
     MissingRuleError,
     NonDifferentiableError,
-    TracerConversionError,
-    UnexpectedTracerError,
-)
+    UnexpectedTracerError)
 from ._tracer import Tracer, aval_of
 from ._vspace import vspace_of_aval
 from ._zero import Zero, instantiate

@@ -10,10 +10,10 @@ function stages one linear primitive whose transpose is the user's ``bwd``.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from ._core import Primitive, current_stack, find_top_trace
-from ._errors import CustomRuleError, NonDifferentiableError, TangentMismatchError
+from ._errors import CustomRuleError, NonDifferentiableError
 from ._ad import JVPTrace, backward_pass, jvp_flat, linearize_flat
 from ._graph import Graph, GraphTrace, make_graph
 from ._pytree import tree_flatten, tree_map, tree_unflatten

@@ -13,10 +13,9 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ._core import Primitive, Trace, new_trace
-from ._errors import RuleError, TracerConversionError, TreeStructureError
+from ._errors import RuleError, TreeStructureError
 from ._pytree import PyTreeDef, tree_flatten, tree_unflatten
 from ._tracer import Tracer, aval_of
-from ._vspace import vspace_of_aval
 from ._zero import Zero
 
 __all__ = ["Var", "Eqn", "Graph", "GraphTracer", "GraphTrace", "make_graph", "eval_eqn"]

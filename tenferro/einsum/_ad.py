@@ -37,13 +37,17 @@ from typing import Any, NamedTuple
 from tidu import Zero, is_undefined
 
 from .._errors import ShapeError
-from .._prim import TensorType, meta, nonlinear_error, primitive
+from .._aval import meta, TensorType
+from .._registry import nonlinear_error, primitive
 from .._tensor import Tensor
 from ._execute import execute
 from ._parse import Spec, relabel
 from ._plan import Plan, decompose, get_plan
+from .._aval import placement_of_operand
+from .._elementwise import add_p
+from .._structural import broadcast_in_dim_p
 
-__all__ = ["einsum_p", "bind_spec", "bind_pairwise"]
+__all__ = ["einsum_p", "bind_pairwise"]
 
 einsum_p = primitive("einsum", "einsum")
 
@@ -62,19 +66,6 @@ def _einsum_aval(*avals: TensorType, plan: Plan) -> TensorType:
     return TensorType(plan.out_shape, avals[0].dtype, avals[0].placement)
 
 
-def bind_spec(spec: Spec, operands: list[Any], optimize: Any) -> Any:
-    """Bind ``einsum_p`` for a canonical spec (plan from the cache)."""
-    shapes, dtypes, places = [], [], []
-    for x in operands:
-        s, d = meta(x)
-        shapes.append(tuple(s))
-        dtypes.append(d)
-    from .._prim import placement_of_operand  # noqa: PLC0415
-
-    plan = get_plan(spec, tuple(shapes), None, dtypes[0], placement_of_operand(operands[0]), optimize)
-    return einsum_p.bind(*operands, plan=plan)
-
-
 def bind_pairwise(plan: Plan, operands: list[Any]) -> Any:
     """``einsum_p`` on ``operands`` staged as the plan's steps of at most two
     operands each (:func:`~tenferro.einsum._plan.decompose`).
@@ -86,7 +77,6 @@ def bind_pairwise(plan: Plan, operands: list[Any]) -> Any:
     steps = decompose(plan)
     if len(steps) == 1:
         return einsum_p.bind(*operands, plan=plan)
-    from .._prim import placement_of_operand  # noqa: PLC0415
 
     dtype, place = meta(operands[0])[1], placement_of_operand(operands[0])
     vals = list(operands)
@@ -111,8 +101,6 @@ def _einsum_jvp(primals, tangents, plan: Plan):
         if acc is None:
             acc = term
         else:
-            from .._elementwise import add_p  # noqa: PLC0415
-
             acc = add_p.bind(acc, term)
     return out, (Zero.like(out) if acc is None else acc)
 
@@ -184,14 +172,11 @@ def _einsum_transpose(ct, *args, plan: Plan):
     if type(ct) is Zero:
         return [None] * len(args)
     t = transposed(plan, k)
-    from .._prim import placement_of_operand  # noqa: PLC0415
 
     dtype, place = meta(ct)[1], placement_of_operand(ct)
     others = [a for j, a in enumerate(args) if j != k]
     r = einsum_p.bind(ct, *others, plan=get_plan(t.spec, t.shapes, None, dtype, place, t.optimize))
     if t.dims is not None:
-        from .._structural import broadcast_in_dim_p  # noqa: PLC0415
-
         r = broadcast_in_dim_p.bind(r, shape=t.uniq_shape, broadcast_dimensions=t.dims)
         if t.embed is not None:
             r = einsum_p.bind(r, plan=get_plan(t.embed, (t.uniq_shape,), None, dtype, place, t.optimize))

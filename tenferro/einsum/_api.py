@@ -13,7 +13,8 @@ from tidu import Tracer
 
 from .._dispatch import dispatchable
 from .._dtypes import result_type
-from .._prim import as_operand, check_placement, meta, placement_of_operand
+from .._aval import meta, placement_of_operand
+from .._operands import as_operand, check_placement
 from .._tensor import Tensor
 from ._ad import bind_pairwise, einsum_p
 from ._execute import runner
@@ -21,6 +22,8 @@ from ._errors import EinsumOperandError
 from ._parse import Parsed, canonicalize, format_spec, parse_interleaved, parse_subscripts
 from ._paths import normalize_optimize, opt_einsum_equation
 from ._plan import PLANS, CacheInfo, LRUCache, build_plan, get_plan
+from .._structural import convert_element_type
+import opt_einsum
 
 __all__ = ["einsum", "einsum_path", "einsum_cache_info", "einsum_cache_clear", "EinsumPathInfo",
            "EinsumCacheInfo"]
@@ -98,8 +101,6 @@ def einsum(*operands: Any, optimize: Any = "auto") -> Any:
     if dtype is None and arrays is not None:  # eager, one dtype: what einsum_p.bind would call
         return Tensor._wrap(run(arrays))
     if dtype is not None:
-        from .._structural import convert_element_type  # noqa: PLC0415
-
         ops = [convert_element_type(x, dtype) for x in ops]
     if traced and len(ops) > 2:  # under a transformation: pairwise steps share intermediates
         return bind_pairwise(plan, ops)
@@ -149,8 +150,6 @@ def einsum_path(*operands: Any, optimize: Any = "auto") -> tuple[list[tuple[int,
     >>> path
     [(1, 2), (0, 1)]
     """
-    import opt_einsum  # noqa: PLC0415
-
     key0, ops, parsed = _split(operands)
     if parsed is None:
         parsed = parse_subscripts(key0)

@@ -12,8 +12,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .._prim import fortran
+from .._aval import fortran
 from ._plan import BMM, DOT, FINAL, MOVE, PAIR, SINGLE, Plan
+from .._aval import xp_of
 
 try:  # NumPy's C einsum without the Python wrapper (about 2 us less per call)
     from numpy._core.multiarray import c_einsum as _c_einsum
@@ -75,8 +76,6 @@ def _embed(r: Any, embed: tuple, out_shape: tuple) -> Any:
 
 
 def _xp(a: Any) -> Any:
-    from .._prim import xp_of  # noqa: PLC0415
-
     return xp_of(a)
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple, Sequence
 
 from ._errors import EinsumOperandError, EinsumShapeError, EinsumSubscriptError
+from opt_einsum import get_symbol
 
 __all__ = ["Spec", "Parsed", "parse_subscripts", "parse_interleaved", "canonicalize", "format_spec", "relabel"]
 
@@ -59,8 +60,6 @@ class Parsed(NamedTuple):
 
 
 def _symbol(i: int) -> str:
-    from opt_einsum import get_symbol  # noqa: PLC0415
-
     return get_symbol(i)
 
 
@@ -185,17 +184,26 @@ def _raw_label_str(label: Any) -> str:
 
 def canonicalize(parsed: Parsed, shapes: Sequence[tuple[int, ...]]) -> tuple[Spec, tuple[int, ...]]:
     """Resolve ``parsed`` against operand ``shapes``: the canonical :class:`Spec`
-    and the size of each canonical label."""
+    and the size of each canonical label. Four phases: ellipsis extents, label
+    sizes (with NumPy broadcasting of size 1), the output labels, relabelling."""
     terms, text = parsed.terms, parsed.text
     if len(terms) != len(shapes):
         raise EinsumOperandError(
             f"einsum: the subscripts have {len(terms)} input term{'s' * (len(terms) != 1)} but "
             f"{len(shapes)} operand{'s' * (len(shapes) != 1)} were given"
             + (f" (subscripts {text!r})" if text is not None else ""))
-    # ellipsis extent per operand
+    ell_ext, n_ell = _ellipsis_extents(parsed, shapes)
+    ell_size = _ellipsis_sizes(terms, shapes, ell_ext, n_ell)
+    size_of = _label_sizes(terms, shapes, ell_ext, n_ell)
+    out_raw = _output_labels(parsed, n_ell)
+    return _relabel(terms, shapes, ell_ext, n_ell, ell_size, size_of, out_raw)
+
+
+def _ellipsis_extents(parsed: Parsed, shapes: Sequence[tuple[int, ...]]) -> tuple[list[int], int]:
+    """How many dimensions ``...`` covers in each operand, and the most of them."""
     n_ell = 0
     ell_ext: list[int] = []
-    for k, (t, s) in enumerate(zip(terms, shapes)):
+    for k, (t, s) in enumerate(zip(parsed.terms, shapes)):
         named = len(t) - (ELLIPSIS in t)
         if ELLIPSIS in t:
             if len(s) < named:
@@ -210,7 +218,12 @@ def canonicalize(parsed: Parsed, shapes: Sequence[tuple[int, ...]]) -> tuple[Spe
                     f"einsum: operand {k} has rank {len(s)} (shape {tuple(s)}) but its term "
                     f"{_term_text(parsed, k)} has {named} label{'s' * (named != 1)}", k)
             ell_ext.append(0)
-    # sizes of ellipsis dims (right-aligned, NumPy broadcasting)
+    return ell_ext, n_ell
+
+
+def _ellipsis_sizes(terms: Sequence[tuple], shapes: Sequence[tuple[int, ...]], ell_ext: list[int],
+                    n_ell: int) -> list[int]:
+    """Sizes of the ellipsis dimensions (right-aligned, NumPy broadcasting)."""
     ell_size = [1] * n_ell
     for k, (t, s) in enumerate(zip(terms, shapes)):
         if ELLIPSIS not in t:
@@ -226,7 +239,12 @@ def canonicalize(parsed: Parsed, shapes: Sequence[tuple[int, ...]]) -> tuple[Spe
                     f"with the other operands: size {n} against {ell_size[slot]}", k)
             if n != 1:
                 ell_size[slot] = n
-    # named label sizes (size 1 broadcasts, as in NumPy)
+    return ell_size
+
+
+def _label_sizes(terms: Sequence[tuple], shapes: Sequence[tuple[int, ...]], ell_ext: list[int],
+                 n_ell: int) -> dict[Any, int]:
+    """The size of each named label (size 1 broadcasts, as in NumPy)."""
     size_of: dict[Any, int] = {}
     first_at: dict[Any, int] = {}
     for k, (t, s) in enumerate(zip(terms, shapes)):
@@ -250,30 +268,38 @@ def canonicalize(parsed: Parsed, shapes: Sequence[tuple[int, ...]]) -> tuple[Spe
                 raise EinsumShapeError(
                     f"einsum: label {_raw_label_str(lab)} has size {prev} in operand {first_at[lab]} but size "
                     f"{n} in operand {k} (shape {tuple(s)})", k)
-    # output
+    return size_of
+
+
+def _output_labels(parsed: Parsed, n_ell: int) -> list[Any]:
+    """The output's raw labels: the explicit output (``...`` expanded; a ``...``
+    of zero dimensions is allowed), or NumPy's implicit one."""
+    terms = parsed.terms
     all_labels = [l for t in terms for l in t if l is not ELLIPSIS]
     if parsed.output is None:
         counts: dict[Any, int] = {}
         for l in all_labels:
             counts[l] = counts.get(l, 0) + 1
         out_named = sorted(l for l, c in counts.items() if c == 1)
-        out_raw = ([("ell", j) for j in range(n_ell)]) + out_named
-    else:
-        out_raw = []
-        present = set(all_labels)
-        any_ell = any(ELLIPSIS in t for t in terms)
-        for j, l in enumerate(parsed.output):
-            if l is ELLIPSIS:
-                if not any_ell and n_ell == 0:
-                    pass  # '...' of zero dimensions is allowed
-                out_raw.extend(("ell", i) for i in range(n_ell))
-            elif l not in present:
-                pos = parsed.out_positions[j] if parsed.out_positions is not None else None
-                raise EinsumSubscriptError(
-                    f"einsum: output label {_raw_label_str(l)} does not appear in any input term", text, pos)
-            else:
-                out_raw.append(l)
-    # relabel canonically, in order of first appearance
+        return [("ell", j) for j in range(n_ell)] + out_named
+    out_raw: list[Any] = []
+    present = set(all_labels)
+    for j, l in enumerate(parsed.output):
+        if l is ELLIPSIS:
+            out_raw.extend(("ell", i) for i in range(n_ell))
+        elif l not in present:
+            pos = parsed.out_positions[j] if parsed.out_positions is not None else None
+            raise EinsumSubscriptError(
+                f"einsum: output label {_raw_label_str(l)} does not appear in any input term", parsed.text, pos)
+        else:
+            out_raw.append(l)
+    return out_raw
+
+
+def _relabel(terms: Sequence[tuple], shapes: Sequence[tuple[int, ...]], ell_ext: list[int], n_ell: int,
+             ell_size: list[int], size_of: dict[Any, int], out_raw: list[Any]) -> tuple[Spec, tuple[int, ...]]:
+    """Canonical integer labels, in order of first appearance; a dimension of size
+    1 broadcast against a larger one gets its own (summed) label."""
     canon: dict[Any, int] = {}
     sizes: list[int] = []
     inputs = []

@@ -19,6 +19,9 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ._errors import EinsumOptimizeError
+from opt_einsum import get_symbol
+from opt_einsum.paths import PathOptimizer
+import opt_einsum
 
 __all__ = ["PATH_OPTIMIZERS", "normalize_optimize", "left_to_right", "find_path", "check_path"]
 
@@ -55,7 +58,6 @@ def normalize_optimize(optimize: Any) -> Any:
                     f"einsum: step {i} of the explicit path is {s!r}; each step must be a tuple of operand "
                     "positions, e.g. [(0, 1), (0, 1)]") from None
         return tuple(out)
-    from opt_einsum.paths import PathOptimizer  # noqa: PLC0415
 
     if isinstance(optimize, PathOptimizer):
         return optimize
@@ -101,7 +103,6 @@ def find_path(terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequ
         return optimize
     if n <= 2 or any(sizes[l] == 0 for t in terms for l in t):
         return left_to_right(n)  # size 0: every path costs nothing (and some optimizers reject it)
-    import opt_einsum  # noqa: PLC0415
 
     eq, shapes = opt_einsum_equation(terms, output, sizes)
     path, _ = opt_einsum.contract_path(eq, *shapes, shapes=True, optimize=optimize)
@@ -111,7 +112,5 @@ def find_path(terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequ
 def opt_einsum_equation(terms: Sequence[Sequence[int]], output: Sequence[int],
                         sizes: Sequence[int]) -> tuple[str, list[tuple[int, ...]]]:
     """An opt_einsum equation string and operand shapes for canonical terms."""
-    from opt_einsum import get_symbol  # noqa: PLC0415
-
     eq = ",".join("".join(get_symbol(l) for l in t) for t in terms) + "->" + "".join(get_symbol(l) for l in output)
     return eq, [tuple(sizes[l] for l in t) for t in terms]

@@ -38,6 +38,7 @@ from typing import Any, Hashable, NamedTuple, Sequence
 
 from ._parse import Spec, format_spec, relabel
 from ._paths import find_path
+from ._errors import EinsumOptimizeError
 
 __all__ = ["Plan", "build_plan", "LRUCache", "CacheInfo", "PLANS", "get_plan", "SubEinsum", "decompose"]
 
@@ -279,8 +280,6 @@ def build_plan(spec: Spec, shapes: tuple, sizes: tuple, optimize: Any) -> Plan:
         vals.pop(i)
         vals.append(out_labels)
     if len(vals) != 1:
-        from ._errors import EinsumOptimizeError  # noqa: PLC0415
-
         raise EinsumOptimizeError(f"einsum: the contraction path {path} leaves {len(vals)} operands")
     (result,) = vals
     if len(set(result)) != len(result) or not set(result) <= out_set:  # one operand with nothing to pair

@@ -11,13 +11,15 @@ import numpy as np
 from numpy.linalg import _umath_linalg
 
 from .._errors import fmt_shape
-from .._prim import as_operand, meta, primitive
+from .._aval import meta
+from .._operands import as_operand
+from .._registry import primitive
 from .._tensor import Tensor
 from ._eigh import hermitian_part
 from ._errors import NonPositiveDefiniteError
 from ._solve import triangular_solve_p
 from ._util import bind as _bind
-from ._util import FAMILY, check_matrix, eye_mask, lapack, lapack_signature, lead, mm, tril
+from ._util import FAMILY, check_matrix, eye_mask, lapack, lapack_signature, lead, mm
 from .. import _ops as tf
 
 
@@ -48,7 +50,7 @@ def _phi(x: Any) -> Any:
     """Lower triangle with the diagonal halved."""
     s, d = meta(x)
     half_diag = tf.multiply(x, tf.multiply(eye_mask(s[0], s[1], tuple(s[2:]), d, like=x), 0.5))
-    return tf.add(tril(x, -1), half_diag)
+    return tf.add(tf.tril(x, -1), half_diag)
 
 
 def _cholesky_jvp(da, l, a):

@@ -15,13 +15,16 @@ from tidu import Zero
 
 from .._dispatch import dispatchable
 from .._errors import fmt_shape
-from .._prim import as_operand, meta, primitive
+from .._aval import meta
+from .._operands import as_operand
+from .._registry import primitive
 from ._errors import SingularMatrixError
 from ._solve import inv_p
 from ._util import bind as _bind
 from ._util import FAMILY, check_matrix, concrete, lead, mm, mtrace_product, numerically_singular, trail, wrap
 from .. import _ops as tf
 from .._tensor import Tensor
+from .._structural import broadcast_in_dim_p
 
 
 def _batch_aval(a):
@@ -98,7 +101,6 @@ def _adjugate_jvp(da, adj, a):
         raise _det_singular(meta(a)[0]) from None
     s = meta(a)[0]
     t = mtrace_product(a_inv, da)
-    from .._structural import broadcast_in_dim_p  # noqa: PLC0415
 
     tb = broadcast_in_dim_p.bind(t, shape=tuple(s), broadcast_dimensions=tuple(range(2, len(s))))
     return tf.subtract(tf.multiply(tb, adj), mm(mm(adj, da), a_inv))

@@ -13,13 +13,15 @@ from typing import Any
 import numpy as np
 
 from .._errors import fmt_shape
-from .._prim import as_operand, meta, primitive
+from .._aval import meta
+from .._operands import as_operand
+from .._registry import primitive
 from ._errors import ConvergenceError, SingularMatrixError
 from ._solve import solve_p
 from . import _device
 from ._util import bind as _bind
 from ._util import (
-    FAMILY, GAUGE_RTOL, as_cols, as_rows, check_finite, check_matrix, concrete, const, diag_part, gauge_guard,
+    FAMILY, GAUGE_RTOL, as_cols, as_rows, check_finite, check_matrix, concrete, const, gauge_guard,
     lead, mH, mm, numerically_singular, to_dtype, wrap,
 )
 from .. import _ops as tf
@@ -91,11 +93,11 @@ def _eig_jvp(primals, tangents):
         m = solve_p.bind(v, mm(da, v), transposed=False)   # V^{-1} dA V
     except SingularMatrixError:
         raise _defective(meta(a)[0]) from None
-    dw = diag_part(m)
+    dw = tf.extract_diag(m)
     n = meta(w)[0][0]
     f = _broadened_inverse_complex(tf.subtract(as_cols(w, n), as_rows(w, n)))   # 1 / (w_j - w_i)
     dv = mm(v, tf.multiply(f, m))
-    dv = tf.subtract(dv, tf.multiply(v, as_cols(diag_part(mm(mH(v), dv)), n)))   # v_k^H dv_k = 0
+    dv = tf.subtract(dv, tf.multiply(v, as_cols(tf.extract_diag(mm(mH(v), dv)), n)))   # v_k^H dv_k = 0
     (dv,) = gauge_guard([dv], [w, v], _eig_gauge_check)
     return [w, v], [dw, dv]
 

@@ -13,12 +13,13 @@ import numpy as np
 from numpy.linalg import _umath_linalg
 
 from .._dispatch import dispatchable
-from .._prim import as_operand, primitive
+from .._operands import as_operand
+from .._registry import primitive
 from .._tensor import Tensor
 from ._errors import ConvergenceError
 from ._util import bind as _bind
 from ._util import (
-    FAMILY, GAUGE_RTOL, broadened_inverse, check_matrix, diag_part, diff_matrix, gauge_guard,
+    FAMILY, GAUGE_RTOL, broadened_inverse, check_matrix, diff_matrix, gauge_guard,
     gauge_violation, lapack, lapack_signature, lead, mH, mhm, mm,
 )
 from .. import _ops as tf
@@ -69,7 +70,7 @@ def _eigh_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
     w, v = eigh_p.bind(a)
     m = mm(mhm(v, hermitian_part(da)), v)             # V^H dA_h V
-    dw = tf.real(diag_part(m))
+    dw = tf.real(tf.extract_diag(m))
     f = broadened_inverse(diff_matrix(w))             # F_ij = 1 / (w_j - w_i), broadened, 0 on the diagonal
     dv = mm(v, tf.multiply(f, m))
     (dv,) = gauge_guard([dv], [w, v], _eigh_gauge_check)

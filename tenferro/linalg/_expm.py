@@ -17,7 +17,9 @@ from tidu import is_undefined
 
 from .._dispatch import dispatchable
 from .._errors import TenferroValueError, fmt_shape
-from .._prim import as_operand, aval_of_operand, meta, primitive
+from .._aval import aval_of_operand, meta
+from .._operands import as_operand
+from .._registry import primitive
 from ._errors import LinalgDTypeError, LinalgShapeError
 from ._solve import _promote
 from . import _device

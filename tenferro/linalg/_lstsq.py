@@ -9,13 +9,16 @@ from typing import Any
 import numpy as np
 
 from .._errors import fmt_shape
-from .._prim import as_operand, aval_of_operand, meta
+from .._aval import aval_of_operand, meta
+from .._operands import as_operand
 from ._errors import LinalgShapeError
 from ._qr import qr
 from ._solve import triangular_solve_p
 from ._svd import svd
 from ._util import as_cols, check_batch, check_matrix, columns, concrete, leading, mH, mm, rows
 from .. import _ops as tf
+from .._dtypes import result_type
+from ._util import to_dtype
 
 
 def lstsq(a: Any, b: Any) -> Any:
@@ -52,9 +55,6 @@ def lstsq(a: Any, b: Any) -> Any:
 
 
 def _same_dtype(x: Any, y: Any) -> tuple[Any, Any]:
-    from .._dtypes import result_type  # noqa: PLC0415
-    from ._util import to_dtype  # noqa: PLC0415
-
     d = result_type(meta(x)[1], meta(y)[1])
     return to_dtype(x, d), to_dtype(y, d)
 

@@ -2,7 +2,7 @@
 
 * ``lu_p(a)`` returns ``[P, L, U]`` with ``a = P L U`` (SciPy's convention);
   derivative for square, tall and wide input: with ``X = L1^{-1} (P^T dA)_{11} U1^{-1}``
-  on the leading ``K x K`` blocks, ``dL1 = L1 tril(X, -1)``, ``dU1 = triu(X) U1``,
+  on the leading ``K x K`` blocks, ``dL1 = L1 tf.tril(X, -1)``, ``dU1 = tf.triu(X) U1``,
   the trailing block of L (tall) or U (wide) by one more triangular solve,
   ``dP = 0`` (docs/ad/lu.md).
 """
@@ -15,11 +15,13 @@ import scipy.linalg
 
 from tidu import Zero
 
-from .._prim import as_operand, meta, primitive, xp_of
+from .._aval import meta, xp_of
+from .._operands import as_operand
+from .._registry import primitive
 from ._solve import triangular_solve_p
 from . import _device
 from ._util import bind as _bind
-from ._util import FAMILY, check_matrix, lead, mm, mT, tril, triu, wrap
+from ._util import FAMILY, check_matrix, lead, mm, mT, wrap
 from .. import _ops as tf
 
 
@@ -66,8 +68,8 @@ def _block(x: Any, r0: int, r1: int, c0: int, c1: int) -> Any:
 @lu_p.def_jvp
 def _lu_jvp(primals, tangents):
     """With ``B = P^T dA``, ``K = min(M, N)``, ``L1``/``U1`` the leading ``K x K``
-    blocks and ``X = L1^{-1} B[:K, :K] U1^{-1}``: ``dL1 = L1 tril(X, -1)``,
-    ``dU1 = triu(X) U1``; tall: ``dL2 = (B[K:] - L2 dU) U^{-1}``; wide:
+    blocks and ``X = L1^{-1} B[:K, :K] U1^{-1}``: ``dL1 = L1 tf.tril(X, -1)``,
+    ``dU1 = tf.triu(X) U1``; tall: ``dL2 = (B[K:] - L2 dU) U^{-1}``; wide:
     ``dU2 = L^{-1} (B[:, K:] - dL U2)``; ``dP = 0``."""
     (a,), (da,) = primals, tangents
     p, l, u = lu_p.bind(a)
@@ -78,7 +80,7 @@ def _lu_jvp(primals, tangents):
     l1, u1 = _block(l, 0, k, 0, k), _block(u, 0, k, 0, k)
     x = triangular_solve_p.bind(l1, _block(b, 0, k, 0, k), lower=True, left=True, unit_diagonal=True, **kw)
     x = triangular_solve_p.bind(u1, x, lower=False, left=False, unit_diagonal=False, **kw)
-    dl, du = mm(l1, tril(x, -1)), mm(triu(x), u1)
+    dl, du = mm(l1, tf.tril(x, -1)), mm(tf.triu(x), u1)
     if m > k:       # tall: U = U1, L = [L1; L2]
         rhs = tf.subtract(_block(b, k, m, 0, n), mm(_block(l, k, m, 0, k), du))
         dl2 = triangular_solve_p.bind(u, rhs, lower=False, left=False, unit_diagonal=False, **kw)

@@ -13,8 +13,9 @@ import numpy as np
 
 from .._dispatch import dispatchable
 from .._errors import TenferroValueError
-from .._prim import as_operand, meta
-from .._reductions import normalize_axes
+from .._aval import meta
+from .._operands import as_operand
+from .._shape import normalize_axes
 from ._svd import svdvals
 from .. import _ops as tf
 

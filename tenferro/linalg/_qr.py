@@ -15,12 +15,14 @@ import numpy as np
 
 from .._dispatch import dispatchable
 from .._errors import TenferroValueError
-from .._prim import as_operand, aval_of_operand, meta, primitive
+from .._aval import aval_of_operand, meta
+from .._operands import as_operand
+from .._registry import primitive
 from ._solve import triangular_solve_p
 from . import _device
 from ._util import bind as _bind
 from ._util import (
-    FAMILY, check_matrix, columns, eye_mask, lead, mH, mm, place_columns, place_rows, rows, tril, wrap,
+    FAMILY, check_matrix, columns, eye_mask, lead, mH, mm, place_columns, place_rows, rows, wrap,
 )
 from .. import _ops as tf
 
@@ -64,7 +66,7 @@ def _qr_square_jvp(tf, dx, q, r):
     dx_rinv = triangular_solve_p.bind(r, dx, lower=False, left=False, transpose_a=False,
                                       conjugate_a=False, unit_diagonal=False)   # dX R^{-1}
     qt = mm(mH(q), dx_rinv)
-    low = tril(qt, -1)
+    low = tf.tril(qt, -1)
     do = tf.subtract(low, mH(low))                                            # skew-Hermitian part
     if meta(qt)[1].is_complex:                                                # imaginary diagonal
         s, d = meta(qt)

@@ -21,15 +21,19 @@ from tidu import Zero, is_undefined
 
 from .._dispatch import dispatchable
 from .._errors import TenferroValueError, fmt_shape
-from .._prim import as_operand, check_placement, fortran, meta, primitive, xp_of
+from .._aval import fortran, meta, xp_of
+from .._operands import as_operand, check_placement
+from .._registry import primitive
 from .._tensor import Tensor
 from ._errors import LinalgShapeError, SingularMatrixError
 from . import _device
 from ._util import bind as _bind
 from ._util import (
-    FAMILY, check_batch, check_finite, check_matrix, lapack, lapack_signature, lead, mm, mT, tril, triu, wrap,
+    FAMILY, check_batch, check_finite, check_matrix, lapack, lapack_signature, lead, mm, mT, wrap,
 )
 from .. import _ops as tf
+from .._dtypes import result_type
+from .._structural import convert_element_type
 
 
 # ---------------------------------------------------------------------------
@@ -98,7 +102,7 @@ def _apply_op(x: Any, transpose_a: bool, conjugate_a: bool) -> Any:
 
 def _triangular_solve_jvp_a(da, out, a, b, lower, left, transpose_a, conjugate_a, unit_diagonal):
     k = (-1 if lower else 1) if unit_diagonal else 0
-    dam = tril(da, k) if lower else triu(da, k)
+    dam = tf.tril(da, k) if lower else tf.triu(da, k)
     opda = _apply_op(dam, transpose_a, conjugate_a)
     rhs = tf.negative(mm(opda, out) if left else mm(out, opda))
     return triangular_solve_p.bind(a, rhs, lower=lower, left=left, transpose_a=transpose_a,
@@ -138,9 +142,6 @@ def triangular_solve(a: Any, b: Any, *, lower: bool = False, left: bool = True,
 
 
 def _promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
-    from .._dtypes import result_type  # noqa: PLC0415
-    from .._structural import convert_element_type  # noqa: PLC0415
-
     check_placement(op, a, b)
     da, db = meta(a)[1], meta(b)[1]
     if da is db:

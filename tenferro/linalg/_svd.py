@@ -17,16 +17,18 @@ from numpy.linalg import _umath_linalg
 from .._dispatch import dispatchable
 from .._errors import TenferroValueError
 from .._tensor import Tensor
-from .._prim import as_operand, aval_of_operand, meta, primitive, xp_of
+from .._aval import aval_of_operand, meta, xp_of
+from .._operands import as_operand
+from .._registry import primitive
 from ._config import config
 from ._errors import ConvergenceError
 from ._util import bind as _bind
 from ._util import (
-    FAMILY, GAUGE_RTOL, as_cols, as_rows, broadened_inverse, check_matrix, columns, const, diag_embed,
-    diag_part, diff_matrix, gauge_guard, gauge_violation, lapack, lapack_signature, lead, leading, mH, mhm, mm, rows,
+    FAMILY, GAUGE_RTOL, as_cols, as_rows, broadened_inverse, check_matrix, columns, const, diff_matrix, gauge_guard, gauge_violation, lapack, lapack_signature, lead, leading, mH, mhm, mm, rows,
     safe_reciprocal,
 )
 from .. import _ops as tf
+from ._util import concrete
 
 
 svd_p = primitive("svd", FAMILY, multiple_results=True)
@@ -91,7 +93,7 @@ def _svd_jvp(primals, tangents, full_matrices):
     vh1 = rows(vh, 0, k)
     du, dvh, dp = _svd_reduced_jvp(tf, da, u1, s, vh1, dtype, m, n, k)
     dv = mH(dvh) if full_matrices and n > k else None
-    ds = diag_part(dp)
+    ds = tf.extract_diag(dp)
     ds = tf.real(ds) if dtype.is_complex else ds
     if full_matrices and m > k:   # gauge U2^H dU2 = 0: dU2 = -U1 dU1^H U2
         du2 = tf.negative(mm(u1, mm(mH(du), columns(u, k, m))))
@@ -122,7 +124,7 @@ def _svd_reduced_jvp(tf, da, u, s, vh, dtype, m, n, k):
     if m > k or n > k or dtype.is_complex:
         s_inv = safe_reciprocal(s)
     if dtype.is_complex:                                # imaginary diagonal: phase convention
-        du_core = tf.add(du_core, tf.multiply(tf.multiply(tf.subtract(dp, dph), 0.5), diag_embed(s_inv)))
+        du_core = tf.add(du_core, tf.multiply(tf.multiply(tf.subtract(dp, dph), 0.5), tf.embed_diag(s_inv)))
     du = mm(u, du_core)
     dvh = tf.negative(mm(dv_core, vh))
     if m > k:                                           # (I - U U^H) dA V S^{-1}
@@ -225,8 +227,6 @@ def truncated_svd(a: Any, max_rank: int | None = None, cutoff: float | None = No
         k = min(k, int(max_rank))
     u, s, vh = _bind(svd_p, a, full_matrices=False)
     if cutoff is not None:
-        from ._util import concrete  # noqa: PLC0415
-
         sv = concrete(s)
         if sv is None:
             raise TenferroValueError("truncated_svd: cutoff needs concrete singular values (not under make_graph)")

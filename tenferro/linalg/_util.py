@@ -26,9 +26,10 @@ from tidu import Tracer, Zero
 
 from .._dtypes import DType
 from .._errors import fmt_shape
-from .._indexing import slice_embed_p, slice_p
+from .._structural import slice_embed_p, slice_p
 from .._placement import CPU, array_module_of_placement, device_scope
-from .._prim import TensorType, aval_of_operand, fortran, meta, placement_of_operand, primitive, xp_of
+from .._aval import aval_of_operand, fortran, meta, placement_of_operand, TensorType, xp_of
+from .._registry import primitive
 from .._tensor import Tensor
 from numpy.linalg import _umath_linalg
 
@@ -36,6 +37,7 @@ from .. import _ops as tf
 from . import _device
 from ._config import config
 from ._errors import GaugeError, GaugeWarning, LinalgDTypeError, LinalgShapeError, NonFiniteError
+from .._structural import broadcast_in_dim_p, convert_element_type
 
 FAMILY = "linalg"
 
@@ -214,28 +216,8 @@ def eye_mask(n: int, m: int, batch: tuple, dtype: DType, k: int = 0, like: Any =
         return Tensor._wrap(fortran(xp.broadcast_to(e.reshape(e.shape + (1,) * len(batch)), (n, m) + batch)))
 
 
-def tril(x: Any, k: int = 0) -> Any:
-    return tf.tril(x, k)
-
-
-def triu(x: Any, k: int = 0) -> Any:
-    return tf.triu(x, k)
-
-
-def diag_part(x: Any) -> Any:
-    """``[n, n, B...] -> [n, B...]``: the diagonal of each matrix."""
-    return tf.extract_diag(x)
-
-
-def diag_embed(v: Any) -> Any:
-    """``[n, B...] -> [n, n, B...]``: diagonal matrices with diagonal ``v``."""
-    return tf.embed_diag(v)
-
-
 def as_cols(v: Any, m: int) -> Any:
     """``v[j]`` of shape ``[n, B...]`` as a matrix ``X[i, j] = v[j]`` of shape ``[m, n, B...]``."""
-    from .._structural import broadcast_in_dim_p  # noqa: PLC0415
-
     s, _ = meta(v)
     nb = len(s) - 1
     return broadcast_in_dim_p.bind(v, shape=(m,) + tuple(s), broadcast_dimensions=(1,) + tuple(range(2, 2 + nb)))
@@ -243,8 +225,6 @@ def as_cols(v: Any, m: int) -> Any:
 
 def as_rows(v: Any, m: int) -> Any:
     """``v[i]`` of shape ``[n, B...]`` as a matrix ``X[i, j] = v[i]`` of shape ``[n, m, B...]``."""
-    from .._structural import broadcast_in_dim_p  # noqa: PLC0415
-
     s, _ = meta(v)
     nb = len(s) - 1
     shape = (s[0], m) + tuple(s[1:])
@@ -324,8 +304,6 @@ def diff_matrix(v: Any) -> Any:
 
 
 def to_dtype(x: Any, dtype: DType) -> Any:
-    from .._structural import convert_element_type  # noqa: PLC0415
-
     return convert_element_type(x, dtype)
 
 

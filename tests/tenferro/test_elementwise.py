@@ -429,7 +429,7 @@ def test_linear_transpose_of_a_nonlinear_function_names_the_op(fn, op):
 
 def test_scalar_constants_in_traced_code_are_canonical():
     from tenferro._elementwise import _constant
-    from tenferro._prim import aval_of_operand
+    from tenferro._aval import aval_of_operand
 
     big = tf.asarray(np.ones((100, 100)))
     c = _constant(2.0, aval_of_operand(big))
@@ -445,7 +445,7 @@ def test_complex_parts_are_canonical_copies(fn):
 
 
 def test_primitive_impls_are_named_functions():
-    from tenferro._prim import PRIMITIVES
+    from tenferro._registry import PRIMITIVES
 
     lambdas = sorted(n for n, (p, fam) in PRIMITIVES.items() if fam != "linalg" and p.impl.__name__ == "<lambda>")
     assert not lambdas, f"primitives whose impl is an anonymous lambda: {lambdas}"

@@ -96,7 +96,7 @@ class _AvalChecker:
     (2) every output array is in canonical layout: F-contiguous and writeable."""
 
     def __init__(self):
-        from tenferro._prim import PRIMITIVES
+        from tenferro._registry import PRIMITIVES
 
         self.saved = {}
         self.prims = [p for p, _ in PRIMITIVES.values()]

@@ -304,7 +304,7 @@ def test_float_axes_and_extents_are_not_truncated(call, err, msg):
 @pytest.mark.cpu_only   # interned avals: a CPU hot-path optimisation
 def test_indexing_avals_keep_the_placement():
     from tenferro._indexing import _aval
-    from tenferro._prim import aval_of_operand
+    from tenferro._aval import aval_of_operand
 
     x = _m34()
     assert _aval(x) is aval_of_operand(x)

@@ -1,0 +1,112 @@
+"""The vector space of tensors: how tidu builds zeros, sums cotangents, samples
+random directions and forwards operators for tensors and their tracers (the
+methods of :data:`tenferro._methods.TENSOR_METHODS`). The top of tenferro's
+layering: it needs the op families; importing it registers the space with tidu."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+import tidu
+
+from ._aval import TensorType, aval_of_tensor, fortran, meta
+from ._creation import ones, zeros
+from ._elementwise import add_p, conj, multiply
+from ._methods import TENSOR_METHODS
+from ._placement import CPU, array_module_of_placement, device_scope
+from ._shape import Shape
+from ._structural import reshape, stack
+from ._tensor import Tensor
+
+__all__ = ["TensorVSpace", "TENSOR_VSPACE"]
+
+
+class TensorVSpace(tidu.VSpace):
+    """tidu's view of tensors (see :class:`tidu.VSpace`)."""
+
+    aval = staticmethod(aval_of_tensor)  # ``aval(value)``: one call less on a hot path
+
+    def tangent_aval(self, aval: TensorType) -> TensorType | None:
+        return aval if aval.dtype.is_floating else None
+
+    def is_complex(self, aval: TensorType) -> bool:
+        return aval.dtype.is_complex
+
+    def is_scalar(self, aval: TensorType) -> bool:
+        return aval.shape == ()
+
+    def size(self, aval: TensorType) -> int:
+        return aval.size
+
+    def machine_epsilon(self, aval: TensorType) -> float:
+        return float(np.finfo(aval.dtype.numpy).eps) if aval.dtype.is_floating else 1.0
+
+    def zeros(self, aval: TensorType) -> Tensor:
+        return zeros(aval.shape, aval.dtype, placement=aval.placement)
+
+    def ones(self, aval: TensorType) -> Tensor:
+        return ones(aval.shape, aval.dtype, placement=aval.placement)
+
+    def add(self, x: Any, y: Any) -> Any:
+        if type(x) is Tensor and type(y) is Tensor:  # no tracer: what bind does, one call less
+            return add_p.impl(x, y)
+        return add_p.bind(x, y)
+
+    def scale(self, x: Any, alpha: complex) -> Any:
+        return multiply(x, alpha)
+
+    def conj(self, x: Any) -> Any:
+        return conj(x)
+
+    def standard_basis(self, aval: TensorType) -> list[Tensor]:
+        n = aval.size
+        if aval.placement.device is not None:   # made on the device: no uploads
+            with device_scope("standard_basis", aval.placement):
+                eye = array_module_of_placement("standard_basis", aval.placement).eye(n, dtype=aval.dtype.numpy)
+                return [Tensor._wrap(fortran(eye[:, k].reshape(aval.shape, order="F"))) for k in range(n)]
+        out = []
+        for k in range(n):
+            e = np.zeros(n, aval.dtype.numpy)
+            e[k] = 1
+            out.append(Tensor._wrap(np.reshape(e, aval.shape, order="F")))
+        return out
+
+    def stack_basis(self, values: Sequence[Any], basis_aval: TensorType, leading: bool) -> Any:
+        vshape = tuple(meta(values[0])[0]) if values else ()
+        if leading:
+            return reshape(stack(values, axis=0), tuple(basis_aval.shape) + vshape)
+        return reshape(stack(values, axis=len(vshape)), vshape + tuple(basis_aval.shape))
+
+    def inner(self, x: Any, y: Any) -> float:
+        return float(np.real(np.vdot(np.asarray(x), np.asarray(y))))
+
+    def randn(self, aval: TensorType, rng: Any) -> Tensor:
+        shape = aval.shape
+        if aval.dtype.is_complex:
+            v = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+        else:
+            v = rng.standard_normal(shape)
+        t = Tensor._wrap(fortran(np.asarray(v, dtype=aval.dtype.numpy)))
+        return t if aval.placement == CPU else t.to_gpu(aval.placement.device)
+
+    def tracer_getattr(self, tracer: Any, name: str) -> Any:
+        fn = TENSOR_METHODS.get(name)  # operators first: every ``tracer + y`` lands here
+        if fn is not None:
+            if type(fn) is property:
+                return fn.fget(tracer)
+            return fn.__get__(tracer)
+        if name in ("shape", "dtype", "placement", "ndim", "size"):
+            value = getattr(tracer.aval, name)
+            return Shape._from_tuple(value) if name == "shape" else value
+        raise AttributeError(f"a traced tensor has no attribute {name!r}")
+
+    def tracer_call(self, tracer: Any, name: str, args: tuple) -> Any:
+        fn = TENSOR_METHODS.get(name)  # operators: every ``tracer + y`` lands here
+        if fn is not None and type(fn) is not property:
+            return fn(tracer, *args)
+        return self.tracer_getattr(tracer, name)(*args)
+
+
+TENSOR_VSPACE = TensorVSpace()
+tidu.register_vspace(TENSOR_VSPACE, [Tensor], [TensorType])
