@@ -466,10 +466,10 @@ class _DMRGRun:
             self.print("reference   none known for these parameters (exact diagonalization needs at most "
                        "2^14 states)")
         if res.converged:
-            self.print(f"converged   yes: |dE| = {abs(last.delta_energy):.1e} < tol after {len(res.history)} sweeps")
+            self.print(f"converged   yes: |dE| = {abs(last.delta_energy):.1e} < tol after {_sweeps(len(res.history))}")
         else:
             de = "n/a" if math.isnan(last.delta_energy) else f"{abs(last.delta_energy):.1e}"
-            self.print(f"converged   no: |dE| = {de} after {len(res.history)} sweeps (tol {self.args.tol:g})")
+            self.print(f"converged   no: |dE| = {de} after {_sweeps(len(res.history))} (tol {self.args.tol:g})")
         mid = (L - 1) // 2
         self.print(f"bond dims   max {max(bonds)}, middle bond {bonds[mid]};  entanglement entropy "
                    f"at the middle bond {entropy[mid]:.6f}")
@@ -499,6 +499,10 @@ class _DMRGRun:
                        "analysis_seconds": t_analysis, "total_seconds": time.perf_counter() - t0},
         }
         _write_atomic(path, json.dumps(_json_safe(doc), indent=2, allow_nan=False) + "\n")
+
+
+def _sweeps(n: int) -> str:
+    return f"{n} sweep" if n == 1 else f"{n} sweeps"
 
 
 def _sched(values: Sequence[Any], fmt: str = "{}") -> str:

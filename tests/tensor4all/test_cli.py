@@ -237,12 +237,21 @@ def test_save_and_load_back(tmp_path, ext):
 
 
 # ---- threads -----------------------------------------------------------------------------
-def test_threads_with_threadpoolctl_and_without(tmp_path):
-    pytest.importorskip("threadpoolctl")
+def test_threads_with_threadpoolctl(tmp_path):
+    pytest.importorskip("threadpoolctl", reason="threadpoolctl is in the 'dev' extra")
     js = tmp_path / "a.json"
-    proc = run_cli("dmrg", "--L", "6", "--chi", "8", "--quiet", "--threads", "2", "--json", str(js))
+    code = ("import sys; from tensor4all.cli import main; from threadpoolctl import threadpool_info; "
+            "rc = main(sys.argv[1:]); "
+            "print('BLAS', sorted({i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'})); "
+            "sys.exit(rc)")
+    proc = run_cli("dmrg", "--L", "6", "--chi", "8", "--quiet", "--threads", "2", "--json", str(js),
+                   python_args=("-c", code))
     assert proc.returncode == 0, proc.stderr
     assert strict_json(js)["parameters"]["threads_method"] == "threadpoolctl"
+    assert "BLAS [2]" in proc.stdout  # every BLAS library loaded (NumPy's and SciPy's) is limited
+
+
+def test_threads_without_threadpoolctl_restart_once_with_the_variables(tmp_path):
     # without threadpoolctl the program sets the BLAS variables and restarts itself once
     blocked = tmp_path / "block"
     blocked.mkdir()
