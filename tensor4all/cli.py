@@ -369,6 +369,8 @@ class _DMRGRun:
             self.bar_sweep = u.sweep
         self.bar.set_postfix_str(f"E={u.energy:.10f} chi={u.bond_dim}", refresh=False)
         self.bar.update(1)
+        if u.step == u.steps:  # a fast sweep may end between refreshes: show its last state
+            self.bar.refresh()
 
     def close_bar(self) -> None:
         if self.bar is not None:

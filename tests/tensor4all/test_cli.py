@@ -126,6 +126,50 @@ def test_quiet_prints_only_the_summary():
     assert proc.stderr == ""
 
 
+def _run_with_terminal_stderr(*args: str) -> tuple[int, str, str]:
+    """Run the program with stderr on a pseudo-terminal of 120 columns; returns (rc, stdout, tty text)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    env = dict(os.environ)
+    env.pop("TENSOR4ALL_CLI_THREADS_SET", None)
+    proc = subprocess.Popen([sys.executable, "-m", "tensor4all", *args], stdout=subprocess.PIPE,
+                            stderr=slave, cwd=ROOT, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    out = proc.stdout.read().decode()
+    rc = proc.wait(timeout=300)
+    os.close(master)
+    return rc, out, b"".join(chunks).decode(errors="replace")
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a POSIX pseudo-terminal")
+def test_progress_bar_on_a_terminal_and_not_with_quiet():
+    rc, out, tty = _run_with_terminal_stderr("dmrg", "--L", "24", "--chi", "16", "--sweeps", "3")
+    assert rc == 0, tty
+    # one bar per sweep across its 2 (L - 1) = 46 two-site updates, energy and bond dimension in the postfix
+    for sweep in (1, 2, 3):
+        assert f"sweep {sweep}:" in tty
+    assert "/46 [" in tty and "bond/s" in tty
+    assert re.search(r"E=-\d+\.\d{10} chi=\d+", tty)
+    assert "max trunc err" in out and "max trunc err" not in tty  # the table goes to stdout
+    rc, out, tty = _run_with_terminal_stderr("dmrg", "--L", "24", "--chi", "16", "--sweeps", "3", "--quiet")
+    assert rc == 0 and "sweep 1:" not in tty and "bond/s" not in tty
+    assert "max trunc err" not in out and "energy" in out
+
+
 # ---- every model, with --json --------------------------------------------------------------
 def _ed(os_, L, local="spin-1/2"):
     return ground_energy(os_, L, local)
