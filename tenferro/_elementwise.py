@@ -386,10 +386,6 @@ def _ring_op(name: str, ufunc: Any, prim: Any, doc: str) -> Any:
     prepared (promotion, broadcasting) and bound."""
 
     def op(x: Any, y: Any) -> Any:
-        if type(x) is Tensor and type(y) is Tensor:
-            a, b = x._data, y._data
-            if type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape and a.dtype is b.dtype:
-                return Tensor._wrap(_f(ufunc(a, b)))
         ops = _eager_operands(x, y)
         if ops is not None:
             return Tensor._wrap(_f(ufunc(*ops)))

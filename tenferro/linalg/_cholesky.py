@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numpy.linalg import _umath_linalg
 
 from .._errors import fmt_shape
 from .._aval import meta
@@ -19,7 +18,7 @@ from ._eigh import hermitian_part
 from ._errors import NonPositiveDefiniteError
 from ._solve import triangular_solve_p
 from ._util import bind as _bind
-from ._util import FAMILY, check_matrix, eye_mask, lapack, lapack_signature, lead, mm
+from ._util import FAMILY, check_matrix, eye_mask, lapack, lead, mm
 from .. import _ops as tf
 
 
@@ -32,7 +31,7 @@ def _cholesky_impl(a):
     h = 0.5 * (x + np.conj(np.swapaxes(x, -1, -2)))
     n, batch, dt = a._data.shape[0], a._data.shape[2:], a._data.dtype
     try:   # LAPACK potrf reads the lower triangle; the gufunc zeroes the upper one
-        (l,) = lapack("cholesky", _umath_linalg.cholesky_lo, [h], [((n, n) + batch, dt, 2)], lapack_signature(1, "s", dt))
+        (l,) = lapack("cholesky", "cholesky", [h], [((n, n) + batch, dt, 2)])
         return Tensor._wrap(l)
     except np.linalg.LinAlgError:
         raise NonPositiveDefiniteError(

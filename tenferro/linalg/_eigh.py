@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numpy.linalg import _umath_linalg
 
 from .._dispatch import dispatchable
 from .._operands import as_operand
@@ -20,7 +19,7 @@ from ._errors import ConvergenceError
 from ._util import bind as _bind
 from ._util import (
     FAMILY, GAUGE_RTOL, broadened_inverse, check_matrix, diff_matrix, gauge_guard,
-    gauge_violation, lapack, lapack_signature, lead, mH, mhm, mm,
+    gauge_violation, lapack, lead, mH, mhm, mm,
 )
 from .. import _ops as tf
 
@@ -39,8 +38,8 @@ def _eigh_impl(a):
     h = 0.5 * (x + np.conj(np.swapaxes(x, -1, -2)))
     n, batch, dt = a._data.shape[0], a._data.shape[2:], a._data.dtype
     try:   # LAPACK syevd/heevd (as NumPy, PyTorch), straight into the canonical layout
-        w, v = lapack("eigh", _umath_linalg.eigh_lo, [h], [((n,) + batch, dt.type(0).real.dtype, 1), ((n, n) + batch, dt, 2)],
-                      lapack_signature(1, "rs", dt))
+        w, v = lapack("eigh", "eigh", [h], [((n,) + batch, dt.type(0).real.dtype, 1), ((n, n) + batch, dt, 2)],
+                      UPLO="L")
     except np.linalg.LinAlgError as e:
         raise ConvergenceError(f"eigh: LAPACK did not converge for input of shape {a.shape}: {e}") from None
     return [Tensor._wrap(w), Tensor._wrap(v)]

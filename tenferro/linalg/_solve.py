@@ -15,7 +15,6 @@ import warnings
 import numpy as np
 import scipy.linalg
 import scipy.linalg.blas
-from numpy.linalg import _umath_linalg
 
 from tidu import Zero, is_undefined
 
@@ -29,7 +28,7 @@ from ._errors import LinalgShapeError, SingularMatrixError
 from . import _device
 from ._util import bind as _bind
 from ._util import (
-    FAMILY, check_batch, check_finite, check_matrix, lapack, lapack_signature, lead, mm, mT, wrap,
+    FAMILY, check_batch, check_finite, check_matrix, lapack, lead, mm, mT, wrap,
 )
 from .. import _ops as tf
 from .._dtypes import result_type
@@ -165,8 +164,7 @@ def _solve_impl(a, b, transposed):
     if transposed:
         la_ = np.swapaxes(la_, -1, -2)         # a view: the gufunc copies through strides
     try:
-        (x,) = lapack("solve", _umath_linalg.solve, [la_, lead(B)], [(B.shape, B.dtype, 2)],
-                      lapack_signature(2, "s", B.dtype))
+        (x,) = lapack("solve", "solve", [la_, lead(B)], [(B.shape, B.dtype, 2)])
     except np.linalg.LinAlgError:
         raise _singular("solve", a.shape, b.shape) from None
     return Tensor._wrap(x)

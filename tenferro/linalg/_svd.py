@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from numpy.linalg import _umath_linalg
 
 from .._dispatch import dispatchable
 from .._errors import TenferroValueError
@@ -24,7 +23,7 @@ from ._config import config
 from ._errors import ConvergenceError
 from ._util import bind as _bind
 from ._util import (
-    FAMILY, GAUGE_RTOL, as_cols, as_rows, broadened_inverse, check_matrix, columns, const, diff_matrix, gauge_guard, gauge_violation, lapack, lapack_signature, lead, leading, mH, mhm, mm, rows,
+    FAMILY, GAUGE_RTOL, as_cols, as_rows, broadened_inverse, check_matrix, columns, const, diff_matrix, gauge_guard, gauge_violation, lapack, lead, leading, mH, mhm, mm, rows,
     safe_reciprocal,
 )
 from .. import _ops as tf
@@ -43,10 +42,9 @@ def _svd_impl(a, full_matrices):
     k = min(m, n)
     ku, kv = (m, n) if full_matrices else (k, k)
     dt = x.dtype
-    gufunc = _umath_linalg.svd_f if full_matrices else _umath_linalg.svd_s
     try:
-        u, s, vh = lapack("svd", gufunc, [lead(x)], [((m, ku) + batch, dt, 2), ((k,) + batch, dt.type(0).real.dtype, 1),
-                                             ((kv, n) + batch, dt, 2)], lapack_signature(1, "srs", dt))
+        u, s, vh = lapack("svd", "svd", [lead(x)], [((m, ku) + batch, dt, 2), ((k,) + batch, dt.type(0).real.dtype, 1),
+                                                    ((kv, n) + batch, dt, 2)], full_matrices=full_matrices)
     except np.linalg.LinAlgError as e:
         raise ConvergenceError(f"svd: LAPACK gesdd did not converge for input of shape {a.shape}: {e}") from None
     return [Tensor._wrap(u), Tensor._wrap(s), Tensor._wrap(vh)]

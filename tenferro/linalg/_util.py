@@ -2,13 +2,14 @@
 
 Two kinds of helpers live here:
 
-* **impl side** (NumPy arrays): argument checks with typed errors, and moving the
-  trailing batch dimensions ``[M, N, B...]`` to the leading position NumPy's
-  batched LAPACK wrappers expect (``np.moveaxis`` is a view; NumPy loops over the
-  batch in C) and back to canonical column-major storage.
+* **impl side** (NumPy or CuPy arrays): argument checks with typed errors,
+  :func:`lapack` (NumPy's public batched LAPACK wrappers, CuPy's for device
+  arrays), and moving the trailing batch dimensions ``[M, N, B...]`` to the
+  leading position those wrappers expect (``np.moveaxis`` is a view; NumPy loops
+  over the batch in C) and back to canonical column-major storage.
 * **rule side** (tenferro ops, so that rules can be differentiated again):
-  batched matrix products :func:`mm`, conjugate transposes :func:`mH`, diagonal
-  extraction/embedding, triangular masks, Lorentzian-broadened inverses
+  batched matrix products :func:`mm`, conjugate transposes :func:`mH`, identity
+  masks, Lorentzian-broadened inverses
   :func:`broadened_inverse`, and the gauge check primitive :data:`gauge_check_p`.
 
 All rule-side helpers work on the trailing-batch layout: matrix axes 0 and 1,
@@ -16,10 +17,12 @@ batch axes 2, 3, ...
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any, Callable, Sequence
 
 import numpy as np
+import scipy.linalg
 
 import tidu
 from tidu import Tracer, Zero
@@ -31,7 +34,6 @@ from .._placement import CPU, array_module_of_placement, device_scope
 from .._aval import aval_of_operand, fortran, meta, placement_of_operand, TensorType, xp_of
 from .._registry import primitive
 from .._tensor import Tensor
-from numpy.linalg import _umath_linalg
 
 from .. import _ops as tf
 from . import _device
@@ -90,10 +92,6 @@ def wrap(a: np.ndarray, core: int = 2) -> Tensor:
     return Tensor._wrap(trail(a, core))
 
 
-def _raise_linalg_error(err: str, flag: int) -> None:
-    raise np.linalg.LinAlgError(err)
-
-
 def check_finite(op: str, name: str, x: np.ndarray) -> None:
     """Raise :class:`NonFiniteError` when ``x`` holds a NaN or an infinity: LAPACK
     would otherwise report a misleading non-convergence, singularity or
@@ -102,44 +100,110 @@ def check_finite(op: str, name: str, x: np.ndarray) -> None:
         raise NonFiniteError(f"{op}: the input {name} of shape {fmt_shape(x.shape)} contains NaN or inf")
 
 
-def lapack(op: str, gufunc: Any, inputs: Sequence[np.ndarray], outs: Sequence[tuple],
-           signature: str) -> list[np.ndarray]:
-    """Run a ``numpy.linalg._umath_linalg`` gufunc on the leading-batch views of
-    trailing-layout inputs, writing **straight into** canonical (column-major,
-    trailing-batch) output buffers: ``outs = [(shape, dtype, core), ...]``. The
-    gufunc copies into and out of LAPACK's Fortran buffers through strides anyway,
-    so this saves the extra ``moveaxis`` + column-major copy of every output.
-    Non-finite input raises :class:`NonFiniteError` naming ``op``; LAPACK failures
-    (non-convergence, singular, not positive definite) raise
-    ``np.linalg.LinAlgError`` like NumPy's own wrappers."""
+def lapack(op: str, routine: str, inputs: Sequence[Any], outs: Sequence[tuple], **kwargs: Any) -> list[Any]:
+    """Run a LAPACK routine (``svd``, ``eigh``, ``cholesky``, ``solve``) on
+    leading-batch inputs and return its outputs in canonical (column-major,
+    trailing-batch) layout: ``outs = [(shape, dtype, core), ...]``.
+
+    One (non-empty) matrix: SciPy's LAPACK drivers (``gesdd``, ``syevd``/``heevd``, ``potrf``,
+    ``gesv``), column-major in and out, no copies. A batch: NumPy's public batched
+    wrappers (``numpy.linalg.<routine>``, which loop in C), then one copy into the
+    trailing layout. CuPy arrays: CuPy's cuSOLVER wrappers. Single precision is
+    computed in double, as NumPy does. Non-finite input raises
+    :class:`NonFiniteError` naming ``op``; LAPACK failures (non-convergence,
+    singular, not positive definite) raise ``np.linalg.LinAlgError``."""
     for i, x in enumerate(inputs):
         check_finite(op, "a" if i == 0 else "b", x)
     if type(inputs[0]) is not np.ndarray:
-        return _device_lapack(op, gufunc, inputs, outs)
-    bufs = [np.empty(shape, dtype=dtype, order="F") for shape, dtype, _ in outs]
-    views = tuple(lead(b, core) for b, (_, _, core) in zip(bufs, outs))
-    with np.errstate(call=_raise_linalg_error, invalid="call", over="ignore", divide="ignore", under="ignore"):
-        gufunc(*inputs, out=views if len(views) > 1 else views[0], signature=signature)
-    return bufs
-
-
-# the batched cuSOLVER routine (through CuPy) standing in for each NumPy gufunc
-_DEVICE_ROUTINES = {
-    _umath_linalg.svd_s: ("svd", {"full_matrices": False}),
-    _umath_linalg.svd_f: ("svd", {"full_matrices": True}),
-    _umath_linalg.eigh_lo: ("eigh", {"UPLO": "L"}),
-    _umath_linalg.cholesky_lo: ("cholesky", {}),
-    _umath_linalg.solve: ("solve", {}),
-}
-
-
-def _device_lapack(op: str, gufunc: Any, inputs: Sequence[Any], outs: Sequence[tuple]) -> list[Any]:
-    """:func:`lapack` for CuPy inputs: the batched cuSOLVER routine, outputs moved
-    to the canonical trailing-batch layout."""
-    name, kwargs = _DEVICE_ROUTINES[gufunc]
-    result = _device.run(op, _device.routine(op, "cupy.linalg", name), *inputs, **kwargs)
-    results = result if isinstance(result, tuple) else (result,)
+        result = _device.run(op, _device.routine(op, "cupy.linalg", routine), *inputs, **kwargs)
+    elif inputs[0].ndim == 2 and all(x.size for x in inputs):   # (LAPACK refuses empty matrices)
+        result = _DRIVERS[routine](*[_double(x) for x in inputs], **kwargs)
+    elif routine == "cholesky" and inputs[0].size:   # in place, matrix by matrix: no layout copy
+        return [_batched_cholesky(inputs[0], outs[0][1])]
+    else:
+        with np.errstate(over="ignore", divide="ignore", under="ignore", invalid="ignore"):
+            result = getattr(np.linalg, routine)(*inputs, **kwargs)
+    results = tuple(result) if isinstance(result, tuple) else (result,)
     return [trail(r.astype(dtype, copy=False), core) for r, (_, dtype, core) in zip(results, outs)]
+
+
+def _double(x: np.ndarray) -> np.ndarray:
+    """``x`` in double precision (real or complex), column-major where it is already."""
+    if x.dtype == np.float32:
+        return x.astype(np.float64, order="K")
+    if x.dtype == np.complex64:
+        return x.astype(np.complex128, order="K")
+    return x
+
+
+@functools.lru_cache(maxsize=64)
+def _lapack_funcs(names: tuple[str, ...], dtype_char: str) -> tuple:
+    """SciPy's LAPACK drivers ``names`` for one dtype (looked up once)."""
+    return scipy.linalg.get_lapack_funcs(names, dtype=np.dtype(dtype_char))
+
+
+def _checked(name: str, info: int, failure: str) -> None:
+    if info > 0:
+        raise np.linalg.LinAlgError(f"{name}: {failure} (info={info})")
+    if info < 0:
+        raise ValueError(f"{name}: illegal value in argument {-info}")
+
+
+_GESDD_LWORK: dict[tuple, int] = {}
+
+
+def _svd_driver(a: np.ndarray, full_matrices: bool = False) -> tuple:
+    gesdd, gesdd_lwork = _lapack_funcs(("gesdd", "gesdd_lwork"), a.dtype.char)
+    m, n = a.shape
+    key = (a.dtype.char, m, n, full_matrices)
+    lwork = _GESDD_LWORK.get(key)
+    if lwork is None:
+        work, info = gesdd_lwork(m, n, compute_uv=1, full_matrices=int(full_matrices))
+        _checked("gesdd", info, "workspace query failed")
+        lwork = _GESDD_LWORK[key] = max(1, int(np.real(work)))
+    u, s, vt, info = gesdd(a, compute_uv=1, full_matrices=int(full_matrices), lwork=lwork)
+    _checked("gesdd", info, "SVD did not converge")
+    return u, s, vt
+
+
+def _eigh_driver(a: np.ndarray, UPLO: str = "L") -> tuple:
+    name = "heevd" if np.iscomplexobj(a) else "syevd"
+    (evd,) = _lapack_funcs((name,), a.dtype.char)
+    w, v, info = evd(a, compute_v=1, lower=int(UPLO == "L"))
+    _checked(name, info, "eigenvalue algorithm did not converge")
+    return w, v
+
+
+def _cholesky_driver(a: np.ndarray) -> np.ndarray:
+    (potrf,) = _lapack_funcs(("potrf",), a.dtype.char)
+    c, info = potrf(a, lower=1, clean=1)
+    _checked("potrf", info, "matrix is not positive definite")
+    return c
+
+
+def _solve_driver(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    (gesv,) = _lapack_funcs(("gesv",), np.result_type(a, b).char)
+    _, _, x, info = gesv(a, b)
+    _checked("gesv", info, "singular matrix")
+    return x
+
+
+def _batched_cholesky(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Cholesky factors of a leading-batch stack, written in place into a
+    canonical trailing-batch copy (each matrix of it is a column-major block)."""
+    out = trail(_double(a)).copy(order="F")
+    (potrf,) = _lapack_funcs(("potrf",), out.dtype.char)
+    n = out.shape[0]
+    flat = out.reshape((n, n, -1), order="F")
+    for i in range(flat.shape[2]):
+        _, info = potrf(flat[:, :, i], lower=1, clean=1, overwrite_a=1)
+        _checked("potrf", info, "matrix is not positive definite")
+    return out.astype(dtype, copy=False)
+
+
+_DRIVERS: dict[str, Callable[..., Any]] = {
+    "svd": _svd_driver, "eigh": _eigh_driver, "cholesky": _cholesky_driver, "solve": _solve_driver,
+}
 
 
 def numerically_singular(x: np.ndarray) -> bool:
@@ -151,15 +215,6 @@ def numerically_singular(x: np.ndarray) -> bool:
     sv = np.linalg.svd(lead(x), compute_uv=False)
     tol = sv[..., :1] * x.shape[0] * np.finfo(sv.dtype).eps
     return bool(np.any(sv[..., -1:] <= tol))
-
-
-def lapack_signature(n_in: int, out_kinds: str, dtype: np.dtype) -> str:
-    """Loop signature in NumPy's computation type (double or complex double):
-    ``out_kinds`` has one letter per output, ``"s"`` same kind as the input,
-    ``"r"`` real."""
-    c = np.iscomplexobj(np.empty(0, dtype))
-    same, real = ("D", "d") if c else ("d", "d")
-    return same * n_in + "->" + "".join(same if k == "s" else real for k in out_kinds)
 
 
 # ---------------------------------------------------------------------------
