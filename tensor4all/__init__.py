@@ -53,3 +53,9 @@ __all__ += [
     "StructuredError", "StructuredShapeError", "StructuredTypeError", "TilingError", "SquareBlockError",
     "MixedPlacementError", "DensifyError", "ShapeCombineError",
 ]
+
+# reference energies of the built-in models (exact diagonalization, free fermions, tables);
+# the command-line program is tensor4all.cli (python -m tensor4all dmrg)
+from . import references  # noqa: E402
+
+__all__ += ["references"]
