@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib.util
+from importlib import metadata
 import json
 import math
 import os
@@ -27,6 +28,14 @@ import sys
 import tempfile
 import time
 from typing import Any, Callable, Sequence
+
+import numpy as np
+from tqdm import tqdm
+
+from . import models, references
+from ._dmrg import dmrg
+from ._errors import Tensor4allError
+from ._mps import MPS
 
 __all__ = ["main", "build_parser", "SCHEMA"]
 
@@ -200,10 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _version() -> str:
     try:
-        from importlib.metadata import version
-
-        return version("tidu-tenferro")
-    except Exception:  # noqa: BLE001  (not installed: running from a checkout)
+        return metadata.version("tidu-tenferro")
+    except metadata.PackageNotFoundError:  # running from a checkout that is not installed
         return "unknown"
 
 
@@ -280,9 +287,6 @@ def _limit_threads(n: int, argv: Sequence[str] | None) -> str:
         return "threadpoolctl"
     wanted = str(n)
     if all(os.environ.get(v) == wanted for v in THREAD_VARIABLES):
-        return "environment"
-    if "numpy" not in sys.modules:  # nothing loaded BLAS yet: the variables still count
-        os.environ.update({v: wanted for v in THREAD_VARIABLES})
         return "environment"
     if argv is None and not os.environ.get(_REEXEC_MARK):
         env = dict(os.environ, **{v: wanted for v in THREAD_VARIABLES}, **{_REEXEC_MARK: "1"})
@@ -362,8 +366,6 @@ class _DMRGRun:
             return
         if self.bar is None or u.sweep != self.bar_sweep:
             self.close_bar()
-            from tqdm import tqdm
-
             self.bar = tqdm(total=u.steps, desc=f"sweep {u.sweep}", unit="bond", leave=False,
                             file=sys.stderr, dynamic_ncols=True, mininterval=0.1)
             self.bar_sweep = u.sweep
@@ -385,13 +387,6 @@ class _DMRGRun:
                        f"{r.max_truncation_error:>13.2e}  {r.seconds:>8.2f}")
 
     def run(self) -> int:
-        import numpy as np
-
-        from . import models, references
-        from ._errors import Tensor4allError
-        from ._mps import MPS
-        from ._dmrg import dmrg
-
         t0 = time.perf_counter()
         started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         p = self.parameters()
@@ -480,8 +475,6 @@ class _DMRGRun:
     def write_json(self, path: str, p: dict[str, Any], res: Any, energy: float, ref: Any, bonds: list[int],
                    entropy: list[float], started: str, t0: float, t_setup: float, t_dmrg: float,
                    t_analysis: float) -> None:
-        import numpy as np
-
         doc = {
             "schema": SCHEMA,
             "program": {"name": f"{PROG} dmrg", "version": _version(), "argv": self.argv,
@@ -548,7 +541,6 @@ def write_plot(path: str, res: Any, ref: Any, bonds: Sequence[int], entropy: Seq
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
-    import numpy as np
 
     sweeps = np.array([r.sweep for r in res.history])
     energies = np.array([r.energy for r in res.history])
