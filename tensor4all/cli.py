@@ -10,7 +10,8 @@ Commands (argparse subcommands, as ``python -m pip``):
 
 Exit codes: 0 on success; 2 for bad arguments (argparse's message, naming the valid
 choices; never a traceback) and for optional dependencies that an option needs but
-that are not installed; 1 when an output file cannot be written; 130 on Ctrl-C.
+that are not installed; 1 when an output file cannot be written; 130 on Ctrl-C; 141 when
+stdout is closed early (``| head``).
 :func:`main` is the entry point; the JSON schema is documented in the README
 ("Run a simulation").
 """
@@ -314,6 +315,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"\n{PROG}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. '| head': stop quietly, as other command-line tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's final flush of stdout must not fail too
+        return 141
 
 
 def _cmd_dmrg(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str] | None) -> int:

@@ -170,6 +170,20 @@ def test_progress_bar_on_a_terminal_and_not_with_quiet():
     assert "max trunc err" not in out and "energy" in out
 
 
+def test_closed_stdout_stops_quietly():
+    # as in 'tensor4all dmrg | head -2': the reader goes away after the first lines
+    env = dict(os.environ)
+    env.pop("TENSOR4ALL_CLI_THREADS_SET", None)
+    proc = subprocess.Popen([sys.executable, "-m", "tensor4all", "dmrg", "--L", "16", "--chi", "16"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=env)
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    rc = proc.wait(timeout=300)
+    err = proc.stderr.read().decode()
+    assert first.startswith(b"DMRG  heisenberg L=16")
+    assert rc == 141 and "Traceback" not in err and "Broken pipe" not in err, err
+
+
 # ---- every model, with --json --------------------------------------------------------------
 def _ed(os_, L, local="spin-1/2"):
     return ground_energy(os_, L, local)
