@@ -35,6 +35,7 @@ import numpy as np
 
 from ._dtypes import _lookup_numpy
 from ._errors import DTypeError, PlacementError, TenferroTypeError, TenferroValueError
+from ._placement import import_cupy
 from ._tensor import Tensor
 
 __all__ = ["from_dlpack"]
@@ -47,16 +48,6 @@ _DL_CUDA_MANAGED = 13
 _HOST_DEVICES = (_DL_CPU, _DL_CUDA_HOST)
 _CUDA_DEVICES = (_DL_CUDA, _DL_CUDA_MANAGED)
 _SUPPORTED = ("bool", "int32", "int64", "float32", "float64", "complex64", "complex128")
-
-
-def _cupy(op: str) -> Any:
-    """Import CuPy lazily, raising PlacementError naming ``op`` if it is unavailable."""
-    try:
-        import cupy  # noqa: PLC0415  (optional dependency, imported on demand)
-    except ImportError as exc:
-        raise PlacementError(f"{op}: the object lives in CUDA memory but CuPy is not installed; install the "
-                             "'gpu' extra (cupy>=13) or move the object to host memory first") from exc
-    return cupy
 
 
 def _device_type(obj: Any) -> int:
@@ -72,7 +63,7 @@ def _import(obj: Any, device_type: int) -> Any:
     if device_type in _HOST_DEVICES:
         module, where = np, "host"
     elif device_type in _CUDA_DEVICES:
-        module, where = _cupy("from_dlpack"), "CUDA"
+        module, where = import_cupy("from_dlpack"), "CUDA"
     else:
         raise PlacementError(f"from_dlpack: DLPack device type {device_type} is not supported; expected host "
                              f"memory (CPU, {_DL_CPU}) or a CUDA device ({_DL_CUDA}) through CuPy")
@@ -114,6 +105,6 @@ def from_dlpack(obj: Any, *, copy: bool | None = None) -> Tensor:
     arr = _import(obj, _device_type(obj))
     _lookup_numpy(arr.dtype, "from_dlpack", f"a {type(obj).__name__}")  # DTypeError for e.g. float16, uint8
     if copy is True or (copy is None and not arr.flags.f_contiguous):
-        module = np if isinstance(arr, np.ndarray) else _cupy("from_dlpack")
+        module = np if isinstance(arr, np.ndarray) else import_cupy("from_dlpack")
         arr = module.array(arr, order="F", copy=True)
     return Tensor._wrap(arr)
