@@ -96,6 +96,8 @@ class TensorVSpace(tidu.VSpace):
             if type(fn) is property:
                 return fn.fget(tracer)
             return fn.__get__(tracer)
+        if name in ("item", "tolist", "numpy"):    # conversions: refused where they drop a derivative
+            return getattr(tracer.concrete_value(f".{name}()"), name)
         if name in ("shape", "dtype", "placement", "ndim", "size"):
             value = getattr(tracer.aval, name)
             return Shape._from_tuple(value) if name == "shape" else value

@@ -29,6 +29,7 @@ from ._custom import checkpoint, custom_jvp, custom_vjp, remat, stop_gradient
 from ._errors import (
     ComplexOutputError,
     CustomRuleError,
+    InvalidArgumentError,
     MissingRuleError,
     RuleError,
     NonDifferentiableError,
@@ -64,6 +65,6 @@ __all__ = [
     "PyTreeDef", "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves",
     "tree_structure",
     "TiduError", "NonDifferentiableError", "TreeStructureError", "TangentMismatchError",
-    "NonScalarOutputError", "ComplexOutputError", "CustomRuleError", "TracerConversionError",
+    "NonScalarOutputError", "ComplexOutputError", "CustomRuleError", "TracerConversionError", "InvalidArgumentError",
     "UnexpectedTracerError", "UnregisteredTypeError", "MissingRuleError", "RuleError",
 ]

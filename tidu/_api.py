@@ -12,6 +12,7 @@ from typing import Any, Callable, Sequence
 from ._ad import JVPTracer, backward_pass, jvp_flat, linearize_flat
 from ._errors import (
     ComplexOutputError,
+    InvalidArgumentError,
     NonDifferentiableError,
     NonScalarOutputError,
     TangentMismatchError,
@@ -240,11 +241,31 @@ def _aux_value(aux: Any) -> Any:
 
 
 def _argnums_tuple(argnums: int | Sequence[int], nargs: int, where: str) -> tuple[int, ...]:
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    """``argnums`` as non-negative positions. Like JAX, a repeated argument is an
+    error (differentiating one argument twice has no second, independent input)."""
+    def is_int(n: Any) -> bool:
+        return isinstance(n, int) and not isinstance(n, bool)
+
+    if is_int(argnums):
+        nums: tuple = (argnums,)
+    elif isinstance(argnums, (tuple, list)) and all(is_int(n) for n in argnums):
+        nums = tuple(argnums)
+    else:
+        raise InvalidArgumentError(
+            f"{where}: argnums must be an int or a tuple of ints (positions of the arguments to "
+            f"differentiate), got {argnums!r}"
+        )
     for n in nums:
         if not -nargs <= n < nargs:
             raise TreeStructureError(f"{where}: argnums {n} out of range for a function called with {nargs} arguments")
-    return tuple(n % nargs for n in nums)
+    out = tuple(n % nargs for n in nums)
+    if len(set(out)) != len(out):
+        dup = next(n for n in out if out.count(n) > 1)
+        raise InvalidArgumentError(
+            f"{where}: argnums {tuple(nums)} repeats argument {dup}; each argument may be differentiated "
+            "once (as in JAX), pass it once or as two separate arguments"
+        )
+    return out
 
 
 def _with_args(f: Callable[..., Any], args: tuple, nums: tuple[int, ...], tree: PyTreeDef | None = None

@@ -14,6 +14,7 @@ __all__ = [
     "UnregisteredTypeError",
     "MissingRuleError",
     "RuleError",
+    "InvalidArgumentError",
 ]
 
 
@@ -64,3 +65,9 @@ class MissingRuleError(TiduError, NotImplementedError):
 class RuleError(TiduError, TypeError):
     """A primitive's rule returned a result inconsistent with its arguments
     (reported when :func:`tidu.debug_checks` is on)."""
+
+
+class InvalidArgumentError(TiduError, ValueError, TypeError):
+    """An argument of a tidu function has the wrong type or value (``argnums``,
+    a tolerance, a pytree node type). Also a ``ValueError`` and a ``TypeError``, so
+    generic ``except`` clauses of either kind keep working."""

@@ -78,24 +78,41 @@ class Tracer:
     __hash__ = object.__hash__
 
     def __bool__(self) -> bool:
+        # control flow on comparisons (boolean values, no derivative) stays allowed
         return bool(self.to_concrete())
 
+    def concrete_value(self, what: str) -> Any:
+        """The concrete value for the conversion ``what`` (``float()``, ``.item()``, ...):
+        raises :class:`TracerConversionError` when this value carries a derivative,
+        which the conversion would silently drop; values without a tangent space
+        (integers, booleans) convert when the trace knows their value."""
+        value = self.to_concrete()      # (an abstract value has none: that error first)
+        a = self.aval
+        if vspace_of_aval(a).tangent_aval(a) is not None:
+            raise TracerConversionError(
+                f"{what} of a value being differentiated ({a}) would return a constant and silently drop "
+                "its derivative; keep the computation in differentiable operations, or write "
+                f"tidu.stop_gradient(x) first to use its value as a constant on purpose"
+            )
+        return value
+
     def __float__(self) -> float:
-        return float(self.to_concrete())
+        return float(self.concrete_value("float()"))
 
     def __int__(self) -> int:
-        return int(self.to_concrete())
+        return int(self.concrete_value("int()"))
 
     def __complex__(self) -> complex:
-        return complex(self.to_concrete())
+        return complex(self.concrete_value("complex()"))
 
     def __index__(self) -> int:
-        return self.to_concrete().__index__()
+        return self.concrete_value("use as an index").__index__()
 
     def __array__(self, *args, **kwargs):
         raise TracerConversionError(
             f"a traced value ({self.aval}) cannot be converted to a NumPy array: the conversion "
-            "would drop its derivative. Keep the computation in tidu primitives."
+            "would drop its derivative. Keep the computation in tidu primitives, or convert "
+            "tidu.stop_gradient(x) to use its value as a constant on purpose."
         )
 
 
