@@ -120,6 +120,13 @@ def _check_parquet_readable(pa: Any, table: Any) -> None:
                 "upgrade pyarrow")
 
 
+def _new_file_mode() -> int:
+    """The mode ``open()`` would give a new file here (0666 less the umask)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def save(path: str | os.PathLike[str], entries: Mapping[str, Any], *, format: str = "arrow",  # noqa: A002
          dim_names: Mapping[str, Sequence[str]] | None = None, compression: str | None = None) -> None:
     """Write named tensors to ``path`` as an Arrow IPC file (``format="arrow"``) or Parquet.
@@ -160,6 +167,7 @@ def save(path: str | os.PathLike[str], entries: Mapping[str, Any], *, format: st
 
             kwargs = {} if compression is None else {"compression": compression}
             pq.write_table(table, tmp, use_dictionary=False, **kwargs)
+        os.chmod(tmp, _new_file_mode())   # mkstemp makes 0600 files: give the usual mode
         os.replace(tmp, target)
     except Exception as exc:
         Path(tmp).unlink(missing_ok=True)

@@ -265,3 +265,14 @@ def test_not_a_tensor_file(tmp_path):
     pq.write_table(pa.table({"v": [1.0, 2.0]}), plain)
     with pytest.raises(tf.arrow.TensorFileError, match="column 'v'.*fixed_shape_tensor"):
         tf.load(plain)
+
+
+def test_saved_files_get_the_usual_mode(tmp_path):
+    import os
+    import stat
+
+    umask = os.umask(0)
+    os.umask(umask)
+    path = tmp_path / "m.arrow"
+    tf.save(path, {"a": tf.ones((2, 3))}, format="arrow")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o666 & ~umask
