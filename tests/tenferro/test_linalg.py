@@ -127,11 +127,80 @@ def test_norms_match_numpy():
 
 def test_lstsq_pinv_match_numpy():
     a, b = _rand((5, 3)), _rand((5, 2))
-    assert np.allclose(la.lstsq(tf.asarray(a), tf.asarray(b)).numpy(), np.linalg.lstsq(a, b, rcond=None)[0])
-    assert np.allclose(la.lstsq(tf.asarray(a.T), tf.asarray(b[:3])).numpy(), np.linalg.lstsq(a.T, b[:3], rcond=None)[0])
+    assert np.allclose(la.lstsq(tf.asarray(a), tf.asarray(b))[0].numpy(), np.linalg.lstsq(a, b, rcond=None)[0])
+    assert np.allclose(la.lstsq(tf.asarray(a.T), tf.asarray(b[:3]))[0].numpy(),
+                       np.linalg.lstsq(a.T, b[:3], rcond=None)[0])
     assert np.allclose(la.pinv(tf.asarray(a)).numpy(), np.linalg.pinv(a))
     r1 = np.outer(_rand(4), _rand(3))   # rank 1: discarded zero singular values
     assert np.allclose(la.pinv(tf.asarray(r1)).numpy(), np.linalg.pinv(r1))
+
+
+def _rank_deficient(m, n, r, cplx=False):
+    return _rand((m, r), cplx) @ _rand((r, n), cplx)
+
+
+@pytest.mark.parametrize("a_shape,b_shape,rank", [
+    ((5, 3), (5, 2), 3), ((5, 3), (5,), 3), ((3, 5), (3, 2), 3), ((4, 4), (4, 1), 4),
+    ((6, 4), (6, 2), 2), ((4, 6), (4, 3), 2), ((5, 5), (5,), 1), ((4, 3), (4, 2), 0)])
+@pytest.mark.parametrize("cplx", [False, True])
+def test_lstsq_returns_numpys_four_values(a_shape, b_shape, rank, cplx):
+    a = _rank_deficient(a_shape[0], a_shape[1], rank, cplx) if rank < min(a_shape) else _rand(a_shape, cplx)
+    b = _rand(b_shape, cplx)
+    x, res, rk, sv = la.lstsq(tf.asarray(a), tf.asarray(b))
+    xn, resn, rkn, svn = np.linalg.lstsq(a, b, rcond=None)
+    assert x.shape == xn.shape and np.allclose(x.numpy(), xn, atol=1e-10)    # minimum norm, no 1e31
+    assert res.shape == resn.shape and np.allclose(res.numpy(), resn)
+    assert res.dtype == tf.float64
+    assert int(rk) == rkn == rank
+    assert np.allclose(sv.numpy(), svn)
+
+
+def test_lstsq_rcond_and_batch():
+    a = np.stack([_rank_deficient(5, 4, 2), _rand((5, 4)), _rank_deficient(5, 4, 3)], axis=-1)
+    b = _rand((5, 2, 3))
+    x, res, rk, sv = la.lstsq(tf.asarray(a), tf.asarray(b))
+    assert x.shape == (4, 2, 3) and sv.shape == (4, 3) and rk.shape == (3,) and res.shape == (0, 3)
+    assert rk.tolist() == [2, 4, 3]
+    for i in range(3):
+        assert np.allclose(x.numpy()[..., i], np.linalg.lstsq(a[..., i], b[..., i], rcond=None)[0])
+    full = np.stack([_rand((5, 4)) for _ in range(2)], axis=-1)
+    x, res, rk, sv = la.lstsq(tf.asarray(full), tf.asarray(b[..., :2]))
+    assert res.shape == (2, 2) and np.allclose(res.numpy()[:, 1], np.linalg.lstsq(full[..., 1], b[..., 1], rcond=None)[1])
+    # rcond: singular values <= rcond * s_max are dropped
+    c = np.diag([1.0, 1e-3, 1e-9])
+    assert int(la.lstsq(tf.asarray(c), tf.ones((3,)))[2]) == 3
+    assert int(la.lstsq(tf.asarray(c), tf.ones((3,)), rcond=1e-6)[2]) == 2
+    assert la.lstsq(tf.asarray(c), tf.ones((3,)), rcond=1e-2)[0].tolist() == [1.0, 0.0, 0.0]
+
+
+def test_lstsq_gradient_at_fixed_rank_is_that_of_pinv():
+    a = _rank_deficient(5, 4, 2)
+    b = _rand((5, 2))
+    rc = 1e-6
+    def f_lstsq(a, b):
+        return tf.sum(tf.sin(la.lstsq(a, b, rcond=rc)[0]))
+    def f_pinv(a, b):
+        return tf.sum(tf.sin(la.pinv(a, rtol=rc) @ b))
+    ga = tidu.grad(f_lstsq, argnums=(0, 1))(tf.asarray(a), tf.asarray(b))
+    gp = tidu.grad(f_pinv, argnums=(0, 1))(tf.asarray(a), tf.asarray(b))
+    assert all(np.all(np.abs(g.numpy()) < 1e3) for g in ga)      # no 1e47
+    for g, h in zip(ga, gp):
+        assert np.allclose(g.numpy(), h.numpy(), atol=1e-9)
+    # finite differences at fixed rank (steps far below rcond * s_max), to second order
+    from tidu.testing import check_grads
+    check_grads(lambda a, b: la.lstsq(a, b, rcond=1e-3)[0], (tf.asarray(a), tf.asarray(b)), order=2, eps=1e-6)
+    check_grads(lambda a, b: la.lstsq(a, b, rcond=1e-3)[0], (tf.asarray(a.T.copy()), tf.asarray(b[:4])),
+                order=1, eps=1e-6)
+    ac = _rank_deficient(4, 3, 2, True)
+    check_grads(lambda a, b: la.lstsq(a, b, rcond=1e-3)[0], (tf.asarray(ac), tf.asarray(_rand((4, 2), True))),
+                order=1, eps=1e-6)
+
+
+def test_lstsq_of_a_zero_matrix():
+    x, res, rk, sv = la.lstsq(tf.zeros((3, 2)), tf.ones((3,)))
+    assert x.tolist() == [0.0, 0.0] and int(rk) == 0 and res.shape == (0,) and sv.tolist() == [0.0, 0.0]
+    g = tidu.grad(lambda b: tf.sum(la.lstsq(tf.zeros((3, 2)), b)[0]))(tf.ones((3,)))
+    assert g.tolist() == [0.0, 0.0, 0.0]
 
 
 LU_SHAPES = [(5, 3), (3, 5), (4, 4), (5, 3, 2), (3, 5, 2, 2), (3, 0), (0, 3), (3, 3, 0)]

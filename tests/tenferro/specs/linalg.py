@@ -48,6 +48,25 @@ def _unitary(rng, dtype, n, batch):
     return q
 
 
+def _lstsq_all(a, b):
+    """The differentiable outputs of lstsq: x, the residuals (tall) and the singular values."""
+    x, res, _, sv = la.lstsq(a, b)
+    return x, res, sv
+
+
+def _low_rank(r):
+    """A first argument of rank ``r`` (a product of Gaussian factors); later ones Gaussian."""
+    def make(rng, dtype, shapes):
+        s0 = shapes[0]
+        m, n, batch = s0[0], s0[1], tuple(s0[2:])
+        left = _rand(rng, dtype, (m, r) + batch)
+        right = _rand(rng, dtype, (r, n) + batch)
+        a = np.einsum("ik...,kj...->ij...", left, right)
+        return [tf.asarray(a.astype(dtype.numpy))] + [tf.asarray(_rand(rng, dtype, s).astype(dtype.numpy))
+                                                       for s in shapes[1:]]
+    return make
+
+
 def _spectral(kind):
     """Matrices with a well-separated spectrum (random eigen/singular vectors):
     ``"svd"``: singular values spread over [1, 2.5]; ``"herm"``: Hermitian with
@@ -233,8 +252,13 @@ SPECS = [
     # tall (L trapezoidal), square, wide (U trapezoidal), batched; pivot order kept fixed by _lu_args
     OpSpec("linalg_lu", _lu_factors, [((5, 3),), ((3, 3),), ((3, 5),), ((5, 3, 2),), ((3, 3, 2),), ((3, 5, 2, 2),)],
            covers=("lu", "triangular_solve", "concatenate", "slice"), make_args=_lu_args),
-    OpSpec("linalg_lstsq", la.lstsq, [((4, 3), (4, 2)), ((3, 4), (3, 2)), ((4, 3, 2), (4, 1, 2)), ((4, 3), (4,))],
-           covers=("qr", "triangular_solve"), make_args=_shifted(0.5)),
+    OpSpec("linalg_lstsq", _lstsq_all, [((4, 3), (4, 2)), ((3, 4), (3, 2)), ((4, 3, 2), (4, 1, 2)), ((4, 3), (4,))],
+           covers=("lstsq", "svd"), make_args=_shifted(0.5)),
+    # rank 2 of 4: the derivative of pinv(a) @ b at fixed rank (finite-difference steps stay
+    # far below rcond * s_max, so the rank does not change)
+    OpSpec("linalg_lstsq_rank_deficient", lambda a, b: la.lstsq(a, b, rcond=1e-3)[0],
+           [((5, 4), (5, 2)), ((4, 5), (4, 2)), ((5, 4, 2), (5, 1, 2))], covers=("lstsq",),
+           make_args=_low_rank(2)),
     OpSpec("linalg_pinv", la.pinv, _TALL_SQUARE_WIDE, covers=("svd",), make_args=_spectral("svd")),
     OpSpec("linalg_truncated_svd", _truncated, [((4, 3),), ((3, 5),), ((4, 4, 2),)], covers=("svd",), make_args=_spectral("svd")),
     OpSpec("linalg_norm_fro_nuc_2", lambda a: (la.norm(a), la.norm(a, "nuc"), la.norm(a, 2), la.norm(a, -2)),
