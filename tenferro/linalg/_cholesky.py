@@ -11,13 +11,12 @@ import numpy as np
 
 from .._errors import fmt_shape
 from .._aval import meta
-from .._operands import as_operand
 from .._registry import primitive
 from .._tensor import Tensor
 from ._eigh import hermitian_part
 from ._errors import NonPositiveDefiniteError
 from ._solve import triangular_solve_p
-from ._util import bind as _bind
+from ._util import operand, bind as _bind
 from ._util import FAMILY, check_matrix, eye_mask, lapack, lead, mm
 from .. import _ops as tf
 
@@ -69,4 +68,4 @@ def cholesky(a: Any) -> Any:
     The input is treated as its Hermitian part ``(a + a^H) / 2`` (not only its
     lower triangle), so the gradient is Hermitian (as in JAX). Raises
     NonPositiveDefiniteError when that part is not positive definite."""
-    return _bind(cholesky_p, as_operand("cholesky", a))
+    return _bind(cholesky_p, operand("cholesky", "a", a))

@@ -16,11 +16,10 @@ from tidu import Zero
 from .._dispatch import dispatchable
 from .._errors import fmt_shape
 from .._aval import meta
-from .._operands import as_operand
 from .._registry import primitive
 from ._errors import SingularMatrixError
 from ._solve import inv_p
-from ._util import bind as _bind
+from ._util import operand, bind as _bind
 from ._util import FAMILY, check_matrix, concrete, lead, mm, mtrace_product, numerically_singular, trail, wrap
 from .. import _ops as tf
 from .._tensor import Tensor
@@ -121,7 +120,7 @@ def det(a: Any) -> Any:
     """Determinant of each matrix of ``a`` ``[N, N, B...]`` -> ``[B...]``.
     The gradient is the (transposed) adjugate, finite at singular matrices;
     second derivatives at a singular matrix raise SingularMatrixError."""
-    return _bind(det_p, as_operand("det", a))
+    return _bind(det_p, operand("det", "a", a))
 
 
 # ---------------------------------------------------------------------------
@@ -166,5 +165,5 @@ def slogdet(a: Any) -> tuple[Any, Any]:
     """``(sign, logabsdet)`` of each matrix of ``a`` ``[N, N, B...]`` (shapes ``[B...]``),
     with ``det = sign * exp(logabsdet)``; ``sign`` has a's dtype (unit modulus for
     complex), ``logabsdet`` is real (``-inf`` for singular matrices)."""
-    sign, logabs = _bind(slogdet_p, as_operand("slogdet", a))
+    sign, logabs = _bind(slogdet_p, operand("slogdet", "a", a))
     return sign, logabs

@@ -14,12 +14,11 @@ import numpy as np
 
 from .._errors import fmt_shape
 from .._aval import meta
-from .._operands import as_operand
 from .._registry import primitive
 from ._errors import ConvergenceError, SingularMatrixError
 from ._solve import solve_p
 from . import _device
-from ._util import bind as _bind
+from ._util import operand, bind as _bind
 from ._util import (
     FAMILY, GAUGE_RTOL, as_cols, as_rows, check_finite, check_matrix, concrete, const, gauge_guard,
     lead, mH, mm, numerically_singular, to_dtype, wrap,
@@ -114,10 +113,10 @@ def eig(a: Any) -> tuple[Any, Any]:
     of V of unit 2-norm. Derivative of V under the normalization ``v_k^H dv_k = 0``;
     a loss that depends on the eigenvectors' phases triggers a GaugeWarning.
     Needs distinct eigenvalues (diagonalizable input)."""
-    w, v = _bind(eig_p, as_operand("eig", a))
+    w, v = _bind(eig_p, operand("eig", "a", a))
     return w, v
 
 
 def eigvals(a: Any) -> Any:
     """Eigenvalues ``[N, B...]`` (complex) of square matrices."""
-    return _bind(eig_p, as_operand("eigvals", a))[0]
+    return _bind(eig_p, operand("eigvals", "a", a))[0]

@@ -12,11 +12,10 @@ from typing import Any
 import numpy as np
 
 from .._dispatch import dispatchable
-from .._operands import as_operand
 from .._registry import primitive
 from .._tensor import Tensor
 from ._errors import ConvergenceError
-from ._util import bind as _bind
+from ._util import operand, bind as _bind
 from ._util import (
     FAMILY, GAUGE_RTOL, broadened_inverse, check_matrix, diff_matrix, gauge_guard,
     gauge_violation, lapack, lead, mH, mhm, mm,
@@ -85,7 +84,7 @@ def eigh(a: Any) -> tuple[Any, Any]:
     are Hermitian (as in JAX). Near-degenerate eigenvalues are broadened in the
     derivative; a gauge-dependent loss triggers a GaugeWarning (docs/ad/eigh.md).
     """
-    a = as_operand("eigh", a)
+    a = operand("eigh", "a", a)
     w, v = _bind(eigh_p, a)
     return w, v
 
@@ -93,5 +92,5 @@ def eigh(a: Any) -> tuple[Any, Any]:
 @dispatchable
 def eigvalsh(a: Any) -> Any:
     """Eigenvalues ``[N, B...]`` (ascending) of the Hermitian part of ``a``."""
-    a = as_operand("eigvalsh", a)
+    a = operand("eigvalsh", "a", a)
     return _bind(eigh_p, a)[0]

@@ -18,12 +18,11 @@ from tidu import is_undefined
 from .._dispatch import dispatchable
 from .._errors import TenferroValueError, fmt_shape
 from .._aval import aval_of_operand, meta
-from .._operands import as_operand
 from .._registry import primitive
 from ._errors import LinalgDTypeError, LinalgShapeError
 from ._solve import _promote
 from . import _device
-from ._util import bind as _bind
+from ._util import operand, bind as _bind
 from ._util import FAMILY, check_matrix, columns, lead, mT, place_columns, rows, wrap
 from .. import _ops as tf
 
@@ -112,14 +111,14 @@ expm_p.def_jvp_per_arg(_expm_jvp)
 def expm(a: Any) -> Any:
     """Matrix exponential of each matrix of ``a`` ``[N, N, B...]`` (scaling and
     squaring, SciPy). Derivatives through the exact Fréchet derivative."""
-    return _bind(expm_p, as_operand("expm", a))
+    return _bind(expm_p, operand("expm", "a", a))
 
 
 def expm_frechet(a: Any, e: Any) -> Any:
     """Fréchet derivative ``L(a, e) = d/dt expm(a + t e)`` at ``t = 0`` for square
     ``a`` and ``e`` of the same shape ``[N, N, B...]`` (dtypes are promoted)."""
-    a = as_operand("expm_frechet", a)
-    e = as_operand("expm_frechet", e)
+    a = operand("expm_frechet", "a", a)
+    e = operand("expm_frechet", "e", e)
     check_matrix("expm_frechet", "a", aval_of_operand(a), square=True)
     check_matrix("expm_frechet", "e", aval_of_operand(e), square=True)
     a, e = _promote("expm_frechet", a, e)

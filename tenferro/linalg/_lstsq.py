@@ -20,13 +20,12 @@ from tidu import Zero, is_undefined
 
 from .._errors import TenferroValueError, fmt_shape
 from .._aval import aval_of_operand, fortran, meta, xp_of
-from .._operands import as_operand
 from .._registry import primitive
 from .._tensor import Tensor
 from . import _device
 from ._errors import ConvergenceError, LinalgShapeError
 from ._svd import svd, svdvals
-from ._util import FAMILY, as_cols, check_batch, check_finite, check_matrix, columns, concrete, lead, leading, \
+from ._util import operand, FAMILY, as_cols, check_batch, check_finite, check_matrix, columns, concrete, lead, leading, \
     mH, mm, mT, rows, wrap
 from ._util import bind as _bind
 from .. import _ops as tf
@@ -129,8 +128,8 @@ def lstsq(a: Any, b: Any, rcond: float | None = None) -> tuple[Any, Any, Any, An
     any order where the rank is locally constant (at full rank: the derivative of the
     least-squares solution); ``residuals`` and ``s`` are differentiable too (``s``
     through :func:`svdvals`); the rank is piecewise constant."""
-    a = as_operand("lstsq", a)
-    b = as_operand("lstsq", b)
+    a = operand("lstsq", "a", a)
+    b = operand("lstsq", "b", b)
     sa, sb = tuple(meta(a)[0]), tuple(meta(b)[0])
     vector = len(sb) == len(sa) - 1 and len(sa) >= 2
     if vector:
@@ -185,7 +184,7 @@ def pinv(a: Any, rtol: float | None = None) -> Any:
     SVD: singular values ``<= rtol * S[0]`` (default ``max(M, N) * eps``) are
     discarded (the rank choice is not differentiated). Differentiable where the
     rank is locally constant."""
-    a = as_operand("pinv", a)
+    a = operand("pinv", "a", a)
     shape, dtype = meta(a)
     check_matrix("pinv", "a", aval_of_operand(a))
     rtol = _tolerance("pinv", "rtol", rtol,

@@ -16,11 +16,10 @@ import scipy.linalg
 from tidu import Zero
 
 from .._aval import meta, xp_of
-from .._operands import as_operand
 from .._registry import primitive
 from ._solve import triangular_solve_p
 from . import _device
-from ._util import bind as _bind
+from ._util import operand, bind as _bind
 from ._util import FAMILY, check_matrix, lead, mm, mT, wrap
 from .. import _ops as tf
 
@@ -99,5 +98,5 @@ def lu(a: Any) -> tuple[Any, Any, Any]:
     (trapezoidal for ``M > N``), U ``[K, N, B...]`` upper triangular (trapezoidal
     for ``M < N``). Differentiable for square, tall and wide input where the pivot
     order is locally constant (P has zero derivative); see docs/ad/lu.md."""
-    p, l, u = _bind(lu_p, as_operand("lu", a))
+    p, l, u = _bind(lu_p, operand("lu", "a", a))
     return p, l, u

@@ -14,9 +14,9 @@ import numpy as np
 from .._dispatch import dispatchable
 from .._errors import TenferroValueError
 from .._aval import meta
-from .._operands import as_operand
 from .._shape import normalize_axes
 from ._svd import svdvals
+from ._util import operand
 from .. import _ops as tf
 
 
@@ -87,7 +87,7 @@ def norm(x: Any, ord: Any = None, axis: int | Sequence[int] | None = None, keepd
     Vector ``ord``: None/2, 1, inf, -inf, any real p. Matrix ``ord``: None/'fro',
     'nuc', 2, -2 (extreme singular values), 1, -1 (column sums), inf, -inf (row sums).
     """
-    x = as_operand("norm", x)
+    x = operand("norm", "x", x)
     shape = tuple(meta(x)[0])
     nd = len(shape)
     if axis is None:

@@ -16,11 +16,10 @@ import numpy as np
 from .._dispatch import dispatchable
 from .._errors import TenferroValueError
 from .._aval import aval_of_operand, meta
-from .._operands import as_operand
 from .._registry import primitive
 from ._solve import triangular_solve_p
 from . import _device
-from ._util import bind as _bind
+from ._util import operand, bind as _bind
 from ._util import (
     FAMILY, check_matrix, columns, eye_mask, lead, mH, mm, place_columns, place_rows, rows, wrap,
 )
@@ -115,7 +114,7 @@ def qr(a: Any, mode: str = "reduced") -> tuple[Any, Any]:
     derivative with ``Q2^H dQ2 = 0`` (docs/ad/qr.md)."""
     if mode not in ("reduced", "complete"):
         raise TenferroValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
-    a = as_operand("qr", a)
+    a = operand("qr", "a", a)
     q, r = _bind(qr_p, a, complete=mode == "complete")
     return q, r
 
@@ -124,7 +123,7 @@ def lq(a: Any) -> tuple[Any, Any]:
     """LQ factorization ``a = L @ Q`` of ``a`` ``[M, N, B...]``: L ``[M, K, B...]``
     lower triangular, Q ``[K, N, B...]`` with orthonormal rows; the conjugate
     transpose of ``qr(a^H)``."""
-    a = as_operand("lq", a)
+    a = operand("lq", "a", a)
     check_matrix("lq", "a", aval_of_operand(a))
     q, r = _bind(qr_p, mH(a), complete=False)
     return mH(r), mH(q)

@@ -21,12 +21,12 @@ from tidu import Zero, is_undefined
 from .._dispatch import dispatchable
 from .._errors import TenferroValueError, fmt_shape
 from .._aval import fortran, meta, xp_of
-from .._operands import as_operand, check_placement
+from .._operands import check_placement
 from .._registry import primitive
 from .._tensor import Tensor
 from ._errors import LinalgShapeError, SingularMatrixError
 from . import _device
-from ._util import bind as _bind
+from ._util import operand, bind as _bind
 from ._util import (
     FAMILY, check_batch, check_finite, check_matrix, lapack, lead, mm, mT, wrap,
 )
@@ -133,8 +133,8 @@ def triangular_solve(a: Any, b: Any, *, lower: bool = False, left: bool = True,
     read; with ``unit_diagonal`` its diagonal is taken as ones) and
     ``op(a) = a``, ``a^T`` (``transpose_a``), ``conj(a)`` or ``a^H`` (both).
     ``b`` is ``[N, K, B...]`` (left) or ``[K, N, B...]`` (right)."""
-    a = as_operand("triangular_solve", a)
-    b = as_operand("triangular_solve", b)
+    a = operand("triangular_solve", "a", a)
+    b = operand("triangular_solve", "b", b)
     a, b = _promote("triangular_solve", a, b)
     return _bind(triangular_solve_p, a, b, lower=bool(lower), left=bool(left), transpose_a=bool(transpose_a),
                                    conjugate_a=bool(conjugate_a), unit_diagonal=bool(unit_diagonal))
@@ -284,8 +284,8 @@ def solve(a: Any, b: Any) -> Any:
     """Solve ``a @ x = b`` for square ``a`` ``[N, N, B...]``; ``b`` is ``[N, K, B...]``
     or, for one right-hand side per matrix, ``[N, B...]`` (then ``x`` has b's shape).
     Batch dimensions must match exactly. Raises SingularMatrixError for singular ``a``."""
-    a = as_operand("solve", a)
-    b = as_operand("solve", b)
+    a = operand("solve", "a", a)
+    b = operand("solve", "b", b)
     a, b = _promote("solve", a, b)
     sa, sb = meta(a)[0], meta(b)[0]
     vector = len(sb) == len(sa) - 1 and len(sa) >= 2
@@ -327,4 +327,4 @@ inv_p.def_jvp_per_arg(_inv_jvp)
 @dispatchable
 def inv(a: Any) -> Any:
     """Inverse of each square matrix of ``a`` ``[N, N, B...]``."""
-    return _bind(inv_p, as_operand("inv", a))
+    return _bind(inv_p, operand("inv", "a", a))

@@ -17,11 +17,10 @@ from .._dispatch import dispatchable
 from .._errors import TenferroValueError
 from .._tensor import Tensor
 from .._aval import aval_of_operand, meta, xp_of
-from .._operands import as_operand
 from .._registry import primitive
 from ._config import config
 from ._errors import ConvergenceError
-from ._util import bind as _bind
+from ._util import operand, bind as _bind
 from ._util import (
     FAMILY, GAUGE_RTOL, as_cols, as_rows, broadened_inverse, check_matrix, columns, const, diff_matrix, gauge_guard, gauge_violation, lapack, lead, leading, mH, mhm, mm, rows,
     safe_reciprocal,
@@ -186,7 +185,7 @@ def svd(a: Any, full_matrices: bool = False, compute_uv: bool = True) -> Any:
     on the singular vectors' gauge triggers a :class:`GaugeWarning` in reverse
     mode (docs/ad/svd.md).
     """
-    a = as_operand("svd", a)
+    a = operand("svd", "a", a)
     if not compute_uv:
         return svdvals(a)
     u, s, vh = _bind(svd_p, a, full_matrices=bool(full_matrices))
@@ -198,7 +197,7 @@ def svdvals(a: Any) -> Any:
     """Singular values ``[K, B...]`` of ``a`` ``[M, N, B...]``, descending. The
     derivative ``dS = Re diag(U^H dA V)`` needs the vectors, so this computes the
     thin SVD."""
-    a = as_operand("svdvals", a)
+    a = operand("svdvals", "a", a)
     return _bind(svd_p, a, full_matrices=False)[1]
 
 
@@ -214,7 +213,7 @@ def truncated_svd(a: Any, max_rank: int | None = None, cutoff: float | None = No
     Francuz, Schuch and Vanhecke (PRR 7, 013237, 2025) rather than the naive rule
     that treats the discarded singular values as zero. The rank choice itself is
     not differentiated (piecewise constant)."""
-    a = as_operand("truncated_svd", a)
+    a = operand("truncated_svd", "a", a)
     shape = meta(a)[0]
     if len(shape) < 2:
         check_matrix("truncated_svd", "a", aval_of_operand(a))

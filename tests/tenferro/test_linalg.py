@@ -695,7 +695,7 @@ def test_det_second_derivative_at_singular_matrix_raises():
 
 @pytest.mark.parametrize("fn,name", [(la.svd, "svd"), (la.eigh, "eigh"), (la.eig, "eig"), (la.cholesky, "cholesky"),
                                      (la.inv, "inv"), (lambda x: la.solve(x, x), "solve"),
-                                     (la.eigvalsh, "eigh"), (la.svdvals, "svd")])
+                                     (la.eigvalsh, "eigvalsh"), (la.svdvals, "svdvals")])
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 def test_non_finite_input(fn, name, bad):
     x = np.eye(3)
@@ -781,3 +781,47 @@ def test_transpose_rules_reject_undefined_matrix():
                                            unit_diagonal=False)
     with pytest.raises(tf.TenferroValueError, match="expm_frechet: the transpose exists only in"):
         _expm._expm_frechet_transpose(b, und, b)
+
+
+# ---------------------------------------------------------------------------
+# non-finite input: every function refuses it through the one shared check
+# ---------------------------------------------------------------------------
+def _nonfinite_calls():
+    sq = lambda bad: tf.asarray(np.where(np.eye(3, k=1) > 0, bad, np.eye(3) * 2.0))   # noqa: E731
+    tall = lambda bad: tf.asarray(np.vstack([np.eye(3), [bad, 1.0, 0.0]]))          # noqa: E731
+    good3 = tf.asarray(np.eye(3) * 2.0)
+    return [
+        ("svd", lambda v: la.svd(tall(v))), ("svdvals", lambda v: la.svdvals(tall(v))),
+        ("truncated_svd", lambda v: la.truncated_svd(tall(v), max_rank=2)),
+        ("qr", lambda v: la.qr(tall(v))), ("lq", lambda v: la.lq(tall(v))),
+        ("eigh", lambda v: la.eigh(sq(v))), ("eigvalsh", lambda v: la.eigvalsh(sq(v))),
+        ("eig", lambda v: la.eig(sq(v))), ("eigvals", lambda v: la.eigvals(sq(v))),
+        ("cholesky", lambda v: la.cholesky(sq(v))),
+        ("solve", lambda v: la.solve(sq(v), tf.ones((3,)))), ("solve", lambda v: la.solve(good3, tf.asarray([v, 1.0, 1.0]))),
+        ("triangular_solve", lambda v: la.triangular_solve(sq(v), tf.ones((3, 1)))),
+        ("triangular_solve", lambda v: la.triangular_solve(good3, tf.asarray([[v], [1.0], [1.0]]))),
+        ("lu", lambda v: la.lu(sq(v))), ("inv", lambda v: la.inv(sq(v))),
+        ("pinv", lambda v: la.pinv(tall(v))),
+        ("lstsq", lambda v: la.lstsq(tall(v), tf.ones((4,)))), ("lstsq", lambda v: la.lstsq(tall(1.0), tf.asarray([v, 1.0, 1.0, 1.0]))),
+        ("det", lambda v: la.det(sq(v))), ("slogdet", lambda v: la.slogdet(sq(v))),
+        ("expm", lambda v: la.expm(sq(v))), ("expm_frechet", lambda v: la.expm_frechet(sq(v), good3)),
+        ("expm_frechet", lambda v: la.expm_frechet(good3, sq(v))),
+        ("norm", lambda v: la.norm(tall(v))), ("norm", lambda v: la.norm(tall(v), 2)),
+        ("norm", lambda v: la.norm(tall(v), 1)), ("norm", lambda v: la.norm(tf.asarray([v, 1.0]))),
+    ]
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
+@pytest.mark.parametrize("name,call", _nonfinite_calls(), ids=[f"{n}{i}" for i, (n, _) in enumerate(_nonfinite_calls())])
+def test_every_linalg_function_refuses_nonfinite_input(name, call, bad):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")     # no NumPy RuntimeWarning leaks either
+        with pytest.raises(la.NonFiniteError, match=rf"{name}: the input \w+ of shape .* contains NaN or inf"):
+            call(bad)
+
+
+def test_nonfinite_check_under_differentiation():
+    a = tf.asarray(np.array([[1.0, np.nan], [0.0, 2.0]]))
+    for f in (la.det, lambda x: la.qr(x)[0], la.expm, lambda x: la.norm(x)):
+        with pytest.raises(la.NonFiniteError):
+            tidu.grad(lambda x: tf.sum(tf.real(f(x))))(a)
