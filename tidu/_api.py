@@ -306,6 +306,9 @@ def value_and_grad(
             raise NonScalarOutputError(f"grad requires a single scalar output, got a pytree with {len(out_leaves)} leaves")
         a = aval_of(out_leaves[0])
         vs = vspace_of_aval(a)
+        if vs.tangent_aval(a) is None:
+            raise NonDifferentiableError(f"grad: the output of type {a} is not differentiable (integer or boolean); "
+                                         "grad needs a real (or, with holomorphic=True, complex) scalar output")
         if not vs.is_scalar(a):
             raise NonScalarOutputError(f"grad requires a scalar output, got {a}; use vjp or jacrev for non-scalar outputs")
         if vs.is_complex(a) and not holomorphic:
@@ -402,7 +405,8 @@ def jacfwd(
             ov = vspace_of_aval(aval_of(o))
             oa = ov.tangent_aval(aval_of(o))
             per_in = [
-                ov.stack_basis([_zero_ct(c[k], oa) for c in columns[j]], in_avals[j], leading=False)
+                ov.stack_basis([_zero_ct(c[k], oa) for c in columns[j]], in_avals[j], leading=False,
+                               **({} if columns[j] else {"value_aval": oa}))
                 for j in range(len(in_avals))
             ]
             tree = tree_unflatten(d_tree, per_in)
@@ -444,7 +448,8 @@ def jacrev(
         blocks = []
         for k, oa in enumerate(out_avals):
             per_in = [
-                vspace_of_aval(ia).stack_basis([r[j] for r in rows[k]], oa, leading=True)
+                vspace_of_aval(ia).stack_basis([r[j] for r in rows[k]], oa, leading=True,
+                                               **({} if rows[k] else {"value_aval": vspace_of_aval(ia).tangent_aval(ia)}))
                 for j, ia in enumerate(in_avals)
             ]
             tree = tree_unflatten(d_tree, per_in)
@@ -467,6 +472,10 @@ def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
     """Hessian-vector product of a scalar ``f`` by forward-over-reverse:
     ``jvp(grad(f, argnums=all), primals, tangents)``. Returns the product, with the
     structure of ``primals`` (a tuple, one entry per argument)."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TreeStructureError(
+            "hvp: primals and tangents must be tuples or lists of arguments, got "
+            f"{type(primals).__name__} and {type(tangents).__name__}; write hvp(f, (x,), (v,)) for one argument")
     n = len(primals)
     g = grad(f, argnums=tuple(range(n)))
     _, out = jvp(g, tuple(primals), tuple(tangents))

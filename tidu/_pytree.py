@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Hashable, Iterable, NamedTuple
 
-from ._errors import TreeStructureError
+from ._errors import InvalidArgumentError, TreeStructureError
 
 __all__ = [
     "PyTreeDef",
@@ -40,6 +40,12 @@ def register_pytree_node(
     ``flatten(node) -> (children, aux)`` where ``aux`` is hashable static data;
     ``unflatten(aux, children) -> node``.
     """
+    if not isinstance(nodetype, type):
+        raise InvalidArgumentError(f"register_pytree_node: nodetype must be a class, got {nodetype!r} of type "
+                                   f"{type(nodetype).__name__}")
+    for name, fn in (("flatten", flatten), ("unflatten", unflatten)):
+        if not callable(fn):
+            raise InvalidArgumentError(f"register_pytree_node: {name} must be callable, got {fn!r}")
     _registry[nodetype] = _NodeType(nodetype.__qualname__, flatten, unflatten)
 
 

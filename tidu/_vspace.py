@@ -69,9 +69,11 @@ class VSpace:
         """The one-hot vectors of ``aval`` in the value type's own element order."""
         raise NotImplementedError
 
-    def stack_basis(self, values: Sequence[Any], basis_aval: Any, leading: bool) -> Any:
+    def stack_basis(self, values: Sequence[Any], basis_aval: Any, leading: bool, value_aval: Any = None) -> Any:
         """Stack ``values`` (one per basis element of ``basis_aval``) along new axes
-        shaped like ``basis_aval``: in front when ``leading`` else at the back."""
+        shaped like ``basis_aval``: in front when ``leading`` else at the back.
+        ``basis_aval`` may have no elements (size 0): then ``values`` is empty and
+        ``value_aval`` (the type of one value) gives the result's shape."""
         raise NotImplementedError
 
     # --- concrete only (testing) -------------------------------------------

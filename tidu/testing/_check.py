@@ -7,7 +7,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._api import _flatten_like, jvp, vjp
-from .._errors import TiduError
+from .._errors import InvalidArgumentError, NonDifferentiableError, TiduError
 from .._pytree import tree_flatten, tree_unflatten
 from .._tracer import aval_of
 from .._vspace import vspace_of_aval
@@ -86,11 +86,33 @@ def _close(what: str, got: list, want: list, atol: float, rtol: float) -> None:
             )
 
 
+def _validate(where: str, args: Any, eps: Any, atol: Any, rtol: Any, order: Any = 1) -> None:
+    """Typed errors for arguments that would make a check meaningless or fail falsely."""
+    if not isinstance(args, (tuple, list)):
+        raise InvalidArgumentError(f"{where}: args must be a tuple (or list) of the function's arguments, got a "
+                                   f"{type(args).__name__}; write ({type(args).__name__.lower()},) for one argument")
+    for name, v, positive in (("eps", eps, True), ("atol", atol, False), ("rtol", rtol, False)):
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v) \
+                or v < 0 or (positive and v == 0):
+            raise InvalidArgumentError(f"{where}: {name} must be a finite float {'> 0' if positive else '>= 0'} or "
+                                       f"None (the default), got {v!r}")
+    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 1:
+        raise InvalidArgumentError(f"{where}: order must be an int >= 1, got {order!r}")
+    flat = tree_flatten(tuple(args))[0]
+    if flat and not any(_leaf_info(x)[2] is not None for x in flat):   # (no leaves at all: nothing to miss)
+        raise NonDifferentiableError(
+            f"{where}: no argument is differentiable (got {', '.join(str(aval_of(x)) for x in flat)}); "
+            "a check over integer or boolean inputs checks nothing: pass float or complex values")
+
+
 def check_jvp(
     f: Callable[..., Any], args: Sequence[Any], *, eps: float | None = None, atol: float | None = None,
     rtol: float | None = None, seed: int = 0,
 ) -> None:
     """Check ``jvp(f)`` against central finite differences in a random direction."""
+    _validate("check_jvp", args, eps, atol, rtol)
     flat, tree = tree_flatten(tuple(args))
     rng = np.random.default_rng(seed)
     eps = _default_eps(flat) if eps is None else eps
@@ -123,6 +145,7 @@ def check_vjp(
 ) -> None:
     """Dot-product test ``Re<J u, v> == Re<u, J* v>`` with ``J u`` by finite differences
     and ``J* v = conj(vjp(conj v))``."""
+    _validate("check_vjp", args, eps, atol, rtol)
     flat, tree = tree_flatten(tuple(args))
     rng = np.random.default_rng(seed)
     eps = _default_eps(flat) if eps is None else eps
@@ -164,10 +187,11 @@ def check_grads(
     Order ``k > 1`` checks the JVP map ``(x, t) -> jvp(f, x, t)`` (for ``"fwd"``) and
     the VJP map ``(x, v) -> vjp(f, x)(v)`` (for ``"rev"``) to order ``k - 1``.
     """
+    _validate("check_grads", args, eps, atol, rtol, order)
     args = tuple(args)
     for mode in modes:
         if mode not in ("fwd", "rev"):
-            raise ValueError(f"check_grads: unknown mode {mode!r}; expected 'fwd' or 'rev'")
+            raise InvalidArgumentError(f"check_grads: unknown mode {mode!r}; expected 'fwd' or 'rev'")
     kw = dict(eps=eps, atol=atol, rtol=rtol, seed=seed)
     flat, tree = tree_flatten(args)
     rng = np.random.default_rng(seed + 1000 * order)
