@@ -26,7 +26,8 @@ from ._dtypes import (
     dtype as _dtype,
     float64,
     result_type)
-from ._errors import DTypeError, PlacementError, ShapeError, TenferroValueError
+from ._errors import DTypeError, PlacementError, ShapeError, TenferroMemoryError, TenferroValueError, \
+    fmt_bytes, fmt_shape
 from ._arrays import array_from
 from ._astype import convert_element_type
 from ._aval import TensorType
@@ -63,16 +64,28 @@ def _upload(op: str, t: Tensor, placement: Placement | None) -> Tensor:
     return _to_placement(op, t, target)
 
 
-def _build(op: str, placement: Placement | None, make: Any) -> Tensor:
+def _build(op: str, placement: Placement | None, make: Any, shape: tuple = (), dtype: DType | None = None
+           ) -> Tensor:
     """``make(xp)`` run with the array module of the target placement (``numpy``
     or ``cupy``, on the right device), so device tensors are made on the device
-    without a host round trip."""
+    without a host round trip. An allocation that fails raises
+    :class:`TenferroMemoryError` naming the bytes of ``shape`` and ``dtype``."""
     target = resolve_placement(op, placement)
-    if target is CPU:
-        return Tensor._wrap(make(np))
-    cupy = import_cupy(op)
-    with device_scope(op, target):
-        return Tensor._wrap(make(cupy))
+    try:
+        if target is CPU:
+            return Tensor._wrap(make(np))
+        cupy = import_cupy(op)
+        with device_scope(op, target):
+            return Tensor._wrap(make(cupy))
+    except MemoryError:
+        raise out_of_memory(op, shape, dtype, target) from None
+
+
+def out_of_memory(op: str, shape: tuple, dtype: DType | None, where: Placement) -> TenferroMemoryError:
+    """The error for a tensor of ``shape`` and ``dtype`` that cannot be allocated."""
+    n = int(np.prod(shape, dtype=object)) * (dtype.numpy.itemsize if dtype is not None else 8)
+    return TenferroMemoryError(f"{op}: cannot allocate {fmt_bytes(n)} for a tensor of shape {fmt_shape(shape)}"
+                               f"{'' if dtype is None else ' and dtype ' + dtype.name} on {where}")
 
 
 def asarray(obj: Any, dtype: DTypeLike | None = None, placement: Placement | None = None) -> Tensor:
@@ -114,22 +127,26 @@ def zeros(shape: int | tuple[int, ...], dtype: DTypeLike = float64,
           placement: Placement | None = None) -> Tensor:
     """A tensor of zeros."""
     d, ext = _dtype(dtype), as_extents("zeros", shape)
-    return _build("zeros", placement, lambda xp: xp.zeros(ext, dtype=d.numpy, order="F"))
+    return _build("zeros", placement, lambda xp: xp.zeros(ext, dtype=d.numpy, order="F"), ext, d)
 
 
 def ones(shape: int | tuple[int, ...], dtype: DTypeLike = float64,
          placement: Placement | None = None) -> Tensor:
     """A tensor of ones."""
     d, ext = _dtype(dtype), as_extents("ones", shape)
-    return _build("ones", placement, lambda xp: xp.ones(ext, dtype=d.numpy, order="F"))
+    return _build("ones", placement, lambda xp: xp.ones(ext, dtype=d.numpy, order="F"), ext, d)
 
 
 def _full(op: str, shape: int | tuple[int, ...], fill_value: Any, dtype: DTypeLike | None,
           placement: Placement | None) -> Tensor:
     ext = as_extents(op, shape)
+    if not isinstance(fill_value, (bool, int, float, complex, np.generic, Tensor)) or \
+            (isinstance(fill_value, Tensor) and fill_value.shape != ()):
+        raise TenferroValueError(f"{op}: fill_value must be a number (bool, int, float, complex) or a 0-d tensor, "
+                                 f"got {fill_value!r}")
     d = _fill_dtype(op, fill_value, dtype)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
-    return _build(op, placement, lambda xp: xp.full(ext, value, dtype=d.numpy, order="F"))
+    return _build(op, placement, lambda xp: xp.full(ext, value, dtype=d.numpy, order="F"), ext, d)
 
 
 def full(shape: int | tuple[int, ...], fill_value: Any, dtype: DTypeLike | None = None,
@@ -169,7 +186,7 @@ def eye(n: int, m: int | None = None, k: int = 0, dtype: DTypeLike = float64,
     """An ``n x m`` matrix with ones on diagonal ``k`` (0: main, >0: above)."""
     rows, cols = as_extents("eye", (n, n if m is None else m))
     k, d = as_index("eye", k, "diagonal offset k", ShapeError), _dtype(dtype)
-    return _build("eye", placement, lambda xp: xp.eye(rows, cols, k=k, dtype=d.numpy, order="F"))
+    return _build("eye", placement, lambda xp: xp.eye(rows, cols, k=k, dtype=d.numpy, order="F"), (rows, cols), d)
 
 
 def arange(start: int | float, stop: int | float | None = None, step: int | float = 1,
@@ -185,6 +202,9 @@ def arange(start: int | float, stop: int | float | None = None, step: int | floa
     for a in args:
         if _weak_kind(a) in (None, "complex") and not isinstance(a, (np.integer, np.floating)):
             raise TenferroValueError(f"arange: start, stop and step must be real numbers, got {a!r}")
+    for a in args:
+        if not np.isfinite(a):
+            raise TenferroValueError(f"arange: start, stop and step must be finite, got {a!r}")
     if step == 0:
         raise TenferroValueError("arange: step must be nonzero")
     d = result_type(*args) if dtype is None else _dtype(dtype)
@@ -192,7 +212,8 @@ def arange(start: int | float, stop: int | float | None = None, step: int | floa
     if d.kind == "bool" or not _kind_fits(kind, d):
         raise DTypeError(f"arange: cannot produce {d.name} values from arguments of kind {kind}; "
                          "expected an integer or floating dtype that holds them")
-    return _build("arange", placement, lambda xp: xp.arange(start, stop, step, dtype=d.numpy))
+    n = max(0, int(np.ceil((stop - start) / step)))
+    return _build("arange", placement, lambda xp: xp.arange(start, stop, step, dtype=d.numpy), (n,), d)
 
 
 def linspace(start: float | complex, stop: float | complex, num: int = 50, endpoint: bool = True,
@@ -203,6 +224,11 @@ def linspace(start: float | complex, stop: float | complex, num: int = 50, endpo
         raise DTypeError(f"linspace: dtype must be floating or complex, got {d.name}")
     if (isinstance(start, complex) or isinstance(stop, complex)) and not d.is_complex:
         raise DTypeError(f"linspace: complex endpoints need a complex dtype, got {d.name}")
+    for name, v in (("start", start), ("stop", stop)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, complex, np.number)):
+            raise TenferroValueError(f"linspace: {name} must be a number, got {v!r}")
+        if not np.isfinite(v):
+            raise TenferroValueError(f"linspace: {name} must be finite, got {v!r}")
     num = as_index("linspace", num, "num", TenferroValueError)
     if num < 0:
         raise TenferroValueError(f"linspace: num must be non-negative, got {num}")
@@ -210,7 +236,7 @@ def linspace(start: float | complex, stop: float | complex, num: int = 50, endpo
         return _upload("linspace", Tensor._wrap(np.linspace(start, stop, num=num, endpoint=endpoint, dtype=d.numpy)),
                        placement)
     return _build("linspace", placement, lambda xp: xp.linspace(start, stop, num=num, endpoint=endpoint,
-                                                                 dtype=d.numpy))
+                                                                 dtype=d.numpy), (num,), d)
 
 
 def scalar_tensor(value: Any, dtype: DType, op: str = "operand", placement: Placement = CPU) -> Tensor:

@@ -23,7 +23,7 @@ from tidu import Tracer, UndefinedPrimal, Zero, is_undefined
 from ._dispatch import dispatch, dispatchable
 from ._errors import ForeignOperandError
 from ._dtypes import float64, result_type
-from ._errors import ShapeError, fmt_shape
+from ._errors import DTypeError, ShapeError, fmt_shape
 from . import _structural as _st
 from ._placement import CPU, get_default_placement
 from ._aval import aval_of_operand, fortran as _f, meta, placement_of_operand, TensorType
@@ -419,6 +419,9 @@ def divide(x: Any, y: Any) -> Any:
 def negative(x: Any) -> Any:
     """``-x``."""
     (x,) = _prepare("negative", x)
+    if meta(x)[1].kind == "bool":
+        raise DTypeError("negative: boolean tensors have no negative; use logical operations "
+                         "(tenferro.where, not_equal) or convert to an integer dtype first")
     return neg_p.bind(x)
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "TenferroTypeError",
     "ForeignOperandError",
     "AxisError",
+    "TenferroMemoryError",
 ]
 
 
@@ -70,6 +71,21 @@ class ForeignOperandError(TenferroTypeError):
 
 class AxisError(TenferroError, ValueError):
     """An axis number or an axis permutation is out of range or malformed."""
+
+
+class TenferroMemoryError(TenferroError, MemoryError):
+    """A tensor (or an intermediate that an operation plans) does not fit in memory;
+    the message names the bytes requested."""
+
+
+def fmt_bytes(n: int) -> str:
+    """``n`` bytes in words, e.g. ``8000000000000 bytes (7.3 TiB)``."""
+    size, unit = float(n), "B"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if size < 1024 or unit == "EiB":
+            break
+        size /= 1024
+    return f"{n} bytes ({size:.3g} {unit})"
 
 
 def fmt_shape(shape: object) -> str:

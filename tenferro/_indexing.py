@@ -22,7 +22,7 @@ from tidu import Zero, instantiate, is_undefined
 
 from ._aval import TensorType, aval_of_operand, fortran, meta, placement_of_operand, xp_of
 from ._creation import zeros
-from ._dtypes import int64
+from ._dtypes import _KIND_ORDER, int64
 from ._elementwise import sub_p
 from ._errors import DTypeError, ShapeError, TenferroIndexError, TenferroValueError, fmt_shape
 from ._operands import as_operand, check_placement
@@ -144,11 +144,13 @@ def _dus_transpose(ct, x, u, starts):
     return [ct_x, ct_u, None]
 
 
-def _refuse_complex_into_real(op: str, update_dtype: Any, dtype: Any) -> None:
-    """Updates are cast to the operand's dtype, but never by dropping an imaginary part."""
-    if update_dtype.is_complex and not dtype.is_complex:
-        raise DTypeError(f"{op}: cannot write {update_dtype.name} updates into a {dtype.name} tensor (the imaginary "
-                         "part would be dropped); convert the tensor to a complex dtype first")
+def _refuse_lossy(op: str, update_dtype: Any, dtype: Any) -> None:
+    """Updates are cast to the operand's dtype, but never to a lower kind (complex
+    into real drops the imaginary part, float into int truncates)."""
+    if _KIND_ORDER[update_dtype.kind] > _KIND_ORDER[dtype.kind]:
+        raise DTypeError(f"{op}: cannot write {update_dtype.name} updates into a {dtype.name} tensor without loss "
+                         f"({'the imaginary part would be dropped' if update_dtype.is_complex else 'values would be truncated'}); "
+                         f"convert the tensor to {update_dtype.name} first, or cast the updates explicitly")
 
 
 def _starts_operand(op: str, start_indices: Any, nd: int) -> Any:
@@ -192,7 +194,7 @@ def dynamic_update_slice(x: Any, update: Any, start_indices: Any) -> Any:
     xs, xd = meta(x)
     ud = meta(update)[1]
     if ud is not xd:
-        _refuse_complex_into_real("dynamic_update_slice", ud, xd)
+        _refuse_lossy("dynamic_update_slice", ud, xd)
         update = convert_element_type(update, xd)
     starts = _starts_operand("dynamic_update_slice", start_indices, len(xs))
     check_shapes(dynamic_update_slice_p, x, update, starts)  # eager bind skips the shape rule
@@ -367,7 +369,7 @@ def scatter_add(x: Any, indices: Any, updates: Any, axis: int = 0) -> Any:
                              f"{fmt_shape(expect)} (x {fmt_shape(xs)}, indices {fmt_shape(meta(idx)[0])}, "
                              f"axis {axis})") from None
     if meta(updates)[1] is not xd:
-        _refuse_complex_into_real("scatter_add", meta(updates)[1], xd)
+        _refuse_lossy("scatter_add", meta(updates)[1], xd)
         updates = convert_element_type(updates, xd)
     return scatter_add_p.bind(x, idx, updates, axis=axis)
 

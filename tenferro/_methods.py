@@ -122,6 +122,13 @@ def _astype(self: Any, dtype: Any) -> Any:
     return cast(self, dtype)
 
 
+def _setitem(self: Any, index: Any, value: Any) -> None:
+    raise TenferroTypeError(
+        "tensors are immutable values: t[...] = v is not supported; build a new tensor instead, e.g. "
+        "tenferro.scatter_add(t, indices, v - t[indices]) or tenferro.dynamic_update_slice(t, v, starts) "
+        "(JAX's t.at[...].set(v)), or tenferro.where(mask, v, t)")
+
+
 TENSOR_METHODS: dict[str, Any] = {
     # arithmetic
     "__add__": add, "__radd__": _reflected(add),
@@ -140,7 +147,7 @@ TENSOR_METHODS: dict[str, Any] = {
     "conj": conj, "real": property(real), "imag": property(imag),
     # shape and indexing
     "reshape": _reshape, "transpose": _transpose, "T": property(_matrix_transpose), "squeeze": _squeeze_method,
-    "__getitem__": getitem, "__iter__": iterate, "__len__": _len, "take": _take_method,
+    "__getitem__": getitem, "__setitem__": _setitem, "__iter__": iterate, "__len__": _len, "take": _take_method,
     # reductions and matrices
     "sum": _sum_method, "max": _max_method, "min": _min_method, "mean": _mean_method, "prod": _prod_method,
     "clip": _clip_method, "diagonal": diagonal, "trace": trace, "dot": dot,

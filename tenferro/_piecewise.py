@@ -20,7 +20,7 @@ from ._compare import (
     _binary_real_aval, _refuse_complex, eq_p, equal, greater, gt_p, less, lt_p, select_p, where,
 )
 from ._elementwise import FAMILY, _prepare, _real_aval, add, div_p, imag, mul, real, scalar_like
-from ._errors import DTypeError
+from ._errors import DTypeError, TenferroValueError
 from ._aval import aval_of_operand, fortran as _f, meta, TensorType
 from ._registry import check_shapes, primitive
 from ._tensor import Tensor
@@ -94,6 +94,8 @@ def sign(x: Any) -> Any:
     """
     (x,) = _prepare("sign", x)
     d = meta(x)[1]
+    if d.kind == "bool":
+        raise DTypeError("sign: boolean tensors have no sign; convert to an integer or float dtype first")
     if not d.is_complex:
         return sign_p.bind(x)
     a = abs_p.bind(x)
@@ -159,6 +161,10 @@ def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
     """
     (x,) = _prepare("clip", x)
     _refuse_complex("clip", aval_of_operand(x))
+    for name, bound in (("a_min", a_min), ("a_max", a_max)):
+        if isinstance(bound, (int, float, np.integer, np.floating)) and not isinstance(bound, bool) \
+                and np.isnan(bound):
+            raise TenferroValueError(f"clip: {name} is NaN; expected a number or None (no bound)")
     if a_min is not None:
         x = where(less(x, a_min), a_min, x)
     if a_max is not None:

@@ -72,7 +72,12 @@ class TensorVSpace(tidu.VSpace):
             out.append(Tensor._wrap(np.reshape(e, aval.shape, order="F")))
         return out
 
-    def stack_basis(self, values: Sequence[Any], basis_aval: TensorType, leading: bool) -> Any:
+    def stack_basis(self, values: Sequence[Any], basis_aval: TensorType, leading: bool,
+                    value_aval: TensorType | None = None) -> Any:
+        if not values and value_aval is not None:   # a size-0 basis: an empty Jacobian block
+            shape = (tuple(basis_aval.shape) + tuple(value_aval.shape) if leading
+                     else tuple(value_aval.shape) + tuple(basis_aval.shape))
+            return zeros(shape, value_aval.dtype, placement=value_aval.placement)
         vshape = tuple(meta(values[0])[0]) if values else ()
         if leading:
             return reshape(stack(values, axis=0), tuple(basis_aval.shape) + vshape)

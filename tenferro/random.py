@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ._creation import out_of_memory
 from ._dtypes import DTypeLike, dtype as _dtype, float64, int64
 from ._errors import DTypeError, TenferroValueError
 from ._placement import CPU, Placement, device_scope, import_cupy, resolve_placement
@@ -46,7 +47,15 @@ def _layout(flat: Any, shape: tuple[int, ...]) -> Tensor:
     return Tensor._wrap(flat.reshape(shape, order="F"))
 
 
-def _draw(op: str, seed: Seed, placement: Placement | None, shape: tuple[int, ...], draw: Any) -> Tensor:
+def _draw(op: str, seed: Seed, placement: Placement | None, shape: tuple[int, ...], draw: Any,
+          dtype: Any = None) -> Tensor:
+    try:
+        return _draw_at(op, seed, placement, shape, draw)
+    except MemoryError:
+        raise out_of_memory(op, shape, dtype, resolve_placement(op, placement)) from None
+
+
+def _draw_at(op: str, seed: Seed, placement: Placement | None, shape: tuple[int, ...], draw: Any) -> Tensor:
     """``draw(rng)``, a flat array of ``prod(shape)`` samples, laid out column-major
     on the target placement: a NumPy generator on the CPU (or for a Generator
     seed), CuPy's generator on the device for an int seed."""
@@ -76,7 +85,7 @@ def normal(seed: Seed, shape: int | tuple[int, ...], dtype: DTypeLike = float64,
             return (parts[0::2] + 1j * parts[1::2]).astype(d.numpy, copy=False)
         return rng.standard_normal(n, dtype=real)
 
-    return _draw("normal", seed, placement, ext, draw)
+    return _draw("normal", seed, placement, ext, draw, d)
 
 
 def uniform(seed: Seed, shape: int | tuple[int, ...], dtype: DTypeLike = float64,
@@ -96,7 +105,7 @@ def uniform(seed: Seed, shape: int | tuple[int, ...], dtype: DTypeLike = float64
         parts = (low + (high - low) * rng.random(count, dtype=np.float64)).astype(real)
         return (parts[0::2] + 1j * parts[1::2]).astype(d.numpy) if d.is_complex else parts
 
-    return _draw("uniform", seed, placement, ext, draw)
+    return _draw("uniform", seed, placement, ext, draw, d)
 
 
 def randint(seed: Seed, shape: int | tuple[int, ...], low: int, high: int | None = None,
@@ -117,4 +126,4 @@ def randint(seed: Seed, shape: int | tuple[int, ...], low: int, high: int | None
     def draw(rng: Any) -> Any:
         return rng.integers(low, high, size=math.prod(ext), dtype=d.numpy)
 
-    return _draw("randint", seed, placement, ext, draw)
+    return _draw("randint", seed, placement, ext, draw, d)

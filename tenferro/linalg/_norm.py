@@ -43,6 +43,8 @@ def _vector_norm(x: Any, ord: Any, axes: tuple) -> Any:
         return tf.min(tf.abs(x), axis=axes)
     if ord == 1:
         return tf.sum(tf.abs(x), axis=axes)
+    if isinstance(ord, float) and np.isnan(ord):
+        raise TenferroValueError("norm: ord is NaN; expected None, 1, 2, inf, -inf or a non-zero real number")
     if ord == 0:
         raise TenferroValueError("norm: ord=0 (count of non-zeros) is not a norm and has no derivative; "
                                  "use sum(x != 0)")

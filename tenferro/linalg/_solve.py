@@ -20,7 +20,7 @@ from tidu import Zero, is_undefined
 
 from .._dispatch import dispatchable
 from .._errors import TenferroValueError, fmt_shape
-from .._aval import fortran, meta, xp_of
+from .._aval import aval_of_operand, fortran, meta, xp_of
 from .._operands import check_placement
 from .._registry import primitive
 from .._tensor import Tensor
@@ -135,6 +135,7 @@ def triangular_solve(a: Any, b: Any, *, lower: bool = False, left: bool = True,
     ``b`` is ``[N, K, B...]`` (left) or ``[K, N, B...]`` (right)."""
     a = operand("triangular_solve", "a", a)
     b = operand("triangular_solve", "b", b)
+    check_matrix("triangular_solve", "a", aval_of_operand(a), square=True)   # before promotion: no int matrix
     a, b = _promote("triangular_solve", a, b)
     return _bind(triangular_solve_p, a, b, lower=bool(lower), left=bool(left), transpose_a=bool(transpose_a),
                                    conjugate_a=bool(conjugate_a), unit_diagonal=bool(unit_diagonal))
@@ -286,6 +287,7 @@ def solve(a: Any, b: Any) -> Any:
     Batch dimensions must match exactly. Raises SingularMatrixError for singular ``a``."""
     a = operand("solve", "a", a)
     b = operand("solve", "b", b)
+    check_matrix("solve", "a", aval_of_operand(a), square=True)   # before promotion: no int matrix
     a, b = _promote("solve", a, b)
     sa, sb = meta(a)[0], meta(b)[0]
     vector = len(sb) == len(sa) - 1 and len(sa) >= 2

@@ -219,9 +219,13 @@ def truncated_svd(a: Any, max_rank: int | None = None, cutoff: float | None = No
         check_matrix("truncated_svd", "a", aval_of_operand(a))
     k = min(shape[0], shape[1])
     if max_rank is not None:
-        if int(max_rank) < 1:
-            raise TenferroValueError(f"truncated_svd: max_rank must be >= 1, got {max_rank}")
+        if isinstance(max_rank, bool) or not isinstance(max_rank, (int, np.integer)) or max_rank < 1:
+            raise TenferroValueError(f"truncated_svd: max_rank must be an int >= 1 or None, got {max_rank!r}")
         k = min(k, int(max_rank))
+    if cutoff is not None and (isinstance(cutoff, bool) or not isinstance(cutoff, (int, float, np.integer, np.floating))
+                               or not np.isfinite(cutoff) or cutoff < 0):
+        raise TenferroValueError(f"truncated_svd: cutoff must be a finite float >= 0 (relative to the largest "
+                                 f"singular value) or None, got {cutoff!r}")
     u, s, vh = _bind(svd_p, a, full_matrices=False)
     if cutoff is not None:
         sv = concrete(s)
