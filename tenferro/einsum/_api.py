@@ -18,6 +18,7 @@ from .._operands import as_operand, check_placement
 from .._tensor import Tensor
 from ._ad import bind_pairwise, einsum_p
 from ._execute import runner
+from .._errors import TenferroValueError
 from ._errors import EinsumOperandError
 from ._parse import Parsed, canonicalize, format_spec, parse_interleaved, parse_subscripts
 from ._paths import normalize_optimize, opt_einsum_equation
@@ -153,6 +154,10 @@ def einsum_path(*operands: Any, optimize: Any = "auto") -> tuple[list[tuple[int,
     key0, ops, parsed = _split(operands)
     if parsed is None:
         parsed = parse_subscripts(key0)
+    for k, x in enumerate(ops):
+        if not hasattr(x, "shape"):
+            raise EinsumOperandError(f"einsum_path: operand {k} is a {type(x).__name__} ({x!r:.40}); expected a "
+                                     "tensor, an array or anything with a shape")
     shapes = tuple(tuple(int(n) for n in x.shape) for x in ops)
     spec, sizes = canonicalize(parsed, shapes)
     opt = normalize_optimize(optimize)
@@ -182,7 +187,10 @@ def einsum_cache_info() -> EinsumCacheInfo:
 
 
 def einsum_cache_clear(maxsize: int | None = None) -> None:
-    """Empty the einsum caches and reset their statistics (optionally set a new bound)."""
+    """Empty the einsum caches and reset their statistics (optionally set a new
+    bound: an int >= 1, the number of signatures each cache keeps)."""
+    if maxsize is not None and (isinstance(maxsize, bool) or not isinstance(maxsize, int) or maxsize < 1):
+        raise TenferroValueError(f"einsum_cache_clear: maxsize must be an int >= 1 or None, got {maxsize!r}")
     CALLS.clear()
     PLANS.clear()
     if maxsize is not None:

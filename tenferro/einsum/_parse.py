@@ -182,6 +182,11 @@ def _raw_label_str(label: Any) -> str:
     return repr(label) if isinstance(label, str) else str(label)
 
 
+MAX_LABELS = 52
+"""The most dimensions one einsum operand (or the output) may have: NumPy's einsum
+kernel, which runs every step, takes at most 52 distinct labels."""
+
+
 def canonicalize(parsed: Parsed, shapes: Sequence[tuple[int, ...]]) -> tuple[Spec, tuple[int, ...]]:
     """Resolve ``parsed`` against operand ``shapes``: the canonical :class:`Spec`
     and the size of each canonical label. Four phases: ellipsis extents, label
@@ -192,6 +197,11 @@ def canonicalize(parsed: Parsed, shapes: Sequence[tuple[int, ...]]) -> tuple[Spe
             f"einsum: the subscripts have {len(terms)} input term{'s' * (len(terms) != 1)} but "
             f"{len(shapes)} operand{'s' * (len(shapes) != 1)} were given"
             + (f" (subscripts {text!r})" if text is not None else ""))
+    for k, s in enumerate(shapes):
+        if len(s) > MAX_LABELS:
+            raise EinsumSubscriptError(
+                f"einsum: operand {k} has rank {len(s)}; one einsum term can name at most {MAX_LABELS} dimensions "
+                "(the limit of NumPy's einsum, which runs each step); reshape the operand first")
     ell_ext, n_ell = _ellipsis_extents(parsed, shapes)
     ell_size = _ellipsis_sizes(terms, shapes, ell_ext, n_ell)
     size_of = _label_sizes(terms, shapes, ell_ext, n_ell)

@@ -18,12 +18,17 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import os
+import warnings
+
+from .._errors import TenferroMemoryError, fmt_bytes
 from ._errors import EinsumOptimizeError
 from opt_einsum import get_symbol
 from opt_einsum.paths import PathOptimizer
 import opt_einsum
 
-__all__ = ["PATH_OPTIMIZERS", "normalize_optimize", "left_to_right", "find_path", "check_path"]
+__all__ = ["PATH_OPTIMIZERS", "normalize_optimize", "left_to_right", "find_path", "check_path",
+           "OPTIMAL_MAX_OPERANDS", "MAX_INTERMEDIATE_BYTES", "EinsumPathWarning"]
 
 #: The accepted optimizer names (opt_einsum's registry; aliases included).
 PATH_OPTIMIZERS: tuple[str, ...] = (
@@ -91,22 +96,80 @@ def check_path(path: Sequence[tuple[int, ...]], n: int) -> None:
             "operands to one")
 
 
+OPTIMAL_MAX_OPERANDS = 10
+"""``optimize="optimal"`` searches every path (time exponential in the number of
+operands: about a second at 10 operands, minutes at 14). Above this many operands
+it warns (:class:`EinsumPathWarning`) and uses ``"dp"`` (opt_einsum's dynamic
+programming, which finds the optimal path without outer products far faster)."""
+
+MAX_INTERMEDIATE_BYTES = 2 ** 40
+"""A path whose largest intermediate needs more bytes than this (1 TiB, or the
+machine's physical memory when smaller) is refused before anything is allocated
+(:class:`tenferro.TenferroMemoryError`, suggesting ``optimize="auto"``)."""
+
+
+class EinsumPathWarning(UserWarning):
+    """``optimize="optimal"`` over more than :data:`OPTIMAL_MAX_OPERANDS` operands
+    was replaced by ``"dp"``."""
+
+
+def _memory_limit() -> int:
+    try:
+        phys = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):     # not on every platform
+        phys = MAX_INTERMEDIATE_BYTES
+    return min(MAX_INTERMEDIATE_BYTES, int(phys))
+
+
 def find_path(terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequence[int],
-              optimize: Any) -> tuple[tuple[int, ...], ...]:
+              optimize: Any, itemsize: int = 8) -> tuple[tuple[int, ...], ...]:
     """The contraction path for ``terms -> output`` (canonical labels, unique per
-    term) under a normalized ``optimize``."""
+    term) under a normalized ``optimize``. Its largest intermediate is checked
+    against :data:`MAX_INTERMEDIATE_BYTES` (elements of ``itemsize`` bytes)."""
     n = len(terms)
     if optimize is False:
-        return left_to_right(n)
-    if isinstance(optimize, tuple):
+        path = left_to_right(n)
+    elif isinstance(optimize, tuple):
         check_path(optimize, n)
-        return optimize
-    if n <= 2 or any(sizes[l] == 0 for t in terms for l in t):
+        path = optimize
+    elif n <= 2 or any(sizes[l] == 0 for t in terms for l in t):
         return left_to_right(n)  # size 0: every path costs nothing (and some optimizers reject it)
+    else:
+        if optimize == "optimal" and n > OPTIMAL_MAX_OPERANDS:
+            warnings.warn(f"einsum: optimize='optimal' with {n} operands (more than {OPTIMAL_MAX_OPERANDS}) would "
+                          "search for minutes; using 'dp' (dynamic programming) instead", EinsumPathWarning,
+                          stacklevel=5)
+            optimize = "dp"
+        eq, shapes = opt_einsum_equation(terms, output, sizes)
+        path_list, _ = opt_einsum.contract_path(eq, *shapes, shapes=True, optimize=optimize)
+        path = tuple(tuple(int(j) for j in s) for s in path_list)
+    if n > 2:
+        _check_intermediates(terms, output, sizes, path, optimize, itemsize)
+    return path
 
-    eq, shapes = opt_einsum_equation(terms, output, sizes)
-    path, _ = opt_einsum.contract_path(eq, *shapes, shapes=True, optimize=optimize)
-    return tuple(tuple(int(j) for j in s) for s in path)
+
+def _check_intermediates(terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequence[int],
+                         path: tuple, optimize: Any, itemsize: int) -> None:
+    """Refuse a path whose largest intermediate does not fit (before allocating)."""
+    live = [set(t) for t in terms]
+    out = set(output)
+    largest = 0
+    for step in path:
+        merged = set().union(*(live[j] for j in step))
+        rest = [t for j, t in enumerate(live) if j not in step]
+        keep = {l for l in merged if l in out or any(l in t for t in rest)}
+        size = 1
+        for l in keep:
+            size *= sizes[l]
+        largest = max(largest, size)
+        live = rest + [keep]
+    need = largest * itemsize
+    if need > _memory_limit():
+        how = "left to right (optimize=False)" if optimize is False else f"along the path of optimize={optimize!r}"
+        raise TenferroMemoryError(
+            f"einsum: contracting {how} needs an intermediate of {largest} elements, {fmt_bytes(need)}, more than "
+            f"the {fmt_bytes(_memory_limit())} allowed; use optimize='auto' (or 'greedy'/'dp') for a path with "
+            "smaller intermediates")
 
 
 def opt_einsum_equation(terms: Sequence[Sequence[int]], output: Sequence[int],
