@@ -5,7 +5,6 @@ each family keeps its contract: a typed error that names what was wrong, never a
 NumPy/SciPy traceback or a silent wrong value."""
 from __future__ import annotations
 
-import string
 import warnings
 
 import numpy as np
