@@ -35,17 +35,7 @@ try:
     import cupy
 except ImportError:  # pragma: no cover
     sys.exit("benchmarks/gpu.py needs CuPy and a GPU (the 'gpu' extra)")
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
-try:
-    import jax
-    import jax.numpy as jnp
-
-    jax.config.update("jax_enable_x64", True)
-except ImportError:  # pragma: no cover
-    jax = jnp = None
+from _peers import jax, jnp, torch  # noqa: E402  (float64 JAX; PyTorch's CPU threads do not touch CUDA)
 
 
 def sync() -> None:
