@@ -16,6 +16,7 @@ import tenferro as tf
 import tidu
 
 from ._autompo import compile_opsum
+from ._chain import SiteChain
 from ._errors import DimensionMismatchError, Tensor4allError
 from ._local_ops import LocalSpace, local_space
 from ._mps import MPS, overlap
@@ -29,7 +30,7 @@ def _shape(t: Any) -> tuple[int, ...]:
     return tuple(t.shape)
 
 
-class MPO:
+class MPO(SiteChain):
     """A matrix product operator on ``L`` sites (tensors ``(left, out, in, right)``).
 
     Build one from an :class:`~tensor4all.OpSum` with :meth:`from_opsum`, or from site
@@ -38,6 +39,7 @@ class MPO:
     """
 
     __slots__ = ("_tensors", "_local")
+    _RIGHT = 3
 
     def __init__(self, tensors: Sequence[Any], local: str | None = None):
         ts = [as_tensor(t) for t in tensors]
@@ -94,33 +96,9 @@ class MPO:
 
     # ---- properties -----------------------------------------------------------------
     @property
-    def tensors(self) -> list[Any]:
-        return list(self._tensors)
-
-    @property
-    def L(self) -> int:
-        return len(self._tensors)
-
-    def __len__(self) -> int:
-        return len(self._tensors)
-
-    @property
     def local(self) -> str | None:
         """The name of the local space the MPO was built on (None if built from tensors)."""
         return self._local
-
-    @property
-    def bond_dims(self) -> list[int]:
-        """The ``L - 1`` inner bond dimensions."""
-        return [_shape(t)[3] for t in self._tensors[:-1]]
-
-    @property
-    def phys_dims(self) -> list[int]:
-        return [_shape(t)[1] for t in self._tensors]
-
-    @property
-    def dtype(self) -> Any:
-        return tf.result_type(*[tidu.aval_of(t).dtype for t in self._tensors])
 
     def __repr__(self) -> str:
         return f"MPO(L={self.L}, local={self._local!r}, bond_dims={self.bond_dims}, dtype={self.dtype})"

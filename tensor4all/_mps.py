@@ -21,6 +21,7 @@ import scipy.linalg
 import tenferro as tf
 import tidu
 
+from ._chain import SiteChain
 from ._errors import DimensionMismatchError, SiteOutOfRangeError, Tensor4allError
 from ._local_ops import default_local_space, local_space
 from ._truncation import svd_truncated
@@ -33,7 +34,7 @@ def _shape(t: Any) -> tuple[int, ...]:
     return tuple(t.shape)
 
 
-class MPS:
+class MPS(SiteChain):
     """A matrix product state on ``L`` sites.
 
     ``MPS(tensors)`` takes site tensors of shape ``(left, physical, right)`` (tenferro
@@ -145,31 +146,6 @@ class MPS:
         return cls(ts)
 
     # ---- properties -----------------------------------------------------------------
-    @property
-    def tensors(self) -> list[Any]:
-        """The site tensors, ``(left, physical, right)`` each (a new list)."""
-        return list(self._tensors)
-
-    @property
-    def L(self) -> int:
-        return len(self._tensors)
-
-    def __len__(self) -> int:
-        return len(self._tensors)
-
-    @property
-    def bond_dims(self) -> list[int]:
-        """The ``L - 1`` inner bond dimensions."""
-        return [_shape(t)[2] for t in self._tensors[:-1]]
-
-    @property
-    def phys_dims(self) -> list[int]:
-        return [_shape(t)[1] for t in self._tensors]
-
-    @property
-    def dtype(self) -> Any:
-        return tf.result_type(*[tidu.aval_of(t).dtype for t in self._tensors])
-
     def __repr__(self) -> str:
         return f"MPS(L={self.L}, phys_dims={sorted(set(self.phys_dims))}, bond_dims={self.bond_dims}, dtype={self.dtype})"
 
