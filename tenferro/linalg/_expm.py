@@ -13,12 +13,13 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from tidu import is_undefined
+from tidu import is_undefined, stop_gradient
 
 from .._dispatch import dispatchable
 from .._errors import TenferroValueError, fmt_shape
 from .._aval import aval_of_operand, meta
 from .._registry import primitive
+from .._structural import broadcast_in_dim_p
 from ._errors import LinalgDTypeError, LinalgShapeError
 from ._solve import _promote
 from . import _device
@@ -79,10 +80,27 @@ def _block(a: Any, e: Any) -> Any:
     return tf.concatenate([top, place_columns(a, 2 * n, n)], axis=0)
 
 
+def _unit_scale(e: Any) -> Any:
+    """``max |e_ij|`` of each matrix of ``e`` (1 for a zero matrix), broadcast to
+    ``e``'s shape: a constant (``stop_gradient``), so dividing by it and multiplying
+    back changes no derivative of a function linear in ``e``."""
+    s = tuple(meta(e)[0])
+    c = tf.max(tf.abs(stop_gradient(e)), axis=(0, 1))
+    c = tf.where(tf.greater(c, 0), c, 1.0)
+    return broadcast_in_dim_p.bind(c, shape=s, broadcast_dimensions=tuple(range(2, len(s))))
+
+
 def _frechet_jvp_a(da, out, a, e):
+    # L(A, E) is linear in E: with E scaled to unit size the block matrix
+    # [[A, E], [0, A]] has A's norm, so scaling and squaring chooses its scaling
+    # for A alone (an E far larger than A forced ~log2(|E|) squarings and lost
+    # all accuracy: jvp of expm_frechet(A, 1e20 E), hvp of expm at norm 50)
     n = meta(a)[0][0]
-    big = expm_frechet_p.bind(_block(a, e), _block(da, None))
-    return columns(rows(big, 0, n), n, 2 * n)
+    if n == 0:
+        return da
+    c = _unit_scale(e)
+    big = expm_frechet_p.bind(_block(a, tf.divide(e, c)), _block(da, None))
+    return tf.multiply(columns(rows(big, 0, n), n, 2 * n), c)
 
 
 def _frechet_jvp_e(de, out, a, e):
