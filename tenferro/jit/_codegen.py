@@ -1,0 +1,163 @@
+"""The compiled executor: one straight-line Python function per graph.
+
+:func:`generate` writes the optimized graph as Python source (a local variable
+per value, one line per equation calling its kernel with precomputed arguments,
+see :mod:`._kernels`), compiles it once with :func:`compile` and returns a
+:class:`Program`. At run time there is no dispatch, shape check or tracing: the
+function unwraps its input tensors, runs the lines and wraps its outputs.
+
+Memory: a value is deleted after its last use (``del``), and an elementwise
+kernel writes into a dying input of its own shape and dtype (NumPy ``out=``)
+when that buffer is owned by the program: made by a kernel that always returns
+a new buffer (or a donated argument), and never read by a kernel that might
+return a view of it.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable
+
+import numpy as np
+
+from tidu import Zero
+from tidu._graph import Graph, Var
+
+from .._placement import CPU
+from .._tensor import Tensor
+from ._cost import eqn_flops, nbytes
+from ._kernels import Kernel, kernel_for
+
+__all__ = ["Program", "generate"]
+
+_ALIAS_SAFE = "alias-safe"  # consumers that never return a view of their inputs
+_COUNTER = itertools.count()
+
+
+class Program:
+    """A compiled graph: the callable, its source and its cost estimate."""
+
+    __slots__ = ("graph", "source", "fn", "flops", "peak_bytes", "reused_buffers")
+
+    def __init__(self, graph: Graph, source: str, fn: Callable[..., list], flops: float, peak_bytes: int,
+                 reused_buffers: int):
+        self.graph = graph
+        self.source = source
+        self.fn = fn
+        self.flops = flops
+        self.peak_bytes = peak_bytes
+        self.reused_buffers = reused_buffers
+
+    def __call__(self, *args: Any) -> list:
+        return self.fn(*args)
+
+
+def _on_cpu(graph: Graph) -> bool:
+    avals = [v.aval for v in graph.invars] + [v.aval for v in graph.constvars]
+    avals += [o.aval for e in graph.eqns for o in e.outputs]
+    return all(getattr(a, "placement", CPU) is CPU for a in avals)
+
+
+def generate(graph: Graph, donate: tuple[bool, ...] = (), name: str = "compiled") -> Program:
+    """Generate, compile and return the program of ``graph`` (inputs and outputs
+    are tensors). ``donate[i]``: input ``i``'s buffer may be overwritten."""
+    on_cpu = _on_cpu(graph)
+    names: dict[Var, str] = {}
+    env: dict[str, Any] = {"_W": Tensor._wrap, "_errstate": np.errstate}
+    head: list[str] = []
+    for i, v in enumerate(graph.invars):
+        names[v] = f"a{i}"
+        head.append(f"a{i} = x{i}._data")
+    for i, (v, c) in enumerate(zip(graph.constvars, graph.consts)):
+        names[v] = f"c{i}"
+        env[f"c{i}"] = c._data if type(c) is Tensor else c
+
+    kernels: list[Kernel] = []
+    for n, eqn in enumerate(graph.eqns):
+        k = kernel_for(eqn, str(n), on_cpu)
+        kernels.append(k)
+        env.update(k.env)
+        for j, o in enumerate(eqn.outputs):
+            names[o] = f"v{n}" if len(eqn.outputs) == 1 else f"v{n}_{j}"
+
+    # liveness: the index of the last equation reading each variable
+    last_use: dict[Var, int] = {}
+    readers_safe: dict[Var, bool] = {}
+    for n, (eqn, k) in enumerate(zip(graph.eqns, kernels)):
+        safe = k.ufunc or k.fresh and eqn.prim.name == "dot_general"
+        for v in eqn.inputs:
+            last_use[v] = n
+            readers_safe[v] = readers_safe.get(v, True) and safe
+    outputs = {v for v in graph.outvars if type(v) is Var}
+    owned: set[Var] = set()
+    for i, v in enumerate(graph.invars):
+        if i < len(donate) and donate[i]:
+            owned.add(v)
+
+    body: list[str] = []
+    reused = 0
+    live_bytes = sum(nbytes(v.aval) for v in graph.invars) + sum(nbytes(v.aval) for v in graph.constvars)
+    peak = live_bytes
+    flops = 0.0
+    for n, (eqn, k) in enumerate(zip(graph.eqns, kernels)):
+        args = [names[v] for v in eqn.inputs]
+        expr = k.expr.format(*args)
+        out_names = [names[o] for o in eqn.outputs]
+        target = None
+        if k.ufunc:
+            out_aval = eqn.outputs[0].aval
+            for v in eqn.inputs:
+                if (v in owned and last_use.get(v) == n and v not in outputs and readers_safe.get(v, False)
+                        and v.aval == out_aval):
+                    target = v
+                    break
+        if target is not None:
+            expr = expr[:-1] + f", out={names[target]})"
+            reused += 1
+        body.append(f"{', '.join(out_names)}{',' if len(out_names) == 1 and eqn.prim.multiple_results else ''}"
+                    f" = {expr}")
+        flops += eqn_flops(eqn)
+        new_bytes = 0 if target is not None else sum(nbytes(o.aval) for o in eqn.outputs)
+        live_bytes += new_bytes
+        peak = max(peak, live_bytes)
+        if k.fresh or target is not None and target in owned:
+            owned.update(eqn.outputs)
+        dead = sorted({names[v] for v in eqn.inputs if last_use.get(v) == n and v not in outputs
+                       and names[v][0] == "v"})
+        dead += [names[o] for o in eqn.outputs if o not in last_use and o not in outputs]
+        for v in set(eqn.inputs):
+            if last_use.get(v) == n and v not in outputs and names[v][0] == "v" and v is not target:
+                live_bytes -= nbytes(v.aval)
+        for o in eqn.outputs:
+            if o not in last_use and o not in outputs:
+                live_bytes -= nbytes(o.aval)
+        if dead:
+            body.append("del " + ", ".join(dict.fromkeys(dead)))
+
+    rets = []
+    for j, v in enumerate(graph.outvars):
+        if type(v) is Zero:
+            env[f"_zero{j}"] = v.instantiate
+            rets.append(f"_zero{j}()")
+        elif v in graph.invars:
+            rets.append(f"x{graph.invars.index(v)}")
+        elif names[v][0] == "c":
+            rets.append(f"_W({names[v]}.copy(order='F'))")
+        else:
+            rets.append(f"_W({names[v]})")
+
+    params = ", ".join(f"x{i}" for i in range(len(graph.invars)))
+    lines = [f"def {name}({params}):"]
+    quiet = any(k.quiet for k in kernels)
+    indent = "        " if quiet else "    "
+    lines += ["    " + h for h in head]
+    if quiet:
+        lines.append("    with _errstate(all='ignore'):")
+    lines += [indent + b for b in body]
+    lines.append(indent + f"return [{', '.join(rets)}]")
+    if len(lines) == 1 or lines[-1].strip() == "return []" and not body and not head:
+        pass
+    source = "\n".join(lines) + "\n"
+    filename = f"<tenferro.jit {name} #{next(_COUNTER)}>"
+    code = compile(source, filename, "exec")
+    exec(code, env)
+    return Program(graph, source, env[name], flops, peak, reused)

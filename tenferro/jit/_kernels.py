@@ -1,0 +1,136 @@
+"""Array kernels of the compiled executor: how one equation becomes one line of code.
+
+:func:`kernel_for` turns an equation into a :class:`Kernel`: a Python expression
+over the input arrays (``{0}``, ``{1}``, ...) and the globals it needs. Hot
+primitives call their NumPy/BLAS function directly on raw arrays, with every
+parameter precomputed (the same functions their ``impl`` calls, so results are
+identical to eager to the bit); every other primitive calls its ``impl`` on
+wrapped arrays. Kernels keep tenferro's layout contract: every result is
+column-major (F-contiguous), 0-d results are 0-d arrays.
+
+``fresh`` marks kernels that always return a new buffer (never a view of an
+input) and ``ufunc`` those that accept ``out=`` (the executor's buffer reuse).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from tidu import Primitive
+from tidu._graph import Eqn
+
+from .. import _elementwise as _ew
+from .. import _structural as _st
+from .. import _transcendental as _tr
+from .._aval import fortran
+from .._contraction import _dot_general_eval, dot_general_p
+from .._tensor import Tensor
+from ..einsum._ad import einsum_p
+from ..einsum._execute import execute as _einsum_execute
+
+__all__ = ["Kernel", "kernel_for"]
+
+
+class Kernel(NamedTuple):
+    expr: str                  # Python expression; {i} is the i-th input array
+    env: dict                  # globals the expression needs
+    fresh: bool = False        # always returns a new buffer
+    ufunc: bool = False        # accepts out= (a buffer of the output's shape and dtype)
+    quiet: bool = False        # runs under np.errstate(all="ignore") in eager mode
+
+
+def _asarray0(a: Any) -> Any:
+    return np.asarray(a) if isinstance(a, np.generic) else a
+
+
+def _ufunc(name: str, fn: np.ufunc, nargs: int, quiet: bool = False) -> Callable[[Eqn, str], Kernel]:
+    args = ", ".join("{%d}" % i for i in range(nargs))
+
+    def make(eqn: Eqn, tag: str) -> Kernel:
+        g = f"_{name}"
+        if eqn.outputs[0].aval.shape == ():
+            return Kernel(f"_a0({g}({args}))", {g: fn, "_a0": _asarray0}, fresh=True, quiet=quiet)
+        return Kernel(f"{g}({args})", {g: fn}, fresh=True, ufunc=True, quiet=quiet)
+
+    return make
+
+
+def _unary_rule(rule: Any) -> Callable[[Eqn, str], Kernel]:
+    fn = rule.numpy
+    if isinstance(fn, np.ufunc):
+        return _ufunc(rule.name, fn, 1, rule.quiet)
+
+    def make(eqn: Eqn, tag: str) -> Kernel:
+        g = f"_{rule.name}_{tag}"
+        return Kernel(f"_f({g}({{0}}))", {g: fn, "_f": fortran}, quiet=rule.quiet)
+
+    return make
+
+
+def _dot_general(eqn: Eqn, tag: str) -> Kernel:
+    dn = f"_dn{tag}"
+    return Kernel(f"_dot({{0}}, {{1}}, {dn})", {"_dot": _dot_general_eval, dn: eqn.params["dimension_numbers"]},
+                  fresh=True)
+
+
+def _einsum(eqn: Eqn, tag: str) -> Kernel:
+    p = f"_plan{tag}"
+    args = ", ".join("{%d}" % i for i in range(len(eqn.inputs)))
+    return Kernel(f"_einsum({p}, ({args},))", {"_einsum": _einsum_execute, p: eqn.params["plan"]})
+
+
+def _reshape(eqn: Eqn, tag: str) -> Kernel:
+    s = f"_shape{tag}"
+    return Kernel(f"_np.reshape({{0}}, {s}, order='F')", {"_np": np, s: tuple(eqn.params["new_shape"])})
+
+
+def _transpose(eqn: Eqn, tag: str) -> Kernel:
+    p = f"_perm{tag}"
+    return Kernel(f"_f(_np.transpose({{0}}, {p}))", {"_np": np, "_f": fortran, p: tuple(eqn.params["permutation"])})
+
+
+def _sum(eqn: Eqn, tag: str) -> Kernel:
+    ax = f"_axes{tag}"
+    return Kernel(f"_f(_np.sum({{0}}, axis={ax}, dtype={{0}}.dtype))",
+                  {"_np": np, "_f": fortran, ax: eqn.params["axes"]})
+
+
+_KERNELS: dict[Primitive, Callable[[Eqn, str], Kernel]] = {
+    _ew.add_p: _ufunc("add", np.add, 2),
+    _ew.sub_p: _ufunc("subtract", np.subtract, 2),
+    _ew.mul_p: _ufunc("multiply", np.multiply, 2),
+    _ew.div_p: _ufunc("true_divide", np.true_divide, 2),
+    _ew.neg_p: _ufunc("negative", np.negative, 1),
+    dot_general_p: _dot_general,
+    einsum_p: _einsum,
+    _st.reshape_p: _reshape,
+    _st.transpose_p: _transpose,
+    _st.sum_p: _sum,
+}
+for _rule in _tr.RULES:
+    _KERNELS[getattr(_tr, f"{_rule.name}_p")] = _unary_rule(_rule)
+_QUIET = {getattr(_tr, f"{r.name}_p") for r in _tr.RULES if r.quiet}
+
+
+def _impl_kernel(eqn: Eqn, tag: str) -> Kernel:
+    """Any primitive: its ``impl`` on wrapped arrays."""
+    prim, params = eqn.prim, eqn.params
+    impl = prim.impl
+    wrap = Tensor._wrap
+    if prim.multiple_results:
+        def run(*arrays: Any) -> list:
+            return [o._data for o in impl(*[wrap(a) for a in arrays], **params)]
+    else:
+        def run(*arrays: Any) -> Any:
+            return impl(*[wrap(a) for a in arrays], **params)._data
+    g = f"_k{tag}"
+    args = ", ".join("{%d}" % i for i in range(len(eqn.inputs)))
+    return Kernel(f"{g}({args})", {g: run}, quiet=prim in _QUIET)
+
+
+def kernel_for(eqn: Eqn, tag: str, on_cpu: bool) -> Kernel:
+    """The kernel of ``eqn`` (``tag`` makes its global names unique). Off the CPU
+    every equation runs its ``impl`` (which picks CuPy's kernels)."""
+    make = _KERNELS.get(eqn.prim) if on_cpu else None
+    return (make or _impl_kernel)(eqn, tag)
