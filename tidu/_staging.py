@@ -263,8 +263,9 @@ class StagedFunction:
     def cache_clear(self) -> None:
         self._cache.clear()
 
-    def entry(self, *args: Any, **kwargs: Any) -> tuple[Graph, ClosedCall, PyTreeDef]:
-        """Trace (or look up) the entry for these arguments without running it."""
+    def entry(self, *args: Any, **kwargs: Any) -> tuple[Graph, Callable[..., list], PyTreeDef]:
+        """``(graph, executable, output tree)`` for these arguments, traced (or
+        looked up) and compiled, without running it."""
         leaves, tree, mask, statics, key_leaves = self._split(args, kwargs)
         key = (tree, key_leaves, statics)
         entry = self._cache.get(key)
@@ -274,7 +275,7 @@ class StagedFunction:
             if entry is None:
                 raise self._error(f"{self._what}({self.__name__}): the function closes over a value traced by an "
                                    "outer transformation; it cannot be lowered on its own")
-        return entry.graph, entry.call, entry.out_tree
+        return entry.graph, entry.run, entry.out_tree
 
 
 def _int_tuple(x: int | Sequence[int], what: str, name: str) -> tuple[int, ...]:

@@ -63,8 +63,8 @@ class JitFunction(StagedFunction):
         return compile_graph(graph, donate=donate, name=self.__name__)
 
     def lower(self, *args: Any, **kwargs: Any) -> "Lowered":
-        graph, call, _ = self.entry(*args, **kwargs)
-        return Lowered(graph, call.executable)
+        graph, program, _ = self.entry(*args, **kwargs)
+        return Lowered(graph, program)
 
     def __repr__(self) -> str:
         return f"<tenferro.jit of {self.__qualname__}>"
