@@ -5,7 +5,8 @@
 ``[M, M, B...]``, ``[M, N, B...]``. ``lq(a)`` is the conjugate transpose of the
 QR of ``a^H``. Derivative rule: docs/ad/qr.md (Walter and Lehmann 2018; Seeger
 et al. 2017; Townsend's QR note; the wide case by splitting ``a = [X | Y]``,
-Liao et al. 2019).
+Liao et al. 2019). At rank-deficient input only the factors before the first zero
+pivot are differentiated (:data:`qr_singular_part_p` guards the rest).
 """
 from __future__ import annotations
 
@@ -13,15 +14,19 @@ from typing import Any
 
 import numpy as np
 
+import tidu
+
 from .._dispatch import dispatchable
-from .._errors import TenferroValueError
-from .._aval import aval_of_operand, meta
+from .._errors import TenferroValueError, fmt_shape
+from .._aval import aval_of_operand, meta, xp_of
 from .._registry import primitive
+from .._tensor import Tensor
+from ._errors import SingularMatrixError
 from ._solve import triangular_solve_p
 from . import _device
 from ._util import operand, bind as _bind
 from ._util import (
-    FAMILY, check_matrix, columns, eye_mask, lead, mH, mm, place_columns, place_rows, rows, wrap,
+    FAMILY, check_matrix, columns, concrete, eye_mask, lead, mH, mm, place_columns, place_rows, rows, wrap,
 )
 from .. import _ops as tf
 
@@ -75,12 +80,102 @@ def _qr_square_jvp(tf, dx, q, r):
     return dq, dr
 
 
+# ---------------------------------------------------------------------------
+# rank-deficient input: the trailing factors have no derivative
+# ---------------------------------------------------------------------------
+qr_singular_part_p = primitive("qr_singular_part", FAMILY)
+"""``qr_singular_part_p(x, shape, role, where)``: the zero linear map from ``x`` to a
+tensor of ``shape`` (``x``'s dtype), **defined only at x = 0**: evaluating it with a
+nonzero ``x`` raises :class:`SingularMatrixError`. The QR rule sends the tangent of
+``a`` through it into ``Q[:, k:]`` and ``R[k:, k:]`` at a rank-deficient ``a`` (first
+zero pivot ``k``), which have no derivative: forward mode (a nonzero tangent) and
+reverse mode with a cotangent reaching those factors raise; zero cotangents (losses
+on ``Q[:, :k]``, ``R[:k, :]``) pass, at every order. ``role`` (``"tangent"`` or
+``"cotangent"``) and ``where`` (the factors and pivot, for the message) only word
+the error."""
+
+
+@qr_singular_part_p.def_impl
+def _singular_part_impl(x, shape, role, where):
+    arr = x._data
+    if arr.size and bool(xp_of(arr).any(arr != 0)):
+        raise _singular_part_error(role, where)
+    return Tensor._wrap(xp_of(arr).zeros(shape, dtype=arr.dtype, order="F"))
+
+
+@qr_singular_part_p.def_abstract_eval
+def _singular_part_aval(x, shape, role, where):
+    return x.update(shape=tuple(shape))
+
+
+@qr_singular_part_p.def_linear
+def _singular_part_transpose(ct, x, shape, role, where):
+    back = "cotangent" if role == "tangent" else "tangent"
+    return [qr_singular_part_p.bind(tidu.instantiate(ct), shape=tuple(x.aval.shape), role=back, where=where)]
+
+
+def _singular_part_error(role: str, where: str) -> SingularMatrixError:
+    if role == "tangent":
+        return SingularMatrixError(
+            f"qr: {where}; forward mode (jvp, jacfwd, hessian, hvp) pushes a tangent into every output, and those "
+            "factors have none: differentiate losses on the leading factors in reverse mode (grad, vjp, jacrev, "
+            "grad of grad), or factor the leading columns alone")
+    return SingularMatrixError(
+        f"qr: {where}; the loss depends on them (nonzero cotangent). Only losses on the leading factors are "
+        "differentiable there (docs/ad/qr.md)")
+
+
+def _first_zero_pivot(a: Any, r: Any, k: int) -> int:
+    """The first ``j < k`` with ``|R[j, j]| <= max(M, N) eps ||a[:, j]||`` (column j in the
+    span of the columns before it, relative to its own size: Householder QR is
+    column-wise backward stable) in any matrix of the batch; ``k`` when there is none
+    or the values are abstract (staged graphs)."""
+    av, rv = concrete(a), concrete(r)
+    if av is None or rv is None or not av.size or k == 0:
+        return k
+    xp = xp_of(rv)
+    la, lr = lead(av), lead(rv)
+    d = xp.abs(xp.diagonal(lr, axis1=-2, axis2=-1)[..., :k])
+    cols = xp.sqrt(xp.sum(xp.abs(la[..., :, :k]) ** 2, axis=-2))
+    bad = (d <= max(la.shape[-2:]) * np.finfo(rv.dtype).eps * cols).reshape(-1, k).any(axis=0)
+    return next((i for i in range(k) if bool(bad[i])), k)
+
+
+def _qr_rank_deficient_jvp(a, da, q, r, j):
+    """Tangents at a rank-deficient ``a`` with first zero pivot ``j``: the leading factors
+    ``Q1 = Q[:, :j]``, ``R[:j, :]`` from ``a = [X | Y]``, ``X = a[:, :j]`` of full rank
+    (``X = Q1 R11`` by the square rule, ``R[:j, j:] = Q1^H Y``); ``Q[:, j:]`` and
+    ``R[j:, j:]`` through :data:`qr_singular_part_p`."""
+    s, _ = meta(a)
+    m, n, batch = s[0], s[1], tuple(s[2:])
+    kq, kr = meta(q)[0][1], meta(r)[0][0]
+    why = "is zero" if j == 0 else "lies in the span of the columns before it"
+    where = (f"at the rank-deficient matrix a of shape {fmt_shape(tuple(s))} (column {j} {why}: R[{j}, {j}] = 0), "
+             f"Q[:, {j}:] and R[{j}:, {j}:] have no derivative")
+    tq = qr_singular_part_p.bind(da, shape=(m, kq - j) + batch, role="tangent", where=where)
+    tr = qr_singular_part_p.bind(da, shape=(kr - j, n - j) + batch, role="tangent", where=where)
+    dq = place_columns(tq, kq, j)
+    dr = place_rows(place_columns(tr, n, j), kr, j)
+    if j == 0:
+        return dq, dr
+    q1 = columns(q, 0, j)
+    dq1, dr11 = _qr_square_jvp(tf, columns(da, 0, j), q1, rows(columns(r, 0, j), 0, j))
+    dr1 = place_columns(dr11, n, 0)
+    if n > j:      # R[:j, j:] = Q1^H Y
+        dr1y = tf.add(mm(mH(dq1), columns(a, j, n)), mm(mH(q1), columns(da, j, n)))
+        dr1 = tf.add(dr1, place_columns(dr1y, n, j))
+    return tf.add(dq, place_columns(dq1, kq, 0)), tf.add(dr, place_rows(dr1, kr, 0))
+
+
 @qr_p.def_jvp
 def _qr_jvp(primals, tangents, complete):
     (a,), (da,) = primals, tangents
     q, r = qr_p.bind(a, complete=complete)
     m, n = meta(a)[0][:2]
     k = min(m, n)
+    j = _first_zero_pivot(a, r, k)
+    if j < k:
+        return [q, r], list(_qr_rank_deficient_jvp(a, da, q, r, j))
     if m >= n:
         q1 = columns(q, 0, k) if complete and m > k else q
         r1 = rows(r, 0, k) if complete and m > k else r
@@ -109,9 +204,13 @@ def qr(a: Any, mode: str = "reduced") -> tuple[Any, Any]:
 
     ``mode="reduced"``: Q ``[M, K, B...]``, R ``[K, N, B...]``, ``K = min(M, N)``;
     ``mode="complete"``: Q ``[M, M, B...]``, R ``[M, N, B...]``. Differentiable
-    for tall, square and wide input; needs the leading ``K x K`` block of R to be
-    invertible (full rank). For complete tall Q the trailing columns get the
-    derivative with ``Q2^H dQ2 = 0`` (docs/ad/qr.md)."""
+    for tall, square and wide input. For complete tall Q the trailing columns get
+    the derivative with ``Q2^H dQ2 = 0`` (docs/ad/qr.md). At rank-deficient input
+    (first zero pivot ``j``: column ``j`` in the span of the columns before it) the
+    leading factors ``Q[:, :j]`` and ``R[:j, :]`` are smooth and reverse mode
+    differentiates losses on them (any order); a cotangent reaching ``Q[:, j:]`` or
+    ``R[j:, j:]``, which have no derivative there, or forward mode raises
+    :class:`SingularMatrixError`."""
     if mode not in ("reduced", "complete"):
         raise TenferroValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
     a = operand("qr", "a", a)

@@ -13,6 +13,7 @@ import numpy as np
 
 import tenferro as tf
 import tenferro.linalg as la
+from tenferro.linalg._qr import qr_singular_part_p
 from tenferro.linalg._util import as_cols, columns, mH, mm
 
 from . import OpSpec
@@ -139,6 +140,14 @@ def _qr_complete(a):
     return columns(q, 0, k), r
 
 
+def _qr_singular_part_at_zero(a):
+    """qr's singular-part map on its domain (zero tangents and cotangents, at every
+    order): what a loss on the leading factors of a rank-deficient qr sends through
+    it. Its errors on nonzero input: tests/tenferro/test_linalg_nasty.py."""
+    z = qr_singular_part_p.bind(tf.multiply(a, 0.0), shape=tuple(a.shape), role="tangent", where="spec")
+    return tf.add(a, tf.multiply(z, 0.0))
+
+
 def _eigh_functions(a):
     w, v = la.eigh(a)
     return w, mm(tf.multiply(v, as_cols(tf.multiply(w, w), v.shape[0])), mH(v))
@@ -229,6 +238,8 @@ SPECS = [
     OpSpec("linalg_svdvals", la.svdvals, _TALL_SQUARE_WIDE, covers=("svd",), make_args=_spectral("svd")),
     OpSpec("linalg_qr", la.qr, _TALL_SQUARE_WIDE, covers=("qr", "triangular_solve"), make_args=_shifted(0.5)),
     OpSpec("linalg_qr_complete", _qr_complete, [((4, 3),), ((3, 4, 2),)], covers=("qr",), make_args=_shifted(0.5)),
+    OpSpec("linalg_qr_singular_part", _qr_singular_part_at_zero, [((4, 3),), ((3, 4, 2),)],
+           covers=("qr_singular_part",)),
     OpSpec("linalg_lq", la.lq, [((4, 3),), ((3, 4),), ((3, 4, 2),)], covers=("qr",), make_args=_shifted(0.5)),
     OpSpec("linalg_eigh", _eigh_functions, _SQUARE, covers=("eigh", "linalg_gauge_check"), make_args=_spectral("herm")),
     OpSpec("linalg_eigh_projector", _eigh_projector_lowest, _SQUARE, covers=("eigh",), make_args=_spectral("herm")),
