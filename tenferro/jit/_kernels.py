@@ -69,6 +69,19 @@ def _unary_rule(rule: Any) -> Callable[[Eqn, str], Kernel]:
 
 
 def _dot_general(eqn: Eqn, tag: str) -> Kernel:
+    """``dot_general``: the branch ``_dot_general_eval`` would take, chosen now."""
+    (xc, yc), (xb, yb) = eqn.params["dimension_numbers"]
+    na, nb = len(eqn.inputs[0].aval.shape), len(eqn.inputs[1].aval.shape)
+    rank_out = len(eqn.outputs[0].aval.shape)
+    f = {"_f": fortran}
+    if not xb and len(xc) == 1 and na <= 2 and nb <= 2 and xc[0] == na - 1 and yc[0] == 0:  # matmul
+        if rank_out == 0:
+            return Kernel("_f({0} @ {1})", f, fresh=True)
+        if nb == 1 or na == 1:
+            return Kernel("({0} @ {1})", {}, fresh=True)   # a fresh vector: contiguous
+        return Kernel("({1}.T @ {0}.T).T", {}, fresh=True)  # column-major M x N, no copy
+    if not xc and not xb:                                   # outer product
+        return Kernel("_f(_outer({1}.T, {0}.T).T)", {"_outer": np.multiply.outer, **f}, fresh=True)
     dn = f"_dn{tag}"
     return Kernel(f"_dot({{0}}, {{1}}, {dn})", {"_dot": _dot_general_eval, dn: eqn.params["dimension_numbers"]},
                   fresh=True)

@@ -283,3 +283,22 @@ def test_multiple_result_primitives_and_0d(ax):
     _same(tf.jit(tidu.grad(f))(A), tidu.grad(f)(A), 1e-13)
     s = tf.jit(lambda s: s * s + 1.0)(tf.asarray(2.0))
     assert _np(s).shape == () and float(s) == 5.0
+
+
+@pytest.mark.parametrize("shapes, dn", [
+    (((4, 3), (3,)), (((1,), (0,)), ((), ()))),          # matrix @ vector
+    (((3,), (3, 5)), (((0,), (0,)), ((), ()))),          # vector @ matrix
+    (((3,), (3,)), (((0,), (0,)), ((), ()))),            # inner product (0-d)
+    (((4, 3), (3, 5)), (((1,), (0,)), ((), ()))),        # matrix @ matrix
+    (((4,), (5, 2)), (((), ()), ((), ()))),              # outer product
+    (((2, 4, 3), (2, 3, 5)), (((2,), (1,)), ((0,), (0,)))),  # batched
+    (((3, 4), (5, 3)), (((0,), (1,)), ((), ()))),        # transposed contraction
+])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_dot_general_kernels_match_eager_bitwise(shapes, dn, dtype):
+    a, b = (tf.asarray((rand(s, i) + (1j * rand(s, i + 7) if dtype == np.complex128 else 0)).astype(dtype))
+            for i, s in enumerate(shapes))
+    f = lambda a, b: tf.dot_general(a, b, dn)
+    out = tf.jit(f)(a, b)
+    _same(out, f(a, b))
+    assert out.is_contiguous
