@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from ._config import config, settings
 from ._errors import (
-    ConvergenceError, GaugeError, GaugeWarning, LinalgDTypeError, LinalgError, LinalgShapeError,
-    NonFiniteError, NonPositiveDefiniteError, SingularMatrixError,
+    ConvergenceError, DegeneracyError, DegeneracyWarning, GaugeError, GaugeWarning, LinalgDTypeError, LinalgError,
+    LinalgShapeError, NonFiniteError, NonPositiveDefiniteError, SingularMatrixError,
 )
 from ._cholesky import cholesky
 from ._det import det, slogdet
@@ -31,6 +31,7 @@ __all__ = [
     "config", "settings",
     "LinalgError", "LinalgShapeError", "LinalgDTypeError", "NonPositiveDefiniteError",
     "SingularMatrixError", "ConvergenceError", "NonFiniteError", "GaugeError", "GaugeWarning",
+    "DegeneracyError", "DegeneracyWarning",
     "svd", "svdvals", "qr", "lq", "eigh", "eigvalsh", "cholesky", "solve", "triangular_solve",
     "inv", "det", "slogdet", "eig", "eigvals", "expm", "expm_frechet", "lu", "lstsq", "pinv", "norm",
     "truncated_svd",

@@ -20,11 +20,10 @@ from ._solve import solve_p
 from . import _device
 from ._util import operand, bind as _bind
 from ._util import (
-    FAMILY, GAUGE_RTOL, as_cols, as_rows, check_finite, check_matrix, concrete, const, gauge_guard,
+    FAMILY, GAUGE_RTOL, as_cols, as_rows, check_finite, check_matrix, concrete, gap_inverse, gauge_guard,
     lead, mH, mm, numerically_singular, to_dtype, wrap,
 )
 from .. import _ops as tf
-from ._config import config
 
 
 eig_p = primitive("eig", FAMILY, multiple_results=True)
@@ -67,18 +66,6 @@ def _eig_gauge_check(cts: list, res: list, rtol: float) -> str | None:
     return None
 
 
-def _broadened_inverse_complex(d: Any) -> Any:
-    """``conj(d) / (|d|^2 + eps)``, 0 where ``d == 0``."""
-    mag2 = tf.real(tf.multiply(d, tf.conj(d)))
-    eps = config.broadening
-    if eps:
-        mag2 = tf.add(mag2, eps)
-    arr = concrete(mag2)
-    if arr is not None and (type(arr) is not np.ndarray or (arr == 0).any()):
-        mag2 = tf.add(mag2, const((arr == 0).astype(arr.dtype)))
-    return tf.divide(tf.conj(d), mag2)
-
-
 @eig_p.def_jvp
 def _eig_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
@@ -94,7 +81,7 @@ def _eig_jvp(primals, tangents):
         raise _defective(meta(a)[0]) from None
     dw = tf.extract_diag(m)
     n = meta(w)[0][0]
-    f = _broadened_inverse_complex(tf.subtract(as_cols(w, n), as_rows(w, n)))   # 1 / (w_j - w_i)
+    f = gap_inverse(tf.subtract(as_cols(w, n), as_rows(w, n)), w)   # 1 / (w_j - w_i), 0 where degenerate
     dv = mm(v, tf.multiply(f, m))
     dv = tf.subtract(dv, tf.multiply(v, as_cols(tf.extract_diag(mm(mH(v), dv)), n)))   # v_k^H dv_k = 0
     (dv,) = gauge_guard([dv], [w, v], _eig_gauge_check)

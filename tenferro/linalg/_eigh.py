@@ -17,7 +17,7 @@ from .._tensor import Tensor
 from ._errors import ConvergenceError
 from ._util import operand, bind as _bind
 from ._util import (
-    FAMILY, GAUGE_RTOL, broadened_inverse, check_matrix, diff_matrix, gauge_guard,
+    FAMILY, GAUGE_RTOL, check_matrix, degeneracy_dependence, diff_matrix, gap_inverse, gauge_guard,
     gauge_violation, lapack, lead, mH, mhm, mm,
 )
 from .. import _ops as tf
@@ -50,17 +50,31 @@ def _eigh_aval(a):
     return [a.update(shape=(a.shape[0],) + tuple(a.shape[2:]), dtype=a.dtype.real_dtype), a]
 
 
-def _eigh_gauge_check(cts: list, res: list, rtol: float) -> str | None:
-    """Invariance under V -> V D for unitary D commuting with diag(w)."""
-    (ct_v,) = cts
+def _eigh_gauge_check(cts: list, res: list, rtol: float) -> list:
+    """Invariance under V -> V D for unitary D commuting with diag(w); and a loss that
+    depends on both the values and the vectors of a degenerate block (docs/ad/gauge.md)."""
+    ct_w, ct_v = cts
+    if ct_v is None:                             # eigenvalues only: nothing to check
+        return []
     w, v = res
-    r = gauge_violation([(lead(v), np.conj(lead(ct_v)))], lead(w, 1), rtol)   # V^H G_V, G_V = conj(ct)
+    pairs = [(lead(v), np.conj(lead(ct_v)))]     # V^H G_V, G_V = conj(ct)
+    values = lead(w, 1)
+    findings = []
+    r = gauge_violation(pairs, values, rtol)
     if r > GAUGE_RTOL:
-        return (f"eigh: the loss depends on the gauge of the eigenvectors (relative size {r:.2e} of the "
-                "gauge-dependent part of the cotangent): eigenvectors are defined only up to a phase "
-                "(complex) or a rotation within degenerate eigenvalues, so this gradient is ill-defined. "
-                "Use a gauge-invariant function such as V diag(f(w)) V^H.")
-    return None
+        findings.append(("gauge", f"eigh: the loss depends on the gauge of the eigenvectors (relative size {r:.2e} of "
+                         "the gauge-dependent part of the cotangent): eigenvectors are defined only up to a phase "
+                         "(complex) or a rotation within degenerate eigenvalues, so this gradient is ill-defined. "
+                         "Use a gauge-invariant function such as V diag(f(w)) V^H."))
+    r = degeneracy_dependence(pairs, values, None if ct_w is None else lead(ct_w, 1), rtol)
+    if r > GAUGE_RTOL:
+        findings.append(("degeneracy", "eigh: at a degenerate block of eigenvalues (within "
+                         f"degeneracy_rtol={rtol:g}) the loss depends on both the eigenvalues and the eigenvectors "
+                         f"of the block (relative size {r:.2e}), e.g. V f(w) V^H with f' != 0 there: the gradient "
+                         "inside the block is not determined by the decomposition and the one returned misses part "
+                         "of it (docs/ad/gauge.md). Use tenferro.linalg.funm_hermitian(a, f) (Daleckii-Krein, exact "
+                         "at degeneracy), or tenferro.linalg.polar for polar factors."))
+    return findings
 
 
 @eigh_p.def_jvp
@@ -69,9 +83,9 @@ def _eigh_jvp(primals, tangents):
     w, v = eigh_p.bind(a)
     m = mm(mhm(v, hermitian_part(da)), v)             # V^H dA_h V
     dw = tf.real(tf.extract_diag(m))
-    f = broadened_inverse(diff_matrix(w))             # F_ij = 1 / (w_j - w_i), broadened, 0 on the diagonal
+    f = gap_inverse(diff_matrix(w), w)                # F_ij = 1 / (w_j - w_i), 0 on the diagonal and degenerate pairs
     dv = mm(v, tf.multiply(f, m))
-    (dv,) = gauge_guard([dv], [w, v], _eigh_gauge_check)
+    dw, dv = gauge_guard([dw, dv], [w, v], _eigh_gauge_check)
     return [w, v], [dw, dv]
 
 

@@ -10,7 +10,8 @@ from .._errors import DTypeError, ShapeError, TenferroError, TenferroValueError
 
 __all__ = [
     "LinalgError", "LinalgShapeError", "LinalgDTypeError", "NonPositiveDefiniteError",
-    "SingularMatrixError", "GaugeError", "GaugeWarning", "ConvergenceError", "NonFiniteError",
+    "SingularMatrixError", "GaugeError", "GaugeWarning", "DegeneracyError", "DegeneracyWarning",
+    "ConvergenceError", "NonFiniteError",
 ]
 
 
@@ -52,3 +53,18 @@ class GaugeError(LinalgError, TenferroValueError):
 
 class GaugeWarning(UserWarning):
     """The warning version of :class:`GaugeError` (``config.gauge == "warn"``)."""
+
+
+class DegeneracyError(LinalgError, TenferroValueError):
+    """At an exactly degenerate block of singular values or eigenvalues (per
+    ``config.degeneracy_rtol``) the loss depends on both the values and the vectors
+    of the block (e.g. ``U f(S) Vh`` or ``V f(w) V^H`` with ``f' != 0`` there): the
+    gradient is not determined by the decomposition's cotangents (docs/ad/gauge.md).
+    Raised when ``tenferro.linalg.config.gauge == "raise"``."""
+
+
+class DegeneracyWarning(UserWarning):
+    """The warning version of :class:`DegeneracyError` (``config.gauge == "warn"``):
+    the gradient returned is finite and exact outside the degenerate block, but its
+    in-block part is not determined by the decomposition; a matrix function with its
+    own rule (``tenferro.linalg.funm_hermitian``, ``tenferro.linalg.polar``) is exact."""

@@ -18,12 +18,11 @@ from .._errors import TenferroValueError
 from .._tensor import Tensor
 from .._aval import aval_of_operand, meta, xp_of
 from .._registry import primitive
-from ._config import config
 from ._errors import ConvergenceError
 from ._util import operand, bind as _bind
 from ._util import (
-    FAMILY, GAUGE_RTOL, as_cols, as_rows, broadened_inverse, check_matrix, columns, const, diff_matrix, gauge_guard, gauge_violation, lapack, lead, leading, mH, mhm, mm, rows,
-    safe_reciprocal,
+    FAMILY, GAUGE_RTOL, as_cols, as_rows, check_matrix, columns, const, degeneracy_dependence, diff_matrix, gap_inverse,
+    gauge_guard, gauge_violation, lapack, lead, leading, mH, mhm, mm, rows, safe_reciprocal,
 )
 from .. import _ops as tf
 from ._util import concrete
@@ -59,10 +58,14 @@ def _svd_aval(a, full_matrices):
             a.update(shape=(kv, n) + batch)]
 
 
-def _svd_gauge_check(cts: list, res: list, rtol: float) -> str | None:
+def _svd_gauge_check(cts: list, res: list, rtol: float) -> list:
     """The loss must be invariant under U -> U D, Vh -> D^H Vh for every unitary D
-    that commutes with diag(S) (phases, and rotations in degenerate blocks)."""
-    ct_u, ct_vh = cts
+    that commutes with diag(S) (phases, and rotations in degenerate blocks); and where
+    it depends on both the values and the vectors of a degenerate block, the gradient
+    there is not determined by the decomposition (docs/ad/gauge.md)."""
+    ct_u, ct_s, ct_vh = cts
+    if ct_u is None and ct_vh is None:          # values only (svdvals): nothing to check
+        return []
     u, s, vh = res
     k = s.shape[0]
     pairs = []
@@ -70,13 +73,24 @@ def _svd_gauge_check(cts: list, res: list, rtol: float) -> str | None:
         pairs.append((lead(u)[..., :, :k], np.conj(lead(ct_u)[..., :, :k])))
     if ct_vh is not None:  # V^H G_V with V = Vh^H, G_V = ct_vh^T
         pairs.append((np.conj(np.swapaxes(lead(vh)[..., :k, :], -1, -2)), np.swapaxes(lead(ct_vh)[..., :k, :], -1, -2)))
-    r = gauge_violation(pairs, lead(s, 1), rtol)
+    values = lead(s, 1)
+    findings = []
+    r = gauge_violation(pairs, values, rtol)
     if r > GAUGE_RTOL:
-        return (f"svd: the loss depends on the gauge of the singular vectors (relative size {r:.2e} of the "
-                "gauge-dependent part of the cotangent): singular vectors are defined only up to a phase "
-                "(complex) or a rotation within degenerate singular values, so this gradient is ill-defined. "
-                "Use a gauge-invariant function such as U diag(S) Vh or U U^H.")
-    return None
+        findings.append(("gauge", f"svd: the loss depends on the gauge of the singular vectors (relative size {r:.2e} "
+                         "of the gauge-dependent part of the cotangent): singular vectors are defined only up to a "
+                         "phase (complex) or a rotation within degenerate singular values, so this gradient is "
+                         "ill-defined. Use a gauge-invariant function such as U diag(S) Vh or U U^H."))
+    r = degeneracy_dependence(pairs, values, None if ct_s is None else lead(ct_s, 1), rtol)
+    if r > GAUGE_RTOL:
+        findings.append(("degeneracy", "svd: at a degenerate block of singular values (within "
+                         f"degeneracy_rtol={rtol:g}) the loss depends on both the singular values and the singular "
+                         f"vectors of the block (relative size {r:.2e}), e.g. U f(S) Vh with f' != 0 there: the "
+                         "gradient inside the block is not determined by the decomposition and the one returned "
+                         "misses part of it (docs/ad/gauge.md). Use the matrix itself, or a matrix function with its "
+                         "own rule: tenferro.linalg.polar (U Vh and P = V S Vh) or tenferro.linalg.funm_hermitian "
+                         "(V f(w) V^H) of a^H a or a a^H."))
+    return findings
 
 
 @svd_p.def_jvp
@@ -99,7 +113,7 @@ def _svd_jvp(primals, tangents, full_matrices):
         dv2 = tf.negative(mm(mH(vh1), mm(mH(dv), mH(rows(vh, k, n)))))
         dv = tf.concatenate([dv, dv2], axis=1)
         dvh = mH(dv)
-    du, dvh = gauge_guard([du, dvh], [u, s, vh], _svd_gauge_check)
+    du, ds, dvh = gauge_guard([du, ds, dvh], [u, s, vh], _svd_gauge_check)
     return [u, s, vh], [du, ds, dvh]
 
 
@@ -134,37 +148,23 @@ def _svd_reduced_jvp(tf, da, u, s, vh, dtype, m, n, k):
 
 
 def _svd_coefficients(s: Any, k: int) -> tuple[Any, Any]:
-    """``E_ij = 1/(2 (s_j - s_i))`` (Lorentzian-broadened, 0 on the diagonal and for
-    exactly equal values) and ``D_ij = 1/(2 (s_j + s_i))`` off the diagonal (0 on it,
-    and where ``s_i = s_j = 0``), both ``[K, K, B...]``."""
-    if type(s) is Tensor:      # constants (first-order pass): one NumPy pass each
+    """``E_ij = 1/(2 (s_j - s_i))`` and ``D_ij = 1/(2 (s_j + s_i))``, both ``[K, K, B...]``,
+    0 on the diagonal and, per ``config.broadening`` (:func:`gap_inverse`), for the pairs
+    the degeneracy threshold calls degenerate (default; for D: both values numerically
+    zero), for exactly equal ones (0), or Lorentzian-broadened (eps > 0)."""
+    if type(s) is Tensor:      # constants (first-order pass): NumPy
         x = s._data
         xp = xp_of(x)
         shape = (k, k) + x.shape[1:]
-        e = _lorentz(xp.subtract(x[None, :], x[:, None], out=xp.empty(shape, x.dtype, order="F")))
+        diff = xp.subtract(x[None, :], x[:, None], out=xp.empty(shape, x.dtype, order="F"))
         tot = xp.add(x[None, :], x[:, None], out=xp.empty(shape, x.dtype, order="F"))
         diagonal = xp.arange(k)
         tot[diagonal, diagonal] = 0
-        return Tensor._wrap(e), Tensor._wrap(_lorentz(tot))
-    e = tf.multiply(broadened_inverse(diff_matrix(s)), 0.5)
+        return gap_inverse(Tensor._wrap(diff), s, 0.5), gap_inverse(Tensor._wrap(tot), s, 0.5)
+    e = gap_inverse(diff_matrix(s), s, 0.5)
     off = const(_off_diagonal(k, meta(s)[1], tuple(meta(s)[0][1:])), like=s)
-    d = tf.multiply(broadened_inverse(tf.multiply(tf.add(as_cols(s, k), as_rows(s, k)), off)), 0.5)
+    d = gap_inverse(tf.multiply(tf.add(as_cols(s, k), as_rows(s, k)), off), s, 0.5)
     return e, d
-
-
-def _lorentz(x: np.ndarray) -> np.ndarray:
-    """``x / (2 (x**2 + eps))`` in place (0 where ``x == 0``), for :func:`_svd_coefficients`."""
-    eps = config.broadening
-    den = x * x
-    den += eps
-    den *= 2
-    if not eps:
-        if type(x) is np.ndarray:
-            den[x == 0] = 1
-        else:   # a masked assignment on a GPU reads the mask's count back: use where
-            den = xp_of(x).where(x == 0, 1, den)
-    x /= den
-    return x
 
 
 def _off_diagonal(k: int, dtype, batch: tuple) -> np.ndarray:

@@ -39,8 +39,11 @@ from .._tensor import Tensor
 from .. import _ops as tf
 from . import _device
 from ._config import config
-from ._errors import GaugeError, GaugeWarning, LinalgDTypeError, LinalgShapeError, NonFiniteError
+from ._errors import (
+    DegeneracyError, DegeneracyWarning, GaugeError, GaugeWarning, LinalgDTypeError, LinalgShapeError, NonFiniteError,
+)
 from .._structural import broadcast_in_dim_p, convert_element_type
+from .._compare import less_equal
 
 FAMILY = "linalg"
 
@@ -324,22 +327,91 @@ def as_rows(v: Any, m: int) -> Any:
 
 
 def broadened_inverse(d: Any) -> Any:
-    """``d / (d**2 + eps)`` (Lorentzian broadening of ``1/d``), elementwise, with
-    ``eps = config.broadening``; exactly 0 where ``d == 0``."""
-    eps = config.broadening
+    """``conj(d) / (|d|**2 + eps)`` (Lorentzian broadening of ``1/d``), elementwise, with
+    ``eps = config.broadening`` (``None`` counts as 0); exactly 0 where ``d == 0``."""
+    eps = config.broadening or 0.0
+    cplx = meta(d)[1].is_complex
     if type(d) is Tensor:       # a constant (not differentiated here): one NumPy pass
         x = d._data
-        den = x * x + eps if eps else x * x
-        return Tensor._wrap(fortran(_divide_where(x, den, x != 0, x)))
-    s, dt = meta(d)
-    denom = tf.multiply(d, d)
+        mag2 = (x.real * x.real + x.imag * x.imag) if cplx else x * x
+        num = x.conj() if cplx else x
+        return Tensor._wrap(fortran(_divide_where(num, mag2 + eps if eps else mag2, x != 0, x)))
+    mag2 = tf.real(tf.multiply(d, tf.conj(d))) if cplx else tf.multiply(d, d)
     if eps:
-        denom = tf.add(denom, eps)
+        mag2 = tf.add(mag2, eps)
     # d == 0 gives 0/eps = 0, or 0/0 without broadening: guard with a constant mask
     zero = _zero_mask(d)
     if zero is not None:
-        denom = tf.add(denom, zero)
-    return tf.divide(d, denom)
+        mag2 = tf.add(mag2, zero)
+    return tf.divide(tf.conj(d) if cplx else d, mag2)
+
+
+def gap_inverse(d: Any, values: Any, numerator: float = 1.0) -> Any:
+    """``numerator / d`` elementwise for ``d`` ``[N, N, B...]``, the pairwise
+    differences (or sums) of the spectrum ``values`` ``[N, B...]``, as the derivative
+    rules of eigh, svd and eig need it; ``config.broadening`` says how (see
+    ``_config.py``):
+
+    * ``None`` (default): exact ``numerator / d``, and 0 where
+      ``|d| <= tol = config.degeneracy_rtol * max|values|`` (per matrix: the pairs the
+      degeneracy threshold calls degenerate, the diagonal included) — except pairs of
+      two numerically zero values (``|v_i|, |v_j| <= tol``, the null space of
+      rank-deficient input), which are used as computed (docs/ad/gauge.md, "Zero
+      values"); exact zeros ``d == 0`` always give 0;
+    * ``0``: exact, 0 only where ``d == 0``;
+    * ``eps > 0``: the Lorentzian ``numerator conj(d) / (|d|**2 + eps)``.
+
+    The mask is a constant (piecewise constant in the values): its derivative is 0,
+    so masked entries stay 0 to every order."""
+    eps = config.broadening
+    if eps:
+        inv = broadened_inverse(d)
+        return inv if numerator == 1.0 else tf.multiply(inv, numerator)
+    rtol = float(config.degeneracy_rtol) if eps is None else 0.0
+    if type(d) is Tensor and type(values) is Tensor:    # constants (first-order pass): NumPy
+        x = d._data
+        return Tensor._wrap(fortran(_divide_where(numerator, x, _separated(x, values._data, rtol), x)))
+    xd, xv = concrete(d), concrete(values)
+    if xd is not None and xv is not None:
+        keep = _separated(xd, xv, rtol)
+        rdt = xd.real.dtype
+        keep_f, drop_f = const(keep.astype(rdt), like=d), const((~keep).astype(rdt), like=d)
+    elif 0 in meta(d)[0]:
+        return d
+    else:   # abstract values (a staged graph): the same mask with tenferro ops
+        keep_f = _separated_ops(d, values, rtol)
+        drop_f = tf.subtract(1.0, keep_f)
+    safe = tf.add(tf.multiply(d, keep_f), drop_f)       # d where kept, 1 where masked
+    return tf.multiply(tf.divide(numerator, safe), keep_f)
+
+
+def _separated(x: Any, values: Any, rtol: float) -> Any:
+    """Where :func:`gap_inverse` keeps ``1/x`` (``x`` ``[N, N, B...]``, ``values``
+    ``[N, B...]``; NumPy or CuPy booleans): ``x != 0`` and either ``|x| > tol`` or
+    both values numerically zero, ``tol = rtol * max|values|`` per matrix."""
+    xp = xp_of(x)
+    if not rtol or values.size == 0:
+        return x != 0
+    tol = rtol * xp.max(xp.abs(values), axis=0)              # [B...]
+    small = xp.abs(values) <= tol                            # [N, B...]
+    return (x != 0) & ((xp.abs(x) > tol) | (small[None, :] & small[:, None]))
+
+
+def _separated_ops(d: Any, values: Any, rtol: float) -> Any:
+    """:func:`_separated` with tenferro ops (abstract values), as a 0/1 float tensor."""
+    shape, dt = meta(d)
+    nb = len(shape) - 2
+    n = shape[0]
+    mag = tf.abs(values)                                     # [N, B...]
+    tol = tf.multiply(tf.max(mag, axis=0), rtol)            # [B...]
+    tol_nn = broadcast_in_dim_p.bind(tol, shape=tuple(shape), broadcast_dimensions=tuple(range(2, 2 + nb)))
+    tol_n = broadcast_in_dim_p.bind(tol, shape=tuple(meta(values)[0]), broadcast_dimensions=tuple(range(1, 1 + nb)))
+    rdt = dt.real_dtype
+    far = convert_element_type(tf.greater(tf.abs(d), tol_nn), rdt)
+    small = convert_element_type(less_equal(mag, tol_n), rdt)
+    both = tf.multiply(as_cols(small, n), as_rows(small, n))
+    nonzero = convert_element_type(tf.not_equal(d, 0.0), rdt)
+    return tf.multiply(nonzero, tf.maximum(far, both))
 
 
 def _zero_mask(d: Any) -> Tensor | None:
@@ -405,8 +477,11 @@ def to_dtype(x: Any, dtype: DType) -> Any:
 gauge_check_p = primitive("linalg_gauge_check", FAMILY, multiple_results=True)
 """``gauge_check_p(*tangents, *residuals, n_lin, check, policy, rtol)``: returns
 the ``n_lin`` tangents unchanged. Its transpose passes the cotangents through and
-calls ``check(cotangents, residuals, rtol)`` (NumPy arrays) first, which warns or
-raises per ``policy`` — ``config.gauge`` (and ``rtol``, ``config.degeneracy_rtol``)
+calls ``check(cotangents, residuals, rtol)`` (NumPy arrays) first; its findings
+(``None``, a gauge message, or a list of ``(kind, message)`` with ``kind`` "gauge" or
+"degeneracy") warn (:class:`GaugeWarning`, :class:`DegeneracyWarning`) or raise
+(:class:`GaugeError`, :class:`DegeneracyError`) per ``policy`` — ``config.gauge`` (and
+``rtol``, ``config.degeneracy_rtol``)
 as they were when the JVP was built, not when the transpose runs. See
 docs/ad/gauge.md."""
 
@@ -431,6 +506,9 @@ def _gauge_jvp(primals, tangents, n_lin, check, policy, rtol):
     return out, t_out
 
 
+_FINDINGS = {"gauge": (GaugeError, GaugeWarning), "degeneracy": (DegeneracyError, DegeneracyWarning)}
+
+
 @gauge_check_p.def_transpose
 def _gauge_transpose(cts, *args, n_lin, check, policy, rtol):
     res = args[n_lin:]
@@ -441,11 +519,12 @@ def _gauge_transpose(cts, *args, n_lin, check, policy, rtol):
         res_arrays = [r._data if type(r) is Tensor else None for r in res]
         if all(r is not None for r in res_arrays) and not all(c is None for c in ct_arrays) \
                 and all(c is not None or type(ct) is Zero for c, ct in zip(ct_arrays, cts)):
-            message = check(ct_arrays, res_arrays, rtol)
-            if message:
+            findings = check(ct_arrays, res_arrays, rtol)
+            for kind, message in ([("gauge", findings)] if isinstance(findings, str) else findings or ()):
+                error, warning = _FINDINGS[kind]
                 if policy == "raise":
-                    raise GaugeError(message)
-                warnings.warn(message, GaugeWarning, stacklevel=2)
+                    raise error(message)
+                warnings.warn(message, warning, stacklevel=2)
     return [None if type(c) is Zero else c for c in cts] + [None] * len(res)
 
 
@@ -454,6 +533,24 @@ def gauge_guard(tangents: list, residuals: list, check: Callable[..., str | None
     capturing the gauge policy and degeneracy tolerance active now."""
     return gauge_check_p.bind(*tangents, *residuals, n_lin=len(tangents), check=check,
                               policy=config.gauge, rtol=float(config.degeneracy_rtol))
+
+
+def degeneracy_tolerance(values: np.ndarray, rtol: float) -> tuple[np.ndarray, bool]:
+    """``(tol, any_pair)`` for sorted ``values`` ``[B..., K]`` (leading batch):
+    ``tol = rtol * max|v|`` per matrix (``[B..., 1]``), and whether two neighbours
+    (hence some pair) are degenerate, ``|v_i - v_j| <= tol`` (``O(K)``, one read)."""
+    scale = np.max(np.abs(values), axis=-1, keepdims=True)
+    tol = rtol * np.where(scale > 0, scale, 1.0)
+    return tol, bool(np.any(np.abs(np.diff(values, axis=-1)) <= tol))
+
+
+def _spectral_product(pairs: list) -> np.ndarray:
+    """``X = sum_k A_k^H B_k`` (leading batch)."""
+    return sum(np.matmul(np.conj(np.swapaxes(a, -1, -2)), b) for a, b in pairs)
+
+
+def _pairs_norm(pairs: list) -> float:
+    return sum(float(np.linalg.norm(a)) * float(np.linalg.norm(b)) for a, b in pairs)
 
 
 def gauge_violation(pairs: list, values: np.ndarray, rtol: float) -> float:
@@ -467,18 +564,13 @@ def gauge_violation(pairs: list, values: np.ndarray, rtol: float) -> float:
     cotangents of a second-order pass are such). The full ``K x K`` product is
     formed only when some off-diagonal pair is degenerate; otherwise only the
     diagonal (``O(M K)``), and nothing at all for real data."""
-    if values.size == 0:
+    if values.size == 0 or not pairs:
         return 0.0
-    scale = np.max(np.abs(values), axis=-1, keepdims=True)
-    tol = rtol * np.where(scale > 0, scale, 1.0)
+    tol, any_off = degeneracy_tolerance(values, rtol)
     is_complex = any(np.iscomplexobj(a) or np.iscomplexobj(b) for a, b in pairs)
-    # values are sorted: a degenerate pair exists iff two neighbours are close (O(K))
-    any_off = bool(np.any(np.abs(np.diff(values, axis=-1)) <= tol))
-    if not any_off and not is_complex:
-        return 0.0
     if any_off:
         deg = np.abs(values[..., :, None] - values[..., None, :]) <= tol[..., None]
-        x = sum(np.matmul(np.conj(np.swapaxes(a, -1, -2)), b) for a, b in pairs)
+        x = _spectral_product(pairs)
         skew = x - np.conj(np.swapaxes(x, -1, -2))
         bad = np.max(np.abs(np.where(deg, skew, 0)))
     elif is_complex:
@@ -486,8 +578,40 @@ def gauge_violation(pairs: list, values: np.ndarray, rtol: float) -> float:
         bad = 2 * np.max(np.abs(d.imag))
     else:
         return 0.0
-    denom = sum(float(np.linalg.norm(a)) * float(np.linalg.norm(b)) for a, b in pairs)
+    denom = _pairs_norm(pairs)
     return float(bad / denom) if denom > 0 else 0.0
+
+
+def degeneracy_dependence(pairs: list, values: np.ndarray, value_ct: np.ndarray | None, rtol: float) -> float:
+    """How much the loss depends on both the values and the vectors of an exactly
+    degenerate block (``|v_i - v_j| <= rtol * max|v|``), the case where the gradient
+    is not determined by the decomposition (docs/ad/gauge.md, "Degeneracy warning").
+    With ``X = sum_k A_k^H B_k`` as in :func:`gauge_violation` and ``value_ct``
+    (``[B..., K]``) the cotangent of the values, per block of size >= 2: the smaller of
+    ``max|v| ||value_ct_B||`` and ``||H_B - tr(H_B)/|B| I||`` (``H = (X + X^H)/2``: the
+    traceless Hermitian part; a multiple of the identity is exact), relative to
+    ``sum_k ||A_k|| ||B_k|| + max|v| ||value_ct||``; the largest over blocks. Blocks
+    are read row by row through the pairwise relation (one array pass, one read on
+    a GPU). 0 when no pair is degenerate (``O(K)``)."""
+    if values.size == 0 or not pairs or value_ct is None:
+        return 0.0
+    tol, any_off = degeneracy_tolerance(values, rtol)
+    if not any_off:
+        return 0.0
+    deg = np.abs(values[..., :, None] - values[..., None, :]) <= tol[..., None]      # [B..., K, K]
+    x = _spectral_product(pairs)
+    h = 0.5 * (x + np.conj(np.swapaxes(x, -1, -2)))
+    size = np.sum(deg, axis=-1)                                                          # [B..., K]
+    dh = np.real(np.diagonal(h, axis1=-2, axis2=-1))
+    mean = np.sum(np.where(deg, dh[..., None, :], 0), axis=-1) / size                 # block mean of diag(H)
+    k = values.shape[-1]
+    traceless = h - xp_of(h).eye(k) * mean[..., :, None]
+    vec = np.sqrt(np.sum(np.where(deg, np.abs(traceless) ** 2, 0), axis=-1))
+    scale = np.max(np.abs(values), axis=-1, keepdims=True)
+    val = scale * np.sqrt(np.sum(np.where(deg, np.abs(value_ct[..., None, :]) ** 2, 0), axis=-1))
+    bad = float(np.max(np.where(size >= 2, np.minimum(vec, val), 0)))
+    denom = _pairs_norm(pairs) + float(np.max(scale)) * float(np.linalg.norm(value_ct))
+    return bad / denom if denom > 0 else 0.0
 
 
 GAUGE_RTOL = 1e-6
