@@ -44,6 +44,7 @@ from ._errors import (
 from ._graph import Eqn, Graph, Var, make_graph
 from ._call import ClosedCall, call_p, inline_calls
 from ._staging import CacheInfo, RetraceWarning, StagedFunction, StagingError
+from ._passes import Rewriter, fold_constants, rewrite, run_passes
 from ._ad import backward_pass as transpose_graph
 from ._ad import debug_checks
 from ._pytree import (
@@ -64,6 +65,7 @@ __all__ = [
     "Primitive", "Trace", "Tracer", "UndefinedPrimal", "is_undefined",
     "Graph", "Eqn", "Var", "make_graph", "transpose_graph", "debug_checks",
     "ClosedCall", "call_p", "inline_calls", "StagedFunction", "StagingError", "RetraceWarning", "CacheInfo",
+    "fold_constants", "run_passes", "rewrite", "Rewriter",
     "VSpace", "Zero", "register_vspace", "aval_of", "vspace_of", "vspace_of_aval", "instantiate",
     "PyTreeDef", "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves",
     "tree_structure",
