@@ -46,6 +46,8 @@ def _complex(aval: Any) -> float:
 
 @functools.lru_cache(maxsize=1024)
 def _einsum_flops(spec: str, shapes: tuple) -> float:
+    lhs, arrow, rhs = spec.partition("->")   # an output embedding ('i->ii') costs as its diagonal ('i->i'):
+    spec = lhs + arrow + "".join(dict.fromkeys(rhs))   # opt_einsum refuses repeated output labels
     _, info = opt_einsum.contract_path(spec, *shapes, shapes=True, optimize="greedy")
     return float(info.opt_cost)
 
