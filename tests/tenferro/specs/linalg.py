@@ -13,6 +13,7 @@ import numpy as np
 
 import tenferro as tf
 import tenferro.linalg as la
+import tidu
 from tenferro.linalg._qr import qr_singular_part_p
 from tenferro.linalg._util import as_cols, columns, mH, mm
 
@@ -148,6 +149,13 @@ def _qr_singular_part_at_zero(a):
     return tf.add(a, tf.multiply(z, 0.0))
 
 
+def _det_gradient(a):
+    """The gradient of det, adj(a)^T per matrix (the vjp of a cotangent 1, which is the
+    holomorphic derivative for complex a): its derivatives are the Hessian of det."""
+    d, pullback = tidu.vjp(la.det, a)
+    return pullback(tf.ones(d.shape, dtype=d.dtype))[0]
+
+
 def _eigh_functions(a):
     w, v = la.eigh(a)
     return w, mm(tf.multiply(v, as_cols(tf.multiply(w, w), v.shape[0])), mH(v))
@@ -256,6 +264,12 @@ SPECS = [
     OpSpec("linalg_inv", la.inv, _SQUARE, covers=("inv",), make_args=_spectral("eig")),
     OpSpec("linalg_det", la.det, [((3, 3),), ((3, 3, 2),), ((1, 1),)], covers=("det", "adjugate"),
            make_args=_spectral("eig")),
+    OpSpec("linalg_det_gradient", _det_gradient, [((3, 3),), ((3, 3, 2),)], covers=("adjugate", "adjugate_jvp"),
+           make_args=_spectral("eig")),
+    # at singular matrices (3x3 of rank 2 = N-1, 4x4 of rank 2 = N-2) the Hessian of det is exact;
+    # third derivatives there raise (test_linalg.py), hence order 1 of the gradient
+    OpSpec("linalg_det_gradient_singular", _det_gradient, [((3, 3),), ((4, 4),), ((4, 4, 2),)],
+           covers=("adjugate_jvp",), order=1, make_args=_low_rank(2)),
     OpSpec("linalg_slogdet", la.slogdet, _SQUARE, covers=("slogdet", "inv"), make_args=_spectral("eig")),
     OpSpec("linalg_eig", _eig_invariant, _SQUARE, covers=("eig", "solve", "linalg_gauge_check"), make_args=_spectral("eig")),
     OpSpec("linalg_eigvals", la.eigvals, _SQUARE, covers=("eig",), make_args=_spectral("eig")),
