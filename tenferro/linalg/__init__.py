@@ -26,6 +26,11 @@ from ._lu import lu
 from ._lstsq import lstsq, pinv
 from ._norm import norm
 from ._svd import svd, svdvals, truncated_svd
+from ._errors import DomainError
+from ._funm import funm_hermitian, logm_pd, powm_psd, sqrtm_psd
+from ._polar import polar
+from ._sqrtm import sqrtm
+from ._logm import logm
 
 __all__ = [
     "config", "settings",
@@ -35,4 +40,6 @@ __all__ = [
     "svd", "svdvals", "qr", "lq", "eigh", "eigvalsh", "cholesky", "solve", "triangular_solve",
     "inv", "det", "slogdet", "eig", "eigvals", "expm", "expm_frechet", "lu", "lstsq", "pinv", "norm",
     "truncated_svd",
+    "DomainError", "funm_hermitian", "sqrtm_psd", "logm_pd", "powm_psd", "polar",
+    "sqrtm", "logm",
 ]

@@ -11,7 +11,7 @@ from .._errors import DTypeError, ShapeError, TenferroError, TenferroValueError
 __all__ = [
     "LinalgError", "LinalgShapeError", "LinalgDTypeError", "NonPositiveDefiniteError",
     "SingularMatrixError", "GaugeError", "GaugeWarning", "DegeneracyError", "DegeneracyWarning",
-    "ConvergenceError", "NonFiniteError",
+    "ConvergenceError", "NonFiniteError", "DomainError",
 ]
 
 
@@ -34,6 +34,13 @@ class NonPositiveDefiniteError(LinalgError, TenferroValueError):
 
 class SingularMatrixError(LinalgError, TenferroValueError):
     """``solve``/``inv`` of an exactly singular matrix."""
+
+
+class DomainError(LinalgError, TenferroValueError):
+    """A matrix function outside its domain: ``sqrtm_psd``/``powm_psd`` of a matrix
+    with a negative eigenvalue, ``logm_pd`` of one with an eigenvalue <= 0, real
+    ``sqrtm``/``logm`` whose principal value is not real, ``f`` not finite on the
+    spectrum, or a derivative that is infinite there (sqrt at a zero eigenvalue)."""
 
 
 class ConvergenceError(LinalgError, TenferroValueError):

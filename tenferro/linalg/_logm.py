@@ -1,0 +1,152 @@
+"""Principal logarithm ``logm`` of general (non-Hermitian) matrices and its
+Fréchet derivative ``logm_frechet_p``.
+
+``logm_p(a)`` is SciPy's ``logm`` (inverse scaling and squaring, Al-Mohy and
+Higham 2012). Its Fréchet derivative uses the block identity (Higham, *Functions
+of Matrices*, 2008, Thm. 3.6 / eq. (3.16); Mathias 1996):
+``log([[A, E], [0, A]]) = [[log A, L(A, E)], [0, log A]]``, exact for any ``E``.
+``L`` is linear in ``E``, so the impl evaluates it at ``E / c`` with
+``c = ||E||_1 / ||A||_1`` and multiplies by ``c``: the block stays as well scaled
+as ``A`` whatever the size of ``E``. Transpose in ``E``: ``L(A^T, .)`` (bilinear
+pairing). Derivative in ``A``: the top-right block of
+``L([[A, E], [0, A]], [[dA, 0], [0, dA]])`` (the same identity one level up),
+with ``E`` normalised by a constant (exact, as ``L`` is linear in ``E``). So every
+order is available and exact. Derivations: docs/ad/funm.md.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+
+from tidu import is_undefined
+
+from .._aval import meta
+from .._dispatch import dispatchable
+from .._errors import TenferroValueError, fmt_shape
+from .._registry import primitive
+from ._errors import DomainError, LinalgShapeError
+from ._sqrtm import per_matrix, real_principal
+from ._util import FAMILY, check_matrix, columns, concrete, const, mT, operand, place_columns, rows
+from ._util import bind as _bind
+from .. import _ops as tf
+
+__all__ = ["logm", "logm_p", "logm_frechet_p"]
+
+
+def _logm_one(x: np.ndarray) -> np.ndarray:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = scipy.linalg.logm(x)
+    if any("singular" in str(w.message) for w in caught):
+        raise DomainError("logm: the matrix is singular (an eigenvalue 0): it has no logarithm")
+    return real_principal("logm", r, not np.iscomplexobj(x), "logarithm")
+
+
+logm_p = primitive("logm", FAMILY)
+
+
+@logm_p.def_impl
+def _logm_impl(a):
+    return per_matrix(_logm_one, a._data, dtype=a._data.dtype)
+
+
+@logm_p.def_abstract_eval
+def _logm_aval(a):
+    check_matrix("logm", "a", a, square=True)
+    return a
+
+
+def _logm_jvp(da, out, a):
+    return logm_frechet_p.bind(a, da)
+
+
+logm_p.def_jvp_per_arg(_logm_jvp)
+
+
+logm_frechet_p = primitive("logm_frechet", FAMILY)
+
+
+def _frechet_one(x: np.ndarray, e: np.ndarray) -> np.ndarray:
+    n = x.shape[0]
+    ne, nx = np.linalg.norm(e, 1), np.linalg.norm(x, 1)
+    if ne == 0:
+        return np.zeros_like(e)
+    c = ne / nx if nx > 0 else 1.0
+    block = np.block([[x, e / c], [np.zeros_like(x), x]])
+    return c * _logm_one(block)[:n, n:]
+
+
+@logm_frechet_p.def_impl
+def _logm_frechet_impl(a, e):
+    return per_matrix(_frechet_one, a._data, e._data, dtype=a._data.dtype)
+
+
+@logm_frechet_p.def_abstract_eval
+def _logm_frechet_aval(a, e):
+    check_matrix("logm_frechet", "a", a, square=True)
+    if tuple(e.shape) != tuple(a.shape) or e.dtype is not a.dtype:
+        raise LinalgShapeError(f"logm_frechet: e must have a's shape {fmt_shape(a.shape)} and dtype {a.dtype.name}, "
+                               f"got {fmt_shape(e.shape)} {e.dtype.name}")
+    return a
+
+
+def _scale(e: Any, a: Any) -> Any:
+    """A constant ``c = ||e||_1 / ||a||_1`` per matrix (``[1, 1, B...]``), or None
+    when the values are not concrete (abstract tracing) or need no scaling."""
+    ev, av = concrete(e), concrete(a)
+    if ev is None or av is None or not ev.size:
+        return None
+    x, y = np.moveaxis(ev, (0, 1), (-2, -1)), np.moveaxis(av, (0, 1), (-2, -1))
+    ne = np.abs(x).sum(axis=-2).max(axis=-1)
+    na = np.abs(y).sum(axis=-2).max(axis=-1)
+    c = np.where((ne > 0) & (na > 0), ne / np.where(na > 0, na, 1), 1.0)
+    if np.all(c == 1):
+        return None
+    return const(c.reshape((1, 1) + c.shape).astype(ev.real.dtype), like=e)
+
+
+def _block(a: Any, e: Any) -> Any:
+    """``[[a, e], [0, a]]`` (2n x 2n), or ``[[a, 0], [0, a]]`` when ``e`` is None."""
+    n = meta(a)[0][0]
+    top = place_columns(a, 2 * n, 0) if e is None else tf.concatenate([a, e], axis=1)
+    return tf.concatenate([top, place_columns(a, 2 * n, n)], axis=0)
+
+
+def _frechet_jvp_a(da, out, a, e):
+    n = meta(a)[0][0]
+    c = _scale(e, a)
+    en = e if c is None else tf.divide(e, c)
+    big = logm_frechet_p.bind(_block(a, en), _block(da, None))
+    r = columns(rows(big, 0, n), n, 2 * n)
+    return r if c is None else tf.multiply(r, c)
+
+
+def _frechet_jvp_e(de, out, a, e):
+    return logm_frechet_p.bind(a, de)
+
+
+logm_frechet_p.def_jvp_per_arg(_frechet_jvp_a, _frechet_jvp_e)
+
+
+@logm_frechet_p.def_transpose
+def _logm_frechet_transpose(ct, a, e):
+    if is_undefined(a):
+        raise TenferroValueError("logm_frechet: the transpose exists only in the direction e (the function is "
+                                 "linear in e, not in a)")
+    return [None, logm_frechet_p.bind(mT(a), ct)]
+
+
+@dispatchable
+def logm(a: Any) -> Any:
+    """Principal logarithm of each matrix of ``a`` ``[N, N, B...]`` (SciPy's
+    ``logm``; eigenvalues of the result with imaginary part in ``(-pi, pi)``).
+
+    Real input gives a real result; if the principal logarithm is not real (an
+    eigenvalue on the negative real axis) :class:`DomainError` asks for complex
+    input; a singular matrix raises :class:`DomainError`. Derivatives of every order
+    through the block identity ``log([[A, E], [0, A]])`` (Higham 2008, Thm. 3.6)
+    with ``E`` normalised to ``A``'s scale."""
+    return _bind(logm_p, operand("logm", "a", a))
