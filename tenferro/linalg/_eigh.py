@@ -66,7 +66,7 @@ def _eigh_gauge_check(cts: list, res: list, rtol: float) -> list:
                          "the gauge-dependent part of the cotangent): eigenvectors are defined only up to a phase "
                          "(complex) or a rotation within degenerate eigenvalues, so this gradient is ill-defined. "
                          "Use a gauge-invariant function such as V diag(f(w)) V^H."))
-    r = degeneracy_dependence(pairs, values, None if ct_w is None else lead(ct_w, 1), rtol)
+    r, _ = degeneracy_dependence(pairs, values, None if ct_w is None else lead(ct_w, 1), rtol)
     if r > GAUGE_RTOL:
         findings.append(("degeneracy", "eigh: at a degenerate block of eigenvalues (within "
                          f"degeneracy_rtol={rtol:g}) the loss depends on both the eigenvalues and the eigenvectors "

@@ -81,7 +81,7 @@ def _svd_gauge_check(cts: list, res: list, rtol: float) -> list:
                          "of the gauge-dependent part of the cotangent): singular vectors are defined only up to a "
                          "phase (complex) or a rotation within degenerate singular values, so this gradient is "
                          "ill-defined. Use a gauge-invariant function such as U diag(S) Vh or U U^H."))
-    r = degeneracy_dependence(pairs, values, None if ct_s is None else lead(ct_s, 1), rtol)
+    r, r_null = degeneracy_dependence(pairs, values, None if ct_s is None else lead(ct_s, 1), rtol, zero_cluster=True)
     if r > GAUGE_RTOL:
         findings.append(("degeneracy", "svd: at a degenerate block of singular values (within "
                          f"degeneracy_rtol={rtol:g}) the loss depends on both the singular values and the singular "
@@ -90,6 +90,12 @@ def _svd_gauge_check(cts: list, res: list, rtol: float) -> list:
                          "misses part of it (docs/ad/gauge.md). Use the matrix itself, or a matrix function with its "
                          "own rule: tenferro.linalg.polar (U Vh and P = V S Vh) or tenferro.linalg.funm_hermitian "
                          "(V f(w) V^H) of a^H a or a a^H."))
+    if r_null > GAUGE_RTOL:
+        findings.append(("degeneracy", "svd: the loss depends on the singular vectors of numerically zero singular "
+                         f"values (the null space of rank-deficient input; relative size {r_null:.2e}), e.g. "
+                         "U_0 U_0^H: their derivative divides by differences of rounding-size singular values, so this "
+                         "gradient is not reliable there (docs/ad/gauge.md). Write the loss through the range instead "
+                         "(I - U_r U_r^H), or use tenferro.linalg.funm_hermitian of a a^H."))
     return findings
 
 
@@ -150,8 +156,9 @@ def _svd_reduced_jvp(tf, da, u, s, vh, dtype, m, n, k):
 def _svd_coefficients(s: Any, k: int) -> tuple[Any, Any]:
     """``E_ij = 1/(2 (s_j - s_i))`` and ``D_ij = 1/(2 (s_j + s_i))``, both ``[K, K, B...]``,
     0 on the diagonal and, per ``config.broadening`` (:func:`gap_inverse`), for the pairs
-    the degeneracy threshold calls degenerate (default; for D: both values numerically
-    zero), for exactly equal ones (0), or Lorentzian-broadened (eps > 0)."""
+    the degeneracy threshold calls degenerate (default; numerically zero singular values
+    are used as computed, docs/ad/gauge.md), for exactly equal ones (0), or
+    Lorentzian-broadened (eps > 0)."""
     if type(s) is Tensor:      # constants (first-order pass): NumPy
         x = s._data
         xp = xp_of(x)
@@ -160,10 +167,11 @@ def _svd_coefficients(s: Any, k: int) -> tuple[Any, Any]:
         tot = xp.add(x[None, :], x[:, None], out=xp.empty(shape, x.dtype, order="F"))
         diagonal = xp.arange(k)
         tot[diagonal, diagonal] = 0
-        return gap_inverse(Tensor._wrap(diff), s, 0.5), gap_inverse(Tensor._wrap(tot), s, 0.5)
-    e = gap_inverse(diff_matrix(s), s, 0.5)
+        return (gap_inverse(Tensor._wrap(diff), s, 0.5, zero_cluster=True),
+                gap_inverse(Tensor._wrap(tot), s, 0.5, zero_cluster=True))
+    e = gap_inverse(diff_matrix(s), s, 0.5, zero_cluster=True)
     off = const(_off_diagonal(k, meta(s)[1], tuple(meta(s)[0][1:])), like=s)
-    d = gap_inverse(tf.multiply(tf.add(as_cols(s, k), as_rows(s, k)), off), s, 0.5)
+    d = gap_inverse(tf.multiply(tf.add(as_cols(s, k), as_rows(s, k)), off), s, 0.5, zero_cluster=True)
     return e, d
 
 

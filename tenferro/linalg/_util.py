@@ -346,7 +346,7 @@ def broadened_inverse(d: Any) -> Any:
     return tf.divide(tf.conj(d) if cplx else d, mag2)
 
 
-def gap_inverse(d: Any, values: Any, numerator: float = 1.0) -> Any:
+def gap_inverse(d: Any, values: Any, numerator: float = 1.0, zero_cluster: bool = False) -> Any:
     """``numerator / d`` elementwise for ``d`` ``[N, N, B...]``, the pairwise
     differences (or sums) of the spectrum ``values`` ``[N, B...]``, as the derivative
     rules of eigh, svd and eig need it; ``config.broadening`` says how (see
@@ -354,10 +354,11 @@ def gap_inverse(d: Any, values: Any, numerator: float = 1.0) -> Any:
 
     * ``None`` (default): exact ``numerator / d``, and 0 where
       ``|d| <= tol = config.degeneracy_rtol * max|values|`` (per matrix: the pairs the
-      degeneracy threshold calls degenerate, the diagonal included) — except pairs of
-      two numerically zero values (``|v_i|, |v_j| <= tol``, the null space of
-      rank-deficient input), which are used as computed (docs/ad/gauge.md, "Zero
-      values"); exact zeros ``d == 0`` always give 0;
+      degeneracy threshold calls degenerate, the diagonal included); with
+      ``zero_cluster=True`` (svd) pairs of two numerically zero values
+      (``|v_i|, |v_j| <= tol``: the null space of rank-deficient input) are used as
+      computed (docs/ad/gauge.md, "Zero singular values"); exact zeros ``d == 0``
+      always give 0;
     * ``0``: exact, 0 only where ``d == 0``;
     * ``eps > 0``: the Lorentzian ``numerator conj(d) / (|d|**2 + eps)``.
 
@@ -370,34 +371,38 @@ def gap_inverse(d: Any, values: Any, numerator: float = 1.0) -> Any:
     rtol = float(config.degeneracy_rtol) if eps is None else 0.0
     if type(d) is Tensor and type(values) is Tensor:    # constants (first-order pass): NumPy
         x = d._data
-        return Tensor._wrap(fortran(_divide_where(numerator, x, _separated(x, values._data, rtol), x)))
+        return Tensor._wrap(fortran(_divide_where(numerator, x, _separated(x, values._data, rtol, zero_cluster), x)))
     xd, xv = concrete(d), concrete(values)
     if xd is not None and xv is not None:
-        keep = _separated(xd, xv, rtol)
+        keep = _separated(xd, xv, rtol, zero_cluster)
         rdt = xd.real.dtype
         keep_f, drop_f = const(keep.astype(rdt), like=d), const((~keep).astype(rdt), like=d)
     elif 0 in meta(d)[0]:
         return d
     else:   # abstract values (a staged graph): the same mask with tenferro ops
-        keep_f = _separated_ops(d, values, rtol)
+        keep_f = _separated_ops(d, values, rtol, zero_cluster)
         drop_f = tf.subtract(1.0, keep_f)
     safe = tf.add(tf.multiply(d, keep_f), drop_f)       # d where kept, 1 where masked
     return tf.multiply(tf.divide(numerator, safe), keep_f)
 
 
-def _separated(x: Any, values: Any, rtol: float) -> Any:
+def _separated(x: Any, values: Any, rtol: float, zero_cluster: bool) -> Any:
     """Where :func:`gap_inverse` keeps ``1/x`` (``x`` ``[N, N, B...]``, ``values``
     ``[N, B...]``; NumPy or CuPy booleans): ``x != 0`` and either ``|x| > tol`` or
-    both values numerically zero, ``tol = rtol * max|values|`` per matrix."""
+    (``zero_cluster``) both values numerically zero, ``tol = rtol * max|values|`` per
+    matrix."""
     xp = xp_of(x)
     if not rtol or values.size == 0:
         return x != 0
     tol = rtol * xp.max(xp.abs(values), axis=0)              # [B...]
-    small = xp.abs(values) <= tol                            # [N, B...]
-    return (x != 0) & ((xp.abs(x) > tol) | (small[None, :] & small[:, None]))
+    far = xp.abs(x) > tol
+    if zero_cluster:
+        small = xp.abs(values) <= tol                        # [N, B...]
+        far |= small[None, :] & small[:, None]
+    return far & (x != 0)
 
 
-def _separated_ops(d: Any, values: Any, rtol: float) -> Any:
+def _separated_ops(d: Any, values: Any, rtol: float, zero_cluster: bool) -> Any:
     """:func:`_separated` with tenferro ops (abstract values), as a 0/1 float tensor."""
     shape, dt = meta(d)
     nb = len(shape) - 2
@@ -408,10 +413,10 @@ def _separated_ops(d: Any, values: Any, rtol: float) -> Any:
     tol_n = broadcast_in_dim_p.bind(tol, shape=tuple(meta(values)[0]), broadcast_dimensions=tuple(range(1, 1 + nb)))
     rdt = dt.real_dtype
     far = convert_element_type(tf.greater(tf.abs(d), tol_nn), rdt)
-    small = convert_element_type(less_equal(mag, tol_n), rdt)
-    both = tf.multiply(as_cols(small, n), as_rows(small, n))
-    nonzero = convert_element_type(tf.not_equal(d, 0.0), rdt)
-    return tf.multiply(nonzero, tf.maximum(far, both))
+    if zero_cluster:
+        small = convert_element_type(less_equal(mag, tol_n), rdt)
+        far = tf.maximum(far, tf.multiply(as_cols(small, n), as_rows(small, n)))
+    return tf.multiply(convert_element_type(tf.not_equal(d, 0.0), rdt), far)
 
 
 def _zero_mask(d: Any) -> Tensor | None:
@@ -582,36 +587,63 @@ def gauge_violation(pairs: list, values: np.ndarray, rtol: float) -> float:
     return float(bad / denom) if denom > 0 else 0.0
 
 
-def degeneracy_dependence(pairs: list, values: np.ndarray, value_ct: np.ndarray | None, rtol: float) -> float:
+def degeneracy_dependence(pairs: list, values: np.ndarray, value_ct: np.ndarray | None, rtol: float,
+                          zero_cluster: bool = False) -> tuple[float, float]:
     """How much the loss depends on both the values and the vectors of an exactly
-    degenerate block (``|v_i - v_j| <= rtol * max|v|``), the case where the gradient
-    is not determined by the decomposition (docs/ad/gauge.md, "Degeneracy warning").
-    With ``X = sum_k A_k^H B_k`` as in :func:`gauge_violation` and ``value_ct``
-    (``[B..., K]``) the cotangent of the values, per block of size >= 2: the smaller of
-    ``max|v| ||value_ct_B||`` and ``||H_B - tr(H_B)/|B| I||`` (``H = (X + X^H)/2``: the
-    traceless Hermitian part; a multiple of the identity is exact), relative to
-    ``sum_k ||A_k|| ||B_k|| + max|v| ||value_ct||``; the largest over blocks. Blocks
-    are read row by row through the pairwise relation (one array pass, one read on
-    a GPU). 0 when no pair is degenerate (``O(K)``)."""
-    if values.size == 0 or not pairs or value_ct is None:
-        return 0.0
+    degenerate block (``|v_i - v_j| <= rtol * max|v|``), where the gradient is not
+    determined by the decomposition (docs/ad/gauge.md, "Degeneracy warning").
+    ``X = sum_k A_k^H B_k`` as in :func:`gauge_violation`, ``value_ct`` ``[B..., K]``
+    the cotangent of the values. Returns ``(r, r_null)``:
+
+    * ``r``: per block of size >= 2, the smaller of ``max|v| ||value_ct_B||`` and
+      ``||H_B - tr(H_B)/|B| I|| max|v| / max|v_B|`` (``H = (X + X^H)/2``: the traceless
+      Hermitian part, a multiple of the identity being exact; per unit of the block's
+      own magnitude, since the vector cotangent of ``V f(w) V^H`` is ``f(v_B)`` times
+      the in-block data, which a block of zeros shrinks to rounding size), the largest
+      over blocks whose traceless part is above rounding relative to ``H_B``;
+    * ``r_null`` (``zero_cluster``, svd): blocks of numerically zero values
+      (``|v| <= rtol * max|v|``) are left out of ``r`` (their tiny computed values are
+      used, exact for ``U f(S) Vh`` with ``f(0) = 0``); ``r_null`` is the size of
+      ``X`` on them, i.e. a dependence on the null space's vectors themselves, whose
+      gradient then amplifies rounding noise.
+
+    Both relative to ``sum_k ||A_k|| ||B_k|| + max|v| ||value_ct||``. Blocks are read
+    row by row through the pairwise relation (array passes, a few reads on a GPU);
+    ``(0, 0)`` when no pair is degenerate (``O(K)``)."""
+    if values.size == 0 or not pairs:
+        return 0.0, 0.0
     tol, any_off = degeneracy_tolerance(values, rtol)
     if not any_off:
-        return 0.0
+        return 0.0, 0.0
+    xp = xp_of(values)
+    mag = np.abs(values)
     deg = np.abs(values[..., :, None] - values[..., None, :]) <= tol[..., None]      # [B..., K, K]
-    x = _spectral_product(pairs)
-    h = 0.5 * (x + np.conj(np.swapaxes(x, -1, -2)))
     size = np.sum(deg, axis=-1)                                                          # [B..., K]
-    dh = np.real(np.diagonal(h, axis1=-2, axis2=-1))
-    mean = np.sum(np.where(deg, dh[..., None, :], 0), axis=-1) / size                 # block mean of diag(H)
-    k = values.shape[-1]
-    traceless = h - xp_of(h).eye(k) * mean[..., :, None]
-    vec = np.sqrt(np.sum(np.where(deg, np.abs(traceless) ** 2, 0), axis=-1))
-    scale = np.max(np.abs(values), axis=-1, keepdims=True)
-    val = scale * np.sqrt(np.sum(np.where(deg, np.abs(value_ct[..., None, :]) ** 2, 0), axis=-1))
-    bad = float(np.max(np.where(size >= 2, np.minimum(vec, val), 0)))
-    denom = _pairs_norm(pairs) + float(np.max(scale)) * float(np.linalg.norm(value_ct))
-    return bad / denom if denom > 0 else 0.0
+    x = _spectral_product(pairs)
+    scale = np.max(mag, axis=-1, keepdims=True)
+    rows = size >= 2
+    r_null = 0.0
+    if zero_cluster:
+        small = mag <= tol
+        null = np.sqrt(np.sum(np.where(deg, np.abs(x) ** 2, 0), axis=-1))
+        r_null = float(np.max(np.where(rows & small, null, 0)))
+        rows = rows & ~small
+    r = 0.0
+    if value_ct is not None:
+        h = 0.5 * (x + np.conj(np.swapaxes(x, -1, -2)))
+        dh = np.real(np.diagonal(h, axis1=-2, axis2=-1))
+        mean = np.sum(np.where(deg, dh[..., None, :], 0), axis=-1) / size                  # block mean of diag(H)
+        traceless = h - xp.eye(values.shape[-1]) * mean[..., :, None]
+        block_mag = np.max(np.where(deg, mag[..., None, :], 0), axis=-1)
+        floor = 4 * np.finfo(values.dtype).eps * scale
+        tl = np.sqrt(np.sum(np.where(deg, np.abs(traceless) ** 2, 0), axis=-1))
+        # a traceless part at rounding size relative to H_B itself is a multiple of the identity
+        genuine = tl > GAUGE_RTOL * np.sqrt(np.sum(np.where(deg, np.abs(h) ** 2, 0), axis=-1))
+        vec = tl * scale / np.maximum(block_mag, floor)
+        val = scale * np.sqrt(np.sum(np.where(deg, np.abs(value_ct[..., None, :]) ** 2, 0), axis=-1))
+        r = float(np.max(np.where(rows & genuine, np.minimum(vec, val), 0)))
+    denom = _pairs_norm(pairs) + (float(np.max(scale)) * float(np.linalg.norm(value_ct)) if value_ct is not None else 0.0)
+    return (r / denom, r_null / denom) if denom > 0 else (0.0, 0.0)
 
 
 GAUGE_RTOL = 1e-6
