@@ -133,6 +133,8 @@ LINALG_1 = {
     "expm": la.expm, "solve": lambda a: la.solve(a, tf.ones((2,))),
     "triangular_solve": lambda a: la.triangular_solve(a, tf.ones((2, 1))),
     "lstsq": lambda a: la.lstsq(a, tf.ones((2,))), "expm_frechet": lambda a: la.expm_frechet(a, tf.ones((2, 2))),
+    "funm_hermitian": lambda a: la.funm_hermitian(a, tf.exp), "sqrtm_psd": la.sqrtm_psd, "logm_pd": la.logm_pd,
+    "powm_psd": lambda a: la.powm_psd(a, 0.5), "polar": la.polar, "sqrtm": la.sqrtm, "logm": la.logm,
 }
 for name, fn in LINALG_1.items():
     row(f"linalg-{name}-int", fn, (I2,), la.LinalgDTypeError, "must be float32/64 or complex64/128")
@@ -160,6 +162,20 @@ row("cholesky-indefinite", la.cholesky, (tf.asarray(-np.eye(2)),), la.NonPositiv
 row("lstsq-rows", la.lstsq, (M, tf.ones((2,))), la.LinalgShapeError, "rows")
 row("solve-square", la.solve, (tf.ones((2, 3)), tf.ones((2,))), la.LinalgShapeError, "square")
 row("settings-gauge", lambda: la.settings(gauge="loud").__enter__(), (), tf.TenferroValueError, "gauge must be")
+NEG = tf.asarray(np.diag([1.0, -1.0]))
+row("sqrtm_psd-negative", la.sqrtm_psd, (NEG,), la.DomainError, "positive semidefinite")
+row("powm_psd-negative", la.powm_psd, (NEG, 0.5), la.DomainError, "positive semidefinite")
+row("logm_pd-singular", la.logm_pd, (tf.asarray(np.diag([1.0, 0.0])),), la.DomainError, "positive definite")
+row("funm_hermitian-log-negative", la.funm_hermitian, (NEG, tf.log), la.DomainError, "not finite")
+row("funm_hermitian-not-callable", la.funm_hermitian, (M, 2.0), tf.TenferroTypeError, "must be a callable")
+row("powm_psd-p-str", la.powm_psd, (M, "2"), tf.TenferroValueError, "p must be a finite real number")
+row("powm_psd-p-nan", la.powm_psd, (M, float("nan")), tf.TenferroValueError, "p must be a finite real number")
+row("polar-side", la.polar, (M,), tf.TenferroValueError, "side must be", side="up")
+row("sqrtm-real-negative", la.sqrtm, (NEG,), la.DomainError, "not real")
+row("logm-real-negative", la.logm, (NEG,), la.DomainError, "not real")
+row("logm-singular", la.logm, (tf.asarray(np.diag([1.0, 0.0])),), la.DomainError, "singular")
+row("sqrtm-nilpotent", la.sqrtm, (tf.asarray(np.array([[0.0, 1.0], [0.0, 0.0]])),), la.DomainError,
+    "no finite principal square root")
 
 # ---- tidu --------------------------------------------------------------------------------
 def f1(x):

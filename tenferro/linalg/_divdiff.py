@@ -34,10 +34,15 @@ import tidu
 from .._errors import TenferroTypeError
 from .._tensor import Tensor
 
-__all__ = ["divided_differences", "evaluate", "derivative", "contract", "simplex_rule"]
+__all__ = ["divided_differences", "evaluate", "derivative", "contract", "simplex_rule", "host"]
 
 ACCEPT = 64.0          # accept the recursion when its error estimate is below ACCEPT * u * |value|
 _RULES = {1: (12, 24), 2: (8, 16), 3: (6, 12)}     # Gauss-Legendre points per axis (coarse, fine)
+
+
+def host(x: Any) -> np.ndarray:
+    """A NumPy copy of a CuPy array (``x`` itself when it is a NumPy array)."""
+    return x if type(x) is np.ndarray else x.get()
 
 
 def evaluate(name: str, f: Callable[[Any], Any], x: np.ndarray) -> np.ndarray:

@@ -34,7 +34,7 @@ from .._dispatch import dispatchable
 from .._errors import TenferroTypeError, TenferroValueError, fmt_shape
 from .._registry import primitive
 from .._transcendental import log, power
-from ._divdiff import contract, divided_differences, evaluate
+from ._divdiff import contract, divided_differences, evaluate, host
 from ._eigh import eigh_p
 from ._errors import DomainError, LinalgShapeError
 from ._util import FAMILY, check_matrix, lead, operand, wrap
@@ -46,10 +46,6 @@ __all__ = ["funm_hermitian", "sqrtm_psd", "logm_pd", "powm_psd", "funm_hermitian
 funm_hermitian_p = primitive("funm_hermitian", FAMILY)
 
 
-def _host(x: Any) -> np.ndarray:
-    return x if type(x) is np.ndarray else x.get()
-
-
 def _herm(x: Any) -> Any:
     return (x + x.conj().swapaxes(-1, -2)) / 2
 
@@ -58,20 +54,19 @@ def _herm(x: Any) -> Any:
 def _funm_impl(a, w, v, *es, f, name, domain):
     vl = lead(v._data)
     xp = xp_of(vl)                     # (GPU: eigenvalues on the host, matrix products on the device)
-    wl = _host(lead(w._data, 1))
+    wl = host(lead(w._data, 1))
     k = len(es)
     if domain is not None:
         wl = domain(name, wl, k)
+    with np.errstate(all="ignore"):    # (non-finite values of f or its derivatives: a typed error below)
+        values = evaluate(name, f, wl) if k == 0 else divided_differences(name, f, wl, k)
+    _check_finite(name, values, wl, k)
     if k == 0:
-        fw = evaluate(name, f, wl)
-        _check_finite(name, fw, wl, 0)
-        out = (vl * xp.asarray(fw)[..., None, :]) @ vl.conj().swapaxes(-1, -2)
+        out = (vl * xp.asarray(values)[..., None, :]) @ vl.conj().swapaxes(-1, -2)
     else:
-        delta = divided_differences(name, f, wl, k)
-        _check_finite(name, delta, wl, k)
         vh = vl.conj().swapaxes(-1, -2)
         ehat = [vh @ _herm(lead(e._data)) @ vl for e in es]
-        out = vl @ contract(xp.asarray(delta), ehat) @ vh
+        out = vl @ contract(xp.asarray(values), ehat) @ vh
     return wrap(_herm(out).astype(a._data.dtype, copy=False))
 
 

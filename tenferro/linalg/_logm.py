@@ -27,6 +27,7 @@ from .._aval import meta
 from .._dispatch import dispatchable
 from .._errors import TenferroValueError, fmt_shape
 from .._registry import primitive
+from ._divdiff import host
 from ._errors import DomainError, LinalgShapeError
 from ._sqrtm import per_matrix, real_principal
 from ._util import FAMILY, check_matrix, columns, concrete, const, mT, operand, place_columns, rows
@@ -99,6 +100,7 @@ def _scale(e: Any, a: Any) -> Any:
     ev, av = concrete(e), concrete(a)
     if ev is None or av is None or not ev.size:
         return None
+    ev, av = host(ev), host(av)
     x, y = np.moveaxis(ev, (0, 1), (-2, -1)), np.moveaxis(av, (0, 1), (-2, -1))
     ne = np.abs(x).sum(axis=-2).max(axis=-1)
     na = np.abs(y).sum(axis=-2).max(axis=-1)

@@ -25,6 +25,7 @@ from .._aval import aval_of_operand, meta
 from .._dispatch import dispatchable
 from .._errors import TenferroValueError
 from .._piecewise import sign
+from ._divdiff import host
 from ._eigh import hermitian_part
 from ._errors import SingularMatrixError
 from ._funm import funm_hermitian_p
@@ -83,7 +84,7 @@ def _check_rank(a: Any, m: int, n: int) -> None:
     x = concrete(a)
     if x is None or not x.size:
         return
-    s = np.linalg.svd(np.moveaxis(x, (0, 1), (-2, -1)), compute_uv=False)
+    s = np.linalg.svd(np.moveaxis(host(x), (0, 1), (-2, -1)), compute_uv=False)
     tol = _tolerance(s, max(m, n))
     smin = np.min(s, axis=-1)
     if np.any(smin <= tol):

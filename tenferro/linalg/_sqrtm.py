@@ -23,9 +23,11 @@ import scipy.linalg
 
 from tidu import is_undefined
 
+from .._aval import xp_of
 from .._dispatch import dispatchable
 from .._errors import TenferroValueError, fmt_shape
 from .._registry import primitive
+from ._divdiff import host
 from ._errors import DomainError, LinalgShapeError, SingularMatrixError
 from ._util import FAMILY, check_matrix, lead, mm, mT, operand, wrap
 from ._util import bind as _bind
@@ -39,14 +41,14 @@ def _double(x: np.ndarray) -> np.ndarray:
 
 
 def per_matrix(fn: Callable[[np.ndarray], np.ndarray], *arrays: np.ndarray, dtype: Any) -> Any:
-    """``fn`` on each matrix of the trailing-batch arrays (NumPy; in double
-    precision), as a canonical tensor of ``dtype``."""
-    xs = [lead(np.asarray(x)) for x in arrays]
+    """``fn`` on each matrix of the trailing-batch arrays (NumPy, in double
+    precision; device arrays go through the host), as a canonical tensor of ``dtype``."""
+    xs = [lead(host(x)) for x in arrays]
     out = np.empty(xs[0].shape, dtype=dtype)
     if xs[0].size:
         for idx in np.ndindex(xs[0].shape[:-2]):
             out[idx] = fn(*[_double(x[idx]) for x in xs])
-    return wrap(out)
+    return wrap(out if type(arrays[0]) is np.ndarray else xp_of(arrays[0]).asarray(out))
 
 
 def real_principal(name: str, r: np.ndarray, real: bool, what: str) -> np.ndarray:
