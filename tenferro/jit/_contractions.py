@@ -114,7 +114,7 @@ def compose_paths(n: int, k: int, path: tuple, m: int, p_path: tuple) -> tuple:
         nonlocal fresh
         for step in steps:
             items = [local[s] for s in step]
-            out.append(tuple(merged.index(it) for it in items))
+            out.append(tuple(sorted(merged.index(it) for it in items)))
             for s in sorted(step, reverse=True):
                 del local[s]
             for it in items:
