@@ -157,6 +157,12 @@ class _Group(NamedTuple):
     largest: int
 
 
+def _mergeable(v: Var, producer: dict, uses: dict) -> bool:
+    """Whether ``v`` is the result of a contraction read once (by one operand slot)."""
+    p = producer.get(v)
+    return p is not None and p.prim in CONTRACTIONS and uses.get(v, 0) == 1
+
+
 def _groups(graph: Graph, max_operands: int) -> dict[Eqn, _Group]:
     """Per contraction that absorbs others, its :class:`_Group` (structure only:
     no path search). Equations absorbed into a reader are left out."""
@@ -165,7 +171,7 @@ def _groups(graph: Graph, max_operands: int) -> dict[Eqn, _Group]:
     group: dict[Eqn, _Group] = {}
     absorbed: set[Eqn] = set()
     for eqn in graph.eqns:
-        if eqn.prim not in CONTRACTIONS:
+        if eqn.prim not in CONTRACTIONS or not any(_mergeable(v, producer, uses) for v in eqn.inputs):
             continue
         spec, ops = as_einsum(eqn)
         g = _Group(spec, ops, _path_of(eqn), *_cost_of(eqn))
@@ -173,10 +179,10 @@ def _groups(graph: Graph, max_operands: int) -> dict[Eqn, _Group]:
         k = 0
         while k < len(g.ops):
             v = g.ops[k]
-            p = producer.get(v)
-            if p is None or p.prim not in CONTRACTIONS or uses.get(v, 0) != 1:
+            if not _mergeable(v, producer, uses):
                 k += 1
                 continue
+            p = producer[v]
             pg = group.get(p)
             if pg is None:
                 p_spec, p_ops = as_einsum(p)

@@ -62,6 +62,8 @@ def _dot_general_dn(eqn: Eqn, rw: Rewriter) -> tuple[list[Var], tuple] | None:
 
 
 def _absorb_operands(eqn: Eqn, rw: Rewriter) -> list[Var] | None:
+    if all(_source(rw, v) is None for v in eqn.inputs):
+        return None
     if eqn.prim is dot_general_p:
         r = _dot_general_dn(eqn, rw)
         if r is not None:
