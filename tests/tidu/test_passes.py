@@ -8,7 +8,7 @@ import pytest
 import tidu
 from tidu import Graph
 from tidu._passes import NO_FOLD, cse, dce, fold_constants, rewrite, run_passes, use_counts
-from toy import add, broadcast_to, cos, cos_p, exp, mul, neg, reduce_sum, sin
+from toy import add, broadcast_to, cos, cos_p, exp, mul, neg, reduce_sum, sin, sincos
 
 X = np.array([0.3, -0.7, 1.1])
 C = np.array([0.5, 2.0, -1.5])
@@ -208,3 +208,15 @@ def test_run_passes_stops_after_max_rounds():
     out = run_passes(g, [always_new], max_rounds=3)
     assert len(calls) == 3
     np.testing.assert_allclose(out(X), np.sin(X))
+
+
+def test_passes_keep_symbolic_zero_outputs_and_fold_multiple_results():
+    g = _close(tidu.make_graph(lambda x, c: mul(x, sincos(c)[1]), X, C), 1, C)
+    assert _prims(g) == ["sincos", "mul"]
+    aval = g.outvars[0].aval
+    g = Graph(g.invars, g.constvars, g.consts, g.eqns, [tidu.Zero(aval), g.outvars[0]], g.in_tree)
+    out = run_passes(g, [fold_constants, cse, dce])
+    assert _prims(out) == ["mul"] and type(out.outvars[0]) is tidu.Zero
+    z, v = out(X)
+    np.testing.assert_array_equal(z, np.zeros(3))
+    np.testing.assert_allclose(v, X * np.cos(C), rtol=1e-15)
