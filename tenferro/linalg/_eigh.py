@@ -3,7 +3,7 @@
 ``eigh_p(a)`` returns ``[w, V]`` with ``herm(a) = V diag(w) V^H``,
 ``herm(a) = (a + a^H) / 2``, ``w`` ascending, shapes ``[N, B...]`` and
 ``[N, N, B...]``. Derivative rule: docs/ad/eigh.md (Giles 2008; Seeger et al.
-2017; Liao et al. 2019 for broadening).
+2017; Liao et al. 2019 for the optional broadening).
 """
 from __future__ import annotations
 
@@ -95,8 +95,10 @@ def eigh(a: Any) -> tuple[Any, Any]:
     ``[N, N, B...]``: ``(w [N, B...], V [N, N, B...])`` with ``a = V diag(w) V^H``.
 
     The input is treated as its Hermitian part ``(a + a^H) / 2``, so gradients
-    are Hermitian (as in JAX). Near-degenerate eigenvalues are broadened in the
-    derivative; a gauge-dependent loss triggers a GaugeWarning (docs/ad/eigh.md).
+    are Hermitian (as in JAX). The derivative is exact for every pair of eigenvalues
+    the degeneracy threshold does not call degenerate; a gauge-dependent loss triggers
+    a GaugeWarning, one that depends on both the values and the vectors of a
+    degenerate block a DegeneracyWarning (docs/ad/eigh.md, docs/ad/gauge.md).
     """
     a = operand("eigh", "a", a)
     w, v = _bind(eigh_p, a)

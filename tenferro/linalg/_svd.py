@@ -4,7 +4,8 @@
 shapes ``[M, K, B...]``, ``[K, B...]``, ``[K, N, B...]`` (``K = min(M, N)``; with
 ``full_matrices`` U is ``[M, M, B...]`` and Vh ``[N, N, B...]``). Derivative
 rules: docs/ad/svd.md (Townsend 2016; Wan and Zhang 2019; Seeger et al. 2017;
-Liao et al. 2019 for broadening; Francuz, Schuch, Vanhecke 2025 for truncation).
+Liao et al. 2019 for the optional broadening; Francuz, Schuch, Vanhecke 2025 for
+truncation).
 """
 from __future__ import annotations
 
@@ -126,8 +127,8 @@ def _svd_jvp(primals, tangents, full_matrices):
 def _svd_reduced_jvp(tf, da, u, s, vh, dtype, m, n, k):
     """(dU, dVh, dP) for the thin SVD. With ``dP = U^H dA V`` the off-diagonal part of
     ``U^H dU`` is ``E o (dP + dP^H) + D o (dP - dP^H)`` and that of ``V^H dV`` is
-    ``E o (dP + dP^H) - D o (dP - dP^H)``, ``E_ij = 1/(2 (s_j - s_i))`` (broadened,
-    0 inside a degenerate block) and ``D_ij = 1/(2 (s_j + s_i))``: the usual
+    ``E o (dP + dP^H) - D o (dP - dP^H)``, ``E_ij = 1/(2 (s_j - s_i))`` (0 inside a
+    degenerate block) and ``D_ij = 1/(2 (s_j + s_i))``: the usual
     ``1/(s_j^2 - s_i^2)`` form split so that the part that stays finite at a
     repeated singular value is kept there (docs/ad/svd.md, docs/ad/gauge.md).
     ``V^H dV`` is skew-Hermitian, so ``dVh = -(V^H dV) Vh`` needs no transpose."""
@@ -188,10 +189,12 @@ def svd(a: Any, full_matrices: bool = False, compute_uv: bool = True) -> Any:
     ``[N, N, B...]`` with ``full_matrices=True``); singular values descending.
     ``compute_uv=False`` returns only ``S`` (see :func:`svdvals`).
 
-    Derivatives: forward and reverse, any order; near-degenerate singular values
-    are broadened (``tenferro.linalg.config.broadening``) and a loss that depends
-    on the singular vectors' gauge triggers a :class:`GaugeWarning` in reverse
-    mode (docs/ad/svd.md).
+    Derivatives: forward and reverse, any order, exact for every pair of singular
+    values the degeneracy threshold (``config.degeneracy_rtol``) does not call
+    degenerate (broadening only on request, ``config.broadening``); in reverse mode
+    a loss that depends on the singular vectors' gauge triggers a
+    :class:`GaugeWarning`, one that depends on both the values and the vectors of a
+    degenerate block a :class:`DegeneracyWarning` (docs/ad/svd.md, docs/ad/gauge.md).
     """
     a = operand("svd", "a", a)
     if not compute_uv:
