@@ -47,7 +47,7 @@ from .._tensor import Tensor
 
 __all__ = ["simplify_identities", "MAX_INSPECT"]
 
-MAX_INSPECT = 1 << 16
+MAX_INSPECT = 1 << 22
 """Constants with more elements are not inspected for being a fill."""
 
 _NOT_A_FILL = object()
