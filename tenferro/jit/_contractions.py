@@ -141,10 +141,6 @@ def _cost_of(eqn: Eqn) -> Cost:
     return contraction_cost(plan_for(spec, ops))
 
 
-def _better(a: Cost, b: Cost) -> bool:
-    return (a.flops, a.largest) < (b.flops, b.largest)
-
-
 class _Group(NamedTuple):
     """A contraction with the single-reader contractions it absorbs: the merged
     spec and operands, the path repeating the pairwise contractions, and their
@@ -214,13 +210,15 @@ def merge_contractions(graph: Graph, max_operands: int = MAX_OPERANDS) -> Graph:
             return None
         # the merged network: its own path repeats the pairwise contractions; opt_einsum's
         # path over the whole network is taken when cheaper
-        plan = plan_for(g.spec, g.ops, g.path)
-        try:
-            searched = plan_for(g.spec, g.ops, MERGE_OPTIMIZE)
-        except TenferroMemoryError:
-            searched = None
-        if searched is not None and _better(contraction_cost(searched), contraction_cost(plan)):
-            plan = searched
+        plans = []
+        for optimize in (g.path, MERGE_OPTIMIZE):
+            try:
+                plans.append(plan_for(g.spec, g.ops, optimize))
+            except TenferroMemoryError:  # an intermediate that does not fit: that path is out
+                pass
+        if not plans:
+            return None
+        plan = min(plans, key=lambda q: tuple(contraction_cost(q)))
         cost = contraction_cost(plan)
         if cost.flops > g.flops or cost.largest > g.largest:  # never worse than the contractions it replaces
             return None
