@@ -1,6 +1,7 @@
-"""Shared timing helpers for the benchmark scripts (best-of-N wall clock)."""
+"""Shared timing helpers for the benchmark scripts (best-of-N or median wall clock)."""
 from __future__ import annotations
 
+import statistics
 import time
 from typing import Any, Callable
 
@@ -20,6 +21,24 @@ def best_time(fn: Callable[[], Any], repeat: int = 7, number: int | None = None,
             fn()
         best = min(best, (time.perf_counter() - t0) / number)
     return best
+
+
+def median_time(fn: Callable[[], Any], repeat: int = 7, budget: float = 0.2, warmup: bool = True) -> float:
+    """Median per-call time in seconds over ``repeat`` rounds; each round loops enough
+    calls to last about ``budget / repeat`` seconds (one call at least)."""
+    if warmup:
+        fn()
+    t0 = time.perf_counter()
+    fn()
+    dt = max(time.perf_counter() - t0, 1e-7)
+    number = max(1, int(budget / repeat / dt))
+    times = [dt] if number == 1 else []  # a slow call already counts as one round
+    while len(times) < repeat:
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        times.append((time.perf_counter() - t0) / number)
+    return statistics.median(times)
 
 
 def fmt_time(t: float | None) -> str:
