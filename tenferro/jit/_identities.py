@@ -41,7 +41,7 @@ from tidu._passes import FOLD_SMALL_SIZE, Rewriter, rewrite
 from .. import _elementwise as _ew
 from .. import _structural as _st
 from .._astype import convert_element_type_p
-from .._aval import TensorType
+from .._aval import TensorType, xp_of
 from .._creation import constant_tensor
 from .._tensor import Tensor
 
@@ -73,13 +73,7 @@ class _Fills:
     def _find(self, v: Var) -> Any:
         c = self.rw.value(v)
         if c is not None:
-            if type(c) is not Tensor or type(c._data) is not np.ndarray:
-                return None
-            a = c._data
-            if a.size == 0 or a.size > MAX_INSPECT:
-                return None
-            first = a.reshape(-1, order="F")[0]
-            return first if bool(np.all(a == first)) else None
+            return _fill_value(c._data) if type(c) is Tensor else None
         eqn = self.rw.producer(v)
         if eqn is None or eqn.prim not in _FILL_MAPS:
             return None
@@ -102,6 +96,20 @@ class _Fills:
             (v,) = self.rw.emit(_st.broadcast_in_dim_p, [s], {"shape": tuple(aval.shape), "broadcast_dimensions": ()})
         self._made[key] = v
         return v
+
+
+def _fill_value(a: Any) -> Any:
+    """The common value of the elements of the array ``a`` (a NumPy scalar), or
+    ``None``; a device array is compared on the device (two small transfers)."""
+    if a.size == 0 or a.size > MAX_INSPECT:
+        return None
+    if type(a) is np.ndarray:
+        first = a.reshape(-1, order="F")[0]
+        return first if bool(np.all(a == first)) else None
+    first = a.reshape(-1, order="F")[:1]
+    if not bool(xp_of(a).all(a == first)):
+        return None
+    return first.get()[0]
 
 
 def _same_fill(c: Any, eqn: Eqn) -> Any:
