@@ -324,6 +324,17 @@ def print_report(rows: list[tuple[str, Case, dict[str, Result], dict[str, Any]]]
     return agree
 
 
+def _failed(e: Exception) -> Result:
+    return Result(note=f"failed: {type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}")
+
+
+def _guarded(run: Callable[[], Result]) -> Result:
+    try:
+        return run()
+    except Exception as e:  # a peer's failure is a table entry, not the end of the run
+        return _failed(e)
+
+
 def _profile(key: str, call: Callable[[], Any], seconds: float = 1.0) -> None:
     t0, n = time.perf_counter(), 0
     prof = cProfile.Profile()
@@ -373,16 +384,20 @@ def main(argv: list[str] | None = None) -> int:
         res: dict[str, Result] = {}
         res["tf eager"], _, _ = run_tenferro(case, False, repeat, budget)
         print(" tf eager", end="", flush=True)
-        res["tf jit"], jit_call, lowered = run_tenferro(case, True, repeat, budget)
+        jit_call = lowered = None
+        try:
+            res["tf jit"], jit_call, lowered = run_tenferro(case, True, repeat, budget)
+        except Exception as e:  # reported in the table, so the other columns still come out
+            res["tf jit"] = _failed(e)
         print(", tf jit", end="", flush=True)
-        res["torch eager"] = run_torch(case, False, repeat, budget)
+        res["torch eager"] = _guarded(lambda: run_torch(case, False, repeat, budget))
         print(", torch eager", end="", flush=True)
-        res["jax jit"] = run_jax(case, repeat, budget)
+        res["jax jit"] = _guarded(lambda: run_jax(case, repeat, budget))
         print(", jax jit", end="", flush=True)
         res["torch.compile"] = run_torch_compile(key, repeat, budget, timeout)
         print(", torch.compile", flush=True)
-        rows.append((key, case, res, lowered.cost()))
-        if args.profile:
+        rows.append((key, case, res, lowered.cost() if lowered is not None else {}))
+        if args.profile and jit_call is not None:
             _profile(key, jit_call)
     return 0 if print_report(rows) else 1
 
