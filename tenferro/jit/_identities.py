@@ -83,8 +83,9 @@ class _Fills:
     def make(self, aval: TensorType, value: Any) -> Var:
         """A variable holding ``value`` in every element of ``aval``: a dense constant
         when small, else a broadcast of a 0-d constant (one per value and aval)."""
-        dt = aval.dtype.numpy
-        value = np.asarray(value).astype(dt)[()]  # complex -> real keeps the real part, as convert does
+        if not aval.dtype.is_complex:
+            value = np.real(value)  # (callers pass real values for real avals; as convert does)
+        value = np.asarray(value).astype(aval.dtype.numpy)[()]
         key = (aval, value.item(), bool(np.signbit(np.real(value))))
         v = self._made.get(key)
         if v is not None:
@@ -116,6 +117,14 @@ def _same_fill(c: Any, eqn: Eqn) -> Any:
     return c
 
 
+def _neg_fill(c: Any, eqn: Eqn) -> Any:
+    return -c
+
+
+def _conj_fill(c: Any, eqn: Eqn) -> Any:
+    return np.conj(c)
+
+
 def _convert_fill(c: Any, eqn: Eqn) -> Any:
     new = eqn.params["new_dtype"]
     if np.iscomplexobj(c) and not new.is_complex:
@@ -126,8 +135,7 @@ def _convert_fill(c: Any, eqn: Eqn) -> Any:
 _FILL_MAPS: dict[Primitive, Callable[[Any, Eqn], Any]] = {
     _st.broadcast_in_dim_p: _same_fill, _st.reshape_p: _same_fill, _st.transpose_p: _same_fill,
     _st.rev_p: _same_fill, _st.slice_p: _same_fill,
-    _ew.neg_p: lambda c, eqn: -c,
-    _ew.conj_p: lambda c, eqn: np.conj(c),
+    _ew.neg_p: _neg_fill, _ew.conj_p: _conj_fill,
     convert_element_type_p: _convert_fill,
 }
 
