@@ -1,5 +1,11 @@
 """tenferro.einsum: values against numpy.einsum for every optimize option, random
-specs (hypothesis), derivatives to order 2, the plan cache, and every error."""
+specs (hypothesis), derivatives to order 2, the plan cache, and every error.
+
+Values, derivatives, errors and layouts run in both modes (``helpers.MODES``):
+``jit`` compiles the einsum with ``tenferro.jit`` (values checked equal to eager to
+rounding by ``helpers.in_mode``, derivatives by ``helpers.check_jit_matches``, errors
+raised at trace time with the same types). The plan-cache tests are about eager
+calls and run once."""
 from __future__ import annotations
 
 import sys
@@ -11,8 +17,7 @@ from hypothesis import strategies as st
 
 import tenferro as tf
 import tidu
-from tidu.testing import check_grads
-from helpers import is_writeable
+from helpers import MODES, check_derivatives, in_mode, is_writeable
 
 OPTIMIZE = ["auto", "greedy", "optimal", "dp", False]
 
@@ -58,61 +63,69 @@ def _rand(shape, dtype=np.float64, seed=0):
     return np.asarray(v, dtype=dtype)
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("optimize", OPTIMIZE, ids=str)
 @pytest.mark.parametrize("eq,shapes", EQUATIONS, ids=[e for e, _ in EQUATIONS])
-def test_values_match_numpy(eq, shapes, optimize):
+def test_values_match_numpy(eq, shapes, optimize, mode):
     arrays = [_rand(s, seed=i) for i, s in enumerate(shapes)]
-    got = tf.einsum(eq, *[tf.asarray(a) for a in arrays], optimize=optimize)
+    got = in_mode(tf.einsum, mode)(eq, *[tf.asarray(a) for a in arrays], optimize=optimize)
     want = np.einsum(eq, *arrays)
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
     assert got.numpy().flags.f_contiguous or got.ndim == 0
 
 
-def test_output_embedding():
+@pytest.mark.parametrize("mode", MODES)
+def test_output_embedding(mode):
+    einsum = in_mode(tf.einsum, mode)
     v = _rand((3,))
-    np.testing.assert_array_equal(tf.einsum("i->ii", tf.asarray(v)).numpy(), np.diag(v))
-    e3 = tf.einsum("i->iii", tf.asarray(v)).numpy()
+    np.testing.assert_array_equal(einsum("i->ii", tf.asarray(v)).numpy(), np.diag(v))
+    e3 = einsum("i->iii", tf.asarray(v)).numpy()
     want = np.zeros((3, 3, 3))
     for i in range(3):
         want[i, i, i] = v[i]
     np.testing.assert_array_equal(e3, want)
     m = _rand((2, 3))
-    got = tf.einsum("ij->iji", tf.asarray(m)).numpy()
+    got = einsum("ij->iji", tf.asarray(m)).numpy()
     want = np.zeros((2, 3, 2))
     for i in range(2):
         want[i, :, i] = m[i]
     np.testing.assert_array_equal(got, want)
     # embedding after a contraction
     a, b = _rand((2, 3)), _rand((3,))
-    np.testing.assert_allclose(tf.einsum("ij,j->ii", tf.asarray(a), tf.asarray(b)).numpy(), np.diag(a @ b))
+    np.testing.assert_allclose(einsum("ij,j->ii", tf.asarray(a), tf.asarray(b)).numpy(), np.diag(a @ b))
 
 
-def test_interleaved_form():
+@pytest.mark.parametrize("mode", MODES)
+def test_interleaved_form(mode):
+    einsum = in_mode(tf.einsum, mode)   # label lists and Ellipsis: static arguments under jit
     a, b = _rand((2, 3)), _rand((3, 4), seed=1)
-    got = tf.einsum(tf.asarray(a), [0, 1], tf.asarray(b), [1, 2], [0, 2])
+    got = einsum(tf.asarray(a), [0, 1], tf.asarray(b), [1, 2], [0, 2])
     np.testing.assert_allclose(got.numpy(), a @ b)
-    got = tf.einsum(tf.asarray(a), [7, 100], tf.asarray(b), [100, 3])  # implicit: sorted ints
+    got = einsum(tf.asarray(a), [7, 100], tf.asarray(b), [100, 3])  # implicit: sorted ints
     np.testing.assert_allclose(got.numpy(), np.einsum("ab,bc->ca", a, b))
     c = _rand((5, 2, 3))
-    got = tf.einsum(tf.asarray(c), [Ellipsis, 0, 1], tf.asarray(b), [1, 2], [Ellipsis, 0, 2])
+    got = einsum(tf.asarray(c), [Ellipsis, 0, 1], tf.asarray(b), [1, 2], [Ellipsis, 0, 2])
     np.testing.assert_allclose(got.numpy(), np.einsum(c, [Ellipsis, 0, 1], b, [1, 2], [Ellipsis, 0, 2]))
 
 
-def test_mixed_dtypes_and_complex():
+@pytest.mark.parametrize("mode", MODES)
+def test_mixed_dtypes_and_complex(mode):
+    einsum = in_mode(tf.einsum, mode)
     a = tf.asarray(np.arange(6, dtype=np.int32).reshape(2, 3))
     b = tf.asarray(_rand((3,), np.float32))
-    r = tf.einsum("ij,j->i", a, b)
+    r = einsum("ij,j->i", a, b)
     assert r.dtype is tf.float32
     np.testing.assert_allclose(r.numpy(), np.arange(6).reshape(2, 3) @ b.numpy(), rtol=1e-6)
     c = _rand((3, 2), np.complex128)
-    r = tf.einsum("ij,jk->ik", tf.asarray(_rand((2, 3))), tf.asarray(c))
+    r = einsum("ij,jk->ik", tf.asarray(_rand((2, 3))), tf.asarray(c))
     assert r.dtype is tf.complex128
     np.testing.assert_allclose(r.numpy(), _rand((2, 3)) @ c)
-    assert tf.einsum("i,i", tf.asarray(np.arange(3)), tf.asarray(np.arange(3))).item() == 5
+    assert einsum("i,i", tf.asarray(np.arange(3)), tf.asarray(np.arange(3))).item() == 5
 
 
-def test_scalar_operands_and_python_scalars():
-    r = tf.einsum(",i->i", 2.0, tf.asarray([1.0, 2.0]))
+@pytest.mark.parametrize("mode", MODES)
+def test_scalar_operands_and_python_scalars(mode):
+    r = in_mode(tf.einsum, mode)(",i->i", 2.0, tf.asarray([1.0, 2.0]))   # a Python scalar: static under jit
     assert r.tolist() == [2.0, 4.0]
 
 
@@ -216,27 +229,33 @@ GRAD_EQUATIONS = [
 ]
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
 @pytest.mark.parametrize("eq,shapes", GRAD_EQUATIONS, ids=[e for e, _ in GRAD_EQUATIONS])
-def test_check_grads_order2(eq, shapes, dtype):
+def test_check_grads_order2(eq, shapes, dtype, mode):
     args = [tf.asarray(_rand(s, dtype, seed=i)) for i, s in enumerate(shapes)]
-    check_grads(lambda *xs: tf.einsum(eq, *xs), args, order=2)
+    check_derivatives(mode, lambda *xs: tf.einsum(eq, *xs), args, order=2)
 
 
-def test_grad_of_trace_and_hyperedge_values():
+@pytest.mark.parametrize("mode", MODES)
+def test_grad_of_trace_and_hyperedge_values(mode):
     a = _rand((3, 3))
-    g = tidu.grad(lambda x: tf.einsum("ii", x))(tf.asarray(a))
+    g = in_mode(tidu.grad(lambda x: tf.einsum("ii", x)), mode)(tf.asarray(a))   # jit of grad
     np.testing.assert_array_equal(g.numpy(), np.eye(3))
     u, s, v = _rand((2, 3)), _rand((3,), seed=1), _rand((3, 4), seed=2)
-    gs = tidu.grad(lambda s: tf.einsum("ik,k,kj->", tf.asarray(u), s, tf.asarray(v)))(tf.asarray(s))
+    # grad of the compiled function (a constant-closing jit: u and v are constants of its graph)
+    gs = tidu.grad(in_mode(lambda s: tf.einsum("ik,k,kj->", tf.asarray(u), s, tf.asarray(v)), mode))(tf.asarray(s))
     np.testing.assert_allclose(gs.numpy(), u.sum(0) * v.sum(1))
 
 
-def test_third_order_derivative():
+@pytest.mark.parametrize("mode", MODES)
+def test_third_order_derivative(mode):
     x = tf.asarray(_rand((3,)))
 
-    def cube(x):  # sum_i x_i^3 as a three-operand hyper-edge einsum
+    def cube_eager(x):  # sum_i x_i^3 as a three-operand hyper-edge einsum
         return tf.einsum("i,i,i->", x, x, x)
+
+    cube = in_mode(cube_eager, mode)   # under jit: three reverse passes through the compiled call
 
     d2 = tidu.grad(lambda x: tf.sum(tidu.grad(cube)(x)))       # 6 x
     d3 = tidu.grad(lambda x: tf.sum(d2(x)))                        # 6
@@ -277,24 +296,26 @@ def einsum_cases(draw, max_ops: int = 4, sizes=(0, 1, 2, 3), max_rank: int = 3):
     return eq, shapes
 
 
+@pytest.mark.parametrize("mode", MODES)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=einsum_cases(), optimize=st.sampled_from(OPTIMIZE))
-def test_random_specs_match_numpy(case, optimize):
+def test_random_specs_match_numpy(case, optimize, mode):
     eq, shapes = case
     arrays = [_rand(s, seed=i) for i, s in enumerate(shapes)]
     try:
         want = np.einsum(eq, *arrays)
     except ValueError:
         assume(False)
-    got = tf.einsum(eq, *[tf.asarray(a) for a in arrays], optimize=optimize)
+    got = in_mode(tf.einsum, mode)(eq, *[tf.asarray(a) for a in arrays], optimize=optimize)
     assert got.shape == want.shape
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("mode", MODES)
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=einsum_cases(max_ops=3, sizes=(0, 1, 2, 3), max_rank=3),
        dtype=st.sampled_from([np.float64, np.complex128]))
-def test_random_specs_check_grads(case, dtype):
+def test_random_specs_check_grads(case, dtype, mode):
     eq, shapes = case
     arrays = [_rand(s, seed=i) for i, s in enumerate(shapes)]
     try:
@@ -302,7 +323,7 @@ def test_random_specs_check_grads(case, dtype):
     except ValueError:
         assume(False)
     args = [tf.asarray(_rand(s, dtype, seed=i)) for i, s in enumerate(shapes)]
-    check_grads(lambda *xs: tf.einsum(eq, *xs), args, order=2)
+    check_derivatives(mode, lambda *xs: tf.einsum(eq, *xs), args, order=2)
 
 
 # ---------------------------------------------------------------------------
@@ -321,66 +342,78 @@ E = tf.EinsumSubscriptError
     ("ij,jk->iz", 8, "output label 'z' does not appear"),
     ("ij,jk->i,k", 8, "single term"),
 ])
-def test_malformed_subscripts(eq, pos, words):
+@pytest.mark.parametrize("mode", MODES)
+def test_malformed_subscripts(eq, pos, words, mode):
+    einsum = in_mode(tf.einsum, mode)   # under jit the error is raised while tracing
     with pytest.raises(E) as info:
-        tf.einsum(eq, tf.ones((2, 2)), tf.ones((2, 2)))
+        einsum(eq, tf.ones((2, 2)), tf.ones((2, 2)))
     assert info.value.position == pos
     assert words in str(info.value) and eq in str(info.value)
     assert "\n    " + " " * pos + "^" in str(info.value)
 
 
-def test_rank_mismatch_names_the_operand():
+@pytest.mark.parametrize("mode", MODES)
+def test_rank_mismatch_names_the_operand(mode):
+    einsum = in_mode(tf.einsum, mode)   # under jit the error is raised while tracing
     with pytest.raises(tf.EinsumShapeError, match=r"operand 1 has rank 3 .*'jk' has 2 labels") as info:
-        tf.einsum("ij,jk", tf.ones((2, 3)), tf.ones((3, 4, 5)))
+        einsum("ij,jk", tf.ones((2, 3)), tf.ones((3, 4, 5)))
     assert info.value.operand == 1
     with pytest.raises(tf.EinsumShapeError, match=r"operand 0 has rank 1 .*names 2 dimensions besides '...'"):
-        tf.einsum("...ij", tf.ones((2,)))
+        einsum("...ij", tf.ones((2,)))
     assert issubclass(tf.EinsumShapeError, tf.ShapeError)
 
 
-def test_inconsistent_sizes_name_label_and_operands():
+@pytest.mark.parametrize("mode", MODES)
+def test_inconsistent_sizes_name_label_and_operands(mode):
+    einsum = in_mode(tf.einsum, mode)   # under jit the error is raised while tracing
     with pytest.raises(tf.EinsumShapeError, match=r"label 'j' has size 3 in operand 0 but size 4 in operand 1"):
-        tf.einsum("ij,jk", tf.ones((2, 3)), tf.ones((4, 5)))
+        einsum("ij,jk", tf.ones((2, 3)), tf.ones((4, 5)))
     with pytest.raises(tf.EinsumShapeError, match=r"label 'i' is repeated in operand 0 with different sizes 2 and 3"):
-        tf.einsum("ii", tf.ones((2, 3)))
+        einsum("ii", tf.ones((2, 3)))
     with pytest.raises(tf.EinsumShapeError, match=r"'...' dimensions of operand 1 .* size 3 against 2"):
-        tf.einsum("...i,...i", tf.ones((2, 4)), tf.ones((3, 4)))
+        einsum("...i,...i", tf.ones((2, 4)), tf.ones((3, 4)))
     with pytest.raises(tf.EinsumShapeError, match=r"label 5 has size 2 in operand 0 but size 3 in operand 1"):
-        tf.einsum(tf.ones((2,)), [5], tf.ones((3,)), [5])
+        einsum(tf.ones((2,)), [5], tf.ones((3,)), [5])
 
 
-def test_wrong_number_of_operands():
+@pytest.mark.parametrize("mode", MODES)
+def test_wrong_number_of_operands(mode):
+    einsum = in_mode(tf.einsum, mode)   # under jit the error is raised while tracing
     with pytest.raises(tf.EinsumOperandError, match=r"2 input terms but 1 operand were given"):
-        tf.einsum("ij,jk", tf.ones((2, 2)))
+        einsum("ij,jk", tf.ones((2, 2)))
     with pytest.raises(tf.EinsumOperandError, match=r"1 input term but 2 operands"):
-        tf.einsum("ij", tf.ones((2, 2)), tf.ones((2, 2)))
+        einsum("ij", tf.ones((2, 2)), tf.ones((2, 2)))
     with pytest.raises(tf.EinsumOperandError, match="without any operand"):
-        tf.einsum("ij")
+        einsum("ij")
     with pytest.raises(tf.EinsumOperandError, match="nothing"):
-        tf.einsum()
+        einsum()
 
 
-def test_bad_interleaved_labels():
+@pytest.mark.parametrize("mode", MODES)
+def test_bad_interleaved_labels(mode):
+    einsum = in_mode(tf.einsum, mode)   # under jit the error is raised while tracing
     with pytest.raises(E, match=r"label list of operand 0 entry 1 is 'x'"):
-        tf.einsum(tf.ones((2, 2)), [0, "x"])
+        einsum(tf.ones((2, 2)), [0, "x"])
     with pytest.raises(E, match=r"entry 0 is -1"):
-        tf.einsum(tf.ones((2,)), [-1])
+        einsum(tf.ones((2,)), [-1])
     with pytest.raises(E, match=r"output label 9 does not appear"):
-        tf.einsum(tf.ones((2,)), [0], [9])
+        einsum(tf.ones((2,)), [0], [9])
 
 
-def test_unknown_optimize_lists_valid_names():
+@pytest.mark.parametrize("mode", MODES)
+def test_unknown_optimize_lists_valid_names(mode):
+    einsum = in_mode(tf.einsum, mode)   # under jit the error is raised while tracing
     with pytest.raises(tf.EinsumOptimizeError, match=r"unknown optimize value 'fastest'.*'greedy'.*'optimal'"):
-        tf.einsum("ij,jk", tf.ones((2, 2)), tf.ones((2, 2)), optimize="fastest")
+        einsum("ij,jk", tf.ones((2, 2)), tf.ones((2, 2)), optimize="fastest")
     with pytest.raises(tf.EinsumOptimizeError, match=r"unknown optimize value 3"):
-        tf.einsum("ij,jk", tf.ones((2, 2)), tf.ones((2, 2)), optimize=3)
+        einsum("ij,jk", tf.ones((2, 2)), tf.ones((2, 2)), optimize=3)
     with pytest.raises(tf.EinsumOptimizeError, match=r"refers to operand 5 but only 3 operands remain"):
-        tf.einsum("i,i,i", tf.ones(2), tf.ones(2), tf.ones(2), optimize=[(0, 5), (0, 1)])
+        einsum("i,i,i", tf.ones(2), tf.ones(2), tf.ones(2), optimize=[(0, 5), (0, 1)])
     with pytest.raises(tf.EinsumOptimizeError, match=r"leaves 2 operands uncontracted"):
-        tf.einsum("i,i,i", tf.ones(2), tf.ones(2), tf.ones(2), optimize=[(0, 1)])
+        einsum("i,i,i", tf.ones(2), tf.ones(2), tf.ones(2), optimize=[(0, 1)])
     # a failed call is not cached
     with pytest.raises(tf.EinsumOptimizeError):
-        tf.einsum("ij,jk", tf.ones((2, 2)), tf.ones((2, 2)), optimize="fastest")
+        einsum("ij,jk", tf.ones((2, 2)), tf.ones((2, 2)), optimize="fastest")
 
 
 def test_errors_are_tenferro_errors():
@@ -435,8 +468,9 @@ def test_plan_cache_is_consistent_under_threads():
     assert len(cache.data) <= 4
 
 
-def test_einsum_gradients_are_canonical():
-    g = tidu.grad(lambda x: tf.einsum("ij->", x))(tf.asarray(np.ones((3, 4))))
+@pytest.mark.parametrize("mode", MODES)
+def test_einsum_gradients_are_canonical(mode):
+    g = in_mode(tidu.grad(lambda x: tf.einsum("ij->", x)), mode)(tf.asarray(np.ones((3, 4))))
     assert g._data.flags.f_contiguous and is_writeable(g._data) and 0 not in g._data.strides
 
 
@@ -456,9 +490,10 @@ def test_einsum_gradients_are_canonical():
     ("bij,bjk->bik", [(4, 2, 0), (4, 0, 5)]),
 ])
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
-def test_output_layouts_are_canonical(eq, shapes, dtype):
+@pytest.mark.parametrize("mode", MODES)
+def test_output_layouts_are_canonical(eq, shapes, dtype, mode):
     xs = [_rand(s, dtype, seed=i) for i, s in enumerate(shapes)]
-    got = tf.einsum(eq, *[tf.asarray(x) for x in xs])._data
+    got = in_mode(tf.einsum, mode)(eq, *[tf.asarray(x) for x in xs])._data
     assert got.flags.f_contiguous and is_writeable(got)
     np.testing.assert_allclose(np.asarray(tf.Tensor._wrap(got)), np.einsum(eq, *xs), rtol=1e-12, atol=1e-12)
 

@@ -2,7 +2,9 @@
 plan's steps of at most two operands (``_plan.decompose``), so reverse mode
 shares intermediates. Checks the staged graphs, values and derivatives against
 the fused primitive and NumPy, linear growth of the linearized graph, and the
-plan cache."""
+plan cache. Values and derivatives also run compiled (``helpers.MODES``): under
+``jit`` the pairwise steps are staged, then merged back by the contraction passes,
+and must give eager's values and derivatives to rounding."""
 from __future__ import annotations
 
 import string
@@ -17,8 +19,8 @@ import tidu
 from tenferro.einsum import _api
 from tenferro.einsum._ad import einsum_p
 from tenferro.einsum._plan import PAIRWISE
-from tidu.testing import check_grads
 
+from helpers import MODES, check_derivatives, in_mode
 from test_einsum import OPTIMIZE, _rand, einsum_cases
 
 
@@ -75,46 +77,53 @@ def test_eager_call_stays_fused():
     (",ij,j->i", [(), (2, 3), (3,)]),                               # 0-d operand
 ])
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
-def test_structural_cases_decompose_and_differentiate(eq, shapes, dtype):
+@pytest.mark.parametrize("mode", MODES)
+def test_structural_cases_decompose_and_differentiate(eq, shapes, dtype, mode):
     args = [tf.asarray(_rand(s, dtype, seed=i)) for i, s in enumerate(shapes)]
     graph = tidu.make_graph(lambda *xs: tf.einsum(eq, *xs), *args)
     assert max(einsum_arities(graph)) <= 2
     want = np.einsum(eq, *[x.numpy() for x in args]) if "kk" not in eq else None
-    got = graph(*args).numpy()
+    # eager: the staged graph evaluated; jit: that graph optimized (merged) and compiled
+    got = (graph(*args) if mode == "eager" else in_mode(lambda *xs: tf.einsum(eq, *xs), mode)(*args)).numpy()
     if want is None:  # "->kk": the diagonal embedding of the 1-d result
         want = np.diag(np.einsum("ij,jk,k->k", *[x.numpy() for x in args]))
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
-    check_grads(lambda *xs: tf.einsum(eq, *xs), args, order=2)
+    check_derivatives(mode, lambda *xs: tf.einsum(eq, *xs), args, order=2)
 
 
 @pytest.mark.parametrize("optimize", [[(0, 1, 2), (0, 1)], [(1,), (0, 2), (0, 1), (0, 1), (0,)], False],
                          ids=["3-step", "1-steps", "left-to-right"])
-def test_explicit_paths_with_multi_and_single_steps(optimize):
+@pytest.mark.parametrize("mode", MODES)
+def test_explicit_paths_with_multi_and_single_steps(optimize, mode):
     eq, shapes = "ij,jk,kl,lm->im", [(2, 3), (3, 4), (4, 2), (2, 3)]
     args = [tf.asarray(_rand(s, seed=i)) for i, s in enumerate(shapes)]
-    graph = tidu.make_graph(lambda *xs: tf.einsum(eq, *xs, optimize=optimize), *args)
+    f = lambda *xs: tf.einsum(eq, *xs, optimize=optimize)  # noqa: E731
+    graph = tidu.make_graph(f, *args)
     assert einsum_arities(graph) == [2, 2, 2]
-    np.testing.assert_allclose(graph(*args).numpy(), np.einsum(eq, *[x.numpy() for x in args]), rtol=1e-12)
+    got = graph(*args) if mode == "eager" else in_mode(f, mode)(*args)
+    np.testing.assert_allclose(got.numpy(), np.einsum(eq, *[x.numpy() for x in args]), rtol=1e-12)
 
 
 # ---------------------------------------------------------------------------
 # derivatives
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
-def test_mps_norm_gradient_matches_fused_and_check_grads(dtype):
+@pytest.mark.parametrize("mode", MODES)
+def test_mps_norm_gradient_matches_fused_and_check_grads(dtype, mode):
     eq, ops = mps_norm(6, dtype=dtype)
     n = len(ops)
-    out, pull = tidu.vjp(lambda *xs: tf.einsum(eq, *xs), *ops)
+    norm = in_mode(lambda *xs: tf.einsum(eq, *xs), mode)   # jit: the reverse pass through the compiled call
+    out, pull = tidu.vjp(norm, *ops)
     out_f, pull_f = tidu.vjp(fused(eq, ops), *ops)
     np.testing.assert_allclose(out.numpy(), out_f.numpy(), rtol=1e-12)
     ct = tf.asarray(np.asarray(0.7 - 0.3j if dtype == np.complex128 else 0.7, dtype=dtype))
     for g, g_f in zip(pull(ct), pull_f(ct)):
         np.testing.assert_allclose(g.numpy(), g_f.numpy(), rtol=1e-11, atol=1e-13)
-    if dtype == np.float64:  # grad w.r.t. all tensors as a user would call it
-        grads = tidu.grad(lambda *xs: tf.einsum(eq, *xs), argnums=tuple(range(n)))(*ops)
+    if dtype == np.float64:  # grad w.r.t. all tensors as a user would call it (jit: the compiled gradient)
+        grads = in_mode(tidu.grad(lambda *xs: tf.einsum(eq, *xs), argnums=tuple(range(n))), mode)(*ops)
         for g, g_f in zip(grads, pull_f(tf.asarray(1.0))):
             np.testing.assert_allclose(g.numpy(), g_f.numpy(), rtol=1e-11, atol=1e-13)
-    check_grads(lambda *xs: tf.einsum(eq, *xs), ops, order=2)
+    check_derivatives(mode, lambda *xs: tf.einsum(eq, *xs), ops, order=2)
 
 
 @pytest.mark.parametrize("n", [3, 4, 5, 6, 7, 8])
@@ -146,9 +155,10 @@ def random_paths(draw, n: int):
     return path
 
 
+@pytest.mark.parametrize("mode", MODES)
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=einsum_cases(max_ops=5), data=st.data())
-def test_random_specs_jvp_matches_numpy(case, data):
+def test_random_specs_jvp_matches_numpy(case, data, mode):
     eq, shapes = case
     optimize = data.draw(st.one_of(st.sampled_from(OPTIMIZE), random_paths(len(shapes))), label="optimize")
     arrays = [_rand(s, seed=i) for i, s in enumerate(shapes)]
@@ -159,7 +169,8 @@ def test_random_specs_jvp_matches_numpy(case, data):
     tangents = [_rand(s, seed=20 + i) for i, s in enumerate(shapes)]
     want_t = sum((np.einsum(eq, *(arrays[:k] + [tangents[k]] + arrays[k + 1:])) for k in range(len(arrays))),
                  np.zeros_like(want))
-    out, out_t = tidu.jvp(lambda *xs: tf.einsum(eq, *xs, optimize=optimize),
+    # jit: the JVP of the compiled call (its forward and linear graphs, merged contractions)
+    out, out_t = tidu.jvp(in_mode(lambda *xs: tf.einsum(eq, *xs, optimize=optimize), mode),
                           tuple(tf.asarray(a) for a in arrays), tuple(tf.asarray(t) for t in tangents))
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(out_t.numpy(), want_t, rtol=1e-10, atol=1e-10)

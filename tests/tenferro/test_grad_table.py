@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 
 import tenferro as tf
-from tidu.testing import check_grads
 
 from specs import OpSpec, all_specs
-from helpers import is_writeable
+from helpers import check_derivatives, is_writeable
 
 SPECS = all_specs()
 
@@ -37,19 +36,41 @@ def _make_args(spec: OpSpec, shapes, dtype, seed):
     return args
 
 
+def _runs_under_jit(spec: OpSpec, i: int, dtype_name: str) -> bool:
+    """Which cases also run compiled. Compiling a linalg case costs ~80 ms (its
+    derivative graphs are large; all of them would add ~20 s) against ~8 ms for the
+    rest: every case of the other families runs under jit, a linalg spec at its last
+    shapes (batched, where it has them) in its last dtype (complex128, where the rule
+    conjugates; float64 for the real-only specs). Real linalg programs run compiled in
+    test_linalg.py."""
+    if not spec.name.startswith("linalg"):
+        return True
+    return i == len(spec.shapes) - 1 and dtype_name == spec.dtypes[-1]
+
+
+def _case_id(spec: OpSpec, shapes, dt: str, mode: str) -> str:
+    return f"{mode}-{spec.name}-{'x'.join(str(s) for s in shapes)}-{dt}"
+
+
 CASES = [
-    pytest.param(spec, shapes, dt, id=f"{spec.name}-{'x'.join(str(s) for s in shapes)}-{dt}")
+    pytest.param(spec, shapes, dt, mode, id=_case_id(spec, shapes, dt, mode))
+    for mode in ("eager", "jit")
     for spec in SPECS
-    for shapes in spec.shapes
+    for i, shapes in enumerate(spec.shapes)
     for dt in spec.dtypes
+    if mode == "eager" or _runs_under_jit(spec, i, dt)
 ]
 
 
-@pytest.mark.parametrize("spec,shapes,dtype_name", CASES)
-def test_check_grads(spec: OpSpec, shapes, dtype_name):
+@pytest.mark.parametrize("spec,shapes,dtype_name,mode", CASES)
+def test_check_grads(spec: OpSpec, shapes, dtype_name, mode):
+    """``eager``: finite differences and the dot-product test, to ``spec.order``.
+    ``jit``: ``tenferro.jit`` gives the eager value and derivatives to the same order
+    (compiled around the transformations and differentiated through the compiled
+    call), to rounding (helpers.JIT_RTOL), so the eager checks carry over."""
     dtype = tf.dtype(dtype_name)
     args = _make_args(spec, shapes, dtype, seed=zlib.crc32(repr((spec.name, shapes, dtype_name)).encode()))  # reproducible across runs
-    check_grads(spec.fn, args, order=spec.order, modes=spec.modes, rtol=spec.rtol, atol=spec.atol)
+    check_derivatives(mode, spec.fn, args, order=spec.order, modes=spec.modes, rtol=spec.rtol, atol=spec.atol)
 
 
 def _args_for(spec: OpSpec, shapes, dtype_name):

@@ -32,7 +32,11 @@ far from their truncation error. The exact comparisons (no finite differences) u
 ``EXACT`` (1e-12 relative for values, 1e-10 for derivative identities, which sum more
 rounding-error terms).
 
-Every property runs for float64 and complex128 programs. In a complex program v0 is
+Every property runs for float64 and complex128 programs, and in both modes
+(``helpers.MODES``): ``eager`` runs the program as it is, ``jit`` runs it compiled by
+``tenferro.jit`` (the same properties then hold through the ``call`` primitive's
+derivative rules, and the second-order check compares the compiled value and first
+and second derivatives with eager ones, see ``helpers.check_jit_matches``). In a complex program v0 is
 complex128 and the other inputs are complex128 or float64, and ``real``/``imag`` make
 real intermediates, so real and complex values mix (promotion under AD).
 
@@ -56,7 +60,8 @@ from hypothesis import strategies as st
 
 import tenferro as tf
 import tidu
-from tidu.testing import check_grads
+
+from helpers import MODES, check_derivatives, in_mode
 
 BOUND = 4.0          # magnitude bound for every intermediate value (see module docstring)
 EXACT = 1e-12        # relative tolerance of comparisons between two exact evaluations
@@ -501,43 +506,51 @@ def _inner_re(xs, ys) -> float:
 # --------------------------------------------------------------------------------------
 # properties
 # --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("dtype", DTYPES)
 @SETTINGS
 @given(data=st.data())
-def test_check_grads_second_order(dtype, data):
-    """Finite differences (JVP) and the dot-product test (VJP), to second order."""
+def test_check_grads_second_order(dtype, mode, data):
+    """``eager``: finite differences (JVP) and the dot-product test (VJP), to second
+    order. ``jit``: the compiled program's value, first and second derivatives (JVP and
+    VJP; compiled around the transformations and differentiated through the compiled
+    call) equal eager ones to rounding, so the eager check carries over."""
     prog = data.draw(programs(dtype), label="program")
-    check_grads(prog, prog.args(), order=2)
+    check_derivatives(mode, prog, prog.args(), order=2)
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("dtype", DTYPES)
 @SETTINGS
 @given(data=st.data())
-def test_eager_graph_simplified_and_numpy_agree(dtype, data):
-    """Eager == NumPy reference == make_graph evaluated == simplify() evaluated; the same
-    for the staged graph of ``value_and_grad`` (many duplicate subexpressions for CSE)."""
+def test_eager_graph_simplified_and_numpy_agree(dtype, mode, data):
+    """Evaluated (eager or compiled) == NumPy reference == make_graph evaluated ==
+    simplify() evaluated; the same for the staged graph of ``value_and_grad`` (many
+    duplicate subexpressions for CSE). Under ``jit`` the staged graphs hold ``call``
+    equations of the compiled program and of its derivative graphs."""
     prog = data.draw(programs(dtype), label="program")
+    run = in_mode(prog, mode)
     args = prog.args()
-    eager = prog(*args)
+    eager = run(*args)
     ref = prog.run(NP, *prog.numpy_args())
     for g, w, what in zip(eager, ref, ("scalar", "tensor")):
-        _assert_close(g, w, EXACT, f"eager vs numpy ({what})", prog)
-    # every intermediate: shape (against the generator's model too), dtype and value
-    for k, (g, w, shape) in enumerate(zip(prog.values(TF, *args), prog.values(NP, *prog.numpy_args()), prog.shapes)):
-        assert tuple(g.shape) == w.shape == tuple(shape), f"v{k}: shape {tuple(g.shape)}, numpy {w.shape}, model {shape}\n{prog!r}"
-        assert _np(g).dtype == w.dtype, f"v{k}: dtype {_np(g).dtype}, numpy {w.dtype}\n{prog!r}"
-        _assert_close(g, w, EXACT, f"eager vs numpy (v{k})", prog)
+        _assert_close(g, w, EXACT, f"{mode} vs numpy ({what})", prog)
+    if mode == "eager":  # every intermediate (not a mode's concern): shape (against the generator's model too), dtype, value
+        for k, (g, w, shape) in enumerate(zip(prog.values(TF, *args), prog.values(NP, *prog.numpy_args()), prog.shapes)):
+            assert tuple(g.shape) == w.shape == tuple(shape), f"v{k}: shape {tuple(g.shape)}, numpy {w.shape}, model {shape}\n{prog!r}"
+            assert _np(g).dtype == w.dtype, f"v{k}: dtype {_np(g).dtype}, numpy {w.dtype}\n{prog!r}"
+            _assert_close(g, w, EXACT, f"eager vs numpy (v{k})", prog)
 
-    graph = tidu.make_graph(prog, *args)
+    graph = tidu.make_graph(run, *args)
     simple = graph.simplify()
     assert len(simple.eqns) <= len(graph.eqns)
     for name, gr in (("graph", graph), ("simplified", simple)):
         out = gr(*args)
         for g, w, what in zip(out, eager, ("scalar", "tensor")):
-            _assert_close(g, w, EXACT, f"{name} vs eager ({what})", prog)
+            _assert_close(g, w, EXACT, f"{name} vs {mode} ({what})", prog)
 
-    # derivative graphs: staged value_and_grad, simplified, against eager
-    vg = tidu.value_and_grad(_real_loss(prog), argnums=tuple(range(len(args))))
+    # derivative graphs: staged value_and_grad, simplified, against evaluated
+    vg = tidu.value_and_grad(_real_loss(run), argnums=tuple(range(len(args))))
     want_v, want_g = vg(*args)
     dgraph = tidu.make_graph(vg, *args)
     for name, gr in (("grad graph", dgraph), ("simplified grad graph", dgraph.simplify())):
@@ -547,10 +560,11 @@ def test_eager_graph_simplified_and_numpy_agree(dtype, data):
             _assert_close(g, w, EXACT, f"{name}: grad wrt v{k}", prog)
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("dtype", DTYPES)
 @SETTINGS
 @given(data=st.data())
-def test_reverse_mode_agrees_with_forward_mode(dtype, data):
+def test_reverse_mode_agrees_with_forward_mode(dtype, mode, data):
     """Exact (no finite differences) agreement between reverse and forward mode:
 
     * grad of the real loss ``Re sum(out)`` against JVPs: ``dL[t] = Re sum_k g_k t_k``
@@ -560,11 +574,14 @@ def test_reverse_mode_agrees_with_forward_mode(dtype, data):
     * ``jacrev`` against ``jacfwd`` for the real programs (tiny sizes);
     * the duality ``Re <v, J u> == Re <J* v, u>`` for both outputs, J u from ``jvp`` and
       J* v = conj(vjp(conj v)).
+
+    Under ``jit`` every derivative goes through the compiled call's rules.
     """
     prog = data.draw(programs(dtype), label="program")
+    run = in_mode(prog, mode)
     args = prog.args()
     rng = np.random.default_rng(prog.seed ^ 0x5EED)
-    loss = _real_loss(prog)
+    loss = _real_loss(run)
     argnums = tuple(range(len(args)))
     grads = tidu.grad(loss, argnums=argnums)(*args)
     scale = max(1.0, math.sqrt(sum(float(np.sum(np.abs(_np(g)) ** 2)) for g in grads)))
@@ -601,16 +618,16 @@ def test_reverse_mode_agrees_with_forward_mode(dtype, data):
                     )
 
     if dtype == "float64" and n_coords <= 12:
-        f = lambda *xs: prog(*xs)[1]  # noqa: E731
+        f = lambda *xs: run(*xs)[1]  # noqa: E731
         jf = tidu.jacfwd(f, argnums=argnums)(*args)
         jr = tidu.jacrev(f, argnums=argnums)(*args)
         for k, (x, y) in enumerate(zip(jf, jr)):
             _assert_close(x, y, EXACT_DERIV, f"jacfwd vs jacrev wrt v{k}", prog)
 
-    out, vjp_fn = tidu.vjp(prog, *args)
+    out, vjp_fn = tidu.vjp(run, *args)
     us = [_random_like(a, rng) for a in args]
     vs = [_random_like(o, rng) for o in out]
-    _, ju = tidu.jvp(prog, tuple(args), tuple(us))
+    _, ju = tidu.jvp(run, tuple(args), tuple(us))
     ct = vjp_fn(tuple(tf.conj(v) for v in vs))
     jstar_v = [tf.conj(c) for c in ct]
     lhs, rhs = _inner_re(vs, ju), _inner_re(jstar_v, us)
@@ -621,18 +638,22 @@ def test_reverse_mode_agrees_with_forward_mode(dtype, data):
     )
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("dtype", DTYPES)
 @SETTINGS
 @given(data=st.data())
-def test_linearize_agrees_with_jvp(dtype, data):
+def test_linearize_agrees_with_jvp(dtype, mode, data):
     """``linearize`` gives the eager primal, and its linear function equals ``jvp`` on
     random tangents (twice, reusing the residuals), on a symbolic-zero tangent for the
-    first input, and is linear (f(a t + s) == a f(t) + f(s))."""
+    first input, and is linear (f(a t + s) == a f(t) + f(s)); under ``jit``, of the
+    compiled program (its forward and linear graphs, one split per pattern of zero
+    tangents)."""
     prog = data.draw(programs(dtype), label="program")
+    run = in_mode(prog, mode)
     args = prog.args()
     rng = np.random.default_rng(prog.seed ^ 0x11EA)
-    primal, f_lin = tidu.linearize(prog, *args)
-    eager = prog(*args)
+    primal, f_lin = tidu.linearize(run, *args)
+    eager = run(*args)
     for g, w in zip(primal, eager):
         _assert_close(g, w, EXACT, "linearize primal vs eager", prog)
     ts_all = []
@@ -640,13 +661,13 @@ def test_linearize_agrees_with_jvp(dtype, data):
         ts = [_random_like(a, rng) for a in args]
         ts_all.append(ts)
         got = f_lin(*ts)
-        _, want = tidu.jvp(prog, tuple(args), tuple(ts))
+        _, want = tidu.jvp(run, tuple(args), tuple(ts))
         for g, w in zip(got, want):
             _assert_close(g, w, EXACT_DERIV, "linearize vs jvp", prog)
     # a None tangent is a symbolic zero
     ts0 = [None] + ts_all[0][1:]
     got = f_lin(*ts0)
-    _, want = tidu.jvp(prog, tuple(args), tuple([tf.zeros_like(args[0])] + ts_all[0][1:]))
+    _, want = tidu.jvp(run, tuple(args), tuple([tf.zeros_like(args[0])] + ts_all[0][1:]))
     for g, w in zip(got, want):
         _assert_close(g, w, EXACT_DERIV, "linearize with a None tangent vs jvp with zeros", prog)
     # linearity
