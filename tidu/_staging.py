@@ -144,15 +144,16 @@ class StagedFunction:
                 mask.append(False)
                 key_leaves.append(x.aval)
                 continue
-            try:
-                a = aval_of(x)
-            except TiduError:
-                a = None
-            if a is None and self._to_leaf is not None and not _is_scalar(x):
+            a = None
+            if self._to_leaf is not None and not _is_scalar(x):  # the library's arrays first
                 y = self._to_leaf(x)
                 if y is not None:
-                    x = y
                     a = aval_of(y)
+            if a is None:
+                try:
+                    a = aval_of(x)
+                except TiduError:
+                    a = None
             if a is None:
                 mask.append(True)
                 key_leaves.append(("static", type(x), _hashable(x, "an argument leaf", self)))

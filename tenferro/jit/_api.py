@@ -19,6 +19,7 @@ from tidu._staging import CacheInfo, RetraceWarning, StagedFunction, StagingErro
 
 from .._creation import asarray
 from .._errors import TenferroError
+from .._tensor import Tensor
 from ._codegen import Program, generate
 from ._optimize import optimize
 
@@ -41,6 +42,8 @@ def compile_graph(graph: Graph, *, donate: tuple[bool, ...] = (), name: str = "c
 
 def _to_leaf(x: Any) -> Any:
     """User arrays (NumPy, CuPy, anything ``asarray`` accepts that is an array) become tensors."""
+    if type(x) is Tensor:
+        return None
     if isinstance(x, np.ndarray) or hasattr(x, "__cuda_array_interface__") or hasattr(x, "__dlpack__"):
         return asarray(x)
     return None

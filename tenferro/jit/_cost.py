@@ -1,21 +1,18 @@
 """Cost estimates of graph equations: floating-point operations and bytes.
 
 Estimates, not measurements: contractions count ``2·|out|·|contracted|`` real
-multiply-adds (×4 for complex), einsum uses opt_einsum's count for its planned
+multiply-adds (×4 for complex), einsum uses opt_einsum's count along its plan's own
 path, dense factorizations ``~c·m·n·min(m, n)`` per matrix, everything else one
 operation per output element.
 """
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
-import opt_einsum
-
 from tidu._graph import Eqn
 
-from ..einsum._parse import format_spec
+from ._contractions import contraction_cost
 
 __all__ = ["eqn_flops", "nbytes"]
 
@@ -44,14 +41,6 @@ def _complex(aval: Any) -> float:
     return 4.0 if dtype is not None and dtype.is_complex else 1.0
 
 
-@functools.lru_cache(maxsize=1024)
-def _einsum_flops(spec: str, shapes: tuple) -> float:
-    lhs, arrow, rhs = spec.partition("->")   # an output embedding ('i->ii') costs as its diagonal ('i->i'):
-    spec = lhs + arrow + "".join(dict.fromkeys(rhs))   # opt_einsum refuses repeated output labels
-    _, info = opt_einsum.contract_path(spec, *shapes, shapes=True, optimize="greedy")
-    return float(info.opt_cost)
-
-
 def eqn_flops(eqn: Eqn) -> float:
     """Estimated floating-point operations of one equation."""
     name = eqn.prim.name
@@ -63,8 +52,7 @@ def eqn_flops(eqn: Eqn) -> float:
         contracted = math.prod(ins[0].shape[i] for i in xc)
         return 2.0 * _size(out) * contracted * cplx
     if name == "einsum":
-        plan = eqn.params["plan"]
-        return _einsum_flops(format_spec(plan.spec), tuple(tuple(s) for s in plan.shapes)) * cplx
+        return float(contraction_cost(eqn.params["plan"]).flops) * cplx
     if name in _FACTOR and ins and len(getattr(ins[0], "shape", ())) >= 2:
         shape = ins[0].shape
         m, n = shape[-2], shape[-1]
