@@ -36,8 +36,8 @@ from .._tensor import Tensor
 
 __all__ = ["divided_differences", "evaluate", "derivative", "contract", "simplex_rule", "host"]
 
-ACCEPT = 64.0          # accept the recursion when its error estimate is below ACCEPT * u * |value|
-_RULES = {1: (12, 24), 2: (8, 16), 3: (6, 12)}     # Gauss-Legendre points per axis (coarse, fine)
+ACCEPT = 256.0         # accept a value whose error estimate (an upper bound) is below ACCEPT * u * |value|
+_RULES = {1: (6, 12), 2: (3, 6), 3: (3, 5)}       # Gauss-Legendre points per axis: coarse, then fine
 
 
 def host(x: Any) -> np.ndarray:
@@ -110,7 +110,7 @@ def simplex_rule(d: int, q: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _quadrature(name: str, f: Callable, pts: np.ndarray, d: int, q: int) -> np.ndarray:
-    """Hermite–Genocchi integral for the rows of ``pts [R, d+1]``."""
+    """Hermite–Genocchi integral for the rows of ``pts [R, d+1]`` with ``q`` points per axis."""
     s, w = simplex_rule(d, q)
     nodes = pts @ s.T                                           # [R, N]
     vals = _as_values(name, f"the derivative of order {d} of f", derivative(f, d)(
@@ -118,9 +118,55 @@ def _quadrature(name: str, f: Callable, pts: np.ndarray, d: int, q: int) -> np.n
     return vals @ w.astype(pts.dtype)
 
 
+def _by_quadrature(name: str, f: Callable, pts: np.ndarray, d: int, u: float,
+                   rec: np.ndarray, err: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the rows ``pts [R, d+1]`` whose recursion estimate is poor: Gauss rules of
+    ``q`` and ``q + 1`` points per axis (their difference estimates the error of the
+    smaller one), coarse first and fine only where the coarse estimate is not within
+    ``ACCEPT`` ulps; per row, the value with the smaller estimated error."""
+    uniq, inverse = np.unique(pts, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    val = np.full(uniq.shape[0], np.nan, dtype=pts.dtype)
+    est = np.full(uniq.shape[0], np.inf, dtype=pts.dtype)
+    todo = np.arange(uniq.shape[0])
+    for q in _RULES.get(d, (3, 5)):
+        lo = _quadrature(name, f, uniq[todo], d, q)
+        hi = _quadrature(name, f, uniq[todo], d, q + 1)
+        e = np.abs(hi - lo) + u * np.abs(hi)
+        better = ~(est[todo] <= e)
+        val[todo[better]], est[todo[better]] = hi[better], e[better]
+        todo = todo[~(est[todo] <= ACCEPT * u * np.abs(val[todo]))]
+        if not todo.size:
+            break
+    use = ~(err <= est[inverse])
+    rec, err = rec.copy(), err.copy()
+    rec[use], err[use] = val[inverse][use], est[inverse][use]
+    return rec, err
+
+
+@functools.lru_cache(maxsize=16)
+def _combinations(n: int, k: int) -> np.ndarray:
+    """Sorted index tuples ``i0 <= ... <= ik`` ``[R, k+1]`` (combinations with
+    repetition, ``R = C(n + k, k + 1)``), built column by column."""
+    idx = np.arange(n, dtype=np.intp)[:, None]
+    for _ in range(k):
+        last = idx[:, -1]
+        counts = n - last                                   # next index runs from last to n - 1
+        rows = np.repeat(np.arange(idx.shape[0]), counts)
+        starts = np.cumsum(counts) - counts
+        nxt = np.arange(rows.size) - np.repeat(starts, counts) + np.repeat(last, counts)
+        idx = np.concatenate([idx[rows], nxt[:, None]], axis=1)
+    idx.setflags(write=False)
+    return idx
+
+
 def divided_differences(name: str, f: Callable, w: np.ndarray, k: int, fw: np.ndarray | None = None) -> np.ndarray:
     """``D[..., i0, ..., ik] = f[w_i0, ..., w_ik]`` for ``w [..., n]`` (leading batch),
-    shape ``w.shape[:-1] + (n,) * (k + 1)``. ``fw`` is ``f(w)`` when already known."""
+    shape ``w.shape[:-1] + (n,) * (k + 1)``. ``fw`` is ``f(w)`` when already known.
+
+    Divided differences are symmetric: they are computed once per multiset of
+    indices, on the eigenvalues sorted per matrix (so every tuple is sorted), and
+    scattered to all orderings."""
     n = w.shape[-1]
     batch = w.shape[:-1]
     if fw is None:
@@ -128,12 +174,11 @@ def divided_differences(name: str, f: Callable, w: np.ndarray, k: int, fw: np.nd
     if k == 0:
         return fw
     w2, f2 = w.reshape(-1, n), fw.reshape(-1, n)
-    idx = np.stack([g.ravel() for g in np.meshgrid(*([np.arange(n)] * (k + 1)), indexing="ij")], axis=-1)
-    x = w2[:, idx].reshape(-1, k + 1)                       # [rows, k+1]
-    fx = f2[:, idx].reshape(-1, k + 1)
-    order = np.argsort(x, axis=-1, kind="stable")
-    x = np.take_along_axis(x, order, axis=-1)
-    fx = np.take_along_axis(fx, order, axis=-1)
+    order = np.argsort(w2, axis=-1, kind="stable")
+    ws, fs = np.take_along_axis(w2, order, -1), np.take_along_axis(f2, order, -1)
+    idx = _combinations(n, k)
+    x = ws[:, idx].reshape(-1, k + 1)                       # [rows, k+1], each row sorted
+    fx = fs[:, idx].reshape(-1, k + 1)
     u = np.finfo(w.dtype).eps / 2
     table = [fx[:, i] for i in range(k + 1)]                # level d: f[x_i..x_{i+d}]
     errs = [u * np.abs(t) for t in table]
@@ -147,22 +192,21 @@ def divided_differences(name: str, f: Callable, w: np.ndarray, k: int, fw: np.nd
                 err = (u * (np.abs(a) + np.abs(b)) + errs[i] + errs[i + 1]) / gap
             bad = ~(err <= ACCEPT * u * np.abs(rec))        # also catches gap == 0 and non-finite values
             if bad.any():
-                pts = x[bad, i:i + d + 1]
-                uniq, inverse = np.unique(pts, axis=0, return_inverse=True)
-                coarse, fine = _RULES.get(d, (4, 8))
-                q1 = _quadrature(name, f, uniq, d, coarse)
-                q2 = _quadrature(name, f, uniq, d, fine)
-                qerr = np.abs(q2 - q1) + u * np.abs(q2)
-                inverse = inverse.ravel()
-                use = ~(err[bad] <= qerr[inverse])          # the quadrature where its estimate is smaller
-                rb, eb = rec[bad], err[bad]
-                rb[use] = q2[inverse][use]
-                eb[use] = qerr[inverse][use]
-                rec[bad], err[bad] = rb, eb
+                rec[bad], err[bad] = _by_quadrature(name, f, x[bad, i:i + d + 1], d, u, rec[bad], err[bad])
             new.append(rec)
             new_err.append(err)
         table, errs = new, new_err
-    return table[0].reshape(batch + (n,) * (k + 1))
+    vals = table[0].reshape(-1, idx.shape[0])               # [B, R]
+    out = np.empty((w2.shape[0],) + (n,) * (k + 1), dtype=w.dtype)
+    rows = np.arange(w2.shape[0])[:, None]
+    for p in set(itertools.permutations(range(k + 1))):     # scatter to every ordering (sorted positions)
+        out[(rows,) + tuple(idx[:, j][None, :] for j in p)] = vals
+    inv = np.argsort(order, axis=-1)                        # back to the caller's eigenvalue order
+    for axis in range(k + 1):
+        shape = [w2.shape[0]] + [1] * (k + 1)
+        shape[axis + 1] = n
+        out = np.take_along_axis(out, inv.reshape(shape), axis=axis + 1)
+    return out.reshape(batch + (n,) * (k + 1))
 
 
 def contract(delta: np.ndarray, es: list[np.ndarray]) -> np.ndarray:
