@@ -79,6 +79,15 @@ def in_mode(f, mode: str):
     return checked
 
 
+def compiled(f, mode: str):
+    """``f`` (``"eager"``) or ``tf.jit(f)`` (``"jit"``) without :func:`in_mode`'s eager
+    cross-check: for tests of errors and warnings, which the eager call would raise or
+    emit itself (and so satisfy ``pytest.raises``/``pytest.warns`` for the compiled one)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
+    return tf.jit(f) if mode == "jit" else f
+
+
 def _random_like(x, rng):
     """Standard normal values shaped like the tensor ``x`` (complex if it is), or
     None where ``x`` carries no tangent (integer, bool, or not a tensor)."""

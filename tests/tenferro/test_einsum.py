@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import tenferro as tf
 import tidu
-from helpers import MODES, check_derivatives, in_mode, is_writeable
+from helpers import MODES, check_derivatives, compiled, in_mode, is_writeable
 
 OPTIMIZE = ["auto", "greedy", "optimal", "dp", False]
 
@@ -344,7 +344,7 @@ E = tf.EinsumSubscriptError
 ])
 @pytest.mark.parametrize("mode", MODES)
 def test_malformed_subscripts(eq, pos, words, mode):
-    einsum = in_mode(tf.einsum, mode)   # under jit the error is raised while tracing
+    einsum = compiled(tf.einsum, mode)   # under jit the error is raised while tracing
     with pytest.raises(E) as info:
         einsum(eq, tf.ones((2, 2)), tf.ones((2, 2)))
     assert info.value.position == pos
@@ -354,7 +354,7 @@ def test_malformed_subscripts(eq, pos, words, mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_rank_mismatch_names_the_operand(mode):
-    einsum = in_mode(tf.einsum, mode)   # under jit the error is raised while tracing
+    einsum = compiled(tf.einsum, mode)   # under jit the error is raised while tracing
     with pytest.raises(tf.EinsumShapeError, match=r"operand 1 has rank 3 .*'jk' has 2 labels") as info:
         einsum("ij,jk", tf.ones((2, 3)), tf.ones((3, 4, 5)))
     assert info.value.operand == 1
@@ -365,7 +365,7 @@ def test_rank_mismatch_names_the_operand(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_inconsistent_sizes_name_label_and_operands(mode):
-    einsum = in_mode(tf.einsum, mode)   # under jit the error is raised while tracing
+    einsum = compiled(tf.einsum, mode)   # under jit the error is raised while tracing
     with pytest.raises(tf.EinsumShapeError, match=r"label 'j' has size 3 in operand 0 but size 4 in operand 1"):
         einsum("ij,jk", tf.ones((2, 3)), tf.ones((4, 5)))
     with pytest.raises(tf.EinsumShapeError, match=r"label 'i' is repeated in operand 0 with different sizes 2 and 3"):
@@ -378,7 +378,7 @@ def test_inconsistent_sizes_name_label_and_operands(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_wrong_number_of_operands(mode):
-    einsum = in_mode(tf.einsum, mode)   # under jit the error is raised while tracing
+    einsum = compiled(tf.einsum, mode)   # under jit the error is raised while tracing
     with pytest.raises(tf.EinsumOperandError, match=r"2 input terms but 1 operand were given"):
         einsum("ij,jk", tf.ones((2, 2)))
     with pytest.raises(tf.EinsumOperandError, match=r"1 input term but 2 operands"):
@@ -391,7 +391,7 @@ def test_wrong_number_of_operands(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_bad_interleaved_labels(mode):
-    einsum = in_mode(tf.einsum, mode)   # under jit the error is raised while tracing
+    einsum = compiled(tf.einsum, mode)   # under jit the error is raised while tracing
     with pytest.raises(E, match=r"label list of operand 0 entry 1 is 'x'"):
         einsum(tf.ones((2, 2)), [0, "x"])
     with pytest.raises(E, match=r"entry 0 is -1"):
@@ -402,7 +402,7 @@ def test_bad_interleaved_labels(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_unknown_optimize_lists_valid_names(mode):
-    einsum = in_mode(tf.einsum, mode)   # under jit the error is raised while tracing
+    einsum = compiled(tf.einsum, mode)   # under jit the error is raised while tracing
     with pytest.raises(tf.EinsumOptimizeError, match=r"unknown optimize value 'fastest'.*'greedy'.*'optimal'"):
         einsum("ij,jk", tf.ones((2, 2)), tf.ones((2, 2)), optimize="fastest")
     with pytest.raises(tf.EinsumOptimizeError, match=r"unknown optimize value 3"):
