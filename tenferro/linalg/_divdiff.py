@@ -109,13 +109,21 @@ def simplex_rule(d: int, q: int) -> tuple[np.ndarray, np.ndarray]:
     return s, w
 
 
+_CHUNK = 1 << 21        # quadrature nodes evaluated per call of f's derivative (bounds the memory)
+
+
 def _quadrature(name: str, f: Callable, pts: np.ndarray, d: int, q: int) -> np.ndarray:
     """Hermite–Genocchi integral for the rows of ``pts [R, d+1]`` with ``q`` points per axis."""
     s, w = simplex_rule(d, q)
-    nodes = pts @ s.T                                           # [R, N]
-    vals = _as_values(name, f"the derivative of order {d} of f", derivative(f, d)(
-        Tensor._wrap(np.asfortranarray(nodes.ravel()))), nodes.ravel()).reshape(nodes.shape)
-    return vals @ w.astype(pts.dtype)
+    w = w.astype(pts.dtype)
+    df = derivative(f, d)
+    out = np.empty(pts.shape[0], dtype=pts.dtype)
+    step = max(1, _CHUNK // s.shape[0])
+    for lo in range(0, pts.shape[0], step):
+        nodes = (pts[lo:lo + step] @ s.T).ravel()                   # [rows * N]
+        vals = _as_values(name, f"the derivative of order {d} of f", df(Tensor._wrap(nodes)), nodes)
+        out[lo:lo + step] = vals.reshape(-1, s.shape[0]) @ w
+    return out
 
 
 def _by_quadrature(name: str, f: Callable, pts: np.ndarray, d: int, u: float,
