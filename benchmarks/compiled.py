@@ -19,7 +19,8 @@ median of ``--repeat`` rounds afterwards. Ratios are tenferro jit / peer (below 
 tenferro jit faster), checked against issue 11's targets. Every framework's value and
 gradient are compared with tenferro eager (``rel diff``: the largest relative
 difference of the value or of the gradient in 2-norm); the script exits with status 1
-if one differs by more than 1e-8. ``torch.compile`` runs in a subprocess, so a compile
+if one differs by more than 1e-8. ``torch.compile`` runs in a subprocess with an empty
+inductor cache (its first call is a cold compile, as tenferro's and JAX's are); a compile
 that takes longer than ``--compile-timeout`` seconds is reported as n/a with the reason.
 
     python benchmarks/compiled.py [--cases loop,mps32,mps128,svd] [--repeat 7] [--quick]
@@ -221,7 +222,8 @@ def run_jax(case: Case, repeat: int, budget: float) -> Result:
 
 
 def run_torch_compile(key: str, repeat: int, budget: float, timeout: float) -> Result:
-    """torch.compile in a fresh subprocess (its own compile caches), killed after ``timeout`` s."""
+    """torch.compile in a fresh subprocess with an empty inductor cache directory (so the
+    first call is a cold compile, as tenferro's and JAX's are), killed after ``timeout`` s."""
     if torch is None:
         return Result(note="PyTorch not installed")
     if timeout <= 0:
@@ -230,8 +232,9 @@ def run_torch_compile(key: str, repeat: int, budget: float, timeout: float) -> R
         out = os.path.join(tmp, "result.npz")
         cmd = [sys.executable, os.path.abspath(__file__), "--_compile-worker", key, "--_out", out,
                "--repeat", str(repeat), "--_budget", str(budget)]
+        env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor"))  # a cold compile
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True)
+                                start_new_session=True, env=env)
         try:
             _, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
