@@ -13,16 +13,19 @@ from typing import Any
 
 import numpy as np
 
+import tidu
+from tidu import Zero, instantiate, is_undefined
 
 from .._dispatch import dispatchable
 from .._errors import TenferroValueError
 from .._tensor import Tensor
-from .._aval import aval_of_operand, meta, xp_of
-from .._registry import primitive
+from .._aval import aval_of_operand, fortran, meta, xp_of
+from .._registry import nonlinear_error, primitive
 from ._errors import ConvergenceError
 from ._util import operand, bind as _bind
 from ._util import (
-    FAMILY, GAUGE_RTOL, as_cols, as_rows, check_matrix, columns, const, degeneracy_dependence, diff_matrix, gap_inverse,
+    FAMILY, GAUGE_RTOL, as_cols, as_rows, check_matrix, columns, const, degeneracy_dependence, degeneracy_tolerance,
+    diff_matrix, gap_inverse,
     gauge_guard, gauge_violation, lapack, lead, leading, mH, mhm, mm, rows, safe_reciprocal,
 )
 from .. import _ops as tf
@@ -69,12 +72,16 @@ def _svd_gauge_check(cts: list, res: list, rtol: float) -> list:
         return []
     u, s, vh = res
     k = s.shape[0]
+    values = lead(s, 1)
+    cplx = np.iscomplexobj(u)
+    if not cplx and not degeneracy_tolerance(values, rtol)[1]:   # real, no degenerate pair: nothing to see
+        return []
+    conj = np.conj if cplx else (lambda x: x)
     pairs = []
     if ct_u is not None:   # U^H G_U with G_U = conj(ct_u)
-        pairs.append((lead(u)[..., :, :k], np.conj(lead(ct_u)[..., :, :k])))
+        pairs.append((lead(u)[..., :, :k], conj(lead(ct_u)[..., :, :k])))
     if ct_vh is not None:  # V^H G_V with V = Vh^H, G_V = ct_vh^T
-        pairs.append((np.conj(np.swapaxes(lead(vh)[..., :k, :], -1, -2)), np.swapaxes(lead(ct_vh)[..., :k, :], -1, -2)))
-    values = lead(s, 1)
+        pairs.append((conj(np.swapaxes(lead(vh)[..., :k, :], -1, -2)), np.swapaxes(lead(ct_vh)[..., :k, :], -1, -2)))
     findings = []
     r = gauge_violation(pairs, values, rtol)
     if r > GAUGE_RTOL:
@@ -109,10 +116,8 @@ def _svd_jvp(primals, tangents, full_matrices):
     k = min(m, n)
     u1 = columns(u, 0, k)
     vh1 = rows(vh, 0, k)
-    du, dvh, dp = _svd_reduced_jvp(tf, da, u1, s, vh1, dtype, m, n, k)
+    du, ds, dvh = _svd_reduced_jvp(tf, da, u1, s, vh1, dtype, m, n, k)
     dv = mH(dvh) if full_matrices and n > k else None
-    ds = tf.extract_diag(dp)
-    ds = tf.real(ds) if dtype.is_complex else ds
     if full_matrices and m > k:   # gauge U2^H dU2 = 0: dU2 = -U1 dU1^H U2
         du2 = tf.negative(mm(u1, mm(mH(du), columns(u, k, m))))
         du = tf.concatenate([du, du2], axis=1)
@@ -125,33 +130,125 @@ def _svd_jvp(primals, tangents, full_matrices):
 
 
 def _svd_reduced_jvp(tf, da, u, s, vh, dtype, m, n, k):
-    """(dU, dVh, dP) for the thin SVD. With ``dP = U^H dA V`` the off-diagonal part of
+    """(dU, dS, dVh) for the thin SVD. With ``dP = U^H dA V`` the off-diagonal part of
     ``U^H dU`` is ``E o (dP + dP^H) + D o (dP - dP^H)`` and that of ``V^H dV`` is
     ``E o (dP + dP^H) - D o (dP - dP^H)``, ``E_ij = 1/(2 (s_j - s_i))`` (0 inside a
     degenerate block) and ``D_ij = 1/(2 (s_j + s_i))``: the usual
     ``1/(s_j^2 - s_i^2)`` form split so that the part that stays finite at a
     repeated singular value is kept there (docs/ad/svd.md, docs/ad/gauge.md).
-    ``V^H dV`` is skew-Hermitian, so ``dVh = -(V^H dV) Vh`` needs no transpose."""
-    dp = mm(mhm(u, da), mH(vh))                          # U^H dA V, [K, K, B...]
-    dph = mH(dp)
-    e, d = _svd_coefficients(s, k)
-    sym = tf.multiply(e, tf.add(dp, dph))
-    skw = tf.multiply(d, tf.subtract(dp, dph))
-    du_core = tf.add(sym, skw)
-    dv_core = tf.subtract(sym, skw)
+    ``V^H dV`` is skew-Hermitian, so ``dVh = -(V^H dV) Vh`` needs no transpose.
+
+    ``dA V`` is formed once (``da`` contracted with ``conj(Vh)`` over N, so the
+    transpose is one plain GEMM ``ct Vh^*``) and shared: ``dS = Re sum_i conj(U) o dA V``
+    needs no K x K product, so a loss of the singular values alone costs one GEMM in
+    reverse mode (``U diag(ct) Vh``, as PyTorch), and the vector terms sit behind
+    :data:`svd_vectors_p`, evaluated only when a cotangent reaches them."""
+    nb = len(meta(da)[0]) - 2
+    batch = tuple(range(2, 2 + nb))
+    vc = tf.conj(vh) if dtype.is_complex else vh
+    dav = tf.dot_general(da, vc, (((1,), (1,)), (batch, batch)))      # dA V, [M, K, B...]
+    uc = tf.conj(u) if dtype.is_complex else u
+    ds = tf.sum(tf.multiply(uc, dav), axis=0)                         # diag(U^H dA V), [K, B...]
+    ds = tf.real(ds) if dtype.is_complex else ds
+    dp = mhm(u, dav)                                                  # U^H dA V, [K, K, B...]
+    du_core, dv_core = svd_vectors_p.bind(dp, s)
     if m > k or n > k or dtype.is_complex:
         s_inv = safe_reciprocal(s)
     if dtype.is_complex:                                # imaginary diagonal: phase convention
-        du_core = tf.add(du_core, tf.multiply(tf.multiply(tf.subtract(dp, dph), 0.5), tf.embed_diag(s_inv)))
+        du_core = tf.add(du_core, tf.multiply(tf.multiply(tf.subtract(dp, mH(dp)), 0.5), tf.embed_diag(s_inv)))
     du = mm(u, du_core)
     dvh = tf.negative(mm(dv_core, vh))
     if m > k:                                           # (I - U U^H) dA V S^{-1}
-        dav = mm(da, mH(vh))
-        du = tf.add(du, tf.multiply(tf.subtract(dav, mm(u, mhm(u, dav))), as_cols(s_inv, m)))
+        du = tf.add(du, tf.multiply(tf.subtract(dav, mm(u, dp)), as_cols(s_inv, m)))
     if n > k:                                           # S^{-1} U^H dA (I - V V^H)
         uda = mhm(u, da)
-        dvh = tf.add(dvh, tf.multiply(tf.subtract(uda, mm(mm(uda, mH(vh)), vh)), as_rows(s_inv, n)))
-    return du, dvh, dp
+        dvh = tf.add(dvh, tf.multiply(tf.subtract(uda, mm(dp, vh)), as_rows(s_inv, n)))
+    return du, ds, dvh
+
+
+# ---------------------------------------------------------------------------
+# the singular-vector terms, evaluated only when a cotangent needs them
+# ---------------------------------------------------------------------------
+svd_vectors_p = primitive("svd_vector_terms", FAMILY, multiple_results=True)
+"""``svd_vectors_p(dp, s)`` -> ``[E o (dp + dp^H) + D o (dp - dp^H), E o (dp + dp^H) -
+D o (dp - dp^H)]`` (the off-diagonal cores of ``U^H dU`` and ``V^H dV``), linear in
+``dp``; ``E``, ``D`` from ``s`` (:func:`_svd_coefficients`). A primitive so that the
+coefficients are computed when it is evaluated or transposed, never for a loss whose
+cotangents of U and Vh are zero (the backward pass skips an equation no cotangent
+reaches). Its JVP in ``s`` (higher orders) is that of :func:`_vector_terms`, the
+same map written with tenferro ops."""
+
+
+def _vector_terms(dp: Any, s: Any) -> list:
+    e, d = _svd_coefficients(s, meta(s)[0][0])
+    dph = mH(dp)
+    sym = tf.multiply(e, tf.add(dp, dph))
+    skw = tf.multiply(d, tf.subtract(dp, dph))
+    return [tf.add(sym, skw), tf.subtract(sym, skw)]
+
+
+def _vector_factors(s: Tensor) -> tuple[Any, Any]:
+    """``E + D`` and ``E - D`` as arrays (``s_j / (s_j^2 - s_i^2)`` and
+    ``s_i / (s_j^2 - s_i^2)`` outside degenerate pairs), for concrete ``s``."""
+    e, d = _svd_coefficients(s, s.shape[0])
+    e, d = e._data, d._data
+    return e + d, e - d
+
+
+def _mH_view(x: Any) -> Any:
+    xh = x.swapaxes(0, 1)
+    return xh.conj() if x.dtype.kind == "c" else xh
+
+
+@svd_vectors_p.def_impl
+def _svd_vectors_impl(dp, s):
+    # E o (x + x^H) +- D o (x - x^H) = F1 o x + F2 o x^H and F2 o x + F1 o x^H
+    f1, f2 = _vector_factors(s)
+    x = dp._data
+    xh = _mH_view(x)
+    return [Tensor._wrap(fortran(f1 * x + f2 * xh)), Tensor._wrap(fortran(f2 * x + f1 * xh))]
+
+
+@svd_vectors_p.def_abstract_eval
+def _svd_vectors_aval(dp, s):
+    return [dp, dp]
+
+
+@svd_vectors_p.def_jvp
+def _svd_vectors_jvp(primals, tangents):
+    (dp, s), (t_dp, t_s) = primals, tangents
+    if type(t_s) is not Zero:        # s varies (higher orders): differentiate the ops form
+        out, t_out = tidu.jvp(_vector_terms, (dp, s), (instantiate(t_dp), t_s))
+        return list(out), list(t_out)
+    out = svd_vectors_p.bind(dp, s)
+    if type(t_dp) is Zero:
+        return out, [Zero.like(o) for o in out]
+    return out, svd_vectors_p.bind(t_dp, s)
+
+
+@svd_vectors_p.def_transpose
+def _svd_vectors_transpose(cts, dp, s):
+    """The adjoint under ``<x, y> = Re sum(x * y)``: ``(E + D) o (c_u - c_u^H) +
+    (E - D) o (c_v - c_v^H)`` (E antisymmetric, D symmetric, both real): only the
+    skew-Hermitian parts of the cotangents count (gauge.md §1)."""
+    if not is_undefined(dp) or is_undefined(s):
+        raise nonlinear_error("svd", "the vector terms are linear in dp only")
+    c_u, c_v = (None if type(c) is Zero else c for c in cts)
+    if type(s) is Tensor and all(c is None or type(c) is Tensor for c in (c_u, c_v)):   # first order: NumPy
+        f1, f2 = _vector_factors(s)
+        ct = 0
+        for f, c in ((f1, c_u), (f2, c_v)):
+            if c is not None:
+                x = c._data
+                ct = ct + f * (x - _mH_view(x))
+        return [Tensor._wrap(fortran(ct)), None]
+    e, d = _svd_coefficients(s, meta(s)[0][0])
+    ct = None
+    for f, c in ((tf.add(e, d), c_u), (tf.subtract(e, d), c_v)):
+        if c is not None:
+            term = tf.multiply(f, tf.subtract(c, mH(c)))
+            ct = term if ct is None else tf.add(ct, term)
+    return [ct, None]
 
 
 def _svd_coefficients(s: Any, k: int) -> tuple[Any, Any]:

@@ -394,12 +394,14 @@ def _separated(x: Any, values: Any, rtol: float, zero_cluster: bool) -> Any:
     xp = xp_of(x)
     if not rtol or values.size == 0:
         return x != 0
-    tol = rtol * xp.max(xp.abs(values), axis=0)              # [B...]
-    far = xp.abs(x) > tol
+    mag = xp.abs(values)
+    tol = rtol * xp.max(mag, axis=0)                         # [B...]
+    keep = xp.abs(x) > tol                                   # (implies x != 0: tol >= 0)
     if zero_cluster:
-        small = xp.abs(values) <= tol                        # [N, B...]
-        far |= small[None, :] & small[:, None]
-    return far & (x != 0)
+        small = mag <= tol                                   # [N, B...]
+        if type(small) is not np.ndarray or small.any():     # (on a GPU: no read, always)
+            keep |= small[None, :] & small[:, None] & (x != 0)
+    return keep
 
 
 def _separated_ops(d: Any, values: Any, rtol: float, zero_cluster: bool) -> Any:
@@ -544,6 +546,8 @@ def degeneracy_tolerance(values: np.ndarray, rtol: float) -> tuple[np.ndarray, b
     """``(tol, any_pair)`` for sorted ``values`` ``[B..., K]`` (leading batch):
     ``tol = rtol * max|v|`` per matrix (``[B..., 1]``), and whether two neighbours
     (hence some pair) are degenerate, ``|v_i - v_j| <= tol`` (``O(K)``, one read)."""
+    if values.size == 0:
+        return np.zeros(values.shape[:-1] + (1,)), False
     scale = np.max(np.abs(values), axis=-1, keepdims=True)
     tol = rtol * np.where(scale > 0, scale, 1.0)
     return tol, bool(np.any(np.abs(np.diff(values, axis=-1)) <= tol))

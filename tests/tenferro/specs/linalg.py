@@ -239,7 +239,8 @@ _EMPTY = [((0, 0),), ((3, 0),), ((0, 3),), ((3, 3, 0),)]
 _EMPTY_SQUARE = [((0, 0),), ((3, 3, 0),)]
 
 SPECS = [
-    OpSpec("linalg_svd_reconstruct", _svd_reconstruct, _TALL_SQUARE_WIDE, covers=("svd", "linalg_gauge_check"), make_args=_spectral("svd")),
+    OpSpec("linalg_svd_reconstruct", _svd_reconstruct, _TALL_SQUARE_WIDE, covers=("svd", "linalg_gauge_check", "svd_vector_terms"),
+           make_args=_spectral("svd")),
     OpSpec("linalg_svd_projectors", _svd_projectors, _TALL_SQUARE_WIDE, covers=("svd", "linalg_gauge_check"), make_args=_spectral("svd")),
     OpSpec("linalg_svd_weighted", _svd_weighted, [((4, 3),), ((3, 4, 2),)], covers=("svd",), make_args=_spectral("svd")),
     OpSpec("linalg_svd_full", _svd_full, [((4, 3),), ((3, 4),), ((3, 4, 2),)], covers=("svd",), make_args=_spectral("svd")),
