@@ -238,17 +238,39 @@ def _slogdet_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
     sign, logabs = slogdet_p.bind(a)
     try:
-        t = mtrace_product(inv_p.bind(a), da)      # trace(A^{-1} dA)
+        a_inv = inv_p.bind(a)
     except SingularMatrixError:
-        raise SingularMatrixError(
-            f"slogdet: the derivative of slogdet at a singular matrix a of shape {fmt_shape(meta(a)[0])} is "
-            "undefined (log|det a| = -inf there)") from None
+        raise _slogdet_singular(meta(a)[0]) from None
+    if _numerically_singular_inverse(concrete(a), concrete(a_inv)):
+        raise _slogdet_singular(meta(a)[0])
+    t = mtrace_product(a_inv, da)      # trace(A^{-1} dA)
     dlog = tf.real(t)
     if meta(a)[1].is_complex:
         dsign = tf.multiply(sign, tf.multiply(tf.imag(t), 1j))
     else:
         dsign = Zero.like(sign)
     return [sign, logabs], [dsign, dlog]
+
+
+def _slogdet_singular(shape: tuple) -> SingularMatrixError:
+    return SingularMatrixError(
+        f"slogdet: the derivative of slogdet at a singular matrix a of shape {fmt_shape(shape)} is undefined "
+        "(log|det a| = -inf there, and A^{-1} has no correct digit at numerical singularity); differentiate det, "
+        "whose derivatives are exact at singular matrices")
+
+
+def _numerically_singular_inverse(x: Any, x_inv: Any) -> bool:
+    """Some matrix of ``x`` (trailing batch) has ``||A||_1 ||A^{-1}||_1 >= 1 / (N eps)``,
+    from the inverse already computed (O(N^2)): numerically singular, as
+    :func:`numerically_singular` but without an SVD. LAPACK's LU reports only exact
+    zero pivots; a complex matrix that is exactly singular usually has none."""
+    if x is None or x_inv is None or not x.size:
+        return False
+    xp = xp_of(x)
+    norm1 = xp.max(xp.sum(xp.abs(x), axis=0), axis=0)
+    inv_norm1 = xp.max(xp.sum(xp.abs(x_inv), axis=0), axis=0)
+    cond = norm1 * inv_norm1
+    return bool(xp.any(~xp.isfinite(cond) | (cond * x.shape[0] * np.finfo(x.dtype).eps >= 1)))
 
 
 @dispatchable

@@ -84,23 +84,34 @@ def _qr_square_jvp(tf, dx, q, r):
 # rank-deficient input: the trailing factors have no derivative
 # ---------------------------------------------------------------------------
 qr_singular_part_p = primitive("qr_singular_part", FAMILY)
-"""``qr_singular_part_p(x, shape, role, where)``: the zero linear map from ``x`` to a
-tensor of ``shape`` (``x``'s dtype), **defined only at x = 0**: evaluating it with a
-nonzero ``x`` raises :class:`SingularMatrixError`. The QR rule sends the tangent of
-``a`` through it into ``Q[:, k:]`` and ``R[k:, k:]`` at a rank-deficient ``a`` (first
-zero pivot ``k``), which have no derivative: forward mode (a nonzero tangent) and
-reverse mode with a cotangent reaching those factors raise; zero cotangents (losses
-on ``Q[:, :k]``, ``R[:k, :]``) pass, at every order. ``role`` (``"tangent"`` or
-``"cotangent"``) and ``where`` (the factors and pivot, for the message) only word
-the error."""
+"""``qr_singular_part_p(x, shape, role, where)``: the linear map from ``x`` to a tensor
+of ``shape`` (``x``'s dtype) that stands for a derivative that does not exist. The QR
+rule sends the tangent of ``a`` through it into ``Q[:, k:]`` and ``R[k:, k:]`` at a
+rank-deficient ``a`` (first zero pivot ``k``). At ``x = 0`` it is 0 (every order of a
+loss on ``Q[:, :k]``, ``R[:k, :]``). Otherwise, per ``role``:
+
+* ``"cotangent"`` (what reverse mode sends back from those factors: the loss depends
+  on them): raises :class:`SingularMatrixError` naming ``where``;
+* ``"tangent"`` (a perturbation pushed into those factors: forward mode, or the
+  cotangent of a cotangent in reverse over reverse): NaN, the value of a derivative
+  that does not exist. Forward mode computes the tangent of every output, so it
+  cannot know whether the loss uses these; they reach an output only if it depends
+  on the trailing factors (docs/ad/qr.md).
+
+The transpose is the same map with the other role."""
 
 
 @qr_singular_part_p.def_impl
 def _singular_part_impl(x, shape, role, where):
     arr = x._data
-    if arr.size and bool(xp_of(arr).any(arr != 0)):
-        raise _singular_part_error(role, where)
-    return Tensor._wrap(xp_of(arr).zeros(shape, dtype=arr.dtype, order="F"))
+    xp = xp_of(arr)
+    if arr.size and bool(xp.any(arr != 0)):
+        if role == "cotangent":
+            raise SingularMatrixError(
+                f"qr: {where}; the loss depends on them (nonzero cotangent). Only losses on the leading factors "
+                "are differentiable there (docs/ad/qr.md)")
+        return Tensor._wrap(xp.full(shape, np.nan, dtype=arr.dtype, order="F"))
+    return Tensor._wrap(xp.zeros(shape, dtype=arr.dtype, order="F"))
 
 
 @qr_singular_part_p.def_abstract_eval
@@ -112,17 +123,6 @@ def _singular_part_aval(x, shape, role, where):
 def _singular_part_transpose(ct, x, shape, role, where):
     back = "cotangent" if role == "tangent" else "tangent"
     return [qr_singular_part_p.bind(tidu.instantiate(ct), shape=tuple(x.aval.shape), role=back, where=where)]
-
-
-def _singular_part_error(role: str, where: str) -> SingularMatrixError:
-    if role == "tangent":
-        return SingularMatrixError(
-            f"qr: {where}; forward mode (jvp, jacfwd, hessian, hvp) pushes a tangent into every output, and those "
-            "factors have none: differentiate losses on the leading factors in reverse mode (grad, vjp, jacrev, "
-            "grad of grad), or factor the leading columns alone")
-    return SingularMatrixError(
-        f"qr: {where}; the loss depends on them (nonzero cotangent). Only losses on the leading factors are "
-        "differentiable there (docs/ad/qr.md)")
 
 
 def _first_zero_pivot(a: Any, r: Any, k: int) -> int:
@@ -207,10 +207,10 @@ def qr(a: Any, mode: str = "reduced") -> tuple[Any, Any]:
     for tall, square and wide input. For complete tall Q the trailing columns get
     the derivative with ``Q2^H dQ2 = 0`` (docs/ad/qr.md). At rank-deficient input
     (first zero pivot ``j``: column ``j`` in the span of the columns before it) the
-    leading factors ``Q[:, :j]`` and ``R[:j, :]`` are smooth and reverse mode
-    differentiates losses on them (any order); a cotangent reaching ``Q[:, j:]`` or
-    ``R[j:, j:]``, which have no derivative there, or forward mode raises
-    :class:`SingularMatrixError`."""
+    leading factors ``Q[:, :j]`` and ``R[:j, :]`` are smooth and losses on them are
+    differentiated exactly (any order, any mode); a cotangent reaching ``Q[:, j:]`` or
+    ``R[j:, j:]``, which have no derivative there, raises
+    :class:`SingularMatrixError`; in forward mode their tangents are NaN."""
     if mode not in ("reduced", "complete"):
         raise TenferroValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
     a = operand("qr", "a", a)
