@@ -45,12 +45,18 @@ def host(x: Any) -> np.ndarray:
     return x if type(x) is np.ndarray else x.get()
 
 
-def evaluate(name: str, f: Callable[[Any], Any], x: np.ndarray) -> np.ndarray:
-    """``f`` (written with tenferro ops) on the real array ``x``, as an array of
-    ``x``'s dtype; a typed error when ``f`` does not map a real tensor to a real
-    tensor of the same shape."""
-    out = f(Tensor._wrap(np.asfortranarray(x)))
-    return _as_values(name, "f", out, x)
+def _tensor(x: np.ndarray, xp: Any) -> Tensor:
+    """The host array ``x`` as a tensor where the matrix lives (``xp``: NumPy or CuPy),
+    so that ``f`` runs there and may make constants in the default placement."""
+    x = np.asfortranarray(x)
+    return Tensor._wrap(x if xp is np else xp.asarray(x))
+
+
+def evaluate(name: str, f: Callable[[Any], Any], x: np.ndarray, xp: Any = np) -> np.ndarray:
+    """``f`` (written with tenferro ops) on the real host array ``x`` (evaluated on
+    ``xp``'s placement), as a host array of ``x``'s dtype; a typed error when ``f``
+    does not map a real tensor to a real tensor of the same shape."""
+    return _as_values(name, "f", f(_tensor(x, xp)), x)
 
 
 def _as_values(name: str, what: str, out: Any, x: np.ndarray) -> np.ndarray:
@@ -61,7 +67,7 @@ def _as_values(name: str, what: str, out: Any, x: np.ndarray) -> np.ndarray:
     if type(out) is not Tensor:
         raise TenferroTypeError(f"{name}: f must return a tenferro Tensor (write it with tenferro ops), got "
                                 f"{type(out).__name__}")
-    arr = out._data
+    arr = host(out._data)
     if tuple(arr.shape) != tuple(x.shape):
         raise TenferroTypeError(f"{name}: f must act elementwise (same shape out as in): eigenvalues of shape "
                                 f"{tuple(x.shape)} gave shape {tuple(arr.shape)}")
@@ -83,6 +89,8 @@ def _jvp_ones(g: Callable[[Any], Any]) -> Callable[[Any], Any]:
     def dg(x: Any) -> Any:
         aval = tidu.aval_of(x)
         ones = Tensor._wrap(np.ones(tuple(aval.shape), dtype=aval.dtype.numpy, order="F"))
+        if aval.placement.device is not None:
+            ones = ones.to_gpu(aval.placement.device)
         return tidu.jvp(g, (x,), (ones,))[1]
     return dg
 
@@ -112,7 +120,7 @@ def simplex_rule(d: int, q: int) -> tuple[np.ndarray, np.ndarray]:
 _CHUNK = 1 << 21        # quadrature nodes evaluated per call of f's derivative (bounds the memory)
 
 
-def _quadrature(name: str, f: Callable, pts: np.ndarray, d: int, q: int) -> np.ndarray:
+def _quadrature(name: str, f: Callable, pts: np.ndarray, d: int, q: int, xp: Any) -> np.ndarray:
     """Hermite–Genocchi integral for the rows of ``pts [R, d+1]`` with ``q`` points per axis."""
     s, w = simplex_rule(d, q)
     w = w.astype(pts.dtype)
@@ -121,13 +129,13 @@ def _quadrature(name: str, f: Callable, pts: np.ndarray, d: int, q: int) -> np.n
     step = max(1, _CHUNK // s.shape[0])
     for lo in range(0, pts.shape[0], step):
         nodes = (pts[lo:lo + step] @ s.T).ravel()                   # [rows * N]
-        vals = _as_values(name, f"the derivative of order {d} of f", df(Tensor._wrap(nodes)), nodes)
+        vals = _as_values(name, f"the derivative of order {d} of f", df(_tensor(nodes, xp)), nodes)
         out[lo:lo + step] = vals.reshape(-1, s.shape[0]) @ w
     return out
 
 
 def _by_quadrature(name: str, f: Callable, pts: np.ndarray, d: int, u: float,
-                   rec: np.ndarray, err: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                   rec: np.ndarray, err: np.ndarray, xp: Any) -> tuple[np.ndarray, np.ndarray]:
     """For the rows ``pts [R, d+1]`` whose recursion estimate is poor: Gauss rules of
     ``q`` and ``q + 1`` points per axis (their difference estimates the error of the
     smaller one), coarse first and fine only where the coarse estimate is not within
@@ -138,8 +146,8 @@ def _by_quadrature(name: str, f: Callable, pts: np.ndarray, d: int, u: float,
     est = np.full(uniq.shape[0], np.inf, dtype=pts.dtype)
     todo = np.arange(uniq.shape[0])
     for q in _RULES.get(d, (3, 5)):
-        lo = _quadrature(name, f, uniq[todo], d, q)
-        hi = _quadrature(name, f, uniq[todo], d, q + 1)
+        lo = _quadrature(name, f, uniq[todo], d, q, xp)
+        hi = _quadrature(name, f, uniq[todo], d, q + 1, xp)
         e = np.abs(hi - lo) + u * np.abs(hi)
         better = ~(est[todo] <= e)
         val[todo[better]], est[todo[better]] = hi[better], e[better]
@@ -168,7 +176,8 @@ def _combinations(n: int, k: int) -> np.ndarray:
     return idx
 
 
-def divided_differences(name: str, f: Callable, w: np.ndarray, k: int, fw: np.ndarray | None = None) -> np.ndarray:
+def divided_differences(name: str, f: Callable, w: np.ndarray, k: int, fw: np.ndarray | None = None,
+                        xp: Any = np) -> np.ndarray:
     """``D[..., i0, ..., ik] = f[w_i0, ..., w_ik]`` for ``w [..., n]`` (leading batch),
     shape ``w.shape[:-1] + (n,) * (k + 1)``. ``fw`` is ``f(w)`` when already known.
 
@@ -178,7 +187,7 @@ def divided_differences(name: str, f: Callable, w: np.ndarray, k: int, fw: np.nd
     n = w.shape[-1]
     batch = w.shape[:-1]
     if fw is None:
-        fw = evaluate(name, f, w)
+        fw = evaluate(name, f, w, xp)
     if k == 0:
         return fw
     w2, f2 = w.reshape(-1, n), fw.reshape(-1, n)
@@ -200,7 +209,7 @@ def divided_differences(name: str, f: Callable, w: np.ndarray, k: int, fw: np.nd
                 err = (u * (np.abs(a) + np.abs(b)) + errs[i] + errs[i + 1]) / gap
             bad = ~(err <= ACCEPT * u * np.abs(rec))        # also catches gap == 0 and non-finite values
             if bad.any():
-                rec[bad], err[bad] = _by_quadrature(name, f, x[bad, i:i + d + 1], d, u, rec[bad], err[bad])
+                rec[bad], err[bad] = _by_quadrature(name, f, x[bad, i:i + d + 1], d, u, rec[bad], err[bad], xp)
             new.append(rec)
             new_err.append(err)
         table, errs = new, new_err

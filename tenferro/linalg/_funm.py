@@ -59,7 +59,7 @@ def _funm_impl(a, w, v, *es, f, name, domain):
     if domain is not None:
         wl = domain(name, wl, k)
     with np.errstate(all="ignore"):    # (non-finite values of f or its derivatives: a typed error below)
-        values = evaluate(name, f, wl) if k == 0 else divided_differences(name, f, wl, k)
+        values = evaluate(name, f, wl, xp) if k == 0 else divided_differences(name, f, wl, k, xp=xp)
     _check_finite(name, values, wl, k)
     if k == 0:
         out = (vl * xp.asarray(values)[..., None, :]) @ vl.conj().swapaxes(-1, -2)
