@@ -190,6 +190,8 @@ def divided_differences(name: str, f: Callable, w: np.ndarray, k: int, fw: np.nd
         fw = evaluate(name, f, w, xp)
     if k == 0:
         return fw
+    if w.size == 0:
+        return np.zeros(batch + (n,) * (k + 1), dtype=w.dtype)
     w2, f2 = w.reshape(-1, n), fw.reshape(-1, n)
     order = np.argsort(w2, axis=-1, kind="stable")
     ws, fs = np.take_along_axis(w2, order, -1), np.take_along_axis(f2, order, -1)

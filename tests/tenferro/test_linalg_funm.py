@@ -186,6 +186,17 @@ def test_check_grads_batched_and_float32():
     assert s.dtype == tf.complex64 and np.allclose(s.numpy(), la.sqrtm_psd(tf.asarray(a)).numpy(), atol=1e-5)
 
 
+@pytest.mark.parametrize("shape", [(0, 0), (3, 3, 0), (0, 0, 2)])
+def test_empty_matrices(shape):
+    a = tf.asarray(np.zeros(shape))
+    for fn in (la.sqrtm_psd, la.logm_pd, lambda x: la.funm_hermitian(x, tf.exp), la.sqrtm, la.logm,
+               lambda x: la.polar(x)[0], lambda x: la.polar(x, "left")[1]):
+        assert fn(a).shape == shape
+        loss = lambda x: tf.sum(fn(x))          # noqa: E731
+        assert tidu.grad(loss)(a).shape == shape
+        assert tidu.hvp(loss, (a,), (a,))[0].shape == shape
+
+
 # ---------------------------------------------------------------------------
 # exact at exact degeneracy: analytic rewrites
 # ---------------------------------------------------------------------------
