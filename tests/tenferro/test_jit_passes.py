@@ -22,6 +22,8 @@ from tenferro.jit._contractions import (MAX_OPERANDS, compose_paths, contraction
                                         merge_specs)
 from tenferro.jit._einsum_specs import dot_general_spec, plan_for
 from tenferro.jit._identities import simplify_identities
+from tenferro.jit._layouts import choose_layouts, copied_elements
+from tenferro.einsum._ad import einsum_p
 from tenferro.jit._optimize import PASSES, optimize
 from tenferro.jit._transpose_fold import fold_transposes
 from tidu import Graph
@@ -398,7 +400,7 @@ def test_composed_path_repeats_the_pairwise_cost():
 # ---------------------------------------------------------------------------
 def test_passes_are_named_in_order():
     assert [n for n, _ in PASSES] == ["fold_constants", "simplify_identities", "fold_transposes", "cse", "dce",
-                                      "merge_contractions"]
+                                      "merge_contractions", "choose_layouts"]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -468,6 +470,38 @@ def test_mps_energy_gradient_has_no_transpose_feeding_a_contraction(dtype):
     if dtype == "float64":
         assert "conj" in _prims(g) and "conj" not in _prims(out)   # conj of real values removed
     _assert_same(g, out, ts, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_layouts_of_intermediates_save_copies(dtype):
+    """choose_layouts on an MPS-energy gradient (one einsum per site and environment):
+    fewer copied elements, same values and equations, a fixed point."""
+    n, chi, D = 6, 6, 5
+    dims = [1] + [chi] * (n - 1) + [1]
+    ts = [_rand((dims[i], 2, dims[i + 1]), dtype, i) for i in range(n)]
+    ws = [_rand((1 if i == 0 else D, 2, 2, 1 if i == n - 1 else D), dtype, 10 + i) for i in range(n)]
+
+    def energy(ts):
+        e, m = tf.ones((1, 1, 1), dtype=ts[0].dtype), tf.ones((1, 1), dtype=ts[0].dtype)
+        for a, w in zip(ts, ws):
+            e = tf.einsum("abc,asd,bste,ctf->def", e, tf.conj(a), w, a)
+            m = tf.einsum("ac,asd,csf->df", m, tf.conj(a), a)
+        return tf.real(tf.sum(e) / tf.sum(m))
+
+    g = tidu.make_graph(tidu.value_and_grad(energy), ts)
+    before = optimize(g, passes=tuple(p for p in PASSES if p[0] != "choose_layouts"))
+    after = choose_layouts(before)
+    copies = lambda gr: sum(copied_elements(e.params["plan"]) for e in gr.eqns if e.prim is einsum_p)
+    assert copies(after) < copies(before)
+    assert _prims(after) == _prims(before)
+    assert choose_layouts(after) is after                      # a fixed point: no strict improvement left
+    _assert_same(before, after, ts, rtol=1e-12)
+
+
+def test_layouts_leave_outputs_and_non_einsum_readers_alone():
+    x, y = _rand((3, 4)), _rand((4, 5), seed=1)
+    g = tidu.make_graph(lambda x, y: (tf.einsum("ij,jk->ki", x, y), tf.sin(tf.einsum("ij,jk->ki", x, y) * 2.0)), x, y)
+    assert choose_layouts(g) is g
 
 
 # ---------------------------------------------------------------------------
