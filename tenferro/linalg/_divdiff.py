@@ -114,6 +114,8 @@ def simplex_rule(d: int, q: int) -> tuple[np.ndarray, np.ndarray]:
         w = w * (1 - u[:, i]) ** (d - 1 - i)
         rest = rest * (1 - u[:, i])
     s[:, 0] = rest
+    s.setflags(write=False)
+    w.setflags(write=False)
     return s, w
 
 
