@@ -4,7 +4,9 @@
 ``L(A, E)`` (Al-Mohy and Higham 2009, SciPy's ``expm_frechet``), which is linear
 in ``E`` with transpose ``L(A^T, .)`` (bilinear pairing). Its derivative in ``A``
 is the top-right block of ``L([[A, E], [0, A]], [[dA, 0], [0, dA]])``
-(Najfeld and Havel 1995), so every order is available. See docs/ad/expm.md.
+(Najfeld and Havel 1995), so every order is available, with ``E`` scaled to unit
+size first (``L`` is linear in ``E``; otherwise a large ``E`` forces the scaling and
+squaring of the block into many squarings). See docs/ad/expm.md.
 """
 from __future__ import annotations
 
