@@ -71,6 +71,8 @@ class StagedFunction:
     ``to_leaf(x)`` turns a user array leaf (e.g. a NumPy array) into a value type
     (or returns ``None`` when ``x`` is no array: it is then a static leaf, keyed by
     value). Python scalars are static leaves: a new value traces again.
+    ``context()`` (optional) returns a hashable snapshot of ambient settings the
+    trace depends on (e.g. a library's configuration); it is part of the key.
     """
 
     def __init__(
@@ -86,6 +88,7 @@ class StagedFunction:
         retrace_warning: int = 8,
         what: str = "jit",
         error: type[StagingError] = StagingError,
+        context: Callable[[], Any] | None = None,
     ):
         if not callable(fun):
             raise InvalidArgumentError(f"{what}: expected a callable, got {type(fun).__name__}")
@@ -94,6 +97,7 @@ class StagedFunction:
         self._to_leaf = to_leaf
         self._what = what
         self._error = error
+        self._context = context
         self.static_argnums = _int_tuple(static_argnums, what, "static_argnums")
         self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
         self.donate_argnums = _int_tuple(donate_argnums, what, "donate_argnums")
@@ -165,7 +169,7 @@ class StagedFunction:
     # ---- calling ---------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         leaves, tree, mask, statics, key_leaves = self._split(args, kwargs)
-        key = (tree, key_leaves, statics)
+        key = (tree, key_leaves, statics, self._context() if self._context is not None else None)
         entry = self._cache.get(key)
         if entry is None:
             self.misses += 1
@@ -268,7 +272,7 @@ class StagedFunction:
         """``(graph, executable, output tree)`` for these arguments, traced (or
         looked up) and compiled, without running it."""
         leaves, tree, mask, statics, key_leaves = self._split(args, kwargs)
-        key = (tree, key_leaves, statics)
+        key = (tree, key_leaves, statics, self._context() if self._context is not None else None)
         entry = self._cache.get(key)
         if entry is None:
             self.misses += 1
@@ -305,11 +309,13 @@ def _merge_static(args: tuple, dyn_args: tuple, static_argnums: tuple[int, ...])
 
 
 def _describe_change(old: Any, new: Any) -> str:
-    old_tree, old_leaves, old_static = old
-    new_tree, new_leaves, new_static = new
+    old_tree, old_leaves, old_static, old_context = old
+    new_tree, new_leaves, new_static, new_context = new
     if old_tree != new_tree:
         return f"the argument structure ({old_tree} -> {new_tree})"
     changes = [f"leaf {i}: {a} -> {b}" for i, (a, b) in enumerate(zip(old_leaves, new_leaves)) if a != b]
     if old_static != new_static:
         changes.append(f"static arguments: {old_static} -> {new_static}")
+    if old_context != new_context:
+        changes.append(f"settings: {old_context} -> {new_context}")
     return "; ".join(changes[:4]) or "nothing visible (the cache was cleared or evicted)"

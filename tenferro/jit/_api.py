@@ -18,6 +18,8 @@ from tidu._call import inline_calls
 from tidu._staging import CacheInfo, RetraceWarning, StagedFunction, StagingError
 
 from .._creation import asarray
+from .._placement import get_default_placement
+from ..linalg._config import snapshot as linalg_settings
 from .._errors import TenferroError
 from .._tensor import Tensor
 from ._codegen import Program, generate
@@ -49,6 +51,13 @@ def _to_leaf(x: Any) -> Any:
     return None
 
 
+def _context() -> tuple:
+    """Ambient settings a trace depends on: the default placement (where creation
+    functions put tensors) and ``tenferro.linalg``'s settings (read by derivative
+    rules when they are traced)."""
+    return get_default_placement(), linalg_settings()
+
+
 class JitFunction(StagedFunction):
     """A function compiled by :func:`jit`. Call it like the original function.
 
@@ -60,7 +69,7 @@ class JitFunction(StagedFunction):
     def __init__(self, fun: Callable[..., Any], *, static_argnums, static_argnames, donate_argnums, maxsize):
         super().__init__(fun, self._compile, to_leaf=_to_leaf, static_argnums=static_argnums,
                          static_argnames=static_argnames, donate_argnums=donate_argnums, maxsize=maxsize,
-                         what="tenferro.jit", error=JitError)
+                         what="tenferro.jit", error=JitError, context=_context)
 
     def _compile(self, graph: Graph, donate: tuple[bool, ...] = ()) -> Program:
         return compile_graph(graph, donate=donate, name=self.__name__)

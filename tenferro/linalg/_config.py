@@ -55,7 +55,7 @@ from typing import Any, Iterator, Mapping
 
 from .._errors import TenferroValueError
 
-__all__ = ["config", "settings", "LinalgConfig"]
+__all__ = ["config", "settings", "LinalgConfig", "snapshot"]
 
 _GAUGE_POLICIES = ("warn", "raise", "ignore")
 _DEFAULTS = {"broadening": None, "gauge": "warn", "degeneracy_rtol": 1e-9}
@@ -102,6 +102,13 @@ class LinalgConfig:
 
 
 config = LinalgConfig()
+
+
+def snapshot() -> tuple:
+    """The active settings as a hashable value (part of ``tenferro.jit``'s cache key:
+    derivative rules read them when they are traced)."""
+    o = _overrides.get()
+    return tuple(o[k] if k in o else _global[k] for k in _DEFAULTS)
 
 
 @contextlib.contextmanager

@@ -26,6 +26,7 @@ import scipy.linalg
 
 import tidu
 from tidu import Tracer, Zero
+from tidu._graph import GraphTracer
 
 from .._dtypes import DType
 from .._errors import fmt_shape
@@ -516,23 +517,72 @@ def _gauge_jvp(primals, tangents, n_lin, check, policy, rtol):
 _FINDINGS = {"gauge": (GaugeError, GaugeWarning), "degeneracy": (DegeneracyError, DegeneracyWarning)}
 
 
+def _report(findings: Any, policy: str) -> None:
+    for kind, message in ([("gauge", findings)] if isinstance(findings, str) else findings or ()):
+        error, warning = _FINDINGS[kind]
+        if policy == "raise":
+            raise error(message)
+        warnings.warn(message, warning, stacklevel=3)
+
+
+def _staged(x: Any) -> bool:
+    """A value of a graph being staged (``tenferro.jit``, ``make_graph``): known at run time."""
+    return type(x) is Tensor or type(x) is GraphTracer
+
+
 @gauge_check_p.def_transpose
 def _gauge_transpose(cts, *args, n_lin, check, policy, rtol):
     res = args[n_lin:]
-    if check is not None and policy != "ignore":
-        # first-order reverse mode only: with traced residuals (higher orders) the
-        # cotangents are directions of a derivative, not a loss's gradient
-        ct_arrays = [None if type(c) is Zero else concrete(c) for c in cts]
+    out = [None if type(c) is Zero else c for c in cts]
+    if check is not None and policy != "ignore" and any(c is not None for c in out):
+        # first-order reverse mode only: with residuals traced by a transformation
+        # (higher orders) the cotangents are directions of a derivative, not a loss's gradient
+        ct_arrays = [None if c is None else concrete(c) for c in out]
         res_arrays = [r._data if type(r) is Tensor else None for r in res]
-        if all(r is not None for r in res_arrays) and not all(c is None for c in ct_arrays) \
-                and all(c is not None or type(ct) is Zero for c, ct in zip(ct_arrays, cts)):
-            findings = check(ct_arrays, res_arrays, rtol)
-            for kind, message in ([("gauge", findings)] if isinstance(findings, str) else findings or ()):
-                error, warning = _FINDINGS[kind]
-                if policy == "raise":
-                    raise error(message)
-                warnings.warn(message, warning, stacklevel=2)
-    return [None if type(c) is Zero else c for c in cts] + [None] * len(res)
+        if all(r is not None for r in res_arrays) and all(a is not None or c is None for a, c in zip(ct_arrays, out)):
+            _report(check(ct_arrays, res_arrays, rtol), policy)
+        elif all(_staged(r) for r in res) and all(c is None or _staged(c) for c in out):
+            # a staged gradient (jit): the check becomes part of the program and runs with it
+            nz = tuple(i for i, c in enumerate(out) if c is not None)
+            checked = gauge_assert_p.bind(*[out[i] for i in nz], *res, positions=nz, n_ct=len(out),
+                                          check=check, policy=policy, rtol=rtol)
+            for i, c in zip(nz, checked):
+                out[i] = c
+    return out + [None] * len(res)
+
+
+gauge_assert_p = primitive("linalg_gauge_assert", FAMILY, multiple_results=True)
+"""``gauge_assert_p(*cotangents, *residuals, positions, n_ct, check, policy, rtol)``:
+the gauge check of a staged (``tenferro.jit``) gradient. Returns the cotangents
+unchanged; evaluating it runs ``check`` on the values (``positions``: which of the
+``n_ct`` cotangents of :data:`gauge_check_p` these are) and warns or raises per
+``policy``, as eager reverse mode does at the same point."""
+
+
+@gauge_assert_p.def_impl
+def _gauge_assert_impl(*args, positions, n_ct, check, policy, rtol):
+    cts = args[:len(positions)]
+    ct_arrays: list = [None] * n_ct
+    for i, c in zip(positions, cts):
+        ct_arrays[i] = c._data
+    _report(check(ct_arrays, [r._data for r in args[len(positions):]], rtol), policy)
+    return list(cts)
+
+
+@gauge_assert_p.def_abstract_eval
+def _gauge_assert_aval(*avals, positions, n_ct, check, policy, rtol):
+    return list(avals[:len(positions)])
+
+
+@gauge_assert_p.def_jvp
+def _gauge_assert_jvp(primals, tangents, positions, n_ct, check, policy, rtol):
+    out = gauge_assert_p.bind(*primals, positions=positions, n_ct=n_ct, check=check, policy=policy, rtol=rtol)
+    return out, list(tangents[:len(positions)])   # the identity on cotangents; directions are not checked
+
+
+@gauge_assert_p.def_transpose
+def _gauge_assert_transpose(cts, *args, positions, n_ct, check, policy, rtol):
+    return [None if type(c) is Zero else c for c in cts] + [None] * (len(args) - len(positions))
 
 
 def gauge_guard(tangents: list, residuals: list, check: Callable[..., str | None]) -> list:

@@ -302,3 +302,39 @@ def test_dot_general_kernels_match_eager_bitwise(shapes, dn, dtype):
     out = tf.jit(f)(a, b)
     _same(out, f(a, b))
     assert out.is_contiguous
+
+
+def test_gauge_check_runs_in_the_compiled_gradient():
+    """A loss that depends on the phase of singular vectors warns (or raises) under jit
+    as it does eagerly: the check is staged into the program and runs with it."""
+    r = np.random.default_rng(0)
+    A = tf.asarray(r.standard_normal((4, 4)) + 1j * r.standard_normal((4, 4)))
+    phase_dependent = lambda A: tf.real(tf.sum(tf.linalg.svd(A)[0][:, 0]))
+    invariant = lambda A: tf.sum(tf.linalg.svd(A)[1] ** 2)
+    for g in (tf.jit(tidu.grad(phase_dependent)), tidu.grad(tf.jit(phase_dependent))):
+        for _ in range(2):   # every run checks, not only the tracing one
+            with pytest.warns(tf.linalg.GaugeWarning):
+                g(A)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tf.jit(tidu.grad(invariant))(A)
+        tf.jit(tidu.hessian(invariant))(tf.real(A))
+    g = tf.jit(tidu.grad(phase_dependent))
+    with tf.linalg.settings(gauge="raise"):
+        with pytest.raises(tf.linalg.GaugeError):
+            g(A)
+
+
+def test_ambient_settings_are_part_of_the_signature():
+    """linalg settings (read by derivative rules at trace time) and the default
+    placement key the cache: changing them traces again instead of replaying a
+    program built under other settings."""
+    A = tf.asarray(rand((3, 3)))
+    g = tf.jit(tidu.grad(lambda A: tf.sum(tf.linalg.eigh(A + tf.transpose(A))[0] ** 3)))
+    g(A)
+    with tf.linalg.settings(gauge="raise"):
+        g(A)
+        g(A)
+    g(A)
+    info = g.cache_info()
+    assert (info.traces, info.hits) == (2, 2)
