@@ -36,7 +36,8 @@ from .._tensor import Tensor
 
 __all__ = ["divided_differences", "evaluate", "derivative", "contract", "simplex_rule", "host"]
 
-ACCEPT = 256.0         # accept a value whose error estimate (an upper bound) is below ACCEPT * u * |value|
+ACCEPT = {1: 256.0}    # accept a value whose error estimate (an upper bound) is below ACCEPT * u * |value|
+ACCEPT_HIGHER = 2048.0  # ... for d >= 2, where dense spectra send most clustered tuples to quadrature
 _RULES = {1: (6, 12), 2: (3, 6), 3: (3, 5)}       # Gauss-Legendre points per axis: coarse, then fine
 
 
@@ -122,6 +123,10 @@ def simplex_rule(d: int, q: int) -> tuple[np.ndarray, np.ndarray]:
 _CHUNK = 1 << 21        # quadrature nodes evaluated per call of f's derivative (bounds the memory)
 
 
+def _accept(d: int) -> float:
+    return ACCEPT.get(d, ACCEPT_HIGHER)
+
+
 def _quadrature(name: str, f: Callable, pts: np.ndarray, d: int, q: int, xp: Any) -> np.ndarray:
     """Hermite–Genocchi integral for the rows of ``pts [R, d+1]`` with ``q`` points per axis."""
     s, w = simplex_rule(d, q)
@@ -153,7 +158,7 @@ def _by_quadrature(name: str, f: Callable, pts: np.ndarray, d: int, u: float,
         e = np.abs(hi - lo) + u * np.abs(hi)
         better = ~(est[todo] <= e)
         val[todo[better]], est[todo[better]] = hi[better], e[better]
-        todo = todo[~(est[todo] <= ACCEPT * u * np.abs(val[todo]))]
+        todo = todo[~(est[todo] <= _accept(d) * u * np.abs(val[todo]))]
         if not todo.size:
             break
     use = ~(err <= est[inverse])
@@ -211,7 +216,7 @@ def divided_differences(name: str, f: Callable, w: np.ndarray, k: int, fw: np.nd
             with np.errstate(divide="ignore", invalid="ignore"):
                 rec = (b - a) / gap
                 err = (u * (np.abs(a) + np.abs(b)) + errs[i] + errs[i + 1]) / gap
-            bad = ~(err <= ACCEPT * u * np.abs(rec))        # also catches gap == 0 and non-finite values
+            bad = ~(err <= _accept(d) * u * np.abs(rec))    # also catches gap == 0 and non-finite values
             if bad.any():
                 rec[bad], err[bad] = _by_quadrature(name, f, x[bad, i:i + d + 1], d, u, rec[bad], err[bad], xp)
             new.append(rec)
