@@ -55,8 +55,8 @@ def eqn_flops(eqn: Eqn) -> float:
         return float(contraction_cost(eqn.params["plan"]).flops) * cplx
     if name in _FACTOR and ins and len(getattr(ins[0], "shape", ())) >= 2:
         shape = ins[0].shape
-        m, n = shape[-2], shape[-1]
-        batch = math.prod(shape[:-2])
+        m, n = shape[0], shape[1]             # tenferro.linalg's layout: [M, N, B...] (trailing batch)
+        batch = math.prod(shape[2:])
         return _FACTOR[name] * m * n * min(m, n) * batch * cplx
     total = sum(_size(v.aval) for v in eqn.outputs)
     return float(total) * cplx
