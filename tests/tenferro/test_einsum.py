@@ -238,6 +238,25 @@ def test_check_grads_order2(eq, shapes, dtype, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_non_involutive_transpose_feeding_einsum(mode):
+    """A transpose with a 3-cycle permutation of a sum of contractions feeding an einsum:
+    under jit the transpose is folded into the einsum's operand labels (the inverse
+    permutation; found wrong by the random programs under jit while the pass was
+    written), and the JVP's tangent graph has the same shape."""
+    a, b = tf.asarray(_rand((1, 2, 2), seed=0)), tf.asarray(_rand((1, 2, 2), seed=1))
+
+    def f(a, b):
+        c = tf.einsum("bij,bjk->ijb", a, a) + tf.einsum("bij,bjk->ijb", b, a)
+        return tf.einsum("abc,abd->bcd", tf.transpose(c, (2, 0, 1)), b)
+
+    got = in_mode(f, mode)(a, b)
+    an, bn = a.numpy(), b.numpy()
+    c = np.einsum("bij,bjk->ijb", an, an) + np.einsum("bij,bjk->ijb", bn, an)
+    np.testing.assert_allclose(got.numpy(), np.einsum("abc,abd->bcd", np.transpose(c, (2, 0, 1)), bn), rtol=1e-12)
+    check_derivatives(mode, f, [a, b], order=2)
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_grad_of_trace_and_hyperedge_values(mode):
     a = _rand((3, 3))
     g = in_mode(tidu.grad(lambda x: tf.einsum("ii", x)), mode)(tf.asarray(a))   # jit of grad
