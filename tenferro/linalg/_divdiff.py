@@ -5,8 +5,7 @@ points coincide or nearly coincide (impl side: NumPy arrays in, NumPy arrays out
 the k-th divided differences of ``f`` over every (k+1)-tuple of the eigenvalues
 ``w [..., n]`` of each matrix of a batch: the coefficients of the Daleckii–Krein
 formula for the k-th Fréchet derivative of ``f`` at a Hermitian matrix (Higham,
-*Functions of Matrices*, 2008, Thm. 3.11 and Problem 3.x; Bhatia, *Matrix Analysis*,
-V.3). The derivatives of ``f`` come from tidu (nested ``jvp`` with a ones tangent:
+*Functions of Matrices*, 2008, Thm. 3.11; Bhatia, *Matrix Analysis*, 1997, §V.3). The derivatives of ``f`` come from tidu (nested ``jvp`` with a ones tangent:
 ``f`` is elementwise), so ``f`` is any function written with tenferro ops.
 
 Accuracy (docs/ad/funm.md). Divided differences are symmetric in their points, so
@@ -14,11 +13,12 @@ each tuple is sorted and the usual table is built, ``f[x_i..x_j] =
 (f[x_{i+1}..x_j] - f[x_i..x_{j-1}]) / (x_j - x_i)``, carrying an estimate of its
 rounding error: ``u (|a| + |b|) + err(a) + err(b)`` over ``x_j - x_i`` (``u`` the
 unit roundoff; ``f`` assumed computed to a few ulps). Where that estimate exceeds
-``ACCEPT * |result|`` (cancellation: close or equal points, or a flat ``f``), the
-Hermite–Genocchi integral ``f[x_0..x_d] = ∫_{simplex} f^(d)(Σ t_i x_i) dt`` is
-evaluated by Gauss–Legendre product rules (collapsed coordinates) of two sizes;
-their difference estimates its error and the value with the smaller estimated
-error is kept. At exactly equal points the integral is ``f^(d)(x) / d!``; nodes
+``_accept(d) * u * |result|`` (256 ulps for first differences, 2048 above;
+cancellation: close or equal points, or a flat ``f``), the Hermite–Genocchi
+integral ``f[x_0..x_d] = ∫_{simplex} f^(d)(Σ t_i x_i) dt`` (de Boor 2005) is
+evaluated by Gauss–Legendre product rules (collapsed coordinates) with ``q`` and
+``q + 1`` points per axis, coarse first and fine where needed; their difference
+estimates the error and the value with the smaller estimated error is kept. At exactly equal points the integral is ``f^(d)(x) / d!``; nodes
 lie inside the points' hull, so ``f`` is never evaluated outside the spectrum.
 """
 from __future__ import annotations
@@ -36,8 +36,8 @@ from .._tensor import Tensor
 
 __all__ = ["divided_differences", "evaluate", "derivative", "contract", "simplex_rule", "host"]
 
-ACCEPT = {1: 256.0}    # accept a value whose error estimate (an upper bound) is below ACCEPT * u * |value|
-ACCEPT_HIGHER = 2048.0  # ... for d >= 2, where dense spectra send most clustered tuples to quadrature
+ACCEPT = {1: 256.0}     # accept a value whose error estimate (an upper bound) is below ACCEPT * u * |value|
+ACCEPT_HIGHER = 2048.0  # ... for d >= 2, where dense spectra would send most clustered tuples to quadrature
 _RULES = {1: (6, 12), 2: (3, 6), 3: (3, 5)}       # Gauss-Legendre points per axis: coarse, then fine
 
 
@@ -223,15 +223,11 @@ def divided_differences(name: str, f: Callable, w: np.ndarray, k: int, fw: np.nd
             new_err.append(err)
         table, errs = new, new_err
     vals = table[0].reshape(-1, idx.shape[0])               # [B, R]
+    orig = order[:, idx]                                    # [B, R, k+1]: the caller's eigenvalue indices
     out = np.empty((w2.shape[0],) + (n,) * (k + 1), dtype=w.dtype)
     rows = np.arange(w2.shape[0])[:, None]
-    for p in set(itertools.permutations(range(k + 1))):     # scatter to every ordering (sorted positions)
-        out[(rows,) + tuple(idx[:, j][None, :] for j in p)] = vals
-    inv = np.argsort(order, axis=-1)                        # back to the caller's eigenvalue order
-    for axis in range(k + 1):
-        shape = [w2.shape[0]] + [1] * (k + 1)
-        shape[axis + 1] = n
-        out = np.take_along_axis(out, inv.reshape(shape), axis=axis + 1)
+    for p in itertools.permutations(range(k + 1)):          # scatter to every ordering
+        out[(rows,) + tuple(orig[:, :, j] for j in p)] = vals
     return out.reshape(batch + (n,) * (k + 1))
 
 
