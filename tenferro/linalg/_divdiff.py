@@ -5,8 +5,9 @@ points coincide or nearly coincide (impl side: NumPy arrays in, NumPy arrays out
 the k-th divided differences of ``f`` over every (k+1)-tuple of the eigenvalues
 ``w [..., n]`` of each matrix of a batch: the coefficients of the Daleckii–Krein
 formula for the k-th Fréchet derivative of ``f`` at a Hermitian matrix (Higham,
-*Functions of Matrices*, 2008, Thm. 3.11; Bhatia, *Matrix Analysis*, 1997, §V.3). The derivatives of ``f`` come from tidu (nested ``jvp`` with a ones tangent:
-``f`` is elementwise), so ``f`` is any function written with tenferro ops.
+*Functions of Matrices*, 2008, Thm. 3.11; Bhatia, *Matrix Analysis*, 1997, §V.3).
+The derivatives of ``f`` come from tidu (nested ``jvp`` with a ones tangent: ``f``
+is elementwise), so ``f`` is any function written with tenferro ops.
 
 Accuracy (docs/ad/funm.md). Divided differences are symmetric in their points, so
 each tuple is sorted and the usual table is built, ``f[x_i..x_j] =
@@ -18,8 +19,9 @@ cancellation: close or equal points, or a flat ``f``), the Hermite–Genocchi
 integral ``f[x_0..x_d] = ∫_{simplex} f^(d)(Σ t_i x_i) dt`` (de Boor 2005) is
 evaluated by Gauss–Legendre product rules (collapsed coordinates) with ``q`` and
 ``q + 1`` points per axis, coarse first and fine where needed; their difference
-estimates the error and the value with the smaller estimated error is kept. At exactly equal points the integral is ``f^(d)(x) / d!``; nodes
-lie inside the points' hull, so ``f`` is never evaluated outside the spectrum.
+estimates the error and the value with the smaller estimated error is kept. At
+exactly equal points the integral is ``f^(d)(x) / d!``; nodes lie inside the
+points' hull, so ``f`` is never evaluated outside the spectrum.
 """
 from __future__ import annotations
 
