@@ -42,11 +42,6 @@ SHAPES = [(4, 3), (3, 3), (3, 4), (4, 3, 2), (3, 4, 2, 2)]
 JIT_RANK_BUG = ("pinv/lstsq decide the numerical rank from concrete singular values; under jit those are "
                 "abstract and the full-rank path is taken silently (pinv divides by ~1e-17, lstsq returns "
                 "residuals where NumPy returns none) instead of a JitError or a shape-static rule")
-JIT_GAUGE_BUG = ("the gauge/degeneracy check reads concrete cotangents in the transpose rule: under jit they are "
-                 "abstract and the check never runs (no GaugeWarning, no GaugeError)")
-JIT_SETTINGS_BUG = ("linalg.settings (broadening, gauge, degeneracy_rtol) are read when a derivative is traced, and "
-                    "tenferro.jit's cache key does not include them: a compiled function keeps the settings of its "
-                    "first trace")
 JIT_CONCRETE_BUG = ("checks that read concrete values while the function is traced (non-finite input, eig's "
                     "defective V, det's singular third derivative) do not run under jit, where values are abstract: "
                     "the compiled function returns NaN or a number, or a primitive raises later under its own name "
@@ -524,7 +519,7 @@ def test_gauge_check_ignores_rounding_noise():
         check_grads(la.eigvals, [a], order=2, modes=("rev",))
 
 
-@pytest.mark.parametrize("mode", _modes(JIT_GAUGE_BUG, raises=pytest.fail.Exception))
+@pytest.mark.parametrize("mode", MODES)
 def test_svd_gauge_warning_at_degeneracy(mode):
     # real, repeated singular values: sum(U) depends on the rotation inside the block
     q1, _ = np.linalg.qr(_rand((4, 3)))
@@ -541,7 +536,7 @@ def test_svd_identity_like(mode):
     assert np.all(np.isfinite(g)) and np.allclose(g, np.eye(4, 3))
 
 
-@pytest.mark.parametrize("mode", _modes(JIT_SETTINGS_BUG))
+@pytest.mark.parametrize("mode", MODES)
 def test_broadening_setting(mode):
     # Local generator: the module RNG's state depends on test order under xdist.
     rng = np.random.default_rng(7)
@@ -574,7 +569,7 @@ def test_broadening_setting(mode):
 # ---------------------------------------------------------------------------
 # gauge detection
 # ---------------------------------------------------------------------------
-@pytest.mark.parametrize("mode", _modes(JIT_GAUGE_BUG, raises=pytest.fail.Exception))
+@pytest.mark.parametrize("mode", MODES)
 def test_svd_phase_dependent_loss_warns(mode):
     a = tf.asarray(_rand((4, 3), True))
 
@@ -591,7 +586,7 @@ def test_svd_phase_dependent_loss_warns(mode):
         compiled(tidu.grad(loss), mode)(a)
 
 
-@pytest.mark.parametrize("mode", _modes(JIT_GAUGE_BUG, raises=pytest.fail.Exception))
+@pytest.mark.parametrize("mode", MODES)
 def test_eigh_gauge(mode):
     a = tf.asarray(_herm_with_spectrum([1.0, 2.0, 3.0], True))
     with pytest.warns(la.GaugeWarning, match="eigh"):
@@ -607,7 +602,7 @@ def test_eigh_gauge(mode):
         compiled(tidu.grad(lambda x: tf.sum(la.eigh(x)[1])), mode)(tf.asarray(_herm_with_spectrum([1.0, 2.0, 3.0], False)))
 
 
-@pytest.mark.parametrize("mode", _modes(JIT_GAUGE_BUG, raises=pytest.fail.Exception))
+@pytest.mark.parametrize("mode", MODES)
 def test_eig_gauge(mode):
     a = tf.asarray(_rand((3, 3), True))
     with pytest.warns(la.GaugeWarning, match="eig"):
