@@ -229,6 +229,20 @@ def test_cube_equals_a_cubed_at_repeated_eigenvalues(mult, cplx, seed):
         assert np.allclose(H1, H2, rtol=0, atol=1e-13 * np.abs(H2).max())
 
 
+def test_third_order_at_a_triple_eigenvalue():
+    """Any order: d^3 (A^4)[E, E, E] = 6 (E^3 A + E^2 A E + E A E^2 + A E^3) at a
+    triple eigenvalue (forward over forward over forward)."""
+    rng = np.random.default_rng(13)
+    a = _with_spectrum(rng, [1.0, 1.0, 1.0, 2.0], False)
+    e = _herm(rng.standard_normal((4, 4)))
+    E = tf.asarray(e)
+    d1 = lambda x: tidu.jvp(lambda y: la.funm_hermitian(y, lambda w: w * w * w * w), (x,), (E,))[1]  # noqa: E731
+    d2 = lambda x: tidu.jvp(d1, (x,), (E,))[1]                                                      # noqa: E731
+    d3 = tidu.jvp(d2, (tf.asarray(a),), (E,))[1].numpy()
+    ref = 6 * (e @ e @ e @ a + e @ e @ a @ e + e @ a @ e @ e + a @ e @ e @ e)
+    assert np.allclose(d3, ref, rtol=0, atol=1e-14 * np.abs(ref).max())
+
+
 @pytest.mark.parametrize("cplx", [False, True])
 def test_sqrtm_psd_sylvester_identity_at_repeated_eigenvalues(cplx):
     """X = sqrtm_psd(A): X dX + dX X = dA_h, and X d2X + d2X X = -(dX1 dX2 + dX2 dX1)."""
