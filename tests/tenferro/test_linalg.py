@@ -43,7 +43,8 @@ JIT_RANK_BUG = ("pinv/lstsq decide the numerical rank from concrete singular val
                 "abstract and the full-rank path is taken silently (pinv divides by ~1e-17, lstsq returns "
                 "residuals where NumPy returns none) instead of a JitError or a shape-static rule")
 JIT_CONCRETE_BUG = ("checks that read concrete values while the function is traced (non-finite input, eig's "
-                    "defective V, det's singular third derivative) do not run under jit, where values are abstract: "
+                    "defective V, det's third and slogdet's first derivative at a singular matrix) do not run under "
+                    "jit, where values are abstract: "
                     "the compiled function returns NaN or a number, or a primitive raises later under its own name "
                     "(svd for svdvals/pinv/norm), instead of the eager typed error")
 JIT_CUTOFF_BUG = ("truncated_svd(cutoff=...) under jit raises TenferroValueError ('not under make_graph'), not a "
@@ -766,9 +767,9 @@ def test_norm_derivatives_at_zero(name, shape, fn, cplx, mode):
     assert np.allclose(run(tidu.grad(fn))(tf.asarray(x)).numpy(), _fd_grad(fn, x, cplx), atol=1e-6)  # FD accuracy
 
 
-@pytest.mark.parametrize("mode", _modes(JIT_CONCRETE_BUG))   # jit: "inv: the matrix a ... is singular"
-def test_det_third_derivative_at_singular_matrix_raises(mode):
-    run = functools.partial(compiled, mode=mode)
+@pytest.mark.parametrize("mode", MODES)
+def test_det_derivatives_at_singular_matrix(mode):
+    run = functools.partial(in_mode, mode=mode)   # eager, or compiled and checked against eager
     a = tf.asarray(np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]))
     assert np.all(np.isfinite(run(tidu.grad(la.det))(a).numpy()))      # first order: the adjugate
     # second order: exact at the singular matrix (3x3: adj is quadratic, so central
@@ -776,15 +777,20 @@ def test_det_third_derivative_at_singular_matrix_raises(mode):
     # every dtype is in test_linalg_nasty.py)
     h = run(tidu.grad(lambda x: tf.sum(tidu.grad(la.det)(x))))(a).numpy()
     assert np.allclose(h, _fd_grad(lambda x: tf.sum(tidu.grad(la.det)(x)), a.numpy(), False), atol=1e-6)
-    third = lambda x: tidu.jvp(lambda y: tidu.jvp(la.det, (y,), (y,))[1], (x,), (x,))[1]  # noqa: E731
-    with pytest.raises(la.SingularMatrixError, match="det: third .*singular matrix"):
-        run(lambda x: tidu.jvp(third, (x,), (x,)))(a)
-    with pytest.raises(la.SingularMatrixError, match="slogdet: the derivative .*singular"):
-        run(tidu.grad(lambda x: la.slogdet(x)[1]))(tf.asarray(np.array([[1.0, 2.0], [2.0, 4.0]])))
     # invertible: second derivatives still exact (d/dA sum(adj(A)^T) against finite differences)
     b = _rand((3, 3)) + 3 * np.eye(3)
     h = run(tidu.grad(lambda x: tf.sum(tidu.grad(la.det)(x))))(tf.asarray(b)).numpy()
     assert np.allclose(h, _fd_grad(lambda x: tf.sum(tidu.grad(la.det)(x)), b, False), atol=1e-6)   # FD accuracy
+
+
+@pytest.mark.parametrize("mode", _modes(JIT_CONCRETE_BUG))   # jit: both raise "inv: the matrix a ... is singular"
+def test_det_third_derivative_at_singular_matrix_raises(mode):
+    a = tf.asarray(np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]))
+    third = lambda x: tidu.jvp(lambda y: tidu.jvp(la.det, (y,), (y,))[1], (x,), (x,))[1]  # noqa: E731
+    with pytest.raises(la.SingularMatrixError, match="det: third .*singular matrix"):
+        compiled(lambda x: tidu.jvp(third, (x,), (x,)), mode)(a)
+    with pytest.raises(la.SingularMatrixError, match="slogdet: the derivative .*singular"):
+        compiled(tidu.grad(lambda x: la.slogdet(x)[1]), mode)(tf.asarray(np.array([[1.0, 2.0], [2.0, 4.0]])))
 
 
 @pytest.mark.parametrize("fn,name", [(la.svd, "svd"), (la.eigh, "eigh"), (la.eig, "eig"), (la.cholesky, "cholesky"),
