@@ -6,7 +6,8 @@ see :mod:`._kernels`), compiles it once with :func:`compile` and returns a
 :class:`Program`. At run time there is no dispatch, shape check or tracing: the
 function unwraps its input tensors, runs the lines and wraps its outputs.
 
-Memory: a value is deleted after its last use (``del``), and an elementwise
+Memory: a value of at least :data:`FREE_BYTES` is deleted after its last use
+(``del``), and an elementwise
 kernel writes into a dying input of its own shape and dtype (NumPy ``out=``)
 when that buffer is owned by the program: made by a kernel that always returns
 a new buffer (or a donated argument), and never read by a kernel that might
@@ -29,7 +30,8 @@ from ._kernels import Kernel, kernel_for
 
 __all__ = ["Program", "generate"]
 
-_ALIAS_SAFE = "alias-safe"  # consumers that never return a view of their inputs
+FREE_BYTES = 1 << 16
+"""Values at least this big are deleted after their last use."""
 _COUNTER = itertools.count()
 
 
@@ -111,7 +113,7 @@ def generate(graph: Graph, donate: tuple[bool, ...] = (), name: str = "compiled"
                     target = v
                     break
         if target is not None:
-            expr = expr[:-1] + f", out={names[target]})"
+            expr = expr[:-1] + f", {names[target]})"   # positional out: cheaper than out= for NumPy ufuncs
             reused += 1
         body.append(f"{', '.join(out_names)}{',' if len(out_names) == 1 and eqn.prim.multiple_results else ''}"
                     f" = {expr}")
@@ -121,17 +123,15 @@ def generate(graph: Graph, donate: tuple[bool, ...] = (), name: str = "compiled"
         peak = max(peak, live_bytes)
         if k.fresh or target is not None and target in owned:
             owned.update(eqn.outputs)
-        dead = sorted({names[v] for v in eqn.inputs if last_use.get(v) == n and v not in outputs
-                       and names[v][0] == "v"})
-        dead += [names[o] for o in eqn.outputs if o not in last_use and o not in outputs]
-        for v in set(eqn.inputs):
-            if last_use.get(v) == n and v not in outputs and names[v][0] == "v" and v is not target:
-                live_bytes -= nbytes(v.aval)
-        for o in eqn.outputs:
-            if o not in last_use and o not in outputs:
-                live_bytes -= nbytes(o.aval)
+        # free big values after their last use (small ones live until the return: a del
+        # costs more than it saves)
+        dying = [v for v in dict.fromkeys(eqn.inputs) if last_use.get(v) == n and v not in outputs
+                 and names[v][0] == "v" and nbytes(v.aval) >= FREE_BYTES]
+        dying += [o for o in eqn.outputs if o not in last_use and o not in outputs and nbytes(o.aval) >= FREE_BYTES]
+        dead = sorted(names[v] for v in dying)
+        live_bytes -= sum(nbytes(v.aval) for v in dying if v is not target)
         if dead:
-            body.append("del " + ", ".join(dict.fromkeys(dead)))
+            body.append("del " + ", ".join(dead))
 
     rets = []
     for j, v in enumerate(graph.outvars):

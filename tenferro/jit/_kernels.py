@@ -28,6 +28,7 @@ from .._contraction import _dot_general_eval, dot_general_p
 from .._tensor import Tensor
 from ..einsum._ad import einsum_p
 from ..einsum._execute import execute as _einsum_execute
+from ._sum_products import stack_arrays, stack_p
 
 __all__ = ["Kernel", "kernel_for"]
 
@@ -109,7 +110,13 @@ def _sum(eqn: Eqn, tag: str) -> Kernel:
                   {"_np": np, "_f": fortran, ax: eqn.params["axes"]})
 
 
+def _stack(eqn: Eqn, tag: str) -> Kernel:
+    args = ", ".join("{%d}" % i for i in range(len(eqn.inputs)))
+    return Kernel(f"_stack({args})", {"_stack": stack_arrays}, fresh=True)
+
+
 _KERNELS: dict[Primitive, Callable[[Eqn, str], Kernel]] = {
+    stack_p: _stack,
     _ew.add_p: _ufunc("add", np.add, 2),
     _ew.sub_p: _ufunc("subtract", np.subtract, 2),
     _ew.mul_p: _ufunc("multiply", np.multiply, 2),

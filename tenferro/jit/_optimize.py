@@ -17,6 +17,7 @@ from tidu._passes import cse, dce, fold_constants, run_passes
 from ._contractions import merge_contractions
 from ._identities import simplify_identities
 from ._layouts import choose_layouts
+from ._sum_products import fuse_sums_of_products
 from ._transpose_fold import fold_transposes
 
 __all__ = ["optimize", "PASSES", "MAX_ROUNDS"]
@@ -31,6 +32,7 @@ PASSES: tuple[tuple[str, Callable[[Graph], Graph]], ...] = (
     ("cse", cse),                                  # one equation per distinct (primitive, inputs, params)
     ("dce", dce),                                  # equations nothing reads (before merging: exact reader counts)
     ("merge_contractions", merge_contractions),    # single-reader contraction chains -> one planned n-ary einsum
+    ("fuse_sums_of_products", fuse_sums_of_products),  # sum of K like dot_generals -> one over stacked operands
     ("choose_layouts", choose_layouts),            # axis order of einsum intermediates: fewest copied elements
 )
 """The passes of :func:`optimize`, by name, in the order they run in each round."""

@@ -23,6 +23,7 @@ from tenferro.jit._contractions import (MAX_OPERANDS, compose_paths, contraction
 from tenferro.jit._einsum_specs import dot_general_spec, plan_for
 from tenferro.jit._identities import simplify_identities
 from tenferro.jit._layouts import choose_layouts, copied_elements
+from tenferro.jit._sum_products import fuse_sums_of_products
 from tenferro.einsum._ad import einsum_p
 from tenferro.jit._optimize import PASSES, optimize
 from tenferro.jit._transpose_fold import fold_transposes
@@ -400,7 +401,7 @@ def test_composed_path_repeats_the_pairwise_cost():
 # ---------------------------------------------------------------------------
 def test_passes_are_named_in_order():
     assert [n for n, _ in PASSES] == ["fold_constants", "simplify_identities", "fold_transposes", "cse", "dce",
-                                      "merge_contractions", "choose_layouts"]
+                                      "merge_contractions", "fuse_sums_of_products", "choose_layouts"]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -496,6 +497,37 @@ def test_layouts_of_intermediates_save_copies(dtype):
     assert _prims(after) == _prims(before)
     assert choose_layouts(after) is after                      # a fixed point: no strict improvement left
     _assert_same(before, after, ts, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sum_of_outer_products_becomes_one_contraction(dtype):
+    """The weight cotangent of a loop, sum_k p_k (x) q_k, is one dot_general over
+    stacked operands (plus the terms that are not like the others)."""
+    ps = [_rand((4,), dtype, k) for k in range(5)]
+    qs = [_rand((3,), dtype, 10 + k) for k in range(5)]
+    extra = _rand((4, 3), dtype, 20)
+
+    def f(ps, qs, extra):
+        acc = extra
+        for p, q in zip(ps, qs):
+            acc = acc + tf.dot_general(p, q, (((), ()), ((), ())))
+        return acc
+
+    g = tidu.make_graph(f, ps, qs, extra)
+    assert _prims(g).count("dot_general") == 5 and _prims(g).count("add") == 5
+    out = fuse_sums_of_products(g)
+    assert sorted(_prims(out)) == ["add", "dot_general", "jit_stack", "jit_stack"]
+    _assert_same(g, out, ps + qs + [extra])
+    assert fuse_sums_of_products(out) is out
+
+
+def test_sums_with_few_or_unlike_terms_are_kept():
+    a, b, c = _rand((4,)), _rand((3,), seed=1), _rand((3, 2), seed=2)
+    g = tidu.make_graph(lambda a, b, c: tf.dot_general(a, b, (((), ()), ((), ()))) + tf.dot_general(b, a, (((), ()), ((), ()))).T
+                        + tf.dot_general(a, b, (((), ()), ((), ()))) * 2.0, a, b, c)
+    assert fuse_sums_of_products(g) is g
+    shared = tidu.make_graph(lambda a, b: [tf.dot_general(a, b, (((), ()), ((), ()))) for _ in range(1)][0] * 3.0, a, b)
+    assert fuse_sums_of_products(shared) is shared
 
 
 def test_layouts_leave_outputs_and_non_einsum_readers_alone():
