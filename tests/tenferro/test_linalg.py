@@ -20,7 +20,7 @@ import tenferro.linalg as la
 import tidu
 from tenferro.linalg._util import as_cols, mH, mm
 
-from helpers import MODES, compiled, in_mode
+from helpers import MODES, check_derivatives, compiled, in_mode
 
 RNG = np.random.default_rng(7)
 
@@ -507,17 +507,17 @@ def test_triangular_solve_values_all_flags(shape, cplx, mode):
         assert np.allclose(m @ _lead(x) if le else _lead(x) @ m, _lead(b)), (lo, le, t, cj, u)
 
 
-def test_gauge_check_ignores_rounding_noise():
+@pytest.mark.parametrize("mode", MODES)
+def test_gauge_check_ignores_rounding_noise(mode):
     # second-order reverse passes hand the check cotangents whose gauge part is
-    # rounding noise; relative to the cotangent's size it must stay silent
-    from tidu.testing import check_grads
-
+    # rounding noise; relative to the cotangent's size it must stay silent (under jit:
+    # the check compiled into the program, on every derivative check_jit_matches takes)
     rng = np.random.default_rng(3)
     x = np.eye(3) + 0.15 * rng.standard_normal((3, 3))
     a = tf.asarray((x * np.array([1.0, 2.0, 3.0])) @ np.linalg.inv(x))
     with warnings.catch_warnings():
         warnings.simplefilter("error", la.GaugeWarning)
-        check_grads(la.eigvals, [a], order=2, modes=("rev",))
+        check_derivatives(mode, la.eigvals, [a], order=2, modes=("rev",))
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -723,21 +723,23 @@ def test_solve_singular_in_jvp_path(mode):
         compiled(tidu.grad(lambda x: tf.sum(la.solve(x, tf.asarray(np.ones((2, 1)))))), mode)(a)
 
 
-def test_expm_frechet_promotes_and_checks():
+@pytest.mark.parametrize("mode", MODES)
+def test_expm_frechet_promotes_and_checks(mode):
+    run = functools.partial(in_mode, mode=mode)   # eager, or compiled and checked against eager
     a, e = _rand((3, 3), True) * 0.5, _rand((3, 3)) * 0.5
-    out = la.expm_frechet(tf.asarray(a), tf.asarray(e))
+    out = run(la.expm_frechet)(tf.asarray(a), tf.asarray(e))
     assert out.dtype == tf.complex128
     assert np.allclose(out.numpy(), scipy.linalg.expm_frechet(a, e.astype(complex), compute_expm=False))
     ct = tf.asarray(_rand((3, 3), True))
-    _, f = tidu.vjp(la.expm_frechet, tf.asarray(a), tf.asarray(e))
+    _, f = tidu.vjp(run(la.expm_frechet), tf.asarray(a), tf.asarray(e))   # jit: through the compiled call
     ga, ge = f(ct)                              # was a TangentMismatchError (f64 aval, c128 value)
     assert ga.dtype == tf.complex128 and ge.dtype == tf.float64
     with pytest.raises(la.LinalgDTypeError, match="expm_frechet: e must be float"):
-        la.expm_frechet(tf.asarray(a), tf.asarray(np.ones((3, 3), dtype=np.int64)))
+        compiled(la.expm_frechet, mode)(tf.asarray(a), tf.asarray(np.ones((3, 3), dtype=np.int64)))
     with pytest.raises(la.LinalgShapeError, match=r"expm_frechet: the direction e must have a's shape \(3, 3\)"):
-        la.expm_frechet(tf.asarray(a), tf.asarray(_rand((3, 3, 2))))
+        compiled(la.expm_frechet, mode)(tf.asarray(a), tf.asarray(_rand((3, 3, 2))))
     with pytest.raises(la.LinalgShapeError, match=r"expm_frechet: e must be square"):
-        la.expm_frechet(tf.asarray(a), tf.asarray(_rand((3, 2))))
+        compiled(la.expm_frechet, mode)(tf.asarray(a), tf.asarray(_rand((3, 2))))
 
 
 _NORMS_AT_ZERO = [
