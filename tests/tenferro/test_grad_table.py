@@ -88,7 +88,7 @@ def _bound_primitives(spec: OpSpec, args) -> set[str]:
         return out, t_out, vjp_fn(out)
 
     names: set[str] = set()
-    graph = tidu.make_graph(fwd_and_derivatives, *args)
+    graph = tidu.inline_calls(tidu.make_graph(fwd_and_derivatives, *args))   # compiled calls: their graphs
     names.update(e.prim.name for e in graph.eqns)
     return names
 

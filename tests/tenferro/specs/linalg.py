@@ -116,6 +116,19 @@ def _svd_projectors(a):
     return mm(u, mH(u)), s, mm(mH(vh), vh)
 
 
+def _staged_projector_gradient(a):
+    """The gradient of a gauge-invariant SVD loss, compiled: its gauge check is staged
+    into the program (``linalg_gauge_assert``), and differentiating it goes through it."""
+    m, n = a.shape[0], a.shape[1]
+    c = tf.asarray(np.cos(np.arange(m * m)).reshape(m, m))
+
+    def loss(a):
+        u, s, vh = la.svd(a)
+        return tf.sum(tf.real(mm(u, mH(u))) * c) + tf.sum(s ** 2)
+
+    return tf.jit(tidu.grad(loss))(a)
+
+
 def _svd_polar(a):
     # U Vh (the polar factor for square a): smooth even at repeated singular values
     u, s, vh = la.svd(a)
@@ -242,6 +255,8 @@ SPECS = [
     OpSpec("linalg_svd_reconstruct", _svd_reconstruct, _TALL_SQUARE_WIDE, covers=("svd", "linalg_gauge_check", "svd_vector_terms"),
            make_args=_spectral("svd")),
     OpSpec("linalg_svd_projectors", _svd_projectors, _TALL_SQUARE_WIDE, covers=("svd", "linalg_gauge_check"), make_args=_spectral("svd")),
+    OpSpec("linalg_svd_staged_gradient", _staged_projector_gradient, [((4, 3),)], covers=("svd", "linalg_gauge_assert"),
+           make_args=_spectral("svd")),
     OpSpec("linalg_svd_weighted", _svd_weighted, [((4, 3),), ((3, 4, 2),)], covers=("svd",), make_args=_spectral("svd")),
     OpSpec("linalg_svd_full", _svd_full, [((4, 3),), ((3, 4),), ((3, 4, 2),)], covers=("svd",), make_args=_spectral("svd")),
     OpSpec("linalg_svdvals", la.svdvals, _TALL_SQUARE_WIDE, covers=("svd",), make_args=_spectral("svd")),
