@@ -9,8 +9,10 @@ decomposition (the same loss in every framework): ``svd`` the reconstruction
 (``svdvals(a)[:16]``; 16 of 32 for the batch). Times are medians of 7 rounds in
 which the frameworks take turns (``interleaved_medians``: load that drifts during a
 run hits all of them alike); ratios are ``tenferro / other`` (below 1: tenferro
-faster). Run: ``python benchmarks/linalg.py [case ...]`` (``bench`` extra), e.g.
-``python benchmarks/linalg.py svd_top16``.
+faster). Run: ``python benchmarks/linalg.py [--cpu] [case ...]`` (``bench`` extra),
+e.g. ``python benchmarks/linalg.py svd_top16``; ``--cpu`` times process CPU time
+instead of wall time (on a machine shared with other work: the time a framework
+spends waiting for a core is not its own).
 """
 from __future__ import annotations
 
@@ -130,7 +132,7 @@ def jax_loss(op):
     return locals()[op]
 
 
-def interleaved_medians(steps: dict, repeat: int, budget: float = 0.2) -> dict:
+def interleaved_medians(steps: dict, repeat: int, budget: float = 0.2, clock=time.perf_counter) -> dict:
     """Median per-call time of each step over ``repeat`` rounds, the steps taking
     turns within each round (each round loops a step for about ``budget / repeat``
     seconds): a machine whose load drifts slows every framework of a round alike, so
@@ -138,16 +140,16 @@ def interleaved_medians(steps: dict, repeat: int, budget: float = 0.2) -> dict:
     numbers = {}
     for name, fn in steps.items():
         fn()                                               # warm up (plans, caches, jit)
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        numbers[name] = max(1, int(budget / repeat / max(time.perf_counter() - t0, 1e-7)))
+        numbers[name] = max(1, int(budget / repeat / max(clock() - t0, 1e-7)))
     times = {name: [] for name in steps}
     for _ in range(repeat):
         for name, fn in steps.items():
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(numbers[name]):
                 fn()
-            times[name].append((time.perf_counter() - t0) / numbers[name])
+            times[name].append((clock() - t0) / numbers[name])
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
@@ -172,12 +174,13 @@ def run(op, n, batch, rng):
         fj = jax.jit(jax.value_and_grad(jax_loss(op), argnums=argnums))
         ja, jb, jc = (jnp.asarray(x) for x in (a, b, c))
         steps["jax"] = lambda: jax.block_until_ready(fj(ja, jb, jc))
-    t = interleaved_medians(steps, REPEAT)
+    t = interleaved_medians(steps, REPEAT, clock=CLOCK)
     return t["tenferro"], t.get("torch"), t.get("jax")
 
 
 OPS = ("svd", "svd_top16", "qr", "eigh", "cholesky", "solve")
 REPEAT = 7
+CLOCK = time.perf_counter     # --cpu: process CPU time (every thread of the process), for a loaded machine
 
 
 def main(ops=OPS):
@@ -197,4 +200,8 @@ def main(ops=OPS):
 
 
 if __name__ == "__main__":
-    main(tuple(sys.argv[1:]) or OPS)
+    args = sys.argv[1:]
+    if "--cpu" in args:
+        args.remove("--cpu")
+        CLOCK = time.process_time
+    main(tuple(args) or OPS)
