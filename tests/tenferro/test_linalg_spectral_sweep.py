@@ -18,12 +18,17 @@ Error of a gradient ``g``: ``max_k |<g, E_k> - D_k| / max_k |D_k|`` (``<g, E> =
 Re sum(g * E)``: tidu and JAX both return ``dL/dx - i dL/dy``). tenferro must satisfy
 ``err_tenferro <= max(err_jax, floor) + RESOLUTION`` at every point, with
 
-* ``floor = N * eps * max|spectrum| / gap``: the forward decomposition is backward
-  stable (exact for an input perturbed by ``~ N eps ||A||``) and these gradients have
-  relative condition number ``~ ||A|| / gap``, so ``floor`` is the size of error that
-  any float64 method built on LAPACK's decomposition makes; below it, which of
-  tenferro and JAX is closer is rounding luck (measured: both within ``floor`` at
-  every point, JAX sometimes 10x closer by chance on the reconstruction);
+* ``floor = 16 N eps max|spectrum| / gap``: the forward decomposition is backward
+  stable (exact for an input perturbed by ``p(N) eps ||A||``, LAPACK's bound with
+  ``p(N)`` a modest multiple of ``N``) and these gradients have relative condition
+  number ``~ ||A|| / gap``, so errors of a few ``eps ||A|| / gap`` are what any
+  float64 method built on a LAPACK decomposition makes (measured here, tenferro and
+  JAX alike: up to 6.5 ``eps ||A|| / gap`` real, 19 complex). Below ``floor``, which
+  of the two is closer is rounding luck (JAX was up to 70x closer by chance on the
+  reconstruction and ``V w^3 V^H``), and another LAPACK build (CI) may shift the
+  vector losses of both by such factors. The former broadening is 4 to 12 orders of
+  magnitude above ``floor`` wherever it errs (``eps / gap^2`` against
+  ``64 eps / gap``);
 * ``RESOLUTION = 1e-13``: the float64 evaluation of ``<g, E>`` itself (32 terms of
   size ``|g| |E|``) rounds at ~1e-14 relative, so two errors closer than that cannot
   be told apart (for the vector losses tenferro and JAX agree to all printed digits).
@@ -306,7 +311,7 @@ def sweep(name: str, cplx: bool, seed: int = 2024) -> list:
     spectrum_max = 2.0
     rows = []
     for gap in GAPS:
-        floor = N * EPS * (spectrum_max + gap) / gap
+        floor = 16 * N * EPS * (spectrum_max + gap) / gap
         for s in SCALES:
             a = make_input(p, gap, s)
             directions = [s * e for e in p.directions]
@@ -338,18 +343,18 @@ def test_spectral_sweep_no_worse_than_jax(name, cplx):
 
 
 def test_former_broadening_fails_the_sweep():
-    # the test above can fail: the former default (absolute eps = 1e-12) is off by ~eps/gap^2
-    old_errors = []
+    # the test above can fail: the former default (absolute eps = 1e-12) is off by ~eps/gap^2,
+    # also at small scale for a well-separated spectrum, far above the sweep's floor
     p = Data(False, 2024)
-    tls = svd_tenferro(p)
+    recon = svd_tenferro(p)["recon"]
     for gap, s in ((1e-4, 1.0), (1e-1, 1e-4), (1e-6, 1.0)):
+        floor = 16 * N * EPS * (2 + gap) / gap
         a = svd_input(p, gap, s)
         with la.settings(broadening=1e-12):
-            g = tidu.grad(tls["recon"])(tf.asarray(a)).numpy()
-        old_errors.append(np.linalg.norm(g - p.c) / np.linalg.norm(p.c))
-        g_default = tidu.grad(tls["recon"])(tf.asarray(a)).numpy()
-        assert np.linalg.norm(g_default - p.c) / np.linalg.norm(p.c) <= N * EPS * (2 + gap) / gap
-    assert min(old_errors) > 1e-6      # measured: see the module docstring (scale- and gap-dependent)
+            g_old = tidu.grad(recon)(tf.asarray(a)).numpy()
+        g_default = tidu.grad(recon)(tf.asarray(a)).numpy()
+        assert np.linalg.norm(g_old - p.c) / np.linalg.norm(p.c) > 1e3 * floor       # measured 1e-5 ... 0.3
+        assert np.linalg.norm(g_default - p.c) / np.linalg.norm(p.c) <= floor
 
 
 # ---------------------------------------------------------------------------
@@ -369,8 +374,8 @@ def test_rank_deficient_reconstruction(cplx):
     gj = np.asarray(jax.grad(svd_jax(p)["recon"])(jnp.asarray(a)))
     err = np.linalg.norm(g - p.c) / np.linalg.norm(p.c)
     err_jax = np.linalg.norm(gj - p.c) / np.linalg.norm(p.c)
-    # floor: N eps times the condition ||A|| / (gap to the zero cluster) = 2 / 1
-    assert err <= max(err_jax, N * EPS * 2) + RESOLUTION, (err, err_jax)
+    # floor as in the sweep: 16 N eps times the condition ||A|| / (gap to the zero cluster) = 2 / 1
+    assert err <= max(err_jax, 16 * N * EPS * 2) + RESOLUTION, (err, err_jax)
     with la.settings(broadening=1e-12):                   # the former default: 15-40% off
         g_old = tidu.grad(svd_tenferro(p)["recon"])(tf.asarray(a)).numpy()
     assert np.linalg.norm(g_old - p.c) / np.linalg.norm(p.c) > 0.05
