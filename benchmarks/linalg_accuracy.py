@@ -18,7 +18,8 @@ a singular one) it is right when the framework refuses: an error or a non-finite
 value, not a number. JAX and PyTorch compute every loss through their
 decompositions; tenferro also uses ``funm_hermitian`` and ``polar`` where the loss is
 a matrix function (``tr f(A)``, ``V f(w) V^H``, ``U f(S) V^H``, ``U V^H``), the API it
-has for them.
+has for them. The column ``tf (dec.)`` is tenferro through its decompositions alone,
+as the peers (what its derivative rules give without that API).
 
 Run: ``python benchmarks/linalg_accuracy.py`` (``--quick``: the pytest subset;
 ``--verbose``: every case that some framework gets wrong; ``--jobs N``: references in
@@ -43,7 +44,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import linalg_nasty_cases as cases_mod  # noqa: E402
 from _peers import jax, jnp, torch  # noqa: E402
 from linalg_nasty_cases import CASES, CATEGORIES, QUICK, Case, judge, reference  # noqa: E402
-from linalg_nasty_losses import LOSSES, Backend  # noqa: E402
+from linalg_nasty_losses import LOSSES, Backend, TenferroDecompositionBackend  # noqa: E402
 
 import tenferro as tf  # noqa: E402
 
@@ -126,7 +127,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
     chosen = QUICK if args.quick else CASES
-    frameworks = [("tenferro", lambda c: _attempt(cases_mod.tenferro_derivative, c, tf.TenferroError))]
+    dec = TenferroDecompositionBackend()
+    frameworks = [("tenferro", lambda c: _attempt(cases_mod.tenferro_derivative, c, tf.TenferroError)),
+                  ("tf (dec.)", lambda c: _attempt(lambda c_: cases_mod.tenferro_derivative(c_, dec), c,
+                                                   tf.TenferroError))]
     if jax is not None:
         frameworks.append(("JAX", lambda c: _attempt(jax_derivative, c)))
     if torch is not None:

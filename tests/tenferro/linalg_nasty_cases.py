@@ -38,7 +38,7 @@ import numpy as np
 import tenferro as tf
 import tidu
 
-from linalg_nasty_losses import LOSSES, MpBackend, TenferroBackend
+from linalg_nasty_losses import LOSSES, Backend, MpBackend, TenferroBackend
 
 RTOL = 1e-6
 DPS = 40
@@ -327,9 +327,10 @@ def reference(case: Case) -> np.ndarray:
         return out
 
 
-def tenferro_derivative(case: Case) -> np.ndarray:
-    """tenferro's gradient (order 1) or Hessian-vector product (order 2) of the case."""
-    B = TenferroBackend()
+def tenferro_derivative(case: Case, B: Backend | None = None) -> np.ndarray:
+    """tenferro's gradient (order 1) or Hessian-vector product (order 2) of the case
+    (with the matrix-function API, or through backend ``B``)."""
+    B = TenferroBackend() if B is None else B
     f = lambda x: LOSSES[case.loss](B, x, case.params)                              # noqa: E731
     a = tf.asarray(case.a)
     if case.order == 1:

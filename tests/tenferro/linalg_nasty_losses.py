@@ -87,6 +87,17 @@ class TenferroBackend(Backend):
         return u @ la.funm_hermitian(p, f)
 
 
+class TenferroDecompositionBackend(TenferroBackend):
+    """tenferro through its decompositions alone: matrix functions built from ``eigh``
+    and ``svd`` as JAX and PyTorch build them (what the decomposition rules give)."""
+
+    name = "tenferro (decompositions)"
+    funm_h = Backend.funm_h
+    trace_funm_h = Backend.trace_funm_h
+    svd_f = Backend.svd_f
+    polar_u = Backend.polar_u
+
+
 def _mp_map(fn: Callable) -> Callable:
     return np.frompyfunc(fn, 1, 1)
 
