@@ -9,8 +9,9 @@ Two kinds of helpers live here:
   over the batch in C) and back to canonical column-major storage.
 * **rule side** (tenferro ops, so that rules can be differentiated again):
   batched matrix products :func:`mm`, conjugate transposes :func:`mH`, identity
-  masks, Lorentzian-broadened inverses
-  :func:`broadened_inverse`, and the gauge check primitive :data:`gauge_check_p`.
+  masks, the inverses of spectral gaps :func:`gap_inverse` (exact outside the
+  degeneracy threshold, or Lorentzian-broadened on request), and the gauge check
+  primitive :data:`gauge_check_p` with its degeneracy check.
 
 All rule-side helpers work on the trailing-batch layout: matrix axes 0 and 1,
 batch axes 2, 3, ...
@@ -308,7 +309,9 @@ def eye_mask(n: int, m: int, batch: tuple, dtype: DType, k: int = 0, like: Any =
     where = CPU if like is None else placement_of_operand(like)
     with device_scope("eye_mask", where):
         xp = array_module_of_placement("eye_mask", where)
-        e = xp.eye(n, m, k, dtype=dtype.numpy)
+        e = xp.eye(m, n, -k, dtype=dtype.numpy).T          # column-major as made: no copy for one matrix
+        if not batch:
+            return Tensor._wrap(e)
         return Tensor._wrap(fortran(xp.broadcast_to(e.reshape(e.shape + (1,) * len(batch)), (n, m) + batch)))
 
 
