@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import mpmath as mp
 import numpy as np
 import pytest
 import scipy.linalg
@@ -266,3 +267,46 @@ def test_qr_singular_part_map():
     assert np.all(np.isnan(qr_singular_part_p.bind(tf.ones((3, 2)), shape=(4, 1), role="tangent", where="w").numpy()))
     with pytest.raises(la.SingularMatrixError, match="qr: w; the loss depends on them"):
         qr_singular_part_p.bind(tf.ones((3, 2)), shape=(4, 1), role="cotangent", where="w")
+
+
+# ---------------------------------------------------------------------------
+# det: the Hessian at singular matrices
+# ---------------------------------------------------------------------------
+def _det_hessian_mp(a, e, g):
+    """d^2/ds dt det(a + s e + t g) at 0 by the mixed second difference at 50 digits and
+    step 1e-10: truncation O(h^2) = 1e-20 (det is a polynomial), cancellation
+    10^-50 / h^2 = 1e-30."""
+    with mp.workdps(50):
+        h = mp.mpf("1e-10")
+
+        def d(s, t):
+            m = mp.matrix((a + 0j).tolist()) + s * mp.matrix((e + 0j).tolist()) + t * mp.matrix((g + 0j).tolist())
+            return mp.det(m)
+        return complex((d(h, h) - d(h, -h) - d(-h, h) + d(-h, -h)) / (4 * h * h))
+
+
+@pytest.mark.parametrize("n,rank", [(3, 2), (4, 3), (4, 2)])   # 5x5: hvps in the scored cases
+def test_det_hessian_at_singular_matrices(n, rank):
+    # the full Hessian (jacfwd of jacrev) at rank N-1 and N-2, against exact second differences
+    rng = np.random.default_rng(n + 10 * rank)
+    a = _gauss(rng, (n, rank), False) @ _gauss(rng, (rank, n), False)
+    h = tidu.hessian(la.det)(tf.asarray(a)).numpy()                  # [n, n, n, n]
+    want = np.zeros((n, n, n, n))
+    for i, j in np.ndindex(n, n):
+        for k, m in np.ndindex(n, n):
+            e, g = np.zeros((n, n)), np.zeros((n, n))
+            e[i, j], g[k, m] = 1, 1
+            want[i, j, k, m] = _det_hessian_mp(a, e, g).real
+    assert np.abs(h - want).max() <= 1e-12 * np.abs(want).max()
+
+
+@pytest.mark.parametrize("rank", [3, 2])
+def test_det_hessian_at_singular_matrices_complex(rank):
+    # complex: the holomorphic second derivative d^2 det[E, G] from jvp of jvp
+    rng = np.random.default_rng(rank)
+    a = _gauss(rng, (4, rank), True) @ _gauss(rng, (rank, 4), True)
+    e, g = _gauss(rng, (4, 4), True), _gauss(rng, (4, 4), True)
+    inner = lambda x: tidu.jvp(la.det, (x,), (tf.asarray(e),))[1]          # noqa: E731
+    got = complex(tidu.jvp(inner, (tf.asarray(a),), (tf.asarray(g),))[1].numpy())
+    want = _det_hessian_mp(a, e, g)
+    assert abs(got - want) <= 1e-12 * abs(want)
