@@ -119,7 +119,9 @@ def lstsq(a: Any, b: Any, rcond: float | None = None) -> tuple[Any, Any, Any, An
       rank-deficient ``a`` gives NumPy's answer.
     * ``residuals`` ``[K, B...]`` (``[1, B...]`` for vector ``b``): the squared 2-norm of
       each column of ``b - a @ x`` (real), when every matrix has rank ``N`` and
-      ``M > N``; else an empty ``[0, B...]`` tensor (as NumPy).
+      ``M > N``; else an empty ``[0, B...]`` tensor (as NumPy). Under ``tenferro.jit``
+      the rank is unknown when the program is built and a shape cannot depend on it:
+      a tall ``a`` then always gets residuals (JAX's convention).
     * ``rank``: the effective rank, an int64 tensor (0-d for one matrix, ``[B...]`` for
       a batch; ``int(rank)`` for a Python int).
     * ``s`` ``[min(M, N), B...]``: the singular values of ``a``, descending.
@@ -151,6 +153,8 @@ def lstsq(a: Any, b: Any, rcond: float | None = None) -> tuple[Any, Any, Any, An
     else:
         rank = tf.zeros(batch, int64)
     rank_values = concrete(rank)
+    # staged (jit): the rank is not known when the program is built, and the shape of
+    # residuals cannot depend on it: a tall a always gets them (JAX's convention)
     full = m > n and (rank_values is None or bool((rank_values == n).all()))
     if full:
         d = tf.subtract(b, mm(a, x))
@@ -192,6 +196,10 @@ def pinv(a: Any, rtol: float | None = None) -> Any:
     u, s, vh = svd(a)
     sv = concrete(s)
     k = meta(s)[0][0]
+    if sv is None and k:   # staged (jit): the rank is unknown now; mask the reciprocals (shape-static, as JAX)
+        keep = tf.greater(s, tf.multiply(leading(s, 1), rtol))
+        inv = tf.where(keep, tf.divide(1.0, tf.where(keep, s, 1.0)), 0.0)
+        return mm(tf.multiply(mH(vh), as_cols(inv, shape[1])), mH(u))
     if sv is not None and sv.size:
         keep = sv > rtol * sv[:1]
         k = int(keep.reshape(keep.shape[0], -1).sum(axis=0).max())

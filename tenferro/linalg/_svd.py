@@ -338,7 +338,9 @@ def truncated_svd(a: Any, max_rank: int | None = None, cutoff: float | None = No
     if cutoff is not None:
         sv = concrete(s)
         if sv is None:
-            raise TenferroValueError("truncated_svd: cutoff needs concrete singular values (not under make_graph)")
+            raise tidu.TracerConversionError(
+                "truncated_svd: cutoff decides the output shape from the singular values, which are abstract "
+                "while a graph is traced (tenferro.jit, make_graph); pass max_rank instead, or call it outside jit")
         smax = sv[:1]
         keep = (sv > float(cutoff) * smax) if sv.size else sv.astype(bool)
         k = min(k, max(1, int(keep.reshape(keep.shape[0], -1).sum(axis=0).max())) if keep.size else 0)

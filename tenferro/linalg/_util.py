@@ -115,10 +115,41 @@ def check_finite(op: str, name: str, x: Any) -> None:
 
 def operand(op: str, name: str, x: Any) -> Any:
     """``x`` as an operand of the public linalg function ``op``, refused by
-    :func:`check_finite` when it holds NaN or inf (every public function starts here)."""
+    :func:`check_finite` when it holds NaN or inf (every public function starts here).
+    An abstract value (a staged graph: ``tenferro.jit``) passes through
+    :data:`finite_check_p`, so the compiled program checks it under ``op``'s name."""
     x = as_operand(op, x)
+    if isinstance(x, Tracer) and concrete(x) is None:
+        return finite_check_p.bind(x, op=op, name=name)
     check_finite(op, name, x)
     return x
+
+
+finite_check_p = primitive("linalg_finite_check", FAMILY)
+"""``finite_check_p(x, op, name)``: ``x`` unchanged; evaluating it raises
+:class:`NonFiniteError` naming the public function ``op`` when ``x`` holds NaN or
+inf. The identity for derivatives (tangents and cotangents are not checked)."""
+
+
+@finite_check_p.def_impl
+def _finite_check_impl(x: Tensor, op: str, name: str) -> Tensor:
+    check_finite(op, name, x._data)
+    return x
+
+
+@finite_check_p.def_abstract_eval
+def _finite_check_aval(a: Any, op: str, name: str) -> Any:
+    return a
+
+
+@finite_check_p.def_jvp
+def _finite_check_jvp(primals, tangents, op, name):
+    return finite_check_p.bind(primals[0], op=op, name=name), tangents[0]
+
+
+@finite_check_p.def_transpose
+def _finite_check_transpose(ct, x, op, name):
+    return [None if type(ct) is Zero else ct]
 
 
 def lapack(op: str, routine: str, inputs: Sequence[Any], outs: Sequence[tuple], **kwargs: Any) -> list[Any]:

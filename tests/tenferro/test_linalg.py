@@ -39,16 +39,10 @@ SHAPES = [(4, 3), (3, 3), (3, 4), (4, 3, 2), (3, 4, 2, 2)]
 # Known library bugs that make a compiled run differ from eager (issue 11's jit); the
 # jit cases they affect are strict expected failures, so fixing a bug fails them and
 # the marker must go.
-JIT_RANK_BUG = ("pinv/lstsq decide the numerical rank from concrete singular values; under jit those are "
-                "abstract and the full-rank path is taken silently (pinv divides by ~1e-17, lstsq returns "
-                "residuals where NumPy returns none) instead of a JitError or a shape-static rule")
-JIT_CONCRETE_BUG = ("checks that read concrete values while the function is traced (non-finite input, eig's "
-                    "defective V, det's third and slogdet's first derivative at a singular matrix) do not run under "
-                    "jit, where values are abstract: "
-                    "the compiled function returns NaN or a number, or a primitive raises later under its own name "
-                    "(svd for svdvals/pinv/norm), instead of the eager typed error")
-JIT_CUTOFF_BUG = ("truncated_svd(cutoff=...) under jit raises TenferroValueError ('not under make_graph'), not a "
-                  "JitError naming the data-dependent shape and suggesting static arguments")
+JIT_CONCRETE_BUG = ("derivative rules that read concrete values while they are traced (eig's defective V, det's "
+                    "third and slogdet's first derivative at a singular matrix) cannot check under jit, where values "
+                    "are abstract: the compiled derivative raises later under another primitive's name (inv) or "
+                    "returns a number, instead of the eager typed error")
 
 
 def _modes(jit_bug: str | None = None, raises: type = AssertionError) -> list:
@@ -158,7 +152,6 @@ def test_truncated_svd_includes_discarded_subspace(mode):
     assert s.shape == (1,)
 
 
-@pytest.mark.xfail(strict=True, raises=tf.TenferroValueError, reason=JIT_CUTOFF_BUG)
 def test_truncated_svd_cutoff_under_jit_is_a_jit_error():
     # the kept rank (the output shape) depends on the singular values' values
     a = tf.asarray(_rand((5, 4)))
@@ -186,7 +179,7 @@ def test_lstsq_pinv_match_numpy(mode):
     assert np.allclose(run(la.pinv)(tf.asarray(a)).numpy(), np.linalg.pinv(a))
 
 
-@pytest.mark.parametrize("mode", _modes(JIT_RANK_BUG))
+@pytest.mark.parametrize("mode", MODES)
 def test_pinv_of_a_rank_deficient_matrix(mode):
     r1 = np.outer(_rand(4), _rand(3))   # rank 1: discarded zero singular values
     assert np.allclose(in_mode(la.pinv, mode)(tf.asarray(r1)).numpy(), np.linalg.pinv(r1))
@@ -202,14 +195,21 @@ def _rank_deficient(m, n, r, cplx=False):
 @pytest.mark.parametrize("cplx", [False, True])
 @pytest.mark.parametrize("mode", MODES)
 def test_lstsq_returns_numpys_four_values(a_shape, b_shape, rank, cplx, mode, request):
-    if mode == "jit" and a_shape[0] > a_shape[1] > rank:   # NumPy returns no residuals: a data-dependent shape
-        request.applymarker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=JIT_RANK_BUG))
     a = _rank_deficient(a_shape[0], a_shape[1], rank, cplx) if rank < min(a_shape) else _rand(a_shape, cplx)
     b = _rand(b_shape, cplx)
-    x, res, rk, sv = in_mode(la.lstsq, mode)(tf.asarray(a), tf.asarray(b))
+    staged_residuals = mode == "jit" and a_shape[0] > a_shape[1] > rank
+    # under jit the rank is unknown when the program is built: a tall a always gets residuals
+    # (JAX's convention, documented); NumPy returns none for a rank-deficient one
+    run = compiled(la.lstsq, mode) if staged_residuals else in_mode(la.lstsq, mode)
+    x, res, rk, sv = run(tf.asarray(a), tf.asarray(b))
     xn, resn, rkn, svn = np.linalg.lstsq(a, b, rcond=None)
     assert x.shape == xn.shape and np.allclose(x.numpy(), xn, atol=1e-10)    # minimum norm, no 1e31
-    assert res.shape == resn.shape and np.allclose(res.numpy(), resn)
+    if staged_residuals:
+        d = b - a @ xn
+        want = np.sum(np.abs(d) ** 2, axis=0) if d.ndim > 1 else np.sum(np.abs(d) ** 2, keepdims=True)
+        assert np.allclose(res.numpy(), want)
+    else:
+        assert res.shape == resn.shape and np.allclose(res.numpy(), resn)
     assert res.dtype == tf.float64
     assert int(rk) == rkn == rank
     assert np.allclose(sv.numpy(), svn)
@@ -801,8 +801,6 @@ def test_det_third_derivative_at_singular_matrix_raises(mode):
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 @pytest.mark.parametrize("mode", MODES)
 def test_non_finite_input(fn, name, bad, mode, request):
-    if mode == "jit" and name in ("eigvalsh", "svdvals"):   # raised by the primitive, named eigh / svd
-        request.applymarker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=JIT_CONCRETE_BUG))
     x = np.eye(3)
     x[1, 2] = bad
     with pytest.raises(la.NonFiniteError, match=rf"{name}: the input .*\(3, 3\) contains NaN or inf"):
@@ -921,23 +919,11 @@ def _nonfinite_calls():
     ]
 
 
-# under jit the check still holds (a primitive raises it at run time, under the public
-# function's name) for these table entries (by index); the others are JIT_CONCRETE_BUG
-_NONFINITE_JIT_OK = {0, 5, 7, 9, 10, 11, 15, 17, 18}
-
-
 def _nonfinite_cases():
-    # under JIT_CONCRETE_BUG the compiled function returns NaN (pytest.raises fails), emits
-    # NumPy's RuntimeWarning (an error here), raises under a primitive's name (the match
-    # fails) or SciPy's untyped ValueError (expm_frechet)
-    jit_bug = pytest.mark.xfail(strict=True, reason=JIT_CONCRETE_BUG,
-                                raises=(pytest.fail.Exception, RuntimeWarning, AssertionError, ValueError))
-    cases = []
-    for i, (name, fn, builders) in enumerate(_nonfinite_calls()):
-        for mode in MODES:
-            marks = jit_bug if mode == "jit" and i not in _NONFINITE_JIT_OK else ()
-            cases.append(pytest.param(name, fn, builders, mode, marks=marks, id=f"{mode}-{name}{i}"))
-    return cases
+    # under jit the input is abstract when the program is built: the check is staged into
+    # it (linalg_finite_check) and raises at run time under the public function's name
+    return [pytest.param(name, fn, builders, mode, id=f"{mode}-{name}{i}")
+            for i, (name, fn, builders) in enumerate(_nonfinite_calls()) for mode in MODES]
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])

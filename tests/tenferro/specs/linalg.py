@@ -252,7 +252,8 @@ _EMPTY = [((0, 0),), ((3, 0),), ((0, 3),), ((3, 3, 0),)]
 _EMPTY_SQUARE = [((0, 0),), ((3, 3, 0),)]
 
 SPECS = [
-    OpSpec("linalg_svd_reconstruct", _svd_reconstruct, _TALL_SQUARE_WIDE, covers=("svd", "linalg_gauge_check", "svd_vector_terms"),
+    OpSpec("linalg_svd_reconstruct", _svd_reconstruct, _TALL_SQUARE_WIDE, covers=("svd", "linalg_gauge_check", "svd_vector_terms",
+                                                                                         "linalg_finite_check"),
            make_args=_spectral("svd")),
     OpSpec("linalg_svd_projectors", _svd_projectors, _TALL_SQUARE_WIDE, covers=("svd", "linalg_gauge_check"), make_args=_spectral("svd")),
     OpSpec("linalg_svd_staged_gradient", _staged_projector_gradient, [((4, 3),)], covers=("svd", "linalg_gauge_assert"),
