@@ -35,7 +35,7 @@ from _timing import fmt_ratio, fmt_time  # noqa: E402
 import tenferro as tf  # noqa: E402
 import tenferro.linalg as la  # noqa: E402
 import tidu  # noqa: E402
-from tenferro.linalg._util import as_cols, mm, mT  # noqa: E402
+from tenferro.linalg._matops import as_cols, mm, mT  # noqa: E402
 
 from _peers import jax, jnp, torch  # noqa: E402  (None when not installed)
 

@@ -16,8 +16,9 @@ from .._tensor import Tensor
 from ._eigh import hermitian_part
 from ._errors import NonPositiveDefiniteError
 from ._solve import triangular_solve_p
-from ._util import operand, bind as _bind
-from ._util import FAMILY, check_matrix, eye_mask, lapack, lead, mm
+from ._util import FAMILY, bind as _bind, check_matrix, lead, operand
+from ._lapack import lapack
+from ._matops import eye_mask, mm
 from .. import _ops as tf
 
 

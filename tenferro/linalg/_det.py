@@ -20,8 +20,9 @@ from .._aval import meta, xp_of
 from .._registry import primitive
 from ._errors import LinalgShapeError, SingularMatrixError
 from ._solve import inv_p
-from ._util import operand, bind as _bind
-from ._util import FAMILY, check_matrix, concrete, lead, mm, mT, mtrace_product, numerically_singular, trail, wrap
+from ._util import FAMILY, bind as _bind, check_matrix, concrete, lead, operand, trail, wrap
+from ._lapack import numerically_singular
+from ._matops import mm, mT, mtrace_product
 from .. import _ops as tf
 from .._tensor import Tensor
 from .._structural import broadcast_in_dim_p

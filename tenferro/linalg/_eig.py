@@ -18,11 +18,11 @@ from .._registry import primitive
 from ._errors import ConvergenceError, SingularMatrixError
 from ._solve import solve_p
 from . import _device
-from ._util import operand, bind as _bind
-from ._util import (
-    FAMILY, GAUGE_RTOL, as_cols, as_rows, check_finite, check_matrix, concrete, gap_inverse, gauge_guard,
-    lead, mH, mm, numerically_singular, to_dtype, wrap,
-)
+from ._util import FAMILY, bind as _bind, check_finite, check_matrix, concrete, lead, operand, wrap
+from ._lapack import numerically_singular
+from ._matops import as_cols, as_rows, mH, mm, to_dtype
+from ._spectral import gap_inverse
+from ._gauge import GAUGE_RTOL, gauge_guard
 from .. import _ops as tf
 
 

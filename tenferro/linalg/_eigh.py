@@ -15,11 +15,11 @@ from .._dispatch import dispatchable
 from .._registry import primitive
 from .._tensor import Tensor
 from ._errors import ConvergenceError
-from ._util import operand, bind as _bind
-from ._util import (
-    FAMILY, GAUGE_RTOL, check_matrix, degeneracy_dependence, degeneracy_tolerance, diff_matrix, gap_inverse,
-    gauge_guard, gauge_violation, lapack, lead, mH, mhm, mm,
-)
+from ._util import FAMILY, bind as _bind, check_matrix, lead, operand
+from ._lapack import lapack
+from ._matops import diff_matrix, mH, mhm, mm
+from ._spectral import gap_inverse
+from ._gauge import GAUGE_RTOL, degeneracy_dependence, degeneracy_tolerance, gauge_guard, gauge_violation
 from .. import _ops as tf
 
 

@@ -25,8 +25,8 @@ from .._structural import broadcast_in_dim_p
 from ._errors import LinalgDTypeError, LinalgShapeError
 from ._solve import _promote
 from . import _device
-from ._util import operand, bind as _bind
-from ._util import FAMILY, check_matrix, columns, lead, mT, place_columns, rows, wrap
+from ._util import FAMILY, bind as _bind, check_matrix, lead, operand, wrap
+from ._matops import columns, mT, place_columns, rows
 from .. import _ops as tf
 
 

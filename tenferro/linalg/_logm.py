@@ -30,8 +30,8 @@ from .._registry import primitive
 from ._divdiff import host
 from ._errors import DomainError, LinalgShapeError
 from ._sqrtm import per_matrix, real_principal
-from ._util import FAMILY, check_matrix, columns, concrete, const, mT, operand, place_columns, rows
-from ._util import bind as _bind
+from ._util import FAMILY, bind as _bind, check_matrix, concrete, operand
+from ._matops import columns, const, mT, place_columns, rows
 from .. import _ops as tf
 
 __all__ = ["logm", "logm_p", "logm_frechet_p"]

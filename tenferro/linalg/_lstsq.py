@@ -25,12 +25,10 @@ from .._tensor import Tensor
 from . import _device
 from ._errors import ConvergenceError, LinalgShapeError
 from ._svd import svd, svdvals
-from ._util import operand, FAMILY, as_cols, check_batch, check_finite, check_matrix, columns, concrete, lead, leading, \
-    mH, mm, mT, rows, wrap
-from ._util import bind as _bind
+from ._util import FAMILY, bind as _bind, check_batch, check_finite, check_matrix, concrete, lead, operand, wrap
+from ._matops import as_cols, columns, leading, mH, mm, mT, rows, to_dtype
 from .. import _ops as tf
 from .._dtypes import int64, result_type
-from ._util import to_dtype
 
 
 lstsq_p = primitive("lstsq", FAMILY)

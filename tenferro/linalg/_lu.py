@@ -19,8 +19,8 @@ from .._aval import meta, xp_of
 from .._registry import primitive
 from ._solve import triangular_solve_p
 from . import _device
-from ._util import operand, bind as _bind
-from ._util import FAMILY, check_matrix, lead, mm, mT, wrap
+from ._util import FAMILY, bind as _bind, check_matrix, lead, operand, wrap
+from ._matops import mm, mT
 from .. import _ops as tf
 
 

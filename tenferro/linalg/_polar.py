@@ -31,7 +31,8 @@ from ._errors import SingularMatrixError
 from ._funm import funm_hermitian_p
 from ._qr import qr_p
 from ._svd import svd_p
-from ._util import check_matrix, columns, concrete, mH, mhm, mm, operand, place_columns, rows
+from ._util import check_matrix, concrete, operand
+from ._matops import columns, mH, mhm, mm, place_columns, rows
 from .. import _ops as tf
 
 __all__ = ["polar"]

@@ -24,10 +24,8 @@ from .._tensor import Tensor
 from ._errors import SingularMatrixError
 from ._solve import triangular_solve_p
 from . import _device
-from ._util import operand, bind as _bind
-from ._util import (
-    FAMILY, check_matrix, columns, concrete, eye_mask, lead, mH, mm, place_columns, place_rows, rows, wrap,
-)
+from ._util import FAMILY, bind as _bind, check_matrix, concrete, lead, operand, wrap
+from ._matops import columns, eye_mask, mH, mm, place_columns, place_rows, rows
 from .. import _ops as tf
 
 

@@ -26,10 +26,9 @@ from .._registry import primitive
 from .._tensor import Tensor
 from ._errors import LinalgShapeError, SingularMatrixError
 from . import _device
-from ._util import operand, bind as _bind
-from ._util import (
-    FAMILY, check_batch, check_finite, check_matrix, lapack, lead, mm, mT, wrap,
-)
+from ._util import FAMILY, bind as _bind, check_batch, check_finite, check_matrix, lead, operand, wrap
+from ._lapack import lapack
+from ._matops import mm, mT
 from .. import _ops as tf
 from .._dtypes import result_type
 from .._structural import convert_element_type

@@ -29,8 +29,8 @@ from .._errors import TenferroValueError, fmt_shape
 from .._registry import primitive
 from ._divdiff import host
 from ._errors import DomainError, LinalgShapeError, SingularMatrixError
-from ._util import FAMILY, check_matrix, lead, mm, mT, operand, wrap
-from ._util import bind as _bind
+from ._util import FAMILY, bind as _bind, check_matrix, lead, operand, wrap
+from ._matops import mm, mT
 from .. import _ops as tf
 
 __all__ = ["sqrtm", "sqrtm_p", "sylvester_p", "per_matrix", "real_principal"]

@@ -22,14 +22,12 @@ from .._tensor import Tensor
 from .._aval import aval_of_operand, fortran, meta, xp_of
 from .._registry import nonlinear_error, primitive
 from ._errors import ConvergenceError
-from ._util import operand, bind as _bind
-from ._util import (
-    FAMILY, GAUGE_RTOL, as_cols, as_rows, check_matrix, columns, const, degeneracy_dependence, degeneracy_tolerance,
-    diff_matrix, gap_inverse,
-    gauge_guard, gauge_violation, lapack, lead, leading, mH, mhm, mm, rows, safe_reciprocal,
-)
+from ._util import FAMILY, bind as _bind, check_matrix, concrete, lead, operand
+from ._lapack import lapack
+from ._matops import as_cols, as_rows, columns, const, diff_matrix, leading, mH, mhm, mm, rows, safe_reciprocal
+from ._spectral import gap_inverse
+from ._gauge import GAUGE_RTOL, degeneracy_dependence, degeneracy_tolerance, gauge_guard, gauge_violation
 from .. import _ops as tf
-from ._util import concrete
 
 
 svd_p = primitive("svd", FAMILY, multiple_results=True)

@@ -18,7 +18,7 @@ import scipy.linalg
 import tenferro as tf
 import tenferro.linalg as la
 import tidu
-from tenferro.linalg._util import as_cols, mH, mm
+from tenferro.linalg._matops import as_cols, mH, mm
 
 from helpers import MODES, check_derivatives, compiled, in_mode
 

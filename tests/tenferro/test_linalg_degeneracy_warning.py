@@ -13,7 +13,7 @@ import pytest
 import tenferro as tf
 import tenferro.linalg as la
 import tidu
-from tenferro.linalg._util import as_cols, mH, mm
+from tenferro.linalg._matops import as_cols, mH, mm
 
 N = 4
 

@@ -50,7 +50,7 @@ import pytest
 import tenferro as tf
 import tenferro.linalg as la
 import tidu
-from tenferro.linalg._util import as_cols, mH, mm
+from tenferro.linalg._matops import as_cols, mH, mm
 
 jax.config.update("jax_enable_x64", True)
 

@@ -15,7 +15,7 @@ import tenferro as tf
 import tenferro.linalg as la
 import tidu
 from tenferro.linalg._qr import qr_singular_part_p
-from tenferro.linalg._util import as_cols, columns, mH, mm
+from tenferro.linalg._matops import as_cols, columns, mH, mm
 
 from . import OpSpec
 
