@@ -15,7 +15,7 @@ import numpy as np
 import scipy.linalg
 
 from . import _device
-from ._util import check_finite, lead, trail
+from ._util import lead, trail
 
 
 def lapack(op: str, routine: str, inputs: Sequence[Any], outs: Sequence[tuple], **kwargs: Any) -> list[Any]:
@@ -32,11 +32,11 @@ def lapack(op: str, routine: str, inputs: Sequence[Any], outs: Sequence[tuple], 
     CuPy arrays through CuPy's cuSOLVER wrappers. Measured against NumPy's private
     gufuncs that wrote straight into this layout: the same speed within 10% except
     tiny batched Cholesky factors (per-call overhead). Single precision is
-    computed in double, as NumPy does. Non-finite input raises
-    :class:`NonFiniteError` naming ``op``; LAPACK failures (non-convergence,
-    singular, not positive definite) raise ``np.linalg.LinAlgError``."""
-    for i, x in enumerate(inputs):
-        check_finite(op, "a" if i == 0 else "b", x)
+    computed in double, as NumPy does. Inputs are not checked for NaN/inf here:
+    every public function refuses them where its operands enter (:func:`._util.operand`,
+    at run time for staged graphs), and derivative rules only pass values derived from
+    checked ones; LAPACK failures (non-convergence, singular, not positive definite)
+    raise ``np.linalg.LinAlgError``."""
     if type(inputs[0]) is not np.ndarray:
         result = _device.run(op, _device.routine(op, "cupy.linalg", routine), *inputs, **kwargs)
     elif inputs[0].ndim == 2 and all(x.size for x in inputs):   # (LAPACK refuses empty matrices)
