@@ -167,23 +167,29 @@ class StagedFunction:
         return leaves, tree, tuple(mask), tuple(statics), tuple(key_leaves)
 
     # ---- calling ---------------------------------------------------------------
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def _lookup(self, args: tuple, kwargs: dict) -> tuple[_Entry | None, list, tuple[bool, ...]]:
+        """The cache entry for these arguments (traced on a miss; ``None`` when the
+        function closes over a value traced by an outer transformation), the
+        argument leaves and which of them are static."""
         leaves, tree, mask, statics, key_leaves = self._split(args, kwargs)
         key = (tree, key_leaves, statics, self._context() if self._context is not None else None)
         entry = self._cache.get(key)
         if entry is None:
             self.misses += 1
             entry = self._trace(args, kwargs, leaves, tree, mask, key)
-            if entry is None:  # closes over a tracer: run the function itself under the outer transform
-                return self.fun(*args, **kwargs)
         else:
             self.hits += 1
             self._cache.move_to_end(key)
+        return entry, leaves, mask
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        entry, leaves, mask = self._lookup(args, kwargs)
+        if entry is None:  # closes over a tracer: run the function itself under the outer transform
+            return self.fun(*args, **kwargs)
         dyn = [self._as_value(x) for x, s in zip(leaves, mask) if not s]
-        call = entry.call
         for x in dyn:
             if isinstance(x, Tracer):
-                outs = call_p.bind(*dyn, fn=call)
+                outs = call_p.bind(*dyn, fn=entry.call)
                 break
         else:
             outs = entry.run(*dyn)
@@ -271,15 +277,10 @@ class StagedFunction:
     def entry(self, *args: Any, **kwargs: Any) -> tuple[Graph, Callable[..., list], PyTreeDef]:
         """``(graph, executable, output tree)`` for these arguments, traced (or
         looked up) and compiled, without running it."""
-        leaves, tree, mask, statics, key_leaves = self._split(args, kwargs)
-        key = (tree, key_leaves, statics, self._context() if self._context is not None else None)
-        entry = self._cache.get(key)
+        entry, _, _ = self._lookup(args, kwargs)
         if entry is None:
-            self.misses += 1
-            entry = self._trace(args, kwargs, leaves, tree, mask, key)
-            if entry is None:
-                raise self._error(f"{self._what}({self.__name__}): the function closes over a value traced by an "
-                                   "outer transformation; it cannot be lowered on its own")
+            raise self._error(f"{self._what}({self.__name__}): the function closes over a value traced by an "
+                              "outer transformation; it cannot be lowered on its own")
         return entry.graph, entry.run, entry.out_tree
 
 
