@@ -8,6 +8,7 @@ and must give eager's values and derivatives to rounding."""
 from __future__ import annotations
 
 import string
+import threading
 
 import numpy as np
 import pytest
@@ -191,3 +192,35 @@ def test_pairwise_steps_and_their_derivatives_hit_the_plan_cache():
     assert after.plans.hits > warm.plans.hits  # steps and transposes are looked up, not rebuilt
     for a, b in zip(first, second):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_operand_copies_in_scratch_never_leak_into_results():
+    """Pairwise steps regroup operands in per-thread scratch buffers: results stay
+    independent of later einsums, and concurrent threads do not share scratch."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((6, 5, 4))
+    b = rng.standard_normal((4, 6, 3))
+    spec = "ijk,kil->jl"                    # both operands need regrouping copies
+    want = np.einsum(spec, a, b)
+    first = tf.einsum(spec, tf.asarray(a), tf.asarray(b))
+    for seed in range(5):                   # later einsums reuse the same scratch
+        c = np.random.default_rng(seed).standard_normal((6, 5, 4))
+        tf.einsum(spec, tf.asarray(c), tf.asarray(b))
+    np.testing.assert_allclose(first.numpy(), want, rtol=1e-13)
+
+    errors = []
+
+    def work(seed):
+        r = np.random.default_rng(seed)
+        for _ in range(50):
+            x, y = r.standard_normal((6, 5, 4)), r.standard_normal((4, 6, 3))
+            got = tf.einsum(spec, tf.asarray(x), tf.asarray(y)).numpy()
+            if not np.allclose(got, np.einsum(spec, x, y), rtol=1e-12):
+                errors.append(seed)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
