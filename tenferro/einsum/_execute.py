@@ -28,7 +28,7 @@ def _einsum1(a: Any, ins: list, outs: list) -> Any:
         return _c_einsum(a, ins, outs)
     return np.einsum(a, ins, outs)  # CuPy and others dispatch through __array_function__
 
-__all__ = ["execute", "runner"]
+__all__ = ["execute", "runner", "run_pair"]
 
 
 class _Scratch(threading.local):
@@ -60,7 +60,9 @@ def _grouped(x: Any, perm: tuple, shape: tuple, slot: int) -> Any:
     return out.reshape(shape, order="F")
 
 
-def _pair(a: Any, b: Any, step: tuple) -> Any:
+def run_pair(a: Any, b: Any, step: tuple) -> Any:
+    """One pairwise step of a plan: the BLAS product of ``a`` and ``b`` viewed as
+    matrices (operands regrouped in scratch where their layout needs it)."""
     _, _, _, mode, swap, pa, sa, xa, pb, sb, xb, out_shape, out_view = step
     a = a.reshape(sa, order="F") if pa is None else _grouped(a, pa, sa, 0)
     if xa is not None:
@@ -114,7 +116,7 @@ def execute(plan: Plan, arrays: Sequence[Any]) -> Any:
             i, j = step[1], step[2]
             b = vals.pop(j)
             a = vals.pop(i)
-            vals.append(_pair(a, b, step))
+            vals.append(run_pair(a, b, step))
         elif kind == SINGLE:
             _, k, ins, outs, move = step
             r = _einsum1(vals[k], ins, outs)

@@ -27,7 +27,9 @@ from .._aval import fortran
 from .._contraction import _dot_general_eval, dot_general_p
 from .._tensor import Tensor
 from ..einsum._ad import einsum_p
+from ..einsum._execute import run_pair as _einsum_pair
 from ..einsum._execute import execute as _einsum_execute
+from ..einsum._plan import FINAL, PAIR
 from ._sum_products import stack_arrays, stack_p
 
 __all__ = ["Kernel", "kernel_for"]
@@ -89,9 +91,19 @@ def _dot_general(eqn: Eqn, tag: str) -> Kernel:
 
 
 def _einsum(eqn: Eqn, tag: str) -> Kernel:
+    plan = eqn.params["plan"]
+    steps = plan.steps
+    if (len(steps) == 2 and steps[0][0] == PAIR and steps[0][1:3] == (0, 1) and steps[1][0] == FINAL
+            and steps[1][2] is None):   # one pairwise product: its step, without the plan interpreter
+        s, perm = f"_step{tag}", steps[1][1]
+        env = {"_pair": _einsum_pair, s: steps[0], "_f": fortran}
+        if perm is None:
+            return Kernel(f"_f(_pair({{0}}, {{1}}, {s}))", env, fresh=True)
+        p = f"_perm{tag}"
+        return Kernel(f"_f(_pair({{0}}, {{1}}, {s}).transpose({p}))", {**env, p: perm})
     p = f"_plan{tag}"
     args = ", ".join("{%d}" % i for i in range(len(eqn.inputs)))
-    return Kernel(f"_einsum({p}, ({args},))", {"_einsum": _einsum_execute, p: eqn.params["plan"]})
+    return Kernel(f"_einsum({p}, ({args},))", {"_einsum": _einsum_execute, p: plan})
 
 
 def _reshape(eqn: Eqn, tag: str) -> Kernel:
