@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from tidu import is_undefined, stop_gradient
+from tidu import stop_gradient
 
 from .._dispatch import dispatchable
-from .._errors import TenferroValueError, fmt_shape
+from .._errors import fmt_shape
 from .._aval import aval_of_operand, meta
 from .._registry import primitive
 from .._structural import broadcast_in_dim_p
@@ -26,7 +26,7 @@ from ._errors import LinalgDTypeError, LinalgShapeError
 from ._solve import _promote
 from . import _device
 from ._util import FAMILY, bind as _bind, check_matrix, lead, operand, wrap
-from ._matops import columns, mT, place_columns, rows
+from ._frechet import def_frechet_rules
 from .. import _ops as tf
 
 
@@ -75,13 +75,6 @@ def _expm_frechet_aval(a, e):
     return a
 
 
-def _block(a: Any, e: Any) -> Any:
-    """``[[a, e], [0, a]]`` (2n x 2n), or ``[[a, 0], [0, a]]`` when ``e`` is None."""
-    n = meta(a)[0][0]
-    top = place_columns(a, 2 * n, 0) if e is None else tf.concatenate([a, e], axis=1)
-    return tf.concatenate([top, place_columns(a, 2 * n, n)], axis=0)
-
-
 def _unit_scale(e: Any) -> Any:
     """``max |e_ij|`` of each matrix of ``e`` (1 for a zero matrix), broadcast to
     ``e``'s shape: a constant (``stop_gradient``), so dividing by it and multiplying
@@ -92,32 +85,11 @@ def _unit_scale(e: Any) -> Any:
     return broadcast_in_dim_p.bind(c, shape=s, broadcast_dimensions=tuple(range(2, len(s))))
 
 
-def _frechet_jvp_a(da, out, a, e):
-    # L(A, E) is linear in E: with E scaled to unit size the block matrix
-    # [[A, E], [0, A]] has A's norm, so scaling and squaring chooses its scaling
-    # for A alone (an E far larger than A forced ~log2(|E|) squarings and lost
-    # all accuracy: jvp of expm_frechet(A, 1e20 E), hvp of expm at norm 50)
-    n = meta(a)[0][0]
-    if n == 0:
-        return da
-    c = _unit_scale(e)
-    big = expm_frechet_p.bind(_block(a, tf.divide(e, c)), _block(da, None))
-    return tf.multiply(columns(rows(big, 0, n), n, 2 * n), c)
-
-
-def _frechet_jvp_e(de, out, a, e):
-    return expm_frechet_p.bind(a, de)
-
-
-expm_frechet_p.def_jvp_per_arg(_frechet_jvp_a, _frechet_jvp_e)
-
-
-@expm_frechet_p.def_transpose
-def _expm_frechet_transpose(ct, a, e):
-    if is_undefined(a):
-        raise TenferroValueError("expm_frechet: the transpose exists only in the direction e (the function is "
-                                 "linear in e, not in a)")
-    return [None, expm_frechet_p.bind(mT(a), ct)]
+# L(A, E) is linear in E: with E scaled to unit size the block matrix [[A, E], [0, A]]
+# has A's norm, so scaling and squaring chooses its scaling for A alone (an E far
+# larger than A forced ~log2(|E|) squarings and lost all accuracy: jvp of
+# expm_frechet(A, 1e20 E), hvp of expm at norm 50)
+def_frechet_rules(expm_frechet_p, lambda e, a: _unit_scale(e))
 
 
 def _expm_jvp(da, out, a):

@@ -21,18 +21,15 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from tidu import is_undefined
-
-from .._aval import meta
 from .._dispatch import dispatchable
-from .._errors import TenferroValueError, fmt_shape
+from .._errors import fmt_shape
 from .._registry import primitive
 from ._divdiff import host
 from ._errors import DomainError, LinalgShapeError
 from ._sqrtm import per_matrix, real_principal
 from ._util import FAMILY, bind as _bind, check_matrix, concrete, operand
-from ._matops import columns, const, mT, place_columns, rows
-from .. import _ops as tf
+from ._matops import const
+from ._frechet import def_frechet_rules
 
 __all__ = ["logm", "logm_p", "logm_frechet_p"]
 
@@ -110,35 +107,7 @@ def _scale(e: Any, a: Any) -> Any:
     return const(c.reshape((1, 1) + c.shape).astype(ev.real.dtype), like=e)
 
 
-def _block(a: Any, e: Any) -> Any:
-    """``[[a, e], [0, a]]`` (2n x 2n), or ``[[a, 0], [0, a]]`` when ``e`` is None."""
-    n = meta(a)[0][0]
-    top = place_columns(a, 2 * n, 0) if e is None else tf.concatenate([a, e], axis=1)
-    return tf.concatenate([top, place_columns(a, 2 * n, n)], axis=0)
-
-
-def _frechet_jvp_a(da, out, a, e):
-    n = meta(a)[0][0]
-    c = _scale(e, a)
-    en = e if c is None else tf.divide(e, c)
-    big = logm_frechet_p.bind(_block(a, en), _block(da, None))
-    r = columns(rows(big, 0, n), n, 2 * n)
-    return r if c is None else tf.multiply(r, c)
-
-
-def _frechet_jvp_e(de, out, a, e):
-    return logm_frechet_p.bind(a, de)
-
-
-logm_frechet_p.def_jvp_per_arg(_frechet_jvp_a, _frechet_jvp_e)
-
-
-@logm_frechet_p.def_transpose
-def _logm_frechet_transpose(ct, a, e):
-    if is_undefined(a):
-        raise TenferroValueError("logm_frechet: the transpose exists only in the direction e (the function is "
-                                 "linear in e, not in a)")
-    return [None, logm_frechet_p.bind(mT(a), ct)]
+def_frechet_rules(logm_frechet_p, _scale)
 
 
 @dispatchable
