@@ -884,7 +884,7 @@ def test_transpose_rules_reject_undefined_matrix():
         _solve._triangular_solve_transpose(b, und, b, lower=True, left=True, transpose_a=False, conjugate_a=False,
                                            unit_diagonal=False)
     with pytest.raises(tf.TenferroValueError, match="expm_frechet: the transpose exists only in"):
-        _expm._expm_frechet_transpose(b, und, b)
+        _expm.expm_frechet_p.transpose_rule(b, und, b)
 
 
 # ---------------------------------------------------------------------------
