@@ -143,7 +143,7 @@ class StagedFunction:
         leaves, tree = tree_flatten((dyn_args, dyn_kwargs))
         mask = []
         key_leaves = []
-        for x in leaves:
+        for i, x in enumerate(leaves):
             if isinstance(x, Tracer):
                 mask.append(False)
                 key_leaves.append(x.aval)
@@ -152,6 +152,7 @@ class StagedFunction:
             if self._to_leaf is not None and not _is_scalar(x):  # the library's arrays first
                 y = self._to_leaf(x)
                 if y is not None:
+                    leaves[i] = y          # converted once: the call runs on it
                     a = aval_of(y)
             if a is None:
                 try:
@@ -186,7 +187,7 @@ class StagedFunction:
         entry, leaves, mask = self._lookup(args, kwargs)
         if entry is None:  # closes over a tracer: run the function itself under the outer transform
             return self.fun(*args, **kwargs)
-        dyn = [self._as_value(x) for x, s in zip(leaves, mask) if not s]
+        dyn = [x for x, s in zip(leaves, mask) if not s]
         for x in dyn:
             if isinstance(x, Tracer):
                 outs = call_p.bind(*dyn, fn=entry.call)
@@ -194,12 +195,6 @@ class StagedFunction:
         else:
             outs = entry.run(*dyn)
         return tree_unflatten(entry.out_tree, outs)
-
-    def _as_value(self, x: Any) -> Any:
-        if self._to_leaf is None or isinstance(x, Tracer):
-            return x
-        y = self._to_leaf(x)
-        return x if y is None else y
 
     def _trace(self, args, kwargs, leaves, tree, mask, key) -> _Entry | None:
         statics = [x for x, s in zip(leaves, mask) if s]

@@ -100,9 +100,10 @@ def operand(op: str, name: str, x: Any) -> Any:
     An abstract value (a staged graph: ``tenferro.jit``) passes through
     :data:`finite_check_p`, so the compiled program checks it under ``op``'s name."""
     x = as_operand(op, x)
-    if isinstance(x, Tracer) and concrete(x) is None:
+    value = concrete(x)
+    if value is None:                      # abstract: checked when the program runs
         return finite_check_p.bind(x, op=op, name=name)
-    check_finite(op, name, x)
+    check_finite(op, name, value)
     return x
 
 
