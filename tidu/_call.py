@@ -27,7 +27,6 @@ from ._core import Primitive, UndefinedPrimal
 from ._errors import RuleError
 from ._graph import Eqn, Graph, GraphTracer, Var, make_graph
 from ._pytree import tree_flatten
-from ._tracer import Tracer
 from ._zero import Zero
 
 __all__ = ["ClosedCall", "call_p", "inline_calls", "Compiler"]
@@ -258,7 +257,3 @@ def _materialize_zero_uses(graph: Graph) -> Graph:
         eqns.append(Eqn(e.prim, ins, e.params, e.outputs))
     return Graph(list(graph.invars), constvars, consts, eqns, list(graph.outvars), graph.in_tree, graph.out_tree)
 
-
-def has_tracer(leaves: Sequence[Any]) -> bool:
-    """True when some leaf is a tracer of an active transformation."""
-    return any(isinstance(x, Tracer) for x in leaves)
