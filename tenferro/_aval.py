@@ -17,7 +17,7 @@ from ._placement import CPU, Placement, import_cupy, placement_of
 from ._tensor import Tensor
 
 __all__ = ["TensorType", "tensor_type", "aval_of_tensor", "aval_of_operand", "meta", "placement_of_operand",
-           "xp_of", "wrap", "fortran"]
+           "xp_of", "fortran"]
 
 
 class TensorType:
@@ -131,10 +131,6 @@ def xp_of(array: Any) -> Any:
     if type(array) is np.ndarray:
         return np
     return import_cupy("xp_of")
-
-
-def wrap(array: Any) -> Tensor:
-    return Tensor._wrap(array)
 
 
 def fortran(a: Any) -> Any:

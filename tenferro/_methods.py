@@ -77,38 +77,6 @@ def _matrix_transpose(self: Any) -> Any:
     return transpose(self)
 
 
-def _sum_method(self: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return _sum(self, axis, keepdims)
-
-
-def _max_method(self: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return _max(self, axis, keepdims)
-
-
-def _min_method(self: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return _min(self, axis, keepdims)
-
-
-def _mean_method(self: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return mean(self, axis, keepdims)
-
-
-def _prod_method(self: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return prod(self, axis, keepdims)
-
-
-def _squeeze_method(self: Any, axis: Any = None) -> Any:
-    return squeeze(self, axis)
-
-
-def _take_method(self: Any, indices: Any, axis: int | None = None) -> Any:
-    return take(self, indices, axis)
-
-
-def _clip_method(self: Any, a_min: Any = None, a_max: Any = None) -> Any:
-    return clip(self, a_min, a_max)
-
-
 def _len(self: Any) -> int:
     shape = self.shape
     if not shape:
@@ -146,11 +114,11 @@ TENSOR_METHODS: dict[str, Any] = {
     # complex parts
     "conj": conj, "real": property(real), "imag": property(imag),
     # shape and indexing
-    "reshape": _reshape, "transpose": _transpose, "T": property(_matrix_transpose), "squeeze": _squeeze_method,
-    "__getitem__": getitem, "__setitem__": _setitem, "__iter__": iterate, "__len__": _len, "take": _take_method,
+    "reshape": _reshape, "transpose": _transpose, "T": property(_matrix_transpose), "squeeze": squeeze,
+    "__getitem__": getitem, "__setitem__": _setitem, "__iter__": iterate, "__len__": _len, "take": take,
     # reductions and matrices
-    "sum": _sum_method, "max": _max_method, "min": _min_method, "mean": _mean_method, "prod": _prod_method,
-    "clip": _clip_method, "diagonal": diagonal, "trace": trace, "dot": dot,
+    "sum": _sum, "max": _max, "min": _min, "mean": mean, "prod": prod,
+    "clip": clip, "diagonal": diagonal, "trace": trace, "dot": dot,
     # conversion
     "astype": _astype,
 }

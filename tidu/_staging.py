@@ -121,7 +121,8 @@ class StagedFunction:
 
     # ---- signature -------------------------------------------------------------
     def _split(self, args: tuple, kwargs: dict) -> tuple[tuple, list, PyTreeDef, tuple, tuple]:
-        """``(key, dynamic leaves, tree, static leaf mask, static values)``."""
+        """``(leaves, tree, static leaf mask, static arguments, key leaves)``; array
+        leaves are converted to the library's value type once, here."""
         nargs = len(args)
         static_pos = set()
         for i in self.static_argnums:

@@ -154,8 +154,6 @@ def generate(graph: Graph, donate: tuple[bool, ...] = (), name: str = "compiled"
         lines.append("    with _errstate(all='ignore'):")
     lines += [indent + b for b in body]
     lines.append(indent + f"return [{', '.join(rets)}]")
-    if len(lines) == 1 or lines[-1].strip() == "return []" and not body and not head:
-        pass
     source = "\n".join(lines) + "\n"
     filename = f"<tenferro.jit {name} #{next(_COUNTER)}>"
     code = compile(source, filename, "exec")

@@ -15,7 +15,8 @@ another order.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+import math
+from typing import Any
 
 from tidu._graph import Eqn, Graph, Var
 
@@ -31,7 +32,7 @@ def copied_elements(plan: Plan) -> int:
     """Elements a plan copies to rearrange axes: operands of pair steps that
     cannot be viewed as matrices, and the final permutation (estimate: sizes
     after one-operand steps are taken as before them)."""
-    sizes = [_prod(s) for s in plan.shapes]
+    sizes = [math.prod(s) for s in plan.shapes]
     total = 0
     for step in plan.steps:
         kind = step[0]
@@ -44,21 +45,14 @@ def copied_elements(plan: Plan) -> int:
                 total += sizes[j]
             sizes.pop(j)
             sizes.pop(i)
-            sizes.append(_prod(out_shape))
+            sizes.append(math.prod(out_shape))
         elif kind == MOVE:
             sizes.append(sizes.pop(step[1]))
         elif kind == SINGLE and step[4]:
             sizes.append(sizes.pop(step[1]))
         elif kind == FINAL and step[1] is not None and step[2] is None:
-            total += _prod(step[3])
+            total += math.prod(step[3])
     return total
-
-
-def _prod(xs: Sequence[int]) -> int:
-    n = 1
-    for x in xs:
-        n *= x
-    return n
 
 
 def _natural(plan: Plan) -> tuple | None:

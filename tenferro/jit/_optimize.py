@@ -45,16 +45,5 @@ def optimize(graph: Graph, passes: tuple[tuple[str, Callable[[Graph], Graph]], .
     ``log`` (a list) receives ``(round, pass name, equations before, after)`` for
     each pass that changed the graph. The input graph is not modified.
     """
-    named = [_named(name, fn) for name, fn in passes]
-    return dce(run_passes(graph, named, max_rounds=max_rounds, log=log))
+    return dce(run_passes(graph, [fn for _, fn in passes], max_rounds=max_rounds, log=log))
 
-
-def _named(name: str, fn: Callable[[Graph], Graph]) -> Callable[[Graph], Graph]:
-    if getattr(fn, "__name__", None) == name:
-        return fn
-
-    def run(graph: Graph) -> Graph:
-        return fn(graph)
-
-    run.__name__ = name
-    return run

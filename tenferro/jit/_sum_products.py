@@ -76,6 +76,7 @@ def fuse_sums_of_products(graph: Graph) -> Graph:
     uses = use_counts(graph)
     producer = {o: e for e in graph.eqns for o in e.outputs}
     outputs = {v for v in graph.outvars if type(v) is Var}
+    read_by_add = {v for e in graph.eqns if e.prim is add_p for v in e.inputs}
     replace: dict[int, list[Eqn]] = {}
     removed: set[int] = set()
     position = {id(e): n for n, e in enumerate(graph.eqns)}
@@ -84,7 +85,7 @@ def fuse_sums_of_products(graph: Graph) -> Graph:
         if e.prim is not add_p or n in removed:
             continue
         out = e.outputs[0]
-        if uses.get(out, 0) == 1 and out not in outputs:
+        if out in read_by_add and uses.get(out, 0) == 1 and out not in outputs:
             continue                     # an inner add: its root handles it
         terms: list[Var] = []
         adds: list[Eqn] = []

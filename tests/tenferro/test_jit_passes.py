@@ -519,6 +519,11 @@ def test_sum_of_outer_products_becomes_one_contraction(dtype):
     assert sorted(_prims(out)) == ["add", "dot_general", "jit_stack", "jit_stack"]
     _assert_same(g, out, ps + qs + [extra])
     assert fuse_sums_of_products(out) is out
+    # a sum read once by something other than an add (an update W - lr * dW) is fused too
+    h = tidu.make_graph(lambda ps, qs, extra: f(ps, qs, extra) * 2.0, ps, qs, extra)
+    fused = fuse_sums_of_products(h)
+    assert _prims(fused).count("dot_general") == 1 and _prims(fused).count("jit_stack") == 2
+    _assert_same(h, fused, ps + qs + [extra])
 
 
 def test_sums_with_few_or_unlike_terms_are_kept():
