@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 import tenferro as tf
+import tidu
 
 from ._blockdiag import BlockDiagonal
 from ._diagonal import DiagonalTensor
@@ -51,11 +54,28 @@ def _product(xs: list[Any]) -> Any:
     return out
 
 
-def _phase(d: Any) -> Any:
-    """``d / |d|`` with 1 where ``d == 0``."""
+def _phase(d: Any, at_zero: float = 1.0) -> Any:
+    """``d / |d|``, and ``at_zero`` where ``d == 0`` (1 keeps an SVD's U unitary; 0 is
+    the sign of a determinant with a zero factor)."""
     mag = tf.abs(d)
-    safe = tf.where(tf.equal(mag, 0), tf.ones_like(mag), mag)
-    return tf.where(tf.equal(mag, 0), tf.ones_like(d), tf.divide(d, safe))
+    zero = tf.equal(mag, 0)
+    safe = tf.where(zero, tf.ones_like(mag), mag)
+    return tf.where(zero, tf.full_like(d, at_zero), tf.divide(d, safe))
+
+
+def _refuse_singular(op: str, a: DiagonalTensor) -> None:
+    """A zero on the diagonal makes ``a`` singular: the typed error the dense path
+    raises, instead of dividing by zero (a diagonal traced abstractly, under jit, is
+    not checked)."""
+    d = a.diag
+    if isinstance(d, tidu.Tracer):
+        try:
+            d = d.to_concrete()
+        except tidu.TracerConversionError:
+            return
+    if not np.all(d.numpy() != 0):
+        raise tf.linalg.SingularMatrixError(f"{op}: the matrix a of shape {tuple(a.shape)} is singular "
+                                            "(a zero on its diagonal)")
 
 
 # --- decompositions ------------------------------------------------------------------------
@@ -108,6 +128,7 @@ def block_eigh(a: BlockDiagonal) -> Any:
 # --- inverse, solve, determinants -------------------------------------------------------------
 def diag_inv(a: DiagonalTensor) -> Any:
     _matrix_diag("inv", a)
+    _refuse_singular("inv", a)
     return DiagonalTensor(tf.divide(1, a.diag))
 
 
@@ -125,12 +146,14 @@ def _solve_check(a: Any, b: Any) -> None:
 def diag_solve_dense(a: DiagonalTensor, b: Any) -> Any:
     _matrix_diag("solve", a)
     _solve_check(a, b)
+    _refuse_singular("solve", a)
     return tf.einsum("i,ij->ij" if len(b.shape) == 2 else "i,i->i", tf.divide(1, a.diag), b)
 
 
 def diag_solve_diag(a: DiagonalTensor, b: DiagonalTensor) -> Any:
     _matrix_diag("solve", a)
     _solve_check(a, b)
+    _refuse_singular("solve", a)
     return DiagonalTensor(tf.divide(b.diag, a.diag))
 
 
@@ -158,7 +181,7 @@ def block_det(a: BlockDiagonal) -> Any:
 
 def diag_slogdet(a: DiagonalTensor) -> Any:
     _matrix_diag("slogdet", a)
-    return tf.prod(_phase(a.diag)), tf.sum(tf.log(tf.abs(a.diag)))
+    return tf.add(tf.prod(_phase(a.diag, at_zero=0.0)), 0.0), tf.sum(tf.log(tf.abs(a.diag)))  # (+0, not -0)
 
 
 def block_slogdet(a: BlockDiagonal) -> Any:

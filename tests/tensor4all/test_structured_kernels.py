@@ -298,3 +298,19 @@ def test_check_grads_order_2(name, dtype):
     square, build, fn = CASES[name]
     args = build(np.random.default_rng(3), SMALL_TILINGS[square], DTYPES[dtype])
     check_grads(fn, args, order=2)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_singular_diagonal_matches_the_dense_path(dtype):
+    """A zero on the diagonal: slogdet's sign is 0 (as dense and NumPy), and inv/solve
+    raise the dense path's SingularMatrixError instead of dividing by zero."""
+    d = np.array([2.0, 0.0, -1.0]).astype(dtype)
+    a = DiagonalTensor(tf.asarray(d))
+    sign, logabs = L.slogdet(a)
+    want_sign, want_logabs = np.linalg.slogdet(np.diag(d))
+    assert complex(sign.numpy()) == complex(want_sign) and np.signbit(np.real(sign.numpy())) == np.signbit(0.0)
+    assert float(logabs.numpy()) == want_logabs == -np.inf
+    for f in (lambda: L.inv(a), lambda: L.solve(a, tf.ones((3,), dtype=a.dtype)),
+              lambda: L.solve(a, DiagonalTensor(tf.ones((3,), dtype=a.dtype)))):
+        with pytest.raises(tf.linalg.SingularMatrixError, match="singular"):
+            f()
