@@ -305,7 +305,7 @@ class TiledShape:
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self._tilings)
+        return hash(self.as_jagged())   # equal to its JaggedShape, so hashed like it
 
     def __repr__(self) -> str:
         return f"TiledShape({', '.join(str(list(t)) for t in self._tilings)})"
@@ -405,6 +405,8 @@ class Nested:
         return NotImplemented
 
     def __hash__(self) -> int:
+        if self.n_layers <= 1:          # equal to its one shape, so hashed like it
+            return hash(self._shape)
         return hash((self._layers, self.rank, self.size))
 
     def __repr__(self) -> str:

@@ -92,3 +92,14 @@ def test_combine_smooth_jagged_tiled_nested():
     assert combine("ijk,ijk->jk", n12, n21) == Nested([1, 1], Shape(20, 30))
     with pytest.raises(ShapeCombineError, match="operands"):
         combine("ij->ij", s0, s0)
+
+
+def test_equal_shapes_hash_equally():
+    """Equality across shape types (a TiledShape and its JaggedShape; a one-layer
+    Nested and its Shape) comes with equal hashes, so sets and dicts agree."""
+
+    t = TiledShape([1, 2], [2, 1])
+    assert t == t.as_jagged() and hash(t) == hash(t.as_jagged())
+    assert len({t, t.as_jagged()}) == 1
+    n = Nested([2], Shape((3, 4)))
+    assert n == Shape((3, 4)) and hash(n) == hash(Shape((3, 4)))
