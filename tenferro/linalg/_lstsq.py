@@ -25,7 +25,7 @@ from .._tensor import Tensor
 from . import _device
 from ._errors import ConvergenceError, LinalgShapeError
 from ._svd import svd, svdvals
-from ._util import FAMILY, bind as _bind, check_batch, check_finite, check_matrix, concrete, lead, operand, wrap
+from ._util import FAMILY, bind as _bind, check_batch, check_matrix, concrete, lead, operand, wrap
 from ._matops import as_cols, columns, leading, mH, mm, mT, rows, to_dtype
 from .. import _ops as tf
 from .._dtypes import int64, result_type
@@ -39,8 +39,6 @@ lstsq_p = primitive("lstsq", FAMILY)
 @lstsq_p.def_impl
 def _lstsq_impl(a, b, rcond):
     A, B = a._data, b._data
-    check_finite("lstsq", "a", A)
-    check_finite("lstsq", "b", B)
     m, n, k = A.shape[0], A.shape[1], B.shape[1]
     xp = xp_of(A)
     if A.size == 0 or B.size == 0:
@@ -174,11 +172,6 @@ def _tolerance(op: str, name: str, value: Any, default: float) -> float:
     if not np.isfinite(v) or v < 0:
         raise TenferroValueError(f"{op}: {name} must be a finite float >= 0 or None, got {value!r}")
     return v
-
-
-def _same_dtype(x: Any, y: Any) -> tuple[Any, Any]:
-    d = result_type(meta(x)[1], meta(y)[1])
-    return to_dtype(x, d), to_dtype(y, d)
 
 
 def pinv(a: Any, rtol: float | None = None) -> Any:

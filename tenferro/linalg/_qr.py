@@ -136,7 +136,8 @@ def _first_zero_pivot(a: Any, r: Any, k: int) -> int:
     d = xp.abs(xp.diagonal(lr, axis1=-2, axis2=-1)[..., :k])
     cols = xp.sqrt(xp.sum(xp.abs(la[..., :, :k]) ** 2, axis=-2))
     bad = (d <= max(la.shape[-2:]) * np.finfo(rv.dtype).eps * cols).reshape(-1, k).any(axis=0)
-    return next((i for i in range(k) if bool(bad[i])), k)
+    hits = np.flatnonzero(bad if type(bad) is np.ndarray else bad.get())   # one device read
+    return int(hits[0]) if hits.size else k
 
 
 def _qr_rank_deficient_jvp(a, da, q, r, j):
