@@ -21,15 +21,18 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
+from tidu import stop_gradient
+
+from .._aval import meta
 from .._dispatch import dispatchable
 from .._errors import fmt_shape
 from .._registry import primitive
-from ._divdiff import host
+from .._structural import broadcast_in_dim_p
 from ._errors import DomainError, LinalgShapeError
 from ._sqrtm import per_matrix, real_principal
-from ._util import FAMILY, bind as _bind, check_matrix, concrete, operand
-from ._matops import const
+from ._util import FAMILY, bind as _bind, check_matrix, operand
 from ._frechet import def_frechet_rules
+from .. import _ops as tf
 
 __all__ = ["logm", "logm_p", "logm_frechet_p"]
 
@@ -92,19 +95,15 @@ def _logm_frechet_aval(a, e):
 
 
 def _scale(e: Any, a: Any) -> Any:
-    """A constant ``c = ||e||_1 / ||a||_1`` per matrix (``[1, 1, B...]``), or None
-    when the values are not concrete (abstract tracing) or need no scaling."""
-    ev, av = concrete(e), concrete(a)
-    if ev is None or av is None or not ev.size:
-        return None
-    ev, av = host(ev), host(av)
-    x, y = np.moveaxis(ev, (0, 1), (-2, -1)), np.moveaxis(av, (0, 1), (-2, -1))
-    ne = np.abs(x).sum(axis=-2).max(axis=-1)
-    na = np.abs(y).sum(axis=-2).max(axis=-1)
-    c = np.where((ne > 0) & (na > 0), ne / np.where(na > 0, na, 1), 1.0)
-    if np.all(c == 1):
-        return None
-    return const(c.reshape((1, 1) + c.shape).astype(ev.real.dtype), like=e)
+    """``c = ||e||_1 / ||a||_1`` per matrix (1 where either is zero), broadcast to
+    ``e``'s shape: a constant (``stop_gradient``), written with tenferro ops so that
+    staged graphs (jit) scale too."""
+    s = tuple(meta(e)[0])
+    ne = tf.max(tf.sum(tf.abs(stop_gradient(e)), axis=0), axis=0)
+    na = tf.max(tf.sum(tf.abs(stop_gradient(a)), axis=0), axis=0)
+    positive = tf.greater(na, 0)
+    c = tf.where(positive, tf.where(tf.greater(ne, 0), tf.divide(ne, tf.where(positive, na, 1.0)), 1.0), 1.0)
+    return broadcast_in_dim_p.bind(c, shape=s, broadcast_dimensions=tuple(range(2, len(s))))
 
 
 def_frechet_rules(logm_frechet_p, _scale)
