@@ -55,7 +55,7 @@ def sign_domain(name: str, w: np.ndarray, k: int) -> np.ndarray:
     ``U = W V^H`` as in SciPy."""
     s = w[..., : w.shape[-1] // 2]
     if k >= 1 and s.size:
-        tol = _tolerance(s, w.shape[-1])
+        tol = _tolerance(s, s.shape[-1])   # max(M, N) = n for the square case (w holds 2n values)
         smin = np.min(s, axis=-1)
         if np.any(smin <= tol):
             i = np.unravel_index(np.argmin(smin - tol), smin.shape)

@@ -29,15 +29,12 @@ from .._errors import TenferroValueError, fmt_shape
 from .._registry import primitive
 from ._divdiff import host
 from ._errors import DomainError, LinalgShapeError, SingularMatrixError
+from ._lapack import _double
 from ._util import FAMILY, bind as _bind, check_matrix, lead, operand, wrap
 from ._matops import mm, mT
 from .. import _ops as tf
 
 __all__ = ["sqrtm", "sqrtm_p", "sylvester_p", "per_matrix", "real_principal"]
-
-
-def _double(x: np.ndarray) -> np.ndarray:
-    return x.astype(np.complex128 if np.iscomplexobj(x) else np.float64, copy=False)
 
 
 def per_matrix(fn: Callable[[np.ndarray], np.ndarray], *arrays: np.ndarray, dtype: Any) -> Any:
