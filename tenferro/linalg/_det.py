@@ -59,12 +59,17 @@ det_p.def_jvp_per_arg(_det_jvp)
 adjugate_p = primitive("adjugate", FAMILY)
 
 
-def _products_but_one(s: Any) -> Any:
-    """``prod_{j != i} s_j`` for each ``i`` (last axis), without dividing."""
-    xp = xp_of(s)
+def _prefix_suffix(xp: Any, s: Any) -> tuple[Any, Any]:
+    """``(prod_{l < i} s_l, prod_{l > i} s_l)`` for each ``i`` (last axis)."""
     one = xp.ones_like(s[..., :1])
     pre = xp.cumprod(xp.concatenate([one, s[..., :-1]], axis=-1), axis=-1)
     suf = xp.flip(xp.cumprod(xp.concatenate([one, xp.flip(s[..., 1:], -1)], axis=-1), axis=-1), -1)
+    return pre, suf
+
+
+def _products_but_one(s: Any) -> Any:
+    """``prod_{j != i} s_j`` for each ``i`` (last axis), without dividing."""
+    pre, suf = _prefix_suffix(xp_of(s), s)
     return pre * suf
 
 
@@ -73,9 +78,7 @@ def _products_but_two(s: Any) -> Any:
     of ``s`` -> two axes), without dividing: prefix x middle x suffix products, O(N^2)."""
     xp = xp_of(s)
     n = s.shape[-1]
-    one = xp.ones_like(s[..., :1])
-    pre = xp.cumprod(xp.concatenate([one, s[..., :-1]], axis=-1), axis=-1)              # prod_{l < i}
-    suf = xp.flip(xp.cumprod(xp.concatenate([one, xp.flip(s[..., 1:], -1)], axis=-1), axis=-1), -1)  # prod_{l > j}
+    pre, suf = _prefix_suffix(xp, s)                                                      # prod_{l < i}, prod_{l > j}
     later = xp.arange(n)[None, :] > xp.arange(n)[:, None]                                # l > i
     run = xp.cumprod(xp.where(later, s[..., None, :], 1), axis=-1)                      # prod_{i < l <= j}
     mid = xp.concatenate([xp.ones_like(run[..., :1]), run[..., :-1]], axis=-1)          # prod_{i < l < j}
