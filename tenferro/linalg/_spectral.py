@@ -20,27 +20,21 @@ from .._tensor import Tensor
 from .. import _ops as tf
 from ._config import config
 from ._util import concrete
-from ._matops import _divide_where, _zero_mask, as_cols, as_rows, const
+from ._matops import _divide_where, as_cols, as_rows, const
 
 
 def broadened_inverse(d: Any) -> Any:
-    """``conj(d) / (|d|**2 + eps)`` (Lorentzian broadening of ``1/d``), elementwise, with
-    ``eps = config.broadening`` (``None`` counts as 0); exactly 0 where ``d == 0``."""
-    eps = config.broadening or 0.0
+    """``conj(d) / (|d|**2 + eps)`` (Lorentzian broadening of ``1/d``), elementwise,
+    with ``eps = config.broadening > 0`` (its one caller, :func:`gap_inverse`, uses it
+    only then); ``d == 0`` gives ``0 / eps = 0``, no guard needed."""
+    eps = config.broadening
     cplx = meta(d)[1].is_complex
     if type(d) is Tensor:       # a constant (not differentiated here): one NumPy pass
         x = d._data
         mag2 = (x.real * x.real + x.imag * x.imag) if cplx else x * x
-        num = x.conj() if cplx else x
-        return Tensor._wrap(fortran(_divide_where(num, mag2 + eps if eps else mag2, x != 0, x)))
+        return Tensor._wrap(fortran((x.conj() if cplx else x) / (mag2 + eps)))
     mag2 = tf.real(tf.multiply(d, tf.conj(d))) if cplx else tf.multiply(d, d)
-    if eps:
-        mag2 = tf.add(mag2, eps)
-    # d == 0 gives 0/eps = 0, or 0/0 without broadening: guard with a constant mask
-    zero = _zero_mask(d)
-    if zero is not None:
-        mag2 = tf.add(mag2, zero)
-    return tf.divide(tf.conj(d) if cplx else d, mag2)
+    return tf.divide(tf.conj(d) if cplx else d, tf.add(mag2, eps))
 
 
 def gap_inverse(d: Any, values: Any, numerator: float = 1.0, zero_cluster: bool = False) -> Any:
