@@ -20,9 +20,7 @@ import os
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = "1"
 
-import statistics  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 from typing import Any, Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -32,24 +30,8 @@ import tidu  # noqa: E402
 import tensor4all as t4a  # noqa: E402
 from tensor4all import BlockDiagonal, DiagonalTensor  # noqa: E402
 
-
-def median_time(fn: Callable[[], Any], repeat: int = 5, budget: float = 0.5) -> float:
-    """Median per-call seconds over ``repeat`` rounds (each round loops enough calls to
-    last about ``budget / repeat`` seconds)."""
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    dt = max(time.perf_counter() - t0, 1e-7)
-    number = max(1, int(budget / repeat / dt))
-    if dt > 2.0:
-        repeat = min(repeat, 3)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t0) / number)
-    return statistics.median(times)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import median_time  # noqa: E402
 
 
 def fmt(t: float) -> str:
@@ -119,7 +101,7 @@ def main() -> None:
             else:
                 vg_s, vg_d = tidu.value_and_grad(fs, argnums=argnums), tidu.value_and_grad(fd, argnums=argnums)
                 run_s, run_d = (lambda: vg_s(*args_s)), (lambda: vg_d(*args_d))
-            ts, td = median_time(run_s), median_time(run_d)
+            ts, td = median_time(run_s, repeat=5, budget=0.5), median_time(run_d, repeat=5, budget=0.5)
             print(f"{name:34s} {mode:15s} {fmt(ts)} {fmt(td)} {td / ts:7.1f}x", flush=True)
     print(f"fallbacks to dense during the structured runs: {t4a.fallback_stats() or 'none'}")
 
