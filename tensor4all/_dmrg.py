@@ -19,11 +19,13 @@ import tenferro as tf
 import tidu
 
 from ._eigensolver import get_solver
-from ._environments import left_step, mpo_squared, right_step
-from ._errors import NonHermitianError, NotDifferentiableError, Tensor4allError
+from ._environments import mpo_squared
+from ._errors import (DimensionMismatchError, InvalidOptionError, NonHermitianError, NotDifferentiableError,
+                      Tensor4allTypeError)
 from ._mpo import MPO, check_compatible
 from ._mps import MPS
 from ._sweep import BondUpdate, SweepEngine
+from ._threads import blas_threads, check_threads
 from ._util import any_traced, check_positive_int, to_numpy
 
 __all__ = ["dmrg", "DMRGResult", "SweepRecord", "BondUpdate"]
@@ -75,12 +77,12 @@ def _per_sweep(value: Any, k: int) -> Any:
 def _check_schedule(value: Any, what: str, kind: str) -> None:
     vals = list(value) if isinstance(value, (list, tuple)) else [value]
     if not vals:
-        raise Tensor4allError(f"{what} schedule is empty; give a number or a non-empty list")
+        raise InvalidOptionError(f"{what} schedule is empty; give a number or a non-empty list")
     for v in vals:
         if kind == "bond":
             check_positive_int(v, what)
         elif isinstance(v, bool) or not isinstance(v, numbers.Real) or not v >= 0:
-            raise Tensor4allError(f"{what} must be a non-negative number (or a list of them), got {v!r}")
+            raise InvalidOptionError(f"{what} must be a non-negative number (or a list of them), got {v!r}")
 
 
 def _noise_schedule(noise: Any, two_site: bool) -> Callable[[int], float]:
@@ -111,6 +113,7 @@ def dmrg(
     progress: Callable[[BondUpdate], Any] | None = None,
     eigensolver: str = "lanczos",
     compute_variance: bool = True,
+    threads: int | None = None,
 ) -> DMRGResult:
     """Ground state of the Hermitian MPO ``H`` by DMRG sweeps.
 
@@ -122,7 +125,8 @@ def dmrg(
             entry repeats); ``cutoff`` bounds the relative discarded weight per bond.
         sweeps: the maximum number of sweeps (a sweep is a left-to-right and a
             right-to-left pass).
-        tol: stop when ``|energy - previous energy| < tol`` (after the schedules are used up).
+        tol: stop when ``|energy - previous energy| < tol``, checked only once the ``max_bond``
+            and ``cutoff`` schedules are used up and (one-site) the noise has decayed to 0.
         two_site: two-site updates (bonds grow through the SVD) or one-site updates
             with subspace expansion (Hubig et al. 2015) of strength ``noise``.
         noise: one-site expansion strength: a list per sweep, or a start value that
@@ -131,25 +135,33 @@ def dmrg(
         progress: called with a :class:`BondUpdate` after every local update.
         eigensolver: ``"lanczos"`` (default) or ``"eigsh"`` (ARPACK), see ``_eigensolver``.
         compute_variance: compute ``<H^2> - <H>^2`` of the final state.
+        threads: BLAS threads for the duration of the call (threadpoolctl; the caller's
+            limits are restored afterwards): ``None`` (default) uses 1 thread while the
+            largest ``max_bond`` is below ``THREADED_MIN_BOND`` (512; threaded BLAS gains
+            little at these sizes and is many times slower on a busy machine) and the BLAS
+            default above; ``0`` leaves the BLAS default; ``n`` uses ``n`` threads.
 
     Returns:
         A :class:`DMRGResult`. If the MPO tensors are traced by tidu (couplings being
         differentiated), ``energy`` is differentiable to first order via Hellmann-Feynman.
     """
     if not isinstance(H, MPO):
-        raise Tensor4allError(f"dmrg expects an MPO Hamiltonian, got {type(H).__name__}")
+        raise Tensor4allTypeError(f"dmrg expects an MPO Hamiltonian, got {type(H).__name__}")
     if psi0 is not None:
         check_compatible(psi0, H)
     sweeps = check_positive_int(sweeps, "sweeps")
     _check_schedule(max_bond, "max_bond", "bond")
     _check_schedule(cutoff, "cutoff", "real")
     solver = get_solver(eigensolver)
+    threads = check_threads(threads)
+    largest_bond = max(max_bond) if isinstance(max_bond, (list, tuple)) else max_bond
     opts = dict(max_bond=max_bond, sweeps=sweeps, cutoff=cutoff, tol=float(tol), two_site=bool(two_site),
                 noise=_noise_schedule(noise, two_site), seed=seed, callback=callback, progress=progress,
                 solver=solver, compute_variance=compute_variance)
-    if not any_traced(H.tensors):
-        return _run(H.tensors, psi0, opts)
-    return _run_differentiable(H, psi0, opts)
+    with blas_threads(threads, largest_bond):
+        if not any_traced(H.tensors):
+            return _run(H.tensors, psi0, opts)[0]
+        return _run_differentiable(H, psi0, opts)
 
 
 def _run_differentiable(H: MPO, psi0: MPS | None, opts: dict) -> DMRGResult:
@@ -157,15 +169,15 @@ def _run_differentiable(H: MPO, psi0: MPS | None, opts: dict) -> DMRGResult:
 
     @tidu.custom_jvp
     def ground_energy(*ws):
-        res = _run(ws, psi0, opts)
+        res = _run(ws, psi0, opts)[0]
         holder["res"] = res
         return tf.asarray(np.float64(res.energy))
 
     @ground_energy.defjvp
     def ground_energy_jvp(primals, tangents):
-        res = _run(primals, psi0, opts)
+        res, engine = _run(primals, psi0, opts)
         holder["res"] = res
-        grads = operator_gradients([_numpy(w) for w in primals], _state_numpy(res.state))
+        grads = engine.operator_gradients()  # the converged environments, reused
         de = None
         for g, dw in zip(grads, tangents):
             term = tf.real(tf.sum(tf.asarray(g) * dw))
@@ -187,11 +199,8 @@ def _numpy(w: Any) -> np.ndarray:
         ) from None
 
 
-def _state_numpy(psi: MPS) -> list[np.ndarray]:
-    return [np.ascontiguousarray(np.asarray(t)) for t in psi.tensors]
-
-
-def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> DMRGResult:
+def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResult, SweepEngine]:
+    """The sweeps on concrete MPO tensors; the engine keeps the converged environments."""
     ws = [_numpy(w) for w in tensors]
     H = MPO(ws)
     if not H.is_hermitian():
@@ -202,7 +211,8 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> DMRGResult:
     chi0 = check_positive_int(_per_sweep(opts["max_bond"], 0), "max_bond")
     if psi0 is None:
         if len(set(H.phys_dims)) != 1:
-            raise Tensor4allError("dmrg needs psi0 when the sites have different dimensions")
+            raise DimensionMismatchError("dmrg needs psi0 when the sites have different dimensions "
+                                         f"(physical dimensions {list(H.phys_dims)})")
         start = chi0 if not opts["two_site"] else min(chi0, 8)
         dtype = np.result_type(*ws)
         psi0 = MPS.random(H.L, H.phys_dims[0], bond_dim=start, seed=opts["seed"], dtype=dtype)
@@ -234,7 +244,7 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> DMRGResult:
     variance = float("nan")
     if opts["compute_variance"]:
         variance = float(mpo_squared(ws, engine.psi).real - energy * energy)
-    return DMRGResult(energy, state, history, variance, converged)
+    return DMRGResult(energy, state, history, variance, converged), engine
 
 
 def _local_tol(previous: float, history: list[SweepRecord], tol: float) -> float:
@@ -242,25 +252,3 @@ def _local_tol(previous: float, history: list[SweepRecord], tol: float) -> float
     if len(history) < 2:
         return max(1e-8, tol)
     return float(min(1e-6, max(abs(history[-1].delta_energy) * 1e-3, tol * 1e-3, 1e-14)))
-
-
-def operator_gradients(ws: list[np.ndarray], psi: list[np.ndarray]) -> list[np.ndarray]:
-    """``G_i = d<psi|H|psi>/dW_i`` for a normalized state: ``dE = sum_i sum G_i * dW_i``
-    (index order of the MPO tensors)."""
-    L = len(ws)
-    dtype = np.result_type(*ws, *psi)
-    lefts = [np.ones((1, 1, 1), dtype=dtype)]
-    for i in range(L - 1):
-        lefts.append(left_step(lefts[-1], psi[i], ws[i]))
-    rights = [np.ones((1, 1, 1), dtype=dtype)]
-    for i in range(L - 1, 0, -1):
-        rights.append(right_step(rights[-1], psi[i], ws[i]))
-    rights = rights[::-1]  # rights[i] covers sites > i
-    norm2 = float(np.vdot(psi[0], psi[0]).real)  # the other sites are right-canonical
-    out = []
-    for i in range(L):
-        lb, rb, a = lefts[i], rights[i], psi[i]
-        # G[w, s, t, v] = sum L[a, w, a'] conj(A[a, s, b]) A[a', t, b'] R[v, b', b]
-        g = np.einsum("xwy,xsb,ytc,vcb->wstv", lb, a.conj(), a, rb, optimize=True)
-        out.append(g / norm2)
-    return out

@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from ._effective import OneSiteOperator, TwoSiteOperator
-from ._environments import Environments
+from ._environments import Environments, left_step
 from ._truncation import svd_truncated
 
 __all__ = ["SweepStats", "BondUpdate", "SweepEngine"]
@@ -83,6 +83,34 @@ class SweepEngine:
 
     def nbytes(self) -> int:
         return self.envs.nbytes() + sum(a.nbytes for a in self.psi)
+
+    def operator_gradients(self) -> list[np.ndarray]:
+        """``G_i = d<psi|H|psi>/dW_i`` (``<psi|psi> = 1``) at the current state, for the
+        Hellmann-Feynman derivative ``dE = sum_i sum G_i * dW_i`` (MPO index order).
+
+        One left-to-right pass: the right blocks are the cached ones of the last
+        (right-to-left) half sweep, the left blocks are built on the way, and each
+        ``G_i[w, s, t, v] = sum L[x, w, y] conj(A[x, s, b]) A[y, t, c] R[v, c, b]``
+        is three GEMMs (cost ``O(chi^3 d D + chi^2 d^2 D^2)`` per site).
+        """
+        psi, ws, envs = self.psi, self.ws, self.envs
+        norm2 = float(np.vdot(psi[0], psi[0]).real)  # sites > 0 are right-canonical
+        lb = envs.left(0)
+        out = []
+        for i in range(self.L):
+            a, rb = psi[i], envs.right(i + 1)
+            cx, dw, ky = lb.shape
+            _, d, cb = a.shape
+            dv, kc, _ = rb.shape
+            # P[(w y), (s b)] = L^T conj(A);  Q[(y t), (v b)] = A R
+            p = lb.reshape(cx, dw * ky).T @ a.reshape(cx, d * cb).conj()
+            q = a.reshape(ky * d, kc) @ rb.transpose(1, 0, 2).reshape(kc, dv * cb)
+            p = p.reshape(dw, ky, d, cb).transpose(0, 2, 1, 3).reshape(dw * d, ky * cb)
+            q = q.reshape(ky, d, dv, cb).transpose(0, 3, 1, 2).reshape(ky * cb, d * dv)
+            out.append((p @ q).reshape(dw, d, d, dv) / norm2)
+            if i + 1 < self.L:
+                lb = left_step(lb, a, ws[i])
+        return out
 
     # ---- sweeps -----------------------------------------------------------------------
     def sweep(self, *, two_site: bool, max_bond: int, cutoff: float, tol: float, alpha: float,

@@ -24,7 +24,6 @@ from importlib import metadata
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,6 +36,7 @@ from . import models, references
 from ._dmrg import dmrg
 from ._errors import Tensor4allError
 from ._mps import MPS
+from ._threads import THREADED_MIN_BOND, threads_for
 
 __all__ = ["main", "build_parser", "SCHEMA"]
 
@@ -47,10 +47,6 @@ SPINS = ("1/2", "1")
 DTYPES = ("float64", "complex128")
 SAVE_EXTENSIONS = {".arrow": "arrow", ".parquet": "parquet", ".npz": "npz"}
 PLOT_EXTENSIONS = (".png", ".pdf", ".svg")
-#: environment variables read by BLAS/OpenMP libraries when they are loaded
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                    "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
-_REEXEC_MARK = "TENSOR4ALL_CLI_THREADS_SET"
 _MODEL_OPTIONS = {"heisenberg": ("Jz", "h", "spin"), "xxz": ("Jz", "h", "spin"), "tfim": ("g",)}
 _ALL_MODEL_OPTIONS = ("Jz", "h", "spin", "g")
 
@@ -80,6 +76,12 @@ def _nonnegative_float(text: str) -> float:
     if x < 0:
         raise argparse.ArgumentTypeError(f"must be a non-negative number, got {text!r}")
     return x
+
+
+def _threads(text: str) -> int | None:
+    if text == "auto":
+        return None
+    return _int_at_least(0, "the thread count is 'auto' or a non-negative integer")(text)
 
 
 def _int_at_least(low: int, what: str) -> Callable[[str], int]:
@@ -169,7 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="truncation cutoff: largest discarded weight (relative sum of squared singular "
                         "values) per bond; a number or a schedule per sweep (default: 1e-12)")
     a.add_argument("--tol", type=_nonnegative_float, default=1e-10,
-                   help="stop when the energy changes by less than this in one sweep (default: %(default)g)")
+                   help="stop when the energy changes by less than this in one sweep, checked only after "
+                        "the --chi and --cutoff schedules are used up and, with --one-site, after the "
+                        "--noise has decayed to 0 (default: %(default)g)")
     site = a.add_mutually_exclusive_group()
     site.add_argument("--two-site", dest="two_site", action="store_true", default=True,
                       help="two-site updates: bonds grow through the SVD (the default)")
@@ -183,11 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seed of the random initial state (default: %(default)s)")
     a.add_argument("--dtype", choices=DTYPES, default="float64",
                    help="element type of the state (default: %(default)s)")
-    a.add_argument("--threads", type=_int_at_least(0, "the thread count is a non-negative integer"), default=1,
-                   help="BLAS threads (default: %(default)s: DMRG's matrix products at these sizes gain "
-                        "little from threads, and threaded BLAS is slow on a busy machine; 0 keeps "
-                        "the BLAS library's own setting). Uses threadpoolctl when installed, else "
-                        "sets OMP_NUM_THREADS etc. and restarts the program before NumPy loads BLAS")
+    a.add_argument("--threads", type=_threads, default=None, metavar="N",
+                   help="BLAS threads during the sweeps (default: auto: 1 thread while the largest chi is "
+                        f"below {THREADED_MIN_BOND}, where threaded BLAS gains little and is many times "
+                        "slower on a busy machine, else the BLAS default; 0 keeps the BLAS library's own "
+                        "setting)")
     o = p.add_argument_group("output")
     o.add_argument("--json", metavar="PATH", default=None,
                    help="write the full result as JSON: parameters, history per sweep, energy, variance, "
@@ -268,40 +272,6 @@ def _installed(module: str) -> bool:
         return False
 
 
-# ---- BLAS threads ----------------------------------------------------------------------
-def _limit_threads(n: int, argv: Sequence[str] | None) -> str:
-    """Limit BLAS to ``n`` threads; returns how (``threadpoolctl``, ``environment``, ``unchanged``).
-
-    NumPy loads BLAS when it is imported, and ``python -m tensor4all`` imports the package
-    (hence NumPy) before this runs; so without threadpoolctl the environment variables
-    are set and the program restarts itself once (only when run as a program: ``argv``
-    is None), so that BLAS reads them when it loads.
-    """
-    if n == 0:
-        return "unchanged"
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        pass
-    else:
-        threadpool_limits(limits=n)
-        return "threadpoolctl"
-    wanted = str(n)
-    if all(os.environ.get(v) == wanted for v in THREAD_VARIABLES):
-        return "environment"
-    if argv is None and not os.environ.get(_REEXEC_MARK):
-        env = dict(os.environ, **{v: wanted for v in THREAD_VARIABLES}, **{_REEXEC_MARK: "1"})
-        cmd = [sys.executable, "-m", "tensor4all", *sys.argv[1:]]
-        sys.stdout.flush()
-        sys.stderr.flush()
-        if os.name == "posix":
-            os.execve(sys.executable, cmd, env)  # does not return
-        raise SystemExit(subprocess.call(cmd, env=env))
-    print(f"{PROG}: warning: --threads {n} has no effect: threadpoolctl is not installed and BLAS is "
-          "already loaded (pip install threadpoolctl)", file=sys.stderr)
-    return "unchanged"
-
-
 # ---- entry point -----------------------------------------------------------------------
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the program with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
@@ -323,17 +293,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _cmd_dmrg(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     _validate_dmrg(parser, args)
-    threads_how = _limit_threads(args.threads, argv)
-    return _DMRGRun(parser.commands["dmrg"], args, threads_how, list(sys.argv[1:] if argv is None else argv)).run()
+    return _DMRGRun(parser.commands["dmrg"], args, list(sys.argv[1:] if argv is None else argv)).run()
 
 
 # ---- the dmrg command ------------------------------------------------------------------
 class _DMRGRun:
-    def __init__(self, parser: argparse.ArgumentParser, args: argparse.Namespace, threads_how: str,
-                 argv: list[str]):
+    def __init__(self, parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]):
         self.parser = parser
         self.args = args
-        self.threads_how = threads_how
+        self.blas_threads = threads_for(args.threads, max(args.chi))
         self.argv = argv
         self.out = sys.stdout
         self.show_table = not args.quiet
@@ -354,7 +322,8 @@ class _DMRGRun:
             p["spin"] = "1/2" if a.spin is None else a.spin
         p.update(chi=list(a.chi), sweeps=a.sweeps, cutoff=list(a.cutoff), tol=a.tol, two_site=a.two_site,
                  noise=(None if a.two_site else (1e-4 if a.noise is None else a.noise)),
-                 seed=a.seed, dtype=a.dtype, threads=a.threads, threads_method=self.threads_how)
+                 seed=a.seed, dtype=a.dtype, threads=a.threads,
+                 blas_threads=self.blas_threads)
         return p
 
     def model_text(self, p: dict[str, Any]) -> str:
@@ -412,7 +381,7 @@ class _DMRGRun:
         self.print(f"DMRG  {self.model_text(p)}  (MPO bond dimension {max(H.bond_dims, default=1)})")
         self.print(f"      {sites}, chi {_sched(a.chi)}, cutoff {_sched(a.cutoff, '{:g}')}, at most "
                    f"{a.sweeps} sweeps, tol {a.tol:g}, {a.dtype}, seed {a.seed}, "
-                   f"BLAS threads {a.threads or 'default'}")
+                   f"BLAS threads {self.blas_threads or 'default'}")
         if self.show_table:
             self.print(f"{'sweep':>5}  {'energy':>20}  {'dE':>10}  {'max bond':>8}  {'max trunc err':>13}  "
                        f"{'seconds':>8}")
@@ -420,7 +389,7 @@ class _DMRGRun:
         try:
             res = dmrg(H, psi0, max_bond=list(a.chi), sweeps=a.sweeps, cutoff=list(a.cutoff), tol=a.tol,
                        two_site=a.two_site, noise=p["noise"], seed=a.seed,
-                       callback=self.on_sweep, progress=self.on_bond)
+                       callback=self.on_sweep, progress=self.on_bond, threads=a.threads)
         except Tensor4allError as e:
             self.close_bar()
             self.parser.error(str(e))

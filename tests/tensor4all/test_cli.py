@@ -29,7 +29,6 @@ E_HEISENBERG_32 = -13.9973156182243
 def run_cli(*args: str, env: dict | None = None, cwd: pathlib.Path | None = None, timeout: float = 300,
             python_args: tuple[str, ...] = ("-m", "tensor4all")) -> subprocess.CompletedProcess:
     full_env = dict(os.environ)
-    full_env.pop("TENSOR4ALL_CLI_THREADS_SET", None)
     if env:
         full_env.update(env)
     return subprocess.run([sys.executable, *python_args, *args], capture_output=True, text=True,
@@ -56,7 +55,7 @@ def check_schema(doc: dict, L: int) -> None:
     assert set(doc["program"]) == {"name", "version", "argv", "started", "python", "numpy"}
     p = doc["parameters"]
     common = {"model", "L", "J", "chi", "sweeps", "cutoff", "tol", "two_site", "noise", "seed", "dtype",
-              "threads", "threads_method"}
+              "threads", "blas_threads"}
     extra = {"g"} if p["model"] == "tfim" else {"Jz", "h", "spin"}
     assert set(p) == common | extra
     assert p["L"] == L
@@ -136,7 +135,6 @@ def _run_with_terminal_stderr(*args: str) -> tuple[int, str, str]:
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     env = dict(os.environ)
-    env.pop("TENSOR4ALL_CLI_THREADS_SET", None)
     proc = subprocess.Popen([sys.executable, "-m", "tensor4all", *args], stdout=subprocess.PIPE,
                             stderr=slave, cwd=ROOT, env=env)
     os.close(slave)
@@ -173,7 +171,6 @@ def test_progress_bar_on_a_terminal_and_not_with_quiet():
 def test_closed_stdout_stops_quietly():
     # as in 'tensor4all dmrg | head -2': the reader goes away after the first lines
     env = dict(os.environ)
-    env.pop("TENSOR4ALL_CLI_THREADS_SET", None)
     proc = subprocess.Popen([sys.executable, "-m", "tensor4all", "dmrg", "--L", "16", "--chi", "16"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=env)
     first = proc.stdout.readline()
@@ -295,41 +292,25 @@ def test_save_and_load_back(tmp_path, ext):
 
 
 # ---- threads -----------------------------------------------------------------------------
-def test_threads_with_threadpoolctl(tmp_path):
-    pytest.importorskip("threadpoolctl", reason="threadpoolctl is in the 'dev' extra")
+def test_threads_limit_blas_during_the_run_and_restore_afterwards(tmp_path):
+    # the run's BLAS thread count is read inside the sweep (callback); after main returns,
+    # the caller's setting (here 3 threads, set by the caller) is back
     js = tmp_path / "a.json"
-    code = ("import sys; from tensor4all.cli import main; from threadpoolctl import threadpool_info; "
-            "rc = main(sys.argv[1:]); "
-            "print('BLAS', sorted({i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'})); "
-            "sys.exit(rc)")
-    proc = run_cli("dmrg", "--L", "6", "--chi", "8", "--quiet", "--threads", "2", "--json", str(js),
-                   python_args=("-c", code))
-    assert proc.returncode == 0, proc.stderr
-    assert strict_json(js)["parameters"]["threads_method"] == "threadpoolctl"
-    assert "BLAS [2]" in proc.stdout  # every BLAS library loaded (NumPy's and SciPy's) is limited
-
-
-def test_threads_without_threadpoolctl_restart_once_with_the_variables(tmp_path):
-    # without threadpoolctl the program sets the BLAS variables and restarts itself once
-    blocked = tmp_path / "block"
-    blocked.mkdir()
-    (blocked / "threadpoolctl.py").write_text("raise ImportError('hidden by the test')\n")
-    env = {"PYTHONPATH": os.pathsep.join([str(blocked), str(ROOT)])}
-    for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        env[v] = "7"
-    js2 = tmp_path / "b.json"
-    probe = tmp_path / "probe.py"
-    probe.write_text("import os, sys, runpy\n"
-                     "print('PARENT', os.getpid(), flush=True)\n"
-                     "sys.argv = ['tensor4all'] + sys.argv[1:]\n"
-                     "runpy.run_module('tensor4all', run_name='__main__')\n")
-    proc = run_cli("dmrg", "--L", "6", "--chi", "8", "--threads", "1", "--json", str(js2), env=env,
-                   python_args=(str(probe),))
-    assert proc.returncode == 0, proc.stderr
-    doc = strict_json(js2)
-    assert doc["parameters"]["threads_method"] == "environment"
-    assert proc.stdout.count("PARENT") == 1  # printed before the restart, once
-    assert proc.stdout.count("DMRG  heisenberg") == 1  # the run itself happened once, after it
+    code = ("import sys; from threadpoolctl import threadpool_info, threadpool_limits; "
+            "import tensor4all.cli as cli, tensor4all._dmrg as d; "
+            "blas = lambda: sorted({i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'}); "
+            "threadpool_limits(3); seen = []; orig = d._run; "
+            "d._run = lambda *a, **k: (seen.append(blas()), orig(*a, **k))[1]; "
+            "rc = cli.main(sys.argv[1:]); print('DURING', seen[0], 'AFTER', blas()); sys.exit(rc)")
+    for option, during in ((("--threads", "2"), "[2]"), ((), "[1]"), (("--threads", "0"), "[3]")):
+        proc = run_cli("dmrg", "--L", "6", "--chi", "8", "--quiet", *option, "--json", str(js),
+                       python_args=("-c", code))
+        assert proc.returncode == 0, proc.stderr
+        # every BLAS library loaded (NumPy's and SciPy's) is limited, and restored
+        assert f"DURING {during} AFTER [3]" in proc.stdout, (option, proc.stdout)
+        params = strict_json(js)["parameters"]
+        assert params["blas_threads"] == {"[2]": 2, "[1]": 1, "[3]": None}[during]
+        assert params["threads"] == (int(option[1]) if option else None)
 
 
 # ---- help and bad arguments ------------------------------------------------------------------
