@@ -41,7 +41,7 @@ def _same(a: TensorType, *rest: TensorType) -> TensorType:
 
 def _binary_aval(name: str) -> Callable[..., TensorType]:
     def aval(a: TensorType, b: TensorType) -> TensorType:
-        if a is b:  # interned CPU avals (see _prim.tensor_type)
+        if a is b:  # interned CPU avals (see _aval.tensor_type)
             return a
         if a.shape != b.shape or a.dtype is not b.dtype:
             raise ShapeError(
@@ -68,7 +68,7 @@ def _prepare(op: str, *xs: Any) -> list[Any]:
             a, b = x._data, y._data
             if a.shape == b.shape and a.dtype == b.dtype and type(a) is type(b) is np.ndarray:
                 return [x, y]
-        # Canonical CPU avals (see _prim.tensor_type): identical avals need no work.
+        # Canonical CPU avals (see _aval.tensor_type): identical avals need no work.
         ax, ay = aval_of_operand(x), aval_of_operand(y)
         if ax is not None:
             if ay is ax:

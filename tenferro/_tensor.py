@@ -158,8 +158,8 @@ class Tensor:
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if copy is False and not isinstance(self._data, np.ndarray):
-            raise ValueError(f"__array__: a tensor on {self.placement} cannot be viewed as a NumPy array "
-                             "without a copy; call .to_cpu() first or allow copy")
+            raise PlacementError(f"__array__: a tensor on {self.placement} cannot be viewed as a NumPy array "
+                                 "without a copy; call .to_cpu() first or allow copy")
         return np.asarray(self.numpy(), dtype=dtype, copy=copy)
 
     def __dlpack__(self, **kwargs: Any) -> Any:

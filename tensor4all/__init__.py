@@ -17,9 +17,9 @@
 from __future__ import annotations
 
 from ._errors import (
-    BondDimensionError, DimensionMismatchError, EmptyOpSumError, NonHermitianError,
-    NotDifferentiableError, OpSumTermError, SiteOutOfRangeError, Tensor4allError,
-    UnknownLocalSpaceError, UnknownOperatorError,
+    BondDimensionError, DimensionMismatchError, EmptyOpSumError, InvalidOptionError, MPSFileError,
+    MPSFileNotFoundError, NonHermitianError, NotDifferentiableError, OpSumTermError, SiteOutOfRangeError,
+    Tensor4allError, Tensor4allTypeError, UnknownLocalSpaceError, UnknownOperatorError, UnsupportedFileFormatError,
 )
 from ._local_ops import LOCAL_SPACES, LocalSpace, local_space
 from ._mps import MPS, overlap
@@ -34,7 +34,8 @@ __all__ = [
     "LocalSpace", "local_space", "LOCAL_SPACES",
     "Tensor4allError", "UnknownOperatorError", "UnknownLocalSpaceError", "SiteOutOfRangeError",
     "DimensionMismatchError", "BondDimensionError", "EmptyOpSumError", "OpSumTermError",
-    "NonHermitianError", "NotDifferentiableError",
+    "NonHermitianError", "NotDifferentiableError", "Tensor4allTypeError", "InvalidOptionError",
+    "UnsupportedFileFormatError", "MPSFileError", "MPSFileNotFoundError",
 ]
 
 # structured tensors (diagonal, block-diagonal), shapes and the layered dispatcher

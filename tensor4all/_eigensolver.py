@@ -21,7 +21,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse.linalg
 
-from ._errors import Tensor4allError
+from ._errors import InvalidOptionError
 
 __all__ = ["lanczos", "eigsh", "SOLVERS", "get_solver", "LocalOperator"]
 
@@ -104,6 +104,6 @@ def get_solver(name: str) -> Solver:
     try:
         return SOLVERS[name]
     except (KeyError, TypeError):
-        raise Tensor4allError(
+        raise InvalidOptionError(
             f"unknown local eigensolver {name!r}; valid eigensolvers: {', '.join(sorted(SOLVERS))}"
         ) from None

@@ -1,8 +1,9 @@
 """Typed errors of tensor4all: one base class, one subclass per kind of bad input.
 
 Every error names what was wrong and what was expected. The subclasses also derive
-from the matching built-in exception (``ValueError``, ``IndexError``, ``KeyError``)
-so generic handlers keep working.
+from the matching built-in exception (``ValueError``, ``TypeError``, ``IndexError``,
+``KeyError``, ``FileNotFoundError``) so generic handlers keep working; code raises a
+subclass, never :class:`Tensor4allError` itself.
 """
 from __future__ import annotations
 
@@ -17,6 +18,11 @@ __all__ = [
     "OpSumTermError",
     "NonHermitianError",
     "NotDifferentiableError",
+    "Tensor4allTypeError",
+    "InvalidOptionError",
+    "UnsupportedFileFormatError",
+    "MPSFileError",
+    "MPSFileNotFoundError",
 ]
 
 
@@ -47,7 +53,7 @@ class DimensionMismatchError(Tensor4allError, ValueError):
 
 
 class BondDimensionError(Tensor4allError, ValueError):
-    """A bond dimension that is not a positive integer."""
+    """A bond dimension or a number of sites that is not a positive integer."""
 
 
 class EmptyOpSumError(Tensor4allError, ValueError):
@@ -64,3 +70,26 @@ class NonHermitianError(Tensor4allError, ValueError):
 
 class NotDifferentiableError(Tensor4allError, TypeError):
     """An operation that tensor4all does not differentiate was given traced values."""
+
+
+class Tensor4allTypeError(Tensor4allError, TypeError):
+    """An argument of the wrong kind (an MPS where an MPO is expected, ...)."""
+
+
+class InvalidOptionError(Tensor4allError, ValueError):
+    """An option outside its valid values (an unknown eigensolver, model or spin; a
+    negative cutoff); the message lists what is accepted."""
+
+
+class UnsupportedFileFormatError(Tensor4allError, ValueError):
+    """A file name or ``format=`` that names no supported file format; the message
+    lists the extensions and formats that are."""
+
+
+class MPSFileError(Tensor4allError, ValueError):
+    """A file that holds no MPS in the layout :meth:`MPS.save` writes
+    (entries ``site_0000``, ``site_0001``, ...)."""
+
+
+class MPSFileNotFoundError(Tensor4allError, FileNotFoundError):
+    """:meth:`MPS.load` of a path where no file exists."""

@@ -17,7 +17,7 @@ import tidu
 
 from ._autompo import compile_opsum
 from ._chain import SiteChain
-from ._errors import DimensionMismatchError, Tensor4allError
+from ._errors import DimensionMismatchError, Tensor4allTypeError
 from ._local_ops import LocalSpace, local_space
 from ._mps import MPS, overlap
 from ._opsum import OpSum
@@ -85,7 +85,7 @@ class MPO(SiteChain):
         in each coefficient, and already minimal for nearest-neighbour models.
         """
         if not isinstance(os, OpSum):
-            raise Tensor4allError(f"MPO.from_opsum expects an OpSum, got {type(os).__name__}")
+            raise Tensor4allTypeError(f"MPO.from_opsum expects an OpSum, got {type(os).__name__}")
         L = check_positive_int(L, "L (number of sites)")
         space = local_space(local)
         tensors, symbolic = compile_opsum(os, L, space)
@@ -195,9 +195,9 @@ def expectation(psi: MPS, H: MPO) -> Any:
 def check_compatible(psi: Any, H: Any) -> None:
     """Typed errors unless ``psi`` is an MPS and ``H`` an MPO with the same sites."""
     if not isinstance(psi, MPS):
-        raise Tensor4allError(f"expected an MPS, got {type(psi).__name__}")
+        raise Tensor4allTypeError(f"expected an MPS, got {type(psi).__name__}")
     if not isinstance(H, MPO):
-        raise Tensor4allError(f"expected an MPO, got {type(H).__name__}")
+        raise Tensor4allTypeError(f"expected an MPO, got {type(H).__name__}")
     if psi.L != H.L:
         raise DimensionMismatchError(f"the MPS has {psi.L} sites but the MPO has {H.L}")
     if psi.phys_dims != H.phys_dims:

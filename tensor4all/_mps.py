@@ -22,7 +22,10 @@ import tenferro as tf
 import tidu
 
 from ._chain import SiteChain
-from ._errors import DimensionMismatchError, SiteOutOfRangeError, Tensor4allError
+from ._errors import (
+    DimensionMismatchError, MPSFileError, MPSFileNotFoundError, SiteOutOfRangeError, Tensor4allTypeError,
+    UnsupportedFileFormatError,
+)
 from ._local_ops import default_local_space, local_space
 from ._truncation import svd_truncated
 from ._util import as_tensor, check_positive_int, np_dtype, to_numpy
@@ -231,6 +234,9 @@ class MPS(SiteChain):
         """Read an MPS written by :meth:`save` (format from the extension unless given).
         The tensors are read into memory (not memory-mapped views of the file)."""
         fmt = _file_format(path, format)
+        if not os.path.isfile(os.fspath(path)):
+            raise MPSFileNotFoundError(f"MPS.load: no file {os.fspath(path)!r}; expected a file written by MPS.save "
+                                       "(or tensor4all dmrg --save)")
         if fmt == "npz":
             with np.load(os.fspath(path), allow_pickle=False) as data:
                 entries = {k: np.asfortranarray(data[k]) for k in data.files}
@@ -238,7 +244,7 @@ class MPS(SiteChain):
             entries = dict(tf.load(path, mmap=False))
         keys = sorted(k for k in entries if _SITE_KEY.fullmatch(k))
         if not keys or keys != [_site_key(i) for i in range(len(keys))]:
-            raise Tensor4allError(
+            raise MPSFileError(
                 f"MPS.load: {os.fspath(path)!r} holds no MPS: expected entries site_0000, site_0001, ..., "
                 f"got {sorted(entries)[:6]}"
             )
@@ -330,7 +336,7 @@ def _sandwich(psi: MPS, ops: dict[int, np.ndarray]) -> Any:
 def overlap(a: MPS, b: MPS) -> Any:
     """``<a|b>`` (``a`` conjugated) as a scalar tensor; differentiable in both."""
     if not (isinstance(a, MPS) and isinstance(b, MPS)):
-        raise Tensor4allError(f"overlap expects two MPS, got {type(a).__name__} and {type(b).__name__}")
+        raise Tensor4allTypeError(f"overlap expects two MPS, got {type(a).__name__} and {type(b).__name__}")
     if a.L != b.L or a.phys_dims != b.phys_dims:
         raise DimensionMismatchError(
             f"overlap: the states differ in length or physical dimensions: L={a.L} with {a.phys_dims} "
@@ -380,11 +386,11 @@ def _file_format(path: Any, format: str | None) -> str:  # noqa: A002
     valid = sorted(set(FILE_FORMATS.values()))
     if format is not None:
         if format not in valid:
-            raise Tensor4allError(f"unknown MPS file format {format!r}; valid formats: {', '.join(valid)}")
+            raise UnsupportedFileFormatError(f"unknown MPS file format {format!r}; valid formats: {', '.join(valid)}")
         return format
     suffix = os.path.splitext(os.fspath(path))[1].lower()
     if suffix not in FILE_FORMATS:
-        raise Tensor4allError(
+        raise UnsupportedFileFormatError(
             f"cannot tell the MPS file format from {os.fspath(path)!r}; use one of the extensions "
             f"{', '.join(FILE_FORMATS)} or pass format= ({', '.join(valid)})"
         )

@@ -81,10 +81,6 @@ class OpSum:
     def __repr__(self) -> str:
         return f"OpSum({len(self._terms)} terms)"
 
-    def max_site(self) -> int:
-        """The largest site index used (-1 for an empty sum)."""
-        return max((s for t in self._terms for _, s in t.ops), default=-1)
-
     def check_sites(self, L: int) -> None:
         for t in self._terms:
             for name, s in t.ops:

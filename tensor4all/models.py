@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._errors import Tensor4allError
+from ._errors import InvalidOptionError
 from ._mpo import MPO
 from ._opsum import OpSum
 from ._util import check_positive_int, is_traced
@@ -57,7 +57,7 @@ def heisenberg(L: int, J: Any = 1.0, Jz: Any = None, h: Any = 0.0, spin: str = "
     """Heisenberg/XXZ chain ``sum J (SxSx + SySy) + Jz SzSz - h sum Sz`` (``Jz`` defaults to ``J``);
     ``spin`` is ``"1/2"`` or ``"1"``."""
     if spin not in _SPINS:
-        raise Tensor4allError(f"unknown spin {spin!r}; valid spins: {', '.join(_SPINS)}")
+        raise InvalidOptionError(f"unknown spin {spin!r}; valid spins: {', '.join(_SPINS)}")
     return MPO.from_opsum(heisenberg_opsum(L, J, Jz, h), L, _SPINS[spin])
 
 

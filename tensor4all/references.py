@@ -23,9 +23,10 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
-from ._errors import Tensor4allError
+from ._errors import InvalidOptionError
 from ._local_ops import local_space
 from ._opsum import OpSum
+from ._util import check_positive_int
 from . import models
 
 __all__ = [
@@ -58,8 +59,7 @@ class Reference:
 
 def tfim_ground_energy(L: int, J: float = 1.0, g: float = 1.0) -> float:
     """Exact ground energy of the open chain ``-J sum_i Z_i Z_{i+1} - g sum_i X_i`` (free fermions)."""
-    if L < 1:
-        raise Tensor4allError(f"L must be a positive integer, got {L!r}")
+    L = check_positive_int(L, "L")
     # The singular values of the bidiagonal matrix are the positive eigenvalues of the
     # symmetric tridiagonal Golub-Kahan matrix with zero diagonal and off-diagonal
     # (g, J, g, J, ..., g): O(L^2) work and no squaring of small singular values.
@@ -129,7 +129,7 @@ def reference_energy(model: str, L: int, *, J: float = 1.0, Jz: float | None = N
         e = tfim_ground_energy(L, J, g)
         return Reference(e, "free-fermion solution", True)
     if model not in ("heisenberg", "xxz"):
-        raise Tensor4allError(f"unknown model {model!r}; valid models: heisenberg, xxz, tfim")
+        raise InvalidOptionError(f"unknown model {model!r}; valid models: heisenberg, xxz, tfim")
     Jz = J if Jz is None else Jz
     d = 2 if spin == "1/2" else 3
     if d**L <= ED_MAX_DIM:

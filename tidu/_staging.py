@@ -267,9 +267,6 @@ class StagedFunction:
         """``CacheInfo(hits, misses, traces, size, maxsize)``."""
         return CacheInfo(self.hits, self.misses, self.traces, len(self._cache), self.maxsize)
 
-    def cache_clear(self) -> None:
-        self._cache.clear()
-
     def entry(self, *args: Any, **kwargs: Any) -> tuple[Graph, Callable[..., list], PyTreeDef]:
         """``(graph, executable, output tree)`` for these arguments, traced (or
         looked up) and compiled, without running it."""

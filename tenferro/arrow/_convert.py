@@ -29,9 +29,8 @@ stored as a real tensor of shape ``(*s, 2)`` whose trailing axis (named
 ``torch.view_as_real``'s convention, without a copy; ``from_arrow(a,
 complex=True)`` reverses it (``tenferro.save`` records this in the file, so
 ``tenferro.load`` needs no flag). ``bool`` is refused: Arrow packs booleans eight
-to a byte, which has no byte-strided layout to share (seed 000 excludes it for this
-reason). 0-d tensors are refused: Arrow's fixed-shape tensor type requires at least
-one dimension. Size-0 dimensions work. Nulls exist only per tensor: a null entry
+to a byte, which has no byte-strided layout to share. 0-d tensors are refused:
+Arrow's fixed-shape tensor type requires at least one dimension. Size-0 dimensions work. Nulls exist only per tensor: a null entry
 is ``None``; nulls inside a tensor are refused.
 """
 from __future__ import annotations
@@ -80,17 +79,12 @@ class ArrowTensorInfo:
     physical_shape: tuple[int, ...]
     permutation: tuple[int, ...]
 
-    @property
-    def is_column_major(self) -> bool:
-        """True when each tensor is stored column-major (reads back without a copy)."""
-        return self.permutation == f_order_permutation(len(self.shape))
-
 
 # -- checks shared by both directions -------------------------------------------------------
 
 def _refuse_bool(op: str) -> DTypeError:
     return DTypeError(f"{op}: bool tensors are not supported: Arrow packs booleans eight to a byte, so a bool "
-                      "tensor has no byte-strided layout to share (seed 000 excludes bool for this reason); "
+                      "tensor has no byte-strided layout to share; "
                       "cast to int32 first (tenferro.cast(t, tenferro.int32))")
 
 

@@ -105,7 +105,8 @@ programming, which finds the optimal path without outer products far faster)."""
 MAX_INTERMEDIATE_BYTES = 2 ** 40
 """A path whose largest intermediate needs more bytes than this (1 TiB, or the
 machine's physical memory when smaller) is refused before anything is allocated
-(:class:`tenferro.TenferroMemoryError`, suggesting ``optimize="auto"``)."""
+(:class:`tenferro.TenferroMemoryError`, naming the bytes and either an optimizer whose
+path fits or, when none does, slicing the contraction)."""
 
 
 class EinsumPathWarning(UserWarning):
@@ -148,9 +149,10 @@ def find_path(terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequ
     return path
 
 
-def _check_intermediates(terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequence[int],
-                         path: tuple, optimize: Any, itemsize: int) -> None:
-    """Refuse a path whose largest intermediate does not fit (before allocating)."""
+def _largest_intermediate(terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequence[int],
+                         path: Sequence[tuple[int, ...]]) -> int:
+    """The number of elements of the largest intermediate (the result included) that
+    ``path`` creates."""
     live = [set(t) for t in terms]
     out = set(output)
     largest = 0
@@ -163,13 +165,59 @@ def _check_intermediates(terms: Sequence[Sequence[int]], output: Sequence[int], 
             size *= sizes[l]
         largest = max(largest, size)
         live = rest + [keep]
-    need = largest * itemsize
-    if need > _memory_limit():
-        how = "left to right (optimize=False)" if optimize is False else f"along the path of optimize={optimize!r}"
+    return largest
+
+
+#: Above this many operands, the memory error does not run the dynamic programme that
+#: minimizes the largest intermediate (it can take long); greedy and "auto" still run.
+SIZE_SEARCH_MAX_OPERANDS = 16
+_SIZE_OPTIMIZER = "opt_einsum.DynamicProgramming(minimize='size')"
+
+
+def _alternatives(terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequence[int],
+                  optimize: Any) -> list[tuple[str, int]]:
+    """``(spelling of optimize, largest intermediate in elements)`` for the paths of
+    "auto", "greedy" and (up to :data:`SIZE_SEARCH_MAX_OPERANDS` operands) opt_einsum's
+    dynamic programme minimizing the largest intermediate, leaving out ``optimize``
+    itself; in that order of preference (fewest FLOPs first)."""
+    eq, shapes = opt_einsum_equation(terms, output, sizes)
+    candidates: list[tuple[str, Any]] = [("'auto'", "auto"), ("'greedy'", "greedy")]
+    if len(terms) <= SIZE_SEARCH_MAX_OPERANDS:
+        candidates.append((_SIZE_OPTIMIZER, opt_einsum.DynamicProgramming(minimize="size")))
+    found = []
+    for spelling, opt in candidates:
+        if isinstance(opt, str) and opt == optimize:
+            continue
+        path, _ = opt_einsum.contract_path(eq, *shapes, shapes=True, optimize=opt)
+        found.append((spelling, _largest_intermediate(terms, output, sizes, [tuple(s) for s in path])))
+    return found
+
+
+def _check_intermediates(terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequence[int],
+                         path: tuple, optimize: Any, itemsize: int) -> None:
+    """Refuse a path whose largest intermediate does not fit (before allocating), with
+    advice that fits the case: another optimizer whose path fits, or slicing when no
+    path found does."""
+    largest = _largest_intermediate(terms, output, sizes, path)
+    need, limit = largest * itemsize, _memory_limit()
+    if need <= limit:
+        return
+    how = "left to right (optimize=False)" if optimize is False else f"along the path of optimize={optimize!r}"
+    head = (f"einsum: contracting {how} needs an intermediate of {largest} elements, {fmt_bytes(need)}, more than "
+            f"the {fmt_bytes(limit)} allowed (physical memory, at most {fmt_bytes(MAX_INTERMEDIATE_BYTES)}); ")
+    found = _alternatives(terms, output, sizes, optimize)
+    fits = [(spelling, n) for spelling, n in found if n * itemsize <= limit]
+    if fits:
+        spelling, n = fits[0]
         raise TenferroMemoryError(
-            f"einsum: contracting {how} needs an intermediate of {largest} elements, {fmt_bytes(need)}, more than "
-            f"the {fmt_bytes(_memory_limit())} allowed; use optimize='auto' (or 'greedy'/'dp') for a path with "
-            "smaller intermediates")
+            head + f"optimize={spelling} finds a path whose largest intermediate is {fmt_bytes(n * itemsize)}, "
+            f"which fits: pass optimize={spelling}")
+    smallest = min([largest] + [n for _, n in found])
+    searched = ", ".join(f"optimize={spelling}" for spelling, _ in found)
+    raise TenferroMemoryError(
+        head + f"no other path fits either: the best of the paths of {searched} still needs an intermediate of "
+        f"{fmt_bytes(smallest * itemsize)}. Slice the contraction (fix one or more indices and sum the slices in a "
+        "loop; cotengra's SliceFinder chooses which) or make the problem smaller")
 
 
 def opt_einsum_equation(terms: Sequence[Sequence[int]], output: Sequence[int],

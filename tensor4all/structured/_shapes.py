@@ -117,10 +117,6 @@ class JaggedShape:
             return None
         return Shape((len(inner), *inner[0]))
 
-    def layer_count(self, k: int) -> int:
-        """Number of index tuples over the first ``k`` modes (used by :class:`Nested`)."""
-        return _prefix_count(self, k)
-
     # -- sub-shapes ----------------------------------------------------------------
     def chip(self, i: int) -> Any:
         """The shape of outer slice ``i`` (absolute index), one rank lower."""
@@ -286,7 +282,7 @@ class TiledShape:
         return itertools.product(*(range(n) for n in self.n_tiles))
 
     def as_jagged(self) -> JaggedShape:
-        """The JaggedShape of the tiles (seed 001's verbose spelling)."""
+        """The same shape spelled as a JaggedShape of the tiles (nested lists of per-tile Shapes)."""
         def build(prefix: tuple[int, ...]) -> Any:
             if len(prefix) == self.rank:
                 return Shape(tuple(self._tilings[m][t] for m, t in enumerate(prefix)))

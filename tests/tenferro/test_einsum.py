@@ -539,3 +539,66 @@ def test_plans_avoid_permuting_copies(eq, shapes, inputs_copied):
     perms = [(step[5], step[8]) for step in plan.steps if step[0] == _plan.PAIR]
     assert perms and all((pa is None and pb is None) != inputs_copied for pa, pb in perms), perms
     assert plan.steps[-1][0] == _plan.FINAL and plan.steps[-1][1] is None
+
+
+# -- the memory error: advice that fits the case ---------------------------------------------
+@pytest.fixture
+def memory_limit_200(monkeypatch):
+    """A 200-byte limit (25 float64 elements), so small contractions show every case
+    (the caches are emptied first: a plan made under the real limit would skip the check)."""
+    tf.einsum_cache_clear()
+    monkeypatch.setattr(sys.modules["tenferro.einsum._paths"], "_memory_limit", lambda: 200)
+
+
+def test_memory_error_suggests_an_optimizer_whose_path_fits(memory_limit_200):
+    ones = [np.ones((5, 5))] * 4
+    with pytest.raises(tf.TenferroMemoryError) as info:   # left to right: ab,cd -> abcd first
+        tf.einsum_path("ab,cd,bc,ad->", *ones, optimize=False)
+    msg = str(info.value)
+    assert "left to right (optimize=False) needs an intermediate of 625 elements, 5000 bytes" in msg
+    assert "more than the 200 bytes (200 B) allowed" in msg
+    assert "optimize='auto' finds a path whose largest intermediate is 200 bytes" in msg
+    assert "pass optimize='auto'" in msg and "Slice" not in msg
+    assert tf.einsum_path("ab,cd,bc,ad->", *ones, optimize="auto")[1].largest_intermediate == 25
+
+
+def test_memory_error_suggests_the_size_minimizing_optimizer_when_auto_overflows(memory_limit_200):
+    import opt_einsum
+
+    shapes = [(4, 2), (6, 8), (6, 2), (8, 4, 3), (3,)]   # 'auto' peaks at 32 elements, a size-minimal path at 24
+    ops = [np.ones(s) for s in shapes]
+    with pytest.raises(tf.TenferroMemoryError) as info:
+        tf.einsum("ed,cb,cd,bea,a->", *ops)
+    msg = str(info.value)
+    assert "along the path of optimize='auto' needs an intermediate of 32 elements, 256 bytes" in msg
+    assert ("optimize=opt_einsum.DynamicProgramming(minimize='size') finds a path whose largest intermediate "
+            "is 192 bytes") in msg
+    out = tf.einsum("ed,cb,cd,bea,a->", *ops, optimize=opt_einsum.DynamicProgramming(minimize="size"))
+    assert out.item() == np.einsum("ed,cb,cd,bea,a->", *ops)
+
+
+def test_memory_error_suggests_slicing_when_no_path_fits(memory_limit_200):
+    ones = [np.ones((6, 6))] * 3          # every pairwise step of a triangle leaves 36 elements
+    with pytest.raises(tf.TenferroMemoryError) as info:
+        tf.einsum_path("ab,bc,ca->", *ones, optimize="auto")
+    msg = str(info.value)
+    assert "along the path of optimize='auto' needs an intermediate of 36 elements, 288 bytes" in msg
+    assert "more than the 200 bytes (200 B) allowed" in msg
+    assert "no other path fits either" in msg and "still needs an intermediate of 288 bytes" in msg
+    assert "Slice the contraction" in msg and "pass optimize" not in msg
+    assert isinstance(info.value, MemoryError)
+
+
+def test_readme_names_the_path_constants_by_an_import_that_works():
+    import pathlib
+    import re
+
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    imports = re.findall(r"`(from tenferro\.einsum import [^`]+)`", readme)
+    assert imports, "the README no longer says how to reach OPTIMAL_MAX_OPERANDS and MAX_INTERMEDIATE_BYTES"
+    scope: dict = {}
+    for line in imports:
+        exec(line, scope)                  # noqa: S102  (the README's own spelling)
+    assert scope["OPTIMAL_MAX_OPERANDS"] == 10 and scope["MAX_INTERMEDIATE_BYTES"] == 2 ** 40
+    assert "tenferro.einsum.OPTIMAL_MAX_OPERANDS" not in readme   # an AttributeError: tf.einsum is the function
+    assert "tenferro.einsum.MAX_INTERMEDIATE_BYTES" not in readme
