@@ -195,7 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     o = p.add_argument_group("output")
     o.add_argument("--json", metavar="PATH", default=None,
                    help="write the full result as JSON: parameters, history per sweep, energy, variance, "
-                        "reference, bond dimensions, entanglement profile, timing (default: none)")
+                        "reference, bond dimensions, entanglement profile, timing; '-' writes it to "
+                        "standard output (and the report to stderr) (default: none)")
     o.add_argument("--plot", metavar="PATH", default=None,
                    help="write a figure (.png, .pdf or .svg) of |E - E_best| per sweep (log scale) and "
                         "the entanglement entropy across the bonds; needs matplotlib, the 'plot' "
@@ -237,13 +238,33 @@ def _validate_dmrg(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         sub.error("argument --noise: only used with --one-site (two-site updates grow bonds by the SVD)")
     for opt in ("json", "plot", "save"):
         path = getattr(args, opt)
-        if path is None:
+        if path is None or (opt == "json" and path == "-"):  # --json -: standard output
             continue
+        if not path.strip():
+            sub.error(f"argument --{opt}: the file name is empty; give a file name"
+                      + (" (or - for standard output)" if opt == "json" else ""))
         directory = os.path.dirname(os.path.abspath(path))
         if os.path.isdir(path):
             sub.error(f"argument --{opt}: {path!r} is a directory; give a file name")
         if not os.path.isdir(directory):
             sub.error(f"argument --{opt}: directory {directory!r} does not exist")
+        name_max = _name_max(directory)
+        if len(os.fsencode(os.path.basename(path))) + 16 > name_max:  # + the temporary file's affixes
+            sub.error(f"argument --{opt}: the file name {os.path.basename(path)!r} is too long "
+                      f"(at most {name_max - 16} bytes here)")
+        try:  # files are written atomically through a temporary file in the same directory
+            fd, probe = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as e:
+            sub.error(f"argument --{opt}: cannot write in directory {directory!r} ({e.strerror or e})")
+        if os.path.exists(path) and not os.access(path, os.W_OK):
+            sub.error(f"argument --{opt}: {path!r} exists and is not writable")
+    needed, available = _memory_estimate(args), _available_memory()
+    if available is not None and needed > available:
+        sub.error(f"the run would need about {_bytes(needed)} (environments, MPS and Lanczos vectors at "
+                  f"L={args.L}, chi={max(args.chi)}, {args.dtype}) but {_bytes(available)} of memory is "
+                  "available; lower --chi or --L")
     if args.plot is not None:
         ext = os.path.splitext(args.plot)[1].lower()
         if ext not in PLOT_EXTENSIONS:
@@ -260,6 +281,53 @@ def _validate_dmrg(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         if SAVE_EXTENSIONS[ext] in ("arrow", "parquet") and not _installed("pyarrow"):
             sub.error(f"argument --save: {ext} files need pyarrow, which is not installed; install the "
                       "'arrow' extra (pip install 'tidu-tenferro[arrow]') or save as .npz")
+
+
+def _name_max(directory: str) -> int:
+    try:
+        return os.pathconf(directory, "PC_NAME_MAX")
+    except (AttributeError, OSError, ValueError):
+        return 255
+
+
+def _memory_estimate(args: argparse.Namespace) -> int:
+    """Bytes a run needs, from the largest bond of the schedule (capped by the Hilbert space,
+    ``d^min(b, L-b)`` at bond ``b``): environments ``chi^2 D`` and MPS ``chi^2 d`` per site,
+    and the two-site Lanczos basis (``max_iter + 2`` vectors of ``chi^2 d^2``)."""
+    d = 2 if args.model == "tfim" or args.spin in (None, "1/2") else 3
+    D = 5 if args.model != "tfim" else 3
+    item = 16 if args.dtype == "complex128" else 8
+    L, chi = args.L, max(args.chi)
+    # sum over bonds of min(chi, d^min(b, L-b))^2, without forming d^L for huge L
+    k = math.ceil(math.log(chi, d)) if chi > 1 else 0  # bonds at each end where d^b may be < chi
+    if L - 1 <= 2 * k:
+        squares = sum(min(chi, d ** min(b, L - b)) ** 2 for b in range(1, L))
+    else:
+        squares = 2 * sum(min(chi, d ** b) ** 2 for b in range(1, k + 1)) + (L - 1 - 2 * k) * chi * chi
+    return int(item * (squares * (D + d) + 42 * chi * chi * d * d))
+
+
+def _available_memory() -> int | None:
+    """MemAvailable of /proc/meminfo (Linux), else the physical memory, else None."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _bytes(n: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError  # unreachable
 
 
 def _installed(module: str) -> bool:
@@ -303,7 +371,8 @@ class _DMRGRun:
         self.args = args
         self.blas_threads = threads_for(args.threads, max(args.chi))
         self.argv = argv
-        self.out = sys.stdout
+        # with --json -, standard output carries only the JSON document; the report goes to stderr
+        self.out = sys.stderr if args.json == "-" else sys.stdout
         self.show_table = not args.quiet
         isatty = getattr(sys.stderr, "isatty", None)
         self.show_bar = not args.quiet and bool(isatty and isatty())
@@ -415,7 +484,7 @@ class _DMRGRun:
                 continue
             try:
                 writer(path)
-                written.append(f"{opt} {path}")
+                written.append(f"{opt} {'(standard output)' if path == '-' else path}")
             except OSError as e:
                 print(f"{PROG}: error: --{opt} {path}: {e}", file=sys.stderr)
                 status = 1
@@ -467,7 +536,12 @@ class _DMRGRun:
                        "sweep_seconds": [r.seconds for r in res.history],
                        "analysis_seconds": t_analysis, "total_seconds": time.perf_counter() - t0},
         }
-        _write_atomic(path, json.dumps(_json_safe(doc), indent=2, allow_nan=False) + "\n")
+        text = json.dumps(_json_safe(doc), indent=2, allow_nan=False) + "\n"
+        if path == "-":
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            _write_atomic(path, text)
 
 
 def _sweeps(n: int) -> str:

@@ -5,6 +5,9 @@ each family keeps its contract: a typed error that names what was wrong, never a
 NumPy/SciPy traceback or a silent wrong value."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -261,3 +264,27 @@ def test_the_table_is_large_and_every_expected_exception_is_typed():
     assert len(ROWS) >= 300
     for name, _, _, _, exc, _ in ROWS:
         assert issubclass(exc, _base(exc)), f"{name}: {exc} does not derive from its package's base exception"
+
+
+# ---- the command-line program (issue 21): bad arguments end with exit code 2 and a message,
+# before any simulation runs (the report header "DMRG  " is never printed) -----------------
+CLI_ROWS = [
+    ("json-empty", ["--json", ""], "the file name is empty"),
+    ("plot-empty", ["--plot", " "], "the file name is empty"),
+    ("L-beyond-memory", ["--L", "99999999999999999999999"], "would need about"),
+    ("chi-beyond-memory", ["--L", "100000", "--chi", "4000"], "of memory is available"),
+    ("json-name-too-long", ["--json", "a" * 300 + ".json"], "is too long"),
+    ("threads-word", ["--threads", "many"], "'auto' or a non-negative integer"),
+]
+if os.path.isdir("/proc/self"):  # a directory where nobody, root included, can create files
+    CLI_ROWS.append(("json-unwritable-dir", ["--json", "/proc/self/run.json"], "cannot write in directory"))
+
+
+@pytest.mark.parametrize("name,args,fragment", CLI_ROWS, ids=[r[0] for r in CLI_ROWS])
+def test_cli_bad_arguments(name, args, fragment, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "tensor4all", "dmrg", "--L", "6", "--chi", "4", *args],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2, (name, proc.returncode, proc.stderr[-500:])
+    assert fragment in proc.stderr, (name, proc.stderr[-500:])
+    assert "Traceback" not in proc.stderr and "DMRG  " not in proc.stdout + proc.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing written

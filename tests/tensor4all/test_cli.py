@@ -401,3 +401,13 @@ def test_console_script_is_declared_and_runs(tmp_path):
     proc = run_cli(python_args=("-c", code), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert abs(summary_value(proc.stdout, "energy") - ground_energy(models.heisenberg_opsum(6), 6)) < 1e-10
+
+
+def test_json_dash_writes_the_document_to_stdout_and_the_report_to_stderr(tmp_path):
+    proc = run_cli("dmrg", "--model", "tfim", "--L", "8", "--chi", "8", "--json", "-", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)  # stdout is exactly one JSON document
+    assert doc["schema"] == "tensor4all.dmrg/1"
+    assert doc["energy"] == pytest.approx(doc["reference"]["energy"], abs=1e-10)
+    assert "energy " in proc.stderr and "wrote       json (standard output)" in proc.stderr
+    assert list(tmp_path.iterdir()) == []  # no file named '-'
