@@ -2,11 +2,12 @@
 jagged/tiled/nested shapes, and one layered dispatcher (reduce rules -> structured
 kernels keyed by (op, operand kinds) -> counted fallback to dense).
 
-Modules, bottom to top: ``_errors``, ``_shapes``, ``_combine``, ``_dispatch`` (the dispatcher, the
-fallback and its statistics), ``_base`` (common API and the tenferro protocol),
-``_diagonal``, ``_blockdiag``, ``_rules``, ``_kernels``, ``_einsum``,
-``_linalg_kernels``, ``_tables`` (the tables), ``_api`` and ``linalg`` (public
-functions).
+Modules, bottom to top: ``_errors``, ``_checks`` (the argument checks shared with the dense
+functions: integers, axes, operands, the non-finite check of linear algebra), ``_shapes``,
+``_combine``, ``_dispatch`` (the dispatcher, the fallback and its statistics), ``_base``
+(common API and the tenferro protocol), ``_diagonal``, ``_blockdiag``, ``_rules``,
+``_kernels``, ``_einsum``, ``_linalg_kernels``, ``_tables`` (the tables), ``_api`` and
+``linalg`` (public functions).
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from ._dispatch import (
 )
 from ._errors import (
     DensifyError, MixedPlacementError, ShapeCombineError, SquareBlockError, StructuredError,
-    StructuredShapeError, StructuredTypeError, TilingError,
+    StructuredIndexError, StructuredShapeError, StructuredTypeError, TilingError,
 )
 from ._combine import combine
 from ._shapes import JaggedShape, Nested, Shape, TiledShape
@@ -34,6 +35,6 @@ __all__ = [
     "dispatch", "fallback_stats", "reset_fallback_stats", "fallback_policy", "set_fallback_policy",
     "get_fallback_policy", "StructuredFallbackWarning",
     "Shape", "JaggedShape", "TiledShape", "Nested", "combine",
-    "StructuredError", "StructuredShapeError", "StructuredTypeError", "TilingError", "SquareBlockError",
-    "MixedPlacementError", "DensifyError", "ShapeCombineError",
+    "StructuredError", "StructuredShapeError", "StructuredTypeError", "StructuredIndexError", "TilingError",
+    "SquareBlockError", "MixedPlacementError", "DensifyError", "ShapeCombineError",
 ]

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import tenferro as tf
+import tidu
+
+from ._checks import dense_operand
 from ._diagonal import DiagonalTensor  # noqa: F401  (doctest namespace)
-from ._dispatch import dispatch
+from ._dispatch import dispatch, is_structured
 
 __all__ = ["einsum", "matmul", "to_dense"]
 
@@ -30,5 +34,10 @@ def matmul(a: Any, b: Any) -> Any:
 
 
 def to_dense(x: Any) -> Any:
-    """The dense tensor of ``x`` (dense operands pass through)."""
-    return x.to_dense() if hasattr(x, "_t4a_structured") else x
+    """The dense tensor of ``x``: structured tensors are densified, tensors and tracers
+    pass through, arrays, lists and numbers become tensors; anything else is a
+    :class:`StructuredTypeError`."""
+    if is_structured(x):
+        return x.to_dense()
+    x = dense_operand("to_dense", 0, x)
+    return x if isinstance(x, (tf.Tensor, tidu.Tracer)) else tf.asarray(x)

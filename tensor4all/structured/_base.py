@@ -15,6 +15,7 @@ import numpy as np
 from tenferro import Shape
 
 from ._dispatch import dispatch, op_of_function
+from ._errors import StructuredShapeError, StructuredTypeError
 
 __all__ = ["StructuredTensor"]
 
@@ -23,14 +24,21 @@ class StructuredTensor:
     """Base class: a logical tensor stored as dense leaves.
 
     Subclasses provide ``leaves`` (a tuple of dense tensors or tracers), ``shape``,
-    ``to_dense()``, ``_rebuild(leaves)`` (same structure, new leaves) and
-    ``_describe()`` (a short string for error messages).
+    ``to_dense()``, ``_rebuild(leaves)`` (same structure, new leaves),
+    ``_describe()`` (a short string for error messages) and ``_leaf_name(k)`` (what
+    leaf ``k`` is, for error messages). The base class itself is not instantiated.
     """
 
     _t4a_structured = True
     _densify_order = 0  # the fallback densifies higher orders first (cheap structures stay)
     __array_ufunc__ = None  # NumPy arrays defer to our reflected operators
     __array_priority__ = 1000
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> StructuredTensor:
+        if cls is StructuredTensor:
+            raise StructuredTypeError("StructuredTensor is the abstract base of the structured types; "
+                                      "construct a DiagonalTensor or a BlockDiagonal")
+        return super().__new__(cls)
 
     # -- what subclasses define ---------------------------------------------------
     @property
@@ -50,6 +58,10 @@ class StructuredTensor:
 
     def _describe(self) -> str:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _leaf_name(self, k: int) -> str:
+        """What leaf ``k`` is ("the diagonal", "block 2"), for error messages."""
+        return f"leaf {k}"
 
     # -- common metadata ------------------------------------------------------------
     @property
@@ -72,15 +84,27 @@ class StructuredTensor:
 
     def map_leaves(self, fn: Any) -> StructuredTensor:
         """The same structure with ``fn`` applied to every leaf (``fn`` must keep leaf shapes)."""
-        return self._rebuild([fn(x) for x in self.leaves])
+        if not callable(fn):
+            raise StructuredTypeError(f"map_leaves: fn must be a callable (leaf -> leaf), got {fn!r}")
+        leaves = self.leaves
+        new = [fn(x) for x in leaves]
+        for k, (old, x) in enumerate(zip(leaves, new)):
+            shape = getattr(x, "shape", None)
+            if shape is not None and tuple(shape) != tuple(old.shape):
+                raise StructuredShapeError(f"map_leaves: fn must keep leaf shapes; {self._leaf_name(k)} of "
+                                           f"{self._describe()} has shape {tuple(old.shape)}, fn returned "
+                                           f"{tuple(shape)}")
+        return self._rebuild(new)
 
     # -- methods and operators (all through the dispatcher) --------------------------
     @property
     def T(self) -> Any:
         return dispatch("transpose", self)
 
-    def transpose(self, axes: Any = None) -> Any:
-        return dispatch("transpose", self, axes)
+    def transpose(self, *axes: Any) -> Any:
+        """``x.transpose()``, ``x.transpose(axes)`` or ``x.transpose(*axes)``, as on a tensor."""
+        return dispatch("transpose", self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int)
+                        else (axes or None))
 
     def conj(self) -> Any:
         return dispatch("conj", self)
@@ -96,8 +120,8 @@ class StructuredTensor:
     def sum(self, axis: Any = None, keepdims: bool = False) -> Any:
         return dispatch("sum", self, axis, keepdims)
 
-    def trace(self) -> Any:
-        return dispatch("trace", self)
+    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+        return dispatch("trace", self, offset, axis1, axis2)
 
     def __neg__(self) -> Any:
         return dispatch("negative", self)

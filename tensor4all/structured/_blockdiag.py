@@ -114,6 +114,9 @@ class BlockDiagonal(StructuredTensor):
     def _describe(self) -> str:
         return f"BlockDiagonal(tiling={self.tiling!r}, {self.dtype})"
 
+    def _leaf_name(self, k: int) -> str:
+        return f"block {k}"
+
     def _repr_fields(self) -> list[tuple[str, Any]]:
         return [("tiling", self.tiling), ("dtype", self.dtype)]
 

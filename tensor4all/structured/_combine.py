@@ -11,15 +11,17 @@ from typing import Any, Sequence
 
 from tenferro import Shape
 
-from ._errors import ShapeCombineError
+from ._errors import ShapeCombineError, StructuredTypeError
 from ._shapes import JaggedShape, Nested, TiledShape
 
 __all__ = ["combine"]
 
 
 def _parse(spec: str, n: int) -> tuple[list[str], str]:
-    if "->" not in spec:
-        raise ShapeCombineError(f"combine: {spec!r} needs an explicit output ('ij,jk->ik')")
+    if not isinstance(spec, str):
+        raise StructuredTypeError(f"combine: the index expression must be a string ('ij,jk->ik'), got {spec!r}")
+    if spec.count("->") != 1:
+        raise ShapeCombineError(f"combine: {spec!r} needs exactly one explicit output ('ij,jk->ik')")
     lhs, out = spec.replace(" ", "").split("->")
     ins = lhs.split(",") if lhs else []
     if len(ins) != n:
@@ -43,6 +45,7 @@ def combine(spec: str, *shapes: Any) -> Any:
     outermost layer any operand gives them (an elementwise expression -- the same
     labels everywhere -- needs identical layerings).
     """
+    shapes = tuple(_as_shape(k, s) for k, s in enumerate(shapes))
     ins, out = _parse(spec, len(shapes))
     for lab, s in zip(ins, shapes):
         if s.rank != len(lab):
@@ -50,6 +53,17 @@ def combine(spec: str, *shapes: Any) -> Any:
     if any(isinstance(s, Nested) for s in shapes):
         return _combine_nested(spec, ins, out, shapes)
     return _combine(spec, ins, out, list(shapes))
+
+
+def _as_shape(k: int, s: Any) -> Any:
+    """A shape operand of ``combine``: a Shape, JaggedShape, TiledShape or Nested, or a
+    tuple of extents (a Shape)."""
+    if isinstance(s, (Shape, JaggedShape, TiledShape, Nested)):
+        return s
+    if isinstance(s, tuple):
+        return Shape(s)
+    raise StructuredTypeError(f"combine: shape {k} must be a Shape, JaggedShape, TiledShape, Nested or a tuple "
+                              f"of extents, got {s!r}")
 
 
 def _combine_nested(spec: str, ins: list[str], out: str, shapes: Sequence[Any]) -> Nested:

@@ -16,6 +16,7 @@ import tidu
 from tenferro import Shape
 
 from ._base import StructuredTensor
+from ._checks import as_int
 from ._errors import StructuredShapeError
 
 __all__ = ["DiagonalTensor", "as_leaf"]
@@ -43,7 +44,8 @@ class DiagonalTensor(StructuredTensor):
         diag = as_leaf(diag)
         if len(diag.shape) != 1:
             raise StructuredShapeError(f"DiagonalTensor: diag must be 1-d, got shape {tuple(diag.shape)}")
-        if isinstance(ndim, bool) or not isinstance(ndim, int) or ndim < 2:
+        ndim = as_int("DiagonalTensor", "ndim", ndim)
+        if ndim < 2:
             raise StructuredShapeError(f"DiagonalTensor: ndim must be an int >= 2, got {ndim!r}")
         self._diag, self._ndim = diag, ndim
 
@@ -84,6 +86,9 @@ class DiagonalTensor(StructuredTensor):
 
     def _describe(self) -> str:
         return f"DiagonalTensor(n={self.n}, ndim={self._ndim}, {self.dtype})"
+
+    def _leaf_name(self, k: int) -> str:
+        return "the diagonal"
 
     def _repr_fields(self) -> list[tuple[str, Any]]:
         return [("diag", self._diag)] + ([("ndim", self._ndim)] if self._ndim != 2 else [])

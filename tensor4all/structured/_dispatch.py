@@ -15,6 +15,17 @@ An operation ``op`` (a tenferro function name: ``"matmul"``, ``"einsum"``, ``"sv
    fallback is counted per ``(op, kinds)`` in :func:`fallback_stats`; the policy
    (:func:`fallback_policy`) may also warn or raise :class:`DensifyError`.
 
+Before step 1 the arguments are checked once, as the dense function would check them
+(``_checks.py``): the call must fit the dense function's signature, operands beside a
+structured one must be tensors, arrays or numbers, axis arguments are normalized by
+tenferro's rules, and the operands of linear algebra pass ``tenferro.linalg``'s
+non-finite check (leaf by leaf: NaN or inf raise ``NonFiniteError`` as dense).
+
+The policy is a setting of the current context (a :class:`contextvars.ContextVar`,
+like ``tenferro.linalg.settings``): ``with fallback_policy("error")`` in one thread or
+asyncio task leaves the others alone; :func:`set_fallback_policy` changes the
+process-wide default that contexts without an override see.
+
 With no structured operand left, ``op`` runs as the dense tenferro function
 (:data:`DENSE`). This module knows no structured type: an operand is structured when
 its class sets ``_t4a_structured = True`` and has ``to_dense()``. The tables are filled
@@ -24,7 +35,10 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import contextvars
+import inspect
 import numbers
+import threading
 import warnings
 from typing import Any, Callable, Iterator, NamedTuple
 
@@ -32,6 +46,7 @@ import numpy as np
 
 import tenferro as tf
 
+from ._checks import AXIS_CHECKS, dense_operand, linalg_operands
 from ._errors import DensifyError, StructuredTypeError
 
 __all__ = [
@@ -80,8 +95,10 @@ KERNELS: dict[tuple[str, tuple[type, ...]], Callable[..., Any]] = {}
 
 _MAX_STEPS = 16
 _POLICIES = ("count", "warn", "error")
-_state = {"policy": "count"}
-_stats: collections.Counter = collections.Counter()
+_default_policy = ["count"]                 # process-wide (set_fallback_policy), under _lock
+_policy: contextvars.ContextVar[str | None] = contextvars.ContextVar("tensor4all_fallback_policy", default=None)
+_stats: collections.Counter = collections.Counter()   # process-wide, under _lock
+_lock = threading.Lock()
 
 
 # --- operand kinds -----------------------------------------------------------------
@@ -155,11 +172,68 @@ def op_of_function(func: Any) -> str | None:
         return None
 
 
+# --- argument checks at the entry (once per call) ----------------------------------------------
+class _Entry(NamedTuple):
+    """What the entry checks need to know of an op, from its dense function."""
+
+    signature: inspect.Signature
+    required: int            # required positional parameters
+    positional: int          # positional parameters (-1: variadic)
+    names: tuple[str, ...]   # their names
+    linalg: bool             # a tenferro.linalg function: the non-finite check applies
+    axes: Callable[..., None] | None
+
+
+_entries: dict[str, _Entry] = {}
+
+
+def _entry(op: str) -> _Entry:
+    e = _entries.get(op)
+    if e is None:
+        sig = inspect.signature(_dense_function(op))
+        ps = list(sig.parameters.values())
+        pos = [p for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        e = _entries[op] = _Entry(sig, sum(p.default is p.empty for p in pos),
+                                  -1 if any(p.kind is p.VAR_POSITIONAL for p in ps) else len(pos),
+                                  tuple(p.name for p in pos), DENSE[op][0].startswith("linalg."),
+                                  AXIS_CHECKS.get(op))
+    return e
+
+
+def _check_call(op: str, args: tuple, kwargs: dict) -> tuple:
+    """The call checked as the dense function would check it (see the module doc);
+    returns the arguments to dispatch (dense operands converted, linear-algebra
+    operands passed through the non-finite check)."""
+    e = _entry(op)
+    if kwargs or len(args) < e.required or 0 <= e.positional < len(args):
+        try:
+            e.signature.bind(*args, **kwargs)
+        except TypeError as err:
+            params = ", ".join(str(p.replace(annotation=p.empty)) for p in e.signature.parameters.values())
+            raise StructuredTypeError(f"{op}: {err}; expected {op}({params})") from None
+    variadic = e.positional < 0
+    if variadic and not isinstance(args[0], str):  # einsum(op0, [0, 1], ...): lists are labels; tenferro checks it
+        return args
+    first = 1 if variadic else 0
+    operands = args[first:] if variadic else args[:DENSE[op][1]]
+    checked = tuple(a if is_structured(a) else dense_operand(op, first + i, a) for i, a in enumerate(operands))
+    if e.axes is not None:   # same parameters as the dense function, after its operand
+        e.axes(checked[0].ndim, *args[1:], **kwargs)
+    if e.linalg:
+        checked = linalg_operands(op, e.names, checked, tuple(is_structured(a) for a in checked))
+    if any(a is not b for a, b in zip(checked, operands)):
+        args = (*args[:first], *checked) if variadic else (*checked, *args[len(checked):])
+    return args
+
+
 # --- the dispatcher ----------------------------------------------------------------------
 def dispatch(op: str, *args: Any, **kwargs: Any) -> Any:
     """Run ``op`` on ``args``: reduce rules, then a kernel, else densify and retry."""
-    if op not in DENSE:
+    if not isinstance(op, str) or op not in DENSE:
         raise StructuredTypeError(f"dispatch: unknown operation {op!r}; known: {sorted(DENSE)}")
+    if not any(is_structured(a) for a in _operands(op, args)):
+        return _dense_function(op)(*args, **kwargs)
+    args = _check_call(op, args, kwargs)
     counted = False
     for _ in range(_MAX_STEPS):
         operands = _operands(op, args)
@@ -191,12 +265,13 @@ def dispatch(op: str, *args: Any, **kwargs: Any) -> Any:
 def _densify(op: str, key: tuple, args: tuple, counted: bool) -> tuple:
     operands = _operands(op, args)
     names = ", ".join(structure_name(a) for a in operands)
-    policy = _state["policy"]
+    policy = get_fallback_policy()
     if policy == "error":
         raise DensifyError(f"{op}({names}): no structured kernel for {_key_str(key)} and densifying is "
                            "forbidden (fallback_policy('error'))")
     if not counted:
-        _stats[(op, tuple(k.__name__ for k in key[1]))] += 1
+        with _lock:
+            _stats[(op, tuple(k.__name__ for k in key[1]))] += 1
         if policy == "warn":
             warnings.warn(f"{op}({names}): no structured kernel for {_key_str(key)}; falling back to dense",
                           StructuredFallbackWarning, stacklevel=4)
@@ -218,41 +293,57 @@ def _key_str(key: tuple) -> str:
 
 # --- fallback statistics and policy -----------------------------------------------------------
 def fallback_stats() -> dict[tuple[str, tuple[str, ...]], int]:
-    """How often each ``(op, operand kinds)`` fell back to dense since the last reset."""
-    return dict(_stats)
+    """How often each ``(op, operand kinds)`` fell back to dense since the last reset
+    (counted over the whole process, all threads)."""
+    with _lock:
+        return dict(_stats)
 
 
 def reset_fallback_stats() -> None:
     """Forget the fallback counts."""
-    _stats.clear()
+    with _lock:
+        _stats.clear()
+
+
+def _check_policy(policy: Any) -> str:
+    if not isinstance(policy, str) or policy not in _POLICIES:
+        raise StructuredTypeError(f"fallback policy must be one of {_POLICIES}, got {policy!r}")
+    return policy
 
 
 def get_fallback_policy() -> str:
-    """The current policy: ``"count"`` (default), ``"warn"`` or ``"error"``."""
-    return _state["policy"]
+    """The policy in force here: the innermost :func:`fallback_policy` of the current
+    context (thread or asyncio task), else the process-wide default (``"count"``
+    unless :func:`set_fallback_policy` changed it)."""
+    policy = _policy.get()
+    return _default_policy[0] if policy is None else policy
 
 
 def set_fallback_policy(policy: str) -> str:
-    """Set the policy on fallbacks to dense; returns the previous one.
+    """Set the process-wide default policy on fallbacks to dense; returns the previous
+    default. A :func:`fallback_policy` block still overrides it in its own context.
 
     ``"count"`` only counts, ``"warn"`` also emits :class:`StructuredFallbackWarning`,
     ``"error"`` raises :class:`DensifyError` instead of densifying.
     """
-    if policy not in _POLICIES:
-        raise StructuredTypeError(f"fallback policy must be one of {_POLICIES}, got {policy!r}")
-    old, _state["policy"] = _state["policy"], policy
+    _check_policy(policy)
+    with _lock:
+        old, _default_policy[0] = _default_policy[0], policy
     return old
 
 
 @contextlib.contextmanager
 def fallback_policy(policy: str) -> Iterator[None]:
-    """Context manager form of :func:`set_fallback_policy`.
+    """Use ``policy`` inside the ``with`` block, in the current context only (a
+    :class:`contextvars.ContextVar`, like ``tenferro.linalg.settings``): other threads
+    and asyncio tasks keep theirs, and leaving the block restores exactly what was in
+    force before, whatever other threads did meanwhile.
 
     >>> with fallback_policy("error"):
     ...     pass
     """
-    old = set_fallback_policy(policy)
+    token = _policy.set(_check_policy(policy))
     try:
         yield
     finally:
-        set_fallback_policy(old)
+        _policy.reset(token)

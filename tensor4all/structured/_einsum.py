@@ -20,6 +20,7 @@ from typing import Any
 import tenferro as tf
 
 from ._blockdiag import BlockDiagonal
+from ._checks import parse_einsum_subscripts
 from ._diagonal import DiagonalTensor
 from ._dispatch import structure_name
 from ._errors import StructuredShapeError
@@ -29,18 +30,24 @@ __all__ = ["diagonal_einsum", "block_einsum", "merge_diagonals", "parse_subscrip
 
 def parse_subscripts(subscripts: Any, n: int) -> tuple[list[str], str] | None:
     """``(input labels, output labels)`` of a plain subscripts string (implicit output:
-    labels seen once, sorted, as NumPy); None for ellipses or non-strings."""
-    if not isinstance(subscripts, str) or "." in subscripts:
+    labels seen once, sorted, as NumPy); None for ellipses or non-strings. The syntax
+    is checked by tenferro's own parser (``EinsumSubscriptError``, as dense)."""
+    if not isinstance(subscripts, str):
         return None
-    s = subscripts.replace(" ", "")
-    lhs, out = s.split("->") if "->" in s else (s, None)
-    ins = lhs.split(",") if lhs or n else []
+    parsed = parse_einsum_subscripts(subscripts)
+    if "." in subscripts:
+        return None
+    ins = ["".join(t) for t in parsed.terms] if subscripts.split("->")[0].strip() or n else []
     if len(ins) != n:
         raise StructuredShapeError(f"einsum: {subscripts!r} names {len(ins)} operands, got {n}")
-    if out is None:
-        flat = lhs.replace(",", "")
-        out = "".join(sorted(c for c in set(flat) if flat.count(c) == 1))
-    return ins, out
+    if parsed.output is None:
+        flat = "".join(ins)
+        return ins, "".join(sorted(c for c in set(flat) if flat.count(c) == 1))
+    for c, pos in zip(parsed.output, parsed.out_positions):
+        if not any(c in lab for lab in ins):   # as tenferro's einsum says it, before labels are merged
+            raise tf.EinsumSubscriptError(f"einsum: output label {c!r} does not appear in any input term",
+                                          subscripts, pos)
+    return ins, "".join(parsed.output)
 
 
 def merge_diagonals(subscripts: Any, ins: list[str], out: str, operands: tuple) -> tuple[list[str], list[Any], str]:

@@ -7,7 +7,7 @@ from .._errors import Tensor4allError
 
 __all__ = [
     "StructuredError", "StructuredShapeError", "TilingError", "SquareBlockError",
-    "MixedPlacementError", "DensifyError", "ShapeCombineError", "StructuredTypeError",
+    "MixedPlacementError", "DensifyError", "ShapeCombineError", "StructuredTypeError", "StructuredIndexError",
 ]
 
 
@@ -16,7 +16,12 @@ class StructuredError(Tensor4allError):
 
 
 class StructuredShapeError(StructuredError, ValueError):
-    """Logical shapes that do not fit together (or a malformed leaf)."""
+    """Logical shapes that do not fit together, a malformed leaf, or a negative extent."""
+
+
+class StructuredIndexError(StructuredShapeError, IndexError):
+    """A mode, layer, tile or outer-slice index outside its range (also a
+    :class:`StructuredShapeError`, as these were before they had their own class)."""
 
 
 class TilingError(StructuredError, ValueError):
@@ -40,4 +45,7 @@ class ShapeCombineError(StructuredError, ValueError):
 
 
 class StructuredTypeError(StructuredError, TypeError):
-    """An operand of a type the structured layer cannot handle (or bad arguments)."""
+    """An argument of the wrong type: an operand that is not a tensor, an array or a
+    number, an unknown operation name, arguments that do not fit the operation's
+    signature, or a shape argument that is not an integer (``1.5``, ``True``, ``"2"``:
+    never truncated) or not a shape."""

@@ -11,7 +11,10 @@ tenferro's smooth :class:`tenferro.Shape`.
 * ``combine`` (in ``_combine.py``) -- the shape of an index expression.
 
 ``rank`` and ``size`` are properties, as on :class:`tenferro.Shape`, so code works on
-every shape kind. Equality ignores origins (as tenferro's Shape does).
+every shape kind. Equality ignores origins (as tenferro's Shape does). Extents, origins
+and indices must be integers (Python or NumPy; ``1.5``, ``True`` and ``"2"`` raise
+:class:`StructuredTypeError`, never truncated); negative extents raise
+:class:`StructuredShapeError` and indices out of range :class:`StructuredIndexError`.
 
 >>> TiledShape([5, 15, 10], [5, 15, 10]).size
 900
@@ -25,7 +28,8 @@ from typing import Any, Union
 
 from tenferro import Shape
 
-from ._errors import StructuredShapeError
+from ._checks import as_extent, as_flag, as_int, as_int_or_ints, as_position
+from ._errors import StructuredIndexError, StructuredShapeError, StructuredTypeError
 
 __all__ = ["Shape", "JaggedShape", "TiledShape", "Nested", "AnyShape", "eq_any"]
 
@@ -46,7 +50,7 @@ class JaggedShape:
     __slots__ = ("_smooth", "_elems", "_origin")
 
     def __init__(self, elements: Any = None, origin: int = 0) -> None:
-        self._origin = int(origin)
+        self._origin = as_int("JaggedShape", "origin", origin)
         self._smooth: Shape | None = None
         self._elems: tuple[Any, ...] | None = None
         if elements is None:
@@ -55,7 +59,7 @@ class JaggedShape:
             self._smooth = elements
             return
         if isinstance(elements, (str, bytes)) or not isinstance(elements, Sequence):
-            raise StructuredShapeError(f"JaggedShape: expected a Shape or a sequence of shapes, got {elements!r}")
+            raise StructuredTypeError(f"JaggedShape: expected a Shape or a sequence of shapes, got {elements!r}")
         elems = tuple(_as_element(e) for e in elements)
         ranks = {e.rank for e in elems}
         if len(ranks) > 1:
@@ -120,9 +124,9 @@ class JaggedShape:
     # -- sub-shapes ----------------------------------------------------------------
     def chip(self, i: int) -> Any:
         """The shape of outer slice ``i`` (absolute index), one rank lower."""
-        k = int(i) - self._origin
+        k = as_int("JaggedShape.chip", "index", i) - self._origin
         if not 0 <= k < self.extent:
-            raise StructuredShapeError(f"JaggedShape.chip: index {i} outside [{self._origin}, "
+            raise StructuredIndexError(f"JaggedShape.chip: index {i} outside [{self._origin}, "
                                        f"{self._origin + self.extent}) of {self!r}")
         return self.elements[k]
 
@@ -130,10 +134,11 @@ class JaggedShape:
 
     def slice(self, begin: int, end: int | None = None) -> JaggedShape:
         """Outer slices ``[begin, end)`` (absolute), same rank; the origin becomes ``begin``."""
-        end = int(begin) + 1 if end is None else int(end)
-        lo, hi = int(begin) - self._origin, end - self._origin
+        begin = as_int("JaggedShape.slice", "begin", begin)
+        end = begin + 1 if end is None else as_int("JaggedShape.slice", "end", end)
+        lo, hi = begin - self._origin, end - self._origin
         if not 0 <= lo <= hi <= self.extent:
-            raise StructuredShapeError(f"JaggedShape.slice: [{begin}, {end}) outside [{self._origin}, "
+            raise StructuredIndexError(f"JaggedShape.slice: [{begin}, {end}) outside [{self._origin}, "
                                        f"{self._origin + self.extent}) of {self!r}")
         return JaggedShape(list(self.elements[lo:hi]), origin=begin)
 
@@ -146,6 +151,9 @@ class JaggedShape:
     # -- iteration -----------------------------------------------------------------
     def indices(self, absolute: bool = True) -> Iterator[tuple[int, ...]]:
         """Index tuples in lexicographic order; ``absolute`` adds the origins."""
+        return self._indices(as_flag("JaggedShape.indices", "absolute", absolute))
+
+    def _indices(self, absolute: bool) -> Iterator[tuple[int, ...]]:
         base = self._origin if absolute else 0
         if self._smooth is not None:
             for idx in self._smooth.indices(absolute):
@@ -197,7 +205,8 @@ def _as_element(e: Any) -> Any:
         return e.shape
     if isinstance(e, Sequence) and not isinstance(e, (str, bytes)):
         return JaggedShape(list(e))
-    raise StructuredShapeError(f"JaggedShape: element {e!r} is not a Shape, a JaggedShape or a list of them")
+    raise StructuredTypeError(f"JaggedShape: element {e!r} is not a Shape, a JaggedShape or a list of them "
+                              "(a smooth element of extents (2, 3) is Shape(2, 3))")
 
 
 def _eq(a: Any, b: Any) -> bool:
@@ -234,13 +243,10 @@ class TiledShape:
     def __init__(self, *tilings: Sequence[int]) -> None:
         tl = []
         for m, t in enumerate(tilings):
-            try:
-                ext = tuple(int(x) for x in t)
-            except TypeError:
-                raise StructuredShapeError(f"TiledShape: mode {m} tiling must be a sequence of ints, got {t!r}") from None
-            if any(x < 0 for x in ext):
-                raise StructuredShapeError(f"TiledShape: negative tile extent in mode {m}: {ext}")
-            tl.append(ext)
+            if isinstance(t, (str, bytes)) or not isinstance(t, Sequence):
+                raise StructuredTypeError(f"TiledShape: the tiling of mode {m} must be a sequence of ints "
+                                          f"(tile extents), got {t!r}")
+            tl.append(tuple(as_extent("TiledShape", f"tile extent {j} of mode {m}", x) for j, x in enumerate(t)))
         self._tilings = tuple(tl)
 
     @property
@@ -268,12 +274,14 @@ class TiledShape:
 
     def offsets(self, mode: int) -> tuple[int, ...]:
         """Start index of each tile of ``mode`` (plus the end)."""
+        mode = as_position("TiledShape.offsets", "mode", mode, self.rank)
         return (0, *itertools.accumulate(self._tilings[mode]))
 
     def tile_shape(self, *tile: int) -> Shape:
         """The shape of tile ``tile`` (one tile index per mode), its origin at the tile's start."""
+        tile = tuple(as_int("TiledShape.tile_shape", "tile index", t) for t in tile)
         if len(tile) != self.rank or not all(0 <= t < n for t, n in zip(tile, self.n_tiles)):
-            raise StructuredShapeError(f"TiledShape.tile_shape: tile {tile} outside the grid {self.n_tiles}")
+            raise StructuredIndexError(f"TiledShape.tile_shape: tile {tile} outside the grid {self.n_tiles}")
         return Shape(tuple(self._tilings[m][t] for m, t in enumerate(tile)),
                      origin=tuple(self.offsets(m)[t] for m, t in enumerate(tile)))
 
@@ -291,7 +299,7 @@ class TiledShape:
 
     def indices(self, absolute: bool = True) -> Iterator[tuple[int, ...]]:
         """Element indices of the logical shape."""
-        return self.shape.indices(absolute)
+        return self.shape.indices(as_flag("TiledShape.indices", "absolute", absolute))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, TiledShape):
@@ -321,12 +329,14 @@ class Nested:
     __slots__ = ("_layers", "_shape")
 
     def __init__(self, layers: Sequence[int], shape: Any) -> None:
-        lay = tuple(int(x) for x in layers)
+        if isinstance(layers, (str, bytes)) or not isinstance(layers, Sequence):
+            raise StructuredTypeError(f"Nested: layers must be a sequence of ints (modes per layer), got {layers!r}")
+        lay = tuple(as_extent("Nested", f"layer rank {k}", x) for k, x in enumerate(layers))
         if isinstance(shape, tuple) and not isinstance(shape, Shape):
             shape = Shape(shape)
         if not isinstance(shape, (Shape, JaggedShape, TiledShape)):
-            raise StructuredShapeError(f"Nested: shape must be a Shape, JaggedShape or TiledShape, got {shape!r}")
-        if any(x < 0 for x in lay) or sum(lay) != shape.rank:
+            raise StructuredTypeError(f"Nested: shape must be a Shape, JaggedShape or TiledShape, got {shape!r}")
+        if sum(lay) != shape.rank:
             raise StructuredShapeError(f"Nested: layer ranks {list(lay)} must be >= 0 and sum to the rank "
                                        f"{shape.rank} of {shape!r}")
         self._layers, self._shape = lay, shape
@@ -354,30 +364,35 @@ class Nested:
 
     def rank_layer(self, layer: int) -> int:
         """Number of modes in ``layer``."""
-        return self._layers[layer]
+        return self._layers[as_position("Nested.rank_layer", "layer", layer, self.n_layers)]
 
     def elements_in_layer(self, layer: int) -> int:
         """Number of elements when the tensor is viewed down to ``layer`` (index tuples over
         the modes of layers ``0..layer``)."""
+        layer = as_position("Nested.elements_in_layer", "layer", layer, self.n_layers)
         k = sum(self._layers[: layer + 1])
         s = self._shape.shape if isinstance(self._shape, TiledShape) else self._shape
         return _prefix_count(s, k)
 
     def layer_of(self, mode: int) -> int:
         """The layer that mode ``mode`` belongs to."""
+        mode = as_position("Nested.layer_of", "mode", mode, self.rank)
         acc = 0
         for lay, r in enumerate(self._layers):
             acc += r
             if mode < acc:
                 return lay
-        raise StructuredShapeError(f"Nested.layer_of: mode {mode} outside rank {self.rank}")
+        raise AssertionError("unreachable: the layer ranks sum to the rank")  # pragma: no cover
 
     def chip(self, *index: int) -> Nested:
         """Pin the leading modes to ``index``; pinned modes leave their layers, and layers
         left empty disappear."""
         s = self._shape.shape if isinstance(self._shape, TiledShape) else self._shape
+        index = tuple(as_int("Nested.chip", "index", i) for i in index)
+        if len(index) > self.rank:
+            raise StructuredIndexError(f"Nested.chip: {len(index)} indices for a shape of rank {self.rank}")
         for i in index:
-            s = s.chip(i) if isinstance(s, JaggedShape) else s.chip(i)
+            s = s.chip(i)
         left, lay = len(index), []
         for r in self._layers:
             take = min(left, r)
@@ -388,10 +403,14 @@ class Nested:
 
     def slice(self, begin: Any, end: Any = None) -> Nested:
         """Slice the underlying shape; the layering is unchanged."""
-        return Nested(self._layers, self._shape.slice(begin, end))
+        if begin is None:
+            raise StructuredTypeError("Nested.slice: begin must be an integer or a sequence of integers, got None")
+        begin, end = as_int_or_ints("Nested.slice", "begin", begin), as_int_or_ints("Nested.slice", "end", end)
+        s = self._shape.shape if isinstance(self._shape, TiledShape) else self._shape
+        return Nested(self._layers, s.slice(begin, end))
 
     def indices(self, absolute: bool = True) -> Iterator[tuple[int, ...]]:
-        return self._shape.indices(absolute)
+        return self._shape.indices(as_flag("Nested.indices", "absolute", absolute))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Nested):
