@@ -162,6 +162,6 @@ from ._dlpack import from_dlpack
 __all__ += ["arrow", "save", "load", "from_dlpack"]
 
 # compiled mode (trace once, optimize the graph, replay generated code)
-from .jit import JitError, RetraceWarning, jit  # noqa: E402  (tenferro.jit the function; the package stays in sys.modules)
+from .jit import DeletedTensorError, DonationWarning, JitArgumentError, JitError, RetraceWarning, jit  # noqa: E402  (tenferro.jit the function; the package stays in sys.modules)
 
-__all__ += ["jit", "JitError", "RetraceWarning"]
+__all__ += ["jit", "JitError", "JitArgumentError", "DeletedTensorError", "DonationWarning", "RetraceWarning"]

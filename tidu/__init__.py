@@ -41,10 +41,10 @@ from ._errors import (
     UnexpectedTracerError,
     UnregisteredTypeError,
 )
-from ._graph import Eqn, Graph, Var, make_graph
+from .graph import Eqn, Graph, Var, make_graph
 from ._call import ClosedCall, call_p, inline_calls
 from ._staging import CacheInfo, RetraceWarning, StagedFunction, StagingError
-from ._passes import Rewriter, fold_constants, rewrite, run_passes
+from .passes import Rewriter, fold_constants, rewrite, run_passes
 from ._ad import backward_pass as transpose_graph
 from ._ad import debug_checks
 from ._pytree import (

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 from ._core import Primitive, Trace, UndefinedPrimal, new_trace
 from ._errors import MissingRuleError, NonDifferentiableError, RuleError
-from ._graph import Graph, GraphTrace, GraphTracer, Var, eval_eqn
+from .graph import Graph, GraphTrace, GraphTracer, Var, eval_eqn
 from ._pytree import tree_flatten, tree_unflatten
 from ._tracer import Tracer, aval_of
 from ._vspace import vspace_of_aval

@@ -18,7 +18,7 @@ from ._errors import (
     TangentMismatchError,
     TreeStructureError,
 )
-from ._graph import Graph, make_graph
+from .graph import Graph, make_graph
 from ._pytree import PyTreeDef, _registry, tree_flatten, tree_map, tree_unflatten
 from ._tracer import aval_of
 from ._vspace import vspace_of_aval

@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 from ._ad import backward_pass, linearize_flat
 from ._core import Primitive, UndefinedPrimal
 from ._errors import RuleError
-from ._graph import Eqn, Graph, GraphTracer, Var, make_graph
+from .graph import Eqn, Graph, GraphTracer, Var, make_graph
 from ._pytree import tree_flatten
 from ._zero import Zero
 
@@ -199,43 +199,40 @@ call_p.def_transpose(_call_transpose)
 # inlining (the compiler's first pass)
 # ---------------------------------------------------------------------------
 def inline_calls(graph: Graph) -> Graph:
-    """Replace every ``call`` equation by the equations of its graph (recursively),
-    its constants becoming constants of ``graph``. Returns ``graph`` itself when
-    there is nothing to inline."""
+    """Replace every ``call`` equation by the equations of its graph, to any depth
+    (a call inside an inlined graph is inlined in turn), the callee's constants
+    becoming constants of ``graph``. Returns ``graph`` itself when there is nothing
+    to inline."""
     if not any(e.prim is call_p for e in graph.eqns):
         return graph
-    constvars, consts = list(graph.constvars), list(graph.consts)
-    eqns: list[Eqn] = []
-    rename: dict[Var, Any] = {}
+    out = Graph(list(graph.invars), list(graph.constvars), list(graph.consts), [], [],
+                graph.in_tree, graph.out_tree)
+    env: dict[Var, Any] = {v: v for v in (*graph.invars, *graph.constvars)}
+    _splice(graph, env, out, fresh=False)
+    out.outvars = [v if type(v) is Zero else env[v] for v in graph.outvars]
+    return _materialize_zero_uses(out)
 
-    def splice(g: Graph, inputs: list, outputs: list[Var]) -> None:
-        local: dict[Var, Any] = dict(zip(g.invars, inputs))
-        for cv, c in zip(g.constvars, g.consts):
-            nv = Var(cv.aval)
-            constvars.append(nv)
-            consts.append(c)
-            local[cv] = nv
-        for e in g.eqns:
-            ins = [local[v] for v in e.inputs]
-            if e.prim is call_p:
-                outs = [Var(o.aval) for o in e.outputs]
-                splice(e.params["fn"].graph, ins, outs)
-            else:
-                outs = [Var(o.aval) for o in e.outputs]
-                eqns.append(Eqn(e.prim, ins, e.params, outs))
-            local.update(zip(e.outputs, outs))
-        for o, v in zip(outputs, g.outvars):
-            rename[o] = v if type(v) is Zero else local[v]
 
-    for e in graph.eqns:
-        ins = [rename.get(v, v) for v in e.inputs]
+def _splice(g: Graph, env: dict, out: Graph, fresh: bool) -> None:
+    """Append ``g``'s equations to ``out`` with ``g``'s variables read through
+    ``env`` (which maps every variable of ``g`` defined so far to a variable of
+    ``out``, or to a :class:`Zero`), inlining calls recursively. ``fresh``: give
+    every equation new output variables (the callee's own may be spliced twice)."""
+    for e in g.eqns:
+        ins = [v if type(v) is Zero else env[v] for v in e.inputs]
         if e.prim is call_p:
-            splice(e.params["fn"].graph, ins, e.outputs)
+            callee = e.params["fn"].graph
+            inner: dict[Var, Any] = dict(zip(callee.invars, ins))
+            for cv, c in zip(callee.constvars, callee.consts):
+                nv = inner[cv] = Var(cv.aval)
+                out.constvars.append(nv)
+                out.consts.append(c)
+            _splice(callee, inner, out, fresh=True)
+            outs = [v if type(v) is Zero else inner[v] for v in callee.outvars]
         else:
-            eqns.append(Eqn(e.prim, ins, e.params, e.outputs))
-    outvars = [rename.get(v, v) if type(v) is Var else v for v in graph.outvars]
-    return _materialize_zero_uses(Graph(list(graph.invars), constvars, consts, eqns, outvars,
-                                        graph.in_tree, graph.out_tree))
+            outs = [Var(o.aval) for o in e.outputs] if fresh else e.outputs
+            out.eqns.append(Eqn(e.prim, ins, e.params, outs))
+        env.update(zip(e.outputs, outs))
 
 
 def _materialize_zero_uses(graph: Graph) -> Graph:

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from ._core import Primitive, current_stack, find_top_trace
 from ._errors import CustomRuleError, NonDifferentiableError
 from ._ad import JVPTrace, backward_pass, jvp_flat, linearize_flat
-from ._graph import Graph, GraphTrace, make_graph
+from .graph import Graph, GraphTrace, make_graph
 from ._pytree import tree_flatten, tree_map, tree_unflatten
 from ._tracer import Tracer, aval_of
 from ._vspace import vspace_of_aval

@@ -8,26 +8,32 @@ library, e.g. ``tenferro.jit``), keeps the result in a bounded LRU cache and
 replays it. Called with tracers of an active transformation it binds
 :data:`call_p`, so ``grad(jit(f))``, ``jvp(jit(f))`` and ``jit(jit(f))`` all
 work (see :mod:`._call`).
+
+Which arguments are static or donated is resolved by :class:`ArgSpec` (positions
+and names completed from each other through the signature, as JAX does). What a
+donated buffer may be is the value library's business: a *donor* (see
+:class:`Donation`) decides, per call, which buffers the program may take.
 """
 from __future__ import annotations
 
 import collections
-import inspect
 import warnings
 from typing import Any, Callable, NamedTuple, Sequence
 
+from ._argspec import ArgSpec, describe_leaf, describe_output
 from ._call import ClosedCall, Compiler, call_p
 from ._errors import InvalidArgumentError, TiduError, TracerConversionError
-from ._graph import Graph, make_graph
+from .graph import Graph, make_graph
 from ._pytree import PyTreeDef, tree_flatten, tree_unflatten
 from ._tracer import Tracer, aval_of
 
-__all__ = ["StagedFunction", "CacheInfo", "StagingError", "RetraceWarning"]
+__all__ = ["StagedFunction", "CacheInfo", "StagingError", "RetraceWarning", "Donation", "Donor"]
 
 
 class StagingError(TiduError, TypeError):
     """A staged (jit) function was used in a way tracing cannot support: Python
-    control flow on a traced value, an unhashable static argument, ..."""
+    control flow on a traced value, an unhashable static argument, an argument or
+    output that is no array, ..."""
 
 
 class RetraceWarning(UserWarning):
@@ -39,28 +45,79 @@ class CacheInfo(NamedTuple):
     misses: int
     traces: int
     size: int
-    maxsize: int
+    maxsize: int | None
+
+
+class Donation(NamedTuple):
+    """What a donor is told about one call of a staged function with donated arguments.
+
+    ``donate[i]``: dynamic leaf ``i`` belongs to a donated argument;
+    ``converted[i]``: leaf ``i`` was made from a user array by ``to_leaf`` (the
+    user passed an array, not a value of the library); ``consts``: the constants
+    of the traced function (read by every call); ``describe(i)``: leaf ``i`` in
+    words (``"argument 0 (x)"``); ``name``: the staged function in words.
+    """
+
+    donate: tuple[bool, ...]
+    converted: tuple[bool, ...]
+    consts: Sequence[Any]
+    describe: Callable[[int], str]
+    name: str
+
+
+Donor = Callable[[Callable[..., list], list, Donation], list]
+"""``donor(run, leaves, donation) -> outputs``: run the executable (compiled with
+``donation.donate``) on ``leaves``, handing it only buffers it may overwrite, and
+mark the donated leaves consumed."""
 
 
 class _Entry:
-    __slots__ = ("call", "out_tree", "graph", "donate", "_run")
+    __slots__ = ("call", "out_tree", "out_static", "graph", "donate", "_run")
 
-    def __init__(self, call: ClosedCall, out_tree: PyTreeDef, graph: Graph, donate: tuple[bool, ...],
-                 compiler: Callable[..., Any]):
+    def __init__(self, call: ClosedCall, out_tree: PyTreeDef, out_static: tuple, graph: Graph,
+                 donate: tuple[bool, ...], compiler: Callable[..., Any]):
         self.call = call
         self.out_tree = out_tree
+        self.out_static = out_static  # ((flat output index, Python scalar), ...)
         self.graph = graph
         self.donate = donate
-        self._run = compiler(graph, donate=donate) if any(donate) else None
+        self._run = compiler(graph, donate=donate) if donate else None
 
     @property
     def run(self) -> Callable[..., list]:
         """The executable for direct calls (with buffer donation, when asked for)."""
         return self._run or self.call.executable
 
+    def unflatten(self, outs: list) -> Any:
+        if self.out_static:
+            outs = list(outs)
+            for i, v in self.out_static:
+                outs.insert(i, v)
+        return tree_unflatten(self.out_tree, outs)
+
+
+class _Split(NamedTuple):
+    """One call's arguments: the leaves (converted), which are static, the key parts."""
+
+    leaves: list
+    tree: PyTreeDef
+    mask: tuple[bool, ...]          # leaf is static (keyed by value)
+    statics: tuple                  # static arguments: ("arg", j, value) / ("kw", name, value)
+    key_leaves: tuple
+    donate: tuple[bool, ...]        # per dynamic leaf; () when nothing is donated
+    converted: tuple[bool, ...]     # per dynamic leaf
+    origin: tuple                   # (args, static positions, dynamic kwargs): for messages only
+
 
 def _is_scalar(x: Any) -> bool:
     return type(x) in (bool, int, float, complex)
+
+
+def _is_static(x: Any) -> bool:
+    """Argument leaves that are static by default (keyed by value): Python scalars
+    and strings (an einsum subscript, a mode such as ``ord="fro"``), and ``...``
+    (an einsum label list's ellipsis)."""
+    return type(x) in (bool, int, float, complex, str, bytes) or x is Ellipsis
 
 
 class StagedFunction:
@@ -69,10 +126,16 @@ class StagedFunction:
     ``compiler(graph, donate=mask)`` returns the executable (flat leaves in, flat
     leaves out; ``mask[i]``: leaf ``i``'s buffer may be overwritten);
     ``to_leaf(x)`` turns a user array leaf (e.g. a NumPy array) into a value type
-    (or returns ``None`` when ``x`` is no array: it is then a static leaf, keyed by
-    value). Python scalars are static leaves: a new value traces again.
+    (or returns ``None`` when ``x`` is no array). Python scalars and strings (and
+    leaves for which ``static_leaf(x)`` is true) are static leaves, keyed by value:
+    a new value traces again. Any other leaf that is neither a value (an instance of
+    ``value_types``; without them, of a type with a registered vector space) nor
+    an array is an error naming the argument. Outputs are values or scalars
+    (returned as they are); anything else is an error naming the output.
     ``context()`` (optional) returns a hashable snapshot of ambient settings the
-    trace depends on (e.g. a library's configuration); it is part of the key.
+    trace depends on; it is part of the key.
+    ``donor`` runs calls with donated arguments (without one, donation is ignored).
+    ``maxsize=None``: the cache is unbounded.
     """
 
     def __init__(
@@ -81,136 +144,173 @@ class StagedFunction:
         compiler: Compiler,
         *,
         to_leaf: Callable[[Any], Any] | None = None,
-        static_argnums: int | Sequence[int] = (),
-        static_argnames: str | Sequence[str] = (),
-        donate_argnums: int | Sequence[int] = (),
-        maxsize: int = 64,
+        static_leaf: Callable[[Any], bool] | None = None,
+        value_types: type | tuple[type, ...] | None = None,
+        static_argnums: int | Sequence[int] | None = None,
+        static_argnames: str | Sequence[str] | None = None,
+        donate_argnums: int | Sequence[int] | None = None,
+        donate_argnames: str | Sequence[str] | None = None,
+        maxsize: int | None = 64,
         retrace_warning: int = 8,
         what: str = "jit",
         error: type[StagingError] = StagingError,
+        arg_error: type[Exception] = InvalidArgumentError,
         context: Callable[[], Any] | None = None,
+        donor: Donor | None = None,
     ):
         if not callable(fun):
-            raise InvalidArgumentError(f"{what}: expected a callable, got {type(fun).__name__}")
+            raise arg_error(f"{what}: expected a callable, got {type(fun).__name__}")
+        if maxsize is not None and (type(maxsize) is not int or maxsize < 0):
+            raise arg_error(f"{what}: maxsize must be a non-negative int (the number of signatures cached) "
+                            f"or None (unbounded), got {maxsize!r}")
         self.fun = fun
         self.compiler = compiler
         self._to_leaf = to_leaf
+        self._static_leaf = static_leaf
+        self._value_types = value_types
         self._what = what
         self._error = error
         self._context = context
-        self.static_argnums = _int_tuple(static_argnums, what, "static_argnums")
-        self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
-        self.donate_argnums = _int_tuple(donate_argnums, what, "donate_argnums")
-        if set(self.static_argnums) & set(self.donate_argnums):
-            raise InvalidArgumentError(f"{what}: an argument cannot be both static and donated "
-                                       f"(static_argnums={self.static_argnums}, donate_argnums={self.donate_argnums})")
-        try:
-            self._signature = inspect.signature(fun)
-        except (TypeError, ValueError):
-            self._signature = None
+        self._donor = donor
+        self.__name__ = getattr(fun, "__name__", "fun")
+        self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
+        self.__doc__ = getattr(fun, "__doc__", None)
+        self.__wrapped__ = fun
+        self.args = ArgSpec(fun, f"{what}({self.__name__})", arg_error, static_argnums=static_argnums,
+                            static_argnames=static_argnames, donate_argnums=donate_argnums,
+                            donate_argnames=donate_argnames)
+        self.static_argnums, self.static_argnames = self.args.static_nums, self.args.static_names
+        self.donate_argnums, self.donate_argnames = self.args.donate_nums, self.args.donate_names
         self._cache: collections.OrderedDict[Any, _Entry] = collections.OrderedDict()
         self.maxsize = maxsize
         self._retrace_warning = retrace_warning
         self._warned = False
         self._last_key: Any = None
         self.hits = self.misses = self.traces = 0
-        self.__name__ = getattr(fun, "__name__", "fun")
-        self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
-        self.__doc__ = getattr(fun, "__doc__", None)
-        self.__wrapped__ = fun
 
     # ---- signature -------------------------------------------------------------
-    def _split(self, args: tuple, kwargs: dict) -> tuple[tuple, list, PyTreeDef, tuple, tuple]:
-        """``(leaves, tree, static leaf mask, static arguments, key leaves)``; array
-        leaves are converted to the library's value type once, here."""
-        nargs = len(args)
-        static_pos = set()
-        for i in self.static_argnums:
-            j = i + nargs if i < 0 else i
-            if not 0 <= j < nargs:
-                raise self._error(f"{self._what}({self.__name__}): static_argnums contains {i}, but the function "
-                                   f"was called with {nargs} positional arguments")
-            static_pos.add(j)
-        statics = []
-        for j in sorted(static_pos):
-            statics.append(("arg", j, _hashable(args[j], f"positional argument {j}", self)))
+    def _split(self, args: tuple, kwargs: dict) -> _Split:
+        """The leaves (array leaves converted to the library's value type once,
+        here), the static ones, the key and the donated leaves of one call."""
+        spec = self.args
+        static_pos = spec.static_positions(len(args), self._error)
+        statics = [("arg", j, _hashable(args[j], lambda j=j: f"positional argument {j}", self))
+                   for j in sorted(static_pos)]
         dyn_args = tuple(a for j, a in enumerate(args) if j not in static_pos)
         dyn_kwargs = {}
         for k in sorted(kwargs):
-            if k in self.static_argnames:
-                statics.append(("kw", k, _hashable(kwargs[k], f"keyword argument {k!r}", self)))
+            if k in spec.static_names:
+                statics.append(("kw", k, _hashable(kwargs[k], lambda k=k: f"keyword argument {k!r}", self)))
             else:
                 dyn_kwargs[k] = kwargs[k]
+        origin = (args, static_pos, dyn_kwargs)
         leaves, tree = tree_flatten((dyn_args, dyn_kwargs))
-        mask = []
-        key_leaves = []
+        mask, key_leaves, converted = [], [], []
         for i, x in enumerate(leaves):
             if isinstance(x, Tracer):
-                mask.append(False)
-                key_leaves.append(x.aval)
-                continue
-            a = None
-            if self._to_leaf is not None and not _is_scalar(x):  # the library's arrays first
-                y = self._to_leaf(x)
-                if y is not None:
-                    leaves[i] = y          # converted once: the call runs on it
-                    a = aval_of(y)
-            if a is None:
-                try:
-                    a = aval_of(x)
-                except TiduError:
-                    a = None
-            if a is None:
-                mask.append(True)
-                key_leaves.append(("static", type(x), _hashable(x, "an argument leaf", self)))
+                a, new = x.aval, False
+            elif _is_static(x):
+                a, new = None, False
             else:
-                mask.append(False)
+                a, new = self._classify(x, leaves, i, origin)
+            mask.append(a is None)
+            if a is None:
+                key_leaves.append(("static", type(x), _hashable(x, lambda i=i: self._describe(origin, i), self)))
+            else:
                 key_leaves.append(a)
-        return leaves, tree, tuple(mask), tuple(statics), tuple(key_leaves)
+                converted.append(new)
+        donate = self._donated(args, dyn_kwargs, static_pos, leaves, mask) if spec.donates else ()
+        return _Split(leaves, tree, tuple(mask), tuple(statics), tuple(key_leaves), donate, tuple(converted), origin)
+
+    def _describe(self, origin: tuple, i: int) -> str:
+        """Leaf ``i`` of a call's flattened dynamic arguments in words."""
+        args, static_pos, dyn_kwargs = origin
+        parts = [(self.args.label(j), a) for j, a in enumerate(args) if j not in static_pos]
+        return describe_leaf(parts + [(f"keyword argument {k!r}", v) for k, v in dyn_kwargs.items()], i)
+
+    def _classify(self, x: Any, leaves: list, i: int, origin: tuple) -> tuple[Any, bool]:
+        """``(aval, converted)`` of an argument leaf; ``(None, False)`` for a static one."""
+        if self._value_types is not None and isinstance(x, self._value_types):
+            return aval_of(x), False
+        if self._to_leaf is not None:
+            y = self._to_leaf(x)
+            if y is not None:
+                leaves[i] = y          # converted once: the call runs on it
+                return aval_of(y), True
+        if self._static_leaf is not None and self._static_leaf(x):
+            return None, False
+        if self._is_value(x):
+            return aval_of(x), False
+        raise self._error(
+            f"{self._what}({self.__name__}): {self._describe(origin, i)} is of type {_type_name(x)} "
+            f"({_short_repr(x)}), which is neither an array nor a scalar or string; arguments of a compiled "
+            "function are arrays (tensors, NumPy or CuPy arrays), Python scalars and strings (static: keyed "
+            "by value) or pytrees (tuples, lists, dicts, None, registered nodes) of them. Mark the argument "
+            "static (static_argnums=... / static_argnames=...) to key the compilation on its value")
+
+    def _donated(self, args: tuple, dyn_kwargs: dict, static_pos: set, leaves: list,
+                 mask: list) -> tuple[bool, ...]:
+        """For each dynamic leaf, whether it belongs to a donated argument."""
+        donated = self.args.donate_positions(len(args))
+        flags: list[bool] = []
+        for j, a in enumerate(args):
+            if j not in static_pos:
+                flags += [j in donated] * len(tree_flatten(a)[0])
+        for k, v in dyn_kwargs.items():
+            flags += [k in self.args.donate_names] * len(tree_flatten(v)[0])
+        return tuple(f for f, s in zip(flags, mask) if not s)
 
     # ---- calling ---------------------------------------------------------------
-    def _lookup(self, args: tuple, kwargs: dict) -> tuple[_Entry | None, list, tuple[bool, ...]]:
+    def _lookup(self, args: tuple, kwargs: dict) -> tuple[_Entry | None, _Split]:
         """The cache entry for these arguments (traced on a miss; ``None`` when the
-        function closes over a value traced by an outer transformation), the
-        argument leaves and which of them are static."""
-        leaves, tree, mask, statics, key_leaves = self._split(args, kwargs)
-        key = (tree, key_leaves, statics, self._context() if self._context is not None else None)
+        function closes over a value traced by an outer transformation) and the split call."""
+        s = self._split(args, kwargs)
+        key = (s.tree, s.key_leaves, s.statics, self._context() if self._context is not None else None)
         entry = self._cache.get(key)
         if entry is None:
             self.misses += 1
-            entry = self._trace(args, kwargs, leaves, tree, mask, key)
+            entry = self._trace(args, kwargs, s, key)
         else:
             self.hits += 1
             self._cache.move_to_end(key)
-        return entry, leaves, mask
+        return entry, s
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        entry, leaves, mask = self._lookup(args, kwargs)
+        entry, s = self._lookup(args, kwargs)
         if entry is None:  # closes over a tracer: run the function itself under the outer transform
             return self.fun(*args, **kwargs)
-        dyn = [x for x, s in zip(leaves, mask) if not s]
+        dyn = [x for x, st in zip(s.leaves, s.mask) if not st]
         for x in dyn:
             if isinstance(x, Tracer):
-                outs = call_p.bind(*dyn, fn=entry.call)
-                break
-        else:
-            outs = entry.run(*dyn)
-        return tree_unflatten(entry.out_tree, outs)
+                return entry.unflatten(call_p.bind(*dyn, fn=entry.call))
+        if not entry.donate:
+            return entry.unflatten(entry.run(*dyn))
+        if self._donor is None:
+            return entry.unflatten(entry.call.executable(*dyn))
+        donation = Donation(entry.donate, s.converted, entry.graph.consts,
+                            lambda i: self._describe(s.origin, _full_index(s.mask, i)), f"{self._what}({self.__name__})")
+        return entry.unflatten(self._donor(entry.run, dyn, donation))
 
-    def _trace(self, args, kwargs, leaves, tree, mask, key) -> _Entry | None:
-        statics = [x for x, s in zip(leaves, mask) if s]
-        avals = [k for k, s in zip(key[1], mask) if not s]
+    def _trace(self, args: tuple, kwargs: dict, s: _Split, key: Any) -> _Entry | None:
+        statics = [x for x, st in zip(s.leaves, s.mask) if st]
+        avals = [k for k, st in zip(s.key_leaves, s.mask) if not st]
+        box: list = []
 
-        def flat_fun(*dyn: Any) -> Any:
+        def flat_fun(*dyn: Any) -> list:
             it_d, it_s = iter(dyn), iter(statics)
-            full = [next(it_s) if s else next(it_d) for s in mask]
-            dyn_args, dyn_kwargs = tree_unflatten(tree, full)
-            call_args = _merge_static(args, dyn_args, self.static_argnums)
+            full = [next(it_s) if st else next(it_d) for st in s.mask]
+            dyn_args, dyn_kwargs = tree_unflatten(s.tree, full)
+            call_args = self.args.merge_static(args, dyn_args)
             call_kwargs = dict(dyn_kwargs)
             for k in self.static_argnames:
                 if k in kwargs:
                     call_kwargs[k] = kwargs[k]
-            return self.fun(*call_args, **call_kwargs)
+            outs, out_tree = tree_flatten(self.fun(*call_args, **call_kwargs))
+            box.append(out_tree)
+            static = tuple((i, o) for i, o in enumerate(outs) if self._static_output(o, i, out_tree))
+            box.append(static)
+            drop = {i for i, _ in static}
+            return [o for i, o in enumerate(outs) if i not in drop]
 
         self.traces += 1
         try:
@@ -224,29 +324,36 @@ class StagedFunction:
             ) from exc
         if any(isinstance(c, Tracer) for c in graph.consts):
             return None
-        out_tree = graph.out_tree
         graph.in_tree = graph.out_tree = None
         compiler = self.compiler
-        donate = self._donated_leaves(args, mask)
-        entry = _Entry(ClosedCall(graph, lambda g: compiler(g, donate=()), self.__name__), out_tree, graph,
-                       donate, compiler)
+        entry = _Entry(ClosedCall(graph, lambda g: compiler(g, donate=()), self.__name__), box[0], box[1], graph,
+                       s.donate if any(s.donate) else (), compiler)
         self._remember(key, entry)
         return entry
 
-    def _donated_leaves(self, args: tuple, mask: tuple[bool, ...]) -> tuple[bool, ...]:
-        """For each dynamic leaf, whether it comes from a donated positional argument."""
-        if not self.donate_argnums:
-            return ()
-        n = len(args)
-        donated = {i + n if i < 0 else i for i in self.donate_argnums}
-        static = {i + n if i < 0 else i for i in self.static_argnums}
-        flags: list[bool] = []
-        for j, a in enumerate(args):
-            if j in static:
-                continue
-            flags += [j in donated] * len(tree_flatten(a)[0])
-        flags += [False] * (len(mask) - len(flags))
-        return tuple(f for f, s in zip(flags, mask) if not s)
+    def _is_value(self, x: Any) -> bool:
+        """``x`` is a concrete value of the library (of ``value_types``; without
+        them, of any type with a registered vector space)."""
+        if self._value_types is not None:
+            return isinstance(x, self._value_types)
+        try:
+            aval_of(x)
+        except TiduError:
+            return False
+        return True
+
+    def _static_output(self, o: Any, i: int, out_tree: PyTreeDef) -> bool:
+        """True for a scalar output (returned as it is, like a static argument);
+        checks that any other output leaf is a value the trace can stage."""
+        if _is_scalar(o) or self._static_leaf is not None and self._static_leaf(o):
+            return True
+        if isinstance(o, Tracer) or self._is_value(o):
+            return False
+        raise self._error(
+            f"{self._what}({self.__name__}): {describe_output(out_tree, i)} is of type {_type_name(o)} "
+            f"({_short_repr(o)}); a compiled function returns arrays of the library (tensors), scalars or "
+            "pytrees (tuples, lists, dicts, None) of them. Convert the value (e.g. tenferro.asarray) or "
+            "return it from a function that is not compiled")
 
     def _remember(self, key: Any, entry: _Entry) -> None:
         if self.traces >= self._retrace_warning and not self._warned and self._last_key is not None:
@@ -258,8 +365,10 @@ class StagedFunction:
                 "only if it takes few values.",
                 RetraceWarning, stacklevel=4)
         self._last_key = key
+        if self.maxsize == 0:
+            return
         self._cache[key] = entry
-        while len(self._cache) > self.maxsize:
+        while self.maxsize is not None and len(self._cache) > self.maxsize:
             self._cache.popitem(last=False)
 
     # ---- inspection ------------------------------------------------------------
@@ -270,36 +379,46 @@ class StagedFunction:
     def entry(self, *args: Any, **kwargs: Any) -> tuple[Graph, Callable[..., list], PyTreeDef]:
         """``(graph, executable, output tree)`` for these arguments, traced (or
         looked up) and compiled, without running it."""
-        entry, _, _ = self._lookup(args, kwargs)
+        entry, _ = self._lookup(args, kwargs)
         if entry is None:
             raise self._error(f"{self._what}({self.__name__}): the function closes over a value traced by an "
                               "outer transformation; it cannot be lowered on its own")
         return entry.graph, entry.run, entry.out_tree
 
 
-def _int_tuple(x: int | Sequence[int], what: str, name: str) -> tuple[int, ...]:
-    t = (x,) if isinstance(x, int) else tuple(x)
-    if any(type(i) is not int for i in t):
-        raise InvalidArgumentError(f"{what}: {name} must be an int or a sequence of ints, got {x!r}")
-    return t
+def _full_index(mask: tuple[bool, ...], i: int) -> int:
+    """The index among all leaves of dynamic leaf ``i``."""
+    n = -1
+    for j, st in enumerate(mask):
+        if not st:
+            n += 1
+            if n == i:
+                return j
+    raise IndexError(i)
 
 
-def _hashable(x: Any, what: str, staged: StagedFunction) -> Any:
+def _type_name(x: Any) -> str:
+    t = type(x)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _short_repr(x: Any) -> str:
+    try:
+        r = repr(x)
+    except Exception:  # noqa: BLE001  (any repr may fail; the message must not)
+        r = f"<{type(x).__qualname__}>"
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def _hashable(x: Any, what: Callable[[], str], staged: StagedFunction) -> Any:
     try:
         hash(x)
     except TypeError:
         raise staged._error(
-            f"{staged._what}({staged.__name__}): {what} is static but unhashable ({type(x).__name__}); "
+            f"{staged._what}({staged.__name__}): {what()} is static but unhashable ({type(x).__name__}); "
             "static arguments key the compilation cache and must be hashable (use a tuple instead of a list, "
             "or pass arrays as non-static arguments)") from None
     return x
-
-
-def _merge_static(args: tuple, dyn_args: tuple, static_argnums: tuple[int, ...]) -> tuple:
-    n = len(args)
-    static_pos = {i + n if i < 0 else i for i in static_argnums}
-    it = iter(dyn_args)
-    return tuple(args[j] if j in static_pos else next(it) for j in range(n))
 
 
 def _describe_change(old: Any, new: Any) -> str:

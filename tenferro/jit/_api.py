@@ -8,28 +8,37 @@ straight-line function (:mod:`._codegen`).
 """
 from __future__ import annotations
 
+import enum
 import re
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tidu import Graph
-from tidu._call import inline_calls
-from tidu._staging import CacheInfo, RetraceWarning, StagedFunction, StagingError
+from tidu import CacheInfo, Graph, InvalidArgumentError, RetraceWarning, StagedFunction, StagingError, inline_calls
 
 from .._creation import asarray
-from .._placement import get_default_placement
+from .._dtypes import DType
+from .._placement import Placement, get_default_placement
 from ..linalg._config import snapshot as linalg_settings
 from .._errors import TenferroError
 from .._tensor import Tensor
 from ._codegen import Program, generate
+from ._donation import DeletedTensorError, DonationWarning, is_deleted, run_donating
 from ._optimize import optimize
 
-__all__ = ["jit", "JitFunction", "Lowered", "JitError", "RetraceWarning", "CacheInfo", "compile_graph"]
+__all__ = ["jit", "JitFunction", "Lowered", "JitError", "JitArgumentError", "DeletedTensorError",
+           "DonationWarning", "RetraceWarning", "CacheInfo", "compile_graph", "is_deleted"]
 
 
 class JitError(StagingError, TenferroError):
-    """Misuse of :func:`tenferro.jit` (a tidu :class:`StagingError` and a :class:`TenferroError`)."""
+    """Misuse of :func:`tenferro.jit` (a tidu :class:`StagingError` and a :class:`TenferroError`):
+    Python control flow on a traced value, an argument or output that is no array, ..."""
+
+
+class JitArgumentError(JitError, InvalidArgumentError):
+    """Invalid arguments of :func:`tenferro.jit` itself (``static_argnums``,
+    ``static_argnames``, ``donate_argnums``, ``donate_argnames``, ``maxsize``, the
+    function); also a ``ValueError`` and a tidu :class:`InvalidArgumentError`."""
 
 
 def _identifier(name: str) -> str:
@@ -51,6 +60,13 @@ def _to_leaf(x: Any) -> Any:
     return None
 
 
+def _static_leaf(x: Any) -> bool:
+    """Static argument leaves (keyed by value) besides Python scalars and strings:
+    NumPy scalars, dtypes (tenferro's and NumPy's), placements and enum members. A
+    NumPy scalar output is returned as it is, as a Python scalar is."""
+    return isinstance(x, (np.generic, np.dtype, DType, Placement, enum.Enum))
+
+
 def _context() -> tuple:
     """Ambient settings a trace depends on: the default placement (where creation
     functions put tensors) and ``tenferro.linalg``'s settings (read by derivative
@@ -66,10 +82,13 @@ class JitFunction(StagedFunction):
     for inspection.
     """
 
-    def __init__(self, fun: Callable[..., Any], *, static_argnums, static_argnames, donate_argnums, maxsize):
-        super().__init__(fun, self._compile, to_leaf=_to_leaf, static_argnums=static_argnums,
-                         static_argnames=static_argnames, donate_argnums=donate_argnums, maxsize=maxsize,
-                         what="tenferro.jit", error=JitError, context=_context)
+    def __init__(self, fun: Callable[..., Any], *, static_argnums: Any = None, static_argnames: Any = None,
+                 donate_argnums: Any = None, donate_argnames: Any = None, maxsize: int | None = 64):
+        super().__init__(fun, self._compile, to_leaf=_to_leaf, static_leaf=_static_leaf, value_types=Tensor,
+                         static_argnums=static_argnums, static_argnames=static_argnames,
+                         donate_argnums=donate_argnums, donate_argnames=donate_argnames, maxsize=maxsize,
+                         what="tenferro.jit", error=JitError, arg_error=JitArgumentError, context=_context,
+                         donor=run_donating)
 
     def _compile(self, graph: Graph, donate: tuple[bool, ...] = ()) -> Program:
         return compile_graph(graph, donate=donate, name=self.__name__)
@@ -112,22 +131,27 @@ class Lowered:
         return f"<Lowered: {c['eqns_before']} -> {c['eqns']} eqns, {c['flops']:.3g} flops>"
 
 
-def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
-        static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
-        maxsize: int = 64) -> Any:
+def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] | None = None,
+        static_argnames: str | Sequence[str] | None = None, donate_argnums: int | Sequence[int] | None = None,
+        donate_argnames: str | Sequence[str] | None = None, maxsize: int | None = 64) -> Any:
     """Compile ``fun``: trace it once per signature, optimize, replay compiled code.
 
     JAX's names and meaning. The signature is the pytree structure of the
     arguments, the shape, dtype and placement of every tensor (NumPy arrays are
-    converted), the values of static arguments and of Python scalars (a Python
+    converted), the values of static arguments and of Python and NumPy scalars (a
     scalar argument is static: pass a 0-d tensor to avoid retracing on new
-    values). ``donate_argnums`` lets the program overwrite those arguments'
-    buffers. Works under and around tidu's transformations: ``jit(grad(f))``,
-    ``grad(jit(f))``, ``jit(jit(f))``. Usable as ``@jit`` or
-    ``@jit(static_argnums=...)``.
+    values). Static and donated arguments may be named by position or by name;
+    each is completed from the other through ``fun``'s signature. Donated
+    arguments are consumed: the program may write into their buffers and the
+    tensors are deleted after the call (:class:`DeletedTensorError` on any later
+    use); a buffer that is not exclusively owned is copied instead
+    (:class:`DonationWarning`). ``maxsize`` bounds the signature cache (``None``:
+    unbounded). Bad settings raise :class:`JitArgumentError` here. Works under
+    and around tidu's transformations: ``jit(grad(f))``, ``grad(jit(f))``,
+    ``jit(jit(f))``, to any depth. Usable as ``@jit`` or ``@jit(static_argnums=...)``.
     """
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
-                             donate_argnums=donate_argnums, maxsize=maxsize)
+                             donate_argnums=donate_argnums, donate_argnames=donate_argnames, maxsize=maxsize)
     return JitFunction(fun, static_argnums=static_argnums, static_argnames=static_argnames,
-                       donate_argnums=donate_argnums, maxsize=maxsize)
+                       donate_argnums=donate_argnums, donate_argnames=donate_argnames, maxsize=maxsize)

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tidu import Zero
-from tidu._graph import Graph, Var
+from tidu.graph import Graph, Var
 
 from .._placement import CPU
 from .._tensor import Tensor

@@ -28,8 +28,8 @@ from typing import NamedTuple
 
 import opt_einsum
 
-from tidu._graph import Eqn, Graph, Var
-from tidu._passes import Rewriter, rewrite, use_counts
+from tidu.graph import Eqn, Graph, Var
+from tidu.passes import Rewriter, rewrite, use_counts
 
 from .._errors import TenferroMemoryError
 from ..einsum._parse import Spec

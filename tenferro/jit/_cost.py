@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tidu._graph import Eqn
+from tidu.graph import Eqn
 
 from ._contractions import contraction_cost
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from tidu._graph import Eqn, Var
-from tidu._passes import Rewriter
+from tidu.graph import Eqn, Var
+from tidu.passes import Rewriter
 
 from .._contraction import dot_general_p
 from ..einsum._ad import einsum_p

@@ -35,8 +35,8 @@ from typing import Any, Callable
 import numpy as np
 
 from tidu import Primitive
-from tidu._graph import Eqn, Var
-from tidu._passes import FOLD_SMALL_SIZE, Rewriter, rewrite
+from tidu.graph import Eqn, Var
+from tidu.passes import FOLD_SMALL_SIZE, Rewriter, rewrite
 
 from .. import _elementwise as _ew
 from .. import _structural as _st

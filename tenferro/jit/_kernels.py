@@ -18,7 +18,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from tidu import Primitive
-from tidu._graph import Eqn
+from tidu.graph import Eqn
 
 from .. import _elementwise as _ew
 from .. import _structural as _st

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tidu._graph import Eqn, Graph, Var
+from tidu.graph import Eqn, Graph, Var
 
 from ..einsum._ad import einsum_p
 from ..einsum._parse import Spec

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable
 
 from tidu import Graph
-from tidu._passes import cse, dce, fold_constants, run_passes
+from tidu.passes import cse, dce, fold_constants, run_passes
 
 from ._contractions import merge_contractions
 from ._identities import simplify_identities

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from tidu import Primitive
-from tidu._graph import Eqn, Graph, Var
-from tidu._passes import use_counts
+from tidu.graph import Eqn, Graph, Var
+from tidu.passes import use_counts
 
 from .._aval import fortran, xp_of
 from .._contraction import dot_general_p

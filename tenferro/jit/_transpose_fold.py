@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tidu._graph import Eqn, Graph, Var
-from tidu._passes import Rewriter, rewrite
+from tidu.graph import Eqn, Graph, Var
+from tidu.passes import Rewriter, rewrite
 
 from .._contraction import dot_general_p
 from .._structural import transpose_p

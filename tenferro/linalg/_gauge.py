@@ -19,7 +19,7 @@ import numpy as np
 
 import tidu
 from tidu import Zero
-from tidu._graph import GraphTracer
+from tidu.graph import GraphTracer
 
 from .._aval import xp_of
 from .._registry import primitive

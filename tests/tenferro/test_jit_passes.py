@@ -28,7 +28,7 @@ from tenferro.einsum._ad import einsum_p
 from tenferro.jit._optimize import PASSES, optimize
 from tenferro.jit._transpose_fold import fold_transposes
 from tidu import Graph
-from tidu._passes import dce
+from tidu.passes import dce
 from test_random_programs import SETTINGS, _real_loss, _random_like, programs
 
 DTYPES = ["float64", "complex128"]

@@ -1,4 +1,4 @@
-"""Generic graph passes (tidu._passes): dce/cse as passes, constant folding and its
+"""Generic graph passes (tidu.passes): dce/cse as passes, constant folding and its
 limits, the rewrite framework, run_passes to a fixed point. Graphs come from
 make_graph on the toy primitives; each test shows the rewrite (the primitives
 left) and that the graph computes the same values."""
@@ -7,7 +7,7 @@ import pytest
 
 import tidu
 from tidu import Graph
-from tidu._passes import NO_FOLD, cse, dce, fold_constants, rewrite, run_passes, use_counts
+from tidu.passes import NO_FOLD, cse, dce, fold_constants, rewrite, run_passes, use_counts
 from toy import add, broadcast_to, cos, cos_p, exp, mul, neg, reduce_sum, sin, sincos
 
 X = np.array([0.3, -0.7, 1.1])

@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 from ._core import Primitive
 from ._custom import custom_call_p, custom_vjp_lin_p, remat_lin_p
 from ._errors import RuleError, TiduError
-from ._graph import Eqn, Graph, Var, eval_eqn
+from .graph import Eqn, Graph, Var, eval_eqn
 from ._tracer import Tracer, aval_of
 from ._vspace import vspace_of_aval
 
