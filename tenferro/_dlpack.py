@@ -29,12 +29,13 @@ side afterwards is undefined behaviour, as for ``asarray`` (tensors are values).
 """
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
 
 from ._dtypes import _lookup_numpy
-from ._errors import DTypeError, PlacementError, TenferroTypeError, TenferroValueError
+from ._errors import DTypeError, PlacementError, TenferroError, TenferroTypeError, TenferroValueError
 from ._placement import import_cupy
 from ._tensor import Tensor
 
@@ -55,7 +56,12 @@ def _device_type(obj: Any) -> int:
         dev = obj.__dlpack_device__()
     except Exception as exc:  # noqa: BLE001  (any producer failure becomes a typed error)
         raise PlacementError(f"from_dlpack: {type(obj).__name__}.__dlpack_device__() failed ({exc})") from exc
-    return int(dev[0])
+    try:
+        device_type, _ = dev
+        return operator.index(device_type)
+    except (TypeError, ValueError) as exc:
+        raise PlacementError(f"from_dlpack: {type(obj).__name__}.__dlpack_device__() returned {dev!r}; expected a "
+                             "pair of integers (device type, device id)") from exc
 
 
 def _import(obj: Any, device_type: int) -> Any:
@@ -69,7 +75,9 @@ def _import(obj: Any, device_type: int) -> Any:
                              f"memory (CPU, {_DL_CPU}) or a CUDA device ({_DL_CUDA}) through CuPy")
     try:
         return module.from_dlpack(obj)
-    except (BufferError, RuntimeError, TypeError, ValueError) as exc:
+    except (TenferroError, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001  (a producer's own exception types: any becomes a typed error)
         if "dtype" in str(exc).lower():  # e.g. bfloat16: NumPy/CuPy have no such dtype
             raise DTypeError(f"from_dlpack: the element type of {type(obj).__name__} is not supported ({exc}); "
                              f"supported dtypes are {', '.join(_SUPPORTED)}") from exc
@@ -96,7 +104,7 @@ def from_dlpack(obj: Any, *, copy: bool | None = None) -> Tensor:
     >>> np.shares_memory(t.numpy(), a)
     True
     """
-    if copy not in (None, True, False):
+    if not (copy is None or isinstance(copy, (bool, np.bool_))):  # 0, 1, "no" are not flags
         raise TenferroValueError(f"from_dlpack: copy must be None, True or False, got {copy!r}")
     if not (hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__")):
         raise TenferroTypeError(f"from_dlpack: {type(obj).__name__} does not implement the DLPack protocol; "

@@ -20,11 +20,11 @@ layout, complex and null conventions and ``_layout`` for the permutation convent
 from __future__ import annotations
 
 from ._convert import COMPLEX_AXIS_NAME, ArrowTensorInfo, from_arrow, tensor_info, to_arrow
-from ._deps import OptionalDependencyError, TensorFileError
+from ._deps import OptionalDependencyError, TensorFileError, TensorFileNotFoundError
 from ._files import FORMATS, LoadedTensors, load, save
 
 __all__ = [
     "to_arrow", "from_arrow", "tensor_info", "ArrowTensorInfo", "COMPLEX_AXIS_NAME",
     "save", "load", "LoadedTensors", "FORMATS",
-    "OptionalDependencyError", "TensorFileError",
+    "OptionalDependencyError", "TensorFileError", "TensorFileNotFoundError",
 ]

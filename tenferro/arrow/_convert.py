@@ -24,18 +24,28 @@ permutation. When copies happen:
 
 Element types: ``int32``, ``int64``, ``float32``, ``float64``, and complex through
 (re, im) pairs. Arrow has no complex type, so a complex tensor of shape ``s`` is
-stored as a real tensor of shape ``(*s, 2)`` whose trailing axis (named
-``"re_im"`` when names are given) holds the real and imaginary parts, i.e.
-``torch.view_as_real``'s convention, without a copy; ``from_arrow(a,
-complex=True)`` reverses it (``tenferro.save`` records this in the file, so
-``tenferro.load`` needs no flag). ``bool`` is refused: Arrow packs booleans eight
+stored as a real tensor of shape ``(*s, 2)`` whose trailing axis holds the real and
+imaginary parts, i.e. ``torch.view_as_real``'s convention, without a copy.
+
+How complex-ness is recorded: the ``fixed_shape_tensor`` type has no free-form
+metadata (pyarrow keeps only shape, dim_names and permutation, and an array has no
+field metadata), so the marker lives in ``dim_names``, which every Arrow and
+Parquet round trip keeps (IPC, Parquet's stored schema, ``table.column``, chunked
+arrays, slices, ``concat_arrays``): the trailing logical axis of a complex array is
+named ``"re_im"`` (:data:`COMPLEX_AXIS_NAME`) and its other axes carry the user's
+names or, when none were given, the empty string (Arrow names all axes or none).
+:func:`from_arrow` reads a ``float32``/``float64`` array whose trailing axis has
+extent 2 and that name as complex; any other array (e.g. ``(N, 3, 2)`` real data
+from another producer) reads as real. ``complex=True`` reads foreign (re, im)
+pairs without the marker, ``complex=False`` keeps marked pairs real. So that a
+real tensor is never mistaken for a complex one, ``"re_im"`` and the empty string
+are refused as names given to :func:`to_arrow`. ``bool`` is refused: Arrow packs booleans eight
 to a byte, which has no byte-strided layout to share. 0-d tensors are refused:
 Arrow's fixed-shape tensor type requires at least one dimension. Size-0 dimensions work. Nulls exist only per tensor: a null entry
 is ``None``; nulls inside a tensor are refused.
 """
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +54,7 @@ import numpy as np
 
 from .._dtypes import DType, _lookup_numpy
 from .._errors import AxisError, DTypeError, PlacementError, ShapeError, TenferroTypeError, TenferroValueError, fmt_shape
+from .._shape import as_index
 from .._tensor import Tensor
 from ._deps import import_pyarrow
 from ._layout import (
@@ -70,7 +81,10 @@ class ArrowTensorInfo:
     ``shape`` is the logical shape of each tensor and ``dim_names`` the names in
     logical order (None if absent); ``physical_shape`` and ``permutation`` are the
     Arrow type's own fields (``shape[i] == physical_shape[permutation[i]]``);
-    ``dtype`` is the element type.
+    ``dtype`` is the element type. ``is_complex`` says that the trailing axis holds
+    (re, im) pairs of complex tensors (it is named :data:`COMPLEX_AXIS_NAME`, see the
+    module docstring): ``from_arrow`` then returns ``dtype.complex_dtype`` tensors of
+    shape ``shape[:-1]``. In ``dim_names`` the empty string marks an unnamed axis.
     """
 
     shape: tuple[int, ...]
@@ -78,6 +92,16 @@ class ArrowTensorInfo:
     dim_names: tuple[str, ...] | None
     physical_shape: tuple[int, ...]
     permutation: tuple[int, ...]
+    is_complex: bool = False
+
+    @property
+    def tensor_dim_names(self) -> tuple[str, ...] | None:
+        """The names of the tensors' axes as :func:`from_arrow` returns them: without the
+        (re, im) axis of complex data, and None when no axis has a name."""
+        names = self.dim_names
+        if names is not None and self.is_complex:
+            names = names[:-1]
+        return None if names is None or not any(names) else names
 
 
 # -- checks shared by both directions -------------------------------------------------------
@@ -107,10 +131,7 @@ def _host_array(op: str, t: Tensor, what: str) -> np.ndarray:
 
 
 def _axis(op: str, axis: Any, ndim: int) -> int:
-    try:
-        a = operator.index(axis)
-    except TypeError as exc:
-        raise AxisError(f"{op}: batch_axis must be an int, got {axis!r}") from exc
+    a = as_index(op, axis, "batch_axis")  # AxisError for floats and booleans (True is not axis 1)
     if not -ndim <= a < ndim:
         raise AxisError(f"{op}: batch_axis {a} is out of range for rank {ndim}; expected {-ndim} <= batch_axis "
                         f"< {ndim}")
@@ -172,11 +193,14 @@ def _build(pa: Any, physical: np.ndarray, perm: tuple[int, ...], dtype: DType, v
     """The FixedShapeTensorArray over ``physical``'s memory (C-contiguous ``(N, *shape)``)."""
     n, shape = physical.shape[0], physical.shape[1:]
     names = check_dim_names("to_arrow", dim_names, len(shape))
+    if names is not None and COMPLEX_AXIS_NAME in names:
+        raise TenferroValueError(f"to_arrow: the dimension name {COMPLEX_AXIS_NAME!r} is reserved: it marks the "
+                                 f"(re, im) axis of complex tensors; got dim_names {names!r}")
     flat = physical.reshape(-1)  # a view: physical is C-contiguous
-    if dtype.is_complex:  # (re, im) pairs: one more, innermost, physical axis
+    if dtype.is_complex:  # (re, im) pairs: one more, innermost, physical axis, named as the marker
         flat = flat.view(dtype.real_dtype.numpy)
         shape, perm = (*shape, 2), (*perm, len(shape))
-        names = None if names is None else (*names, COMPLEX_AXIS_NAME)
+        names = (*(("",) * (len(shape) - 1) if names is None else names), COMPLEX_AXIS_NAME)
     value_type = pa.from_numpy_dtype(flat.dtype)
     typ = pa.fixed_shape_tensor(value_type, list(shape),
                                 dim_names=None if names is None else list(physical_names(names, perm)),
@@ -248,11 +272,13 @@ def _info(pa: Any, op: str, typ: Any) -> ArrowTensorInfo:
     if not physical:
         raise _refuse_0d(op)
     perm = check_permutation(op, typ.permutation, len(physical))
-    names = typ.dim_names
-    return ArrowTensorInfo(shape=logical_shape(physical, perm),
-                           dtype=_lookup_numpy(np.dtype(name), op, "the Arrow element type"),
-                           dim_names=None if names is None else logical_names(tuple(names), perm),
-                           physical_shape=physical, permutation=perm)
+    names = None if typ.dim_names is None else logical_names(tuple(typ.dim_names), perm)
+    shape = logical_shape(physical, perm)
+    dtype = _lookup_numpy(np.dtype(name), op, "the Arrow element type")
+    is_complex = (names is not None and names[-1] == COMPLEX_AXIS_NAME and shape[-1] == 2 and len(shape) >= 2
+                  and dtype.kind == "float")
+    return ArrowTensorInfo(shape=shape, dtype=dtype, dim_names=names, physical_shape=physical, permutation=perm,
+                           is_complex=is_complex)
 
 
 def tensor_info(obj: Any) -> ArrowTensorInfo:
@@ -320,25 +346,52 @@ def _chunks(pa: Any, op: str, array: Any) -> list[Any]:
     raise TenferroTypeError(f"{op}: expected a pyarrow array or chunked array, got {type(array).__name__}")
 
 
-def from_arrow(array: Any, *, stack: bool = False, batch_axis: int = -1, complex: bool = False,  # noqa: A002
+def _flag(op: str, name: str, value: Any, allow_none: bool = False) -> bool | None:
+    """``value`` if it is a bool (or None where allowed), else a typed error: a string such
+    as ``"no"`` is truthy, so accepting any object would silently mean True."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    expected = "None, True or False" if allow_none else "True or False"
+    raise TenferroValueError(f"{op}: {name} must be {expected}, got {value!r} of type {type(value).__name__}")
+
+
+def from_arrow(array: Any, *, stack: bool = False, batch_axis: int | None = None,
+               complex: bool | None = None,  # noqa: A002
                copy: bool | None = None) -> list[Tensor | None] | Tensor:
     """Tensors from a ``fixed_shape_tensor`` array (or a chunked array of them).
 
     Returns a list with one tensor per entry (``None`` for null entries), or with
     ``stack=True`` one tensor with the batch at ``batch_axis`` (default ``-1``, the
-    trailing-batch convention; a batch with nulls cannot be stacked).
-    ``complex=True`` reads the trailing size-2 axis as (re, im) pairs (see
-    :func:`to_arrow`). Column-major arrays come back without a copy; others are
-    copied into column-major order unless ``copy=False`` (strided views);
-    ``copy=True`` always copies. A stacked chunked array of several chunks is
-    always copied once.
+    trailing-batch convention; a batch with nulls cannot be stacked; ``batch_axis``
+    without ``stack=True`` raises). Complex arrays written by :func:`to_arrow` come
+    back complex (their (re, im) axis is marked, see the module docstring);
+    ``complex=True`` reads the trailing size-2 axis of unmarked (foreign) data as
+    (re, im) pairs and ``complex=False`` keeps marked pairs real. Column-major
+    arrays come back without a copy; others are copied into column-major order
+    unless ``copy=False`` (strided views); ``copy=True`` always copies. A stacked
+    chunked array of several chunks is always copied once.
+
+    >>> import tenferro as tf
+    >>> z = tf.asarray([[1 + 2j, 3 - 1j]])
+    >>> back = tf.arrow.from_arrow(tf.arrow.to_arrow([z]))
+    >>> print(back[0].dtype.name, tuple(back[0].shape))
+    complex128 (1, 2)
     """
     op = "from_arrow"
     pa = import_pyarrow(op)
-    if copy not in (None, True, False):
-        raise TenferroValueError(f"{op}: copy must be None, True or False, got {copy!r}")
+    copy = _flag(op, "copy", copy, allow_none=True)
+    stack = _flag(op, "stack", stack)
+    complex = _flag(op, "complex", complex, allow_none=True)  # noqa: A001
+    if batch_axis is not None and not stack:
+        raise TenferroValueError(f"{op}: batch_axis={batch_axis!r} places the batch axis of a stacked tensor, so it "
+                                 "needs stack=True; without it the result is a list")
+    batch_axis = -1 if batch_axis is None else batch_axis
     chunks = _chunks(pa, op, array)
     info = _info(pa, op, chunks[0].type if chunks else array.type)
+    if complex is None:
+        complex = info.is_complex  # noqa: A001
     parts = []
     for chunk in chunks:
         x, valid = _chunk_view(pa, op, chunk, info)

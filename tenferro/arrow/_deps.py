@@ -9,7 +9,8 @@ from typing import Any
 
 from .._errors import TenferroError
 
-__all__ = ["OptionalDependencyError", "TensorFileError", "import_pyarrow", "MIN_PYARROW"]
+__all__ = ["OptionalDependencyError", "TensorFileError", "TensorFileNotFoundError", "import_pyarrow",
+           "MIN_PYARROW"]
 
 MIN_PYARROW = (14, 0)
 
@@ -19,7 +20,14 @@ class OptionalDependencyError(TenferroError, ImportError):
 
 
 class TensorFileError(TenferroError, OSError):
-    """A tensor file is missing, unreadable, or not an Arrow IPC / Parquet tensor file."""
+    """A tensor file cannot be written or read: an unusable path (a directory, a name
+    too long, a directory where no file can be created), a truncated or corrupt file,
+    or a file that is not an Arrow IPC / Parquet tensor file. The message names the
+    file and the problem."""
+
+
+class TensorFileNotFoundError(TensorFileError, FileNotFoundError):
+    """The file to load, or the directory to save into, does not exist."""
 
 
 def import_pyarrow(op: str) -> Any:

@@ -14,29 +14,47 @@ one entry's tensors; the schema metadata ``tenferro.layout`` says which (``rows`
 Field metadata records what Arrow cannot: ``tenferro.kind`` (``tensor`` or
 ``list``) and ``tenferro.dtype`` (the tenferro dtype; a complex dtype means the
 column holds (re, im) pairs in a trailing axis, which :func:`load` turns back into
-complex tensors without a copy). Files from other producers load as lists of real
-tensors.
+complex tensors without a copy; the column's type marks them too, see
+:mod:`tenferro.arrow._convert`, so a column read alone comes back complex as well).
+Files from other producers load as lists of tensors; metadata that contradicts
+the column (another dtype, an unknown kind) is an error, not a guess.
+
+The format follows the extension (``.arrow``/``.ipc``/``.feather``: Arrow IPC,
+``.parquet``/``.pq``: Parquet, anything else: Arrow IPC unless ``format=`` says
+otherwise). The extension of another format (``.npz``, ``.npy``, ``.h5``, ``.pt``,
+``.json``, ...) and a ``format=`` that contradicts the extension are refused, so a
+file never carries a name that promises what it does not hold.
 
 Writing is atomic: everything is converted and checked first, then written to a
-temporary file beside ``path`` that replaces ``path`` only when complete, so a
-failure never leaves a half-written file. Arrow IPC files are written
+temporary file beside ``path`` (created with the mode a new file gets, or the mode
+of the file it replaces) that replaces ``path`` only when complete, so a failure
+never leaves a half-written file, never touches an earlier file at ``path``, and
+leaves no temporary file behind. Arrow IPC files are written
 uncompressed (unless ``compression=`` is given) so that :func:`load` can
 memory-map them: the loaded tensors are then read-only views of the mapped file,
 and nothing is read until it is used. Parquet always decodes into memory.
+
+Errors: a path of the wrong type is a :class:`~tenferro.TenferroTypeError`; a
+missing file or directory a :class:`TensorFileNotFoundError` (also a
+``FileNotFoundError``); any other unusable path or unreadable file a
+:class:`TensorFileError` (an ``OSError``) naming the file and the problem.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
-import tempfile
-from collections.abc import Mapping, Sequence
+import secrets
+import stat
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from .._dtypes import DType, dtype as _dtype
 from .._errors import TenferroError, TenferroTypeError, TenferroValueError
 from .._tensor import Tensor
-from ._convert import from_arrow, tensor_info, to_arrow
-from ._deps import TensorFileError, import_pyarrow
+from ._convert import ArrowTensorInfo, _flag, from_arrow, tensor_info, to_arrow
+from ._deps import TensorFileError, TensorFileNotFoundError, import_pyarrow
 
 __all__ = ["save", "load", "LoadedTensors", "FORMATS"]
 
@@ -47,6 +65,20 @@ _VERSION = b"tenferro.version"
 _LAYOUT = b"tenferro.layout"
 _ARROW_MAGIC = b"ARROW1"
 _PARQUET_MAGIC = b"PAR1"
+#: extensions of the two formats, and of others that a tensor file must not be named after
+_SUFFIX_FORMATS = {".arrow": "arrow", ".ipc": "arrow", ".feather": "arrow", ".parquet": "parquet", ".pq": "parquet"}
+_OTHER_FORMATS = {
+    ".npz": "NumPy .npz", ".npy": "NumPy .npy", ".h5": "HDF5", ".hdf5": "HDF5", ".pt": "PyTorch", ".pth": "PyTorch",
+    ".pkl": "pickle", ".pickle": "pickle", ".json": "JSON", ".csv": "CSV", ".txt": "text", ".mat": "MATLAB",
+    ".nc": "netCDF", ".zarr": "Zarr", ".safetensors": "safetensors", ".arrows": "Arrow IPC stream",
+}
+#: what a file that is not a tensor file probably is, by its first bytes
+_MAGIC_HINTS = {b"PK\x03\x04": "a zip archive (a NumPy .npz file?)", b"\x93NUMPY": "a NumPy .npy file",
+                b"\x89HDF\r\n\x1a\n": "an HDF5 file",
+                b"\xff\xff\xff\xff": "an Arrow IPC stream (tenferro reads the Arrow IPC file format)"}
+_IPC_CODECS = ("lz4", "zstd")
+_PARQUET_CODECS = ("none", "snappy", "gzip", "brotli", "lz4", "zstd")
+_PREFIXES = ("to_arrow: ", "from_arrow: ", "tensor_info: ")
 
 
 class LoadedTensors(dict):
@@ -60,6 +92,29 @@ class LoadedTensors(dict):
         self.dim_names = dim_names
 
 
+@contextmanager
+def _context(prefix: str) -> Iterator[None]:
+    """Re-raise a tenferro error from a lower-level call (``to_arrow``, ``from_arrow``) as the same
+    class with ``prefix`` (the entry or column and file) in front of its message."""
+    try:
+        yield
+    except TensorFileError:
+        raise
+    except TenferroError as exc:
+        msg = str(exc)
+        if msg.startswith(prefix):
+            raise
+        for low in _PREFIXES:
+            if msg.startswith(low):
+                msg = msg[len(low):]
+                break
+        try:
+            new = type(exc)(f"{prefix}: {msg}")
+        except Exception:  # noqa: BLE001  (a class with another constructor: keep the original)
+            raise exc from None
+        raise new from exc
+
+
 def _column(pa: Any, name: str, value: Any, names: Any) -> tuple[Any, str, DType]:
     """``(array, kind, dtype)`` for one entry."""
     if isinstance(value, Tensor):
@@ -69,7 +124,8 @@ def _column(pa: Any, name: str, value: Any, names: Any) -> tuple[Any, str, DType
         if names is not None:
             raise TenferroValueError(f"save: entry {name!r} is an Arrow array, which carries its own dim_names; "
                                      "do not pass dim_names for it")
-        return value, "list", tensor_info(value).dtype
+        info = tensor_info(value)
+        return value, "list", info.dtype.complex_dtype if info.is_complex else info.dtype
     if isinstance(value, (list, tuple)):
         arr = to_arrow(list(value), names)
         return arr, "list", next(t for t in value if t is not None).dtype
@@ -81,16 +137,24 @@ def _table(pa: Any, entries: Mapping[str, Any], dim_names: Mapping[str, Sequence
     if not isinstance(entries, Mapping) or not entries:
         raise TenferroTypeError("save: expected a non-empty dict {name: tensor or list of tensors}, got "
                                 f"{type(entries).__name__ if not isinstance(entries, Mapping) else 'an empty dict'}")
+    for name in entries:
+        if not isinstance(name, str):
+            raise TenferroTypeError(f"save: entry names must be non-empty strings, got {name!r} of type "
+                                    f"{type(name).__name__}")
+        if not name:
+            raise TenferroValueError("save: entry names must be non-empty strings, got ''")
+    if dim_names is not None and not isinstance(dim_names, Mapping):
+        raise TenferroTypeError(f"save: dim_names must be a dict {{entry name: dimension names}} or None, got "
+                                f"{type(dim_names).__name__} {dim_names!r}")
     dim_names = {} if dim_names is None else dict(dim_names)
-    unknown = set(dim_names) - set(entries)
+    unknown = [k for k in dim_names if k not in entries]
     if unknown:
-        raise TenferroValueError(f"save: dim_names given for {sorted(unknown)}, which are not entries; "
+        raise TenferroValueError(f"save: dim_names given for {unknown!r}, which are not entries; "
                                  f"entries are {list(entries)}")
     columns, metas = [], []
     for name, value in entries.items():
-        if not isinstance(name, str) or not name:
-            raise TenferroTypeError(f"save: entry names must be non-empty strings, got {name!r}")
-        arr, kind, dt = _column(pa, name, value, dim_names.get(name))
+        with _context(f"save: entry {name!r}"):
+            arr, kind, dt = _column(pa, name, value, dim_names.get(name))
         columns.append(arr)
         metas.append({_KIND: kind.encode(), _DTYPE: dt.name.encode()})
     layout = "rows" if len({len(a) for a in columns}) == 1 else "packed"
@@ -120,14 +184,150 @@ def _check_parquet_readable(pa: Any, table: Any) -> None:
                 "upgrade pyarrow")
 
 
-def _new_file_mode() -> int:
-    """The mode ``open()`` would give a new file here (0666 less the umask)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
+# -- paths ---------------------------------------------------------------------------------------
+
+def _fs_path(op: str, path: Any) -> Path:
+    """``path`` (str, bytes or os.PathLike) as a Path, or a typed error naming what is wrong with it."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TenferroTypeError(f"{op}: path must be a str or os.PathLike (e.g. pathlib.Path), got "
+                                f"{type(path).__name__} {path!r}")
+    try:
+        raw = os.fsdecode(os.fspath(path))
+    except (TypeError, UnicodeDecodeError) as exc:  # a PathLike whose __fspath__ returns another type
+        raise TenferroTypeError(f"{op}: path {path!r} does not give a file name ({exc})") from exc
+    if not raw:
+        raise TenferroValueError(f"{op}: the path is empty; expected a file name")
+    if "\0" in raw:
+        raise TenferroValueError(f"{op}: path {raw!r} contains a NUL character, which no file name can hold")
+    return Path(raw)
 
 
-def save(path: str | os.PathLike[str], entries: Mapping[str, Any], *, format: str = "arrow",  # noqa: A002
+def _short(name: str) -> str:
+    return repr(name) if len(name) <= 60 else repr(name[:40] + "..." + name[-12:])
+
+
+def _pathconf(directory: Path, key: str, default: int) -> int:
+    try:
+        return int(os.pathconf(directory, key))
+    except (AttributeError, ValueError, OSError):  # no pathconf (Windows), or no limit known here
+        return default
+
+
+def _format_of(op: str, target: Path, format: Any) -> str:  # noqa: A002
+    """The format to write: ``format`` or the one the extension names; a contradiction is an error."""
+    if format is not None and (not isinstance(format, str) or format not in FORMATS):
+        raise TenferroValueError(f"{op}: unknown format {format!r}; expected one of {FORMATS} (or None: from the "
+                                 "extension)")
+    suffix = target.suffix.lower()
+    other = _OTHER_FORMATS.get(suffix)
+    if other is not None:
+        raise TenferroValueError(f"{op}: {str(target)!r} ends in {suffix}, the extension of {other} files, but "
+                                 f"tenferro.save writes Arrow IPC or Parquet; name the file .arrow or .parquet "
+                                 f"(recognised extensions: {', '.join(_SUFFIX_FORMATS)})")
+    implied = _SUFFIX_FORMATS.get(suffix)
+    if format is None:
+        return implied or "arrow"
+    if implied is not None and implied != format:
+        raise TenferroValueError(f"{op}: format={format!r} contradicts the extension of {str(target)!r} ({suffix} "
+                                 f"is {implied}); change the extension or drop format=")
+    return format
+
+
+def _write_options(pa: Any, op: str, fmt: str, compression: Any) -> Any:
+    """Checked ``compression``: IpcWriteOptions for Arrow IPC, write_table kwargs for Parquet."""
+    if compression is not None and not isinstance(compression, str):
+        raise TenferroTypeError(f"{op}: compression must be a codec name or None, got {type(compression).__name__} "
+                                f"{compression!r}")
+    codec = None if compression is None else compression.lower()
+    valid = _IPC_CODECS if fmt == "arrow" else _PARQUET_CODECS
+    if fmt == "arrow" and codec == "none":
+        codec = None
+    if codec is not None and (codec not in valid or (codec != "none" and not pa.Codec.is_available(codec))):
+        raise TenferroValueError(f"{op}: compression {compression!r} is not available for {fmt}; expected None or one "
+                                 f"of {', '.join(c for c in valid if c == 'none' or pa.Codec.is_available(c))}")
+    if fmt == "arrow":
+        import pyarrow.ipc as ipc  # noqa: PLC0415  (optional dependency)
+
+        return ipc.IpcWriteOptions(compression=codec)
+    return {} if codec is None else {"compression": codec}
+
+
+def _kind_of(path: Path) -> str:
+    """``"dir"``, ``"file"``, ``"missing"`` or ``"other"`` (never raises)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "missing"
+    return "dir" if stat.S_ISDIR(st.st_mode) else "file" if stat.S_ISREG(st.st_mode) else "other"
+
+
+def _check_target(op: str, target: Path) -> Path:
+    """The directory to write ``target`` into, after the checks that need no write."""
+    directory = target.parent  # Path("x").parent is Path(".")
+    name = target.name
+    name_max = _pathconf(directory, "PC_NAME_MAX", 255) if _kind_of(directory) == "dir" else 255
+    if len(os.fsencode(name)) > name_max:
+        raise TensorFileError(f"{op}: cannot write in {str(directory)!r}: the file name {_short(name)} is too "
+                              f"long ({len(os.fsencode(name))} bytes; at most {name_max} here)")
+    kind = _kind_of(directory)
+    if kind == "missing":
+        raise TensorFileNotFoundError(f"{op}: cannot write {str(target)!r}: directory {str(directory)!r} does not "
+                                      "exist")
+    if kind != "dir":
+        raise TensorFileError(f"{op}: cannot write {str(target)!r}: {str(directory)!r} is not a directory")
+    path_max = _pathconf(directory, "PC_PATH_MAX", 4096)
+    if len(os.fsencode(os.path.abspath(target))) >= path_max:
+        raise TensorFileError(f"{op}: cannot write {str(target)!r}: the path is too long "
+                              f"({len(os.fsencode(os.path.abspath(target)))} bytes; at most {path_max - 1} here)")
+    if _kind_of(target) == "dir":
+        raise TensorFileError(f"{op}: {str(target)!r} is a directory; expected a file path")
+    return directory
+
+
+def _create_temp(op: str, target: Path, directory: Path) -> tuple[Path, int]:
+    """A new, empty temporary file beside ``target`` (short name, so a long ``target`` name still
+    fits) with the mode ``open()`` would give: ``target``'s own mode when it exists, else 0666
+    less the umask (applied by the kernel, so the process umask is never changed)."""
+    try:
+        st = os.stat(target)
+        keep = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
+    except OSError:
+        keep = None
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = directory / f".{target.name[:32]}.{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(tmp, flags, 0o666)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise TensorFileError(f"{op}: cannot write {str(target)!r}: no file can be created in directory "
+                                  f"{str(directory)!r} ({exc.strerror or exc})") from exc
+        break
+    else:  # pragma: no cover  (100 random names taken)
+        raise TensorFileError(f"{op}: cannot write {str(target)!r}: no free temporary name in {str(directory)!r}")
+    if keep is not None:
+        try:
+            os.chmod(tmp, keep)
+        except OSError:
+            pass  # the new file keeps the default mode
+    return tmp, fd
+
+
+def _write(pa: Any, table: Any, tmp: Path, fmt: str, options: Any) -> None:
+    """Write ``table`` to the file ``tmp`` (the one step that tests replace with a failing one)."""
+    if fmt == "arrow":
+        import pyarrow.ipc as ipc  # noqa: PLC0415  (optional dependency)
+
+        with pa.OSFile(str(tmp), "wb") as sink, ipc.new_file(sink, table.schema, options=options) as writer:
+            writer.write_table(table)
+    else:
+        import pyarrow.parquet as pq  # noqa: PLC0415  (optional dependency)
+
+        pq.write_table(table, str(tmp), use_dictionary=False, **options)
+
+
+def save(path: str | os.PathLike[str], entries: Mapping[str, Any], *, format: str | None = None,  # noqa: A002
          dim_names: Mapping[str, Sequence[str]] | None = None, compression: str | None = None) -> None:
     """Write named tensors to ``path`` as an Arrow IPC file (``format="arrow"``) or Parquet.
 
@@ -135,85 +335,127 @@ def save(path: str | os.PathLike[str], entries: Mapping[str, Any], *, format: st
     null entry), or a ``fixed_shape_tensor`` array (e.g. ``to_arrow(batch,
     batch_axis=-1)``, written without an extra copy). Entries may have different
     lengths (see the module docstring for the two table layouts).
-    ``dim_names`` maps entry names to
-    dimension names (logical order). ``compression`` is passed to pyarrow
-    (default: none for Arrow IPC, which keeps memory mapping possible; pyarrow's
-    default, snappy, for Parquet). Complex tensors are stored as (re, im) pairs.
+    ``dim_names`` maps entry names to dimension names (logical order).
+    ``format`` defaults to the extension's (``.parquet``/``.pq``: Parquet, else Arrow
+    IPC); another format's extension (``.npz``, ...) or a contradicting ``format=``
+    raises. ``compression`` names a codec (Arrow IPC: ``lz4`` or ``zstd``, default
+    none, which keeps memory mapping possible; Parquet: ``none``, ``snappy`` (the
+    default), ``gzip``, ``brotli``, ``lz4``, ``zstd``). Complex tensors are stored as
+    (re, im) pairs. The write is atomic (see the module docstring).
     """
     op = "save"
     pa = import_pyarrow(op)
-    if format not in FORMATS:
-        raise TenferroValueError(f"{op}: unknown format {format!r}; expected one of {FORMATS}")
+    target = _fs_path(op, path)
+    fmt = _format_of(op, target, format)
+    options = _write_options(pa, op, fmt, compression)
     table = _table(pa, entries, dim_names)
-    if format == "parquet":
+    if fmt == "parquet":
         _check_parquet_readable(pa, table)
-    target = Path(path)
-    if target.is_dir():
-        raise TensorFileError(f"{op}: {str(target)!r} is a directory; expected a file path")
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.is_dir():
-        raise TensorFileError(f"{op}: directory {str(directory)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    os.close(fd)
+    directory = _check_target(op, target)
+    tmp, fd = _create_temp(op, target, directory)
     try:
-        if format == "arrow":
-            import pyarrow.ipc as ipc  # noqa: PLC0415  (optional dependency)
-
-            options = ipc.IpcWriteOptions(compression=compression)
-            with pa.OSFile(tmp, "wb") as sink, ipc.new_file(sink, table.schema, options=options) as writer:
-                writer.write_table(table)
-        else:
-            import pyarrow.parquet as pq  # noqa: PLC0415  (optional dependency)
-
-            kwargs = {} if compression is None else {"compression": compression}
-            pq.write_table(table, tmp, use_dictionary=False, **kwargs)
-        os.chmod(tmp, _new_file_mode())   # mkstemp makes 0600 files: give the usual mode
+        os.close(fd)
+        _write(pa, table, tmp, fmt, options)
         os.replace(tmp, target)
-    except Exception as exc:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, TenferroError):
+    except BaseException as exc:  # KeyboardInterrupt too: never a half-written file or a stray temporary
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, TenferroError) or not isinstance(exc, Exception):
             raise
-        raise TensorFileError(f"{op}: writing {str(target)!r} as {format} failed ({exc})") from exc
-    except BaseException:  # KeyboardInterrupt and the like: still no half-written file
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        raise TensorFileError(f"{op}: writing {str(target)!r} as {fmt} failed ({exc}); an earlier file at that "
+                              "path is unchanged") from exc
 
 
 def _read_table(pa: Any, op: str, path: Path, mmap: bool) -> Any:
     try:
         with open(path, "rb") as f:
-            head = f.read(6)
+            head = f.read(8)
+    except FileNotFoundError as exc:
+        raise TensorFileNotFoundError(f"{op}: cannot open {str(path)!r} ({exc.strerror or exc})") from exc
     except OSError as exc:
         raise TensorFileError(f"{op}: cannot open {str(path)!r} ({exc.strerror or exc})") from exc
     try:
-        if head == _ARROW_MAGIC:
+        if head[:6] == _ARROW_MAGIC:
             import pyarrow.ipc as ipc  # noqa: PLC0415  (optional dependency)
 
             source = pa.memory_map(str(path), "r") if mmap else pa.OSFile(str(path), "rb")
             with source:
-                return ipc.open_file(source).read_all()  # buffers keep the mapping alive
-        if head[:4] == _PARQUET_MAGIC:
+                table = ipc.open_file(source).read_all()  # buffers keep the mapping alive
+        elif head[:4] == _PARQUET_MAGIC:
             import pyarrow.parquet as pq  # noqa: PLC0415  (optional dependency)
 
-            return pq.read_table(str(path), memory_map=mmap)
-    except (pa.ArrowException, OSError) as exc:
-        raise TensorFileError(f"{op}: {str(path)!r} could not be read ({exc})") from exc
+            table = pq.read_table(str(path), memory_map=mmap)
+        else:
+            table = None
+        if table is not None:
+            table.validate()  # buffer sizes against lengths: no read of the data itself
+            return table
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise TensorFileError(f"{op}: {str(path)!r} could not be read: it is truncated or corrupt ({exc})") from exc
+    if not head:
+        raise TensorFileError(f"{op}: {str(path)!r} is empty (0 bytes); expected an Arrow IPC or Parquet file")
+    if len(head) < len(_ARROW_MAGIC) and (_ARROW_MAGIC.startswith(head) or _PARQUET_MAGIC.startswith(head[:4])):
+        raise TensorFileError(f"{op}: {str(path)!r} could not be read: it is truncated or corrupt (only {len(head)} "
+                              f"bytes, {head!r})")
+    hint = next((f", it looks like {what}" for magic, what in _MAGIC_HINTS.items() if head.startswith(magic)), "")
     raise TensorFileError(f"{op}: {str(path)!r} is neither an Arrow IPC file nor a Parquet file "
-                          f"(starts with {head!r}; expected {_ARROW_MAGIC!r} or {_PARQUET_MAGIC!r})")
+                          f"(starts with {head!r}{hint}; expected {_ARROW_MAGIC!r} or {_PARQUET_MAGIC!r})")
 
 
-def _tensor_column(pa: Any, op: str, path: Path, field: Any, column: Any, rows: int) -> Any:
+def _tensor_column(pa: Any, op: str, where: str, field: Any, column: Any, rows: int) -> Any:
     """The fixed_shape_tensor data of a column: the column itself (rows layout) or the tensors
     in its single list row (packed layout), without a copy."""
     typ = field.type
     if isinstance(typ, pa.FixedShapeTensorType):
         return column
     if pa.types.is_list(typ) and isinstance(typ.value_type, pa.FixedShapeTensorType) and rows == 1:
-        (chunk,) = [c for c in column.chunks if len(c)]
+        chunk = next(c for c in column.chunks if len(c))  # one row: exactly one chunk holds it
+        if chunk.null_count:
+            raise TensorFileError(f"{op}: {where} is a null list; expected a list of tensors")
         start, stop = chunk.offsets[0].as_py(), chunk.offsets[1].as_py()
         return chunk.values.slice(start, stop - start)
-    raise TensorFileError(f"{op}: column {field.name!r} of {str(path)!r} has type {typ}; expected "
+    raise TensorFileError(f"{op}: {where} has type {typ}; expected "
                           "arrow.fixed_shape_tensor columns (or, in a one-row table, lists of them)")
+
+
+def _field_meta(op: str, where: str, field: Any) -> tuple[str, DType | None]:
+    """``(kind, dtype)`` recorded by :func:`save` (``("list", None)`` for other producers)."""
+    meta = field.metadata or {}
+    try:
+        kind = meta.get(_KIND, b"list").decode()
+        stored = meta.get(_DTYPE)
+        stored = None if stored is None else stored.decode()
+    except UnicodeDecodeError as exc:
+        raise TensorFileError(f"{op}: {where} has metadata that is not UTF-8 text ({exc}); the file is corrupt") \
+            from exc
+    if kind not in ("tensor", "list"):
+        raise TensorFileError(f"{op}: {where} has the unknown kind {kind!r} in its metadata; expected 'tensor' or "
+                              "'list' (the file is corrupt or from a newer tenferro)")
+    if stored is None:
+        return kind, None
+    try:
+        return kind, _dtype(stored)
+    except TenferroError as exc:
+        raise TensorFileError(f"{op}: {where} records the unknown dtype {stored!r} in its metadata (the file is "
+                              "corrupt or from a newer tenferro)") from exc
+
+
+def _complex_of(op: str, where: str, info: ArrowTensorInfo, stored: DType | None) -> bool:
+    """Whether the column holds (re, im) pairs: its type's marker, or the dtype :func:`save` recorded,
+    which must agree with the element type (a contradiction is corruption, not a guess)."""
+    if stored is None:
+        return info.is_complex
+    if stored.is_complex:
+        if info.dtype is stored.real_dtype and len(info.shape) >= 2 and info.shape[-1] == 2:
+            return True
+    elif info.dtype is stored:
+        return info.is_complex  # tenferro < issue 21 recorded the element type of complex arrays
+    raise TensorFileError(f"{op}: {where} records dtype {stored.name} but holds {info.dtype.name} tensors of shape "
+                          f"{tuple(info.shape)}" + (f"; expected {stored.real_dtype.name} (re, im) pairs in a trailing "
+                                                    "axis of extent 2" if stored.is_complex else "")
+                          + " (the file is corrupt or was changed by another program)")
 
 
 def load(path: str | os.PathLike[str], *, mmap: bool = True, stack: bool = False) -> LoadedTensors:
@@ -226,27 +468,38 @@ def load(path: str | os.PathLike[str], *, mmap: bool = True, stack: bool = False
     cannot be stacked). ``.dim_names`` holds the dimension names. With ``mmap=True``
     (default) Arrow IPC files are memory-mapped and column-major tensors are
     read-only views of the mapping (no copy, no read until used; keep the file
-    unchanged while they live).
+    unchanged while they live). ``mmap`` and ``stack`` are True or False. A missing
+    file raises :class:`TensorFileNotFoundError`; a truncated, corrupt or
+    non-tensor file :class:`TensorFileError`, naming the file.
     """
     op = "load"
     pa = import_pyarrow(op)
-    table = _read_table(pa, op, Path(path), mmap)
+    target = _fs_path(op, path)
+    mmap = _flag(op, "mmap", mmap)
+    stack = _flag(op, "stack", stack)
+    table = _read_table(pa, op, target, mmap)
+    seen: set[str] = set()
+    for name in table.column_names:
+        if name in seen:
+            raise TensorFileError(f"{op}: {str(target)!r} has two columns named {name!r}; a tensor file names each "
+                                  "entry once")
+        seen.add(name)
     entries: dict[str, Any] = {}
     names: dict[str, tuple[str, ...] | None] = {}
     for field, column in zip(table.schema, table.columns):
-        column = _tensor_column(pa, op, path, field, column, len(table))
-        meta = field.metadata or {}
-        kind = meta.get(_KIND, b"list").decode()
-        stored = meta.get(_DTYPE)
-        is_complex = stored is not None and _dtype(stored.decode()).is_complex
-        info = tensor_info(column)
-        names[field.name] = None if info.dim_names is None else (
-            info.dim_names[:-1] if is_complex else info.dim_names)
-        if kind == "tensor":
-            if len(column) != 1:
-                raise TensorFileError(f"{op}: column {field.name!r} is marked as a single tensor but has "
-                                      f"{len(column)} rows")
-            (entries[field.name],) = from_arrow(column, complex=is_complex)
-        else:
-            entries[field.name] = from_arrow(column, complex=is_complex, stack=stack)
+        where = f"column {field.name!r} of {str(target)!r}"
+        column = _tensor_column(pa, op, where, field, column, len(table))
+        kind, stored = _field_meta(op, where, field)
+        with _context(f"{op}: {where}"):
+            info = tensor_info(column)
+            is_complex = _complex_of(op, where, info, stored)
+            names[field.name] = dataclasses.replace(info, is_complex=is_complex).tensor_dim_names
+            if kind == "tensor":
+                if len(column) != 1:
+                    raise TensorFileError(f"{op}: {where} is marked as a single tensor but has {len(column)} rows")
+                (entries[field.name],) = from_arrow(column, complex=is_complex)
+                if entries[field.name] is None:
+                    raise TensorFileError(f"{op}: {where} is marked as a single tensor but holds a null")
+            else:
+                entries[field.name] = from_arrow(column, complex=is_complex, stack=stack)
     return LoadedTensors(entries, names)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import AxisError, ShapeError, TenferroTypeError
+from .._errors import AxisError, ShapeError, TenferroTypeError, TenferroValueError
 
 __all__ = [
     "f_order_permutation", "is_identity", "check_permutation", "physical_shape", "logical_shape",
@@ -86,6 +86,9 @@ def check_dim_names(op: str, names: Any, ndim: int) -> tuple[str, ...] | None:
     out = tuple(names)
     if not all(isinstance(n, str) for n in out):
         raise TenferroTypeError(f"{op}: dim_names must all be strings, got {out!r}")
+    if not all(out):
+        raise TenferroValueError(f"{op}: dim_names must be non-empty strings, got {out!r} (in a stored type the "
+                                 "empty string marks an unnamed axis)")
     if len(out) != ndim:
         raise ShapeError(f"{op}: {len(out)} dim_names {out!r} given for tensors of rank {ndim}; "
                          f"expected exactly {ndim}")

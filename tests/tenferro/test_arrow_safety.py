@@ -1,0 +1,528 @@
+"""tenferro.arrow, tenferro.save/load and tenferro.from_dlpack on round trips and bad input
+(issue 21, Arrow and files).
+
+1. Round trips lose nothing: complex tensors come back complex from a column alone
+   (the marker in the type's dim_names), through IPC, Parquet, table.column and
+   chunked arrays; real data of other producers stays real. A property test covers
+   dtypes x shapes (size 0 included) x batch axes x lists with None, in memory and
+   through files of both formats.
+2. Files: paths of the wrong type, missing or unwritable directories, names too long,
+   extensions of other formats, bad ``mmap``/``stack``, missing, truncated and
+   non-Arrow files, corrupt metadata, bad entries: typed errors naming the file and
+   the problem. Writes are atomic: a failure midway leaves an older file intact and no
+   temporary file.
+3. The rest of the public surface (flags, batch axes, DLPack producers) refuses
+   malformed input with typed errors instead of raw exceptions or silent defaults.
+"""
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tenferro as tf
+
+pytestmark = pytest.mark.cpu_only   # Arrow buffers live in host memory
+
+pa = pytest.importorskip("pyarrow", reason="pyarrow is not installed (the 'arrow' extra)")
+pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow was built without Parquet support")
+ipc = pytest.importorskip("pyarrow.ipc")
+from tenferro.arrow import _files  # noqa: E402  (after the pyarrow skip)
+
+DTYPES = ["int32", "int64", "float32", "float64", "complex64", "complex128"]
+PA_VERSION = tuple(int(p) for p in pa.__version__.split(".")[:1])
+
+
+def sample(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-50, 50, size=shape) if np.dtype(dtype).kind == "i" else rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return tf.asarray(np.asfortranarray(x.astype(dtype)))
+
+
+def same(a, b):
+    assert a.dtype is b.dtype, (a.dtype, b.dtype)
+    assert tuple(a.shape) == tuple(b.shape), (a.shape, b.shape)
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def same_list(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert (g is None) == (w is None)
+        if w is not None:
+            same(g, w)
+
+
+def ipc_round_trip(table):
+    sink = pa.BufferOutputStream()
+    with ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+    return ipc.open_file(pa.BufferReader(sink.getvalue())).read_all()
+
+
+def parquet_round_trip(table, tmp):
+    path = os.path.join(tmp, "t.parquet")
+    pq.write_table(table, path)
+    return pq.read_table(path)
+
+
+# == 1. round trips ===============================================================================
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_column_alone_comes_back_complex(dtype):
+    items = [sample((2, 3), dtype, s) for s in range(4)]
+    same_list(tf.arrow.from_arrow(tf.arrow.to_arrow(items)), items)
+    batch = sample((2, 3, 5), dtype)
+    col = tf.arrow.to_arrow(batch, batch_axis=-1)
+    same(tf.arrow.from_arrow(col, stack=True), batch)
+    same(tf.arrow.from_arrow(tf.arrow.to_arrow(batch, batch_axis=0), stack=True, batch_axis=0), batch)
+    info = tf.arrow.tensor_info(col)
+    assert info.is_complex and info.shape == (2, 3, 2) and info.tensor_dim_names is None
+    named = tf.arrow.to_arrow(items, ["row", "col"])
+    assert tf.arrow.tensor_info(named).tensor_dim_names == ("row", "col")
+    same_list(tf.arrow.from_arrow(named), items)
+
+
+def test_complex_marker_survives_ipc_parquet_table_column_and_chunks(tmp_path):
+    items = [sample((3, 2), "complex128", s) for s in range(6)]
+    col = tf.arrow.to_arrow(items)
+    table = pa.table({"z": col})
+    for t in (table, ipc_round_trip(table), parquet_round_trip(table, str(tmp_path))):
+        chunked = t.column("z")                                   # a ChunkedArray
+        same_list(tf.arrow.from_arrow(chunked), items)
+        same_list(tf.arrow.from_arrow(chunked.combine_chunks()), items)
+    same_list(tf.arrow.from_arrow(pa.chunked_array([col.slice(0, 2), col.slice(2)])), items)
+    same_list(tf.arrow.from_arrow(col.slice(1, 3)), items[1:4])
+    same_list(tf.arrow.from_arrow(pa.concat_arrays([col, col])), items + items)
+    same_list(tf.arrow.from_arrow(col.take(pa.array([5, 0]))), [items[5], items[0]])
+
+
+def test_saved_arrow_column_of_complex_loads_complex(tmp_path):
+    batch = sample((2, 2, 7), "complex64")
+    for fmt in ("arrow", "parquet"):
+        path = tmp_path / f"z.{fmt}"
+        tf.save(path, {"b": tf.arrow.to_arrow(batch, batch_axis=-1)})
+        same(tf.load(path, stack=True)["b"], batch)
+        assert tf.load(path).dim_names["b"] is None
+
+
+def test_real_data_from_other_producers_stays_real_and_flags_still_work():
+    pairs = np.arange(4 * 3 * 2, dtype=np.float64).reshape(4, 3, 2)  # (re, im)-shaped, but not marked
+    theirs = pa.FixedShapeTensorArray.from_numpy_ndarray(pairs)
+    got = tf.arrow.from_arrow(theirs)
+    assert got[0].dtype is tf.float64 and tuple(got[0].shape) == (3, 2)
+    z = tf.arrow.from_arrow(theirs, complex=True)                    # foreign pairs on request
+    np.testing.assert_array_equal(np.asarray(z[1]), pairs[1, :, 0] + 1j * pairs[1, :, 1])
+    typ = pa.fixed_shape_tensor(pa.float64(), [3, 2], dim_names=["x", "y"])
+    named = pa.ExtensionArray.from_storage(typ, theirs.storage)
+    assert tf.arrow.from_arrow(named)[0].dtype is tf.float64
+    ints = pa.ExtensionArray.from_storage(pa.fixed_shape_tensor(pa.int64(), [3, 2], dim_names=["", "re_im"]),
+                                          pa.FixedSizeListArray.from_arrays(pa.array(np.arange(12)), 6))
+    assert tf.arrow.from_arrow(ints)[0].dtype is tf.int64                # integers are never pairs
+    marked = tf.arrow.to_arrow([sample((3,), "complex128")])
+    kept = tf.arrow.from_arrow(marked, complex=False)                  # marked pairs kept real on request
+    assert kept[0].dtype is tf.float64 and tuple(kept[0].shape) == (3, 2)
+    assert tf.arrow.from_arrow(marked)[0].dtype is tf.complex128        # ... and complex by default
+
+
+def test_names_that_would_fake_or_hide_the_marker_are_refused():
+    with pytest.raises(tf.TenferroValueError, match="'re_im' is reserved"):
+        tf.arrow.to_arrow([tf.ones((3, 2))], ["a", "re_im"])
+    with pytest.raises(tf.TenferroValueError, match="non-empty strings"):
+        tf.arrow.to_arrow([tf.ones((3, 2))], ["a", ""])
+
+
+def test_files_of_earlier_tenferro_still_load():
+    """Before issue 21, save recorded the element type (float64) for a complex Arrow array
+    given as an entry, and unnamed complex tensors had no marker: both still load complex."""
+    z = sample((2, 3), "complex128")
+    pairs = np.stack([np.asarray(z).real, np.asarray(z).imag], axis=-1)        # (2, 3, 2)
+    flat = np.ascontiguousarray(pairs.transpose(1, 0, 2)).reshape(-1)           # physical (3, 2, 2)
+    storage = pa.FixedSizeListArray.from_arrays(pa.array(flat), 12)
+    old_named = pa.ExtensionArray.from_storage(
+        pa.fixed_shape_tensor(pa.float64(), [3, 2, 2], dim_names=["j", "i", "re_im"], permutation=[1, 0, 2]),
+        storage)
+    old_plain = pa.ExtensionArray.from_storage(
+        pa.fixed_shape_tensor(pa.float64(), [3, 2, 2], permutation=[1, 0, 2]), storage)
+    fields = [pa.field("named", old_named.type, metadata={b"tenferro.kind": b"list", b"tenferro.dtype": b"float64"}),
+              pa.field("plain", old_plain.type, metadata={b"tenferro.kind": b"tensor",
+                                                           b"tenferro.dtype": b"complex128"})]
+    table = pa.Table.from_arrays([old_named, old_plain], schema=pa.schema(fields))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "old.arrow")
+        with pa.OSFile(path, "wb") as sink, ipc.new_file(sink, table.schema) as w:
+            w.write_table(table)
+        loaded = tf.load(path)
+    same(loaded["named"][0], z)
+    same(loaded["plain"], z)
+    assert loaded.dim_names == {"named": ("i", "j"), "plain": None}
+
+
+@st.composite
+def cases(draw):
+    dtype = draw(st.sampled_from(DTYPES))
+    shape = tuple(draw(st.lists(st.integers(0, 3), min_size=1, max_size=3)))
+    n = draw(st.integers(1, 4))
+    nulls = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    names = draw(st.none() | st.just([f"d{i}" for i in range(len(shape))]))
+    batch_axis = draw(st.integers(-len(shape) - 1, len(shape)))
+    return dtype, shape, nulls, names, batch_axis
+
+
+@settings(max_examples=200, deadline=None)
+@given(cases())
+def test_round_trips_are_exact_in_values_dtype_and_shape(case):
+    dtype, shape, nulls, names, batch_axis = case
+    items = [None if null else sample(shape, dtype, k) for k, null in enumerate(nulls)]
+    if all(t is None for t in items):
+        items[0] = sample(shape, dtype, 99)
+    # a list with None, in memory
+    same_list(tf.arrow.from_arrow(tf.arrow.to_arrow(items, names)), items)
+    # one batch tensor with its batch at batch_axis, in memory
+    full = [t if t is not None else tf.zeros(shape, tf.dtype(dtype)) for t in items]
+    batch = tf.asarray(np.asfortranarray(np.stack([np.asarray(t) for t in full], axis=batch_axis)))
+    col = tf.arrow.to_arrow(batch, names, batch_axis=batch_axis)
+    same(tf.arrow.from_arrow(col, stack=True, batch_axis=batch_axis), batch)
+    assert tf.arrow.tensor_info(col).tensor_dim_names == (None if names is None else tuple(names))
+    # through files of both formats (pyarrow cannot read size-0 tensors back from Parquet)
+    with tempfile.TemporaryDirectory() as tmp:
+        for fmt in ("arrow", "parquet"):
+            if fmt == "parquet" and (0 in shape or (PA_VERSION < (26,) and any(nulls))):
+                continue
+            path = os.path.join(tmp, f"t.{fmt}")
+            tf.save(path, {"list": items, "one": full[0], "col": col},
+                    dim_names=None if names is None else {"list": names, "one": names})
+            for mmap in (True, False):
+                loaded = tf.load(path, mmap=mmap)
+                same_list(loaded["list"], items)
+                same(loaded["one"], full[0])
+                same_list(loaded["col"], [tf.asarray(np.asfortranarray(np.moveaxis(np.asarray(batch), batch_axis,
+                                                                                     0)[k]))
+                                          for k in range(len(items))])
+                expect = None if names is None else tuple(names)
+                assert loaded.dim_names == {"list": expect, "one": expect, "col": expect}
+            if not any(t is None for t in items):    # a list with nulls cannot be stacked
+                stacked = tf.load(path, stack=True)
+                same(stacked["col"], tf.asarray(np.asfortranarray(np.moveaxis(np.asarray(batch), batch_axis, -1))))
+                same(stacked["list"], tf.asarray(np.asfortranarray(np.stack([np.asarray(t) for t in items], -1))))
+
+
+# == 2. files =====================================================================================
+
+@pytest.mark.parametrize("bad", [123, None, 4.5, ["x.arrow"], object()])
+def test_paths_of_the_wrong_type(tmp_path, bad):
+    for call in (lambda: tf.save(bad, {"a": tf.ones((2,))}), lambda: tf.load(bad)):
+        with pytest.raises(tf.TenferroTypeError, match="path must be a str or os.PathLike") as info:
+            call()
+        assert type(bad).__name__ in str(info.value)
+
+
+def test_paths_as_bytes_and_pathlike_work(tmp_path):
+    tf.save(os.fsencode(tmp_path / "b.arrow"), {"a": tf.ones((2,))})
+    same(tf.load(os.fsencode(tmp_path / "b.arrow"))["a"], tf.ones((2,)))
+    same(tf.load(tmp_path / "b.arrow")["a"], tf.ones((2,)))
+
+
+@pytest.mark.parametrize("path, fragment", [("", "the path is empty"), ("a\0b.arrow", "NUL character")])
+def test_empty_and_nul_paths(path, fragment):
+    for call in (lambda: tf.save(path, {"a": tf.ones((2,))}), lambda: tf.load(path)):
+        with pytest.raises(tf.TenferroValueError, match=fragment):
+            call()
+
+
+def test_missing_directory_and_a_file_as_directory(tmp_path):
+    with pytest.raises(FileNotFoundError, match="directory .*missing.* does not exist") as info:
+        tf.save(tmp_path / "missing" / "x.arrow", {"a": tf.ones((2,))})
+    assert isinstance(info.value, tf.arrow.TensorFileNotFoundError)
+    (tmp_path / "f").write_bytes(b"")
+    with pytest.raises(tf.arrow.TensorFileError, match="'.*f' is not a directory"):
+        tf.save(tmp_path / "f" / "x.arrow", {"a": tf.ones((2,))})
+
+
+def test_unwritable_directory_is_named(tmp_path, monkeypatch):
+    if os.path.isdir("/proc/self"):   # nobody, root included, creates files there
+        with pytest.raises(tf.arrow.TensorFileError, match="no file can be created in directory '/proc/self'"):
+            tf.save("/proc/self/x.arrow", {"a": tf.ones((2,))})
+    real_open = os.open
+
+    def refuse(path, flags, mode=0o777, *a, **k):
+        if str(path).startswith(str(tmp_path)):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, mode, *a, **k)
+
+    monkeypatch.setattr(_files.os, "open", refuse)
+    with pytest.raises(tf.arrow.TensorFileError, match=r"no file can be created in directory .* \(Permission denied\)"):
+        tf.save(tmp_path / "x.arrow", {"a": tf.ones((2,))})
+    assert os.listdir(tmp_path) == []
+
+
+def test_long_names(tmp_path):
+    name_max = os.pathconf(tmp_path, "PC_NAME_MAX")
+    ok = "a" * (name_max - len(".arrow")) + ".arrow"    # the longest legal name: its temporary name must fit too
+    tf.save(tmp_path / ok, {"a": tf.ones((2,))})
+    assert os.listdir(tmp_path) == [ok]
+    same(tf.load(tmp_path / ok)["a"], tf.ones((2,)))
+    long = "b" * (name_max + 1) + ".arrow"
+    with pytest.raises(tf.arrow.TensorFileError, match=rf"file name .* is too long \({name_max + 7} bytes; at most "
+                                                        rf"{name_max} here\)"):
+        tf.save(tmp_path / long, {"a": tf.ones((2,))})
+    with pytest.raises(tf.arrow.TensorFileError, match="cannot open"):
+        tf.load(tmp_path / long)
+    assert os.listdir(tmp_path) == [ok]
+
+
+def test_extensions_choose_or_refuse_the_format(tmp_path):
+    # the extension chooses the format when format= is not given ...
+    tf.save(tmp_path / "x.parquet", {"a": tf.ones((2,))})
+    assert (tmp_path / "x.parquet").read_bytes()[:4] == b"PAR1"
+    tf.save(tmp_path / "x.arrow", {"a": tf.ones((2,))})
+    assert (tmp_path / "x.arrow").read_bytes()[:6] == b"ARROW1"
+    tf.save(tmp_path / "x.bin", {"a": tf.ones((2,))})
+    assert (tmp_path / "x.bin").read_bytes()[:6] == b"ARROW1"
+    # ... another format's extension is refused, and so is a format= that contradicts the extension
+    for name, fmt, fragment in [("x.npz", None, "ends in .npz, the extension of NumPy .npz files"),
+                                ("x.NPY", "arrow", "ends in .npy"), ("x.h5", "parquet", "HDF5"),
+                                ("y.parquet", "arrow", "format='arrow' contradicts the extension"),
+                                ("y.arrow", "parquet", "format='parquet' contradicts")]:
+        with pytest.raises(tf.TenferroValueError, match=fragment):
+            tf.save(tmp_path / name, {"a": tf.ones((2,))}, format=fmt)
+    assert sorted(os.listdir(tmp_path)) == ["x.arrow", "x.bin", "x.parquet"]
+
+
+def test_compression_is_checked_before_writing(tmp_path):
+    tf.save(tmp_path / "z.arrow", {"a": tf.ones((20,))}, compression="zstd")
+    same(tf.load(tmp_path / "z.arrow")["a"], tf.ones((20,)))
+    tf.save(tmp_path / "n.parquet", {"a": tf.ones((20,))}, compression="none")
+    for fmt, comp, exc, fragment in [("arrow", "snappy", tf.TenferroValueError, "expected None or one of lz4, zstd"),
+                                     ("parquet", "zzz", tf.TenferroValueError, "'zzz' is not available for parquet"),
+                                     ("arrow", 5, tf.TenferroTypeError, "codec name or None")]:
+        with pytest.raises(exc, match=fragment):
+            tf.save(tmp_path / f"c.{fmt}", {"a": tf.ones((2,))}, compression=comp)
+    assert sorted(os.listdir(tmp_path)) == ["n.parquet", "z.arrow"]
+
+
+@pytest.mark.parametrize("arg", ["mmap", "stack"])
+@pytest.mark.parametrize("bad", ["no", 1, 0, None, [True]])
+def test_load_flags_are_bools(tmp_path, arg, bad):
+    tf.save(tmp_path / "x.arrow", {"a": tf.ones((2,))})
+    with pytest.raises(tf.TenferroValueError, match=f"{arg} must be True or False, got"):
+        tf.load(tmp_path / "x.arrow", **{arg: bad})
+    assert tf.load(tmp_path / "x.arrow", **{arg: np.True_})["a"] is not None
+
+
+def test_missing_empty_and_foreign_files_name_the_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"cannot open '.*nope\.arrow' \(No such file") as info:
+        tf.load(tmp_path / "nope.arrow")
+    assert isinstance(info.value, tf.arrow.TensorFileNotFoundError)
+    (tmp_path / "empty.arrow").write_bytes(b"")
+    with pytest.raises(tf.arrow.TensorFileError, match=r"'.*empty\.arrow' is empty \(0 bytes\)"):
+        tf.load(tmp_path / "empty.arrow")
+    np.savez(tmp_path / "a.npz", x=np.ones(2))
+    with pytest.raises(tf.arrow.TensorFileError, match=r"'.*a\.npz' is neither .* looks like a zip archive"):
+        tf.load(tmp_path / "a.npz")
+    table = pa.table({"x": tf.arrow.to_arrow([tf.ones((2,))])})
+    with pa.OSFile(str(tmp_path / "s.arrows"), "wb") as sink, ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    with pytest.raises(tf.arrow.TensorFileError, match="an Arrow IPC stream"):
+        tf.load(tmp_path / "s.arrows")
+
+
+@pytest.mark.parametrize("fmt", ["arrow", "parquet"])
+def test_every_truncation_is_a_typed_error_naming_the_file(tmp_path, fmt):
+    path = tmp_path / f"t.{fmt}"
+    tf.save(path, {"a": sample((3, 4), "complex128"), "l": [tf.ones((2,)), tf.zeros((2,))]})
+    blob = path.read_bytes()
+    cut = tmp_path / f"cut.{fmt}"
+    for n in range(len(blob)):
+        cut.write_bytes(blob[:n])
+        problem = "is empty" if n == 0 else "truncated or corrupt"
+        for mmap in (True, False):
+            with pytest.raises(tf.arrow.TensorFileError, match=rf"load: '.*cut\.{fmt}' .*{problem}"):
+                tf.load(cut, mmap=mmap)
+
+
+def _write_with_field_metadata(path, arrays, metas, names=None):
+    names = names or [f"c{i}" for i in range(len(arrays))]
+    fields = [pa.field(n, a.type, metadata=m) for n, a, m in zip(names, arrays, metas)]
+    table = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+    with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+
+
+def test_corrupt_metadata_is_a_file_error_not_a_guess(tmp_path):
+    f64 = tf.arrow.to_arrow([tf.ones((2,))])
+    i32 = tf.arrow.to_arrow([tf.ones((3,), tf.int32)])
+    cases = [
+        ([f64, f64], [None, None], ["x", "x"], "two columns named 'x'"),
+        ([f64], [{b"tenferro.kind": b"\xff\xfe"}], None, "not UTF-8"),
+        ([f64], [{b"tenferro.kind": b"matrix"}], None, "unknown kind 'matrix'"),
+        ([f64], [{b"tenferro.dtype": b"float16"}], None, "unknown dtype 'float16'"),
+        ([f64], [{b"tenferro.dtype": b"float32"}], None, "records dtype float32 but holds float64"),
+        ([i32], [{b"tenferro.dtype": b"complex64"}], None, "records dtype complex64 but holds int32 tensors"),
+        ([pa.ExtensionArray.from_storage(f64.type, pa.nulls(1, f64.type.storage_type))],
+         [{b"tenferro.kind": b"tensor"}], None, "single tensor but holds a null"),
+    ]
+    for k, (arrays, metas, names, fragment) in enumerate(cases):
+        path = tmp_path / f"m{k}.arrow"
+        _write_with_field_metadata(path, arrays, metas, names)
+        with pytest.raises(tf.arrow.TensorFileError, match=fragment) as info:
+            tf.load(path)
+        assert f"m{k}.arrow" in str(info.value)
+
+
+def test_column_errors_name_the_column_and_the_file(tmp_path):
+    typ = pa.fixed_shape_tensor(pa.uint8(), [2])
+    arr = pa.ExtensionArray.from_storage(typ, pa.array([[1, 2]], pa.list_(pa.uint8(), 2)))
+    _write_with_field_metadata(tmp_path / "u8.arrow", [arr], [None], ["bytes"])
+    with pytest.raises(tf.DTypeError, match=r"load: column 'bytes' of '.*u8\.arrow': Arrow element type uint8"):
+        tf.load(tmp_path / "u8.arrow")
+    tf.save(tmp_path / "n.arrow", {"n": [tf.ones((2,)), None]})
+    with pytest.raises(tf.TenferroValueError, match=r"column 'n' of '.*n\.arrow': tensor 1 is null"):
+        tf.load(tmp_path / "n.arrow", stack=True)
+
+
+@pytest.mark.parametrize("fmt", ["arrow", "parquet"])
+@pytest.mark.parametrize("interrupt", [RuntimeError, KeyboardInterrupt])
+def test_a_write_failing_midway_leaves_the_older_file_and_no_temporary(tmp_path, monkeypatch, fmt, interrupt):
+    path = tmp_path / f"keep.{fmt}"
+    tf.save(path, {"a": tf.ones((2,))})
+    before = path.read_bytes()
+    big = {"a": [sample((64,), "float64", s) for s in range(64)]}
+    real_write = _files._write
+    seen = {}
+
+    def write_half_then_fail(pa_, table, tmp, fmt_, options):
+        real_write(pa_, table, tmp, fmt_, options)       # the whole file, in the temporary ...
+        with open(tmp, "r+b") as f:
+            f.truncate(os.path.getsize(tmp) // 2)        # ... cut in half, as if the disk filled up
+        seen["tmp"] = tmp
+        raise interrupt("disk on fire")
+
+    monkeypatch.setattr(_files, "_write", write_half_then_fail)
+    # an error becomes a typed one naming its cause; an interrupt goes through unchanged
+    expected = KeyboardInterrupt if interrupt is KeyboardInterrupt else tf.arrow.TensorFileError
+    with pytest.raises(expected, match="disk on fire") as info:
+        tf.save(path, big)
+    if interrupt is RuntimeError:
+        assert "is unchanged" in str(info.value) and isinstance(info.value.__cause__, RuntimeError)
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == [path.name] and not os.path.exists(seen["tmp"])
+    same(tf.load(path)["a"], tf.ones((2,)))
+
+
+def test_a_writer_failing_inside_pyarrow_leaves_the_older_file(tmp_path, monkeypatch):
+    path = tmp_path / "keep.arrow"
+    tf.save(path, {"a": tf.ones((2,))})
+    before = path.read_bytes()
+    real_new_file = ipc.new_file
+
+    class HalfWriter:
+        def __init__(self, sink, schema, **kw):
+            self.inner = real_new_file(sink, schema, **kw)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def write_table(self, table):
+            self.inner.write_table(table.slice(0, 1))   # one batch reaches the disk, then the failure
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ipc, "new_file", HalfWriter)
+    with pytest.raises(tf.arrow.TensorFileError, match="No space left on device"):
+        tf.save(path, {"a": [tf.ones((2,)), tf.zeros((2,))]})
+    assert path.read_bytes() == before and os.listdir(tmp_path) == ["keep.arrow"]
+
+
+def test_save_keeps_the_mode_of_a_replaced_file_and_never_touches_the_umask(tmp_path, monkeypatch):
+    path = tmp_path / "m.arrow"
+    tf.save(path, {"a": tf.ones((2,))})
+    os.chmod(path, 0o600)
+    calls = []
+    monkeypatch.setattr(_files.os, "umask", lambda *a: calls.append(a) or 0o022)   # not thread-safe: never used
+    tf.save(path, {"a": tf.zeros((2,))})
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and calls == []
+    same(tf.load(path)["a"], tf.zeros((2,)))
+
+
+def test_entries_and_dim_names_are_validated_with_the_entry_named(tmp_path):
+    p = tmp_path / "x.arrow"
+    for entries, kwargs, exc, fragment in [
+        ({1: tf.ones((2,))}, {}, tf.TenferroTypeError, "entry names must be non-empty strings, got 1 of type int"),
+        ({"": tf.ones((2,))}, {}, tf.TenferroValueError, "entry names must be non-empty strings, got ''"),
+        ({}, {}, tf.TenferroTypeError, "non-empty dict"),
+        ({"a": "x"}, {}, tf.TenferroTypeError, "entry 'a' is a str"),
+        ({"a": [np.ones(2)]}, {}, tf.TenferroTypeError, "save: entry 'a': entry 0 is a ndarray"),
+        ({"a": []}, {}, tf.TenferroValueError, "save: entry 'a': cannot infer the shape"),
+        ({"a": tf.asarray(1.0)}, {}, tf.ShapeError, "save: entry 'a': 0-d tensors"),
+        ({"a": pa.array([1.0])}, {}, tf.TenferroTypeError, "save: entry 'a': expected an Arrow fixed_shape_tensor"),
+        ({"a": tf.ones((2,))}, {"dim_names": ["i"]}, tf.TenferroTypeError, "dim_names must be a dict"),
+        ({"a": tf.ones((2,))}, {"dim_names": 5}, tf.TenferroTypeError, "dim_names must be a dict"),
+        ({"a": tf.ones((2,))}, {"dim_names": {"a": ["i", "j"]}}, tf.ShapeError, "save: entry 'a': 2 dim_names"),
+        ({"a": tf.ones((2,))}, {"dim_names": {"a": [""]}}, tf.TenferroValueError, "non-empty strings"),
+    ]:
+        with pytest.raises(exc, match=fragment):
+            tf.save(p, entries, **kwargs)
+    assert os.listdir(tmp_path) == []
+
+
+# == 3. the rest of the public surface ============================================================
+
+def test_from_arrow_flags_are_bools_and_batch_axis_needs_stack():
+    col = tf.arrow.to_arrow([tf.ones((2,))])
+    for kwargs, fragment in [({"stack": "no"}, "stack must be True or False"),
+                             ({"complex": "no"}, "complex must be None, True or False"),
+                             ({"copy": 0}, "copy must be None, True or False"),
+                             ({"batch_axis": 0}, "needs stack=True")]:
+        with pytest.raises(tf.TenferroValueError, match=fragment):
+            tf.arrow.from_arrow(col, **kwargs)
+    assert tuple(tf.arrow.from_arrow(col, stack=np.True_, batch_axis=0).shape) == (1, 2)
+
+
+def test_batch_axis_refuses_booleans():
+    with pytest.raises(tf.AxisError, match="got the boolean True"):
+        tf.arrow.to_arrow(tf.ones((2, 3)), batch_axis=True)
+    with pytest.raises(tf.AxisError, match="got the boolean False"):
+        tf.arrow.from_arrow(tf.arrow.to_arrow([tf.ones((2,))]), stack=True, batch_axis=False)
+
+
+class _Producer:
+    def __init__(self, device=(1, 0), error=None):
+        self.device, self.error = device, error
+
+    def __dlpack__(self, **kwargs):
+        if self.error is not None:
+            raise self.error
+        return np.ones(2).__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.device
+
+
+@pytest.mark.parametrize("producer, exc, fragment", [
+    (_Producer(device=None), tf.PlacementError, "returned None; expected a pair of integers"),
+    (_Producer(device=("cpu", 0)), tf.PlacementError, "returned ('cpu', 0)"),
+    (_Producer(device=(1,)), tf.PlacementError, "returned (1,)"),
+    (_Producer(error=KeyError("no buffer")), tf.PlacementError, "cannot import _Producer"),
+    (_Producer(error=AttributeError("gone")), tf.PlacementError, "cannot import _Producer"),
+])
+def test_from_dlpack_producers_that_misbehave(producer, exc, fragment):
+    with pytest.raises(exc) as info:
+        tf.from_dlpack(producer)
+    assert fragment in str(info.value)
+    same(tf.from_dlpack(_Producer()), tf.ones((2,)))
+
+
+@pytest.mark.parametrize("copy", [1, 0, "yes", 1.0])
+def test_from_dlpack_copy_is_a_flag(copy):
+    with pytest.raises(tf.TenferroValueError, match="copy must be None, True or False"):
+        tf.from_dlpack(np.ones(2), copy=copy)
