@@ -17,9 +17,10 @@
 from __future__ import annotations
 
 from ._errors import (
-    BondDimensionError, DimensionMismatchError, EmptyOpSumError, InvalidOptionError, MPSFileError,
-    MPSFileNotFoundError, NonHermitianError, NotDifferentiableError, OpSumTermError, SiteOutOfRangeError,
-    Tensor4allError, Tensor4allTypeError, UnknownLocalSpaceError, UnknownOperatorError, UnsupportedFileFormatError,
+    BondDimensionError, DimensionMismatchError, EmptyOpSumError, InvalidOptionError, MPSFileError, MPSFileIOError,
+    MPSFileNotFoundError, NonFiniteError, NonHermitianError, NotDifferentiableError, OpSumTermError,
+    SiteOutOfRangeError, Tensor4allError, Tensor4allMemoryError, Tensor4allTypeError, UnknownLocalSpaceError,
+    UnknownOperatorError, UnsupportedFileFormatError, ValueRangeError, ZeroNormError,
 )
 from ._local_ops import LOCAL_SPACES, LocalSpace, local_space
 from ._mps import MPS, overlap
@@ -35,7 +36,8 @@ __all__ = [
     "Tensor4allError", "UnknownOperatorError", "UnknownLocalSpaceError", "SiteOutOfRangeError",
     "DimensionMismatchError", "BondDimensionError", "EmptyOpSumError", "OpSumTermError",
     "NonHermitianError", "NotDifferentiableError", "Tensor4allTypeError", "InvalidOptionError",
-    "UnsupportedFileFormatError", "MPSFileError", "MPSFileNotFoundError",
+    "UnsupportedFileFormatError", "MPSFileError", "MPSFileNotFoundError", "MPSFileIOError", "NonFiniteError",
+    "ZeroNormError", "ValueRangeError", "Tensor4allMemoryError",
 ]
 
 # structured tensors (diagonal, block-diagonal), shapes and the layered dispatcher

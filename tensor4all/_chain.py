@@ -1,13 +1,20 @@
 """What an MPS and an MPO share: a chain of site tensors with the physical index
-at axis 1 and the right bond at axis ``_RIGHT`` (2 for an MPS, 3 for an MPO)."""
+at axis 1 and the right bond at axis ``_RIGHT`` (2 for an MPS, 3 for an MPO), and
+the checks every site tensor passes when a chain is built."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
+
+import numpy as np
 
 import tenferro as tf
 import tidu
 
-__all__ = ["SiteChain"]
+from ._errors import DimensionMismatchError, NonFiniteError, Tensor4allTypeError
+from ._util import first_nonfinite
+
+__all__ = ["SiteChain", "site_tensors"]
 
 
 class SiteChain:
@@ -41,3 +48,48 @@ class SiteChain:
     @property
     def dtype(self) -> Any:
         return tf.result_type(*[tidu.aval_of(t).dtype for t in self._tensors])
+
+
+def _site_tensor(t: Any, kind: str, i: int) -> Any:
+    """One site tensor as a tenferro tensor (tracers pass through): a float or complex
+    dtype (integers become float64), every extent at least 1."""
+    if isinstance(t, (tf.Tensor, tidu.Tracer)):
+        dt = tidu.aval_of(t).dtype
+        if dt.kind == "int" and isinstance(t, tf.Tensor):
+            t = t.astype(tf.float64)
+        elif dt.kind not in ("float", "complex"):
+            raise Tensor4allTypeError(f"{kind} site tensor {i} must have a float or complex dtype, got {dt}")
+    else:
+        try:
+            a = np.asarray(t)
+        except (TypeError, ValueError) as e:  # ragged nested lists and the like
+            raise Tensor4allTypeError(f"{kind} site tensor {i} is not an array ({e})") from None
+        if a.dtype.kind in "iu":
+            a = a.astype(np.float64)
+        elif a.dtype.kind not in "fc":
+            raise Tensor4allTypeError(f"{kind} site tensor {i} must hold float or complex numbers, got a "
+                                      f"{type(t).__name__} of dtype {a.dtype}")
+        t = tf.asarray(a)
+    if 0 in tuple(t.shape):
+        raise DimensionMismatchError(f"{kind} site tensor {i} has an extent 0 in shape {tuple(t.shape)}; "
+                                     "bond and physical dimensions are at least 1")
+    return t
+
+
+def site_tensors(tensors: Any, kind: str, ndim: int, layout: str) -> list[Any]:
+    """The site tensors of an MPS (``ndim=3``) or MPO (``ndim=4``), checked: a non-empty
+    sequence of ``ndim``-index float/complex arrays with no NaN or infinity. The bond
+    structure is checked by the class."""
+    if isinstance(tensors, (str, bytes)) or not isinstance(tensors, Iterable):
+        raise Tensor4allTypeError(f"an {kind} takes a list of site tensors {layout}, got {type(tensors).__name__}")
+    ts = [_site_tensor(t, kind, i) for i, t in enumerate(tensors)]
+    if not ts:
+        raise DimensionMismatchError(f"an {kind} needs at least one site tensor, got none")
+    for i, t in enumerate(ts):
+        if len(tuple(t.shape)) != ndim:
+            raise DimensionMismatchError(f"{kind} site tensor {i} must have {ndim} indices {layout}, "
+                                         f"got shape {tuple(t.shape)}")
+    bad = first_nonfinite(ts)
+    if bad is not None:
+        raise NonFiniteError(f"{kind} site tensor {bad} holds NaN or infinity")
+    return ts

@@ -5,10 +5,17 @@ schedules into per-sweep settings, records the history, and makes the energy
 differentiable in the MPO tensors by the Hellmann-Feynman theorem: at the converged
 state ``dE = <psi| dH |psi>`` (a ``tidu.custom_jvp`` rule; reverse mode transposes it).
 So ``tidu.grad(lambda J: dmrg(models.heisenberg(L, J)).energy)(J0)`` works.
+
+Every option is checked before the first sweep. The Hamiltonian must be finite and
+Hermitian, with energies below ~1e150 (so that ``<H^2>`` fits in a float); one whose
+scale (root-mean-square eigenvalue) lies far from 1 is divided by a power of two for
+the sweeps (exact; energies, variance, tolerances and derivatives are scaled back), so
+the eigensolver's thresholds see numbers of order one for couplings down to ~1e-290.
 """
 from __future__ import annotations
 
-import numbers
+import dataclasses
+import math
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
@@ -21,12 +28,13 @@ import tidu
 from ._eigensolver import get_solver
 from ._environments import mpo_squared
 from ._errors import (DimensionMismatchError, InvalidOptionError, NonHermitianError, NotDifferentiableError,
-                      Tensor4allTypeError)
-from ._mpo import MPO, check_compatible
+                      Tensor4allTypeError, ValueRangeError, ZeroNormError)
+from ._mpo import MPO, check_compatible, compress_mpo_tensors, hermiticity
 from ._mps import MPS
 from ._sweep import BondUpdate, SweepEngine
 from ._threads import blas_threads, check_threads
-from ._util import any_traced, check_positive_int, to_numpy
+from ._util import (any_traced, check_bool, check_callable, check_cutoff, check_finite_arrays, check_positive_int,
+                    check_real, check_seed, exponent, ldexp, to_numpy)
 
 __all__ = ["dmrg", "DMRGResult", "SweepRecord", "BondUpdate"]
 
@@ -75,14 +83,18 @@ def _per_sweep(value: Any, k: int) -> Any:
 
 
 def _check_schedule(value: Any, what: str, kind: str) -> None:
+    """A number or a non-empty list of them: positive integers (``kind="bond"``), cutoffs in
+    ``[0, 1)`` (``"cutoff"``) or finite non-negative numbers (``"real"``)."""
     vals = list(value) if isinstance(value, (list, tuple)) else [value]
     if not vals:
         raise InvalidOptionError(f"{what} schedule is empty; give a number or a non-empty list")
     for v in vals:
         if kind == "bond":
             check_positive_int(v, what)
-        elif isinstance(v, bool) or not isinstance(v, numbers.Real) or not v >= 0:
-            raise InvalidOptionError(f"{what} must be a non-negative number (or a list of them), got {v!r}")
+        elif kind == "cutoff":
+            check_cutoff(v, what)
+        else:
+            check_real(v, f"{what} (a non-negative number or a list of them)", low=0.0)
 
 
 def _noise_schedule(noise: Any, two_site: bool) -> Callable[[int], float]:
@@ -134,12 +146,19 @@ def dmrg(
         callback: called with each :class:`SweepRecord` after its sweep.
         progress: called with a :class:`BondUpdate` after every local update.
         eigensolver: ``"lanczos"`` (default) or ``"eigsh"`` (ARPACK), see ``_eigensolver``.
+        seed: the seed of the random start state: a non-negative integer or ``None``.
         compute_variance: compute ``<H^2> - <H>^2`` of the final state.
         threads: BLAS threads for the duration of the call (threadpoolctl; the caller's
             limits are restored afterwards): ``None`` (default) uses 1 thread while the
             largest ``max_bond`` is below ``THREADED_MIN_BOND`` (512; threaded BLAS gains
             little at these sizes and is many times slower on a busy machine) and the BLAS
             default above; ``0`` leaves the BLAS default; ``n`` uses ``n`` threads.
+
+    Every option is checked before the first sweep: typed errors name the option
+    (:class:`InvalidOptionError`, :class:`Tensor4allTypeError`, :class:`BondDimensionError`).
+    A Hamiltonian with NaN or infinity raises :class:`NonFiniteError`, a non-Hermitian one
+    :class:`NonHermitianError`, one whose energies exceed ~1e150 (``<H^2>`` would overflow)
+    :class:`ValueRangeError`; a start state of norm 0 :class:`ZeroNormError`.
 
     Returns:
         A :class:`DMRGResult`. If the MPO tensors are traced by tidu (couplings being
@@ -151,11 +170,17 @@ def dmrg(
         check_compatible(psi0, H)
     sweeps = check_positive_int(sweeps, "sweeps")
     _check_schedule(max_bond, "max_bond", "bond")
-    _check_schedule(cutoff, "cutoff", "real")
+    _check_schedule(cutoff, "cutoff", "cutoff")
+    tol = check_real(tol, "tol", low=0.0)
+    two_site = check_bool(two_site, "two_site")
+    compute_variance = check_bool(compute_variance, "compute_variance")
+    seed = check_seed(seed, "dmrg: seed")
+    callback = check_callable(callback, "callback")
+    progress = check_callable(progress, "progress")
     solver = get_solver(eigensolver)
     threads = check_threads(threads)
     largest_bond = max(max_bond) if isinstance(max_bond, (list, tuple)) else max_bond
-    opts = dict(max_bond=max_bond, sweeps=sweeps, cutoff=cutoff, tol=float(tol), two_site=bool(two_site),
+    opts = dict(max_bond=max_bond, sweeps=sweeps, cutoff=cutoff, tol=tol, two_site=two_site,
                 noise=_noise_schedule(noise, two_site), seed=seed, callback=callback, progress=progress,
                 solver=solver, compute_variance=compute_variance)
     with blas_threads(threads, largest_bond):
@@ -175,9 +200,9 @@ def _run_differentiable(H: MPO, psi0: MPS | None, opts: dict) -> DMRGResult:
 
     @ground_energy.defjvp
     def ground_energy_jvp(primals, tangents):
-        res, engine = _run(primals, psi0, opts)
+        res, gradients = _run(primals, psi0, opts)
         holder["res"] = res
-        grads = engine.operator_gradients()  # the converged environments, reused
+        grads = gradients()  # the converged environments, reused
         de = None
         for g, dw in zip(grads, tangents):
             term = tf.real(tf.sum(tf.asarray(g) * dw))
@@ -199,15 +224,49 @@ def _numpy(w: Any) -> np.ndarray:
         ) from None
 
 
-def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResult, SweepEngine]:
-    """The sweeps on concrete MPO tensors; the engine keeps the converged environments."""
-    ws = [_numpy(w) for w in tensors]
-    H = MPO(ws)
-    if not H.is_hermitian():
+#: the Hamiltonian scales (log2 of the root-mean-square eigenvalue) that the sweeps take as
+#: they are; outside, the MPO is divided by a power of two first (the eigensolver and the
+#: tolerances have thresholds meant for energies of order one)
+_SCALE_WINDOW = (-16.0, 32.0)
+#: largest log2 of the Hamiltonian scale times the chain length: energies stay below ~2^500
+#: (~3e150), so that <H^2> of the variance stays in the float range as well
+_MAX_LOG2_ENERGY = 500.0
+
+
+def _scale_shifts(ws: list[np.ndarray], log2_scale: float) -> list[int]:
+    """Per-site powers of two ``t_i`` (``W_i = 2**t_i W_i''``) that bring the Hamiltonian's
+    scale to about 1, or all zeros when it lies in :data:`_SCALE_WINDOW` (the usual case).
+    The shift is spread evenly over the sites, as ``MPO.from_opsum`` spreads the norm, so
+    every site tensor keeps its share (the one-site subspace expansion depends on it)."""
+    lo, hi = _SCALE_WINDOW
+    if not math.isfinite(log2_scale) or lo <= log2_scale <= hi:
+        return [0] * len(ws)
+    q, r = divmod(int(round(log2_scale)), len(ws))
+    return [q + (1 if i < r else 0) for i in range(len(ws))]
+
+
+def _check_hamiltonian(ws: list[np.ndarray]) -> list[int]:
+    """Typed errors for a non-finite, non-Hermitian or out-of-range Hamiltonian; returns the
+    per-site scale shifts for the sweeps."""
+    check_finite_arrays(ws, "dmrg: the Hamiltonian (MPO)")
+    defect, log2_scale = hermiticity(ws)
+    if defect > 1e-12:  # MPO.is_hermitian(tol=1e-6)
         raise NonHermitianError(
             "dmrg needs a Hermitian Hamiltonian, but H differs from its adjoint "
-            "(check the OpSum: add the Hermitian conjugate of every non-Hermitian term)"
+            f"(||H - H^dagger|| / ||H|| = {math.sqrt(defect):.3g}; check the OpSum: add the Hermitian "
+            "conjugate of every non-Hermitian term)"
         )
+    if math.isfinite(log2_scale) and log2_scale + math.log2(len(ws)) > _MAX_LOG2_ENERGY:
+        raise ValueRangeError(
+            f"dmrg: the Hamiltonian's scale (root-mean-square eigenvalue ~1e{log2_scale * math.log10(2):.0f}) puts "
+            "its energies beyond ~1e150, where <H^2> (the variance) overflows the float range (~1.8e308); divide "
+            "the couplings by a common factor and multiply the energy by it"
+        )
+    return _scale_shifts(ws, log2_scale)
+
+
+def _start_state(psi0: MPS | None, H: MPO, ws: list[np.ndarray], opts: dict) -> list[np.ndarray]:
+    """The start state's site tensors, each scaled by a power of two (the state is the same)."""
     chi0 = check_positive_int(_per_sweep(opts["max_bond"], 0), "max_bond")
     if psi0 is None:
         if len(set(H.phys_dims)) != 1:
@@ -217,25 +276,51 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
         dtype = np.result_type(*ws)
         psi0 = MPS.random(H.L, H.phys_dims[0], bond_dim=start, seed=opts["seed"], dtype=dtype)
     check_compatible(psi0, H)
-    engine = SweepEngine(ws, [to_numpy(t, "dmrg psi0") for t in psi0.tensors], opts["solver"])
+    arrays = [to_numpy(t, "dmrg psi0") for t in psi0.tensors]
+    check_finite_arrays(arrays, "dmrg: psi0")
+    if not float(MPS([ldexp(a, -exponent(a)) for a in arrays]).norm()) > 0.0:
+        raise ZeroNormError("dmrg: the start state psi0 has norm 0; give a nonzero state (or psi0=None "
+                            "for a random one)")
+    return [ldexp(a, -exponent(a)) for a in arrays]
+
+
+def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResult, Callable[[], list]]:
+    """The sweeps on concrete MPO tensors. Returns the result and a function giving the
+    Hellmann-Feynman gradients ``dE/dW_i`` from the engine's converged environments."""
+    ws = [_numpy(w) for w in tensors]
+    shifts = _check_hamiltonian(ws)
+    H = MPO(ws)
+    shift = sum(shifts)   # H = 2**shift H'' where H'' has the site tensors below
+    ws_run = [ldexp(w, -t) for w, t in zip(ws, shifts)] if shift or any(shifts) else ws
+    engine = SweepEngine(ws_run, _start_state(psi0, H, ws, opts), opts["solver"])
+    progress = opts["progress"]
+    if progress is not None and shift:
+        user_progress = progress
+
+        def progress(update: BondUpdate) -> Any:
+            return user_progress(dataclasses.replace(update, energy=float(ldexp(update.energy, shift))))
+    tol_run = float(ldexp(opts["tol"], -shift))
     history: list[SweepRecord] = []
     previous = np.nan
+    last_delta_run = np.nan   # in the units of the sweeps (H'')
     converged = False
     n_sched = max(len(v) if isinstance(v, (list, tuple)) else 1 for v in (opts["max_bond"], opts["cutoff"]))
     for k in range(opts["sweeps"]):
         chi = int(_per_sweep(opts["max_bond"], k))
         cut = float(_per_sweep(opts["cutoff"], k))
         alpha = opts["noise"](k)
-        local_tol = _local_tol(previous, history, opts["tol"])
+        local_tol = _local_tol(len(history), last_delta_run, tol_run)
         st = engine.sweep(two_site=opts["two_site"], max_bond=chi, cutoff=cut, tol=local_tol, alpha=alpha,
-                          sweep_no=k + 1, progress=opts["progress"])
-        delta = st.energy - previous if history else float("nan")
-        rec = SweepRecord(k + 1, st.energy, delta, st.max_bond, st.max_truncation_error, st.matvecs,
+                          sweep_no=k + 1, progress=progress)
+        energy = float(ldexp(st.energy, shift))
+        delta = energy - previous if history else float("nan")
+        last_delta_run = float(ldexp(delta, -shift)) if history else float("nan")
+        rec = SweepRecord(k + 1, energy, delta, st.max_bond, st.max_truncation_error, st.matvecs,
                           st.seconds, st.peak_memory, st.env_memory, chi, cut, alpha)
         history.append(rec)
         if opts["callback"] is not None:
             opts["callback"](rec)
-        previous = st.energy
+        previous = energy
         if history[1:] and abs(delta) < opts["tol"] and k + 1 >= n_sched and alpha == 0.0:
             converged = True
             break
@@ -243,12 +328,22 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
     energy = history[-1].energy
     variance = float("nan")
     if opts["compute_variance"]:
-        variance = float(mpo_squared(ws, engine.psi).real - energy * energy)
-    return DMRGResult(energy, state, history, variance, converged), engine
+        e_run = float(ldexp(energy, -shift))
+        # a rescaled automaton MPO carries large identity strings whose squares would overflow
+        # in <H^2>: use the same operator compressed (orthonormal sites, the norm spread evenly)
+        ws_var = compress_mpo_tensors(ws_run, 0.0) if shift else ws_run
+        variance = float(ldexp(float(mpo_squared(ws_var, engine.psi).real) - e_run * e_run, 2 * shift))
+
+    def gradients() -> list[np.ndarray]:
+        # E = 2**shift E''(W'') with W_i'' = 2**-t_i W_i, so dE/dW_i = 2**(shift - t_i) dE''/dW_i''
+        return [ldexp(g, shift - t) for g, t in zip(engine.operator_gradients(), shifts)]
+
+    return DMRGResult(energy, state, history, variance, converged), gradients
 
 
-def _local_tol(previous: float, history: list[SweepRecord], tol: float) -> float:
-    """Eigensolver tolerance: loose in the first sweeps, then tied to the sweep's energy change."""
-    if len(history) < 2:
+def _local_tol(done: int, last_delta: float, tol: float) -> float:
+    """Eigensolver tolerance: loose in the first sweeps, then tied to the last sweep's
+    energy change (``done`` sweeps so far; energies in the units of the sweeps)."""
+    if done < 2:
         return max(1e-8, tol)
-    return float(min(1e-6, max(abs(history[-1].delta_energy) * 1e-3, tol * 1e-3, 1e-14)))
+    return float(min(1e-6, max(abs(last_delta) * 1e-3, tol * 1e-3, 1e-14)))

@@ -23,6 +23,11 @@ __all__ = [
     "UnsupportedFileFormatError",
     "MPSFileError",
     "MPSFileNotFoundError",
+    "MPSFileIOError",
+    "NonFiniteError",
+    "ZeroNormError",
+    "ValueRangeError",
+    "Tensor4allMemoryError",
 ]
 
 
@@ -93,3 +98,29 @@ class MPSFileError(Tensor4allError, ValueError):
 
 class MPSFileNotFoundError(Tensor4allError, FileNotFoundError):
     """:meth:`MPS.load` of a path where no file exists."""
+
+
+class MPSFileIOError(Tensor4allError, OSError):
+    """The operating system refused to read or write an MPS file (permissions, a missing
+    directory, a path that is a directory, a full disk); the message names the path."""
+
+
+class NonFiniteError(Tensor4allError, ValueError):
+    """NaN or infinity where finite values are needed: a coupling, an OpSum coefficient,
+    an MPS or MPO site tensor, an operator matrix, a dense vector. The message names
+    which one (and the site)."""
+
+
+class ZeroNormError(Tensor4allError, ValueError):
+    """A state of norm zero where a normalized one is needed (``MPS.normalize``,
+    expectation values, correlations, Schmidt values, a DMRG start state)."""
+
+
+class ValueRangeError(Tensor4allError, OverflowError):
+    """A computation whose results would leave the floating-point range (a Hamiltonian
+    whose energies exceed about 1e308); the message says how to rescale."""
+
+
+class Tensor4allMemoryError(Tensor4allError, MemoryError):
+    """An array that cannot be allocated (a dense vector or matrix of a long chain, a
+    random MPS with huge bonds); the message names the bytes."""

@@ -10,11 +10,15 @@ order conventions of the tests; for ``"pauli"`` index 0 is the ``Z = +1`` state.
 """
 from __future__ import annotations
 
+import cmath
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._errors import UnknownLocalSpaceError, UnknownOperatorError
+from ._errors import (DimensionMismatchError, NonFiniteError, Tensor4allTypeError, UnknownLocalSpaceError,
+                      UnknownOperatorError)
+from ._util import check_positive_int
 
 __all__ = ["LocalSpace", "local_space", "LOCAL_SPACES", "default_local_space"]
 
@@ -27,6 +31,30 @@ class LocalSpace:
     dim: int
     ops: dict[str, tuple[complex, np.ndarray]] = field(repr=False)
 
+    def __post_init__(self) -> None:
+        """Checks a user-made space: a name, a positive dimension, and ``name -> (phase,
+        real dim x dim matrix)`` operators with finite entries and a finite phase."""
+        if not isinstance(self.name, str) or not self.name:
+            raise Tensor4allTypeError(f"LocalSpace: name must be a non-empty string, got {self.name!r}")
+        check_positive_int(self.dim, f"LocalSpace {self.name!r}: dim")
+        if not isinstance(self.ops, dict):
+            raise Tensor4allTypeError(f"LocalSpace {self.name!r}: ops must be a dict name -> (phase, matrix), "
+                                      f"got {type(self.ops).__name__}")
+        for op, value in self.ops.items():
+            if not isinstance(op, str) or not isinstance(value, tuple) or len(value) != 2:
+                raise Tensor4allTypeError(f"LocalSpace {self.name!r}: ops must map names to (phase, matrix) pairs, "
+                                          f"got {op!r}: {value!r}")
+            phase, m = value
+            if isinstance(phase, (bool, np.bool_)) or not isinstance(phase, numbers.Number):
+                raise Tensor4allTypeError(f"LocalSpace {self.name!r}: the phase of {op!r} must be a number, "
+                                          f"got {phase!r}")
+            m = np.asarray(m)
+            if m.shape != (self.dim, self.dim) or m.dtype.kind not in "iuf":
+                raise DimensionMismatchError(f"LocalSpace {self.name!r}: operator {op!r} must be a real "
+                                             f"{self.dim}x{self.dim} matrix, got shape {m.shape} and dtype {m.dtype}")
+            if not (cmath.isfinite(complex(phase)) and np.isfinite(m).all()):
+                raise NonFiniteError(f"LocalSpace {self.name!r}: operator {op!r} holds NaN or infinity")
+
     def operator_names(self) -> list[str]:
         return sorted(self.ops)
 
@@ -34,7 +62,7 @@ class LocalSpace:
         """``(phase, real_matrix)`` of the operator named ``op``."""
         try:
             return self.ops[op]
-        except KeyError:
+        except (KeyError, TypeError):  # TypeError: an unhashable name
             raise UnknownOperatorError(
                 f"unknown operator {op!r} for local space {self.name!r}; valid operators: "
                 f"{', '.join(self.operator_names())}"

@@ -7,6 +7,7 @@ bra (row) index of the local operator and ``in`` the ket (column) index.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -16,12 +17,13 @@ import tenferro as tf
 import tidu
 
 from ._autompo import compile_opsum
-from ._chain import SiteChain
-from ._errors import DimensionMismatchError, Tensor4allTypeError
-from ._local_ops import LocalSpace, local_space
-from ._mps import MPS, overlap
+from ._chain import SiteChain, site_tensors
+from ._errors import DimensionMismatchError, Tensor4allTypeError, ValueRangeError
+from ._local_ops import LOCAL_SPACES, LocalSpace, local_space
+from ._mps import MPS, _overlap_tensors, _scaled_sites, check_nonzero_norm
 from ._opsum import OpSum
-from ._util import as_tensor, check_positive_int, to_numpy
+from ._util import (check_alloc, check_cutoff, check_finite_arrays, check_positive_int, check_real, exponent,
+                    first_nonfinite, ldexp, to_numpy)
 
 __all__ = ["MPO", "expectation", "compress_mpo_tensors"]
 
@@ -42,12 +44,10 @@ class MPO(SiteChain):
     _RIGHT = 3
 
     def __init__(self, tensors: Sequence[Any], local: str | None = None):
-        ts = [as_tensor(t) for t in tensors]
-        if not ts:
-            raise DimensionMismatchError("an MPO needs at least one site tensor, got none")
+        ts = site_tensors(tensors, "MPO", 4, "(left, out, in, right)")
         for i, t in enumerate(ts):
             sh = _shape(t)
-            if len(sh) != 4 or sh[1] != sh[2]:
+            if sh[1] != sh[2]:
                 raise DimensionMismatchError(
                     f"MPO site tensor {i} must have shape (left, d, d, right), got {sh}"
                 )
@@ -60,6 +60,13 @@ class MPO(SiteChain):
                 raise DimensionMismatchError(
                     f"MPO bond {i} mismatch: {_shape(ts[i])[3]} vs {_shape(ts[i + 1])[0]}"
                 )
+        if local is not None and not isinstance(local, str):
+            raise Tensor4allTypeError(f"MPO: local must be the name of a local space or None, got "
+                                      f"{type(local).__name__} {local!r}")
+        known = LOCAL_SPACES.get(local) if local is not None else None
+        if known is not None and any(d != known.dim for d in (_shape(t)[1] for t in ts)):
+            raise DimensionMismatchError(f"MPO: local space {local!r} has dimension {known.dim}, but the site "
+                                         f"tensors have physical dimensions {[_shape(t)[1] for t in ts]}")
         self._tensors = ts
         self._local = local
 
@@ -83,14 +90,20 @@ class MPO(SiteChain):
         largest at that bond (with the identity normalized), so bond dimensions are minimal. With traced coefficients
         (tidu tracers) the automaton MPO is returned uncompressed: it is exact and linear
         in each coefficient, and already minimal for nearest-neighbour models.
+        ``cutoff`` is a relative size in ``[0, 1)``.
         """
         if not isinstance(os, OpSum):
             raise Tensor4allTypeError(f"MPO.from_opsum expects an OpSum, got {type(os).__name__}")
         L = check_positive_int(L, "L (number of sites)")
         space = local_space(local)
-        tensors, symbolic = compile_opsum(os, L, space)
+        cutoff = check_cutoff(cutoff, "MPO.from_opsum: cutoff")
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked just below
+            tensors, symbolic = compile_opsum(os, L, space)
+            if not symbolic:
+                _check_range(tensors)
+                tensors = compress_mpo_tensors(tensors, cutoff)
+                _check_range(tensors)
         if not symbolic:
-            tensors = compress_mpo_tensors(tensors, cutoff)
             tensors = [tf.asarray(np.asfortranarray(t)) for t in tensors]
         return cls(tensors, space.name)
 
@@ -106,6 +119,8 @@ class MPO(SiteChain):
     # ---- dense and checks -----------------------------------------------------------
     def to_dense(self) -> Any:
         """The ``prod(d) x prod(d)`` matrix in ``np.kron`` order (for small L; differentiable)."""
+        n = math.prod(self.phys_dims)
+        check_alloc(n * n * max(self.bond_dims, default=1) * self.dtype.itemsize, f"MPO.to_dense of {self.L} sites")
         w0 = self._tensors[0]
         _, d, _, r = _shape(w0)
         m = tf.reshape(w0, (d, d, r))
@@ -119,23 +134,57 @@ class MPO(SiteChain):
     def is_hermitian(self, tol: float = 1e-6) -> bool:
         """Whether ``||H - H^dagger||_F <= tol * ||H||_F``, from the MPO traces
         ``Tr(H^dagger H)`` and ``Tr(H H)`` (no dense matrix). The difference of the two
-        traces cancels to rounding level, so ``tol`` much below ``1e-7`` is not meaningful."""
+        traces cancels to rounding level, so ``tol`` much below ``1e-7`` is not meaningful.
+        The test is scale-free (any finite couplings, 1e-300 to 1e300); NaN or infinity in
+        a site tensor raises :class:`NonFiniteError`."""
+        tol = check_real(tol, "MPO.is_hermitian: tol", low=0.0)
         ws = [to_numpy(t, "MPO.is_hermitian") for t in self._tensors]
-        hh = _trace_pair(ws, ws, conj_first=True, swap_second=False)   # Tr(H^dag H)
-        h2 = _trace_pair(ws, ws, conj_first=False, swap_second=True)   # Tr(H H) via W^T
-        diff2 = max(2.0 * (hh.real - h2.real), 0.0)
-        return bool(diff2 <= (tol * tol) * max(hh.real, 1e-300))
+        defect, _ = hermiticity(ws)
+        return bool(defect <= tol * tol)
 
 
-def _trace_pair(a: list[np.ndarray], b: list[np.ndarray], conj_first: bool, swap_second: bool) -> complex:
-    """Normalized ``sum_{st} A[s,t] B[s,t]`` over the chain (each site divided by d)."""
-    env = np.ones((1, 1))
-    for x, y in zip(a, b):
-        d = x.shape[1]
-        x = x.conj() if conj_first else x
-        y = y.transpose(0, 2, 1, 3) if swap_second else y
-        env = np.einsum("ab,astc,bstd->cd", env, x, y, optimize=True) / d
-    return complex(env[0, 0])
+def _check_range(tensors: list[np.ndarray]) -> None:
+    if first_nonfinite(tensors) is not None:  # finite coefficients whose sums or products overflow
+        raise ValueRangeError("MPO.from_opsum: the coefficients add up beyond the float range (~1.8e308); "
+                              "divide them by a common factor and multiply the results by it")
+
+
+def hermiticity(ws: list[np.ndarray]) -> tuple[float, float]:
+    """``(||H - H^dagger||_F^2 / ||H||_F^2, log2 of sqrt(Tr(H^dagger H) / prod(d)))`` of the
+    MPO with site tensors ``ws``: the relative anti-Hermitian weight and the scale of ``H``
+    (its root-mean-square eigenvalue when Hermitian); ``(0, -inf)`` for ``H = 0``.
+
+    The traces are taken on a losslessly compressed copy (:func:`compress_mpo_tensors` with
+    cutoff 0: orthonormal sites, the norm spread evenly), so that an automaton MPO whose
+    couplings sit on single channels (``1`` on the identity strings, ``J = 1e-200`` on one
+    transition) does not underflow in ``J**2``; each site is then divided by a power of two
+    bringing its largest entry to ``[0.5, 1)`` and the environments are renormalized after
+    every site (the logarithm of the factor is kept), so nothing overflows or underflows for
+    any finite MPO.
+    """
+    check_finite_arrays(ws, "MPO")
+    with np.errstate(over="ignore", under="ignore"):
+        ws = compress_mpo_tensors(ws, 0.0)
+    exps = [exponent(w) for w in ws]
+    if any(not np.any(w) for w in ws):
+        return 0.0, -math.inf
+    log2 = 2.0 * sum(exps)           # log2 of the factor taken out of Tr(H^dagger H)
+    hh = np.ones((1, 1))              # Tr(H^dagger H) environment
+    h2 = np.ones((1, 1))              # Tr(H H) environment (second factor transposed)
+    for w, e in zip(ws, exps):
+        w = ldexp(w, -e)
+        d = w.shape[1]
+        hh = np.einsum("ab,astc,bstd->cd", hh, w.conj(), w, optimize=True) / d
+        h2 = np.einsum("ab,astc,btsd->cd", h2, w, w, optimize=True) / d
+        m = float(np.max(np.abs(hh)))
+        if m == 0.0:
+            return 0.0, -math.inf
+        k = math.frexp(m)[1]
+        hh, h2, log2 = ldexp(hh, -k), ldexp(h2, -k), log2 + k
+    a, b = float(hh[0, 0].real), float(h2[0, 0].real)
+    if a <= 0.0:
+        return 0.0, -math.inf
+    return max(2.0 * (a - b), 0.0) / a, 0.5 * (log2 + math.log2(a))
 
 
 def compress_mpo_tensors(ws: list[np.ndarray], cutoff: float = 1e-13) -> list[np.ndarray]:
@@ -167,35 +216,47 @@ def compress_mpo_tensors(ws: list[np.ndarray], cutoff: float = 1e-13) -> list[np
         left[piv] = r[:keep].T
         ws[i] = np.ascontiguousarray(q[:, :keep].T).reshape(keep, d, d, dr)
         ws[i - 1] = np.tensordot(ws[i - 1], left, axes=(3, 0))
-    # restore the scale, spreading the overall norm evenly over the sites
-    total = float(np.linalg.norm(ws[0]))
-    per_site = total ** (1.0 / L) if total > 0 else 1.0
+    # restore the scale, spreading the overall norm evenly over the sites (in log2, so a
+    # norm beyond the float range, from finite couplings near 1e308, spreads as well)
+    log_total = _log2_norm(ws[0])
     out = []
     for i, w in enumerate(ws):
-        f = np.sqrt(w.shape[1]) * (per_site if i > 0 else per_site / total if total > 0 else 1.0)
-        out.append(np.ascontiguousarray(w * f))
+        lf = 0.0 if log_total is None else log_total / L - (log_total if i == 0 else 0.0)
+        out.append(np.ascontiguousarray(w * (np.sqrt(w.shape[1]) * 2.0 ** lf)))
     return out
+
+
+def _log2_norm(a: np.ndarray) -> float | None:
+    """``log2`` of the Frobenius norm, without overflow or underflow of the squares (None for 0)."""
+    e = exponent(a)
+    n = float(np.linalg.norm(ldexp(a, -e)))
+    return math.log2(n) + e if n > 0.0 else None
 
 
 def expectation(psi: MPS, H: MPO) -> Any:
     """``<psi|H|psi> / <psi|psi>`` (real part) as a scalar tensor; differentiable in the
-    MPS tensors and in the MPO tensors (hence in couplings of ``MPO.from_opsum``)."""
+    MPS tensors and in the MPO tensors (hence in couplings of ``MPO.from_opsum``).
+    A state of norm 0 raises :class:`ZeroNormError`."""
     check_compatible(psi, H)
+    ts, _ = _scaled_sites(psi._tensors)  # the ratio does not change; nothing overflows
+    den = tf.real(_overlap_tensors(ts, ts))
+    check_nonzero_norm(den, "expectation")
     env = None
-    for a, w in zip(psi._tensors, H._tensors):
+    for a, w in zip(ts, H._tensors):
         ca = tf.conj(a)
         if env is None:
             env = tf.einsum("asc,wstv,atd->cvd", ca, w, a)
         else:
             env = tf.einsum("awb,asc,wstv,btd->cvd", env, ca, w, a)
     num = tf.real(tf.reshape(env, ()))
-    return num / tf.real(overlap(psi, psi))
+    return num / den
 
 
 def check_compatible(psi: Any, H: Any) -> None:
     """Typed errors unless ``psi`` is an MPS and ``H`` an MPO with the same sites."""
     if not isinstance(psi, MPS):
-        raise Tensor4allTypeError(f"expected an MPS, got {type(psi).__name__}")
+        hint = " (pass its .state)" if isinstance(getattr(psi, "state", None), MPS) else ""
+        raise Tensor4allTypeError(f"expected an MPS, got {type(psi).__name__}{hint}")
     if not isinstance(H, MPO):
         raise Tensor4allTypeError(f"expected an MPO, got {type(H).__name__}")
     if psi.L != H.L:

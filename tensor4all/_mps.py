@@ -8,11 +8,18 @@ are written with tenferro operations and are differentiable with tidu;
 ``canonicalize`` and ``normalize`` are too (QR/LQ from ``tenferro.linalg``).
 ``compress``, ``from_dense`` and ``entanglement_entropy`` are numerical tools on
 concrete values (SciPy SVD) and raise :class:`NotDifferentiableError` on tracers.
+
+Every method validates its input before it changes the MPS, so a failing call
+leaves it as it was; norms and ratios are computed on site tensors scaled by powers
+of two (exact), so states with entries near the ends of the float range give the
+right numbers instead of overflowing to inf or NaN.
 """
 from __future__ import annotations
 
+import math
 import os
 import re
+import uuid
 from typing import Any, Sequence
 
 import numpy as np
@@ -20,15 +27,19 @@ import scipy.linalg
 
 import tenferro as tf
 import tidu
+from tenferro.arrow import TensorFileError
 
-from ._chain import SiteChain
+from ._chain import SiteChain, site_tensors
 from ._errors import (
-    DimensionMismatchError, MPSFileError, MPSFileNotFoundError, SiteOutOfRangeError, Tensor4allTypeError,
-    UnsupportedFileFormatError,
+    DimensionMismatchError, MPSFileError, MPSFileIOError, MPSFileNotFoundError, NonFiniteError, SiteOutOfRangeError,
+    Tensor4allError, Tensor4allMemoryError, Tensor4allTypeError, UnsupportedFileFormatError, ZeroNormError,
 )
 from ._local_ops import default_local_space, local_space
 from ._truncation import svd_truncated
-from ._util import as_tensor, check_positive_int, np_dtype, to_numpy
+from ._util import (
+    check_alloc, check_cutoff, check_finite_arrays, check_path, check_positive_int, check_seed, concrete, exponent,
+    float_dtype, ldexp, to_numpy,
+)
 
 __all__ = ["MPS", "overlap"]
 
@@ -41,7 +52,8 @@ class MPS(SiteChain):
     """A matrix product state on ``L`` sites.
 
     ``MPS(tensors)`` takes site tensors of shape ``(left, physical, right)`` (tenferro
-    tensors, NumPy arrays or tidu tracers) with boundary bonds of dimension 1. An MPS
+    tensors, NumPy arrays or tidu tracers; float or complex, integers become float64,
+    no NaN or infinity) with boundary bonds of dimension 1. An MPS
     is a tidu pytree over its site tensors: ``tidu.grad`` of a function of an MPS
     returns an MPS of gradients. ``canonicalize``, ``normalize`` and ``compress``
     change the MPS in place (the site tensors themselves are immutable values).
@@ -50,15 +62,7 @@ class MPS(SiteChain):
     __slots__ = ("_tensors",)
 
     def __init__(self, tensors: Sequence[Any]):
-        ts = [as_tensor(t) for t in tensors]
-        if not ts:
-            raise DimensionMismatchError("an MPS needs at least one site tensor, got none")
-        for i, t in enumerate(ts):
-            if len(_shape(t)) != 3:
-                raise DimensionMismatchError(
-                    f"MPS site tensor {i} must have 3 indices (left bond, physical, right bond), "
-                    f"got shape {_shape(t)}"
-                )
+        ts = site_tensors(tensors, "MPS", 3, "(left bond, physical, right bond)")
         if _shape(ts[0])[0] != 1 or _shape(ts[-1])[2] != 1:
             raise DimensionMismatchError(
                 f"MPS boundary bonds must have dimension 1, got left {_shape(ts[0])[0]} and "
@@ -80,17 +84,22 @@ class MPS(SiteChain):
 
     # ---- constructors ---------------------------------------------------------------
     @classmethod
-    def random(cls, L: int, d: int = 2, bond_dim: int = 8, seed: int = 0, dtype: Any = tf.float64) -> "MPS":
+    def random(cls, L: int, d: int = 2, bond_dim: int = 8, seed: int | None = 0,
+               dtype: Any = tf.float64) -> "MPS":
         """A normalized random MPS (Gaussian entries, then right-canonicalized).
 
-        Bond ``b`` has dimension ``min(bond_dim, d**(b+1), d**(L-b-1))``.
+        Bond ``b`` has dimension ``min(bond_dim, d**(b+1), d**(L-b-1))``. ``seed`` is a
+        non-negative integer or ``None`` (fresh entropy); ``dtype`` float32/64 or complex64/128.
         """
         L = check_positive_int(L, "L (number of sites)")
         d = check_positive_int(d, "d (physical dimension)")
         bond_dim = check_positive_int(bond_dim, "bond_dim")
-        dt = np_dtype(dtype)
-        rng = np.random.default_rng(seed)
+        seed = check_seed(seed, "MPS.random: seed")
+        dt = float_dtype(dtype, "MPS.random: dtype")
         dims = [1] + [min(bond_dim, d ** min(b + 1, L - b - 1, 60)) for b in range(L - 1)] + [1]
+        check_alloc(sum(dims[i] * d * dims[i + 1] for i in range(L)) * dt.itemsize * 2,
+                    f"MPS.random(L={L}, d={d}, bond_dim={bond_dim})")
+        rng = np.random.default_rng(seed)
         ts = []
         for i in range(L):
             shape = (dims[i], d, dims[i + 1])
@@ -105,21 +114,29 @@ class MPS(SiteChain):
     def product_state(cls, states: Sequence[Any], d: int = 2) -> "MPS":
         """A product state; each entry of ``states`` is a basis index or a local vector of length ``d``."""
         d = check_positive_int(d, "d (physical dimension)")
+        if isinstance(states, (str, bytes)) or not hasattr(states, "__len__") or not hasattr(states, "__iter__"):
+            raise Tensor4allTypeError("product_state takes a list of basis indices or local vectors, got "
+                                      f"{type(states).__name__} {states!r}")
         if len(states) == 0:
             raise DimensionMismatchError("product_state needs at least one site, got an empty list")
         vecs = []
         for i, s in enumerate(states):
-            if isinstance(s, (int, np.integer)) and not isinstance(s, bool):
+            if isinstance(s, (bool, np.bool_)):
+                raise Tensor4allTypeError(f"product_state: site {i} state must be a basis index (int) or a "
+                                          f"local vector, got {s!r}")
+            if isinstance(s, (int, np.integer)):
                 if not 0 <= s < d:
                     raise SiteOutOfRangeError(f"product_state: site {i} state index {s} is outside 0..{d - 1}")
                 v = np.zeros(d)
                 v[s] = 1.0
             else:
-                v = np.asarray(s)
+                v = _numeric_array(s, f"product_state: site {i} local vector")
                 if v.shape != (d,):
                     raise DimensionMismatchError(
                         f"product_state: site {i} local vector must have shape ({d},), got {v.shape}"
                     )
+                if not np.isfinite(v).all():
+                    raise NonFiniteError(f"product_state: site {i} local vector holds NaN or infinity: {v}")
             vecs.append(v)
         dt = np.result_type(*vecs, np.float64)
         return cls([v.astype(dt).reshape(1, d, 1) for v in vecs])
@@ -132,9 +149,12 @@ class MPS(SiteChain):
         d = check_positive_int(d, "d (physical dimension)")
         if max_bond is not None:
             max_bond = check_positive_int(max_bond, "max_bond")
-        v = np.asarray(to_numpy(vector, "MPS.from_dense")).reshape(-1)
+        cutoff = check_cutoff(cutoff, "from_dense: cutoff")
+        v = _numeric_array(to_numpy(vector, "MPS.from_dense"), "from_dense: vector").reshape(-1)
         if v.size != d**L:
             raise DimensionMismatchError(f"from_dense: vector has {v.size} entries, expected d**L = {d**L}")
+        if not np.isfinite(v).all():
+            raise NonFiniteError(f"from_dense: the vector holds NaN or infinity (entry {int(np.argmin(np.isfinite(v)))})")
         ts = []
         rest = v.reshape(1, -1)
         left = 1
@@ -155,6 +175,8 @@ class MPS(SiteChain):
     # ---- dense conversion -----------------------------------------------------------
     def to_dense(self) -> Any:
         """The state as a ``prod(d)`` vector in ``np.kron`` order (site 0 most significant)."""
+        check_alloc(math.prod(self.phys_dims) * max(self.bond_dims, default=1) * self.dtype.itemsize,
+                    f"MPS.to_dense of {self.L} sites")
         t0 = self._tensors[0]
         v = tf.reshape(t0, (_shape(t0)[1], _shape(t0)[2]))
         for a in self._tensors[1:]:
@@ -165,9 +187,10 @@ class MPS(SiteChain):
     # ---- canonical forms ------------------------------------------------------------
     def canonicalize(self, center: int) -> "MPS":
         """Bring the MPS to mixed canonical form around ``center`` (QR sweeps from both ends),
-        in place; returns ``self``."""
+        in place; returns ``self``. On an error the MPS is unchanged."""
         center = self._check_site(center, "canonicalize: center")
-        ts = self._tensors
+        check_finite_arrays(self._tensors, "MPS.canonicalize")
+        ts = list(self._tensors)  # new tensors, assigned only when all are computed
         for i in range(center):
             dl, d, dr = _shape(ts[i])
             q, r = tf.linalg.qr(tf.reshape(ts[i], (dl * d, dr)))
@@ -178,27 +201,58 @@ class MPS(SiteChain):
             lo, q = tf.linalg.lq(tf.reshape(ts[i], (dl, d * dr)))
             ts[i] = tf.reshape(q, (_shape(q)[0], d, dr))
             ts[i - 1] = tf.einsum("asb,bc->asc", ts[i - 1], lo)
+        self._tensors = ts
         return self
 
     def norm(self) -> Any:
-        """``sqrt(<psi|psi>)`` as a real scalar tensor (differentiable)."""
-        return tf.sqrt(tf.real(overlap(self, self)))
+        """``sqrt(<psi|psi>)`` as a real scalar tensor (differentiable). Computed on site
+        tensors scaled by powers of two, so it overflows to inf only when the norm itself
+        exceeds the float range."""
+        ts, e = _scaled_sites(self._tensors)
+        n = tf.sqrt(tf.real(_overlap_tensors(ts, ts)))
+        if e == 0:
+            return n
+        c = concrete(n)
+        if c is not None and float(c) == 0.0:
+            return n
+        return n * _pow2(e // 2) * _pow2(e - e // 2)
 
     def normalize(self) -> "MPS":
-        """Scale to unit norm in place (the first site tensor is divided); returns ``self``."""
-        self._tensors[0] = self._tensors[0] / self.norm()
+        """Scale to unit norm in place (the first site tensor is divided by the norm; if
+        the norm lies beyond the float range, every site is first scaled by a power of
+        two); returns ``self``. A state of norm 0 raises :class:`ZeroNormError` and stays
+        as it was."""
+        check_finite_arrays(self._tensors, "MPS.normalize")
+        scaled, e = _scaled_sites(self._tensors)
+        n = tf.sqrt(tf.real(_overlap_tensors(scaled, scaled)))   # the norm is n * 2**e
+        c = concrete(n)
+        ts = list(self._tensors)
+        if c is not None and float(c) == 0.0:
+            raise ZeroNormError("MPS.normalize: the state has norm 0 and cannot be normalized")
+        if e == 0:
+            ts[0] = ts[0] / n
+        elif c is not None and not 0.0 < float(ldexp(float(c), e)) < math.inf:
+            ts = scaled                                # the norm itself over- or underflows
+            ts[0] = ts[0] / n
+        else:
+            ts[0] = ts[0] / (n * _pow2(e))
+        self._tensors = ts
         return self
 
     def compress(self, max_bond: int | None = None, cutoff: float = 0.0) -> float:
         """Truncate bonds by SVD in place (left-canonical sweep, then right-to-left SVDs).
 
         Returns the discarded weight: the sum over bonds of the relative discarded
-        squared singular values. The norm is not restored after truncation.
+        squared singular values. The norm is not restored after truncation. On an error
+        the MPS is unchanged.
         """
         if max_bond is not None:
             max_bond = check_positive_int(max_bond, "max_bond")
+        cutoff = check_cutoff(cutoff, "compress: cutoff")
         ts = [to_numpy(t, "MPS.compress") for t in self._tensors]
-        ts = _left_canonical_numpy(ts)
+        check_finite_arrays(ts, "MPS.compress")
+        exps = [exponent(t) for t in ts]
+        ts = _left_canonical_numpy([ldexp(t, -e) for t, e in zip(ts, exps)])
         total = 0.0
         for i in range(len(ts) - 1, 0, -1):
             dl, d, dr = ts[i].shape
@@ -206,6 +260,7 @@ class MPS(SiteChain):
             total += w
             ts[i] = vh.reshape(len(s), d, dr)
             ts[i - 1] = np.tensordot(ts[i - 1], u * s, axes=(2, 0))
+        ts = _restore_scale(ts, sum(exps))
         self._tensors = [tf.asarray(np.asfortranarray(t)) for t in ts]
         return total
 
@@ -218,46 +273,77 @@ class MPS(SiteChain):
           ``("left", "physical", "right")``; needs pyarrow (the ``arrow`` extra).
         * ``.npz`` (NumPy): arrays ``site_0000``, ... of the same shapes.
 
-        The values are saved, not gradients: an MPS of tidu tracers cannot be saved.
+        The write is atomic: the data go to a temporary file in the same directory,
+        which then replaces ``path``, so a failed write leaves an existing file intact
+        and no temporary file behind. The operating system refusing the write raises
+        :class:`MPSFileIOError` (an ``OSError``) naming the path. The values are saved,
+        not gradients: an MPS of tidu tracers cannot be saved.
         """
+        path = check_path(path, "MPS.save")
         fmt = _file_format(path, format)
         arrays = {_site_key(i): np.asarray(to_numpy(t, "MPS.save")) for i, t in enumerate(self._tensors)}
+        _check_target(path)
         if fmt == "npz":
-            with open(os.fspath(path), "wb") as fh:  # np.savez would append ".npz" to other names
-                np.savez(fh, **arrays)
+            _atomic_write(path, lambda fh: np.savez(fh, **arrays))  # np.savez(name) would append ".npz"
             return
-        tf.save(path, {k: tf.asarray(v) for k, v in arrays.items()}, format=fmt,
-                dim_names={k: _DIM_NAMES for k in arrays})
+        try:
+            tf.save(path, {k: tf.asarray(v) for k, v in arrays.items()}, format=fmt,
+                    dim_names={k: _DIM_NAMES for k in arrays})
+        except TensorFileError as e:  # tenferro.save writes atomically itself
+            raise MPSFileIOError(f"MPS.save: cannot write {path!r} ({e})") from e
 
     @classmethod
     def load(cls, path: Any, format: str | None = None) -> "MPS":  # noqa: A002
         """Read an MPS written by :meth:`save` (format from the extension unless given).
-        The tensors are read into memory (not memory-mapped views of the file)."""
+        The tensors are read into memory (not memory-mapped views of the file).
+
+        Errors name the file and what was wrong: :class:`MPSFileNotFoundError` (no such
+        file), :class:`MPSFileIOError` (a directory, no permission), :class:`MPSFileError`
+        (empty, truncated or corrupt; a file of another format; no entries
+        ``site_0000, site_0001, ...``; entries that do not form an MPS). Other entries
+        are ignored."""
+        path = check_path(path, "MPS.load")
         fmt = _file_format(path, format)
-        if not os.path.isfile(os.fspath(path)):
-            raise MPSFileNotFoundError(f"MPS.load: no file {os.fspath(path)!r}; expected a file written by MPS.save "
+        if not os.path.exists(path):
+            raise MPSFileNotFoundError(f"MPS.load: no file {path!r}; expected a file written by MPS.save "
                                        "(or tensor4all dmrg --save)")
-        if fmt == "npz":
-            with np.load(os.fspath(path), allow_pickle=False) as data:
-                entries = {k: np.asfortranarray(data[k]) for k in data.files}
-        else:
-            entries = dict(tf.load(path, mmap=False))
+        if os.path.isdir(path):
+            raise MPSFileIOError(f"MPS.load: {path!r} is a directory, not a file written by MPS.save")
+        _check_file_kind(path, fmt)
+        try:
+            if fmt == "npz":
+                with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:  # fh: closed on errors too
+                    entries = {k: np.asfortranarray(data[k]) for k in data.files}
+            else:
+                entries = dict(tf.load(path, mmap=False))
+        except (MemoryError, ImportError):  # out of memory; pyarrow missing (tenferro names the extra)
+            raise
+        except Exception as e:  # noqa: BLE001  (zipfile, zlib, NumPy, pyarrow: all mean a damaged file)
+            raise MPSFileError(f"MPS.load: {path!r} could not be read as {fmt} (a truncated or damaged file?): "
+                               f"{type(e).__name__}: {e}") from e
         keys = sorted(k for k in entries if _SITE_KEY.fullmatch(k))
         if not keys or keys != [_site_key(i) for i in range(len(keys))]:
             raise MPSFileError(
-                f"MPS.load: {os.fspath(path)!r} holds no MPS: expected entries site_0000, site_0001, ..., "
+                f"MPS.load: {path!r} holds no MPS: expected entries site_0000, site_0001, ..., "
                 f"got {sorted(entries)[:6]}"
             )
-        return cls([entries[k] for k in keys])
+        for k in keys:
+            if not isinstance(entries[k], (np.ndarray, tf.Tensor)):
+                raise MPSFileError(f"MPS.load: {path!r}: entry {k} is a {type(entries[k]).__name__}, expected one "
+                                   "tensor (left bond, physical, right bond)")
+        try:
+            return cls([entries[k] for k in keys])
+        except Tensor4allError as e:
+            raise MPSFileError(f"MPS.load: {path!r}: the entries {keys[0]}..{keys[-1]} do not form an MPS: {e}") from e
 
     # ---- measurements ---------------------------------------------------------------
     def expect(self, op: Any, site: int, local: Any = None) -> Any:
         """``<psi|op_site|psi> / <psi|psi>``; ``op`` is a name of the local space
         (default by dimension: 2 -> spin-1/2, 3 -> spin-1) or a matrix. The result is
-        real for Hermitian operators."""
+        real for Hermitian operators. A state of norm 0 raises :class:`ZeroNormError`."""
         site = self._check_site(site, "expect: site")
         m = self._op_matrix(op, site, local)
-        return self._ratio({site: m}, _is_hermitian(m))
+        return self._ratio({site: m}, _is_hermitian(m), "expect")
 
     def correlation(self, op_a: Any, op_b: Any, i: int, j: int, local: Any = None) -> Any:
         """``<psi|A_i B_j|psi> / <psi|psi>`` (for ``i == j`` the product ``A B`` at site ``i``)."""
@@ -266,23 +352,28 @@ class MPS(SiteChain):
         a = self._op_matrix(op_a, i, local)
         b = self._op_matrix(op_b, j, local)
         ops = {i: a @ b} if i == j else {i: a, j: b}
-        herm = all(_is_hermitian(m) for m in ops.values()) and (
-            i != j or np.allclose(a @ b, (a @ b).conj().T)
-        )
-        return self._ratio(ops, herm)
+        herm = all(_is_hermitian(m) for m in ops.values())
+        return self._ratio(ops, herm, "correlation")
 
     def entanglement_entropy(self, bond: int | None = None) -> Any:
         """Von Neumann entropy (natural log) of the Schmidt spectrum at ``bond`` (between
         sites ``bond`` and ``bond + 1``); ``bond=None`` gives the list for all bonds."""
-        if bond is not None and not (isinstance(bond, (int, np.integer)) and 0 <= bond < self.L - 1):
+        if bond is not None and (isinstance(bond, (bool, np.bool_)) or not isinstance(bond, (int, np.integer))
+                                 or not 0 <= bond < self.L - 1):
             raise SiteOutOfRangeError(f"entanglement_entropy: bond {bond!r} is outside 0..{self.L - 2}")
         spectra = self.schmidt_values()
         ents = [float(-np.sum(p * np.log(p))) for p in (s * s / np.sum(s * s) for s in spectra) for p in [p[p > 0]]]
-        return ents if bond is None else ents[bond]
+        return ents if bond is None else ents[int(bond)]
 
     def schmidt_values(self) -> list[np.ndarray]:
-        """The Schmidt values (singular values of the normalized state) at every bond."""
-        ts = _right_canonical_numpy([to_numpy(t, "MPS.schmidt_values") for t in self._tensors])
+        """The Schmidt values (singular values of the normalized state) at every bond.
+        A state of norm 0 has none and raises :class:`ZeroNormError`."""
+        ts = [to_numpy(t, "MPS.schmidt_values") for t in self._tensors]
+        check_finite_arrays(ts, "MPS.schmidt_values")
+        ts = _right_canonical_numpy([ldexp(t, -exponent(t)) for t in ts])
+        if not np.any(ts[0]):
+            raise ZeroNormError("MPS.schmidt_values: the state has norm 0, so it has no Schmidt values "
+                                "(nor an entanglement entropy)")
         out = []
         for i in range(len(ts) - 1):
             dl, d, dr = ts[i].shape
@@ -293,7 +384,7 @@ class MPS(SiteChain):
 
     # ---- helpers --------------------------------------------------------------------
     def _check_site(self, site: Any, what: str) -> int:
-        if not isinstance(site, (int, np.integer)) or isinstance(site, bool) or not 0 <= site < self.L:
+        if not isinstance(site, (int, np.integer)) or isinstance(site, (bool, np.bool_)) or not 0 <= site < self.L:
             raise SiteOutOfRangeError(f"{what} {site!r} is outside 0..{self.L - 1}")
         return int(site)
 
@@ -303,26 +394,86 @@ class MPS(SiteChain):
             space = default_local_space(d) if local is None else local_space(local)
             m = space.matrix(op)
         else:
-            m = np.asarray(to_numpy(op, "operator matrix"))
+            m = _numeric_array(to_numpy(op, "operator matrix"), f"the operator at site {site} (a name or a matrix)")
         if m.shape != (d, d):
             raise DimensionMismatchError(f"operator at site {site} must be {d}x{d}, got shape {m.shape}")
+        if not np.isfinite(m).all():
+            raise NonFiniteError(f"the operator at site {site} holds NaN or infinity")
         return m
 
-    def _ratio(self, ops: dict[int, np.ndarray], hermitian: bool) -> Any:
-        num = _sandwich(self, ops)
-        den = tf.real(overlap(self, self))
+    def _ratio(self, ops: dict[int, np.ndarray], hermitian: bool, what: str) -> Any:
+        ts, _ = _scaled_sites(self._tensors)  # the ratio does not change; nothing overflows
+        num = _sandwich(ts, ops)
+        den = tf.real(_overlap_tensors(ts, ts))
+        check_nonzero_norm(den, f"MPS.{what}")
         val = num / den
         return tf.real(val) if hermitian else val
 
 
+def check_nonzero_norm(norm2: Any, what: str) -> None:
+    """:class:`ZeroNormError` if the concrete value of ``<psi|psi>`` is 0 (nothing to check
+    for abstract values under ``tenferro.jit``)."""
+    c = concrete(norm2)
+    if c is not None and float(tf.real(c)) == 0.0:
+        raise ZeroNormError(f"{what}: the state has norm 0, so <psi|...|psi> / <psi|psi> is undefined")
+
+
+def _numeric_array(x: Any, what: str) -> np.ndarray:
+    """``x`` as a float or complex NumPy array (integers become float64); anything else
+    raises :class:`Tensor4allTypeError` naming ``what``."""
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError) as e:
+        raise Tensor4allTypeError(f"{what} is not an array ({e})") from None
+    if a.dtype.kind in "iu":
+        return a.astype(np.float64)
+    if a.dtype.kind not in "fc":
+        raise Tensor4allTypeError(f"{what} must hold numbers, got {type(x).__name__} {x!r}")
+    return a
+
+
 def _is_hermitian(m: np.ndarray) -> bool:
-    return bool(np.allclose(m, m.conj().T, rtol=0, atol=1e-14))
+    scale = float(np.max(np.abs(m))) if m.size else 0.0
+    return bool(np.allclose(m, m.conj().T, rtol=0, atol=1e-14 * max(scale, 1e-300)))
 
 
-def _sandwich(psi: MPS, ops: dict[int, np.ndarray]) -> Any:
-    """``<psi| prod_i ops[i] |psi>`` (unnormalized), left to right."""
+def _pow2(e: int) -> float:
+    """``2.0**e`` as a float (inf beyond the range, 0 below it)."""
+    return float(ldexp(1.0, max(min(e, 2000), -2000)))
+
+
+def _scaled_sites(tensors: Sequence[Any]) -> tuple[list[Any], int]:
+    """Each concrete site tensor divided by a power of two ``2**e_i`` that brings its
+    largest entry into ``[0.5, 1)`` (exact; a constant for tidu, so derivatives are
+    unchanged), and ``sum e_i``. Abstract values (``tenferro.jit``) are left as they are."""
+    out, total = [], 0
+    for t in tensors:
+        c = concrete(t)
+        m = float(tf.amax(tf.abs(c))) if c is not None else 0.0
+        e = math.frexp(m)[1] if m > 0.0 and math.isfinite(m) else 0
+        if e == 0 or abs(e) > 1000:
+            out.append(t)
+            continue
+        out.append(t * _pow2(-e))
+        total += e
+    return out, total
+
+
+def _restore_scale(ts: list[np.ndarray], e: int) -> list[np.ndarray]:
+    """Multiply a chain of NumPy site tensors by ``2**e``: on site 0 when that stays in
+    range, else spread over the sites."""
+    if e == 0:
+        return ts
+    if abs(exponent(ts[0]) + e) < 1000:
+        return [ldexp(ts[0], e)] + ts[1:]
+    q, r = divmod(e, len(ts))
+    return [ldexp(t, q + (1 if i < r else 0)) for i, t in enumerate(ts)]
+
+
+def _sandwich(ts: Sequence[Any], ops: dict[int, np.ndarray]) -> Any:
+    """``<psi| prod_i ops[i] |psi>`` (unnormalized) over site tensors ``ts``, left to right."""
     env = None
-    for i, a in enumerate(psi._tensors):
+    for i, a in enumerate(ts):
         ca = tf.conj(a)
         if i in ops:
             o = tf.asarray(ops[i])
@@ -330,6 +481,14 @@ def _sandwich(psi: MPS, ops: dict[int, np.ndarray]) -> Any:
                    else tf.einsum("ab,asc,st,btd->cd", env, ca, o, a))
         else:
             env = tf.einsum("asc,asd->cd", ca, a) if env is None else tf.einsum("ab,asc,bsd->cd", env, ca, a)
+    return tf.reshape(env, ())
+
+
+def _overlap_tensors(xs: Sequence[Any], ys: Sequence[Any]) -> Any:
+    env = None
+    for x, y in zip(xs, ys):
+        cx = tf.conj(x)
+        env = tf.einsum("asc,asd->cd", cx, y) if env is None else tf.einsum("ab,asc,bsd->cd", env, cx, y)
     return tf.reshape(env, ())
 
 
@@ -342,11 +501,7 @@ def overlap(a: MPS, b: MPS) -> Any:
             f"overlap: the states differ in length or physical dimensions: L={a.L} with {a.phys_dims} "
             f"vs L={b.L} with {b.phys_dims}"
         )
-    env = None
-    for x, y in zip(a._tensors, b._tensors):
-        cx = tf.conj(x)
-        env = tf.einsum("asc,asd->cd", cx, y) if env is None else tf.einsum("ab,asc,bsd->cd", env, cx, y)
-    return tf.reshape(env, ())
+    return _overlap_tensors(a._tensors, b._tensors)
 
 
 def _left_canonical_numpy(ts: list[np.ndarray]) -> list[np.ndarray]:
@@ -376,25 +531,85 @@ _DIM_NAMES = ("left", "physical", "right")
 _SITE_KEY = re.compile(r"site_\d{4,}")
 #: file formats of :meth:`MPS.save` by extension
 FILE_FORMATS = {".arrow": "arrow", ".parquet": "parquet", ".npz": "npz"}
+#: the first bytes of each kind of file MPS.load may meet, and what to call it
+_MAGIC = ((b"PK\x03\x04", "npz"), (b"PK\x05\x06", "npz"), (b"ARROW1", "arrow"), (b"PAR1", "parquet"),
+          (b"\x93NUMPY", "npy"))
+_KIND_NAMES = {"npz": "a NumPy .npz archive", "arrow": "an Arrow IPC file", "parquet": "a Parquet file",
+               "npy": "a single NumPy .npy array"}
 
 
 def _site_key(i: int) -> str:
     return f"site_{i:04d}"
 
 
-def _file_format(path: Any, format: str | None) -> str:  # noqa: A002
+def _file_format(path: str, format: str | None) -> str:  # noqa: A002
     valid = sorted(set(FILE_FORMATS.values()))
     if format is not None:
-        if format not in valid:
+        if not isinstance(format, str) or format not in valid:
             raise UnsupportedFileFormatError(f"unknown MPS file format {format!r}; valid formats: {', '.join(valid)}")
         return format
-    suffix = os.path.splitext(os.fspath(path))[1].lower()
+    suffix = os.path.splitext(path)[1].lower()
     if suffix not in FILE_FORMATS:
         raise UnsupportedFileFormatError(
-            f"cannot tell the MPS file format from {os.fspath(path)!r}; use one of the extensions "
+            f"cannot tell the MPS file format from {path!r}; use one of the extensions "
             f"{', '.join(FILE_FORMATS)} or pass format= ({', '.join(valid)})"
         )
     return FILE_FORMATS[suffix]
+
+
+def _check_target(path: str) -> None:
+    """:class:`MPSFileIOError` unless ``path`` can be a file in an existing directory."""
+    if os.path.isdir(path):
+        raise MPSFileIOError(f"MPS.save: {path!r} is a directory; expected a file path")
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        raise MPSFileIOError(f"MPS.save: cannot write {path!r}: directory {directory!r} does not exist")
+
+
+def _atomic_write(path: str, write: Any) -> None:
+    """Call ``write(file object)`` on a new temporary file next to ``path`` (mode 0666
+    less the umask, as ``open`` gives), then move it onto ``path`` with ``os.replace``;
+    on any failure the temporary file is removed and ``path`` is untouched."""
+    directory = os.path.dirname(path) or "."
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{uuid.uuid4().hex[:12]}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    except OSError as e:
+        raise MPSFileIOError(f"MPS.save: cannot write in {directory!r} ({e.strerror or e})") from e
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        if isinstance(e, OSError) and not isinstance(e, Tensor4allError):
+            raise MPSFileIOError(f"MPS.save: writing {path!r} failed ({e.strerror or e})") from e
+        raise
+
+
+def _check_file_kind(path: str, fmt: str) -> None:
+    """:class:`MPSFileError` if the file at ``path`` is empty or, by its first bytes, not a
+    ``fmt`` file (naming what it looks like); :class:`MPSFileIOError` if it cannot be opened."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError as e:
+        raise MPSFileIOError(f"MPS.load: cannot open {path!r} ({e.strerror or e})") from e
+    if not head:
+        raise MPSFileError(f"MPS.load: {path!r} is empty (0 bytes); expected {_KIND_NAMES[fmt]} written by MPS.save")
+    kind = next((k for magic, k in _MAGIC if head.startswith(magic)), None)
+    if kind == fmt:
+        return
+    if kind is None:
+        raise MPSFileError(f"MPS.load: {path!r} is not {_KIND_NAMES[fmt]} (it starts with {head!r}); expected a "
+                           "file written by MPS.save")
+    hint = f"; pass format={kind!r}" if kind in FILE_FORMATS.values() else ""
+    raise MPSFileError(f"MPS.load: {path!r} is {_KIND_NAMES[kind]}, not {_KIND_NAMES[fmt]}{hint}")
 
 
 tidu.register_pytree_node(MPS, lambda m: (list(m._tensors), None), lambda _, leaves: MPS._from_leaves(leaves))

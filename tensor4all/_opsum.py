@@ -6,10 +6,12 @@
 >>> len(os)
 2
 
-Coefficients may be Python/NumPy numbers, tenferro scalars or tidu tracers (so an MPO
-built from an OpSum is differentiable in its couplings). Operator names are checked
-against a local space when the OpSum is compiled (``MPO.from_opsum``), sites against
-the chain length there too.
+Coefficients may be Python/NumPy numbers (complex too), tenferro scalars or tidu
+tracers (so an MPO built from an OpSum is differentiable in its couplings); NaN and
+infinity raise :class:`NonFiniteError` naming the term, booleans :class:`OpSumTermError`.
+A term is checked whole before it is added, so a bad term leaves the OpSum as it was.
+Operator names are checked against a local space when the OpSum is compiled
+(``MPO.from_opsum``), sites against the chain length there too.
 """
 from __future__ import annotations
 
@@ -18,8 +20,8 @@ from typing import Any, Iterator, NamedTuple
 
 import numpy as np
 
-from ._errors import OpSumTermError, SiteOutOfRangeError
-from ._util import is_scalar_number
+from ._errors import OpSumTermError, SiteOutOfRangeError, Tensor4allTypeError
+from ._util import check_coupling, check_positive_int, is_scalar_number
 
 __all__ = ["OpSum", "Term"]
 
@@ -46,9 +48,13 @@ class OpSum:
     __slots__ = ("_terms",)
 
     def __init__(self, terms: Any = ()):
-        self._terms: list[Term] = []
+        if isinstance(terms, (str, bytes)) or not hasattr(terms, "__iter__"):
+            raise Tensor4allTypeError(f"OpSum takes an iterable of terms (tuples or Terms), got "
+                                      f"{type(terms).__name__} {terms!r}")
+        parsed: list[Term] = []
         for t in terms:
-            self += t
+            parsed.extend(t._terms if isinstance(t, OpSum) else [_parse_term(t)])
+        self._terms = parsed
 
     def __iadd__(self, term: Any) -> "OpSum":
         if isinstance(term, OpSum):
@@ -82,6 +88,8 @@ class OpSum:
         return f"OpSum({len(self._terms)} terms)"
 
     def check_sites(self, L: int) -> None:
+        """:class:`SiteOutOfRangeError` if a term acts on a site outside ``0..L-1``."""
+        L = check_positive_int(L, "L (number of sites)")
         for t in self._terms:
             for name, s in t.ops:
                 if s >= L:
@@ -95,12 +103,16 @@ def _term_str(t: Term) -> str:
 
 
 def _parse_term(term: Any) -> Term:
+    if isinstance(term, Term):  # os.terms of another OpSum: checked again (a Term is a plain tuple)
+        term = (term.coef, *(x for op in term.ops for x in op))
     if not isinstance(term, (tuple, list)) or len(term) == 0:
         raise OpSumTermError(
             f"an OpSum term must be a tuple (coef, name, site, name, site, ...), got {term!r}"
         )
     items = list(term)
     coef: Any = 1.0
+    if isinstance(items[0], (bool, np.bool_)):
+        raise OpSumTermError(f"an OpSum coefficient must be a number, got the bool {items[0]!r} in term {term!r}")
     if _is_coef(items[0]):
         coef = items.pop(0)
     if len(items) == 0 or len(items) % 2:
@@ -117,4 +129,9 @@ def _parse_term(term: Any) -> Term:
         if site < 0:
             raise SiteOutOfRangeError(f"site {site} of operator {name!r} is negative; sites start at 0")
         ops.append((name, int(site)))
-    return Term(coef, tuple(ops))
+    ops_t = tuple(ops)
+    try:
+        check_coupling(coef, f"the coefficient of OpSum term {_term_str(Term(coef, ops_t))}")
+    except Tensor4allTypeError as e:
+        raise OpSumTermError(str(e)) from None
+    return Term(coef, ops_t)

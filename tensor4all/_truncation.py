@@ -13,11 +13,15 @@ __all__ = ["svd_truncated", "truncation_keep"]
 
 def truncation_keep(s: np.ndarray, max_bond: int | None, cutoff: float) -> tuple[int, float]:
     """How many of the descending singular values ``s`` to keep, and the relative
-    discarded weight ``sum(dropped s^2) / sum(s^2)``."""
-    s2 = s * s
-    total = float(s2.sum())
-    if total <= 0.0:
+    discarded weight ``sum(dropped s^2) / sum(s^2)``. The weights are taken relative to
+    the largest value first, so singular values near the ends of the float range (1e-200,
+    1e200) neither underflow nor overflow when squared."""
+    top = float(np.max(s)) if len(s) else 0.0
+    if not top > 0.0:
         return 1, 0.0
+    r = s / top
+    s2 = r * r
+    total = float(s2.sum())
     keep = len(s)
     if cutoff > 0.0:
         tail = np.concatenate([np.cumsum(s2[::-1])[::-1], [0.0]]) / total  # tail[k]: dropped if k kept

@@ -6,7 +6,9 @@
 * :func:`tfim` -- ``H = -J sum_i Z Z - g sum_i X`` in Pauli matrices (bond dimension 3).
 
 Couplings may be numbers, tenferro scalars or tidu tracers; with tracers the MPO is
-differentiable in them (``tidu.grad(lambda J: dmrg(heisenberg(L, J)).energy)``).
+differentiable in them (``tidu.grad(lambda J: dmrg(heisenberg(L, J)).energy)``). A
+coupling that is not a number raises :class:`Tensor4allTypeError`, NaN or infinity
+:class:`NonFiniteError`, each naming the coupling.
 """
 from __future__ import annotations
 
@@ -15,11 +17,17 @@ from typing import Any
 from ._errors import InvalidOptionError
 from ._mpo import MPO
 from ._opsum import OpSum
-from ._util import check_positive_int, is_traced
+from ._util import check_coupling, check_positive_int, is_traced
 
 __all__ = ["heisenberg", "xxz", "tfim", "heisenberg_opsum", "tfim_opsum"]
 
 _SPINS = {"1/2": "spin-1/2", "1": "spin-1"}
+
+
+def _check_spin(spin: Any) -> str:
+    if not isinstance(spin, str) or spin not in _SPINS:
+        raise InvalidOptionError(f"unknown spin {spin!r}; valid spins: {', '.join(_SPINS)}")
+    return _SPINS[spin]
 
 
 def _is_zero(c: Any) -> bool:
@@ -34,7 +42,9 @@ def _is_zero(c: Any) -> bool:
 def heisenberg_opsum(L: int, J: Any = 1.0, Jz: Any = None, h: Any = 0.0) -> OpSum:
     """The OpSum of :func:`heisenberg`."""
     L = check_positive_int(L, "L (number of sites)")
-    Jz = J if Jz is None else Jz
+    J = check_coupling(J, "heisenberg: J")
+    Jz = J if Jz is None else check_coupling(Jz, "heisenberg: Jz")
+    h = check_coupling(h, "heisenberg: h")
     os = OpSum()
     if not _is_zero(J):
         half = 0.5 * J
@@ -56,8 +66,7 @@ def heisenberg_opsum(L: int, J: Any = 1.0, Jz: Any = None, h: Any = 0.0) -> OpSu
 def heisenberg(L: int, J: Any = 1.0, Jz: Any = None, h: Any = 0.0, spin: str = "1/2") -> MPO:
     """Heisenberg/XXZ chain ``sum J (SxSx + SySy) + Jz SzSz - h sum Sz`` (``Jz`` defaults to ``J``);
     ``spin`` is ``"1/2"`` or ``"1"``."""
-    if spin not in _SPINS:
-        raise InvalidOptionError(f"unknown spin {spin!r}; valid spins: {', '.join(_SPINS)}")
+    _check_spin(spin)
     return MPO.from_opsum(heisenberg_opsum(L, J, Jz, h), L, _SPINS[spin])
 
 
@@ -69,6 +78,8 @@ def xxz(L: int, J: Any = 1.0, Jz: Any = 1.0, h: Any = 0.0, spin: str = "1/2") ->
 def tfim_opsum(L: int, J: Any = 1.0, g: Any = 1.0) -> OpSum:
     """The OpSum of :func:`tfim`."""
     L = check_positive_int(L, "L (number of sites)")
+    J = check_coupling(J, "tfim: J")
+    g = check_coupling(g, "tfim: g")
     os = OpSum()
     if not _is_zero(J):
         mj = -J

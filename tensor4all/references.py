@@ -23,10 +23,10 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
-from ._errors import InvalidOptionError
+from ._errors import InvalidOptionError, Tensor4allTypeError
 from ._local_ops import local_space
 from ._opsum import OpSum
-from ._util import check_positive_int
+from ._util import check_alloc, check_positive_int, check_real
 from . import models
 
 __all__ = [
@@ -60,6 +60,8 @@ class Reference:
 def tfim_ground_energy(L: int, J: float = 1.0, g: float = 1.0) -> float:
     """Exact ground energy of the open chain ``-J sum_i Z_i Z_{i+1} - g sum_i X_i`` (free fermions)."""
     L = check_positive_int(L, "L")
+    J = check_real(J, "tfim_ground_energy: J")
+    g = check_real(g, "tfim_ground_energy: g")
     # The singular values of the bidiagonal matrix are the positive eigenvalues of the
     # symmetric tridiagonal Golub-Kahan matrix with zero diagonal and off-diagonal
     # (g, J, g, J, ..., g): O(L^2) work and no squaring of small singular values.
@@ -72,13 +74,22 @@ def tfim_ground_energy(L: int, J: float = 1.0, g: float = 1.0) -> float:
 
 def tfim_critical_closed_form(L: int) -> float:
     """``E0(L) = 1 - 1/sin(pi / (2 (2L + 1)))``: the open TFIM at ``g = J = 1``."""
+    L = check_positive_int(L, "L")
     return 1.0 - 1.0 / math.sin(math.pi / (2 * (2 * L + 1)))
 
 
 def sparse_hamiltonian(os: OpSum, L: int, local: str = "spin-1/2") -> scipy.sparse.csr_matrix:
     """The OpSum as a sparse ``d**L x d**L`` matrix in ``np.kron`` order (site 0 most significant)."""
+    if not isinstance(os, OpSum):
+        raise Tensor4allTypeError(f"sparse_hamiltonian expects an OpSum, got {type(os).__name__}")
+    L = check_positive_int(L, "L (number of sites)")
     sp = local_space(local)
     d = sp.dim
+    os.check_sites(L)
+    for term in os:
+        for name, _ in term.ops:
+            sp.factor(name)  # unknown names: a typed error listing the valid ones
+    check_alloc(d**L * (len(os) + 1) * 16, f"the sparse Hamiltonian of {L} sites (dimension {d}**{L})")
     complex_ops = any(np.iscomplexobj(sp.matrix(name)) for t in os for name, _ in t.ops)
     complex_coefs = any(np.iscomplexobj(np.asarray(t.coef)) for t in os)
     dtype = complex if (complex_ops or complex_coefs) else float
@@ -125,6 +136,14 @@ def reference_energy(model: str, L: int, *, J: float = 1.0, Jz: float | None = N
     diagonalization when the Hilbert space has at most :data:`ED_MAX_DIM` states;
     the tabulated Heisenberg values (spin 1/2, ``Jz = J > 0``, ``h = 0``, scaled by ``J``).
     """
+    if not isinstance(model, str):
+        raise InvalidOptionError(f"unknown model {model!r}; valid models: heisenberg, xxz, tfim")
+    L = check_positive_int(L, "L (number of sites)")
+    J = check_real(J, "reference_energy: J")
+    Jz = None if Jz is None else check_real(Jz, "reference_energy: Jz")
+    g = check_real(g, "reference_energy: g")
+    h = check_real(h, "reference_energy: h")
+    models._check_spin(spin)
     if model == "tfim":
         e = tfim_ground_energy(L, J, g)
         return Reference(e, "free-fermion solution", True)

@@ -243,6 +243,386 @@ row("dmrg-max_bond", lambda: t4a.dmrg(models.heisenberg(4), max_bond=0), (), t4a
 row("diagonal-ndim", t4a.DiagonalTensor, (tf.ones((2, 2, 2)),), t4a.Tensor4allError, "must be 1-d")
 
 
+# ---- issue 21: tensor networks (MPS, MPO, OpSum, local spaces, models, dmrg) -------
+NW_NAN, NW_INF = float("nan"), float("inf")
+NW_PSI = t4a.MPS.random(4, bond_dim=2, seed=7)
+NW_ZERO = t4a.MPS([np.zeros((1, 2, 1))] * 3)
+NW_H = models.heisenberg(4)
+NW_OS = models.heisenberg_opsum(4)
+for label, bad, exc, fragment in (("int", 5, t4a.Tensor4allTypeError, "an MPS takes a list of site tensors"),
+                                  ("bools", [np.ones((1, 2, 1), bool)], t4a.Tensor4allTypeError, "dtype bool"),
+                                  ("extent0", [np.ones((1, 0, 1))], t4a.DimensionMismatchError, "extent 0"),
+                                  ("inf", [np.full((1, 2, 1), NW_INF)], t4a.NonFiniteError, "NaN or infinity")):
+    row(f"MPS-{label}", t4a.MPS, (bad,), exc, fragment)
+row("MPS.product_state-bool", t4a.MPS.product_state, ([True, 0],), t4a.Tensor4allTypeError, "got True")
+row("MPS.product_state-nan", t4a.MPS.product_state, ([[NW_NAN, 0.0]],), t4a.NonFiniteError, "NaN or infinity")
+row("MPS.from_dense-nan", t4a.MPS.from_dense, (np.r_[NW_NAN, np.zeros(7)], 3), t4a.NonFiniteError,
+    "NaN or infinity (entry 0)")
+row("MPS.from_dense-str", t4a.MPS.from_dense, (["a"] * 8, 3), t4a.Tensor4allTypeError, "must hold numbers")
+row("MPS.compress-cutoff-nan", lambda: t4a.MPS.random(4, bond_dim=2, seed=7).compress(cutoff=NW_NAN), (), t4a.InvalidOptionError,
+    "cutoff")
+row("MPS.compress-cutoff-one", lambda: t4a.MPS.random(4, bond_dim=2, seed=7).compress(cutoff=1.0), (), t4a.InvalidOptionError, "cutoff")
+row("MPS.compress-max_bond-0", lambda: t4a.MPS.random(4, bond_dim=2, seed=7).compress(max_bond=0), (), t4a.BondDimensionError, "max_bond")
+row("MPS.normalize-zero", lambda: t4a.MPS([np.zeros((1, 2, 1))] * 3).normalize(), (), t4a.ZeroNormError, "the state has norm 0")
+row("MPS.schmidt_values-zero", lambda: NW_ZERO.schmidt_values(), (), t4a.ZeroNormError, "the state has norm 0")
+row("MPS.entanglement_entropy-bool", lambda: NW_PSI.entanglement_entropy(True), (), t4a.SiteOutOfRangeError,
+    "bond True is outside")
+row("MPS.expect-nan-operator", lambda: NW_PSI.expect(np.full((2, 2), NW_NAN), 0), (), t4a.NonFiniteError,
+    "holds NaN or infinity")
+row("MPS.expect-unknown-operator", lambda: NW_PSI.expect("Q", 0), (), t4a.UnknownOperatorError, "'Q'")
+row("MPS.correlation-zero", lambda: NW_ZERO.correlation("Sz", "Sz", 0, 2), (), t4a.ZeroNormError,
+    "the state has norm 0")
+row("MPS.correlation-site", lambda: NW_PSI.correlation("Sz", "Sz", 0, 9), (), t4a.SiteOutOfRangeError, "9")
+row("overlap-not-mps", t4a.overlap, (NW_PSI, 5), t4a.Tensor4allTypeError, "overlap expects two MPS")
+row("overlap-lengths", t4a.overlap, (NW_PSI, t4a.MPS.random(3, bond_dim=2)), t4a.DimensionMismatchError,
+    "differ in length")
+row("expectation-result", lambda: t4a.expectation(t4a.DMRGResult(0.0, NW_PSI), NW_H), (), t4a.Tensor4allTypeError,
+    "got DMRGResult (pass its .state)")
+row("expectation-zero", t4a.expectation, (NW_ZERO, models.heisenberg(3)), t4a.ZeroNormError, "norm 0")
+row("MPO.is_hermitian-tol-nan", lambda: NW_H.is_hermitian(tol=NW_NAN), (), t4a.InvalidOptionError,
+    "tol must be a finite number")
+row("MPO.from_opsum-cutoff-nan", lambda: t4a.MPO.from_opsum(NW_OS, 4, cutoff=NW_NAN), (), t4a.InvalidOptionError,
+    "cutoff")
+row("MPO.from_opsum-cutoff-two", lambda: t4a.MPO.from_opsum(NW_OS, 4, cutoff=2.0), (), t4a.InvalidOptionError,
+    "cutoff")
+row("OpSum.check_sites-str", lambda: NW_OS.check_sites("4"), (), t4a.BondDimensionError,
+    "L (number of sites) must be a positive integer")
+row("OpSum.check_sites-outside", lambda: NW_OS.check_sites(2), (), t4a.SiteOutOfRangeError, "outside 0..1")
+row("Term-nan", lambda: t4a.OpSum([t4a.Term(NW_NAN, (("Sz", 0),))]), (), t4a.NonFiniteError, "must be finite")
+row("local_space-unknown", t4a.local_space, ("spin-7",), t4a.UnknownLocalSpaceError, "spin-7")
+row("LocalSpace.factor-unhashable", lambda: t4a.local_space("pauli").factor(["X"]), (), t4a.UnknownOperatorError,
+    "valid operators: Id, X, Y, Z")
+row("LocalSpace.operator_names-dim0", lambda: t4a.LocalSpace("q", 0, {}).operator_names(), (),
+    t4a.BondDimensionError, "dim")
+row("LocalSpace.matrix-shape", lambda: t4a.LocalSpace("q", 2, {"A": (1, np.eye(3))}).matrix("A"), (),
+    t4a.DimensionMismatchError, "must be a real 2x2 matrix")
+row("models.heisenberg-J-nan", models.heisenberg, (4,), t4a.NonFiniteError, "J must be finite", J=NW_NAN)
+row("models.heisenberg_opsum-J-str", models.heisenberg_opsum, (4,), t4a.Tensor4allTypeError, "J must be a number",
+    J="a")
+row("models.xxz-Jz-inf", models.xxz, (4,), t4a.NonFiniteError, "Jz must be finite", Jz=NW_INF)
+row("models.tfim-g-nan", models.tfim, (4,), t4a.NonFiniteError, "g must be finite", g=NW_NAN)
+row("models.tfim_opsum-J-str", models.tfim_opsum, (4,), t4a.Tensor4allTypeError, "J must be a number", J="1")
+for kwargs, exc, fragment in ((dict(cutoff=NW_INF), t4a.InvalidOptionError, "cutoff"),
+                              (dict(tol=NW_NAN), t4a.InvalidOptionError, "tol"),
+                              (dict(tol=-1.0), t4a.InvalidOptionError, "tol"),
+                              (dict(two_site="False"), t4a.Tensor4allTypeError, "two_site"),
+                              (dict(seed=-1), t4a.InvalidOptionError, "seed"),
+                              (dict(callback=5), t4a.Tensor4allTypeError, "callback"),
+                              (dict(progress="bar"), t4a.Tensor4allTypeError, "progress")):
+    row("dmrg-" + ",".join(f"{k}={v!r}" for k, v in kwargs.items()), t4a.dmrg, (NW_H,), exc, fragment,
+        max_bond=4, **kwargs)
+row("dmrg-zero-start", t4a.dmrg, (models.heisenberg(3), NW_ZERO), t4a.ZeroNormError, "psi0 has norm 0", max_bond=4)
+
+
+# ---- issue 21: tensor4all.structured -------
+ST = t4a.structured
+ST_D = ST.DiagonalTensor(tf.asarray([1.0, 2.0, 3.0]))
+ST_B = ST.BlockDiagonal([tf.asarray(np.eye(2) * 2.0), tf.asarray([[3.0]])])
+ST_DNAN = ST.DiagonalTensor(tf.asarray([1.0, np.nan, 3.0]))
+ST_BINF = ST.BlockDiagonal([tf.asarray(np.eye(2)), tf.asarray([[np.inf]])])
+ST_DINT = ST.DiagonalTensor(tf.asarray([1, 2, 3]))
+ST_LINALG = {"svd": ST.linalg.svd, "qr": ST.linalg.qr, "eigh": ST.linalg.eigh, "inv": ST.linalg.inv,
+             "det": ST.linalg.det, "slogdet": ST.linalg.slogdet, "norm": ST.linalg.norm, "expm": ST.linalg.expm,
+             "solve": lambda a: ST.linalg.solve(a, tf.ones((3,)))}
+for name, fn in ST_LINALG.items():          # NaN/inf in a leaf: the dense path's NonFiniteError
+    row(f"structured-{name}-diagonal-nan", fn, (ST_DNAN,), la.NonFiniteError, "(the diagonal of DiagonalTensor")
+    row(f"structured-{name}-block-inf", fn, (ST_BINF,), la.NonFiniteError, "(block 1 of BlockDiagonal")
+    if name != "norm":
+        row(f"structured-{name}-int", fn, (ST_DINT,), la.LinalgDTypeError, "must be float32/64 or complex64/128")
+row("structured-tf-det-nan", la.det, (ST_DNAN,), la.NonFiniteError, "det: the input a (the diagonal")
+row("structured-solve-rhs-nan", ST.linalg.solve, (ST_D, tf.asarray([1.0, np.nan, 1.0])), la.NonFiniteError,
+    "solve: the input b of shape (3,) contains NaN or inf")
+row("structured-grad-det-nan", lambda: tidu.grad(lambda x: ST.linalg.det(ST.DiagonalTensor(x)))(ST_DNAN.diag), (),
+    la.NonFiniteError, "contains NaN or inf")
+row("structured-linalg-trace-str", ST.linalg.trace, ("abc",), tf.TenferroTypeError, "expected a Tensor")
+# axes: as the dense functions check them
+row("structured-sum-repeated-axis", lambda: ST_D.sum(axis=(0, 0)), (), tf.AxisError, "repeated axis 0")
+row("structured-sum-axis-bounds", tf.sum, (ST_B,), tf.AxisError, "out of bounds", axis=5)
+row("structured-sum-axis-bool", tf.sum, (ST_D,), tf.AxisError, "axis must be an integer", axis=True)
+row("structured-transpose-perm", lambda: ST_D.transpose(0, 0), (), tf.AxisError, "not a permutation")
+row("structured-transpose-float", tf.transpose, (ST_B, (1.0, 0)), tf.AxisError, "axis must be an integer")
+row("structured-trace-same-axes", tf.trace, (ST_D,), tf.ShapeError, "axis1 and axis2 must differ", axis1=1,
+    axis2=1)
+row("structured-trace-offset-float", lambda: ST_B.trace(0.5), (), tf.ShapeError, "offset must be an integer")
+row("structured-norm-repeated-axis", ST.linalg.norm, (ST_D,), tf.AxisError, "repeated axis", axis=(1, -1))
+# shapes: integer extents, typed
+row("structured-TiledShape-float", ST.TiledShape, ([1.5], [2]), ST.StructuredTypeError, "must be an integer")
+row("structured-TiledShape-bool", ST.TiledShape, ([True],), ST.StructuredTypeError, "the boolean True")
+row("structured-TiledShape-str", ST.TiledShape, ("12",), ST.StructuredTypeError, "must be a sequence of ints")
+row("structured-TiledShape-negative", ST.TiledShape, ([2, -1],), ST.StructuredShapeError, "must be >= 0")
+row("structured-TiledShape-offsets", lambda: ST.TiledShape([1, 2]).offsets(3), (), ST.StructuredIndexError,
+    "mode 3 is outside")
+row("structured-TiledShape-tile_shape", lambda: ST.TiledShape([1, 2]).tile_shape(0.5), (), ST.StructuredTypeError,
+    "tile index must be an integer")
+row("structured-JaggedShape-element", ST.JaggedShape, ([1, 2],), ST.StructuredTypeError, "is not a Shape")
+row("structured-JaggedShape-ranks", ST.JaggedShape, ([ST.Shape(1), ST.Shape(1, 2)],), ST.StructuredShapeError,
+    "same rank")
+row("structured-JaggedShape-origin", ST.JaggedShape, ([ST.Shape(1)],), ST.StructuredTypeError,
+    "origin must be an integer", origin=1.5)
+row("structured-JaggedShape-chip", lambda: ST.JaggedShape([ST.Shape(2)]).chip(1), (), ST.StructuredIndexError,
+    "outside")
+row("structured-Nested-float", ST.Nested, ([1.5], ST.Shape(2)), ST.StructuredTypeError, "must be an integer")
+row("structured-Nested-negative", ST.Nested, ([-1, 2], ST.Shape(2)), ST.StructuredShapeError, "must be >= 0")
+row("structured-Nested-layers", ST.Nested, (1, ST.Shape(2)), ST.StructuredTypeError, "sequence of ints")
+row("structured-Nested-rank_layer", lambda: ST.Nested([1, 1], ST.Shape(2, 3)).rank_layer(2), (),
+    ST.StructuredIndexError, "layer 2 is outside")
+row("structured-Shape-float", ST.Shape, (1.5,), tf.ShapeError, "must be an int")
+row("structured-combine-spec", ST.combine, (3, ST.Shape(2)), ST.StructuredTypeError, "must be a string")
+row("structured-combine-shape", ST.combine, ("i->i", "ab"), ST.StructuredTypeError, "shape 0 must be a Shape")
+row("structured-combine-arrows", ST.combine, ("i->i->i", ST.Shape(2)), ST.ShapeCombineError, "exactly one")
+# the fallback policy
+row("structured-set_fallback_policy", ST.set_fallback_policy, ("loud",), ST.StructuredTypeError, "must be one of")
+row("structured-fallback_policy", lambda: ST.fallback_policy(None).__enter__(), (), ST.StructuredTypeError,
+    "must be one of")
+# operands and arguments of the wrong type
+row("structured-mul-str", lambda: ST_D * "abc", (), ST.StructuredTypeError, "multiply: operand 1 is 'abc'")
+row("structured-rmul-str", lambda: "abc" * ST_B, (), ST.StructuredTypeError, "multiply: operand 0 is 'abc'")
+row("structured-add-None", lambda: ST_D + None, (), ST.StructuredTypeError, "of type NoneType")
+row("structured-matmul-object", ST.matmul, (ST_B, object()), ST.StructuredTypeError, "of type object")
+row("structured-einsum-dict", ST.einsum, ("ij,jk->ik", ST_D, {}), ST.StructuredTypeError, "operand 2 is {}")
+row("structured-einsum-subscripts", ST.einsum, ("i1->", ST_D), tf.EinsumSubscriptError, "invalid character")
+row("structured-to_dense-str", ST.to_dense, ("abc",), ST.StructuredTypeError, "to_dense: operand 0 is 'abc'")
+row("structured-dispatch-op", ST.dispatch, ("frobnicate", ST_D), ST.StructuredTypeError, "unknown operation")
+row("structured-dispatch-kwarg", ST.dispatch, ("sum", ST_D), ST.StructuredTypeError, "unexpected keyword",
+    foo=1)
+row("structured-StructuredTensor", ST.StructuredTensor, (), ST.StructuredTypeError, "abstract base")
+row("structured-DiagonalTensor-ndim", ST.DiagonalTensor, (tf.ones((2,)),), ST.StructuredTypeError,
+    "ndim must be an integer", ndim=2.5)
+row("structured-DiagonalTensor-ndim1", ST.DiagonalTensor, (tf.ones((2,)),), ST.StructuredShapeError, "ndim must",
+    ndim=1)
+row("structured-BlockDiagonal-str", ST.BlockDiagonal, ("abc",), ST.StructuredTypeError, "list of 2-d blocks")
+row("structured-BlockDiagonal-1d", ST.BlockDiagonal, ([tf.ones((2,))],), ST.StructuredShapeError, "must be 2-d")
+row("structured-BlockDiagonal-dtypes", ST.BlockDiagonal, ([tf.ones((1, 1)), tf.asarray([[1]])],),
+    ST.StructuredTypeError, "share one dtype")
+row("structured-matmul-shapes", lambda: ST_D @ tf.ones((4, 2)), (), ST.StructuredShapeError, "inner extents")
+row("structured-add-tilings", lambda: ST_B + ST.BlockDiagonal([tf.ones((1, 1)), tf.ones((2, 2))]), (),
+    ST.TilingError, "not compatible")
+row("structured-det-non-square-blocks", ST.linalg.det, (ST.BlockDiagonal([tf.ones((1, 2)), tf.ones((2, 1))]),),
+    ST.SquareBlockError, "needs square blocks")
+row("structured-densify-forbidden", lambda: _structured_strict_norm(), (), ST.DensifyError, "forbidden")
+
+
+def _structured_refusal_counts_nothing():
+    """A call refused at the entry (NaN) densifies nothing: no fallback is counted."""
+    ST.reset_fallback_stats()
+    try:
+        return ST.linalg.norm(ST_DNAN, ord=2)   # ord=2 has no kernel: a fallback, were it not refused
+    finally:
+        assert ST.fallback_stats() == {} and ST.get_fallback_policy() == "count"
+
+
+row("structured-refusal-counts-no-fallback", _structured_refusal_counts_nothing, (), la.NonFiniteError,
+    "norm: the input x (the diagonal")
+row("structured-map_leaves-shape", lambda: ST_D.map_leaves(lambda leaf: tf.ones((7,))), (), ST.StructuredShapeError,
+    "fn must keep leaf shapes")
+row("structured-map_leaves-callable", lambda: ST_B.map_leaves(5), (), ST.StructuredTypeError, "must be a callable")
+row("structured-set_origin", lambda: ST.JaggedShape([ST.Shape(2)]).set_origin(1.5), (), ST.StructuredTypeError,
+    "origin must be an integer")
+row("structured-indices-flag", lambda: ST.JaggedShape([ST.Shape(2)]).indices("no"), (), ST.StructuredTypeError,
+    "absolute must be True or False")
+row("structured-elements_in_layer", lambda: ST.Nested([1, 1], ST.Shape(2, 3)).elements_in_layer(5), (),
+    ST.StructuredIndexError, "layer 5 is outside")
+row("structured-layer_of", lambda: ST.Nested([1, 1], ST.Shape(2, 3)).layer_of(1.5), (), ST.StructuredTypeError,
+    "mode must be an integer")
+# zero-argument methods: the malformed shape is refused before they can run on it
+row("structured-tiles-of-bad-tiling", lambda: ST.TiledShape([2], [0.5]).tiles(), (), ST.StructuredTypeError,
+    "tile extent 0 of mode 1")
+row("structured-as_jagged-of-bad-tiling", lambda: ST.TiledShape([-2]).as_jagged(), (), ST.StructuredShapeError,
+    "must be >= 0")
+row("structured-to_shape-of-bad-element", lambda: ST.JaggedShape([ST.Shape(2), 3]).to_shape(), (),
+    ST.StructuredTypeError, "element 3 is not a Shape")
+
+
+def _structured_strict_norm():
+    with ST.fallback_policy("error"):
+        return ST.linalg.norm(ST_B, ord=2)
+
+
+# ---- issue 21: tenferro.jit -------
+def _use_after_donation(use):
+    """Donate a fresh tensor to a jitted function, then ``use(h, y)`` it: any use raises."""
+    def run():
+        h = tf.jit(lambda a: tf.exp(a) * 2.0, donate_argnums=0)
+        y = tf.ones((3,))
+        h(y)
+        return use(h, y)
+    return run
+
+
+for label, use in (("call-again", lambda h, y: h(y)), ("op", lambda h, y: tf.exp(y)),
+                   ("operator", lambda h, y: y * 2.0), ("numpy", lambda h, y: y.numpy()),
+                   ("repr", lambda h, y: repr(y)), ("np.asarray", lambda h, y: np.asarray(y)),
+                   ("grad", lambda h, y: tidu.grad(f1)(y)), ("other-jit", lambda h, y: tf.jit(f1)(y))):
+    row(f"jit-donated-then-{label}", _use_after_donation(use), (), tf.DeletedTensorError, "donated to tenferro.jit")
+for kwargs, fragment in (({"static_argnums": "0"}, "static_argnums must be an int"),
+                         ({"static_argnums": 1.5}, "static_argnums must be an int"),
+                         ({"static_argnums": 3}, "static_argnums contains 3, but the function takes 1 positional"),
+                         ({"static_argnames": 3}, "static_argnames must be a str"),
+                         ({"static_argnames": "n"}, "static_argnames contains 'n', which is not a parameter"),
+                         ({"donate_argnums": (0, None)}, "donate_argnums must be an int"),
+                         ({"donate_argnames": "y"}, "donate_argnames contains 'y'"),
+                         ({"maxsize": -1}, "maxsize must be a non-negative int"),
+                         ({"maxsize": "64"}, "maxsize must be a non-negative int"),
+                         ({"static_argnames": "x", "donate_argnums": 0}, "both static and donated")):
+    row("jit-" + ",".join(f"{k}={v!r}" for k, v in kwargs.items()), tf.jit, (f1,), tf.JitArgumentError, fragment,
+        **kwargs)
+row("jit-range-argument", tf.jit(f2), (F, range(3)), tf.JitError, "argument 1 (y) is of type range")
+row("jit-object-argument", tf.jit(f2), (F, object()), tf.JitError, "argument 1 (y) is of type object")
+row("jit-function-argument", tf.jit(f2), (F, f1), tf.JitError, "argument 1 (y) is of type function")
+row("jit-object-in-pytree", tf.jit(lambda d: d["a"]), ({"a": F, "b": object()},), tf.JitError,
+    "leaf 1 of argument 0 (d)")
+row("jit-set-argument", tf.jit(f2), (F, {1, 2}), tf.JitError, "argument 1 (y) is of type set ({1, 2})")
+row("jit-function-keyword", tf.jit(lambda x, **kw: x), (F,), tf.JitError,
+    "keyword argument 'mode' is of type builtin_function_or_method", mode=print)
+row("jit-static-by-keyword-unhashable", tf.jit(lambda x, n: x * n[0], static_argnums=1), (F,), tf.JitError,
+    "keyword argument 'n' is static but unhashable", n=[2.0])
+row("jit-numpy-output", tf.jit(lambda x: np.ones(3)), (F,), tf.JitError, "the output is of type numpy.ndarray")
+row("jit-object-output", tf.jit(lambda x: (x, object())), (F,), tf.JitError, "output leaf 1")
+row("jit-str-output", tf.jit(lambda x: "done"), (F,), tf.JitError, "the output is of type str")
+row("jit-lower-object-argument", lambda: tf.jit(f2).lower(F, object()), (), tf.JitError,
+    "argument 1 (y) is of type object")
+row("jit-lower-donated", _use_after_donation(lambda h, y: h.lower(y)), (), tf.DeletedTensorError,
+    "donated to tenferro.jit")
+row("jit-cache_info-bool-maxsize", lambda: tf.jit(f1, maxsize=True).cache_info(), (), tf.JitArgumentError,
+    "maxsize must be a non-negative int")
+
+
+# ---- issue 21: arrow and files -------
+# (file rows use a directory made at import; the Arrow rows need pyarrow, the optional 'arrow' extra)
+import atexit as _atexit  # noqa: E402
+import importlib.util as _importlib_util  # noqa: E402
+import shutil as _shutil  # noqa: E402
+import tempfile as _tempfile  # noqa: E402
+
+
+class _BadDLPackProducer:
+    def __init__(self, device=(1, 0), error=None):
+        self.device, self.error = device, error
+
+    def __dlpack__(self, **kwargs):
+        if self.error is not None:
+            raise self.error
+        return np.ones(2).__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.device
+
+
+row("from_dlpack-device-None", tf.from_dlpack, (_BadDLPackProducer(device=None),), tf.PlacementError,
+    "expected a pair of integers")
+row("from_dlpack-device-str", tf.from_dlpack, (_BadDLPackProducer(device=("cpu", 0)),), tf.PlacementError,
+    "returned ('cpu', 0)")
+row("from_dlpack-producer-KeyError", tf.from_dlpack, (_BadDLPackProducer(error=KeyError("x")),), tf.PlacementError,
+    "cannot import _BadDLPackProducer")
+row("from_dlpack-copy-int", tf.from_dlpack, (np.ones(2),), tf.TenferroValueError, "copy must be None, True or False",
+    copy=1)
+if _importlib_util.find_spec("pyarrow") is not None:
+    import pyarrow as _pa
+
+    AF_DIR = _tempfile.mkdtemp(prefix="tenferro-bad-inputs-")
+    _atexit.register(_shutil.rmtree, AF_DIR, True)
+    AF_T = tf.ones((2, 3))
+    AF_GOOD = os.path.join(AF_DIR, "good.arrow")
+    tf.save(AF_GOOD, {"a": AF_T, "n": [AF_T, None]})
+    AF_COL = tf.arrow.to_arrow([AF_T, None])
+
+    def _af_file(name, data):
+        path = os.path.join(AF_DIR, name)
+        with open(path, "wb") as fh:
+            fh.write(data)
+        return path
+
+    AF_EMPTY = _af_file("empty.arrow", b"")
+    AF_JUNK = _af_file("junk.arrow", b"hello, not a tensor file")
+    with open(AF_GOOD, "rb") as _fh:
+        AF_TRUNCATED = _af_file("truncated.arrow", _fh.read()[:100])
+    AF_NPZ = os.path.join(AF_DIR, "a.npz")
+    np.savez(AF_NPZ, x=np.ones(2))
+    AF_FILE = _af_file("plainfile", b"x")
+    AF_ENTRY = {"a": AF_T}
+
+    def af(name):
+        return os.path.join(AF_DIR, name)
+
+    # paths: wrong type, empty, NUL, missing or unusable directories, names too long
+    for label, bad in (("int", 123), ("None", None), ("float", 1.5), ("list", ["x.arrow"])):
+        row(f"save-path-{label}", tf.save, (bad, AF_ENTRY), tf.TenferroTypeError, "path must be a str or os.PathLike")
+        row(f"load-path-{label}", tf.load, (bad,), tf.TenferroTypeError, "path must be a str or os.PathLike")
+    row("save-path-empty", tf.save, ("", AF_ENTRY), tf.TenferroValueError, "the path is empty")
+    row("load-path-empty", tf.load, ("",), tf.TenferroValueError, "the path is empty")
+    row("save-path-nul", tf.save, (af("a\0b.arrow"), AF_ENTRY), tf.TenferroValueError, "NUL character")
+    row("load-path-nul", tf.load, (af("a\0b.arrow"),), tf.TenferroValueError, "NUL character")
+    row("save-missing-directory", tf.save, (af("missing/x.arrow"), AF_ENTRY), tf.arrow.TensorFileNotFoundError,
+        "missing' does not exist")
+    row("save-directory-is-a-file", tf.save, (os.path.join(AF_FILE, "x.arrow"), AF_ENTRY), tf.arrow.TensorFileError,
+        "plainfile' is not a directory")
+    row("save-path-is-a-directory", tf.save, (AF_DIR, AF_ENTRY), tf.arrow.TensorFileError, "is a directory")
+    row("save-name-too-long", tf.save, (af("a" * 300 + ".arrow"), AF_ENTRY), tf.arrow.TensorFileError,
+        "is too long (306 bytes")
+    if os.path.isdir("/proc/self"):  # a directory where nobody, root included, can create files
+        row("save-unwritable-directory", tf.save, ("/proc/self/x.arrow", AF_ENTRY), tf.arrow.TensorFileError,
+            "no file can be created in directory '/proc/self'")
+    # formats, extensions, compression
+    row("save-npz-extension", tf.save, (af("x.npz"), AF_ENTRY), tf.TenferroValueError, "the extension of NumPy .npz")
+    row("save-pt-extension", tf.save, (af("x.pt"), AF_ENTRY), tf.TenferroValueError, "the extension of PyTorch")
+    row("save-format-contradicts-extension", tf.save, (af("x.parquet"), AF_ENTRY), tf.TenferroValueError,
+        "format='arrow' contradicts the extension", format="arrow")
+    row("save-format-unknown", tf.save, (af("x.arrow"), AF_ENTRY), tf.TenferroValueError, "unknown format 'hdf5'",
+        format="hdf5")
+    row("save-compression-unknown", tf.save, (af("x.arrow"), AF_ENTRY), tf.TenferroValueError,
+        "expected None or one of lz4, zstd", compression="snappy")
+    row("save-compression-int", tf.save, (af("x.arrow"), AF_ENTRY), tf.TenferroTypeError, "codec name or None",
+        compression=3)
+    # entries and dim_names
+    for label, entries, exc, fragment in (
+            ("not-a-mapping", [AF_T], tf.TenferroTypeError, "non-empty dict"),
+            ("empty", {}, tf.TenferroTypeError, "non-empty dict"),
+            ("key-int", {1: AF_T}, tf.TenferroTypeError, "got 1 of type int"),
+            ("key-empty", {"": AF_T}, tf.TenferroValueError, "non-empty strings, got ''"),
+            ("value-str", {"a": "x"}, tf.TenferroTypeError, "entry 'a' is a str"),
+            ("value-ndarray", {"a": np.ones(2)}, tf.TenferroTypeError, "entry 'a' is a ndarray"),
+            ("value-list-of-ndarray", {"a": [np.ones(2)]}, tf.TenferroTypeError, "entry 'a': entry 0 is a ndarray"),
+            ("value-list-all-None", {"a": [None]}, tf.TenferroValueError, "entry 'a': cannot infer"),
+            ("value-0d", {"a": tf.asarray(1.0)}, tf.ShapeError, "entry 'a': 0-d tensors"),
+            ("value-bool", {"a": B}, tf.DTypeError, "entry 'a': bool tensors"),
+            ("value-plain-arrow", {"a": AF_COL.storage}, tf.TenferroTypeError, "entry 'a': expected an Arrow")):
+        row(f"save-entries-{label}", tf.save, (af("e.arrow"), entries), exc, fragment)
+    row("save-dim_names-list", tf.save, (af("e.arrow"), AF_ENTRY), tf.TenferroTypeError, "dim_names must be a dict",
+        dim_names=["i", "j"])
+    row("save-dim_names-unknown", tf.save, (af("e.arrow"), AF_ENTRY), tf.TenferroValueError, "not entries",
+        dim_names={"b": ["i", "j"]})
+    row("save-dim_names-reserved", tf.save, (af("e.arrow"), AF_ENTRY), tf.TenferroValueError, "'re_im' is reserved",
+        dim_names={"a": ["i", "re_im"]})
+    # load: flags, missing, empty, truncated, foreign files
+    for arg in ("mmap", "stack"):
+        for bad in ("no", 1, None):
+            row(f"load-{arg}-{bad!r}", tf.load, (AF_GOOD,), tf.TenferroValueError, f"{arg} must be True or False",
+                **{arg: bad})
+    row("load-missing", tf.load, (af("nope.arrow"),), tf.arrow.TensorFileNotFoundError, "nope.arrow' (No such file")
+    row("load-directory", tf.load, (AF_DIR,), tf.arrow.TensorFileError, "cannot open")
+    row("load-empty-file", tf.load, (AF_EMPTY,), tf.arrow.TensorFileError, "empty.arrow' is empty (0 bytes)")
+    row("load-junk", tf.load, (AF_JUNK,), tf.arrow.TensorFileError, "junk.arrow' is neither an Arrow IPC file")
+    row("load-truncated", tf.load, (AF_TRUNCATED,), tf.arrow.TensorFileError, "truncated.arrow' could not be read")
+    row("load-npz", tf.load, (AF_NPZ,), tf.arrow.TensorFileError, "looks like a zip archive")
+    row("load-stack-with-nulls", tf.load, (AF_GOOD,), tf.TenferroValueError, "column 'n' of", stack=True)
+    # to_arrow / from_arrow / tensor_info
+    row("to_arrow-batch_axis-bool", tf.arrow.to_arrow, (AF_T,), tf.AxisError, "got the boolean True", batch_axis=True)
+    row("to_arrow-dim_names-reserved", tf.arrow.to_arrow, ([AF_T], ["i", "re_im"]), tf.TenferroValueError,
+        "'re_im' is reserved")
+    row("to_arrow-dim_names-empty", tf.arrow.to_arrow, ([AF_T], ["i", ""]), tf.TenferroValueError,
+        "non-empty strings")
+    for arg, bad, fragment in (("stack", "no", "stack must be True or False"),
+                               ("complex", "no", "complex must be None, True or False"),
+                               ("copy", 0, "copy must be None, True or False"),
+                               ("batch_axis", 0, "needs stack=True")):
+        row(f"from_arrow-{arg}-{bad!r}", tf.arrow.from_arrow, (AF_COL,), tf.TenferroValueError, fragment,
+            **{arg: bad})
+    row("from_arrow-complex-on-odd-axis", tf.arrow.from_arrow, (AF_COL,), tf.ShapeError, "extent 2", complex=True)
+    row("from_arrow-table", tf.arrow.from_arrow, (_pa.table({"x": AF_COL}),), tf.TenferroTypeError, "got Table")
+    row("tensor_info-plain-array", tf.arrow.tensor_info, (AF_COL.storage,), tf.TenferroTypeError,
+        "expected an Arrow fixed_shape_tensor")
+
+
 BASES = {"tenferro": tf.TenferroError, "tidu": tidu.TiduError, "tensor4all": t4a.Tensor4allError}
 
 
@@ -288,3 +668,65 @@ def test_cli_bad_arguments(name, args, fragment, tmp_path):
     assert fragment in proc.stderr, (name, proc.stderr[-500:])
     assert "Traceback" not in proc.stderr and "DMRG  " not in proc.stdout + proc.stderr
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+# ---- coverage: every public callable of tenferro.jit, tensor4all (networks, models) and
+# tensor4all.structured is exercised by at least one row of the table -------------------
+def _names_used(obj, seen=None) -> set[str]:
+    """Names a row's callable refers to: its own name, and every attribute or global name in
+    its code and the code nested in it (lambdas calling ``t4a.dmrg(...)`` name ``dmrg``)."""
+    import types
+    seen = set() if seen is None else seen
+    out: set[str] = set()
+    name = getattr(obj, "__name__", None)
+    if isinstance(name, str):
+        out.add(name)
+    func = getattr(obj, "__func__", obj)
+    code = getattr(func, "__code__", None)
+    stack = [code] if code is not None else []
+    while stack:
+        c = stack.pop()
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        out.update(c.co_names)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    for d in getattr(func, "__defaults__", None) or ():
+        if callable(d):
+            out |= _names_used(d, seen)
+    return out
+
+
+# records the library builds and hands out (a sweep's history, a progress update): never
+# input, no validation of their own to exercise
+OUTPUT_RECORDS = {"SweepRecord", "BondUpdate"}
+
+
+def _public_callables() -> list[str]:
+    import tensor4all.structured as st
+    names = {"jit", "lower", "cache_info"}  # tenferro.jit and the methods of a jitted function
+    for mod in (t4a, st, models):
+        for n in getattr(mod, "__all__", [n for n in dir(mod) if not n.startswith("_")]):
+            if n in OUTPUT_RECORDS:
+                continue
+            obj = getattr(mod, n)
+            if not callable(obj) or (isinstance(obj, type) and issubclass(obj, BaseException)):
+                continue
+            if getattr(obj, "__module__", "").split(".")[0] not in ("tensor4all", "tenferro"):
+                continue  # re-exported from elsewhere (e.g. typing helpers)
+            names.add(n)
+            if isinstance(obj, type) and obj.__module__.startswith("tensor4all"):
+                names.update(m for m, v in vars(obj).items()
+                             if not m.startswith("_") and (callable(v) or isinstance(v, (classmethod, staticmethod))))
+    return sorted(names)
+
+
+def test_every_public_callable_appears_in_the_table():
+    used: set[str] = set()
+    for name, fn, args, kwargs, _, _ in ROWS:
+        used |= _names_used(fn)
+        for a in list(args) + list(kwargs.values()):
+            if callable(a):
+                used |= _names_used(a)
+    missing = [n for n in _public_callables() if n not in used]
+    assert not missing, f"public callables without a bad-input row: {missing}"

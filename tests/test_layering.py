@@ -140,3 +140,20 @@ def test_function_local_imports_only_for_optional_dependencies(package):
 def test_the_checker_sees_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.parametrize("package", ["tidu", "tenferro", "tensor4all"])
+def test_no_imports_of_another_packages_private_modules(package):
+    """A package uses another only through its public modules (``tenferro.checks``, not
+    ``tenferro._shape``): private modules may change without notice."""
+    others = {"tidu", "tenferro", "tensor4all"} - {package}
+    offenders = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            for n in names:
+                parts = n.split(".")
+                if parts[0] in others and any(p.startswith("_") for p in parts[1:]):
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {n}")
+    assert not offenders, offenders

@@ -393,7 +393,7 @@ def test_console_script_is_declared_and_runs(tmp_path):
     assert re.search(r'^\[project\.scripts\]\ntensor4all = "tensor4all\.cli:main"$', text, flags=re.M)
     deps = re.search(r"^dependencies = \[(.*?)\]", text, flags=re.M | re.S).group(1)
     assert '"tqdm' in deps  # the progress bar of the main job is a runtime dependency
-    assert re.search(r'^plot = \["matplotlib>=3\.7"\]$', text, flags=re.M)
+    assert re.search(r'^plot = \["matplotlib>=[0-9.]+"\]$', text, flags=re.M)  # the bound itself may move
     # the installed entry point (pip install -e . puts a 'tensor4all' script next to python)
     code = ("import sys; from importlib.metadata import entry_points; "
             "(ep,) = entry_points(group='console_scripts', name='tensor4all'); "
