@@ -46,8 +46,10 @@ from .structured import (  # noqa: E402
     SquareBlockError, StructuredError, StructuredFallbackWarning, StructuredShapeError, StructuredTensor,
     StructuredTypeError, TiledShape, TilingError, combine, einsum, fallback_policy, fallback_stats,
     get_fallback_policy, matmul, reset_fallback_stats, set_fallback_policy, to_dense,
+    SymmetricTensor, SectorDiagonal, tensordot, SymmetryError, ChargeError, LegError, SectorMismatchError,
+    SymmetryViolationError,
 )
-from . import linalg, structured  # noqa: E402
+from . import linalg, structured, symmetry  # noqa: E402
 
 __all__ += [
     "structured", "linalg", "StructuredTensor", "DiagonalTensor", "BlockDiagonal", "einsum", "matmul", "to_dense",
@@ -55,6 +57,8 @@ __all__ += [
     "StructuredFallbackWarning", "JaggedShape", "TiledShape", "Nested", "combine",
     "StructuredError", "StructuredShapeError", "StructuredTypeError", "TilingError", "SquareBlockError",
     "MixedPlacementError", "DensifyError", "ShapeCombineError",
+    "symmetry", "SymmetricTensor", "SectorDiagonal", "tensordot", "SymmetryError", "ChargeError", "LegError",
+    "SectorMismatchError", "SymmetryViolationError",
 ]
 
 # reference energies of the built-in models (exact diagonalization, free fermions, tables);

@@ -5,6 +5,6 @@ so that ``import tensor4all.linalg`` and ``tensor4all.linalg.svd`` work.
 """
 from __future__ import annotations
 
-from .structured.linalg import det, eigh, expm, inv, norm, qr, slogdet, solve, svd, trace
+from .structured.linalg import det, eigh, expm, inv, norm, qr, slogdet, solve, svd, trace, truncated_svd
 
-__all__ = ["svd", "qr", "eigh", "inv", "solve", "det", "slogdet", "trace", "norm", "expm"]
+__all__ = ["svd", "truncated_svd", "qr", "eigh", "inv", "solve", "det", "slogdet", "trace", "norm", "expm"]

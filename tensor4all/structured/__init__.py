@@ -4,15 +4,16 @@ kernels keyed by (op, operand kinds) -> counted fallback to dense).
 
 Modules, bottom to top: ``_errors``, ``_checks`` (the argument checks shared with the dense
 functions: integers, axes, operands, the non-finite check of linear algebra), ``_shapes``,
-``_combine``, ``_dispatch`` (the dispatcher, the fallback and its statistics), ``_base``
-(common API and the tenferro protocol), ``_diagonal``, ``_blockdiag``, ``_rules``,
-``_kernels``, ``_einsum``, ``_linalg_kernels``, ``_tables`` (the tables), ``_api`` and
-``linalg`` (public functions).
+``_combine``, ``_symmetry`` (groups, legs, fusion), ``_dispatch`` (the dispatcher, the
+fallback and its statistics), ``_base`` (common API and the tenferro protocol),
+``_diagonal``, ``_blockdiag``, ``_symmetric`` (charge-conserving block tensors),
+``_rules``, ``_kernels``, ``_einsum``, ``_symmetric_kernels``, ``_linalg_kernels``,
+``_tables`` (the tables), ``_api`` and ``linalg`` (public functions).
 """
 from __future__ import annotations
 
 from . import _tables
-from ._api import einsum, matmul, to_dense
+from ._api import einsum, matmul, tensordot, to_dense
 from ._base import StructuredTensor
 from ._blockdiag import BlockDiagonal
 from ._diagonal import DiagonalTensor
@@ -22,8 +23,11 @@ from ._dispatch import (
 )
 from ._errors import (
     DensifyError, MixedPlacementError, ShapeCombineError, SquareBlockError, StructuredError,
-    StructuredIndexError, StructuredShapeError, StructuredTypeError, TilingError,
+    StructuredIndexError, StructuredShapeError, StructuredTypeError, TilingError, SymmetryError, ChargeError,
+    LegError, SectorMismatchError, SymmetryViolationError,
 )
+from ._symmetry import U1, Leg, FusedLeg, ProductSymmetry, Symmetry, Z2, Zn, fuse
+from ._symmetric import SectorDiagonal, SymmetricTensor
 from ._combine import combine
 from ._shapes import JaggedShape, Nested, Shape, TiledShape
 from . import linalg
@@ -31,7 +35,10 @@ from . import linalg
 _tables.install()
 
 __all__ = [
-    "StructuredTensor", "DiagonalTensor", "BlockDiagonal", "einsum", "matmul", "to_dense", "linalg",
+    "StructuredTensor", "DiagonalTensor", "BlockDiagonal", "SymmetricTensor", "SectorDiagonal", "einsum", "matmul",
+    "tensordot", "to_dense", "linalg",
+    "Symmetry", "U1", "Zn", "Z2", "ProductSymmetry", "Leg", "FusedLeg", "fuse",
+    "SymmetryError", "ChargeError", "LegError", "SectorMismatchError", "SymmetryViolationError",
     "dispatch", "fallback_stats", "reset_fallback_stats", "fallback_policy", "set_fallback_policy",
     "get_fallback_policy", "StructuredFallbackWarning",
     "Shape", "JaggedShape", "TiledShape", "Nested", "combine",

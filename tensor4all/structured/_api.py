@@ -18,7 +18,7 @@ from ._checks import dense_operand
 from ._diagonal import DiagonalTensor  # noqa: F401  (doctest namespace)
 from ._dispatch import dispatch, is_structured
 
-__all__ = ["einsum", "matmul", "to_dense"]
+__all__ = ["einsum", "matmul", "tensordot", "to_dense"]
 
 
 def einsum(subscripts: str, *operands: Any, **kwargs: Any) -> Any:
@@ -31,6 +31,11 @@ def einsum(subscripts: str, *operands: Any, **kwargs: Any) -> Any:
 def matmul(a: Any, b: Any) -> Any:
     """``a @ b`` for any mix of structured and dense matrices."""
     return dispatch("matmul", a, b)
+
+
+def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
+    """``tenferro.tensordot`` over structured and dense operands (NumPy's ``axes``)."""
+    return dispatch("tensordot", a, b, axes)
 
 
 def to_dense(x: Any) -> Any:

@@ -86,6 +86,7 @@ DENSE: dict[str, tuple[str, int]] = {
     "svd": ("linalg.svd", 1), "qr": ("linalg.qr", 1), "eigh": ("linalg.eigh", 1),
     "inv": ("linalg.inv", 1), "solve": ("linalg.solve", 2), "det": ("linalg.det", 1),
     "slogdet": ("linalg.slogdet", 1), "norm": ("linalg.norm", 1), "expm": ("linalg.expm", 1),
+    "tensordot": ("tensordot", 2), "truncated_svd": ("linalg.truncated_svd", 1),
 }
 # extra tenferro names that map to the same op (aliases)
 _ALIASES = {"conjugate": "conj", "sub": "subtract", "mul": "multiply", "div": "divide", "neg": "negative"}

@@ -8,6 +8,7 @@ from .._errors import Tensor4allError
 __all__ = [
     "StructuredError", "StructuredShapeError", "TilingError", "SquareBlockError",
     "MixedPlacementError", "DensifyError", "ShapeCombineError", "StructuredTypeError", "StructuredIndexError",
+    "SymmetryError", "ChargeError", "LegError", "SectorMismatchError", "SymmetryViolationError",
 ]
 
 
@@ -49,3 +50,28 @@ class StructuredTypeError(StructuredError, TypeError):
     number, an unknown operation name, arguments that do not fit the operation's
     signature, or a shape argument that is not an integer (``1.5``, ``True``, ``"2"``:
     never truncated) or not a shape."""
+
+
+class SymmetryError(StructuredError, ValueError):
+    """Base of the errors of symmetric (charge-conserving) tensors."""
+
+
+class ChargeError(SymmetryError):
+    """A charge of the wrong group (a float for U1, a tuple of the wrong length for a
+    product), or an invalid group."""
+
+
+class LegError(SymmetryError):
+    """A malformed leg: no sectors, a non-positive sector dimension, a charge given twice,
+    a sector that is not on the leg."""
+
+
+class SectorMismatchError(SymmetryError):
+    """Legs that must match do not: contracted legs with different sectors or the same
+    duality, operands of a sum with different legs or charges."""
+
+
+class SymmetryViolationError(SymmetryError):
+    """Data that does not conserve the charge: a block whose charges do not sum to the
+    tensor's charge, a dense array with entries outside the allowed blocks, or a sector
+    with no states for the requested total charge."""

@@ -27,7 +27,10 @@ def transpose_of_diagonal(x: Any, axes: Any = None) -> Any:
 
 
 def conj_of_real(x: Any) -> Any:
-    """conj of a real structure is itself."""
+    """conj of a real structure is itself (unless conj also changes its metadata: the legs
+    of a symmetric tensor flip their duality, ``_conj_flips_legs``)."""
+    if getattr(type(x), "_conj_flips_legs", False):
+        return NotImplemented
     return x if is_structured(x) and not x.is_complex else NotImplemented
 
 

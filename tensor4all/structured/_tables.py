@@ -17,10 +17,12 @@ import tenferro as tf
 from . import _linalg_kernels as lk
 from . import _kernels as k
 from . import _rules as r
+from . import _symmetric_kernels as sk
 from ._blockdiag import BlockDiagonal as B
 from ._diagonal import DiagonalTensor as D
 from ._dispatch import KERNELS, REDUCE_RULES, Dense, Scalar
 from ._einsum import block_einsum, diagonal_einsum
+from ._symmetric import SymmetricTensor as S
 
 __all__ = ["RULES", "KERNEL_TABLE", "install"]
 
@@ -76,6 +78,14 @@ KERNEL_TABLE: list[tuple[str, tuple[type, ...], Callable[..., Any]]] = [
     ("slogdet", (D,), lk.diag_slogdet), ("slogdet", (B,), lk.block_slogdet),
     ("norm", (D,), lk.diag_norm), ("norm", (B,), lk.block_norm),
     ("expm", (D,), lk.diag_expm), ("expm", (B,), lk.block_expm),
+    # symmetric (charge-conserving) tensors: block by block; with dense operands: the fallback
+    ("einsum", (S,), sk.sym_einsum), ("tensordot", (S, S), sk.sym_tensordot), ("matmul", (S, S), sk.sym_matmul),
+    ("negative", (S,), sk.sym_negative), ("conj", (S,), sk.sym_conj), ("real", (S,), sk.sym_real),
+    ("imag", (S,), sk.sym_imag), ("multiply", (S, Scalar), sk.sym_scale), ("multiply", (Scalar, S), sk.scale_sym),
+    ("divide", (S, Scalar), sk.sym_divide), ("add", (S, S), sk.sym_add), ("subtract", (S, S), sk.sym_subtract),
+    ("transpose", (S,), sk.sym_transpose), ("norm", (S,), sk.sym_norm),
+    ("svd", (S,), sk.sym_svd), ("qr", (S,), sk.sym_qr), ("eigh", (S,), sk.sym_eigh),
+    ("truncated_svd", (S,), sk.sym_truncated_svd),
 ]
 
 

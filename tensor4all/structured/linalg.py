@@ -17,12 +17,18 @@ from typing import Any
 
 from ._dispatch import dispatch
 
-__all__ = ["svd", "qr", "eigh", "inv", "solve", "det", "slogdet", "trace", "norm", "expm"]
+__all__ = ["svd", "truncated_svd", "qr", "eigh", "inv", "solve", "det", "slogdet", "trace", "norm", "expm"]
 
 
 def svd(a: Any, full_matrices: bool = False, compute_uv: bool = True) -> Any:
     """``(U, s, Vh)``; block-diagonal ``U``/``Vh`` for a BlockDiagonal (``s`` grouped per block)."""
     return dispatch("svd", a, full_matrices=full_matrices, compute_uv=compute_uv)
+
+
+def truncated_svd(a: Any, max_rank: int | None = None, cutoff: float | None = None) -> Any:
+    """``(U, s, Vh)`` keeping the ``max_rank`` largest singular values above ``cutoff * s_max``;
+    for a SymmetricTensor one truncation across all sectors (``s`` a SectorDiagonal)."""
+    return dispatch("truncated_svd", a, max_rank=max_rank, cutoff=cutoff)
 
 
 def qr(a: Any, mode: str = "reduced") -> Any:

@@ -1,0 +1,532 @@
+"""``SymmetricTensor``: an abelian-symmetric (charge-conserving) tensor stored as dense
+blocks, one per tuple of sectors that conserves the charge (TeNPy's ``Array``, ITensor's
+``BlockSparse`` storage, symmray's block arrays).
+
+Every leg is a :class:`Leg` (a tiling of the index by charge sectors); block
+``(q_1, ..., q_n)`` has shape ``(dim q_1, ..., dim q_n)`` and may be stored only when
+``sum_i s_i q_i == charge`` (``s_i = -1`` on dual legs). Blocks not stored are zero; a
+forbidden block is never stored. The blocks are tenferro tensors (or tidu tracers), so
+derivatives, placement and the dispatcher come from the layers below: a SymmetricTensor
+is a tidu pytree over its blocks, and ``tidu.grad`` with respect to one is a
+SymmetricTensor with the same stored blocks (the gradient restricted to the structure).
+
+Also :class:`SectorDiagonal`, the per-sector diagonal of ``svd``/``eigh`` (singular
+values or eigenvalues, charge -> 1-d tensor, on one leg).
+
+>>> import tenferro as tf
+>>> from tensor4all.structured import Leg, U1
+>>> leg = Leg(U1(), {-1: 1, 1: 1})
+>>> x = SymmetricTensor.random([leg, leg.dual()], seed=0)
+>>> sorted(x.blocks), x.shape
+([(-1, -1), (1, 1)], Shape(2, 2))
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+import tenferro as tf
+import tidu
+from tenferro import Shape
+from tenferro.checks import concrete_value
+
+from ._base import StructuredTensor
+from ._checks import as_int, as_position
+from ._diagonal import as_leaf
+from ._errors import (LegError, MixedPlacementError, SectorMismatchError, StructuredShapeError,
+                      StructuredTypeError, SymmetryViolationError)
+from ._shapes import JaggedShape
+from ._symmetry import FusedLeg, Leg, Symmetry, fuse, sign_of
+
+__all__ = ["SymmetricTensor", "SectorDiagonal", "allowed_sectors", "assemble"]
+
+_DTYPES = {"float32": tf.float32, "float64": tf.float64, "complex64": tf.complex64, "complex128": tf.complex128}
+
+
+def _check_legs(legs: Any, op: str) -> tuple[Leg, ...]:
+    if isinstance(legs, Leg) or isinstance(legs, (str, bytes)) or not isinstance(legs, Sequence):
+        raise StructuredTypeError(f"{op}: legs must be a list of Leg, got {legs!r}")
+    legs = tuple(legs)
+    if not legs:
+        raise StructuredShapeError(f"{op}: a symmetric tensor needs at least one leg")
+    for k, leg in enumerate(legs):
+        if not isinstance(leg, Leg):
+            raise StructuredTypeError(f"{op}: leg {k} must be a Leg, got {type(leg).__name__} {leg!r}")
+    g = legs[0].symmetry
+    for k, leg in enumerate(legs):
+        if leg.symmetry != g:
+            raise SectorMismatchError(f"{op}: leg {k} has symmetry {leg.symmetry!r}, leg 0 has {g!r}; all legs of a "
+                                      "tensor share one group")
+    return legs
+
+
+def allowed_sectors(legs: Sequence[Leg], charge: Any) -> list[tuple]:
+    """Every tuple of sectors (one charge per leg) with ``sum_i s_i q_i == charge``, in
+    the order of the legs' sectors (the last leg's charge is solved for, not searched)."""
+    g = legs[0].symmetry
+    signs = [sign_of(leg) for leg in legs]
+    out = []
+    last = legs[-1]
+    for head in _product([leg.charges for leg in legs[:-1]]):
+        rest = g.add(charge, g.negate(g.total(head, signs[:-1])))   # s_last * q_last
+        q = rest if signs[-1] > 0 else g.negate(rest)
+        if q in last:
+            out.append((*head, q))
+    return out
+
+
+def _product(lists: Sequence[Sequence[Any]]) -> Iterable[tuple]:
+    if not lists:
+        yield ()
+        return
+    for head in _product(lists[:-1]):
+        for q in lists[-1]:
+            yield (*head, q)
+
+
+def assemble(pieces: Sequence[Sequence[tuple[Any, int]]], get: Callable[[tuple], Any], dtype: Any,
+             placement: Any = None) -> Any:
+    """A dense tensor from a grid of tiles: ``pieces[m]`` lists ``(key, extent)`` along mode
+    ``m``; ``get(keys)`` returns the tile at ``keys`` (or None: zeros). Built by
+    concatenation (differentiable, each element written once)."""
+    nd = len(pieces)
+
+    def build(prefix: tuple, extents: tuple) -> Any:
+        m = len(prefix)
+        if m == nd:
+            tile = get(prefix)
+            return tf.zeros(extents, dtype=dtype, placement=placement) if tile is None else tile
+        parts = [build((*prefix, key), (*extents, ext)) for key, ext in pieces[m]]
+        return parts[0] if len(parts) == 1 else tf.concatenate(parts, axis=m)
+
+    return build((), ())
+
+
+class SymmetricTensor(StructuredTensor):
+    """A charge-conserving tensor: ``SymmetricTensor(blocks, legs, charge=None)`` with
+    ``blocks`` a mapping from sector tuples (one charge per leg) to dense blocks and
+    ``charge`` the tensor's total charge (default: the group's identity).
+
+    Blocks must have the sector dimensions as shape and conserve the charge
+    (:class:`SymmetryViolationError` otherwise); all share one dtype and placement. With
+    no blocks (the zero tensor) give ``dtype=``.
+    """
+
+    __slots__ = ("_blocks", "_legs", "_charge", "_dtype")
+    _densify_order = 2   # densified before block-diagonals and diagonals when no kernel fits
+    _conj_flips_legs = True  # conj is ITensor's dag: the legs flip duality, also for real data
+
+    def __init__(self, blocks: Mapping[tuple, Any], legs: Sequence[Leg], charge: Any = None, *,
+                 dtype: Any = None) -> None:
+        op = "SymmetricTensor"
+        legs = _check_legs(legs, op)
+        g = legs[0].symmetry
+        charge = g.identity if charge is None else g.canonical(charge)
+        if not isinstance(blocks, Mapping):
+            raise StructuredTypeError(f"{op}: blocks must be a mapping sector tuple -> dense block, got "
+                                      f"{type(blocks).__name__}")
+        signs = [sign_of(leg) for leg in legs]
+        out: dict[tuple, Any] = {}
+        for key, value in blocks.items():
+            if not isinstance(key, tuple) or len(key) != len(legs):
+                raise LegError(f"{op}: block key {key!r} must be a tuple of {len(legs)} charges (one per leg)")
+            key = tuple(g.canonical(q) for q in key)
+            for k, (q, leg) in enumerate(zip(key, legs)):
+                if q not in leg:
+                    raise LegError(f"{op}: block {key!r}: leg {k} has no sector of charge {q!r}; its charges are "
+                                   f"{list(leg.charges)}")
+            total = g.total(key, signs)
+            if total != charge:
+                raise SymmetryViolationError(
+                    f"{op}: block {key!r} carries charge {total!r} (dual legs counted negatively) but the tensor's "
+                    f"charge is {charge!r}; a symmetric tensor stores only blocks that conserve the charge")
+            if key in out:
+                raise LegError(f"{op}: block {key!r} is given twice")
+            b = as_leaf(value)
+            want = tuple(leg.sector_dim(q) for q, leg in zip(key, legs))
+            if tuple(b.shape) != want:
+                raise StructuredShapeError(f"{op}: block {key!r} has shape {tuple(b.shape)}, but its sectors have "
+                                           f"dimensions {want}")
+            out[key] = b
+        dts = {str(b.dtype) for b in out.values()}
+        if len(dts) > 1:
+            raise StructuredTypeError(f"{op}: blocks must share one dtype, got {sorted(dts)}")
+        pls = {str(b.placement) for b in out.values()}
+        if len(pls) > 1:
+            raise MixedPlacementError(f"{op}: blocks live on different placements {sorted(pls)}")
+        if out:
+            dt = next(iter(out.values())).dtype
+            if dtype is not None and str(_as_dtype(dtype, op)) != str(dt):
+                raise StructuredTypeError(f"{op}: dtype={dtype!r} but the blocks are {dt}")
+        else:
+            dt = _as_dtype(tf.float64 if dtype is None else dtype, op)
+        if "int" in str(dt) or "bool" in str(dt):
+            raise StructuredTypeError(f"{op}: blocks must be float or complex, got {dt}")
+        self._blocks = dict(sorted(out.items(), key=lambda kv: kv[0]))
+        self._legs = legs
+        self._charge = charge
+        self._dtype = dt
+
+    # -- unchecked construction --------------------------------------------------------
+    @classmethod
+    def _make(cls, blocks: Mapping[tuple, Any], legs: Sequence[Leg], charge: Any, dtype: Any) -> SymmetricTensor:
+        out = object.__new__(cls)
+        out._blocks = dict(sorted(blocks.items(), key=lambda kv: kv[0]))
+        out._legs = tuple(legs)
+        out._charge = charge
+        out._dtype = dtype
+        return out
+
+    @classmethod
+    def _from_leaves(cls, aux: Any, leaves: Any) -> SymmetricTensor:
+        keys, legs, charge, dtype = aux
+        out = object.__new__(cls)
+        out._blocks = dict(zip(keys, leaves))
+        out._legs, out._charge, out._dtype = legs, charge, dtype
+        return out
+
+    def _aux(self) -> tuple:
+        return (tuple(self._blocks), self._legs, self._charge, self._dtype)
+
+    # -- metadata ------------------------------------------------------------------------
+    @property
+    def blocks(self) -> dict[tuple, Any]:
+        """Sector tuple -> dense block (a copy of the mapping; the blocks themselves are shared)."""
+        return dict(self._blocks)
+
+    @property
+    def leaves(self) -> tuple[Any, ...]:
+        return tuple(self._blocks.values())
+
+    @property
+    def legs(self) -> tuple[Leg, ...]:
+        return self._legs
+
+    @property
+    def charge(self) -> Any:
+        return self._charge
+
+    @property
+    def symmetry(self) -> Symmetry:
+        return self._legs[0].symmetry
+
+    @property
+    def dtype(self) -> Any:
+        return self._dtype
+
+    @property
+    def placement(self) -> Any:
+        for b in self._blocks.values():
+            return b.placement
+        return tf.get_default_placement()
+
+    @property
+    def shape(self) -> Shape:
+        return Shape(tuple(leg.dim for leg in self._legs))
+
+    @property
+    def nnz(self) -> int:
+        """Stored numbers (the sum of the block sizes)."""
+        return sum(math.prod(b.shape) for b in self._blocks.values())
+
+    @property
+    def block_shapes(self) -> JaggedShape:
+        """The shapes of the stored blocks, in key order, as a jagged shape."""
+        return JaggedShape([Shape(tuple(b.shape)) for b in self._blocks.values()])
+
+    def allowed_sectors(self) -> list[tuple]:
+        """Every sector tuple that may hold a nonzero block (stored or not)."""
+        return allowed_sectors(self._legs, self._charge)
+
+    # -- dense view ----------------------------------------------------------------------
+    def to_dense(self) -> Any:
+        pieces = [[(q, d) for q, d in leg.sectors.items()] for leg in self._legs]
+        return assemble(pieces, self._blocks.get, self._dtype, self.placement)
+
+    @classmethod
+    def from_dense(cls, x: Any, legs: Sequence[Leg], charge: Any = None, *, tol: float | None = None) -> SymmetricTensor:
+        """The blocks of dense ``x`` on ``legs``; entries outside the allowed blocks must be
+        zero up to ``tol`` (default ``1e-12 * max|x|``), else :class:`SymmetryViolationError`
+        names the largest one, its index and its sectors. Differentiable in ``x``."""
+        op = "SymmetricTensor.from_dense"
+        legs = _check_legs(legs, op)
+        g = legs[0].symmetry
+        charge = g.identity if charge is None else g.canonical(charge)
+        x = as_leaf(x)
+        if tuple(x.shape) != tuple(leg.dim for leg in legs):
+            raise StructuredShapeError(f"{op}: x has shape {tuple(x.shape)}, the legs have dimensions "
+                                       f"{tuple(leg.dim for leg in legs)}")
+        if "int" in str(x.dtype) or "bool" in str(x.dtype):
+            x = tf.asarray(np.asarray(x), dtype=tf.float64)
+        keys = allowed_sectors(legs, charge)
+        value = concrete_value(x)
+        if value is not None:
+            _check_symmetric(value, legs, keys, charge, tol, op)
+        blocks = {k: x[tuple(leg.slice(q) for q, leg in zip(k, legs))] for k in keys}
+        return cls._make(blocks, legs, charge, x.dtype)
+
+    @classmethod
+    def zeros(cls, legs: Sequence[Leg], charge: Any = None, dtype: Any = tf.float64) -> SymmetricTensor:
+        """Zero blocks for every allowed sector tuple."""
+        legs = _check_legs(legs, "SymmetricTensor.zeros")
+        g = legs[0].symmetry
+        charge = g.identity if charge is None else g.canonical(charge)
+        dt = _as_dtype(dtype, "SymmetricTensor.zeros")
+        blocks = {k: tf.zeros(tuple(leg.sector_dim(q) for q, leg in zip(k, legs)), dtype=dt)
+                  for k in allowed_sectors(legs, charge)}
+        return cls._make(blocks, legs, charge, dt)
+
+    @classmethod
+    def random(cls, legs: Sequence[Leg], charge: Any = None, dtype: Any = tf.float64,
+               seed: int | None = 0) -> SymmetricTensor:
+        """Standard normal blocks (complex: real and imaginary parts) on every allowed sector
+        tuple; :class:`SymmetryViolationError` if no sector tuple carries ``charge``."""
+        op = "SymmetricTensor.random"
+        legs = _check_legs(legs, op)
+        g = legs[0].symmetry
+        charge = g.identity if charge is None else g.canonical(charge)
+        dt = _as_dtype(dtype, op)
+        if seed is not None:
+            seed = as_int(op, "seed", seed)
+        keys = allowed_sectors(legs, charge)
+        if not keys:
+            raise SymmetryViolationError(f"{op}: no tuple of sectors of the legs {list(legs)} carries the charge "
+                                         f"{charge!r}; the tensor would be zero")
+        rng = np.random.default_rng(seed)
+        blocks = {}
+        for k in keys:
+            shape = tuple(leg.sector_dim(q) for q, leg in zip(k, legs))
+            a = rng.standard_normal(shape)
+            if "complex" in str(dt):
+                a = a + 1j * rng.standard_normal(shape)
+            blocks[k] = tf.asarray(np.asfortranarray(a), dtype=dt)
+        return cls._make(blocks, legs, charge, dt)
+
+    # -- structure -----------------------------------------------------------------------
+    def fuse_legs(self, *groups: Sequence[int]) -> SymmetricTensor:
+        """Fuse each group of axes into one leg (:func:`fuse`); the groups, in order, must
+        list every axis once (``x.fuse_legs([0, 1], [2, 3])``: a matrix). A group of one
+        axis keeps its leg. Sectors of a fused leg are ordered by charge; within one, the
+        part sectors are stacked in the order of :attr:`FusedLeg.pieces`, each part block
+        reshaped column-major (first axis fastest, as ``tenferro.reshape``)."""
+        op = "SymmetricTensor.fuse_legs"
+        n = len(self._legs)
+        groups_t = []
+        for gi, grp in enumerate(groups):
+            if isinstance(grp, (int, np.integer)) and not isinstance(grp, bool):
+                grp = [grp]
+            if isinstance(grp, (str, bytes)) or not isinstance(grp, Sequence) or not grp:
+                raise StructuredTypeError(f"{op}: group {gi} must be a non-empty list of axes, got {grp!r}")
+            groups_t.append(tuple(as_position(op, f"axis in group {gi}", a, n) for a in grp))
+        flat = [a for grp in groups_t for a in grp]
+        if sorted(flat) != list(range(n)):
+            raise StructuredShapeError(f"{op}: the groups {list(map(list, groups_t))} must list each of the {n} axes "
+                                       "exactly once")
+        x = self if flat == list(range(n)) else self.transpose(flat)
+        legs_in = x._legs
+        new_legs: list[Leg] = []
+        spans = []
+        start = 0
+        for grp in groups_t:
+            parts = legs_in[start:start + len(grp)]
+            spans.append((start, start + len(grp)))
+            new_legs.append(parts[0] if len(parts) == 1 else fuse(*parts))
+            start += len(grp)
+        # output block key -> {tuple of piece keys (part charges per group): block reshaped}
+        grid: dict[tuple, dict[tuple, Any]] = {}
+        for key, b in x._blocks.items():
+            out_key, piece_key, shape = [], [], []
+            for (s, e), leg in zip(spans, new_legs):
+                part = key[s:e]
+                if isinstance(leg, FusedLeg) and e - s > 1:
+                    q, lo, hi = leg.pieces[part]
+                    out_key.append(q)
+                    piece_key.append(part)
+                    shape.append(hi - lo)
+                else:
+                    out_key.append(part[0])
+                    piece_key.append(part)
+                    shape.append(leg.sector_dim(part[0]))
+            grid.setdefault(tuple(out_key), {})[tuple(piece_key)] = tf.reshape(b, tuple(shape))
+        blocks = {}
+        for out_key, tiles in grid.items():
+            pieces = []
+            for (s, e), leg, q in zip(spans, new_legs, out_key):
+                if isinstance(leg, FusedLeg) and e - s > 1:
+                    pieces.append([(part, hi - lo) for part, lo, hi in leg.pieces_of(q)])
+                else:
+                    pieces.append([((q,), leg.sector_dim(q))])
+            blocks[out_key] = assemble(pieces, tiles.get, self._dtype, self.placement)
+        return SymmetricTensor._make(blocks, new_legs, self._charge, self._dtype)
+
+    def split_legs(self, *axes: int) -> SymmetricTensor:
+        """The inverse of :meth:`fuse_legs`: split the fused legs at ``axes`` (default:
+        every fused leg) into their parts."""
+        op = "SymmetricTensor.split_legs"
+        n = len(self._legs)
+        if not axes:
+            axes_t = tuple(i for i, leg in enumerate(self._legs) if isinstance(leg, FusedLeg))
+        else:
+            axes_t = tuple(as_position(op, "axis", a, n) for a in axes)
+        for a in axes_t:
+            if not isinstance(self._legs[a], FusedLeg):
+                raise LegError(f"{op}: leg {a} ({self._legs[a]!r}) is not a fused leg")
+        new_legs: list[Leg] = []
+        for i, leg in enumerate(self._legs):
+            new_legs.extend(leg.split() if i in axes_t else (leg,))
+        blocks = {}
+        for key, b in self._blocks.items():
+            # every combination of pieces of the split axes
+            choices = []
+            for i, (q, leg) in enumerate(zip(key, self._legs)):
+                if i in axes_t:
+                    choices.append([(part, lo, hi) for part, lo, hi in leg.pieces_of(q)])
+                else:
+                    choices.append([((q,), 0, leg.sector_dim(q))])
+            for combo in _product(choices):
+                index = tuple(slice(lo, hi) for _, lo, hi in combo)
+                new_key = tuple(c for part, _, _ in combo for c in part)
+                shape = []
+                for i, (part, lo, hi) in enumerate(combo):
+                    leg = self._legs[i]
+                    parts = leg.split() if i in axes_t else (leg,)
+                    shape.extend(p.sector_dim(c) for p, c in zip(parts, part))
+                blocks[new_key] = tf.reshape(b[index], tuple(shape))
+        return SymmetricTensor._make(blocks, new_legs, self._charge, self._dtype)
+
+    def scale_leg(self, axis: int, s: SectorDiagonal) -> SymmetricTensor:
+        """Multiply the index of leg ``axis`` by the per-sector diagonal ``s`` (``U * S``
+        of an SVD): each block's slices along ``axis`` scaled by ``s`` of its sector."""
+        op = "SymmetricTensor.scale_leg"
+        axis = as_position(op, "axis", axis, len(self._legs))
+        if not isinstance(s, SectorDiagonal):
+            raise StructuredTypeError(f"{op}: s must be a SectorDiagonal (from svd/eigh), got {type(s).__name__}")
+        leg = self._legs[axis]
+        if not leg.same_space(s.leg):
+            raise SectorMismatchError(f"{op}: leg {axis} {leg!r} is not the leg of s {s.leg!r}")
+        nd = len(self._legs)
+        blocks = {}
+        for key, b in self._blocks.items():
+            v = s.values.get(key[axis])
+            if v is None:
+                continue   # a sector of s without values: zero
+            shape = [1] * nd
+            shape[axis] = v.shape[0]
+            blocks[key] = b * tf.reshape(v, tuple(shape))
+        return SymmetricTensor._make(blocks, self._legs, self._charge, self._dtype)
+
+    def _rebuild(self, leaves: Any) -> SymmetricTensor:
+        return SymmetricTensor(dict(zip(self._blocks, leaves)), self._legs, self._charge, dtype=self._dtype)
+
+    def _describe(self) -> str:
+        return (f"SymmetricTensor(shape={tuple(self.shape)}, {self.symmetry!r}, charge={self._charge!r}, "
+                f"{len(self._blocks)} blocks, {self._dtype})")
+
+    def _leaf_name(self, k: int) -> str:
+        return f"block {list(self._blocks)[k]!r}"
+
+    def _repr_fields(self) -> list[tuple[str, Any]]:
+        return [("legs", list(self._legs)), ("charge", self._charge), ("blocks", len(self._blocks)),
+                ("dtype", self._dtype)]
+
+
+def _as_dtype(dtype: Any, op: str) -> Any:
+    if isinstance(dtype, str):
+        if dtype not in _DTYPES:
+            raise StructuredTypeError(f"{op}: dtype must be one of {sorted(_DTYPES)}, got {dtype!r}")
+        return _DTYPES[dtype]
+    name = str(dtype)
+    for k, v in _DTYPES.items():
+        if name.endswith(k) or dtype is v:
+            return v
+    if dtype in (float, np.float64):
+        return tf.float64
+    if dtype in (complex, np.complex128):
+        return tf.complex128
+    raise StructuredTypeError(f"{op}: dtype must be one of {sorted(_DTYPES)}, got {dtype!r}")
+
+
+def _check_symmetric(x: np.ndarray, legs: Sequence[Leg], keys: list[tuple], charge: Any, tol: float | None,
+                     op: str) -> None:
+    """Raise if ``x`` has entries beyond ``tol`` outside the allowed blocks."""
+    if not np.all(np.isfinite(x)):
+        raise SymmetryViolationError(f"{op}: x holds NaN or infinity")
+    scale = float(np.max(np.abs(x))) if x.size else 0.0
+    limit = 1e-12 * scale if tol is None else float(tol)
+    mask = np.ones(x.shape, dtype=bool)
+    for k in keys:
+        mask[tuple(leg.slice(q) for q, leg in zip(k, legs))] = False
+    outside = np.where(mask, np.abs(x), 0.0)
+    if outside.size and float(outside.max()) > limit:
+        idx = np.unravel_index(int(np.argmax(outside)), x.shape)
+        sectors = []
+        for i, leg in zip(idx, legs):
+            for q in leg.charges:
+                sl = leg.slice(q)
+                if sl.start <= i < sl.stop:
+                    sectors.append(q)
+                    break
+        g = legs[0].symmetry
+        total = g.total(sectors, [sign_of(leg) for leg in legs])
+        raise SymmetryViolationError(
+            f"{op}: x is not symmetric: entry {tuple(int(i) for i in idx)} = {x[idx]!r} lies in the sectors "
+            f"{tuple(sectors)!r}, which carry charge {total!r}, not {charge!r} (tolerance {limit:.3g})")
+
+
+class SectorDiagonal:
+    """A diagonal per sector of one leg: ``values[q]`` is a 1-d tensor of ``leg.sector_dim(q)``
+    entries (singular values of an SVD, eigenvalues of ``eigh``). A tidu pytree."""
+
+    __slots__ = ("leg", "values")
+
+    def __init__(self, leg: Leg, values: Mapping[Any, Any]) -> None:
+        if not isinstance(leg, Leg):
+            raise StructuredTypeError(f"SectorDiagonal: leg must be a Leg, got {leg!r}")
+        vals = {}
+        for q, v in values.items():
+            q = leg.symmetry.canonical(q)
+            v = as_leaf(v)
+            if tuple(v.shape) != (leg.sector_dim(q),):
+                raise StructuredShapeError(f"SectorDiagonal: sector {q!r} has dimension {leg.sector_dim(q)}, "
+                                           f"its values have shape {tuple(v.shape)}")
+            vals[q] = v
+        self.leg = leg
+        self.values = vals
+
+    @classmethod
+    def _make(cls, leg: Leg, values: dict) -> SectorDiagonal:
+        out = object.__new__(cls)
+        out.leg, out.values = leg, values
+        return out
+
+    def to_vector(self) -> Any:
+        """All values as one 1-d tensor, in the leg's sector order."""
+        vs = [self.values[q] for q in self.leg.charges if q in self.values]
+        return vs[0] if len(vs) == 1 else tf.concatenate(vs, axis=0)
+
+    def to_dense(self) -> Any:
+        """The dense diagonal matrix on ``(leg, leg.dual())``."""
+        return tf.diag(self.to_vector())
+
+    def __getitem__(self, q: Any) -> Any:
+        return self.values[self.leg.symmetry.canonical(q)]
+
+    def __iter__(self):
+        return iter(self.values)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def items(self):
+        return self.values.items()
+
+    def __repr__(self) -> str:
+        return f"SectorDiagonal({self.leg!r}, sectors={list(self.values)})"
+
+
+tidu.register_pytree_node(SymmetricTensor, lambda x: (tuple(x._blocks.values()), x._aux()),
+                          SymmetricTensor._from_leaves)
+tidu.register_pytree_node(SectorDiagonal, lambda s: (tuple(s.values.values()), (s.leg, tuple(s.values))),
+                          lambda aux, leaves: SectorDiagonal._make(aux[0], dict(zip(aux[1], leaves))))

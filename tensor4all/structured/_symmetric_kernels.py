@@ -1,0 +1,375 @@
+"""Kernels of :class:`SymmetricTensor`: arithmetic, transpose, contraction and the
+matrix decompositions, block by block (never densifying).
+
+Contraction (``einsum`` of two operands, ``tensordot``, ``matmul``): the contracted legs
+must be the same space with opposite duality (:class:`SectorMismatchError` otherwise).
+Blocks are grouped by the charges of their contracted legs; every pair of blocks that
+agree there is one tenferro contraction (a GEMM after tenferro's own reshapes) whose
+result is added into the output block of its free charges. Charges add: the result
+carries ``a.charge + b.charge``.
+
+Decompositions act on a two-leg tensor (a matrix ``(row, col)`` of charge ``q``; fuse
+legs first with ``fuse_legs``). Such a matrix is block diagonal: row sector ``a`` pairs
+with the one column sector ``b`` such that ``s_r a + s_c b == q``. Each stored block is
+factorized by tenferro (so derivatives are tenferro's, per block); the new bond leg ``k``
+has one sector per block, of charge ``t = s_r a``: ``U``/``Q``/``V`` have legs
+``(row, k.dual())`` and charge 0, ``Vh``/``R`` legs ``(k, col)`` and charge ``q``, and the
+singular values or eigenvalues form a :class:`SectorDiagonal` on ``k``.
+``truncated_svd`` keeps the largest singular values across all sectors together, with
+tenferro's meaning of ``max_rank`` and ``cutoff`` (``s > cutoff * s_max``); sectors left
+with none vanish from the bond. Mixed symmetric/dense operands have no kernel here: the
+dispatcher densifies them (counted, see ``fallback_stats``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import tenferro as tf
+from tenferro.checks import concrete_value
+
+from ._einsum import parse_subscripts
+from ._errors import SectorMismatchError, StructuredShapeError, SymmetryError
+from ._symmetric import SectorDiagonal, SymmetricTensor
+from ._symmetry import Leg, sign_of
+
+__all__ = [
+    "sym_negative", "sym_conj", "sym_real", "sym_imag", "sym_scale", "scale_sym", "sym_divide", "sym_add",
+    "sym_subtract", "sym_transpose", "sym_einsum", "sym_tensordot", "sym_matmul", "sym_norm", "sym_svd",
+    "sym_qr", "sym_eigh", "sym_truncated_svd",
+]
+
+
+def _same(x: SymmetricTensor, blocks: dict, legs: Any = None, charge: Any = None, dtype: Any = None) -> SymmetricTensor:
+    return SymmetricTensor._make(blocks, x.legs if legs is None else legs, x.charge if charge is None else charge,
+                                 x.dtype if dtype is None else dtype)
+
+
+def _real_dtype(dt: Any) -> Any:
+    return {"complex64": tf.float32, "complex128": tf.float64}.get(str(dt).split(".")[-1], dt)
+
+
+# --- elementwise ------------------------------------------------------------------------------
+def sym_negative(x: SymmetricTensor) -> SymmetricTensor:
+    return _same(x, {k: tf.negative(b) for k, b in x._blocks.items()})
+
+
+def sym_conj(x: SymmetricTensor) -> SymmetricTensor:
+    """Complex conjugate with every leg's duality flipped and the charge negated (ITensor's
+    ``dag``): the blocks are the same sectors, so ``einsum("ab,ab->", x.conj(), x)``
+    contracts legs of opposite duality."""
+    g = x.symmetry
+    return SymmetricTensor._make({k: tf.conj(b) for k, b in x._blocks.items()}, [leg.dual() for leg in x.legs],
+                                 g.negate(x.charge), x.dtype)
+
+
+def sym_real(x: SymmetricTensor) -> SymmetricTensor:
+    return _same(x, {k: tf.real(b) for k, b in x._blocks.items()}, dtype=_real_dtype(x.dtype))
+
+
+def sym_imag(x: SymmetricTensor) -> SymmetricTensor:
+    return _same(x, {k: tf.imag(b) for k, b in x._blocks.items()}, dtype=_real_dtype(x.dtype))
+
+
+def _scaled(x: SymmetricTensor, blocks: dict) -> SymmetricTensor:
+    dt = next(iter(blocks.values())).dtype if blocks else x.dtype
+    return _same(x, blocks, dtype=dt)
+
+
+def sym_scale(x: SymmetricTensor, s: Any) -> SymmetricTensor:
+    return _scaled(x, {k: tf.multiply(b, s) for k, b in x._blocks.items()})
+
+
+def scale_sym(s: Any, x: SymmetricTensor) -> SymmetricTensor:
+    return _scaled(x, {k: tf.multiply(s, b) for k, b in x._blocks.items()})
+
+
+def sym_divide(x: SymmetricTensor, s: Any) -> SymmetricTensor:
+    return _scaled(x, {k: tf.divide(b, s) for k, b in x._blocks.items()})
+
+
+def _check_same_structure(op: str, a: SymmetricTensor, b: SymmetricTensor) -> None:
+    if len(a.legs) != len(b.legs):
+        raise SectorMismatchError(f"{op}: operands have {len(a.legs)} and {len(b.legs)} legs")
+    for k, (la, lb) in enumerate(zip(a.legs, b.legs)):
+        if not (la.same_space(lb) and la.is_dual == lb.is_dual):
+            raise SectorMismatchError(f"{op}: leg {k} differs: {la!r} and {lb!r}")
+    if a.charge != b.charge:
+        raise SectorMismatchError(f"{op}: the operands carry charges {a.charge!r} and {b.charge!r}; only tensors "
+                                  "of one charge add")
+
+
+def sym_add(a: SymmetricTensor, b: SymmetricTensor) -> SymmetricTensor:
+    _check_same_structure("add", a, b)
+    out = dict(a._blocks)
+    for k, v in b._blocks.items():
+        out[k] = tf.add(out[k], v) if k in out else v
+    return _scaled(a, out) if out else a
+
+
+def sym_subtract(a: SymmetricTensor, b: SymmetricTensor) -> SymmetricTensor:
+    _check_same_structure("subtract", a, b)
+    out = dict(a._blocks)
+    for k, v in b._blocks.items():
+        out[k] = tf.subtract(out[k], v) if k in out else tf.negative(v)
+    return _scaled(a, out) if out else a
+
+
+def sym_transpose(x: SymmetricTensor, axes: Any = None) -> SymmetricTensor:
+    n = len(x.legs)
+    perm = tuple(range(n - 1, -1, -1)) if axes is None else tuple(int(a) % n for a in axes)
+    if perm == tuple(range(n)):
+        return x
+    blocks = {tuple(k[p] for p in perm): tf.transpose(b, perm) for k, b in x._blocks.items()}
+    return SymmetricTensor._make(blocks, [x.legs[p] for p in perm], x.charge, x.dtype)
+
+
+# --- contraction ------------------------------------------------------------------------------
+def _check_contracted(op: str, la: Leg, lb: Leg, what: str) -> None:
+    if not la.same_space(lb):
+        raise SectorMismatchError(f"{op}: {what} joins legs with different sectors: {la!r} and {lb!r}")
+    if la.is_dual == lb.is_dual:
+        raise SectorMismatchError(f"{op}: {what} joins two {'dual' if la.is_dual else 'non-dual'} legs "
+                                  f"({la!r}); a contraction needs opposite duality (use x.conj() or leg.dual())")
+
+
+def _pairwise(op: str, a: SymmetricTensor, la: str, b: SymmetricTensor, lb: str, out: str) -> Any:
+    """``einsum(la,lb->out)`` of two symmetric tensors; labels in ``out`` come from one
+    operand only (no batch labels), each label at most once per operand."""
+    if a.symmetry != b.symmetry:
+        raise SectorMismatchError(f"{op}: the operands have symmetries {a.symmetry!r} and {b.symmetry!r}")
+    contracted = [c for c in la if c in lb]
+    for c in contracted:
+        _check_contracted(op, a.legs[la.index(c)], b.legs[lb.index(c)], f"label {c!r}")
+    ia = [la.index(c) for c in contracted]
+    ib = [lb.index(c) for c in contracted]
+    legs = [a.legs[la.index(c)] if c in la else b.legs[lb.index(c)] for c in out]
+    g = a.symmetry
+    charge = g.add(a.charge, b.charge)
+    spec = f"{la},{lb}->{out}"
+    by_c: dict[tuple, list[tuple[tuple, Any]]] = {}
+    for kb, vb in b._blocks.items():
+        by_c.setdefault(tuple(kb[i] for i in ib), []).append((kb, vb))
+    pos = [(0, la.index(c)) if c in la else (1, lb.index(c)) for c in out]
+    blocks: dict[tuple, Any] = {}
+    for ka, va in a._blocks.items():
+        for kb, vb in by_c.get(tuple(ka[i] for i in ia), ()):
+            key = tuple((ka, kb)[s][i] for s, i in pos)
+            r = tf.einsum(spec, va, vb)
+            blocks[key] = tf.add(blocks[key], r) if key in blocks else r
+    dtype = next(iter(blocks.values())).dtype if blocks else tf.result_type(a.dtype, b.dtype)
+    if not out:   # full contraction: a dense scalar
+        total = blocks.get(())
+        return tf.zeros((), dtype=dtype) if total is None else total
+    return SymmetricTensor._make(blocks, legs, charge, dtype)
+
+
+def _single(op: str, x: SymmetricTensor, lab: str, out: str) -> Any:
+    if len(set(lab)) != len(lab) or sorted(lab) != sorted(out):
+        return NotImplemented   # traces and sums fall back to dense
+    return sym_transpose(x, [lab.index(c) for c in out])
+
+
+def sym_einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Any:
+    """``einsum`` of symmetric tensors (two or more: contracted left to right), or one
+    (a transpose). Other operand kinds, traces, batch (hyper-edge) labels and ellipses
+    fall back to dense."""
+    if not all(isinstance(x, SymmetricTensor) for x in operands):
+        return NotImplemented
+    parsed = parse_subscripts(subscripts, len(operands))
+    if parsed is None:
+        return NotImplemented
+    ins, out = parsed
+    if len(operands) == 1:
+        return _single("einsum", operands[0], ins[0], out)
+    counts: dict[str, int] = {}
+    for lab in ins:
+        if len(set(lab)) != len(lab):
+            return NotImplemented
+        for c in lab:
+            counts[c] = counts.get(c, 0) + 1
+    if any(n > 2 for n in counts.values()) or any(counts.get(c, 0) != 1 for c in out) or len(set(out)) != len(out):
+        return NotImplemented
+    acc, acc_lab = operands[0], ins[0]
+    for k in range(1, len(operands)):
+        later = "".join(ins[k + 1:]) + out
+        lab_b = ins[k]
+        keep = "".join(c for c in acc_lab + lab_b if c in later and not (c in acc_lab and c in lab_b))
+        res_lab = keep if k < len(operands) - 1 else out
+        acc = _pairwise("einsum", acc, acc_lab, operands[k], lab_b, res_lab)
+        acc_lab = res_lab
+        if not isinstance(acc, SymmetricTensor) and k < len(operands) - 1:
+            return NotImplemented   # a scalar in the middle of the chain: rare, dense handles it
+    return acc
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def sym_tensordot(a: SymmetricTensor, b: SymmetricTensor, axes: Any = 2) -> Any:
+    """``tensordot`` with NumPy's ``axes`` (an int: the last ``axes`` legs of ``a`` with the
+    first of ``b``; or two lists of axes)."""
+    na, nb = len(a.legs), len(b.legs)
+    if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
+        n = int(axes)
+        if not 0 <= n <= min(na, nb):
+            raise StructuredShapeError(f"tensordot: axes={n} but the operands have {na} and {nb} legs")
+        xa, xb = list(range(na - n, na)), list(range(n))
+    else:
+        try:
+            xa, xb = ([int(i) for i in (ax if isinstance(ax, (list, tuple)) else [ax])] for ax in axes)
+        except (TypeError, ValueError):
+            raise StructuredShapeError(f"tensordot: axes must be an int or two lists of axes, got {axes!r}") from None
+        if len(xa) != len(xb):
+            raise StructuredShapeError(f"tensordot: axes {axes!r} pair {len(xa)} legs of a with {len(xb)} of b")
+        xa, xb = [i % na for i in xa], [i % nb for i in xb]
+    if na + nb > len(_LETTERS):
+        return NotImplemented
+    la = _LETTERS[:na]
+    lb_list = list(_LETTERS[na:na + nb])
+    for i, j in zip(xa, xb):
+        lb_list[j] = la[i]
+    lb = "".join(lb_list)
+    out = "".join(c for i, c in enumerate(la) if i not in xa) + "".join(c for j, c in enumerate(lb) if j not in xb)
+    return _pairwise("tensordot", a, la, b, lb, out)
+
+
+def sym_matmul(a: SymmetricTensor, b: SymmetricTensor) -> Any:
+    if len(a.legs) != 2 or len(b.legs) != 2:
+        return NotImplemented
+    return _pairwise("matmul", a, "ab", b, "bc", "ac")
+
+
+def sym_norm(x: SymmetricTensor, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
+    """Frobenius norm over the stored blocks; other orders fall back."""
+    if axis is not None or keepdims or ord not in (None, "fro"):
+        return NotImplemented
+    if not x._blocks:
+        return tf.zeros((), dtype=_real_dtype(x.dtype))
+    flat = [tf.reshape(b, (-1,)) for b in x._blocks.values()]
+    return tf.linalg.norm(flat[0] if len(flat) == 1 else tf.concatenate(flat, axis=0))
+
+
+# --- decompositions ---------------------------------------------------------------------------
+def _matrix(op: str, x: SymmetricTensor) -> tuple[Leg, Leg]:
+    if len(x.legs) != 2:
+        raise SymmetryError(f"{op} of a symmetric tensor needs two legs (a matrix), got {len(x.legs)}; fuse the "
+                            "row and column legs first (x.fuse_legs([...], [...]))")
+    return x.legs
+
+
+def _bond(row: Leg, keys: list[tuple], dims: list[int]) -> Leg:
+    """The new bond leg: one sector of charge ``s_r a`` per row sector ``a``."""
+    g = row.symmetry
+    sectors = [((a if sign_of(row) > 0 else g.negate(a)), d) for (a, _), d in zip(keys, dims)]
+    return Leg(g, sectors)
+
+
+def _factor(op: str, x: SymmetricTensor, fn: Any) -> tuple[Leg, list, list, list]:
+    row, col = _matrix(op, x)
+    keys = [k for k in x._blocks]
+    parts = [fn(x._blocks[k]) for k in keys]
+    return row, col, keys, parts
+
+
+def sym_svd(x: SymmetricTensor, full_matrices: bool = False, compute_uv: bool = True) -> Any:
+    if full_matrices:
+        return NotImplemented
+    row, col = _matrix("svd", x)
+    keys = list(x._blocks)
+    if not keys:
+        raise SymmetryError("svd of a symmetric tensor with no blocks (the zero matrix): there are no sectors "
+                            "to decompose")
+    if not compute_uv:
+        parts = [tf.linalg.svd(x._blocks[k], compute_uv=False) for k in keys]
+        bond = _bond(row, keys, [p.shape[0] for p in parts])
+        return SectorDiagonal._make(bond, dict(zip(bond.charges, parts)))
+    parts = [tf.linalg.svd(x._blocks[k]) for k in keys]
+    return _assemble_svd(x, row, col, keys, parts)
+
+
+def _assemble_svd(x: SymmetricTensor, row: Leg, col: Leg, keys: list, parts: list) -> tuple:
+    bond = _bond(row, keys, [p[1].shape[0] for p in parts])
+    g = x.symmetry
+    us, ss, vs = {}, {}, {}
+    for (a, b), t, (u, s, vh) in zip(keys, bond.charges, parts):
+        us[(a, t)], ss[t], vs[(t, b)] = u, s, vh
+    U = SymmetricTensor._make(us, [row, bond.dual()], g.identity, x.dtype)
+    Vh = SymmetricTensor._make(vs, [bond, col], x.charge, x.dtype)
+    return U, SectorDiagonal._make(bond, ss), Vh
+
+
+def sym_truncated_svd(x: SymmetricTensor, max_rank: Any = None, cutoff: Any = None) -> Any:
+    """One truncation across all sectors (tenferro's ``max_rank``/``cutoff`` meaning); the
+    derivative is that of the kept part of each block's full thin SVD (discarded subspace
+    included, as ``tenferro.linalg.truncated_svd``)."""
+    row, col = _matrix("truncated_svd", x)
+    keys = list(x._blocks)
+    if not keys:
+        raise SymmetryError("truncated_svd of a symmetric tensor with no blocks (the zero matrix)")
+    parts = [tf.linalg.svd(x._blocks[k]) for k in keys]
+    values = []
+    for j, p in enumerate(parts):
+        s = concrete_value(p[1])
+        if s is None:
+            raise SymmetryError("truncated_svd of a symmetric tensor chooses its rank from the singular values; "
+                                "under tenferro.jit they are not known while tracing (call it outside jit)")
+        values.extend((float(v), j, i) for i, v in enumerate(np.asarray(s)))
+    values.sort(key=lambda t: -t[0])
+    r = len(values) if max_rank is None else min(len(values), int(max_rank))
+    if cutoff is not None and values:
+        smax = values[0][0]
+        r = min(r, sum(1 for v, _, _ in values if v > float(cutoff) * smax))
+    r = max(r, 1)
+    keep = [0] * len(parts)
+    for _, j, _ in values[:r]:
+        keep[j] += 1
+    kept_keys, kept_parts = [], []
+    for k, p, n in zip(keys, parts, keep):
+        if n:
+            kept_keys.append(k)
+            kept_parts.append((p[0][:, :n], p[1][:n], p[2][:n, :]))
+    return _assemble_svd(x, row, col, kept_keys, kept_parts)
+
+
+def sym_qr(x: SymmetricTensor, mode: str = "reduced") -> Any:
+    if mode != "reduced":
+        return NotImplemented
+    row, col = _matrix("qr", x)
+    keys = list(x._blocks)
+    if not keys:
+        raise SymmetryError("qr of a symmetric tensor with no blocks (the zero matrix)")
+    parts = [tf.linalg.qr(x._blocks[k]) for k in keys]
+    bond = _bond(row, keys, [p[0].shape[1] for p in parts])
+    g = x.symmetry
+    qs, rs = {}, {}
+    for (a, b), t, (q, r) in zip(keys, bond.charges, parts):
+        qs[(a, t)], rs[(t, b)] = q, r
+    return (SymmetricTensor._make(qs, [row, bond.dual()], g.identity, x.dtype),
+            SymmetricTensor._make(rs, [bond, col], x.charge, x.dtype))
+
+
+def sym_eigh(x: SymmetricTensor) -> Any:
+    """Eigen-decomposition of a Hermitian operator on ``row`` (legs ``(row, row.dual())``,
+    charge 0). Every row sector is a block; one not stored is zero (eigenvalues 0,
+    eigenvectors the identity), so the spectrum is the dense one."""
+    row, col = _matrix("eigh", x)
+    g = x.symmetry
+    if not (col.same_space(row) and col.is_dual != row.is_dual) or x.charge != g.identity:
+        raise SectorMismatchError(f"eigh of a symmetric tensor needs legs (leg, leg.dual()) and charge "
+                                  f"{g.identity!r} (an operator on one space), got legs {row!r}, {col!r} and charge "
+                                  f"{x.charge!r}")
+    keys = [(a, a) for a in row.charges]
+    ws, vs = {}, {}
+    bond = _bond(row, keys, list(row.dims))
+    rdt = _real_dtype(x.dtype)
+    for (a, _), t in zip(keys, bond.charges):
+        blk = x._blocks.get((a, a))
+        if blk is None:
+            d = row.sector_dim(a)
+            ws[t] = tf.zeros((d,), dtype=rdt)
+            vs[(a, t)] = tf.eye(d, dtype=x.dtype)
+        else:
+            ws[t], vs[(a, t)] = tf.linalg.eigh(blk)
+    return SectorDiagonal._make(bond, ws), SymmetricTensor._make(vs, [row, bond.dual()], g.identity, x.dtype)
