@@ -70,8 +70,8 @@ def allowed_sectors(legs: Sequence[Leg], charge: Any) -> list[tuple]:
     out = []
     last = legs[-1]
     for head in _product([leg.charges for leg in legs[:-1]]):
-        rest = g.add(charge, g.negate(g.total(head, signs[:-1])))   # s_last * q_last
-        q = rest if signs[-1] > 0 else g.negate(rest)
+        rest = g._add(charge, g._negate(g._total(head, signs[:-1])))   # s_last * q_last
+        q = rest if signs[-1] > 0 else g._negate(rest)
         if q in last:
             out.append((*head, q))
     return out
@@ -137,7 +137,7 @@ class SymmetricTensor(StructuredTensor):
                 if q not in leg:
                     raise LegError(f"{op}: block {key!r}: leg {k} has no sector of charge {q!r}; its charges are "
                                    f"{list(leg.charges)}")
-            total = g.total(key, signs)
+            total = g._total(key, signs)
             if total != charge:
                 raise SymmetryViolationError(
                     f"{op}: block {key!r} carries charge {total!r} (dual legs counted negatively) but the tensor's "
@@ -236,9 +236,10 @@ class SymmetricTensor(StructuredTensor):
         """The shapes of the stored blocks, in key order, as a jagged shape."""
         return JaggedShape([Shape(tuple(b.shape)) for b in self._blocks.values()])
 
-    def allowed_sectors(self) -> list[tuple]:
-        """Every sector tuple that may hold a nonzero block (stored or not)."""
-        return allowed_sectors(self._legs, self._charge)
+    def allowed_sectors(self, charge: Any = None) -> list[tuple]:
+        """Every sector tuple of the legs that may hold a nonzero block (stored or not) for
+        ``charge`` (default: the tensor's charge)."""
+        return allowed_sectors(self._legs, self._charge if charge is None else self.symmetry.canonical(charge))
 
     # -- dense view ----------------------------------------------------------------------
     def to_dense(self) -> Any:
@@ -469,7 +470,7 @@ def _check_symmetric(x: np.ndarray, legs: Sequence[Leg], keys: list[tuple], char
                     sectors.append(q)
                     break
         g = legs[0].symmetry
-        total = g.total(sectors, [sign_of(leg) for leg in legs])
+        total = g._total(sectors, [sign_of(leg) for leg in legs])
         raise SymmetryViolationError(
             f"{op}: x is not symmetric: entry {tuple(int(i) for i in idx)} = {x[idx]!r} lies in the sectors "
             f"{tuple(sectors)!r}, which carry charge {total!r}, not {charge!r} (tolerance {limit:.3g})")
@@ -504,6 +505,8 @@ class SectorDiagonal:
     def to_vector(self) -> Any:
         """All values as one 1-d tensor, in the leg's sector order."""
         vs = [self.values[q] for q in self.leg.charges if q in self.values]
+        if not vs:
+            return tf.zeros((0,))
         return vs[0] if len(vs) == 1 else tf.concatenate(vs, axis=0)
 
     def to_dense(self) -> Any:
@@ -518,9 +521,6 @@ class SectorDiagonal:
 
     def __len__(self) -> int:
         return len(self.values)
-
-    def items(self):
-        return self.values.items()
 
     def __repr__(self) -> str:
         return f"SectorDiagonal({self.leg!r}, sectors={list(self.values)})"

@@ -61,7 +61,7 @@ def sym_conj(x: SymmetricTensor) -> SymmetricTensor:
     contracts legs of opposite duality."""
     g = x.symmetry
     return SymmetricTensor._make({k: tf.conj(b) for k, b in x._blocks.items()}, [leg.dual() for leg in x.legs],
-                                 g.negate(x.charge), x.dtype)
+                                 g._negate(x.charge), x.dtype)
 
 
 def sym_real(x: SymmetricTensor) -> SymmetricTensor:
@@ -146,7 +146,7 @@ def _pairwise(op: str, a: SymmetricTensor, la: str, b: SymmetricTensor, lb: str,
     ib = [lb.index(c) for c in contracted]
     legs = [a.legs[la.index(c)] if c in la else b.legs[lb.index(c)] for c in out]
     g = a.symmetry
-    charge = g.add(a.charge, b.charge)
+    charge = g._add(a.charge, b.charge)
     spec = f"{la},{lb}->{out}"
     by_c: dict[tuple, list[tuple[tuple, Any]]] = {}
     for kb, vb in b._blocks.items():
@@ -262,7 +262,7 @@ def _matrix(op: str, x: SymmetricTensor) -> tuple[Leg, Leg]:
 def _bond(row: Leg, keys: list[tuple], dims: list[int]) -> Leg:
     """The new bond leg: one sector of charge ``s_r a`` per row sector ``a``."""
     g = row.symmetry
-    sectors = [((a if sign_of(row) > 0 else g.negate(a)), d) for (a, _), d in zip(keys, dims)]
+    sectors = [((a if sign_of(row) > 0 else g._negate(a)), d) for (a, _), d in zip(keys, dims)]
     return Leg(g, sectors)
 
 

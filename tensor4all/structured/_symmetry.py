@@ -39,25 +39,44 @@ def _as_int(value: Any, what: str) -> int:
 
 
 class Symmetry:
-    """An abelian group of charges. Subclasses define :meth:`canonical` (validate and
-    normalize one charge), :meth:`add`, :meth:`negate` and :attr:`identity`."""
+    """An abelian group of charges (abstract: use :class:`U1`, :class:`Zn`, products).
+    Subclasses define :meth:`canonical` (validate and normalize one charge), ``_add``,
+    ``_negate`` (on canonical charges, unchecked: the inner loops) and :attr:`identity`;
+    the public :meth:`add`, :meth:`negate` and :meth:`total` check their charges."""
 
     identity: Any = 0
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Symmetry:
+        if cls is Symmetry:
+            raise ChargeError("Symmetry is the abstract base of the groups; use U1(), Zn(n), Z2() or products "
+                              "such as U1() * Z2()")
+        return super().__new__(cls)
 
     def canonical(self, q: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def add(self, a: Any, b: Any) -> Any:  # pragma: no cover - abstract
+    def _add(self, a: Any, b: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def negate(self, a: Any) -> Any:  # pragma: no cover - abstract
+    def _negate(self, a: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def add(self, a: Any, b: Any) -> Any:
+        """``a + b`` in the group."""
+        return self._add(self.canonical(a), self.canonical(b))
+
+    def negate(self, a: Any) -> Any:
+        """``-a`` in the group."""
+        return self._negate(self.canonical(a))
 
     def total(self, charges: Iterable[Any], signs: Iterable[int]) -> Any:
-        """``sum_i s_i q_i`` of canonical charges."""
+        """``sum_i s_i q_i`` (``s_i = -1`` for a dual leg, ``+1`` otherwise)."""
+        return self._total([self.canonical(q) for q in charges], list(signs))
+
+    def _total(self, charges: Iterable[Any], signs: Iterable[int]) -> Any:
         out = self.identity
         for q, s in zip(charges, signs):
-            out = self.add(out, q if s > 0 else self.negate(q))
+            out = self._add(out, q if s > 0 else self._negate(q))
         return out
 
     def __mul__(self, other: Symmetry) -> ProductSymmetry:
@@ -85,10 +104,10 @@ class U1(Symmetry):
     def canonical(self, q: Any) -> int:
         return _as_int(q, f"a charge of {self!r}")
 
-    def add(self, a: int, b: int) -> int:
+    def _add(self, a: int, b: int) -> int:
         return a + b
 
-    def negate(self, a: int) -> int:
+    def _negate(self, a: int) -> int:
         return -a
 
     def __repr__(self) -> str:
@@ -109,10 +128,10 @@ class Zn(Symmetry):
     def canonical(self, q: Any) -> int:
         return _as_int(q, f"a charge of {self!r}") % self.n
 
-    def add(self, a: int, b: int) -> int:
+    def _add(self, a: int, b: int) -> int:
         return (a + b) % self.n
 
-    def negate(self, a: int) -> int:
+    def _negate(self, a: int) -> int:
         return (-a) % self.n
 
     def _key(self) -> tuple:
@@ -142,11 +161,11 @@ class ProductSymmetry(Symmetry):
             raise ChargeError(f"a charge of {self!r} must be a tuple of {len(self.factors)} integers, got {q!r}")
         return tuple(f.canonical(x) for f, x in zip(self.factors, q))
 
-    def add(self, a: tuple, b: tuple) -> tuple:
-        return tuple(f.add(x, y) for f, x, y in zip(self.factors, a, b))
+    def _add(self, a: tuple, b: tuple) -> tuple:
+        return tuple(f._add(x, y) for f, x, y in zip(self.factors, a, b))
 
-    def negate(self, a: tuple) -> tuple:
-        return tuple(f.negate(x) for f, x in zip(self.factors, a))
+    def _negate(self, a: tuple) -> tuple:
+        return tuple(f._negate(x) for f, x in zip(self.factors, a))
 
     def _key(self) -> tuple:
         return self.factors
@@ -247,12 +266,6 @@ class Leg:
     def _copy_slots(self) -> tuple[str, ...]:
         return ("symmetry", "_sectors", "_offsets")
 
-    def flipped_charges(self) -> Leg:
-        """``-q`` for every sector, duality flipped: the same space seen from the other side
-        (charge rule unchanged)."""
-        g = self.symmetry
-        return Leg(g, [(g.negate(q), d) for q, d in self._sectors.items()], dual=not self.is_dual)
-
     def same_space(self, other: Leg) -> bool:
         """Same group, same sectors in the same order (duality not compared)."""
         return (isinstance(other, Leg) and self.symmetry == other.symmetry
@@ -299,7 +312,7 @@ class FusedLeg(Leg):
         signs = [sign_of(p) for p in parts]
         groups: dict[Any, list[tuple[tuple, int]]] = {}
         for combo in itertools.product(*(p.charges for p in parts)):
-            q = g.total(combo, signs)
+            q = g._total(combo, signs)
             size = int(np.prod([p.sector_dim(c) for p, c in zip(parts, combo)]))
             groups.setdefault(q, []).append((combo, size))
         order = sorted(groups, key=_sort_key)
@@ -322,8 +335,9 @@ class FusedLeg(Leg):
         return ("symmetry", "_sectors", "_offsets", "parts", "pieces", "_by_sector")
 
     def pieces_of(self, q: Any) -> list[tuple[tuple, int, int]]:
-        """The part-sector tuples stacked in fused sector ``q``, with their ranges."""
-        return self._by_sector.get(q, [])
+        """The part-sector tuples stacked in fused sector ``q``, with their ranges (none for
+        a charge of the group that is not a sector of this leg)."""
+        return self._by_sector.get(self.symmetry.canonical(q), [])
 
     def split(self) -> tuple[Leg, ...]:
         """The legs this one was fused from (duality flipped if this leg was dualized)."""
