@@ -19,8 +19,12 @@ class ArgSpec:
     position and by name. Each is completed from the other through the function's
     signature, as JAX's ``jit`` does: ``static_argnums=1`` also makes the second
     parameter static when it is passed by keyword, ``static_argnames="n"`` also
-    when ``n`` is passed by position. Checked against the signature at
-    construction (``error``: the exception class)."""
+    when ``n`` is passed by position. A negative index counts from the end of the
+    positional parameters when their number is fixed (``-1``: the last one), and
+    from the end of a call's positional arguments when the function takes
+    ``*args``. Checked against the signature at construction (``error``: the
+    exception class); an argument both static and donated is an error there, or,
+    for a negative index of a function taking ``*args``, when it is called."""
 
     __slots__ = ("static_nums", "static_names", "donate_nums", "donate_names", "_where", "_error",
                  "_positional", "_keyword", "_pos_only", "_open_pos", "_open_kw")
@@ -54,6 +58,8 @@ class ArgSpec:
 
     def _complete(self, nums: Any, names: Any, kind: str) -> tuple[tuple[int, ...], tuple[str, ...]]:
         n_set = set(self._nums(nums, f"{kind}_argnums"))
+        if not self._open_pos:   # a fixed number of positional parameters: -1 is the last of them
+            n_set = {i + len(self._positional) if i < 0 else i for i in n_set}
         s_set = set(self._names(names, f"{kind}_argnames"))
         n_set |= {self._positional.index(s) for s in s_set if s in self._positional}
         s_set |= {self._positional[i] for i in n_set
@@ -116,9 +122,18 @@ class ArgSpec:
                             f"{nargs} positional argument{'s' if nargs != 1 else ''}")
         return pos
 
-    def donate_positions(self, nargs: int) -> set[int]:
-        """The donated positions of a call with ``nargs`` positional arguments."""
-        return {i + nargs if i < 0 else i for i in self.donate_nums} & set(range(nargs))
+    def donate_positions(self, nargs: int, static_pos: set[int]) -> set[int]:
+        """The donated positions of a call with ``nargs`` positional arguments
+        (``static_pos``: its static ones). A negative index of a function taking
+        ``*args`` is resolved only here, so an argument both static and donated
+        that :meth:`__init__` could not see is an error here."""
+        pos = {i + nargs if i < 0 else i for i in self.donate_nums} & set(range(nargs))
+        both = sorted(pos & static_pos)
+        if both:
+            raise self._error(f"{self._where}: an argument cannot be both static and donated (called with {nargs} "
+                              f"positional argument{'s' if nargs != 1 else ''}, {self.label(both[0])} is both; "
+                              f"static_argnums={self.static_nums!r}, donate_argnums={self.donate_nums!r})")
+        return pos
 
     def label(self, j: int) -> str:
         """Positional argument ``j`` in words."""

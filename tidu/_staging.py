@@ -17,6 +17,8 @@ donated buffer may be is the value library's business: a *donor* (see
 from __future__ import annotations
 
 import collections
+import math
+import numbers
 import warnings
 from typing import Any, Callable, NamedTuple, Sequence
 
@@ -194,13 +196,13 @@ class StagedFunction:
         here), the static ones, the key and the donated leaves of one call."""
         spec = self.args
         static_pos = spec.static_positions(len(args), self._error)
-        statics = [("arg", j, _hashable(args[j], lambda j=j: f"positional argument {j}", self))
+        statics = [("arg", j, _static(args[j], lambda j=j: f"positional argument {j}", self))
                    for j in sorted(static_pos)]
         dyn_args = tuple(a for j, a in enumerate(args) if j not in static_pos)
         dyn_kwargs = {}
         for k in sorted(kwargs):
             if k in spec.static_names:
-                statics.append(("kw", k, _hashable(kwargs[k], lambda k=k: f"keyword argument {k!r}", self)))
+                statics.append(("kw", k, _static(kwargs[k], lambda k=k: f"keyword argument {k!r}", self)))
             else:
                 dyn_kwargs[k] = kwargs[k]
         origin = (args, static_pos, dyn_kwargs)
@@ -215,7 +217,7 @@ class StagedFunction:
                 a, new = self._classify(x, leaves, i, origin)
             mask.append(a is None)
             if a is None:
-                key_leaves.append(("static", type(x), _hashable(x, lambda i=i: self._describe(origin, i), self)))
+                key_leaves.append(_static(x, lambda i=i: self._describe(origin, i), self))
             else:
                 key_leaves.append(a)
                 converted.append(new)
@@ -251,7 +253,7 @@ class StagedFunction:
     def _donated(self, args: tuple, dyn_kwargs: dict, static_pos: set, leaves: list,
                  mask: list) -> tuple[bool, ...]:
         """For each dynamic leaf, whether it belongs to a donated argument."""
-        donated = self.args.donate_positions(len(args))
+        donated = self.args.donate_positions(len(args), static_pos)
         flags: list[bool] = []
         for j, a in enumerate(args):
             if j not in static_pos:
@@ -410,7 +412,66 @@ def _short_repr(x: Any) -> str:
     return r if len(r) <= 40 else r[:37] + "..."
 
 
-def _hashable(x: Any, what: Callable[[], str], staged: StagedFunction) -> Any:
+class _Static:
+    """A static value in a signature key. Two are equal when their values are of
+    the same type and equal, as eager promotion tells them apart: ``1``, ``1.0``
+    and ``True`` differ (so do ``(1, 2)`` and ``(1.0, 2)``: tuples and frozensets
+    are keyed element by element), ``-0.0`` and ``0.0`` differ (their sign), and
+    NaN equals NaN (of the same sign), so a NaN argument hits the cache."""
+
+    __slots__ = ("value", "key", "_hash")
+
+    def __init__(self, value: Any):
+        self.value = value
+        self.key = _value_key(value)
+        self._hash = hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Static and self._hash == other._hash and self.key == other.key
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"{type(self.value).__name__}({_short_repr(self.value)})"
+
+
+def _number_key(x: Any) -> Any:
+    """A real number as a key: its value, with the sign of a zero or a NaN (NaN
+    compares unequal to itself, ``-0.0`` equal to ``0.0``)."""
+    if x != x:
+        return ("nan", math.copysign(1.0, x) < 0)
+    if x == 0:
+        return (0, math.copysign(1.0, x) < 0)
+    return x
+
+
+def _value_key(x: Any) -> Any:
+    """``(type, value)`` of a static value, recursively for tuples and frozensets,
+    with numbers keyed by :func:`_number_key` (NumPy's scalars are registered
+    with :mod:`numbers`)."""
+    t = type(x)
+    if t is int or t is bool or t is str:
+        return (t, x)
+    if t is float:
+        return (t, _number_key(x))
+    if isinstance(x, tuple):
+        return (t, tuple(_value_key(e) for e in x))
+    if isinstance(x, frozenset):
+        return (t, frozenset(_value_key(e) for e in x))
+    if isinstance(x, numbers.Number) and not isinstance(x, numbers.Rational):
+        try:
+            if isinstance(x, numbers.Real):
+                return (t, _number_key(x))
+            if isinstance(x, numbers.Complex):
+                return (t, _number_key(x.real), _number_key(x.imag))
+        except (TypeError, ValueError):  # a number math.copysign cannot read: keyed by value
+            pass
+    return (t, x)
+
+
+def _static(x: Any, what: Callable[[], str], staged: StagedFunction) -> _Static:
+    """The key of static value ``x`` (``what()``: the argument in words)."""
     try:
         hash(x)
     except TypeError:
@@ -418,7 +479,7 @@ def _hashable(x: Any, what: Callable[[], str], staged: StagedFunction) -> Any:
             f"{staged._what}({staged.__name__}): {what()} is static but unhashable ({type(x).__name__}); "
             "static arguments key the compilation cache and must be hashable (use a tuple instead of a list, "
             "or pass arrays as non-static arguments)") from None
-    return x
+    return _Static(x)
 
 
 def _describe_change(old: Any, new: Any) -> str:

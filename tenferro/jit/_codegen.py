@@ -11,7 +11,10 @@ Memory: a value of at least :data:`FREE_BYTES` is deleted after its last use
 kernel writes into a dying input of its own shape and dtype (NumPy ``out=``)
 when that buffer is owned by the program: made by a kernel that always returns
 a new buffer (or a donated argument), and never read by a kernel that might
-return a view of it.
+return a view of it. Those ``out=`` lines are the only writes into an existing
+buffer, so the first line that writes into a donated argument's buffer is known
+here, and a call that raised tells from its traceback whether it got there
+(:meth:`Program.written`).
 """
 from __future__ import annotations
 
@@ -38,19 +41,34 @@ _COUNTER = itertools.count()
 class Program:
     """A compiled graph: the callable, its source and its cost estimate."""
 
-    __slots__ = ("graph", "source", "fn", "flops", "peak_bytes", "reused_buffers")
+    __slots__ = ("graph", "source", "fn", "flops", "peak_bytes", "reused_buffers", "donated_writes")
 
     def __init__(self, graph: Graph, source: str, fn: Callable[..., list], flops: float, peak_bytes: int,
-                 reused_buffers: int):
+                 reused_buffers: int, donated_writes: dict[int, int] | None = None):
         self.graph = graph
         self.source = source
         self.fn = fn
         self.flops = flops
         self.peak_bytes = peak_bytes
         self.reused_buffers = reused_buffers
+        self.donated_writes = donated_writes or {}   # donated input -> first source line writing its buffer
 
     def __call__(self, *args: Any) -> list:
         return self.fn(*args)
+
+    def written(self, exc: BaseException) -> set[int]:
+        """The donated inputs whose buffers a call that raised ``exc`` may have
+        written into: those whose first writing line it reached (the line it
+        failed at included). The others are untouched."""
+        line = None
+        tb = exc.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code is self.fn.__code__:
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        if line is None:  # not raised inside the program: assume the worst
+            return set(self.donated_writes)
+        return {i for i, first in self.donated_writes.items() if first <= line}
 
 
 def _on_cpu(graph: Graph) -> bool:
@@ -91,9 +109,12 @@ def generate(graph: Graph, donate: tuple[bool, ...] = (), name: str = "compiled"
             readers_safe[v] = readers_safe.get(v, True) and safe
     outputs = {v for v in graph.outvars if type(v) is Var}
     owned: set[Var] = set()
+    in_donated: dict[Var, int] = {}     # a value in a donated input's buffer -> that input
     for i, v in enumerate(graph.invars):
         if i < len(donate) and donate[i]:
             owned.add(v)
+            in_donated.setdefault(v, i)
+    first_write: dict[int, int] = {}    # donated input -> index in body of the first line writing into it
 
     body: list[str] = []
     reused = 0
@@ -115,6 +136,9 @@ def generate(graph: Graph, donate: tuple[bool, ...] = (), name: str = "compiled"
         if target is not None:
             expr = expr[:-1] + f", {names[target]})"   # positional out: cheaper than out= for NumPy ufuncs
             reused += 1
+            if target in in_donated:
+                first_write.setdefault(in_donated[target], len(body))
+                in_donated[eqn.outputs[0]] = in_donated[target]
         body.append(f"{', '.join(out_names)}{',' if len(out_names) == 1 and eqn.prim.multiple_results else ''}"
                     f" = {expr}")
         flops += eqn_flops(eqn)
@@ -152,10 +176,12 @@ def generate(graph: Graph, donate: tuple[bool, ...] = (), name: str = "compiled"
     lines += ["    " + h for h in head]
     if quiet:
         lines.append("    with _errstate(all='ignore'):")
+    first_body_line = len(lines) + 1
     lines += [indent + b for b in body]
     lines.append(indent + f"return [{', '.join(rets)}]")
     source = "\n".join(lines) + "\n"
     filename = f"<tenferro.jit {name} #{next(_COUNTER)}>"
     code = compile(source, filename, "exec")
     exec(code, env)
-    return Program(graph, source, env[name], flops, peak, reused)
+    donated_writes = {i: first_body_line + b for i, b in first_write.items()}
+    return Program(graph, source, env[name], flops, peak, reused, donated_writes)

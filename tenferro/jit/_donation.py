@@ -4,7 +4,9 @@ A donated argument's buffer belongs to the program: the generated code may write
 its results into it, and after the call the argument tensor is **deleted**: it
 holds a :class:`_DonatedBuffer` instead of its array, so any later use (an
 operation, ``.numpy()``, printing, passing it to ``jit`` again) raises
-:class:`DeletedTensorError` naming the call it was donated to.
+:class:`DeletedTensorError` naming the call it was donated to. When the call
+raises, an argument whose buffer the program had not yet written into (it writes
+only from a line known when it is generated) stays valid; one it had is deleted.
 
 Donation takes a buffer only when the tensor owns it exclusively, which CPython
 can tell exactly: the array owns its memory (or is a view of an owner nothing
@@ -31,6 +33,7 @@ import numpy as np
 
 from .._errors import TenferroError
 from .._tensor import Tensor
+from ._codegen import Program
 
 __all__ = ["DeletedTensorError", "DonationWarning", "run_donating", "is_deleted"]
 
@@ -139,10 +142,12 @@ def _not_owned(t: Tensor, seen: Counter, consts: Sequence[Any]) -> str | None:
 # ---------------------------------------------------------------------------
 def run_donating(run: Callable[..., list], leaves: list, donation: Any) -> list:
     """Run ``run`` (compiled with ``donation.donate``) on ``leaves``: each donated
-    leaf it may take is consumed (deleted after the call, even when the call
-    fails), any other donated leaf is replaced by a private copy (with a
-    :class:`DonationWarning`, unless the user passed a NumPy array there).
-    ``donation`` is a :class:`tidu._staging.Donation`."""
+    leaf it may take is consumed (deleted after the call), any other donated
+    leaf is replaced by a private copy (with a :class:`DonationWarning`, unless
+    the user passed a NumPy array there). When the call raises, a taken leaf
+    stays valid if the program had not reached its first line writing into that
+    buffer (:meth:`Program.written`; any executable that is no :class:`Program`:
+    every taken leaf is deleted). ``donation`` is a :class:`tidu._staging.Donation`."""
     seen = Counter(id(x._data) for x in leaves if type(x) is Tensor)
     args = list(leaves)
     taken: list[Tensor] = []
@@ -166,12 +171,22 @@ def run_donating(run: Callable[..., list], leaves: list, donation: Any) -> list:
     names = {id(x): donation.describe(i) for i, x in enumerate(leaves) if any(x is t for t in taken)}
     try:
         outs = run(*args)
-        # an output that is a donated argument itself (f returned it) becomes a new tensor over its buffer
-        outs = [Tensor._wrap(o._data) if any(o is x for x in taken) else o for o in outs]
-    finally:
-        for x in taken:
-            x._data = _DonatedBuffer(
-                f"this tensor was donated to {donation.name} ({names[id(x)]}) and deleted: its buffer belongs to "
-                "that call's outputs now. Donation consumes the argument (as in JAX): use the call's result, "
-                "or pass x.copy() to keep x")
+    except BaseException as exc:
+        # the program writes into a donated buffer only from a known line on: a call that raised
+        # before it leaves that argument untouched and valid; any other taken argument is consumed
+        written = run.written(exc) if isinstance(run, Program) else None
+        for i, x in enumerate(leaves):
+            if any(x is t for t in taken) and (written is None or i in written):
+                x._data = _DonatedBuffer(
+                    f"this tensor was donated to {donation.name} ({names[id(x)]}), which raised "
+                    f"{type(exc).__name__} after writing into its buffer, and deleted: its contents are lost. "
+                    "Pass x.copy() to keep x")
+        raise
+    # an output that is a donated argument itself (f returned it) becomes a new tensor over its buffer
+    outs = [Tensor._wrap(o._data) if any(o is x for x in taken) else o for o in outs]
+    for x in taken:
+        x._data = _DonatedBuffer(
+            f"this tensor was donated to {donation.name} ({names[id(x)]}) and deleted: its buffer belongs to "
+            "that call's outputs now. Donation consumes the argument (as in JAX): use the call's result, "
+            "or pass x.copy() to keep x")
     return outs

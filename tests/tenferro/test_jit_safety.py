@@ -343,6 +343,12 @@ BAD_SETTINGS = [
     ({"maxsize": 2.5}, "maxsize must be a non-negative int"),
     ({"static_argnames": "x", "donate_argnums": 0}, "both static and donated"),
     ({"static_argnums": 1, "donate_argnames": "n"}, "both static and donated"),
+    # negative indices are resolved against the signature before the check
+    ({"static_argnums": -1, "donate_argnums": 1}, "both static and donated (1 is in both"),
+    ({"static_argnums": 1, "donate_argnums": -1}, "both static and donated (1 is in both"),
+    ({"static_argnums": (0, -1), "donate_argnums": (-2,)}, "both static and donated (0 is in both"),
+    ({"static_argnames": "x", "donate_argnums": -2}, "both static and donated (0 is in both"),
+    ({"static_argnums": -1, "donate_argnames": "n"}, "both static and donated (1 is in both"),
 ]
 
 
@@ -449,3 +455,139 @@ def test_scalar_outputs_are_returned_as_they_are():
     g = tf.jit(lambda a: (tf.sum(a * a), 7))
     _close(tidu.grad(lambda a: g(a)[0])(x), x * 2.0)
     _close(tf.jit(lambda a: g(a)[1] * a)(x), x * 7.0)
+
+
+# ---------------------------------------------------------------------------
+# 4. signature keys: static values with their type, signed zeros, NaN
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("static", [False, True], ids=["scalar", "static_argnums"])
+@pytest.mark.parametrize("zero", [0.0, np.float64(0.0), np.float32(0.0), complex(0.0, 0.0)],
+                         ids=["float", "np.float64", "np.float32", "complex"])
+def test_minus_zero_does_not_reuse_the_program_of_zero(static, zero):
+    f = lambda x, s: x / s  # noqa: E731
+    h = tf.jit(f, static_argnums=1 if static else None)
+    x = tf.asarray(np.array([1.0, -2.0]))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for s in (zero, -zero, zero, -zero):
+            got, want = h(x, s), f(x, s)
+            np.testing.assert_array_equal(_np(got), _np(want))
+            assert np.signbit(np.real(_np(got))).tolist() == np.signbit(np.real(_np(want))).tolist()
+    assert h.cache_info()[:3] == (2, 2, 2)
+
+
+@pytest.mark.parametrize("how", ["scalar", "static_argnums", "static_argnames", "in a static tuple"])
+def test_a_nan_scalar_finds_its_program_again(how):
+    x = tf.asarray(rand(3))
+    if how == "in a static tuple":
+        h = tf.jit(lambda x, s: x + s[1], static_argnums=1)
+        call = lambda: h(x, (1, float("nan")))  # noqa: E731
+    elif how == "static_argnames":
+        h = tf.jit(lambda x, s: x + s, static_argnames="s")
+        call = lambda: h(x, s=float("nan"))  # noqa: E731
+    else:
+        h = tf.jit(lambda x, s: x + s, static_argnums=1 if how == "static_argnums" else None)
+        call = lambda: h(x, float("nan"))  # noqa: E731
+    for _ in range(3):
+        assert np.isnan(_np(call())).all()
+    assert h.cache_info()[:3] == (2, 1, 1)
+
+
+@pytest.mark.parametrize("static", [{"static_argnums": 1}, {"static_argnames": "n"}], ids=["argnums", "argnames"])
+def test_static_arguments_are_keyed_with_their_type(static):
+    x = tf.ones(2)
+    h = tf.jit(lambda x, n: tf.full((2,), n), **static)
+    for n in (1, 1.0, True, 1, np.float32(1.0), 1 + 0j):
+        assert h(x, n).dtype == tf.full((2,), n).dtype, n
+    assert h.cache_info().traces == 5
+    t = tf.jit(lambda x, n: tf.full((2,), n[1][1]), **static)
+    for n in (("a", (0, 1)), ("a", (0, 1.0)), ("a", (0, True))):
+        assert t(x, n).dtype == tf.full((2,), n[1][1]).dtype, n
+    assert t.cache_info().traces == 3
+
+
+def test_a_retrace_names_the_static_value_with_its_type():
+    h = tf.jit(lambda x, n: x * n, static_argnums=1, maxsize=None)
+    x = tf.ones(2)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        for n in (1, 2, 3, 4, 5, 6, 7, 7.0):
+            h(x, n)
+    msgs = [str(r.message) for r in rec if issubclass(r.category, tf.RetraceWarning)]
+    assert len(msgs) == 1 and "int(7)" in msgs[0] and "float(7.0)" in msgs[0], msgs
+
+
+def test_a_negative_static_index_names_the_last_parameter():
+    x = tf.asarray(rand(3))
+    h = tf.jit(lambda x, n=2: x ** n, static_argnums=-1)
+    assert h.static_argnums == (1,) and h.static_argnames == ("n",)
+    _close(h(x), x ** 2)               # n left to its default: x stays dynamic
+    _close(h(x, 3), x ** 3)
+    _close(h(x, n=3), x ** 3)          # static by keyword too
+
+
+def test_negative_indices_of_a_function_taking_args_are_checked_at_call_time(no_warnings):
+    def f(x, *rest):
+        return x * 2.0
+
+    h = tf.jit(f, static_argnums=-1, donate_argnums=0)   # cannot be resolved yet
+    y = tf.asarray(rand(3))
+    with pytest.raises(tf.JitArgumentError, match=r"both static and donated \(called with 1 positional argument, "
+                                                  r"argument 0 \(x\) is both"):
+        h(y)
+    assert not is_deleted(y)
+    _close(h(y, "mode"), rand(3) * 2.0)                 # -1 is "mode": static; x donated
+    assert is_deleted(y)
+    g = tf.jit(f, static_argnames="x", donate_argnums=-2)
+    with pytest.raises(tf.JitArgumentError, match="both static and donated"):
+        g(tf.ones(2), tf.ones(2))
+
+
+# ---------------------------------------------------------------------------
+# 5. donation when the call raises
+# ---------------------------------------------------------------------------
+def test_a_call_that_raises_before_writing_leaves_the_donated_argument_valid(no_warnings):
+    bad = np.array([[1.0, np.nan], [0.0, 1.0]], order="F")
+    h = tf.jit(tf.linalg.inv, donate_argnums=0)
+    t = tf.asarray(bad.copy(order="F"))
+    with pytest.raises(tf.linalg.NonFiniteError):
+        h(t)
+    assert not is_deleted(t)
+    np.testing.assert_array_equal(_np(t), bad)
+    t2 = tf.asarray(np.array([[2.0, 0.0], [0.0, 4.0]], order="F"))
+    _close(h(t2), np.diag([0.5, 0.25]))
+    assert is_deleted(t2)
+
+
+@pytest.mark.parametrize("body, value", [
+    (lambda a: tf.linalg.inv(tf.exp(a)), np.inf),          # exp writes into a's buffer, inv raises on inf
+    (lambda a: tf.linalg.inv(tf.log(a) + 1.0), 0.0),       # log runs quietly: the lines sit under np.errstate
+], ids=["exp", "quiet log"])
+def test_a_call_that_raises_after_writing_deletes_the_donated_argument(body, value, no_warnings):
+    h = tf.jit(body, donate_argnums=0)
+    t = tf.asarray(np.array([[value, 1.0], [2.0, 1.0]], order="F"))
+    assert h.lower(t).cost()["reused_buffers"] >= 1        # the program does write into its argument
+    with pytest.raises(tf.linalg.NonFiniteError):
+        h(t)
+    assert is_deleted(t)
+    with pytest.raises(tf.DeletedTensorError, match="which raised NonFiniteError after writing into its buffer"):
+        t.numpy()
+
+
+@pytest.mark.parametrize("inv_first", [True, False], ids=["inv first", "a written first"])
+def test_each_donated_argument_is_kept_or_deleted_by_where_the_call_raised(inv_first, no_warnings):
+    """``a`` is written (``a * 2.0`` and ``log`` into its buffer, quietly) before or after
+    ``inv(b)`` raises; ``b`` is only read, so it is never deleted by a failure."""
+    def body(a, b):
+        return tf.linalg.inv(b) + tf.log(a * 2.0) if inv_first else tf.log(a * 2.0) + tf.linalg.inv(b)
+
+    h = tf.jit(body, donate_argnums=(0, 1))
+    a0, b0 = np.array([[1.0, 2.0], [3.0, 4.0]], order="F"), np.array([[1.0, np.nan], [0.0, 1.0]], order="F")
+    a, b = tf.asarray(a0.copy(order="F")), tf.asarray(b0.copy(order="F"))
+    assert h.lower(a, b).cost()["reused_buffers"] >= 2
+    with pytest.raises(tf.linalg.NonFiniteError):
+        h(a, b)
+    assert is_deleted(a) is not inv_first and not is_deleted(b)
+    np.testing.assert_array_equal(_np(b), b0)
+    if inv_first:
+        np.testing.assert_array_equal(_np(a), a0)
