@@ -371,7 +371,8 @@ row("structured-combine-spec", ST.combine, (3, ST.Shape(2)), ST.StructuredTypeEr
 row("structured-combine-shape", ST.combine, ("i->i", "ab"), ST.StructuredTypeError, "shape 0 must be a Shape")
 row("structured-combine-arrows", ST.combine, ("i->i->i", ST.Shape(2)), ST.ShapeCombineError, "exactly one")
 # the fallback policy
-row("structured-set_fallback_policy", ST.set_fallback_policy, ("loud",), ST.StructuredTypeError, "must be one of")
+row("structured-set_fallback_policy", ST.set_fallback_policy, ("loud",), ST.StructuredValueError, "must be one of")
+row("structured-set_fallback_policy-int", ST.set_fallback_policy, (5,), ST.StructuredTypeError, "must be one of")
 row("structured-fallback_policy", lambda: ST.fallback_policy(None).__enter__(), (), ST.StructuredTypeError,
     "must be one of")
 # operands and arguments of the wrong type

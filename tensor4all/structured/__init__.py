@@ -23,7 +23,8 @@ from ._dispatch import (
 )
 from ._errors import (
     DensifyError, MixedPlacementError, ShapeCombineError, SquareBlockError, StructuredError,
-    StructuredIndexError, StructuredShapeError, StructuredTypeError, TilingError, SymmetryError, ChargeError,
+    StructuredIndexError, StructuredShapeError, StructuredTypeError, StructuredValueError, TilingError,
+    SymmetryError, ChargeError,
     LegError, SectorMismatchError, SymmetryViolationError,
 )
 from ._symmetry import U1, Leg, FusedLeg, ProductSymmetry, Symmetry, Z2, Zn, fuse
@@ -42,6 +43,7 @@ __all__ = [
     "dispatch", "fallback_stats", "reset_fallback_stats", "fallback_policy", "set_fallback_policy",
     "get_fallback_policy", "StructuredFallbackWarning",
     "Shape", "JaggedShape", "TiledShape", "Nested", "combine",
-    "StructuredError", "StructuredShapeError", "StructuredTypeError", "StructuredIndexError", "TilingError",
+    "StructuredError", "StructuredShapeError", "StructuredTypeError", "StructuredValueError", "StructuredIndexError",
+    "TilingError",
     "SquareBlockError", "MixedPlacementError", "DensifyError", "ShapeCombineError",
 ]

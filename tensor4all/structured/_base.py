@@ -14,8 +14,9 @@ import numpy as np
 
 from tenferro import Shape
 
-from ._dispatch import dispatch, op_of_function
-from ._errors import StructuredShapeError, StructuredTypeError
+from ._checks import is_dense_operand
+from ._dispatch import dispatch, is_structured, op_of_function
+from ._errors import StructuredShapeError, StructuredTypeError, StructuredValueError
 
 __all__ = ["StructuredTensor"]
 
@@ -158,6 +159,69 @@ class StructuredTensor:
 
     def __rmatmul__(self, other: Any) -> Any:
         return dispatch("matmul", other, self)
+
+    # -- elementwise operators, as on a dense tensor (NumPy/JAX/tenferro semantics) ---------
+    # No structured kernel (yet): they run as the dense function on the densified operand,
+    # counted in fallback_stats() and refused under fallback_policy("error"). That is always
+    # right, also where a leafwise shortcut would be wrong (d ** 0 and d == d are dense:
+    # their off-diagonal entries are 1 and True).
+    def __abs__(self) -> Any:
+        return dispatch("abs", self)
+
+    def __pow__(self, other: Any) -> Any:
+        return dispatch("power", self, other)
+
+    def __rpow__(self, other: Any) -> Any:
+        return dispatch("power", other, self)
+
+    def __getitem__(self, index: Any) -> Any:
+        """``x[index]``: NumPy indexing of the dense tensor (the result is dense)."""
+        return dispatch("getitem", self, index)
+
+    def __len__(self) -> int:
+        """The extent of the first mode, as ``len`` of a dense tensor."""
+        return self.shape[0]
+
+    def __iter__(self) -> Any:
+        """The slices along the first mode, as iterating a dense tensor (densifies once)."""
+        return iter(dispatch("getitem", self, ...))
+
+    def __bool__(self) -> bool:
+        """The truth value of a one-element tensor; ambiguous otherwise (as a dense tensor)."""
+        size = int(np.prod(tuple(self.shape)))
+        if size != 1:
+            raise StructuredValueError(f"bool: the truth value of {self._describe()} (shape {tuple(self.shape)}, "
+                                       f"size {size}) is ambiguous; expected exactly one element (compare "
+                                       "elementwise and reduce, or compare the leaves)")
+        return bool(self.to_dense())
+
+    # Comparisons are elementwise and return a dense bool tensor, as ``t == t`` on a tenferro
+    # tensor; operands that cannot be compared give NotImplemented, so ``x == None`` is False.
+    # Hashing stays by identity, as on tenferro tensors and tidu tracers.
+    __hash__ = object.__hash__
+
+    def _compare(self, op: str, other: Any) -> Any:
+        if not (is_structured(other) or is_dense_operand(other)):
+            return NotImplemented
+        return dispatch(op, self, other)
+
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        return self._compare("equal", other)
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        return self._compare("not_equal", other)
+
+    def __lt__(self, other: Any) -> Any:
+        return self._compare("less", other)
+
+    def __le__(self, other: Any) -> Any:
+        return self._compare("less_equal", other)
+
+    def __gt__(self, other: Any) -> Any:
+        return self._compare("greater", other)
+
+    def __ge__(self, other: Any) -> Any:
+        return self._compare("greater_equal", other)
 
     # -- the tenferro protocol (NumPy's __array_function__ analogue) -----------------
     def __tenferro_function__(self, func: Any, types: tuple, args: tuple, kwargs: dict) -> Any:

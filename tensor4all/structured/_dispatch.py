@@ -38,6 +38,7 @@ import contextlib
 import contextvars
 import inspect
 import numbers
+import operator
 import threading
 import warnings
 from typing import Any, Callable, Iterator, NamedTuple
@@ -47,7 +48,7 @@ import numpy as np
 import tenferro as tf
 
 from ._checks import AXIS_CHECKS, dense_operand, linalg_operands
-from ._errors import DensifyError, StructuredTypeError
+from ._errors import DensifyError, StructuredTypeError, StructuredValueError
 
 __all__ = [
     "Dense", "Scalar", "Rewrite", "REDUCE_RULES", "KERNELS", "DENSE", "dispatch", "kind_of",
@@ -77,7 +78,7 @@ class StructuredFallbackWarning(UserWarning):
 
 
 # op -> (dense tenferro function path, number of leading array operands; -1: variadic after
-# the subscripts (einsum)).
+# the subscripts (einsum)). A path under ``operator.`` is a Python operator (indexing).
 DENSE: dict[str, tuple[str, int]] = {
     "einsum": ("einsum", -1), "matmul": ("matmul", 2),
     "add": ("add", 2), "subtract": ("subtract", 2), "multiply": ("multiply", 2), "divide": ("divide", 2),
@@ -87,6 +88,13 @@ DENSE: dict[str, tuple[str, int]] = {
     "inv": ("linalg.inv", 1), "solve": ("linalg.solve", 2), "det": ("linalg.det", 1),
     "slogdet": ("linalg.slogdet", 1), "norm": ("linalg.norm", 1), "expm": ("linalg.expm", 1),
     "tensordot": ("tensordot", 2), "truncated_svd": ("linalg.truncated_svd", 1),
+    # elementwise functions of the operators (``abs(x)``, ``x ** p``, comparisons, ``x[i]``):
+    # no structured kernel yet, so they densify (counted, subject to the policy) -- always
+    # correct, also where the leafwise shortcut would not be (``d ** 0``, ``d == d``)
+    "abs": ("abs", 1), "power": ("power", 2),
+    "equal": ("equal", 2), "not_equal": ("not_equal", 2), "less": ("less", 2), "less_equal": ("less_equal", 2),
+    "greater": ("greater", 2), "greater_equal": ("greater_equal", 2),
+    "getitem": ("operator.getitem", 1),
 }
 # extra tenferro names that map to the same op (aliases)
 _ALIASES = {"conjugate": "conj", "sub": "subtract", "mul": "multiply", "div": "divide", "neg": "negative"}
@@ -145,8 +153,11 @@ def _key(op: str, args: tuple) -> tuple[str, tuple[type, ...]]:
 
 
 def _dense_function(op: str) -> Callable[..., Any]:
+    path = DENSE[op][0]
+    if path.startswith("operator."):   # indexing: the dense tensor's own ``__getitem__``
+        return getattr(operator, path[len("operator."):])
     obj: Any = tf
-    for part in DENSE[op][0].split("."):
+    for part in path.split("."):
         obj = getattr(obj, part)
     return obj
 
@@ -307,8 +318,14 @@ def reset_fallback_stats() -> None:
 
 
 def _check_policy(policy: Any) -> str:
-    if not isinstance(policy, str) or policy not in _POLICIES:
-        raise StructuredTypeError(f"fallback policy must be one of {_POLICIES}, got {policy!r}")
+    """A policy that is not a string is a :class:`StructuredTypeError`; a string that is
+    not a policy a :class:`StructuredValueError` (as ``tenferro.linalg.settings`` refuses
+    an unknown value with a ``ValueError``)."""
+    if not isinstance(policy, str):
+        raise StructuredTypeError(f"fallback policy must be one of {_POLICIES}, got {policy!r} of type "
+                                  f"{type(policy).__name__}")
+    if policy not in _POLICIES:
+        raise StructuredValueError(f"fallback policy must be one of {_POLICIES}, got {policy!r}")
     return policy
 
 

@@ -75,3 +75,13 @@ class SymmetryViolationError(SymmetryError):
     """Data that does not conserve the charge: a block whose charges do not sum to the
     tensor's charge, a dense array with entries outside the allowed blocks, or a sector
     with no states for the requested total charge."""
+
+
+class StructuredValueError(StructuredError, ValueError):
+    """An argument of the right type whose value is not allowed: an unknown fallback policy
+    (``set_fallback_policy("bogus")``; a policy that is not a string is a
+    :class:`StructuredTypeError`), or the truth value of a structured tensor with more
+    than one element."""
+
+
+__all__ += ["StructuredValueError"]

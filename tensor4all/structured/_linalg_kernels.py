@@ -17,6 +17,7 @@ import numpy as np
 
 import tenferro as tf
 import tidu
+from tenferro.checks import concrete_value
 
 from ._blockdiag import BlockDiagonal
 from ._diagonal import DiagonalTensor
@@ -180,8 +181,43 @@ def block_det(a: BlockDiagonal) -> Any:
 
 
 def diag_slogdet(a: DiagonalTensor) -> Any:
+    """``(prod(d / |d|), sum(log|d|))``; at a zero on the diagonal ``(0, -inf)``, and the
+    derivative there raises :class:`tenferro.linalg.SingularMatrixError`, as dense."""
     _matrix_diag("slogdet", a)
-    return tf.add(tf.prod(_phase(a.diag, at_zero=0.0)), 0.0), tf.sum(tf.log(tf.abs(a.diag)))  # (+0, not -0)
+    return _slogdet_of_diagonal(a.diag)
+
+
+@tidu.custom_jvp
+def _slogdet_of_diagonal(d: Any) -> Any:
+    return tf.add(tf.prod(_phase(d, at_zero=0.0)), 0.0), tf.sum(tf.log(tf.abs(d)))  # (+0, not -0)
+
+
+@_slogdet_of_diagonal.defjvp
+def _slogdet_of_diagonal_jvp(primals: Any, tangents: Any) -> Any:
+    """The dense rule on a diagonal: ``t = trace(A^{-1} dA) = sum(dd / d)``,
+    ``d logabs = Re t``, ``d sign = sign * i Im t`` (zero for real ``d``). A zero on the
+    diagonal (or one whose reciprocal overflows) is refused as the dense rule refuses a
+    singular matrix, instead of the NaN that ``d log|d|`` gives at 0. Written with
+    tenferro operations on the (possibly traced) primal: higher orders differentiate it."""
+    (d,), (dd,) = primals, tangents
+    sign, logabs = _slogdet_of_diagonal(d)
+    value = concrete_value(d)      # None when abstract (tenferro.jit): not checked, as _refuse_singular
+    if value is not None:
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            bad = not np.all(np.isfinite(1 / value))
+        if bad:
+            n = value.shape[0]
+            raise tf.linalg.SingularMatrixError(
+                f"slogdet: the derivative of slogdet at a singular matrix a of shape ({n}, {n}) is undefined "
+                "(a zero on its diagonal: log|det a| = -inf there); differentiate det, whose derivatives are "
+                "exact at singular matrices")
+    t = tf.sum(tf.divide(dd, d))
+    dlog = tf.real(t)
+    if "complex" in str(d.dtype):
+        dsign = tf.multiply(sign, tf.multiply(tf.imag(t), 1j))
+    else:
+        dsign = tidu.Zero.like(sign)
+    return (sign, logabs), (dsign, dlog)
 
 
 def block_slogdet(a: BlockDiagonal) -> Any:

@@ -105,7 +105,10 @@ class JaggedShape:
     def elements(self) -> tuple[Any, ...]:
         """The slice shapes along the outer mode (Shapes or JaggedShapes)."""
         if self._smooth is not None:
-            return tuple(self._smooth.chip(i) for i in range(self.extent)) if self._smooth.rank else ()
+            if not self._smooth.rank:
+                return ()
+            o = self._smooth.origin[0]      # Shape.chip takes absolute indices
+            return tuple(self._smooth.chip(o + i) for i in range(self.extent))
         return self._elems or ()
 
     def to_shape(self) -> Shape | None:
@@ -125,6 +128,7 @@ class JaggedShape:
     def chip(self, i: int) -> Any:
         """The shape of outer slice ``i`` (absolute index), one rank lower."""
         k = as_int("JaggedShape.chip", "index", i) - self._origin
+        self._need_outer_mode("chip")
         if not 0 <= k < self.extent:
             raise StructuredIndexError(f"JaggedShape.chip: index {i} outside [{self._origin}, "
                                        f"{self._origin + self.extent}) of {self!r}")
@@ -137,10 +141,15 @@ class JaggedShape:
         begin = as_int("JaggedShape.slice", "begin", begin)
         end = begin + 1 if end is None else as_int("JaggedShape.slice", "end", end)
         lo, hi = begin - self._origin, end - self._origin
+        self._need_outer_mode("slice")
         if not 0 <= lo <= hi <= self.extent:
             raise StructuredIndexError(f"JaggedShape.slice: [{begin}, {end}) outside [{self._origin}, "
                                        f"{self._origin + self.extent}) of {self!r}")
         return JaggedShape(list(self.elements[lo:hi]), origin=begin)
+
+    def _need_outer_mode(self, op: str) -> None:
+        if self.rank == 0:
+            raise StructuredIndexError(f"JaggedShape.{op}: {self!r} has rank 0: no outer mode to index")
 
     def set_origin(self, origin: int) -> JaggedShape:
         """The same shape with outer origin ``origin``."""
@@ -391,7 +400,9 @@ class Nested:
         index = tuple(as_int("Nested.chip", "index", i) for i in index)
         if len(index) > self.rank:
             raise StructuredIndexError(f"Nested.chip: {len(index)} indices for a shape of rank {self.rank}")
-        for i in index:
+        for m, i in enumerate(index):
+            if isinstance(s, Shape):    # a JaggedShape checks its own index (StructuredIndexError)
+                _check_bounds("Nested.chip", s, (i,), (i + 1,), self, m)
             s = s.chip(i)
         left, lay = len(index), []
         for r in self._layers:
@@ -407,6 +418,8 @@ class Nested:
             raise StructuredTypeError("Nested.slice: begin must be an integer or a sequence of integers, got None")
         begin, end = as_int_or_ints("Nested.slice", "begin", begin), as_int_or_ints("Nested.slice", "end", end)
         s = self._shape.shape if isinstance(self._shape, TiledShape) else self._shape
+        if isinstance(s, Shape):        # a JaggedShape checks its own bounds (StructuredIndexError)
+            _check_slice("Nested.slice", s, begin, end, self)
         return Nested(self._layers, s.slice(begin, end))
 
     def indices(self, absolute: bool = True) -> Iterator[tuple[int, ...]]:
@@ -426,6 +439,41 @@ class Nested:
 
     def __repr__(self) -> str:
         return f"Nested({list(self._layers)}, {self._shape!r})"
+
+
+def _check_slice(op: str, s: Shape, begin: Any, end: Any, whole: Any) -> None:
+    """``Shape.slice(begin, end)``'s arguments checked with the structured error family
+    (tenferro's own check raises its ``ShapeError`` for all of them): an index or bounds
+    outside the shape (origin included) is a :class:`StructuredIndexError`, begin and end of
+    the wrong kind or rank a :class:`StructuredTypeError` or :class:`StructuredShapeError`.
+    ``Shape.slice`` reads ints (``slice(3)``, ``slice(3, 4)``, ``slice((3, 4))``) as indices
+    pinning the leading modes, and two sequences as ``[begin, end)`` per mode."""
+    seq_b, seq_e = isinstance(begin, tuple), isinstance(end, tuple)
+    if end is None or not (seq_b or seq_e):
+        pins = begin if seq_b else ((begin,) if end is None else (begin, end))
+        if len(pins) > s.rank:
+            raise StructuredIndexError(f"{op}: {len(pins)} pinned indices {pins} for {whole!r} of rank {s.rank}")
+        _check_bounds(op, s, pins, tuple(p + 1 for p in pins), whole)
+        return
+    if not (seq_b and seq_e):
+        raise StructuredTypeError(f"{op}: begin and end must both be integers (pinned indices) or both sequences "
+                                  f"of {s.rank} integers (bounds per mode), got {begin!r} and {end!r}")
+    if len(begin) != s.rank or len(end) != s.rank:
+        raise StructuredShapeError(f"{op}: begin {begin} and end {end} must both have {s.rank} entries (the rank "
+                                   f"of {whole!r})")
+    _check_bounds(op, s, begin, end, whole)
+
+
+def _check_bounds(op: str, s: Shape, begin: tuple, end: tuple, whole: Any, first: int = 0) -> None:
+    """``[begin[m], end[m])`` inside mode ``m``'s absolute range ``[origin, origin + extent)``
+    for the leading modes of ``s``, else a :class:`StructuredIndexError` (``first``: the
+    position of ``s``'s first mode in ``whole``, for the message)."""
+    for m, (lo, hi) in enumerate(zip(begin, end)):
+        o, n = s.origin[m], s[m]
+        if not o <= lo <= hi <= o + n:
+            what = f"index {lo} of mode {first + m} is" if hi == lo + 1 else \
+                f"bounds [{lo}, {hi}) of mode {first + m} are"
+            raise StructuredIndexError(f"{op}: {what} outside [{o}, {o + n}) of {whole!r}")
 
 
 def eq_any(a: Any, b: Any) -> bool:

@@ -397,3 +397,168 @@ def test_map_leaves_and_flags_are_checked():
         with pytest.raises(StructuredTypeError, match="absolute must be True or False"):
             shape.indices("no")                     # was read as True
         assert list(shape.indices(np.bool_(False))) == [(0, 0), (0, 1)]
+
+
+# --- 6. the second sweep: singular derivatives, operators, policy values, nested indices -------------------
+def _dense_of(x):
+    return np.asarray(x.to_dense() if isinstance(x, StructuredTensor) else x)
+
+
+@pytest.mark.parametrize("via", ["t4a", "tf"])
+def test_slogdet_derivative_at_a_singular_diagonal_raises_as_dense(via):
+    slogdet = L.slogdet if via == "t4a" else la.slogdet
+    d = diag(1.0, 0.0)
+    sign, logabs = slogdet(d)                              # the value is still (0, -inf), as dense
+    assert float(sign) == 0.0 and float(logabs) == -np.inf
+    with pytest.raises(la.SingularMatrixError) as dense:
+        tidu.grad(lambda a: la.slogdet(a)[1])(d.to_dense())
+    with pytest.raises(la.SingularMatrixError, match=r"^slogdet: the derivative of slogdet at a singular matrix a "
+                                                     r"of shape \(2, 2\) is undefined"):
+        tidu.grad(lambda a: slogdet(a)[1])(d)              # was DiagonalTensor(diag=[1., nan])
+    assert "differentiate det" in str(dense.value)
+    with pytest.raises(la.SingularMatrixError, match="derivative of slogdet"):
+        tidu.jvp(lambda a: slogdet(a), (d,), (diag(1.0, 1.0),))   # was (-inf, nan)
+    with pytest.raises(la.SingularMatrixError, match="derivative of slogdet"):
+        tidu.grad(lambda a: slogdet(a)[0])(d)              # the sign's derivative too, as dense
+    with pytest.raises(la.SingularMatrixError, match="derivative of slogdet"):
+        tidu.grad(lambda a: slogdet(a)[1])(diag(1.0, 1e-310))   # 1/d overflows: no finite derivative
+    with pytest.raises(la.SingularMatrixError):            # block-diagonal: block by block, as dense
+        tidu.grad(lambda b: slogdet(b)[1])(BlockDiagonal([tf.eye(2), tf.zeros((1, 1))]))
+
+
+def test_slogdet_derivatives_of_a_regular_diagonal_match_dense():
+    for d, t in ((diag(2.0, -3.0), diag(0.5, 1.0)),
+                 (diag(2.0 + 1.0j, -3.0 + 0.5j, dtype=complex), diag(0.3 + 0.2j, 0.1 - 1.0j, dtype=complex))):
+        _, (dsign, dlog) = tidu.jvp(lambda a: L.slogdet(a), (d,), (t,))
+        _, (dsign0, dlog0) = tidu.jvp(lambda a: la.slogdet(a), (d.to_dense(),), (t.to_dense(),))
+        np.testing.assert_allclose(np.asarray(dsign), np.asarray(dsign0), atol=1e-14)
+        np.testing.assert_allclose(np.asarray(dlog), np.asarray(dlog0), atol=1e-14)
+        g = tidu.grad(lambda a: L.slogdet(a)[1])(d)
+        assert isinstance(g, DiagonalTensor)
+        g0 = tidu.grad(lambda a: la.slogdet(a)[1])(d.to_dense())
+        np.testing.assert_allclose(np.asarray(g.to_dense()), np.asarray(g0), atol=1e-14)
+    h = tidu.hessian(lambda a: L.slogdet(a)[1])(diag(2.0, -3.0))     # second order: -1/d^2
+    np.testing.assert_allclose(np.asarray(h.diag.diag), np.diag([-0.25, -1.0 / 9.0]), atol=1e-14)
+    f = tf.jit(tidu.grad(lambda a: L.slogdet(a)[1]))                 # abstract under jit: staged, not checked
+    np.testing.assert_allclose(np.asarray(f(diag(2.0, -4.0)).diag), [0.5, -0.25])
+
+
+def test_det_inv_solve_derivatives_at_a_singular_diagonal():
+    d = diag(1.0, 0.0, 0.0)
+    g = tidu.grad(L.det)(d)                                  # the adjugate: finite, exact, as dense
+    np.testing.assert_allclose(np.asarray(g.diag), [0.0, 0.0, 0.0])
+    np.testing.assert_allclose(np.asarray(tidu.grad(L.det)(diag(1.0, 0.0)).diag), [0.0, 1.0])
+    h = tidu.hessian(L.det)(d)                               # polynomial: exact also at rank n - 2
+    np.testing.assert_allclose(np.asarray(h.diag.diag), [[0, 0, 0], [0, 0, 1], [0, 1, 0]])
+    for fn in (lambda a: tf.sum(L.inv(a).diag), lambda a: tf.sum(L.solve(a, tf.ones((3,)))),
+               lambda a: tf.sum(la.inv(a).diag)):
+        with pytest.raises(la.SingularMatrixError, match="singular"):
+            tidu.grad(fn)(d)
+
+
+def test_equality_is_elementwise_as_on_dense_tensors():
+    D = DiagonalTensor
+    one = D(tf.asarray([2.0]))
+    assert (one == D(tf.asarray([2.0]))).tolist() == [[True]]    # was False (identity)
+    d, b = diag(2.0, 3.0), blocks()
+    for x in (d, b):
+        dense = x.to_dense()
+        for got in (x == x, x == dense, dense == x, x == np.asarray(dense), np.asarray(dense) == x):
+            assert type(got) is tf.Tensor and np.asarray(got).all()   # dense == d was plain False
+        np.testing.assert_array_equal(np.asarray(x != x), np.zeros(tuple(x.shape), bool))
+        np.testing.assert_array_equal(np.asarray(x == 0.0), np.asarray(dense) == 0.0)
+        np.testing.assert_array_equal(np.asarray(x < 2.5), np.asarray(dense) < 2.5)
+        np.testing.assert_array_equal(np.asarray(2.5 > x), np.asarray(dense) < 2.5)
+        np.testing.assert_array_equal(np.asarray(x >= x), np.ones(tuple(x.shape), bool))
+        assert (x == None) is False and (x != "abc") is True          # noqa: E711 (as t == None)
+        assert hash(x) == object.__hash__(x) and {x: 1}[x] == 1 and x in [x]   # hashed by identity, as tensors
+    np.testing.assert_array_equal(np.asarray(d == diag(2.0, 4.0)), [[True, True], [True, False]])
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(d == d)                                                  # the dense tensor's own rule
+    with fallback_policy("error"):
+        with pytest.raises(DensifyError, match=r"equal\(DiagonalTensor"):
+            d == d                                                    # a dense result: counted as a fallback
+
+
+def test_truth_value_of_a_structured_tensor_is_ambiguous_as_dense():
+    from tensor4all.structured._errors import StructuredValueError
+    with pytest.raises(StructuredValueError, match=r"bool: the truth value of DiagonalTensor\(n=2.*ambiguous"):
+        bool(diag(0.0, 0.0))                                          # was True (object's default)
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(blocks())
+    assert bool(diag(0.0)) is False and bool(diag(3.0)) is True      # one element: its truth value
+
+
+def test_power_abs_and_indexing_are_elementwise_as_on_dense_tensors():
+    d, b = diag(-2.0, 3.0), blocks()
+    for x in (d, b):
+        dense = np.asarray(x.to_dense())
+        np.testing.assert_allclose(_dense_of(x ** 2), dense ** 2)      # was a builtins.TypeError
+        np.testing.assert_allclose(_dense_of(x ** 0), np.ones_like(dense))   # dense: 0 ** 0 = 1 off the diagonal
+        np.testing.assert_allclose(_dense_of(2.0 ** x), 2.0 ** dense)
+        np.testing.assert_allclose(_dense_of(abs(x)), np.abs(dense))
+        np.testing.assert_allclose(_dense_of(x[0]), dense[0])
+        np.testing.assert_allclose(_dense_of(x[1:, ::-1]), dense[1:, ::-1])
+        assert len(x) == dense.shape[0]
+        np.testing.assert_allclose(np.array([np.asarray(r) for r in x]), dense)
+        with pytest.raises(IndexError, match="out of bounds"):
+            x[7]
+    stats = t4a.fallback_stats()
+    assert stats[("power", ("DiagonalTensor", "Scalar"))] == 2 and stats[("abs", ("BlockDiagonal",))] == 1
+    with pytest.raises(StructuredTypeError, match="power: operand 1 is 'a'"):
+        d ** "a"
+    g = tidu.grad(lambda a: tf.sum(a ** 2) + a[1, 1] + tf.sum(abs(a)))(d)
+    assert isinstance(g, DiagonalTensor)
+    np.testing.assert_allclose(np.asarray(g.diag), [2 * -2.0 - 1.0, 2 * 3.0 + 1.0 + 1.0])
+    with fallback_policy("error"):
+        with pytest.raises(DensifyError, match="power"):
+            d ** 2
+
+
+def test_a_wrong_fallback_policy_value_is_a_value_error():
+    from tensor4all.structured._errors import StructuredValueError
+    for call in (lambda: set_fallback_policy("bogus"), lambda: fallback_policy("bogus").__enter__()):
+        with pytest.raises(StructuredValueError, match=r"must be one of \('count', 'warn', 'error'\), got 'bogus'") \
+                as info:
+            call()
+        assert isinstance(info.value, (ValueError, StructuredError)) and not isinstance(info.value, TypeError)
+    for bad in (5, None, ["error"]):                                  # a wrong type stays a TypeError
+        with pytest.raises(StructuredTypeError, match="must be one of"):
+            set_fallback_policy(bad)
+    assert get_fallback_policy() == "count"
+
+
+@pytest.mark.parametrize("call", [
+    lambda: Nested([1, 1], TiledShape([2, 3], [4])).slice(0, 99),     # the sweep's example
+    lambda: Nested([1, 1], Shape(2, 3)).slice(5),
+    lambda: Nested([1, 1], Shape(2, 3)).slice(-1, 0),
+    lambda: Nested([1, 1], Shape(2, 3)).slice((0, 0), (1, 9)),
+    lambda: Nested([1, 1], Shape(2, 3)).slice((1, 0), (0, 3)),
+    lambda: Nested([1, 1], Shape(2, 3)).slice((0, 0, 0)),
+    lambda: Nested([1, 1], Shape(2, 3, origin=(1, 0))).slice(0, 0),
+    lambda: Nested([1, 1], Shape(2, 3)).chip(99),
+    lambda: Nested([1, 1], Shape(2, 3)).chip(0, 3),
+    lambda: Nested([1, 1], TiledShape([2, 3], [4])).chip(5),
+    lambda: Nested([1, 1], JaggedShape([Shape(2), Shape(3)])).chip(1, 3),
+    lambda: JaggedShape(Shape()).chip(0),                              # was a bare IndexError
+    lambda: JaggedShape(Shape()).slice(0, 1),                          # was JaggedShape([]) of rank 1
+])
+def test_nested_and_jagged_indices_out_of_range_are_structured_index_errors(call):
+    with pytest.raises(StructuredIndexError, match="outside|rank") as info:
+        call()
+    assert isinstance(info.value, IndexError) and not isinstance(info.value, tf.ShapeError)
+
+
+def test_nested_slice_arguments_and_valid_calls():
+    n = Nested([1, 1], Shape(2, 3))
+    with pytest.raises(StructuredShapeError, match=r"begin \(0, 0, 0\) and end \(1, 1, 1\) must both have 2 entries"):
+        n.slice((0, 0, 0), (1, 1, 1))
+    with pytest.raises(StructuredTypeError, match="both be integers"):
+        n.slice(0, (1, 1))
+    assert n.slice(1, 2).shape.same_as(Shape(1, 1, origin=(1, 2)))
+    assert n.slice((0, 1), (2, 3)).shape.same_as(Shape(2, 2, origin=(0, 1)))
+    assert n.chip(1) == Nested([1], Shape(3))
+    assert Nested([1, 1], Shape(2, 3, origin=(1, 0))).chip(2) == Nested([1], Shape(3))
+    # a smooth JaggedShape whose Shape has an origin: its elements and chips (were tenferro ShapeErrors)
+    j = JaggedShape(Shape(2, 3, origin=(1, 5)))
+    assert j.elements == (Shape(3), Shape(3)) and j.chip(1).same_as(Shape(3, origin=(5,)))
