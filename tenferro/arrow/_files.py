@@ -29,20 +29,25 @@ Writing is atomic: everything is converted and checked first, then written to a
 temporary file beside ``path`` (created with the mode a new file gets, or the mode
 of the file it replaces) that replaces ``path`` only when complete, so a failure
 never leaves a half-written file, never touches an earlier file at ``path``, and
-leaves no temporary file behind. Arrow IPC files are written
-uncompressed (unless ``compression=`` is given) so that :func:`load` can
-memory-map them: the loaded tensors are then read-only views of the mapped file,
+leaves no temporary file behind. A symbolic link at ``path`` is followed: the file it
+points to is replaced (the temporary file beside it) and the link is kept. Arrow IPC
+files are written uncompressed (unless ``compression=`` is given) so that :func:`load`
+can memory-map them: the loaded tensors are then read-only views of the mapped file,
 and nothing is read until it is used. Parquet always decodes into memory.
 
 Errors: a path of the wrong type is a :class:`~tenferro.TenferroTypeError`; a
 missing file or directory a :class:`TensorFileNotFoundError` (also a
 ``FileNotFoundError``); any other unusable path or unreadable file a
-:class:`TensorFileError` (an ``OSError``) naming the file and the problem.
+:class:`TensorFileError` (an ``OSError``) naming the file and the problem: among them a
+path ending in a separator, ``.`` or ``..`` (it names a directory; pathlib would drop the
+ending and use the file before it), and a FIFO, socket or device, which :func:`load`
+never opens (a FIFO without a writer would block forever) and :func:`save` never replaces.
 """
 from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import secrets
 import stat
 from collections.abc import Iterator, Mapping, Sequence
@@ -79,6 +84,8 @@ _MAGIC_HINTS = {b"PK\x03\x04": "a zip archive (a NumPy .npz file?)", b"\x93NUMPY
 _IPC_CODECS = ("lz4", "zstd")
 _PARQUET_CODECS = ("none", "snappy", "gzip", "brotli", "lz4", "zstd")
 _PREFIXES = ("to_arrow: ", "from_arrow: ", "tensor_info: ")
+#: the path separators of this system ("/", or "\\" and "/" on Windows)
+_SEPARATORS = os.sep + (os.altsep or "")
 
 
 class LoadedTensors(dict):
@@ -199,7 +206,22 @@ def _fs_path(op: str, path: Any) -> Path:
         raise TenferroValueError(f"{op}: the path is empty; expected a file name")
     if "\0" in raw:
         raise TenferroValueError(f"{op}: path {raw!r} contains a NUL character, which no file name can hold")
+    # pathlib drops a trailing separator or "." ("x.arrow/" and "x.arrow/." become "x.arrow"), so such a path
+    # would write or read the file x.arrow where the operating system refuses it: it names a directory
+    last = re.split(f"[{re.escape(_SEPARATORS)}]", raw)[-1]
+    if last in ("", ".", ".."):
+        raise TensorFileError(f"{op}: {raw!r} names a directory (it ends in {last or raw[-1]!r}); expected a file "
+                              "path")
     return Path(raw)
+
+
+def _file_kind(mode: int) -> str:
+    """What a file that is not a regular file or a directory is, for messages."""
+    for test, what in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return what
+    return "a special file"
 
 
 def _short(name: str) -> str:
@@ -279,9 +301,28 @@ def _check_target(op: str, target: Path) -> Path:
     if len(os.fsencode(os.path.abspath(target))) >= path_max:
         raise TensorFileError(f"{op}: cannot write {str(target)!r}: the path is too long "
                               f"({len(os.fsencode(os.path.abspath(target)))} bytes; at most {path_max - 1} here)")
-    if _kind_of(target) == "dir":
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:  # no such file (yet): it will be created
+        mode = stat.S_IFREG
+    if stat.S_ISDIR(mode):
         raise TensorFileError(f"{op}: {str(target)!r} is a directory; expected a file path")
+    if not stat.S_ISREG(mode):  # replacing a FIFO, a socket or a device (/dev/null) by a regular file is never meant
+        raise TensorFileError(f"{op}: {str(target)!r} is {_file_kind(mode)}, not a regular file; tenferro.save "
+                              "writes or replaces regular files only")
     return directory
+
+
+def _resolve(op: str, target: Path) -> Path:
+    """The file to write for ``target``: ``target`` itself, or the file a symbolic link at ``target``
+    points to (resolved fully, even when dangling), so that the link keeps pointing at the new data."""
+    if not os.path.islink(target):
+        return target
+    real = Path(os.path.realpath(target))
+    if os.path.islink(real):  # realpath stops at a loop
+        raise TensorFileError(f"{op}: cannot write {str(target)!r}: it is a symbolic link that leads to a loop of "
+                              "links")
+    return real
 
 
 def _create_temp(op: str, target: Path, directory: Path) -> tuple[Path, int]:
@@ -351,12 +392,13 @@ def save(path: str | os.PathLike[str], entries: Mapping[str, Any], *, format: st
     table = _table(pa, entries, dim_names)
     if fmt == "parquet":
         _check_parquet_readable(pa, table)
-    directory = _check_target(op, target)
-    tmp, fd = _create_temp(op, target, directory)
+    dest = _resolve(op, target)  # a link: write (and replace) the file it points to, not the link
+    directory = _check_target(op, dest)
+    tmp, fd = _create_temp(op, dest, directory)
     try:
         os.close(fd)
         _write(pa, table, tmp, fmt, options)
-        os.replace(tmp, target)
+        os.replace(tmp, dest)
     except BaseException as exc:  # KeyboardInterrupt too: never a half-written file or a stray temporary
         try:
             os.unlink(tmp)
@@ -369,13 +411,25 @@ def save(path: str | os.PathLike[str], entries: Mapping[str, Any], *, format: st
 
 
 def _read_table(pa: Any, op: str, path: Path, mmap: bool) -> Any:
+    # O_NONBLOCK: opening a FIFO without a writer returns at once (instead of waiting for one), so that
+    # fstat can refuse it; a regular file ignores the flag
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     try:
-        with open(path, "rb") as f:
-            head = f.read(8)
+        fd = os.open(path, flags)
+        try:
+            mode = os.fstat(fd).st_mode
+            head = os.read(fd, 8) if stat.S_ISREG(mode) else b""
+        finally:
+            os.close(fd)
     except FileNotFoundError as exc:
         raise TensorFileNotFoundError(f"{op}: cannot open {str(path)!r} ({exc.strerror or exc})") from exc
     except OSError as exc:
         raise TensorFileError(f"{op}: cannot open {str(path)!r} ({exc.strerror or exc})") from exc
+    if stat.S_ISDIR(mode):
+        raise TensorFileError(f"{op}: cannot open {str(path)!r} (it is a directory; expected a tensor file)")
+    if not stat.S_ISREG(mode):
+        raise TensorFileError(f"{op}: cannot open {str(path)!r} (it is {_file_kind(mode)}, not a regular file; "
+                              "tensor files are read from regular files only)")
     try:
         if head[:6] == _ARROW_MAGIC:
             import pyarrow.ipc as ipc  # noqa: PLC0415  (optional dependency)
@@ -478,8 +532,13 @@ def load(path: str | os.PathLike[str], *, mmap: bool = True, stack: bool = False
     mmap = _flag(op, "mmap", mmap)
     stack = _flag(op, "stack", stack)
     table = _read_table(pa, op, target, mmap)
+    try:
+        column_names = table.column_names  # decoded here: every later field.name is then valid text
+    except UnicodeDecodeError as exc:
+        raise TensorFileError(f"{op}: {str(target)!r} has a column name that is not UTF-8 text ({exc}); the file is "
+                              "corrupt") from exc
     seen: set[str] = set()
-    for name in table.column_names:
+    for name in column_names:
         if name in seen:
             raise TensorFileError(f"{op}: {str(target)!r} has two columns named {name!r}; a tensor file names each "
                                   "entry once")

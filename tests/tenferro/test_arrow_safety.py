@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+import threading
 
 import numpy as np
 import pytest
@@ -377,6 +378,26 @@ def test_corrupt_metadata_is_a_file_error_not_a_guess(tmp_path):
         assert f"m{k}.arrow" in str(info.value)
 
 
+@pytest.mark.parametrize("fmt", ["arrow", "parquet"])
+def test_a_column_name_that_is_not_utf8_is_a_corrupt_file(tmp_path, fmt):
+    path = tmp_path / f"u.{fmt}"
+    tf.save(path, {"qzq": tf.ones((2, 2))})
+    blob = path.read_bytes()
+    assert b"qzq" in blob
+    path.write_bytes(blob.replace(b"qzq", b"\xffzq"))   # the name, in every schema the file holds
+    for mmap in (True, False):
+        with pytest.raises(tf.arrow.TensorFileError, match=rf"load: '.*u\.{fmt}' has a column name that is not "
+                                                            "UTF-8 text .* the file is corrupt"):
+            tf.load(path, mmap=mmap)
+    if fmt == "arrow":   # the same corruption as a single byte (the sweep's reproduction)
+        tf.save(path, {"x": tf.ones((2, 2))})
+        blob = bytearray(path.read_bytes())
+        blob[blob.rfind(b"\x01\x00\x00\x00x\x00") + 4] = 0xFF
+        path.write_bytes(bytes(blob))
+        with pytest.raises(tf.arrow.TensorFileError, match="not UTF-8 text .* corrupt"):
+            tf.load(path)
+
+
 def test_column_errors_name_the_column_and_the_file(tmp_path):
     typ = pa.fixed_shape_tensor(pa.uint8(), [2])
     arr = pa.ExtensionArray.from_storage(typ, pa.array([[1, 2]], pa.list_(pa.uint8(), 2)))
@@ -452,6 +473,94 @@ def test_save_keeps_the_mode_of_a_replaced_file_and_never_touches_the_umask(tmp_
     tf.save(path, {"a": tf.zeros((2,))})
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and calls == []
     same(tf.load(path)["a"], tf.zeros((2,)))
+
+
+@pytest.mark.parametrize("tail", ["/", "/.", "/..", os.sep + os.sep])
+def test_a_path_ending_in_a_separator_or_dot_names_a_directory(tmp_path, tail):
+    # pathlib would drop the tail and write or read the file x.arrow; the operating system refuses such a path
+    tf.save(tmp_path / "x.arrow", {"a": tf.ones((2,))})
+    before = (tmp_path / "x.arrow").read_bytes()
+    for name in ("x.arrow", "new.arrow"):
+        path = str(tmp_path / name) + tail
+        with pytest.raises(tf.arrow.TensorFileError, match=r"names a directory \(it ends in .*\); expected a file "
+                                                           "path") as info:
+            tf.save(path, {"a": tf.zeros((2,))})
+        assert path in str(info.value)
+        with pytest.raises(tf.arrow.TensorFileError, match="names a directory") as info:
+            tf.load(path)
+        assert path in str(info.value)
+    assert os.listdir(tmp_path) == ["x.arrow"] and (tmp_path / "x.arrow").read_bytes() == before
+    for bare in (".", ".."):
+        with pytest.raises(tf.arrow.TensorFileError, match="names a directory"):
+            tf.load(bare)
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symbolic links here")
+@pytest.mark.parametrize("fmt", ["arrow", "parquet"])
+def test_save_through_a_symbolic_link_writes_the_file_it_points_to(tmp_path, fmt):
+    target, link = tmp_path / f"t.{fmt}", tmp_path / f"l.{fmt}"
+    tf.save(target, {"a": tf.ones((2,))})
+    os.chmod(target, 0o640)
+    os.symlink(target.name, link)   # relative, as `ln -s t.arrow l.arrow` makes it
+    tf.save(link, {"a": tf.zeros((2,))})
+    assert os.path.islink(link) and os.readlink(link) == target.name
+    same(tf.load(target)["a"], tf.zeros((2,)))
+    same(tf.load(link)["a"], tf.zeros((2,)))
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o640
+    assert sorted(os.listdir(tmp_path)) == sorted([target.name, link.name])
+    # a link into another directory: the temporary file goes beside the target, which is replaced there
+    (tmp_path / "sub").mkdir()
+    os.symlink(os.path.join("sub", "deep.arrow"), tmp_path / "dangling.arrow")
+    tf.save(tmp_path / "dangling.arrow", {"a": tf.ones((3,))})
+    assert os.path.islink(tmp_path / "dangling.arrow") and os.listdir(tmp_path / "sub") == ["deep.arrow"]
+    same(tf.load(tmp_path / "sub" / "deep.arrow")["a"], tf.ones((3,)))
+    # a loop of links is refused, not replaced by a file
+    os.symlink("loop2.arrow", tmp_path / "loop1.arrow")
+    os.symlink("loop1.arrow", tmp_path / "loop2.arrow")
+    with pytest.raises(tf.arrow.TensorFileError, match="loop"):
+        tf.save(tmp_path / "loop1.arrow", {"a": tf.ones((2,))})
+    assert os.path.islink(tmp_path / "loop1.arrow") and os.path.islink(tmp_path / "loop2.arrow")
+
+
+def _load_in_thread(path):
+    """tf.load(path) in a thread; its outcome, or "hung" when it is still blocked after 20 s."""
+    out = {}
+
+    def run():
+        try:
+            tf.load(path)
+            out["result"] = "loaded"
+        except BaseException as exc:  # noqa: BLE001
+            out["result"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(20)
+    if thread.is_alive():   # blocked in open(): a writer end releases it
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+        thread.join(20)
+        return "hung"
+    return out["result"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_fifos_and_devices_are_refused_not_opened_or_replaced(tmp_path):
+    fifo = tmp_path / "f.arrow"
+    os.mkfifo(fifo)
+    err = _load_in_thread(fifo)   # before: open() waited forever for a writer
+    assert isinstance(err, tf.arrow.TensorFileError), err
+    assert "f.arrow" in str(err) and "is a FIFO (named pipe), not a regular file" in str(err)
+    with pytest.raises(tf.arrow.TensorFileError, match=r"'.*f\.arrow' is a FIFO \(named pipe\), not a regular file"):
+        tf.save(fifo, {"a": tf.ones((2,))})
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and os.listdir(tmp_path) == ["f.arrow"]
+    os.symlink("f.arrow", tmp_path / "l.arrow")   # through a link: the same
+    with pytest.raises(tf.arrow.TensorFileError, match="FIFO"):
+        tf.save(tmp_path / "l.arrow", {"a": tf.ones((2,))})
+    assert isinstance(_load_in_thread(tmp_path / "l.arrow"), tf.arrow.TensorFileError)
+    if os.path.exists("/dev/null"):   # a device reads as empty: it is refused as a device, not as an empty file
+        with pytest.raises(tf.arrow.TensorFileError, match="'/dev/null' .*is a character device"):
+            tf.load("/dev/null")
 
 
 def test_entries_and_dim_names_are_validated_with_the_entry_named(tmp_path):

@@ -3,6 +3,9 @@ reference energies of tensor4all.references (checked against independent exact d
 from __future__ import annotations
 
 import math
+import os
+import stat
+import threading
 
 import numpy as np
 import pytest
@@ -79,6 +82,90 @@ def test_bad_paths_and_files(tmp_path):
     np.savez(tmp_path / "gap.npz", site_0000=np.zeros((1, 2, 1)), site_0002=np.zeros((1, 2, 1)))
     with pytest.raises(t4a.Tensor4allError, match="holds no MPS"):
         t4a.MPS.load(tmp_path / "gap.npz")
+
+
+def _same_state(a, b):
+    return all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(a.tensors, b.tensors))
+
+
+@pytest.mark.parametrize("ext", FORMATS)
+def test_paths_that_no_file_can_have_are_typed_errors(tmp_path, ext):
+    _needs(ext)
+    psi = t4a.MPS.random(3, bond_dim=2)
+    # a NUL character: os.open raised a raw ValueError ("embedded null byte") for .npz
+    with pytest.raises(t4a.MPSFileIOError, match="contains a NUL character"):
+        psi.save(str(tmp_path / f"a\0b{ext}"))
+    with pytest.raises(t4a.MPSFileIOError, match="contains a NUL character"):
+        t4a.MPS.load(str(tmp_path / f"a\0b{ext}"))
+    # a trailing separator (or "." / "..") names a directory: never the file without it
+    psi.save(tmp_path / f"x{ext}")
+    fmt = ext[1:]
+    for tail in ("/", "/.", "/.."):
+        for name in (f"x{ext}", f"new{ext}"):
+            path = str(tmp_path / name) + tail
+            for call in (lambda: psi.save(path, format=fmt), lambda: t4a.MPS.load(path, format=fmt)):
+                with pytest.raises(t4a.MPSFileIOError, match=r"names a directory \(it ends in") as info:
+                    call()
+                assert path in str(info.value)
+            with pytest.raises(t4a.Tensor4allError):   # without format=: a typed error too
+                psi.save(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"x{ext}"]
+
+
+@pytest.mark.parametrize("ext", FORMATS)
+def test_save_through_a_symbolic_link_writes_the_file_it_points_to(tmp_path, ext):
+    _needs(ext)
+    target, link = tmp_path / f"t{ext}", tmp_path / f"l{ext}"
+    t4a.MPS.random(3, bond_dim=2, seed=1).save(target)
+    os.symlink(target.name, link)
+    new = t4a.MPS.random(3, bond_dim=2, seed=2)
+    new.save(link)
+    assert os.path.islink(link) and os.readlink(link) == target.name
+    assert _same_state(t4a.MPS.load(target), new) and _same_state(t4a.MPS.load(link), new)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([target.name, link.name])
+    os.symlink(f"loop2{ext}", tmp_path / f"loop1{ext}")
+    os.symlink(f"loop1{ext}", tmp_path / f"loop2{ext}")
+    with pytest.raises(t4a.MPSFileIOError, match="loop"):
+        new.save(tmp_path / f"loop1{ext}")
+    assert os.path.islink(tmp_path / f"loop1{ext}")
+
+
+def _in_thread(call, path):
+    """call(); its outcome, or "hung" when it is still blocked after 20 s (then released by a writer)."""
+    out = {}
+
+    def run():
+        try:
+            out["result"] = call()
+        except BaseException as exc:  # noqa: BLE001
+            out["result"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(20)
+    if thread.is_alive():
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(20)
+        return "hung"
+    return out["result"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+@pytest.mark.parametrize("ext", FORMATS)
+def test_fifos_and_devices_are_refused(tmp_path, ext):
+    _needs(ext)
+    fifo = tmp_path / f"f{ext}"
+    os.mkfifo(fifo)
+    err = _in_thread(lambda: t4a.MPS.load(fifo), fifo)   # before: open() waited forever for a writer
+    assert isinstance(err, t4a.MPSFileIOError), err
+    assert str(fifo) in str(err) and "is a FIFO (named pipe), not a regular file" in str(err)
+    psi = t4a.MPS.random(3, bond_dim=2)
+    err = _in_thread(lambda: psi.save(fifo), fifo)   # before: the FIFO was replaced by a regular file
+    assert isinstance(err, t4a.MPSFileIOError) and "is a FIFO" in str(err), err
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and [p.name for p in tmp_path.iterdir()] == [fifo.name]
+    if os.path.exists("/dev/null"):
+        with pytest.raises(t4a.MPSFileIOError, match="'/dev/null' is a character device"):
+            t4a.MPS.load("/dev/null", format=ext[1:])
 
 
 def test_saving_traced_tensors_is_an_error(tmp_path):
