@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import stat
 import uuid
 from typing import Any, Sequence
 
@@ -275,16 +276,20 @@ class MPS(SiteChain):
 
         The write is atomic: the data go to a temporary file in the same directory,
         which then replaces ``path``, so a failed write leaves an existing file intact
-        and no temporary file behind. The operating system refusing the write raises
-        :class:`MPSFileIOError` (an ``OSError``) naming the path. The values are saved,
-        not gradients: an MPS of tidu tracers cannot be saved.
+        and no temporary file behind; a symbolic link at ``path`` keeps pointing at the
+        new data (the file it points to is replaced). The operating system refusing the
+        write, and a path no MPS file can have (a NUL character, a trailing separator, an
+        existing FIFO, socket or device), raise :class:`MPSFileIOError` (an ``OSError``)
+        naming the path. The values are saved, not gradients: an MPS of tidu tracers
+        cannot be saved.
         """
-        path = check_path(path, "MPS.save")
+        path = _file_path(path, "MPS.save")
         fmt = _file_format(path, format)
         arrays = {_site_key(i): np.asarray(to_numpy(t, "MPS.save")) for i, t in enumerate(self._tensors)}
-        _check_target(path)
+        dest = _resolve_link(path)  # a symbolic link: write the file it points to, and keep the link
+        _check_target(dest)
         if fmt == "npz":
-            _atomic_write(path, lambda fh: np.savez(fh, **arrays))  # np.savez(name) would append ".npz"
+            _atomic_write(dest, lambda fh: np.savez(fh, **arrays))  # np.savez(name) would append ".npz"
             return
         try:
             tf.save(path, {k: tf.asarray(v) for k, v in arrays.items()}, format=fmt,
@@ -298,17 +303,25 @@ class MPS(SiteChain):
         The tensors are read into memory (not memory-mapped views of the file).
 
         Errors name the file and what was wrong: :class:`MPSFileNotFoundError` (no such
-        file), :class:`MPSFileIOError` (a directory, no permission), :class:`MPSFileError`
+        file), :class:`MPSFileIOError` (a directory, a path ending in a separator, a FIFO,
+        socket or device, which is never opened, no permission), :class:`MPSFileError`
         (empty, truncated or corrupt; a file of another format; no entries
         ``site_0000, site_0001, ...``; entries that do not form an MPS). Other entries
         are ignored."""
-        path = check_path(path, "MPS.load")
+        path = _file_path(path, "MPS.load")
         fmt = _file_format(path, format)
-        if not os.path.exists(path):
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
             raise MPSFileNotFoundError(f"MPS.load: no file {path!r}; expected a file written by MPS.save "
-                                       "(or tensor4all dmrg --save)")
-        if os.path.isdir(path):
+                                       "(or tensor4all dmrg --save)") from None
+        except OSError as e:
+            raise MPSFileIOError(f"MPS.load: cannot open {path!r} ({e.strerror or e})") from e
+        if stat.S_ISDIR(mode):
             raise MPSFileIOError(f"MPS.load: {path!r} is a directory, not a file written by MPS.save")
+        if not stat.S_ISREG(mode):  # opening a FIFO would wait for a writer, a device read forever
+            raise MPSFileIOError(f"MPS.load: {path!r} is {_special_kind(mode)}, not a regular file written by "
+                                 "MPS.save")
         _check_file_kind(path, fmt)
         try:
             if fmt == "npz":
@@ -557,13 +570,56 @@ def _file_format(path: str, format: str | None) -> str:  # noqa: A002
     return FILE_FORMATS[suffix]
 
 
+def _file_path(path: Any, what: str) -> str:
+    """``path`` as a str (:func:`check_path`), or :class:`MPSFileIOError` for a name that no file
+    can have: a NUL character, or a last component that makes it a directory (a trailing
+    separator, ``.`` or ``..``, which ``os.path`` and pathlib would quietly drop)."""
+    path = check_path(path, what)
+    if "\0" in path:
+        raise MPSFileIOError(f"{what}: path {path!r} contains a NUL character, which no file name can hold")
+    if path:  # "" is refused by _file_format (no extension)
+        last = re.split("[" + re.escape(os.sep + (os.altsep or "")) + "]", path)[-1]
+        if last in ("", ".", ".."):
+            raise MPSFileIOError(f"{what}: {path!r} names a directory (it ends in {last or path[-1]!r}); expected "
+                                 "a file path")
+    return path
+
+
+def _special_kind(mode: int) -> str:
+    """What a file that is neither a regular file nor a directory is, for messages."""
+    for test, what in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return what
+    return "a special file"
+
+
+def _resolve_link(path: str) -> str:
+    """``path``, or the file the symbolic link at ``path`` points to (resolved fully, even when
+    dangling), so that saving replaces that file and the link keeps pointing at the new data."""
+    if not os.path.islink(path):
+        return path
+    real = os.path.realpath(path)
+    if os.path.islink(real):  # realpath stops at a loop of links
+        raise MPSFileIOError(f"MPS.save: cannot write {path!r}: it is a symbolic link that leads to a loop of links")
+    return real
+
+
 def _check_target(path: str) -> None:
-    """:class:`MPSFileIOError` unless ``path`` can be a file in an existing directory."""
+    """:class:`MPSFileIOError` unless ``path`` can be a file in an existing directory (a new file
+    or a regular file to replace: never a FIFO, socket or device)."""
     if os.path.isdir(path):
         raise MPSFileIOError(f"MPS.save: {path!r} is a directory; expected a file path")
     directory = os.path.dirname(path) or "."
     if not os.path.isdir(directory):
         raise MPSFileIOError(f"MPS.save: cannot write {path!r}: directory {directory!r} does not exist")
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # no file yet
+        return
+    if not stat.S_ISREG(mode):
+        raise MPSFileIOError(f"MPS.save: {path!r} is {_special_kind(mode)}, not a regular file; MPS.save writes or "
+                             "replaces regular files only")
 
 
 def _atomic_write(path: str, write: Any) -> None:
