@@ -20,7 +20,7 @@ from ._errors import (
     BondDimensionError, DimensionMismatchError, EmptyOpSumError, InvalidOptionError, MPSFileError, MPSFileIOError,
     MPSFileNotFoundError, NonFiniteError, NonHermitianError, NotDifferentiableError, OpSumTermError,
     SiteOutOfRangeError, Tensor4allError, Tensor4allMemoryError, Tensor4allTypeError, UnknownLocalSpaceError,
-    UnknownOperatorError, UnsupportedFileFormatError, ValueRangeError, ZeroNormError,
+    UnknownOperatorError, UnsupportedFileFormatError, ValueRangeError, ZeroNormError, NonConservingError,
 )
 from ._local_ops import LOCAL_SPACES, LocalSpace, local_space
 from ._mps import MPS, overlap
@@ -37,7 +37,7 @@ __all__ = [
     "DimensionMismatchError", "BondDimensionError", "EmptyOpSumError", "OpSumTermError",
     "NonHermitianError", "NotDifferentiableError", "Tensor4allTypeError", "InvalidOptionError",
     "UnsupportedFileFormatError", "MPSFileError", "MPSFileNotFoundError", "MPSFileIOError", "NonFiniteError",
-    "ZeroNormError", "ValueRangeError", "Tensor4allMemoryError",
+    "ZeroNormError", "ValueRangeError", "Tensor4allMemoryError", "NonConservingError",
 ]
 
 # structured tensors (diagonal, block-diagonal), shapes and the layered dispatcher

@@ -11,6 +11,20 @@ Hermitian, with energies below ~1e150 (so that ``<H^2>`` fits in a float); one w
 scale (root-mean-square eigenvalue) lies far from 1 is divided by a power of two for
 the sweeps (exact; energies, variance, tolerances and derivatives are scaled back), so
 the eigensolver's thresholds see numbers of order one for couplings down to ~1e-290.
+
+Noise: the first sweeps perturb every local update (see ``_sweep``: a random component in
+the eigensolver's start vector and White's density-matrix perturbation with the subspace-
+expansion terms of Hubig et al. 2015), so that a run started in one charge sector (a
+product state, a state converged in another sector) can leave it; two-site sweeps take
+:data:`TWO_SITE_NOISE` by default, one-site sweeps ``1e-4`` decaying tenfold per sweep.
+
+Sectors: the local space of the MPO (its name in ``LOCAL_SPACES``; for an MPO built from
+tensors, the default space of each site's dimension) declares diagonal charges, e.g.
+``"2Sz"``. A charge is conserved when ``[H, Q] = 0`` for ``Q = sum_i q_i``, decided from the
+MPO itself: ``||HQ - (HQ)^dagger||_F / ||HQ||_F`` (= ``||[H, Q]||_F / ||HQ||_F`` for Hermitian
+``H``) by the MPO traces of :func:`hermiticity`, with no dense matrix (for a Z2 charge such as
+``"parity"``, ``Q = prod_i (-1)^q_i``). ``DMRGResult.sector`` holds ``<Q>`` (U(1)) or the parity
+(Z2) of the final state for each conserved charge.
 """
 from __future__ import annotations
 
@@ -26,17 +40,21 @@ import tenferro as tf
 import tidu
 
 from ._eigensolver import get_solver
-from ._environments import mpo_squared
+from ._environments import left_step, mpo_squared
 from ._errors import (DimensionMismatchError, InvalidOptionError, NonHermitianError, NotDifferentiableError,
-                      Tensor4allTypeError, ValueRangeError, ZeroNormError)
+                      Tensor4allError, Tensor4allTypeError, ValueRangeError, ZeroNormError)
+from ._local_ops import LOCAL_SPACES, charge_label, default_local_space
 from ._mpo import MPO, check_compatible, compress_mpo_tensors, hermiticity
 from ._mps import MPS
+from ._sector_dmrg import SectorEngine, sector_product_state
+from ._sector_run import _CHARGES as _PHYSICAL_CHARGES
+from ._sector_run import check_conserve, resolve_sector, start_states
 from ._sweep import BondUpdate, SweepEngine
 from ._threads import blas_threads, check_threads
 from ._util import (any_traced, check_bool, check_callable, check_cutoff, check_finite_arrays, check_positive_int,
                     check_real, check_seed, exponent, ldexp, to_numpy)
 
-__all__ = ["dmrg", "DMRGResult", "SweepRecord", "BondUpdate"]
+__all__ = ["dmrg", "DMRGResult", "SweepRecord", "BondUpdate", "TWO_SITE_NOISE"]
 
 
 @dataclass
@@ -54,7 +72,8 @@ class SweepRecord:
     env_memory: int = 0           #: peak bytes of the environment cache alone
     max_bond_limit: int = 0       #: the max_bond setting of this sweep
     cutoff: float = 0.0           #: the cutoff setting of this sweep
-    noise: float = 0.0            #: the subspace-expansion strength of this sweep (one-site)
+    noise: float = 0.0            #: the noise (perturbation strength) of this sweep
+    blocks: int | None = None     #: charge sectors at the middle bond (conserved runs; None: dense)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -63,14 +82,19 @@ class SweepRecord:
 @dataclass
 class DMRGResult:
     """``energy`` (a float, or a tidu tracer while differentiating), ``state`` (the
-    normalized MPS), ``history`` (one :class:`SweepRecord` per sweep) and ``variance``
-    (``<H^2> - <H>^2`` of the final state; nan if not computed)."""
+    normalized MPS), ``history`` (one :class:`SweepRecord` per sweep), ``variance``
+    (``<H^2> - <H>^2`` of the final state; nan if not computed), ``converged``, and
+    ``sector``: for each charge of the local space that the Hamiltonian conserves, its
+    value ``<Q>`` in the final state (``{"Sz": 0.0}`` for the spin spaces' ``"2Sz"``,
+    reported as ``Sz = <2Sz> / 2``; exact multiples of 1/2 when within 1e-8 of one);
+    ``{}`` when no declared charge is conserved."""
 
     energy: Any
     state: MPS
     history: list[SweepRecord] = field(default_factory=list)
     variance: float = float("nan")
     converged: bool = False
+    sector: dict[str, float] = field(default_factory=dict)
 
     def __iter__(self):  # energy, state = dmrg(H)
         return iter((self.energy, self.state))
@@ -97,11 +121,13 @@ def _check_schedule(value: Any, what: str, kind: str) -> None:
             check_real(v, f"{what} (a non-negative number or a list of them)", low=0.0)
 
 
+#: the default noise of two-site sweeps, per sweep (0 from the third sweep on)
+TWO_SITE_NOISE = (1e-4, 1e-6, 0.0)
+
+
 def _noise_schedule(noise: Any, two_site: bool) -> Callable[[int], float]:
     if noise is None:
-        if two_site:
-            return lambda k: 0.0
-        noise = 1e-4
+        noise = list(TWO_SITE_NOISE) if two_site else 1e-4
     if isinstance(noise, (list, tuple)):
         _check_schedule(noise, "noise", "real")
         return lambda k: float(_per_sweep(noise, k))
@@ -126,6 +152,8 @@ def dmrg(
     eigensolver: str = "lanczos",
     compute_variance: bool = True,
     threads: int | None = None,
+    conserve: str | None = None,
+    sector: Any = None,
 ) -> DMRGResult:
     """Ground state of the Hermitian MPO ``H`` by DMRG sweeps.
 
@@ -138,21 +166,41 @@ def dmrg(
         sweeps: the maximum number of sweeps (a sweep is a left-to-right and a
             right-to-left pass).
         tol: stop when ``|energy - previous energy| < tol``, checked only once the ``max_bond``
-            and ``cutoff`` schedules are used up and (one-site) the noise has decayed to 0.
+            and ``cutoff`` schedules are used up and the noise has decayed to 0.
         two_site: two-site updates (bonds grow through the SVD) or one-site updates
             with subspace expansion (Hubig et al. 2015) of strength ``noise``.
-        noise: one-site expansion strength: a list per sweep, or a start value that
-            decays tenfold per sweep (default ``1e-4``); two-site sweeps ignore it.
+        noise: the perturbation of the first sweeps that lets a run leave the charge sector
+            of its start state: a random component of relative size ``noise`` in each local
+            eigensolver's start vector and the density-matrix perturbation (White 2005) with
+            the subspace-expansion terms (Hubig et al. 2015) of strength ``noise``. A list per
+            sweep, or a start value that decays tenfold per sweep and is 0 below 1e-12;
+            default :data:`TWO_SITE_NOISE` ``(1e-4, 1e-6, 0)`` for two-site and ``1e-4`` for
+            one-site sweeps (from a product state, one-site runs need ``1e-3`` to grow their
+            bonds reliably). ``noise=0`` turns it off: a run then leaves the charge sector of
+            its start state through rounding errors only, if at all (from an eigenstate of
+            ``H`` such as all spins up: never). Sectors whose lowest energies lie within ~1e-2
+            may still trap a run in the wrong one; ``DMRGResult.sector`` says which it is.
         callback: called with each :class:`SweepRecord` after its sweep.
         progress: called with a :class:`BondUpdate` after every local update.
         eigensolver: ``"lanczos"`` (default) or ``"eigsh"`` (ARPACK), see ``_eigensolver``.
-        seed: the seed of the random start state: a non-negative integer or ``None``.
+        seed: the seed of the random start state and of the noise: a non-negative integer
+            or ``None``.
         compute_variance: compute ``<H^2> - <H>^2`` of the final state.
         threads: BLAS threads for the duration of the call (threadpoolctl; the caller's
             limits are restored afterwards): ``None`` (default) uses 1 thread while the
             largest ``max_bond`` is below ``THREADED_MIN_BOND`` (512; threaded BLAS gains
             little at these sizes and is many times slower on a busy machine) and the BLAS
             default above; ``0`` leaves the BLAS default; ``n`` uses ``n`` threads.
+        conserve: run in one sector of a conserved charge (two-site only): ``"Sz"`` (the
+            spin spaces' ``"2Sz"``), ``"parity"`` (``"pauli"``, with ``tfim(conserve="parity")``),
+            ``"auto"`` (the first charge of the local space that ``H`` conserves, else dense)
+            or ``None``/``"none"`` (dense, the default). The sweeps then run on the charge
+            sectors of every bond (``_sector_dmrg``): the state never leaves the sector, and
+            each step costs one small GEMM pair per sector instead of one dense product.
+            ``H`` must conserve the charge (:class:`NonConservingError`).
+        sector: the target sector in physical units (``Sz = 1``, ``0.5``; parity 0 or 1);
+            default the lowest ``|Sz|`` the chain reaches and the even parity. With
+            ``conserve``, ``psi0`` may be a product of basis states (it fixes the sector).
 
     Every option is checked before the first sweep: typed errors name the option
     (:class:`InvalidOptionError`, :class:`Tensor4allTypeError`, :class:`BondDimensionError`).
@@ -161,8 +209,10 @@ def dmrg(
     :class:`ValueRangeError`; a start state of norm 0 :class:`ZeroNormError`.
 
     Returns:
-        A :class:`DMRGResult`. If the MPO tensors are traced by tidu (couplings being
-        differentiated), ``energy`` is differentiable to first order via Hellmann-Feynman.
+        A :class:`DMRGResult` (with the charge ``sector`` of the final state when ``H``
+        conserves a charge of its local space). If the MPO tensors are traced by tidu
+        (couplings being differentiated), ``energy`` is differentiable to first order via
+        Hellmann-Feynman.
     """
     if not isinstance(H, MPO):
         raise Tensor4allTypeError(f"dmrg expects an MPO Hamiltonian, got {type(H).__name__}")
@@ -179,10 +229,16 @@ def dmrg(
     progress = check_callable(progress, "progress")
     solver = get_solver(eigensolver)
     threads = check_threads(threads)
+    conserve = check_conserve(conserve)
+    if conserve is not None and not two_site:
+        raise InvalidOptionError("dmrg: conserve=... runs two-site sweeps only (two_site=True)")
+    if conserve is None and sector is not None:
+        raise InvalidOptionError("dmrg: sector=... needs conserve=... (the charge whose sector it names)")
     largest_bond = max(max_bond) if isinstance(max_bond, (list, tuple)) else max_bond
     opts = dict(max_bond=max_bond, sweeps=sweeps, cutoff=cutoff, tol=tol, two_site=two_site,
                 noise=_noise_schedule(noise, two_site), seed=seed, callback=callback, progress=progress,
-                solver=solver, compute_variance=compute_variance)
+                solver=solver, compute_variance=compute_variance, local=H.local, conserve=conserve,
+                sector=sector)
     with blas_threads(threads, largest_bond):
         if not any_traced(H.tensors):
             return _run(H.tensors, psi0, opts)[0]
@@ -211,7 +267,7 @@ def _run_differentiable(H: MPO, psi0: MPS | None, opts: dict) -> DMRGResult:
 
     energy = ground_energy(*H.tensors)
     res = holder["res"]
-    return DMRGResult(energy, res.state, res.history, res.variance, res.converged)
+    return DMRGResult(energy, res.state, res.history, res.variance, res.converged, res.sector)
 
 
 def _numpy(w: Any) -> np.ndarray:
@@ -284,6 +340,28 @@ def _start_state(psi0: MPS | None, H: MPO, ws: list[np.ndarray], opts: dict) -> 
     return [ldexp(a, -exponent(a)) for a in arrays]
 
 
+def _engine(ws_run: list[np.ndarray], psi0: MPS | None, H: MPO, ws: list[np.ndarray], opts: dict) -> Any:
+    """The sweep engine: dense (``SweepEngine``) or, with ``conserve``, on the charge sectors
+    (``SectorEngine``); both have the same ``sweep``/``psi``/``operator_gradients``."""
+    if opts["conserve"] is not None:
+        states = None
+        if psi0 is not None:
+            check_compatible(psi0, H)
+            states = start_states(psi0)
+        spec = resolve_sector(opts["conserve"], opts["sector"], opts["local"], ws, states)
+        if spec is not None:
+            if states is None:
+                states = sector_product_state(spec.q, spec.target, spec.modulus)
+            engine = SectorEngine(ws_run, spec.w_charges, spec.q, states, opts["solver"], modulus=spec.modulus,
+                                  seed=opts["seed"])
+            engine.sector = {spec.label: spec.value(engine.target)}
+            return engine
+        if opts["sector"] is not None:
+            raise InvalidOptionError("dmrg: sector=... was given, but conserve='auto' found no charge that the "
+                                     "Hamiltonian conserves")
+    return SweepEngine(ws_run, _start_state(psi0, H, ws, opts), opts["solver"], seed=opts["seed"])
+
+
 def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResult, Callable[[], list]]:
     """The sweeps on concrete MPO tensors. Returns the result and a function giving the
     Hellmann-Feynman gradients ``dE/dW_i`` from the engine's converged environments."""
@@ -292,7 +370,7 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
     H = MPO(ws)
     shift = sum(shifts)   # H = 2**shift H'' where H'' has the site tensors below
     ws_run = [ldexp(w, -t) for w, t in zip(ws, shifts)] if shift or any(shifts) else ws
-    engine = SweepEngine(ws_run, _start_state(psi0, H, ws, opts), opts["solver"])
+    engine = _engine(ws_run, psi0, H, ws, opts)
     progress = opts["progress"]
     if progress is not None and shift:
         user_progress = progress
@@ -316,7 +394,8 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
         delta = energy - previous if history else float("nan")
         last_delta_run = float(ldexp(delta, -shift)) if history else float("nan")
         rec = SweepRecord(k + 1, energy, delta, st.max_bond, st.max_truncation_error, st.matvecs,
-                          st.seconds, st.peak_memory, st.env_memory, chi, cut, alpha)
+                          st.seconds, st.peak_memory, st.env_memory, chi, cut, alpha,
+                          getattr(st, "blocks_mid", None))
         history.append(rec)
         if opts["callback"] is not None:
             opts["callback"](rec)
@@ -334,11 +413,100 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
         ws_var = compress_mpo_tensors(ws_run, 0.0) if shift else ws_run
         variance = float(ldexp(float(mpo_squared(ws_var, engine.psi).real) - e_run * e_run, 2 * shift))
 
+    sector = engine.sector if isinstance(engine, SectorEngine) else _sector(ws, engine.psi, opts["local"])
+
     def gradients() -> list[np.ndarray]:
         # E = 2**shift E''(W'') with W_i'' = 2**-t_i W_i, so dE/dW_i = 2**(shift - t_i) dE''/dW_i''
         return [ldexp(g, shift - t) for g, t in zip(engine.operator_gradients(), shifts)]
 
-    return DMRGResult(energy, state, history, variance, converged), gradients
+    return DMRGResult(energy, state, history, variance, converged, sector), gradients
+
+
+# ---- charge sectors -------------------------------------------------------------------
+#: largest ||[H, Q]||_F^2 / ||HQ||_F^2 for a conserved charge (the traces cancel to ~1e-15)
+_CONSERVATION_TOL = 1e-12
+
+
+def _site_charges(local: str | None, dims: Sequence[int]) -> dict[str, list[np.ndarray]]:
+    """The declared charges ``name -> per-site charge vectors`` of the MPO's local space: the
+    space named ``local`` in ``LOCAL_SPACES``, or for an MPO built from tensors (``local`` is
+    None) the default space of each site's dimension; charges every site declares."""
+    if local is not None:
+        space = LOCAL_SPACES.get(local)
+        if space is None or any(d != space.dim for d in dims):
+            return {}
+        return {name: [np.asarray(q, dtype=float)] * len(dims) for name, q in space.charges.items()}
+    try:
+        spaces = [default_local_space(d) for d in dims]
+    except Tensor4allError:
+        return {}
+    names = set.intersection(*(set(sp.charges) for sp in spaces))
+    return {name: [np.asarray(sp.charges[name], dtype=float) for sp in spaces] for name in sorted(names)}
+
+
+def _charge_mpo(qs: list[np.ndarray]) -> list[np.ndarray]:
+    """``Q = sum_i diag(q_i)`` as an MPO of bond dimension 2: ``[[1, q_i], [0, 1]]`` per site,
+    the first row at the left end and the last column at the right end."""
+    out = []
+    for i, q in enumerate(qs):
+        d = len(q)
+        w = np.zeros((2, d, d, 2))
+        w[0, :, :, 0] = w[1, :, :, 1] = np.eye(d)
+        w[0, :, :, 1] = np.diag(q)
+        if i == 0:
+            w = w[:1]
+        if i == len(qs) - 1:
+            w = w[..., 1:]
+        out.append(w)
+    return out
+
+
+def _parity_mpo(qs: list[np.ndarray]) -> list[np.ndarray]:
+    """``P = prod_i diag((-1)^q_i)`` (a Z2 charge) as an MPO of bond dimension 1."""
+    return [np.diag((-1.0) ** np.asarray(q)).reshape(1, len(q), len(q), 1) for q in qs]
+
+
+def _conserves(ws: list[np.ndarray], wq: list[np.ndarray]) -> bool:
+    """Whether the Hermitian MPO ``ws`` commutes with the real diagonal MPO ``wq`` (``Q``):
+    the anti-Hermitian part of ``HQ`` is ``[H, Q] / 2`` since ``(HQ)^dagger = QH``, so
+    :func:`hermiticity` of the product MPO measures ``||[H, Q]||_F^2 / ||HQ||_F^2`` through
+    traces, with no dense matrix."""
+    hq = []
+    for w, q in zip(ws, wq):
+        a, d, _, b = w.shape
+        c, e = q.shape[0], q.shape[3]
+        diag = np.einsum("cttd->ctd", q)              # Q is diagonal: (HQ)[s, t] = H[s, t] q[t]
+        hq.append(np.einsum("astb,ctd->acstbd", w, diag).reshape(a * c, d, d, b * e))
+    defect, _ = hermiticity(hq)
+    return defect <= _CONSERVATION_TOL
+
+
+def _sector(ws: list[np.ndarray], psi: list[np.ndarray], local: str | None) -> dict[str, float]:
+    """The value in the state ``psi`` of each declared charge that ``H`` conserves, reported by
+    :func:`charge_label` (``"2Sz"`` as ``"Sz"`` = value / 2): ``<sum_i q_i>`` for a U(1)
+    charge, the parity ``(1 - <prod_i (-1)^q_i>) / 2`` for a Z2 one (modulus 2 in
+    ``_sector_run``'s table, e.g. ``"parity"``); charges of other moduli are not checked."""
+    moduli = {declared: modulus for declared, modulus in _PHYSICAL_CHARGES.values()}
+    out: dict[str, float] = {}
+    for name, qs in _site_charges(local, [w.shape[1] for w in ws]).items():
+        modulus = moduli.get(name, 0)
+        if modulus not in (0, 2):
+            continue
+        wq = _charge_mpo(qs) if modulus == 0 else _parity_mpo(qs)
+        if not _conserves(ws, wq):
+            continue
+        env = np.ones((1, 1, 1), dtype=psi[0].dtype)
+        nrm = np.ones((1, 1), dtype=psi[0].dtype)
+        for a, w in zip(psi, wq):
+            env = left_step(env, a, w.astype(a.dtype))
+            nrm = np.tensordot(np.tensordot(nrm, a.conj(), axes=(0, 0)), a, axes=([0, 1], [0, 1]))
+        value = float(env.reshape(-1)[0].real / nrm.reshape(-1)[0].real)
+        if modulus == 2:
+            value = (1.0 - value) / 2.0
+        label, unit = charge_label(name)
+        nearest = round(value)
+        out[label] = (nearest if abs(value - nearest) <= 1e-8 else value) / unit + 0.0
+    return out
 
 
 def _local_tol(done: int, last_delta: float, tol: float) -> float:

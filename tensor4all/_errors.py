@@ -28,6 +28,7 @@ __all__ = [
     "ZeroNormError",
     "ValueRangeError",
     "Tensor4allMemoryError",
+    "NonConservingError",
 ]
 
 
@@ -67,6 +68,11 @@ class EmptyOpSumError(Tensor4allError, ValueError):
 
 class OpSumTermError(Tensor4allError, ValueError):
     """A malformed OpSum term (not ``(coef, name, site, name, site, ...)``)."""
+
+
+class NonConservingError(Tensor4allError, ValueError):
+    """A Hamiltonian that does not conserve the charge a symmetric run asks for
+    (``conserve="Sz"`` with a transverse field, a term without its Hermitian partner)."""
 
 
 class NonHermitianError(Tensor4allError, ValueError):

@@ -7,11 +7,21 @@ into the term's coefficient).
 
 Basis order: index 0 is the highest ``Sz`` state (spin up), as in ``np.kron``
 order conventions of the tests; for ``"pauli"`` index 0 is the ``Z = +1`` state.
+
+A space may declare diagonal conserved charges, ``charges: name -> one integer per basis
+state`` (TeNPy's convention: the spin spaces declare ``"2Sz"``, twice ``Sz``, so the charges
+are integers). A declared charge is only a candidate: ``dmrg`` checks from the MPO whether
+the Hamiltonian commutes with ``Q = sum_i q_i`` and reports the sector of its result
+(``"2Sz"`` as ``"Sz"`` = value / 2). ``"pauli"`` declares ``"parity"`` (0 for ``Z = +1``, 1
+for ``Z = -1``), a Z2 charge added mod 2: the transverse-field Ising model ``-J ZZ - g X``
+does not conserve it, the same model in the rotated basis ``-J XX - g Z``
+(``tfim(conserve="parity")``) does.
 """
 from __future__ import annotations
 
 import cmath
 import numbers
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,20 +30,28 @@ from ._errors import (DimensionMismatchError, NonFiniteError, Tensor4allTypeErro
                       UnknownOperatorError)
 from ._util import check_positive_int
 
-__all__ = ["LocalSpace", "local_space", "LOCAL_SPACES", "default_local_space"]
+__all__ = ["LocalSpace", "local_space", "LOCAL_SPACES", "default_local_space", "charge_label"]
 
 
 @dataclass(frozen=True)
 class LocalSpace:
-    """A named site type: its dimension and its operators ``name -> (phase, real matrix)``."""
+    """A named site type: its dimension, its operators ``name -> (phase, real matrix)`` and
+    its diagonal conserved charges ``name -> (one integer per basis state)``.
+
+    A user-made space declares its charges as ``LocalSpace("spin-3/2", 4, ops,
+    charges={"2Sz": (3, 1, -1, -3)})``; ``dmrg`` finds the space of an MPO by its name in
+    :data:`LOCAL_SPACES` (add the space there: ``LOCAL_SPACES[space.name] = space``).
+    """
 
     name: str
     dim: int
     ops: dict[str, tuple[complex, np.ndarray]] = field(repr=False)
+    charges: dict[str, tuple[int, ...]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        """Checks a user-made space: a name, a positive dimension, and ``name -> (phase,
-        real dim x dim matrix)`` operators with finite entries and a finite phase."""
+        """Checks a user-made space: a name, a positive dimension, ``name -> (phase, real
+        dim x dim matrix)`` operators with finite entries and a finite phase, and ``name ->
+        dim integers`` charges (stored as tuples)."""
         if not isinstance(self.name, str) or not self.name:
             raise Tensor4allTypeError(f"LocalSpace: name must be a non-empty string, got {self.name!r}")
         check_positive_int(self.dim, f"LocalSpace {self.name!r}: dim")
@@ -54,6 +72,25 @@ class LocalSpace:
                                              f"{self.dim}x{self.dim} matrix, got shape {m.shape} and dtype {m.dtype}")
             if not (cmath.isfinite(complex(phase)) and np.isfinite(m).all()):
                 raise NonFiniteError(f"LocalSpace {self.name!r}: operator {op!r} holds NaN or infinity")
+        if not isinstance(self.charges, dict):
+            raise Tensor4allTypeError(f"LocalSpace {self.name!r}: charges must be a dict name -> integers per "
+                                      f"basis state, got {type(self.charges).__name__}")
+        charges = {}
+        for name, q in self.charges.items():
+            if not isinstance(name, str) or not name or isinstance(q, (str, bytes)):
+                raise Tensor4allTypeError(f"LocalSpace {self.name!r}: charges must map names to integers per "
+                                          f"basis state, got {name!r}: {q!r}")
+            try:
+                values = tuple(q)
+            except TypeError:
+                raise Tensor4allTypeError(f"LocalSpace {self.name!r}: charge {name!r} must be {self.dim} integers "
+                                          f"(one per basis state), got {q!r}") from None
+            if len(values) != self.dim or not all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
+                                                  for v in values):
+                raise DimensionMismatchError(f"LocalSpace {self.name!r}: charge {name!r} must be {self.dim} "
+                                             f"integers (one per basis state), got {q!r}")
+            charges[name] = tuple(int(v) for v in values)
+        object.__setattr__(self, "charges", charges)
 
     def operator_names(self) -> list[str]:
         return sorted(self.ops)
@@ -84,7 +121,7 @@ def _spin_half() -> LocalSpace:
         "S-": (1, sm),
         "Sx": (1, 0.5 * (sp + sm)),
         "Sy": (-1j, 0.5 * (sp - sm)),  # Sy = (S+ - S-) / (2i) = -i (S+ - S-) / 2
-    })
+    }, charges={"2Sz": (1, -1)})
 
 
 def _pauli() -> LocalSpace:
@@ -93,7 +130,7 @@ def _pauli() -> LocalSpace:
         "X": (1, np.array([[0.0, 1.0], [1.0, 0.0]])),
         "Y": (-1j, np.array([[0.0, 1.0], [-1.0, 0.0]])),  # Y = -i [[0, 1], [-1, 0]]
         "Z": (1, np.diag([1.0, -1.0])),
-    })
+    }, charges={"parity": (0, 1)})   # Z2: the parity prod Z (conserved by tfim(conserve="parity"))
 
 
 def _spin_one() -> LocalSpace:
@@ -107,7 +144,7 @@ def _spin_one() -> LocalSpace:
         "S-": (1, sm),
         "Sx": (1, 0.5 * (sp + sm)),
         "Sy": (-1j, 0.5 * (sp - sm)),
-    })
+    }, charges={"2Sz": (2, 0, -2)})
 
 
 LOCAL_SPACES: dict[str, LocalSpace] = {s.name: s for s in (_spin_half(), _pauli(), _spin_one())}
@@ -134,3 +171,10 @@ def default_local_space(d: int) -> LocalSpace:
         f"no default local space for physical dimension {d}; pass operators as {d}x{d} matrices "
         f"or a local= name among: {', '.join(sorted(LOCAL_SPACES))}"
     )
+
+
+def charge_label(name: str) -> tuple[str, int]:
+    """How a charge is reported: ``"2Sz"`` (twice the physical charge, TeNPy's integer
+    convention) as ``("Sz", 2)``, i.e. the value divided by 2; any other name as itself."""
+    m = re.fullmatch(r"([1-9][0-9]*)(\D.*)", name)
+    return (m.group(2), int(m.group(1))) if m else (name, 1)

@@ -4,6 +4,26 @@ splits it with the truncation policy and updates the environment cache.
 
 Knows nothing of tenferro or tidu; ``_dmrg`` converts at the boundary. One sweep is a
 left-to-right pass followed by a right-to-left pass.
+
+Noise (``alpha > 0``, the first sweeps by default) perturbs each local update twice, so that
+a run can leave the charge sector of its start state (a Krylov solver started in one sector
+stays there in exact arithmetic, and the all-up state is even an eigenstate of the XXZ chain):
+
+* the eigensolver starts from the current tensor plus a random tensor of relative norm
+  ``alpha`` (seeded), so the local ground state is found in every sector the local space
+  holds, not only in the start vector's;
+* the new basis at the bond is chosen from the perturbed reduced density matrix
+  ``rho + alpha^2 sum_w P_w P_w^dagger`` of White's density-matrix perturbation (S. R. White,
+  Phys. Rev. B 72, 180403(R) (2005); ITensor's ``noise``, TeNPy's mixer), with the terms
+  ``P = (L W) psi`` of the subspace expansion (C. Hubig, I. P. McCulloch, U. Schollwoeck and
+  F. A. Wolf, Phys. Rev. B 91, 155115 (2015)), so the states that the Hamiltonian connects
+  to the current state (other sectors included) stay in the basis. Two-site updates scale
+  ``P`` to the norm of ``psi`` and diagonalize the small density matrix (the basis of the SVD
+  of ``[psi, alpha P]``, at less than the cost of the plain SVD), and keep the state itself
+  exactly (the far tensor is the projection ``U^dagger psi``); one-site updates take the SVD
+  of ``[psi, alpha P]`` with ``P`` as it is and pad the next tensor with zeros.
+
+With ``alpha = 0`` the sweeps are unperturbed.
 """
 from __future__ import annotations
 
@@ -15,7 +35,7 @@ import numpy as np
 
 from ._effective import OneSiteOperator, TwoSiteOperator
 from ._environments import Environments, left_step
-from ._truncation import svd_truncated
+from ._truncation import svd_truncated, truncation_keep
 
 __all__ = ["SweepStats", "BondUpdate", "SweepEngine"]
 
@@ -49,13 +69,15 @@ class SweepEngine:
     """State of a DMRG run: MPS tensors (centre at site 0 between sweeps), MPO tensors,
     the environment cache and the local solver."""
 
-    def __init__(self, ws: list[np.ndarray], psi: list[np.ndarray], solver: Callable, max_iter: int = 40):
+    def __init__(self, ws: list[np.ndarray], psi: list[np.ndarray], solver: Callable, max_iter: int = 40,
+                 seed: int | None = 0):
         self.ws = ws
         self.L = len(ws)
         self.dtype = np.result_type(*ws, *psi)
         self.psi = [np.ascontiguousarray(a, dtype=self.dtype) for a in psi]
         self.solver = solver
         self.max_iter = max_iter
+        self._rng = np.random.default_rng(seed)  # the noise of the eigensolver's start vectors
         self._right_canonicalize()
         self.envs = Environments(ws, self.dtype)
         for i in range(self.L - 1, 0, -1):
@@ -120,7 +142,7 @@ class SweepEngine:
         if self.L == 1:
             energy = self._single_site_chain(tol)
         elif two_site:
-            energy = self._two_site_sweep(max_bond, cutoff, tol, sweep_no, progress)
+            energy = self._two_site_sweep(max_bond, cutoff, tol, alpha, sweep_no, progress)
         else:
             energy = self._one_site_sweep(max_bond, cutoff, tol, alpha, sweep_no, progress)
         st = self._stats
@@ -130,7 +152,9 @@ class SweepEngine:
     def bond_dims(self) -> list[int]:
         return [a.shape[2] for a in self.psi[:-1]]
 
-    def _solve(self, op, v0: np.ndarray, tol: float) -> tuple[float, np.ndarray]:
+    def _solve(self, op, v0: np.ndarray, tol: float, alpha: float = 0.0) -> tuple[float, np.ndarray]:
+        if alpha > 0.0:
+            v0 = self._perturbed(v0, alpha)
         e, v, n = self.solver(op, v0.reshape(-1), tol=tol, max_iter=self.max_iter)
         st = self._stats
         st["matvecs"] += n
@@ -139,6 +163,14 @@ class SweepEngine:
         st["env"] = max(st["env"], env)
         st["peak"] = max(st["peak"], env + sum(a.nbytes for a in self.psi) + work)
         return e, v
+
+    def _perturbed(self, v0: np.ndarray, alpha: float) -> np.ndarray:
+        """``v0`` plus a random tensor of norm ``alpha * ||v0||``: a component in every sector."""
+        r = self._rng.standard_normal(v0.shape)
+        if np.iscomplexobj(v0):
+            r = r + 1j * self._rng.standard_normal(v0.shape)
+        scale = alpha * np.linalg.norm(v0) / np.linalg.norm(r)
+        return v0 + (scale * r).astype(v0.dtype, copy=False)
 
     def _note(self, keep: int, err: float) -> None:
         st = self._stats
@@ -152,7 +184,7 @@ class SweepEngine:
         self.psi[0] = v[:, 0].reshape(1, -1, 1).astype(self.dtype)
         return float(e[0])
 
-    def _two_site_sweep(self, max_bond, cutoff, tol, sweep_no, progress) -> float:
+    def _two_site_sweep(self, max_bond, cutoff, tol, alpha, sweep_no, progress) -> float:
         L, psi, envs, ws = self.L, self.psi, self.envs, self.ws
         steps = 2 * (L - 1)
         step = 0
@@ -164,18 +196,34 @@ class SweepEngine:
                 _, d2, dr = b.shape
                 theta = (a.reshape(dl * d1, -1) @ b.reshape(b.shape[0], d2 * dr))
                 op = TwoSiteOperator(envs.left(i), ws[i], ws[i + 1], envs.right(i + 2))
-                energy, v = self._solve(op, theta, tol)
-                u, s, vh, err = svd_truncated(v.reshape(dl * d1, d2 * dr), max_bond, cutoff)
-                k = len(s)
-                self._note(k, err)
+                energy, v = self._solve(op, theta, tol, alpha)
+                m = v.reshape(dl * d1, d2 * dr)
                 if direction == "right":
+                    if alpha > 0.0:  # basis from the perturbed density matrix; the state is U^dagger theta
+                        p = _expand_right(envs.left(i), ws[i], m.reshape(dl, d1, d2 * dr)).reshape(dl * d1, -1)
+                        u, err = _perturbed_basis(m, p, alpha, max_bond, cutoff)
+                        rest = u.conj().T @ m
+                    else:
+                        u, s, vh, err = svd_truncated(m, max_bond, cutoff)
+                        rest = s[:, None] * vh
+                    k = u.shape[1]
                     psi[i] = np.ascontiguousarray(u.reshape(dl, d1, k))
-                    psi[i + 1] = np.ascontiguousarray((s[:, None] * vh).reshape(k, d2, dr))
+                    psi[i + 1] = np.ascontiguousarray(rest.reshape(k, d2, dr))
                     envs.push_left(i, psi[i])
                 else:
+                    if alpha > 0.0:  # the same on the right: the state is theta V
+                        p = _expand_left(m.reshape(dl * d1, d2, dr), ws[i + 1], envs.right(i + 2))
+                        vb, err = _perturbed_basis(m.T, p.reshape(-1, d2 * dr).T, alpha, max_bond, cutoff)
+                        vh = vb.T
+                        rest = m @ vb.conj()
+                    else:
+                        u, s, vh, err = svd_truncated(m, max_bond, cutoff)
+                        rest = u * s
+                    k = vh.shape[0]
                     psi[i + 1] = np.ascontiguousarray(vh.reshape(k, d2, dr))
-                    psi[i] = np.ascontiguousarray((u * s).reshape(dl, d1, k))
+                    psi[i] = np.ascontiguousarray(rest.reshape(dl, d1, k))
                     envs.push_right(i + 1, psi[i + 1])
+                self._note(k, err)
                 step += 1
                 if progress is not None:
                     progress(BondUpdate(sweep_no, step, steps, i, direction, energy, k, err))
@@ -190,7 +238,7 @@ class SweepEngine:
         for direction, sites in (("right", range(L - 1)), ("left", range(L - 1, 0, -1))):
             for i in sites:
                 op = OneSiteOperator(envs.left(i), ws[i], envs.right(i + 1))
-                energy, v = self._solve(op, psi[i], tol)
+                energy, v = self._solve(op, psi[i], tol, alpha)
                 m = v.reshape(psi[i].shape)
                 dl, d, dr = m.shape
                 if direction == "right":
@@ -221,6 +269,41 @@ class SweepEngine:
                     progress(BondUpdate(sweep_no, step, steps, i, direction, energy, k, err))
         psi[0] = psi[0] / np.linalg.norm(psi[0])
         return self.energy()
+
+
+def _perturbed_basis(m: np.ndarray, p: np.ndarray, alpha: float, max_bond: int,
+                     cutoff: float) -> tuple[np.ndarray, float]:
+    """Orthonormal columns ``U`` spanning the dominant eigenvectors of the perturbed density
+    matrix ``m m^dagger + alpha^2 p p^dagger`` (White 2005), truncated as the SVD would be
+    (``max_bond``, relative discarded weight ``cutoff``), and the discarded weight.
+
+    ``p`` is first scaled to the norm of ``m``: the size of the expansion term depends on the
+    gauge and scale of the MPO (a rescaled automaton MPO carries large identity strings), so
+    ``alpha`` is its relative size. The same basis as the SVD of ``[m, alpha p]`` (Hubig et
+    al. 2015), from one GEMM and a Hermitian eigensolver of the small side: several times
+    cheaper than an SVD of the wide matrix. Its eigenvalues are squared singular values,
+    accurate to ~1e-16 of the largest, which is enough to choose a basis; the state itself is
+    projected exactly."""
+    rho = m @ m.conj().T
+    top = float(np.max(np.abs(p))) if p.size else 0.0
+    if top > 0.0 and np.isfinite(top):
+        p = p / top
+        rho += ((alpha * np.linalg.norm(m) / np.linalg.norm(p)) ** 2) * (p @ p.conj().T)
+    w, u = np.linalg.eigh(rho)
+    w, u = w[::-1], u[:, ::-1]
+    keep, err = truncation_keep(np.sqrt(np.clip(w, 0.0, None)), max_bond, cutoff)
+    return np.ascontiguousarray(u[:, :keep]), err
+
+
+def _expand_right(lb: np.ndarray, w: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``P[a, s, (w', b')] = sum L[a, w, a'] W[w, s, t, w'] x[a', t, b']`` (right-moving
+    expansion; ``b'`` may be a fused index, e.g. the second site and the right bond)."""
+    ca, dw, ka = lb.shape
+    _, d, kb = x.shape
+    dw2 = w.shape[3]
+    t = (lb.reshape(ca * dw, ka) @ x.reshape(ka, d * kb)).reshape(ca, dw * d, kb)   # (a, w t, b')
+    t = np.matmul(w.transpose(1, 3, 0, 2).reshape(d * dw2, dw * d), t)              # (a, s w', b')
+    return t.reshape(ca, d, dw2 * kb)
 
 
 def _expand_left(x: np.ndarray, w: np.ndarray, rb: np.ndarray) -> np.ndarray:

@@ -45,6 +45,7 @@ SCHEMA = "tensor4all.dmrg/1"
 MODELS = ("heisenberg", "xxz", "tfim")
 SPINS = ("1/2", "1")
 DTYPES = ("float64", "complex128")
+CONSERVE = ("auto", "Sz", "parity", "none")
 SAVE_EXTENSIONS = {".arrow": "arrow", ".parquet": "parquet", ".npz": "npz"}
 PLOT_EXTENSIONS = (".png", ".pdf", ".svg")
 _MODEL_OPTIONS = {"heisenberg": ("Jz", "h", "spin"), "xxz": ("Jz", "h", "spin"), "tfim": ("g",)}
@@ -182,7 +183,18 @@ def build_parser() -> argparse.ArgumentParser:
                            "random state of bond dimension CHI) (default: off, two-site)")
     a.add_argument("--noise", type=_nonnegative_float, default=None,
                    help="subspace-expansion strength of --one-site, decaying tenfold per sweep "
-                        "(default: 1e-4; ignored by --two-site)")
+                        "(default: 1e-4; --two-site runs take dmrg's default perturbation 1e-4, 1e-6, "
+                        "then 0)")
+    a.add_argument("--conserve", choices=CONSERVE, default="auto",
+                   help="run in one sector of a conserved charge: auto (default: Sz for heisenberg/xxz, "
+                        "the parity for tfim, written as -J sum XX - g sum Z), Sz, parity or none (dense); "
+                        "two-site only (with --one-site or --dtype complex128, auto means none)")
+    a.add_argument("--sz", type=_finite_float, default=None,
+                   help="the total Sz to target with --conserve Sz/auto (heisenberg/xxz; default the lowest "
+                        "|Sz| of the chain: 0, or 1/2 for an odd number of spin-1/2 sites)")
+    a.add_argument("--parity", type=int, choices=(0, 1), default=None,
+                   help="the parity sector (number of Z = -1 spins mod 2) with --conserve parity/auto "
+                        "(tfim; default 0, where the ground state of the open chain lies)")
     a.add_argument("--seed", type=_int_at_least(0, "the seed is a non-negative integer"), default=0,
                    help="seed of the random initial state (default: %(default)s)")
     a.add_argument("--dtype", choices=DTYPES, default="float64",
@@ -221,6 +233,49 @@ def _version() -> str:
 
 
 # ---- validation beyond single arguments --------------------------------------------------
+def _ground_sector(args: argparse.Namespace) -> tuple[str, float] | None:
+    """The conserved charge and the sector that holds the ground state, where symmetry says
+    which: heisenberg/xxz with J > 0, Jz >= -J and h = 0 (total Sz 0, or 1/2 for an odd
+    number of spin-1/2 sites; Lieb and Mattis); tfim with g != 0 (parity even for g > 0, that
+    of L for g < 0: Perron-Frobenius in the X basis). None otherwise."""
+    if args.model == "tfim":
+        g = 1.0 if args.g is None else args.g
+        return None if g == 0 else ("parity", 0 if g > 0 else args.L % 2)
+    jz = args.J if args.Jz is None else args.Jz
+    if args.J > 0 and jz >= -args.J and not args.h:
+        odd = args.L % 2 == 1 and args.spin in (None, "1/2")
+        return ("Sz", 0.5 if odd else 0.0)
+    return None
+
+
+def _conserve_of(args: argparse.Namespace) -> str | None:
+    """The charge a run conserves: ``--conserve`` with ``auto`` resolved by the model (the
+    model's charge when the ground state's sector is known or ``--sz``/``--parity`` names
+    one, else none), or None (dense); one-site and complex runs are dense."""
+    if args.conserve == "none" or not args.two_site or args.dtype != "float64":
+        return None
+    if args.conserve == "auto":
+        if args.sz is not None:
+            return "Sz"
+        if args.parity is not None:
+            return "parity"
+        known = _ground_sector(args)
+        return None if known is None else known[0]
+    return args.conserve
+
+
+def _sector_of(args: argparse.Namespace) -> float | None:
+    """The sector a conserved run targets: ``--sz``/``--parity``, else the ground state's."""
+    conserve = _conserve_of(args)
+    if conserve is None:
+        return None
+    given = args.sz if conserve == "Sz" else args.parity
+    if given is not None:
+        return given
+    known = _ground_sector(args)
+    return known[1] if known is not None and known[0] == conserve else None
+
+
 def _validate_dmrg(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     sub = parser.commands["dmrg"]  # type: ignore[attr-defined]
     used = _MODEL_OPTIONS[args.model]
@@ -234,6 +289,18 @@ def _validate_dmrg(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         if len(sched) > args.sweeps:
             sub.error(f"argument --sweeps: {args.sweeps} sweep(s) cannot run the {len(sched)}-entry "
                       f"{what} schedule; give --sweeps {len(sched)} or more")
+    conserve = _conserve_of(args)
+    if args.conserve in ("Sz", "parity") and conserve is None:
+        sub.error(f"argument --conserve: {args.conserve} runs two-site sweeps in float64; drop --one-site / "
+                  "--dtype complex128 or give --conserve none")
+    if conserve == "Sz" and args.model == "tfim":
+        sub.error("argument --conserve: the tfim conserves no Sz; use --conserve parity (or auto)")
+    if conserve == "parity" and args.model != "tfim":
+        sub.error(f"argument --conserve: --model {args.model} conserves Sz, not a parity; use --conserve Sz")
+    if args.sz is not None and (args.model == "tfim" or conserve != "Sz"):
+        sub.error("argument --sz: needs --model heisenberg/xxz with --conserve Sz or auto (two-site, float64)")
+    if args.parity is not None and (args.model != "tfim" or conserve != "parity"):
+        sub.error("argument --parity: needs --model tfim with --conserve parity or auto (two-site, float64)")
     if args.noise is not None and args.two_site:
         sub.error("argument --noise: only used with --one-site (two-site updates grow bonds by the SVD)")
     for opt in ("json", "plot", "save"):
@@ -392,7 +459,7 @@ class _DMRGRun:
         p.update(chi=list(a.chi), sweeps=a.sweeps, cutoff=list(a.cutoff), tol=a.tol, two_site=a.two_site,
                  noise=(None if a.two_site else (1e-4 if a.noise is None else a.noise)),
                  seed=a.seed, dtype=a.dtype, threads=a.threads,
-                 blas_threads=self.blas_threads)
+                 blas_threads=self.blas_threads, conserve=_conserve_of(a), sector=_sector_of(a))
         return p
 
     def model_text(self, p: dict[str, Any]) -> str:
@@ -427,7 +494,8 @@ class _DMRGRun:
         if self.show_table:
             de = "-" if math.isnan(r.delta_energy) else f"{r.delta_energy:+.3e}"
             self.print(f"{r.sweep:>5}  {r.energy:>20.12f}  {de:>10}  {r.max_bond:>8}  "
-                       f"{r.max_truncation_error:>13.2e}  {r.seconds:>8.2f}")
+                       f"{r.max_truncation_error:>13.2e}  {r.seconds:>8.2f}"
+                       + (f"  {r.blocks:>6}" if r.blocks is not None else ""))
 
     def run(self) -> int:
         t0 = time.perf_counter()
@@ -436,7 +504,7 @@ class _DMRGRun:
         a = self.args
         try:
             if a.model == "tfim":
-                H = models.tfim(a.L, J=a.J, g=p["g"])
+                H = models.tfim(a.L, J=a.J, g=p["g"], conserve=p["conserve"])
             else:
                 H = models.heisenberg(a.L, J=a.J, Jz=p["Jz"], h=p["h"], spin=p["spin"])
             psi0 = None
@@ -451,14 +519,17 @@ class _DMRGRun:
         self.print(f"      {sites}, chi {_sched(a.chi)}, cutoff {_sched(a.cutoff, '{:g}')}, at most "
                    f"{a.sweeps} sweeps, tol {a.tol:g}, {a.dtype}, seed {a.seed}, "
                    f"BLAS threads {self.blas_threads or 'default'}")
+        auto_dense = a.conserve == "auto" and a.two_site and a.dtype == "float64" and p["conserve"] is None
+        self.print(f"      symmetry {_symmetry_text(p, auto_dense)}")
         if self.show_table:
             self.print(f"{'sweep':>5}  {'energy':>20}  {'dE':>10}  {'max bond':>8}  {'max trunc err':>13}  "
-                       f"{'seconds':>8}")
+                       f"{'seconds':>8}" + (f"  {'blocks':>6}" if p["conserve"] else ""))
         t1 = time.perf_counter()
         try:
             res = dmrg(H, psi0, max_bond=list(a.chi), sweeps=a.sweeps, cutoff=list(a.cutoff), tol=a.tol,
                        two_site=a.two_site, noise=p["noise"], seed=a.seed,
-                       callback=self.on_sweep, progress=self.on_bond, threads=a.threads)
+                       callback=self.on_sweep, progress=self.on_bond, threads=a.threads,
+                       conserve=p["conserve"], sector=p["sector"])
         except Tensor4allError as e:
             self.close_bar()
             self.parser.error(str(e))
@@ -469,8 +540,13 @@ class _DMRGRun:
         energy = float(res.energy)
         entropy = [float(s) for s in res.state.entanglement_entropy()]
         bonds = [int(b) for b in res.state.bond_dims]
-        ref = references.reference_energy(a.model, a.L, J=a.J, Jz=p.get("Jz"), g=p.get("g", 1.0),
-                                          h=p.get("h", 0.0), spin=p.get("spin", "1/2"))
+        ref = None
+        known = _ground_sector(a)
+        self.other_sector = not (p["conserve"] is None or (known is not None and known == (p["conserve"], p["sector"])))
+        if not self.other_sector:
+            # a reference is the ground energy: only a run in the ground state's sector compares with it
+            ref = references.reference_energy(a.model, a.L, J=a.J, Jz=p.get("Jz"), g=p.get("g", 1.0),
+                                              h=p.get("h", 0.0), spin=p.get("spin", "1/2"))
         t_analysis = time.perf_counter() - t2
         self.summary(res, energy, ref, bonds, entropy, t_dmrg)
         written = []
@@ -498,10 +574,16 @@ class _DMRGRun:
         last = res.history[-1]
         self.print(f"energy      {energy:.14f}   ({energy / L:.14f} per site)")
         self.print(f"variance    {res.variance:.3e}   (<H^2> - <H>^2)")
+        if res.sector:  # the conserved charges of the final state (tfim: none)
+            self.print("sector      " + ", ".join(f"{k} = {v:.10g}" for k, v in res.sector.items())
+                       + "   (conserved by H)")
         if ref is not None:
             kind = "exact" if ref.exact else "reference"
             self.print(f"{kind:<11} {ref.energy:.14f}   ({ref.source})")
             self.print(f"error       {abs(energy - ref.energy):.3e}   (|E - E_{'exact' if ref.exact else 'ref'}|)")
+        elif getattr(self, "other_sector", False):
+            self.print("reference   none: the references are ground energies, and this run is in a sector "
+                       "chosen by --sz/--parity")
         else:
             self.print("reference   none known for these parameters (exact diagonalization needs at most "
                        "2^14 states)")
@@ -527,6 +609,7 @@ class _DMRGRun:
             "energy_per_site": energy / self.args.L,
             "variance": float(res.variance),
             "converged": bool(res.converged),
+            "sector": dict(res.sector),
             "sweeps_run": len(res.history),
             "reference": None if ref is None else dict(ref.as_dict(), error=abs(energy - ref.energy)),
             "history": [r.as_dict() for r in res.history],
@@ -542,6 +625,16 @@ class _DMRGRun:
             sys.stdout.flush()
         else:
             _write_atomic(path, text)
+
+
+def _symmetry_text(p: dict[str, Any], auto_dense: bool) -> str:
+    if p["conserve"] == "Sz":
+        return "U(1) Sz, sector " + ("Sz = lowest |Sz|" if p["sector"] is None else f"Sz = {p['sector']:g}")
+    if p["conserve"] == "parity":
+        return ("Z2 parity (prod Z, model written as -J sum XX - g sum Z), sector "
+                + f"{0 if p['sector'] is None else p['sector']}")
+    return "none (dense; the ground state's sector is not known by symmetry here: --sz/--parity choose one)" \
+        if auto_dense else "none (dense)"
 
 
 def _sweeps(n: int) -> str:

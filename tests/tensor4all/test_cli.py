@@ -44,18 +44,19 @@ def strict_json(path: pathlib.Path) -> dict:
 
 HISTORY_KEYS = {"sweep": int, "energy": float, "delta_energy": (float, type(None)), "max_bond": int,
                 "max_truncation_error": float, "matvecs": int, "seconds": float, "peak_memory": int,
-                "env_memory": int, "max_bond_limit": int, "cutoff": float, "noise": float}
+                "env_memory": int, "max_bond_limit": int, "cutoff": float, "noise": float,
+                "blocks": (int, type(None))}
 
 
 def check_schema(doc: dict, L: int) -> None:
     """The JSON schema documented in the README ("Run a simulation")."""
     assert doc["schema"] == "tensor4all.dmrg/1"
     assert set(doc) == {"schema", "program", "parameters", "energy", "energy_per_site", "variance", "converged",
-                        "sweeps_run", "reference", "history", "bond_dims", "entanglement_entropy", "timing"}
+                        "sector", "sweeps_run", "reference", "history", "bond_dims", "entanglement_entropy", "timing"}
     assert set(doc["program"]) == {"name", "version", "argv", "started", "python", "numpy"}
     p = doc["parameters"]
     common = {"model", "L", "J", "chi", "sweeps", "cutoff", "tol", "two_site", "noise", "seed", "dtype",
-              "threads", "blas_threads"}
+              "threads", "blas_threads", "conserve", "sector"}
     extra = {"g"} if p["model"] == "tfim" else {"Jz", "h", "spin"}
     assert set(p) == common | extra
     assert p["L"] == L
@@ -100,9 +101,11 @@ def test_default_run_heisenberg_32_chi_64():
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "heisenberg L=32" in out and "chi 64" in out
-    header = re.search(r"^sweep\s+energy\s+dE\s+max bond\s+max trunc err\s+seconds$", out, flags=re.M)
+    # the default model conserves Sz (--conserve auto): the table has a column of sectors at the middle bond
+    assert "symmetry U(1) Sz, sector Sz = 0" in out
+    header = re.search(r"^sweep\s+energy\s+dE\s+max bond\s+max trunc err\s+seconds\s+blocks$", out, flags=re.M)
     assert header, out
-    rows = re.findall(r"^\s+(\d+)\s+(-\d+\.\d+)\s+(\S+)\s+(\d+)\s+(\S+)\s+(\d+\.\d+)$", out, flags=re.M)
+    rows = re.findall(r"^\s+(\d+)\s+(-\d+\.\d+)\s+(\S+)\s+(\d+)\s+(\S+)\s+(\d+\.\d+)\s+(\d+)$", out, flags=re.M)
     assert [int(r[0]) for r in rows] == list(range(1, len(rows) + 1)) and len(rows) >= 2
     assert rows[0][2] == "-"  # no dE for the first sweep
     assert max(int(r[3]) for r in rows) == 64

@@ -1,0 +1,116 @@
+"""Symmetric (U(1), conserved Sz) DMRG against dense DMRG and TeNPy, on ITensor's
+published benchmark: the spin-1 Heisenberg chain (open, N sites), two-site DMRG, five
+sweeps with maximal bond dimensions 10, 20, 100, m, m, cutoff 0, one thread.
+
+Codes (each case in a fresh subprocess pinned to one core, one BLAS thread):
+
+* ``t4a-U1``: ``tensor4all.dmrg(H, conserve="Sz")`` (the charge-sector engine);
+* ``t4a-dense``: ``tensor4all.dmrg(H)`` (dense blocks);
+* ``tenpy-U1`` / ``tenpy-dense``: TeNPy's ``SpinChain`` with ``conserve="Sz"`` / ``None``
+  and its ``TwoSiteDMRGEngine`` (no mixer), the same schedule.
+
+Every code starts from the Neel product state (up, down, up, ...), noise/mixer off, and
+runs exactly five sweeps (no early stop). Printed: seconds, the energy, its difference
+to the t4a-U1 energy, the peak resident memory of the subprocess (MiB, ``ru_maxrss``),
+and the ratios t4a-U1 / tenpy-U1 (goal <= 0.33) and t4a-dense / t4a-U1 (goal >= 5 at
+m = 400). ITensor's published numbers (N = 100, one thread, another machine) are
+printed beside them as context: dense 65.6 s at m = 200 and 348 s at m = 400;
+Sz-conserving 18.0 s and 39.0 s.
+
+Run: ``python benchmarks/dmrg_symmetric.py [--N 100] [--m 200 400] [--codes ...]``
+(``bench`` extra for TeNPy). The full default run takes about half an hour.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ITENSOR = {("dense", 200): 65.6, ("dense", 400): 348.0, ("U1", 200): 18.0, ("U1", 400): 39.0,
+           ("dense", 1000): 3324.0, ("U1", 1000): 173.0}
+
+_CHILD = r"""
+import json, os, resource, sys, time
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+code, N, m = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+sched = [10, 20, 100, m, m]
+if code.startswith("t4a"):
+    import tensor4all as t4a
+    from tensor4all import models
+    H = models.heisenberg(N, spin="1")
+    psi0 = t4a.MPS.product_state([0, 2] * (N // 2) + [1] * (N % 2), d=3)   # Neel: up, down, ...
+    kw = dict(conserve="Sz") if code == "t4a-U1" else {}
+    t0 = time.perf_counter()
+    res = t4a.dmrg(H, psi0, max_bond=sched, cutoff=0.0, sweeps=5, tol=0.0, noise=0.0, compute_variance=False,
+                   threads=1, **kw)
+    seconds, energy = time.perf_counter() - t0, res.energy
+else:
+    import logging
+    logging.getLogger("tenpy").setLevel(logging.ERROR)
+    import numpy as np
+    from tenpy.algorithms import dmrg
+    from tenpy.models.spins import SpinChain
+    from tenpy.networks.mps import MPS
+    M = SpinChain({"L": N, "S": 1.0, "Jx": 1.0, "Jy": 1.0, "Jz": 1.0, "bc_MPS": "finite",
+                   "conserve": "Sz" if code == "tenpy-U1" else None})
+    psi = MPS.from_product_state(M.lat.mps_sites(), ["up", "down"] * (N // 2) + ["0"] * (N % 2), bc="finite")
+    params = {"mixer": None, "chi_list": {0: 10, 1: 20, 2: 100, 3: m}, "max_sweeps": 5, "min_sweeps": 5,
+              "max_E_err": 0.0, "max_S_err": 0.0, "trunc_params": {"chi_max": m, "svd_min": 0.0, "trunc_cut": None}}
+    t0 = time.perf_counter()
+    info = dmrg.run(psi, M, params)
+    seconds, energy = time.perf_counter() - t0, float(info["E"])
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"seconds": seconds, "energy": energy, "rss_mib": rss}))
+"""
+
+
+def run_case(code: str, N: int, m: int) -> dict | None:
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, "-c", _CHILD, code, str(N), str(m)], capture_output=True, text=True,
+                          env=env)
+    if proc.returncode != 0:
+        print(f"  {code} N={N} m={m} failed: {proc.stderr.strip().splitlines()[-1:]}", flush=True)
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--N", type=int, default=100, help="chain length (default 100, ITensor's)")
+    ap.add_argument("--m", type=int, nargs="+", default=[200, 400], help="final bond dimensions (default 200 400)")
+    ap.add_argument("--codes", nargs="+", default=["t4a-U1", "t4a-dense", "tenpy-U1", "tenpy-dense"],
+                    help="codes to run (default all four)")
+    args = ap.parse_args()
+    try:
+        import tenpy  # noqa: F401
+    except ImportError:
+        args.codes = [c for c in args.codes if not c.startswith("tenpy")]
+        print("TeNPy is not installed (pip install -e '.[bench]'): its rows are skipped")
+    print(f"spin-1 Heisenberg, N={args.N}, two-site DMRG, maxdim 10,20,100,m,m, cutoff 0, 5 sweeps, 1 thread")
+    print(f"{'m':>5} {'code':>12} {'time [s]':>9} {'energy':>20} {'E - E(t4a-U1)':>14} {'RSS MiB':>8} {'ITensor [s]':>11}")
+    for m in args.m:
+        results = {}
+        for code in args.codes:
+            r = run_case(code, args.N, m)
+            if r is None:
+                continue
+            results[code] = r
+            ref = results.get("t4a-U1", r)["energy"]
+            kind = "U1" if code.endswith("U1") else "dense"
+            it = ITENSOR.get((kind, m)) if args.N == 100 else None
+            print(f"{m:>5} {code:>12} {r['seconds']:9.1f} {r['energy']:20.12f} {r['energy'] - ref:14.2e} "
+                  f"{r['rss_mib']:8.0f} {'' if it is None else f'{it:11.1f}'}", flush=True)
+        sym = results.get("t4a-U1")
+        if sym:
+            for other, goal in (("tenpy-U1", "goal <= 0.33"), ("tenpy-dense", ""), ("t4a-dense", "")):
+                if other in results:
+                    print(f"      t4a-U1 / {other}: {sym['seconds'] / results[other]['seconds']:.3f} {goal}")
+            if "t4a-dense" in results:
+                print(f"      t4a-dense / t4a-U1: {results['t4a-dense']['seconds'] / sym['seconds']:.1f}x "
+                      f"{'(goal >= 5 at m = 400)' if m == 400 else ''}")
+
+
+if __name__ == "__main__":
+    main()
