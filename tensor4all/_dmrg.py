@@ -108,7 +108,8 @@ def _per_sweep(value: Any, k: int) -> Any:
 
 def _check_schedule(value: Any, what: str, kind: str) -> None:
     """A number or a non-empty list of them: positive integers (``kind="bond"``), cutoffs in
-    ``[0, 1)`` (``"cutoff"``) or finite non-negative numbers (``"real"``)."""
+    ``[0, 1)`` (``"cutoff"``), noise sizes in ``[0, 1)`` (``"noise"``) or finite non-negative
+    numbers (``"real"``)."""
     vals = list(value) if isinstance(value, (list, tuple)) else [value]
     if not vals:
         raise InvalidOptionError(f"{what} schedule is empty; give a number or a non-empty list")
@@ -117,6 +118,9 @@ def _check_schedule(value: Any, what: str, kind: str) -> None:
             check_positive_int(v, what)
         elif kind == "cutoff":
             check_cutoff(v, what)
+        elif kind == "noise":   # a size relative to the state
+            check_real(v, f"{what} (a relative size in [0, 1), 1e-4 is typical, or a list of them)", low=0.0,
+                       high=1.0, high_open=True)
         else:
             check_real(v, f"{what} (a non-negative number or a list of them)", low=0.0)
 
@@ -129,9 +133,9 @@ def _noise_schedule(noise: Any, two_site: bool) -> Callable[[int], float]:
     if noise is None:
         noise = list(TWO_SITE_NOISE) if two_site else 1e-4
     if isinstance(noise, (list, tuple)):
-        _check_schedule(noise, "noise", "real")
+        _check_schedule(noise, "noise", "noise")
         return lambda k: float(_per_sweep(noise, k))
-    _check_schedule(noise, "noise", "real")
+    _check_schedule(noise, "noise", "noise")
     a0 = float(noise)
     return lambda k: a0 * 10.0 ** (-k) if a0 * 10.0 ** (-k) >= 1e-12 else 0.0
 

@@ -79,6 +79,13 @@ def _nonnegative_float(text: str) -> float:
     return x
 
 
+def _noise(text: str) -> float:
+    x = _nonnegative_float(text)
+    if x >= 1.0:
+        raise argparse.ArgumentTypeError(f"the noise is a relative size below 1 (1e-4 is typical), got {text!r}")
+    return x
+
+
 def _threads(text: str) -> int | None:
     if text == "auto":
         return None
@@ -181,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     site.add_argument("--one-site", dest="two_site", action="store_false",
                       help="one-site updates with subspace expansion (cheaper per step; start from a "
                            "random state of bond dimension CHI) (default: off, two-site)")
-    a.add_argument("--noise", type=_nonnegative_float, default=None,
+    a.add_argument("--noise", type=_noise, default=None,
                    help="subspace-expansion strength of --one-site, decaying tenfold per sweep "
                         "(default: 1e-4; --two-site runs take dmrg's default perturbation 1e-4, 1e-6, "
                         "then 0)")
@@ -313,6 +320,9 @@ def _validate_dmrg(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         directory = os.path.dirname(os.path.abspath(path))
         if os.path.isdir(path):
             sub.error(f"argument --{opt}: {path!r} is a directory; give a file name")
+        if os.path.exists(path) and not os.path.isfile(path):
+            sub.error(f"argument --{opt}: {path!r} exists and is not a regular file (a FIFO, socket or device); "
+                      "give a file name")
         if not os.path.isdir(directory):
             sub.error(f"argument --{opt}: directory {directory!r} does not exist")
         name_max = _name_max(directory)

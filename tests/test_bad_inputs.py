@@ -308,7 +308,12 @@ for kwargs, exc, fragment in ((dict(cutoff=NW_INF), t4a.InvalidOptionError, "cut
                               (dict(two_site="False"), t4a.Tensor4allTypeError, "two_site"),
                               (dict(seed=-1), t4a.InvalidOptionError, "seed"),
                               (dict(callback=5), t4a.Tensor4allTypeError, "callback"),
-                              (dict(progress="bar"), t4a.Tensor4allTypeError, "progress")):
+                              (dict(progress="bar"), t4a.Tensor4allTypeError, "progress"),
+                              (dict(noise=1e200), t4a.InvalidOptionError, "noise (a relative size in [0, 1)"),
+                              (dict(noise=[1e-4, 1.0]), t4a.InvalidOptionError, "must be < 1"),
+                              (dict(conserve="U1"), t4a.InvalidOptionError, "conserve must be one of"),
+                              (dict(sector=1), t4a.InvalidOptionError, "sector=... needs conserve"),
+                              (dict(conserve="Sz", two_site=False), t4a.InvalidOptionError, "two-site sweeps only")):
     row("dmrg-" + ",".join(f"{k}={v!r}" for k, v in kwargs.items()), t4a.dmrg, (NW_H,), exc, fragment,
         max_bond=4, **kwargs)
 row("dmrg-zero-start", t4a.dmrg, (models.heisenberg(3), NW_ZERO), t4a.ZeroNormError, "psi0 has norm 0", max_bond=4)
@@ -706,9 +711,16 @@ CLI_ROWS = [
     ("chi-beyond-memory", ["--L", "100000", "--chi", "4000"], "of memory is available"),
     ("json-name-too-long", ["--json", "a" * 300 + ".json"], "is too long"),
     ("threads-word", ["--threads", "many"], "'auto' or a non-negative integer"),
+    ("noise-huge", ["--one-site", "--noise", "1e200"], "relative size below 1"),
+    ("conserve-sz-tfim", ["--model", "tfim", "--conserve", "Sz"], "conserves no Sz"),
+    ("sz-with-tfim", ["--model", "tfim", "--sz", "1"], "the tfim conserves no Sz"),
+    ("parity-with-heisenberg", ["--parity", "1"], "conserves Sz, not a parity"),
+    ("conserve-one-site", ["--conserve", "Sz", "--one-site"], "runs two-site sweeps in float64"),
 ]
 if os.path.isdir("/proc/self"):  # a directory where nobody, root included, can create files
     CLI_ROWS.append(("json-unwritable-dir", ["--json", "/proc/self/run.json"], "cannot write in directory"))
+if os.path.exists("/dev/null"):
+    CLI_ROWS.append(("save-device", ["--save", "/dev/null"], "is not a regular file"))
 
 
 @pytest.mark.parametrize("name,args,fragment", CLI_ROWS, ids=[r[0] for r in CLI_ROWS])

@@ -95,8 +95,8 @@ def test_cutoffs_are_relative_weights_in_zero_one(cutoff, exc, fragment):
     (dict(seed=1.5), t4a.Tensor4allTypeError, "seed must be a non-negative integer or None, got float 1.5"),
     (dict(seed=True), t4a.Tensor4allTypeError, "got bool True"),
     (dict(seed="0"), t4a.Tensor4allTypeError, "got str '0'"),
-    (dict(noise=INF, two_site=False), t4a.InvalidOptionError, "noise (a non-negative number or a list of them) "
-                                                               "must be a finite number, got inf"),
+    (dict(noise=INF, two_site=False), t4a.InvalidOptionError, "noise (a relative size in [0, 1), 1e-4 is typical, "
+                                                               "or a list of them) must be a finite number, got inf"),
     (dict(noise=[1e-4, NAN], two_site=False), t4a.InvalidOptionError, "must be a finite number, got nan"),
     (dict(noise="a", two_site=False), t4a.Tensor4allTypeError, "noise"),
 ])
