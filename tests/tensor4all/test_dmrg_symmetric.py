@@ -147,3 +147,20 @@ def test_bad_sector_requests_are_typed(call, exc, fragment):
     with pytest.raises(exc) as info:
         call()
     assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize("sz", [0, 1, 2])
+def test_hellmann_feynman_gradient_in_a_sector(sz):
+    """H = ... - h sum Sz: in the sector of total Sz the energy changes by dE/dh = -Sz exactly,
+    and the J derivative matches a central difference of energies of the same sector."""
+    import tenferro as tf
+    import tidu
+    L = 8
+    grad_h = tidu.grad(lambda h: t4a.dmrg(models.xxz(L, Jz=0.7, h=h), conserve="Sz", sector=sz, max_bond=32,
+                                          cutoff=0.0, tol=1e-12).energy)(tf.asarray(0.3))
+    assert abs(float(grad_h) + sz) < 1e-8
+    grad_j = tidu.grad(lambda j: t4a.dmrg(models.xxz(L, J=j, Jz=0.7, h=0.3), conserve="Sz", sector=sz,
+                                          max_bond=32, cutoff=0.0, tol=1e-12).energy)(tf.asarray(1.0))
+    eps = 1e-4
+    exact = [_ground_in_sector(*_xxz_dense(L, j, 0.7, 0.3, "1/2"), sz) for j in (1 - eps, 1 + eps)]
+    assert abs(float(grad_j) - (exact[1] - exact[0]) / (2 * eps)) < 1e-6
