@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
