@@ -13,12 +13,14 @@ same error classes and messages, instead of keeping copies).
 """
 from __future__ import annotations
 
+from ._errors import fmt_bytes
 from ._shape import as_index, as_indices, normalize_axes
 from ._structural import _norm_axis as normalize_axis
 from .einsum._parse import parse_subscripts as parse_einsum_subscripts
 from .linalg._util import check_finite, check_matrix, concrete as concrete_value, operand as linalg_operand
 
 __all__ = [
+    "fmt_bytes",
     "as_index", "as_indices", "normalize_axis", "normalize_axes", "parse_einsum_subscripts",
     "linalg_operand", "check_finite", "check_matrix", "concrete_value",
 ]

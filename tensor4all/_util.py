@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 import tenferro as tf
+from tenferro.checks import fmt_bytes
 import tidu
 
 from ._errors import (BondDimensionError, InvalidOptionError, NonFiniteError, NotDifferentiableError,
@@ -222,22 +223,13 @@ def _physical_memory() -> int | None:
         return None
 
 
-def _fmt_bytes(n: int) -> str:
-    size, unit = float(n), "B"
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
-        if size < 1024 or unit == "EiB":
-            break
-        size /= 1024
-    return f"{n} bytes ({size:.3g} {unit})"
-
-
 def check_alloc(nbytes: int, what: str) -> None:
     """:class:`Tensor4allMemoryError` naming the bytes if ``what`` needs more than the
     machine's physical memory (an allocation that size would fail or be killed)."""
     total = _physical_memory()
     if total is not None and nbytes > total:
-        raise Tensor4allMemoryError(f"{what} needs {_fmt_bytes(nbytes)}, more than this machine's memory "
-                                    f"({_fmt_bytes(total)})")
+        raise Tensor4allMemoryError(f"{what} needs {fmt_bytes(nbytes)}, more than this machine's memory "
+                                    f"({fmt_bytes(total)})")
 
 
 # ---- file paths --------------------------------------------------------------------------
