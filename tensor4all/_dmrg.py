@@ -514,7 +514,10 @@ def _sector(ws: list[np.ndarray], psi: list[np.ndarray], local: str | None) -> d
 
 def _local_tol(done: int, last_delta: float, tol: float) -> float:
     """Eigensolver tolerance: loose in the first sweeps, then tied to the last sweep's
-    energy change (``done`` sweeps so far; energies in the units of the sweeps)."""
+    energy change (``done`` sweeps so far; energies in the units of the sweeps), at most
+    1e-9: a schedule that raises the bond dimension makes the last change a poor guide
+    (with 1e-6, ITensor's five-sweep benchmark ended 2e-8 above TeNPy's energy; with 1e-9
+    within 2e-10 of it, for 18% more time)."""
     if done < 2:
         return max(1e-8, tol)
-    return float(min(1e-6, max(abs(last_delta) * 1e-3, tol * 1e-3, 1e-14)))
+    return float(min(1e-9, max(abs(last_delta) * 1e-3, tol * 1e-3, 1e-14)))
