@@ -41,12 +41,11 @@ import tidu
 from ._eigensolver import get_solver
 from ._environments import left_step, mpo_squared
 from ._errors import (DimensionMismatchError, InvalidOptionError, NonHermitianError, NotDifferentiableError,
-                      Tensor4allError, Tensor4allTypeError, ValueRangeError, ZeroNormError)
-from ._local_ops import LOCAL_SPACES, charge_label, default_local_space
+                      Tensor4allTypeError, ValueRangeError, ZeroNormError)
+from ._local_ops import CONSERVED_CHARGES, charge_label, declared_charges
 from ._mpo import MPO, check_compatible, compress_mpo_tensors, hermiticity
 from ._mps import MPS
 from ._sector_dmrg import SectorEngine, sector_product_state
-from ._sector_run import _CHARGES as _PHYSICAL_CHARGES
 from ._sector_run import check_conserve, resolve_sector, start_states
 from ._sweep import BondUpdate, SweepEngine
 from ._threads import blas_threads, check_threads
@@ -406,7 +405,8 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
         if history[1:] and abs(delta) < opts["tol"] and k + 1 >= n_sched and alpha == 0.0:
             converged = True
             break
-    state = MPS([np.asfortranarray(a) for a in engine.psi])
+    psi = engine.psi   # the sector engine assembles its dense sites on each read: read once
+    state = MPS([np.asfortranarray(a) for a in psi])
     energy = history[-1].energy
     variance = float("nan")
     if opts["compute_variance"]:
@@ -414,9 +414,9 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
         # a rescaled automaton MPO carries large identity strings whose squares would overflow
         # in <H^2>: use the same operator compressed (orthonormal sites, the norm spread evenly)
         ws_var = compress_mpo_tensors(ws_run, 0.0) if shift else ws_run
-        variance = float(ldexp(float(mpo_squared(ws_var, engine.psi).real) - e_run * e_run, 2 * shift))
+        variance = float(ldexp(float(mpo_squared(ws_var, psi).real) - e_run * e_run, 2 * shift))
 
-    sector = engine.sector if isinstance(engine, SectorEngine) else _sector(ws, engine.psi, opts["local"])
+    sector = engine.sector if isinstance(engine, SectorEngine) else _sector(ws, psi, opts["local"])
 
     def gradients() -> list[np.ndarray]:
         # E = 2**shift E''(W'') with W_i'' = 2**-t_i W_i, so dE/dW_i = 2**(shift - t_i) dE''/dW_i''
@@ -428,23 +428,6 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
 # ---- charge sectors -------------------------------------------------------------------
 #: largest ||[H, Q]||_F^2 / ||HQ||_F^2 for a conserved charge (the traces cancel to ~1e-15)
 _CONSERVATION_TOL = 1e-12
-
-
-def _site_charges(local: str | None, dims: Sequence[int]) -> dict[str, list[np.ndarray]]:
-    """The declared charges ``name -> per-site charge vectors`` of the MPO's local space: the
-    space named ``local`` in ``LOCAL_SPACES``, or for an MPO built from tensors (``local`` is
-    None) the default space of each site's dimension; charges every site declares."""
-    if local is not None:
-        space = LOCAL_SPACES.get(local)
-        if space is None or any(d != space.dim for d in dims):
-            return {}
-        return {name: [np.asarray(q, dtype=float)] * len(dims) for name, q in space.charges.items()}
-    try:
-        spaces = [default_local_space(d) for d in dims]
-    except Tensor4allError:
-        return {}
-    names = set.intersection(*(set(sp.charges) for sp in spaces))
-    return {name: [np.asarray(sp.charges[name], dtype=float) for sp in spaces] for name in sorted(names)}
 
 
 def _charge_mpo(qs: list[np.ndarray]) -> list[np.ndarray]:
@@ -489,9 +472,9 @@ def _sector(ws: list[np.ndarray], psi: list[np.ndarray], local: str | None) -> d
     :func:`charge_label` (``"2Sz"`` as ``"Sz"`` = value / 2): ``<sum_i q_i>`` for a U(1)
     charge, the parity ``(1 - <prod_i (-1)^q_i>) / 2`` for a Z2 one (modulus 2 in
     ``_sector_run``'s table, e.g. ``"parity"``); charges of other moduli are not checked."""
-    moduli = {declared: modulus for declared, modulus in _PHYSICAL_CHARGES.values()}
+    moduli = {declared: modulus for declared, modulus in CONSERVED_CHARGES.values()}
     out: dict[str, float] = {}
-    for name, qs in _site_charges(local, [w.shape[1] for w in ws]).items():
+    for name, qs in declared_charges(local, [w.shape[1] for w in ws]).items():
         modulus = moduli.get(name, 0)
         if modulus not in (0, 2):
             continue

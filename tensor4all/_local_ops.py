@@ -23,6 +23,7 @@ import cmath
 import numbers
 import re
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 
@@ -30,7 +31,8 @@ from ._errors import (DimensionMismatchError, NonFiniteError, Tensor4allTypeErro
                       UnknownOperatorError)
 from ._util import check_positive_int
 
-__all__ = ["LocalSpace", "local_space", "LOCAL_SPACES", "default_local_space", "charge_label"]
+__all__ = ["LocalSpace", "local_space", "LOCAL_SPACES", "default_local_space", "charge_label", "CONSERVED_CHARGES",
+           "declared_charges"]
 
 
 @dataclass(frozen=True)
@@ -171,6 +173,29 @@ def default_local_space(d: int) -> LocalSpace:
         f"no default local space for physical dimension {d}; pass operators as {d}x{d} matrices "
         f"or a local= name among: {', '.join(sorted(LOCAL_SPACES))}"
     )
+
+
+#: the charges a run can conserve: physical name -> (the declared integer charge, its modulus:
+#: 0 for U(1), n for Z_n)
+CONSERVED_CHARGES = {"Sz": ("2Sz", 0), "parity": ("parity", 2)}
+
+
+def declared_charges(local: str | None, dims: Sequence[int]) -> dict[str, list[tuple[int, ...]]]:
+    """The charges ``name -> per-site integer charges`` declared for a chain of sites of
+    dimensions ``dims``: by the space named ``local`` in :data:`LOCAL_SPACES`, or (``local``
+    None, an MPO built from tensors) by the default space of each site's dimension; only
+    charges every site declares."""
+    if local is not None:
+        space = LOCAL_SPACES.get(local)
+        if space is None or any(d != space.dim for d in dims):
+            return {}
+        return {name: [q] * len(dims) for name, q in space.charges.items()}
+    try:
+        spaces = [default_local_space(d) for d in dims]
+    except UnknownLocalSpaceError:
+        return {}
+    names = set.intersection(*(set(sp.charges) for sp in spaces)) if spaces else set()
+    return {name: [sp.charges[name] for sp in spaces] for name in sorted(names)}
 
 
 def charge_label(name: str) -> tuple[str, int]:

@@ -29,19 +29,11 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
-import scipy.linalg
 
-from ._sweep import BondUpdate, SweepEngine, SweepStats
-from ._truncation import truncation_keep
+from ._sweep import BondUpdate, SweepEngine, SweepStats, perturbed
+from ._truncation import thin_svd, truncation_keep
 
 __all__ = ["SectorEngine", "SectorSweepStats", "sector_product_state"]
-
-
-def _svd(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    try:
-        return scipy.linalg.svd(m, full_matrices=False, lapack_driver="gesdd", check_finite=False)
-    except (np.linalg.LinAlgError, ValueError):
-        return scipy.linalg.svd(m, full_matrices=False, lapack_driver="gesvd", check_finite=False)
 
 
 @dataclass
@@ -206,33 +198,36 @@ class SectorEngine:
         self.left[0] = [{0: one}]
         self.right[self.L] = [{self.target: one}]
         for i in range(self.L - 1, 0, -1):
-            self.right[i] = self._right_step(i)
+            self.right[i] = self._right_env(i)
 
     def norm(self, c: int) -> int:
         return c % self.modulus if self.modulus else c
 
-    # ---- environments of single sites (initialization) --------------------------------
-    def _right_step(self, i: int) -> list[dict]:
-        """``R_i`` from ``R_{i+1}`` and the right-canonical site ``i`` (entry by entry)."""
-        r_next = self.right[i + 1]
-        out: list[dict] = [dict() for _ in range(len(self.c[i]))]
-        site = self.sites[i]
-        for a, entries in self.by_left[i].items():
-            for b, s, t, v in entries:
-                for (qa, ss), bra in site.items():
-                    if ss != s:
-                        continue
-                    qb = self.norm(qa + self.q[i][s])
-                    rb = r_next[b].get(qb)
-                    if rb is None:
-                        continue
-                    qa_k = self.norm(qa - int(self.c[i][a]))
-                    ket = site.get((qa_k, t))
-                    if ket is None:
-                        continue
-                    term = v * (bra.conj() @ rb @ ket.T)
-                    cur = out[a].get(qa)
-                    out[a][qa] = term if cur is None else cur + term
+    # ---- environments ----------------------------------------------------------------
+    def _right_env(self, j: int) -> list[dict]:
+        """``R_j`` from ``R_{j+1}`` and the right-canonical site ``j`` (its ``WR`` sandwiched
+        between the site's column matrices)."""
+        cols = self._cols(j)
+        vs = {m: self._col_matrix(j, cols, m) for m in cols.size if self.bonds[j].get(m)}
+        return _sandwich(self._wr(j, cols), {m: v.conj() for m, v in vs.items()}, {m: v.T for m, v in vs.items()},
+                         self.c[j], self.norm)
+
+    def _row_matrix(self, i: int, rows: _Pieces, m: int) -> np.ndarray:
+        """Site ``i``'s blocks ending in charge ``m`` stacked: ``(rows m) x (dim m)``."""
+        out = np.zeros((rows.size[m], self.bonds[i + 1].get(m, 0)), dtype=self.dtype)
+        for key, off, n in rows.groups[m]:
+            blk = self.sites[i].get(key)
+            if blk is not None:
+                out[off:off + n] = blk
+        return out
+
+    def _col_matrix(self, j: int, cols: _Pieces, m: int) -> np.ndarray:
+        """Site ``j``'s blocks starting in charge ``m`` side by side: ``(dim m) x (cols m)``."""
+        out = np.zeros((self.bonds[j].get(m, 0), cols.size[m]), dtype=self.dtype)
+        for (s, _), off, n in cols.groups[m]:
+            blk = self.sites[j].get((m, s))
+            if blk is not None:
+                out[:, off:off + n] = blk
         return out
 
     # ---- fused indices of a two-site step --------------------------------------------
@@ -288,21 +283,7 @@ class SectorEngine:
         return out
 
     def _theta(self, i: int, rows: _Pieces, cols: _Pieces, sectors: list[int]) -> list[np.ndarray]:
-        a, b = self.sites[i], self.sites[i + 1]
-        out = []
-        for m in sectors:
-            left = np.zeros((rows.size[m], self.bonds[i + 1].get(m, 0)), dtype=self.dtype)
-            for key, off, n in rows.groups[m]:
-                blk = a.get(key)
-                if blk is not None:
-                    left[off:off + n] = blk
-            right = np.zeros((self.bonds[i + 1].get(m, 0), cols.size[m]), dtype=self.dtype)
-            for (s, qb), off, n in cols.groups[m]:
-                blk = b.get((m, s))
-                if blk is not None:
-                    right[:, off:off + n] = blk
-            out.append(left @ right)
-        return out
+        return [self._row_matrix(i, rows, m) @ self._col_matrix(i + 1, cols, m) for m in sectors]
 
     # ---- sweeps ------------------------------------------------------------------------
     def sweep(self, *, two_site: bool = True, max_bond: int, cutoff: float, tol: float, alpha: float = 0.0,
@@ -339,13 +320,12 @@ class SectorEngine:
         theta = self._theta(i, rows, cols, sectors)
         v0 = np.concatenate([t.reshape(-1) for t in theta]) if theta else np.zeros(0)
         if alpha > 0.0 and v0.size:
-            r = self._rng.standard_normal(v0.shape)
-            v0 = v0 + (alpha * np.linalg.norm(v0) / np.linalg.norm(r)) * r
+            v0 = perturbed(v0, alpha, self._rng)
         energy, v, n = self.solver(op, v0, tol=tol, max_iter=self.max_iter)
         st["matvecs"] += n
         blocks = op.views(v)
         # one SVD per sector, one truncation across all of them
-        svds = [_svd(b) for b in blocks]
+        svds = [thin_svd(b) for b in blocks]
         values = np.concatenate([s for _, s, _ in svds]) if svds else np.zeros(0)
         owner = np.concatenate([np.full(len(s), k) for k, (_, s, _) in enumerate(svds)]) if svds else np.zeros(0, int)
         order = np.argsort(-values, kind="stable")
@@ -376,15 +356,12 @@ class SectorEngine:
         self.sites[i], self.sites[i + 1] = left_site, right_site
         c_mid = [int(c) for c in self.c[i + 1]]
         if direction == "right":
-            self.left[i + 1] = [{m: us[m].conj().T @ lw[w][m] @ us[self.norm(m - c)]
-                                 for m in us if m in lw[w] and self.norm(m - c) in us}
-                                for w, c in enumerate(c_mid)]
+            self.left[i + 1] = _sandwich(lw, {m: u.conj().T for m, u in us.items()}, us, c_mid, self.norm)
             if i + 1 < self.L:
                 self.right[i + 1] = None
         else:
-            self.right[i + 1] = [{m: vs[m].conj() @ wr[w][m] @ vs[self.norm(m - c)].T
-                                  for m in vs if m in wr[w] and self.norm(m - c) in vs}
-                                 for w, c in enumerate(c_mid)]
+            self.right[i + 1] = _sandwich(wr, {m: v.conj() for m, v in vs.items()}, {m: v.T for m, v in vs.items()},
+                                          c_mid, self.norm)
             if i > 0:
                 self.left[i + 1] = None
         st["err"] = max(st["err"], err)
@@ -403,7 +380,7 @@ class SectorEngine:
     # ---- results -----------------------------------------------------------------------
     def energy(self) -> float:
         """``<psi|H|psi> / <psi|psi>`` from the site-0 tensor and the right environment."""
-        r0 = self._right_step(0)[0].get(0)
+        r0 = self._right_env(0)[0].get(0)
         norm2 = sum(float(np.vdot(b, b).real) for b in self.sites[0].values())
         return float(np.real(r0[0, 0]) / norm2) if r0 is not None and norm2 > 0 else 0.0
 
@@ -434,43 +411,6 @@ class SectorEngine:
             out.append(a)
         return out
 
-    def schmidt_values(self, bond: int) -> dict[int, np.ndarray]:
-        """Per charge of bond ``bond`` (1..L-1), the Schmidt values, for the current
-        (normalized, centre at site 0) state: computed by a QR sweep to the bond."""
-        # left-orthonormalize sites 0..bond-1 into a copy, then SVD the centre per sector
-        sites = [dict(s) for s in self.sites]
-        for i in range(bond):
-            rows = _Pieces()
-            for qa, da in self.bonds[i].items():
-                for s, qs in enumerate(self.q[i]):
-                    if (qa, s) in sites[i]:
-                        rows.add(self.norm(qa + qs), (qa, s), da)
-            carry: dict[int, np.ndarray] = {}
-            for m, group in rows.groups.items():
-                mat = np.vstack([sites[i][key] for key, _, _ in group])
-                qmat, rmat = np.linalg.qr(mat)
-                for key, off, n in group:
-                    sites[i][key] = qmat[off:off + n]
-                carry[m] = rmat
-            if i + 1 < self.L:
-                nxt = {}
-                for (ql, s), blk in sites[i + 1].items():
-                    if ql in carry:
-                        nxt[(ql, s)] = carry[ql] @ blk
-                sites[i + 1] = nxt
-        out = {}
-        if bond >= self.L:
-            return out
-        site = sites[bond]
-        groups: dict[int, list] = {}
-        for (ql, s), blk in site.items():
-            groups.setdefault(ql, []).append(blk)
-        for ql, blks in groups.items():
-            s = np.linalg.svd(np.hstack(blks), compute_uv=False)
-            out[ql] = s[s > 0]
-        total = np.sqrt(sum(float(np.sum(v ** 2)) for v in out.values()))
-        return {q: v / total for q, v in sorted(out.items())} if total > 0 else out
-
 
 def _offsets(bond: dict[int, int]) -> dict[int, int]:
     out, off = {}, 0
@@ -478,3 +418,12 @@ def _offsets(bond: dict[int, int]) -> dict[int, int]:
         out[q] = off
         off += d
     return out
+
+
+def _sandwich(absorbed: list[dict], bra: dict[int, np.ndarray], ket: dict[int, np.ndarray], c: Sequence[int],
+              norm: Callable[[int], int]) -> list[dict]:
+    """The moved environment ``E[w][m] = bra[m] @ absorbed[w][m] @ ket[m - c_w]`` over the
+    sectors present on both sides (``bra = U^dagger``, ``ket = U`` for a left block;
+    ``conj(Vh)``, ``Vh^T`` for a right one)."""
+    return [{m: bra[m] @ blk @ ket[norm(m - cw)] for m, blk in absorbed[w].items()
+             if m in bra and norm(m - cw) in ket} for w, cw in enumerate(c)]

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ._errors import InvalidOptionError, NonConservingError, Tensor4allTypeError
-from ._local_ops import LOCAL_SPACES, charge_label, default_local_space
+from ._local_ops import CONSERVED_CHARGES, charge_label, declared_charges
 from ._mpo_charges import mpo_bond_charges
 from ._sector_dmrg import sector_product_state
 from ._util import to_numpy
@@ -28,8 +28,6 @@ from .structured import SymmetryViolationError
 
 __all__ = ["SectorSpec", "CONSERVE_CHOICES", "check_conserve", "resolve_sector", "start_states"]
 
-#: physical charge name -> (declared integer charge, modulus: 0 for U(1))
-_CHARGES = {"Sz": ("2Sz", 0), "parity": ("parity", 2)}
 CONSERVE_CHOICES = ("auto", "Sz", "parity", "none")
 
 
@@ -61,28 +59,14 @@ def check_conserve(conserve: Any) -> str | None:
     return None if conserve == "none" else conserve
 
 
-def _site_charges(local: str | None, dims: Sequence[int], name: str) -> list[list[int]] | None:
-    if local is not None:
-        space = LOCAL_SPACES.get(local)
-        spaces = [space] * len(dims) if space is not None else None
-    else:
-        try:
-            spaces = [default_local_space(d) for d in dims]
-        except Exception:   # no default space of that dimension
-            spaces = None
-    if not spaces or any(sp.dim != d for sp, d in zip(spaces, dims)) or any(name not in sp.charges for sp in spaces):
-        return None
-    return [list(sp.charges[name]) for sp in spaces]
-
-
 def resolve_sector(conserve: str, sector: Any, local: str | None, ws: Sequence[np.ndarray],
                    psi0_states: list[int] | None) -> SectorSpec | None:
     """The run's :class:`SectorSpec` (None for ``"auto"`` when nothing is conserved)."""
     dims = [w.shape[1] for w in ws]
-    names = list(_CHARGES) if conserve == "auto" else [conserve]
+    names = list(CONSERVED_CHARGES) if conserve == "auto" else [conserve]
     for phys in names:
-        charge, modulus = _CHARGES[phys]
-        q = _site_charges(local, dims, charge)
+        charge, modulus = CONSERVED_CHARGES[phys]
+        q = declared_charges(local, dims).get(charge)
         if q is None:
             if conserve == "auto":
                 continue

@@ -37,7 +37,17 @@ from ._effective import OneSiteOperator, TwoSiteOperator
 from ._environments import Environments, left_step
 from ._truncation import svd_truncated, truncation_keep
 
-__all__ = ["SweepStats", "BondUpdate", "SweepEngine"]
+__all__ = ["SweepStats", "BondUpdate", "SweepEngine", "perturbed"]
+
+
+def perturbed(v0: np.ndarray, alpha: float, rng: np.random.Generator) -> np.ndarray:
+    """``v0`` plus a random tensor of norm ``alpha * ||v0||``: a component in every sector
+    (the noise of an eigensolver's start vector)."""
+    r = rng.standard_normal(v0.shape)
+    if np.iscomplexobj(v0):
+        r = r + 1j * rng.standard_normal(v0.shape)
+    scale = alpha * np.linalg.norm(v0) / np.linalg.norm(r)
+    return v0 + (scale * r).astype(v0.dtype, copy=False)
 
 
 @dataclass
@@ -154,7 +164,7 @@ class SweepEngine:
 
     def _solve(self, op, v0: np.ndarray, tol: float, alpha: float = 0.0) -> tuple[float, np.ndarray]:
         if alpha > 0.0:
-            v0 = self._perturbed(v0, alpha)
+            v0 = perturbed(v0, alpha, self._rng)
         e, v, n = self.solver(op, v0.reshape(-1), tol=tol, max_iter=self.max_iter)
         st = self._stats
         st["matvecs"] += n
@@ -163,14 +173,6 @@ class SweepEngine:
         st["env"] = max(st["env"], env)
         st["peak"] = max(st["peak"], env + sum(a.nbytes for a in self.psi) + work)
         return e, v
-
-    def _perturbed(self, v0: np.ndarray, alpha: float) -> np.ndarray:
-        """``v0`` plus a random tensor of norm ``alpha * ||v0||``: a component in every sector."""
-        r = self._rng.standard_normal(v0.shape)
-        if np.iscomplexobj(v0):
-            r = r + 1j * self._rng.standard_normal(v0.shape)
-        scale = alpha * np.linalg.norm(v0) / np.linalg.norm(r)
-        return v0 + (scale * r).astype(v0.dtype, copy=False)
 
     def _note(self, keep: int, err: float) -> None:
         st = self._stats

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-__all__ = ["svd_truncated", "truncation_keep"]
+__all__ = ["svd_truncated", "truncation_keep", "thin_svd"]
 
 
 def truncation_keep(s: np.ndarray, max_bond: int | None, cutoff: float) -> tuple[int, float]:
@@ -33,6 +33,14 @@ def truncation_keep(s: np.ndarray, max_bond: int | None, cutoff: float) -> tuple
     return keep, float(s2[keep:].sum() / total)
 
 
+def thin_svd(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``U, S, Vh`` of the thin SVD (LAPACK gesdd, falling back to gesvd when it fails)."""
+    try:
+        return scipy.linalg.svd(m, full_matrices=False, lapack_driver="gesdd", check_finite=False)
+    except (np.linalg.LinAlgError, ValueError):
+        return scipy.linalg.svd(m, full_matrices=False, lapack_driver="gesvd", check_finite=False)
+
+
 def svd_truncated(
     m: np.ndarray, max_bond: int | None = None, cutoff: float = 0.0
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
@@ -44,9 +52,6 @@ def svd_truncated(
     discarded weight is relative (``sum(dropped s^2) / sum(s^2)``). At least one
     singular value is kept.
     """
-    try:
-        u, s, vh = scipy.linalg.svd(m, full_matrices=False, lapack_driver="gesdd", check_finite=False)
-    except (np.linalg.LinAlgError, ValueError):
-        u, s, vh = scipy.linalg.svd(m, full_matrices=False, lapack_driver="gesvd", check_finite=False)
+    u, s, vh = thin_svd(m)
     keep, discarded = truncation_keep(s, max_bond, cutoff)
     return u[:, :keep], s[:keep], vh[:keep], discarded

@@ -22,8 +22,9 @@ values or eigenvalues, charge -> 1-d tensor, on one leg).
 """
 from __future__ import annotations
 
+import itertools
 import math
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -38,11 +39,11 @@ from ._diagonal import as_leaf
 from ._errors import (LegError, MixedPlacementError, SectorMismatchError, StructuredShapeError,
                       StructuredTypeError, SymmetryViolationError)
 from ._shapes import JaggedShape
-from ._symmetry import FusedLeg, Leg, Symmetry, fuse, sign_of
+from ._symmetry import FusedLeg, Leg, Symmetry, fuse, one_group, sign_of
 
 __all__ = ["SymmetricTensor", "SectorDiagonal", "allowed_sectors", "assemble"]
 
-_DTYPES = {"float32": tf.float32, "float64": tf.float64, "complex64": tf.complex64, "complex128": tf.complex128}
+_FLOATING = ("float32", "float64", "complex64", "complex128")
 
 
 def _check_legs(legs: Any, op: str) -> tuple[Leg, ...]:
@@ -54,11 +55,7 @@ def _check_legs(legs: Any, op: str) -> tuple[Leg, ...]:
     for k, leg in enumerate(legs):
         if not isinstance(leg, Leg):
             raise StructuredTypeError(f"{op}: leg {k} must be a Leg, got {type(leg).__name__} {leg!r}")
-    g = legs[0].symmetry
-    for k, leg in enumerate(legs):
-        if leg.symmetry != g:
-            raise SectorMismatchError(f"{op}: leg {k} has symmetry {leg.symmetry!r}, leg 0 has {g!r}; all legs of a "
-                                      "tensor share one group")
+    one_group(legs, op, SectorMismatchError, "all legs of a tensor share one group")
     return legs
 
 
@@ -69,21 +66,12 @@ def allowed_sectors(legs: Sequence[Leg], charge: Any) -> list[tuple]:
     signs = [sign_of(leg) for leg in legs]
     out = []
     last = legs[-1]
-    for head in _product([leg.charges for leg in legs[:-1]]):
+    for head in itertools.product(*(leg.charges for leg in legs[:-1])):
         rest = g._add(charge, g._negate(g._total(head, signs[:-1])))   # s_last * q_last
         q = rest if signs[-1] > 0 else g._negate(rest)
         if q in last:
             out.append((*head, q))
     return out
-
-
-def _product(lists: Sequence[Sequence[Any]]) -> Iterable[tuple]:
-    if not lists:
-        yield ()
-        return
-    for head in _product(lists[:-1]):
-        for q in lists[-1]:
-            yield (*head, q)
 
 
 def assemble(pieces: Sequence[Sequence[tuple[Any, int]]], get: Callable[[tuple], Any], dtype: Any,
@@ -386,7 +374,7 @@ class SymmetricTensor(StructuredTensor):
                     choices.append([(part, lo, hi) for part, lo, hi in leg.pieces_of(q)])
                 else:
                     choices.append([((q,), 0, leg.sector_dim(q))])
-            for combo in _product(choices):
+            for combo in itertools.product(*choices):
                 index = tuple(slice(lo, hi) for _, lo, hi in combo)
                 new_key = tuple(c for part, _, _ in combo for c in part)
                 shape = []
@@ -434,19 +422,14 @@ class SymmetricTensor(StructuredTensor):
 
 
 def _as_dtype(dtype: Any, op: str) -> Any:
-    if isinstance(dtype, str):
-        if dtype not in _DTYPES:
-            raise StructuredTypeError(f"{op}: dtype must be one of {sorted(_DTYPES)}, got {dtype!r}")
-        return _DTYPES[dtype]
-    name = str(dtype)
-    for k, v in _DTYPES.items():
-        if name.endswith(k) or dtype is v:
-            return v
-    if dtype in (float, np.float64):
-        return tf.float64
-    if dtype in (complex, np.complex128):
-        return tf.complex128
-    raise StructuredTypeError(f"{op}: dtype must be one of {sorted(_DTYPES)}, got {dtype!r}")
+    """A float or complex tenferro dtype from anything ``tenferro.dtype`` reads."""
+    try:
+        dt = tf.dtype(dtype)
+    except tf.DTypeError:
+        dt = None
+    if dt is None or str(dt) not in _FLOATING:
+        raise StructuredTypeError(f"{op}: dtype must be one of {', '.join(_FLOATING)}, got {dtype!r}")
+    return dt
 
 
 def _check_symmetric(x: np.ndarray, legs: Sequence[Leg], keys: list[tuple], charge: Any, tol: float | None,

@@ -100,20 +100,21 @@ def _check_same_structure(op: str, a: SymmetricTensor, b: SymmetricTensor) -> No
                                   "of one charge add")
 
 
-def sym_add(a: SymmetricTensor, b: SymmetricTensor) -> SymmetricTensor:
-    _check_same_structure("add", a, b)
-    out = dict(a._blocks)
-    for k, v in b._blocks.items():
-        out[k] = tf.add(out[k], v) if k in out else v
-    return _scaled(a, out) if out else a
+def _blockwise_sum(op: str, fn: Any, missing: Any) -> Any:
+    """``add``/``subtract`` of two tensors of one structure over the union of their blocks
+    (a block only ``b`` stores enters as ``missing(block)``)."""
+    def kernel(a: SymmetricTensor, b: SymmetricTensor) -> SymmetricTensor:
+        _check_same_structure(op, a, b)
+        out = dict(a._blocks)
+        for k, v in b._blocks.items():
+            out[k] = fn(out[k], v) if k in out else missing(v)
+        return _scaled(a, out) if out else a
+    kernel.__name__ = f"sym_{op}"
+    return kernel
 
 
-def sym_subtract(a: SymmetricTensor, b: SymmetricTensor) -> SymmetricTensor:
-    _check_same_structure("subtract", a, b)
-    out = dict(a._blocks)
-    for k, v in b._blocks.items():
-        out[k] = tf.subtract(out[k], v) if k in out else tf.negative(v)
-    return _scaled(a, out) if out else a
+sym_add = _blockwise_sum("add", tf.add, lambda v: v)
+sym_subtract = _blockwise_sum("subtract", tf.subtract, tf.negative)
 
 
 def sym_transpose(x: SymmetricTensor, axes: Any = None) -> SymmetricTensor:

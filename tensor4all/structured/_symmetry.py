@@ -29,7 +29,7 @@ import numpy as np
 from ._errors import ChargeError, LegError
 from ._shapes import TiledShape
 
-__all__ = ["Symmetry", "U1", "Zn", "Z2", "ProductSymmetry", "Leg", "FusedLeg", "fuse", "sign_of"]
+__all__ = ["Symmetry", "U1", "Zn", "Z2", "ProductSymmetry", "Leg", "FusedLeg", "fuse", "sign_of", "one_group"]
 
 
 def _as_int(value: Any, what: str) -> int:
@@ -286,6 +286,15 @@ class Leg:
         return f"Leg({self.symmetry!r}, {{{body}}}{', dual=True' if self.is_dual else ''})"
 
 
+def one_group(legs: Sequence[Leg], op: str, error: type[Exception], why: str) -> Symmetry:
+    """The group of ``legs``; ``error`` naming the first leg of another group (and ``why``)."""
+    g = legs[0].symmetry
+    for k, leg in enumerate(legs):
+        if leg.symmetry != g:
+            raise error(f"{op}: leg {k} has symmetry {leg.symmetry!r}, leg 0 has {g!r}; {why}")
+    return g
+
+
 def _hashable(q: Any) -> bool:
     try:
         hash(q)
@@ -304,11 +313,7 @@ class FusedLeg(Leg):
         parts = tuple(parts)
         if not parts or not all(isinstance(p, Leg) for p in parts):
             raise LegError(f"fuse takes one or more Legs, got {parts!r}")
-        g = parts[0].symmetry
-        for k, p in enumerate(parts):
-            if p.symmetry != g:
-                raise ChargeError(f"fuse: leg {k} has symmetry {p.symmetry!r}, leg 0 has {g!r}; only legs of one "
-                                  "group fuse")
+        g = one_group(parts, "fuse", ChargeError, "only legs of one group fuse")
         signs = [sign_of(p) for p in parts]
         groups: dict[Any, list[tuple[tuple, int]]] = {}
         for combo in itertools.product(*(p.charges for p in parts)):
