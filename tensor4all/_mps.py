@@ -30,6 +30,7 @@ import tenferro as tf
 import tidu
 from tenferro.arrow import TensorFileError
 
+from ._canonical import left_canonical, right_canonical
 from ._chain import SiteChain, site_tensors
 from ._errors import (
     DimensionMismatchError, MPSFileError, MPSFileIOError, MPSFileNotFoundError, NonFiniteError, SiteOutOfRangeError,
@@ -108,7 +109,7 @@ class MPS(SiteChain):
             if np.issubdtype(dt, np.complexfloating):
                 a = a + 1j * rng.standard_normal(shape)
             ts.append(a.astype(dt))
-        ts = _right_canonical_numpy(ts)
+        ts = right_canonical(ts)
         return cls(ts)
 
     @classmethod
@@ -253,7 +254,7 @@ class MPS(SiteChain):
         ts = [to_numpy(t, "MPS.compress") for t in self._tensors]
         check_finite_arrays(ts, "MPS.compress")
         exps = [exponent(t) for t in ts]
-        ts = _left_canonical_numpy([ldexp(t, -e) for t, e in zip(ts, exps)])
+        ts = left_canonical([ldexp(t, -e) for t, e in zip(ts, exps)])
         total = 0.0
         for i in range(len(ts) - 1, 0, -1):
             dl, d, dr = ts[i].shape
@@ -383,7 +384,7 @@ class MPS(SiteChain):
         A state of norm 0 has none and raises :class:`ZeroNormError`."""
         ts = [to_numpy(t, "MPS.schmidt_values") for t in self._tensors]
         check_finite_arrays(ts, "MPS.schmidt_values")
-        ts = _right_canonical_numpy([ldexp(t, -exponent(t)) for t in ts])
+        ts = right_canonical([ldexp(t, -exponent(t)) for t in ts])
         if not np.any(ts[0]):
             raise ZeroNormError("MPS.schmidt_values: the state has norm 0, so it has no Schmidt values "
                                 "(nor an entanglement entropy)")
@@ -515,29 +516,6 @@ def overlap(a: MPS, b: MPS) -> Any:
             f"vs L={b.L} with {b.phys_dims}"
         )
     return _overlap_tensors(a._tensors, b._tensors)
-
-
-def _left_canonical_numpy(ts: list[np.ndarray]) -> list[np.ndarray]:
-    ts = list(ts)
-    for i in range(len(ts) - 1):
-        dl, d, dr = ts[i].shape
-        q, r = np.linalg.qr(ts[i].reshape(dl * d, dr))
-        ts[i] = q.reshape(dl, d, q.shape[1])
-        ts[i + 1] = np.tensordot(r, ts[i + 1], axes=(1, 0))
-    return ts
-
-
-def _right_canonical_numpy(ts: list[np.ndarray]) -> list[np.ndarray]:
-    ts = list(ts)
-    for i in range(len(ts) - 1, 0, -1):
-        dl, d, dr = ts[i].shape
-        q, r = np.linalg.qr(ts[i].reshape(dl, d * dr).T)
-        ts[i] = q.T.reshape(q.shape[1], d, dr)
-        ts[i - 1] = np.tensordot(ts[i - 1], r.T, axes=(2, 0))
-    n = np.linalg.norm(ts[0])
-    if n > 0:
-        ts[0] = ts[0] / n
-    return ts
 
 
 _DIM_NAMES = ("left", "physical", "right")

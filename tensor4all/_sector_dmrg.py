@@ -153,11 +153,15 @@ def _reachable(site_charges: Sequence[Sequence[int]], rest: int) -> bool:
 
 
 class SectorEngine:
-    """State of a two-site DMRG run in one charge sector (centre at site 0 between sweeps)."""
+    """State of a two-site DMRG run in one charge sector (centre at site 0 between sweeps).
+
+    The start is the product of basis ``states``, or ``blocks = (bonds, sites)``: the charge
+    -> dimension map of every bond ``0..L`` and, per site, the matrices ``A[(q_l, s)]``,
+    with sites ``1..L-1`` right-canonical (``MPS.canonicalize(0)`` of a symmetric MPS)."""
 
     def __init__(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray], site_charges: Sequence[Sequence[int]],
-                 states: Sequence[int], solver: Callable, *, modulus: int = 0, max_iter: int = 40,
-                 seed: int | None = 0):
+                 states: Sequence[int] | None, solver: Callable, *, modulus: int = 0, max_iter: int = 40,
+                 seed: int | None = 0, blocks: tuple[list[dict], list[dict]] | None = None):
         self.L = len(ws)
         self.modulus = modulus
         self.q = [list(map(int, qs)) for qs in site_charges]
@@ -182,16 +186,22 @@ class SectorEngine:
         self.solver = solver
         self.max_iter = max_iter
         self._rng = np.random.default_rng(seed)
-        # product state in the sector
-        self.bonds: list[dict[int, int]] = [{0: 1}]
-        self.sites: list[dict[tuple[int, int], np.ndarray]] = []
-        ql = 0
-        for i, s in enumerate(states):
-            qr = self.norm(ql + self.q[i][s])
-            self.sites.append({(ql, s): np.ones((1, 1), dtype=self.dtype)})
-            self.bonds.append({qr: 1})
-            ql = qr
-        self.target = ql
+        if blocks is not None:   # a state in the sector, sites 1..L-1 right-canonical
+            bonds, sites = blocks
+            self.bonds = [dict(b) for b in bonds]
+            self.dtype = np.result_type(self.dtype, *(b for site in sites for b in site.values()))
+            self.sites = [{k: np.asarray(b, dtype=self.dtype) for k, b in site.items()} for site in sites]
+            (self.target,) = self.bonds[-1]
+        else:                    # product state in the sector
+            self.bonds: list[dict[int, int]] = [{0: 1}]
+            self.sites: list[dict[tuple[int, int], np.ndarray]] = []
+            ql = 0
+            for i, s in enumerate(states):
+                qr = self.norm(ql + self.q[i][s])
+                self.sites.append({(ql, s): np.ones((1, 1), dtype=self.dtype)})
+                self.bonds.append({qr: 1})
+                ql = qr
+            self.target = ql
         self.left: list[list[dict] | None] = [None] * (self.L + 1)
         self.right: list[list[dict] | None] = [None] * (self.L + 1)
         one = np.ones((1, 1), dtype=self.dtype)

@@ -33,6 +33,7 @@ from typing import Callable
 
 import numpy as np
 
+from ._canonical import right_canonical
 from ._effective import OneSiteOperator, TwoSiteOperator
 from ._environments import Environments, left_step
 from ._truncation import svd_truncated, truncation_keep
@@ -84,23 +85,13 @@ class SweepEngine:
         self.ws = ws
         self.L = len(ws)
         self.dtype = np.result_type(*ws, *psi)
-        self.psi = [np.ascontiguousarray(a, dtype=self.dtype) for a in psi]
+        self.psi = right_canonical([np.ascontiguousarray(a, dtype=self.dtype) for a in psi])
         self.solver = solver
         self.max_iter = max_iter
         self._rng = np.random.default_rng(seed)  # the noise of the eigensolver's start vectors
-        self._right_canonicalize()
         self.envs = Environments(ws, self.dtype)
         for i in range(self.L - 1, 0, -1):
             self.envs.push_right(i, self.psi[i])
-
-    def _right_canonicalize(self) -> None:
-        psi = self.psi
-        for i in range(self.L - 1, 0, -1):
-            dl, d, dr = psi[i].shape
-            q, r = np.linalg.qr(psi[i].reshape(dl, d * dr).T)
-            psi[i] = np.ascontiguousarray(q.T.reshape(q.shape[1], d, dr))
-            psi[i - 1] = np.ascontiguousarray(np.tensordot(psi[i - 1], r.T, axes=(2, 0)))
-        psi[0] = psi[0] / np.linalg.norm(psi[0])
 
     # ---- measurements of the current state (centre at site 0) -----------------------
     def energy(self) -> float:
