@@ -13,8 +13,9 @@ import tidu
 
 from ._errors import DimensionMismatchError, NonFiniteError, Tensor4allTypeError
 from ._util import first_nonfinite
+from .structured import SymmetricTensor
 
-__all__ = ["SiteChain", "site_tensors"]
+__all__ = ["SiteChain", "site_tensors", "leaves_of"]
 
 
 class SiteChain:
@@ -47,13 +48,22 @@ class SiteChain:
 
     @property
     def dtype(self) -> Any:
-        return tf.result_type(*[tidu.aval_of(t).dtype for t in self._tensors])
+        return tf.result_type(*[t.dtype if isinstance(t, SymmetricTensor) else tidu.aval_of(t).dtype
+                                for t in self._tensors])
+
+
+def leaves_of(ts: Any) -> list[Any]:
+    """The dense arrays of a chain: the site tensors, or every block of symmetric sites."""
+    return [b for t in ts for b in (t.blocks.values() if isinstance(t, SymmetricTensor) else (t,))]
 
 
 def _site_tensor(t: Any, kind: str, i: int) -> Any:
     """One site tensor as a tenferro tensor (tracers pass through): a float or complex
     dtype (integers become float64), every extent at least 1."""
-    if isinstance(t, (tf.Tensor, tidu.Tracer)):
+    if isinstance(t, SymmetricTensor):
+        if t.dtype.kind not in ("float", "complex"):
+            raise Tensor4allTypeError(f"{kind} site tensor {i} must have a float or complex dtype, got {t.dtype}")
+    elif isinstance(t, (tf.Tensor, tidu.Tracer)):
         dt = tidu.aval_of(t).dtype
         if dt.kind == "int" and isinstance(t, tf.Tensor):
             t = t.astype(tf.float64)
@@ -85,11 +95,15 @@ def site_tensors(tensors: Any, kind: str, ndim: int, layout: str) -> list[Any]:
     ts = [_site_tensor(t, kind, i) for i, t in enumerate(tensors)]
     if not ts:
         raise DimensionMismatchError(f"an {kind} needs at least one site tensor, got none")
+    symmetric = [isinstance(t, SymmetricTensor) for t in ts]
+    if any(symmetric) and not all(symmetric):
+        raise Tensor4allTypeError(f"{kind} site tensors must be all SymmetricTensor or all dense; site "
+                                  f"{symmetric.index(not symmetric[0])} differs from site 0")
     for i, t in enumerate(ts):
         if len(tuple(t.shape)) != ndim:
             raise DimensionMismatchError(f"{kind} site tensor {i} must have {ndim} indices {layout}, "
                                          f"got shape {tuple(t.shape)}")
-    bad = first_nonfinite(ts)
+    bad = next((i for i, t in enumerate(ts) if first_nonfinite(leaves_of([t])) is not None), None)
     if bad is not None:
         raise NonFiniteError(f"{kind} site tensor {bad} holds NaN or infinity")
     return ts

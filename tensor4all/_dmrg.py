@@ -44,13 +44,16 @@ from ._errors import (DimensionMismatchError, InvalidOptionError, NonHermitianEr
                       Tensor4allTypeError, ValueRangeError, ZeroNormError)
 from ._local_ops import CONSERVED_CHARGES, charge_label, declared_charges
 from ._mpo import MPO, check_compatible, compress_mpo_tensors, hermiticity
+from ._chain import leaves_of
 from ._mps import MPS
 from ._sector_dmrg import SectorEngine, sector_product_state
 from ._sector_run import check_conserve, resolve_sector, start_states
 from ._sweep import BondUpdate, SweepEngine
+from ._symmetric_sites import Grading, canonical_sites, engine_blocks, sites_from_blocks
 from ._threads import blas_threads, check_threads
 from ._util import (any_traced, check_bool, check_callable, check_cutoff, check_finite_arrays, check_positive_int,
                     check_real, check_seed, exponent, ldexp, to_numpy)
+from .structured import U1, Zn
 
 __all__ = ["dmrg", "DMRGResult", "SweepRecord", "BondUpdate", "TWO_SITE_NOISE"]
 
@@ -195,14 +198,17 @@ def dmrg(
             default above; ``0`` leaves the BLAS default; ``n`` uses ``n`` threads.
         conserve: run in one sector of a conserved charge (two-site only): ``"Sz"`` (the
             spin spaces' ``"2Sz"``), ``"parity"`` (``"pauli"``, with ``tfim(conserve="parity")``),
-            ``"auto"`` (the first charge of the local space that ``H`` conserves, else dense)
-            or ``None``/``"none"`` (dense, the default). The sweeps then run on the charge
+            ``"auto"`` (the first charge of the local space that ``H`` conserves, else dense),
+            ``"none"`` (dense) or ``None`` (the default: what a symmetric ``psi0`` or an MPO built
+            with ``conserve=`` carries, else dense). The sweeps then run on the charge
             sectors of every bond (``_sector_dmrg``): the state never leaves the sector, and
             each step costs one small GEMM pair per sector instead of one dense product.
-            ``H`` must conserve the charge (:class:`NonConservingError`).
+            ``H`` must conserve the charge (:class:`NonConservingError`). The result's ``state``
+            is then a symmetric MPS.
         sector: the target sector in physical units (``Sz = 1``, ``0.5``; parity 0 or 1);
             default the lowest ``|Sz|`` the chain reaches and the even parity. With
-            ``conserve``, ``psi0`` may be a product of basis states (it fixes the sector).
+            ``conserve``, ``psi0`` may be a symmetric MPS (``MPS.random(..., charge=...)``, a
+            result of a conserved run) or a product of basis states: it fixes the sector.
 
     Every option is checked before the first sweep: typed errors name the option
     (:class:`InvalidOptionError`, :class:`Tensor4allTypeError`, :class:`BondDimensionError`).
@@ -231,7 +237,7 @@ def dmrg(
     progress = check_callable(progress, "progress")
     solver = get_solver(eigensolver)
     threads = check_threads(threads)
-    conserve = check_conserve(conserve)
+    conserve = _default_conserve(conserve, H, psi0)
     if conserve is not None and not two_site:
         raise InvalidOptionError("dmrg: conserve=... runs two-site sweeps only (two_site=True)")
     if conserve is None and sector is not None:
@@ -245,6 +251,27 @@ def dmrg(
         if not any_traced(H.tensors):
             return _run(H.tensors, psi0, opts)[0]
         return _run_differentiable(H, psi0, opts)
+
+
+def _default_conserve(conserve: Any, H: MPO, psi0: MPS | None) -> str | None:
+    """The charge a run conserves: ``conserve`` as given (``"none"``: None), or by default what a
+    symmetric ``psi0`` or a marked MPO carries (they must agree)."""
+    if conserve is not None:
+        conserve = check_conserve(conserve)
+        if conserve is None and psi0 is not None and psi0.symmetric:
+            return None   # dense run from psi0.dense()
+        if conserve not in (None, "auto") and psi0 is not None and psi0.symmetric and psi0.conserve != conserve:
+            raise InvalidOptionError(f"dmrg: conserve={conserve!r}, but psi0 conserves {psi0.conserve!r}")
+        return conserve
+    if psi0 is not None and psi0.symmetric:
+        if psi0.conserve not in CONSERVED_CHARGES:
+            raise InvalidOptionError(f"dmrg: psi0 is a symmetric MPS of unknown charge ({psi0.conserve!r}); build it "
+                                     "with MPS.random(..., conserve=...) or MPS.product_state(..., conserve=...)")
+        if H.conserve is not None and H.conserve != psi0.conserve:
+            raise InvalidOptionError(f"dmrg: the MPO conserves {H.conserve!r} but psi0 {psi0.conserve!r}; give "
+                                     "conserve=... to choose")
+        return psi0.conserve
+    return H.conserve
 
 
 def _run_differentiable(H: MPO, psi0: MPS | None, opts: dict) -> DMRGResult:
@@ -334,7 +361,7 @@ def _start_state(psi0: MPS | None, H: MPO, ws: list[np.ndarray], opts: dict) -> 
         dtype = np.result_type(*ws)
         psi0 = MPS.random(H.L, H.phys_dims[0], bond_dim=start, seed=opts["seed"], dtype=dtype)
     check_compatible(psi0, H)
-    arrays = [to_numpy(t, "dmrg psi0") for t in psi0.tensors]
+    arrays = [to_numpy(t, "dmrg psi0") for t in psi0.dense().tensors]
     check_finite_arrays(arrays, "dmrg: psi0")
     if not float(MPS([ldexp(a, -exponent(a)) for a in arrays]).norm()) > 0.0:
         raise ZeroNormError("dmrg: the start state psi0 has norm 0; give a nonzero state (or psi0=None "
@@ -346,22 +373,48 @@ def _engine(ws_run: list[np.ndarray], psi0: MPS | None, H: MPO, ws: list[np.ndar
     """The sweep engine: dense (``SweepEngine``) or, with ``conserve``, on the charge sectors
     (``SectorEngine``); both have the same ``sweep``/``psi``/``operator_gradients``."""
     if opts["conserve"] is not None:
-        states = None
+        states = blocks = None
+        sector = opts["sector"]
         if psi0 is not None:
             check_compatible(psi0, H)
-            states = start_states(psi0)
-        spec = resolve_sector(opts["conserve"], opts["sector"], opts["local"], ws, states)
+            if psi0.symmetric:
+                sector = _psi0_sector(psi0, sector)
+                check_finite_arrays(leaves_of(psi0.tensors), "dmrg: psi0")
+                if not float(psi0.norm()) > 0.0:
+                    raise ZeroNormError("dmrg: the start state psi0 has norm 0; give a nonzero state")
+                blocks = engine_blocks(canonical_sites(psi0.tensors, 0))
+            else:
+                states = start_states(psi0)
+        spec = resolve_sector(opts["conserve"], sector, opts["local"], ws, states)
         if spec is not None:
-            if states is None:
+            if blocks is not None and [list(q) for q in spec.q] != [list(_basis_charges(t)) for t in psi0.tensors]:
+                raise InvalidOptionError(f"dmrg: psi0's basis charges {list(_basis_charges(psi0.tensors[0]))} differ "
+                                         f"from the local space's {list(spec.q[0])} ({spec.charge})")
+            if states is None and blocks is None:
                 states = sector_product_state(spec.q, spec.target, spec.modulus)
             engine = SectorEngine(ws_run, spec.w_charges, spec.q, states, opts["solver"], modulus=spec.modulus,
-                                  seed=opts["seed"])
+                                  seed=opts["seed"], blocks=blocks)
             engine.sector = {spec.label: spec.value(engine.target)}
+            engine.grading = Grading(spec.label, spec.charge, spec.unit,
+                                     U1() if spec.modulus == 0 else Zn(spec.modulus), tuple(map(tuple, spec.q)))
             return engine
         if opts["sector"] is not None:
             raise InvalidOptionError("dmrg: sector=... was given, but conserve='auto' found no charge that the "
                                      "Hamiltonian conserves")
     return SweepEngine(ws_run, _start_state(psi0, H, ws, opts), opts["solver"], seed=opts["seed"])
+
+
+def _psi0_sector(psi0: MPS, sector: Any) -> float:
+    """The sector of a symmetric start state (``sector``, if given, must be the same)."""
+    (value,) = psi0.sector.values()
+    if sector is not None and not math.isclose(float(sector), value, abs_tol=1e-9):
+        raise InvalidOptionError(f"dmrg: psi0 is in the sector {psi0.conserve} = {value:g}, but sector={sector!r} "
+                                 "was asked for; give one of them")
+    return value
+
+
+def _basis_charges(site: Any) -> tuple[int, ...]:
+    return tuple(int(q) for q, d in site.legs[1].sectors.items() for _ in range(d))
 
 
 def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResult, Callable[[], list]]:
@@ -406,7 +459,11 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
             converged = True
             break
     psi = engine.psi   # the sector engine assembles its dense sites on each read: read once
-    state = MPS([np.asfortranarray(a) for a in psi])
+    if isinstance(engine, SectorEngine):
+        state = MPS._symmetric(sites_from_blocks(engine.bonds, engine.sites, engine.grading, engine.dtype),
+                               engine.grading)
+    else:
+        state = MPS([np.asfortranarray(a) for a in psi])
     energy = history[-1].energy
     variance = float("nan")
     if opts["compute_variance"]:

@@ -18,12 +18,15 @@ import tidu
 
 from ._autompo import compile_opsum
 from ._chain import SiteChain, site_tensors
-from ._errors import DimensionMismatchError, Tensor4allTypeError, ValueRangeError
-from ._local_ops import LOCAL_SPACES, LocalSpace, local_space
-from ._mps import MPS, _overlap_tensors, _scaled_sites, check_nonzero_norm
+from ._errors import (DimensionMismatchError, InvalidOptionError, NonConservingError, Tensor4allTypeError,
+                      ValueRangeError)
+from ._local_ops import CONSERVED_CHARGES, LOCAL_SPACES, LocalSpace, local_space
+from ._mpo_charges import check_opsum_conserves, mpo_bond_charges
+from ._mps import MPS, _conj, _einsum, _overlap_tensors, _scalar, _scaled_sites, check_nonzero_norm
 from ._opsum import OpSum
 from ._util import (check_alloc, check_cutoff, check_finite_arrays, check_positive_int, check_real, exponent,
-                    first_nonfinite, ldexp, to_numpy)
+                    first_nonfinite, is_traced, ldexp, to_numpy)
+from .structured import Leg, SymmetricTensor, U1, Zn
 
 __all__ = ["MPO", "expectation", "compress_mpo_tensors"]
 
@@ -40,7 +43,7 @@ class MPO(SiteChain):
     couplings are tracers is differentiable in them.
     """
 
-    __slots__ = ("_tensors", "_local")
+    __slots__ = ("_tensors", "_local", "_conserve")
     _RIGHT = 3
 
     def __init__(self, tensors: Sequence[Any], local: str | None = None):
@@ -69,17 +72,19 @@ class MPO(SiteChain):
                                          f"tensors have physical dimensions {[_shape(t)[1] for t in ts]}")
         self._tensors = ts
         self._local = local
+        self._conserve: str | None = None
 
     @classmethod
-    def _from_leaves(cls, local: str | None, leaves: Sequence[Any]) -> "MPO":
+    def _from_leaves(cls, local: str | None, leaves: Sequence[Any], conserve: str | None = None) -> "MPO":
         obj = cls.__new__(cls)
         obj._tensors = list(leaves)
-        obj._local = local
+        obj._local, obj._conserve = local, conserve
         return obj
 
     @classmethod
     def from_opsum(
-        cls, os: OpSum, L: int, local: str | LocalSpace = "spin-1/2", *, cutoff: float = 1e-13
+        cls, os: OpSum, L: int, local: str | LocalSpace = "spin-1/2", *, cutoff: float = 1e-13,
+        conserve: str | None = None,
     ) -> "MPO":
         """Compile ``os`` on ``L`` sites of the local space ``local``.
 
@@ -91,12 +96,29 @@ class MPO(SiteChain):
         (tidu tracers) the automaton MPO is returned uncompressed: it is exact and linear
         in each coefficient, and already minimal for nearest-neighbour models.
         ``cutoff`` is a relative size in ``[0, 1)``.
+
+        ``conserve`` (``"Sz"``, ``"parity"``; None: nothing declared) checks that every term
+        conserves that charge of the local space (each operator's charge is read from its
+        matrix and the space's declared charges; a term that changes it, or an operator of no
+        definite charge such as ``Sx``, raises :class:`NonConservingError` naming the term) and
+        marks the MPO: ``dmrg`` then runs in a sector by default and :func:`expectation` of a
+        symmetric MPS contracts blocks. The tensors are the same as without ``conserve``.
         """
         if not isinstance(os, OpSum):
             raise Tensor4allTypeError(f"MPO.from_opsum expects an OpSum, got {type(os).__name__}")
         L = check_positive_int(L, "L (number of sites)")
         space = local_space(local)
         cutoff = check_cutoff(cutoff, "MPO.from_opsum: cutoff")
+        if conserve is not None:
+            if not isinstance(conserve, str) or conserve not in CONSERVED_CHARGES:
+                raise InvalidOptionError(f"MPO.from_opsum: conserve must be one of "
+                                         f"{', '.join(map(repr, CONSERVED_CHARGES))} or None, got {conserve!r}")
+            charge, modulus = CONSERVED_CHARGES[conserve]
+            if charge not in space.charges:
+                raise InvalidOptionError(f"MPO.from_opsum: conserve={conserve!r} needs the charge {charge!r}, which "
+                                         f"the local space {space.name!r} does not declare")
+            os.check_sites(L)
+            check_opsum_conserves(os, space, charge, modulus)
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked just below
             tensors, symbolic = compile_opsum(os, L, space)
             if not symbolic:
@@ -105,7 +127,9 @@ class MPO(SiteChain):
                 _check_range(tensors)
         if not symbolic:
             tensors = [tf.asarray(np.asfortranarray(t)) for t in tensors]
-        return cls(tensors, space.name)
+        out = cls(tensors, space.name)
+        out._conserve = conserve
+        return out
 
     # ---- properties -----------------------------------------------------------------
     @property
@@ -113,8 +137,14 @@ class MPO(SiteChain):
         """The name of the local space the MPO was built on (None if built from tensors)."""
         return self._local
 
+    @property
+    def conserve(self) -> str | None:
+        """The charge ``MPO.from_opsum(..., conserve=...)`` checked (``"Sz"``, ``"parity"``), or None."""
+        return self._conserve
+
     def __repr__(self) -> str:
-        return f"MPO(L={self.L}, local={self._local!r}, bond_dims={self.bond_dims}, dtype={self.dtype})"
+        sym = f", conserve={self._conserve!r}" if self._conserve is not None else ""
+        return f"MPO(L={self.L}, local={self._local!r}, bond_dims={self.bond_dims}, dtype={self.dtype}{sym})"
 
     # ---- dense and checks -----------------------------------------------------------
     def to_dense(self) -> Any:
@@ -238,18 +268,66 @@ def expectation(psi: MPS, H: MPO) -> Any:
     MPS tensors and in the MPO tensors (hence in couplings of ``MPO.from_opsum``).
     A state of norm 0 raises :class:`ZeroNormError`."""
     check_compatible(psi, H)
-    ts, _ = _scaled_sites(psi._tensors)  # the ratio does not change; nothing overflows
+    sites, ws = psi.tensors, H.tensors
+    if psi.symmetric:   # the MPO's tensors on the state's sectors, else the dense state
+        ws = symmetric_mpo_sites(ws, sites)
+        if ws is None:
+            sites, ws = psi.dense().tensors, H.tensors
+    ts, _ = _scaled_sites(sites)  # the ratio does not change; nothing overflows
     den = tf.real(_overlap_tensors(ts, ts))
     check_nonzero_norm(den, "expectation")
     env = None
-    for a, w in zip(ts, H._tensors):
-        ca = tf.conj(a)
+    for a, w in zip(ts, ws):
+        ca = _conj(a)
         if env is None:
-            env = tf.einsum("asc,wstv,atd->cvd", ca, w, a)
+            env = _einsum("asc,wstv,atd->cvd", ca, w, a)
         else:
-            env = tf.einsum("awb,asc,wstv,btd->cvd", env, ca, w, a)
-    num = tf.real(tf.reshape(env, ()))
+            env = _einsum("awb,asc,wstv,btd->cvd", env, ca, w, a)
+    num = tf.real(_scalar(env))
     return num / den
+
+
+def symmetric_mpo_sites(ws: Sequence[Any], sites: Sequence[Any]) -> list[Any] | None:
+    """The MPO tensors as symmetric tensors ``(left, out, in, right)`` on the physical legs of the
+    symmetric MPS ``sites`` (bond states ordered by charge, :func:`mpo_bond_charges`), or None
+    when the MPO does not conserve the charge or its tensors are traced."""
+    if any(is_traced(w) for w in ws):
+        return None
+    arrays = [np.asarray(to_numpy(w, "expectation")) for w in ws]
+    g = sites[0].symmetry
+    if not isinstance(g, (U1, Zn)):
+        return None
+    modulus = g.n if isinstance(g, Zn) else 0
+    phys = [t.legs[1] for t in sites]
+    q = [[c for c, d in leg.sectors.items() for _ in range(d)] for leg in phys]
+    try:
+        charges = mpo_bond_charges(arrays, q, modulus=modulus, what="the MPO")
+    except NonConservingError:
+        return None
+    perms = [np.argsort(c, kind="stable") for c in charges]
+    legs = []
+    for c, p in zip(charges, perms):
+        sectors: dict[int, int] = {}
+        for x in c[p]:
+            sectors[int(x)] = sectors.get(int(x), 0) + 1
+        legs.append(Leg(g, sectors))
+    out = []
+    for i, w in enumerate(arrays):
+        w = w[perms[i]][:, :, :, perms[i + 1]]
+        w = _drop_rounding(w, charges[i][perms[i]], q[i], charges[i + 1][perms[i + 1]], modulus)
+        out.append(SymmetricTensor.from_dense(tf.asarray(np.asfortranarray(w)),
+                                              [legs[i], phys[i], phys[i].dual(), legs[i + 1].dual()], tol=0.0))
+    return out
+
+
+def _drop_rounding(w: np.ndarray, cl: np.ndarray, q: Sequence[int], cr: np.ndarray, modulus: int) -> np.ndarray:
+    """``w`` with the entries that break ``c_r = c_l + q_s - q_t`` set to zero (the rounding a
+    compressed MPO leaves below :func:`mpo_bond_charges`' tolerance)."""
+    qa = np.asarray(q)
+    want = cl[:, None, None, None] + qa[None, :, None, None] - qa[None, None, :, None]
+    if modulus:
+        want = want % modulus
+    return np.where(want == cr[None, None, None, :], w, 0.0)
 
 
 def check_compatible(psi: Any, H: Any) -> None:
@@ -269,4 +347,5 @@ def check_compatible(psi: Any, H: Any) -> None:
         )
 
 
-tidu.register_pytree_node(MPO, lambda m: (list(m._tensors), m._local), MPO._from_leaves)
+tidu.register_pytree_node(MPO, lambda m: (list(m._tensors), (m._local, m._conserve)),
+                          lambda aux, leaves: MPO._from_leaves(aux[0], leaves, aux[1]))

@@ -20,8 +20,10 @@ from typing import Sequence
 import numpy as np
 
 from ._errors import NonConservingError
+from ._local_ops import LocalSpace
+from ._opsum import OpSum
 
-__all__ = ["mpo_bond_charges"]
+__all__ = ["mpo_bond_charges", "operator_charge", "check_opsum_conserves"]
 
 
 def mpo_bond_charges(ws: Sequence[np.ndarray], q: Sequence[Sequence[int]], *, modulus: int = 0,
@@ -58,3 +60,34 @@ def mpo_bond_charges(ws: Sequence[np.ndarray], q: Sequence[Sequence[int]], *, mo
                                  f"{sorted(set(int(c) for c in charges[-1]))} in total")
     return charges
 
+
+
+def operator_charge(space: LocalSpace, name: str, q: Sequence[int], modulus: int = 0) -> int | None:
+    """The charge an operator of ``space`` adds (``q_s - q_t`` of its nonzero entries ``(s, t)``;
+    ``S+``: +2 in units of ``2Sz``), or None when it has none (``Sx``)."""
+    _, m = space.factor(name)
+    found = {(q[s] - q[t]) % modulus if modulus else q[s] - q[t] for s, t in np.argwhere(m != 0)}
+    if len(found) > 1:
+        return None
+    return found.pop() if found else 0
+
+
+def check_opsum_conserves(os: OpSum, space: LocalSpace, charge: str, modulus: int) -> None:
+    """:class:`NonConservingError` naming the first term of ``os`` that changes the charge
+    ``charge`` of ``space`` (an operator of no definite charge, or a net change)."""
+    q = space.charges[charge]
+    for k, term in enumerate(os.terms):
+        total = 0
+        for name, site in term.ops:
+            c = operator_charge(space, name, q, modulus)
+            if c is None:
+                raise NonConservingError(
+                    f"term {k} ({term.coef!r} * {' '.join(f'{n}({s})' for n, s in term.ops)}) does not conserve "
+                    f"{charge}: the operator {name!r} at site {site} mixes basis states of different {charge}; write "
+                    f"it with charged operators (Sx = (S+ + S-)/2) or build the MPO without conserve")
+            total += c
+        if (total % modulus if modulus else total) != 0:
+            raise NonConservingError(
+                f"term {k} ({term.coef!r} * {' '.join(f'{n}({s})' for n, s in term.ops)}) changes {charge} by "
+                f"{total}; each term of a conserving Hamiltonian changes it by 0 (pair raising with lowering "
+                "operators in one term, e.g. S+(i) S-(j))")

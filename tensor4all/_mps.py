@@ -31,13 +31,20 @@ import tidu
 from tenferro.arrow import TensorFileError
 
 from ._canonical import left_canonical, right_canonical
-from ._chain import SiteChain, site_tensors
+from ._chain import SiteChain, leaves_of, site_tensors
 from ._errors import (
-    DimensionMismatchError, MPSFileError, MPSFileIOError, MPSFileNotFoundError, NonFiniteError, SiteOutOfRangeError,
+    DimensionMismatchError, InvalidOptionError, MPSFileError, MPSFileIOError, MPSFileNotFoundError, NonFiniteError, SiteOutOfRangeError,
     Tensor4allError, Tensor4allMemoryError, Tensor4allTypeError, UnsupportedFileFormatError, ZeroNormError,
 )
-from ._local_ops import default_local_space, local_space
+from ._local_ops import CONSERVED_CHARGES, default_local_space, local_space
+from ._symmetric_sites import (
+    Grading, canonical_sites, check_bond, compress_sites, grading, is_symmetric, operator_tensor, phys_leg,
+    product_sites, random_sites, schmidt_spectra,
+)
 from ._truncation import svd_truncated
+from .structured import Leg, LegError, SectorMismatchError, SymmetricTensor, SymmetryViolationError, U1, Zn
+from .structured import einsum as structured_einsum
+from .structured import linalg as structured_linalg
 from ._util import (
     check_alloc, check_cutoff, check_finite_arrays, check_path, check_positive_int, check_seed, concrete, exponent,
     float_dtype, ldexp, to_numpy,
@@ -59,12 +66,25 @@ class MPS(SiteChain):
     is a tidu pytree over its site tensors: ``tidu.grad`` of a function of an MPS
     returns an MPS of gradients. ``canonicalize``, ``normalize`` and ``compress``
     change the MPS in place (the site tensors themselves are immutable values).
+
+    A symmetric MPS (``MPS.product_state(..., conserve="Sz")``, ``MPS.random(..., charge=1)``,
+    the state of a conserved ``dmrg`` run, or ``MPS(tensors)`` of
+    :class:`~tensor4all.SymmetricTensor` sites) keeps one dense block per charge sector: legs
+    ``(left bond, physical, right bond)`` with the right bond outgoing (``dual=True``), sites of
+    charge 0, the left boundary the single sector of charge 0 and the right boundary the single
+    sector of the state's total charge (:attr:`sector`). Every method works on it as on a dense
+    MPS and keeps the sectors (canonical forms and compression act per sector); ``dense()`` drops them.
     """
 
-    __slots__ = ("_tensors",)
+    __slots__ = ("_tensors", "_grading")
 
     def __init__(self, tensors: Sequence[Any]):
         ts = site_tensors(tensors, "MPS", 3, "(left bond, physical, right bond)")
+        self._grading: Grading | None = None
+        if is_symmetric(ts):
+            _check_symmetric_chain(ts)
+            self._tensors = ts
+            return
         if _shape(ts[0])[0] != 1 or _shape(ts[-1])[2] != 1:
             raise DimensionMismatchError(
                 f"MPS boundary bonds must have dimension 1, got left {_shape(ts[0])[0]} and "
@@ -79,25 +99,50 @@ class MPS(SiteChain):
         self._tensors = ts
 
     @classmethod
-    def _from_leaves(cls, leaves: Sequence[Any]) -> "MPS":
+    def _from_leaves(cls, leaves: Sequence[Any], grading: Grading | None = None) -> "MPS":
         obj = cls.__new__(cls)
         obj._tensors = list(leaves)
+        obj._grading = grading
+        return obj
+
+    @classmethod
+    def _symmetric(cls, sites: Sequence[SymmetricTensor], g: Grading) -> "MPS":
+        obj = cls(sites)
+        obj._grading = g
         return obj
 
     # ---- constructors ---------------------------------------------------------------
     @classmethod
     def random(cls, L: int, d: int = 2, bond_dim: int = 8, seed: int | None = 0,
-               dtype: Any = tf.float64) -> "MPS":
+               dtype: Any = tf.float64, *, conserve: str | None = None, charge: Any = None,
+               local: str | None = None) -> "MPS":
         """A normalized random MPS (Gaussian entries, then right-canonicalized).
 
         Bond ``b`` has dimension ``min(bond_dim, d**(b+1), d**(L-b-1))``. ``seed`` is a
         non-negative integer or ``None`` (fresh entropy); ``dtype`` float32/64 or complex64/128.
+
+        With ``conserve`` (``"Sz"``, ``"parity"``) or ``charge`` the state is symmetric, in the
+        sector ``charge`` (physical units as ``dmrg``'s ``sector``: ``Sz = 1``, ``0.5``; parity 0
+        or 1; default the lowest ``|Sz|`` the chain reaches, the even parity) of the charge the
+        local space ``local`` (default: by dimension) declares; ``charge`` alone conserves the
+        first of ``"Sz"``, ``"parity"`` the space declares. Each bond holds the charges reachable
+        from both ends, ``bond_dim`` shared among them in proportion to their numbers of states.
+        A sector with no states raises :class:`SymmetryViolationError`.
         """
         L = check_positive_int(L, "L (number of sites)")
         d = check_positive_int(d, "d (physical dimension)")
         bond_dim = check_positive_int(bond_dim, "bond_dim")
         seed = check_seed(seed, "MPS.random: seed")
         dt = float_dtype(dtype, "MPS.random: dtype")
+        if conserve is not None or charge is not None:
+            g = _chain_grading(conserve, local, [d] * L, "MPS.random")
+            legs = [phys_leg(g.symmetry, q, i)[0] for i, q in enumerate(g.q)]
+            target = _sector_charge(g, charge, legs, "MPS.random")
+            check_alloc(L * bond_dim * d * bond_dim * dt.itemsize * 2, f"MPS.random(L={L}, d={d}, bond_dim={bond_dim})")
+            sites = random_sites(legs, target, bond_dim, np.random.default_rng(seed), dt)
+            sites = canonical_sites(sites, 0)
+            sites[0] = sites[0] / structured_linalg.norm(sites[0])
+            return cls._symmetric(sites, g)
         dims = [1] + [min(bond_dim, d ** min(b + 1, L - b - 1, 60)) for b in range(L - 1)] + [1]
         check_alloc(sum(dims[i] * d * dims[i + 1] for i in range(L)) * dt.itemsize * 2,
                     f"MPS.random(L={L}, d={d}, bond_dim={bond_dim})")
@@ -113,8 +158,13 @@ class MPS(SiteChain):
         return cls(ts)
 
     @classmethod
-    def product_state(cls, states: Sequence[Any], d: int = 2) -> "MPS":
-        """A product state; each entry of ``states`` is a basis index or a local vector of length ``d``."""
+    def product_state(cls, states: Sequence[Any], d: int = 2, *, conserve: str | None = None,
+                      local: str | None = None) -> "MPS":
+        """A product state; each entry of ``states`` is a basis index or a local vector of length ``d``.
+
+        With ``conserve`` (``"Sz"``, ``"parity"``; basis indices only) the state is symmetric, its
+        sector the total charge of the basis states (``local``: the local space, default by
+        dimension)."""
         d = check_positive_int(d, "d (physical dimension)")
         if isinstance(states, (str, bytes)) or not hasattr(states, "__len__") or not hasattr(states, "__iter__"):
             raise Tensor4allTypeError("product_state takes a list of basis indices or local vectors, got "
@@ -141,6 +191,13 @@ class MPS(SiteChain):
                     raise NonFiniteError(f"product_state: site {i} local vector holds NaN or infinity: {v}")
             vecs.append(v)
         dt = np.result_type(*vecs, np.float64)
+        if conserve is not None:
+            bad = next((i for i, s in enumerate(states) if not isinstance(s, (int, np.integer))), None)
+            if bad is not None:
+                raise Tensor4allTypeError(f"product_state(conserve={conserve!r}): site {bad} must be a basis index "
+                                          "(a local vector has no definite charge)")
+            g = _chain_grading(conserve, local, [d] * len(states), "MPS.product_state")
+            return cls._symmetric(product_sites([int(s) for s in states], g, dt), g)
         return cls([v.astype(dt).reshape(1, d, 1) for v in vecs])
 
     @classmethod
@@ -172,16 +229,59 @@ class MPS(SiteChain):
 
     # ---- properties -----------------------------------------------------------------
     def __repr__(self) -> str:
-        return f"MPS(L={self.L}, phys_dims={sorted(set(self.phys_dims))}, bond_dims={self.bond_dims}, dtype={self.dtype})"
+        sym = f", {self.symmetry!r}, sector={self.sector}" if self.symmetric else ""
+        return (f"MPS(L={self.L}, phys_dims={sorted(set(self.phys_dims))}, bond_dims={self.bond_dims}, "
+                f"dtype={self.dtype}{sym})")
+
+    @property
+    def symmetric(self) -> bool:
+        """Whether the sites are :class:`~tensor4all.SymmetricTensor` (charge sectors kept)."""
+        return is_symmetric(self._tensors)
+
+    @property
+    def symmetry(self) -> Any:
+        """The group of a symmetric MPS (``U1()``, ``Zn(2)``), None for a dense one."""
+        return self._tensors[0].symmetry if self.symmetric else None
+
+    @property
+    def conserve(self) -> str | None:
+        """What a symmetric MPS conserves (``"Sz"``, ``"parity"``; ``"charge"`` for sites given
+        directly), None for a dense one."""
+        if not self.symmetric:
+            return None
+        return self._grading.label if self._grading is not None else "charge"
+
+    @property
+    def charge(self) -> Any:
+        """The total charge of a symmetric MPS as the group element (``2Sz`` for Sz), None if dense."""
+        return self._tensors[-1].legs[2].charges[0] if self.symmetric else None
+
+    @property
+    def sector(self) -> dict[str, float]:
+        """``{label: value}`` of a symmetric MPS in physical units (``{"Sz": 0.5}``, as
+        ``DMRGResult.sector``), ``{}`` for a dense one."""
+        if not self.symmetric:
+            return {}
+        if self._grading is None:
+            return {"charge": self.charge}
+        return {self._grading.label: self._grading.value(self.charge)}
+
+    def dense(self) -> "MPS":
+        """The same state with dense site tensors (sectors dropped; ITensor's ``dense``);
+        a dense MPS returns itself."""
+        if not self.symmetric:
+            return self
+        return MPS([t.to_dense() for t in self._tensors])
 
     # ---- dense conversion -----------------------------------------------------------
     def to_dense(self) -> Any:
         """The state as a ``prod(d)`` vector in ``np.kron`` order (site 0 most significant)."""
         check_alloc(math.prod(self.phys_dims) * max(self.bond_dims, default=1) * self.dtype.itemsize,
                     f"MPS.to_dense of {self.L} sites")
-        t0 = self._tensors[0]
+        ts = self.dense()._tensors
+        t0 = ts[0]
         v = tf.reshape(t0, (_shape(t0)[1], _shape(t0)[2]))
-        for a in self._tensors[1:]:
+        for a in ts[1:]:
             n, (_, d, r) = _shape(v)[0], _shape(a)
             v = tf.reshape(tf.einsum("nc,csd->nsd", v, a), (n * d, r), order="C")
         return tf.reshape(v, (_shape(v)[0],))
@@ -191,7 +291,10 @@ class MPS(SiteChain):
         """Bring the MPS to mixed canonical form around ``center`` (QR sweeps from both ends),
         in place; returns ``self``. On an error the MPS is unchanged."""
         center = self._check_site(center, "canonicalize: center")
-        check_finite_arrays(self._tensors, "MPS.canonicalize")
+        check_finite_arrays(leaves_of(self._tensors), "MPS.canonicalize")
+        if self.symmetric:   # blockwise QR (the structured kernels), sectors kept
+            self._tensors = canonical_sites(self._tensors, center)
+            return self
         ts = list(self._tensors)  # new tensors, assigned only when all are computed
         for i in range(center):
             dl, d, dr = _shape(ts[i])
@@ -224,7 +327,7 @@ class MPS(SiteChain):
         the norm lies beyond the float range, every site is first scaled by a power of
         two); returns ``self``. A state of norm 0 raises :class:`ZeroNormError` and stays
         as it was."""
-        check_finite_arrays(self._tensors, "MPS.normalize")
+        check_finite_arrays(leaves_of(self._tensors), "MPS.normalize")
         scaled, e = _scaled_sites(self._tensors)
         n = tf.sqrt(tf.real(_overlap_tensors(scaled, scaled)))   # the norm is n * 2**e
         c = concrete(n)
@@ -251,6 +354,13 @@ class MPS(SiteChain):
         if max_bond is not None:
             max_bond = check_positive_int(max_bond, "max_bond")
         cutoff = check_cutoff(cutoff, "compress: cutoff")
+        if self.symmetric:   # one truncation across the sectors of each bond
+            for b in leaves_of(self._tensors):
+                to_numpy(b, "MPS.compress")   # NotDifferentiableError on tracers
+            check_finite_arrays(leaves_of(self._tensors), "MPS.compress")
+            sites, total = compress_sites(self._tensors, max_bond, cutoff, self.dtype)
+            self._tensors = sites
+            return total
         ts = [to_numpy(t, "MPS.compress") for t in self._tensors]
         check_finite_arrays(ts, "MPS.compress")
         exps = [exponent(t) for t in ts]
@@ -283,10 +393,18 @@ class MPS(SiteChain):
         existing FIFO, socket or device), raise :class:`MPSFileIOError` (an ``OSError``)
         naming the path. The values are saved, not gradients: an MPS of tidu tracers
         cannot be saved.
+
+        A symmetric MPS (U(1) or Z_n) writes its sites densely (readable as a dense MPS) and
+        its sectors: ``symmetry`` (the modulus, 0 for U(1), what it conserves and its unit),
+        ``sectors_bond_0000..L`` and ``sectors_phys_0000..`` (rows ``charge, dimension``);
+        :meth:`load` rebuilds the blocks from them.
         """
         path = _file_path(path, "MPS.save")
         fmt = _file_format(path, format)
-        arrays = {_site_key(i): np.asarray(to_numpy(t, "MPS.save")) for i, t in enumerate(self._tensors)}
+        arrays = {_site_key(i): np.asarray(to_numpy(t, "MPS.save"))
+                  for i, t in enumerate(self.dense()._tensors)}
+        if self.symmetric:
+            arrays.update(_sector_entries(self))
         dest = _resolve_link(path)  # a symbolic link: write the file it points to, and keep the link
         _check_target(dest)
         if fmt == "npz":
@@ -294,7 +412,7 @@ class MPS(SiteChain):
             return
         try:
             tf.save(path, {k: tf.asarray(v) for k, v in arrays.items()}, format=fmt,
-                    dim_names={k: _DIM_NAMES for k in arrays})
+                    dim_names={k: _DIM_NAMES for k in arrays if _SITE_KEY.fullmatch(k)})
         except TensorFileError as e:  # tenferro.save writes atomically itself
             raise MPSFileIOError(f"MPS.save: cannot write {path!r} ({e})") from e
 
@@ -308,7 +426,7 @@ class MPS(SiteChain):
         socket or device, which is never opened, no permission), :class:`MPSFileError`
         (empty, truncated or corrupt; a file of another format; no entries
         ``site_0000, site_0001, ...``; entries that do not form an MPS). Other entries
-        are ignored."""
+        are ignored. A file of a symmetric MPS comes back symmetric."""
         path = _file_path(path, "MPS.load")
         fmt = _file_format(path, format)
         try:
@@ -346,6 +464,8 @@ class MPS(SiteChain):
                 raise MPSFileError(f"MPS.load: {path!r}: entry {k} is a {type(entries[k]).__name__}, expected one "
                                    "tensor (left bond, physical, right bond)")
         try:
+            if _SYMMETRY_KEY in entries:
+                return _symmetric_from_entries(cls, entries, keys, path)
             return cls([entries[k] for k in keys])
         except Tensor4allError as e:
             raise MPSFileError(f"MPS.load: {path!r}: the entries {keys[0]}..{keys[-1]} do not form an MPS: {e}") from e
@@ -382,6 +502,8 @@ class MPS(SiteChain):
     def schmidt_values(self) -> list[np.ndarray]:
         """The Schmidt values (singular values of the normalized state) at every bond.
         A state of norm 0 has none and raises :class:`ZeroNormError`."""
+        if self.symmetric:
+            return [np.sort(np.concatenate(list(sp.values())))[::-1] for sp in self._sector_spectra("MPS.schmidt_values")]
         ts = [to_numpy(t, "MPS.schmidt_values") for t in self._tensors]
         check_finite_arrays(ts, "MPS.schmidt_values")
         ts = right_canonical([ldexp(t, -exponent(t)) for t in ts])
@@ -395,6 +517,30 @@ class MPS(SiteChain):
             out.append(s / np.linalg.norm(s))
             ts[i + 1] = np.tensordot(s[:, None] * vh, ts[i + 1], axes=(1, 0))
         return out
+
+    def entanglement_spectrum(self, bond: int) -> dict[Any, np.ndarray]:
+        """The Schmidt values at ``bond`` (between sites ``bond`` and ``bond + 1``) of a symmetric
+        MPS by sector: charge of the left half (physical units, as :attr:`sector`: ``Sz`` of
+        sites ``0..bond``) -> its singular values, descending; sectors ordered by ``|charge|``.
+        A dense MPS has no sectors (:class:`InvalidOptionError`: build it with ``conserve=``)."""
+        bond = check_bond(bond, self.L, "entanglement_spectrum")
+        if not self.symmetric:
+            raise InvalidOptionError("entanglement_spectrum: this MPS is dense and has no charge sectors; use "
+                                     "schmidt_values(), or a symmetric MPS (conserve=... in dmrg, MPS.random, "
+                                     "MPS.product_state)")
+        spectrum = self._sector_spectra("MPS.entanglement_spectrum")[bond]
+        if self._grading is None:
+            return spectrum
+        return {self._grading.value(q): s for q, s in spectrum.items()}
+
+    def _sector_spectra(self, what: str) -> list[dict[Any, np.ndarray]]:
+        for b in leaves_of(self._tensors):
+            to_numpy(b, what)
+        check_finite_arrays(leaves_of(self._tensors), what)
+        if not float(self.norm()) > 0.0:
+            raise ZeroNormError(f"{what}: the state has norm 0, so it has no Schmidt values (nor an entanglement "
+                                "entropy)")
+        return schmidt_spectra(self._tensors)
 
     # ---- helpers --------------------------------------------------------------------
     def _check_site(self, site: Any, what: str) -> int:
@@ -416,7 +562,14 @@ class MPS(SiteChain):
         return m
 
     def _ratio(self, ops: dict[int, np.ndarray], hermitian: bool, what: str) -> Any:
-        ts, _ = _scaled_sites(self._tensors)  # the ratio does not change; nothing overflows
+        sites = self._tensors
+        if self.symmetric:   # operators of one charge act on the blocks; others on the dense sites
+            sym_ops = {i: operator_tensor(m, sites[i].legs[1]) for i, m in ops.items()}
+            if all(o is not None for o in sym_ops.values()):
+                ops = sym_ops
+            else:
+                sites = self.dense()._tensors
+        ts, _ = _scaled_sites(sites)  # the ratio does not change; nothing overflows
         num = _sandwich(ts, ops)
         den = tf.real(_overlap_tensors(ts, ts))
         check_nonzero_norm(den, f"MPS.{what}")
@@ -462,8 +615,7 @@ def _scaled_sites(tensors: Sequence[Any]) -> tuple[list[Any], int]:
     unchanged), and ``sum e_i``. Abstract values (``tenferro.jit``) are left as they are."""
     out, total = [], 0
     for t in tensors:
-        c = concrete(t)
-        m = float(tf.amax(tf.abs(c))) if c is not None else 0.0
+        m = _largest(t)
         e = math.frexp(m)[1] if m > 0.0 and math.isfinite(m) else 0
         if e == 0 or abs(e) > 1000:
             out.append(t)
@@ -471,6 +623,34 @@ def _scaled_sites(tensors: Sequence[Any]) -> tuple[list[Any], int]:
         out.append(t * _pow2(-e))
         total += e
     return out, total
+
+
+def _largest(t: Any) -> float:
+    """The largest absolute entry of a concrete site tensor (dense or symmetric), 0 when abstract."""
+    m = 0.0
+    for b in leaves_of([t]):
+        c = concrete(b)
+        if c is None:
+            return 0.0
+        if tuple(c.shape) and math.prod(c.shape):
+            m = max(m, float(tf.amax(tf.abs(c))))
+    return m
+
+
+def _einsum(spec: str, *operands: Any) -> Any:
+    """``tenferro.einsum``, or the structured dispatcher's when a symmetric site takes part."""
+    if any(isinstance(o, SymmetricTensor) for o in operands):
+        return structured_einsum(spec, *operands)
+    return tf.einsum(spec, *operands)
+
+
+def _conj(t: Any) -> Any:
+    return t.conj() if isinstance(t, SymmetricTensor) else tf.conj(t)
+
+
+def _scalar(env: Any) -> Any:
+    """The 1 x 1 environment at the end of a chain as a scalar tensor."""
+    return tf.reshape(env.to_dense() if isinstance(env, SymmetricTensor) else env, ())
 
 
 def _restore_scale(ts: list[np.ndarray], e: int) -> list[np.ndarray]:
@@ -488,22 +668,22 @@ def _sandwich(ts: Sequence[Any], ops: dict[int, np.ndarray]) -> Any:
     """``<psi| prod_i ops[i] |psi>`` (unnormalized) over site tensors ``ts``, left to right."""
     env = None
     for i, a in enumerate(ts):
-        ca = tf.conj(a)
+        ca = _conj(a)
         if i in ops:
-            o = tf.asarray(ops[i])
-            env = (tf.einsum("asc,st,atd->cd", ca, o, a) if env is None
-                   else tf.einsum("ab,asc,st,btd->cd", env, ca, o, a))
+            o = ops[i] if isinstance(ops[i], SymmetricTensor) else tf.asarray(ops[i])
+            env = (_einsum("asc,st,atd->cd", ca, o, a) if env is None
+                   else _einsum("ab,asc,st,btd->cd", env, ca, o, a))
         else:
-            env = tf.einsum("asc,asd->cd", ca, a) if env is None else tf.einsum("ab,asc,bsd->cd", env, ca, a)
-    return tf.reshape(env, ())
+            env = _einsum("asc,asd->cd", ca, a) if env is None else _einsum("ab,asc,bsd->cd", env, ca, a)
+    return _scalar(env)
 
 
 def _overlap_tensors(xs: Sequence[Any], ys: Sequence[Any]) -> Any:
     env = None
     for x, y in zip(xs, ys):
-        cx = tf.conj(x)
-        env = tf.einsum("asc,asd->cd", cx, y) if env is None else tf.einsum("ab,asc,bsd->cd", env, cx, y)
-    return tf.reshape(env, ())
+        cx = _conj(x)
+        env = _einsum("asc,asd->cd", cx, y) if env is None else _einsum("ab,asc,bsd->cd", env, cx, y)
+    return _scalar(env)
 
 
 def overlap(a: MPS, b: MPS) -> Any:
@@ -515,10 +695,123 @@ def overlap(a: MPS, b: MPS) -> Any:
             f"overlap: the states differ in length or physical dimensions: L={a.L} with {a.phys_dims} "
             f"vs L={b.L} with {b.phys_dims}"
         )
-    return _overlap_tensors(a._tensors, b._tensors)
+    if a.symmetric and b.symmetric and a.symmetry == b.symmetry and all(
+            x.legs[1].same_space(y.legs[1]) for x, y in zip(a._tensors, b._tensors)):
+        if a.charge != b.charge:   # states of different sectors are orthogonal
+            return tf.asarray(np.zeros((), dtype=np.result_type(np.dtype(str(a.dtype)), np.dtype(str(b.dtype)))))
+        return _overlap_tensors(a._tensors, b._tensors)
+    return _overlap_tensors(a.dense()._tensors, b.dense()._tensors)
+
+
+def _check_symmetric_chain(ts: Sequence[SymmetricTensor]) -> None:
+    """Typed errors unless symmetric sites form an MPS: three legs (left and physical incoming,
+    right outgoing), charge 0, one group, neighbouring bonds the same sectors, boundary bonds of
+    one state (the left one of charge 0)."""
+    g = ts[0].symmetry
+    for i, t in enumerate(ts):
+        if t.symmetry != g:
+            raise SectorMismatchError(f"MPS: site {i} has the group {t.symmetry!r}, site 0 {g!r}; one group per MPS")
+        duals = [leg.is_dual for leg in t.legs]
+        if duals != [False, False, True]:
+            raise LegError(f"MPS: site {i} has legs of duality {duals}; a symmetric MPS site has legs (left bond, "
+                           "physical, right bond) with only the right bond dual=True")
+        if t.charge != g.identity:
+            raise SymmetryViolationError(f"MPS: site {i} has charge {t.charge!r}; symmetric MPS sites have charge "
+                                         f"{g.identity!r} (the total charge sits on the last bond)")
+    first = ts[0].legs[0]
+    if first.sectors != {g.identity: 1}:
+        raise LegError(f"MPS: the left boundary bond must be one state of charge {g.identity!r}, got {first!r}")
+    for i in range(len(ts) - 1):
+        right, left = ts[i].legs[2], ts[i + 1].legs[0]
+        if not right.same_space(left):
+            raise SectorMismatchError(f"MPS bond {i}: site {i} has the right bond {right!r}, site {i + 1} the left "
+                                      f"bond {left!r}; the sectors must agree")
+
+
+def _chain_grading(conserve: Any, local: Any, dims: list[int], what: str) -> Grading:
+    """The grading of ``conserve``, or (None) the first of :data:`CONSERVED_CHARGES` the local space declares."""
+    if local is not None:
+        local = local_space(local).name
+    if conserve is not None:
+        return grading(conserve, local, dims, what)
+    for name in CONSERVED_CHARGES:
+        try:
+            return grading(name, local, dims, what)
+        except InvalidOptionError:
+            continue
+    raise InvalidOptionError(f"{what}: charge=... needs a local space that declares a conserved charge "
+                             f"({', '.join(CONSERVED_CHARGES)}); {local!r} declares none")
+
+
+def _sector_charge(g: Grading, charge: Any, legs: list, what: str) -> Any:
+    """The integer total charge of ``charge`` (physical units), or by default the lowest ``|value|``
+    the chain reaches; :class:`SymmetryViolationError` for a sector with no states."""
+    reach = {g.symmetry.identity}
+    for leg in legs:
+        reach = {g.symmetry.add(q, qs) for q in reach for qs in leg.charges}
+    if charge is None:
+        return min(reach, key=lambda q: (abs(q), -q) if isinstance(q, int) else 0)
+    q = g.integer(charge, f"{what}: charge")
+    if q not in reach:
+        raise SymmetryViolationError(
+            f"{what}: the sector {g.label} = {charge!r} has no states on this chain of {len(legs)} sites (basis "
+            f"charges {list(g.q[0])} per site in units of 1/{g.unit}; reachable {g.label}: "
+            f"{sorted(g.value(x) for x in reach)[:8]}...)")
+    return q
 
 
 _DIM_NAMES = ("left", "physical", "right")
+_SYMMETRY_KEY = "symmetry"
+
+
+def _sector_entries(psi: MPS) -> dict[str, np.ndarray]:
+    """The sector structure of a symmetric MPS as integer arrays (see :meth:`MPS.save`)."""
+    g = psi.symmetry
+    modulus = getattr(g, "n", 0) if type(g).__name__ in ("U1", "Zn") else None
+    if modulus is None:
+        raise InvalidOptionError(f"MPS.save: a symmetric MPS of the group {g!r} cannot be saved (U1 and Zn only); "
+                                 "save psi.dense()")
+    names = list(CONSERVED_CHARGES)
+    which = names.index(psi.conserve) if psi.conserve in names else -1
+    unit = psi._grading.unit if psi._grading is not None else 1
+    out = {_SYMMETRY_KEY: np.array([modulus, which, unit], dtype=np.int64)}
+    legs = [psi._tensors[0].legs[0]] + [t.legs[2] for t in psi._tensors]
+    for b, leg in enumerate(legs):
+        out[f"sectors_bond_{b:04d}"] = np.array(list(leg.sectors.items()), dtype=np.int64).reshape(-1, 2)
+    for i, t in enumerate(psi._tensors):
+        out[f"sectors_phys_{i:04d}"] = np.array(list(t.legs[1].sectors.items()), dtype=np.int64).reshape(-1, 2)
+    return out
+
+
+def _symmetric_from_entries(cls: type, entries: dict, keys: list[str], path: str) -> MPS:
+    """A symmetric MPS from the entries of a file written by :meth:`MPS.save`."""
+    meta = np.asarray(entries[_SYMMETRY_KEY]).reshape(-1)
+    L = len(keys)
+
+    def sectors(name: str) -> dict[int, int]:
+        if name not in entries:
+            raise MPSFileError(f"MPS.load: {path!r} holds a symmetric MPS without the entry {name}")
+        rows = np.asarray(entries[name])
+        if rows.ndim != 2 or rows.shape[1] != 2:
+            raise MPSFileError(f"MPS.load: {path!r}: entry {name} must be rows (charge, dimension), got shape "
+                               f"{rows.shape}")
+        return {int(q): int(d) for q, d in rows}
+
+    if meta.shape != (3,) or meta[0] < 0 or meta[2] < 1:
+        raise MPSFileError(f"MPS.load: {path!r}: entry {_SYMMETRY_KEY} must be (modulus, conserved, unit), got {meta}")
+    g = U1() if int(meta[0]) == 0 else Zn(int(meta[0]))
+    bonds = [Leg(g, sectors(f"sectors_bond_{b:04d}")) for b in range(L + 1)]
+    sites = []
+    for i, k in enumerate(keys):
+        legs = [bonds[i], Leg(g, sectors(f"sectors_phys_{i:04d}")), bonds[i + 1].dual()]
+        sites.append(SymmetricTensor.from_dense(tf.asarray(np.asfortranarray(entries[k])), legs, tol=0.0))
+    psi = cls(sites)
+    names = list(CONSERVED_CHARGES)
+    if 0 <= int(meta[1]) < len(names):
+        label = names[int(meta[1])]
+        q = tuple(tuple(c for c, d in t.legs[1].sectors.items() for _ in range(d)) for t in sites)
+        psi._grading = Grading(label, CONSERVED_CHARGES[label][0], int(meta[2]), g, q)
+    return psi
 _SITE_KEY = re.compile(r"site_\d{4,}")
 #: file formats of :meth:`MPS.save` by extension
 FILE_FORMATS = {".arrow": "arrow", ".parquet": "parquet", ".npz": "npz"}
@@ -646,4 +939,5 @@ def _check_file_kind(path: str, fmt: str) -> None:
     raise MPSFileError(f"MPS.load: {path!r} is {_KIND_NAMES[kind]}, not {_KIND_NAMES[fmt]}{hint}")
 
 
-tidu.register_pytree_node(MPS, lambda m: (list(m._tensors), None), lambda _, leaves: MPS._from_leaves(leaves))
+tidu.register_pytree_node(MPS, lambda m: (list(m._tensors), m._grading),
+                          lambda grading, leaves: MPS._from_leaves(leaves, grading))

@@ -75,16 +75,20 @@ def heisenberg_opsum(L: int, J: Any = 1.0, Jz: Any = None, h: Any = 0.0) -> OpSu
     return os
 
 
-def heisenberg(L: int, J: Any = 1.0, Jz: Any = None, h: Any = 0.0, spin: str = "1/2") -> MPO:
+def heisenberg(L: int, J: Any = 1.0, Jz: Any = None, h: Any = 0.0, spin: str = "1/2",
+               conserve: str | None = None) -> MPO:
     """Heisenberg/XXZ chain ``sum J (SxSx + SySy) + Jz SzSz - h sum Sz`` (``Jz`` defaults to ``J``);
-    ``spin`` is ``"1/2"`` or ``"1"``."""
+    ``spin`` is ``"1/2"`` or ``"1"``. ``conserve="Sz"`` marks the MPO as conserving ``Sz``
+    (``MPO.from_opsum``): ``dmrg`` then runs in a sector by default."""
     _check_spin(spin)
-    return MPO.from_opsum(heisenberg_opsum(L, J, Jz, h), L, _SPINS[spin])
+    if conserve not in (None, "Sz"):
+        raise InvalidOptionError(f"heisenberg: conserve must be None or 'Sz', got {conserve!r}")
+    return MPO.from_opsum(heisenberg_opsum(L, J, Jz, h), L, _SPINS[spin], conserve=conserve)
 
 
-def xxz(L: int, J: Any = 1.0, Jz: Any = 1.0, h: Any = 0.0, spin: str = "1/2") -> MPO:
+def xxz(L: int, J: Any = 1.0, Jz: Any = 1.0, h: Any = 0.0, spin: str = "1/2", conserve: str | None = None) -> MPO:
     """The XXZ chain: :func:`heisenberg` with anisotropy ``Jz``."""
-    return heisenberg(L, J=J, Jz=Jz, h=h, spin=spin)
+    return heisenberg(L, J=J, Jz=Jz, h=h, spin=spin, conserve=conserve)
 
 
 def tfim_opsum(L: int, J: Any = 1.0, g: Any = 1.0, conserve: str | None = None) -> OpSum:
@@ -122,5 +126,7 @@ def tfim(L: int, J: Any = 1.0, g: Any = 1.0, conserve: str | None = None) -> MPO
     ``conserve="parity"`` writes the same model in the rotated basis, ``-J sum X_i X_{i+1}
     - g sum Z_i`` (TeNPy's ``TFIChain``): the same spectrum, with the parity ``prod_i Z_i``
     diagonal (the ``"pauli"`` space's charge ``"parity"``: 0 for ``Z = +1``, 1 for ``Z = -1``),
-    so that ``dmrg(..., conserve="parity")`` can target an even or odd sector."""
-    return MPO.from_opsum(tfim_opsum(L, J, g, conserve), L, "pauli")
+    so that ``dmrg`` can target an even or odd sector (the MPO is marked ``conserve="parity"``:
+    ``dmrg`` runs in a parity sector by default)."""
+    mark = "parity" if conserve == "parity" else None
+    return MPO.from_opsum(tfim_opsum(L, J, g, conserve), L, "pauli", conserve=mark)

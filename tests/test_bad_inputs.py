@@ -267,6 +267,41 @@ row("MPS.normalize-zero", lambda: t4a.MPS([np.zeros((1, 2, 1))] * 3).normalize()
 row("MPS.schmidt_values-zero", lambda: NW_ZERO.schmidt_values(), (), t4a.ZeroNormError, "the state has norm 0")
 row("MPS.entanglement_entropy-bool", lambda: NW_PSI.entanglement_entropy(True), (), t4a.SiteOutOfRangeError,
     "bond True is outside")
+# symmetric networks (issue 22, item 9)
+NW_SYM = t4a.MPS.random(4, bond_dim=2, seed=7, charge=0)
+row("MPS.entanglement_spectrum-dense", lambda: NW_PSI.entanglement_spectrum(1), (), t4a.InvalidOptionError,
+    "no charge sectors")
+row("MPS.entanglement_spectrum-bond", lambda: NW_SYM.entanglement_spectrum(3), (), t4a.SiteOutOfRangeError,
+    "bond 3 is outside 0..2")
+row("MPS.random-empty-sector", lambda: t4a.MPS.random(4, charge=0.5), (), t4a.SymmetryViolationError,
+    "Sz = 0.5 has no states")
+row("MPS.random-charge-not-multiple", lambda: t4a.MPS.random(4, charge=0.25), (), t4a.InvalidOptionError,
+    "not a multiple of 1/2")
+row("MPS.random-undeclared", lambda: t4a.MPS.random(4, conserve="Sz", local="pauli"), (), t4a.InvalidOptionError,
+    "does not declare")
+row("MPS.random-conserve-name", lambda: t4a.MPS.random(4, conserve="N"), (), t4a.InvalidOptionError,
+    "conserve must be one of")
+row("MPS.product_state-conserve-vector", lambda: t4a.MPS.product_state([0, [1.0, 0.0]], conserve="Sz"), (),
+    t4a.Tensor4allTypeError, "site 1 must be a basis index")
+row("MPS-symmetric-bond-mismatch", lambda: t4a.MPS([t4a.MPS.random(4, charge=0, seed=1).tensors[0],
+                                                     *t4a.MPS.random(4, charge=0, bond_dim=1, seed=1).tensors[1:]]),
+    (), t4a.SectorMismatchError, "MPS bond 0")
+row("MPS-mixed-symmetric-dense", lambda: t4a.MPS([NW_SYM.tensors[0], *NW_PSI.tensors[1:]]), (),
+    t4a.Tensor4allTypeError, "all SymmetricTensor or all dense")
+row("MPO.from_opsum-conserve-breaking", lambda: t4a.MPO.from_opsum(t4a.OpSum([(1.0, "Sx", 0, "Sx", 1)]), 3,
+                                                                   conserve="Sz"),
+    (), t4a.NonConservingError, "term 0 (1.0 * Sx(0) Sx(1)) does not conserve 2Sz")
+row("MPO.from_opsum-conserve-net-charge", lambda: t4a.MPO.from_opsum(t4a.OpSum([(1.0, "S+", 0)]), 3,
+                                                                     conserve="Sz"),
+    (), t4a.NonConservingError, "changes 2Sz by 2")
+row("MPO.from_opsum-conserve-undeclared", lambda: t4a.MPO.from_opsum(t4a.OpSum([(1.0, "Z", 0)]), 3, "pauli",
+                                                                     conserve="Sz"),
+    (), t4a.InvalidOptionError, "does not declare")
+row("dmrg-symmetric-psi0-sector", lambda: t4a.dmrg(t4a.models.heisenberg(4), NW_SYM, sector=1), (),
+    t4a.InvalidOptionError, "psi0 is in the sector Sz = 0")
+row("dmrg-symmetric-psi0-other-charge", lambda: t4a.dmrg(t4a.models.heisenberg(4, conserve="Sz"),
+                                                         t4a.MPS.random(4, charge=0, local="pauli")), (),
+    t4a.InvalidOptionError, "the MPO conserves 'Sz' but psi0 'parity'")
 row("MPS.expect-nan-operator", lambda: NW_PSI.expect(np.full((2, 2), NW_NAN), 0), (), t4a.NonFiniteError,
     "holds NaN or infinity")
 row("MPS.expect-unknown-operator", lambda: NW_PSI.expect("Q", 0), (), t4a.UnknownOperatorError, "'Q'")

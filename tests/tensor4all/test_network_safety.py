@@ -381,7 +381,10 @@ def test_a_failure_midway_leaves_the_mps_unchanged(monkeypatch, method, args, mo
 VALID_CALLS = {
     "canonicalize": (2,), "normalize": (), "compress": (2,), "norm": (), "to_dense": (), "expect": ("Sz", 1),
     "correlation": ("Sz", "Sz", 0, 2), "entanglement_entropy": (), "schmidt_values": (), "is_hermitian": (),
+    "dense": (), "entanglement_spectrum": (1,),
 }
+#: methods that need a symmetric MPS (they are checked on one)
+SYMMETRIC_ONLY = {"entanglement_spectrum"}
 
 
 def test_every_mutating_method_has_a_state_safety_row_and_passes_it(tmp_path):
@@ -402,6 +405,8 @@ def _check_mutators(cls, tmp_path):
             continue  # constructors: they make a new object
         assert m in VALID_CALLS, f"{cls.__name__}.{m}: add a valid call to VALID_CALLS (and MUTATIONS if it mutates)"
         fresh = t4a.MPS.random(5, bond_dim=3, seed=1) if cls is t4a.MPS else models.heisenberg(5)
+        if m in SYMMETRIC_ONLY:
+            fresh = t4a.MPS.random(5, bond_dim=3, seed=1, charge=0.5)
         before = list(fresh._tensors)
         getattr(fresh, m)(*VALID_CALLS[m])
         if any(a is not b for a, b in zip(before, fresh._tensors)) or len(before) != len(fresh._tensors):
