@@ -58,12 +58,15 @@ class SymmetryError(StructuredError, ValueError):
 
 class ChargeError(SymmetryError):
     """A charge of the wrong group (a float for U1, a tuple of the wrong length for a
-    product), or an invalid group."""
+    product), or an invalid group. A charge of the wrong *type* is the subclass
+    :class:`ChargeTypeError` (also a :class:`TypeError`)."""
 
 
 class LegError(SymmetryError):
     """A malformed leg: no sectors, a non-positive sector dimension, a charge given twice,
-    a sector that is not on the leg."""
+    a sector that is not on the leg. An argument of the wrong *type* (sectors that are
+    not a mapping, a dimension that is not an integer, a part of a fusion that is not a
+    leg) is the subclass :class:`LegTypeError` (also a :class:`TypeError`)."""
 
 
 class SectorMismatchError(SymmetryError):
@@ -77,6 +80,19 @@ class SymmetryViolationError(SymmetryError):
     with no states for the requested total charge."""
 
 
+class ChargeTypeError(ChargeError, StructuredTypeError):
+    """A charge of the wrong type for its group: a float, a bool or a string for
+    :class:`U1`/:class:`Zn`, an integer or a tuple of the wrong length for a product
+    (both a :class:`ChargeError` and a :class:`StructuredTypeError`)."""
+
+
+class LegTypeError(LegError, StructuredTypeError):
+    """A leg argument of the wrong type: sectors that are not a mapping charge ->
+    dimension, a dimension that is not an integer (``2.0``, ``True``), a duality that is
+    not a bool, a block key that is not a tuple, something that is not a :class:`Leg`
+    where one is fused (both a :class:`LegError` and a :class:`StructuredTypeError`)."""
+
+
 class StructuredValueError(StructuredError, ValueError):
     """An argument of the right type whose value is not allowed: an unknown fallback policy
     (``set_fallback_policy("bogus")``; a policy that is not a string is a
@@ -84,4 +100,4 @@ class StructuredValueError(StructuredError, ValueError):
     than one element."""
 
 
-__all__ += ["StructuredValueError"]
+__all__ += ["StructuredValueError", "ChargeTypeError", "LegTypeError"]

@@ -36,10 +36,10 @@ from tenferro.checks import concrete_value
 from ._base import StructuredTensor
 from ._checks import as_int, as_position
 from ._diagonal import as_leaf
-from ._errors import (LegError, MixedPlacementError, SectorMismatchError, StructuredShapeError,
-                      StructuredTypeError, SymmetryViolationError)
+from ._errors import (LegError, LegTypeError, MixedPlacementError, SectorMismatchError, StructuredShapeError,
+                      StructuredTypeError, StructuredValueError, SymmetryViolationError)
 from ._shapes import JaggedShape
-from ._symmetry import FusedLeg, Leg, Symmetry, fuse, one_group, sign_of
+from ._symmetry import FusedLeg, Leg, Symmetry, checked_charge, fuse, leg_difference, one_group, sign_of
 
 __all__ = ["SymmetricTensor", "SectorDiagonal", "allowed_sectors", "assemble"]
 
@@ -57,6 +57,43 @@ def _check_legs(legs: Any, op: str) -> tuple[Leg, ...]:
             raise StructuredTypeError(f"{op}: leg {k} must be a Leg, got {type(leg).__name__} {leg!r}")
     one_group(legs, op, SectorMismatchError, "all legs of a tensor share one group")
     return legs
+
+
+def _tensor_charge(legs: Sequence[Leg], charge: Any, op: str) -> Any:
+    """The canonical total charge (default: the group's identity), errors naming ``op``."""
+    g = legs[0].symmetry
+    return g.identity if charge is None else checked_charge(g, charge, f"{op}: charge")
+
+
+def _leaf(value: Any, op: str, what: str) -> Any:
+    """``as_leaf(value)``; anything that is not a tensor or an array of numbers is a
+    :class:`StructuredTypeError` naming ``what`` (the block, the sector)."""
+    try:
+        return as_leaf(value)
+    except (tf.TenferroError, TypeError, ValueError):
+        raise StructuredTypeError(f"{op}: {what} must be a tensor or an array of numbers, got "
+                                  f"{type(value).__name__} {value!r:.80}") from None
+
+
+def _carried_keys(legs: Sequence[Leg], charge: Any, op: str) -> list[tuple]:
+    """:func:`allowed_sectors`, or a :class:`SymmetryViolationError` when no tuple of the
+    legs' sectors carries ``charge`` (a sector with no states: every such tensor is zero)."""
+    keys = allowed_sectors(legs, charge)
+    if not keys:
+        charges = "; ".join(f"leg {k}{' (dual)' if leg.is_dual else ''}: {list(leg.charges)}"
+                            for k, leg in enumerate(legs))
+        raise SymmetryViolationError(f"{op}: no tuple of sectors of the legs carries the charge {charge!r} "
+                                     f"(the charges, dual legs counted negatively: {charges}); a tensor of this "
+                                     "charge on these legs has no states (it would be zero)")
+    return keys
+
+
+def _shape_mismatch(op: str, what: str, shape: tuple, legs: Sequence[Leg], want: tuple, names: Sequence[str]) -> str:
+    """The message of a block or array whose shape does not fit its legs: the first leg off."""
+    if len(shape) != len(want):
+        return f"{op}: {what} has {len(shape)} axes (shape {shape}), the tensor has {len(legs)} legs"
+    k = next(i for i, (a, b) in enumerate(zip(shape, want)) if a != b)
+    return f"{op}: {what} has shape {shape}, but {names[k]} has dimension {want[k]} (the legs need {want})"
 
 
 def allowed_sectors(legs: Sequence[Leg], charge: Any) -> list[tuple]:
@@ -111,18 +148,23 @@ class SymmetricTensor(StructuredTensor):
         op = "SymmetricTensor"
         legs = _check_legs(legs, op)
         g = legs[0].symmetry
-        charge = g.identity if charge is None else g.canonical(charge)
+        charge = _tensor_charge(legs, charge, op)
         if not isinstance(blocks, Mapping):
             raise StructuredTypeError(f"{op}: blocks must be a mapping sector tuple -> dense block, got "
                                       f"{type(blocks).__name__}")
         signs = [sign_of(leg) for leg in legs]
         out: dict[tuple, Any] = {}
-        for key, value in blocks.items():
-            if not isinstance(key, tuple) or len(key) != len(legs):
-                raise LegError(f"{op}: block key {key!r} must be a tuple of {len(legs)} charges (one per leg)")
-            key = tuple(g.canonical(q) for q in key)
+        given: dict[tuple, tuple] = {}
+        for raw, value in blocks.items():
+            if not isinstance(raw, tuple):
+                raise LegTypeError(f"{op}: block key {raw!r} must be a tuple of {len(legs)} charges (one per leg), "
+                                   f"got {type(raw).__name__}")
+            if len(raw) != len(legs):
+                raise LegError(f"{op}: block key {raw!r} must be a tuple of {len(legs)} charges (one per leg), got "
+                               f"{len(raw)}")
+            key = tuple(checked_charge(g, q, f"{op}: block {raw!r}, leg {k}") for k, q in enumerate(raw))
             for k, (q, leg) in enumerate(zip(key, legs)):
-                if q not in leg:
+                if q not in leg._sectors:
                     raise LegError(f"{op}: block {key!r}: leg {k} has no sector of charge {q!r}; its charges are "
                                    f"{list(leg.charges)}")
             total = g._total(key, signs)
@@ -131,13 +173,15 @@ class SymmetricTensor(StructuredTensor):
                     f"{op}: block {key!r} carries charge {total!r} (dual legs counted negatively) but the tensor's "
                     f"charge is {charge!r}; a symmetric tensor stores only blocks that conserve the charge")
             if key in out:
-                raise LegError(f"{op}: block {key!r} is given twice")
-            b = as_leaf(value)
-            want = tuple(leg.sector_dim(q) for q, leg in zip(key, legs))
+                raise LegError(f"{op}: block {key!r} is given twice (as {given[key]!r} and {raw!r})")
+            b = _leaf(value, op, f"block {key!r}")
+            want = tuple(leg._sectors[q] for q, leg in zip(key, legs))
             if tuple(b.shape) != want:
-                raise StructuredShapeError(f"{op}: block {key!r} has shape {tuple(b.shape)}, but its sectors have "
-                                           f"dimensions {want}")
+                raise StructuredShapeError(_shape_mismatch(op, f"block {key!r}", tuple(b.shape), legs, want,
+                                                           [f"its sector on leg {k} (charge {q!r})"
+                                                            for k, q in enumerate(key)]))
             out[key] = b
+            given[key] = raw
         dts = {str(b.dtype) for b in out.values()}
         if len(dts) > 1:
             raise StructuredTypeError(f"{op}: blocks must share one dtype, got {sorted(dts)}")
@@ -227,7 +271,9 @@ class SymmetricTensor(StructuredTensor):
     def allowed_sectors(self, charge: Any = None) -> list[tuple]:
         """Every sector tuple of the legs that may hold a nonzero block (stored or not) for
         ``charge`` (default: the tensor's charge)."""
-        return allowed_sectors(self._legs, self._charge if charge is None else self.symmetry.canonical(charge))
+        if charge is not None:
+            charge = _tensor_charge(self._legs, charge, "SymmetricTensor.allowed_sectors")
+        return allowed_sectors(self._legs, self._charge if charge is None else charge)
 
     # -- dense view ----------------------------------------------------------------------
     def to_dense(self) -> Any:
@@ -237,19 +283,28 @@ class SymmetricTensor(StructuredTensor):
     @classmethod
     def from_dense(cls, x: Any, legs: Sequence[Leg], charge: Any = None, *, tol: float | None = None) -> SymmetricTensor:
         """The blocks of dense ``x`` on ``legs``; entries outside the allowed blocks must be
-        zero up to ``tol`` (default ``1e-12 * max|x|``), else :class:`SymmetryViolationError`
-        names the largest one, its index and its sectors. Differentiable in ``x``."""
+        zero up to ``tol`` (an absolute bound, a finite number >= 0; default
+        ``1e-12 * max|x|``), else :class:`SymmetryViolationError` names the largest one, its
+        index and its sectors. A ``charge`` that no tuple of sectors carries is a
+        :class:`SymmetryViolationError` too. Differentiable in ``x``."""
         op = "SymmetricTensor.from_dense"
         legs = _check_legs(legs, op)
-        g = legs[0].symmetry
-        charge = g.identity if charge is None else g.canonical(charge)
-        x = as_leaf(x)
-        if tuple(x.shape) != tuple(leg.dim for leg in legs):
-            raise StructuredShapeError(f"{op}: x has shape {tuple(x.shape)}, the legs have dimensions "
-                                       f"{tuple(leg.dim for leg in legs)}")
+        charge = _tensor_charge(legs, charge, op)
+        if tol is not None:
+            if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, (int, float, np.integer, np.floating)):
+                raise StructuredTypeError(f"{op}: tol must be a number >= 0 or None, got {type(tol).__name__} "
+                                          f"{tol!r}")
+            if not math.isfinite(tol) or tol < 0:
+                raise StructuredValueError(f"{op}: tol must be a finite number >= 0 (the largest entry allowed "
+                                           f"outside the blocks) or None, got {tol!r}")
+        x = _leaf(x, op, "x")
+        dims = tuple(leg.dim for leg in legs)
+        if tuple(x.shape) != dims:
+            raise StructuredShapeError(_shape_mismatch(op, "x", tuple(x.shape), legs, dims,
+                                                       [f"leg {k}" for k in range(len(legs))]))
         if "int" in str(x.dtype) or "bool" in str(x.dtype):
             x = tf.asarray(np.asarray(x), dtype=tf.float64)
-        keys = allowed_sectors(legs, charge)
+        keys = _carried_keys(legs, charge, op)
         value = concrete_value(x)
         if value is not None:
             _check_symmetric(value, legs, keys, charge, tol, op)
@@ -258,13 +313,14 @@ class SymmetricTensor(StructuredTensor):
 
     @classmethod
     def zeros(cls, legs: Sequence[Leg], charge: Any = None, dtype: Any = tf.float64) -> SymmetricTensor:
-        """Zero blocks for every allowed sector tuple."""
-        legs = _check_legs(legs, "SymmetricTensor.zeros")
-        g = legs[0].symmetry
-        charge = g.identity if charge is None else g.canonical(charge)
-        dt = _as_dtype(dtype, "SymmetricTensor.zeros")
-        blocks = {k: tf.zeros(tuple(leg.sector_dim(q) for q, leg in zip(k, legs)), dtype=dt)
-                  for k in allowed_sectors(legs, charge)}
+        """Zero blocks for every allowed sector tuple; :class:`SymmetryViolationError` if no
+        sector tuple carries ``charge``."""
+        op = "SymmetricTensor.zeros"
+        legs = _check_legs(legs, op)
+        charge = _tensor_charge(legs, charge, op)
+        dt = _as_dtype(dtype, op)
+        blocks = {k: tf.zeros(tuple(leg._sectors[q] for q, leg in zip(k, legs)), dtype=dt)
+                  for k in _carried_keys(legs, charge, op)}
         return cls._make(blocks, legs, charge, dt)
 
     @classmethod
@@ -274,19 +330,17 @@ class SymmetricTensor(StructuredTensor):
         tuple; :class:`SymmetryViolationError` if no sector tuple carries ``charge``."""
         op = "SymmetricTensor.random"
         legs = _check_legs(legs, op)
-        g = legs[0].symmetry
-        charge = g.identity if charge is None else g.canonical(charge)
+        charge = _tensor_charge(legs, charge, op)
         dt = _as_dtype(dtype, op)
         if seed is not None:
             seed = as_int(op, "seed", seed)
-        keys = allowed_sectors(legs, charge)
-        if not keys:
-            raise SymmetryViolationError(f"{op}: no tuple of sectors of the legs {list(legs)} carries the charge "
-                                         f"{charge!r}; the tensor would be zero")
+            if seed < 0:
+                raise StructuredValueError(f"{op}: seed must be an integer >= 0 or None, got {seed}")
+        keys = _carried_keys(legs, charge, op)
         rng = np.random.default_rng(seed)
         blocks = {}
         for k in keys:
-            shape = tuple(leg.sector_dim(q) for q, leg in zip(k, legs))
+            shape = tuple(leg._sectors[q] for q, leg in zip(k, legs))
             a = rng.standard_normal(shape)
             if "complex" in str(dt):
                 a = a + 1j * rng.standard_normal(shape)
@@ -308,7 +362,7 @@ class SymmetricTensor(StructuredTensor):
                 grp = [grp]
             if isinstance(grp, (str, bytes)) or not isinstance(grp, Sequence) or not grp:
                 raise StructuredTypeError(f"{op}: group {gi} must be a non-empty list of axes, got {grp!r}")
-            groups_t.append(tuple(as_position(op, f"axis in group {gi}", a, n) for a in grp))
+            groups_t.append(tuple(as_position(op, f"group {gi}: axis", a, n) for a in grp))
         flat = [a for grp in groups_t for a in grp]
         if sorted(flat) != list(range(n)):
             raise StructuredShapeError(f"{op}: the groups {list(map(list, groups_t))} must list each of the {n} axes "
@@ -355,13 +409,17 @@ class SymmetricTensor(StructuredTensor):
         every fused leg) into their parts."""
         op = "SymmetricTensor.split_legs"
         n = len(self._legs)
+        fused = [i for i, leg in enumerate(self._legs) if isinstance(leg, FusedLeg)]
         if not axes:
-            axes_t = tuple(i for i, leg in enumerate(self._legs) if isinstance(leg, FusedLeg))
+            axes_t = tuple(fused)
         else:
             axes_t = tuple(as_position(op, "axis", a, n) for a in axes)
-        for a in axes_t:
+        for j, a in enumerate(axes_t):
+            if a in axes_t[:j]:
+                raise StructuredShapeError(f"{op}: axis {a} is given twice (axes {list(axes)}); split each leg once")
             if not isinstance(self._legs[a], FusedLeg):
-                raise LegError(f"{op}: leg {a} ({self._legs[a]!r}) is not a fused leg")
+                raise LegError(f"{op}: leg {a} ({self._legs[a]!r}) is not a fused leg; the fused legs of this "
+                               f"tensor are at axes {fused} (made by fuse_legs or fuse)")
         new_legs: list[Leg] = []
         for i, leg in enumerate(self._legs):
             new_legs.extend(leg.split() if i in axes_t else (leg,))
@@ -394,7 +452,8 @@ class SymmetricTensor(StructuredTensor):
             raise StructuredTypeError(f"{op}: s must be a SectorDiagonal (from svd/eigh), got {type(s).__name__}")
         leg = self._legs[axis]
         if not leg.same_space(s.leg):
-            raise SectorMismatchError(f"{op}: leg {axis} {leg!r} is not the leg of s {s.leg!r}")
+            raise SectorMismatchError(f"{op}: leg {axis} {leg!r} is not the leg of s {s.leg!r}: "
+                                      f"{leg_difference(leg, s.leg)}")
         nd = len(self._legs)
         blocks = {}
         for key, b in self._blocks.items():
@@ -404,7 +463,8 @@ class SymmetricTensor(StructuredTensor):
             shape = [1] * nd
             shape[axis] = v.shape[0]
             blocks[key] = b * tf.reshape(v, tuple(shape))
-        return SymmetricTensor._make(blocks, self._legs, self._charge, self._dtype)
+        dt = tf.result_type(self._dtype, *(v.dtype for v in s.values.values()))
+        return SymmetricTensor._make(blocks, self._legs, self._charge, dt)
 
     def _rebuild(self, leaves: Any) -> SymmetricTensor:
         return SymmetricTensor(dict(zip(self._blocks, leaves)), self._legs, self._charge, dtype=self._dtype)
@@ -435,8 +495,11 @@ def _as_dtype(dtype: Any, op: str) -> Any:
 def _check_symmetric(x: np.ndarray, legs: Sequence[Leg], keys: list[tuple], charge: Any, tol: float | None,
                      op: str) -> None:
     """Raise if ``x`` has entries beyond ``tol`` outside the allowed blocks."""
-    if not np.all(np.isfinite(x)):
-        raise SymmetryViolationError(f"{op}: x holds NaN or infinity")
+    bad = np.argwhere(~np.isfinite(x))
+    if bad.size:
+        idx = tuple(int(i) for i in bad[0])
+        raise SymmetryViolationError(f"{op}: x holds {x[idx].item()!r} at {idx} ({len(bad)} entries are NaN or "
+                                     "infinite); the symmetry of a non-finite array cannot be checked")
     scale = float(np.max(np.abs(x))) if x.size else 0.0
     limit = 1e-12 * scale if tol is None else float(tol)
     mask = np.ones(x.shape, dtype=bool)
@@ -455,7 +518,7 @@ def _check_symmetric(x: np.ndarray, legs: Sequence[Leg], keys: list[tuple], char
         g = legs[0].symmetry
         total = g._total(sectors, [sign_of(leg) for leg in legs])
         raise SymmetryViolationError(
-            f"{op}: x is not symmetric: entry {tuple(int(i) for i in idx)} = {x[idx]!r} lies in the sectors "
+            f"{op}: x is not symmetric: entry {tuple(int(i) for i in idx)} = {x[idx].item()!r} lies in the sectors "
             f"{tuple(sectors)!r}, which carry charge {total!r}, not {charge!r} (tolerance {limit:.3g})")
 
 
@@ -466,16 +529,28 @@ class SectorDiagonal:
     __slots__ = ("leg", "values")
 
     def __init__(self, leg: Leg, values: Mapping[Any, Any]) -> None:
+        op = "SectorDiagonal"
         if not isinstance(leg, Leg):
-            raise StructuredTypeError(f"SectorDiagonal: leg must be a Leg, got {leg!r}")
+            raise StructuredTypeError(f"{op}: leg must be a Leg, got {leg!r}")
+        if not isinstance(values, Mapping):
+            raise StructuredTypeError(f"{op}: values must be a mapping charge -> 1-d values, got "
+                                      f"{type(values).__name__}")
         vals = {}
-        for q, v in values.items():
-            q = leg.symmetry.canonical(q)
-            v = as_leaf(v)
-            if tuple(v.shape) != (leg.sector_dim(q),):
-                raise StructuredShapeError(f"SectorDiagonal: sector {q!r} has dimension {leg.sector_dim(q)}, "
+        for raw, v in values.items():
+            q = checked_charge(leg.symmetry, raw, f"{op}: sector {raw!r}")
+            if q not in leg._sectors:
+                raise LegError(f"{op}: the leg {leg!r} has no sector of charge {q!r}; its charges are "
+                               f"{list(leg.charges)}")
+            if q in vals:
+                raise LegError(f"{op}: sector {q!r} is given twice")
+            v = _leaf(v, op, f"the values of sector {q!r}")
+            if tuple(v.shape) != (leg._sectors[q],):
+                raise StructuredShapeError(f"{op}: sector {q!r} has dimension {leg._sectors[q]}, "
                                            f"its values have shape {tuple(v.shape)}")
             vals[q] = v
+        dts = {str(v.dtype) for v in vals.values()}
+        if len(dts) > 1:
+            raise StructuredTypeError(f"{op}: the values must share one dtype, got {sorted(dts)}")
         self.leg = leg
         self.values = vals
 
@@ -486,10 +561,9 @@ class SectorDiagonal:
         return out
 
     def to_vector(self) -> Any:
-        """All values as one 1-d tensor, in the leg's sector order."""
-        vs = [self.values[q] for q in self.leg.charges if q in self.values]
-        if not vs:
-            return tf.zeros((0,))
+        """All values as one 1-d tensor of ``leg.dim`` entries, in the leg's sector order (a
+        sector without values contributes zeros, as in :meth:`SymmetricTensor.scale_leg`)."""
+        vs = [self[q] for q in self.leg.charges]
         return vs[0] if len(vs) == 1 else tf.concatenate(vs, axis=0)
 
     def to_dense(self) -> Any:
@@ -497,7 +571,13 @@ class SectorDiagonal:
         return tf.diag(self.to_vector())
 
     def __getitem__(self, q: Any) -> Any:
-        return self.values[self.leg.symmetry.canonical(q)]
+        """The values of sector ``q`` (zeros for a sector of the leg without values)."""
+        q = self.leg._charge(q, "SectorDiagonal[...]")
+        v = self.values.get(q)
+        if v is None:
+            dt = next(iter(self.values.values())).dtype if self.values else tf.float64
+            return tf.zeros((self.leg._sectors[q],), dtype=dt)
+        return v
 
     def __iter__(self):
         return iter(self.values)

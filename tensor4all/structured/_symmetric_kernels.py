@@ -2,7 +2,9 @@
 matrix decompositions, block by block (never densifying).
 
 Contraction (``einsum`` of two operands, ``tensordot``, ``matmul``): the contracted legs
-must be the same space with opposite duality (:class:`SectorMismatchError` otherwise).
+must be the same space with opposite duality (:class:`SectorMismatchError` otherwise,
+naming the label or axes, the leg of each operand and what differs); every operand of
+an einsum is checked before anything is contracted.
 Blocks are grouped by the charges of their contracted legs; every pair of blocks that
 agree there is one tenferro contraction (a GEMM after tenferro's own reshapes) whose
 result is added into the output block of its free charges. Charges add: the result
@@ -16,7 +18,8 @@ has one sector per block, of charge ``t = s_r a``: ``U``/``Q``/``V`` have legs
 ``(row, k.dual())`` and charge 0, ``Vh``/``R`` legs ``(k, col)`` and charge ``q``, and the
 singular values or eigenvalues form a :class:`SectorDiagonal` on ``k``.
 ``truncated_svd`` keeps the largest singular values across all sectors together, with
-tenferro's meaning of ``max_rank`` and ``cutoff`` (``s > cutoff * s_max``); sectors left
+tenferro's meaning and checks of ``max_rank`` and ``cutoff`` (``s > cutoff * s_max``;
+the same :class:`tenferro.TenferroValueError` for a bad value); sectors left
 with none vanish from the bond. Mixed symmetric/dense operands have no kernel here: the
 dispatcher densifies them (counted, see ``fallback_stats``).
 """
@@ -29,10 +32,11 @@ import numpy as np
 import tenferro as tf
 from tenferro.checks import concrete_value
 
+from ._checks import as_int
 from ._einsum import parse_subscripts
-from ._errors import SectorMismatchError, StructuredShapeError, SymmetryError
+from ._errors import SectorMismatchError, StructuredIndexError, StructuredShapeError, SymmetryError
 from ._symmetric import SectorDiagonal, SymmetricTensor
-from ._symmetry import Leg, sign_of
+from ._symmetry import Leg, leg_difference, sign_of
 
 __all__ = [
     "sym_negative", "sym_conj", "sym_real", "sym_imag", "sym_scale", "scale_sym", "sym_divide", "sym_add",
@@ -48,6 +52,10 @@ def _same(x: SymmetricTensor, blocks: dict, legs: Any = None, charge: Any = None
 
 def _real_dtype(dt: Any) -> Any:
     return {"complex64": tf.float32, "complex128": tf.float64}.get(str(dt).split(".")[-1], dt)
+
+
+def _as_dtype(b: Any, dt: Any) -> Any:
+    return b if str(b.dtype) == str(dt) else tf.cast(b, dt)
 
 
 # --- elementwise ------------------------------------------------------------------------------
@@ -93,8 +101,11 @@ def _check_same_structure(op: str, a: SymmetricTensor, b: SymmetricTensor) -> No
     if len(a.legs) != len(b.legs):
         raise SectorMismatchError(f"{op}: operands have {len(a.legs)} and {len(b.legs)} legs")
     for k, (la, lb) in enumerate(zip(a.legs, b.legs)):
-        if not (la.same_space(lb) and la.is_dual == lb.is_dual):
-            raise SectorMismatchError(f"{op}: leg {k} differs: {la!r} and {lb!r}")
+        if not la.same_space(lb):
+            raise SectorMismatchError(f"{op}: leg {k} differs: {la!r} and {lb!r}: {leg_difference(la, lb)}")
+        if la.is_dual != lb.is_dual:
+            raise SectorMismatchError(f"{op}: leg {k} differs: {la!r} and {lb!r}: it is dual on operand "
+                                      f"{0 if la.is_dual else 1} only")
     if a.charge != b.charge:
         raise SectorMismatchError(f"{op}: the operands carry charges {a.charge!r} and {b.charge!r}; only tensors "
                                   "of one charge add")
@@ -102,13 +113,15 @@ def _check_same_structure(op: str, a: SymmetricTensor, b: SymmetricTensor) -> No
 
 def _blockwise_sum(op: str, fn: Any, missing: Any) -> Any:
     """``add``/``subtract`` of two tensors of one structure over the union of their blocks
-    (a block only ``b`` stores enters as ``missing(block)``)."""
+    (a block only ``b`` stores enters as ``missing(block)``), every block in the promoted
+    dtype of the operands (also those only one operand stores)."""
     def kernel(a: SymmetricTensor, b: SymmetricTensor) -> SymmetricTensor:
         _check_same_structure(op, a, b)
-        out = dict(a._blocks)
+        dt = tf.result_type(a.dtype, b.dtype)
+        out = {k: _as_dtype(v, dt) for k, v in a._blocks.items()}
         for k, v in b._blocks.items():
-            out[k] = fn(out[k], v) if k in out else missing(v)
-        return _scaled(a, out) if out else a
+            out[k] = fn(out[k], v) if k in out else missing(_as_dtype(v, dt))
+        return _same(a, out, dtype=dt)
     kernel.__name__ = f"sym_{op}"
     return kernel
 
@@ -128,21 +141,34 @@ def sym_transpose(x: SymmetricTensor, axes: Any = None) -> SymmetricTensor:
 
 # --- contraction ------------------------------------------------------------------------------
 def _check_contracted(op: str, la: Leg, lb: Leg, what: str) -> None:
+    """``what`` names the joined legs (``label 'b' (leg 1 of operand 0, leg 0 of operand 1)``)."""
     if not la.same_space(lb):
-        raise SectorMismatchError(f"{op}: {what} joins legs with different sectors: {la!r} and {lb!r}")
+        raise SectorMismatchError(f"{op}: {what} joins legs with different sectors, {la!r} and {lb!r}: "
+                                  f"{leg_difference(la, lb)}; contracted legs must be one space with opposite "
+                                  "duality")
     if la.is_dual == lb.is_dual:
         raise SectorMismatchError(f"{op}: {what} joins two {'dual' if la.is_dual else 'non-dual'} legs "
                                   f"({la!r}); a contraction needs opposite duality (use x.conj() or leg.dual())")
 
 
-def _pairwise(op: str, a: SymmetricTensor, la: str, b: SymmetricTensor, lb: str, out: str) -> Any:
+def _check_one_group(op: str, operands: Any, names: Any) -> None:
+    g = operands[0].symmetry
+    for x, name in zip(operands, names):
+        if x.symmetry != g:
+            raise SectorMismatchError(f"{op}: {name} has symmetry {x.symmetry!r}, {names[0]} has {g!r}; only "
+                                      "tensors of one group contract")
+
+
+def _pairwise(op: str, a: SymmetricTensor, la: str, b: SymmetricTensor, lb: str, out: str,
+              names: tuple[str, str] = ("operand 0", "operand 1")) -> Any:
     """``einsum(la,lb->out)`` of two symmetric tensors; labels in ``out`` come from one
-    operand only (no batch labels), each label at most once per operand."""
-    if a.symmetry != b.symmetry:
-        raise SectorMismatchError(f"{op}: the operands have symmetries {a.symmetry!r} and {b.symmetry!r}")
+    operand only (no batch labels), each label at most once per operand. ``names`` name
+    the operands in messages."""
+    _check_one_group(op, (a, b), names)
     contracted = [c for c in la if c in lb]
     for c in contracted:
-        _check_contracted(op, a.legs[la.index(c)], b.legs[lb.index(c)], f"label {c!r}")
+        i, j = la.index(c), lb.index(c)
+        _check_contracted(op, a.legs[i], b.legs[j], f"label {c!r} (leg {i} of {names[0]}, leg {j} of {names[1]})")
     ia = [la.index(c) for c in contracted]
     ib = [lb.index(c) for c in contracted]
     legs = [a.legs[la.index(c)] if c in la else b.legs[lb.index(c)] for c in out]
@@ -182,8 +208,21 @@ def sym_einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Any:
     if parsed is None:
         return NotImplemented
     ins, out = parsed
+    for k, (lab, x) in enumerate(zip(ins, operands)):
+        if len(lab) != len(x.legs):
+            raise StructuredShapeError(f"einsum: operand {k} has {len(x.legs)} legs (shape {tuple(x.shape)}) but its "
+                                       f"term {lab!r} has {len(lab)} labels")
     if len(operands) == 1:
         return _single("einsum", operands[0], ins[0], out)
+    _check_one_group("einsum", operands, [f"operand {k}" for k in range(len(operands))])
+    seen: dict[str, tuple[int, int]] = {}
+    for k, lab in enumerate(ins):   # every joined pair of legs, before anything is contracted
+        for i, c in enumerate(lab):
+            if c in seen and seen[c][0] != k:
+                k0, i0 = seen[c]
+                _check_contracted("einsum", operands[k0].legs[i0], operands[k].legs[i],
+                                  f"label {c!r} (leg {i0} of operand {k0}, leg {i} of operand {k})")
+            seen.setdefault(c, (k, i))
     counts: dict[str, int] = {}
     for lab in ins:
         if len(set(lab)) != len(lab):
@@ -212,19 +251,31 @@ def sym_tensordot(a: SymmetricTensor, b: SymmetricTensor, axes: Any = 2) -> Any:
     """``tensordot`` with NumPy's ``axes`` (an int: the last ``axes`` legs of ``a`` with the
     first of ``b``; or two lists of axes)."""
     na, nb = len(a.legs), len(b.legs)
-    if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
-        n = int(axes)
+    if isinstance(axes, (int, np.integer, bool, np.bool_)):
+        n = as_int("tensordot", "axes", axes)
         if not 0 <= n <= min(na, nb):
             raise StructuredShapeError(f"tensordot: axes={n} but the operands have {na} and {nb} legs")
         xa, xb = list(range(na - n, na)), list(range(n))
     else:
-        try:
-            xa, xb = ([int(i) for i in (ax if isinstance(ax, (list, tuple)) else [ax])] for ax in axes)
-        except (TypeError, ValueError):
-            raise StructuredShapeError(f"tensordot: axes must be an int or two lists of axes, got {axes!r}") from None
+        if not isinstance(axes, (list, tuple)) or len(axes) != 2:
+            raise StructuredShapeError(f"tensordot: axes must be an int or two lists of axes, got {axes!r}")
+        xs = []
+        for ax, name, n in zip(axes, "ab", (na, nb)):
+            items = list(ax) if isinstance(ax, (list, tuple)) else [ax]
+            pos = []
+            for i in items:
+                i = as_int("tensordot", f"an axis of {name}", i)
+                if not -n <= i < n:
+                    raise StructuredIndexError(f"tensordot: axis {i} of {name} is outside [0, {n}) (or [-{n}, 0)); "
+                                               f"{name} has {n} legs")
+                pos.append(i % n)
+            for j, p in enumerate(pos):
+                if p in pos[:j]:
+                    raise StructuredShapeError(f"tensordot: axis {p} of {name} is given twice in axes {axes!r}")
+            xs.append(pos)
+        xa, xb = xs
         if len(xa) != len(xb):
             raise StructuredShapeError(f"tensordot: axes {axes!r} pair {len(xa)} legs of a with {len(xb)} of b")
-        xa, xb = [i % na for i in xa], [i % nb for i in xb]
     if na + nb > len(_LETTERS):
         return NotImplemented
     la = _LETTERS[:na]
@@ -233,7 +284,7 @@ def sym_tensordot(a: SymmetricTensor, b: SymmetricTensor, axes: Any = 2) -> Any:
         lb_list[j] = la[i]
     lb = "".join(lb_list)
     out = "".join(c for i, c in enumerate(la) if i not in xa) + "".join(c for j, c in enumerate(lb) if j not in xb)
-    return _pairwise("tensordot", a, la, b, lb, out)
+    return _pairwise("tensordot", a, la, b, lb, out, ("a", "b"))
 
 
 def sym_matmul(a: SymmetricTensor, b: SymmetricTensor) -> Any:
@@ -301,10 +352,24 @@ def _assemble_svd(x: SymmetricTensor, row: Leg, col: Leg, keys: list, parts: lis
     return U, SectorDiagonal._make(bond, ss), Vh
 
 
+def _check_truncation(max_rank: Any, cutoff: Any) -> None:
+    """``tenferro.linalg.truncated_svd``'s checks of ``max_rank`` and ``cutoff``, with its
+    error class and messages (tenferro has no public function for them to call)."""
+    if max_rank is not None and (isinstance(max_rank, (bool, np.bool_)) or not isinstance(max_rank, (int, np.integer))
+                                 or max_rank < 1):
+        raise tf.TenferroValueError(f"truncated_svd: max_rank must be an int >= 1 or None, got {max_rank!r}")
+    if cutoff is not None and (isinstance(cutoff, (bool, np.bool_))
+                               or not isinstance(cutoff, (int, float, np.integer, np.floating))
+                               or not np.isfinite(cutoff) or cutoff < 0):
+        raise tf.TenferroValueError(f"truncated_svd: cutoff must be a finite float >= 0 (relative to the largest "
+                                    f"singular value) or None, got {cutoff!r}")
+
+
 def sym_truncated_svd(x: SymmetricTensor, max_rank: Any = None, cutoff: Any = None) -> Any:
     """One truncation across all sectors (tenferro's ``max_rank``/``cutoff`` meaning); the
     derivative is that of the kept part of each block's full thin SVD (discarded subspace
     included, as ``tenferro.linalg.truncated_svd``)."""
+    _check_truncation(max_rank, cutoff)
     row, col = _matrix("truncated_svd", x)
     keys = list(x._blocks)
     if not keys:
@@ -357,10 +422,18 @@ def sym_eigh(x: SymmetricTensor) -> Any:
     eigenvectors the identity), so the spectrum is the dense one."""
     row, col = _matrix("eigh", x)
     g = x.symmetry
-    if not (col.same_space(row) and col.is_dual != row.is_dual) or x.charge != g.identity:
+    if not col.same_space(row):
+        why = leg_difference(row, col)
+    elif col.is_dual == row.is_dual:
+        why = f"both legs are {'dual' if row.is_dual else 'non-dual'}"
+    elif x.charge != g.identity:
+        why = f"the charge is {x.charge!r}, not {g.identity!r}"
+    else:
+        why = None
+    if why is not None:
         raise SectorMismatchError(f"eigh of a symmetric tensor needs legs (leg, leg.dual()) and charge "
                                   f"{g.identity!r} (an operator on one space), got legs {row!r}, {col!r} and charge "
-                                  f"{x.charge!r}")
+                                  f"{x.charge!r}: {why}")
     keys = [(a, a) for a in row.charges]
     ws, vs = {}, {}
     bond = _bond(row, keys, list(row.dims))

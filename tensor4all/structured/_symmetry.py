@@ -16,26 +16,48 @@
   of QR/SVD and block contractions.
 
 Charges are validated on entry: a charge of the wrong group is a :class:`ChargeError`
-naming the group and what it expects.
+naming the group and what it expects (:class:`ChargeTypeError`, also a ``TypeError``,
+for a charge of the wrong type: ``0.5``, ``True``, ``"a"`` or ``(1, 0)`` for U1, ``1``
+for ``U1() * Z2()``), prefixed by where it was met (``Leg: sector 0: ...``,
+``SymmetricTensor: block (1, 1), leg 0: ...``). A :class:`Zn` charge is taken modulo
+``n`` (``3`` on a Z2 leg is the charge ``1``, ``-1`` is ``n - 1``): so ``{1: .., 3: ..}``
+on a Z2 leg names one sector twice, a :class:`LegError`. Legs are validated on
+construction (:class:`LegError`, :class:`LegTypeError` for arguments of the wrong type)
+and never change afterwards.
 """
 from __future__ import annotations
 
 import itertools
+import math
 import numbers
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ._errors import ChargeError, LegError
+from ._errors import ChargeError, ChargeTypeError, LegError, LegTypeError
 from ._shapes import TiledShape
 
-__all__ = ["Symmetry", "U1", "Zn", "Z2", "ProductSymmetry", "Leg", "FusedLeg", "fuse", "sign_of", "one_group"]
+__all__ = ["Symmetry", "U1", "Zn", "Z2", "ProductSymmetry", "Leg", "FusedLeg", "fuse", "sign_of", "one_group",
+           "checked_charge", "leg_difference"]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def _as_int(value: Any, what: str) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise ChargeError(f"{what} must be an integer, got {type(value).__name__} {value!r}")
+    if not _is_int(value):
+        raise ChargeTypeError(f"{what} must be an integer, got {type(value).__name__} {value!r}")
     return int(value)
+
+
+def checked_charge(g: Symmetry, q: Any, where: str) -> Any:
+    """``g.canonical(q)``; a :class:`ChargeError` is raised again prefixed with ``where``
+    (the operation and the leg, sector or block that held the charge)."""
+    try:
+        return g.canonical(q)
+    except ChargeError as e:
+        raise type(e)(f"{where}: {e}") from None
 
 
 class Symmetry:
@@ -70,8 +92,17 @@ class Symmetry:
         return self._negate(self.canonical(a))
 
     def total(self, charges: Iterable[Any], signs: Iterable[int]) -> Any:
-        """``sum_i s_i q_i`` (``s_i = -1`` for a dual leg, ``+1`` otherwise)."""
-        return self._total([self.canonical(q) for q in charges], list(signs))
+        """``sum_i s_i q_i`` (``s_i = -1`` for a dual leg, ``+1`` otherwise): one sign per
+        charge, each ``+1`` or ``-1``."""
+        charges = [checked_charge(self, q, f"total: charge {i}") for i, q in enumerate(charges)]
+        signs = list(signs)
+        if len(signs) != len(charges):
+            raise ChargeError(f"total: {len(charges)} charges but {len(signs)} signs; give one sign per charge")
+        for i, sgn in enumerate(signs):
+            if not _is_int(sgn) or sgn not in (1, -1):
+                raise (ChargeError if _is_int(sgn) else ChargeTypeError)(
+                    f"total: sign {i} must be +1 or -1 (-1 for a dual leg), got {sgn!r}")
+        return self._total(charges, signs)
 
     def _total(self, charges: Iterable[Any], signs: Iterable[int]) -> Any:
         out = self.identity
@@ -81,10 +112,13 @@ class Symmetry:
 
     def __mul__(self, other: Symmetry) -> ProductSymmetry:
         if not isinstance(other, Symmetry):
-            return NotImplemented
-        left = self.factors if isinstance(self, ProductSymmetry) else (self,)
-        right = other.factors if isinstance(other, ProductSymmetry) else (other,)
-        return ProductSymmetry(*left, *right)
+            raise ChargeTypeError(f"{self!r} * {other!r}: a product of groups takes groups (U1(), Zn(n)), got "
+                                  f"{type(other).__name__}")
+        return ProductSymmetry(self, other)
+
+    def __rmul__(self, other: Any) -> ProductSymmetry:
+        raise ChargeTypeError(f"{other!r} * {self!r}: a product of groups takes groups (U1(), Zn(n)), got "
+                              f"{type(other).__name__}")
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self._key() == other._key()  # type: ignore[attr-defined]
@@ -100,6 +134,11 @@ class U1(Symmetry):
     """U(1): integer charges under addition (particle number, ``2Sz``)."""
 
     identity = 0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args or kwargs:
+            raise ChargeTypeError(f"U1() takes no arguments, got {(*args, *kwargs)!r}; charges are given on the "
+                                  "legs (Leg(U1(), {charge: dimension}))")
 
     def canonical(self, q: Any) -> int:
         return _as_int(q, f"a charge of {self!r}")
@@ -121,8 +160,8 @@ class Zn(Symmetry):
     identity = 0
 
     def __init__(self, n: int) -> None:
-        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (numbers.Integral, np.integer)) or n < 2:
-            raise ChargeError(f"Zn(n): n must be an integer >= 2, got {n!r}")
+        if not _is_int(n) or n < 2:
+            raise (ChargeError if _is_int(n) else ChargeTypeError)(f"Zn(n): n must be an integer >= 2, got {n!r}")
         self.n = int(n)
 
     def canonical(self, q: Any) -> int:
@@ -147,19 +186,33 @@ def Z2() -> Zn:
 
 
 class ProductSymmetry(Symmetry):
-    """The direct product of groups; a charge is a tuple with one entry per factor."""
+    """The direct product of groups; a charge is a tuple with one entry per factor.
+    Products among the factors are flattened (``ProductSymmetry(U1() * Z2(), U1())`` is
+    ``U1() * Z2() * U1()``, as ``*`` builds it)."""
 
     def __init__(self, *factors: Symmetry) -> None:
-        if len(factors) < 2 or not all(isinstance(f, Symmetry) and not isinstance(f, ProductSymmetry)
-                                       for f in factors):
+        for k, f in enumerate(factors):
+            if not isinstance(f, Symmetry):
+                raise ChargeTypeError(f"ProductSymmetry takes two or more groups (U1(), Zn(n)); factor {k} is "
+                                      f"{type(f).__name__} {f!r}")
+        flat = tuple(g for f in factors for g in (f.factors if isinstance(f, ProductSymmetry) else (f,)))
+        if len(flat) < 2:
             raise ChargeError(f"ProductSymmetry takes two or more groups (U1(), Zn(n)), got {factors!r}")
-        self.factors = tuple(factors)
-        self.identity = tuple(f.identity for f in factors)
+        self.factors = flat
+        self.identity = tuple(f.identity for f in flat)
 
     def canonical(self, q: Any) -> tuple:
-        if not isinstance(q, (tuple, list)) or len(q) != len(self.factors):
-            raise ChargeError(f"a charge of {self!r} must be a tuple of {len(self.factors)} integers, got {q!r}")
-        return tuple(f.canonical(x) for f, x in zip(self.factors, q))
+        n = len(self.factors)
+        if not isinstance(q, (tuple, list)) or len(q) != n:
+            raise ChargeTypeError(f"a charge of {self!r} must be a tuple of {n} integers (one per factor), got "
+                                  f"{type(q).__name__} {q!r}")
+        out = []
+        for k, (f, x) in enumerate(zip(self.factors, q)):
+            if not _is_int(x):
+                raise ChargeTypeError(f"a charge of {self!r} must be a tuple of {n} integers, got {q!r}: entry {k} "
+                                      f"(for {f!r}) is {type(x).__name__} {x!r}")
+            out.append(f.canonical(x))
+        return tuple(out)
 
     def _add(self, a: tuple, b: tuple) -> tuple:
         return tuple(f._add(x, y) for f, x, y in zip(self.factors, a, b))
@@ -193,23 +246,36 @@ class Leg:
     def __init__(self, symmetry: Symmetry, sectors: Mapping[Any, int] | Sequence[tuple[Any, int]],
                  dual: bool = False) -> None:
         if not isinstance(symmetry, Symmetry):
-            raise ChargeError(f"Leg: symmetry must be a Symmetry (U1(), Zn(n), products), got {symmetry!r}")
-        items = list(sectors.items()) if isinstance(sectors, Mapping) else list(sectors)
+            raise ChargeTypeError(f"Leg: symmetry must be a Symmetry (U1(), Zn(n), products), got {symmetry!r}")
+        if isinstance(sectors, Mapping):
+            items = list(sectors.items())
+        elif isinstance(sectors, (str, bytes)) or not isinstance(sectors, Iterable):
+            raise LegTypeError(f"Leg: sectors must be a mapping charge -> dimension (or a list of (charge, "
+                               f"dimension) pairs), got {type(sectors).__name__} {sectors!r}")
+        else:
+            items = list(sectors)
         if not items:
             raise LegError("Leg: sectors must be a non-empty mapping charge -> dimension")
         out: dict[Any, int] = {}
-        for item in items:
+        given: dict[Any, tuple[int, Any]] = {}
+        for k, item in enumerate(items):
             if not isinstance(item, (tuple, list)) or len(item) != 2:
-                raise LegError(f"Leg: sectors must map charges to dimensions, got the entry {item!r}")
-            q, d = symmetry.canonical(item[0]), item[1]
-            if isinstance(d, (bool, np.bool_)) or not isinstance(d, (numbers.Integral, np.integer)) or d <= 0:
-                raise LegError(f"Leg: sector {q!r} has dimension {d!r}; every sector dimension must be a "
-                               "positive integer")
+                raise LegTypeError(f"Leg: sectors must map charges to dimensions; entry {k} is {item!r}, not a "
+                                   "(charge, dimension) pair")
+            q, d = checked_charge(symmetry, item[0], f"Leg: sector {k}"), item[1]
+            if not _is_int(d) or d <= 0:
+                raise (LegError if _is_int(d) else LegTypeError)(
+                    f"Leg: sector {k} (charge {q!r}) has dimension {d!r}; every sector dimension must be a positive "
+                    "integer")
             if q in out:
-                raise LegError(f"Leg: charge {q!r} appears twice (as {item[0]!r}); give each sector once")
+                j, first = given[q]
+                mod = f" ({symmetry!r} charges are taken mod {symmetry.n})" if isinstance(symmetry, Zn) else ""
+                raise LegError(f"Leg: charge {q!r} appears twice (sector {j} as {first!r}, sector {k} as "
+                               f"{item[0]!r}){mod}; give each sector once")
             out[q] = int(d)
+            given[q] = (k, item[0])
         if not isinstance(dual, (bool, np.bool_)):
-            raise LegError(f"Leg: dual must be True or False, got {dual!r}")
+            raise LegTypeError(f"Leg: dual must be True or False, got {dual!r}")
         self.symmetry = symmetry
         self._sectors = out
         self.is_dual = bool(dual)
@@ -237,19 +303,28 @@ class Leg:
         return TiledShape(self.dims)
 
     def __contains__(self, q: Any) -> bool:
-        return q in self._sectors
+        """Whether ``q`` (a charge of the leg's group, taken mod ``n`` for Zn) is a sector;
+        False for anything that is not a charge of the group (``1.0``, ``True``)."""
+        try:
+            return self.symmetry.canonical(q) in self._sectors
+        except ChargeError:
+            return False
+
+    def _charge(self, q: Any, op: str) -> Any:
+        """``q`` canonical and a sector of this leg, else a typed error naming the leg."""
+        q = checked_charge(self.symmetry, q, f"{op} of {self!r}")
+        if q not in self._sectors:
+            raise LegError(f"{self!r} has no sector of charge {q!r}; its charges are {list(self._sectors)}")
+        return q
 
     def sector_dim(self, q: Any) -> int:
-        try:
-            return self._sectors[q]
-        except (KeyError, TypeError):
-            raise LegError(f"{self!r} has no sector of charge {q!r}; its charges are {list(self._sectors)}") from None
+        """The dimension of sector ``q``."""
+        return self._sectors[self._charge(q, "sector_dim")]
 
     def slice(self, q: Any) -> slice:
         """The range of sector ``q`` in the dense index."""
-        start = self._offsets.get(q) if _hashable(q) else None
-        if start is None:
-            raise LegError(f"{self!r} has no sector of charge {q!r}; its charges are {list(self._sectors)}")
+        q = self._charge(q, "slice")
+        start = self._offsets[q]
         return slice(start, start + self._sectors[q])
 
     def dual(self) -> Leg:
@@ -286,6 +361,25 @@ class Leg:
         return f"Leg({self.symmetry!r}, {{{body}}}{', dual=True' if self.is_dual else ''})"
 
 
+def leg_difference(a: Leg, b: Leg) -> str:
+    """What differs between two legs' spaces, in words (for the messages of mismatched legs):
+    the groups, the charges only one leg has, a sector dimension, or the order of the sectors."""
+    if a.symmetry != b.symmetry:
+        return f"their symmetries differ ({a.symmetry!r} and {b.symmetry!r})"
+    only_a = [q for q in a._sectors if q not in b._sectors]
+    only_b = [q for q in b._sectors if q not in a._sectors]
+    if only_a or only_b:
+        parts = ([f"charges {only_a} only on the first"] if only_a else []) + \
+                ([f"charges {only_b} only on the second"] if only_b else [])
+        return "their charges differ: " + ", ".join(parts)
+    for q, d in a._sectors.items():
+        if b._sectors[q] != d:
+            return f"sector {q!r} has dimension {d} on the first and {b._sectors[q]} on the second"
+    if list(a._sectors) != list(b._sectors):
+        return f"the sectors are in different orders ({list(a._sectors)} and {list(b._sectors)})"
+    return "they are the same space"
+
+
 def one_group(legs: Sequence[Leg], op: str, error: type[Exception], why: str) -> Symmetry:
     """The group of ``legs``; ``error`` naming the first leg of another group (and ``why``)."""
     g = legs[0].symmetry
@@ -295,14 +389,6 @@ def one_group(legs: Sequence[Leg], op: str, error: type[Exception], why: str) ->
     return g
 
 
-def _hashable(q: Any) -> bool:
-    try:
-        hash(q)
-    except TypeError:
-        return False
-    return True
-
-
 class FusedLeg(Leg):
     """A leg made by :func:`fuse`: its sectors and, for every tuple of part sectors, the
     fused sector and the slice of it that tuple occupies (``.parts``, ``.pieces``)."""
@@ -310,15 +396,20 @@ class FusedLeg(Leg):
     __slots__ = ("parts", "pieces", "_by_sector")
 
     def __init__(self, parts: Sequence[Leg]) -> None:
+        if not isinstance(parts, (list, tuple)):
+            raise LegTypeError(f"fuse takes one or more Legs, got {type(parts).__name__} {parts!r}")
         parts = tuple(parts)
-        if not parts or not all(isinstance(p, Leg) for p in parts):
+        if not parts:
             raise LegError(f"fuse takes one or more Legs, got {parts!r}")
+        for k, p in enumerate(parts):
+            if not isinstance(p, Leg):
+                raise LegTypeError(f"fuse takes one or more Legs; part {k} is {type(p).__name__} {p!r}")
         g = one_group(parts, "fuse", ChargeError, "only legs of one group fuse")
         signs = [sign_of(p) for p in parts]
         groups: dict[Any, list[tuple[tuple, int]]] = {}
         for combo in itertools.product(*(p.charges for p in parts)):
             q = g._total(combo, signs)
-            size = int(np.prod([p.sector_dim(c) for p, c in zip(parts, combo)]))
+            size = math.prod(p._sectors[c] for p, c in zip(parts, combo))
             groups.setdefault(q, []).append((combo, size))
         order = sorted(groups, key=_sort_key)
         pieces: dict[tuple, tuple[Any, int, int]] = {}
@@ -342,7 +433,7 @@ class FusedLeg(Leg):
     def pieces_of(self, q: Any) -> list[tuple[tuple, int, int]]:
         """The part-sector tuples stacked in fused sector ``q``, with their ranges (none for
         a charge of the group that is not a sector of this leg)."""
-        return self._by_sector.get(self.symmetry.canonical(q), [])
+        return self._by_sector.get(checked_charge(self.symmetry, q, "FusedLeg.pieces_of"), [])
 
     def split(self) -> tuple[Leg, ...]:
         """The legs this one was fused from (duality flipped if this leg was dualized)."""
