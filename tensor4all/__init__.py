@@ -47,7 +47,7 @@ from .structured import (  # noqa: E402
     StructuredTypeError, TiledShape, TilingError, combine, einsum, fallback_policy, fallback_stats,
     get_fallback_policy, matmul, reset_fallback_stats, set_fallback_policy, to_dense,
     SymmetricTensor, SectorDiagonal, tensordot, SymmetryError, ChargeError, LegError, SectorMismatchError,
-    SymmetryViolationError, StructuredValueError,
+    SymmetryViolationError, StructuredValueError, ChargeTypeError, LegTypeError,
 )
 from . import linalg, structured, symmetry  # noqa: E402
 
@@ -58,7 +58,7 @@ __all__ += [
     "StructuredError", "StructuredShapeError", "StructuredTypeError", "TilingError", "SquareBlockError",
     "MixedPlacementError", "DensifyError", "ShapeCombineError",
     "symmetry", "SymmetricTensor", "SectorDiagonal", "tensordot", "SymmetryError", "ChargeError", "LegError",
-    "SectorMismatchError", "SymmetryViolationError", "StructuredValueError",
+    "SectorMismatchError", "SymmetryViolationError", "StructuredValueError", "ChargeTypeError", "LegTypeError",
 ]
 
 # reference energies of the built-in models (exact diagonalization, free fermions, tables);

@@ -25,7 +25,7 @@ from ._errors import (
     DensifyError, MixedPlacementError, ShapeCombineError, SquareBlockError, StructuredError,
     StructuredIndexError, StructuredShapeError, StructuredTypeError, StructuredValueError, TilingError,
     SymmetryError, ChargeError,
-    LegError, SectorMismatchError, SymmetryViolationError,
+    LegError, SectorMismatchError, SymmetryViolationError, ChargeTypeError, LegTypeError,
 )
 from ._symmetry import U1, Leg, FusedLeg, ProductSymmetry, Symmetry, Z2, Zn, fuse
 from ._symmetric import SectorDiagonal, SymmetricTensor
@@ -39,7 +39,8 @@ __all__ = [
     "StructuredTensor", "DiagonalTensor", "BlockDiagonal", "SymmetricTensor", "SectorDiagonal", "einsum", "matmul",
     "tensordot", "to_dense", "linalg",
     "Symmetry", "U1", "Zn", "Z2", "ProductSymmetry", "Leg", "FusedLeg", "fuse",
-    "SymmetryError", "ChargeError", "LegError", "SectorMismatchError", "SymmetryViolationError",
+    "SymmetryError", "ChargeError", "LegError", "SectorMismatchError", "SymmetryViolationError", "ChargeTypeError",
+    "LegTypeError",
     "dispatch", "fallback_stats", "reset_fallback_stats", "fallback_policy", "set_fallback_policy",
     "get_fallback_policy", "StructuredFallbackWarning",
     "Shape", "JaggedShape", "TiledShape", "Nested", "combine",
