@@ -50,6 +50,7 @@ from ._dtypes import (
 )
 from ._errors import (
     AxisError,
+    OptionalDependencyError,
     TenferroMemoryError,
     DTypeError,
     PlacementError,
@@ -75,7 +76,7 @@ __all__ = [
     "dtype", "result_type", "can_convert",
     # errors
     "TenferroError", "ShapeError", "DTypeError", "PlacementError", "UnsupportedOnDeviceError", "ForeignOperandError", "TenferroValueError",
-    "TenferroIndexError", "TenferroTypeError", "AxisError", "TenferroMemoryError",
+    "TenferroIndexError", "TenferroTypeError", "AxisError", "TenferroMemoryError", "OptionalDependencyError",
     # placement
     "MemoryKind", "Placement", "CPU", "gpu", "placement_of", "check_same_placement",
     "default_placement", "get_default_placement", "set_default_placement",
@@ -146,11 +147,11 @@ from . import linalg
 # einsum (hyper-edges, repeated labels, ellipsis, cached plans, exact AD)
 from .einsum import (  # noqa: E402  (the package is sys.modules["tenferro.einsum"]; this name is the function)
     EinsumOperandError, EinsumOptimizeError, EinsumPathWarning, EinsumShapeError, EinsumSubscriptError,
-    einsum, einsum_cache_clear, einsum_cache_info, einsum_path,
+    einsum, einsum_cache_clear, einsum_cache_info, einsum_path, einsum_slicing, SlicedContraction,
 )
 
 __all__ += [
-    "einsum", "einsum_path", "einsum_cache_info", "einsum_cache_clear",
+    "einsum", "einsum_path", "einsum_slicing", "SlicedContraction", "einsum_cache_info", "einsum_cache_clear",
     "EinsumSubscriptError", "EinsumShapeError", "EinsumOperandError", "EinsumOptimizeError", "EinsumPathWarning",
 ]
 

@@ -21,6 +21,7 @@ __all__ = [
     "ForeignOperandError",
     "AxisError",
     "TenferroMemoryError",
+    "OptionalDependencyError",
 ]
 
 
@@ -71,6 +72,11 @@ class ForeignOperandError(TenferroTypeError):
 
 class AxisError(TenferroError, ValueError):
     """An axis number or an axis permutation is out of range or malformed."""
+
+
+class OptionalDependencyError(TenferroError, ImportError):
+    """An optional dependency (an extra such as ``arrow`` or ``distributed``) is not installed
+    or too old; the message names the extra to install."""
 
 
 class TenferroMemoryError(TenferroError, MemoryError):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-OPTIONAL = {"cupy", "cupyx", "pyarrow", "matplotlib", "torch", "jax", "jaxlib", "hypothesis", "threadpoolctl"}
+OPTIONAL = {"cupy", "cupyx", "pyarrow", "matplotlib", "torch", "jax", "jaxlib", "hypothesis", "threadpoolctl", "cotengra", "distributed", "dask"}
 
 
 def _modules(package: str) -> dict[str, Path]:

@@ -7,16 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import TenferroError
+from .._errors import OptionalDependencyError, TenferroError
 
 __all__ = ["OptionalDependencyError", "TensorFileError", "TensorFileNotFoundError", "import_pyarrow",
            "MIN_PYARROW"]
 
 MIN_PYARROW = (14, 0)
-
-
-class OptionalDependencyError(TenferroError, ImportError):
-    """An optional dependency (an extra such as ``arrow``) is not installed or too old."""
 
 
 class TensorFileError(TenferroError, OSError):

@@ -19,13 +19,15 @@ from ._api import (
     einsum_cache_clear,
     einsum_cache_info,
     einsum_path,
+    einsum_slicing,
 )
+from ._slicing import SlicedContraction
 from ._errors import EinsumOperandError, EinsumOptimizeError, EinsumShapeError, EinsumSubscriptError
 from ._parse import Spec
 from ._paths import MAX_INTERMEDIATE_BYTES, OPTIMAL_MAX_OPERANDS, PATH_OPTIMIZERS, EinsumPathWarning
 
 __all__ = [
-    "einsum", "einsum_path", "einsum_cache_info", "einsum_cache_clear", "einsum_p",
+    "einsum", "einsum_path", "einsum_slicing", "SlicedContraction", "einsum_cache_info", "einsum_cache_clear", "einsum_p",
     "EinsumPathInfo", "EinsumCacheInfo", "Spec", "PATH_OPTIMIZERS",
     "EinsumSubscriptError", "EinsumShapeError", "EinsumOperandError", "EinsumOptimizeError",
     "EinsumPathWarning", "OPTIMAL_MAX_OPERANDS", "MAX_INTERMEDIATE_BYTES",

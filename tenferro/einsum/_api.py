@@ -23,11 +23,12 @@ from ._errors import EinsumOperandError
 from ._parse import Parsed, canonicalize, format_spec, parse_interleaved, parse_subscripts
 from ._paths import normalize_optimize, opt_einsum_equation
 from ._plan import PLANS, CacheInfo, LRUCache, build_plan, get_plan
+from ._slicing import SlicedContraction, check_memory_limit, plan_slices
 from .._structural import convert_element_type
 import opt_einsum
 
-__all__ = ["einsum", "einsum_path", "einsum_cache_info", "einsum_cache_clear", "EinsumPathInfo",
-           "EinsumCacheInfo"]
+__all__ = ["einsum", "einsum_path", "einsum_slicing", "einsum_cache_info", "einsum_cache_clear", "EinsumPathInfo",
+           "EinsumCacheInfo", "SlicedContraction"]
 
 #: Call signatures -> (plan, dtype to promote to or None, plan runner).
 CALLS = LRUCache(512)
@@ -48,7 +49,7 @@ def _split(operands: tuple) -> tuple[Any, list, Parsed | None]:
 
 
 @dispatchable
-def einsum(*operands: Any, optimize: Any = "auto") -> Any:
+def einsum(*operands: Any, optimize: Any = "auto", memory_limit: int | None = None) -> Any:
     """Einstein summation, as ``numpy.einsum``, differentiable to any order.
 
     ``einsum("ij,jk->ik", a, b)`` or the interleaved form
@@ -66,11 +67,19 @@ def einsum(*operands: Any, optimize: Any = "auto") -> Any:
     three or more operands is staged as its path's two-operand einsums, so
     gradients share intermediates (see ``docs/ad/einsum.md``).
 
+    ``memory_limit`` (bytes): when the path's largest intermediate would exceed it,
+    the contraction is sliced over a few summed labels (cotengra, the ``distributed``
+    extra; :func:`einsum_slicing` shows the choice) and computed as the sum of the
+    slices, each within the limit; gradients recompute one slice at a time
+    (``tidu.checkpoint``), so they stay within it too.
+
     >>> import tenferro as tf
     >>> a = tf.asarray([[1.0, 2.0], [3.0, 4.0]])
     >>> tf.einsum("ii", a).item(), tf.einsum("ij,jk->ik", a, a).tolist()
     (5.0, [[7.0, 10.0], [15.0, 22.0]])
     """
+    if memory_limit is not None:
+        return _sliced_einsum(operands, optimize, check_memory_limit(memory_limit, "einsum"))
     if operands and type(operands[0]) is str and len(operands) > 1:
         key0, ops, parsed = operands[0], operands[1:], None
     else:
@@ -106,6 +115,48 @@ def einsum(*operands: Any, optimize: Any = "auto") -> Any:
     if traced and len(ops) > 2:  # under a transformation: pairwise steps share intermediates
         return bind_pairwise(plan, ops)
     return einsum_p.bind(*ops, plan=plan)
+
+
+def _operands(operands: tuple, op: str) -> tuple[Any, list]:
+    """``(subscripts or None, converted operands)`` of a call (interleaved form: None)."""
+    key0, ops, _ = _split(operands)
+    ops = [x if type(x) is Tensor or isinstance(x, Tracer) else as_operand(op, x) for x in ops]
+    return key0, ops
+
+
+def _sliced_einsum(operands: tuple, optimize: Any, memory_limit: int) -> Any:
+    key0, ops = _operands(operands, "einsum")
+    args = (key0, *ops) if isinstance(key0, str) else _interleave(operands, ops)
+    sc = plan_slices(args, memory_limit, optimize)
+    if sc.slices == 1:
+        return einsum(*args, optimize=optimize)
+    return sc.contract_keys(einsum, ops, sc.keys())
+
+
+def _interleave(operands: tuple, ops: list) -> tuple:
+    """The interleaved call with its operands replaced by ``ops``."""
+    out, k = [], 0
+    for i, x in enumerate(operands):
+        if i % 2 == 0 and i < len(operands) - (len(operands) % 2 == 1):
+            out.append(ops[k])
+            k += 1
+        else:
+            out.append(x)
+    return tuple(out)
+
+
+def einsum_slicing(*operands: Any, memory_limit: int, optimize: Any = "auto",
+                   min_slices: int = 1) -> SlicedContraction:
+    """How ``einsum(*operands, memory_limit=memory_limit)`` slices the contraction: the sliced
+    labels, the number of slices, the largest intermediate with and without slicing (bytes) and
+    the FLOP overhead (:class:`SlicedContraction`). ``min_slices`` asks for at least that many
+    slices (to spread them over workers)."""
+    memory_limit = check_memory_limit(memory_limit, "einsum_slicing")
+    if isinstance(min_slices, bool) or not isinstance(min_slices, int) or min_slices < 1:
+        raise TenferroValueError(f"einsum_slicing: min_slices must be a positive integer, got {min_slices!r}")
+    key0, ops = _operands(operands, "einsum_slicing")
+    args = (key0, *ops) if isinstance(key0, str) else _interleave(operands, ops)
+    return plan_slices(args, memory_limit, optimize, min_slices=min_slices)
 
 
 def _compile(key0: Any, parsed: Parsed | None, ops: list, optimize: Any) -> tuple:

@@ -1,0 +1,238 @@
+"""``tenferro.distributed``: one einsum spread over a Dask cluster by slicing.
+
+:func:`einsum` slices the contraction (:func:`tenferro.einsum_slicing`: cotengra's slice
+finder, only summed labels, every intermediate within ``memory_limit``), groups the slices
+into a fixed number of tasks, runs each group on a Dask worker (``Client.submit``; the
+operands are scattered to every worker once) and sums the partial results by a pairwise
+tree of Dask tasks. The grouping and the tree are fixed before anything runs, so the
+result does not depend on which worker finishes first.
+
+``tidu.grad``/``value_and_grad`` of a distributed contraction works: the contraction is a
+:class:`tidu.custom_vjp` function whose backward pass runs each group's VJP on a worker
+(``tidu.vjp`` of the same sliced contraction, one slice's intermediates at a time) and sums
+the operands' cotangents by the same tree. Higher derivatives are not provided.
+
+Dask is optional (the ``distributed`` extra); without it :func:`einsum` raises
+:class:`~tenferro.OptionalDependencyError`. The project never schedules by itself: Dask does.
+The workers compute on the CPU: operands on a GPU are copied to the host, and the result
+(and gradients) come back to the first operand's placement.
+"""
+from __future__ import annotations
+
+import time
+import tracemalloc
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+import tidu
+
+from ._errors import OptionalDependencyError, TenferroTypeError, TenferroValueError
+from ._creation import asarray
+from ._tensor import Tensor
+from .einsum import SlicedContraction, einsum as local_einsum, einsum_slicing
+
+try:  # optional dependency: the 'distributed' extra
+    import distributed as dask_distributed
+except ImportError:  # pragma: no cover - exercised by the missing-extra test with a patched module
+    dask_distributed = None
+
+__all__ = ["einsum", "DistributedInfo"]
+
+
+@dataclass(frozen=True)
+class DistributedInfo:
+    """What a distributed contraction did: the slicing, the number of Dask ``tasks`` and
+    ``workers``, the peak bytes each task allocated (``task_peak_bytes``; measured with
+    ``tracemalloc`` when ``measure_memory=True``, else empty) and the wall ``seconds``."""
+
+    slicing: SlicedContraction
+    tasks: int
+    workers: int
+    task_peak_bytes: tuple[int, ...]
+    seconds: float
+
+
+def _client(client: Any, op: str) -> Any:
+    if dask_distributed is None:
+        raise OptionalDependencyError(f"{op}: Dask is not installed; install the 'distributed' extra "
+                                      "(pip install 'tidu-tenferro[distributed]')")
+    if client is None:
+        try:
+            return dask_distributed.get_client()
+        except ValueError:
+            raise TenferroValueError(f"{op}: no Dask client is running; pass client=Client(...) (for example "
+                                     "distributed.Client(n_workers=2, threads_per_worker=1))") from None
+    if not isinstance(client, dask_distributed.Client):
+        raise TenferroTypeError(f"{op}: client must be a dask.distributed.Client, got {type(client).__name__}")
+    return client
+
+
+def einsum(*operands: Any, client: Any = None, memory_limit: int | None = None, optimize: Any = "auto",
+           tasks: int | None = None, measure_memory: bool = False, info: bool = False) -> Any:
+    """``tenferro.einsum(*operands)`` computed on the Dask cluster of ``client`` (default: the
+    current client) as slices whose intermediates fit in ``memory_limit`` bytes.
+
+    ``tasks``: how many Dask tasks share the slices (default: twice the cluster's threads,
+    at most one per slice); at least that many slices are made even without a memory limit.
+    ``measure_memory``: record each task's peak allocation (``tracemalloc``). With
+    ``info=True`` returns ``(result, DistributedInfo)``.
+    """
+    op = "tenferro.distributed.einsum"
+    client = _client(client, op)
+    if not isinstance(measure_memory, bool) or not isinstance(info, bool):
+        raise TenferroTypeError(f"{op}: measure_memory and info must be True or False")
+    workers = client.scheduler_info()["workers"]
+    threads = max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
+    if tasks is None:
+        tasks = 2 * threads
+    if isinstance(tasks, bool) or not isinstance(tasks, int) or tasks < 1:
+        raise TenferroValueError(f"{op}: tasks must be a positive integer, got {tasks!r}")
+    subscripts, ops = _split(operands, op)
+    limit = memory_limit if memory_limit is not None else 1 << 62
+    sc = einsum_slicing(*_call(subscripts, operands, ops), memory_limit=limit, optimize=optimize, min_slices=tasks)
+    keys = list(sc.keys())
+    n = min(tasks, len(keys))
+    groups = [keys[len(keys) * k // n: len(keys) * (k + 1) // n] for k in range(n)]
+    t0 = time.perf_counter()
+    run = _Run(client, sc, groups, measure_memory)
+    out = _contract(run)(*ops)
+    if not info:
+        return out
+    return out, DistributedInfo(sc, n, len(workers), tuple(run.peaks), time.perf_counter() - t0)
+
+
+class _Run:
+    """One distributed call: the client, the slicing, the slice groups and the measured peaks."""
+
+    def __init__(self, client: Any, sc: SlicedContraction, groups: list, measure: bool):
+        self.client, self.sc, self.groups, self.measure = client, sc, groups, measure
+        self.peaks: list[int] = []
+
+    def tree_sum(self, futures: list) -> Any:
+        """Pairwise sums of futures, in a fixed order, as Dask tasks; the gathered total."""
+        while len(futures) > 1:
+            nxt = [self.client.submit(_add, a, b, pure=False) for a, b in zip(futures[0::2], futures[1::2])]
+            if len(futures) % 2:
+                nxt.append(futures[-1])
+            futures = nxt
+        return futures[0].result()
+
+    def forward(self, arrays: list[np.ndarray]) -> np.ndarray:
+        data = self.client.scatter(arrays, broadcast=True, hash=False)
+        futs = [self.client.submit(_forward_task, self.sc, data, g, self.measure, pure=False) for g in self.groups]
+        self._peaks(futs)
+        return self.tree_sum([self.client.submit(_first, f, pure=False) for f in futs])
+
+    def backward(self, arrays: list[np.ndarray], cotangent: np.ndarray) -> list[np.ndarray]:
+        data = self.client.scatter(arrays, broadcast=True, hash=False)
+        ct = self.client.scatter(cotangent, broadcast=True, hash=False)
+        futs = [self.client.submit(_backward_task, self.sc, data, ct, g, self.measure, pure=False)
+                for g in self.groups]
+        self._peaks(futs)
+        return self.tree_sum([self.client.submit(_first, f, pure=False) for f in futs])
+
+    def _peaks(self, futs: list) -> None:
+        if self.measure:
+            self.peaks = [int(p) for p in self.client.gather([self.client.submit(_second, f, pure=False)
+                                                              for f in futs])]
+
+
+def _contract(run: _Run) -> tidu.custom_vjp:
+    """The distributed contraction of ``run`` as a function of the operands with a custom VJP."""
+
+    @tidu.custom_vjp
+    def contraction(*ops: Any) -> Any:
+        return asarray(run.forward([_numpy(x) for x in ops]), placement=ops[0].placement)
+
+    def fwd(*ops: Any) -> tuple:
+        return contraction.fun(*ops), list(ops)
+
+    def bwd(ops: list, g: Any) -> tuple:
+        cts = run.backward([_numpy(x) for x in ops], _numpy(g))
+        return tuple(asarray(c, placement=x.placement) for c, x in zip(cts, ops))
+
+    contraction.defvjp(fwd, bwd)
+    return contraction
+
+
+# ---- worker side (top-level functions: pickled by reference) ----------------------------
+def _forward_task(sc: SlicedContraction, arrays: list, keys: list, measure: bool) -> tuple[np.ndarray, int]:
+    if measure:
+        tracemalloc.start()
+    try:
+        ops = [Tensor._wrap(a) for a in arrays]
+        out = _numpy(sc.contract_keys(local_einsum, ops, keys))
+        peak = tracemalloc.get_traced_memory()[1] if measure else 0
+    finally:
+        if measure:
+            tracemalloc.stop()
+    return out, peak
+
+
+def _backward_task(sc: SlicedContraction, arrays: list, cotangent: np.ndarray, keys: list,
+                   measure: bool) -> tuple[list, int]:
+    if measure:
+        tracemalloc.start()
+    try:
+        ops = [Tensor._wrap(a) for a in arrays]
+        _, vjp = tidu.vjp(lambda *o: sc.contract_keys(local_einsum, o, keys), *ops)
+        cts = [_numpy(c) for c in vjp(Tensor._wrap(cotangent))]
+        peak = tracemalloc.get_traced_memory()[1] if measure else 0
+    finally:
+        if measure:
+            tracemalloc.stop()
+    return cts, peak
+
+
+def _add(a: Any, b: Any) -> Any:
+    if isinstance(a, list):
+        return [x + y for x, y in zip(a, b)]
+    return a + b
+
+
+def _first(pair: tuple) -> Any:
+    return pair[0]
+
+
+def _second(pair: tuple) -> Any:
+    return pair[1]
+
+
+def _numpy(x: Any) -> np.ndarray:
+    """Host values (a copy from a device: the workers compute on the CPU)."""
+    return x.numpy() if isinstance(x, Tensor) else np.asarray(x)
+
+
+def _split(operands: tuple, op: str) -> tuple[Any, list]:
+    """The subscripts (or None for the interleaved form) and the operands as tensors."""
+    if not operands:
+        raise TenferroValueError(f"{op}: expected subscripts and operands")
+    if isinstance(operands[0], str):
+        return operands[0], [_tensor(x, op) for x in operands[1:]]
+    ops = [_tensor(x, op) for k, x in enumerate(operands) if k % 2 == 0 and not _is_output(operands, k)]
+    return None, ops
+
+
+def _is_output(operands: Sequence[Any], k: int) -> bool:
+    return len(operands) % 2 == 1 and k == len(operands) - 1
+
+
+def _call(subscripts: Any, operands: tuple, ops: list) -> tuple:
+    if subscripts is not None:
+        return (subscripts, *ops)
+    out, it = [], iter(ops)
+    for k, x in enumerate(operands):
+        out.append(next(it) if k % 2 == 0 and not _is_output(operands, k) else x)
+    return tuple(out)
+
+
+def _tensor(x: Any, op: str) -> Any:
+    if isinstance(x, (Tensor, tidu.Tracer)):
+        return x
+    try:
+        return asarray(x)
+    except (TypeError, ValueError) as e:
+        raise TenferroTypeError(f"{op}: operand {x!r:.40} is not an array ({e})") from None
+

@@ -1,0 +1,194 @@
+"""Sliced contraction: an einsum whose largest intermediate would exceed a memory limit is
+computed as a sum over the values of a few summed labels ("slices"), each slice an einsum of
+the operands indexed at those values, with intermediates that fit (cotengra's ``SliceFinder``
+on the contraction tree: J. Gray and S. Kourtis, Quantum 5, 410 (2021); quimb's and
+cotengra's ``contract(..., slicing_opts=...)``).
+
+Only summed labels are sliced (never output labels), so the result is the plain sum of the
+slices; the path of the tree is reused for every slice. Under a transformation each slice is
+a :class:`tidu.checkpoint` call, so reverse mode keeps only the operands and recomputes one
+slice's intermediates at a time: the memory bound holds for gradients too.
+
+cotengra is optional (the ``distributed`` extra); without it a ``memory_limit`` that forces
+slicing raises :class:`~tenferro.OptionalDependencyError`.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+import tidu
+
+from .._errors import OptionalDependencyError, TenferroValueError
+from ._parse import Spec, canonicalize, parse_interleaved, parse_subscripts
+from ._paths import normalize_optimize
+from opt_einsum import get_symbol
+import opt_einsum
+
+__all__ = ["SlicedContraction", "plan_slices", "check_memory_limit"]
+
+
+def check_memory_limit(memory_limit: Any, op: str) -> int:
+    """A positive integer number of bytes."""
+    if isinstance(memory_limit, bool) or not isinstance(memory_limit, int) or memory_limit <= 0:
+        raise TenferroValueError(f"{op}: memory_limit must be a positive integer number of bytes (the largest "
+                                 f"intermediate allowed), got {memory_limit!r}")
+    return int(memory_limit)
+
+
+@dataclass(frozen=True)
+class SlicedContraction:
+    """How an einsum is sliced: the canonical ``equation`` (letters), the ``sliced`` labels and
+    their ``extents``, the contraction ``path`` every slice uses, the number of ``slices``, the
+    largest intermediate in bytes without and with slicing, and the FLOP ``overhead`` (all
+    slices together over the unsliced contraction; 1.0 when nothing is sliced)."""
+
+    equation: str
+    sliced: tuple[str, ...]
+    extents: tuple[int, ...]
+    path: tuple[tuple[int, ...], ...]
+    slices: int
+    largest_intermediate: int
+    unsliced_largest_intermediate: int
+    overhead: float
+
+    @property
+    def inputs(self) -> list[str]:
+        return self.equation.split("->")[0].split(",")
+
+    @property
+    def slice_equation(self) -> str:
+        """The equation of one slice: the sliced labels removed from the inputs."""
+        cut = set(self.sliced)
+        lhs, out = self.equation.split("->")
+        return ",".join("".join(c for c in t if c not in cut) for t in lhs.split(",")) + "->" + out
+
+    def keys(self) -> Iterator[tuple[int, ...]]:
+        """Every slice: one value per sliced label, in row-major order."""
+        return itertools.product(*(range(n) for n in self.extents))
+
+    def index(self, k: int, shape: Sequence[int], key: Sequence[int]) -> tuple:
+        """The index of operand ``k`` (of ``shape``) in slice ``key``: the value of each sliced
+        label on its axes (0 on an axis of extent 1 broadcast against it), ``:`` elsewhere."""
+        at = dict(zip(self.sliced, key))
+        return tuple((at[c] if n > 1 else 0) if c in at else slice(None) for c, n in zip(self.inputs[k], shape))
+
+    def contract(self, einsum: Callable[..., Any], operands: Sequence[Any], key: Sequence[int]) -> Any:
+        """One slice: the operands indexed at ``key`` and contracted by ``einsum`` (tenferro's)
+        along :attr:`path`."""
+        parts = [x[self.index(k, tuple(x.shape), key)] for k, x in enumerate(operands)]
+        return einsum(self.slice_equation, *parts, optimize=list(self.path) if len(parts) > 1 else False)
+
+    def contract_keys(self, einsum: Callable[..., Any], operands: Sequence[Any],
+                      keys: Iterable[Sequence[int]]) -> Any:
+        """The sum of the slices ``keys``, in order (each a checkpoint under a transformation)."""
+        total = None
+        for key in keys:
+            step = tidu.checkpoint(lambda ops, key=tuple(key): self.contract(einsum, ops, key))
+            part = step(list(operands))
+            total = part if total is None else total + part
+        return total
+
+
+def plan_slices(operands: Sequence[Any], memory_limit: int, optimize: Any = "auto", *,
+                min_slices: int = 1) -> SlicedContraction:
+    """The slicing of ``einsum(*operands)`` (subscripts first, or the interleaved form) whose
+    intermediates fit in ``memory_limit`` bytes, with at least ``min_slices`` slices (to spread
+    work over workers). Needs cotengra when slicing is needed."""
+    if operands and isinstance(operands[0], str):
+        parsed, ops = parse_subscripts(operands[0]), list(operands[1:])
+    else:
+        ops, parsed = parse_interleaved(tuple(operands))
+    shapes = tuple(tuple(int(n) for n in x.shape) for x in ops)
+    spec, sizes = canonicalize(parsed, shapes)
+    itemsize = max(_itemsize(x) for x in ops)
+    equation, size_dict = _equation(spec, sizes)
+    inputs = equation.split("->")[0].split(",")
+    output = equation.split("->")[1]
+    if len(ops) == 1:
+        path: tuple = ()
+        largest = math.prod(shapes[0]) if shapes[0] else 1
+    else:
+        opt = normalize_optimize(optimize)
+        opt = "auto" if opt is False else (list(opt) if isinstance(opt, tuple) else opt)
+        path_list, info = opt_einsum.contract_path(equation, *[tuple(size_dict[c] for c in t) for t in inputs],
+                                                   shapes=True, optimize=opt)
+        path = tuple(tuple(p) for p in path_list)
+        largest = int(info.largest_intermediate)
+    largest = max(largest, math.prod(size_dict[c] for c in output) if output else 1)
+    unsliced = largest * itemsize
+    if unsliced <= memory_limit and min_slices <= 1:
+        return SlicedContraction(equation, (), (), path, 1, unsliced, unsliced, 1.0)
+    try:
+        import cotengra  # noqa: PLC0415  (optional dependency, imported on demand)
+    except ImportError as exc:
+        raise OptionalDependencyError(
+            f"einsum: the largest intermediate ({unsliced} bytes) exceeds memory_limit={memory_limit}, and slicing "
+            "the contraction needs cotengra; install the 'distributed' extra (pip install 'tidu-tenferro[distributed]')"
+        ) from exc
+    if len(ops) == 1:
+        raise TenferroValueError(f"einsum: a one-operand einsum cannot be sliced below its operand and result "
+                                 f"({unsliced} bytes > memory_limit={memory_limit})")
+    target = max(1, memory_limit // itemsize)
+    terms = [tuple(t) for t in inputs]
+    base_cost = float(cotengra.ContractionTree.from_path(terms, tuple(output), size_dict,
+                                                         path=[list(p) for p in path]).contraction_cost())
+    if unsliced > memory_limit and optimize == "auto":   # a path chosen with slicing in mind
+        path = _sliceable_path(cotengra, terms, output, size_dict, target)
+    tree = cotengra.ContractionTree.from_path(terms, tuple(output), size_dict, path=[list(p) for p in path])
+    out_bytes = (math.prod(size_dict[c] for c in output) if output else 1) * itemsize
+    sliced = tree
+    if unsliced > memory_limit:
+        try:
+            if out_bytes > memory_limit:
+                raise RuntimeError("the output alone exceeds the limit")
+            sliced = tree.slice(target_size=target, allow_outer=False, seed=0)
+        except (RuntimeError, ValueError):   # cotengra ran out of summed labels to slice
+            sliced = None
+    if sliced is not None and sliced.nslices < min_slices:
+        try:   # more slices to spread over workers, when labels are left
+            sliced = sliced.slice(target_slices=min_slices, allow_outer=False, seed=0)
+        except (RuntimeError, ValueError):
+            pass
+    size = int(sliced.max_size()) * itemsize if sliced is not None else unsliced
+    if sliced is None or size > memory_limit:
+        raise TenferroValueError(
+            f"einsum: no slicing of the summed labels brings the largest intermediate ({size} bytes) within "
+            f"memory_limit={memory_limit}: the output alone takes {out_bytes} bytes, and only summed labels are sliced")
+    labels = tuple(sliced.sliced_inds)
+    return SlicedContraction(equation, labels, tuple(size_dict[c] for c in labels), path, int(sliced.nslices), size,
+                             unsliced, float(sliced.contraction_cost()) / base_cost if base_cost else 1.0)
+
+
+def _sliceable_path(cotengra: Any, terms: list, output: str, size_dict: dict, target: int) -> tuple:
+    """A contraction path searched together with its slicing (cotengra's hyper-optimizer with
+    slice reconfiguration, fixed seed: the same path on every call), cached per problem."""
+    key = (tuple(terms), output, tuple(sorted(size_dict.items())), target)
+    path = _PATHS.get(key)
+    if path is None:
+        opt = cotengra.HyperOptimizer(methods=("greedy", "labels"), max_repeats=32, optlib="random",
+                                      slicing_reconf_opts={"target_size": target}, progbar=False, parallel=False,
+                                      seed=0)
+        path = tuple(tuple(int(i) for i in p) for p in opt(terms, output, size_dict))
+        if len(_PATHS) >= 64:
+            _PATHS.pop(next(iter(_PATHS)))
+        _PATHS[key] = path
+    return path
+
+
+#: sliceable paths by (inputs, output, sizes, target size)
+_PATHS: dict[tuple, tuple] = {}
+
+
+def _itemsize(x: Any) -> int:
+    dt = tidu.aval_of(x).dtype
+    return int(getattr(dt, "itemsize", 8))
+
+
+def _equation(spec: Spec, sizes: Sequence[int]) -> tuple[str, dict[str, int]]:
+    """The canonical spec as a letters equation and the label sizes."""
+    sym = [get_symbol(i) for i in range(len(sizes))]
+    lhs = ",".join("".join(sym[i] for i in t) for t in spec.inputs)
+    return lhs + "->" + "".join(sym[i] for i in spec.output), {sym[i]: int(n) for i, n in enumerate(sizes)}

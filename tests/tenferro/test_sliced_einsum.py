@@ -1,0 +1,133 @@
+"""``tenferro.einsum(..., memory_limit=...)``: sliced contractions equal the unsliced ones,
+values and derivatives (to second order, float64 and complex128), and every intermediate
+fits the limit. References: the unsliced ``tenferro.einsum`` and ``numpy.einsum``."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tenferro as tf
+import tidu
+from tidu.testing import check_grads
+
+pytest.importorskip("cotengra")
+
+
+def _ring(n: int, bond: int, phys: int, dtype: str, seed: int = 0) -> tuple[str, list]:
+    """A ring of ``n`` three-index tensors with open physical legs (an MPS with periodic bonds)."""
+    rng = np.random.default_rng(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    bonds, phys_l = letters[:n], letters[13:13 + n]
+    terms = [bonds[k] + phys_l[k] + bonds[(k + 1) % n] for k in range(n)]
+    eq = ",".join(terms) + "->" + phys_l
+    ops = []
+    for _ in range(n):
+        a = rng.standard_normal((bond, phys, bond))
+        if dtype == "complex128":
+            a = a + 1j * rng.standard_normal(a.shape)
+        ops.append(tf.asarray(a / np.sqrt(bond)))
+    return eq, ops
+
+
+def _lattice(lx: int, ly: int, bond: int, seed: int = 0) -> tuple[str, list]:
+    """A closed 2D square-lattice network (a scalar): the shape of a PEPS norm."""
+    rng = np.random.default_rng(seed)
+    names: dict = {}
+    terms = []
+    for x in range(lx):
+        for y in range(ly):
+            t = ""
+            for nb in ((x + 1, y), (x, y + 1), (x - 1, y), (x, y - 1)):
+                if 0 <= nb[0] < lx and 0 <= nb[1] < ly:
+                    t += names.setdefault(frozenset([(x, y), nb]), chr(ord("A") + len(names)))
+            terms.append(t)
+    ops = [tf.asarray(rng.standard_normal((bond,) * len(t)) / np.sqrt(bond)) for t in terms]
+    return ",".join(terms) + "->", ops
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(3, 6), bond=st.integers(2, 6), dtype=st.sampled_from(["float64", "complex128"]),
+       seed=st.integers(0, 100), fraction=st.sampled_from([2, 4, 8]))
+def test_sliced_value_equals_the_unsliced_one(n, bond, dtype, seed, fraction):
+    eq, ops = _ring(n, bond, 2, dtype, seed)
+    full = tf.einsum_slicing(eq, *ops, memory_limit=1 << 40)
+    limit = max(full.unsliced_largest_intermediate // fraction, 16 * 2 ** n)
+    info = tf.einsum_slicing(eq, *ops, memory_limit=limit)
+    assert info.largest_intermediate <= limit
+    got = np.asarray(tf.einsum(eq, *ops, memory_limit=limit))
+    want = np.einsum(eq, *[np.asarray(x) for x in ops])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13 * np.abs(want).max())
+
+
+def test_the_limit_forces_sixteen_slices_and_each_intermediate_fits():
+    eq, ops = _lattice(4, 4, 4)
+    info = tf.einsum_slicing(eq, *ops, memory_limit=1 << 40)
+    limit = info.unsliced_largest_intermediate // 32
+    sc = tf.einsum_slicing(eq, *ops, memory_limit=limit)
+    assert sc.slices >= 16 and sc.largest_intermediate <= limit and sc.sliced
+    assert sc.unsliced_largest_intermediate > limit
+    want = np.einsum(eq, *[np.asarray(x) for x in ops], optimize=True)
+    assert float(tf.einsum(eq, *ops, memory_limit=limit)) == pytest.approx(float(want), rel=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_derivatives_of_a_sliced_contraction_to_second_order(dtype):
+    eq, ops = _ring(4, 5, 2, dtype, seed=3)
+    limit = tf.einsum_slicing(eq, *ops, memory_limit=1 << 40).unsliced_largest_intermediate // 3
+    assert tf.einsum_slicing(eq, *ops, memory_limit=limit).slices > 1
+    check_grads(lambda *o: tf.einsum(eq, *o, memory_limit=limit), tuple(ops), order=2)
+
+
+def test_gradient_equals_the_unsliced_gradient():
+    eq, ops = _lattice(3, 4, 3, seed=2)
+    limit = tf.einsum_slicing(eq, *ops, memory_limit=1 << 40).unsliced_largest_intermediate // 8
+    sliced = tidu.grad(lambda *o: tf.einsum(eq, *o, memory_limit=limit), argnums=tuple(range(len(ops))))(*ops)
+    plain = tidu.grad(lambda *o: tf.einsum(eq, *o), argnums=tuple(range(len(ops))))(*ops)
+    for a, b in zip(sliced, plain):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-14)
+
+
+def test_interleaved_form_and_a_limit_that_needs_no_slicing():
+    eq, ops = _ring(3, 4, 2, "float64")
+    args = []
+    for k, x in enumerate(ops):
+        args += [x, [k, 10 + k, (k + 1) % 3]]
+    args.append([10, 11, 12])
+    want = np.asarray(tf.einsum(*args))
+    np.testing.assert_allclose(np.asarray(tf.einsum(*args, memory_limit=256)), want, rtol=1e-13)
+    big = tf.einsum_slicing(eq, *ops, memory_limit=1 << 30)
+    assert big.slices == 1 and big.sliced == () and big.overhead == 1.0
+    np.testing.assert_array_equal(np.asarray(tf.einsum(eq, *ops, memory_limit=1 << 30)),
+                                  np.asarray(tf.einsum(eq, *ops)))
+
+
+@pytest.mark.parametrize("limit,exc,fragment", [
+    (0, tf.TenferroValueError, "positive integer number of bytes"),
+    (-5, tf.TenferroValueError, "positive integer number of bytes"),
+    (1.5, tf.TenferroValueError, "positive integer number of bytes"),
+    (True, tf.TenferroValueError, "positive integer number of bytes"),
+    (8, tf.TenferroValueError, "the output alone takes 64 bytes"),
+])
+def test_bad_memory_limits_are_typed(limit, exc, fragment):
+    eq, ops = _ring(3, 2, 2, "float64")
+    with pytest.raises(exc, match=fragment):
+        tf.einsum(eq, *ops, memory_limit=limit)
+
+
+def test_without_cotengra_slicing_names_the_extra(monkeypatch):
+    import builtins
+    real = builtins.__import__
+
+    def fake(name, *args, **kwargs):
+        if name == "cotengra":
+            raise ImportError("no cotengra")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+    eq, ops = _ring(4, 8, 2, "float64")
+    with pytest.raises(tf.OptionalDependencyError, match="'distributed' extra"):
+        tf.einsum(eq, *ops, memory_limit=512)
+    np.testing.assert_array_equal(np.asarray(tf.einsum(eq, *ops, memory_limit=1 << 30)),  # no slicing: no cotengra
+                                  np.asarray(tf.einsum(eq, *ops)))
