@@ -7,6 +7,8 @@
 * :mod:`tensor4all.models` -- Heisenberg/XXZ and transverse-field Ising chains.
 * :func:`dmrg` -- two-site and one-site (subspace expansion) DMRG; its energy is
   differentiable in the couplings (Hellmann-Feynman).
+* :func:`scan` and :class:`ScanTask` -- parameter scans on Dask (the ``distributed`` extra),
+  one row per point in one Parquet file that a rerun resumes from.
 
 >>> import tensor4all as t4a
 >>> H = t4a.models.heisenberg(8)
@@ -21,6 +23,7 @@ from ._errors import (
     MPSFileNotFoundError, NonFiniteError, NonHermitianError, NotDifferentiableError, OpSumTermError,
     SiteOutOfRangeError, Tensor4allError, Tensor4allMemoryError, Tensor4allTypeError, UnknownLocalSpaceError,
     UnknownOperatorError, UnsupportedFileFormatError, ValueRangeError, ZeroNormError, NonConservingError,
+    OptionalDependencyError, ScanFileError, ScanFileIOError,
 )
 from ._local_ops import LOCAL_SPACES, LocalSpace, local_space
 from ._mps import MPS, overlap
@@ -28,16 +31,18 @@ from ._opsum import OpSum, Term
 from ._mpo import MPO, expectation
 from . import models
 from ._dmrg import BondUpdate, DMRGResult, SweepRecord, dmrg
+from .scan import ScanTask, scan  # the name tensor4all.scan is the function (the module: sys.modules)
 
 __all__ = [
     "MPS", "overlap", "OpSum", "Term", "MPO", "expectation", "models",
-    "dmrg", "DMRGResult", "SweepRecord", "BondUpdate",
+    "dmrg", "DMRGResult", "SweepRecord", "BondUpdate", "scan", "ScanTask",
     "LocalSpace", "local_space", "LOCAL_SPACES",
     "Tensor4allError", "UnknownOperatorError", "UnknownLocalSpaceError", "SiteOutOfRangeError",
     "DimensionMismatchError", "BondDimensionError", "EmptyOpSumError", "OpSumTermError",
     "NonHermitianError", "NotDifferentiableError", "Tensor4allTypeError", "InvalidOptionError",
     "UnsupportedFileFormatError", "MPSFileError", "MPSFileNotFoundError", "MPSFileIOError", "NonFiniteError",
     "ZeroNormError", "ValueRangeError", "Tensor4allMemoryError", "NonConservingError",
+    "OptionalDependencyError", "ScanFileError", "ScanFileIOError",
 ]
 
 # structured tensors (diagonal, block-diagonal), shapes and the layered dispatcher

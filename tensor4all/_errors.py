@@ -29,6 +29,9 @@ __all__ = [
     "ValueRangeError",
     "Tensor4allMemoryError",
     "NonConservingError",
+    "OptionalDependencyError",
+    "ScanFileError",
+    "ScanFileIOError",
 ]
 
 
@@ -130,3 +133,20 @@ class ValueRangeError(Tensor4allError, OverflowError):
 class Tensor4allMemoryError(Tensor4allError, MemoryError):
     """An array that cannot be allocated (a dense vector or matrix of a long chain, a
     random MPS with huge bonds); the message names the bytes."""
+
+
+class OptionalDependencyError(Tensor4allError, ImportError):
+    """A function that needs an optional extra that is not installed (``tensor4all.scan``
+    without Dask: the ``distributed`` extra); the message names the extra and the
+    ``pip install`` line."""
+
+
+class ScanFileError(Tensor4allError, ValueError):
+    """A scan's output file that cannot be resumed: not a table written by
+    :func:`tensor4all.scan`, unreadable or corrupt, or a scan of another task or of other
+    parameters; the message names the file and what differs."""
+
+
+class ScanFileIOError(Tensor4allError, OSError):
+    """The operating system refused to write a scan's output file (a missing directory, no
+    permission, a full disk); the message names the path."""

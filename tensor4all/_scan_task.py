@@ -1,0 +1,346 @@
+"""What one point of a parameter scan computes.
+
+* :class:`ScanTask` -- a simulation spec: a built-in model, its fixed parameters, the
+  algorithm (DMRG) and its settings, and the observables to measure. Calling it with a
+  point's parameters (``task(g=0.5)``) runs that point in this process and returns its
+  row; :func:`tensor4all.scan` sends the same call to a Dask worker, so a scan's rows equal
+  those of a serial loop bit for bit (fixed seed, one BLAS thread).
+* :func:`run_point` -- the function a worker runs: the task, its time and the worker.
+
+Observables are strings: ``"X"`` (the average of ``<X_i>`` over the sites), ``"X@3"``
+(``<X_3>``; negative sites count from the end, ``"Z@-1"``) and ``"Z@0*Z@-1"`` (the
+correlation ``<Z_0 Z_{L-1}>``), with the operator names of the model's local space.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from . import models
+from ._dmrg import _check_schedule, dmrg
+from ._eigensolver import get_solver
+from ._errors import InvalidOptionError, Tensor4allTypeError
+from ._local_ops import local_space
+from ._mps import MPS
+from ._sector_run import CONSERVE_CHOICES
+from ._threads import check_threads
+from ._util import check_bool, check_coupling, check_positive_int, check_real, check_seed
+
+__all__ = ["ScanTask", "run_point", "MODEL_PARAMETERS", "SETTINGS", "RESULT_COLUMNS", "META_COLUMNS",
+           "describe", "check_result"]
+
+#: the parameters of each built-in model (fixed in ``params`` or scanned)
+MODEL_PARAMETERS = {"heisenberg": ("L", "J", "Jz", "h", "spin"), "xxz": ("L", "J", "Jz", "h", "spin"),
+                    "tfim": ("L", "J", "g")}
+_LOCAL_SPACE = {"heisenberg": "spin-1/2", "xxz": "spin-1/2", "tfim": "pauli"}
+ALGORITHMS = ("dmrg",)
+#: the DMRG settings (keywords of :func:`tensor4all.dmrg`, and ``dtype`` of the start state)
+SETTINGS = ("max_bond", "sweeps", "cutoff", "tol", "two_site", "noise", "seed", "eigensolver",
+            "compute_variance", "threads", "conserve", "sector", "dtype")
+#: the columns a :class:`ScanTask` row has besides its observables (and their types)
+RESULT_COLUMNS = {"energy": "double", "variance": "double", "entropy": "double", "bond_dim": "int64",
+                  "sweeps_run": "int64", "converged": "bool"}
+#: the columns every row has after its results: time of the point, worker, status, error
+META_COLUMNS = {"seconds": "double", "worker": "string", "status": "string", "error": "string"}
+_DTYPES = ("float64", "complex128")
+_FACTOR = re.compile(r"^([^@*\s]+)(?:@(-?\d+))?$")
+
+
+# ---- checks of single values: one per parameter and setting ------------------------------
+def _spin(value: Any, what: str) -> str:
+    if not isinstance(value, str) or value not in ("1/2", "1"):
+        raise InvalidOptionError(f"{what}: unknown spin {value!r}; valid spins: 1/2, 1")
+    return value
+
+
+def _schedule(kind: str) -> Callable[[Any, str], Any]:
+    def check(value: Any, what: str) -> Any:
+        _check_schedule(list(value) if isinstance(value, (list, tuple)) else value, what, kind)
+        return tuple(value) if isinstance(value, (list, tuple)) else value
+    return check
+
+
+def _noise(value: Any, what: str) -> Any:
+    return None if value is None else _schedule("noise")(value, what)
+
+
+def _sector(value: Any, what: str) -> Any:
+    return None if value is None else check_real(value, what)
+
+
+def _conserve(value: Any, what: str) -> str | None:
+    if value is not None and value not in CONSERVE_CHOICES:
+        raise InvalidOptionError(f"{what}: unknown value {value!r}; valid values: None, "
+                                 + ", ".join(CONSERVE_CHOICES))
+    return value
+
+
+def _eigensolver(value: Any, what: str) -> str:
+    get_solver(value)
+    return value
+
+
+def _dtype(value: Any, what: str) -> str:
+    if value not in _DTYPES:
+        raise InvalidOptionError(f"{what}: unknown dtype {value!r}; valid dtypes: {', '.join(_DTYPES)}")
+    return value
+
+
+_CHECKS: dict[str, Callable[[Any, str], Any]] = {
+    "L": lambda v, w: check_positive_int(v, w),
+    "J": check_coupling, "Jz": check_coupling, "h": check_coupling, "g": check_coupling, "spin": _spin,
+    "max_bond": _schedule("bond"), "cutoff": _schedule("cutoff"), "noise": _noise,
+    "sweeps": lambda v, w: check_positive_int(v, w), "tol": lambda v, w: check_real(v, w, low=0.0),
+    "two_site": check_bool, "compute_variance": check_bool, "seed": check_seed,
+    "eigensolver": _eigensolver, "threads": lambda v, w: check_threads(v), "conserve": _conserve,
+    "sector": _sector, "dtype": _dtype,
+}
+
+
+def _parse_observable(spec: Any, ops: tuple[str, ...]) -> tuple[tuple[str, int | None], ...]:
+    if not isinstance(spec, str):
+        raise Tensor4allTypeError(f"ScanTask: an observable is a string such as 'X', 'X@3' or 'Z@0*Z@-1', "
+                                  f"got {type(spec).__name__} {spec!r}")
+    factors = []
+    for part in spec.split("*"):
+        m = _FACTOR.match(part)
+        if m is None:
+            raise InvalidOptionError(f"ScanTask: observable {spec!r} is not 'OP', 'OP@SITE' or 'A@I*B@J'")
+        if m.group(1) not in ops:
+            raise InvalidOptionError(f"ScanTask: observable {spec!r}: {m.group(1)!r} is not a Hermitian operator "
+                                     f"of the model's local space; valid operators: {', '.join(ops)}")
+        factors.append((m.group(1), None if m.group(2) is None else int(m.group(2))))
+    if len(factors) > 2 or (len(factors) == 2 and None in (factors[0][1], factors[1][1])):
+        raise InvalidOptionError(f"ScanTask: observable {spec!r}: a correlation names two sites, as 'Z@0*Z@-1'")
+    return tuple(factors)
+
+
+def _hermitian_ops(model: str) -> tuple[str, ...]:
+    space = local_space(_LOCAL_SPACE[model])
+    out = []
+    for name, (phase, m) in space.ops.items():
+        a = phase * np.asarray(m)
+        if np.allclose(a, a.conj().T):
+            out.append(name)
+    return tuple(out)
+
+
+# ---- the task --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ScanTask:
+    """One point of a scan: ``model`` (``"heisenberg"``, ``"xxz"`` or ``"tfim"``, as
+    :mod:`tensor4all.models`) with the fixed ``params`` (``L``, ``J``, ``Jz``, ``h``,
+    ``spin`` / ``L``, ``J``, ``g``), the ``algorithm`` (``"dmrg"``) with its ``settings``
+    (keywords of :func:`tensor4all.dmrg`: ``max_bond``, ``sweeps``, ``cutoff``, ``tol``,
+    ``two_site``, ``noise``, ``seed``, ``eigensolver``, ``compute_variance``, ``threads``
+    (default 1), ``conserve``, ``sector``; and ``dtype``, of the start state), and the
+    ``observables`` to measure in the final state (``"X"``, ``"X@3"``, ``"Z@0*Z@-1"``).
+
+    ``params`` and ``settings`` are stored as sorted ``(name, value)`` pairs (lists as
+    tuples), so a task is hashable, compares by value and pickles. A scanned name is a
+    model parameter or a setting that is not also fixed here. ``"xxz"`` is ``"heisenberg"``
+    under its other name (``Jz`` defaults to ``J`` for both, as in ``tensor4all dmrg``).
+    ``conserve="parity"`` writes
+    the TFIM as ``-J sum XX - g sum Z`` (the transverse field is then ``Z``) and
+    ``conserve="Sz"`` marks the Heisenberg MPO as conserving ``Sz``.
+
+    >>> task = ScanTask("tfim", params={"L": 8}, settings={"max_bond": 16}, observables=("X",))
+    >>> row = task(g=0.5)          # one point, in this process
+    >>> sorted(row)[:3]
+    ['X', 'bond_dim', 'converged']
+    """
+
+    model: str
+    params: Any = ()
+    algorithm: str = "dmrg"
+    settings: Any = ()
+    observables: Any = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, str) or self.model not in MODEL_PARAMETERS:
+            raise InvalidOptionError(f"ScanTask: unknown model {self.model!r}; valid models: "
+                                     f"{', '.join(MODEL_PARAMETERS)}")
+        if not isinstance(self.algorithm, str) or self.algorithm not in ALGORITHMS:
+            raise InvalidOptionError(f"ScanTask: unknown algorithm {self.algorithm!r}; valid algorithms: "
+                                     f"{', '.join(ALGORITHMS)}")
+        object.__setattr__(self, "params", self._pairs(self.params, "params", MODEL_PARAMETERS[self.model]))
+        object.__setattr__(self, "settings", self._pairs(self.settings, "settings", SETTINGS))
+        obs = (self.observables,) if isinstance(self.observables, str) else self.observables
+        if not isinstance(obs, (list, tuple)):
+            raise Tensor4allTypeError(f"ScanTask: observables must be a string or a list of strings, got "
+                                      f"{type(self.observables).__name__}")
+        ops = _hermitian_ops(self.model)
+        for spec in obs:
+            _parse_observable(spec, ops)
+        clash = [o for o in obs if o in RESULT_COLUMNS or o in META_COLUMNS or obs.count(o) > 1]
+        if clash:
+            raise InvalidOptionError(f"ScanTask: observable {clash[0]!r} is given twice or names a result column")
+        object.__setattr__(self, "observables", tuple(obs))
+
+    def _pairs(self, value: Any, what: str, valid: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
+        if isinstance(value, tuple) and all(isinstance(p, tuple) and len(p) == 2 for p in value):
+            value = dict(value)  # already normalized (a copy through dataclasses.replace)
+        if not isinstance(value, Mapping):
+            raise Tensor4allTypeError(f"ScanTask: {what} must be a mapping name -> value, got "
+                                      f"{type(value).__name__}")
+        out = {}
+        for name, v in value.items():
+            self._check_name(name, valid, what)
+            out[name] = _CHECKS[name](v, f"ScanTask: {name}")
+        return tuple(sorted(out.items()))
+
+    def _check_name(self, name: Any, valid: tuple[str, ...], what: str) -> None:
+        if name not in valid:
+            raise InvalidOptionError(f"ScanTask: {name!r} is not one of the {what} of "
+                                     f"{self.model if what == 'params' else self.algorithm}; valid names: "
+                                     f"{', '.join(valid)}")
+
+    # ---- the scanned names and values --------------------------------------------------
+    def _scannable(self) -> tuple[str, ...]:
+        """The names a grid may scan: the model's parameters and the settings not fixed here."""
+        fixed = {n for n, _ in self.params} | {n for n, _ in self.settings}
+        return tuple(n for n in MODEL_PARAMETERS[self.model] + SETTINGS if n not in fixed)
+
+    def _check_point(self, point: Mapping[str, Any]) -> None:
+        """Typed errors, before anything runs, for a point's names and values (and a chain
+        length ``L`` given neither in ``params`` nor in the point)."""
+        valid = self._scannable()
+        for name, value in point.items():
+            if name not in valid:
+                fixed = name in dict(self.params) or name in dict(self.settings)
+                raise InvalidOptionError(
+                    f"scan: {name!r} is " + ("fixed in the task's params or settings; scan it or fix it, not both"
+                                             if fixed else f"not a parameter of {self.model} or a dmrg setting; "
+                                             f"valid names: {', '.join(valid)}"))
+            _CHECKS[name](value, f"scan: {name}")
+        if "L" not in point and "L" not in dict(self.params):
+            raise InvalidOptionError(f"ScanTask: the chain length L is neither in params nor scanned ({self.model})")
+
+    def _columns(self) -> dict[str, str]:
+        """The result columns of a row and their Arrow types (before :data:`META_COLUMNS`)."""
+        cols = dict(RESULT_COLUMNS)
+        cols.update({o: "double" for o in self.observables})
+        return {k: cols[k] for k in ("energy", "variance", "entropy", *self.observables,
+                                     "bond_dim", "sweeps_run", "converged")}
+
+    # ---- running one point -------------------------------------------------------------
+    def __call__(self, **point: Any) -> dict[str, Any]:
+        """Run the point ``point`` (scanned names -> values) here; returns the row's results:
+        ``energy``, ``variance``, ``entropy`` (von Neumann, natural log, at the middle bond
+        ``(L - 1) // 2``), one value per observable, ``bond_dim`` (the largest bond dimension
+        of the final state), ``sweeps_run`` and ``converged``."""
+        self._check_point(point)
+        p = dict(self.params)
+        s = {"threads": 1, **dict(self.settings)}
+        for name, value in point.items():
+            (p if name in MODEL_PARAMETERS[self.model] else s)[name] = value
+        conserve, dtype = s.get("conserve"), s.pop("dtype", "float64")
+        L = p.pop("L")
+        if self.model == "tfim":
+            H = models.tfim(L, conserve="parity" if conserve == "parity" else None, **p)
+        else:
+            H = models.heisenberg(L, conserve="Sz" if conserve == "Sz" else None, **p)
+        psi0 = None
+        if dtype == "complex128":  # as tensor4all dmrg --dtype complex128
+            chi0 = _first(s.get("max_bond", 64))
+            start = min(chi0, 8) if s.get("two_site", True) else chi0
+            psi0 = MPS.random(L, H.phys_dims[0], bond_dim=start, seed=s.get("seed", 0), dtype=np.complex128)
+        s = {k: (list(v) if isinstance(v, tuple) else v) for k, v in s.items()}
+        res = dmrg(H, psi0, **s)
+        state = res.state
+        row: dict[str, Any] = {"energy": float(res.energy), "variance": float(res.variance),
+                               "entropy": float(state.entanglement_entropy((L - 1) // 2)) if L > 1 else 0.0}
+        local = "pauli" if self.model == "tfim" else {"1/2": "spin-1/2", "1": "spin-1"}[p.get("spin", "1/2")]
+        for spec in self.observables:
+            row[spec] = _measure(state, spec, _parse_observable(spec, _hermitian_ops(self.model)), local)
+        row.update(bond_dim=max((int(b) for b in state.bond_dims), default=1), sweeps_run=len(res.history),
+                   converged=bool(res.converged))
+        return row
+
+
+def _first(schedule: Any) -> int:
+    return int(schedule[0] if isinstance(schedule, (list, tuple)) else schedule)
+
+
+def _measure(state: MPS, spec: str, factors: tuple[tuple[str, int | None], ...], local: str) -> float:
+    L = state.L
+    if len(factors) == 2:
+        (a, i), (b, j) = factors
+        value = state.correlation(a, b, i % L if -L <= i < 0 else i, j % L if -L <= j < 0 else j, local=local)
+    elif factors[0][1] is None:
+        value = sum(complex(state.expect(factors[0][0], i, local=local)) for i in range(L)) / L
+    else:
+        op, i = factors[0]
+        value = state.expect(op, i % L if -L <= i < 0 else i, local=local)
+    z = complex(value)
+    if abs(z.imag) > 1e-10 * max(1.0, abs(z.real)):
+        raise InvalidOptionError(f"observable {spec!r} has the complex value {z:.6g} in this state; a scan "
+                                 "stores real numbers (use a product of operators that commute)")
+    return float(z.real)
+
+
+# ---- the function a worker runs ----------------------------------------------------------
+def run_point(fn: Callable[..., Mapping[str, Any]], point: dict[str, Any]) -> dict[str, Any]:
+    """``fn(**point)`` with its wall time and the Dask worker that ran it (None outside a
+    worker): ``{"result": ..., "seconds": ..., "worker": ...}``."""
+    t0 = time.perf_counter()
+    result = check_result(fn(**point), point)
+    seconds = time.perf_counter() - t0
+    return {"result": result, "seconds": seconds, "worker": _worker_address()}
+
+
+def _worker_address() -> str | None:
+    try:
+        from distributed import get_worker  # noqa: PLC0415  (optional dependency; present on a worker)
+        return str(get_worker().address)
+    except (ImportError, ValueError):
+        return None
+
+
+def check_result(out: Any, point: Mapping[str, Any]) -> dict[str, Any]:
+    """A task's result as a row: a mapping of column names to scalars (None, bool, int,
+    float, str; NumPy scalars become Python ones)."""
+    if not isinstance(out, Mapping):
+        raise Tensor4allTypeError(f"a scan task must return a dict of column -> value, got {type(out).__name__}")
+    row = {}
+    for k, v in out.items():
+        if not isinstance(k, str) or not k:
+            raise Tensor4allTypeError(f"a scan task's result keys must be non-empty strings, got {k!r}")
+        if k in point or k in META_COLUMNS:
+            raise InvalidOptionError(f"a scan task's result {k!r} clashes with a parameter or the column {k!r}; "
+                                     "rename it")
+        if isinstance(v, np.generic):
+            v = v.item()
+        if v is not None and not isinstance(v, (bool, str, numbers.Integral, float)):
+            if isinstance(v, numbers.Real):
+                v = float(v)
+            else:
+                raise Tensor4allTypeError(f"a scan task's result {k!r} must be a number, bool, string or None, "
+                                          f"got {type(v).__name__} {v!r}")
+        row[k] = int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else v
+    return row
+
+
+def describe(task: Any) -> dict[str, Any]:
+    """What a scan file records of its task (and compares when it resumes)."""
+    if isinstance(task, ScanTask):
+        return {"model": task.model, "params": {k: _json(v) for k, v in task.params},
+                "algorithm": task.algorithm, "settings": {k: _json(v) for k, v in task.settings},
+                "observables": list(task.observables)}
+    fn = getattr(task, "func", task)  # functools.partial: the function it wraps
+    name = getattr(fn, "__qualname__", type(fn).__qualname__)
+    return {"function": f"{getattr(fn, '__module__', None) or type(fn).__module__}.{name}"}
+
+
+def _json(v: Any) -> Any:
+    if isinstance(v, tuple):
+        return [_json(x) for x in v]
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    return v

@@ -1,0 +1,204 @@
+"""Parameter scans on Dask: :func:`scan` runs each point of a grid as one Dask task and
+streams the rows into one Arrow/Parquet file as the points finish.
+
+The project states what to compute (the points, :class:`ScanTask` or a function) and Dask
+schedules it (``client.submit`` per point, ``as_completed``, Dask's own ``retries=`` and its
+``allowed-failures`` for workers that die). The file is rewritten atomically after each
+batch of finished points (:mod:`tensor4all._scan_table`), so an interrupted scan resumes
+from it: points with status ``ok`` are skipped (matched by their parameter values), the
+others run. Dask is the optional ``distributed`` extra; without it :func:`scan` raises
+:class:`OptionalDependencyError` naming the extra.
+
+>>> task = ScanTask("tfim", params={"L": 32}, settings={"max_bond": 64}, observables=("X",))
+>>> table = scan(task, {"g": np.linspace(0.2, 2.0, 37)}, out="tfim.parquet")  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import numbers
+import os
+import uuid
+from typing import Any, Callable, Iterator, Mapping
+
+import numpy as np
+from tqdm import tqdm
+
+from ._errors import InvalidOptionError, OptionalDependencyError, Tensor4allTypeError
+from ._scan_grid import Grid, make_grid
+from ._scan_table import ScanTable, check_out
+from ._scan_task import META_COLUMNS, ScanTask, describe, run_point
+from ._util import check_callable
+
+__all__ = ["scan", "ScanTask", "ScanRun", "default_workers"]
+
+_INSTALL = "install the 'distributed' extra: pip install 'tidu-tenferro[distributed]'"
+
+
+def default_workers() -> int:
+    """The cores this process may run on (one single-threaded worker per core)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def import_distributed() -> Any:
+    try:
+        import dask  # noqa: F401, PLC0415  (optional dependency, imported on demand)
+        import distributed  # noqa: PLC0415
+    except ImportError as exc:
+        raise OptionalDependencyError(f"tensor4all.scan runs its points on Dask, which is not installed; "
+                                      f"{_INSTALL}") from exc
+    return distributed
+
+
+def scan(task: ScanTask | Callable[..., Mapping[str, Any]], grid: Any, *, client: Any = None,
+         out: Any = "scan.parquet", retries: int = 2, workers: int | None = None, progress: bool = True,
+         callback: Callable[[dict[str, Any]], Any] | None = None) -> Any:
+    """Run every point of ``grid`` as one Dask task and write one row per point to ``out``.
+
+    Args:
+        task: a :class:`ScanTask` (model, DMRG settings, observables), or a function
+            ``f(**point) -> dict`` of column -> scalar (picklable: module-level, or any
+            function cloudpickle can send).
+        grid: a mapping name -> values (the cartesian product, the first name varying
+            slowest) or a list of points (mappings with the same names). A
+            :class:`ScanTask` scans its model parameters and DMRG settings by name.
+        client: a ``dask.distributed.Client``, a scheduler address (``"tcp://host:8786"``),
+            or ``None``: a ``LocalCluster`` of ``workers`` single-threaded worker processes
+            (default one per core), closed at the end.
+        out: the file (``.parquet``, or ``.arrow`` for Arrow IPC). If it exists it must be a
+            scan of the same task over the same names: its ``ok`` points are not run again
+            (rows of other points are kept); failed points run again.
+        retries: how many times Dask reruns a point whose task raised; a local cluster also
+            reruns a point this many times after its worker died (``allowed-failures``;
+            an existing cluster keeps its own setting). Then the row has ``status`` "failed"
+            and ``error`` (``"ValueError: ..."``, ``"KilledWorker: ..."``).
+        progress: a tqdm bar over the points (on stderr).
+        callback: called in this process with each new row (a dict) once it is in the file.
+
+    Returns:
+        The file's table (``pyarrow.Table``): the scanned parameters, the results
+        (:class:`ScanTask`: ``energy``, ``variance``, ``entropy``, the observables,
+        ``bond_dim``, ``sweeps_run``, ``converged``; a function: its keys), ``seconds``,
+        ``worker``, ``status`` (``"ok"``/``"failed"``) and ``error``, in grid order.
+    """
+    return ScanRun(task, grid, client=client, out=out, retries=retries, workers=workers, progress=progress,
+                   callback=callback).run()
+
+
+class ScanRun:
+    """One call of :func:`scan`: the arguments checked, the file read; :meth:`run` runs the
+    points the file does not hold. ``todo`` (grid indices to run), ``skipped`` (points the
+    file held), ``ran`` and ``failed`` (rows written by this run) are there for programs
+    that report on the run (``tensor4all scan``)."""
+
+    def __init__(self, task: Any, grid: Any, *, client: Any = None, out: Any = "scan.parquet", retries: int = 2,
+                 workers: int | None = None, progress: bool = True,
+                 callback: Callable[[dict[str, Any]], Any] | None = None):
+        if not callable(task):
+            raise Tensor4allTypeError(f"scan: task must be a ScanTask or a function f(**point) -> dict, got "
+                                      f"{type(task).__name__} {task!r}")
+        self.task = task
+        reserved = set(META_COLUMNS) | (set(task._columns()) if isinstance(task, ScanTask) else set())
+        self.grid: Grid = make_grid(grid, reserved)
+        if isinstance(task, ScanTask):
+            for i in range(len(self.grid)):
+                task._check_point(self.grid.point(i))
+        if isinstance(retries, bool) or not isinstance(retries, numbers.Integral) or retries < 0:
+            raise InvalidOptionError(f"scan: retries must be a non-negative integer, got {retries!r}")
+        self.retries = int(retries)
+        if workers is not None:
+            if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
+                raise InvalidOptionError(f"scan: workers must be a positive integer or None, got {workers!r}")
+            if client is not None:
+                raise InvalidOptionError("scan: workers= sizes the local cluster that client=None starts; an "
+                                         "existing cluster has its own workers")
+        self.workers = default_workers() if workers is None else int(workers)
+        if not isinstance(progress, (bool, np.bool_)):
+            raise Tensor4allTypeError(f"scan: progress must be True or False, got {progress!r}")
+        self.progress = bool(progress)
+        self.callback = check_callable(callback, "scan: callback")
+        self.path = check_out(out)
+        self.dd = import_distributed()
+        if client is not None and not isinstance(client, (str, self.dd.Client)):
+            raise Tensor4allTypeError(f"scan: client must be a dask.distributed.Client, a scheduler address or "
+                                      f"None, got {type(client).__name__}")
+        self.client = client
+        self.table = ScanTable(self.path, self.grid, describe(task),
+                               task._columns() if isinstance(task, ScanTask) else None)
+        self.todo = [i for i, key in enumerate(self.grid.keys) if not self.table.done(key)]
+        self.skipped = len(self.grid) - len(self.todo)
+        self.ran = self.failed = 0
+
+    # ---- the cluster -----------------------------------------------------------------
+    @contextlib.contextmanager
+    def _client(self) -> Iterator[Any]:
+        dd = self.dd
+        if isinstance(self.client, dd.Client):
+            yield self.client
+            return
+        if isinstance(self.client, str):
+            with dd.Client(self.client) as c:
+                yield c
+            return
+        import dask  # noqa: PLC0415  (optional dependency, present once import_distributed passed)
+
+        with dask.config.set({"distributed.scheduler.allowed-failures": self.retries}):
+            cluster = dd.LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
+                                      dashboard_address=None, silence_logs=logging.CRITICAL)
+        with cluster, dd.Client(cluster) as c:
+            yield c
+
+    # ---- the run -----------------------------------------------------------------------
+    def run(self) -> Any:
+        """Run the points not yet in the file; returns the file's table."""
+        if not self.todo:
+            return self.table.table()
+        bar = tqdm(total=len(self.grid), initial=self.skipped, desc="scan", unit="point", disable=not self.progress,
+                   dynamic_ncols=True)
+        token = uuid.uuid4().hex[:8]
+        try:
+            with self._client() as client:
+                futures: dict[Any, int] = {}
+                try:
+                    for i in self.todo:
+                        f = client.submit(run_point, self.task, self.grid.point(i),
+                                          key=f"tensor4all-scan-{token}-{i}", retries=self.retries, pure=False)
+                        futures[f] = i
+                    for batch in self.dd.as_completed(list(futures)).batches():
+                        rows = [(i, self._row(f, i)) for f in batch for i in (futures.pop(f),)]
+                        for i, row in rows:
+                            self.table.put(self.grid.keys[i], row)
+                        self.table.write()
+                        for _, row in rows:
+                            self.ran += 1
+                            self.failed += row["status"] != "ok"
+                            bar.update(1)
+                            if self.failed:
+                                bar.set_postfix_str(f"failed={self.failed}", refresh=False)
+                            if self.callback is not None:
+                                self.callback(row)
+                finally:
+                    if futures:  # interrupted: Dask drops what is still queued or running
+                        client.cancel(list(futures))
+        finally:
+            bar.close()
+        return self.table.table()
+
+    def _row(self, future: Any, i: int) -> dict[str, Any]:
+        row = self.grid.point(i)
+        if future.status == "finished":
+            out = future.result()
+            row.update(out["result"])
+            row.update(seconds=out["seconds"], worker=out["worker"], status="ok", error=None)
+        else:
+            try:
+                e = future.exception()
+                error = f"{type(e).__name__}: {e}"
+            except Exception as exc:  # noqa: BLE001  (cancelled, or the scheduler went away)
+                error = f"{type(exc).__name__}: {exc}"
+            row.update(seconds=None, worker=None, status="failed", error=error)
+        future.release()
+        return row
