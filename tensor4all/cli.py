@@ -7,6 +7,7 @@ Commands (argparse subcommands, as ``python -m pip``):
   row per sweep, the final energy, variance and error against a reference energy
   (:mod:`tensor4all.references`), and optionally a JSON record (``--json``), a plot
   (``--plot``, matplotlib) and the final MPS (``--save``, Arrow or NumPy).
+* ``scan`` -- the same runs over a grid of model parameters on Dask (:mod:`tensor4all._cli_scan`).
 
 Exit codes: 0 on success; 2 for bad arguments (argparse's message, naming the valid
 choices; never a traceback) and for optional dependencies that an option needs but
@@ -32,7 +33,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from . import models, references
+from . import _cli_scan, models, references
 from ._dmrg import dmrg
 from ._errors import Tensor4allError
 from ._mps import MPS
@@ -228,7 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="no progress bar and no table per sweep, only the final summary (default: off; "
                         "the progress bar is also off when stderr is not a terminal)")
     p.set_defaults(func=_cmd_dmrg)
-    parser.commands = {"dmrg": p}  # type: ignore[attr-defined]
+    s = _cli_scan.add_parser(commands, p, validate=_validate_dmrg, conserve_of=_conserve_of, sector_of=_sector_of)
+    parser.commands = {"dmrg": p, "scan": s}  # type: ignore[attr-defined]
     return parser
 
 

@@ -1,0 +1,283 @@
+"""Parameter scans on Dask (issue 27): ``tensor4all.scan`` on a ``LocalCluster`` of 2
+single-threaded worker processes equals the serial loop bit for bit; the file resumes after
+the scan process is killed (no point lost or run twice); a point whose worker dies is run
+again, and one that keeps failing is recorded with its error; ``tensor4all scan`` on the
+command line. Small chains and few points: the whole file runs in well under a minute."""
+from __future__ import annotations
+
+import builtins
+import functools
+import logging
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import tensor4all as t4a
+from tensor4all import cli
+
+dask = pytest.importorskip("dask", reason="the 'distributed' extra (in 'dev') runs these tests")
+distributed = pytest.importorskip("distributed")
+pq = pytest.importorskip("pyarrow.parquet")
+cloudpickle = pytest.importorskip("cloudpickle")
+
+# the task functions below go to the workers by value (the workers cannot import this test module)
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def client():
+    """2 single-threaded worker processes; a worker that dies twice under one task fails it."""
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=logging.CRITICAL)
+    with cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def _rows(path) -> list[dict]:
+    return pq.read_table(path).to_pylist()
+
+
+# ---- results -------------------------------------------------------------------------------
+def test_scan_equals_the_serial_loop_bit_for_bit(client, tmp_path):
+    task = t4a.ScanTask("tfim", params={"L": 10}, settings={"max_bond": 16, "conserve": "none"},
+                        observables=("X", "Z@0*Z@-1", "X@3"))
+    gs = np.linspace(0.5, 1.5, 4)
+    table = t4a.scan(task, {"g": gs}, client=client, out=tmp_path / "s.parquet", progress=False)
+    rows = table.to_pylist()
+    assert rows == _rows(tmp_path / "s.parquet")
+    assert [r["g"] for r in rows] == gs.tolist()
+    assert table.column_names == ["g", "energy", "variance", "entropy", "X", "Z@0*Z@-1", "X@3", "bond_dim",
+                                  "sweeps_run", "converged", "seconds", "worker", "status", "error"]
+    for g, r in zip(gs, rows):
+        serial = task(g=float(g))
+        assert {k: r[k] for k in serial} == serial  # ==: the same float64 bits
+        assert r["status"] == "ok" and r["error"] is None and r["seconds"] > 0
+        assert r["worker"] in client.scheduler_info()["workers"]
+    assert rows[0]["X"] > 0.2 and 0 < rows[-1]["Z@0*Z@-1"] < 1  # transverse magnetization, end-to-end order
+
+
+def test_a_conserved_scan_and_a_scanned_setting(client, tmp_path):
+    task = t4a.ScanTask("heisenberg", params={"L": 8}, settings={"conserve": "Sz"}, observables=("Sz@0*Sz@1",))
+    table = t4a.scan(task, [{"max_bond": 4}, {"max_bond": 16}], client=client, out=tmp_path / "h.arrow",
+                     progress=False)
+    low, high = table.to_pylist()
+    assert high["energy"] == pytest.approx(-3.374932598687, abs=1e-9) and low["energy"] > high["energy"]
+    assert high["bond_dim"] == 16 and low["bond_dim"] == 4 and high["Sz@0*Sz@1"] < 0
+
+
+def _square(a, b):
+    return {"product": a * len(b), "label": f"{a}{b}", "big": a > 1}
+
+
+def test_function_tasks_and_the_cartesian_order(client, tmp_path):
+    table = t4a.scan(_square, {"a": [1, 2], "b": ["x", "yy", "zzz"]}, client=client, out=tmp_path / "f.parquet",
+                     progress=False)
+    rows = table.to_pylist()
+    assert [(r["a"], r["b"]) for r in rows] == [(1, "x"), (1, "yy"), (1, "zzz"), (2, "x"), (2, "yy"), (2, "zzz")]
+    assert [r["product"] for r in rows] == [1, 2, 3, 2, 4, 6] and rows[3]["label"] == "2x" and rows[3]["big"]
+    meta = pq.read_schema(tmp_path / "f.parquet").metadata[b"tensor4all.scan"]
+    assert b'"parameters": ["a", "b"]' in meta and b"_square" in meta
+
+
+# ---- failures --------------------------------------------------------------------------------
+def _fails_on_two(x, log):
+    with open(log, "a") as fh:
+        fh.write(f"{x}\n")
+    if x == 2:
+        raise ValueError(f"no convergence at x = {x}")
+    return {"y": 10 * x}
+
+
+def test_a_failing_point_is_retried_then_recorded_and_rerun_on_resume(client, tmp_path):
+    log, out = tmp_path / "log", tmp_path / "f.parquet"
+    task = functools.partial(_fails_on_two, log=str(log))
+    rows = t4a.scan(task, {"x": [1, 2, 3]}, client=client, out=out, retries=1, progress=False).to_pylist()
+    assert [r["status"] for r in rows] == ["ok", "failed", "ok"]
+    assert rows[1]["error"] == "ValueError: no convergence at x = 2" and rows[1]["y"] is None
+    assert sorted(log.read_text().split()) == ["1", "2", "2", "3"]  # retries=1: two attempts
+    t4a.scan(task, {"x": [1, 2, 3]}, client=client, out=out, retries=0, progress=False)
+    assert sorted(log.read_text().split()) == ["1", "2", "2", "2", "3"]  # only the failed point ran again
+    assert [r["status"] for r in _rows(out)] == ["ok", "failed", "ok"]
+
+
+def _kills_its_worker_once(x, marker):
+    if x == 1 and not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(1)  # the worker process dies mid-task
+    return {"y": x + 0.5}
+
+
+def test_a_worker_killed_mid_task_is_retried_and_the_scan_completes(client, tmp_path):
+    marker = tmp_path / "marker"
+    rows = t4a.scan(functools.partial(_kills_its_worker_once, marker=str(marker)), {"x": [0, 1, 2]}, client=client,
+                    out=tmp_path / "k.parquet", progress=False).to_pylist()
+    assert marker.exists()
+    assert [(r["x"], r["y"], r["status"]) for r in rows] == [(0, 0.5, "ok"), (1, 1.5, "ok"), (2, 2.5, "ok")]
+    client.wait_for_workers(2, timeout=60)
+
+
+def _always_kills_its_worker(x):
+    os._exit(1)
+
+
+def test_a_point_that_keeps_killing_workers_is_recorded_as_failed(client, tmp_path):
+    rows = t4a.scan(_always_kills_its_worker, {"x": [7]}, client=client, out=tmp_path / "d.parquet",
+                    progress=False).to_pylist()
+    assert rows[0]["status"] == "failed" and rows[0]["error"].startswith("KilledWorker: ")
+    client.wait_for_workers(2, timeout=60)
+
+
+# ---- resuming ----------------------------------------------------------------------------------
+_SLOW_SCAN = textwrap.dedent("""
+    import sys, time
+    import tensor4all as t4a
+    log, out, address = sys.argv[1:4]
+
+    def slow(x):
+        with open(log, "a") as fh:
+            fh.write(f"{x}\\n")
+        time.sleep(0.3)
+        return {"y": x * x}
+
+    t4a.scan(slow, {"x": list(range(16))}, client=address, out=out, progress=False)
+""")
+
+
+def test_a_killed_scan_resumes_from_its_file_without_losing_or_repeating_a_point(client, tmp_path):
+    script, out = tmp_path / "slow.py", tmp_path / "slow.parquet"
+    script.write_text(_SLOW_SCAN)
+    address = client.scheduler.address
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path / "log1"), str(out), address], cwd=ROOT)
+    deadline = time.monotonic() + 120
+    done_at_kill: list[int] = []
+    while time.monotonic() < deadline and proc.poll() is None:
+        if out.exists():
+            done_at_kill = [r["x"] for r in _rows(out)]  # the file is replaced atomically: always whole
+            if len(done_at_kill) >= 4:
+                break
+        time.sleep(0.02)
+    proc.kill()  # SIGKILL: no cleanup in the scan process
+    proc.wait()
+    rows = _rows(out)
+    assert 4 <= len(rows) < 16, "the scan was to be killed halfway"
+    assert len({r["x"] for r in rows}) == len(rows) and all(r["status"] == "ok" for r in rows)
+    done_at_kill = [r["x"] for r in rows]
+    subprocess.run([sys.executable, str(script), str(tmp_path / "log2"), str(out), address], cwd=ROOT, check=True,
+                   timeout=120)
+    rows = _rows(out)
+    assert [r["x"] for r in rows] == list(range(16))  # every point exactly once, in grid order
+    assert all(r["status"] == "ok" and r["y"] == r["x"] ** 2 for r in rows)
+    rerun = sorted(int(x) for x in (tmp_path / "log2").read_text().split())
+    assert rerun == sorted(set(range(16)) - set(done_at_kill))  # the finished points did not run again
+
+
+def test_a_file_of_another_scan_is_refused(client, tmp_path):
+    out = tmp_path / "a.parquet"
+    t4a.scan(_square, {"a": [1], "b": ["x"]}, client=client, out=out, progress=False)
+    task = t4a.ScanTask("tfim", params={"L": 6})
+    with pytest.raises(t4a.ScanFileError, match="holds a scan over"):
+        t4a.scan(task, {"g": [1.0]}, client=client, out=out)
+    with pytest.raises(t4a.ScanFileError, match="holds a scan of another task"):
+        t4a.scan(lambda a, b: {}, {"a": [1], "b": ["x"]}, client=client, out=out)
+    pq.write_table(pq.read_table(out).replace_schema_metadata({}), tmp_path / "plain.parquet")
+    with pytest.raises(t4a.ScanFileError, match="was not written by tensor4all.scan"):
+        t4a.scan(_square, {"a": [1], "b": ["x"]}, client=client, out=tmp_path / "plain.parquet")
+    (tmp_path / "junk.parquet").write_bytes(b"not parquet")
+    with pytest.raises(t4a.ScanFileError, match="not a readable parquet file"):
+        t4a.scan(_square, {"a": [1], "b": ["x"]}, client=client, out=tmp_path / "junk.parquet")
+
+
+def test_a_finished_scan_starts_no_cluster(client, tmp_path, monkeypatch):
+    out = tmp_path / "f.parquet"
+    first = t4a.scan(_square, {"a": [1, 2], "b": ["x"]}, client=client, out=out, progress=False)
+
+    def no_cluster(*args, **kwargs):
+        raise AssertionError("a finished scan started a cluster")
+
+    monkeypatch.setattr(distributed, "LocalCluster", no_cluster)
+    assert t4a.scan(_square, {"a": [1, 2], "b": ["x"]}, out=out, progress=False) == first
+
+
+def test_without_dask_scan_names_the_extra(monkeypatch, tmp_path):
+    real_import = builtins.__import__
+
+    def no_distributed(name, *args, **kwargs):
+        if name.split(".")[0] in ("dask", "distributed"):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_distributed)
+    with pytest.raises(t4a.OptionalDependencyError, match=r"the 'distributed' extra: pip install") as info:
+        t4a.scan(_square, {"a": [1], "b": ["x"]}, out=tmp_path / "x.parquet")
+    assert isinstance(info.value, ImportError) and not (tmp_path / "x.parquet").exists()
+
+
+def test_scan_task_is_a_picklable_hashable_value():
+    import pickle
+
+    task = t4a.ScanTask("xxz", params={"L": 8, "Jz": 0.5}, settings={"max_bond": [8, 16]}, observables="Sz@0")
+    assert task.params == (("Jz", 0.5), ("L", 8)) and task.settings == (("max_bond", (8, 16)),)
+    assert pickle.loads(pickle.dumps(task)) == task and hash(task) == hash(t4a.ScanTask(**vars(task)))
+    assert task.observables == ("Sz@0",)
+
+
+# ---- the command line --------------------------------------------------------------------------
+def _cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "tensor4all", "scan", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_cli_scan_on_a_local_cluster_then_resumed_on_an_existing_one(client, tmp_path):
+    common = ("--model", "tfim", "--L", "8", "--chi", "8", "--conserve", "none", "--observables", "X,Z@0*Z@-1",
+              "--out", "tfim.parquet")
+    first = _cli(*common, "--g", "0.5,1.0", "--workers", "2", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert "SCAN  tfim L=8 J=1  over g 0.5..1 (2): 2 points" in first.stdout
+    assert "local cluster of 2 workers, out tfim.parquet: 0 point(s) done earlier, 2 to run" in first.stdout
+    assert "points      2: 2 ok (2 run now, 0 from the file), 0 failed" in first.stdout
+    second = _cli(*common, "--g", "0.5:1.5:3", "--scheduler", client.scheduler.address, "--plot", "tfim.png",
+                  cwd=tmp_path)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert "points      3: 3 ok (1 run now, 2 from the file), 0 failed" in second.stdout
+    assert f"scheduler {client.scheduler.address}" in second.stdout
+    rows = _rows(tmp_path / "tfim.parquet")
+    assert [r["g"] for r in rows] == [0.5, 1.0, 1.5] and (tmp_path / "tfim.png").stat().st_size > 0
+    task = t4a.ScanTask("tfim", params={"L": 8, "J": 1.0, "g": 1.5},
+                        settings={"max_bond": 8, "cutoff": 1e-12, "sweeps": 10, "tol": 1e-10, "two_site": True,
+                                  "seed": 0, "dtype": "float64", "noise": None, "threads": 1, "conserve": None,
+                                  "sector": None}, observables=("X", "Z@0*Z@-1"))
+    expected = task()
+    assert {k: rows[2][k] for k in expected} == expected  # the command's row is the library's
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["--g", "0.2:2.0"], "invalid range '0.2:2.0'"),
+    (["--g", "0.5"], "nothing to scan"),
+    (["--L", "4:9:3"], "not integers"),
+    (["--L", "1,4"], "the chain needs at least 2 sites"),
+    (["--g", "1,2", "--out", "x.csv"], "valid extensions: .parquet, .arrow"),
+    (["--g", "1,2", "--observables", "S+"], "not a Hermitian operator"),
+    (["--g", "1,2", "--Jz", "0.5,1"], "not a parameter of --model tfim"),
+    (["--g", "1,2", "--plot", "x.gif"], "valid extensions: .png, .pdf, .svg"),
+    (["--g", "1,1"], "is given twice"),
+    (["--g", "1,2", "--workers", "0"], "positive integer"),
+    (["--g", "1,2", "--workers", "2", "--scheduler", "tcp://x:1"], "not allowed with argument"),
+], ids=["range", "nothing", "L-range", "L-small", "out", "observable", "Jz-tfim", "plot", "twice", "workers",
+        "workers-and-scheduler"])
+def test_cli_bad_arguments_exit_2_before_anything_runs(args, fragment, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as info:
+        cli.main(["scan", "--model", "tfim", "--L", "6", *args])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert fragment in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
