@@ -25,7 +25,7 @@ import numpy as np
 from . import models
 from ._dmrg import _check_schedule, dmrg
 from ._eigensolver import get_solver
-from ._errors import InvalidOptionError, Tensor4allTypeError
+from ._errors import InvalidOptionError, Tensor4allTypeError, ZeroNormError
 from ._local_ops import local_space
 from ._mps import MPS
 from ._sector_run import CONSERVE_CHOICES
@@ -253,7 +253,7 @@ class ScanTask:
             psi0 = MPS.random(L, H.phys_dims[0], bond_dim=start, seed=s.get("seed", 0), dtype=np.complex128)
         s = {k: (list(v) if isinstance(v, tuple) else v) for k, v in s.items()}
         res = dmrg(H, psi0, **s)
-        state = res.state
+        state = res.state.dense()  # measured on dense sites: one SVD per bond instead of one per sector
         row: dict[str, Any] = {"energy": float(res.energy), "variance": float(res.variance),
                                "entropy": float(state.entanglement_entropy((L - 1) // 2)) if L > 1 else 0.0}
         local = "pauli" if self.model == "tfim" else {"1/2": "spin-1/2", "1": "spin-1"}[p.get("spin", "1/2")]
@@ -274,7 +274,7 @@ def _measure(state: MPS, spec: str, factors: tuple[tuple[str, int | None], ...],
         (a, i), (b, j) = factors
         value = state.correlation(a, b, i % L if -L <= i < 0 else i, j % L if -L <= j < 0 else j, local=local)
     elif factors[0][1] is None:
-        value = sum(complex(state.expect(factors[0][0], i, local=local)) for i in range(L)) / L
+        value = _site_average(state, local_space(local).matrix(factors[0][0]))
     else:
         op, i = factors[0]
         value = state.expect(op, i % L if -L <= i < 0 else i, local=local)
@@ -283,6 +283,25 @@ def _measure(state: MPS, spec: str, factors: tuple[tuple[str, int | None], ...],
         raise InvalidOptionError(f"observable {spec!r} has the complex value {z:.6g} in this state; a scan "
                                  "stores real numbers (use a product of operators that commute)")
     return float(z.real)
+
+
+def _site_average(state: MPS, op: np.ndarray) -> complex:
+    """``sum_i <op_i> / L`` of a dense MPS in one pass over the chain (left environments,
+    then right ones with the terms): O(L chi^3) where ``L`` calls of ``expect`` cost
+    O(L^2 chi^3) (half a second at L = 32, chi = 64 on the blocks of a symmetric state)."""
+    sites = [np.asarray(t) for t in state.tensors]
+    lefts = [np.ones((1, 1))]
+    for a in sites[:-1]:
+        lefts.append(np.einsum("ab,asc,bsd->cd", lefts[-1], a, a.conj(), optimize=True))
+    right = np.ones((1, 1))
+    total = 0.0
+    for left, a in zip(reversed(lefts), reversed(sites)):
+        total += np.einsum("ab,asc,ts,btd,cd->", left, a, op, a.conj(), right, optimize=True)
+        right = np.einsum("asc,bsd,cd->ab", a, a.conj(), right, optimize=True)
+    norm = right[0, 0].real
+    if norm == 0:
+        raise ZeroNormError("a scan observable: the state has norm 0")
+    return complex(total) / norm / len(sites)
 
 
 # ---- the function a worker runs ----------------------------------------------------------
