@@ -71,3 +71,4 @@ __all__ += [
 from . import references  # noqa: E402
 
 __all__ += ["references"]
+from . import quantics  # noqa: E402  (quantics grids, QTT interpolation and operators)
