@@ -30,7 +30,7 @@ from ._scan_table import ScanTable, check_out
 from ._scan_task import META_COLUMNS, ScanTask, describe, run_point
 from ._util import check_callable
 
-__all__ = ["scan", "ScanTask", "ScanRun", "default_workers"]
+__all__ = ["scan", "ScanTask", "ScanRun", "default_workers", "local_cluster"]
 
 _INSTALL = "install the 'distributed' extra: pip install 'tidu-tenferro[distributed]'"
 
@@ -51,6 +51,21 @@ def import_distributed() -> Any:
         raise OptionalDependencyError(f"tensor4all.scan runs its points on Dask, which is not installed; "
                                       f"{_INSTALL}") from exc
     return distributed
+
+
+def local_cluster(workers: int | None = None, retries: int = 2) -> Any:
+    """The ``LocalCluster`` that :func:`scan` starts for ``client=None``: ``workers``
+    single-threaded worker processes (default one per core), no dashboard (its HTTP
+    server on a free port), worker logs below CRITICAL silenced (failures are in the rows),
+    and a point whose worker dies ``retries + 1`` times recorded as failed
+    (``distributed.scheduler.allowed-failures``). Close it (``with``) when done."""
+    dd = import_distributed()
+    import dask  # noqa: PLC0415  (optional dependency, present once import_distributed passed)
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": retries}):
+        return dd.LocalCluster(n_workers=default_workers() if workers is None else workers, threads_per_worker=1,
+                               processes=True, dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"},
+                               silence_logs=logging.CRITICAL)
 
 
 def scan(task: ScanTask | Callable[..., Mapping[str, Any]], grid: Any, *, client: Any = None,
@@ -143,11 +158,7 @@ class ScanRun:
             with dd.Client(self.client) as c:
                 yield c
             return
-        import dask  # noqa: PLC0415  (optional dependency, present once import_distributed passed)
-
-        with dask.config.set({"distributed.scheduler.allowed-failures": self.retries}):
-            cluster = dd.LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                      dashboard_address=None, silence_logs=logging.CRITICAL)
+        cluster = local_cluster(self.workers, self.retries)
         with cluster, dd.Client(cluster) as c:
             yield c
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import logging
 import os
 import pathlib
 import subprocess
@@ -20,6 +19,7 @@ import pytest
 
 import tensor4all as t4a
 from tensor4all import cli
+from tensor4all.scan import local_cluster
 
 dask = pytest.importorskip("dask", reason="the 'distributed' extra (in 'dev') runs these tests")
 distributed = pytest.importorskip("distributed")
@@ -34,10 +34,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def client():
-    """2 single-threaded worker processes; a worker that dies twice under one task fails it."""
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, silence_logs=logging.CRITICAL)
+    """2 single-threaded worker processes (as scan starts them); a worker that dies twice
+    under one task fails it."""
+    cluster = local_cluster(2, retries=1)
     with cluster, distributed.Client(cluster) as c:
         yield c
 
@@ -145,7 +144,7 @@ _SLOW_SCAN = textwrap.dedent("""
     def slow(x):
         with open(log, "a") as fh:
             fh.write(f"{x}\\n")
-        time.sleep(0.3)
+        time.sleep(0.4)
         return {"y": x * x}
 
     t4a.scan(slow, {"x": list(range(16))}, client=address, out=out, progress=False)
@@ -156,17 +155,17 @@ def test_a_killed_scan_resumes_from_its_file_without_losing_or_repeating_a_point
     script, out = tmp_path / "slow.py", tmp_path / "slow.parquet"
     script.write_text(_SLOW_SCAN)
     address = client.scheduler.address
-    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path / "log1"), str(out), address], cwd=ROOT)
-    deadline = time.monotonic() + 120
-    done_at_kill: list[int] = []
-    while time.monotonic() < deadline and proc.poll() is None:
-        if out.exists():
-            done_at_kill = [r["x"] for r in _rows(out)]  # the file is replaced atomically: always whole
-            if len(done_at_kill) >= 4:
+    with open(tmp_path / "stderr1", "w") as err:
+        proc = subprocess.Popen([sys.executable, str(script), str(tmp_path / "log1"), str(out), address], cwd=ROOT,
+                                stderr=err)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if out.exists() and len(_rows(out)) >= 4:  # the file is replaced atomically: always whole
                 break
-        time.sleep(0.02)
-    proc.kill()  # SIGKILL: no cleanup in the scan process
-    proc.wait()
+            time.sleep(0.02)
+        proc.kill()  # SIGKILL: no cleanup in the scan process
+        proc.wait()
+    assert proc.returncode == -9, (tmp_path / "stderr1").read_text()[-2000:]
     rows = _rows(out)
     assert 4 <= len(rows) < 16, "the scan was to be killed halfway"
     assert len({r["x"] for r in rows}) == len(rows) and all(r["status"] == "ok" for r in rows)
@@ -239,10 +238,10 @@ def _cli(*args, cwd):
 def test_cli_scan_on_a_local_cluster_then_resumed_on_an_existing_one(client, tmp_path):
     common = ("--model", "tfim", "--L", "8", "--chi", "8", "--conserve", "none", "--observables", "X,Z@0*Z@-1",
               "--out", "tfim.parquet")
-    first = _cli(*common, "--g", "0.5,1.0", "--workers", "2", cwd=tmp_path)
+    first = _cli(*common, "--g", "0.5,1.0", "--workers", "1", cwd=tmp_path)
     assert first.returncode == 0, first.stderr[-2000:]
     assert "SCAN  tfim L=8 J=1  over g 0.5..1 (2): 2 points" in first.stdout
-    assert "local cluster of 2 workers, out tfim.parquet: 0 point(s) done earlier, 2 to run" in first.stdout
+    assert "local cluster of 1 worker, out tfim.parquet: 0 point(s) done earlier, 2 to run" in first.stdout
     assert "points      2: 2 ok (2 run now, 0 from the file), 0 failed" in first.stdout
     second = _cli(*common, "--g", "0.5:1.5:3", "--scheduler", client.scheduler.address, "--plot", "tfim.png",
                   cwd=tmp_path)

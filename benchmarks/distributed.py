@@ -1,0 +1,109 @@
+"""Benchmarks of the distributed features (issue 27), one section each.
+
+* ``scan``: 24 TFIM points (L = 32, g = 0.2 ... 2.0, chi 64, the options of ``tensor4all
+  scan --model tfim --L 32 --g 0.2:2.0:24``: two-site, parity conserved, one BLAS thread)
+  run three ways: a serial loop in this process (``task(g=g)``, after a warm-up point),
+  ``tensor4all.scan`` with its own 2-worker ``LocalCluster`` (timed from the call: cluster
+  start, the workers' imports, the points, the file), and ``tensor4all.scan`` on a
+  2-worker cluster that is already running and warm. Prints the seconds, the ratios
+  parallel / serial (goal: <= 0.6) and whether the rows equal the serial results bit for
+  bit, with the load average before and after.
+
+Run: ``python benchmarks/distributed.py [--section scan] [--points 24] [--L 32]``
+(the ``distributed`` extra).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+# this file's name is the Dask package's: without its directory on the path, 'import distributed'
+# finds the package, not this script
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import tensor4all as t4a  # noqa: E402
+
+
+def _load() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:  # pragma: no cover
+        return "n/a"
+
+
+# ---- scan ------------------------------------------------------------------------------------
+def scan_section(args: argparse.Namespace) -> None:
+    import distributed
+
+    from tensor4all.scan import local_cluster
+
+    task = t4a.ScanTask("tfim", params={"L": args.L, "J": 1.0},
+                        settings={"max_bond": 64, "cutoff": 1e-12, "sweeps": 10, "tol": 1e-10, "seed": 0,
+                                  "threads": 1, "conserve": "parity", "sector": 0.0},
+                        observables=("Z", "X@0*X@-1"))
+    gs = np.linspace(0.2, 2.0, args.points)
+    print(f"scan: {args.points} TFIM points, L = {args.L}, g = 0.2..2.0, chi 64, parity conserved, 1 BLAS thread; "
+          f"{args.workers} workers; load average before {_load()}")
+    t4a.ScanTask("tfim", params={"L": 8}, settings={"threads": 1})(g=1.0)  # warm-up of this process
+    t0 = time.perf_counter()
+    serial = [task(g=float(g)) for g in gs]
+    t_serial = time.perf_counter() - t0
+    print(f"  serial loop (this process)              {t_serial:8.2f} s   {t_serial / args.points:.3f} s per point")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        table = t4a.scan(task, {"g": gs}, workers=args.workers, out=os.path.join(tmp, "fresh.parquet"),
+                         progress=False)
+        t_fresh = time.perf_counter() - t0
+        same_fresh = _same(table.to_pylist(), serial)
+        print(f"  scan, own LocalCluster (from the call)  {t_fresh:8.2f} s   ratio {t_fresh / t_serial:.2f}   "
+              f"bit for bit: {same_fresh}")
+
+        cluster = local_cluster(args.workers)  # as scan starts it
+        with cluster, distributed.Client(cluster) as client:
+            t4a.scan(t4a.ScanTask("tfim", params={"L": 8}), {"g": [0.5, 1.0, 1.5, 2.0]}, client=client,
+                     out=os.path.join(tmp, "warm-up.parquet"), progress=False)  # the workers import tensor4all
+            t0 = time.perf_counter()
+            table = t4a.scan(task, {"g": gs}, client=client, out=os.path.join(tmp, "warm.parquet"), progress=False)
+            t_warm = time.perf_counter() - t0
+        same_warm = _same(table.to_pylist(), serial)
+        print(f"  scan, running warm cluster              {t_warm:8.2f} s   ratio {t_warm / t_serial:.2f}   "
+              f"bit for bit: {same_warm}")
+    print(f"  goal: ratio <= 0.6; load average after {_load()}")
+
+
+def _same(rows: list[dict], serial: list[dict]) -> bool:
+    return len(rows) == len(serial) and all(r["status"] == "ok" and {k: r[k] for k in s} == s
+                                            for r, s in zip(rows, serial))
+
+
+# ---- sliced einsum -----------------------------------------------------------------------------
+# (issue 27, part 2: the section for sliced contractions goes here, and into SECTIONS below)
+
+
+SECTIONS = {"scan": scan_section}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--section", choices=sorted(SECTIONS), action="append",
+                        help="run only this section (repeatable; default: all)")
+    parser.add_argument("--points", type=int, default=24, help="scan: points of the grid (default: %(default)s)")
+    parser.add_argument("--L", type=int, default=32, help="scan: chain length (default: %(default)s)")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes (default: %(default)s)")
+    args = parser.parse_args()
+    for name in args.section or SECTIONS:
+        SECTIONS[name](args)
+
+
+if __name__ == "__main__":
+    main()
