@@ -30,6 +30,7 @@ cloudpickle = pytest.importorskip("cloudpickle")
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +158,7 @@ def test_a_killed_scan_resumes_from_its_file_without_losing_or_repeating_a_point
     address = client.scheduler.address
     with open(tmp_path / "stderr1", "w") as err:
         proc = subprocess.Popen([sys.executable, str(script), str(tmp_path / "log1"), str(out), address], cwd=ROOT,
-                                stderr=err)
+                                stderr=err, env=ENV)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:
             if out.exists() and len(_rows(out)) >= 4:  # the file is replaced atomically: always whole
@@ -171,7 +172,7 @@ def test_a_killed_scan_resumes_from_its_file_without_losing_or_repeating_a_point
     assert len({r["x"] for r in rows}) == len(rows) and all(r["status"] == "ok" for r in rows)
     done_at_kill = [r["x"] for r in rows]
     subprocess.run([sys.executable, str(script), str(tmp_path / "log2"), str(out), address], cwd=ROOT, check=True,
-                   timeout=120)
+                   timeout=120, env=ENV)
     rows = _rows(out)
     assert [r["x"] for r in rows] == list(range(16))  # every point exactly once, in grid order
     assert all(r["status"] == "ok" and r["y"] == r["x"] ** 2 for r in rows)
@@ -232,7 +233,7 @@ def test_scan_task_is_a_picklable_hashable_value():
 # ---- the command line --------------------------------------------------------------------------
 def _cli(*args, cwd):
     return subprocess.run([sys.executable, "-m", "tensor4all", "scan", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          cwd=cwd, timeout=300, env=ENV)
 
 
 def test_cli_scan_on_a_local_cluster_then_resumed_on_an_existing_one(client, tmp_path):
