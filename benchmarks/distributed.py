@@ -9,7 +9,12 @@
   parallel / serial (goal: <= 0.6) and whether the rows equal the serial results bit for
   bit, with the load average before and after.
 
-Run: ``python benchmarks/distributed.py [--section scan] [--points 24] [--L 32]``
+* ``einsum``: a closed square-lattice network (``--side`` 4, ``--bond`` 24) with a memory
+  limit of its unsliced largest intermediate / ``--fraction`` (64): the contraction unsliced,
+  sliced in this process (overhead, goal <= 1.3x), and ``tenferro.distributed.einsum`` on a
+  1-worker and a 2-worker ``LocalCluster`` (speedup, goal >= 1.7x), medians of ``--repeats``.
+
+Run: ``python benchmarks/distributed.py [--section scan|einsum] [--points 24] [--L 32]``
 (the ``distributed`` extra).
 """
 from __future__ import annotations
@@ -87,10 +92,77 @@ def _same(rows: list[dict], serial: list[dict]) -> bool:
 
 
 # ---- sliced einsum -----------------------------------------------------------------------------
-# (issue 27, part 2: the section for sliced contractions goes here, and into SECTIONS below)
+def lattice_network(side: int, bond: int, seed: int = 0) -> tuple[str, list]:
+    """A closed side x side square-lattice network (the shape of a PEPS norm), Gaussian entries."""
+    import opt_einsum
+    import tenferro as tf
+
+    rng = np.random.default_rng(seed)
+    names: dict = {}
+    terms = []
+    for x in range(side):
+        for y in range(side):
+            t = ""
+            for nb in ((x + 1, y), (x, y + 1), (x - 1, y), (x, y - 1)):
+                if 0 <= nb[0] < side and 0 <= nb[1] < side:
+                    t += names.setdefault(frozenset([(x, y), nb]), opt_einsum.get_symbol(len(names)))
+            terms.append(t)
+    ops = [tf.asarray(rng.standard_normal((bond,) * len(t)) / np.sqrt(bond)) for t in terms]
+    return ",".join(terms) + "->", ops
 
 
-SECTIONS = {"scan": scan_section}
+def _median(fn, repeats: int) -> tuple[float, object]:
+    times, out = [], None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)), out
+
+
+def einsum_section(args: argparse.Namespace) -> None:
+    """The slicing overhead (sliced in this process vs unsliced, goal <= 1.3x) and the 2-worker
+    speedup of ``tenferro.distributed.einsum`` (1-worker vs 2-worker cluster, same slicing,
+    goal >= 1.7x) on a closed square-lattice network whose memory limit forces >= 16 slices."""
+    import distributed
+    import tenferro as tf
+    import tenferro.distributed as td
+
+    eq, ops = lattice_network(args.side, args.bond)
+    auto = tf.einsum_slicing(eq, *ops, memory_limit=1 << 50)
+    limit = auto.unsliced_largest_intermediate // args.fraction
+    sc = tf.einsum_slicing(eq, *ops, memory_limit=limit)
+    _, info = tf.einsum_path(eq, *ops)
+    _, sliced_path = tf.einsum_path(eq, *ops, optimize=list(sc.path))
+    print(f"sliced einsum: {args.side}x{args.side} lattice, bond {args.bond}, float64; unsliced path ('auto') "
+          f"{info.flops:.3g} FLOPs, largest intermediate {auto.unsliced_largest_intermediate / 2**20:.1f} MiB; "
+          f"memory_limit {limit / 2**20:.2f} MiB -> {sc.slices} slices of {sc.sliced}, largest "
+          f"{sc.largest_intermediate / 2**20:.2f} MiB, slicing path {sliced_path.flops:.3g} FLOPs unsliced, "
+          f"{sc.overhead:.2f}x the 'auto' FLOPs sliced; {args.repeats} repeats (medians); load {_load()}")
+    tf.einsum(eq, *ops)
+    t_plain, want = _median(lambda: tf.einsum(eq, *ops), args.repeats)
+    t_path, _ = _median(lambda: tf.einsum(eq, *ops, optimize=list(sc.path)), args.repeats)
+    t_sliced, got = _median(lambda: tf.einsum(eq, *ops, memory_limit=limit), args.repeats)
+    best = min(t_plain, t_path)
+    print(f"  unsliced, path 'auto'                {t_plain:8.3f} s")
+    print(f"  unsliced, the slicing path           {t_path:8.3f} s")
+    print(f"  sliced, this process                 {t_sliced:8.3f} s   overhead vs the faster unsliced "
+          f"{t_sliced / best:.2f}x (goal <= 1.3)   rel. diff {abs(float(got) / float(want) - 1):.1e}")
+    times = {}
+    for workers in (1, args.workers):
+        cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                           dashboard_address=None)
+        with cluster, distributed.Client(cluster) as client:
+            run = lambda: td.einsum(eq, *ops, client=client, memory_limit=limit, tasks=2 * args.workers)  # noqa: E731
+            run()   # the workers import tenferro and cache the plan
+            times[workers], out = _median(run, args.repeats)
+        print(f"  distributed, {workers} worker{'s' if workers > 1 else ' '}                 {times[workers]:8.3f} s"
+              f"   rel. diff {abs(float(out) / float(want) - 1):.1e}")
+    print(f"  {args.workers}-worker speedup over 1 worker: {times[1] / times[args.workers]:.2f}x (goal >= 1.7); over "
+          f"the sliced single process {t_sliced / times[args.workers]:.2f}x; load after {_load()}")
+
+
+SECTIONS = {"scan": scan_section, "einsum": einsum_section}
 
 
 def main() -> None:
@@ -100,6 +172,11 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=24, help="scan: points of the grid (default: %(default)s)")
     parser.add_argument("--L", type=int, default=32, help="scan: chain length (default: %(default)s)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (default: %(default)s)")
+    parser.add_argument("--side", type=int, default=4, help="einsum: lattice side (default: %(default)s)")
+    parser.add_argument("--bond", type=int, default=24, help="einsum: bond dimension (default: %(default)s)")
+    parser.add_argument("--fraction", type=int, default=64,
+                        help="einsum: memory limit = unsliced largest intermediate / this (default: %(default)s)")
+    parser.add_argument("--repeats", type=int, default=3, help="einsum: timed repeats (default: %(default)s)")
     args = parser.parse_args()
     for name in args.section or SECTIONS:
         SECTIONS[name](args)
