@@ -7,8 +7,8 @@ take a range ``START:STOP:NUM`` (NUM evenly spaced values, both ends included) o
 checked as ``tensor4all dmrg`` would check it, before anything runs. One table row is
 printed per finished point (in the order they finish), the rows go to ``--out`` as they
 arrive, and a rerun with the same options resumes from that file. ``--plot`` draws the
-energy per site, the entanglement entropy and the observables against the first scanned
-parameter (one line per value of the others).
+energy per site, the entanglement entropy and the observables against the scanned
+parameter with the most values (one line per value of the others).
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ _EXAMPLES = """\
 examples:
   tensor4all scan --model tfim --L 64 --g 0.2:2.0:37 --chi 64 --workers 2 --out tfim.parquet
   tensor4all scan --model tfim --L 32 --g 0.5,1,1.5 --observables X,Z@0*Z@-1 --conserve none
-  tensor4all scan --model xxz --L 16,32 --Jz -0.5:1.5:9 --plot xxz.png --out xxz.parquet
+  tensor4all scan --model xxz --L 16,32 --Jz=-0.5:1.5:9 --plot xxz.png --out xxz.parquet
   tensor4all scan --model tfim --L 64 --g 0.2:2.0:37 --scheduler tcp://host:8786
 """
 
@@ -104,7 +104,8 @@ def add_parser(commands: Any, dmrg: argparse.ArgumentParser, *, validate: Callab
         description=(
             "Ground states over a grid of model parameters, each point one Dask task (DMRG as in\n"
             "'tensor4all dmrg', one BLAS thread per worker). --L, --J, --Jz, --h and --g take a\n"
-            "range START:STOP:NUM or a list V1,V2,...; the points are the cartesian product.\n"
+            "range START:STOP:NUM or a list V1,V2,...; the points are the cartesian product\n"
+            "(write --g=-1:1:21 when the value starts with a minus sign).\n"
             "Rows go to --out as points finish; a rerun resumes from the file (finished points\n"
             "are not run again). Needs the 'distributed' extra (Dask and pyarrow)."
         ),
@@ -135,7 +136,8 @@ def add_parser(commands: Any, dmrg: argparse.ArgumentParser, *, validate: Callab
                         "finish; an existing scan of the same options is resumed (default: %(default)s)")
     o.add_argument("--plot", metavar="PATH", default=None,
                    help="write a figure (.png, .pdf or .svg) of the energy per site, the entanglement entropy "
-                        "and the observables against the first scanned parameter; needs matplotlib, the "
+                        "and the observables against the scanned parameter with the most values (one line "
+                        "per value of the others); needs matplotlib, the "
                         "'plot' extra (default: none)")
     o.add_argument("--quiet", "-q", action="store_true",
                    help="no progress bar and no row per point, only the summary (default: off; the progress "
@@ -365,15 +367,18 @@ def _short(text: Any, n: int = 100) -> str:
 def write_scan_plot(path: str, rows: list[dict[str, Any]], scanned: Sequence[str], task: ScanTask,
                     title: str) -> None:
     """One panel each for the energy per site, the entanglement entropy at the middle bond
-    and every observable, against the first scanned parameter; one line per combination of
-    the other scanned parameters. Failed points are left out."""
+    and every observable, against the scanned parameter with the most values (the first of
+    those); one line per combination of the other scanned parameters. Failed points are
+    left out."""
     import matplotlib  # noqa: PLC0415  (optional dependency)
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    x, others = scanned[0], list(scanned[1:])
     ok = [r for r in rows if r.get("status") == "ok"]
+    counts = {n: len({r[n] for r in rows}) for n in scanned}
+    x = max(scanned, key=lambda n: counts[n])  # the parameter with the most values; one line per other point
+    others = [n for n in scanned if n != x]
     fixed_L = dict(task.params).get("L")
     panels = [("energy per site", lambda r: r["energy"] / (r["L"] if "L" in r else fixed_L)),
               ("entanglement entropy (middle bond)", lambda r: r["entropy"])]
