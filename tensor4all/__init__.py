@@ -23,7 +23,7 @@ from ._errors import (
     MPSFileNotFoundError, NonFiniteError, NonHermitianError, NotDifferentiableError, OpSumTermError,
     SiteOutOfRangeError, Tensor4allError, Tensor4allMemoryError, Tensor4allTypeError, UnknownLocalSpaceError,
     UnknownOperatorError, UnsupportedFileFormatError, ValueRangeError, ZeroNormError, NonConservingError,
-    OptionalDependencyError, ScanFileError, ScanFileIOError,
+    OptionalDependencyError, ScanClusterError, ScanFileError, ScanFileIOError,
 )
 from ._local_ops import LOCAL_SPACES, LocalSpace, local_space
 from ._mps import MPS, overlap
@@ -42,7 +42,7 @@ __all__ = [
     "NonHermitianError", "NotDifferentiableError", "Tensor4allTypeError", "InvalidOptionError",
     "UnsupportedFileFormatError", "MPSFileError", "MPSFileNotFoundError", "MPSFileIOError", "NonFiniteError",
     "ZeroNormError", "ValueRangeError", "Tensor4allMemoryError", "NonConservingError",
-    "OptionalDependencyError", "ScanFileError", "ScanFileIOError",
+    "OptionalDependencyError", "ScanFileError", "ScanFileIOError", "ScanClusterError",
 ]
 
 # structured tensors (diagonal, block-diagonal), shapes and the layered dispatcher

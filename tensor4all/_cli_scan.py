@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from ._errors import Tensor4allError
+from ._errors import ScanClusterError, Tensor4allError
 from ._scan_table import check_out
 from ._scan_task import MODEL_PARAMETERS, ScanTask
 from .scan import ScanRun, default_workers
@@ -284,7 +284,13 @@ class _ScanCommand:
             self.parser.error(str(e))
         self.header(task, run, conserve, sector)
         t0 = time.perf_counter()
-        table = run.run()
+        try:
+            table = run.run()
+        except ScanClusterError as e:
+            self.parser.error(f"argument --scheduler: {e}")
+        except Tensor4allError as e:  # the file cannot be written, a task's results do not form a table
+            print(f"tensor4all: error: {e}", file=sys.stderr)
+            return 1
         seconds = time.perf_counter() - t0
         rows = table.to_pylist()
         ok = sum(r["status"] == "ok" for r in rows)

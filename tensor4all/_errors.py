@@ -32,6 +32,7 @@ __all__ = [
     "OptionalDependencyError",
     "ScanFileError",
     "ScanFileIOError",
+    "ScanClusterError",
 ]
 
 
@@ -150,3 +151,8 @@ class ScanFileError(Tensor4allError, ValueError):
 class ScanFileIOError(Tensor4allError, OSError):
     """The operating system refused to write a scan's output file (a missing directory, no
     permission, a full disk); the message names the path."""
+
+
+class ScanClusterError(Tensor4allError, ConnectionError):
+    """The Dask scheduler a scan was given by address cannot be reached; the message names
+    the address and Dask's reason."""

@@ -137,7 +137,12 @@ class ScanTable:
         arrays, names = [], []
         for name, typ in [*((n, None) for n in self.grid.names), *self.columns.items(), *META_COLUMNS.items()]:
             values = [r.get(name) for r in rows]
-            arrays.append(pa.array(values, type=None if typ is None else pa.type_for_alias(typ)))
+            try:
+                arrays.append(pa.array(values, type=None if typ is None else pa.type_for_alias(typ)))
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+                kinds = sorted({type(v).__name__ for v in values if v is not None})
+                raise Tensor4allTypeError(f"scan: the column {name!r} holds values of types {', '.join(kinds)}; a "
+                                          f"task returns one type per key ({e})") from e
             names.append(name)
         table = pa.Table.from_arrays(arrays, names=names)
         return table.replace_schema_metadata({_META_KEY: json.dumps(self.meta).encode()})

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator, Mapping
 import numpy as np
 from tqdm import tqdm
 
-from ._errors import InvalidOptionError, OptionalDependencyError, Tensor4allTypeError
+from ._errors import InvalidOptionError, OptionalDependencyError, ScanClusterError, Tensor4allTypeError
 from ._scan_grid import Grid, make_grid
 from ._scan_table import ScanTable, check_out
 from ._scan_task import META_COLUMNS, ScanTask, describe, run_point
@@ -80,9 +80,10 @@ def scan(task: ScanTask | Callable[..., Mapping[str, Any]], grid: Any, *, client
         grid: a mapping name -> values (the cartesian product, the first name varying
             slowest) or a list of points (mappings with the same names). A
             :class:`ScanTask` scans its model parameters and DMRG settings by name.
-        client: a ``dask.distributed.Client``, a scheduler address (``"tcp://host:8786"``),
-            or ``None``: a ``LocalCluster`` of ``workers`` single-threaded worker processes
-            (default one per core), closed at the end.
+        client: a ``dask.distributed.Client``, a scheduler address (``"tcp://host:8786"``;
+            :class:`ScanClusterError` when it cannot be reached), or ``None``: a
+            ``LocalCluster`` of ``workers`` single-threaded worker processes (default one
+            per core, :func:`local_cluster`), closed at the end.
         out: the file (``.parquet``, or ``.arrow`` for Arrow IPC). If it exists it must be a
             scan of the same task over the same names: its ``ok`` points are not run again
             (rows of other points are kept); failed points run again.
@@ -155,7 +156,12 @@ class ScanRun:
             yield self.client
             return
         if isinstance(self.client, str):
-            with dd.Client(self.client) as c:
+            try:
+                c = dd.Client(self.client)
+            except (OSError, TimeoutError) as e:
+                raise ScanClusterError(f"scan: cannot reach the Dask scheduler at {self.client!r} "
+                                       f"({type(e).__name__}: {e})") from e
+            with c:
                 yield c
             return
         cluster = local_cluster(self.workers, self.retries)

@@ -221,6 +221,23 @@ def test_without_dask_scan_names_the_extra(monkeypatch, tmp_path):
     assert isinstance(info.value, ImportError) and not (tmp_path / "x.parquet").exists()
 
 
+def _mixed_types(x):
+    return {"y": "text" if x else 1.5}
+
+
+def test_a_task_whose_results_do_not_form_a_table_is_a_typed_error(client, tmp_path):
+    with pytest.raises(t4a.Tensor4allTypeError, match="the column 'y' holds values of types float, str"):
+        t4a.scan(_mixed_types, {"x": [0, 1]}, client=client, out=tmp_path / "m.parquet", progress=False)
+
+
+def test_an_unreachable_scheduler_is_a_typed_error(tmp_path):
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        with pytest.raises(t4a.ScanClusterError, match="cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'") as info:
+            t4a.scan(_square, {"a": [1], "b": ["x"]}, client="tcp://127.0.0.1:9", out=tmp_path / "u.parquet",
+                     progress=False)
+    assert isinstance(info.value, ConnectionError) and not (tmp_path / "u.parquet").exists()
+
+
 def test_scan_task_is_a_picklable_hashable_value():
     import pickle
 
