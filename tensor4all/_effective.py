@@ -61,8 +61,3 @@ class OneSiteOperator:
         t = np.matmul(self.wm, t)
         return (t.reshape(self.ca * self.d, self.dw2 * self.kb) @ self.rm).reshape(-1)
 
-    def expand_term(self, x: np.ndarray) -> np.ndarray:
-        """``P[a, s, (w', b')] = sum L W x`` (the subspace-expansion term, right-moving)."""
-        t = (self.lm @ x.reshape(self.ka, self.d * self.kb)).reshape(self.ca, self.dw * self.d, self.kb)
-        t = np.matmul(self.wm, t)  # (a, s w', b')
-        return t.reshape(self.ca, self.d, self.dw2 * self.kb)

@@ -7,78 +7,146 @@ product is a plain matrix multiplication without transposes):
 * right block ``Rb[i]`` (sites ``i..L-1``): shape ``(w, ket, bra)``;
 * MPS site tensors ``(left, d, right)``; MPO tensors ``(left, out, in, right)``.
 
-A block made stale by a move of the orthogonality centre is dropped at once, so the
-cache holds about ``L`` blocks: memory ``~ L * chi^2 * D`` numbers.
+The half steps ``L W x`` (:func:`lw_product`) and ``x W R`` (:func:`wr_product`) are the
+first two GEMMs of a left and a right step; they are also the subspace-expansion terms of a
+one- or two-site update (Hubig et al., Phys. Rev. B 91, 155115 (2015)).
+
+:class:`EnvCache` is the cache itself, for blocks of any kind (the dense blocks here, the
+per-sector blocks of ``_sector_dmrg``): a block made stale by a move of the orthogonality
+centre is dropped at once, so the cache holds about ``L`` blocks: memory
+``~ L * chi^2 * D`` numbers.
 """
 from __future__ import annotations
 
+from typing import Any, Callable, Generic, TypeVar
+
 import numpy as np
 
-__all__ = ["left_step", "right_step", "Environments", "mpo_squared"]
+__all__ = ["lw_product", "wr_product", "left_step", "right_step", "EnvCache", "Environments", "mpo_squared"]
+
+B = TypeVar("B")
+
+
+def lw_product(lb: np.ndarray, w: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``P[a, s, (w', b')] = sum L[a, w, a'] W[w, s, t, w'] x[a', t, b']`` (``b'`` may be a fused
+    index, e.g. the second site and the right bond): two GEMMs."""
+    ca, dw, ka = lb.shape
+    _, d, kb = x.shape
+    dw2 = w.shape[3]
+    t = (lb.reshape(ca * dw, ka) @ x.reshape(ka, d * kb)).reshape(ca, dw * d, kb)   # (a, w t, b')
+    t = np.matmul(w.transpose(1, 3, 0, 2).reshape(d * dw2, dw * d), t)              # (a, s w', b')
+    return t.reshape(ca, d, dw2 * kb)
+
+
+def _wr_half(x: np.ndarray, w: np.ndarray, rb: np.ndarray) -> np.ndarray:
+    """``T[a', w, s, b] = sum W[w, s, t, w'] x[a', t, b'] R[w', b', b]``, C-contiguous."""
+    ka, d, kb = x.shape
+    dw, _, _, dw2 = w.shape
+    cb = rb.shape[2]
+    r = rb.transpose(1, 0, 2).reshape(kb, dw2 * cb)                # (b', w' b)
+    t = (x.reshape(ka * d, kb) @ r).reshape(ka, d * dw2, cb)       # (a', t w', b)
+    return np.matmul(w.reshape(dw * d, d * dw2), t).reshape(ka, dw, d, cb)   # (a', w s, b)
+
+
+def wr_product(x: np.ndarray, w: np.ndarray, rb: np.ndarray) -> np.ndarray:
+    """``P[(w a'), s, b] = sum W[w, s, t, w'] x[a', t, b'] R[w', b', b]`` (``a'`` may be fused)."""
+    t = _wr_half(x, w, rb)
+    ka, dw, d, cb = t.shape
+    return np.ascontiguousarray(t.transpose(1, 0, 2, 3).reshape(dw * ka, d, cb))
 
 
 def left_step(lb: np.ndarray, a: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``L'[b, w', b'] = sum L[a, w, a'] conj(A[a, s, b]) W[w, s, t, w'] A[a', t, b']``."""
-    ca, dw, ka = lb.shape
-    _, d, kb = a.shape
-    dw2 = w.shape[3]
-    t = (lb.reshape(ca * dw, ka) @ a.reshape(ka, d * kb)).reshape(ca, dw * d, kb)  # (a, w t, b')
-    wm = w.transpose(1, 3, 0, 2).reshape(d * dw2, dw * d)                            # (s w', w t)
-    t = np.matmul(wm, t)                                                              # (a, s w', b')
-    cb = a.shape[2]
-    return (a.reshape(ca * d, cb).conj().T @ t.reshape(ca * d, dw2 * kb)).reshape(cb, dw2, kb)
+    ca, d, cb = a.shape
+    t = lw_product(lb, w, a)                                       # (a, s, w' b')
+    return (a.reshape(ca * d, cb).conj().T @ t.reshape(ca * d, -1)).reshape(cb, w.shape[3], a.shape[2])
 
 
 def right_step(rb: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``R'[w, a', a] = sum W[w, s, t, w'] B[a', t, b'] conj(B[a, s, b]) R[w', b', b]``."""
-    dw2, kb, cb = rb.shape
-    ka, d, _ = b.shape
-    dw = w.shape[0]
-    r = rb.transpose(1, 0, 2).reshape(kb, dw2 * cb)                                   # (b', w' b)
-    t = (b.reshape(ka * d, kb) @ r).reshape(ka, d * dw2, cb)                          # (a', t w', b)
-    wm = w.reshape(dw * d, d * dw2)                                                   # (w s, t w')
-    t = np.matmul(wm, t)                                                              # (a', w s, b)
-    out = t.reshape(ka * dw, d * cb) @ b.reshape(ka, d * cb).conj().T                 # (a' w, a)
+    ka, d, cb = b.shape
+    t = _wr_half(b, w, rb)                                         # (a', w, s, b)
+    dw = t.shape[1]
+    out = t.reshape(ka * dw, d * cb) @ b.reshape(ka, d * cb).conj().T   # (a' w, a)
     return np.ascontiguousarray(out.reshape(ka, dw, ka).transpose(1, 0, 2))
 
 
-class Environments:
-    """Left and right blocks for an MPO ``ws`` and an MPS; ``left(i)`` covers sites
-    ``< i`` and ``right(i)`` sites ``>= i``."""
+class EnvCache(Generic[B]):
+    """Left and right environment blocks of a chain of ``L`` sites, of any kind: ``left(i)``
+    covers sites ``< i``, ``right(i)`` sites ``>= i``; ``left(0)`` and ``right(L)`` are the
+    edges. ``nbytes(block)`` measures one block."""
 
-    def __init__(self, ws: list[np.ndarray], dtype: np.dtype):
-        self.ws = ws
-        self.L = len(ws)
-        self._left: list[np.ndarray | None] = [None] * (self.L + 1)
-        self._right: list[np.ndarray | None] = [None] * (self.L + 1)
-        self._left[0] = np.ones((1, 1, 1), dtype=dtype)
-        self._right[self.L] = np.ones((1, 1, 1), dtype=dtype)
+    def __init__(self, L: int, left_edge: B, right_edge: B, nbytes: Callable[[B], int]):
+        self.L = L
+        self._left: list[B | None] = [None] * (L + 1)
+        self._right: list[B | None] = [None] * (L + 1)
+        self._nbytes = nbytes
+        self._bytes = 0   # of the blocks held, kept up to date by _put
+        self._put(self._left, 0, left_edge)
+        self._put(self._right, L, right_edge)
 
-    def left(self, i: int) -> np.ndarray:
+    def _put(self, side: list[B | None], i: int, block: B | None) -> None:
+        old = side[i]
+        if old is not None:
+            self._bytes -= self._nbytes(old)
+        side[i] = block
+        if block is not None:
+            self._bytes += self._nbytes(block)
+
+    def left(self, i: int) -> B:
         lb = self._left[i]
         assert lb is not None, f"left block {i} was not built"
         return lb
 
-    def right(self, i: int) -> np.ndarray:
+    def right(self, i: int) -> B:
         rb = self._right[i]
         assert rb is not None, f"right block {i} was not built"
         return rb
 
-    def push_left(self, i: int, a: np.ndarray) -> None:
-        """Site ``i`` became left-canonical ``a``: build ``left(i+1)``, drop the stale ``right(i+1)``."""
-        self._left[i + 1] = left_step(self.left(i), a, self.ws[i])
-        if i + 1 < self.L:
-            self._right[i + 1] = None
+    def set_left(self, i: int, block: B) -> None:
+        """``left(i)`` is ``block``; the stale ``right(i)`` is dropped."""
+        self._put(self._left, i, block)
+        if i < self.L:
+            self._put(self._right, i, None)
 
-    def push_right(self, i: int, b: np.ndarray) -> None:
-        """Site ``i`` became right-canonical ``b``: build ``right(i)``, drop the stale ``left(i)``."""
-        self._right[i] = right_step(self.right(i + 1), b, self.ws[i])
+    def set_right(self, i: int, block: B) -> None:
+        """``right(i)`` is ``block``; the stale ``left(i)`` is dropped."""
+        self._put(self._right, i, block)
         if i > 0:
-            self._left[i] = None
+            self._put(self._left, i, None)
+
+    def moved(self, direction: str, bond: int, block: B) -> None:
+        """The centre crossed ``bond`` in ``direction``: ``block`` is the new environment
+        behind it (left of the bond moving right, right of it moving left)."""
+        if direction == "right":
+            self.set_left(bond, block)
+        else:
+            self.set_right(bond, block)
 
     def nbytes(self) -> int:
         """Bytes held by the cached blocks."""
-        return sum(x.nbytes for x in self._left + self._right if x is not None)
+        return self._bytes
+
+
+def _array_bytes(x: np.ndarray) -> int:
+    return x.nbytes
+
+
+class Environments(EnvCache[np.ndarray]):
+    """Dense left and right blocks for an MPO ``ws`` and an MPS."""
+
+    def __init__(self, ws: list[np.ndarray], dtype: Any):
+        one = np.ones((1, 1, 1), dtype=dtype)
+        super().__init__(len(ws), one, one.copy(), _array_bytes)
+        self.ws = ws
+
+    def push_left(self, i: int, a: np.ndarray) -> None:
+        """Site ``i`` became left-canonical ``a``: build ``left(i+1)``, drop the stale ``right(i+1)``."""
+        self.set_left(i + 1, left_step(self.left(i), a, self.ws[i]))
+
+    def push_right(self, i: int, b: np.ndarray) -> None:
+        """Site ``i`` became right-canonical ``b``: build ``right(i)``, drop the stale ``left(i)``."""
+        self.set_right(i, right_step(self.right(i + 1), b, self.ws[i]))
 
 
 def mpo_squared(ws: list[np.ndarray], psi: list[np.ndarray]) -> complex:
