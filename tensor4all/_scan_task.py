@@ -171,6 +171,10 @@ class ScanTask:
                                      f"{', '.join(ALGORITHMS)}")
         object.__setattr__(self, "params", self._pairs(self.params, "params", MODEL_PARAMETERS[self.model]))
         object.__setattr__(self, "settings", self._pairs(self.settings, "settings", SETTINGS))
+        conserve = dict(self.settings).get("conserve")
+        if conserve in ("Sz", "parity") and (conserve == "parity") != (self.model == "tfim"):
+            raise InvalidOptionError(f"ScanTask: {self.model} conserves " + ("the parity, not Sz"
+                                     if self.model == "tfim" else "Sz, not a parity") + f"; conserve={conserve!r}")
         obs = (self.observables,) if isinstance(self.observables, str) else self.observables
         if not isinstance(obs, (list, tuple)):
             raise Tensor4allTypeError(f"ScanTask: observables must be a string or a list of strings, got "

@@ -544,6 +544,8 @@ row("ScanTask-max_bond-0", t4a.ScanTask, ("tfim",), t4a.BondDimensionError, "max
 row("ScanTask-g-nan", t4a.ScanTask, ("tfim", {"g": float("nan")}), t4a.NonFiniteError, "g")
 row("ScanTask-conserve", t4a.ScanTask, ("tfim",), t4a.InvalidOptionError, "valid values: None, auto",
     settings={"conserve": "U1"})
+row("ScanTask-conserve-Sz-tfim", t4a.ScanTask, ("tfim",), t4a.InvalidOptionError, "tfim conserves the parity, not Sz",
+    settings={"conserve": "Sz"})
 row("ScanTask-observable-S+", t4a.ScanTask, ("heisenberg",), t4a.InvalidOptionError, "not a Hermitian operator",
     observables=("S+",))
 row("ScanTask-observable-syntax", t4a.ScanTask, ("tfim",), t4a.InvalidOptionError, "is not 'OP', 'OP@SITE'",
