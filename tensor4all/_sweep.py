@@ -5,8 +5,8 @@ the environment (TeNPy's ``Sweep`` engine apart from its ``OneSiteH``/``TwoSiteH
 ``MovingEnvironment``).
 
 The backend is a small protocol (:class:`SweepBackend`); the dense one
-(:mod:`._dense_backend`, :class:`SweepEngine`) implements it (the charge-sector engine of
-``_sector_dmrg`` still runs its own two-site loop). What the loop itself
+(:mod:`._dense_backend`, :class:`SweepEngine`) and the one on charge-sector blocks
+(:mod:`._sector_backend`, ``_sector_dmrg.SectorEngine``) implement it. What the loop itself
 owns is what every backend shares: the order of the steps, the eigensolver call, the noise
 of its start vector, the progress callbacks (:class:`BondUpdate`) and the statistics
 (:class:`SweepStats`; the memory is taken right after each eigensolve: environments, state

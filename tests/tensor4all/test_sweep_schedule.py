@@ -1,9 +1,12 @@
-"""The one sweep: its schedule, the engine walking it, and the pieces the backends share (the split that moves the centre, the environment cache, the half products).
+"""The one sweep: its schedule, the engine walking it on both backends, and the pieces the
+backends share (the split that moves the centre, the environment cache, the half products).
 
 References are independent of the code under test: the schedule against a hand-written
 table of the classic DMRG order, factors against their defining identities (orthonormal
 columns or rows, ``left @ right == m``), half products against ``np.einsum``."""
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -13,6 +16,8 @@ from tensor4all import models
 from tensor4all._eigensolver import get_solver
 from tensor4all._environments import EnvCache, Environments, lw_product, wr_product
 from tensor4all._schedule import Step, sweep_schedule
+from tensor4all._sector_dmrg import SectorEngine, sector_product_state
+from tensor4all._sector_run import resolve_sector
 from tensor4all._sweep import SweepEngine
 from tensor4all._truncation import absorb, split, split_perturbed
 
@@ -53,22 +58,37 @@ def test_steps_are_immutable_and_bad_lengths_refused():
             sweep_schedule(bad, True)
 
 
-# ---- the engine walks the schedule ------------------------------------------------------------
+# ---- the engine walks the schedule on both backends -----------------------------------------
+def _sector_engine(H: t4a.MPO, conserve: str = "Sz") -> SectorEngine:
+    ws = [np.asarray(w) for w in H.tensors]
+    spec = resolve_sector(conserve, None, H.local, ws, None)
+    states = sector_product_state(spec.q, spec.target, spec.modulus)
+    return SectorEngine(ws, spec.w_charges, spec.q, states, get_solver("lanczos"), modulus=spec.modulus)
+
+
 @pytest.mark.parametrize("two_site", [True, False], ids=["two-site", "one-site"])
-def test_the_engine_reports_one_update_per_step(two_site):
+def test_both_engines_report_one_update_per_step(two_site):
     H = models.heisenberg(5)
-    engine = SweepEngine([np.asarray(w) for w in H.tensors],
-                         [np.asarray(a) for a in t4a.MPS.random(5, bond_dim=2, seed=1).tensors], get_solver("lanczos"))
-    seen = []
-    st = engine.sweep(two_site=two_site, max_bond=8, cutoff=0.0, tol=1e-12, alpha=1e-3, sweep_no=3,
-                      progress=seen.append)
-    steps = sweep_schedule(5, two_site)
-    assert [(u.site, u.direction) for u in seen] == [(s.site, s.direction) for s in steps]
-    assert [(u.sweep, u.step, u.steps) for u in seen] == [(3, k, len(steps)) for k in range(1, len(steps) + 1)]
-    # each update reports the bond it created, as the state then holds it
-    assert seen[-1].bond_dim == engine.bond_dims()[0]
-    assert st.max_bond == max(engine.bond_dims()) and st.matvecs > 0 and st.peak_memory >= st.env_memory > 0
-    assert st.max_truncation_error == max(u.truncation_error for u in seen)
+    dense = SweepEngine([np.asarray(w) for w in H.tensors],
+                        [np.asarray(a) for a in t4a.MPS.random(5, bond_dim=2, seed=1).tensors], get_solver("lanczos"))
+    for engine in (dense, _sector_engine(H)):
+        seen = []
+        st = engine.sweep(two_site=two_site, max_bond=8, cutoff=0.0, tol=1e-12, alpha=1e-3, sweep_no=3,
+                          progress=seen.append)
+        steps = sweep_schedule(5, two_site)
+        assert [(u.site, u.direction) for u in seen] == [(s.site, s.direction) for s in steps]
+        assert [(u.sweep, u.step, u.steps) for u in seen] == [(3, k, len(steps)) for k in range(1, len(steps) + 1)]
+        # each update reports the bond it created, as the state then holds it
+        assert seen[-1].bond_dim == engine.bond_dims()[0]
+        assert st.max_bond == max(engine.bond_dims()) and st.matvecs > 0 and st.peak_memory >= st.env_memory > 0
+        assert st.max_truncation_error == max(u.truncation_error for u in seen)
+
+
+def test_sector_stats_carry_the_middle_blocks():
+    engine = _sector_engine(models.heisenberg(6))
+    st = engine.sweep(max_bond=8, cutoff=0.0, tol=1e-12, sweep_no=1)
+    assert st.blocks_mid == len(engine.bonds[3]) > 1
+    assert {f.name for f in dataclasses.fields(st)} >= {"energy", "max_bond", "blocks_mid"}
 
 
 # ---- the split that moves the centre ----------------------------------------------------------

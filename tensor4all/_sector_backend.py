@@ -1,0 +1,448 @@
+"""The charge-sector backend of the DMRG sweep (:mod:`._sweep`): one sector of an abelian
+symmetry, on NumPy blocks.
+
+Every bond of the MPS is graded by charge (``bonds[i]``: charge -> dimension; bond 0 is
+``{0: 1}``, bond ``L`` is ``{Q: 1}`` for the target sector ``Q``), every physical basis
+state ``s`` of a site has a charge ``q_s`` and every MPO bond state ``w`` a charge
+``c_w`` (:mod:`._mpo_charges`). A site tensor is a set of dense matrices
+``A[(q_l, s)]`` of shape ``(dim q_l, dim q_l + q_s)``; no forbidden block exists. At
+every bond the bra charge equals the ket charge plus the MPO charge, so an environment
+is, per MPO state ``w``, one matrix per bra charge ``q``: ``(dim q, dim q - c_w)``.
+
+A step groups its local tensor by the charge ``m`` of the bond it cuts: ``X[m]`` is one
+dense matrix whose rows and columns are the two sides of the cut (TeNPy's pipes, the
+fusion of :mod:`tensor4all.symmetry`). A side is either a site fused with its outer bond,
+rows the pairs ``(q_a, s)`` with ``q_a + q_s = m`` stacked (columns ``(s, q_b)`` with
+``q_b = m + q_s``), or the bare bond. Two-site steps fuse both sides; one-site steps fuse
+the site and leave the bond toward the centre's next site bare. With the environment of a
+fused side absorbed into its MPO tensor once, ``LW[w][m]`` (rows of ``m`` by rows of
+``m - c_w``) and ``WR[w][m]`` (a bare side takes the environment itself), the effective
+Hamiltonian is ``y[m] = sum_w LW[w][m] X[m - c_w] WR[w][m]^T``: two GEMMs per (MPO state,
+sector) instead of one dense product of the whole space (TeNPy's ``TwoSiteH`` with
+``combine=True``). The split is one SVD per sector with one truncation across all of them
+(``truncation_keep`` on the merged singular values), the weights moved with the centre
+(``_truncation.absorb``); a bare side's factor is merged into the next site. The moved
+environment reuses ``LW`` or ``WR``: ``L'[w][m] = U[m]^dagger LW[w][m] U[m - c_w]``.
+
+One-site steps with noise ``alpha > 0`` grow the bond by the subspace expansion within
+the sector (C. Hubig, I. P. McCulloch, U. Schollwoeck and F. A. Wolf, Phys. Rev. B 91,
+155115 (2015)): the SVD of ``[X[m], alpha P[m]]`` with ``P[m] = [LW[w][m] X[m - c_w]]_w``
+moving right (stacked below, ``X[m - c_w] WR[w][m]^T``, moving left), the next site padded
+with zeros. Two-site steps need no such term: a sector backend never leaves its sector.
+
+Knows nothing of tenferro; ``_dmrg`` converts at the boundary.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ._environments import EnvCache
+from ._schedule import LEFT, RIGHT, Step
+from ._truncation import absorb, thin_svd, truncation_keep
+
+__all__ = ["SectorBackend", "SectorLocal", "SectorOperator"]
+
+Env = list  # per MPO state w: {charge: matrix}
+
+
+class _Pieces:
+    """Stacked pieces of a fused index per sector: ``groups[m] = [(key, offset, size)]``
+    and ``size[m]``, in a fixed order."""
+
+    __slots__ = ("groups", "size", "where")
+
+    def __init__(self) -> None:
+        self.groups: dict[int, list[tuple[Any, int, int]]] = {}
+        self.size: dict[int, int] = {}
+        self.where: dict[Any, tuple[int, int, int]] = {}
+
+    def add(self, m: int, key: Any, n: int) -> None:
+        off = self.size.get(m, 0)
+        self.groups.setdefault(m, []).append((key, off, n))
+        self.size[m] = off + n
+        self.where[key] = (m, off, n)
+
+
+class SectorOperator:
+    """``x -> H_eff x`` on the flattened sectors ``X[m]``: ``y[m] = sum_w LW[w][m] X[m - c_w]
+    WR[w][m]^T``."""
+
+    def __init__(self, lw: Env, wr: Env, c_mid: Sequence[int], sectors: list[int],
+                 rows: _Pieces, cols: _Pieces, dtype: Any, norm: Callable[[int], int]):
+        self.lw, self.wr, self.c_mid = lw, wr, c_mid
+        self.sectors = sectors
+        self.shapes = [(rows.size[m], cols.size[m]) for m in sectors]
+        self.offsets = np.concatenate([[0], np.cumsum([r * c for r, c in self.shapes])]).astype(int)
+        n = int(self.offsets[-1])
+        self.shape = (n, n)
+        self.dtype = dtype
+        self.index = {m: k for k, m in enumerate(sectors)}
+        # (w, out sector k, in sector k') triples with both blocks present
+        self.terms = []
+        for w, c in enumerate(c_mid):
+            for k, m in enumerate(sectors):
+                kin = self.index.get(norm(m - c))
+                a = lw[w].get(m)
+                b = wr[w].get(m)
+                if kin is not None and a is not None and b is not None:
+                    self.terms.append((k, kin, a, b.T))
+        self.matvecs = 0
+
+    def views(self, x: np.ndarray) -> list[np.ndarray]:
+        return [x[self.offsets[k]:self.offsets[k + 1]].reshape(self.shapes[k]) for k in range(len(self.shapes))]
+
+    def matvec(self, x: np.ndarray) -> np.ndarray:
+        self.matvecs += 1
+        xs = self.views(x)
+        y = np.zeros(self.shape[0], dtype=np.result_type(self.dtype, x))
+        ys = self.views(y)
+        for k, kin, a, bt in self.terms:
+            ys[k] += (a @ xs[kin]) @ bt
+        return y
+
+
+@dataclass
+class SectorLocal:
+    """One step's local problem and what its split and move reuse: the pieces of both sides
+    (``fused``: which sides are a site with its outer bond), the absorbed environments and,
+    after the split, the orthonormal factor per sector (rows: the side the centre left)."""
+
+    step: Step
+    op: SectorOperator
+    v0: np.ndarray
+    rows: _Pieces
+    cols: _Pieces
+    fused: tuple[bool, bool]
+    lw: Env
+    wr: Env
+    basis: dict[int, np.ndarray] = field(default_factory=dict)
+
+
+def _env_bytes(env: Env) -> int:
+    return sum(b.nbytes for d in env for b in d.values())
+
+
+def _blocks_bytes(blocks: dict[Any, np.ndarray]) -> int:
+    return sum(b.nbytes for b in blocks.values())
+
+
+class SectorBackend:
+    """Bonds, site blocks and environments of a run in one charge sector (centre at site 0
+    between sweeps).
+
+    The start is the product of basis ``states``, or ``blocks = (bonds, sites)``: the charge
+    -> dimension map of every bond ``0..L`` and, per site, the matrices ``A[(q_l, s)]``,
+    with sites ``1..L-1`` right-canonical (``MPS.canonicalize(0)`` of a symmetric MPS)."""
+
+    def __init__(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray], site_charges: Sequence[Sequence[int]],
+                 states: Sequence[int] | None, *, modulus: int = 0,
+                 blocks: tuple[list[dict], list[dict]] | None = None):
+        self.L = len(ws)
+        self.modulus = modulus
+        self.q = [list(map(int, qs)) for qs in site_charges]
+        self.c = [[int(x) for x in c] for c in w_charges]       # bonds 0..L
+        self.dtype = np.result_type(*ws, np.float64)
+        # nonzero MPO entries per site: by right state (for LW) and by left state (for WR)
+        self.by_right: list[dict[int, list]] = []
+        self.by_left: list[dict[int, list]] = []
+        for i, w in enumerate(ws):
+            w = np.asarray(w)
+            br: dict[int, list] = {}
+            bl: dict[int, list] = {}
+            for a, s, t, b in zip(*np.nonzero(w)):
+                if self.c[i + 1][b] != self.norm(int(self.c[i][a]) + self.q[i][s] - self.q[i][t]):
+                    continue   # rounding left by the MPO compression (below the charge check's tolerance)
+                v = w[a, s, t, b]
+                br.setdefault(int(b), []).append((int(a), int(s), int(t), v))
+                bl.setdefault(int(a), []).append((int(b), int(s), int(t), v))
+            self.by_right.append(br)
+            self.by_left.append(bl)
+        self.ws = [np.asarray(w) for w in ws]
+        if blocks is not None:   # a state in the sector, sites 1..L-1 right-canonical
+            bonds, sites = blocks
+            self.bonds = [dict(b) for b in bonds]
+            self.dtype = np.result_type(self.dtype, *(b for site in sites for b in site.values()))
+            self.sites = [{k: np.asarray(b, dtype=self.dtype) for k, b in site.items()} for site in sites]
+            (self.target,) = self.bonds[-1]
+        else:                    # product state in the sector
+            self.bonds: list[dict[int, int]] = [{0: 1}]
+            self.sites: list[dict[tuple[int, int], np.ndarray]] = []
+            ql = 0
+            for i, s in enumerate(states):
+                qr = self.norm(ql + self.q[i][s])
+                self.sites.append({(ql, s): np.ones((1, 1), dtype=self.dtype)})
+                self.bonds.append({qr: 1})
+                ql = qr
+            self.target = ql
+        self._site_bytes = [_blocks_bytes(site) for site in self.sites]
+        one = np.ones((1, 1), dtype=self.dtype)
+        self.envs: EnvCache[Env] = EnvCache(self.L, [{0: one}], [{self.target: one}], _env_bytes)
+        for i in range(self.L - 1, 0, -1):
+            self.envs.set_right(i, self._right_env(i))
+
+    def norm(self, c: int) -> int:
+        return c % self.modulus if self.modulus else c
+
+    def _set_site(self, i: int, blocks: dict[tuple[int, int], np.ndarray]) -> None:
+        self.sites[i] = blocks
+        self._site_bytes[i] = _blocks_bytes(blocks)
+
+    # ---- environments ----------------------------------------------------------------
+    def _right_env(self, j: int) -> Env:
+        """``R_j`` from ``R_{j+1}`` and the right-canonical site ``j`` (its ``WR`` sandwiched
+        between the site's column matrices)."""
+        cols = self._cols(j)
+        vs = {m: self._col_matrix(j, cols, m) for m in cols.size if self.bonds[j].get(m)}
+        return _sandwich(self._wr(j, cols), {m: v.conj() for m, v in vs.items()}, {m: v.T for m, v in vs.items()},
+                         self.c[j], self.norm)
+
+    def _row_matrix(self, i: int, rows: _Pieces, m: int) -> np.ndarray:
+        """Site ``i``'s blocks ending in charge ``m`` stacked: ``(rows m) x (dim m)``."""
+        out = np.zeros((rows.size[m], self.bonds[i + 1].get(m, 0)), dtype=self.dtype)
+        for key, off, n in rows.groups[m]:
+            blk = self.sites[i].get(key)
+            if blk is not None:
+                out[off:off + n] = blk
+        return out
+
+    def _col_matrix(self, j: int, cols: _Pieces, m: int) -> np.ndarray:
+        """Site ``j``'s blocks starting in charge ``m`` side by side: ``(dim m) x (cols m)``."""
+        out = np.zeros((self.bonds[j].get(m, 0), cols.size[m]), dtype=self.dtype)
+        for (s, _), off, n in cols.groups[m]:
+            blk = self.sites[j].get((m, s))
+            if blk is not None:
+                out[:, off:off + n] = blk
+        return out
+
+    # ---- the two sides of a cut ------------------------------------------------------
+    def _rows(self, i: int) -> _Pieces:
+        """Rows ``(q_a, s1)`` of site ``i`` grouped by ``m = q_a + q_s1``."""
+        p = _Pieces()
+        for qa, da in self.bonds[i].items():
+            for s, qs in enumerate(self.q[i]):
+                p.add(self.norm(qa + qs), (qa, s), da)
+        return p
+
+    def _cols(self, j: int) -> _Pieces:
+        """Columns ``(s2, q_b)`` of site ``j`` grouped by ``m = q_b - q_s2``."""
+        p = _Pieces()
+        for s, qs in enumerate(self.q[j]):
+            for qb, db in self.bonds[j + 1].items():
+                p.add(self.norm(qb - qs), (s, qb), db)
+        return p
+
+    def _bare(self, b: int) -> _Pieces:
+        """Bond ``b`` itself, one piece per charge."""
+        p = _Pieces()
+        for q, d in self.bonds[b].items():
+            p.add(q, q, d)
+        return p
+
+    def _lw(self, i: int, rows: _Pieces) -> Env:
+        """``LW[w][m] = sum L_i[w0] W_i[w0, s1, s1', w]`` as (rows m) x (rows m - c_w)."""
+        return self._absorb(self.envs.left(i), self.by_right[i], self.c[i], len(self.c[i + 1]), self.c[i + 1],
+                            rows, lambda q, s: (q, s))
+
+    def _wr(self, j: int, cols: _Pieces) -> Env:
+        """``WR[w][m] = sum W_j[w, s2, s2', w2] R_{j+1}[w2]`` as (cols m) x (cols m - c_w)."""
+        return self._absorb(self.envs.right(j + 1), self.by_left[j], self.c[j + 1], len(self.c[j]), self.c[j],
+                            cols, lambda q, s: (s, q))
+
+    def _absorb(self, env: Env, entries: dict[int, list], c_env: Sequence[int], n_out: int,
+                c_out: Sequence[int], pieces: _Pieces, key: Callable[[int, int], tuple]) -> Env:
+        """An environment with one MPO tensor absorbed, as matrices between fused indices:
+        ``out[w][m][(q, s), (q - c_x, t)] += v * env[x][q]`` for every MPO entry ``(x, s, t, v)``
+        of output state ``w`` (``x``: the environment's MPO state)."""
+        out = []
+        for w in range(n_out):
+            cw = c_out[w]
+            blocks: dict[int, np.ndarray] = {}
+            for x, s, t, v in entries.get(w, ()):
+                cx = c_env[x]
+                for q, eb in env[x].items():
+                    r = pieces.where.get(key(q, s))
+                    cl = pieces.where.get(key(self.norm(q - cx), t))
+                    if r is None or cl is None:
+                        continue
+                    m, ro, rn = r
+                    _, co, cn = cl
+                    blk = blocks.get(m)
+                    if blk is None:
+                        blk = blocks[m] = np.zeros((pieces.size[m], pieces.size.get(self.norm(m - cw), 0)),
+                                                   dtype=self.dtype)
+                    blk[ro:ro + rn, co:co + cn] += v * eb
+            out.append(blocks)
+        return out
+
+    # ---- the sweep's protocol --------------------------------------------------------
+    def local_problem(self, step: Step) -> SectorLocal:
+        b = step.bond
+        fl = step.n_sites == 2 or step.direction == RIGHT    # the left side is site b-1 with its left bond
+        fr = step.n_sites == 2 or step.direction == LEFT     # the right side is site b with its right bond
+        rows = self._rows(b - 1) if fl else self._bare(b)
+        cols = self._cols(b) if fr else self._bare(b)
+        sectors = [m for m in rows.size if m in cols.size]
+        lw = self._lw(b - 1, rows) if fl else self.envs.left(b)
+        wr = self._wr(b, cols) if fr else self.envs.right(b)
+        op = SectorOperator(lw, wr, self.c[b], sectors, rows, cols, self.dtype, self.norm)
+        if fl and fr:
+            xs = [self._row_matrix(b - 1, rows, m) @ self._col_matrix(b, cols, m) for m in sectors]
+        elif fl:
+            xs = [self._row_matrix(b - 1, rows, m) for m in sectors]
+        else:
+            xs = [self._col_matrix(b, cols, m) for m in sectors]
+        v0 = np.concatenate([x.reshape(-1) for x in xs]) if xs else np.zeros(0)
+        return SectorLocal(step, op, v0, rows, cols, (fl, fr), lw, wr)
+
+    def split(self, local: SectorLocal, v: np.ndarray, *, alpha: float, max_bond: int,
+              cutoff: float) -> tuple[int, float]:
+        """One SVD per sector of the cut, one truncation across all of them; the weights move
+        with the centre, a bare side's factor merges into the next site."""
+        step, rows, cols = local.step, local.rows, local.cols
+        (fl, fr), b, sectors = local.fused, step.bond, local.op.sectors
+        blocks = local.op.views(v)
+        if alpha > 0.0 and step.n_sites == 1:
+            sectors, blocks = self._expanded(local, blocks, alpha)
+        svds = [thin_svd(x) for x in blocks]
+        values = np.concatenate([s for _, s, _ in svds]) if svds else np.zeros(0)
+        owner = np.concatenate([np.full(len(s), k) for k, (_, s, _) in enumerate(svds)]) if svds else np.zeros(0, int)
+        order = np.argsort(-values, kind="stable")
+        keep, err = truncation_keep(values[order], max_bond, cutoff)
+        counts = np.bincount(owner[order[:keep]], minlength=len(svds))
+        new_bond: dict[int, int] = {}
+        lf: dict[int, np.ndarray] = {}
+        rf: dict[int, np.ndarray] = {}
+        for k, m in enumerate(sectors):
+            n_k = int(counts[k])
+            if n_k == 0:
+                continue
+            u, s, vh = svds[k]
+            u, s, vh = u[:, :n_k], s[:n_k], vh[:n_k]
+            lf[m], rf[m] = absorb(u, s, vh, step.direction)
+            local.basis[m] = u if step.direction == RIGHT else vh.T
+            new_bond[m] = n_k
+        # the left factor: site b-1's blocks, or merged into them; the same on the right
+        if fl:
+            self._set_site(b - 1, {key: np.ascontiguousarray(lf[m][off:off + n])
+                                   for m in lf for key, off, n in rows.groups[m]})
+        else:
+            self._merge_left(b - 1, lf)
+        if fr:
+            self._set_site(b, {(m, s2): np.ascontiguousarray(rf[m][:, off:off + n])
+                               for m in rf for (s2, _), off, n in cols.groups[m]})
+        else:
+            self._merge_right(b, rf)
+        self.bonds[b] = dict(sorted(new_bond.items()))
+        return sum(new_bond.values()), float(err)
+
+    def _merge_left(self, i: int, fac: dict[int, np.ndarray]) -> None:
+        """Site ``i``'s blocks times ``fac[m]`` on their right bond of charge ``m`` (the rows of
+        ``fac`` beyond the bond's old dimension meet the zero padding); others drop out."""
+        out = {}
+        for (ql, s), blk in self.sites[i].items():
+            f = fac.get(self.norm(ql + self.q[i][s]))
+            if f is not None:
+                out[(ql, s)] = blk @ f[:blk.shape[1]]
+        self._set_site(i, out)
+
+    def _merge_right(self, j: int, fac: dict[int, np.ndarray]) -> None:
+        """Site ``j``'s blocks times ``fac[m]`` on their left bond of charge ``m``."""
+        self._set_site(j, {(m, s): fac[m][:, :blk.shape[0]] @ blk for (m, s), blk in self.sites[j].items()
+                           if m in fac})
+
+    def _expanded(self, local: SectorLocal, xs: list[np.ndarray],
+                  alpha: float) -> tuple[list[int], list[np.ndarray]]:
+        """The sectors of the cut and ``[X[m], alpha P[m]]`` (moving right; stacked below moving
+        left) with the expansion terms ``P[m] = [LW[w][m] X[m - c_w]]_w`` (``[X[m - c_w]
+        WR[w][m]^T]_w``): sectors that the bond lacks join with ``X[m]`` empty."""
+        op, right = local.op, local.step.direction == RIGHT
+        fused, absorbed = (local.rows, local.lw) if right else (local.cols, local.wr)
+        sectors = list(op.sectors) + [m for m in fused.size if m not in op.index]
+        parts: dict[int, list[np.ndarray]] = {m: [x] for m, x in zip(op.sectors, xs)}
+        for m in sectors[len(op.sectors):]:
+            parts[m] = [np.zeros((fused.size[m], 0) if right else (0, fused.size[m]), dtype=self.dtype)]
+        for w, c in enumerate(op.c_mid):
+            for m in sectors:
+                kin = op.index.get(self.norm(m - c))
+                blk = absorbed[w].get(m)
+                if kin is not None and blk is not None:
+                    parts[m].append(alpha * (blk @ xs[kin] if right else xs[kin] @ blk.T))
+        blocks = [np.concatenate(parts[m], axis=1 if right else 0) for m in sectors]
+        keep = [k for k, x in enumerate(blocks) if x.size]
+        return [sectors[k] for k in keep], [blocks[k] for k in keep]
+
+    def move(self, local: SectorLocal) -> None:
+        """The environment of the side the centre left: its absorbed blocks sandwiched between
+        the orthonormal factor (``U^dagger LW U`` moving right, ``conj(Vh) WR Vh^T`` moving left)."""
+        step = local.step
+        absorbed = local.lw if step.direction == RIGHT else local.wr
+        basis = local.basis
+        env = _sandwich(absorbed, {m: u.conj().T for m, u in basis.items()}, basis, self.c[step.bond], self.norm)
+        self.envs.moved(step.direction, step.bond, env)
+
+    def normalize(self) -> None:
+        norm = np.sqrt(sum(float(np.vdot(b, b).real) for b in self.sites[0].values()))
+        self._set_site(0, {k: b / norm for k, b in self.sites[0].items()})
+
+    def single_site(self) -> float:
+        """A chain of one site: the lowest state of the target charge, exactly."""
+        states = [s for s, q in enumerate(self.q[0]) if self.norm(q) == self.target]
+        w = self.ws[0][0, :, :, 0][np.ix_(states, states)]
+        e, v = np.linalg.eigh(0.5 * (w + w.conj().T))
+        self._set_site(0, {(0, s): np.full((1, 1), v[k, 0], dtype=self.dtype) for k, s in enumerate(states)})
+        return float(e[0])
+
+    def work_bytes(self, local: SectorLocal, matvecs: int) -> int:
+        """The absorbed environments (a bare side's is in the cache) and a few vectors of the
+        eigensolver."""
+        fl, fr = local.fused
+        return fl * _env_bytes(local.lw) + fr * _env_bytes(local.wr) + 6 * local.v0.nbytes
+
+    def env_bytes(self) -> int:
+        return self.envs.nbytes()
+
+    def psi_bytes(self) -> int:
+        return sum(self._site_bytes)
+
+    def bond_dims(self) -> list[int]:
+        return [sum(b.values()) for b in self.bonds[1:-1]]
+
+    def energy(self) -> float:
+        """``<psi|H|psi> / <psi|psi>`` from the site-0 tensor and the right environment."""
+        r0 = self._right_env(0)[0].get(0)
+        norm2 = sum(float(np.vdot(b, b).real) for b in self.sites[0].values())
+        return float(np.real(r0[0, 0]) / norm2) if r0 is not None and norm2 > 0 else 0.0
+
+    def dense_sites(self) -> list[np.ndarray]:
+        """The site tensors ``(left, d, right)`` as dense arrays, bond indices ordered by charge."""
+        out = []
+        for i, site in enumerate(self.sites):
+            lo = _offsets(self.bonds[i])
+            ro = _offsets(self.bonds[i + 1])
+            a = np.zeros((sum(self.bonds[i].values()), len(self.q[i]), sum(self.bonds[i + 1].values())),
+                         dtype=self.dtype)
+            for (ql, s), blk in site.items():
+                qr = self.norm(ql + self.q[i][s])
+                a[lo[ql]:lo[ql] + blk.shape[0], s, ro[qr]:ro[qr] + blk.shape[1]] = blk
+            out.append(a)
+        return out
+
+
+def _offsets(bond: dict[int, int]) -> dict[int, int]:
+    out, off = {}, 0
+    for q, d in bond.items():
+        out[q] = off
+        off += d
+    return out
+
+
+def _sandwich(absorbed: Env, bra: dict[int, np.ndarray], ket: dict[int, np.ndarray], c: Sequence[int],
+              norm: Callable[[int], int]) -> Env:
+    """The moved environment ``E[w][m] = bra[m] @ absorbed[w][m] @ ket[m - c_w]`` over the
+    sectors present on both sides (``bra = U^dagger``, ``ket = U`` for a left block;
+    ``conj(Vh)``, ``Vh^T`` for a right one)."""
+    return [{m: bra[m] @ blk @ ket[norm(m - cw)] for m, blk in absorbed[w].items()
+             if m in bra and norm(m - cw) in ket} for w, cw in enumerate(c)]
