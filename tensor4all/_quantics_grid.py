@@ -18,7 +18,7 @@ sites carry these bits, most significant first, so that for one dimension
 from __future__ import annotations
 
 import numbers
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -179,13 +179,17 @@ class Grid:
         an int in one dimension, a tuple of ``dims`` ints otherwise; an ``(n, n_sites)``
         array gives ``(n,)`` or ``(n, dims)``."""
         q, single = self._digits(quantics, "quantics_to_grididx")
+        return self._index_out(self._digits_to_indices(q), single)
+
+    def _digits_to_indices(self, q: np.ndarray) -> np.ndarray:
+        """The ``(n, dims)`` grid indices of an ``(n, n_sites)`` int64 array of digits, unchecked
+        (the fast path for functions sampled by cross interpolation)."""
         R, D = self._R, self._dims
         if self._unfolding == "fused":
             bits = (q[:, None, :] >> np.arange(D, dtype=np.int64)[None, :, None]) & 1   # (n, D, R)
         else:
             bits = q.reshape(len(q), R, D).transpose(0, 2, 1)
-        idx = np.sum(bits << np.arange(R - 1, -1, -1, dtype=np.int64)[None, None, :], axis=2)
-        return self._index_out(idx, single)
+        return np.sum(bits << np.arange(R - 1, -1, -1, dtype=np.int64)[None, None, :], axis=2)
 
     def grididx_to_origcoord(self, index: Any, dtype: Any = np.float64) -> Any:
         """The coordinates ``lower + index * step`` of a grid index (a float, or a tuple of
@@ -244,8 +248,8 @@ class Grid:
                 raise Tensor4allTypeError(f"Grid.{what}: an index array must hold integers, got dtype {index.dtype}")
             a = index.astype(np.int64).reshape(len(index), -1) if index.ndim == 1 else index.astype(np.int64)
             if a.ndim != 2 or a.shape[1] != D:
-                raise DimensionMismatchError(f"Grid.{what}: an index array must have shape (n,{'' if D == 1 else f' {D}'})"
-                                             f", got {index.shape}")
+                shape = "(n,)" if D == 1 else f"(n, {D})"
+                raise DimensionMismatchError(f"Grid.{what}: an index array must have shape {shape}, got {index.shape}")
             single = False
         else:
             vals = [index] if D == 1 else _sequence(index, D, f"Grid.{what}: the grid index")
@@ -283,8 +287,8 @@ class Grid:
             x = coordinate.astype(np.float64)
             x = x.reshape(len(x), -1) if x.ndim == 1 else x
             if x.ndim != 2 or x.shape[1] != D:
-                raise DimensionMismatchError(f"Grid: a coordinate array must have shape (n,{'' if D == 1 else f' {D}'}), "
-                                             f"got {coordinate.shape}")
+                shape = "(n,)" if D == 1 else f"(n, {D})"
+                raise DimensionMismatchError(f"Grid: a coordinate array must have shape {shape}, got {coordinate.shape}")
             single = False
         else:
             vals = [coordinate] if D == 1 else _sequence(coordinate, D, "Grid: the coordinate")

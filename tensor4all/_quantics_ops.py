@@ -32,6 +32,7 @@ from ._errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeE
 from ._mpo import MPO, compress_mpo_tensors
 from ._mps import MPS
 from ._quantics_grid import Grid, check_grid
+from ._threads import blas_threads
 from ._util import check_cutoff, check_positive_int, check_real, to_numpy
 
 __all__ = ["BOUNDARIES", "shift_mpo", "flip_mpo", "fourier_mpo", "apply", "reverse_bits", "embed"]
@@ -254,5 +255,6 @@ def apply(mpo: MPO, psi: MPS, *, max_bond: int | None = None, cutoff: float = 1e
         lt, _, rt = t.shape
         out.append(np.einsum("astc,btd->abscd", w, t).reshape(lw * lt, d, rw * rt))
     res = MPS([np.ascontiguousarray(a) for a in out])
-    res.compress(max_bond=max_bond, cutoff=cutoff)
+    with blas_threads(None, max(res.bond_dims, default=1)):   # one BLAS thread below bond 512 (see _threads)
+        res.compress(max_bond=max_bond, cutoff=cutoff)
     return res
