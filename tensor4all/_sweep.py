@@ -92,7 +92,9 @@ class SweepBackend(Protocol):
     with the MPO (and the pair); ``split`` cuts the eigenvector at ``step.bond`` with the
     truncation policy (and the noise ``alpha`` of the basis), leaving the site the centre
     leaves orthonormal, and returns ``(bond dimension, discarded weight)``; ``move`` builds
-    that site's environment block. Between sweeps the centre is at site 0."""
+    that site's environment block. Between sweeps the centre is at site 0: ``normalize``
+    scales it to norm 1, ``energy`` measures there, and ``single_site`` solves a chain of one
+    site exactly. The ``*_bytes`` estimates feed the memory statistics."""
 
     L: int
 
@@ -140,19 +142,19 @@ class Sweep:
         env = b.env_bytes()
         self._stats = st = dict(err=0.0, matvecs=0, peak=env + b.psi_bytes(), env=env)
         schedule = sweep_schedule(b.L, two_site)
-        if b.L == 1:
-            energy = b.single_site()
         for n, step in enumerate(schedule, 1):
             local = b.local_problem(step)
-            energy, v = self._solve(local, tol, alpha)
+            e, v = self._solve(local, tol, alpha)
             k, err = b.split(local, v, alpha=alpha, max_bond=max_bond, cutoff=cutoff)
             b.move(local)
             st["err"] = max(st["err"], err)
             if progress is not None:
-                progress(BondUpdate(sweep_no, n, len(schedule), step.site, step.direction, energy, k, err))
+                progress(BondUpdate(sweep_no, n, len(schedule), step.site, step.direction, e, k, err))
         if schedule:
             b.normalize()
             energy = b.energy()
+        else:   # one site: no bond to sweep over, the whole problem is local
+            energy = b.single_site()
         return SweepStats(energy, max(b.bond_dims(), default=1), st["err"], st["matvecs"],
                           time.perf_counter() - t0, st["peak"], st["env"])
 
