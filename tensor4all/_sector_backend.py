@@ -20,7 +20,7 @@ fused side absorbed into its MPO tensor once, ``LW[w][m]`` (rows of ``m`` by row
 Hamiltonian is ``y[m] = sum_w LW[w][m] X[m - c_w] WR[w][m]^T``: two GEMMs per (MPO state,
 sector) instead of one dense product of the whole space (TeNPy's ``TwoSiteH`` with
 ``combine=True``). The split is one SVD per sector with one truncation across all of them
-(``truncation_keep`` on the merged singular values), the weights moved with the centre
+(``_truncation.svd_truncated_sectors``), the weights moved with the centre
 (``_truncation.absorb``); a bare side's factor is merged into the next site. The moved
 environment reuses ``LW`` or ``WR``: ``L'[w][m] = U[m]^dagger LW[w][m] U[m - c_w]``.
 
@@ -41,7 +41,7 @@ import numpy as np
 
 from ._environments import EnvCache
 from ._schedule import LEFT, RIGHT, Step
-from ._truncation import absorb, thin_svd, truncation_keep
+from ._truncation import absorb, svd_truncated_sectors
 
 __all__ = ["SectorBackend", "SectorLocal", "SectorOperator"]
 
@@ -306,24 +306,14 @@ class SectorBackend:
         blocks = local.op.views(v)
         if alpha > 0.0 and step.n_sites == 1:
             sectors, blocks = self._expanded(local, blocks, alpha)
-        svds = [thin_svd(x) for x in blocks]
-        values = np.concatenate([s for _, s, _ in svds]) if svds else np.zeros(0)
-        owner = np.concatenate([np.full(len(s), k) for k, (_, s, _) in enumerate(svds)]) if svds else np.zeros(0, int)
-        order = np.argsort(-values, kind="stable")
-        keep, err = truncation_keep(values[order], max_bond, cutoff)
-        counts = np.bincount(owner[order[:keep]], minlength=len(svds))
+        kept, err = svd_truncated_sectors(dict(zip(sectors, blocks)), max_bond, cutoff)
         new_bond: dict[int, int] = {}
         lf: dict[int, np.ndarray] = {}
         rf: dict[int, np.ndarray] = {}
-        for k, m in enumerate(sectors):
-            n_k = int(counts[k])
-            if n_k == 0:
-                continue
-            u, s, vh = svds[k]
-            u, s, vh = u[:, :n_k], s[:n_k], vh[:n_k]
+        for m, (u, s, vh) in kept.items():
             lf[m], rf[m] = absorb(u, s, vh, step.direction)
             local.basis[m] = u if step.direction == RIGHT else vh.T
-            new_bond[m] = n_k
+            new_bond[m] = len(s)
         # the left factor: site b-1's blocks, or merged into them; the same on the right
         if fl:
             self._set_site(b - 1, {key: np.ascontiguousarray(lf[m][off:off + n])

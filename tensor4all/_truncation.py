@@ -7,14 +7,20 @@ right one, toward ``"left"`` the mirror image: :func:`absorb` is the one place w
 direction decides this, and :func:`split_perturbed` picks White's perturbed basis on the
 side the centre leaves by working on ``m`` or ``m^T``, never on two mirrored copies.
 
+:func:`svd_truncated_sectors` is the same policy on a block-diagonal matrix: one SVD per
+charge sector, one truncation across all of them.
+
 Used by DMRG (the sweep backends), ``MPS.compress`` and ``MPS.from_dense``.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import scipy.linalg
 
-__all__ = ["svd_truncated", "truncation_keep", "thin_svd", "absorb", "split", "split_perturbed", "perturbed_basis"]
+__all__ = ["svd_truncated", "truncation_keep", "thin_svd", "svd_truncated_sectors", "absorb", "split", "split_perturbed",
+           "perturbed_basis"]
 
 
 def truncation_keep(s: np.ndarray, max_bond: int | None, cutoff: float) -> tuple[int, float]:
@@ -61,6 +67,28 @@ def svd_truncated(
     u, s, vh = thin_svd(m)
     keep, discarded = truncation_keep(s, max_bond, cutoff)
     return u[:, :keep], s[:keep], vh[:keep], discarded
+
+
+def svd_truncated_sectors(blocks: dict[Any, np.ndarray], max_bond: int | None,
+                          cutoff: float) -> tuple[dict[Any, tuple[np.ndarray, np.ndarray, np.ndarray]], float]:
+    """One thin SVD per sector (the blocks of a block-diagonal matrix) and one truncation
+    across all of them: :func:`truncation_keep` on the merged singular values, ties kept in
+    sector order. Returns the kept ``(U, S, Vh)`` of every sector that keeps any, and the
+    relative discarded weight."""
+    svds = {q: thin_svd(b) for q, b in blocks.items()}
+    charges = list(svds)
+    values = np.concatenate([svds[q][1] for q in charges]) if charges else np.zeros(0)
+    owner = np.concatenate([np.full(len(svds[q][1]), k) for k, q in enumerate(charges)]) if charges else np.zeros(0, int)
+    order = np.argsort(-values, kind="stable")
+    keep, err = truncation_keep(values[order], max_bond, cutoff)
+    counts = np.bincount(owner[order[:keep]], minlength=len(charges))
+    kept = {}
+    for k, q in enumerate(charges):
+        n = int(counts[k])
+        if n:
+            u, s, vh = svds[q]
+            kept[q] = (u[:, :n], s[:n], vh[:n])
+    return kept, err
 
 
 def absorb(u: np.ndarray, s: np.ndarray, vh: np.ndarray, direction: str) -> tuple[np.ndarray, np.ndarray]:

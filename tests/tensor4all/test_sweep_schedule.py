@@ -19,7 +19,7 @@ from tensor4all._schedule import Step, sweep_schedule
 from tensor4all._sector_dmrg import SectorEngine, sector_product_state
 from tensor4all._sector_run import resolve_sector
 from tensor4all._sweep import SweepEngine
-from tensor4all._truncation import absorb, split, split_perturbed
+from tensor4all._truncation import absorb, split, split_perturbed, svd_truncated, svd_truncated_sectors
 
 
 # ---- the schedule ---------------------------------------------------------------------------
@@ -134,6 +134,26 @@ def test_split_perturbed_projects_exactly_onto_a_basis_holding_the_expansion():
     left, right, err = split_perturbed(m, p_rows, "right", 1e-2, 2, 0.0)
     assert left.shape[1] == 2 and 0.0 < err < 1e-3
     np.testing.assert_allclose(left @ right, m, atol=1e-2 * np.abs(m).max())
+
+
+@pytest.mark.parametrize("max_bond,cutoff", [(None, 0.0), (4, 0.0), (None, 1e-2), (1, 0.0)])
+def test_one_truncation_across_sectors_is_that_of_the_block_diagonal_matrix(max_bond, cutoff):
+    rng = np.random.default_rng(7)
+    blocks = {-2: rng.standard_normal((3, 2)), 0: 3.0 * rng.standard_normal((4, 5)), 2: rng.standard_normal((1, 3))}
+    dense = np.zeros((8, 10))
+    r = c = 0
+    for b in blocks.values():
+        dense[r:r + b.shape[0], c:c + b.shape[1]] = b
+        r, c = r + b.shape[0], c + b.shape[1]
+    _, s_dense, _, err_dense = svd_truncated(dense, max_bond, cutoff)
+    kept, err = svd_truncated_sectors(blocks, max_bond, cutoff)
+    s_kept = np.sort(np.concatenate([s for _, s, _ in kept.values()]))[::-1]
+    np.testing.assert_allclose(s_kept, s_dense, rtol=1e-12)
+    assert err == pytest.approx(err_dense, rel=1e-10, abs=1e-15)
+    for q, (u, s, vh) in kept.items():        # each sector's factors are its block's truncated SVD
+        assert _orthonormal_columns(u) and _orthonormal_columns(vh.conj().T)
+        if len(s) == min(blocks[q].shape):
+            np.testing.assert_allclose((u * s) @ vh, blocks[q], atol=1e-12)
 
 
 # ---- the environment cache and the half products ---------------------------------------------
