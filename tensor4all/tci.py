@@ -7,11 +7,12 @@ Fernandez, Jeannin, Dumitrescu, Kloss, Kaye, Parcollet, Waintal, SciPost Phys. 1
 :class:`TCIResult` whose ``tt`` is a :class:`~tensor4all.MPS` (site tensors ``(left,
 physical, right)``; complex when ``f`` is).
 
-The tensor train is linear in the values of ``f`` at the sampled cross
-(``result.points``): :func:`interpolant` rebuilds it from such values with tenferro
+The tensor train depends on ``f`` only through its values at the sampled cross
+(``result.points``): site ``k`` is ``f(I_k, s, J_k) P_k^-1`` with the pivot matrix ``P_k``
+among those values. :func:`interpolant` rebuilds it from such values with tenferro
 operations, so ``tidu.grad`` of anything computed from it (:func:`tt_sum` with quadrature
 weights, :func:`tt_evaluate`) flows into the parameters ``f`` was computed from, at fixed
-pivots. :func:`tt_evaluate`, :func:`tt_sum`, :func:`tt_add` and :func:`tt_multiply`
+pivots (the cross formula differentiated; the pivot choice is piecewise constant). :func:`tt_evaluate`, :func:`tt_sum`, :func:`tt_add` and :func:`tt_multiply`
 (elementwise) work on any dense MPS and are differentiable; ``MPS.compress`` recompresses.
 
 >>> import numpy as np
@@ -219,8 +220,7 @@ def crossinterpolate2(f: Callable[..., Any], local_dims: Sequence[int], initial_
 
 def _build(cross: Cross, values: Any) -> MPS:
     """Site ``k`` is ``f(I[k], s, J[k]) P_k^-1`` (``P_k`` = rows ``pivot_rows[k]`` of it),
-    the last site ``f(I[L-1], s)``: tenferro operations, linear in ``values`` but for the
-    solves."""
+    the last site ``f(I[L-1], s)``: tenferro gathers, solves and reshapes of ``values``."""
     ts = []
     L = len(cross.site_index)
     for k, idx in enumerate(cross.site_index):
@@ -239,7 +239,8 @@ def interpolant(result: TCIResult, values: Any) -> MPS:
 
     With the values ``result`` sampled this is ``result.tt``; with values of ``f(x, theta)``
     computed by tenferro operations it is differentiable in ``theta`` at fixed pivots (the
-    cross formula is linear in the sampled values)."""
+    derivative of the cross formula in the sampled values, which is what finite differences
+    of re-interpolation converge to while the pivots stay put)."""
     if not isinstance(result, TCIResult):
         raise TCITypeError(f"interpolant: result must be a TCIResult (from crossinterpolate2), got "
                            f"{type(result).__name__}")
