@@ -71,4 +71,5 @@ __all__ += [
 from . import references  # noqa: E402
 
 __all__ += ["references"]
+from . import tci  # noqa: E402  (tensor cross interpolation: crossinterpolate2, interpolant, tt_* helpers)
 from . import quantics  # noqa: E402  (quantics grids, QTT interpolation and operators)
