@@ -3,8 +3,11 @@ over the bits of the grid index (QuanticsGrids.jl, QuanticsTCI.jl, Quantics.jl).
 
 * :class:`Grid` -- the grid (``R``, ``lower``, ``upper``, ``dims``, ``unfolding``,
   ``include_endpoint``) and the maps between grid indices, quantics digits and coordinates;
-* :class:`QuanticsTT` -- a function on a grid as a tensor train, with
-  :meth:`QuanticsTT.evaluate`, :meth:`QuanticsTT.integral` and :meth:`QuanticsTT.sum`;
+* :func:`quantics_interpolate` -- a function on a grid learned by tensor cross interpolation
+  (:func:`tensor4all.tci.crossinterpolate2` over the quantics digits) as a
+  :class:`QuanticsTT`, with :meth:`QuanticsTT.evaluate`, :meth:`QuanticsTT.integral` and
+  :meth:`QuanticsTT.sum`; :meth:`QuanticsTT.interpolant` rebuilds it at the same pivots
+  from another function, differentiably (``tidu.grad`` of an integral in a parameter);
 * operators as MPOs on the bits of one dimension: :func:`shift_mpo`, :func:`flip_mpo`,
   :func:`fourier_mpo` (output bits reversed; :func:`reverse_bits` restores the order), and
   :func:`apply` of an MPO to a QTT.
@@ -13,8 +16,8 @@ over the bits of the grid index (QuanticsGrids.jl, QuanticsTCI.jl, Quantics.jl).
 >>> from tensor4all import quantics
 >>> g = quantics.Grid(10, 0.0, 1.0)
 >>> qtt = quantics.QuanticsTT.from_values(np.sin(2 * np.pi * g.grididx_to_origcoord(np.arange(1024))), g)
->>> qtt.rank, round(abs(qtt.integral()), 12)
-(2, 0.0)
+>>> qtt.rank, abs(float(qtt.integral())) < 1e-15
+(2, True)
 """
 from __future__ import annotations
 
@@ -33,12 +36,16 @@ from ._quantics_grid import MAX_BITS, UNFOLDINGS, Grid, GridRangeError
 from ._quantics_ops import BOUNDARIES, flip_mpo, fourier_mpo, shift_mpo
 from ._quantics_ops import apply as _apply_mpo
 from ._quantics_ops import reverse_bits as _reverse_sites
-from ._util import any_traced, check_alloc, concrete
+from ._util import any_traced, check_alloc, check_bool, check_callable, concrete
+from .tci import NonFiniteValueError, TCIResult, crossinterpolate2, interpolant
 
 __all__ = [
-    "Grid", "GridRangeError", "QuanticsTT", "shift_mpo", "flip_mpo", "fourier_mpo",
+    "Grid", "GridRangeError", "QuanticsTT", "quantics_interpolate", "ARGUMENTS", "shift_mpo", "flip_mpo", "fourier_mpo",
     "reverse_bits", "apply", "UNFOLDINGS", "BOUNDARIES", "MAX_BITS",
 ]
+
+#: what :func:`quantics_interpolate` passes to the function: coordinates or grid indices
+ARGUMENTS = ("coordinate", "index")
 
 
 class QuanticsTT:
@@ -168,6 +175,21 @@ class QuanticsTT:
         out[tuple(idx.T)] = flat
         return out
 
+    def interpolant(self, f: Any, *, argument: str = "coordinate") -> "QuanticsTT":
+        """The QTT built at the pivots of this one's interpolation (:attr:`tci`) from the
+        values of ``f`` instead (:func:`tensor4all.tci.interpolant`): ``f`` is called once with
+        arrays of every sampled point (as :func:`quantics_interpolate` with ``batched=True``)
+        and may compute with tenferro operations, so that ``tidu.grad`` of, e.g., the
+        integral flows into the parameters of ``f`` (at fixed pivots)."""
+        if not isinstance(self._tci, TCIResult):
+            raise InvalidOptionError("QuanticsTT.interpolant needs a QuanticsTT from quantics_interpolate (it reuses "
+                                     "the pivots of that interpolation); this one has none")
+        f = _check_function(f, "QuanticsTT.interpolant")
+        argument = _check_argument(argument, "QuanticsTT.interpolant")
+        args = _arguments(self._grid, self._tci.points, argument)
+        values = f(*[tf.asarray(a) for a in args])
+        return QuanticsTT(interpolant(self._tci, values), self._grid, self._tci)
+
     # ---- helpers --------------------------------------------------------------------
     def _numpy(self) -> list[np.ndarray]:
         if self._arrays is None:
@@ -240,3 +262,95 @@ def reverse_bits(qtt: Any) -> Any:
                                       "use a fused grid")
         return QuanticsTT(_reverse_sites(qtt.mps), qtt.grid)
     return _reverse_sites(qtt)
+
+
+# ---- interpolation --------------------------------------------------------------------------------
+def _check_function(f: Any, what: str) -> Any:
+    if f is None or check_callable(f, f"{what}: f") is None:
+        raise Tensor4allTypeError(f"{what}: f must be a callable, got None")
+    return f
+
+
+def _check_argument(argument: Any, what: str) -> str:
+    if not isinstance(argument, str) or argument not in ARGUMENTS:
+        raise InvalidOptionError(f"{what}: argument must be one of {', '.join(map(repr, ARGUMENTS))}, got {argument!r}")
+    return argument
+
+
+def _arguments(g: Grid, digits: np.ndarray, argument: str) -> list[np.ndarray]:
+    """The ``dims`` arrays (grid indices or float64 coordinates) of the points with the given
+    ``(n, n_sites)`` digits."""
+    idx = g._digits_to_indices(np.asarray(digits, dtype=np.int64))
+    if argument == "index":
+        return [idx[:, d] for d in range(g.dims)]
+    return [g.lower[d] + idx[:, d].astype(np.float64) * g.step[d] for d in range(g.dims)]
+
+
+def _finite(values: Any, args: Sequence[Any], argument: str) -> Any:
+    """``values`` unchanged, or :class:`~tensor4all.tci.NonFiniteValueError` naming the first point
+    (coordinates or grid indices) where ``f`` gave NaN or infinity."""
+    v = np.asarray(values)
+    if v.dtype.kind in "fc" and not np.isfinite(v).all():
+        k = int(np.argmin(np.isfinite(v).reshape(-1)))
+        point = tuple(np.asarray(a).reshape(-1)[k].item() if np.ndim(a) else a for a in args)
+        what = "grid index" if argument == "index" else "coordinate"
+        where = point[0] if len(point) == 1 else point
+        raise NonFiniteValueError(f"quantics_interpolate: f returned {v.reshape(-1)[k]} (NaN or infinity) at the "
+                                  f"{what} {where}; the interpolation needs finite values")
+    return values
+
+
+def _initial_pivots(grid: Grid, points: Any) -> Any:
+    """The quantics digits of one grid index or a list (or array) of them."""
+    if isinstance(points, np.ndarray) and points.ndim >= 1 and not (grid.dims > 1 and points.ndim == 1):
+        return grid.grididx_to_quantics(points)
+    if isinstance(points, (list, tuple)) and len(points) > 0 and (grid.dims == 1 or not np.isscalar(points[0])):
+        return [grid.grididx_to_quantics(p) for p in points]
+    return [grid.grididx_to_quantics(points)]
+
+
+def quantics_interpolate(f: Any, grid: Grid, *, tolerance: float = 1e-8, max_bond: int | None = None,
+                         argument: str = "coordinate", batched: bool = False, initial_points: Any = None,
+                         max_iter: int = 20, pivot_search: str = "full", normalize_error: bool = True,
+                         global_pivots: int = 5, seed: int | None = 0) -> QuanticsTT:
+    """The quantics tensor train of ``f`` on ``grid`` by tensor cross interpolation
+    (:func:`tensor4all.tci.crossinterpolate2` over the quantics digits; QuanticsTCI.jl's
+    ``quanticscrossinterpolate``).
+
+    ``f`` takes one argument per dimension: the coordinates ``lower + i * step`` as float64
+    (``argument="coordinate"``) or the grid indices ``i`` as ints (``argument="index"``; for
+    a function whose float64 formula loses digits, e.g. ``cos(x * 2**30)``, compute the
+    coordinate in extended precision with ``grid.grididx_to_origcoord(i, np.longdouble)``).
+    With ``batched=True`` each argument is an array of ``n`` points and ``f`` returns ``n``
+    values. ``initial_points``: grid indices (one, or a list) where ``|f|`` is large, the
+    first pivots (default: grid index 0, or the largest of 64 random points if ``f`` is zero
+    there). ``tolerance`` (relative to ``max|f|`` when ``normalize_error``), ``max_bond``,
+    ``max_iter``, ``pivot_search``, ``global_pivots`` and ``seed`` go to ``crossinterpolate2``.
+
+    The result's :attr:`QuanticsTT.tci` holds the run (``ranks``, ``errors``,
+    ``evaluations``, ``termination``). Bad function values raise the typed errors of
+    :mod:`tensor4all.tci` (:class:`~tensor4all.tci.NonFiniteValueError` naming the quantics
+    digits; ``grid.quantics_to_origcoord`` gives the point).
+    """
+    f = _check_function(f, "quantics_interpolate")
+    if not isinstance(grid, Grid):
+        raise Tensor4allTypeError(f"quantics_interpolate: expected a quantics Grid, got {type(grid).__name__}")
+    argument = _check_argument(argument, "quantics_interpolate")
+    batched = check_bool(batched, "quantics_interpolate: batched")
+    pivots = None if initial_points is None else _initial_pivots(grid, initial_points)
+    if batched:
+        def g(digits: np.ndarray) -> Any:
+            args = _arguments(grid, digits, argument)
+            return _finite(f(*args), args, argument)
+    elif argument == "index":
+        def g(digits: np.ndarray) -> Any:
+            args = [int(i) for i in grid._digits_to_indices(digits.reshape(1, -1))[0]]
+            return _finite(f(*args), args, argument)
+    else:
+        def g(digits: np.ndarray) -> Any:
+            args = [float(x[0]) for x in _arguments(grid, digits.reshape(1, -1), argument)]
+            return _finite(f(*args), args, argument)
+    res = crossinterpolate2(g, grid.local_dims, pivots, tolerance=tolerance, max_bond=max_bond, max_iter=max_iter,
+                            pivot_search=pivot_search, normalize_error=normalize_error, global_pivots=global_pivots,
+                            batched=batched, seed=seed)
+    return QuanticsTT(res.tt, grid, res)

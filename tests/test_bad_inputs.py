@@ -669,6 +669,21 @@ row("quantics-apply-sites", QG.apply, (QG.shift_mpo(3, 1), QG_Q), t4a.DimensionM
 row("quantics-apply-order", QG.apply, (QG_Q.mps, QG.shift_mpo(4, 1)), t4a.Tensor4allTypeError, "MPO first")
 row("quantics-apply-max_bond", QG.apply, (QG.shift_mpo(4, 1), QG_Q), t4a.BondDimensionError, "max_bond",
     max_bond=0)
+row("quantics_interpolate-f", QG.quantics_interpolate, (None, QG_G), t4a.Tensor4allTypeError, "must be a callable")
+row("quantics_interpolate-grid", QG.quantics_interpolate, (np.sin, 4), t4a.Tensor4allTypeError,
+    "expected a quantics Grid")
+row("quantics_interpolate-argument", QG.quantics_interpolate, (np.sin, QG_G), t4a.InvalidOptionError,
+    "'coordinate', 'index'", argument="x")
+row("quantics_interpolate-batched", QG.quantics_interpolate, (np.sin, QG_G), t4a.Tensor4allTypeError,
+    "batched must be True or False", batched=1)
+row("quantics_interpolate-initial_points", QG.quantics_interpolate, (np.sin, QG_G), QG.GridRangeError,
+    "outside 0..15", initial_points=[3, 16])
+row("quantics_interpolate-tolerance", QG.quantics_interpolate, (np.sin, QG_G), t4a.InvalidOptionError,
+    "tolerance must be a finite number > 0", tolerance=0.0)
+row("quantics_interpolate-nan", QG.quantics_interpolate, (lambda x: 1 / (x - 0.5) if x != 0.5 else float("nan"), QG_G),
+    t4a.NonFiniteError, "at the coordinate 0.5")
+row("QuanticsTT.interpolant-no-pivots", QG_Q.interpolant, (np.sin,), t4a.InvalidOptionError,
+    "from quantics_interpolate")
 
 
 # ---- issue 21: tenferro.jit -------

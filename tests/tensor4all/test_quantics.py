@@ -3,6 +3,8 @@ against an independent answer: bit arithmetic on integers, closed-form sums and
 integrals, permutation matrices written out entry by entry, and NumPy's FFT."""
 from __future__ import annotations
 
+import doctest
+import importlib
 import math
 
 import numpy as np
@@ -24,6 +26,11 @@ def _bitrev(y: int, R: int) -> int:
 
 def _all_indices(g: Q.Grid) -> np.ndarray:
     return np.stack(np.meshgrid(*[np.arange(g.n_points)] * g.dims, indexing="ij"), -1).reshape(-1, g.dims)
+
+
+def test_the_docstring_examples_run():
+    for mod in (Q, importlib.import_module(Q.Grid.__module__)):
+        assert doctest.testmod(mod).failed == 0
 
 
 # ---- grids ------------------------------------------------------------------------------------
@@ -275,3 +282,115 @@ def test_apply_checks_its_operands():
     out = Q.apply(Q.shift_mpo(5, 1), psi)
     np.testing.assert_allclose(np.asarray(out.to_dense()), np.roll(np.asarray(psi.to_dense()), -1), atol=1e-12)
     assert isinstance(out, t4a.MPS)
+
+
+# ---- interpolation ---------------------------------------------------------------------------------
+# The 1D example of the QTCI papers (Ritter et al., PRL 132, 056501 (2024); Fernandez et al.,
+# SciPost Phys. 18, 104 (2025)): f(x) = cos(x/B) cos(x/(4 sqrt(5) B)) exp(-x^2) + 2 exp(-x),
+# B = 2^-30, on [0, ln 20) with R = 40 (paper: rank 15, 45,775 evaluations, error ~3e-8).
+PAPER_GRID = Q.Grid(40, 0.0, math.log(20.0))
+PAPER_INTEGRAL = 1.9      # int_0^ln20 2 e^-x dx; the oscillating part integrates to ~e^-(ln 20)^2 B ~ 1e-13
+
+
+def _paper_exact(i: np.ndarray) -> np.ndarray:
+    """f at grid indices, from the coordinate in extended precision (no rounding noise from cos(x 2^30))."""
+    x = PAPER_GRID.grididx_to_origcoord(i, np.longdouble)
+    B = np.longdouble(2.0) ** -30
+    c = 4 * np.sqrt(np.longdouble(5))
+    return np.asarray(np.cos(x / B) * np.cos(x / (c * B)) * np.exp(-x * x) + 2 * np.exp(-x), dtype=np.float64)
+
+
+def _paper_float64(x):
+    B = 2.0**-30
+    return np.cos(x / B) * np.cos(x / (4 * np.sqrt(5) * B)) * np.exp(-x**2) + 2 * np.exp(-x)
+
+
+PAPER_POINTS = np.random.default_rng(2024).integers(0, 2**40, size=10_000)
+
+
+def test_paper_example_without_rounding_noise():
+    qtt = Q.quantics_interpolate(_paper_exact, PAPER_GRID, tolerance=1e-8, argument="index", batched=True)
+    assert qtt.tci.termination == "converged"
+    assert qtt.rank <= 20 and qtt.tci.evaluations <= 60_000
+    err = np.abs(qtt.evaluate_index(PAPER_POINTS) - _paper_exact(PAPER_POINTS)).max()
+    assert err <= 1e-7
+    assert abs(float(qtt.integral()) - PAPER_INTEGRAL) <= 1e-6
+
+
+def test_paper_example_with_the_float64_formula():
+    # the float64 formula carries ~5e-8 of noise (cos of x 2^30 with x rounded): the tolerance
+    # must sit above it, else the interpolation keeps adding pivots to fit the noise
+    noise = np.abs(_paper_float64(PAPER_GRID.grididx_to_origcoord(PAPER_POINTS)) - _paper_exact(PAPER_POINTS)).max()
+    assert 1e-8 < noise < 1e-7
+    qtt = Q.quantics_interpolate(_paper_float64, PAPER_GRID, tolerance=1e-7, batched=True)
+    assert qtt.rank <= 20 and qtt.tci.evaluations <= 60_000
+    assert np.abs(qtt.evaluate_index(PAPER_POINTS) - _paper_exact(PAPER_POINTS)).max() <= 1e-6
+    assert abs(float(qtt.integral()) - PAPER_INTEGRAL) <= 1e-6
+
+
+def _two_d(x, y):
+    return np.exp(-(x + y)) * np.cos(10 * (x - y)) + 1.0 / (1.0 + x + y)
+
+
+A_2D = (np.exp(-1 + 10j) - 1) / (-1 + 10j)
+INTEGRAL_2D = abs(A_2D) ** 2 + 3 * math.log(3) - 4 * math.log(2)   # the cosine term factorizes: |A|^2
+
+
+@pytest.mark.parametrize("unfolding", UNFOLDINGS)
+def test_a_2d_function_on_2_20_by_2_20_points(unfolding):
+    g = Q.Grid(20, 0.0, 1.0, dims=2, unfolding=unfolding, include_endpoint=True)
+    qtt = Q.quantics_interpolate(_two_d, g, tolerance=1e-10, batched=True)
+    idx = np.random.default_rng(7).integers(0, 2**20, size=(10_000, 2))
+    xy = g.grididx_to_origcoord(idx)
+    assert np.abs(qtt.evaluate_index(idx) - _two_d(xy[:, 0], xy[:, 1])).max() < 1e-8
+    assert abs(float(qtt.integral()) - INTEGRAL_2D) < 1e-9                    # trapezoidal rule: O(2^-40)
+    x, y = 0.123, 0.987
+    assert abs(qtt.evaluate((x, y)) - _two_d(*g.grididx_to_origcoord(g.origcoord_to_grididx((x, y))))) < 1e-8
+
+
+def test_interpolate_one_point_at_a_time_with_indices_and_initial_points():
+    g = Q.Grid(12, -1.0, 1.0)
+    calls = []
+
+    def f(i):               # zero at grid index 0: the start must come from initial_points
+        calls.append(i)
+        assert isinstance(i, int)
+        return 0.0 if i == 0 else math.exp(-((i - 2048) / 300.0) ** 2)
+
+    qtt = Q.quantics_interpolate(f, g, argument="index", initial_points=[2048, 2100], tolerance=1e-10)
+    assert len(calls) == qtt.tci.evaluations
+    assert Q.quantics_interpolate(f, g, argument="index", initial_points=np.array([2048]), tolerance=1e-10).rank > 1
+    idx = np.arange(0, 4096, 7)
+    want = np.array([f(int(i)) for i in idx])
+    assert np.abs(qtt.evaluate_index(idx) - want).max() < 1e-8
+    qx = Q.quantics_interpolate(lambda x: math.sin(3 * x), g, tolerance=1e-12)
+    xs = g.grididx_to_origcoord(idx)
+    assert np.abs(qx.evaluate(xs) - np.sin(3 * xs)).max() < 1e-10
+
+
+def test_gradient_through_the_interpolation():
+    qtt = Q.quantics_interpolate(_paper_float64, PAPER_GRID, tolerance=1e-7, batched=True)
+
+    def integral(theta):     # the smooth part 2 exp(-theta x), at the pivots of the fit
+        def f(x):
+            B = 2.0**-30
+            return tf.cos(x / B) * tf.cos(x / (4 * math.sqrt(5) * B)) * tf.exp(-x * x) + 2 * tf.exp(-theta * x)
+        return qtt.interpolant(f).integral()
+
+    theta = tf.asarray(1.0)
+    got = float(tidu.grad(integral)(theta))
+    # d/dtheta of 2 (1 - 20^-theta) / theta at theta = 1
+    exact = 2 * (math.log(20.0) * 20.0**-1 - (1 - 20.0**-1))
+    assert abs(got - exact) < 1e-6
+    assert abs(float(integral(theta)) - float(qtt.integral())) < 1e-12
+    check_grads(integral, (theta,), order=2, modes=("rev",))
+
+
+def test_interpolation_errors_are_typed():
+    g = Q.Grid(6)
+    with pytest.raises(t4a.tci.NonFiniteValueError):
+        Q.quantics_interpolate(lambda x: math.nan, g)
+    with pytest.raises(t4a.InvalidOptionError, match="'coordinate', 'index'"):
+        Q.quantics_interpolate(math.sin, g, argument="x")
+    with pytest.raises(t4a.InvalidOptionError, match="from quantics_interpolate"):
+        Q.QuanticsTT.from_values(np.ones(64), g).interpolant(math.sin)
