@@ -27,6 +27,7 @@ Notation of Fernandez et al., SciPost Phys. 18, 104 (2025) (and TensorCrossInter
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -77,12 +78,16 @@ class History:
 
 
 # ---- index-set helpers --------------------------------------------------------------------
-def _union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The rows of ``a`` then those of ``b`` not in ``a``, each once, in order."""
+def _union(a: np.ndarray, b: np.ndarray, keys: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
+    """The rows of ``a`` then those of ``b`` not in ``a``, each once, in order (rows compared
+    through ``keys(rows)``, one integer per row, when given)."""
     if a.shape[1] == 0:
         return a[:1] if len(a) else b[:1]
     c = np.concatenate([a, b])
-    _, first = np.unique(c, axis=0, return_index=True)
+    if keys is None:
+        _, first = np.unique(c, axis=0, return_index=True)
+    else:
+        _, first = np.unique(keys(c), return_index=True)
     return c[np.sort(first)]
 
 
@@ -116,12 +121,20 @@ class TCI2:
         self.I = [pivots[:1, :0]] + [None] * (L - 1)
         self.J = [None] * (L - 1) + [pivots[:1, :0]]
         for k in range(1, L):
-            self.I[k] = _union(pivots[:1, :k], pivots[:, :k])
+            self.I[k] = self._union_left(pivots[:1, :k], pivots[:, :k])
         for k in range(L - 1):
-            self.J[k] = _union(pivots[:1, k + 1:], pivots[:, k + 1:])
+            self.J[k] = self._union_right(pivots[:1, k + 1:], pivots[:, k + 1:])
         self.previous: tuple[list, list] | None = None   # the sets at the start of the last sweep
         self.bond_errors = np.zeros(max(L - 1, 0))
         self.max_rank = opts.max_bond
+
+    def _union_left(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Union of left sets (sites ``0 .. k-1``), rows compared by their grid positions."""
+        return _union(a, b, lambda c: self.fn.encode(c, 0))
+
+    def _union_right(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Union of right sets (the last ``a.shape[1]`` sites)."""
+        return _union(a, b, lambda c: self.fn.encode(c, self.L - c.shape[1]))
 
     @property
     def rank(self) -> int:
@@ -142,8 +155,8 @@ class TCI2:
         rows = _kron_left(self.I[b], self.dims[b])
         cols = _kron_right(self.dims[b + 1], self.J[b + 1])
         if extra is not None:
-            rows = _union(rows, extra[0][b + 1])
-            cols = _union(cols, extra[1][b])
+            rows = self._union_left(rows, extra[0][b + 1])
+            cols = self._union_right(cols, extra[1][b])
         lu = self._pivots(rows, cols, self.I[b + 1], self.J[b])
         if lu.rank == 0:              # f vanishes on every sampled entry: keep the pivots
             self.bond_errors[b] = 0.0
@@ -205,9 +218,9 @@ class TCI2:
 
     def add_pivots(self, points: np.ndarray) -> None:
         for k in range(1, self.L):
-            self.I[k] = _union(self.I[k], points[:, :k])
+            self.I[k] = self._union_left(self.I[k], points[:, :k])
         for k in range(self.L - 1):
-            self.J[k] = _union(self.J[k], points[:, k + 1:])
+            self.J[k] = self._union_right(self.J[k], points[:, k + 1:])
 
     # ---- the final one-site sweep and the cross --------------------------------------------
     def cross(self) -> Cross:
@@ -231,8 +244,8 @@ class TCI2:
             blocks.append(np.concatenate([np.repeat(left, len(self.J[k]), axis=0),
                                           np.tile(self.J[k], (len(left), 1))], axis=1))
         allpts = np.concatenate(blocks)
-        points, inverse = np.unique(allpts, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
+        _, first, inverse = np.unique(self.fn.encode(allpts, 0), return_index=True, return_inverse=True)
+        points, inverse = allpts[first], inverse.reshape(-1)
         site_index, start = [], 0
         for k, blk in enumerate(blocks):
             site_index.append(inverse[start:start + len(blk)].reshape(len(self.I[k]), self.dims[k], len(self.J[k])))

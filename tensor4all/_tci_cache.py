@@ -10,8 +10,9 @@ complex value), finite, and in batched mode one per multi-index. ``evaluations``
 the distinct points ``f`` was asked for.
 
 A multi-index is stored under its position in the row-major flattening of the grid
-(site 0 most significant): an ``int64`` when the grid has fewer than 2**63 points, a
-Python integer otherwise.
+(site 0 most significant): an ``int64`` when the grid has fewer than 2**63 points (looked
+up by binary search in a sorted key array, vectorized), a Python integer in a dict
+otherwise.
 """
 from __future__ import annotations
 
@@ -40,7 +41,9 @@ class CachedFunction:
         self.calls = 0
         self.max_abs = 0.0
         self._exact = math.prod(self.dims) <= _INT64_LIMIT   # int64 keys, else Python ints
-        self._slot: dict[Any, int] = {}
+        self._slot: dict[Any, int] = {}                         # Python-int keys -> slot
+        self._keys = np.zeros(0, dtype=np.int64)                # int64 keys, sorted
+        self._key_slots = np.zeros(0, dtype=np.int64)           # their slots
         self._values = np.zeros(256)
         self._n = 0
 
@@ -54,8 +57,9 @@ class CachedFunction:
         return self._values.dtype.kind == "c"
 
     # ---- keys ------------------------------------------------------------------------------
-    def _encode(self, idx: np.ndarray, first: int) -> np.ndarray:
-        """Row-major positions of the partial multi-indices ``idx`` (sites ``first ..``)."""
+    def encode(self, idx: np.ndarray, first: int) -> np.ndarray:
+        """Row-major positions of the partial multi-indices ``idx`` (sites ``first ..``):
+        ``int64``, or Python integers (dtype object) on grids of 2**63 points and more."""
         n, k = idx.shape
         key = np.zeros(n, dtype=np.int64 if self._exact else object)
         for j in range(k):
@@ -69,7 +73,7 @@ class CachedFunction:
     def values(self, points: np.ndarray) -> np.ndarray:
         """``f`` at each row of the ``(n, L)`` array ``points``."""
         points = np.asarray(points, dtype=np.int64).reshape(-1, len(self.dims))
-        keys = self._encode(points, 0)
+        keys = self.encode(points, 0)
         return self._lookup(keys, lambda pos: points[pos])
 
     def cross(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -77,23 +81,43 @@ class CachedFunction:
         ``0 .. k-1``) and right ones ``cols`` (sites ``k .. L-1``)."""
         k = rows.shape[1]
         nr, nc = rows.shape[0], cols.shape[0]
-        keys = (self._encode(rows, 0)[:, None] * self._span(k) + self._encode(cols, k)[None, :]).reshape(-1)
+        keys = (self.encode(rows, 0)[:, None] * self._span(k) + self.encode(cols, k)[None, :]).reshape(-1)
 
         def points(pos: np.ndarray) -> np.ndarray:
             return np.concatenate([rows[pos // nc], cols[pos % nc]], axis=1)
 
         return self._lookup(keys, points).reshape(nr, nc)
 
+    def _find(self, keys: np.ndarray) -> np.ndarray:
+        """The slot of each key, -1 where none."""
+        if not self._exact:
+            return np.fromiter(map(self._slot.get, keys.tolist(), repeat(-1)), dtype=np.int64, count=keys.size)
+        pos = np.searchsorted(self._keys, keys)
+        found = np.full(keys.size, -1, dtype=np.int64)
+        inside = pos < self._keys.size
+        hit = np.zeros(keys.size, dtype=bool)
+        hit[inside] = self._keys[pos[inside]] == keys[inside]
+        found[hit] = self._key_slots[pos[hit]]
+        return found
+
+    def _insert(self, keys: np.ndarray, start: int) -> None:
+        """Record the distinct new ``keys`` at slots ``start, start + 1, ...``."""
+        slots = np.arange(start, start + keys.size, dtype=np.int64)
+        if not self._exact:
+            self._slot.update(zip(keys.tolist(), slots.tolist()))
+            return
+        order = np.argsort(keys)
+        at = np.searchsorted(self._keys, keys[order])
+        self._keys = np.insert(self._keys, at, keys[order])
+        self._key_slots = np.insert(self._key_slots, at, slots[order])
+
     def _lookup(self, keys: np.ndarray, points_at: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-        slots = np.fromiter(map(self._slot.get, keys.tolist(), repeat(-1)), dtype=np.int64, count=keys.size)
+        slots = self._find(keys)
         missing = np.flatnonzero(slots < 0)
         if missing.size:
-            _, first, inverse = np.unique(keys[missing], return_index=True, return_inverse=True)
-            new_pos = missing[first]
-            vals = self._evaluate(np.ascontiguousarray(points_at(new_pos)))
-            start = self._store(vals)
-            new_keys = keys[new_pos].tolist()
-            self._slot.update(zip(new_keys, range(start, start + len(new_keys))))
+            new_keys, first, inverse = np.unique(keys[missing], return_index=True, return_inverse=True)
+            start = self._store(self._evaluate(np.ascontiguousarray(points_at(missing[first]))))
+            self._insert(new_keys, start)
             slots[missing] = start + inverse.reshape(-1)
         return self._values[slots]
 
