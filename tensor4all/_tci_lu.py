@@ -83,16 +83,28 @@ def rrlu(a: np.ndarray, *, abstol: float = 0.0, reltol: float = 1e-14, max_rank:
     return PivotLU(rowperm[:k].copy(), colperm[:k].copy(), np.array(pivots), error)
 
 
+def _with_random(picked: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``picked`` and as many other random positions below ``n`` (at least one, if any is left)."""
+    free = np.setdiff1d(np.arange(n), picked, assume_unique=True)
+    if not free.size:
+        return picked
+    extra = rng.choice(free, size=min(max(1, picked.size), free.size), replace=False)
+    return np.concatenate([picked, np.sort(extra)])
+
+
 def rrlu_rook(block: Callable[[np.ndarray, np.ndarray], np.ndarray], shape: tuple[int, int],
               rows0: np.ndarray, cols0: np.ndarray, *, rng: np.random.Generator, abstol: float = 0.0,
               reltol: float = 1e-14, max_rank: int | None = None, rook_iters: int = 5) -> PivotLU:
     """Pivots of the ``shape`` matrix whose sub-blocks ``block(rows, cols)`` returns, by rook
     search: starting from the pivots ``rows0``/``cols0`` (may be empty), alternately
     eliminate on all rows of the sampled columns and on all columns of the sampled rows
-    until the pivots stop moving; while every elimination is full rank and the rank is
-    below ``max_rank``, sample as many new random columns as there are and repeat. The
-    error is the largest entry left by the eliminations of the last round (on the random
-    columns among others), so a full-rank sub-block does not read as error 0."""
+    until the pivots stop moving. Each round first adds as many random columns as there are
+    pivot columns, and its first column move as many random rows as there are pivot rows
+    (TensorCrossInterpolation.jl's ``arrlu`` adds columns only; the rows halve the rate at
+    which a localized residual goes unseen); while every elimination is full rank and the
+    rank is below ``max_rank``, another round. The error is the largest entry left by the
+    eliminations of the last round (on the random rows and columns among others), so a
+    full-rank sub-block does not read as error 0."""
     m, n = shape
     kmax = min(m, n) if max_rank is None else min(m, n, max_rank)
     rows = np.asarray(rows0, dtype=np.int64)
@@ -100,10 +112,7 @@ def rrlu_rook(block: Callable[[np.ndarray, np.ndarray], np.ndarray], shape: tupl
     all_rows, all_cols = np.arange(m), np.arange(n)
     lu = PivotLU(rows, cols, np.zeros(0), 0.0)
     while True:
-        free = np.setdiff1d(all_cols, cols, assume_unique=True)
-        if free.size:
-            extra = rng.choice(free, size=min(max(1, cols.size), free.size), replace=False)
-            cols = np.concatenate([cols, np.sort(extra)])
+        cols = _with_random(cols, n, rng)
         low_rank = False
         error = 0.0
         for it in range(rook_iters):
@@ -111,7 +120,9 @@ def rrlu_rook(block: Callable[[np.ndarray, np.ndarray], np.ndarray], shape: tupl
                 lu = rrlu(block(all_rows, cols), abstol=abstol, reltol=reltol, max_rank=kmax)
                 new_rows, new_cols = lu.rows, cols[lu.cols]
                 low_rank |= lu.rank < min(m, cols.size)
-            else:                            # the sampled rows, every column
+            else:                            # the sampled rows and as many random ones, every column
+                if it == 1:
+                    rows = _with_random(rows, m, rng)
                 lu = rrlu(block(rows, all_cols), abstol=abstol, reltol=reltol, max_rank=kmax)
                 new_rows, new_cols = rows[lu.rows], lu.cols
                 low_rank |= lu.rank < min(rows.size, n)

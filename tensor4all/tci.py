@@ -51,6 +51,7 @@ __all__ = [
 
 PIVOT_SEARCHES = ("full", "rook")
 START_SAMPLES = 64        # random points tried when f is zero at the default first pivot
+START_PASSES = 2          # greedy passes over the sites that move the default first pivot to a large |f|
 
 
 @dataclass(frozen=True)
@@ -165,15 +166,23 @@ def _first_pivots(fn: CachedFunction, initial_pivots: Any, rng: np.random.Genera
             raise ZeroFunctionError(f"crossinterpolate2: f is zero at every initial pivot {pivots.tolist()}; give "
                                     "initial_pivots where f is not zero (its largest values are best)")
         return pivots
-    pivots = np.zeros((1, len(dims)), dtype=np.int64)
-    if fn.values(pivots)[0] != 0.0:
-        return pivots
-    trial = np.stack([rng.integers(0, d, size=START_SAMPLES) for d in dims], axis=1)
-    vals = np.abs(fn.values(trial))
-    if vals.max() == 0.0:
-        raise ZeroFunctionError(f"crossinterpolate2: f is zero at the multi-index {pivots[0].tolist()} and at "
-                                f"{START_SAMPLES} random ones; give initial_pivots where f is not zero")
-    return trial[int(np.argmax(vals))][None, :]
+    pivot = np.zeros(len(dims), dtype=np.int64)
+    if fn.values(pivot[None, :])[0] == 0.0:
+        trial = np.stack([rng.integers(0, d, size=START_SAMPLES) for d in dims], axis=1)
+        vals = np.abs(fn.values(trial))
+        if vals.max() == 0.0:
+            raise ZeroFunctionError(f"crossinterpolate2: f is zero at the multi-index {pivot.tolist()} and at "
+                                    f"{START_SAMPLES} random ones; give initial_pivots where f is not zero")
+        pivot = trial[int(np.argmax(vals))]
+    for _ in range(START_PASSES):          # greedy: each index in turn to the value of largest |f|
+        before = pivot.copy()
+        for k, d in enumerate(dims):
+            line = np.repeat(pivot[None, :], d, axis=0)
+            line[:, k] = np.arange(d)
+            pivot[k] = int(np.argmax(np.abs(fn.values(line))))
+        if np.array_equal(pivot, before):
+            break
+    return pivot[None, :]
 
 
 # ---- the interpolation ---------------------------------------------------------------------
@@ -188,8 +197,10 @@ def crossinterpolate2(f: Callable[..., Any], local_dims: Sequence[int], initial_
     it takes an ``(n, L)`` int64 array and returns ``n`` numbers. Each distinct
     multi-index is evaluated once (``result.evaluations``).
 
-    * ``initial_pivots``: one multi-index or a list of them where ``|f|`` is large (default
-      all zeros; if ``f`` is zero there, the largest of 64 random points).
+    * ``initial_pivots``: one multi-index or a list of them where ``|f|`` is large. Default:
+      all zeros (if ``f`` is zero there, the largest of 64 random points), then each index in
+      turn set to the value of largest ``|f|`` on its line, two passes at most
+      (TensorCrossInterpolation.jl's ``optfirstpivot``; ``sum(local_dims)`` evaluations a pass).
     * ``tolerance``: the target of the error estimate, relative to ``max|f|`` when
       ``normalize_error`` (default), else absolute.
     * ``max_bond``: the largest bond dimension (``None``: no limit); ``max_iter``: sweeps.
