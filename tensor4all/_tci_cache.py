@@ -61,7 +61,10 @@ class CachedFunction:
         """Row-major positions of the partial multi-indices ``idx`` (sites ``first ..``):
         ``int64``, or Python integers (dtype object) on grids of 2**63 points and more."""
         n, k = idx.shape
-        key = np.zeros(n, dtype=np.int64 if self._exact else object)
+        if self._exact:                      # one integer matrix-vector product
+            strides = np.cumprod([1] + self.dims[first + k - 1:first:-1])[::-1].astype(np.int64)
+            return idx @ strides if k else np.zeros(n, dtype=np.int64)
+        key = np.zeros(n, dtype=object)
         for j in range(k):
             key = key * self.dims[first + j] + idx[:, j]
         return key
