@@ -9,10 +9,11 @@
   parallel / serial (goal: <= 0.6) and whether the rows equal the serial results bit for
   bit, with the load average before and after.
 
-* ``einsum``: a closed square-lattice network (``--side`` 4, ``--bond`` 24) with a memory
-  limit of its unsliced largest intermediate / ``--fraction`` (64): the contraction unsliced,
-  sliced in this process (overhead, goal <= 1.3x), and ``tenferro.distributed.einsum`` on a
-  1-worker and a 2-worker ``LocalCluster`` (speedup, goal >= 1.7x), medians of ``--repeats``.
+* ``einsum``: a closed square-lattice network (``--side`` 5, ``--bond`` 16) with a memory
+  limit of the largest intermediate of its best unsliced path (cotengra's hyper-optimizer) /
+  ``--fraction`` (16): the contraction unsliced on that path, sliced in this process
+  (overhead, goal <= 1.3x), and ``tenferro.distributed.einsum`` on a 1-worker and a
+  2-worker ``LocalCluster`` (speedup, goal >= 1.7x), medians of ``--repeats``.
 
 Run: ``python benchmarks/distributed.py [--section scan|einsum] [--points 24] [--L 32]``
 (the ``distributed`` extra).
@@ -128,26 +129,31 @@ def einsum_section(args: argparse.Namespace) -> None:
     import tenferro as tf
     import tenferro.distributed as td
 
+    import cotengra
+    import warnings
+
     eq, ops = lattice_network(args.side, args.bond)
-    auto = tf.einsum_slicing(eq, *ops, memory_limit=1 << 50)
-    limit = auto.unsliced_largest_intermediate // args.fraction
+    terms = eq.split("->")[0].split(",")
+    sizes = {c: args.bond for t in terms for c in t}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # cotengra: kahypar missing
+        best = cotengra.HyperOptimizer(methods=("greedy", "labels"), max_repeats=32, optlib="random", progbar=False,
+                                       parallel=False, seed=0).search(terms, "", sizes)
+    best_path = [list(p) for p in best.get_path()]
+    limit = int(best.max_size()) * 8 // args.fraction
     sc = tf.einsum_slicing(eq, *ops, memory_limit=limit)
     _, info = tf.einsum_path(eq, *ops)
-    _, sliced_path = tf.einsum_path(eq, *ops, optimize=list(sc.path))
-    print(f"sliced einsum: {args.side}x{args.side} lattice, bond {args.bond}, float64; unsliced path ('auto') "
-          f"{info.flops:.3g} FLOPs, largest intermediate {auto.unsliced_largest_intermediate / 2**20:.1f} MiB; "
-          f"memory_limit {limit / 2**20:.2f} MiB -> {sc.slices} slices of {sc.sliced}, largest "
-          f"{sc.largest_intermediate / 2**20:.2f} MiB, slicing path {sliced_path.flops:.3g} FLOPs unsliced, "
-          f"{sc.overhead:.2f}x the 'auto' FLOPs sliced; {args.repeats} repeats (medians); load {_load()}")
-    tf.einsum(eq, *ops)
-    t_plain, want = _median(lambda: tf.einsum(eq, *ops), args.repeats)
-    t_path, _ = _median(lambda: tf.einsum(eq, *ops, optimize=list(sc.path)), args.repeats)
+    print(f"sliced einsum: {args.side}x{args.side} lattice, bond {args.bond}, float64; best unsliced path (cotengra) "
+          f"{best.contraction_cost():.3g} FLOPs ('auto': {info.flops:.3g}), largest intermediate "
+          f"{best.max_size() * 8 / 2**20:.1f} MiB; memory_limit = that / {args.fraction} = {limit / 2**20:.2f} MiB -> "
+          f"{sc.slices} slices of {sc.sliced}, largest {sc.largest_intermediate / 2**20:.2f} MiB; {args.repeats} "
+          f"repeats (medians); load {_load()}")
+    tf.einsum(eq, *ops, optimize=best_path)
+    t_plain, want = _median(lambda: tf.einsum(eq, *ops, optimize=best_path), args.repeats)
     t_sliced, got = _median(lambda: tf.einsum(eq, *ops, memory_limit=limit), args.repeats)
-    best = min(t_plain, t_path)
-    print(f"  unsliced, path 'auto'                {t_plain:8.3f} s")
-    print(f"  unsliced, the slicing path           {t_path:8.3f} s")
-    print(f"  sliced, this process                 {t_sliced:8.3f} s   overhead vs the faster unsliced "
-          f"{t_sliced / best:.2f}x (goal <= 1.3)   rel. diff {abs(float(got) / float(want) - 1):.1e}")
+    print(f"  unsliced, best path                  {t_plain:8.3f} s")
+    print(f"  sliced, this process                 {t_sliced:8.3f} s   overhead {t_sliced / t_plain:.2f}x (goal <= 1.3)"
+          f"   rel. diff {abs(float(got) / float(want) - 1):.1e}")
     times = {}
     for workers in (1, args.workers):
         cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
@@ -159,7 +165,8 @@ def einsum_section(args: argparse.Namespace) -> None:
         print(f"  distributed, {workers} worker{'s' if workers > 1 else ' '}                 {times[workers]:8.3f} s"
               f"   rel. diff {abs(float(out) / float(want) - 1):.1e}")
     print(f"  {args.workers}-worker speedup over 1 worker: {times[1] / times[args.workers]:.2f}x (goal >= 1.7); over "
-          f"the sliced single process {t_sliced / times[args.workers]:.2f}x; load after {_load()}")
+          f"the sliced single process {t_sliced / times[args.workers]:.2f}x; over the unsliced best path "
+          f"{t_plain / times[args.workers]:.2f}x; load after {_load()}")
 
 
 SECTIONS = {"scan": scan_section, "einsum": einsum_section}
@@ -172,10 +179,11 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=24, help="scan: points of the grid (default: %(default)s)")
     parser.add_argument("--L", type=int, default=32, help="scan: chain length (default: %(default)s)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (default: %(default)s)")
-    parser.add_argument("--side", type=int, default=4, help="einsum: lattice side (default: %(default)s)")
-    parser.add_argument("--bond", type=int, default=24, help="einsum: bond dimension (default: %(default)s)")
-    parser.add_argument("--fraction", type=int, default=64,
-                        help="einsum: memory limit = unsliced largest intermediate / this (default: %(default)s)")
+    parser.add_argument("--side", type=int, default=5, help="einsum: lattice side (default: %(default)s)")
+    parser.add_argument("--bond", type=int, default=16, help="einsum: bond dimension (default: %(default)s)")
+    parser.add_argument("--fraction", type=int, default=16,
+                        help="einsum: memory limit = the best unsliced path's largest intermediate / this "
+                             "(default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=3, help="einsum: timed repeats (default: %(default)s)")
     args = parser.parse_args()
     for name in args.section or SECTIONS:

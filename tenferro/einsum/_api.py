@@ -128,8 +128,8 @@ def _sliced_einsum(operands: tuple, optimize: Any, memory_limit: int) -> Any:
     key0, ops = _operands(operands, "einsum")
     args = (key0, *ops) if isinstance(key0, str) else _interleave(operands, ops)
     sc = plan_slices(args, memory_limit, optimize)
-    if sc.slices == 1:
-        return einsum(*args, optimize=optimize)
+    if sc.slices == 1:   # a path that fits without slicing (perhaps one searched for the limit)
+        return einsum(*args, optimize=list(sc.path) if len(ops) > 1 else False)
     return sc.contract_keys(einsum, ops, sc.keys())
 
 

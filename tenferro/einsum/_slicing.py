@@ -135,12 +135,16 @@ def plan_slices(operands: Sequence[Any], memory_limit: int, optimize: Any = "aut
     terms = [tuple(t) for t in inputs]
     base_cost = float(cotengra.ContractionTree.from_path(terms, tuple(output), size_dict,
                                                          path=[list(p) for p in path]).contraction_cost())
-    if unsliced > memory_limit and optimize == "auto":   # a path chosen with slicing in mind
-        path = _sliceable_path(cotengra, terms, output, size_dict, target)
+    searched = None
+    if unsliced > memory_limit and optimize == "auto":   # a path searched together with its slicing
+        searched = _sliced_tree(cotengra, terms, output, size_dict, target)
+        path = tuple(tuple(int(i) for i in p) for p in searched.get_path())
     tree = cotengra.ContractionTree.from_path(terms, tuple(output), size_dict, path=[list(p) for p in path])
     out_bytes = (math.prod(size_dict[c] for c in output) if output else 1) * itemsize
     sliced = tree
-    if unsliced > memory_limit:
+    if searched is not None and searched.max_size() <= target and not set(searched.sliced_inds) & set(output):
+        sliced = searched   # (outer labels sliced: the path is kept, the slicing redone below)
+    elif unsliced > memory_limit:
         try:
             if out_bytes > memory_limit:
                 raise RuntimeError("the output alone exceeds the limit")
@@ -162,24 +166,25 @@ def plan_slices(operands: Sequence[Any], memory_limit: int, optimize: Any = "aut
                              unsliced, float(sliced.contraction_cost()) / base_cost if base_cost else 1.0)
 
 
-def _sliceable_path(cotengra: Any, terms: list, output: str, size_dict: dict, target: int) -> tuple:
-    """A contraction path searched together with its slicing (cotengra's hyper-optimizer with
-    slice reconfiguration, fixed seed: the same path on every call), cached per problem."""
+def _sliced_tree(cotengra: Any, terms: list, output: str, size_dict: dict, target: int) -> Any:
+    """A contraction tree searched together with its slicing (cotengra's hyper-optimizer with
+    slice reconfiguration towards ``target`` elements; fixed seed: the same tree on every call),
+    cached per problem."""
     key = (tuple(terms), output, tuple(sorted(size_dict.items())), target)
-    path = _PATHS.get(key)
-    if path is None:
+    tree = _TREES.get(key)
+    if tree is None:
         opt = cotengra.HyperOptimizer(methods=("greedy", "labels"), max_repeats=32, optlib="random",
                                       slicing_reconf_opts={"target_size": target}, progbar=False, parallel=False,
                                       seed=0)
-        path = tuple(tuple(int(i) for i in p) for p in opt(terms, output, size_dict))
-        if len(_PATHS) >= 64:
-            _PATHS.pop(next(iter(_PATHS)))
-        _PATHS[key] = path
-    return path
+        tree = opt.search(terms, output, size_dict)
+        if len(_TREES) >= 64:
+            _TREES.pop(next(iter(_TREES)))
+        _TREES[key] = tree
+    return tree
 
 
-#: sliceable paths by (inputs, output, sizes, target size)
-_PATHS: dict[tuple, tuple] = {}
+#: searched sliced trees by (inputs, output, sizes, target size)
+_TREES: dict[tuple, Any] = {}
 
 
 def _itemsize(x: Any) -> int:
