@@ -49,7 +49,7 @@ from ._mps import MPS
 from ._sector_dmrg import SectorEngine, sector_product_state
 from ._sector_run import check_conserve, resolve_sector, start_states
 from ._sweep import BondUpdate, SweepEngine
-from ._symmetric_sites import Grading, canonical_sites, engine_blocks, sites_from_blocks
+from ._symmetric_sites import Grading, canonical_sites, engine_blocks, phys_leg, random_sites, sites_from_blocks
 from ._threads import blas_threads, check_threads
 from ._util import (any_traced, check_bool, check_callable, check_cutoff, check_finite_arrays, check_positive_int,
                     check_real, check_seed, exponent, ldexp, to_numpy)
@@ -196,7 +196,7 @@ def dmrg(
             largest ``max_bond`` is below ``THREADED_MIN_BOND`` (512; threaded BLAS gains
             little at these sizes and is many times slower on a busy machine) and the BLAS
             default above; ``0`` leaves the BLAS default; ``n`` uses ``n`` threads.
-        conserve: run in one sector of a conserved charge (two-site only): ``"Sz"`` (the
+        conserve: run in one sector of a conserved charge: ``"Sz"`` (the
             spin spaces' ``"2Sz"``), ``"parity"`` (``"pauli"``, with ``tfim(conserve="parity")``),
             ``"auto"`` (the first charge of the local space that ``H`` conserves, else dense),
             ``"none"`` (dense) or ``None`` (the default: what a symmetric ``psi0`` or an MPO built
@@ -238,8 +238,6 @@ def dmrg(
     solver = get_solver(eigensolver)
     threads = check_threads(threads)
     conserve = _default_conserve(conserve, H, psi0)
-    if conserve is not None and not two_site:
-        raise InvalidOptionError("dmrg: conserve=... runs two-site sweeps only (two_site=True)")
     if conserve is None and sector is not None:
         raise InvalidOptionError("dmrg: sector=... needs conserve=... (the charge whose sector it names)")
     largest_bond = max(max_bond) if isinstance(max_bond, (list, tuple)) else max_bond
@@ -390,18 +388,32 @@ def _engine(ws_run: list[np.ndarray], psi0: MPS | None, H: MPO, ws: list[np.ndar
             if blocks is not None and [list(q) for q in spec.q] != [list(_basis_charges(t)) for t in psi0.tensors]:
                 raise InvalidOptionError(f"dmrg: psi0's basis charges {list(_basis_charges(psi0.tensors[0]))} differ "
                                          f"from the local space's {list(spec.q[0])} ({spec.charge})")
+            grading = Grading(spec.label, spec.charge, spec.unit, U1() if spec.modulus == 0 else Zn(spec.modulus),
+                              tuple(map(tuple, spec.q)))
             if states is None and blocks is None:
-                states = sector_product_state(spec.q, spec.target, spec.modulus)
+                if opts["two_site"]:   # the two-site SVD grows the bonds from a product state
+                    states = sector_product_state(spec.q, spec.target, spec.modulus)
+                else:                  # one-site sweeps keep the bonds they start with (plus the expansion)
+                    blocks = _random_sector_start(grading, spec.target, ws, opts)
             engine = SectorEngine(ws_run, spec.w_charges, spec.q, states, opts["solver"], modulus=spec.modulus,
                                   seed=opts["seed"], blocks=blocks)
             engine.sector = {spec.label: spec.value(engine.target)}
-            engine.grading = Grading(spec.label, spec.charge, spec.unit,
-                                     U1() if spec.modulus == 0 else Zn(spec.modulus), tuple(map(tuple, spec.q)))
+            engine.grading = grading
             return engine
         if opts["sector"] is not None:
             raise InvalidOptionError("dmrg: sector=... was given, but conserve='auto' found no charge that the "
                                      "Hamiltonian conserves")
     return SweepEngine(ws_run, _start_state(psi0, H, ws, opts), opts["solver"], seed=opts["seed"])
+
+
+def _random_sector_start(g: Grading, target: int, ws: list[np.ndarray], opts: dict) -> tuple[list, list]:
+    """A random state of the sector (bond dimension the first ``max_bond``, as the dense one-site
+    start), right-canonical, as the sector engine's blocks."""
+    chi0 = check_positive_int(_per_sweep(opts["max_bond"], 0), "max_bond")
+    legs = [phys_leg(g.symmetry, q, i)[0] for i, q in enumerate(g.q)]
+    sites = random_sites(legs, g.symmetry.canonical(target), chi0, np.random.default_rng(opts["seed"]),
+                         np.result_type(*ws, np.float64))
+    return engine_blocks(canonical_sites(sites, 0))
 
 
 def _psi0_sector(psi0: MPS, sector: Any) -> float:

@@ -29,7 +29,7 @@ import tenferro as tf
 
 from ._errors import InvalidOptionError, SiteOutOfRangeError, Tensor4allTypeError
 from ._local_ops import CONSERVED_CHARGES, charge_label, declared_charges
-from ._truncation import thin_svd, truncation_keep
+from ._truncation import svd_truncated_sectors, thin_svd
 from .structured import Leg, SymmetricTensor, Symmetry, U1, Zn, einsum
 from .structured import linalg as slinalg
 
@@ -215,26 +215,6 @@ def _matrix_sectors(x: SymmetricTensor, split: int) -> tuple[SymmetricTensor, di
     return m, {k[0]: b for k, b in _numpy_blocks(m).items()}
 
 
-def _bond_svd(m: SymmetricTensor, blocks: dict[Any, np.ndarray], max_bond: int | None,
-              cutoff: float) -> tuple[dict, dict, dict, float]:
-    """One SVD per sector of the matrix ``m`` and one truncation across all of them (as
-    :func:`truncation_keep`): per kept sector ``U``, ``s``, ``Vh``; and the discarded weight."""
-    svds = {q: thin_svd(b) for q, b in blocks.items()}
-    charges = list(svds)
-    values = np.concatenate([svds[q][1] for q in charges]) if charges else np.zeros(0)
-    owner = np.concatenate([np.full(len(svds[q][1]), k) for k, q in enumerate(charges)]) if charges else np.zeros(0)
-    order = np.argsort(-values, kind="stable")
-    keep, err = truncation_keep(values[order], max_bond, cutoff)
-    counts = np.bincount(owner[order[:keep]].astype(int), minlength=len(charges))
-    us, ss, vs = {}, {}, {}
-    for k, q in enumerate(charges):
-        n = int(counts[k])
-        if n:
-            u, s, vh = svds[q]
-            us[q], ss[q], vs[q] = u[:, :n], s[:n], vh[:n]
-    return us, ss, vs, err
-
-
 def compress_sites(ts: Sequence[SymmetricTensor], max_bond: int | None, cutoff: float,
                    dtype: Any) -> tuple[list[SymmetricTensor], float]:
     """Left-canonical QR sweep, then right-to-left truncated SVDs with one truncation across the
@@ -244,7 +224,8 @@ def compress_sites(ts: Sequence[SymmetricTensor], max_bond: int | None, cutoff: 
     total = 0.0
     for i in range(len(ts) - 1, 0, -1):
         m, blocks = _matrix_sectors(ts[i], 1)
-        us, ss, vs, err = _bond_svd(m, blocks, max_bond, cutoff)
+        kept, err = svd_truncated_sectors(blocks, max_bond, cutoff)   # one truncation across the sectors
+        us, ss, vs = ({q: f[k] for q, f in kept.items()} for k in range(3))
         total += err
         bond = Leg(g, {q: len(s) for q, s in ss.items()})
         fused = m.legs[1]

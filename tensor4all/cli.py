@@ -196,7 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--conserve", choices=CONSERVE, default="auto",
                    help="run in one sector of a conserved charge: auto (default: Sz for heisenberg/xxz, "
                         "the parity for tfim, written as -J sum XX - g sum Z), Sz, parity or none (dense); "
-                        "two-site only (with --one-site or --dtype complex128, auto means none)")
+                        "float64 only (with --dtype complex128, auto means none); --one-site conserved runs "
+                        "start from a random state of the sector")
     a.add_argument("--sz", type=_finite_float, default=None,
                    help="the total Sz to target with --conserve Sz/auto (heisenberg/xxz; default the lowest "
                         "|Sz| of the chain: 0, or 1/2 for an odd number of spin-1/2 sites)")
@@ -260,8 +261,8 @@ def _ground_sector(args: argparse.Namespace) -> tuple[str, float] | None:
 def _conserve_of(args: argparse.Namespace) -> str | None:
     """The charge a run conserves: ``--conserve`` with ``auto`` resolved by the model (the
     model's charge when the ground state's sector is known or ``--sz``/``--parity`` names
-    one, else none), or None (dense); one-site and complex runs are dense."""
-    if args.conserve == "none" or not args.two_site or args.dtype != "float64":
+    one, else none), or None (dense); complex runs are dense."""
+    if args.conserve == "none" or args.dtype != "float64":
         return None
     if args.conserve == "auto":
         if args.sz is not None:
@@ -300,14 +301,14 @@ def _validate_dmrg(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
                       f"{what} schedule; give --sweeps {len(sched)} or more")
     conserve = _conserve_of(args)
     if args.conserve in ("Sz", "parity") and conserve is None:
-        sub.error(f"argument --conserve: {args.conserve} runs two-site sweeps in float64; drop --one-site / "
-                  "--dtype complex128 or give --conserve none")
+        sub.error(f"argument --conserve: {args.conserve} runs in float64; drop --dtype complex128 or give "
+                  "--conserve none")
     if conserve == "Sz" and args.model == "tfim":
         sub.error("argument --conserve: the tfim conserves no Sz; use --conserve parity (or auto)")
     if conserve == "parity" and args.model != "tfim":
         sub.error(f"argument --conserve: --model {args.model} conserves Sz, not a parity; use --conserve Sz")
     if args.sz is not None and (args.model == "tfim" or conserve != "Sz"):
-        sub.error("argument --sz: needs --model heisenberg/xxz with --conserve Sz or auto (two-site, float64)")
+        sub.error("argument --sz: needs --model heisenberg/xxz with --conserve Sz or auto (float64)")
     if args.parity is not None and (args.model != "tfim" or conserve != "parity"):
         sub.error("argument --parity: needs --model tfim with --conserve parity or auto (two-site, float64)")
     if args.noise is not None and args.two_site:

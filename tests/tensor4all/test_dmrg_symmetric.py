@@ -164,3 +164,16 @@ def test_hellmann_feynman_gradient_in_a_sector(sz):
     eps = 1e-4
     exact = [_ground_in_sector(*_xxz_dense(L, j, 0.7, 0.3, "1/2"), sz) for j in (1 - eps, 1 + eps)]
     assert abs(float(grad_j) - (exact[1] - exact[0]) / (2 * eps)) < 1e-6
+
+
+@pytest.mark.parametrize("sz", [0, 1])
+def test_one_site_conserved_runs_start_from_a_random_state_of_the_sector(sz):
+    """``two_site=False`` with ``conserve``: a random symmetric start of bond dimension
+    ``max_bond[0]`` in the sector, one-site sweeps with the expansion; the exact sector minimum."""
+    L, J, Jz, h = 10, 1.0, 0.7, 0.3
+    H, total = _xxz_dense(L, J, Jz, h, "1/2")
+    res = t4a.dmrg(models.xxz(L, J=J, Jz=Jz, h=h), conserve="Sz", sector=sz, two_site=False, max_bond=32,
+                   cutoff=0.0, tol=1e-12, sweeps=20)
+    assert res.sector == {"Sz": float(sz)} and res.state.symmetric
+    assert abs(res.energy - _ground_in_sector(H, total, sz)) < 1e-10
+    assert res.history[-1].blocks is not None
