@@ -348,7 +348,7 @@ for kwargs, exc, fragment in ((dict(cutoff=NW_INF), t4a.InvalidOptionError, "cut
                               (dict(noise=[1e-4, 1.0]), t4a.InvalidOptionError, "must be < 1"),
                               (dict(conserve="U1"), t4a.InvalidOptionError, "conserve must be one of"),
                               (dict(sector=1), t4a.InvalidOptionError, "sector=... needs conserve"),
-                              (dict(conserve="Sz", two_site=False), t4a.InvalidOptionError, "two-site sweeps only")):
+                              (dict(conserve="parity"), t4a.InvalidOptionError, "does not declare")):
     row("dmrg-" + ",".join(f"{k}={v!r}" for k, v in kwargs.items()), t4a.dmrg, (NW_H,), exc, fragment,
         max_bond=4, **kwargs)
 row("dmrg-zero-start", t4a.dmrg, (models.heisenberg(3), NW_ZERO), t4a.ZeroNormError, "psi0 has norm 0", max_bond=4)
