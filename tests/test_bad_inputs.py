@@ -907,7 +907,7 @@ CLI_ROWS = [
     ("conserve-sz-tfim", ["--model", "tfim", "--conserve", "Sz"], "conserves no Sz"),
     ("sz-with-tfim", ["--model", "tfim", "--sz", "1"], "the tfim conserves no Sz"),
     ("parity-with-heisenberg", ["--parity", "1"], "conserves Sz, not a parity"),
-    ("conserve-one-site", ["--conserve", "Sz", "--one-site"], "runs two-site sweeps in float64"),
+    ("conserve-complex", ["--conserve", "Sz", "--dtype", "complex128"], "runs in float64"),
 ]
 if os.path.isdir("/proc/self"):  # a directory where nobody, root included, can create files
     CLI_ROWS.append(("json-unwritable-dir", ["--json", "/proc/self/run.json"], "cannot write in directory"))
