@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 import tracemalloc
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from ._errors import OptionalDependencyError, TenferroTypeError, TenferroValueEr
 from ._creation import asarray
 from ._tensor import Tensor
 from .einsum import SlicedContraction, einsum as local_einsum, einsum_slicing
+from .einsum._api import call_operands, interleaved_call
 
 try:  # optional dependency: the 'distributed' extra
     import distributed as dask_distributed
@@ -89,9 +90,12 @@ def einsum(*operands: Any, client: Any = None, memory_limit: int | None = None, 
         tasks = 2 * threads
     if isinstance(tasks, bool) or not isinstance(tasks, int) or tasks < 1:
         raise TenferroValueError(f"{op}: tasks must be a positive integer, got {tasks!r}")
-    subscripts, ops = _split(operands, op)
+    if not operands:
+        raise TenferroValueError(f"{op}: expected subscripts and operands")
+    subscripts, ops = call_operands(operands, op)
+    args = (subscripts, *ops) if isinstance(subscripts, str) else interleaved_call(operands, ops)
     limit = memory_limit if memory_limit is not None else 1 << 62
-    sc = einsum_slicing(*_call(subscripts, operands, ops), memory_limit=limit, optimize=optimize, min_slices=tasks)
+    sc = einsum_slicing(*args, memory_limit=limit, optimize=optimize, min_slices=tasks)
     keys = list(sc.keys())
     n = min(tasks, len(keys))
     groups = [keys[len(keys) * k // n: len(keys) * (k + 1) // n] for k in range(n)]
@@ -203,36 +207,3 @@ def _second(pair: tuple) -> Any:
 def _numpy(x: Any) -> np.ndarray:
     """Host values (a copy from a device: the workers compute on the CPU)."""
     return x.numpy() if isinstance(x, Tensor) else np.asarray(x)
-
-
-def _split(operands: tuple, op: str) -> tuple[Any, list]:
-    """The subscripts (or None for the interleaved form) and the operands as tensors."""
-    if not operands:
-        raise TenferroValueError(f"{op}: expected subscripts and operands")
-    if isinstance(operands[0], str):
-        return operands[0], [_tensor(x, op) for x in operands[1:]]
-    ops = [_tensor(x, op) for k, x in enumerate(operands) if k % 2 == 0 and not _is_output(operands, k)]
-    return None, ops
-
-
-def _is_output(operands: Sequence[Any], k: int) -> bool:
-    return len(operands) % 2 == 1 and k == len(operands) - 1
-
-
-def _call(subscripts: Any, operands: tuple, ops: list) -> tuple:
-    if subscripts is not None:
-        return (subscripts, *ops)
-    out, it = [], iter(ops)
-    for k, x in enumerate(operands):
-        out.append(next(it) if k % 2 == 0 and not _is_output(operands, k) else x)
-    return tuple(out)
-
-
-def _tensor(x: Any, op: str) -> Any:
-    if isinstance(x, (Tensor, tidu.Tracer)):
-        return x
-    try:
-        return asarray(x)
-    except (TypeError, ValueError) as e:
-        raise TenferroTypeError(f"{op}: operand {x!r:.40} is not an array ({e})") from None
-

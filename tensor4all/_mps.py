@@ -34,7 +34,7 @@ from ._canonical import left_canonical, right_canonical
 from ._chain import SiteChain, leaves_of, site_tensors
 from ._errors import (
     DimensionMismatchError, InvalidOptionError, MPSFileError, MPSFileIOError, MPSFileNotFoundError, NonFiniteError, SiteOutOfRangeError,
-    Tensor4allError, Tensor4allMemoryError, Tensor4allTypeError, UnsupportedFileFormatError, ZeroNormError,
+    Tensor4allError, Tensor4allTypeError, UnsupportedFileFormatError, ZeroNormError,
 )
 from ._local_ops import CONSERVED_CHARGES, default_local_space, local_space
 from ._symmetric_sites import (
@@ -492,9 +492,8 @@ class MPS(SiteChain):
     def entanglement_entropy(self, bond: int | None = None) -> Any:
         """Von Neumann entropy (natural log) of the Schmidt spectrum at ``bond`` (between
         sites ``bond`` and ``bond + 1``); ``bond=None`` gives the list for all bonds."""
-        if bond is not None and (isinstance(bond, (bool, np.bool_)) or not isinstance(bond, (int, np.integer))
-                                 or not 0 <= bond < self.L - 1):
-            raise SiteOutOfRangeError(f"entanglement_entropy: bond {bond!r} is outside 0..{self.L - 2}")
+        if bond is not None:
+            bond = check_bond(bond, self.L, "entanglement_entropy")
         spectra = self.schmidt_values()
         ents = [float(-np.sum(p * np.log(p))) for p in (s * s / np.sum(s * s) for s in spectra) for p in [p[p > 0]]]
         return ents if bond is None else ents[int(bond)]

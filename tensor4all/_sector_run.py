@@ -12,21 +12,21 @@ sector); without one the start is a product state spread evenly over the chain.
 """
 from __future__ import annotations
 
-import math
-import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from ._errors import InvalidOptionError, NonConservingError, Tensor4allTypeError
+from ._errors import InvalidOptionError, NonConservingError
 from ._local_ops import CONSERVED_CHARGES, charge_label, declared_charges
 from ._mpo_charges import mpo_bond_charges
 from ._sector_dmrg import sector_product_state
+from ._symmetric_sites import physical_charge
 from ._util import to_numpy
 from .structured import SymmetryViolationError
 
-__all__ = ["SectorSpec", "CONSERVE_CHOICES", "check_conserve", "resolve_sector", "start_states"]
+__all__ = ["CONSERVE_CHOICES", "SectorSpec", "check_conserve", "resolve_sector", "start_states"]
 
 CONSERVE_CHOICES = ("auto", "Sz", "parity", "none")
 
@@ -89,7 +89,7 @@ def _target(phys: str, sector: Any, unit: int, modulus: int, q: list[list[int]],
     if states is not None:
         total = sum(qs[s] for qs, s in zip(q, states))
         total = total % modulus if modulus else total
-        if sector is not None and _integer(phys, sector, unit, modulus) != total:
+        if sector is not None and physical_charge(sector, phys, unit, modulus, "dmrg: sector") != total:
             raise InvalidOptionError(f"dmrg: psi0 is in the sector {phys} = {total / unit:g}, but sector={sector!r} "
                                      "was asked for; give one of them")
         return total
@@ -103,7 +103,7 @@ def _target(phys: str, sector: Any, unit: int, modulus: int, q: list[list[int]],
                 return t
             except ValueError:
                 continue
-    target = _integer(phys, sector, unit, modulus)
+    target = physical_charge(sector, phys, unit, modulus, "dmrg: sector")
     try:
         sector_product_state(q, target, modulus)
     except ValueError:
@@ -111,16 +111,6 @@ def _target(phys: str, sector: Any, unit: int, modulus: int, q: list[list[int]],
             f"dmrg: the sector {phys} = {sector!r} has no states on this chain of {len(q)} sites (basis charges "
             f"{q[0]} per site in units of 1/{unit}{f', mod {modulus}' if modulus else ''})") from None
     return target
-
-
-def _integer(phys: str, sector: Any, unit: int, modulus: int) -> int:
-    if isinstance(sector, (bool, np.bool_)) or not isinstance(sector, (numbers.Real, np.number)):
-        raise Tensor4allTypeError(f"dmrg: sector must be a number ({phys}), got {type(sector).__name__} {sector!r}")
-    x = float(sector) * unit
-    if not math.isfinite(x) or abs(x - round(x)) > 1e-9:
-        raise InvalidOptionError(f"dmrg: sector {phys} = {sector!r} is not a multiple of 1/{unit}")
-    n = int(round(x))
-    return n % modulus if modulus else n
 
 
 def start_states(psi0: Any) -> list[int]:

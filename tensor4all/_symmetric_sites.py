@@ -20,8 +20,10 @@ the blocks.
 from __future__ import annotations
 
 import math
+import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -30,11 +32,25 @@ import tenferro as tf
 from ._errors import InvalidOptionError, SiteOutOfRangeError, Tensor4allTypeError
 from ._local_ops import CONSERVED_CHARGES, charge_label, declared_charges
 from ._truncation import svd_truncated_sectors, thin_svd
-from .structured import Leg, SymmetricTensor, Symmetry, U1, Zn, einsum
+from .structured import U1, Leg, SymmetricTensor, Symmetry, Zn, einsum
 from .structured import linalg as slinalg
 
-__all__ = ["Grading", "grading", "phys_leg", "product_sites", "random_sites", "canonical_sites", "compress_sites",
-           "schmidt_spectra", "operator_tensor", "engine_blocks", "sites_from_blocks", "flip_leg", "is_symmetric"]
+__all__ = [
+    "Grading",
+    "canonical_sites",
+    "compress_sites",
+    "engine_blocks",
+    "flip_leg",
+    "grading",
+    "is_symmetric",
+    "operator_tensor",
+    "phys_leg",
+    "physical_charge",
+    "product_sites",
+    "random_sites",
+    "schmidt_spectra",
+    "sites_from_blocks",
+]
 
 
 @dataclass(frozen=True)
@@ -51,15 +67,22 @@ class Grading:
 
     def integer(self, value: Any, what: str) -> int:
         """A physical value (``Sz = 1``, ``0.5``; parity 0 or 1) as the group's integer charge."""
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise Tensor4allTypeError(f"{what} must be a number ({self.label}), got {type(value).__name__} {value!r}")
-        x = float(value) * self.unit
-        if not math.isfinite(x) or abs(x - round(x)) > 1e-9:
-            raise InvalidOptionError(f"{what}: {self.label} = {value!r} is not a multiple of 1/{self.unit}")
-        return self.symmetry.canonical(int(round(x)))
+        return self.symmetry.canonical(physical_charge(value, self.label, self.unit, 0, what))
 
     def value(self, q: int) -> float:
         return q / self.unit + 0.0
+
+
+def physical_charge(value: Any, label: str, unit: int, modulus: int, what: str) -> int:
+    """The integer charge of a physical value (``Sz = 0.5`` with ``unit`` 2 is 1), reduced mod
+    ``modulus`` (0: U(1)); typed errors for a non-number or a value off the ``1/unit`` grid."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.number)):
+        raise Tensor4allTypeError(f"{what} must be a number ({label}), got {type(value).__name__} {value!r}")
+    x = float(value) * unit
+    if not math.isfinite(x) or abs(x - round(x)) > 1e-9:
+        raise InvalidOptionError(f"{what} {label} = {value!r} is not a multiple of 1/{unit}")
+    n = int(round(x))
+    return n % modulus if modulus else n
 
 
 def grading(conserve: str, local: str | None, dims: Sequence[int], what: str) -> Grading:

@@ -117,7 +117,7 @@ def einsum(*operands: Any, optimize: Any = "auto", memory_limit: int | None = No
     return einsum_p.bind(*ops, plan=plan)
 
 
-def _operands(operands: tuple, op: str) -> tuple[Any, list]:
+def call_operands(operands: tuple, op: str) -> tuple[Any, list]:
     """``(subscripts or None, converted operands)`` of a call (interleaved form: None)."""
     key0, ops, _ = _split(operands)
     ops = [x if type(x) is Tensor or isinstance(x, Tracer) else as_operand(op, x) for x in ops]
@@ -125,15 +125,15 @@ def _operands(operands: tuple, op: str) -> tuple[Any, list]:
 
 
 def _sliced_einsum(operands: tuple, optimize: Any, memory_limit: int) -> Any:
-    key0, ops = _operands(operands, "einsum")
-    args = (key0, *ops) if isinstance(key0, str) else _interleave(operands, ops)
+    key0, ops = call_operands(operands, "einsum")
+    args = (key0, *ops) if isinstance(key0, str) else interleaved_call(operands, ops)
     sc = plan_slices(args, memory_limit, optimize)
     if sc.slices == 1:   # a path that fits without slicing (perhaps one searched for the limit)
         return einsum(*args, optimize=list(sc.path) if len(ops) > 1 else False)
     return sc.contract_keys(einsum, ops, sc.keys())
 
 
-def _interleave(operands: tuple, ops: list) -> tuple:
+def interleaved_call(operands: tuple, ops: list) -> tuple:
     """The interleaved call with its operands replaced by ``ops``."""
     out, k = [], 0
     for i, x in enumerate(operands):
@@ -154,8 +154,8 @@ def einsum_slicing(*operands: Any, memory_limit: int, optimize: Any = "auto",
     memory_limit = check_memory_limit(memory_limit, "einsum_slicing")
     if isinstance(min_slices, bool) or not isinstance(min_slices, int) or min_slices < 1:
         raise TenferroValueError(f"einsum_slicing: min_slices must be a positive integer, got {min_slices!r}")
-    key0, ops = _operands(operands, "einsum_slicing")
-    args = (key0, *ops) if isinstance(key0, str) else _interleave(operands, ops)
+    key0, ops = call_operands(operands, "einsum_slicing")
+    args = (key0, *ops) if isinstance(key0, str) else interleaved_call(operands, ops)
     return plan_slices(args, memory_limit, optimize, min_slices=min_slices)
 
 

@@ -213,3 +213,25 @@ def check_derivatives(mode: str, f, args, order: int = 2, **check_grads_kw) -> N
         check_grads(f, args, order=order, **check_grads_kw)
     else:
         raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
+
+
+def lattice_network(lx, ly, bond, dtype="float64", seed=0):
+    """A closed ``lx x ly`` square-lattice network (a scalar, the shape of a PEPS norm): the
+    einsum subscripts and Gaussian tensors scaled by ``1/sqrt(bond)``."""
+    rng = np.random.default_rng(seed)
+    names: dict = {}
+    terms = []
+    for x in range(lx):
+        for y in range(ly):
+            t = ""
+            for nb in ((x + 1, y), (x, y + 1), (x - 1, y), (x, y - 1)):
+                if 0 <= nb[0] < lx and 0 <= nb[1] < ly:
+                    t += names.setdefault(frozenset([(x, y), nb]), chr(ord("A") + len(names)))
+            terms.append(t)
+    ops = []
+    for t in terms:
+        a = rng.standard_normal((bond,) * len(t))
+        if dtype == "complex128":
+            a = a + 1j * rng.standard_normal(a.shape)
+        ops.append(tf.asarray(a / np.sqrt(bond)))
+    return ",".join(terms) + "->", ops

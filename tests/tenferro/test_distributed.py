@@ -11,33 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import lattice_network
 
 import tenferro as tf
 import tidu
 
 distributed = pytest.importorskip("distributed")
 pytest.importorskip("cotengra")
-import tenferro.distributed as td  # noqa: E402
-
-
-def _lattice(lx: int, ly: int, bond: int, dtype: str = "float64", seed: int = 0) -> tuple[str, list]:
-    rng = np.random.default_rng(seed)
-    names: dict = {}
-    terms = []
-    for x in range(lx):
-        for y in range(ly):
-            t = ""
-            for nb in ((x + 1, y), (x, y + 1), (x - 1, y), (x, y - 1)):
-                if 0 <= nb[0] < lx and 0 <= nb[1] < ly:
-                    t += names.setdefault(frozenset([(x, y), nb]), chr(ord("A") + len(names)))
-            terms.append(t)
-    ops = []
-    for t in terms:
-        a = rng.standard_normal((bond,) * len(t))
-        if dtype == "complex128":
-            a = a + 1j * rng.standard_normal(a.shape)
-        ops.append(tf.asarray(a / np.sqrt(bond)))
-    return ",".join(terms) + "->", ops
+import tenferro.distributed as td
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +31,7 @@ def client():
 
 
 def test_value_gradient_and_memory_of_a_sliced_distributed_contraction(client):
-    eq, ops = _lattice(4, 4, 16)
+    eq, ops = lattice_network(4, 4, 16)
     unsliced = tf.einsum_slicing(eq, *ops, memory_limit=1 << 40).unsliced_largest_intermediate
     limit = unsliced // 16
     value, info = td.einsum(eq, *ops, client=client, memory_limit=limit, measure_memory=True, info=True)
@@ -71,7 +52,7 @@ def test_value_gradient_and_memory_of_a_sliced_distributed_contraction(client):
 
 
 def test_complex_gradient_with_open_legs(client):
-    eq, ops = _lattice(3, 3, 4, "complex128", seed=5)
+    eq, ops = lattice_network(3, 3, 4, "complex128", seed=5)
     eq = eq.replace("->", "->A")            # one bond left open: a vector output
     limit = tf.einsum_slicing(eq, *ops, memory_limit=1 << 40).unsliced_largest_intermediate // 4
 
@@ -86,14 +67,14 @@ def test_complex_gradient_with_open_legs(client):
 
 
 def test_the_result_does_not_depend_on_scheduling(client):
-    eq, ops = _lattice(3, 4, 6, seed=7)
+    eq, ops = lattice_network(3, 4, 6, seed=7)
     limit = tf.einsum_slicing(eq, *ops, memory_limit=1 << 40).unsliced_largest_intermediate // 8
     runs = {float(td.einsum(eq, *ops, client=client, memory_limit=limit)) for _ in range(3)}
     assert len(runs) == 1            # fixed groups and a fixed summation tree: bit for bit
 
 
 def test_errors_name_the_problem(client, monkeypatch):
-    eq, ops = _lattice(2, 2, 2)
+    eq, ops = lattice_network(2, 2, 2)
     with pytest.raises(tf.TenferroTypeError, match="must be a dask.distributed.Client"):
         td.einsum(eq, *ops, client="tcp://nowhere")
     with pytest.raises(tf.TenferroValueError, match="tasks must be a positive integer"):

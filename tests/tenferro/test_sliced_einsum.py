@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import lattice_network
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -31,22 +32,6 @@ def _ring(n: int, bond: int, phys: int, dtype: str, seed: int = 0) -> tuple[str,
     return eq, ops
 
 
-def _lattice(lx: int, ly: int, bond: int, seed: int = 0) -> tuple[str, list]:
-    """A closed 2D square-lattice network (a scalar): the shape of a PEPS norm."""
-    rng = np.random.default_rng(seed)
-    names: dict = {}
-    terms = []
-    for x in range(lx):
-        for y in range(ly):
-            t = ""
-            for nb in ((x + 1, y), (x, y + 1), (x - 1, y), (x, y - 1)):
-                if 0 <= nb[0] < lx and 0 <= nb[1] < ly:
-                    t += names.setdefault(frozenset([(x, y), nb]), chr(ord("A") + len(names)))
-            terms.append(t)
-    ops = [tf.asarray(rng.standard_normal((bond,) * len(t)) / np.sqrt(bond)) for t in terms]
-    return ",".join(terms) + "->", ops
-
-
 @settings(max_examples=25, deadline=None)
 @given(n=st.integers(3, 6), bond=st.integers(2, 6), dtype=st.sampled_from(["float64", "complex128"]),
        seed=st.integers(0, 100), fraction=st.sampled_from([2, 4, 8]))
@@ -62,7 +47,7 @@ def test_sliced_value_equals_the_unsliced_one(n, bond, dtype, seed, fraction):
 
 
 def test_the_limit_forces_sixteen_slices_and_each_intermediate_fits():
-    eq, ops = _lattice(4, 4, 4)
+    eq, ops = lattice_network(4, 4, 4)
     info = tf.einsum_slicing(eq, *ops, memory_limit=1 << 40)
     limit = info.unsliced_largest_intermediate // 32
     sc = tf.einsum_slicing(eq, *ops, memory_limit=limit)
@@ -81,7 +66,7 @@ def test_derivatives_of_a_sliced_contraction_to_second_order(dtype):
 
 
 def test_gradient_equals_the_unsliced_gradient():
-    eq, ops = _lattice(3, 4, 3, seed=2)
+    eq, ops = lattice_network(3, 4, 3, seed=2)
     limit = tf.einsum_slicing(eq, *ops, memory_limit=1 << 40).unsliced_largest_intermediate // 8
     sliced = tidu.grad(lambda *o: tf.einsum(eq, *o, memory_limit=limit), argnums=tuple(range(len(ops))))(*ops)
     plain = tidu.grad(lambda *o: tf.einsum(eq, *o), argnums=tuple(range(len(ops))))(*ops)
