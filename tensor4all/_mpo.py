@@ -43,7 +43,7 @@ class MPO(SiteChain):
     couplings are tracers is differentiable in them.
     """
 
-    __slots__ = ("_tensors", "_local", "_conserve")
+    __slots__ = ("_tensors", "_local", "_conserve", "_opsum")
     _RIGHT = 3
 
     def __init__(self, tensors: Sequence[Any], local: str | None = None):
@@ -73,12 +73,13 @@ class MPO(SiteChain):
         self._tensors = ts
         self._local = local
         self._conserve: str | None = None
+        self._opsum: OpSum | None = None
 
     @classmethod
     def _from_leaves(cls, local: str | None, leaves: Sequence[Any], conserve: str | None = None) -> "MPO":
         obj = cls.__new__(cls)
         obj._tensors = list(leaves)
-        obj._local, obj._conserve = local, conserve
+        obj._local, obj._conserve, obj._opsum = local, conserve, None
         return obj
 
     @classmethod
@@ -129,6 +130,7 @@ class MPO(SiteChain):
             tensors = [tf.asarray(np.asfortranarray(t)) for t in tensors]
         out = cls(tensors, space.name)
         out._conserve = conserve
+        out._opsum = os + OpSum()   # a copy: later additions to os do not change H
         return out
 
     # ---- properties -----------------------------------------------------------------
@@ -136,6 +138,12 @@ class MPO(SiteChain):
     def local(self) -> str | None:
         """The name of the local space the MPO was built on (None if built from tensors)."""
         return self._local
+
+    @property
+    def opsum(self) -> OpSum | None:
+        """The :class:`OpSum` the MPO was compiled from (``MPO.from_opsum``; its terms give TEBD's
+        gates), or None for an MPO built from tensors."""
+        return self._opsum
 
     @property
     def conserve(self) -> str | None:
