@@ -31,7 +31,7 @@ from math import prod
 import numpy as np
 
 from ._canonical import right_canonical
-from ._effective import OneSiteOperator, TwoSiteOperator
+from ._effective import BondOperator, OneSiteOperator, TwoSiteOperator
 from ._environments import Environments, left_step, lw_product, wr_product
 from ._schedule import RIGHT, Step
 from ._truncation import split, split_perturbed
@@ -45,9 +45,10 @@ class DenseLocal:
     shape ``(left, d_site[, d_site+1], right)``."""
 
     step: Step
-    op: OneSiteOperator | TwoSiteOperator
+    op: OneSiteOperator | TwoSiteOperator | BondOperator
     v0: np.ndarray
     shape: tuple[int, ...]
+    site: int | None = None   #: the site whose tensor ``v`` replaces (None: the kept bond matrix)
 
 
 class DenseBackend:
@@ -61,6 +62,7 @@ class DenseBackend:
         self.envs = Environments(ws, self.dtype)
         for i in range(self.L - 1, 0, -1):
             self.envs.push_right(i, self.psi[i])
+        self._bond: tuple[np.ndarray, np.ndarray] | None = None   # TDVP: (bond matrix, its far environment)
 
     # ---- the sweep's protocol --------------------------------------------------------
     def local_problem(self, step: Step) -> DenseLocal:
@@ -76,9 +78,10 @@ class DenseBackend:
         return DenseLocal(step, op1, psi[i].reshape(-1), psi[i].shape)
 
     def split(self, local: DenseLocal, v: np.ndarray, *, alpha: float, max_bond: int,
-              cutoff: float) -> tuple[int, float]:
+              cutoff: float, keep_bond: bool = False) -> tuple[int, float]:
         """Cut the new local tensor ``v`` at the step's bond; returns the new bond dimension
-        and the discarded weight."""
+        and the discarded weight. With ``keep_bond`` (one-site TDVP) a bond-matrix factor is
+        kept aside for :meth:`backward_problem` instead of being merged into the next site."""
         step, shape = local.step, local.shape
         c = 2 if step.n_sites == 2 or step.direction == RIGHT else 1   # legs left of the cut
         m = v.reshape(prod(shape[:c]), -1)
@@ -96,6 +99,15 @@ class DenseBackend:
         # site, padded with zeros where the bond grew
         lf, rf = left.reshape(*shape[:c - 1], -1, k), right.reshape(k, -1, *shape[c + 1:])
         j = step.site + c - 2   # the site the left factor belongs to
+        if keep_bond and (lf.ndim == 2 or rf.ndim == 2):
+            # the bond matrix and the environment on its far side, which move() drops
+            if rf.ndim == 2:
+                self._bond = (rf, self.envs.right(j + 1))
+                self.psi[j] = np.ascontiguousarray(lf)
+            else:
+                self._bond = (lf, self.envs.left(j + 1))
+                self.psi[j + 1] = np.ascontiguousarray(rf)
+            return k, err
         if lf.ndim == 2:
             lf = np.tensordot(_zero_padded(self.psi[j], lf.shape[0], 2), lf, axes=(2, 0))
         if rf.ndim == 2:
@@ -122,8 +134,56 @@ class DenseBackend:
         push = self.envs.push_left if step.direction == RIGHT else self.envs.push_right
         push(step.leaving, self.psi[step.leaving])
 
+    def backward_problem(self, step: Step) -> DenseLocal:
+        """After ``split`` and ``move``: the tensor at the centre's new position and its operator,
+        for TDVP's backward step. Two-site steps: the arriving site with the one-site operator;
+        one-site steps: the bond matrix kept by ``split(keep_bond=True)`` with the bond
+        operator (zero sites)."""
+        if step.n_sites == 2:
+            i = step.arriving
+            op = OneSiteOperator(self.envs.left(i), self.ws[i], self.envs.right(i + 1))
+            return DenseLocal(step, op, self.psi[i].reshape(-1), self.psi[i].shape, i)
+        assert self._bond is not None, "split(keep_bond=True) keeps the bond matrix first"
+        c, far = self._bond
+        b = step.bond
+        lb, rb = (self.envs.left(b), far) if step.direction == RIGHT else (far, self.envs.right(b))
+        return DenseLocal(step, BondOperator(lb, rb), c.reshape(-1), c.shape, None)
+
+    def set_local(self, local: DenseLocal, v: np.ndarray) -> None:
+        """Write the evolved tensor ``v`` of ``local`` back: a site tensor in place, the kept bond
+        matrix merged into the arriving site."""
+        x = v.reshape(local.shape).astype(self.dtype, copy=False)
+        if local.site is not None:
+            self.psi[local.site] = np.ascontiguousarray(x)
+            return
+        i = local.step.arriving
+        self.psi[i] = np.ascontiguousarray(
+            np.tensordot(x, self.psi[i], axes=(1, 0)) if local.step.direction == RIGHT
+            else np.tensordot(self.psi[i], x, axes=(2, 0)))
+        self._bond = None
+
+    def site_problem(self, i: int) -> DenseLocal:
+        """Site ``i`` (the centre) with its one-site operator (TDVP's one-site steps)."""
+        op = OneSiteOperator(self.envs.left(i), self.ws[i], self.envs.right(i + 1))
+        return DenseLocal(Step(i, RIGHT, 1), op, self.psi[i].reshape(-1), self.psi[i].shape, i)
+
+    def promote(self, dtype: np.dtype) -> None:
+        """Hold the state (and the environments) in ``dtype`` (real time needs complex)."""
+        dtype = np.result_type(self.dtype, dtype)
+        if dtype == self.dtype:
+            return
+        self.dtype = dtype
+        self.psi = [a.astype(dtype) for a in self.psi]
+        self.envs = Environments(self.ws, dtype)
+        for i in range(self.L - 1, 0, -1):
+            self.envs.push_right(i, self.psi[i])
+
     def normalize(self) -> None:
         self.psi[0] = self.psi[0] / np.linalg.norm(self.psi[0])
+
+    def state_norm(self) -> float:
+        """The norm of the state (centre at site 0)."""
+        return float(np.linalg.norm(self.psi[0]))
 
     def single_site(self) -> float:
         """A chain of one site: the lowest eigenvector of its operator, exactly."""

@@ -49,6 +49,7 @@ class EvolutionRecord:
     norm: float                   #: norm of the state after the step (before any normalization)
     seconds: float                #: wall time of the step
     matvecs: int = 0              #: effective-Hamiltonian products (TDVP) or gate applications (TEBD)
+    max_krylov_error: float = 0.0  #: TDVP: largest error estimate of the step's local exponentials
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

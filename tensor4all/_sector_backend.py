@@ -119,6 +119,7 @@ class SectorLocal:
     lw: Env
     wr: Env
     basis: dict[int, np.ndarray] = field(default_factory=dict)
+    kept: dict[int, np.ndarray] | None = None   #: TDVP's bond problem: the bond matrix's blocks
 
 
 def _env_bytes(env: Env) -> int:
@@ -182,6 +183,7 @@ class SectorBackend:
         self.envs: EnvCache[Env] = EnvCache(self.L, [{0: one}], [{self.target: one}], _env_bytes)
         for i in range(self.L - 1, 0, -1):
             self.envs.set_right(i, self._right_env(i))
+        self._bond: tuple | None = None   # TDVP: (blocks, far environment, pieces of the old bond)
 
     def norm(self, c: int) -> int:
         return c % self.modulus if self.modulus else c
@@ -298,9 +300,10 @@ class SectorBackend:
         return SectorLocal(step, op, v0, rows, cols, (fl, fr), lw, wr)
 
     def split(self, local: SectorLocal, v: np.ndarray, *, alpha: float, max_bond: int,
-              cutoff: float) -> tuple[int, float]:
+              cutoff: float, keep_bond: bool = False) -> tuple[int, float]:
         """One SVD per sector of the cut, one truncation across all of them; the weights move
-        with the centre, a bare side's factor merges into the next site."""
+        with the centre, a bare side's factor merges into the next site (with ``keep_bond``, as
+        one-site TDVP needs, it is kept for :meth:`backward_problem` instead)."""
         step, rows, cols = local.step, local.rows, local.cols
         (fl, fr), b, sectors = local.fused, step.bond, local.op.sectors
         blocks = local.op.views(v)
@@ -315,15 +318,17 @@ class SectorBackend:
             local.basis[m] = u if step.direction == RIGHT else vh.T
             new_bond[m] = len(s)
         # the left factor: site b-1's blocks, or merged into them; the same on the right
+        if keep_bond and not (fl and fr):   # the bare side's factor, its far environment, the old bond
+            self._bond = ((lf, self.envs.left(b), rows) if not fl else (rf, self.envs.right(b), cols))
         if fl:
             self._set_site(b - 1, {key: np.ascontiguousarray(lf[m][off:off + n])
                                    for m in lf for key, off, n in rows.groups[m]})
-        else:
+        elif not keep_bond:
             self._merge_left(b - 1, lf)
         if fr:
             self._set_site(b, {(m, s2): np.ascontiguousarray(rf[m][:, off:off + n])
                                for m in rf for (s2, _), off, n in cols.groups[m]})
-        else:
+        elif not keep_bond:
             self._merge_right(b, rf)
         self.bonds[b] = dict(sorted(new_bond.items()))
         return sum(new_bond.values()), float(err)
@@ -372,6 +377,64 @@ class SectorBackend:
         basis = local.basis
         env = _sandwich(absorbed, {m: u.conj().T for m, u in basis.items()}, basis, self.c[step.bond], self.norm)
         self.envs.moved(step.direction, step.bond, env)
+
+    # ---- TDVP's backward steps (see _sweep.Sweep.evolve) --------------------------------
+    def backward_problem(self, step: Step) -> SectorLocal:
+        """After ``split`` and ``move``: two-site steps give the arriving site's one-site
+        problem, one-site steps the bond matrix kept by ``split(keep_bond=True)`` between the
+        environments of its two sides."""
+        if step.n_sites == 2:
+            return self.local_problem(Step(step.arriving, step.direction, 1))
+        assert self._bond is not None, "split(keep_bond=True) keeps the bond matrix first"
+        blocks, far, old = self._bond
+        b = step.bond
+        new = self._bare(b)
+        rows, cols = (new, old) if step.direction == RIGHT else (old, new)
+        lw, wr = (self.envs.left(b), far) if step.direction == RIGHT else (far, self.envs.right(b))
+        sectors = [m for m in rows.size if m in cols.size and m in blocks]
+        op = SectorOperator(lw, wr, self.c[b], sectors, rows, cols, self.dtype, self.norm)
+        v0 = np.concatenate([blocks[m].reshape(-1) for m in sectors]) if sectors else np.zeros(0, self.dtype)
+        return SectorLocal(step, op, v0, rows, cols, (False, False), lw, wr, kept=blocks)
+
+    def set_local(self, local: SectorLocal, v: np.ndarray) -> None:
+        """Write the evolved ``v`` back: a one-site problem's site blocks in place, a bond
+        matrix merged into the arriving site."""
+        xs = dict(zip(local.op.sectors, local.op.views(v.astype(self.dtype, copy=False))))
+        fl, fr = local.fused
+        b = local.step.bond
+        if fl:
+            self._set_site(b - 1, {key: np.ascontiguousarray(xs[m][off:off + n])
+                                   for m in xs for key, off, n in local.rows.groups[m]})
+        elif fr:
+            self._set_site(b, {(m, s2): np.ascontiguousarray(xs[m][:, off:off + n])
+                               for m in xs for (s2, _), off, n in local.cols.groups[m]})
+        elif local.step.direction == RIGHT:
+            self._merge_right(b, xs)
+            self._bond = None
+        else:
+            self._merge_left(b - 1, xs)
+            self._bond = None
+
+    def site_problem(self, i: int) -> SectorLocal:
+        """Site ``i`` (the centre) fused with its left bond, the right bond bare."""
+        return self.local_problem(Step(i, RIGHT, 1))
+
+    def promote(self, dtype: Any) -> None:
+        """Hold the state and environments in ``dtype`` (real time needs complex)."""
+        dtype = np.result_type(self.dtype, dtype)
+        if dtype == self.dtype:
+            return
+        self.dtype = dtype
+        self.sites = [{k: b.astype(dtype) for k, b in site.items()} for site in self.sites]
+        self._site_bytes = [_blocks_bytes(site) for site in self.sites]
+        one = np.ones((1, 1), dtype=dtype)
+        self.envs = EnvCache(self.L, [{0: one}], [{self.target: one}], _env_bytes)
+        for i in range(self.L - 1, 0, -1):
+            self.envs.set_right(i, self._right_env(i))
+
+    def state_norm(self) -> float:
+        """The norm of the state (centre at site 0)."""
+        return float(np.sqrt(sum(float(np.vdot(b, b).real) for b in self.sites[0].values())))
 
     def normalize(self) -> None:
         norm = np.sqrt(sum(float(np.vdot(b, b).real) for b in self.sites[0].values()))

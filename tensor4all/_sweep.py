@@ -28,6 +28,16 @@ stays there in exact arithmetic, and the all-up state is even an eigenstate of t
   take the same expansion within the sector only so that the bonds can grow.
 
 With ``alpha = 0`` the sweeps are unperturbed.
+
+The same loop walks the schedule for time evolution (:meth:`Sweep.evolve`): one
+second-order TDVP step (J. Haegeman, C. Lubich, I. Oseledets, B. Vandereycken and
+F. Verstraete, Phys. Rev. B 94, 165116 (2016)) is a left-to-right pass and a right-to-left
+pass, each evolving the local tensors forward by half the step with the Krylov exponential
+(:mod:`._krylov`) instead of the eigensolver, and after each split the tensor at the centre's
+new position backward by the same half step (the site for two-site steps, the bond matrix for
+one-site steps; none after the last split of a pass, where the next forward step follows
+at once). One-site steps evolve the last site of a pass once by a whole step at the turn
+(its two half steps are consecutive) and the first site once more at the end.
 """
 from __future__ import annotations
 
@@ -39,9 +49,11 @@ import numpy as np
 
 from ._dense_backend import DenseBackend
 from ._eigensolver import LocalOperator
-from ._schedule import Step, sweep_schedule
+from ._krylov import expm_krylov
+from ._schedule import RIGHT, Step, sweep_schedule
 
-__all__ = ["SweepStats", "BondUpdate", "SweepBackend", "LocalProblem", "Sweep", "SweepEngine", "perturbed"]
+__all__ = ["SweepStats", "BondUpdate", "SweepBackend", "LocalProblem", "Sweep", "SweepEngine", "perturbed",
+           "EvolveStats"]
 
 
 def perturbed(v0: np.ndarray, alpha: float, rng: np.random.Generator) -> np.ndarray:
@@ -77,6 +89,17 @@ class SweepStats:
     seconds: float
     peak_memory: int
     env_memory: int
+
+
+@dataclass
+class EvolveStats:
+    """One time step of :meth:`Sweep.evolve`."""
+
+    max_bond: int
+    max_truncation_error: float
+    matvecs: int
+    max_krylov_error: float   #: largest a-posteriori error estimate of the local exponentials
+    seconds: float
 
 
 class LocalProblem(Protocol):
@@ -127,6 +150,7 @@ class Sweep:
     def __init__(self, backend: SweepBackend, solver: Callable, max_iter: int = 40, seed: int | None = 0):
         self.backend = backend
         self.solver = solver
+        self.expm = expm_krylov   # the local exponential of time evolution (a traced backend brings its own)
         self.max_iter = max_iter
         self._rng = np.random.default_rng(seed)  # the noise of the eigensolver's start vectors
 
@@ -176,6 +200,48 @@ class Sweep:
 
     def bond_dims(self) -> list[int]:
         return self.backend.bond_dims()
+
+    # ---- time evolution ----------------------------------------------------------------
+    def evolve(self, tau: complex, *, two_site: bool, max_bond: int, cutoff: float, krylov_tol: float,
+               hermitian: bool = True, step_no: int = 1,
+               progress: Callable[[BondUpdate], None] | None = None) -> EvolveStats:
+        """One second-order TDVP step ``psi -> exp(tau H) psi`` (``tau = -i dt`` real time,
+        ``-dt`` imaginary time) over the sweep schedule (see the module); the backend needs
+        ``backward_problem``, ``set_local`` and ``site_problem`` beside the DMRG protocol.
+        The centre is at site 0 before and after."""
+        t0 = time.perf_counter()
+        b = self.backend
+        st = self._stats = dict(err=0.0, matvecs=0, kerr=0.0)
+        half = tau / 2
+        schedule = sweep_schedule(b.L, two_site)
+        if not schedule:   # one site: the whole problem is local
+            b.set_local(b.site_problem(0), self._exp(b.site_problem(0), tau, krylov_tol, hermitian))
+        for n, step in enumerate(schedule):
+            first = n == 0 or schedule[n - 1].direction != step.direction
+            last = n + 1 == len(schedule) or schedule[n + 1].direction != step.direction
+            # one-site: the site at the turn takes both of its half steps at once
+            t_fwd = tau if (not two_site and first and n > 0) else half
+            local = b.local_problem(step)
+            v = self._exp(local, t_fwd, krylov_tol, hermitian)
+            k, err = b.split(local, v, alpha=0.0, max_bond=max_bond, cutoff=cutoff, keep_bond=not two_site)
+            b.move(local)
+            st["err"] = max(st["err"], err)
+            if not two_site or not last:
+                back = b.backward_problem(step)
+                b.set_local(back, self._exp(back, -half, krylov_tol, hermitian))
+            if progress is not None:
+                progress(BondUpdate(step_no, n + 1, len(schedule), step.site, step.direction, float("nan"), k, err))
+        if schedule and not two_site:   # the first site's second half step closes the left pass
+            local = b.site_problem(0)
+            b.set_local(local, self._exp(local, half, krylov_tol, hermitian))
+        return EvolveStats(max(b.bond_dims(), default=1), st["err"], st["matvecs"], st["kerr"],
+                           time.perf_counter() - t0)
+
+    def _exp(self, local: LocalProblem, tau: complex, tol: float, hermitian: bool) -> np.ndarray:
+        r = self.expm(local.op, local.v0, tau, tol=tol, hermitian=hermitian)
+        self._stats["matvecs"] += r.matvecs
+        self._stats["kerr"] = max(self._stats["kerr"], r.error)
+        return r.vector
 
 
 class SweepEngine(Sweep):
