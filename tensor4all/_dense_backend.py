@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
+from typing import Any
 
 import numpy as np
 
@@ -174,9 +175,24 @@ class DenseBackend:
             return
         self.dtype = dtype
         self.psi = [a.astype(dtype) for a in self.psi]
-        self.envs = Environments(self.ws, dtype)
+        self._rebuild_envs()
+
+    def set_operator(self, ws: list[np.ndarray]) -> None:
+        """Use the MPO ``ws`` from now on, the state kept (a time-dependent Hamiltonian): the
+        right environments are rebuilt (centre at site 0)."""
+        self.ws = ws
+        self.dtype = np.result_type(self.dtype, *ws)
+        self.psi = [a.astype(self.dtype, copy=False) for a in self.psi]
+        self._rebuild_envs()
+
+    def _rebuild_envs(self) -> None:
+        self.envs = Environments(self.ws, self.dtype)
         for i in range(self.L - 1, 0, -1):
             self.envs.push_right(i, self.psi[i])
+
+    def scale(self, c: Any) -> None:
+        """Multiply the state by ``c`` (on the centre, site 0)."""
+        self.psi[0] = self.psi[0] * c
 
     def normalize(self) -> None:
         self.psi[0] = self.psi[0] / np.linalg.norm(self.psi[0])

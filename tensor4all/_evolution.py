@@ -18,6 +18,7 @@ a time, the observables measured along the way and the result.
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -32,6 +33,7 @@ from ._mps import MPS
 from ._util import any_traced, check_real
 
 __all__ = ["EvolutionRecord", "EvolutionResult", "Observables", "time_grid", "hamiltonian_at", "check_hamiltonian_arg",
+           "check_every",
            "NAMED_OBSERVABLES"]
 
 #: the observables named by a string other than an operator name
@@ -96,6 +98,13 @@ def time_grid(t: Any, dt: Any, what: str) -> int:
         raise InvalidOptionError(f"{what}: t = {t!r} is not a multiple of dt = {dt!r} (t / dt = {t / dt!r}); "
                                  "give a t that is a whole number of steps")
     return int(n)
+
+
+def check_every(every: Any, what: str) -> int:
+    """``every`` (observe every n-th step) as a positive integer, else :class:`InvalidOptionError`."""
+    if isinstance(every, bool) or not isinstance(every, numbers.Integral) or every < 1:
+        raise InvalidOptionError(f"{what}: every (observe every n-th step) must be a positive integer, got {every!r}")
+    return int(every)
 
 
 def check_hamiltonian_arg(H: Any, what: str) -> None:

@@ -144,24 +144,8 @@ class SectorBackend:
         self.L = len(ws)
         self.modulus = modulus
         self.q = [list(map(int, qs)) for qs in site_charges]
-        self.c = [[int(x) for x in c] for c in w_charges]       # bonds 0..L
         self.dtype = np.result_type(*ws, np.float64)
-        # nonzero MPO entries per site: by right state (for LW) and by left state (for WR)
-        self.by_right: list[dict[int, list]] = []
-        self.by_left: list[dict[int, list]] = []
-        for i, w in enumerate(ws):
-            w = np.asarray(w)
-            br: dict[int, list] = {}
-            bl: dict[int, list] = {}
-            for a, s, t, b in zip(*np.nonzero(w)):
-                if self.c[i + 1][b] != self.norm(int(self.c[i][a]) + self.q[i][s] - self.q[i][t]):
-                    continue   # rounding left by the MPO compression (below the charge check's tolerance)
-                v = w[a, s, t, b]
-                br.setdefault(int(b), []).append((int(a), int(s), int(t), v))
-                bl.setdefault(int(a), []).append((int(b), int(s), int(t), v))
-            self.by_right.append(br)
-            self.by_left.append(bl)
-        self.ws = [np.asarray(w) for w in ws]
+        self._set_tables(ws, w_charges)
         if blocks is not None:   # a state in the sector, sites 1..L-1 right-canonical
             bonds, sites = blocks
             self.bonds = [dict(b) for b in bonds]
@@ -184,6 +168,39 @@ class SectorBackend:
         for i in range(self.L - 1, 0, -1):
             self.envs.set_right(i, self._right_env(i))
         self._bond: tuple | None = None   # TDVP: (blocks, far environment, pieces of the old bond)
+
+    def _set_tables(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray]) -> None:
+        """The MPO and its nonzero entries per site: by right state (for ``LW``) and by left
+        state (for ``WR``)."""
+        self.c = [[int(x) for x in c] for c in w_charges]       # bonds 0..L
+        self.by_right: list[dict[int, list]] = []
+        self.by_left: list[dict[int, list]] = []
+        for i, w in enumerate(ws):
+            w = np.asarray(w)
+            br: dict[int, list] = {}
+            bl: dict[int, list] = {}
+            for a, s, t, b in zip(*np.nonzero(w)):
+                if self.c[i + 1][b] != self.norm(int(self.c[i][a]) + self.q[i][s] - self.q[i][t]):
+                    continue   # rounding left by the MPO compression (below the charge check's tolerance)
+                v = w[a, s, t, b]
+                br.setdefault(int(b), []).append((int(a), int(s), int(t), v))
+                bl.setdefault(int(a), []).append((int(b), int(s), int(t), v))
+            self.by_right.append(br)
+            self.by_left.append(bl)
+        self.ws = [np.asarray(w) for w in ws]
+
+    def set_operator(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray]) -> None:
+        """Use the MPO ``ws`` (bond-state charges ``w_charges``) from now on, the state kept: a
+        time-dependent Hamiltonian. The right environments are rebuilt (centre at site 0)."""
+        self._set_tables(ws, w_charges)
+        self.promote(np.result_type(*ws))
+        self._rebuild_envs()
+
+    def _rebuild_envs(self) -> None:
+        one = np.ones((1, 1), dtype=self.dtype)
+        self.envs = EnvCache(self.L, [{0: one}], [{self.target: one}], _env_bytes)
+        for i in range(self.L - 1, 0, -1):
+            self.envs.set_right(i, self._right_env(i))
 
     def norm(self, c: int) -> int:
         return c % self.modulus if self.modulus else c
@@ -427,10 +444,11 @@ class SectorBackend:
         self.dtype = dtype
         self.sites = [{k: b.astype(dtype) for k, b in site.items()} for site in self.sites]
         self._site_bytes = [_blocks_bytes(site) for site in self.sites]
-        one = np.ones((1, 1), dtype=dtype)
-        self.envs = EnvCache(self.L, [{0: one}], [{self.target: one}], _env_bytes)
-        for i in range(self.L - 1, 0, -1):
-            self.envs.set_right(i, self._right_env(i))
+        self._rebuild_envs()
+
+    def scale(self, c: Any) -> None:
+        """Multiply the state by ``c`` (on the centre, site 0)."""
+        self._set_site(0, {k: b * c for k, b in self.sites[0].items()})
 
     def state_norm(self) -> float:
         """The norm of the state (centre at site 0)."""
