@@ -34,6 +34,7 @@ class KrylovResult(NamedTuple):
     vector: np.ndarray   #: ``exp(tau H) v``
     matvecs: int         #: products with ``H``
     error: float         #: the a-posteriori error estimate, relative to ``||v||`` (0 when exact)
+    radius: float = 0.0  #: the largest |eigenvalue| of the projected matrix (a lower bound of ||H||)
 
 
 def expm_krylov(op: LocalOperator, v: np.ndarray, tau: complex, *, tol: float = 1e-10, max_iter: int = 60,
@@ -43,7 +44,7 @@ def expm_krylov(op: LocalOperator, v: np.ndarray, tau: complex, *, tol: float = 
     imaginary time; ``hermitian`` selects Lanczos' real tridiagonal ``T_m``."""
     nrm = float(np.linalg.norm(v))
     if nrm == 0.0 or tau == 0:
-        return KrylovResult(v.copy(), 0, 0.0)
+        return KrylovResult(v.copy(), 0, 0.0, 0.0)
     dtype = np.result_type(v, op.dtype, np.complex128 if np.iscomplexobj(tau) and complex(tau).imag else v.dtype)
     n = v.size
     m_max = max(1, min(max_iter, n))
@@ -71,7 +72,8 @@ def expm_krylov(op: LocalOperator, v: np.ndarray, tau: complex, *, tol: float = 
         basis[j + 1] = w / beta
     m = small.shape[0]
     out = nrm * (small @ basis[:m])
-    return KrylovResult(out.astype(dtype, copy=False), m, float(err))
+    radius = float(np.max(np.abs(np.linalg.eigvals(h[:m, :m])))) if m else 0.0
+    return KrylovResult(out.astype(dtype, copy=False), m, float(err), radius)
 
 
 def _small_expm(t: np.ndarray, tau: complex, hermitian: bool) -> np.ndarray:

@@ -1,38 +1,49 @@
-"""``exp(tau H) v`` by a Krylov method written in tenferro operations, so that tidu
-differentiates it: the local propagator of a traced TDVP run (:mod:`._traced_backend`).
+"""``exp(tau H) v`` for a traced TDVP run (:mod:`._traced_backend`): the Krylov exponential
+of :mod:`._krylov` as a tidu primitive with its own derivative rules.
 
-The same method as :func:`._krylov.expm_krylov` (Lanczos or Arnoldi, orthogonalized twice
-against the whole basis; Y. Saad, SIAM J. Numer. Anal. 29, 209 (1992)):
-``exp(tau H) v ~ ||v|| V_m exp(tau T_m) e_1``, with every product, projection, norm and
-the small exponential (:func:`tenferro.linalg.expm`, exact Frechet derivative) a tenferro
-operation on tenferro tensors or tidu tracers.
+``expm_apply_p(v, *theta)`` is ``exp(tau H(theta)) v`` for an operator built from tensors
+``theta`` (environments and MPO tensors: ``make(*theta)``, linear in each of them and in the
+vector). Its implementation is :func:`._krylov.expm_krylov` on concrete values. Its rules
+do not differentiate the Krylov recursion, whose dimension the forward pass chose: they
+use the exact derivative of the exponential (R. M. Wilcox, J. Math. Phys. 8, 962 (1967);
+N. J. Higham, *Functions of Matrices*, SIAM 2008, Sec. 10.2),
 
-What is differentiated is the discrete map that was computed: the Krylov dimension ``m``
-is chosen from concrete values (the primal values the tracers carry) by Saad's estimate
-``beta_(m+1) |e_m^T exp(tau T_m) e_1| <= tol`` and is then a constant of the map, as a kept
-rank is for a truncated SVD. A breakdown (``beta_(m+1) ~ 0``: the space is invariant, e.g.
-from a product state) stops the basis there, exactly, without dividing by ``beta``.
+    d[exp(tau H) v] = exp(tau H) dv + tau int_0^1 exp((1-s) tau H) dH exp(s tau H) v ds,
 
-Hermitian ``H`` (``hermitian=True``, Lanczos): ``T_m`` is the real symmetric tridiagonal
-matrix of the real parts of the diagonal coefficients and the norms ``beta`` (what the NumPy
-version takes too); otherwise the full Hessenberg matrix of the coefficients (Arnoldi).
+with the integral by Gauss-Legendre quadrature (the integrand is an entire function of
+``s``; the number of nodes grows with ``|tau| ||H||`` so that the rule is exact to rounding
+for the steps of a TDVP run) and ``dH b`` the sum over the tensors of ``H`` with one of them
+replaced by its tangent. The JVP is thus ``expm_apply_p`` of tangents (linear in them) plus
+tenferro products, and the primitive's transpose in ``v`` is ``exp(tau H^T)`` (the same
+primitive with ``transpose=True``; ``H^T x = conj(H conj(x))`` for a Hermitian ``H``, else the
+transpose of the product in the vector): forward mode, reverse mode and the dot-product
+test all work, and higher orders by the same rules.
+
+Why not differentiate the recursion: where the Krylov space is invariant (a product
+eigenstate, a symmetric point) the recursion stops early, and a perturbation of ``H`` that
+leaves the space is invisible to the derivative of the stopped recursion; the exact rule
+has no such blind spot, and its result does not depend on the Krylov dimension the forward
+pass happened to use.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 import tenferro as tf
 import tidu
+from tidu import Zero, is_undefined
 
 from ._eigensolver import LocalOperator
-from ._krylov import KrylovResult, _small_expm
+from ._krylov import KrylovResult, expm_krylov
 
 __all__ = ["expm_krylov_traced", "value_of"]
 
-#: a basis vector's residual below this, relative to the largest coefficient, is a breakdown
-_BREAKDOWN = 1e-14
+#: Gauss-Legendre nodes: at least this many, more for large |tau| ||H||
+_MIN_NODES = 8
+_MAX_NODES = 64
 
 
 def value_of(x: Any) -> np.ndarray:
@@ -48,72 +59,112 @@ def value_of(x: Any) -> np.ndarray:
     return np.asarray(x)
 
 
-def _norm(x: Any) -> Any:
-    return tf.linalg.norm(x)
+class _NumpyOperator:
+    """A tenferro operator seen by the NumPy Krylov method (flat NumPy vectors); with
+    ``transpose`` its transpose ``H^T``."""
+
+    def __init__(self, op: Any, transpose: bool, hermitian: bool, dtype: np.dtype):
+        self.op, self.transpose, self.hermitian, self.dtype = op, transpose, hermitian, dtype
+
+    def matvec(self, x: np.ndarray) -> np.ndarray:
+        if not self.transpose:
+            return np.asarray(self.op.matvec(tf.asarray(x)))
+        if self.hermitian:   # H^T x = conj(H conj(x))
+            return np.conj(np.asarray(self.op.matvec(tf.asarray(np.conj(x)))))
+        _, pull = tidu.vjp(self.op.matvec, tf.asarray(np.zeros_like(x)))
+        (out,) = pull(tf.asarray(x))
+        return np.asarray(out)
+
+
+def _nodes(tau: complex, radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Legendre nodes and weights on [0, 1] for an integrand like ``exp(s tau H)``."""
+    n = int(min(_MAX_NODES, max(_MIN_NODES, math.ceil(8 + 1.5 * abs(tau) * radius))))
+    x, w = np.polynomial.legendre.leggauss(n)
+    return (x + 1.0) / 2.0, w / 2.0
+
+
+#: the last concrete evaluation's Krylov statistics (for the sweep's records)
+_LAST: dict[str, KrylovResult] = {}
+
+expm_apply_p = tidu.Primitive("expm_krylov_apply")
+
+
+def _run(x: Any, inputs: tuple, make: Any, tau: complex, tol: float, max_iter: int, hermitian: bool,
+         transpose: bool) -> KrylovResult:
+    op = make(*inputs)
+    xn = np.asarray(x)
+    dtype = np.result_type(xn, *(np.asarray(t).dtype for t in inputs))
+    return expm_krylov(_NumpyOperator(op, transpose, hermitian, dtype), xn, tau, tol=tol, max_iter=max_iter,
+                       hermitian=hermitian)
+
+
+@expm_apply_p.def_impl
+def _expm_apply_impl(x, *inputs, make, tau, tol, max_iter, hermitian, transpose):
+    r = _run(x, inputs, make, tau, tol, max_iter, hermitian, transpose)
+    _LAST["result"] = r
+    return tf.asarray(r.vector.astype(np.asarray(x).dtype, copy=False))
+
+
+@expm_apply_p.def_abstract_eval
+def _expm_apply_aval(x, *inputs, **params):
+    return x
+
+
+@expm_apply_p.def_jvp
+def _expm_apply_jvp(primals, tangents, *, make, tau, tol, max_iter, hermitian, transpose):
+    x, *inputs = primals
+    dx, *dinputs = tangents
+    params = dict(make=make, tau=tau, tol=tol, max_iter=max_iter, hermitian=hermitian, transpose=transpose)
+    out = expm_apply_p.bind(x, *inputs, **params)
+    t_out = None if type(dx) is Zero else expm_apply_p.bind(dx, *inputs, **params)
+    moving = [k for k, t in enumerate(dinputs) if type(t) is not Zero]
+    if moving:
+        if transpose:
+            raise tidu.NonDifferentiableError("expm_krylov_apply: the transposed exponential is differentiated only "
+                                              "in its vector (a third-order derivative of a TDVP step)")
+        radius = _run(value_of(x), tuple(value_of(t) for t in inputs), make, tau, tol, max_iter, hermitian,
+                      False).radius
+        nodes, weights = _nodes(tau, radius)
+        for s, w in zip(nodes, weights):
+            b = expm_apply_p.bind(x, *inputs, **{**params, "tau": s * tau})
+            db = None   # dH b: H with one tensor replaced by its tangent, summed (H is multilinear)
+            for k in moving:
+                ins = list(inputs)
+                ins[k] = dinputs[k]
+                term = make(*ins).matvec(b)
+                db = term if db is None else db + term
+            c = expm_apply_p.bind(db * (w * tau), *inputs, **{**params, "tau": (1.0 - s) * tau})
+            t_out = c if t_out is None else t_out + c
+    return out, (Zero.like(out) if t_out is None else t_out)
+
+
+@expm_apply_p.def_transpose
+def _expm_apply_transpose(ct, x, *inputs, make, tau, tol, max_iter, hermitian, transpose):
+    if any(is_undefined(t) for t in inputs):
+        raise tidu.NonDifferentiableError("expm_krylov_apply is linear in its vector only")
+    if type(ct) is Zero:
+        return [None] * (1 + len(inputs))
+    ct_x = expm_apply_p.bind(ct, *inputs, make=make, tau=tau, tol=tol, max_iter=max_iter, hermitian=hermitian,
+                             transpose=not transpose)
+    return [ct_x] + [None] * len(inputs)
 
 
 def expm_krylov_traced(op: LocalOperator, v: Any, tau: complex, *, tol: float = 1e-10, max_iter: int = 60,
                        hermitian: bool = True) -> KrylovResult:
-    """``exp(tau H) v`` for ``op.matvec`` on flat (1-D) tenferro values, to a relative error
-    ``tol`` by Saad's estimate; differentiable in ``v`` and in whatever ``op`` is built from
-    (see the module). ``tau`` is a number: ``-i dt`` real time, ``-dt`` imaginary time."""
+    """``exp(tau H) v`` for the operator ``op`` (``op.matvec`` on flat tenferro values,
+    ``type(op)(*op.inputs)`` rebuilds it, linear in each input), differentiable in ``v`` and
+    in ``op.inputs`` by the exact rules of the module. ``tau`` is a number: ``-i dt`` real
+    time, ``-dt`` imaginary time. The statistics are those of the forward Krylov run."""
     tau = complex(tau) if complex(tau).imag else float(np.real(tau))
-    nrm = _norm(v)
-    nrm_c = float(value_of(nrm))
-    if nrm_c == 0.0 or tau == 0:
-        return KrylovResult(v, 0, 0.0)
-    m_max = max(1, min(max_iter, int(v.size)))
-    basis = [v / nrm]
-    coefs: list[Any] = []   # column j of the projected matrix above the diagonal and on it (traced)
-    betas: list[Any] = []   # the norms of the residuals (traced): T[j+1, j]
-    h = np.zeros((m_max + 1, m_max), dtype=np.complex128)   # the same, concrete, for the decisions
-    err = np.inf
-    for j in range(m_max):
-        w = op.matvec(basis[j])
-        vm = tf.stack(basis, axis=1)                     # (n, j+1)
-        coef = None
-        for _ in range(2):   # twice is enough (Kahan)
-            c = tf.einsum("ni,n->i", tf.conj(vm), w)
-            w = w - tf.einsum("ni,i->n", vm, c)
-            coef = c if coef is None else coef + c
-        beta = _norm(w)
-        coefs.append(coef)
-        h[:j + 1, j] = value_of(coef)
-        beta_c = float(value_of(beta))
-        h[j + 1, j] = beta_c
-        small = _small_expm(h[:j + 1, :j + 1], tau, hermitian)
-        scale = float(np.abs(h[:j + 1, :j + 1]).max()) or 1.0
-        if beta_c <= _BREAKDOWN * scale:   # an invariant subspace: exact, and no division by ~0
-            err = 0.0
-            break
-        err = beta_c * abs(small[j])
-        if err <= tol or j + 1 == m_max:
-            break
-        betas.append(beta)
-        basis.append(w / beta)
-    m = len(coefs)
-    t = _projected(coefs, betas[:m - 1], hermitian)
-    e1 = tf.linalg.expm(tau * t)[:, 0]
-    out = nrm * tf.einsum("ni,i->n", tf.stack(basis[:m], axis=1), e1)
-    return KrylovResult(out, m, float(err))
-
-
-def _projected(coefs: list[Any], betas: list[Any], hermitian: bool) -> Any:
-    """``T_m`` from the coefficient columns and the residual norms: real symmetric tridiagonal
-    (Lanczos) or upper Hessenberg (Arnoldi)."""
-    m = len(coefs)
-    if hermitian:
-        t = tf.diag(tf.stack([tf.real(c[j]) for j, c in enumerate(coefs)]))
-        if m > 1:
-            b = tf.stack(betas)
-            t = t + tf.diag(b, 1) + tf.diag(b, -1)
-        return t
-    cols = []
-    for j, c in enumerate(coefs):
-        parts = [c]
-        if j + 1 < m:
-            parts.append(tf.reshape(betas[j], (1,)))
-        if j + 2 < m:
-            parts.append(tf.zeros((m - j - 2,), dtype=c.dtype))
-        cols.append(tf.concatenate(parts) if len(parts) > 1 else c)
-    return tf.stack(cols, axis=1)
+    if tau == 0:
+        return KrylovResult(v, 0, 0.0, 0.0)
+    inputs = tuple(op.inputs)
+    dtype = tf.result_type(v, *inputs, *((tf.complex128,) if isinstance(tau, complex) else ()))
+    v = tf.convert(v, dtype) if tf.result_type(v) != dtype else v
+    _LAST.clear()
+    out = expm_apply_p.bind(v, *inputs, make=type(op), tau=tau, tol=float(tol), max_iter=int(max_iter),
+                            hermitian=bool(hermitian), transpose=False)
+    r = _LAST.get("result")
+    if r is None:
+        return KrylovResult(out, 0, 0.0, 0.0)
+    return KrylovResult(out, r.matvecs, r.error, r.radius)

@@ -14,10 +14,14 @@ Backends: a dense MPS runs on the dense backend, a symmetric one (``MPS.product_
 conserve="Sz")``, a conserved ``dmrg`` result) on the charge-sector backend: it never leaves
 its sector. When the MPO or the state is traced by tidu (differentiating with respect to
 couplings, controls or the initial state), the steps run on tenferro tensors
-(:mod:`._traced_backend`): the derivative is that of the discrete steps as computed, the
-Krylov dimensions and the kept ranks frozen at the values chosen from the concrete values
+(:mod:`._traced_backend`) and the derivative is that of the discrete steps as computed
 (not the continuous adjoint: the gradient is then exactly that of the computed map and
-matches finite differences whatever ``dt``, with no backward evolution of a costate).
+matches finite differences whatever ``dt``, with no backward evolution of a costate carrying
+its own truncation and time-step errors). The kept ranks are frozen at the values chosen
+from the concrete values (the exact truncated-SVD derivative); each local exponential is a
+primitive with the exact derivative of ``exp(tau H) v`` (:mod:`._krylov_traced`), so the
+Krylov dimension the forward pass used does not matter (at an eigenstate, where Lanczos
+stops after one vector, the derivative still sees a perturbation that leaves it).
 """
 from __future__ import annotations
 

@@ -9,7 +9,15 @@ each split is chosen from the concrete singular values (the primal values the tr
 carry) with :func:`._truncation.truncation_keep`, the policy of the NumPy backend, and is
 then a constant; the kept factors are slices of the thin SVD, whose derivative is the exact
 one of the truncated SVD (:func:`tenferro.linalg.truncated_svd`, with the mixing of kept and
-discarded singular vectors). The Krylov dimensions are frozen the same way.
+discarded singular vectors). With ``cutoff > 0`` the rank is locally constant (a singular
+value must cross the cutoff to change it), so this is the derivative of the computed map;
+where singular values are exactly zero and ``cutoff == 0`` (a symmetric start such as a
+product eigenstate, perturbed by a coupling that breaks the symmetry), the rank would grow
+under such a perturbation and the map has only directional derivatives; the gradient is
+then that of the map at the frozen bond dimension (give ``cutoff > 0``, or start away from
+the symmetric point). The local exponentials are a primitive with the exact
+derivative of ``exp(tau H) v`` (:mod:`._krylov_traced`), whatever Krylov dimension the
+forward pass used.
 
 Layouts are those of :mod:`._environments` (site tensors ``(left, d, right)``, MPO tensors
 ``(left, out, in, right)``, left blocks ``(bra, w, ket)``, right blocks ``(w, ket, bra)``), as
@@ -35,7 +43,11 @@ __all__ = ["TracedBackend", "TracedLocal", "TracedOneSite", "TracedTwoSite", "Tr
 
 
 class _Operator:
-    """``x -> H_eff x`` on flat tenferro vectors of the local tensor's ``shape``."""
+    """``x -> H_eff x`` on flat tenferro vectors of the local tensor's ``shape``; ``inputs`` are
+    the tensors it is built from (``type(op)(*op.inputs)`` builds it again: the local
+    exponential's derivative rule differentiates the product in them)."""
+
+    inputs: tuple[Any, ...]
 
     def __init__(self, shape: tuple[int, ...], dtype: Any):
         self.in_shape = shape
@@ -58,6 +70,7 @@ class TracedOneSite(_Operator):
     def __init__(self, lb: Any, w: Any, rb: Any):
         super().__init__((lb.shape[2], w.shape[2], rb.shape[1]), tf.result_type(lb, w, rb))
         self.lb, self.w, self.rb = lb, w, rb
+        self.inputs = (lb, w, rb)
 
     def _apply(self, x: Any) -> Any:
         return tf.einsum("awx,wstv,xtc,vcb->asb", self.lb, self.w, x, self.rb)
@@ -71,6 +84,7 @@ class TracedTwoSite(_Operator):
         super().__init__((lb.shape[2], w1.shape[2], w2.shape[2], rb.shape[1]), tf.result_type(lb, w1, w2, rb))
         self.lb, self.rb = lb, rb
         self.w12 = tf.einsum("wstu,upqv->wsptqv", w1, w2)
+        self.inputs = (lb, w1, w2, rb)
 
     def _apply(self, x: Any) -> Any:
         return tf.einsum("awx,wsptqv,xtqc,vcb->aspb", self.lb, self.w12, x, self.rb)
@@ -82,6 +96,7 @@ class TracedBond(_Operator):
     def __init__(self, lb: Any, rb: Any):
         super().__init__((lb.shape[2], rb.shape[1]), tf.result_type(lb, rb))
         self.lb, self.rb = lb, rb
+        self.inputs = (lb, rb)
 
     def _apply(self, x: Any) -> Any:
         return tf.einsum("awx,xc,wcb->ab", self.lb, x, self.rb)
@@ -173,7 +188,8 @@ class TracedBackend:
         c = 2 if step.n_sites == 2 or step.direction == RIGHT else 1   # legs left of the cut
         m = tf.reshape(v, (prod(shape[:c]), -1))
         u, s, vh = tf.linalg.svd(m)
-        k, err = truncation_keep(value_of(s), max_bond, cutoff)
+        s_c = value_of(s)
+        k, err = truncation_keep(s_c, max_bond, cutoff)
         if k < int(s.shape[0]):
             u, s, vh = u[:, :k], s[:k], vh[:k, :]
         # the weights go with the centre: the factor it leaves is orthonormal
