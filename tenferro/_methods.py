@@ -31,9 +31,29 @@ from ._transcendental import power
 __all__ = ["TENSOR_METHODS", "install"]
 
 
+def _defers(x: Any) -> bool:
+    """Whether ``x`` asks binary operators to defer to its own (NumPy's convention: a class
+    with ``__array_ufunc__ = None``, such as ``tensor4all.MPS``): ``t * psi`` is then
+    ``psi.__rmul__(t)``."""
+    return getattr(type(x), "__array_ufunc__", False) is None
+
+
+def _arithmetic(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``self <op> other``, or NotImplemented for an operand that defers (:func:`_defers`)."""
+    def method(self: Any, other: Any) -> Any:
+        if _defers(other):
+            return NotImplemented
+        return fn(self, other)
+
+    method.__name__ = f"__{fn.__name__}__"
+    return method
+
+
 def _reflected(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """``other <op> self`` from ``fn(other, self)`` (the ``__r*__`` operators)."""
     def method(self: Any, other: Any) -> Any:
+        if _defers(other):
+            return NotImplemented
         return fn(other, self)
 
     method.__name__ = f"r{fn.__name__}"
@@ -99,12 +119,12 @@ def _setitem(self: Any, index: Any, value: Any) -> None:
 
 TENSOR_METHODS: dict[str, Any] = {
     # arithmetic
-    "__add__": add, "__radd__": _reflected(add),
-    "__sub__": subtract, "__rsub__": _reflected(subtract),
-    "__mul__": multiply, "__rmul__": _reflected(multiply),
-    "__truediv__": divide, "__rtruediv__": _reflected(divide),
-    "__pow__": power, "__rpow__": _reflected(power),
-    "__matmul__": matmul, "__rmatmul__": _reflected(matmul),
+    "__add__": _arithmetic(add), "__radd__": _reflected(add),
+    "__sub__": _arithmetic(subtract), "__rsub__": _reflected(subtract),
+    "__mul__": _arithmetic(multiply), "__rmul__": _reflected(multiply),
+    "__truediv__": _arithmetic(divide), "__rtruediv__": _reflected(divide),
+    "__pow__": _arithmetic(power), "__rpow__": _reflected(power),
+    "__matmul__": _arithmetic(matmul), "__rmatmul__": _reflected(matmul),
     "__neg__": negative, "__pos__": _positive, "__abs__": _abs, "abs": _abs,
     # comparisons (bool tensors; hashing stays by identity)
     "__lt__": _comparison(less), "__le__": _comparison(less_equal),

@@ -260,3 +260,26 @@ def test_value_semantics_are_documented():
     private = np.array(t)
     private[0] = 5.0
     assert t.numpy()[0] == 1.0
+
+
+def test_binary_operators_defer_to_operands_that_ask_for_it():
+    """An operand whose class sets ``__array_ufunc__ = None`` (NumPy's convention; e.g.
+    ``tensor4all.MPS``) gets the operator: ``t * x`` is ``x.__rmul__(t)``."""
+
+    class Deferring:
+        __array_ufunc__ = None
+
+        def __rmul__(self, other):
+            return ("rmul", other)
+
+        def __radd__(self, other):
+            return ("radd", other)
+
+        def __mul__(self, other):
+            return ("mul", other)
+
+    t = tf.asarray(2.0)
+    d = Deferring()
+    assert (t * d)[0] == "rmul" and (t + d)[0] == "radd" and (d * t)[0] == "mul"
+    with pytest.raises(tf.TenferroTypeError):
+        t * "x"
