@@ -26,16 +26,20 @@ from ._errors import (
     OptionalDependencyError, ScanClusterError, ScanFileError, ScanFileIOError,
 )
 from ._local_ops import LOCAL_SPACES, LocalSpace, local_space
-from ._mps import MPS, overlap
+from ._mps import MPS, add, overlap
 from ._opsum import OpSum, Term
 from ._mpo import MPO, expectation
+from ._apply import apply
 from . import models
 from ._dmrg import BondUpdate, DMRGResult, SweepRecord, dmrg
 from .scan import ScanTask, scan  # the name tensor4all.scan is the function (the module: sys.modules)
+from ._tebd import tebd
+from ._tdvp import tdvp
+from ._evolution import EvolutionRecord, EvolutionResult
 
 __all__ = [
-    "MPS", "overlap", "OpSum", "Term", "MPO", "expectation", "models",
-    "dmrg", "DMRGResult", "SweepRecord", "BondUpdate", "scan", "ScanTask",
+    "MPS", "overlap", "add", "apply", "OpSum", "Term", "MPO", "expectation", "models",
+    "dmrg", "DMRGResult", "SweepRecord", "BondUpdate", "scan", "ScanTask", "tebd", "tdvp", "EvolutionResult", "EvolutionRecord",
     "LocalSpace", "local_space", "LOCAL_SPACES",
     "Tensor4allError", "UnknownOperatorError", "UnknownLocalSpaceError", "SiteOutOfRangeError",
     "DimensionMismatchError", "BondDimensionError", "EmptyOpSumError", "OpSumTermError",

@@ -30,7 +30,7 @@ import tidu
 from ._errors import InvalidOptionError, Tensor4allTypeError
 from ._mpo import MPO, expectation
 from ._mps import MPS
-from ._util import any_traced, check_real
+from ._util import check_real
 
 __all__ = ["EvolutionRecord", "EvolutionResult", "Observables", "time_grid", "hamiltonian_at", "check_hamiltonian_arg",
            "check_every",
@@ -151,8 +151,7 @@ class Observables:
             return lambda psi, t, H: s(psi, t)
         if isinstance(s, str):
             if s == "energy":
-                return lambda psi, t, H: tf.real(expectation(psi, H)) if any_traced(psi.tensors) \
-                    else float(np.real(complex(expectation(psi, H))))
+                return lambda psi, t, H: _real_value(expectation(psi, H))
             if s == "entropy":
                 return lambda psi, t, H: psi.entanglement_entropy(L // 2 - 1) if L > 1 else 0.0
             if s == "entropies":
@@ -177,6 +176,12 @@ class Observables:
     def result(self) -> dict[str, Any]:
         """name -> values over time (a NumPy array, or a stacked tenferro value when traced)."""
         return {name: _stack(vals) for name, vals in self.values.items()}
+
+
+def _real_value(x: Any) -> Any:
+    """The real part of a scalar: a tenferro value when traced (the state or the Hamiltonian may
+    carry the tracer), else a float."""
+    return tf.real(x) if isinstance(x, tidu.Tracer) else float(np.real(complex(x)))
 
 
 def _stack(values: list[Any]) -> Any:

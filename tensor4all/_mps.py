@@ -37,6 +37,7 @@ from ._errors import (
     Tensor4allError, Tensor4allTypeError, UnsupportedFileFormatError, ZeroNormError,
 )
 from ._local_ops import CONSERVED_CHARGES, default_local_space, local_space
+from ._mps_arithmetic import compressed, scaled, summed
 from ._symmetric_sites import (
     Grading, canonical_sites, check_bond, compress_sites, grading, is_symmetric, operator_tensor, phys_leg,
     product_sites, random_sites, schmidt_spectra,
@@ -50,7 +51,7 @@ from ._util import (
     float_dtype, ldexp, to_numpy,
 )
 
-__all__ = ["MPS", "overlap"]
+__all__ = ["MPS", "overlap", "add"]
 
 
 def _shape(t: Any) -> tuple[int, ...]:
@@ -272,6 +273,39 @@ class MPS(SiteChain):
         if not self.symmetric:
             return self
         return MPS([t.to_dense() for t in self._tensors])
+
+    # ---- arithmetic (tensor4all._mps_arithmetic) -------------------------------------
+    __array_ufunc__ = None   # NumPy scalars defer to MPS.__rmul__
+
+    def __add__(self, other: Any) -> "MPS":
+        """The exact sum (bond dimensions add); :meth:`add` compresses."""
+        return _sum([self, other], "MPS + MPS")
+
+    def __radd__(self, other: Any) -> "MPS":
+        if isinstance(other, int) and not isinstance(other, bool) and other == 0:   # sum([a, b, ...])
+            return MPS._from_leaves(self._tensors, self._grading)
+        return _sum([other, self], "MPS + MPS")
+
+    def __sub__(self, other: Any) -> "MPS":
+        return _sum([self, other], "MPS - MPS", signs=(1, -1))
+
+    def __neg__(self) -> "MPS":
+        return MPS._from_leaves(scaled(self._tensors, -1, "-MPS"), self._grading)
+
+    def __mul__(self, c: Any) -> "MPS":
+        """The state times a scalar (on its first site; complex and traced scalars too). A
+        tenferro scalar or tidu tracer ``c`` goes on the right, ``a * c``: ``c * a`` asks tenferro
+        first, which refuses an MPS."""
+        return MPS._from_leaves(scaled(self._tensors, c, "MPS * c"), self._grading)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, c: Any) -> "MPS":
+        return MPS._from_leaves(scaled(self._tensors, c, "MPS / c", divide=True), self._grading)
+
+    def add(self, *others: "MPS", max_bond: int | None = None, cutoff: float = 1e-12) -> "MPS":
+        """``self + others[0] + ...`` compressed (see :func:`add`)."""
+        return add(self, *others, max_bond=max_bond, cutoff=cutoff)
 
     # ---- dense conversion -----------------------------------------------------------
     def to_dense(self) -> Any:
@@ -700,6 +734,25 @@ def overlap(a: MPS, b: MPS) -> Any:
             return tf.asarray(np.zeros((), dtype=np.result_type(np.dtype(str(a.dtype)), np.dtype(str(b.dtype)))))
         return _overlap_tensors(a._tensors, b._tensors)
     return _overlap_tensors(a.dense()._tensors, b.dense()._tensors)
+
+
+def add(*states: MPS, max_bond: int | None = None, cutoff: float = 1e-12) -> MPS:
+    """The sum of the states, compressed: the exact direct sum (``a + b``), brought to
+    left-orthonormal form by QR and truncated by right-to-left SVDs to at most ``max_bond``
+    and a relative discarded weight ``cutoff`` per bond (the default drops only what the
+    direct sum holds twice; ``max_bond=None, cutoff=0`` keeps the exact sum). Differentiable;
+    symmetric states of one sector add per sector."""
+    if max_bond is not None:
+        max_bond = check_positive_int(max_bond, "add: max_bond")
+    cutoff = check_cutoff(cutoff, "add: cutoff")
+    out = _sum(list(states), "add")
+    if max_bond is not None or cutoff > 0.0:
+        out._tensors, _ = compressed(out._tensors, max_bond, cutoff)
+    return out
+
+
+def _sum(states: list[Any], what: str, signs: Sequence[int] | None = None) -> MPS:
+    return MPS._from_leaves(*summed(states, what, MPS, signs))
 
 
 def _check_symmetric_chain(ts: Sequence[SymmetricTensor]) -> None:

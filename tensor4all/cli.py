@@ -8,6 +8,8 @@ Commands (argparse subcommands, as ``python -m pip``):
   (:mod:`tensor4all.references`), and optionally a JSON record (``--json``), a plot
   (``--plot``, matplotlib) and the final MPS (``--save``, Arrow or NumPy).
 * ``scan`` -- the same runs over a grid of model parameters on Dask (:mod:`tensor4all._cli_scan`).
+* ``evolve`` -- real- or imaginary-time evolution by TDVP or TEBD from a product state or a
+  quenched ground state (:mod:`tensor4all._cli_evolve`).
 
 Exit codes: 0 on success; 2 for bad arguments (argparse's message, naming the valid
 choices; never a traceback) and for optional dependencies that an option needs but
@@ -21,7 +23,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib.util
-from importlib import metadata
 import json
 import math
 import os
@@ -33,7 +34,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from . import _cli_scan, models, references
+from . import _cli_evolve, _cli_scan, models, references
+from ._cli_common import _json_safe, _version, _write_atomic
 from ._dmrg import dmrg
 from ._errors import Tensor4allError
 from ._mps import MPS
@@ -231,15 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "the progress bar is also off when stderr is not a terminal)")
     p.set_defaults(func=_cmd_dmrg)
     s = _cli_scan.add_parser(commands, p, validate=_validate_dmrg, conserve_of=_conserve_of, sector_of=_sector_of)
-    parser.commands = {"dmrg": p, "scan": s}  # type: ignore[attr-defined]
+    e = _cli_evolve.add_parser(commands, p, validate=_validate_dmrg, conserve_of=_conserve_of, sector_of=_sector_of)
+    parser.commands = {"dmrg": p, "scan": s, "evolve": e}  # type: ignore[attr-defined]
     return parser
-
-
-def _version() -> str:
-    try:
-        return metadata.version("tidu-tenferro")
-    except metadata.PackageNotFoundError:  # running from a checkout that is not installed
-        return "unknown"
 
 
 # ---- validation beyond single arguments --------------------------------------------------
@@ -656,35 +652,6 @@ def _sweeps(n: int) -> str:
 
 def _sched(values: Sequence[Any], fmt: str = "{}") -> str:
     return ",".join(fmt.format(v) for v in values)
-
-
-def _json_safe(x: Any) -> Any:
-    """NaN/inf become null (JSON has no NaN); NumPy scalars become Python numbers."""
-    if isinstance(x, dict):
-        return {str(k): _json_safe(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_json_safe(v) for v in x]
-    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
-        x = x.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
-
-
-def _write_atomic(path: str, text: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def write_plot(path: str, res: Any, ref: Any, bonds: Sequence[int], entropy: Sequence[float], title: str) -> None:

@@ -3,6 +3,8 @@
 * :func:`heisenberg` -- ``H = sum_i J (Sx Sx + Sy Sy) + Jz Sz Sz - h sum_i Sz``
   (written as ``J/2 (S+ S- + S- S+)`` so the MPO is real; bond dimension 5).
 * :func:`xxz` -- the same model, named for its anisotropy ``Jz``.
+* :func:`xx` -- the XX chain, ``Jz = 0`` (free fermions by Jordan-Wigner:
+  :func:`tensor4all.references.xx_magnetization` evolves its product states exactly).
 * :func:`tfim` -- ``H = -J sum_i Z Z - g sum_i X`` in Pauli matrices (bond dimension 3).
 
 Couplings may be numbers, tenferro scalars or tidu tracers; with tracers the MPO is
@@ -19,7 +21,7 @@ from ._mpo import MPO
 from ._opsum import OpSum
 from ._util import check_alloc, check_coupling, check_positive_int, is_traced
 
-__all__ = ["heisenberg", "xxz", "tfim", "heisenberg_opsum", "tfim_opsum"]
+__all__ = ["heisenberg", "xxz", "xx", "tfim", "heisenberg_opsum", "tfim_opsum"]
 
 _SPINS = {"1/2": "spin-1/2", "1": "spin-1"}
 
@@ -89,6 +91,12 @@ def heisenberg(L: int, J: Any = 1.0, Jz: Any = None, h: Any = 0.0, spin: str = "
 def xxz(L: int, J: Any = 1.0, Jz: Any = 1.0, h: Any = 0.0, spin: str = "1/2", conserve: str | None = None) -> MPO:
     """The XXZ chain: :func:`heisenberg` with anisotropy ``Jz``."""
     return heisenberg(L, J=J, Jz=Jz, h=h, spin=spin, conserve=conserve)
+
+
+def xx(L: int, J: Any = 1.0, h: Any = 0.0, conserve: str | None = None) -> MPO:
+    """The spin-1/2 XX chain ``sum J (SxSx + SySy) - h sum Sz``: :func:`heisenberg` with
+    ``Jz = 0``, free fermions with hopping ``J/2`` (``conserve="Sz"`` as there)."""
+    return heisenberg(L, J=J, Jz=0.0, h=h, conserve=conserve)
 
 
 def tfim_opsum(L: int, J: Any = 1.0, g: Any = 1.0, conserve: str | None = None) -> OpSum:

@@ -163,7 +163,7 @@ def _pairs_norm(pairs: list) -> float:
     return sum(float(np.linalg.norm(a)) * float(np.linalg.norm(b)) for a, b in pairs)
 
 
-def gauge_violation(pairs: list, values: np.ndarray, rtol: float) -> float:
+def gauge_violation(pairs: list, values: np.ndarray, rtol: float, scale: float = 0.0) -> float:
     """Relative size of the gauge-dependent part of ``X = sum_k A_k^H B_k`` for
     ``pairs = [(A_k, B_k)]`` (leading-batch arrays ``[B..., M, K]``): the
     skew-Hermitian part of ``X`` on the pairs (i, j) of degenerate ``values``
@@ -173,7 +173,11 @@ def gauge_violation(pairs: list, values: np.ndarray, rtol: float) -> float:
     ``max |X|``, which is itself rounding noise when the loss is invariant (the
     cotangents of a second-order pass are such). The full ``K x K`` product is
     formed only when some off-diagonal pair is degenerate; otherwise only the
-    diagonal (``O(M K)``), and nothing at all for real data."""
+    diagonal (``O(M K)``), and nothing at all for real data. ``scale`` adds the size of
+    the rest of the loss's cotangent in the same units (for the SVD ``||S|| ||ct_S||``):
+    where the vectors' cotangents are themselves rounding noise (a loss all but
+    insensitive to the vectors, through ``U diag(S) Vh`` of a nearly rank-one matrix), their
+    gauge-dependent part is noise of that noise, not a finding."""
     if values.size == 0 or not pairs:
         return 0.0
     tol, any_off = degeneracy_tolerance(values, rtol)
@@ -188,7 +192,7 @@ def gauge_violation(pairs: list, values: np.ndarray, rtol: float) -> float:
         bad = 2 * np.max(np.abs(d.imag))
     else:
         return 0.0
-    denom = _pairs_norm(pairs)
+    denom = _pairs_norm(pairs) + scale
     return float(bad / denom) if denom > 0 else 0.0
 
 

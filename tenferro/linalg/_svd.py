@@ -81,7 +81,8 @@ def _svd_gauge_check(cts: list, res: list, rtol: float) -> list:
     if ct_vh is not None:  # V^H G_V with V = Vh^H, G_V = ct_vh^T
         pairs.append((conj(np.swapaxes(lead(vh)[..., :k, :], -1, -2)), np.swapaxes(lead(ct_vh)[..., :k, :], -1, -2)))
     findings = []
-    r = gauge_violation(pairs, values, rtol)
+    scale = 0.0 if ct_s is None else float(np.linalg.norm(values)) * float(np.linalg.norm(lead(ct_s, 1)))
+    r = gauge_violation(pairs, values, rtol, scale)
     if r > GAUGE_RTOL:
         findings.append(("gauge", f"svd: the loss depends on the gauge of the singular vectors (relative size {r:.2e} "
                          "of the gauge-dependent part of the cotangent): singular vectors are defined only up to a "

@@ -1,0 +1,409 @@
+"""``tensor4all evolve`` (issue 24): parsing, states, exact references, and end-to-end runs.
+
+Bad arguments run in-process (``main`` exits through argparse, code 2); the runs go through
+a subprocess as a user runs them. Evolutions are checked against references computed here
+independently of the program: dense ``expm`` of the explicit ``2^L`` Hamiltonian
+(:func:`tensor4all.references.sparse_hamiltonian`), and for the XX chain the free-fermion
+formula of :func:`tensor4all.references.xx_magnetization` (itself checked against ``expm``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+import tensor4all as t4a
+from tensor4all import _cli_evolve as ev
+from tensor4all import models, references
+from tensor4all.cli import build_parser, main
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def run_cli(*args: str, cwd: pathlib.Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tensor4all", *args], capture_output=True, text=True,
+                          cwd=cwd or ROOT, timeout=timeout, env=dict(os.environ))
+
+
+def strict_json(path: pathlib.Path) -> dict:
+    def no_constants(name: str):
+        raise AssertionError(f"non-standard JSON constant {name} in {path}")
+
+    return json.loads(path.read_text(), parse_constant=no_constants)
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    return build_parser().parse_args(["evolve", *argv])
+
+
+# ---- exact references (no evolution code of the library) ----------------------------------
+PAULI = {"X": np.array([[0.0, 1.0], [1.0, 0.0]]), "Y": np.array([[0.0, -1j], [1j, 0.0]]),
+         "Z": np.diag([1.0, -1.0])}
+
+
+def site_op(m: np.ndarray, i: int, L: int) -> np.ndarray:
+    return np.kron(np.kron(np.eye(2 ** i), m), np.eye(2 ** (L - i - 1)))
+
+
+def product_vector(vectors) -> np.ndarray:
+    out = np.ones(1)
+    for v in vectors:
+        out = np.kron(out, v)
+    return out
+
+
+def ed_evolve(H: np.ndarray, psi: np.ndarray, times, ops) -> np.ndarray:
+    """``<psi(t)| op_i |psi(t)>`` for every time (first axis) and operator (dense expm)."""
+    out = []
+    for t in times:
+        v = scipy.linalg.expm(-1j * t * H) @ psi
+        out.append([np.real(np.vdot(v, o @ v)) for o in ops])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("states,J,h", [([0, 1, 0, 1, 0, 1], 1.0, 0.0), ([0, 0, 0, 1, 1, 1], 0.7, 0.3),
+                                        ([1, 0, 0, 1, 0], -1.3, 0.0)])
+def test_xx_magnetization_matches_dense_expm(states, J, h):
+    L = len(states)
+    H = references.sparse_hamiltonian(models.heisenberg_opsum(L, J, 0.0, h), L).toarray()
+    psi = product_vector([np.eye(2)[s] for s in states])
+    times = [0.0, 0.4, 1.7]
+    sz = ed_evolve(H, psi, times, [site_op(0.5 * PAULI["Z"], i, L) for i in range(L)])
+    assert np.allclose(references.xx_magnetization(states, times, J), sz, atol=1e-12)
+    assert references.xx_magnetization(states, 0.4, J).shape == (L,)
+    if states == [0, 1, 0, 1, 0, 1]:
+        m = references.xx_neel_magnetization(L, times, J)
+        assert m[0] == pytest.approx(0.5, abs=1e-15) and np.allclose(m, sz @ ((-1.0) ** np.arange(L)) / L, atol=1e-12)
+
+
+def test_xx_magnetization_rejects_bad_states():
+    with pytest.raises(t4a.InvalidOptionError, match="basis indices 0"):
+        references.xx_magnetization([0, 2], [0.0])
+    with pytest.raises(t4a.InvalidOptionError, match="finite"):
+        references.xx_magnetization([0, 1], [np.nan])
+
+
+def test_models_xx_is_heisenberg_with_jz_zero():
+    psi = t4a.MPS.random(6, 2, bond_dim=4, seed=3)
+    for conserve in (None, "Sz"):
+        H = models.xx(6, J=0.8, h=0.2, conserve=conserve)
+        ref = models.heisenberg(6, J=0.8, Jz=0.0, h=0.2)
+        assert float(np.asarray(t4a.expectation(psi, H))) == pytest.approx(
+            float(np.asarray(t4a.expectation(psi, ref))), abs=1e-13)
+
+
+# ---- parsing and states ----------------------------------------------------------------------
+def test_state_specs_and_letters():
+    assert ev.letters_of("neel", 5) == "ududu"
+    assert ev.letters_of("domain-wall", 5) == "uuddd" and ev.letters_of("domain-wall", 4) == "uudd"
+    assert ev.letters_of("up", 3) == "uuu"
+    assert ev.letters_of("ground", 3) is None
+    assert parse("--state", "product:0,1,1,0").state == "product:uddu"
+    assert parse("--state", "product:U+-d").state == "product:u+-d"
+    a = parse()
+    assert (a.model, a.L, a.state, a.t, a.dt, a.method, a.max_bond, a.cutoff, a.every, a.conserve) == \
+        ("xx", 16, "neel", 10.0, 0.05, "tdvp", 64, 1e-10, None, "auto")
+    ev.check(build_parser().commands["evolve"], a)
+    assert a.every == 10  # auto: 20 rows of the 200 steps
+    a = parse("--t", "0.35", "--every", "auto")
+    ev.check(build_parser().commands["evolve"], a)
+    assert a.every == 1
+
+
+def test_couplings_before_and_after_a_quench():
+    a = parse("--model", "heisenberg", "--state", "ground", "--quench-J", "2")
+    assert ev.couplings(a, False) == {"J": 1.0, "Jz": 1.0, "h": 0.0}
+    assert ev.couplings(a, True) == {"J": 2.0, "Jz": 2.0, "h": 0.0}  # isotropic stays isotropic
+    a = parse("--model", "xxz", "--Jz", "0.5", "--state", "ground", "--quench-J", "2")
+    assert ev.couplings(a, True) == {"J": 2.0, "Jz": 0.5, "h": 0.0}
+    a = parse("--model", "tfim", "--g", "0.5", "--state", "ground", "--quench-g", "1.5")
+    assert ev.couplings(a, False) == {"J": 1.0, "g": 0.5} and ev.couplings(a, True) == {"J": 1.0, "g": 1.5}
+    assert ev.couplings(parse(), True) == {"J": 1.0, "h": 0.0}
+
+
+def test_product_states_in_the_models_basis():
+    # spin chain: u/d conserve Sz; + and - are the Sx eigenstates (dense)
+    psi = ev.product_mps("xx", "ud", "Sz")
+    assert psi.symmetric and psi.sector == {"Sz": 0.0}
+    psi = ev.product_mps("heisenberg", "u+-", None)
+    assert [float(np.asarray(psi.expect("Sz", i))) for i in range(3)] == pytest.approx([0.5, 0.0, 0.0], abs=1e-15)
+    assert [float(np.asarray(psi.expect("Sx", i))) for i in range(3)] == pytest.approx([0.0, 0.5, -0.5], abs=1e-15)
+    # tfim, dense: the model's own basis (Z up/down)
+    psi = ev.product_mps("tfim", "ud+", None)
+    assert [float(np.asarray(psi.expect("Z", i, "pauli"))) for i in range(3)] == pytest.approx([1, -1, 0], abs=1e-15)
+    # tfim, conserved parity: the rotated basis, where the model's X is Z (Hadamard)
+    psi = ev.product_mps("tfim", "+-+", "parity")
+    assert psi.symmetric and psi.sector == {"parity": 1.0}
+    assert [float(np.asarray(psi.expect("Z", i, "pauli"))) for i in range(3)] == [1.0, -1.0, 1.0]
+
+
+def test_conserve_auto_follows_the_state():
+    def never(ns):
+        pytest.fail("only ground states ask the dmrg command")
+
+    assert ev.build_states(parse("--L", "4"), never, never).conserve == "Sz"
+    st = ev.build_states(parse("--L", "4", "--state", "product:u+dd"), never, never)
+    assert st.conserve is None and "not an Sz eigenstate" in st.dense_reason
+    st = ev.build_states(parse("--model", "tfim", "--L", "4", "--state", "product:++--"), never, never)
+    assert st.conserve == "parity" and st.psi0.sector == {"parity": 0.0}
+    st = ev.build_states(parse("--model", "tfim", "--L", "4", "--state", "up"), never, never)
+    assert st.conserve is None and "parity" in st.dense_reason
+    assert ev.build_states(parse("--L", "4", "--conserve", "none"), never, never).conserve is None
+
+
+def test_exact_reference_applies_to_the_xx_chain_from_up_down_states():
+    assert ev.exact_reference_applies(parse())
+    assert ev.exact_reference_applies(parse("--model", "xxz", "--Jz", "0", "--state", "domain-wall"))
+    assert not ev.exact_reference_applies(parse("--model", "heisenberg"))
+    assert not ev.exact_reference_applies(parse("--imaginary"))
+    assert not ev.exact_reference_applies(parse("--L", "2", "--state", "product:u+"))
+    assert not ev.exact_reference_applies(parse("--model", "tfim"))
+
+
+# ---- help and bad arguments (in-process: argparse exits with 2) --------------------------------
+def test_help_explains_every_option_with_its_default(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["evolve", "--help"])
+    assert info.value.code == 0
+    text = capsys.readouterr().out
+    sub = build_parser().commands["evolve"]
+    options = [a for a in sub._actions if a.option_strings and a.dest != "help"]
+    assert len(options) >= 25
+    for action in options:
+        assert action.help and "default" in action.help.lower(), action.option_strings
+        for opt in action.option_strings:
+            assert re.search(rf"(^|\s|\[){re.escape(opt)}\b", text), opt
+    assert "(default: 16)" in text and "Default: xx" in text and "issue 23" in text
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "evolve" in capsys.readouterr().out
+
+
+BAD = [
+    (["--dt", "0"], ["--dt", "positive"]),
+    (["--dt", "-0.1"], ["--dt", "positive"]),
+    (["--t", "-1"], ["--t", "non-negative"]),
+    (["--t", "1", "--dt", "0.3"], ["--t", "is not a multiple of dt", "give a --t"]),
+    (["--model", "hubbard"], ["--model", "invalid choice", "'xx', 'heisenberg', 'xxz', 'tfim'"]),
+    (["--state", "foo"], ["--state", "invalid state", "valid states: neel, domain-wall, up, ground, product:"]),
+    (["--state", "product:uxd"], ["--state", "invalid product state"]),
+    (["--state", "product:"], ["--state", "invalid product state"]),
+    (["--L", "1"], ["--L", "at least 2 sites"]),
+    (["--L", "4", "--state", "product:uud"], ["--state", "gives 3 sites, but --L is 4"]),
+    (["--Jz", "1"], ["--Jz", "the xx chain has Jz = 0", "--model xxz"]),
+    (["--g", "1"], ["--g", "belongs to tfim"]),
+    (["--J", "nan"], ["--J", "finite"]),
+    (["--quench-J", "2"], ["--quench-J", "give --state ground"]),
+    (["--model", "tfim", "--state", "ground", "--quench-h", "1"], ["--quench-h", "not a parameter of --model tfim"]),
+    (["--method", "tebd", "--one-site"], ["--one-site", "--method tdvp"]),
+    (["--one-site"], ["--one-site", "would stay a product state", "--state ground"]),
+    (["--order", "4"], ["--order", "--method tebd"]),
+    (["--method", "tebd", "--order", "3"], ["--order", "invalid choice"]),
+    (["--method", "mps"], ["--method", "'tdvp', 'tebd'"]),
+    (["--conserve", "parity"], ["--conserve", "conserves Sz, not a parity"]),
+    (["--model", "tfim", "--conserve", "Sz"], ["--conserve", "conserves no Sz"]),
+    (["--conserve", "Sz", "--L", "4", "--state", "product:+-+-"], ["--conserve", "not an eigenstate of the Sz"]),
+    (["--model", "tfim", "--conserve", "parity"], ["--conserve", "product of + and -"]),
+    (["--observe", "X"], ["--observe", "unknown operator 'X'", "valid operators: Sx, Sy, Sz"]),
+    (["--observe", "Sz,,Sx"], ["--observe", "invalid list"]),
+    (["--every", "0"], ["--every", "positive integer"]),
+    (["--every", "some"], ["--every", "invalid integer"]),
+    (["--max-bond", "0"], ["--max-bond", "positive integer"]),
+    (["--cutoff", "-1"], ["--cutoff", "non-negative"]),
+    (["--threads", "many"], ["--threads", "'auto' or a non-negative integer"]),
+    (["--save", "psi.txt"], ["--save", ".arrow, .parquet, .npz"]),
+    (["--plot", "fig.jpg"], ["--plot", ".png, .pdf, .svg"]),
+    (["--json", "/no/such/dir/r.json"], ["--json", "does not exist"]),
+    (["--L", "100000", "--max-bond", "100000"], ["of memory is available", "lower --max-bond"]),
+]
+
+
+@pytest.mark.parametrize("args,needles", BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_bad_arguments_exit_2_with_a_message(args, needles, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["evolve", *args])
+    assert info.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "usage: tensor4all evolve" in err and "error:" in err
+    last = err.strip().splitlines()[-1]  # usage, then the message on one line
+    assert last.startswith("tensor4all evolve: error: ") and "Traceback" not in err
+    for needle in needles:
+        assert needle in last, (needle, err)
+
+
+# ---- end to end --------------------------------------------------------------------------------
+def _table_rows(stdout: str) -> list[list[float]]:
+    return [[float(x) for x in line.split()] for line in stdout.splitlines()
+            if re.match(r"^\s+\d[\d.e+-]*\s+-?\d+\.\d{10}\s", line)]
+
+
+# cutoff 1e-12: at the default 1e-10 the discarded weight alone moves <Sz_i> by about 1e-6 here
+XX_RUNS = [pytest.param("tdvp", [], id="tdvp-Sz"),
+           pytest.param("tdvp", ["--conserve", "none"], id="tdvp-dense"),
+           pytest.param("tebd", ["--order", "4"], id="tebd4-Sz"),
+           pytest.param("tebd", ["--order", "4", "--conserve", "none"], id="tebd4-dense")]
+
+
+@pytest.mark.parametrize("method,extra", XX_RUNS)
+def test_xx_neel_matches_free_fermions(tmp_path, method, extra):
+    path = tmp_path / "run.json"
+    proc = run_cli("evolve", "--model", "xx", "--L", "10", "--state", "neel", "--t", "1", "--dt", "0.05",
+                   "--method", method, *extra, "--cutoff", "1e-12", "--json", str(path))
+    assert proc.returncode == 0, proc.stderr
+    doc = strict_json(path)
+    assert doc["schema"] == "tensor4all.evolve/1" and doc["parameters"]["method"] == method
+    assert doc["parameters"]["conserve"] == (None if "none" in extra else "Sz")
+    times = np.array(doc["times"])
+    assert np.allclose(times, 0.05 * np.arange(21), atol=1e-12)
+    exact = references.xx_magnetization([i % 2 for i in range(10)], times)
+    sz = np.array(doc["observables"]["Sz"])
+    assert sz.shape == (21, 10)
+    assert np.max(np.abs(sz - exact)) < 1e-6
+    assert np.allclose(doc["reference"]["Sz"], exact, atol=1e-14)
+    stag = np.array(doc["summaries"]["Sz"]["staggered"])
+    assert np.allclose(stag, references.xx_neel_magnetization(10, times), atol=1e-6)
+    assert max(doc["reference"]["error"]) < 1e-6
+    # the energy of the Neel state is 0 and conserved; the norm stays 1
+    assert np.max(np.abs(doc["observables"]["energy"])) < 1e-6
+    assert np.max(np.abs(np.array(doc["observables"]["norm"]) - 1)) < 1e-6
+    assert len(doc["history"]) == 20 and doc["history"][-1]["time"] == pytest.approx(1.0)
+    # the table: one row per output time, the exact column and its error as in the JSON
+    rows = _table_rows(proc.stdout)
+    assert len(rows) == 21
+    assert [r[0] for r in rows] == pytest.approx(times, abs=1e-9)
+    assert [r[-2] for r in rows] == pytest.approx(references.xx_neel_magnetization(10, times), abs=1e-6)
+    assert max(r[-1] for r in rows) < 1e-6
+    assert re.search(r"^exact\s+max \|<Sz_i> - exact\| = ", proc.stdout, flags=re.MULTILINE)
+    assert proc.stderr == ""  # no terminal: no progress bar
+
+
+def test_tebd_order_2_has_its_trotter_error(tmp_path):
+    # Strang splitting at dt = 0.05: an error of order dt^2 (about 2e-5 here), far above order 4's
+    path = tmp_path / "o2.json"
+    proc = run_cli("evolve", "--L", "10", "--t", "1", "--dt", "0.05", "--method", "tebd", "--cutoff", "1e-12",
+                   "--every", "10", "--json", str(path), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    doc = strict_json(path)
+    assert doc["parameters"]["order"] == 2 and doc["parameters"]["two_site"] is None
+    assert 1e-6 < max(doc["reference"]["error"]) < 1e-4
+    assert "TEBD order 2" in proc.stdout
+
+
+def test_tfim_quench_from_the_ground_state_matches_dense_expm(tmp_path):
+    # ground state of g = 0.5 (exact diagonalization), evolved with g = 1.5: <X_i>, <Z_i> in
+    # the model's basis, whether the run conserves the parity (rotated basis) or not
+    L, times = 6, np.linspace(0, 1, 6)
+    H0 = references.sparse_hamiltonian(models.tfim_opsum(L, 1.0, 0.5), L, "pauli").toarray()
+    H1 = references.sparse_hamiltonian(models.tfim_opsum(L, 1.0, 1.5), L, "pauli").toarray()
+    psi0 = np.linalg.eigh(H0)[1][:, 0]
+    X = ed_evolve(H1, psi0, times, [site_op(PAULI["X"], i, L) for i in range(L)])
+    for conserve in ("auto", "none"):
+        path = tmp_path / f"{conserve}.json"
+        proc = run_cli("evolve", "--model", "tfim", "--L", str(L), "--g", "0.5", "--state", "ground", "--quench-g",
+                       "1.5", "--t", "1", "--dt", "0.05", "--every", "4", "--observe", "X,Z", "--conserve", conserve,
+                       "--json", str(path), "--quiet")
+        assert proc.returncode == 0, proc.stderr
+        doc = strict_json(path)
+        assert doc["parameters"]["conserve"] == ("parity" if conserve == "auto" else None)
+        assert doc["parameters"]["quench"] == {"J": 1.0, "g": 1.5} and doc["parameters"]["g"] == 0.5
+        assert doc["ground_state"]["energy"] == pytest.approx(np.linalg.eigvalsh(H0)[0], abs=1e-9)
+        assert np.allclose(doc["times"], times)
+        assert np.max(np.abs(np.array(doc["observables"]["X"]) - X)) < 1e-6
+        # <Z_i> is 0 by the parity; the energy of the quenched Hamiltonian is conserved
+        assert np.max(np.abs(doc["observables"]["Z"])) < 1e-6
+        e1 = np.real(np.vdot(psi0, H1 @ psi0))
+        assert np.allclose(doc["observables"]["energy"], e1, atol=1e-6)
+        assert "|norm-1|" not in proc.stdout and _table_rows(proc.stdout) == []  # --quiet: summary only
+
+
+def test_imaginary_time_reaches_the_tfim_ground_energy(tmp_path):
+    path = tmp_path / "im.json"
+    proc = run_cli("evolve", "--model", "tfim", "--L", "8", "--g", "1.5", "--state", "product:++++++++",
+                   "--imaginary", "--t", "6", "--dt", "0.1", "--every", "10", "--json", str(path))
+    assert proc.returncode == 0, proc.stderr
+    doc = strict_json(path)
+    e = np.array(doc["observables"]["energy"])
+    assert np.all(np.diff(e) < 1e-9)  # the energy decreases in imaginary time
+    assert e[-1] == pytest.approx(references.tfim_ground_energy(8, 1.0, 1.5), abs=1e-6)
+    assert doc["reference"] is None and "exact  " not in proc.stdout
+
+
+def test_save_json_plot_files(tmp_path):
+    js, npz, png = tmp_path / "r.json", tmp_path / "psi.npz", tmp_path / "fig.png"
+    args = ["evolve", "--L", "8", "--state", "domain-wall", "--t", "0.5", "--dt", "0.05", "--every", "3",
+            "--json", str(js), "--save", str(npz)]
+    have_mpl = True
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        have_mpl = False
+    if have_mpl:
+        args += ["--plot", str(png)]
+    proc = run_cli(*args)
+    assert proc.returncode == 0, proc.stderr
+    doc = strict_json(js)
+    # every 3rd of the 10 steps, and the final time
+    assert doc["times"] == pytest.approx([0, 0.15, 0.3, 0.45, 0.5]) and len(_table_rows(proc.stdout)) == 5
+    psi = t4a.MPS.load(npz)
+    assert psi.L == 8 and psi.bond_dims == doc["final"]["bond_dims"]
+    sz = [float(np.real(complex(np.asarray(psi.expect("Sz", i))))) for i in range(8)]
+    assert sz == pytest.approx(doc["observables"]["Sz"][-1], abs=1e-10)
+    assert sz == pytest.approx(references.xx_magnetization([0] * 4 + [1] * 4, 0.5), abs=1e-5)  # cutoff 1e-10
+    assert psi.entanglement_entropy() == pytest.approx(doc["final"]["entanglement_entropy"], abs=1e-10)
+    assert set(doc) >= {"schema", "program", "parameters", "times", "observables", "summaries", "reference",
+                        "history", "final", "timing"}
+    assert doc["program"]["argv"][0] == "evolve"
+    written = f"save {npz}, json {js}" + (f", plot {png}" if have_mpl else "")
+    assert f"wrote       {written}" in proc.stdout
+    if have_mpl:
+        import matplotlib.image as mpimg
+
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        img = mpimg.imread(png)
+        assert img.shape[1] >= 1200 and img[..., :3].std() > 0.05
+
+
+def test_json_dash_writes_only_the_document_to_stdout(tmp_path):
+    proc = run_cli("evolve", "--L", "6", "--t", "0.2", "--json", "-", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["schema"] == "tensor4all.evolve/1" and len(doc["times"]) == 5
+    assert "EVOLVE  xx L=6" in proc.stderr and "wrote       json (standard output)" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a POSIX pseudo-terminal")
+def test_progress_bar_on_a_terminal():
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    proc = subprocess.Popen([sys.executable, "-m", "tensor4all", "evolve", "--L", "8", "--t", "1", "--every", "5"],
+                            stdout=subprocess.PIPE, stderr=slave, cwd=ROOT)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    out = proc.stdout.read().decode()
+    assert proc.wait(timeout=300) == 0
+    os.close(master)
+    tty = b"".join(chunks).decode(errors="replace")
+    assert "tdvp:" in tty and "/20 [" in tty and re.search(r"t=[\d.]+ chi=\d+", tty)
+    assert len(_table_rows(out)) == 5 and "time" not in tty.split("tdvp:")[0]
