@@ -188,9 +188,10 @@ def test_sum_scaling_and_linearity_properties(sizes, c):
     assert np.allclose(dense(a + b), va + vb, rtol=0, atol=1e-13 * scale)
     assert np.allclose(dense(c * a), c * va, rtol=0, atol=1e-13 * (1 + abs(c)) * scale)
     assert np.allclose(dense(a - c * b), va - c * vb, rtol=0, atol=1e-13 * (1 + abs(c)) * scale)
-    wa, wb = dense(t4a.apply(W, a)), dense(t4a.apply(W, b))
+    # linear without truncation (cutoff 0: the default 1e-12 may drop c * b's part when |c| is tiny)
+    wa, wb = dense(t4a.apply(W, a, cutoff=0.0)), dense(t4a.apply(W, b, cutoff=0.0))
     tol = 1e-11 * (1 + abs(c)) * (np.abs(wa).max() + np.abs(wb).max())
-    assert np.allclose(dense(t4a.apply(W, a + c * b)), wa + c * wb, rtol=0, atol=tol)
+    assert np.allclose(dense(t4a.apply(W, a + c * b, cutoff=0.0)), wa + c * wb, rtol=0, atol=tol)
 
 
 # ---- derivatives ----------------------------------------------------------------------------

@@ -381,7 +381,7 @@ def test_a_failure_midway_leaves_the_mps_unchanged(monkeypatch, method, args, mo
 VALID_CALLS = {
     "canonicalize": (2,), "normalize": (), "compress": (2,), "norm": (), "to_dense": (), "expect": ("Sz", 1),
     "correlation": ("Sz", "Sz", 0, 2), "entanglement_entropy": (), "schmidt_values": (), "is_hermitian": (),
-    "dense": (), "entanglement_spectrum": (1,),
+    "dense": (), "entanglement_spectrum": (1,), "add": (t4a.MPS.random(5, bond_dim=2, seed=2),),
 }
 #: methods that need a symmetric MPS (they are checked on one)
 SYMMETRIC_ONLY = {"entanglement_spectrum"}
