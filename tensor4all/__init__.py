@@ -74,6 +74,6 @@ __all__ += [
 # the command-line program is tensor4all.cli (python -m tensor4all dmrg)
 from . import references  # noqa: E402
 
-__all__ += ["references"]
+__all__ += ["references", "tci", "quantics"]
 from . import tci  # noqa: E402  (tensor cross interpolation: crossinterpolate2, interpolant, tt_* helpers)
 from . import quantics  # noqa: E402  (quantics grids, QTT interpolation and operators)

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import stat
-import uuid
 from typing import Any, Sequence
 
 import numpy as np
@@ -34,20 +32,22 @@ from ._canonical import left_canonical, right_canonical
 from ._chain import SiteChain, leaves_of, site_tensors
 from ._errors import (
     DimensionMismatchError, InvalidOptionError, MPSFileError, MPSFileIOError, MPSFileNotFoundError, NonFiniteError, SiteOutOfRangeError,
-    Tensor4allError, Tensor4allTypeError, UnsupportedFileFormatError, ZeroNormError,
+    Tensor4allError, Tensor4allTypeError, ZeroNormError,
 )
 from ._local_ops import CONSERVED_CHARGES, default_local_space, local_space
 from ._mps_arithmetic import compressed, scaled, summed
+from ._mps_files import (DIM_NAMES, SITE_KEY, SYMMETRY_KEY, atomic_write, check_file_kind, check_target, file_format,
+                         file_path, resolve_link, sector_entries, site_key, special_kind, symmetric_from_entries)
 from ._symmetric_sites import (
     Grading, canonical_sites, check_bond, compress_sites, grading, is_symmetric, operator_tensor, phys_leg,
     product_sites, random_sites, schmidt_spectra,
 )
 from ._truncation import svd_truncated
-from .structured import Leg, LegError, SectorMismatchError, SymmetricTensor, SymmetryViolationError, U1, Zn
+from .structured import LegError, SectorMismatchError, SymmetricTensor, SymmetryViolationError
 from .structured import einsum as structured_einsum
 from .structured import linalg as structured_linalg
 from ._util import (
-    check_alloc, check_cutoff, check_finite_arrays, check_path, check_positive_int, check_seed, concrete, exponent,
+    check_alloc, check_cutoff, check_finite_arrays, check_positive_int, check_seed, concrete, exponent,
     float_dtype, ldexp, to_numpy,
 )
 
@@ -433,20 +433,20 @@ class MPS(SiteChain):
         ``sectors_bond_0000..L`` and ``sectors_phys_0000..`` (rows ``charge, dimension``);
         :meth:`load` rebuilds the blocks from them.
         """
-        path = _file_path(path, "MPS.save")
-        fmt = _file_format(path, format)
-        arrays = {_site_key(i): np.asarray(to_numpy(t, "MPS.save"))
+        path = file_path(path, "MPS.save")
+        fmt = file_format(path, format)
+        arrays = {site_key(i): np.asarray(to_numpy(t, "MPS.save"))
                   for i, t in enumerate(self.dense()._tensors)}
         if self.symmetric:
-            arrays.update(_sector_entries(self))
-        dest = _resolve_link(path)  # a symbolic link: write the file it points to, and keep the link
-        _check_target(dest)
+            arrays.update(sector_entries(self))
+        dest = resolve_link(path)  # a symbolic link: write the file it points to, and keep the link
+        check_target(dest)
         if fmt == "npz":
-            _atomic_write(dest, lambda fh: np.savez(fh, **arrays))  # np.savez(name) would append ".npz"
+            atomic_write(dest, lambda fh: np.savez(fh, **arrays))  # np.savez(name) would append ".npz"
             return
         try:
             tf.save(path, {k: tf.asarray(v) for k, v in arrays.items()}, format=fmt,
-                    dim_names={k: _DIM_NAMES for k in arrays if _SITE_KEY.fullmatch(k)})
+                    dim_names={k: DIM_NAMES for k in arrays if SITE_KEY.fullmatch(k)})
         except TensorFileError as e:  # tenferro.save writes atomically itself
             raise MPSFileIOError(f"MPS.save: cannot write {path!r} ({e})") from e
 
@@ -461,8 +461,8 @@ class MPS(SiteChain):
         (empty, truncated or corrupt; a file of another format; no entries
         ``site_0000, site_0001, ...``; entries that do not form an MPS). Other entries
         are ignored. A file of a symmetric MPS comes back symmetric."""
-        path = _file_path(path, "MPS.load")
-        fmt = _file_format(path, format)
+        path = file_path(path, "MPS.load")
+        fmt = file_format(path, format)
         try:
             mode = os.stat(path).st_mode
         except FileNotFoundError:
@@ -473,9 +473,9 @@ class MPS(SiteChain):
         if stat.S_ISDIR(mode):
             raise MPSFileIOError(f"MPS.load: {path!r} is a directory, not a file written by MPS.save")
         if not stat.S_ISREG(mode):  # opening a FIFO would wait for a writer, a device read forever
-            raise MPSFileIOError(f"MPS.load: {path!r} is {_special_kind(mode)}, not a regular file written by "
+            raise MPSFileIOError(f"MPS.load: {path!r} is {special_kind(mode)}, not a regular file written by "
                                  "MPS.save")
-        _check_file_kind(path, fmt)
+        check_file_kind(path, fmt)
         try:
             if fmt == "npz":
                 with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:  # fh: closed on errors too
@@ -487,8 +487,8 @@ class MPS(SiteChain):
         except Exception as e:  # noqa: BLE001  (zipfile, zlib, NumPy, pyarrow: all mean a damaged file)
             raise MPSFileError(f"MPS.load: {path!r} could not be read as {fmt} (a truncated or damaged file?): "
                                f"{type(e).__name__}: {e}") from e
-        keys = sorted(k for k in entries if _SITE_KEY.fullmatch(k))
-        if not keys or keys != [_site_key(i) for i in range(len(keys))]:
+        keys = sorted(k for k in entries if SITE_KEY.fullmatch(k))
+        if not keys or keys != [site_key(i) for i in range(len(keys))]:
             raise MPSFileError(
                 f"MPS.load: {path!r} holds no MPS: expected entries site_0000, site_0001, ..., "
                 f"got {sorted(entries)[:6]}"
@@ -498,8 +498,8 @@ class MPS(SiteChain):
                 raise MPSFileError(f"MPS.load: {path!r}: entry {k} is a {type(entries[k]).__name__}, expected one "
                                    "tensor (left bond, physical, right bond)")
         try:
-            if _SYMMETRY_KEY in entries:
-                return _symmetric_from_entries(cls, entries, keys, path)
+            if SYMMETRY_KEY in entries:
+                return symmetric_from_entries(cls, entries, keys, path)
             return cls([entries[k] for k in keys])
         except Tensor4allError as e:
             raise MPSFileError(f"MPS.load: {path!r}: the entries {keys[0]}..{keys[-1]} do not form an MPS: {e}") from e
@@ -810,185 +810,6 @@ def _sector_charge(g: Grading, charge: Any, legs: list, what: str) -> Any:
             f"charges {list(g.q[0])} per site in units of 1/{g.unit}; reachable {g.label}: "
             f"{sorted(g.value(x) for x in reach)[:8]}...)")
     return q
-
-
-_DIM_NAMES = ("left", "physical", "right")
-_SYMMETRY_KEY = "symmetry"
-
-
-def _sector_entries(psi: MPS) -> dict[str, np.ndarray]:
-    """The sector structure of a symmetric MPS as integer arrays (see :meth:`MPS.save`)."""
-    g = psi.symmetry
-    modulus = getattr(g, "n", 0) if type(g).__name__ in ("U1", "Zn") else None
-    if modulus is None:
-        raise InvalidOptionError(f"MPS.save: a symmetric MPS of the group {g!r} cannot be saved (U1 and Zn only); "
-                                 "save psi.dense()")
-    names = list(CONSERVED_CHARGES)
-    which = names.index(psi.conserve) if psi.conserve in names else -1
-    unit = psi._grading.unit if psi._grading is not None else 1
-    out = {_SYMMETRY_KEY: np.array([modulus, which, unit], dtype=np.int64)}
-    legs = [psi._tensors[0].legs[0]] + [t.legs[2] for t in psi._tensors]
-    for b, leg in enumerate(legs):
-        out[f"sectors_bond_{b:04d}"] = np.array(list(leg.sectors.items()), dtype=np.int64).reshape(-1, 2)
-    for i, t in enumerate(psi._tensors):
-        out[f"sectors_phys_{i:04d}"] = np.array(list(t.legs[1].sectors.items()), dtype=np.int64).reshape(-1, 2)
-    return out
-
-
-def _symmetric_from_entries(cls: type, entries: dict, keys: list[str], path: str) -> MPS:
-    """A symmetric MPS from the entries of a file written by :meth:`MPS.save`."""
-    meta = np.asarray(entries[_SYMMETRY_KEY]).reshape(-1)
-    L = len(keys)
-
-    def sectors(name: str) -> dict[int, int]:
-        if name not in entries:
-            raise MPSFileError(f"MPS.load: {path!r} holds a symmetric MPS without the entry {name}")
-        rows = np.asarray(entries[name])
-        if rows.ndim != 2 or rows.shape[1] != 2:
-            raise MPSFileError(f"MPS.load: {path!r}: entry {name} must be rows (charge, dimension), got shape "
-                               f"{rows.shape}")
-        return {int(q): int(d) for q, d in rows}
-
-    if meta.shape != (3,) or meta[0] < 0 or meta[2] < 1:
-        raise MPSFileError(f"MPS.load: {path!r}: entry {_SYMMETRY_KEY} must be (modulus, conserved, unit), got {meta}")
-    g = U1() if int(meta[0]) == 0 else Zn(int(meta[0]))
-    bonds = [Leg(g, sectors(f"sectors_bond_{b:04d}")) for b in range(L + 1)]
-    sites = []
-    for i, k in enumerate(keys):
-        legs = [bonds[i], Leg(g, sectors(f"sectors_phys_{i:04d}")), bonds[i + 1].dual()]
-        sites.append(SymmetricTensor.from_dense(tf.asarray(np.asfortranarray(entries[k])), legs, tol=0.0))
-    psi = cls(sites)
-    names = list(CONSERVED_CHARGES)
-    if 0 <= int(meta[1]) < len(names):
-        label = names[int(meta[1])]
-        q = tuple(tuple(c for c, d in t.legs[1].sectors.items() for _ in range(d)) for t in sites)
-        psi._grading = Grading(label, CONSERVED_CHARGES[label][0], int(meta[2]), g, q)
-    return psi
-_SITE_KEY = re.compile(r"site_\d{4,}")
-#: file formats of :meth:`MPS.save` by extension
-FILE_FORMATS = {".arrow": "arrow", ".parquet": "parquet", ".npz": "npz"}
-#: the first bytes of each kind of file MPS.load may meet, and what to call it
-_MAGIC = ((b"PK\x03\x04", "npz"), (b"PK\x05\x06", "npz"), (b"ARROW1", "arrow"), (b"PAR1", "parquet"),
-          (b"\x93NUMPY", "npy"))
-_KIND_NAMES = {"npz": "a NumPy .npz archive", "arrow": "an Arrow IPC file", "parquet": "a Parquet file",
-               "npy": "a single NumPy .npy array"}
-
-
-def _site_key(i: int) -> str:
-    return f"site_{i:04d}"
-
-
-def _file_format(path: str, format: str | None) -> str:  # noqa: A002
-    valid = sorted(set(FILE_FORMATS.values()))
-    if format is not None:
-        if not isinstance(format, str) or format not in valid:
-            raise UnsupportedFileFormatError(f"unknown MPS file format {format!r}; valid formats: {', '.join(valid)}")
-        return format
-    suffix = os.path.splitext(path)[1].lower()
-    if suffix not in FILE_FORMATS:
-        raise UnsupportedFileFormatError(
-            f"cannot tell the MPS file format from {path!r}; use one of the extensions "
-            f"{', '.join(FILE_FORMATS)} or pass format= ({', '.join(valid)})"
-        )
-    return FILE_FORMATS[suffix]
-
-
-def _file_path(path: Any, what: str) -> str:
-    """``path`` as a str (:func:`check_path`), or :class:`MPSFileIOError` for a name that no file
-    can have: a NUL character, or a last component that makes it a directory (a trailing
-    separator, ``.`` or ``..``, which ``os.path`` and pathlib would quietly drop)."""
-    path = check_path(path, what)
-    if "\0" in path:
-        raise MPSFileIOError(f"{what}: path {path!r} contains a NUL character, which no file name can hold")
-    if path:  # "" is refused by _file_format (no extension)
-        last = re.split("[" + re.escape(os.sep + (os.altsep or "")) + "]", path)[-1]
-        if last in ("", ".", ".."):
-            raise MPSFileIOError(f"{what}: {path!r} names a directory (it ends in {last or path[-1]!r}); expected "
-                                 "a file path")
-    return path
-
-
-def _special_kind(mode: int) -> str:
-    """What a file that is neither a regular file nor a directory is, for messages."""
-    for test, what in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return what
-    return "a special file"
-
-
-def _resolve_link(path: str) -> str:
-    """``path``, or the file the symbolic link at ``path`` points to (resolved fully, even when
-    dangling), so that saving replaces that file and the link keeps pointing at the new data."""
-    if not os.path.islink(path):
-        return path
-    real = os.path.realpath(path)
-    if os.path.islink(real):  # realpath stops at a loop of links
-        raise MPSFileIOError(f"MPS.save: cannot write {path!r}: it is a symbolic link that leads to a loop of links")
-    return real
-
-
-def _check_target(path: str) -> None:
-    """:class:`MPSFileIOError` unless ``path`` can be a file in an existing directory (a new file
-    or a regular file to replace: never a FIFO, socket or device)."""
-    if os.path.isdir(path):
-        raise MPSFileIOError(f"MPS.save: {path!r} is a directory; expected a file path")
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        raise MPSFileIOError(f"MPS.save: cannot write {path!r}: directory {directory!r} does not exist")
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:  # no file yet
-        return
-    if not stat.S_ISREG(mode):
-        raise MPSFileIOError(f"MPS.save: {path!r} is {_special_kind(mode)}, not a regular file; MPS.save writes or "
-                             "replaces regular files only")
-
-
-def _atomic_write(path: str, write: Any) -> None:
-    """Call ``write(file object)`` on a new temporary file next to ``path`` (mode 0666
-    less the umask, as ``open`` gives), then move it onto ``path`` with ``os.replace``;
-    on any failure the temporary file is removed and ``path`` is untouched."""
-    directory = os.path.dirname(path) or "."
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{uuid.uuid4().hex[:12]}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    except OSError as e:
-        raise MPSFileIOError(f"MPS.save: cannot write in {directory!r} ({e.strerror or e})") from e
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException as e:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        if isinstance(e, OSError) and not isinstance(e, Tensor4allError):
-            raise MPSFileIOError(f"MPS.save: writing {path!r} failed ({e.strerror or e})") from e
-        raise
-
-
-def _check_file_kind(path: str, fmt: str) -> None:
-    """:class:`MPSFileError` if the file at ``path`` is empty or, by its first bytes, not a
-    ``fmt`` file (naming what it looks like); :class:`MPSFileIOError` if it cannot be opened."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(8)
-    except OSError as e:
-        raise MPSFileIOError(f"MPS.load: cannot open {path!r} ({e.strerror or e})") from e
-    if not head:
-        raise MPSFileError(f"MPS.load: {path!r} is empty (0 bytes); expected {_KIND_NAMES[fmt]} written by MPS.save")
-    kind = next((k for magic, k in _MAGIC if head.startswith(magic)), None)
-    if kind == fmt:
-        return
-    if kind is None:
-        raise MPSFileError(f"MPS.load: {path!r} is not {_KIND_NAMES[fmt]} (it starts with {head!r}); expected a "
-                           "file written by MPS.save")
-    hint = f"; pass format={kind!r}" if kind in FILE_FORMATS.values() else ""
-    raise MPSFileError(f"MPS.load: {path!r} is {_KIND_NAMES[kind]}, not {_KIND_NAMES[fmt]}{hint}")
 
 
 tidu.register_pytree_node(MPS, lambda m: (list(m._tensors), m._grading),

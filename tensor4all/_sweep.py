@@ -50,7 +50,7 @@ import numpy as np
 from ._dense_backend import DenseBackend
 from ._eigensolver import LocalOperator
 from ._krylov import expm_krylov
-from ._schedule import RIGHT, Step, sweep_schedule
+from ._schedule import Step, sweep_schedule
 
 __all__ = ["SweepStats", "BondUpdate", "SweepBackend", "LocalProblem", "Sweep", "SweepEngine", "perturbed",
            "EvolveStats"]
