@@ -56,6 +56,10 @@ __all__ = ["SweepStats", "BondUpdate", "SweepBackend", "LocalProblem", "Sweep", 
            "EvolveStats"]
 
 
+#: a bond dimension no split reaches (one-site TDVP keeps its bonds)
+_NO_LIMIT = 2 ** 62
+
+
 def perturbed(v0: np.ndarray, alpha: float, rng: np.random.Generator) -> np.ndarray:
     """``v0`` plus a random tensor of norm ``alpha * ||v0||``: a component in every sector
     (the noise of an eigensolver's start vector)."""
@@ -223,7 +227,10 @@ class Sweep:
             t_fwd = tau if (not two_site and first and n > 0) else half
             local = b.local_problem(step)
             v = self._exp(local, t_fwd, krylov_tol, hermitian)
-            k, err = b.split(local, v, alpha=0.0, max_bond=max_bond, cutoff=cutoff, keep_bond=not two_site)
+            if two_site:
+                k, err = b.split(local, v, alpha=0.0, max_bond=max_bond, cutoff=cutoff)
+            else:   # one-site steps keep their bonds (no truncation: norm and energy are conserved)
+                k, err = b.split(local, v, alpha=0.0, max_bond=_NO_LIMIT, cutoff=0.0, keep_bond=True)
             b.move(local)
             st["err"] = max(st["err"], err)
             if not two_site or not last:

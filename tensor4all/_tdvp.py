@@ -77,7 +77,8 @@ def tdvp(
             for real time). Its norm is kept (see ``normalize``).
         t, dt: final time and step; ``t`` must be a whole number of steps.
         two_site: two-site TDVP (bonds grow up to ``max_bond``, truncated with ``cutoff``, the
-            relative discarded weight per bond) or one-site TDVP (bonds stay as in ``psi``).
+            relative discarded weight per bond) or one-site TDVP (bonds stay as in ``psi``, no
+            truncation: ``max_bond`` and ``cutoff`` do not apply; norm and energy are conserved).
         imaginary: evolve by ``exp(-t H)`` instead of ``exp(-i t H)``.
         normalize: normalize after every step; default ``True`` for imaginary time and
             ``False`` for real time (the history then shows the norm drift).
@@ -86,7 +87,7 @@ def tdvp(
             name, ``"energy"``, ``"entropy"``, ``"entropies"``, ``"bond_dims"``, ``"norm"``, or a
             pair of operator names for all two-point correlations).
         callback: called with each :class:`EvolutionRecord`; ``progress`` with a
-            :class:`BondUpdate` after each local update.
+            :class:`BondUpdate` after each local update (its ``energy`` is nan: no eigenvalue).
         krylov_tol: the error of each local exponential, relative to the local tensor's norm
             (Saad's estimate; at most 60 Krylov vectors).
         allow_nonhermitian: real-time evolution needs a Hermitian ``H``
