@@ -28,7 +28,7 @@ from ._gates import (ORDERS, BondHamiltonian, bonds_from_arrays, bonds_from_opsu
 from ._local_ops import local_space
 from ._mpo import MPO, check_compatible
 from ._mps import MPS
-from ._tebd_sites import DenseSites, NumpyLA, SymmetricSites, TenferroLA, split_pair
+from ._tebd_sites import BlockSites, DenseSites, NumpyLA, SymmetricSites, TenferroLA, split_pair
 from ._threads import blas_threads, check_threads
 from ._util import any_traced, check_bool, check_callable, check_cutoff, check_positive_int, concrete, is_traced
 
@@ -122,8 +122,14 @@ class _Run:
         self.grading = psi._grading
         self.L = psi.L
         la = TenferroLA() if traced else NumpyLA()
-        self.fmt = (SymmetricSites(la, dtype, [t.legs[1] for t in psi.tensors]) if psi.symmetric
-                    else DenseSites(la, dtype))
+        legs = [t.legs[1] for t in psi.tensors] if psi.symmetric else []
+        if psi.symmetric and not traced:
+            self.fmt: DenseSites = BlockSites(dtype, getattr(self.grading.symmetry, "n", 0), legs)
+        elif psi.symmetric:
+            self.fmt = SymmetricSites(la, dtype, legs)
+        else:
+            self.fmt = DenseSites(la, dtype)
+        self.legs = legs
         ts = [self.fmt.site(t) for t in psi.tensors]
         for i in range(self.L - 1, 0, -1):   # right-canonical: the centre at site 0
             ts[i - 1], ts[i] = self.fmt.move(ts[i - 1], ts[i], False)
@@ -142,7 +148,11 @@ class _Run:
         """Switch a concrete run to tenferro operations (a traced gate appeared)."""
         if self.fmt.la.traced:
             return
-        self.fmt.la = TenferroLA()
+        if isinstance(self.fmt, BlockSites):   # back to symmetric tensors, on tenferro
+            self.ts = list(self.fmt.state(list(self.ts), self.grading).tensors)
+            self.fmt = SymmetricSites(TenferroLA(), self.fmt.dtype, self.legs)
+        else:
+            self.fmt.la = TenferroLA()
         if not isinstance(self.fmt, SymmetricSites):
             self.ts = [tf.asarray(np.asfortranarray(t)) for t in self.ts]
         self.cache.clear()
