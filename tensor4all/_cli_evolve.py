@@ -1,27 +1,30 @@
-"""``tensor4all evolve``: real- or imaginary-time evolution of a spin chain by TDVP or TEBD.
+"""``tensor4all evolve``: real- or imaginary-time evolution of a chain by TDVP or TEBD.
 
 The command builds the Hamiltonian (``xx``, ``heisenberg``, ``xxz``, ``tfim``: the ``dmrg``
-command's models and couplings, plus the XX chain) and an initial state (``--state``: a
-product state, or the DMRG ground state of the chain before a quench), evolves it with
-:func:`tensor4all.tdvp` or :func:`tensor4all.tebd`, and prints one table row per output time
-(energy, norm drift, largest bond, entanglement entropy at the middle bond, and the
-observables: the site average and the staggered average of each local operator). Where the
-evolution is exactly solvable (the XX chain from a product of up/down spins, real time) it
-also prints the exact staggered magnetization (free fermions,
-:func:`tensor4all.references.xx_magnetization`) and the largest error over the sites.
+command's models and couplings, plus the XX chain; ``hubbard``: the Fermi-Hubbard chain) and
+an initial state (``--state``: a product state, or the DMRG ground state of the chain before a
+quench), evolves it with :func:`tensor4all.tdvp` or :func:`tensor4all.tebd`, and prints one
+table row per output time (energy, norm drift, largest bond, entanglement entropy at the
+middle bond, and the observables: the site average and the staggered average of each local
+operator). Where the evolution is exactly solvable (free fermions from a product of basis
+states, real time: the XX chain, the Hubbard chain at U = 0) it also prints the exact
+staggered ``<Sz_i>`` and the largest error of ``<Sz_i>`` (hubbard: and of ``<Ntot_i>``) over
+the sites.
 ``--json``, ``--plot`` and ``--save`` write the full record, a figure and the final MPS.
 
 States are written in the model's own basis: up/down are ``Sz = +-1/2`` (tfim: ``Z = +-1``,
 the model being ``-J sum Z Z - g sum X``) and ``+``/``-`` the eigenstates of ``Sx`` (tfim:
-``X``). A run conserves a charge when the model and the state allow it (``--conserve auto``):
-``Sz`` for the spin models from a product of up/down spins, the parity ``prod X`` of the
-tfim from a product of ``+``/``-`` (the run then writes the model as ``-J sum X X - g sum Z``,
-TeNPy's ``TFIChain``, and maps states and observables through the Hadamard rotation, so
-everything printed is in the model's own basis).
+``X``); hubbard sites are ``0`` (empty), ``u``, ``d``, ``2`` (both). A run conserves a charge
+when the model and the state allow it (``--conserve auto``): ``Sz`` for the spin models from a
+product of up/down spins, ``N`` for hubbard, the parity ``prod X`` of the tfim from a product
+of ``+``/``-`` (the run then writes the model as ``-J sum X X - g sum Z``, TeNPy's
+``TFIChain``, and maps states and observables through the Hadamard rotation, so everything
+printed is in the model's own basis).
 
-Parsing and checks (:func:`add_parser`, :func:`check`) come first, then the states and
-Hamiltonians (:func:`build_states`), the run and its table (:class:`EvolveRun`), and the
-files (:func:`write_json_doc`, :func:`write_evolve_plot`).
+The model table (couplings, letters, charges, Hamiltonians, exact references) lives in
+:mod:`._cli_models`. Parsing and checks (:func:`add_parser`, :func:`check`) come first, then
+the states (:func:`build_states`), the run and its table (:class:`EvolveRun`), and the files
+(:func:`write_json_doc`, :func:`write_evolve_plot`).
 """
 from __future__ import annotations
 
@@ -39,8 +42,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from . import models, references
 from ._cli_common import _json_safe, _version, _write_atomic
+from ._cli_models import (ALL_MODEL_OPTIONS, DEFAULT_OBSERVE, DEFAULTS, LETTERS, MODEL_OPTIONS, MODELS, OPERATORS,
+                          ROTATED, charge_of, couplings, exact_profile, exact_reference_applies, hamiltonian,
+                          letters_of, local_of, mpo_bond, product_letters, product_mps, state_conserves)
 from ._dmrg import dmrg
 from ._errors import InvalidOptionError, Tensor4allError
 from ._evolution import time_grid
@@ -54,25 +59,13 @@ __all__ = ["add_parser", "check", "build_states", "EvolveRun", "write_evolve_plo
 
 PROG = "tensor4all"
 SCHEMA = "tensor4all.evolve/1"
-MODELS = ("xx", "heisenberg", "xxz", "tfim")
 METHODS = ("tdvp", "tebd")
 NAMED_STATES = ("neel", "domain-wall", "up", "ground")
-CONSERVE = ("auto", "Sz", "parity", "none")
-#: the couplings each model takes besides --J (and the same after a quench, --quench-*)
-MODEL_OPTIONS = {"xx": ("h",), "heisenberg": ("Jz", "h"), "xxz": ("Jz", "h"), "tfim": ("g",)}
-ALL_MODEL_OPTIONS = ("Jz", "h", "g")
-#: the local operators --observe takes (Hermitian, one per site)
-OPERATORS = {"xx": ("Sx", "Sy", "Sz"), "heisenberg": ("Sx", "Sy", "Sz"), "xxz": ("Sx", "Sy", "Sz"),
-             "tfim": ("X", "Y", "Z")}
+CONSERVE = ("auto", "Sz", "parity", "N", "none")
 #: table rows of --every auto
 ROWS = 20
-DEFAULT_OBSERVE = {"xx": ["Sz"], "heisenberg": ["Sz"], "xxz": ["Sz"], "tfim": ["Z", "X"]}
-#: the tfim written as -J sum X X - g sum Z (conserved parity): an operator of the model's own
-#: basis is (the operator of the rotated basis, its sign) under the Hadamard rotation
-_ROTATED = {"X": ("Z", 1.0), "Y": ("Y", -1.0), "Z": ("X", 1.0)}
-#: one letter per site of a product state: u(p), d(own), + and - (eigenstates of Sx, tfim: X)
-_LETTERS = {"u": "u", "U": "u", "0": "u", "d": "d", "D": "d", "1": "d", "+": "+", "-": "-"}
-_SQRT_HALF = math.sqrt(0.5)
+#: the function of tensor4all.references behind the exact reference (by: is the model hubbard)
+_REFERENCE_NAMES = {False: "xx_magnetization", True: "hubbard_free_densities"}
 
 _EXAMPLES = """\
 examples:
@@ -81,6 +74,9 @@ examples:
   tensor4all evolve --model heisenberg --state domain-wall --L 32 --t 8 --max-bond 128
   tensor4all evolve --model tfim --g 0.5 --state ground --quench-g 1.5 --observe Z,X --t 5
   tensor4all evolve --model tfim --state product:++++++++ --L 8 --g 2 --imaginary --t 5
+  tensor4all evolve --model hubbard --L 8 --U 0 --t 2                Hubbard, free fermions (exact reference)
+  tensor4all evolve --model hubbard --L 8 --state product:22220000 --U 4 --t 3 --method tebd --order 4
+  tensor4all evolve --model hubbard --L 8 --state ground --U 2 --quench-U 8 --t 2
   tensor4all evolve --json run.json --plot run.png --save psi.npz
 """
 
@@ -107,19 +103,20 @@ def _positive_int(text: str) -> int:
 
 
 _STATE_HINT = ("valid states: neel, domain-wall, up, ground, product:SPEC (SPEC: one letter per site, u or 0 "
-               "for up, d or 1 for down, + and - for the eigenstates of Sx (tfim: X); e.g. product:uudd, "
-               "product:0,1,1,0 or product:++--)")
+               "for up, d or 1 for down, + and - for the eigenstates of Sx (tfim: X); hubbard: 0 empty, u up, "
+               "d down, 2 both; e.g. product:uudd, product:0,1,1,0, product:++-- or product:2u0d)")
 
 
 def _state(text: str) -> str:
-    """``--state``: a named state or ``product:SPEC`` (normalized to one letter per site)."""
+    """``--state``: a named state or ``product:SPEC`` (one letter per site, commas dropped; the
+    letters are read for the model by :func:`check`)."""
     if text in NAMED_STATES:
         return text
     if text.startswith("product:"):
         spec = text[len("product:"):]
         tokens = [t.strip() for t in spec.split(",")] if "," in spec else list(spec)
-        if tokens and all(t in _LETTERS for t in tokens):
-            return "product:" + "".join(_LETTERS[t] for t in tokens)
+        if tokens and all(any(t in table for table in LETTERS.values()) for t in tokens):
+            return "product:" + "".join(tokens)
         raise argparse.ArgumentTypeError(f"invalid product state {text!r}; {_STATE_HINT}")
     raise argparse.ArgumentTypeError(f"invalid state {text!r}; {_STATE_HINT}")
 
@@ -153,17 +150,20 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser, *,
     output files; ``conserve_of`` and ``sector_of`` its symmetry choice for a ground state."""
     p = commands.add_parser(
         "evolve",
-        help="time evolution of a spin chain by TDVP or TEBD (table per output time, JSON, plot, saved MPS)",
+        help="time evolution of a spin or Hubbard chain by TDVP or TEBD (table per output time, JSON, plot, "
+             "saved MPS)",
         description=(
-            "Real- or imaginary-time evolution of an open spin chain from a product state or\n"
-            "from the ground state before a quench, by TDVP (tensor4all.tdvp) or TEBD\n"
+            "Real- or imaginary-time evolution of an open spin or Hubbard chain from a product\n"
+            "state or from the ground state before a quench, by TDVP (tensor4all.tdvp) or TEBD\n"
             "(tensor4all.tebd). Prints a progress bar over the steps (on stderr, when it is a\n"
             "terminal) and one table row per output time: time, energy <H>, |norm - 1|, the\n"
             "largest bond dimension, the entanglement entropy S at the middle bond, and for each\n"
             "observed operator its site average and staggered average (1/L) sum (-1)^i <O_i>.\n"
             "The XX chain from a product of up/down spins is free fermions: the table then shows\n"
-            "the exact staggered magnetization and the largest error of <Sz_i> over the sites.\n"
-            "Fermion models (Hubbard) come with issue 23."
+            "the exact staggered magnetization and the largest error of <Sz_i> over the sites;\n"
+            "so is the Hubbard chain at U = 0 from any product state (exact <Sz_i> and <Ntot_i>).\n"
+            "The Hubbard chain conserves one charge, N (N and Sz together, lattices and other\n"
+            "fermion models come with issue 23)."
         ),
         epilog=_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -181,28 +181,34 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser, *,
     m = p.add_argument_group("model")
     m.add_argument("--model", choices=MODELS, default="xx",
                    help="xx: H = sum J (SxSx + SySy) - h sum Sz; heisenberg/xxz: H = sum J (SxSx + SySy) + "
-                        "Jz SzSz - h sum Sz (spin 1/2); tfim: H = -J sum ZZ - g sum X (Pauli matrices). "
-                        "Default: %(default)s")
+                        "Jz SzSz - h sum Sz (spin 1/2); tfim: H = -J sum ZZ - g sum X (Pauli matrices); hubbard: "
+                        "H = -J sum_s (c+_{i s} c_{i+1 s} + h.c.) + U sum n_up n_dn - mu sum n (the hopping t "
+                        "given as --J, --t being the final time; tensor4all.models.hubbard). Default: %(default)s")
     copied(m, "L", default=16)
-    copied(m, "J", help="exchange coupling (xx/heisenberg/xxz: the XX+YY part; tfim: the ZZ coupling) "
-                        "(default: 1.0)")
+    copied(m, "J", help="exchange coupling (xx/heisenberg/xxz: the XX+YY part; tfim: the ZZ coupling; hubbard: "
+                        "the hopping t) (default: 1.0)")
     copied(m, "Jz")
     copied(m, "h", help="longitudinal field of xx/heisenberg/xxz, the term -h sum Sz (default: 0)")
     copied(m, "g")
+    m.add_argument("--U", type=dmrg_actions["J"].type, default=None,
+                   help=f"on-site interaction of hubbard, U sum n_up n_dn (default: {DEFAULTS['U']:g})")
+    m.add_argument("--mu", type=dmrg_actions["J"].type, default=None,
+                   help=f"chemical potential of hubbard, the term -mu sum n (default: {DEFAULTS['mu']:g})")
     q = p.add_argument_group("quench (with --state ground: the ground state of the couplings above, then the "
                              "evolution with these)")
-    for name, typ in (("J", dmrg_actions["J"].type), ("Jz", dmrg_actions["Jz"].type), ("h", dmrg_actions["h"].type),
-                      ("g", dmrg_actions["g"].type)):
-        q.add_argument(f"--quench-{name}", dest=f"quench_{name}", type=typ, default=None, metavar=name.upper(),
+    for name in ("J",) + ALL_MODEL_OPTIONS:
+        q.add_argument(f"--quench-{name}", dest=f"quench_{name}", type=dmrg_actions["J"].type, default=None,
+                       metavar=name.upper(),
                        help=f"--{name} of the Hamiltonian that evolves the ground state (default: --{name}, no "
                             "change)")
     s = p.add_argument_group("state and time")
     s.add_argument("--state", type=_state, default="neel", metavar="STATE",
                    help="initial state: neel (up, down, up, ...), domain-wall (sites 0..L/2-1 up, the rest "
                         "down), up (all up), product:SPEC (one letter per site: u or 0 up, d or 1 down, + and - "
-                        "the eigenstates of Sx, tfim: X; e.g. product:uudd or product:0,1,1,0), or ground (the DMRG "
-                        "ground state of the chain, evolved with the --quench-* couplings); up/down are Sz = "
-                        "+-1/2 (tfim: Z = +-1) (default: %(default)s)")
+                        "the eigenstates of Sx, tfim: X; hubbard: 0 empty, u up, d down, 2 both; e.g. product:uudd, "
+                        "product:0,1,1,0 or product:2u0d), or ground (the DMRG ground state of the chain, hubbard: "
+                        "at half filling N = L, evolved with the --quench-* couplings); up/down are Sz = +-1/2 "
+                        "(tfim: Z = +-1; hubbard: one electron of that spin) (default: %(default)s)")
     s.add_argument("--t", type=_nonnegative_time, default=10.0,
                    help="final time, a multiple of --dt (with --imaginary: the imaginary time tau of "
                         "exp(-tau H)) (default: %(default)g)")
@@ -230,16 +236,17 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser, *,
     a.add_argument("--conserve", choices=CONSERVE, default="auto",
                    help="run in one sector of a conserved charge: auto (default: Sz for xx/heisenberg/xxz from "
                         "a product of u/d or the ground state, the parity prod X for tfim from a product of +/- "
-                        "or the ground state at g != 0; else none), Sz, parity or none (dense)")
+                        "or the ground state at g != 0, the particle number N for hubbard; else none), Sz, parity, "
+                        "N or none (dense). hubbard conserves one charge, N (N and Sz together come with issue 23)")
     copied(a, "seed", help="seed of the random initial state of the ground-state DMRG (--state ground) "
                            "(default: 0)")
     copied(a, "threads", help=dmrg_actions["threads"].help.replace("during the sweeps", "during the evolution")
            .replace("largest chi", "--max-bond"))
     o = p.add_argument_group("output")
     o.add_argument("--observe", type=_observe, default=None, metavar="OP[,OP...]",
-                   help="local operators measured at every site and output time: Sx, Sy, Sz (tfim: X, Y, Z), "
-                        "or none; the table shows their site average and staggered average, --json every site "
-                        "(default: auto: Sz; tfim: Z,X)")
+                   help="local operators measured at every site and output time: Sx, Sy, Sz (tfim: X, Y, Z; "
+                        "hubbard: Ntot, Sz, Nup, Ndn, Nupdn), or none; the table shows their site average and "
+                        "staggered average, --json every site (default: auto: Sz; tfim: Z,X; hubbard: Ntot,Sz)")
     o.add_argument("--json", metavar="PATH", default=None,
                    help="write the full result as JSON: parameters, output times, every observable at every "
                         "site, the exact reference, the history per step, timing; '-' writes it to standard "
@@ -273,30 +280,6 @@ def _nonnegative_time(text: str) -> float:
 
 
 # ---- checks beyond single arguments ------------------------------------------------------------
-def letters_of(state: str, L: int) -> str | None:
-    """The per-site letters (u, d, +, -) of a product ``--state``; None for ``ground``."""
-    if state == "ground":
-        return None
-    if state == "neel":
-        return "".join("ud"[i % 2] for i in range(L))
-    if state == "domain-wall":
-        return "u" * (L // 2) + "d" * (L - L // 2)
-    if state == "up":
-        return "u" * L
-    return state[len("product:"):]
-
-
-def charge_of(model: str) -> str:
-    """The charge a model conserves: Sz (spin models) or the parity (tfim)."""
-    return "parity" if model == "tfim" else "Sz"
-
-
-def _state_conserves(model: str, letters: str) -> bool:
-    """Whether a product state is an eigenstate of the model's charge: up/down spins for Sz,
-    +/- (X eigenstates) for the tfim's parity prod X."""
-    return set(letters) <= ({"+", "-"} if model == "tfim" else {"u", "d"})
-
-
 def check(parser: argparse.ArgumentParser, args: argparse.Namespace,
           validate: Callable[[Any, argparse.Namespace], None] | None = None) -> None:
     """Every check of an ``evolve`` command line that needs more than one option (exit 2 through
@@ -319,6 +302,16 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace,
         parser.error("argument --one-site: only with --method tdvp (TEBD applies two-site gates)")
     if args.method == "tdvp" and args.order is not None:
         parser.error("argument --order: the Trotter order of --method tebd; TDVP has none (give --method tebd)")
+    if args.state.startswith("product:"):
+        spec = args.state[len("product:"):]
+        letters = product_letters(args.model, spec)
+        if letters is None:
+            bad = next(c for c in spec if product_letters(args.model, c) is None)
+            valid = "0 (empty), u (up), d (down), 2 (both)" if args.model == "hubbard" else \
+                "u or 0 (up), d or 1 (down), + and - (eigenstates of Sx, tfim: X)"
+            parser.error(f"argument --state: {bad!r} in {args.state!r} is not a state of a --model {args.model} "
+                         f"site; its letters: {valid}")
+        args.state = "product:" + letters
     letters = letters_of(args.state, args.L)
     if letters is not None and len(letters) != args.L:
         parser.error(f"argument --state: {args.state!r} gives {len(letters)} sites, but --L is {args.L}")
@@ -327,11 +320,17 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace,
                      "the product state --state " + args.state + ": it would stay a product state; use two-site "
                      "TDVP (the default) or --state ground")
     conserve = args.conserve
-    if conserve in ("Sz", "parity") and conserve != charge_of(args.model):
-        other = "the tfim conserves no Sz; use --conserve parity (or auto)" if args.model == "tfim" else \
-            f"--model {args.model} conserves Sz, not a parity; use --conserve Sz (or auto)"
+    if conserve not in ("auto", "none") and conserve != charge_of(args.model):
+        if args.model == "hubbard":
+            other = ("hubbard runs in sectors of one charge, N (N and Sz together come with issue 23); use "
+                     "--conserve N (or auto)")
+        elif args.model == "tfim":
+            other = f"the tfim conserves no {conserve}; use --conserve parity (or auto)"
+        else:
+            other = f"--model {args.model} conserves Sz, not {'a parity' if conserve == 'parity' else conserve}; " \
+                    "use --conserve Sz (or auto)"
         parser.error(f"argument --conserve: {other}")
-    if conserve in ("Sz", "parity") and letters is not None and not _state_conserves(args.model, letters):
+    if conserve in ("Sz", "parity") and letters is not None and not state_conserves(args.model, letters):
         parser.error(f"argument --conserve: the state {args.state} is not an eigenstate of the {conserve}; "
                      + ("a product of + and - (eigenstates of X) is; or give --conserve none" if args.model == "tfim"
                         else "a product of u and d is; or give --conserve none"))
@@ -362,14 +361,14 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace,
 def memory_estimate(args: argparse.Namespace) -> int:
     """Bytes a run needs (complex128): per bond ``chi_b^2`` for the MPS (``d``), the
     environments (``D``) and a Krylov basis of about 40 two-site vectors of the largest bond,
-    with ``chi_b = min(--max-bond, 2^min(b, L-b))``."""
-    d, D, L, chi = 2, (3 if args.model == "tfim" else 5), args.L, args.max_bond
-    k = math.ceil(math.log2(chi)) if chi > 1 else 0
+    with ``chi_b = min(--max-bond, d^min(b, L-b))``."""
+    (d, D), L, chi = mpo_bond(args.model), args.L, args.max_bond
+    k = math.ceil(math.log(chi, d)) if chi > 1 else 0
     if L - 1 <= 2 * k:
-        squares = sum(min(chi, 2 ** min(b, L - b)) ** 2 for b in range(1, L))
-        top = max((min(chi, 2 ** min(b, L - b)) for b in range(1, L)), default=1)
+        squares = sum(min(chi, d ** min(b, L - b)) ** 2 for b in range(1, L))
+        top = max((min(chi, d ** min(b, L - b)) for b in range(1, L)), default=1)
     else:
-        squares = 2 * sum(min(chi, 2 ** b) ** 2 for b in range(1, k + 1)) + (L - 1 - 2 * k) * chi * chi
+        squares = 2 * sum(min(chi, d ** b) ** 2 for b in range(1, k + 1)) + (L - 1 - 2 * k) * chi * chi
         top = chi
     return int(16 * (squares * (D + d) + 40 * top * top * d * d))
 
@@ -394,50 +393,6 @@ def _bytes(n: float) -> str:
 
 
 # ---- states and Hamiltonians ---------------------------------------------------------------------
-def couplings(args: argparse.Namespace, after: bool) -> dict[str, float]:
-    """The model's couplings with their defaults (``after``: with the ``--quench-*`` values)."""
-    a = args
-    p: dict[str, float] = {"J": a.J}
-    if a.model == "tfim":
-        p["g"] = 1.0 if a.g is None else a.g
-    else:
-        if a.model != "xx":
-            p["Jz"] = a.J if a.Jz is None else a.Jz
-        p["h"] = 0.0 if a.h is None else a.h
-    if after:
-        for name in list(p):
-            v = getattr(a, "quench_" + name)
-            if v is not None:
-                p[name] = v
-        if a.model in ("heisenberg", "xxz") and a.quench_Jz is None and a.Jz is None:
-            p["Jz"] = p["J"]  # Jz follows J when neither was given
-    return p
-
-
-def hamiltonian(model: str, L: int, p: dict[str, float], conserve: str | None) -> MPO:
-    if model == "tfim":
-        return models.tfim(L, J=p["J"], g=p["g"], conserve=conserve)
-    if model == "xx":
-        return models.xx(L, J=p["J"], h=p["h"], conserve=conserve)
-    return models.heisenberg(L, J=p["J"], Jz=p["Jz"], h=p["h"], conserve=conserve)
-
-
-def local_of(model: str) -> str:
-    return "pauli" if model == "tfim" else "spin-1/2"
-
-
-def product_mps(model: str, letters: str, conserve: str | None) -> MPS:
-    """The product state of ``letters`` in the model's own basis (u, d: index 0, 1; +, -:
-    ``(1, +-1)/sqrt 2``); a conserved tfim run is in the rotated basis, where + and - are the
-    basis states 0 and 1."""
-    if conserve == "parity":
-        return MPS.product_state(["+-".index(c) for c in letters], 2, conserve="parity", local="pauli")
-    if conserve == "Sz":
-        return MPS.product_state(["ud".index(c) for c in letters], 2, conserve="Sz", local="spin-1/2")
-    vec = {"u": 0, "d": 1, "+": np.array([_SQRT_HALF, _SQRT_HALF]), "-": np.array([_SQRT_HALF, -_SQRT_HALF])}
-    return MPS.product_state([vec[c] for c in letters], 2)
-
-
 @dataclass
 class States:
     """What a run starts from: the evolution's Hamiltonian ``H``, the initial state, the
@@ -463,7 +418,7 @@ def build_states(args: argparse.Namespace, conserve_of: Callable, sector_of: Cal
     if letters is not None:
         if a.conserve == "none":
             conserve = None
-        elif a.conserve == "auto" and not _state_conserves(a.model, letters):
+        elif a.conserve == "auto" and not state_conserves(a.model, letters):
             conserve = None
             reason = ("the state is not an Sz eigenstate (it has + or -)" if a.model != "tfim" else
                       "the state is not a parity eigenstate: only products of + and - (X eigenstates) are")
@@ -471,13 +426,16 @@ def build_states(args: argparse.Namespace, conserve_of: Callable, sector_of: Cal
             conserve = charge_of(a.model)
         return States(hamiltonian(a.model, a.L, after, conserve), product_mps(a.model, letters, conserve), conserve,
                       before, after, dense_reason=reason)
-    # the ground state: the dmrg command's choice of charge and sector for these couplings
-    as_dmrg = argparse.Namespace(model="xxz" if a.model == "xx" else a.model, L=a.L, J=before["J"],
-                                 Jz=before.get("Jz", 0.0 if a.model == "xx" else None), h=before.get("h"),
-                                 g=before.get("g"), spin=None, conserve=a.conserve, dtype="float64", sz=None,
-                                 parity=None)
-    conserve = conserve_of(as_dmrg)
-    sector = sector_of(as_dmrg)
+    if a.model == "hubbard":   # half filling (N = L; --conserve none: the lowest state of any N)
+        conserve = None if a.conserve == "none" else "N"
+        sector = a.L if conserve else None
+    else:   # the dmrg command's choice of charge and sector for these couplings
+        as_dmrg = argparse.Namespace(model="xxz" if a.model == "xx" else a.model, L=a.L, J=before["J"],
+                                     Jz=before.get("Jz", 0.0 if a.model == "xx" else None), h=before.get("h"),
+                                     g=before.get("g"), spin=None, conserve=a.conserve, dtype="float64", sz=None,
+                                     parity=None)
+        conserve = conserve_of(as_dmrg)
+        sector = sector_of(as_dmrg)
     if a.conserve == "auto" and conserve is None:
         reason = "the ground state's sector is not known by symmetry for these couplings"
     H0 = hamiltonian(a.model, a.L, before, conserve)
@@ -487,16 +445,6 @@ def build_states(args: argparse.Namespace, conserve_of: Callable, sector_of: Cal
     psi.normalize()
     return States(hamiltonian(a.model, a.L, after, conserve), psi, conserve, before, after, ground=res,
                   dense_reason=reason)
-
-
-def exact_reference_applies(args: argparse.Namespace) -> bool:
-    """The XX chain (Jz = 0, any model name) from a product of up/down spins, in real time."""
-    if args.imaginary or args.state == "ground":
-        return False
-    p = couplings(args, True)
-    if args.model == "tfim" or p.get("Jz", 0.0) != 0.0:
-        return False
-    return set(letters_of(args.state, args.L)) <= {"u", "d"}
 
 
 def staggered(values: np.ndarray) -> np.ndarray:
@@ -521,8 +469,10 @@ class EvolveRun:
         self.bar: Any = None
         self.observe = list(DEFAULT_OBSERVE[args.model] if args.observe is None else args.observe)
         self.exact = exact_reference_applies(args)
-        if self.exact and "Sz" not in self.observe:
-            self.observe.append("Sz")  # the exact reference is <Sz_i(t)>
+        #: the operators of the exact reference: <Sz_i(t)> of the XX chain, and <Ntot_i(t)> of hubbard at U = 0
+        self.exact_ops = ["Sz", "Ntot"] if args.model == "hubbard" else ["Sz"]
+        if self.exact:
+            self.observe += [op for op in self.exact_ops if op not in self.observe]
         self.steps = time_grid(args.t, args.dt, "evolve")
         self.blas_threads = threads_for(args.threads, args.max_bond)
         self._last: tuple[float, dict[str, Any]] | None = None
@@ -571,7 +521,7 @@ class EvolveRun:
             "bond_dims": np.asarray(bonds),
         }
         for op in self.observe:
-            name, sign = (_ROTATED[op] if self.rotated else (op, 1.0))
+            name, sign = (ROTATED[op] if self.rotated else (op, 1.0))
             v[op] = sign * np.array([float(np.real(complex(np.asarray(psi.expect(name, i, self.local)))))
                                      for i in range(psi.L)])
         self._last = (t, v)
@@ -600,13 +550,20 @@ class EvolveRun:
         for op in self.observe:
             line += f"  {_fixed(np.mean(v[op]), 10, 6)}  {_fixed(staggered(v[op]), 10, 6)}"
         if self.exact:
-            exact = references.xx_magnetization(self.basis, t, self.after["J"])
-            r["exact"] = float(staggered(exact))
-            r["error"] = float(np.max(np.abs(v["Sz"] - exact)))
+            exact = self.exact_values(t)
+            r["exact"] = float(staggered(exact["Sz"]))
+            r["error"] = float(max(np.max(np.abs(v[op] - x)) for op, x in exact.items()))
             line += f"  {_fixed(r['exact'], 10, 6)}  {r['error']:>9.2e}"
         self.rows.append(r)
         if self.show_table:
             self.print(line)
+
+    def error_text(self) -> str:
+        return "/".join(self.exact_ops)
+
+    def exact_values(self, times: Any) -> dict[str, np.ndarray]:
+        """The exact references of :attr:`exact_ops` at every site (free fermions)."""
+        return exact_profile(self.args.model, letters_of(self.args.state, self.args.L), times, self.after)
 
     # ---- progress ---------------------------------------------------------------------------------
     def on_step(self, rec: Any) -> None:
@@ -636,8 +593,6 @@ class EvolveRun:
         self.H, self.after = st.H, st.after
         self.rotated = st.conserve == "parity"
         self.local = local_of(a.model)
-        if self.exact:
-            self.basis = ["ud".index(c) for c in letters_of(a.state, a.L)]
         p = self.parameters(st)
         self.header(st)
         if self.show_table:
@@ -702,8 +657,8 @@ class EvolveRun:
         else:
             self.print(f"        state {a.state}" + ("" if a.state.startswith("product:") else
                                                      f" ({letters_of(a.state, a.L)})"))
-        if st.conserve == "Sz":
-            sym = f"U(1) Sz, sector Sz = {st.psi0.sector.get('Sz', 0.0):g}"
+        if st.conserve in ("Sz", "N"):
+            sym = f"U(1) {st.conserve}, sector {st.conserve} = {st.psi0.sector.get(st.conserve, 0.0):g}"
         elif st.conserve == "parity":
             sym = (f"Z2 parity prod X, sector {st.psi0.sector.get('parity', 0.0):g} (run as -J sum XX - g sum Z; "
                    "states and observables printed in the model's basis)")
@@ -711,7 +666,8 @@ class EvolveRun:
             sym = "none (dense" + (f": {st.dense_reason})" if st.dense_reason else ")")
         self.print(f"        symmetry {sym}")
         if self.exact:
-            self.print("        exact: free fermions (Jordan-Wigner), staggered <Sz>; error = max_i |<Sz_i> - exact|")
+            self.print(f"        exact: free fermions (Jordan-Wigner{', each spin' if self.args.model == 'hubbard' else ''}"
+                       f"), staggered <Sz>; error = max_i |<{self.error_text()}_i> - exact|")
 
     def summary(self, res: Any, t_evolve: float) -> None:
         r0, r1 = self.rows[0], self.rows[-1]
@@ -727,8 +683,8 @@ class EvolveRun:
                     f"max |E(t) - E(0)| = {drift:.2e}"))
         if self.exact:
             worst = max(r["error"] for r in self.rows)
-            self.print(f"exact       max |<Sz_i> - exact| = {worst:.3e} over all sites and output times "
-                       "(references.xx_magnetization)")
+            self.print(f"exact       max |<{self.error_text()}_i> - exact| = {worst:.3e} over all sites and output "
+                       f"times (references.{_REFERENCE_NAMES[self.args.model == 'hubbard']})")
         self.print(f"bond dims   max {max(bonds, default=1)}, middle bond {bonds[mid] if bonds else 1};  entanglement "
                    f"entropy at the middle bond {ents[mid]:.6f}")
         trunc = max((h.max_truncation_error for h in res.history), default=0.0)
@@ -758,10 +714,12 @@ def write_json_doc(run: EvolveRun, p: dict[str, Any], st: States, res: Any, star
                       "staggered": staggered(np.asarray(obs[op])).tolist()} for op in run.observe}
     reference = None
     if run.exact:
-        sz = references.xx_magnetization(run.basis, np.asarray(res.times), st.after["J"])
-        reference = {"source": "free fermions (Jordan-Wigner), tensor4all.references.xx_magnetization",
-                     "Sz": sz.tolist(), "staggered": staggered(sz).tolist(),
-                     "error": np.max(np.abs(np.asarray(obs["Sz"]) - sz), axis=-1).tolist()}
+        exact = run.exact_values(np.asarray(res.times))
+        reference = {"source": "free fermions (Jordan-Wigner), tensor4all.references."
+                               + _REFERENCE_NAMES[run.args.model == "hubbard"],
+                     **{op: x.tolist() for op, x in exact.items()}, "staggered": staggered(exact["Sz"]).tolist(),
+                     "error": np.max([np.max(np.abs(np.asarray(obs[op]) - x), axis=-1) for op, x in exact.items()],
+                                     axis=0).tolist()}
     ground = None
     if st.ground is not None:
         g = st.ground

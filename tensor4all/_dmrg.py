@@ -198,15 +198,17 @@ def dmrg(
             default above; ``0`` leaves the BLAS default; ``n`` uses ``n`` threads.
         conserve: run in one sector of a conserved charge: ``"Sz"`` (the
             spin spaces' ``"2Sz"``), ``"parity"`` (``"pauli"``, with ``tfim(conserve="parity")``),
-            ``"auto"`` (the first charge of the local space that ``H`` conserves, else dense),
+            ``"N"`` (the particle number of ``"electron"``, with ``hubbard``), ``"auto"`` (the
+            first charge of the local space, in its order, that ``H`` conserves, else dense),
             ``"none"`` (dense) or ``None`` (the default: what a symmetric ``psi0`` or an MPO built
             with ``conserve=`` carries, else dense). The sweeps then run on the charge
             sectors of every bond (``_sector_dmrg``): the state never leaves the sector, and
             each step costs one small GEMM pair per sector instead of one dense product.
             ``H`` must conserve the charge (:class:`NonConservingError`). The result's ``state``
             is then a symmetric MPS.
-        sector: the target sector in physical units (``Sz = 1``, ``0.5``; parity 0 or 1);
-            default the lowest ``|Sz|`` the chain reaches and the even parity. With
+        sector: the target sector in physical units (``Sz = 1``, ``0.5``; parity 0 or 1; ``N``);
+            default the lowest ``|Sz|`` the chain reaches, half filling ``N = L`` and the even
+            parity. With
             ``conserve``, ``psi0`` may be a symmetric MPS (``MPS.random(..., charge=...)``, a
             result of a conserved run) or a product of basis states: it fixes the sector.
 

@@ -6,7 +6,8 @@ operators give real coefficients and real MPOs (``from_opsum`` multiplies the ph
 into the term's coefficient).
 
 Basis order: index 0 is the highest ``Sz`` state (spin up), as in ``np.kron``
-order conventions of the tests; for ``"pauli"`` index 0 is the ``Z = +1`` state.
+order conventions of the tests; for ``"pauli"`` index 0 is the ``Z = +1`` state; for
+``"electron"`` (ITensor's ``"Electron"`` site) ``|0>, |up>, |dn>, |up dn>``.
 
 A space may declare diagonal conserved charges, ``charges: name -> one integer per basis
 state`` (TeNPy's convention: the spin spaces declare ``"2Sz"``, twice ``Sz``, so the charges
@@ -15,7 +16,9 @@ the Hamiltonian commutes with ``Q = sum_i q_i`` and reports the sector of its re
 (``"2Sz"`` as ``"Sz"`` = value / 2). ``"pauli"`` declares ``"parity"`` (0 for ``Z = +1``, 1
 for ``Z = -1``), a Z2 charge added mod 2: the transverse-field Ising model ``-J ZZ - g X``
 does not conserve it, the same model in the rotated basis ``-J XX - g Z``
-(``tfim(conserve="parity")``) does.
+(``tfim(conserve="parity")``) does. ``"electron"`` declares the particle number ``"N"`` (0, 1,
+1, 2) and ``"2Sz"`` (0, 1, -1, 0); a sector engine run conserves one of them (both at once
+come with issue 23).
 """
 from __future__ import annotations
 
@@ -27,12 +30,12 @@ from typing import Sequence
 
 import numpy as np
 
-from ._errors import (DimensionMismatchError, NonFiniteError, Tensor4allTypeError, UnknownLocalSpaceError,
-                      UnknownOperatorError)
+from ._errors import (DimensionMismatchError, InvalidOptionError, NonFiniteError, Tensor4allTypeError,
+                      UnknownLocalSpaceError, UnknownOperatorError)
 from ._util import check_positive_int
 
 __all__ = ["LocalSpace", "local_space", "LOCAL_SPACES", "default_local_space", "charge_label", "CONSERVED_CHARGES",
-           "declared_charges"]
+           "declared_charges", "conserve_candidates", "check_sector_charge"]
 
 
 @dataclass(frozen=True)
@@ -149,11 +152,40 @@ def _spin_one() -> LocalSpace:
     }, charges={"2Sz": (2, 0, -2)})
 
 
-LOCAL_SPACES: dict[str, LocalSpace] = {s.name: s for s in (_spin_half(), _pauli(), _spin_one())}
+def _electron() -> LocalSpace:
+    """ITensor's ``"Electron"`` site: basis ``|0>, |up>, |dn>, |up dn>`` (``"Emp"``, ``"Up"``,
+    ``"Dn"``, ``"UpDn"``), with ``|up dn> = c^dag_up c^dag_dn |0>`` (up before down).
+
+    ``A*`` are the bosonic (hard-core) ladder operators, no signs; ``C*`` the fermionic ones
+    with the in-site Jordan-Wigner sign (``Cdn = Fup Adn``, ``Cdagdn = Adagdn Fup``); between
+    sites the strings are written out by the caller (``(Cdag F)_i (C)_j`` for ``i < j``; see
+    :func:`tensor4all.models.hubbard`), until issue 23 brings automatic strings to the OpSum.
+    """
+    aup = np.zeros((4, 4))
+    aup[0, 1] = aup[2, 3] = 1.0                # |up> -> |0>, |up dn> -> |dn>
+    adn = np.zeros((4, 4))
+    adn[0, 2] = adn[1, 3] = 1.0                # |dn> -> |0>, |up dn> -> |up>
+    fup, fdn = np.diag([1.0, -1.0, 1.0, -1.0]), np.diag([1.0, 1.0, -1.0, -1.0])
+    nup, ndn = np.diag([0.0, 1.0, 0.0, 1.0]), np.diag([0.0, 0.0, 1.0, 1.0])
+    return LocalSpace("electron", 4, {
+        "Id": (1, np.eye(4)),
+        "Aup": (1, aup), "Adagup": (1, aup.T.copy()),
+        "Adn": (1, adn), "Adagdn": (1, adn.T.copy()),
+        "Fup": (1, fup), "Fdn": (1, fdn), "F": (1, fup @ fdn),
+        "Cup": (1, aup.copy()), "Cdagup": (1, aup.T.copy()),
+        "Cdn": (1, fup @ adn), "Cdagdn": (1, adn.T @ fup),
+        "Nup": (1, nup), "Ndn": (1, ndn), "Ntot": (1, nup + ndn),
+        "Nupdn": (1, nup @ ndn), "NupNdn": (1, nup @ ndn),   # NupNdn: ITensor's name
+        "Sz": (1, 0.5 * (nup - ndn)),
+        "S+": (1, aup.T @ adn), "S-": (1, adn.T @ aup),
+    }, charges={"N": (0, 1, 1, 2), "2Sz": (0, 1, -1, 0)})
+
+
+LOCAL_SPACES: dict[str, LocalSpace] = {s.name: s for s in (_spin_half(), _pauli(), _spin_one(), _electron())}
 
 
 def local_space(name: str | LocalSpace) -> LocalSpace:
-    """The local space called ``name`` (``"spin-1/2"``, ``"pauli"``, ``"spin-1"``)."""
+    """The local space called ``name`` (``"spin-1/2"``, ``"pauli"``, ``"spin-1"``, ``"electron"``)."""
     if isinstance(name, LocalSpace):
         return name
     try:
@@ -176,8 +208,8 @@ def default_local_space(d: int) -> LocalSpace:
 
 
 #: the charges a run can conserve: physical name -> (the declared integer charge, its modulus:
-#: 0 for U(1), n for Z_n)
-CONSERVED_CHARGES = {"Sz": ("2Sz", 0), "parity": ("parity", 2)}
+#: 0 for U(1), n for Z_n). New names go at the end: ``MPS.save`` stores the position.
+CONSERVED_CHARGES = {"Sz": ("2Sz", 0), "parity": ("parity", 2), "N": ("N", 0)}
 
 
 def declared_charges(local: str | None, dims: Sequence[int]) -> dict[str, list[tuple[int, ...]]]:
@@ -198,8 +230,41 @@ def declared_charges(local: str | None, dims: Sequence[int]) -> dict[str, list[t
     return {name: [sp.charges[name] for sp in spaces] for name in sorted(names)}
 
 
+def conserve_candidates(local: str | None, dims: Sequence[int]) -> list[str]:
+    """The physical names of :data:`CONSERVED_CHARGES` whose charge the chain declares, in the
+    order the local space declares them (``"electron"``: ``N`` before ``Sz``), and only those the
+    sector engine can run (:func:`check_sector_charge`): what ``conserve="auto"`` tries, first
+    to last."""
+    physical = {charge: name for name, (charge, _) in CONSERVED_CHARGES.items()}
+    return [physical[c] for c, q in declared_charges(local, dims).items() if c in physical and _contiguous(q)]
+
+
+def _contiguous(q: Sequence[Sequence[int]]) -> bool:
+    """Whether on every site the basis states of each charge are next to each other."""
+    for qs in q:
+        seen = [v for k, v in enumerate(qs) if k == 0 or v != qs[k - 1]]
+        if len(seen) != len(set(seen)):
+            return False
+    return True
+
+
+def check_sector_charge(conserve: str, local: str | None, q: Sequence[Sequence[int]], what: str) -> None:
+    """:class:`InvalidOptionError` unless the sector engine can run the charge ``conserve`` with the
+    per-site basis charges ``q``: its physical legs group the basis states of one charge in
+    basis order, so those must be contiguous (the ``"electron"`` space's ``2Sz = (0, 1, -1, 0)``
+    is not: conserve ``N`` there; ``N`` and ``Sz`` together come with issue 23)."""
+    if not _contiguous(q):
+        bad = next(list(qs) for qs in q if not _contiguous([qs]))
+        where = f"the local space {local!r}" if local is not None else "these sites"
+        raise InvalidOptionError(
+            f"{what}: conserve={conserve!r} cannot run in sectors on {where}: its basis states of one {conserve} "
+            f"are not next to each other (basis charges {bad}); conserve another charge"
+            + (" ('N')" if local == "electron" else "") + " or none (N and Sz together come with issue 23)")
+
+
 def charge_label(name: str) -> tuple[str, int]:
     """How a charge is reported: ``"2Sz"`` (twice the physical charge, TeNPy's integer
-    convention) as ``("Sz", 2)``, i.e. the value divided by 2; any other name as itself."""
+    convention) as ``("Sz", 2)``, i.e. the value divided by 2; any other name (``"N"``,
+    ``"parity"``) as itself, in unit 1."""
     m = re.fullmatch(r"([1-9][0-9]*)(\D.*)", name)
     return (m.group(2), int(m.group(1))) if m else (name, 1)

@@ -34,7 +34,7 @@ from ._errors import (
     DimensionMismatchError, InvalidOptionError, MPSFileError, MPSFileIOError, MPSFileNotFoundError, NonFiniteError, SiteOutOfRangeError,
     Tensor4allError, Tensor4allTypeError, ZeroNormError,
 )
-from ._local_ops import CONSERVED_CHARGES, default_local_space, local_space
+from ._local_ops import CONSERVED_CHARGES, conserve_candidates, default_local_space, local_space
 from ._mps_arithmetic import compressed, scaled, summed
 from ._mps_files import (DIM_NAMES, SITE_KEY, SYMMETRY_KEY, atomic_write, check_file_kind, check_target, file_format,
                          file_path, resolve_link, sector_entries, site_key, special_kind, symmetric_from_entries)
@@ -43,7 +43,7 @@ from ._symmetric_sites import (
     product_sites, random_sites, schmidt_spectra,
 )
 from ._truncation import svd_truncated
-from .structured import LegError, SectorMismatchError, SymmetricTensor, SymmetryViolationError
+from .structured import U1, LegError, SectorMismatchError, SymmetricTensor, SymmetryViolationError
 from .structured import einsum as structured_einsum
 from .structured import linalg as structured_linalg
 from ._util import (
@@ -122,12 +122,13 @@ class MPS(SiteChain):
         Bond ``b`` has dimension ``min(bond_dim, d**(b+1), d**(L-b-1))``. ``seed`` is a
         non-negative integer or ``None`` (fresh entropy); ``dtype`` float32/64 or complex64/128.
 
-        With ``conserve`` (``"Sz"``, ``"parity"``) or ``charge`` the state is symmetric, in the
-        sector ``charge`` (physical units as ``dmrg``'s ``sector``: ``Sz = 1``, ``0.5``; parity 0
-        or 1; default the lowest ``|Sz|`` the chain reaches, the even parity) of the charge the
-        local space ``local`` (default: by dimension) declares; ``charge`` alone conserves the
-        first of ``"Sz"``, ``"parity"`` the space declares. Each bond holds the charges reachable
-        from both ends, ``bond_dim`` shared among them in proportion to their numbers of states.
+        With ``conserve`` (``"Sz"``, ``"parity"``, ``"N"``) or ``charge`` the state is symmetric, in
+        the sector ``charge`` (physical units as ``dmrg``'s ``sector``: ``Sz = 1``, ``0.5``; parity
+        0 or 1; ``N``; default the lowest ``|Sz|`` the chain reaches, half filling, the even
+        parity) of the charge the local space ``local`` (default: by dimension) declares;
+        ``charge`` alone conserves the first charge the space declares (``"electron"``: ``N``).
+        Each bond holds the charges reachable from both ends, ``bond_dim`` shared among them in
+        proportion to their numbers of states.
         A sector with no states raises :class:`SymmetryViolationError`.
         """
         L = check_positive_int(L, "L (number of sites)")
@@ -781,28 +782,30 @@ def _check_symmetric_chain(ts: Sequence[SymmetricTensor]) -> None:
 
 
 def _chain_grading(conserve: Any, local: Any, dims: list[int], what: str) -> Grading:
-    """The grading of ``conserve``, or (None) the first of :data:`CONSERVED_CHARGES` the local space declares."""
+    """The grading of ``conserve``, or (None) the first charge of :data:`CONSERVED_CHARGES` the local space
+    declares (:func:`conserve_candidates`)."""
     if local is not None:
         local = local_space(local).name
     if conserve is not None:
         return grading(conserve, local, dims, what)
-    for name in CONSERVED_CHARGES:
-        try:
-            return grading(name, local, dims, what)
-        except InvalidOptionError:
-            continue
+    for name in conserve_candidates(local, dims):
+        return grading(name, local, dims, what)
     raise InvalidOptionError(f"{what}: charge=... needs a local space that declares a conserved charge "
                              f"({', '.join(CONSERVED_CHARGES)}); {local!r} declares none")
 
 
 def _sector_charge(g: Grading, charge: Any, legs: list, what: str) -> Any:
-    """The integer total charge of ``charge`` (physical units), or by default the lowest ``|value|``
-    the chain reaches; :class:`SymmetryViolationError` for a sector with no states."""
+    """The integer total charge of ``charge`` (physical units), or by default (U(1)) the value the
+    chain reaches nearest the middle of its range (the lowest ``|Sz|``, half filling for ``N``;
+    ties to the larger), (Z_n) 0; :class:`SymmetryViolationError` for a sector with no states."""
     reach = {g.symmetry.identity}
     for leg in legs:
         reach = {g.symmetry.add(q, qs) for q in reach for qs in leg.charges}
     if charge is None:
-        return min(reach, key=lambda q: (abs(q), -q) if isinstance(q, int) else 0)
+        if not isinstance(g.symmetry, U1):
+            return g.symmetry.identity
+        middle = min(reach) + max(reach)
+        return min(reach, key=lambda q: (abs(2 * q - middle), -q))
     q = g.integer(charge, f"{what}: charge")
     if q not in reach:
         raise SymmetryViolationError(

@@ -1,12 +1,14 @@
 """What a symmetric ``dmrg`` run conserves, in which sector, and from which start state.
 
-``conserve`` names a physical charge (``"Sz"``, ``"parity"``) whose integer form the
+``conserve`` names a physical charge (``"Sz"``, ``"parity"``, ``"N"``) whose integer form the
 local space declares (``"2Sz"``: twice Sz, TeNPy's convention; ``"parity"``: 0 or 1,
-added mod 2); ``"auto"`` takes the first declared charge the Hamiltonian conserves, or
-none. The MPO's bond states get their charges from :func:`mpo_bond_charges` (which
-raises :class:`NonConservingError` when ``H`` does not conserve the charge). The
+added mod 2; ``"N"``: the particle number of ``"electron"``); ``"auto"`` takes the first
+declared charge (in the space's order) the Hamiltonian conserves, or none. The MPO's bond
+states get their charges from :func:`mpo_bond_charges` (which raises
+:class:`NonConservingError` when ``H`` does not conserve the charge). The
 sector is given in the physical unit (``sector=1`` for Sz = 1, ``sector=0.5``; parity 0
-or 1); by default the lowest ``|Sz|`` the chain can reach (0, else 1/2) and the even
+or 1; ``N``); by default the value the chain can reach nearest the middle of its range
+(the lowest ``|Sz|``: 0, else 1/2; half filling ``N = L`` for electrons) and the even
 parity. A start state ``psi0`` must then be a product of basis states (its charge is the
 sector); without one the start is a product state spread evenly over the chain.
 """
@@ -19,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ._errors import InvalidOptionError, NonConservingError
-from ._local_ops import CONSERVED_CHARGES, charge_label, declared_charges
+from ._local_ops import CONSERVED_CHARGES, charge_label, check_sector_charge, conserve_candidates, declared_charges
 from ._mpo_charges import mpo_bond_charges
 from ._sector_dmrg import sector_product_state
 from ._symmetric_sites import physical_charge
@@ -28,7 +30,7 @@ from .structured import SymmetryViolationError
 
 __all__ = ["CONSERVE_CHOICES", "SectorSpec", "check_conserve", "resolve_sector", "start_states"]
 
-CONSERVE_CHOICES = ("auto", "Sz", "parity", "none")
+CONSERVE_CHOICES = ("auto", "Sz", "parity", "N", "none")
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ def resolve_sector(conserve: str, sector: Any, local: str | None, ws: Sequence[n
                    psi0_states: list[int] | None) -> SectorSpec | None:
     """The run's :class:`SectorSpec` (None for ``"auto"`` when nothing is conserved)."""
     dims = [w.shape[1] for w in ws]
-    names = list(CONSERVED_CHARGES) if conserve == "auto" else [conserve]
+    names = conserve_candidates(local, dims) if conserve == "auto" else [conserve]
     for phys in names:
         charge, modulus = CONSERVED_CHARGES[phys]
         q = declared_charges(local, dims).get(charge)
@@ -73,6 +75,7 @@ def resolve_sector(conserve: str, sector: Any, local: str | None, ws: Sequence[n
             where = f"local space {local!r}" if local is not None else f"the default local spaces of dimensions {dims}"
             raise InvalidOptionError(f"dmrg: conserve={conserve!r} needs the charge {charge!r}, which {where} does "
                                      "not declare (LocalSpace(..., charges={...}))")
+        check_sector_charge(phys, local, q, "dmrg")
         try:
             w_charges = mpo_bond_charges(ws, q, modulus=modulus, what=f"the Hamiltonian ({phys})")
         except NonConservingError:
@@ -97,7 +100,7 @@ def _target(phys: str, sector: Any, unit: int, modulus: int, q: list[list[int]],
         if modulus:
             return 0
         lo, hi = sum(min(x) for x in q), sum(max(x) for x in q)
-        for t in sorted(range(lo, hi + 1), key=lambda t: (abs(t), -t)):
+        for t in sorted(range(lo, hi + 1), key=lambda t: (abs(2 * t - lo - hi), -t)):
             try:
                 sector_product_state(q, t)
                 return t

@@ -30,7 +30,7 @@ import numpy as np
 import tenferro as tf
 
 from ._errors import InvalidOptionError, SiteOutOfRangeError, Tensor4allTypeError
-from ._local_ops import CONSERVED_CHARGES, charge_label, declared_charges
+from ._local_ops import CONSERVED_CHARGES, charge_label, check_sector_charge, declared_charges
 from ._truncation import svd_truncated_sectors, thin_svd
 from .structured import U1, Leg, SymmetricTensor, Symmetry, Zn, einsum
 from .structured import linalg as slinalg
@@ -97,6 +97,7 @@ def grading(conserve: str, local: str | None, dims: Sequence[int], what: str) ->
         where = f"local space {local!r}" if local is not None else f"the default local spaces of dimensions {list(dims)}"
         raise InvalidOptionError(f"{what}: conserve={conserve!r} needs the charge {name!r}, which {where} does not "
                                  "declare")
+    check_sector_charge(conserve, local, q, what)
     label, unit = charge_label(name)
     return Grading(label, name, unit, U1() if modulus == 0 else Zn(modulus), tuple(tuple(x) for x in q))
 

@@ -6,6 +6,8 @@
 * :func:`xx` -- the XX chain, ``Jz = 0`` (free fermions by Jordan-Wigner:
   :func:`tensor4all.references.xx_magnetization` evolves its product states exactly).
 * :func:`tfim` -- ``H = -J sum_i Z Z - g sum_i X`` in Pauli matrices (bond dimension 3).
+* :func:`hubbard` -- the Fermi-Hubbard chain ``-t sum (c^dag_{i s} c_{i+1 s} + h.c.) +
+  U sum n_up n_dn - mu sum n`` on ITensor's ``"electron"`` sites (bond dimension 6).
 
 Couplings may be numbers, tenferro scalars or tidu tracers; with tracers the MPO is
 differentiable in them (``tidu.grad(lambda J: dmrg(heisenberg(L, J)).energy)``). A
@@ -21,7 +23,7 @@ from ._mpo import MPO
 from ._opsum import OpSum
 from ._util import check_alloc, check_coupling, check_positive_int, is_traced
 
-__all__ = ["heisenberg", "xxz", "xx", "tfim", "heisenberg_opsum", "tfim_opsum"]
+__all__ = ["heisenberg", "xxz", "xx", "tfim", "hubbard", "heisenberg_opsum", "tfim_opsum", "hubbard_opsum"]
 
 _SPINS = {"1/2": "spin-1/2", "1": "spin-1"}
 
@@ -138,3 +140,65 @@ def tfim(L: int, J: Any = 1.0, g: Any = 1.0, conserve: str | None = None) -> MPO
     ``dmrg`` runs in a parity sector by default)."""
     mark = "parity" if conserve == "parity" else None
     return MPO.from_opsum(tfim_opsum(L, J, g, conserve), L, "pauli", conserve=mark)
+
+
+#: the conserved charges :func:`hubbard` can mark (``MPO.from_opsum(..., conserve=...)``)
+_HUBBARD_CONSERVE = (None, "N", "Sz")
+#: a hopping term c^dag_{i s} c_{i+1 s} and its h.c. c^dag_{i+1 s} c_{i s}, per spin, with the
+#: Jordan-Wigner string written out: ((ops on site i), (op on site i + 1))
+_HOPS = {"up": ((("Cdagup", "F"), "Cup"), (("F", "Cup"), "Cdagup")),
+         "dn": ((("Cdagdn", "F"), "Cdn"), (("F", "Cdn"), "Cdagdn"))}
+
+
+def hubbard_opsum(L: int, t: Any = 1.0, U: Any = 4.0, mu: Any = 0.0) -> OpSum:
+    """The OpSum of :func:`hubbard`, with the Jordan-Wigner strings of the nearest-neighbour
+    hoppings written out: ``c^dag_{i s} c_{i+1 s} = (Cdag_s F)_i (C_s)_{i+1}`` and its
+    Hermitian conjugate ``c^dag_{i+1 s} c_{i s} = (F C_s)_i (Cdag_s)_{i+1}`` (same-site
+    factors multiply in written order)."""
+    L = _check_size(L, "hubbard")
+    if L < 2:
+        raise InvalidOptionError(f"hubbard: the chain needs at least 2 sites, got L = {L}")
+    t = check_coupling(t, "hubbard: t")
+    U = check_coupling(U, "hubbard: U")
+    mu = check_coupling(mu, "hubbard: mu")
+    os = OpSum()
+    if not _is_zero(t):
+        mt = -t
+        for i in range(L - 1):
+            for (left, right), (left_hc, right_hc) in _HOPS.values():
+                os += (mt, left[0], i, left[1], i, right, i + 1)
+                os += (mt, left_hc[0], i, left_hc[1], i, right_hc, i + 1)
+    if not _is_zero(U):
+        for i in range(L):
+            os += (U, "Nupdn", i)
+    if not _is_zero(mu):
+        mmu = -mu
+        for i in range(L):
+            os += (mmu, "Ntot", i)
+    if len(os) == 0:
+        os += (0.0, "Id", 0)
+    return os
+
+
+def hubbard(L: int, t: Any = 1.0, U: Any = 4.0, mu: Any = 0.0, conserve: str | None = None) -> MPO:
+    """The Fermi-Hubbard chain (open boundaries) on ``L >= 2`` ``"electron"`` sites:
+
+    ``H = -t sum_{i, s} (c^dag_{i s} c_{i+1 s} + h.c.) + U sum_i n_{i up} n_{i dn} - mu sum_i n_i``.
+
+    Conventions are ITensor's: the site basis is ``|0>, |up>, |dn>, |up dn>`` with
+    ``|up dn> = c^dag_up c^dag_dn |0>``, and the fermionic modes are ordered site by site, up
+    before down, ``(0 up, 0 dn, 1 up, 1 dn, ...)``, for the Jordan-Wigner strings (see
+    :func:`hubbard_opsum`). ``conserve`` (None, ``"N"`` or ``"Sz"``) checks and marks the
+    MPO as ``MPO.from_opsum`` does; ``dmrg``, ``tdvp`` and ``tebd`` run in sectors of ``N``
+    (``dmrg``'s default sector is half filling, ``N = L``). ``Sz`` is checked and marked, but
+    the sector engine needs the states of one charge next to each other in the basis, which
+    the electron's ``2Sz = (0, 1, -1, 0)`` are not: run those with ``conserve="N"`` or
+    densely. Couplings may be tidu tracers (differentiable MPO).
+
+    Issue 23 generalizes this to lattices and to OpSums with automatic Jordan-Wigner strings
+    (``os += (-t, "Cdagup", i, "Cup", j)`` for any ``i, j``) and to ``N`` and ``Sz`` conserved
+    together; the MPO built here is what those will build for the chain.
+    """
+    if conserve not in _HUBBARD_CONSERVE:
+        raise InvalidOptionError(f"hubbard: conserve must be None, 'N' or 'Sz', got {conserve!r}")
+    return MPO.from_opsum(hubbard_opsum(L, t, U, mu), L, "electron", conserve=conserve)

@@ -18,6 +18,9 @@
   ``U = expm(-i t h)`` (``h`` the ``L x L`` hopping matrix, ``J/2`` next to the diagonal),
   ``<n_i(t)> = sum_j |U_ij|^2 n_j(0)`` and ``<Sz_i(t)> = <n_i(t)> - 1/2`` (up = occupied).
   A field ``-h sum Sz`` commutes with the hopping and changes nothing here.
+* :func:`hubbard_free_densities` -- the same for the Hubbard chain at ``U = 0``
+  (:func:`tensor4all.models.hubbard`): each spin species hops freely with ``-t``, so
+  ``<n_{i s}(t)> = sum_j |U_ij|^2 n_{j s}(0)`` per species.
 """
 from __future__ import annotations
 
@@ -38,7 +41,7 @@ from . import models
 __all__ = [
     "Reference", "reference_energy", "tfim_ground_energy", "tfim_critical_closed_form",
     "exact_ground_energy", "sparse_hamiltonian", "HEISENBERG_REFERENCE", "ED_MAX_DIM",
-    "xx_magnetization", "xx_neel_magnetization",
+    "xx_magnetization", "xx_neel_magnetization", "hubbard_free_densities",
 ]
 
 #: Largest Hilbert-space dimension :func:`reference_energy` diagonalizes (2**14).
@@ -168,6 +171,26 @@ def reference_energy(model: str, L: int, *, J: float = 1.0, Jz: float | None = N
     return None
 
 
+def _free_densities(occupied: np.ndarray, times: "float | np.ndarray", hopping: float, what: str) -> np.ndarray:
+    """``<n_i(t)> = sum_j |U_ij(t)|^2 n_j(0)`` of free fermions on an open chain from the
+    occupations ``occupied`` (0/1 per site), ``U = expm(-i t h)`` with ``h`` the ``L x L``
+    matrix with ``hopping`` next to the diagonal; shape ``times.shape + (L,)``."""
+    ts = np.asarray(times, dtype=float)
+    if not np.all(np.isfinite(ts)):
+        raise InvalidOptionError(f"{what}: times must be finite, got {times!r}")
+    L = occupied.size
+    hop = np.zeros((L, L))
+    i = np.arange(L - 1)
+    hop[i, i + 1] = hop[i + 1, i] = hopping
+    e, v = np.linalg.eigh(hop)
+    flat = ts.reshape(-1)
+    out = np.empty((flat.size, L))
+    for k, t in enumerate(flat):
+        u = (v * np.exp(-1j * t * e)) @ v.T
+        out[k] = (np.abs(u) ** 2) @ occupied
+    return out.reshape(ts.shape + (L,))
+
+
 def xx_magnetization(states: "list[int] | np.ndarray", times: "float | np.ndarray", J: float = 1.0) -> np.ndarray:
     """Exact ``<Sz_i(t)>`` of the open spin-1/2 XX chain ``J sum (Sx Sx + Sy Sy)`` started in
     the product state ``states`` (basis indices: 0 up, 1 down), shape ``(len(times), L)``
@@ -178,21 +201,25 @@ def xx_magnetization(states: "list[int] | np.ndarray", times: "float | np.ndarra
     if s.ndim != 1 or s.size == 0 or not np.all((s == 0) | (s == 1)):
         raise InvalidOptionError(f"xx_magnetization: states must be basis indices 0 (up) or 1 (down), got {states!r}")
     J = check_real(J, "xx_magnetization: J")
-    ts = np.asarray(times, dtype=float)
-    if not np.all(np.isfinite(ts)):
-        raise InvalidOptionError(f"xx_magnetization: times must be finite, got {times!r}")
-    L = s.size
-    hop = np.zeros((L, L))
-    i = np.arange(L - 1)
-    hop[i, i + 1] = hop[i + 1, i] = 0.5 * J
-    e, v = np.linalg.eigh(hop)
-    n = (s == 0).astype(float)
-    flat = ts.reshape(-1)
-    out = np.empty((flat.size, L))
-    for k, t in enumerate(flat):
-        u = (v * np.exp(-1j * t * e)) @ v.T
-        out[k] = (np.abs(u) ** 2) @ n - 0.5
-    return out.reshape(ts.shape + (L,))
+    return _free_densities((s == 0).astype(float), times, 0.5 * J, "xx_magnetization") - 0.5
+
+
+def hubbard_free_densities(states: "list[int] | np.ndarray", times: "float | np.ndarray",
+                           t: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Exact ``(<Nup_i(t)>, <Ndn_i(t)>)`` of the open Hubbard chain at ``U = 0``
+    (:func:`tensor4all.models.hubbard`, any ``mu``) started in the product state ``states``
+    (``"electron"`` basis indices: 0 empty, 1 up, 2 down, 3 both), each of shape
+    ``(len(times), L)`` (``(L,)`` for a scalar time). Each spin species is free fermions with
+    hopping ``-t``: ``<n_{i s}(t)> = sum_j |U_ij(t)|^2 n_{j s}(0)``, ``U = expm(-i t h)`` of the
+    ``L x L`` hopping matrix (the chemical potential commutes with it)."""
+    s = np.asarray(states)
+    if s.ndim != 1 or s.size == 0 or not np.all((s >= 0) & (s <= 3)) or s.dtype.kind not in "iu":
+        raise InvalidOptionError(f"hubbard_free_densities: states must be basis indices 0 (empty), 1 (up), "
+                                 f"2 (down) or 3 (both), got {states!r}")
+    t = check_real(t, "hubbard_free_densities: t")
+    up = _free_densities(((s == 1) | (s == 3)).astype(float), times, -t, "hubbard_free_densities")
+    dn = _free_densities(((s == 2) | (s == 3)).astype(float), times, -t, "hubbard_free_densities")
+    return up, dn
 
 
 def xx_neel_magnetization(L: int, times: "float | np.ndarray", J: float = 1.0) -> np.ndarray:

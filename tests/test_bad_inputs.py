@@ -279,7 +279,7 @@ row("MPS.random-charge-not-multiple", lambda: t4a.MPS.random(4, charge=0.25), ()
     "not a multiple of 1/2")
 row("MPS.random-undeclared", lambda: t4a.MPS.random(4, conserve="Sz", local="pauli"), (), t4a.InvalidOptionError,
     "does not declare")
-row("MPS.random-conserve-name", lambda: t4a.MPS.random(4, conserve="N"), (), t4a.InvalidOptionError,
+row("MPS.random-conserve-name", lambda: t4a.MPS.random(4, conserve="Q"), (), t4a.InvalidOptionError,
     "conserve must be one of")
 row("MPS.product_state-conserve-vector", lambda: t4a.MPS.product_state([0, [1.0, 0.0]], conserve="Sz"), (),
     t4a.Tensor4allTypeError, "site 1 must be a basis index")
@@ -338,6 +338,13 @@ row("models.xxz-Jz-inf", models.xxz, (4,), t4a.NonFiniteError, "Jz must be finit
 row("models.tfim-g-nan", models.tfim, (4,), t4a.NonFiniteError, "g must be finite", g=NW_NAN)
 row("models.xx-h-nan", models.xx, (4,), t4a.NonFiniteError, "h must be finite", h=NW_NAN)
 row("models.tfim_opsum-J-str", models.tfim_opsum, (4,), t4a.Tensor4allTypeError, "J must be a number", J="1")
+row("models.hubbard-L1", models.hubbard, (1,), t4a.InvalidOptionError, "at least 2 sites")
+row("models.hubbard-conserve", models.hubbard, (4,), t4a.InvalidOptionError, "None, 'N' or 'Sz'", conserve="parity")
+row("models.hubbard-U-nan", models.hubbard, (4,), t4a.NonFiniteError, "U must be finite", U=NW_NAN)
+row("models.hubbard_opsum-t-str", models.hubbard_opsum, (4,), t4a.Tensor4allTypeError, "t must be a number", t="1")
+row("models.hubbard_opsum-L1", models.hubbard_opsum, (1,), t4a.InvalidOptionError, "at least 2 sites")
+row("dmrg-hubbard-conserve-Sz", lambda: t4a.dmrg(models.hubbard(4, conserve="Sz")), (), t4a.InvalidOptionError,
+    "conserve another charge ('N')")
 for kwargs, exc, fragment in ((dict(cutoff=NW_INF), t4a.InvalidOptionError, "cutoff"),
                               (dict(tol=NW_NAN), t4a.InvalidOptionError, "tol"),
                               (dict(tol=-1.0), t4a.InvalidOptionError, "tol"),
@@ -1019,6 +1026,8 @@ EVOLVE_CLI_ROWS = [
     ("state-length", ["--state", "product:uud"], "gives 3 sites, but --L is 6"),
     ("json-empty", ["--json", ""], "the file name is empty"),
     ("beyond-memory", ["--L", "100000", "--max-bond", "100000"], "of memory is available"),
+    ("hubbard-conserve-Sz", ["--model", "hubbard", "--conserve", "Sz"], "one charge, N"),
+    ("hubbard-letter", ["--model", "hubbard", "--state", "product:0u1d2u"], "is not a state of a --model hubbard"),
 ]
 
 

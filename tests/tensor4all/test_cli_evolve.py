@@ -25,6 +25,8 @@ from tensor4all import _cli_evolve as ev
 from tensor4all import models, references
 from tensor4all.cli import build_parser, main
 
+from .test_hubbard import basis_vector, exact_hubbard, site_op as electron_op
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
@@ -91,6 +93,22 @@ def test_xx_magnetization_rejects_bad_states():
         references.xx_magnetization([0, 1], [np.nan])
 
 
+@pytest.mark.parametrize("states,t", [([1, 2, 1, 2], 1.0), ([3, 3, 0, 1], 0.7), ([0, 3, 2, 1], -1.2)])
+def test_hubbard_free_densities_match_the_jordan_wigner_expm(states, t):
+    """U = 0, any mu: each spin hops freely; against expm of the explicit Fock-space Hamiltonian."""
+    L, times = len(states), [0.0, 0.3, 1.1]
+    H = exact_hubbard(L, t, 0.0, 0.4)
+    ops = [electron_op(t4a.local_space("electron").matrix(op), i, L) for op in ("Nup", "Ndn") for i in range(L)]
+    exact = ed_evolve(H, basis_vector(states), times, ops)
+    up, dn = references.hubbard_free_densities(states, times, t)
+    assert np.allclose(up, exact[:, :L], atol=1e-12) and np.allclose(dn, exact[:, L:], atol=1e-12)
+    assert references.hubbard_free_densities(states, 0.3, t)[0].shape == (L,)
+    with pytest.raises(t4a.InvalidOptionError, match="basis indices 0"):
+        references.hubbard_free_densities([0, 4], [0.0])
+    with pytest.raises(t4a.InvalidOptionError, match="finite"):
+        references.hubbard_free_densities([0, 1], [np.inf])
+
+
 def test_models_xx_is_heisenberg_with_jz_zero():
     psi = t4a.MPS.random(6, 2, bond_dim=4, seed=3)
     for conserve in (None, "Sz"):
@@ -106,8 +124,16 @@ def test_state_specs_and_letters():
     assert ev.letters_of("domain-wall", 5) == "uuddd" and ev.letters_of("domain-wall", 4) == "uudd"
     assert ev.letters_of("up", 3) == "uuu"
     assert ev.letters_of("ground", 3) is None
-    assert parse("--state", "product:0,1,1,0").state == "product:uddu"
-    assert parse("--state", "product:U+-d").state == "product:u+-d"
+    sub = build_parser().commands["evolve"]
+    for argv, stored, checked in ((["--state", "product:0,1,1,0"], "product:0110", "product:uddu"),
+                                  (["--state", "product:U+-d"], "product:U+-d", "product:u+-d"),
+                                  (["--model", "hubbard", "--state", "product:0,U,d,2"], "product:0Ud2",
+                                   "product:0ud2")):
+        a = parse("--L", "4", *argv)
+        assert a.state == stored   # the letters are read for the model by check
+        ev.check(sub, a)
+        assert a.state == checked
+    assert ev.letters_of("neel", 4) == "udud"   # the same letters for spins and electrons
     a = parse()
     assert (a.model, a.L, a.state, a.t, a.dt, a.method, a.max_bond, a.cutoff, a.every, a.conserve) == \
         ("xx", 16, "neel", 10.0, 0.05, "tdvp", 64, 1e-10, None, "auto")
@@ -127,6 +153,11 @@ def test_couplings_before_and_after_a_quench():
     a = parse("--model", "tfim", "--g", "0.5", "--state", "ground", "--quench-g", "1.5")
     assert ev.couplings(a, False) == {"J": 1.0, "g": 0.5} and ev.couplings(a, True) == {"J": 1.0, "g": 1.5}
     assert ev.couplings(parse(), True) == {"J": 1.0, "h": 0.0}
+    a = parse("--model", "hubbard", "--J", "0.5", "--state", "ground", "--quench-U", "8")
+    assert ev.couplings(a, False) == {"J": 0.5, "U": 4.0, "mu": 0.0}
+    assert ev.couplings(a, True) == {"J": 0.5, "U": 8.0, "mu": 0.0}
+    a = parse("--model", "hubbard", "--U", "0", "--mu", "0.3", "--state", "ground", "--quench-mu", "1")
+    assert ev.couplings(a, True) == {"J": 1.0, "U": 0.0, "mu": 1.0}
 
 
 def test_product_states_in_the_models_basis():
@@ -143,6 +174,13 @@ def test_product_states_in_the_models_basis():
     psi = ev.product_mps("tfim", "+-+", "parity")
     assert psi.symmetric and psi.sector == {"parity": 1.0}
     assert [float(np.asarray(psi.expect("Z", i, "pauli"))) for i in range(3)] == [1.0, -1.0, 1.0]
+    # hubbard: 0 empty, u, d, 2 both, in the electron basis; N conserved or dense
+    for conserve in ("N", None):
+        psi = ev.product_mps("hubbard", "0ud2", conserve)
+        assert psi.symmetric == (conserve == "N") and psi.phys_dims == [4] * 4
+        for op, want in (("Ntot", [0, 1, 1, 2]), ("Sz", [0, 0.5, -0.5, 0])):
+            assert [float(np.asarray(psi.expect(op, i, "electron"))) for i in range(4)] == want
+    assert ev.product_mps("hubbard", "0ud2", "N").sector == {"N": 4.0}
 
 
 def test_conserve_auto_follows_the_state():
@@ -157,6 +195,15 @@ def test_conserve_auto_follows_the_state():
     st = ev.build_states(parse("--model", "tfim", "--L", "4", "--state", "up"), never, never)
     assert st.conserve is None and "parity" in st.dense_reason
     assert ev.build_states(parse("--L", "4", "--conserve", "none"), never, never).conserve is None
+    st = ev.build_states(parse("--model", "hubbard", "--L", "4", "--state", "product:2u00"), never, never)
+    assert st.conserve == "N" and st.psi0.sector == {"N": 3.0} and st.H.local == "electron"
+    assert ev.build_states(parse("--model", "hubbard", "--L", "4", "--conserve", "none"), never, never).conserve is None
+    # a hubbard ground state: at half filling, without asking the dmrg command
+    st = ev.build_states(parse("--model", "hubbard", "--L", "4", "--state", "ground", "--max-bond", "16"), never, never)
+    assert st.conserve == "N" and st.psi0.sector == {"N": 4.0}
+    sel = [b for b in range(256) if sum((0, 1, 1, 2)[b // 4 ** (3 - i) % 4] for i in range(4)) == 4]
+    H = exact_hubbard(4, 1.0, 4.0, 0.0)
+    assert st.ground.energy == pytest.approx(np.linalg.eigvalsh(H[np.ix_(sel, sel)])[0], abs=1e-9)
 
 
 def test_exact_reference_applies_to_the_xx_chain_from_up_down_states():
@@ -166,6 +213,9 @@ def test_exact_reference_applies_to_the_xx_chain_from_up_down_states():
     assert not ev.exact_reference_applies(parse("--imaginary"))
     assert not ev.exact_reference_applies(parse("--L", "2", "--state", "product:u+"))
     assert not ev.exact_reference_applies(parse("--model", "tfim"))
+    assert ev.exact_reference_applies(parse("--model", "hubbard", "--U", "0", "--state", "product:2200"))
+    assert not ev.exact_reference_applies(parse("--model", "hubbard"))   # U = 4 by default
+    assert not ev.exact_reference_applies(parse("--model", "hubbard", "--U", "0", "--state", "ground"))
 
 
 # ---- help and bad arguments (in-process: argparse exits with 2) --------------------------------
@@ -182,6 +232,7 @@ def test_help_explains_every_option_with_its_default(capsys):
         for opt in action.option_strings:
             assert re.search(rf"(^|\s|\[){re.escape(opt)}\b", text), opt
     assert "(default: 16)" in text and "Default: xx" in text and "issue 23" in text
+    assert "hubbard" in text and "--J" in text and "(default: 4)" in text and "half filling" in text
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "evolve" in capsys.readouterr().out
@@ -192,7 +243,17 @@ BAD = [
     (["--dt", "-0.1"], ["--dt", "positive"]),
     (["--t", "-1"], ["--t", "non-negative"]),
     (["--t", "1", "--dt", "0.3"], ["--t", "is not a multiple of dt", "give a --t"]),
-    (["--model", "hubbard"], ["--model", "invalid choice", "'xx', 'heisenberg', 'xxz', 'tfim'"]),
+    (["--model", "potts"], ["--model", "invalid choice", "'xx', 'heisenberg', 'xxz', 'tfim', 'hubbard'"]),
+    (["--model", "hubbard", "--conserve", "Sz"], ["--conserve", "one charge, N", "issue 23", "--conserve N"]),
+    (["--model", "hubbard", "--conserve", "parity"], ["--conserve", "one charge, N"]),
+    (["--conserve", "N"], ["--conserve", "conserves Sz, not N"]),
+    (["--model", "hubbard", "--L", "4", "--state", "product:0u1d"], ["--state", "'1'", "0 (empty), u (up)"]),
+    (["--L", "4", "--state", "product:u2du"], ["--state", "'2'", "not a state of a --model xx site"]),
+    (["--U", "1"], ["--U", "not a parameter of --model xx", "belongs to hubbard"]),
+    (["--model", "hubbard", "--h", "1"], ["--h", "not a parameter of --model hubbard", "takes --J, --U, --mu"]),
+    (["--model", "hubbard", "--quench-U", "2"], ["--quench-U", "give --state ground"]),
+    (["--model", "hubbard", "--U", "nan"], ["--U", "finite"]),
+    (["--model", "hubbard", "--observe", "Sx"], ["--observe", "valid operators: Ntot, Sz, Nup, Ndn, Nupdn"]),
     (["--state", "foo"], ["--state", "invalid state", "valid states: neel, domain-wall, up, ground, product:"]),
     (["--state", "product:uxd"], ["--state", "invalid product state"]),
     (["--state", "product:"], ["--state", "invalid product state"]),
@@ -283,6 +344,92 @@ def test_xx_neel_matches_free_fermions(tmp_path, method, extra):
     assert max(r[-1] for r in rows) < 1e-6
     assert re.search(r"^exact\s+max \|<Sz_i> - exact\| = ", proc.stdout, flags=re.MULTILINE)
     assert proc.stderr == ""  # no terminal: no progress bar
+
+
+# TEBD order 4 is within 1.0e-7 of the exact <Sz_i>, <Ntot_i>; two-site TDVP has the time step
+# error of its integrator, larger than for the XX chain (1.5e-7 there): 3.8e-5, 4.6e-6, 4.0e-7
+# at dt = 0.1, 0.05, 0.025 (of order dt^3 while the bonds grow from the product state)
+HUBBARD_RUNS = [pytest.param("tdvp", [], 1e-5, id="tdvp-N"),
+                pytest.param("tebd", ["--order", "4"], 1e-6, id="tebd4-N"),
+                pytest.param("tebd", ["--order", "4", "--conserve", "none"], 1e-6, id="tebd4-dense")]
+
+
+@pytest.mark.parametrize("method,extra,bound", HUBBARD_RUNS)
+def test_hubbard_neel_at_U_zero_matches_free_fermions(tmp_path, method, extra, bound):
+    path = tmp_path / "run.json"
+    proc = run_cli("evolve", "--model", "hubbard", "--L", "6", "--U", "0", "--state", "neel", "--t", "1", "--dt",
+                   "0.05", "--method", method, *extra, "--cutoff", "1e-12", "--json", str(path))
+    assert proc.returncode == 0, proc.stderr
+    doc = strict_json(path)
+    p = doc["parameters"]
+    assert (p["model"], p["J"], p["U"], p["mu"], p["observe"]) == ("hubbard", 1.0, 0.0, 0.0, ["Ntot", "Sz"])
+    assert p["conserve"] == (None if "none" in extra else "N")
+    assert doc["final"]["sector"] == ({} if "none" in extra else {"N": 6.0})
+    times = np.array(doc["times"])
+    up, dn = references.hubbard_free_densities([1, 2] * 3, times, 1.0)
+    for op, exact in (("Ntot", up + dn), ("Sz", 0.5 * (up - dn))):
+        assert np.max(np.abs(np.array(doc["observables"][op]) - exact)) < bound
+        assert np.allclose(doc["reference"][op], exact, atol=1e-14)
+    assert doc["reference"]["source"].endswith("references.hubbard_free_densities")
+    assert max(doc["reference"]["error"]) < bound
+    assert abs(doc["reference"]["staggered"][-1] - np.mean(0.5 * (up - dn)[-1] * (-1.0) ** np.arange(6))) < 1e-14
+    assert np.max(np.abs(doc["observables"]["energy"])) < 1e-6   # <H> = 0 for the Neel state at U = 0
+    rows = _table_rows(proc.stdout)
+    assert len(rows) == 21 and max(r[-1] for r in rows) < bound
+    assert "exact: free fermions (Jordan-Wigner, each spin)" in proc.stdout
+    assert re.search(r"^exact\s+max \|<Sz/Ntot_i> - exact\| = ", proc.stdout, flags=re.MULTILINE)
+
+
+# TDVP from a product state has a projection error while the bonds grow, O(dt^2): ~5e-5 here
+@pytest.mark.parametrize("method,extra,bound", [("tebd", ["--order", "4"], 1e-6), ("tdvp", [], 2e-4)])
+def test_hubbard_at_U_4_matches_exact_diagonalization(tmp_path, method, extra, bound):
+    L, states, times = 4, [3, 1, 0, 2], np.linspace(0, 1, 5)
+    path = tmp_path / "run.json"
+    proc = run_cli("evolve", "--model", "hubbard", "--L", "4", "--U", "4", "--mu", "0.3", "--state", "product:2u0d",
+                   "--t", "1", "--dt", "0.05", "--every", "5", "--observe", "Ntot,Sz,Nupdn", "--method", method,
+                   *extra, "--cutoff", "1e-12", "--json", str(path), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    doc = strict_json(path)
+    assert doc["reference"] is None and np.allclose(doc["times"], times)
+    sp = t4a.local_space("electron")
+    names = ("Ntot", "Sz", "Nupdn")
+    H = exact_hubbard(L, 1.0, 4.0, 0.3)
+    exact = ed_evolve(H, basis_vector(states), times, [electron_op(sp.matrix(op), i, L) for op in names
+                                                       for i in range(L)])
+    for k, op in enumerate(names):
+        assert np.max(np.abs(np.array(doc["observables"][op]) - exact[:, k * L:(k + 1) * L])) < bound, op
+    e0 = np.real(np.vdot(basis_vector(states), H @ basis_vector(states)))
+    assert np.allclose(doc["observables"]["energy"], e0, atol=1e-8)
+    assert doc["final"]["sector"] == {"N": 4.0}
+
+
+def test_hubbard_quench_of_U_from_the_ground_state(tmp_path):
+    """Half-filled ground state at U = 2 (DMRG, N = 4) evolved with U = 6: the double occupancy
+    against expm of the Fock-space Hamiltonian from the exact ground state of the sector."""
+    L, times = 4, np.linspace(0, 1, 5)
+    n = np.array([sum((0, 1, 1, 2)[b // 4 ** (L - 1 - i) % 4] for i in range(L)) for b in range(4 ** L)])
+    sel = np.flatnonzero(n == L)
+    H0, H1 = exact_hubbard(L, 1.0, 2.0, 0.0), exact_hubbard(L, 1.0, 6.0, 0.0)
+    e, v = np.linalg.eigh(H0[np.ix_(sel, sel)])
+    psi0 = np.zeros(4 ** L)
+    psi0[sel] = v[:, 0]
+    path = tmp_path / "run.json"
+    proc = run_cli("evolve", "--model", "hubbard", "--L", "4", "--U", "2", "--state", "ground", "--quench-U", "6",
+                   "--t", "1", "--dt", "0.05", "--every", "5", "--observe", "Nupdn,Ntot", "--method", "tebd",
+                   "--order", "4", "--cutoff", "1e-12", "--json", str(path), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    doc = strict_json(path)
+    assert doc["parameters"]["quench"] == {"J": 1.0, "U": 6.0, "mu": 0.0} and doc["parameters"]["U"] == 2.0
+    assert doc["parameters"]["conserve"] == "N" and doc["parameters"]["sector"] == {"N": 4.0}
+    assert doc["ground_state"]["energy"] == pytest.approx(e[0], abs=1e-9)
+    sp = t4a.local_space("electron")
+    d = ed_evolve(H1, psi0, times, [electron_op(sp.matrix("Nupdn"), i, L) for i in range(L)])
+    assert np.ptp(d) > 0.05   # the quench moves the double occupancy
+    assert np.max(np.abs(np.array(doc["observables"]["Nupdn"]) - d)) < 1e-6
+    assert np.max(np.abs(np.array(doc["observables"]["Ntot"]) - 1.0)) < 1e-6   # half filling, particle-hole
+    assert np.allclose(doc["observables"]["energy"], np.vdot(psi0, H1 @ psi0), atol=1e-7)
+    assert "state ground: DMRG ground state of hubbard L=4 J=1 U=2 mu=0" in proc.stdout
+    assert "symmetry U(1) N, sector N = 4" in proc.stdout
 
 
 def test_tebd_order_2_has_its_trotter_error(tmp_path):

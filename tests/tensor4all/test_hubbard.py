@@ -1,0 +1,308 @@
+"""The Hubbard chain (issue 24, item 5) against answers built here, independently of the library:
+the Fock space of the ``2L`` fermionic modes with explicit Jordan-Wigner matrices, its exact
+diagonalization and ``scipy.linalg.expm``, the single-particle spectrum at ``U = 0``, and
+central finite differences for a gradient.
+
+Modes are ordered ``(0 up, 0 dn, 1 up, 1 dn, ...)`` (ITensor's order: site by site, up
+before down); mode ``m`` has ``c_m = Z x ... x Z x sigma^- x 1 x ... x 1`` (``m`` factors
+``Z = diag(1, -1) = (-1)^n`` before it) on the mode basis ``(|0>, |1>)``, and the Fock state
+``|n_0 n_1 ...>`` is ``(c^dag_0)^{n_0} (c^dag_1)^{n_1} ... |vac>``, with mode 0 the most
+significant bit.
+
+The MPO's basis (``to_dense``: ``np.kron`` order, site 0 most significant) has the digit
+``s_i`` in ``(|0>, |up>, |dn>, |up dn>)`` per site; ``s`` holds ``(n_up, n_dn) = (0, 0), (1, 0),
+(0, 1), (1, 1)``, whose two Fock bits ``2 n_up + n_dn`` are ``SITE_TO_FOCK[s] = (0, 2, 1, 3)``
+(up is the more significant mode of a site). So the MPO index ``sum_i s_i 4^(L-1-i)`` is the
+Fock index ``sum_i SITE_TO_FOCK[s_i] 4^(L-1-i)``, and ``H_mpo = H_fock[perm][:, perm]``.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+import tenferro as tf
+import tidu
+import tensor4all as t4a
+from tensor4all import MPO, MPS, OpSum, models, tdvp, tebd
+
+SITE_TO_FOCK = (0, 2, 1, 3)
+SIGMA_MINUS = np.array([[0.0, 1.0], [0.0, 0.0]])   # |1> -> |0>
+Z = np.diag([1.0, -1.0])
+
+
+# ---- the independent reference: Jordan-Wigner matrices on the Fock space ------------------------
+def annihilators(n_modes: int) -> list[np.ndarray]:
+    """``c_m`` for every mode, dense ``2^n x 2^n``."""
+    out = []
+    for m in range(n_modes):
+        mats = [Z] * m + [SIGMA_MINUS] + [np.eye(2)] * (n_modes - m - 1)
+        c = np.ones((1, 1))
+        for x in mats:
+            c = np.kron(c, x)
+        out.append(c)
+    return out
+
+
+def mode(i: int, spin: str) -> int:
+    return 2 * i + (0 if spin == "up" else 1)
+
+
+def fock_hubbard(L: int, t: float, U: float, mu: float) -> np.ndarray:
+    """``-t sum (c^dag_{i s} c_{i+1 s} + h.c.) + U sum n_up n_dn - mu sum n`` on the Fock space."""
+    c = annihilators(2 * L)
+    n = [x.T @ x for x in c]
+    H = np.zeros_like(c[0])
+    for i in range(L - 1):
+        for s in ("up", "dn"):
+            hop = c[mode(i, s)].T @ c[mode(i + 1, s)]
+            H -= t * (hop + hop.T)
+    for i in range(L):
+        H += U * n[mode(i, "up")] @ n[mode(i, "dn")] - mu * (n[mode(i, "up")] + n[mode(i, "dn")])
+    return H
+
+
+def mpo_order(L: int) -> np.ndarray:
+    """``perm[b]``: the Fock index of the MPO basis index ``b``."""
+    perm = np.zeros(4 ** L, dtype=int)
+    for b, digits in enumerate(itertools.product(range(4), repeat=L)):
+        perm[b] = sum(SITE_TO_FOCK[s] * 4 ** (L - 1 - i) for i, s in enumerate(digits))
+    return perm
+
+
+def exact_hubbard(L: int, t: float, U: float, mu: float) -> np.ndarray:
+    """The Hubbard Hamiltonian in the MPO's basis."""
+    perm = mpo_order(L)
+    return fock_hubbard(L, t, U, mu)[np.ix_(perm, perm)]
+
+
+def particle_number(L: int) -> np.ndarray:
+    """The diagonal of the total particle number in the MPO's basis."""
+    return np.array([sum((0, 1, 1, 2)[s] for s in digits) for digits in itertools.product(range(4), repeat=L)])
+
+
+def basis_vector(states: list[int]) -> np.ndarray:
+    v = np.zeros(4 ** len(states), dtype=complex)
+    v[sum(s * 4 ** (len(states) - 1 - i) for i, s in enumerate(states))] = 1.0
+    return v
+
+
+def site_op(m: np.ndarray, i: int, L: int) -> np.ndarray:
+    return np.kron(np.kron(np.eye(4 ** i), m), np.eye(4 ** (L - i - 1)))
+
+
+def hopping_levels(L: int, t: float) -> np.ndarray:
+    h = np.zeros((L, L))
+    k = np.arange(L - 1)
+    h[k, k + 1] = h[k + 1, k] = -t
+    return np.linalg.eigvalsh(h)
+
+
+def free_sector_energy(L: int, t: float, mu: float, N: int) -> float:
+    """The lowest energy of ``N`` free fermions (``U = 0``): the best split ``N = N_up + N_dn``,
+    each spin filling the lowest levels of the hopping matrix."""
+    e = np.concatenate([[0.0], np.cumsum(hopping_levels(L, t))])
+    return min(e[nu] + e[N - nu] for nu in range(max(0, N - L), min(N, L) + 1)) - mu * N
+
+
+# ---- the reference itself, and the local operators -----------------------------------------------
+def test_reference_modes_anticommute():
+    c = annihilators(4)
+    for a, b in itertools.product(range(4), repeat=2):
+        np.testing.assert_allclose(c[a] @ c[b].T + c[b].T @ c[a], np.eye(16) * (a == b), atol=0)
+        np.testing.assert_allclose(c[a] @ c[b] + c[b] @ c[a], 0, atol=0)
+
+
+def test_electron_operators_are_the_modes_of_one_site():
+    """On one site the Fock space is the site: ``Cup``, ``Cdn`` are ``c_up``, ``c_dn`` in-site
+    (``Cdn = Fup Adn`` carries the up mode's string), ``|up dn> = c^dag_up c^dag_dn |0>``."""
+    sp = t4a.local_space("electron")
+    c_up, c_dn = (x[np.ix_(SITE_TO_FOCK, SITE_TO_FOCK)] for x in annihilators(2))
+    m = sp.matrix
+    np.testing.assert_array_equal(m("Cup"), c_up)
+    np.testing.assert_array_equal(m("Cdn"), c_dn)
+    np.testing.assert_array_equal(m("Cdagup"), c_up.T)
+    np.testing.assert_array_equal(m("Cdagdn"), c_dn.T)
+    vac = np.array([1.0, 0, 0, 0])
+    np.testing.assert_array_equal(m("Cdagup") @ m("Cdagdn") @ vac, [0, 0, 0, 1])
+    np.testing.assert_array_equal(m("Nup"), c_up.T @ c_up)
+    np.testing.assert_array_equal(m("Ndn"), c_dn.T @ c_dn)
+    np.testing.assert_array_equal(m("Ntot"), m("Nup") + m("Ndn"))
+    np.testing.assert_array_equal(m("Nupdn"), m("Nup") @ m("Ndn"))
+    np.testing.assert_array_equal(m("F"), np.diag([1, -1, -1, 1]))
+    np.testing.assert_array_equal(m("F"), m("Fup") @ m("Fdn"))
+    np.testing.assert_array_equal(m("Fup"), np.eye(4) - 2 * m("Nup"))
+    np.testing.assert_array_equal(m("Fdn"), np.eye(4) - 2 * m("Ndn"))
+    np.testing.assert_array_equal(m("Cdn"), m("Fup") @ m("Adn"))
+    np.testing.assert_array_equal(m("Cdagdn"), m("Adagdn") @ m("Fup"))
+    np.testing.assert_array_equal(m("Cup"), m("Aup"))
+    np.testing.assert_array_equal(np.abs(m("Cdn")), m("Adn"))   # the bosonic ones carry no sign
+    np.testing.assert_array_equal(m("Sz"), 0.5 * (m("Nup") - m("Ndn")))
+    np.testing.assert_array_equal(m("S+"), c_up.T @ c_dn)
+    np.testing.assert_array_equal(m("S-"), m("S+").T)
+    assert sp.charges == {"N": (0, 1, 1, 2), "2Sz": (0, 1, -1, 0)}
+    assert t4a.local_space("electron").dim == 4
+
+
+def test_same_site_factors_multiply_in_written_order():
+    sp = t4a.local_space("electron")
+    for ops, first in ((("Cdagup", "F"), "Cup"), (("F", "Cdagup"), "Cup"), (("F", "Cdn"), "Cdagdn")):
+        os = OpSum()
+        os += (1.0, ops[0], 0, ops[1], 0, first, 1)
+        want = np.kron(sp.matrix(ops[0]) @ sp.matrix(ops[1]), sp.matrix(first))
+        np.testing.assert_allclose(np.asarray(MPO.from_opsum(os, 2, "electron").to_dense()), want, atol=1e-14)
+    assert not np.allclose(sp.matrix("Cdagup") @ sp.matrix("F"), sp.matrix("F") @ sp.matrix("Cdagup"))
+
+
+# ---- the Hamiltonian ----------------------------------------------------------------------------
+@pytest.mark.parametrize("L", [3, 4])
+@pytest.mark.parametrize("t,U,mu", [(1.0, 4.0, 0.0), (0.7, -2.5, 0.3), (1.3, 0.0, -1.1), (0.0, 1.5, 0.4)])
+def test_mpo_equals_the_jordan_wigner_hamiltonian(L, t, U, mu):
+    H = models.hubbard(L, t=t, U=U, mu=mu)
+    assert H.local == "electron"
+    if t != 0.0:
+        assert H.bond_dims == [6] * (L - 1)
+    np.testing.assert_allclose(np.asarray(H.to_dense()), exact_hubbard(L, t, U, mu), atol=1e-12)
+
+
+def test_conserve_marks_and_the_opsum_is_the_same():
+    os = models.hubbard_opsum(4, 0.9, 3.0, 0.2)
+    dense = np.asarray(models.hubbard(4, 0.9, 3.0, 0.2).to_dense())
+    for conserve in ("N", "Sz"):
+        H = models.hubbard(4, 0.9, 3.0, 0.2, conserve=conserve)
+        assert H.conserve == conserve
+        np.testing.assert_allclose(np.asarray(H.to_dense()), dense, atol=1e-14)
+    np.testing.assert_allclose(np.asarray(MPO.from_opsum(os, 4, "electron").to_dense()), dense, atol=1e-14)
+    assert len(os) == 3 * 2 * 2 + 4 + 4   # bonds x spins x (hop, h.c.), U, mu
+
+
+def test_sector_ground_energies_match_exact_diagonalization():
+    L, t, U, mu = 4, 1.0, 4.0, 0.3
+    H_ed, n = exact_hubbard(L, t, U, mu), particle_number(L)
+    H = models.hubbard(L, t=t, U=U, mu=mu, conserve="N")
+    for N in range(1, 2 * L):
+        sel = np.flatnonzero(n == N)
+        e0 = np.linalg.eigvalsh(H_ed[np.ix_(sel, sel)])[0]
+        res = t4a.dmrg(H, max_bond=32, sector=N, sweeps=8, seed=1)
+        assert res.sector == {"N": float(N)}
+        assert abs(res.energy - e0) < 1e-8, (N, res.energy, e0)
+    # the default sector is half filling; auto finds N for the dense MPO too
+    res = t4a.dmrg(models.hubbard(L, t=t, U=U, mu=mu), conserve="auto", max_bond=32, seed=1)
+    sel = np.flatnonzero(n == L)
+    assert res.sector == {"N": float(L)}
+    assert abs(res.energy - np.linalg.eigvalsh(H_ed[np.ix_(sel, sel)])[0]) < 1e-8
+    # dense: the global ground state
+    res = t4a.dmrg(models.hubbard(L, t=t, U=U, mu=mu), max_bond=32, seed=1)
+    assert abs(res.energy - np.linalg.eigvalsh(H_ed)[0]) < 1e-8
+
+
+def test_free_fermions_at_U_zero():
+    """``U = 0``: each spin fills the lowest levels of the hopping matrix (the exact Fock
+    Hamiltonian agrees at L = 4; DMRG at L = 8, beyond it)."""
+    H_ed, n = exact_hubbard(4, 0.8, 0.0, 0.2), particle_number(4)
+    for N in range(9):
+        sel = np.flatnonzero(n == N)
+        assert abs(np.linalg.eigvalsh(H_ed[np.ix_(sel, sel)])[0] - free_sector_energy(4, 0.8, 0.2, N)) < 1e-12
+    L = 8
+    H = models.hubbard(L, t=1.0, U=0.0, conserve="N")
+    for N in (8, 5):
+        res = t4a.dmrg(H, max_bond=192, cutoff=1e-12, sector=N, sweeps=10, seed=0)
+        assert abs(res.energy - free_sector_energy(L, 1.0, 0.0, N)) < 1e-8, (N, res.energy)
+
+
+# ---- time evolution ------------------------------------------------------------------------------
+STATES = [1, 3, 0, 2]     # up, up-dn, empty, dn
+
+
+# two-site TDVP from a product state has a projection error while the bonds grow (the
+# tangent space misses part of H|psi>), O(dt^2) here: 7e-5 at dt = 0.05, 2e-5 at 0.025 (from
+# the Neel state udud it is exact to 1e-15); TEBD order 4 is at 1e-9
+BOUNDS = {"tdvp": 2e-4, "tebd": 1e-7}
+
+
+@pytest.mark.parametrize("method", ["tdvp", "tebd"])
+@pytest.mark.parametrize("conserve", [None, "N"])
+def test_evolution_matches_the_exact_propagator(method, conserve):
+    L, t_final, dt, bound = 4, 0.4, 0.05, BOUNDS[method]
+    H = models.hubbard(L, t=1.0, U=3.0, mu=0.2, conserve=conserve)
+    psi = MPS.product_state(STATES, 4, conserve=conserve, local="electron")
+    kwargs = {"order": 4} if method == "tebd" else {}
+    evolve = {"tdvp": tdvp, "tebd": tebd}[method]
+    res = evolve(H, psi, t_final, dt, max_bond=64, cutoff=1e-14, observables={"Ntot": "Ntot", "Sz": "Sz"},
+                 every=4, **kwargs)
+    sp = t4a.local_space("electron")
+    U = scipy.linalg.expm(-1j * dt * 4 * exact_hubbard(L, 1.0, 3.0, 0.2))
+    v = basis_vector(STATES)
+    for k, time in enumerate(res.times):
+        if k:
+            v = U @ v
+        for op in ("Ntot", "Sz"):
+            exact = [np.real(np.vdot(v, site_op(sp.matrix(op), i, L) @ v)) for i in range(L)]
+            np.testing.assert_allclose(res.observables[op][k], exact, atol=bound, err_msg=f"{op} at t={time}")
+    final = res.state.dense() if conserve else res.state
+    overlap = np.vdot(v, np.asarray(final.to_dense()).reshape(-1))
+    assert abs(abs(overlap) - 1.0) < bound
+    if conserve:
+        assert res.state.sector == {"N": 4.0}
+
+
+def test_gradient_of_a_density_in_U_through_tebd():
+    L, psi = 4, MPS.product_state(STATES, 4, local="electron")
+
+    def n2(U):
+        res = tebd(models.hubbard(L, t=1.0, U=U, mu=0.1), psi, 0.6, 0.1, order=2, max_bond=32,
+                   observables={"Ntot": "Ntot"}, every=6)
+        return res.observables["Ntot"][-1][2]
+
+    g = float(tidu.grad(n2)(tf.asarray(2.0)))
+    eps = 1e-5
+    fd = (float(n2(tf.asarray(2.0 + eps))) - float(n2(tf.asarray(2.0 - eps)))) / (2 * eps)
+    assert abs(g - fd) < 1e-6 and abs(g) > 1e-3, (g, fd)
+
+
+def test_gradients_of_the_ground_energy_in_the_couplings():
+    """Traced couplings: ``dE0/dmu = -N`` in a sector (Hellmann-Feynman), ``dE0/dt`` against
+    central differences of the exact sector energy."""
+    L, N = 4, 3
+    H_ed, n = exact_hubbard, particle_number(L)
+    sel = np.flatnonzero(n == N)
+
+    def exact(t):
+        return np.linalg.eigvalsh(H_ed(L, t, 3.0, 0.2)[np.ix_(sel, sel)])[0]
+
+    def energy_mu(mu):
+        return t4a.dmrg(models.hubbard(L, t=0.8, U=3.0, mu=mu, conserve="N"), max_bond=32, sector=N, seed=1).energy
+
+    def energy_t(t):
+        return t4a.dmrg(models.hubbard(L, t=t, U=3.0, mu=0.2, conserve="N"), max_bond=32, sector=N, seed=1).energy
+
+    assert abs(float(tidu.grad(energy_mu)(tf.asarray(0.2))) + N) < 1e-7
+    fd = (exact(0.8 + 1e-5) - exact(0.8 - 1e-5)) / 2e-5
+    assert abs(float(tidu.grad(energy_t)(tf.asarray(0.8))) - fd) < 1e-6
+
+
+# ---- bad inputs ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("call,exc,fragment", [
+    (lambda: models.hubbard(1), t4a.InvalidOptionError, "at least 2 sites"),
+    (lambda: models.hubbard(0), t4a.Tensor4allError, "L"),
+    (lambda: models.hubbard(4, conserve="parity"), t4a.InvalidOptionError, "None, 'N' or 'Sz'"),
+    (lambda: models.hubbard(4, U=float("nan")), t4a.NonFiniteError, "hubbard: U"),
+    (lambda: models.hubbard_opsum(4, t="1"), t4a.Tensor4allTypeError, "hubbard: t"),
+    (lambda: t4a.dmrg(models.hubbard(4, conserve="Sz")), t4a.InvalidOptionError, "conserve another charge ('N')"),
+    (lambda: MPS.product_state([0, 1, 2, 3], 4, conserve="Sz", local="electron"), t4a.InvalidOptionError,
+     "not next to each other"),
+])
+def test_bad_inputs(call, exc, fragment):
+    with pytest.raises(exc) as info:
+        call()
+    assert fragment in str(info.value)
+
+
+def test_the_electron_space_in_products_and_sectors():
+    psi = MPS.product_state([1, 2, 0, 3], 4, conserve="N", local="electron")
+    assert psi.sector == {"N": 4.0} and psi.conserve == "N"
+    psi = MPS.random(4, 4, 8, conserve="N", local="electron")
+    assert psi.sector == {"N": 4.0}   # half filling by default
+    assert MPS.random(4, 4, 8, charge=3, local="electron").sector == {"N": 3.0}
