@@ -1,14 +1,17 @@
-"""Small helpers the command-line programs share (``cli``, ``_cli_evolve``): the package
-version, JSON-safe values and atomic text files."""
+"""Small helpers the command-line programs share (``cli``, ``_cli_evolve``, ``_cli_scan``): the
+package version, JSON-safe values, atomic text files, argument types for numbers, and the
+writing of the ``--save``/``--json``/``--plot`` outputs after a run."""
 from __future__ import annotations
 
+import argparse
 import math
 import os
+import sys
 import tempfile
 from importlib import metadata
-from typing import Any
+from typing import Any, Callable, Sequence
 
-__all__ = ["_version", "_json_safe", "_write_atomic"]
+__all__ = ["_version", "_json_safe", "_write_atomic", "real_arg", "integer_arg", "write_outputs"]
 
 
 def _version() -> str:
@@ -45,3 +48,55 @@ def _write_atomic(path: str, text: str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def real_arg(low: float, *, strict: bool) -> Callable[[str], float]:
+    """An argparse type: a finite number ``> low`` (``strict``) or ``>= low``."""
+    what = f"{'a positive' if strict else 'a non-negative'} finite number" if low == 0 else \
+        f"a finite number {'>' if strict else '>='} {low:g}"
+
+    def parse(text: str) -> float:
+        try:
+            x = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
+        if not (math.isfinite(x) and (x > low if strict else x >= low)):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        return x
+
+    return parse
+
+
+def integer_arg(low: int, what: str) -> Callable[[str], int]:
+    """An argparse type: an integer ``>= low``; ``what`` names it in the message."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid integer {text!r}; {what}") from None
+        if n < low:
+            raise argparse.ArgumentTypeError(f"invalid value {text!r}; {what}")
+        return n
+
+    return parse
+
+
+def write_outputs(args: Any, writers: Sequence[tuple[str, Callable[[str], Any]]], say: Callable[[str], None],
+                  prog: str) -> int:
+    """Run ``writer(path)`` for each option of ``writers`` the user gave (``args.<option>``):
+    a failed write is one line on stderr and exit status 1, the others are still written;
+    the written ones are reported through ``say``. Returns the exit status."""
+    written, status = [], 0
+    for opt, writer in writers:
+        path = getattr(args, opt)
+        if path is None:
+            continue
+        try:
+            writer(path)
+            written.append(f"{opt} {'(standard output)' if path == '-' else path}")
+        except OSError as e:
+            print(f"{prog}: error: --{opt} {path}: {e}", file=sys.stderr)
+            status = 1
+    if written:
+        say("wrote       " + ", ".join(written))
+    return status

@@ -42,7 +42,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from ._cli_common import _json_safe, _version, _write_atomic
+from ._cli_common import _json_safe, _version, _write_atomic, integer_arg, real_arg, write_outputs
 from ._cli_models import (ALL_MODEL_OPTIONS, DEFAULT_OBSERVE, DEFAULTS, LETTERS, MODEL_OPTIONS, MODELS, OPERATORS,
                           ROTATED, charge_of, couplings, exact_profile, exact_reference_applies, hamiltonian,
                           letters_of, local_of, mpo_bond, product_letters, product_mps, state_conserves)
@@ -82,24 +82,8 @@ examples:
 
 
 # ---- argument types ------------------------------------------------------------------------
-def _positive_float(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
-    if not (math.isfinite(x) and x > 0):
-        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
-    return x
-
-
-def _positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid integer {text!r}; a positive integer") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}; a positive integer")
-    return n
+_positive_float = real_arg(0.0, strict=True)
+_positive_int = integer_arg(1, "a positive integer")
 
 
 _STATE_HINT = ("valid states: neel, domain-wall, up, ground, product:SPEC (SPEC: one letter per site, u or 0 "
@@ -269,14 +253,7 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser, *,
     return p
 
 
-def _nonnegative_time(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
-    if not (math.isfinite(x) and x >= 0):
-        raise argparse.ArgumentTypeError(f"must be a non-negative finite number, got {text!r}")
-    return x
+_nonnegative_time = real_arg(0.0, strict=False)
 
 
 # ---- checks beyond single arguments ------------------------------------------------------------
@@ -617,23 +594,11 @@ class EvolveRun:
             self.close_bar()
         t_evolve = time.perf_counter() - t1
         self.summary(res, t_evolve)
-        written, status = [], 0
-        for opt, writer in (("save", lambda path: res.state.save(path)),
-                            ("json", lambda path: self.write_json(path, p, st, res, started, t0, t_setup, t_evolve)),
-                            ("plot", lambda path: write_evolve_plot(path, res, self.observe, self.rows, a.L,
-                                                                    self.title(st)))):
-            path = getattr(a, opt)
-            if path is None:
-                continue
-            try:
-                writer(path)
-                written.append(f"{opt} {'(standard output)' if path == '-' else path}")
-            except OSError as e:
-                print(f"{PROG}: error: --{opt} {path}: {e}", file=sys.stderr)
-                status = 1
-        if written:
-            self.print("wrote       " + ", ".join(written))
-        return status
+        return write_outputs(a, (("save", lambda path: res.state.save(path)),
+                                 ("json", lambda path: self.write_json(path, p, st, res, started, t0, t_setup,
+                                                                       t_evolve)),
+                                 ("plot", lambda path: write_evolve_plot(path, res, self.observe, self.rows, a.L,
+                                                                         self.title(st)))), self.print, PROG)
 
     def title(self, st: States) -> str:
         a = self.args

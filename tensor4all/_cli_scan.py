@@ -24,6 +24,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tqdm import tqdm
 
+from ._cli_common import integer_arg
 from ._errors import ScanClusterError, Tensor4allError
 from ._scan_table import check_out
 from ._scan_task import MODEL_PARAMETERS, ScanTask
@@ -146,24 +147,8 @@ def add_parser(commands: Any, dmrg: argparse.ArgumentParser, *, validate: Callab
     return p
 
 
-def _positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}; the number of workers is a positive integer")
-    return n
-
-
-def _nonnegative_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = -1
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}; retries is a non-negative integer")
-    return n
+_positive_int = integer_arg(1, "the number of workers is a positive integer")
+_nonnegative_int = integer_arg(0, "retries is a non-negative integer")
 
 
 def _installed(module: str) -> bool:

@@ -35,7 +35,7 @@ import numpy as np
 from tqdm import tqdm
 
 from . import _cli_evolve, _cli_scan, models, references
-from ._cli_common import _json_safe, _version, _write_atomic
+from ._cli_common import _json_safe, _version, _write_atomic, write_outputs
 from ._dmrg import dmrg
 from ._errors import Tensor4allError
 from ._mps import MPS
@@ -558,24 +558,11 @@ class _DMRGRun:
                                               h=p.get("h", 0.0), spin=p.get("spin", "1/2"))
         t_analysis = time.perf_counter() - t2
         self.summary(res, energy, ref, bonds, entropy, t_dmrg)
-        written = []
-        status = 0
-        for opt, writer in (("save", lambda path: res.state.save(path)),
-                            ("json", lambda path: self.write_json(path, p, res, energy, ref, bonds, entropy,
-                                                                   started, t0, t_setup, t_dmrg, t_analysis)),
-                            ("plot", lambda path: write_plot(path, res, ref, bonds, entropy, self.model_text(p)))):
-            path = getattr(a, opt)
-            if path is None:
-                continue
-            try:
-                writer(path)
-                written.append(f"{opt} {'(standard output)' if path == '-' else path}")
-            except OSError as e:
-                print(f"{PROG}: error: --{opt} {path}: {e}", file=sys.stderr)
-                status = 1
-        if written:
-            self.print("wrote       " + ", ".join(written))
-        return status
+        return write_outputs(a, (("save", lambda path: res.state.save(path)),
+                                 ("json", lambda path: self.write_json(path, p, res, energy, ref, bonds, entropy,
+                                                                       started, t0, t_setup, t_dmrg, t_analysis)),
+                                 ("plot", lambda path: write_plot(path, res, ref, bonds, entropy,
+                                                                  self.model_text(p)))), self.print, PROG)
 
     def summary(self, res: Any, energy: float, ref: Any, bonds: list[int], entropy: list[float],
                 t_dmrg: float) -> None:
