@@ -64,6 +64,7 @@ def real_arg(low: float, *, strict: bool) -> Callable[[str], float]:
             raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
         return x
 
+    parse.__name__ = "number"
     return parse
 
 
@@ -78,6 +79,7 @@ def integer_arg(low: int, what: str) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"invalid value {text!r}; {what}")
         return n
 
+    parse.__name__ = "integer"
     return parse
 
 

@@ -35,7 +35,7 @@ import numpy as np
 from tqdm import tqdm
 
 from . import _cli_evolve, _cli_scan, models, references
-from ._cli_common import _json_safe, _version, _write_atomic, write_outputs
+from ._cli_common import _json_safe, _version, _write_atomic, integer_arg, write_outputs
 from ._dmrg import dmrg
 from ._errors import Tensor4allError
 from ._mps import MPS
@@ -95,18 +95,7 @@ def _threads(text: str) -> int | None:
     return _int_at_least(0, "the thread count is 'auto' or a non-negative integer")(text)
 
 
-def _int_at_least(low: int, what: str) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"invalid integer {text!r}; {what}") from None
-        if n < low:
-            raise argparse.ArgumentTypeError(f"invalid value {text!r}; {what}")
-        return n
-
-    parse.__name__ = "integer"
-    return parse
+_int_at_least = integer_arg
 
 
 def _bond_schedule(text: str) -> list[int]:
