@@ -29,7 +29,7 @@ import os
 import sys
 import tempfile
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from tqdm import tqdm
