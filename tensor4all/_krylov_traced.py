@@ -119,23 +119,29 @@ def _expm_apply_jvp(primals, tangents, *, make, tau, tol, max_iter, hermitian, t
     t_out = None if type(dx) is Zero else expm_apply_p.bind(dx, *inputs, **params)
     moving = [k for k, t in enumerate(dinputs) if type(t) is not Zero]
     if moving:
-        if transpose:
-            raise tidu.NonDifferentiableError("expm_krylov_apply: the transposed exponential is differentiated only "
-                                              "in its vector (a third-order derivative of a TDVP step)")
         radius = _run(value_of(x), tuple(value_of(t) for t in inputs), make, tau, tol, max_iter, hermitian,
                       False).radius
         nodes, weights = _nodes(tau, radius)
         for s, w in zip(nodes, weights):
             b = expm_apply_p.bind(x, *inputs, **{**params, "tau": s * tau})
-            db = None   # dH b: H with one tensor replaced by its tangent, summed (H is multilinear)
+            db = None   # dH b (dH^T b when transposed): H with one tensor replaced by its tangent, summed
             for k in moving:
                 ins = list(inputs)
                 ins[k] = dinputs[k]
-                term = make(*ins).matvec(b)
+                term = _product(make(*ins), b, transpose)
                 db = term if db is None else db + term
             c = expm_apply_p.bind(db * (w * tau), *inputs, **{**params, "tau": (1.0 - s) * tau})
             t_out = c if t_out is None else t_out + c
     return out, (Zero.like(out) if t_out is None else t_out)
+
+
+def _product(op: Any, b: Any, transpose: bool) -> Any:
+    """``op b``, or ``op^T b`` (the transpose of the product in the vector, by its VJP)."""
+    if not transpose:
+        return op.matvec(b)
+    _, pull = tidu.vjp(op.matvec, tf.zeros_like(b))
+    (out,) = pull(b)
+    return out
 
 
 @expm_apply_p.def_transpose

@@ -223,3 +223,20 @@ def test_symmetry_breaking_derivative_at_a_symmetric_point(two_site):
     g = float(tidu.grad(f)(tf.asarray(0.0)))
     fd = central_difference(lambda x: f(tf.asarray(x)), 0.0)
     assert abs(fd) > 0.1 and abs(g - fd) < 1e-6
+
+
+@pytest.mark.parametrize("evolve", ["tdvp", "tebd"])
+def test_second_order_in_the_coupling(evolve):
+    """Second derivatives through a few steps (finite differences of the JVP and VJP maps, and
+    the dot-product test, by check_grads): for TDVP through the exponential primitive's rules,
+    the transposed exponential included."""
+    L = 4
+    psi = t4a.MPS.random(L, bond_dim=2, seed=3, dtype=tf.complex128)
+
+    def f(J):
+        H = models.heisenberg(L, J=J, Jz=0.7)
+        r = (t4a.tdvp(H, psi, 0.2, 0.1, max_bond=8, krylov_tol=1e-12) if evolve == "tdvp"
+             else t4a.tebd(H, psi, 0.2, 0.1, max_bond=8))
+        return tf.real(r.state.expect("Sz", 1))
+
+    check_grads(f, (tf.asarray(0.9),), order=2, eps=1e-4, atol=1e-5, rtol=1e-5)
