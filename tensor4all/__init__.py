@@ -4,9 +4,14 @@
   :func:`overlap`; an MPS is a tidu pytree, so ``tidu.grad`` works over it.
 * :class:`OpSum` and :class:`MPO` -- operator sums compiled to MPOs by a finite-state
   automaton and compressed (``MPO.from_opsum``); :func:`expectation`.
-* :mod:`tensor4all.models` -- Heisenberg/XXZ and transverse-field Ising chains.
+* :mod:`tensor4all.models` -- Heisenberg/XXZ/XX, transverse-field Ising and J1-J2 models on
+  any lattice of :mod:`tensor4all.lattices` (chain, ladder, square, triangular, honeycomb);
+  the Hubbard chain. Fermionic local spaces (``"fermion"``, ``"electron"``, ``"tj"``) get
+  their Jordan-Wigner strings in ``MPO.from_opsum`` automatically.
 * :func:`dmrg` -- two-site and one-site (subspace expansion) DMRG; its energy is
   differentiable in the couplings (Hellmann-Feynman).
+* :func:`tdvp`, :func:`tebd`, :func:`apply` -- time evolution (real and imaginary, dense and
+  symmetric, differentiable) and MPO application; MPS sums and scaling.
 * :func:`scan` and :class:`ScanTask` -- parameter scans on Dask (the ``distributed`` extra),
   one row per point in one Parquet file that a rerun resumes from.
 
@@ -30,6 +35,7 @@ from ._mps import MPS, add, overlap
 from ._opsum import OpSum, Term
 from ._mpo import MPO, expectation
 from ._apply import apply
+from . import lattices
 from . import models
 from ._dmrg import BondUpdate, DMRGResult, SweepRecord, dmrg
 from .scan import ScanTask, scan  # the name tensor4all.scan is the function (the module: sys.modules)
@@ -38,7 +44,7 @@ from ._tdvp import tdvp
 from ._evolution import EvolutionRecord, EvolutionResult
 
 __all__ = [
-    "MPS", "overlap", "add", "apply", "OpSum", "Term", "MPO", "expectation", "models",
+    "MPS", "overlap", "add", "apply", "OpSum", "Term", "MPO", "expectation", "models", "lattices",
     "dmrg", "DMRGResult", "SweepRecord", "BondUpdate", "scan", "ScanTask", "tebd", "tdvp", "EvolutionResult", "EvolutionRecord",
     "LocalSpace", "local_space", "LOCAL_SPACES",
     "Tensor4allError", "UnknownOperatorError", "UnknownLocalSpaceError", "SiteOutOfRangeError",

@@ -1,7 +1,9 @@
 """Compile an :class:`~tensor4all.OpSum` into MPO tensors by a finite-state automaton.
 
 Each term ``c * A(i1) B(i2) ... Z(ik)`` (sites sorted; factors on one site multiplied
-in written order; ``Id`` factors dropped) is a path through automaton states:
+in written order; ``Id`` factors dropped) is a path through automaton states. Terms with
+fermionic operators first get their sign and ``F`` strings (:mod:`tensor4all._jordan_wigner`:
+site order, then ``F`` factors on the sites the strings cross); others are unchanged.
 
 * ``ready`` (nothing applied yet) --A at i1--> prefix state ``(A@i1)`` --Id on the
   sites in between--> ... --Z at ik--> ``done`` (everything applied).
@@ -31,6 +33,7 @@ import numpy as np
 import tenferro as tf
 
 from ._errors import EmptyOpSumError
+from ._jordan_wigner import jordan_wigner
 from ._local_ops import LocalSpace
 from ._opsum import OpSum
 from ._util import is_traced
@@ -116,9 +119,9 @@ def compile_opsum(os: OpSum, L: int, space: LocalSpace) -> tuple[list[Any], bool
             last[s] = max(last[s], hi)
         return s
 
-    for term in os:
-        facs = _factors(term.ops, table)
-        phase = 1
+    for coef, sign, ops in jordan_wigner(os, space):
+        facs = _factors(ops, table)
+        phase = sign
         for _, k in facs:
             phase = phase * table.phases[k]
         sites = [s for s, _ in facs]
@@ -146,7 +149,7 @@ def compile_opsum(os: OpSum, L: int, space: LocalSpace) -> tuple[list[Any], bool
             trans[(sites[t], st, nxt, facs[t][1])] = 1.0
             nxt = st
         site, k = facs[p]
-        c = term.coef
+        c = coef
         if is_traced(c):
             sid = id(c)
             symbols[sid] = c

@@ -26,6 +26,7 @@ import scipy.linalg
 import tenferro as tf
 
 from ._errors import DimensionMismatchError, InvalidOptionError, NonFiniteError, Tensor4allTypeError
+from ._jordan_wigner import jordan_wigner_term
 from ._local_ops import LocalSpace
 from ._opsum import OpSum
 from ._util import first_nonfinite, is_traced
@@ -101,7 +102,10 @@ def bonds_from_opsum(os: OpSum, space: LocalSpace, L: int, what: str) -> BondHam
     long: dict[tuple[int, int], _Accumulator] = {}
     for term in os:
         local: dict[int, np.ndarray] = {}
-        for name, site in term.ops:
+        sign, factors = jordan_wigner_term(term.ops, space)   # fermionic terms: site order, F strings
+        if sign < 0:
+            term = term._replace(coef=-term.coef)
+        for name, site in factors:
             m = space.matrix(name)   # UnknownOperatorError names the space's operators
             if name != "Id":
                 local[site] = local[site] @ m if site in local else m
@@ -109,8 +113,10 @@ def bonds_from_opsum(os: OpSum, space: LocalSpace, L: int, what: str) -> BondHam
             local = {term.ops[0][1]: eye}
         sites = sorted(local)
         if len(sites) > 2:
-            raise InvalidOptionError(f"{what}: the term {_term_text(term)} acts on {len(sites)} sites {sites}; TEBD "
-                                     "takes one- and two-site terms only (use tdvp for longer-range products)")
+            raise InvalidOptionError(f"{what}: the term {_term_text(term)} acts on {len(sites)} sites {sites} (with "
+                                     "its Jordan-Wigner string, for fermions); TEBD takes one- and two-site terms "
+                                     "only (use tdvp for longer-range products and fermion hopping beyond nearest "
+                                     "neighbours)")
         if len(sites) == 2:
             i, j = sites
             k = np.kron(local[i], local[j])

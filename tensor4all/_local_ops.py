@@ -19,6 +19,25 @@ does not conserve it, the same model in the rotated basis ``-J XX - g Z``
 (``tfim(conserve="parity")``) does. ``"electron"`` declares the particle number ``"N"`` (0, 1,
 1, 2) and ``"2Sz"`` (0, 1, -1, 0); a sector engine run conserves one of them (both at once
 come with issue 23).
+
+Fermions: a space lists its fermionic (odd) operators in ``fermionic`` and names the string
+operator ``string`` (``"F"``, the local parity ``(-1)^n``). ``MPO.from_opsum`` then reads a
+term's fermionic operators as Jordan-Wigner fermions ``c_j = (prod_{k<j} F_k) C_j`` and writes
+the signs and ``F`` strings itself (:mod:`tensor4all._jordan_wigner`), so ``os += (-t,
+"Cdagup", i, "Cup", j)`` is the hopping ``-t c^dag_{i up} c_{j up}`` for any ``i, j``. As in
+ITensor, only the ``C*`` operators are fermionic; ``A*`` (``"electron"``'s hard-core
+ladders), ``N*``, ``S*``, ``F*`` are bosonic (even). The built-in fermionic spaces:
+``"fermion"`` (spinless, ``|0>, |1>``), ``"electron"`` and ``"tj"`` (``|0>, |up>, |dn>``, no
+double occupancy; the electron's operators restricted to those three states). A new site type
+declares them the same way::
+
+    ops = {"Id": (1, np.eye(2)), "C": (1, c), "Cdag": (1, c.T), "N": (1, c.T @ c),
+           "F": (1, np.diag([1.0, -1.0]))}
+    LOCAL_SPACES["my-fermion"] = LocalSpace("my-fermion", 2, ops, charges={"N": (0, 1)},
+                                            fermionic={"C", "Cdag"}, string="F")
+
+Each fermionic operator must change the particle number by an odd amount and anticommute
+with ``F``; the space's author vouches for that (it is not checked).
 """
 from __future__ import annotations
 
@@ -41,7 +60,8 @@ __all__ = ["LocalSpace", "local_space", "LOCAL_SPACES", "default_local_space", "
 @dataclass(frozen=True)
 class LocalSpace:
     """A named site type: its dimension, its operators ``name -> (phase, real matrix)`` and
-    its diagonal conserved charges ``name -> (one integer per basis state)``.
+    its diagonal conserved charges ``name -> (one integer per basis state)``, the names of its
+    fermionic operators and the name of its Jordan-Wigner string operator (``"F"``).
 
     A user-made space declares its charges as ``LocalSpace("spin-3/2", 4, ops,
     charges={"2Sz": (3, 1, -1, -3)})``; ``dmrg`` finds the space of an MPO by its name in
@@ -52,6 +72,8 @@ class LocalSpace:
     dim: int
     ops: dict[str, tuple[complex, np.ndarray]] = field(repr=False)
     charges: dict[str, tuple[int, ...]] = field(default_factory=dict, repr=False)
+    fermionic: frozenset[str] = field(default_factory=frozenset, repr=False)
+    string: str = field(default="F", repr=False)
 
     def __post_init__(self) -> None:
         """Checks a user-made space: a name, a positive dimension, ``name -> (phase, real
@@ -96,6 +118,23 @@ class LocalSpace:
                                              f"integers (one per basis state), got {q!r}")
             charges[name] = tuple(int(v) for v in values)
         object.__setattr__(self, "charges", charges)
+        if isinstance(self.fermionic, (str, bytes)) or not hasattr(self.fermionic, "__iter__"):
+            raise Tensor4allTypeError(f"LocalSpace {self.name!r}: fermionic must be a set of operator names, "
+                                      f"got {self.fermionic!r}")
+        fermionic = frozenset(self.fermionic)
+        unknown = sorted(repr(op) for op in fermionic if not isinstance(op, str) or op not in self.ops)
+        if unknown:
+            raise UnknownOperatorError(f"LocalSpace {self.name!r}: fermionic operators {', '.join(unknown)} are not "
+                                       f"among its operators: {', '.join(sorted(self.ops))}")
+        object.__setattr__(self, "fermionic", fermionic)
+        if not isinstance(self.string, str):
+            raise Tensor4allTypeError(f"LocalSpace {self.name!r}: string must be an operator name, got {self.string!r}")
+        if fermionic and self.string not in self.ops:
+            raise UnknownOperatorError(f"LocalSpace {self.name!r}: the string operator {self.string!r} of its "
+                                       f"fermionic operators is not among its operators: {', '.join(sorted(self.ops))}")
+        if self.string in fermionic:
+            raise InvalidOptionError(f"LocalSpace {self.name!r}: the string operator {self.string!r} is bosonic "
+                                     f"(the parity), it cannot be fermionic")
 
     def operator_names(self) -> list[str]:
         return sorted(self.ops)
@@ -178,14 +217,45 @@ def _electron() -> LocalSpace:
         "Nupdn": (1, nup @ ndn), "NupNdn": (1, nup @ ndn),   # NupNdn: ITensor's name
         "Sz": (1, 0.5 * (nup - ndn)),
         "S+": (1, aup.T @ adn), "S-": (1, adn.T @ aup),
-    }, charges={"N": (0, 1, 1, 2), "2Sz": (0, 1, -1, 0)})
+    }, charges={"N": (0, 1, 1, 2), "2Sz": (0, 1, -1, 0)}, fermionic={"Cup", "Cdagup", "Cdn", "Cdagdn"})
 
 
-LOCAL_SPACES: dict[str, LocalSpace] = {s.name: s for s in (_spin_half(), _pauli(), _spin_one(), _electron())}
+def _fermion() -> LocalSpace:
+    """ITensor's ``"Fermion"`` site: spinless, basis ``|0>, |1>``; ``C``, ``Cdag`` fermionic."""
+    c = np.array([[0.0, 1.0], [0.0, 0.0]])     # |1> -> |0>
+    return LocalSpace("fermion", 2, {
+        "Id": (1, np.eye(2)), "C": (1, c), "Cdag": (1, c.T.copy()),
+        "N": (1, np.diag([0.0, 1.0])), "F": (1, np.diag([1.0, -1.0])),
+    }, charges={"N": (0, 1)}, fermionic={"C", "Cdag"})
+
+
+def _tj() -> LocalSpace:
+    """ITensor's ``"tJ"`` site: basis ``|0>, |up>, |dn>`` (no double occupancy); the
+    ``"electron"`` operators restricted to these states (``Cdn = Fup Adn`` there is ``|0><dn|``
+    with sign +1), ``F = (-1)^n``."""
+    cup, cdn = np.zeros((3, 3)), np.zeros((3, 3))
+    cup[0, 1] = 1.0                            # |up> -> |0>
+    cdn[0, 2] = 1.0                            # |dn> -> |0>
+    nup, ndn = np.diag([0.0, 1.0, 0.0]), np.diag([0.0, 0.0, 1.0])
+    sp = np.zeros((3, 3))
+    sp[1, 2] = 1.0                             # |dn> -> |up>
+    return LocalSpace("tj", 3, {
+        "Id": (1, np.eye(3)),
+        "Cup": (1, cup), "Cdagup": (1, cup.T.copy()), "Cdn": (1, cdn), "Cdagdn": (1, cdn.T.copy()),
+        "Nup": (1, nup), "Ndn": (1, ndn), "Ntot": (1, nup + ndn), "Sz": (1, 0.5 * (nup - ndn)),
+        "S+": (1, sp), "S-": (1, sp.T.copy()),
+        "F": (1, np.diag([1.0, -1.0, -1.0])), "Fup": (1, np.diag([1.0, -1.0, 1.0])),
+        "Fdn": (1, np.diag([1.0, 1.0, -1.0])),
+    }, charges={"N": (0, 1, 1), "2Sz": (0, 1, -1)}, fermionic={"Cup", "Cdagup", "Cdn", "Cdagdn"})
+
+
+LOCAL_SPACES: dict[str, LocalSpace] = {s.name: s for s in (_spin_half(), _pauli(), _spin_one(), _electron(),
+                                                           _fermion(), _tj())}
 
 
 def local_space(name: str | LocalSpace) -> LocalSpace:
-    """The local space called ``name`` (``"spin-1/2"``, ``"pauli"``, ``"spin-1"``, ``"electron"``)."""
+    """The local space called ``name`` (``"spin-1/2"``, ``"pauli"``, ``"spin-1"``, ``"electron"``,
+    ``"fermion"``, ``"tj"``)."""
     if isinstance(name, LocalSpace):
         return name
     try:

@@ -36,6 +36,7 @@ from ._errors import (
 )
 from ._local_ops import CONSERVED_CHARGES, conserve_candidates, default_local_space, local_space
 from ._mps_arithmetic import compressed, scaled, summed
+from ._jordan_wigner import has_fermions, jordan_wigner_term
 from ._mps_files import (DIM_NAMES, SITE_KEY, SYMMETRY_KEY, atomic_write, check_file_kind, check_target, file_format,
                          file_path, resolve_link, sector_entries, site_key, special_kind, symmetric_from_entries)
 from ._symmetric_sites import (
@@ -511,13 +512,35 @@ class MPS(SiteChain):
         (default by dimension: 2 -> spin-1/2, 3 -> spin-1) or a matrix. The result is
         real for Hermitian operators. A state of norm 0 raises :class:`ZeroNormError`."""
         site = self._check_site(site, "expect: site")
+        space = self._fermionic_space(local, site)
+        if space is not None and isinstance(op, str) and op in space.fermionic:
+            raise InvalidOptionError(f"expect: {op!r} is a fermionic operator of {space.name!r} (odd under the fermion "
+                                     "parity), so its expectation value alone is not physical; measure fermionic "
+                                     "operators in pairs, e.g. correlation('Cdag', 'C', i, j) (strings included)")
         m = self._op_matrix(op, site, local)
         return self._ratio({site: m}, _is_hermitian(m), "expect")
 
     def correlation(self, op_a: Any, op_b: Any, i: int, j: int, local: Any = None) -> Any:
-        """``<psi|A_i B_j|psi> / <psi|psi>`` (for ``i == j`` the product ``A B`` at site ``i``)."""
+        """``<psi|A_i B_j|psi> / <psi|psi>`` (for ``i == j`` the product ``A B`` at site ``i``).
+        Fermionic operators of the local space (``"Cdag"``, ``"C"`` of ``"fermion"``, ``"Cdagup"``
+        ... of ``"electron"``) get their Jordan-Wigner strings: ``correlation("Cdag", "C", i, j,
+        local="fermion")`` is the one-particle density matrix ``<c_i^dagger c_j>``."""
         i = self._check_site(i, "correlation: site i")
         j = self._check_site(j, "correlation: site j")
+        space = self._fermionic_space(local, i)
+        if space is not None and isinstance(op_a, str) and isinstance(op_b, str) and \
+                has_fermions([(op_a, i), (op_b, j)], space):
+            # fermionic operators: the Jordan-Wigner form in site order, as MPO.from_opsum compiles it
+            try:
+                sign, factors = jordan_wigner_term([(op_a, i), (op_b, j)], space)
+            except Tensor4allError as e:
+                raise InvalidOptionError(f"correlation: {e}") from None
+            ops: dict[int, np.ndarray] = {}
+            for name, site in factors:
+                m = self._op_matrix(name, site, local)
+                ops[site] = ops[site] @ m if site in ops else m
+            value = self._ratio(ops, False, "correlation")
+            return value if sign > 0 else -value
         a = self._op_matrix(op_a, i, local)
         b = self._op_matrix(op_b, j, local)
         ops = {i: a @ b} if i == j else {i: a, j: b}
@@ -581,6 +604,11 @@ class MPS(SiteChain):
         if not isinstance(site, (int, np.integer)) or isinstance(site, (bool, np.bool_)) or not 0 <= site < self.L:
             raise SiteOutOfRangeError(f"{what} {site!r} is outside 0..{self.L - 1}")
         return int(site)
+
+    def _fermionic_space(self, local: Any, site: int) -> Any:
+        """The local space of the operator names, when it declares fermionic operators (else None)."""
+        space = default_local_space(self.phys_dims[site]) if local is None else local_space(local)
+        return space if space.fermionic else None
 
     def _op_matrix(self, op: Any, site: int, local: Any) -> np.ndarray:
         d = self.phys_dims[site]

@@ -11,7 +11,10 @@ tracers (so an MPO built from an OpSum is differentiable in its couplings); NaN 
 infinity raise :class:`NonFiniteError` naming the term, booleans :class:`OpSumTermError`.
 A term is checked whole before it is added, so a bad term leaves the OpSum as it was.
 Operator names are checked against a local space when the OpSum is compiled
-(``MPO.from_opsum``), sites against the chain length there too.
+(``MPO.from_opsum``), sites against the chain length there too. Fermionic operators of that
+space (``"Cdag"``, ``"Cup"``, ...) are fermions: the compiler adds the sign and the ``F``
+strings (:mod:`tensor4all._jordan_wigner`), so ``os += (-t, "Cdag", j, "C", i)`` is
+``-t c^dag_j c_i`` for any ``i, j``.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Built-in lattice models as MPOs (open chains).
+"""Built-in lattice models as MPOs (open chains, or any :mod:`tensor4all.lattices` lattice).
 
 * :func:`heisenberg` -- ``H = sum_i J (Sx Sx + Sy Sy) + Jz Sz Sz - h sum_i Sz``
   (written as ``J/2 (S+ S- + S- S+)`` so the MPO is real; bond dimension 5).
@@ -6,8 +6,16 @@
 * :func:`xx` -- the XX chain, ``Jz = 0`` (free fermions by Jordan-Wigner:
   :func:`tensor4all.references.xx_magnetization` evolves its product states exactly).
 * :func:`tfim` -- ``H = -J sum_i Z Z - g sum_i X`` in Pauli matrices (bond dimension 3).
+* :func:`j1j2` -- the spin-1/2 J1-J2 Heisenberg model: ``J1`` on nearest, ``J2`` on
+  next-nearest bonds (``(i, i + 2)`` on a chain).
 * :func:`hubbard` -- the Fermi-Hubbard chain ``-t sum (c^dag_{i s} c_{i+1 s} + h.c.) +
   U sum n_up n_dn - mu sum n`` on ITensor's ``"electron"`` sites (bond dimension 6).
+
+:func:`heisenberg`, :func:`xxz`, :func:`xx`, :func:`tfim` and :func:`j1j2` take an ``int``
+``L`` (the open chain; bonds ``(i, i + 1)``) or a :class:`~tensor4all.lattices.Lattice`, whose
+``nearest`` (and, for ``j1j2``, ``next_nearest``) bonds carry the couplings, one term per bond,
+in the lattice's site numbering (column-major for 2D lattices: long-range bonds, which
+``MPO.from_opsum`` compiles as any other term).
 
 Couplings may be numbers, tenferro scalars or tidu tracers; with tracers the MPO is
 differentiable in them (``tidu.grad(lambda J: dmrg(heisenberg(L, J)).energy)``). A
@@ -22,8 +30,10 @@ from ._errors import InvalidOptionError
 from ._mpo import MPO
 from ._opsum import OpSum
 from ._util import check_alloc, check_coupling, check_positive_int, is_traced
+from .lattices import Lattice
 
-__all__ = ["heisenberg", "xxz", "xx", "tfim", "hubbard", "heisenberg_opsum", "tfim_opsum", "hubbard_opsum"]
+__all__ = ["heisenberg", "xxz", "xx", "tfim", "j1j2", "hubbard", "heisenberg_opsum", "tfim_opsum", "j1j2_opsum",
+           "hubbard_opsum"]
 
 _SPINS = {"1/2": "spin-1/2", "1": "spin-1"}
 
@@ -46,6 +56,40 @@ def _check_size(L: int, what: str) -> int:
     return L
 
 
+def _sites_and_bonds(L: Any, what: str, next_nearest: bool = False) -> tuple[int, tuple, tuple]:
+    """``(number of sites, nearest bonds, next-nearest bonds)`` of an ``int`` chain or a lattice."""
+    if isinstance(L, Lattice):
+        n = _check_size(L.sites, what)
+        return n, L.nearest, L.next_nearest
+    n = _check_size(L, what)
+    near = tuple((i, i + 1) for i in range(n - 1))
+    return n, near, (tuple((i, i + 2) for i in range(n - 2)) if next_nearest else ())
+
+
+def _site_count(L: Any) -> int:
+    """The number of sites of a checked ``int`` chain or lattice (after its OpSum was built)."""
+    return L.sites if isinstance(L, Lattice) else L
+
+
+def _add_heisenberg_bonds(os: OpSum, bonds: Any, J: Any, Jz: Any) -> None:
+    """``J (SxSx + SySy) + Jz SzSz`` on every bond, the XY part as ``J/2 (S+S- + S-S+)``."""
+    if not _is_zero(J):
+        half = 0.5 * J
+        for i, j in bonds:
+            os += (half, "S+", i, "S-", j)
+            os += (half, "S-", i, "S+", j)
+    if not _is_zero(Jz):
+        for i, j in bonds:
+            os += (Jz, "Sz", i, "Sz", j)
+
+
+def _add_field(os: OpSum, n: int, h: Any, op: str) -> None:
+    if not _is_zero(h):
+        mh = -h
+        for i in range(n):
+            os += (mh, op, i)
+
+
 def _is_zero(c: Any) -> bool:
     if is_traced(c):
         return False
@@ -55,68 +99,58 @@ def _is_zero(c: Any) -> bool:
         return False
 
 
-def heisenberg_opsum(L: int, J: Any = 1.0, Jz: Any = None, h: Any = 0.0) -> OpSum:
-    """The OpSum of :func:`heisenberg`."""
-    L = _check_size(L, "heisenberg")
+def heisenberg_opsum(L: int | Lattice, J: Any = 1.0, Jz: Any = None, h: Any = 0.0) -> OpSum:
+    """The OpSum of :func:`heisenberg` (``L``: an ``int`` chain or a lattice)."""
+    n, bonds, _ = _sites_and_bonds(L, "heisenberg")
     J = check_coupling(J, "heisenberg: J")
     Jz = J if Jz is None else check_coupling(Jz, "heisenberg: Jz")
     h = check_coupling(h, "heisenberg: h")
     os = OpSum()
-    if not _is_zero(J):
-        half = 0.5 * J
-        for i in range(L - 1):
-            os += (half, "S+", i, "S-", i + 1)
-            os += (half, "S-", i, "S+", i + 1)
-    if not _is_zero(Jz):
-        for i in range(L - 1):
-            os += (Jz, "Sz", i, "Sz", i + 1)
-    if not _is_zero(h):
-        mh = -h
-        for i in range(L):
-            os += (mh, "Sz", i)
-    if len(os) == 0:  # all couplings zero: the zero operator
+    _add_heisenberg_bonds(os, bonds, J, Jz)
+    _add_field(os, n, h, "Sz")
+    if len(os) == 0:  # all couplings zero (or no bonds): the zero operator
         os += (0.0, "Id", 0)
     return os
 
 
-def heisenberg(L: int, J: Any = 1.0, Jz: Any = None, h: Any = 0.0, spin: str = "1/2",
+def heisenberg(L: int | Lattice, J: Any = 1.0, Jz: Any = None, h: Any = 0.0, spin: str = "1/2",
                conserve: str | None = None) -> MPO:
-    """Heisenberg/XXZ chain ``sum J (SxSx + SySy) + Jz SzSz - h sum Sz`` (``Jz`` defaults to ``J``);
+    """Heisenberg/XXZ model ``sum_<ij> J (SxSx + SySy) + Jz SzSz - h sum Sz`` (``Jz`` defaults to
+    ``J``) on the open chain of ``L`` sites or on the ``nearest`` bonds of a lattice;
     ``spin`` is ``"1/2"`` or ``"1"``. ``conserve="Sz"`` marks the MPO as conserving ``Sz``
     (``MPO.from_opsum``): ``dmrg`` then runs in a sector by default."""
     _check_spin(spin)
     if conserve not in (None, "Sz"):
         raise InvalidOptionError(f"heisenberg: conserve must be None or 'Sz', got {conserve!r}")
-    return MPO.from_opsum(heisenberg_opsum(L, J, Jz, h), L, _SPINS[spin], conserve=conserve)
+    os = heisenberg_opsum(L, J, Jz, h)
+    return MPO.from_opsum(os, _site_count(L), _SPINS[spin], conserve=conserve)
 
 
-def xxz(L: int, J: Any = 1.0, Jz: Any = 1.0, h: Any = 0.0, spin: str = "1/2", conserve: str | None = None) -> MPO:
-    """The XXZ chain: :func:`heisenberg` with anisotropy ``Jz``."""
+def xxz(L: int | Lattice, J: Any = 1.0, Jz: Any = 1.0, h: Any = 0.0, spin: str = "1/2",
+        conserve: str | None = None) -> MPO:
+    """The XXZ model (chain or lattice): :func:`heisenberg` with anisotropy ``Jz``."""
     return heisenberg(L, J=J, Jz=Jz, h=h, spin=spin, conserve=conserve)
 
 
-def xx(L: int, J: Any = 1.0, h: Any = 0.0, conserve: str | None = None) -> MPO:
-    """The spin-1/2 XX chain ``sum J (SxSx + SySy) - h sum Sz``: :func:`heisenberg` with
+def xx(L: int | Lattice, J: Any = 1.0, h: Any = 0.0, conserve: str | None = None) -> MPO:
+    """The spin-1/2 XX model (chain or lattice) ``sum J (SxSx + SySy) - h sum Sz``: :func:`heisenberg` with
     ``Jz = 0``, free fermions with hopping ``J/2`` (``conserve="Sz"`` as there)."""
     return heisenberg(L, J=J, Jz=0.0, h=h, conserve=conserve)
 
 
-def tfim_opsum(L: int, J: Any = 1.0, g: Any = 1.0, conserve: str | None = None) -> OpSum:
+def tfim_opsum(L: int | Lattice, J: Any = 1.0, g: Any = 1.0, conserve: str | None = None) -> OpSum:
     """The OpSum of :func:`tfim` (``conserve="parity"``: in the basis where the parity is
-    diagonal, ``-J sum X X - g sum Z``)."""
-    L = _check_size(L, "tfim")
+    diagonal, ``-J sum X X - g sum Z``; ``L``: an ``int`` chain or a lattice)."""
+    n, bonds, _ = _sites_and_bonds(L, "tfim")
     J = check_coupling(J, "tfim: J")
     g = check_coupling(g, "tfim: g")
     bond, field = _tfim_basis(conserve)
     os = OpSum()
     if not _is_zero(J):
         mj = -J
-        for i in range(L - 1):
-            os += (mj, bond, i, bond, i + 1)
-    if not _is_zero(g):
-        mg = -g
-        for i in range(L):
-            os += (mg, field, i)
+        for i, j in bonds:
+            os += (mj, bond, i, bond, j)
+    _add_field(os, n, g, field)
     if len(os) == 0:
         os += (0.0, "Id", 0)
     return os
@@ -130,8 +164,9 @@ def _tfim_basis(conserve: Any) -> tuple[str, str]:
     raise InvalidOptionError(f"tfim: conserve must be None or 'parity', got {conserve!r}")
 
 
-def tfim(L: int, J: Any = 1.0, g: Any = 1.0, conserve: str | None = None) -> MPO:
-    """Transverse-field Ising chain ``-J sum Z_i Z_{i+1} - g sum X_i`` (Pauli matrices).
+def tfim(L: int | Lattice, J: Any = 1.0, g: Any = 1.0, conserve: str | None = None) -> MPO:
+    """Transverse-field Ising model ``-J sum_<ij> Z_i Z_j - g sum X_i`` (Pauli matrices) on the
+    open chain of ``L`` sites (``<ij> = (i, i + 1)``) or on the ``nearest`` bonds of a lattice.
 
     ``conserve="parity"`` writes the same model in the rotated basis, ``-J sum X_i X_{i+1}
     - g sum Z_i`` (TeNPy's ``TFIChain``): the same spectrum, with the parity ``prod_i Z_i``
@@ -139,7 +174,34 @@ def tfim(L: int, J: Any = 1.0, g: Any = 1.0, conserve: str | None = None) -> MPO
     so that ``dmrg`` can target an even or odd sector (the MPO is marked ``conserve="parity"``:
     ``dmrg`` runs in a parity sector by default)."""
     mark = "parity" if conserve == "parity" else None
-    return MPO.from_opsum(tfim_opsum(L, J, g, conserve), L, "pauli", conserve=mark)
+    os = tfim_opsum(L, J, g, conserve)
+    return MPO.from_opsum(os, _site_count(L), "pauli", conserve=mark)
+
+
+def j1j2_opsum(L: int | Lattice, J1: Any = 1.0, J2: Any = 0.5, h: Any = 0.0) -> OpSum:
+    """The OpSum of :func:`j1j2`."""
+    n, near, nnear = _sites_and_bonds(L, "j1j2", next_nearest=True)
+    J1 = check_coupling(J1, "j1j2: J1")
+    J2 = check_coupling(J2, "j1j2: J2")
+    h = check_coupling(h, "j1j2: h")
+    os = OpSum()
+    _add_heisenberg_bonds(os, near, J1, J1)
+    _add_heisenberg_bonds(os, nnear, J2, J2)
+    _add_field(os, n, h, "Sz")
+    if len(os) == 0:
+        os += (0.0, "Id", 0)
+    return os
+
+
+def j1j2(L: int | Lattice, J1: Any = 1.0, J2: Any = 0.5, h: Any = 0.0, conserve: str | None = None) -> MPO:
+    """The spin-1/2 J1-J2 Heisenberg model ``J1 sum_<ij> S_i.S_j + J2 sum_<<ij>> S_i.S_j - h sum Sz``:
+    ``<ij>`` the ``nearest`` and ``<<ij>>`` the ``next_nearest`` bonds of a lattice, or on the open
+    chain of ``L`` sites ``(i, i + 1)`` and ``(i, i + 2)``. ``conserve="Sz"`` as in :func:`heisenberg`;
+    couplings may be tidu tracers (differentiable MPO)."""
+    if conserve not in (None, "Sz"):
+        raise InvalidOptionError(f"j1j2: conserve must be None or 'Sz', got {conserve!r}")
+    os = j1j2_opsum(L, J1, J2, h)
+    return MPO.from_opsum(os, _site_count(L), "spin-1/2", conserve=conserve)
 
 
 #: the conserved charges :func:`hubbard` can mark (``MPO.from_opsum(..., conserve=...)``)

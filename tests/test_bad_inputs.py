@@ -331,6 +331,10 @@ row("LocalSpace.operator_names-dim0", lambda: t4a.LocalSpace("q", 0, {}).operato
     t4a.BondDimensionError, "dim")
 row("LocalSpace.matrix-shape", lambda: t4a.LocalSpace("q", 2, {"A": (1, np.eye(3))}).matrix("A"), (),
     t4a.DimensionMismatchError, "must be a real 2x2 matrix")
+row("LocalSpace-fermionic-unknown", lambda: t4a.LocalSpace("q", 2, {"A": (1, np.eye(2))}, fermionic={"C"}), (),
+    t4a.UnknownOperatorError, "fermionic operators 'C'")
+row("MPO.from_opsum-odd-fermions", lambda: t4a.MPO.from_opsum(t4a.OpSum([(1.0, "Cdag", 0, "C", 1, "C", 2)]), 3,
+                                                              "fermion"), (), t4a.OpSumTermError, "odd number")
 row("models.heisenberg-J-nan", models.heisenberg, (4,), t4a.NonFiniteError, "J must be finite", J=NW_NAN)
 row("models.heisenberg_opsum-J-str", models.heisenberg_opsum, (4,), t4a.Tensor4allTypeError, "J must be a number",
     J="a")
@@ -360,6 +364,44 @@ for kwargs, exc, fragment in ((dict(cutoff=NW_INF), t4a.InvalidOptionError, "cut
     row("dmrg-" + ",".join(f"{k}={v!r}" for k, v in kwargs.items()), t4a.dmrg, (NW_H,), exc, fragment,
         max_bond=4, **kwargs)
 row("dmrg-zero-start", t4a.dmrg, (models.heisenberg(3), NW_ZERO), t4a.ZeroNormError, "psi0 has norm 0", max_bond=4)
+
+# ---- issue 23: lattices (tensor4all.lattices) and the spin models on them -------
+LAT = t4a.lattices
+row("lattices.chain-L0", LAT.chain, (0,), t4a.BondDimensionError, "chain: L must be a positive integer")
+row("lattices.chain-periodic-str", LAT.chain, (4,), t4a.Tensor4allTypeError, "periodic must be True or False",
+    periodic="yes")
+row("lattices.ladder-legs0", LAT.ladder, (4,), t4a.BondDimensionError, "ladder: legs must be a positive integer",
+    legs=0)
+row("lattices.square-Lx-float", LAT.square, (2.5, 2), t4a.BondDimensionError, "square: Lx must be a positive integer")
+row("lattices.square-xperiodic-None", LAT.square, (3, 2), t4a.Tensor4allTypeError, "xperiodic must be True or False",
+    xperiodic=None)
+row("lattices.triangular-Ly0", LAT.triangular, (3, 0), t4a.BondDimensionError, "triangular: Ly must be a positive")
+row("lattices.honeycomb-odd-cylinder", LAT.honeycomb, (3, 3), t4a.InvalidOptionError, "needs an even Ly",
+    yperiodic=True)
+row("lattices.Lattice-bond-outside", LAT.Lattice, ("p", [[0, 0], [1, 0]], [(0, 2)]), t4a.InvalidOptionError,
+    "outside 0..1")
+row("lattices.Lattice-self-bond", LAT.Lattice, ("p", [[0, 0], [1, 0]], [(1, 1)]), t4a.InvalidOptionError,
+    "joins a site to itself")
+row("lattices.Lattice-bond-not-pair", LAT.Lattice, ("p", [[0, 0], [1, 0]], [(0, 1.0)]), t4a.Tensor4allTypeError,
+    "is not a pair of ints")
+row("lattices.Lattice-bonds-not-iterable", LAT.Lattice, ("p", [[0, 0], [1, 0]], 3), t4a.Tensor4allTypeError,
+    "iterable of (i, j) pairs")
+row("lattices.Lattice-coords-shape", LAT.Lattice, ("p", [0, 1], []), t4a.InvalidOptionError, "N x 2 array")
+row("lattices.Lattice-coords-str", LAT.Lattice, ("p", "ab", []), t4a.Tensor4allTypeError, "coords must be")
+row("lattices.Lattice-coords-nan", LAT.Lattice, ("p", [[0, np.nan]], []), t4a.InvalidOptionError, "finite")
+row("lattices.Lattice-name-int", LAT.Lattice, (3, [[0, 0]], []), t4a.Tensor4allTypeError, "name must be a str")
+row("lattices.Lattice-ordering-int", LAT.Lattice, ("p", [[0, 0]], []), t4a.Tensor4allTypeError,
+    "ordering must be a str", ordering=1)
+row("models.j1j2-J2-nan", models.j1j2, (LAT.square(2, 2),), t4a.NonFiniteError, "J2 must be finite", J2=NW_NAN)
+row("models.j1j2-conserve", models.j1j2, (4,), t4a.InvalidOptionError, "None or 'Sz'", conserve="N")
+row("models.j1j2-L0", models.j1j2, (0,), t4a.BondDimensionError, "L (number of sites) must be a positive integer")
+row("models.j1j2_opsum-J1-str", models.j1j2_opsum, (LAT.chain(4),), t4a.Tensor4allTypeError, "J1 must be a number",
+    J1="1")
+row("models.heisenberg-lattice-h-inf", models.heisenberg, (LAT.triangular(2, 2),), t4a.NonFiniteError,
+    "h must be finite", h=NW_INF)
+row("models.tfim-lattice-conserve", models.tfim, (LAT.honeycomb(2, 2),), t4a.InvalidOptionError,
+    "None or 'parity'", conserve="Sz")
+
 
 # ---- issue 24: MPO application and MPS arithmetic ------------------------------------------
 row("apply-swapped", t4a.apply, (NW_PSI, NW_H), t4a.Tensor4allTypeError, "the MPO comes first")
@@ -1041,7 +1083,7 @@ def test_cli_evolve_bad_arguments(name, args, fragment, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-# ---- coverage: every public callable of tenferro.jit, tensor4all (networks, models, quantics) and
+# ---- coverage: every public callable of tenferro.jit, tensor4all (networks, models, lattices, quantics) and
 # tensor4all.structured is exercised by at least one row of the table -------------------
 def _names_used(obj, seen=None) -> set[str]:
     """Names a row's callable refers to: its own name, and every attribute or global name in
@@ -1076,7 +1118,7 @@ OUTPUT_RECORDS = {"SweepRecord", "BondUpdate", "TCIResult", "EvolutionRecord", "
 def _public_callables() -> list[str]:
     import tensor4all.structured as st
     names = {"jit", "lower", "cache_info"}  # tenferro.jit and the methods of a jitted function
-    for mod in (t4a, st, models, t4a.quantics, t4a.tci):
+    for mod in (t4a, st, models, t4a.lattices, t4a.quantics, t4a.tci):
         for n in getattr(mod, "__all__", [n for n in dir(mod) if not n.startswith("_")]):
             if n in OUTPUT_RECORDS:
                 continue
