@@ -22,8 +22,8 @@ So ``c^dag_i c_j`` for ``i < j`` is ``(Cdag F)_i F_{i+1} ... F_{j-1} C_j`` and `
 ``C F = -F C``): what ITensor's OpSum builds. A term with an odd number of fermionic
 operators raises :class:`OpSumTermError`. A term with no fermionic operator is left as
 written, bit for bit, and so is a term that names the string operator itself: its strings
-are taken as written out by hand (the convention before automatic strings, still used by
-:func:`tensor4all.models.hubbard_opsum`).
+are taken as written out by hand (``("Cdagup", i, "F", i, "Cup", i + 1)``: the convention
+before automatic strings, still accepted).
 """
 from __future__ import annotations
 

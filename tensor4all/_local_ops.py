@@ -197,8 +197,7 @@ def _electron() -> LocalSpace:
 
     ``A*`` are the bosonic (hard-core) ladder operators, no signs; ``C*`` the fermionic ones
     with the in-site Jordan-Wigner sign (``Cdn = Fup Adn``, ``Cdagdn = Adagdn Fup``); between
-    sites the strings are written out by the caller (``(Cdag F)_i (C)_j`` for ``i < j``; see
-    :func:`tensor4all.models.hubbard`), until issue 23 brings automatic strings to the OpSum.
+    sites ``MPO.from_opsum`` inserts the strings (:mod:`._jordan_wigner`).
     """
     aup = np.zeros((4, 4))
     aup[0, 1] = aup[2, 3] = 1.0                # |up> -> |0>, |up dn> -> |dn>

@@ -8,10 +8,18 @@
 * :func:`tfim` -- ``H = -J sum_i Z Z - g sum_i X`` in Pauli matrices (bond dimension 3).
 * :func:`j1j2` -- the spin-1/2 J1-J2 Heisenberg model: ``J1`` on nearest, ``J2`` on
   next-nearest bonds (``(i, i + 2)`` on a chain).
-* :func:`hubbard` -- the Fermi-Hubbard chain ``-t sum (c^dag_{i s} c_{i+1 s} + h.c.) +
-  U sum n_up n_dn - mu sum n`` on ITensor's ``"electron"`` sites (bond dimension 6).
+* :func:`hubbard` -- the Fermi-Hubbard model ``-t sum_<ij> (c^dag_{i s} c_{j s} + h.c.) +
+  U sum n_up n_dn - mu sum n`` on ITensor's ``"electron"`` sites (bond dimension 6 on a chain).
+* :func:`spinless_fermions` -- ``-t sum_<ij> (c^dag_i c_j + h.c.) + V sum_<ij> n_i n_j -
+  mu sum n`` on ``"fermion"`` sites.
+* :func:`tj` -- the t-J model ``-t sum_<ij> (c^dag_{i s} c_{j s} + h.c.) + J sum_<ij> (S_i.S_j -
+  n_i n_j / 4)`` on ``"tj"`` sites (no double occupancy).
 
-:func:`heisenberg`, :func:`xxz`, :func:`xx`, :func:`tfim` and :func:`j1j2` take an ``int``
+The fermion models write their hoppings as plain terms (``(-t, "Cdagup", i, "Cup", j)`` and
+its Hermitian conjugate ``(-t, "Cdagup", j, "Cup", i)``); ``MPO.from_opsum`` inserts the
+Jordan-Wigner strings (modes ordered by site, up before down).
+
+All models take an ``int``
 ``L`` (the open chain; bonds ``(i, i + 1)``) or a :class:`~tensor4all.lattices.Lattice`, whose
 ``nearest`` (and, for ``j1j2``, ``next_nearest``) bonds carry the couplings, one term per bond,
 in the lattice's site numbering (column-major for 2D lattices: long-range bonds, which
@@ -32,8 +40,8 @@ from ._opsum import OpSum
 from ._util import check_alloc, check_coupling, check_positive_int, is_traced
 from .lattices import Lattice
 
-__all__ = ["heisenberg", "xxz", "xx", "tfim", "j1j2", "hubbard", "heisenberg_opsum", "tfim_opsum", "j1j2_opsum",
-           "hubbard_opsum"]
+__all__ = ["heisenberg", "xxz", "xx", "tfim", "j1j2", "hubbard", "spinless_fermions", "tj", "heisenberg_opsum",
+           "tfim_opsum", "j1j2_opsum", "hubbard_opsum", "spinless_fermions_opsum", "tj_opsum"]
 
 _SPINS = {"1/2": "spin-1/2", "1": "spin-1"}
 
@@ -206,61 +214,142 @@ def j1j2(L: int | Lattice, J1: Any = 1.0, J2: Any = 0.5, h: Any = 0.0, conserve:
 
 #: the conserved charges :func:`hubbard` can mark (``MPO.from_opsum(..., conserve=...)``)
 _HUBBARD_CONSERVE = (None, "N", "Sz")
-#: a hopping term c^dag_{i s} c_{i+1 s} and its h.c. c^dag_{i+1 s} c_{i s}, per spin, with the
-#: Jordan-Wigner string written out: ((ops on site i), (op on site i + 1))
-_HOPS = {"up": ((("Cdagup", "F"), "Cup"), (("F", "Cup"), "Cdagup")),
-         "dn": ((("Cdagdn", "F"), "Cdn"), (("F", "Cdn"), "Cdagdn"))}
+#: those of :func:`spinless_fermions` and :func:`tj`
+_N_CONSERVE = (None, "N")
 
 
-def hubbard_opsum(L: int, t: Any = 1.0, U: Any = 4.0, mu: Any = 0.0) -> OpSum:
-    """The OpSum of :func:`hubbard`, with the Jordan-Wigner strings of the nearest-neighbour
-    hoppings written out: ``c^dag_{i s} c_{i+1 s} = (Cdag_s F)_i (C_s)_{i+1}`` and its
-    Hermitian conjugate ``c^dag_{i+1 s} c_{i s} = (F C_s)_i (Cdag_s)_{i+1}`` (same-site
-    factors multiply in written order)."""
-    L = _check_size(L, "hubbard")
-    if L < 2:
-        raise InvalidOptionError(f"hubbard: the chain needs at least 2 sites, got L = {L}")
-    t = check_coupling(t, "hubbard: t")
-    U = check_coupling(U, "hubbard: U")
-    mu = check_coupling(mu, "hubbard: mu")
-    os = OpSum()
-    if not _is_zero(t):
-        mt = -t
-        for i in range(L - 1):
-            for (left, right), (left_hc, right_hc) in _HOPS.values():
-                os += (mt, left[0], i, left[1], i, right, i + 1)
-                os += (mt, left_hc[0], i, left_hc[1], i, right_hc, i + 1)
-    if not _is_zero(U):
-        for i in range(L):
-            os += (U, "Nupdn", i)
-    if not _is_zero(mu):
-        mmu = -mu
-        for i in range(L):
-            os += (mmu, "Ntot", i)
-    if len(os) == 0:
+def _fermion_sites(L: Any, what: str) -> tuple[int, tuple]:
+    """``(number of sites, nearest bonds)`` of an ``int`` chain or a lattice of at least 2 sites."""
+    n, bonds, _ = _sites_and_bonds(L, what)
+    if n < 2:
+        raise InvalidOptionError(f"{what}: needs at least 2 sites, got {n}")
+    return n, bonds
+
+
+def _check_conserve(conserve: Any, valid: tuple, what: str) -> None:
+    if conserve not in valid:
+        names = [repr(c) if c is not None else "None" for c in valid]
+        raise InvalidOptionError(f"{what}: conserve must be {', '.join(names[:-1])} or {names[-1]}, got {conserve!r}")
+
+
+def _add_hopping(os: OpSum, bonds: Any, t: Any, flavours: tuple[tuple[str, str], ...]) -> None:
+    """``-t (c^dag_i c_j + c^dag_j c_i)`` on every bond, per flavour ``(Cdag, C)``: plain
+    fermionic terms, whose Jordan-Wigner strings ``MPO.from_opsum`` inserts."""
+    if _is_zero(t):
+        return
+    mt = -t
+    for i, j in bonds:
+        for cdag, c in flavours:
+            os += (mt, cdag, i, c, j)
+            os += (mt, cdag, j, c, i)
+
+
+def _add_onsite(os: OpSum, n: int, c: Any, op: str) -> None:
+    if not _is_zero(c):
+        for i in range(n):
+            os += (c, op, i)
+
+
+def _finish(os: OpSum) -> OpSum:
+    if len(os) == 0:  # all couplings zero: the zero operator
         os += (0.0, "Id", 0)
     return os
 
 
-def hubbard(L: int, t: Any = 1.0, U: Any = 4.0, mu: Any = 0.0, conserve: str | None = None) -> MPO:
-    """The Fermi-Hubbard chain (open boundaries) on ``L >= 2`` ``"electron"`` sites:
+_SPINFUL = (("Cdagup", "Cup"), ("Cdagdn", "Cdn"))
 
-    ``H = -t sum_{i, s} (c^dag_{i s} c_{i+1 s} + h.c.) + U sum_i n_{i up} n_{i dn} - mu sum_i n_i``.
+
+def hubbard_opsum(L: int | Lattice, t: Any = 1.0, U: Any = 4.0, mu: Any = 0.0) -> OpSum:
+    """The OpSum of :func:`hubbard`: plain terms ``(-t, "Cdagup", i, "Cup", j)`` and
+    ``(-t, "Cdagup", j, "Cup", i)`` per nearest bond ``(i, j)`` and spin (``MPO.from_opsum``
+    inserts the Jordan-Wigner strings), ``(U, "Nupdn", i)`` and ``(-mu, "Ntot", i)``."""
+    n, bonds = _fermion_sites(L, "hubbard")
+    t = check_coupling(t, "hubbard: t")
+    U = check_coupling(U, "hubbard: U")
+    mu = check_coupling(mu, "hubbard: mu")
+    os = OpSum()
+    _add_hopping(os, bonds, t, _SPINFUL)
+    _add_onsite(os, n, U, "Nupdn")
+    _add_field(os, n, mu, "Ntot")
+    return _finish(os)
+
+
+def hubbard(L: int | Lattice, t: Any = 1.0, U: Any = 4.0, mu: Any = 0.0, conserve: str | None = None) -> MPO:
+    """The Fermi-Hubbard model on the open chain of ``L >= 2`` ``"electron"`` sites or on the
+    ``nearest`` bonds ``<ij>`` of a lattice:
+
+    ``H = -t sum_{<ij>, s} (c^dag_{i s} c_{j s} + h.c.) + U sum_i n_{i up} n_{i dn} - mu sum_i n_i``.
 
     Conventions are ITensor's: the site basis is ``|0>, |up>, |dn>, |up dn>`` with
-    ``|up dn> = c^dag_up c^dag_dn |0>``, and the fermionic modes are ordered site by site, up
-    before down, ``(0 up, 0 dn, 1 up, 1 dn, ...)``, for the Jordan-Wigner strings (see
-    :func:`hubbard_opsum`). ``conserve`` (None, ``"N"`` or ``"Sz"``) checks and marks the
+    ``|up dn> = c^dag_up c^dag_dn |0>``, and the fermionic modes are ordered site by site (in
+    the lattice's numbering), up before down, ``(0 up, 0 dn, 1 up, 1 dn, ...)``, for the
+    Jordan-Wigner strings, which ``MPO.from_opsum`` inserts (a bond ``(i, j)`` of a 2D lattice
+    carries the string over the sites between). ``conserve`` (None, ``"N"`` or ``"Sz"``) checks and marks the
     MPO as ``MPO.from_opsum`` does; ``dmrg``, ``tdvp`` and ``tebd`` run in sectors of ``N``
     (``dmrg``'s default sector is half filling, ``N = L``). ``Sz`` is checked and marked, but
     the sector engine needs the states of one charge next to each other in the basis, which
     the electron's ``2Sz = (0, 1, -1, 0)`` are not: run those with ``conserve="N"`` or
     densely. Couplings may be tidu tracers (differentiable MPO).
-
-    Issue 23 generalizes this to lattices and to OpSums with automatic Jordan-Wigner strings
-    (``os += (-t, "Cdagup", i, "Cup", j)`` for any ``i, j``) and to ``N`` and ``Sz`` conserved
-    together; the MPO built here is what those will build for the chain.
     """
-    if conserve not in _HUBBARD_CONSERVE:
-        raise InvalidOptionError(f"hubbard: conserve must be None, 'N' or 'Sz', got {conserve!r}")
-    return MPO.from_opsum(hubbard_opsum(L, t, U, mu), L, "electron", conserve=conserve)
+    _check_conserve(conserve, _HUBBARD_CONSERVE, "hubbard")
+    os = hubbard_opsum(L, t, U, mu)
+    return MPO.from_opsum(os, _site_count(L), "electron", conserve=conserve)
+
+
+def spinless_fermions_opsum(L: int | Lattice, t: Any = 1.0, V: Any = 0.0, mu: Any = 0.0) -> OpSum:
+    """The OpSum of :func:`spinless_fermions`."""
+    n, bonds = _fermion_sites(L, "spinless_fermions")
+    t = check_coupling(t, "spinless_fermions: t")
+    V = check_coupling(V, "spinless_fermions: V")
+    mu = check_coupling(mu, "spinless_fermions: mu")
+    os = OpSum()
+    _add_hopping(os, bonds, t, (("Cdag", "C"),))
+    if not _is_zero(V):
+        for i, j in bonds:
+            os += (V, "N", i, "N", j)
+    _add_field(os, n, mu, "N")
+    return _finish(os)
+
+
+def spinless_fermions(L: int | Lattice, t: Any = 1.0, V: Any = 0.0, mu: Any = 0.0,
+                      conserve: str | None = None) -> MPO:
+    """Spinless fermions on the open chain of ``L >= 2`` ``"fermion"`` sites or on the ``nearest``
+    bonds ``<ij>`` of a lattice:
+
+    ``H = -t sum_<ij> (c^dag_i c_j + h.c.) + V sum_<ij> n_i n_j - mu sum_i n_i``
+
+    (the modes ordered by site; ``MPO.from_opsum`` inserts the Jordan-Wigner strings).
+    ``conserve="N"`` marks the MPO as conserving the particle number (``dmrg(..., sector=N)``).
+    Couplings may be tidu tracers (differentiable MPO)."""
+    _check_conserve(conserve, _N_CONSERVE, "spinless_fermions")
+    os = spinless_fermions_opsum(L, t, V, mu)
+    return MPO.from_opsum(os, _site_count(L), "fermion", conserve=conserve)
+
+
+def tj_opsum(L: int | Lattice, t: Any = 1.0, J: Any = 0.5) -> OpSum:
+    """The OpSum of :func:`tj`: the exchange as ``J/2 (S+ S- + S- S+) + J Sz Sz - J/4 Ntot Ntot``."""
+    _, bonds = _fermion_sites(L, "tj")
+    t = check_coupling(t, "tj: t")
+    J = check_coupling(J, "tj: J")
+    os = OpSum()
+    _add_hopping(os, bonds, t, _SPINFUL)
+    if not _is_zero(J):
+        _add_heisenberg_bonds(os, bonds, J, J)
+        mq = -0.25 * J
+        for i, j in bonds:
+            os += (mq, "Ntot", i, "Ntot", j)
+    return _finish(os)
+
+
+def tj(L: int | Lattice, t: Any = 1.0, J: Any = 0.5, conserve: str | None = None) -> MPO:
+    """The t-J model on the open chain of ``L >= 2`` ``"tj"`` sites (``|0>, |up>, |dn>``, no double
+    occupancy) or on the ``nearest`` bonds ``<ij>`` of a lattice:
+
+    ``H = -t sum_{<ij>, s} (c^dag_{i s} c_{j s} + h.c.) + J sum_<ij> (S_i.S_j - n_i n_j / 4)``
+
+    with the hopping projected on the space without double occupancy (the ``"tj"`` operators)
+    and the modes ordered as in :func:`hubbard`. ``conserve="N"`` marks the MPO as conserving
+    the particle number (``dmrg(..., sector=N)``). Couplings may be tidu tracers."""
+    _check_conserve(conserve, _N_CONSERVE, "tj")
+    os = tj_opsum(L, t, J)
+    return MPO.from_opsum(os, _site_count(L), "tj", conserve=conserve)

@@ -401,6 +401,23 @@ row("models.heisenberg-lattice-h-inf", models.heisenberg, (LAT.triangular(2, 2),
     "h must be finite", h=NW_INF)
 row("models.tfim-lattice-conserve", models.tfim, (LAT.honeycomb(2, 2),), t4a.InvalidOptionError,
     "None or 'parity'", conserve="Sz")
+row("models.hubbard-lattice-1-site", models.hubbard, (LAT.chain(1),), t4a.InvalidOptionError, "at least 2 sites")
+row("models.hubbard-lattice-mu-inf", models.hubbard, (LAT.square(2, 2),), t4a.NonFiniteError, "mu must be finite",
+    mu=NW_INF)
+row("models.spinless_fermions-L1", models.spinless_fermions, (1,), t4a.InvalidOptionError, "at least 2 sites")
+row("models.spinless_fermions-L-str", models.spinless_fermions, ("4",), t4a.BondDimensionError,
+    "L (number of sites) must be a positive integer")
+row("models.spinless_fermions-conserve", models.spinless_fermions, (4,), t4a.InvalidOptionError, "None or 'N'",
+    conserve="Sz")
+row("models.spinless_fermions-V-nan", models.spinless_fermions, (LAT.square(2, 2),), t4a.NonFiniteError,
+    "V must be finite", V=NW_NAN)
+row("models.spinless_fermions_opsum-t-str", models.spinless_fermions_opsum, (4,), t4a.Tensor4allTypeError,
+    "t must be a number", t="1")
+row("models.tj-L0", models.tj, (0,), t4a.BondDimensionError, "L (number of sites) must be a positive integer")
+row("models.tj-conserve", models.tj, (4,), t4a.InvalidOptionError, "None or 'N'", conserve="Sz")
+row("models.tj-J-inf", models.tj, (LAT.ladder(2, 2),), t4a.NonFiniteError, "J must be finite", J=NW_INF)
+row("models.tj_opsum-1-site", models.tj_opsum, (LAT.chain(1),), t4a.InvalidOptionError, "at least 2 sites")
+row("models.tj_opsum-t-str", models.tj_opsum, (4,), t4a.Tensor4allTypeError, "t must be a number", t="1")
 
 
 # ---- issue 24: MPO application and MPS arithmetic ------------------------------------------

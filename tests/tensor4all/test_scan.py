@@ -145,7 +145,7 @@ _SLOW_SCAN = textwrap.dedent("""
     def slow(x):
         with open(log, "a") as fh:
             fh.write(f"{x}\\n")
-        time.sleep(0.4)
+        time.sleep(1.0)   # slow enough that a loaded machine still sees the scan halfway (4 of 16 rows)
         return {"y": x * x}
 
     t4a.scan(slow, {"x": list(range(16))}, client=address, out=out, progress=False)
