@@ -25,7 +25,8 @@ from tensor4all import _cli_evolve as ev
 from tensor4all import models, references
 from tensor4all.cli import build_parser, main
 
-from .test_hubbard import basis_vector, exact_hubbard, site_op as electron_op
+sys.path.insert(0, os.path.dirname(__file__))   # the reference beside this file (no package __init__)
+from fock_hubbard import basis_vector, exact_hubbard, site_op as electron_op  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
