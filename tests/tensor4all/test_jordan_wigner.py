@@ -13,6 +13,8 @@ c^dag_up c^dag_dn |0>``). ``"tj"``: the electron with the doubly occupied states
 from __future__ import annotations
 
 import itertools
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -25,22 +27,11 @@ import tidu
 from tensor4all import MPO, LocalSpace, OpSum, models
 from tensor4all._jordan_wigner import jordan_wigner_term
 
-SIGMA_MINUS = np.array([[0.0, 1.0], [0.0, 0.0]])   # |1> -> |0>
-Z = np.diag([1.0, -1.0])
-SITE_TO_FOCK = (0, 2, 1, 3)
+sys.path.insert(0, os.path.dirname(__file__))   # the reference beside this file (no package __init__)
+from fock_hubbard import annihilators, mpo_order as electron_order  # noqa: E402
 
 
 # ---- the independent reference ------------------------------------------------------------------
-def annihilators(n_modes: int) -> list[np.ndarray]:
-    out = []
-    for m in range(n_modes):
-        c = np.ones((1, 1))
-        for x in [Z] * m + [SIGMA_MINUS] + [np.eye(2)] * (n_modes - m - 1):
-            c = np.kron(c, x)
-        out.append(c)
-    return out
-
-
 def fock_ops(local: str, L: int) -> dict[tuple[str, int], np.ndarray]:
     """``(name, site) -> `` the operator on the Fock space, from the mode operators only."""
     if local == "fermion":
@@ -62,14 +53,6 @@ def fock_ops(local: str, L: int) -> dict[tuple[str, int], np.ndarray]:
                     ("Sz", i): 0.5 * (nup - ndn), ("S+", i): up.T @ dn, ("S-", i): dn.T @ up,
                     ("F", i): (one - 2 * nup) @ (one - 2 * ndn), ("Id", i): one})
     return out
-
-
-def electron_order(L: int) -> np.ndarray:
-    """``perm[b]``: the Fock index of the MPO basis index ``b``."""
-    perm = np.zeros(4 ** L, dtype=int)
-    for b, digits in enumerate(itertools.product(range(4), repeat=L)):
-        perm[b] = sum(SITE_TO_FOCK[s] * 4 ** (L - 1 - i) for i, s in enumerate(digits))
-    return perm
 
 
 def exact(terms, L: int, local: str) -> np.ndarray:
