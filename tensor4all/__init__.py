@@ -79,6 +79,8 @@ __all__ += [
 # reference energies of the built-in models (exact diagonalization, free fermions, tables);
 # the command-line program is tensor4all.cli (python -m tensor4all dmrg)
 from . import references  # noqa: E402
+from . import measurements  # noqa: E402  (density, correlations, entanglement per sector of a state)
+__all__ += ["measurements"]
 
 __all__ += ["references", "tci", "quantics"]
 from . import tci  # noqa: E402  (tensor cross interpolation: crossinterpolate2, interpolant, tt_* helpers)

@@ -207,7 +207,7 @@ def _random_start(psi: MPS, mpo: MPO, max_bond: int | None, seed: int | None) ->
     dtype = np_dtype(tf.result_type(psi.dtype, mpo.dtype))
     rng = np.random.default_rng(seed)
     if psi.symmetric:
-        sites = random_sites([t.legs[1] for t in psi.tensors], psi.charge, bond, rng, dtype)
+        sites = random_sites([t.legs[1] for t in psi.tensors], psi._group_charge, bond, rng, dtype)
         return MPS._from_leaves(sites, psi._grading).canonicalize(0).tensors
     d = psi.phys_dims
     dims = [1] + [min(bond, math.prod(d[:b]), math.prod(d[b:])) for b in range(1, psi.L)] + [1]

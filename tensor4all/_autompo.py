@@ -44,21 +44,30 @@ _READY, _DONE = -1, -2
 
 
 class _OpTable:
-    """Operator products by key (tuple of names) -> index into a stack of real matrices."""
+    """Operator products by key (tuple of names) -> index into a stack of real matrices; each
+    operator name is validated once, at its first use (:meth:`LocalSpace.factor` lists the
+    valid names otherwise)."""
 
     def __init__(self, space: LocalSpace):
         self.space = space
         self.index: dict[tuple[str, ...], int] = {}
         self.mats: list[np.ndarray] = []
         self.phases: list[complex] = []
+        self._factor: dict[str, tuple[complex, np.ndarray]] = {}
         self.get(("Id",))
+
+    def factor(self, name: str) -> tuple[complex, np.ndarray]:
+        f = self._factor.get(name)
+        if f is None:
+            f = self._factor[name] = self.space.factor(name)
+        return f
 
     def get(self, key: tuple[str, ...]) -> int:
         k = self.index.get(key)
         if k is None:
             phase, m = 1, np.eye(self.space.dim)
             for name in key:
-                p, f = self.space.factor(name)
+                p, f = self.factor(name)
                 phase, m = phase * p, m @ f
             k = self.index[key] = len(self.mats)
             self.mats.append(m)
@@ -70,7 +79,7 @@ def _factors(term_ops: tuple[tuple[str, int], ...], table: _OpTable) -> list[tup
     """``[(site, op index)]`` sorted by site; same-site factors multiplied in written order."""
     by_site: dict[int, list[str]] = {}
     for name, site in term_ops:
-        table.space.factor(name)  # validates the name (lists valid ones otherwise)
+        table.factor(name)  # validates the name
         if name != "Id":
             by_site.setdefault(site, []).append(name)
     if not by_site:  # a multiple of the identity
@@ -90,42 +99,40 @@ def _numeric(c: Any) -> complex:
     return complex(np.asarray(c).reshape(()))
 
 
-def compile_opsum(os: OpSum, L: int, space: LocalSpace) -> tuple[list[Any], bool]:
-    """MPO tensors ``(left, out, in, right)`` of ``os`` on ``L`` sites of ``space``.
+class _Automaton:
+    """Step 1: the automaton of the terms. States are keyed by a term's prefix (left trie,
+    before its pivot) or suffix (right trie, after it); each knows the first and last bond
+    where it is open. Transitions ``(site, from, to, op) -> weight``: numeric weights in
+    ``trans``, traced coefficients (by ``id``) in ``sym_trans``."""
 
-    Returns ``(tensors, symbolic)``: NumPy arrays when every coefficient is concrete
-    (``symbolic=False``), else tenferro expressions in the traced coefficients.
-    """
-    if len(os) == 0:
-        raise EmptyOpSumError("the OpSum has no terms; add terms with os += (coef, 'Sz', i, ...)")
-    os.check_sites(L)
-    table = _OpTable(space)
-    mid = L // 2
-    state_id: dict[tuple, int] = {}
-    first: list[int] = []  # first bond where each state is open
-    last: list[int] = []   # last bond where it is open
-    trans: dict[tuple[int, int, int, int], Any] = {}   # (site, from, to, op) -> weight
-    sym_trans: dict[tuple[int, int, int, int, int], complex] = {}
-    symbols: dict[int, Any] = {}
+    def __init__(self, L: int, table: _OpTable):
+        self.L, self.table, self.mid = L, table, L // 2
+        self.state_id: dict[tuple, int] = {}
+        self.first: list[int] = []   # first bond where each state is open
+        self.last: list[int] = []    # last bond where it is open
+        self.trans: dict[tuple[int, int, int, int], Any] = {}
+        self.sym_trans: dict[tuple[int, int, int, int, int], complex] = {}
+        self.symbols: dict[int, Any] = {}
 
-    def state(key: tuple, lo: int, hi: int) -> int:
-        s = state_id.get(key)
+    def state(self, key: tuple, lo: int, hi: int) -> int:
+        s = self.state_id.get(key)
         if s is None:
-            s = state_id[key] = len(first)
-            first.append(lo)
-            last.append(hi)
+            s = self.state_id[key] = len(self.first)
+            self.first.append(lo)
+            self.last.append(hi)
         else:
-            first[s] = min(first[s], lo)
-            last[s] = max(last[s], hi)
+            self.first[s] = min(self.first[s], lo)
+            self.last[s] = max(self.last[s], hi)
         return s
 
-    for coef, sign, ops in jordan_wigner(os, space):
+    def add_term(self, coef: Any, sign: int, ops: tuple[tuple[str, int], ...]) -> None:
+        """One term's path: the coefficient on its pivot transition (see the module docstring)."""
+        table, mid = self.table, self.mid
         facs = _factors(ops, table)
         phase = sign
         for _, k in facs:
             phase = phase * table.phases[k]
         sites = [s for s, _ in facs]
-        # the pivot carries the coefficient: left trie before it, right trie after it
         if sites[-1] < mid:
             p = len(facs) - 1
         elif sites[0] > mid:
@@ -138,75 +145,89 @@ def compile_opsum(os: OpSum, L: int, space: LocalSpace) -> tuple[list[Any], bool
             sites.insert(p, mid)
         prev = _READY
         for t in range(p):
-            key = ("L",) + tuple(facs[: t + 1])
-            st = state(key, sites[t], sites[t + 1] - 1)
-            trans[(sites[t], prev, st, facs[t][1])] = 1.0
+            st = self.state(("L",) + tuple(facs[: t + 1]), sites[t], sites[t + 1] - 1)
+            self.trans[(sites[t], prev, st, facs[t][1])] = 1.0
             prev = st
         nxt = _DONE
         for t in range(len(facs) - 1, p, -1):
-            key = ("R",) + tuple(facs[t:])
-            st = state(key, sites[t - 1], sites[t] - 1)
-            trans[(sites[t], st, nxt, facs[t][1])] = 1.0
+            st = self.state(("R",) + tuple(facs[t:]), sites[t - 1], sites[t] - 1)
+            self.trans[(sites[t], st, nxt, facs[t][1])] = 1.0
             nxt = st
         site, k = facs[p]
-        c = coef
-        if is_traced(c):
-            sid = id(c)
-            symbols[sid] = c
-            kk = (sid, site, prev, nxt, k)
-            sym_trans[kk] = sym_trans.get(kk, 0.0) + phase
+        if is_traced(coef):
+            sid = id(coef)
+            self.symbols[sid] = coef
+            key = (sid, site, prev, nxt, k)
+            self.sym_trans[key] = self.sym_trans.get(key, 0.0) + phase
         else:
-            kk2 = (site, prev, nxt, k)
-            trans[kk2] = trans.get(kk2, 0.0) + _numeric(c) * phase
-    # state numbering per bond b = -1 .. L-1
-    n_states = len(first)
+            key2 = (site, prev, nxt, k)
+            self.trans[key2] = self.trans.get(key2, 0.0) + _numeric(coef) * phase
+
+    def add_identity_carries(self) -> None:
+        """``ready`` and ``done`` carry on every site; each state carries through the sites it spans."""
+        for s in range(self.L):
+            self.trans[(s, _READY, _READY, 0)] = 1.0
+            self.trans[(s, _DONE, _DONE, 0)] = 1.0
+        for q in range(len(self.first)):
+            for s in range(self.first[q] + 1, self.last[q] + 1):
+                self.trans[(s, q, q, 0)] = 1.0
+
+
+def _number_states(first: list[int], last: list[int], L: int) -> tuple[list[dict[int, int]], list[int]]:
+    """Step 2: the index of each open state on every bond ``b = -1 .. L-1`` (``ready`` first,
+    ``done`` last) and the bond dimensions."""
     first_a = np.array(first, dtype=np.int64)
     last_a = np.array(last, dtype=np.int64)
     index_on_bond: list[dict[int, int]] = []
-    dims: list[int] = []
     for b in range(-1, L):
         if b == -1:
             idx = {_READY: 0}
         elif b == L - 1:
             idx = {_DONE: 0}
         else:
-            alive = np.nonzero((first_a <= b) & (last_a >= b))[0] if n_states else np.zeros(0, dtype=np.int64)
+            alive = np.nonzero((first_a <= b) & (last_a >= b))[0] if len(first) else np.zeros(0, dtype=np.int64)
             idx = {_READY: 0}
             idx.update({int(q): j + 1 for j, q in enumerate(alive)})
             idx[_DONE] = len(alive) + 1
         index_on_bond.append(idx)
-        dims.append(len(idx))
-    # identity carries
-    for s in range(L):
-        trans[(s, _READY, _READY, 0)] = 1.0
-        trans[(s, _DONE, _DONE, 0)] = 1.0
-    for q in range(n_states):
-        for s in range(first[q] + 1, last[q] + 1):
-            trans[(s, q, q, 0)] = 1.0
-    mats = np.stack(table.mats)  # (nops, d, d) real
-    numeric_complex = any(isinstance(w, complex) and w.imag != 0.0 for w in trans.values())
+    return index_on_bond, [len(idx) for idx in index_on_bond]
+
+
+def _coefficients(auto: _Automaton, index_on_bond: list[dict[int, int]], dims: list[int],
+                  n_ops: int) -> tuple[list[np.ndarray], dict[int, list[np.ndarray | None]]]:
+    """Step 3: per site the coefficient tensor ``coeff[left, right, op]`` of the numeric
+    transitions, and per traced coefficient its own tensors (None where it does not act)."""
+    L = auto.L
+    numeric_complex = any(isinstance(w, complex) and w.imag != 0.0 for w in auto.trans.values())
     dt = np.complex128 if numeric_complex else np.float64
-    coeffs = [np.zeros((dims[s], dims[s + 1], len(mats)), dtype=dt) for s in range(L)]
-    sym_coeffs: dict[int, list[np.ndarray | None]] = {sid: [None] * L for sid in symbols}
-    for (s, f, t, k), w in trans.items():
+    coeffs = [np.zeros((dims[s], dims[s + 1], n_ops), dtype=dt) for s in range(L)]
+    sym_coeffs: dict[int, list[np.ndarray | None]] = {sid: [None] * L for sid in auto.symbols}
+    for (s, f, t, k), w in auto.trans.items():
         i, j = index_on_bond[s].get(f), index_on_bond[s + 1].get(t)
         if i is None or j is None:
             continue
         coeffs[s][i, j, k] += w if numeric_complex else w.real if isinstance(w, complex) else w
-    for (sid, s, f, t, k), w in sym_trans.items():
+    for (sid, s, f, t, k), w in auto.sym_trans.items():
         i, j = index_on_bond[s].get(f), index_on_bond[s + 1].get(t)
         if i is None or j is None:
             continue
         arr = sym_coeffs[sid][s]
         if arr is None:
-            arr = sym_coeffs[sid][s] = np.zeros((dims[s], dims[s + 1], len(mats)), dtype=np.complex128)
+            arr = sym_coeffs[sid][s] = np.zeros((dims[s], dims[s + 1], n_ops), dtype=np.complex128)
         arr[i, j, k] += w
+    return coeffs, sym_coeffs
+
+
+def _assemble_tensors(coeffs: list[np.ndarray], sym_coeffs: dict[int, list[np.ndarray | None]],
+                      symbols: dict[int, Any], mats: np.ndarray) -> tuple[list[Any], bool]:
+    """Step 4: the MPO tensors, ``W_i = W_i^0 + sum_c c * P_{i,c}`` (numeric when no
+    coefficient is traced)."""
     tensors = [_assemble(c, mats) for c in coeffs]
     if not symbols:
         return tensors, False
     out = []
-    for s in range(L):
-        w = tf.asarray(tensors[s])
+    for s, w0 in enumerate(tensors):
+        w = tf.asarray(w0)
         for sid, per_site in sym_coeffs.items():
             arr = per_site[s]
             if arr is None:
@@ -217,3 +238,25 @@ def compile_opsum(os: OpSum, L: int, space: LocalSpace) -> tuple[list[Any], bool
             w = w + symbols[sid] * tf.asarray(p)
         out.append(w)
     return out, True
+
+
+def compile_opsum(os: OpSum, L: int, space: LocalSpace) -> tuple[list[Any], bool]:
+    """MPO tensors ``(left, out, in, right)`` of ``os`` on ``L`` sites of ``space``, in four
+    steps: the automaton of the terms (after their Jordan-Wigner form), the numbering of its
+    states per bond, the coefficient tensors, and their assembly with the operator matrices.
+
+    Returns ``(tensors, symbolic)``: NumPy arrays when every coefficient is concrete
+    (``symbolic=False``), else tenferro expressions in the traced coefficients.
+    """
+    if len(os) == 0:
+        raise EmptyOpSumError("the OpSum has no terms; add terms with os += (coef, 'Sz', i, ...)")
+    os.check_sites(L)   # every site validated once, here
+    table = _OpTable(space)
+    auto = _Automaton(L, table)
+    for coef, sign, ops in jordan_wigner(os, space):
+        auto.add_term(coef, sign, ops)
+    index_on_bond, dims = _number_states(auto.first, auto.last, L)
+    auto.add_identity_carries()
+    mats = np.stack(table.mats)  # (nops, d, d) real
+    coeffs, sym_coeffs = _coefficients(auto, index_on_bond, dims, len(mats))
+    return _assemble_tensors(coeffs, sym_coeffs, auto.symbols, mats)

@@ -61,7 +61,7 @@ PROG = "tensor4all"
 SCHEMA = "tensor4all.evolve/1"
 METHODS = ("tdvp", "tebd")
 NAMED_STATES = ("neel", "domain-wall", "up", "ground")
-CONSERVE = ("auto", "Sz", "parity", "N", "none")
+CONSERVE = ("auto", "Sz", "parity", "N", "N,Sz", "none")
 #: table rows of --every auto
 ROWS = 20
 #: the function of tensor4all.references behind the exact reference (by: is the model hubbard)
@@ -146,8 +146,7 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser, *,
             "The XX chain from a product of up/down spins is free fermions: the table then shows\n"
             "the exact staggered magnetization and the largest error of <Sz_i> over the sites;\n"
             "so is the Hubbard chain at U = 0 from any product state (exact <Sz_i> and <Ntot_i>).\n"
-            "The Hubbard chain conserves one charge, N (N and Sz together, lattices and other\n"
-            "fermion models come with issue 23)."
+            "The Hubbard chain conserves N and Sz together (--conserve N,Sz, the default), or N."
         ),
         epilog=_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -220,8 +219,8 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser, *,
     a.add_argument("--conserve", choices=CONSERVE, default="auto",
                    help="run in one sector of a conserved charge: auto (default: Sz for xx/heisenberg/xxz from "
                         "a product of u/d or the ground state, the parity prod X for tfim from a product of +/- "
-                        "or the ground state at g != 0, the particle number N for hubbard; else none), Sz, parity, "
-                        "N or none (dense). hubbard conserves one charge, N (N and Sz together come with issue 23)")
+                        "or the ground state at g != 0, N and Sz together (N,Sz) for hubbard; else none), Sz, "
+                        "parity, N, N,Sz or none (dense)")
     copied(a, "seed", help="seed of the random initial state of the ground-state DMRG (--state ground) "
                            "(default: 0)")
     copied(a, "threads", help=dmrg_actions["threads"].help.replace("during the sweeps", "during the evolution")
@@ -297,10 +296,11 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace,
                      "the product state --state " + args.state + ": it would stay a product state; use two-site "
                      "TDVP (the default) or --state ground")
     conserve = args.conserve
-    if conserve not in ("auto", "none") and conserve != charge_of(args.model):
+    if conserve not in ("auto", "none") and conserve != charge_of(args.model) and \
+            not (args.model == "hubbard" and conserve == "N"):
         if args.model == "hubbard":
-            other = ("hubbard runs in sectors of one charge, N (N and Sz together come with issue 23); use "
-                     "--conserve N (or auto)")
+            other = (f"hubbard runs in sectors of N and Sz together or of N alone, not of {conserve}; use "
+                     "--conserve N,Sz (or auto) or N")
         elif args.model == "tfim":
             other = f"the tfim conserves no {conserve}; use --conserve parity (or auto)"
         else:
@@ -400,12 +400,12 @@ def build_states(args: argparse.Namespace, conserve_of: Callable, sector_of: Cal
             reason = ("the state is not an Sz eigenstate (it has + or -)" if a.model != "tfim" else
                       "the state is not a parity eigenstate: only products of + and - (X eigenstates) are")
         else:
-            conserve = charge_of(a.model)
+            conserve = a.conserve if a.conserve in ("N", "N,Sz") else charge_of(a.model)
         return States(hamiltonian(a.model, a.L, after, conserve), product_mps(a.model, letters, conserve), conserve,
                       before, after, dense_reason=reason)
-    if a.model == "hubbard":   # half filling (N = L; --conserve none: the lowest state of any N)
-        conserve = None if a.conserve == "none" else "N"
-        sector = a.L if conserve else None
+    if a.model == "hubbard":   # half filling, N = L (at the lowest |Sz|); --conserve none: the lowest state of any N
+        conserve = None if a.conserve == "none" else a.conserve if a.conserve == "N" else "N,Sz"
+        sector = None
     else:   # the dmrg command's choice of charge and sector for these couplings
         as_dmrg = argparse.Namespace(model="xxz" if a.model == "xx" else a.model, L=a.L, J=before["J"],
                                      Jz=before.get("Jz", 0.0 if a.model == "xx" else None), h=before.get("h"),
@@ -622,8 +622,10 @@ class EvolveRun:
         else:
             self.print(f"        state {a.state}" + ("" if a.state.startswith("product:") else
                                                      f" ({letters_of(a.state, a.L)})"))
-        if st.conserve in ("Sz", "N"):
-            sym = f"U(1) {st.conserve}, sector {st.conserve} = {st.psi0.sector.get(st.conserve, 0.0):g}"
+        if st.conserve in ("Sz", "N", "N,Sz"):
+            group = "U(1) x U(1)" if st.conserve == "N,Sz" else "U(1)"
+            shown = ", ".join(f"{k} = {v:g}" for k, v in st.psi0.sector.items())
+            sym = f"{group} {st.conserve}, sector {shown}"
         elif st.conserve == "parity":
             sym = (f"Z2 parity prod X, sector {st.psi0.sector.get('parity', 0.0):g} (run as -J sum XX - g sum Z; "
                    "states and observables printed in the model's basis)")

@@ -8,8 +8,8 @@ product-state letters, conserved charge, Hamiltonian and exact reference.
   one with a sign, :data:`ROTATED`).
 * ``hubbard`` (:func:`tensor4all.models.hubbard` on ``"electron"`` sites, the hopping ``t`` given
   as ``--J`` since ``--t`` is the final time): letters ``0`` (empty), ``u``, ``d``, ``2`` (both);
-  it conserves the particle number ``N`` (one U(1) charge: the sector engine runs one; ``N`` and
-  ``Sz`` together come with issue 23). Its ground state (``--state ground``) is the one at half
+  it conserves the particle number ``N`` and ``Sz`` together (``"N,Sz"``; ``--conserve N`` runs
+  sectors of ``N`` alone). Its ground state (``--state ground``) is the one at half
   filling, ``N = L``.
 
 Exact references (real time, from a product of basis states): the XX chain is free fermions
@@ -81,8 +81,8 @@ def product_letters(model: str, spec: str) -> str | None:
 
 
 def charge_of(model: str) -> str:
-    """The charge a model conserves: Sz (spin models), the parity (tfim), N (hubbard)."""
-    return {"tfim": "parity", "hubbard": "N"}.get(model, "Sz")
+    """The charge a model conserves: Sz (spin models), the parity (tfim), N and Sz (hubbard)."""
+    return {"tfim": "parity", "hubbard": "N,Sz"}.get(model, "Sz")
 
 
 def state_conserves(model: str, letters: str) -> bool:

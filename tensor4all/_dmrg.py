@@ -42,7 +42,7 @@ from ._eigensolver import get_solver
 from ._environments import left_step, mpo_squared
 from ._errors import (DimensionMismatchError, InvalidOptionError, NonHermitianError, NotDifferentiableError,
                       Tensor4allTypeError, ValueRangeError, ZeroNormError)
-from ._local_ops import CONSERVED_CHARGES, charge_label, declared_charges
+from ._charges import CONSERVED_CHARGES, PRODUCT_CHARGES, charge_label, declared_charges
 from ._mpo import MPO, check_compatible, compress_mpo_tensors, hermiticity
 from ._chain import leaves_of
 from ._mps import MPS
@@ -394,12 +394,12 @@ def _engine(ws_run: list[np.ndarray], psi0: MPS | None, H: MPO, ws: list[np.ndar
                               tuple(map(tuple, spec.q)))
             if states is None and blocks is None:
                 if opts["two_site"]:   # the two-site SVD grows the bonds from a product state
-                    states = sector_product_state(spec.q, spec.target, spec.modulus)
+                    states = sector_product_state(spec.q, spec.target, spec.modulus, spec.parts)
                 else:                  # one-site sweeps keep the bonds they start with (plus the expansion)
                     blocks = _random_sector_start(grading, spec.target, ws, opts)
             engine = SectorEngine(ws_run, spec.w_charges, spec.q, states, opts["solver"], modulus=spec.modulus,
                                   seed=opts["seed"], blocks=blocks)
-            engine.sector = {spec.label: spec.value(engine.target)}
+            engine.sector = spec.sector(engine.target)
             engine.grading = grading
             return engine
         if opts["sector"] is not None:
@@ -418,13 +418,16 @@ def _random_sector_start(g: Grading, target: int, ws: list[np.ndarray], opts: di
     return engine_blocks(canonical_sites(sites, 0))
 
 
-def _psi0_sector(psi0: MPS, sector: Any) -> float:
-    """The sector of a symmetric start state (``sector``, if given, must be the same)."""
-    (value,) = psi0.sector.values()
-    if sector is not None and not math.isclose(float(sector), value, abs_tol=1e-9):
-        raise InvalidOptionError(f"dmrg: psi0 is in the sector {psi0.conserve} = {value:g}, but sector={sector!r} "
-                                 "was asked for; give one of them")
-    return value
+def _psi0_sector(psi0: MPS, sector: Any) -> Any:
+    """The sector of a symmetric start state in physical units (a tuple ``(N, Sz)`` for
+    ``"N,Sz"``); ``sector``, if given, must be the same."""
+    g = psi0._grading
+    q = psi0._group_charge
+    if sector is not None and g.integer(sector, "dmrg: sector") != q:
+        shown = ", ".join(f"{k} = {v:g}" for k, v in g.sector(q).items())
+        raise InvalidOptionError(f"dmrg: psi0 is in the sector {shown}, but sector={sector!r} was asked for; give "
+                                 "one of them")
+    return g.value(q)
 
 
 def _basis_charges(site: Any) -> tuple[int, ...]:
@@ -546,6 +549,8 @@ def _sector(ws: list[np.ndarray], psi: list[np.ndarray], local: str | None) -> d
     moduli = {declared: modulus for declared, modulus in CONSERVED_CHARGES.values()}
     out: dict[str, float] = {}
     for name, qs in declared_charges(local, [w.shape[1] for w in ws]).items():
+        if name in PRODUCT_CHARGES:   # reported part by part
+            continue
         modulus = moduli.get(name, 0)
         if modulus not in (0, 2):
             continue

@@ -9,9 +9,14 @@ a time, the observables measured along the way and the result.
   ``(state, time)`` and collects their values over time: a spec is a callable, an operator
   name of the local space (its expectation at every site, shape ``(L,)``), ``"energy"``
   (``<H>`` with the Hamiltonian at that time), ``"entropy"`` (the middle bond's entanglement
-  entropy), ``"entropies"`` (every bond's), ``"bond_dims"``, ``"norm"``, or a pair of
-  operator names ``("A", "B")`` (the connected-free correlation ``<A_i B_j>`` of all pairs,
-  shape ``(L, L)``).
+  entropy), ``"entropies"`` (every bond's), ``"bond_dims"``, ``"norm"``, a pair of
+  operators ``("A", "B")`` (the correlation matrix ``<A_i B_j>`` of all pairs, not connected,
+  shape ``(L, L)``: :meth:`MPS.correlation_matrix`), or a mapping ``{"pair": ("A", "B"),
+  "string": "S", "sites": [...]}`` (the same with a string operator on the sites between,
+  over some sites only). An operator is a name or a product ``"A*B"`` of the local space of
+  the Hamiltonian (``H.local``, which ``tdvp`` and ``tebd`` pass on), so fermionic names
+  resolve: ``("Cdag", "C")`` on ``"fermion"`` sites is the one-particle density matrix
+  with its Jordan-Wigner strings, ``"Cdagup*Cdn"`` an even product at every site.
 * :class:`EvolutionResult` and :class:`EvolutionRecord` hold the final state, the output times,
   the observables (arrays over time; traced values stay tidu values, stacked) and the
   per-step history.
@@ -38,6 +43,12 @@ __all__ = ["EvolutionRecord", "EvolutionResult", "Observables", "time_grid", "ha
 
 #: the observables named by a string other than an operator name
 NAMED_OBSERVABLES = ("energy", "entropy", "entropies", "bond_dims", "norm")
+
+#: the keys of a mapping spec (a string correlation): "pair" is required
+CORRELATION_KEYS = ("pair", "string", "sites")
+
+_SPECS = (f"a callable (state, time) -> value, an operator name or product 'A*B', one of {NAMED_OBSERVABLES}, "
+          "a pair of operators ('A', 'B'), or a mapping {'pair': ('A', 'B'), 'string': 'S', 'sites': [...]}")
 
 
 @dataclass
@@ -133,9 +144,8 @@ class Observables:
         if spec is None:
             spec = {}
         if not isinstance(spec, Mapping):
-            raise Tensor4allTypeError(f"{what}: observables must be a mapping name -> spec (a callable "
-                                      f"(state, time) -> value, an operator name, one of {NAMED_OBSERVABLES}, "
-                                      f"or a pair of operator names), got {type(spec).__name__}")
+            raise Tensor4allTypeError(f"{what}: observables must be a mapping name -> spec ({_SPECS}), got "
+                                      f"{type(spec).__name__}")
         self.what = what
         self.local = local
         self.funcs: dict[str, Callable[[MPS, float, Any], Any]] = {}
@@ -161,12 +171,25 @@ class Observables:
             if s == "norm":
                 return lambda psi, t, H: psi.norm()
             return lambda psi, t, H: _stack([psi.expect(s, i, local) for i in range(L)])
-        if isinstance(s, tuple) and len(s) == 2 and all(isinstance(x, str) for x in s):
+        if _is_pair(s):
             a, b = s
-            return lambda psi, t, H: _stack([_stack([psi.correlation(a, b, i, j, local) for j in range(L)])
-                                             for i in range(L)])
-        raise Tensor4allTypeError(f"{self.what}: observable {name!r} has spec {s!r}; give a callable (state, time) "
-                                  f"-> value, an operator name, one of {NAMED_OBSERVABLES}, or a pair of operator names")
+            return lambda psi, t, H: psi.correlation_matrix(a, b, local=local)
+        if isinstance(s, Mapping):
+            return self._string_correlation(name, s)
+        raise Tensor4allTypeError(f"{self.what}: observable {name!r} has spec {s!r}; give {_SPECS}")
+
+    def _string_correlation(self, name: str, s: Mapping[str, Any]) -> Callable[[MPS, float, Any], Any]:
+        """A mapping spec ``{"pair": ("A", "B"), "string": "S", "sites": [...]}``: the keys checked here,
+        the operators and sites when first measured (against the state's sites)."""
+        bad = [k for k in s if k not in CORRELATION_KEYS]
+        if bad:
+            raise InvalidOptionError(f"{self.what}: observable {name!r}: unknown key {bad[0]!r}; a correlation spec "
+                                     f"has the keys {', '.join(map(repr, CORRELATION_KEYS))} ('pair' required)")
+        if not _is_pair(s.get("pair")):
+            raise Tensor4allTypeError(f"{self.what}: observable {name!r}: 'pair' must be a pair of operator names or "
+                                      f"products ('A', 'B'), got {s.get('pair')!r}")
+        (a, b), string, sites, local = s["pair"], s.get("string"), s.get("sites"), self.local
+        return lambda psi, t, H: psi.correlation_matrix(a, b, sites, string, local)
 
     def record(self, psi: MPS, time: float, H: Any) -> None:
         """Measure every observable of the state ``psi`` at ``time`` (``H``: the Hamiltonian then)."""
@@ -176,6 +199,11 @@ class Observables:
     def result(self) -> dict[str, Any]:
         """name -> values over time (a NumPy array, or a stacked tenferro value when traced)."""
         return {name: _stack(vals) for name, vals in self.values.items()}
+
+
+def _is_pair(s: Any) -> bool:
+    """A pair of operator names or products ``("A", "B")``."""
+    return isinstance(s, tuple) and len(s) == 2 and all(isinstance(x, str) for x in s)
 
 
 def _real_value(x: Any) -> Any:

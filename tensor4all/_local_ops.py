@@ -17,8 +17,8 @@ the Hamiltonian commutes with ``Q = sum_i q_i`` and reports the sector of its re
 for ``Z = -1``), a Z2 charge added mod 2: the transverse-field Ising model ``-J ZZ - g X``
 does not conserve it, the same model in the rotated basis ``-J XX - g Z``
 (``tfim(conserve="parity")``) does. ``"electron"`` declares the particle number ``"N"`` (0, 1,
-1, 2) and ``"2Sz"`` (0, 1, -1, 0); a sector engine run conserves one of them (both at once
-come with issue 23).
+1, 2) and ``"2Sz"`` (0, 1, -1, 0); a sector engine run conserves ``N`` or both together
+(``conserve="N,Sz"``, :mod:`tensor4all._charges`).
 
 Fermions: a space lists its fermionic (odd) operators in ``fermionic`` and names the string
 operator ``string`` (``"F"``, the local parity ``(-1)^n``). ``MPO.from_opsum`` then reads a
@@ -43,9 +43,7 @@ from __future__ import annotations
 
 import cmath
 import numbers
-import re
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -53,8 +51,7 @@ from ._errors import (DimensionMismatchError, InvalidOptionError, NonFiniteError
                       UnknownLocalSpaceError, UnknownOperatorError)
 from ._util import check_positive_int
 
-__all__ = ["LocalSpace", "local_space", "LOCAL_SPACES", "default_local_space", "charge_label", "CONSERVED_CHARGES",
-           "declared_charges", "conserve_candidates", "check_sector_charge"]
+__all__ = ["LocalSpace", "local_space", "LOCAL_SPACES", "default_local_space"]
 
 
 @dataclass(frozen=True)
@@ -165,6 +162,7 @@ def _spin_half() -> LocalSpace:
         "S-": (1, sm),
         "Sx": (1, 0.5 * (sp + sm)),
         "Sy": (-1j, 0.5 * (sp - sm)),  # Sy = (S+ - S-) / (2i) = -i (S+ - S-) / 2
+        "exp(i pi Sz)": (-1j, np.diag([-1.0, 1.0])),   # diag(i, -i): a string operator (MPS.correlation)
     }, charges={"2Sz": (1, -1)})
 
 
@@ -188,6 +186,7 @@ def _spin_one() -> LocalSpace:
         "S-": (1, sm),
         "Sx": (1, 0.5 * (sp + sm)),
         "Sy": (-1j, 0.5 * (sp - sm)),
+        "exp(i pi Sz)": (1, np.diag([-1.0, 1.0, -1.0])),   # the Haldane string (MPS.correlation(string=...))
     }, charges={"2Sz": (2, 0, -2)})
 
 
@@ -274,66 +273,3 @@ def default_local_space(d: int) -> LocalSpace:
         f"no default local space for physical dimension {d}; pass operators as {d}x{d} matrices "
         f"or a local= name among: {', '.join(sorted(LOCAL_SPACES))}"
     )
-
-
-#: the charges a run can conserve: physical name -> (the declared integer charge, its modulus:
-#: 0 for U(1), n for Z_n). New names go at the end: ``MPS.save`` stores the position.
-CONSERVED_CHARGES = {"Sz": ("2Sz", 0), "parity": ("parity", 2), "N": ("N", 0)}
-
-
-def declared_charges(local: str | None, dims: Sequence[int]) -> dict[str, list[tuple[int, ...]]]:
-    """The charges ``name -> per-site integer charges`` declared for a chain of sites of
-    dimensions ``dims``: by the space named ``local`` in :data:`LOCAL_SPACES`, or (``local``
-    None, an MPO built from tensors) by the default space of each site's dimension; only
-    charges every site declares."""
-    if local is not None:
-        space = LOCAL_SPACES.get(local)
-        if space is None or any(d != space.dim for d in dims):
-            return {}
-        return {name: [q] * len(dims) for name, q in space.charges.items()}
-    try:
-        spaces = [default_local_space(d) for d in dims]
-    except UnknownLocalSpaceError:
-        return {}
-    names = set.intersection(*(set(sp.charges) for sp in spaces)) if spaces else set()
-    return {name: [sp.charges[name] for sp in spaces] for name in sorted(names)}
-
-
-def conserve_candidates(local: str | None, dims: Sequence[int]) -> list[str]:
-    """The physical names of :data:`CONSERVED_CHARGES` whose charge the chain declares, in the
-    order the local space declares them (``"electron"``: ``N`` before ``Sz``), and only those the
-    sector engine can run (:func:`check_sector_charge`): what ``conserve="auto"`` tries, first
-    to last."""
-    physical = {charge: name for name, (charge, _) in CONSERVED_CHARGES.items()}
-    return [physical[c] for c, q in declared_charges(local, dims).items() if c in physical and _contiguous(q)]
-
-
-def _contiguous(q: Sequence[Sequence[int]]) -> bool:
-    """Whether on every site the basis states of each charge are next to each other."""
-    for qs in q:
-        seen = [v for k, v in enumerate(qs) if k == 0 or v != qs[k - 1]]
-        if len(seen) != len(set(seen)):
-            return False
-    return True
-
-
-def check_sector_charge(conserve: str, local: str | None, q: Sequence[Sequence[int]], what: str) -> None:
-    """:class:`InvalidOptionError` unless the sector engine can run the charge ``conserve`` with the
-    per-site basis charges ``q``: its physical legs group the basis states of one charge in
-    basis order, so those must be contiguous (the ``"electron"`` space's ``2Sz = (0, 1, -1, 0)``
-    is not: conserve ``N`` there; ``N`` and ``Sz`` together come with issue 23)."""
-    if not _contiguous(q):
-        bad = next(list(qs) for qs in q if not _contiguous([qs]))
-        where = f"the local space {local!r}" if local is not None else "these sites"
-        raise InvalidOptionError(
-            f"{what}: conserve={conserve!r} cannot run in sectors on {where}: its basis states of one {conserve} "
-            f"are not next to each other (basis charges {bad}); conserve another charge"
-            + (" ('N')" if local == "electron" else "") + " or none (N and Sz together come with issue 23)")
-
-
-def charge_label(name: str) -> tuple[str, int]:
-    """How a charge is reported: ``"2Sz"`` (twice the physical charge, TeNPy's integer
-    convention) as ``("Sz", 2)``, i.e. the value divided by 2; any other name (``"N"``,
-    ``"parity"``) as itself, in unit 1."""
-    m = re.fullmatch(r"([1-9][0-9]*)(\D.*)", name)
-    return (m.group(2), int(m.group(1))) if m else (name, 1)

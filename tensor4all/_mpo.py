@@ -20,7 +20,8 @@ from ._autompo import compile_opsum
 from ._chain import SiteChain, site_tensors
 from ._errors import (DimensionMismatchError, InvalidOptionError, NonConservingError, Tensor4allTypeError,
                       ValueRangeError)
-from ._local_ops import CONSERVED_CHARGES, LOCAL_SPACES, LocalSpace, local_space
+from ._charges import CONSERVED_CHARGES, charge_parts
+from ._local_ops import LOCAL_SPACES, LocalSpace, local_space
 from ._mpo_charges import check_opsum_conserves, mpo_bond_charges
 from ._mps import MPS, _conj, _einsum, _overlap_tensors, _scalar, _scaled_sites, check_nonzero_norm
 from ._opsum import OpSum
@@ -98,7 +99,8 @@ class MPO(SiteChain):
         in each coefficient, and already minimal for nearest-neighbour models.
         ``cutoff`` is a relative size in ``[0, 1)``.
 
-        ``conserve`` (``"Sz"``, ``"parity"``; None: nothing declared) checks that every term
+        ``conserve`` (``"Sz"``, ``"parity"``, ``"N"``, ``"N,Sz"``: both, term by term; None: nothing
+        declared) checks that every term
         conserves that charge of the local space (each operator's charge is read from its
         matrix and the space's declared charges; a term that changes it, or an operator of no
         definite charge such as ``Sx``, raises :class:`NonConservingError` naming the term) and
@@ -115,11 +117,13 @@ class MPO(SiteChain):
                 raise InvalidOptionError(f"MPO.from_opsum: conserve must be one of "
                                          f"{', '.join(map(repr, CONSERVED_CHARGES))} or None, got {conserve!r}")
             charge, modulus = CONSERVED_CHARGES[conserve]
-            if charge not in space.charges:
-                raise InvalidOptionError(f"MPO.from_opsum: conserve={conserve!r} needs the charge {charge!r}, which "
-                                         f"the local space {space.name!r} does not declare")
+            for part in charge_parts(charge):   # a product charge ("N,2Sz") part by part
+                if part not in space.charges:
+                    raise InvalidOptionError(f"MPO.from_opsum: conserve={conserve!r} needs the charge {part!r}, "
+                                             f"which the local space {space.name!r} does not declare")
             os.check_sites(L)
-            check_opsum_conserves(os, space, charge, modulus)
+            for part in charge_parts(charge):
+                check_opsum_conserves(os, space, part, modulus)
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked just below
             tensors, symbolic = compile_opsum(os, L, space)
             if not symbolic:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import os
 import stat
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import scipy.linalg
@@ -34,9 +34,10 @@ from ._errors import (
     DimensionMismatchError, InvalidOptionError, MPSFileError, MPSFileIOError, MPSFileNotFoundError, NonFiniteError, SiteOutOfRangeError,
     Tensor4allError, Tensor4allTypeError, ZeroNormError,
 )
-from ._local_ops import CONSERVED_CHARGES, conserve_candidates, default_local_space, local_space
+from ._charges import CONSERVED_CHARGES, conserve_candidates, default_charge, unpack
+from ._local_ops import local_space
 from ._mps_arithmetic import compressed, scaled, summed
-from ._jordan_wigner import has_fermions, jordan_wigner_term
+from ._correlations import correlation_matrix, correlation_operators, expect_operators, expect_profile
 from ._mps_files import (DIM_NAMES, SITE_KEY, SYMMETRY_KEY, atomic_write, check_file_kind, check_target, file_format,
                          file_path, resolve_link, sector_entries, site_key, special_kind, symmetric_from_entries)
 from ._symmetric_sites import (
@@ -123,11 +124,12 @@ class MPS(SiteChain):
         Bond ``b`` has dimension ``min(bond_dim, d**(b+1), d**(L-b-1))``. ``seed`` is a
         non-negative integer or ``None`` (fresh entropy); ``dtype`` float32/64 or complex64/128.
 
-        With ``conserve`` (``"Sz"``, ``"parity"``, ``"N"``) or ``charge`` the state is symmetric, in
-        the sector ``charge`` (physical units as ``dmrg``'s ``sector``: ``Sz = 1``, ``0.5``; parity
-        0 or 1; ``N``; default the lowest ``|Sz|`` the chain reaches, half filling, the even
-        parity) of the charge the local space ``local`` (default: by dimension) declares;
-        ``charge`` alone conserves the first charge the space declares (``"electron"``: ``N``).
+        With ``conserve`` (``"Sz"``, ``"parity"``, ``"N"``, ``"N,Sz"``) or ``charge`` the state is
+        symmetric, in the sector ``charge`` (physical units as ``dmrg``'s ``sector``: ``Sz = 1``,
+        ``0.5``; parity 0 or 1; ``N``; ``(N, Sz)`` or ``{"N": .., "Sz": ..}``; default the lowest
+        ``|Sz|`` the chain reaches, half filling, the even parity) of the charge the local space
+        ``local`` (default: by dimension) declares; ``charge`` alone conserves the first charge
+        the space declares of its kind (``"electron"``: a number is ``N``, a pair ``(N, Sz)``).
         Each bond holds the charges reachable from both ends, ``bond_dim`` shared among them in
         proportion to their numbers of states.
         A sector with no states raises :class:`SymmetryViolationError`.
@@ -138,7 +140,7 @@ class MPS(SiteChain):
         seed = check_seed(seed, "MPS.random: seed")
         dt = float_dtype(dtype, "MPS.random: dtype")
         if conserve is not None or charge is not None:
-            g = _chain_grading(conserve, local, [d] * L, "MPS.random")
+            g = _chain_grading(conserve, local, [d] * L, "MPS.random", charge)
             legs = [phys_leg(g.symmetry, q, i)[0] for i, q in enumerate(g.q)]
             target = _sector_charge(g, charge, legs, "MPS.random")
             check_alloc(L * bond_dim * d * bond_dim * dt.itemsize * 2, f"MPS.random(L={L}, d={d}, bond_dim={bond_dim})")
@@ -165,7 +167,7 @@ class MPS(SiteChain):
                       local: str | None = None) -> "MPS":
         """A product state; each entry of ``states`` is a basis index or a local vector of length ``d``.
 
-        With ``conserve`` (``"Sz"``, ``"parity"``; basis indices only) the state is symmetric, its
+        With ``conserve`` (``"Sz"``, ``"parity"``, ``"N"``, ``"N,Sz"``; basis indices only) the state is symmetric, its
         sector the total charge of the basis states (``local``: the local space, default by
         dimension)."""
         d = check_positive_int(d, "d (physical dimension)")
@@ -256,18 +258,29 @@ class MPS(SiteChain):
 
     @property
     def charge(self) -> Any:
-        """The total charge of a symmetric MPS as the group element (``2Sz`` for Sz), None if dense."""
-        return self._tensors[-1].legs[2].charges[0] if self.symmetric else None
+        """The total charge of a symmetric MPS as the group element (``2Sz`` for Sz; for
+        ``"N,Sz"`` the pair of integers ``(N, 2Sz)``), None if dense. :attr:`sector` gives it in
+        physical units."""
+        if not self.symmetric:
+            return None
+        q = self._group_charge
+        g = self._grading
+        return unpack(q, len(g.unit)) if g is not None and g.is_product else q
 
     @property
-    def sector(self) -> dict[str, float]:
-        """``{label: value}`` of a symmetric MPS in physical units (``{"Sz": 0.5}``, as
-        ``DMRGResult.sector``), ``{}`` for a dense one."""
+    def _group_charge(self) -> Any:
+        """The total charge as the symmetric tensors carry it (packed for a product charge)."""
+        return self._tensors[-1].legs[2].charges[0]
+
+    @property
+    def sector(self) -> dict[str, Any]:
+        """``{label: value}`` of a symmetric MPS in physical units (``{"Sz": 0.5}``; ``{"N": 8,
+        "Sz": 0.0}`` for ``"N,Sz"``; as ``DMRGResult.sector``), ``{}`` for a dense one."""
         if not self.symmetric:
             return {}
         if self._grading is None:
             return {"charge": self.charge}
-        return {self._grading.label: self._grading.value(self.charge)}
+        return self._grading.sector(self._group_charge)
 
     def dense(self) -> "MPS":
         """The same state with dense site tensors (sectors dropped; ITensor's ``dense``);
@@ -507,45 +520,55 @@ class MPS(SiteChain):
             raise MPSFileError(f"MPS.load: {path!r}: the entries {keys[0]}..{keys[-1]} do not form an MPS: {e}") from e
 
     # ---- measurements ---------------------------------------------------------------
-    def expect(self, op: Any, site: int, local: Any = None) -> Any:
-        """``<psi|op_site|psi> / <psi|psi>``; ``op`` is a name of the local space
-        (default by dimension: 2 -> spin-1/2, 3 -> spin-1) or a matrix. The result is
-        real for Hermitian operators. A state of norm 0 raises :class:`ZeroNormError`."""
+    def expect(self, op: Any, site: int | None = None, local: Any = None) -> Any:
+        """``<psi|op_site|psi> / <psi|psi>`` (``site=None``: at every site, a 1D tensor of length
+        ``L`` from one pass of environments, as ITensor's ``expect(psi, op)`` and TeNPy's
+        ``expectation_value``); ``op`` is a name of the local space ``local``
+        (default by dimension: 2 -> spin-1/2, 3 -> spin-1), a matrix, or a product of them at
+        the site, written ``"Cdagup*Cup"`` or ``["Cdagup", "Cup"]`` (matrix product in written
+        order: the last factor acts first). The result is real for Hermitian operators. An
+        operator odd under the fermion parity (a lone ``"C"``, ``"Cdagup*Cup*Cdn"``) raises
+        :class:`InvalidOptionError`; even products such as ``"Cdagup*Cdn"`` need no string. A
+        state of norm 0 raises :class:`ZeroNormError` (:mod:`tensor4all._correlations`)."""
+        if site is None:
+            ts, _ = _scaled_sites(self._tensors)   # the ratio does not change; nothing overflows
+            return expect_profile(ts, op, None, local)
         site = self._check_site(site, "expect: site")
-        space = self._fermionic_space(local, site)
-        if space is not None and isinstance(op, str) and op in space.fermionic:
-            raise InvalidOptionError(f"expect: {op!r} is a fermionic operator of {space.name!r} (odd under the fermion "
-                                     "parity), so its expectation value alone is not physical; measure fermionic "
-                                     "operators in pairs, e.g. correlation('Cdag', 'C', i, j) (strings included)")
-        m = self._op_matrix(op, site, local)
-        return self._ratio({site: m}, _is_hermitian(m), "expect")
+        ops, herm = expect_operators(op, site, self.phys_dims, local)
+        return self._ratio(ops, herm, "expect")
 
-    def correlation(self, op_a: Any, op_b: Any, i: int, j: int, local: Any = None) -> Any:
-        """``<psi|A_i B_j|psi> / <psi|psi>`` (for ``i == j`` the product ``A B`` at site ``i``).
+    def correlation(self, op_a: Any, op_b: Any, i: int, j: int, local: Any = None, string: Any = None) -> Any:
+        """``<psi|A_i (prod_{min(i,j)<k<max(i,j)} S_k) B_j|psi> / <psi|psi>`` (for ``i == j`` the
+        product ``A B`` at site ``i``). ``op_a``, ``op_b`` and ``string`` are names, matrices or
+        products as in :meth:`expect`; ``string`` (default none) sits on every site strictly
+        between ``i`` and ``j``: the string order of the spin-1 chain is ``correlation("Sz",
+        "Sz", i, j, string="exp(i pi Sz)")``.
+
         Fermionic operators of the local space (``"Cdag"``, ``"C"`` of ``"fermion"``, ``"Cdagup"``
-        ... of ``"electron"``) get their Jordan-Wigner strings: ``correlation("Cdag", "C", i, j,
-        local="fermion")`` is the one-particle density matrix ``<c_i^dagger c_j>``."""
+        ... of ``"electron"``) are fermions with their Jordan-Wigner strings, in either order:
+        ``correlation("Cdag", "C", i, j, local="fermion")`` is the one-particle density matrix
+        ``<c_i^dagger c_j>``. A ``string`` then multiplies the Jordan-Wigner string and must be
+        even under the fermion parity (a fermionic name, or a matrix that does not commute with
+        ``F``, raises :class:`InvalidOptionError`, as does a pair of odd total parity)."""
         i = self._check_site(i, "correlation: site i")
         j = self._check_site(j, "correlation: site j")
-        space = self._fermionic_space(local, i)
-        if space is not None and isinstance(op_a, str) and isinstance(op_b, str) and \
-                has_fermions([(op_a, i), (op_b, j)], space):
-            # fermionic operators: the Jordan-Wigner form in site order, as MPO.from_opsum compiles it
-            try:
-                sign, factors = jordan_wigner_term([(op_a, i), (op_b, j)], space)
-            except Tensor4allError as e:
-                raise InvalidOptionError(f"correlation: {e}") from None
-            ops: dict[int, np.ndarray] = {}
-            for name, site in factors:
-                m = self._op_matrix(name, site, local)
-                ops[site] = ops[site] @ m if site in ops else m
-            value = self._ratio(ops, False, "correlation")
-            return value if sign > 0 else -value
-        a = self._op_matrix(op_a, i, local)
-        b = self._op_matrix(op_b, j, local)
-        ops = {i: a @ b} if i == j else {i: a, j: b}
-        herm = all(_is_hermitian(m) for m in ops.values())
+        ops, herm = correlation_operators(op_a, op_b, i, j, self.phys_dims, local, string)
         return self._ratio(ops, herm, "correlation")
+
+    def correlation_matrix(self, op_a: Any, op_b: Any, sites: Sequence[int] | None = None, string: Any = None,
+                           local: Any = None) -> Any:
+        """The matrix ``C[x, y] =`` :meth:`correlation` ``(op_a, op_b, sites[x], sites[y], local,
+        string)`` over ``sites`` (default all, in the order given), as one tenferro tensor
+        (differentiable; real where every operator is Hermitian). One left-to-right sweep of
+        transfer matrices per row and per direction (one direction when ``B = A^dagger`` and the
+        string is Hermitian: the lower triangle is then the conjugate of the upper), as TeNPy's
+        ``correlation_function``:
+        ``O(L^2)`` contractions for all pairs, not ``O(L^3)``. The diagonal is ``<(A B)_i>``; for
+        fermions ``i > j`` entries carry their Jordan-Wigner sign, so
+        ``correlation_matrix("Cdag", "C", local="fermion")`` is the one-particle density matrix.
+        Symmetric states are measured blockwise when every operator has one charge."""
+        ts, _ = _scaled_sites(self._tensors)   # the ratio does not change; nothing overflows
+        return correlation_matrix(ts, op_a, op_b, sites, string, local)
 
     def entanglement_entropy(self, bond: int | None = None) -> Any:
         """Von Neumann entropy (natural log) of the Schmidt spectrum at ``bond`` (between
@@ -578,7 +601,8 @@ class MPS(SiteChain):
     def entanglement_spectrum(self, bond: int) -> dict[Any, np.ndarray]:
         """The Schmidt values at ``bond`` (between sites ``bond`` and ``bond + 1``) of a symmetric
         MPS by sector: charge of the left half (physical units, as :attr:`sector`: ``Sz`` of
-        sites ``0..bond``) -> its singular values, descending; sectors ordered by ``|charge|``.
+        sites ``0..bond``; a tuple ``(N, Sz)`` for ``"N,Sz"``) -> its singular values, descending;
+        sectors ordered by ``|charge|``.
         A dense MPS has no sectors (:class:`InvalidOptionError`: build it with ``conserve=``)."""
         bond = check_bond(bond, self.L, "entanglement_spectrum")
         if not self.symmetric:
@@ -604,24 +628,6 @@ class MPS(SiteChain):
         if not isinstance(site, (int, np.integer)) or isinstance(site, (bool, np.bool_)) or not 0 <= site < self.L:
             raise SiteOutOfRangeError(f"{what} {site!r} is outside 0..{self.L - 1}")
         return int(site)
-
-    def _fermionic_space(self, local: Any, site: int) -> Any:
-        """The local space of the operator names, when it declares fermionic operators (else None)."""
-        space = default_local_space(self.phys_dims[site]) if local is None else local_space(local)
-        return space if space.fermionic else None
-
-    def _op_matrix(self, op: Any, site: int, local: Any) -> np.ndarray:
-        d = self.phys_dims[site]
-        if isinstance(op, str):
-            space = default_local_space(d) if local is None else local_space(local)
-            m = space.matrix(op)
-        else:
-            m = _numeric_array(to_numpy(op, "operator matrix"), f"the operator at site {site} (a name or a matrix)")
-        if m.shape != (d, d):
-            raise DimensionMismatchError(f"operator at site {site} must be {d}x{d}, got shape {m.shape}")
-        if not np.isfinite(m).all():
-            raise NonFiniteError(f"the operator at site {site} holds NaN or infinity")
-        return m
 
     def _ratio(self, ops: dict[int, np.ndarray], hermitian: bool, what: str) -> Any:
         sites = self._tensors
@@ -659,11 +665,6 @@ def _numeric_array(x: Any, what: str) -> np.ndarray:
     if a.dtype.kind not in "fc":
         raise Tensor4allTypeError(f"{what} must hold numbers, got {type(x).__name__} {x!r}")
     return a
-
-
-def _is_hermitian(m: np.ndarray) -> bool:
-    scale = float(np.max(np.abs(m))) if m.size else 0.0
-    return bool(np.allclose(m, m.conj().T, rtol=0, atol=1e-14 * max(scale, 1e-300)))
 
 
 def _pow2(e: int) -> float:
@@ -809,15 +810,19 @@ def _check_symmetric_chain(ts: Sequence[SymmetricTensor]) -> None:
                                       f"bond {left!r}; the sectors must agree")
 
 
-def _chain_grading(conserve: Any, local: Any, dims: list[int], what: str) -> Grading:
+def _chain_grading(conserve: Any, local: Any, dims: list[int], what: str, charge: Any = None) -> Grading:
     """The grading of ``conserve``, or (None) the first charge of :data:`CONSERVED_CHARGES` the local space
-    declares (:func:`conserve_candidates`)."""
+    declares (:func:`conserve_candidates`) of the kind of ``charge``: a product for a pair or a
+    mapping, else a single charge."""
     if local is not None:
         local = local_space(local).name
     if conserve is not None:
         return grading(conserve, local, dims, what)
+    want_product = isinstance(charge, (tuple, list, Mapping))
     for name in conserve_candidates(local, dims):
-        return grading(name, local, dims, what)
+        g = grading(name, local, dims, what)
+        if g.is_product == want_product:
+            return g
     raise InvalidOptionError(f"{what}: charge=... needs a local space that declares a conserved charge "
                              f"({', '.join(CONSERVED_CHARGES)}); {local!r} declares none")
 
@@ -832,14 +837,14 @@ def _sector_charge(g: Grading, charge: Any, legs: list, what: str) -> Any:
     if charge is None:
         if not isinstance(g.symmetry, U1):
             return g.symmetry.identity
-        middle = min(reach) + max(reach)
-        return min(reach, key=lambda q: (abs(2 * q - middle), -q))
+        return default_charge(reach, g.unit)
     q = g.integer(charge, f"{what}: charge")
     if q not in reach:
+        shown = sorted(g.value(x) for x in reach)
         raise SymmetryViolationError(
             f"{what}: the sector {g.label} = {charge!r} has no states on this chain of {len(legs)} sites (basis "
-            f"charges {list(g.q[0])} per site in units of 1/{g.unit}; reachable {g.label}: "
-            f"{sorted(g.value(x) for x in reach)[:8]}...)")
+            f"charges {[g.value(x) for x in g.q[0]]} per site; reachable {g.label}: {shown[:8]}"
+            f"{'...' if len(shown) > 8 else ''})")
     return q
 
 

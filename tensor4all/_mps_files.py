@@ -14,7 +14,7 @@ import numpy as np
 import tenferro as tf
 
 from ._errors import InvalidOptionError, MPSFileError, MPSFileIOError, Tensor4allError, UnsupportedFileFormatError
-from ._local_ops import CONSERVED_CHARGES
+from ._charges import CONSERVED_CHARGES, charge_label
 from ._symmetric_sites import Grading
 from ._util import check_path
 from .structured import Leg, SymmetricTensor, U1, Zn
@@ -38,6 +38,7 @@ def sector_entries(psi: Any) -> dict[str, np.ndarray]:
     names = list(CONSERVED_CHARGES)
     which = names.index(psi.conserve) if psi.conserve in names else -1
     unit = psi._grading.unit if psi._grading is not None else 1
+    unit = 1 if isinstance(unit, tuple) else unit   # a product's units follow from its name
     out = {SYMMETRY_KEY: np.array([modulus, which, unit], dtype=np.int64)}
     legs = [psi._tensors[0].legs[0]] + [t.legs[2] for t in psi._tensors]
     for b, leg in enumerate(legs):
@@ -74,7 +75,9 @@ def symmetric_from_entries(cls: type, entries: dict, keys: list[str], path: str)
     if 0 <= int(meta[1]) < len(names):
         label = names[int(meta[1])]
         q = tuple(tuple(c for c, d in t.legs[1].sectors.items() for _ in range(d)) for t in sites)
-        psi._grading = Grading(label, CONSERVED_CHARGES[label][0], int(meta[2]), g, q)
+        charge = CONSERVED_CHARGES[label][0]
+        unit = charge_label(charge)[1]
+        psi._grading = Grading(label, charge, unit if isinstance(unit, tuple) else int(meta[2]), g, q)
     return psi
 SITE_KEY = re.compile(r"site_\d{4,}")
 #: file formats of :meth:`MPS.save` by extension

@@ -12,11 +12,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ._charges import unpack
 from ._dense_backend import DenseBackend
 from ._sector_backend import SectorBackend
 from ._sweep import BondUpdate, Sweep, SweepStats
 
-__all__ = ["SectorEngine", "SectorSweepStats", "sector_product_state"]
+__all__ = ["SectorEngine", "SectorSweepStats", "sector_product_state", "suffix_totals"]
 
 
 @dataclass
@@ -26,11 +27,16 @@ class SectorSweepStats(SweepStats):
     blocks_mid: int = 0
 
 
-def sector_product_state(site_charges: Sequence[Sequence[int]], target: int, modulus: int = 0) -> list[int]:
+def sector_product_state(site_charges: Sequence[Sequence[int]], target: int, modulus: int = 0,
+                         parts: int = 1) -> list[int]:
     """Basis states, one per site, whose charges sum to ``target``, spread evenly along
-    the chain (the running charge follows ``target * (i + 1) / L``). Raises ValueError
-    when no choice of states reaches ``target``."""
+    the chain (the running charge follows ``target * (i + 1) / L``; for a product charge of
+    ``parts`` packed parts, part by part in order: ``N`` first, then ``Sz``, which gives the
+    Neel state ``up, dn, up, ...`` at half filling). Raises ValueError when no choice of
+    states reaches ``target``."""
     L = len(site_charges)
+    if parts > 1:
+        return _product_charge_state(site_charges, target, parts)
     if modulus:
         states = []
         total = 0
@@ -61,6 +67,31 @@ def sector_product_state(site_charges: Sequence[Sequence[int]], target: int, mod
                 break
         if best is None:
             raise ValueError(f"no basis states reach the total charge {target}")
+        states.append(best)
+        total += qs[best]
+    return states
+
+
+def suffix_totals(site_charges: Sequence[Sequence[int]]) -> list[set[int]]:
+    """``R[i]``: the total charges that sites ``i..L-1`` reach (``R[L] = {0}``); U(1) charges,
+    packed products included (their sums are the packed sums)."""
+    totals = [{0}]
+    for qs in reversed(site_charges):
+        totals.append({a + b for a in set(qs) for b in totals[-1]})
+    return totals[::-1]
+
+
+def _product_charge_state(site_charges: Sequence[Sequence[int]], target: int, parts: int) -> list[int]:
+    reach = suffix_totals(site_charges)
+    if target not in reach[0]:
+        raise ValueError(f"no basis states reach the total charge {unpack(target, parts)}")
+    L = len(site_charges)
+    goal = unpack(target, parts)
+    states, total = [], 0
+    for i, qs in enumerate(site_charges):
+        want = [g * (i + 1) / L for g in goal]
+        options = [s for s, q in enumerate(qs) if target - total - q in reach[i + 1]]
+        best = min(options, key=lambda s: tuple(abs(a - w) for a, w in zip(unpack(total + qs[s], parts), want)))
         states.append(best)
         total += qs[best]
     return states

@@ -1,15 +1,16 @@
 """What a symmetric ``dmrg`` run conserves, in which sector, and from which start state.
 
-``conserve`` names a physical charge (``"Sz"``, ``"parity"``, ``"N"``) whose integer form the
-local space declares (``"2Sz"``: twice Sz, TeNPy's convention; ``"parity"``: 0 or 1,
-added mod 2; ``"N"``: the particle number of ``"electron"``); ``"auto"`` takes the first
-declared charge (in the space's order) the Hamiltonian conserves, or none. The MPO's bond
+``conserve`` names a physical charge (``"Sz"``, ``"parity"``, ``"N"``, ``"N,Sz"``) whose integer
+form the local space declares (``"2Sz"``: twice Sz, TeNPy's convention; ``"parity"``: 0 or 1,
+added mod 2; ``"N"``: the particle number of ``"electron"``; ``"N,Sz"`` both, packed as one
+integer, :mod:`._charges`); ``"auto"`` takes the first declared charge the Hamiltonian
+conserves (products first, then in the space's order), or none. The MPO's bond
 states get their charges from :func:`mpo_bond_charges` (which raises
 :class:`NonConservingError` when ``H`` does not conserve the charge). The
 sector is given in the physical unit (``sector=1`` for Sz = 1, ``sector=0.5``; parity 0
-or 1; ``N``); by default the value the chain can reach nearest the middle of its range
-(the lowest ``|Sz|``: 0, else 1/2; half filling ``N = L`` for electrons) and the even
-parity. A start state ``psi0`` must then be a product of basis states (its charge is the
+or 1; ``N``; ``{"N": 8, "Sz": 0}`` or ``(8, 0)``); by default the value the chain can reach
+nearest the middle of its range (the lowest ``|Sz|``: 0, else 1/2; half filling ``N = L`` for
+electrons; for ``"N,Sz"`` half filling, then the lowest ``|Sz|`` there) and the even parity. A start state ``psi0`` must then be a product of basis states (its charge is the
 sector); without one the start is a product state spread evenly over the chain.
 """
 from __future__ import annotations
@@ -21,34 +22,44 @@ from typing import Any
 import numpy as np
 
 from ._errors import InvalidOptionError, NonConservingError
-from ._local_ops import CONSERVED_CHARGES, charge_label, check_sector_charge, conserve_candidates, declared_charges
+from ._charges import (CONSERVED_CHARGES, charge_label, charge_sector, charge_value, check_sector_charge,
+                       conserve_candidates, declared_charges, default_charge, physical_charge)
 from ._mpo_charges import mpo_bond_charges
-from ._sector_dmrg import sector_product_state
-from ._symmetric_sites import physical_charge
+from ._sector_dmrg import sector_product_state, suffix_totals
 from ._util import to_numpy
 from .structured import SymmetryViolationError
 
 __all__ = ["CONSERVE_CHOICES", "SectorSpec", "check_conserve", "resolve_sector", "start_states"]
 
-CONSERVE_CHOICES = ("auto", "Sz", "parity", "N", "none")
+CONSERVE_CHOICES = ("auto", "Sz", "parity", "N", "N,Sz", "none")
 
 
 @dataclass(frozen=True)
 class SectorSpec:
-    """A resolved symmetric run: the physical ``label`` (``"Sz"``), its integer ``charge``
-    name (``"2Sz"``), ``unit`` (value = integer / unit), ``modulus``, the per-site basis
-    charges ``q``, the MPO bond-state charges and the ``target`` integer charge."""
+    """A resolved symmetric run: the physical ``label`` (``"Sz"``; ``"N,Sz"``), its integer
+    ``charge`` name (``"2Sz"``; ``"N,2Sz"``, packed), ``unit`` (value = integer / unit; a tuple
+    per part for a product), ``modulus``, the per-site basis charges ``q``, the MPO bond-state
+    charges and the ``target`` integer charge."""
 
     label: str
     charge: str
-    unit: int
+    unit: Any
     modulus: int
     q: list[list[int]]
     w_charges: list[np.ndarray]
     target: int
 
-    def value(self, integer: int) -> float:
-        return integer / self.unit + 0.0
+    @property
+    def parts(self) -> int:
+        """The number of parts of the charge (2 for ``"N,Sz"``, else 1)."""
+        return len(self.unit) if isinstance(self.unit, tuple) else 1
+
+    def value(self, integer: int) -> Any:
+        return charge_value(integer, self.unit)
+
+    def sector(self, integer: int) -> dict[str, Any]:
+        """``{label: value}``: ``{"Sz": 0.5}``, ``{"N": 8, "Sz": 0.0}``."""
+        return charge_sector(integer, self.label, self.unit)
 
 
 def check_conserve(conserve: Any) -> str | None:
@@ -88,14 +99,25 @@ def resolve_sector(conserve: str, sector: Any, local: str | None, ws: Sequence[n
     return None
 
 
-def _target(phys: str, sector: Any, unit: int, modulus: int, q: list[list[int]], states: list[int] | None) -> int:
+def _target(phys: str, sector: Any, unit: Any, modulus: int, q: list[list[int]], states: list[int] | None) -> int:
+    parts = len(unit) if isinstance(unit, tuple) else 1
     if states is not None:
         total = sum(qs[s] for qs, s in zip(q, states))
         total = total % modulus if modulus else total
         if sector is not None and physical_charge(sector, phys, unit, modulus, "dmrg: sector") != total:
-            raise InvalidOptionError(f"dmrg: psi0 is in the sector {phys} = {total / unit:g}, but sector={sector!r} "
+            raise InvalidOptionError(f"dmrg: psi0 is in the sector {_shown(total, phys, unit)}, but sector={sector!r} "
                                      "was asked for; give one of them")
         return total
+    if parts > 1:   # a product: the reachable totals as a set (about L^2 of them)
+        reach = suffix_totals(q)[0]
+        if sector is None:
+            return default_charge(reach, unit)
+        target = physical_charge(sector, phys, unit, modulus, "dmrg: sector")
+        if target not in reach:
+            raise SymmetryViolationError(
+                f"dmrg: the sector {phys} = {sector!r} has no states on this chain of {len(q)} sites (basis charges "
+                f"{[charge_value(x, unit) for x in q[0]]} per site)")
+        return target
     if sector is None:
         if modulus:
             return 0
@@ -114,6 +136,10 @@ def _target(phys: str, sector: Any, unit: int, modulus: int, q: list[list[int]],
             f"dmrg: the sector {phys} = {sector!r} has no states on this chain of {len(q)} sites (basis charges "
             f"{q[0]} per site in units of 1/{unit}{f', mod {modulus}' if modulus else ''})") from None
     return target
+
+
+def _shown(total: int, phys: str, unit: Any) -> str:
+    return ", ".join(f"{k} = {v:g}" for k, v in charge_sector(total, phys, unit).items())
 
 
 def start_states(psi0: Any) -> list[int]:

@@ -20,7 +20,6 @@ the blocks.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,8 +28,9 @@ import numpy as np
 
 import tenferro as tf
 
-from ._errors import InvalidOptionError, SiteOutOfRangeError, Tensor4allTypeError
-from ._local_ops import CONSERVED_CHARGES, charge_label, check_sector_charge, declared_charges
+from ._errors import InvalidOptionError, SiteOutOfRangeError
+from ._charges import (CONSERVED_CHARGES, charge_label, charge_sector, charge_value, check_sector_charge, declared_charges,
+                       physical_charge)
 from ._truncation import svd_truncated_sectors, thin_svd
 from .structured import U1, Leg, SymmetricTensor, Symmetry, Zn, einsum
 from .structured import linalg as slinalg
@@ -45,7 +45,6 @@ __all__ = [
     "is_symmetric",
     "operator_tensor",
     "phys_leg",
-    "physical_charge",
     "product_sites",
     "random_sites",
     "schmidt_spectra",
@@ -55,34 +54,33 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Grading:
-    """What a symmetric chain conserves: the physical ``label`` (``"Sz"``), the integer charge
-    the local space declares (``"2Sz"``), its ``unit`` (physical value = integer / unit), the
-    group and the per-site basis charges ``q``."""
+    """What a symmetric chain conserves: the physical ``label`` (``"Sz"``; a product
+    ``"N,Sz"``), the integer charge the local space declares (``"2Sz"``; ``"N,2Sz"``), its
+    ``unit`` (physical value = integer / unit; a tuple per part for a product, whose integer
+    charges are packed, :mod:`._charges`), the group and the per-site basis charges ``q``."""
 
     label: str
     charge: str
-    unit: int
+    unit: Any
     symmetry: Symmetry
     q: tuple[tuple[int, ...], ...]
 
+    @property
+    def is_product(self) -> bool:
+        return isinstance(self.unit, tuple)
+
     def integer(self, value: Any, what: str) -> int:
-        """A physical value (``Sz = 1``, ``0.5``; parity 0 or 1) as the group's integer charge."""
+        """A physical value (``Sz = 1``, ``0.5``; parity 0 or 1; ``(N, Sz)`` or ``{"N": .., "Sz": ..}``
+        for a product) as the group's integer charge."""
         return self.symmetry.canonical(physical_charge(value, self.label, self.unit, 0, what))
 
-    def value(self, q: int) -> float:
-        return q / self.unit + 0.0
+    def value(self, q: int) -> Any:
+        """The physical value of the integer charge ``q`` (a tuple ``(N, Sz)`` for a product)."""
+        return charge_value(q, self.unit)
 
-
-def physical_charge(value: Any, label: str, unit: int, modulus: int, what: str) -> int:
-    """The integer charge of a physical value (``Sz = 0.5`` with ``unit`` 2 is 1), reduced mod
-    ``modulus`` (0: U(1)); typed errors for a non-number or a value off the ``1/unit`` grid."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.number)):
-        raise Tensor4allTypeError(f"{what} must be a number ({label}), got {type(value).__name__} {value!r}")
-    x = float(value) * unit
-    if not math.isfinite(x) or abs(x - round(x)) > 1e-9:
-        raise InvalidOptionError(f"{what} {label} = {value!r} is not a multiple of 1/{unit}")
-    n = int(round(x))
-    return n % modulus if modulus else n
+    def sector(self, q: int) -> dict[str, Any]:
+        """``{label: value}`` of the integer charge ``q`` (``{"N": 8, "Sz": 0.0}`` for a product)."""
+        return charge_sector(q, self.label, self.unit)
 
 
 def grading(conserve: str, local: str | None, dims: Sequence[int], what: str) -> Grading:

@@ -84,8 +84,10 @@ def tdvp(
             ``False`` for real time (the history then shows the norm drift).
         observables: name -> spec measured at every ``every``-th step and at ``t = 0`` (see
             :class:`tensor4all._evolution.Observables`: a callable ``(state, time)``, an operator
-            name, ``"energy"``, ``"entropy"``, ``"entropies"``, ``"bond_dims"``, ``"norm"``, or a
-            pair of operator names for all two-point correlations).
+            name or product ``"A*B"``, ``"energy"``, ``"entropy"``, ``"entropies"``, ``"bond_dims"``,
+            ``"norm"``, a pair ``("A", "B")`` for the correlation matrix (fermionic names of
+            ``H.local`` with their Jordan-Wigner strings: ``("Cdag", "C")``), or
+            ``{"pair": ("A", "B"), "string": "S", "sites": [...]}`` for string correlations).
         callback: called with each :class:`EvolutionRecord`; ``progress`` with a
             :class:`BondUpdate` after each local update (its ``energy`` is nan: no eigenvalue).
         krylov_tol: the error of each local exponential, relative to the local tensor's norm

@@ -2,10 +2,13 @@
 
 Commands (argparse subcommands, as ``python -m pip``):
 
-* ``dmrg`` -- the ground state of a spin chain (Heisenberg, XXZ, transverse-field Ising)
-  by DMRG: a progress bar per sweep (tqdm, on stderr when it is a terminal), one table
-  row per sweep, the final energy, variance and error against a reference energy
-  (:mod:`tensor4all.references`), and optionally a JSON record (``--json``), a plot
+* ``dmrg`` -- the ground state of a spin chain (Heisenberg, XXZ, transverse-field Ising),
+  of the J1-J2 model or of a fermion model (Hubbard, t-J, spinless fermions) on a chain or a
+  lattice (:mod:`tensor4all._cli_lattice`) by DMRG: a progress bar per sweep (tqdm, on stderr
+  when it is a terminal), one table row per sweep, the final energy, variance and error
+  against a reference energy (:mod:`tensor4all.references`; fermion models and lattices: the
+  exact energy of the run's sector), for fermion models the measurements users compare
+  (:mod:`tensor4all._cli_measurements`), and optionally a JSON record (``--json``), a plot
   (``--plot``, matplotlib) and the final MPS (``--save``, Arrow or NumPy).
 * ``scan`` -- the same runs over a grid of model parameters on Dask (:mod:`tensor4all._cli_scan`).
 * ``evolve`` -- real- or imaginary-time evolution by TDVP or TEBD from a product state or a
@@ -34,7 +37,7 @@ from typing import Any, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from . import _cli_evolve, _cli_scan, models, references
+from . import _cli_evolve, _cli_lattice, _cli_measurements, _cli_scan, references
 from ._cli_common import _json_safe, _version, _write_atomic, integer_arg, write_outputs
 from ._dmrg import dmrg
 from ._errors import Tensor4allError
@@ -45,14 +48,12 @@ __all__ = ["main", "build_parser", "SCHEMA"]
 
 PROG = "tensor4all"
 SCHEMA = "tensor4all.dmrg/1"
-MODELS = ("heisenberg", "xxz", "tfim")
+MODELS = _cli_lattice.MODELS
 SPINS = ("1/2", "1")
 DTYPES = ("float64", "complex128")
-CONSERVE = ("auto", "Sz", "parity", "none")
+CONSERVE = ("auto", "Sz", "parity", "N", "N,Sz", "none")
 SAVE_EXTENSIONS = {".arrow": "arrow", ".parquet": "parquet", ".npz": "npz"}
 PLOT_EXTENSIONS = (".png", ".pdf", ".svg")
-_MODEL_OPTIONS = {"heisenberg": ("Jz", "h", "spin"), "xxz": ("Jz", "h", "spin"), "tfim": ("g",)}
-_ALL_MODEL_OPTIONS = ("Jz", "h", "spin", "g")
 
 _EXAMPLES = """\
 examples:
@@ -61,6 +62,10 @@ examples:
   tensor4all dmrg --model xxz --Jz 0.5 --L 12       checked against exact diagonalization
   tensor4all dmrg --chi 16,32,64,128 --sweeps 8     a bond-dimension schedule per sweep
   tensor4all dmrg --json run.json --plot run.png --save psi.arrow
+  tensor4all dmrg --model hubbard --lattice square --Lx 4 --Ly 2 --U 4 --chi 128
+  tensor4all dmrg --model tj --L 16 --N 12 --sz 0 --t 1 --J 0.4
+  tensor4all dmrg --model spinless --L 40 --V 0 --mu 0.5      free fermions: exact reference
+  tensor4all dmrg --model j1j2 --lattice triangular --Lx 4 --Ly 3 --J2 0.125
 """
 
 
@@ -133,14 +138,20 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", title="commands")
     p = commands.add_parser(
         "dmrg",
-        help="ground state of a spin chain by DMRG (progress, table per sweep, JSON, plot, saved MPS)",
+        help="ground state of a spin or fermion model on a chain or lattice by DMRG (progress, table per "
+             "sweep, JSON, plot, saved MPS)",
         description=(
-            "Ground state of an open spin chain by DMRG. Prints a progress bar per sweep (on\n"
+            "Ground state of a spin chain, the J1-J2 model or a fermion model (hubbard, tj,\n"
+            "spinless) on an open chain or a lattice by DMRG. Prints a progress bar per sweep (on\n"
             "stderr, when it is a terminal), one table row per sweep (sweep, energy, dE, max\n"
             "bond, max truncation error, seconds), then the final energy, its variance\n"
-            "<H^2> - <H>^2 and its error against a reference energy where one is known (TFIM:\n"
-            "exact free-fermion energy; exact diagonalization when the Hilbert space has at\n"
-            "most 2^14 states; tabulated Heisenberg values for L = 32 and 100)."
+            "<H^2> - <H>^2 and its error against a reference energy where one is known (TFIM\n"
+            "chain: exact free-fermion energy; exact diagonalization when the Hilbert space (for\n"
+            "lattices and fermion models: the run's sector) has at most 2^14 states; tabulated\n"
+            "Heisenberg values for L = 32 and 100; hubbard at U = 0 and spinless at V = 0: free\n"
+            "fermions on any lattice, in the run's sector). Fermion models then print the density\n"
+            "profile, the double occupancy, the mean spin and charge correlations over the\n"
+            "nearest-neighbour bonds and the entanglement per charge sector at the middle bond."
         ),
         epilog=_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -148,19 +159,27 @@ def build_parser() -> argparse.ArgumentParser:
     m = p.add_argument_group("model")
     m.add_argument("--model", choices=MODELS, default="heisenberg",
                    help="heisenberg/xxz: H = sum J (SxSx + SySy) + Jz SzSz - h sum Sz; "
-                        "tfim: H = -J sum ZZ - g sum X (Pauli matrices). Default: %(default)s")
+                        "tfim: H = -J sum ZZ - g sum X (Pauli matrices); j1j2: J sum_<ij> S.S + J2 sum_<<ij>> S.S "
+                        "- h sum Sz (spin 1/2); hubbard: -t sum (c+_is c_js + h.c.) + U sum n_up n_dn - mu sum n; "
+                        "tj: -t sum P(c+_is c_js + h.c.)P + J sum (S_i.S_j - n_i n_j/4); spinless: -t sum (c+_i c_j "
+                        "+ h.c.) + V sum n_i n_j - mu sum n (sums over the lattice's bonds). Default: %(default)s")
     m.add_argument("--L", type=_int_at_least(2, "the chain needs at least 2 sites"), default=32,
-                   help="number of sites, at least 2 (default: %(default)s)")
-    m.add_argument("--J", type=_finite_float, default=1.0,
-                   help="exchange coupling (heisenberg/xxz: XX+YY part; tfim: ZZ coupling) (default: %(default)s)")
+                   action=_cli_lattice.StoreGiven,
+                   help="number of sites of a chain, at least 2 (default: %(default)s)")
+    m.add_argument("--J", type=_finite_float, default=1.0, action=_cli_lattice.StoreGiven,
+                   help="exchange coupling (heisenberg/xxz: XX+YY part; tfim: ZZ coupling; j1j2: J1; tj: the "
+                        "exchange J, default 0.5 there) (default: %(default)s)")
     m.add_argument("--Jz", type=_finite_float, default=None,
                    help="ZZ coupling of heisenberg/xxz (default: equal to --J)")
     m.add_argument("--h", type=_finite_float, default=None,
-                   help="longitudinal field of heisenberg/xxz, the term -h sum Sz (default: 0)")
+                   help="longitudinal field of heisenberg/xxz/j1j2, the term -h sum Sz (default: 0)")
     m.add_argument("--g", type=_finite_float, default=None,
                    help="transverse field of tfim (default: 1, the critical point g = J)")
     m.add_argument("--spin", choices=SPINS, default=None,
                    help="spin of heisenberg/xxz sites (default: 1/2)")
+    _cli_lattice.add_options(p.add_argument_group("lattice (every model)"),
+                             p.add_argument_group("j1j2 and the fermion models (hubbard, tj, spinless)"),
+                             _int_at_least, _finite_float)
     a = p.add_argument_group("algorithm")
     a.add_argument("--chi", type=_bond_schedule, default=[64], metavar="CHI[,CHI...]",
                    help="maximal bond dimension: a number, or a schedule per sweep such as 16,32,64 "
@@ -184,14 +203,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="subspace-expansion strength of --one-site, decaying tenfold per sweep "
                         "(default: 1e-4; --two-site runs take dmrg's default perturbation 1e-4, 1e-6, "
                         "then 0)")
-    a.add_argument("--conserve", choices=CONSERVE, default="auto",
-                   help="run in one sector of a conserved charge: auto (default: Sz for heisenberg/xxz, "
-                        "the parity for tfim, written as -J sum XX - g sum Z), Sz, parity or none (dense); "
-                        "float64 only (with --dtype complex128, auto means none); --one-site conserved runs "
-                        "start from a random state of the sector")
+    a.add_argument("--conserve", choices=CONSERVE, default="auto", metavar="{" + ",".join(
+                       f'"{c}"' if "," in c else c for c in CONSERVE) + "}",
+                   help="run in one sector of a conserved charge: auto (default: Sz for heisenberg/xxz/j1j2 when "
+                        "symmetry says the ground state's sector, the parity for tfim, written as -J sum XX - g "
+                        "sum Z; N and Sz together (N,Sz) for hubbard/tj, N for spinless), Sz, parity, N, N,Sz "
+                        "or none (dense); float64 only (with --dtype complex128, auto means none); --one-site "
+                        "conserved runs start from a random state of the sector")
     a.add_argument("--sz", type=_finite_float, default=None,
-                   help="the total Sz to target with --conserve Sz/auto (heisenberg/xxz; default the lowest "
-                        "|Sz| of the chain: 0, or 1/2 for an odd number of spin-1/2 sites)")
+                   help="the total Sz to target with --conserve Sz/N,Sz/auto (heisenberg/xxz/j1j2, hubbard/tj; "
+                        "default the lowest |Sz|: 0, or 1/2 for an odd number of spins 1/2 or electrons)")
     a.add_argument("--parity", type=int, choices=(0, 1), default=None,
                    help="the parity sector (number of Z = -1 spins mod 2) with --conserve parity/auto "
                         "(tfim; default 0, where the ground state of the open chain lies)")
@@ -207,7 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
     o = p.add_argument_group("output")
     o.add_argument("--json", metavar="PATH", default=None,
                    help="write the full result as JSON: parameters, history per sweep, energy, variance, "
-                        "reference, bond dimensions, entanglement profile, timing; '-' writes it to "
+                        "reference, bond dimensions, entanglement profile, timing, and for fermion models the "
+                        "measurements; '-' writes it to "
                         "standard output (and the report to stderr) (default: none)")
     o.add_argument("--plot", metavar="PATH", default=None,
                    help="write a figure (.png, .pdf or .svg) of |E - E_best| per sweep (log scale) and "
@@ -220,8 +242,15 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--quiet", "-q", action="store_true",
                    help="no progress bar and no table per sweep, only the final summary (default: off; "
                         "the progress bar is also off when stderr is not a terminal)")
+    o.add_argument("--measure", action=argparse.BooleanOptionalAction, default=None,
+                   help="fermion models: after the run, the density profile, double occupancy, nearest-neighbour "
+                        "spin and charge correlations and the entanglement per sector at the middle bond "
+                        "(tensor4all.measurements: about 5 L expectation values of O(L) contractions each, "
+                        "which can take longer than the sweeps on long chains) (default: on for hubbard, tj and "
+                        "spinless)")
     p.set_defaults(func=_cmd_dmrg)
     s = _cli_scan.add_parser(commands, p, validate=_validate_dmrg, conserve_of=_conserve_of, sector_of=_sector_of)
+    _cli_lattice.restrict_scan_models(s)   # scan runs the spin chains of ScanTask only
     e = _cli_evolve.add_parser(commands, p, validate=_validate_dmrg, conserve_of=_conserve_of, sector_of=_sector_of)
     parser.commands = {"dmrg": p, "scan": s, "evolve": e}  # type: ignore[attr-defined]
     return parser
@@ -230,9 +259,13 @@ def build_parser() -> argparse.ArgumentParser:
 # ---- validation beyond single arguments --------------------------------------------------
 def _ground_sector(args: argparse.Namespace) -> tuple[str, float] | None:
     """The conserved charge and the sector that holds the ground state, where symmetry says
-    which: heisenberg/xxz with J > 0, Jz >= -J and h = 0 (total Sz 0, or 1/2 for an odd
-    number of spin-1/2 sites; Lieb and Mattis); tfim with g != 0 (parity even for g > 0, that
-    of L for g < 0: Perron-Frobenius in the X basis). None otherwise."""
+    which: heisenberg/xxz chains with J > 0, Jz >= -J and h = 0 (total Sz 0, or 1/2 for an odd
+    number of spin-1/2 sites; Lieb and Mattis); tfim chains with g != 0 (parity even for g > 0,
+    that of L for g < 0: Perron-Frobenius in the X basis). Lattices and j1j2:
+    :func:`tensor4all._cli_lattice.ground_sector`; fermion models: None (their sector is chosen,
+    :func:`tensor4all._cli_lattice.sector_of`). None otherwise."""
+    if not _cli_lattice.is_legacy(args):
+        return _cli_lattice.ground_sector(args)
     if args.model == "tfim":
         g = 1.0 if args.g is None else args.g
         return None if g == 0 else ("parity", 0 if g > 0 else args.L % 2)
@@ -246,7 +279,9 @@ def _ground_sector(args: argparse.Namespace) -> tuple[str, float] | None:
 def _conserve_of(args: argparse.Namespace) -> str | None:
     """The charge a run conserves: ``--conserve`` with ``auto`` resolved by the model (the
     model's charge when the ground state's sector is known or ``--sz``/``--parity`` names
-    one, else none), or None (dense); complex runs are dense."""
+    one, else none), or None (dense); complex runs are dense. Fermion models: N,Sz or N."""
+    if args.model in _cli_lattice.FERMION_MODELS:
+        return _cli_lattice.conserve_of(args)
     if args.conserve == "none" or args.dtype != "float64":
         return None
     if args.conserve == "auto":
@@ -259,8 +294,11 @@ def _conserve_of(args: argparse.Namespace) -> str | None:
     return args.conserve
 
 
-def _sector_of(args: argparse.Namespace) -> float | None:
-    """The sector a conserved run targets: ``--sz``/``--parity``, else the ground state's."""
+def _sector_of(args: argparse.Namespace) -> Any:
+    """The sector a conserved run targets: ``--sz``/``--parity``, else the ground state's;
+    fermion models: ``N`` or ``{"N": N, "Sz": Sz}`` (``--N``/``--sz`` or the defaults)."""
+    if args.model in _cli_lattice.FERMION_MODELS:
+        return _cli_lattice.sector_of(args)
     conserve = _conserve_of(args)
     if conserve is None:
         return None
@@ -273,29 +311,28 @@ def _sector_of(args: argparse.Namespace) -> float | None:
 
 def _validate_dmrg(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     sub = parser.commands["dmrg"]  # type: ignore[attr-defined]
-    used = _MODEL_OPTIONS[args.model]
-    for name in _ALL_MODEL_OPTIONS:
-        if getattr(args, name) is not None and name not in used:
-            users = [mdl for mdl, opts in _MODEL_OPTIONS.items() if name in opts]
-            sub.error(f"argument --{name}: not a parameter of --model {args.model} "
-                      f"(it belongs to {', '.join(users)}; {args.model} takes --L, --J"
-                      + "".join(f", --{u}" for u in used) + ")")
+    conserve = _conserve_of(args)
+    _cli_lattice.check(sub, args, conserve)   # model options, lattice, fermion sectors
     for what, sched in (("--chi", args.chi), ("--cutoff", args.cutoff)):
         if len(sched) > args.sweeps:
             sub.error(f"argument --sweeps: {args.sweeps} sweep(s) cannot run the {len(sched)}-entry "
                       f"{what} schedule; give --sweeps {len(sched)} or more")
-    conserve = _conserve_of(args)
-    if args.conserve in ("Sz", "parity") and conserve is None:
+    if args.conserve not in ("auto", "none") and conserve is None:
         sub.error(f"argument --conserve: {args.conserve} runs in float64; drop --dtype complex128 or give "
                   "--conserve none")
     if conserve == "Sz" and args.model == "tfim":
         sub.error("argument --conserve: the tfim conserves no Sz; use --conserve parity (or auto)")
     if conserve == "parity" and args.model != "tfim":
         sub.error(f"argument --conserve: --model {args.model} conserves Sz, not a parity; use --conserve Sz")
-    if args.sz is not None and (args.model == "tfim" or conserve != "Sz"):
-        sub.error("argument --sz: needs --model heisenberg/xxz with --conserve Sz or auto (float64)")
+    if args.sz is not None and args.model not in _cli_lattice.FERMION_MODELS and (args.model == "tfim" or
+                                                                                   conserve != "Sz"):
+        sub.error("argument --sz: needs --model heisenberg/xxz/j1j2 with --conserve Sz or auto (float64), or "
+                  "hubbard/tj with --conserve N,Sz or auto")
     if args.parity is not None and (args.model != "tfim" or conserve != "parity"):
         sub.error("argument --parity: needs --model tfim with --conserve parity or auto (two-site, float64)")
+    if getattr(args, "measure", None) and args.model not in _cli_lattice.FERMION_MODELS:
+        sub.error(f"argument --measure: the measurements are those of the fermion models (hubbard, tj, spinless), "
+                  f"not of --model {args.model}")
     if args.noise is not None and args.two_site:
         sub.error("argument --noise: only used with --one-site (two-site updates grow bonds by the SVD)")
     for opt in ("json", "plot", "save"):
@@ -358,11 +395,11 @@ def _name_max(directory: str) -> int:
 def _memory_estimate(args: argparse.Namespace) -> int:
     """Bytes a run needs, from the largest bond of the schedule (capped by the Hilbert space,
     ``d^min(b, L-b)`` at bond ``b``): environments ``chi^2 D`` and MPS ``chi^2 d`` per site,
-    and the two-site Lanczos basis (``max_iter + 2`` vectors of ``chi^2 d^2``)."""
-    d = 2 if args.model == "tfim" or args.spin in (None, "1/2") else 3
-    D = 5 if args.model != "tfim" else 3
+    and the two-site Lanczos basis (``max_iter + 2`` vectors of ``chi^2 d^2``); ``L``, ``d`` and the
+    MPO bond dimension ``D`` from :func:`tensor4all._cli_lattice.mpo_shape` (spin chains: 5, tfim 3)."""
+    L, d, D = _cli_lattice.mpo_shape(args)
     item = 16 if args.dtype == "complex128" else 8
-    L, chi = args.L, max(args.chi)
+    chi = max(args.chi)
     # sum over bonds of min(chi, d^min(b, L-b))^2, without forming d^L for huge L
     k = math.ceil(math.log(chi, d)) if chi > 1 else 0  # bonds at each end where d^b may be < chi
     if L - 1 <= 2 * k:
@@ -443,17 +480,17 @@ class _DMRGRun:
         self.show_bar = not args.quiet and bool(isatty and isatty())
         self.bar = None
         self.bar_sweep = 0
+        self.legacy = _cli_lattice.is_legacy(args)   # a spin chain of the first version: output unchanged
+        self.fermions = args.model in _cli_lattice.FERMION_MODELS
+        self.L = _cli_lattice.n_sites(args)
+        self.charges: dict[str, Any] = {}   # the conserved charges of the final state (non-legacy runs)
 
     # model parameters with their defaults filled in
     def parameters(self) -> dict[str, Any]:
         a = self.args
-        p: dict[str, Any] = {"model": a.model, "L": a.L, "J": a.J}
-        if a.model == "tfim":
-            p["g"] = 1.0 if a.g is None else a.g
-        else:
-            p["Jz"] = a.J if a.Jz is None else a.Jz
-            p["h"] = 0.0 if a.h is None else a.h
-            p["spin"] = "1/2" if a.spin is None else a.spin
+        p: dict[str, Any] = {"model": a.model, "L": self.L, **_cli_lattice.couplings(a)}
+        if not self.legacy:
+            p["lattice"] = _cli_lattice.lattice_record(a)
         p.update(chi=list(a.chi), sweeps=a.sweeps, cutoff=list(a.cutoff), tol=a.tol, two_site=a.two_site,
                  noise=(None if a.two_site else (1e-4 if a.noise is None else a.noise)),
                  seed=a.seed, dtype=a.dtype, threads=a.threads,
@@ -461,6 +498,8 @@ class _DMRGRun:
         return p
 
     def model_text(self, p: dict[str, Any]) -> str:
+        if not self.legacy:
+            return _cli_lattice.model_text(self.args, p)
         if p["model"] == "tfim":
             return f"tfim L={p['L']} J={p['J']:g} g={p['g']:g}"
         return f"{p['model']} L={p['L']} J={p['J']:g} Jz={p['Jz']:g} h={p['h']:g} spin={p['spin']}"
@@ -501,14 +540,11 @@ class _DMRGRun:
         p = self.parameters()
         a = self.args
         try:
-            if a.model == "tfim":
-                H = models.tfim(a.L, J=a.J, g=p["g"], conserve=p["conserve"])
-            else:
-                H = models.heisenberg(a.L, J=a.J, Jz=p["Jz"], h=p["h"], spin=p["spin"])
+            H = _cli_lattice.hamiltonian(a, p["conserve"])
             psi0 = None
             if a.dtype == "complex128":
                 start = min(a.chi[0], 8) if a.two_site else a.chi[0]
-                psi0 = MPS.random(a.L, H.phys_dims[0], bond_dim=start, seed=a.seed, dtype=np.complex128)
+                psi0 = MPS.random(self.L, H.phys_dims[0], bond_dim=start, seed=a.seed, dtype=np.complex128)
         except Tensor4allError as e:
             self.parser.error(str(e))
         t_setup = time.perf_counter() - t0
@@ -518,7 +554,7 @@ class _DMRGRun:
                    f"{a.sweeps} sweeps, tol {a.tol:g}, {a.dtype}, seed {a.seed}, "
                    f"BLAS threads {self.blas_threads or 'default'}")
         auto_dense = a.conserve == "auto" and a.two_site and a.dtype == "float64" and p["conserve"] is None
-        self.print(f"      symmetry {_symmetry_text(p, auto_dense)}")
+        self.print(f"      symmetry {_symmetry_text(p, auto_dense, self.fermions)}")
         if self.show_table:
             self.print(f"{'sweep':>5}  {'energy':>20}  {'dE':>10}  {'max bond':>8}  {'max trunc err':>13}  "
                        f"{'seconds':>8}" + (f"  {'blocks':>6}" if p["conserve"] else ""))
@@ -539,23 +575,35 @@ class _DMRGRun:
         entropy = [float(s) for s in res.state.entanglement_entropy()]
         bonds = [int(b) for b in res.state.bond_dims]
         ref = None
-        known = _ground_sector(a)
-        self.other_sector = not (p["conserve"] is None or (known is not None and known == (p["conserve"], p["sector"])))
-        if not self.other_sector:
-            # a reference is the ground energy: only a run in the ground state's sector compares with it
-            ref = references.reference_energy(a.model, a.L, J=a.J, Jz=p.get("Jz"), g=p.get("g", 1.0),
-                                              h=p.get("h", 0.0), spin=p.get("spin", "1/2"))
+        if self.legacy:
+            known = _ground_sector(a)
+            self.other_sector = not (p["conserve"] is None or
+                                     (known is not None and known == (p["conserve"], p["sector"])))
+            if not self.other_sector:
+                # a reference is the ground energy: only a run in the ground state's sector compares with it
+                ref = references.reference_energy(a.model, a.L, J=a.J, Jz=p.get("Jz"), g=p.get("g", 1.0),
+                                                  h=p.get("h", 0.0), spin=p.get("spin", "1/2"))
+        else:   # the exact lowest energy of the run's own sector (of the final state's charges)
+            self.charges = _run_charges(p["conserve"], res.sector)
+            ref = _cli_lattice.reference(a, self.charges)
+        found = None
+        t3 = time.perf_counter()
+        if self.fermions and a.measure is not False:
+            found = _cli_measurements.measure(res.state, a.model, _cli_lattice.LOCAL[a.model],
+                                              _cli_lattice.nearest_bonds(a), list(self.charges))
+        self.t_measure = time.perf_counter() - t3
         t_analysis = time.perf_counter() - t2
-        self.summary(res, energy, ref, bonds, entropy, t_dmrg)
+        self.summary(res, energy, ref, bonds, entropy, t_dmrg, found)
         return write_outputs(a, (("save", lambda path: res.state.save(path)),
                                  ("json", lambda path: self.write_json(path, p, res, energy, ref, bonds, entropy,
-                                                                       started, t0, t_setup, t_dmrg, t_analysis)),
+                                                                       started, t0, t_setup, t_dmrg, t_analysis,
+                                                                       found)),
                                  ("plot", lambda path: write_plot(path, res, ref, bonds, entropy,
                                                                   self.model_text(p)))), self.print, PROG)
 
     def summary(self, res: Any, energy: float, ref: Any, bonds: list[int], entropy: list[float],
-                t_dmrg: float) -> None:
-        L = self.args.L
+                t_dmrg: float, found: Any = None) -> None:
+        L = self.L
         last = res.history[-1]
         self.print(f"energy      {energy:.14f}   ({energy / L:.14f} per site)")
         self.print(f"variance    {res.variance:.3e}   (<H^2> - <H>^2)")
@@ -566,6 +614,11 @@ class _DMRGRun:
             kind = "exact" if ref.exact else "reference"
             self.print(f"{kind:<11} {ref.energy:.14f}   ({ref.source})")
             self.print(f"error       {abs(energy - ref.energy):.3e}   (|E - E_{'exact' if ref.exact else 'ref'}|)")
+        elif not self.legacy:
+            states = _cli_lattice.ed_states(self.args, self.charges)
+            self.print("reference   none known: exact diagonalization " + (
+                "is not done for spin-1 sites" if states is None else
+                f"needs at most 2^14 states, and the {'sector' if self.charges else 'Hilbert space'} has {states}"))
         elif getattr(self, "other_sector", False):
             self.print("reference   none: the references are ground energies, and this run is in a sector "
                        "chosen by --sz/--parity")
@@ -580,18 +633,22 @@ class _DMRGRun:
         mid = (L - 1) // 2
         self.print(f"bond dims   max {max(bonds)}, middle bond {bonds[mid]};  entanglement entropy "
                    f"at the middle bond {entropy[mid]:.6f}")
-        self.print(f"time        {t_dmrg:.2f} s DMRG, {sum(r.matvecs for r in res.history)} matvecs")
+        if found is not None:
+            for line in _cli_measurements.summary_lines(found):
+                self.print(line)
+        self.print(f"time        {t_dmrg:.2f} s DMRG, {sum(r.matvecs for r in res.history)} matvecs"
+                   + (f", {self.t_measure:.2f} s measurements" if found is not None else ""))
 
     def write_json(self, path: str, p: dict[str, Any], res: Any, energy: float, ref: Any, bonds: list[int],
                    entropy: list[float], started: str, t0: float, t_setup: float, t_dmrg: float,
-                   t_analysis: float) -> None:
+                   t_analysis: float, found: Any = None) -> None:
         doc = {
             "schema": SCHEMA,
             "program": {"name": f"{PROG} dmrg", "version": _version(), "argv": self.argv,
                         "started": started, "python": sys.version.split()[0], "numpy": np.__version__},
             "parameters": p,
             "energy": energy,
-            "energy_per_site": energy / self.args.L,
+            "energy_per_site": energy / self.L,
             "variance": float(res.variance),
             "converged": bool(res.converged),
             "sector": dict(res.sector),
@@ -604,6 +661,8 @@ class _DMRGRun:
                        "sweep_seconds": [r.seconds for r in res.history],
                        "analysis_seconds": t_analysis, "total_seconds": time.perf_counter() - t0},
         }
+        if found is not None:   # fermion models: the measurements (README, "Run a simulation")
+            doc["measurements"] = _cli_measurements.as_json(found)
         text = json.dumps(_json_safe(doc), indent=2, allow_nan=False) + "\n"
         if path == "-":
             sys.stdout.write(text)
@@ -612,7 +671,20 @@ class _DMRGRun:
             _write_atomic(path, text)
 
 
-def _symmetry_text(p: dict[str, Any], auto_dense: bool) -> str:
+def _run_charges(conserve: str | None, sector: dict[str, Any]) -> dict[str, Any]:
+    """The conserved charges of a run's final state (``N`` and parity as integers), ``{}`` if dense."""
+    if conserve is None:
+        return {}
+    out: dict[str, Any] = {}
+    for name in conserve.split(","):
+        v = sector.get(name)
+        out[name] = int(round(v)) if name in ("N", "parity") and v is not None else v
+    return out
+
+
+def _symmetry_text(p: dict[str, Any], auto_dense: bool, fermions: bool = False) -> str:
+    if fermions:
+        return _cli_lattice.symmetry_text(p["conserve"], p["sector"])
     if p["conserve"] == "Sz":
         return "U(1) Sz, sector " + ("Sz = lowest |Sz|" if p["sector"] is None else f"Sz = {p['sector']:g}")
     if p["conserve"] == "parity":

@@ -213,8 +213,10 @@ def j1j2(L: int | Lattice, J1: Any = 1.0, J2: Any = 0.5, h: Any = 0.0, conserve:
 
 
 #: the conserved charges :func:`hubbard` can mark (``MPO.from_opsum(..., conserve=...)``)
-_HUBBARD_CONSERVE = (None, "N", "Sz")
-#: those of :func:`spinless_fermions` and :func:`tj`
+_HUBBARD_CONSERVE = (None, "N", "Sz", "N,Sz")
+#: those of :func:`tj`
+_TJ_CONSERVE = (None, "N", "Sz", "N,Sz")
+#: those of :func:`spinless_fermions`
 _N_CONSERVE = (None, "N")
 
 
@@ -284,12 +286,13 @@ def hubbard(L: int | Lattice, t: Any = 1.0, U: Any = 4.0, mu: Any = 0.0, conserv
     ``|up dn> = c^dag_up c^dag_dn |0>``, and the fermionic modes are ordered site by site (in
     the lattice's numbering), up before down, ``(0 up, 0 dn, 1 up, 1 dn, ...)``, for the
     Jordan-Wigner strings, which ``MPO.from_opsum`` inserts (a bond ``(i, j)`` of a 2D lattice
-    carries the string over the sites between). ``conserve`` (None, ``"N"`` or ``"Sz"``) checks and marks the
-    MPO as ``MPO.from_opsum`` does; ``dmrg``, ``tdvp`` and ``tebd`` run in sectors of ``N``
-    (``dmrg``'s default sector is half filling, ``N = L``). ``Sz`` is checked and marked, but
-    the sector engine needs the states of one charge next to each other in the basis, which
-    the electron's ``2Sz = (0, 1, -1, 0)`` are not: run those with ``conserve="N"`` or
-    densely. Couplings may be tidu tracers (differentiable MPO).
+    carries the string over the sites between). ``conserve`` (None, ``"N"``, ``"Sz"`` or ``"N,Sz"``)
+    checks and marks the MPO as ``MPO.from_opsum`` does; ``dmrg``, ``tdvp`` and ``tebd`` run in
+    sectors of ``(N, Sz)`` (``sector={"N": ..., "Sz": ...}``; ``dmrg``'s default is half filling
+    ``N = L`` at the lowest ``|Sz|``; ``conserve="auto"`` picks ``"N,Sz"`` for this model) or of
+    ``N`` alone. ``Sz`` alone is checked and marked, but the sector engine needs the states of
+    one charge next to each other in the basis, which the electron's ``2Sz = (0, 1, -1, 0)`` are
+    not: run it with ``"N,Sz"``. Couplings may be tidu tracers (differentiable MPO).
     """
     _check_conserve(conserve, _HUBBARD_CONSERVE, "hubbard")
     os = hubbard_opsum(L, t, U, mu)
@@ -348,8 +351,9 @@ def tj(L: int | Lattice, t: Any = 1.0, J: Any = 0.5, conserve: str | None = None
     ``H = -t sum_{<ij>, s} (c^dag_{i s} c_{j s} + h.c.) + J sum_<ij> (S_i.S_j - n_i n_j / 4)``
 
     with the hopping projected on the space without double occupancy (the ``"tj"`` operators)
-    and the modes ordered as in :func:`hubbard`. ``conserve="N"`` marks the MPO as conserving
-    the particle number (``dmrg(..., sector=N)``). Couplings may be tidu tracers."""
-    _check_conserve(conserve, _N_CONSERVE, "tj")
+    and the modes ordered as in :func:`hubbard`. ``conserve`` (None, ``"N"``, ``"Sz"``, ``"N,Sz"``)
+    marks the MPO as conserving the particle number and/or Sz (``dmrg(..., sector={"N": ...,
+    "Sz": ...})``). Couplings may be tidu tracers."""
+    _check_conserve(conserve, _TJ_CONSERVE, "tj")
     os = tj_opsum(L, t, J)
     return MPO.from_opsum(os, _site_count(L), "tj", conserve=conserve)

@@ -228,3 +228,8 @@ def xx_neel_magnetization(L: int, times: "float | np.ndarray", J: float = 1.0) -
     L = check_positive_int(L, "xx_neel_magnetization: L")
     sz = xx_magnetization([i % 2 for i in range(L)], times, J)
     return sz @ ((-1.0) ** np.arange(L)) / L
+
+
+# exact energies of the lattice models in a sector (explicit matrices; the CLI's references for lattices)
+from ._references_fermions import (ED_MODELS, exact_sector_energy, free_electron_energy,  # noqa: E402,F401
+                                   free_fermion_energy, hopping_matrix, sector_dimension)

@@ -308,6 +308,20 @@ row("MPS.expect-unknown-operator", lambda: NW_PSI.expect("Q", 0), (), t4a.Unknow
 row("MPS.correlation-zero", lambda: NW_ZERO.correlation("Sz", "Sz", 0, 2), (), t4a.ZeroNormError,
     "the state has norm 0")
 row("MPS.correlation-site", lambda: NW_PSI.correlation("Sz", "Sz", 0, 9), (), t4a.SiteOutOfRangeError, "9")
+row("MPS.correlation-odd-string", lambda: NW_PSI.correlation("Cdag", "C", 0, 3, local="fermion", string="C"), (),
+    t4a.InvalidOptionError, "string 'C' is odd")
+row("MPS.correlation-odd-pair", lambda: NW_PSI.correlation("Cdag*N", "N", 0, 3, local="fermion"), (),
+    t4a.InvalidOptionError, "changes the fermion parity")
+row("MPS.expect-empty-factor", lambda: NW_PSI.expect("Sz**Sz", 0), (), t4a.InvalidOptionError, "empty factor")
+row("MPS.correlation_matrix-unknown-operator", lambda: NW_PSI.correlation_matrix("Sz", "Q"), (),
+    t4a.UnknownOperatorError, "'Q'")
+row("MPS.correlation_matrix-string-shape", lambda: NW_PSI.correlation_matrix("Sz", "Sz", string=np.eye(3)), (),
+    t4a.DimensionMismatchError, "must be 2x2, got shape (3, 3)")
+row("MPS.correlation_matrix-sites", lambda: NW_PSI.correlation_matrix("Sz", "Sz", sites=[0, 9]), (),
+    t4a.SiteOutOfRangeError, "site 9 is outside 0..3")
+row("MPS.correlation_matrix-sites-int", lambda: NW_PSI.correlation_matrix("Sz", "Sz", sites=2), (),
+    t4a.Tensor4allTypeError, "sites must be a list")
+row("MPS.correlation_matrix-zero", lambda: NW_ZERO.correlation_matrix("Sz", "Sz"), (), t4a.ZeroNormError, "norm 0")
 row("overlap-not-mps", t4a.overlap, (NW_PSI, 5), t4a.Tensor4allTypeError, "overlap expects two MPS")
 row("overlap-lengths", t4a.overlap, (NW_PSI, t4a.MPS.random(3, bond_dim=2)), t4a.DimensionMismatchError,
     "differ in length")
@@ -343,12 +357,19 @@ row("models.tfim-g-nan", models.tfim, (4,), t4a.NonFiniteError, "g must be finit
 row("models.xx-h-nan", models.xx, (4,), t4a.NonFiniteError, "h must be finite", h=NW_NAN)
 row("models.tfim_opsum-J-str", models.tfim_opsum, (4,), t4a.Tensor4allTypeError, "J must be a number", J="1")
 row("models.hubbard-L1", models.hubbard, (1,), t4a.InvalidOptionError, "at least 2 sites")
-row("models.hubbard-conserve", models.hubbard, (4,), t4a.InvalidOptionError, "None, 'N' or 'Sz'", conserve="parity")
+row("models.hubbard-conserve", models.hubbard, (4,), t4a.InvalidOptionError, "None, 'N', 'Sz' or 'N,Sz'",
+    conserve="parity")
 row("models.hubbard-U-nan", models.hubbard, (4,), t4a.NonFiniteError, "U must be finite", U=NW_NAN)
 row("models.hubbard_opsum-t-str", models.hubbard_opsum, (4,), t4a.Tensor4allTypeError, "t must be a number", t="1")
 row("models.hubbard_opsum-L1", models.hubbard_opsum, (1,), t4a.InvalidOptionError, "at least 2 sites")
 row("dmrg-hubbard-conserve-Sz", lambda: t4a.dmrg(models.hubbard(4, conserve="Sz")), (), t4a.InvalidOptionError,
-    "conserve another charge ('N')")
+    "conserve another charge ('N,Sz': N and Sz together, or 'N')")
+row("dmrg-hubbard-sector-pair", lambda: t4a.dmrg(models.hubbard(4, conserve="N,Sz"), sector=4), (),
+    t4a.Tensor4allTypeError, "must be a pair (N,Sz)")
+row("dmrg-hubbard-sector-keys", lambda: t4a.dmrg(models.hubbard(4, conserve="N,Sz"), sector={"N": 4}), (),
+    t4a.InvalidOptionError, "must give N, Sz")
+row("dmrg-hubbard-sector-empty", lambda: t4a.dmrg(models.hubbard(4, conserve="N,Sz"), sector=(3, 0)), (),
+    t4a.SymmetryViolationError, "has no states")
 for kwargs, exc, fragment in ((dict(cutoff=NW_INF), t4a.InvalidOptionError, "cutoff"),
                               (dict(tol=NW_NAN), t4a.InvalidOptionError, "tol"),
                               (dict(tol=-1.0), t4a.InvalidOptionError, "tol"),
@@ -364,6 +385,58 @@ for kwargs, exc, fragment in ((dict(cutoff=NW_INF), t4a.InvalidOptionError, "cut
     row("dmrg-" + ",".join(f"{k}={v!r}" for k, v in kwargs.items()), t4a.dmrg, (NW_H,), exc, fragment,
         max_bond=4, **kwargs)
 row("dmrg-zero-start", t4a.dmrg, (models.heisenberg(3), NW_ZERO), t4a.ZeroNormError, "psi0 has norm 0", max_bond=4)
+
+# ---- tensor4all.measurements and the lattice references (tensor4all.references) ------
+MS = t4a.measurements
+MS_E = t4a.MPS.random(4, 4, bond_dim=2, seed=3)          # electron sites (dimension 4)
+row("measurements.density-not-mps", MS.density, ("psi",), t4a.Tensor4allTypeError, "expected an MPS, got str")
+row("measurements.density-spin-space", MS.density, (MS_E,), t4a.InvalidOptionError, "has no Ntot/N",
+    local="spin-1/2")
+row("measurements.density-dimension", MS.density, (MS_E,), t4a.DimensionMismatchError, "has dimension 2",
+    local="fermion")
+row("measurements.density-unknown-space", MS.density, (MS_E,), t4a.UnknownLocalSpaceError, "unknown local space",
+    local="quark")
+row("measurements.density-ambiguous", MS.density, (t4a.MPS.random(3, 5),), t4a.InvalidOptionError,
+    "cannot tell the local space")
+row("measurements.double_occupancy-tj", MS.double_occupancy, (MS_E,), t4a.InvalidOptionError, "has no Nupdn",
+    local="tj")
+row("measurements.spin_correlation-site", MS.spin_correlation, (MS_E, 4), t4a.SiteOutOfRangeError,
+    "site i 4 is outside 0..3")
+row("measurements.spin_correlation-site-float", MS.spin_correlation, (MS_E, 1.0), t4a.Tensor4allTypeError,
+    "must be an integer site")
+row("measurements.charge_correlation-row-and-pairs", MS.charge_correlation, (MS_E, 0), t4a.InvalidOptionError,
+    "not both", pairs=[(0, 1)])
+row("measurements.charge_correlation-pair-shape", MS.charge_correlation, (MS_E,), t4a.Tensor4allTypeError,
+    "pair of sites", pairs=[(0, 1, 2)])
+row("measurements.one_particle_density_matrix-spin", MS.one_particle_density_matrix, (MS_E,),
+    t4a.InvalidOptionError, "'up', 'dn' or None", spin="left")
+row("measurements.one_particle_density_matrix-spinless", MS.one_particle_density_matrix, (t4a.MPS.random(3, 2),),
+    t4a.InvalidOptionError, "spinless", spin="up")
+row("measurements.entanglement_per_sector-dense", MS.entanglement_per_sector, (MS_E, 1), t4a.InvalidOptionError,
+    "dense and has no charge sectors")
+row("measurements.entanglement_per_sector-bond", MS.entanglement_per_sector, (MS_E, 3), t4a.SiteOutOfRangeError,
+    "bond 3 is outside 0..2")
+REF = t4a.references
+row("references.hopping_matrix-bond", REF.hopping_matrix, (3, [(0, 3)]), t4a.InvalidOptionError,
+    "bond (0, 3) must join two different sites of 0..2")
+row("references.hopping_matrix-bond-type", REF.hopping_matrix, (3, [(0, 1.5)]), t4a.Tensor4allTypeError,
+    "pair of integer sites")
+row("references.free_fermion_energy-N", REF.free_fermion_energy, (3, [(0, 1)]), t4a.InvalidOptionError,
+    "N = 4 has no states: it must lie in 0..3", N=4)
+row("references.free_electron_energy-Sz", REF.free_electron_energy, (3, [(0, 1)]), t4a.InvalidOptionError,
+    "does not fit N = 2", N=2, Sz=0.5)
+row("references.sector_dimension-model", REF.sector_dimension, ("kitaev", 4), t4a.InvalidOptionError,
+    "unknown model 'kitaev'")
+row("references.sector_dimension-charge", REF.sector_dimension, ("spinless", 4), t4a.InvalidOptionError,
+    "'spinless' conserves N, not Sz", Sz=0.0)
+row("references.exact_sector_energy-too-big", REF.exact_sector_energy, ("hubbard", 8, [(0, 1)]),
+    t4a.InvalidOptionError, "more than max_dim = 1000", max_dim=1000)
+row("references.exact_sector_energy-coupling", REF.exact_sector_energy, ("tj", 3, [(0, 1)]), t4a.InvalidOptionError,
+    "'U' not a coupling of 'tj'", couplings={"U": 1.0})
+row("references.exact_sector_energy-coupling-nan", REF.exact_sector_energy, ("xxz", 3, [(0, 1)]),
+    t4a.InvalidOptionError, "Jz must be a finite number", couplings={"Jz": float("nan")})
+row("references.exact_sector_energy-next-bonds", REF.exact_sector_energy, ("xxz", 3, [(0, 1)]),
+    t4a.InvalidOptionError, "next_bonds are only used by 'j1j2'", next_bonds=[(0, 2)])
 
 # ---- issue 23: lattices (tensor4all.lattices) and the spin models on them -------
 LAT = t4a.lattices
@@ -414,7 +487,7 @@ row("models.spinless_fermions-V-nan", models.spinless_fermions, (LAT.square(2, 2
 row("models.spinless_fermions_opsum-t-str", models.spinless_fermions_opsum, (4,), t4a.Tensor4allTypeError,
     "t must be a number", t="1")
 row("models.tj-L0", models.tj, (0,), t4a.BondDimensionError, "L (number of sites) must be a positive integer")
-row("models.tj-conserve", models.tj, (4,), t4a.InvalidOptionError, "None or 'N'", conserve="Sz")
+row("models.tj-conserve", models.tj, (4,), t4a.InvalidOptionError, "None, 'N', 'Sz' or 'N,Sz'", conserve="parity")
 row("models.tj-J-inf", models.tj, (LAT.ladder(2, 2),), t4a.NonFiniteError, "J must be finite", J=NW_INF)
 row("models.tj_opsum-1-site", models.tj_opsum, (LAT.chain(1),), t4a.InvalidOptionError, "at least 2 sites")
 row("models.tj_opsum-t-str", models.tj_opsum, (4,), t4a.Tensor4allTypeError, "t must be a number", t="1")
@@ -497,6 +570,9 @@ for label, args, kwargs, exc, fragment in (
         ("progress-int", (TE_H, TE_PSI, 0.2, 0.1), dict(progress=3), t4a.Tensor4allTypeError, "progress"),
         ("observables-spec", (TE_H, TE_PSI, 0.2, 0.1), dict(observables={"x": 3}), t4a.Tensor4allTypeError,
          "has spec 3"),
+        ("observables-correlation-key", (TE_H, TE_PSI, 0.2, 0.1), dict(observables={"x": {"pair": ("Sz", "Sz"),
+                                                                                         "sting": "Sz"}}),
+         t4a.InvalidOptionError, "unknown key 'sting'"),
         ("psi-list", (TE_H, TE_PSI.tensors, 0.2, 0.1), {}, t4a.Tensor4allTypeError, "psi must be an MPS"),
         ("H-str", ("heisenberg", TE_PSI, 0.2, 0.1), {}, t4a.Tensor4allTypeError, "H must be an MPO"),
         ("sites-mismatch", (models.heisenberg(5), TE_PSI, 0.2, 0.1), {}, t4a.DimensionMismatchError, "5"),
@@ -1085,7 +1161,7 @@ EVOLVE_CLI_ROWS = [
     ("state-length", ["--state", "product:uud"], "gives 3 sites, but --L is 6"),
     ("json-empty", ["--json", ""], "the file name is empty"),
     ("beyond-memory", ["--L", "100000", "--max-bond", "100000"], "of memory is available"),
-    ("hubbard-conserve-Sz", ["--model", "hubbard", "--conserve", "Sz"], "one charge, N"),
+    ("hubbard-conserve-Sz", ["--model", "hubbard", "--conserve", "Sz"], "N and Sz together or of N alone"),
     ("hubbard-letter", ["--model", "hubbard", "--state", "product:0u1d2u"], "is not a state of a --model hubbard"),
 ]
 
@@ -1129,13 +1205,14 @@ def _names_used(obj, seen=None) -> set[str]:
 
 # records the library builds and hands out (a sweep's history, a progress update): never
 # input, no validation of their own to exercise
-OUTPUT_RECORDS = {"SweepRecord", "BondUpdate", "TCIResult", "EvolutionRecord", "EvolutionResult"}
+OUTPUT_RECORDS = {"SweepRecord", "BondUpdate", "TCIResult", "EvolutionRecord", "EvolutionResult",
+                  "SectorEntanglement"}
 
 
 def _public_callables() -> list[str]:
     import tensor4all.structured as st
     names = {"jit", "lower", "cache_info"}  # tenferro.jit and the methods of a jitted function
-    for mod in (t4a, st, models, t4a.lattices, t4a.quantics, t4a.tci):
+    for mod in (t4a, st, models, t4a.lattices, t4a.quantics, t4a.tci, t4a.measurements):
         for n in getattr(mod, "__all__", [n for n in dir(mod) if not n.startswith("_")]):
             if n in OUTPUT_RECORDS:
                 continue

@@ -1,11 +1,12 @@
 """The exact Hubbard reference of the tests: the Fock space of 2L fermionic modes ordered
 (0 up, 0 dn, 1 up, ...) with explicit Jordan-Wigner matrices, mapped to the library's site
-basis |0>, |up>, |dn>, |up dn> (bit pairs (0, 2, 1, 3)); built with NumPy only."""
+basis |0>, |up>, |dn>, |up dn> (bit pairs (0, 2, 1, 3)); built with NumPy and SciPy's sparse matrices only."""
 from __future__ import annotations
 
 import itertools
 
 import numpy as np
+import scipy.sparse
 
 __all__ = ['SITE_TO_FOCK', 'SIGMA_MINUS', 'Z', 'annihilators', 'mode', 'fock_hubbard', 'mpo_order', 'exact_hubbard', 'particle_number', 'basis_vector', 'site_op', 'hopping_levels', 'free_sector_energy']
 
@@ -16,14 +17,15 @@ Z = np.diag([1.0, -1.0])
 
 
 # ---- the independent reference: Jordan-Wigner matrices on the Fock space ------------------------
-def annihilators(n_modes: int) -> list[np.ndarray]:
-    """``c_m`` for every mode, dense ``2^n x 2^n``."""
+def annihilators(n_modes: int, sparse: bool = False) -> list:
+    """``c_m`` for every mode, ``2^n x 2^n``: dense arrays, or SciPy CSR matrices."""
+    kron = scipy.sparse.kron if sparse else np.kron
     out = []
     for m in range(n_modes):
         mats = [Z] * m + [SIGMA_MINUS] + [np.eye(2)] * (n_modes - m - 1)
-        c = np.ones((1, 1))
+        c = scipy.sparse.identity(1, format="csr") if sparse else np.ones((1, 1))
         for x in mats:
-            c = np.kron(c, x)
+            c = kron(c, x, format="csr") if sparse else kron(c, x)
         out.append(c)
     return out
 
@@ -33,17 +35,18 @@ def mode(i: int, spin: str) -> int:
 
 
 def fock_hubbard(L: int, t: float, U: float, mu: float) -> np.ndarray:
-    """``-t sum (c^dag_{i s} c_{i+1 s} + h.c.) + U sum n_up n_dn - mu sum n`` on the Fock space."""
-    c = annihilators(2 * L)
+    """``-t sum (c^dag_{i s} c_{i+1 s} + h.c.) + U sum n_up n_dn - mu sum n`` on the Fock space
+    (built from sparse matrices, returned dense)."""
+    c = annihilators(2 * L, sparse=True)
     n = [x.T @ x for x in c]
-    H = np.zeros_like(c[0])
+    H = scipy.sparse.csr_matrix(c[0].shape)
     for i in range(L - 1):
         for s in ("up", "dn"):
             hop = c[mode(i, s)].T @ c[mode(i + 1, s)]
             H -= t * (hop + hop.T)
     for i in range(L):
         H += U * n[mode(i, "up")] @ n[mode(i, "dn")] - mu * (n[mode(i, "up")] + n[mode(i, "dn")])
-    return H
+    return H.toarray()
 
 
 def mpo_order(L: int) -> np.ndarray:

@@ -175,13 +175,15 @@ def test_product_states_in_the_models_basis():
     psi = ev.product_mps("tfim", "+-+", "parity")
     assert psi.symmetric and psi.sector == {"parity": 1.0}
     assert [float(np.asarray(psi.expect("Z", i, "pauli"))) for i in range(3)] == [1.0, -1.0, 1.0]
-    # hubbard: 0 empty, u, d, 2 both, in the electron basis; N conserved or dense
-    for conserve in ("N", None):
+    # hubbard: 0 empty, u, d, 2 both, in the electron basis; (N, Sz) or N conserved, or dense
+    for conserve in ("N,Sz", "N", None):
         psi = ev.product_mps("hubbard", "0ud2", conserve)
-        assert psi.symmetric == (conserve == "N") and psi.phys_dims == [4] * 4
+        assert psi.symmetric == (conserve is not None) and psi.phys_dims == [4] * 4
         for op, want in (("Ntot", [0, 1, 1, 2]), ("Sz", [0, 0.5, -0.5, 0])):
             assert [float(np.asarray(psi.expect(op, i, "electron"))) for i in range(4)] == want
     assert ev.product_mps("hubbard", "0ud2", "N").sector == {"N": 4.0}
+    assert ev.product_mps("hubbard", "0ud2", "N,Sz").sector == {"N": 4.0, "Sz": 0.0}
+    assert ev.product_mps("hubbard", "0uu2", "N,Sz").sector == {"N": 4.0, "Sz": 1.0}
 
 
 def test_conserve_auto_follows_the_state():
@@ -197,11 +199,14 @@ def test_conserve_auto_follows_the_state():
     assert st.conserve is None and "parity" in st.dense_reason
     assert ev.build_states(parse("--L", "4", "--conserve", "none"), never, never).conserve is None
     st = ev.build_states(parse("--model", "hubbard", "--L", "4", "--state", "product:2u00"), never, never)
-    assert st.conserve == "N" and st.psi0.sector == {"N": 3.0} and st.H.local == "electron"
+    assert st.conserve == "N,Sz" and st.psi0.sector == {"N": 3.0, "Sz": 0.5} and st.H.local == "electron"
+    st = ev.build_states(parse("--model", "hubbard", "--L", "4", "--state", "product:2u00", "--conserve", "N"), never,
+                         never)
+    assert st.conserve == "N" and st.psi0.sector == {"N": 3.0}
     assert ev.build_states(parse("--model", "hubbard", "--L", "4", "--conserve", "none"), never, never).conserve is None
     # a hubbard ground state: at half filling, without asking the dmrg command
     st = ev.build_states(parse("--model", "hubbard", "--L", "4", "--state", "ground", "--max-bond", "16"), never, never)
-    assert st.conserve == "N" and st.psi0.sector == {"N": 4.0}
+    assert st.conserve == "N,Sz" and st.psi0.sector == {"N": 4.0, "Sz": 0.0}
     sel = [b for b in range(256) if sum((0, 1, 1, 2)[b // 4 ** (3 - i) % 4] for i in range(4)) == 4]
     H = exact_hubbard(4, 1.0, 4.0, 0.0)
     assert st.ground.energy == pytest.approx(np.linalg.eigvalsh(H[np.ix_(sel, sel)])[0], abs=1e-9)
@@ -232,7 +237,7 @@ def test_help_explains_every_option_with_its_default(capsys):
         assert action.help and "default" in action.help.lower(), action.option_strings
         for opt in action.option_strings:
             assert re.search(rf"(^|\s|\[){re.escape(opt)}\b", text), opt
-    assert "(default: 16)" in text and "Default: xx" in text and "issue 23" in text
+    assert "(default: 16)" in text and "Default: xx" in text and "N and Sz together" in text
     assert "hubbard" in text and "--J" in text and "(default: 4)" in text and "half filling" in text
     with pytest.raises(SystemExit):
         main(["--help"])
@@ -245,8 +250,9 @@ BAD = [
     (["--t", "-1"], ["--t", "non-negative"]),
     (["--t", "1", "--dt", "0.3"], ["--t", "is not a multiple of dt", "give a --t"]),
     (["--model", "potts"], ["--model", "invalid choice", "'xx', 'heisenberg', 'xxz', 'tfim', 'hubbard'"]),
-    (["--model", "hubbard", "--conserve", "Sz"], ["--conserve", "one charge, N", "issue 23", "--conserve N"]),
-    (["--model", "hubbard", "--conserve", "parity"], ["--conserve", "one charge, N"]),
+    (["--model", "hubbard", "--conserve", "Sz"], ["--conserve", "N and Sz together or of N alone, not of Sz",
+                                                  "--conserve N,Sz"]),
+    (["--model", "hubbard", "--conserve", "parity"], ["--conserve", "N and Sz together or of N alone, not of parity"]),
     (["--conserve", "N"], ["--conserve", "conserves Sz, not N"]),
     (["--model", "hubbard", "--L", "4", "--state", "product:0u1d"], ["--state", "'1'", "0 (empty), u (up)"]),
     (["--L", "4", "--state", "product:u2du"], ["--state", "'2'", "not a state of a --model xx site"]),
@@ -350,8 +356,8 @@ def test_xx_neel_matches_free_fermions(tmp_path, method, extra):
 # TEBD order 4 is within 1.0e-7 of the exact <Sz_i>, <Ntot_i>; two-site TDVP has the time step
 # error of its integrator, larger than for the XX chain (1.5e-7 there): 3.8e-5, 4.6e-6, 4.0e-7
 # at dt = 0.1, 0.05, 0.025 (of order dt^3 while the bonds grow from the product state)
-HUBBARD_RUNS = [pytest.param("tdvp", [], 1e-5, id="tdvp-N"),
-                pytest.param("tebd", ["--order", "4"], 1e-6, id="tebd4-N"),
+HUBBARD_RUNS = [pytest.param("tdvp", [], 1e-5, id="tdvp-NSz"),
+                pytest.param("tebd", ["--order", "4", "--conserve", "N"], 1e-6, id="tebd4-N"),
                 pytest.param("tebd", ["--order", "4", "--conserve", "none"], 1e-6, id="tebd4-dense")]
 
 
@@ -364,8 +370,9 @@ def test_hubbard_neel_at_U_zero_matches_free_fermions(tmp_path, method, extra, b
     doc = strict_json(path)
     p = doc["parameters"]
     assert (p["model"], p["J"], p["U"], p["mu"], p["observe"]) == ("hubbard", 1.0, 0.0, 0.0, ["Ntot", "Sz"])
-    assert p["conserve"] == (None if "none" in extra else "N")
-    assert doc["final"]["sector"] == ({} if "none" in extra else {"N": 6.0})
+    conserve = None if "none" in extra else "N" if "N" in extra else "N,Sz"
+    assert p["conserve"] == conserve
+    assert doc["final"]["sector"] == {None: {}, "N": {"N": 6.0}, "N,Sz": {"N": 6.0, "Sz": 0.0}}[conserve]
     times = np.array(doc["times"])
     up, dn = references.hubbard_free_densities([1, 2] * 3, times, 1.0)
     for op, exact in (("Ntot", up + dn), ("Sz", 0.5 * (up - dn))):
@@ -401,7 +408,7 @@ def test_hubbard_at_U_4_matches_exact_diagonalization(tmp_path, method, extra, b
         assert np.max(np.abs(np.array(doc["observables"][op]) - exact[:, k * L:(k + 1) * L])) < bound, op
     e0 = np.real(np.vdot(basis_vector(states), H @ basis_vector(states)))
     assert np.allclose(doc["observables"]["energy"], e0, atol=1e-8)
-    assert doc["final"]["sector"] == {"N": 4.0}
+    assert doc["final"]["sector"] == {"N": 4.0, "Sz": 0.0}
 
 
 def test_hubbard_quench_of_U_from_the_ground_state(tmp_path):
@@ -421,7 +428,7 @@ def test_hubbard_quench_of_U_from_the_ground_state(tmp_path):
     assert proc.returncode == 0, proc.stderr
     doc = strict_json(path)
     assert doc["parameters"]["quench"] == {"J": 1.0, "U": 6.0, "mu": 0.0} and doc["parameters"]["U"] == 2.0
-    assert doc["parameters"]["conserve"] == "N" and doc["parameters"]["sector"] == {"N": 4.0}
+    assert doc["parameters"]["conserve"] == "N,Sz" and doc["parameters"]["sector"] == {"N": 4.0, "Sz": 0.0}
     assert doc["ground_state"]["energy"] == pytest.approx(e[0], abs=1e-9)
     sp = t4a.local_space("electron")
     d = ed_evolve(H1, psi0, times, [electron_op(sp.matrix("Nupdn"), i, L) for i in range(L)])
@@ -430,7 +437,7 @@ def test_hubbard_quench_of_U_from_the_ground_state(tmp_path):
     assert np.max(np.abs(np.array(doc["observables"]["Ntot"]) - 1.0)) < 1e-6   # half filling, particle-hole
     assert np.allclose(doc["observables"]["energy"], np.vdot(psi0, H1 @ psi0), atol=1e-7)
     assert "state ground: DMRG ground state of hubbard L=4 J=1 U=2 mu=0" in proc.stdout
-    assert "symmetry U(1) N, sector N = 4" in proc.stdout
+    assert "symmetry U(1) x U(1) N,Sz, sector N = 4, Sz = 0" in proc.stdout
 
 
 def test_tebd_order_2_has_its_trotter_error(tmp_path):

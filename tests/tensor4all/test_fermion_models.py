@@ -91,9 +91,10 @@ def fock_hubbard(lat_or_L, t: float, U: float, mu: float) -> np.ndarray:
     return H[perm][:, perm].toarray()
 
 
-def fock_tj(lat_or_L, t: float, J: float) -> np.ndarray:
+def fock_tj(lat_or_L, t: float, J: float, sparse: bool = False):
     """``-t sum (c^dag c + h.c.) + J sum (S.S - n n / 4)`` on the electron Fock space,
-    restricted to the states without double occupancy (the projected hopping)."""
+    restricted to the states without double occupancy (the projected hopping); dense, or a
+    SciPy sparse matrix."""
     L = n_sites(lat_or_L)
     up, dn, nup, ndn = _spinful(L)
     sz = [0.5 * (a - b) for a, b in zip(nup, ndn)]
@@ -107,11 +108,18 @@ def fock_tj(lat_or_L, t: float, J: float) -> np.ndarray:
         ss = sz[i] @ sz[j] + 0.5 * (splus[i] @ splus[j].T + splus[i].T @ splus[j])
         H = H + J * (ss - 0.25 * ntot[i] @ ntot[j])
     perm = electron_perm(L, "tj")
-    return H[perm][:, perm].toarray()
+    H = H[perm][:, perm]
+    return H if sparse else H.toarray()
 
 
 def particle_numbers(L: int, local: str) -> np.ndarray:
     per = {"fermion": (0, 1), "electron": (0, 1, 1, 2), "tj": (0, 1, 1)}[local]
+    return np.array([sum(per[s] for s in digits) for digits in itertools.product(range(len(per)), repeat=L)])
+
+
+def twice_sz(L: int, local: str) -> np.ndarray:
+    """``2 Sz`` of every basis state of ``L`` sites (basis ``|0>, |up>, |dn>(, |up dn>)``)."""
+    per = {"electron": (0, 1, -1, 0), "tj": (0, 1, -1)}[local]
     return np.array([sum(per[s] for s in digits) for digits in itertools.product(range(len(per)), repeat=L)])
 
 
@@ -232,6 +240,31 @@ def test_tj_sectors(lat, sectors):
     check_sectors(H, fock_tj(lat, t, J), particle_numbers(n_sites(lat), "tj"), sectors)
 
 
+@pytest.mark.parametrize("model,lat,sectors", [
+    ("hubbard", SQ23P, ((6, 0), (5, 1), (4, 2))),
+    ("tj", 8, ((6, 0), (7, 1), (5, -3))),
+    ("tj", lattices.ladder(3, 2), ((4, 0), (5, 1))),
+], ids=["hubbard-2x3-cylinder", "tj-chain8", "tj-ladder3x2"])
+def test_product_sectors(model, lat, sectors):
+    """``conserve="N,Sz"`` (the default for these models): the ground energy of each (N, Sz)
+    sector equals exact diagonalization of the Jordan-Wigner Fock Hamiltonian restricted to
+    it, to 1e-10."""
+    L = n_sites(lat)
+    if model == "hubbard":
+        H = models.hubbard(lat, t=1.0, U=4.0, mu=0.2, conserve="N,Sz")
+        exact, local = sp.csr_matrix(fock_hubbard(lat, 1.0, 4.0, 0.2)), "electron"
+    else:
+        H = models.tj(lat, t=1.0, J=0.5, conserve="N,Sz")
+        exact, local = fock_tj(lat, 1.0, 0.5, sparse=True), "tj"
+    numbers, spins = particle_numbers(L, local), twice_sz(L, local)
+    for N, m in sectors:
+        sel = np.flatnonzero((numbers == N) & (spins == m))
+        e0 = float(np.linalg.eigvalsh(exact[sel][:, sel].toarray())[0])
+        res = t4a.dmrg(H, max_bond=96, cutoff=1e-14, sector={"N": N, "Sz": m / 2}, sweeps=8, seed=1)
+        assert res.sector == {"N": float(N), "Sz": m / 2}
+        assert abs(res.energy - e0) < 1e-10, (N, m, res.energy, e0)
+
+
 # ---- time evolution and gradients ----------------------------------------------------------------
 STATES = [1, 1, 0, 1, 0, 0]
 BOUNDS = {"tdvp": 2e-4, "tebd": 1e-7}   # two-site TDVP from a product state: its projection error
@@ -287,7 +320,7 @@ def test_couplings_are_differentiable():
     (lambda: models.tj(0), t4a.BondDimensionError, "L (number of sites) must be a positive integer"),
     (lambda: models.spinless_fermions("4"), t4a.BondDimensionError, "positive integer"),
     (lambda: models.spinless_fermions(4, conserve="Sz"), t4a.InvalidOptionError, "None or 'N'"),
-    (lambda: models.tj(4, conserve="Sz"), t4a.InvalidOptionError, "None or 'N'"),
+    (lambda: models.tj(4, conserve="parity"), t4a.InvalidOptionError, "None, 'N', 'Sz' or 'N,Sz'"),
     (lambda: models.spinless_fermions(4, V=float("nan")), t4a.NonFiniteError, "spinless_fermions: V"),
     (lambda: models.tj_opsum(SQ22, J="1"), t4a.Tensor4allTypeError, "tj: J"),
     (lambda: models.hubbard(SQ22, mu=float("inf")), t4a.NonFiniteError, "hubbard: mu"),

@@ -98,7 +98,7 @@ def test_mpo_equals_the_jordan_wigner_hamiltonian(L, t, U, mu):
 def test_conserve_marks_and_the_opsum_is_the_same():
     os = models.hubbard_opsum(4, 0.9, 3.0, 0.2)
     dense = np.asarray(models.hubbard(4, 0.9, 3.0, 0.2).to_dense())
-    for conserve in ("N", "Sz"):
+    for conserve in ("N", "Sz", "N,Sz"):
         H = models.hubbard(4, 0.9, 3.0, 0.2, conserve=conserve)
         assert H.conserve == conserve
         np.testing.assert_allclose(np.asarray(H.to_dense()), dense, atol=1e-14)
@@ -116,14 +116,63 @@ def test_sector_ground_energies_match_exact_diagonalization():
         res = t4a.dmrg(H, max_bond=32, sector=N, sweeps=8, seed=1)
         assert res.sector == {"N": float(N)}
         assert abs(res.energy - e0) < 1e-8, (N, res.energy, e0)
-    # the default sector is half filling; auto finds N for the dense MPO too
+    # the default sector is half filling at the lowest |Sz|; auto finds (N, Sz) for the dense MPO too
     res = t4a.dmrg(models.hubbard(L, t=t, U=U, mu=mu), conserve="auto", max_bond=32, seed=1)
     sel = np.flatnonzero(n == L)
-    assert res.sector == {"N": float(L)}
+    assert res.sector == {"N": float(L), "Sz": 0.0}
     assert abs(res.energy - np.linalg.eigvalsh(H_ed[np.ix_(sel, sel)])[0]) < 1e-8
     # dense: the global ground state
     res = t4a.dmrg(models.hubbard(L, t=t, U=U, mu=mu), max_bond=32, seed=1)
     assert abs(res.energy - np.linalg.eigvalsh(H_ed)[0]) < 1e-8
+
+
+def _two_sz(L: int) -> np.ndarray:
+    """``2 Sz`` of every basis state of ``L`` electron sites (site basis |0>, |up>, |dn>, |up dn>)."""
+    per_site = np.array([0, 1, -1, 0])
+    total = np.zeros(1, dtype=int)
+    for _ in range(L):
+        total = (total[:, None] + per_site[None, :]).reshape(-1)
+    return total
+
+
+@pytest.mark.parametrize("L, U", [(4, 4.0), (5, 2.5), (6, 8.0)])
+def test_product_sectors_match_exact_diagonalization(L, U):
+    """``conserve="N,Sz"``: the ground energy of every (N, Sz) sector (sampled at L = 6) equals
+    exact diagonalization of the Fock-space Hamiltonian restricted to that sector, and the
+    state stays there (every sector at L = 4, a sample beyond)."""
+    t, mu = 1.0, 0.3
+    H_ed, n, s2 = exact_hubbard(L, t, U, mu), particle_number(L), _two_sz(L)
+    H = models.hubbard(L, t=t, U=U, mu=mu, conserve="N,Sz")
+    sectors = [(N, m) for N in range(1, 2 * L) for m in range(-min(N, 2 * L - N), min(N, 2 * L - N) + 1, 2)]
+    if L > 4:
+        sectors = [(L, L % 2), (L - 1, 1 - L % 2), (L + 1, -3 + L % 2), (L - 2, 2 - L % 2), (2, 0), (2 * L - 1, 1)]
+    for N, m in sectors:
+        sel = np.flatnonzero((n == N) & (s2 == m))
+        e0 = np.linalg.eigvalsh(H_ed[np.ix_(sel, sel)])[0]
+        res = t4a.dmrg(H, max_bond=64, cutoff=1e-14, sector={"N": N, "Sz": m / 2}, sweeps=6, seed=1)
+        assert res.sector == {"N": float(N), "Sz": m / 2}
+        assert res.state.sector == {"N": float(N), "Sz": m / 2} and res.state.charge == (N, m)
+        assert abs(res.energy - e0) < 1e-10 * max(1.0, abs(e0)), (N, m, res.energy, e0)
+        # every block of the state carries that (N, Sz): its dense vector lives in the sector
+        v = np.asarray(res.state.dense().to_dense()).reshape(-1)
+        assert np.linalg.norm(np.delete(v, sel)) < 1e-12
+
+
+def test_product_sector_forms_and_errors():
+    H = models.hubbard(4, U=4.0, conserve="N,Sz")
+    a = t4a.dmrg(H, max_bond=16, sector=(3, -0.5), sweeps=4, seed=0)
+    b = t4a.dmrg(H, max_bond=16, sector={"Sz": -0.5, "N": 3}, sweeps=4, seed=0)
+    assert a.sector == b.sector == {"N": 3.0, "Sz": -0.5}
+    with pytest.raises(t4a.SymmetryViolationError):
+        t4a.dmrg(H, sector=(3, 0.0))            # N odd needs half-integer Sz
+    with pytest.raises(t4a.InvalidOptionError, match="not a multiple"):
+        t4a.dmrg(H, sector=(3, 0.25))
+    with pytest.raises(t4a.InvalidOptionError, match="N, Sz"):
+        t4a.dmrg(H, sector={"N": 3})
+    with pytest.raises(t4a.Tensor4allTypeError):
+        t4a.dmrg(H, sector=3)
+    with pytest.raises(t4a.InvalidOptionError, match="not next to each other"):
+        t4a.dmrg(H, conserve="Sz")
 
 
 def test_free_fermions_at_U_zero():
@@ -215,10 +264,11 @@ def test_gradients_of_the_ground_energy_in_the_couplings():
 @pytest.mark.parametrize("call,exc,fragment", [
     (lambda: models.hubbard(1), t4a.InvalidOptionError, "at least 2 sites"),
     (lambda: models.hubbard(0), t4a.Tensor4allError, "L"),
-    (lambda: models.hubbard(4, conserve="parity"), t4a.InvalidOptionError, "None, 'N' or 'Sz'"),
+    (lambda: models.hubbard(4, conserve="parity"), t4a.InvalidOptionError, "None, 'N', 'Sz' or 'N,Sz'"),
     (lambda: models.hubbard(4, U=float("nan")), t4a.NonFiniteError, "hubbard: U"),
     (lambda: models.hubbard_opsum(4, t="1"), t4a.Tensor4allTypeError, "hubbard: t"),
-    (lambda: t4a.dmrg(models.hubbard(4, conserve="Sz")), t4a.InvalidOptionError, "conserve another charge ('N')"),
+    (lambda: t4a.dmrg(models.hubbard(4, conserve="Sz")), t4a.InvalidOptionError,
+     "conserve another charge ('N,Sz': N and Sz together, or 'N')"),
     (lambda: MPS.product_state([0, 1, 2, 3], 4, conserve="Sz", local="electron"), t4a.InvalidOptionError,
      "not next to each other"),
 ])
@@ -234,3 +284,23 @@ def test_the_electron_space_in_products_and_sectors():
     psi = MPS.random(4, 4, 8, conserve="N", local="electron")
     assert psi.sector == {"N": 4.0}   # half filling by default
     assert MPS.random(4, 4, 8, charge=3, local="electron").sector == {"N": 3.0}
+
+
+@pytest.mark.parametrize("ext", [".npz", ".arrow"])
+def test_product_sector_state_saves_and_loads(tmp_path, ext):
+    """An (N, Sz) MPS keeps its sectors through a file: the same dense vector, the same
+    sector, the same entanglement spectrum keyed by (N, Sz) of the left half."""
+    if ext == ".arrow":
+        pytest.importorskip("pyarrow")
+    psi = MPS.random(4, 4, bond_dim=6, conserve="N,Sz", charge={"N": 3, "Sz": 0.5}, local="electron", seed=2)
+    assert psi.sector == {"N": 3.0, "Sz": 0.5} and psi.charge == (3, 1)
+    path = tmp_path / f"psi{ext}"
+    psi.save(path)
+    back = MPS.load(path)
+    assert back.symmetric and back.sector == psi.sector and back.conserve == "N,Sz"
+    np.testing.assert_allclose(np.asarray(back.dense().to_dense()), np.asarray(psi.dense().to_dense()), atol=1e-14)
+    spectrum = back.entanglement_spectrum(1)
+    assert set(spectrum) <= {(0.0, 0.0), (1.0, 0.5), (1.0, -0.5), (2.0, 0.0), (2.0, 1.0), (2.0, -1.0), (3.0, 0.5),
+                             (3.0, -0.5), (4.0, 0.0)}
+    for key, values in psi.entanglement_spectrum(1).items():
+        np.testing.assert_allclose(spectrum[key], values, atol=1e-14)

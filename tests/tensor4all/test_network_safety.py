@@ -380,7 +380,7 @@ def test_a_failure_midway_leaves_the_mps_unchanged(monkeypatch, method, args, mo
 #: the methods that change it, which must all appear in MUTATIONS above
 VALID_CALLS = {
     "canonicalize": (2,), "normalize": (), "compress": (2,), "norm": (), "to_dense": (), "expect": ("Sz", 1),
-    "correlation": ("Sz", "Sz", 0, 2), "entanglement_entropy": (), "schmidt_values": (), "is_hermitian": (),
+    "correlation": ("Sz", "Sz", 0, 2), "correlation_matrix": ("Sz", "Sz"), "entanglement_entropy": (), "schmidt_values": (), "is_hermitian": (),
     "dense": (), "entanglement_spectrum": (1,), "add": (t4a.MPS.random(5, bond_dim=2, seed=2),),
 }
 #: methods that need a symmetric MPS (they are checked on one)
