@@ -276,7 +276,7 @@ def hubbard_opsum(L: int | Lattice, t: Any = 1.0, U: Any = 4.0, mu: Any = 0.0) -
     return _finish(os)
 
 
-def hubbard(L: int | Lattice, t: Any = 1.0, U: Any = 4.0, mu: Any = 0.0, conserve: str | None = None) -> MPO:
+def hubbard(L: int | Lattice, t: Any = 1.0, U: Any = 4.0, mu: Any = 0.0, conserve: str | None = "N,Sz") -> MPO:
     """The Fermi-Hubbard model on the open chain of ``L >= 2`` ``"electron"`` sites or on the
     ``nearest`` bonds ``<ij>`` of a lattice:
 
@@ -286,11 +286,12 @@ def hubbard(L: int | Lattice, t: Any = 1.0, U: Any = 4.0, mu: Any = 0.0, conserv
     ``|up dn> = c^dag_up c^dag_dn |0>``, and the fermionic modes are ordered site by site (in
     the lattice's numbering), up before down, ``(0 up, 0 dn, 1 up, 1 dn, ...)``, for the
     Jordan-Wigner strings, which ``MPO.from_opsum`` inserts (a bond ``(i, j)`` of a 2D lattice
-    carries the string over the sites between). ``conserve`` (None, ``"N"``, ``"Sz"`` or ``"N,Sz"``)
-    checks and marks the MPO as ``MPO.from_opsum`` does; ``dmrg``, ``tdvp`` and ``tebd`` run in
-    sectors of ``(N, Sz)`` (``sector={"N": ..., "Sz": ...}``; ``dmrg``'s default is half filling
-    ``N = L`` at the lowest ``|Sz|``; ``conserve="auto"`` picks ``"N,Sz"`` for this model) or of
-    ``N`` alone. ``Sz`` alone is checked and marked, but the sector engine needs the states of
+    carries the string over the sites between). ``conserve`` (default ``"N,Sz"``; None, ``"N"``,
+    ``"Sz"``) checks and marks the MPO as ``MPO.from_opsum`` does, so that ``dmrg`` runs in a
+    sector of ``(N, Sz)`` by default (``sector={"N": ..., "Sz": ...}``, by default half filling
+    ``N = L`` at the lowest ``|Sz|``; ``dmrg(..., conserve="none")`` runs densely, its sector
+    then set by the start state) or of ``N`` alone; ``tdvp`` and ``tebd`` keep the sectors of a
+    symmetric start state. ``Sz`` alone is checked and marked, but the sector engine needs the states of
     one charge next to each other in the basis, which the electron's ``2Sz = (0, 1, -1, 0)`` are
     not: run it with ``"N,Sz"``. Couplings may be tidu tracers (differentiable MPO).
     """
@@ -315,14 +316,15 @@ def spinless_fermions_opsum(L: int | Lattice, t: Any = 1.0, V: Any = 0.0, mu: An
 
 
 def spinless_fermions(L: int | Lattice, t: Any = 1.0, V: Any = 0.0, mu: Any = 0.0,
-                      conserve: str | None = None) -> MPO:
+                      conserve: str | None = "N") -> MPO:
     """Spinless fermions on the open chain of ``L >= 2`` ``"fermion"`` sites or on the ``nearest``
     bonds ``<ij>`` of a lattice:
 
     ``H = -t sum_<ij> (c^dag_i c_j + h.c.) + V sum_<ij> n_i n_j - mu sum_i n_i``
 
     (the modes ordered by site; ``MPO.from_opsum`` inserts the Jordan-Wigner strings).
-    ``conserve="N"`` marks the MPO as conserving the particle number (``dmrg(..., sector=N)``).
+    ``conserve="N"`` (the default; None: unmarked) marks the MPO as conserving the particle
+    number, so that ``dmrg`` runs in a sector (``sector=N``, by default half filling).
     Couplings may be tidu tracers (differentiable MPO)."""
     _check_conserve(conserve, _N_CONSERVE, "spinless_fermions")
     os = spinless_fermions_opsum(L, t, V, mu)
@@ -344,16 +346,17 @@ def tj_opsum(L: int | Lattice, t: Any = 1.0, J: Any = 0.5) -> OpSum:
     return _finish(os)
 
 
-def tj(L: int | Lattice, t: Any = 1.0, J: Any = 0.5, conserve: str | None = None) -> MPO:
+def tj(L: int | Lattice, t: Any = 1.0, J: Any = 0.5, conserve: str | None = "N,Sz") -> MPO:
     """The t-J model on the open chain of ``L >= 2`` ``"tj"`` sites (``|0>, |up>, |dn>``, no double
     occupancy) or on the ``nearest`` bonds ``<ij>`` of a lattice:
 
     ``H = -t sum_{<ij>, s} (c^dag_{i s} c_{j s} + h.c.) + J sum_<ij> (S_i.S_j - n_i n_j / 4)``
 
     with the hopping projected on the space without double occupancy (the ``"tj"`` operators)
-    and the modes ordered as in :func:`hubbard`. ``conserve`` (None, ``"N"``, ``"Sz"``, ``"N,Sz"``)
-    marks the MPO as conserving the particle number and/or Sz (``dmrg(..., sector={"N": ...,
-    "Sz": ...})``). Couplings may be tidu tracers."""
+    and the modes ordered as in :func:`hubbard`. ``conserve`` (default ``"N,Sz"``; None, ``"N"``,
+    ``"Sz"``) marks the MPO as conserving the particle number and/or Sz, so that ``dmrg`` runs
+    in a sector by default (``sector={"N": ..., "Sz": ...}``, by default ``N = L / 2`` (the
+    middle of ``0..L``) at the lowest ``|Sz|``). Couplings may be tidu tracers."""
     _check_conserve(conserve, _TJ_CONSERVE, "tj")
     os = tj_opsum(L, t, J)
     return MPO.from_opsum(os, _site_count(L), "tj", conserve=conserve)

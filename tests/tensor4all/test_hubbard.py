@@ -116,13 +116,16 @@ def test_sector_ground_energies_match_exact_diagonalization():
         res = t4a.dmrg(H, max_bond=32, sector=N, sweeps=8, seed=1)
         assert res.sector == {"N": float(N)}
         assert abs(res.energy - e0) < 1e-8, (N, res.energy, e0)
-    # the default sector is half filling at the lowest |Sz|; auto finds (N, Sz) for the dense MPO too
-    res = t4a.dmrg(models.hubbard(L, t=t, U=U, mu=mu), conserve="auto", max_bond=32, seed=1)
+    # by default (the model marks N and Sz) the sector is half filling at the lowest |Sz|; auto finds
+    # (N, Sz) for the unmarked MPO too
     sel = np.flatnonzero(n == L)
-    assert res.sector == {"N": float(L), "Sz": 0.0}
-    assert abs(res.energy - np.linalg.eigvalsh(H_ed[np.ix_(sel, sel)])[0]) < 1e-8
+    for H in (models.hubbard(L, t=t, U=U, mu=mu), models.hubbard(L, t=t, U=U, mu=mu, conserve=None)):
+        res = t4a.dmrg(H, conserve=None if H.conserve else "auto", max_bond=32, seed=1)
+        assert res.state.symmetric and res.sector == {"N": float(L), "Sz": 0.0}
+        assert abs(res.energy - np.linalg.eigvalsh(H_ed[np.ix_(sel, sel)])[0]) < 1e-8
     # dense: the global ground state
-    res = t4a.dmrg(models.hubbard(L, t=t, U=U, mu=mu), max_bond=32, seed=1)
+    res = t4a.dmrg(models.hubbard(L, t=t, U=U, mu=mu), conserve="none", max_bond=32, seed=1)
+    assert not res.state.symmetric
     assert abs(res.energy - np.linalg.eigvalsh(H_ed)[0]) < 1e-8
 
 
