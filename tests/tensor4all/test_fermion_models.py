@@ -213,10 +213,10 @@ def test_free_fermions_on_a_square_are_the_single_particle_spectrum():
 # ---- DMRG per sector ------------------------------------------------------------------------------
 def check_sectors(H, exact: np.ndarray, numbers: np.ndarray, sectors, sweeps: int = 8) -> None:
     for N in sectors:
-        res = t4a.dmrg(H, max_bond=64, sector=N, sweeps=sweeps, seed=1)
+        res = t4a.dmrg(H, max_bond=96, cutoff=1e-14, sector=N, sweeps=sweeps, seed=1)
         assert res.sector == {"N": float(N)}
         e0 = sector_ground(exact, numbers, N)
-        assert abs(res.energy - e0) < 1e-9, (N, res.energy, e0)
+        assert abs(res.energy - e0) < 1e-10, (N, res.energy, e0)
 
 
 @pytest.mark.parametrize("lat,sectors", [(4, (2, 4, 5)), (SQ22, (3, 4)), (SQ32, (6,)),
