@@ -58,7 +58,7 @@ from .structured import SymmetricTensor
 from .structured import einsum as structured_einsum
 
 __all__ = ["SiteOperator", "Chain", "expect_operators", "pair_operators", "correlation_operators",
-           "correlation_matrix", "expect_profile"]
+           "correlation_matrix", "expect_profile", "site_einsum", "site_conj"]
 
 
 @dataclass(frozen=True)
@@ -253,31 +253,33 @@ def _check_sites(sites: Any, L: int, what: str) -> list[int]:
     return out
 
 
-def _einsum(spec: str, *operands: Any) -> Any:
+def site_einsum(spec: str, *operands: Any) -> Any:
+    """``tenferro.einsum``, or the structured dispatcher's when a symmetric site takes part."""
     if any(isinstance(o, SymmetricTensor) for o in operands):
         return structured_einsum(spec, *operands)
     return tf.einsum(spec, *operands)
 
 
-def _conj(t: Any) -> Any:
+def site_conj(t: Any) -> Any:
+    """The complex conjugate of a site tensor, dense or symmetric."""
     return t.conj() if isinstance(t, SymmetricTensor) else tf.conj(t)
 
 
 def _transfer(env: Any, a: Any, op: Any) -> Any:
     """The left environment ``env`` (bra bond, ket bond; None before site 0) moved across the site
     tensor ``a`` with the operator ``op`` (None: the identity)."""
-    ca = _conj(a)
+    ca = site_conj(a)
     if op is None:
-        return _einsum("asc,asd->cd", ca, a) if env is None else _einsum("ab,asc,bsd->cd", env, ca, a)
-    return _einsum("asc,st,atd->cd", ca, op, a) if env is None else _einsum("ab,asc,st,btd->cd", env, ca, op, a)
+        return site_einsum("asc,asd->cd", ca, a) if env is None else site_einsum("ab,asc,bsd->cd", env, ca, a)
+    return site_einsum("asc,st,atd->cd", ca, op, a) if env is None else site_einsum("ab,asc,st,btd->cd", env, ca, op, a)
 
 
 def _right_environments(ts: Sequence[Any]) -> list[Any]:
     """``R[k]``: the norm contraction of sites ``k..L-1`` (bra bond, ket bond); ``R[L]`` None."""
     R: list[Any] = [None] * (len(ts) + 1)
     for k in range(len(ts) - 1, -1, -1):
-        a, ca = ts[k], _conj(ts[k])
-        R[k] = _einsum("asc,bsc->ab", ca, a) if R[k + 1] is None else _einsum("asc,bsd,cd->ab", ca, a, R[k + 1])
+        a, ca = ts[k], site_conj(ts[k])
+        R[k] = site_einsum("asc,bsc->ab", ca, a) if R[k + 1] is None else site_einsum("asc,bsd,cd->ab", ca, a, R[k + 1])
     return R
 
 
@@ -285,7 +287,7 @@ def _close(env: Any, right: Any) -> Any:
     """A left environment against a right one (None past the last site) as a scalar."""
     if right is None:
         return tf.reshape(env.to_dense() if isinstance(env, SymmetricTensor) else env, ())
-    return _einsum("cd,cd->", env, right)
+    return site_einsum("cd,cd->", env, right)
 
 
 def _operands(ts: list[Any], mats: dict[tuple[str, int], np.ndarray | None]) -> tuple[list[Any], dict]:

@@ -23,7 +23,8 @@ from ._errors import (DimensionMismatchError, InvalidOptionError, NonConservingE
 from ._charges import CONSERVED_CHARGES, charge_parts
 from ._local_ops import LOCAL_SPACES, LocalSpace, local_space
 from ._mpo_charges import check_opsum_conserves, mpo_bond_charges
-from ._mps import MPS, _conj, _einsum, _overlap_tensors, _scalar, _scaled_sites, check_nonzero_norm
+from ._correlations import site_conj, site_einsum
+from ._mps import MPS, _overlap_tensors, _scalar, _scaled_sites, check_nonzero_norm
 from ._opsum import OpSum
 from ._util import (check_alloc, check_cutoff, check_finite_arrays, check_positive_int, check_real, exponent,
                     first_nonfinite, is_traced, ldexp, to_numpy)
@@ -290,11 +291,11 @@ def expectation(psi: MPS, H: MPO) -> Any:
     check_nonzero_norm(den, "expectation")
     env = None
     for a, w in zip(ts, ws):
-        ca = _conj(a)
+        ca = site_conj(a)
         if env is None:
-            env = _einsum("asc,wstv,atd->cvd", ca, w, a)
+            env = site_einsum("asc,wstv,atd->cvd", ca, w, a)
         else:
-            env = _einsum("awb,asc,wstv,btd->cvd", env, ca, w, a)
+            env = site_einsum("awb,asc,wstv,btd->cvd", env, ca, w, a)
     num = tf.real(_scalar(env))
     return num / den
 

@@ -37,7 +37,8 @@ from ._errors import (
 from ._charges import CONSERVED_CHARGES, conserve_candidates, default_charge, unpack
 from ._local_ops import local_space
 from ._mps_arithmetic import compressed, scaled, summed
-from ._correlations import correlation_matrix, correlation_operators, expect_operators, expect_profile
+from ._correlations import (correlation_matrix, correlation_operators, expect_operators, expect_profile, site_conj,
+                            site_einsum)
 from ._mps_files import (DIM_NAMES, SITE_KEY, SYMMETRY_KEY, atomic_write, check_file_kind, check_target, file_format,
                          file_path, resolve_link, sector_entries, site_key, special_kind, symmetric_from_entries)
 from ._symmetric_sites import (
@@ -46,7 +47,6 @@ from ._symmetric_sites import (
 )
 from ._truncation import svd_truncated
 from .structured import U1, LegError, SectorMismatchError, SymmetricTensor, SymmetryViolationError
-from .structured import einsum as structured_einsum
 from .structured import linalg as structured_linalg
 from ._util import (
     check_alloc, check_cutoff, check_finite_arrays, check_positive_int, check_seed, concrete, exponent,
@@ -700,17 +700,6 @@ def _largest(t: Any) -> float:
     return m
 
 
-def _einsum(spec: str, *operands: Any) -> Any:
-    """``tenferro.einsum``, or the structured dispatcher's when a symmetric site takes part."""
-    if any(isinstance(o, SymmetricTensor) for o in operands):
-        return structured_einsum(spec, *operands)
-    return tf.einsum(spec, *operands)
-
-
-def _conj(t: Any) -> Any:
-    return t.conj() if isinstance(t, SymmetricTensor) else tf.conj(t)
-
-
 def _scalar(env: Any) -> Any:
     """The 1 x 1 environment at the end of a chain as a scalar tensor."""
     return tf.reshape(env.to_dense() if isinstance(env, SymmetricTensor) else env, ())
@@ -731,21 +720,21 @@ def _sandwich(ts: Sequence[Any], ops: dict[int, np.ndarray]) -> Any:
     """``<psi| prod_i ops[i] |psi>`` (unnormalized) over site tensors ``ts``, left to right."""
     env = None
     for i, a in enumerate(ts):
-        ca = _conj(a)
+        ca = site_conj(a)
         if i in ops:
             o = ops[i] if isinstance(ops[i], SymmetricTensor) else tf.asarray(ops[i])
-            env = (_einsum("asc,st,atd->cd", ca, o, a) if env is None
-                   else _einsum("ab,asc,st,btd->cd", env, ca, o, a))
+            env = (site_einsum("asc,st,atd->cd", ca, o, a) if env is None
+                   else site_einsum("ab,asc,st,btd->cd", env, ca, o, a))
         else:
-            env = _einsum("asc,asd->cd", ca, a) if env is None else _einsum("ab,asc,bsd->cd", env, ca, a)
+            env = site_einsum("asc,asd->cd", ca, a) if env is None else site_einsum("ab,asc,bsd->cd", env, ca, a)
     return _scalar(env)
 
 
 def _overlap_tensors(xs: Sequence[Any], ys: Sequence[Any]) -> Any:
     env = None
     for x, y in zip(xs, ys):
-        cx = _conj(x)
-        env = _einsum("asc,asd->cd", cx, y) if env is None else _einsum("ab,asc,bsd->cd", env, cx, y)
+        cx = site_conj(x)
+        env = site_einsum("asc,asd->cd", cx, y) if env is None else site_einsum("ab,asc,bsd->cd", env, cx, y)
     return _scalar(env)
 
 

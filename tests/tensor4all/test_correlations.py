@@ -157,13 +157,9 @@ def test_even_fermionic_products_at_one_site_need_no_string(symmetric):
 
 
 # ---- expectation values at every site ------------------------------------------------------------------
-@pytest.mark.parametrize("kind", ["float64", "complex128", "symmetric"])
-def test_expect_at_every_site_is_one_pass_of_environments(kind, monkeypatch):
-    """``expect(op)`` (no site) equals the exact ``<op_i>`` of every site, from at most ``3 L``
-    transfer steps (left and right environments once, one step per site with the operator)."""
-    L = 6
-    psi, v = _spinless_state(kind, L, 5)
-    ops = _spinless(L)
+@pytest.fixture
+def transfer_calls(monkeypatch):
+    """A one-element list counting the transfer-matrix steps of :mod:`tensor4all._correlations`."""
     mod = t4a._correlations
     calls = [0]
     real = mod._transfer
@@ -173,6 +169,18 @@ def test_expect_at_every_site_is_one_pass_of_environments(kind, monkeypatch):
         return real(*args)
 
     monkeypatch.setattr(mod, "_transfer", counting)
+    return calls
+
+
+@pytest.mark.parametrize("kind", ["float64", "complex128", "symmetric"])
+def test_expect_at_every_site_is_one_pass_of_environments(kind, transfer_calls):
+    """``expect(op)`` (no site) equals the exact ``<op_i>`` of every site, from at most ``2 L``
+    transfer steps (the left environments once, one step per site with the operator; the right
+    environments do not count here)."""
+    L = 6
+    psi, v = _spinless_state(kind, L, 5)
+    ops = _spinless(L)
+    calls = transfer_calls
     for product in ("N", "Cdag*C", "F", "C*Cdag"):
         calls[0] = 0
         got = np.asarray(psi.expect(product, local="fermion"))
@@ -339,18 +347,10 @@ def test_symmetric_states_with_operators_of_no_single_charge():
 
 
 # ---- cost and derivatives ------------------------------------------------------------------------------
-def test_one_sweep_per_row_costs_quadratically(monkeypatch):
+def test_one_sweep_per_row_costs_quadratically(transfer_calls):
     """All pairs take at most ``2 L^2 + 2 L`` transfer-matrix steps (an entry-by-entry
     computation takes ``~L^3 / 3``)."""
-    mod = t4a._correlations
-    calls = [0]
-    real = mod._transfer
-
-    def counting(*args):
-        calls[0] += 1
-        return real(*args)
-
-    monkeypatch.setattr(mod, "_transfer", counting)
+    calls = transfer_calls
     counts = {}
     for L in (12, 24):
         calls[0] = 0
