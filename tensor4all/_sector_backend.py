@@ -24,11 +24,15 @@ sector) instead of one dense product of the whole space (TeNPy's ``TwoSiteH`` wi
 (``_truncation.absorb``); a bare side's factor is merged into the next site. The moved
 environment reuses ``LW`` or ``WR``: ``L'[w][m] = U[m]^dagger LW[w][m] U[m - c_w]``.
 
-One-site steps with noise ``alpha > 0`` grow the bond by the subspace expansion within
-the sector (C. Hubig, I. P. McCulloch, U. Schollwoeck and F. A. Wolf, Phys. Rev. B 91,
-155115 (2015)): the SVD of ``[X[m], alpha P[m]]`` with ``P[m] = [LW[w][m] X[m - c_w]]_w``
-moving right (stacked below, ``X[m - c_w] WR[w][m]^T``, moving left), the next site padded
-with zeros. Two-site steps need no such term: a sector backend never leaves its sector.
+Steps with noise ``alpha > 0`` grow the bond by the subspace expansion within the sector
+(C. Hubig, I. P. McCulloch, U. Schollwoeck and F. A. Wolf, Phys. Rev. B 91, 155115 (2015);
+in two-site steps it is White's density-matrix perturbation, Phys. Rev. B 72, 180403 (2005)):
+the SVD of ``[X[m], alpha P[m]]`` with ``P[m] = [LW[w][m] X[m - c_w]]_w`` moving right
+(stacked below, ``X[m - c_w] WR[w][m]^T``, moving left) picks the kept basis; the state is
+its projection ``U^dagger X`` (the first columns of ``S Vh``), a bare next site padded with
+zeros. Without it, two-site sweeps from a product state stay at small bonds (a Hubbard 4x2
+cylinder: bond 16 and E = -4.63 after the first sweep, with ``alpha = 1e-4`` bond 64 and
+E = -4.99; the ground energy is -5.01).
 
 Knows nothing of tenferro; ``_dmrg`` converts at the boundary.
 """
@@ -324,7 +328,7 @@ class SectorBackend:
         step, rows, cols = local.step, local.rows, local.cols
         (fl, fr), b, sectors = local.fused, step.bond, local.op.sectors
         blocks = local.op.views(v)
-        if alpha > 0.0 and step.n_sites == 1:
+        if alpha > 0.0:
             sectors, blocks = self._expanded(local, blocks, alpha)
         kept, err = svd_truncated_sectors(dict(zip(sectors, blocks)), max_bond, cutoff)
         new_bond: dict[int, int] = {}
@@ -337,14 +341,14 @@ class SectorBackend:
         # the left factor: site b-1's blocks, or merged into them; the same on the right
         if keep_bond and not (fl and fr):   # the bare side's factor, its far environment, the old bond
             self._bond = ((lf, self.envs.left(b), rows) if not fl else (rf, self.envs.right(b), cols))
-        if fl:
+        if fl:   # sectors that only the expansion brought hold no part of the state (X[m] empty)
             self._set_site(b - 1, {key: np.ascontiguousarray(lf[m][off:off + n])
-                                   for m in lf for key, off, n in rows.groups[m]})
+                                   for m in lf if m in rows.groups for key, off, n in rows.groups[m]})
         elif not keep_bond:
             self._merge_left(b - 1, lf)
         if fr:
             self._set_site(b, {(m, s2): np.ascontiguousarray(rf[m][:, off:off + n])
-                               for m in rf for (s2, _), off, n in cols.groups[m]})
+                               for m in rf if m in cols.groups for (s2, _), off, n in cols.groups[m]})
         elif not keep_bond:
             self._merge_right(b, rf)
         self.bonds[b] = dict(sorted(new_bond.items()))

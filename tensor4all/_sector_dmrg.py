@@ -131,8 +131,9 @@ class SectorEngine(Sweep):
               sweep_no: int, progress: Callable[[BondUpdate], Any] | None = None) -> SectorSweepStats:
         """One sweep (the dense ``SweepEngine.sweep``). ``alpha > 0`` adds a random component of
         relative norm ``alpha`` to each eigensolver start vector (within the sector: the
-        perturbation that lets the dense engine leave a sector is not needed) and, in one-site
-        sweeps, the subspace expansion that lets the bonds grow."""
+        perturbation that lets the dense engine leave a sector is not needed) and the subspace
+        expansion that lets the bonds grow (one-site sweeps; in two-site sweeps White's
+        density-matrix perturbation, see :mod:`._sector_backend`)."""
         st = super().sweep(two_site=two_site, max_bond=max_bond, cutoff=cutoff, tol=tol, alpha=alpha,
                            sweep_no=sweep_no, progress=progress)
         return SectorSweepStats(**vars(st), blocks_mid=len(self.backend.bonds[self.L // 2]))

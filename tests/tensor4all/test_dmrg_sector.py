@@ -314,3 +314,19 @@ def test_one_site_sector_sweeps_without_noise_keep_the_bonds():
     engine, _ = sector_engine_run(models.heisenberg(6), "Sz", 0.0, False, 2, lambda k: 0.0)
     assert engine.bond_dims() == [1] * 5
     assert engine.bonds[0] == {0: 1} and engine.bonds[-1] == {engine.target: 1}
+
+
+def test_two_site_noise_expands_the_bonds_within_the_sector():
+    """Two-site sector sweeps with noise use White's density-matrix perturbation: from a
+    product state the first sweep grows the bonds past what the bare two-site update reaches
+    (which stays at 16 here) and lowers the energy, and the state stays normalized in its
+    sector (the exact sector energies of runs with the default noise are checked in
+    test_hubbard and test_fermion_models)."""
+    lat = t4a.lattices.square(4, 2)
+    H = models.hubbard(lat, U=4.0)
+    bare = t4a.dmrg(H, max_bond=64, sweeps=1, cutoff=1e-14, noise=0.0, compute_variance=False)
+    mixed = t4a.dmrg(H, max_bond=64, sweeps=1, cutoff=1e-14, noise=1e-4, compute_variance=False)
+    assert max(bare.state.bond_dims) == 16 and max(mixed.state.bond_dims) > 16
+    assert mixed.energy < bare.energy - 0.1
+    assert mixed.sector == {"N": 8.0, "Sz": 0.0} and abs(float(mixed.state.norm()) - 1.0) < 1e-12
+    assert abs(float(t4a.expectation(mixed.state, H)) - mixed.energy) < 1e-10
