@@ -175,9 +175,10 @@ def dmrg(
         two_site: two-site updates (bonds grow through the SVD) or one-site updates
             with subspace expansion (Hubig et al. 2015) of strength ``noise``.
         noise: the perturbation of the first sweeps that lets a run leave the charge sector
-            of its start state: a random component of relative size ``noise`` in each local
-            eigensolver's start vector and the density-matrix perturbation (White 2005) with
-            the subspace-expansion terms (Hubig et al. 2015) of strength ``noise``. A list per
+            of its start state (dense runs) and grow its bonds: a random component of relative
+            size ``noise`` in each local eigensolver's start vector and the density-matrix
+            perturbation (White 2005) with the subspace-expansion terms (Hubig et al. 2015) of
+            strength ``noise`` (conserved runs: within the sector, also in two-site sweeps). A list per
             sweep, or a start value that decays tenfold per sweep and is 0 below 1e-12;
             default :data:`TWO_SITE_NOISE` ``(1e-4, 1e-6, 0)`` for two-site and ``1e-4`` for
             one-site sweeps (from a product state, one-site runs need ``1e-3`` to grow their
