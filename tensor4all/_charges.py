@@ -202,7 +202,8 @@ def charge_sector(q: int, label: str, unit: Any) -> dict[str, Any]:
 def default_charge(reach: Sequence[int], unit: Any) -> int:
     """The default sector among the reachable U(1) charges ``reach``: the one nearest the middle
     of the range (the lowest ``|Sz|``: 0, else 1/2; half filling), ties to the larger; for a
-    product, part by part in order (half filling first, then the lowest ``|Sz|`` there)."""
+    product, the nearest to the middle part by part in order (``N`` first, then ``2Sz``, whose
+    middle is 0: half filling at the lowest ``|Sz|``), remaining ties to the larger parts."""
     if not isinstance(unit, tuple):
         middle = min(reach) + max(reach)
         return min(reach, key=lambda q: (abs(2 * q - middle), -q))
