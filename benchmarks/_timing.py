@@ -5,6 +5,18 @@ import statistics
 import time
 from typing import Any, Callable
 
+#: the first lines of a benchmark's child process: pinned to one core, one BLAS thread
+CHILD_PRELUDE = r"""
+import json, os, sys, time
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+try:
+    from threadpoolctl import threadpool_limits
+    threadpool_limits(1)
+except ImportError:
+    pass
+import numpy as np
+"""
+
 
 def best_time(fn: Callable[[], Any], repeat: int = 7, number: int | None = None, budget: float = 0.2) -> float:
     """Best per-call time in seconds over ``repeat`` rounds of ``number`` calls."""

@@ -86,6 +86,8 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from _timing import CHILD_PRELUDE
+
 CODES = ["t4a", "tenpy"]
 CASE_NAMES = ["chain", "cylinder", "itensor"]
 RAMP = (50, 100, 200, 400, 800, 1600)
@@ -143,15 +145,7 @@ def make_cases(args: argparse.Namespace) -> dict[str, Case]:
             "itensor": Case("itensor", 6, 3, 8.0, itensor_schedule(args.itensor_m), 0.0)}
 
 
-_CHILD = r"""
-import json, os, sys, time
-os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-try:
-    from threadpoolctl import threadpool_limits
-    threadpool_limits(1)
-except ImportError:
-    pass
-import numpy as np
+_CHILD = CHILD_PRELUDE + r"""
 
 code, Lx, Ly, U, cutoff = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
 schedule = [int(c) for c in sys.argv[6].split(",")]

@@ -78,20 +78,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "tensor4all"))
 from free_fermions import density_matrix, magnetization, neel, staggered  # noqa: E402
 
+from _timing import CHILD_PRELUDE  # noqa: E402
+
 CODES = ["t4a-U1", "t4a-dense", "tenpy-U1", "tenpy-dense"]
 SECTIONS = ["tdvp", "tebd", "accuracy"]
 KRYLOV_TOL = 1e-10
 BAR = 1e-6
 
-_CHILD = r"""
-import json, math, os, sys, time
-os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-try:
-    from threadpoolctl import threadpool_limits
-    threadpool_limits(1)
-except ImportError:
-    pass
-import numpy as np
+_CHILD = CHILD_PRELUDE + r"""
+import math
 sys.path.insert(0, sys.argv[1])
 from free_fermions import density_matrix_mps, neel
 

@@ -53,7 +53,7 @@ from ._errors import (DimensionMismatchError, InvalidOptionError, NonFiniteError
                       Tensor4allTypeError, UnknownLocalSpaceError, ZeroNormError)
 from ._local_ops import LocalSpace, default_local_space, local_space
 from ._symmetric_sites import is_symmetric, operator_tensor
-from ._util import concrete, to_numpy
+from ._util import concrete, numeric_array
 from .structured import SymmetricTensor
 from .structured import einsum as structured_einsum
 
@@ -93,7 +93,7 @@ class Chain:
                 odd ^= f in space.fermionic
                 labels.append(f)
             else:
-                m = _numeric_matrix(f, f"{what} at site {site} (a name, a matrix or a product of them)")
+                m = numeric_array(f, f"{what} at site {site} (a name, a matrix or a product of them)")
                 labels.append("<matrix>")
             if m.shape != (d, d):
                 raise DimensionMismatchError(f"{what}: the operator at site {site} must be {d}x{d}, got shape "
@@ -130,20 +130,6 @@ class Chain:
             if any(isinstance(x, str) or getattr(x, "ndim", None) == 2 for x in op):
                 return [f for x in op for f in self._factors(x, site, what)]
         return [op]
-
-
-def _numeric_matrix(x: Any, what: str) -> np.ndarray:
-    """``x`` as a float or complex NumPy array (integers become float64), else
-    :class:`Tensor4allTypeError` naming ``what``."""
-    try:
-        a = to_numpy(x, what)
-    except (TypeError, ValueError) as e:
-        raise Tensor4allTypeError(f"{what} is not an array ({e})") from None
-    if a.dtype.kind in "iu":
-        return a.astype(np.float64)
-    if a.dtype.kind not in "fc":
-        raise Tensor4allTypeError(f"{what} must hold numbers, got {type(x).__name__} {x!r}")
-    return a
 
 
 def _is_hermitian(m: np.ndarray) -> bool:

@@ -50,7 +50,7 @@ from .structured import U1, LegError, SectorMismatchError, SymmetricTensor, Symm
 from .structured import linalg as structured_linalg
 from ._util import (
     check_alloc, check_cutoff, check_finite_arrays, check_positive_int, check_seed, concrete, exponent,
-    float_dtype, ldexp, to_numpy,
+    float_dtype, ldexp, numeric_array, to_numpy,
 )
 
 __all__ = ["MPS", "overlap", "add"]
@@ -187,7 +187,7 @@ class MPS(SiteChain):
                 v = np.zeros(d)
                 v[s] = 1.0
             else:
-                v = _numeric_array(s, f"product_state: site {i} local vector")
+                v = numeric_array(s, f"product_state: site {i} local vector")
                 if v.shape != (d,):
                     raise DimensionMismatchError(
                         f"product_state: site {i} local vector must have shape ({d},), got {v.shape}"
@@ -214,7 +214,7 @@ class MPS(SiteChain):
         if max_bond is not None:
             max_bond = check_positive_int(max_bond, "max_bond")
         cutoff = check_cutoff(cutoff, "from_dense: cutoff")
-        v = _numeric_array(to_numpy(vector, "MPS.from_dense"), "from_dense: vector").reshape(-1)
+        v = numeric_array(to_numpy(vector, "MPS.from_dense"), "from_dense: vector").reshape(-1)
         if v.size != d**L:
             raise DimensionMismatchError(f"from_dense: vector has {v.size} entries, expected d**L = {d**L}")
         if not np.isfinite(v).all():
@@ -651,20 +651,6 @@ def check_nonzero_norm(norm2: Any, what: str) -> None:
     c = concrete(norm2)
     if c is not None and float(tf.real(c)) == 0.0:
         raise ZeroNormError(f"{what}: the state has norm 0, so <psi|...|psi> / <psi|psi> is undefined")
-
-
-def _numeric_array(x: Any, what: str) -> np.ndarray:
-    """``x`` as a float or complex NumPy array (integers become float64); anything else
-    raises :class:`Tensor4allTypeError` naming ``what``."""
-    try:
-        a = np.asarray(x)
-    except (TypeError, ValueError) as e:
-        raise Tensor4allTypeError(f"{what} is not an array ({e})") from None
-    if a.dtype.kind in "iu":
-        return a.astype(np.float64)
-    if a.dtype.kind not in "fc":
-        raise Tensor4allTypeError(f"{what} must hold numbers, got {type(x).__name__} {x!r}")
-    return a
 
 
 def _pow2(e: int) -> float:

@@ -20,7 +20,7 @@ from ._errors import (BondDimensionError, InvalidOptionError, NonFiniteError, No
                       Tensor4allMemoryError, Tensor4allTypeError)
 
 __all__ = [
-    "is_traced", "any_traced", "to_numpy", "as_tensor", "np_dtype", "check_positive_int",
+    "is_traced", "any_traced", "to_numpy", "numeric_array", "as_tensor", "np_dtype", "check_positive_int",
     "is_scalar_number", "check_real", "check_cutoff", "check_bool", "check_callable", "check_seed",
     "check_coupling", "check_path", "concrete", "first_nonfinite", "check_finite_arrays", "exponent",
     "ldexp", "float_dtype", "check_alloc",
@@ -44,6 +44,20 @@ def to_numpy(x: Any, what: str) -> np.ndarray:
             "value (call it outside tidu.grad/jvp, or use a differentiable function instead)"
         )
     return np.asarray(x)
+
+
+def numeric_array(x: Any, what: str) -> np.ndarray:
+    """``x`` as a float or complex NumPy array (integers become float64); anything else, a traced
+    value included, raises :class:`Tensor4allTypeError` naming ``what``."""
+    try:
+        a = to_numpy(x, what)
+    except (TypeError, ValueError) as e:
+        raise Tensor4allTypeError(f"{what} is not an array ({e})") from None
+    if a.dtype.kind in "iu":
+        return a.astype(np.float64)
+    if a.dtype.kind not in "fc":
+        raise Tensor4allTypeError(f"{what} must hold numbers, got {type(x).__name__} {x!r}")
+    return a
 
 
 def as_tensor(x: Any) -> Any:

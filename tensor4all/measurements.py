@@ -151,10 +151,6 @@ def _density_op(sp: LocalSpace) -> str:
     return "Ntot" if "Ntot" in sp.operator_names() else "N"
 
 
-def _real(x: Any) -> float:
-    return float(np.real(complex(x)))
-
-
 # ---- one-site profiles ---------------------------------------------------------------------
 def _profile(psi: MPS, op: str, sp: LocalSpace) -> np.ndarray:
     """``<op_i>`` at every site: one pass of environments (:meth:`MPS.expect` with ``site=None``)."""

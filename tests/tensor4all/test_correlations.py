@@ -89,6 +89,16 @@ def _electrons(L: int) -> dict[str, list[np.ndarray]]:
             "F": [(one - 2 * a) @ (one - 2 * b) for a, b in zip(nup, ndn)]}
 
 
+def _electron_state(symmetric: bool, L: int, bond_dim: int, seed_mps: int, seed_vector: int) -> tuple[MPS, np.ndarray]:
+    """A complex state of ``L`` electron sites and its vector: a random MPS in the sector N = 3
+    (symmetric), or the MPS of a random vector (dense)."""
+    if symmetric:
+        psi = MPS.random(L, d=4, bond_dim=bond_dim, seed=seed_mps, charge=3, local="electron", dtype=tf.complex128)
+        return psi, _vector(psi)
+    v = _random_vector(4 ** L, seed_vector, True)
+    return MPS.from_dense(v, L, d=4), v
+
+
 def _named(ops: dict[str, list[np.ndarray]], product: str, site: int) -> np.ndarray:
     """A product ``"A*B"`` of named operators at ``site`` as one matrix (written order)."""
     out = None
@@ -141,12 +151,7 @@ def test_even_fermionic_products_at_one_site_need_no_string(symmetric):
     products of fermions at one site, measured like bosons (the electron's in-site signs included)."""
     L = 3
     ops = _electrons(L)
-    if symmetric:
-        psi = MPS.random(L, d=4, bond_dim=6, seed=4, charge=3, local="electron", dtype=tf.complex128)
-        v = _vector(psi)
-    else:
-        v = _random_vector(4 ** L, 11, True)
-        psi = MPS.from_dense(v, L, d=4)
+    psi, v = _electron_state(symmetric, L, 6, 4, 11)
     for product in ("Cdagup*Cup", "Cdagup*Cdn", "Cdagdn*Cup", "Cdagup*Cdagdn", "Cdn*Cup", "Cdagup*Cup*Cdagdn*Cdn",
                     "Ntot*F"):
         for site in range(L):
@@ -231,12 +236,7 @@ def test_correlation_matrix_of_spinless_fermions(kind):
 def test_correlation_matrix_of_electrons(symmetric):
     L = 3
     ops = _electrons(L)
-    if symmetric:
-        psi = MPS.random(L, d=4, bond_dim=8, seed=2, charge=3, local="electron", dtype=tf.complex128)
-        v = _vector(psi)
-    else:
-        v = _random_vector(4 ** L, 5, True)
-        psi = MPS.from_dense(v, L, d=4)
+    psi, v = _electron_state(symmetric, L, 8, 2, 5)
     for a, b in (("Cdagup", "Cup"), ("Cdagdn", "Cdn"), ("Cdagup", "Cdn"), ("Cdn", "Cdagup"),
                  ("Cdagup*Ndn", "Cup"), ("Cdagup*Cdagdn", "Cdn*Cup"), ("Cup", "Cdagdn*Cdagup*Cdn")):
         want = np.array([[_mean(v, _exact_pair(ops, a, b, i, j)) for j in range(L)] for i in range(L)])

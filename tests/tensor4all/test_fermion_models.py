@@ -14,6 +14,8 @@ holds the Fock bits ``2 n_up + n_dn = SITE_TO_FOCK[s]``; a ``"tj"`` digit is an 
 from __future__ import annotations
 
 import itertools
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -25,21 +27,15 @@ import tensor4all as t4a
 import tidu
 from tensor4all import MPS, lattices, models, tdvp, tebd
 
-SITE_TO_FOCK = (0, 2, 1, 3)
-SIGMA_MINUS = sp.csr_matrix(np.array([[0.0, 1.0], [0.0, 0.0]]))   # |1> -> |0>
-Z = sp.csr_matrix(np.diag([1.0, -1.0]))
-ONE = sp.identity(2, format="csr")
+sys.path.insert(0, os.path.dirname(__file__))   # the reference beside this file (no package __init__)
+from fock_hubbard import SITE_TO_FOCK  # noqa: E402
+from fock_hubbard import annihilators as fock_annihilators  # noqa: E402
 
 
 # ---- the independent reference -------------------------------------------------------------------
 def annihilators(n_modes: int) -> list[sp.csr_matrix]:
-    out = []
-    for m in range(n_modes):
-        c = sp.csr_matrix(np.ones((1, 1)))
-        for x in [Z] * m + [SIGMA_MINUS] + [ONE] * (n_modes - m - 1):
-            c = sp.kron(c, x, format="csr")
-        out.append(c)
-    return out
+    """The Jordan-Wigner annihilators of ``n_modes`` modes as sparse matrices (tests/tensor4all/fock_hubbard.py)."""
+    return fock_annihilators(n_modes, sparse=True)
 
 
 def bonds_of(lat_or_L) -> list[tuple[int, int]]:
