@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._device import contiguous
+
 __all__ = ["left_canonical", "right_canonical"]
 
 
@@ -25,8 +27,8 @@ def right_canonical(ts: list[np.ndarray], normalize: bool = True) -> list[np.nda
     for i in range(len(ts) - 1, 0, -1):
         dl, d, dr = ts[i].shape
         q, r = np.linalg.qr(ts[i].reshape(dl, d * dr).T)
-        ts[i] = np.ascontiguousarray(q.T.reshape(q.shape[1], d, dr))
-        ts[i - 1] = np.ascontiguousarray(np.tensordot(ts[i - 1], r.T, axes=(2, 0)))
+        ts[i] = contiguous(q.T.reshape(q.shape[1], d, dr))
+        ts[i - 1] = contiguous(np.tensordot(ts[i - 1], r.T, axes=(2, 0)))
     if normalize:
         n = np.linalg.norm(ts[0])
         if n > 0:

@@ -21,7 +21,11 @@ one-site steps take the SVD of ``[psi, alpha P]`` with ``P`` as it is, the next 
 padded with zeros (so only ``psi``'s part of the far factor is merged into it).
 
 It also measures the state with the centre at site 0: energy and the Hellmann-Feynman
-gradients ``dE/dW_i``. Knows nothing of tenferro or tidu.
+gradients ``dE/dW_i``.
+
+Placement: the arrays live on the CPU (NumPy) or on a GPU (CuPy, :mod:`._device`): the
+MPO and start state are copied there once, every product, factorization and environment
+update runs there, and :meth:`DenseBackend.host_psi` copies the state back.
 """
 from __future__ import annotations
 
@@ -31,7 +35,10 @@ from typing import Any
 
 import numpy as np
 
+import tenferro as tf
+
 from ._canonical import right_canonical
+from ._device import array_module, contiguous, to_device, to_host
 from ._effective import BondOperator, OneSiteOperator, TwoSiteOperator
 from ._environments import Environments, left_step, lw_product, wr_product
 from ._schedule import RIGHT, Step
@@ -55,11 +62,16 @@ class DenseLocal:
 class DenseBackend:
     """MPS tensors (centre at site 0 between sweeps), MPO tensors and the environment cache."""
 
-    def __init__(self, ws: list[np.ndarray], psi: list[np.ndarray]):
+    def __init__(self, ws: list[np.ndarray], psi: list[np.ndarray], placement: Any = None):
+        """``ws``, ``psi``: host (or already placed) arrays; ``placement`` a :class:`tenferro.Placement`
+        (``None``: where ``ws`` live)."""
+        self.dtype = np.result_type(*[a.dtype for a in ws], *[a.dtype for a in psi])
+        if placement is not None:
+            ws = to_device([to_host(w) for w in ws], placement)
+            psi = to_device([to_host(a).astype(self.dtype, copy=False) for a in psi], placement)
         self.ws = ws
         self.L = len(ws)
-        self.dtype = np.result_type(*ws, *psi)
-        self.psi = right_canonical([np.ascontiguousarray(a, dtype=self.dtype) for a in psi])
+        self.psi = right_canonical([contiguous(a.astype(self.dtype, copy=False)) for a in psi])
         self.envs = Environments(ws, self.dtype)
         for i in range(self.L - 1, 0, -1):
             self.envs.push_right(i, self.psi[i])
@@ -104,16 +116,16 @@ class DenseBackend:
             # the bond matrix and the environment on its far side, which move() drops
             if rf.ndim == 2:
                 self._bond = (rf, self.envs.right(j + 1))
-                self.psi[j] = np.ascontiguousarray(lf)
+                self.psi[j] = contiguous(lf)
             else:
                 self._bond = (lf, self.envs.left(j + 1))
-                self.psi[j + 1] = np.ascontiguousarray(rf)
+                self.psi[j + 1] = contiguous(rf)
             return k, err
         if lf.ndim == 2:
             lf = np.tensordot(_zero_padded(self.psi[j], lf.shape[0], 2), lf, axes=(2, 0))
         if rf.ndim == 2:
             rf = np.tensordot(rf, _zero_padded(self.psi[j + 1], rf.shape[1], 0), axes=(1, 0))
-        self.psi[j], self.psi[j + 1] = np.ascontiguousarray(lf), np.ascontiguousarray(rf)
+        self.psi[j], self.psi[j + 1] = contiguous(lf), contiguous(rf)
         return k, err
 
     def _expansion(self, step: Step, v: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -155,10 +167,10 @@ class DenseBackend:
         matrix merged into the arriving site."""
         x = v.reshape(local.shape).astype(self.dtype, copy=False)
         if local.site is not None:
-            self.psi[local.site] = np.ascontiguousarray(x)
+            self.psi[local.site] = contiguous(x)
             return
         i = local.step.arriving
-        self.psi[i] = np.ascontiguousarray(
+        self.psi[i] = contiguous(
             np.tensordot(x, self.psi[i], axes=(1, 0)) if local.step.direction == RIGHT
             else np.tensordot(self.psi[i], x, axes=(2, 0)))
         self._bond = None
@@ -178,10 +190,11 @@ class DenseBackend:
         self._rebuild_envs()
 
     def set_operator(self, ws: list[np.ndarray]) -> None:
-        """Use the MPO ``ws`` from now on, the state kept (a time-dependent Hamiltonian): the
-        right environments are rebuilt (centre at site 0)."""
+        """Use the MPO ``ws`` (host arrays) from now on, the state kept (a time-dependent
+        Hamiltonian): the right environments are rebuilt (centre at site 0)."""
+        ws = to_device([to_host(w) for w in ws], tf.placement_of(self.psi[0]))
         self.ws = ws
-        self.dtype = np.result_type(self.dtype, *ws)
+        self.dtype = np.result_type(self.dtype, *[w.dtype for w in ws])
         self.psi = [a.astype(self.dtype, copy=False) for a in self.psi]
         self._rebuild_envs()
 
@@ -205,6 +218,7 @@ class DenseBackend:
         """A chain of one site: the lowest eigenvector of its operator, exactly."""
         w = self.ws[0][0, :, :, 0]
         e, v = np.linalg.eigh(0.5 * (w + w.conj().T))
+        e = to_host(e)
         self.psi[0] = v[:, 0].reshape(1, -1, 1).astype(self.dtype)
         return float(e[0])
 
@@ -217,6 +231,10 @@ class DenseBackend:
 
     def psi_bytes(self) -> int:
         return sum(a.nbytes for a in self.psi)
+
+    def host_psi(self) -> list[np.ndarray]:
+        """The site tensors as NumPy arrays (copied from the device where they live there)."""
+        return [to_host(a) for a in self.psi]
 
     def bond_dims(self) -> list[int]:
         return [a.shape[2] for a in self.psi[:-1]]
@@ -266,4 +284,4 @@ def _zero_padded(a: np.ndarray, n: int, axis: int) -> np.ndarray:
         return a
     shape = list(a.shape)
     shape[axis] = extra
-    return np.concatenate([a, np.zeros(shape, a.dtype)], axis=axis)
+    return np.concatenate([a, array_module(a).zeros(shape, a.dtype)], axis=axis)

@@ -38,6 +38,7 @@ import numpy as np
 import tenferro as tf
 import tidu
 
+from ._device import check_placement, to_device
 from ._eigensolver import get_solver
 from ._environments import left_step, mpo_squared
 from ._errors import (DimensionMismatchError, InvalidOptionError, NonHermitianError, NotDifferentiableError,
@@ -159,6 +160,7 @@ def dmrg(
     threads: int | None = None,
     conserve: str | None = None,
     sector: Any = None,
+    placement: tf.Placement | None = None,
 ) -> DMRGResult:
     """Ground state of the Hermitian MPO ``H`` by DMRG sweeps.
 
@@ -212,6 +214,13 @@ def dmrg(
             parity. With
             ``conserve``, ``psi0`` may be a symmetric MPS (``MPS.random(..., charge=...)``, a
             result of a conserved run) or a product of basis states: it fixes the sector.
+        placement: where the sweeps run: ``tenferro.CPU`` or ``tenferro.gpu(i)`` (CuPy); ``None``
+            (default): tenferro's default placement (:func:`tenferro.set_default_placement`). On a
+            GPU the MPO, the state, the environments and the local eigensolver's Krylov vectors live
+            on the device (only the Lanczos tridiagonal matrix and the truncation's weights are read
+            back), the truncation takes its basis from the Gram matrix's eigenvectors (see
+            ``_truncation``), and the result's state is copied back to the host once. Dense runs
+            only: a conserved run (``conserve``) on a GPU raises :class:`InvalidOptionError`.
 
     Every option is checked before the first sweep: typed errors name the option
     (:class:`InvalidOptionError`, :class:`Tensor4allTypeError`, :class:`BondDimensionError`).
@@ -241,13 +250,17 @@ def dmrg(
     solver = get_solver(eigensolver)
     threads = check_threads(threads)
     conserve = _default_conserve(conserve, H, psi0)
+    placement = check_placement(placement, "dmrg")
+    if placement.is_gpu and conserve is not None:
+        raise InvalidOptionError(f"dmrg: conserved runs (conserve={conserve!r}) run on the CPU only; give "
+                                 "placement=tenferro.CPU, or conserve='none' for a dense run on the GPU")
     if conserve is None and sector is not None:
         raise InvalidOptionError("dmrg: sector=... needs conserve=... (the charge whose sector it names)")
     largest_bond = max(max_bond) if isinstance(max_bond, (list, tuple)) else max_bond
     opts = dict(max_bond=max_bond, sweeps=sweeps, cutoff=cutoff, tol=tol, two_site=two_site,
                 noise=_noise_schedule(noise, two_site), seed=seed, callback=callback, progress=progress,
                 solver=solver, compute_variance=compute_variance, local=H.local, conserve=conserve,
-                sector=sector)
+                sector=sector, placement=placement)
     with blas_threads(threads, largest_bond):
         if not any_traced(H.tensors):
             return _run(H.tensors, psi0, opts)[0]
@@ -406,7 +419,8 @@ def _engine(ws_run: list[np.ndarray], psi0: MPS | None, H: MPO, ws: list[np.ndar
         if opts["sector"] is not None:
             raise InvalidOptionError("dmrg: sector=... was given, but conserve='auto' found no charge that the "
                                      "Hamiltonian conserves")
-    return SweepEngine(ws_run, _start_state(psi0, H, ws, opts), opts["solver"], seed=opts["seed"])
+    return SweepEngine(ws_run, _start_state(psi0, H, ws, opts), opts["solver"], seed=opts["seed"],
+                       placement=opts["placement"])
 
 
 def _random_sector_start(g: Grading, target: int, ws: list[np.ndarray], opts: dict) -> tuple[list, list]:
@@ -477,11 +491,12 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
         if history[1:] and abs(delta) < opts["tol"] and k + 1 >= n_sched and alpha == 0.0:
             converged = True
             break
-    psi = engine.psi   # the sector engine assembles its dense sites on each read: read once
     if isinstance(engine, SectorEngine):
+        psi = psi_run = engine.psi   # the sector engine assembles its dense sites on each read: read once
         state = MPS._symmetric(sites_from_blocks(engine.bonds, engine.sites, engine.grading, engine.dtype),
                                engine.grading)
     else:
+        psi_run, psi = engine.psi, engine.host_psi()   # where the sweeps ran; on the host
         state = MPS([np.asfortranarray(a) for a in psi])
     energy = history[-1].energy
     variance = float("nan")
@@ -490,7 +505,8 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
         # a rescaled automaton MPO carries large identity strings whose squares would overflow
         # in <H^2>: use the same operator compressed (orthonormal sites, the norm spread evenly)
         ws_var = compress_mpo_tensors(ws_run, 0.0) if shift else ws_run
-        variance = float(ldexp(float(mpo_squared(ws_var, psi).real) - e_run * e_run, 2 * shift))
+        ws_var = to_device(ws_var, tf.placement_of(psi_run[0]))
+        variance = float(ldexp(float(mpo_squared(ws_var, psi_run).real) - e_run * e_run, 2 * shift))
 
     sector = engine.sector if isinstance(engine, SectorEngine) else _sector(ws, psi, opts["local"])
 

@@ -1,5 +1,5 @@
 """Effective Hamiltonians of DMRG: ``H_eff x`` for one- and two-site tensors, as a few
-matrix multiplications on raw NumPy arrays (see ``_environments`` for the layouts).
+matrix multiplications on raw NumPy (or CuPy) arrays (see ``_environments`` for the layouts).
 
 Two-site product, for ``x[a', s1', s2', b']`` (cost ``O(chi^3 d^2 D)``):
 
@@ -12,6 +12,8 @@ where ``W12`` is the two MPO tensors contracted once per local problem (``D^2 d^
 from __future__ import annotations
 
 import numpy as np
+
+from ._device import contiguous, is_device_array
 
 __all__ = ["TwoSiteOperator", "OneSiteOperator", "BondOperator"]
 
@@ -27,10 +29,10 @@ class TwoSiteOperator:
         self.lm = lb.reshape(self.ca * dw, self.ka)
         self.rm = rb.reshape(dw2 * self.kb, self.cb)
         # W12[(s1 s2 w''), (w s1' s2')]
-        w12 = np.einsum("wstx,xuvy->suywtv", w1, w2, optimize=True)
-        self.w12 = np.ascontiguousarray(w12.reshape(self.d1 * self.d2 * dw2, dw * self.d1 * self.d2))
+        w12 = np.einsum("wstx,xuvy->suywtv", w1, w2, **({} if is_device_array(w1) else {"optimize": True}))
+        self.w12 = contiguous(w12.reshape(self.d1 * self.d2 * dw2, dw * self.d1 * self.d2))
         self.shape = (self.ca * self.d1 * self.d2 * self.cb, self.ka * self.d1 * self.d2 * self.kb)
-        self.dtype = np.result_type(lb, w1, w2, rb)
+        self.dtype = np.result_type(lb.dtype, w1.dtype, w2.dtype, rb.dtype)
         self.matvecs = 0
 
     def matvec(self, x: np.ndarray) -> np.ndarray:
@@ -50,9 +52,9 @@ class OneSiteOperator:
         self.d, self.dw, self.dw2 = w.shape[1], dw, dw2
         self.lm = lb.reshape(self.ca * dw, self.ka)
         self.rm = rb.reshape(dw2 * self.kb, self.cb)
-        self.wm = np.ascontiguousarray(w.transpose(1, 3, 0, 2).reshape(self.d * dw2, dw * self.d))
+        self.wm = contiguous(w.transpose(1, 3, 0, 2).reshape(self.d * dw2, dw * self.d))
         self.shape = (self.ca * self.d * self.cb, self.ka * self.d * self.kb)
-        self.dtype = np.result_type(lb, w, rb)
+        self.dtype = np.result_type(lb.dtype, w.dtype, rb.dtype)
         self.matvecs = 0
 
     def matvec(self, x: np.ndarray) -> np.ndarray:
@@ -73,7 +75,7 @@ class BondOperator:
         self.lm = lb.reshape(self.ca * self.dw, self.ka)
         self.rm = rb.reshape(dw2 * self.kb, self.cb)
         self.shape = (self.ca * self.cb, self.ka * self.kb)
-        self.dtype = np.result_type(lb, rb)
+        self.dtype = np.result_type(lb.dtype, rb.dtype)
         self.matvecs = 0
 
     def matvec(self, x: np.ndarray) -> np.ndarray:

@@ -11,7 +11,9 @@ Registered by name (``SOLVERS``):
   ``LinearOperator`` (``which="SA"``, ``v0`` the current tensor); it always builds a
   Krylov space of ``ncv`` vectors before its first convergence test.
 
-Each solver returns ``(eigenvalue, unit eigenvector, number of products)``.
+Each solver returns ``(eigenvalue, unit eigenvector, number of products)``. Lanczos keeps its
+Krylov vectors where ``v0`` lives (NumPy or CuPy, :mod:`._device`); only the tridiagonal
+matrix (two numbers per product) lives on the host.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse.linalg
 
+from ._device import array_module, to_host
 from ._errors import InvalidOptionError
 
 __all__ = ["lanczos", "eigsh", "SOLVERS", "get_solver", "LocalOperator"]
@@ -37,13 +40,14 @@ def lanczos(op: LocalOperator, v0: np.ndarray, tol: float = 1e-12, max_iter: int
             min_iter: int = 2) -> tuple[float, np.ndarray, int]:
     """Lowest eigenpair by Lanczos with full reorthogonalization."""
     n = v0.size
-    dtype = np.result_type(op.dtype, v0)
-    nv = np.linalg.norm(v0)
+    xp = array_module(v0)
+    dtype = np.result_type(op.dtype, v0.dtype)
+    nv = float(np.linalg.norm(v0))
     if nv == 0.0:
-        v0 = np.random.default_rng(0).standard_normal(n).astype(dtype)
-        nv = np.linalg.norm(v0)
+        v0 = xp.asarray(np.random.default_rng(0).standard_normal(n).astype(dtype))
+        nv = float(np.linalg.norm(v0))
     max_iter = max(1, min(max_iter, n))
-    basis = np.empty((max_iter, n), dtype=dtype)
+    basis = xp.empty((max_iter, n), dtype=dtype)
     basis[0] = v0.reshape(-1) / nv
     alphas: list[float] = []
     betas: list[float] = []
@@ -72,28 +76,32 @@ def lanczos(op: LocalOperator, v0: np.ndarray, tol: float = 1e-12, max_iter: int
         e_old = energy
         betas.append(beta)
         basis[k + 1] = w / beta
-    vec = basis[: len(y)].T @ y
+    vec = basis[: len(y)].T @ xp.asarray(y.astype(dtype))
     return energy, vec / np.linalg.norm(vec), matvecs
 
 
 def eigsh(op: LocalOperator, v0: np.ndarray, tol: float = 1e-12, max_iter: int = 40,
           min_iter: int = 2) -> tuple[float, np.ndarray, int]:
-    """Lowest eigenpair by ARPACK (scipy ``eigsh``, ``which="SA"``)."""
+    """Lowest eigenpair by ARPACK (scipy ``eigsh``, ``which="SA"``). ARPACK runs on the host: with
+    device arrays each product copies its vector to the device and back."""
     n = v0.size
-    if n <= 3:  # ARPACK needs k < n; solve tiny problems densely
-        m = np.column_stack([op.matvec(e) for e in np.eye(n, dtype=op.dtype)])
-        w, v = np.linalg.eigh(0.5 * (m + m.conj().T))
-        return float(w[0]), v[:, 0], n
+    xp = array_module(v0)
+    v0 = to_host(v0)
     count = [0]
 
     def mv(x: np.ndarray) -> np.ndarray:
         count[0] += 1
-        return op.matvec(np.ascontiguousarray(x).reshape(-1))
+        return to_host(op.matvec(xp.asarray(np.ascontiguousarray(x).reshape(-1))))
+
+    if n <= 3:  # ARPACK needs k < n; solve tiny problems densely
+        m = np.column_stack([mv(e) for e in np.eye(n, dtype=op.dtype)])
+        w, v = np.linalg.eigh(0.5 * (m + m.conj().T))
+        return float(w[0]), xp.asarray(v[:, 0]), n
 
     lin = scipy.sparse.linalg.LinearOperator(op.shape, matvec=mv, dtype=op.dtype)
     w, v = scipy.sparse.linalg.eigsh(lin, k=1, which="SA", v0=v0.reshape(-1), tol=tol,
                                      ncv=min(n, max(min_iter + 1, 20)), maxiter=max(max_iter, 100))
-    return float(w[0]), v[:, 0], count[0]
+    return float(w[0]), xp.asarray(np.ascontiguousarray(v[:, 0])), count[0]
 
 
 Solver = Callable[..., tuple[float, np.ndarray, int]]

@@ -1,4 +1,5 @@
-"""The environment cache of DMRG: left and right blocks of ``<psi|H|psi>`` on raw NumPy.
+"""The environment cache of DMRG: left and right blocks of ``<psi|H|psi>`` on raw NumPy
+(or CuPy: :mod:`._device`) arrays.
 
 Layouts (C-contiguous, chosen so every update and every effective-Hamiltonian
 product is a plain matrix multiplication without transposes):
@@ -21,6 +22,8 @@ from __future__ import annotations
 from typing import Any, Callable, Generic, TypeVar
 
 import numpy as np
+
+from ._device import array_module, contiguous
 
 __all__ = ["lw_product", "wr_product", "left_step", "right_step", "EnvCache", "Environments", "mpo_squared"]
 
@@ -52,7 +55,7 @@ def wr_product(x: np.ndarray, w: np.ndarray, rb: np.ndarray) -> np.ndarray:
     """``P[(w a'), s, b] = sum W[w, s, t, w'] x[a', t, b'] R[w', b', b]`` (``a'`` may be fused)."""
     t = _wr_half(x, w, rb)
     ka, dw, d, cb = t.shape
-    return np.ascontiguousarray(t.transpose(1, 0, 2, 3).reshape(dw * ka, d, cb))
+    return contiguous(t.transpose(1, 0, 2, 3).reshape(dw * ka, d, cb))
 
 
 def left_step(lb: np.ndarray, a: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -68,7 +71,7 @@ def right_step(rb: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
     t = _wr_half(b, w, rb)                                         # (a', w, s, b)
     dw = t.shape[1]
     out = t.reshape(ka * dw, d * cb) @ b.reshape(ka, d * cb).conj().T   # (a' w, a)
-    return np.ascontiguousarray(out.reshape(ka, dw, ka).transpose(1, 0, 2))
+    return contiguous(out.reshape(ka, dw, ka).transpose(1, 0, 2))
 
 
 class EnvCache(Generic[B]):
@@ -136,7 +139,7 @@ class Environments(EnvCache[np.ndarray]):
     """Dense left and right blocks for an MPO ``ws`` and an MPS."""
 
     def __init__(self, ws: list[np.ndarray], dtype: Any):
-        one = np.ones((1, 1, 1), dtype=dtype)
+        one = array_module(ws[0]).ones((1, 1, 1), dtype=dtype)
         super().__init__(len(ws), one, one.copy(), _array_bytes)
         self.ws = ws
 
@@ -151,12 +154,12 @@ class Environments(EnvCache[np.ndarray]):
 
 def mpo_squared(ws: list[np.ndarray], psi: list[np.ndarray]) -> complex:
     """``<psi|H H|psi>`` with two MPO layers (blocks ``(bra, w1, w2, ket)``)."""
-    env = np.ones((1, 1, 1, 1), dtype=np.result_type(ws[0], psi[0]))
+    env = array_module(psi[0]).ones((1, 1, 1, 1), dtype=np.result_type(ws[0].dtype, psi[0].dtype))
     for a, w in zip(psi, ws):
         # ket first, then the two MPO layers, then the bra
         t = np.tensordot(env, a, axes=(3, 0))                 # (a, w1, w2, t, b')
         t = np.tensordot(t, w, axes=([2, 3], [0, 2]))         # (a, w1, b', u, w2')
         t = np.tensordot(t, w, axes=([1, 3], [0, 2]))         # (a, b', w2', s, w1')
         env = np.tensordot(a.conj(), t, axes=([0, 1], [0, 3]))  # (b, b', w2', w1')
-        env = np.ascontiguousarray(env.transpose(0, 3, 2, 1))
+        env = contiguous(env.transpose(0, 3, 2, 1))
     return complex(env.reshape(()))

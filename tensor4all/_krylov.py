@@ -15,8 +15,9 @@ invariant (``beta_(m+1) = 0``: the result is then exact), or until ``max_iter`` 
 matrix: from its eigendecomposition for Hermitian ``H`` (``T_m`` real tridiagonal), from
 ``scipy.linalg.expm`` otherwise.
 
-Knows nothing of tenferro or tidu: vectors are flat NumPy arrays and ``op.matvec`` the
-operator.
+Knows nothing of tenferro or tidu: vectors are flat NumPy (or CuPy, :mod:`._device`) arrays
+and ``op.matvec`` the operator; the basis lives with the vectors, the small projected matrix on
+the host.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg
 
+from ._device import array_module, to_host
 from ._eigensolver import LocalOperator
 
 __all__ = ["KrylovResult", "expm_krylov"]
@@ -45,10 +47,12 @@ def expm_krylov(op: LocalOperator, v: np.ndarray, tau: complex, *, tol: float = 
     nrm = float(np.linalg.norm(v))
     if nrm == 0.0 or tau == 0:
         return KrylovResult(v.copy(), 0, 0.0, 0.0)
-    dtype = np.result_type(v, op.dtype, np.complex128 if np.iscomplexobj(tau) and complex(tau).imag else v.dtype)
+    xp = array_module(v)
+    dtype = np.result_type(v.dtype, op.dtype,
+                           np.complex128 if np.iscomplexobj(tau) and complex(tau).imag else v.dtype)
     n = v.size
     m_max = max(1, min(max_iter, n))
-    basis = np.empty((m_max + 1, n), dtype=dtype)
+    basis = xp.empty((m_max + 1, n), dtype=dtype)
     basis[0] = v / nrm
     h = np.zeros((m_max + 1, m_max), dtype=dtype)
     err = np.inf
@@ -58,7 +62,7 @@ def expm_krylov(op: LocalOperator, v: np.ndarray, tau: complex, *, tol: float = 
         for _ in range(2):   # twice is enough (Kahan's "twice is enough")
             c = basis[:j + 1].conj() @ w
             w = w - c @ basis[:j + 1]
-            h[:j + 1, j] += c
+            h[:j + 1, j] += to_host(c)
         beta = float(np.linalg.norm(w))
         h[j + 1, j] = beta
         small = _small_expm(h[:j + 1, :j + 1], tau, hermitian)
@@ -71,7 +75,7 @@ def expm_krylov(op: LocalOperator, v: np.ndarray, tau: complex, *, tol: float = 
             break
         basis[j + 1] = w / beta
     m = small.shape[0]
-    out = nrm * (small @ basis[:m])
+    out = nrm * (xp.asarray(small) @ basis[:m])
     radius = float(np.max(np.abs(np.linalg.eigvals(h[:m, :m])))) if m else 0.0
     return KrylovResult(out.astype(dtype, copy=False), m, float(err), radius)
 

@@ -48,6 +48,7 @@ from typing import Any, Callable, Protocol
 import numpy as np
 
 from ._dense_backend import DenseBackend
+from ._device import array_module, to_host
 from ._eigensolver import LocalOperator
 from ._krylov import expm_krylov
 from ._schedule import Step, sweep_schedule
@@ -62,12 +63,12 @@ _NO_LIMIT = 2 ** 62
 
 def perturbed(v0: np.ndarray, alpha: float, rng: np.random.Generator) -> np.ndarray:
     """``v0`` plus a random tensor of norm ``alpha * ||v0||``: a component in every sector
-    (the noise of an eigensolver's start vector)."""
+    (the noise of an eigensolver's start vector), drawn on the host and copied where ``v0`` lives."""
     r = rng.standard_normal(v0.shape)
     if np.iscomplexobj(v0):
         r = r + 1j * rng.standard_normal(v0.shape)
-    scale = alpha * np.linalg.norm(v0) / np.linalg.norm(r)
-    return v0 + (scale * r).astype(v0.dtype, copy=False)
+    scale = alpha * float(np.linalg.norm(v0)) / np.linalg.norm(r)
+    return v0 + array_module(v0).asarray((scale * r).astype(v0.dtype, copy=False))
 
 
 @dataclass
@@ -258,8 +259,8 @@ class SweepEngine(Sweep):
     backend: DenseBackend
 
     def __init__(self, ws: list[np.ndarray], psi: list[np.ndarray], solver: Callable, max_iter: int = 40,
-                 seed: int | None = 0):
-        super().__init__(DenseBackend(ws, psi), solver, max_iter=max_iter, seed=seed)
+                 seed: int | None = 0, placement: Any = None):
+        super().__init__(DenseBackend(ws, psi, placement), solver, max_iter=max_iter, seed=seed)
 
     @property
     def psi(self) -> list[np.ndarray]:
@@ -276,6 +277,10 @@ class SweepEngine(Sweep):
     def nbytes(self) -> int:
         return self.backend.env_bytes() + self.backend.psi_bytes()
 
+    def host_psi(self) -> list[np.ndarray]:
+        """The site tensors as NumPy arrays."""
+        return self.backend.host_psi()
+
     def operator_gradients(self) -> list[np.ndarray]:
-        """``dE/dW_i`` (Hellmann-Feynman) at the current state (see the backend)."""
-        return self.backend.operator_gradients()
+        """``dE/dW_i`` (Hellmann-Feynman) at the current state (see the backend), as NumPy arrays."""
+        return [to_host(g) for g in self.backend.operator_gradients()]

@@ -32,6 +32,7 @@ import numpy as np
 
 from ._chain import leaves_of
 from ._dense_backend import DenseBackend
+from ._device import check_placement
 from ._errors import InvalidOptionError, NonHermitianError, Tensor4allTypeError, ZeroNormError
 from ._evolution import (EvolutionRecord, EvolutionResult, Observables, check_every, check_hamiltonian_arg,
                          hamiltonian_at, time_grid)
@@ -67,6 +68,7 @@ def tdvp(
     krylov_tol: float = 1e-10,
     allow_nonhermitian: bool = False,
     threads: int | None = None,
+    placement: Any = None,
 ) -> EvolutionResult:
     """Evolve ``psi`` to time ``t`` under ``H`` by TDVP steps of ``dt``.
 
@@ -96,6 +98,11 @@ def tdvp(
             (:class:`NonHermitianError` otherwise); ``True`` evolves a non-Hermitian one with
             Arnoldi instead.
         threads: BLAS threads, as for :func:`tensor4all.dmrg`.
+        placement: where the steps run (``tenferro.CPU`` or ``tenferro.gpu(i)``; ``None``: tenferro's
+            default placement), as for :func:`tensor4all.dmrg`: on a GPU the state, the MPO, the
+            environments and the Krylov vectors live on the device; observables are measured on a
+            host copy of the state. Dense states only (a symmetric or traced state on a GPU raises
+            :class:`InvalidOptionError`).
 
     Returns:
         :class:`EvolutionResult` with the final state, the output times, the observables
@@ -120,10 +127,11 @@ def tdvp(
         raise InvalidOptionError(f"tdvp: krylov_tol must lie in (0, 1), got {krylov_tol!r}")
     allow_nonhermitian = check_bool(allow_nonhermitian, "tdvp: allow_nonhermitian")
     threads = check_threads(threads)
+    placement = check_placement(placement, "tdvp")
     H0 = hamiltonian_at(H, 0.5 * dt, "tdvp")
     check_compatible(psi, H0)
     obs = Observables(observables, psi.L, H0.local, "tdvp")
-    run = _Run(H, psi, dt, two_site, max_bond, cutoff, imaginary, krylov_tol, allow_nonhermitian)
+    run = _Run(H, psi, dt, two_site, max_bond, cutoff, imaginary, krylov_tol, allow_nonhermitian, placement)
     times = [0.0]
     obs.record(psi, 0.0, hamiltonian_at(H, 0.0, "tdvp") if obs.funcs else H0)
     history: list[EvolutionRecord] = []
@@ -147,8 +155,8 @@ class _Run:
     rebuilt from the current state whenever the Hamiltonian changes with time."""
 
     def __init__(self, H: Any, psi: MPS, dt: float, two_site: bool, max_bond: int, cutoff: float,
-                 imaginary: bool, krylov_tol: float, allow_nonhermitian: bool):
-        self.H, self.dt, self.two_site = H, dt, two_site
+                 imaginary: bool, krylov_tol: float, allow_nonhermitian: bool, placement: Any):
+        self.H, self.dt, self.two_site, self.placement = H, dt, two_site, placement
         self.max_bond, self.cutoff, self.krylov_tol = max_bond, cutoff, krylov_tol
         self.imaginary, self.allow_nonhermitian = imaginary, allow_nonhermitian
         self.tau = -dt if imaginary else -1j * dt
@@ -160,6 +168,9 @@ class _Run:
         if self.traced and psi.symmetric:
             psi = psi.dense()   # the traced backend is dense; the result keeps no sectors
             self.grading = None
+        if placement.is_gpu and (self.traced or self.grading is not None):
+            raise InvalidOptionError("tdvp: symmetric and traced (differentiated) states evolve on the CPU only; "
+                                     "give placement=tenferro.CPU, or a dense state (psi.dense()) for the GPU")
         self.hermitian = True
         self.engine = self._engine(H0, psi)
         nrm = psi.norm()   # the backends start normalized; the norm is kept
@@ -203,7 +214,7 @@ class _Run:
             check_finite_arrays(arrays, "tdvp: psi")
             if not float(psi.norm()) > 0.0:
                 raise ZeroNormError("tdvp: the initial state has norm 0")
-            engine = Sweep(DenseBackend(ws, arrays), None)
+            engine = Sweep(DenseBackend(ws, arrays, self.placement), None)
         if not self.imaginary:
             engine.backend.promote(np.complex128)
         return engine
@@ -256,7 +267,7 @@ class _Run:
             return MPS(list(b.psi))
         if self.grading is not None:
             return MPS._symmetric(sites_from_blocks(b.bonds, b.sites, self.grading, b.dtype), self.grading)
-        return MPS([np.asfortranarray(a) for a in b.psi])
+        return MPS([np.asfortranarray(a) for a in b.host_psi()])
 
 
 def _concrete(x: Any) -> Any:

@@ -11,6 +11,13 @@ side the centre leaves by working on ``m`` or ``m^T``, never on two mirrored cop
 charge sector, one truncation across all of them.
 
 Used by DMRG (the sweep backends), ``MPS.compress`` and ``MPS.from_dense``.
+
+On a GPU (CuPy arrays, :mod:`._device`) :func:`split` takes its basis from the Hermitian
+eigensolver of the smaller Gram matrix (:func:`perturbed_basis` without perturbation) instead
+of an SVD: cuSOLVER's SVD of a 4096 x 4096 matrix takes seconds, its ``syevd`` a tenth of that,
+and the eigenvalues are the squared singular values to ~1e-16 of the largest, enough to choose
+the kept states (the state is then projected onto them exactly). The truncation decision reads
+the (short) vector of weights back to the host.
 """
 from __future__ import annotations
 
@@ -18,6 +25,8 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
+
+from ._device import array_module, contiguous, is_device_array, to_host
 
 __all__ = ["svd_truncated", "truncation_keep", "thin_svd", "svd_truncated_sectors", "absorb", "split", "split_perturbed",
            "perturbed_basis"]
@@ -28,6 +37,7 @@ def truncation_keep(s: np.ndarray, max_bond: int | None, cutoff: float) -> tuple
     discarded weight ``sum(dropped s^2) / sum(s^2)``. The weights are taken relative to
     the largest value first, so singular values near the ends of the float range (1e-200,
     1e200) neither underflow nor overflow when squared."""
+    s = to_host(s)
     top = float(np.max(s)) if len(s) else 0.0
     if not top > 0.0:
         return 1, 0.0
@@ -46,7 +56,10 @@ def truncation_keep(s: np.ndarray, max_bond: int | None, cutoff: float) -> tuple
 
 
 def thin_svd(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``U, S, Vh`` of the thin SVD (LAPACK gesdd, falling back to gesvd when it fails)."""
+    """``U, S, Vh`` of the thin SVD (LAPACK gesdd, falling back to gesvd when it fails; cuSOLVER's
+    gesvd on a GPU)."""
+    if is_device_array(m):
+        return array_module(m).linalg.svd(m, full_matrices=False)
     try:
         return scipy.linalg.svd(m, full_matrices=False, lapack_driver="gesdd", check_finite=False)
     except (np.linalg.LinAlgError, ValueError):
@@ -100,13 +113,16 @@ def absorb(u: np.ndarray, s: np.ndarray, vh: np.ndarray, direction: str) -> tupl
 def split(m: np.ndarray, direction: str, max_bond: int | None,
           cutoff: float) -> tuple[np.ndarray, np.ndarray, float]:
     """``m ~ left @ right`` by the truncated SVD, the factor on the side the centre leaves
-    orthonormal (:func:`absorb`); and the relative discarded weight."""
+    orthonormal (:func:`absorb`); and the relative discarded weight. On a GPU by the
+    eigenvectors of the Gram matrix of the side the centre leaves (see the module)."""
+    if is_device_array(m):
+        return split_perturbed(m, None, direction, 0.0, max_bond, cutoff)
     u, s, vh, err = svd_truncated(m, max_bond, cutoff)
     left, right = absorb(u, s, vh, direction)
     return left, right, err
 
 
-def split_perturbed(m: np.ndarray, p: np.ndarray, direction: str, alpha: float, max_bond: int | None,
+def split_perturbed(m: np.ndarray, p: np.ndarray | None, direction: str, alpha: float, max_bond: int | None,
                     cutoff: float) -> tuple[np.ndarray, np.ndarray, float]:
     """``m ~ left @ right`` with the basis on the side the centre leaves taken from White's
     perturbed density matrix (:func:`perturbed_basis`; S. R. White, Phys. Rev. B 72, 180403(R)
@@ -118,11 +134,11 @@ def split_perturbed(m: np.ndarray, p: np.ndarray, direction: str, alpha: float, 
     if direction == "right":
         basis, err = perturbed_basis(m, p, alpha, max_bond, cutoff)
         return basis, basis.conj().T @ m, err
-    basis, err = perturbed_basis(m.T, p.T, alpha, max_bond, cutoff)
+    basis, err = perturbed_basis(m.T, None if p is None else p.T, alpha, max_bond, cutoff)
     return m @ basis.conj(), basis.T, err
 
 
-def perturbed_basis(m: np.ndarray, p: np.ndarray, alpha: float, max_bond: int | None,
+def perturbed_basis(m: np.ndarray, p: np.ndarray | None, alpha: float, max_bond: int | None,
                     cutoff: float) -> tuple[np.ndarray, float]:
     """Orthonormal columns ``U`` spanning the dominant eigenvectors of the perturbed density
     matrix ``m m^dagger + alpha^2 p p^dagger`` (White 2005), truncated as the SVD would be
@@ -136,11 +152,11 @@ def perturbed_basis(m: np.ndarray, p: np.ndarray, alpha: float, max_bond: int | 
     the wide matrix. Its eigenvalues are squared singular values, accurate to ~1e-16 of the
     largest, which is enough to choose a basis; the state itself is projected exactly."""
     rho = m @ m.conj().T
-    top = float(np.max(np.abs(p))) if p.size else 0.0
+    top = float(np.max(np.abs(p))) if p is not None and p.size and alpha > 0.0 else 0.0
     if top > 0.0 and np.isfinite(top):
         p = p / top
         rho += ((alpha * np.linalg.norm(m) / np.linalg.norm(p)) ** 2) * (p @ p.conj().T)
     w, u = np.linalg.eigh(rho)
     w, u = w[::-1], u[:, ::-1]
-    keep, err = truncation_keep(np.sqrt(np.clip(w, 0.0, None)), max_bond, cutoff)
-    return np.ascontiguousarray(u[:, :keep]), err
+    keep, err = truncation_keep(np.sqrt(np.clip(to_host(w), 0.0, None)), max_bond, cutoff)
+    return contiguous(u[:, :keep]), err

@@ -37,6 +37,8 @@ from typing import Any, Sequence
 import numpy as np
 from tqdm import tqdm
 
+import tenferro as tf
+
 from . import _cli_evolve, _cli_lattice, _cli_measurements, _cli_scan, references
 from ._cli_common import _json_safe, _version, _write_atomic, integer_arg, write_outputs
 from ._dmrg import dmrg
@@ -225,6 +227,9 @@ def build_parser() -> argparse.ArgumentParser:
                         f"below {THREADED_MIN_BOND}, where threaded BLAS gains little and is many times "
                         "slower on a busy machine, else the BLAS default; 0 keeps the BLAS library's own "
                         "setting)")
+    a.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
+                   help="where the sweeps run: cpu (default) or gpu (GPU 0 through CuPy, the 'gpu' extra; dense "
+                        "runs only: --conserve auto means none there)")
     o = p.add_argument_group("output")
     o.add_argument("--json", metavar="PATH", default=None,
                    help="write the full result as JSON: parameters, history per sweep, energy, variance, "
@@ -279,7 +284,9 @@ def _ground_sector(args: argparse.Namespace) -> tuple[str, float] | None:
 def _conserve_of(args: argparse.Namespace) -> str | None:
     """The charge a run conserves: ``--conserve`` with ``auto`` resolved by the model (the
     model's charge when the ground state's sector is known or ``--sz``/``--parity`` names
-    one, else none), or None (dense); complex runs are dense. Fermion models: N,Sz or N."""
+    one, else none), or None (dense); complex runs are dense. Fermion models: N,Sz or N. On a GPU (``--device gpu``) runs are dense."""
+    if getattr(args, "device", "cpu") == "gpu" and args.conserve in ("auto", "none"):
+        return None
     if args.model in _cli_lattice.FERMION_MODELS:
         return _cli_lattice.conserve_of(args)
     if args.conserve == "none" or args.dtype != "float64":
@@ -311,6 +318,9 @@ def _sector_of(args: argparse.Namespace) -> Any:
 
 def _validate_dmrg(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     sub = parser.commands["dmrg"]  # type: ignore[attr-defined]
+    if getattr(args, "device", "cpu") == "gpu" and args.conserve not in ("auto", "none"):
+        sub.error(f"argument --device: conserved runs (--conserve {args.conserve}) run on the CPU only; give "
+                  "--conserve none (or auto) for a dense run on the GPU, or --device cpu")
     conserve = _conserve_of(args)
     _cli_lattice.check(sub, args, conserve)   # model options, lattice, fermion sectors
     for what, sched in (("--chi", args.chi), ("--cutoff", args.cutoff)):
@@ -495,6 +505,8 @@ class _DMRGRun:
                  noise=(None if a.two_site else (1e-4 if a.noise is None else a.noise)),
                  seed=a.seed, dtype=a.dtype, threads=a.threads,
                  blas_threads=self.blas_threads, conserve=_conserve_of(a), sector=_sector_of(a))
+        if a.device != "cpu":
+            p["device"] = a.device
         return p
 
     def model_text(self, p: dict[str, Any]) -> str:
@@ -552,7 +564,7 @@ class _DMRGRun:
         self.print(f"DMRG  {self.model_text(p)}  (MPO bond dimension {max(H.bond_dims, default=1)})")
         self.print(f"      {sites}, chi {_sched(a.chi)}, cutoff {_sched(a.cutoff, '{:g}')}, at most "
                    f"{a.sweeps} sweeps, tol {a.tol:g}, {a.dtype}, seed {a.seed}, "
-                   f"BLAS threads {self.blas_threads or 'default'}")
+                   + ("on GPU 0" if a.device == "gpu" else f"BLAS threads {self.blas_threads or 'default'}"))
         auto_dense = a.conserve == "auto" and a.two_site and a.dtype == "float64" and p["conserve"] is None
         self.print(f"      symmetry {_symmetry_text(p, auto_dense, self.fermions)}")
         if self.show_table:
@@ -563,7 +575,8 @@ class _DMRGRun:
             res = dmrg(H, psi0, max_bond=list(a.chi), sweeps=a.sweeps, cutoff=list(a.cutoff), tol=a.tol,
                        two_site=a.two_site, noise=p["noise"], seed=a.seed,
                        callback=self.on_sweep, progress=self.on_bond, threads=a.threads,
-                       conserve=p["conserve"], sector=p["sector"])
+                       conserve=p["conserve"] or "none", sector=p["sector"],
+                       placement=tf.gpu(0) if a.device == "gpu" else tf.CPU)
         except Tensor4allError as e:
             self.close_bar()
             self.parser.error(str(e))

@@ -44,6 +44,8 @@ def _device_unavailable() -> str | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cpu_only: a fact about host memory; skipped under --placement gpu")
+    config.addinivalue_line("markers", "device_sweeps: tensor4all's sweeps on a device; run in every mode (the "
+                                       "CPU stand-in for CuPy unless --placement gpu)")
     mode = config.getoption("--placement")
     config._tenferro_placement = mode
     config._tenferro_no_device = None
@@ -89,7 +91,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
             continue
         if config._tenferro_no_device:
             item.add_marker(pytest.mark.skip(reason=f"--placement {mode}: {config._tenferro_no_device}"))
-        elif not str(item.path).startswith(tenferro_dir):
+        elif not str(item.path).startswith(tenferro_dir) and not item.get_closest_marker("device_sweeps"):
             item.add_marker(pytest.mark.skip(reason=f"--placement {mode} runs the tenferro tests only"))
         elif item.get_closest_marker("cpu_only"):
             item.add_marker(pytest.mark.skip(reason="a fact about host memory (cpu_only)"))
