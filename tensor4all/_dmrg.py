@@ -38,7 +38,7 @@ import numpy as np
 import tenferro as tf
 import tidu
 
-from ._device import check_placement, to_device
+from ._device import array_module, check_placement, to_device
 from ._eigensolver import get_solver
 from ._environments import left_step, mpo_squared
 from ._errors import (DimensionMismatchError, InvalidOptionError, NonHermitianError, NotDifferentiableError,
@@ -508,7 +508,7 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
         ws_var = to_device(ws_var, tf.placement_of(psi_run[0]))
         variance = float(ldexp(float(mpo_squared(ws_var, psi_run).real) - e_run * e_run, 2 * shift))
 
-    sector = engine.sector if isinstance(engine, SectorEngine) else _sector(ws, psi, opts["local"])
+    sector = engine.sector if isinstance(engine, SectorEngine) else _sector(ws, psi_run, opts["local"])
 
     def gradients() -> list[np.ndarray]:
         # E = 2**shift E''(W'') with W_i'' = 2**-t_i W_i, so dE/dW_i = 2**(shift - t_i) dE''/dW_i''
@@ -575,10 +575,11 @@ def _sector(ws: list[np.ndarray], psi: list[np.ndarray], local: str | None) -> d
         wq = _charge_mpo(qs) if modulus == 0 else _parity_mpo(qs)
         if not _conserves(ws, wq):
             continue
-        env = np.ones((1, 1, 1), dtype=psi[0].dtype)
-        nrm = np.ones((1, 1), dtype=psi[0].dtype)
-        for a, w in zip(psi, wq):
-            env = left_step(env, a, w.astype(a.dtype))
+        xp = array_module(psi[0])   # measured where the sweeps ran
+        env = xp.ones((1, 1, 1), dtype=psi[0].dtype)
+        nrm = xp.ones((1, 1), dtype=psi[0].dtype)
+        for a, w in zip(psi, to_device([w.astype(psi[0].dtype) for w in wq], tf.placement_of(psi[0]))):
+            env = left_step(env, a, w)
             nrm = np.tensordot(np.tensordot(nrm, a.conj(), axes=(0, 0)), a, axes=([0, 1], [0, 1]))
         value = float(env.reshape(-1)[0].real / nrm.reshape(-1)[0].real)
         if modulus == 2:
