@@ -4,6 +4,9 @@ and JAX on the GPU (``jit``), each measured in this one run on the same machine.
 Cases (value_and_grad unless noted, float64):
 * the MPS energy <psi|H|psi>/<psi|psi> (Heisenberg MPO, D=5, L=16) at chi=128, 256, 512,
   gradient with respect to every site tensor;
+* the same compiled (``mpsjit``): ``tenferro.jit`` (captured into a CUDA graph, and with
+  ``cuda_graph=False``) against ``jax.jit`` and ``torch.compile(mode="reduce-overhead")``
+  (in the torch column);
 * an SVD loss on a 4096 x 4096 matrix: the sum of its singular values (nuclear norm),
   whose gradient is U Vh;
 * einsum cases of ``benchmarks/einsum.py`` (MPS norm, MPS-MPO-MPS, batched matmul chain,
@@ -127,6 +130,44 @@ def bench_mps(chi: int, L: int = 16) -> dict[str, float | None]:
     return out
 
 
+def bench_mps_jit(chi: int, L: int = 16) -> tuple[dict[str, float | None], dict[str, float | None]]:
+    """The MPS energy's value_and_grad compiled: ``tenferro.jit`` on the GPU with and
+    without CUDA graph capture (two dicts; the peers' times in both), ``jax.jit`` and
+    ``torch.compile(mode="reduce-overhead")`` of ``torch.func.grad_and_value`` (n/a,
+    with the reason printed, if it fails)."""
+    ket, mpo = random_mps(L, chi), heisenberg_mpo(L)
+    energy = energy_fn(tf.einsum, tf.sum)
+    ts = [tf.asarray(k, placement=tf.gpu(0)) for k in ket]
+    ws = [tf.asarray(w, placement=tf.gpu(0)) for w in mpo]
+    captured: dict[str, float | None] = {"tenferro CPU": None}
+    plain: dict[str, float | None] = {"tenferro CPU": None}
+    for out, graph in ((captured, True), (plain, False)):
+        step = tf.jit(tidu.value_and_grad(lambda t: energy(t, ws)), cuda_graph=graph)
+        step(ts)                      # call 1 runs uncaptured; median_time's warm-up call captures
+        out["tenferro GPU"] = median_time(lambda step=step: step(ts), repeat=9)
+        print(f"  chi={chi} tenferro.jit(cuda_graph={graph}): {step.lower(ts).cuda_graph}", flush=True)
+    if torch is not None and torch.cuda.is_available():
+        tenergy = energy_fn(torch.einsum, torch.sum)
+        tts = [torch.tensor(k, device="cuda") for k in ket]
+        tws = [torch.tensor(w, device="cuda") for w in mpo]
+        try:
+            tvg = torch.compile(torch.func.grad_and_value(lambda xs: tenergy(xs, tws)), mode="reduce-overhead")
+            for _ in range(3):        # compile, then record the CUDA graph
+                tvg(tts)
+            captured["torch CUDA"] = median_time(lambda: tvg(tts), repeat=9)
+        except Exception as exc:  # noqa: BLE001  (any compiler failure: report it, keep going)
+            print(f"  chi={chi} torch.compile failed: {type(exc).__name__}: {str(exc)[:200]}", flush=True)
+            captured["torch CUDA"] = None
+    if jax is not None:
+        jenergy = energy_fn(jnp.einsum, jnp.sum)
+        gpu = jax.devices("gpu")[0]
+        jts, jws = [jax.device_put(k, gpu) for k in ket], [jax.device_put(w, gpu) for w in mpo]
+        jvg = jax.jit(jax.value_and_grad(lambda t: jenergy(t, jws)))
+        captured["JAX GPU jit"] = median_time(lambda: jvg(jts), repeat=9)
+    plain.update({k: v for k, v in captured.items() if k not in ("tenferro GPU", "tenferro CPU")})
+    return captured, plain
+
+
 # --------------------------------------------------------------------------- SVD loss
 def bench_svd(n: int) -> dict[str, float | None]:
     a = np.random.default_rng(1).standard_normal((n, n))
@@ -208,8 +249,8 @@ def row(case: str, times: dict[str, float | None]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only (a smoke test)")
-    parser.add_argument("--cases", default="mps,svd,einsum",
-                        help="comma-separated groups to run: mps, svd, einsum (default: all)")
+    parser.add_argument("--cases", default="mps,svd,einsum,mpsjit",
+                        help="comma-separated groups to run: mps, svd, einsum, mpsjit (default: all)")
     args = parser.parse_args()
     props = cupy.cuda.runtime.getDeviceProperties(0)
     print(f"GPU: {props['name'].decode()} | CuPy {cupy.__version__} | CUDA runtime "
@@ -221,6 +262,10 @@ def main() -> None:
     chis = (16, 32) if args.quick else (128, 256, 512)
     for chi in chis if "mps" in groups else ():
         print(row(f"MPS energy value_and_grad L=16 chi={chi} D=5", bench_mps(chi)), flush=True)
+    for chi in chis if "mpsjit" in groups else ():
+        captured, plain = bench_mps_jit(chi)
+        print(row(f"MPS energy jit L=16 chi={chi} (CUDA graph; torch: compile reduce-overhead)", captured), flush=True)
+        print(row(f"MPS energy jit L=16 chi={chi} (cuda_graph=False)", plain), flush=True)
     if "svd" in groups:
         n = 256 if args.quick else 4096
         t = bench_svd(n)

@@ -162,7 +162,10 @@ from ._dlpack import from_dlpack
 
 __all__ += ["arrow", "save", "load", "from_dlpack"]
 
-# compiled mode (trace once, optimize the graph, replay generated code)
-from .jit import DeletedTensorError, DonationWarning, JitArgumentError, JitError, RetraceWarning, jit  # noqa: E402  (tenferro.jit the function; the package stays in sys.modules)
+# compiled mode (trace once, optimize the graph, replay generated code); tenferro.jit is the function,
+# the package stays in sys.modules
+from .jit import (DeletedTensorError, DonationWarning, GraphCaptureWarning, JitArgumentError, JitError,  # noqa: E402
+                  RetraceWarning, jit)
 
-__all__ += ["jit", "JitError", "JitArgumentError", "DeletedTensorError", "DonationWarning", "RetraceWarning"]
+__all__ += ["jit", "JitError", "JitArgumentError", "DeletedTensorError", "DonationWarning", "RetraceWarning",
+            "GraphCaptureWarning"]

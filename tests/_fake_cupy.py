@@ -9,16 +9,53 @@ either way), and device→host copies (``get``, ``item``, ``float``, ``bool``,
 arrays dispatch here through ``__array_function__`` / ``__array_ufunc__``, as with
 CuPy. What it cannot tell is which NumPy functions or keywords CuPy lacks: only a
 run on a real GPU (``pytest --placement gpu``) shows that.
+
+**Stream capture** (CUDA graphs, see :mod:`tenferro.jit._cuda_graph`) is
+emulated closely enough to catch bookkeeping bugs: while a :class:`Stream` that
+is the current stream captures, every operation at the fake's dispatch points
+(ufuncs, ``__array_function__``, module functions, methods, properties that make
+views, ``__getitem__``/``__setitem__``, in-place operators) runs *and* is recorded
+with the wrappers it read and returned. ``end_capture`` then rebinds every
+recorded output to garbage (NaN, or a sentinel for integers), as a real capture
+computes nothing; :meth:`Graph.launch` re-executes the recording in order,
+rebinding each output wrapper to its new array (later operations read the
+wrappers, so they see the new data) and redoing the in-place writes. So a replay
+that forgot to copy its inputs in gives stale results, results that were not
+copied out change under the next replay, and results taken from the capture
+itself are garbage. A device→host copy during capture raises
+``cupy.cuda.runtime.CUDARuntimeError`` and invalidates the capture (as CUDA's
+cudaErrorStreamCaptureUnsupported), and so does a host→device upload (stricter
+than CUDA, whose pinned uploads would be captured and read stale host memory);
+cuSOLVER (``cupy.linalg``) and cuRAND raise ``NotImplementedError`` as CuPy's
+wrappers do, and cuBLAS (matmul, dot, tensordot, einsum) too when
+:data:`REFUSE_BLAS_IN_CAPTURE` is set (CuPy 13/14 refuse it; off by default so
+that programs with contractions exercise the replay). A graph captured outside
+a private :class:`MemoryPool` (``using_allocator``), or whose pool has been
+freed, refuses to launch: on a device its freed buffers could be handed to other
+allocations while it replays.
 """
 from __future__ import annotations
 
 import contextlib
 import sys
 import types
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import scipy.linalg
+from _fake_cuda_capture import (
+    _ALLOCATORS,
+    CUDARuntimeError,
+    Event,
+    Graph,
+    MemoryPool,
+    Stream,
+    _recording,
+    _refuse_in_capture,
+    get_current_stream,
+    using_allocator,
+)
 
 TRANSFERS = {"device_to_host": 0}
 
@@ -31,7 +68,61 @@ class DeviceSynchronized(RuntimeError):
 _SYNC_ALLOWED = [True]
 
 
+REFUSE_BLAS_IN_CAPTURE = False
+"""When set, matmul/dot/tensordot/einsum raise during stream capture, as CuPy 13/14's
+cuBLAS wrappers do ("calling cuBLAS API during stream capture is currently unsupported")."""
+
+
+def _library_in_capture(library: str) -> None:
+    if _recording() is not None:
+        raise NotImplementedError(f"calling {library} API during stream capture is currently unsupported")
+
+
+def _unwrap_now(x: Any) -> Any:
+    """``_unwrap`` for arguments and keyword values (dicts too)."""
+    if isinstance(x, dict):
+        return {k: _unwrap(v) for k, v in x.items()}
+    return _unwrap(x)
+
+
+def _call(fn: Callable[..., Any], args: tuple, kwargs: dict | None = None) -> Any:
+    """Run ``fn`` on the unwrapped arguments and wrap its result; while capturing,
+    record it (with the wrappers, so that a replay reads their current arrays)."""
+    kwargs = kwargs or {}
+    out = _wrap(fn(*_unwrap(args), **_unwrap_now(kwargs)))
+    cap = _recording()
+    if cap is not None:
+        cap.ops.append((fn, args, kwargs, out))
+        if _ALLOCATORS[-1] is None:
+            cap.default_pool_used = True
+        else:
+            cap.pools.add(_ALLOCATORS[-1])
+    return out
+
+
+def _setitem(a: np.ndarray, key: Any, value: Any) -> None:
+    a[key] = value
+
+
+def _method(name: str) -> Callable[..., Any]:
+    def call(a: np.ndarray, *args: Any, **kwargs: Any) -> Any:
+        return getattr(a, name)(*args, **kwargs)
+    return call
+
+
+_T = _method("transpose")
+
+
+def _real(a: np.ndarray) -> np.ndarray:
+    return a.real
+
+
+def _imag(a: np.ndarray) -> np.ndarray:
+    return a.imag
+
+
 def _count_transfer() -> None:
+    _refuse_in_capture("a device-to-host copy")
     if not _SYNC_ALLOWED[-1]:
         raise DeviceSynchronized("a device-to-host copy happened where synchronization is disallowed")
     TRANSFERS["device_to_host"] += 1
@@ -101,7 +192,7 @@ class _Device:
         return None
 
     def synchronize(self) -> None:
-        return None
+        _refuse_in_capture("a device synchronization")
 
 
 class ndarray(np.lib.mixins.NDArrayOperatorsMixin):
@@ -118,14 +209,15 @@ class ndarray(np.lib.mixins.NDArrayOperatorsMixin):
                         "Please use `.get()` to construct a NumPy array explicitly.")
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        if "out" in kwargs:
-            kwargs["out"] = _unwrap(kwargs["out"])
         if "where" in kwargs:
             raise TypeError("fake CuPy: ufuncs take no 'where' argument (nor does CuPy)")
-        return _wrap(getattr(ufunc, method)(*_unwrap(inputs), **kwargs))
+        if REFUSE_BLAS_IN_CAPTURE and ufunc is np.matmul:
+            _library_in_capture("cuBLAS")
+        return _call(getattr(ufunc, method), inputs, kwargs)
 
     def __array_function__(self, func: Any, types_: Any, args: Any, kwargs: Any) -> Any:
-        return _wrap(func(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
+        _check_library(getattr(func, "__name__", ""), getattr(func, "__module__", "") or "")
+        return _call(func, args, kwargs)
 
     # -- metadata -------------------------------------------------------------
     shape = property(lambda self: self._a.shape)
@@ -138,9 +230,9 @@ class ndarray(np.lib.mixins.NDArrayOperatorsMixin):
     flags = property(lambda self: _Flags(self._a))
     device = property(lambda self: _Device(0))
     data = property(lambda self: _Pointer(self._a))
-    T = property(lambda self: ndarray(self._a.T))
-    real = property(lambda self: ndarray(self._a.real))
-    imag = property(lambda self: ndarray(self._a.imag))
+    T = property(lambda self: _call(_T, (self,)))
+    real = property(lambda self: _call(_real, (self,)))
+    imag = property(lambda self: _call(_imag, (self,)))
 
     @property
     def base(self) -> Any:
@@ -184,30 +276,37 @@ class ndarray(np.lib.mixins.NDArrayOperatorsMixin):
         return len(self._a)
 
     def __iter__(self) -> Any:
-        return (ndarray(np.asarray(self._a[i])) for i in range(len(self._a)))
+        return (self[i] for i in range(len(self._a)))
 
     def __repr__(self) -> str:
         return "fake_cupy." + repr(self._a)
 
     # -- indexing ---------------------------------------------------------------
     def __getitem__(self, key: Any) -> Any:
-        return _wrap(self._a[_unwrap(key)])
+        return _call(_getitem, (self, key))
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        self._a[_unwrap(key)] = _unwrap(value)
+        _call(_setitem, (self, key, value))
 
     # -- methods: NumPy's, on the wrapped array ---------------------------------
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._a, name)
         if not callable(attr):
             return _wrap(attr)
+        call = _method(name)
 
         def method(*args: Any, **kwargs: Any) -> Any:
-            return _wrap(attr(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
+            if name == "dot" and REFUSE_BLAS_IN_CAPTURE:
+                _library_in_capture("cuBLAS")
+            return _call(call, (self, *args), kwargs)
         return method
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (2, 0)
+
+
+def _getitem(a: np.ndarray, key: Any) -> Any:
+    return a[key]
 
 
 ndarray.__module__ = "cupy"
@@ -223,22 +322,39 @@ def _host_or_device(x: Any) -> Any:
     return x
 
 
+def _uploads(x: Any) -> bool:
+    """``x`` holds host data (an upload to the device), not only device arrays."""
+    if type(x) is ndarray:
+        return False
+    if isinstance(x, (list, tuple)):
+        return any(_uploads(v) for v in x)
+    return isinstance(x, (np.ndarray, np.generic, bool, int, float, complex))
+
+
+def _from_data(make: Callable[..., np.ndarray], a: Any, **kwargs: Any) -> ndarray:
+    """``asarray``/``array``: a copy of device data (recorded) or an upload of host data."""
+    if _uploads(a):
+        _refuse_in_capture("a host-to-device copy")
+        return ndarray(make(_host_or_device(a), **kwargs))
+    return _call(lambda x: make(x, **kwargs), (a,))
+
+
 def asarray(a: Any, dtype: Any = None, order: Any = None, *, blocking: bool = False) -> ndarray:
     if type(a) is ndarray:
-        return ndarray(np.asarray(a._a, dtype=dtype, order=order))
-    return ndarray(np.array(_host_or_device(a), dtype=dtype, order=order or "K", copy=True))
+        return _call(lambda x: np.asarray(x, dtype=dtype, order=order), (a,))
+    return _from_data(np.array, a, dtype=dtype, order=order or "K", copy=True)
 
 
 def array(obj: Any, dtype: Any = None, copy: bool = True, order: str = "K", ndmin: int = 0, **kw: Any) -> ndarray:
-    return ndarray(np.array(_host_or_device(obj), dtype=dtype, copy=True, order=order, ndmin=ndmin))
+    return _from_data(np.array, obj, dtype=dtype, copy=True, order=order, ndmin=ndmin)
 
 
 def asfortranarray(a: Any, dtype: Any = None) -> ndarray:
-    return ndarray(np.asfortranarray(_host_or_device(a), dtype=dtype))
+    return _from_data(np.asfortranarray, a, dtype=dtype)
 
 
 def ascontiguousarray(a: Any, dtype: Any = None) -> ndarray:
-    return ndarray(np.ascontiguousarray(_host_or_device(a), dtype=dtype))
+    return _from_data(np.ascontiguousarray, a, dtype=dtype)
 
 
 def asnumpy(a: Any, stream: Any = None, order: str = "C", out: Any = None) -> np.ndarray:
@@ -252,14 +368,30 @@ def get_array_module(*args: Any) -> Any:
 
 
 _CREATION = {"zeros", "ones", "empty", "full", "eye", "identity", "arange", "linspace", "logspace", "tri"}
+_BLAS = {"matmul", "dot", "vdot", "inner", "tensordot", "einsum", "kron", "outer"}
+_SOLVER_MODULES = ("numpy.linalg", "scipy.linalg")
 
 
-def _function(np_func: Any, creation: bool = False) -> Any:
+def _check_library(name: str, module: str) -> None:
+    """Refuse, during capture, the library calls CuPy refuses (cuSOLVER; cuBLAS when asked)."""
+    if module.startswith(_SOLVER_MODULES) and name != "norm":
+        _library_in_capture("cuSOLVER")
+    elif REFUSE_BLAS_IN_CAPTURE and name in _BLAS:
+        _library_in_capture("cuBLAS")
+
+
+def _function(np_func: Any, creation: bool = False, library: str | None = None) -> Any:
+    name = getattr(np_func, "__name__", "f")
+    module = getattr(np_func, "__module__", "") or ""
+
     def f(*args: Any, **kwargs: Any) -> Any:
+        if library is not None:
+            _library_in_capture(library)
+        _check_library(name, module)
         if creation:
-            return _wrap(np_func(*_host_or_device(args), **kwargs))
-        return _wrap(np_func(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
-    f.__name__ = getattr(np_func, "__name__", "f")
+            return _call(lambda *a, **k: np_func(*_host_or_device(a), **k), args, kwargs)
+        return _call(np_func, args, kwargs)
+    f.__name__ = name
     return f
 
 
@@ -277,7 +409,7 @@ class _RandomState:
         self._rng = np.random.RandomState(seed)
 
     def __getattr__(self, name: str) -> Any:
-        return _function(getattr(self._rng, name), creation=True)
+        return _function(getattr(self._rng, name), creation=True, library="cuRAND")
 
 
 class _Generator:
@@ -285,12 +417,16 @@ class _Generator:
         self._rng = np.random.default_rng(seed)
 
     def __getattr__(self, name: str) -> Any:
-        return _function(getattr(self._rng, name), creation=True)
+        return _function(getattr(self._rng, name), creation=True, library="cuRAND")
+
+
+def _add_at(a: np.ndarray, slices: Any, value: Any) -> None:
+    np.add.at(a, slices, value)
 
 
 def scatter_add(a: ndarray, slices: Any, value: Any) -> None:
     """``cupyx.scatter_add``: ``a[slices] += value`` with repeated indices accumulated."""
-    np.add.at(a._a, _unwrap(slices), _unwrap(value))
+    _call(_add_at, (a, slices, value))
 
 
 @contextlib.contextmanager
@@ -315,10 +451,17 @@ def install() -> types.ModuleType:
 
     cuda = types.ModuleType("cupy.cuda")
     cuda.Device = _Device
+    cuda.Stream, cuda.Event, cuda.MemoryPool = Stream, Event, MemoryPool
+    cuda.get_current_stream, cuda.using_allocator = get_current_stream, using_allocator
     runtime = types.ModuleType("cupy.cuda.runtime")
     runtime.getDeviceCount = lambda: 1
     runtime.runtimeGetVersion = lambda: 0
+    runtime.CUDARuntimeError = CUDARuntimeError
+    runtime.streamCaptureModeGlobal, runtime.streamCaptureModeThreadLocal, runtime.streamCaptureModeRelaxed = 0, 1, 2
     cuda.runtime = runtime
+    graph = types.ModuleType("cupy.cuda.graph")
+    graph.Graph = Graph
+    cuda.graph = graph
     cupy.cuda = cuda
 
     linalg = types.ModuleType("cupy.linalg")
@@ -342,7 +485,8 @@ def install() -> types.ModuleType:
     cupyx_scipy.linalg = cupyx_linalg
     cupyx.scipy = cupyx_scipy
 
-    sys.modules.update({"cupy": cupy, "cupy.cuda": cuda, "cupy.cuda.runtime": runtime, "cupy.linalg": linalg,
+    sys.modules.update({"cupy": cupy, "cupy.cuda": cuda, "cupy.cuda.runtime": runtime, "cupy.cuda.graph": graph,
+                        "cupy.linalg": linalg,
                         "cupy.random": random, "cupyx": cupyx, "cupyx.scipy": cupyx_scipy,
                         "cupyx.scipy.linalg": cupyx_linalg})
     return cupy

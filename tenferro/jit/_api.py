@@ -4,7 +4,8 @@ The framework-independent half (signature keys, the LRU cache, retrace warnings,
 composition with tidu's transformations through the ``call`` primitive) is
 :class:`tidu._staging.StagedFunction`; this module supplies tenferro's compiler:
 inline nested calls, run the passes (:func:`._optimize.optimize`), generate a
-straight-line function (:mod:`._codegen`).
+straight-line function (:mod:`._codegen`), captured into a CUDA graph on a GPU
+(:mod:`._cuda_graph`).
 """
 from __future__ import annotations
 
@@ -23,11 +24,13 @@ from ..linalg._config import snapshot as linalg_settings
 from .._errors import TenferroError
 from .._tensor import Tensor
 from ._codegen import Program, generate
+from ._cuda_graph import CudaGraphState, GraphCaptureWarning
 from ._donation import DeletedTensorError, DonationWarning, is_deleted, run_donating
 from ._optimize import optimize
 
 __all__ = ["jit", "JitFunction", "Lowered", "JitError", "JitArgumentError", "DeletedTensorError",
-           "DonationWarning", "RetraceWarning", "CacheInfo", "compile_graph", "is_deleted"]
+           "DonationWarning", "RetraceWarning", "GraphCaptureWarning", "CudaGraphState", "CacheInfo", "compile_graph",
+           "is_deleted"]
 
 
 class JitError(StagingError, TenferroError):
@@ -46,9 +49,11 @@ def _identifier(name: str) -> str:
     return s if s and not s[0].isdigit() else "f_" + s
 
 
-def compile_graph(graph: Graph, *, donate: tuple[bool, ...] = (), name: str = "compiled") -> Program:
-    """The compiler: inline nested calls, optimize, generate code."""
-    return generate(optimize(inline_calls(graph)), donate, _identifier(name))
+def compile_graph(graph: Graph, *, donate: tuple[bool, ...] = (), name: str = "compiled",
+                  cuda_graph: bool = True) -> Program:
+    """The compiler: inline nested calls, optimize, generate code (captured into
+    a CUDA graph on a GPU unless ``cuda_graph`` is false)."""
+    return generate(optimize(inline_calls(graph)), donate, _identifier(name), cuda_graph)
 
 
 def _to_leaf(x: Any) -> Any:
@@ -79,11 +84,15 @@ class JitFunction(StagedFunction):
 
     ``cache_info()`` reports hits, misses, traces and size; ``lower(*args)`` traces
     (or looks up) the program for these arguments and returns a :class:`Lowered`
-    for inspection.
+    for inspection. ``cuda_graph``: programs on a GPU are captured into CUDA graphs.
     """
 
     def __init__(self, fun: Callable[..., Any], *, static_argnums: Any = None, static_argnames: Any = None,
-                 donate_argnums: Any = None, donate_argnames: Any = None, maxsize: int | None = 64):
+                 donate_argnums: Any = None, donate_argnames: Any = None, maxsize: int | None = 64,
+                 cuda_graph: bool = True):
+        if type(cuda_graph) is not bool:
+            raise JitArgumentError(f"tenferro.jit: cuda_graph must be True or False, got {cuda_graph!r}")
+        self.cuda_graph = cuda_graph
         super().__init__(fun, self._compile, to_leaf=_to_leaf, static_leaf=_static_leaf, value_types=Tensor,
                          static_argnums=static_argnums, static_argnames=static_argnames,
                          donate_argnums=donate_argnums, donate_argnames=donate_argnames, maxsize=maxsize,
@@ -91,7 +100,7 @@ class JitFunction(StagedFunction):
                          donor=run_donating)
 
     def _compile(self, graph: Graph, donate: tuple[bool, ...] = ()) -> Program:
-        return compile_graph(graph, donate=donate, name=self.__name__)
+        return compile_graph(graph, donate=donate, name=self.__name__, cuda_graph=self.cuda_graph)
 
     def lower(self, *args: Any, **kwargs: Any) -> "Lowered":
         graph, program, _ = self.entry(*args, **kwargs)
@@ -126,6 +135,12 @@ class Lowered:
                 "eqns": len(self._program.graph.eqns), "eqns_before": len(self._graph.eqns),
                 "reused_buffers": self._program.reused_buffers}
 
+    @property
+    def cuda_graph(self) -> CudaGraphState:
+        """The program's CUDA graph: ``state`` (``"off"``, ``"pending"``,
+        ``"captured"``, ``"uncaptured"``), ``captures``, ``replays``, ``reason``."""
+        return self._program.cuda_graph
+
     def __repr__(self) -> str:
         c = self.cost()
         return f"<Lowered: {c['eqns_before']} -> {c['eqns']} eqns, {c['flops']:.3g} flops>"
@@ -133,7 +148,7 @@ class Lowered:
 
 def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] | None = None,
         static_argnames: str | Sequence[str] | None = None, donate_argnums: int | Sequence[int] | None = None,
-        donate_argnames: str | Sequence[str] | None = None, maxsize: int | None = 64) -> Any:
+        donate_argnames: str | Sequence[str] | None = None, maxsize: int | None = 64, cuda_graph: bool = True) -> Any:
     """Compile ``fun``: trace it once per signature, optimize, replay compiled code.
 
     JAX's names and meaning. The signature is the pytree structure of the
@@ -149,9 +164,18 @@ def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence
     unbounded). Bad settings raise :class:`JitArgumentError` here. Works under
     and around tidu's transformations: ``jit(grad(f))``, ``grad(jit(f))``,
     ``jit(jit(f))``, to any depth. Usable as ``@jit`` or ``@jit(static_argnums=...)``.
+
+    On a GPU a program is captured into a CUDA graph at its second call and
+    replayed after (a replay: copy the inputs in, launch the graph, copy the
+    outputs out); a program that cannot be captured (a host read, a library that
+    refuses capture) warns once (:class:`GraphCaptureWarning`) and runs uncaptured,
+    with the same results. ``cuda_graph=False`` (or the environment variable
+    ``TENFERRO_CUDA_GRAPH=0``) never captures; ``Lowered.cuda_graph`` tells the state.
     """
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
-                             donate_argnums=donate_argnums, donate_argnames=donate_argnames, maxsize=maxsize)
+                             donate_argnums=donate_argnums, donate_argnames=donate_argnames, maxsize=maxsize,
+                             cuda_graph=cuda_graph)
     return JitFunction(fun, static_argnums=static_argnums, static_argnames=static_argnames,
-                       donate_argnums=donate_argnums, donate_argnames=donate_argnames, maxsize=maxsize)
+                       donate_argnums=donate_argnums, donate_argnames=donate_argnames, maxsize=maxsize,
+                       cuda_graph=cuda_graph)

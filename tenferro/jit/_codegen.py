@@ -15,6 +15,10 @@ return a view of it. Those ``out=`` lines are the only writes into an existing
 buffer, so the first line that writes into a donated argument's buffer is known
 here, and a call that raised tells from its traceback whether it got there
 (:meth:`Program.written`).
+
+On a GPU, :mod:`._cuda_graph` captures the program into a CUDA graph at its
+second call and replays it after (``Program.cuda_graph``); a CPU program's call
+is the generated function itself.
 """
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ from tidu.graph import Graph, Var
 from .._placement import CPU
 from .._tensor import Tensor
 from ._cost import eqn_flops, nbytes
+from ._cuda_graph import CudaGraphRunner, CudaGraphState, graph_runner
 from ._kernels import Kernel, kernel_for
 
 __all__ = ["Program", "generate"]
@@ -39,12 +44,17 @@ _COUNTER = itertools.count()
 
 
 class Program:
-    """A compiled graph: the callable, its source and its cost estimate."""
+    """A compiled graph: the callable, its source and its cost estimate.
 
-    __slots__ = ("graph", "source", "fn", "flops", "peak_bytes", "reused_buffers", "donated_writes")
+    ``runner``: the :class:`CudaGraphRunner` a call goes through on a GPU
+    (``None``: the call is ``fn`` itself, and ``runner_off`` says why)."""
+
+    __slots__ = ("graph", "source", "fn", "flops", "peak_bytes", "reused_buffers", "donated_writes", "runner",
+                 "runner_off", "_run")
 
     def __init__(self, graph: Graph, source: str, fn: Callable[..., list], flops: float, peak_bytes: int,
-                 reused_buffers: int, donated_writes: dict[int, int] | None = None):
+                 reused_buffers: int, donated_writes: dict[int, int] | None = None,
+                 runner: CudaGraphRunner | None = None, runner_off: str | None = None):
         self.graph = graph
         self.source = source
         self.fn = fn
@@ -52,9 +62,19 @@ class Program:
         self.peak_bytes = peak_bytes
         self.reused_buffers = reused_buffers
         self.donated_writes = donated_writes or {}   # donated input -> first source line writing its buffer
+        self.runner = runner
+        self.runner_off = runner_off
+        self._run = fn if runner is None else runner
 
     def __call__(self, *args: Any) -> list:
-        return self.fn(*args)
+        return self._run(*args)
+
+    @property
+    def cuda_graph(self) -> CudaGraphState:
+        """Where the program stands with CUDA graphs (see :class:`CudaGraphState`)."""
+        if self.runner is None:
+            return CudaGraphState("off", 0, 0, self.runner_off)
+        return self.runner.info()
 
     def written(self, exc: BaseException) -> set[int]:
         """The donated inputs whose buffers a call that raised ``exc`` may have
@@ -77,9 +97,11 @@ def _on_cpu(graph: Graph) -> bool:
     return all(getattr(a, "placement", CPU) is CPU for a in avals)
 
 
-def generate(graph: Graph, donate: tuple[bool, ...] = (), name: str = "compiled") -> Program:
+def generate(graph: Graph, donate: tuple[bool, ...] = (), name: str = "compiled", cuda_graph: bool = True) -> Program:
     """Generate, compile and return the program of ``graph`` (inputs and outputs
-    are tensors). ``donate[i]``: input ``i``'s buffer may be overwritten."""
+    are tensors). ``donate[i]``: input ``i``'s buffer may be overwritten.
+    ``cuda_graph``: a program on a GPU is captured into a CUDA graph and replayed
+    (:mod:`._cuda_graph`)."""
     on_cpu = _on_cpu(graph)
     names: dict[Var, str] = {}
     env: dict[str, Any] = {"_W": Tensor._wrap, "_errstate": np.errstate}
@@ -184,4 +206,6 @@ def generate(graph: Graph, donate: tuple[bool, ...] = (), name: str = "compiled"
     code = compile(source, filename, "exec")
     exec(code, env)
     donated_writes = {i: first_body_line + b for i, b in first_write.items()}
-    return Program(graph, source, env[name], flops, peak, reused, donated_writes)
+    fn = env[name]
+    runner, off = (None, "the program runs on the CPU") if on_cpu else graph_runner(graph, fn, name, cuda_graph)
+    return Program(graph, source, fn, flops, peak, reused, donated_writes, runner, off)
