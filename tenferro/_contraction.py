@@ -25,6 +25,9 @@ import numpy as np
 
 from tidu import Tracer, UndefinedPrimal, Zero
 
+from ._capture_blas import NotCapturable, capturing
+from ._capture_blas import matmul as capture_matmul
+from ._capture_blas import tensordot as capture_tensordot
 from ._dispatch import dispatchable
 from ._dtypes import result_type
 from ._elementwise import add_p
@@ -54,7 +57,13 @@ def _prod(xs: Any) -> int:
 
 def _dot_c(a: Any, b: Any, ca: list, cb: list, ba: list, bb: list) -> Any:
     """C-contiguous ``[batch..., free_a..., free_b...]`` contraction of ``a`` and ``b``."""
+    blas = capturing() if type(a) is not np.ndarray else None
     if not ba:
+        if blas is not None:
+            try:
+                return capture_tensordot(blas, a, b, (ca, cb))
+            except NotCapturable:
+                pass
         return np.tensordot(a, b, (ca, cb))
     fa = [i for i in range(a.ndim) if i not in ca and i not in ba]
     fb = [j for j in range(b.ndim) if j not in cb and j not in bb]
@@ -63,18 +72,31 @@ def _dot_c(a: Any, b: Any, ca: list, cb: list, ba: list, bb: list) -> Any:
     k = _prod(a.shape[i] for i in ca)
     at = a.transpose(ba + fa + ca).reshape(_prod(bshape), _prod(fas), k)
     bt = b.transpose(bb + cb + fb).reshape(_prod(bshape), k, _prod(fbs))
-    return np.matmul(at, bt).reshape(bshape + fas + fbs)
+    return _matmul(at, bt).reshape(bshape + fas + fbs)
+
+
+def _matmul(a: Any, b: Any) -> Any:
+    """``a @ b``; device arrays take the capture's cuBLAS route while a CUDA graph is captured
+    (:mod:`._capture_blas`: CuPy refuses cuBLAS then)."""
+    if type(a) is not np.ndarray:
+        blas = capturing()
+        if blas is not None:
+            try:
+                return capture_matmul(blas, a, b)
+            except NotCapturable:
+                pass
+    return a @ b
 
 
 def _matmul_eval(a: Any, b: Any) -> Any:
     """``a @ b`` for operands of rank 1 or 2, column-major."""
     if b.ndim == 1:
         if a.ndim == 2:
-            return a @ b                    # a fresh vector: contiguous
-        return fortran(a @ b)               # 0-d: a NumPy scalar, made a 0-d array
+            return _matmul(a, b)            # a fresh vector: contiguous
+        return fortran(_matmul(a, b))       # 0-d: a NumPy scalar, made a 0-d array
     if a.ndim == 1:
-        return fortran(a @ b)               # vector result: layout is trivial
-    return (b.T @ a.T).T                    # (row-major N x M).T: column-major M x N, no copy
+        return fortran(_matmul(a, b))       # vector result: layout is trivial
+    return _matmul(b.T, a.T).T              # (row-major N x M).T: column-major M x N, no copy
 
 
 def _dot_general_eval(a: Any, b: Any, dn: tuple) -> Any:

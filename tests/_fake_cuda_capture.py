@@ -218,3 +218,36 @@ def using_allocator(allocator: Any = None) -> Any:
         yield
     finally:
         _ALLOCATORS.pop()
+
+
+# ---------------------------------------------------------------------------
+# cuBLAS called directly during capture (tenferro._capture_blas), emulated
+# ---------------------------------------------------------------------------
+def emulated_gemm(t: str, ta: int, tb: int, m: int, n: int, k: int, alpha: complex, a: Any, lda: int, sa: int,
+                  b: Any, ldb: int, sb: int, beta: complex, c: Any, ldc: int, sc: int, batch: int) -> None:
+    """``cublas<t>gemm[StridedBatched]`` on fake device arrays, from the same arguments: each
+    operand read as column-major matrices through its first element, leading dimension and
+    batch stride (so a wrong ``ld``, op or stride gives a wrong product, or reads out of the
+    operand's own elements). Recorded like any operation while a capture is under way."""
+    def run(a_np: np.ndarray, b_np: np.ndarray, c_np: np.ndarray) -> np.ndarray:
+        out = c_np.copy()
+        item = out.itemsize
+
+        def mat(x: np.ndarray, rows: int, cols: int, ld: int, stride: int, op: int) -> np.ndarray:
+            assert ld >= max(1, rows), f"leading dimension {ld} < rows {rows} (cuBLAS: invalid value)"
+            last = stride * (batch - 1) + (cols - 1) * ld + rows - 1   # the last element read
+            extent = sum((d - 1) * st for d, st in zip(x.shape, x.strides)) // item
+            assert last <= extent, f"reads element {last} of an operand that ends at {extent}"
+            v = np.lib.stride_tricks.as_strided(x, shape=(batch, rows, cols), strides=(stride * item, item, ld * item))
+            return v.transpose(0, 2, 1) if op else v
+
+        opa = mat(a_np, *((m, k) if ta == 0 else (k, m)), lda, sa, ta)
+        opb = mat(b_np, *((k, n) if tb == 0 else (n, k)), ldb, sb, tb)
+        cm = mat(out, m, n, ldc, sc, 0)
+        cm[...] = alpha * (opa @ opb) + (beta * cm if beta else 0)
+        return out
+
+    cap = _recording()
+    if cap is not None:
+        cap.ops.append((run, (a, b, c), {}, c))
+    c._a = run(a._a, b._a, c._a)

@@ -54,8 +54,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if mode == "fakegpu":
         sys.path.insert(0, _HERE)
         import _fake_cupy
+        import _fake_cuda_capture
 
         _fake_cupy.install()
+        _use_emulated_cublas(_fake_cuda_capture.emulated_gemm)
     reason = _device_unavailable()
     config._tenferro_no_device = reason
     if reason is None:
@@ -67,6 +69,18 @@ def pytest_configure(config: pytest.Config) -> None:
         # the first call of each CuPy kernel compiles it: no per-example deadline on a device
         hypothesis.settings.register_profile("device", deadline=None)
         hypothesis.settings.load_profile("device")
+
+
+def _use_emulated_cublas(gemm) -> None:
+    """Under the CPU stand-in for CuPy, tenferro.jit's captures call an emulation of cuBLAS
+    (``tests/_fake_cuda_capture.py``) where a GPU calls the library through ctypes."""
+    from tenferro import _capture_blas
+    from tenferro.jit import _cuda_graph
+
+    def make(cp, stream_ptr, device, pool):
+        return _capture_blas.CaptureBlas(cp, stream_ptr, device, gemm=gemm), None
+
+    _cuda_graph.make_capture_blas = make
 
 
 def pytest_report_header(config: pytest.Config) -> str:

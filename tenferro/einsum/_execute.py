@@ -14,7 +14,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._aval import fortran
-from ._plan import BMM, DOT, FINAL, MOVE, PAIR, SINGLE, Plan
+from .._capture_blas import NotCapturable, capturing
+from .._capture_blas import matmul as capture_matmul
+from ._plan import BMM, DOT, FINAL, MOVE, MUL, PAIR, SINGLE, Plan
 from .._aval import xp_of
 
 try:  # NumPy's C einsum without the Python wrapper (about 2 us less per call)
@@ -73,23 +75,39 @@ def run_pair(a: Any, b: Any, step: tuple) -> Any:
     # x @ y is (Bt, N, K) @ (Bt, K, M) -> (Bt, N, M) row-major = (M, N, Bt) column-major, labels
     # free_a + free_b + batch; swapped (x = a, y = b), the transposed product: free_b + free_a + batch
     x, y = (a, b) if swap else (b, a)
+    blas = capturing() if type(x) is not np.ndarray and mode != MUL else None
     if out_view is not None:        # written straight into the final layout (batch labels not last)
         xp = np if type(x) is np.ndarray else _xp(x)
         z = xp.empty(out_shape, dtype=xp.result_type(x, y), order="F")
         shape, axes = out_view
         view = z.reshape(shape, order="F").transpose(axes)
         if mode == BMM:
-            xp.matmul(x, y, out=view)
+            if blas is None or _captured(blas, x, y, view) is None:
+                xp.matmul(x, y, out=view)
         else:
             xp.multiply(x, y, out=view)
         return z
-    if mode == DOT:
+    r = None
+    if blas is not None and (mode == BMM or x.ndim <= 2 and y.ndim <= 2):   # np.dot is matmul up to 2-d
+        r = _captured(blas, x, y)
+    if r is not None:
+        pass
+    elif mode == DOT:
         r = np.dot(x, y)
     elif mode == BMM:
         r = np.matmul(x, y)
     else:
         r = np.multiply(x, y, order="C") if type(x) is np.ndarray else x * y  # (Bt, N, 1) * (Bt, 1, M)
     return r.T.reshape(out_shape, order="F")
+
+
+def _captured(blas: Any, x: Any, y: Any, out: Any = None) -> Any:
+    """``x @ y`` through the capture's cuBLAS route (:mod:`tenferro._capture_blas`), or None
+    where it has none (CuPy's own call follows)."""
+    try:
+        return capture_matmul(blas, x, y, out=out)
+    except NotCapturable:
+        return None
 
 
 def _embed(r: Any, embed: tuple, out_shape: tuple) -> Any:

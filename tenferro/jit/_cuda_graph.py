@@ -61,6 +61,7 @@ from typing import Any, NamedTuple
 
 from tidu.graph import Graph, Var
 
+from .._capture_blas import WORKSPACE_BYTES, CaptureBlas, capture_scope, load_cublas
 from .._placement import import_cupy
 from .._tensor import Tensor
 
@@ -150,6 +151,7 @@ class CudaGraphRunner:
         self._static_in: list = []
         self._static_out: list = []
         self._last: Any = None          # the stream of the last replay
+        self._workspace: Any = None     # cuBLAS's workspace of the captured products
 
     def info(self) -> CudaGraphState:
         return CudaGraphState(self.state, self.captures, self.replays, self.reason)
@@ -173,8 +175,9 @@ class CudaGraphRunner:
             stream = cp.cuda.Stream(non_blocking=True)
             pool = cp.cuda.MemoryPool()
             stream.wait_event(caller.record())
+            blas, workspace = make_capture_blas(cp, stream.ptr, self.device, pool)
             try:
-                with stream, cp.cuda.using_allocator(pool.malloc):
+                with stream, cp.cuda.using_allocator(pool.malloc), capture_scope(blas):
                     static_in = [cp.empty(x._data.shape, x._data.dtype, order="F") for x in args]
                     for buf, x in zip(static_in, args):
                         buf[...] = x._data
@@ -187,7 +190,7 @@ class CudaGraphRunner:
                 return outs
             mode = getattr(cp.cuda.runtime, "streamCaptureModeThreadLocal", None)
             try:
-                with stream, cp.cuda.using_allocator(pool.malloc):
+                with stream, cp.cuda.using_allocator(pool.malloc), capture_scope(blas):
                     stream.begin_capture(mode)
                     try:
                         outs = self.fn(*inputs)
@@ -200,6 +203,7 @@ class CudaGraphRunner:
                 self._fall_back(_why(exc))
                 return self.fn(*args)
             self._cp, self._graph, self._pool, self._stream = cp, graph, pool, stream
+            self._workspace = workspace
             self._static_in = static_in
             self._static_out = [o._data if type(o) is Tensor else o for o in outs]
             self.state = "captured"
@@ -210,7 +214,7 @@ class CudaGraphRunner:
 
     def _fall_back(self, reason: str) -> None:
         self.state, self.reason = "uncaptured", reason
-        self._graph = self._pool = self._stream = None
+        self._graph = self._pool = self._stream = self._workspace = None
         self._static_in, self._static_out = [], []
         warnings.warn(
             f"tenferro.jit({self.name}): the program cannot be captured into a CUDA graph ({reason}); it runs "
@@ -232,6 +236,22 @@ class CudaGraphRunner:
                     for i, o in zip(self.returns_input, self._static_out)]
             self.replays += 1
         return outs
+
+
+def make_capture_blas(cp: Any, stream_ptr: int, device: int, pool: Any) -> tuple[CaptureBlas | None, Any]:
+    """The cuBLAS route of a capture on ``stream_ptr`` (:mod:`tenferro._capture_blas`) and its
+    workspace (from ``pool``), or ``(None, None)`` where cuBLAS cannot be reached through ctypes
+    (then CuPy's own products run, and refuse capture)."""
+    try:
+        load_cublas(cp)
+    except (OSError, AttributeError):
+        return None, None
+    with cp.cuda.using_allocator(pool.malloc):
+        workspace = cp.empty(WORKSPACE_BYTES, dtype=cp.uint8)
+    try:
+        return CaptureBlas(cp, stream_ptr, device, workspace), workspace
+    except (OSError, AttributeError, RuntimeError):
+        return None, None
 
 
 def graph_runner(graph: Graph, fn: Callable[..., list], name: str,

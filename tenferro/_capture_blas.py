@@ -1,0 +1,251 @@
+"""Matrix products that a CUDA graph capture can record: cuBLAS called directly.
+
+CuPy (13 and 14) refuses every cuBLAS call while its current stream is capturing
+(``NotImplementedError: calling cuBLAS API during stream capture is currently
+unsupported``), although cuBLAS itself supports stream capture given a stream and a
+workspace set on its handle beforehand (cuBLAS documentation, "CUDA Graphs Support").
+So while :mod:`tenferro.jit` captures a program (:func:`capturing`), the contraction
+kernels (einsum's pairwise steps, ``dot_general``, ``matmul``) call
+``cublas<t>gemm``/``cublas<t>gemmStridedBatched`` through ctypes on a handle of
+tenferro's own (the library CuPy already loaded), with the capture stream and a
+workspace from the program's private memory pool; outside a capture nothing here is
+used. The ctypes call costs microseconds once, at capture; a replay runs no Python.
+
+:func:`matmul` has NumPy's ``matmul`` semantics (batch broadcasting, 1-d operands) on
+device arrays of float32/float64/complex64/complex128. The layout logic maps each
+operand's last two axes onto a column-major cuBLAS operand without a copy when they
+are row- or column-contiguous with a uniform batch stride, and copies (a capturable
+elementwise kernel) otherwise. :class:`NotCapturable` means "use CuPy" (other
+dtypes): the capture then fails and the program runs uncaptured, as before.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import threading
+from math import prod
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["CaptureBlas", "NotCapturable", "capturing", "capture_scope", "load_cublas", "matmul", "OP_N", "OP_T"]
+
+OP_N, OP_T = 0, 1
+WORKSPACE_BYTES = 32 << 20
+"""cuBLAS workspace per captured program (NVIDIA recommends 32 MiB on Hopper)."""
+
+
+class NotCapturable(Exception):
+    """This product has no cuBLAS route here (an integer dtype): the caller uses CuPy."""
+
+
+class _Current(threading.local):
+    blas: "CaptureBlas | None" = None
+
+
+_CURRENT = _Current()
+
+
+def capturing() -> "CaptureBlas | None":
+    """The cuBLAS route of the capture under way in this thread, or None."""
+    return _CURRENT.blas
+
+
+class capture_scope:
+    """``with capture_scope(blas):`` routes this thread's device products through ``blas``."""
+
+    def __init__(self, blas: "CaptureBlas | None"):
+        self.blas = blas
+
+    def __enter__(self) -> "CaptureBlas | None":
+        self.previous, _CURRENT.blas = _CURRENT.blas, self.blas
+        return self.blas
+
+    def __exit__(self, *exc: Any) -> None:
+        _CURRENT.blas = self.previous
+
+
+# ---- the library ---------------------------------------------------------------------
+class _Complex64(ctypes.Structure):
+    _fields_ = [("re", ctypes.c_float), ("im", ctypes.c_float)]
+
+
+class _Complex128(ctypes.Structure):
+    _fields_ = [("re", ctypes.c_double), ("im", ctypes.c_double)]
+
+
+_SCALARS = {"f": ctypes.c_float, "d": ctypes.c_double, "F": _Complex64, "D": _Complex128}
+_PREFIX = {"f": "S", "d": "D", "F": "C", "D": "Z"}
+_LIB: list[Any] = []
+_HANDLES: dict[int, ctypes.c_void_p] = {}
+_LOCK = threading.Lock()
+
+
+def _loaded_cublas_path() -> str | None:
+    """The libcublas this process already mapped (CuPy's), read from /proc/self/maps."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.rsplit(" ", 1)[-1].strip()
+                name = path.rsplit("/", 1)[-1]
+                if name.startswith("libcublas.so"):
+                    return path
+    except OSError:
+        return None
+    return None
+
+
+def load_cublas(cp: Any) -> Any:
+    """ctypes handle of the cuBLAS library CuPy uses (loaded on first use)."""
+    with _LOCK:
+        if _LIB:
+            return _LIB[0]
+        cp.cuda.cublas   # noqa: B018  (CuPy loads libcublas with its cuBLAS module)
+        cp.cuda.device.get_cublas_handle()
+        path = _loaded_cublas_path() or ctypes.util.find_library("cublas")
+        if path is None:
+            raise OSError("libcublas is not loaded in this process and cannot be found")
+        lib = ctypes.CDLL(path)
+        for prefix in _PREFIX.values():
+            for fn in (f"cublas{prefix}gemm_v2", f"cublas{prefix}gemmStridedBatched"):
+                getattr(lib, fn).restype = ctypes.c_int
+        _LIB.append(lib)
+        return lib
+
+
+def _check(status: int, what: str) -> None:
+    if status != 0:
+        raise RuntimeError(f"{what} returned cuBLAS status {status}")
+
+
+Gemm = Callable[..., None]
+"""``gemm(dtype_char, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta,
+C, ldc, strideC, batch)``: column-major ``C = alpha op(A) op(B) + beta C`` per batch entry,
+on device arrays ``A, B, C`` (their first elements; strides in elements)."""
+
+
+class CaptureBlas:
+    """The cuBLAS route of one capture: a handle of GPU ``device`` on ``stream`` with a
+    workspace (kept by the caller for as long as the graph). ``gemm`` replaces the
+    library call (tests give a NumPy emulation)."""
+
+    def __init__(self, cp: Any, stream_ptr: int, device: int, workspace: Any = None, gemm: Gemm | None = None):
+        self.cp = cp
+        if gemm is not None:
+            self.gemm = gemm
+            return
+        lib = load_cublas(cp)
+        handle = _HANDLES.get(device)
+        if handle is None:
+            handle = ctypes.c_void_p()
+            _check(lib.cublasCreate_v2(ctypes.byref(handle)), "cublasCreate")
+            _HANDLES[device] = handle
+        _check(lib.cublasSetStream_v2(handle, ctypes.c_void_p(stream_ptr)), "cublasSetStream")
+        if workspace is not None:
+            _check(lib.cublasSetWorkspace_v2(handle, ctypes.c_void_p(workspace.data.ptr),
+                                             ctypes.c_size_t(workspace.nbytes)), "cublasSetWorkspace")
+        self._lib, self._handle = lib, handle
+        self.gemm = self._cublas_gemm
+
+    def _cublas_gemm(self, t: str, ta: int, tb: int, m: int, n: int, k: int, alpha: complex, a: Any, lda: int,
+                     sa: int, b: Any, ldb: int, sb: int, beta: complex, c: Any, ldc: int, sc: int, batch: int) -> None:
+        scalar = _SCALARS[t]
+        one = scalar(alpha.real, alpha.imag) if t in "FD" else scalar(alpha.real)
+        zero = scalar(beta.real, beta.imag) if t in "FD" else scalar(beta.real)
+        ptr = ctypes.c_void_p
+        if batch == 1:
+            fn = getattr(self._lib, f"cublas{_PREFIX[t]}gemm_v2")
+            status = fn(self._handle, ta, tb, m, n, k, ctypes.byref(one), ptr(a.data.ptr), lda, ptr(b.data.ptr), ldb,
+                        ctypes.byref(zero), ptr(c.data.ptr), ldc)
+        else:
+            fn = getattr(self._lib, f"cublas{_PREFIX[t]}gemmStridedBatched")
+            ll = ctypes.c_longlong
+            status = fn(self._handle, ta, tb, m, n, k, ctypes.byref(one), ptr(a.data.ptr), lda, ll(sa),
+                        ptr(b.data.ptr), ldb, ll(sb), ctypes.byref(zero), ptr(c.data.ptr), ldc, ll(sc), batch)
+        _check(status, f"cublas{_PREFIX[t]}gemm")
+
+
+# ---- NumPy's matmul on cuBLAS ---------------------------------------------------------
+def _operand(cp: Any, a: Any, batch: tuple) -> tuple[Any, int, int, int]:
+    """``a[..., r, c]`` as the cuBLAS operand of ``a^T`` in column-major terms: ``(array,
+    op, ld, batch stride)`` with ``op(A)`` the column-major ``(c x r)`` matrix ``a^T``
+    (``OP_N`` on a row-major ``a``, ``OP_T`` on a column-major one); copies only when
+    neither layout fits."""
+    r, c = a.shape[-2:]
+    if a.shape[:-2] != batch:
+        if prod(a.shape[:-2]) == 1:
+            a = a.reshape(r, c)       # one matrix for every batch entry: batch stride 0
+        else:
+            a = cp.ascontiguousarray(cp.broadcast_to(a, batch + (r, c)))
+    for attempt in range(2):
+        item = a.itemsize
+        if any(s % item or s < 0 for s in a.strides):
+            a = cp.ascontiguousarray(a)
+            continue
+        st = [s // item for s in a.strides]
+        sr, sc_ = st[-2], st[-1]
+        stride = _batch_stride(a.shape[:-2], st[:-2])
+        if stride is not None:
+            if (c == 1 or sc_ == 1) and (r == 1 or sr >= c):
+                return a, OP_N, max(1, c if r == 1 else sr), stride
+            if (r == 1 or sr == 1) and (c == 1 or sc_ >= r):
+                return a, OP_T, max(1, r if c == 1 else sc_), stride
+        a = cp.ascontiguousarray(a)
+    raise AssertionError("a C-contiguous operand always fits")  # pragma: no cover
+
+
+def _batch_stride(shape: tuple, strides: list) -> int | None:
+    """The one element stride that walks the flattened batch axes, or None (0 for no batch)."""
+    dims = [(n, s) for n, s in zip(shape, strides) if n != 1]
+    if not dims:
+        return 0
+    stride = dims[-1][1]
+    expected = stride
+    for n, s in reversed(dims):
+        if s != expected:
+            return None
+        expected = s * n
+    return stride
+
+
+def matmul(blas: CaptureBlas, x: Any, y: Any, out: Any = None) -> Any:
+    """``numpy.matmul(x, y, out=out)`` of device arrays through ``blas`` (see the module)."""
+    cp = blas.cp
+    dtype = np.result_type(x.dtype, y.dtype)
+    if dtype.char not in _SCALARS:
+        raise NotCapturable(f"matmul of {dtype}")
+    x1, y1 = x.ndim == 1, y.ndim == 1
+    xm = x.reshape(1, -1) if x1 else x
+    ym = y.reshape(-1, 1) if y1 else y
+    xm, ym = xm.astype(dtype, copy=False), ym.astype(dtype, copy=False)
+    n, k = xm.shape[-2:]
+    m = ym.shape[-1]
+    if ym.shape[-2] != k:
+        raise ValueError(f"matmul: shapes {x.shape} and {y.shape} are not aligned")
+    batch = tuple(np.broadcast_shapes(xm.shape[:-2], ym.shape[:-2]))
+    c = cp.empty(batch + (n, m), dtype=dtype)   # C-contiguous: column-major (m x n) per batch entry
+    count = prod(batch)
+    if count and n and m:
+        if k == 0:
+            c.fill(0)
+        else:
+            # row-major c = x y  <=>  column-major c^T (m x n) = y^T (m x k) x^T (k x n)
+            ya, opy, ldy, sy = _operand(cp, ym, batch)
+            xa, opx, ldx, sx = _operand(cp, xm, batch)
+            blas.gemm(dtype.char, opy, opx, m, n, k, 1.0, ya, ldy, sy, xa, ldx, sx, 0.0, c, m, n * m, count)
+    res = c.reshape(batch + ((n,) if not x1 else ()) + ((m,) if not y1 else ()))
+    if out is not None:
+        out[...] = res
+        return out
+    return res
+
+
+def tensordot(blas: CaptureBlas, a: Any, b: Any, axes: tuple) -> Any:
+    """``numpy.tensordot(a, b, axes)`` (``axes`` a pair of axis lists) through :func:`matmul`."""
+    ca, cb = [ax % a.ndim for ax in axes[0]], [ax % b.ndim for ax in axes[1]]
+    fa = [i for i in range(a.ndim) if i not in ca]
+    fb = [j for j in range(b.ndim) if j not in cb]
+    k = prod(a.shape[i] for i in ca)
+    am = a.transpose(fa + ca).reshape(prod(a.shape[i] for i in fa), k)
+    bm = b.transpose(cb + fb).reshape(k, prod(b.shape[j] for j in fb))
+    return matmul(blas, am, bm).reshape([a.shape[i] for i in fa] + [b.shape[j] for j in fb])
