@@ -13,6 +13,7 @@ from tidu import Tracer
 
 from ._dtypes import DType, _from_numpy, _lookup_numpy
 from ._errors import TenferroTypeError
+from ._capture_blas import capturing
 from ._placement import CPU, Placement, import_cupy, placement_of
 from ._tensor import Tensor
 
@@ -145,4 +146,11 @@ def fortran(a: Any) -> Any:
         return a
     if type(a) is np.ndarray:
         return np.asfortranarray(a)
-    return import_cupy("fortran").asfortranarray(a)
+    cp = import_cupy("fortran")
+    if capturing() is not None:
+        # CuPy transposes 2-d arrays with cuBLAS (geam), which it refuses during a CUDA graph
+        # capture (tenferro.jit): an elementwise copy into column-major storage instead
+        out = cp.empty(a.shape, dtype=a.dtype, order="F")
+        out[...] = a
+        return out
+    return cp.asfortranarray(a)

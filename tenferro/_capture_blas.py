@@ -176,11 +176,11 @@ def _operand(cp: Any, a: Any, batch: tuple) -> tuple[Any, int, int, int]:
         if prod(a.shape[:-2]) == 1:
             a = a.reshape(r, c)       # one matrix for every batch entry: batch stride 0
         else:
-            a = cp.ascontiguousarray(cp.broadcast_to(a, batch + (r, c)))
+            a = _c_copy(cp, cp.broadcast_to(a, batch + (r, c)))
     for attempt in range(2):
         item = a.itemsize
         if any(s % item or s < 0 for s in a.strides):
-            a = cp.ascontiguousarray(a)
+            a = _c_copy(cp, a)
             continue
         st = [s // item for s in a.strides]
         sr, sc_ = st[-2], st[-1]
@@ -190,8 +190,16 @@ def _operand(cp: Any, a: Any, batch: tuple) -> tuple[Any, int, int, int]:
                 return a, OP_N, max(1, c if r == 1 else sr), stride
             if (r == 1 or sr == 1) and (c == 1 or sc_ >= r):
                 return a, OP_T, max(1, r if c == 1 else sc_), stride
-        a = cp.ascontiguousarray(a)
+        a = _c_copy(cp, a)
     raise AssertionError("a C-contiguous operand always fits")  # pragma: no cover
+
+
+def _c_copy(cp: Any, a: Any) -> Any:
+    """A C-contiguous copy by an elementwise kernel (CuPy's ``ascontiguousarray`` transposes 2-d
+    arrays with cuBLAS ``geam``, which it refuses during capture)."""
+    out = cp.empty(a.shape, dtype=a.dtype)
+    out[...] = a
+    return out
 
 
 def _batch_stride(shape: tuple, strides: list) -> int | None:

@@ -101,6 +101,19 @@ def _call(fn: Callable[..., Any], args: tuple, kwargs: dict | None = None) -> An
     return out
 
 
+def _c_ordered(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with its array results C-ordered: CuPy's ufuncs write new results in C order
+    whatever their inputs' layout (seen on a GPU: the exp of a column-major matrix needed
+    ``asfortranarray`` after it), so code after them must not assume a layout."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        r = fn(*args, **kwargs)
+        if isinstance(r, tuple):
+            return tuple(np.ascontiguousarray(x) if type(x) is np.ndarray and x.ndim > 1 else x for x in r)
+        return np.ascontiguousarray(r) if type(r) is np.ndarray and r.ndim > 1 else r
+    call.__name__ = getattr(fn, "__name__", "ufunc")
+    return call
+
+
 def _setitem(a: np.ndarray, key: Any, value: Any) -> None:
     a[key] = value
 
@@ -214,7 +227,8 @@ class ndarray(np.lib.mixins.NDArrayOperatorsMixin):
             raise TypeError("fake CuPy: ufuncs take no 'where' argument (nor does CuPy)")
         if REFUSE_BLAS_IN_CAPTURE and ufunc is np.matmul:
             _library_in_capture("cuBLAS")
-        return _call(getattr(ufunc, method), inputs, kwargs)
+        fn = getattr(ufunc, method)
+        return _call(fn if method != "__call__" or "out" in kwargs else _c_ordered(fn), inputs, kwargs)
 
     def __array_function__(self, func: Any, types_: Any, args: Any, kwargs: Any) -> Any:
         _check_library(getattr(func, "__name__", ""), getattr(func, "__module__", "") or "", args)
@@ -350,11 +364,22 @@ def array(obj: Any, dtype: Any = None, copy: bool = True, order: str = "K", ndmi
     return _from_data(np.array, obj, dtype=dtype, copy=True, order=order, ndmin=ndmin)
 
 
+def _geam_in_capture(a: Any, order: str) -> None:
+    """CuPy converts a 2-d float/complex array between C and F order with cuBLAS ``geam``, which it
+    refuses during capture (``asfortranarray``, ``ascontiguousarray``)."""
+    if REFUSE_BLAS_IN_CAPTURE and type(a) is ndarray and a._a.ndim == 2 and a._a.dtype.kind in "fc":
+        already = a._a.flags.f_contiguous if order == "F" else a._a.flags.c_contiguous
+        if not already:
+            _library_in_capture("cuBLAS")
+
+
 def asfortranarray(a: Any, dtype: Any = None) -> ndarray:
+    _geam_in_capture(a, "F")
     return _from_data(np.asfortranarray, a, dtype=dtype)
 
 
 def ascontiguousarray(a: Any, dtype: Any = None) -> ndarray:
+    _geam_in_capture(a, "C")
     return _from_data(np.ascontiguousarray, a, dtype=dtype)
 
 

@@ -70,7 +70,8 @@ def test_a_donated_tensor_is_deleted_and_any_use_raises(use, no_warnings):
     h = tf.jit(_exp2, donate_argnums=0)
     y = tf.asarray(rand(4))
     out = h(y)
-    _close(out, np.exp(rand(4)) * 2.0, 0.0)
+    # bit for bit the eager result where the tensors live (a GPU's exp may differ from NumPy's in the last bit)
+    _close(out, _exp2(tf.asarray(rand(4))), 0.0)
     assert is_deleted(y) and not is_deleted(out)
     with pytest.raises(tf.DeletedTensorError) as info:
         USES[use](h, y)
