@@ -12,6 +12,7 @@ CuPy is an optional dependency, imported on first use of a GPU placement.
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ import tenferro as tf
 from ._errors import InvalidOptionError, OptionalDependencyError
 
 __all__ = ["array_module", "is_device_array", "to_host", "to_device", "check_placement", "cupy_module",
-           "synchronize", "contiguous"]
+           "synchronize", "contiguous", "device_scope"]
 
 
 def cupy_module(what: str) -> Any:
@@ -80,6 +81,13 @@ def to_device(arrays: list[np.ndarray], placement: tf.Placement) -> list[Any]:
     cp = cupy_module("to_device")
     with cp.cuda.Device(placement.device):
         return [cp.ascontiguousarray(cp.asarray(np.ascontiguousarray(a))) for a in arrays]
+
+
+def device_scope(placement: tf.Placement) -> Any:
+    """A context in which new device arrays go to ``placement``'s GPU (a no-op on the CPU)."""
+    if placement.device is None:
+        return contextlib.nullcontext()
+    return cupy_module("device_scope").cuda.Device(placement.device)
 
 
 def synchronize(a: Any) -> None:

@@ -38,7 +38,7 @@ import numpy as np
 import tenferro as tf
 import tidu
 
-from ._device import array_module, check_placement, to_device
+from ._device import array_module, check_placement, device_scope, to_device
 from ._eigensolver import get_solver
 from ._environments import left_step, mpo_squared
 from ._errors import (DimensionMismatchError, InvalidOptionError, NonHermitianError, NotDifferentiableError,
@@ -219,8 +219,9 @@ def dmrg(
             GPU the MPO, the state, the environments and the local eigensolver's Krylov vectors live
             on the device (only the Lanczos tridiagonal matrix and the truncation's weights are read
             back), the truncation takes its basis from the Gram matrix's eigenvectors (see
-            ``_truncation``), and the result's state is copied back to the host once. Dense runs
-            only: a conserved run (``conserve``) on a GPU raises :class:`InvalidOptionError`.
+            ``_truncation``), and the result's state is copied back to the host once. Conserved
+            runs keep their blocks on the device too (one GEMM or SVD per block; the charge
+            bookkeeping stays on the host).
 
     Every option is checked before the first sweep: typed errors name the option
     (:class:`InvalidOptionError`, :class:`Tensor4allTypeError`, :class:`BondDimensionError`).
@@ -251,9 +252,6 @@ def dmrg(
     threads = check_threads(threads)
     conserve = _default_conserve(conserve, H, psi0)
     placement = check_placement(placement, "dmrg")
-    if placement.is_gpu and conserve is not None:
-        raise InvalidOptionError(f"dmrg: conserved runs (conserve={conserve!r}) run on the CPU only; give "
-                                 "placement=tenferro.CPU, or conserve='none' for a dense run on the GPU")
     if conserve is None and sector is not None:
         raise InvalidOptionError("dmrg: sector=... needs conserve=... (the charge whose sector it names)")
     largest_bond = max(max_bond) if isinstance(max_bond, (list, tuple)) else max_bond
@@ -261,7 +259,7 @@ def dmrg(
                 noise=_noise_schedule(noise, two_site), seed=seed, callback=callback, progress=progress,
                 solver=solver, compute_variance=compute_variance, local=H.local, conserve=conserve,
                 sector=sector, placement=placement)
-    with blas_threads(threads, largest_bond):
+    with blas_threads(threads, largest_bond), device_scope(placement):
         if not any_traced(H.tensors):
             return _run(H.tensors, psi0, opts)[0]
         return _run_differentiable(H, psi0, opts)
@@ -412,7 +410,7 @@ def _engine(ws_run: list[np.ndarray], psi0: MPS | None, H: MPO, ws: list[np.ndar
                 else:                  # one-site sweeps keep the bonds they start with (plus the expansion)
                     blocks = _random_sector_start(grading, spec.target, ws, opts)
             engine = SectorEngine(ws_run, spec.w_charges, spec.q, states, opts["solver"], modulus=spec.modulus,
-                                  seed=opts["seed"], blocks=blocks)
+                                  seed=opts["seed"], blocks=blocks, placement=opts["placement"])
             engine.sector = spec.sector(engine.target)
             engine.grading = grading
             return engine
@@ -493,7 +491,7 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
             break
     if isinstance(engine, SectorEngine):
         psi = psi_run = engine.psi   # the sector engine assembles its dense sites on each read: read once
-        state = MPS._symmetric(sites_from_blocks(engine.bonds, engine.sites, engine.grading, engine.dtype),
+        state = MPS._symmetric(sites_from_blocks(engine.bonds, engine.host_sites(), engine.grading, engine.dtype),
                                engine.grading)
     else:
         psi_run, psi = engine.psi, engine.host_psi()   # where the sweeps ran; on the host

@@ -34,7 +34,10 @@ zeros. Without it, two-site sweeps from a product state stay at small bonds (a H
 cylinder: bond 16 and E = -4.63 after the first sweep, with ``alpha = 1e-4`` bond 64 and
 E = -4.99; the ground energy is -5.01).
 
-Knows nothing of tenferro; ``_dmrg`` converts at the boundary.
+Placement: the blocks, environments and Krylov vectors are NumPy arrays on the CPU or CuPy
+arrays on a GPU (``placement``, :mod:`._device`): the per-sector GEMMs, SVDs and the absorbed
+environments run there, one kernel per block; the bookkeeping (charges, offsets, the MPO's
+nonzero entries) stays on the host. :meth:`SectorBackend.host_sites` copies the state back.
 """
 from __future__ import annotations
 
@@ -43,6 +46,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ._device import array_module, contiguous, cupy_module, to_device, to_host
 from ._environments import EnvCache
 from ._schedule import LEFT, RIGHT, Step
 from ._truncation import absorb, svd_truncated_sectors
@@ -101,7 +105,7 @@ class SectorOperator:
     def matvec(self, x: np.ndarray) -> np.ndarray:
         self.matvecs += 1
         xs = self.views(x)
-        y = np.zeros(self.shape[0], dtype=np.result_type(self.dtype, x))
+        y = array_module(x).zeros(self.shape[0], dtype=np.result_type(self.dtype, x.dtype))
         ys = self.views(y)
         for k, kin, a, bt in self.terms:
             ys[k] += (a @ xs[kin]) @ bt
@@ -144,7 +148,9 @@ class SectorBackend:
 
     def __init__(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray], site_charges: Sequence[Sequence[int]],
                  states: Sequence[int] | None, *, modulus: int = 0,
-                 blocks: tuple[list[dict], list[dict]] | None = None):
+                 blocks: tuple[list[dict], list[dict]] | None = None, placement: Any = None):
+        self.placement = placement
+        self.xp = np if placement is None or placement.device is None else cupy_module("the sector sweeps")
         self.L = len(ws)
         self.modulus = modulus
         self.q = [list(map(int, qs)) for qs in site_charges]
@@ -154,7 +160,7 @@ class SectorBackend:
             bonds, sites = blocks
             self.bonds = [dict(b) for b in bonds]
             self.dtype = np.result_type(self.dtype, *(b for site in sites for b in site.values()))
-            self.sites = [{k: np.asarray(b, dtype=self.dtype) for k, b in site.items()} for site in sites]
+            self.sites = [self._placed({k: to_host(b).astype(self.dtype) for k, b in site.items()}) for site in sites]
             (self.target,) = self.bonds[-1]
         else:                    # product state in the sector
             self.bonds: list[dict[int, int]] = [{0: 1}]
@@ -162,12 +168,12 @@ class SectorBackend:
             ql = 0
             for i, s in enumerate(states):
                 qr = self.norm(ql + self.q[i][s])
-                self.sites.append({(ql, s): np.ones((1, 1), dtype=self.dtype)})
+                self.sites.append({(ql, s): self.xp.ones((1, 1), dtype=self.dtype)})
                 self.bonds.append({qr: 1})
                 ql = qr
             self.target = ql
         self._site_bytes = [_blocks_bytes(site) for site in self.sites]
-        one = np.ones((1, 1), dtype=self.dtype)
+        one = self.xp.ones((1, 1), dtype=self.dtype)
         self.envs: EnvCache[Env] = EnvCache(self.L, [{0: one}], [{self.target: one}], _env_bytes)
         for i in range(self.L - 1, 0, -1):
             self.envs.set_right(i, self._right_env(i))
@@ -200,8 +206,19 @@ class SectorBackend:
         self.promote(np.result_type(*ws))
         self._rebuild_envs()
 
+    def _placed(self, blocks: dict) -> dict:
+        """Host ``blocks`` on the run's placement."""
+        if self.xp is np:
+            return blocks
+        keys = list(blocks)
+        return dict(zip(keys, to_device([blocks[k] for k in keys], self.placement)))
+
+    def host_sites(self) -> list[dict[tuple[int, int], np.ndarray]]:
+        """The site blocks as NumPy arrays (copied from the device where they live there)."""
+        return [{k: to_host(b) for k, b in site.items()} for site in self.sites]
+
     def _rebuild_envs(self) -> None:
-        one = np.ones((1, 1), dtype=self.dtype)
+        one = self.xp.ones((1, 1), dtype=self.dtype)
         self.envs = EnvCache(self.L, [{0: one}], [{self.target: one}], _env_bytes)
         for i in range(self.L - 1, 0, -1):
             self.envs.set_right(i, self._right_env(i))
@@ -224,7 +241,7 @@ class SectorBackend:
 
     def _row_matrix(self, i: int, rows: _Pieces, m: int) -> np.ndarray:
         """Site ``i``'s blocks ending in charge ``m`` stacked: ``(rows m) x (dim m)``."""
-        out = np.zeros((rows.size[m], self.bonds[i + 1].get(m, 0)), dtype=self.dtype)
+        out = self.xp.zeros((rows.size[m], self.bonds[i + 1].get(m, 0)), dtype=self.dtype)
         for key, off, n in rows.groups[m]:
             blk = self.sites[i].get(key)
             if blk is not None:
@@ -233,7 +250,7 @@ class SectorBackend:
 
     def _col_matrix(self, j: int, cols: _Pieces, m: int) -> np.ndarray:
         """Site ``j``'s blocks starting in charge ``m`` side by side: ``(dim m) x (cols m)``."""
-        out = np.zeros((self.bonds[j].get(m, 0), cols.size[m]), dtype=self.dtype)
+        out = self.xp.zeros((self.bonds[j].get(m, 0), cols.size[m]), dtype=self.dtype)
         for (s, _), off, n in cols.groups[m]:
             blk = self.sites[j].get((m, s))
             if blk is not None:
@@ -294,8 +311,8 @@ class SectorBackend:
                     _, co, cn = cl
                     blk = blocks.get(m)
                     if blk is None:
-                        blk = blocks[m] = np.zeros((pieces.size[m], pieces.size.get(self.norm(m - cw), 0)),
-                                                   dtype=self.dtype)
+                        blk = blocks[m] = self.xp.zeros((pieces.size[m], pieces.size.get(self.norm(m - cw), 0)),
+                                                        dtype=self.dtype)
                     blk[ro:ro + rn, co:co + cn] += v * eb
             out.append(blocks)
         return out
@@ -317,7 +334,7 @@ class SectorBackend:
             xs = [self._row_matrix(b - 1, rows, m) for m in sectors]
         else:
             xs = [self._col_matrix(b, cols, m) for m in sectors]
-        v0 = np.concatenate([x.reshape(-1) for x in xs]) if xs else np.zeros(0)
+        v0 = np.concatenate([x.reshape(-1) for x in xs]) if xs else self.xp.zeros(0, self.dtype)
         return SectorLocal(step, op, v0, rows, cols, (fl, fr), lw, wr)
 
     def split(self, local: SectorLocal, v: np.ndarray, *, alpha: float, max_bond: int,
@@ -342,12 +359,12 @@ class SectorBackend:
         if keep_bond and not (fl and fr):   # the bare side's factor, its far environment, the old bond
             self._bond = ((lf, self.envs.left(b), rows) if not fl else (rf, self.envs.right(b), cols))
         if fl:   # sectors that only the expansion brought hold no part of the state (X[m] empty)
-            self._set_site(b - 1, {key: np.ascontiguousarray(lf[m][off:off + n])
+            self._set_site(b - 1, {key: contiguous(lf[m][off:off + n])
                                    for m in lf if m in rows.groups for key, off, n in rows.groups[m]})
         elif not keep_bond:
             self._merge_left(b - 1, lf)
         if fr:
-            self._set_site(b, {(m, s2): np.ascontiguousarray(rf[m][:, off:off + n])
+            self._set_site(b, {(m, s2): contiguous(rf[m][:, off:off + n])
                                for m in rf if m in cols.groups for (s2, _), off, n in cols.groups[m]})
         elif not keep_bond:
             self._merge_right(b, rf)
@@ -379,7 +396,7 @@ class SectorBackend:
         sectors = list(op.sectors) + [m for m in fused.size if m not in op.index]
         parts: dict[int, list[np.ndarray]] = {m: [x] for m, x in zip(op.sectors, xs)}
         for m in sectors[len(op.sectors):]:
-            parts[m] = [np.zeros((fused.size[m], 0) if right else (0, fused.size[m]), dtype=self.dtype)]
+            parts[m] = [self.xp.zeros((fused.size[m], 0) if right else (0, fused.size[m]), dtype=self.dtype)]
         for w, c in enumerate(op.c_mid):
             for m in sectors:
                 kin = op.index.get(self.norm(m - c))
@@ -414,7 +431,7 @@ class SectorBackend:
         lw, wr = (self.envs.left(b), far) if step.direction == RIGHT else (far, self.envs.right(b))
         sectors = [m for m in rows.size if m in cols.size and m in blocks]
         op = SectorOperator(lw, wr, self.c[b], sectors, rows, cols, self.dtype, self.norm)
-        v0 = np.concatenate([blocks[m].reshape(-1) for m in sectors]) if sectors else np.zeros(0, self.dtype)
+        v0 = np.concatenate([blocks[m].reshape(-1) for m in sectors]) if sectors else self.xp.zeros(0, self.dtype)
         return SectorLocal(step, op, v0, rows, cols, (False, False), lw, wr, kept=blocks)
 
     def set_local(self, local: SectorLocal, v: np.ndarray) -> None:
@@ -424,10 +441,10 @@ class SectorBackend:
         fl, fr = local.fused
         b = local.step.bond
         if fl:
-            self._set_site(b - 1, {key: np.ascontiguousarray(xs[m][off:off + n])
+            self._set_site(b - 1, {key: contiguous(xs[m][off:off + n])
                                    for m in xs for key, off, n in local.rows.groups[m]})
         elif fr:
-            self._set_site(b, {(m, s2): np.ascontiguousarray(xs[m][:, off:off + n])
+            self._set_site(b, {(m, s2): contiguous(xs[m][:, off:off + n])
                                for m in xs for (s2, _), off, n in local.cols.groups[m]})
         elif local.step.direction == RIGHT:
             self._merge_right(b, xs)
@@ -467,7 +484,7 @@ class SectorBackend:
         states = [s for s, q in enumerate(self.q[0]) if self.norm(q) == self.target]
         w = self.ws[0][0, :, :, 0][np.ix_(states, states)]
         e, v = np.linalg.eigh(0.5 * (w + w.conj().T))
-        self._set_site(0, {(0, s): np.full((1, 1), v[k, 0], dtype=self.dtype) for k, s in enumerate(states)})
+        self._set_site(0, {(0, s): self.xp.full((1, 1), v[k, 0], dtype=self.dtype) for k, s in enumerate(states)})
         return float(e[0])
 
     def work_bytes(self, local: SectorLocal, matvecs: int) -> int:
@@ -492,7 +509,7 @@ class SectorBackend:
         return float(np.real(r0[0, 0]) / norm2) if r0 is not None and norm2 > 0 else 0.0
 
     def dense_sites(self) -> list[np.ndarray]:
-        """The site tensors ``(left, d, right)`` as dense arrays, bond indices ordered by charge."""
+        """The site tensors ``(left, d, right)`` as dense NumPy arrays, bond indices ordered by charge."""
         out = []
         for i, site in enumerate(self.sites):
             lo = _offsets(self.bonds[i])
@@ -501,7 +518,7 @@ class SectorBackend:
                          dtype=self.dtype)
             for (ql, s), blk in site.items():
                 qr = self.norm(ql + self.q[i][s])
-                a[lo[ql]:lo[ql] + blk.shape[0], s, ro[qr]:ro[qr] + blk.shape[1]] = blk
+                a[lo[ql]:lo[ql] + blk.shape[0], s, ro[qr]:ro[qr] + blk.shape[1]] = to_host(blk)
             out.append(a)
         return out
 

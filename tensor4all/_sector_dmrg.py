@@ -123,9 +123,9 @@ class SectorEngine(Sweep):
 
     def __init__(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray], site_charges: Sequence[Sequence[int]],
                  states: Sequence[int] | None, solver: Callable, *, modulus: int = 0, max_iter: int = 40,
-                 seed: int | None = 0, blocks: tuple[list[dict], list[dict]] | None = None):
-        super().__init__(SectorBackend(ws, w_charges, site_charges, states, modulus=modulus, blocks=blocks),
-                         solver, max_iter=max_iter, seed=seed)
+                 seed: int | None = 0, blocks: tuple[list[dict], list[dict]] | None = None, placement: Any = None):
+        super().__init__(SectorBackend(ws, w_charges, site_charges, states, modulus=modulus, blocks=blocks,
+                                       placement=placement), solver, max_iter=max_iter, seed=seed)
 
     def sweep(self, *, two_site: bool = True, max_bond: int, cutoff: float, tol: float, alpha: float = 0.0,
               sweep_no: int, progress: Callable[[BondUpdate], Any] | None = None) -> SectorSweepStats:
@@ -146,6 +146,10 @@ class SectorEngine(Sweep):
     @property
     def sites(self) -> list[dict[tuple[int, int], np.ndarray]]:
         return self.backend.sites
+
+    def host_sites(self) -> list[dict[tuple[int, int], np.ndarray]]:
+        """The site blocks as NumPy arrays."""
+        return self.backend.host_sites()
 
     @property
     def q(self) -> list[list[int]]:

@@ -32,7 +32,7 @@ import numpy as np
 
 from ._chain import leaves_of
 from ._dense_backend import DenseBackend
-from ._device import check_placement
+from ._device import check_placement, device_scope
 from ._errors import InvalidOptionError, NonHermitianError, Tensor4allTypeError, ZeroNormError
 from ._evolution import (EvolutionRecord, EvolutionResult, Observables, check_every, check_hamiltonian_arg,
                          hamiltonian_at, time_grid)
@@ -100,9 +100,9 @@ def tdvp(
         threads: BLAS threads, as for :func:`tensor4all.dmrg`.
         placement: where the steps run (``tenferro.CPU`` or ``tenferro.gpu(i)``; ``None``: tenferro's
             default placement), as for :func:`tensor4all.dmrg`: on a GPU the state, the MPO, the
-            environments and the Krylov vectors live on the device; observables are measured on a
-            host copy of the state. Dense states only (a symmetric or traced state on a GPU raises
-            :class:`InvalidOptionError`).
+            environments and the Krylov vectors live on the device (a symmetric state's blocks
+            too); observables are measured on a host copy of the state. A traced (differentiated)
+            evolution on a GPU raises :class:`InvalidOptionError`.
 
     Returns:
         :class:`EvolutionResult` with the final state, the output times, the observables
@@ -131,11 +131,11 @@ def tdvp(
     H0 = hamiltonian_at(H, 0.5 * dt, "tdvp")
     check_compatible(psi, H0)
     obs = Observables(observables, psi.L, H0.local, "tdvp")
-    run = _Run(H, psi, dt, two_site, max_bond, cutoff, imaginary, krylov_tol, allow_nonhermitian, placement)
-    times = [0.0]
-    obs.record(psi, 0.0, hamiltonian_at(H, 0.0, "tdvp") if obs.funcs else H0)
-    history: list[EvolutionRecord] = []
-    with blas_threads(threads, max_bond):
+    with blas_threads(threads, max_bond), device_scope(placement):
+        run = _Run(H, psi, dt, two_site, max_bond, cutoff, imaginary, krylov_tol, allow_nonhermitian, placement)
+        times = [0.0]
+        obs.record(psi, 0.0, hamiltonian_at(H, 0.0, "tdvp") if obs.funcs else H0)
+        history: list[EvolutionRecord] = []
         for k in range(n_steps):
             rec = run.step(k, progress)
             if normalize:
@@ -168,9 +168,9 @@ class _Run:
         if self.traced and psi.symmetric:
             psi = psi.dense()   # the traced backend is dense; the result keeps no sectors
             self.grading = None
-        if placement.is_gpu and (self.traced or self.grading is not None):
-            raise InvalidOptionError("tdvp: symmetric and traced (differentiated) states evolve on the CPU only; "
-                                     "give placement=tenferro.CPU, or a dense state (psi.dense()) for the GPU")
+        if placement.is_gpu and self.traced:
+            raise InvalidOptionError("tdvp: traced (differentiated) states and Hamiltonians evolve on the CPU only; "
+                                     "give placement=tenferro.CPU")
         self.hermitian = True
         self.engine = self._engine(H0, psi)
         nrm = psi.norm()   # the backends start normalized; the norm is kept
@@ -221,7 +221,8 @@ class _Run:
 
     def _sector_backend(self, ws: list[np.ndarray], local: str | None, blocks: tuple) -> SectorBackend:
         spec = self._sector_spec(ws, local)
-        return SectorBackend(ws, spec.w_charges, spec.q, None, modulus=spec.modulus, blocks=blocks)
+        return SectorBackend(ws, spec.w_charges, spec.q, None, modulus=spec.modulus, blocks=blocks,
+                             placement=self.placement)
 
     def _sector_spec(self, ws: list[np.ndarray], local: str | None) -> SectorSpec:
         """The charges of ``H``'s bond states for the state's conserved charge
@@ -266,7 +267,7 @@ class _Run:
         if self.traced:
             return MPS(list(b.psi))
         if self.grading is not None:
-            return MPS._symmetric(sites_from_blocks(b.bonds, b.sites, self.grading, b.dtype), self.grading)
+            return MPS._symmetric(sites_from_blocks(b.bonds, b.host_sites(), self.grading, b.dtype), self.grading)
         return MPS([np.asfortranarray(a) for a in b.host_psi()])
 
 

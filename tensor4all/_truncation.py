@@ -90,7 +90,7 @@ def svd_truncated_sectors(blocks: dict[Any, np.ndarray], max_bond: int | None,
     relative discarded weight."""
     svds = {q: thin_svd(b) for q, b in blocks.items()}
     charges = list(svds)
-    values = np.concatenate([svds[q][1] for q in charges]) if charges else np.zeros(0)
+    values = np.concatenate([to_host(svds[q][1]) for q in charges]) if charges else np.zeros(0)
     owner = np.concatenate([np.full(len(svds[q][1]), k) for k, q in enumerate(charges)]) if charges else np.zeros(0, int)
     order = np.argsort(-values, kind="stable")
     keep, err = truncation_keep(values[order], max_bond, cutoff)

@@ -228,8 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "slower on a busy machine, else the BLAS default; 0 keeps the BLAS library's own "
                         "setting)")
     a.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
-                   help="where the sweeps run: cpu (default) or gpu (GPU 0 through CuPy, the 'gpu' extra; dense "
-                        "runs only: --conserve auto means none there)")
+                   help="where the sweeps run: cpu (default) or gpu (GPU 0 through CuPy, the 'gpu' extra)")
     o = p.add_argument_group("output")
     o.add_argument("--json", metavar="PATH", default=None,
                    help="write the full result as JSON: parameters, history per sweep, energy, variance, "
@@ -284,9 +283,7 @@ def _ground_sector(args: argparse.Namespace) -> tuple[str, float] | None:
 def _conserve_of(args: argparse.Namespace) -> str | None:
     """The charge a run conserves: ``--conserve`` with ``auto`` resolved by the model (the
     model's charge when the ground state's sector is known or ``--sz``/``--parity`` names
-    one, else none), or None (dense); complex runs are dense. Fermion models: N,Sz or N. On a GPU (``--device gpu``) runs are dense."""
-    if getattr(args, "device", "cpu") == "gpu" and args.conserve in ("auto", "none"):
-        return None
+    one, else none), or None (dense); complex runs are dense. Fermion models: N,Sz or N."""
     if args.model in _cli_lattice.FERMION_MODELS:
         return _cli_lattice.conserve_of(args)
     if args.conserve == "none" or args.dtype != "float64":
@@ -318,9 +315,6 @@ def _sector_of(args: argparse.Namespace) -> Any:
 
 def _validate_dmrg(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     sub = parser.commands["dmrg"]  # type: ignore[attr-defined]
-    if getattr(args, "device", "cpu") == "gpu" and args.conserve not in ("auto", "none"):
-        sub.error(f"argument --device: conserved runs (--conserve {args.conserve}) run on the CPU only; give "
-                  "--conserve none (or auto) for a dense run on the GPU, or --device cpu")
     conserve = _conserve_of(args)
     _cli_lattice.check(sub, args, conserve)   # model options, lattice, fermion sectors
     for what, sched in (("--chi", args.chi), ("--cutoff", args.cutoff)):
