@@ -467,6 +467,23 @@ def allow_synchronize(allow: bool) -> Any:
         _SYNC_ALLOWED.pop()
 
 
+@contextlib.contextmanager
+def installed() -> Any:
+    """The fake as ``cupy`` for the duration of a ``with`` block (tests that run in every
+    placement mode); the modules it replaced, if any, are put back afterwards."""
+    keys = ("cupy", "cupy.cuda", "cupy.cuda.runtime", "cupy.cuda.graph", "cupy.linalg", "cupy.random", "cupyx",
+            "cupyx.scipy", "cupyx.scipy.linalg")
+    saved = {k: sys.modules.get(k) for k in keys}
+    try:
+        yield install()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+
+
 def install() -> types.ModuleType:
     """Register the fake as ``cupy`` (and ``cupyx``) in ``sys.modules``."""
     cupy = types.ModuleType("cupy")

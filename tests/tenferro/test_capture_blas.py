@@ -25,8 +25,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import _fake_cuda_capture  # noqa: E402
 import _fake_cupy  # noqa: E402
 
-_CUPY_KEYS = ("cupy", "cupy.cuda", "cupy.cuda.runtime", "cupy.linalg", "cupy.random", "cupyx", "cupyx.scipy",
-              "cupyx.scipy.linalg")
 _STATE: dict = {}
 
 
@@ -49,16 +47,8 @@ def blas(request):
     if mode in ("gpu", "fakegpu"):
         yield _blas(mode)
         return
-    saved = {k: sys.modules.get(k) for k in _CUPY_KEYS}
-    _fake_cupy.install()
-    try:
-        yield CaptureBlas(sys.modules["cupy"], 0, 0, gemm=_fake_cuda_capture.emulated_gemm)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                sys.modules.pop(k, None)
-            else:
-                sys.modules[k] = v
+    with _fake_cupy.installed() as cp:
+        yield CaptureBlas(cp, 0, 0, gemm=_fake_cuda_capture.emulated_gemm)
 
 
 LAYOUTS = ("C", "F", "T", "padded", "T_padded", "bcast", "every_other_batch", "same_rows")

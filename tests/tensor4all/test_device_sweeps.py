@@ -26,8 +26,6 @@ import _fake_cupy  # noqa: E402
 
 pytestmark = pytest.mark.device_sweeps
 
-_CUPY_KEYS = ("cupy", "cupy.cuda", "cupy.cuda.runtime", "cupy.linalg", "cupy.random", "cupyx", "cupyx.scipy",
-              "cupyx.scipy.linalg")
 
 
 @pytest.fixture
@@ -38,15 +36,8 @@ def device(request):
         import cupy  # noqa: PLC0415  (optional: present in these modes)
         yield cupy
         return
-    saved = {k: sys.modules.get(k) for k in _CUPY_KEYS}
-    try:
-        yield _fake_cupy.install()
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                sys.modules.pop(k, None)
-            else:
-                sys.modules[k] = v
+    with _fake_cupy.installed() as cp:
+        yield cp
 
 
 def _is_fake(cp) -> bool:
