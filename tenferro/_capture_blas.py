@@ -28,6 +28,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ._errors import UnsupportedOnDeviceError
+
 __all__ = ["CaptureBlas", "NotCapturable", "capturing", "capture_scope", "load_cublas", "matmul", "OP_N", "OP_T"]
 
 OP_N, OP_T = 0, 1
@@ -35,8 +37,9 @@ WORKSPACE_BYTES = 32 << 20
 """cuBLAS workspace per captured program (NVIDIA recommends 32 MiB on Hopper)."""
 
 
-class NotCapturable(Exception):
-    """This product has no cuBLAS route here (an integer dtype): the caller uses CuPy."""
+class NotCapturable(UnsupportedOnDeviceError):
+    """This product has no cuBLAS route here (an integer dtype): the caller uses CuPy (internal:
+    caught where the route is chosen)."""
 
 
 class _Current(threading.local):
