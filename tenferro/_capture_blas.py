@@ -30,7 +30,8 @@ import numpy as np
 
 from ._errors import UnsupportedOnDeviceError
 
-__all__ = ["CaptureBlas", "NotCapturable", "capturing", "capture_scope", "load_cublas", "matmul", "OP_N", "OP_T"]
+__all__ = ["CaptureBlas", "NotCapturable", "capturing", "capture_scope", "load_cublas", "matmul", "tensordot", "OP_N",
+           "OP_T"]
 
 OP_N, OP_T = 0, 1
 WORKSPACE_BYTES = 32 << 20
@@ -99,7 +100,9 @@ def _loaded_cublas_path() -> str | None:
 
 
 def load_cublas(cp: Any) -> Any:
-    """ctypes handle of the cuBLAS library CuPy uses (loaded on first use)."""
+    """ctypes handle of a cuBLAS library mapped in this process (loaded on first use): CuPy's,
+    which CuPy loads here, or another framework's mapped earlier. Any one serves: the handle
+    is created by the same library whose functions are called."""
     with _LOCK:
         if _LIB:
             return _LIB[0]
@@ -128,25 +131,28 @@ on device arrays ``A, B, C`` (their first elements; strides in elements)."""
 
 
 class CaptureBlas:
-    """The cuBLAS route of one capture: a handle of GPU ``device`` on ``stream`` with a
-    workspace (kept by the caller for as long as the graph). ``gemm`` replaces the
-    library call (tests give a NumPy emulation)."""
+    """The cuBLAS route of one capture: a handle of GPU ``device`` (shared per device), set to
+    ``stream_ptr`` and to this capture's workspace right before each call (under a lock, so
+    captures in several threads do not take each other's stream). The workspace
+    (:data:`WORKSPACE_BYTES`) is allocated at the first product, by the current allocator (the
+    warm-up run's private pool, outside the capture), and lives as long as this object: the
+    caller keeps it with the graph. ``gemm`` replaces the library call (tests give a NumPy
+    emulation)."""
 
-    def __init__(self, cp: Any, stream_ptr: int, device: int, workspace: Any = None, gemm: Gemm | None = None):
+    def __init__(self, cp: Any, stream_ptr: int, device: int, gemm: Gemm | None = None):
         self.cp = cp
+        self.stream_ptr = stream_ptr
+        self.workspace: Any = None
         if gemm is not None:
             self.gemm = gemm
             return
         lib = load_cublas(cp)
-        handle = _HANDLES.get(device)
-        if handle is None:
-            handle = ctypes.c_void_p()
-            _check(lib.cublasCreate_v2(ctypes.byref(handle)), "cublasCreate")
-            _HANDLES[device] = handle
-        _check(lib.cublasSetStream_v2(handle, ctypes.c_void_p(stream_ptr)), "cublasSetStream")
-        if workspace is not None:
-            _check(lib.cublasSetWorkspace_v2(handle, ctypes.c_void_p(workspace.data.ptr),
-                                             ctypes.c_size_t(workspace.nbytes)), "cublasSetWorkspace")
+        with _LOCK:
+            handle = _HANDLES.get(device)
+            if handle is None:
+                handle = ctypes.c_void_p()
+                _check(lib.cublasCreate_v2(ctypes.byref(handle)), "cublasCreate")
+                _HANDLES[device] = handle
         self._lib, self._handle = lib, handle
         self.gemm = self._cublas_gemm
 
@@ -155,6 +161,18 @@ class CaptureBlas:
         scalar = _SCALARS[t]
         one = scalar(alpha.real, alpha.imag) if t in "FD" else scalar(alpha.real)
         zero = scalar(beta.real, beta.imag) if t in "FD" else scalar(beta.real)
+        ptr = ctypes.c_void_p
+        if self.workspace is None:
+            self.workspace = self.cp.empty(WORKSPACE_BYTES, dtype=self.cp.uint8)
+        with _LOCK:
+            lib, handle = self._lib, self._handle
+            _check(lib.cublasSetStream_v2(handle, ptr(self.stream_ptr)), "cublasSetStream")
+            _check(lib.cublasSetWorkspace_v2(handle, ptr(self.workspace.data.ptr), ctypes.c_size_t(WORKSPACE_BYTES)),
+                   "cublasSetWorkspace")
+            self._call(t, ta, tb, m, n, k, one, a, lda, sa, b, ldb, sb, zero, c, ldc, sc, batch)
+
+    def _call(self, t: str, ta: int, tb: int, m: int, n: int, k: int, one: Any, a: Any, lda: int, sa: int, b: Any,
+              ldb: int, sb: int, zero: Any, c: Any, ldc: int, sc: int, batch: int) -> None:
         ptr = ctypes.c_void_p
         if batch == 1:
             fn = getattr(self._lib, f"cublas{_PREFIX[t]}gemm_v2")

@@ -30,7 +30,7 @@ def right_canonical(ts: list[np.ndarray], normalize: bool = True) -> list[np.nda
         ts[i] = contiguous(q.T.reshape(q.shape[1], d, dr))
         ts[i - 1] = contiguous(np.tensordot(ts[i - 1], r.T, axes=(2, 0)))
     if normalize:
-        n = np.linalg.norm(ts[0])
+        n = float(np.linalg.norm(ts[0]))   # (one scalar read back from a device)
         if n > 0:
             ts[0] = ts[0] / n
     return ts

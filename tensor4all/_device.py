@@ -6,7 +6,8 @@ module ``xp``: NumPy functions applied to CuPy arrays dispatch to CuPy (NEP 18),
 places that make a new array (``zeros``, ``empty``, an upload of host numbers) ask
 :func:`array_module` of an operand which module to use. Small host data (Krylov
 tridiagonal matrices, singular values for the truncation decision) is read back explicitly
-with :func:`to_host`; nothing moves between host and device implicitly.
+with :func:`to_host`, and scalars by ``float()``; no array moves between host and device
+implicitly.
 
 CuPy is an optional dependency, imported on first use of a GPU placement.
 """

@@ -76,7 +76,7 @@ def lanczos(op: LocalOperator, v0: np.ndarray, tol: float = 1e-12, max_iter: int
         e_old = energy
         betas.append(beta)
         basis[k + 1] = w / beta
-    vec = basis[: len(y)].T @ xp.asarray(y.astype(dtype))
+    vec = basis[: len(y)].T @ xp.asarray(y)
     return energy, vec / np.linalg.norm(vec), matvecs
 
 

@@ -13,11 +13,13 @@ charge sector, one truncation across all of them.
 Used by DMRG (the sweep backends), ``MPS.compress`` and ``MPS.from_dense``.
 
 On a GPU (CuPy arrays, :mod:`._device`) :func:`split` takes its basis from the Hermitian
-eigensolver of the smaller Gram matrix (:func:`perturbed_basis` without perturbation) instead
-of an SVD: cuSOLVER's SVD of a 4096 x 4096 matrix takes seconds, its ``syevd`` a tenth of that,
-and the eigenvalues are the squared singular values to ~1e-16 of the largest, enough to choose
-the kept states (the state is then projected onto them exactly). The truncation decision reads
-the (short) vector of weights back to the host.
+eigensolver of the Gram matrix of the side the centre leaves (:func:`perturbed_basis` without
+perturbation) instead of an SVD: cuSOLVER's SVD of a 4096 x 4096 matrix takes seconds, its
+``syevd`` a tenth of that. Its eigenvalues are the squared singular values to ~1e-16 of the
+largest; at most ``min(m.shape)`` of them (the rank) are kept, so the rounding noise of a
+rank-deficient side never enters the basis, and weights below ~1e-16 may be dropped where the
+SVD would keep them; the state is then projected onto the kept states exactly. The truncation
+decision reads the (short) vector of weights back to the host.
 """
 from __future__ import annotations
 
@@ -116,7 +118,10 @@ def split(m: np.ndarray, direction: str, max_bond: int | None,
     orthonormal (:func:`absorb`); and the relative discarded weight. On a GPU by the
     eigenvectors of the Gram matrix of the side the centre leaves (see the module)."""
     if is_device_array(m):
-        return split_perturbed(m, None, direction, 0.0, max_bond, cutoff)
+        # the Gram matrix of the side the centre leaves has max(m.shape) eigenvalues but rank at
+        # most min(m.shape): the rest are rounding noise, never kept (the thin SVD has no more)
+        rank = min(m.shape)
+        return split_perturbed(m, None, direction, 0.0, rank if max_bond is None else min(max_bond, rank), cutoff)
     u, s, vh, err = svd_truncated(m, max_bond, cutoff)
     left, right = absorb(u, s, vh, direction)
     return left, right, err

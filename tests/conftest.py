@@ -77,8 +77,8 @@ def _use_emulated_cublas(gemm) -> None:
     from tenferro import _capture_blas
     from tenferro.jit import _cuda_graph
 
-    def make(cp, stream_ptr, device, pool):
-        return _capture_blas.CaptureBlas(cp, stream_ptr, device, gemm=gemm), None
+    def make(cp, stream_ptr, device):
+        return _capture_blas.CaptureBlas(cp, stream_ptr, device, gemm=gemm)
 
     _cuda_graph.make_capture_blas = make
 

@@ -31,10 +31,16 @@ capture, and every later call replays that graph:
   makes the program run uncaptured from then on, with one
   :class:`GraphCaptureWarning` per program naming the reason: a host read
   (linalg's NaN/``info`` checks, ``float()``), a library CuPy does not let capture
-  (cuSOLVER; **cuBLAS in CuPy 13 and 14**: ``NotImplementedError: calling cuBLAS
-  API during stream capture is currently unsupported``, so a program with a
-  contraction falls back there), any CUDA error raised during capture. The results
-  are the same either way: the graph runs the same kernels on the same data.
+  (cuSOLVER), any CUDA error raised during capture. The results are the same either
+  way (to rounding where products take the route below).
+* **Contractions.** CuPy 13 and 14 refuse every cuBLAS call while capturing
+  (``NotImplementedError: calling cuBLAS API during stream capture is currently
+  unsupported``; seen on an H100 with CuPy 14.2, also for the ``geam`` transpose inside
+  ``asfortranarray``). So the warm-up and the capture run inside
+  :func:`tenferro._capture_blas.capture_scope`: matrix products call cuBLAS directly
+  through ctypes (a handle of tenferro's own, set to the capture stream, with a
+  workspace allocated in the private pool during the warm-up and kept with the graph),
+  and column-major copies use an elementwise kernel (``tenferro._aval.fortran``).
 * **Switch.** ``tenferro.jit(f, cuda_graph=False)``, or the environment variable
   ``TENFERRO_CUDA_GRAPH=0`` (read when a program is compiled). CPU programs never
   get a runner: their call is the generated function itself.
@@ -61,7 +67,7 @@ from typing import Any, NamedTuple
 
 from tidu.graph import Graph, Var
 
-from .._capture_blas import WORKSPACE_BYTES, CaptureBlas, capture_scope, load_cublas
+from .._capture_blas import CaptureBlas, capture_scope
 from .._placement import import_cupy
 from .._tensor import Tensor
 
@@ -143,7 +149,7 @@ class CudaGraphRunner:
         self.calls = 0
         self.captures = 0
         self.replays = 0
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()   # reentrant: a capture that finds the graph made meanwhile replays it
         self._cp: Any = None
         self._graph: Any = None
         self._pool: Any = None
@@ -151,7 +157,7 @@ class CudaGraphRunner:
         self._static_in: list = []
         self._static_out: list = []
         self._last: Any = None          # the stream of the last replay
-        self._workspace: Any = None     # cuBLAS's workspace of the captured products
+        self._blas: Any = None          # the capture's cuBLAS route (its workspace lives with the graph)
 
     def info(self) -> CudaGraphState:
         return CudaGraphState(self.state, self.captures, self.replays, self.reason)
@@ -171,11 +177,13 @@ class CudaGraphRunner:
             return self.fn(*args)
         cp = import_cupy("tenferro.jit (CUDA graph)")
         with self._lock, cp.cuda.Device(self.device):
+            if self.state != "pending":   # another thread captured (or gave up) meanwhile
+                return self._replay(args) if self.state == "captured" else self.fn(*args)
             caller = cp.cuda.get_current_stream()
             stream = cp.cuda.Stream(non_blocking=True)
             pool = cp.cuda.MemoryPool()
             stream.wait_event(caller.record())
-            blas, workspace = make_capture_blas(cp, stream.ptr, self.device, pool)
+            blas = make_capture_blas(cp, stream.ptr, self.device)
             try:
                 with stream, cp.cuda.using_allocator(pool.malloc), capture_scope(blas):
                     static_in = [cp.empty(x._data.shape, x._data.dtype, order="F") for x in args]
@@ -203,7 +211,7 @@ class CudaGraphRunner:
                 self._fall_back(_why(exc))
                 return self.fn(*args)
             self._cp, self._graph, self._pool, self._stream = cp, graph, pool, stream
-            self._workspace = workspace
+            self._blas = blas            # its workspace, which the captured products use
             self._static_in = static_in
             self._static_out = [o._data if type(o) is Tensor else o for o in outs]
             self.state = "captured"
@@ -214,7 +222,7 @@ class CudaGraphRunner:
 
     def _fall_back(self, reason: str) -> None:
         self.state, self.reason = "uncaptured", reason
-        self._graph = self._pool = self._stream = self._workspace = None
+        self._graph = self._pool = self._stream = self._blas = None
         self._static_in, self._static_out = [], []
         warnings.warn(
             f"tenferro.jit({self.name}): the program cannot be captured into a CUDA graph ({reason}); it runs "
@@ -238,20 +246,15 @@ class CudaGraphRunner:
         return outs
 
 
-def make_capture_blas(cp: Any, stream_ptr: int, device: int, pool: Any) -> tuple[CaptureBlas | None, Any]:
-    """The cuBLAS route of a capture on ``stream_ptr`` (:mod:`tenferro._capture_blas`) and its
-    workspace (from ``pool``), or ``(None, None)`` where cuBLAS cannot be reached through ctypes
-    (then CuPy's own products run, and refuse capture)."""
+def make_capture_blas(cp: Any, stream_ptr: int, device: int) -> CaptureBlas | None:
+    """The cuBLAS route of a capture on ``stream_ptr`` (:mod:`tenferro._capture_blas`), or None
+    where cuBLAS cannot be reached through ctypes (then CuPy's own products run, and refuse
+    capture). Its workspace comes from the allocator current at its first product: the warm-up
+    run's private pool."""
     try:
-        load_cublas(cp)
-    except (OSError, AttributeError):
-        return None, None
-    with cp.cuda.using_allocator(pool.malloc):
-        workspace = cp.empty(WORKSPACE_BYTES, dtype=cp.uint8)
-    try:
-        return CaptureBlas(cp, stream_ptr, device, workspace), workspace
+        return CaptureBlas(cp, stream_ptr, device)
     except (OSError, AttributeError, RuntimeError):
-        return None, None
+        return None
 
 
 def graph_runner(graph: Graph, fn: Callable[..., list], name: str,

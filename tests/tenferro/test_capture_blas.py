@@ -34,8 +34,7 @@ def _blas(mode: str) -> CaptureBlas:
         if mode == "gpu":
             import cupy  # noqa: PLC0415  (optional: present under --placement gpu)
 
-            ws = cupy.empty(32 << 20, dtype=cupy.uint8)
-            _STATE[mode] = (CaptureBlas(cupy, cupy.cuda.get_current_stream().ptr, 0, ws), ws)
+            _STATE[mode] = (CaptureBlas(cupy, cupy.cuda.get_current_stream().ptr, 0), None)
         else:
             _STATE[mode] = (CaptureBlas(sys.modules["cupy"], 0, 0, gemm=_fake_cuda_capture.emulated_gemm), None)
     return _STATE[mode][0]

@@ -35,21 +35,6 @@ def _fake() -> object | None:
     return sys.modules.get("_fake_cupy") if getattr(cupy, "FAKE", False) else None
 
 
-def _blas_captures() -> bool:
-    """Whether a program with a contraction is expected to be captured: yes, its products go
-    through cuBLAS called directly (``tenferro._capture_blas``; emulated in the fake, which
-    refuses CuPy's own cuBLAS calls during capture as CuPy 13/14 do)."""
-    return True
-
-
-@pytest.fixture
-def quiet_library_refusals():
-    """On a real GPU a contraction falls back (cuBLAS refuses capture) with a warning: not an error here."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", GraphCaptureWarning)
-        yield
-
-
 def _rand(seed: int, *shape: int) -> tf.Tensor:
     return tf.asarray(np.random.default_rng(seed).standard_normal(shape))
 
@@ -98,7 +83,7 @@ def test_an_elementwise_chain_is_captured_once_and_replays_new_inputs():
 
 
 @gpu
-def test_an_einsum_program_replays_new_inputs(quiet_library_refusals):
+def test_an_einsum_program_replays_new_inputs():
     def contract(a, b, c):
         return tf.einsum("ij,jk,kl->il", a, b, c) + tf.tanh(a)
 
@@ -106,7 +91,7 @@ def test_an_einsum_program_replays_new_inputs(quiet_library_refusals):
     args = _check_replays(f, contract, lambda i: (_rand(i, 5, 5), _rand(10 + i, 5, 4), _rand(20 + i, 4, 5)),
                           bitwise=False)
     st = _state(f, *args)
-    assert st.state == ("captured" if _blas_captures() else "uncaptured"), st
+    assert st.state == "captured", st
 
 
 @gpu
@@ -145,7 +130,7 @@ def _heisenberg_mpo(L):
 
 
 @gpu
-def test_an_mps_energy_gradient_replays_new_inputs(quiet_library_refusals):
+def test_an_mps_energy_gradient_replays_new_inputs():
     L, chi = 5, 4
     mpo = _heisenberg_mpo(L)
     dims = [1] + [chi] * (L - 1) + [1]
@@ -157,7 +142,7 @@ def test_an_mps_energy_gradient_replays_new_inputs(quiet_library_refusals):
     step = tf.jit(eager)
     args = _check_replays(step, eager, lambda s: ([_rand(10 * s + i, dims[i], 2, dims[i + 1]) for i in range(L)],),
                           rtol=1e-10, bitwise=False)
-    assert _state(step, *args).state == ("captured" if _blas_captures() else "uncaptured")
+    assert _state(step, *args).state == "captured"
     # jit under grad: the call primitive's forward and transposed programs are captured too
     _check_replays(tidu.value_and_grad(tf.jit(energy)), eager,
                    lambda s: ([_rand(7 * s + i, dims[i], 2, dims[i + 1]) for i in range(L)],), calls=4, rtol=1e-10,
@@ -244,7 +229,7 @@ def test_refused_cublas_falls_back_as_cupy_does(monkeypatch):
     uncaptured runs, right results."""
     from tenferro.jit import _cuda_graph  # noqa: PLC0415  (white-box: the route switched off)
 
-    monkeypatch.setattr(_cuda_graph, "make_capture_blas", lambda *args: (None, None))
+    monkeypatch.setattr(_cuda_graph, "make_capture_blas", lambda *args: None)
     f = tf.jit(lambda a, b: tf.einsum("ij,jk->ik", a, b))
     a, b = _rand(0, 3, 3), _rand(1, 3, 3)
     f(a, b)

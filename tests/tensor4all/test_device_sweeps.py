@@ -61,7 +61,7 @@ def test_dmrg_on_device_matches_cpu_and_exact_diagonalization(device, two_site):
     assert abs(gpu.energy - cpu.energy) < 1e-10
     assert abs(gpu.variance) < 1e-9
     # the state comes back to the host, normalized, and is the same ground state
-    assert all(isinstance(np.asarray(t), np.ndarray) for t in gpu.state.tensors)
+    assert all(t.placement == tf.CPU and type(t.numpy()) is np.ndarray for t in gpu.state.tensors)
     assert abs(abs(complex(t4a.overlap(gpu.state, cpu.state))) - 1.0) < 1e-9
 
 
@@ -150,6 +150,29 @@ def test_tdvp_on_device_matches_cpu_and_exact_evolution(device, two_site):
     exact = scipy.linalg.expm(-1j * t * Hm) @ v0
     assert np.max(np.abs(v_gpu - exact)) < 1e-9   # the whole space: exact up to the Krylov tolerance
     assert abs(np.linalg.norm(v_gpu) - np.linalg.norm(v0)) < 1e-10
+
+
+@pytest.mark.parametrize("two_site", [True, False])
+def test_device_bonds_never_exceed_the_rank(device, two_site):
+    """The device's Gram-matrix split keeps at most min(m.shape) states (the rank): one-site TDVP
+    keeps its small bonds and equals the CPU's run, two-site sweeps stay within the Hilbert
+    space's bond dimensions, as the CPU's thin SVD does."""
+    L = 10
+    H = models.heisenberg(L, Jz=0.6)
+    psi0 = t4a.MPS.random(L, bond_dim=4, seed=3)
+    kw = dict(two_site=two_site, max_bond=64, cutoff=0.0, krylov_tol=1e-13)
+    cpu = t4a.tdvp(H, psi0, 0.2, 0.05, placement=tf.CPU, **kw)
+    gpu = t4a.tdvp(H, psi0, 0.2, 0.05, placement=tf.gpu(0), **kw)
+    exact_dims = [min(2 ** (i + 1), 2 ** (L - i - 1)) for i in range(L - 1)]
+    assert all(b <= e for b, e in zip(gpu.state.bond_dims, exact_dims))
+    if not two_site:
+        assert list(gpu.state.bond_dims) == list(cpu.state.bond_dims) == [min(4, e) for e in exact_dims]
+        v_cpu = np.asarray(cpu.state.to_dense()).reshape(-1)
+        v_gpu = np.asarray(gpu.state.to_dense()).reshape(-1)
+        assert np.max(np.abs(v_gpu - v_cpu)) < 1e-10
+    res = t4a.dmrg(H, psi0, placement=tf.gpu(0), two_site=two_site, max_bond=64, cutoff=0.0, noise=0.0,
+                   sweeps=2, conserve="none")
+    assert all(b <= e for b, e in zip(res.state.bond_dims, exact_dims))
 
 
 def _sector_ground(H, L: int, mask) -> float:
