@@ -22,6 +22,7 @@ from ._aval import fortran as _f, meta, placement_of_operand, TensorType
 from ._creation import scalar_tensor
 from ._operands import check_placement
 from ._registry import check_shapes, primitive
+from ._batching import elementwise_batch, register_elementwise_batch
 from ._tensor import Tensor
 
 __all__ = [
@@ -65,6 +66,7 @@ _COMPARISONS: dict[str, tuple[Callable[..., Any], str, bool]] = {
 
 def _make_comparison(name: str, fn: Callable[..., Any], user_name: str, ordering: bool):
     p = primitive(name, FAMILY)
+    p.def_batch(elementwise_batch(p))
     check = _binary_real_aval(user_name) if ordering else _binary_aval(user_name)
 
     def impl(x: Tensor, y: Tensor) -> Tensor:
@@ -104,6 +106,7 @@ def _bool_like(a: TensorType) -> TensorType:
 
 def _make_predicate(name: str, fn: Callable[..., Any]):
     p = primitive(name, FAMILY)
+    p.def_batch(elementwise_batch(p))
 
     def impl(x: Tensor) -> Tensor:
         return Tensor._wrap(_f(fn(x._data)))
@@ -181,3 +184,7 @@ def where(condition: Any, x: Any, y: Any) -> Any:
     c, x, y = _broadcast_all("where", c, x, y)
     check_placement("where", c, x, y)
     return select_p.bind(c, x, y)
+
+
+# batching (tidu.vmap): comparisons and predicates get theirs where they are made
+register_elementwise_batch(select_p)

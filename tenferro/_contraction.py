@@ -25,6 +25,7 @@ import numpy as np
 
 from tidu import Tracer, UndefinedPrimal, Zero
 
+from ._batching import batch_last
 from ._capture_blas import NotCapturable, capturing
 from ._capture_blas import matmul as capture_matmul
 from ._capture_blas import tensordot as capture_tensordot
@@ -149,6 +150,28 @@ def _dot_general_aval(a, b, dimension_numbers):
         raise ShapeError(f"dot_general: primitive operands must have equal dtypes, got {a} and {b} "
                          "(the user-level functions promote first)")
     return a.update(shape=_out_shape(a.shape, b.shape, dimension_numbers))
+
+
+@dot_general_p.def_batch
+def _dot_general_batch(axis_size, args, dims, dimension_numbers):
+    # the output is (free of x, free of y, batch): a batch axis of both operands joins the
+    # batch dims (last), one of a single operand is its last free axis
+    (x, y), (dx, dy) = args, dims
+    (xc, yc), (xb, yb) = dimension_numbers
+    if dx is not None and dy is not None:
+        x, y = batch_last(x, dx, axis_size), batch_last(y, dy, axis_size)
+        nx, ny = len(meta(x)[0]), len(meta(y)[0])
+        dn = ((tuple(xc), tuple(yc)), (tuple(xb) + (nx - 1,), tuple(yb) + (ny - 1,)))
+        out = dot_general_p.bind(x, y, dimension_numbers=dn)
+        return out, len(meta(out)[0]) - 1
+    if dx is not None:
+        x = batch_last(x, dx, axis_size)
+        nx = len(meta(x)[0])
+        return dot_general_p.bind(x, y, dimension_numbers=dimension_numbers), nx - 1 - len(xc) - len(xb)
+    y = batch_last(y, dy, axis_size)
+    nx, ny = len(meta(x)[0]), len(meta(y)[0])
+    free_x = nx - len(xc) - len(xb)
+    return dot_general_p.bind(x, y, dimension_numbers=dimension_numbers), free_x + ny - 1 - len(yc) - len(yb)
 
 
 @dot_general_p.def_jvp

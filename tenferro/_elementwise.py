@@ -30,6 +30,7 @@ from ._aval import aval_of_operand, fortran as _f, meta, placement_of_operand, T
 from ._creation import constant_tensor, scalar_tensor
 from ._operands import as_operand, check_placement
 from ._registry import nonlinear_error, primitive
+from ._batching import register_elementwise_batch
 from ._tensor import Tensor
 
 FAMILY = "elementwise"
@@ -473,3 +474,7 @@ def _broadcast_all(op: str, *xs: Any) -> list[Any]:
 def _to_float(op: str, x: Any) -> Any:
     """Integer and boolean operands of inexact functions become float64 (documented)."""
     return x if meta(x)[1].is_floating else _st.convert_element_type(x, float64)
+
+
+# batching (tidu.vmap): one application with the batch axis last (tenferro._batching)
+register_elementwise_batch(add_p, sub_p, neg_p, mul_p, div_p, conj_p, real_p, imag_p)

@@ -21,15 +21,17 @@ import numpy as np
 from tidu import Zero, instantiate, is_undefined
 
 from ._aval import TensorType, aval_of_operand, fortran, meta, placement_of_operand, xp_of
-from ._creation import zeros
+from ._creation import ones, zeros
 from ._dtypes import _KIND_ORDER, int64
-from ._elementwise import sub_p
+from ._elementwise import add_p, mul_p, sub_p
 from ._errors import DTypeError, ShapeError, TenferroIndexError, TenferroValueError, fmt_shape
 from ._operands import as_operand, check_placement
 from ._placement import import_cupyx
 from ._registry import check_shapes, primitive
+from ._batching import batch_last
 from ._shape import as_shape
-from ._structural import _norm_axis, broadcast_to, convert_element_type, reshape_p, slice_p, stack, sum_p
+from ._structural import (_norm_axis, broadcast_in_dim_p, broadcast_to, convert_element_type, reshape_p, slice_p, stack,
+                          sum_p)
 from ._tensor import Tensor
 
 FAMILY = "indexing"
@@ -378,6 +380,23 @@ def scatter_add(x: Any, indices: Any, updates: Any, axis: int = 0) -> Any:
 # pad: constant padding, linear in (x, padding value) jointly
 # ---------------------------------------------------------------------------
 pad_p = primitive("pad", "structural")
+
+
+@pad_p.def_batch
+def _pad_batch(axis_size, args, dims, widths):
+    (x, value), (d, dv) = args, dims
+    x = batch_last(x, d, axis_size)
+    widths = tuple(widths) + ((0, 0),)
+    if dv is None:
+        return pad_p.bind(x, value, widths=widths), len(widths) - 1
+    # one fill value per example: pad with 0, then add value * (1 on the padding, 0 inside)
+    dtype, placement = meta(x)[1], placement_of_operand(x)
+    zero, one = zeros((), dtype, placement=placement), ones((), dtype, placement=placement)
+    out = pad_p.bind(x, zero, widths=widths)
+    shape = tuple(meta(out)[0])
+    mask = pad_p.bind(zeros(tuple(meta(x)[0]), dtype, placement=placement), one, widths=widths)
+    values = broadcast_in_dim_p.bind(batch_last(value, dv, axis_size), shape=shape, broadcast_dimensions=(len(shape) - 1,))
+    return add_p.bind(out, mul_p.bind(mask, values)), len(shape) - 1
 
 
 @pad_p.def_impl

@@ -26,6 +26,7 @@ from ._errors import ShapeError, fmt_shape
 from ._aval import fortran, meta, xp_of
 from ._operands import as_operand
 from ._registry import primitive
+from ._batching import trailing_batch
 from ._shape import as_index
 from ._structural import _norm_axis, transpose
 from ._tensor import Tensor
@@ -48,6 +49,7 @@ def _need_matrix(op: str, a: Any) -> None:
 # extract_diag: [M, N, B...] -> [K, B...] ; embed_diag: [K, B...] -> [M, N, B...]
 # ---------------------------------------------------------------------------
 extract_diag_p = primitive("extract_diag", FAMILY)
+extract_diag_p.def_batch(trailing_batch(extract_diag_p))   # matrices in the first two axes, batch after
 
 
 @extract_diag_p.def_impl
@@ -69,6 +71,7 @@ def _extract_diag_transpose(ct, x, offset):
 
 
 embed_diag_p = primitive("embed_diag", FAMILY)
+embed_diag_p.def_batch(trailing_batch(embed_diag_p))   # matrices in the first two axes, batch after
 
 
 @embed_diag_p.def_impl
@@ -98,6 +101,7 @@ def _embed_diag_transpose(ct, v, offset, rows, cols):
 # triangle: zero the entries above (lower=True) or below the k-th diagonal
 # ---------------------------------------------------------------------------
 triangle_p = primitive("triangle", FAMILY)
+triangle_p.def_batch(trailing_batch(triangle_p))   # matrices in the first two axes, batch after
 
 
 @triangle_p.def_impl

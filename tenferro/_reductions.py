@@ -29,6 +29,7 @@ from ._errors import DTypeError, TenferroValueError
 from ._aval import fortran, meta, TensorType, xp_of
 from ._operands import as_operand
 from ._registry import primitive
+from ._batching import reduction_batch, trailing_batch
 from ._tensor import Tensor
 from ._aval import placement_of_operand
 from ._compare import eq_p, isfinite, where
@@ -47,6 +48,7 @@ FAMILY = "reductions"
 # prod: JVP through a pairwise product tree
 # ---------------------------------------------------------------------------
 prod_p = primitive("prod", FAMILY)
+prod_p.def_batch(reduction_batch(prod_p))
 
 
 @prod_p.def_impl
@@ -99,6 +101,7 @@ def _rows(x: Any, axes: tuple) -> Any:
 # stride2_slice(x, parity) = x[parity::2] along axis 0, zero-padded to ceil(n/2)
 # rows; stride2_scatter is its transpose. Both linear; private to prod's JVP.
 stride2_slice_p = primitive("stride2_slice", FAMILY)
+stride2_slice_p.def_batch(trailing_batch(stride2_slice_p))   # acts on axis 0 only
 
 
 @stride2_slice_p.def_impl
@@ -122,6 +125,7 @@ def _stride2_slice_transpose(ct, x, parity):
 
 
 stride2_scatter_p = primitive("stride2_scatter", FAMILY)
+stride2_scatter_p.def_batch(trailing_batch(stride2_scatter_p))   # acts on axis 0 only
 
 
 @stride2_scatter_p.def_impl
@@ -146,6 +150,7 @@ def _stride2_scatter_transpose(ct, x, parity, n):
 # ---------------------------------------------------------------------------
 def _make_extremum(name: str, fn: Any):
     p = primitive(name, FAMILY)
+    p.def_batch(reduction_batch(p))
     def impl(x, axes):
         return Tensor._wrap(fortran(fn(x._data, axis=axes)))
 
@@ -178,6 +183,7 @@ min_p = _make_extremum("min", np.min)
 # logsumexp (real): stable evaluation, softmax-weighted JVP
 # ---------------------------------------------------------------------------
 logsumexp_p = primitive("logsumexp", FAMILY)
+logsumexp_p.def_batch(reduction_batch(logsumexp_p))
 
 
 @logsumexp_p.def_impl

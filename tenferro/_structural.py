@@ -18,6 +18,7 @@ from tidu import is_undefined
 
 from ._astype import convert_element_type
 from ._aval import TensorType, fortran, meta, xp_of
+from ._batching import batch_last, same_params_batch
 from ._dispatch import dispatchable
 from ._dtypes import result_type
 from ._errors import AxisError, ShapeError, fmt_shape
@@ -58,6 +59,13 @@ def _slice_aval(a, slices):
     return a.update(shape=tuple(c for _, _, c in slices))
 
 
+@slice_p.def_batch
+def _slice_batch(axis_size, args, dims, slices):
+    (x,), (d,) = args, dims
+    x = batch_last(x, d, axis_size)
+    return slice_p.bind(x, slices=tuple(slices) + ((0, 1, axis_size),)), len(slices)
+
+
 @slice_p.def_linear
 def _slice_transpose(ct, x, slices):
     return [slice_embed_p.bind(ct, shape=tuple(x.aval.shape), slices=slices)]
@@ -77,6 +85,14 @@ def _slice_embed_impl(x, shape, slices):
 @slice_embed_p.def_abstract_eval
 def _slice_embed_aval(a, shape, slices):
     return a.update(shape=tuple(shape))
+
+
+@slice_embed_p.def_batch
+def _slice_embed_batch(axis_size, args, dims, shape, slices):
+    (x,), (d,) = args, dims
+    x = batch_last(x, d, axis_size)
+    return (slice_embed_p.bind(x, shape=tuple(shape) + (axis_size,), slices=tuple(slices) + ((0, 1, axis_size),)),
+            len(shape))
 
 
 @slice_embed_p.def_linear
@@ -112,6 +128,15 @@ def _sum_impl(x, axes):
 sum_p.def_abstract_eval(_reduction_aval)
 
 
+@sum_p.def_batch
+def _sum_batch(axis_size, args, dims, axes):
+    # the batch axis last: the per-example axis numbers stay
+    (x,), (d,) = args, dims
+    x = batch_last(x, d, axis_size)
+    n = len(meta(x)[0])
+    return sum_p.bind(x, axes=axes), n - 1 - len(axes)
+
+
 @sum_p.def_linear
 def _sum_transpose(ct, x, axes):
     return [_expand(ct, x.aval.shape, axes)]
@@ -145,6 +170,15 @@ def _broadcast_in_dim_aval(a, shape, broadcast_dimensions):
             raise ShapeError(f"broadcast_in_dim: operand dimension {i} of size {a.shape[i]} cannot be "
                              f"broadcast to size {shape[d]} of output shape {fmt_shape(shape)}")
     return a.update(shape=tuple(shape))
+
+
+@broadcast_in_dim_p.def_batch
+def _broadcast_in_dim_batch(axis_size, args, dims, shape, broadcast_dimensions):
+    (x,), (d,) = args, dims
+    x = batch_last(x, d, axis_size)
+    out = broadcast_in_dim_p.bind(x, shape=tuple(shape) + (axis_size,),
+                                  broadcast_dimensions=tuple(broadcast_dimensions) + (len(shape),))
+    return out, len(shape)
 
 
 @broadcast_in_dim_p.def_linear
@@ -201,6 +235,14 @@ def _reshape_aval(a, new_shape):
     return a.update(shape=tuple(new_shape))
 
 
+@reshape_p.def_batch
+def _reshape_batch(axis_size, args, dims, new_shape):
+    # column-major: with the batch axis last each example is one contiguous block, kept apart
+    (x,), (d,) = args, dims
+    x = batch_last(x, d, axis_size)
+    return reshape_p.bind(x, new_shape=tuple(new_shape) + (axis_size,)), len(new_shape)
+
+
 @reshape_p.def_linear
 def _reshape_transpose(ct, x, new_shape):
     return [reshape_p.bind(ct, new_shape=tuple(x.aval.shape))]
@@ -217,6 +259,14 @@ def _transpose_impl(x, permutation):
 @transpose_p.def_abstract_eval
 def _transpose_aval(a, permutation):
     return a.update(shape=tuple(a.shape[p] for p in permutation))
+
+
+@transpose_p.def_batch
+def _transpose_batch(axis_size, args, dims, permutation):
+    (x,), (d,) = args, dims
+    x = batch_last(x, d, axis_size)
+    n = len(permutation)
+    return transpose_p.bind(x, permutation=tuple(permutation) + (n,)), n
 
 
 @transpose_p.def_linear
@@ -325,6 +375,7 @@ def expand_dims(x: Any, axis: int | Sequence[int]) -> Any:
 # concatenate (linear in all operands) and stack
 # ---------------------------------------------------------------------------
 concatenate_p = primitive("concatenate", FAMILY)
+concatenate_p.def_batch(same_params_batch(concatenate_p))   # the batch axis last
 
 
 @concatenate_p.def_impl
@@ -405,6 +456,7 @@ def stack(xs: Sequence[Any], axis: int = 0) -> Any:
 # rev (flip): linear and its own transpose
 # ---------------------------------------------------------------------------
 rev_p = primitive("rev", FAMILY)
+rev_p.def_batch(same_params_batch(rev_p))   # the batch axis last
 
 
 @rev_p.def_impl

@@ -32,6 +32,7 @@ from ._elementwise import _binary_aval, _prepare, _to_float, add, div, div_p, mu
 from ._errors import DTypeError, TenferroValueError
 from ._aval import fortran as _f, meta, TensorType
 from ._registry import check_shapes, primitive
+from ._batching import elementwise_batch, register_elementwise_batch
 from ._tensor import Tensor
 
 _FLOATING_KINDS = ("float", "complex")
@@ -149,6 +150,7 @@ RULES: tuple[UnaryRule, ...] = (
 
 def _make_unary(rule: UnaryRule):
     p = primitive(rule.name, FAMILY)
+    p.def_batch(elementwise_batch(p))
     fn = rule.numpy
 
     if rule.quiet:
@@ -302,3 +304,7 @@ def power(x: Any, y: Any) -> Any:
 
 
 pow = power  # noqa: A001
+
+
+# batching (tidu.vmap): the unary rules get theirs where they are made
+register_elementwise_batch(logaddexp_p, pow_p)

@@ -16,7 +16,7 @@ from ._elementwise import add_p, conj, multiply
 from ._methods import TENSOR_METHODS
 from ._placement import CPU, array_module_of_placement, device_scope
 from ._shape import Shape
-from ._structural import reshape, stack
+from ._structural import broadcast_to, expand_dims, reshape, stack, transpose
 from ._tensor import Tensor
 
 __all__ = ["TensorVSpace", "TENSOR_VSPACE"]
@@ -94,6 +94,27 @@ class TensorVSpace(tidu.VSpace):
             v = rng.standard_normal(shape)
         t = Tensor._wrap(fortran(np.asarray(v, dtype=aval.dtype.numpy)))
         return t if aval.placement == CPU else t.to_gpu(aval.placement.device)
+
+    # ---- batching (tidu.vmap) ----------------------------------------------------------
+    def ndim(self, aval: TensorType) -> int:
+        return len(aval.shape)
+
+    def axis_size(self, aval: TensorType, axis: int) -> int:
+        return aval.shape[axis]
+
+    def unbatched_aval(self, aval: TensorType, axis: int) -> TensorType:
+        return TensorType(aval.shape[:axis] + aval.shape[axis + 1:], aval.dtype, aval.placement)
+
+    def move_axis(self, x: Any, src: int, dst: int) -> Any:
+        order = [k for k in range(len(tidu.aval_of(x).shape)) if k != src]
+        order.insert(dst, src)
+        return transpose(x, order)
+
+    def broadcast_axis(self, x: Any, size: int, axis: int) -> Any:
+        y = expand_dims(x, axis)
+        shape = list(y.shape)
+        shape[axis] = size
+        return broadcast_to(y, shape)
 
     def tracer_getattr(self, tracer: Any, name: str) -> Any:
         fn = TENSOR_METHODS.get(name)  # operators first: every ``tracer + y`` lands here

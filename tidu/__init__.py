@@ -23,6 +23,7 @@ from ._api import (
     vjp,
 )
 from ._core import Primitive, Trace, UndefinedPrimal, is_undefined
+from ._batching import BatchTracer, broadcast_batch, move_batch_axis, vmap
 from ._tracer import Tracer, aval_of, vspace_of
 from ._zero import Zero, instantiate
 from ._custom import checkpoint, custom_jvp, custom_vjp, remat, stop_gradient
@@ -60,7 +61,7 @@ from ._vspace import VSpace, register_vspace, vspace_of_aval
 
 __all__ = [
     "jvp", "linearize", "linear_transpose", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev",
-    "hessian", "hvp", "LinearFunction",
+    "hessian", "hvp", "LinearFunction", "vmap", "BatchTracer", "move_batch_axis", "broadcast_batch",
     "custom_jvp", "custom_vjp", "checkpoint", "remat", "stop_gradient",
     "Primitive", "Trace", "Tracer", "UndefinedPrimal", "is_undefined",
     "Graph", "Eqn", "Var", "make_graph", "transpose_graph", "debug_checks",

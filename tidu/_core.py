@@ -41,6 +41,8 @@ class Primitive:
       may be :class:`Zero`. Not needed for linear primitives.
     * ``transpose(cotangent, *args, **params)`` returns one cotangent (or ``None``)
       per argument; linear arguments arrive as :class:`UndefinedPrimal`.
+    * ``batch(axis_size, args, dims, **params)`` (``def_batch``) vectorizes it for
+      :func:`tidu.vmap` (see ``tidu._batching``).
 
     Flags, set only by the registration methods: ``linear`` (``def_linear``),
     ``differentiable`` (False after ``def_nondiff``) and ``zero_derivative``
@@ -50,7 +52,7 @@ class Primitive:
 
     __slots__ = (
         "name", "multiple_results", "impl", "abstract_eval", "jvp_rule",
-        "transpose_rule", "linear", "differentiable", "zero_derivative", "nondiff_reason",
+        "transpose_rule", "batch_rule", "linear", "differentiable", "zero_derivative", "nondiff_reason",
         "__weakref__",
     )
 
@@ -61,6 +63,7 @@ class Primitive:
         self.abstract_eval: Callable[..., Any] = self._missing("abstract_eval")
         self.jvp_rule: Callable[..., Any] = self._missing("JVP")
         self.transpose_rule: Callable[..., Any] | None = None
+        self.batch_rule: Callable[..., Any] | None = None
         self.linear = False
         self.differentiable = True
         self.zero_derivative = False
@@ -121,6 +124,14 @@ class Primitive:
         jvp.__name__ = f"{self.name}_jvp"
         self._set_differentiable()
         self.jvp_rule = jvp
+
+    def def_batch(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Batching rule ``fn(axis_size, args, dims, **params) -> (out, out_dim)`` for
+        :func:`tidu.vmap`: ``dims[i]`` is argument ``i``'s batch axis (``None``: unmapped);
+        the rule applies the primitive to the whole batch and says where the result's batch
+        axis is (a list, one per output, for primitives with several results)."""
+        self.batch_rule = fn
+        return fn
 
     def def_transpose(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         self.transpose_rule = fn

@@ -364,6 +364,7 @@ def checkpoint_process(trace, graph: Graph, args: list) -> list:
 stop_gradient_p = Primitive("stop_gradient")
 stop_gradient_p.def_impl(lambda x: x)
 stop_gradient_p.def_abstract_eval(lambda a: a)
+stop_gradient_p.def_batch(lambda axis_size, args, dims: (stop_gradient_p.bind(args[0]), dims[0]))
 
 
 @stop_gradient_p.def_jvp

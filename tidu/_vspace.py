@@ -76,6 +76,27 @@ class VSpace:
         ``value_aval`` (the type of one value) gives the result's shape."""
         raise NotImplementedError
 
+    # --- batching (vmap) -------------------------------------------------------
+    def ndim(self, aval: Any) -> int:
+        """Number of axes of a value of ``aval`` (for negative ``in_axes``/``out_axes``)."""
+        raise NotImplementedError(f"{type(self).__name__} does not support vmap (no ndim)")
+
+    def axis_size(self, aval: Any, axis: int) -> int:
+        """Length of axis ``axis`` (non-negative) of a value of ``aval``."""
+        raise NotImplementedError(f"{type(self).__name__} does not support vmap (no axis_size)")
+
+    def unbatched_aval(self, aval: Any, axis: int) -> Any:
+        """The aval of one example: ``aval`` without axis ``axis``."""
+        raise NotImplementedError(f"{type(self).__name__} does not support vmap (no unbatched_aval)")
+
+    def move_axis(self, x: Any, src: int, dst: int) -> Any:
+        """``x`` with axis ``src`` moved to ``dst`` (both non-negative; traceable)."""
+        raise NotImplementedError(f"{type(self).__name__} does not support vmap (no move_axis)")
+
+    def broadcast_axis(self, x: Any, size: int, axis: int) -> Any:
+        """``x`` repeated along a new axis of length ``size`` at ``axis`` (traceable)."""
+        raise NotImplementedError(f"{type(self).__name__} does not support vmap (no broadcast_axis)")
+
     # --- concrete only (testing) -------------------------------------------
     def inner(self, x: Any, y: Any) -> float:
         """Real inner product ``Re <x, y>`` (``Re sum(conj(x) * y)``)."""

@@ -38,6 +38,7 @@ from tidu import Zero, is_undefined
 
 from .._errors import ShapeError
 from .._aval import meta, TensorType
+from .._batching import batch_last
 from .._registry import nonlinear_error, primitive
 from .._tensor import Tensor
 from ._execute import execute
@@ -64,6 +65,27 @@ def _einsum_aval(*avals: TensorType, plan: Plan) -> TensorType:
         raise ShapeError(f"einsum: primitive operands {avals} do not match the plan {plan} for shapes "
                          f"{plan.shapes} (one dtype required)")
     return TensorType(plan.out_shape, avals[0].dtype, avals[0].placement)
+
+
+@einsum_p.def_batch
+def _einsum_batch(axis_size: int, args: list, dims: list, plan: Plan) -> tuple[Any, int]:
+    """A batch label of its own on each mapped operand (its batch axis moved last) and last
+    in the output; unmapped operands keep their labels: one einsum, no broadcast copies."""
+    spec = plan.spec
+    new = 1 + max([label for t in spec.inputs for label in t] + list(spec.output) + [-1])
+    xs, inputs = [], []
+    for x, d, labels in zip(args, dims, spec.inputs):
+        if d is None:
+            xs.append(x)
+            inputs.append(tuple(labels))
+        else:
+            xs.append(batch_last(x, d, axis_size))
+            inputs.append(tuple(labels) + (new,))
+    batched = relabel(Spec(tuple(inputs), tuple(spec.output) + (new,)))
+    shapes = tuple(tuple(meta(x)[0]) for x in xs)
+    mapped = next(x for x, d in zip(xs, dims) if d is not None)
+    p = get_plan(batched, shapes, None, meta(mapped)[1], placement_of_operand(mapped), plan.optimize)
+    return einsum_p.bind(*xs, plan=p), len(spec.output)
 
 
 def bind_pairwise(plan: Plan, operands: list[Any]) -> Any:

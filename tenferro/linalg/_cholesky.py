@@ -12,6 +12,7 @@ import numpy as np
 from .._errors import fmt_shape
 from .._aval import meta
 from .._registry import primitive
+from .._batching import trailing_batch
 from .._tensor import Tensor
 from ._eigh import hermitian_part
 from ._errors import NonPositiveDefiniteError
@@ -23,6 +24,7 @@ from .. import _ops as tf
 
 
 cholesky_p = primitive("cholesky", FAMILY)
+cholesky_p.def_batch(trailing_batch(cholesky_p))   # trailing batch axes: tenferro._batching
 
 
 @cholesky_p.def_impl

@@ -18,6 +18,7 @@ from .._dispatch import dispatchable
 from .._errors import TenferroValueError, fmt_shape
 from .._aval import meta, xp_of
 from .._registry import primitive
+from .._batching import trailing_batch
 from ._errors import LinalgShapeError, SingularMatrixError
 from ._solve import inv_p
 from ._util import FAMILY, bind as _bind, check_matrix, concrete, lead, operand, trail, wrap
@@ -36,6 +37,7 @@ def _batch_aval(a):
 # det and adjugate
 # ---------------------------------------------------------------------------
 det_p = primitive("det", FAMILY)
+det_p.def_batch(trailing_batch(det_p))   # trailing batch axes: tenferro._batching
 
 
 @det_p.def_impl
@@ -57,6 +59,7 @@ det_p.def_jvp_per_arg(_det_jvp)
 
 
 adjugate_p = primitive("adjugate", FAMILY)
+adjugate_p.def_batch(trailing_batch(adjugate_p))   # trailing batch axes: tenferro._batching
 
 
 def _prefix_suffix(xp: Any, s: Any) -> tuple[Any, Any]:
@@ -127,6 +130,7 @@ adjugate_p.def_jvp_per_arg(_adjugate_jvp)
 # the derivative of the adjugate (the Hessian of det), exact at singular matrices
 # ---------------------------------------------------------------------------
 adjugate_jvp_p = primitive("adjugate_jvp", FAMILY)
+adjugate_jvp_p.def_batch(trailing_batch(adjugate_jvp_p))   # trailing batch axes: tenferro._batching
 """``adjugate_jvp_p(a, e)`` = ``d adj(A)[E]``, linear in ``e``. With ``A = U S V^H``,
 ``adj(A + E) = det(U) det(V^H) V adj(S + U^H E V) U^H`` exactly, so the derivative
 needs only the derivative of ``adj`` at the diagonal ``S``:
@@ -222,6 +226,7 @@ def det(a: Any) -> Any:
 # slogdet
 # ---------------------------------------------------------------------------
 slogdet_p = primitive("slogdet", FAMILY, multiple_results=True)
+slogdet_p.def_batch(trailing_batch(slogdet_p))   # trailing batch axes: tenferro._batching
 
 
 @slogdet_p.def_impl

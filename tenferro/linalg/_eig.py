@@ -15,6 +15,7 @@ import numpy as np
 from .._errors import fmt_shape
 from .._aval import meta
 from .._registry import primitive
+from .._batching import trailing_batch
 from ._errors import ConvergenceError, SingularMatrixError
 from ._solve import solve_p
 from . import _device
@@ -27,6 +28,7 @@ from .. import _ops as tf
 
 
 eig_p = primitive("eig", FAMILY, multiple_results=True)
+eig_p.def_batch(trailing_batch(eig_p))   # trailing batch axes: tenferro._batching
 
 
 @eig_p.def_impl

@@ -13,6 +13,7 @@ import numpy as np
 
 from .._dispatch import dispatchable
 from .._registry import primitive
+from .._batching import trailing_batch
 from .._tensor import Tensor
 from ._errors import ConvergenceError
 from ._util import FAMILY, bind as _bind, check_matrix, lead, operand
@@ -29,6 +30,7 @@ def hermitian_part(x: Any) -> Any:
 
 
 eigh_p = primitive("eigh", FAMILY, multiple_results=True)
+eigh_p.def_batch(trailing_batch(eigh_p))   # trailing batch axes: tenferro._batching
 
 
 @eigh_p.def_impl

@@ -21,6 +21,7 @@ from .._dispatch import dispatchable
 from .._errors import fmt_shape
 from .._aval import aval_of_operand, meta
 from .._registry import primitive
+from .._batching import trailing_batch
 from .._structural import broadcast_in_dim_p
 from ._errors import LinalgDTypeError, LinalgShapeError
 from ._solve import _promote
@@ -31,6 +32,7 @@ from .. import _ops as tf
 
 
 expm_p = primitive("expm", FAMILY)
+expm_p.def_batch(trailing_batch(expm_p))   # trailing batch axes: tenferro._batching
 
 
 @expm_p.def_impl
@@ -48,6 +50,7 @@ def _expm_aval(a):
 
 
 expm_frechet_p = primitive("expm_frechet", FAMILY)
+expm_frechet_p.def_batch(trailing_batch(expm_frechet_p))   # trailing batch axes: tenferro._batching
 
 
 @expm_frechet_p.def_impl

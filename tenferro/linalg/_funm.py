@@ -33,6 +33,7 @@ from .._aval import aval_of_operand, meta, xp_of
 from .._dispatch import dispatchable
 from .._errors import TenferroTypeError, TenferroValueError, fmt_shape
 from .._registry import primitive
+from .._batching import trailing_batch
 from .._transcendental import log, power
 from ._divdiff import contract, divided_differences, evaluate, host
 from ._eigh import eigh_p
@@ -44,6 +45,7 @@ __all__ = ["funm_hermitian", "sqrtm_psd", "logm_pd", "powm_psd", "funm_hermitian
 
 
 funm_hermitian_p = primitive("funm_hermitian", FAMILY)
+funm_hermitian_p.def_batch(trailing_batch(funm_hermitian_p))   # trailing batch axes: tenferro._batching
 
 
 def _herm(x: Any) -> Any:

@@ -23,6 +23,7 @@ from tidu.graph import GraphTracer
 
 from .._aval import xp_of
 from .._registry import primitive
+from .._batching import trailing_batch
 from .._tensor import Tensor
 
 from ._config import config
@@ -34,6 +35,7 @@ GAUGE_RTOL = 1e-6
 
 
 gauge_check_p = primitive("linalg_gauge_check", FAMILY, multiple_results=True)
+gauge_check_p.def_batch(trailing_batch(gauge_check_p))   # trailing batch axes: tenferro._batching
 """``gauge_check_p(*tangents, *residuals, n_lin, check, policy, rtol)``: returns
 the ``n_lin`` tangents unchanged. Its transpose passes the cotangents through and
 calls ``check(cotangents, residuals, rtol)`` (NumPy arrays) first; its findings
@@ -103,6 +105,7 @@ def _gauge_transpose(cts, *args, n_lin, check, policy, rtol):
 
 
 gauge_assert_p = primitive("linalg_gauge_assert", FAMILY, multiple_results=True)
+gauge_assert_p.def_batch(trailing_batch(gauge_assert_p))   # trailing batch axes: tenferro._batching
 """``gauge_assert_p(*cotangents, *residuals, positions, n_ct, check, policy, rtol)``:
 the gauge check of a staged (``tenferro.jit``) gradient. Returns the cotangents
 unchanged; evaluating it runs ``check`` on the values (``positions``: which of the

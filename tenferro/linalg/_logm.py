@@ -27,6 +27,7 @@ from .._aval import meta
 from .._dispatch import dispatchable
 from .._errors import fmt_shape
 from .._registry import primitive
+from .._batching import trailing_batch
 from .._structural import broadcast_in_dim_p
 from ._errors import DomainError, LinalgShapeError
 from ._sqrtm import per_matrix, real_principal
@@ -47,6 +48,7 @@ def _logm_one(x: np.ndarray) -> np.ndarray:
 
 
 logm_p = primitive("logm", FAMILY)
+logm_p.def_batch(trailing_batch(logm_p))   # trailing batch axes: tenferro._batching
 
 
 @logm_p.def_impl
@@ -68,6 +70,7 @@ logm_p.def_jvp_per_arg(_logm_jvp)
 
 
 logm_frechet_p = primitive("logm_frechet", FAMILY)
+logm_frechet_p.def_batch(trailing_batch(logm_frechet_p))   # trailing batch axes: tenferro._batching
 
 
 def _frechet_one(x: np.ndarray, e: np.ndarray) -> np.ndarray:

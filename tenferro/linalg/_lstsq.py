@@ -21,6 +21,7 @@ from tidu import Zero, is_undefined
 from .._errors import TenferroValueError, fmt_shape
 from .._aval import aval_of_operand, fortran, meta, xp_of
 from .._registry import primitive
+from .._batching import trailing_batch
 from .._tensor import Tensor
 from . import _device
 from ._errors import ConvergenceError, LinalgShapeError
@@ -32,6 +33,7 @@ from .._dtypes import int64, result_type
 
 
 lstsq_p = primitive("lstsq", FAMILY)
+lstsq_p.def_batch(trailing_batch(lstsq_p))   # trailing batch axes: tenferro._batching
 """``lstsq_p(a, b, rcond)``: ``pinv(a) @ b`` for ``a`` ``[M, N, B...]``, ``b``
 ``[M, K, B...]`` of one dtype, singular values ``<= rcond * s_max`` treated as zero."""
 

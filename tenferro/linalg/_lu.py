@@ -17,6 +17,7 @@ from tidu import Zero
 
 from .._aval import meta, xp_of
 from .._registry import primitive
+from .._batching import trailing_batch
 from ._solve import triangular_solve_p
 from . import _device
 from ._util import FAMILY, bind as _bind, check_matrix, lead, operand, wrap
@@ -25,6 +26,7 @@ from .. import _ops as tf
 
 
 lu_p = primitive("lu", FAMILY, multiple_results=True)
+lu_p.def_batch(trailing_batch(lu_p))   # trailing batch axes: tenferro._batching
 
 
 @lu_p.def_impl

@@ -20,6 +20,7 @@ from .._dispatch import dispatchable
 from .._errors import TenferroValueError, fmt_shape
 from .._aval import aval_of_operand, meta, xp_of
 from .._registry import primitive
+from .._batching import batch_last, trailing_batch
 from .._tensor import Tensor
 from ._errors import SingularMatrixError
 from ._solve import triangular_solve_p
@@ -30,6 +31,7 @@ from .. import _ops as tf
 
 
 qr_p = primitive("qr", FAMILY, multiple_results=True)
+qr_p.def_batch(trailing_batch(qr_p))   # trailing batch axes: tenferro._batching
 
 
 @qr_p.def_impl
@@ -97,6 +99,15 @@ loss on ``Q[:, :k]``, ``R[:k, :]``). Otherwise, per ``role``:
   on the trailing factors (docs/ad/qr.md).
 
 The transpose is the same map with the other role."""
+
+
+@qr_singular_part_p.def_batch
+def _singular_part_batch(axis_size, args, dims, shape, role, where):
+    # (the check reads the whole batch: one example's nonzero cotangent raises, or makes every
+    # example's singular part NaN, where a loop would make only its own NaN)
+    (x,), (d,) = args, dims
+    x = batch_last(x, d, axis_size)
+    return qr_singular_part_p.bind(x, shape=tuple(shape) + (axis_size,), role=role, where=where), len(shape)
 
 
 @qr_singular_part_p.def_impl

@@ -23,6 +23,7 @@ from .._errors import TenferroValueError, fmt_shape
 from .._aval import aval_of_operand, fortran, meta, xp_of
 from .._operands import check_placement
 from .._registry import primitive
+from .._batching import trailing_batch
 from .._tensor import Tensor
 from ._errors import LinalgShapeError, SingularMatrixError
 from . import _device
@@ -38,6 +39,7 @@ from .._structural import convert_element_type
 # triangular_solve
 # ---------------------------------------------------------------------------
 triangular_solve_p = primitive("triangular_solve", FAMILY)
+triangular_solve_p.def_batch(trailing_batch(triangular_solve_p))   # trailing batch axes: tenferro._batching
 
 
 @triangular_solve_p.def_impl
@@ -153,6 +155,7 @@ def _promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
 # solve
 # ---------------------------------------------------------------------------
 solve_p = primitive("solve", FAMILY)
+solve_p.def_batch(trailing_batch(solve_p))   # trailing batch axes: tenferro._batching
 """``solve_p(a, b, transposed)``: ``x`` with ``a x = b``, or ``a^T x = b`` when
 ``transposed`` (the transpose rule's solve: no copy of ``a^T`` is made)."""
 
@@ -221,6 +224,7 @@ def _solve_transpose(ct, a, b, transposed):
 # lu_solve: a solve with given LU factors (the residual of solve's JVP)
 # ---------------------------------------------------------------------------
 lu_solve_p = primitive("lu_solve", FAMILY)
+lu_solve_p.def_batch(trailing_batch(lu_solve_p))   # trailing batch axes: tenferro._batching
 """``lu_solve_p(lu, piv, b, transposed)``: ``A^{-1} b`` (``A^{-T} b`` when
 ``transposed``) from LAPACK getrf factors ``(lu, piv)`` of one matrix ``A``
 (``scipy.linalg.lu_factor``). Linear in ``b``; the factors are constants."""
@@ -298,6 +302,7 @@ def solve(a: Any, b: Any) -> Any:
 # inv
 # ---------------------------------------------------------------------------
 inv_p = primitive("inv", FAMILY)
+inv_p.def_batch(trailing_batch(inv_p))   # trailing batch axes: tenferro._batching
 
 
 @inv_p.def_impl

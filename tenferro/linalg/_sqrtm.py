@@ -27,6 +27,7 @@ from .._aval import xp_of
 from .._dispatch import dispatchable
 from .._errors import TenferroValueError, fmt_shape
 from .._registry import primitive
+from .._batching import trailing_batch
 from ._divdiff import host
 from ._errors import DomainError, LinalgShapeError, SingularMatrixError
 from ._lapack import _double
@@ -72,6 +73,7 @@ def _sqrtm_one(x: np.ndarray) -> np.ndarray:
 
 
 sqrtm_p = primitive("sqrtm", FAMILY)
+sqrtm_p.def_batch(trailing_batch(sqrtm_p))   # trailing batch axes: tenferro._batching
 
 
 @sqrtm_p.def_impl
@@ -93,6 +95,7 @@ sqrtm_p.def_jvp_per_arg(_sqrtm_jvp)
 
 
 sylvester_p = primitive("sylvester", FAMILY)
+sylvester_p.def_batch(trailing_batch(sylvester_p))   # trailing batch axes: tenferro._batching
 
 
 def _sylvester_one(x: np.ndarray, c: np.ndarray) -> np.ndarray:

@@ -21,6 +21,7 @@ from .._errors import TenferroValueError
 from .._tensor import Tensor
 from .._aval import aval_of_operand, fortran, meta, xp_of
 from .._registry import nonlinear_error, primitive
+from .._batching import trailing_batch
 from ._errors import ConvergenceError
 from ._util import FAMILY, bind as _bind, check_matrix, concrete, lead, operand
 from ._lapack import lapack
@@ -31,6 +32,7 @@ from .. import _ops as tf
 
 
 svd_p = primitive("svd", FAMILY, multiple_results=True)
+svd_p.def_batch(trailing_batch(svd_p))   # trailing batch axes: tenferro._batching
 
 
 @svd_p.def_impl
@@ -169,6 +171,7 @@ def _svd_reduced_jvp(tf, da, u, s, vh, dtype, m, n, k):
 # the singular-vector terms, evaluated only when a cotangent needs them
 # ---------------------------------------------------------------------------
 svd_vectors_p = primitive("svd_vector_terms", FAMILY, multiple_results=True)
+svd_vectors_p.def_batch(trailing_batch(svd_vectors_p))   # trailing batch axes: tenferro._batching
 """``svd_vectors_p(dp, s)`` -> ``[E o (dp + dp^H) + D o (dp - dp^H), E o (dp + dp^H) -
 D o (dp - dp^H)]`` (the off-diagonal cores of ``U^H dU`` and ``V^H dV``), linear in
 ``dp``; ``E``, ``D`` from ``s`` (:func:`_svd_coefficients`). A primitive so that the

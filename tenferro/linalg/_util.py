@@ -27,6 +27,7 @@ from .._errors import fmt_shape
 from .._aval import aval_of_operand, fortran, TensorType, xp_of
 from .._operands import as_operand
 from .._registry import primitive
+from .._batching import trailing_batch
 from .._tensor import Tensor
 
 from ._errors import LinalgDTypeError, LinalgShapeError, NonFiniteError
@@ -108,6 +109,7 @@ def operand(op: str, name: str, x: Any) -> Any:
 
 
 finite_check_p = primitive("linalg_finite_check", FAMILY)
+finite_check_p.def_batch(trailing_batch(finite_check_p))   # trailing batch axes: tenferro._batching
 """``finite_check_p(x, op, name)``: ``x`` unchanged; evaluating it raises
 :class:`NonFiniteError` naming the public function ``op`` when ``x`` holds NaN or
 inf. The identity for derivatives (tangents and cotangents are not checked)."""
