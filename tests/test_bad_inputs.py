@@ -213,6 +213,11 @@ row("grad-complex-output", lambda: tidu.grad(lambda x: tf.sum(x))(tf.asarray([1j
 row("jvp-tensor-primals", lambda: tidu.jvp(f1, F, F), (), tidu.TreeStructureError, "tuples or lists")
 row("jvp-tangent-shape", lambda: tidu.jvp(f1, (F,), (tf.ones((2,)),)), (), tidu.TangentMismatchError, "tangent")
 row("hvp-tensor", lambda: tidu.hvp(f1, F, F), (), tidu.TreeStructureError, "hvp(f, (x,), (v,))")
+row("vmap-not-callable", lambda: tidu.vmap(3), (), tidu.InvalidArgumentError, "expects a callable")
+row("vmap-bad-in-axes", lambda: tidu.vmap(f1, in_axes="0")(F), (), tidu.InvalidArgumentError, "must be an int, None")
+row("vmap-axis-range", lambda: tidu.vmap(f1, in_axes=5)(F), (), tidu.InvalidArgumentError, "out of range")
+row("vmap-no-mapped-argument", lambda: tidu.vmap(f1, in_axes=None)(F), (), tidu.InvalidArgumentError, "axis_size")
+row("vmap-bad-axis-size", lambda: tidu.vmap(f1, axis_size=2.5), (), tidu.InvalidArgumentError, "axis_size must be")
 for check in (check_grads, check_jvp, check_vjp):
     n = check.__name__
     row(f"{n}-tensor-args", check, (f1, F), tidu.InvalidArgumentError, "must be a tuple")

@@ -1,0 +1,142 @@
+"""``tidu.vmap`` on tenferro tensors: JAX's in_axes/out_axes/axis_size semantics, typed
+errors, composition with grad/jvp/hessian/jit and with itself, against Python loops
+(``tidu.testing.check_vmap``) and explicit NumPy. The per-primitive rules are checked over
+the gradient table in ``test_vmap_table.py``."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tenferro as tf
+import tidu
+from tidu.testing import VmapCheckError, check_vmap
+
+
+def _t(*shape, seed=0, complex_=False):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape)
+    if complex_:
+        a = a + 1j * rng.standard_normal(shape)
+    return tf.asarray(a)
+
+
+def f2(a, b):
+    """A function of two 3x4-per-example tensors mixing elementwise, reductions, contraction."""
+    return tf.sum(tf.tanh(a) * b, axis=0) + tf.einsum("ij,kj->", a, b) * tf.exp(-tf.sum(a * a) / 10)
+
+
+@settings(max_examples=40, deadline=None)
+@given(ax_a=st.sampled_from([None, 0, 1, 2, -1, -3]), ax_b=st.sampled_from([None, 0, 1, 2, -1]),
+       out=st.sampled_from([0, 1, -1]), complex_=st.booleans())
+def test_random_in_and_out_axes_match_a_loop(ax_a, ax_b, out, complex_):
+    if ax_a is None and ax_b is None:
+        ax_b = 0
+    per = (3, 4)
+    a = _t(*(per if ax_a is None else np.insert(per, ax_a % 3, 5)), seed=1, complex_=complex_)
+    b = _t(*(per if ax_b is None else np.insert(per, ax_b % 3, 5)), seed=2, complex_=complex_)
+    got = check_vmap(f2, (a, b), (ax_a, ax_b), out)
+    assert got.shape[out % 2] == 5
+
+
+def test_pytrees_prefixes_and_out_axes_trees():
+    xs = {"w": _t(5, 3, seed=1), "b": _t(3, seed=2)}        # w mapped over axis 0, b shared
+    def f(p, x):
+        return {"y": p["w"] * x + p["b"], "n": tf.sum(p["w"] ** 2)}, [x, p["b"]]
+    x = _t(5, 3, seed=3)
+    out = check_vmap(f, (xs, x), ({"w": 0, "b": None}, 0), ({"y": 1, "n": 0}, [0, None]))
+    (d, (xx, bb)) = out
+    assert d["y"].shape == (3, 5) and d["n"].shape == (5,) and bb.shape == (3,)
+    np.testing.assert_array_equal(bb.numpy(), xs["b"].numpy())
+
+
+def test_axis_size_and_unmapped_outputs_broadcast():
+    f = tidu.vmap(lambda a: tf.sin(a), in_axes=None, axis_size=4)
+    a = _t(2, 3)
+    out = f(a)
+    assert out.shape == (4, 2, 3)
+    np.testing.assert_array_equal(out.numpy(), np.broadcast_to(np.sin(a.numpy()), (4, 2, 3)))
+    # an output that does not depend on the mapped input is broadcast along out_axes
+    g = tidu.vmap(lambda x, c: (x * 2.0, c), in_axes=(0, None), out_axes=(0, -1))
+    y, c = g(_t(3, 2), _t(2))
+    assert y.shape == (3, 2) and c.shape == (2, 3)
+    assert tidu.vmap(lambda x: x, axis_size=3)(_t(3, 2)).shape == (3, 2)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: tidu.vmap(f2)(_t(5, 3, 4), _t(6, 3, 4)), "inconsistent sizes"),
+    (lambda: tidu.vmap(f2, in_axes=(0,))(_t(5, 3, 4), _t(5, 3, 4)), "has 1 entries"),
+    (lambda: tidu.vmap(f2, in_axes=True)(_t(5, 3, 4), _t(5, 3, 4)), "must be an int, None"),
+    (lambda: tidu.vmap(f2, in_axes="0")(_t(5, 3, 4), _t(5, 3, 4)), "must be an int, None"),
+    (lambda: tidu.vmap(f2, in_axes=3)(_t(5, 3, 4), _t(5, 3, 4)), "out of range"),
+    (lambda: tidu.vmap(f2, in_axes=None)(_t(3, 4), _t(3, 4)), "give axis_size"),
+    (lambda: tidu.vmap(f2, axis_size=4)(_t(5, 3, 4), _t(5, 3, 4)), "axis_size=4"),
+    (lambda: tidu.vmap(lambda a: a, out_axes=None)(_t(5, 3)), "out_axes is None"),
+    (lambda: tidu.vmap(lambda a: a, out_axes=2)(_t(5, 3)), "out of range"),
+    (lambda: tidu.vmap(lambda a: a, axis_size=-1), "axis_size must be"),
+    (lambda: tidu.vmap(3), "expects a callable"),
+])
+def test_bad_arguments_raise_typed_errors(call, match):
+    with pytest.raises(tidu.InvalidArgumentError, match=match):
+        call()
+
+
+def test_a_primitive_without_a_rule_is_named():
+    idx = tf.asarray(np.array([0, 2]))
+    with pytest.raises(tidu.MissingRuleError, match="'gather' has no batching rule"):
+        tidu.vmap(lambda a: tf.take(a, idx))(_t(4, 3))
+
+
+def test_check_vmap_catches_a_wrong_rule():
+    """A primitive whose batching rule mixes the examples up (reverses them) fails the check."""
+    double_p = tidu.Primitive("test_double")
+    double_p.def_impl(lambda x: x * 2.0)
+    double_p.def_abstract_eval(lambda a: a)
+    double_p.def_batch(lambda n, args, dims: (tf.flip(args[0] * 2.0, axis=dims[0]), dims[0]))
+    check_vmap(lambda a: double_p.bind(a), (_t(1, 4),))          # one example: nothing to mix up
+    with pytest.raises(VmapCheckError, match="example 0"):
+        check_vmap(lambda a: double_p.bind(a), (_t(3, 4),))
+
+
+# ---- composition ---------------------------------------------------------------------------
+def loss(w, x):
+    return tf.sum(tf.tanh(x @ w) ** 2)
+
+
+W, X = _t(4, 2, seed=5), _t(6, 3, 4, seed=6)
+
+
+def _loop_grads(fun, w, xs):
+    return np.stack([fun(w, tf.asarray(xs.numpy()[i])).numpy() for i in range(xs.shape[0])])
+
+
+def test_per_example_gradients_vmap_of_grad():
+    got = tidu.vmap(tidu.grad(loss), in_axes=(None, 0))(W, X).numpy()
+    np.testing.assert_allclose(got, _loop_grads(tidu.grad(loss), W, X), rtol=1e-13, atol=1e-14)
+
+
+def test_grad_of_vmap_is_the_sum_of_the_per_example_gradients():
+    g = tidu.grad(lambda w: tf.sum(tidu.vmap(loss, in_axes=(None, 0))(w, X)))(W).numpy()
+    np.testing.assert_allclose(g, _loop_grads(tidu.grad(loss), W, X).sum(0), rtol=1e-13, atol=1e-13)
+
+
+def test_vmap_of_hessian_and_jvp_of_vmap():
+    h = tidu.vmap(tidu.hessian(loss), in_axes=(None, 0))(W, X).numpy()
+    np.testing.assert_allclose(h, _loop_grads(tidu.hessian(loss), W, X), rtol=1e-12, atol=1e-13)
+    t = _t(4, 2, seed=9)
+    _, jv = tidu.jvp(lambda w: tidu.vmap(loss, in_axes=(None, 0))(w, X), (W,), (t,))
+    want = [float(tidu.jvp(lambda w: loss(w, tf.asarray(X.numpy()[i])), (W,), (t,))[1]) for i in range(6)]
+    np.testing.assert_allclose(jv.numpy(), want, rtol=1e-13)
+
+
+def test_nested_vmap_and_jit():
+    a = _t(2, 3, 4, 4, seed=3)
+    f = lambda m: tf.linalg.det(tf.sin(m) @ m.T + 4.0 * tf.eye(4))  # noqa: E731
+    got = tidu.vmap(tidu.vmap(f))(a)
+    want = np.array([[float(f(tf.asarray(a.numpy()[i, j]))) for j in range(3)] for i in range(2)])
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    jitted = tf.jit(tidu.vmap(f))          # jit(vmap(f)): one compiled batched program
+    np.testing.assert_allclose(jitted(a[0]).numpy(), want[0], rtol=1e-12)
+    with pytest.raises(tidu.MissingRuleError, match="'call'"):   # vmap(jit(f)): not yet
+        tidu.vmap(tf.jit(f))(a[0])
