@@ -13,7 +13,9 @@ every transformation as JAX's ``pjit`` does:
   compiled: under ``linearize``/``grad`` the primal work runs compiled and the
   linear call is staged with the residuals as constants;
 * transposition traces :func:`backward_pass` of the linear graph into a compiled
-  transposed graph.
+  transposed graph;
+* batching (:func:`tidu.vmap`) traces the graph under ``vmap`` into a batched graph,
+  compiled as well: ``vmap(jit(f))`` runs one compiled batched program.
 
 Derived graphs are cached on the :class:`ClosedCall`, so a function differentiated
 in a loop is split and compiled once.
@@ -23,10 +25,12 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ._ad import backward_pass, linearize_flat
+from ._batching import vmap
 from ._core import Primitive, UndefinedPrimal
 from ._errors import RuleError
 from .graph import Eqn, Graph, GraphTracer, Var, make_graph
 from ._pytree import tree_flatten
+from ._tracer import aval_of
 from ._zero import Zero
 
 __all__ = ["ClosedCall", "call_p", "inline_calls", "Compiler"]
@@ -46,7 +50,7 @@ class ClosedCall:
     cached here.
     """
 
-    __slots__ = ("graph", "compiler", "name", "_executable", "_jvp", "_transpose", "__weakref__")
+    __slots__ = ("graph", "compiler", "name", "_executable", "_jvp", "_transpose", "_batched", "__weakref__")
 
     def __init__(self, graph: Graph, compiler: Compiler | None = None, name: str = "call"):
         self.graph = graph
@@ -55,6 +59,7 @@ class ClosedCall:
         self._executable: Callable[..., list] | None = None
         self._jvp: dict[tuple[bool, ...], tuple] = {}
         self._transpose: dict[tuple, tuple] = {}
+        self._batched: dict[tuple, "ClosedCall"] = {}
 
     @property
     def executable(self) -> Callable[..., list]:
@@ -172,6 +177,20 @@ def _call_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, fn: ClosedCall
     t_out = call_p.bind(*residuals, *[t for t in tangents if type(t) is not Zero], fn=lin) if any(out_nonzero) else []
     it = iter(t_out)
     return outs, [next(it) if nz else Zero(v.aval) for v, nz in zip(fn.graph.outvars, out_nonzero)]
+
+
+@call_p.def_batch
+def _call_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *, fn: ClosedCall) -> tuple[list, list]:
+    """The graph traced under ``vmap`` (batch axes as given, every output's first), compiled
+    once per pattern of batch axes and argument types."""
+    key = (tuple(dims), axis_size, tuple(aval_of(a) for a in args))
+    hit = fn._batched.get(key)
+    if hit is None:
+        run = vmap(lambda *xs: fn.graph.eval_flat(*xs), in_axes=tuple(dims), out_axes=0, axis_size=axis_size)
+        hit = fn._batched[key] = ClosedCall(make_graph(lambda *xs: run(*xs), *args), fn.compiler,
+                                            name=f"vmap({fn.name})")
+    outs = call_p.bind(*args, fn=hit)
+    return outs, [0] * len(outs)
 
 
 def _call_transpose(cts: Sequence[Any], *args: Any, fn: ClosedCall) -> list:

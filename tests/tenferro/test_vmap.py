@@ -138,5 +138,8 @@ def test_nested_vmap_and_jit():
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
     jitted = tf.jit(tidu.vmap(f))          # jit(vmap(f)): one compiled batched program
     np.testing.assert_allclose(jitted(a[0]).numpy(), want[0], rtol=1e-12)
-    with pytest.raises(tidu.MissingRuleError, match="'call'"):   # vmap(jit(f)): not yet
-        tidu.vmap(tf.jit(f))(a[0])
+    jf = tf.jit(f)                          # vmap(jit(f)): the compiled call batched (a compiled batched graph)
+    np.testing.assert_allclose(tidu.vmap(jf)(a[1]).numpy(), want[1], rtol=1e-12)
+    per_example = tidu.vmap(tidu.grad(jf))(a[1]).numpy()
+    np.testing.assert_allclose(per_example, np.stack([tidu.grad(f)(tf.asarray(a.numpy()[1, j])).numpy()
+                                                      for j in range(3)]), rtol=1e-12, atol=1e-13)
