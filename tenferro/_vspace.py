@@ -16,7 +16,7 @@ from ._elementwise import add_p, conj, multiply
 from ._methods import TENSOR_METHODS
 from ._placement import CPU, array_module_of_placement, device_scope
 from ._shape import Shape
-from ._structural import broadcast_to, expand_dims, reshape, stack, transpose
+from ._structural import broadcast_to, expand_dims, reshape, stack, sum_p, transpose
 from ._tensor import Tensor
 
 __all__ = ["TensorVSpace", "TENSOR_VSPACE"]
@@ -109,6 +109,9 @@ class TensorVSpace(tidu.VSpace):
         order = [k for k in range(len(tidu.aval_of(x).shape)) if k != src]
         order.insert(dst, src)
         return transpose(x, order)
+
+    def sum_axis(self, x: Any, axis: int) -> Any:
+        return sum_p.bind(x, axes=(axis,))
 
     def broadcast_axis(self, x: Any, size: int, axis: int) -> Any:
         y = expand_dims(x, axis)

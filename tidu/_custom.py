@@ -15,6 +15,7 @@ from typing import Any, Callable
 from ._core import Primitive, current_stack, find_top_trace
 from ._errors import CustomRuleError, NonDifferentiableError
 from ._ad import JVPTrace, backward_pass, jvp_flat, linearize_flat
+from ._batching import BatchTrace, BatchTracer, move_batch_axis, vmap
 from .graph import Graph, GraphTrace, make_graph
 from ._pytree import tree_flatten, tree_map, tree_unflatten
 from ._tracer import Tracer, aval_of
@@ -246,6 +247,16 @@ def _custom_call_jvp(primals, tangents, *, fn, in_tree, out_tree, out_avals):
     return outs, t_outs
 
 
+@custom_call_p.def_batch
+def _custom_call_batch(axis_size, args, dims, *, fn, in_tree, out_tree, out_avals):
+    # the staged custom function called again under vmap, where its rules are batched too
+    def flat(*leaves):
+        return tree_flatten(fn(*tree_unflatten(in_tree, leaves)))[0]
+
+    outs = vmap(flat, in_axes=tuple(dims), out_axes=0, axis_size=axis_size)(*args)
+    return outs, [0] * len(outs)
+
+
 def stage_custom_call(fn, args: tuple) -> Any:
     """Record ``fn(*args)`` (``fn`` a custom_jvp or custom_vjp) as one graph equation.
 
@@ -396,12 +407,96 @@ def _stage(trace: Any, fn: Any, args: tuple) -> Any:
     return stage_custom_call(fn, args)
 
 
+# ---- custom rules under vmap --------------------------------------------------------------
+# A custom_jvp/custom_vjp function met by a BatchTrace becomes a new custom function over the
+# batched leaves whose function and rules are the originals under vmap; it is called on the
+# unwrapped values, so a transformation below the batch (grad(vmap(f))) still uses the user's
+# rule. Every output and residual gets its batch axis first.
+def _batched_leaves(trace: BatchTrace, args: tuple) -> tuple[list, list, Any]:
+    leaves, in_tree = tree_flatten(args)
+    vals = [x.val if type(x) is BatchTracer and x._trace is trace else x for x in leaves]
+    dims = [x.bdim if type(x) is BatchTracer and x._trace is trace else None for x in leaves]
+    return vals, dims, in_tree
+
+
+def _flat(fun: Callable[..., Any], in_tree: Any, out_tree_box: list) -> Callable[..., list]:
+    def flat(*leaves):
+        out_flat, out_tree = tree_flatten(fun(*tree_unflatten(in_tree, leaves)))
+        out_tree_box[:] = [out_tree]
+        return out_flat
+    return flat
+
+
+def _rewrap(trace: BatchTrace, outs: list, out_tree: Any) -> Any:
+    return tree_unflatten(out_tree, [BatchTracer(trace, o, 0) for o in outs])
+
+
+def custom_jvp_batch(trace: BatchTrace, fn: custom_jvp, args: tuple) -> Any:
+    vals, dims, in_tree = _batched_leaves(trace, args)
+    n, size, box = len(vals), trace.axis_size, []
+    batched = custom_jvp(vmap(_flat(fn.fun, in_tree, box), in_axes=tuple(dims), out_axes=0, axis_size=size))
+
+    def example_rule(*xs):
+        p_out, t_out = fn.jvp(tree_unflatten(in_tree, xs[:n]), tree_unflatten(in_tree, xs[n:]))
+        p_flat, p_tree = tree_flatten(p_out)
+        box[:] = [p_tree]
+        return p_flat, tree_flatten(t_out)[0]
+
+    @batched.defjvp
+    def batched_rule(primals, tangents):
+        return vmap(example_rule, in_axes=tuple(dims) * 2, out_axes=0, axis_size=size)(*primals, *tangents)
+
+    outs = batched(*vals)
+    return _rewrap(trace, outs, box[0])
+
+
+def custom_vjp_batch(trace: BatchTrace, fn: custom_vjp, args: tuple) -> Any:
+    vals, dims, in_tree = _batched_leaves(trace, args)
+    size, box, res_box = trace.axis_size, [], []
+    batched = custom_vjp(vmap(_flat(fn.fun, in_tree, box), in_axes=tuple(dims), out_axes=0, axis_size=size))
+
+    def example_fwd(*xs):
+        out, res = fn.fwd(*tree_unflatten(in_tree, xs))
+        out_flat, out_tree = tree_flatten(out)
+        res_flat, res_tree = tree_flatten(res)
+        box[:], res_box[:] = [out_tree], [res_tree]
+        return out_flat, res_flat
+
+    def fwd(*xs):
+        return vmap(example_fwd, in_axes=tuple(dims), out_axes=0, axis_size=size)(*xs)
+
+    def bwd(res, cts):
+        def example_bwd(res_flat, ct_flat):
+            ct_in = fn.bwd(tree_unflatten(res_box[0], res_flat), tree_unflatten(box[0], ct_flat))
+            flat = []
+            for sub, ct in zip(in_tree.children, ct_in):
+                flat += [None] * sub.num_leaves if ct is None else tree_flatten(ct)[0]
+            return flat
+
+        per = vmap(example_bwd, in_axes=0, out_axes=0, axis_size=size)(list(res), list(cts))
+        out = []   # the cotangent of a shared (unmapped) leaf is the sum over the examples
+        for ct, d in zip(per, dims):
+            if ct is None:
+                out.append(None)
+            elif d is None:
+                out.append(vspace_of_aval(aval_of(ct)).sum_axis(ct, 0))
+            else:
+                out.append(move_batch_axis(ct, 0, d, size))
+        return tuple(out)
+
+    batched.defvjp(fwd, bwd)
+    outs = batched(*vals)
+    return _rewrap(trace, outs, box[0])
+
+
 _HANDLERS: dict[tuple[type, str], Callable[..., Any]] = {
     (JVPTrace, "custom_jvp"): custom_jvp_process,
     (JVPTrace, "custom_vjp"): custom_vjp_process,
     (JVPTrace, "checkpoint"): checkpoint_process,
     (GraphTrace, "custom_jvp"): _stage,
     (GraphTrace, "custom_vjp"): _stage,
+    (BatchTrace, "custom_jvp"): custom_jvp_batch,
+    (BatchTrace, "custom_vjp"): custom_vjp_batch,
 }
 _DEFAULTS = {"custom_jvp": _inline_call, "custom_vjp": _inline_call, "checkpoint": _inline_graph}
 

@@ -97,6 +97,11 @@ class VSpace:
         """``x`` repeated along a new axis of length ``size`` at ``axis`` (traceable)."""
         raise NotImplementedError(f"{type(self).__name__} does not support vmap (no broadcast_axis)")
 
+    def sum_axis(self, x: Any, axis: int) -> Any:
+        """``x`` summed over axis ``axis`` (traceable): the cotangent of a value shared by
+        every example, from the per-example ones (``custom_vjp`` under ``vmap``)."""
+        raise NotImplementedError(f"{type(self).__name__} does not support vmap (no sum_axis)")
+
     # --- concrete only (testing) -------------------------------------------
     def inner(self, x: Any, y: Any) -> float:
         """Real inner product ``Re <x, y>`` (``Re sum(conj(x) * y)``)."""
