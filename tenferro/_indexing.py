@@ -18,10 +18,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tidu import Zero, instantiate, is_undefined
+import tidu
+from tidu import MissingRuleError, Zero, instantiate, is_undefined
 
 from ._aval import TensorType, aval_of_operand, fortran, meta, placement_of_operand, xp_of
-from ._creation import ones, zeros
+from ._creation import arange, ones, zeros
 from ._dtypes import _KIND_ORDER, int64
 from ._elementwise import add_p, mul_p, sub_p
 from ._errors import DTypeError, ShapeError, TenferroIndexError, TenferroValueError, fmt_shape
@@ -30,8 +31,8 @@ from ._placement import import_cupyx
 from ._registry import check_shapes, primitive
 from ._batching import batch_last
 from ._shape import as_shape
-from ._structural import (_norm_axis, broadcast_in_dim_p, broadcast_to, convert_element_type, reshape_p, slice_p, stack,
-                          sum_p)
+from ._structural import (_norm_axis, broadcast_in_dim_p, broadcast_to, concatenate_p, convert_element_type, reshape_p,
+                          slice_p, stack, sum_p, transpose_p)
 from ._tensor import Tensor
 
 FAMILY = "indexing"
@@ -101,6 +102,23 @@ def _linear_in_operand_jvp(prim):
 dynamic_slice_p.def_jvp(_linear_in_operand_jvp(dynamic_slice_p))
 
 
+def _starts_with_batch(starts: Any, dims: Any) -> Any:
+    """Shared start indices with a 0 appended for the (last) batch axis; per-example starts
+    have no rule yet."""
+    if dims is not None:
+        raise MissingRuleError("vmap: primitives 'dynamic_slice'/'dynamic_update_slice' have no batching rule for "
+                               "per-example start indices yet; map the operand with shared starts")
+    zero = zeros((1,), meta(starts)[1], placement=placement_of_operand(starts))
+    return concatenate_p.bind(starts, zero, dimension=0)
+
+
+@dynamic_slice_p.def_batch
+def _dynamic_slice_batch(axis_size, args, dims, sizes):
+    (x, starts), (dx, ds) = args, dims
+    x = batch_last(x, dx, axis_size)
+    return dynamic_slice_p.bind(x, _starts_with_batch(starts, ds), sizes=tuple(sizes) + (axis_size,)), len(sizes)
+
+
 @dynamic_slice_p.def_transpose
 def _dynamic_slice_transpose(ct, x, starts, sizes):
     return [dynamic_update_slice_p.bind(_zeros(x.aval), ct, starts), None]
@@ -124,6 +142,14 @@ def _dus_aval(a, u, starts):
         raise ShapeError(f"dynamic_update_slice: update {u} does not fit operand {a}; expected the same "
                          "dtype and rank, and extents no larger than the operand's")
     return a
+
+
+@dynamic_update_slice_p.def_batch
+def _dus_batch(axis_size, args, dims):
+    (x, u, starts), (dx, du, ds) = args, dims
+    x, u = batch_last(x, dx, axis_size), batch_last(u, du, axis_size)
+    out = dynamic_update_slice_p.bind(x, u, _starts_with_batch(starts, ds))
+    return out, len(meta(out)[0]) - 1
 
 
 @dynamic_update_slice_p.def_jvp
@@ -242,6 +268,38 @@ def _gather_aval(a, idx, axis):
 gather_p.def_jvp(_linear_in_operand_jvp(gather_p))
 
 
+def _merged_indices(x: Any, idx: Any, axis: int, axis_size: int) -> tuple[Any, Any]:
+    """A batched gather/scatter with per-example indices as one over a merged axis: ``x``
+    (batch last) with its batch axis moved next to ``axis`` and the two merged (column-major:
+    ``axis`` fastest), and the indices (batch last) shifted to ``i + n * b``."""
+    nd = len(meta(x)[0])
+    order = [k for k in range(nd - 1)]
+    order.insert(axis + 1, nd - 1)
+    xt = transpose_p.bind(x, permutation=tuple(order))
+    shape = tuple(meta(xt)[0])
+    n = shape[axis]
+    merged = reshape_p.bind(xt, new_shape=shape[:axis] + (n * axis_size,) + shape[axis + 2:])
+    ishape = tuple(meta(idx)[0])
+    offsets = arange(axis_size, dtype=meta(idx)[1], placement=placement_of_operand(idx)) * n
+    offsets = broadcast_in_dim_p.bind(offsets, shape=ishape, broadcast_dimensions=(len(ishape) - 1,))
+    return merged, add_p.bind(idx, offsets)
+
+
+@gather_p.def_batch
+def _gather_batch(axis_size, args, dims, axis):
+    (x, idx), (dx, di) = args, dims
+    if di is None:                      # shared indices: the batch axis of x rides along, last
+        x = batch_last(x, dx, axis_size)
+        out = gather_p.bind(x, idx, axis=axis)
+        return out, len(meta(out)[0]) - 1
+    idx = batch_last(idx, di, axis_size)
+    k = len(meta(idx)[0]) - 1           # the batch axis of idx ends at axis + k of the result
+    if dx is None:
+        return gather_p.bind(x, idx, axis=axis), axis + k
+    merged, flat_idx = _merged_indices(batch_last(x, dx, axis_size), idx, axis, axis_size)
+    return gather_p.bind(merged, flat_idx, axis=axis), axis + k
+
+
 @gather_p.def_transpose
 def _gather_transpose(ct, x, idx, axis):
     return [scatter_add_p.bind(_zeros(x.aval), idx, ct, axis=axis), None]
@@ -281,6 +339,24 @@ def _scatter_add_aval(a, idx, u, axis):
                          f"{fmt_shape(idx.shape)} along axis {axis}; expected shape {fmt_shape(expect)} "
                          f"and dtype {a.dtype.name}")
     return a
+
+
+@scatter_add_p.def_batch
+def _scatter_add_batch(axis_size, args, dims, axis):
+    (x, idx, u), (dx, di, du) = args, dims
+    x = batch_last(x, dx, axis_size)
+    if di is None:                      # shared indices: every example's updates land alike
+        out = scatter_add_p.bind(x, idx, batch_last(u, du, axis_size), axis=axis)
+        return out, len(meta(out)[0]) - 1
+    idx = batch_last(idx, di, axis_size)
+    k = len(meta(idx)[0]) - 1
+    merged, flat_idx = _merged_indices(x, idx, axis, axis_size)
+    u = tidu.move_batch_axis(u, du, axis + k, axis_size)   # updates: x[:axis] + idx + rest, batch after idx
+    out = scatter_add_p.bind(merged, flat_idx, u, axis=axis)
+    shape = tuple(meta(x)[0])           # split the merged axis back into (axis, batch)
+    n = shape[axis]
+    out = reshape_p.bind(out, new_shape=shape[:axis] + (n, axis_size) + shape[axis + 1:-1])
+    return out, axis + 1
 
 
 @scatter_add_p.def_jvp

@@ -83,9 +83,25 @@ def test_bad_arguments_raise_typed_errors(call, match):
 
 
 def test_a_primitive_without_a_rule_is_named():
-    idx = tf.asarray(np.array([0, 2]))
-    with pytest.raises(tidu.MissingRuleError, match="'gather' has no batching rule"):
-        tidu.vmap(lambda a: tf.take(a, idx))(_t(4, 3))
+    plain_p = tidu.Primitive("test_without_rule")
+    plain_p.def_impl(lambda x: x)
+    plain_p.def_abstract_eval(lambda a: a)
+    with pytest.raises(tidu.MissingRuleError, match="'test_without_rule' has no batching rule"):
+        tidu.vmap(lambda a: plain_p.bind(a))(_t(4, 3))
+    starts = tf.asarray(np.array([[0, 1], [1, 0]]))        # per-example start indices: not yet
+    with pytest.raises(tidu.MissingRuleError, match="per-example start indices"):
+        tidu.vmap(lambda a, s: tf.dynamic_slice(a, s, (2, 2)))(_t(2, 3, 3), starts)
+
+
+def test_indexing_with_per_example_indices():
+    rng = np.random.default_rng(0)
+    x, idx = _t(5, 4, 3, seed=1), tf.asarray(rng.integers(0, 4, (5, 2, 3)))
+    for axes in ((0, 0), (0, None), (None, 0)):
+        check_vmap(lambda a, i: tf.take(a, i, axis=0), (x if axes[0] == 0 else x[0], idx if axes[1] == 0 else idx[0]),
+                   axes)
+        # the gradient scatters with the same indices (scatter_add's rule)
+        check_vmap(lambda a, i: tidu.grad(lambda a: tf.sum(tf.take(a, i, axis=0) ** 2))(a),
+                   (x if axes[0] == 0 else x[0], idx if axes[1] == 0 else idx[0]), axes)
 
 
 def test_check_vmap_catches_a_wrong_rule():
