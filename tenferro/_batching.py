@@ -14,7 +14,7 @@ from typing import Any, Callable
 import tidu
 
 __all__ = ["batch_last", "elementwise_batch", "register_elementwise_batch", "trailing_batch", "reduction_batch",
-           "same_params_batch"]
+           "same_params_batch", "rhs_batch"]
 
 
 def batch_last(x: Any, bdim: int | None, axis_size: int) -> Any:
@@ -74,3 +74,25 @@ def same_params_batch(prim: tidu.Primitive) -> Callable[..., Any]:
     whose result keeps a trailing axis trailing (``rev``, ``concatenate``): every operand with
     its batch axis last, the same parameters, the result's batch axis last."""
     return trailing_batch(prim)
+
+
+def rhs_batch(prim: tidu.Primitive, rhs: int, reshape: Callable[[Any, tuple], Any]) -> Callable[..., Any]:
+    """The rule of a solve whose argument ``rhs`` may be one vector per example: with the batch
+    axis last such a vector would read as a matrix of right-hand sides, so it becomes one
+    column ``(n, 1, batch)`` and the result a vector again; matrix right-hand sides and the
+    other operands take the trailing batch as :func:`trailing_batch` does. ``reshape(x, shape)``
+    is the column-major reshape (given by the caller: the structural family sits above)."""
+    def rule(axis_size: int, args: list, dims: list, **params: Any) -> tuple[Any, int]:
+        vector = len(tidu.aval_of(args[rhs]).shape) - (dims[rhs] is not None) == 1
+        xs = [batch_last(x, d, axis_size) for x, d in zip(args, dims)]
+        if not vector:
+            out = prim.bind(*xs, **params)
+            return out, len(tidu.aval_of(out).shape) - 1
+        n = tidu.aval_of(xs[rhs]).shape[0]
+        xs[rhs] = reshape(xs[rhs], (n, 1, axis_size))
+        out = prim.bind(*xs, **params)
+        m = tidu.aval_of(out).shape[0]
+        return reshape(out, (m, axis_size)), 1
+
+    rule.__name__ = f"{prim.name}_batch"
+    return rule

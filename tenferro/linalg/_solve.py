@@ -16,14 +16,14 @@ import numpy as np
 import scipy.linalg
 import scipy.linalg.blas
 
-from tidu import Zero, is_undefined
+from tidu import MissingRuleError, Zero, is_undefined
 
 from .._dispatch import dispatchable
 from .._errors import TenferroValueError, fmt_shape
 from .._aval import aval_of_operand, fortran, meta, xp_of
 from .._operands import check_placement
 from .._registry import primitive
-from .._batching import trailing_batch
+from .._batching import batch_last, rhs_batch, trailing_batch
 from .._tensor import Tensor
 from ._errors import LinalgShapeError, SingularMatrixError
 from . import _device
@@ -32,14 +32,18 @@ from ._lapack import lapack
 from ._matops import mm, mT
 from .. import _ops as tf
 from .._dtypes import result_type
-from .._structural import convert_element_type
+from .._structural import convert_element_type, reshape_p
 
 
 # ---------------------------------------------------------------------------
 # triangular_solve
 # ---------------------------------------------------------------------------
+def _reshape(x, shape):
+    return reshape_p.bind(x, new_shape=tuple(shape))
+
+
 triangular_solve_p = primitive("triangular_solve", FAMILY)
-triangular_solve_p.def_batch(trailing_batch(triangular_solve_p))   # trailing batch axes: tenferro._batching
+triangular_solve_p.def_batch(rhs_batch(triangular_solve_p, 1, _reshape))   # trailing batch; a vector rhs per example
 
 
 @triangular_solve_p.def_impl
@@ -155,7 +159,7 @@ def _promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
 # solve
 # ---------------------------------------------------------------------------
 solve_p = primitive("solve", FAMILY)
-solve_p.def_batch(trailing_batch(solve_p))   # trailing batch axes: tenferro._batching
+solve_p.def_batch(rhs_batch(solve_p, 1, _reshape))   # trailing batch; a vector rhs per example
 """``solve_p(a, b, transposed)``: ``x`` with ``a x = b``, or ``a^T x = b`` when
 ``transposed`` (the transpose rule's solve: no copy of ``a^T`` is made)."""
 
@@ -224,7 +228,6 @@ def _solve_transpose(ct, a, b, transposed):
 # lu_solve: a solve with given LU factors (the residual of solve's JVP)
 # ---------------------------------------------------------------------------
 lu_solve_p = primitive("lu_solve", FAMILY)
-lu_solve_p.def_batch(trailing_batch(lu_solve_p))   # trailing batch axes: tenferro._batching
 """``lu_solve_p(lu, piv, b, transposed)``: ``A^{-1} b`` (``A^{-T} b`` when
 ``transposed``) from LAPACK getrf factors ``(lu, piv)`` of one matrix ``A``
 (``scipy.linalg.lu_factor``). Linear in ``b``; the factors are constants."""
@@ -243,6 +246,19 @@ def _lu_factor(a: Tensor, b: Any) -> tuple[Tensor, Tensor]:
     if A.size and not np.all(np.diagonal(lu)):
         raise _singular("solve", A.shape, tuple(meta(b)[0]))
     return Tensor._wrap(fortran(lu)), Tensor._wrap(piv)
+
+
+@lu_solve_p.def_batch
+def _lu_solve_batch(axis_size, args, dims, transposed):
+    # shared factors (a constant matrix, the usual case): the examples' right-hand sides are
+    # more columns of one solve; per-example factors have no rule
+    (lu, piv, b), (dlu, dpiv, db) = args, dims
+    if dlu is not None or dpiv is not None:
+        raise MissingRuleError("vmap: primitive 'lu_solve' has no batching rule for per-example LU factors")
+    b = batch_last(b, db, axis_size)
+    n, k, _ = meta(b)[0]
+    out = lu_solve_p.bind(lu, piv, _reshape(b, (n, k * axis_size)), transposed=transposed)
+    return _reshape(out, (n, k, axis_size)), 2
 
 
 @lu_solve_p.def_impl
