@@ -129,7 +129,8 @@ __all__ += [
 
 # structural, indexing, matrix helpers and contraction
 from ._structural import squeeze, expand_dims, concatenate, stack, flip, reverse
-from ._indexing import dynamic_slice, dynamic_update_slice, take, gather, scatter_add, pad
+from ._indexing import dynamic_slice, dynamic_update_slice, take, gather, scatter_add
+from ._pad import pad
 from ._getitem import slice
 from ._matrix import diagonal, extract_diag, embed_diag, diag, tril, triu, trace
 from ._contraction import dot_general, matmul, tensordot, dot, vdot, inner, outer

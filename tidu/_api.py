@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ._ad import JVPTracer, backward_pass, jvp_flat, linearize_flat
+from ._batching import vmap
 from ._errors import (
+    MissingRuleError,
     ComplexOutputError,
     InvalidArgumentError,
     NonDifferentiableError,
@@ -385,6 +387,16 @@ def jacfwd(
 
         flat_tree = tree_flatten(tuple(d_flat))[1]
         in_avals = [aval_of(x) for x in d_flat]
+        batched = _batched_jacfwd(g, d_flat, in_avals, flat_tree, aux_box)
+        if batched is not None:
+            out_p, per_leaf, out_tree = batched
+            _check_real_or_holo("jacfwd", out_p, holomorphic, "output")
+            blocks = []
+            for k in range(len(out_p)):
+                tree = tree_unflatten(d_tree, [per_leaf[j][k] for j in range(len(in_avals))])
+                blocks.append(tree[0] if isinstance(argnums, int) else tree)
+            result = tree_unflatten(out_tree, blocks)
+            return (result, _aux_value(aux_box[0])) if has_aux else result
         columns: list[list[list]] = []  # [in_leaf][basis] -> out tangents
         out_tree = None
         out_p = None
@@ -418,6 +430,78 @@ def jacfwd(
     return jac
 
 
+# ---- Jacobians by one batched JVP/VJP per argument leaf ------------------------------------
+def _identity(a: Any) -> Any:
+    """The standard basis of ``a`` stacked: a value of shape ``a + a`` (the identity)."""
+    vs = vspace_of_aval(a)
+    return vs.stack_basis(vs.standard_basis(a), a, leading=True)
+
+
+def _nested_vmap(fun: Callable[..., Any], depth: int) -> Callable[..., Any]:
+    """``fun`` mapped over the first ``depth`` axes of its one argument."""
+    for _ in range(depth):
+        fun = vmap(fun)
+    return fun
+
+
+def _batched_jacfwd(g: Callable[..., Any], d_flat: list, in_avals: list, flat_tree: Any, aux_box: list):
+    """The blocks ``O + I`` of every (output leaf, input leaf) pair by one vmapped JVP per input
+    leaf over its whole standard basis; ``None`` where the value type or a primitive has no
+    batching support (then the caller loops over basis vectors)."""
+    try:
+        out_p, _, out_tree = jvp_flat(g, d_flat, [Zero(b) for b in in_avals], flat_tree)
+        per_leaf = []
+        for j, a in enumerate(in_avals):
+            vs = vspace_of_aval(a)
+            depth = vs.ndim(a)
+            if vs.size(a) == 0 or depth == 0:
+                return None
+
+            def column(t, j=j):
+                tangents = [Zero(b) for b in in_avals]
+                tangents[j] = t
+                aux_box.clear()
+                p, ts, _ = jvp_flat(g, d_flat, tangents, flat_tree)
+                return [_zero_ct(x, vspace_of_aval(aval_of(o)).tangent_aval(aval_of(o))) for x, o in zip(ts, p)]
+
+            outs = _nested_vmap(column, depth)(_identity(a))      # per output leaf: I + O
+            blocks = []
+            for o, t in zip(out_p, outs):
+                ov = vspace_of_aval(aval_of(o))
+                t = _zero_ct(t, ov.tangent_aval(aval_of(o)))
+                n = ov.ndim(aval_of(t))
+                for _ in range(depth):                              # -> O + I
+                    t = ov.move_axis(t, 0, n - 1)
+                blocks.append(t)
+            per_leaf.append(blocks)
+        return out_p, per_leaf, out_tree
+    except (MissingRuleError, NotImplementedError):
+        return None
+
+
+def _batched_jacrev(vjp_fn: Callable[..., Any], out_tree: Any, out_avals: list, in_avals: list):
+    """Per output leaf, the blocks ``O + I`` by one vmapped VJP over its whole standard basis;
+    ``None`` where batching is not supported (then the caller loops)."""
+    try:
+        rows = []
+        for k, a in enumerate(out_avals):
+            vs = vspace_of_aval(a)
+            depth = vs.ndim(a)
+            if vs.size(a) == 0 or depth == 0:
+                return None
+
+            def row(ct, k=k):
+                cts = [None] * len(out_avals)
+                cts[k] = ct
+                return [_zero_ct(c, vspace_of_aval(a).tangent_aval(a))
+                        for c, a in zip(vjp_fn(tree_unflatten(out_tree, cts)), in_avals)]
+
+            rows.append(_nested_vmap(row, depth)(_identity(a)))     # per input leaf: O + I
+        return rows
+    except (MissingRuleError, NotImplementedError):
+        return None
+
+
 def jacrev(
     f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
 ) -> Callable[..., Any]:
@@ -437,6 +521,14 @@ def jacrev(
         _check_real_or_holo("jacrev", out_flat, holomorphic, "output")
         out_avals = [aval_of(o) for o in out_flat]
         in_avals = [aval_of(x) for x in d_flat]
+        batched = _batched_jacrev(vjp_fn, out_tree, out_avals, in_avals)
+        if batched is not None:
+            blocks = []
+            for k in range(len(out_avals)):
+                tree = tree_unflatten(d_tree, batched[k])
+                blocks.append(tree[0] if isinstance(argnums, int) else tree)
+            result = tree_unflatten(out_tree, blocks)
+            return (result, res[2]) if has_aux else result
         rows: list[list[tuple]] = []  # [out_leaf][basis] -> input cts
         for k, a in enumerate(out_avals):
             rs = []
