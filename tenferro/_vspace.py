@@ -72,6 +72,13 @@ class TensorVSpace(tidu.VSpace):
             out.append(Tensor._wrap(np.reshape(e, aval.shape, order="F")))
         return out
 
+    def identity(self, aval: TensorType) -> Tensor:
+        n, shape = aval.size, tuple(aval.shape)
+        xp = array_module_of_placement("identity", aval.placement)
+        with device_scope("identity", aval.placement):
+            eye = xp.eye(n, dtype=aval.dtype.numpy)
+            return Tensor._wrap(fortran(eye.reshape(shape + shape, order="F")))
+
     def stack_basis(self, values: Sequence[Any], basis_aval: TensorType, leading: bool,
                     value_aval: TensorType | None = None) -> Any:
         if not values and value_aval is not None:   # a size-0 basis: an empty Jacobian block

@@ -433,8 +433,7 @@ def jacfwd(
 # ---- Jacobians by one batched JVP/VJP per argument leaf ------------------------------------
 def _identity(a: Any) -> Any:
     """The standard basis of ``a`` stacked: a value of shape ``a + a`` (the identity)."""
-    vs = vspace_of_aval(a)
-    return vs.stack_basis(vs.standard_basis(a), a, leading=True)
+    return vspace_of_aval(a).identity(a)
 
 
 def _nested_vmap(fun: Callable[..., Any], depth: int) -> Callable[..., Any]:

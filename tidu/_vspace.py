@@ -102,6 +102,11 @@ class VSpace:
         every example, from the per-example ones (``custom_vjp`` under ``vmap``)."""
         raise NotImplementedError(f"{type(self).__name__} does not support vmap (no sum_axis)")
 
+    def identity(self, aval: Any) -> Any:
+        """The standard basis of ``aval`` stacked along leading axes shaped like ``aval``: a value
+        of shape ``aval + aval`` (the batched tangents of ``jacfwd``, cotangents of ``jacrev``)."""
+        return self.stack_basis(self.standard_basis(aval), aval, leading=True)
+
     # --- concrete only (testing) -------------------------------------------
     def inner(self, x: Any, y: Any) -> float:
         """Real inner product ``Re <x, y>`` (``Re sum(conj(x) * y)``)."""
