@@ -436,6 +436,13 @@ def _identity(a: Any) -> Any:
     return vspace_of_aval(a).identity(a)
 
 
+def _basis_depth(a: Any) -> int | None:
+    """How many axes of ``a`` its identity is mapped over, or None (0-d or empty: the loop)."""
+    vs = vspace_of_aval(a)
+    depth = vs.ndim(a)
+    return None if vs.size(a) == 0 or depth == 0 else depth
+
+
 def _nested_vmap(fun: Callable[..., Any], depth: int) -> Callable[..., Any]:
     """``fun`` mapped over the first ``depth`` axes of its one argument."""
     for _ in range(depth):
@@ -451,9 +458,8 @@ def _batched_jacfwd(g: Callable[..., Any], d_flat: list, in_avals: list, flat_tr
         out_p, _, out_tree = jvp_flat(g, d_flat, [Zero(b) for b in in_avals], flat_tree)
         per_leaf = []
         for j, a in enumerate(in_avals):
-            vs = vspace_of_aval(a)
-            depth = vs.ndim(a)
-            if vs.size(a) == 0 or depth == 0:
+            depth = _basis_depth(a)
+            if depth is None:
                 return None
 
             def column(t, j=j):
@@ -484,16 +490,15 @@ def _batched_jacrev(vjp_fn: Callable[..., Any], out_tree: Any, out_avals: list, 
     try:
         rows = []
         for k, a in enumerate(out_avals):
-            vs = vspace_of_aval(a)
-            depth = vs.ndim(a)
-            if vs.size(a) == 0 or depth == 0:
+            depth = _basis_depth(a)
+            if depth is None:
                 return None
 
             def row(ct, k=k):
                 cts = [None] * len(out_avals)
                 cts[k] = ct
-                return [_zero_ct(c, vspace_of_aval(a).tangent_aval(a))
-                        for c, a in zip(vjp_fn(tree_unflatten(out_tree, cts)), in_avals)]
+                return [_zero_ct(c, vspace_of_aval(ia).tangent_aval(ia))
+                        for c, ia in zip(vjp_fn(tree_unflatten(out_tree, cts)), in_avals)]
 
             rows.append(_nested_vmap(row, depth)(_identity(a)))     # per input leaf: O + I
         return rows
