@@ -471,8 +471,8 @@ def allow_synchronize(allow: bool) -> Any:
 def installed() -> Any:
     """The fake as ``cupy`` for the duration of a ``with`` block (tests that run in every
     placement mode); the modules it replaced, if any, are put back afterwards."""
-    keys = ("cupy", "cupy.cuda", "cupy.cuda.runtime", "cupy.cuda.graph", "cupy.linalg", "cupy.random", "cupyx",
-            "cupyx.scipy", "cupyx.scipy.linalg")
+    keys = ("cupy", "cupy.cuda", "cupy.cuda.runtime", "cupy.cuda.graph", "cupy.linalg", "cupy.lib",
+            "cupy.lib.stride_tricks", "cupy.random", "cupyx", "cupyx.scipy", "cupyx.scipy.linalg")
     saved = {k: sys.modules.get(k) for k in keys}
     try:
         yield install()
@@ -515,6 +515,14 @@ def install() -> types.ModuleType:
     linalg.LinAlgError = np.linalg.LinAlgError
     cupy.linalg = linalg
 
+    # cupy.lib.stride_tricks.as_strided: a device view, made (and recorded in a capture) like any
+    # operation, so a replay re-derives it from its base's current array
+    lib = types.ModuleType("cupy.lib")
+    stride_tricks = types.ModuleType("cupy.lib.stride_tricks")
+    stride_tricks.as_strided = _function(np.lib.stride_tricks.as_strided)
+    lib.stride_tricks = stride_tricks
+    cupy.lib = lib
+
     random = types.ModuleType("cupy.random")
     random.RandomState = _RandomState
     random.default_rng = _Generator
@@ -532,7 +540,7 @@ def install() -> types.ModuleType:
     cupyx.scipy = cupyx_scipy
 
     sys.modules.update({"cupy": cupy, "cupy.cuda": cuda, "cupy.cuda.runtime": runtime, "cupy.cuda.graph": graph,
-                        "cupy.linalg": linalg,
+                        "cupy.linalg": linalg, "cupy.lib": lib, "cupy.lib.stride_tricks": stride_tricks,
                         "cupy.random": random, "cupyx": cupyx, "cupyx.scipy": cupyx_scipy,
                         "cupyx.scipy.linalg": cupyx_linalg})
     return cupy

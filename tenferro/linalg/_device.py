@@ -68,8 +68,10 @@ def per_matrix(fn: Callable[..., Any], *arrays: Any) -> Any:
     batch = arrays[0].shape[:-2]
     if not batch:
         return fn(*arrays)
-    flat = [a.reshape((-1,) + a.shape[-2:]) for a in arrays]
-    count = flat[0].shape[0]
+    count = 1
+    for n in batch:
+        count *= n
+    flat = [a.reshape((count,) + a.shape[-2:]) for a in arrays]   # (not -1: ambiguous for empty matrices)
     if count == 0:   # an empty batch: the output shapes of one (identity) matrix, no rows
         probe = fn(*(cupy.eye(*f.shape[1:], dtype=f.dtype) for f in flat))
         if isinstance(probe, tuple):
