@@ -9,6 +9,8 @@ the toy NumPy type of tidu's tests and the tensor types built on tidu.
 * :func:`pytrees` wraps a leaf strategy in nested tuples, lists, dicts and ``None``.
 * :func:`values_like` draws a pytree of values matching a pytree of avals
   (draw it twice for a primal and a tangent of the same structure).
+* :func:`in_axes` draws ``vmap`` axes for arguments of given per-example ranks: an axis
+  (negative ones too) or ``None`` per argument, at least one mapped.
 
 >>> from hypothesis import given
 >>> @given(pytrees(vspace_values(aval)))
@@ -24,7 +26,7 @@ from hypothesis import strategies as st
 from .._pytree import tree_flatten, tree_unflatten
 from .._vspace import vspace_of_aval
 
-__all__ = ["vspace_values", "pytrees", "values_like", "seeds"]
+__all__ = ["vspace_values", "pytrees", "values_like", "seeds", "in_axes"]
 
 
 def seeds() -> st.SearchStrategy[int]:
@@ -81,3 +83,14 @@ def values_like(aval_tree: Any) -> st.SearchStrategy[Any]:
         return tree_unflatten(treedef, list(vals))
 
     return st.tuples(*[vspace_values(a) for a in avals]).map(rebuild)
+
+
+def in_axes(ranks: tuple[int, ...], allow_none: bool = True) -> st.SearchStrategy[tuple]:
+    """``vmap`` ``in_axes`` for arguments whose examples have ``ranks`` axes: per argument an axis
+    of the batched value, in ``[-(rank + 1), rank]`` (negative axes count from the end), or
+    ``None`` (unmapped; at most all but one argument)."""
+    def one(rank: int) -> st.SearchStrategy:
+        axes = st.integers(min_value=-(rank + 1), max_value=rank)
+        return st.one_of(st.none(), axes) if allow_none else axes
+
+    return st.tuples(*(one(r) for r in ranks)).filter(lambda axes: any(a is not None for a in axes))
