@@ -19,12 +19,13 @@ from typing import Any, Sequence
 import numpy as np
 
 import tidu
-from tidu import MissingRuleError, Zero, instantiate, is_undefined
+from tidu import Zero, instantiate, is_undefined
 
 from ._aval import TensorType, aval_of_operand, fortran, meta, placement_of_operand
 from ._creation import arange, zeros
 from ._dtypes import _KIND_ORDER, int64
-from ._elementwise import add_p
+from ._elementwise import add_p, sub_p
+from ._piecewise import maximum, minimum
 from ._errors import DTypeError, ShapeError, TenferroIndexError, fmt_shape
 from ._operands import as_operand, check_placement
 from ._placement import import_cupyx
@@ -32,7 +33,7 @@ from ._registry import check_shapes, primitive
 from ._batching import batch_last
 from ._shape import as_shape
 from ._structural import (_norm_axis, broadcast_in_dim_p, broadcast_to, concatenate_p, convert_element_type, reshape_p,
-                          stack, transpose_p)
+                          slice_p, stack, transpose_p)
 from ._tensor import Tensor
 
 FAMILY = "indexing"
@@ -103,11 +104,8 @@ dynamic_slice_p.def_jvp(_linear_in_operand_jvp(dynamic_slice_p))
 
 
 def _starts_with_batch(starts: Any, dims: Any) -> Any:
-    """Shared start indices with a 0 appended for the (last) batch axis; per-example starts
-    have no rule yet."""
-    if dims is not None:
-        raise MissingRuleError("vmap: primitives 'dynamic_slice'/'dynamic_update_slice' have no batching rule for "
-                               "per-example start indices yet; map the operand with shared starts")
+    """Shared start indices (``dims`` is None) with a 0 appended for the (last) batch axis."""
+    assert dims is None
     zero = zeros((1,), meta(starts)[1], placement=placement_of_operand(starts))
     return concatenate_p.bind(starts, zero, dimension=0)
 
@@ -115,8 +113,32 @@ def _starts_with_batch(starts: Any, dims: Any) -> Any:
 @dynamic_slice_p.def_batch
 def _dynamic_slice_batch(axis_size, args, dims, sizes):
     (x, starts), (dx, ds) = args, dims
-    x = batch_last(x, dx, axis_size)
-    return dynamic_slice_p.bind(x, _starts_with_batch(starts, ds), sizes=tuple(sizes) + (axis_size,)), len(sizes)
+    if ds is None:
+        x = batch_last(x, dx, axis_size)
+        return dynamic_slice_p.bind(x, _starts_with_batch(starts, ds), sizes=tuple(sizes) + (axis_size,)), len(sizes)
+    # per-example starts: one gather per axis with each example's window indices
+    shape = tuple(meta(x)[0])
+    if dx is not None:
+        shape = shape[:dx] + shape[dx + 1:]
+    y, dy = x, dx
+    for k, idx in enumerate(_window_indices(starts, ds, shape, sizes, axis_size)):
+        y, dy = _gather_batch(axis_size, [y, idx], [dy, 1], axis=k)
+    return y, dy
+
+
+def _window_indices(starts: Any, ds: int, shape: tuple, sizes: tuple, axis_size: int) -> list:
+    """Per axis, each example's window indices ``(size, batch)``: its start clamped into
+    ``[0, extent - size]`` (as the primitives clamp) plus ``0 .. size - 1``."""
+    starts = batch_last(starts, ds, axis_size)                        # (axes, batch)
+    dtype, where = meta(starts)[1], placement_of_operand(starts)
+    out = []
+    for k, (n, z) in enumerate(zip(shape, sizes)):
+        s_k = reshape_p.bind(slice_p.bind(starts, slices=((k, 1, 1), (0, 1, axis_size))), new_shape=(axis_size,))
+        s_k = maximum(minimum(s_k, n - z), 0)
+        window = broadcast_in_dim_p.bind(arange(z, dtype=dtype, placement=where), shape=(z, axis_size),
+                                         broadcast_dimensions=(0,))
+        out.append(add_p.bind(window, broadcast_in_dim_p.bind(s_k, shape=(z, axis_size), broadcast_dimensions=(1,))))
+    return out
 
 
 @dynamic_slice_p.def_transpose
@@ -148,8 +170,23 @@ def _dus_aval(a, u, starts):
 def _dus_batch(axis_size, args, dims):
     (x, u, starts), (dx, du, ds) = args, dims
     x, u = batch_last(x, dx, axis_size), batch_last(u, du, axis_size)
-    out = dynamic_update_slice_p.bind(x, u, _starts_with_batch(starts, ds))
-    return out, len(meta(out)[0]) - 1
+    if ds is None:
+        out = dynamic_update_slice_p.bind(x, u, _starts_with_batch(starts, ds))
+        return out, len(meta(out)[0]) - 1
+    # per-example starts: x + (u - x's window) scattered back, one scatter-add per axis
+    shape, sizes = tuple(meta(x)[0])[:-1], tuple(meta(u)[0])[:-1]
+    idxs = _window_indices(starts, ds, shape, sizes, axis_size)
+    window, dw = x, len(shape)
+    for k, idx in enumerate(idxs):
+        window, dw = _gather_batch(axis_size, [window, idx], [dw, 1], axis=k)
+    delta, dd = sub_p.bind(u, batch_last(window, dw, axis_size)), len(shape)
+    for k, idx in enumerate(idxs):      # embed axis by axis: extent sizes[k] -> shape[k]
+        part = list(tuple(meta(delta)[0]))
+        part.pop(dd)
+        part[k] = shape[k]
+        base = zeros(tuple(part), meta(x)[1], placement=placement_of_operand(x))
+        delta, dd = _scatter_add_batch(axis_size, [base, idx, delta], [None, 1, dd], axis=k)
+    return add_p.bind(x, batch_last(delta, dd, axis_size)), len(shape)
 
 
 @dynamic_update_slice_p.def_jvp

@@ -86,9 +86,21 @@ def test_a_primitive_without_a_rule_is_named():
     plain_p.def_abstract_eval(lambda a: a)
     with pytest.raises(tidu.MissingRuleError, match="'test_without_rule' has no batching rule"):
         tidu.vmap(lambda a: plain_p.bind(a))(_t(4, 3))
-    starts = tf.asarray(np.array([[0, 1], [1, 0]]))        # per-example start indices: not yet
-    with pytest.raises(tidu.MissingRuleError, match="per-example start indices"):
-        tidu.vmap(lambda a, s: tf.dynamic_slice(a, s, (2, 2)))(_t(2, 3, 3), starts)
+
+
+
+def test_dynamic_slices_with_per_example_starts():
+    """Starts differ per example (some out of range: clamped as the primitive clamps)."""
+    x, u = _t(4, 5, 6, seed=1), _t(4, 2, 3, seed=2)
+    starts = tf.asarray(np.array([[0, 1], [3, 4], [-2, 9], [1, 2]]))
+    f = lambda a, s: tf.dynamic_slice(a, s, (2, 3))  # noqa: E731
+    for axes in ((0, 0), (None, 0)):
+        check_vmap(f, (x if axes[0] == 0 else x[0], starts), axes)
+    check_vmap(lambda a, s: tidu.grad(lambda a: tf.sum(f(a, s) ** 2))(a), (x, starts))   # its transpose: dus
+    g = lambda a, v, s: tf.dynamic_update_slice(a, v, s)  # noqa: E731
+    for axes in ((0, 0, 0), (None, 0, 0), (0, None, 0)):
+        check_vmap(g, (x if axes[0] == 0 else x[0], u if axes[1] == 0 else u[0], starts), axes)
+    check_vmap(lambda a, v, s: tidu.grad(lambda a, v: tf.sum(g(a, v, s) ** 3), argnums=(0, 1))(a, v), (x, u, starts))
 
 
 def test_indexing_with_per_example_indices():
