@@ -12,7 +12,7 @@ import numpy as np
 from tidu import Zero
 
 from ._aval import meta
-from ._batching import elementwise_batch
+from ._batching import trailing_batch
 from ._dtypes import DType
 from ._registry import primitive
 from ._tensor import Tensor
@@ -41,7 +41,7 @@ def _convert_impl(x, new_dtype):
 
 
 convert_element_type_p.def_abstract_eval(lambda a, new_dtype: a.update(dtype=new_dtype))
-convert_element_type_p.def_batch(elementwise_batch(convert_element_type_p))
+convert_element_type_p.def_batch(trailing_batch(convert_element_type_p))
 
 
 @convert_element_type_p.def_linear

@@ -13,8 +13,7 @@ from typing import Any, Callable
 
 import tidu
 
-__all__ = ["batch_last", "elementwise_batch", "register_elementwise_batch", "trailing_batch", "reduction_batch",
-           "same_params_batch", "rhs_batch"]
+__all__ = ["batch_last", "register_elementwise_batch", "trailing_batch", "rhs_batch"]
 
 
 def batch_last(x: Any, bdim: int | None, axis_size: int) -> Any:
@@ -22,29 +21,18 @@ def batch_last(x: Any, bdim: int | None, axis_size: int) -> Any:
     return tidu.broadcast_batch(x, bdim, axis_size)
 
 
-def elementwise_batch(prim: tidu.Primitive) -> Callable[..., Any]:
-    """The rule of an elementwise primitive (operands of one shape, parameters that do not
-    depend on it): every operand with its batch axis last, one application."""
-    def rule(axis_size: int, args: list, dims: list, **params: Any) -> tuple[Any, Any]:
-        n = next(len(tidu.aval_of(x).shape) for x, d in zip(args, dims) if d is not None)   # batched rank
-        xs = [batch_last(x, d, axis_size) for x, d in zip(args, dims)]
-        out = prim.bind(*xs, **params)
-        return out, ([n - 1] * len(out) if prim.multiple_results else n - 1)
-
-    rule.__name__ = f"{prim.name}_batch"
-    return rule
-
-
 def register_elementwise_batch(*prims: tidu.Primitive) -> None:
-    """Give each elementwise primitive of a family its batching rule."""
+    """Give each elementwise primitive of a family its batching rule (:func:`trailing_batch`)."""
     for p in prims:
-        p.def_batch(elementwise_batch(p))
+        p.def_batch(trailing_batch(p))
 
 
 def trailing_batch(prim: tidu.Primitive) -> Callable[..., Any]:
-    """The rule of a primitive that takes trailing batch axes already (linalg: matrices in
-    the first two axes, any axes after them a batch; the matrix functions on diagonals):
-    every operand with the batch axis last, one application, each result's batch axis last."""
+    """The rule of a primitive for which a trailing batch axis is one more axis its parameters
+    do not name: elementwise families (operands of one shape), reductions, ``rev`` and
+    ``concatenate`` (axis numbers below the batch axis stay), linalg (matrices in the first two
+    axes, any axes after them a batch), the matrix functions on diagonals. Every operand with
+    its batch axis last, one application, each result's batch axis last."""
     def rule(axis_size: int, args: list, dims: list, **params: Any) -> tuple[Any, Any]:
         xs = [batch_last(x, d, axis_size) for x, d in zip(args, dims)]
         out = prim.bind(*xs, **params)
@@ -54,26 +42,6 @@ def trailing_batch(prim: tidu.Primitive) -> Callable[..., Any]:
 
     rule.__name__ = f"{prim.name}_batch"
     return rule
-
-
-def reduction_batch(prim: tidu.Primitive) -> Callable[..., Any]:
-    """The rule of a reduction over ``axes`` (one operand): the batch axis last, so the
-    per-example axis numbers stay; the result's batch axis is its last."""
-    def rule(axis_size: int, args: list, dims: list, axes: tuple, **params: Any) -> tuple[Any, int]:
-        (x,), (d,) = args, dims
-        x = batch_last(x, d, axis_size)
-        out = prim.bind(x, axes=axes, **params)
-        return out, len(tidu.aval_of(out).shape) - 1
-
-    rule.__name__ = f"{prim.name}_batch"
-    return rule
-
-
-def same_params_batch(prim: tidu.Primitive) -> Callable[..., Any]:
-    """The rule of a primitive whose parameters name per-example axes below the batch axis and
-    whose result keeps a trailing axis trailing (``rev``, ``concatenate``): every operand with
-    its batch axis last, the same parameters, the result's batch axis last."""
-    return trailing_batch(prim)
 
 
 def rhs_batch(prim: tidu.Primitive, rhs: int, reshape: Callable[[Any, tuple], Any]) -> Callable[..., Any]:

@@ -22,7 +22,7 @@ from ._aval import fortran as _f, meta, placement_of_operand, TensorType
 from ._creation import scalar_tensor
 from ._operands import check_placement
 from ._registry import check_shapes, primitive
-from ._batching import elementwise_batch, register_elementwise_batch
+from ._batching import register_elementwise_batch, trailing_batch
 from ._tensor import Tensor
 
 __all__ = [
@@ -66,7 +66,7 @@ _COMPARISONS: dict[str, tuple[Callable[..., Any], str, bool]] = {
 
 def _make_comparison(name: str, fn: Callable[..., Any], user_name: str, ordering: bool):
     p = primitive(name, FAMILY)
-    p.def_batch(elementwise_batch(p))
+    p.def_batch(trailing_batch(p))
     check = _binary_real_aval(user_name) if ordering else _binary_aval(user_name)
 
     def impl(x: Tensor, y: Tensor) -> Tensor:
@@ -106,7 +106,7 @@ def _bool_like(a: TensorType) -> TensorType:
 
 def _make_predicate(name: str, fn: Callable[..., Any]):
     p = primitive(name, FAMILY)
-    p.def_batch(elementwise_batch(p))
+    p.def_batch(trailing_batch(p))
 
     def impl(x: Tensor) -> Tensor:
         return Tensor._wrap(_f(fn(x._data)))

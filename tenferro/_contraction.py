@@ -77,15 +77,16 @@ def _dot_c(a: Any, b: Any, ca: list, cb: list, ba: list, bb: list) -> Any:
 
 
 def _matmul(a: Any, b: Any) -> Any:
-    """``a @ b``; device arrays take the capture's cuBLAS route while a CUDA graph is captured
-    (:mod:`._capture_blas`: CuPy refuses cuBLAS then)."""
-    if type(a) is not np.ndarray:
-        blas = capturing()
-        if blas is not None:
-            try:
-                return capture_matmul(blas, a, b)
-            except NotCapturable:
-                pass
+    """``a @ b`` of host arrays at once; device arrays take the capture's cuBLAS route while a
+    CUDA graph is captured (:mod:`._capture_blas`: CuPy refuses cuBLAS then)."""
+    if type(a) is np.ndarray:
+        return a @ b
+    blas = capturing()
+    if blas is not None:
+        try:
+            return capture_matmul(blas, a, b)
+        except NotCapturable:
+            pass
     return a @ b
 
 

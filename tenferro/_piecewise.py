@@ -23,7 +23,7 @@ from ._elementwise import FAMILY, _prepare, _real_aval, add, div_p, imag, mul, r
 from ._errors import DTypeError, TenferroValueError
 from ._aval import aval_of_operand, fortran as _f, meta, TensorType
 from ._registry import check_shapes, primitive
-from ._batching import elementwise_batch, register_elementwise_batch
+from ._batching import register_elementwise_batch, trailing_batch
 from ._tensor import Tensor
 from ._structural import convert_element_type
 
@@ -117,7 +117,7 @@ def _tie_weight(first: Any, x: Any, y: Any) -> Any:
 
 def _make_extremum(name: str, fn: Callable[..., Any], first_p: Any):
     p = primitive(name, FAMILY)
-    p.def_batch(elementwise_batch(p))
+    p.def_batch(trailing_batch(p))
 
     def impl(x, y):
         return Tensor._wrap(_f(fn(x._data, y._data)))

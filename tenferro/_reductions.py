@@ -29,7 +29,7 @@ from ._errors import DTypeError, TenferroValueError
 from ._aval import fortran, meta, TensorType, xp_of
 from ._operands import as_operand
 from ._registry import primitive
-from ._batching import reduction_batch, trailing_batch
+from ._batching import trailing_batch
 from ._tensor import Tensor
 from ._aval import placement_of_operand
 from ._compare import eq_p, isfinite, where
@@ -48,7 +48,7 @@ FAMILY = "reductions"
 # prod: JVP through a pairwise product tree
 # ---------------------------------------------------------------------------
 prod_p = primitive("prod", FAMILY)
-prod_p.def_batch(reduction_batch(prod_p))
+prod_p.def_batch(trailing_batch(prod_p))
 
 
 @prod_p.def_impl
@@ -150,7 +150,7 @@ def _stride2_scatter_transpose(ct, x, parity, n):
 # ---------------------------------------------------------------------------
 def _make_extremum(name: str, fn: Any):
     p = primitive(name, FAMILY)
-    p.def_batch(reduction_batch(p))
+    p.def_batch(trailing_batch(p))
     def impl(x, axes):
         return Tensor._wrap(fortran(fn(x._data, axis=axes)))
 
@@ -183,7 +183,7 @@ min_p = _make_extremum("min", np.min)
 # logsumexp (real): stable evaluation, softmax-weighted JVP
 # ---------------------------------------------------------------------------
 logsumexp_p = primitive("logsumexp", FAMILY)
-logsumexp_p.def_batch(reduction_batch(logsumexp_p))
+logsumexp_p.def_batch(trailing_batch(logsumexp_p))
 
 
 @logsumexp_p.def_impl

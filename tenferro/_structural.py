@@ -18,7 +18,7 @@ from tidu import is_undefined
 
 from ._astype import convert_element_type
 from ._aval import TensorType, fortran, meta, xp_of
-from ._batching import batch_last, same_params_batch
+from ._batching import batch_last, trailing_batch
 from ._dispatch import dispatchable
 from ._dtypes import result_type
 from ._errors import AxisError, ShapeError, fmt_shape
@@ -128,13 +128,7 @@ def _sum_impl(x, axes):
 sum_p.def_abstract_eval(_reduction_aval)
 
 
-@sum_p.def_batch
-def _sum_batch(axis_size, args, dims, axes):
-    # the batch axis last: the per-example axis numbers stay
-    (x,), (d,) = args, dims
-    x = batch_last(x, d, axis_size)
-    n = len(meta(x)[0])
-    return sum_p.bind(x, axes=axes), n - 1 - len(axes)
+sum_p.def_batch(trailing_batch(sum_p))   # the batch axis last: the per-example axis numbers stay
 
 
 @sum_p.def_linear
@@ -375,7 +369,7 @@ def expand_dims(x: Any, axis: int | Sequence[int]) -> Any:
 # concatenate (linear in all operands) and stack
 # ---------------------------------------------------------------------------
 concatenate_p = primitive("concatenate", FAMILY)
-concatenate_p.def_batch(same_params_batch(concatenate_p))   # the batch axis last
+concatenate_p.def_batch(trailing_batch(concatenate_p))   # the batch axis last
 
 
 @concatenate_p.def_impl
@@ -456,7 +450,7 @@ def stack(xs: Sequence[Any], axis: int = 0) -> Any:
 # rev (flip): linear and its own transpose
 # ---------------------------------------------------------------------------
 rev_p = primitive("rev", FAMILY)
-rev_p.def_batch(same_params_batch(rev_p))   # the batch axis last
+rev_p.def_batch(trailing_batch(rev_p))   # the batch axis last
 
 
 @rev_p.def_impl

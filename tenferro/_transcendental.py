@@ -32,7 +32,7 @@ from ._elementwise import _binary_aval, _prepare, _to_float, add, div, div_p, mu
 from ._errors import DTypeError, TenferroValueError
 from ._aval import fortran as _f, meta, TensorType
 from ._registry import check_shapes, primitive
-from ._batching import elementwise_batch, register_elementwise_batch
+from ._batching import register_elementwise_batch, trailing_batch
 from ._tensor import Tensor
 
 _FLOATING_KINDS = ("float", "complex")
@@ -150,7 +150,7 @@ RULES: tuple[UnaryRule, ...] = (
 
 def _make_unary(rule: UnaryRule):
     p = primitive(rule.name, FAMILY)
-    p.def_batch(elementwise_batch(p))
+    p.def_batch(trailing_batch(p))
     fn = rule.numpy
 
     if rule.quiet:

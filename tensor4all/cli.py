@@ -569,7 +569,7 @@ class _DMRGRun:
             res = dmrg(H, psi0, max_bond=list(a.chi), sweeps=a.sweeps, cutoff=list(a.cutoff), tol=a.tol,
                        two_site=a.two_site, noise=p["noise"], seed=a.seed,
                        callback=self.on_sweep, progress=self.on_bond, threads=a.threads,
-                       conserve=p["conserve"] or "none", sector=p["sector"],
+                       conserve=p["conserve"], sector=p["sector"],
                        placement=tf.gpu(0) if a.device == "gpu" else tf.CPU)
         except Tensor4allError as e:
             self.close_bar()
