@@ -30,7 +30,7 @@ from typing import Any, NamedTuple, Sequence
 from ._errors import EinsumOperandError, EinsumShapeError, EinsumSubscriptError
 from opt_einsum import get_symbol
 
-__all__ = ["Spec", "Parsed", "parse_subscripts", "parse_interleaved", "canonicalize", "format_spec", "relabel"]
+__all__ = ["Spec", "Parsed", "parse_subscripts", "parse_interleaved", "canonicalize", "format_spec", "relabel", "symbol"]
 
 ELLIPSIS = Ellipsis
 
@@ -59,14 +59,27 @@ class Parsed(NamedTuple):
     out_positions: tuple[int, ...] | None = None
 
 
-def _symbol(i: int) -> str:
-    return get_symbol(i)
+def symbol(i: int) -> str:
+    """The ``i``-th label letter: opt_einsum's symbols with the non-letters skipped (past the
+    ASCII letters opt_einsum counts through Unicode, which holds '×' and '÷'), so that every
+    generated equation parses again."""
+    while len(_LETTERS) <= i:
+        ch = get_symbol(_NEXT[0])
+        _NEXT[0] += 1
+        if ch.isalpha():
+            _LETTERS.append(ch)
+    return _LETTERS[i]
+
+
+#: label letters handed out so far, and the next opt_einsum symbol number to look at
+_LETTERS: list[str] = []
+_NEXT = [0]
 
 
 def format_spec(spec: Spec) -> str:
     """The spec as a subscripts string (labels ``a, b, c, ...``)."""
-    ins = ",".join("".join(_symbol(l) for l in t) for t in spec.inputs)
-    return ins + "->" + "".join(_symbol(l) for l in spec.output)
+    ins = ",".join("".join(symbol(l) for l in t) for t in spec.inputs)
+    return ins + "->" + "".join(symbol(l) for l in spec.output)
 
 
 def relabel(spec: Spec) -> Spec:

@@ -22,9 +22,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import tidu
 
 from .._errors import OptionalDependencyError, TenferroValueError
-from ._parse import Spec, canonicalize, parse_interleaved, parse_subscripts
+from ._parse import Spec, canonicalize, parse_interleaved, parse_subscripts, symbol
 from ._paths import normalize_optimize
-from opt_einsum import get_symbol
 import opt_einsum
 
 __all__ = ["SlicedContraction", "plan_slices", "check_memory_limit"]
@@ -194,6 +193,6 @@ def _itemsize(x: Any) -> int:
 
 def _equation(spec: Spec, sizes: Sequence[int]) -> tuple[str, dict[str, int]]:
     """The canonical spec as a letters equation and the label sizes."""
-    sym = [get_symbol(i) for i in range(len(sizes))]
+    sym = [symbol(i) for i in range(len(sizes))]
     lhs = ",".join("".join(sym[i] for i in t) for t in spec.inputs)
     return lhs + "->" + "".join(sym[i] for i in spec.output), {sym[i]: int(n) for i, n in enumerate(sizes)}
