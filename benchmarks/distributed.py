@@ -9,11 +9,16 @@
   parallel / serial (goal: <= 0.6) and whether the rows equal the serial results bit for
   bit, with the load average before and after.
 
-* ``einsum``: a closed square-lattice network (``--side`` 5, ``--bond`` 16) with a memory
-  limit of the largest intermediate of its best unsliced path (cotengra's hyper-optimizer) /
-  ``--fraction`` (16): the contraction unsliced on that path, sliced in this process
-  (overhead, goal <= 1.3x), and ``tenferro.distributed.einsum`` on a 1-worker and a
-  2-worker ``LocalCluster`` (speedup, goal >= 1.7x), medians of ``--repeats``.
+* ``einsum``: a closed network and a memory limit of the largest intermediate of its best
+  unsliced path (cotengra's hyper-optimizer) / ``--fraction`` (16): the contraction unsliced
+  on that path, sliced in this process (overhead, goal <= 1.3x), and
+  ``tenferro.distributed.einsum`` on a 1-worker and a 2-worker ``LocalCluster`` (speedup,
+  goal >= 1.7x), medians of ``--repeats``. ``--network circuit`` (default): the amplitude
+  <0...0|C|0...0> of a random circuit on a ``--rows`` x ``--cols`` grid of qubits (4 x 6),
+  ``--cycles`` (14) cycles of Haar-random two-qubit gates on the edges in the ABCDCDAB order
+  of Google's supremacy circuits, complex128. ``--network lattice``: a closed square-lattice
+  network (the shape of a PEPS norm, ``--side`` 5, ``--bond`` 16, float64), which slices
+  badly: its best sliced tree costs about 1.4x the best unsliced tree's FLOPs.
 
 Run: ``python benchmarks/distributed.py [--section scan|einsum] [--points 24] [--L 32]``
 (the ``distributed`` extra).
@@ -93,9 +98,9 @@ def _same(rows: list[dict], serial: list[dict]) -> bool:
 
 
 # ---- sliced einsum -----------------------------------------------------------------------------
-def lattice_network(side: int, bond: int, seed: int = 0) -> tuple[str, list]:
-    """A closed side x side square-lattice network (the shape of a PEPS norm), Gaussian entries."""
-    import opt_einsum
+def lattice_network(side: int, bond: int, seed: int = 0) -> tuple[list, list]:
+    """A closed side x side square-lattice network (the shape of a PEPS norm), Gaussian
+    entries: the label lists and the operands."""
     import tenferro as tf
 
     rng = np.random.default_rng(seed)
@@ -103,13 +108,47 @@ def lattice_network(side: int, bond: int, seed: int = 0) -> tuple[str, list]:
     terms = []
     for x in range(side):
         for y in range(side):
-            t = ""
-            for nb in ((x + 1, y), (x, y + 1), (x - 1, y), (x, y - 1)):
-                if 0 <= nb[0] < side and 0 <= nb[1] < side:
-                    t += names.setdefault(frozenset([(x, y), nb]), opt_einsum.get_symbol(len(names)))
-            terms.append(t)
+            terms.append([names.setdefault(frozenset([(x, y), nb]), len(names))
+                          for nb in ((x + 1, y), (x, y + 1), (x - 1, y), (x, y - 1))
+                          if 0 <= nb[0] < side and 0 <= nb[1] < side])
     ops = [tf.asarray(rng.standard_normal((bond,) * len(t)) / np.sqrt(bond)) for t in terms]
-    return ",".join(terms) + "->", ops
+    return terms, ops
+
+
+def circuit_network(rows: int, cols: int, cycles: int, seed: int = 0) -> tuple[list, list]:
+    """The amplitude <0...0|C|0...0> of a random circuit on a rows x cols grid of qubits:
+    ``cycles`` layers of Haar-random two-qubit gates, each layer on one of four edge classes
+    (vertical or horizontal, even or odd) in the order ABCDCDAB (Arute et al., Nature 574,
+    505 (2019)); the label lists and the operands (complex128)."""
+    import tenferro as tf
+
+    rng = np.random.default_rng(seed)
+    n = rows * cols
+    wire = list(range(n))
+    terms: list = [[w] for w in wire]
+    classes: list[list[tuple[int, int]]] = [[], [], [], []]
+    for x in range(rows):
+        for y in range(cols):
+            if x + 1 < rows:
+                classes[x % 2].append((x * cols + y, (x + 1) * cols + y))
+            if y + 1 < cols:
+                classes[2 + y % 2].append((x * cols + y, x * cols + y + 1))
+    fresh = n
+    for c in range(cycles):
+        for a, b in classes[(0, 1, 2, 3, 2, 3, 0, 1)[c % 8]]:
+            terms.append([wire[a], wire[b], fresh, fresh + 1])
+            wire[a], wire[b] = fresh, fresh + 1
+            fresh += 2
+    terms += [[w] for w in wire]
+    zero = np.array([1.0, 0.0], dtype=complex)
+    ops = []
+    for t in terms:
+        if len(t) == 1:
+            ops.append(tf.asarray(zero))
+        else:
+            q, r = np.linalg.qr(rng.standard_normal((4, 4)) + 1j * rng.standard_normal((4, 4)))
+            ops.append(tf.asarray((q * (np.diag(r) / abs(np.diag(r)))).reshape(2, 2, 2, 2)))
+    return terms, ops
 
 
 def _median(fn, repeats: int) -> tuple[float, object]:
@@ -129,41 +168,48 @@ def einsum_section(args: argparse.Namespace) -> None:
     import tenferro as tf
     import tenferro.distributed as td
 
+    from tensor4all.scan import local_cluster
+
     import cotengra
     import warnings
 
-    eq, ops = lattice_network(args.side, args.bond)
-    terms = eq.split("->")[0].split(",")
-    sizes = {c: args.bond for t in terms for c in t}
+    if args.network == "circuit":
+        terms, ops = circuit_network(args.rows, args.cols, args.cycles)
+        what = f"random circuit {args.rows}x{args.cols} qubits, {args.cycles} cycles, complex128"
+    else:
+        terms, ops = lattice_network(args.side, args.bond)
+        what = f"{args.side}x{args.side} lattice, bond {args.bond}, float64"
+    interleaved = [x for pair in zip(ops, terms) for x in pair] + [[]]
+    sizes = {lab: int(op.shape[k]) for op, t in zip(ops, terms) for k, lab in enumerate(t)}
+    itemsize = np.dtype(np.asarray(ops[0]).dtype).itemsize
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # cotengra: kahypar missing
         best = cotengra.HyperOptimizer(methods=("greedy", "labels"), max_repeats=32, optlib="random", progbar=False,
-                                       parallel=False, seed=0).search(terms, "", sizes)
+                                       parallel=False, seed=0).search(terms, (), sizes)
     best_path = [list(p) for p in best.get_path()]
-    limit = int(best.max_size()) * 8 // args.fraction
-    sc = tf.einsum_slicing(eq, *ops, memory_limit=limit)
-    _, info = tf.einsum_path(eq, *ops)
-    print(f"sliced einsum: {args.side}x{args.side} lattice, bond {args.bond}, float64; best unsliced path (cotengra) "
-          f"{best.contraction_cost():.3g} FLOPs ('auto': {info.flops:.3g}), largest intermediate "
-          f"{best.max_size() * 8 / 2**20:.1f} MiB; memory_limit = that / {args.fraction} = {limit / 2**20:.2f} MiB -> "
-          f"{sc.slices} slices of {sc.sliced}, largest {sc.largest_intermediate / 2**20:.2f} MiB; {args.repeats} "
-          f"repeats (medians); load {_load()}")
-    tf.einsum(eq, *ops, optimize=best_path)
-    t_plain, want = _median(lambda: tf.einsum(eq, *ops, optimize=best_path), args.repeats)
-    t_sliced, got = _median(lambda: tf.einsum(eq, *ops, memory_limit=limit), args.repeats)
+    limit = int(best.max_size()) * itemsize // args.fraction
+    sc = tf.einsum_slicing(*interleaved, memory_limit=limit)
+    _, info = tf.einsum_path(*interleaved)
+    print(f"sliced einsum: {what}; best unsliced path (cotengra) {best.contraction_cost():.3g} FLOPs ('auto': "
+          f"{info.flops:.3g}), largest intermediate {best.max_size() * itemsize / 2**20:.1f} MiB; memory_limit = that / "
+          f"{args.fraction} = {limit / 2**20:.2f} MiB -> {sc.slices} slices of {len(sc.sliced)} labels, largest "
+          f"{sc.largest_intermediate / 2**20:.2f} MiB, sliced tree {sc.overhead:.2f}x the FLOPs of einsum's own unsliced "
+          f"path; {args.repeats} repeats (medians); load {_load()}")
+    tf.einsum(*interleaved, optimize=best_path)
+    t_plain, want = _median(lambda: tf.einsum(*interleaved, optimize=best_path), args.repeats)
+    t_sliced, got = _median(lambda: tf.einsum(*interleaved, memory_limit=limit), args.repeats)
     print(f"  unsliced, best path                  {t_plain:8.3f} s")
     print(f"  sliced, this process                 {t_sliced:8.3f} s   overhead {t_sliced / t_plain:.2f}x (goal <= 1.3)"
-          f"   rel. diff {abs(float(got) / float(want) - 1):.1e}")
+          f"   rel. diff {abs(complex(got) / complex(want) - 1):.1e}")
     times = {}
     for workers in (1, args.workers):
-        cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                           dashboard_address=None)
+        cluster = local_cluster(workers)   # single-threaded workers, their profiler off
         with cluster, distributed.Client(cluster) as client:
-            run = lambda: td.einsum(eq, *ops, client=client, memory_limit=limit, tasks=2 * args.workers)  # noqa: E731
+            run = lambda: td.einsum(*interleaved, client=client, memory_limit=limit, tasks=2 * args.workers)  # noqa: E731
             run()   # the workers import tenferro and cache the plan
             times[workers], out = _median(run, args.repeats)
         print(f"  distributed, {workers} worker{'s' if workers > 1 else ' '}                 {times[workers]:8.3f} s"
-              f"   rel. diff {abs(float(out) / float(want) - 1):.1e}")
+              f"   rel. diff {abs(complex(out) / complex(want) - 1):.1e}")
     print(f"  {args.workers}-worker speedup over 1 worker: {times[1] / times[args.workers]:.2f}x (goal >= 1.7); over "
           f"the sliced single process {t_sliced / times[args.workers]:.2f}x; over the unsliced best path "
           f"{t_plain / times[args.workers]:.2f}x; load after {_load()}")
@@ -179,6 +225,11 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=24, help="scan: points of the grid (default: %(default)s)")
     parser.add_argument("--L", type=int, default=32, help="scan: chain length (default: %(default)s)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (default: %(default)s)")
+    parser.add_argument("--network", choices=("circuit", "lattice"), default="circuit",
+                        help="einsum: the network (default: %(default)s)")
+    parser.add_argument("--rows", type=int, default=4, help="einsum: circuit qubit rows (default: %(default)s)")
+    parser.add_argument("--cols", type=int, default=6, help="einsum: circuit qubit columns (default: %(default)s)")
+    parser.add_argument("--cycles", type=int, default=14, help="einsum: circuit cycles (default: %(default)s)")
     parser.add_argument("--side", type=int, default=5, help="einsum: lattice side (default: %(default)s)")
     parser.add_argument("--bond", type=int, default=16, help="einsum: bond dimension (default: %(default)s)")
     parser.add_argument("--fraction", type=int, default=16,
