@@ -123,15 +123,21 @@ class _Run:
             futures = nxt
         return futures[0].result()
 
+    def scatter(self, value: Any) -> Any:
+        """One future for ``value`` on every worker (a list of operands as ONE Dask key: a
+        circuit's hundreds of small operands scattered one key each cost the scheduler more
+        than the contraction)."""
+        return self.client.scatter(_Packed(value), broadcast=True, hash=False)
+
     def forward(self, arrays: list[np.ndarray]) -> np.ndarray:
-        data = self.client.scatter(arrays, broadcast=True, hash=False)
+        data = self.scatter(arrays)
         futs = [self.client.submit(_forward_task, self.sc, data, g, self.measure, pure=False) for g in self.groups]
         self._peaks(futs)
         return self.tree_sum([self.client.submit(_first, f, pure=False) for f in futs])
 
     def backward(self, arrays: list[np.ndarray], cotangent: np.ndarray) -> list[np.ndarray]:
-        data = self.client.scatter(arrays, broadcast=True, hash=False)
-        ct = self.client.scatter(cotangent, broadcast=True, hash=False)
+        data = self.scatter(arrays)
+        ct = self.scatter(cotangent)
         futs = [self.client.submit(_backward_task, self.sc, data, ct, g, self.measure, pure=False)
                 for g in self.groups]
         self._peaks(futs)
@@ -162,11 +168,23 @@ def _contract(run: _Run) -> tidu.custom_vjp:
 
 
 # ---- worker side (top-level functions: pickled by reference) ----------------------------
-def _forward_task(sc: SlicedContraction, arrays: list, keys: list, measure: bool) -> tuple[np.ndarray, int]:
+class _Packed:
+    """A value Dask moves as one opaque object (it splits lists into one key per element)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __reduce__(self) -> tuple:
+        return (_Packed, (self.value,))
+
+
+def _forward_task(sc: SlicedContraction, arrays: _Packed, keys: list, measure: bool) -> tuple[np.ndarray, int]:
     if measure:
         tracemalloc.start()
     try:
-        ops = [Tensor._wrap(a) for a in arrays]
+        ops = [Tensor._wrap(a) for a in arrays.value]
         out = _numpy(sc.contract_keys(local_einsum, ops, keys))
         peak = tracemalloc.get_traced_memory()[1] if measure else 0
     finally:
@@ -175,14 +193,14 @@ def _forward_task(sc: SlicedContraction, arrays: list, keys: list, measure: bool
     return out, peak
 
 
-def _backward_task(sc: SlicedContraction, arrays: list, cotangent: np.ndarray, keys: list,
+def _backward_task(sc: SlicedContraction, arrays: _Packed, cotangent: _Packed, keys: list,
                    measure: bool) -> tuple[list, int]:
     if measure:
         tracemalloc.start()
     try:
-        ops = [Tensor._wrap(a) for a in arrays]
+        ops = [Tensor._wrap(a) for a in arrays.value]
         _, vjp = tidu.vjp(lambda *o: sc.contract_keys(local_einsum, o, keys), *ops)
-        cts = [_numpy(c) for c in vjp(Tensor._wrap(cotangent))]
+        cts = [_numpy(c) for c in vjp(Tensor._wrap(cotangent.value))]
         peak = tracemalloc.get_traced_memory()[1] if measure else 0
     finally:
         if measure:
