@@ -176,9 +176,6 @@ class _Packed:
     def __init__(self, value: Any):
         self.value = value
 
-    def __reduce__(self) -> tuple:
-        return (_Packed, (self.value,))
-
 
 def _forward_task(sc: SlicedContraction, arrays: _Packed, keys: list, measure: bool) -> tuple[np.ndarray, int]:
     if measure:
