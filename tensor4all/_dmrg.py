@@ -495,7 +495,7 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
                                engine.grading)
     else:
         psi_run, psi = engine.psi, engine.host_psi()   # where the sweeps ran; on the host
-        state = MPS([np.asfortranarray(a) for a in psi])
+        state = MPS([tf.asarray(np.asfortranarray(a), placement=tf.CPU) for a in psi])   # on the host, as documented
     energy = history[-1].energy
     variance = float("nan")
     if opts["compute_variance"]:

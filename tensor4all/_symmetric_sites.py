@@ -260,7 +260,7 @@ def compress_sites(ts: Sequence[SymmetricTensor], max_bond: int | None, cutoff: 
 
 
 def _leaf(a: np.ndarray) -> Any:
-    return tf.asarray(np.asfortranarray(a))
+    return tf.asarray(np.asfortranarray(a), placement=tf.CPU)   # host data whatever the default placement
 
 
 def schmidt_spectra(ts: Sequence[SymmetricTensor]) -> list[dict[Any, np.ndarray]]:
