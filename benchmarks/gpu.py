@@ -7,10 +7,12 @@ Cases (value_and_grad unless noted, float64):
 * the same compiled (``mpsjit``): ``tenferro.jit`` (captured into a CUDA graph, and with
   ``cuda_graph=False``) against ``jax.jit`` and ``torch.compile(mode="reduce-overhead")``
   (in the torch column);
-* the small-op loop compiled (``loopjit``): 300 steps of ``x <- tanh(W @ x) + x`` (8x8 ``W``,
-  as ``benchmarks/compiled.py``'s ``loop``), value and gradient of ``sum(x * x)`` under
-  ``tenferro.jit`` (captured and not), ``jax.jit`` and ``torch.compile(mode="reduce-overhead")``:
-  about 2,400 tiny kernels per call, where launches are everything;
+* the small-op loop compiled (``loopjit``): ``--loop-steps`` (default 100) steps of
+  ``x <- tanh(W @ x) + x`` (8x8 ``W``, as ``benchmarks/compiled.py``'s ``loop``), value and
+  gradient of ``sum(x * x)`` under ``tenferro.jit`` (captured and not), ``jax.jit`` and
+  ``torch.compile(mode="reduce-overhead")``: about 8 tiny kernels per step, where launches
+  are everything. Each compiler traces the unrolled loop: ``torch.compile`` took 54 s to
+  compile 100 steps on an H200 and over 100 s for 300, hence the default;
 * an SVD loss on a 4096 x 4096 matrix: the sum of its singular values (nuclear norm),
   whose gradient is U Vh;
 * einsum cases of ``benchmarks/einsum.py`` (MPS norm, MPS-MPO-MPS, batched matmul chain,
@@ -181,11 +183,11 @@ def loop_fn(tanh: Callable, sum_: Callable, steps: int = 300) -> Callable:
     return loss
 
 
-def bench_loop_jit() -> tuple[dict[str, float | None], dict[str, float | None]]:
+def bench_loop_jit(steps: int) -> tuple[dict[str, float | None], dict[str, float | None]]:
     """The small-op loop's value and gradient compiled (see the module), like :func:`bench_mps_jit`."""
     rng = np.random.default_rng(0)
     W0, x0 = rng.standard_normal((8, 8)) * (0.5 / np.sqrt(8)), rng.standard_normal(8) * 0.1
-    loss = loop_fn(tf.tanh, tf.sum)
+    loss = loop_fn(tf.tanh, tf.sum, steps)
     W, x = tf.asarray(W0, placement=tf.gpu(0)), tf.asarray(x0, placement=tf.gpu(0))
     captured: dict[str, float | None] = {"tenferro CPU": None}
     plain: dict[str, float | None] = {"tenferro CPU": None}
@@ -193,14 +195,17 @@ def bench_loop_jit() -> tuple[dict[str, float | None], dict[str, float | None]]:
         step = tf.jit(tidu.value_and_grad(loss, argnums=(0, 1)), cuda_graph=graph)
         step(W, x)
         out["tenferro GPU"] = median_time(lambda step=step: step(W, x), repeat=9)
-        print(f"  loop tenferro.jit(cuda_graph={graph}): {step.lower(W, x).cuda_graph}", flush=True)
+        print(f"  loop tenferro.jit(cuda_graph={graph}): {fmt(out['tenferro GPU'])}, "
+              f"{step.lower(W, x).cuda_graph}", flush=True)
     if torch is not None and torch.cuda.is_available():
-        tloss = loop_fn(torch.tanh, torch.sum)
+        tloss = loop_fn(torch.tanh, torch.sum, steps)
         tW, tx = torch.tensor(W0, device="cuda"), torch.tensor(x0, device="cuda")
         try:
+            t0 = time.perf_counter()
             tvg = torch.compile(torch.func.grad_and_value(tloss, argnums=(0, 1)), mode="reduce-overhead")
             for _ in range(3):
                 tvg(tW, tx)
+            print(f"  loop torch.compile: compiled and recorded in {time.perf_counter() - t0:.0f} s", flush=True)
             captured["torch CUDA"] = median_time(lambda: tvg(tW, tx), repeat=9)
         except Exception as exc:  # noqa: BLE001  (any compiler failure: report it, keep going)
             print(f"  loop torch.compile failed: {type(exc).__name__}: {str(exc)[:200]}", flush=True)
@@ -208,7 +213,7 @@ def bench_loop_jit() -> tuple[dict[str, float | None], dict[str, float | None]]:
     if jax is not None:
         gpu = jax.devices("gpu")[0]
         jW, jx = jax.device_put(W0, gpu), jax.device_put(x0, gpu)
-        jvg = jax.jit(jax.value_and_grad(loop_fn(jnp.tanh, jnp.sum), argnums=(0, 1)))
+        jvg = jax.jit(jax.value_and_grad(loop_fn(jnp.tanh, jnp.sum, steps), argnums=(0, 1)))
         captured["JAX GPU jit"] = median_time(lambda: jvg(jW, jx), repeat=9)
     plain.update({k: v for k, v in captured.items() if k not in ("tenferro GPU", "tenferro CPU")})
     return captured, plain
@@ -295,6 +300,7 @@ def row(case: str, times: dict[str, float | None]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only (a smoke test)")
+    parser.add_argument("--loop-steps", type=int, default=100, help="steps of the loopjit loop (default 100)")
     parser.add_argument("--cases", default="mps,svd,einsum,mpsjit,loopjit",
                         help="comma-separated groups to run: mps, svd, einsum, mpsjit, loopjit (default: all)")
     args = parser.parse_args()
@@ -313,9 +319,10 @@ def main() -> None:
         print(row(f"MPS energy jit L=16 chi={chi} (CUDA graph; torch: compile reduce-overhead)", captured), flush=True)
         print(row(f"MPS energy jit L=16 chi={chi} (cuda_graph=False)", plain), flush=True)
     if "loopjit" in groups:
-        captured, plain = bench_loop_jit()
-        print(row("loop 300x tanh(W@x)+x jit (CUDA graph; torch: compile reduce-overhead)", captured), flush=True)
-        print(row("loop 300x tanh(W@x)+x jit (cuda_graph=False)", plain), flush=True)
+        n = args.loop_steps
+        captured, plain = bench_loop_jit(n)
+        print(row(f"loop {n}x tanh(W@x)+x jit (CUDA graph; torch: compile reduce-overhead)", captured), flush=True)
+        print(row(f"loop {n}x tanh(W@x)+x jit (cuda_graph=False)", plain), flush=True)
     if "svd" in groups:
         n = 256 if args.quick else 4096
         t = bench_svd(n)

@@ -17,6 +17,11 @@ operand's last two axes onto a column-major cuBLAS operand without a copy when t
 are row- or column-contiguous with a uniform batch stride, and copies (a capturable
 elementwise kernel) otherwise. :class:`NotCapturable` means "use CuPy" (other
 dtypes): the capture then fails and the program runs uncaptured, as before.
+
+:func:`concatenate_arrays` is the other routine a capture needs rerouted: CuPy joins more than 8
+arrays with one kernel whose table of array pointers it uploads from the host, a
+host-to-device copy that a capturing stream refuses; while capturing, the join is one copy
+per array into the result instead.
 """
 from __future__ import annotations
 
@@ -30,8 +35,8 @@ import numpy as np
 
 from ._errors import UnsupportedOnDeviceError
 
-__all__ = ["CaptureBlas", "NotCapturable", "capturing", "capture_scope", "load_cublas", "matmul", "tensordot", "OP_N",
-           "OP_T"]
+__all__ = ["CaptureBlas", "NotCapturable", "capturing", "capture_scope", "concatenate_arrays", "load_cublas",
+           "matmul", "tensordot", "OP_N", "OP_T"]
 
 OP_N, OP_T = 0, 1
 WORKSPACE_BYTES = 32 << 20
@@ -45,6 +50,7 @@ class NotCapturable(UnsupportedOnDeviceError):
 
 class _Current(threading.local):
     blas: "CaptureBlas | None" = None
+    active: bool = False
 
 
 _CURRENT = _Current()
@@ -62,11 +68,37 @@ class capture_scope:
         self.blas = blas
 
     def __enter__(self) -> "CaptureBlas | None":
-        self.previous, _CURRENT.blas = _CURRENT.blas, self.blas
+        self.previous = _CURRENT.blas, _CURRENT.active
+        _CURRENT.blas, _CURRENT.active = self.blas, True
         return self.blas
 
     def __exit__(self, *exc: Any) -> None:
-        _CURRENT.blas = self.previous
+        _CURRENT.blas, _CURRENT.active = self.previous
+
+
+CONCATENATE_SINGLE_KERNEL = 8
+"""CuPy joins more arrays than this (of one dtype) with its single, pointer-uploading kernel."""
+
+
+def concatenate_arrays(xp: Any, arrays: Any, axis: int = 0) -> Any:
+    """``xp.concatenate(arrays, axis)`` (``xp``: NumPy or CuPy), C-ordered; while this thread
+    runs a program being captured (or its warm-up run: :class:`capture_scope`), a join of device arrays is one copy per array into the
+    result, which the capture records (see the module)."""
+    arrays = list(arrays)
+    if xp is np or not _CURRENT.active or len(arrays) <= CONCATENATE_SINGLE_KERNEL:
+        return xp.concatenate(arrays, axis=axis)
+    a0 = arrays[0]
+    axis %= a0.ndim
+    shape = list(a0.shape)
+    shape[axis] = sum(a.shape[axis] for a in arrays)
+    out = xp.empty(tuple(shape), dtype=np.result_type(*[a.dtype for a in arrays]))
+    index = [slice(None)] * a0.ndim
+    start = 0
+    for a in arrays:
+        index[axis] = slice(start, start + a.shape[axis])
+        out[tuple(index)] = a
+        start += a.shape[axis]
+    return out
 
 
 # ---- the library ---------------------------------------------------------------------

@@ -19,6 +19,7 @@ from tidu import is_undefined
 from ._astype import convert_element_type
 from ._aval import TensorType, fortran, meta, xp_of
 from ._batching import batch_last, trailing_batch
+from ._capture_blas import concatenate_arrays
 from ._dispatch import dispatchable
 from ._dtypes import result_type
 from ._errors import AxisError, ShapeError, fmt_shape
@@ -374,7 +375,8 @@ concatenate_p.def_batch(trailing_batch(concatenate_p))   # the batch axis last
 
 @concatenate_p.def_impl
 def _concatenate_impl(*xs, dimension):
-    return Tensor._wrap(fortran(np.concatenate([x._data for x in xs], axis=dimension)))
+    arrays = [x._data for x in xs]
+    return Tensor._wrap(fortran(concatenate_arrays(xp_of(arrays[0]), arrays, axis=dimension)))
 
 
 @concatenate_p.def_abstract_eval

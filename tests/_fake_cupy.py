@@ -398,9 +398,16 @@ _BLAS = {"matmul", "dot", "vdot", "inner", "tensordot", "einsum"}   # CuPy's out
 _SOLVER_MODULES = ("numpy.linalg", "scipy.linalg")
 
 
+_JOINS = {"concatenate", "stack", "hstack", "vstack", "column_stack"}
+
+
 def _check_library(name: str, module: str, args: Any = ()) -> None:
     """Refuse, during capture, the library calls CuPy refuses (cuSOLVER; cuBLAS when asked; an
-    einsum of one operand is a reduction, not cuBLAS)."""
+    einsum of one operand is a reduction, not cuBLAS), and CuPy's joins of more than 8 arrays of
+    one dtype, whose single kernel uploads the arrays' pointers (a host-to-device copy)."""
+    if name in _JOINS and args and isinstance(args[0], (list, tuple)) and len(args[0]) > 8:
+        if len({getattr(a, "dtype", None) for a in args[0]}) == 1:
+            _refuse_in_capture("a host-to-device copy: the pointers of a single-kernel concatenate")
     if module.startswith(_SOLVER_MODULES) and name != "norm":
         _library_in_capture("cuSOLVER")
     elif REFUSE_BLAS_IN_CAPTURE and name in _BLAS:

@@ -22,6 +22,7 @@ from tidu.graph import Eqn, Graph, Var
 from tidu.passes import use_counts
 
 from .._aval import fortran, xp_of
+from .._capture_blas import concatenate_arrays
 from .._contraction import dot_general_p
 from .._elementwise import add_p
 from .._tensor import Tensor
@@ -39,9 +40,9 @@ column-major. Compiled mode only (graphs after differentiation): no AD rules."""
 def stack_arrays(*arrays: Any) -> Any:
     a0 = arrays[0]
     xp = np if type(a0) is np.ndarray else xp_of(a0)
-    if a0.ndim <= 1:
-        return xp.stack(arrays, axis=0).T      # (K, n) row-major = (n, K) column-major: no copy
-    flat = xp.concatenate([a.reshape(-1, order="F") for a in arrays])
+    if a0.ndim <= 1:   # (K, n) row-major = (n, K) column-major: no copy
+        return concatenate_arrays(xp, [a.reshape(1, -1) for a in arrays], axis=0).reshape(len(arrays), *a0.shape).T
+    flat = concatenate_arrays(xp, [a.reshape(-1, order="F") for a in arrays])
     return fortran(flat.reshape(a0.shape + (len(arrays),), order="F"))
 
 

@@ -150,6 +150,34 @@ def test_an_mps_energy_gradient_replays_new_inputs():
 
 
 @gpu
+def test_a_loop_gradient_with_stacked_terms_is_captured():
+    """Reverse mode through 12 steps of ``x <- tanh(W @ x) + x`` sums 12 outer products into
+    ``dW``; the compiled mode stacks their operands (``tenferro.jit._sum_products``). CuPy joins
+    more than 8 arrays with a kernel whose pointer table it uploads from the host, which a
+    capture refuses: the program must still be captured (seen on an H200)."""
+    def loss(w, x):
+        for _ in range(12):
+            x = tf.tanh(w @ x) + x
+        return tf.sum(x * x)
+
+    eager = tidu.value_and_grad(loss, argnums=(0, 1))
+    step = tf.jit(eager)
+    args = _check_replays(step, eager, lambda i: (_rand(i, 8, 8) * 0.2, _rand(30 + i, 8)), rtol=1e-12,
+                          bitwise=False)
+    assert _state(step, *args).state == "captured"
+
+
+@gpu
+def test_a_concatenate_of_many_arrays_is_captured():
+    def join(*xs):
+        return tf.concatenate([tf.sin(x) for x in xs], axis=1) * 2.0
+
+    f = tf.jit(join)
+    args = _check_replays(f, join, lambda i: tuple(_rand(10 * i + k, 3, k + 1) for k in range(11)))
+    assert _state(f, *args).state == "captured"
+
+
+@gpu
 def test_results_of_two_calls_do_not_alias():
     f = tf.jit(lambda x: tf.exp(x) + 1.0)
     x1, x2, x3 = _rand(1, 6), _rand(2, 6), _rand(3, 6)
