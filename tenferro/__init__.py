@@ -90,7 +90,8 @@ __all__ = [
 ]
 
 # primitive layer exports are added below by the primitive modules
-from . import _methods, _vspace  # _vspace registers the tensor vector space with tidu
+from . import _allocator, _methods, _vspace  # _vspace registers the tensor vector space with tidu; _allocator
+# keeps heap slack for the results allocated per call (glibc M_TOP_PAD; TENFERRO_MALLOC_TOP_PAD=0: off)
 from ._aval import TensorType
 from ._registry import support_manifest
 from ._elementwise import (

@@ -135,9 +135,27 @@ def _pair(la: tuple, lb: tuple, keep: set, sizes: Sequence[int], want: Any = Non
     out_view = None
     if mode != DOT and want is not None and want[0] == "out" and not _fits(out_labels, want):
         out_labels, out_view = _direct_output(want[1], free_a, free_b, batch, swap, sizes) or (out_labels, None)
+        if out_view is None and mode == MUL and set(want[1]) == set(out_labels):
+            return _broadcast_output(la, lb, tuple(want[1]), sizes)
     out_shape = tuple(sizes[l] for l in out_labels)
     (pa, sa, xa), (pb, sb, xb) = views
     return (mode, swap, pa, sa, xa, pb, sb, xb, out_shape, out_view), out_labels
+
+
+def _broadcast_output(la: tuple, lb: tuple, order: tuple, sizes: Sequence[int]) -> tuple[tuple, tuple]:
+    """A product without contracted labels (an outer product, per batch entry) whose final
+    result is wanted with labels ``order`` that no grouping gives (e.g. ``cdeb`` from ``bdc``
+    and ``ec``): each operand is viewed label by label in ``order`` (size 1 where it lacks a
+    label) and the broadcast product written straight into the result, sparing the final
+    permuting copy (for per-example gradients, a batch-first copy across the whole result).
+    ``out_view`` is then ``("labels", axes_a, shape_a, axes_b, shape_b)``."""
+    views = []
+    for labels in (la, lb):
+        axes = tuple(labels.index(l) for l in order if l in labels)
+        views += [axes, tuple(sizes[l] if l in labels else 1 for l in order)]
+    step = (MUL, False, None, tuple(sizes[l] for l in la), None, None, tuple(sizes[l] for l in lb), None,
+            tuple(sizes[l] for l in order), ("labels", *views))
+    return step, order
 
 
 def _direct_output(order: tuple, free_a: list, free_b: list, batch: list, swap: bool,

@@ -52,6 +52,11 @@ EQUATIONS = [
     ("aab,bc,ca->", [(2, 2, 3), (3, 4), (4, 2)]),
     ("ijk,ijk,ijk->ij", [(2, 3, 4), (2, 3, 4), (2, 3, 4)]),
     ("Ab,bA->", [(2, 3), (3, 2)]),
+    # batched outer products wanted in an order no grouping of the operands' labels gives
+    # (the per-example gradients of vmap(grad)): written label by label into the result
+    ("abc,adc,ec->cdeb", [(3, 4, 5), (3, 2, 5), (2, 5)]),
+    ("ib,jb->bji", [(3, 5), (4, 5)]),
+    ("bdc,ec->cdeb", [(4, 2, 5), (3, 5)]),
 ]
 
 
@@ -226,6 +231,7 @@ GRAD_EQUATIONS = [
     (",ij->ij", [(), (2, 2)]),
     ("ij,jk->ik", [(2, 0), (0, 3)]),
     ("ij,j->ii", [(2, 3), (3,)]),
+    ("bdc,ec->cdeb", [(3, 2, 4), (2, 4)]),
 ]
 
 
