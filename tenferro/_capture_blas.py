@@ -82,8 +82,9 @@ CONCATENATE_SINGLE_KERNEL = 8
 
 def concatenate_arrays(xp: Any, arrays: Any, axis: int = 0) -> Any:
     """``xp.concatenate(arrays, axis)`` (``xp``: NumPy or CuPy), C-ordered; while this thread
-    runs a program being captured (or its warm-up run: :class:`capture_scope`), a join of device arrays is one copy per array into the
-    result, which the capture records (see the module)."""
+    runs a program being captured (or its warm-up run: :class:`capture_scope`), a join of
+    device arrays is one copy per array into the result, which the capture records (see the
+    module)."""
     arrays = list(arrays)
     if xp is np or not _CURRENT.active or len(arrays) <= CONCATENATE_SINGLE_KERNEL:
         return xp.concatenate(arrays, axis=axis)
