@@ -271,17 +271,19 @@ def _pow_impl(x, y):
     if a.dtype.kind in "iu" and (b < 0).any():
         raise TenferroValueError("power: integers to negative integer powers are not allowed "
                                  "(convert the base to a floating dtype first)")
-    if _uniform_exponent(a, b) in (1.0, 2.0):
+    e = _uniform_exponent(a, b)
+    if e is not None:
         # x ** 1 and x ** 2 as NumPy's own scalar fast path computes them: exact copies and
         # squares, where the general pow costs ~50 ns an element (the gradient of x ** 2 takes
         # x ** 1, its exponent broadcast to the operand's shape)
-        return Tensor._wrap(_f(a.copy(order="K") if b.flat[0] == 1 else np.multiply(a, a)))
+        return Tensor._wrap(_f(a.copy(order="K") if e == 1 else np.multiply(a, a)))
     with np.errstate(all="ignore"):
         return Tensor._wrap(_f(np.power(a, b)))
 
 
 def _uniform_exponent(a: Any, b: Any) -> float | None:
-    """The one value of a real host exponent ``b`` that does not grow ``a``'s shape, or None."""
+    """1 or 2 where the real host exponent ``b`` is that one value throughout and does not grow
+    ``a``'s shape; else None."""
     if (type(a) is not np.ndarray or a.dtype != b.dtype or a.dtype.kind != "f" or b.size == 0
             or b.ndim > a.ndim or b.size > a.size or any(n not in (1, m) for n, m in zip(b.shape[::-1], a.shape[::-1]))):
         return None

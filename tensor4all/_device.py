@@ -22,8 +22,8 @@ import tenferro as tf
 
 from ._errors import InvalidOptionError, OptionalDependencyError
 
-__all__ = ["array_module", "is_device_array", "to_host", "to_device", "check_placement", "cupy_module",
-           "synchronize", "contiguous", "device_scope"]
+__all__ = ["array_module", "is_device_array", "to_host", "host_tensor", "to_device", "check_placement",
+           "cupy_module", "synchronize", "contiguous", "device_scope"]
 
 
 def cupy_module(what: str) -> Any:
@@ -54,6 +54,12 @@ def contiguous(a: Any) -> Any:
 def to_host(a: Any) -> np.ndarray:
     """A NumPy array of ``a`` (one device-to-host copy for a device array, ``a`` itself on the host)."""
     return a.get() if is_device_array(a) else np.asarray(a)
+
+
+def host_tensor(a: Any) -> tf.Tensor:
+    """A column-major tenferro tensor of ``a`` on the host, whatever tenferro's default placement
+    (results handed back to the user live on the host)."""
+    return tf.asarray(np.asfortranarray(to_host(a)), placement=tf.CPU)
 
 
 def check_placement(placement: Any, what: str) -> tf.Placement:

@@ -38,7 +38,7 @@ import numpy as np
 import tenferro as tf
 import tidu
 
-from ._device import array_module, check_placement, device_scope, to_device
+from ._device import array_module, check_placement, device_scope, host_tensor, to_device
 from ._eigensolver import get_solver
 from ._environments import left_step, mpo_squared
 from ._errors import (DimensionMismatchError, InvalidOptionError, NonHermitianError, NotDifferentiableError,
@@ -495,7 +495,7 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
                                engine.grading)
     else:
         psi_run, psi = engine.psi, engine.host_psi()   # where the sweeps ran; on the host
-        state = MPS([tf.asarray(np.asfortranarray(a), placement=tf.CPU) for a in psi])   # on the host, as documented
+        state = MPS([host_tensor(a) for a in psi])   # on the host, as documented
     energy = history[-1].energy
     variance = float("nan")
     if opts["compute_variance"]:

@@ -28,6 +28,7 @@ import numpy as np
 
 import tenferro as tf
 
+from ._device import host_tensor
 from ._errors import InvalidOptionError, SiteOutOfRangeError
 from ._charges import (CONSERVED_CHARGES, charge_label, charge_sector, charge_value, check_sector_charge, declared_charges,
                        physical_charge)
@@ -251,16 +252,12 @@ def compress_sites(ts: Sequence[SymmetricTensor], max_bond: int | None, cutoff: 
         total += err
         bond = Leg(g, {q: len(s) for q, s in ss.items()})
         fused = m.legs[1]
-        vh = SymmetricTensor({(q, g.negate(q)): _leaf(v) for q, v in vs.items()}, [bond, fused], dtype=dtype)
-        us_ = SymmetricTensor({(q, q): _leaf(u * ss[q]) for q, u in us.items()}, [m.legs[0], bond.dual()],
+        vh = SymmetricTensor({(q, g.negate(q)): host_tensor(v) for q, v in vs.items()}, [bond, fused], dtype=dtype)
+        us_ = SymmetricTensor({(q, q): host_tensor(u * ss[q]) for q, u in us.items()}, [m.legs[0], bond.dual()],
                               dtype=dtype)
         ts[i] = vh.split_legs(1)
         ts[i - 1] = einsum("asb,bc->asc", ts[i - 1], us_)
     return ts, total
-
-
-def _leaf(a: np.ndarray) -> Any:
-    return tf.asarray(np.asfortranarray(a), placement=tf.CPU)   # host data whatever the default placement
 
 
 def schmidt_spectra(ts: Sequence[SymmetricTensor]) -> list[dict[Any, np.ndarray]]:
@@ -276,7 +273,7 @@ def schmidt_spectra(ts: Sequence[SymmetricTensor]) -> list[dict[Any, np.ndarray]
                     if len(s)})
         g = ts[0].symmetry
         bond = Leg(g, {q: len(s) for q, (_, s, _) in svds.items() if len(s)})
-        sv = SymmetricTensor({(q, q): _leaf(s[:, None] * vh) for q, (_, s, vh) in svds.items() if len(s)},
+        sv = SymmetricTensor({(q, q): host_tensor(s[:, None] * vh) for q, (_, s, vh) in svds.items() if len(s)},
                              [bond, m.legs[1]], dtype=ts[i].dtype)
         ts[i + 1] = einsum("ab,bsc->asc", sv, ts[i + 1])
     return out
@@ -332,7 +329,7 @@ def sites_from_blocks(bonds: Sequence[dict], sites: Sequence[dict], g: Grading,
             if blk is None:
                 blk = grid[(ql, qs, qr)] = np.zeros((bonds[i][ql], leg.sector_dim(qs), bonds[i + 1][qr]), dtype=dtype)
             blk[:, off, :] = b
-        out.append(SymmetricTensor({k: _leaf(b) for k, b in grid.items()}, [left, leg, right],
+        out.append(SymmetricTensor({k: host_tensor(b) for k, b in grid.items()}, [left, leg, right],
                                    dtype=tf.dtype(np.dtype(dtype).name)))
     return out
 

@@ -30,11 +30,9 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-import tenferro as tf
-
 from ._chain import leaves_of
 from ._dense_backend import DenseBackend
-from ._device import check_placement, device_scope
+from ._device import check_placement, device_scope, host_tensor
 from ._errors import InvalidOptionError, NonHermitianError, Tensor4allTypeError, ZeroNormError
 from ._evolution import (EvolutionRecord, EvolutionResult, Observables, check_every, check_hamiltonian_arg,
                          hamiltonian_at, time_grid)
@@ -270,7 +268,7 @@ class _Run:
             return MPS(list(b.psi))
         if self.grading is not None:
             return MPS._symmetric(sites_from_blocks(b.bonds, b.host_sites(), self.grading, b.dtype), self.grading)
-        return MPS([tf.asarray(np.asfortranarray(a), placement=tf.CPU) for a in b.host_psi()])
+        return MPS([host_tensor(a) for a in b.host_psi()])
 
 
 def _concrete(x: Any) -> Any:

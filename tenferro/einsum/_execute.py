@@ -109,9 +109,7 @@ def run_pair(a: Any, b: Any, step: tuple) -> Any:
             if blas is None or _captured(blas, x, y, view) is None:
                 xp.matmul(x, y, out=view)
         else:
-            if xp is np:
-                x, y = _aligned(x, view, 2), _aligned(y, view, 3)
-            xp.multiply(x, y, out=view)
+            _multiply_into(xp, x, y, view)
         return z
     r = None
     if blas is not None and (mode == BMM or x.ndim <= 2 and y.ndim <= 2):   # np.dot is matmul up to 2-d
@@ -136,10 +134,15 @@ def _broadcast_product(a: Any, b: Any, out_view: tuple, out_shape: tuple) -> Any
     y = b.transpose(axes_b).reshape(shape_b, order="F")
     xp = np if type(x) is np.ndarray else _xp(x)
     z = xp.empty(out_shape, dtype=xp.result_type(x, y), order="F")
-    if xp is np:
-        x, y = _aligned(x, z, 2), _aligned(y, z, 3)
-    xp.multiply(x, y, out=z)
+    _multiply_into(xp, x, y, z)
     return z
+
+
+def _multiply_into(xp: Any, x: Any, y: Any, out: Any) -> None:
+    """``out[...] = x * y`` (broadcast); host operands first laid out as ``out`` (:func:`_aligned`)."""
+    if xp is np:
+        x, y = _aligned(x, out, 2), _aligned(y, out, 3)
+    xp.multiply(x, y, out=out)
 
 
 def _captured(blas: Any, x: Any, y: Any, out: Any = None) -> Any:

@@ -25,6 +25,7 @@ Spec(inputs=((0, 1), (1, 2)), output=(0, 2))
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, NamedTuple, Sequence
 
 from ._errors import EinsumOperandError, EinsumShapeError, EinsumSubscriptError
@@ -59,21 +60,24 @@ class Parsed(NamedTuple):
     out_positions: tuple[int, ...] | None = None
 
 
+#: label letters handed out so far, and the next opt_einsum symbol number to look at
+_LETTERS: list[str] = []
+_NEXT = [0]
+_LETTERS_LOCK = threading.Lock()
+
+
 def symbol(i: int) -> str:
     """The ``i``-th label letter: opt_einsum's symbols with the non-letters skipped (past the
     ASCII letters opt_einsum counts through Unicode, which holds '×' and '÷'), so that every
     generated equation parses again."""
-    while len(_LETTERS) <= i:
-        ch = get_symbol(_NEXT[0])
-        _NEXT[0] += 1
-        if ch.isalpha():
-            _LETTERS.append(ch)
+    if i >= len(_LETTERS):
+        with _LETTERS_LOCK:   # extended once, in order, whichever thread asks first
+            while len(_LETTERS) <= i:
+                ch = get_symbol(_NEXT[0])
+                _NEXT[0] += 1
+                if ch.isalpha():
+                    _LETTERS.append(ch)
     return _LETTERS[i]
-
-
-#: label letters handed out so far, and the next opt_einsum symbol number to look at
-_LETTERS: list[str] = []
-_NEXT = [0]
 
 
 def format_spec(spec: Spec) -> str:

@@ -88,7 +88,6 @@ def test_interleaved_form_and_a_limit_that_needs_no_slicing():
                                   np.asarray(tf.einsum(eq, *ops)))
 
 
-
 def test_many_labels_slice_past_the_non_letter_symbols():
     # 90 labels: opt_einsum's symbol list reaches '\xd7' and '\xf7' (not letters) past label 75;
     # the slice equations are built from letters only, so they parse again
@@ -103,6 +102,7 @@ def test_many_labels_slice_past_the_non_letter_symbols():
     sc = tf.einsum_slicing(*args, memory_limit=16)
     assert sc.slices > 1
     assert float(tf.einsum(*args, memory_limit=16)) == pytest.approx(want, rel=1e-12)
+
 
 @pytest.mark.parametrize("limit,exc,fragment", [
     (0, tf.TenferroValueError, "positive integer number of bytes"),
