@@ -1,13 +1,27 @@
 """Benchmark of tensor4all.tci.crossinterpolate2 (TCI2) against teneva's TT-cross (``teneva.cross``).
 
-The same functions and tolerance for both; one thread. For each problem TCI2 runs once
-and its maximum error is measured on 10^4 random multi-indices (relative to the largest
-``|f|`` seen, there or by TCI2: random points of a peaked function miss its maximum). teneva's rank-adaptive cross (maxvol, ``dr_max`` = 1 and 2; the better one
-is reported) starts from a random rank-1 train and is stopped, through its callback, after
-the first sweep whose maximum error on the same points is at most ``max(TCI2's error,
-tolerance)``: the evaluations it needed to get there (distinct multi-indices, with its
-cache) and the seconds (its run without the cache, which is faster, callback time
-excluded). Ratios below 1 favour tensor4all (target: at most 0.5).
+The same functions and tolerance for both; one thread. Each method's maximum error is
+measured on the same 10^4 random multi-indices (relative to the largest ``|f|`` seen, there
+or by TCI2: random points of a peaked function miss its maximum).
+
+The target error is ``max(tolerance, the error of TCI2's self-stopped run)``. Both methods are
+then stopped by the same rule, the test set: the first sweep whose maximum error on the test
+points is at most the target. teneva's rank-adaptive cross (maxvol, ``dr_max`` = 1 and 2, the
+better one reported) starts from a random rank-1 train and is stopped through its callback;
+TCI2 is run with ``max_iter`` = 1, 2, ... sweeps (the run is deterministic: its first k sweeps
+are the same with any larger ``max_iter``) until it reaches the target. Reported: the
+evaluations each needed (distinct multi-indices, teneva with its cache) and the seconds
+(teneva: its run without the cache, which is faster, callback time excluded). TCI2's own
+stop (its error estimate below the tolerance over three sweeps) is reported beside it: it
+certifies convergence without a test set, at the price of the extra sweeps.
+
+The last columns are the number of parameters of each interpolant (``sum r d r - sum r^2``,
+the dimension of the manifold of tensor trains of those ranks): no method that learns from
+samples can pin a generic element of that manifold down with fewer samples, so it bounds
+from below what any cross approximation reaching that rank can spend.
+``--svd-bound`` adds the TT-SVD of the full tensor at the target (random-tt, gauss-5d): the
+fewest parameters, up to TT-SVD's quasi-optimality, of any tensor train within the target.
+Ratios below 1 favour tensor4all (target: at most 0.5).
 
 Problems:
 
@@ -21,7 +35,7 @@ Problems:
   published run (T4APlutoExamples ``quantics1d.jl``: rank 15, 45775 cached evaluations,
   error estimates 3.0e-8 .. 4.0e-8), which is printed beside ours.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/tci.py [--quick] [--problems random-tt gauss-5d qtci-1d]``
+Run: ``OMP_NUM_THREADS=1 python benchmarks/tci.py [--quick] [--svd-bound] [--problems random-tt gauss-5d qtci-1d]``
 (teneva from the ``bench`` extra).
 """
 from __future__ import annotations
@@ -116,19 +130,71 @@ class Run:
     error: float | None
     rank: int | None
     note: str = ""
+    parameters: int | None = None
 
 
 def max_error(values: np.ndarray, ref: np.ndarray, scale: float) -> float:
     return float(np.max(np.abs(values - ref)) / scale)
 
 
-def run_tci(p: Problem, test: np.ndarray, ref: np.ndarray) -> tuple[Run, Any]:
+def parameters(dims: list[int], bonds: list[int]) -> int:
+    """The dimension of the manifold of tensor trains with these ranks: sum r d r - sum r^2."""
+    r = [1, *bonds, 1]
+    return sum(r[k] * d * r[k + 1] for k, d in enumerate(dims)) - sum(b * b for b in bonds)
+
+
+def run_tci(p: Problem, test: np.ndarray, ref: np.ndarray, max_iter: int = 20) -> tuple[Run, Any]:
     t0 = time.perf_counter()
-    res = tci.crossinterpolate2(p.f, p.dims, batched=True, tolerance=p.tolerance, **p.tci_options)
+    res = tci.crossinterpolate2(p.f, p.dims, batched=True, tolerance=p.tolerance, max_iter=max_iter,
+                                **p.tci_options)
     seconds = time.perf_counter() - t0
+    bonds = list(res.tt.bond_dims)
     err = max_error(np.asarray(tci.tt_evaluate(res.tt, test)), ref, max(np.max(np.abs(ref)), res.max_sample))
-    return Run(res.evaluations, seconds, err, max(res.tt.bond_dims, default=1),
-               f"{res.termination}, {len(res.errors)} sweeps"), res
+    return Run(res.evaluations, seconds, err, max(bonds, default=1), f"{res.termination}, {len(res.errors)} sweeps",
+               parameters(p.dims, bonds)), res
+
+
+def svd_bound(p: Problem, target: float) -> tuple[list[int], int, float] | None:
+    """The ranks, parameter count and maximum error of the TT-SVD (Oseledets 2011) of the full
+    tensor at the smallest ranks within ``target``: the fewest parameters a tensor train
+    within the target needs, up to TT-SVD's quasi-optimality. Only for tensors of at most
+    2e8 entries (the full tensor is built)."""
+    if math.prod(p.dims) > 2e8:
+        return None
+    grids = np.meshgrid(*[np.arange(d) for d in p.dims], indexing="ij")
+    full = p.f(np.stack([g.ravel() for g in grids], axis=1)).reshape(p.dims)
+    del grids
+    scale = float(np.max(np.abs(full)))
+    best = None
+    for cut in (1e-6, 3e-7, 1e-7, 3e-8, 1e-8, 3e-9, 1e-9, 3e-10, 1e-10, 3e-11, 1e-11):
+        cores, r, m = [], 1, full.reshape(1, -1)
+        for d in p.dims[:-1]:
+            u, s, vt = np.linalg.svd(m.reshape(r * d, -1), full_matrices=False)
+            keep = max(1, int(np.sum(s > cut * s[0])))
+            cores.append(u[:, :keep].reshape(r, d, keep))
+            r, m = keep, s[:keep, None] * vt[:keep]
+        cores.append(m.reshape(r, p.dims[-1], 1))
+        approx = cores[0]
+        for c in cores[1:]:
+            approx = np.tensordot(approx, c, axes=([-1], [0]))
+        err = float(np.max(np.abs(approx.reshape(p.dims) - full))) / scale
+        bonds = [c.shape[2] for c in cores[:-1]]
+        if err <= target:
+            best = (bonds, parameters(p.dims, bonds), err)
+            break
+    return best
+
+
+def run_tci_to(p: Problem, test: np.ndarray, ref: np.ndarray, scale: float, target: float, sweeps: int) -> Run:
+    """TCI2 stopped by the test set: the fewest sweeps whose interpolant is within ``target``."""
+    for k in range(1, sweeps + 1):
+        run, res = run_tci(p, test, ref, max_iter=k)
+        err = max_error(np.asarray(tci.tt_evaluate(res.tt, test)), ref, scale)
+        if err <= target:
+            return Run(run.evaluations, run.seconds, err, run.rank, f"{k} sweeps", run.parameters)
+        if res.termination != "max_iter":
+            break
+    return Run(None, None, None, None, f"target not reached in {sweeps} sweeps")
 
 
 def run_teneva(p: Problem, test: np.ndarray, ref: np.ndarray, scale: float, target: float, dr_max: int,
@@ -154,7 +220,9 @@ def run_teneva(p: Problem, test: np.ndarray, ref: np.ndarray, scale: float, targ
     if not reached:
         return Run(None, None, max_error(teneva.get_many(Y, test), ref, scale), int(max(teneva.ranks(Y))),
                    f"target not reached in {max_sweeps} sweeps")
-    return Run(reached[0][0], seconds, reached[0][1], int(max(teneva.ranks(Y))), f"dr_max={dr_max}")
+    bonds = [int(r) for r in teneva.ranks(Y)[1:-1]]
+    return Run(reached[0][0], seconds, reached[0][1], max(bonds, default=1), f"dr_max={dr_max}",
+               parameters(p.dims, bonds))
 
 
 def fmt(x: Any, spec: str) -> str:
@@ -171,6 +239,8 @@ def main() -> None:
     ap.add_argument("--problems", nargs="+", default=["random-tt", "gauss-5d", "qtci-1d"],
                     choices=["random-tt", "gauss-5d", "qtci-1d"], help="which problems to run (default: all)")
     ap.add_argument("--sweeps", type=int, default=40, help="teneva's largest number of sweeps (default 40)")
+    ap.add_argument("--svd-bound", action="store_true",
+                    help="also the TT-SVD of the full tensor at the target (gauss-5d: 10^8 entries, ~2 GB, ~2 min)")
     args = ap.parse_args()
     makers = {
         "random-tt": lambda: random_tt_problem(12 if args.quick else 20, 2, 6 if args.quick else 10),
@@ -183,10 +253,20 @@ def main() -> None:
         p = makers[name]()
         test = np.stack([rng.integers(0, d, TEST_POINTS) for d in p.dims], axis=1)
         ref = p.f(test)
-        ours, res = run_tci(p, test, ref)
-        print(f"\n{p.name}: tolerance {p.tolerance:g}")
-        print(f"  tensor4all TCI2   evaluations {ours.evaluations:>9}  {ours.seconds:7.2f} s  max error "
-              f"{ours.error:.2e}  rank {ours.rank}  ({ours.note})")
+        own, res = run_tci(p, test, ref)
+        scale = max(float(np.max(np.abs(ref))), res.max_sample)
+        target = max(own.error, p.tolerance)
+        print(f"\n{p.name}: tolerance {p.tolerance:g}, target error {target:.1e}")
+        print(f"  TCI2, its own stop        evaluations {own.evaluations:>9}  {own.seconds:7.3f} s  max error "
+              f"{own.error:.2e}  rank {own.rank}  ({own.note})")
+        ours = run_tci_to(p, test, ref, scale, target, 20)
+        print(f"  TCI2, to the target       evaluations {fmt(ours.evaluations, '>9')}  {fmt(ours.seconds, '7.3f')} s  "
+              f"max error {fmt(ours.error, '.2e')}  rank {ours.rank}  ({ours.note})")
+        if args.svd_bound:
+            bound = svd_bound(p, target)
+            if bound is not None:
+                print(f"  TT-SVD of the full tensor within the target: ranks {bound[0]}, {bound[1]} parameters, "
+                      f"max error {bound[2]:.1e}")
         if p.integral is not None:
             w, exact = p.integral
             print(f"  integral {float(tci.tt_sum(res.tt, w)):.12g}  exact {exact:.12g}")
@@ -198,34 +278,33 @@ def main() -> None:
         if teneva is None:
             print("  teneva: not installed (pip install teneva; the bench extra)")
         else:
-            target = max(ours.error, p.tolerance)
-            scale = max(float(np.max(np.abs(ref))), res.max_sample)
             best = None
             for dr in (1, 2):
                 counted = run_teneva(p, test, ref, scale, target, dr, True, args.sweeps)
-                print(f"  teneva dr_max={dr}      evaluations {fmt(counted.evaluations, '>9')}  "
-                      f"{fmt(counted.seconds, '7.2f')} s  max error {fmt(counted.error, '.2e')}  rank {counted.rank}  "
+                print(f"  teneva dr_max={dr}, target  evaluations {fmt(counted.evaluations, '>9')}  "
+                      f"{fmt(counted.seconds, '7.3f')} s  max error {fmt(counted.error, '.2e')}  rank {counted.rank}  "
                       f"(cache; {counted.note})")
                 if counted.evaluations is not None and (best is None or counted.evaluations < best[0].evaluations):
                     best = (counted, dr)
             if best is not None:
                 fast = run_teneva(p, test, ref, scale, target, best[1], False, args.sweeps)
-                print(f"  teneva dr_max={best[1]}      requests    {fmt(fast.evaluations, '>9')}  "
-                      f"{fmt(fast.seconds, '7.2f')} s  (no cache)")
+                print(f"  teneva dr_max={best[1]}, target  requests    {fmt(fast.evaluations, '>9')}  "
+                      f"{fmt(fast.seconds, '7.3f')} s  (no cache)")
                 secs = [s for s in (best[0].seconds, fast.seconds) if s is not None]
                 theirs = Run(best[0].evaluations, min(secs) if secs else None, best[0].error, best[0].rank,
-                             f"dr_max={best[1]}")
-        rows.append((p, ours, theirs))
+                             f"dr_max={best[1]}", best[0].parameters)
+        rows.append((p, target, own, ours, theirs))
 
-    print("\n| problem | tolerance | TCI2 evals | teneva evals | ratio | TCI2 s | teneva s | ratio | "
-          "TCI2 max error | teneva max error |")
+    print("\nBoth stopped at the first sweep within the target error (ratios: TCI2 / teneva):\n")
+    print("| problem | target error | TCI2 evals | teneva evals | ratio | TCI2 s | teneva s | ratio | "
+          "TCI2 own stop: evals, s | parameters TCI2 / teneva |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for p, ours, theirs in rows:
+    for p, target, own, ours, theirs in rows:
         te = theirs if theirs is not None else Run(None, None, None, None)
-        print(f"| {p.name} | {p.tolerance:g} | {ours.evaluations} | {fmt(te.evaluations, 'd')} | "
-              f"{ratio(ours.evaluations, te.evaluations)} | {ours.seconds:.2f} | {fmt(te.seconds, '.2f')} | "
-              f"{ratio(ours.seconds, te.seconds)} | {ours.error:.1e} | {fmt(te.error, '.1e')} |")
-
+        print(f"| {p.name} | {target:.1e} | {fmt(ours.evaluations, 'd')} | {fmt(te.evaluations, 'd')} | "
+              f"{ratio(ours.evaluations, te.evaluations)} | {fmt(ours.seconds, '.3f')} | {fmt(te.seconds, '.3f')} | "
+              f"{ratio(ours.seconds, te.seconds)} | {own.evaluations}, {own.seconds:.3f} | "
+              f"{fmt(ours.parameters, 'd')} / {fmt(te.parameters, 'd')} |")
 
 if __name__ == "__main__":
     main()
