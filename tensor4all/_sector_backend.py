@@ -48,6 +48,7 @@ import numpy as np
 
 from ._device import array_module, contiguous, cupy_module, to_device, to_host
 from ._environments import EnvCache
+from ._sector_absorb import absorb_groups, absorb_mpo
 from ._schedule import LEFT, RIGHT, Step
 from ._truncation import absorb, svd_truncated_sectors
 
@@ -183,8 +184,8 @@ class SectorBackend:
         """The MPO and its nonzero entries per site: by right state (for ``LW``) and by left
         state (for ``WR``)."""
         self.c = [[int(x) for x in c] for c in w_charges]       # bonds 0..L
-        self.by_right: list[dict[int, list]] = []
-        self.by_left: list[dict[int, list]] = []
+        by_right: list[dict[int, list]] = []
+        by_left: list[dict[int, list]] = []
         for i, w in enumerate(ws):
             w = np.asarray(w)
             br: dict[int, list] = {}
@@ -195,8 +196,11 @@ class SectorBackend:
                 v = w[a, s, t, b]
                 br.setdefault(int(b), []).append((int(a), int(s), int(t), v))
                 bl.setdefault(int(a), []).append((int(b), int(s), int(t), v))
-            self.by_right.append(br)
-            self.by_left.append(bl)
+            by_right.append(br)
+            by_left.append(bl)
+        # grouped for absorb_mpo: LW's environment states are the left ones (bond i), WR's the right
+        self.lw_groups = [absorb_groups(br, self.c[i], self.norm) for i, br in enumerate(by_right)]
+        self.wr_groups = [absorb_groups(bl, self.c[i + 1], self.norm) for i, bl in enumerate(by_left)]
         self.ws = [np.asarray(w) for w in ws]
 
     def set_operator(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray]) -> None:
@@ -283,39 +287,13 @@ class SectorBackend:
 
     def _lw(self, i: int, rows: _Pieces) -> Env:
         """``LW[w][m] = sum L_i[w0] W_i[w0, s1, s1', w]`` as (rows m) x (rows m - c_w)."""
-        return self._absorb(self.envs.left(i), self.by_right[i], self.c[i], len(self.c[i + 1]), self.c[i + 1],
-                            rows, lambda q, s: (q, s))
+        return absorb_mpo(self.envs.left(i), self.lw_groups[i], self.c[i + 1], rows, lambda q, s: (q, s), self.norm,
+                          self.xp, self.dtype)
 
     def _wr(self, j: int, cols: _Pieces) -> Env:
         """``WR[w][m] = sum W_j[w, s2, s2', w2] R_{j+1}[w2]`` as (cols m) x (cols m - c_w)."""
-        return self._absorb(self.envs.right(j + 1), self.by_left[j], self.c[j + 1], len(self.c[j]), self.c[j],
-                            cols, lambda q, s: (s, q))
-
-    def _absorb(self, env: Env, entries: dict[int, list], c_env: Sequence[int], n_out: int,
-                c_out: Sequence[int], pieces: _Pieces, key: Callable[[int, int], tuple]) -> Env:
-        """An environment with one MPO tensor absorbed, as matrices between fused indices:
-        ``out[w][m][(q, s), (q - c_x, t)] += v * env[x][q]`` for every MPO entry ``(x, s, t, v)``
-        of output state ``w`` (``x``: the environment's MPO state)."""
-        out = []
-        for w in range(n_out):
-            cw = c_out[w]
-            blocks: dict[int, np.ndarray] = {}
-            for x, s, t, v in entries.get(w, ()):
-                cx = c_env[x]
-                for q, eb in env[x].items():
-                    r = pieces.where.get(key(q, s))
-                    cl = pieces.where.get(key(self.norm(q - cx), t))
-                    if r is None or cl is None:
-                        continue
-                    m, ro, rn = r
-                    _, co, cn = cl
-                    blk = blocks.get(m)
-                    if blk is None:
-                        blk = blocks[m] = self.xp.zeros((pieces.size[m], pieces.size.get(self.norm(m - cw), 0)),
-                                                        dtype=self.dtype)
-                    blk[ro:ro + rn, co:co + cn] += v * eb
-            out.append(blocks)
-        return out
+        return absorb_mpo(self.envs.right(j + 1), self.wr_groups[j], self.c[j], cols, lambda q, s: (s, q), self.norm,
+                          self.xp, self.dtype)
 
     # ---- the sweep's protocol --------------------------------------------------------
     def local_problem(self, step: Step) -> SectorLocal:

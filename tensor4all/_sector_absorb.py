@@ -1,0 +1,95 @@
+"""One MPO tensor absorbed into an environment, as block matrices between fused indices: the
+charge-sector backend's ``LW`` and ``WR`` (:mod:`._sector_backend`).
+
+An environment holds, per MPO state ``x`` and bra charge ``q``, one matrix ``E[x][q]`` of
+shape ``(dim q, dim q - c_x)``. An MPO entry ``(x, s, t, w, v)`` puts ``v E[x][q]`` at the
+rows ``(q, s)`` and the columns ``(q - c_x, t)`` of output state ``w``'s block in sector
+``m = q + q_s``. The entries are grouped once per MPO tensor by the charge ``c_x``
+(:func:`absorb_groups`; :func:`absorb_mpo` applies them). Within a group, the environment
+blocks of one bra charge ``q`` all have one shape, and every output region ``(w, s, t)`` is
+a linear combination of them: one GEMM (the coefficients ``(w, s, t) x x`` times the stacked
+blocks) computes all of the group's regions, each then written once (regions of different
+groups never overlap).
+
+The loop over single entries that this replaces added ``v E`` block by block, thousands of
+small NumPy calls per step. On the Hubbard 8x4 cylinder at bond dimension 400 it took a
+fifth of the sweep.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+__all__ = ["AbsorbGroup", "absorb_groups", "absorb_mpo"]
+
+
+@dataclass(frozen=True)
+class AbsorbGroup:
+    """The MPO entries whose environment state has charge ``cx``: the environment states
+    ``xs``, the output regions ``rows`` (``(w, s, t)``) and ``coef[row, j]``, the entry's
+    value for ``(rows[row], xs[j])`` (0 where the MPO has none)."""
+
+    cx: int
+    xs: tuple[int, ...]
+    rows: tuple[tuple[int, int, int], ...]
+    coef: np.ndarray
+
+
+def absorb_groups(entries: dict[int, list], c_env: Sequence[int], norm: Callable[[int], int]) -> list[AbsorbGroup]:
+    """Group one MPO tensor's nonzero entries, ``entries[w] = [(x, s, t, v), ...]`` per output
+    state ``w`` (``x``: the environment's state, of charge ``c_env[x]``), by ``c_x``."""
+    by_charge: dict[int, list[tuple[int, int, int, int, Any]]] = {}
+    for w, items in entries.items():
+        for x, s, t, v in items:
+            by_charge.setdefault(norm(int(c_env[x])), []).append((x, w, s, t, v))
+    groups = []
+    for cx, items in by_charge.items():
+        xs = tuple(sorted({x for x, *_ in items}))
+        rows = tuple(sorted({(w, s, t) for _, w, s, t, _ in items}))
+        col = {x: j for j, x in enumerate(xs)}
+        row = {r: k for k, r in enumerate(rows)}
+        coef = np.zeros((len(rows), len(xs)), dtype=np.result_type(*(v for *_, v in items), np.float64))
+        for x, w, s, t, v in items:
+            coef[row[(w, s, t)], col[x]] += v
+        groups.append(AbsorbGroup(cx, xs, rows, coef))
+    return groups
+
+
+def absorb_mpo(env: list, groups: Sequence[AbsorbGroup], c_out: Sequence[int], pieces: Any,
+           key: Callable[[int, int], Any], norm: Callable[[int], int], xp: Any, dtype: Any) -> list:
+    """``out[w][m]``: the environment ``env`` (per state ``x``: ``{q: E[x][q]}``) with the MPO
+    tensor of ``groups`` absorbed, as ``(pieces m) x (pieces m - c_w)`` matrices over the fused
+    index ``pieces`` (``where[key(q, s)] = (m, offset, size)``, ``size[m]``), in ``dtype`` on
+    the array module ``xp``. Blocks that no entry reaches are absent."""
+    out: list[dict[int, Any]] = [{} for _ in c_out]
+    where, size = pieces.where, pieces.size
+    for g in groups:
+        by_q: dict[int, list[tuple[int, Any]]] = {}
+        for j, x in enumerate(g.xs):
+            for q, e in env[x].items():
+                by_q.setdefault(q, []).append((j, e))
+        for q, present in by_q.items():
+            qc = norm(q - g.cx)
+            coef = g.coef if len(present) == len(g.xs) else g.coef[:, [j for j, _ in present]]
+            live, slots = [], []
+            for r, (w, s, t) in enumerate(g.rows):
+                rp = where.get(key(q, s))
+                cp = where.get(key(qc, t))
+                if rp is not None and cp is not None and coef[r].any():
+                    live.append(r)
+                    slots.append((w, rp, cp))
+            if not live:
+                continue
+            da, db = present[0][1].shape
+            stacked = (present[0][1].reshape(1, da * db) if len(present) == 1
+                       else xp.stack([e for _, e in present]).reshape(len(present), da * db))
+            c = coef[live] if len(live) < len(g.rows) else coef
+            values = (c if xp is np else xp.asarray(c)) @ stacked
+            for k, (w, (m, ro, rn), (_, co, cn)) in enumerate(slots):
+                blk = out[w].get(m)
+                if blk is None:
+                    blk = out[w][m] = xp.zeros((size[m], size.get(norm(m - c_out[w]), 0)), dtype=dtype)
+                blk[ro:ro + rn, co:co + cn] = values[k].reshape(da, db)
+    return out
