@@ -72,12 +72,18 @@ def absorb_mpo(env: list, groups: Sequence[AbsorbGroup], c_out: Sequence[int], p
                 by_q.setdefault(q, []).append((j, e))
         for q, present in by_q.items():
             qc = norm(q - g.cx)
-            coef = g.coef if len(present) == len(g.xs) else g.coef[:, [j for j, _ in present]]
+            if len(present) == len(g.xs):   # every row has an entry
+                coef, reached = g.coef, None
+            else:
+                coef = g.coef[:, [j for j, _ in present]]
+                reached = coef.any(axis=1).tolist()
             live, slots = [], []
             for r, (w, s, t) in enumerate(g.rows):
+                if reached is not None and not reached[r]:
+                    continue
                 rp = where.get(key(q, s))
                 cp = where.get(key(qc, t))
-                if rp is not None and cp is not None and coef[r].any():
+                if rp is not None and cp is not None:
                     live.append(r)
                     slots.append((w, rp, cp))
             if not live:
