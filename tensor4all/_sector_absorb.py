@@ -58,12 +58,16 @@ def absorb_groups(entries: dict[int, list], c_env: Sequence[int], norm: Callable
 
 
 def absorb_mpo(env: list, groups: Sequence[AbsorbGroup], c_out: Sequence[int], pieces: Any,
-           key: Callable[[int, int], Any], norm: Callable[[int], int], xp: Any, dtype: Any) -> list:
-    """``out[w][m]``: the environment ``env`` (per state ``x``: ``{q: E[x][q]}``) with the MPO
-    tensor of ``groups`` absorbed, as ``(pieces m) x (pieces m - c_w)`` matrices over the fused
-    index ``pieces`` (``where[key(q, s)] = (m, offset, size)``, ``size[m]``), in ``dtype`` on
-    the array module ``xp``. Blocks that no entry reaches are absent."""
+               key: Callable[[int, int], Any], norm: Callable[[int], int], xp: Any,
+               dtype: Any) -> tuple[list, list]:
+    """``(out, regions)``: ``out[w][m]`` is the environment ``env`` (per state ``x``:
+    ``{q: E[x][q]}``) with the MPO tensor of ``groups`` absorbed, as ``(pieces m) x (pieces m -
+    c_w)`` matrices over the fused index ``pieces`` (``where[key(q, s)] = (m, offset, size)``,
+    ``size[m]``), in ``dtype`` on the array module ``xp``; blocks that no entry reaches are
+    absent. ``regions[w][m]`` lists the ``(row0, row1, col0, col1)`` rectangles of
+    ``out[w][m]`` that were written: the rest is zero."""
     out: list[dict[int, Any]] = [{} for _ in c_out]
+    regions: list[dict[int, list]] = [{} for _ in c_out]
     where, size = pieces.where, pieces.size
     for g in groups:
         by_q: dict[int, list[tuple[int, Any]]] = {}
@@ -97,5 +101,7 @@ def absorb_mpo(env: list, groups: Sequence[AbsorbGroup], c_out: Sequence[int], p
                 blk = out[w].get(m)
                 if blk is None:
                     blk = out[w][m] = xp.zeros((size[m], size.get(norm(m - c_out[w]), 0)), dtype=dtype)
+                    regions[w][m] = []
                 blk[ro:ro + rn, co:co + cn] = values[k].reshape(da, db)
-    return out
+                regions[w][m].append((ro, ro + rn, co, co + cn))
+    return out, regions
