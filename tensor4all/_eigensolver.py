@@ -40,13 +40,24 @@ DGKS = 0.7071067811865476
 """Reorthogonalize again when a pass leaves less than this fraction of the vector's norm."""
 
 
+MIN_GAP = 1e-12
+"""The smallest gap the state criterion of :func:`lanczos` divides by (TeNPy's ``min_gap``)."""
+
+
 def lanczos(op: LocalOperator, v0: np.ndarray, tol: float = 1e-12, max_iter: int = 40,
-            min_iter: int = 2) -> tuple[float, np.ndarray, int]:
+            min_iter: int = 2, state_tol: float = 0.0) -> tuple[float, np.ndarray, int]:
     """Lowest eigenpair by Lanczos with full reorthogonalization: after the three-term
     recurrence, classical Gram-Schmidt against the whole basis, repeated once when it cancelled
     most of the vector (the criterion of Daniel, Gragg, Kaufman and Stewart, Math. Comp. 30,
     772 (1976), as in ARPACK: twice is enough, and once is enough unless the norm fell below
-    ``1/sqrt 2`` of what the recurrence left)."""
+    ``1/sqrt 2`` of what the recurrence left).
+
+    Stops after at least ``min_iter`` products once the lowest Ritz value moved by less than
+    ``tol``, or once the estimated error of the Ritz vector is small: ``(|r| / gap)^2 <
+    state_tol`` with ``|r|`` the Ritz residual (the last Krylov coefficient times the next
+    ``beta``) and ``gap`` the distance to the second Ritz value (at least :data:`MIN_GAP`),
+    the Davis-Kahan bound on the squared angle to the eigenvector, as TeNPy's ``P_tol``
+    (J. Hauschild and F. Pollmann, SciPost Phys. Lect. Notes 5 (2018)). ``state_tol = 0``: off."""
     n = v0.size
     xp = array_module(v0)
     dtype = np.result_type(op.dtype, v0.dtype)
@@ -89,11 +100,14 @@ def lanczos(op: LocalOperator, v0: np.ndarray, tol: float = 1e-12, max_iter: int
         if k == 0:
             evals, evecs = np.array([alpha]), np.ones((1, 1))
         else:
-            evals, evecs = scipy.linalg.eigh_tridiagonal(np.array(alphas), np.array(betas),
-                                                         select="i", select_range=(0, 0))
+            evals, evecs = scipy.linalg.eigh_tridiagonal(np.array(alphas), np.array(betas), select="i",
+                                                         select_range=(0, 1 if state_tol > 0.0 else 0))
         energy, y = float(evals[0]), evecs[:, 0]
         invariant = beta <= 1e-14 * max(1.0, abs(alpha))
-        if invariant or (k + 1 >= min_iter and abs(energy - e_old) < tol) or k + 1 == max_iter:
+        settled = abs(energy - e_old) < tol
+        if state_tol > 0.0 and k > 0:
+            settled |= (abs(y[-1]) * beta / max(float(evals[1] - evals[0]), MIN_GAP)) ** 2 < state_tol
+        if invariant or (k + 1 >= min_iter and settled) or k + 1 == max_iter:
             break
         e_old = energy
         betas.append(beta)
@@ -103,9 +117,11 @@ def lanczos(op: LocalOperator, v0: np.ndarray, tol: float = 1e-12, max_iter: int
 
 
 def eigsh(op: LocalOperator, v0: np.ndarray, tol: float = 1e-12, max_iter: int = 40,
-          min_iter: int = 2) -> tuple[float, np.ndarray, int]:
-    """Lowest eigenpair by ARPACK (scipy ``eigsh``, ``which="SA"``). ARPACK runs on the host: with
-    device arrays each product copies its vector to the device and back."""
+          min_iter: int = 2, state_tol: float = 0.0) -> tuple[float, np.ndarray, int]:
+    """Lowest eigenpair by ARPACK (scipy ``eigsh``, ``which="SA"``), to ARPACK's relative
+    tolerance ``tol`` (``state_tol`` is accepted for the solvers' common signature and not
+    used). ARPACK runs on the host: with device arrays each product copies its vector to the
+    device and back."""
     n = v0.size
     xp = array_module(v0)
     v0 = to_host(v0)

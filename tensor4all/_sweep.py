@@ -164,8 +164,9 @@ class Sweep:
         return self.backend.L
 
     def sweep(self, *, two_site: bool, max_bond: int, cutoff: float, tol: float, alpha: float,
-              sweep_no: int, progress: Callable[[BondUpdate], None] | None) -> SweepStats:
-        """One full sweep (left to right, then back); the energy is measured at the end."""
+              sweep_no: int, progress: Callable[[BondUpdate], None] | None, state_tol: float = 0.0) -> SweepStats:
+        """One full sweep (left to right, then back); the energy is measured at the end. The
+        eigensolver stops on ``tol`` (its energy) or ``state_tol`` (its vector's error)."""
         t0 = time.perf_counter()
         b = self.backend
         env = b.env_bytes()
@@ -173,7 +174,7 @@ class Sweep:
         schedule = sweep_schedule(b.L, two_site)
         for n, step in enumerate(schedule, 1):
             local = b.local_problem(step)
-            e, v = self._solve(local, tol, alpha)
+            e, v = self._solve(local, tol, alpha, state_tol)
             k, err = b.split(local, v, alpha=alpha, max_bond=max_bond, cutoff=cutoff)
             b.move(local)
             st["err"] = max(st["err"], err)
@@ -187,12 +188,13 @@ class Sweep:
         return SweepStats(energy, max(b.bond_dims(), default=1), st["err"], st["matvecs"],
                           time.perf_counter() - t0, st["peak"], st["env"])
 
-    def _solve(self, local: LocalProblem, tol: float, alpha: float) -> tuple[float, np.ndarray]:
+    def _solve(self, local: LocalProblem, tol: float, alpha: float,
+               state_tol: float = 0.0) -> tuple[float, np.ndarray]:
         """The lowest eigenpair of the local problem, from a start vector with noise ``alpha``."""
         v0 = local.v0
         if alpha > 0.0 and v0.size:
             v0 = perturbed(v0, alpha, self._rng)
-        e, v, n = self.solver(local.op, v0, tol=tol, max_iter=self.max_iter)
+        e, v, n = self.solver(local.op, v0, tol=tol, max_iter=self.max_iter, state_tol=state_tol)
         st, b = self._stats, self.backend
         st["matvecs"] += n
         env = b.env_bytes()

@@ -115,6 +115,33 @@ def test_lanczos_keeps_its_basis_orthonormal(cplx):
     assert abs(e - np.linalg.eigvalsh(a)[0]) < 1e-9
 
 
+@pytest.mark.parametrize("cplx", [False, True])
+def test_lanczos_state_tolerance_bounds_the_vector_error(cplx):
+    """``state_tol``: Lanczos stops once (Ritz residual / Ritz gap)^2 is below it; the squared
+    sine of the angle to the exact eigenvector is then at that level (here within 100x: the
+    Ritz gap is an estimate of the true gap), long before the products run out."""
+    n, rng = 200, np.random.default_rng(5)
+    q, _ = np.linalg.qr(rng.standard_normal((n, n)) + (1j * rng.standard_normal((n, n)) if cplx else 0))
+    spectrum = np.concatenate([[-10.0], np.linspace(-5.0, 5.0, n - 1)])
+    a = (q * spectrum) @ q.conj().T
+
+    class Op:
+        shape = (n, n)
+        dtype = np.dtype(complex if cplx else float)
+
+        def matvec(self, x):
+            return a @ x
+
+    v0 = rng.standard_normal(n) + (0j if cplx else 0)
+    for state_tol in (1e-6, 1e-10):
+        e, v, count = lanczos(Op(), v0, tol=0.0, max_iter=100, state_tol=state_tol)
+        sin2 = 1.0 - abs(np.vdot(q[:, 0], v)) ** 2
+        assert sin2 < 100 * state_tol and count < 60, (state_tol, sin2, count)
+        assert abs(e + 10.0) < 100 * state_tol * 15   # the energy error is sin^2 times the spread
+    _, _, count = lanczos(Op(), v0, tol=0.0, max_iter=100)   # off: every product is made
+    assert count == 100
+
+
 @settings(max_examples=30, deadline=None)
 @given(s=st.lists(st.floats(0, 10, allow_nan=False), min_size=1, max_size=12),
        max_bond=st.one_of(st.none(), st.integers(1, 12)), cutoff=st.sampled_from([0.0, 1e-12, 1e-3, 0.3]))
