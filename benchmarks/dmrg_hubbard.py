@@ -60,21 +60,22 @@ tensor4all's also stops once its lowest Ritz value moves by less than ``max(min(
 |last sweep's dE|), 0.005 x`` that weight). TeNPy's Lanczos does not reorthogonalize,
 tensor4all's does. At the end one markdown table over the cases (the README's).
 
-Measured (one run of the default, median of 3, the shared 2-core development machine):
+Measured (``--itensor-m 200``, medians of 3, the shared 2-core development machine):
 
-| case | sweeps (chi) | t4a | TeNPy | t4a / TeNPy | s/sweep at chi, t4a / TeNPy | E(t4a) | abs(E(t4a) - E(TeNPy)) |
-|---|---|---|---|---|---|---|---|
-| chain L=64, U=4 | 7 (400) | 47.4 s | 95.6 s | 0.50 | 10.2 s / 10.7 s | -36.3518326183 | 8.8e-09 |
-| 8x4 cyl., U=4 | 7 (400) | 172.1 s | 67.4 s | 2.55 | 42.4 s / 10.8 s | -26.5543280991 | 5.1e-04 |
-| 6x3 cyl., U=8 | 10 (400) | 132.9 s | 49.3 s | 2.70 | 16.8 s / 3.6 s | -8.0304134683 | 7.2e-05 |
+| case | sweeps (chi) | t4a | TeNPy | t4a / TeNPy | at equal energy | s/sweep at chi, t4a / TeNPy | E(t4a) | abs(E(t4a) - E(TeNPy)) |
+|---|---|---|---|---|---|---|---|---|
+| chain L=64, U=4 | 7 (400) | 29.3 s | 76.0 s | 0.39 | 0.38 | 5.0 s / 9.1 s | -36.3518326074 | 2.1e-09 |
+| 8x4 cyl., U=4 | 7 (400) | 35.1 s | 69.8 s | 0.50 | 0.49 | 7.0 s / 11.5 s | -26.5538110233 | 9.0e-06 |
+| 6x3 cyl., U=8 | 10 (200) | 13.6 s | 29.4 s | 0.46 | 0.68 | 0.8 s / 1.9 s | -8.0179575500 | 1.1e-04 |
 
-(ITensor's published m = 400 times for the 6x3 case: C++ 23.0 s, Julia 39.3 s.) On the
-cylinders tensor4all made 2.8x (8x4) and 3.4x (6x3) TeNPy's products at 0.9x and 0.8x the time
-per product; on the chain 1.2x the products at 0.4x the time per product.
+(ITensor's published m = 200 times for the 6x3 case: C++ 14.9 s, Julia 28.7 s.) tensor4all made
+1.09x (chain), 1.08x (8x4) and 1.58x (6x3) TeNPy's products at 0.35x, 0.47x and 0.29x the time per
+product. On the 6x3 cylinder TeNPy ends 1.1e-4 lower and reached tensor4all's final energy in 6 of
+its 10 sweeps.
 
 Run: ``python benchmarks/dmrg_hubbard.py [--cases chain cylinder itensor] [--repeats 3]``
-(``bench`` extra for TeNPy). The default run took 40 minutes with three repeats on the
-development machine (tensor4all's cylinder runs are the longest); ``--repeats 1`` a third of it.
+(``bench`` extra for TeNPy). The run above took 13 minutes with three repeats on the development
+machine (TeNPy's runs are the longest); ``--repeats 1`` a third of it.
 ``--quick`` (chain L = 16, 4 x 2 and 2 x 3 cylinders, chi 64, one repeat: under 20 seconds)
 checks that every code runs; its times mean nothing, and only the 2 x 3 case (exact at chi 64)
 has energies that agree to 1e-8.

@@ -129,14 +129,15 @@ class SectorEngine(Sweep):
 
     def sweep(self, *, two_site: bool = True, max_bond: int, cutoff: float, tol: float, alpha: float = 0.0,
               sweep_no: int, progress: Callable[[BondUpdate], Any] | None = None,
-              state_tol: float = 0.0) -> SectorSweepStats:
+              state_tol: Callable[[float], float] | None = None, discarded: float = 0.0) -> SectorSweepStats:
         """One sweep (the dense ``SweepEngine.sweep``). ``alpha > 0`` adds a random component of
         relative norm ``alpha`` to each eigensolver start vector (within the sector: the
         perturbation that lets the dense engine leave a sector is not needed) and the subspace
         expansion that lets the bonds grow (one-site sweeps; in two-site sweeps White's
         density-matrix perturbation, see :mod:`._sector_backend`)."""
         st = super().sweep(two_site=two_site, max_bond=max_bond, cutoff=cutoff, tol=tol, alpha=alpha,
-                           sweep_no=sweep_no, progress=progress, state_tol=state_tol)
+                           sweep_no=sweep_no, progress=progress, state_tol=state_tol,
+                           discarded=discarded)
         return SectorSweepStats(**vars(st), blocks_mid=len(self.backend.bonds[self.L // 2]))
 
     # ---- the state ---------------------------------------------------------------------

@@ -164,9 +164,12 @@ class Sweep:
         return self.backend.L
 
     def sweep(self, *, two_site: bool, max_bond: int, cutoff: float, tol: float, alpha: float,
-              sweep_no: int, progress: Callable[[BondUpdate], None] | None, state_tol: float = 0.0) -> SweepStats:
+              sweep_no: int, progress: Callable[[BondUpdate], None] | None,
+              state_tol: Callable[[float], float] | None = None, discarded: float = 0.0) -> SweepStats:
         """One full sweep (left to right, then back); the energy is measured at the end. The
-        eigensolver stops on ``tol`` (its energy) or ``state_tol`` (its vector's error)."""
+        eigensolver stops on ``tol`` (its energy) or on its vector's error, below
+        ``state_tol(w)`` (None: off) with ``w`` the largest weight discarded so far in this
+        sweep or ``discarded`` (the caller's estimate from earlier sweeps), whichever is larger."""
         t0 = time.perf_counter()
         b = self.backend
         env = b.env_bytes()
@@ -174,7 +177,7 @@ class Sweep:
         schedule = sweep_schedule(b.L, two_site)
         for n, step in enumerate(schedule, 1):
             local = b.local_problem(step)
-            e, v = self._solve(local, tol, alpha, state_tol)
+            e, v = self._solve(local, tol, alpha, state_tol(max(discarded, st["err"])) if state_tol else 0.0)
             k, err = b.split(local, v, alpha=alpha, max_bond=max_bond, cutoff=cutoff)
             b.move(local)
             st["err"] = max(st["err"], err)
