@@ -64,14 +64,14 @@ Measured (``--itensor-m 200``, medians of 3, the shared 2-core development machi
 
 | case | sweeps (chi) | t4a | TeNPy | t4a / TeNPy | at equal energy | s/sweep at chi, t4a / TeNPy | E(t4a) | abs(E(t4a) - E(TeNPy)) |
 |---|---|---|---|---|---|---|---|---|
-| chain L=64, U=4 | 7 (400) | 29.3 s | 76.0 s | 0.39 | 0.38 | 5.0 s / 9.1 s | -36.3518326074 | 2.1e-09 |
-| 8x4 cyl., U=4 | 7 (400) | 35.1 s | 69.8 s | 0.50 | 0.49 | 7.0 s / 11.5 s | -26.5538110233 | 9.0e-06 |
-| 6x3 cyl., U=8 | 10 (200) | 13.6 s | 29.4 s | 0.46 | 0.68 | 0.8 s / 1.9 s | -8.0179575500 | 1.1e-04 |
+| chain L=64, U=4 | 7 (400) | 31.3 s | 83.2 s | 0.38 | 0.25 | 5.3 s / 9.8 s | -36.3518326079 | 1.6e-09 |
+| 8x4 cyl., U=4 | 7 (400) | 35.5 s | 71.2 s | 0.50 | 0.48 | 7.3 s / 11.6 s | -26.5539033170 | 8.3e-05 |
+| 6x3 cyl., U=8 | 10 (200) | 13.3 s | 32.1 s | 0.42 | 0.52 | 1.0 s / 2.1 s | -8.0179364781 | 1.3e-04 |
 
 (ITensor's published m = 200 times for the 6x3 case: C++ 14.9 s, Julia 28.7 s.) tensor4all made
-1.09x (chain), 1.08x (8x4) and 1.58x (6x3) TeNPy's products at 0.35x, 0.47x and 0.29x the time per
-product. On the 6x3 cylinder TeNPy ends 1.1e-4 lower and reached tensor4all's final energy in 6 of
-its 10 sweeps.
+1.10x (chain), 1.05x (8x4) and 1.45x (6x3) TeNPy's products at 0.34x, 0.47x and 0.29x the time per
+product. On the 8x4 cylinder tensor4all ends 8.3e-5 lower; on the 6x3 one TeNPy ends 1.3e-4 lower
+and reached tensor4all's final energy in 5 of its 10 sweeps.
 
 Run: ``python benchmarks/dmrg_hubbard.py [--cases chain cylinder itensor] [--repeats 3]``
 (``bench`` extra for TeNPy). The run above took 13 minutes with three repeats on the development

@@ -611,9 +611,9 @@ def _state_tol(discarded: float) -> float:
     3e-10). 0 (off) where nothing was discarded.
 
     Measured with ``benchmarks/dmrg_hubbard.py`` (one core): the products per local problem fell
-    from 4-7 to 2-3 on the cylinders; the 8x4 cylinder at chi 400 ran in 34 s instead of 63 s
+    from 4-7 to 2-3 on the cylinders; the 8x4 cylinder at chi 400 ran in 35 s instead of 63 s
     and ended below TeNPy's energy instead of 3.7e-4 above it, the chain (L = 64, chi 400) in
-    29 s instead of 38 s, 2e-9 from TeNPy's. Where the local solutions were tighter, the sweeps
+    31 s instead of 38 s, 2e-9 from TeNPy's. Where the local solutions were tighter, the sweeps
     stayed in a higher state."""
     return float(min(STATE_TOL_MAX, STATE_TOL_FACTOR * discarded))
 
