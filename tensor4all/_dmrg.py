@@ -475,7 +475,8 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
         local_tol = _local_tol(len(history), last_delta_run, tol_run,   # the discarded weight as an energy
                                float(ldexp(history[-1].max_truncation_error, -shift)) if history else 0.0)
         # the last sweep's discarded weight predicts this one's only where the bonds may not grow
-        discarded = history[-1].max_truncation_error if history and chi <= history[-1].max_bond_limit else 0.0
+        same = history and chi <= history[-1].max_bond_limit and cut >= history[-1].cutoff
+        discarded = history[-1].max_truncation_error if same else 0.0
         st = engine.sweep(two_site=opts["two_site"], max_bond=chi, cutoff=cut, tol=local_tol, alpha=alpha,
                           sweep_no=k + 1, progress=progress, state_tol=_state_tol, discarded=discarded)
         energy = float(ldexp(st.energy, shift))
@@ -595,7 +596,7 @@ TRUNC_FACTOR = 0.005
 
 
 #: the local eigensolver also stops once its vector's squared error estimate is below this
-#: times the last sweep's largest discarded weight, and below STATE_TOL_MAX (TeNPy's
+#: times the discarded weight (:func:`_state_tol`), and below STATE_TOL_MAX (TeNPy's
 #: ``P_tol_to_trunc`` and ``P_tol_max``)
 STATE_TOL_FACTOR = 0.05
 STATE_TOL_MAX = 1e-4
