@@ -164,10 +164,10 @@ def test_product_sectors_match_exact_diagonalization(L, U):
 @pytest.mark.parametrize("L, U", [(5, 2.5), (6, 8.0)])
 def test_products_by_nonzero_rectangles_match_exact_diagonalization(L, U, monkeypatch):
     """The sector backend applies an absorbed block rectangle by rectangle where that saves
-    work (``_sector_backend._rectangles``); with the per-call cost set to 0 it always does, and
+    work (``_sector_operator._rectangles``); with the per-call cost set to 0 it always does, and
     the (N, Sz) ground energies and a TDVP evolution (complex blocks) still match the exact
     answers."""
-    backend = sys.modules["tensor4all._sector_backend"]
+    backend = sys.modules["tensor4all._sector_operator"]
     monkeypatch.setattr(backend, "SPARSE_CALL_FLOPS", 0.0)
     used = []
     init = backend.SectorOperator.__init__
