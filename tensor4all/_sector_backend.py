@@ -53,7 +53,7 @@ from ._sector_operator import Env, SectorOperator
 from ._schedule import LEFT, RIGHT, Step
 from ._truncation import absorb, svd_truncated_sectors
 
-__all__ = ["SectorBackend", "SectorLocal", "SectorOperator"]
+__all__ = ["SectorBackend", "SectorLocal"]
 
 
 class _Pieces:
