@@ -11,6 +11,12 @@ Registered by name (``SOLVERS``):
   ``LinearOperator`` (``which="SA"``, ``v0`` the current tensor); it always builds a
   Krylov space of ``ncv`` vectors before its first convergence test.
 
+Local problems of dimension at most :data:`DENSE_MAX` whose operator can give its matrix
+(``op.dense()``) are diagonalized densely instead (:func:`dense_lowest`, TeNPy's
+``diag_method="default"``): a Krylov space grown from the current tensor never leaves the
+invariant subspace of a symmetry of the local problem that tensor has, so from a product state
+(the first sweeps) Lanczos can return a local excited state.
+
 Each solver returns ``(eigenvalue, unit eigenvector, number of products)``. Lanczos keeps its
 Krylov vectors where ``v0`` lives (NumPy or CuPy, :mod:`._device`); only the tridiagonal
 matrix (two numbers per product) lives on the host.
@@ -26,7 +32,7 @@ import scipy.sparse.linalg
 from ._device import array_module, to_host
 from ._errors import InvalidOptionError
 
-__all__ = ["lanczos", "eigsh", "SOLVERS", "get_solver", "LocalOperator"]
+__all__ = ["lanczos", "eigsh", "dense_lowest", "DENSE_MAX", "SOLVERS", "get_solver", "LocalOperator"]
 
 
 class LocalOperator(Protocol):
@@ -38,6 +44,10 @@ class LocalOperator(Protocol):
 
 DGKS = 0.7071067811865476
 """Reorthogonalize again when a pass leaves less than this fraction of the vector's norm."""
+
+
+DENSE_MAX = 400
+"""Local problems up to this dimension are diagonalized densely (TeNPy's ``max_N_for_ED``)."""
 
 
 MIN_GAP = 1e-12
@@ -140,6 +150,14 @@ def eigsh(op: LocalOperator, v0: np.ndarray, tol: float = 1e-12, max_iter: int =
     w, v = scipy.sparse.linalg.eigsh(lin, k=1, which="SA", v0=v0.reshape(-1), tol=tol,
                                      ncv=min(n, max(min_iter + 1, 20)), maxiter=max(max_iter, 100))
     return float(w[0]), xp.asarray(np.ascontiguousarray(v[:, 0])), count[0]
+
+
+def dense_lowest(op: LocalOperator, like: np.ndarray) -> tuple[float, np.ndarray, int]:
+    """The exact lowest eigenpair of ``op.dense()`` (LAPACK's ``syevr``/``heevr`` for the lowest
+    eigenvalue only), the vector where ``like`` lives; no products (count 0)."""
+    h = op.dense()
+    w, v = scipy.linalg.eigh(0.5 * (h + h.conj().T), subset_by_index=(0, 0), driver="evr")
+    return float(w[0]), array_module(like).asarray(v[:, 0]), 0
 
 
 Solver = Callable[..., tuple[float, np.ndarray, int]]

@@ -8,7 +8,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ._device import array_module
+from ._device import array_module, to_host
 
 __all__ = ["SectorOperator", "SPARSE_CALL_FLOPS"]
 
@@ -111,3 +111,12 @@ class SectorOperator:
                 for p0, p1, q0, q1, blk in right:   # blk: WR[w][m][p0:p1, q0:q1]^T
                     yk[:, p0:p1] += t[:, q0:q1] @ blk
         return y
+
+    def dense(self) -> np.ndarray:
+        """The operator as a host matrix: each term ``Y[k] += A X[k'] B^T`` is the block
+        ``kron(A, B)`` of rows ``k`` and columns ``k'`` (row-major flattening)."""
+        h = np.zeros(self.shape, dtype=self.dtype)
+        for k, kin, a, bt, _left, _right in self.terms:
+            h[self.offsets[k]:self.offsets[k + 1], self.offsets[kin]:self.offsets[kin + 1]] += \
+                np.kron(to_host(a), to_host(bt).T)
+        return h

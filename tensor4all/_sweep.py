@@ -49,7 +49,7 @@ import numpy as np
 
 from ._dense_backend import DenseBackend
 from ._device import array_module, to_host
-from ._eigensolver import LocalOperator
+from ._eigensolver import DENSE_MAX, LocalOperator, dense_lowest
 from ._krylov import expm_krylov
 from ._schedule import Step, sweep_schedule
 
@@ -195,9 +195,12 @@ class Sweep:
                state_tol: float = 0.0) -> tuple[float, np.ndarray]:
         """The lowest eigenpair of the local problem, from a start vector with noise ``alpha``."""
         v0 = local.v0
-        if alpha > 0.0 and v0.size:
-            v0 = perturbed(v0, alpha, self._rng)
-        e, v, n = self.solver(local.op, v0, tol=tol, max_iter=self.max_iter, state_tol=state_tol)
+        if 0 < v0.size <= DENSE_MAX and hasattr(local.op, "dense"):   # exact: no Krylov trap
+            e, v, n = dense_lowest(local.op, v0)
+        else:
+            if alpha > 0.0 and v0.size:
+                v0 = perturbed(v0, alpha, self._rng)
+            e, v, n = self.solver(local.op, v0, tol=tol, max_iter=self.max_iter, state_tol=state_tol)
         st, b = self._stats, self.backend
         st["matvecs"] += n
         env = b.env_bytes()
