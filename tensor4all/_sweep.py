@@ -152,7 +152,7 @@ class Sweep:
     """A DMRG run on one backend: ``sweep(...)`` walks the schedule once; the eigensolver,
     its noise and the statistics are shared by all backends."""
 
-    def __init__(self, backend: SweepBackend, solver: Callable, max_iter: int = 40, seed: int | None = 0):
+    def __init__(self, backend: SweepBackend, solver: Callable, max_iter: int = 20, seed: int | None = 0):
         self.backend = backend
         self.solver = solver
         self.expm = expm_krylov   # the local exponential of time evolution (a traced backend brings its own)
@@ -266,7 +266,7 @@ class SweepEngine(Sweep):
 
     backend: DenseBackend
 
-    def __init__(self, ws: list[np.ndarray], psi: list[np.ndarray], solver: Callable, max_iter: int = 40,
+    def __init__(self, ws: list[np.ndarray], psi: list[np.ndarray], solver: Callable, max_iter: int = 20,
                  seed: int | None = 0, placement: Any = None):
         super().__init__(DenseBackend(ws, psi, placement), solver, max_iter=max_iter, seed=seed)
 
