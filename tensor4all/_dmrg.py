@@ -190,7 +190,9 @@ def dmrg(
             may still trap a run in the wrong one; ``DMRGResult.sector`` says which it is.
         callback: called with each :class:`SweepRecord` after its sweep.
         progress: called with a :class:`BondUpdate` after every local update.
-        eigensolver: ``"lanczos"`` (default) or ``"eigsh"`` (ARPACK), see ``_eigensolver``.
+        eigensolver: ``"lanczos"`` (default, at most 20 products per local problem) or
+            ``"eigsh"`` (ARPACK), see ``_eigensolver``; with conserved charges, local problems of
+            at most 128 states are diagonalized densely whatever the choice.
         seed: the seed of the random start state and of the noise: a non-negative integer
             or ``None``.
         compute_variance: compute ``<H^2> - <H>^2`` of the final state.

@@ -46,8 +46,13 @@ DGKS = 0.7071067811865476
 """Reorthogonalize again when a pass leaves less than this fraction of the vector's norm."""
 
 
-DENSE_MAX = 400
-"""Local problems up to this dimension are diagonalized densely (TeNPy's ``max_N_for_ED``)."""
+DENSE_MAX = 128
+"""Local problems up to this dimension are diagonalized densely. TeNPy's ``max_N_for_ED`` is
+400; here LAPACK's lowest eigenpair of 128 states takes 0.4 ms, about what Lanczos's products
+on such a problem cost, of 400 states 5 ms: at 400 the points of the TFIM scan benchmark (L = 32,
+chi 64) took 1.45x longer than at 128 (5.8 s against 4.0 s for 24 points; 4.7 s without dense
+solves), and the 6 x 3 Hubbard cylinder's first sweep reaches -6.230 at 128 as at 400 (-6.125 at
+64, -6.055 without)."""
 
 
 MIN_GAP = 1e-12

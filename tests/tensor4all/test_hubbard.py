@@ -29,6 +29,7 @@ import tenferro as tf
 import tidu
 import tensor4all as t4a
 from tensor4all import MPO, MPS, OpSum, models, tdvp, tebd
+from tensor4all._eigensolver import DENSE_MAX
 
 sys.path.insert(0, os.path.dirname(__file__))   # the reference beside this file (no package __init__)
 from fock_hubbard import (SITE_TO_FOCK, annihilators, basis_vector, exact_hubbard,  # noqa: E402
@@ -231,7 +232,7 @@ def test_small_local_problems_are_solved_exactly(monkeypatch):
     symmetric family and ends at -6.05. A dense eigenvector (any vector of the degenerate level)
     lets the first sweep reach about -6.23, TeNPy's first-sweep energy (-6.2346); the bound
     below, -6.15, leaves room for another LAPACK's choice within the level."""
-    energy, exact = _first_sweep(monkeypatch, 400, 8)
+    energy, exact = _first_sweep(monkeypatch, DENSE_MAX, 8)
     assert len(exact) == 8
     for e, e0 in exact:
         assert abs(e - e0) < 1e-10 * max(1.0, abs(e0)), (e, e0)
