@@ -57,21 +57,23 @@ Both local eigensolvers stop once their estimate of the eigenvector's squared er
 ``(Ritz residual / Ritz gap)^2``, is below ``0.05 x`` the last sweep's largest discarded weight
 (at most 1e-4: TeNPy's ``P_tol_to_trunc`` and ``P_tol_max``, tensor4all's ``_dmrg._state_tol``);
 tensor4all's also stops once its lowest Ritz value moves by less than ``max(min(1e-9, 1e-3
-|last sweep's dE|), 0.005 x`` that weight). TeNPy's Lanczos does not reorthogonalize,
-tensor4all's does. At the end one markdown table over the cases (the README's).
+|last sweep's dE|), 0.005 x`` that weight). Both make at most 20 products per local problem
+(TeNPy's ``N_max``) and diagonalize small local problems densely (TeNPy's ``ED_block`` up to 400
+states, tensor4all up to 128). TeNPy's Lanczos does not reorthogonalize, tensor4all's does. At the end one markdown table over the cases (the README's).
 
 Measured (``--itensor-m 200``, medians of 3, the shared 2-core development machine):
 
 | case | sweeps (chi) | t4a | TeNPy | t4a / TeNPy | at equal energy | s/sweep at chi, t4a / TeNPy | E(t4a) | abs(E(t4a) - E(TeNPy)) |
 |---|---|---|---|---|---|---|---|---|
-| chain L=64, U=4 | 7 (400) | 31.3 s | 83.2 s | 0.38 | 0.25 | 5.3 s / 9.8 s | -36.3518326079 | 1.6e-09 |
-| 8x4 cyl., U=4 | 7 (400) | 35.5 s | 71.2 s | 0.50 | 0.48 | 7.3 s / 11.6 s | -26.5539033170 | 8.3e-05 |
-| 6x3 cyl., U=8 | 10 (200) | 13.3 s | 32.1 s | 0.42 | 0.52 | 1.0 s / 2.1 s | -8.0179364781 | 1.3e-04 |
+| chain L=64, U=4 | 7 (400) | 28.9 s | 87.4 s | 0.33 | 0.21 | 5.1 s / 9.6 s | -36.3518326076 | 1.9e-09 |
+| 8x4 cyl., U=4 | 7 (400) | 32.8 s | 67.4 s | 0.49 | 0.51 | 6.4 s / 11.7 s | -26.5539228368 | 1.0e-04 |
+| 6x3 cyl., U=8 | 10 (200) | 9.89 s | 27.1 s | 0.36 | 0.48 | 0.8 s / 1.7 s | -8.0179842868 | 8.0e-05 |
 
 (ITensor's published m = 200 times for the 6x3 case: C++ 14.9 s, Julia 28.7 s.) tensor4all made
-1.10x (chain), 1.05x (8x4) and 1.45x (6x3) TeNPy's products at 0.34x, 0.47x and 0.29x the time per
-product. On the 8x4 cylinder tensor4all ends 8.3e-5 lower; on the 6x3 one TeNPy ends 1.3e-4 lower
-and reached tensor4all's final energy in 5 of its 10 sweeps.
+0.76x (chain), 0.74x (8x4) and 0.80x (6x3) TeNPy's products at 0.44x, 0.65x and 0.46x the time per
+product. On the 8x4 cylinder tensor4all ends 1.0e-4 lower but passes TeNPy's final energy only in
+its last sweep; on the 6x3 one TeNPy ends 8.0e-5 lower and reached tensor4all's final energy in 6
+of its 10 sweeps.
 
 Run: ``python benchmarks/dmrg_hubbard.py [--cases chain cylinder itensor] [--repeats 3]``
 (``bench`` extra for TeNPy). The run above took 13 minutes with three repeats on the development

@@ -46,6 +46,19 @@ def _rows(path) -> list[dict]:
     return pq.read_table(path).to_pylist()
 
 
+def test_a_spawned_cluster_gives_the_same_rows_and_a_bad_start_method_is_named(tmp_path):
+    """The local cluster forks its workers on Linux (they inherit this process's imports);
+    ``start_method="spawn"`` starts fresh interpreters, with the same results."""
+    task = t4a.ScanTask("tfim", params={"L": 8}, settings={"max_bond": 8, "conserve": "none"}, observables=("X",))
+    with local_cluster(1, start_method="spawn") as cluster, distributed.Client(cluster) as c:
+        rows = t4a.scan(task, {"g": [0.7, 1.3]}, client=c, out=tmp_path / "s.parquet", progress=False).to_pylist()
+    assert [{k: r[k] for k in ("energy", "X")} for r in rows] == \
+        [{k: task(g=g)[k] for k in ("energy", "X")} for g in (0.7, 1.3)]
+    with pytest.raises(t4a.InvalidOptionError, match="start_method must be one of") as info:
+        local_cluster(1, start_method="thread")
+    assert isinstance(info.value, ValueError)
+
+
 # ---- results -------------------------------------------------------------------------------
 def test_scan_equals_the_serial_loop_bit_for_bit(client, tmp_path):
     task = t4a.ScanTask("tfim", params={"L": 10}, settings={"max_bond": 16, "conserve": "none"},
