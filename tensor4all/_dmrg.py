@@ -190,7 +190,8 @@ def dmrg(
             may still trap a run in the wrong one; ``DMRGResult.sector`` says which it is.
         callback: called with each :class:`SweepRecord` after its sweep.
         progress: called with a :class:`BondUpdate` after every local update.
-        eigensolver: ``"lanczos"`` (default, at most 20 products per local problem) or
+        eigensolver: ``"lanczos"`` (default, at most 40 products per local problem, 20 where the
+            truncation is coarse: ``_sweep.TRUNCATED_MAX_ITER``) or
             ``"eigsh"`` (ARPACK), see ``_eigensolver``; with conserved charges, local problems of
             at most 128 states are diagonalized densely whatever the choice.
         seed: the seed of the random start state and of the noise: a non-negative integer
