@@ -58,8 +58,9 @@ Both local eigensolvers stop once their estimate of the eigenvector's squared er
 (at most 1e-4: TeNPy's ``P_tol_to_trunc`` and ``P_tol_max``, tensor4all's ``_dmrg._state_tol``);
 tensor4all's also stops once its lowest Ritz value moves by less than ``max(min(1e-9, 1e-3
 |last sweep's dE|), 0.005 x`` that weight). Both make at most 20 products per local problem
-(TeNPy's ``N_max``; tensor4all 40 where the truncation allows a state error below 1e-9) and diagonalize small local problems densely (TeNPy's ``ED_block`` up to 400
-states, tensor4all up to 128). TeNPy's Lanczos does not reorthogonalize, tensor4all's does. At
+(TeNPy's ``N_max``; tensor4all 40 where the truncation allows a state error below 1e-9) and
+diagonalize small local problems densely (TeNPy's ``ED_block`` up to 400 states, tensor4all up
+to 128). TeNPy's Lanczos does not reorthogonalize, tensor4all's does. At
 the end one markdown table over the cases (the README's).
 
 Measured (``--itensor-m 200``, medians of 3, the shared 2-core development machine):
