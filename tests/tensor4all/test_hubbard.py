@@ -197,6 +197,11 @@ def test_products_by_nonzero_rectangles_match_exact_diagonalization(L, U, monkey
     assert abs(abs(np.vdot(v, np.asarray(res.state.dense().to_dense()).reshape(-1))) - 1.0) < 2e-4
 
 
+def _product_matrix(op, dtype) -> np.ndarray:
+    """The matrix of a local operator, column by column from its products."""
+    return np.column_stack([op.matvec(col) for col in np.eye(op.shape[1], dtype=dtype)])
+
+
 def _first_sweep(monkeypatch, dense_max: int, count: int) -> tuple[float, list[tuple[float, float]]]:
     """The energy after one sweep of a (N, Sz) run on the 6 x 3 Hubbard cylinder (U = 8, bond
     dimension 100) from the Neel product state, and for its first ``count`` updates (the local
@@ -210,7 +215,7 @@ def _first_sweep(monkeypatch, dense_max: int, count: int) -> tuple[float, list[t
     def spy(self, local, *args, **kwargs):
         e, v = solve(self, local, *args, **kwargs)
         if len(seen) < count:
-            h = np.column_stack([local.op.matvec(col) for col in np.eye(local.v0.size, dtype=local.v0.dtype)])
+            h = _product_matrix(local.op, local.v0.dtype)
             seen.append((e, float(np.linalg.eigvalsh(h)[0])))
         return e, v
 
@@ -263,8 +268,7 @@ def test_sector_operator_matrix_equals_its_products():
     assert len(ops) > 4 and any(len(local.op.sectors) > 1 for local in ops)
     for local in ops:
         for dtype in (np.float64, np.complex128):
-            cols = np.eye(local.v0.size, dtype=dtype)
-            h = np.column_stack([local.op.matvec(c) for c in cols])
+            h = _product_matrix(local.op, dtype)
             assert np.abs(local.op.dense() - h).max() < 1e-13 * max(1.0, np.abs(h).max())
 
 
