@@ -114,7 +114,7 @@ def _pair(la: tuple, lb: tuple, keep: set, sizes: Sequence[int], want: Any = Non
     contr = [l for l in primary if l in shared and l not in keep]
     free_a = [l for l in la if l not in shared]
     free_b = [l for l in lb if l not in shared]
-    if not contr:
+    if _prod(sizes[l] for l in contr) == 1:   # nothing to sum (no label, or only labels of size 1)
         mode, prefs = MUL, _ALL_ORDERS
     elif batch:
         mode, prefs = BMM, ("FCB", "CFB")
@@ -132,6 +132,12 @@ def _pair(la: tuple, lb: tuple, keep: set, sizes: Sequence[int], want: Any = Non
         ax = tuple(ga.index(g) for g in target)
         views.append((perm, shape, None if ax == tuple(range(len(ax))) else ax))
     out_labels = tuple((free_b + free_a if swap else free_a + free_b) + batch)
+    if mode == MUL and batch and want is not None and want[0] == "groups":
+        # batch fastest (per-example outer products), the free labels in the final result's order
+        first = tuple(batch + sorted(free_a + free_b, key=lambda l: want[3].index(l) if l in want[3] else len(want[3])))
+        if _fits(first, want) and _prod(sizes[l] for l in batch) >= max(_prod(sizes[l] for l in free_a),
+                                                                          _prod(sizes[l] for l in free_b)):
+            return _broadcast_output(la, lb, first, sizes)
     out_view = None
     if mode != DOT and want is not None and want[0] == "out" and not _fits(out_labels, want):
         out_labels, out_view = _direct_output(want[1], free_a, free_b, batch, swap, sizes) or (out_labels, None)
@@ -143,15 +149,17 @@ def _pair(la: tuple, lb: tuple, keep: set, sizes: Sequence[int], want: Any = Non
 
 
 def _broadcast_output(la: tuple, lb: tuple, order: tuple, sizes: Sequence[int]) -> tuple[tuple, tuple]:
-    """A product without contracted labels (an outer product, per batch entry) whose final
+    """A product without contracted labels, or with summed labels of size 1 only (an outer
+    product, per batch entry), whose final
     result is wanted with labels ``order`` that no grouping gives (e.g. ``cdeb`` from ``bdc``
     and ``ec``): each operand is viewed label by label in ``order`` (size 1 where it lacks a
     label) and the broadcast product written straight into the result, sparing the final
     permuting copy (for per-example gradients, a batch-first copy across the whole result).
     ``out_view`` is then ``("labels", axes_a, shape_a, axes_b, shape_b)``."""
     views = []
-    for labels in (la, lb):
-        axes = tuple(labels.index(l) for l in order if l in labels)
+    for labels in (la, lb):   # labels summed here have size 1: moved last, then dropped by the reshape
+        axes = tuple(labels.index(l) for l in order if l in labels) + \
+            tuple(k for k, l in enumerate(labels) if l not in order)
         views += [axes, tuple(sizes[l] if l in labels else 1 for l in order)]
     step = (MUL, False, None, tuple(sizes[l] for l in la), None, None, tuple(sizes[l] for l in lb), None,
             tuple(sizes[l] for l in order), ("labels", *views))
@@ -177,14 +185,15 @@ def _direct_output(order: tuple, free_a: list, free_b: list, batch: list, swap: 
 def _fits(labels: tuple, want: Any) -> bool:
     """Whether a result with column-major ``labels`` suits its consumer ``want``:
     ``("out", order)``: it is the final result, wanted in ``order``;
-    ``("groups", group_of, orders)``: the next pairwise step splits it into
+    ``("groups", group_of, orders, final)``: the next pairwise step splits it into
     groups (``group_of[label]`` in ``"FCB"``), viewed without copying when the
-    labels are the groups concatenated in one of ``orders``."""
+    labels are the groups concatenated in one of ``orders`` (``final``: the labels of the
+    whole einsum's result, the order a free choice follows)."""
     if want is None:
         return False
     if want[0] == "out":
         return labels == want[1]
-    _, group_of, orders = want
+    _, group_of, orders, _ = want
     seq = [group_of[l] for l in labels]
     runs = "".join(g for k, g in enumerate(seq) if k == 0 or seq[k - 1] != g)
     present = set(runs)
@@ -199,6 +208,7 @@ def _lookahead(terms: Sequence[tuple], pairs: Sequence[tuple], output: tuple) ->
     Only label *sets* matter for the grouping in the consuming step, so one pass
     over the path suffices before any layout is fixed."""
     out_set = set(output)
+    final = tuple(dict.fromkeys(output))
     vals = [frozenset(t) for t in terms]
     producer: list = [None] * len(vals)
     wants: list = [None] * len(pairs)
@@ -218,7 +228,7 @@ def _lookahead(terms: Sequence[tuple], pairs: Sequence[tuple], output: tuple) ->
                 continue
             group_of = {l: ("F" if l not in u else "B" if l in rest else "C") for l in t}
             orders = ("FCB", "CFB") if "C" in group_of.values() else _ALL_ORDERS  # DOT/BMM or MUL
-            wants[p] = ("groups", group_of, orders)
+            wants[p] = ("groups", group_of, orders, final)
         new = (vals[i] | vals[j]) & rest
         for m in (j, i):
             vals.pop(m)

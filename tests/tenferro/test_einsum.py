@@ -511,6 +511,7 @@ def test_einsum_gradients_are_canonical(mode):
     ("bij,bjk,bkl->bil", [(4, 2, 3), (4, 3, 5), (4, 5, 2)]),
     ("bi,bj->bij", [(4, 2), (4, 3)]),                   # elementwise (nothing contracted)
     ("bi,bj->jbi", [(4, 2), (4, 3)]),
+    ("xan,xbn,pn->nbpa", [(1, 5, 9), (1, 6, 9), (2, 9)]),   # summed label of size 1, batch first
     ("bij,bjk->bik", [(0, 2, 3), (0, 3, 5)]),
     ("bij,bjk->bik", [(4, 2, 0), (4, 0, 5)]),
 ])
@@ -545,6 +546,25 @@ def test_plans_avoid_permuting_copies(eq, shapes, inputs_copied):
     perms = [(step[5], step[8]) for step in plan.steps if step[0] == _plan.PAIR]
     assert perms and all((pa is None and pb is None) != inputs_copied for pa, pb in perms), perms
     assert plan.steps[-1][0] == _plan.FINAL and plan.steps[-1][1] is None
+
+
+def test_per_example_outer_products_are_broadcast_products_written_batch_first():
+    """An MPS classifier's per-example gradient of one tensor, ``xan,xbn,pn->nbpa`` (``x`` of
+    size 1, ``n`` the batch): no matrix product with an inner dimension of 1 (NumPy's matmul
+    loops over the examples for it), every pairwise step a broadcast product whose result has
+    the batch axis fastest and the other labels in the final order (the batched gradients of
+    ``benchmarks/vmap.py``'s MPS classifier: 4.4 ms -> 2.7 ms)."""
+    eq, shapes = "xan,xbn,pn->nbpa", [(1, 5, 128), (1, 6, 128), (2, 128)]
+    xs = [_rand(s, np.float64, seed=i) for i, s in enumerate(shapes)]
+    plan, _ = sys.modules["tenferro.einsum._api"]._compile(eq, None, [tf.asarray(x) for x in xs], "auto")
+    _plan = sys.modules["tenferro.einsum._plan"]
+    pairs = [step for step in plan.steps if step[0] == _plan.PAIR]
+    assert [step[3] for step in pairs] == [_plan.MUL, _plan.MUL]
+    assert all(step[-1][0] == "labels" and step[-2][0] == 128 for step in pairs)
+    assert pairs[0][-2] in ((128, 6, 5), (128, 6, 2), (128, 2, 5))   # the final order n, b, p, a
+    got = tf.einsum(eq, *[tf.asarray(x) for x in xs])._data
+    assert got.flags.f_contiguous
+    np.testing.assert_allclose(got, np.einsum(eq, *xs), rtol=1e-14, atol=0)
 
 
 # -- the memory error: advice that fits the case ---------------------------------------------
