@@ -64,7 +64,8 @@ def local_cluster(workers: int | None = None, retries: int = 2, start_method: st
     """The ``LocalCluster`` that :func:`scan` starts for ``client=None``: ``workers``
     single-threaded worker processes (default one per core), no dashboard (its HTTP
     server on a free port), the workers' profiler off, worker logs below CRITICAL silenced
-    (failures are in the rows),
+    (failures are in the rows), the event loops' health tick at 500 ms and their system
+    monitor at 5 s (Dask's 20 ms and 500 ms feed a dashboard this cluster does not serve),
     and a point whose worker dies ``retries + 1`` times recorded as failed
     (``distributed.scheduler.allowed-failures``). Close it (``with``) when done.
 
@@ -84,9 +85,15 @@ def local_cluster(workers: int | None = None, retries: int = 2, start_method: st
         raise InvalidOptionError(f"local_cluster: start_method must be one of "
                                  f"{', '.join(multiprocessing.get_all_start_methods())} here, got {start_method!r}")
     # the workers' statistical profiler samples every thread's stack each 10 ms: it slowed the
-    # Python-heavy DMRG points 2.2x (15.4 s of worker time for 24 TFIM points against 6.9 s off)
+    # Python-heavy DMRG points 2.2x (15.4 s of worker time for 24 TFIM points against 6.9 s off).
+    # The event loops' health tick (20 ms) and system monitor (500 ms) feed Dask's dashboard
+    # and its blocked-loop warning: with 500 ms and 5 s this process (scheduler and nannies)
+    # spent 0.22 s of CPU instead of 0.29 s on the 24-point scan benchmark, CPU that its two
+    # worker processes need on a 2-core machine.
     with dask.config.set({"distributed.scheduler.allowed-failures": retries,
                           "distributed.worker.profile.enabled": False,
+                          "distributed.admin.tick.interval": "500ms",
+                          "distributed.admin.system-monitor.interval": "5s",
                           "distributed.worker.multiprocessing-method": method}):
         return dd.LocalCluster(n_workers=default_workers() if workers is None else workers, threads_per_worker=1,
                                processes=True, dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"},

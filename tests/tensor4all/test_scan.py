@@ -46,12 +46,30 @@ def _rows(path) -> list[dict]:
     return pq.read_table(path).to_pylist()
 
 
+QUIET = (False, 0.5, 5.0)
+
+
+def _quiet_settings() -> tuple:
+    """A worker's Dask settings that :func:`local_cluster` changes (run on the worker)."""
+    return (dask.config.get("distributed.worker.profile.enabled"),
+            dask.utils.parse_timedelta(dask.config.get("distributed.admin.tick.interval")),
+            dask.utils.parse_timedelta(dask.config.get("distributed.admin.system-monitor.interval")))
+
+
+def test_the_local_cluster_workers_run_without_profiler_and_with_slow_ticks(client):
+    """Dask's per-thread profiler and its 20 ms loop tick take CPU that the points need;
+    the workers of ``local_cluster`` run with them off and slowed (set while forking)."""
+    assert set(client.run(_quiet_settings).values()) == {QUIET}
+    assert _quiet_settings() != QUIET   # this process keeps Dask's defaults
+
+
 def test_a_spawned_cluster_gives_the_same_rows_and_a_bad_start_method_is_named(tmp_path):
     """The local cluster forks its workers on Linux (they inherit this process's imports);
     ``start_method="spawn"`` starts fresh interpreters, with the same results."""
     task = t4a.ScanTask("tfim", params={"L": 8}, settings={"max_bond": 8, "conserve": "none"}, observables=("X",))
     with local_cluster(1, start_method="spawn") as cluster, distributed.Client(cluster) as c:
         rows = t4a.scan(task, {"g": [0.7, 1.3]}, client=c, out=tmp_path / "s.parquet", progress=False).to_pylist()
+        assert set(c.run(_quiet_settings).values()) == {QUIET}   # passed to a fresh interpreter too
     assert [{k: r[k] for k in ("energy", "X")} for r in rows] == \
         [{k: task(g=g)[k] for k in ("energy", "X")} for g in (0.7, 1.3)]
     with pytest.raises(t4a.InvalidOptionError, match="start_method must be one of") as info:
