@@ -35,6 +35,8 @@ class AbsorbGroup:
     xs: tuple[int, ...]
     rows: tuple[tuple[int, int, int], ...]
     coef: np.ndarray
+    row_states: frozenset   #: the physical states ``s`` of ``rows``
+    col_states: frozenset   #: the physical states ``t`` of ``rows``
 
 
 def absorb_groups(entries: dict[int, list], c_env: Sequence[int], norm: Callable[[int], int]) -> list[AbsorbGroup]:
@@ -53,7 +55,7 @@ def absorb_groups(entries: dict[int, list], c_env: Sequence[int], norm: Callable
         coef = np.zeros((len(rows), len(xs)), dtype=np.result_type(*(v for *_, v in items), np.float64))
         for x, w, s, t, v in items:
             coef[row[(w, s, t)], col[x]] += v
-        groups.append(AbsorbGroup(cx, xs, rows, coef))
+        groups.append(AbsorbGroup(cx, xs, rows, coef, frozenset(s for _, s, _ in rows), frozenset(t for *_, t in rows)))
     return groups
 
 
@@ -81,27 +83,27 @@ def absorb_mpo(env: list, groups: Sequence[AbsorbGroup], c_out: Sequence[int], p
             else:
                 coef = g.coef[:, [j for j, _ in present]]
                 reached = coef.any(axis=1).tolist()
+            row_piece = {s: where.get(key(q, s)) for s in g.row_states}   # (m, offset, size) or None
+            col_piece = {t: where.get(key(qc, t)) for t in g.col_states}
             live, slots = [], []
             for r, (w, s, t) in enumerate(g.rows):
-                if reached is not None and not reached[r]:
-                    continue
-                rp = where.get(key(q, s))
-                cp = where.get(key(qc, t))
-                if rp is not None and cp is not None:
+                rp, cp = row_piece[s], col_piece[t]
+                if rp is not None and cp is not None and (reached is None or reached[r]):
                     live.append(r)
-                    slots.append((w, rp, cp))
+                    slots.append((w, rp[0], rp[1], cp[1]))
             if not live:
                 continue
             da, db = present[0][1].shape
             stacked = (present[0][1].reshape(1, da * db) if len(present) == 1
                        else xp.stack([e for _, e in present]).reshape(len(present), da * db))
             c = coef[live] if len(live) < len(g.rows) else coef
-            values = (c if xp is np else xp.asarray(c)) @ stacked
-            for k, (w, (m, ro, rn), (_, co, cn)) in enumerate(slots):
-                blk = out[w].get(m)
+            values = ((c if xp is np else xp.asarray(c)) @ stacked).reshape(len(live), da, db)
+            for k, (w, m, ro, co) in enumerate(slots):
+                blocks = out[w]
+                blk = blocks.get(m)
                 if blk is None:
-                    blk = out[w][m] = xp.zeros((size[m], size.get(norm(m - c_out[w]), 0)), dtype=dtype)
+                    blk = blocks[m] = xp.zeros((size[m], size.get(norm(m - c_out[w]), 0)), dtype=dtype)
                     regions[w][m] = []
-                blk[ro:ro + rn, co:co + cn] = values[k].reshape(da, db)
-                regions[w][m].append((ro, ro + rn, co, co + cn))
+                blk[ro:ro + da, co:co + db] = values[k]
+                regions[w][m].append((ro, ro + da, co, co + db))
     return out, regions

@@ -27,6 +27,9 @@ def _rectangles(mat: Any, regions: list | None, n: int, transpose: bool) -> list
     the other side) is cheaper."""
     if not regions:
         return None
+    dense = mat.shape[0] * mat.shape[1] * n
+    if sum((r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in regions) * n >= 0.8 * dense:
+        return None   # merging keeps the area: rectangles cannot pay (most blocks; no sorting)
     rects = sorted(regions)
     merged = [list(rects[0])]
     for r0, r1, c0, c1 in rects[1:]:   # side by side in one row band
@@ -43,7 +46,6 @@ def _rectangles(mat: Any, regions: list | None, n: int, transpose: bool) -> list
             last[1] = r1
         else:
             stacked.append([r0, r1, c0, c1])
-    dense = mat.shape[0] * mat.shape[1] * n
     sparse = sum((r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in stacked) * n + SPARSE_CALL_FLOPS * (len(stacked) - 1)
     if sparse >= 0.8 * dense:
         return None
