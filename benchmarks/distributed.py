@@ -5,12 +5,15 @@
   run three ways: a serial loop in this process (``task(g=g)``, after a warm-up point),
   ``tensor4all.scan`` with its own 2-worker ``LocalCluster`` (timed from the call: cluster
   start, the workers' imports, the points, the file), and ``tensor4all.scan`` on a
-  2-worker cluster that is already running and warm. Prints the seconds, the ratios
-  parallel / serial (goal: <= 0.6) and whether the rows equal the serial results bit for
-  bit, with the load average before and after. Measured (three runs, the shared 2-core
-  development machine, 2026-11-27): serial 4.1 s; own cluster (workers forked, the default on
-  Linux) 0.67x, 0.64x, 0.58x; running cluster 0.57x, 0.57x, 0.56x (with spawned workers the
-  own-cluster ratio was 0.85x).
+  2-worker cluster that is already running and warm; ``--repeats`` times, the three ways in
+  turn, so that each repeat's ratio parallel / serial compares runs made minutes apart (the
+  shared development machine's speed drifts: one serial loop took 4.1 s to 6.9 s). Prints each
+  repeat, the median seconds and the median ratios (goal: <= 0.6), and whether the rows equal
+  the serial results bit for bit, with the load average before and after. Measured (the shared
+  2-core development machine, 2026-11-27, 5 repeats, two runs): median ratio own cluster 0.56x
+  and 0.58x, running cluster 0.55x and 0.59x; serial 4.1-4.5 s (median). Before the local
+  cluster slowed its event loops' ticks (500 ms) and system monitor (5 s), single runs gave
+  0.67x, 0.64x, 0.58x; with spawned instead of forked workers 0.85x.
 
 * ``einsum``: a closed network and a memory limit of the largest intermediate of its best
   unsliced path (cotengra's hyper-optimizer) / ``--fraction`` (64: 4 MiB for the default
@@ -68,33 +71,40 @@ def scan_section(args: argparse.Namespace) -> None:
                         observables=("Z", "X@0*X@-1"))
     gs = np.linspace(0.2, 2.0, args.points)
     print(f"scan: {args.points} TFIM points, L = {args.L}, g = 0.2..2.0, chi 64, parity conserved, 1 BLAS thread; "
-          f"{args.workers} workers; load average before {_load()}")
+          f"{args.workers} workers; {args.repeats} repeats, each the three ways in turn; load average before {_load()}")
     t4a.ScanTask("tfim", params={"L": 8}, settings={"threads": 1})(g=1.0)  # warm-up of this process
-    t0 = time.perf_counter()
-    serial = [task(g=float(g)) for g in gs]
-    t_serial = time.perf_counter() - t0
-    print(f"  serial loop (this process)              {t_serial:8.2f} s   {t_serial / args.points:.3f} s per point")
-
-    with tempfile.TemporaryDirectory() as tmp:
+    times: dict[str, list[float]] = {"serial": [], "own": [], "warm": []}
+    same = True
+    for r in range(args.repeats):
         t0 = time.perf_counter()
-        table = t4a.scan(task, {"g": gs}, workers=args.workers, out=os.path.join(tmp, "fresh.parquet"),
-                         progress=False)
-        t_fresh = time.perf_counter() - t0
-        same_fresh = _same(table.to_pylist(), serial)
-        print(f"  scan, own LocalCluster (from the call)  {t_fresh:8.2f} s   ratio {t_fresh / t_serial:.2f}   "
-              f"bit for bit: {same_fresh}")
-
-        cluster = local_cluster(args.workers)  # as scan starts it
-        with cluster, distributed.Client(cluster) as client:
-            t4a.scan(t4a.ScanTask("tfim", params={"L": 8}), {"g": [0.5, 1.0, 1.5, 2.0]}, client=client,
-                     out=os.path.join(tmp, "warm-up.parquet"), progress=False)  # the workers import tensor4all
+        serial = [task(g=float(g)) for g in gs]
+        times["serial"].append(time.perf_counter() - t0)
+        with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
-            table = t4a.scan(task, {"g": gs}, client=client, out=os.path.join(tmp, "warm.parquet"), progress=False)
-            t_warm = time.perf_counter() - t0
-        same_warm = _same(table.to_pylist(), serial)
-        print(f"  scan, running warm cluster              {t_warm:8.2f} s   ratio {t_warm / t_serial:.2f}   "
-              f"bit for bit: {same_warm}")
-    print(f"  goal: ratio <= 0.6; load average after {_load()}")
+            table = t4a.scan(task, {"g": gs}, workers=args.workers, out=os.path.join(tmp, "fresh.parquet"),
+                             progress=False)
+            times["own"].append(time.perf_counter() - t0)
+            same &= _same(table.to_pylist(), serial)
+            cluster = local_cluster(args.workers)  # as scan starts it
+            with cluster, distributed.Client(cluster) as client:
+                t4a.scan(t4a.ScanTask("tfim", params={"L": 8}), {"g": [0.5, 1.0, 1.5, 2.0]}, client=client,
+                         out=os.path.join(tmp, "warm-up.parquet"), progress=False)  # the workers import tensor4all
+                t0 = time.perf_counter()
+                table = t4a.scan(task, {"g": gs}, client=client, out=os.path.join(tmp, "warm.parquet"),
+                                 progress=False)
+                times["warm"].append(time.perf_counter() - t0)
+            same &= _same(table.to_pylist(), serial)
+        s, o, w = (times[k][-1] for k in ("serial", "own", "warm"))
+        print(f"  repeat {r + 1}: serial {s:6.2f} s   own LocalCluster {o:6.2f} s (ratio {o / s:.2f})   "
+              f"running warm cluster {w:6.2f} s (ratio {w / s:.2f})")
+    ratios = {k: [t / s for t, s in zip(times[k], times["serial"])] for k in ("own", "warm")}
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    print(f"  serial loop (this process)              {med['serial']:8.2f} s   "
+          f"{med['serial'] / args.points:.3f} s per point (median)")
+    print(f"  scan, own LocalCluster (from the call)  {med['own']:8.2f} s   median ratio "
+          f"{np.median(ratios['own']):.2f} (each repeat against its own serial loop)")
+    print(f"  scan, running warm cluster              {med['warm']:8.2f} s   median ratio {np.median(ratios['warm']):.2f}")
+    print(f"  rows equal to the serial ones bit for bit: {same}; goal: ratio <= 0.6; load average after {_load()}")
 
 
 def _same(rows: list[dict], serial: list[dict]) -> bool:
@@ -240,7 +250,8 @@ def main() -> None:
     parser.add_argument("--fraction", type=int, default=64,
                         help="einsum: memory limit = the best unsliced path's largest intermediate / this "
                              "(default: %(default)s)")
-    parser.add_argument("--repeats", type=int, default=3, help="einsum: timed repeats (default: %(default)s)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="timed repeats: scan, each way in turn; einsum, of each timing (default: %(default)s)")
     args = parser.parse_args()
     for name in args.section or SECTIONS:
         SECTIONS[name](args)
