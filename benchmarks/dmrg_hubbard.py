@@ -67,14 +67,15 @@ Measured (``--itensor-m 200``, medians of 3, the shared 2-core development machi
 
 | case | sweeps (chi) | t4a | TeNPy | t4a / TeNPy | at equal energy | s/sweep at chi, t4a / TeNPy | E(t4a) | abs(E(t4a) - E(TeNPy)) |
 |---|---|---|---|---|---|---|---|---|
-| chain L=64, U=4 | 7 (400) | 30.1 s | 79.6 s | 0.38 | 0.23 | 5.1 s / 9.2 s | -36.3518326079 | 1.6e-09 |
-| 8x4 cyl., U=4 | 7 (400) | 35.9 s | 63.9 s | 0.56 | 0.53 | 7.0 s / 10.4 s | -26.5539145930 | 9.5e-05 |
-| 6x3 cyl., U=8 | 10 (200) | 9.40 s | 30.3 s | 0.31 | 0.42 | 0.8 s / 1.7 s | -8.0179772850 | 8.7e-05 |
+| chain L=64, U=4 | 7 (400) | 29.0 s | 85.9 s | 0.34 | 0.20 | 4.8 s / 10.0 s | -36.3518326079 | 1.6e-09 |
+| 8x4 cyl., U=4 | 7 (400) | 35.0 s | 62.7 s | 0.56 | 0.51 | 7.0 s / 10.2 s | -26.5539145930 | 9.5e-05 |
+| 6x3 cyl., U=8 | 10 (200) | 8.93 s | 26.3 s | 0.34 | 0.48 | 0.75 s / 1.7 s | -8.0179772850 | 8.7e-05 |
 
 (ITensor's published m = 200 times for the 6x3 case: C++ 14.9 s, Julia 28.7 s.) tensor4all made
-0.91x (chain), 0.76x (8x4) and 0.89x (6x3) TeNPy's products at 0.42x, 0.74x and 0.35x the time per
-product. On the 8x4 cylinder tensor4all ends 9.5e-5 lower but passes TeNPy's final energy only in
-its last sweep; on the 6x3 one TeNPy ends 8.7e-5 lower and reached tensor4all's final energy in 6
+0.91x (chain), 0.76x (8x4) and 0.89x (6x3) TeNPy's products at 0.37x, 0.74x and 0.38x the time per
+product (2026-11-27; the run before, with the same energies: 0.38 / 0.23, 0.56 / 0.53,
+0.31 / 0.42). On the 8x4 cylinder tensor4all ends 9.5e-5 lower but passes TeNPy's final energy
+only in its last sweep; on the 6x3 one TeNPy ends 8.7e-5 lower and reached tensor4all's final energy in 6
 of its 10 sweeps.
 
 Run: ``python benchmarks/dmrg_hubbard.py [--cases chain cylinder itensor] [--repeats 3]``

@@ -18,6 +18,7 @@ fifth of the sweep.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -35,8 +36,16 @@ class AbsorbGroup:
     xs: tuple[int, ...]
     rows: tuple[tuple[int, int, int], ...]
     coef: np.ndarray
-    row_states: frozenset   #: the physical states ``s`` of ``rows``
-    col_states: frozenset   #: the physical states ``t`` of ``rows``
+
+    @cached_property
+    def row_states(self) -> frozenset:
+        """The physical states ``s`` of ``rows``."""
+        return frozenset(s for _, s, _ in self.rows)
+
+    @cached_property
+    def col_states(self) -> frozenset:
+        """The physical states ``t`` of ``rows``."""
+        return frozenset(t for *_, t in self.rows)
 
 
 def absorb_groups(entries: dict[int, list], c_env: Sequence[int], norm: Callable[[int], int]) -> list[AbsorbGroup]:
@@ -55,7 +64,7 @@ def absorb_groups(entries: dict[int, list], c_env: Sequence[int], norm: Callable
         coef = np.zeros((len(rows), len(xs)), dtype=np.result_type(*(v for *_, v in items), np.float64))
         for x, w, s, t, v in items:
             coef[row[(w, s, t)], col[x]] += v
-        groups.append(AbsorbGroup(cx, xs, rows, coef, frozenset(s for _, s, _ in rows), frozenset(t for *_, t in rows)))
+        groups.append(AbsorbGroup(cx, xs, rows, coef))
     return groups
 
 

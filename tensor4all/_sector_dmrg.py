@@ -15,7 +15,7 @@ import numpy as np
 from ._charges import unpack
 from ._dense_backend import DenseBackend
 from ._sector_backend import SectorBackend
-from ._sweep import BondUpdate, Sweep, SweepStats
+from ._sweep import MAX_ITER, BondUpdate, Sweep, SweepStats
 
 __all__ = ["SectorEngine", "SectorSweepStats", "sector_product_state", "suffix_totals"]
 
@@ -122,7 +122,7 @@ class SectorEngine(Sweep):
     backend: SectorBackend
 
     def __init__(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray], site_charges: Sequence[Sequence[int]],
-                 states: Sequence[int] | None, solver: Callable, *, modulus: int = 0, max_iter: int = 40,
+                 states: Sequence[int] | None, solver: Callable, *, modulus: int = 0, max_iter: int = MAX_ITER,
                  seed: int | None = 0, blocks: tuple[list[dict], list[dict]] | None = None, placement: Any = None):
         super().__init__(SectorBackend(ws, w_charges, site_charges, states, modulus=modulus, blocks=blocks,
                                        placement=placement), solver, max_iter=max_iter, seed=seed)

@@ -53,8 +53,8 @@ from ._eigensolver import DENSE_MAX, LocalOperator, dense_lowest
 from ._krylov import expm_krylov
 from ._schedule import Step, sweep_schedule
 
-__all__ = ["SweepStats", "BondUpdate", "SweepBackend", "LocalProblem", "Sweep", "SweepEngine", "perturbed",
-           "EvolveStats"]
+__all__ = ["MAX_ITER", "SweepStats", "BondUpdate", "SweepBackend", "LocalProblem", "Sweep", "SweepEngine",
+           "perturbed", "EvolveStats"]
 
 
 #: a bond dimension no split reaches (one-site TDVP keeps its bonds)
@@ -107,14 +107,17 @@ class EvolveStats:
     seconds: float
 
 
+MAX_ITER = 40
+"""The most products a local eigenproblem gets (the engines' default ``max_iter``)."""
+
 TRUNCATED_MAX_ITER = 20
 TRUNCATED_STATE_TOL = 1e-9
 """Where the truncation allows a state error of at least ``TRUNCATED_STATE_TOL`` (a discarded
 weight of 2e-8 and more), a local problem gets at most ``TRUNCATED_MAX_ITER`` products (TeNPy's
-``N_max``), else ``max_iter`` (40). Measured: 20 everywhere took the 6 x 3 Hubbard cylinder from
-12.2 s to 9.5 s, but left the TFIM (L = 16, chi 32) at g = 0.3999 in the state 3.6e-7 above the
-ground state (two levels that close need more products to tell apart); with the cap only where
-the truncation is coarse, that run finds the ground state again."""
+``N_max``), else ``max_iter`` (:data:`MAX_ITER`). Measured: 20 everywhere took the 6 x 3 Hubbard
+cylinder from 12.2 s to 9.5 s, but left the TFIM (L = 16, chi 32) at g = 0.3999 in the state
+3.6e-7 above the ground state (two levels that close need more products to tell apart); with the
+cap only where the truncation is coarse, that run finds the ground state again."""
 
 
 class LocalProblem(Protocol):
@@ -162,7 +165,7 @@ class Sweep:
     """A DMRG run on one backend: ``sweep(...)`` walks the schedule once; the eigensolver,
     its noise and the statistics are shared by all backends."""
 
-    def __init__(self, backend: SweepBackend, solver: Callable, max_iter: int = 40, seed: int | None = 0):
+    def __init__(self, backend: SweepBackend, solver: Callable, max_iter: int = MAX_ITER, seed: int | None = 0):
         self.backend = backend
         self.solver = solver
         self.expm = expm_krylov   # the local exponential of time evolution (a traced backend brings its own)
@@ -277,7 +280,7 @@ class SweepEngine(Sweep):
 
     backend: DenseBackend
 
-    def __init__(self, ws: list[np.ndarray], psi: list[np.ndarray], solver: Callable, max_iter: int = 40,
+    def __init__(self, ws: list[np.ndarray], psi: list[np.ndarray], solver: Callable, max_iter: int = MAX_ITER,
                  seed: int | None = 0, placement: Any = None):
         super().__init__(DenseBackend(ws, psi, placement), solver, max_iter=max_iter, seed=seed)
 
