@@ -126,6 +126,10 @@ class EnvCache(Generic[B]):
         else:
             self.set_right(bond, block)
 
+    def holds(self, side: str, i: int, block: B) -> bool:
+        """Whether ``block`` is the current ``left(i)`` (``side="left"``) or ``right(i)``."""
+        return (self._left if side == "left" else self._right)[i] is block
+
     def nbytes(self) -> int:
         """Bytes held by the cached blocks."""
         return self._bytes

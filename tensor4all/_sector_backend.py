@@ -53,7 +53,16 @@ from ._sector_operator import Env, SectorOperator
 from ._schedule import LEFT, RIGHT, Step
 from ._truncation import absorb, svd_truncated_sectors
 
-__all__ = ["SectorBackend", "SectorLocal"]
+__all__ = ["SectorBackend", "SectorLocal", "ABSORBED_CACHE_BYTES"]
+
+ABSORBED_CACHE_BYTES = 1 << 30
+"""The absorbed environments kept for reuse at most take this many bytes. A two-site sweep
+builds both ``LW`` and ``WR`` at every step, and each is needed again unchanged one half-sweep
+later (``WR`` built moving left at a step is the one the next right-moving sweep needs at the
+same step: its environment and bond have not changed in between), so keeping them saves half
+of the absorbing; one half-sweep's worth is about ``L`` absorbed environments (an 8 x 4
+Hubbard cylinder at bond dimension 400: about 0.5 GB). Entries that would exceed the budget
+are not kept (they are rebuilt when needed)."""
 
 
 class _Pieces:
@@ -135,6 +144,8 @@ class SectorBackend:
                 ql = qr
             self.target = ql
         self._site_bytes = [_blocks_bytes(site) for site in self.sites]
+        self._absorbed: dict[tuple[str, int], tuple[Env, dict[int, int], tuple[Env, list], int]] = {}
+        self._absorbed_bytes = 0
         one = self.xp.ones((1, 1), dtype=self.dtype)
         self.envs: EnvCache[Env] = EnvCache(self.L, [{0: one}], [{self.target: one}], _env_bytes)
         for i in range(self.L - 1, 0, -1):
@@ -163,6 +174,8 @@ class SectorBackend:
         self.lw_groups = [absorb_groups(br, self.c[i], self.norm) for i, br in enumerate(by_right)]
         self.wr_groups = [absorb_groups(bl, self.c[i + 1], self.norm) for i, bl in enumerate(by_left)]
         self.ws = [np.asarray(w) for w in ws]
+        self._absorbed = {}        # built from the old MPO tensors
+        self._absorbed_bytes = 0
 
     def set_operator(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray]) -> None:
         """Use the MPO ``ws`` (bond-state charges ``w_charges``) from now on, the state kept: a
@@ -183,6 +196,8 @@ class SectorBackend:
         return [{k: to_host(b) for k, b in site.items()} for site in self.sites]
 
     def _rebuild_envs(self) -> None:
+        self._absorbed = {}
+        self._absorbed_bytes = 0
         one = self.xp.ones((1, 1), dtype=self.dtype)
         self.envs = EnvCache(self.L, [{0: one}], [{self.target: one}], _env_bytes)
         for i in range(self.L - 1, 0, -1):
@@ -249,14 +264,36 @@ class SectorBackend:
     def _lw(self, i: int, rows: _Pieces) -> tuple[Env, list]:
         """``LW[w][m] = sum L_i[w0] W_i[w0, s1, s1', w]`` as (rows m) x (rows m - c_w), and the
         rectangles of each block that are not zero (:func:`._sector_absorb.absorb_mpo`)."""
-        return absorb_mpo(self.envs.left(i), self.lw_groups[i], self.c[i + 1], rows, lambda q, s: (q, s), self.norm,
-                          self.xp, self.dtype)
+        env = self.envs.left(i)
+        return self._reused("left", i, env, self.bonds[i], lambda: absorb_mpo(
+            env, self.lw_groups[i], self.c[i + 1], rows, lambda q, s: (q, s), self.norm, self.xp, self.dtype))
 
     def _wr(self, j: int, cols: _Pieces) -> tuple[Env, list]:
         """``WR[w][m] = sum W_j[w, s2, s2', w2] R_{j+1}[w2]`` as (cols m) x (cols m - c_w), and
         the rectangles of each block that are not zero."""
-        return absorb_mpo(self.envs.right(j + 1), self.wr_groups[j], self.c[j], cols, lambda q, s: (s, q), self.norm,
-                          self.xp, self.dtype)
+        env = self.envs.right(j + 1)
+        return self._reused("right", j, env, self.bonds[j + 1], lambda: absorb_mpo(
+            env, self.wr_groups[j], self.c[j], cols, lambda q, s: (s, q), self.norm, self.xp, self.dtype))
+
+    def _reused(self, side: str, i: int, env: Env, bond: dict[int, int],
+                build: Callable[[], tuple[Env, list]]) -> tuple[Env, list]:
+        """Site ``i``'s absorbed environment on ``side``, as kept when its environment ``env``
+        and outer ``bond`` are still the ones it was built from (see ``ABSORBED_CACHE_BYTES``),
+        else built and kept while the budget allows (entries of environments no longer held are
+        dropped first)."""
+        held = self._absorbed.get((side, i))
+        if held is not None and held[0] is env and held[1] == bond:
+            return held[2]
+        out = build()
+        nbytes = _env_bytes(out[0])
+        for key, (old_env, _, _, n) in list(self._absorbed.items()):
+            if key == (side, i) or not self.envs.holds(key[0], key[1] + (key[0] == "right"), old_env):
+                del self._absorbed[key]
+                self._absorbed_bytes -= n
+        if self._absorbed_bytes + nbytes <= ABSORBED_CACHE_BYTES:
+            self._absorbed[(side, i)] = (env, dict(bond), out, nbytes)
+            self._absorbed_bytes += nbytes
+        return out
 
     # ---- the sweep's protocol --------------------------------------------------------
     def local_problem(self, step: Step) -> SectorLocal:
@@ -430,13 +467,15 @@ class SectorBackend:
         return float(e[0])
 
     def work_bytes(self, local: SectorLocal, matvecs: int) -> int:
-        """The absorbed environments (a bare side's is in the cache) and a few vectors of the
-        eigensolver."""
+        """The absorbed environments not kept for reuse (a bare side's is in the environment
+        cache) and a few vectors of the eigensolver."""
         fl, fr = local.fused
-        return fl * _env_bytes(local.lw) + fr * _env_bytes(local.wr) + 6 * local.v0.nbytes
+        kept = {id(held[2][0]) for held in self._absorbed.values()}   # counted in env_bytes
+        return sum(_env_bytes(env) for fused, env in ((fl, local.lw), (fr, local.wr)) if fused and id(env) not in kept) \
+            + 6 * local.v0.nbytes
 
     def env_bytes(self) -> int:
-        return self.envs.nbytes()
+        return self.envs.nbytes() + self._absorbed_bytes
 
     def psi_bytes(self) -> int:
         return sum(self._site_bytes)

@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 import tensor4all as t4a
 from tensor4all import models
 from tensor4all._effective import OneSiteOperator, TwoSiteOperator
-from tensor4all._eigensolver import eigsh, lanczos
+from tensor4all._eigensolver import dense_lowest, eigsh, lanczos
 from tensor4all._environments import Environments, left_step, mpo_squared, right_step
 from tensor4all._truncation import svd_truncated, truncation_keep
 
@@ -180,3 +180,45 @@ def test_nearly_degenerate_ground_state_is_found_with_the_product_cap():
     exact = -np.linalg.svd(m, compute_uv=False).sum()
     res = t4a.dmrg(models.tfim(L, g=g), max_bond=32, cutoff=0.0, tol=1e-12, sweeps=12)
     assert res.converged and abs(res.energy - exact) < 1e-10, res.energy - exact
+
+
+class _Matrix:
+    def __init__(self, h):
+        self.h, self.shape, self.dtype = h, h.shape, h.dtype
+
+    def dense(self):
+        return self.h
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("n,level", [(12, 1), (12, 3), (30, 11), (9, 9)])
+def test_dense_solver_picks_a_vector_fixed_by_the_degenerate_level(dtype, n, level):
+    """At a lowest level of multiplicity ``level`` the dense solver returns the level's
+    projection of ``sin(1 + k sqrt 2)``, computed here from the level's known basis (a random
+    unitary's first columns): the same vector whichever basis of the level LAPACK returns. Two
+    matrices with the same level but another basis of the rest give the same vector; more than
+    8 degenerate eigenvalues (beyond the first LAPACK call's subset) are caught too."""
+    rng = np.random.default_rng(n * 10 + level)
+    outs = []
+    for rep in range(2):
+        z = rng.standard_normal((n, n)) + (1j * rng.standard_normal((n, n)) if dtype is np.complex128 else 0)
+        q, _ = np.linalg.qr(z)
+        if rep:   # the same level, rotated within itself, and another rest
+            w, _ = np.linalg.qr(rng.standard_normal((level, level)))
+            q = np.concatenate([outs[0][1] @ w, q[:, level:] - outs[0][1] @ (outs[0][1].conj().T @ q[:, level:])], 1)
+            q, _ = np.linalg.qr(q)
+        lam = np.concatenate([np.full(level, -1.5), np.linspace(-1.0, 2.0, n - level)])
+        h = (q * lam) @ q.conj().T
+        e, x, count = dense_lowest(_Matrix(h), np.zeros(1))
+        assert count == 0 and abs(e + 1.5) < 1e-12
+        basis = q[:, :level]
+        r = np.sin(1.0 + np.arange(n) * np.sqrt(2.0))
+        want = basis @ (basis.conj().T @ r)
+        want /= np.linalg.norm(want)
+        if level == 1:   # a simple level: the eigenvector up to its phase
+            assert abs(abs(np.vdot(want, x)) - 1.0) < 1e-12
+        else:
+            np.testing.assert_allclose(x, want, atol=1e-10)
+        outs.append((x, basis))
+    if level > 1:
+        np.testing.assert_allclose(outs[0][0], outs[1][0], atol=1e-10)
