@@ -49,7 +49,7 @@ import numpy as np
 from ._device import contiguous, cupy_module, to_device, to_host
 from ._environments import EnvCache
 from ._sector_absorb import absorb_groups, absorb_mpo
-from ._sector_operator import Env, SectorOperator
+from ._sector_operator import Env, SectorOperator, prepare_rectangles
 from ._schedule import LEFT, RIGHT, Step
 from ._truncation import absorb, svd_truncated_sectors
 
@@ -263,17 +263,18 @@ class SectorBackend:
 
     def _lw(self, i: int, rows: _Pieces) -> tuple[Env, list]:
         """``LW[w][m] = sum L_i[w0] W_i[w0, s1, s1', w]`` as (rows m) x (rows m - c_w), and the
-        rectangles of each block that are not zero (:func:`._sector_absorb.absorb_mpo`)."""
+        rectangles of each block that are not zero (:func:`._sector_absorb.absorb_mpo`, prepared
+        by :func:`._sector_operator.prepare_rectangles`)."""
         env = self.envs.left(i)
-        return self._reused("left", i, env, self.bonds[i], lambda: absorb_mpo(
-            env, self.lw_groups[i], self.c[i + 1], rows, lambda q, s: (q, s), self.norm, self.xp, self.dtype))
+        return self._reused("left", i, env, self.bonds[i], lambda: _prepared(absorb_mpo(
+            env, self.lw_groups[i], self.c[i + 1], rows, lambda q, s: (q, s), self.norm, self.xp, self.dtype), False))
 
     def _wr(self, j: int, cols: _Pieces) -> tuple[Env, list]:
         """``WR[w][m] = sum W_j[w, s2, s2', w2] R_{j+1}[w2]`` as (cols m) x (cols m - c_w), and
         the rectangles of each block that are not zero."""
         env = self.envs.right(j + 1)
-        return self._reused("right", j, env, self.bonds[j + 1], lambda: absorb_mpo(
-            env, self.wr_groups[j], self.c[j], cols, lambda q, s: (s, q), self.norm, self.xp, self.dtype))
+        return self._reused("right", j, env, self.bonds[j + 1], lambda: _prepared(absorb_mpo(
+            env, self.wr_groups[j], self.c[j], cols, lambda q, s: (s, q), self.norm, self.xp, self.dtype), True))
 
     def _reused(self, side: str, i: int, env: Env, bond: dict[int, int],
                 build: Callable[[], tuple[Env, list]]) -> tuple[Env, list]:
@@ -471,8 +472,8 @@ class SectorBackend:
         cache) and a few vectors of the eigensolver."""
         fl, fr = local.fused
         kept = {id(held[2][0]) for held in self._absorbed.values()}   # counted in env_bytes
-        return sum(_env_bytes(env) for fused, env in ((fl, local.lw), (fr, local.wr)) if fused and id(env) not in kept) \
-            + 6 * local.v0.nbytes
+        absorbed = [env for fused, env in ((fl, local.lw), (fr, local.wr)) if fused and id(env) not in kept]
+        return sum(_env_bytes(env) for env in absorbed) + 6 * local.v0.nbytes
 
     def env_bytes(self) -> int:
         return self.envs.nbytes() + self._absorbed_bytes
@@ -502,6 +503,12 @@ class SectorBackend:
                 a[lo[ql]:lo[ql] + blk.shape[0], s, ro[qr]:ro[qr] + blk.shape[1]] = to_host(blk)
             out.append(a)
         return out
+
+
+def _prepared(absorbed: tuple[Env, list], transpose: bool) -> tuple[Env, list]:
+    """``absorb_mpo``'s blocks with their rectangles prepared for the operators."""
+    blocks, regions = absorbed
+    return blocks, prepare_rectangles(blocks, regions, transpose)
 
 
 def _offsets(bond: dict[int, int]) -> dict[int, int]:

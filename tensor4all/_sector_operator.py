@@ -10,7 +10,7 @@ import numpy as np
 
 from ._device import array_module, to_host
 
-__all__ = ["SectorOperator", "SPARSE_CALL_FLOPS"]
+__all__ = ["SectorOperator", "SPARSE_CALL_FLOPS", "prepare_rectangles"]
 
 Env = list  # per MPO state w: {charge: matrix}
 
@@ -21,16 +21,33 @@ block of ``LW``/``WR`` is applied rectangle by rectangle when that saves more th
 extra call (:func:`_rectangles`)."""
 
 
-def _rectangles(mat: Any, regions: list | None, n: int, transpose: bool) -> list | None:
-    """``mat``'s nonzero ``regions`` merged where adjacent, with their views (transposed for
-    ``transpose``), or None where one product with the whole of ``mat`` (``n`` columns on
-    the other side) is cheaper."""
-    if not regions:
-        return None
-    dense = mat.shape[0] * mat.shape[1] * n
-    if sum((r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in regions) * n >= 0.8 * dense:
-        return None   # merging keeps the area: rectangles cannot pay (most blocks; no sorting)
-    rects = sorted(regions)
+def prepare_rectangles(blocks: Env, regions: list, transpose: bool) -> list[dict[int, tuple]]:
+    """Per block of ``blocks`` (absorbed ``LW``/``WR``, :func:`._sector_absorb.absorb_mpo`) what
+    :func:`_rectangles` needs, once for all the operators that use the block: the rows times
+    columns, the written area, and where that area could pay, its rectangles merged where
+    adjacent (their total area, count and views, transposed for ``transpose``)."""
+    out: list[dict[int, tuple]] = []
+    for w, by_m in enumerate(regions):
+        prepared = {}
+        for m, rects in by_m.items():
+            mat = blocks[w][m]
+            rc = mat.shape[0] * mat.shape[1]
+            area = sum((r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in rects)
+            if not rects or area >= 0.81 * rc:   # merging keeps the area: rectangles cannot pay (most blocks)
+                prepared[m] = (rc, area, 0, 0, None)
+                continue
+            stacked = _merged(rects)
+            views = [(r0, r1, c0, c1, mat[r0:r1, c0:c1].T if transpose else mat[r0:r1, c0:c1])
+                     for r0, r1, c0, c1 in sorted(stacked)]
+            prepared[m] = (rc, area, sum((r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in stacked), len(stacked), views)
+        out.append(prepared)
+    return out
+
+
+def _merged(rects: list) -> list:
+    """Rectangles side by side in one row band joined, then those one above the other in one
+    column band."""
+    rects = sorted(rects)
     merged = [list(rects[0])]
     for r0, r1, c0, c1 in rects[1:]:   # side by side in one row band
         last = merged[-1]
@@ -46,17 +63,28 @@ def _rectangles(mat: Any, regions: list | None, n: int, transpose: bool) -> list
             last[1] = r1
         else:
             stacked.append([r0, r1, c0, c1])
-    sparse = sum((r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in stacked) * n + SPARSE_CALL_FLOPS * (len(stacked) - 1)
-    if sparse >= 0.8 * dense:
+    return stacked
+
+
+def _rectangles(prepared: tuple | None, n: int) -> list | None:
+    """A block's nonzero rectangles (views; ``prepared`` by :func:`prepare_rectangles`), or
+    None where one product with the whole block (``n`` columns on the other side) is cheaper."""
+    if prepared is None:
         return None
-    return [(r0, r1, c0, c1, mat[r0:r1, c0:c1].T if transpose else mat[r0:r1, c0:c1])
-            for r0, r1, c0, c1 in sorted(stacked)]
+    rc, area, stacked_area, count, views = prepared
+    dense = rc * n
+    if area * n >= 0.8 * dense or views is None:
+        return None
+    if stacked_area * n + SPARSE_CALL_FLOPS * (count - 1) >= 0.8 * dense:
+        return None
+    return views
 
 
 class SectorOperator:
     """``x -> H_eff x`` on the flattened sectors ``X[m]``: ``y[m] = sum_w LW[w][m] X[m - c_w]
     WR[w][m]^T``. With ``regions`` (the nonzero rectangles of the absorbed ``LW``/``WR``
-    blocks, None for a bare side), a block whose zeros are worth skipping is applied
+    blocks as :func:`prepare_rectangles` gives them, None for a bare side), a block whose zeros
+    are worth skipping is applied
     rectangle by rectangle: an MPO state's operator reaches only some pairs of physical
     states, so most of its absorbed block is zero (skipping every zero would save the Hubbard
     chain's products 2.4x of their operations, the 8x4 cylinder's 1.9x; with the cost of the
@@ -83,8 +111,8 @@ class SectorOperator:
                 a = lw[w].get(m)
                 b = wr[w].get(m)
                 if kin is not None and a is not None and b is not None:
-                    left = _rectangles(a, lw_regions and lw_regions[w].get(m), self.shapes[kin][1], False)
-                    right = _rectangles(b, wr_regions and wr_regions[w].get(m), self.shapes[k][0], True)
+                    left = _rectangles(lw_regions and lw_regions[w].get(m), self.shapes[kin][1])
+                    right = _rectangles(wr_regions and wr_regions[w].get(m), self.shapes[k][0])
                     self.terms.append((k, kin, a, b.T, left, right))
         self.matvecs = 0
 
