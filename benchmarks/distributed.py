@@ -272,8 +272,8 @@ def _parallel_ceiling(workers: int, repeats: int) -> list[float]:
     each pinned to its own core where the platform allows; ``workers x alone / slowest``."""
     def run(k: int) -> subprocess.Popen:
         cmd = [sys.executable, "-c", _GEMM_LOOP]
-        if hasattr(os, "sched_setaffinity") and os.cpu_count() and os.cpu_count() >= workers:
-            cmd = ["taskset", "-c", str(k)] + cmd if shutil.which("taskset") else cmd
+        if shutil.which("taskset") and (os.cpu_count() or 1) >= workers:
+            cmd = ["taskset", "-c", str(k)] + cmd
         return subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
 
     out = []

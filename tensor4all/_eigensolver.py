@@ -18,8 +18,8 @@ of the local problem that tensor has. At a degenerate lowest level Lanczos retur
 projection onto it, and from the Neel state the 6 x 3 Hubbard cylinder's first sweep then stays
 in a symmetric family of states (-6.05 against -6.19; TeNPy's first sweep: -6.23); a start with
 no overlap with the lowest level gives a local excited state. Within a degenerate level the
-dense solver picks a vector fixed by the level itself (:func:`dense_lowest`). (The sector backend gives ``dense``; a dense run keeps
-Lanczos, whose start then chooses the charge sector.)
+dense solver picks a vector fixed by the level itself (:func:`dense_lowest`). (The sector backend
+gives ``dense``; a dense run keeps Lanczos, whose start then chooses the charge sector.)
 
 Each solver returns ``(eigenvalue, unit eigenvector, number of products)``. Lanczos keeps its
 Krylov vectors where ``v0`` lives (NumPy or CuPy, :mod:`._device`); only the tridiagonal
@@ -166,6 +166,11 @@ DEGENERATE_TOL = 1e-9
 the spectrum) count as one level in :func:`dense_lowest`."""
 
 
+def _lowest_level(w: np.ndarray) -> int:
+    """How many of the ascending eigenvalues ``w`` lie within ``DEGENERATE_TOL`` of the lowest."""
+    return int(np.count_nonzero(w <= w[0] + DEGENERATE_TOL * max(1.0, float(np.max(np.abs(w))))))
+
+
 def dense_lowest(op: LocalOperator, like: np.ndarray) -> tuple[float, np.ndarray, int]:
     """The exact lowest eigenpair of ``op.dense()`` (LAPACK's ``syevr``/``heevr`` for the lowest
     eigenvalues), the vector where ``like`` lives; no products (count 0).
@@ -180,11 +185,10 @@ def dense_lowest(op: LocalOperator, like: np.ndarray) -> tuple[float, np.ndarray
     n = h.shape[0]
     k = min(n, 8)
     w, v = scipy.linalg.eigh(h, subset_by_index=(0, k - 1), driver="evr")
-    scale = max(1.0, float(np.max(np.abs(w))))
-    level = int(np.count_nonzero(w <= w[0] + DEGENERATE_TOL * scale))
+    level = _lowest_level(w)
     if level == k < n:   # the level may go on beyond the eigenvalues asked for
         w, v = scipy.linalg.eigh(h, driver="evd")
-        level = int(np.count_nonzero(w <= w[0] + DEGENERATE_TOL * max(1.0, float(np.max(np.abs(w))))))
+        level = _lowest_level(w)
     if level == 1:
         x = v[:, 0]
     else:
