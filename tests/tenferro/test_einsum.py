@@ -562,9 +562,9 @@ def test_per_example_outer_products_are_broadcast_products_written_batch_first()
     assert [step[3] for step in pairs] == [_plan.MUL, _plan.MUL]
     assert all(step[-1][0] == "labels" and step[-2][0] == 128 for step in pairs)
     assert pairs[0][-2] in ((128, 6, 5), (128, 6, 2), (128, 2, 5))   # the final order n, b, p, a
-    got = tf.einsum(eq, *[tf.asarray(x) for x in xs])._data
-    assert got.flags.f_contiguous
-    np.testing.assert_allclose(got, np.einsum(eq, *xs), rtol=1e-14, atol=0)
+    got = tf.einsum(eq, *[tf.asarray(x) for x in xs])
+    assert got._data.flags.f_contiguous
+    np.testing.assert_allclose(got.numpy(), np.einsum(eq, *xs), rtol=1e-14, atol=0)
 
 
 # -- the memory error: advice that fits the case ---------------------------------------------
