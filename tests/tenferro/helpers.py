@@ -1,6 +1,8 @@
 """Small helpers shared by the tenferro op-family tests."""
 from __future__ import annotations
 
+import string
+
 import numpy as np
 
 import tenferro as tf
@@ -215,6 +217,10 @@ def check_derivatives(mode: str, f, args, order: int = 2, **check_grads_kw) -> N
         raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
 
 
+#: bond labels of ``lattice_network``: up to 52 bonds (a 5 x 5 lattice has 40)
+_LABELS = string.ascii_uppercase + string.ascii_lowercase
+
+
 def lattice_network(lx, ly, bond, dtype="float64", seed=0):
     """A closed ``lx x ly`` square-lattice network (a scalar, the shape of a PEPS norm): the
     einsum subscripts and Gaussian tensors scaled by ``1/sqrt(bond)``."""
@@ -226,7 +232,7 @@ def lattice_network(lx, ly, bond, dtype="float64", seed=0):
             t = ""
             for nb in ((x + 1, y), (x, y + 1), (x - 1, y), (x, y - 1)):
                 if 0 <= nb[0] < lx and 0 <= nb[1] < ly:
-                    t += names.setdefault(frozenset([(x, y), nb]), chr(ord("A") + len(names)))
+                    t += names.setdefault(frozenset([(x, y), nb]), _LABELS[len(names)])
             terms.append(t)
     ops = []
     for t in terms:

@@ -3,7 +3,10 @@ values and derivatives (to second order, float64 and complex128), and every inte
 fits the limit. References: the unsliced ``tenferro.einsum`` and ``numpy.einsum``."""
 from __future__ import annotations
 
+import multiprocessing
+
 import numpy as np
+import opt_einsum
 import pytest
 from helpers import lattice_network
 from hypothesis import given, settings
@@ -55,6 +58,22 @@ def test_the_limit_forces_sixteen_slices_and_each_intermediate_fits():
     assert sc.unsliced_largest_intermediate > limit
     want = np.einsum(eq, *[np.asarray(x) for x in ops], optimize=True)
     assert float(tf.einsum(eq, *ops, memory_limit=limit)) == pytest.approx(float(want), rel=1e-12)
+
+
+def test_the_slicing_search_starts_no_worker_processes():
+    """The path search behind slicing runs in the calling process: cotengra's partitioning
+    searches start a process pool of their own (``parallel='auto'`` in their inner optimizers,
+    whatever the outer search is told), which stayed alive after the call and hung under a Dask
+    client. Also: the search is bounded, and the sliced plan is cached per problem."""
+    eq, ops = lattice_network(5, 5, 4, seed=1)
+    before = set(multiprocessing.active_children())
+    limit = tf.einsum_slicing(eq, *ops, memory_limit=1 << 40).unsliced_largest_intermediate // 16
+    sc = tf.einsum_slicing(eq, *ops, memory_limit=limit)
+    assert set(multiprocessing.active_children()) == before
+    assert sc.slices >= 8 and sc.largest_intermediate <= limit
+    assert tf.einsum_slicing(eq, *ops, memory_limit=limit) == sc
+    want = opt_einsum.contract(eq, *[np.asarray(x) for x in ops])
+    assert float(tf.einsum(eq, *ops, memory_limit=limit)) == pytest.approx(float(want), rel=1e-11)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
