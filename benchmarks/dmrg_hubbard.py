@@ -63,24 +63,25 @@ diagonalize small local problems densely (TeNPy's ``ED_block`` up to 400 states,
 to 128). TeNPy's Lanczos does not reorthogonalize, tensor4all's does. At
 the end one markdown table over the cases (the README's).
 
-Measured (``--itensor-m 200``, medians of 3, the shared 2-core development machine):
+Measured (``--itensor-m 200``, medians of 3, the shared 2-core development machine, 2026-11-27,
+the host about 1.7x slower than the day before for both codes):
 
 | case | sweeps (chi) | t4a | TeNPy | t4a / TeNPy | at equal energy | s/sweep at chi, t4a / TeNPy | E(t4a) | abs(E(t4a) - E(TeNPy)) |
 |---|---|---|---|---|---|---|---|---|
-| chain L=64, U=4 | 7 (400) | 29.0 s | 85.9 s | 0.34 | 0.20 | 4.8 s / 10.0 s | -36.3518326079 | 1.6e-09 |
-| 8x4 cyl., U=4 | 7 (400) | 35.0 s | 62.7 s | 0.56 | 0.51 | 7.0 s / 10.2 s | -26.5539145930 | 9.5e-05 |
-| 6x3 cyl., U=8 | 10 (200) | 8.93 s | 26.3 s | 0.34 | 0.48 | 0.75 s / 1.7 s | -8.0179772850 | 8.7e-05 |
+| chain L=64, U=4 | 7 (400) | 54.1 s | 153.1 s | 0.35 | 0.23 | 8.8 s / 18.3 s | -36.3518326079 | 1.6e-09 |
+| 8x4 cyl., U=4 | 7 (400) | 51.8 s | 121.0 s | 0.43 | 0.42 | 9.7 s / 20.4 s | -26.5539145930 | 9.5e-05 |
+| 6x3 cyl., U=8 | 10 (200) | 16.2 s | 48.9 s | 0.33 | 0.39 | 1.4 s / 3.4 s | -8.0179421945 | 1.3e-04 |
 
 (ITensor's published m = 200 times for the 6x3 case: C++ 14.9 s, Julia 28.7 s.) tensor4all made
-0.91x (chain), 0.76x (8x4) and 0.89x (6x3) TeNPy's products at 0.37x, 0.74x and 0.38x the time per
-product (2026-11-27; the run before, with the same energies: 0.38 / 0.23, 0.56 / 0.53,
-0.31 / 0.42). On the 8x4 cylinder tensor4all ends 9.5e-5 lower but passes TeNPy's final energy
-only in its last sweep; on the 6x3 one TeNPy ends 8.7e-5 lower and reached tensor4all's final energy in 6
-of its 10 sweeps.
+0.91x (chain), 0.76x (8x4) and 0.91x (6x3) TeNPy's products at 0.39x, 0.57x and 0.36x the time per
+product. A second 8x4 run the same day: 0.39 / 0.37; the day before, on a quieter host and
+before the absorbed environments were reused: 0.34 / 0.20, 0.56 / 0.51, 0.34 / 0.48. On the 8x4
+cylinder tensor4all ends 9.5e-5 lower but passes TeNPy's final energy only in its last sweep; on
+the 6x3 one TeNPy ends 1.3e-4 lower and reached tensor4all's final energy in 5 of its 10 sweeps.
 
 Run: ``python benchmarks/dmrg_hubbard.py [--cases chain cylinder itensor] [--repeats 3]``
-(``bench`` extra for TeNPy). The run above took 13 minutes with three repeats on the development
-machine (TeNPy's runs are the longest); ``--repeats 1`` a third of it.
+(``bench`` extra for TeNPy). A run took 13 minutes with three repeats on the development
+machine on a quiet day, 25 on a slow one (TeNPy's runs are the longest); ``--repeats 1`` a third of it.
 ``--quick`` (chain L = 16, 4 x 2 and 2 x 3 cylinders, chi 64, one repeat: under 20 seconds)
 checks that every code runs; its times mean nothing, and only the 2 x 3 case (exact at chi 64)
 has energies that agree to 1e-8.
