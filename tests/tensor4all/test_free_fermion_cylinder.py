@@ -13,8 +13,10 @@ correlation matrix, is 3e-6 at 64 and below 1e-14 at 128). The spinful (Hubbard,
 state is the product of an up and a down copy, whose Schmidt spectrum is the product of
 two such spectra: on the 6x4 cylinder that needs about 2000 states for 1e-8 (discarded
 weight 4e-10 at 2048; measured here: an energy error of 1e-2 at 256 on the 4x4 cylinder),
-beyond a unit test, so the spinful check runs on the 4x3 cylinder (12 sites, strings across
-the wrap of width 3), where bond dimension 64 holds the state exactly.
+beyond a unit test. So the spinful checks are the ``"electron"`` sites on the 4x3 cylinder
+(12 sites, strings across the wrap of width 3), where bond dimension 64 holds the state
+exactly, and the 6x4 cylinder with the modes in spin-orbital order (all up orbitals, then
+all down ones), where the state is a product of the two copies and 128 states suffice.
 
 The one-particle density matrix is compared to 1e-7: an energy error ``dE`` leaves a state
 error of order ``sqrt(dE / gap)``, so its entries converge more slowly than the energy.
@@ -72,3 +74,31 @@ def test_hubbard_at_U_zero_on_a_4x3_cylinder():
         np.testing.assert_allclose(C, opdm, atol=1e-7)
     # no spin-flip coherence in a state of definite Sz
     assert np.abs(np.asarray(res.state.correlation_matrix("Cdagup", "Cdn", local="electron"))).max() < 1e-12
+
+
+def test_hubbard_at_U_zero_on_the_6x4_cylinder_in_spin_orbital_order():
+    """The spinful 6x4 cylinder at half filling, at modest bond dimension: the Hubbard model at
+    U = 0 written on 48 spin-orbital ``"fermion"`` modes, the up orbitals of the 24 lattice
+    sites first and the down orbitals after (``c_{n,up}`` -> mode ``n``, ``c_{n,dn}`` -> mode
+    ``24 + n``). The hopping conserves spin, so no term couples the two blocks and the ground
+    state is the product of the two copies' states: every cut's Schmidt rank is at most that of
+    one copy (128 for 1e-8), where in the electron-site order the two spectra multiply (about
+    2000 states). With only N conserved, the sector N = 24 holds 12 particles of each spin in
+    its unique ground state, because the Fermi level is not degenerate (``filled`` checks)."""
+    lat = lattices.square(6, 4, yperiodic=True)
+    t = 1.0
+    e_spin, opdm = filled(hopping_matrix(lat, t), 12)
+    os = t4a.OpSum()
+    for shift in (0, lat.sites):
+        for i, j in lat.nearest:
+            os += (-t, "Cdag", i + shift, "C", j + shift)
+            os += (-t, "Cdag", j + shift, "C", i + shift)
+    H = t4a.MPO.from_opsum(os, 2 * lat.sites, "fermion", conserve="N")
+    res = t4a.dmrg(H, max_bond=[32, 64, 160], sweeps=8, cutoff=1e-14, tol=1e-13, seed=0)
+    assert res.sector == {"N": 24.0}
+    assert abs(res.energy - 2 * e_spin) < 1e-8, res.energy - 2 * e_spin
+    assert max(res.state.bond_dims) <= 160
+    C = np.asarray(res.state.correlation_matrix("Cdag", "C", local="fermion"))
+    want = np.zeros((2 * lat.sites, 2 * lat.sites))
+    want[: lat.sites, : lat.sites] = want[lat.sites:, lat.sites:] = opdm   # no spin-flip coherence
+    np.testing.assert_allclose(C, want, atol=1e-7)
