@@ -83,8 +83,9 @@ class ScanTable:
     def _read(self) -> None:
         pa = self.pa
         try:
-            if self.format == "parquet":
-                table = pa.parquet.read_table(self.path)
+            if self.format == "parquet":   # through one open file: a path is opened more than once
+                with open(self.path, "rb") as f:
+                    table = pa.parquet.read_table(f)
             else:
                 with pa.memory_map(self.path) as source:
                     table = pa.ipc.open_file(source).read_all()

@@ -43,7 +43,11 @@ def client():
 
 
 def _rows(path) -> list[dict]:
-    return pq.read_table(path).to_pylist()
+    """The file's rows, read through one open file: pyarrow's readers given a path open it more
+    than once (footer, then pages), and a scan replacing the file in between mixes two
+    versions ("Page was smaller than expected")."""
+    with open(path, "rb") as f:
+        return pq.read_table(f).to_pylist()
 
 
 QUIET = (False, 0.5, 5.0)
