@@ -64,7 +64,7 @@ def test_the_slicing_search_starts_no_worker_processes():
     """The path search behind slicing runs in the calling process: cotengra's partitioning
     searches start a process pool of their own (``parallel='auto'`` in their inner optimizers,
     whatever the outer search is told), which stayed alive after the call and hung under a Dask
-    client. Also: the search is bounded, and the sliced plan is cached per problem."""
+    client."""
     eq, ops = lattice_network(5, 5, 4, seed=1)
     before = set(multiprocessing.active_children())
     limit = tf.einsum_slicing(eq, *ops, memory_limit=1 << 40).unsliced_largest_intermediate // 16
