@@ -139,8 +139,8 @@ def plan_slices(operands: Sequence[Any], memory_limit: int, optimize: Any = "aut
     fitted = [tree] if unsliced <= memory_limit else [_slice_within(tree, target, out_bytes, memory_limit)]
     if unsliced > memory_limit and out_bytes <= memory_limit and optimize == "auto":   # also searched paths
         searched = _searched_tree(cotengra, terms, output, size_dict, target)
-        fitted.append(searched if searched.max_size() <= target and not set(searched.sliced_inds) & set(output)
-                      else None)
+        if searched.max_size() <= target:   # (only summed labels: the search slices with allow_outer=False)
+            fitted.append(searched)
     fitted = [t for t in fitted if t is not None]
     sliced = min(fitted, key=lambda t: t.contraction_cost()) if fitted else None
     if sliced is not None and sliced.nslices < min_slices:
@@ -202,14 +202,10 @@ def _searched_tree(cotengra: Any, terms: list, output: str, size_dict: dict, tar
             tree = opt.search(terms, output, size_dict)
         finally:
             random.setstate(state)
-        _remember(key, tree)
+        if len(_TREES) >= 64:
+            _TREES.pop(next(iter(_TREES)))
+        _TREES[key] = tree
     return _TREES[key]
-
-
-def _remember(key: tuple, tree: Any) -> None:
-    if len(_TREES) >= 64:
-        _TREES.pop(next(iter(_TREES)))
-    _TREES[key] = tree
 
 
 #: searched sliced trees by (inputs, output, sizes, target size)
