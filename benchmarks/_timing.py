@@ -53,6 +53,35 @@ def median_time(fn: Callable[[], Any], repeat: int = 7, budget: float = 0.2, war
     return statistics.median(times)
 
 
+def interleaved_times(fns: dict[str, Callable[[], Any]], repeat: int = 15,
+                      budget: float = 0.15) -> dict[str, list[float]]:
+    """Per-call times of each of ``fns`` over ``repeat`` rounds, the rounds of the different
+    functions interleaved (round ``r`` of every function runs before round ``r + 1`` of any),
+    each round looping enough calls to last about ``budget / repeat`` seconds. On a shared host
+    whose speed drifts over seconds, the ratio of two functions' times in the same round
+    (:func:`paired_ratio`) is steadier than the ratio of medians taken one after the other."""
+    numbers = {}
+    for name, fn in fns.items():
+        fn()  # warm up (plans, caches, jit compilation)
+        t0 = time.perf_counter()
+        fn()
+        numbers[name] = max(1, int(budget / repeat / max(time.perf_counter() - t0, 1e-7)))
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            n = numbers[name]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            times[name].append((time.perf_counter() - t0) / n)
+    return times
+
+
+def paired_ratio(ours: list[float], theirs: list[float]) -> float:
+    """The median over rounds of ``ours[r] / theirs[r]`` (see :func:`interleaved_times`)."""
+    return statistics.median(a / b for a, b in zip(ours, theirs))
+
+
 def fmt_time(t: float | None) -> str:
     if t is None:
         return "n/a"

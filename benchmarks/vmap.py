@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from statistics import median
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _peers import jax, jnp, torch  # noqa: E402  (pins the process to one core; float64 JAX)
-from _timing import fmt_time, median_time  # noqa: E402
+from _timing import fmt_time, interleaved_times, median_time, paired_ratio  # noqa: E402
 
 import tenferro as tf  # noqa: E402
 import tidu  # noqa: E402
@@ -64,9 +65,16 @@ def mps_loss(einsum, sum_, cos, sin, stack):
     return loss
 
 
-def row(name: str, ours: float, peers: dict[str, float | None]) -> str:
-    cells = " | ".join(f"{fmt_time(t)} ({ours / t:.2f}x)" if t else "n/a" for t in peers.values())
-    return f"| {name} | {fmt_time(ours)} | {cells} |"
+def row(name: str, ours: str, times: dict[str, list[float]]) -> str:
+    """One table row: the median time of ``ours`` and of each peer, with the ratio of ours to
+    the peer as the median of the ratios within the interleaved rounds."""
+    t = times[ours]
+    cells = " | ".join(f"{fmt_time(median(ts))} ({paired_ratio(t, ts):.2f}x)" if ts else "n/a"
+                       for peer, ts in times.items() if peer in PEERS)
+    return f"| {name} | {fmt_time(median(t))} | {cells} |"
+
+
+PEERS = ("torch.func.vmap(grad)", "JAX jit(vmap(grad))")
 
 
 def bench_mlp(batch: int, width: int) -> None:
@@ -78,25 +86,26 @@ def bench_mlp(batch: int, width: int) -> None:
     X, Y = tf.asarray(xs), tf.asarray(ys)
     per_example = tidu.vmap(tidu.grad(loss), in_axes=(None, 0, 0))
     jitted = tf.jit(per_example)
-    t_jit, t_eager = median_time(lambda: jitted(params, X, Y)), median_time(lambda: per_example(params, X, Y))
-    peers: dict[str, float | None] = {}
+    fns = {"jit": lambda: jitted(params, X, Y), "eager": lambda: per_example(params, X, Y)}
     if torch is not None:
         from torch.func import grad as tgrad, vmap as tvmap  # noqa: PLC0415  (optional peer)
         tl = mlp_loss(torch.tanh, torch.sum)
         tp = (torch.tensor(w1), torch.tensor(w2))
         tv = tvmap(tgrad(tl), in_dims=(None, 0, 0))
-        peers["torch.func.vmap(grad)"] = median_time(lambda: tv(tp, torch.tensor(xs), torch.tensor(ys)))
+        tx, ty = torch.tensor(xs), torch.tensor(ys)
+        fns[PEERS[0]] = lambda: tv(tp, tx, ty)
     if jax is not None:
         jl = mlp_loss(jnp.tanh, jnp.sum)
         jv = jax.jit(jax.vmap(jax.grad(jl), in_axes=(None, 0, 0)))
         jp, jx, jy = (jnp.asarray(w1), jnp.asarray(w2)), jnp.asarray(xs), jnp.asarray(ys)
-        peers["JAX jit(vmap(grad))"] = median_time(lambda: jax.block_until_ready(jv(jp, jx, jy)))
+        fns[PEERS[1]] = lambda: jax.block_until_ready(jv(jp, jx, jy))
+    times = interleaved_times(fns)
     got = jitted(params, X, Y)
     ref = [np.stack([tidu.grad(loss)(params, tf.asarray(xs[i]), tf.asarray(ys[i]))[k].numpy() for i in range(4)])
            for k in range(2)]
     err = max(float(np.abs(got[k].numpy()[:4] - ref[k]).max()) for k in range(2))
-    print(row(f"MLP per-example grads, batch {batch}, width {width} (jit)", t_jit, peers))
-    print(row(f"MLP per-example grads, batch {batch}, width {width} (eager)", t_eager, peers))
+    print(row(f"MLP per-example grads, batch {batch}, width {width} (jit)", "jit", times))
+    print(row(f"MLP per-example grads, batch {batch}, width {width} (eager)", "eager", times))
     print(f"  (first 4 examples against a loop of grads: max |diff| {err:.1e})")
 
 
@@ -109,21 +118,20 @@ def bench_mps(batch: int, L: int, chi: int) -> None:
     T, X, Y = [tf.asarray(t) for t in ts], tf.asarray(xs), tf.asarray(ys)
     per_example = tidu.vmap(tidu.grad(loss), in_axes=(None, 0, 0))
     jitted = tf.jit(per_example)
-    t_jit = median_time(lambda: jitted(T, X, Y))
-    peers: dict[str, float | None] = {}
+    fns = {"jit": lambda: jitted(T, X, Y)}
     if torch is not None:
         from torch.func import grad as tgrad, vmap as tvmap  # noqa: PLC0415  (optional peer)
         tl = mps_loss(torch.einsum, torch.sum, torch.cos, torch.sin, torch.stack)
         tv = tvmap(tgrad(tl), in_dims=(None, 0, 0))
-        tT = [torch.tensor(t) for t in ts]
-        peers["torch.func.vmap(grad)"] = median_time(lambda: tv(tT, torch.tensor(xs), torch.tensor(ys)))
+        tT, tx, ty = [torch.tensor(t) for t in ts], torch.tensor(xs), torch.tensor(ys)
+        fns[PEERS[0]] = lambda: tv(tT, tx, ty)
     if jax is not None:
         jl = mps_loss(jnp.einsum, jnp.sum, jnp.cos, jnp.sin, jnp.stack)
         jv = jax.jit(jax.vmap(jax.grad(jl), in_axes=(None, 0, 0)))
-        jT = [jnp.asarray(t) for t in ts]
-        peers["JAX jit(vmap(grad))"] = median_time(lambda: jax.block_until_ready(jv(jT, jnp.asarray(xs),
-                                                                                     jnp.asarray(ys))))
-    print(row(f"MPS classifier per-example grads, batch {batch}, L={L}, chi={chi} (jit)", t_jit, peers))
+        jT, jx, jy = [jnp.asarray(t) for t in ts], jnp.asarray(xs), jnp.asarray(ys)
+        fns[PEERS[1]] = lambda: jax.block_until_ready(jv(jT, jx, jy))
+    times = interleaved_times(fns)
+    print(row(f"MPS classifier per-example grads, batch {batch}, L={L}, chi={chi} (jit)", "jit", times))
 
 
 def _loop(fun):

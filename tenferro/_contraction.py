@@ -66,14 +66,35 @@ def _dot_c(a: Any, b: Any, ca: list, cb: list, ba: list, bb: list) -> Any:
             except NotCapturable:
                 pass
         return np.tensordot(a, b, (ca, cb))
-    fa = [i for i in range(a.ndim) if i not in ca and i not in ba]
-    fb = [j for j in range(b.ndim) if j not in cb and j not in bb]
-    bshape = [a.shape[i] for i in ba]
-    fas, fbs = [a.shape[i] for i in fa], [b.shape[j] for j in fb]
-    k = _prod(a.shape[i] for i in ca)
-    at = a.transpose(ba + fa + ca).reshape(_prod(bshape), _prod(fas), k)
-    bt = b.transpose(bb + cb + fb).reshape(_prod(bshape), k, _prod(fbs))
-    return _matmul(at, bt).reshape(bshape + fas + fbs)
+    pa, sa, pb, sb, rs = _batched_views(a.shape, b.shape, tuple(ca), tuple(cb), tuple(ba), tuple(bb))
+    return _matmul(a.transpose(pa).reshape(sa), b.transpose(pb).reshape(sb)).reshape(rs)
+
+
+@lru_cache(maxsize=4096)
+def _batched_views(sha: tuple, shb: tuple, ca: tuple, cb: tuple, ba: tuple, bb: tuple) -> tuple:
+    """How :func:`_dot_c` views ``a`` and ``b`` (shapes ``sha``, ``shb``) for one batched
+    ``matmul``: ``a.transpose(pa).reshape(sa) @ b.transpose(pb).reshape(sb)``, reshaped to ``rs``
+    (``[batch..., free_a..., free_b...]``)."""
+    fa = [i for i in range(len(sha)) if i not in ca and i not in ba]
+    fb = [j for j in range(len(shb)) if j not in cb and j not in bb]
+    bshape = [sha[i] for i in ba]
+    fas, fbs = [sha[i] for i in fa], [shb[j] for j in fb]
+    k = _prod(sha[i] for i in ca)
+    return (tuple(ba) + tuple(fa) + tuple(ca), (_prod(bshape), _prod(fas), k),
+            tuple(bb) + tuple(cb) + tuple(fb), (_prod(bshape), k, _prod(fbs)), tuple(bshape + fas + fbs))
+
+
+def batched_dot_general_views(sha: tuple, shb: tuple, dn: tuple) -> tuple:
+    """For ``dot_general`` with batch dimensions of operands of shapes ``sha`` and ``shb``:
+    ``(qy, sy, qx, sx, rs)`` such that its column-major result is
+    ``(y.transpose(qy).reshape(sy) @ x.transpose(qx).reshape(sx)).reshape(rs).T``, the same
+    operations as :func:`_dot_general_eval` (a compiled program's kernel, precomputed)."""
+    (xc, yc), (xb, yb) = dn
+    na, nb = len(sha), len(shb)
+    ca, cb = tuple(nb - 1 - j for j in yc), tuple(na - 1 - i for i in xc)
+    ba, bb = tuple(nb - 1 - j for j in reversed(yb)), tuple(na - 1 - i for i in reversed(xb))
+    pa, sa, pb, sb, rs = _batched_views(shb[::-1], sha[::-1], ca, cb, ba, bb)
+    return tuple(nb - 1 - p for p in pa), sa, tuple(na - 1 - p for p in pb), sb, rs
 
 
 def _matmul(a: Any, b: Any) -> Any:

@@ -66,22 +66,39 @@ def _buffer(slot: int, size: int, dtype: Any) -> np.ndarray:
     return buf[:size]
 
 
-def _aligned(x: np.ndarray, out: np.ndarray, slot: int) -> np.ndarray:
+def _aligned(x: np.ndarray, out: np.ndarray, slot: int, order: Any = None) -> np.ndarray:
     """``x`` (broadcastable to ``out``) with its axes laid out in the order of ``out``'s strides,
     fastest first (a copy in scratch ``slot`` unless ``x`` already runs contiguously along
     ``out``'s fastest axis it spans). A broadcast product written into ``out`` then streams
     every operand along one axis: a per-example outer product ``g[b, i, j] = p[b, i] q[b, j]``
     into a batch-first column-major result, from feature-major ``p`` and ``q``, ran 6x slower
-    with the inner loop writing across the batch stride."""
-    order = sorted(range(out.ndim), key=lambda i: abs(out.strides[i]))   # fastest first
-    live = [i for i in order if x.shape[i] != 1]
+    with the inner loop writing across the batch stride. ``order``: ``out``'s axes fastest
+    first when known (``None``: ``out`` is F-contiguous, its axes in order)."""
+    shape = x.shape
+    if order is None:
+        for i, n in enumerate(shape):
+            if n != 1:
+                break
+        else:
+            return x
+        if x.strides[i] == x.itemsize or x.nbytes > SCRATCH_MAX_BYTES:
+            return x
+        out_x = _buffer(slot, x.size, x.dtype).reshape(shape, order="F")
+        np.copyto(out_x, x)
+        return out_x
+    live = [i for i in order if shape[i] != 1]
     if not live or x.strides[live[0]] == x.itemsize or x.nbytes > SCRATCH_MAX_BYTES:
         return x
     n = x.ndim
-    buf = _buffer(slot, x.size, x.dtype).reshape([x.shape[i] for i in reversed(order)])   # C order
+    buf = _buffer(slot, x.size, x.dtype).reshape([shape[i] for i in reversed(order)])   # C order
     view = buf.transpose([n - 1 - order.index(i) for i in range(n)])
     np.copyto(view, x)
     return view
+
+
+def _stride_order(out: np.ndarray) -> list:
+    """``out``'s axes, fastest first."""
+    return sorted(range(out.ndim), key=lambda i: abs(out.strides[i]))
 
 
 def run_pair(a: Any, b: Any, step: tuple) -> Any:
@@ -134,14 +151,16 @@ def _broadcast_product(a: Any, b: Any, out_view: tuple, out_shape: tuple) -> Any
     y = b.transpose(axes_b).reshape(shape_b, order="F")
     xp = np if type(x) is np.ndarray else _xp(x)
     z = xp.empty(out_shape, dtype=xp.result_type(x, y), order="F")
-    _multiply_into(xp, x, y, z)
+    _multiply_into(xp, x, y, z, fresh=True)
     return z
 
 
-def _multiply_into(xp: Any, x: Any, y: Any, out: Any) -> None:
-    """``out[...] = x * y`` (broadcast); host operands first laid out as ``out`` (:func:`_aligned`)."""
+def _multiply_into(xp: Any, x: Any, y: Any, out: Any, fresh: bool = False) -> None:
+    """``out[...] = x * y`` (broadcast); host operands first laid out as ``out`` (:func:`_aligned`;
+    ``fresh``: ``out`` is a new F-contiguous array)."""
     if xp is np:
-        x, y = _aligned(x, out, 2), _aligned(y, out, 3)
+        order = None if fresh else _stride_order(out)
+        x, y = _aligned(x, out, 2, order), _aligned(y, out, 3, order)
     xp.multiply(x, y, out=out)
 
 

@@ -28,7 +28,8 @@ from opt_einsum.paths import PathOptimizer
 import opt_einsum
 
 __all__ = ["PATH_OPTIMIZERS", "normalize_optimize", "left_to_right", "find_path", "check_path",
-           "OPTIMAL_MAX_OPERANDS", "MAX_INTERMEDIATE_BYTES", "EinsumPathWarning"]
+           "OPTIMAL_MAX_OPERANDS", "MAX_INTERMEDIATE_BYTES", "EinsumPathWarning",
+           "path_search_equation"]
 
 #: The accepted optimizer names (opt_einsum's registry; aliases included).
 PATH_OPTIMIZERS: tuple[str, ...] = (
@@ -141,7 +142,7 @@ def find_path(terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequ
                           "search for minutes; using 'dp' (dynamic programming) instead", EinsumPathWarning,
                           stacklevel=5)
             optimize = "dp"
-        eq, shapes = opt_einsum_equation(terms, output, sizes)
+        eq, shapes = path_search_equation(terms, output, sizes)
         path_list, _ = opt_einsum.contract_path(eq, *shapes, shapes=True, optimize=optimize)
         path = tuple(tuple(int(j) for j in s) for s in path_list)
     if n > 2:
@@ -225,3 +226,14 @@ def opt_einsum_equation(terms: Sequence[Sequence[int]], output: Sequence[int],
     """An opt_einsum equation string and operand shapes for canonical terms."""
     eq = ",".join("".join(get_symbol(l) for l in t) for t in terms) + "->" + "".join(get_symbol(l) for l in output)
     return eq, [tuple(sizes[l] for l in t) for t in terms]
+
+
+def path_search_equation(terms: Sequence[Sequence[int]], output: Sequence[int],
+                         sizes: Sequence[int]) -> tuple[str, list[tuple[int, ...]]]:
+    """:func:`opt_einsum_equation` without the labels of size 1, for searching and costing
+    paths. Such a label costs nothing, but opt_einsum counts a summed one as a multiply-add
+    (twice the FLOPs of the same product without it), and so preferred a path materializing
+    a per-example outer product ``(1, a, b) x (1, c, b) -> (a, c, b)`` summed over the unit
+    label to the cheaper order."""
+    return opt_einsum_equation([[lab for lab in t if sizes[lab] != 1] for t in terms],
+                               [lab for lab in output if sizes[lab] != 1], sizes)

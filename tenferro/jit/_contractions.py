@@ -33,7 +33,7 @@ from tidu.passes import Rewriter, rewrite, use_counts
 
 from .._errors import TenferroMemoryError
 from ..einsum._parse import Spec
-from ..einsum._paths import opt_einsum_equation
+from ..einsum._paths import path_search_equation
 from ..einsum._ad import einsum_p
 from ..einsum._plan import Plan
 from ._einsum_specs import CONTRACTIONS, as_einsum, emit_einsum, plan_for
@@ -68,7 +68,7 @@ def contraction_cost(plan: Plan) -> Cost:
     c = _COSTS.get(plan)
     if c is None:
         out = tuple(dict.fromkeys(plan.spec.output))
-        eq, shapes = opt_einsum_equation(plan.reduced_terms, out, plan.sizes)
+        eq, shapes = path_search_equation(plan.reduced_terms, out, plan.sizes)
         out_size = 1
         for n in plan.out_shape:
             out_size *= n

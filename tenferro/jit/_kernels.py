@@ -24,12 +24,12 @@ from .. import _elementwise as _ew
 from .. import _structural as _st
 from .. import _transcendental as _tr
 from .._aval import fortran
-from .._contraction import _dot_general_eval, dot_general_p
+from .._contraction import _dot_general_eval, batched_dot_general_views, dot_general_p
 from .._tensor import Tensor
 from ..einsum._ad import einsum_p
 from ..einsum._execute import run_pair as _einsum_pair
 from ..einsum._execute import execute as _einsum_execute
-from ..einsum._plan import FINAL, PAIR
+from ..einsum._plan import FINAL, MOVE, PAIR
 from ._sum_products import stack_arrays, stack_p
 
 __all__ = ["Kernel", "kernel_for"]
@@ -85,30 +85,58 @@ def _dot_general(eqn: Eqn, tag: str) -> Kernel:
         return Kernel("({1}.T @ {0}.T).T", {}, fresh=True)  # column-major M x N, no copy
     if not xc and not xb:                                   # outer product
         return Kernel("_f(_outer({1}.T, {0}.T).T)", {"_outer": np.multiply.outer, **f}, fresh=True)
+    if xb:   # one batched matmul on views laid out now (what _dot_general_eval does per call)
+        qy, sy, qx, sx, rs = batched_dot_general_views(tuple(eqn.inputs[0].aval.shape),
+                                                       tuple(eqn.inputs[1].aval.shape), eqn.params["dimension_numbers"])
+        names = {f"_{n}{tag}": v for n, v in (("qy", qy), ("sy", sy), ("qx", qx), ("sx", sx), ("rs", rs))}
+        return Kernel(f"({{1}}.transpose(_qy{tag}).reshape(_sy{tag}) @ {{0}}.transpose(_qx{tag}).reshape(_sx{tag}))"
+                      f".reshape(_rs{tag}).T", names, fresh=True)
     dn = f"_dn{tag}"
     return Kernel(f"_dot({{0}}, {{1}}, {dn})", {"_dot": _dot_general_eval, dn: eqn.params["dimension_numbers"]},
                   fresh=True)
 
 
 def _einsum(eqn: Eqn, tag: str) -> Kernel:
+    """``einsum``: the plan's pairwise steps as one nested expression (the plan interpreter's
+    bookkeeping of its operand list done now); plans with one-operand steps or an output
+    diagonal run the interpreter."""
     plan = eqn.params["plan"]
     steps = plan.steps
-    if (len(steps) == 2 and steps[0][0] == PAIR and steps[0][1:3] == (0, 1) and steps[1][0] == FINAL
-            and steps[1][2] is None):   # one pairwise product: its step, without the plan interpreter
-        s, perm = f"_step{tag}", steps[1][1]
-        env = {"_pair": _einsum_pair, s: steps[0], "_f": fortran}
-        if perm is None:
-            return Kernel(f"_f(_pair({{0}}, {{1}}, {s}))", env, fresh=True)
-        p = f"_perm{tag}"
-        return Kernel(f"_f(_pair({{0}}, {{1}}, {s}).transpose({p}))", {**env, p: perm})
-    p = f"_plan{tag}"
-    args = ", ".join("{%d}" % i for i in range(len(eqn.inputs)))
-    return Kernel(f"_einsum({p}, ({args},))", {"_einsum": _einsum_execute, p: plan})
+    if any(st[0] not in (PAIR, MOVE) for st in steps[:-1]) or steps[-1][0] != FINAL or steps[-1][2] is not None:
+        p = f"_plan{tag}"
+        args = ", ".join("{%d}" % i for i in range(len(eqn.inputs)))
+        return Kernel(f"_einsum({p}, ({args},))", {"_einsum": _einsum_execute, p: plan})
+    env: dict[str, Any] = {"_pair": _einsum_pair, "_f": fortran}
+    vals = ["{%d}" % i for i in range(len(eqn.inputs))]
+    for k, st in enumerate(steps[:-1]):
+        if st[0] == MOVE:
+            vals.append(vals.pop(st[1]))
+            continue
+        b, a = vals.pop(st[2]), vals.pop(st[1])
+        name = f"_step{tag}" if len(steps) == 2 else f"_step{tag}_{k}"
+        env[name] = st
+        vals.append(f"_pair({a}, {b}, {name})")
+    perm = steps[-1][1]
+    if perm is None:
+        return Kernel(f"_f({vals[0]})", env, fresh=True)
+    env[f"_perm{tag}"] = perm
+    return Kernel(f"_f({vals[0]}.transpose(_perm{tag}))", env)
 
 
 def _reshape(eqn: Eqn, tag: str) -> Kernel:
     s = f"_shape{tag}"
-    return Kernel(f"_np.reshape({{0}}, {s}, order='F')", {"_np": np, s: tuple(eqn.params["new_shape"])})
+    return Kernel(f"{{0}}.reshape({s}, order='F')", {s: tuple(eqn.params["new_shape"])})
+
+
+def _slice(eqn: Eqn, tag: str) -> Kernel:
+    w = f"_window{tag}"
+    return Kernel(f"_f({{0}}[{w}])", {"_f": fortran, w: _st._window(eqn.params["slices"])})
+
+
+def _concatenate(eqn: Eqn, tag: str) -> Kernel:
+    args = ", ".join("{%d}" % i for i in range(len(eqn.inputs)))
+    return Kernel(f"_f(_np.concatenate(({args},), axis={int(eqn.params['dimension'])}))", {"_np": np, "_f": fortran},
+                  fresh=True)
 
 
 def _transpose(eqn: Eqn, tag: str) -> Kernel:
@@ -137,6 +165,8 @@ _KERNELS: dict[Primitive, Callable[[Eqn, str], Kernel]] = {
     dot_general_p: _dot_general,
     einsum_p: _einsum,
     _st.reshape_p: _reshape,
+    _st.slice_p: _slice,
+    _st.concatenate_p: _concatenate,
     _st.transpose_p: _transpose,
     _st.sum_p: _sum,
 }
