@@ -140,9 +140,9 @@ def _pair(la: tuple, lb: tuple, keep: set, sizes: Sequence[int], want: Any = Non
             return _broadcast_output(la, lb, first, sizes)
     out_view = None
     if mode != DOT and want is not None and want[0] == "out" and not _fits(out_labels, want):
-        out_labels, out_view = _direct_output(want[1], free_a, free_b, batch, swap, sizes) or (out_labels, None)
-        if out_view is None and mode == MUL and set(want[1]) == set(out_labels):
+        if mode == MUL and set(want[1]) == set(out_labels):   # into a fresh array, label by label
             return _broadcast_output(la, lb, tuple(want[1]), sizes)
+        out_labels, out_view = _direct_output(want[1], free_a, free_b, batch, swap, sizes) or (out_labels, None)
     out_shape = tuple(sizes[l] for l in out_labels)
     (pa, sa, xa), (pb, sb, xb) = views
     return (mode, swap, pa, sa, xa, pb, sb, xb, out_shape, out_view), out_labels
@@ -200,7 +200,7 @@ def _fits(labels: tuple, want: Any) -> bool:
     return len(present) == len(runs) and any("".join(g for g in o if g in present) == runs for o in orders)
 
 
-def _lookahead(terms: Sequence[tuple], pairs: Sequence[tuple], output: tuple) -> list:
+def _lookahead(terms: Sequence[tuple], pairs: Sequence[tuple], output: tuple, sizes: Sequence[int]) -> list:
     """For each step of the pairwise path ``pairs`` over operands with labels
     ``terms``: how its result will be used (the ``want`` of :func:`_pair`), or
     ``None`` (no pair step, or a one-operand reduction comes first).
@@ -227,7 +227,8 @@ def _lookahead(terms: Sequence[tuple], pairs: Sequence[tuple], output: tuple) ->
             if p is None or not t <= rest | u:  # unknown, or reduced by a one-operand step first
                 continue
             group_of = {l: ("F" if l not in u else "B" if l in rest else "C") for l in t}
-            orders = ("FCB", "CFB") if "C" in group_of.values() else _ALL_ORDERS  # DOT/BMM or MUL
+            summed = _prod(sizes[l] for l in t if group_of[l] == "C")
+            orders = ("FCB", "CFB") if summed > 1 else _ALL_ORDERS  # DOT/BMM, or MUL (summed labels of size 1)
             wants[p] = ("groups", group_of, orders, final)
         new = (vals[i] | vals[j]) & rest
         for m in (j, i):
@@ -282,7 +283,7 @@ def build_plan(spec: Spec, shapes: tuple, sizes: tuple, optimize: Any) -> Plan:
     out_uniq = tuple(dict.fromkeys(output))
     path = find_path(reduced_terms, out_uniq, sizes, optimize)
     pairs = _pairwise(path, len(vals))
-    wants = _lookahead(reduced_terms, pairs, out_uniq)
+    wants = _lookahead(reduced_terms, pairs, out_uniq, sizes)
     for s, contraction in enumerate(pairs):
         if len(contraction) == 1:
             (k,) = contraction
@@ -368,7 +369,7 @@ def _decompose(plan: Plan) -> tuple[SubEinsum, ...]:
     live = list(order)                # ... and in the steps' list (nothing moves)
     steps: list[list] = []
     pairs = _pairwise(plan.path, len(cur))
-    wants = _lookahead(plan.reduced_terms, pairs, tuple(dict.fromkeys(spec.output)))
+    wants = _lookahead(plan.reduced_terms, pairs, tuple(dict.fromkeys(spec.output)), sizes)
     for s, contraction in enumerate(pairs):
         if len(contraction) == 1:     # a reduction only: folded into the value's next use
             (k,) = contraction

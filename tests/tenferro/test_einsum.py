@@ -551,13 +551,15 @@ def test_plans_avoid_permuting_copies(eq, shapes, inputs_copied):
 def test_per_example_outer_products_are_broadcast_products_written_batch_first():
     """An MPS classifier's per-example gradient of one tensor, ``xan,xbn,pn->nbpa`` (``x`` of
     size 1, ``n`` the batch): no matrix product with an inner dimension of 1 (NumPy's matmul
-    loops over the examples for it), every pairwise step a broadcast product, the last one
-    written in the final layout with the batch axis fastest (the batched gradients of
-    ``benchmarks/vmap.py``'s MPS classifier: 4.4 ms -> 2.7 ms). The path multiplies the
-    smaller pair first (``xan`` by ``pn``, 1280 elements), not the per-example outer product
-    ``xan,xbn->nab`` (3840): the unit label ``x`` is summed, and opt_einsum's count, which
-    doubles the cost of a summed label, chose the outer product first (in isolation at the
-    benchmark's sizes: 110 us -> 90 us)."""
+    loops over the examples for it), every pairwise step a broadcast product into a fresh
+    array with the batch axis fastest, the last one in the final label order (the batched
+    gradients of ``benchmarks/vmap.py``'s MPS classifier: 4.4 ms -> 2.7 ms). The path
+    multiplies the smaller pair first (``xan`` by ``pn``, 1280 elements), not the per-example
+    outer product ``xan,xbn->nab`` (3840): the unit label ``x`` is summed, and opt_einsum's
+    count, which doubles the cost of a summed label, chose the outer product first (in
+    isolation at the benchmark's sizes: 110 us -> 90 us). The first product is laid out for
+    the second as a product (its summed label has size 1), not as a matrix product: batch
+    first, so the second reads it without a copy (90 us -> 84 us)."""
     eq, shapes = "xan,xbn,pn->nbpa", [(1, 5, 128), (1, 6, 128), (2, 128)]
     xs = [_rand(s, np.float64, seed=i) for i, s in enumerate(shapes)]
     plan, _ = sys.modules["tenferro.einsum._api"]._compile(eq, None, [tf.asarray(x) for x in xs], "auto")
@@ -566,7 +568,8 @@ def test_per_example_outer_products_are_broadcast_products_written_batch_first()
     assert [step[3] for step in pairs] == [_plan.MUL, _plan.MUL]
     assert plan.path == ((0, 2), (0, 1))
     assert int(np.prod(pairs[0][-2])) == 5 * 2 * 128
-    assert pairs[1][-1][0] == "labels" and pairs[1][-2] == (128, 6, 2, 5)   # the final order n, b, p, a
+    assert all(step[-1][0] == "labels" and step[-2][0] == 128 for step in pairs)
+    assert pairs[1][-2] == (128, 6, 2, 5)   # the final order n, b, p, a
     got = tf.einsum(eq, *[tf.asarray(x) for x in xs])
     assert got._data.flags.f_contiguous
     np.testing.assert_allclose(got.numpy(), np.einsum(eq, *xs), rtol=1e-14, atol=0)
