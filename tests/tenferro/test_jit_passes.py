@@ -347,6 +347,35 @@ def test_gradient_graph_keeps_the_intermediates_the_reverse_pass_reads():
     _assert_same(g, out, [a, b, c])
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_an_expanding_contraction_is_merged_into_each_reader(dtype):
+    """``m[a, b, n] = sum_p v[p, n] A[a, p, b]`` (2048 elements from 192) read by two
+    contractions is merged into both; neither merged path forms ``m`` (each contracts the
+    environment with ``A`` first), and the values are unchanged."""
+    v, A = _rand((2, 32), dtype), _rand((8, 2, 8), dtype, 1)
+    e1, e2 = _rand((8, 32), dtype, 2), _rand((8, 32), dtype, 3)
+
+    def f(v, A, e1, e2):
+        m = tf.einsum("pn,apb->abn", v, A)
+        return tf.einsum("an,abn->bn", e1, m), tf.einsum("bn,abn->an", e2, m)
+
+    g = tidu.make_graph(f, v, A, e1, e2)
+    out = dce(merge_contractions(g))
+    assert _prims(out) == ["einsum", "einsum"]
+    assert all(len(e.inputs) == 3 and contraction_cost(e.params["plan"]).largest < 8 * 8 * 32 for e in out.eqns)
+    _assert_same(g, out, [v, A, e1, e2])
+
+
+def test_a_shared_contraction_that_does_not_expand_stays():
+    """The same network with ``m`` no larger than its operands together (a batch of 2)."""
+    v, A, e1, e2 = _rand((2, 2)), _rand((8, 2, 8), seed=1), _rand((8, 2), seed=2), _rand((8, 2), seed=3)
+    g = tidu.make_graph(lambda v, A, e1, e2: (tf.einsum("an,abn->bn", e1, tf.einsum("pn,apb->abn", v, A)),
+                                              tf.einsum("bn,abn->an", e2, tf.einsum("pn,apb->abn", v, A))),
+                        v, A, e1, e2).cse()
+    assert _prims(g) == ["einsum"] * 3
+    assert merge_contractions(g) is g
+
+
 def test_merged_einsums_have_at_most_max_operands():
     ms = [_rand((3, 3), seed=s) for s in range(2 * MAX_OPERANDS)]
 
