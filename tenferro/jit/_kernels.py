@@ -117,8 +117,8 @@ def _einsum(eqn: Eqn, tag: str) -> Kernel:
         env[name] = st
         vals.append(f"_pair({a}, {b}, {name})")
     perm = steps[-1][1]
-    if perm is None:
-        return Kernel(f"_f({vals[0]})", env, fresh=True)
+    if perm is None:   # a product's result is a new buffer; a plan of no pair step returns its operand
+        return Kernel(f"_f({vals[0]})", env, fresh=any(st[0] == PAIR for st in steps))
     env[f"_perm{tag}"] = perm
     return Kernel(f"_f({vals[0]}.transpose(_perm{tag}))", env)
 

@@ -338,3 +338,13 @@ def test_ambient_settings_are_part_of_the_signature():
     g(A)
     info = g.cache_info()
     assert (info.traces, info.hits) == (2, 2)
+
+
+def test_an_einsum_without_a_product_is_not_taken_for_a_new_buffer():
+    """``einsum("ij->ij", x)`` compiles to its operand itself: an elementwise kernel reading it
+    last must not write its result into that buffer (the caller's input)."""
+    x = tf.asarray(np.arange(6.0).reshape(2, 3))
+    before = x.numpy().copy()
+    f = tf.jit(lambda x: tf.sin(tf.einsum("ij->ij", x)) * 2.0)
+    np.testing.assert_allclose(f(x).numpy(), 2 * np.sin(before), rtol=1e-15)
+    np.testing.assert_array_equal(x.numpy(), before)
