@@ -14,9 +14,13 @@ Cases (issue 25):
   today's batched Jacobians (one vmapped VJP/JVP per argument) against the loop over basis
   vectors they replace (tidu's fallback path), with the largest difference of the results.
 
-Medians of several timed calls after a warm-up (compilation excluded). Targets: ``jit(vmap(
-grad))`` at most 1.0x ``torch.func.vmap(grad)`` and at most 2x JAX; ``jacrev``/``hessian`` at
-least 5x faster than the loop. Usage: ``python benchmarks/vmap.py [--quick]``.
+The per-example gradient cases time every framework in 15 interleaved rounds (after a warm-up;
+compilation excluded): each cell is the median of its rounds, and each ratio the median of the
+ratios within a round (``_timing.interleaved_times``), since this shared host's speed drifts by
+more than the targets' margins over the seconds one framework's median took on its own. The
+Jacobian rows are medians of several timed calls. Targets: ``jit(vmap(grad))`` at most 1.0x
+``torch.func.vmap(grad)`` and at most 2x JAX; ``jacrev``/``hessian`` at least 5x faster than
+the loop. Usage: ``python benchmarks/vmap.py [--quick]``.
 """
 from __future__ import annotations
 
