@@ -9,7 +9,9 @@ complex product gives a NaN part.
 
 Rules, by the primitive rewritten:
 
-* ``add``/``sub`` with a zero operand, ``mul``/``div`` by one or minus one;
+* ``add``/``sub`` with a zero operand, ``mul``/``div`` by one or minus one; ``pow`` of a
+  real floating value to a fill of one (the value) or two (its square, ``x * x``: NumPy's
+  own ``power`` takes that path), as the gradient of ``x ** 2`` under ``vmap`` makes it;
 * ``neg∘neg``, ``conj∘conj``; ``conj``/``real`` of a real value; ``imag`` of a
   real value (zeros); ``real``/``imag`` of a real value converted to complex;
 * ``transpose∘transpose`` (composed), ``reshape∘reshape``; and dropped when they
@@ -40,6 +42,7 @@ from tidu.passes import FOLD_SMALL_SIZE, Rewriter, rewrite
 
 from .. import _elementwise as _ew
 from .. import _structural as _st
+from .. import _transcendental as _tr
 from .._astype import convert_element_type_p
 from .._aval import TensorType, xp_of
 from .._creation import constant_tensor
@@ -190,6 +193,18 @@ def _div(eqn: Eqn, rw: Rewriter, f: _Fills) -> list[Var] | None:
     return None
 
 
+def _pow(eqn: Eqn, rw: Rewriter, f: _Fills) -> list[Var] | None:
+    x, y = eqn.inputs
+    if x.aval != eqn.outputs[0].aval or x.aval.dtype.numpy.kind != "f":
+        return None
+    c = f.of(y)
+    if _is(c, 1):
+        return [x]
+    if _is(c, 2):
+        return rw.emit(_ew.mul_p, [x, x], {})
+    return None
+
+
 def _involution(eqn: Eqn, rw: Rewriter, f: _Fills) -> list[Var] | None:
     """``neg∘neg`` and ``conj∘conj`` are the identity; ``conj`` of a real value too."""
     (x,) = eqn.inputs
@@ -301,7 +316,7 @@ def _sum(eqn: Eqn, rw: Rewriter, f: _Fills) -> list[Var] | None:
 
 
 _RULES: dict[Primitive, Callable[[Eqn, Rewriter, _Fills], "list[Var] | None"]] = {
-    _ew.add_p: _add, _ew.sub_p: _sub, _ew.mul_p: _mul, _ew.div_p: _div,
+    _ew.add_p: _add, _ew.sub_p: _sub, _ew.mul_p: _mul, _ew.div_p: _div, _tr.pow_p: _pow,
     _ew.neg_p: _involution, _ew.conj_p: _involution, _ew.real_p: _real, _ew.imag_p: _imag,
     _st.transpose_p: _transpose, _st.reshape_p: _reshape, convert_element_type_p: _convert,
     _st.broadcast_in_dim_p: _broadcast, _st.slice_p: _slice, _st.sum_p: _sum,

@@ -108,6 +108,30 @@ def test_multiplying_and_dividing_by_one_and_minus_one(dtype):
     _assert_same(g, out, [x])
 
 
+def test_real_powers_one_and_two_of_a_fill():
+    """``x ** 1 -> x`` and ``x ** 2 -> x * x`` for a real floating ``x`` and an exponent that is
+    a fill (the gradient of ``x ** 2`` under ``vmap`` broadcasts ``2 - 1`` to ``x``'s shape):
+    the same values to the bit, infinities and NaN included."""
+    x = tf.asarray([1.5, -2.0, 0.0, -0.0, np.inf, -np.inf, np.nan, 1e200])
+    ones, twos = tf.asarray(np.ones(8)), tf.asarray(np.full(8, 2.0))
+    g = tidu.make_graph(lambda x: (tf.power(x, ones), tf.power(x, twos), tf.power(x, tf.asarray(2.0))), x)
+    assert _prims(g) == ["pow"] * 3
+    out = _identities(g)
+    assert _prims(out) == ["mul", "mul"] and out.outvars[0] is out.invars[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        for w, o in zip(g.eval_flat(x), out.eval_flat(x)):
+            np.testing.assert_array_equal(_np(o), _np(w))
+
+
+def test_powers_that_are_not_identities_are_kept():
+    """A complex base, an exponent that is not a fill, or a fill of 3 keep ``pow``."""
+    z = _rand((3,), "complex128")
+    x = _rand((3,))
+    g = tidu.make_graph(lambda z, x: (tf.power(z, tf.asarray(np.ones(3, dtype=complex))),
+                                      tf.power(x, tf.asarray([1.0, 2.0, 1.0])), tf.power(x, tf.asarray(3.0))), z, x)
+    assert _identities(g) is g
+
+
 def test_multiplying_by_zero_is_kept():
     # x * 0 -> 0 is not an identity: inf * 0 is NaN
     x = tf.asarray([1.0, np.inf, np.nan])
