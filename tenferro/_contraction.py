@@ -56,45 +56,37 @@ def _prod(xs: Any) -> int:
     return n
 
 
-def _dot_c(a: Any, b: Any, ca: list, cb: list, ba: list, bb: list) -> Any:
-    """C-contiguous ``[batch..., free_a..., free_b...]`` contraction of ``a`` and ``b``."""
-    blas = capturing() if type(a) is not np.ndarray else None
-    if not ba:
+def _tensordot_c(a: Any, b: Any, ca: list, cb: list) -> Any:
+    """C-contiguous ``[free_a..., free_b...]`` contraction of ``a`` and ``b`` (no batch axes)."""
+    if type(a) is not np.ndarray:
+        blas = capturing()
         if blas is not None:
             try:
                 return capture_tensordot(blas, a, b, (ca, cb))
             except NotCapturable:
                 pass
-        return np.tensordot(a, b, (ca, cb))
-    pa, sa, pb, sb, rs = _batched_views(a.shape, b.shape, tuple(ca), tuple(cb), tuple(ba), tuple(bb))
-    return _matmul(a.transpose(pa).reshape(sa), b.transpose(pb).reshape(sb)).reshape(rs)
+    return np.tensordot(a, b, (ca, cb))
 
 
 @lru_cache(maxsize=4096)
-def _batched_views(sha: tuple, shb: tuple, ca: tuple, cb: tuple, ba: tuple, bb: tuple) -> tuple:
-    """How :func:`_dot_c` views ``a`` and ``b`` (shapes ``sha``, ``shb``) for one batched
-    ``matmul``: ``a.transpose(pa).reshape(sa) @ b.transpose(pb).reshape(sb)``, reshaped to ``rs``
-    (``[batch..., free_a..., free_b...]``)."""
-    fa = [i for i in range(len(sha)) if i not in ca and i not in ba]
-    fb = [j for j in range(len(shb)) if j not in cb and j not in bb]
-    bshape = [sha[i] for i in ba]
-    fas, fbs = [sha[i] for i in fa], [shb[j] for j in fb]
-    k = _prod(sha[i] for i in ca)
-    return (tuple(ba) + tuple(fa) + tuple(ca), (_prod(bshape), _prod(fas), k),
-            tuple(bb) + tuple(cb) + tuple(fb), (_prod(bshape), k, _prod(fbs)), tuple(bshape + fas + fbs))
-
-
 def batched_dot_general_views(sha: tuple, shb: tuple, dn: tuple) -> tuple:
-    """For ``dot_general`` with batch dimensions of operands of shapes ``sha`` and ``shb``:
-    ``(qy, sy, qx, sx, rs)`` such that its column-major result is
-    ``(y.transpose(qy).reshape(sy) @ x.transpose(qx).reshape(sx)).reshape(rs).T``, the same
-    operations as :func:`_dot_general_eval` (a compiled program's kernel, precomputed)."""
+    """For ``dot_general`` with batch dimensions of operands ``x``, ``y`` of shapes ``sha`` and
+    ``shb``: ``(qy, sy, qx, sx, rs)`` such that its column-major result is
+    ``(y.transpose(qy).reshape(sy) @ x.transpose(qx).reshape(sx)).reshape(rs).T``: one batched
+    ``matmul`` of the row-major ``(batch, free_y, contracted)`` and ``(batch, contracted,
+    free_x)`` views of the axis-reversed operands (:func:`_dot_general_eval`; a compiled
+    program's kernel precomputes it)."""
     (xc, yc), (xb, yb) = dn
     na, nb = len(sha), len(shb)
-    ca, cb = tuple(nb - 1 - j for j in yc), tuple(na - 1 - i for i in xc)
-    ba, bb = tuple(nb - 1 - j for j in reversed(yb)), tuple(na - 1 - i for i in reversed(xb))
-    pa, sa, pb, sb, rs = _batched_views(shb[::-1], sha[::-1], ca, cb, ba, bb)
-    return tuple(nb - 1 - p for p in pa), sa, tuple(na - 1 - p for p in pb), sb, rs
+    cy, by = [nb - 1 - j for j in yc], [nb - 1 - j for j in reversed(yb)]   # axes of y.T
+    cx, bx = [na - 1 - i for i in xc], [na - 1 - i for i in reversed(xb)]   # axes of x.T
+    fy = [j for j in range(nb) if j not in cy and j not in by]
+    fx = [i for i in range(na) if i not in cx and i not in bx]
+    rshb, rsha = shb[::-1], sha[::-1]
+    bshape, fys, fxs = [rshb[j] for j in by], [rshb[j] for j in fy], [rsha[i] for i in fx]
+    nbatch, k = _prod(bshape), _prod(rshb[j] for j in cy)
+    return (tuple(nb - 1 - j for j in by + fy + cy), (nbatch, _prod(fys), k),
+            tuple(na - 1 - i for i in bx + cx + fx), (nbatch, k, _prod(fxs)), tuple(bshape + fys + fxs))
 
 
 def _matmul(a: Any, b: Any) -> Any:
@@ -129,9 +121,10 @@ def _dot_general_eval(a: Any, b: Any, dn: tuple) -> Any:
         return _matmul_eval(a, b)
     if not xc and not xb:                   # outer product
         return fortran(np.multiply.outer(b.T, a.T).T)
-    r = _dot_c(b.T, a.T, [nb - 1 - j for j in yc], [na - 1 - i for i in xc],
-               [nb - 1 - j for j in reversed(yb)], [na - 1 - i for i in reversed(xb)])
-    return fortran(r.T)
+    if not xb:
+        return fortran(_tensordot_c(b.T, a.T, [nb - 1 - j for j in yc], [na - 1 - i for i in xc]).T)
+    qy, sy, qx, sx, rs = batched_dot_general_views(a.shape, b.shape, dn)
+    return fortran(_matmul(b.transpose(qy).reshape(sy), a.transpose(qx).reshape(sx)).reshape(rs).T)
 
 
 # ---------------------------------------------------------------------------

@@ -75,23 +75,15 @@ def _aligned(x: np.ndarray, out: np.ndarray, slot: int, order: Any = None) -> np
     with the inner loop writing across the batch stride. ``order``: ``out``'s axes fastest
     first when known (``None``: ``out`` is F-contiguous, its axes in order)."""
     shape = x.shape
-    if order is None:
-        for i, n in enumerate(shape):
-            if n != 1:
-                break
-        else:
-            return x
-        if x.strides[i] == x.itemsize or x.nbytes > SCRATCH_MAX_BYTES:
-            return x
-        out_x = _buffer(slot, x.size, x.dtype).reshape(shape, order="F")
-        np.copyto(out_x, x)
-        return out_x
-    live = [i for i in order if shape[i] != 1]
-    if not live or x.strides[live[0]] == x.itemsize or x.nbytes > SCRATCH_MAX_BYTES:
+    first = next((i for i in (range(x.ndim) if order is None else order) if shape[i] != 1), None)
+    if first is None or x.strides[first] == x.itemsize or x.nbytes > SCRATCH_MAX_BYTES:
         return x
-    n = x.ndim
-    buf = _buffer(slot, x.size, x.dtype).reshape([shape[i] for i in reversed(order)])   # C order
-    view = buf.transpose([n - 1 - order.index(i) for i in range(n)])
+    buf = _buffer(slot, x.size, x.dtype)
+    if order is None:
+        view = buf.reshape(shape, order="F")
+    else:
+        n = x.ndim
+        view = buf.reshape([shape[i] for i in reversed(order)]).transpose([n - 1 - order.index(i) for i in range(n)])
     np.copyto(view, x)
     return view
 

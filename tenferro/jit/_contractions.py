@@ -189,16 +189,9 @@ def _expanding(graph: Graph, producer: dict, uses: dict) -> set:
         p = producer.get(v)
         if p is None or p.prim not in CONTRACTIONS or v in outs or n != uses.get(v, 0) or n < 2:
             continue
-        if _elements(v) >= EXPANSION * sum(_elements(u) for u in p.inputs):
+        if v.aval.size >= EXPANSION * sum(u.aval.size for u in p.inputs):
             found.add(v)
     return found
-
-
-def _elements(v: Var) -> int:
-    n = 1
-    for d in v.aval.shape:
-        n *= d
-    return n
 
 
 def _groups(graph: Graph, max_operands: int) -> dict[Eqn, _Group]:

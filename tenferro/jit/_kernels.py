@@ -113,7 +113,7 @@ def _einsum(eqn: Eqn, tag: str) -> Kernel:
             vals.append(vals.pop(st[1]))
             continue
         b, a = vals.pop(st[2]), vals.pop(st[1])
-        name = f"_step{tag}" if len(steps) == 2 else f"_step{tag}_{k}"
+        name = f"_step{tag}_{k}"
         env[name] = st
         vals.append(f"_pair({a}, {b}, {name})")
     perm = steps[-1][1]
