@@ -1,6 +1,8 @@
 """Optional peer frameworks for the benchmarks (the ``bench`` extra): PyTorch and
 JAX, each configured for a fair single-threaded float64 comparison, or ``None``.
-Importing this module pins the process to one core (see below)."""
+Importing this module pins the process to one core (see below). ``TENFERRO_BENCH_PEERS``
+(a comma-separated subset of ``torch,jax``; default both) names the peers to import: a child
+process that times one framework leaves the others out."""
 from __future__ import annotations
 
 import os
@@ -12,18 +14,23 @@ import os
 if hasattr(os, "sched_setaffinity") and not os.environ.get("TENFERRO_BENCH_ALL_CORES"):
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
-try:
-    import torch
+_WANTED = set(os.environ.get("TENFERRO_BENCH_PEERS", "torch,jax").split(","))
 
-    torch.set_num_threads(1)
-except ImportError:  # pragma: no cover
-    torch = None
-try:
-    import jax
-    import jax.numpy as jnp
+torch = jax = jnp = None
+if "torch" in _WANTED:
+    try:
+        import torch
 
-    jax.config.update("jax_enable_x64", True)
-except ImportError:  # pragma: no cover
-    jax = jnp = None
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover
+        torch = None
+if "jax" in _WANTED:
+    try:
+        import jax
+        import jax.numpy as jnp
+
+        jax.config.update("jax_enable_x64", True)
+    except ImportError:  # pragma: no cover
+        jax = jnp = None
 
 __all__ = ["torch", "jax", "jnp"]

@@ -1,7 +1,10 @@
 """Shared timing helpers for the benchmark scripts (best-of-N or median wall clock)."""
 from __future__ import annotations
 
+import os
 import statistics
+import subprocess
+import sys
 import time
 from typing import Any, Callable
 
@@ -53,6 +56,13 @@ def median_time(fn: Callable[[], Any], repeat: int = 7, budget: float = 0.2, war
     return statistics.median(times)
 
 
+def _calls_per_round(fn: Callable[[], Any], repeat: int, budget: float) -> int:
+    fn()  # warm up (plans, caches, jit compilation)
+    t0 = time.perf_counter()
+    fn()
+    return max(1, int(budget / repeat / max(time.perf_counter() - t0, 1e-7)))
+
+
 def interleaved_times(fns: dict[str, Callable[[], Any]], repeat: int = 15,
                       budget: float = 0.15) -> dict[str, list[float]]:
     """Per-call times of each of ``fns`` over ``repeat`` rounds, the rounds of the different
@@ -60,12 +70,7 @@ def interleaved_times(fns: dict[str, Callable[[], Any]], repeat: int = 15,
     each round looping enough calls to last about ``budget / repeat`` seconds. On a shared host
     whose speed drifts over seconds, the ratio of two functions' times in the same round
     (:func:`paired_ratio`) is steadier than the ratio of medians taken one after the other."""
-    numbers = {}
-    for name, fn in fns.items():
-        fn()  # warm up (plans, caches, jit compilation)
-        t0 = time.perf_counter()
-        fn()
-        numbers[name] = max(1, int(budget / repeat / max(time.perf_counter() - t0, 1e-7)))
+    numbers = {name: _calls_per_round(fn, repeat, budget) for name, fn in fns.items()}
     times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
@@ -75,6 +80,61 @@ def interleaved_times(fns: dict[str, Callable[[], Any]], repeat: int = 15,
                 fn()
             times[name].append((time.perf_counter() - t0) / n)
     return times
+
+
+_READY, _ROUND = "@@ready", "@@round"
+
+
+def serve_rounds(fn: Callable[[], Any], repeat: int = 15, budget: float = 0.6) -> None:
+    """The child side of :func:`interleaved_processes`: warm ``fn`` up, then for each line read
+    from stdin run one untimed call (the process has slept while the others ran: its caches and
+    branch predictors are the others'), time one round of calls (as many as last about
+    ``budget / repeat`` seconds) and write the per-call time to stdout; return at the end of
+    stdin."""
+    number = _calls_per_round(fn, repeat, budget)
+    print(_READY, flush=True)
+    while sys.stdin.readline():
+        fn()
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        print(f"{_ROUND} {(time.perf_counter() - t0) / number!r}", flush=True)
+
+
+def _tagged(proc: subprocess.Popen, name: str, tag: str) -> str:
+    while True:
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the child process timing {name!r} ended (exit status {proc.wait()})")
+        if line.startswith(tag):
+            return line[len(tag):].strip()
+
+
+def interleaved_processes(commands: dict[str, list[str]], repeat: int = 15,
+                          env: dict[str, dict[str, str]] | None = None) -> dict[str, list[float]]:
+    """:func:`interleaved_times` with each function in a process of its own: ``commands[name]``
+    starts a child that calls :func:`serve_rounds` (which sets the calls per round); the children
+    inherit this process's core, and the ``repeat`` rounds run one at a time (the waiting children
+    block on a read), so no two frameworks share a heap or an allocator's state, only the core.
+    ``env[name]`` adds to a child's environment."""
+    procs = {}
+    try:
+        for name, cmd in commands.items():
+            procs[name] = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                           env={**os.environ, **(env or {}).get(name, {})})
+        for name, proc in procs.items():
+            _tagged(proc, name, _READY)
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(repeat):
+            for name, proc in procs.items():
+                proc.stdin.write("\n")
+                proc.stdin.flush()
+                times[name].append(float(_tagged(proc, name, _ROUND)))
+        return times
+    finally:
+        for proc in procs.values():
+            proc.stdin.close()
+            proc.wait()
 
 
 def paired_ratio(ours: list[float], theirs: list[float]) -> float:

@@ -14,10 +14,14 @@ Cases (issue 25):
   today's batched Jacobians (one vmapped VJP/JVP per argument) against the loop over basis
   vectors they replace (tidu's fallback path), with the largest difference of the results.
 
-The per-example gradient cases time every framework in 15 interleaved rounds (after a warm-up;
-compilation excluded): each cell is the median of its rounds, and each ratio the median of the
-ratios within a round (``_timing.interleaved_times``), since this shared host's speed drifts by
-more than the targets' margins over the seconds one framework's median took on its own. The
+The per-example gradient cases time every framework in a process of its own, all on the same
+core, in 15 interleaved rounds (``_timing.interleaved_processes``; compilation and one call per
+round excluded, each round about 40 ms of calls): each cell is the median of its rounds, and
+each ratio the median of the ratios within a round, since this shared host's speed drifts by
+more than the targets' margins over the seconds one framework's median took on its own. One
+process per framework, because in one process they disturbed each other's allocations: on the
+GPU machine's Xeon host, tenferro's MLP program ran 3.1 ms with no page fault per call until
+PyTorch had run in the same process, then 4.4 ms with 516 page faults per call. The
 Jacobian rows are medians of several timed calls. Targets: ``jit(vmap(grad))`` at most 1.0x
 ``torch.func.vmap(grad)`` and at most 2x JAX; ``jacrev``/``hessian`` at least 5x faster than
 the loop. Usage: ``python benchmarks/vmap.py [--quick]``.
@@ -27,6 +31,7 @@ from __future__ import annotations
 import argparse
 import sys
 from statistics import median
+from typing import Any, Callable
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _peers import jax, jnp, torch  # noqa: E402  (pins the process to one core; float64 JAX)
-from _timing import fmt_time, interleaved_times, median_time, paired_ratio  # noqa: E402
+from _timing import fmt_time, interleaved_processes, median_time, paired_ratio, serve_rounds  # noqa: E402
 
 import tenferro as tf  # noqa: E402
 import tidu  # noqa: E402
@@ -81,61 +86,70 @@ def row(name: str, ours: str, times: dict[str, list[float]]) -> str:
 PEERS = ("torch.func.vmap(grad)", "JAX jit(vmap(grad))")
 
 
-def bench_mlp(batch: int, width: int) -> None:
-    rng = np.random.default_rng(0)
-    w1, w2 = rng.standard_normal((width, width)) / 8, rng.standard_normal((width, width)) / 8
-    xs, ys = rng.standard_normal((batch, width)), rng.standard_normal((batch, width))
-    loss = mlp_loss(tf.tanh, tf.sum)
-    params = (tf.asarray(w1), tf.asarray(w2))
-    X, Y = tf.asarray(xs), tf.asarray(ys)
-    per_example = tidu.vmap(tidu.grad(loss), in_axes=(None, 0, 0))
-    jitted = tf.jit(per_example)
-    fns = {"jit": lambda: jitted(params, X, Y), "eager": lambda: per_example(params, X, Y)}
-    if torch is not None:
-        from torch.func import grad as tgrad, vmap as tvmap  # noqa: PLC0415  (optional peer)
-        tl = mlp_loss(torch.tanh, torch.sum)
-        tp = (torch.tensor(w1), torch.tensor(w2))
-        tv = tvmap(tgrad(tl), in_dims=(None, 0, 0))
-        tx, ty = torch.tensor(xs), torch.tensor(ys)
-        fns[PEERS[0]] = lambda: tv(tp, tx, ty)
-    if jax is not None:
-        jl = mlp_loss(jnp.tanh, jnp.sum)
-        jv = jax.jit(jax.vmap(jax.grad(jl), in_axes=(None, 0, 0)))
-        jp, jx, jy = (jnp.asarray(w1), jnp.asarray(w2)), jnp.asarray(xs), jnp.asarray(ys)
-        fns[PEERS[1]] = lambda: jax.block_until_ready(jv(jp, jx, jy))
-    times = interleaved_times(fns)
-    got = jitted(params, X, Y)
-    ref = [np.stack([tidu.grad(loss)(params, tf.asarray(xs[i]), tf.asarray(ys[i]))[k].numpy() for i in range(4)])
-           for k in range(2)]
-    err = max(float(np.abs(got[k].numpy()[:4] - ref[k]).max()) for k in range(2))
-    print(row(f"MLP per-example grads, batch {batch}, width {width} (jit)", "jit", times))
-    print(row(f"MLP per-example grads, batch {batch}, width {width} (eager)", "eager", times))
-    print(f"  (first 4 examples against a loop of grads: max |diff| {err:.1e})")
-
-
-def bench_mps(batch: int, L: int, chi: int) -> None:
+def case_data(case: str, quick: bool) -> tuple[str, Any, np.ndarray, np.ndarray, Callable]:
+    """A per-example gradient case: its title, parameters, features, labels and loss builder
+    (called with a framework's namespace)."""
+    if case == "mlp":
+        batch, width = (16, 8) if quick else (256, 64)
+        rng = np.random.default_rng(0)
+        params = (rng.standard_normal((width, width)) / 8, rng.standard_normal((width, width)) / 8)
+        xs, ys = rng.standard_normal((batch, width)), rng.standard_normal((batch, width))
+        return (f"MLP per-example grads, batch {batch}, width {width}", params, xs, ys,
+                lambda ns: mlp_loss(ns.tanh, ns.sum))
+    batch, L, chi = (8, 6, 4) if quick else (128, 16, 16)
     rng = np.random.default_rng(1)
     dims = [1] + [chi] * (L - 1) + [1]
-    ts = [rng.standard_normal((dims[i], 2, dims[i + 1])) / np.sqrt(2 * dims[i]) for i in range(L)]
+    params = [rng.standard_normal((dims[i], 2, dims[i + 1])) / np.sqrt(2 * dims[i]) for i in range(L)]
     xs, ys = rng.uniform(0, np.pi / 2, (batch, L)), rng.standard_normal(batch)
-    loss = mps_loss(tf.einsum, tf.sum, tf.cos, tf.sin, tf.stack)
-    T, X, Y = [tf.asarray(t) for t in ts], tf.asarray(xs), tf.asarray(ys)
-    per_example = tidu.vmap(tidu.grad(loss), in_axes=(None, 0, 0))
-    jitted = tf.jit(per_example)
-    fns = {"jit": lambda: jitted(T, X, Y)}
-    if torch is not None:
+    return (f"MPS classifier per-example grads, batch {batch}, L={L}, chi={chi}", params, xs, ys,
+            lambda ns: mps_loss(ns.einsum, ns.sum, ns.cos, ns.sin, ns.stack))
+
+
+def per_example_call(case: str, framework: str, quick: bool) -> Callable[[], Any]:
+    """One call of ``framework``'s per-example gradients on ``case`` (``jit`` and ``eager`` are
+    tenferro's ``tf.jit(vmap(grad))`` and ``vmap(grad)``)."""
+    _, params, xs, ys, loss_of = case_data(case, quick)
+    container = type(params)
+    if framework in ("jit", "eager"):
+        fn = tidu.vmap(tidu.grad(loss_of(tf)), in_axes=(None, 0, 0))
+        fn = tf.jit(fn) if framework == "jit" else fn
+        p, x, y = container(tf.asarray(a) for a in params), tf.asarray(xs), tf.asarray(ys)
+        return lambda: fn(p, x, y)
+    if framework == PEERS[0]:
         from torch.func import grad as tgrad, vmap as tvmap  # noqa: PLC0415  (optional peer)
-        tl = mps_loss(torch.einsum, torch.sum, torch.cos, torch.sin, torch.stack)
-        tv = tvmap(tgrad(tl), in_dims=(None, 0, 0))
-        tT, tx, ty = [torch.tensor(t) for t in ts], torch.tensor(xs), torch.tensor(ys)
-        fns[PEERS[0]] = lambda: tv(tT, tx, ty)
-    if jax is not None:
-        jl = mps_loss(jnp.einsum, jnp.sum, jnp.cos, jnp.sin, jnp.stack)
-        jv = jax.jit(jax.vmap(jax.grad(jl), in_axes=(None, 0, 0)))
-        jT, jx, jy = [jnp.asarray(t) for t in ts], jnp.asarray(xs), jnp.asarray(ys)
-        fns[PEERS[1]] = lambda: jax.block_until_ready(jv(jT, jx, jy))
-    times = interleaved_times(fns)
-    print(row(f"MPS classifier per-example grads, batch {batch}, L={L}, chi={chi} (jit)", "jit", times))
+        fn = tvmap(tgrad(loss_of(torch)), in_dims=(None, 0, 0))
+        p, x, y = container(torch.tensor(a) for a in params), torch.tensor(xs), torch.tensor(ys)
+        return lambda: fn(p, x, y)
+    fn = jax.jit(jax.vmap(jax.grad(loss_of(jnp)), in_axes=(None, 0, 0)))
+    p, x, y = container(jnp.asarray(a) for a in params), jnp.asarray(xs), jnp.asarray(ys)
+    return lambda: jax.block_until_ready(fn(p, x, y))
+
+
+#: the peers each child process imports (``_peers``): none for tenferro's own rows
+_CHILD_PEERS = {"jit": "", "eager": "", PEERS[0]: "torch", PEERS[1]: "jax"}
+
+
+def bench_per_example(case: str, quick: bool) -> None:
+    """Each framework in a child process of its own (:func:`_timing.interleaved_processes`),
+    the rounds interleaved; then the first examples of tenferro's result against a loop of
+    ``grad``."""
+    title, params, xs, ys, loss_of = case_data(case, quick)
+    ours = ["jit", "eager"] if case == "mlp" else ["jit"]
+    names = ours + [peer for peer, mod in zip(PEERS, (torch, jax)) if mod is not None]
+    script = str(Path(__file__).resolve())
+    times = interleaved_processes(
+        {n: [sys.executable, script, "--child", case, n] + (["--quick"] if quick else []) for n in names},
+        env={n: {"TENFERRO_BENCH_PEERS": _CHILD_PEERS[n]} for n in names})
+    for n in ours:
+        print(row(f"{title} ({n})", n, times))
+    loss, container = loss_of(tf), type(params)
+    got = tf.jit(tidu.vmap(tidu.grad(loss), in_axes=(None, 0, 0)))(
+        container(tf.asarray(a) for a in params), tf.asarray(xs), tf.asarray(ys))
+    ref = [tidu.grad(loss)(container(tf.asarray(a) for a in params), tf.asarray(xs[i]), tf.asarray(ys[i]))
+           for i in range(4)]
+    err = max(float(np.abs(got[k].numpy()[:4] - np.stack([r[k].numpy() for r in ref])).max())
+              for k in range(len(params)))
+    print(f"  (first 4 examples against a loop of grads: max |diff| {err:.1e})")
 
 
 def _loop(fun):
@@ -171,19 +185,21 @@ def bench_jacobians(n_jac: int, n_hess: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
+    parser.add_argument("--child", nargs=2, metavar=("CASE", "FRAMEWORK"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:   # one framework's rounds, for bench_per_example
+        serve_rounds(per_example_call(*args.child, args.quick))
+        return
     print(f"tenferro | torch {getattr(torch, '__version__', '-')} | JAX {getattr(jax, '__version__', '-')} | "
           "1 thread, one core")
     print("| case | tenferro | " + " | ".join(["torch.func.vmap(grad) (ratio)", "JAX jit(vmap(grad)) (ratio)"])
           + " |")
     print("|---|---|---|---|")
+    bench_per_example("mlp", args.quick)
+    bench_per_example("mps", args.quick)
     if args.quick:
-        bench_mlp(16, 8)
-        bench_mps(8, 6, 4)
         bench_jacobians(8, 6)
     else:
-        bench_mlp(256, 64)
-        bench_mps(128, 16, 16)
         bench_jacobians(64, 32)
 
 
