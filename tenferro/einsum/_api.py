@@ -23,7 +23,7 @@ from ._errors import EinsumOperandError
 from ._parse import Parsed, canonicalize, format_spec, parse_interleaved, parse_subscripts
 from ._paths import normalize_optimize, opt_einsum_equation
 from ._plan import PLANS, CacheInfo, LRUCache, build_plan, get_plan
-from ._slicing import SlicedContraction, check_memory_limit, plan_slices
+from ._slicing import SLICINGS, SlicedContraction, check_memory_limit, plan_slices
 from .._structural import convert_element_type
 import opt_einsum
 
@@ -238,11 +238,13 @@ def einsum_cache_info() -> EinsumCacheInfo:
 
 
 def einsum_cache_clear(maxsize: int | None = None) -> None:
-    """Empty the einsum caches and reset their statistics (optionally set a new
-    bound: an int >= 1, the number of signatures each cache keeps)."""
+    """Empty the einsum caches (calls, plans and the slicings of ``memory_limit`` calls) and
+    reset their statistics (optionally set a new bound for the call and plan caches: an int >= 1,
+    the number of signatures each keeps)."""
     if maxsize is not None and (isinstance(maxsize, bool) or not isinstance(maxsize, int) or maxsize < 1):
         raise TenferroValueError(f"einsum_cache_clear: maxsize must be an int >= 1 or None, got {maxsize!r}")
     CALLS.clear()
     PLANS.clear()
+    SLICINGS.clear()
     if maxsize is not None:
         CALLS.maxsize = PLANS.maxsize = int(maxsize)

@@ -25,9 +25,15 @@ import tidu
 from .._errors import OptionalDependencyError, TenferroValueError
 from ._parse import Spec, canonicalize, parse_interleaved, parse_subscripts, symbol
 from ._paths import normalize_optimize
+from ._plan import LRUCache
 import opt_einsum
 
-__all__ = ["SlicedContraction", "plan_slices", "check_memory_limit"]
+__all__ = ["SlicedContraction", "plan_slices", "check_memory_limit", "SLICINGS"]
+
+#: slicings by (equation, shapes, sizes, item size, memory limit, optimize, min_slices): the path
+#: search and cotengra's slice finder take tens of milliseconds on a circuit of 180 tensors,
+#: paid on every call of a sliced or distributed einsum before this cache
+SLICINGS = LRUCache(64)
 
 
 def check_memory_limit(memory_limit: Any, op: str) -> int:
@@ -105,16 +111,27 @@ def plan_slices(operands: Sequence[Any], memory_limit: int, optimize: Any = "aut
     spec, sizes = canonicalize(parsed, shapes)
     itemsize = max(_itemsize(x) for x in ops)
     equation, size_dict = _equation(spec, sizes)
+    opt = normalize_optimize(optimize) if len(ops) > 1 else False
+    key = (equation, shapes, tuple(sorted(size_dict.items())), itemsize, memory_limit, opt, min_slices)
+    found = SLICINGS.get(key)
+    if found is None:
+        found = _plan_slices(equation, size_dict, itemsize, shapes, memory_limit, opt, min_slices)
+        SLICINGS.put(key, found)
+    return found
+
+
+def _plan_slices(equation: str, size_dict: dict[str, int], itemsize: int, shapes: tuple, memory_limit: int,
+                 opt: Any, min_slices: int) -> SlicedContraction:
+    """:func:`plan_slices` of the canonical ``equation`` (``opt`` normalized)."""
     inputs = equation.split("->")[0].split(",")
     output = equation.split("->")[1]
-    if len(ops) == 1:
+    if len(shapes) == 1:
         path: tuple = ()
         largest = math.prod(shapes[0]) if shapes[0] else 1
     else:
-        opt = normalize_optimize(optimize)
-        opt = "auto" if opt is False else (list(opt) if isinstance(opt, tuple) else opt)
+        search = "auto" if opt is False else (list(opt) if isinstance(opt, tuple) else opt)
         path_list, info = opt_einsum.contract_path(equation, *[tuple(size_dict[c] for c in t) for t in inputs],
-                                                   shapes=True, optimize=opt)
+                                                   shapes=True, optimize=search)
         path = tuple(tuple(p) for p in path_list)
         largest = int(info.largest_intermediate)
     largest = max(largest, math.prod(size_dict[c] for c in output) if output else 1)
@@ -128,7 +145,7 @@ def plan_slices(operands: Sequence[Any], memory_limit: int, optimize: Any = "aut
             f"einsum: the largest intermediate ({unsliced} bytes) exceeds memory_limit={memory_limit}, and slicing "
             "the contraction needs cotengra; install the 'distributed' extra (pip install 'tidu-tenferro[distributed]')"
         ) from exc
-    if len(ops) == 1:
+    if len(shapes) == 1:
         raise TenferroValueError(f"einsum: a one-operand einsum cannot be sliced below its operand and result "
                                  f"({unsliced} bytes > memory_limit={memory_limit})")
     target = max(1, memory_limit // itemsize)
@@ -137,7 +154,7 @@ def plan_slices(operands: Sequence[Any], memory_limit: int, optimize: Any = "aut
     base_cost = float(tree.contraction_cost())
     out_bytes = (math.prod(size_dict[c] for c in output) if output else 1) * itemsize
     fitted = [tree] if unsliced <= memory_limit else [_slice_within(tree, target, out_bytes, memory_limit)]
-    if unsliced > memory_limit and out_bytes <= memory_limit and optimize == "auto":   # also searched paths
+    if unsliced > memory_limit and out_bytes <= memory_limit and opt == "auto":   # also searched paths
         searched = _searched_tree(cotengra, terms, output, size_dict, target)
         if searched.max_size() <= target:   # (only summed labels: the search slices with allow_outer=False)
             fitted.append(searched)

@@ -146,8 +146,41 @@ def test_without_cotengra_slicing_names_the_extra(monkeypatch):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", fake)
+    tf.einsum_cache_clear()   # a slicing of this problem found earlier in the process would be reused
     eq, ops = _ring(4, 8, 2, "float64")
     with pytest.raises(tf.OptionalDependencyError, match="'distributed' extra"):
         tf.einsum(eq, *ops, memory_limit=512)
     np.testing.assert_array_equal(np.asarray(tf.einsum(eq, *ops, memory_limit=1 << 30)),  # no slicing: no cotengra
                                   np.asarray(tf.einsum(eq, *ops)))
+
+
+def test_a_slicing_is_searched_once_per_problem(monkeypatch):
+    """The path search and slice finder run once per (equation, shapes, dtype size, limit,
+    optimize, min_slices); later calls reuse the slicing until the einsum caches are cleared."""
+    tf.einsum_cache_clear()
+    searches = []
+    real = opt_einsum.contract_path
+
+    def counted(*args, **kwargs):
+        searches.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(opt_einsum, "contract_path", counted)
+    eq, ops = _ring(5, 6, 2, "complex128", seed=3)
+    limit = tf.einsum_slicing(eq, *ops, memory_limit=1 << 40).unsliced_largest_intermediate // 8
+    assert len(searches) == 1
+    first = tf.einsum_slicing(eq, *ops, memory_limit=limit)
+    assert len(searches) == 2 and first.slices > 1
+    want = np.einsum(eq, *[np.asarray(x) for x in ops])
+    for _ in range(2):
+        got = np.asarray(tf.einsum(eq, *ops, memory_limit=limit))
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13 * np.abs(want).max())
+    assert tf.einsum_slicing(eq, *ops, memory_limit=limit) is first
+    assert len(searches) == 2
+    tf.einsum_slicing(eq, *ops, memory_limit=limit, min_slices=2 * first.slices)   # another problem
+    assert len(searches) == 3
+    tf.einsum_slicing(eq, *[x.real for x in ops], memory_limit=limit)   # float64: another item size
+    assert len(searches) == 4
+    tf.einsum_cache_clear()
+    again = tf.einsum_slicing(eq, *ops, memory_limit=limit)
+    assert len(searches) == 5 and again == first and again is not first
