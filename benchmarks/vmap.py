@@ -21,7 +21,7 @@ each ratio the median of the ratios within a round, since this shared host's spe
 more than the targets' margins over the seconds one framework's median took on its own. One
 process per framework, because in one process they disturbed each other's allocations: on the
 GPU machine's Xeon host, tenferro's MLP program ran 3.1 ms with no page fault per call until
-PyTorch had run in the same process, then 4.4 ms with 516 page faults per call. The
+PyTorch and JAX had run in the same process, then 4.4 ms with 516 page faults per call. The
 Jacobian rows are medians of several timed calls. Targets: ``jit(vmap(grad))`` at most 1.0x
 ``torch.func.vmap(grad)`` and at most 2x JAX; ``jacrev``/``hessian`` at least 5x faster than
 the loop. Usage: ``python benchmarks/vmap.py [--quick]``.
