@@ -133,7 +133,10 @@ def interleaved_processes(commands: dict[str, list[str]], repeat: int = 15,
         return times
     finally:
         for proc in procs.values():
-            proc.stdin.close()
+            try:
+                proc.stdin.close()   # the child's loop ends at the end of its input
+            except OSError:   # it ended already (its error went to stderr)
+                pass
             proc.wait()
 
 
