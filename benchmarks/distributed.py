@@ -13,7 +13,9 @@
   2-core development machine, 2026-11-27, 5 repeats, two runs): median ratio own cluster 0.56x
   and 0.58x, running cluster 0.55x and 0.59x; serial 4.1-4.5 s (median). Before the local
   cluster slowed its event loops' ticks (500 ms) and system monitor (5 s), single runs gave
-  0.67x, 0.64x, 0.58x; with spawned instead of forked workers 0.85x.
+  0.67x, 0.64x, 0.58x; with spawned instead of forked workers 0.85x. Since 2026-11-27 the workers
+  come from a preloaded fork server (forking the multi-threaded scanning process could hang):
+  the first cluster of a run waits about 2 s for it.
 
 * ``einsum``: a closed network and a memory limit of the largest intermediate of its best
   unsliced path (cotengra's hyper-optimizer, 32 greedy trials; its partitioning methods

@@ -67,9 +67,21 @@ def test_the_local_cluster_workers_run_without_profiler_and_with_slow_ticks(clie
     assert _quiet_settings() != QUIET   # this process keeps Dask's defaults
 
 
+def _has_tensor4all() -> bool:
+    return "tensor4all" in sys.modules
+
+
+def test_the_default_workers_come_from_a_preloaded_fork_server(client):
+    """Not forked from this multi-threaded process (a CI run hung in a worker forked while
+    another thread held a logging lock): from the fork server, which imported tensor4all once."""
+    parents = set(client.run(os.getppid).values())
+    assert len(parents) == 1 and os.getpid() not in parents   # forked or spawned: this process
+    assert set(client.run(_has_tensor4all).values()) == {True}
+
+
 def test_a_spawned_cluster_gives_the_same_rows_and_a_bad_start_method_is_named(tmp_path):
-    """The local cluster forks its workers on Linux (they inherit this process's imports);
-    ``start_method="spawn"`` starts fresh interpreters, with the same results."""
+    """``start_method="spawn"`` starts fresh interpreters (the default: workers forked from a
+    preloaded fork server), with the same results."""
     task = t4a.ScanTask("tfim", params={"L": 8}, settings={"max_bond": 8, "conserve": "none"}, observables=("X",))
     with local_cluster(1, start_method="spawn") as cluster, distributed.Client(cluster) as c:
         rows = t4a.scan(task, {"g": [0.7, 1.3]}, client=c, out=tmp_path / "s.parquet", progress=False).to_pylist()
