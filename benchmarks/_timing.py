@@ -63,25 +63,6 @@ def _calls_per_round(fn: Callable[[], Any], repeat: int, budget: float) -> int:
     return max(1, int(budget / repeat / max(time.perf_counter() - t0, 1e-7)))
 
 
-def interleaved_times(fns: dict[str, Callable[[], Any]], repeat: int = 15,
-                      budget: float = 0.15) -> dict[str, list[float]]:
-    """Per-call times of each of ``fns`` over ``repeat`` rounds, the rounds of the different
-    functions interleaved (round ``r`` of every function runs before round ``r + 1`` of any),
-    each round looping enough calls to last about ``budget / repeat`` seconds. On a shared host
-    whose speed drifts over seconds, the ratio of two functions' times in the same round
-    (:func:`paired_ratio`) is steadier than the ratio of medians taken one after the other."""
-    numbers = {name: _calls_per_round(fn, repeat, budget) for name, fn in fns.items()}
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            n = numbers[name]
-            t0 = time.perf_counter()
-            for _ in range(n):
-                fn()
-            times[name].append((time.perf_counter() - t0) / n)
-    return times
-
-
 _READY, _ROUND = "@@ready", "@@round"
 
 
@@ -112,11 +93,14 @@ def _tagged(proc: subprocess.Popen, name: str, tag: str) -> str:
 
 def interleaved_processes(commands: dict[str, list[str]], repeat: int = 15,
                           env: dict[str, dict[str, str]] | None = None) -> dict[str, list[float]]:
-    """:func:`interleaved_times` with each function in a process of its own: ``commands[name]``
-    starts a child that calls :func:`serve_rounds` (which sets the calls per round); the children
-    inherit this process's core, and the ``repeat`` rounds run one at a time (the waiting children
-    block on a read), so no two frameworks share a heap or an allocator's state, only the core.
-    ``env[name]`` adds to a child's environment."""
+    """Per-call times of each command's function over ``repeat`` rounds, the rounds interleaved
+    (round ``r`` of every function runs before round ``r + 1`` of any), each function in a
+    process of its own: ``commands[name]`` starts a child that calls :func:`serve_rounds` (which
+    sets the calls per round). The children inherit this process's core, and the rounds run one
+    at a time (the waiting children block on a read), so no two frameworks share a heap or an
+    allocator's state, only the core. On a shared host whose speed drifts over seconds, the
+    ratio of two functions' times in the same round (:func:`paired_ratio`) is steadier than the
+    ratio of medians taken one after the other. ``env[name]`` adds to a child's environment."""
     procs = {}
     try:
         for name, cmd in commands.items():
@@ -141,7 +125,7 @@ def interleaved_processes(commands: dict[str, list[str]], repeat: int = 15,
 
 
 def paired_ratio(ours: list[float], theirs: list[float]) -> float:
-    """The median over rounds of ``ours[r] / theirs[r]`` (see :func:`interleaved_times`)."""
+    """The median over rounds of ``ours[r] / theirs[r]`` (see :func:`interleaved_processes`)."""
     return statistics.median(a / b for a, b in zip(ours, theirs))
 
 
