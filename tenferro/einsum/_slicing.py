@@ -30,7 +30,7 @@ import opt_einsum
 
 __all__ = ["SlicedContraction", "plan_slices", "check_memory_limit", "SLICINGS"]
 
-#: slicings by (equation, shapes, sizes, item size, memory limit, optimize, min_slices): the path
+#: slicings by (equation, shapes, item size, memory limit, optimize, min_slices): the path
 #: search and cotengra's slice finder take tens of milliseconds on a circuit of 180 tensors,
 #: paid on every call of a sliced or distributed einsum before this cache
 SLICINGS = LRUCache(64)
@@ -112,7 +112,7 @@ def plan_slices(operands: Sequence[Any], memory_limit: int, optimize: Any = "aut
     itemsize = max(_itemsize(x) for x in ops)
     equation, size_dict = _equation(spec, sizes)
     opt = normalize_optimize(optimize) if len(ops) > 1 else False
-    key = (equation, shapes, tuple(sorted(size_dict.items())), itemsize, memory_limit, opt, min_slices)
+    key = (equation, shapes, itemsize, memory_limit, opt, min_slices)   # the sizes follow from these
     found = SLICINGS.get(key)
     if found is None:
         found = _plan_slices(equation, size_dict, itemsize, shapes, memory_limit, opt, min_slices)
