@@ -120,6 +120,8 @@ def _pair(la: tuple, lb: tuple, keep: set, sizes: Sequence[int], want: Any = Non
         mode, prefs = BMM, ("FCB", "CFB")
     else:
         mode, prefs = DOT, ("FCB", "CFB")
+    if mode != MUL:
+        free_a, free_b = _free_orders(la, lb, free_a, free_b, contr, batch, prefs, want)
     swap = _fits(tuple(free_b + free_a + batch), want) and not _fits(tuple(free_a + free_b + batch), want)
     views = []
     for labels, free, target in ((la, free_a, "BFC" if swap else "BCF"), (lb, free_b, "BCF" if swap else "BFC")):
@@ -146,6 +148,31 @@ def _pair(la: tuple, lb: tuple, keep: set, sizes: Sequence[int], want: Any = Non
     out_shape = tuple(sizes[l] for l in out_labels)
     (pa, sa, xa), (pb, sb, xb) = views
     return (mode, swap, pa, sa, xa, pb, sb, xb, out_shape, out_view), out_labels
+
+
+def _free_orders(la: tuple, lb: tuple, free_a: list, free_b: list, contr: list, batch: list, prefs: Sequence[str],
+                 want: Any) -> tuple[list, list]:
+    """The free labels of each operand in the order the product's result should carry them.
+
+    An operand whose layout already is its groups concatenated is viewed as it is, its free
+    labels in their order. One that is regrouped by a copy anyway may take its free labels in
+    any order: they are sorted so that the result's labels fall into the groups of the step
+    consuming it (``want``), which then views it without a copy of its own. In a circuit
+    amplitude, a state of 2^18 amplitudes passed from gate to gate is then copied once per
+    gate whose two wires are not both new or both old, instead of once per gate."""
+    if want is None or want[0] != "groups":
+        return free_a, free_b
+    copied = [_arrange(labels, {"F": free, "C": contr, "B": batch}, prefs)[0] is not None
+              for labels, free in ((la, free_a), (lb, free_b))]
+    if not any(copied) or _fits(tuple(free_a + free_b + batch), want) or _fits(tuple(free_b + free_a + batch), want):
+        return free_a, free_b
+    group_of, orders = want[1], want[2]
+    for order in orders:
+        rank = {g: k for k, g in enumerate(order)}
+        fa, fb = (sorted(f, key=lambda l: rank[group_of[l]]) if c else f for f, c in zip((free_a, free_b), copied))
+        if _fits(tuple(fa + fb + batch), want) or _fits(tuple(fb + fa + batch), want):
+            return fa, fb
+    return free_a, free_b
 
 
 def _broadcast_output(la: tuple, lb: tuple, order: tuple, sizes: Sequence[int]) -> tuple[tuple, tuple]:

@@ -548,6 +548,25 @@ def test_plans_avoid_permuting_copies(eq, shapes, inputs_copied):
     assert plan.steps[-1][0] == _plan.FINAL and plan.steps[-1][1] is None
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
+def test_a_copied_state_is_laid_out_for_the_next_gate(dtype):
+    """Three two-qubit gates applied in turn to a six-qubit state: the first gate's wires
+    (``b``, ``d``) are not adjacent, so the state is regrouped by a copy; that copy orders the
+    untouched wires so that the second gate's wires (``c``, ``e``) come out together at one
+    end, and neither later step copies the state (before: the second step copied it again)."""
+    eq = "abcdef,xybd,pqce,uvxy->uvpqaf"
+    shapes = [(2,) * 6, (2,) * 4, (2,) * 4, (2,) * 4]
+    xs = [_rand(s, dtype, seed=i) for i, s in enumerate(shapes)]
+    path = [(0, 1), (0, 2), (0, 1)]
+    plan, _ = sys.modules["tenferro.einsum._api"]._compile(eq, None, [tf.asarray(x) for x in xs], path)
+    _plan = sys.modules["tenferro.einsum._plan"]
+    pairs = [step for step in plan.steps if step[0] == _plan.PAIR]
+    # the state is operand a of the first step, b of the later ones (the path keeps it last)
+    assert [pairs[0][5] is not None, pairs[1][8] is not None, pairs[2][8] is not None] == [True, False, False], pairs
+    got = tf.einsum(eq, *[tf.asarray(x) for x in xs], optimize=path)._data
+    np.testing.assert_allclose(got, np.einsum(eq, *xs), rtol=1e-13, atol=1e-13)
+
+
 def test_per_example_outer_products_are_broadcast_products_written_batch_first():
     """An MPS classifier's per-example gradient of one tensor, ``xan,xbn,pn->nbpa`` (``x`` of
     size 1, ``n`` the batch): no matrix product with an inner dimension of 1 (NumPy's matmul
