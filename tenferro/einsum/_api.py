@@ -22,7 +22,8 @@ from .._errors import TenferroValueError
 from ._errors import EinsumOperandError
 from ._parse import Parsed, canonicalize, format_spec, parse_interleaved, parse_subscripts
 from ._paths import normalize_optimize, opt_einsum_equation
-from ._plan import PLANS, CacheInfo, LRUCache, build_plan, get_plan
+from ._cache import CacheInfo, LRUCache
+from ._plan import PLANS, build_plan, get_plan
 from ._slicing import SLICINGS, SlicedContraction, check_memory_limit, plan_slices
 from .._structural import convert_element_type
 import opt_einsum

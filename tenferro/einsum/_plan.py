@@ -23,24 +23,22 @@ signature (spec, shapes, dtype, placement, optimize):
 Under transformations the plan is also used as a sequence of einsums of at
 most two operands (:func:`decompose`), so that AD works per pairwise step.
 
-The cache is an LRU dictionary with hit/miss statistics
+The cache is an LRU dictionary (:mod:`._cache`) with hit/miss statistics
 (:func:`tenferro.einsum_cache_info`); a cached call does one dictionary lookup
 and runs the precomputed steps.
 """
 from __future__ import annotations
 
 import weakref
-
-import threading
-from collections import OrderedDict
 from itertools import permutations
-from typing import Any, Hashable, NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from ._parse import Spec, format_spec, relabel
 from ._paths import find_path
+from ._cache import LRUCache
 from ._errors import EinsumOptimizeError
 
-__all__ = ["Plan", "build_plan", "LRUCache", "CacheInfo", "PLANS", "get_plan", "SubEinsum", "decompose"]
+__all__ = ["Plan", "build_plan", "PLANS", "get_plan", "SubEinsum", "decompose"]
 
 SINGLE, PAIR, FINAL, MOVE = 0, 1, 2, 3
 DOT, BMM, MUL = 0, 1, 2
@@ -426,60 +424,6 @@ def _decompose(plan: Plan) -> tuple[SubEinsum, ...]:
         steps.append([(0,), (cur[0],), spec.output])
     return tuple(SubEinsum(pos, relabel(Spec(ins, out)), tuple(tuple(sizes[l] for l in t) for t in ins))
                  for pos, ins, out in steps)
-
-
-# ---------------------------------------------------------------------------
-# the LRU cache
-# ---------------------------------------------------------------------------
-class CacheInfo(NamedTuple):
-    """Statistics of a cache (like ``functools.lru_cache``'s)."""
-
-    hits: int
-    misses: int
-    size: int
-    maxsize: int
-
-
-class LRUCache:
-    """A bounded least-recently-used dictionary with hit/miss counters."""
-
-    __slots__ = ("data", "maxsize", "hits", "misses", "_lock")
-
-    def __init__(self, maxsize: int = 512):
-        self.data: OrderedDict = OrderedDict()
-        self.maxsize = maxsize
-        self.hits = 0
-        self.misses = 0
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> Any:
-        """The cached value or ``None``. Thread-safe without a lock: another thread
-        may evict ``key`` between the lookup and ``move_to_end`` (then the value is
-        still returned; it just is not refreshed). Counters are approximate under threads."""
-        v = self.data.get(key)
-        if v is None:
-            self.misses += 1
-            return None
-        self.hits += 1
-        try:
-            self.data.move_to_end(key)
-        except KeyError:
-            pass
-        return v
-
-    def put(self, key: Hashable, value: Any) -> None:
-        with self._lock:  # inserts and evictions are serialized (misses only: off the hot path)
-            self.data[key] = value
-            while len(self.data) > self.maxsize:
-                self.data.popitem(last=False)
-
-    def info(self) -> CacheInfo:
-        return CacheInfo(self.hits, self.misses, len(self.data), self.maxsize)
-
-    def clear(self) -> None:
-        with self._lock:
-            self.data.clear()
-            self.hits = self.misses = 0
 
 
 #: Plans by canonical signature; shared by user calls and by AD-derived einsums.

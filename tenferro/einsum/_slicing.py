@@ -25,7 +25,7 @@ import tidu
 from .._errors import OptionalDependencyError, TenferroValueError
 from ._parse import Spec, canonicalize, parse_interleaved, parse_subscripts, symbol
 from ._paths import normalize_optimize
-from ._plan import LRUCache
+from ._cache import LRUCache
 import opt_einsum
 
 __all__ = ["SlicedContraction", "plan_slices", "check_memory_limit", "SLICINGS"]

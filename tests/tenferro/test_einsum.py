@@ -452,7 +452,7 @@ def test_plan_cache_get_survives_an_eviction_between_lookup_and_refresh():
     (that raised KeyError). Simulated deterministically: the lookup itself evicts."""
     from collections import OrderedDict
 
-    from tenferro.einsum._plan import LRUCache
+    from tenferro.einsum._cache import LRUCache
 
     class EvictingDict(OrderedDict):
         def get(self, key, default=None):
@@ -470,7 +470,7 @@ def test_plan_cache_get_survives_an_eviction_between_lookup_and_refresh():
 def test_plan_cache_is_consistent_under_threads():
     import threading
 
-    from tenferro.einsum._plan import LRUCache
+    from tenferro.einsum._cache import LRUCache
 
     cache = LRUCache(4)
     errors = []
