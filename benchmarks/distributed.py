@@ -24,7 +24,11 @@
   32 MiB last-level cache of this machine and the 2-worker speedup drops to 1.55-1.74x): the
   contraction unsliced on that path, sliced in this process (overhead, goal <= 1.3x), and
   ``tenferro.distributed.einsum`` on a 1-worker and a 2-worker ``LocalCluster`` (speedup,
-  goal >= 1.7x), medians of ``--repeats``. The two clusters run side by side and their calls
+  goal >= 1.7x), medians of ``--repeats``. It also prints two ceilings: what two plain GEMM loops
+  get at once against one alone (compute), and what this very contraction gets with its slices
+  split between two plain processes without Dask (its intermediates stream through the memory
+  the two cores share: on this host that ceiling moves between 1.0x and 2.4x from one repeat
+  to the next). The two clusters run side by side and their calls
   alternate, so each repeat's speedup compares runs made seconds apart (the shared host's speed
   drifts by far more than the goal's margin from one minute to the next); the median of those
   paired ratios is the figure. ``--network circuit`` (default): the amplitude
@@ -40,6 +44,7 @@ Run: ``python benchmarks/distributed.py [--section scan|einsum] [--points 24] [-
 from __future__ import annotations
 
 import os
+import pickle
 import sys
 
 # this file's name is the Dask package's: without its directory on the path, 'import distributed'
@@ -251,6 +256,10 @@ def einsum_section(args: argparse.Namespace) -> None:
     ceilings = _parallel_ceiling(args.workers, args.repeats)
     print(f"  this machine's ceiling: {args.workers} processes of a plain GEMM loop at once against one alone, "
           f"{np.median(ceilings):.2f}x median ({', '.join(f'{x:.2f}' for x in ceilings)})")
+    own = _workload_ceiling(tf.einsum_slicing(*interleaved, memory_limit=limit, min_slices=2 * args.workers), ops,
+                            args.workers, args.repeats)
+    print(f"  this contraction's ceiling without Dask: its slices split in {args.workers} plain processes at once "
+          f"against one share alone, {np.median(own):.2f}x median ({', '.join(f'{x:.2f}' for x in own)})")
     speedups = [a / b for a, b in zip(times[1], times[args.workers])]
     t_two = float(np.median(times[args.workers]))
     print(f"  {args.workers}-worker speedup over 1 worker: {np.median(speedups):.2f}x median of the repeats' "
@@ -288,6 +297,57 @@ def _parallel_ceiling(workers: int, repeats: int) -> list[float]:
         together = max(float(p.communicate()[0]) for p in procs)
         out.append(workers * alone / together)
     return out
+
+
+_SLICE_SHARE = """
+import pickle, sys, time
+import tenferro as tf
+with open(sys.argv[1], "rb") as f:
+    sc, arrays, keys = pickle.load(f)
+ops = [tf.asarray(a) for a in arrays]
+sc.contract_keys(tf.einsum, ops, keys[:1])   # plans built and cached, as on a warm worker
+print("ready", flush=True)
+sys.stdin.readline()
+t0 = time.perf_counter()
+sc.contract_keys(tf.einsum, ops, keys)
+print(time.perf_counter() - t0, flush=True)
+"""
+
+
+def _workload_ceiling(sc, ops: list, workers: int, repeats: int) -> list[float]:
+    """What ``workers`` processes get from this machine on this very contraction, without Dask:
+    per repeat, one plain process contracting its share of the slices (1/workers of them) alone,
+    then ``workers`` such processes at once, each pinned to its own core where the platform
+    allows; ``workers x alone / slowest``. A contraction of many small slices streams its
+    intermediates through memory; it can scale worse on a shared host than the GEMM loop of
+    :func:`_parallel_ceiling`, and no scheduler can do better than this."""
+    keys = list(sc.keys())
+    shares = [keys[len(keys) * k // workers: len(keys) * (k + 1) // workers] for k in range(workers)]
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for k, share in enumerate(shares):
+            paths.append(os.path.join(tmp, f"share{k}.pickle"))
+            with open(paths[-1], "wb") as f:
+                pickle.dump((sc, [np.asarray(x) for x in ops], share), f)
+
+        def run(ks: list[int]) -> list[float]:
+            procs = []
+            for k in ks:
+                cmd = [sys.executable, "-c", _SLICE_SHARE, paths[k]]
+                if shutil.which("taskset") and (os.cpu_count() or 1) >= workers:
+                    cmd = ["taskset", "-c", str(k)] + cmd
+                procs.append(subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+            for p in procs:
+                assert p.stdout.readline().strip() == "ready"
+            for p in procs:
+                p.stdin.write("\n")
+                p.stdin.flush()
+            out = [float(p.stdout.readline()) for p in procs]
+            for p in procs:
+                p.wait()
+            return out
+
+        return [workers * run([0])[0] / max(run(list(range(workers)))) for _ in range(repeats)]
 
 
 SECTIONS = {"scan": scan_section, "einsum": einsum_section}
