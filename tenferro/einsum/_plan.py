@@ -158,7 +158,7 @@ def _free_orders(la: tuple, lb: tuple, free_a: list, free_b: list, contr: list, 
     consuming it (``want``), which then views it without a copy of its own. A circuit's state
     passed from gate to gate (``benchmarks/distributed.py``, one slice: 2^18 amplitudes) was
     copied 88 MiB per slice before, 54 MiB after: the copies left are those for a gate acting
-    on one wire the previous gate left and one it did not, which no order of one result serves."""
+    on one wire the previous gate wrote and one it did not, which no order of that result serves."""
     if want is None or want[0] != "groups":
         return free_a, free_b
     copied = [_arrange(labels, {"F": free, "C": contr, "B": batch}, prefs)[0] is not None
