@@ -280,15 +280,20 @@ print(time.perf_counter() - t0)
 """
 
 
+def _pinned(cmd: list[str], core: int, workers: int) -> list[str]:
+    """``cmd`` run on core ``core`` alone (``taskset``) where the platform allows ``workers`` such."""
+    if shutil.which("taskset") and (os.cpu_count() or 1) >= workers:
+        return ["taskset", "-c", str(core)] + cmd
+    return cmd
+
+
 def _parallel_ceiling(workers: int, repeats: int) -> list[float]:
     """What ``workers`` processes get from this machine at once: per repeat, one plain GEMM loop
     (one BLAS thread, the size of a slice's operands) alone, then ``workers`` of them at once,
     each pinned to its own core where the platform allows; ``workers x alone / slowest``."""
     def run(k: int) -> subprocess.Popen:
-        cmd = [sys.executable, "-c", _GEMM_LOOP]
-        if shutil.which("taskset") and (os.cpu_count() or 1) >= workers:
-            cmd = ["taskset", "-c", str(k)] + cmd
-        return subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        return subprocess.Popen(_pinned([sys.executable, "-c", _GEMM_LOOP], k, workers), stdout=subprocess.PIPE,
+                                text=True)
 
     out = []
     for _ in range(repeats):
@@ -333,10 +338,8 @@ def _workload_ceiling(sc, ops: list, workers: int, repeats: int) -> list[float]:
         def run(ks: list[int]) -> list[float]:
             procs = []
             for k in ks:
-                cmd = [sys.executable, "-c", _SLICE_SHARE, paths[k]]
-                if shutil.which("taskset") and (os.cpu_count() or 1) >= workers:
-                    cmd = ["taskset", "-c", str(k)] + cmd
-                procs.append(subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+                procs.append(subprocess.Popen(_pinned([sys.executable, "-c", _SLICE_SHARE, paths[k]], k, workers),
+                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
             for p in procs:
                 assert p.stdout.readline().strip() == "ready"
             for p in procs:
