@@ -181,14 +181,18 @@ def _broadcast_output(la: tuple, lb: tuple, order: tuple, sizes: Sequence[int]) 
     and ``ec``): each operand is viewed label by label in ``order`` (size 1 where it lacks a
     label) and the broadcast product written straight into the result, sparing the final
     permuting copy (for per-example gradients, a batch-first copy across the whole result).
-    ``out_view`` is then ``("labels", axes_a, shape_a, axes_b, shape_b)``."""
+    ``out_view`` is then ``("labels", axes_a, shape_a, axes_b, shape_b, subscripts)``, the last
+    the product as ``numpy.einsum`` operands (``(sub_a, sub_b, sub_out)``, labels renumbered)."""
     views = []
     for labels in (la, lb):   # labels summed here have size 1: moved last, then dropped by the reshape
         axes = tuple(labels.index(l) for l in order if l in labels) + \
             tuple(k for k, l in enumerate(labels) if l not in order)
         views += [axes, tuple(sizes[l] if l in labels else 1 for l in order)]
+    number = {l: k for k, l in enumerate(dict.fromkeys(order + la + lb))}
+    subscripts = tuple(tuple(number[l] for l in labels) for labels in (la, lb, order)) \
+        if len(number) <= 52 else None   # numpy.einsum names at most 52 labels
     step = (MUL, False, None, tuple(sizes[l] for l in la), None, None, tuple(sizes[l] for l in lb), None,
-            tuple(sizes[l] for l in order), ("labels", *views))
+            tuple(sizes[l] for l in order), ("labels", *views, subscripts))
     return step, order
 
 

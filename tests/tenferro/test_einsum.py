@@ -594,6 +594,62 @@ def test_per_example_outer_products_are_broadcast_products_written_batch_first()
     np.testing.assert_allclose(got.numpy(), np.einsum(eq, *xs), rtol=1e-14, atol=0)
 
 
+@st.composite
+def broadcast_products(draw):
+    """A per-example product of two operands into an order no grouping of their labels gives:
+    batch labels shared and kept, free labels on one side each, maybe a summed label of size
+    1, each operand's labels and the output's in a random order, a dtype of each kind."""
+    sizes = {"b": draw(st.integers(1, 40)), "u": 1}
+    free_x = draw(st.lists(st.sampled_from("ijk"), min_size=1, max_size=2, unique=True))
+    free_y = draw(st.lists(st.sampled_from("pqr"), min_size=1, max_size=2, unique=True))
+    for label in free_x + free_y:
+        sizes[label] = draw(st.integers(1, 12))
+    summed = ["u"] if draw(st.booleans()) else []
+    x = draw(st.permutations(["b"] + free_x + summed))
+    y = draw(st.permutations(["b"] + free_y + summed))
+    out = draw(st.permutations(["b"] + free_x + free_y))
+    dtype = draw(st.sampled_from([np.float32, np.float64, np.complex64, np.complex128]))
+    return f"{''.join(x)},{''.join(y)}->{''.join(out)}", [tuple(sizes[l] for l in t) for t in (x, y)], dtype
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=broadcast_products())
+def test_broadcast_products_through_einsum_equal_the_aligned_multiply(case):
+    """Broadcast products written label by label into the result (``out_view`` "labels") are
+    computed by NumPy's C einsum up to ``_execute.EINSUM_PRODUCT_MAX`` elements, by a multiply
+    of aligned operands above: both routes give the product of the two entries, column-major,
+    equal to ``numpy.einsum``'s (a product of two numbers, correctly rounded either way; a
+    complex product to one rounding of each part)."""
+    eq, shapes, dtype = case
+    xs = [_rand(s, dtype, seed=i) for i, s in enumerate(shapes)]
+    ops = [tf.asarray(x) for x in xs]
+    _execute = sys.modules["tenferro.einsum._execute"]
+    plan, _ = sys.modules["tenferro.einsum._api"]._compile(eq, None, ops, "auto")
+    step = next(step for step in plan.steps if step[0] == sys.modules["tenferro.einsum._plan"].PAIR)
+    assume(step[-1] is not None and step[-1][0] == "labels")
+    counted, c_einsum = [], _execute._c_einsum
+
+    def counting_einsum(*args, **kwargs):
+        counted.append(args)
+        return c_einsum(*args, **kwargs)
+
+    results = []
+    for limits in (dict(_execute.EINSUM_PRODUCT_MAX), {"f": 1 << 60, "c": 1 << 60}, {}):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_execute, "EINSUM_PRODUCT_MAX", limits)
+            mp.setattr(_execute, "_c_einsum", counting_einsum)
+            counted.clear()
+            got = tf.einsum(eq, *ops)._data
+        size = int(np.prod(step[-2]))
+        assert len(counted) == (size <= limits.get(np.dtype(dtype).kind, 0)), (limits, size)
+        assert got.flags.f_contiguous and got.dtype == dtype
+        results.append(got)
+    tol = 0 if np.dtype(dtype).kind == "f" else 4 * np.finfo(dtype).eps
+    want = np.einsum(eq, *xs)
+    for got in results:
+        np.testing.assert_allclose(got, want, rtol=tol, atol=0)
+
+
 # -- the memory error: advice that fits the case ---------------------------------------------
 @pytest.fixture
 def memory_limit_200(monkeypatch):
