@@ -47,6 +47,9 @@ class _Scratch(threading.local):
 _SCRATCH = _Scratch()
 SCRATCH_MAX_BYTES = 1 << 26
 """Operand copies larger than this are allocated fresh (scratch is kept per thread)."""
+SMALL_COPY_BYTES = 1 << 16
+"""Aligned copies (:func:`_aligned`) up to this size are plain ``numpy.asfortranarray`` copies
+(a few us less than scratch's bookkeeping, and too small to fault pages in)."""
 
 
 def _grouped(x: Any, perm: tuple, shape: tuple, slot: int) -> Any:
@@ -79,6 +82,8 @@ def _aligned(x: np.ndarray, out: np.ndarray, slot: int, order: Any = None) -> np
     first = next((i for i in (range(x.ndim) if order is None else order) if shape[i] != 1), None)
     if first is None or x.strides[first] == x.itemsize or x.nbytes > SCRATCH_MAX_BYTES:
         return x
+    if order is None and x.nbytes <= SMALL_COPY_BYTES:   # fresh from the heap: no scratch bookkeeping
+        return np.asfortranarray(x)
     buf = _buffer(slot, x.size, x.dtype)
     if order is None:
         view = buf.reshape(shape, order="F")
@@ -98,14 +103,21 @@ def run_pair(a: Any, b: Any, step: tuple) -> Any:
     """One pairwise step of a plan: the BLAS product of ``a`` and ``b`` viewed as
     matrices (operands regrouped in scratch where their layout needs it)."""
     _, _, _, mode, swap, pa, sa, xa, pb, sb, xb, out_shape, out_view = step
-    a = a.reshape(sa, order="F") if pa is None else _grouped(a, pa, sa, 0)
+    if out_view is not None and out_view[0] == "labels":   # a broadcast product in the final layout
+        return _broadcast_product(a if a.shape == sa else a.reshape(sa, order="F"),
+                                  b if b.shape == sb else b.reshape(sb, order="F"), out_view, out_shape)
+    if pa is not None:
+        a = _grouped(a, pa, sa, 0)
+    elif a.shape != sa:
+        a = a.reshape(sa, order="F")
     if xa is not None:
         a = a.transpose(xa)
-    b = b.reshape(sb, order="F") if pb is None else _grouped(b, pb, sb, 1)
+    if pb is not None:
+        b = _grouped(b, pb, sb, 1)
+    elif b.shape != sb:
+        b = b.reshape(sb, order="F")
     if xb is not None:
         b = b.transpose(xb)
-    if out_view is not None and out_view[0] == "labels":   # a broadcast product in the final layout
-        return _broadcast_product(a, b, out_view, out_shape)
     # x @ y is (Bt, N, K) @ (Bt, K, M) -> (Bt, N, M) row-major = (M, N, Bt) column-major, labels
     # free_a + free_b + batch; swapped (x = a, y = b), the transposed product: free_b + free_a + batch
     x, y = (a, b) if swap else (b, a)
