@@ -31,7 +31,7 @@ def _einsum1(a: Any, ins: list, outs: list) -> Any:
         return _c_einsum(a, ins, outs)
     return np.einsum(a, ins, outs)  # CuPy and others dispatch through __array_function__
 
-__all__ = ["execute", "runner", "run_pair"]
+__all__ = ["execute", "runner", "run_pair", "host_pair_expr"]
 
 
 class _Scratch(threading.local):
@@ -169,7 +169,12 @@ def _broadcast_product(a: Any, b: Any, out_view: tuple, out_shape: tuple) -> Any
     x = a.transpose(axes_a).reshape(shape_a, order="F")
     y = b.transpose(axes_b).reshape(shape_b, order="F")
     xp = np if type(x) is np.ndarray else _xp(x)
-    z = xp.empty(out_shape, dtype=xp.result_type(x, y), order="F")
+    return fresh_product(x, y, out_shape, xp.result_type(x, y), xp)
+
+
+def fresh_product(x: Any, y: Any, out_shape: tuple, dtype: Any, xp: Any = np) -> Any:
+    """``x * y`` broadcast into a new column-major array of ``out_shape`` and ``dtype``."""
+    z = xp.empty(out_shape, dtype=dtype, order="F")
     _multiply_into(xp, x, y, z, fresh=True)
     return z
 
@@ -181,6 +186,69 @@ def _multiply_into(xp: Any, x: Any, y: Any, out: Any, fresh: bool = False) -> No
         order = None if fresh else _stride_order(out)
         x, y = _aligned(x, out, 2, order), _aligned(y, out, 3, order)
     xp.multiply(x, y, out=out)
+
+
+def host_pair_expr(step: tuple, name: str, a: str, b: str, shape_a: tuple, shape_b: tuple,
+                   dtype_a: Any, dtype_b: Any) -> tuple[str, dict] | None:
+    """:func:`run_pair` on host arrays of known shapes and dtypes as one Python expression over
+    the expressions ``a`` and ``b`` (for generated code: ``tenferro.jit``), with the globals it
+    needs (named after ``name``); the branches ``run_pair`` takes per call, taken now, so the
+    same NumPy calls run on the same views. ``None``: no such expression (a product written
+    into a layout of its own, or a large broadcast product), ``run_pair`` stays."""
+    _, _, _, mode, swap, pa, sa, xa, pb, sb, xb, out_shape, out_view = step
+    env: dict[str, Any] = {}
+
+    def operand(expr: str, shape: tuple, perm: Any, grouped: tuple, axes: Any, side: str, slot: int) -> str:
+        if perm is not None:
+            env["_pair_grouped"], env[f"{name}_p{side}"], env[f"{name}_s{side}"] = _grouped, perm, grouped
+            expr = f"_pair_grouped({expr}, {name}_p{side}, {name}_s{side}, {slot})"
+        elif tuple(shape) != tuple(grouped):
+            env[f"{name}_s{side}"] = grouped
+            expr = f"{expr}.reshape({name}_s{side}, order='F')"
+        if axes is not None:
+            env[f"{name}_x{side}"] = axes
+            expr = f"{expr}.transpose({name}_x{side})"
+        return expr
+
+    if out_view is not None and out_view[0] == "labels":
+        subscripts = out_view[-1]
+        limit = min(EINSUM_PRODUCT_MAX.get(np.dtype(d).kind, 0) for d in (dtype_a, dtype_b))
+        x, y = operand(a, shape_a, None, sa, None, "a", 0), operand(b, shape_b, None, sb, None, "b", 1)
+        if subscripts is None or prod(out_shape) > limit:   # each operand viewed label by label
+            _, axes_a, view_a, axes_b, view_b, _ = out_view
+            views = []
+            for expr, axes, view, side in ((x, axes_a, view_a, "a"), (y, axes_b, view_b, "b")):
+                if axes != tuple(range(len(axes))):
+                    env[f"{name}_t{side}"] = axes
+                    expr = f"{expr}.transpose({name}_t{side})"
+                env[f"{name}_v{side}"] = view
+                views.append(f"{expr}.reshape({name}_v{side}, order='F')")
+            env["_pair_fresh_product"], env[f"{name}_o"] = fresh_product, out_shape
+            env[f"{name}_d"] = np.result_type(dtype_a, dtype_b)
+            return f"_pair_fresh_product({views[0]}, {views[1]}, {name}_o, {name}_d)", env
+        env["_pair_einsum"], env["_pair_asf"] = _c_einsum, np.asfortranarray
+        for side, sub in zip("abo", subscripts):
+            env[f"{name}_e{side}"] = sub
+        return f"_pair_asf(_pair_einsum({x}, {name}_ea, {y}, {name}_eb, {name}_eo, order='F'))", env
+    if out_view is not None:
+        return None
+    x, y = operand(a, shape_a, pa, sa, xa, "a", 0), operand(b, shape_b, pb, sb, xb, "b", 1)
+    if not swap:
+        x, y = y, x
+    # Python evaluates x, then y: a regrouped x lives in scratch while y is computed, so y must
+    # not touch scratch (a nested step that regroups, or run_pair's); run_pair itself evaluates
+    # both operands first
+    if (pa if swap else pb) is not None and ("_pair_grouped(" in y or "_pair(" in y):
+        return None
+    env[f"{name}_o"] = out_shape
+    if mode == DOT:
+        env["_pair_dot"] = np.dot
+        return f"_pair_dot({x}, {y}).T.reshape({name}_o, order='F')", env
+    if mode == BMM:
+        env["_pair_matmul"] = np.matmul
+        return f"_pair_matmul({x}, {y}).T.reshape({name}_o, order='F')", env
+    env["_pair_mul"] = np.multiply
+    return f"_pair_mul({x}, {y}, order='C').T.reshape({name}_o, order='F')", env
 
 
 def _captured(blas: Any, x: Any, y: Any, out: Any = None) -> Any:

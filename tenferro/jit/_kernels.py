@@ -24,9 +24,11 @@ from .. import _elementwise as _ew
 from .. import _structural as _st
 from .. import _transcendental as _tr
 from .._aval import fortran
+from .._placement import CPU
 from .._contraction import _dot_general_eval, batched_dot_general_views, dot_general_p
 from .._tensor import Tensor
 from ..einsum._ad import einsum_p
+from ..einsum._execute import host_pair_expr
 from ..einsum._execute import run_pair as _einsum_pair
 from ..einsum._execute import execute as _einsum_execute
 from ..einsum._plan import FINAL, MOVE, PAIR
@@ -108,12 +110,22 @@ def _einsum(eqn: Eqn, tag: str) -> Kernel:
         return Kernel(f"_einsum({p}, ({args},))", {"_einsum": _einsum_execute, p: plan})
     env: dict[str, Any] = {"_pair": _einsum_pair, "_f": fortran}
     vals = ["{%d}" % i for i in range(len(eqn.inputs))]
+    host = all(v.aval.placement == CPU for v in (*eqn.inputs, *eqn.outputs))
+    metas = [(tuple(v.aval.shape), v.aval.dtype.numpy) for v in eqn.inputs]   # each value's shape, dtype
     for k, st in enumerate(steps[:-1]):
         if st[0] == MOVE:
             vals.append(vals.pop(st[1]))
+            metas.append(metas.pop(st[1]))
             continue
         b, a = vals.pop(st[2]), vals.pop(st[1])
+        (shape_b, dtype_b), (shape_a, dtype_a) = metas.pop(st[2]), metas.pop(st[1])
+        metas.append((tuple(st[-2]), np.result_type(dtype_a, dtype_b)))
         name = f"_step{tag}_{k}"
+        inline = host_pair_expr(st, name, a, b, shape_a, shape_b, dtype_a, dtype_b) if host else None
+        if inline is not None:   # the step's NumPy calls written out (run_pair's branches taken now)
+            vals.append(inline[0])
+            env.update(inline[1])
+            continue
         env[name] = st
         vals.append(f"_pair({a}, {b}, {name})")
     perm = steps[-1][1]
