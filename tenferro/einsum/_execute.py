@@ -173,9 +173,15 @@ def _broadcast_product(a: Any, b: Any, out_view: tuple, out_shape: tuple) -> Any
 
 
 def fresh_product(x: Any, y: Any, out_shape: tuple, dtype: Any, xp: Any = np) -> Any:
-    """``x * y`` broadcast into a new column-major array of ``out_shape`` and ``dtype``."""
+    """``x * y`` broadcast into a new column-major array of ``out_shape`` and ``dtype``, host
+    operands laid out as it first (:func:`_aligned`; one already column-major is as it is)."""
     z = xp.empty(out_shape, dtype=dtype, order="F")
-    _multiply_into(xp, x, y, z, fresh=True)
+    if xp is np:
+        if not x.flags.f_contiguous:
+            x = np.asfortranarray(x) if x.nbytes <= SMALL_COPY_BYTES else _aligned(x, z, 2)
+        if not y.flags.f_contiguous:
+            y = np.asfortranarray(y) if y.nbytes <= SMALL_COPY_BYTES else _aligned(y, z, 3)
+    xp.multiply(x, y, out=z)
     return z
 
 

@@ -13,6 +13,7 @@ input) and ``ufunc`` those that accept ``out=`` (the executor's buffer reuse).
 """
 from __future__ import annotations
 
+from math import prod
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -140,6 +141,28 @@ def _reshape(eqn: Eqn, tag: str) -> Kernel:
     return Kernel(f"{{0}}.reshape({s}, order='F')", {s: tuple(eqn.params["new_shape"])})
 
 
+def _broadcast_in_dim(eqn: Eqn, tag: str) -> Kernel:
+    """``broadcast_in_dim``: a reshape when it only inserts unit axes (column-major layout is
+    unchanged by them), else the materialized broadcast ``impl`` writes, without its wrapping."""
+    shape, dims = tuple(eqn.params["shape"]), tuple(eqn.params["broadcast_dimensions"])
+    in_shape = tuple(eqn.inputs[0].aval.shape)
+    s = f"_shape{tag}"
+    if prod(shape) == prod(in_shape) and list(dims) == sorted(dims):
+        return Kernel(f"{{0}}.reshape({s}, order='F')", {s: shape})
+    expanded = [1] * len(shape)
+    for i, d in enumerate(dims):
+        expanded[d] = in_shape[i]
+    e = f"_expanded{tag}"
+    return Kernel(f"_broadcast_fill({{0}}, {e}, {s})", {"_broadcast_fill": _materialized_broadcast, s: shape,
+                                                       e: tuple(expanded)}, fresh=True)
+
+
+def _materialized_broadcast(a: Any, expanded: tuple, shape: tuple) -> Any:
+    out = np.empty(shape, dtype=a.dtype, order="F")
+    out[...] = a.reshape(expanded, order="F")
+    return out
+
+
 def _slice(eqn: Eqn, tag: str) -> Kernel:
     w = f"_window{tag}"
     return Kernel(f"_f({{0}}[{w}])", {"_f": fortran, w: _st._window(eqn.params["slices"])})
@@ -177,6 +200,7 @@ _KERNELS: dict[Primitive, Callable[[Eqn, str], Kernel]] = {
     dot_general_p: _dot_general,
     einsum_p: _einsum,
     _st.reshape_p: _reshape,
+    _st.broadcast_in_dim_p: _broadcast_in_dim,
     _st.slice_p: _slice,
     _st.concatenate_p: _concatenate,
     _st.transpose_p: _transpose,

@@ -95,3 +95,22 @@ def test_per_example_products_run_without_the_interpreter(dtype):
             assert source.count("_pair_fresh_product(") == sum(size > limit for size in sizes)
         np.testing.assert_array_equal(got.numpy(), _compiled(eq, ops, written_out=False)[0].numpy())
         np.testing.assert_allclose(got.numpy(), np.einsum(eq, *xs), rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_broadcast_in_dim_kernels(dtype):
+    """Compiled ``broadcast_in_dim``: inserting unit axes is a reshape (a view of its input, as
+    the ``reshape`` kernel's result is), a real broadcast is materialized column-major (never a
+    zero-stride view); both equal eager, neither runs the wrapped ``impl``."""
+    st_ = sys.modules["tenferro._structural"]
+    x = tf.asarray(_rand((3, 4), dtype))
+    for shape, dims in (((3, 1, 4, 1), (0, 2)), ((3, 5, 4), (0, 2)), ((2, 3, 4), (1, 2))):
+        def f(v, shape=shape, dims=dims):
+            return st_.broadcast_in_dim_p.bind(v, shape=shape, broadcast_dimensions=dims)
+        compiled = tf.jit(f)
+        got, want = compiled(x), f(x)
+        source = compiled.lower(x).source()
+        assert ("reshape" in source) == (shape == (3, 1, 4, 1)) and "_k0" not in source, source
+        assert got._data.flags.f_contiguous and 0 not in got._data.strides
+        assert np.shares_memory(got._data, x._data) == (shape == (3, 1, 4, 1))
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
