@@ -612,6 +612,7 @@ def broadcast_products(draw):
     return f"{''.join(x)},{''.join(y)}->{''.join(out)}", [tuple(sizes[l] for l in t) for t in (x, y)], dtype
 
 
+@pytest.mark.cpu_only   # NumPy's C einsum serves host arrays only
 @settings(max_examples=60, deadline=None)
 @given(case=broadcast_products())
 def test_broadcast_products_through_einsum_equal_the_aligned_multiply(case):

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import tenferro as tf
 from test_einsum import _rand, einsum_cases
 
+pytestmark = pytest.mark.cpu_only   # host kernels: off the CPU a compiled program runs each impl
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 
 
