@@ -78,12 +78,14 @@ def _aligned(x: np.ndarray, out: np.ndarray, slot: int, order: Any = None) -> np
     into a batch-first column-major result, from feature-major ``p`` and ``q``, ran 6x slower
     with the inner loop writing across the batch stride. ``order``: ``out``'s axes fastest
     first when known (``None``: ``out`` is F-contiguous, its axes in order)."""
+    if order is None and x.flags.f_contiguous:
+        return x
+    if order is None and x.nbytes <= SMALL_COPY_BYTES:   # fresh from the heap: no scratch bookkeeping
+        return np.asfortranarray(x)
     shape = x.shape
     first = next((i for i in (range(x.ndim) if order is None else order) if shape[i] != 1), None)
     if first is None or x.strides[first] == x.itemsize or x.nbytes > SCRATCH_MAX_BYTES:
         return x
-    if order is None and x.nbytes <= SMALL_COPY_BYTES:   # fresh from the heap: no scratch bookkeeping
-        return np.asfortranarray(x)
     buf = _buffer(slot, x.size, x.dtype)
     if order is None:
         view = buf.reshape(shape, order="F")
@@ -162,8 +164,7 @@ def _broadcast_product(a: Any, b: Any, out_view: tuple, out_shape: tuple) -> Any
     against 30 us for aligning both operands (:func:`_aligned`) and multiplying. Above about
     16k real (1k complex) elements its loops fall behind the aligned multiply (2-3x at 512k)."""
     _, axes_a, shape_a, axes_b, shape_b, subscripts = out_view
-    if type(a) is np.ndarray and type(b) is np.ndarray and subscripts is not None and \
-            prod(out_shape) <= min(EINSUM_PRODUCT_MAX.get(a.dtype.kind, 0), EINSUM_PRODUCT_MAX.get(b.dtype.kind, 0)):
+    if type(a) is np.ndarray and type(b) is np.ndarray and _by_einsum(subscripts, out_shape, a.dtype, b.dtype):
         sub_a, sub_b, sub_out = subscripts
         return np.asfortranarray(_c_einsum(a, sub_a, b, sub_b, sub_out, order="F"))
     x = a.transpose(axes_a).reshape(shape_a, order="F")
@@ -177,19 +178,22 @@ def fresh_product(x: Any, y: Any, out_shape: tuple, dtype: Any, xp: Any = np) ->
     operands laid out as it first (:func:`_aligned`; one already column-major is as it is)."""
     z = xp.empty(out_shape, dtype=dtype, order="F")
     if xp is np:
-        if not x.flags.f_contiguous:
-            x = np.asfortranarray(x) if x.nbytes <= SMALL_COPY_BYTES else _aligned(x, z, 2)
-        if not y.flags.f_contiguous:
-            y = np.asfortranarray(y) if y.nbytes <= SMALL_COPY_BYTES else _aligned(y, z, 3)
+        x, y = _aligned(x, z, 2), _aligned(y, z, 3)
     xp.multiply(x, y, out=z)
     return z
 
 
-def _multiply_into(xp: Any, x: Any, y: Any, out: Any, fresh: bool = False) -> None:
-    """``out[...] = x * y`` (broadcast); host operands first laid out as ``out`` (:func:`_aligned`;
-    ``fresh``: ``out`` is a new F-contiguous array)."""
+def _by_einsum(subscripts: Any, out_shape: tuple, dtype_a: Any, dtype_b: Any) -> bool:
+    """Whether a host broadcast product of these dtypes goes to NumPy's C einsum
+    (``EINSUM_PRODUCT_MAX``; ``subscripts`` None: too many labels for it)."""
+    return subscripts is not None and prod(out_shape) <= min(
+        EINSUM_PRODUCT_MAX.get(np.dtype(dtype_a).kind, 0), EINSUM_PRODUCT_MAX.get(np.dtype(dtype_b).kind, 0))
+
+
+def _multiply_into(xp: Any, x: Any, y: Any, out: Any) -> None:
+    """``out[...] = x * y`` (broadcast); host operands first laid out as ``out`` (:func:`_aligned`)."""
     if xp is np:
-        order = None if fresh else _stride_order(out)
+        order = _stride_order(out)
         x, y = _aligned(x, out, 2, order), _aligned(y, out, 3, order)
     xp.multiply(x, y, out=out)
 
@@ -218,9 +222,8 @@ def host_pair_expr(step: tuple, name: str, a: str, b: str, shape_a: tuple, shape
 
     if out_view is not None and out_view[0] == "labels":
         subscripts = out_view[-1]
-        limit = min(EINSUM_PRODUCT_MAX.get(np.dtype(d).kind, 0) for d in (dtype_a, dtype_b))
         x, y = operand(a, shape_a, None, sa, None, "a", 0), operand(b, shape_b, None, sb, None, "b", 1)
-        if subscripts is None or prod(out_shape) > limit:   # each operand viewed label by label
+        if not _by_einsum(subscripts, out_shape, dtype_a, dtype_b):   # each operand viewed label by label
             _, axes_a, view_a, axes_b, view_b, _ = out_view
             views = []
             for expr, axes, view, side in ((x, axes_a, view_a, "a"), (y, axes_b, view_b, "b")):

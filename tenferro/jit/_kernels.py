@@ -25,7 +25,6 @@ from .. import _elementwise as _ew
 from .. import _structural as _st
 from .. import _transcendental as _tr
 from .._aval import fortran
-from .._placement import CPU
 from .._contraction import _dot_general_eval, batched_dot_general_views, dot_general_p
 from .._tensor import Tensor
 from ..einsum._ad import einsum_p
@@ -111,7 +110,6 @@ def _einsum(eqn: Eqn, tag: str) -> Kernel:
         return Kernel(f"_einsum({p}, ({args},))", {"_einsum": _einsum_execute, p: plan})
     env: dict[str, Any] = {"_pair": _einsum_pair, "_f": fortran}
     vals = ["{%d}" % i for i in range(len(eqn.inputs))]
-    host = all(v.aval.placement == CPU for v in (*eqn.inputs, *eqn.outputs))
     metas = [(tuple(v.aval.shape), v.aval.dtype.numpy) for v in eqn.inputs]   # each value's shape, dtype
     for k, st in enumerate(steps[:-1]):
         if st[0] == MOVE:
@@ -122,7 +120,7 @@ def _einsum(eqn: Eqn, tag: str) -> Kernel:
         (shape_b, dtype_b), (shape_a, dtype_a) = metas.pop(st[2]), metas.pop(st[1])
         metas.append((tuple(st[-2]), np.result_type(dtype_a, dtype_b)))
         name = f"_step{tag}_{k}"
-        inline = host_pair_expr(st, name, a, b, shape_a, shape_b, dtype_a, dtype_b) if host else None
+        inline = host_pair_expr(st, name, a, b, shape_a, shape_b, dtype_a, dtype_b)   # kernels run on the CPU
         if inline is not None:   # the step's NumPy calls written out (run_pair's branches taken now)
             vals.append(inline[0])
             env.update(inline[1])

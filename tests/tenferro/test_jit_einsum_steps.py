@@ -38,8 +38,7 @@ def test_written_out_steps_equal_run_pair_to_the_bit(case, dtype, data):
     """The same compiled graph, its steps written out or interpreted by ``run_pair``: equal to
     the bit, column-major (eager may differ by rounding: the passes reorder operands)."""
     eq, shapes = case
-    if "..." in eq:   # the ellipsis forms are the parser's business, covered in test_einsum.py
-        return
+    assume("..." not in eq)   # the ellipsis forms are the parser's business, covered in test_einsum.py
     xs = [_rand(s, dtype, seed=i) for i, s in enumerate(shapes)]
     try:
         np.einsum(eq, *xs)
