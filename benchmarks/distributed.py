@@ -31,7 +31,12 @@
   to the next). The two clusters run side by side and their calls
   alternate, so each repeat's speedup compares runs made seconds apart (the shared host's speed
   drifts by far more than the goal's margin from one minute to the next); the median of those
-  paired ratios is the figure. ``--network circuit`` (default): the amplitude
+  paired ratios is the figure. Each Dask worker (every thread of it) is pinned to a CPU of its
+  own physical core (:func:`distinct_cores`, :func:`pin_workers`), as the ceilings' plain
+  processes are. Measured 2026-11-28, medians: 1.79x and 1.90x (7 repeats each) on the H100
+  machine's 16-core Xeon host, 1.61x and 1.79x (5 repeats each) on the shared 2-core
+  development machine, where this contraction's own ceiling was 1.53x and 1.62x.
+  ``--network circuit`` (default): the amplitude
   <0...0|C|0...0> of a random circuit on a ``--rows`` x ``--cols`` grid of qubits (4 x 6),
   ``--cycles`` (14) cycles of Haar-random two-qubit gates on the edges in the ABCDCDAB order
   of Google's supremacy circuits, complex128. ``--network lattice``: a closed square-lattice
@@ -236,9 +241,13 @@ def einsum_section(args: argparse.Namespace) -> None:
     # repeat's ratio compares runs made seconds apart, not minutes (the shared host's speed drifts)
     with contextlib.ExitStack() as stack:
         clients = {}
+        cores = distinct_cores(args.workers)
         for workers in (1, args.workers):
             cluster = stack.enter_context(local_cluster(workers))   # single-threaded workers, profiler off
             clients[workers] = stack.enter_context(distributed.Client(cluster))
+            pin_workers(clients[workers], cores)   # as the plain processes of the ceilings below
+        print(f"  workers pinned to CPUs {cores} (each its own physical core; the 1-worker cluster's on the first)"
+              if cores else "  workers not pinned (the platform does not say which CPUs are distinct cores)")
         runs = {w: (lambda c=c: td.einsum(*interleaved, client=c, memory_limit=limit, tasks=2 * args.workers))
                 for w, c in clients.items()}
         for run in runs.values():
@@ -280,11 +289,46 @@ print(time.perf_counter() - t0)
 """
 
 
-def _pinned(cmd: list[str], core: int, workers: int) -> list[str]:
-    """``cmd`` run on core ``core`` alone (``taskset``) where the platform allows ``workers`` such."""
-    if shutil.which("taskset") and (os.cpu_count() or 1) >= workers:
-        return ["taskset", "-c", str(core)] + cmd
+def distinct_cores(n: int) -> list[int] | None:
+    """``n`` CPUs this process may run on, each on its own physical core (the kernel's
+    ``topology/core_id`` and ``physical_package_id``; hyperthreads of one core share its
+    arithmetic and caches, so two processes on them do not make a 2-worker measurement), the
+    first package's first; ``None`` where the platform does not say or has too few."""
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+        seen: dict[tuple[int, int], int] = {}
+        for cpu in allowed:
+            topo = f"/sys/devices/system/cpu/cpu{cpu}/topology"
+            with open(f"{topo}/physical_package_id") as f_pkg, open(f"{topo}/core_id") as f_core:
+                seen.setdefault((int(f_pkg.read()), int(f_core.read())), cpu)
+    except (AttributeError, OSError, ValueError):
+        return None
+    cores = [seen[key] for key in sorted(seen)]
+    return cores[:n] if len(cores) >= n else None
+
+
+def _pinned(cmd: list[str], k: int, workers: int) -> list[str]:
+    """``cmd`` run on the ``k``-th of :func:`distinct_cores` alone (``taskset``) where the
+    platform has ``workers`` such."""
+    cores = distinct_cores(workers)
+    if shutil.which("taskset") and cores is not None:
+        return ["taskset", "-c", str(cores[k])] + cmd
     return cmd
+
+
+def pin_workers(client, cores: list[int] | None) -> dict[str, int]:
+    """Pin each of ``client``'s worker processes (every thread, so the task thread Dask
+    starts later inherits it) to one of ``cores``, in the order of the workers' addresses;
+    worker address -> core. Nothing where ``cores`` is ``None``."""
+    if cores is None:
+        return {}
+    placed = {}
+    for (address, pid), core in zip(sorted(client.run(os.getpid).items()), cores):
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError):   # a thread that ended meanwhile
+                os.sched_setaffinity(int(tid), {core})
+        placed[address] = core
+    return placed
 
 
 def _parallel_ceiling(workers: int, repeats: int) -> list[float]:
