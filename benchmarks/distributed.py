@@ -34,9 +34,9 @@
   paired ratios is the figure. Each Dask worker (every thread of it) is pinned to a CPU of its
   own physical core (:func:`distinct_cores`, :func:`pin_workers`), as the ceilings' plain
   processes are. Measured 2026-11-28, medians: 1.79x and 1.90x (7 repeats each) on the H100
-  machine's 16-core Xeon host, 1.96x (5 repeats) on the H200 machine's, 1.61x, 1.79x, 1.59x and 1.71x (5 repeats each) on the
-  shared 2-core development machine, where this contraction's own ceiling was 1.53x, 1.62x,
-  1.74x and 1.63x.
+  machine's 16-core Xeon host, 1.96x (5 repeats) on the H200 machine's; 1.61x, 1.79x, 1.59x
+  and 1.71x (5 repeats each) on the shared 2-core development machine, where this
+  contraction's own ceiling was 1.53x, 1.62x, 1.74x and 1.63x.
   ``--network circuit`` (default): the amplitude
   <0...0|C|0...0> of a random circuit on a ``--rows`` x ``--cols`` grid of qubits (4 x 6),
   ``--cycles`` (14) cycles of Haar-random two-qubit gates on the edges in the ABCDCDAB order
