@@ -143,16 +143,26 @@ def _sum_transpose(ct, x, axes):
 broadcast_in_dim_p = primitive("broadcast_in_dim", FAMILY)
 
 
+def expanded_shape(in_shape: tuple, shape: tuple, broadcast_dimensions: tuple) -> tuple:
+    """The operand's shape with the unit axes that ``broadcast_in_dim`` inserts."""
+    expanded = [1] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        expanded[d] = in_shape[i]
+    return tuple(expanded)
+
+
+def materialized_broadcast(a: Any, expanded: tuple, shape: tuple) -> Any:
+    """The array ``a`` (of :func:`expanded_shape` ``expanded``) broadcast to ``shape``, written
+    into a new column-major array (canonical, writeable: a zero-stride view must not escape)."""
+    out = xp_of(a).empty(shape, dtype=a.dtype, order="F")
+    out[...] = a.reshape(expanded, order="F")
+    return out
+
+
 @broadcast_in_dim_p.def_impl
 def _broadcast_in_dim_impl(x, shape, broadcast_dimensions):
     a = x._data
-    expanded = [1] * len(shape)
-    for i, d in enumerate(broadcast_dimensions):
-        expanded[d] = a.shape[i]
-    # materialized (canonical, writeable): a zero-stride NumPy view must not escape
-    out = xp_of(a).empty(shape, dtype=a.dtype, order="F")
-    out[...] = a.reshape(expanded, order="F")
-    return Tensor._wrap(out)
+    return Tensor._wrap(materialized_broadcast(a, expanded_shape(a.shape, shape, broadcast_dimensions), shape))
 
 
 @broadcast_in_dim_p.def_abstract_eval

@@ -28,9 +28,7 @@ from .._aval import fortran
 from .._contraction import _dot_general_eval, batched_dot_general_views, dot_general_p
 from .._tensor import Tensor
 from ..einsum._ad import einsum_p
-from ..einsum._execute import host_pair_expr
-from ..einsum._execute import run_pair as _einsum_pair
-from ..einsum._execute import execute as _einsum_execute
+from ..einsum._execute import execute as _einsum_execute, host_pair_expr, run_pair as _einsum_pair
 from ..einsum._plan import FINAL, MOVE, PAIR
 from ._sum_products import stack_arrays, stack_p
 
@@ -147,18 +145,9 @@ def _broadcast_in_dim(eqn: Eqn, tag: str) -> Kernel:
     s = f"_shape{tag}"
     if prod(shape) == prod(in_shape) and list(dims) == sorted(dims):
         return Kernel(f"{{0}}.reshape({s}, order='F')", {s: shape})
-    expanded = [1] * len(shape)
-    for i, d in enumerate(dims):
-        expanded[d] = in_shape[i]
     e = f"_expanded{tag}"
-    return Kernel(f"_broadcast_fill({{0}}, {e}, {s})", {"_broadcast_fill": _materialized_broadcast, s: shape,
-                                                       e: tuple(expanded)}, fresh=True)
-
-
-def _materialized_broadcast(a: Any, expanded: tuple, shape: tuple) -> Any:
-    out = np.empty(shape, dtype=a.dtype, order="F")
-    out[...] = a.reshape(expanded, order="F")
-    return out
+    return Kernel(f"_broadcast_fill({{0}}, {e}, {s})", {"_broadcast_fill": _st.materialized_broadcast, s: shape,
+                                                       e: _st.expanded_shape(in_shape, shape, dims)}, fresh=True)
 
 
 def _slice(eqn: Eqn, tag: str) -> Kernel:
