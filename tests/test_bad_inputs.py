@@ -1106,6 +1106,20 @@ if _importlib_util.find_spec("pyarrow") is not None:
         "expected an Arrow fixed_shape_tensor")
 
 
+# ---- issue 47: messages that lead to the fix -----------------------------------------------
+# (a) tidu.vmap and tenferro (einsum memory_limit, distributed client)
+# end (a)
+
+# (b) scans and the CLI's shared checks before work starts
+# end (b)
+
+# (c) TCI, quantics and structured einsum
+# end (c)
+
+# (d) sites, DMRG, time evolution, truncation cutoff
+# end (d)
+
+
 BASES = {"tenferro": tf.TenferroError, "tidu": tidu.TiduError, "tensor4all": t4a.Tensor4allError}
 
 
