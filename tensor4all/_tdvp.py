@@ -173,7 +173,11 @@ class _Run:
                                      "give placement=tenferro.CPU")
         self.hermitian = True
         self.engine = self._engine(H0, psi)
-        nrm = psi.norm()   # the backends start normalized; the norm is kept
+        # the evolution keeps the start's norm: the backend's state is normalized here, whatever
+        # its constructor did with the norm (the sector backend keeps it, the dense ones drop it),
+        # then scaled by the norm of ``psi``
+        nrm = psi.norm()
+        self.engine.backend.normalize()
         self.engine.backend.scale(nrm if self.traced else float(nrm))
 
     @property
