@@ -52,8 +52,9 @@ class ZeroFunctionError(TCIError):
 
 
 class TCIOptionError(TCIError, InvalidOptionError):
-    """An option outside its valid values (``tolerance <= 0``, an unknown
-    ``pivot_search``, ``max_iter < 1``); the message lists what is accepted."""
+    """An option outside its valid values (a relative ``tolerance`` outside (0, 1), an
+    absolute one ``<= 0``, an unknown ``pivot_search``, ``max_iter < 1``); the message lists
+    what is accepted."""
 
 
 class TCITypeError(Tensor4allTypeError):

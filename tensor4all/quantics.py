@@ -28,6 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 
 import tenferro as tf
+import tidu
 
 from ._errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError, ValueRangeError
 from ._mpo import MPO
@@ -37,7 +38,7 @@ from ._quantics_ops import BOUNDARIES, flip_mpo, fourier_mpo, shift_mpo
 from ._quantics_ops import apply as _apply_mpo
 from ._quantics_ops import reverse_bits as _reverse_sites
 from ._util import any_traced, check_alloc, check_bool, check_callable, concrete
-from .tci import NonFiniteValueError, TCIResult, crossinterpolate2, interpolant
+from .tci import NonFiniteValueError, TCIResult, _interpolate, _options, interpolant
 
 __all__ = [
     "Grid", "GridRangeError", "QuanticsTT", "quantics_interpolate", "ARGUMENTS", "shift_mpo", "flip_mpo", "fourier_mpo",
@@ -288,7 +289,14 @@ def _arguments(g: Grid, digits: np.ndarray, argument: str) -> list[np.ndarray]:
 
 def _finite(values: Any, args: Sequence[Any], argument: str) -> Any:
     """``values`` unchanged, or :class:`~tensor4all.tci.NonFiniteValueError` naming the first point
-    (coordinates or grid indices) where ``f`` gave NaN or infinity."""
+    (coordinates or grid indices) where ``f`` gave NaN or infinity. Traced values (``f`` of a
+    parameter under ``tidu.grad``) are checked on their concrete value, abstract ones not."""
+    if isinstance(values, tidu.Tracer):
+        values_now = concrete(values)
+        if values_now is None:
+            return values
+        _finite(values_now, args, argument)
+        return values
     v = np.asarray(values)
     if v.dtype.kind in "fc" and not np.isfinite(v).all():
         k = int(np.argmin(np.isfinite(v).reshape(-1)))
@@ -325,7 +333,13 @@ def quantics_interpolate(f: Any, grid: Grid, *, tolerance: float = 1e-8, max_bon
     values. ``initial_points``: grid indices (one, or a list) where ``|f|`` is large, the
     first pivots (default: grid index 0, or the largest of 64 random points if ``f`` is zero
     there). ``tolerance`` (relative to ``max|f|`` when ``normalize_error``), ``max_bond``,
-    ``max_iter``, ``pivot_search``, ``global_pivots`` and ``seed`` go to ``crossinterpolate2``.
+    ``max_iter``, ``pivot_search``, ``global_pivots`` and ``seed`` go to ``crossinterpolate2``
+    (``tolerance`` in (0, 1) when relative).
+
+    ``f`` may compute with a parameter under ``tidu.grad``/``jvp`` (``tidu.grad(lambda th:
+    quantics_interpolate(lambda x: tf.exp(-th * x**2), grid).integral())``): the pivots are
+    searched on the concrete values and the train is rebuilt from ``f`` under tracing at those
+    pivots (as :meth:`QuanticsTT.interpolant`), so derivatives are those at fixed pivots.
 
     The result's :attr:`QuanticsTT.tci` holds the run (``ranks``, ``errors``,
     ``evaluations``, ``termination``). Bad function values raise the typed errors of
@@ -337,6 +351,8 @@ def quantics_interpolate(f: Any, grid: Grid, *, tolerance: float = 1e-8, max_bon
         raise Tensor4allTypeError(f"quantics_interpolate: expected a quantics Grid, got {type(grid).__name__}")
     argument = _check_argument(argument, "quantics_interpolate")
     batched = check_bool(batched, "quantics_interpolate: batched")
+    opts = _options(tolerance, max_bond, max_iter, pivot_search, normalize_error, global_pivots, seed,
+                    what="quantics_interpolate")
     pivots = None if initial_points is None else _initial_pivots(grid, initial_points)
     if batched:
         def g(digits: np.ndarray) -> Any:
@@ -350,7 +366,9 @@ def quantics_interpolate(f: Any, grid: Grid, *, tolerance: float = 1e-8, max_bon
         def g(digits: np.ndarray) -> Any:
             args = [float(x[0]) for x in _arguments(grid, digits.reshape(1, -1), argument)]
             return _finite(f(*args), args, argument)
-    res = crossinterpolate2(g, grid.local_dims, pivots, tolerance=tolerance, max_bond=max_bond, max_iter=max_iter,
-                            pivot_search=pivot_search, normalize_error=normalize_error, global_pivots=global_pivots,
-                            batched=batched, seed=seed)
+    res = _interpolate(g, grid.local_dims, pivots, opts, batched, seed, "quantics_interpolate", _QUANTICS_HINT)
     return QuanticsTT(res.tt, grid, res)
+
+
+_QUANTICS_HINT = ("qtt = quantics_interpolate(lambda x: f(x, theta0), grid) outside it, then "
+                  "qtt.interpolant(lambda x: f(x, theta)) inside (QuanticsTT.interpolant)")

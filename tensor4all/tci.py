@@ -12,8 +12,12 @@ The tensor train depends on ``f`` only through its values at the sampled cross
 among those values. :func:`interpolant` rebuilds it from such values with tenferro
 operations, so ``tidu.grad`` of anything computed from it (:func:`tt_sum` with quadrature
 weights, :func:`tt_evaluate`) flows into the parameters ``f`` was computed from, at fixed
-pivots (the cross formula differentiated; the pivot choice is piecewise constant). :func:`tt_evaluate`, :func:`tt_sum`, :func:`tt_add` and :func:`tt_multiply`
-(elementwise) work on any dense MPS and are differentiable; ``MPS.compress`` recompresses.
+pivots (the cross formula differentiated; the pivot choice is piecewise constant).
+``crossinterpolate2`` of an ``f`` computed from a parameter under ``tidu.grad``/``jvp`` does the
+same by itself (JAX's ``custom_vjp`` pattern): the pivots are searched on the concrete values,
+then the train is rebuilt from ``f`` evaluated under tracing at those pivots. :func:`tt_evaluate`,
+:func:`tt_sum`, :func:`tt_add` and :func:`tt_multiply` (elementwise) work on any dense MPS and are
+differentiable; ``MPS.compress`` recompresses.
 
 >>> import numpy as np
 >>> from tensor4all import tci
@@ -33,7 +37,7 @@ import numpy as np
 import tenferro as tf
 import tidu
 
-from ._errors import DimensionMismatchError
+from ._errors import DimensionMismatchError, NotDifferentiableError
 from ._mps import MPS
 from ._tci2 import Cross, TCI2Options, run_tci2
 from ._tci_cache import CachedFunction
@@ -41,7 +45,7 @@ from ._tci_errors import (
     FunctionShapeError, FunctionValueError, LocalDimsError, MultiIndexError, MultiIndexOutOfRangeError,
     NonFiniteValueError, TCIError, TCIOptionError, TCITypeError, ZeroFunctionError,
 )
-from ._util import as_tensor
+from ._util import as_tensor, concrete
 
 __all__ = [
     "crossinterpolate2", "TCIResult", "interpolant", "tt_evaluate", "tt_sum", "tt_add", "tt_multiply",
@@ -136,24 +140,34 @@ def _multi_indices(x: Any, dims: list[int], what: str) -> np.ndarray:
 
 
 def _options(tolerance: Any, max_bond: Any, max_iter: Any, pivot_search: Any, normalize_error: Any,
-             global_pivots: Any) -> TCI2Options:
-    if isinstance(tolerance, (bool, np.bool_)) or not isinstance(tolerance, numbers.Real):
-        raise TCITypeError(f"crossinterpolate2: tolerance must be a real number > 0, got "
-                           f"{type(tolerance).__name__} {tolerance!r}")
-    if not (np.isfinite(tolerance) and tolerance > 0):
-        raise TCIOptionError(f"crossinterpolate2: tolerance must be a finite number > 0, got {tolerance!r}")
-    if max_bond is not None and (not _is_int(max_bond) or max_bond < 1):
-        raise TCIOptionError(f"crossinterpolate2: max_bond must be a positive integer or None, got {max_bond!r}")
-    if not _is_int(max_iter) or max_iter < 1:
-        raise TCIOptionError(f"crossinterpolate2: max_iter must be a positive integer, got {max_iter!r}")
-    if pivot_search not in PIVOT_SEARCHES:
-        raise TCIOptionError(f"crossinterpolate2: pivot_search must be one of {', '.join(map(repr, PIVOT_SEARCHES))}, "
-                             f"got {pivot_search!r}")
+             global_pivots: Any, seed: Any = None, what: str = "crossinterpolate2") -> TCI2Options:
+    """The checked options; ``what`` names the caller in messages. A relative tolerance (the
+    error estimate divided by ``max|f|``, ``normalize_error=True``) must lie in (0, 1): at 1 or
+    more the first rank-1 train already meets it."""
     if not isinstance(normalize_error, (bool, np.bool_)):
-        raise TCITypeError(f"crossinterpolate2: normalize_error must be True or False, got {normalize_error!r}")
+        raise TCITypeError(f"{what}: normalize_error must be True or False, got {normalize_error!r}")
+    if isinstance(tolerance, (bool, np.bool_)) or not isinstance(tolerance, numbers.Real):
+        raise TCITypeError(f"{what}: tolerance must be a real number > 0, got "
+                           f"{type(tolerance).__name__} {tolerance!r}")
+    if normalize_error and not (np.isfinite(tolerance) and 0 < tolerance < 1):
+        raise TCIOptionError(f"{what}: tolerance must be a finite number > 0 and < 1 (it is relative to max|f| "
+                             f"with normalize_error=True; e.g. 1e-8), got {tolerance!r}; at 1 or more any rank-1 "
+                             "train passes (pass normalize_error=False for an absolute tolerance)")
+    if not (np.isfinite(tolerance) and tolerance > 0):
+        raise TCIOptionError(f"{what}: tolerance must be a finite number > 0 (an absolute error with "
+                             f"normalize_error=False), got {tolerance!r}")
+    if max_bond is not None and (not _is_int(max_bond) or max_bond < 1):
+        raise TCIOptionError(f"{what}: max_bond must be a positive integer or None, got {max_bond!r}")
+    if not _is_int(max_iter) or max_iter < 1:
+        raise TCIOptionError(f"{what}: max_iter must be a positive integer, got {max_iter!r}")
+    if pivot_search not in PIVOT_SEARCHES:
+        raise TCIOptionError(f"{what}: pivot_search must be one of {', '.join(map(repr, PIVOT_SEARCHES))}, "
+                             f"got {pivot_search!r}")
     if not _is_int(global_pivots) or global_pivots < 0:
-        raise TCIOptionError(f"crossinterpolate2: global_pivots must be a non-negative integer (random starts of "
+        raise TCIOptionError(f"{what}: global_pivots must be a non-negative integer (random starts of "
                              f"the global pivot search per sweep; 0 turns it off), got {global_pivots!r}")
+    if seed is not None and (not _is_int(seed) or seed < 0):
+        raise TCIOptionError(f"{what}: seed must be a non-negative integer or None, got {seed!r}")
     return TCI2Options(float(tolerance), None if max_bond is None else int(max_bond), int(max_iter), pivot_search,
                        bool(normalize_error), int(global_pivots))
 
@@ -202,7 +216,8 @@ def crossinterpolate2(f: Callable[..., Any], local_dims: Sequence[int], initial_
       turn set to the value of largest ``|f|`` on its line, two passes at most
       (TensorCrossInterpolation.jl's ``optfirstpivot``; ``sum(local_dims)`` evaluations a pass).
     * ``tolerance``: the target of the error estimate, relative to ``max|f|`` when
-      ``normalize_error`` (default), else absolute.
+      ``normalize_error`` (default; then in (0, 1), e.g. ``1e-8``: at 1 or more a rank-1
+      train already meets it), else absolute (any finite number > 0).
     * ``max_bond``: the largest bond dimension (``None``: no limit); ``max_iter``: sweeps.
     * ``pivot_search``: ``"full"`` samples the whole two-site matrix of each bond,
       ``"rook"`` only a few rows and columns of it (fewer evaluations for large local
@@ -210,23 +225,69 @@ def crossinterpolate2(f: Callable[..., Any], local_dims: Sequence[int], initial_
     * ``global_pivots``: random starts of the global pivot search after each sweep
       (``0``: none); ``seed`` seeds it and the rook search.
 
+    If ``f`` is computed from a parameter under ``tidu.grad``/``jvp`` (it returns tidu
+    tracers), the pivots are searched on its concrete values and ``tt`` is rebuilt from ``f``
+    under tracing at those pivots (:func:`interpolant`): derivatives at fixed pivots.
+
     Bad input raises subclasses of :class:`TCIError` naming the problem (see the module's
     ``__all__``); a wrong kind of argument :class:`TCITypeError`.
     """
     if not callable(f):
         raise TCITypeError(f"crossinterpolate2: f must be callable, got {type(f).__name__} {f!r}")
     dims = _local_dims(local_dims)
-    opts = _options(tolerance, max_bond, max_iter, pivot_search, normalize_error, global_pivots)
+    opts = _options(tolerance, max_bond, max_iter, pivot_search, normalize_error, global_pivots, seed)
     if not isinstance(batched, (bool, np.bool_)):
         raise TCITypeError(f"crossinterpolate2: batched must be True or False, got {batched!r}")
-    if seed is not None and (not _is_int(seed) or seed < 0):
-        raise TCIOptionError(f"crossinterpolate2: seed must be a non-negative integer or None, got {seed!r}")
+    return _interpolate(f, dims, initial_pivots, opts, bool(batched), seed, "crossinterpolate2", _TCI_HINT)
+
+
+_TCI_HINT = ("res = tci.crossinterpolate2(lambda i: f(i, theta0), dims) outside it, then "
+             "tci.interpolant(res, f(res.points, theta)) inside")
+
+
+class _Primal:
+    """``f`` with traced results (computed from a parameter under ``tidu.grad``/``jvp``)
+    replaced by their concrete values, so that the pivot search runs on numbers; ``traced``
+    records that the train must be rebuilt from ``f`` under tracing."""
+
+    def __init__(self, f: Callable[..., Any], what: str, hint: str):
+        self.f, self.what, self.hint, self.traced = f, what, hint, False
+
+    def __call__(self, *args: Any) -> Any:
+        v = self.f(*args)
+        if not isinstance(v, tidu.Tracer):
+            return v
+        c = concrete(v)
+        if c is None:
+            raise NotDifferentiableError(
+                f"{self.what}: f returned an abstract traced value (under tenferro.jit or tidu.vmap), but the pivot "
+                f"search needs numbers; interpolate outside the transform and rebuild at its pivots inside: "
+                f"{self.hint}")
+        self.traced = True
+        return c
+
+
+def _interpolate(f: Callable[..., Any], dims: list[int], initial_pivots: Any, opts: TCI2Options, batched: bool,
+                 seed: Any, what: str, hint: str) -> TCIResult:
+    """TCI2 on checked arguments; a traced ``f`` gives a train rebuilt under tracing (see
+    :func:`crossinterpolate2`)."""
     rng = np.random.default_rng(seed)
-    fn = CachedFunction(f, dims, batched=bool(batched), what="crossinterpolate2: f")
+    primal = _Primal(f, what, hint)
+    fn = CachedFunction(primal, dims, batched=batched, what=f"{what}: f")
     pivots = _first_pivots(fn, initial_pivots, rng)
     cross, history = run_tci2(fn, pivots, opts, rng)
-    tt = _build(cross, tf.asarray(fn.values(cross.points)))
+    values = _traced_values(f, cross.points, batched) if primal.traced else tf.asarray(fn.values(cross.points))
+    tt = _build(cross, values)
     return TCIResult(tt, history.ranks, history.errors, fn.evaluations, history.termination, fn.max_abs, cross)
+
+
+def _traced_values(f: Callable[..., Any], points: np.ndarray, batched: bool) -> Any:
+    """``f`` at ``points`` (already checked on their concrete values) under tracing, shape ``(n,)``."""
+    pts = np.array(points, dtype=np.int64)
+    pts.setflags(write=False)
+    if batched:
+        return tf.reshape(as_tensor(f(pts)), (len(pts),))
+    return tf.stack([as_tensor(f(p)) for p in pts])      # promotes a few float results beside complex ones
 
 
 def _build(cross: Cross, values: Any) -> MPS:
@@ -267,6 +328,14 @@ def interpolant(result: TCIResult, values: Any) -> MPS:
         v = v.astype(tf.float64) if isinstance(v, tf.Tensor) else v
         if tidu.aval_of(v).dtype.kind not in ("float", "complex"):
             raise TCITypeError(f"interpolant: values must be float or complex, got {tidu.aval_of(v).dtype}")
+    c = concrete(v)          # None when abstract (tenferro.jit): not checked
+    if c is not None:
+        finite = np.isfinite(np.asarray(c))
+        if not finite.all():
+            i = int(np.argmin(finite))
+            raise NonFiniteValueError(f"interpolant: values[{i}] is {np.asarray(c)[i]}, the value at "
+                                      f"result.points[{i}] = {result.points[i].tolist()}; every value must be finite "
+                                      "(check the function there)")
     return _build(result.cross, v)
 
 

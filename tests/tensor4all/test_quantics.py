@@ -394,3 +394,31 @@ def test_interpolation_errors_are_typed():
         Q.quantics_interpolate(math.sin, g, argument="x")
     with pytest.raises(t4a.InvalidOptionError, match="from quantics_interpolate"):
         Q.QuanticsTT.from_values(np.ones(64), g).interpolant(math.sin)
+
+
+def test_gradient_of_quantics_interpolate_of_a_traced_parameter():
+    """Issue 47: the natural call works under ``tidu.grad``: pivots from the concrete values,
+    the train rebuilt from ``f`` under tracing. d/dtheta of the integral of exp(-theta x^2) on
+    [0, 1) (the rectangle rule on 2**6 points, summed in closed form), both ways of calling f."""
+    g = Q.Grid(6, 0.0, 1.0)
+    x = g.grididx_to_origcoord(np.arange(g.n_points))
+
+    def integral(th, batched=False):
+        f = (lambda x: tf.exp(-th * tf.asarray(x) ** 2)) if batched else (lambda x: tf.exp(-th * x ** 2))
+        return Q.quantics_interpolate(f, g, batched=batched, tolerance=1e-12).integral()
+
+    for th0 in (1.0, 2.5):
+        want = float(np.sum(-x ** 2 * np.exp(-th0 * x ** 2)) * g.step[0])
+        for batched in (False, True):
+            assert float(tidu.grad(integral)(tf.asarray(th0), batched)) == pytest.approx(want, rel=1e-9)
+    check_grads(integral, (tf.asarray(1.0),), order=2)
+    with pytest.raises(t4a.NotDifferentiableError, match=r"qtt.interpolant\(lambda x: f\(x, theta\)\)"):
+        tf.jit(integral)(tf.asarray(1.0))
+
+
+def test_a_relative_tolerance_of_one_or_more_is_refused():
+    with pytest.raises(t4a.tci.TCIOptionError, match=r"quantics_interpolate: tolerance must be a finite number > 0 "
+                                                     r"and < 1"):
+        Q.quantics_interpolate(math.sin, Q.Grid(4), tolerance=2)
+    qtt = Q.quantics_interpolate(lambda x: 3.0 + x, Q.Grid(4), tolerance=1.5, normalize_error=False)
+    assert qtt.tci.termination == "converged"

@@ -201,6 +201,24 @@ def test_a_dense_operand_densifies_through_the_counted_fallback():
         t4a.einsum("ab,bc->ac", a, d)
 
 
+def test_batch_labels_fall_back_to_dense_like_multiply():
+    """Issue 47: ``ab,ab->ab`` keeps ``a`` and ``b`` (batch labels, elementwise like ``x * y``),
+    so no duality is asked of them: the counted dense fallback, as ``b * b``."""
+    v = Leg(U1(), {-1: 2, 0: 3, 1: 2})
+    b = t4a.SymmetricTensor.random([v, v.dual()], charge=0, seed=1)
+    t4a.reset_fallback_stats()
+    got = t4a.einsum("ab,ab->ab", b, b)
+    _close(np.asarray(got.numpy()), _dense(b) * _dense(b))
+    _close(np.asarray(got.numpy()), np.asarray((b * b).numpy()))
+    assert sum(t4a.fallback_stats().values()) == 2
+    c = t4a.SymmetricTensor.random([v, v], charge=0, seed=2)   # a batch label beside a contracted one
+    _close(np.asarray(t4a.einsum("ab,bc->abc", b, c).numpy()), np.einsum("ab,bc->abc", _dense(b), _dense(c)))
+    with pytest.raises(t4a.SectorMismatchError, match="opposite duality"):   # contracted labels still checked
+        t4a.einsum("ab,ac->bc", b, b)
+    with t4a.fallback_policy("error"), pytest.raises(t4a.DensifyError):
+        t4a.einsum("ab,ab->ab", b, b)
+
+
 @SETTINGS
 @given(tensors(n_legs=2), st.floats(-2.0, 2.0))
 def test_arithmetic_and_norm(x, s):

@@ -5,6 +5,7 @@ through the interpolant against finite differences of re-interpolation, and bad 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -327,6 +328,12 @@ BAD = [
     ("tol-negative", lambda: tci.crossinterpolate2(_ok, [2, 2], tolerance=-1e-3), tci.TCIOptionError, "> 0"),
     ("tol-nan", lambda: tci.crossinterpolate2(_ok, [2, 2], tolerance=float("nan")), tci.TCIOptionError, "finite"),
     ("tol-str", lambda: tci.crossinterpolate2(_ok, [2, 2], tolerance="1e-8"), tci.TCITypeError, "real number"),
+    ("tol-relative-2", lambda: tci.crossinterpolate2(_ok, [2, 2], tolerance=2), tci.TCIOptionError,
+     "> 0 and < 1 (it is relative to max|f|"),
+    ("tol-relative-1", lambda: tci.crossinterpolate2(_ok, [2, 2], tolerance=1.0), tci.TCIOptionError,
+     "normalize_error=False for an absolute tolerance"),
+    ("tol-absolute-inf", lambda: tci.crossinterpolate2(_ok, [2, 2], tolerance=np.inf, normalize_error=False),
+     tci.TCIOptionError, "an absolute error"),
     ("max-bond", lambda: tci.crossinterpolate2(_ok, [2, 2], max_bond=0), tci.TCIOptionError, "max_bond"),
     ("max-iter", lambda: tci.crossinterpolate2(_ok, [2, 2], max_iter=0), tci.TCIOptionError, "max_iter"),
     ("search", lambda: tci.crossinterpolate2(_ok, [2, 2], pivot_search="best"), tci.TCIOptionError, "'full', 'rook'"),
@@ -380,3 +387,45 @@ def test_interpolant_checks_the_values():
     res = tci.crossinterpolate2(lambda i: 1.0 + i.sum(axis=1), [2, 2], batched=True)
     with pytest.raises(t4a.DimensionMismatchError, match=f"shape \\({len(res.points)},\\)"):
         tci.interpolant(res, np.ones(len(res.points) + 1))
+
+
+def test_interpolant_refuses_non_finite_values_naming_the_first():
+    """Issue 47: the values are checked before the solves, naming ``values[i]`` and its point."""
+    res = tci.crossinterpolate2(lambda i: 1.0 + i.sum(axis=1), [4, 4, 4], batched=True)
+    v = 1.0 + res.points.sum(axis=1)
+    v[[3, 5]] = [np.nan, np.inf]
+    want = f"interpolant: values[3] is nan, the value at result.points[3] = {res.points[3].tolist()}"
+    with pytest.raises(tci.NonFiniteValueError, match=re.escape(want)):
+        tci.interpolant(res, v)
+    w = tf.asarray(np.where(np.arange(len(v)) == 3, 1.0, v))      # inf at 5 only, traced under grad
+    with pytest.raises(tci.NonFiniteValueError, match=r"values\[5\] is inf"):
+        tidu.grad(lambda s: tci.tt_sum(tci.interpolant(res, s * w)))(tf.asarray(1.0))
+
+
+def test_an_absolute_tolerance_may_exceed_one():
+    res = tci.crossinterpolate2(lambda i: 10.0 * (1.0 + i[0]), [2, 2], tolerance=5.0, normalize_error=False)
+    assert res.termination == "converged"
+
+
+def test_a_traced_f_gives_the_train_at_fixed_pivots():
+    """Issue 47: ``crossinterpolate2`` of ``f`` computed from a parameter under ``tidu.grad``
+    searches the pivots on the values and rebuilds the train under tracing (as ``interpolant``):
+    the sum over the grid of exp(-theta s) against its closed form, and finite differences."""
+    x = np.linspace(0.0, 1.0, 8)
+    S = x[:, None, None] + x[None, :, None] + x[None, None, :]
+
+    def total(th, batched):
+        if batched:
+            def f(i):
+                return tf.exp(-th * tf.asarray(x[i].sum(axis=1)))
+        else:
+            def f(i):
+                return tf.exp(-th * float(x[i].sum()))
+        return tci.tt_sum(tci.crossinterpolate2(f, [8] * 3, batched=batched, tolerance=1e-12).tt)
+
+    for batched in (False, True):
+        g = float(tidu.grad(total)(tf.asarray(0.7), batched))
+        assert g == pytest.approx(float(np.sum(-S * np.exp(-0.7 * S))), rel=1e-10)
+    check_grads(lambda th: total(th, True), (tf.asarray(0.7),), order=2)
+    with pytest.raises(t4a.NotDifferentiableError, match=r"tci.interpolant\(res, f\(res.points, theta\)\)"):
+        tf.jit(lambda th: total(th, True))(tf.asarray(0.7))
