@@ -200,8 +200,9 @@ def _single(op: str, x: SymmetricTensor, lab: str, out: str) -> Any:
 
 def sym_einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Any:
     """``einsum`` of symmetric tensors (two or more: contracted left to right), or one
-    (a transpose). Other operand kinds, traces, batch (hyper-edge) labels and ellipses
-    fall back to dense."""
+    (a transpose). Other operand kinds, traces, batch labels (in several operands and the
+    output, as in ``"ab,ab->ab"``: elementwise, like ``x * y``, so no duality is asked of
+    them), hyper-edges and ellipses fall back to dense (counted, see ``fallback_stats``)."""
     if not all(isinstance(x, SymmetricTensor) for x in operands):
         return NotImplemented
     parsed = parse_subscripts(subscripts, len(operands))
@@ -216,9 +217,9 @@ def sym_einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Any:
         return _single("einsum", operands[0], ins[0], out)
     _check_one_group("einsum", operands, [f"operand {k}" for k in range(len(operands))])
     seen: dict[str, tuple[int, int]] = {}
-    for k, lab in enumerate(ins):   # every joined pair of legs, before anything is contracted
+    for k, lab in enumerate(ins):   # every contracted pair of legs, before anything is contracted
         for i, c in enumerate(lab):
-            if c in seen and seen[c][0] != k:
+            if c in seen and seen[c][0] != k and c not in out:   # batch labels (kept) fall back below
                 k0, i0 = seen[c]
                 _check_contracted("einsum", operands[k0].legs[i0], operands[k].legs[i],
                                   f"label {c!r} (leg {i0} of operand {k0}, leg {i} of operand {k})")
