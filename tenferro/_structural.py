@@ -22,7 +22,7 @@ from ._batching import batch_last, trailing_batch
 from ._capture_blas import concatenate_arrays
 from ._dispatch import dispatchable
 from ._dtypes import result_type
-from ._errors import AxisError, ShapeError, fmt_shape
+from ._errors import AxisError, ShapeError, TenferroMemoryError, fmt_bytes, fmt_shape
 from ._operands import as_operand, check_placement
 from ._registry import primitive
 from ._shape import as_index, as_indices, as_shape, normalize_axes
@@ -154,7 +154,12 @@ def expanded_shape(in_shape: tuple, shape: tuple, broadcast_dimensions: tuple) -
 def materialized_broadcast(a: Any, expanded: tuple, shape: tuple) -> Any:
     """The array ``a`` (of :func:`expanded_shape` ``expanded``) broadcast to ``shape``, written
     into a new column-major array (canonical, writeable: a zero-stride view must not escape)."""
-    out = xp_of(a).empty(shape, dtype=a.dtype, order="F")
+    try:
+        out = xp_of(a).empty(shape, dtype=a.dtype, order="F")
+    except MemoryError:
+        need = int(np.prod(shape, dtype=object)) * a.dtype.itemsize
+        raise TenferroMemoryError(f"broadcast_to: cannot allocate {fmt_bytes(need)} for a tensor of shape "
+                                  f"{fmt_shape(shape)} and dtype {a.dtype.name}") from None
     out[...] = a.reshape(expanded, order="F")
     return out
 

@@ -11,8 +11,9 @@ import numpy as np
 import tidu
 
 from ._aval import TensorType, aval_of_tensor, fortran, meta
-from ._creation import ones, zeros
+from ._creation import asarray, ones, zeros
 from ._elementwise import add_p, conj, multiply
+from ._errors import TenferroMemoryError, fmt_bytes, fmt_shape
 from ._methods import TENSOR_METHODS
 from ._placement import CPU, array_module_of_placement, device_scope
 from ._shape import Shape
@@ -124,7 +125,18 @@ class TensorVSpace(tidu.VSpace):
         y = expand_dims(x, axis)
         shape = list(y.shape)
         shape[axis] = size
-        return broadcast_to(y, shape)
+        try:
+            return broadcast_to(y, shape)
+        except MemoryError:   # NumPy's or broadcast_to's: say which vmap setting asked for it
+            a = tidu.aval_of(x)
+            need = size * a.size * a.dtype.numpy.itemsize
+            raise TenferroMemoryError(
+                f"vmap: cannot allocate {fmt_bytes(need)} to broadcast a {a.dtype.name} tensor of shape "
+                f"{fmt_shape(a.shape)} over axis_size={size} examples (shape {fmt_shape(shape)}); pass a smaller "
+                "axis_size, or map fewer examples per call") from None
+
+    def scalar(self, value: Any, like: TensorType) -> Tensor:
+        return asarray(value, placement=like.placement)
 
     def tracer_getattr(self, tracer: Any, name: str) -> Any:
         fn = TENSOR_METHODS.get(name)  # operators first: every ``tracer + y`` lands here

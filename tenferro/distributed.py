@@ -28,18 +28,24 @@ import numpy as np
 
 import tidu
 
-from ._errors import OptionalDependencyError, TenferroTypeError, TenferroValueError
+from ._errors import OptionalDependencyError, TenferroError, TenferroTypeError, TenferroValueError
 from ._creation import asarray
 from ._tensor import Tensor
 from .einsum import SlicedContraction, einsum as local_einsum, einsum_slicing
 from .einsum._api import call_operands, interleaved_call
+from .einsum._slicing import check_positive_int
 
 try:  # optional dependency: the 'distributed' extra
     import distributed as dask_distributed
 except ImportError:  # pragma: no cover - exercised by the missing-extra test with a patched module
     dask_distributed = None
 
-__all__ = ["einsum", "DistributedInfo"]
+__all__ = ["einsum", "DistributedInfo", "DaskClientError"]
+
+
+class DaskClientError(TenferroError, ConnectionError):
+    """The Dask client given to :func:`einsum` is closed (or closing): it can run nothing; the
+    message says to pass an open ``distributed.Client`` or none."""
 
 
 @dataclass(frozen=True)
@@ -61,12 +67,17 @@ def _client(client: Any, op: str) -> Any:
                                       "(pip install 'tidu-tenferro[distributed]')")
     if client is None:
         try:
-            return dask_distributed.get_client()
+            client = dask_distributed.get_client()
         except ValueError:
             raise TenferroValueError(f"{op}: no Dask client is running; pass client=Client(...) (for example "
                                      "distributed.Client(n_workers=2, threads_per_worker=1))") from None
-    if not isinstance(client, dask_distributed.Client):
+    elif not isinstance(client, dask_distributed.Client):
         raise TenferroTypeError(f"{op}: client must be a dask.distributed.Client, got {type(client).__name__}")
+    status = getattr(client, "status", None)
+    if status in ("closing", "closed"):
+        raise DaskClientError(f"{op}: the Dask client is {status} (client.close() was called or its 'with' block "
+                              "ended), so it can run nothing; pass an open distributed.Client, or client=None to use "
+                              "the current one")
     return client
 
 
@@ -81,15 +92,15 @@ def einsum(*operands: Any, client: Any = None, memory_limit: int | None = None, 
     ``info=True`` returns ``(result, DistributedInfo)``.
     """
     op = "tenferro.distributed.einsum"
-    client = _client(client, op)
+    if tasks is not None:
+        tasks = check_positive_int(tasks, op, "tasks")
     if not isinstance(measure_memory, bool) or not isinstance(info, bool):
         raise TenferroTypeError(f"{op}: measure_memory and info must be True or False")
+    client = _client(client, op)
     workers = client.scheduler_info()["workers"]
     threads = max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
     if tasks is None:
         tasks = 2 * threads
-    if isinstance(tasks, bool) or not isinstance(tasks, int) or tasks < 1:
-        raise TenferroValueError(f"{op}: tasks must be a positive integer, got {tasks!r}")
     if not operands:
         raise TenferroValueError(f"{op}: expected subscripts and operands")
     subscripts, ops = call_operands(operands, op)

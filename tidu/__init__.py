@@ -39,6 +39,7 @@ from ._errors import (
     TiduError,
     TracerConversionError,
     TreeStructureError,
+    UnbatchableError,
     UnexpectedTracerError,
     UnregisteredTypeError,
 )
@@ -72,5 +73,5 @@ __all__ = [
     "tree_structure",
     "TiduError", "NonDifferentiableError", "TreeStructureError", "TangentMismatchError",
     "NonScalarOutputError", "ComplexOutputError", "CustomRuleError", "TracerConversionError", "InvalidArgumentError",
-    "UnexpectedTracerError", "UnregisteredTypeError", "MissingRuleError", "RuleError",
+    "UnexpectedTracerError", "UnregisteredTypeError", "UnbatchableError", "MissingRuleError", "RuleError",
 ]

@@ -12,6 +12,7 @@ __all__ = [
     "TracerConversionError",
     "UnexpectedTracerError",
     "UnregisteredTypeError",
+    "UnbatchableError",
     "MissingRuleError",
     "RuleError",
     "InvalidArgumentError",
@@ -56,6 +57,12 @@ class UnexpectedTracerError(TiduError, RuntimeError):
 
 class UnregisteredTypeError(TiduError, TypeError):
     """A value whose type has no registered vector space reached a transform."""
+
+
+class UnbatchableError(TiduError, TypeError):
+    """:func:`tidu.vmap` got a value it cannot batch: an argument mapped over an axis whose type
+    is not registered (or has no batching methods), or an output that is neither a value of a
+    registered type nor a number; the message names the argument or output and the fix."""
 
 
 class MissingRuleError(TiduError, NotImplementedError):

@@ -102,6 +102,12 @@ class VSpace:
         every example, from the per-example ones (``custom_vjp`` under ``vmap``)."""
         raise NotImplementedError(f"{type(self).__name__} does not support vmap (no sum_axis)")
 
+    def scalar(self, value: Any, like: Any) -> Any:
+        """A 0-d value of this type holding the number ``value``, placed like a value of aval
+        ``like``: :func:`tidu.vmap` broadcasts a number its function returns through it (as JAX
+        turns numbers into arrays). ``NotImplementedError``: this type holds no numbers."""
+        raise NotImplementedError(f"{type(self).__name__} does not support vmap (no scalar)")
+
     def identity(self, aval: Any) -> Any:
         """The standard basis of ``aval`` stacked along leading axes shaped like ``aval``: a value
         of shape ``aval + aval`` (the batched tangents of ``jacfwd``, cotangents of ``jacrev``)."""

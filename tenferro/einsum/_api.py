@@ -24,7 +24,7 @@ from ._parse import Parsed, canonicalize, format_spec, parse_interleaved, parse_
 from ._paths import normalize_optimize, opt_einsum_equation
 from ._cache import CacheInfo, LRUCache
 from ._plan import PLANS, build_plan, get_plan
-from ._slicing import SLICINGS, SlicedContraction, check_memory_limit, plan_slices
+from ._slicing import SLICINGS, SlicedContraction, as_int, check_memory_limit, check_positive_int, plan_slices
 from .._structural import convert_element_type
 import opt_einsum
 
@@ -153,8 +153,7 @@ def einsum_slicing(*operands: Any, memory_limit: int, optimize: Any = "auto",
     the FLOP overhead (:class:`SlicedContraction`). ``min_slices`` asks for at least that many
     slices (to spread them over workers)."""
     memory_limit = check_memory_limit(memory_limit, "einsum_slicing")
-    if isinstance(min_slices, bool) or not isinstance(min_slices, int) or min_slices < 1:
-        raise TenferroValueError(f"einsum_slicing: min_slices must be a positive integer, got {min_slices!r}")
+    min_slices = check_positive_int(min_slices, "einsum_slicing", "min_slices")
     key0, ops = call_operands(operands, "einsum_slicing")
     args = (key0, *ops) if isinstance(key0, str) else interleaved_call(operands, ops)
     return plan_slices(args, memory_limit, optimize, min_slices=min_slices)
@@ -242,10 +241,11 @@ def einsum_cache_clear(maxsize: int | None = None) -> None:
     """Empty the einsum caches (calls, plans and the slicings of ``memory_limit`` calls) and
     reset their statistics (optionally set a new bound for the call and plan caches: an int >= 1,
     the number of signatures each keeps)."""
-    if maxsize is not None and (isinstance(maxsize, bool) or not isinstance(maxsize, int) or maxsize < 1):
+    size = None if maxsize is None else as_int(maxsize)
+    if maxsize is not None and (size is None or size < 1):
         raise TenferroValueError(f"einsum_cache_clear: maxsize must be an int >= 1 or None, got {maxsize!r}")
     CALLS.clear()
     PLANS.clear()
     SLICINGS.clear()
-    if maxsize is not None:
-        CALLS.maxsize = PLANS.maxsize = int(maxsize)
+    if size is not None:
+        CALLS.maxsize = PLANS.maxsize = size

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 import random
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import tidu
@@ -28,7 +30,7 @@ from ._paths import normalize_optimize
 from ._cache import LRUCache
 import opt_einsum
 
-__all__ = ["SlicedContraction", "plan_slices", "check_memory_limit", "SLICINGS"]
+__all__ = ["SlicedContraction", "plan_slices", "check_memory_limit", "check_positive_int", "as_int", "SLICINGS"]
 
 #: slicings by (equation, shapes, item size, memory limit, optimize, min_slices): the path
 #: search and cotengra's slice finder take tens of milliseconds on a circuit of 180 tensors,
@@ -36,12 +38,35 @@ __all__ = ["SlicedContraction", "plan_slices", "check_memory_limit", "SLICINGS"]
 SLICINGS = LRUCache(64)
 
 
+def as_int(value: Any) -> int | None:
+    """``value`` as a Python int when it is an integer: ints, NumPy integers and integral
+    ``Decimal``s (opt_einsum's sizes); ``None`` for booleans, fractions, floats and the rest."""
+    if type(value) is int:  # hot path
+        return value
+    if isinstance(value, bool) or type(value).__name__ == "bool":   # Python and NumPy booleans
+        return None
+    if isinstance(value, Decimal):
+        return int(value) if value.is_finite() and value == value.to_integral_value() else None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def check_positive_int(value: Any, op: str, name: str, meaning: str = "") -> int:
+    """``value`` as a positive Python int (see :func:`as_int`), else a :class:`TenferroValueError`
+    naming ``op``, ``name`` and the value."""
+    n = as_int(value)
+    if n is None or n <= 0:
+        hint = " (a float: pass int(...))" if isinstance(value, float) and value.is_integer() and value > 0 else ""
+        raise TenferroValueError(f"{op}: {name} must be a positive integer{meaning}, got {value!r}{hint}")
+    return n
+
+
 def check_memory_limit(memory_limit: Any, op: str) -> int:
     """A positive integer number of bytes."""
-    if isinstance(memory_limit, bool) or not isinstance(memory_limit, int) or memory_limit <= 0:
-        raise TenferroValueError(f"{op}: memory_limit must be a positive integer number of bytes (the largest "
-                                 f"intermediate allowed), got {memory_limit!r}")
-    return int(memory_limit)
+    return check_positive_int(memory_limit, op, "memory_limit",
+                              " number of bytes (the largest intermediate allowed)")
 
 
 @dataclass(frozen=True)

@@ -91,3 +91,16 @@ def test_errors_name_the_problem(client, monkeypatch):
     monkeypatch.setattr(td, "dask_distributed", None)
     with pytest.raises(tf.OptionalDependencyError, match="'distributed' extra"):
         td.einsum(eq, *ops, client=client)
+
+
+def test_a_closed_client_is_refused_before_any_work():
+    eq, ops = lattice_network(2, 2, 2)
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0") as c:
+        want = float(td.einsum(eq, *ops, client=c, tasks=np.int64(2), memory_limit=np.int64(1 << 20)))
+    assert want == pytest.approx(float(tf.einsum(eq, *ops)), rel=1e-12)
+    assert c.status == "closed"
+    with pytest.raises(td.DaskClientError, match="the Dask client is closed.*pass an open distributed.Client") as info:
+        td.einsum(eq, *ops, client=c)
+    assert isinstance(info.value, ConnectionError) and isinstance(info.value, tf.TenferroError)
+    with pytest.raises(tf.TenferroValueError, match="tasks must be a positive integer, got 2.5"):
+        td.einsum(eq, *ops, client=c, tasks=2.5)        # arguments are checked before the client

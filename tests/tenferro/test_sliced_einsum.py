@@ -4,6 +4,7 @@ fits the limit. References: the unsliced ``tenferro.einsum`` and ``numpy.einsum`
 from __future__ import annotations
 
 import multiprocessing
+from decimal import Decimal
 
 import numpy as np
 import opt_einsum
@@ -134,6 +135,27 @@ def test_bad_memory_limits_are_typed(limit, exc, fragment):
     eq, ops = _ring(3, 2, 2, "float64")
     with pytest.raises(exc, match=fragment):
         tf.einsum(eq, *ops, memory_limit=limit)
+
+
+def test_numpy_integers_and_integral_decimals_are_integer_options():
+    # opt_einsum's sizes are Decimals and NumPy sums NumPy integers: both are taken (issue 47)
+    eq, ops = _ring(3, 4, 2, "float64")
+    want = np.asarray(tf.einsum(eq, *ops, memory_limit=256))
+    for limit in (np.int64(256), np.int32(256), np.uint64(256), Decimal(256), Decimal("256.000")):
+        np.testing.assert_array_equal(np.asarray(tf.einsum(eq, *ops, memory_limit=limit)), want)
+    sc = tf.einsum_slicing(eq, *ops, memory_limit=Decimal(256), min_slices=np.int64(2))
+    assert sc == tf.einsum_slicing(eq, *ops, memory_limit=256, min_slices=2) and sc.slices >= 2
+    for bad in (Decimal("256.5"), Decimal("NaN"), Decimal("Infinity"), Decimal(0), np.float64(256.0), np.True_):
+        with pytest.raises(tf.TenferroValueError, match="memory_limit must be a positive integer"):
+            tf.einsum(eq, *ops, memory_limit=bad)
+    with pytest.raises(tf.TenferroValueError, match="min_slices must be a positive integer"):
+        tf.einsum_slicing(eq, *ops, memory_limit=256, min_slices=Decimal("1.5"))
+    before = tf.einsum_cache_info().maxsize
+    try:
+        tf.einsum_cache_clear(maxsize=np.int64(64))
+        assert tf.einsum_cache_info().maxsize == 64 and type(tf.einsum_cache_info().maxsize) is int
+    finally:
+        tf.einsum_cache_clear(maxsize=before)
 
 
 def test_without_cotengra_slicing_names_the_extra(monkeypatch):

@@ -80,6 +80,48 @@ def test_bad_arguments_raise_typed_errors(call, match):
         call()
 
 
+def test_keyword_arguments_are_mapped_over_their_leading_axis():
+    # JAX: in_axes covers the positional arguments; keyword arguments are mapped over axis 0
+    x, c = _t(3, 5, seed=1), _t(3, seed=2)
+    b, p = _t(5, 3, seed=3), {"w": _t(5, 3, seed=4), "s": _t(5, seed=5)}
+
+    def f(x, c, b, p=None):
+        return tf.sum(tf.sin(x) * b + c * p["w"]) * p["s"]
+    got = tidu.vmap(f, in_axes=(1, None))(x, c, b=b, p=p)
+    want = [f(x[:, i], c, b=b[i], p={"w": p["w"][i], "s": p["s"][i]}) for i in range(5)]
+    assert got.shape == (5,)
+    np.testing.assert_allclose(got.numpy(), [float(w) for w in want], rtol=1e-13)
+    y = _t(5, seed=6)
+    np.testing.assert_allclose(tidu.vmap(lambda x, b: x * b)(x=y, b=b).numpy(), y.numpy()[:, None] * b.numpy())
+
+
+def test_outputs_no_mapped_input_reaches_are_broadcast_like_jax():
+    x = _t(5, 3)
+    f, i, t, z, _ = tidu.vmap(lambda x: (1.5, 2, True, 1j, tf.sum(x)))(x)
+    for out, value, dtype in ((f, 1.5, tf.float64), (i, 2, tf.int64), (t, True, tf.bool_), (z, 1j, tf.complex128)):
+        assert out.shape == (5,) and out.dtype == dtype and out.tolist() == [value] * 5
+    y, k = tidu.vmap(lambda x: (x, np.float32(2.0)), out_axes=(1, 0))(x)
+    assert y.shape == (3, 5) and k.shape == (5,) and k.dtype == tf.float32
+    assert tidu.vmap(lambda c: 2.0, in_axes=None, axis_size=4)(_t(2)).tolist() == [2.0] * 4
+    assert tidu.vmap(lambda x: (x, 3), out_axes=(0, None))(x)[1] == 3       # out_axes=None: returned as is
+    # constants of any type pass with in_axes=None
+    got = tidu.vmap(lambda x, n, name: x * n, in_axes=(0, None, None))(x, 3, "label")
+    np.testing.assert_array_equal(got.numpy(), 3 * x.numpy())
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: tidu.vmap(lambda x, n: x * n)(_t(5, 3), 3), r"argument 1 is an int.*pass in_axes=\(0, None\)"),
+    (lambda: tidu.vmap(lambda x: x)(np.ones((5, 3))), r"argument 0 is a ndarray.*tenferro.asarray"),
+    (lambda: tidu.vmap(lambda x: x)([1.0, 2.0]), r"argument 0\[0\] is a float.*argument 0 is a list"),
+    (lambda: tidu.vmap(lambda x: "a")(_t(5, 3)), r"vmap's output is a str; vmap returns tensors and numbers"),
+    (lambda: tidu.vmap(lambda x: [x, object()])(_t(5, 3)), r"vmap's output\[1\] is an object"),
+    (lambda: tidu.vmap(lambda x, b: x * b)(_t(5, 3), b=2.0), r"keyword argument 'b' is a float.*functools.partial"),
+])
+def test_what_vmap_cannot_batch_is_named_with_the_fix(call, match):
+    with pytest.raises(tidu.UnbatchableError, match=match):
+        call()
+
+
 def test_a_primitive_without_a_rule_is_named():
     plain_p = tidu.Primitive("test_without_rule")
     plain_p.def_impl(lambda x: x)
