@@ -28,7 +28,7 @@ from ._errors import (
     MPSFileNotFoundError, NonFiniteError, NonHermitianError, NotDifferentiableError, OpSumTermError,
     SiteOutOfRangeError, Tensor4allError, Tensor4allMemoryError, Tensor4allTypeError, UnknownLocalSpaceError,
     UnknownOperatorError, UnsupportedFileFormatError, ValueRangeError, ZeroNormError, NonConservingError,
-    OptionalDependencyError, ScanClusterError, ScanFileError, ScanFileIOError,
+    OptionalDependencyError, ScanClusterError, ScanFileError, ScanFileIOError, FrozenBondsWarning,
 )
 from ._local_ops import LOCAL_SPACES, LocalSpace, local_space
 from ._mps import MPS, add, overlap

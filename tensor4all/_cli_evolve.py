@@ -47,7 +47,7 @@ from ._cli_models import (ALL_MODEL_OPTIONS, DEFAULT_OBSERVE, DEFAULTS, LETTERS,
                           ROTATED, charge_of, couplings, exact_profile, exact_reference_applies, hamiltonian,
                           letters_of, local_of, mpo_bond, product_letters, product_mps, state_conserves)
 from ._dmrg import dmrg
-from ._errors import InvalidOptionError, Tensor4allError
+from ._errors import InvalidOptionError, Tensor4allError, ValueRangeError
 from ._evolution import time_grid
 from ._mpo import MPO, expectation
 from ._mps import MPS
@@ -320,6 +320,8 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace,
         steps = time_grid(args.t, args.dt, "evolve")
     except InvalidOptionError as e:
         parser.error("argument --t: " + str(e).replace("evolve: ", "").replace("give a t", "give a --t"))
+    except ValueRangeError as e:
+        parser.error("argument --dt: " + str(e).replace("evolve: ", "").replace("larger dt", "larger --dt"))
     if args.every is None:
         args.every = max(1, math.ceil(steps / ROWS))
     needed, available = memory_estimate(args), _available_memory()

@@ -253,6 +253,7 @@ def dmrg(
     progress = check_callable(progress, "progress")
     solver = get_solver(eigensolver)
     threads = check_threads(threads)
+    origin = ("conserve=" if conserve is not None else "the MPO, built with conserve=") + repr(conserve or H.conserve)
     conserve = _default_conserve(conserve, H, psi0)
     placement = check_placement(placement, "dmrg")
     if conserve is None and sector is not None:
@@ -261,7 +262,7 @@ def dmrg(
     opts = dict(max_bond=max_bond, sweeps=sweeps, cutoff=cutoff, tol=tol, two_site=two_site,
                 noise=_noise_schedule(noise, two_site), seed=seed, callback=callback, progress=progress,
                 solver=solver, compute_variance=compute_variance, local=H.local, conserve=conserve,
-                sector=sector, placement=placement)
+                sector=sector, placement=placement, conserve_origin=origin)
     with blas_threads(threads, largest_bond), device_scope(placement):
         if not any_traced(H.tensors):
             return _run(H.tensors, psi0, opts)[0]
@@ -399,7 +400,7 @@ def _engine(ws_run: list[np.ndarray], psi0: MPS | None, H: MPO, ws: list[np.ndar
                     raise ZeroNormError("dmrg: the start state psi0 has norm 0; give a nonzero state")
                 blocks = engine_blocks(canonical_sites(psi0.tensors, 0))
             else:
-                states = start_states(psi0)
+                states = start_states(psi0, opts["conserve"], opts["conserve_origin"])
         spec = resolve_sector(opts["conserve"], sector, opts["local"], ws, states)
         if spec is not None:
             if blocks is not None and [list(q) for q in spec.q] != [list(_basis_charges(t)) for t in psi0.tensors]:

@@ -33,6 +33,7 @@ __all__ = [
     "ScanFileError",
     "ScanFileIOError",
     "ScanClusterError",
+    "FrozenBondsWarning",
 ]
 
 
@@ -156,3 +157,9 @@ class ScanFileIOError(Tensor4allError, OSError):
 class ScanClusterError(Tensor4allError, ConnectionError):
     """The Dask scheduler a scan was given by address cannot be reached; the message names
     the address and Dask's reason."""
+
+
+class FrozenBondsWarning(UserWarning):
+    """One-site TDVP keeps the start state's bond dimensions: started from a product state, it
+    stays a product state (grow the bonds with two-site steps first)."""
+

@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 import tenferro as tf
 import tidu
 
-from ._errors import InvalidOptionError, Tensor4allTypeError
+from ._errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError, ValueRangeError
 from ._mpo import MPO, expectation
 from ._mps import MPS
 from ._util import check_real
@@ -97,14 +97,22 @@ def _jsonable(v: Any) -> Any:
     return a.tolist()
 
 
+MAX_STEPS = 2 ** 53   # beyond it a step count is no longer an exact float: t / dt means nothing
+
+
 def time_grid(t: Any, dt: Any, what: str) -> int:
     """The number of steps ``n = t / dt``: ``dt > 0`` finite, ``t >= 0`` finite and a multiple
-    of ``dt`` within a relative ``1e-9`` (else :class:`InvalidOptionError` naming both)."""
+    of ``dt`` within a relative ``1e-9`` (else :class:`InvalidOptionError` naming both), and
+    ``n`` below ``2**53`` (else :class:`ValueRangeError`: a ``dt`` too small for ``t``)."""
     dt = check_real(dt, f"{what}: dt (the time step, a positive number)", low=0.0)
     t = check_real(t, f"{what}: t (the final time, a non-negative number)", low=0.0)
     if not dt > 0.0:
         raise InvalidOptionError(f"{what}: dt must be positive, got {dt!r}")
-    n = round(t / dt)
+    ratio = t / dt
+    if not ratio < MAX_STEPS:
+        raise ValueRangeError(f"{what}: dt = {dt!r} is too small for t = {t!r}: t / dt = {ratio:.3g} steps, beyond "
+                              f"the {MAX_STEPS:.3g} a step count can hold; give a larger dt")
+    n = round(ratio)
     if abs(n * dt - t) > 1e-9 * max(abs(t), dt):
         raise InvalidOptionError(f"{what}: t = {t!r} is not a multiple of dt = {dt!r} (t / dt = {t / dt!r}); "
                                  "give a t that is a whole number of steps")
@@ -125,14 +133,21 @@ def check_hamiltonian_arg(H: Any, what: str) -> None:
                                   f"got {type(H).__name__}")
 
 
-def hamiltonian_at(H: Any, time: float, what: str) -> MPO:
-    """``H`` itself, or ``H(time)`` for a time-dependent one (checked to be an :class:`MPO`)."""
+def hamiltonian_at(H: Any, time: float, what: str, dims: Sequence[int] | None = None) -> MPO:
+    """``H`` itself, or ``H(time)`` for a time-dependent one (checked to be an :class:`MPO`
+    and, given the state's physical dimensions ``dims``, to act on the state's sites)."""
     if isinstance(H, MPO):
         return H
     out = H(time)
     if not isinstance(out, MPO):
         raise Tensor4allTypeError(f"{what}: the time-dependent Hamiltonian returned {type(out).__name__} at "
                                   f"t = {time:g}; it must return an MPO")
+    if dims is not None and list(out.phys_dims) != list(dims):
+        got = f"{out.L} sites" if out.L != len(dims) else f"physical dimensions {list(out.phys_dims)}"
+        want = f"{len(dims)} sites" if out.L != len(dims) else f"{list(dims)}"
+        raise DimensionMismatchError(f"{what}: the time-dependent Hamiltonian returned an MPO of {got} at "
+                                     f"t = {time:g}, but the state has {want}; H(t) must act on the state's sites "
+                                     "at every time")
     return out
 
 

@@ -26,7 +26,7 @@ from ._mpo_charges import check_opsum_conserves, mpo_bond_charges
 from ._correlations import site_conj, site_einsum
 from ._mps import MPS, _overlap_tensors, _scalar, _scaled_sites, check_nonzero_norm
 from ._opsum import OpSum
-from ._util import (check_alloc, check_cutoff, check_finite_arrays, check_positive_int, check_real, exponent,
+from ._util import (check_alloc, check_rtol, check_finite_arrays, check_positive_int, check_real, exponent,
                     first_nonfinite, is_traced, ldexp, to_numpy)
 from .structured import Leg, SymmetricTensor, U1, Zn
 
@@ -86,19 +86,20 @@ class MPO(SiteChain):
 
     @classmethod
     def from_opsum(
-        cls, os: OpSum, L: int, local: str | LocalSpace = "spin-1/2", *, cutoff: float = 1e-13,
-        conserve: str | None = None,
+        cls, os: OpSum, L: int, local: str | LocalSpace = "spin-1/2", *, rtol: float = 1e-13,
+        conserve: str | None = None, cutoff: float | None = None,
     ) -> "MPO":
         """Compile ``os`` on ``L`` sites of the local space ``local``.
 
         A finite-state automaton gives an exact MPO (shared prefixes; see
         ``tensor4all._autompo``); when all coefficients are concrete it is then
         compressed bond by bond (orthonormal sweep, then rank-revealing QR; see
-        :func:`compress_mpo_tensors`), dropping directions below ``cutoff`` relative to the
+        :func:`compress_mpo_tensors`), dropping directions below ``rtol`` relative to the
         largest at that bond (with the identity normalized), so bond dimensions are minimal. With traced coefficients
         (tidu tracers) the automaton MPO is returned uncompressed: it is exact and linear
         in each coefficient, and already minimal for nearest-neighbour models.
-        ``cutoff`` is a relative size in ``[0, 1)``.
+        ``rtol`` is a relative size in ``[0, 1)`` (``cutoff=``, its older name, still works with a
+        :class:`DeprecationWarning`: ``cutoff`` means the discarded weight across tensor4all).
 
         ``conserve`` (``"Sz"``, ``"parity"``, ``"N"``, ``"N,Sz"``: both, term by term; None: nothing
         declared) checks that every term
@@ -112,7 +113,7 @@ class MPO(SiteChain):
             raise Tensor4allTypeError(f"MPO.from_opsum expects an OpSum, got {type(os).__name__}")
         L = check_positive_int(L, "L (number of sites)")
         space = local_space(local)
-        cutoff = check_cutoff(cutoff, "MPO.from_opsum: cutoff")
+        rtol = check_rtol(rtol, cutoff, "MPO.from_opsum")
         if conserve is not None:
             if not isinstance(conserve, str) or conserve not in CONSERVED_CHARGES:
                 raise InvalidOptionError(f"MPO.from_opsum: conserve must be one of "
@@ -129,7 +130,7 @@ class MPO(SiteChain):
             tensors, symbolic = compile_opsum(os, L, space)
             if not symbolic:
                 _check_range(tensors)
-                tensors = compress_mpo_tensors(tensors, cutoff)
+                tensors = compress_mpo_tensors(tensors, rtol)
                 _check_range(tensors)
         if not symbolic:
             tensors = [tf.asarray(np.asfortranarray(t)) for t in tensors]
@@ -230,13 +231,13 @@ def hermiticity(ws: list[np.ndarray]) -> tuple[float, float]:
     return max(2.0 * (a - b), 0.0) / a, 0.5 * (log2 + math.log2(a))
 
 
-def compress_mpo_tensors(ws: list[np.ndarray], cutoff: float = 1e-13) -> list[np.ndarray]:
-    """Lossless-up-to-``cutoff`` SVD compression of numeric MPO tensors.
+def compress_mpo_tensors(ws: list[np.ndarray], rtol: float = 1e-13) -> list[np.ndarray]:
+    """Lossless-up-to-``rtol`` SVD compression of numeric MPO tensors.
 
     The MPO is treated as an MPS over ``(out, in)`` with each site scaled by ``1/sqrt(d)``
     (so the identity has unit norm); a left-to-right QR sweep (left-orthonormal form)
     is followed by a right-to-left sweep of rank-revealing (column-pivoted) QRs that
-    keep the pivots above ``cutoff`` times the largest one at each bond. With the left
+    keep the pivots above ``rtol`` times the largest one at each bond. With the left
     part orthonormal these ranks are the numerical ranks an SVD would find, at about
     half the cost of an SVD (what keeps 10^4-term OpSums under a second). The scale is
     restored afterwards.
@@ -254,7 +255,7 @@ def compress_mpo_tensors(ws: list[np.ndarray], cutoff: float = 1e-13) -> list[np
         q, r, piv = scipy.linalg.qr(ws[i].reshape(dl, d * d * dr).T, mode="economic", pivoting=True,
                                     check_finite=False)
         diag = np.abs(np.diagonal(r))
-        keep = max(1, int(np.count_nonzero(diag > cutoff * diag[0]))) if diag.size and diag[0] > 0 else 1
+        keep = max(1, int(np.count_nonzero(diag > rtol * diag[0]))) if diag.size and diag[0] > 0 else 1
         left = np.empty((dl, keep), dtype=r.dtype)
         left[piv] = r[:keep].T
         ws[i] = np.ascontiguousarray(q[:, :keep].T).reshape(keep, d, d, dr)

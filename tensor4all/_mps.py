@@ -163,14 +163,22 @@ class MPS(SiteChain):
         return cls(ts)
 
     @classmethod
-    def product_state(cls, states: Sequence[Any], d: int = 2, *, conserve: str | None = None,
+    def product_state(cls, states: Sequence[Any], d: int | None = None, *, conserve: str | None = None,
                       local: str | None = None) -> "MPS":
         """A product state; each entry of ``states`` is a basis index or a local vector of length ``d``.
 
+        ``d`` defaults to the dimension of ``local`` (``local="spin-1"``: 3, ``"electron"``: 4), else 2.
         With ``conserve`` (``"Sz"``, ``"parity"``, ``"N"``, ``"N,Sz"``; basis indices only) the state is symmetric, its
         sector the total charge of the basis states (``local``: the local space, default by
         dimension)."""
-        d = check_positive_int(d, "d (physical dimension)")
+        if local is not None:
+            space = local_space(local)
+            if d is None:
+                d = space.dim
+            elif check_positive_int(d, "d (physical dimension)") != space.dim:
+                raise DimensionMismatchError(f"product_state: d={d}, but the local space {space.name!r} has dimension "
+                                             f"{space.dim}; drop d= (local= sets it)")
+        d = check_positive_int(2 if d is None else d, "d (physical dimension)")
         if isinstance(states, (str, bytes)) or not hasattr(states, "__len__") or not hasattr(states, "__iter__"):
             raise Tensor4allTypeError("product_state takes a list of basis indices or local vectors, got "
                                       f"{type(states).__name__} {states!r}")

@@ -33,7 +33,7 @@ from ._mpo import MPO, compress_mpo_tensors
 from ._mps import MPS
 from ._quantics_grid import Grid, check_grid
 from ._threads import blas_threads
-from ._util import check_cutoff, check_positive_int, check_real, to_numpy
+from ._util import check_cutoff, check_positive_int, check_real, check_rtol, to_numpy
 
 __all__ = ["BOUNDARIES", "shift_mpo", "flip_mpo", "fourier_mpo", "apply", "reverse_bits", "embed"]
 
@@ -101,7 +101,7 @@ def _flip_tensors(R: int, boundary: str) -> list[np.ndarray]:
 
 
 # ---- the Fourier transform -----------------------------------------------------------------
-def _fourier_tensors(R: int, sign: int, cutoff: float) -> list[np.ndarray]:
+def _fourier_tensors(R: int, sign: int, rtol: float) -> list[np.ndarray]:
     """The bit-reversed DFT ``T[y', x] = 2**(-R/2) prod_{n <= i} exp(sign 2 pi i x_i y'_n / 2**(i-n+1))``
     (``x_i``: bit ``i`` of ``x``, most significant first; ``y'_n``: the bit of weight ``2**n`` of
     ``y``) as an MPO: the Hadamard-like factors ``n = i`` on every site, then for each output bit
@@ -129,7 +129,7 @@ def _fourier_tensors(R: int, sign: int, cutoff: float) -> list[np.ndarray]:
                     b[c, :, :, c if i < R - 1 else 0] = phase[c][None, :]
                 layer.append(b)
         ws = [_hadamard(w, b) for w, b in zip(ws, layer)]
-        ws = compress_mpo_tensors(ws, cutoff)
+        ws = compress_mpo_tensors(ws, rtol)
     return ws
 
 
@@ -194,7 +194,7 @@ def flip_mpo(grid: Any, *, dim: int = 0, boundary: str = "periodic") -> MPO:
     return _mpo(_flip_tensors(g.R, boundary), g, dim)
 
 
-def fourier_mpo(grid: Any, *, sign: int = -1, dim: int = 0, cutoff: float = 1e-14) -> MPO:
+def fourier_mpo(grid: Any, *, sign: int = -1, dim: int = 0, rtol: float = 1e-14, cutoff: float | None = None) -> MPO:
     """The discrete Fourier transform along dimension ``dim`` as an MPO, with the output bits
     in **reversed order**.
 
@@ -209,16 +209,17 @@ def fourier_mpo(grid: Any, *, sign: int = -1, dim: int = 0, cutoff: float = 1e-1
     ``fft(f, norm="ortho")[y]`` (``rev``: the ``R``-bit reversal), and
     ``reverse_bits(apply(T, psi))`` is the QTT of the transform in the natural order.
 
-    The exact operator is compressed (relative ``cutoff`` per bond; see
-    :func:`~tensor4all._mpo.compress_mpo_tensors`): its bond dimension stays about 10-15 at
-    the default 1e-14 for any ``R``.
+    The exact operator is compressed (pivots below ``rtol`` relative to the largest dropped per
+    bond; see :func:`~tensor4all._mpo.compress_mpo_tensors`): its bond dimension stays about 10-15
+    at the default 1e-14 for any ``R``. ``cutoff=``, the older name of ``rtol``, still works with
+    a :class:`DeprecationWarning` (``cutoff`` means the discarded weight across tensor4all).
     """
     g = check_grid(grid, "fourier_mpo")
     if isinstance(sign, (bool, np.bool_)) or sign not in (-1, 1):
         raise InvalidOptionError(f"fourier_mpo: sign must be -1 (numpy.fft.fft) or +1 (its inverse), got {sign!r}")
     dim = g._check_dim(dim)
-    cutoff = check_real(cutoff, "fourier_mpo: cutoff (relative, per bond)", low=0.0, high=1.0, high_open=True)
-    return _mpo(_fourier_tensors(g.R, int(sign), cutoff), g, dim)
+    rtol = check_rtol(rtol, cutoff, "fourier_mpo")
+    return _mpo(_fourier_tensors(g.R, int(sign), rtol), g, dim)
 
 
 def reverse_bits(psi: MPS) -> MPS:

@@ -142,16 +142,19 @@ def _shown(total: int, phys: str, unit: Any) -> str:
     return ", ".join(f"{k} = {v:g}" for k, v in charge_sector(total, phys, unit).items())
 
 
-def start_states(psi0: Any) -> list[int]:
+def start_states(psi0: Any, conserve: str = "...", origin: str = "conserve=...") -> list[int]:
     """The basis state of each site of a product-state ``psi0`` (bond dimension 1, one
-    nonzero entry per site), else :class:`InvalidOptionError`."""
+    nonzero entry per site), else :class:`InvalidOptionError` naming where the conserved
+    charge came from (``origin``: the ``conserve=`` argument or the MPO) and the ways out."""
     states = []
     for i, t in enumerate(psi0.tensors):
         a = np.asarray(to_numpy(t, "dmrg psi0"))
         nz = np.flatnonzero(a)
         if a.shape[0] != 1 or a.shape[2] != 1 or len(nz) != 1:
             raise InvalidOptionError(
-                f"dmrg: with conserve=..., psi0 must be a product of basis states (MPS.product_state([...]) of "
-                f"indices); site {i} is not (shape {a.shape}, {len(nz)} nonzero entries). Give sector= instead")
+                f"dmrg: the run conserves {conserve!r} ({origin}), so a dense psi0 must be a product of basis "
+                f"states; site {i} is not (shape {a.shape}, {len(nz)} nonzero entries). Give a symmetric start "
+                f"(MPS.random(L, conserve={conserve!r}, ...) or MPS.product_state([...], conserve={conserve!r})), "
+                "sector=... with no psi0, or conserve='none' to run dense from this psi0")
         states.append(int(nz[0]))
     return states

@@ -30,6 +30,7 @@ import tenferro as tf
 
 from ._device import host_tensor
 from ._errors import InvalidOptionError, SiteOutOfRangeError
+from ._local_ops import LOCAL_SPACES
 from ._charges import (CONSERVED_CHARGES, charge_label, charge_sector, charge_value, check_sector_charge, declared_charges,
                        physical_charge)
 from ._truncation import svd_truncated_sectors, thin_svd
@@ -93,12 +94,34 @@ def grading(conserve: str, local: str | None, dims: Sequence[int], what: str) ->
     name, modulus = CONSERVED_CHARGES[conserve]
     q = declared_charges(local, dims).get(name)
     if q is None:
-        where = f"local space {local!r}" if local is not None else f"the default local spaces of dimensions {list(dims)}"
-        raise InvalidOptionError(f"{what}: conserve={conserve!r} needs the charge {name!r}, which {where} does not "
-                                 "declare")
+        raise InvalidOptionError(f"{what}: conserve={conserve!r} needs the charge {name!r}, but "
+                                 f"{_undeclared_where(local, dims)}; {_spaces_declaring(name)}")
     check_sector_charge(conserve, local, q, what)
     label, unit = charge_label(name)
     return Grading(label, name, unit, U1() if modulus == 0 else Zn(modulus), tuple(tuple(x) for x in q))
+
+
+def _undeclared_where(local: str | None, dims: Sequence[int]) -> str:
+    """Why no charge is declared: the named space, or the default spaces (none for some ``d``)."""
+    if local is not None:
+        space = LOCAL_SPACES.get(local)
+        if space is not None and any(d != space.dim for d in dims):
+            return f"the local space {local!r} has dimension {space.dim}, the sites {sorted(set(dims))}"
+        return f"the local space {local!r} does not declare it"
+    missing = sorted({d for d in dims} - {sp.dim for sp in (LOCAL_SPACES["spin-1/2"], LOCAL_SPACES["spin-1"])})
+    if missing:
+        return (f"there is no default local space of dimension {missing[0]} (the defaults: spin-1/2 for d = 2, "
+                "spin-1 for d = 3)")
+    return f"the default local spaces of dimensions {sorted(set(dims))} do not declare it"
+
+
+def _spaces_declaring(name: str) -> str:
+    """The fix: the built-in local spaces that declare the charge ``name``."""
+    fits = [f"local={sp.name!r} (d = {sp.dim})" for sp in LOCAL_SPACES.values()
+            if name in declared_charges(sp.name, [sp.dim])]
+    if not fits:
+        return "no built-in local space declares it; declare it in a LocalSpace's charges"
+    return "pass " + " or ".join(fits)
 
 
 def is_symmetric(ts: Sequence[Any]) -> bool:

@@ -26,6 +26,7 @@ stops after one vector, the derivative still sees a perturbation that leaves it)
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -33,7 +34,7 @@ import numpy as np
 from ._chain import leaves_of
 from ._dense_backend import DenseBackend
 from ._device import check_placement, device_scope, host_tensor
-from ._errors import InvalidOptionError, NonHermitianError, Tensor4allTypeError, ZeroNormError
+from ._errors import FrozenBondsWarning, InvalidOptionError, NonHermitianError, Tensor4allTypeError, ZeroNormError
 from ._evolution import (EvolutionRecord, EvolutionResult, Observables, check_every, check_hamiltonian_arg,
                          hamiltonian_at, time_grid)
 from ._mpo import MPO, check_compatible, hermiticity
@@ -80,7 +81,8 @@ def tdvp(
         t, dt: final time and step; ``t`` must be a whole number of steps.
         two_site: two-site TDVP (bonds grow up to ``max_bond``, truncated with ``cutoff``, the
             relative discarded weight per bond) or one-site TDVP (bonds stay as in ``psi``, no
-            truncation: ``max_bond`` and ``cutoff`` do not apply; norm and energy are conserved).
+            truncation: ``max_bond`` and ``cutoff`` do not apply; norm and energy are conserved;
+            from a product state it stays one, and :class:`FrozenBondsWarning` says so).
         imaginary: evolve by ``exp(-t H)`` instead of ``exp(-i t H)``.
         normalize: normalize after every step; default ``True`` for imaginary time and
             ``False`` for real time (the history then shows the norm drift).
@@ -128,13 +130,15 @@ def tdvp(
     allow_nonhermitian = check_bool(allow_nonhermitian, "tdvp: allow_nonhermitian")
     threads = check_threads(threads)
     placement = check_placement(placement, "tdvp")
-    H0 = hamiltonian_at(H, 0.5 * dt, "tdvp")
+    H0 = hamiltonian_at(H, 0.5 * dt, "tdvp", psi.phys_dims)
     check_compatible(psi, H0)
     obs = Observables(observables, psi.L, H0.local, "tdvp")
+    if not two_site:
+        _warn_frozen_bonds(psi, max_bond)
     with blas_threads(threads, max_bond), device_scope(placement):
         run = _Run(H, psi, dt, two_site, max_bond, cutoff, imaginary, krylov_tol, allow_nonhermitian, placement)
         times = [0.0]
-        obs.record(psi, 0.0, hamiltonian_at(H, 0.0, "tdvp") if obs.funcs else H0)
+        obs.record(psi, 0.0, hamiltonian_at(H, 0.0, "tdvp", psi.phys_dims) if obs.funcs else H0)
         history: list[EvolutionRecord] = []
         for k in range(n_steps):
             rec = run.step(k, progress)
@@ -146,8 +150,52 @@ def tdvp(
             if (k + 1) % every == 0 or k + 1 == n_steps:
                 times.append(rec.time)
                 if obs.funcs:
-                    obs.record(run.state(), rec.time, hamiltonian_at(H, rec.time, "tdvp"))
+                    obs.record(run.state(), rec.time, hamiltonian_at(H, rec.time, "tdvp", psi.phys_dims))
     return EvolutionResult(run.state(), np.asarray(times), obs.result(), history)
+
+
+def _warn_frozen_bonds(psi: MPS, max_bond: int) -> None:
+    """:class:`FrozenBondsWarning` when one-site TDVP starts from a product state (every bond 1)
+    while some bond could hold more (its full dimension, within the sector for a symmetric
+    state, and ``max_bond`` above 1): the bonds stay, so the state stays a product state. A start
+    of larger, deliberately small bonds (a variational manifold) is not warned about."""
+    if max_bond < 2 or any(chi != 1 for chi in psi.bond_dims):
+        return
+    full = _full_bond_dims(psi)
+    if max(full, default=1) > 1:
+        b = full.index(max(full))
+        warnings.warn(
+            f"tdvp: one-site TDVP keeps the bond dimensions of psi, a product state (every bond 1; bond {b} could "
+            f"hold {min(full[b], max_bond)}), so the evolution stays a product state. Grow the bonds first: "
+            "two_site=True for the first steps (or the whole run), then one-site", FrozenBondsWarning, stacklevel=3)
+
+
+def _full_bond_dims(psi: MPS) -> list[int]:
+    """The largest useful dimension of each bond: ``min(d^left, d^right)`` for a dense state; for a
+    symmetric one, summed over the bond charges ``l``, ``min(#left states of charge l, #right
+    states of charge total - l)`` (the sector's Schmidt rank bound)."""
+    dims = psi.phys_dims
+    if not psi.symmetric:
+        return [min(math.prod(dims[: b + 1]), math.prod(dims[b + 1:])) for b in range(psi.L - 1)]
+    phys = [t.legs[1] for t in psi.tensors]
+    g = phys[0].symmetry
+
+    def counts(legs: list) -> list[dict]:
+        out, cur = [], {g.identity: 1}
+        for leg in legs:
+            nxt: dict = {}
+            for c, n in cur.items():
+                for q, d in leg.sectors.items():
+                    k = g.add(c, q)
+                    nxt[k] = nxt.get(k, 0) + n * d
+            cur = nxt
+            out.append(cur)
+        return out
+
+    left, right = counts(phys[:-1]), counts(phys[:0:-1])[::-1]
+    total = psi._group_charge
+    return [sum(min(n, right[b].get(g.add(total, g.negate(c)), 0)) for c, n in left[b].items())
+            for b in range(psi.L - 1)]
 
 
 class _Run:
@@ -161,7 +209,8 @@ class _Run:
         self.imaginary, self.allow_nonhermitian = imaginary, allow_nonhermitian
         self.tau = -dt if imaginary else -1j * dt
         self.time_dependent = not isinstance(H, MPO)
-        H0 = hamiltonian_at(H, 0.5 * dt, "tdvp")
+        self.dims = list(psi.phys_dims)
+        H0 = hamiltonian_at(H, 0.5 * dt, "tdvp", self.dims)
         self.traced = any_traced(leaves_of(psi.tensors)) or any_traced(H0.tensors)
         self.grading: Grading | None = psi._grading if psi.symmetric else None
         self.conserve = psi.conserve if psi.symmetric else None
@@ -258,7 +307,7 @@ class _Run:
 
     def step(self, k: int, progress: Any) -> EvolutionRecord:
         if self.time_dependent and k > 0:
-            self._rebuild(hamiltonian_at(self.H, (k + 0.5) * self.dt, "tdvp"))
+            self._rebuild(hamiltonian_at(self.H, (k + 0.5) * self.dt, "tdvp", self.dims))
         st = self.engine.evolve(self.tau, two_site=self.two_site, max_bond=self.max_bond, cutoff=self.cutoff,
                                 krylov_tol=self.krylov_tol, hermitian=self.hermitian, step_no=k + 1,
                                 progress=progress)

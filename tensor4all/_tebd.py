@@ -21,7 +21,7 @@ import numpy as np
 import tenferro as tf
 import tidu
 
-from ._errors import InvalidOptionError, NonConservingError, Tensor4allTypeError, ZeroNormError
+from ._errors import InvalidOptionError, NonConservingError, NonHermitianError, Tensor4allTypeError, ZeroNormError
 from ._evolution import EvolutionRecord, EvolutionResult, Observables, check_every, hamiltonian_at, time_grid
 from ._gates import (ORDERS, BondHamiltonian, bonds_from_arrays, bonds_from_opsum, exp_gate, swap_gate,
                      trotter_parts, trotter_sequence)
@@ -42,8 +42,8 @@ class _Source:
     """``H`` as bond terms at a time (an MPO of an OpSum, a callable returning one, or explicit
     bond Hamiltonians), and as an MPO for the ``"energy"`` observable."""
 
-    def __init__(self, H: Any, psi: MPS, dt: float):
-        self.H, self.psi = H, psi
+    def __init__(self, H: Any, psi: MPS, dt: float, needs_hermitian: bool = False):
+        self.H, self.psi, self.needs_hermitian = H, psi, needs_hermitian
         self.static: BondHamiltonian | None = None
         self.first: tuple[float, MPO] | None = None
         if isinstance(H, MPO):
@@ -54,7 +54,7 @@ class _Source:
             self.local = None
         elif callable(H):
             mid = 0.5 * dt
-            self.first = (mid, hamiltonian_at(H, mid, WHAT))
+            self.first = (mid, hamiltonian_at(H, mid, WHAT, psi.phys_dims))
             self.local = self.first[1].local
         else:
             raise Tensor4allTypeError(f"{WHAT}: H must be an MPO compiled from an OpSum (MPO.from_opsum, "
@@ -79,7 +79,7 @@ class _Source:
             mpo = self.first[1]
             self.first = None
         else:
-            mpo = hamiltonian_at(self.H, time, WHAT)
+            mpo = hamiltonian_at(self.H, time, WHAT, self.psi.phys_dims)
         bonds = self._from_mpo(mpo)
         self._check(bonds)
         return bonds
@@ -87,10 +87,13 @@ class _Source:
     def mpo_at(self, time: float) -> MPO | None:
         if isinstance(self.H, MPO):
             return self.H
-        return None if isinstance(self.H, (list, tuple)) else hamiltonian_at(self.H, time, WHAT)
+        return None if isinstance(self.H, (list, tuple)) else hamiltonian_at(self.H, time, WHAT, self.psi.phys_dims)
 
     def _check(self, bonds: BondHamiltonian) -> None:
-        """:class:`NonConservingError` if a symmetric state meets a term that changes its charge."""
+        """:class:`NonHermitianError` for a non-Hermitian term in real time (unless allowed), and
+        :class:`NonConservingError` if a symmetric state meets a term that changes its charge."""
+        if self.needs_hermitian:
+            self._check_hermitian(bonds)
         if not self.psi.symmetric:
             return
         legs = [t.legs[1] for t in self.psi.tensors]
@@ -109,6 +112,22 @@ class _Source:
                     f"{WHAT}: the Hamiltonian term on sites ({i}, {j}) changes the conserved charge of the symmetric "
                     f"state ({self.psi.conserve}): <{r}|h|{c}> = {h[r, c]:.3g} joins pair charges {pair[c]!r} -> "
                     f"{pair[r]!r}; use a conserving H or psi.dense()")
+
+
+    def _check_hermitian(self, bonds: BondHamiltonian) -> None:
+        for i, j in [(b, b + 1) for b in range(len(bonds.nn))] + list(bonds.long):
+            h = bonds.matrix((i, j))
+            if h is None:
+                continue
+            h = np.asarray(concrete(h) if not isinstance(h, np.ndarray) else h)
+            size = np.linalg.norm(h)
+            defect = np.linalg.norm(h - h.conj().T)
+            if defect > 1e-12 * max(size, 1e-300):
+                raise NonHermitianError(
+                    f"{WHAT}: real-time evolution needs a Hermitian Hamiltonian, but the term on sites ({i}, {j}) "
+                    f"differs from its adjoint (||h - h^dagger|| / ||h|| = {defect / size:.3g}); add the Hermitian "
+                    "conjugate of every non-Hermitian term, or pass allow_nonhermitian=True to apply the "
+                    "non-unitary gates e^{-i dt h}")
 
 
 # ---- the sweep ----------------------------------------------------------------------------
@@ -229,7 +248,7 @@ class _Run:
 def tebd(H: Any, psi: MPS, t: float, dt: float, *, order: int = 2, max_bond: int = 64, cutoff: float = 1e-10,
          imaginary: bool = False, normalize: bool | None = None, observables: Any = None,
          callback: Callable[[EvolutionRecord], Any] | None = None, every: int = 1,
-         threads: int | None = None) -> EvolutionResult:
+         threads: int | None = None, allow_nonhermitian: bool = False) -> EvolutionResult:
     """Evolve ``psi`` to time ``t`` by TEBD: ``e^{-i t H} psi`` (``imaginary=True``: ``e^{-t H} psi``)
     in ``t / dt`` Trotter-Suzuki steps.
 
@@ -270,6 +289,9 @@ def tebd(H: Any, psi: MPS, t: float, dt: float, *, order: int = 2, max_bond: int
         callback: called with each step's :class:`EvolutionRecord`.
         every: output every ``every`` steps (and at ``t``).
         threads: BLAS threads (as ``dmrg``).
+        allow_nonhermitian: real-time evolution checks that every term is Hermitian
+            (:class:`NonHermitianError`, as :func:`tensor4all.tdvp`); ``True`` applies the
+            non-unitary gates ``e^{-i dt h}`` of a non-Hermitian ``H`` (an effective, lossy model).
 
     Returns:
         :class:`EvolutionResult`: the final state (mixed canonical; complex128 in real time),
@@ -295,9 +317,10 @@ def tebd(H: Any, psi: MPS, t: float, dt: float, *, order: int = 2, max_bond: int
     callback = check_callable(callback, f"{WHAT}: callback")
     every = check_every(every, WHAT)
     threads = check_threads(threads)
+    allow_nonhermitian = check_bool(allow_nonhermitian, f"{WHAT}: allow_nonhermitian")
     if psi.L < 2:
         raise InvalidOptionError(f"{WHAT}: a chain of {psi.L} site has no bonds; TEBD needs L >= 2")
-    source = _Source(H, psi, dt)
+    source = _Source(H, psi, dt, needs_hermitian=not (imaginary or allow_nonhermitian))
     obs = Observables(observables, psi.L, source.local, WHAT)
     if isinstance(H, (list, tuple)) and any(s == "energy" for s in (observables or {}).values()):
         raise InvalidOptionError(f"{WHAT}: the 'energy' observable needs H as an MPO (or a callable returning "

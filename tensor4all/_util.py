@@ -8,6 +8,7 @@ import cmath
 import math
 import numbers
 import os
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -122,6 +123,18 @@ def check_real(value: Any, what: str, *, low: float | None = None, high: float |
 def check_cutoff(value: Any, what: str = "cutoff") -> float:
     """A truncation cutoff: a relative discarded weight in ``[0, 1)``."""
     return check_real(value, f"{what} (a relative discarded weight in [0, 1))", low=0.0, high=1.0, high_open=True)
+
+
+def check_rtol(rtol: Any, cutoff: Any, what: str) -> float:
+    """A rank threshold relative to the largest value, in ``[0, 1)``: ``rtol``, or the older
+    keyword ``cutoff`` (a :class:`DeprecationWarning`: across the project ``cutoff`` is the
+    discarded weight, so a threshold on sizes is called ``rtol``, as in NumPy's ``matrix_rank``)."""
+    if cutoff is not None:
+        warnings.warn(f"{what}: cutoff= here was a threshold relative to the largest pivot; it is now called rtol= "
+                      "(cutoff means the discarded weight across tensor4all)", DeprecationWarning, stacklevel=3)
+        rtol = cutoff
+    return check_real(rtol, f"{what}: rtol (a threshold relative to the largest, in [0, 1))", low=0.0, high=1.0,
+                      high_open=True)
 
 
 def check_bool(value: Any, what: str) -> bool:

@@ -101,10 +101,14 @@ def _space(psi: MPS, local: Any, needs: Iterable[tuple[str, ...]], what: str) ->
             return first
         found = [sp for sp in LOCAL_SPACES.values() if sp.dim == d and fits(sp)]
         if len(found) != 1:
-            which = "none" if not found else ", ".join(repr(sp.name) for sp in found)
-            raise InvalidOptionError(f"{what}: cannot tell the local space of sites of dimension {d} (the built-in "
-                                     f"spaces with {wanted}: {which}); pass local=... (e.g. 'electron', 'tj', "
-                                     "'fermion')")
+            if found:   # several spaces of this dimension fit: the user chooses
+                raise InvalidOptionError(f"{what}: cannot tell the local space of sites of dimension {d}: the built-in "
+                                         f"spaces with {wanted} are {', '.join(repr(sp.name) for sp in found)}; pass "
+                                         "local= one of them")
+            valid = [f"{sp.name!r} (d = {sp.dim})" for sp in LOCAL_SPACES.values() if fits(sp)]
+            raise InvalidOptionError(f"{what}: no built-in local space of dimension {d} has {wanted}; {what} needs a "
+                                     f"state on sites of the space{'s' if len(valid) > 1 else ''} "
+                                     f"{', '.join(valid) or '(none built in)'}")
         return found[0]
     if not isinstance(local, (str, LocalSpace)):
         raise Tensor4allTypeError(f"{what}: local must be a local-space name or a LocalSpace, got "

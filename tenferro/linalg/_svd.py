@@ -311,11 +311,43 @@ def svdvals(a: Any) -> Any:
     return _bind(svd_p, a, full_matrices=False)[1]
 
 
-def truncated_svd(a: Any, max_rank: int | None = None, cutoff: float | None = None) -> tuple[Any, Any, Any]:
+def _truncation_option(name: str, value: Any, high: float, meaning: str) -> float | None:
+    """``cutoff``/``rtol``: None, or a real number in ``[0, high)`` (else a typed error naming it)."""
+    if value is None:
+        return None
+    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating))
+            or not np.isfinite(value) or not 0 <= value < high):
+        raise TenferroValueError(f"truncated_svd: {name} ({meaning}) must be a real number in [0, {high:g}) or None, "
+                                 f"got {value!r}")
+    return float(value)
+
+
+def discarded_weight_rank(s: np.ndarray, cutoff: float) -> int:
+    """The smallest ``r >= 1`` whose dropped tail ``sum(s[r:]**2) / sum(s**2)`` is at most
+    ``cutoff`` (``s`` descending; ITensor's and tensor4all's truncation-error convention). The
+    squares are taken relative to ``s[0]``, so values near the ends of the float range neither
+    underflow nor overflow."""
+    top = float(s[0]) if s.size else 0.0
+    if not top > 0.0:
+        return 1
+    w = (s / top) ** 2
+    tail = np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]]) / w.sum()   # tail[k]: dropped if k are kept
+    return max(1, int(np.argmax(tail <= cutoff)))
+
+
+def truncated_svd(a: Any, max_rank: int | None = None, cutoff: float | None = None, *,
+                  rtol: float | None = None) -> tuple[Any, Any, Any]:
     """SVD truncated to the ``r`` largest singular values: ``(U [M, r, B...],
-    S [r, B...], Vh [r, N, B...])``. ``r = min(K, max_rank)``, further reduced to
-    the number of singular values ``> cutoff * S[0]`` (relative cutoff; the
-    largest count over the batch is kept so shapes stay rectangular).
+    S [r, B...], Vh [r, N, B...])``. ``r = min(K, max_rank)``, further reduced by
+
+    * ``cutoff``, the **discarded weight** (the project's one meaning, as ITensor's, ``MPS.compress``
+      and ``dmrg``): the fewest values whose dropped tail has ``sum(dropped S^2) / sum(S^2) <=
+      cutoff``, ``0 <= cutoff < 1``;
+    * ``rtol``, a threshold relative to the largest value (NumPy's ``matrix_rank``/``pinv``
+      name): only values ``> rtol * S[0]`` are kept, ``0 <= rtol < 1``.
+
+    At least one value is kept; over a batch the largest count is kept so shapes stay
+    rectangular.
 
     The derivative is that of the kept part of the full thin SVD, so it
     **includes the contribution of the discarded subspace** (the mixing terms
@@ -332,20 +364,28 @@ def truncated_svd(a: Any, max_rank: int | None = None, cutoff: float | None = No
         if isinstance(max_rank, bool) or not isinstance(max_rank, (int, np.integer)) or max_rank < 1:
             raise TenferroValueError(f"truncated_svd: max_rank must be an int >= 1 or None, got {max_rank!r}")
         k = min(k, int(max_rank))
-    if cutoff is not None and (isinstance(cutoff, bool) or not isinstance(cutoff, (int, float, np.integer, np.floating))
-                               or not np.isfinite(cutoff) or cutoff < 0):
-        raise TenferroValueError(f"truncated_svd: cutoff must be a finite float >= 0 (relative to the largest "
-                                 f"singular value) or None, got {cutoff!r}")
+    cutoff = _truncation_option("cutoff", cutoff, 1.0, "the discarded weight")
+    rtol = _truncation_option("rtol", rtol, 1.0, "relative to the largest singular value")
     u, s, vh = _bind(svd_p, a, full_matrices=False)
-    if cutoff is not None:
+    if cutoff is not None or rtol is not None:
         sv = concrete(s)
         if sv is None:
             raise tidu.TracerConversionError(
-                "truncated_svd: cutoff decides the output shape from the singular values, which are abstract "
+                "truncated_svd: cutoff and rtol decide the output shape from the singular values, which are abstract "
                 "while a graph is traced (tenferro.jit, make_graph); pass max_rank instead, or call it outside jit")
-        smax = sv[:1]
-        keep = (sv > float(cutoff) * smax) if sv.size else sv.astype(bool)
-        k = min(k, max(1, int(keep.reshape(keep.shape[0], -1).sum(axis=0).max())) if keep.size else 0)
+        sv = np.asarray(sv.get() if hasattr(sv, "get") else sv)   # a device array: its host copy
+        if sv.size == 0:
+            k = 0
+        else:
+            counts = []
+            for col in sv.reshape(sv.shape[0], -1).T:   # one count per batch entry
+                n = col.size
+                if cutoff is not None:
+                    n = min(n, discarded_weight_rank(col, cutoff))
+                if rtol is not None:
+                    n = min(n, max(1, int(np.count_nonzero(col > rtol * col[0]))))
+                counts.append(n)
+            k = min(k, max(counts))
     full_k = min(shape[0], shape[1])
     if k == full_k:
         return u, s, vh

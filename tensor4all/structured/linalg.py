@@ -25,10 +25,14 @@ def svd(a: Any, full_matrices: bool = False, compute_uv: bool = True) -> Any:
     return dispatch("svd", a, full_matrices=full_matrices, compute_uv=compute_uv)
 
 
-def truncated_svd(a: Any, max_rank: int | None = None, cutoff: float | None = None) -> Any:
-    """``(U, s, Vh)`` keeping the ``max_rank`` largest singular values above ``cutoff * s_max``;
-    for a SymmetricTensor one truncation across all sectors (``s`` a SectorDiagonal)."""
-    return dispatch("truncated_svd", a, max_rank=max_rank, cutoff=cutoff)
+def truncated_svd(a: Any, max_rank: int | None = None, cutoff: float | None = None, *,
+                  rtol: float | None = None) -> Any:
+    """``(U, s, Vh)`` keeping at most ``max_rank`` of the largest singular values and dropping the
+    smallest while their discarded weight ``sum(dropped s^2) / sum(s^2)`` stays at most ``cutoff``
+    (the project's one meaning of ``cutoff``, as ``MPS.compress`` and ``dmrg``); ``rtol`` keeps only
+    values above ``rtol * s_max``. For a SymmetricTensor one truncation across all sectors (``s`` a
+    SectorDiagonal)."""
+    return dispatch("truncated_svd", a, max_rank=max_rank, cutoff=cutoff, rtol=rtol)
 
 
 def qr(a: Any, mode: str = "reduced") -> Any:

@@ -263,7 +263,7 @@ def test_entanglement_per_sector_against_the_exact_blocks(hubbard_ground):
      "'up', 'dn' or None"),
     (lambda p: measurements.one_particle_density_matrix(MPS.random(3, 2), spin="up"), t4a.InvalidOptionError,
      "spinless"),
-    (lambda p: measurements.density(MPS.random(3, 5)), t4a.InvalidOptionError, "cannot tell the local space"),
+    (lambda p: measurements.density(MPS.random(3, 5)), t4a.InvalidOptionError, "no built-in local space of dimension 5"),
     (lambda p: measurements.entanglement_per_sector(p, 1), t4a.InvalidOptionError, "dense and has no charge"),
     (lambda p: measurements.entanglement_per_sector(p, 3), t4a.SiteOutOfRangeError, "bond 3 is outside 0..2"),
 ])

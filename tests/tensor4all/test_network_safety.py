@@ -72,14 +72,14 @@ OS4 = models.heisenberg_opsum(4)
 def test_cutoffs_are_relative_weights_in_zero_one(cutoff, exc, fragment):
     # before: from_opsum(cutoff=nan or 2.0) compressed Heisenberg to bond dimension 1 (a
     # different Hamiltonian); dmrg(cutoff=inf) forced bond dimension 1 and a wrong energy
-    _raises(exc, fragment, t4a.MPO.from_opsum, OS4, 4, cutoff=cutoff)
+    _raises(exc, fragment, t4a.MPO.from_opsum, OS4, 4, rtol=cutoff)
     _raises(exc, fragment, t4a.dmrg, H4, max_bond=4, sweeps=2, cutoff=cutoff)
     _raises(exc, fragment, t4a.dmrg, H4, max_bond=4, sweeps=2, cutoff=[1e-10, cutoff])
     _raises(exc, fragment, t4a.MPS.random(4).compress, cutoff=cutoff)
     _raises(exc, fragment, t4a.MPS.from_dense, np.ones(16), 4, cutoff=cutoff)
     dense = np.asarray(H4.to_dense())  # valid cutoffs still give the same Hamiltonian
     for c in (0.0, 1e-13, 1e-6):
-        assert np.allclose(np.asarray(t4a.MPO.from_opsum(OS4, 4, cutoff=c).to_dense()), dense, atol=1e-12)
+        assert np.allclose(np.asarray(t4a.MPO.from_opsum(OS4, 4, rtol=c).to_dense()), dense, atol=1e-12)
 
 
 @pytest.mark.parametrize("kwargs,exc,fragment", [

@@ -321,7 +321,8 @@ for bad in (0, -1, 1.5, True, "2"):
          tf.TenferroValueError, ValueError, "max_rank must be an int >= 1 or None", f"got {bad!r}")
 for bad in (-1.0, float("nan"), float("inf"), "a", True):
     case(f"truncated_svd-cutoff-{bad!r}", lambda bad=bad: t4a.linalg.truncated_svd(M, cutoff=bad),
-         tf.TenferroValueError, ValueError, "cutoff must be a finite float >= 0", f"got {bad!r}")
+         tf.TenferroValueError, ValueError, "cutoff (the discarded weight) must be a real number in [0, 1)",
+         f"got {bad!r}")
 case("truncated_svd-three-legs", lambda: t4a.linalg.truncated_svd(X, max_rank=1), t4a.SymmetryError, ValueError,
      "needs two legs")
 case("svd-nan", lambda: t4a.linalg.svd(M * float("nan")), tf.linalg.NonFiniteError, ValueError, "block (-1, -1)",
