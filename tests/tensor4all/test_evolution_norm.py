@@ -3,6 +3,8 @@ charge-conserving TDVP squared it): TDVP (two-site, one-site) and TEBD, dense an
 real and imaginary time, checked against the explicit Hamiltonian matrix exponentiated here."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -60,3 +62,20 @@ def test_an_unnormalized_state_keeps_its_norm(method, conserve, scale, imaginary
     assert float(out.norm()) == pytest.approx(np.linalg.norm(exact), rel=1e-8)
     # the state itself, not only its norm (TEBD: fourth-order Trotter error of dt = 0.01)
     np.testing.assert_allclose(_vector(out), exact, atol=1e-7 * scale)
+
+
+@pytest.mark.parametrize("conserve", [None, "Sz"], ids=["dense", "Sz"])
+def test_one_site_tdvp_from_a_product_state_warns_that_it_stays_one(conserve):
+    H = models.heisenberg(L, conserve=conserve)
+    psi = t4a.MPS.product_state([0, 1] * (L // 2), conserve=conserve)
+    with pytest.warns(t4a.FrozenBondsWarning, match="stays a product state"):
+        res = t4a.tdvp(H, psi, 0.1, 0.05, two_site=False)
+    assert res.state.bond_dims == [1] * (L - 1)   # what the warning says
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", t4a.FrozenBondsWarning)
+        t4a.tdvp(H, psi, 0.1, 0.05)   # two-site: the bonds grow, no warning
+        t4a.tdvp(H, _start(conserve, 1.0, True), 0.1, 0.05, two_site=False)   # full bonds: none
+        # the only state of its sector (all up) is a product state with full bonds: none
+        up = t4a.MPS.product_state([0] * L, conserve=conserve)
+        if conserve is not None:
+            t4a.tdvp(H, up, 0.1, 0.05, two_site=False)
