@@ -26,6 +26,7 @@ from tqdm import tqdm
 
 from ._cli_common import integer_arg
 from ._errors import ScanClusterError, Tensor4allError
+from ._output_paths import output_problem
 from ._scan_table import check_out
 from ._scan_task import MODEL_PARAMETERS, ScanTask
 from .scan import ScanRun, default_workers
@@ -252,6 +253,9 @@ class _ScanCommand:
             if not _installed("matplotlib"):
                 self.parser.error("argument --plot: matplotlib is not installed; install the 'plot' extra: "
                                   "pip install 'tidu-tenferro[plot]'")
+            problem = output_problem(a.plot)   # as --out and dmrg's outputs: before any point runs
+            if problem is not None:
+                self.parser.error(f"argument --plot: {problem}")
 
     # ---- the run -----------------------------------------------------------------------
     def run(self) -> int:
@@ -295,8 +299,10 @@ class _ScanCommand:
                 status = 1
         self.print("wrote       " + ", ".join(written))
         if failed:
-            print(f"tensor4all: {failed} point(s) failed; their rows hold the error, and a rerun runs them again",
-                  file=sys.stderr)
+            first = next(r for r in rows if r["status"] != "ok")
+            print(f"tensor4all: {failed} point(s) failed; the first, "
+                  f"{', '.join(f'{n}={_fmt(first[n])}' for n in self.scanned)}: {first['error']}; their rows hold "
+                  "the error, and a rerun runs them again", file=sys.stderr)
             status = 1
         return status
 

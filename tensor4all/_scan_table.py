@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import uuid
 from typing import Any
 
 from ._errors import OptionalDependencyError, ScanFileError, ScanFileIOError, Tensor4allTypeError, \
     UnsupportedFileFormatError
+from ._output_paths import output_problem
 from ._scan_grid import Grid
 from ._scan_task import META_COLUMNS
 
@@ -26,6 +26,8 @@ SCHEMA = "tensor4all.scan/1"
 FORMATS = {".parquet": "parquet", ".arrow": "arrow"}
 _META_KEY = b"tensor4all.scan"
 _INSTALL = "install the 'distributed' extra: pip install 'tidu-tenferro[distributed]'"
+#: bytes the temporary file's name adds to the output's (:meth:`ScanTable.write`: ``.NAME.<12 hex>.tmp``)
+_TEMP_AFFIX = 18
 
 
 def import_pyarrow() -> Any:
@@ -39,8 +41,10 @@ def import_pyarrow() -> Any:
 
 
 def check_out(out: Any) -> str:
-    """``out`` as a path: a string or path-like ending in ``.parquet`` or ``.arrow``, in an
-    existing directory, not itself a directory or a special file."""
+    """``out`` as a path: a string or path-like ending in ``.parquet`` or ``.arrow`` where a
+    file can be written (:func:`tensor4all._output_paths.output_problem`, the check of the
+    command-line programs' output files: an existing directory that takes a new file, not a
+    directory, special or read-only file), checked before any point runs."""
     if not isinstance(out, (str, os.PathLike)):
         raise Tensor4allTypeError(f"scan: out must be a file path, got {type(out).__name__} {out!r}")
     path = os.fspath(out)
@@ -50,17 +54,9 @@ def check_out(out: Any) -> str:
     if ext not in FORMATS:
         raise UnsupportedFileFormatError(f"scan: unknown extension {ext or '(none)'!r} of {path!r}; valid "
                                          f"extensions: {', '.join(FORMATS)}")
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise ScanFileIOError(f"scan: the directory {directory!r} of out={path!r} does not exist")
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return path
-    except OSError as e:
-        raise ScanFileIOError(f"scan: cannot use {path!r} ({e.strerror or e})") from e
-    if not stat.S_ISREG(mode):
-        raise ScanFileIOError(f"scan: {path!r} exists and is not a regular file (a directory, FIFO or device)")
+    problem = output_problem(path, affix=_TEMP_AFFIX)
+    if problem is not None:
+        raise ScanFileIOError(f"scan: out={path!r}: {problem}")
     return path
 
 

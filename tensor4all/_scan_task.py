@@ -13,6 +13,7 @@ correlation ``<Z_0 Z_{L-1}>``), with the operator names of the model's local spa
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import re
@@ -23,17 +24,19 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from . import models
-from ._dmrg import _check_schedule, dmrg
+from ._dmrg import _check_hamiltonian, _check_schedule, _default_conserve, _numpy, dmrg
 from ._eigensolver import get_solver
-from ._errors import InvalidOptionError, Tensor4allTypeError, ZeroNormError
+from ._errors import (InvalidOptionError, NonFiniteError, SiteOutOfRangeError, Tensor4allError, Tensor4allTypeError,
+                      UnknownOperatorError, ZeroNormError)
 from ._local_ops import local_space
+from ._mpo import MPO
 from ._mps import MPS
-from ._sector_run import CONSERVE_CHOICES
+from ._sector_run import CONSERVE_CHOICES, resolve_sector
 from ._threads import check_threads
 from ._util import check_bool, check_coupling, check_positive_int, check_real, check_seed
 
 __all__ = ["ScanTask", "run_point", "MODEL_PARAMETERS", "SETTINGS", "RESULT_COLUMNS", "META_COLUMNS",
-           "describe", "check_result"]
+           "describe", "check_result", "not_finite"]
 
 #: the parameters of each built-in model (fixed in ``params`` or scanned)
 MODEL_PARAMETERS = {"heisenberg": ("L", "J", "Jz", "h", "spin"), "xxz": ("L", "J", "Jz", "h", "spin"),
@@ -103,24 +106,40 @@ _CHECKS: dict[str, Callable[[Any, str], Any]] = {
 }
 
 
-def _parse_observable(spec: Any, ops: tuple[str, ...]) -> tuple[tuple[str, int | None], ...]:
+def _parse_observable(spec: Any, model: str) -> tuple[tuple[str, int | None], ...]:
+    """The factors ``(operator, site or None)`` of an observable of ``model``; typed errors
+    for a malformed one and for an operator that is not a Hermitian one of its local space."""
     if not isinstance(spec, str):
         raise Tensor4allTypeError(f"ScanTask: an observable is a string such as 'X', 'X@3' or 'Z@0*Z@-1', "
                                   f"got {type(spec).__name__} {spec!r}")
+    space, ops = _LOCAL_SPACE[model], _hermitian_ops(model)
     factors = []
     for part in spec.split("*"):
         m = _FACTOR.match(part)
         if m is None:
             raise InvalidOptionError(f"ScanTask: observable {spec!r} is not 'OP', 'OP@SITE' or 'A@I*B@J'")
         if m.group(1) not in ops:
-            raise InvalidOptionError(f"ScanTask: observable {spec!r}: {m.group(1)!r} is not a Hermitian operator "
-                                     f"of the model's local space; valid operators: {', '.join(ops)}")
+            known = m.group(1) in local_space(space).ops   # a non-Hermitian one (S+), else a name it lacks
+            raise (InvalidOptionError if known else UnknownOperatorError)(
+                f"ScanTask: observable {spec!r}: {m.group(1)!r} is not a Hermitian operator of the model's local "
+                f"space {space!r}" + ("" if known else " (it has no such operator)")
+                + f"; valid operators: {', '.join(ops)}")
         factors.append((m.group(1), None if m.group(2) is None else int(m.group(2))))
     if len(factors) > 2 or (len(factors) == 2 and None in (factors[0][1], factors[1][1])):
         raise InvalidOptionError(f"ScanTask: observable {spec!r}: a correlation names two sites, as 'Z@0*Z@-1'")
     return tuple(factors)
 
 
+def _check_sites(spec: str, factors: tuple[tuple[str, int | None], ...], L: int, where: str) -> None:
+    """:class:`SiteOutOfRangeError` for a site of the observable ``spec`` outside a chain of
+    ``L`` sites (negative sites count from the end); ``where`` names the task or the point."""
+    for _, i in factors:
+        if i is not None and not -L <= i < L:
+            raise SiteOutOfRangeError(f"{where}: observable {spec!r}: site {i} is outside the chain of L = {L} "
+                                      f"sites; valid sites: 0 .. {L - 1}, or -{L} .. -1 counted from the end")
+
+
+@functools.cache
 def _hermitian_ops(model: str) -> tuple[str, ...]:
     space = local_space(_LOCAL_SPACE[model])
     out = []
@@ -129,6 +148,31 @@ def _hermitian_ops(model: str) -> tuple[str, ...]:
         if np.allclose(a, a.conj().T):
             out.append(name)
     return tuple(out)
+
+
+def _check_conserve(model: str, conserve: Any, where: str) -> None:
+    """The charge ``conserve`` names must be the model's: ``Sz`` (heisenberg/xxz) or ``parity`` (tfim)."""
+    own = "parity" if model == "tfim" else "Sz"
+    if conserve not in (None, "none", "auto", own):
+        raise InvalidOptionError(f"{where}: {model} conserves " + ("the parity" if own == "parity" else "Sz")
+                                 + f", not {'a parity' if conserve == 'parity' else conserve}; conserve={conserve!r}; "
+                                 f"valid values: None, 'none', 'auto', {own!r}")
+
+
+def _check_settings(s: Mapping[str, Any], where: str) -> None:
+    """Settings that dmrg would refuse together at every point (sweeps of a dmrg run): a
+    ``sector`` without a conserved charge, a conserved run from a complex start state."""
+    conserve = s.get("conserve")
+    if s.get("sector") is not None and "conserve" in s and conserve in (None, "none"):
+        raise InvalidOptionError(f"{where}: sector={s['sector']!r} needs conserve=... (the charge whose sector it "
+                                 "names): give conserve='Sz' (heisenberg/xxz) or 'parity' (tfim), or drop sector")
+    if s.get("dtype") == "complex128" and conserve not in (None, "none"):
+        raise InvalidOptionError(f"{where}: conserve={conserve!r} runs in float64 (from a real start state); drop "
+                                 "dtype='complex128' or give conserve=None")
+
+
+def _point_text(point: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in point.items())
 
 
 # ---- the task --------------------------------------------------------------------------
@@ -140,7 +184,9 @@ class ScanTask:
     (keywords of :func:`tensor4all.dmrg`: ``max_bond``, ``sweeps``, ``cutoff``, ``tol``,
     ``two_site``, ``noise``, ``seed``, ``eigensolver``, ``compute_variance``, ``threads``
     (default 1), ``conserve``, ``sector``; and ``dtype``, of the start state), and the
-    ``observables`` to measure in the final state (``"X"``, ``"X@3"``, ``"Z@0*Z@-1"``).
+    ``observables`` to measure in the final state (``"X"``, ``"X@3"``, ``"Z@0*Z@-1"``; their
+    operators, and their sites on a chain of the fixed ``L``, are checked when the task is
+    built, and a scanned ``L`` by :func:`tensor4all.scan` before any point runs).
 
     ``params`` and ``settings`` are stored as sorted ``(name, value)`` pairs (lists as
     tuples), so a task is hashable, compares by value and pickles. A scanned name is a
@@ -171,21 +217,21 @@ class ScanTask:
                                      f"{', '.join(ALGORITHMS)}")
         object.__setattr__(self, "params", self._pairs(self.params, "params", MODEL_PARAMETERS[self.model]))
         object.__setattr__(self, "settings", self._pairs(self.settings, "settings", SETTINGS))
-        conserve = dict(self.settings).get("conserve")
-        if conserve in ("Sz", "parity") and (conserve == "parity") != (self.model == "tfim"):
-            raise InvalidOptionError(f"ScanTask: {self.model} conserves " + ("the parity, not Sz"
-                                     if self.model == "tfim" else "Sz, not a parity") + f"; conserve={conserve!r}")
+        _check_conserve(self.model, dict(self.settings).get("conserve"), "ScanTask")
         obs = (self.observables,) if isinstance(self.observables, str) else self.observables
         if not isinstance(obs, (list, tuple)):
             raise Tensor4allTypeError(f"ScanTask: observables must be a string or a list of strings, got "
                                       f"{type(self.observables).__name__}")
-        ops = _hermitian_ops(self.model)
+        L = dict(self.params).get("L")
         for spec in obs:
-            _parse_observable(spec, ops)
+            factors = _parse_observable(spec, self.model)
+            if L is not None:
+                _check_sites(spec, factors, L, "ScanTask")
         clash = [o for o in obs if o in RESULT_COLUMNS or o in META_COLUMNS or obs.count(o) > 1]
         if clash:
             raise InvalidOptionError(f"ScanTask: observable {clash[0]!r} is given twice or names a result column")
         object.__setattr__(self, "observables", tuple(obs))
+        _check_settings(dict(self.settings), "ScanTask")
 
     def _pairs(self, value: Any, what: str, valid: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
         if isinstance(value, tuple) and all(isinstance(p, tuple) and len(p) == 2 for p in value):
@@ -212,8 +258,16 @@ class ScanTask:
         return tuple(n for n in MODEL_PARAMETERS[self.model] + SETTINGS if n not in fixed)
 
     def _check_point(self, point: Mapping[str, Any]) -> None:
-        """Typed errors, before anything runs, for a point's names and values (and a chain
-        length ``L`` given neither in ``params`` nor in the point)."""
+        """Typed errors, before anything runs, for everything that would fail the point:
+        :meth:`_check_values`, then the checks ``dmrg`` makes before its first sweep, on the
+        point's Hamiltonian (:meth:`_preflight`); the message names the point and the fix."""
+        self._check_values(point)
+        p, s = self._split(point)
+        self._preflight(self._hamiltonian(p, s), s, point)
+
+    def _check_values(self, point: Mapping[str, Any]) -> None:
+        """A point's names and values, a chain length ``L`` given neither in ``params`` nor
+        in the point, the observables' sites on its chain and its settings together."""
         valid = self._scannable()
         for name, value in point.items():
             if name not in valid:
@@ -225,6 +279,47 @@ class ScanTask:
             _CHECKS[name](value, f"scan: {name}")
         if "L" not in point and "L" not in dict(self.params):
             raise InvalidOptionError(f"ScanTask: the chain length L is neither in params nor scanned ({self.model})")
+        where = f"scan: the point {_point_text(point)}"
+        if "L" in point:
+            for spec in self.observables:
+                _check_sites(spec, _parse_observable(spec, self.model), point["L"], where)
+        if "conserve" in point:
+            _check_conserve(self.model, point["conserve"], where)
+        if point.keys() & {"conserve", "sector", "dtype"}:
+            _check_settings({**dict(self.settings), **point}, where)
+
+    def _split(self, point: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The model parameters and the dmrg settings of a point (fixed and scanned)."""
+        p = dict(self.params)
+        s = {"threads": 1, **dict(self.settings)}
+        for name, value in point.items():
+            (p if name in MODEL_PARAMETERS[self.model] else s)[name] = value
+        return p, s
+
+    def _hamiltonian(self, p: Mapping[str, Any], s: Mapping[str, Any]) -> MPO:
+        couplings = {k: v for k, v in p.items() if k != "L"}
+        if self.model == "tfim":
+            return models.tfim(p["L"], conserve="parity" if s.get("conserve") == "parity" else None, **couplings)
+        return models.heisenberg(p["L"], conserve="Sz" if s.get("conserve") == "Sz" else None, **couplings)
+
+    def _preflight(self, H: MPO, s: Mapping[str, Any], point: Mapping[str, Any]) -> None:
+        """The checks ``dmrg`` makes of ``H`` and the sector before its first sweep (its own
+        functions: a non-finite, non-Hermitian or out-of-range Hamiltonian; a charge the local
+        space lacks; a sector the chain does not reach), raised as they are, with the point."""
+        sector = s.get("sector")
+        try:
+            ws = [_numpy(w) for w in H.tensors]
+            _check_hamiltonian(ws)
+            conserve = _default_conserve(s.get("conserve"), H, None)
+            if conserve is not None and resolve_sector(conserve, sector, H.local, ws, None) is None \
+                    and sector is not None:
+                raise InvalidOptionError(f"dmrg: sector={sector!r} was given, but conserve='auto' found no charge "
+                                         "that the Hamiltonian conserves")
+        except Tensor4allError as e:
+            fix = ("; give a sector that the chain of every point reaches, or none (the default sector of each "
+                   "chain)" if "has no states" in str(e) else "; give conserve='Sz' (heisenberg/xxz) or 'parity' "
+                   "(tfim) with the sector, or drop sector" if "found no charge" in str(e) else "")
+            raise _with_message(e, f"scan: the point {_point_text(point)}: {e}{fix}") from e
 
     def _columns(self) -> dict[str, str]:
         """The result columns of a row and their Arrow types (before :data:`META_COLUMNS`)."""
@@ -239,17 +334,19 @@ class ScanTask:
         ``energy``, ``variance``, ``entropy`` (von Neumann, natural log, at the middle bond
         ``(L - 1) // 2``), one value per observable, ``bond_dim`` (the largest bond dimension
         of the final state), ``sweeps_run`` and ``converged``."""
-        self._check_point(point)
-        p = dict(self.params)
-        s = {"threads": 1, **dict(self.settings)}
-        for name, value in point.items():
-            (p if name in MODEL_PARAMETERS[self.model] else s)[name] = value
-        conserve, dtype = s.get("conserve"), s.pop("dtype", "float64")
-        L = p.pop("L")
-        if self.model == "tfim":
-            H = models.tfim(L, conserve="parity" if conserve == "parity" else None, **p)
-        else:
-            H = models.heisenberg(L, conserve="Sz" if conserve == "Sz" else None, **p)
+        row = self._results(point)
+        error = not_finite(self, row, point)
+        if error is not None:
+            raise error
+        return row
+
+    def _results(self, point: Mapping[str, Any]) -> dict[str, Any]:
+        """The row of :meth:`__call__`, non-finite values included (:func:`run_point`
+        records such a point as failed, with the values)."""
+        self._check_values(point)
+        p, s = self._split(point)
+        H = self._hamiltonian(p, s)
+        dtype, L = s.pop("dtype", "float64"), p["L"]
         psi0 = None
         if dtype == "complex128":  # as tensor4all dmrg --dtype complex128
             chi0 = _first(s.get("max_bond", 64))
@@ -262,10 +359,35 @@ class ScanTask:
                                "entropy": float(state.entanglement_entropy((L - 1) // 2)) if L > 1 else 0.0}
         local = "pauli" if self.model == "tfim" else {"1/2": "spin-1/2", "1": "spin-1"}[p.get("spin", "1/2")]
         for spec in self.observables:
-            row[spec] = _measure(state, spec, _parse_observable(spec, _hermitian_ops(self.model)), local)
+            row[spec] = _measure(state, spec, _parse_observable(spec, self.model), local)
         row.update(bond_dim=max((int(b) for b in state.bond_dims), default=1), sweeps_run=len(res.history),
                    converged=bool(res.converged))
         return row
+
+
+def _with_message(e: Tensor4allError, message: str) -> Tensor4allError:
+    """An error of ``e``'s class with ``message`` (the same class when it takes one)."""
+    try:
+        return type(e)(message)
+    except TypeError:
+        return InvalidOptionError(message)
+
+
+def not_finite(task: ScanTask, row: Mapping[str, Any], point: Mapping[str, Any]) -> NonFiniteError | None:
+    """:class:`NonFiniteError` naming the first of the row's energy, entropy, observables (and
+    variance, when the point computes it) that is NaN or infinite, else None."""
+    names = ["energy", "entropy", *task.observables]
+    if {**dict(task.settings), **point}.get("compute_variance", True):
+        names.insert(1, "variance")
+    for name in names:
+        v = row.get(name)
+        if isinstance(v, float) and not math.isfinite(v):
+            what = "the energy" if name == "energy" else \
+                f"the {name}" if name in RESULT_COLUMNS else f"the observable {name!r}"
+            return NonFiniteError(f"ScanTask: {what} is {v}, not a finite number: the run broke down numerically; "
+                                  "run the point alone (task(**point)) and change its settings (max_bond, cutoff, "
+                                  "eigensolver, noise) or the couplings' scale")
+    return None
 
 
 def _first(schedule: Any) -> int:
@@ -311,11 +433,21 @@ def _site_average(state: MPS, op: np.ndarray) -> complex:
 # ---- the function a worker runs ----------------------------------------------------------
 def run_point(fn: Callable[..., Mapping[str, Any]], point: dict[str, Any]) -> dict[str, Any]:
     """``fn(**point)`` with its wall time and the Dask worker that ran it (None outside a
-    worker): ``{"result": ..., "seconds": ..., "worker": ...}``."""
+    worker): ``{"result": ..., "seconds": ..., "worker": ..., "error": ...}``. ``error`` is
+    None, or (a :class:`ScanTask` whose energy or an observable is NaN or infinite) the
+    text of the :class:`NonFiniteError` that ``task(**point)`` raises: the row is then
+    recorded as failed, with its values, and not run again by Dask (it would fail the same)."""
     t0 = time.perf_counter()
-    result = check_result(fn(**point), point)
+    error = None
+    if isinstance(fn, ScanTask):
+        out = fn._results(point)
+        e = not_finite(fn, out, point)
+        error = None if e is None else f"{type(e).__name__}: {e}"
+    else:
+        out = fn(**point)
+    result = check_result(out, point)
     seconds = time.perf_counter() - t0
-    return {"result": result, "seconds": seconds, "worker": _worker_address()}
+    return {"result": result, "seconds": seconds, "worker": _worker_address(), "error": error}
 
 
 def _worker_address() -> str | None:

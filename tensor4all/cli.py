@@ -30,7 +30,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 import time
 from typing import Any, Sequence
 
@@ -44,6 +43,7 @@ from ._cli_common import _json_safe, _version, _write_atomic, integer_arg, write
 from ._dmrg import dmrg
 from ._errors import Tensor4allError
 from ._mps import MPS
+from ._output_paths import output_problem
 from ._threads import THREADED_MIN_BOND, threads_for
 
 __all__ = ["main", "build_parser", "SCHEMA"]
@@ -343,29 +343,10 @@ def _validate_dmrg(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         path = getattr(args, opt)
         if path is None or (opt == "json" and path == "-"):  # --json -: standard output
             continue
-        if not path.strip():
-            sub.error(f"argument --{opt}: the file name is empty; give a file name"
-                      + (" (or - for standard output)" if opt == "json" else ""))
-        directory = os.path.dirname(os.path.abspath(path))
-        if os.path.isdir(path):
-            sub.error(f"argument --{opt}: {path!r} is a directory; give a file name")
-        if os.path.exists(path) and not os.path.isfile(path):
-            sub.error(f"argument --{opt}: {path!r} exists and is not a regular file (a FIFO, socket or device); "
-                      "give a file name")
-        if not os.path.isdir(directory):
-            sub.error(f"argument --{opt}: directory {directory!r} does not exist")
-        name_max = _name_max(directory)
-        if len(os.fsencode(os.path.basename(path))) + 16 > name_max:  # + the temporary file's affixes
-            sub.error(f"argument --{opt}: the file name {os.path.basename(path)!r} is too long "
-                      f"(at most {name_max - 16} bytes here)")
-        try:  # files are written atomically through a temporary file in the same directory
-            fd, probe = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
-            os.close(fd)
-            os.unlink(probe)
-        except OSError as e:
-            sub.error(f"argument --{opt}: cannot write in directory {directory!r} ({e.strerror or e})")
-        if os.path.exists(path) and not os.access(path, os.W_OK):
-            sub.error(f"argument --{opt}: {path!r} exists and is not writable")
+        problem = output_problem(path)  # the check scan's --out and tensor4all.scan make too
+        if problem is not None:
+            sub.error(f"argument --{opt}: {problem}" + (" (or - for standard output)"
+                                                        if opt == "json" and not path.strip() else ""))
     needed, available = _memory_estimate(args), _available_memory()
     if available is not None and needed > available:
         sub.error(f"the run would need about {_bytes(needed)} (environments, MPS and Lanczos vectors at "
@@ -387,13 +368,6 @@ def _validate_dmrg(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         if SAVE_EXTENSIONS[ext] in ("arrow", "parquet") and not _installed("pyarrow"):
             sub.error(f"argument --save: {ext} files need pyarrow, which is not installed; install the "
                       "'arrow' extra (pip install 'tidu-tenferro[arrow]') or save as .npz")
-
-
-def _name_max(directory: str) -> int:
-    try:
-        return os.pathconf(directory, "PC_NAME_MAX")
-    except (AttributeError, OSError, ValueError):
-        return 255
 
 
 def _memory_estimate(args: argparse.Namespace) -> int:

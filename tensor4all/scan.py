@@ -124,6 +124,11 @@ def scan(task: ScanTask | Callable[..., Mapping[str, Any]], grid: Any, *, client
          callback: Callable[[dict[str, Any]], Any] | None = None) -> Any:
     """Run every point of ``grid`` as one Dask task and write one row per point to ``out``.
 
+    Before any point runs, every point of a :class:`ScanTask` is checked as ``dmrg`` checks
+    a run (its names and values, the observables' sites on its chain, and ``dmrg``'s own
+    checks of its Hamiltonian and sector) and ``out`` must take a new file: typed errors
+    name the point or the file and the fix.
+
     Args:
         task: a :class:`ScanTask` (model, DMRG settings, observables), or a function
             ``f(**point) -> dict`` of column -> scalar (picklable: module-level, or any
@@ -141,7 +146,9 @@ def scan(task: ScanTask | Callable[..., Mapping[str, Any]], grid: Any, *, client
         retries: how many times Dask reruns a point whose task raised; a local cluster also
             reruns a point this many times after its worker died (``allowed-failures``;
             an existing cluster keeps its own setting). Then the row has ``status`` "failed"
-            and ``error`` (``"ValueError: ..."``, ``"KilledWorker: ..."``).
+            and ``error`` (``"ValueError: ..."``, ``"KilledWorker: ..."``). A
+            :class:`ScanTask` point whose energy, entropy, an observable or its variance
+            is NaN or infinite is "failed" at once, with its values and ``"NonFiniteError: ..."``.
         progress: a tqdm bar over the points (on stderr).
         callback: called in this process with each new row (a dict) once it is in the file.
 
@@ -260,7 +267,9 @@ class ScanRun:
         if future.status == "finished":
             out = future.result()
             row.update(out["result"])
-            row.update(seconds=out["seconds"], worker=out["worker"], status="ok", error=None)
+            error = out.get("error")   # a ScanTask's NaN or infinite energy or observable
+            row.update(seconds=out["seconds"], worker=out["worker"], status="ok" if error is None else "failed",
+                       error=error)
         else:
             try:
                 e = future.exception()

@@ -153,7 +153,7 @@ row("linalg-norm-ord-str", la.norm, (M, "abc"), tf.TenferroValueError, "invalid 
 for bad in (float("nan"), -1.0, float("inf"), "a"):
     row(f"pinv-rtol-{bad!r}", la.pinv, (M,), tf.TenferroValueError, "rtol must be", rtol=bad)
     row(f"lstsq-rcond-{bad!r}", la.lstsq, (M, F), tf.TenferroValueError, "rcond must be", rcond=bad)
-    row(f"truncated_svd-cutoff-{bad!r}", la.truncated_svd, (M,), tf.TenferroValueError, "cutoff must be",
+    row(f"truncated_svd-cutoff-{bad!r}", la.truncated_svd, (M,), tf.TenferroValueError, "cutoff (the discarded weight) must be",
         cutoff=bad)
 for bad in (2.5, 0, -1, "2", True):
     row(f"truncated_svd-max_rank-{bad!r}", la.truncated_svd, (M,), tf.TenferroValueError, "max_rank must be",
@@ -335,10 +335,10 @@ row("expectation-result", lambda: t4a.expectation(t4a.DMRGResult(0.0, NW_PSI), N
 row("expectation-zero", t4a.expectation, (NW_ZERO, models.heisenberg(3)), t4a.ZeroNormError, "norm 0")
 row("MPO.is_hermitian-tol-nan", lambda: NW_H.is_hermitian(tol=NW_NAN), (), t4a.InvalidOptionError,
     "tol must be a finite number")
-row("MPO.from_opsum-cutoff-nan", lambda: t4a.MPO.from_opsum(NW_OS, 4, cutoff=NW_NAN), (), t4a.InvalidOptionError,
-    "cutoff")
-row("MPO.from_opsum-cutoff-two", lambda: t4a.MPO.from_opsum(NW_OS, 4, cutoff=2.0), (), t4a.InvalidOptionError,
-    "cutoff")
+row("MPO.from_opsum-rtol-nan", lambda: t4a.MPO.from_opsum(NW_OS, 4, rtol=NW_NAN), (), t4a.InvalidOptionError,
+    "rtol")
+row("MPO.from_opsum-rtol-two", lambda: t4a.MPO.from_opsum(NW_OS, 4, rtol=2.0), (), t4a.InvalidOptionError,
+    "rtol")
 row("OpSum.check_sites-str", lambda: NW_OS.check_sites("4"), (), t4a.BondDimensionError,
     "L (number of sites) must be a positive integer")
 row("OpSum.check_sites-outside", lambda: NW_OS.check_sites(2), (), t4a.SiteOutOfRangeError, "outside 0..1")
@@ -401,8 +401,8 @@ row("measurements.density-dimension", MS.density, (MS_E,), t4a.DimensionMismatch
     local="fermion")
 row("measurements.density-unknown-space", MS.density, (MS_E,), t4a.UnknownLocalSpaceError, "unknown local space",
     local="quark")
-row("measurements.density-ambiguous", MS.density, (t4a.MPS.random(3, 5),), t4a.InvalidOptionError,
-    "cannot tell the local space")
+row("measurements.density-no-space", MS.density, (t4a.MPS.random(3, 5),), t4a.InvalidOptionError,
+    "no built-in local space of dimension 5 has")
 row("measurements.double_occupancy-tj", MS.double_occupancy, (MS_E,), t4a.InvalidOptionError, "has no Nupdn",
     local="tj")
 row("measurements.spin_correlation-site", MS.spin_correlation, (MS_E, 4), t4a.SiteOutOfRangeError,
@@ -895,7 +895,7 @@ row("shift_mpo-grid-str", QG.shift_mpo, ("x", 1), t4a.Tensor4allTypeError, "a qu
 row("shift_mpo-dim", QG.shift_mpo, (QG_G2, 1), QG.GridRangeError, "dimensions 0..1", dim=2)
 row("flip_mpo-boundary", QG.flip_mpo, (4,), t4a.InvalidOptionError, "boundary must be one of", boundary=1)
 row("fourier_mpo-sign", QG.fourier_mpo, (4,), t4a.InvalidOptionError, "sign must be -1", sign=2)
-row("fourier_mpo-cutoff", QG.fourier_mpo, (4,), t4a.InvalidOptionError, "cutoff", cutoff=-1.0)
+row("fourier_mpo-rtol", QG.fourier_mpo, (4,), t4a.InvalidOptionError, "fourier_mpo: rtol", rtol=-1.0)
 row("reverse_bits-interleaved", QG.reverse_bits, (QG.QuanticsTT.from_values(np.ones((8, 8)), QG_G2),),
     t4a.InvalidOptionError, "use a fused grid")
 row("reverse_bits-str", QG.reverse_bits, ("x",), t4a.Tensor4allTypeError, "expects a dense MPS")
@@ -1108,15 +1108,237 @@ if _importlib_util.find_spec("pyarrow") is not None:
 
 # ---- issue 47: messages that lead to the fix -----------------------------------------------
 # (a) tidu.vmap and tenferro (einsum memory_limit, distributed client)
+import decimal as _decimal  # noqa: E402
+
+A_X = tf.asarray(np.arange(15.0).reshape(5, 3))
+A_Y = tf.asarray(np.arange(5.0))
+# 1. integer options take NumPy integers and integral Decimals; what is still refused names the option
+row("einsum-memory_limit-fractional-Decimal", tf.einsum, ("ij,j->i", A_X, F), tf.TenferroValueError,
+    "memory_limit must be a positive integer number of bytes", memory_limit=_decimal.Decimal("1024.5"))
+row("einsum-memory_limit-integral-float", tf.einsum, ("ij,j->i", A_X, F), tf.TenferroValueError,
+    "got 1024.0 (a float: pass int(...))", memory_limit=1024.0)
+row("einsum_slicing-min_slices-np-zero", tf.einsum_slicing, ("ij,j->i", A_X, F), tf.TenferroValueError,
+    "min_slices must be a positive integer, got np.int64(0)", memory_limit=np.int64(1 << 20), min_slices=np.int64(0))
+# 2. what vmap cannot batch is named with the argument or output and the fix
+row("vmap-int-argument-mapped", lambda: tidu.vmap(lambda x, n: x * n)(A_X, 3), (), tidu.UnbatchableError,
+    "argument 1 is an int, which vmap cannot map over axis 0")
+row("vmap-int-argument-fix", lambda: tidu.vmap(lambda x, n: x * n)(A_X, 3), (), tidu.UnbatchableError,
+    "pass in_axes=(0, None) to use it unchanged in every example")
+row("vmap-str-output", lambda: tidu.vmap(lambda x: "a")(A_X), (), tidu.UnbatchableError,
+    "vmap's output is a str; vmap returns tensors and numbers")
+row("vmap-str-output-leaf", lambda: tidu.vmap(lambda x: (x, {"s": "a"}))(A_X), (), tidu.UnbatchableError,
+    "vmap's output[1]['s'] is a str")
+row("vmap-ndarray-argument", lambda: tidu.vmap(lambda x: x)(np.ones((5, 3))), (), tidu.UnbatchableError,
+    "argument 0 is a ndarray, which vmap cannot map over axis 0")
+row("vmap-list-argument", lambda: tidu.vmap(lambda x: x)([1.0, 2.0]), (), tidu.UnbatchableError,
+    "argument 0 is a list, and vmap maps each of its entries separately")
+row("vmap-number-output-no-argument", lambda: tidu.vmap(lambda: 1.5, in_axes=None, axis_size=3)(), (),
+    tidu.UnbatchableError, "no argument's type can hold a number")
+# 3. keyword arguments are mapped over their axis 0 (JAX); one that cannot be says so
+row("vmap-keyword-int", lambda: tidu.vmap(lambda x, b: x * b)(A_X, b=3), (), tidu.UnbatchableError,
+    "keyword argument 'b' is an int, which vmap cannot map over axis 0 (keyword arguments are always mapped")
+row("vmap-keyword-0d", lambda: tidu.vmap(lambda x, b: x * b)(A_X, b=tf.asarray(2.0)), (), tidu.UnbatchableError,
+    "keyword argument 'b' has no axes")
+row("vmap-keyword-size", lambda: tidu.vmap(lambda x, b: x[0] * b)(A_X, b=tf.ones((4,))), (), tidu.InvalidArgumentError,
+    "argument 0: 5, keyword argument 'b': 4")
+# 4. an axis_size beyond memory (10**13 examples: past any address space) is the project's memory error
+row("vmap-axis_size-out-of-memory", lambda: tidu.vmap(lambda x: x, in_axes=None, axis_size=10 ** 13)(A_X), (),
+    tf.TenferroMemoryError, "cannot allocate 1200000000000000 bytes (1.07 PiB) to broadcast a float64 tensor of "
+    "shape (5, 3) over axis_size=10000000000000")
+row("broadcast_to-out-of-memory", tf.broadcast_to, (F, (10 ** 13, 3)), tf.TenferroMemoryError,
+    "broadcast_to: cannot allocate 240000000000000 bytes")
+# 5. a closed Dask client is refused before any work
+if _importlib_util.find_spec("distributed") is not None:
+    import tenferro.distributed as _td  # noqa: E402
+
+    def _einsum_on_closed_client():
+        import distributed
+        client = distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0")
+        client.close()
+        return _td.einsum("ij,j->i", A_X, F, client=client)
+
+    row("distributed.einsum-closed-client", _einsum_on_closed_client, (), _td.DaskClientError,
+        "the Dask client is closed")
+    row("distributed.einsum-closed-client-fix", _einsum_on_closed_client, (), _td.DaskClientError,
+        "pass an open distributed.Client, or client=None")
+    row("distributed.einsum-tasks-float", _td.einsum, ("ij,j->i", A_X, F), tf.TenferroValueError,
+        "tasks must be a positive integer", tasks=2.5)
 # end (a)
 
 # (b) scans and the CLI's shared checks before work starts
+SB_DIR = _tempfile.mkdtemp(prefix="t4a-scan-bad-inputs-")
+_atexit.register(_shutil.rmtree, SB_DIR, True)
+SB_AS_DIR = os.path.join(SB_DIR, "d.parquet")   # a directory with a table's name
+os.mkdir(SB_AS_DIR)
+
+
+class _SBBrokenTask(t4a.ScanTask):
+    """A ScanTask whose run ends in a NaN observable (a run that broke down numerically)."""
+
+    def _results(self, point):
+        row = super()._results(point)
+        row["X"] = float("nan")
+        return row
+
+
+# 2. a task is checked when built: the observables' sites on its chain, their operators, its settings together
+row("ScanTask-observable-site-out-of-range", t4a.ScanTask, ("tfim", {"L": 6}), t4a.SiteOutOfRangeError,
+    "observable 'X@99': site 99 is outside the chain of L = 6 sites; valid sites: 0 .. 5, or -6 .. -1",
+    observables=("X@99",))
+row("ScanTask-observable-negative-site", t4a.ScanTask, ("tfim", {"L": 6}), t4a.SiteOutOfRangeError,
+    "observable 'Z@0*Z@-7': site -7 is outside the chain of L = 6 sites", observables=("Z@0*Z@-7",))
+row("ScanTask-observable-unknown-operator", t4a.ScanTask, ("heisenberg", {"L": 4}), t4a.UnknownOperatorError,
+    "'X' is not a Hermitian operator of the model's local space 'spin-1/2' (it has no such operator); valid "
+    "operators: Id, Sz, Sx, Sy", observables=("X",))
+row("ScanTask-conserve-N", t4a.ScanTask, ("heisenberg",), t4a.InvalidOptionError,
+    "heisenberg conserves Sz, not N; conserve='N'; valid values: None, 'none', 'auto', 'Sz'",
+    settings={"conserve": "N"})
+row("ScanTask-sector-without-conserve", t4a.ScanTask, ("heisenberg",), t4a.InvalidOptionError,
+    "sector=0.5 needs conserve=... (the charge whose sector it names): give conserve='Sz'",
+    settings={"conserve": "none", "sector": 0.5})
+row("ScanTask-conserved-complex", t4a.ScanTask, ("heisenberg",), t4a.InvalidOptionError,
+    "conserve='Sz' runs in float64 (from a real start state); drop dtype='complex128'",
+    settings={"conserve": "Sz", "dtype": "complex128"})
+# 4. a NaN or infinite result is a typed error (scan records the point as failed, with this text)
+row("ScanTask-call-nan-observable", lambda: _SBBrokenTask("tfim", {"L": 4}, settings={"max_bond": 2, "sweeps": 1},
+                                                          observables=("X",))(g=1.0), (), t4a.NonFiniteError,
+    "ScanTask: the observable 'X' is nan, not a finite number: the run broke down numerically")
+# 1. every point is checked as dmrg checks a run (its own checks of the Hamiltonian and the sector), before any runs
+row("scan-point-site-out-of-range", t4a.scan, (t4a.ScanTask("tfim", settings={"max_bond": 4}, observables=("X@5",)),
+                                               {"L": [8, 4]}), t4a.SiteOutOfRangeError,
+    "scan: the point L=4: observable 'X@5': site 5 is outside the chain of L = 4 sites")
+row("scan-point-sector-unreachable", t4a.scan, (t4a.ScanTask("heisenberg", settings={"conserve": "Sz", "sector": 0.5}),
+                                                {"L": [5, 4]}), t4a.SymmetryViolationError,
+    "scan: the point L=4: dmrg: the sector Sz = 0.5 has no states on this chain of 4 sites")
+row("scan-point-sector-unreachable-fix", t4a.scan, (t4a.ScanTask("heisenberg", settings={"conserve": "Sz",
+                                                                                         "sector": 0.5}),
+                                                    {"L": [5, 4]}), t4a.SymmetryViolationError,
+    "give a sector that the chain of every point reaches, or none")
+row("scan-point-coupling-beyond-range", t4a.scan, (SC_T, {"g": [1.0, 1e200]}), t4a.ValueRangeError,
+    "scan: the point g=1e+200: dmrg: the Hamiltonian's scale")
+row("scan-point-conserve-N", t4a.scan, (t4a.ScanTask("heisenberg", {"L": 4}), {"conserve": ["Sz", "N"]}),
+    t4a.InvalidOptionError, "scan: the point conserve=N: heisenberg conserves Sz, not N")
+row("scan-point-sector-needs-conserve", t4a.scan, (t4a.ScanTask("heisenberg", {"L": 4}, settings={"sector": 0.0}),
+                                                   {"conserve": ["Sz", "none"]}), t4a.InvalidOptionError,
+    "scan: the point conserve=none: sector=0.0 needs conserve=")
+row("scan-point-auto-finds-no-charge", t4a.scan, (t4a.ScanTask("tfim", {"L": 4}, settings={"conserve": "auto",
+                                                                                            "sector": 1}),
+                                                  {"g": [1.0]}), t4a.InvalidOptionError,
+    "conserve='auto' found no charge that the Hamiltonian conserves; give conserve='Sz' (heisenberg/xxz) or "
+    "'parity' (tfim)")
+# 3. the output is checked as the command-line programs check theirs (one helper), before any point runs
+row("scan-out-is-a-directory", t4a.scan, (SC_T, SC_G), t4a.ScanFileIOError, "is a directory; give a file name",
+    out=SB_AS_DIR)
+row("scan-out-name-too-long", t4a.scan, (SC_T, SC_G), t4a.ScanFileIOError, "is too long (at most",
+    out=os.path.join(SB_DIR, "a" * 300 + ".parquet"))
+row("scan-out-missing-directory-fix", t4a.scan, (SC_T, SC_G), t4a.ScanFileIOError,
+    "does not exist; create it or give a path in an existing directory", out=os.path.join(SB_DIR, "no", "s.arrow"))
+if os.path.isdir("/proc/self"):  # a directory where nobody, root included, can create files
+    row("scan-out-unwritable-directory", t4a.scan, (SC_T, SC_G), t4a.ScanFileIOError,
+        "cannot write in directory '/proc/self': no file can be created there", out="/proc/self/scan.parquet")
+
+# 'tensor4all scan' refuses the same with exit 2 before any point runs (header "SCAN  "), nothing written
+SCAN_CLI_ROWS = [
+    ("observable-site", ["--g", "1,2", "--observables", "X@99"], "site 99 is outside the chain of L = 6 sites"),
+    ("observable-site-scanned-L", ["--L", "4,8", "--observables", "X@5"], "the point L=4: observable 'X@5'"),
+    ("sector-unreachable", ["--model", "heisenberg", "--L", "4,5", "--sz", "0.5"],
+     "the point L=4: dmrg: the sector Sz = 0.5 has no states"),
+    ("coupling-beyond-range", ["--g", "1,1e200"], "the point g=1e+200"),
+]
+if os.path.isdir("/proc/self"):
+    SCAN_CLI_ROWS += [("out-unwritable", ["--g", "1,2", "--out", "/proc/self/s.parquet"],
+                       "argument --out: out='/proc/self/s.parquet': cannot write in directory"),
+                      ("plot-unwritable", ["--g", "1,2", "--plot", "/proc/self/s.png"],
+                       "argument --plot: cannot write in directory '/proc/self'")]
+
+
+@pytest.mark.parametrize("name,args,fragment", SCAN_CLI_ROWS, ids=[r[0] for r in SCAN_CLI_ROWS])
+def test_cli_scan_bad_arguments(name, args, fragment, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "tensor4all", "scan", "--model", "tfim", "--L", "6", "--chi", "4",
+                           *args], capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False)
+    assert proc.returncode == 2, (name, proc.returncode, proc.stderr[-500:])
+    assert fragment in proc.stderr, (name, proc.stderr[-500:])
+    assert "Traceback" not in proc.stderr and "SCAN  " not in proc.stdout + proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc/self: no file can be created there")
+@pytest.mark.parametrize("command,args", [("dmrg", ["--json"]), ("evolve", ["--t", "0.1", "--json"]),
+                                          ("scan", ["--model", "tfim", "--g", "1,2", "--out"])],
+                         ids=["dmrg", "evolve", "scan"])
+def test_cli_outputs_share_one_check(command, args, tmp_path):
+    """dmrg, evolve and scan refuse an output where no file can be created with one message."""
+    path = "/proc/self/out." + ("parquet" if command == "scan" else "json")
+    proc = subprocess.run([sys.executable, "-m", "tensor4all", command, "--L", "6", *args, path],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False)
+    assert proc.returncode == 2, (command, proc.stderr[-500:])
+    assert ("cannot write in directory '/proc/self': no file can be created there (No such file or directory); "
+            "give a path in a writable directory") in proc.stderr, proc.stderr[-500:]
+    assert list(tmp_path.iterdir()) == []
 # end (b)
 
 # (c) TCI, quantics and structured einsum
+C_V = SY_Leg(SY_U1(), {-1: 2, 0: 3, 1: 2})
+C_B = t4a.SymmetricTensor.random([C_V, C_V.dual()], charge=0, seed=1)
+C_RES = TC.crossinterpolate2(lambda i: 1.0 + i.sum(axis=1), [4, 4, 4], batched=True)
+C_NAN = np.where(np.arange(len(C_RES.points)) == 2, np.nan, 1.0 + C_RES.points.sum(axis=1))
+# 'ab,ab->ab' (batch labels, elementwise like b * b) falls back to dense; a label contracted
+# beside a batch label is still checked
+row("einsum-symmetric-batch-and-contracted-non-dual", t4a.einsum, ("ab,ab->a", C_B, C_B), t4a.SectorMismatchError,
+    "label 'b' (leg 1 of operand 0, leg 1 of operand 1) joins two dual legs")
+row("interpolant-values-nan", TC.interpolant, (C_RES, C_NAN), TC.NonFiniteValueError,
+    f"interpolant: values[2] is nan, the value at result.points[2] = {C_RES.points[2].tolist()}")
+row("tci-crossinterpolate2-tolerance-relative-2", TC.crossinterpolate2, (lambda i: 1.0, [2, 2]), TC.TCIOptionError,
+    "tolerance must be a finite number > 0 and < 1 (it is relative to max|f|", tolerance=2)
+row("tci-crossinterpolate2-tolerance-absolute-inf", TC.crossinterpolate2, (lambda i: 1.0, [2, 2]), TC.TCIOptionError,
+    "(an absolute error with normalize_error=False), got inf", tolerance=float("inf"), normalize_error=False)
+row("quantics_interpolate-tolerance-relative-1", QG.quantics_interpolate, (np.sin, QG_G), TC.TCIOptionError,
+    "quantics_interpolate: tolerance must be a finite number > 0 and < 1", tolerance=1.0)
+# quantics_interpolate of a traced parameter works under tidu.grad (tests/tensor4all/test_quantics.py);
+# under tenferro.jit there are no values to search pivots on: the message names the supported way
+row("quantics_interpolate-under-jit", tf.jit(lambda th: QG.quantics_interpolate(lambda x: tf.exp(-th * x), QG_G)
+                                             .integral()), (tf.asarray(1.0),), t4a.NotDifferentiableError,
+    "qtt.interpolant(lambda x: f(x, theta)) inside (QuanticsTT.interpolant)")
+row("tci-crossinterpolate2-under-vmap", tidu.vmap(lambda th: TC.tt_sum(TC.crossinterpolate2(
+    lambda i: tf.exp(-th * float(i.sum())), [2, 2]).tt)), (tf.asarray([1.0, 2.0]),), t4a.NotDifferentiableError,
+    "tci.interpolant(res, f(res.points, theta)) inside")
 # end (c)
 
 # (d) sites, DMRG, time evolution, truncation cutoff
+def _h_of_changing_length(t):
+    return models.heisenberg(4 if t < 0.1 else 5)
+
+
+_D_PSI4 = t4a.MPS.random(4, bond_dim=2, seed=0)
+_D_HOP = t4a.OpSum()
+for _i in range(3):
+    _D_HOP += (1.0, "S+", _i, "S-", _i + 1)   # no Hermitian conjugate
+row("product_state-no-default-space-d4", t4a.MPS.product_state, ([1, 2, 3, 0],), t4a.InvalidOptionError,
+    "there is no default local space of dimension 4", d=4, conserve="N,Sz")
+row("product_state-names-the-space-with-the-charge", t4a.MPS.product_state, ([1, 2, 3, 0],),
+    t4a.InvalidOptionError, "pass local='electron' (d = 4)", d=4, conserve="N,Sz")
+row("product_state-d-against-local", t4a.MPS.product_state, ([0, 2],), t4a.DimensionMismatchError,
+    "drop d= (local= sets it)", d=2, local="spin-1")
+row("dmrg-conserving-mpo-dense-psi0", t4a.dmrg, (models.heisenberg(4, conserve="Sz"), _D_PSI4),
+    t4a.InvalidOptionError, "(the MPO, built with conserve='Sz')", max_bond=8)
+row("dmrg-conserving-mpo-dense-psi0-fix", t4a.dmrg, (models.heisenberg(4, conserve="Sz"), _D_PSI4),
+    t4a.InvalidOptionError, "or conserve='none' to run dense from this psi0", max_bond=8)
+row("double_occupancy-spin-state", MS.double_occupancy, (t4a.MPS.random(4, bond_dim=2),), t4a.InvalidOptionError,
+    "needs a state on sites of the space 'electron' (d = 4)")
+for _name, _evolve in (("tdvp", t4a.tdvp), ("tebd", t4a.tebd)):
+    row(f"{_name}-H(t)-changes-length", _evolve, (_h_of_changing_length, _D_PSI4, 0.2, 0.05),
+        t4a.DimensionMismatchError, "returned an MPO of 5 sites at t = 0.125, but the state has 4 sites")
+    row(f"{_name}-dt-subnormal", _evolve, (models.heisenberg(4), _D_PSI4, 0.1, 5e-324), t4a.ValueRangeError,
+        "is too small for t = 0.1")
+row("tebd-real-time-non-hermitian", t4a.tebd, (t4a.MPO.from_opsum(_D_HOP, 4), t4a.MPS.product_state([0, 1, 0, 1]),
+                                               0.1, 0.05),
+    t4a.NonHermitianError, "pass allow_nonhermitian=True")
+row("truncated_svd-cutoff-two", la.truncated_svd, (M,), tf.TenferroValueError,
+    "cutoff (the discarded weight) must be a real number in [0, 1)", cutoff=2)
+row("t4a-truncated_svd-cutoff-two", t4a.linalg.truncated_svd, (M,), tf.TenferroValueError,
+    "cutoff (the discarded weight) must be a real number in [0, 1)", cutoff=2)
+row("truncated_svd-rtol-one", la.truncated_svd, (M,), tf.TenferroValueError,
+    "rtol (relative to the largest singular value) must be a real number in [0, 1)", rtol=1.0)
 # end (d)
 
 
@@ -1182,6 +1404,7 @@ EVOLVE_CLI_ROWS = [
     ("beyond-memory", ["--L", "100000", "--max-bond", "100000"], "of memory is available"),
     ("hubbard-conserve-Sz", ["--model", "hubbard", "--conserve", "Sz"], "N and Sz together or of N alone"),
     ("hubbard-letter", ["--model", "hubbard", "--state", "product:0u1d2u"], "is not a state of a --model hubbard"),
+    ("dt-too-small", ["--dt", "1e-320"], "argument --dt: dt = 1e-320 is too small for t = 0.1"),
 ]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import math
 import os
 import pathlib
 import subprocess
@@ -183,6 +184,97 @@ def test_a_point_that_keeps_killing_workers_is_recorded_as_failed(client, tmp_pa
     client.wait_for_workers(2, timeout=60)
 
 
+# ---- issue 47: every point checked before any runs, NaN is a failure, the error is printed -------
+class _BrokenTask(t4a.ScanTask):
+    """A ScanTask whose run breaks down numerically at g > 1: its observable is NaN there."""
+
+    def _results(self, point):
+        row = super()._results(point)
+        if point["g"] > 1:
+            row["X"] = float("nan")
+        return row
+
+
+def test_a_point_whose_results_are_not_finite_is_failed_not_ok(client, tmp_path):
+    task = _BrokenTask("tfim", params={"L": 6}, settings={"max_bond": 4, "sweeps": 2, "conserve": "none"},
+                       observables=("X",))
+    rows = t4a.scan(task, {"g": [0.5, 1.5]}, client=client, out=tmp_path / "n.parquet", progress=False).to_pylist()
+    assert [r["status"] for r in rows] == ["ok", "failed"]
+    assert rows[1]["error"].startswith("NonFiniteError: ScanTask: the observable 'X' is nan, not a finite number")
+    assert math.isnan(rows[1]["X"]) and math.isfinite(rows[1]["energy"])   # the values are kept
+    with pytest.raises(t4a.NonFiniteError, match="the observable 'X' is nan") as info:
+        task(g=1.5)   # one point here: a typed error, not a silent NaN
+    assert isinstance(info.value, ValueError)
+
+
+def _logged_square(a, b, log):
+    with open(log, "a") as fh:
+        fh.write(f"{a}\n")
+    return _square(a, b)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc/self: no file can be created there")
+def test_an_output_where_no_file_can_be_created_is_refused_before_any_point_runs(client, tmp_path):
+    log = tmp_path / "log"
+    task = functools.partial(_logged_square, log=str(log))
+    with pytest.raises(t4a.ScanFileIOError, match="cannot write in directory '/proc/self'") as info:
+        t4a.scan(task, {"a": [1, 2], "b": ["x"]}, client=client, out="/proc/self/s.parquet", progress=False)
+    assert isinstance(info.value, OSError) and "give a path in a writable directory" in str(info.value)
+    assert not log.exists()   # no point ran
+
+
+def test_scanned_points_are_checked_as_dmrg_checks_a_run_before_any_runs(tmp_path, monkeypatch):
+    def no_cluster(*args, **kwargs):
+        raise AssertionError("a cluster started")
+
+    monkeypatch.setattr(distributed, "LocalCluster", no_cluster)
+    sz = t4a.ScanTask("heisenberg", settings={"conserve": "Sz", "sector": 0.5, "max_bond": 4})
+    with pytest.raises(t4a.Tensor4allError, match=r"the point L=4: dmrg: the sector Sz = 0.5 has no states") as info:
+        t4a.scan(sz, {"L": [4, 5]}, out=tmp_path / "s.parquet")
+    assert isinstance(info.value, ValueError) and "give a sector that the chain of every point reaches" in \
+        str(info.value)
+    obs = t4a.ScanTask("tfim", settings={"max_bond": 4}, observables=("X@5",))
+    with pytest.raises(t4a.SiteOutOfRangeError, match=r"the point L=4: observable 'X@5': site 5 is outside"):
+        t4a.scan(obs, {"L": [8, 4]}, out=tmp_path / "s.parquet")
+    with pytest.raises(t4a.ValueRangeError, match=r"the point g=1e\+200: dmrg: the Hamiltonian's scale"):
+        t4a.scan(t4a.ScanTask("tfim", params={"L": 6}), {"g": [1.0, 1e200]}, out=tmp_path / "s.parquet")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_task_is_checked_when_built():
+    with pytest.raises(t4a.SiteOutOfRangeError, match="observable 'X@99': site 99 is outside the chain of L = 6"):
+        t4a.ScanTask("tfim", params={"L": 6}, observables=("X@99",))
+    with pytest.raises(t4a.SiteOutOfRangeError, match="site -7 is outside"):
+        t4a.ScanTask("tfim", params={"L": 6}, observables=("Z@0*Z@-7",))
+    with pytest.raises(t4a.UnknownOperatorError, match="'Q' is not a Hermitian operator .* no such operator"):
+        t4a.ScanTask("tfim", params={"L": 6}, observables=("Q",))
+    assert t4a.ScanTask("tfim", params={"L": 6}, observables=("X@5", "Z@0*Z@-6")).observables == ("X@5", "Z@0*Z@-6")
+
+
+def test_cli_scan_prints_the_first_error_of_the_failed_points(tmp_path, monkeypatch, capsys):
+    real = t4a.ScanTask._results
+
+    def broken(self, point):   # in this process: the Dask workers below are threads
+        if point["g"] == 1.5:
+            raise ValueError("no convergence at g = 1.5")
+        row = real(self, point)
+        if point["g"] == 2.0:
+            row["energy"] = float("inf")
+        return row
+
+    monkeypatch.setattr(t4a.ScanTask, "_results", broken)
+    monkeypatch.chdir(tmp_path)
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as c:
+        code = cli.main(["scan", "--model", "tfim", "--L", "6", "--g", "0.5,1.5,2", "--chi", "4", "--sweeps", "2",
+                         "--conserve", "none", "--retries", "0", "--quiet", "--scheduler", c.scheduler.address])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "points      3: 1 ok (1 run now, 0 from the file), 2 failed" in out
+    assert "2 point(s) failed; the first, g=1.5: ValueError: no convergence at g = 1.5; their rows hold" in err
+    rows = _rows(tmp_path / "scan.parquet")
+    assert rows[2]["status"] == "failed" and rows[2]["error"].startswith("NonFiniteError: ScanTask: the energy is inf")
+
+
 # ---- resuming ----------------------------------------------------------------------------------
 _SLOW_SCAN = textwrap.dedent("""
     import sys, time
@@ -335,9 +427,23 @@ def test_cli_scan_on_a_local_cluster_then_resumed_on_an_existing_one(client, tmp
     (["--g", "1,1"], "is given twice"),
     (["--g", "1,2", "--workers", "0"], "positive integer"),
     (["--g", "1,2", "--workers", "2", "--scheduler", "tcp://x:1"], "not allowed with argument"),
+    (["--g", "1,2", "--observables", "X@99"], "argument --observables: ScanTask: observable 'X@99': site 99 is"),
+    (["--L", "4,8", "--observables", "X@5"], "the point L=4: observable 'X@5': site 5 is outside the chain of L = 4"),
+    (["--model", "heisenberg", "--L", "4,5", "--sz", "0.5"], "the point L=4: dmrg: the sector Sz = 0.5 has no states"),
+    (["--g", "1,1e200"], "the point g=1e+200: dmrg: the Hamiltonian's scale"),
+    (["--g", "1,2", "--out", "/proc/self/s.parquet"], "argument --out: out='/proc/self/s.parquet': cannot write in"),
+    (["--g", "1,2", "--plot", "/proc/self/s.png"], "argument --plot: cannot write in directory '/proc/self'"),
 ], ids=["range", "nothing", "L-range", "L-small", "out", "observable", "Jz-tfim", "plot", "twice", "workers",
-        "workers-and-scheduler"])
+        "workers-and-scheduler", "observable-site", "observable-site-scanned-L", "sector-unreachable",
+        "coupling-beyond-range", "out-unwritable", "plot-unwritable"])
 def test_cli_bad_arguments_exit_2_before_anything_runs(args, fragment, tmp_path, capsys, monkeypatch):
+    if "/proc/self" in " ".join(args) and not os.path.isdir("/proc/self"):
+        pytest.skip("needs /proc/self: no file can be created there")
+
+    def no_cluster(*args, **kwargs):
+        raise AssertionError("a point ran: a cluster started")
+
+    monkeypatch.setattr(distributed, "LocalCluster", no_cluster)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as info:
         cli.main(["scan", "--model", "tfim", "--L", "6", *args])
