@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
+import tenferro as tf
+
 from ._device import array_module, contiguous, is_device_array, to_host
 
 __all__ = ["svd_truncated", "truncation_keep", "thin_svd", "svd_truncated_sectors", "absorb", "split", "split_perturbed",
@@ -36,25 +38,20 @@ __all__ = ["svd_truncated", "truncation_keep", "thin_svd", "svd_truncated_sector
 
 def truncation_keep(s: np.ndarray, max_bond: int | None, cutoff: float) -> tuple[int, float]:
     """How many of the descending singular values ``s`` to keep, and the relative
-    discarded weight ``sum(dropped s^2) / sum(s^2)``. The weights are taken relative to
-    the largest value first, so singular values near the ends of the float range (1e-200,
-    1e200) neither underflow nor overflow when squared."""
+    discarded weight ``sum(dropped s^2) / sum(s^2)``: the count is
+    :func:`tenferro.linalg.truncation_rank` (the project's one truncation rule: at most
+    ``max_bond``, a dropped tail of discarded weight at most ``cutoff``), never more than the
+    nonzero values. The weights are taken relative to the largest value first, so singular
+    values near the ends of the float range (1e-200, 1e200) neither underflow nor overflow."""
     s = to_host(s)
     top = float(np.max(s)) if len(s) else 0.0
     if not top > 0.0:
         return 1, 0.0
+    keep = tf.linalg.truncation_rank(s, max_bond, cutoff if cutoff > 0.0 else None)
+    keep = max(1, min(keep, int(np.count_nonzero(s > 0.0))))
     r = s / top
     s2 = r * r
-    total = float(s2.sum())
-    keep = len(s)
-    if cutoff > 0.0:
-        tail = np.concatenate([np.cumsum(s2[::-1])[::-1], [0.0]]) / total  # tail[k]: dropped if k kept
-        keep = int(np.argmax(tail <= cutoff))
-    keep = min(keep, int(np.count_nonzero(s > 0.0)))
-    if max_bond is not None:
-        keep = min(keep, max_bond)
-    keep = max(keep, 1)
-    return keep, float(s2[keep:].sum() / total)
+    return keep, float(s2[keep:].sum() / s2.sum())
 
 
 def thin_svd(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

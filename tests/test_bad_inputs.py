@@ -1337,6 +1337,8 @@ row("truncated_svd-cutoff-two", la.truncated_svd, (M,), tf.TenferroValueError,
     "cutoff (the discarded weight) must be a real number in [0, 1)", cutoff=2)
 row("t4a-truncated_svd-cutoff-two", t4a.linalg.truncated_svd, (M,), tf.TenferroValueError,
     "cutoff (the discarded weight) must be a real number in [0, 1)", cutoff=2)
+row("truncation_rank-cutoff-two", la.truncation_rank, ([1.0, 0.5],), tf.TenferroValueError,
+    "cutoff (the discarded weight) must be a real number in [0, 1)", cutoff=2)
 row("truncated_svd-rtol-one", la.truncated_svd, (M,), tf.TenferroValueError,
     "rtol (relative to the largest singular value) must be a real number in [0, 1)", rtol=1.0)
 # end (d)

@@ -25,7 +25,7 @@ from ._expm import expm, expm_frechet
 from ._lu import lu
 from ._lstsq import lstsq, pinv
 from ._norm import norm
-from ._svd import svd, svdvals, truncated_svd
+from ._svd import svd, svdvals, truncated_svd, truncation_rank
 from ._errors import DomainError
 from ._funm import funm_hermitian, logm_pd, powm_psd, sqrtm_psd
 from ._polar import polar
@@ -39,7 +39,7 @@ __all__ = [
     "DegeneracyError", "DegeneracyWarning",
     "svd", "svdvals", "qr", "lq", "eigh", "eigvalsh", "cholesky", "solve", "triangular_solve",
     "inv", "det", "slogdet", "eig", "eigvals", "expm", "expm_frechet", "lu", "lstsq", "pinv", "norm",
-    "truncated_svd",
+    "truncated_svd", "truncation_rank",
     "DomainError", "funm_hermitian", "sqrtm_psd", "logm_pd", "powm_psd", "polar",
     "sqrtm", "logm",
 ]

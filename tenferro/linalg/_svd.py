@@ -322,17 +322,41 @@ def _truncation_option(name: str, value: Any, high: float, meaning: str) -> floa
     return float(value)
 
 
-def discarded_weight_rank(s: np.ndarray, cutoff: float) -> int:
+def _discarded_weight_rank(s: np.ndarray, cutoff: float) -> int:
     """The smallest ``r >= 1`` whose dropped tail ``sum(s[r:]**2) / sum(s**2)`` is at most
-    ``cutoff`` (``s`` descending; ITensor's and tensor4all's truncation-error convention). The
-    squares are taken relative to ``s[0]``, so values near the ends of the float range neither
-    underflow nor overflow."""
+    ``cutoff`` (``s`` descending). The squares are taken relative to ``s[0]``, so values near
+    the ends of the float range neither underflow nor overflow."""
     top = float(s[0]) if s.size else 0.0
     if not top > 0.0:
         return 1
-    w = (s / top) ** 2
+    r = s / top
+    w = r * r
     tail = np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]]) / w.sum()   # tail[k]: dropped if k are kept
     return max(1, int(np.argmax(tail <= cutoff)))
+
+
+def truncation_rank(s: Any, max_rank: int | None = None, cutoff: float | None = None,
+                    rtol: float | None = None) -> int:
+    """How many of the descending singular values ``s`` (one vector) a truncation keeps: at most
+    ``max_rank``; with ``cutoff``, the fewest whose dropped tail has **discarded weight**
+    ``sum(dropped s^2) / sum(s^2) <= cutoff`` (the project's one meaning of ``cutoff``, ITensor's
+    truncation error); with ``rtol``, only values ``> rtol * s[0]``. At least one is kept (none
+    of an empty vector). The rule of :func:`truncated_svd`, for codes that hold their singular
+    values apart (block-sparse tensors, tensor-network sweeps)."""
+    if max_rank is not None and (isinstance(max_rank, (bool, np.bool_)) or not isinstance(max_rank, (int, np.integer))
+                                 or max_rank < 1):
+        raise TenferroValueError(f"truncated_svd: max_rank must be an int >= 1 or None, got {max_rank!r}")
+    cutoff = _truncation_option("cutoff", cutoff, 1.0, "the discarded weight")
+    rtol = _truncation_option("rtol", rtol, 1.0, "relative to the largest singular value")
+    s = np.asarray(s.get() if hasattr(s, "get") else s, dtype=np.float64).reshape(-1)   # a device array: its host copy
+    if s.size == 0:
+        return 0
+    n = s.size if max_rank is None else min(s.size, int(max_rank))
+    if cutoff is not None:
+        n = min(n, _discarded_weight_rank(s, cutoff))
+    if rtol is not None:
+        n = min(n, max(1, int(np.count_nonzero(s > rtol * s[0]))))
+    return n
 
 
 def truncated_svd(a: Any, max_rank: int | None = None, cutoff: float | None = None, *,
@@ -360,12 +384,9 @@ def truncated_svd(a: Any, max_rank: int | None = None, cutoff: float | None = No
     if len(shape) < 2:
         check_matrix("truncated_svd", "a", aval_of_operand(a))
     k = min(shape[0], shape[1])
+    truncation_rank(np.zeros(0), max_rank, cutoff, rtol)   # the options' checks, before any work
     if max_rank is not None:
-        if isinstance(max_rank, bool) or not isinstance(max_rank, (int, np.integer)) or max_rank < 1:
-            raise TenferroValueError(f"truncated_svd: max_rank must be an int >= 1 or None, got {max_rank!r}")
         k = min(k, int(max_rank))
-    cutoff = _truncation_option("cutoff", cutoff, 1.0, "the discarded weight")
-    rtol = _truncation_option("rtol", rtol, 1.0, "relative to the largest singular value")
     u, s, vh = _bind(svd_p, a, full_matrices=False)
     if cutoff is not None or rtol is not None:
         sv = concrete(s)
@@ -376,16 +397,8 @@ def truncated_svd(a: Any, max_rank: int | None = None, cutoff: float | None = No
         sv = np.asarray(sv.get() if hasattr(sv, "get") else sv)   # a device array: its host copy
         if sv.size == 0:
             k = 0
-        else:
-            counts = []
-            for col in sv.reshape(sv.shape[0], -1).T:   # one count per batch entry
-                n = col.size
-                if cutoff is not None:
-                    n = min(n, discarded_weight_rank(col, cutoff))
-                if rtol is not None:
-                    n = min(n, max(1, int(np.count_nonzero(col > rtol * col[0]))))
-                counts.append(n)
-            k = min(k, max(counts))
+        else:   # one count per batch entry; the largest is kept
+            k = min(k, max(truncation_rank(col, None, cutoff, rtol) for col in sv.reshape(sv.shape[0], -1).T))
     full_k = min(shape[0], shape[1])
     if k == full_k:
         return u, s, vh

@@ -33,7 +33,6 @@ import numpy as np
 import tenferro as tf
 from tenferro.checks import concrete_value
 
-from .._truncation import truncation_keep
 from ._checks import as_int
 from ._einsum import parse_subscripts
 from ._errors import SectorMismatchError, StructuredIndexError, StructuredShapeError, SymmetryError
@@ -355,28 +354,13 @@ def _assemble_svd(x: SymmetricTensor, row: Leg, col: Leg, keys: list, parts: lis
     return U, SectorDiagonal._make(bond, ss), Vh
 
 
-def _check_truncation(max_rank: Any, cutoff: Any, rtol: Any) -> None:
-    """``tenferro.linalg.truncated_svd``'s checks of ``max_rank``, ``cutoff`` and ``rtol``, with its
-    error class and messages (tenferro has no public function for them to call)."""
-    if max_rank is not None and (isinstance(max_rank, (bool, np.bool_)) or not isinstance(max_rank, (int, np.integer))
-                                 or max_rank < 1):
-        raise tf.TenferroValueError(f"truncated_svd: max_rank must be an int >= 1 or None, got {max_rank!r}")
-    for name, value, meaning in (("cutoff", cutoff, "the discarded weight"),
-                                 ("rtol", rtol, "relative to the largest singular value")):
-        if value is not None and (isinstance(value, (bool, np.bool_))
-                                  or not isinstance(value, (int, float, np.integer, np.floating))
-                                  or not np.isfinite(value) or not 0 <= value < 1):
-            raise tf.TenferroValueError(f"truncated_svd: {name} ({meaning}) must be a real number in [0, 1) or None, "
-                                        f"got {value!r}")
-
-
 def sym_truncated_svd(x: SymmetricTensor, max_rank: Any = None, cutoff: Any = None, rtol: Any = None) -> Any:
     """One truncation across all sectors, with tenferro's meanings: ``cutoff`` the discarded
     weight ``sum(dropped s^2) / sum(s^2)`` over all sectors together (the one ranking of
     :func:`tensor4all._truncation.truncation_keep`, as the MPS sweeps), ``rtol`` relative to the
     largest value; the derivative is that of the kept part of each block's full thin SVD
     (discarded subspace included, as ``tenferro.linalg.truncated_svd``)."""
-    _check_truncation(max_rank, cutoff, rtol)
+    tf.linalg.truncation_rank([], max_rank, cutoff, rtol)   # tenferro's checks and messages, before any work
     row, col = _matrix("truncated_svd", x)
     keys = list(x._blocks)
     if not keys:
@@ -390,12 +374,7 @@ def sym_truncated_svd(x: SymmetricTensor, max_rank: Any = None, cutoff: Any = No
                                 "under tenferro.jit they are not known while tracing (call it outside jit)")
         values.extend((float(v), j, i) for i, v in enumerate(np.asarray(s)))
     values.sort(key=lambda t: -t[0])
-    r = len(values) if max_rank is None else min(len(values), int(max_rank))
-    if cutoff is not None and values:
-        r = min(r, truncation_keep(np.array([v for v, _, _ in values]), None, float(cutoff))[0])
-    if rtol is not None and values:
-        smax = values[0][0]
-        r = min(r, sum(1 for v, _, _ in values if v > float(rtol) * smax))
+    r = tf.linalg.truncation_rank(np.array([v for v, _, _ in values]), max_rank, cutoff, rtol)   # one ranking
     r = max(r, 1)
     keep = [0] * len(parts)
     for _, j, _ in values[:r]:

@@ -49,6 +49,7 @@ def test_the_spectrum_separates_the_cutoffs():
 def test_truncated_svd_compress_and_dmrg_keep_the_same_values(cutoff):
     r = expected_rank(cutoff)
     m = np.diag(S)
+    assert tf.linalg.truncation_rank(S, cutoff=cutoff) == r   # the one rule, on the values alone
     assert tf.linalg.truncated_svd(tf.asarray(m), cutoff=cutoff)[1].shape == (r,)
     assert t4a.linalg.truncated_svd(tf.asarray(m), cutoff=cutoff)[1].shape == (r,)
     # a symmetric matrix whose sectors split the spectrum: one ranking across them
