@@ -18,7 +18,7 @@ Then (tensor4all alone):
   while another process keeps a core busy (goal: <= 2 s): ``dmrg`` limits BLAS threads
   itself (``threads=None``);
 * with ``--threads``: DMRG at growing chi with 1 thread and with the BLAS default, idle
-  and with a busy core, which sets ``tensor4all._threads.THREADED_MIN_BOND``.
+  and with a busy core, which sets ``tensor4all.tools.threads.THREADED_MIN_BOND``.
 
 Run: ``python benchmarks/dmrg.py [--repeat 3] [--quick] [--threads]`` (``bench`` extra for the peers).
 """

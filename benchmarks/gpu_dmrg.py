@@ -37,12 +37,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import tenferro as tf  # noqa: E402
 import tensor4all as t4a  # noqa: E402
-from tensor4all import _eigensolver, models  # noqa: E402  (a fixed-length Lanczos is registered below)
-from tensor4all._device import synchronize, to_device  # noqa: E402  (the sweep kernels themselves)
-from tensor4all._effective import TwoSiteOperator  # noqa: E402
-from tensor4all._eigensolver import lanczos  # noqa: E402
-from tensor4all._environments import left_step  # noqa: E402
-from tensor4all._truncation import split  # noqa: E402
+from tensor4all import models  # noqa: E402
+from tensor4all.linalg import eigensolver as _eigensolver  # noqa: E402  (a fixed-length Lanczos is registered below)
+from tensor4all.tools.device import synchronize, to_device  # noqa: E402  (the sweep kernels themselves)
+from tensor4all.algorithms.effective import TwoSiteOperator  # noqa: E402
+from tensor4all.linalg.eigensolver import lanczos  # noqa: E402
+from tensor4all.algorithms.environments import left_step  # noqa: E402
+from tensor4all.linalg.truncation import split  # noqa: E402
 
 try:
     from threadpoolctl import threadpool_limits

@@ -23,25 +23,25 @@
 """
 from __future__ import annotations
 
-from ._errors import (
-    BondDimensionError, DimensionMismatchError, EmptyOpSumError, InvalidOptionError, MPSFileError, MPSFileIOError,
-    MPSFileNotFoundError, NonFiniteError, NonHermitianError, NotDifferentiableError, OpSumTermError,
-    SiteOutOfRangeError, Tensor4allError, Tensor4allMemoryError, Tensor4allTypeError, UnknownLocalSpaceError,
-    UnknownOperatorError, UnsupportedFileFormatError, ValueRangeError, ZeroNormError, NonConservingError,
-    OptionalDependencyError, ScanClusterError, ScanFileError, ScanFileIOError, FrozenBondsWarning,
-)
-from ._local_ops import LOCAL_SPACES, LocalSpace, local_space
-from ._mps import MPS, add, overlap
-from ._opsum import OpSum, Term
-from ._mpo import MPO, expectation
-from ._apply import apply
+from .tools.errors import (BondDimensionError, DimensionMismatchError, EmptyOpSumError, InvalidOptionError,
+                           MPSFileError, MPSFileIOError, MPSFileNotFoundError, NonFiniteError, NonHermitianError,
+                           NotDifferentiableError, OpSumTermError, SiteOutOfRangeError, Tensor4allError,
+                           Tensor4allMemoryError, Tensor4allTypeError, UnknownLocalSpaceError, UnknownOperatorError,
+                           UnsupportedFileFormatError, ValueRangeError, ZeroNormError, NonConservingError,
+                           OptionalDependencyError, ScanClusterError, ScanFileError, ScanFileIOError,
+                           FrozenBondsWarning)
+from .sites.local_spaces import LOCAL_SPACES, LocalSpace, local_space
+from .networks.mps import MPS, add, overlap
+from .operators.opsum import OpSum, Term
+from .networks.mpo import MPO, expectation
+from .algorithms.apply import apply
 from . import lattices
 from . import models
-from ._dmrg import BondUpdate, DMRGResult, SweepRecord, dmrg
+from .algorithms.dmrg import BondUpdate, DMRGResult, SweepRecord, dmrg
 from .scan import ScanTask, scan  # the name tensor4all.scan is the function (the module: sys.modules)
-from ._tebd import tebd
-from ._tdvp import tdvp
-from ._evolution import EvolutionRecord, EvolutionResult
+from .algorithms.tebd import tebd
+from .algorithms.tdvp import tdvp
+from .algorithms.evolution import EvolutionRecord, EvolutionResult
 
 __all__ = [
     "MPS", "overlap", "add", "apply", "OpSum", "Term", "MPO", "expectation", "models", "lattices",
@@ -56,15 +56,16 @@ __all__ = [
 ]
 
 # structured tensors (diagonal, block-diagonal), shapes and the layered dispatcher
-from .structured import (  # noqa: E402
-    BlockDiagonal, DensifyError, DiagonalTensor, JaggedShape, MixedPlacementError, Nested, ShapeCombineError,
-    SquareBlockError, StructuredError, StructuredFallbackWarning, StructuredShapeError, StructuredTensor,
-    StructuredTypeError, TiledShape, TilingError, combine, einsum, fallback_policy, fallback_stats,
-    get_fallback_policy, matmul, reset_fallback_stats, set_fallback_policy, to_dense,
-    SymmetricTensor, SectorDiagonal, tensordot, SymmetryError, ChargeError, LegError, SectorMismatchError,
-    SymmetryViolationError, StructuredValueError, ChargeTypeError, LegTypeError,
-)
-from . import linalg, structured, symmetry  # noqa: E402
+from .structured import (BlockDiagonal, DensifyError, DiagonalTensor, JaggedShape, MixedPlacementError, Nested,
+                         ShapeCombineError, SquareBlockError, StructuredError, StructuredFallbackWarning,
+                         StructuredShapeError, StructuredTensor, StructuredTypeError, TiledShape, TilingError,
+                         combine, einsum, fallback_policy, fallback_stats, get_fallback_policy, matmul,
+                         reset_fallback_stats, set_fallback_policy, to_dense, SymmetricTensor, SectorDiagonal,
+                         tensordot, SymmetryError, ChargeError, LegError, SectorMismatchError,
+                         SymmetryViolationError, StructuredValueError, ChargeTypeError, LegTypeError)
+from . import linalg
+from . import structured
+from . import symmetry  # noqa: E402
 
 __all__ += [
     "structured", "linalg", "StructuredTensor", "DiagonalTensor", "BlockDiagonal", "einsum", "matmul", "to_dense",

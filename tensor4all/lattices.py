@@ -43,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from ._errors import InvalidOptionError, Tensor4allTypeError
-from ._util import check_positive_int
+from .tools.errors import InvalidOptionError, Tensor4allTypeError
+from .tools.checks import check_positive_int
 
 __all__ = ["Lattice", "chain", "ladder", "square", "triangular", "honeycomb"]
 

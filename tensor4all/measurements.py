@@ -39,10 +39,10 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ._errors import (DimensionMismatchError, InvalidOptionError, SiteOutOfRangeError, Tensor4allTypeError,
-                      UnknownLocalSpaceError)
-from ._local_ops import LOCAL_SPACES, LocalSpace, default_local_space, local_space
-from ._mps import MPS
+from .tools.errors import (DimensionMismatchError, InvalidOptionError, SiteOutOfRangeError, Tensor4allTypeError,
+                           UnknownLocalSpaceError)
+from .sites.local_spaces import LOCAL_SPACES, LocalSpace, default_local_space, local_space
+from .networks.mps import MPS
 
 __all__ = ["density", "double_occupancy", "spin_correlation", "charge_correlation", "one_particle_density_matrix",
            "entanglement_per_sector", "SectorEntanglement"]

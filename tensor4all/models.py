@@ -34,10 +34,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._errors import InvalidOptionError
-from ._mpo import MPO
-from ._opsum import OpSum
-from ._util import check_alloc, check_coupling, check_positive_int, is_traced
+from .tools.errors import InvalidOptionError
+from .networks.mpo import MPO
+from .operators.opsum import OpSum
+from .tools.checks import check_alloc, check_coupling, check_positive_int, is_traced
 from .lattices import Lattice
 
 __all__ = ["heisenberg", "xxz", "xx", "tfim", "j1j2", "hubbard", "spinless_fermions", "tj", "heisenberg_opsum",

@@ -1,6 +1,8 @@
-"""The layering of tidu and tenferro stays a layering: no import cycles between
+"""The layering of tidu, tenferro and tensor4all stays a layering: no import cycles between
 their modules (function-local imports included), and no function-local imports
-except of optional dependencies. The order is drawn in docs/architecture.md."""
+except of optional dependencies. tensor4all's subpackages have one order, written here
+(:data:`TENSOR4ALL_LAYERS`) and in docs/architecture.md (checked to agree): each imports only
+those below it. The order is drawn in docs/architecture.md."""
 from __future__ import annotations
 
 import ast
@@ -125,14 +127,14 @@ def _local_imports(package: str) -> list[str]:
     return bad
 
 
-@pytest.mark.parametrize("package", ["tidu", "tenferro"])
+@pytest.mark.parametrize("package", ["tidu", "tenferro", "tensor4all"])
 def test_no_import_cycles(package):
     # a package's __init__ imports its modules; a module importing its own package
     # root would be an edge back to all of them
     assert _cycles(_graph(package)) == []
 
 
-@pytest.mark.parametrize("package", ["tidu", "tenferro"])
+@pytest.mark.parametrize("package", ["tidu", "tenferro", "tensor4all"])
 def test_function_local_imports_only_for_optional_dependencies(package):
     assert _local_imports(package) == []
 
@@ -157,3 +159,59 @@ def test_no_imports_of_another_packages_private_modules(package):
                 if parts[0] in others and any(p.startswith("_") for p in parts[1:]):
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {n}")
     assert not offenders, offenders
+
+
+#: tensor4all's subpackages (and top-level modules), bottom to top: each imports only those
+#: before it in this list. ``docs/architecture.md`` lists the same order.
+TENSOR4ALL_LAYERS = [
+    "tools",         # errors, argument checks, threads, devices, output files
+    "structured",    # structured and symmetric tensors, their dispatcher and kernels
+    "symmetry",      # public face: groups and legs
+    "sites",         # local spaces, conserved charges, Jordan-Wigner strings
+    "linalg",        # public face (structured linalg) + truncation, canonical forms, eigensolvers, Krylov
+    "operators",     # OpSum, its compilation to MPO tensors, term charges, gates
+    "lattices",      # public: lattice geometries
+    "networks",      # MPS, MPO, site chains, arithmetic, files, expectation values
+    "models",        # public: model Hamiltonians
+    "references",    # public: exact results to test against
+    "measurements",  # public: densities, correlations, entanglement by sector
+    "algorithms",    # the sweep engine, environments, backends; dmrg, tdvp, tebd, apply
+    "tci",           # tensor cross interpolation
+    "quantics",      # quantics grids and tensor trains
+    "scan",          # parameter scans on Dask
+    "cli",           # the command-line program
+    "__main__",
+    "__init__",
+]
+
+
+def _unit(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_tensor4all_subpackages_import_only_what_lies_below():
+    rank = {u: i for i, u in enumerate(TENSOR4ALL_LAYERS)}
+    top = {p.stem for p in (ROOT / "tensor4all").iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()}
+    assert top == set(TENSOR4ALL_LAYERS), f"add or remove a layer: {sorted(top ^ set(TENSOR4ALL_LAYERS))}"
+    wrong = []
+    for module, targets in _graph("tensor4all").items():
+        for target in targets:
+            a, b = _unit(module), _unit(target)
+            if a != b and rank[b] > rank[a]:
+                wrong.append(f"{module} imports {target} ({a} lies below {b})")
+    assert not wrong, wrong
+
+
+def test_tensor4all_has_few_top_level_modules():
+    """Public faces, ``__init__`` and ``__main__``; everything else lives in a subpackage."""
+    modules = sorted(p.name for p in (ROOT / "tensor4all").glob("*.py"))
+    assert len(modules) <= 15, modules
+
+
+def test_architecture_doc_lists_the_same_order():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    section = text.split("## tensor4all", 1)[1].split("\n### ", 1)[0]   # its first table
+    listed = [line.split("|")[1].strip().strip("`").split("/")[0].removesuffix(".py")
+              for line in section.splitlines() if line.startswith("| `")]
+    assert listed == TENSOR4ALL_LAYERS, listed

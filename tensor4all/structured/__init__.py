@@ -17,16 +17,12 @@ from ._api import einsum, matmul, tensordot, to_dense
 from ._base import StructuredTensor
 from ._blockdiag import BlockDiagonal
 from ._diagonal import DiagonalTensor
-from ._dispatch import (
-    StructuredFallbackWarning, dispatch, fallback_policy, fallback_stats, get_fallback_policy,
-    reset_fallback_stats, set_fallback_policy,
-)
-from ._errors import (
-    DensifyError, MixedPlacementError, ShapeCombineError, SquareBlockError, StructuredError,
-    StructuredIndexError, StructuredShapeError, StructuredTypeError, StructuredValueError, TilingError,
-    SymmetryError, ChargeError,
-    LegError, SectorMismatchError, SymmetryViolationError, ChargeTypeError, LegTypeError,
-)
+from ._dispatch import (StructuredFallbackWarning, dispatch, fallback_policy, fallback_stats, get_fallback_policy,
+                        reset_fallback_stats, set_fallback_policy)
+from ._errors import (DensifyError, MixedPlacementError, ShapeCombineError, SquareBlockError, StructuredError,
+                      StructuredIndexError, StructuredShapeError, StructuredTypeError, StructuredValueError,
+                      TilingError, SymmetryError, ChargeError, LegError, SectorMismatchError, SymmetryViolationError,
+                      ChargeTypeError, LegTypeError)
 from ._symmetry import U1, Leg, FusedLeg, ProductSymmetry, Symmetry, Z2, Zn, fuse
 from ._symmetric import SectorDiagonal, SymmetricTensor
 from ._combine import combine

@@ -3,7 +3,7 @@
 the operands and their structures."""
 from __future__ import annotations
 
-from .._errors import Tensor4allError
+from ..tools.errors import Tensor4allError
 
 __all__ = [
     "StructuredError", "StructuredShapeError", "TilingError", "SquareBlockError",

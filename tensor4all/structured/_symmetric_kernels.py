@@ -357,7 +357,7 @@ def _assemble_svd(x: SymmetricTensor, row: Leg, col: Leg, keys: list, parts: lis
 def sym_truncated_svd(x: SymmetricTensor, max_rank: Any = None, cutoff: Any = None, rtol: Any = None) -> Any:
     """One truncation across all sectors, with tenferro's meanings: ``cutoff`` the discarded
     weight ``sum(dropped s^2) / sum(s^2)`` over all sectors together (the one ranking of
-    :func:`tensor4all._truncation.truncation_keep`, as the MPS sweeps), ``rtol`` relative to the
+    :func:`tensor4all.linalg.truncation.truncation_keep`, as the MPS sweeps), ``rtol`` relative to the
     largest value; the derivative is that of the kept part of each block's full thin SVD
     (discarded subspace included, as ``tenferro.linalg.truncated_svd``)."""
     tf.linalg.truncation_rank([], max_rank, cutoff, rtol)   # tenferro's checks and messages, before any work

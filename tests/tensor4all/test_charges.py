@@ -1,4 +1,4 @@
-"""Product charges packed into one integer (``tensor4all._charges``), checked by properties.
+"""Product charges packed into one integer (``tensor4all.sites.charges``), checked by properties.
 
 The sector engine only adds, negates and compares charges; packing ``(N, 2Sz)`` into one
 integer is right exactly when it is an injective homomorphism on the charges a chain can
@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tensor4all as t4a
-from tensor4all._charges import (PACK_BASE, charge_sector, charge_value, declared_charges, default_charge, pack,
+from tensor4all.sites.charges import (PACK_BASE, charge_sector, charge_value, declared_charges, default_charge, pack,
                                  physical_charge, unpack)
-from tensor4all._sector_dmrg import sector_product_state, suffix_totals
+from tensor4all.algorithms.sector_dmrg import sector_product_state, suffix_totals
 
 LIMIT = PACK_BASE // 4   # the size of a part any chain the engine can hold stays below
 parts = st.tuples(st.integers(-LIMIT, LIMIT), st.integers(-LIMIT, LIMIT))

@@ -300,7 +300,7 @@ def test_threads_limit_blas_during_the_run_and_restore_afterwards(tmp_path):
     # the caller's setting (here 3 threads, set by the caller) is back
     js = tmp_path / "a.json"
     code = ("import sys; from threadpoolctl import threadpool_info, threadpool_limits; "
-            "import tensor4all.cli as cli, tensor4all._dmrg as d; "
+            "import tensor4all.cli as cli, tensor4all.algorithms.dmrg as d; "
             "blas = lambda: sorted({i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'}); "
             "threadpool_limits(3); seen = []; orig = d._run; "
             "d._run = lambda *a, **k: (seen.append(blas()), orig(*a, **k))[1]; "

@@ -21,7 +21,7 @@ import pytest
 import scipy.linalg
 
 import tensor4all as t4a
-from tensor4all import _cli_evolve as ev
+from tensor4all.cli import evolve as ev
 from tensor4all import models, references
 from tensor4all.cli import build_parser, main
 

@@ -164,8 +164,8 @@ def test_even_fermionic_products_at_one_site_need_no_string(symmetric):
 # ---- expectation values at every site ------------------------------------------------------------------
 @pytest.fixture
 def transfer_calls(monkeypatch):
-    """A one-element list counting the transfer-matrix steps of :mod:`tensor4all._correlations`."""
-    mod = t4a._correlations
+    """A one-element list counting the transfer-matrix steps of :mod:`tensor4all.networks.correlations`."""
+    mod = t4a.networks.correlations
     calls = [0]
     real = mod._transfer
 

@@ -108,9 +108,9 @@ def test_eigsh_solver_on_device(device):
 
 def test_matvec_and_lanczos_stay_on_device(device):
     """The effective-Hamiltonian product reads nothing back; one Lanczos step reads two scalars."""
-    from tensor4all._dense_backend import DenseBackend  # noqa: PLC0415  (white-box: the hot loop)
-    from tensor4all._eigensolver import lanczos  # noqa: PLC0415
-    from tensor4all._schedule import RIGHT, Step  # noqa: PLC0415
+    from tensor4all.algorithms.dense_backend import DenseBackend  # noqa: PLC0415  (white-box: the hot loop)
+    from tensor4all.linalg.eigensolver import lanczos  # noqa: PLC0415
+    from tensor4all.algorithms.schedule import RIGHT, Step  # noqa: PLC0415
 
     H = models.heisenberg(8)
     psi = t4a.MPS.random(8, bond_dim=8, seed=1)
@@ -271,9 +271,9 @@ def test_cli_dmrg_on_device(device, tmp_path, capsys):
 def test_sector_blocks_live_on_device(device):
     """White-box: a symmetric run's blocks and environments are device arrays, and the
     block-sparse effective-Hamiltonian product reads nothing back."""
-    from tensor4all._schedule import RIGHT, Step  # noqa: PLC0415  (white-box: the hot loop)
-    from tensor4all._sector_dmrg import SectorEngine  # noqa: PLC0415
-    from tensor4all._sector_run import resolve_sector  # noqa: PLC0415
+    from tensor4all.algorithms.schedule import RIGHT, Step  # noqa: PLC0415  (white-box: the hot loop)
+    from tensor4all.algorithms.sector_dmrg import SectorEngine  # noqa: PLC0415
+    from tensor4all.algorithms.sector_run import resolve_sector  # noqa: PLC0415
 
     L = 8
     ws = [np.asarray(w) for w in models.heisenberg(L).tensors]

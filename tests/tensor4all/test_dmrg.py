@@ -142,7 +142,7 @@ def _blas_threads() -> list[int]:
 ])
 def test_dmrg_limits_blas_threads_for_its_duration(threads, max_bond, expected):
     from threadpoolctl import threadpool_limits
-    from tensor4all._threads import THREADED_MIN_BOND
+    from tensor4all.tools.threads import THREADED_MIN_BOND
     assert THREADED_MIN_BOND <= 600
     with threadpool_limits(4, user_api="blas"):  # the caller's own setting
         seen = []

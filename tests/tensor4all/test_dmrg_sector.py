@@ -24,9 +24,9 @@ import pytest
 
 import tensor4all as t4a
 from tensor4all import models
-from tensor4all._eigensolver import get_solver
-from tensor4all._sector_dmrg import SectorEngine, sector_product_state
-from tensor4all._sector_run import resolve_sector
+from tensor4all.linalg.eigensolver import get_solver
+from tensor4all.algorithms.sector_dmrg import SectorEngine, sector_product_state
+from tensor4all.algorithms.sector_run import resolve_sector
 
 TOL = 1e-10
 ETOL = 100 * TOL

@@ -134,8 +134,8 @@ def test_dmrg_energy_check_grads_and_magnetization():
 def test_hellmann_feynman_operator_gradients_equal_the_expectation_gradient(dtype):
     """The engine's one-pass G_i (reusing its cached right blocks) against tidu's reverse
     mode of the plain contraction <psi|H|psi>/<psi|psi>, for an unconverged random state."""
-    from tensor4all._eigensolver import get_solver
-    from tensor4all._sweep import SweepEngine
+    from tensor4all.linalg.eigensolver import get_solver
+    from tensor4all.algorithms.sweep import SweepEngine
 
     # a complex H in the complex case, so the imaginary parts of G are checked too (the
     # gradient in a real W is Re G)

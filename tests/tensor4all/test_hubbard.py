@@ -29,7 +29,7 @@ import tenferro as tf
 import tidu
 import tensor4all as t4a
 from tensor4all import MPO, MPS, OpSum, models, tdvp, tebd
-from tensor4all._eigensolver import DENSE_MAX
+from tensor4all.linalg.eigensolver import DENSE_MAX
 
 sys.path.insert(0, os.path.dirname(__file__))   # the reference beside this file (no package __init__)
 from fock_hubbard import (SITE_TO_FOCK, annihilators, basis_vector, exact_hubbard,  # noqa: E402
@@ -168,9 +168,9 @@ def test_products_by_nonzero_rectangles_match_exact_diagonalization(L, U, monkey
     work (``_sector_operator._rectangles``); with the per-call cost set to 0 it always does, and
     the (N, Sz) ground energies and a TDVP evolution (complex blocks) still match the exact
     answers."""
-    backend = sys.modules["tensor4all._sector_operator"]
+    backend = sys.modules["tensor4all.algorithms.sector_operator"]
     monkeypatch.setattr(backend, "SPARSE_CALL_FLOPS", 0.0)
-    monkeypatch.setattr(sys.modules["tensor4all._sweep"], "DENSE_MAX", 0)   # every problem by products
+    monkeypatch.setattr(sys.modules["tensor4all.algorithms.sweep"], "DENSE_MAX", 0)   # every problem by products
     used = []
     init = backend.SectorOperator.__init__
 
@@ -207,7 +207,7 @@ def _first_sweep(monkeypatch, dense_max: int, count: int) -> tuple[float, list[t
     dimension 100) from the Neel product state, and for its first ``count`` updates (the local
     solver's energy, the lowest eigenvalue of the local matrix built column by column from the
     operator's products)."""
-    sweep = sys.modules["tensor4all._sweep"]
+    sweep = sys.modules["tensor4all.algorithms.sweep"]
     monkeypatch.setattr(sweep, "DENSE_MAX", dense_max)
     seen = []
     solve = sweep.Sweep._solve
@@ -254,7 +254,7 @@ def test_small_local_problems_are_solved_exactly(monkeypatch):
 def test_sector_operator_matrix_equals_its_products():
     """``SectorOperator.dense`` (one Kronecker block per term) against the matrix of its
     products, real and complex (a TDVP step's operator acts on complex blocks)."""
-    sweep = sys.modules["tensor4all._sweep"]
+    sweep = sys.modules["tensor4all.algorithms.sweep"]
     H = models.hubbard(t4a.lattices.square(3, 2), t=1.0, U=3.0, mu=0.2, conserve="N,Sz")
     psi0 = MPS.product_state([1, 2, 3, 0, 1, 2], d=4, conserve="N,Sz", local="electron")
     res = t4a.dmrg(H, psi0, max_bond=16, sweeps=2, cutoff=0.0, compute_variance=False)
@@ -429,7 +429,7 @@ def test_reused_absorbed_environments_change_no_bit(monkeypatch, two_site):
     next half-sweep that needs it unchanged (``_sector_backend.ABSORBED_CACHE_BYTES``): a DMRG
     run and a TDVP run give the same bits with the cache as without, while two-site DMRG builds
     about half as many."""
-    backend = sys.modules["tensor4all._sector_backend"]
+    backend = sys.modules["tensor4all.algorithms.sector_backend"]
     built = []
     absorb = backend.absorb_mpo
 

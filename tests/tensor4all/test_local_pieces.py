@@ -6,10 +6,10 @@ from hypothesis import given, settings, strategies as st
 
 import tensor4all as t4a
 from tensor4all import models
-from tensor4all._effective import OneSiteOperator, TwoSiteOperator
-from tensor4all._eigensolver import dense_lowest, eigsh, lanczos
-from tensor4all._environments import Environments, left_step, mpo_squared, right_step
-from tensor4all._truncation import svd_truncated, truncation_keep
+from tensor4all.algorithms.effective import OneSiteOperator, TwoSiteOperator
+from tensor4all.linalg.eigensolver import dense_lowest, eigsh, lanczos
+from tensor4all.algorithms.environments import Environments, left_step, mpo_squared, right_step
+from tensor4all.linalg.truncation import svd_truncated, truncation_keep
 
 
 def _numpy_state(psi):

@@ -395,7 +395,7 @@ def test_every_mutating_method_has_a_state_safety_row_and_passes_it(tmp_path):
 def _check_mutators(cls, tmp_path):
     obj = t4a.MPS.random(5, bond_dim=3, seed=1) if cls is t4a.MPS else models.heisenberg(5)
     methods = sorted(m for m, v in vars(cls).items() if not m.startswith("_") and callable(v))
-    methods += sorted(m for m, v in vars(t4a._chain.SiteChain).items() if not m.startswith("_") and callable(v))
+    methods += sorted(m for m, v in vars(t4a.networks.chain.SiteChain).items() if not m.startswith("_") and callable(v))
     mutating = set()
     for m in methods:
         if m in ("save",):

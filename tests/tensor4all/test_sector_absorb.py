@@ -1,12 +1,12 @@
-"""The charge-sector backend's absorbed environments (``LW``, :mod:`tensor4all._sector_absorb`)
+"""The charge-sector backend's absorbed environments (``LW``, :mod:`tensor4all.algorithms.sector_absorb`)
 against the same contraction done densely: a random charge-conserving MPO tensor and a random
 block environment, expanded to full matrices, contracted with einsum, and cut back into the
 fused sectors, and the rectangles it reports as written hold every nonzero entry."""
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from tensor4all._sector_absorb import absorb_groups, absorb_mpo
-from tensor4all._sector_backend import _Pieces
+from tensor4all.algorithms.sector_absorb import absorb_groups, absorb_mpo
+from tensor4all.algorithms.sector_backend import _Pieces
 
 
 def _offsets(dims: dict) -> dict:

@@ -13,13 +13,13 @@ import pytest
 
 import tensor4all as t4a
 from tensor4all import models
-from tensor4all._eigensolver import get_solver
-from tensor4all._environments import EnvCache, Environments, lw_product, wr_product
-from tensor4all._schedule import Step, sweep_schedule
-from tensor4all._sector_dmrg import SectorEngine, sector_product_state
-from tensor4all._sector_run import resolve_sector
-from tensor4all._sweep import SweepEngine
-from tensor4all._truncation import absorb, split, split_perturbed, svd_truncated, svd_truncated_sectors
+from tensor4all.linalg.eigensolver import get_solver
+from tensor4all.algorithms.environments import EnvCache, Environments, lw_product, wr_product
+from tensor4all.algorithms.schedule import Step, sweep_schedule
+from tensor4all.algorithms.sector_dmrg import SectorEngine, sector_product_state
+from tensor4all.algorithms.sector_run import resolve_sector
+from tensor4all.algorithms.sweep import SweepEngine
+from tensor4all.linalg.truncation import absorb, split, split_perturbed, svd_truncated, svd_truncated_sectors
 
 
 # ---- the schedule ---------------------------------------------------------------------------

@@ -15,8 +15,8 @@ import tenferro as tf
 import tidu
 import tensor4all as t4a
 from tensor4all import tci
-from tensor4all._tci_cache import CachedFunction
-from tensor4all._tci_lu import rrlu, rrlu_rook
+from tensor4all.tci.cache import CachedFunction
+from tensor4all.tci.lu import rrlu, rrlu_rook
 from tidu.testing import check_grads
 
 

@@ -12,11 +12,11 @@ import tenferro as tf
 import tensor4all as t4a
 import tidu
 from tensor4all import models
-from tensor4all._dense_backend import DenseBackend
-from tensor4all._krylov import expm_krylov
-from tensor4all._krylov_traced import expm_krylov_traced
-from tensor4all._sweep import Sweep
-from tensor4all._traced_backend import TracedBackend
+from tensor4all.algorithms.dense_backend import DenseBackend
+from tensor4all.linalg.krylov import expm_krylov
+from tensor4all.linalg.krylov_traced import expm_krylov_traced
+from tensor4all.algorithms.sweep import Sweep
+from tensor4all.algorithms.traced_backend import TracedBackend
 from tidu.testing import check_grads
 
 TAUS = [-0.1j, -0.1]   # real and imaginary time

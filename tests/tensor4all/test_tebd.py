@@ -100,7 +100,7 @@ def test_trotter_error_scaling(order, dts):
 @pytest.mark.parametrize("order", [2, 4])
 @pytest.mark.parametrize("n_parts", [1, 2, 3])
 def test_trotter_sequences_are_symmetric_and_consistent(order, n_parts):
-    from tensor4all._gates import trotter_sequence
+    from tensor4all.operators.gates import trotter_sequence
     seq = trotter_sequence(order, n_parts)
     for p in range(n_parts):   # every part gets a full step in total
         assert math.isclose(sum(w for q, w in seq if q == p), 1.0, rel_tol=1e-14)

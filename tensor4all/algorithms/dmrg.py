@@ -1,0 +1,641 @@
+"""``dmrg``: ground states of MPO Hamiltonians, with a differentiable energy.
+
+The sweeps run on raw NumPy arrays (``_sweep``); this module validates input, turns
+schedules into per-sweep settings, records the history, and makes the energy
+differentiable in the MPO tensors by the Hellmann-Feynman theorem: at the converged
+state ``dE = <psi| dH |psi>`` (a ``tidu.custom_jvp`` rule; reverse mode transposes it).
+So ``tidu.grad(lambda J: dmrg(models.heisenberg(L, J)).energy)(J0)`` works.
+
+Every option is checked before the first sweep. The Hamiltonian must be finite and
+Hermitian, with energies below ~1e150 (so that ``<H^2>`` fits in a float); one whose
+scale (root-mean-square eigenvalue) lies far from 1 is divided by a power of two for
+the sweeps (exact; energies, variance, tolerances and derivatives are scaled back), so
+the eigensolver's thresholds see numbers of order one for couplings down to ~1e-290.
+
+Noise: the first sweeps perturb every local update (see ``_sweep``: a random component in
+the eigensolver's start vector and White's density-matrix perturbation with the subspace-
+expansion terms of Hubig et al. 2015), so that a run started in one charge sector (a
+product state, a state converged in another sector) can leave it; two-site sweeps take
+:data:`TWO_SITE_NOISE` by default, one-site sweeps ``1e-4`` decaying tenfold per sweep.
+
+Sectors: the local space of the MPO (its name in ``LOCAL_SPACES``; for an MPO built from
+tensors, the default space of each site's dimension) declares diagonal charges, e.g.
+``"2Sz"``. A charge is conserved when ``[H, Q] = 0`` for ``Q = sum_i q_i``, decided from the
+MPO itself: ``||HQ - (HQ)^dagger||_F / ||HQ||_F`` (= ``||[H, Q]||_F / ||HQ||_F`` for Hermitian
+``H``) by the MPO traces of :func:`hermiticity`, with no dense matrix (for a Z2 charge such as
+``"parity"``, ``Q = prod_i (-1)^q_i``). ``DMRGResult.sector`` holds ``<Q>`` (U(1)) or the parity
+(Z2) of the final state for each conserved charge.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+import tenferro as tf
+import tidu
+
+from ..tools.device import array_module, check_placement, device_scope, host_tensor, to_device
+from ..linalg.eigensolver import get_solver
+from .environments import left_step, mpo_squared
+from ..tools.errors import (DimensionMismatchError, InvalidOptionError, NonHermitianError, NotDifferentiableError,
+                            Tensor4allTypeError, ValueRangeError, ZeroNormError)
+from ..sites.charges import CONSERVED_CHARGES, PRODUCT_CHARGES, charge_label, declared_charges
+from ..networks.mpo import MPO, check_compatible, compress_mpo_tensors, hermiticity
+from ..networks.chain import leaves_of
+from ..networks.mps import MPS
+from .sector_dmrg import SectorEngine, sector_product_state
+from .sector_run import check_conserve, resolve_sector, start_states
+from .sweep import BondUpdate, SweepEngine
+from ..networks.symmetric_sites import (Grading, canonical_sites, engine_blocks, phys_leg, random_sites,
+                                        sites_from_blocks)
+from ..tools.threads import blas_threads, check_threads
+from ..tools.checks import (any_traced, check_bool, check_callable, check_cutoff, check_finite_arrays,
+                            check_positive_int, check_real, check_seed, exponent, ldexp, to_numpy)
+from ..structured import U1, Zn
+
+__all__ = ["dmrg", "DMRGResult", "SweepRecord", "BondUpdate", "TWO_SITE_NOISE"]
+
+
+@dataclass
+class SweepRecord:
+    """One sweep of the history: what users compare across codes."""
+
+    sweep: int                    #: 1-based sweep number
+    energy: float                 #: <psi|H|psi> of the normalized state after the sweep
+    delta_energy: float           #: energy - previous sweep's energy (nan for the first)
+    max_bond: int                 #: largest bond dimension after the sweep
+    max_truncation_error: float   #: largest relative discarded weight of the sweep
+    matvecs: int                  #: effective-Hamiltonian products in the local eigensolver
+    seconds: float                #: wall time of the sweep
+    peak_memory: int              #: peak bytes of environments + MPS + eigensolver workspace
+    env_memory: int = 0           #: peak bytes of the environment cache alone
+    max_bond_limit: int = 0       #: the max_bond setting of this sweep
+    cutoff: float = 0.0           #: the cutoff setting of this sweep
+    noise: float = 0.0            #: the noise (perturbation strength) of this sweep
+    blocks: int | None = None     #: charge sectors at the middle bond (conserved runs; None: dense)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class DMRGResult:
+    """``energy`` (a float, or a tidu tracer while differentiating), ``state`` (the
+    normalized MPS), ``history`` (one :class:`SweepRecord` per sweep), ``variance``
+    (``<H^2> - <H>^2`` of the final state; nan if not computed), ``converged``, and
+    ``sector``: for each charge of the local space that the Hamiltonian conserves, its
+    value ``<Q>`` in the final state (``{"Sz": 0.0}`` for the spin spaces' ``"2Sz"``,
+    reported as ``Sz = <2Sz> / 2``; exact multiples of 1/2 when within 1e-8 of one);
+    ``{}`` when no declared charge is conserved."""
+
+    energy: Any
+    state: MPS
+    history: list[SweepRecord] = field(default_factory=list)
+    variance: float = float("nan")
+    converged: bool = False
+    sector: dict[str, float] = field(default_factory=dict)
+
+    def __iter__(self):  # energy, state = dmrg(H)
+        return iter((self.energy, self.state))
+
+
+def _per_sweep(value: Any, k: int) -> Any:
+    if isinstance(value, (list, tuple)):
+        return value[min(k, len(value) - 1)]
+    return value
+
+
+def _check_schedule(value: Any, what: str, kind: str) -> None:
+    """A number or a non-empty list of them: positive integers (``kind="bond"``), cutoffs in
+    ``[0, 1)`` (``"cutoff"``), noise sizes in ``[0, 1)`` (``"noise"``) or finite non-negative
+    numbers (``"real"``)."""
+    vals = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not vals:
+        raise InvalidOptionError(f"{what} schedule is empty; give a number or a non-empty list")
+    for v in vals:
+        if kind == "bond":
+            check_positive_int(v, what)
+        elif kind == "cutoff":
+            check_cutoff(v, what)
+        elif kind == "noise":   # a size relative to the state
+            check_real(v, f"{what} (a relative size in [0, 1), 1e-4 is typical, or a list of them)", low=0.0,
+                       high=1.0, high_open=True)
+        else:
+            check_real(v, f"{what} (a non-negative number or a list of them)", low=0.0)
+
+
+#: the default noise of two-site sweeps, per sweep (0 from the third sweep on)
+TWO_SITE_NOISE = (1e-4, 1e-6, 0.0)
+
+
+def _noise_schedule(noise: Any, two_site: bool) -> Callable[[int], float]:
+    if noise is None:
+        noise = list(TWO_SITE_NOISE) if two_site else 1e-4
+    if isinstance(noise, (list, tuple)):
+        _check_schedule(noise, "noise", "noise")
+        return lambda k: float(_per_sweep(noise, k))
+    _check_schedule(noise, "noise", "noise")
+    a0 = float(noise)
+    return lambda k: a0 * 10.0 ** (-k) if a0 * 10.0 ** (-k) >= 1e-12 else 0.0
+
+
+def dmrg(
+    H: MPO,
+    psi0: MPS | None = None,
+    *,
+    max_bond: int | Sequence[int] = 64,
+    sweeps: int = 10,
+    cutoff: float | Sequence[float] = 1e-10,
+    tol: float = 1e-10,
+    two_site: bool = True,
+    noise: float | Sequence[float] | None = None,
+    seed: int = 0,
+    callback: Callable[[SweepRecord], Any] | None = None,
+    progress: Callable[[BondUpdate], Any] | None = None,
+    eigensolver: str = "lanczos",
+    compute_variance: bool = True,
+    threads: int | None = None,
+    conserve: str | None = None,
+    sector: Any = None,
+    placement: tf.Placement | None = None,
+) -> DMRGResult:
+    """Ground state of the Hermitian MPO ``H`` by DMRG sweeps.
+
+    Args:
+        H: the Hamiltonian (checked to be Hermitian).
+        psi0: initial state; default a random MPS (``seed``) of bond dimension
+            ``min(first max_bond, 8)`` for two-site and ``first max_bond`` for one-site.
+        max_bond, cutoff: truncation per sweep (a number, or a list per sweep whose last
+            entry repeats); ``cutoff`` bounds the relative discarded weight per bond.
+        sweeps: the maximum number of sweeps (a sweep is a left-to-right and a
+            right-to-left pass).
+        tol: stop when ``|energy - previous energy| < tol``, checked only once the ``max_bond``
+            and ``cutoff`` schedules are used up and the noise has decayed to 0.
+        two_site: two-site updates (bonds grow through the SVD) or one-site updates
+            with subspace expansion (Hubig et al. 2015) of strength ``noise``.
+        noise: the perturbation of the first sweeps that lets a run leave the charge sector
+            of its start state (dense runs) and grow its bonds: a random component of relative
+            size ``noise`` in each local eigensolver's start vector and the density-matrix
+            perturbation (White 2005) with the subspace-expansion terms (Hubig et al. 2015) of
+            strength ``noise`` (conserved runs: within the sector, also in two-site sweeps). A list per
+            sweep, or a start value that decays tenfold per sweep and is 0 below 1e-12;
+            default :data:`TWO_SITE_NOISE` ``(1e-4, 1e-6, 0)`` for two-site and ``1e-4`` for
+            one-site sweeps (from a product state, one-site runs need ``1e-3`` to grow their
+            bonds reliably). ``noise=0`` turns it off: a run then leaves the charge sector of
+            its start state through rounding errors only, if at all (from an eigenstate of
+            ``H`` such as all spins up: never). Sectors whose lowest energies lie within ~1e-2
+            may still trap a run in the wrong one; ``DMRGResult.sector`` says which it is.
+        callback: called with each :class:`SweepRecord` after its sweep.
+        progress: called with a :class:`BondUpdate` after every local update.
+        eigensolver: ``"lanczos"`` (default, at most 40 products per local problem, 20 where the
+            truncation is coarse: ``_sweep.TRUNCATED_MAX_ITER``) or
+            ``"eigsh"`` (ARPACK), see ``_eigensolver``; with conserved charges, local problems of
+            at most 128 states are diagonalized densely whatever the choice.
+        seed: the seed of the random start state and of the noise: a non-negative integer
+            or ``None``.
+        compute_variance: compute ``<H^2> - <H>^2`` of the final state.
+        threads: BLAS threads for the duration of the call (threadpoolctl; the caller's
+            limits are restored afterwards): ``None`` (default) uses 1 thread while the
+            largest ``max_bond`` is below ``THREADED_MIN_BOND`` (512; threaded BLAS gains
+            little at these sizes and is many times slower on a busy machine) and the BLAS
+            default above; ``0`` leaves the BLAS default; ``n`` uses ``n`` threads.
+        conserve: run in one sector of a conserved charge: ``"Sz"`` (the
+            spin spaces' ``"2Sz"``), ``"parity"`` (``"pauli"``, with ``tfim(conserve="parity")``),
+            ``"N"`` (the particle number of ``"electron"``, with ``hubbard``), ``"auto"`` (the
+            first charge of the local space, in its order, that ``H`` conserves, else dense),
+            ``"none"`` (dense) or ``None`` (the default: what a symmetric ``psi0`` or an MPO built
+            with ``conserve=`` carries, else dense). The sweeps then run on the charge
+            sectors of every bond (``_sector_dmrg``): the state never leaves the sector, and
+            each step costs one small GEMM pair per sector instead of one dense product.
+            ``H`` must conserve the charge (:class:`NonConservingError`). The result's ``state``
+            is then a symmetric MPS.
+        sector: the target sector in physical units (``Sz = 1``, ``0.5``; parity 0 or 1; ``N``);
+            default the lowest ``|Sz|`` the chain reaches, half filling ``N = L`` and the even
+            parity. With
+            ``conserve``, ``psi0`` may be a symmetric MPS (``MPS.random(..., charge=...)``, a
+            result of a conserved run) or a product of basis states: it fixes the sector.
+        placement: where the sweeps run: ``tenferro.CPU`` or ``tenferro.gpu(i)`` (CuPy); ``None``
+            (default): tenferro's default placement (:func:`tenferro.set_default_placement`). On a
+            GPU the MPO, the state, the environments and the local eigensolver's Krylov vectors live
+            on the device (only the Lanczos tridiagonal matrix and the truncation's weights are read
+            back), the truncation takes its basis from the Gram matrix's eigenvectors (see
+            ``_truncation``), and the result's state is copied back to the host once. Conserved
+            runs keep their blocks on the device too (one GEMM or SVD per block; the charge
+            bookkeeping stays on the host).
+
+    Every option is checked before the first sweep: typed errors name the option
+    (:class:`InvalidOptionError`, :class:`Tensor4allTypeError`, :class:`BondDimensionError`).
+    A Hamiltonian with NaN or infinity raises :class:`NonFiniteError`, a non-Hermitian one
+    :class:`NonHermitianError`, one whose energies exceed ~1e150 (``<H^2>`` would overflow)
+    :class:`ValueRangeError`; a start state of norm 0 :class:`ZeroNormError`.
+
+    Returns:
+        A :class:`DMRGResult` (with the charge ``sector`` of the final state when ``H``
+        conserves a charge of its local space). If the MPO tensors are traced by tidu
+        (couplings being differentiated), ``energy`` is differentiable to first order via
+        Hellmann-Feynman.
+    """
+    if not isinstance(H, MPO):
+        raise Tensor4allTypeError(f"dmrg expects an MPO Hamiltonian, got {type(H).__name__}")
+    if psi0 is not None:
+        check_compatible(psi0, H)
+    sweeps = check_positive_int(sweeps, "sweeps")
+    _check_schedule(max_bond, "max_bond", "bond")
+    _check_schedule(cutoff, "cutoff", "cutoff")
+    tol = check_real(tol, "tol", low=0.0)
+    two_site = check_bool(two_site, "two_site")
+    compute_variance = check_bool(compute_variance, "compute_variance")
+    seed = check_seed(seed, "dmrg: seed")
+    callback = check_callable(callback, "callback")
+    progress = check_callable(progress, "progress")
+    solver = get_solver(eigensolver)
+    threads = check_threads(threads)
+    origin = ("conserve=" if conserve is not None else "the MPO, built with conserve=") + repr(conserve or H.conserve)
+    conserve = _default_conserve(conserve, H, psi0)
+    placement = check_placement(placement, "dmrg")
+    if conserve is None and sector is not None:
+        raise InvalidOptionError("dmrg: sector=... needs conserve=... (the charge whose sector it names)")
+    largest_bond = max(max_bond) if isinstance(max_bond, (list, tuple)) else max_bond
+    opts = dict(max_bond=max_bond, sweeps=sweeps, cutoff=cutoff, tol=tol, two_site=two_site,
+                noise=_noise_schedule(noise, two_site), seed=seed, callback=callback, progress=progress,
+                solver=solver, compute_variance=compute_variance, local=H.local, conserve=conserve,
+                sector=sector, placement=placement, conserve_origin=origin)
+    with blas_threads(threads, largest_bond), device_scope(placement):
+        if not any_traced(H.tensors):
+            return _run(H.tensors, psi0, opts)[0]
+        return _run_differentiable(H, psi0, opts)
+
+
+def _default_conserve(conserve: Any, H: MPO, psi0: MPS | None) -> str | None:
+    """The charge a run conserves: ``conserve`` as given (``"none"``: None), or by default what a
+    symmetric ``psi0`` or a marked MPO carries (they must agree)."""
+    if conserve is not None:
+        conserve = check_conserve(conserve)
+        if conserve is None and psi0 is not None and psi0.symmetric:
+            return None   # dense run from psi0.dense()
+        if conserve not in (None, "auto") and psi0 is not None and psi0.symmetric and psi0.conserve != conserve:
+            raise InvalidOptionError(f"dmrg: conserve={conserve!r}, but psi0 conserves {psi0.conserve!r}")
+        return conserve
+    if psi0 is not None and psi0.symmetric:
+        if psi0.conserve not in CONSERVED_CHARGES:
+            raise InvalidOptionError(f"dmrg: psi0 is a symmetric MPS of unknown charge ({psi0.conserve!r}); build it "
+                                     "with MPS.random(..., conserve=...) or MPS.product_state(..., conserve=...)")
+        if H.conserve is not None and H.conserve != psi0.conserve:
+            raise InvalidOptionError(f"dmrg: the MPO conserves {H.conserve!r} but psi0 {psi0.conserve!r}; give "
+                                     "conserve=... to choose")
+        return psi0.conserve
+    return H.conserve
+
+
+def _run_differentiable(H: MPO, psi0: MPS | None, opts: dict) -> DMRGResult:
+    holder: dict[str, DMRGResult] = {}
+
+    @tidu.custom_jvp
+    def ground_energy(*ws):
+        res = _run(ws, psi0, opts)[0]
+        holder["res"] = res
+        return tf.asarray(np.float64(res.energy))
+
+    @ground_energy.defjvp
+    def ground_energy_jvp(primals, tangents):
+        res, gradients = _run(primals, psi0, opts)
+        holder["res"] = res
+        grads = gradients()  # the converged environments, reused
+        de = None
+        for g, dw in zip(grads, tangents):
+            term = tf.real(tf.sum(tf.asarray(g) * dw))
+            de = term if de is None else de + term
+        return tf.asarray(np.float64(res.energy)), de
+
+    energy = ground_energy(*H.tensors)
+    res = holder["res"]
+    return DMRGResult(energy, res.state, res.history, res.variance, res.converged, res.sector)
+
+
+def _numpy(w: Any) -> np.ndarray:
+    try:
+        return np.ascontiguousarray(to_numpy(w, "dmrg"))
+    except NotDifferentiableError:
+        raise NotDifferentiableError(
+            "the DMRG energy is differentiable to first order only (Hellmann-Feynman); "
+            "higher derivatives would need the derivative of the ground state"
+        ) from None
+
+
+#: the Hamiltonian scales (log2 of the root-mean-square eigenvalue) that the sweeps take as
+#: they are; outside, the MPO is divided by a power of two first (the eigensolver and the
+#: tolerances have thresholds meant for energies of order one)
+_SCALE_WINDOW = (-16.0, 32.0)
+#: largest log2 of the Hamiltonian scale times the chain length: energies stay below ~2^500
+#: (~3e150), so that <H^2> of the variance stays in the float range as well
+_MAX_LOG2_ENERGY = 500.0
+
+
+def _scale_shifts(ws: list[np.ndarray], log2_scale: float) -> list[int]:
+    """Per-site powers of two ``t_i`` (``W_i = 2**t_i W_i''``) that bring the Hamiltonian's
+    scale to about 1, or all zeros when it lies in :data:`_SCALE_WINDOW` (the usual case).
+    The shift is spread evenly over the sites, as ``MPO.from_opsum`` spreads the norm, so
+    every site tensor keeps its share (the one-site subspace expansion depends on it)."""
+    lo, hi = _SCALE_WINDOW
+    if not math.isfinite(log2_scale) or lo <= log2_scale <= hi:
+        return [0] * len(ws)
+    q, r = divmod(int(round(log2_scale)), len(ws))
+    return [q + (1 if i < r else 0) for i in range(len(ws))]
+
+
+def _check_hamiltonian(ws: list[np.ndarray]) -> list[int]:
+    """Typed errors for a non-finite, non-Hermitian or out-of-range Hamiltonian; returns the
+    per-site scale shifts for the sweeps."""
+    check_finite_arrays(ws, "dmrg: the Hamiltonian (MPO)")
+    defect, log2_scale = hermiticity(ws)
+    if defect > 1e-12:  # MPO.is_hermitian(tol=1e-6)
+        raise NonHermitianError(
+            "dmrg needs a Hermitian Hamiltonian, but H differs from its adjoint "
+            f"(||H - H^dagger|| / ||H|| = {math.sqrt(defect):.3g}; check the OpSum: add the Hermitian "
+            "conjugate of every non-Hermitian term)"
+        )
+    if math.isfinite(log2_scale) and log2_scale + math.log2(len(ws)) > _MAX_LOG2_ENERGY:
+        raise ValueRangeError(
+            f"dmrg: the Hamiltonian's scale (root-mean-square eigenvalue ~1e{log2_scale * math.log10(2):.0f}) puts "
+            "its energies beyond ~1e150, where <H^2> (the variance) overflows the float range (~1.8e308); divide "
+            "the couplings by a common factor and multiply the energy by it"
+        )
+    return _scale_shifts(ws, log2_scale)
+
+
+def _start_state(psi0: MPS | None, H: MPO, ws: list[np.ndarray], opts: dict) -> list[np.ndarray]:
+    """The start state's site tensors, each scaled by a power of two (the state is the same)."""
+    chi0 = check_positive_int(_per_sweep(opts["max_bond"], 0), "max_bond")
+    if psi0 is None:
+        if len(set(H.phys_dims)) != 1:
+            raise DimensionMismatchError("dmrg needs psi0 when the sites have different dimensions "
+                                         f"(physical dimensions {list(H.phys_dims)})")
+        start = chi0 if not opts["two_site"] else min(chi0, 8)
+        dtype = np.result_type(*ws)
+        psi0 = MPS.random(H.L, H.phys_dims[0], bond_dim=start, seed=opts["seed"], dtype=dtype)
+    check_compatible(psi0, H)
+    arrays = [to_numpy(t, "dmrg psi0") for t in psi0.dense().tensors]
+    check_finite_arrays(arrays, "dmrg: psi0")
+    if not float(MPS([ldexp(a, -exponent(a)) for a in arrays]).norm()) > 0.0:
+        raise ZeroNormError("dmrg: the start state psi0 has norm 0; give a nonzero state (or psi0=None "
+                            "for a random one)")
+    return [ldexp(a, -exponent(a)) for a in arrays]
+
+
+def _engine(ws_run: list[np.ndarray], psi0: MPS | None, H: MPO, ws: list[np.ndarray], opts: dict) -> Any:
+    """The sweep engine: dense (``SweepEngine``) or, with ``conserve``, on the charge sectors
+    (``SectorEngine``); both have the same ``sweep``/``psi``/``operator_gradients``."""
+    if opts["conserve"] is not None:
+        states = blocks = None
+        sector = opts["sector"]
+        if psi0 is not None:
+            check_compatible(psi0, H)
+            if psi0.symmetric:
+                sector = _psi0_sector(psi0, sector)
+                check_finite_arrays(leaves_of(psi0.tensors), "dmrg: psi0")
+                if not float(psi0.norm()) > 0.0:
+                    raise ZeroNormError("dmrg: the start state psi0 has norm 0; give a nonzero state")
+                blocks = engine_blocks(canonical_sites(psi0.tensors, 0))
+            else:
+                states = start_states(psi0, opts["conserve"], opts["conserve_origin"])
+        spec = resolve_sector(opts["conserve"], sector, opts["local"], ws, states)
+        if spec is not None:
+            if blocks is not None and [list(q) for q in spec.q] != [list(_basis_charges(t)) for t in psi0.tensors]:
+                raise InvalidOptionError(f"dmrg: psi0's basis charges {list(_basis_charges(psi0.tensors[0]))} differ "
+                                         f"from the local space's {list(spec.q[0])} ({spec.charge})")
+            grading = Grading(spec.label, spec.charge, spec.unit, U1() if spec.modulus == 0 else Zn(spec.modulus),
+                              tuple(map(tuple, spec.q)))
+            if states is None and blocks is None:
+                if opts["two_site"]:   # the two-site SVD grows the bonds from a product state
+                    states = sector_product_state(spec.q, spec.target, spec.modulus, spec.parts)
+                else:                  # one-site sweeps keep the bonds they start with (plus the expansion)
+                    blocks = _random_sector_start(grading, spec.target, ws, opts)
+            engine = SectorEngine(ws_run, spec.w_charges, spec.q, states, opts["solver"], modulus=spec.modulus,
+                                  seed=opts["seed"], blocks=blocks, placement=opts["placement"])
+            engine.sector = spec.sector(engine.target)
+            engine.grading = grading
+            return engine
+        if opts["sector"] is not None:
+            raise InvalidOptionError("dmrg: sector=... was given, but conserve='auto' found no charge that the "
+                                     "Hamiltonian conserves")
+    return SweepEngine(ws_run, _start_state(psi0, H, ws, opts), opts["solver"], seed=opts["seed"],
+                       placement=opts["placement"])
+
+
+def _random_sector_start(g: Grading, target: int, ws: list[np.ndarray], opts: dict) -> tuple[list, list]:
+    """A random state of the sector (bond dimension the first ``max_bond``, as the dense one-site
+    start), right-canonical, as the sector engine's blocks."""
+    chi0 = check_positive_int(_per_sweep(opts["max_bond"], 0), "max_bond")
+    legs = [phys_leg(g.symmetry, q, i)[0] for i, q in enumerate(g.q)]
+    sites = random_sites(legs, g.symmetry.canonical(target), chi0, np.random.default_rng(opts["seed"]),
+                         np.result_type(*ws, np.float64))
+    return engine_blocks(canonical_sites(sites, 0))
+
+
+def _psi0_sector(psi0: MPS, sector: Any) -> Any:
+    """The sector of a symmetric start state in physical units (a tuple ``(N, Sz)`` for
+    ``"N,Sz"``); ``sector``, if given, must be the same."""
+    g = psi0._grading
+    q = psi0._group_charge
+    if sector is not None and g.integer(sector, "dmrg: sector") != q:
+        shown = ", ".join(f"{k} = {v:g}" for k, v in g.sector(q).items())
+        raise InvalidOptionError(f"dmrg: psi0 is in the sector {shown}, but sector={sector!r} was asked for; give "
+                                 "one of them")
+    return g.value(q)
+
+
+def _basis_charges(site: Any) -> tuple[int, ...]:
+    return tuple(int(q) for q, d in site.legs[1].sectors.items() for _ in range(d))
+
+
+def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResult, Callable[[], list]]:
+    """The sweeps on concrete MPO tensors. Returns the result and a function giving the
+    Hellmann-Feynman gradients ``dE/dW_i`` from the engine's converged environments."""
+    ws = [_numpy(w) for w in tensors]
+    shifts = _check_hamiltonian(ws)
+    H = MPO(ws)
+    shift = sum(shifts)   # H = 2**shift H'' where H'' has the site tensors below
+    ws_run = [ldexp(w, -t) for w, t in zip(ws, shifts)] if shift or any(shifts) else ws
+    engine = _engine(ws_run, psi0, H, ws, opts)
+    progress = opts["progress"]
+    if progress is not None and shift:
+        user_progress = progress
+
+        def progress(update: BondUpdate) -> Any:
+            return user_progress(dataclasses.replace(update, energy=float(ldexp(update.energy, shift))))
+    tol_run = float(ldexp(opts["tol"], -shift))
+    history: list[SweepRecord] = []
+    previous = np.nan
+    last_delta_run = np.nan   # in the units of the sweeps (H'')
+    converged = False
+    n_sched = max(len(v) if isinstance(v, (list, tuple)) else 1 for v in (opts["max_bond"], opts["cutoff"]))
+    for k in range(opts["sweeps"]):
+        chi = int(_per_sweep(opts["max_bond"], k))
+        cut = float(_per_sweep(opts["cutoff"], k))
+        alpha = opts["noise"](k)
+        local_tol = _local_tol(len(history), last_delta_run, tol_run,   # the discarded weight as an energy
+                               float(ldexp(history[-1].max_truncation_error, -shift)) if history else 0.0)
+        # the last sweep's discarded weight predicts this one's only where the bonds may not grow
+        same = history and chi <= history[-1].max_bond_limit and cut >= history[-1].cutoff
+        discarded = history[-1].max_truncation_error if same else 0.0
+        st = engine.sweep(two_site=opts["two_site"], max_bond=chi, cutoff=cut, tol=local_tol, alpha=alpha,
+                          sweep_no=k + 1, progress=progress, state_tol=_state_tol, discarded=discarded)
+        energy = float(ldexp(st.energy, shift))
+        delta = energy - previous if history else float("nan")
+        last_delta_run = float(ldexp(delta, -shift)) if history else float("nan")
+        rec = SweepRecord(k + 1, energy, delta, st.max_bond, st.max_truncation_error, st.matvecs,
+                          st.seconds, st.peak_memory, st.env_memory, chi, cut, alpha,
+                          getattr(st, "blocks_mid", None))
+        history.append(rec)
+        if opts["callback"] is not None:
+            opts["callback"](rec)
+        previous = energy
+        if history[1:] and abs(delta) < opts["tol"] and k + 1 >= n_sched and alpha == 0.0:
+            converged = True
+            break
+    if isinstance(engine, SectorEngine):
+        psi = psi_run = engine.psi   # the sector engine assembles its dense sites on each read: read once
+        state = MPS._symmetric(sites_from_blocks(engine.bonds, engine.host_sites(), engine.grading, engine.dtype),
+                               engine.grading)
+    else:
+        psi_run, psi = engine.psi, engine.host_psi()   # where the sweeps ran; on the host
+        state = MPS([host_tensor(a) for a in psi])   # on the host, as documented
+    energy = history[-1].energy
+    variance = float("nan")
+    if opts["compute_variance"]:
+        e_run = float(ldexp(energy, -shift))
+        # a rescaled automaton MPO carries large identity strings whose squares would overflow
+        # in <H^2>: use the same operator compressed (orthonormal sites, the norm spread evenly)
+        ws_var = compress_mpo_tensors(ws_run, 0.0) if shift else ws_run
+        ws_var = to_device(ws_var, tf.placement_of(psi_run[0]))
+        variance = float(ldexp(float(mpo_squared(ws_var, psi_run).real) - e_run * e_run, 2 * shift))
+
+    sector = engine.sector if isinstance(engine, SectorEngine) else _sector(ws, psi_run, opts["local"])
+
+    def gradients() -> list[np.ndarray]:
+        # E = 2**shift E''(W'') with W_i'' = 2**-t_i W_i, so dE/dW_i = 2**(shift - t_i) dE''/dW_i''
+        return [ldexp(g, shift - t) for g, t in zip(engine.operator_gradients(), shifts)]
+
+    return DMRGResult(energy, state, history, variance, converged, sector), gradients
+
+
+# ---- charge sectors -------------------------------------------------------------------
+#: largest ||[H, Q]||_F^2 / ||HQ||_F^2 for a conserved charge (the traces cancel to ~1e-15)
+_CONSERVATION_TOL = 1e-12
+
+
+def _charge_mpo(qs: list[np.ndarray]) -> list[np.ndarray]:
+    """``Q = sum_i diag(q_i)`` as an MPO of bond dimension 2: ``[[1, q_i], [0, 1]]`` per site,
+    the first row at the left end and the last column at the right end."""
+    out = []
+    for i, q in enumerate(qs):
+        d = len(q)
+        w = np.zeros((2, d, d, 2))
+        w[0, :, :, 0] = w[1, :, :, 1] = np.eye(d)
+        w[0, :, :, 1] = np.diag(q)
+        if i == 0:
+            w = w[:1]
+        if i == len(qs) - 1:
+            w = w[..., 1:]
+        out.append(w)
+    return out
+
+
+def _parity_mpo(qs: list[np.ndarray]) -> list[np.ndarray]:
+    """``P = prod_i diag((-1)^q_i)`` (a Z2 charge) as an MPO of bond dimension 1."""
+    return [np.diag((-1.0) ** np.asarray(q)).reshape(1, len(q), len(q), 1) for q in qs]
+
+
+def _conserves(ws: list[np.ndarray], wq: list[np.ndarray]) -> bool:
+    """Whether the Hermitian MPO ``ws`` commutes with the real diagonal MPO ``wq`` (``Q``):
+    the anti-Hermitian part of ``HQ`` is ``[H, Q] / 2`` since ``(HQ)^dagger = QH``, so
+    :func:`hermiticity` of the product MPO measures ``||[H, Q]||_F^2 / ||HQ||_F^2`` through
+    traces, with no dense matrix."""
+    hq = []
+    for w, q in zip(ws, wq):
+        a, d, _, b = w.shape
+        c, e = q.shape[0], q.shape[3]
+        diag = np.einsum("cttd->ctd", q)              # Q is diagonal: (HQ)[s, t] = H[s, t] q[t]
+        hq.append(np.einsum("astb,ctd->acstbd", w, diag).reshape(a * c, d, d, b * e))
+    defect, _ = hermiticity(hq)
+    return defect <= _CONSERVATION_TOL
+
+
+def _sector(ws: list[np.ndarray], psi: list[np.ndarray], local: str | None) -> dict[str, float]:
+    """The value in the state ``psi`` of each declared charge that ``H`` conserves, reported by
+    :func:`charge_label` (``"2Sz"`` as ``"Sz"`` = value / 2): ``<sum_i q_i>`` for a U(1)
+    charge, the parity ``(1 - <prod_i (-1)^q_i>) / 2`` for a Z2 one (modulus 2 in
+    ``_sector_run``'s table, e.g. ``"parity"``); charges of other moduli are not checked."""
+    moduli = {declared: modulus for declared, modulus in CONSERVED_CHARGES.values()}
+    out: dict[str, float] = {}
+    for name, qs in declared_charges(local, [w.shape[1] for w in ws]).items():
+        if name in PRODUCT_CHARGES:   # reported part by part
+            continue
+        modulus = moduli.get(name, 0)
+        if modulus not in (0, 2):
+            continue
+        wq = _charge_mpo(qs) if modulus == 0 else _parity_mpo(qs)
+        if not _conserves(ws, wq):
+            continue
+        xp = array_module(psi[0])   # measured where the sweeps ran
+        env = xp.ones((1, 1, 1), dtype=psi[0].dtype)
+        nrm = xp.ones((1, 1), dtype=psi[0].dtype)
+        for a, w in zip(psi, to_device([w.astype(psi[0].dtype) for w in wq], tf.placement_of(psi[0]))):
+            env = left_step(env, a, w)
+            nrm = np.tensordot(np.tensordot(nrm, a.conj(), axes=(0, 0)), a, axes=([0, 1], [0, 1]))
+        value = float(env.reshape(-1)[0].real / nrm.reshape(-1)[0].real)
+        if modulus == 2:
+            value = (1.0 - value) / 2.0
+        label, unit = charge_label(name)
+        nearest = round(value)
+        out[label] = (nearest if abs(value - nearest) <= 1e-8 else value) / unit + 0.0
+    return out
+
+
+#: the local eigensolver's tolerance is never tighter than this times the last sweep's discarded weight
+TRUNC_FACTOR = 0.005
+
+
+#: the local eigensolver also stops once its vector's squared error estimate is below this
+#: times the discarded weight (:func:`_state_tol`), and below STATE_TOL_MAX (TeNPy's
+#: ``P_tol_to_trunc`` and ``P_tol_max``)
+STATE_TOL_FACTOR = 0.05
+STATE_TOL_MAX = 1e-4
+
+
+def _state_tol(discarded: float) -> float:
+    """The eigensolver's tolerance on its vector (``lanczos(state_tol=...)``) for a discarded
+    weight: a local problem is not solved more precisely than the truncation that follows will
+    spoil, as TeNPy's DMRG does (``P_tol_to_trunc``). The sweep engine asks with the largest
+    weight discarded so far in the sweep, or in the last sweep when this one's bonds may not
+    grow (a sweep that raises the bond dimension truncates far less than the last one: with the
+    last sweep's weight the spin-1 benchmark ended 6e-9 above TeNPy's energy, with this rule
+    3e-10). 0 (off) where nothing was discarded.
+
+    Measured with ``benchmarks/dmrg_hubbard.py`` (one core): the products per local problem fell
+    from 4-7 to 2-3 on the cylinders; the 8x4 cylinder at chi 400 ran in 35 s instead of 63 s
+    and ended below TeNPy's energy instead of 3.7e-4 above it, the chain (L = 64, chi 400) in
+    31 s instead of 38 s, 2e-9 from TeNPy's. Where the local solutions were tighter, the sweeps
+    stayed in a higher state."""
+    return float(min(STATE_TOL_MAX, STATE_TOL_FACTOR * discarded))
+
+
+def _local_tol(done: int, last_delta: float, tol: float, truncation: float = 0.0) -> float:
+    """Eigensolver tolerance: loose in the first sweeps, then tied to the last sweep's
+    energy change (``done`` sweeps so far; energies in the units of the sweeps), at most
+    1e-9: a schedule that raises the bond dimension makes the last change a poor guide
+    (with 1e-6, ITensor's five-sweep benchmark ended 2e-8 above TeNPy's energy; with 1e-9
+    within 2e-10 of it, for 18% more time). It is never tighter than ``TRUNC_FACTOR`` (0.005)
+    times the largest discarded weight of the last sweep (``truncation``), after TeNPy's
+    ``P_tol_to_trunc`` (0.05 on the squared error of the state; an energy error is about that
+    times the local gap): an energy that the truncation moves by that much is not worth solving
+    more precisely. Measured (6x3 Hubbard cylinder, U = 8, m = 200, 10 sweeps: discarded weights
+    1.6e-4): 7621 Lanczos products without the floor, 3979 with it (43 s -> 22 s); the spin-1
+    chain of ITensor's benchmark (m = 200) keeps its energy to 3e-10 (with 0.05: 5e-9)."""
+    if done < 2:
+        return max(1e-8, tol)
+    return float(max(min(1e-9, max(abs(last_delta) * 1e-3, tol * 1e-3, 1e-14)), TRUNC_FACTOR * truncation))

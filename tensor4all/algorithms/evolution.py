@@ -1,0 +1,240 @@
+"""What every time evolution shares (``tdvp``, ``tebd``): the time grid, the Hamiltonian at
+a time, the observables measured along the way and the result.
+
+* :func:`time_grid` checks ``t`` and ``dt`` (``dt > 0``, ``t >= 0`` a multiple of ``dt``
+  within a relative ``1e-9``) and gives the number of steps.
+* :func:`hamiltonian_at` evaluates a time-dependent Hamiltonian (a callable of the time,
+  taken at the midpoint of each step: the exponential midpoint rule, second order).
+* :class:`Observables` turns the user's mapping ``name -> spec`` into callables of
+  ``(state, time)`` and collects their values over time: a spec is a callable, an operator
+  name of the local space (its expectation at every site, shape ``(L,)``), ``"energy"``
+  (``<H>`` with the Hamiltonian at that time), ``"entropy"`` (the middle bond's entanglement
+  entropy), ``"entropies"`` (every bond's), ``"bond_dims"``, ``"norm"``, a pair of
+  operators ``("A", "B")`` (the correlation matrix ``<A_i B_j>`` of all pairs, not connected,
+  shape ``(L, L)``: :meth:`MPS.correlation_matrix`), or a mapping ``{"pair": ("A", "B"),
+  "string": "S", "sites": [...]}`` (the same with a string operator on the sites between,
+  over some sites only). An operator is a name or a product ``"A*B"`` of the local space of
+  the Hamiltonian (``H.local``, which ``tdvp`` and ``tebd`` pass on), so fermionic names
+  resolve: ``("Cdag", "C")`` on ``"fermion"`` sites is the one-particle density matrix
+  with its Jordan-Wigner strings, ``"Cdagup*Cdn"`` an even product at every site.
+* :class:`EvolutionResult` and :class:`EvolutionRecord` hold the final state, the output times,
+  the observables (arrays over time; traced values stay tidu values, stacked) and the
+  per-step history.
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+import tenferro as tf
+import tidu
+
+from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError, ValueRangeError
+from ..networks.mpo import MPO, expectation
+from ..networks.mps import MPS
+from ..tools.checks import check_real
+
+__all__ = ["EvolutionRecord", "EvolutionResult", "Observables", "time_grid", "hamiltonian_at", "check_hamiltonian_arg",
+           "check_every",
+           "NAMED_OBSERVABLES"]
+
+#: the observables named by a string other than an operator name
+NAMED_OBSERVABLES = ("energy", "entropy", "entropies", "bond_dims", "norm")
+
+#: the keys of a mapping spec (a string correlation): "pair" is required
+CORRELATION_KEYS = ("pair", "string", "sites")
+
+_SPECS = (f"a callable (state, time) -> value, an operator name or product 'A*B', one of {NAMED_OBSERVABLES}, "
+          "a pair of operators ('A', 'B'), or a mapping {'pair': ('A', 'B'), 'string': 'S', 'sites': [...]}")
+
+
+@dataclass
+class EvolutionRecord:
+    """One time step of the history."""
+
+    step: int                     #: 1-based step number
+    time: float                   #: the time reached
+    max_bond: int                 #: largest bond dimension after the step
+    max_truncation_error: float   #: largest relative discarded weight of the step
+    norm: float                   #: norm of the state after the step (before any normalization)
+    seconds: float                #: wall time of the step
+    matvecs: int = 0              #: effective-Hamiltonian products (TDVP) or gate applications (TEBD)
+    max_krylov_error: float = 0.0  #: TDVP: largest error estimate of the step's local exponentials
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class EvolutionResult:
+    """``state`` (the MPS at the final time), ``times`` (the output times, starting at 0),
+    ``observables`` (name -> values over ``times``, first axis time) and ``history`` (one
+    :class:`EvolutionRecord` per step)."""
+
+    state: MPS
+    times: np.ndarray
+    observables: dict[str, Any] = field(default_factory=dict)
+    history: list[EvolutionRecord] = field(default_factory=list)
+
+    def __iter__(self):  # state, observables = tdvp(...)
+        return iter((self.state, self.observables))
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready values (concrete runs only): times, observables as nested lists
+        (complex values as ``[re, im]`` pairs), history as records."""
+        return {"times": [float(x) for x in self.times],
+                "observables": {k: _jsonable(v) for k, v in self.observables.items()},
+                "history": [r.as_dict() for r in self.history]}
+
+
+def _jsonable(v: Any) -> Any:
+    a = np.asarray(v)
+    if np.iscomplexobj(a):
+        return np.stack([a.real, a.imag], axis=-1).tolist()
+    return a.tolist()
+
+
+MAX_STEPS = 2 ** 53   # beyond it a step count is no longer an exact float: t / dt means nothing
+
+
+def time_grid(t: Any, dt: Any, what: str) -> int:
+    """The number of steps ``n = t / dt``: ``dt > 0`` finite, ``t >= 0`` finite and a multiple
+    of ``dt`` within a relative ``1e-9`` (else :class:`InvalidOptionError` naming both), and
+    ``n`` below ``2**53`` (else :class:`ValueRangeError`: a ``dt`` too small for ``t``)."""
+    dt = check_real(dt, f"{what}: dt (the time step, a positive number)", low=0.0)
+    t = check_real(t, f"{what}: t (the final time, a non-negative number)", low=0.0)
+    if not dt > 0.0:
+        raise InvalidOptionError(f"{what}: dt must be positive, got {dt!r}")
+    ratio = t / dt
+    if not ratio < MAX_STEPS:
+        raise ValueRangeError(f"{what}: dt = {dt!r} is too small for t = {t!r}: t / dt = {ratio:.3g} steps, beyond "
+                              f"the {MAX_STEPS:.3g} a step count can hold; give a larger dt")
+    n = round(ratio)
+    if abs(n * dt - t) > 1e-9 * max(abs(t), dt):
+        raise InvalidOptionError(f"{what}: t = {t!r} is not a multiple of dt = {dt!r} (t / dt = {t / dt!r}); "
+                                 "give a t that is a whole number of steps")
+    return int(n)
+
+
+def check_every(every: Any, what: str) -> int:
+    """``every`` (observe every n-th step) as a positive integer, else :class:`InvalidOptionError`."""
+    if isinstance(every, bool) or not isinstance(every, numbers.Integral) or every < 1:
+        raise InvalidOptionError(f"{what}: every (observe every n-th step) must be a positive integer, got {every!r}")
+    return int(every)
+
+
+def check_hamiltonian_arg(H: Any, what: str) -> None:
+    """``H`` is an :class:`MPO` or a callable of the time returning one."""
+    if not (isinstance(H, MPO) or callable(H)):
+        raise Tensor4allTypeError(f"{what}: H must be an MPO or a callable t -> MPO (a time-dependent Hamiltonian), "
+                                  f"got {type(H).__name__}")
+
+
+def hamiltonian_at(H: Any, time: float, what: str, dims: Sequence[int] | None = None) -> MPO:
+    """``H`` itself, or ``H(time)`` for a time-dependent one (checked to be an :class:`MPO`
+    and, given the state's physical dimensions ``dims``, to act on the state's sites)."""
+    if isinstance(H, MPO):
+        return H
+    out = H(time)
+    if not isinstance(out, MPO):
+        raise Tensor4allTypeError(f"{what}: the time-dependent Hamiltonian returned {type(out).__name__} at "
+                                  f"t = {time:g}; it must return an MPO")
+    if dims is not None and list(out.phys_dims) != list(dims):
+        got = f"{out.L} sites" if out.L != len(dims) else f"physical dimensions {list(out.phys_dims)}"
+        want = f"{len(dims)} sites" if out.L != len(dims) else f"{list(dims)}"
+        raise DimensionMismatchError(f"{what}: the time-dependent Hamiltonian returned an MPO of {got} at "
+                                     f"t = {time:g}, but the state has {want}; H(t) must act on the state's sites "
+                                     "at every time")
+    return out
+
+
+class Observables:
+    """The user's observables as callables ``(state, time, H) -> value``, and their values
+    collected over time (:meth:`record`, :meth:`result`)."""
+
+    def __init__(self, spec: Mapping[str, Any] | None, L: int, local: str | None, what: str):
+        if spec is None:
+            spec = {}
+        if not isinstance(spec, Mapping):
+            raise Tensor4allTypeError(f"{what}: observables must be a mapping name -> spec ({_SPECS}), got "
+                                      f"{type(spec).__name__}")
+        self.what = what
+        self.local = local
+        self.funcs: dict[str, Callable[[MPS, float, Any], Any]] = {}
+        for name, s in spec.items():
+            if not isinstance(name, str):
+                raise Tensor4allTypeError(f"{what}: observable names must be strings, got {name!r}")
+            self.funcs[name] = self._compile(name, s, L)
+        self.values: dict[str, list[Any]] = {name: [] for name in self.funcs}
+
+    def _compile(self, name: str, s: Any, L: int) -> Callable[[MPS, float, Any], Any]:
+        local = self.local
+        if callable(s) and not isinstance(s, str):
+            return lambda psi, t, H: s(psi, t)
+        if isinstance(s, str):
+            if s == "energy":
+                return lambda psi, t, H: _real_value(expectation(psi, H))
+            if s == "entropy":
+                return lambda psi, t, H: psi.entanglement_entropy(L // 2 - 1) if L > 1 else 0.0
+            if s == "entropies":
+                return lambda psi, t, H: np.asarray(psi.entanglement_entropy()) if L > 1 else np.zeros(0)
+            if s == "bond_dims":
+                return lambda psi, t, H: np.asarray(psi.bond_dims)
+            if s == "norm":
+                return lambda psi, t, H: psi.norm()
+            return lambda psi, t, H: _stack([psi.expect(s, i, local) for i in range(L)])
+        if _is_pair(s):
+            a, b = s
+            return lambda psi, t, H: psi.correlation_matrix(a, b, local=local)
+        if isinstance(s, Mapping):
+            return self._string_correlation(name, s)
+        raise Tensor4allTypeError(f"{self.what}: observable {name!r} has spec {s!r}; give {_SPECS}")
+
+    def _string_correlation(self, name: str, s: Mapping[str, Any]) -> Callable[[MPS, float, Any], Any]:
+        """A mapping spec ``{"pair": ("A", "B"), "string": "S", "sites": [...]}``: the keys checked here,
+        the operators and sites when first measured (against the state's sites)."""
+        bad = [k for k in s if k not in CORRELATION_KEYS]
+        if bad:
+            raise InvalidOptionError(f"{self.what}: observable {name!r}: unknown key {bad[0]!r}; a correlation spec "
+                                     f"has the keys {', '.join(map(repr, CORRELATION_KEYS))} ('pair' required)")
+        if not _is_pair(s.get("pair")):
+            raise Tensor4allTypeError(f"{self.what}: observable {name!r}: 'pair' must be a pair of operator names or "
+                                      f"products ('A', 'B'), got {s.get('pair')!r}")
+        (a, b), string, sites, local = s["pair"], s.get("string"), s.get("sites"), self.local
+        return lambda psi, t, H: psi.correlation_matrix(a, b, sites, string, local)
+
+    def record(self, psi: MPS, time: float, H: Any) -> None:
+        """Measure every observable of the state ``psi`` at ``time`` (``H``: the Hamiltonian then)."""
+        for name, f in self.funcs.items():
+            self.values[name].append(f(psi, time, H))
+
+    def result(self) -> dict[str, Any]:
+        """name -> values over time (a NumPy array, or a stacked tenferro value when traced)."""
+        return {name: _stack(vals) for name, vals in self.values.items()}
+
+
+def _is_pair(s: Any) -> bool:
+    """A pair of operator names or products ``("A", "B")``."""
+    return isinstance(s, tuple) and len(s) == 2 and all(isinstance(x, str) for x in s)
+
+
+def _real_value(x: Any) -> Any:
+    """The real part of a scalar: a tenferro value when traced (the state or the Hamiltonian may
+    carry the tracer), else a float."""
+    return tf.real(x) if isinstance(x, tidu.Tracer) else float(np.real(complex(x)))
+
+
+def _stack(values: list[Any]) -> Any:
+    """Values over time (or sites) as one array: NumPy for concrete values, a stacked
+    tenferro value when any is traced (so gradients flow through the observables)."""
+    if any(isinstance(v, tidu.Tracer) for v in values):
+        return tf.stack([v if isinstance(v, (tidu.Tracer, tf.Tensor)) else tf.asarray(np.asarray(v))
+                         for v in values])
+    arrays = [np.asarray(v) for v in values]
+    out = np.asarray(arrays) if arrays else np.zeros(0)
+    if np.iscomplexobj(out) and not np.any(out.imag):
+        out = out.real.copy()
+    return out

@@ -1,0 +1,331 @@
+"""``tdvp``: real- and imaginary-time evolution of an MPS by the time-dependent variational
+principle, on the sweep engine of the DMRG.
+
+One time step is the second-order symmetric integrator of J. Haegeman, C. Lubich,
+I. Oseledets, B. Vandereycken and F. Verstraete, Phys. Rev. B 94, 165116 (2016): a
+left-to-right and a right-to-left pass of forward local exponentials by half the step and
+backward ones in between (:meth:`._sweep.Sweep.evolve`), the local exponentials by Lanczos
+with Saad's error estimate (:mod:`._krylov`). Two-site steps let the bonds grow (truncated
+by ``max_bond``/``cutoff``, as in DMRG); one-site steps keep them, with no truncation error
+and exact conservation of norm and energy (real time, time-independent ``H``) up to the
+Krylov tolerance.
+
+Backends: a dense MPS runs on the dense backend, a symmetric one (``MPS.product_state(...,
+conserve="Sz")``, a conserved ``dmrg`` result) on the charge-sector backend: it never leaves
+its sector. When the MPO or the state is traced by tidu (differentiating with respect to
+couplings, controls or the initial state), the steps run on tenferro tensors
+(:mod:`._traced_backend`) and the derivative is that of the discrete steps as computed
+(not the continuous adjoint: the gradient is then exactly that of the computed map and
+matches finite differences whatever ``dt``, with no backward evolution of a costate carrying
+its own truncation and time-step errors). The kept ranks are frozen at the values chosen
+from the concrete values (the exact truncated-SVD derivative); each local exponential is a
+primitive with the exact derivative of ``exp(tau H) v`` (:mod:`._krylov_traced`), so the
+Krylov dimension the forward pass used does not matter (at an eigenstate, where Lanczos
+stops after one vector, the derivative still sees a perturbation that leaves it).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ..networks.chain import leaves_of
+from .dense_backend import DenseBackend
+from ..tools.device import check_placement, device_scope, host_tensor
+from ..tools.errors import (FrozenBondsWarning, InvalidOptionError, NonHermitianError, Tensor4allTypeError,
+                            ZeroNormError)
+from .evolution import (EvolutionRecord, EvolutionResult, Observables, check_every, check_hamiltonian_arg,
+                        hamiltonian_at, time_grid)
+from ..networks.mpo import MPO, check_compatible, hermiticity
+from ..networks.mps import MPS
+from .sector_backend import SectorBackend
+from .sector_run import SectorSpec, resolve_sector
+from .sweep import BondUpdate, Sweep
+from ..networks.symmetric_sites import Grading, canonical_sites, engine_blocks, sites_from_blocks
+from ..tools.threads import blas_threads, check_threads
+from .traced_backend import TracedBackend, expm_krylov_traced
+from ..tools.checks import (any_traced, check_bool, check_callable, check_cutoff, check_finite_arrays,
+                            check_positive_int, check_real, concrete, to_numpy)
+
+__all__ = ["tdvp"]
+
+
+def tdvp(
+    H: MPO | Callable[[float], MPO],
+    psi: MPS,
+    t: float,
+    dt: float,
+    *,
+    two_site: bool = True,
+    max_bond: int = 64,
+    cutoff: float = 1e-10,
+    imaginary: bool = False,
+    normalize: bool | None = None,
+    observables: Mapping[str, Any] | None = None,
+    every: int = 1,
+    callback: Callable[[EvolutionRecord], Any] | None = None,
+    progress: Callable[[BondUpdate], Any] | None = None,
+    krylov_tol: float = 1e-10,
+    allow_nonhermitian: bool = False,
+    threads: int | None = None,
+    placement: Any = None,
+) -> EvolutionResult:
+    """Evolve ``psi`` to time ``t`` under ``H`` by TDVP steps of ``dt``.
+
+    Args:
+        H: the Hamiltonian MPO, or a callable ``time -> MPO`` (a time-dependent Hamiltonian,
+            taken at the midpoint of each step: the exponential midpoint rule).
+        psi: the initial state (dense or symmetric MPS; real states are promoted to complex
+            for real time). Its norm is kept (see ``normalize``).
+        t, dt: final time and step; ``t`` must be a whole number of steps.
+        two_site: two-site TDVP (bonds grow up to ``max_bond``, truncated with ``cutoff``, the
+            relative discarded weight per bond) or one-site TDVP (bonds stay as in ``psi``, no
+            truncation: ``max_bond`` and ``cutoff`` do not apply; norm and energy are conserved;
+            from a product state it stays one, and :class:`FrozenBondsWarning` says so).
+        imaginary: evolve by ``exp(-t H)`` instead of ``exp(-i t H)``.
+        normalize: normalize after every step; default ``True`` for imaginary time and
+            ``False`` for real time (the history then shows the norm drift).
+        observables: name -> spec measured at every ``every``-th step and at ``t = 0`` (see
+            :class:`tensor4all.algorithms.evolution.Observables`: a callable ``(state, time)``, an operator
+            name or product ``"A*B"``, ``"energy"``, ``"entropy"``, ``"entropies"``, ``"bond_dims"``,
+            ``"norm"``, a pair ``("A", "B")`` for the correlation matrix (fermionic names of
+            ``H.local`` with their Jordan-Wigner strings: ``("Cdag", "C")``), or
+            ``{"pair": ("A", "B"), "string": "S", "sites": [...]}`` for string correlations).
+        callback: called with each :class:`EvolutionRecord`; ``progress`` with a
+            :class:`BondUpdate` after each local update (its ``energy`` is nan: no eigenvalue).
+        krylov_tol: the error of each local exponential, relative to the local tensor's norm
+            (Saad's estimate; at most 60 Krylov vectors).
+        allow_nonhermitian: real-time evolution needs a Hermitian ``H``
+            (:class:`NonHermitianError` otherwise); ``True`` evolves a non-Hermitian one with
+            Arnoldi instead.
+        threads: BLAS threads, as for :func:`tensor4all.dmrg`.
+        placement: where the steps run (``tenferro.CPU`` or ``tenferro.gpu(i)``; ``None``: tenferro's
+            default placement), as for :func:`tensor4all.dmrg`: on a GPU the state, the MPO, the
+            environments and the Krylov vectors live on the device (a symmetric state's blocks
+            too); observables are measured on a host copy of the state. A traced (differentiated)
+            evolution on a GPU raises :class:`InvalidOptionError`.
+
+    Returns:
+        :class:`EvolutionResult` with the final state, the output times, the observables
+        over them and one record per step. With traced couplings or state, the observables
+        and the state are differentiable (derivative of the discrete steps).
+    """
+    if not isinstance(psi, MPS):
+        raise Tensor4allTypeError(f"tdvp: psi must be an MPS, got {type(psi).__name__}")
+    check_hamiltonian_arg(H, "tdvp")
+    n_steps = time_grid(t, dt, "tdvp")
+    dt = float(dt)
+    two_site = check_bool(two_site, "tdvp: two_site")
+    max_bond = check_positive_int(max_bond, "tdvp: max_bond")
+    cutoff = check_cutoff(cutoff, "tdvp: cutoff")
+    imaginary = check_bool(imaginary, "tdvp: imaginary")
+    normalize = imaginary if normalize is None else check_bool(normalize, "tdvp: normalize")
+    every = check_every(every, "tdvp")
+    callback = check_callable(callback, "tdvp: callback")
+    progress = check_callable(progress, "tdvp: progress")
+    krylov_tol = check_real(krylov_tol, "tdvp: krylov_tol", low=0.0)
+    if not 0.0 < krylov_tol < 1.0:
+        raise InvalidOptionError(f"tdvp: krylov_tol must lie in (0, 1), got {krylov_tol!r}")
+    allow_nonhermitian = check_bool(allow_nonhermitian, "tdvp: allow_nonhermitian")
+    threads = check_threads(threads)
+    placement = check_placement(placement, "tdvp")
+    H0 = hamiltonian_at(H, 0.5 * dt, "tdvp", psi.phys_dims)
+    check_compatible(psi, H0)
+    obs = Observables(observables, psi.L, H0.local, "tdvp")
+    if not two_site:
+        _warn_frozen_bonds(psi, max_bond)
+    with blas_threads(threads, max_bond), device_scope(placement):
+        run = _Run(H, psi, dt, two_site, max_bond, cutoff, imaginary, krylov_tol, allow_nonhermitian, placement)
+        times = [0.0]
+        obs.record(psi, 0.0, hamiltonian_at(H, 0.0, "tdvp", psi.phys_dims) if obs.funcs else H0)
+        history: list[EvolutionRecord] = []
+        for k in range(n_steps):
+            rec = run.step(k, progress)
+            if normalize:
+                run.backend.normalize()
+            history.append(rec)
+            if callback is not None:
+                callback(rec)
+            if (k + 1) % every == 0 or k + 1 == n_steps:
+                times.append(rec.time)
+                if obs.funcs:
+                    obs.record(run.state(), rec.time, hamiltonian_at(H, rec.time, "tdvp", psi.phys_dims))
+    return EvolutionResult(run.state(), np.asarray(times), obs.result(), history)
+
+
+def _warn_frozen_bonds(psi: MPS, max_bond: int) -> None:
+    """:class:`FrozenBondsWarning` when one-site TDVP starts from a product state (every bond 1)
+    while some bond could hold more (its full dimension, within the sector for a symmetric
+    state, and ``max_bond`` above 1): the bonds stay, so the state stays a product state. A start
+    of larger, deliberately small bonds (a variational manifold) is not warned about."""
+    if max_bond < 2 or any(chi != 1 for chi in psi.bond_dims):
+        return
+    full = _full_bond_dims(psi)
+    if max(full, default=1) > 1:
+        b = full.index(max(full))
+        warnings.warn(
+            f"tdvp: one-site TDVP keeps the bond dimensions of psi, a product state (every bond 1; bond {b} could "
+            f"hold {min(full[b], max_bond)}), so the evolution stays a product state. Grow the bonds first: "
+            "two_site=True for the first steps (or the whole run), then one-site", FrozenBondsWarning, stacklevel=3)
+
+
+def _full_bond_dims(psi: MPS) -> list[int]:
+    """The largest useful dimension of each bond: ``min(d^left, d^right)`` for a dense state; for a
+    symmetric one, summed over the bond charges ``l``, ``min(#left states of charge l, #right
+    states of charge total - l)`` (the sector's Schmidt rank bound)."""
+    dims = psi.phys_dims
+    if not psi.symmetric:
+        return [min(math.prod(dims[: b + 1]), math.prod(dims[b + 1:])) for b in range(psi.L - 1)]
+    phys = [t.legs[1] for t in psi.tensors]
+    g = phys[0].symmetry
+
+    def counts(legs: list) -> list[dict]:
+        out, cur = [], {g.identity: 1}
+        for leg in legs:
+            nxt: dict = {}
+            for c, n in cur.items():
+                for q, d in leg.sectors.items():
+                    k = g.add(c, q)
+                    nxt[k] = nxt.get(k, 0) + n * d
+            cur = nxt
+            out.append(cur)
+        return out
+
+    left, right = counts(phys[:-1]), counts(phys[:0:-1])[::-1]
+    total = psi._group_charge
+    return [sum(min(n, right[b].get(g.add(total, g.negate(c)), 0)) for c, n in left[b].items())
+            for b in range(psi.L - 1)]
+
+
+class _Run:
+    """The engine of one evolution: the backend for the state's kind (dense, sectors, traced),
+    rebuilt from the current state whenever the Hamiltonian changes with time."""
+
+    def __init__(self, H: Any, psi: MPS, dt: float, two_site: bool, max_bond: int, cutoff: float,
+                 imaginary: bool, krylov_tol: float, allow_nonhermitian: bool, placement: Any):
+        self.H, self.dt, self.two_site, self.placement = H, dt, two_site, placement
+        self.max_bond, self.cutoff, self.krylov_tol = max_bond, cutoff, krylov_tol
+        self.imaginary, self.allow_nonhermitian = imaginary, allow_nonhermitian
+        self.tau = -dt if imaginary else -1j * dt
+        self.time_dependent = not isinstance(H, MPO)
+        self.dims = list(psi.phys_dims)
+        H0 = hamiltonian_at(H, 0.5 * dt, "tdvp", self.dims)
+        self.traced = any_traced(leaves_of(psi.tensors)) or any_traced(H0.tensors)
+        self.grading: Grading | None = psi._grading if psi.symmetric else None
+        self.conserve = psi.conserve if psi.symmetric else None
+        if self.traced and psi.symmetric:
+            psi = psi.dense()   # the traced backend is dense; the result keeps no sectors
+            self.grading = None
+        if placement.is_gpu and self.traced:
+            raise InvalidOptionError("tdvp: traced (differentiated) states and Hamiltonians evolve on the CPU only; "
+                                     "give placement=tenferro.CPU")
+        self.hermitian = True
+        self.engine = self._engine(H0, psi)
+        # the evolution keeps the start's norm: the backend's state is normalized here, whatever
+        # its constructor did with the norm (the sector backend keeps it, the dense ones drop it),
+        # then scaled by the norm of ``psi``
+        nrm = psi.norm()
+        self.engine.backend.normalize()
+        self.engine.backend.scale(nrm if self.traced else float(nrm))
+
+    @property
+    def backend(self) -> Any:
+        return self.engine.backend
+
+    def _numpy_ws(self, H: MPO) -> list[np.ndarray]:
+        """The MPO tensors as NumPy arrays (a traced MPO: their concrete values), checked to be
+        finite and Hermitian (unless allowed or in imaginary time)."""
+        ws = [np.ascontiguousarray(np.asarray(_concrete(w)) if self.traced else to_numpy(w, "tdvp")) for w in H.tensors]
+        check_finite_arrays(ws, "tdvp: the Hamiltonian (MPO)")
+        defect, _ = hermiticity(ws)
+        if defect > 1e-12:
+            if not (self.allow_nonhermitian or self.imaginary):
+                raise NonHermitianError(
+                    "tdvp: real-time evolution needs a Hermitian Hamiltonian, but H differs from its adjoint "
+                    f"(||H - H^dagger|| / ||H|| = {math.sqrt(defect):.3g}); add the Hermitian conjugate of every "
+                    "non-Hermitian term, or pass allow_nonhermitian=True to evolve by Arnoldi")
+            self.hermitian = False
+        return ws
+
+    def _engine(self, H: MPO, psi: MPS) -> Sweep:
+        """The engine with the state ``psi`` (only at the start; later steps reuse the backend's)."""
+        if self.traced:
+            self._numpy_ws(H)
+            backend = TracedBackend(list(H.tensors), list(psi.tensors))
+            engine = Sweep(backend, None)
+            engine.expm = expm_krylov_traced
+        elif self.grading is not None:
+            ws = self._numpy_ws(H)
+            check_finite_arrays(leaves_of(psi.tensors), "tdvp: psi")
+            if not float(psi.norm()) > 0.0:
+                raise ZeroNormError("tdvp: the initial state has norm 0")
+            engine = Sweep(self._sector_backend(ws, H.local, engine_blocks(canonical_sites(psi.tensors, 0))), None)
+        else:
+            ws = self._numpy_ws(H)
+            arrays = [np.ascontiguousarray(to_numpy(a, "tdvp")) for a in psi.tensors]
+            check_finite_arrays(arrays, "tdvp: psi")
+            if not float(psi.norm()) > 0.0:
+                raise ZeroNormError("tdvp: the initial state has norm 0")
+            engine = Sweep(DenseBackend(ws, arrays, self.placement), None)
+        if not self.imaginary:
+            engine.backend.promote(np.complex128)
+        return engine
+
+    def _sector_backend(self, ws: list[np.ndarray], local: str | None, blocks: tuple) -> SectorBackend:
+        spec = self._sector_spec(ws, local)
+        return SectorBackend(ws, spec.w_charges, spec.q, None, modulus=spec.modulus, blocks=blocks,
+                             placement=self.placement)
+
+    def _sector_spec(self, ws: list[np.ndarray], local: str | None) -> SectorSpec:
+        """The charges of ``H``'s bond states for the state's conserved charge
+        (:class:`NonConservingError` if ``H`` does not conserve it)."""
+        g = self.grading
+        assert g is not None and self.conserve is not None
+        try:
+            spec = resolve_sector(self.conserve, None, local, ws, None)
+        except InvalidOptionError as e:
+            raise InvalidOptionError(f"tdvp: the state is symmetric ({self.conserve}), but the Hamiltonian's local "
+                                     f"space cannot carry that charge: {e}") from None
+        if spec is None or [list(q) for q in spec.q] != [list(q) for q in g.q]:
+            raise InvalidOptionError(f"tdvp: the symmetric state's basis charges ({self.conserve}) differ from those "
+                                     f"of the Hamiltonian's local space {local!r}")
+        return spec
+
+    def _rebuild(self, H: MPO) -> None:
+        """The current state under the Hamiltonian ``H`` (time-dependent ``H``): the backend's
+        operator and environments replaced, the state kept."""
+        b = self.engine.backend
+        if self.traced:
+            self._numpy_ws(H)
+            b.set_operator(list(H.tensors))
+        elif self.grading is not None:
+            ws = self._numpy_ws(H)
+            b.set_operator(ws, self._sector_spec(ws, H.local).w_charges)
+        else:
+            b.set_operator(self._numpy_ws(H))
+
+    def step(self, k: int, progress: Any) -> EvolutionRecord:
+        if self.time_dependent and k > 0:
+            self._rebuild(hamiltonian_at(self.H, (k + 0.5) * self.dt, "tdvp", self.dims))
+        st = self.engine.evolve(self.tau, two_site=self.two_site, max_bond=self.max_bond, cutoff=self.cutoff,
+                                krylov_tol=self.krylov_tol, hermitian=self.hermitian, step_no=k + 1,
+                                progress=progress)
+        nrm = self.engine.backend.state_norm()
+        return EvolutionRecord(k + 1, (k + 1) * self.dt, st.max_bond, st.max_truncation_error,
+                               float(np.asarray(_concrete(nrm)).real), st.seconds, st.matvecs, st.max_krylov_error)
+
+    def state(self) -> MPS:
+        b = self.engine.backend
+        if self.traced:
+            return MPS(list(b.psi))
+        if self.grading is not None:
+            return MPS._symmetric(sites_from_blocks(b.bonds, b.host_sites(), self.grading, b.dtype), self.grading)
+        return MPS([host_tensor(a) for a in b.host_psi()])
+
+
+def _concrete(x: Any) -> Any:
+    """A concrete value of ``x`` (a traced norm: its primal)."""
+    c = concrete(x)
+    return x if c is None else c

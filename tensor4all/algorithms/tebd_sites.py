@@ -1,0 +1,422 @@
+"""The pieces of a TEBD bond update that depend on what the state is made of.
+
+A *site format* says what a site tensor is and how a gate, a pair of sites and the factors of
+their split look: :class:`DenseSites` (arrays ``(left, physical, right)``) or
+:class:`SymmetricSites` (:class:`~tensor4all.SymmetricTensor` sites; the gate a symmetric tensor
+of charge 0 on the two physical legs, the split one SVD per sector). An *array module* does the
+dense linear algebra of the split: :class:`NumpyLA` (concrete runs: NumPy/SciPy on C-ordered
+arrays) or :class:`TenferroLA` (traced runs: tenferro operations, differentiable; column-major
+reshapes, consistent within the module). :func:`split_pair` is the one bond update both use:
+contract the pair with the gate, one truncated SVD (:func:`keep_counts`: one truncation across
+the sectors, ITensor's discarded-weight convention), the weights put on the side the centre
+moves to.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+import tenferro as tf
+import tidu
+
+from ..networks.mps import MPS
+from ..networks.symmetric_sites import canonical_sites, engine_blocks, sites_from_blocks
+from ..linalg.truncation import thin_svd, truncation_keep
+from ..tools.checks import concrete, is_traced
+from ..structured import Leg, SymmetricTensor, einsum as structured_einsum
+from ..structured import linalg as structured_linalg
+
+__all__ = ["NumpyLA", "TenferroLA", "DenseSites", "SymmetricSites", "BlockSites", "BlockSite", "keep_counts", "split_pair"]
+
+
+# ---- dense linear algebra: NumPy (concrete) or tenferro (traced) ---------------------------
+class NumpyLA:
+    """Concrete runs: NumPy/SciPy on C-ordered arrays (LAPACK gesdd SVDs, as ``MPS.compress``)."""
+
+    traced = False
+
+    def array(self, x: Any) -> np.ndarray:
+        return np.asarray(x)
+
+    def leaf(self, x: np.ndarray) -> Any:
+        return tf.asarray(np.asfortranarray(x))
+
+    def gate4(self, g: Any, da: int, db: int) -> np.ndarray:
+        return np.asarray(g).reshape(da, db, da, db)
+
+    def reshape(self, x: Any, shape: tuple) -> Any:
+        return x.reshape(shape)
+
+    def tensordot(self, a: Any, b: Any, axes: Any) -> Any:
+        return np.tensordot(a, b, axes)
+
+    def transpose(self, x: Any, perm: tuple) -> Any:
+        return x.transpose(perm)
+
+    def qr(self, m: Any) -> tuple[Any, Any]:
+        return np.linalg.qr(m)
+
+    def lq(self, m: Any) -> tuple[Any, Any]:
+        q, r = np.linalg.qr(m.T)
+        return r.T, q.T
+
+    def svd(self, m: Any) -> tuple[Any, Any, Any]:
+        return thin_svd(m)
+
+    def values(self, s: Any) -> np.ndarray:
+        return s
+
+    def norm(self, xs: Sequence[Any]) -> Any:
+        return math.sqrt(sum(float(np.vdot(x, x).real) for x in xs))
+
+    def scale(self, x: Any, s: Any, axis: int) -> Any:
+        return s[:, None] * x if axis == 0 else x * s
+
+    def matmul(self, a: Any, b: Any) -> Any:
+        return a @ b
+
+
+class TenferroLA:
+    """Traced runs: the same operations on tenferro tensors and tidu tracers (differentiable);
+    reshapes are tenferro's column-major ones, consistent within this module."""
+
+    traced = True
+
+    def array(self, x: Any) -> Any:
+        return x if isinstance(x, tf.Tensor) or is_traced(x) else tf.asarray(np.asfortranarray(x))
+
+    def leaf(self, x: Any) -> Any:
+        return x
+
+    def gate4(self, g: Any, da: int, db: int) -> Any:
+        return tf.reshape(self.array(g), (da, db, da, db), order="C")
+
+    def reshape(self, x: Any, shape: tuple) -> Any:
+        return tf.reshape(x, shape)
+
+    def tensordot(self, a: Any, b: Any, axes: Any) -> Any:
+        return tf.tensordot(a, b, axes)
+
+    def transpose(self, x: Any, perm: tuple) -> Any:
+        return tf.transpose(x, perm)
+
+    def qr(self, m: Any) -> tuple[Any, Any]:
+        return tf.linalg.qr(m)
+
+    def lq(self, m: Any) -> tuple[Any, Any]:
+        return tf.linalg.lq(m)
+
+    def svd(self, m: Any) -> tuple[Any, Any, Any]:
+        return tf.linalg.svd(m)
+
+    def values(self, s: Any) -> np.ndarray:
+        return np.asarray(concrete(s))
+
+    def norm(self, xs: Sequence[Any]) -> Any:
+        total = None
+        for x in xs:
+            v = tf.real(tf.sum(x * tf.conj(x)))
+            total = v if total is None else total + v
+        return tf.sqrt(total)
+
+    def scale(self, x: Any, s: Any, axis: int) -> Any:
+        n = tuple(s.shape)[0]
+        return x * tf.reshape(s, (n, 1) if axis == 0 else (1, n))
+
+    def matmul(self, a: Any, b: Any) -> Any:
+        return tf.matmul(self.array(a), self.array(b))
+
+
+# ---- site formats: what a site tensor is, how a pair becomes matrices and back -------------------
+class DenseSites:
+    """Site tensors ``(left, physical, right)`` as arrays of the array module."""
+
+    def __init__(self, la: NumpyLA | TenferroLA, dtype: np.dtype):
+        self.la, self.dtype = la, dtype
+
+    def site(self, t: Any) -> Any:
+        if self.la.traced:
+            t = self.la.array(t)
+            return t if str(tidu.aval_of(t).dtype) == self.dtype.name else tf.convert(t, self.dtype.name)
+        return np.ascontiguousarray(np.asarray(t), dtype=self.dtype)
+
+    def gate(self, g: Any, i: int, j: int, da: int, db: int) -> Any:
+        return self.la.gate4(g, da, db)
+
+    def pair(self, a: Any, b: Any, g4: Any) -> tuple[dict, Any]:
+        la = self.la
+        l, da, _ = a.shape
+        _, db, r = b.shape
+        theta = la.tensordot(a, b, ([2], [0]))                                        # (l, s, t, r)
+        theta = la.transpose(la.tensordot(g4, theta, ([2, 3], [1, 2])), (2, 0, 1, 3))  # (l, u, v, r)
+        return {None: la.reshape(theta, (l * da, db * r))}, (l, da, db, r)
+
+    def unpair(self, kept: dict, ctx: Any) -> tuple[Any, Any]:
+        (u, vh), = kept.values()
+        l, da, db, r = ctx
+        k = tuple(u.shape)[1]
+        return self.la.reshape(u, (l, da, k)), self.la.reshape(vh, (k, db, r))
+
+    def move(self, a: Any, b: Any, to_right: bool) -> tuple[Any, Any]:
+        la = self.la
+        if to_right:
+            l, d, r = a.shape
+            q, rr = la.qr(la.reshape(a, (l * d, r)))
+            return la.reshape(q, (l, d, tuple(q.shape)[1])), la.tensordot(rr, b, ([1], [0]))
+        l, d, r = b.shape
+        lo, q = la.lq(la.reshape(b, (l, d * r)))
+        return la.tensordot(a, lo, ([2], [0])), la.reshape(q, (tuple(q.shape)[0], d, r))
+
+    def norm(self, t: Any) -> Any:
+        return self.la.norm([t])
+
+    def scale(self, t: Any, x: Any) -> Any:
+        return t / x
+
+    def state(self, ts: list, grading: Any) -> MPS:
+        return MPS([t if self.la.traced else np.asfortranarray(t) for t in ts])
+
+
+class SymmetricSites(DenseSites):
+    """:class:`SymmetricTensor` sites; the array module handles the blocks of the split."""
+
+    def __init__(self, la: NumpyLA | TenferroLA, dtype: np.dtype, legs: list[Leg]):
+        super().__init__(la, dtype)
+        self.legs = legs   # the physical legs
+
+    def site(self, t: SymmetricTensor) -> SymmetricTensor:
+        if str(t.dtype) == self.dtype.name:
+            return t
+        return SymmetricTensor({k: tf.convert(b, self.dtype.name) for k, b in t.blocks.items()}, t.legs,
+                               t.charge, dtype=self.dtype.name)
+
+    def gate(self, g: Any, i: int, j: int, da: int, db: int) -> SymmetricTensor:
+        g4 = self.la.gate4(g, da, db)
+        pi, pj = self.legs[i], self.legs[j]
+        sym = pi.symmetry
+        blocks = {}
+        for (qa, sa), (qb, sb) in ((x, y) for x in _slices(pi) for y in _slices(pj)):
+            for (qc, sc), (qd, sd) in ((x, y) for x in _slices(pi) for y in _slices(pj)):
+                if sym.add(qa, qb) == sym.add(qc, qd):
+                    blocks[(qa, qb, qc, qd)] = self.la.leaf(g4[sa, sb, sc, sd])
+        return SymmetricTensor(blocks, [pi, pj, pi.dual(), pj.dual()])
+
+    def pair(self, a: Any, b: Any, g4: Any) -> tuple[dict, Any]:
+        theta = structured_einsum("uvst,astc->auvc", g4, structured_einsum("asb,btc->astc", a, b))
+        m = theta.fuse_legs([0, 1], [2, 3])
+        return {k: self.la.array(blk) for k, blk in m.blocks.items()}, m
+
+    def unpair(self, kept: dict, m: Any) -> tuple[Any, Any]:
+        g = m.symmetry
+        bond = Leg(g, {k[0]: tuple(u.shape)[1] for k, (u, _) in kept.items()})
+        dt = self.dtype.name
+        u = SymmetricTensor({(k[0], k[0]): self.la.leaf(u) for k, (u, _) in kept.items()}, [m.legs[0], bond.dual()],
+                            dtype=dt)
+        vh = SymmetricTensor({(k[0], k[1]): self.la.leaf(v) for k, (_, v) in kept.items()}, [bond, m.legs[1]],
+                             dtype=dt)
+        return u.split_legs(0), vh.split_legs(1)
+
+    def move(self, a: Any, b: Any, to_right: bool) -> tuple[Any, Any]:
+        return tuple(canonical_sites([a, b], 1 if to_right else 0))
+
+    def norm(self, t: Any) -> Any:
+        n = structured_linalg.norm(t)
+        return n if self.la.traced else float(n)
+
+    def state(self, ts: list, grading: Any) -> MPS:
+        return MPS._symmetric(ts, grading)
+
+
+class BlockSite:
+    """A symmetric site as the sector engine keeps it (:func:`engine_blocks`): the charge ->
+    dimension maps of its ``left`` and ``right`` bonds, the charge ``q[s]`` of each physical
+    basis state and one matrix ``blocks[(q_l, s)]`` of shape ``(dim q_l, dim q_l + q[s])`` per
+    allowed pair: NumPy only, no structured-tensor bookkeeping per operation."""
+
+    __slots__ = ("left", "right", "q", "blocks")
+
+    def __init__(self, left: dict, right: dict, q: Sequence[int], blocks: dict):
+        self.left, self.right, self.q, self.blocks = left, right, q, blocks
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return sum(self.left.values()), len(self.q), sum(self.right.values())
+
+
+class _BlockGate:
+    """A charge-conserving two-site gate by total charge: ``groups[c] = (pairs, G_c)`` with
+    ``pairs`` the ``(s1, s2)`` of pair charge ``c`` and ``G_c`` the gate between them."""
+
+    __slots__ = ("groups",)
+
+    def __init__(self, g4: np.ndarray, qa: Sequence[int], qb: Sequence[int], add: Any):
+        by_charge: dict[int, list[tuple[int, int]]] = {}
+        for s1, c1 in enumerate(qa):
+            for s2, c2 in enumerate(qb):
+                by_charge.setdefault(add(c1, c2), []).append((s1, s2))
+        self.groups = {}
+        for c, pairs in by_charge.items():
+            rows = [s1 * len(qb) + s2 for s1, s2 in pairs]
+            self.groups[c] = (pairs, np.ascontiguousarray(g4.reshape(len(qa) * len(qb), -1)[np.ix_(rows, rows)]))
+
+
+class BlockSites(DenseSites):
+    """Concrete symmetric runs on :class:`BlockSite` s (the sector engine's blocks): the pair, the
+    gate, the regrouping by the charge of the cut and the QR moves are NumPy products per
+    sector, several times faster than the same steps on :class:`SymmetricTensor` s; the state
+    goes back to symmetric tensors at the end (:func:`sites_from_blocks`)."""
+
+    def __init__(self, dtype: np.dtype, modulus: int, legs: list[Leg]):
+        super().__init__(NumpyLA(), dtype)
+        self.modulus = modulus
+        self.qs = [[int(c) for c, d in leg.sectors.items() for _ in range(d)] for leg in legs]
+
+    def add(self, a: int, b: int) -> int:
+        c = a + b
+        return c % self.modulus if self.modulus else c
+
+    def site(self, t: SymmetricTensor) -> BlockSite:
+        bonds, sites = engine_blocks([t])
+        q = [int(c) for c, d in t.legs[1].sectors.items() for _ in range(d)]
+        return BlockSite(bonds[0], bonds[1], q, {k: b.astype(self.dtype, copy=False) for k, b in sites[0].items()})
+
+    def gate(self, g: Any, i: int, j: int, da: int, db: int) -> _BlockGate:
+        return _BlockGate(np.asarray(g).reshape(da, db, da, db), self.qs[i], self.qs[j], self.add)
+
+    def pair(self, a: BlockSite, b: BlockSite, gate: _BlockGate) -> tuple[dict, Any]:
+        prod: dict[tuple[int, int, int], np.ndarray] = {}
+        for (ql, s1), blk in a.blocks.items():
+            m = self.add(ql, a.q[s1])
+            for s2 in range(len(b.q)):
+                other = b.blocks.get((m, s2))
+                if other is not None:
+                    prod[(ql, s1, s2)] = blk @ other
+        theta: dict[tuple[int, int, int], np.ndarray] = {}
+        for c, (pairs, gc) in gate.groups.items():
+            for ql, dl in a.left.items():
+                dr = b.right.get(self.add(ql, c))
+                if dr is None:
+                    continue
+                mats = [prod.get((ql, s1, s2)) for s1, s2 in pairs]
+                if all(x is None for x in mats):
+                    continue
+                stack = np.stack([x if x is not None else np.zeros((dl, dr), self.dtype) for x in mats])
+                out = np.tensordot(gc, stack, axes=(1, 0))
+                for k, (s1, s2) in enumerate(pairs):
+                    theta[(ql, s1, s2)] = out[k]
+        rows: dict[int, dict] = {}   # cut charge m -> {(ql, s1): offset}, then the sizes
+        cols: dict[int, dict] = {}   # m -> {(s2, qr): offset}
+        for ql, dl in a.left.items():
+            for s1, c1 in enumerate(a.q):
+                m = self.add(ql, c1)
+                r = rows.setdefault(m, {})
+                r[(ql, s1)] = (sum(n for _, n in r.values()), dl)
+        for s2, c2 in enumerate(b.q):
+            for qr, dr in b.right.items():
+                m = self.add(qr, -c2)
+                if m in rows:
+                    cl = cols.setdefault(m, {})
+                    cl[(s2, qr)] = (sum(n for _, n in cl.values()), dr)
+        mats = {}
+        for m, cl in cols.items():
+            rw = rows[m]
+            out = np.zeros((sum(n for _, n in rw.values()), sum(n for _, n in cl.values())), self.dtype)
+            for (ql, s1, s2), blk in theta.items():
+                if self.add(ql, a.q[s1]) != m:
+                    continue
+                ro, rn = rw[(ql, s1)]
+                co, cn = cl[(s2, self.add(ql, a.q[s1] + b.q[s2]))]
+                out[ro:ro + rn, co:co + cn] = blk
+            mats[m] = out
+        return mats, (rows, cols, a, b)
+
+    def unpair(self, kept: dict, ctx: Any) -> tuple[BlockSite, BlockSite]:
+        rows, cols, a, b = ctx
+        bond = {m: int(kept[m][0].shape[1]) for m in sorted(kept)}
+        ablk = {key: np.ascontiguousarray(kept[m][0][o:o + n]) for m in kept for key, (o, n) in rows[m].items()}
+        bblk = {(m, s2): np.ascontiguousarray(kept[m][1][:, o:o + n]) for m in kept
+                for (s2, _), (o, n) in cols[m].items()}
+        return BlockSite(a.left, bond, a.q, ablk), BlockSite(bond, b.right, b.q, bblk)
+
+    def move(self, a: BlockSite, b: BlockSite, to_right: bool) -> tuple[BlockSite, BlockSite]:
+        if to_right:   # QR of a's rows grouped by the right charge; R into b
+            groups: dict[int, list] = {}
+            for (ql, s), blk in a.blocks.items():
+                groups.setdefault(self.add(ql, a.q[s]), []).append(((ql, s), blk))
+            bond, ablk, factors = {}, {}, {}
+            for m in sorted(groups):
+                keys, stack = zip(*groups[m])
+                q, r = np.linalg.qr(np.concatenate(stack, axis=0))
+                bond[m], factors[m], o = q.shape[1], r, 0
+                for key, blk in zip(keys, stack):
+                    ablk[key] = np.ascontiguousarray(q[o:o + blk.shape[0]])
+                    o += blk.shape[0]
+            bblk = {(m, s): factors[m] @ blk for (m, s), blk in b.blocks.items() if m in factors}
+            return BlockSite(a.left, bond, a.q, ablk), BlockSite(bond, b.right, b.q, bblk)
+        groups = {}
+        for (m, s), blk in b.blocks.items():
+            groups.setdefault(m, []).append(((m, s), blk))
+        bond, bblk, factors = {}, {}, {}
+        for m in sorted(groups):
+            keys, stack = zip(*groups[m])
+            q, r = np.linalg.qr(np.concatenate(stack, axis=1).T)   # b_m = r^T q^T
+            bond[m], factors[m], o = q.shape[1], r.T, 0
+            for key, blk in zip(keys, stack):
+                bblk[key] = np.ascontiguousarray(q.T[:, o:o + blk.shape[1]])
+                o += blk.shape[1]
+        ablk = {(ql, s): blk @ factors[self.add(ql, a.q[s])] for (ql, s), blk in a.blocks.items()
+                if self.add(ql, a.q[s]) in factors}
+        return BlockSite(a.left, bond, a.q, ablk), BlockSite(bond, b.right, b.q, bblk)
+
+    def norm(self, t: BlockSite) -> float:
+        return self.la.norm(list(t.blocks.values()))
+
+    def scale(self, t: BlockSite, x: Any) -> BlockSite:
+        return BlockSite(t.left, t.right, t.q, {k: b / x for k, b in t.blocks.items()})
+
+    def state(self, ts: list, grading: Any) -> MPS:
+        bonds = [ts[0].left] + [t.right for t in ts]
+        return MPS._symmetric(sites_from_blocks(bonds, [t.blocks for t in ts], grading, self.dtype), grading)
+
+
+def _slices(leg: Leg) -> list[tuple[Any, slice]]:
+    """Each sector of a physical leg and its range of basis states (the leg's sector order is
+    the basis order, as :func:`~tensor4all.networks.symmetric_sites.operator_tensor`)."""
+    out, start = [], 0
+    for q, d in leg.sectors.items():
+        out.append((q, slice(start, start + d)))
+        start += d
+    return out
+
+
+def keep_counts(values: dict, max_bond: int, cutoff: float) -> tuple[dict, float]:
+    """How many singular values each sector keeps: one truncation across all of them
+    (:func:`truncation_keep` on the merged values, ties in sector order)."""
+    keys = list(values)
+    merged = np.concatenate([values[k] for k in keys])
+    owner = np.concatenate([np.full(len(values[k]), n) for n, k in enumerate(keys)])
+    order = np.argsort(-merged, kind="stable")
+    keep, err = truncation_keep(merged[order], max_bond, cutoff)
+    counts = np.bincount(owner[order[:keep]], minlength=len(keys))
+    return {k: int(c) for k, c in zip(keys, counts, strict=True) if c}, err
+
+
+def split_pair(fmt: DenseSites, a: Any, b: Any, g4: Any, to_right: bool, max_bond: int, cutoff: float,
+               normalize: bool) -> tuple[Any, Any, Any, float]:
+    """Sites ``a, b`` (the centre on one of them) with the gate ``g4`` applied, split by one
+    truncated SVD: ``(a', b', norm, discarded weight)``, the singular values in ``b'``
+    (``to_right``) or ``a'``, ``norm`` that of the kept singular values (the state's norm), and
+    the kept singular values divided by it when ``normalize``."""
+    la = fmt.la
+    blocks, ctx = fmt.pair(a, b, g4)
+    svds = {k: la.svd(m) for k, m in blocks.items()}
+    counts, err = keep_counts({k: la.values(s) for k, (_, s, _) in svds.items()}, max_bond, cutoff)
+    kept = {k: (svds[k][0][:, :n], svds[k][1][:n], svds[k][2][:n]) for k, n in counts.items()}
+    norm = la.norm([s for _, s, _ in kept.values()])
+    if normalize:
+        kept = {k: (u, s / norm, vh) for k, (u, s, vh) in kept.items()}
+    kept = {k: (u, la.scale(vh, s, 0)) if to_right else (la.scale(u, s, 1), vh) for k, (u, s, vh) in kept.items()}
+    a, b = fmt.unpair(kept, ctx)
+    return a, b, norm, err

@@ -1,0 +1,207 @@
+"""The files of :meth:`MPS.save` and :meth:`MPS.load`: entry names, formats by extension and
+by first bytes, the sector tables of a symmetric MPS, paths no MPS file can have, and the
+atomic write (a temporary file next to the target, then ``os.replace``)."""
+from __future__ import annotations
+
+import os
+import re
+import stat
+import uuid
+from typing import Any
+
+import numpy as np
+
+import tenferro as tf
+
+from ..tools.errors import (InvalidOptionError, MPSFileError, MPSFileIOError, Tensor4allError,
+                            UnsupportedFileFormatError)
+from ..sites.charges import CONSERVED_CHARGES, charge_label
+from .symmetric_sites import Grading
+from ..tools.checks import check_path
+from ..structured import Leg, SymmetricTensor, U1, Zn
+
+__all__ = ["DIM_NAMES", "SYMMETRY_KEY", "SITE_KEY", "FILE_FORMATS", "sector_entries", "symmetric_from_entries",
+           "site_key", "file_format", "file_path", "special_kind", "resolve_link", "check_target", "atomic_write",
+           "check_file_kind"]
+
+
+DIM_NAMES = ("left", "physical", "right")
+SYMMETRY_KEY = "symmetry"
+
+
+def sector_entries(psi: Any) -> dict[str, np.ndarray]:
+    """The sector structure of a symmetric MPS as integer arrays (see :meth:`MPS.save`)."""
+    g = psi.symmetry
+    modulus = getattr(g, "n", 0) if type(g).__name__ in ("U1", "Zn") else None
+    if modulus is None:
+        raise InvalidOptionError(f"MPS.save: a symmetric MPS of the group {g!r} cannot be saved (U1 and Zn only); "
+                                 "save psi.dense()")
+    names = list(CONSERVED_CHARGES)
+    which = names.index(psi.conserve) if psi.conserve in names else -1
+    unit = psi._grading.unit if psi._grading is not None else 1
+    unit = 1 if isinstance(unit, tuple) else unit   # a product's units follow from its name
+    out = {SYMMETRY_KEY: np.array([modulus, which, unit], dtype=np.int64)}
+    legs = [psi._tensors[0].legs[0]] + [t.legs[2] for t in psi._tensors]
+    for b, leg in enumerate(legs):
+        out[f"sectors_bond_{b:04d}"] = np.array(list(leg.sectors.items()), dtype=np.int64).reshape(-1, 2)
+    for i, t in enumerate(psi._tensors):
+        out[f"sectors_phys_{i:04d}"] = np.array(list(t.legs[1].sectors.items()), dtype=np.int64).reshape(-1, 2)
+    return out
+
+
+def symmetric_from_entries(cls: type, entries: dict, keys: list[str], path: str) -> Any:
+    """A symmetric MPS from the entries of a file written by :meth:`MPS.save`."""
+    meta = np.asarray(entries[SYMMETRY_KEY]).reshape(-1)
+    L = len(keys)
+
+    def sectors(name: str) -> dict[int, int]:
+        if name not in entries:
+            raise MPSFileError(f"MPS.load: {path!r} holds a symmetric MPS without the entry {name}")
+        rows = np.asarray(entries[name])
+        if rows.ndim != 2 or rows.shape[1] != 2:
+            raise MPSFileError(f"MPS.load: {path!r}: entry {name} must be rows (charge, dimension), got shape "
+                               f"{rows.shape}")
+        return {int(q): int(d) for q, d in rows}
+
+    if meta.shape != (3,) or meta[0] < 0 or meta[2] < 1:
+        raise MPSFileError(f"MPS.load: {path!r}: entry {SYMMETRY_KEY} must be (modulus, conserved, unit), got {meta}")
+    g = U1() if int(meta[0]) == 0 else Zn(int(meta[0]))
+    bonds = [Leg(g, sectors(f"sectors_bond_{b:04d}")) for b in range(L + 1)]
+    sites = []
+    for i, k in enumerate(keys):
+        legs = [bonds[i], Leg(g, sectors(f"sectors_phys_{i:04d}")), bonds[i + 1].dual()]
+        sites.append(SymmetricTensor.from_dense(tf.asarray(np.asfortranarray(entries[k])), legs, tol=0.0))
+    psi = cls(sites)
+    names = list(CONSERVED_CHARGES)
+    if 0 <= int(meta[1]) < len(names):
+        label = names[int(meta[1])]
+        q = tuple(tuple(c for c, d in t.legs[1].sectors.items() for _ in range(d)) for t in sites)
+        charge = CONSERVED_CHARGES[label][0]
+        unit = charge_label(charge)[1]
+        psi._grading = Grading(label, charge, unit if isinstance(unit, tuple) else int(meta[2]), g, q)
+    return psi
+SITE_KEY = re.compile(r"site_\d{4,}")
+#: file formats of :meth:`MPS.save` by extension
+FILE_FORMATS = {".arrow": "arrow", ".parquet": "parquet", ".npz": "npz"}
+#: the first bytes of each kind of file MPS.load may meet, and what to call it
+MAGIC = ((b"PK\x03\x04", "npz"), (b"PK\x05\x06", "npz"), (b"ARROW1", "arrow"), (b"PAR1", "parquet"),
+          (b"\x93NUMPY", "npy"))
+KIND_NAMES = {"npz": "a NumPy .npz archive", "arrow": "an Arrow IPC file", "parquet": "a Parquet file",
+               "npy": "a single NumPy .npy array"}
+
+
+def site_key(i: int) -> str:
+    return f"site_{i:04d}"
+
+
+def file_format(path: str, format: str | None) -> str:  # noqa: A002
+    valid = sorted(set(FILE_FORMATS.values()))
+    if format is not None:
+        if not isinstance(format, str) or format not in valid:
+            raise UnsupportedFileFormatError(f"unknown MPS file format {format!r}; valid formats: {', '.join(valid)}")
+        return format
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix not in FILE_FORMATS:
+        raise UnsupportedFileFormatError(
+            f"cannot tell the MPS file format from {path!r}; use one of the extensions "
+            f"{', '.join(FILE_FORMATS)} or pass format= ({', '.join(valid)})"
+        )
+    return FILE_FORMATS[suffix]
+
+
+def file_path(path: Any, what: str) -> str:
+    """``path`` as a str (:func:`check_path`), or :class:`MPSFileIOError` for a name that no file
+    can have: a NUL character, or a last component that makes it a directory (a trailing
+    separator, ``.`` or ``..``, which ``os.path`` and pathlib would quietly drop)."""
+    path = check_path(path, what)
+    if "\0" in path:
+        raise MPSFileIOError(f"{what}: path {path!r} contains a NUL character, which no file name can hold")
+    if path:  # "" is refused by file_format (no extension)
+        last = re.split("[" + re.escape(os.sep + (os.altsep or "")) + "]", path)[-1]
+        if last in ("", ".", ".."):
+            raise MPSFileIOError(f"{what}: {path!r} names a directory (it ends in {last or path[-1]!r}); expected "
+                                 "a file path")
+    return path
+
+
+def special_kind(mode: int) -> str:
+    """What a file that is neither a regular file nor a directory is, for messages."""
+    for test, what in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return what
+    return "a special file"
+
+
+def resolve_link(path: str) -> str:
+    """``path``, or the file the symbolic link at ``path`` points to (resolved fully, even when
+    dangling), so that saving replaces that file and the link keeps pointing at the new data."""
+    if not os.path.islink(path):
+        return path
+    real = os.path.realpath(path)
+    if os.path.islink(real):  # realpath stops at a loop of links
+        raise MPSFileIOError(f"MPS.save: cannot write {path!r}: it is a symbolic link that leads to a loop of links")
+    return real
+
+
+def check_target(path: str) -> None:
+    """:class:`MPSFileIOError` unless ``path`` can be a file in an existing directory (a new file
+    or a regular file to replace: never a FIFO, socket or device)."""
+    if os.path.isdir(path):
+        raise MPSFileIOError(f"MPS.save: {path!r} is a directory; expected a file path")
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        raise MPSFileIOError(f"MPS.save: cannot write {path!r}: directory {directory!r} does not exist")
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # no file yet
+        return
+    if not stat.S_ISREG(mode):
+        raise MPSFileIOError(f"MPS.save: {path!r} is {special_kind(mode)}, not a regular file; MPS.save writes or "
+                             "replaces regular files only")
+
+
+def atomic_write(path: str, write: Any) -> None:
+    """Call ``write(file object)`` on a new temporary file next to ``path`` (mode 0666
+    less the umask, as ``open`` gives), then move it onto ``path`` with ``os.replace``;
+    on any failure the temporary file is removed and ``path`` is untouched."""
+    directory = os.path.dirname(path) or "."
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{uuid.uuid4().hex[:12]}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    except OSError as e:
+        raise MPSFileIOError(f"MPS.save: cannot write in {directory!r} ({e.strerror or e})") from e
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        if isinstance(e, OSError) and not isinstance(e, Tensor4allError):
+            raise MPSFileIOError(f"MPS.save: writing {path!r} failed ({e.strerror or e})") from e
+        raise
+
+
+def check_file_kind(path: str, fmt: str) -> None:
+    """:class:`MPSFileError` if the file at ``path`` is empty or, by its first bytes, not a
+    ``fmt`` file (naming what it looks like); :class:`MPSFileIOError` if it cannot be opened."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError as e:
+        raise MPSFileIOError(f"MPS.load: cannot open {path!r} ({e.strerror or e})") from e
+    if not head:
+        raise MPSFileError(f"MPS.load: {path!r} is empty (0 bytes); expected {KIND_NAMES[fmt]} written by MPS.save")
+    kind = next((k for magic, k in MAGIC if head.startswith(magic)), None)
+    if kind == fmt:
+        return
+    if kind is None:
+        raise MPSFileError(f"MPS.load: {path!r} is not {KIND_NAMES[fmt]} (it starts with {head!r}); expected a "
+                           "file written by MPS.save")
+    hint = f"; pass format={kind!r}" if kind in FILE_FORMATS.values() else ""
+    raise MPSFileError(f"MPS.load: {path!r} is {KIND_NAMES[kind]}, not {KIND_NAMES[fmt]}{hint}")

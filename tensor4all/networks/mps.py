@@ -1,0 +1,830 @@
+"""Matrix product states: :class:`MPS` (a tidu pytree over its site tensors) and
+:func:`overlap`.
+
+Site tensors are tenferro tensors with index order ``(left bond, physical, right
+bond)``; the boundary bonds have dimension 1. Functions that return numbers built
+from the tensors (``overlap``, ``norm``, ``expect``, ``correlation``, ``to_dense``)
+are written with tenferro operations and are differentiable with tidu;
+``canonicalize`` and ``normalize`` are too (QR/LQ from ``tenferro.linalg``).
+``compress``, ``from_dense`` and ``entanglement_entropy`` are numerical tools on
+concrete values (SciPy SVD) and raise :class:`NotDifferentiableError` on tracers.
+
+Every method validates its input before it changes the MPS, so a failing call
+leaves it as it was; norms and ratios are computed on site tensors scaled by powers
+of two (exact), so states with entries near the ends of the float range give the
+right numbers instead of overflowing to inf or NaN.
+"""
+from __future__ import annotations
+
+import math
+import os
+import stat
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import scipy.linalg
+
+import tenferro as tf
+import tidu
+from tenferro.arrow import TensorFileError
+
+from ..linalg.canonical import left_canonical, right_canonical
+from .chain import SiteChain, leaves_of, site_tensors
+from ..tools.errors import (DimensionMismatchError, InvalidOptionError, MPSFileError, MPSFileIOError,
+                            MPSFileNotFoundError, NonFiniteError, SiteOutOfRangeError, Tensor4allError,
+                            Tensor4allTypeError, ZeroNormError)
+from ..sites.charges import CONSERVED_CHARGES, conserve_candidates, default_charge, unpack
+from ..sites.local_spaces import local_space
+from .arithmetic import compressed, scaled, summed
+from .correlations import (correlation_matrix, correlation_operators, expect_operators, expect_profile, site_conj,
+                           site_einsum)
+from .files import (DIM_NAMES, SITE_KEY, SYMMETRY_KEY, atomic_write, check_file_kind, check_target, file_format,
+                    file_path, resolve_link, sector_entries, site_key, special_kind, symmetric_from_entries)
+from .symmetric_sites import (Grading, canonical_sites, check_bond, compress_sites, grading, is_symmetric,
+                              operator_tensor, phys_leg, product_sites, random_sites, schmidt_spectra)
+from ..linalg.truncation import svd_truncated
+from ..structured import U1, LegError, SectorMismatchError, SymmetricTensor, SymmetryViolationError
+from ..structured import linalg as structured_linalg
+from ..tools.checks import (check_alloc, check_cutoff, check_finite_arrays, check_positive_int, check_seed, concrete,
+                            exponent, float_dtype, ldexp, numeric_array, to_numpy)
+
+__all__ = ["MPS", "overlap", "add"]
+
+
+def _shape(t: Any) -> tuple[int, ...]:
+    return tuple(t.shape)
+
+
+class MPS(SiteChain):
+    """A matrix product state on ``L`` sites.
+
+    ``MPS(tensors)`` takes site tensors of shape ``(left, physical, right)`` (tenferro
+    tensors, NumPy arrays or tidu tracers; float or complex, integers become float64,
+    no NaN or infinity) with boundary bonds of dimension 1. An MPS
+    is a tidu pytree over its site tensors: ``tidu.grad`` of a function of an MPS
+    returns an MPS of gradients. ``canonicalize``, ``normalize`` and ``compress``
+    change the MPS in place (the site tensors themselves are immutable values).
+
+    A symmetric MPS (``MPS.product_state(..., conserve="Sz")``, ``MPS.random(..., charge=1)``,
+    the state of a conserved ``dmrg`` run, or ``MPS(tensors)`` of
+    :class:`~tensor4all.SymmetricTensor` sites) keeps one dense block per charge sector: legs
+    ``(left bond, physical, right bond)`` with the right bond outgoing (``dual=True``), sites of
+    charge 0, the left boundary the single sector of charge 0 and the right boundary the single
+    sector of the state's total charge (:attr:`sector`). Every method works on it as on a dense
+    MPS and keeps the sectors (canonical forms and compression act per sector); ``dense()`` drops them.
+    """
+
+    __slots__ = ("_tensors", "_grading")
+
+    def __init__(self, tensors: Sequence[Any]):
+        ts = site_tensors(tensors, "MPS", 3, "(left bond, physical, right bond)")
+        self._grading: Grading | None = None
+        if is_symmetric(ts):
+            _check_symmetric_chain(ts)
+            self._tensors = ts
+            return
+        if _shape(ts[0])[0] != 1 or _shape(ts[-1])[2] != 1:
+            raise DimensionMismatchError(
+                f"MPS boundary bonds must have dimension 1, got left {_shape(ts[0])[0]} and "
+                f"right {_shape(ts[-1])[2]}"
+            )
+        for i in range(len(ts) - 1):
+            if _shape(ts[i])[2] != _shape(ts[i + 1])[0]:
+                raise DimensionMismatchError(
+                    f"MPS bond {i} mismatch: site {i} has right bond {_shape(ts[i])[2]}, "
+                    f"site {i + 1} has left bond {_shape(ts[i + 1])[0]}"
+                )
+        self._tensors = ts
+
+    @classmethod
+    def _from_leaves(cls, leaves: Sequence[Any], grading: Grading | None = None) -> "MPS":
+        obj = cls.__new__(cls)
+        obj._tensors = list(leaves)
+        obj._grading = grading
+        return obj
+
+    @classmethod
+    def _symmetric(cls, sites: Sequence[SymmetricTensor], g: Grading) -> "MPS":
+        obj = cls(sites)
+        obj._grading = g
+        return obj
+
+    # ---- constructors ---------------------------------------------------------------
+    @classmethod
+    def random(cls, L: int, d: int = 2, bond_dim: int = 8, seed: int | None = 0,
+               dtype: Any = tf.float64, *, conserve: str | None = None, charge: Any = None,
+               local: str | None = None) -> "MPS":
+        """A normalized random MPS (Gaussian entries, then right-canonicalized).
+
+        Bond ``b`` has dimension ``min(bond_dim, d**(b+1), d**(L-b-1))``. ``seed`` is a
+        non-negative integer or ``None`` (fresh entropy); ``dtype`` float32/64 or complex64/128.
+
+        With ``conserve`` (``"Sz"``, ``"parity"``, ``"N"``, ``"N,Sz"``) or ``charge`` the state is
+        symmetric, in the sector ``charge`` (physical units as ``dmrg``'s ``sector``: ``Sz = 1``,
+        ``0.5``; parity 0 or 1; ``N``; ``(N, Sz)`` or ``{"N": .., "Sz": ..}``; default the lowest
+        ``|Sz|`` the chain reaches, half filling, the even parity) of the charge the local space
+        ``local`` (default: by dimension) declares; ``charge`` alone conserves the first charge
+        the space declares of its kind (``"electron"``: a number is ``N``, a pair ``(N, Sz)``).
+        Each bond holds the charges reachable from both ends, ``bond_dim`` shared among them in
+        proportion to their numbers of states.
+        A sector with no states raises :class:`SymmetryViolationError`.
+        """
+        L = check_positive_int(L, "L (number of sites)")
+        d = check_positive_int(d, "d (physical dimension)")
+        bond_dim = check_positive_int(bond_dim, "bond_dim")
+        seed = check_seed(seed, "MPS.random: seed")
+        dt = float_dtype(dtype, "MPS.random: dtype")
+        if conserve is not None or charge is not None:
+            g = _chain_grading(conserve, local, [d] * L, "MPS.random", charge)
+            legs = [phys_leg(g.symmetry, q, i)[0] for i, q in enumerate(g.q)]
+            target = _sector_charge(g, charge, legs, "MPS.random")
+            check_alloc(L * bond_dim * d * bond_dim * dt.itemsize * 2, f"MPS.random(L={L}, d={d}, bond_dim={bond_dim})")
+            sites = random_sites(legs, target, bond_dim, np.random.default_rng(seed), dt)
+            sites = canonical_sites(sites, 0)
+            sites[0] = sites[0] / structured_linalg.norm(sites[0])
+            return cls._symmetric(sites, g)
+        dims = [1] + [min(bond_dim, d ** min(b + 1, L - b - 1, 60)) for b in range(L - 1)] + [1]
+        check_alloc(sum(dims[i] * d * dims[i + 1] for i in range(L)) * dt.itemsize * 2,
+                    f"MPS.random(L={L}, d={d}, bond_dim={bond_dim})")
+        rng = np.random.default_rng(seed)
+        ts = []
+        for i in range(L):
+            shape = (dims[i], d, dims[i + 1])
+            a = rng.standard_normal(shape)
+            if np.issubdtype(dt, np.complexfloating):
+                a = a + 1j * rng.standard_normal(shape)
+            ts.append(a.astype(dt))
+        ts = right_canonical(ts)
+        return cls(ts)
+
+    @classmethod
+    def product_state(cls, states: Sequence[Any], d: int | None = None, *, conserve: str | None = None,
+                      local: str | None = None) -> "MPS":
+        """A product state; each entry of ``states`` is a basis index or a local vector of length ``d``.
+
+        ``d`` defaults to the dimension of ``local`` (``local="spin-1"``: 3, ``"electron"``: 4), else 2.
+        With ``conserve`` (``"Sz"``, ``"parity"``, ``"N"``, ``"N,Sz"``; basis indices only) the state is symmetric, its
+        sector the total charge of the basis states (``local``: the local space, default by
+        dimension)."""
+        if local is not None:
+            space = local_space(local)
+            if d is None:
+                d = space.dim
+            elif check_positive_int(d, "d (physical dimension)") != space.dim:
+                raise DimensionMismatchError(f"product_state: d={d}, but the local space {space.name!r} has dimension "
+                                             f"{space.dim}; drop d= (local= sets it)")
+        d = check_positive_int(2 if d is None else d, "d (physical dimension)")
+        if isinstance(states, (str, bytes)) or not hasattr(states, "__len__") or not hasattr(states, "__iter__"):
+            raise Tensor4allTypeError("product_state takes a list of basis indices or local vectors, got "
+                                      f"{type(states).__name__} {states!r}")
+        if len(states) == 0:
+            raise DimensionMismatchError("product_state needs at least one site, got an empty list")
+        vecs = []
+        for i, s in enumerate(states):
+            if isinstance(s, (bool, np.bool_)):
+                raise Tensor4allTypeError(f"product_state: site {i} state must be a basis index (int) or a "
+                                          f"local vector, got {s!r}")
+            if isinstance(s, (int, np.integer)):
+                if not 0 <= s < d:
+                    raise SiteOutOfRangeError(f"product_state: site {i} state index {s} is outside 0..{d - 1}")
+                v = np.zeros(d)
+                v[s] = 1.0
+            else:
+                v = numeric_array(s, f"product_state: site {i} local vector")
+                if v.shape != (d,):
+                    raise DimensionMismatchError(
+                        f"product_state: site {i} local vector must have shape ({d},), got {v.shape}"
+                    )
+                if not np.isfinite(v).all():
+                    raise NonFiniteError(f"product_state: site {i} local vector holds NaN or infinity: {v}")
+            vecs.append(v)
+        dt = np.result_type(*vecs, np.float64)
+        if conserve is not None:
+            bad = next((i for i, s in enumerate(states) if not isinstance(s, (int, np.integer))), None)
+            if bad is not None:
+                raise Tensor4allTypeError(f"product_state(conserve={conserve!r}): site {bad} must be a basis index "
+                                          "(a local vector has no definite charge)")
+            g = _chain_grading(conserve, local, [d] * len(states), "MPS.product_state")
+            return cls._symmetric(product_sites([int(s) for s in states], g, dt), g)
+        return cls([v.astype(dt).reshape(1, d, 1) for v in vecs])
+
+    @classmethod
+    def from_dense(cls, vector: Any, L: int, d: int = 2, max_bond: int | None = None, cutoff: float = 0.0) -> "MPS":
+        """The MPS of a dense ``d**L`` vector in ``np.kron`` order (site 0 most significant),
+        by successive truncated SVDs."""
+        L = check_positive_int(L, "L (number of sites)")
+        d = check_positive_int(d, "d (physical dimension)")
+        if max_bond is not None:
+            max_bond = check_positive_int(max_bond, "max_bond")
+        cutoff = check_cutoff(cutoff, "from_dense: cutoff")
+        v = numeric_array(to_numpy(vector, "MPS.from_dense"), "from_dense: vector").reshape(-1)
+        if v.size != d**L:
+            raise DimensionMismatchError(f"from_dense: vector has {v.size} entries, expected d**L = {d**L}")
+        if not np.isfinite(v).all():
+            raise NonFiniteError(f"from_dense: the vector holds NaN or infinity (entry {int(np.argmin(np.isfinite(v)))})")
+        ts = []
+        rest = v.reshape(1, -1)
+        left = 1
+        for _ in range(L - 1):
+            m = rest.reshape(left * d, -1)
+            u, s, vh, _ = svd_truncated(m, max_bond, cutoff)
+            k = len(s)
+            ts.append(u.reshape(left, d, k))
+            rest = s[:, None] * vh
+            left = k
+        ts.append(rest.reshape(left, d, 1))
+        return cls(ts)
+
+    # ---- properties -----------------------------------------------------------------
+    def __repr__(self) -> str:
+        sym = f", {self.symmetry!r}, sector={self.sector}" if self.symmetric else ""
+        return (f"MPS(L={self.L}, phys_dims={sorted(set(self.phys_dims))}, bond_dims={self.bond_dims}, "
+                f"dtype={self.dtype}{sym})")
+
+    @property
+    def symmetric(self) -> bool:
+        """Whether the sites are :class:`~tensor4all.SymmetricTensor` (charge sectors kept)."""
+        return is_symmetric(self._tensors)
+
+    @property
+    def symmetry(self) -> Any:
+        """The group of a symmetric MPS (``U1()``, ``Zn(2)``), None for a dense one."""
+        return self._tensors[0].symmetry if self.symmetric else None
+
+    @property
+    def conserve(self) -> str | None:
+        """What a symmetric MPS conserves (``"Sz"``, ``"parity"``; ``"charge"`` for sites given
+        directly), None for a dense one."""
+        if not self.symmetric:
+            return None
+        return self._grading.label if self._grading is not None else "charge"
+
+    @property
+    def charge(self) -> Any:
+        """The total charge of a symmetric MPS as the group element (``2Sz`` for Sz; for
+        ``"N,Sz"`` the pair of integers ``(N, 2Sz)``), None if dense. :attr:`sector` gives it in
+        physical units."""
+        if not self.symmetric:
+            return None
+        q = self._group_charge
+        g = self._grading
+        return unpack(q, len(g.unit)) if g is not None and g.is_product else q
+
+    @property
+    def _group_charge(self) -> Any:
+        """The total charge as the symmetric tensors carry it (packed for a product charge)."""
+        return self._tensors[-1].legs[2].charges[0]
+
+    @property
+    def sector(self) -> dict[str, Any]:
+        """``{label: value}`` of a symmetric MPS in physical units (``{"Sz": 0.5}``; ``{"N": 8,
+        "Sz": 0.0}`` for ``"N,Sz"``; as ``DMRGResult.sector``), ``{}`` for a dense one."""
+        if not self.symmetric:
+            return {}
+        if self._grading is None:
+            return {"charge": self.charge}
+        return self._grading.sector(self._group_charge)
+
+    def dense(self) -> "MPS":
+        """The same state with dense site tensors (sectors dropped; ITensor's ``dense``);
+        a dense MPS returns itself."""
+        if not self.symmetric:
+            return self
+        return MPS([t.to_dense() for t in self._tensors])
+
+    # ---- arithmetic (tensor4all.networks.arithmetic) -------------------------------------
+    __array_ufunc__ = None   # NumPy scalars defer to MPS.__rmul__
+
+    def __add__(self, other: Any) -> "MPS":
+        """The exact sum (bond dimensions add); :meth:`add` compresses."""
+        return _sum([self, other], "MPS + MPS")
+
+    def __radd__(self, other: Any) -> "MPS":
+        if isinstance(other, int) and not isinstance(other, bool) and other == 0:   # sum([a, b, ...])
+            return MPS._from_leaves(self._tensors, self._grading)
+        return _sum([other, self], "MPS + MPS")
+
+    def __sub__(self, other: Any) -> "MPS":
+        return _sum([self, other], "MPS - MPS", signs=(1, -1))
+
+    def __neg__(self) -> "MPS":
+        return MPS._from_leaves(scaled(self._tensors, -1, "-MPS"), self._grading)
+
+    def __mul__(self, c: Any) -> "MPS":
+        """The state times a scalar (on its first site; complex and traced scalars too). A
+        tenferro scalar or tidu tracer ``c`` goes on the right, ``a * c``: ``c * a`` asks tenferro
+        first, which refuses an MPS."""
+        return MPS._from_leaves(scaled(self._tensors, c, "MPS * c"), self._grading)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, c: Any) -> "MPS":
+        return MPS._from_leaves(scaled(self._tensors, c, "MPS / c", divide=True), self._grading)
+
+    def add(self, *others: "MPS", max_bond: int | None = None, cutoff: float = 1e-12) -> "MPS":
+        """``self + others[0] + ...`` compressed (see :func:`add`)."""
+        return add(self, *others, max_bond=max_bond, cutoff=cutoff)
+
+    # ---- dense conversion -----------------------------------------------------------
+    def to_dense(self) -> Any:
+        """The state as a ``prod(d)`` vector in ``np.kron`` order (site 0 most significant)."""
+        check_alloc(math.prod(self.phys_dims) * max(self.bond_dims, default=1) * self.dtype.itemsize,
+                    f"MPS.to_dense of {self.L} sites")
+        ts = self.dense()._tensors
+        t0 = ts[0]
+        v = tf.reshape(t0, (_shape(t0)[1], _shape(t0)[2]))
+        for a in ts[1:]:
+            n, (_, d, r) = _shape(v)[0], _shape(a)
+            v = tf.reshape(tf.einsum("nc,csd->nsd", v, a), (n * d, r), order="C")
+        return tf.reshape(v, (_shape(v)[0],))
+
+    # ---- canonical forms ------------------------------------------------------------
+    def canonicalize(self, center: int) -> "MPS":
+        """Bring the MPS to mixed canonical form around ``center`` (QR sweeps from both ends),
+        in place; returns ``self``. On an error the MPS is unchanged."""
+        center = self._check_site(center, "canonicalize: center")
+        check_finite_arrays(leaves_of(self._tensors), "MPS.canonicalize")
+        if self.symmetric:   # blockwise QR (the structured kernels), sectors kept
+            self._tensors = canonical_sites(self._tensors, center)
+            return self
+        ts = list(self._tensors)  # new tensors, assigned only when all are computed
+        for i in range(center):
+            dl, d, dr = _shape(ts[i])
+            q, r = tf.linalg.qr(tf.reshape(ts[i], (dl * d, dr)))
+            ts[i] = tf.reshape(q, (dl, d, _shape(q)[1]))
+            ts[i + 1] = tf.einsum("ab,bsc->asc", r, ts[i + 1])
+        for i in range(len(ts) - 1, center, -1):
+            dl, d, dr = _shape(ts[i])
+            lo, q = tf.linalg.lq(tf.reshape(ts[i], (dl, d * dr)))
+            ts[i] = tf.reshape(q, (_shape(q)[0], d, dr))
+            ts[i - 1] = tf.einsum("asb,bc->asc", ts[i - 1], lo)
+        self._tensors = ts
+        return self
+
+    def norm(self) -> Any:
+        """``sqrt(<psi|psi>)`` as a real scalar tensor (differentiable). Computed on site
+        tensors scaled by powers of two, so it overflows to inf only when the norm itself
+        exceeds the float range."""
+        ts, e = _scaled_sites(self._tensors)
+        n = tf.sqrt(tf.real(_overlap_tensors(ts, ts)))
+        if e == 0:
+            return n
+        c = concrete(n)
+        if c is not None and float(c) == 0.0:
+            return n
+        return n * _pow2(e // 2) * _pow2(e - e // 2)
+
+    def normalize(self) -> "MPS":
+        """Scale to unit norm in place (the first site tensor is divided by the norm; if
+        the norm lies beyond the float range, every site is first scaled by a power of
+        two); returns ``self``. A state of norm 0 raises :class:`ZeroNormError` and stays
+        as it was."""
+        check_finite_arrays(leaves_of(self._tensors), "MPS.normalize")
+        scaled, e = _scaled_sites(self._tensors)
+        n = tf.sqrt(tf.real(_overlap_tensors(scaled, scaled)))   # the norm is n * 2**e
+        c = concrete(n)
+        ts = list(self._tensors)
+        if c is not None and float(c) == 0.0:
+            raise ZeroNormError("MPS.normalize: the state has norm 0 and cannot be normalized")
+        if e == 0:
+            ts[0] = ts[0] / n
+        elif c is not None and not 0.0 < float(ldexp(float(c), e)) < math.inf:
+            ts = scaled                                # the norm itself over- or underflows
+            ts[0] = ts[0] / n
+        else:
+            ts[0] = ts[0] / (n * _pow2(e))
+        self._tensors = ts
+        return self
+
+    def compress(self, max_bond: int | None = None, cutoff: float = 0.0) -> float:
+        """Truncate bonds by SVD in place (left-canonical sweep, then right-to-left SVDs).
+
+        Returns the discarded weight: the sum over bonds of the relative discarded
+        squared singular values. The norm is not restored after truncation. On an error
+        the MPS is unchanged.
+        """
+        if max_bond is not None:
+            max_bond = check_positive_int(max_bond, "max_bond")
+        cutoff = check_cutoff(cutoff, "compress: cutoff")
+        if self.symmetric:   # one truncation across the sectors of each bond
+            for b in leaves_of(self._tensors):
+                to_numpy(b, "MPS.compress")   # NotDifferentiableError on tracers
+            check_finite_arrays(leaves_of(self._tensors), "MPS.compress")
+            sites, total = compress_sites(self._tensors, max_bond, cutoff, self.dtype)
+            self._tensors = sites
+            return total
+        ts = [to_numpy(t, "MPS.compress") for t in self._tensors]
+        check_finite_arrays(ts, "MPS.compress")
+        exps = [exponent(t) for t in ts]
+        ts = left_canonical([ldexp(t, -e) for t, e in zip(ts, exps)])
+        total = 0.0
+        for i in range(len(ts) - 1, 0, -1):
+            dl, d, dr = ts[i].shape
+            u, s, vh, w = svd_truncated(ts[i].reshape(dl, d * dr), max_bond, cutoff)
+            total += w
+            ts[i] = vh.reshape(len(s), d, dr)
+            ts[i - 1] = np.tensordot(ts[i - 1], u * s, axes=(2, 0))
+        ts = _restore_scale(ts, sum(exps))
+        self._tensors = [tf.asarray(np.asfortranarray(t)) for t in ts]
+        return total
+
+    # ---- files ----------------------------------------------------------------------
+    def save(self, path: Any, format: str | None = None) -> None:  # noqa: A002
+        """Write the site tensors to ``path``; the format follows the extension unless given.
+
+        * ``.arrow`` (Arrow IPC, via :func:`tenferro.save`) or ``.parquet``: one entry
+          ``site_0000``, ``site_0001``, ... per site, dimension names
+          ``("left", "physical", "right")``; needs pyarrow (the ``arrow`` extra).
+        * ``.npz`` (NumPy): arrays ``site_0000``, ... of the same shapes.
+
+        The write is atomic: the data go to a temporary file in the same directory,
+        which then replaces ``path``, so a failed write leaves an existing file intact
+        and no temporary file behind; a symbolic link at ``path`` keeps pointing at the
+        new data (the file it points to is replaced). The operating system refusing the
+        write, and a path no MPS file can have (a NUL character, a trailing separator, an
+        existing FIFO, socket or device), raise :class:`MPSFileIOError` (an ``OSError``)
+        naming the path. The values are saved, not gradients: an MPS of tidu tracers
+        cannot be saved.
+
+        A symmetric MPS (U(1) or Z_n) writes its sites densely (readable as a dense MPS) and
+        its sectors: ``symmetry`` (the modulus, 0 for U(1), what it conserves and its unit),
+        ``sectors_bond_0000..L`` and ``sectors_phys_0000..`` (rows ``charge, dimension``);
+        :meth:`load` rebuilds the blocks from them.
+        """
+        path = file_path(path, "MPS.save")
+        fmt = file_format(path, format)
+        arrays = {site_key(i): np.asarray(to_numpy(t, "MPS.save"))
+                  for i, t in enumerate(self.dense()._tensors)}
+        if self.symmetric:
+            arrays.update(sector_entries(self))
+        dest = resolve_link(path)  # a symbolic link: write the file it points to, and keep the link
+        check_target(dest)
+        if fmt == "npz":
+            atomic_write(dest, lambda fh: np.savez(fh, **arrays))  # np.savez(name) would append ".npz"
+            return
+        try:
+            tf.save(path, {k: tf.asarray(v) for k, v in arrays.items()}, format=fmt,
+                    dim_names={k: DIM_NAMES for k in arrays if SITE_KEY.fullmatch(k)})
+        except TensorFileError as e:  # tenferro.save writes atomically itself
+            raise MPSFileIOError(f"MPS.save: cannot write {path!r} ({e})") from e
+
+    @classmethod
+    def load(cls, path: Any, format: str | None = None) -> "MPS":  # noqa: A002
+        """Read an MPS written by :meth:`save` (format from the extension unless given).
+        The tensors are read into memory (not memory-mapped views of the file).
+
+        Errors name the file and what was wrong: :class:`MPSFileNotFoundError` (no such
+        file), :class:`MPSFileIOError` (a directory, a path ending in a separator, a FIFO,
+        socket or device, which is never opened, no permission), :class:`MPSFileError`
+        (empty, truncated or corrupt; a file of another format; no entries
+        ``site_0000, site_0001, ...``; entries that do not form an MPS). Other entries
+        are ignored. A file of a symmetric MPS comes back symmetric."""
+        path = file_path(path, "MPS.load")
+        fmt = file_format(path, format)
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
+            raise MPSFileNotFoundError(f"MPS.load: no file {path!r}; expected a file written by MPS.save "
+                                       "(or tensor4all dmrg --save)") from None
+        except OSError as e:
+            raise MPSFileIOError(f"MPS.load: cannot open {path!r} ({e.strerror or e})") from e
+        if stat.S_ISDIR(mode):
+            raise MPSFileIOError(f"MPS.load: {path!r} is a directory, not a file written by MPS.save")
+        if not stat.S_ISREG(mode):  # opening a FIFO would wait for a writer, a device read forever
+            raise MPSFileIOError(f"MPS.load: {path!r} is {special_kind(mode)}, not a regular file written by "
+                                 "MPS.save")
+        check_file_kind(path, fmt)
+        try:
+            if fmt == "npz":
+                with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:  # fh: closed on errors too
+                    entries = {k: np.asfortranarray(data[k]) for k in data.files}
+            else:
+                entries = dict(tf.load(path, mmap=False))
+        except (MemoryError, ImportError):  # out of memory; pyarrow missing (tenferro names the extra)
+            raise
+        except Exception as e:  # noqa: BLE001  (zipfile, zlib, NumPy, pyarrow: all mean a damaged file)
+            raise MPSFileError(f"MPS.load: {path!r} could not be read as {fmt} (a truncated or damaged file?): "
+                               f"{type(e).__name__}: {e}") from e
+        keys = sorted(k for k in entries if SITE_KEY.fullmatch(k))
+        if not keys or keys != [site_key(i) for i in range(len(keys))]:
+            raise MPSFileError(
+                f"MPS.load: {path!r} holds no MPS: expected entries site_0000, site_0001, ..., "
+                f"got {sorted(entries)[:6]}"
+            )
+        for k in keys:
+            if not isinstance(entries[k], (np.ndarray, tf.Tensor)):
+                raise MPSFileError(f"MPS.load: {path!r}: entry {k} is a {type(entries[k]).__name__}, expected one "
+                                   "tensor (left bond, physical, right bond)")
+        try:
+            if SYMMETRY_KEY in entries:
+                return symmetric_from_entries(cls, entries, keys, path)
+            return cls([entries[k] for k in keys])
+        except Tensor4allError as e:
+            raise MPSFileError(f"MPS.load: {path!r}: the entries {keys[0]}..{keys[-1]} do not form an MPS: {e}") from e
+
+    # ---- measurements ---------------------------------------------------------------
+    def expect(self, op: Any, site: int | None = None, local: Any = None) -> Any:
+        """``<psi|op_site|psi> / <psi|psi>`` (``site=None``: at every site, a 1D tensor of length
+        ``L`` from one pass of environments, as ITensor's ``expect(psi, op)`` and TeNPy's
+        ``expectation_value``); ``op`` is a name of the local space ``local``
+        (default by dimension: 2 -> spin-1/2, 3 -> spin-1), a matrix, or a product of them at
+        the site, written ``"Cdagup*Cup"`` or ``["Cdagup", "Cup"]`` (matrix product in written
+        order: the last factor acts first). The result is real for Hermitian operators. An
+        operator odd under the fermion parity (a lone ``"C"``, ``"Cdagup*Cup*Cdn"``) raises
+        :class:`InvalidOptionError`; even products such as ``"Cdagup*Cdn"`` need no string. A
+        state of norm 0 raises :class:`ZeroNormError` (:mod:`tensor4all.networks.correlations`)."""
+        if site is None:
+            ts, _ = _scaled_sites(self._tensors)   # the ratio does not change; nothing overflows
+            return expect_profile(ts, op, None, local)
+        site = self._check_site(site, "expect: site")
+        ops, herm = expect_operators(op, site, self.phys_dims, local)
+        return self._ratio(ops, herm, "expect")
+
+    def correlation(self, op_a: Any, op_b: Any, i: int, j: int, local: Any = None, string: Any = None) -> Any:
+        """``<psi|A_i (prod_{min(i,j)<k<max(i,j)} S_k) B_j|psi> / <psi|psi>`` (for ``i == j`` the
+        product ``A B`` at site ``i``). ``op_a``, ``op_b`` and ``string`` are names, matrices or
+        products as in :meth:`expect`; ``string`` (default none) sits on every site strictly
+        between ``i`` and ``j``: the string order of the spin-1 chain is ``correlation("Sz",
+        "Sz", i, j, string="exp(i pi Sz)")``.
+
+        Fermionic operators of the local space (``"Cdag"``, ``"C"`` of ``"fermion"``, ``"Cdagup"``
+        ... of ``"electron"``) are fermions with their Jordan-Wigner strings, in either order:
+        ``correlation("Cdag", "C", i, j, local="fermion")`` is the one-particle density matrix
+        ``<c_i^dagger c_j>``. A ``string`` then multiplies the Jordan-Wigner string and must be
+        even under the fermion parity (a fermionic name, or a matrix that does not commute with
+        ``F``, raises :class:`InvalidOptionError`, as does a pair of odd total parity)."""
+        i = self._check_site(i, "correlation: site i")
+        j = self._check_site(j, "correlation: site j")
+        ops, herm = correlation_operators(op_a, op_b, i, j, self.phys_dims, local, string)
+        return self._ratio(ops, herm, "correlation")
+
+    def correlation_matrix(self, op_a: Any, op_b: Any, sites: Sequence[int] | None = None, string: Any = None,
+                           local: Any = None) -> Any:
+        """The matrix ``C[x, y] =`` :meth:`correlation` ``(op_a, op_b, sites[x], sites[y], local,
+        string)`` over ``sites`` (default all, in the order given), as one tenferro tensor
+        (differentiable; real where every operator is Hermitian). One left-to-right sweep of
+        transfer matrices per row and per direction (one direction when ``B = A^dagger`` and the
+        string is Hermitian: the lower triangle is then the conjugate of the upper), as TeNPy's
+        ``correlation_function``:
+        ``O(L^2)`` contractions for all pairs, not ``O(L^3)``. The diagonal is ``<(A B)_i>``; for
+        fermions ``i > j`` entries carry their Jordan-Wigner sign, so
+        ``correlation_matrix("Cdag", "C", local="fermion")`` is the one-particle density matrix.
+        Symmetric states are measured blockwise when every operator has one charge."""
+        ts, _ = _scaled_sites(self._tensors)   # the ratio does not change; nothing overflows
+        return correlation_matrix(ts, op_a, op_b, sites, string, local)
+
+    def entanglement_entropy(self, bond: int | None = None) -> Any:
+        """Von Neumann entropy (natural log) of the Schmidt spectrum at ``bond`` (between
+        sites ``bond`` and ``bond + 1``); ``bond=None`` gives the list for all bonds."""
+        if bond is not None:
+            bond = check_bond(bond, self.L, "entanglement_entropy")
+        spectra = self.schmidt_values()
+        ents = [float(-np.sum(p * np.log(p))) for p in (s * s / np.sum(s * s) for s in spectra) for p in [p[p > 0]]]
+        return ents if bond is None else ents[int(bond)]
+
+    def schmidt_values(self) -> list[np.ndarray]:
+        """The Schmidt values (singular values of the normalized state) at every bond.
+        A state of norm 0 has none and raises :class:`ZeroNormError`."""
+        if self.symmetric:
+            return [np.sort(np.concatenate(list(sp.values())))[::-1] for sp in self._sector_spectra("MPS.schmidt_values")]
+        ts = [to_numpy(t, "MPS.schmidt_values") for t in self._tensors]
+        check_finite_arrays(ts, "MPS.schmidt_values")
+        ts = right_canonical([ldexp(t, -exponent(t)) for t in ts])
+        if not np.any(ts[0]):
+            raise ZeroNormError("MPS.schmidt_values: the state has norm 0, so it has no Schmidt values "
+                                "(nor an entanglement entropy)")
+        out = []
+        for i in range(len(ts) - 1):
+            dl, d, dr = ts[i].shape
+            u, s, vh = scipy.linalg.svd(ts[i].reshape(dl * d, dr), full_matrices=False)
+            out.append(s / np.linalg.norm(s))
+            ts[i + 1] = np.tensordot(s[:, None] * vh, ts[i + 1], axes=(1, 0))
+        return out
+
+    def entanglement_spectrum(self, bond: int) -> dict[Any, np.ndarray]:
+        """The Schmidt values at ``bond`` (between sites ``bond`` and ``bond + 1``) of a symmetric
+        MPS by sector: charge of the left half (physical units, as :attr:`sector`: ``Sz`` of
+        sites ``0..bond``; a tuple ``(N, Sz)`` for ``"N,Sz"``) -> its singular values, descending;
+        sectors ordered by ``|charge|``.
+        A dense MPS has no sectors (:class:`InvalidOptionError`: build it with ``conserve=``)."""
+        bond = check_bond(bond, self.L, "entanglement_spectrum")
+        if not self.symmetric:
+            raise InvalidOptionError("entanglement_spectrum: this MPS is dense and has no charge sectors; use "
+                                     "schmidt_values(), or a symmetric MPS (conserve=... in dmrg, MPS.random, "
+                                     "MPS.product_state)")
+        spectrum = self._sector_spectra("MPS.entanglement_spectrum")[bond]
+        if self._grading is None:
+            return spectrum
+        return {self._grading.value(q): s for q, s in spectrum.items()}
+
+    def _sector_spectra(self, what: str) -> list[dict[Any, np.ndarray]]:
+        for b in leaves_of(self._tensors):
+            to_numpy(b, what)
+        check_finite_arrays(leaves_of(self._tensors), what)
+        if not float(self.norm()) > 0.0:
+            raise ZeroNormError(f"{what}: the state has norm 0, so it has no Schmidt values (nor an entanglement "
+                                "entropy)")
+        return schmidt_spectra(self._tensors)
+
+    # ---- helpers --------------------------------------------------------------------
+    def _check_site(self, site: Any, what: str) -> int:
+        if not isinstance(site, (int, np.integer)) or isinstance(site, (bool, np.bool_)) or not 0 <= site < self.L:
+            raise SiteOutOfRangeError(f"{what} {site!r} is outside 0..{self.L - 1}")
+        return int(site)
+
+    def _ratio(self, ops: dict[int, np.ndarray], hermitian: bool, what: str) -> Any:
+        sites = self._tensors
+        if self.symmetric:   # operators of one charge act on the blocks; others on the dense sites
+            sym_ops = {i: operator_tensor(m, sites[i].legs[1]) for i, m in ops.items()}
+            if all(o is not None for o in sym_ops.values()):
+                ops = sym_ops
+            else:
+                sites = self.dense()._tensors
+        ts, _ = _scaled_sites(sites)  # the ratio does not change; nothing overflows
+        num = _sandwich(ts, ops)
+        den = tf.real(_overlap_tensors(ts, ts))
+        check_nonzero_norm(den, f"MPS.{what}")
+        val = num / den
+        return tf.real(val) if hermitian else val
+
+
+def check_nonzero_norm(norm2: Any, what: str) -> None:
+    """:class:`ZeroNormError` if the concrete value of ``<psi|psi>`` is 0 (nothing to check
+    for abstract values under ``tenferro.jit``)."""
+    c = concrete(norm2)
+    if c is not None and float(tf.real(c)) == 0.0:
+        raise ZeroNormError(f"{what}: the state has norm 0, so <psi|...|psi> / <psi|psi> is undefined")
+
+
+def _pow2(e: int) -> float:
+    """``2.0**e`` as a float (inf beyond the range, 0 below it)."""
+    return float(ldexp(1.0, max(min(e, 2000), -2000)))
+
+
+def _scaled_sites(tensors: Sequence[Any]) -> tuple[list[Any], int]:
+    """Each concrete site tensor divided by a power of two ``2**e_i`` that brings its
+    largest entry into ``[0.5, 1)`` (exact; a constant for tidu, so derivatives are
+    unchanged), and ``sum e_i``. Abstract values (``tenferro.jit``) are left as they are."""
+    out, total = [], 0
+    for t in tensors:
+        m = _largest(t)
+        e = math.frexp(m)[1] if m > 0.0 and math.isfinite(m) else 0
+        if e == 0 or abs(e) > 1000:
+            out.append(t)
+            continue
+        out.append(t * _pow2(-e))
+        total += e
+    return out, total
+
+
+def _largest(t: Any) -> float:
+    """The largest absolute entry of a concrete site tensor (dense or symmetric), 0 when abstract."""
+    m = 0.0
+    for b in leaves_of([t]):
+        c = concrete(b)
+        if c is None:
+            return 0.0
+        if tuple(c.shape) and math.prod(c.shape):
+            m = max(m, float(tf.amax(tf.abs(c))))
+    return m
+
+
+def _scalar(env: Any) -> Any:
+    """The 1 x 1 environment at the end of a chain as a scalar tensor."""
+    return tf.reshape(env.to_dense() if isinstance(env, SymmetricTensor) else env, ())
+
+
+def _restore_scale(ts: list[np.ndarray], e: int) -> list[np.ndarray]:
+    """Multiply a chain of NumPy site tensors by ``2**e``: on site 0 when that stays in
+    range, else spread over the sites."""
+    if e == 0:
+        return ts
+    if abs(exponent(ts[0]) + e) < 1000:
+        return [ldexp(ts[0], e)] + ts[1:]
+    q, r = divmod(e, len(ts))
+    return [ldexp(t, q + (1 if i < r else 0)) for i, t in enumerate(ts)]
+
+
+def _sandwich(ts: Sequence[Any], ops: dict[int, np.ndarray]) -> Any:
+    """``<psi| prod_i ops[i] |psi>`` (unnormalized) over site tensors ``ts``, left to right."""
+    env = None
+    for i, a in enumerate(ts):
+        ca = site_conj(a)
+        if i in ops:
+            o = ops[i] if isinstance(ops[i], SymmetricTensor) else tf.asarray(ops[i])
+            env = (site_einsum("asc,st,atd->cd", ca, o, a) if env is None
+                   else site_einsum("ab,asc,st,btd->cd", env, ca, o, a))
+        else:
+            env = site_einsum("asc,asd->cd", ca, a) if env is None else site_einsum("ab,asc,bsd->cd", env, ca, a)
+    return _scalar(env)
+
+
+def _overlap_tensors(xs: Sequence[Any], ys: Sequence[Any]) -> Any:
+    env = None
+    for x, y in zip(xs, ys):
+        cx = site_conj(x)
+        env = site_einsum("asc,asd->cd", cx, y) if env is None else site_einsum("ab,asc,bsd->cd", env, cx, y)
+    return _scalar(env)
+
+
+def overlap(a: MPS, b: MPS) -> Any:
+    """``<a|b>`` (``a`` conjugated) as a scalar tensor; differentiable in both."""
+    if not (isinstance(a, MPS) and isinstance(b, MPS)):
+        raise Tensor4allTypeError(f"overlap expects two MPS, got {type(a).__name__} and {type(b).__name__}")
+    if a.L != b.L or a.phys_dims != b.phys_dims:
+        raise DimensionMismatchError(
+            f"overlap: the states differ in length or physical dimensions: L={a.L} with {a.phys_dims} "
+            f"vs L={b.L} with {b.phys_dims}"
+        )
+    if a.symmetric and b.symmetric and a.symmetry == b.symmetry and all(
+            x.legs[1].same_space(y.legs[1]) for x, y in zip(a._tensors, b._tensors)):
+        if a.charge != b.charge:   # states of different sectors are orthogonal
+            return tf.asarray(np.zeros((), dtype=np.result_type(np.dtype(str(a.dtype)), np.dtype(str(b.dtype)))))
+        return _overlap_tensors(a._tensors, b._tensors)
+    return _overlap_tensors(a.dense()._tensors, b.dense()._tensors)
+
+
+def add(*states: MPS, max_bond: int | None = None, cutoff: float = 1e-12) -> MPS:
+    """The sum of the states, compressed: the exact direct sum (``a + b``), brought to
+    left-orthonormal form by QR and truncated by right-to-left SVDs to at most ``max_bond``
+    and a relative discarded weight ``cutoff`` per bond (the default drops only what the
+    direct sum holds twice; ``max_bond=None, cutoff=0`` keeps the exact sum). Differentiable;
+    symmetric states of one sector add per sector."""
+    if max_bond is not None:
+        max_bond = check_positive_int(max_bond, "add: max_bond")
+    cutoff = check_cutoff(cutoff, "add: cutoff")
+    out = _sum(list(states), "add")
+    if max_bond is not None or cutoff > 0.0:
+        out._tensors, _ = compressed(out._tensors, max_bond, cutoff)
+    return out
+
+
+def _sum(states: list[Any], what: str, signs: Sequence[int] | None = None) -> MPS:
+    return MPS._from_leaves(*summed(states, what, MPS, signs))
+
+
+def _check_symmetric_chain(ts: Sequence[SymmetricTensor]) -> None:
+    """Typed errors unless symmetric sites form an MPS: three legs (left and physical incoming,
+    right outgoing), charge 0, one group, neighbouring bonds the same sectors, boundary bonds of
+    one state (the left one of charge 0)."""
+    g = ts[0].symmetry
+    for i, t in enumerate(ts):
+        if t.symmetry != g:
+            raise SectorMismatchError(f"MPS: site {i} has the group {t.symmetry!r}, site 0 {g!r}; one group per MPS")
+        duals = [leg.is_dual for leg in t.legs]
+        if duals != [False, False, True]:
+            raise LegError(f"MPS: site {i} has legs of duality {duals}; a symmetric MPS site has legs (left bond, "
+                           "physical, right bond) with only the right bond dual=True")
+        if t.charge != g.identity:
+            raise SymmetryViolationError(f"MPS: site {i} has charge {t.charge!r}; symmetric MPS sites have charge "
+                                         f"{g.identity!r} (the total charge sits on the last bond)")
+    first = ts[0].legs[0]
+    if first.sectors != {g.identity: 1}:
+        raise LegError(f"MPS: the left boundary bond must be one state of charge {g.identity!r}, got {first!r}")
+    for i in range(len(ts) - 1):
+        right, left = ts[i].legs[2], ts[i + 1].legs[0]
+        if not right.same_space(left):
+            raise SectorMismatchError(f"MPS bond {i}: site {i} has the right bond {right!r}, site {i + 1} the left "
+                                      f"bond {left!r}; the sectors must agree")
+
+
+def _chain_grading(conserve: Any, local: Any, dims: list[int], what: str, charge: Any = None) -> Grading:
+    """The grading of ``conserve``, or (None) the first charge of :data:`CONSERVED_CHARGES` the local space
+    declares (:func:`conserve_candidates`) of the kind of ``charge``: a product for a pair or a
+    mapping, else a single charge."""
+    if local is not None:
+        local = local_space(local).name
+    if conserve is not None:
+        return grading(conserve, local, dims, what)
+    want_product = isinstance(charge, (tuple, list, Mapping))
+    for name in conserve_candidates(local, dims):
+        g = grading(name, local, dims, what)
+        if g.is_product == want_product:
+            return g
+    raise InvalidOptionError(f"{what}: charge=... needs a local space that declares a conserved charge "
+                             f"({', '.join(CONSERVED_CHARGES)}); {local!r} declares none")
+
+
+def _sector_charge(g: Grading, charge: Any, legs: list, what: str) -> Any:
+    """The integer total charge of ``charge`` (physical units), or by default (U(1)) the value the
+    chain reaches nearest the middle of its range (the lowest ``|Sz|``, half filling for ``N``;
+    ties to the larger), (Z_n) 0; :class:`SymmetryViolationError` for a sector with no states."""
+    reach = {g.symmetry.identity}
+    for leg in legs:
+        reach = {g.symmetry.add(q, qs) for q in reach for qs in leg.charges}
+    if charge is None:
+        if not isinstance(g.symmetry, U1):
+            return g.symmetry.identity
+        return default_charge(reach, g.unit)
+    q = g.integer(charge, f"{what}: charge")
+    if q not in reach:
+        shown = sorted(g.value(x) for x in reach)
+        raise SymmetryViolationError(
+            f"{what}: the sector {g.label} = {charge!r} has no states on this chain of {len(legs)} sites (basis "
+            f"charges {[g.value(x) for x in g.q[0]]} per site; reachable {g.label}: {shown[:8]}"
+            f"{'...' if len(shown) > 8 else ''})")
+    return q
+
+
+tidu.register_pytree_node(MPS, lambda m: (list(m._tensors), m._grading),
+                          lambda grading, leaves: MPS._from_leaves(leaves, grading))

@@ -1,0 +1,363 @@
+"""Chains of charge-conserving site tensors: the symmetric side of :class:`MPS`.
+
+A symmetric MPS has :class:`~tensor4all.SymmetricTensor` sites with legs
+``(left bond, physical, right bond)``: the left bond and the physical leg incoming to the
+site's charge balance (``dual=False``), the right bond outgoing (``dual=True``), every site
+of charge 0, so that the charge of a bond sector is the total charge of the sites left of
+it. The left boundary bond is the single sector of charge 0; the right boundary bond is the
+single sector of the state's total charge (its sector), as ITensor's QN MPS and TeNPy's
+``MPS`` with a charged last bond.
+
+The physical leg of a site groups the basis states by charge in basis order; a space whose
+states of one charge are not contiguous (none of the built-in spaces) raises
+:class:`InvalidOptionError`.
+
+Everything here works on site lists; :mod:`._mps` checks arguments and wraps the results.
+The differentiable operations (:func:`canonical_sites`) use the structured dispatcher's
+kernels; the numerical tools (compression, Schmidt spectra, random states) use NumPy on
+the blocks.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import tenferro as tf
+
+from ..tools.device import host_tensor
+from ..tools.errors import InvalidOptionError, SiteOutOfRangeError
+from ..sites.local_spaces import LOCAL_SPACES
+from ..sites.charges import (CONSERVED_CHARGES, charge_label, charge_sector, charge_value, check_sector_charge,
+                             declared_charges, physical_charge)
+from ..linalg.truncation import svd_truncated_sectors, thin_svd
+from ..structured import U1, Leg, SymmetricTensor, Symmetry, Zn, einsum
+from ..structured import linalg as slinalg
+
+__all__ = [
+    "Grading",
+    "canonical_sites",
+    "compress_sites",
+    "engine_blocks",
+    "flip_leg",
+    "grading",
+    "is_symmetric",
+    "operator_tensor",
+    "phys_leg",
+    "product_sites",
+    "random_sites",
+    "schmidt_spectra",
+    "sites_from_blocks",
+]
+
+
+@dataclass(frozen=True)
+class Grading:
+    """What a symmetric chain conserves: the physical ``label`` (``"Sz"``; a product
+    ``"N,Sz"``), the integer charge the local space declares (``"2Sz"``; ``"N,2Sz"``), its
+    ``unit`` (physical value = integer / unit; a tuple per part for a product, whose integer
+    charges are packed, :mod:`._charges`), the group and the per-site basis charges ``q``."""
+
+    label: str
+    charge: str
+    unit: Any
+    symmetry: Symmetry
+    q: tuple[tuple[int, ...], ...]
+
+    @property
+    def is_product(self) -> bool:
+        return isinstance(self.unit, tuple)
+
+    def integer(self, value: Any, what: str) -> int:
+        """A physical value (``Sz = 1``, ``0.5``; parity 0 or 1; ``(N, Sz)`` or ``{"N": .., "Sz": ..}``
+        for a product) as the group's integer charge."""
+        return self.symmetry.canonical(physical_charge(value, self.label, self.unit, 0, what))
+
+    def value(self, q: int) -> Any:
+        """The physical value of the integer charge ``q`` (a tuple ``(N, Sz)`` for a product)."""
+        return charge_value(q, self.unit)
+
+    def sector(self, q: int) -> dict[str, Any]:
+        """``{label: value}`` of the integer charge ``q`` (``{"N": 8, "Sz": 0.0}`` for a product)."""
+        return charge_sector(q, self.label, self.unit)
+
+
+def grading(conserve: str, local: str | None, dims: Sequence[int], what: str) -> Grading:
+    """The :class:`Grading` of ``conserve`` (``"Sz"``, ``"parity"``) on sites of dimensions ``dims``
+    of the local space ``local`` (None: the default space of each dimension)."""
+    if not isinstance(conserve, str) or conserve not in CONSERVED_CHARGES:
+        raise InvalidOptionError(f"{what}: conserve must be one of {', '.join(map(repr, CONSERVED_CHARGES))} or "
+                                 f"None, got {conserve!r}")
+    name, modulus = CONSERVED_CHARGES[conserve]
+    q = declared_charges(local, dims).get(name)
+    if q is None:
+        raise InvalidOptionError(f"{what}: conserve={conserve!r} needs the charge {name!r}, but "
+                                 f"{_undeclared_where(local, dims)}; {_spaces_declaring(name)}")
+    check_sector_charge(conserve, local, q, what)
+    label, unit = charge_label(name)
+    return Grading(label, name, unit, U1() if modulus == 0 else Zn(modulus), tuple(tuple(x) for x in q))
+
+
+def _undeclared_where(local: str | None, dims: Sequence[int]) -> str:
+    """Why no charge is declared: the named space, or the default spaces (none for some ``d``)."""
+    if local is not None:
+        space = LOCAL_SPACES.get(local)
+        if space is not None and any(d != space.dim for d in dims):
+            return f"the local space {local!r} has dimension {space.dim}, the sites {sorted(set(dims))}"
+        return f"the local space {local!r} does not declare it"
+    missing = sorted({d for d in dims} - {sp.dim for sp in (LOCAL_SPACES["spin-1/2"], LOCAL_SPACES["spin-1"])})
+    if missing:
+        return (f"there is no default local space of dimension {missing[0]} (the defaults: spin-1/2 for d = 2, "
+                "spin-1 for d = 3)")
+    return f"the default local spaces of dimensions {sorted(set(dims))} do not declare it"
+
+
+def _spaces_declaring(name: str) -> str:
+    """The fix: the built-in local spaces that declare the charge ``name``."""
+    fits = [f"local={sp.name!r} (d = {sp.dim})" for sp in LOCAL_SPACES.values()
+            if name in declared_charges(sp.name, [sp.dim])]
+    if not fits:
+        return "no built-in local space declares it; declare it in a LocalSpace's charges"
+    return "pass " + " or ".join(fits)
+
+
+def is_symmetric(ts: Sequence[Any]) -> bool:
+    return bool(ts) and isinstance(ts[0], SymmetricTensor)
+
+
+def phys_leg(symmetry: Symmetry, charges: Sequence[int], site: int = 0) -> tuple[Leg, list[tuple[int, int]]]:
+    """The physical leg of basis charges ``charges`` (sectors in order of first appearance)
+    and, per basis state, ``(charge, offset in its sector)``."""
+    sectors: dict[int, int] = {}
+    where: list[tuple[int, int]] = []
+    last = None
+    for s, q in enumerate(charges):
+        q = symmetry.canonical(q)
+        if q in sectors and q != last:
+            raise InvalidOptionError(f"site {site}: the basis states of charge {q} are not contiguous (charges "
+                                     f"{list(charges)}); order the local basis by charge")
+        where.append((q, sectors.get(q, 0)))
+        sectors[q] = sectors.get(q, 0) + 1
+        last = q
+    return Leg(symmetry, sectors), where
+
+
+def product_sites(states: Sequence[int], g: Grading, dtype: Any) -> list[SymmetricTensor]:
+    """The product of basis ``states`` as symmetric sites."""
+    out = []
+    total = g.symmetry.identity
+    for i, s in enumerate(states):
+        leg, where = phys_leg(g.symmetry, g.q[i], i)
+        qs, off = where[s]
+        right = g.symmetry.add(total, qs)
+        block = np.zeros((1, leg.sector_dim(qs), 1), dtype=dtype)
+        block[0, off, 0] = 1.0
+        legs = [Leg(g.symmetry, {total: 1}), leg, Leg(g.symmetry, {right: 1}, dual=True)]
+        out.append(SymmetricTensor({(total, qs, right): tf.asarray(np.asfortranarray(block))}, legs))
+        total = right
+    return out
+
+
+def _reachable(legs: Sequence[Leg], g: Symmetry, start: Any, sign: int, cap: int) -> list[dict]:
+    """Charges reachable through the physical legs and how many basis states reach each
+    (capped at ``cap``): ``out[k]`` after ``k`` legs."""
+    out = [{start: 1}]
+    for leg in legs:
+        nxt: dict = {}
+        for q, n in out[-1].items():
+            for qs, d in leg.sectors.items():
+                r = g.add(q, qs if sign > 0 else g.negate(qs))
+                nxt[r] = min(cap, nxt.get(r, 0) + n * d)
+        out.append(nxt)
+    return out
+
+
+def random_sites(legs: Sequence[Leg], target: Any, bond_dim: int, rng: np.random.Generator,
+                 dtype: Any) -> list[SymmetricTensor]:
+    """Random symmetric sites of total charge ``target`` (Gaussian blocks): bond ``b`` holds the
+    charges reachable from both ends, each sector at most as large as the number of basis
+    states on either side, ``bond_dim`` shared in proportion to those numbers (at least one
+    state per sector kept; the sectors nearest the middle of the charge range first when
+    ``bond_dim`` is smaller than their number). Not canonical."""
+    g = legs[0].symmetry
+    L = len(legs)
+    left = _reachable(legs, g, g.identity, +1, bond_dim)
+    right = _reachable(list(reversed(legs)), g, target, -1, bond_dim)[::-1]   # charge at bond b seen from the right
+    bonds = []
+    for b in range(L + 1):
+        weight = {q: min(n, right[b][q]) for q, n in left[b].items() if q in right[b]}
+        if not weight:
+            raise InvalidOptionError(f"no basis state of the chain has the total charge {target!r}")
+        order = sorted(weight, key=lambda q: -weight[q])[:bond_dim]
+        total = sum(weight[q] for q in order)
+        dims = {q: max(1, min(weight[q], (bond_dim * weight[q]) // total)) for q in order}
+        bonds.append({q: dims[q] for q in sorted(dims, key=_order_key)})
+    out = []
+    complex_ = np.issubdtype(np.dtype(dtype), np.complexfloating)
+    for i in range(L):
+        ll = Leg(g, bonds[i])
+        rl = Leg(g, bonds[i + 1], dual=True)
+        blocks = {}
+        for ql, dl in bonds[i].items():
+            for qs, ds in legs[i].sectors.items():
+                qr = g.add(ql, qs)
+                if qr in bonds[i + 1]:
+                    shape = (dl, ds, bonds[i + 1][qr])
+                    a = rng.standard_normal(shape)
+                    if complex_:
+                        a = a + 1j * rng.standard_normal(shape)
+                    blocks[(ql, qs, qr)] = tf.asarray(np.asfortranarray(a.astype(dtype)))
+        out.append(SymmetricTensor(blocks, [ll, legs[i], rl], dtype=tf.dtype(np.dtype(dtype).name)))
+    return out
+
+
+def _order_key(q: Any) -> Any:
+    return (abs(q), -q) if isinstance(q, int) else repr(q)
+
+
+def flip_leg(x: SymmetricTensor, axis: int) -> SymmetricTensor:
+    """The same tensor with leg ``axis`` written with the opposite duality: each sector's
+    charge negated (an incoming ``q`` is an outgoing ``-q``); the dense values are unchanged."""
+    g = x.symmetry
+    leg = x.legs[axis]
+    new = Leg(g, {g.negate(q): d for q, d in leg.sectors.items()}, dual=not leg.is_dual)
+    legs = list(x.legs)
+    legs[axis] = new
+    blocks = {key[:axis] + (g.negate(key[axis]),) + key[axis + 1:]: b for key, b in x.blocks.items()}
+    return SymmetricTensor(blocks, legs, x.charge, dtype=x.dtype)
+
+
+def canonical_sites(ts: Sequence[SymmetricTensor], center: int) -> list[SymmetricTensor]:
+    """Mixed canonical form around ``center`` by blockwise QR (differentiable: the structured
+    QR kernel per sector). Right of the centre the LQ of a site is the transpose of the QR of
+    its transpose, with the new bond written outgoing-to-incoming by :func:`flip_leg`."""
+    ts = list(ts)
+    for i in range(center):
+        m = ts[i].fuse_legs([0, 1], [2])
+        q, r = slinalg.qr(m)
+        ts[i] = q.split_legs(0)
+        ts[i + 1] = einsum("ab,bsc->asc", r, ts[i + 1])
+    for i in range(len(ts) - 1, center, -1):
+        m = ts[i].fuse_legs([0], [1, 2])              # (left, (phys, right))
+        q, r = slinalg.qr(m.transpose(1, 0))          # m^T = q r: m = r^T q^T
+        ts[i] = flip_leg(q.transpose(1, 0), 0).split_legs(1)   # q^T: (bond*, fused) -> (bond, fused)
+        lo = flip_leg(r.transpose(1, 0), 1)                    # r^T: (left, bond) -> (left, bond*)
+        ts[i - 1] = einsum("asb,bc->asc", ts[i - 1], lo)
+    return ts
+
+
+def _numpy_blocks(x: SymmetricTensor) -> dict[tuple, np.ndarray]:
+    return {k: np.asarray(b) for k, b in x.blocks.items()}
+
+
+def _matrix_sectors(x: SymmetricTensor, split: int) -> tuple[SymmetricTensor, dict[Any, np.ndarray]]:
+    """``x`` fused to a matrix (legs ``[:split]`` x ``[split:]``) and its blocks by row charge
+    (a fused leg of an incoming and an outgoing leg is incoming, of charge ``q_in - q_out``)."""
+    n = len(x.legs)
+    m = x.fuse_legs(list(range(split)), list(range(split, n)))
+    return m, {k[0]: b for k, b in _numpy_blocks(m).items()}
+
+
+def compress_sites(ts: Sequence[SymmetricTensor], max_bond: int | None, cutoff: float,
+                   dtype: Any) -> tuple[list[SymmetricTensor], float]:
+    """Left-canonical QR sweep, then right-to-left truncated SVDs with one truncation across the
+    sectors of each bond (sectors may vanish); the summed discarded weight. NumPy on blocks."""
+    ts = canonical_sites(ts, len(ts) - 1)
+    g = ts[0].symmetry
+    total = 0.0
+    for i in range(len(ts) - 1, 0, -1):
+        m, blocks = _matrix_sectors(ts[i], 1)
+        kept, err = svd_truncated_sectors(blocks, max_bond, cutoff)   # one truncation across the sectors
+        us, ss, vs = ({q: f[k] for q, f in kept.items()} for k in range(3))
+        total += err
+        bond = Leg(g, {q: len(s) for q, s in ss.items()})
+        fused = m.legs[1]
+        vh = SymmetricTensor({(q, g.negate(q)): host_tensor(v) for q, v in vs.items()}, [bond, fused], dtype=dtype)
+        us_ = SymmetricTensor({(q, q): host_tensor(u * ss[q]) for q, u in us.items()}, [m.legs[0], bond.dual()],
+                              dtype=dtype)
+        ts[i] = vh.split_legs(1)
+        ts[i - 1] = einsum("asb,bc->asc", ts[i - 1], us_)
+    return ts, total
+
+
+def schmidt_spectra(ts: Sequence[SymmetricTensor]) -> list[dict[Any, np.ndarray]]:
+    """Per bond, the Schmidt values of the normalized state by sector of the bond charge
+    (each array descending); from a right-canonical form and one SVD per sector."""
+    ts = canonical_sites(ts, 0)
+    out = []
+    for i in range(len(ts) - 1):
+        m, blocks = _matrix_sectors(ts[i], 2)
+        svds = {q: thin_svd(b) for q, b in blocks.items()}
+        norm = math.sqrt(sum(float(np.sum(s * s)) for _, s, _ in svds.values()))
+        out.append({q: s / norm for q, (_, s, _) in sorted(svds.items(), key=lambda kv: _order_key(kv[0]))
+                    if len(s)})
+        g = ts[0].symmetry
+        bond = Leg(g, {q: len(s) for q, (_, s, _) in svds.items() if len(s)})
+        sv = SymmetricTensor({(q, q): host_tensor(s[:, None] * vh) for q, (_, s, vh) in svds.items() if len(s)},
+                             [bond, m.legs[1]], dtype=ts[i].dtype)
+        ts[i + 1] = einsum("ab,bsc->asc", sv, ts[i + 1])
+    return out
+
+
+def operator_tensor(m: np.ndarray, leg: Leg) -> SymmetricTensor | None:
+    """The local operator matrix ``m`` (``out, in``) as a symmetric tensor on ``(leg, leg*)``
+    with its charge (``S+``: +2 in units of ``2Sz``), or None when it has no single charge
+    (``Sx``)."""
+    g = leg.symmetry
+    charges = [q for q, d in leg.sectors.items() for _ in range(d)]
+    nz = np.argwhere(np.abs(m) > 0)
+    found = {g.add(charges[s], g.negate(charges[t])) for s, t in nz}
+    if len(found) > 1:
+        return None
+    charge = found.pop() if found else g.identity
+    return SymmetricTensor.from_dense(tf.asarray(np.asfortranarray(m)), [leg, leg.dual()], charge=charge)
+
+
+def engine_blocks(ts: Sequence[SymmetricTensor]) -> tuple[list[dict], list[dict]]:
+    """The sector engine's start state from symmetric sites: the charge -> dimension map of every
+    bond and per site the matrices ``A[(q_l, s)]`` (``s`` the basis state)."""
+    bonds = [ts[0].legs[0].sectors] + [t.legs[2].sectors for t in ts]
+    sites = []
+    for t in ts:
+        starts = {}
+        s = 0
+        for q, d in t.legs[1].sectors.items():
+            starts[q] = s
+            s += d
+        site = {}
+        for (ql, qs, _), b in _numpy_blocks(t).items():
+            for k in range(b.shape[1]):
+                site[(ql, starts[qs] + k)] = np.ascontiguousarray(b[:, k, :])
+        sites.append(site)
+    return [{int(q): d for q, d in b.items()} for b in bonds], sites
+
+
+def sites_from_blocks(bonds: Sequence[dict], sites: Sequence[dict], g: Grading,
+                      dtype: Any) -> list[SymmetricTensor]:
+    """Symmetric sites from the sector engine's bonds and blocks ``A[(q_l, s)]`` (the inverse of
+    :func:`engine_blocks`)."""
+    out = []
+    for i, site in enumerate(sites):
+        leg, where = phys_leg(g.symmetry, g.q[i], i)
+        left = Leg(g.symmetry, bonds[i])
+        right = Leg(g.symmetry, bonds[i + 1], dual=True)
+        grid: dict[tuple, np.ndarray] = {}
+        for (ql, s), b in site.items():
+            qs, off = where[s]
+            qr = g.symmetry.add(ql, qs)
+            blk = grid.get((ql, qs, qr))
+            if blk is None:
+                blk = grid[(ql, qs, qr)] = np.zeros((bonds[i][ql], leg.sector_dim(qs), bonds[i + 1][qr]), dtype=dtype)
+            blk[:, off, :] = b
+        out.append(SymmetricTensor({k: host_tensor(b) for k, b in grid.items()}, [left, leg, right],
+                                   dtype=tf.dtype(np.dtype(dtype).name)))
+    return out
+
+
+def check_bond(bond: Any, L: int, what: str) -> int:
+    if isinstance(bond, (bool, np.bool_)) or not isinstance(bond, (int, np.integer)) or not 0 <= bond < L - 1:
+        raise SiteOutOfRangeError(f"{what}: bond {bond!r} is outside 0..{L - 2}")
+    return int(bond)

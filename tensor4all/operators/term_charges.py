@@ -1,0 +1,93 @@
+"""Charges of an MPO's bond states, read from its tensors: does a Hamiltonian conserve a
+diagonal charge, and with which charge does each bond state shift it?
+
+For MPO tensors ``W_i[l, s, t, r]`` (``out s``, ``in t``) and a local charge ``q`` per
+basis state, an MPO commutes with ``Q = sum_i q_i`` in the gauge where every bond state
+has a definite charge ``c`` and every nonzero entry satisfies
+``c_r = c_l + q_s - q_t``; the left boundary state has charge 0 and so must the right
+one (the operator adds no net charge). The automaton and compressed MPOs of
+``MPO.from_opsum`` are in that gauge whenever the OpSum conserves the charge (the
+compression's orthogonalizations mix only states of one charge; what they leave
+elsewhere is rounding, dropped below ``tol``). The charges are propagated from left to
+right; a state that would get two charges, or a right boundary of nonzero charge, means
+the Hamiltonian does not conserve ``Q`` (:class:`NonConservingError` names the site and
+the charges).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..tools.errors import NonConservingError
+from ..sites.local_spaces import LocalSpace
+from .opsum import OpSum
+
+__all__ = ["mpo_bond_charges", "operator_charge", "check_opsum_conserves"]
+
+
+def mpo_bond_charges(ws: Sequence[np.ndarray], q: Sequence[Sequence[int]], *, modulus: int = 0,
+                     tol: float = 1e-12, what: str = "the Hamiltonian") -> list[np.ndarray]:
+    """Integer charges of the bond states, one array per bond ``0..L`` (bond ``i`` is left
+    of site ``i``); ``q[i]`` the charges of site ``i``'s basis states. ``modulus`` 0 for
+    U(1), ``n`` for Z_n. Entries below ``tol`` times the site tensor's largest are
+    treated as zero."""
+
+    def norm(c: np.ndarray) -> np.ndarray:
+        return c % modulus if modulus else c
+
+    charges = [np.zeros(ws[0].shape[0], dtype=np.int64)]
+    for i, w in enumerate(ws):
+        qi = np.asarray(q[i], dtype=np.int64)
+        dq = norm(qi[:, None] - qi[None, :])             # q_s - q_t
+        a = np.abs(np.asarray(w))
+        scale = float(a.max()) if a.size else 0.0
+        nz = a > tol * scale if scale > 0 else np.zeros(a.shape, dtype=bool)
+        left = charges[-1]
+        cand = norm(left[:, None, None] + dq[None, :, :])   # (l, s, t): the charge a right state would get
+        right = np.zeros(w.shape[3], dtype=np.int64)
+        for r in range(w.shape[3]):
+            got = np.unique(cand[nz[:, :, :, r]])
+            if len(got) > 1:
+                raise NonConservingError(
+                    f"{what} does not conserve the charge: at site {i} the MPO state {r} on the right bond is "
+                    f"reached with charge changes {sorted(int(g) for g in got)} (a term that changes the charge, "
+                    "or the Hermitian partner of one missing)")
+            right[r] = int(got[0]) if len(got) else 0
+        charges.append(right)
+    if np.any(charges[-1] != 0):
+        raise NonConservingError(f"{what} does not conserve the charge: its terms change it by "
+                                 f"{sorted(set(int(c) for c in charges[-1]))} in total")
+    return charges
+
+
+
+def operator_charge(space: LocalSpace, name: str, q: Sequence[int], modulus: int = 0) -> int | None:
+    """The charge an operator of ``space`` adds (``q_s - q_t`` of its nonzero entries ``(s, t)``;
+    ``S+``: +2 in units of ``2Sz``), or None when it has none (``Sx``)."""
+    _, m = space.factor(name)
+    found = {(q[s] - q[t]) % modulus if modulus else q[s] - q[t] for s, t in np.argwhere(m != 0)}
+    if len(found) > 1:
+        return None
+    return found.pop() if found else 0
+
+
+def check_opsum_conserves(os: OpSum, space: LocalSpace, charge: str, modulus: int) -> None:
+    """:class:`NonConservingError` naming the first term of ``os`` that changes the charge
+    ``charge`` of ``space`` (an operator of no definite charge, or a net change)."""
+    q = space.charges[charge]
+    for k, term in enumerate(os.terms):
+        total = 0
+        for name, site in term.ops:
+            c = operator_charge(space, name, q, modulus)
+            if c is None:
+                raise NonConservingError(
+                    f"term {k} ({term.coef!r} * {' '.join(f'{n}({s})' for n, s in term.ops)}) does not conserve "
+                    f"{charge}: the operator {name!r} at site {site} mixes basis states of different {charge}; write "
+                    f"it with charged operators (Sx = (S+ + S-)/2) or build the MPO without conserve")
+            total += c
+        if (total % modulus if modulus else total) != 0:
+            raise NonConservingError(
+                f"term {k} ({term.coef!r} * {' '.join(f'{n}({s})' for n, s in term.ops)}) changes {charge} by "
+                f"{total}; each term of a conserving Hamiltonian changes it by 0 (pair raising with lowering "
+                "operators in one term, e.g. S+(i) S-(j))")

@@ -1,0 +1,169 @@
+"""The file of a scan: one Arrow table (Parquet, or Arrow IPC for ``.arrow``), one row per
+point, rewritten atomically (a temporary file in the same directory, then ``os.replace``)
+each time points finish, so that a reader or a resumed scan never sees a half-written file.
+
+The schema's metadata key ``tensor4all.scan`` holds JSON: ``schema``
+(``"tensor4all.scan/1"``), ``parameters`` (the scanned names) and ``task`` (what each point
+computes). A scan resumes from a file only when both match; rows of points outside the
+current grid are kept, first, and never rerun.
+"""
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from typing import Any
+
+from ..tools.errors import (OptionalDependencyError, ScanFileError, ScanFileIOError, Tensor4allTypeError,
+                            UnsupportedFileFormatError)
+from ..tools.files import output_problem
+from .grid import Grid
+from .task import META_COLUMNS
+
+__all__ = ["ScanTable", "FORMATS", "SCHEMA", "check_out", "import_pyarrow"]
+
+SCHEMA = "tensor4all.scan/1"
+FORMATS = {".parquet": "parquet", ".arrow": "arrow"}
+_META_KEY = b"tensor4all.scan"
+_INSTALL = "install the 'distributed' extra: pip install 'tidu-tenferro[distributed]'"
+#: bytes the temporary file's name adds to the output's (:meth:`ScanTable.write`: ``.NAME.<12 hex>.tmp``)
+_TEMP_AFFIX = 18
+
+
+def import_pyarrow() -> Any:
+    try:
+        import pyarrow  # noqa: PLC0415  (optional dependency, imported on demand)
+        import pyarrow.parquet  # noqa: F401, PLC0415
+    except ImportError as exc:
+        raise OptionalDependencyError(f"tensor4all.scan writes Arrow/Parquet files and needs pyarrow, which is not "
+                                      f"installed; {_INSTALL}") from exc
+    return pyarrow
+
+
+def check_out(out: Any) -> str:
+    """``out`` as a path: a string or path-like ending in ``.parquet`` or ``.arrow`` where a
+    file can be written (:func:`tensor4all.tools.files.output_problem`, the check of the
+    command-line programs' output files: an existing directory that takes a new file, not a
+    directory, special or read-only file), checked before any point runs."""
+    if not isinstance(out, (str, os.PathLike)):
+        raise Tensor4allTypeError(f"scan: out must be a file path, got {type(out).__name__} {out!r}")
+    path = os.fspath(out)
+    if not isinstance(path, str) or not path.strip() or "\0" in path:
+        raise ScanFileIOError(f"scan: out must be a file name, got {out!r}")
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in FORMATS:
+        raise UnsupportedFileFormatError(f"scan: unknown extension {ext or '(none)'!r} of {path!r}; valid "
+                                         f"extensions: {', '.join(FORMATS)}")
+    problem = output_problem(path, affix=_TEMP_AFFIX)
+    if problem is not None:
+        raise ScanFileIOError(f"scan: out={path!r}: {problem}")
+    return path
+
+
+class ScanTable:
+    """The rows of a scan file: those read at the start, then each finished point's."""
+
+    def __init__(self, path: str, grid: Grid, task: dict[str, Any], columns: dict[str, str] | None):
+        self.pa = import_pyarrow()
+        self.path = path
+        self.format = FORMATS[os.path.splitext(path)[1].lower()]
+        self.grid = grid
+        self.meta = {"schema": SCHEMA, "parameters": list(grid.names), "task": task}
+        self.columns: dict[str, str | None] = dict(columns or {})  # result column -> Arrow type (None: inferred)
+        self.foreign: list[dict[str, Any]] = []  # rows of points outside this grid, kept as read
+        self.rows: dict[tuple, dict[str, Any]] = {}
+        if os.path.exists(path):
+            self._read()
+
+    # ---- reading -----------------------------------------------------------------------
+    def _read(self) -> None:
+        pa = self.pa
+        try:
+            if self.format == "parquet":   # through one open file: a path is opened more than once
+                with open(self.path, "rb") as f:
+                    table = pa.parquet.read_table(f)
+            else:
+                with pa.memory_map(self.path) as source:
+                    table = pa.ipc.open_file(source).read_all()
+        except (pa.ArrowException, OSError, ValueError) as e:
+            raise ScanFileError(f"scan: cannot resume from {self.path!r}: not a readable {self.format} file ({e}); "
+                                "give another out= or remove the file") from e
+        raw = (table.schema.metadata or {}).get(_META_KEY)
+        try:
+            meta = json.loads(raw) if raw is not None else None
+        except ValueError:
+            meta = None
+        if not isinstance(meta, dict) or meta.get("schema") != SCHEMA:
+            raise ScanFileError(f"scan: {self.path!r} was not written by tensor4all.scan (no '{_META_KEY.decode()}' "
+                                "metadata); give another out= or remove the file")
+        if sorted(meta.get("parameters", [])) != sorted(self.grid.names):
+            raise ScanFileError(f"scan: {self.path!r} holds a scan over {meta.get('parameters')}, not over "
+                                f"{list(self.grid.names)}; give another out= or remove the file")
+        if meta.get("task") != json.loads(json.dumps(self.meta["task"])):
+            raise ScanFileError(f"scan: {self.path!r} holds a scan of another task ({json.dumps(meta.get('task'))}; "
+                                f"this one is {json.dumps(self.meta['task'])}); give another out= or remove the "
+                                "file")
+        for name in table.column_names:
+            if name not in self.grid.names and name not in META_COLUMNS and name not in self.columns:
+                self.columns[name] = None
+        keys = set(self.grid.keys)
+        for row in table.to_pylist():
+            key = tuple(row.get(n) for n in self.grid.names)
+            if key in keys:
+                self.rows[key] = row
+            else:
+                self.foreign.append(row)
+
+    def done(self, key: tuple) -> bool:
+        """Whether the file holds a finished (status ``ok``) row for the point ``key``."""
+        row = self.rows.get(key)
+        return row is not None and row.get("status") == "ok"
+
+    # ---- writing -----------------------------------------------------------------------
+    def put(self, key: tuple, row: dict[str, Any]) -> None:
+        for name in row:
+            if name not in self.grid.names and name not in META_COLUMNS and name not in self.columns:
+                self.columns[name] = None
+        self.rows[key] = row
+
+    def table(self) -> Any:
+        """All rows as a ``pyarrow.Table``: the points outside the grid (as read), then the
+        grid's points that have a row, in grid order."""
+        pa = self.pa
+        rows = self.foreign + [self.rows[k] for k in self.grid.keys if k in self.rows]
+        arrays, names = [], []
+        for name, typ in [*((n, None) for n in self.grid.names), *self.columns.items(), *META_COLUMNS.items()]:
+            values = [r.get(name) for r in rows]
+            try:
+                arrays.append(pa.array(values, type=None if typ is None else pa.type_for_alias(typ)))
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+                kinds = sorted({type(v).__name__ for v in values if v is not None})
+                raise Tensor4allTypeError(f"scan: the column {name!r} holds values of types {', '.join(kinds)}; a "
+                                          f"task returns one type per key ({e})") from e
+            names.append(name)
+        table = pa.Table.from_arrays(arrays, names=names)
+        return table.replace_schema_metadata({_META_KEY: json.dumps(self.meta).encode()})
+
+    def write(self) -> None:
+        """Write :meth:`table` to the file atomically (temporary file, fsync, ``os.replace``)."""
+        table = self.table()
+        directory = os.path.dirname(os.path.abspath(self.path))
+        tmp = os.path.join(directory, f".{os.path.basename(self.path)}.{uuid.uuid4().hex[:12]}.tmp")
+        try:
+            with open(tmp, "xb") as fh:
+                if self.format == "parquet":
+                    self.pa.parquet.write_table(table, fh)
+                else:
+                    with self.pa.ipc.new_file(fh, table.schema) as writer:
+                        writer.write_table(table)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except BaseException as e:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            if isinstance(e, OSError):
+                raise ScanFileIOError(f"scan: writing {self.path!r} failed ({e.strerror or e})") from e
+            raise

@@ -1,0 +1,1 @@
+"""tensor4all.sites."""

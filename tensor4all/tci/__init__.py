@@ -1,0 +1,437 @@
+"""Tensor cross interpolation: a function of a multi-index learned as a tensor train.
+
+:func:`crossinterpolate2` runs TCI2 (two-site updates by partial rank-revealing LU:
+Fernandez, Jeannin, Dumitrescu, Kloss, Kaye, Parcollet, Waintal, SciPost Phys. 18, 104
+(2025); Ritter, Nunez Fernandez, Wallerberger, von Delft, Shinaoka, Waintal, PRL 132,
+056501 (2024)) on ``f(i_0, ..., i_{L-1})`` with ``0 <= i_k < local_dims[k]`` and returns a
+:class:`TCIResult` whose ``tt`` is a :class:`~tensor4all.MPS` (site tensors ``(left,
+physical, right)``; complex when ``f`` is).
+
+The tensor train depends on ``f`` only through its values at the sampled cross
+(``result.points``): site ``k`` is ``f(I_k, s, J_k) P_k^-1`` with the pivot matrix ``P_k``
+among those values. :func:`interpolant` rebuilds it from such values with tenferro
+operations, so ``tidu.grad`` of anything computed from it (:func:`tt_sum` with quadrature
+weights, :func:`tt_evaluate`) flows into the parameters ``f`` was computed from, at fixed
+pivots (the cross formula differentiated; the pivot choice is piecewise constant).
+``crossinterpolate2`` of an ``f`` computed from a parameter under ``tidu.grad``/``jvp`` does the
+same by itself (JAX's ``custom_vjp`` pattern): the pivots are searched on the concrete values,
+then the train is rebuilt from ``f`` evaluated under tracing at those pivots. :func:`tt_evaluate`,
+:func:`tt_sum`, :func:`tt_add` and :func:`tt_multiply` (elementwise) work on any dense MPS and are
+differentiable; ``MPS.compress`` recompresses.
+
+>>> import numpy as np
+>>> from tensor4all import tci
+>>> x = np.linspace(0.0, 1.0, 16)
+>>> res = tci.crossinterpolate2(lambda i: 1.0 / (1.0 + x[i].sum(axis=1)), [16] * 4, batched=True)
+>>> res.termination, round(float(tci.tt_evaluate(res.tt, [3, 1, 4, 1])), 8), round(1.0 / (1.0 + 9.0 / 15), 8)
+('converged', 0.625, 0.625)
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+import tenferro as tf
+import tidu
+
+from ..tools.errors import DimensionMismatchError, NotDifferentiableError
+from ..networks.mps import MPS
+from .tci2 import Cross, TCI2Options, run_tci2
+from .cache import CachedFunction
+from .errors import (FunctionShapeError, FunctionValueError, LocalDimsError, MultiIndexError,
+                     MultiIndexOutOfRangeError, NonFiniteValueError, TCIError, TCIOptionError, TCITypeError,
+                     ZeroFunctionError)
+from ..tools.checks import as_tensor, concrete
+
+__all__ = [
+    "crossinterpolate2", "TCIResult", "interpolant", "tt_evaluate", "tt_sum", "tt_add", "tt_multiply",
+    "TCIError", "LocalDimsError", "MultiIndexError", "MultiIndexOutOfRangeError", "FunctionValueError",
+    "FunctionShapeError", "NonFiniteValueError", "ZeroFunctionError", "TCIOptionError", "TCITypeError",
+]
+
+PIVOT_SEARCHES = ("full", "rook")
+START_SAMPLES = 64        # random points tried when f is zero at the default first pivot
+START_PASSES = 2          # greedy passes over the sites that move the default first pivot to a large |f|
+
+
+@dataclass(frozen=True)
+class TCIResult:
+    """What :func:`crossinterpolate2` returns.
+
+    * ``tt``: the interpolant, a :class:`~tensor4all.MPS` (``tt_evaluate(res.tt, idx)``).
+    * ``ranks``, ``errors``: after each sweep, the largest bond dimension and the error
+      estimate (the largest pivot left out of any two-site LU, divided by ``max|f|`` when
+      ``normalize_error``).
+    * ``evaluations``: distinct multi-indices at which ``f`` was evaluated.
+    * ``termination``: ``"converged"``, ``"max_bond"`` or ``"max_iter"``.
+    * ``points``: the ``(n, L)`` multi-indices whose values ``tt`` is built from (see
+      :func:`interpolant`); ``max_sample``: the largest ``|f|`` seen; ``cross``: the pivot
+      sets and the layout of the samples.
+    """
+
+    tt: MPS
+    ranks: list[int]
+    errors: list[float]
+    evaluations: int
+    termination: str
+    max_sample: float
+    cross: Cross = field(repr=False)
+
+    @property
+    def points(self) -> np.ndarray:
+        return self.cross.points
+
+    @property
+    def error(self) -> float:
+        """The last error estimate."""
+        return self.errors[-1]
+
+
+# ---- argument checks ------------------------------------------------------------------------
+def _is_int(x: Any) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, (bool, np.bool_))
+
+
+def _local_dims(local_dims: Any) -> list[int]:
+    if isinstance(local_dims, (str, bytes)) or not isinstance(local_dims, (Sequence, np.ndarray)):
+        raise TCITypeError(f"crossinterpolate2: local_dims must be a sequence of positive integers, got "
+                           f"{type(local_dims).__name__} {local_dims!r}")
+    dims = list(np.asarray(local_dims).reshape(-1)) if isinstance(local_dims, np.ndarray) else list(local_dims)
+    if not dims:
+        raise LocalDimsError("crossinterpolate2: local_dims is empty; give one dimension (>= 1) per site")
+    for k, d in enumerate(dims):
+        if not _is_int(d):
+            raise TCITypeError(f"crossinterpolate2: local_dims[{k}] must be an integer, got {type(d).__name__} {d!r}")
+        if d < 1:
+            raise LocalDimsError(f"crossinterpolate2: local_dims[{k}] is {d}; every local dimension must be >= 1 "
+                                 "(a site with no values has nothing to interpolate)")
+    return [int(d) for d in dims]
+
+
+def _multi_indices(x: Any, dims: list[int], what: str) -> np.ndarray:
+    """``x`` (one multi-index or a sequence of them) as an ``(n, L)`` int64 array, checked."""
+    L = len(dims)
+    if isinstance(x, (tf.Tensor, tidu.Tracer)):
+        x = np.asarray(tidu.stop_gradient(x) if isinstance(x, tidu.Tracer) else x)
+    if isinstance(x, (str, bytes)):
+        raise TCITypeError(f"{what} must be integer multi-indices, got {x!r}")
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError) as e:
+        raise MultiIndexError(f"{what} must be multi-indices of {L} integers each ({e})") from None
+    if a.dtype.kind == "O" or (a.dtype.kind not in "iu" and a.size):
+        raise TCITypeError(f"{what} must hold integers, got values of dtype {a.dtype}: {x!r}")
+    if a.ndim == 1:
+        a = a.reshape(1, -1)
+    if a.ndim != 2 or a.shape[1] != L or a.shape[0] == 0:
+        raise MultiIndexError(f"{what} must be one multi-index of {L} entries or an (n, {L}) array of them "
+                              f"(one entry per site), got shape {np.shape(x)}")
+    a = a.astype(np.int64)
+    bad = np.argwhere((a < 0) | (a >= np.asarray(dims)))
+    if len(bad):
+        n, k = (int(v) for v in bad[0])
+        raise MultiIndexOutOfRangeError(f"{what}: multi-index {n} ({a[n].tolist()}) has entry {a[n, k]} at site {k}, "
+                                        f"outside 0 .. {dims[k] - 1}")
+    return a
+
+
+def _options(tolerance: Any, max_bond: Any, max_iter: Any, pivot_search: Any, normalize_error: Any,
+             global_pivots: Any, seed: Any = None, what: str = "crossinterpolate2") -> TCI2Options:
+    """The checked options; ``what`` names the caller in messages. A relative tolerance (the
+    error estimate divided by ``max|f|``, ``normalize_error=True``) must lie in (0, 1): at 1 or
+    more the first rank-1 train already meets it."""
+    if not isinstance(normalize_error, (bool, np.bool_)):
+        raise TCITypeError(f"{what}: normalize_error must be True or False, got {normalize_error!r}")
+    if isinstance(tolerance, (bool, np.bool_)) or not isinstance(tolerance, numbers.Real):
+        raise TCITypeError(f"{what}: tolerance must be a real number > 0, got "
+                           f"{type(tolerance).__name__} {tolerance!r}")
+    if normalize_error and not (np.isfinite(tolerance) and 0 < tolerance < 1):
+        raise TCIOptionError(f"{what}: tolerance must be a finite number > 0 and < 1 (it is relative to max|f| "
+                             f"with normalize_error=True; e.g. 1e-8), got {tolerance!r}; at 1 or more any rank-1 "
+                             "train passes (pass normalize_error=False for an absolute tolerance)")
+    if not (np.isfinite(tolerance) and tolerance > 0):
+        raise TCIOptionError(f"{what}: tolerance must be a finite number > 0 (an absolute error with "
+                             f"normalize_error=False), got {tolerance!r}")
+    if max_bond is not None and (not _is_int(max_bond) or max_bond < 1):
+        raise TCIOptionError(f"{what}: max_bond must be a positive integer or None, got {max_bond!r}")
+    if not _is_int(max_iter) or max_iter < 1:
+        raise TCIOptionError(f"{what}: max_iter must be a positive integer, got {max_iter!r}")
+    if pivot_search not in PIVOT_SEARCHES:
+        raise TCIOptionError(f"{what}: pivot_search must be one of {', '.join(map(repr, PIVOT_SEARCHES))}, "
+                             f"got {pivot_search!r}")
+    if not _is_int(global_pivots) or global_pivots < 0:
+        raise TCIOptionError(f"{what}: global_pivots must be a non-negative integer (random starts of "
+                             f"the global pivot search per sweep; 0 turns it off), got {global_pivots!r}")
+    if seed is not None and (not _is_int(seed) or seed < 0):
+        raise TCIOptionError(f"{what}: seed must be a non-negative integer or None, got {seed!r}")
+    return TCI2Options(float(tolerance), None if max_bond is None else int(max_bond), int(max_iter), pivot_search,
+                       bool(normalize_error), int(global_pivots))
+
+
+def _first_pivots(fn: CachedFunction, initial_pivots: Any, rng: np.random.Generator) -> np.ndarray:
+    dims = fn.dims
+    if initial_pivots is not None:
+        pivots = _multi_indices(initial_pivots, dims, "crossinterpolate2: initial_pivots")
+        if np.max(np.abs(fn.values(pivots))) == 0.0:
+            raise ZeroFunctionError(f"crossinterpolate2: f is zero at every initial pivot {pivots.tolist()}; give "
+                                    "initial_pivots where f is not zero (its largest values are best)")
+        return pivots
+    pivot = np.zeros(len(dims), dtype=np.int64)
+    if fn.values(pivot[None, :])[0] == 0.0:
+        trial = np.stack([rng.integers(0, d, size=START_SAMPLES) for d in dims], axis=1)
+        vals = np.abs(fn.values(trial))
+        if vals.max() == 0.0:
+            raise ZeroFunctionError(f"crossinterpolate2: f is zero at the multi-index {pivot.tolist()} and at "
+                                    f"{START_SAMPLES} random ones; give initial_pivots where f is not zero")
+        pivot = trial[int(np.argmax(vals))]
+    for _ in range(START_PASSES):          # greedy: each index in turn to the value of largest |f|
+        before = pivot.copy()
+        for k, d in enumerate(dims):
+            line = np.repeat(pivot[None, :], d, axis=0)
+            line[:, k] = np.arange(d)
+            pivot[k] = int(np.argmax(np.abs(fn.values(line))))
+        if np.array_equal(pivot, before):
+            break
+    return pivot[None, :]
+
+
+# ---- the interpolation ---------------------------------------------------------------------
+def crossinterpolate2(f: Callable[..., Any], local_dims: Sequence[int], initial_pivots: Any = None, *,
+                      tolerance: float = 1e-8, max_bond: int | None = None, max_iter: int = 20,
+                      pivot_search: str = "full", normalize_error: bool = True, global_pivots: int = 5,
+                      batched: bool = False, seed: int | None = 0) -> TCIResult:
+    """Interpolate ``f`` on the grid ``local_dims`` as a tensor train by TCI2.
+
+    ``f(idx)`` takes one multi-index (a read-only int64 array of ``L`` entries, site 0
+    first, ``0 <= idx[k] < local_dims[k]``) and returns a number; with ``batched=True``
+    it takes an ``(n, L)`` int64 array and returns ``n`` numbers. Each distinct
+    multi-index is evaluated once (``result.evaluations``).
+
+    * ``initial_pivots``: one multi-index or a list of them where ``|f|`` is large. Default:
+      all zeros (if ``f`` is zero there, the largest of 64 random points), then each index in
+      turn set to the value of largest ``|f|`` on its line, two passes at most
+      (TensorCrossInterpolation.jl's ``optfirstpivot``; ``sum(local_dims)`` evaluations a pass).
+    * ``tolerance``: the target of the error estimate, relative to ``max|f|`` when
+      ``normalize_error`` (default; then in (0, 1), e.g. ``1e-8``: at 1 or more a rank-1
+      train already meets it), else absolute (any finite number > 0).
+    * ``max_bond``: the largest bond dimension (``None``: no limit); ``max_iter``: sweeps.
+    * ``pivot_search``: ``"full"`` samples the whole two-site matrix of each bond,
+      ``"rook"`` only a few rows and columns of it (fewer evaluations for large local
+      dimensions, a weaker error estimate).
+    * ``global_pivots``: random starts of the global pivot search after each sweep
+      (``0``: none); ``seed`` seeds it and the rook search.
+
+    If ``f`` is computed from a parameter under ``tidu.grad``/``jvp`` (it returns tidu
+    tracers), the pivots are searched on its concrete values and ``tt`` is rebuilt from ``f``
+    under tracing at those pivots (:func:`interpolant`): derivatives at fixed pivots.
+
+    Bad input raises subclasses of :class:`TCIError` naming the problem (see the module's
+    ``__all__``); a wrong kind of argument :class:`TCITypeError`.
+    """
+    if not callable(f):
+        raise TCITypeError(f"crossinterpolate2: f must be callable, got {type(f).__name__} {f!r}")
+    dims = _local_dims(local_dims)
+    opts = _options(tolerance, max_bond, max_iter, pivot_search, normalize_error, global_pivots, seed)
+    if not isinstance(batched, (bool, np.bool_)):
+        raise TCITypeError(f"crossinterpolate2: batched must be True or False, got {batched!r}")
+    return _interpolate(f, dims, initial_pivots, opts, bool(batched), seed, "crossinterpolate2", _TCI_HINT)
+
+
+_TCI_HINT = ("res = tci.crossinterpolate2(lambda i: f(i, theta0), dims) outside it, then "
+             "tci.interpolant(res, f(res.points, theta)) inside")
+
+
+class _Primal:
+    """``f`` with traced results (computed from a parameter under ``tidu.grad``/``jvp``)
+    replaced by their concrete values, so that the pivot search runs on numbers; ``traced``
+    records that the train must be rebuilt from ``f`` under tracing."""
+
+    def __init__(self, f: Callable[..., Any], what: str, hint: str):
+        self.f, self.what, self.hint, self.traced = f, what, hint, False
+
+    def __call__(self, *args: Any) -> Any:
+        v = self.f(*args)
+        if not isinstance(v, tidu.Tracer):
+            return v
+        c = concrete(v)
+        if c is None:
+            raise NotDifferentiableError(
+                f"{self.what}: f returned an abstract traced value (under tenferro.jit or tidu.vmap), but the pivot "
+                f"search needs numbers; interpolate outside the transform and rebuild at its pivots inside: "
+                f"{self.hint}")
+        self.traced = True
+        return c
+
+
+def _interpolate(f: Callable[..., Any], dims: list[int], initial_pivots: Any, opts: TCI2Options, batched: bool,
+                 seed: Any, what: str, hint: str) -> TCIResult:
+    """TCI2 on checked arguments; a traced ``f`` gives a train rebuilt under tracing (see
+    :func:`crossinterpolate2`)."""
+    rng = np.random.default_rng(seed)
+    primal = _Primal(f, what, hint)
+    fn = CachedFunction(primal, dims, batched=batched, what=f"{what}: f")
+    pivots = _first_pivots(fn, initial_pivots, rng)
+    cross, history = run_tci2(fn, pivots, opts, rng)
+    values = _traced_values(f, cross.points, batched) if primal.traced else tf.asarray(fn.values(cross.points))
+    tt = _build(cross, values)
+    return TCIResult(tt, history.ranks, history.errors, fn.evaluations, history.termination, fn.max_abs, cross)
+
+
+def _traced_values(f: Callable[..., Any], points: np.ndarray, batched: bool) -> Any:
+    """``f`` at ``points`` (already checked on their concrete values) under tracing, shape ``(n,)``."""
+    pts = np.array(points, dtype=np.int64)
+    pts.setflags(write=False)
+    if batched:
+        return tf.reshape(as_tensor(f(pts)), (len(pts),))
+    return tf.stack([as_tensor(f(p)) for p in pts])      # promotes a few float results beside complex ones
+
+
+def _build(cross: Cross, values: Any) -> MPS:
+    """Site ``k`` is ``f(I[k], s, J[k]) P_k^-1`` (``P_k`` = rows ``pivot_rows[k]`` of it),
+    the last site ``f(I[L-1], s)``: tenferro gathers, solves and reshapes of ``values``."""
+    ts = []
+    L = len(cross.site_index)
+    for k, idx in enumerate(cross.site_index):
+        r, d, c = idx.shape
+        pi = tf.reshape(tf.take(values, tf.asarray(idx.reshape(-1))), (r * d, c), order="C")
+        if k < L - 1:
+            p = tf.take(pi, tf.asarray(cross.pivot_rows[k]), axis=0)
+            pi = tf.transpose(tf.linalg.solve(tf.transpose(p), tf.transpose(pi)))
+        ts.append(tf.reshape(pi, (r, d, c), order="C"))
+    return MPS(ts)
+
+
+def interpolant(result: TCIResult, values: Any) -> MPS:
+    """The tensor train of ``result``'s pivots with the values ``values[i]`` of the function
+    at ``result.points[i]`` (a tenferro tensor, tidu tracer or array of shape ``(n,)``).
+
+    With the values ``result`` sampled this is ``result.tt``; with values of ``f(x, theta)``
+    computed by tenferro operations it is differentiable in ``theta`` at fixed pivots (the
+    derivative of the cross formula in the sampled values, which is what finite differences
+    of re-interpolation converge to while the pivots stay put)."""
+    if not isinstance(result, TCIResult):
+        raise TCITypeError(f"interpolant: result must be a TCIResult (from crossinterpolate2), got "
+                           f"{type(result).__name__}")
+    n = len(result.points)
+    v = as_tensor(values) if not isinstance(values, (str, bytes)) else values
+    if not isinstance(v, (tf.Tensor, tidu.Tracer)):
+        raise TCITypeError(f"interpolant: values must be an array or tensor of {n} numbers, got {values!r}")
+    shape = tuple(tidu.aval_of(v).shape)
+    if shape != (n,):
+        raise DimensionMismatchError(f"interpolant: values must have shape ({n},), one per row of result.points, "
+                                     f"got shape {shape}")
+    if tidu.aval_of(v).dtype.kind not in ("float", "complex"):
+        v = v.astype(tf.float64) if isinstance(v, tf.Tensor) else v
+        if tidu.aval_of(v).dtype.kind not in ("float", "complex"):
+            raise TCITypeError(f"interpolant: values must be float or complex, got {tidu.aval_of(v).dtype}")
+    c = concrete(v)          # None when abstract (tenferro.jit): not checked
+    if c is not None:
+        finite = np.isfinite(np.asarray(c))
+        if not finite.all():
+            i = int(np.argmin(finite))
+            raise NonFiniteValueError(f"interpolant: values[{i}] is {np.asarray(c)[i]}, the value at "
+                                      f"result.points[{i}] = {result.points[i].tolist()}; every value must be finite "
+                                      "(check the function there)")
+    return _build(result.cross, v)
+
+
+# ---- operations on tensor trains --------------------------------------------------------------
+def _dense_sites(tt: Any, what: str) -> list[Any]:
+    if not isinstance(tt, MPS):
+        raise TCITypeError(f"{what} takes a tensor4all.MPS, got {type(tt).__name__}")
+    return tt.dense().tensors
+
+
+def tt_evaluate(tt: MPS, index: Any) -> Any:
+    """The tensor train at one multi-index (a scalar tensor) or at each row of an
+    ``(n, L)`` index array (an ``(n,)`` tensor); differentiable in the site tensors."""
+    ts = _dense_sites(tt, "tt_evaluate")
+    dims = [int(t.shape[1]) for t in ts]
+    single = np.ndim(index) == 1 if not isinstance(index, (str, bytes)) else False
+    idx = _multi_indices(index, dims, "tt_evaluate: index")
+    n = len(idx)
+    env = tf.take(tf.reshape(ts[0], tuple(ts[0].shape)[1:]), tf.asarray(idx[:, 0]), axis=0)   # (n, right)
+    for k in range(1, len(ts)):
+        # points sorted by their index at site k: one (group, left) @ (left, right) product per value
+        order = np.argsort(idx[:, k], kind="stable")
+        col = idx[order, k]
+        starts = np.flatnonzero(np.r_[True, col[1:] != col[:-1]])
+        ends = np.r_[starts[1:], n]
+        e = tf.take(env, tf.asarray(order), axis=0)
+        parts = [tf.matmul(e[a:b], ts[k][:, int(col[a]), :]) for a, b in zip(starts, ends)]
+        out = parts[0] if len(parts) == 1 else tf.concatenate(parts, axis=0)
+        env = tf.take(out, tf.asarray(np.argsort(order)), axis=0)
+    out = tf.reshape(env, (n,))
+    return tf.reshape(out, ()) if single else out
+
+
+def tt_sum(tt: MPS, weights: Sequence[Any] | None = None) -> Any:
+    """``sum_i w_0[i_0] ... w_{L-1}[i_{L-1}] tt[i]``: the sum of all entries (``weights``
+    None) or a quadrature with one weight vector per site (``weights[k]`` of length
+    ``d_k``); a scalar tensor, differentiable in the site tensors and the weights."""
+    ts = _dense_sites(tt, "tt_sum")
+    if weights is not None:
+        if isinstance(weights, (str, bytes)) or not isinstance(weights, (Sequence, np.ndarray)) or len(weights) != len(ts):
+            raise DimensionMismatchError(f"tt_sum: weights must be a list of {len(ts)} vectors (one per site), got "
+                                         f"{type(weights).__name__}"
+                                         + (f" of length {len(weights)}" if hasattr(weights, "__len__") else ""))
+    env = None
+    for k, t in enumerate(ts):
+        d = int(t.shape[1])
+        if weights is None:
+            m = tf.sum(t, axis=1)
+        else:
+            w = as_tensor(weights[k])
+            if tuple(tidu.aval_of(w).shape) != (d,):
+                raise DimensionMismatchError(f"tt_sum: weights[{k}] must have shape ({d},) (site {k}'s dimension), "
+                                             f"got {tuple(tidu.aval_of(w).shape)}")
+            m = tf.einsum("lsr,s->lr", t, w)
+        env = m if env is None else tf.matmul(env, m)
+    return tf.reshape(env, ())
+
+
+def _pair(a: Any, b: Any, what: str) -> tuple[list[Any], list[Any]]:
+    xs, ys = _dense_sites(a, what), _dense_sites(b, what)
+    da, db = [int(t.shape[1]) for t in xs], [int(t.shape[1]) for t in ys]
+    if da != db:
+        raise DimensionMismatchError(f"{what}: the tensor trains have local dimensions {da} and {db}; they must agree")
+    dt = tf.result_type(tidu.aval_of(xs[0]).dtype, tidu.aval_of(ys[0]).dtype)
+    xs = [x if tidu.aval_of(x).dtype == dt else tf.cast(x, dt) for x in xs]
+    ys = [y if tidu.aval_of(y).dtype == dt else tf.cast(y, dt) for y in ys]
+    return xs, ys
+
+
+def tt_add(a: MPS, b: MPS) -> MPS:
+    """The tensor train of ``a + b`` (bond dimensions add: block-diagonal site tensors;
+    ``compress`` it to recompress); differentiable."""
+    xs, ys = _pair(a, b, "tt_add")
+    L = len(xs)
+    if L == 1:
+        return MPS([xs[0] + ys[0]])
+    out = []
+    for k, (x, y) in enumerate(zip(xs, ys)):
+        (lx, d, rx), (ly, _, ry) = tuple(x.shape), tuple(y.shape)
+        dt = tidu.aval_of(x).dtype
+        if k == 0:
+            out.append(tf.concatenate([x, y], axis=2))
+        elif k == L - 1:
+            out.append(tf.concatenate([x, y], axis=0))
+        else:
+            top = tf.concatenate([x, tf.zeros((lx, d, ry), dtype=dt)], axis=2)
+            bottom = tf.concatenate([tf.zeros((ly, d, rx), dtype=dt), y], axis=2)
+            out.append(tf.concatenate([top, bottom], axis=0))
+    return MPS(out)
+
+
+def tt_multiply(a: MPS, b: MPS) -> MPS:
+    """The tensor train of the elementwise product ``a * b`` (bond dimensions multiply);
+    differentiable."""
+    xs, ys = _pair(a, b, "tt_multiply")
+    out = []
+    for x, y in zip(xs, ys):
+        (lx, d, rx), (ly, _, ry) = tuple(x.shape), tuple(y.shape)
+        out.append(tf.reshape(tf.einsum("asb,csd->acsbd", x, y), (lx * ly, d, rx * ry), order="C"))
+    return MPS(out)

@@ -1,0 +1,305 @@
+"""The TCI2 algorithm: pivot sets per bond, two-site sweeps, global pivots, termination.
+
+Notation of Fernandez et al., SciPost Phys. 18, 104 (2025) (and TensorCrossInterpolation.jl
+``tensorci2.jl``): site ``k`` carries the left set ``I[k]`` (multi-indices of sites
+``0 .. k-1``, an ``(r, k)`` array) and the right set ``J[k]`` (sites ``k+1 .. L-1``); bond
+``b`` joins sites ``b`` and ``b+1`` and its rank is ``|I[b+1]| = |J[b]|``.
+
+* A two-site update of bond ``b`` samples ``f`` on the rows ``I[b] x {0..d_b-1}`` and the
+  columns ``{0..d_{b+1}-1} x J[b+1]`` (plus the sets of the previous sweep, so pivots once
+  found are not lost: the non-strictly nested variant), factorizes that matrix by
+  rank-revealing LU (:mod:`._tci_lu`, full or rook pivoting) with the absolute tolerance
+  ``tolerance * max|f|`` and takes its pivots as the new ``I[b+1]``, ``J[b]``. The largest
+  entry left in the Schur complement is the bond's error (the paper's error estimate).
+* Sweeps go forward and backward in turn. After each, the current tensor train is
+  compared with ``f`` around a few random points (each index varied in turn from a random
+  multi-index: TensorCrossInterpolation.jl's default global pivot finder); points where
+  the error exceeds ten times the tolerance join the pivot sets as global pivots.
+* It stops when, for ``3`` sweeps in a row, the error estimate is below the tolerance, no
+  global pivot was added and the rank did not grow (``"converged"``); when the rank sits
+  at ``max_bond`` for 3 sweeps (``"max_bond"``); or after ``max_iter`` sweeps
+  (``"max_iter"``).
+* A last one-site sweep makes the sets nested (``I[k+1]`` within ``I[k] x {0..d_k-1}``)
+  and every pivot matrix square, and :class:`Cross` records the sampled entries the tensor
+  train is built from: site ``k`` is ``f(I[k], s, J[k]) P_k^-1`` with the pivot matrix
+  ``P_k = f(I[k+1], J[k])``, a subset of the same samples (the last site has no ``P``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .cache import CachedFunction
+from .errors import ZeroFunctionError
+from .lu import PivotLU, rrlu, rrlu_rook
+
+__all__ = ["TCI2Options", "Cross", "run_tci2"]
+
+CHECK_HISTORY = 3          # sweeps that must agree before convergence (TCI.jl's ncheckhistory)
+GLOBAL_MARGIN = 10.0       # a global pivot's error must exceed this times the tolerance
+RELTOL = 1e-14             # pivots below this fraction of the first one are not taken
+
+
+@dataclass(frozen=True)
+class TCI2Options:
+    tolerance: float = 1e-8
+    max_bond: int | None = None
+    max_iter: int = 20
+    pivot_search: str = "full"
+    normalize_error: bool = True
+    global_pivots: int = 5
+
+
+@dataclass(frozen=True)
+class Cross:
+    """The sampled entries the tensor train is built from.
+
+    ``points`` is an ``(n, L)`` array of distinct multi-indices; ``site_index[k]`` an
+    ``(r_k, d_k, r_{k+1})`` array of positions into ``points`` (the entries ``f(I[k], s,
+    J[k])``); ``pivot_rows[k]`` the rows of that tensor, as a ``(r_k d_k, r_{k+1})`` matrix
+    in row-major order, that form the pivot matrix ``P_k`` (``k < L - 1``). ``I`` and ``J``
+    are the final pivot sets."""
+
+    points: np.ndarray
+    site_index: list[np.ndarray]
+    pivot_rows: list[np.ndarray]
+    I: list[np.ndarray] = field(repr=False)
+    J: list[np.ndarray] = field(repr=False)
+
+
+@dataclass
+class History:
+    ranks: list[int] = field(default_factory=list)
+    errors: list[float] = field(default_factory=list)
+    n_global: list[int] = field(default_factory=list)
+    termination: str = "max_iter"
+
+
+# ---- index-set helpers --------------------------------------------------------------------
+def _union(a: np.ndarray, b: np.ndarray, keys: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
+    """The rows of ``a`` then those of ``b`` not in ``a``, each once, in order (rows compared
+    through ``keys(rows)``, one integer per row, when given)."""
+    if a.shape[1] == 0:
+        return a[:1] if len(a) else b[:1]
+    c = np.concatenate([a, b])
+    if keys is None:
+        _, first = np.unique(c, axis=0, return_index=True)
+    else:
+        _, first = np.unique(keys(c), return_index=True)
+    return c[np.sort(first)]
+
+
+def _kron_left(I: np.ndarray, d: int) -> np.ndarray:
+    """Rows ``(i, s)`` of ``I x {0..d-1}``, row ``i * d + s``."""
+    return np.concatenate([np.repeat(I, d, axis=0), np.tile(np.arange(d), len(I))[:, None]], axis=1)
+
+
+def _kron_right(d: int, J: np.ndarray) -> np.ndarray:
+    """Columns ``(s, j)`` of ``{0..d-1} x J``, column ``s * |J| + j``."""
+    return np.concatenate([np.repeat(np.arange(d), len(J))[:, None], np.tile(J, (d, 1))], axis=1)
+
+
+def _positions(sub: np.ndarray, full: np.ndarray) -> np.ndarray:
+    """Positions in ``full`` of the rows of ``sub`` that occur there."""
+    if len(sub) == 0 or full.shape[1] == 0:
+        return np.zeros(min(len(sub), len(full)), dtype=np.int64)
+    where = {row.tobytes(): i for i, row in enumerate(np.ascontiguousarray(full))}
+    pos = [where.get(row.tobytes()) for row in np.ascontiguousarray(sub)]
+    return np.array([p for p in pos if p is not None], dtype=np.int64)
+
+
+# ---- the state ----------------------------------------------------------------------------
+class TCI2:
+    """Pivot sets of every bond and the sweeps that update them."""
+
+    def __init__(self, fn: CachedFunction, pivots: np.ndarray, opts: TCI2Options, rng: np.random.Generator):
+        self.fn, self.opts, self.rng = fn, opts, rng
+        self.dims = fn.dims
+        self.L = L = len(self.dims)
+        self.I = [pivots[:1, :0]] + [None] * (L - 1)
+        self.J = [None] * (L - 1) + [pivots[:1, :0]]
+        for k in range(1, L):
+            self.I[k] = self._union_left(pivots[:1, :k], pivots[:, :k])
+        for k in range(L - 1):
+            self.J[k] = self._union_right(pivots[:1, k + 1:], pivots[:, k + 1:])
+        self.previous: tuple[list, list] | None = None   # the sets at the start of the last sweep
+        self.bond_errors = np.zeros(max(L - 1, 0))
+        self.max_rank = opts.max_bond
+
+    def _union_left(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Union of left sets (sites ``0 .. k-1``), rows compared by their grid positions."""
+        return _union(a, b, lambda c: self.fn.encode(c, 0))
+
+    def _union_right(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Union of right sets (the last ``a.shape[1]`` sites)."""
+        return _union(a, b, lambda c: self.fn.encode(c, self.L - c.shape[1]))
+
+    @property
+    def rank(self) -> int:
+        return max((len(self.I[k]) for k in range(1, self.L)), default=1)
+
+    def abstol(self) -> float:
+        return self.opts.tolerance * (self.fn.max_abs if self.opts.normalize_error else 1.0)
+
+    # ---- two-site sweeps ------------------------------------------------------------------
+    def sweep(self, forward: bool) -> None:
+        start = ([a.copy() for a in self.I], [a.copy() for a in self.J])
+        extra = self.previous
+        self.previous = start
+        for b in (range(self.L - 1) if forward else range(self.L - 2, -1, -1)):
+            self._update_bond(b, extra)
+
+    def _update_bond(self, b: int, extra: tuple[list, list] | None) -> None:
+        rows = _kron_left(self.I[b], self.dims[b])
+        cols = _kron_right(self.dims[b + 1], self.J[b + 1])
+        if extra is not None:
+            rows = self._union_left(rows, extra[0][b + 1])
+            cols = self._union_right(cols, extra[1][b])
+        lu = self._pivots(rows, cols, self.I[b + 1], self.J[b])
+        if lu.rank == 0:              # f vanishes on every sampled entry: keep the pivots
+            self.bond_errors[b] = 0.0
+            return
+        self.I[b + 1] = rows[lu.rows]
+        self.J[b] = cols[lu.cols]
+        self.bond_errors[b] = lu.error
+
+    def _pivots(self, rows: np.ndarray, cols: np.ndarray, I_old: np.ndarray, J_old: np.ndarray) -> PivotLU:
+        tol = self.abstol()
+        if self.opts.pivot_search == "rook":
+            lu = rrlu_rook(lambda r, c: self.fn.cross(rows[r], cols[c]), (len(rows), len(cols)),
+                           _positions(I_old, rows), _positions(J_old, cols), rng=self.rng, abstol=tol,
+                           reltol=RELTOL, max_rank=self.max_rank)
+            if lu.rank > 0:
+                return lu
+        return rrlu(self.fn.cross(rows, cols), abstol=tol, reltol=RELTOL, max_rank=self.max_rank)
+
+    # ---- the current tensor train and global pivots ---------------------------------------
+    def site_tensors(self) -> list[np.ndarray]:
+        """``f(I[k], s, J[k]) P_k^-1`` with the current sets (NumPy; for the global search)."""
+        ts = []
+        for k in range(self.L):
+            left = _kron_left(self.I[k], self.dims[k])
+            pi = self.fn.cross(left, self.J[k])
+            if k < self.L - 1:
+                p = self.fn.cross(self.I[k + 1], self.J[k])
+                if p.shape[0] == p.shape[1]:
+                    try:
+                        pi = np.linalg.solve(p.T, pi.T).T
+                    except (np.linalg.LinAlgError, ValueError):
+                        pi = pi @ np.linalg.pinv(p)
+                else:
+                    pi = pi @ np.linalg.pinv(p)
+            ts.append(pi.reshape(len(self.I[k]), self.dims[k], -1))
+        return ts
+
+    def global_search(self) -> np.ndarray:
+        """Multi-indices where the tensor train misses ``f`` by more than ``GLOBAL_MARGIN``
+        times the tolerance: from each of ``global_pivots`` random points, every index is
+        varied in turn and the worst point kept."""
+        n = self.opts.global_pivots
+        if n == 0 or self.L == 1:
+            return np.zeros((0, self.L), dtype=np.int64)
+        ts = self.site_tensors()
+        starts = np.stack([self.rng.integers(0, d, size=n) for d in self.dims], axis=1)
+        trial = []
+        for k, d in enumerate(self.dims):
+            p = np.repeat(starts, d, axis=0)
+            p[:, k] = np.tile(np.arange(d), n)
+            trial.append(p.reshape(n, d, self.L))
+        points = np.concatenate(trial, axis=1)                    # (n, sum(d), L)
+        flat = points.reshape(-1, self.L)
+        err = np.abs(self.fn.values(flat) - tt_values(ts, flat)).reshape(n, -1)
+        best = np.argmax(err, axis=1)
+        keep = err[np.arange(n), best] > GLOBAL_MARGIN * self.abstol()
+        found = points[np.arange(n), best][keep]
+        return np.unique(found, axis=0) if len(found) else found
+
+    def add_pivots(self, points: np.ndarray) -> None:
+        for k in range(1, self.L):
+            self.I[k] = self._union_left(self.I[k], points[:, :k])
+        for k in range(self.L - 1):
+            self.J[k] = self._union_right(self.J[k], points[:, k + 1:])
+
+    # ---- the final one-site sweep and the cross --------------------------------------------
+    def cross(self) -> Cross:
+        """Nested sets and square pivot matrices from a forward one-site sweep, and the
+        sampled entries of the tensor train."""
+        rows_of = []
+        tol = self.abstol()
+        for b in range(self.L - 1):
+            left = _kron_left(self.I[b], self.dims[b])
+            lu = rrlu(self.fn.cross(left, self.J[b]), abstol=tol, reltol=RELTOL, max_rank=self.max_rank)
+            if lu.rank == 0:
+                raise ZeroFunctionError(
+                    f"crossinterpolate2: f is zero on every sampled entry across bond {b} (sites {b} and {b + 1}); "
+                    "give initial_pivots where f is not zero in each region it lives on")
+            self.I[b + 1] = left[lu.rows]
+            self.J[b] = self.J[b][lu.cols]
+            rows_of.append(lu.rows)
+        blocks = []
+        for k in range(self.L):
+            left = _kron_left(self.I[k], self.dims[k])
+            blocks.append(np.concatenate([np.repeat(left, len(self.J[k]), axis=0),
+                                          np.tile(self.J[k], (len(left), 1))], axis=1))
+        allpts = np.concatenate(blocks)
+        _, first, inverse = np.unique(self.fn.encode(allpts, 0), return_index=True, return_inverse=True)
+        points, inverse = allpts[first], inverse.reshape(-1)
+        site_index, start = [], 0
+        for k, blk in enumerate(blocks):
+            site_index.append(inverse[start:start + len(blk)].reshape(len(self.I[k]), self.dims[k], len(self.J[k])))
+            start += len(blk)
+        return Cross(points, site_index, rows_of, [a.copy() for a in self.I], [a.copy() for a in self.J])
+
+
+def tt_values(ts: list[np.ndarray], points: np.ndarray) -> np.ndarray:
+    """The tensor train of site tensors ``ts`` at each row of ``points`` (NumPy; the points
+    sharing an index at a site share one matrix product, no ``(left, n, right)`` array)."""
+    env = ts[0][0, points[:, 0], :]
+    for k in range(1, len(ts)):
+        col = points[:, k]
+        nxt = np.empty((len(points), ts[k].shape[2]), dtype=np.result_type(env, ts[k]))
+        for s in np.unique(col):
+            rows = col == s
+            nxt[rows] = env[rows] @ ts[k][:, s, :]
+        env = nxt
+    return env[:, 0]
+
+
+def _converged(h: History, tol: float, max_bond: int | None) -> str | None:
+    if len(h.errors) < CHECK_HISTORY:
+        return None
+    ranks = h.ranks[-CHECK_HISTORY:]
+    if max_bond is not None and min(ranks) >= max_bond:
+        return "max_bond"
+    if (max(h.errors[-CHECK_HISTORY:]) < tol and not any(h.n_global[-CHECK_HISTORY:])
+            and min(ranks) == ranks[-1]):
+        return "converged"
+    return None
+
+
+def run_tci2(fn: CachedFunction, pivots: np.ndarray, opts: TCI2Options,
+             rng: np.random.Generator) -> tuple[Cross, History]:
+    """Sweeps until termination, then the final cross."""
+    tci = TCI2(fn, pivots, opts, rng)
+    h = History()
+    if tci.L == 1:
+        h.ranks.append(1)
+        h.errors.append(0.0)
+        h.n_global.append(0)
+        h.termination = "converged"
+        return tci.cross(), h
+    for it in range(opts.max_iter):
+        tci.sweep(forward=it % 2 == 0)
+        norm = fn.max_abs if opts.normalize_error else 1.0
+        h.errors.append(float(np.max(tci.bond_errors)) / norm if norm > 0 else 0.0)
+        found = tci.global_search()
+        tci.add_pivots(found)
+        h.n_global.append(len(found))
+        h.ranks.append(tci.rank)
+        stop = _converged(h, opts.tolerance, opts.max_bond)
+        if stop is not None:
+            h.termination = stop
+            break
+    return tci.cross(), h

@@ -1,0 +1,272 @@
+"""Small helpers shared by the network modules: traced-value tests, conversions
+between tenferro tensors and raw NumPy arrays, and the validation of every kind of
+parameter (sizes, seeds, tolerances and cutoffs, flags, callbacks, couplings, paths),
+each raising a typed error that names the parameter."""
+from __future__ import annotations
+
+import cmath
+import math
+import numbers
+import os
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+import tenferro as tf
+from tenferro.checks import fmt_bytes
+import tidu
+
+from .errors import (BondDimensionError, InvalidOptionError, NonFiniteError, NotDifferentiableError,
+                     Tensor4allMemoryError, Tensor4allTypeError)
+
+__all__ = [
+    "is_traced", "any_traced", "to_numpy", "numeric_array", "as_tensor", "np_dtype", "check_positive_int",
+    "is_scalar_number", "check_real", "check_cutoff", "check_bool", "check_callable", "check_seed",
+    "check_coupling", "check_path", "concrete", "first_nonfinite", "check_finite_arrays", "exponent",
+    "ldexp", "float_dtype", "check_alloc",
+]
+
+
+def is_traced(x: Any) -> bool:
+    """Whether ``x`` is a value being transformed by tidu (a tracer)."""
+    return isinstance(x, tidu.Tracer)
+
+
+def any_traced(xs: Any) -> bool:
+    return any(isinstance(x, tidu.Tracer) for x in xs)
+
+
+def to_numpy(x: Any, what: str) -> np.ndarray:
+    """``x`` as a NumPy array; a tracer raises :class:`NotDifferentiableError` naming ``what``."""
+    if isinstance(x, tidu.Tracer):
+        raise NotDifferentiableError(
+            f"{what} works on concrete values and is not differentiable; it was given a traced "
+            "value (call it outside tidu.grad/jvp, or use a differentiable function instead)"
+        )
+    return np.asarray(x)
+
+
+def numeric_array(x: Any, what: str) -> np.ndarray:
+    """``x`` as a float or complex NumPy array (integers become float64); anything else, a traced
+    value included, raises :class:`Tensor4allTypeError` naming ``what``."""
+    try:
+        a = to_numpy(x, what)
+    except (TypeError, ValueError) as e:
+        raise Tensor4allTypeError(f"{what} is not an array ({e})") from None
+    if a.dtype.kind in "iu":
+        return a.astype(np.float64)
+    if a.dtype.kind not in "fc":
+        raise Tensor4allTypeError(f"{what} must hold numbers, got {type(x).__name__} {x!r}")
+    return a
+
+
+def as_tensor(x: Any) -> Any:
+    """A tenferro tensor (tracers and tensors pass through unchanged)."""
+    if isinstance(x, (tf.Tensor, tidu.Tracer)):
+        return x
+    return tf.asarray(np.asarray(x))
+
+
+def np_dtype(dtype: Any) -> np.dtype:
+    """A NumPy dtype from a tenferro DType, a NumPy dtype or a name."""
+    if isinstance(dtype, tf.DType):
+        return np.dtype(dtype.numpy)
+    return np.dtype(dtype)
+
+
+_FLOAT_DTYPES = ("float32", "float64", "complex64", "complex128")
+
+
+def float_dtype(dtype: Any, what: str) -> np.dtype:
+    """``dtype`` as a NumPy floating or complex dtype, else :class:`InvalidOptionError`."""
+    try:
+        dt = np_dtype(dtype)
+    except (TypeError, ValueError):
+        dt = None
+    if dt is None or dt.name not in _FLOAT_DTYPES:
+        raise InvalidOptionError(f"{what} must be one of {', '.join(_FLOAT_DTYPES)}, got {dtype!r}")
+    return dt
+
+
+def check_positive_int(value: Any, what: str) -> int:
+    """``value`` as an ``int`` >= 1, else :class:`BondDimensionError` naming ``what``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise BondDimensionError(f"{what} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def is_scalar_number(x: Any) -> bool:
+    return isinstance(x, numbers.Number) or (isinstance(x, np.ndarray) and x.ndim == 0) or isinstance(x, np.generic)
+
+
+# ---- numeric options ------------------------------------------------------------------
+def check_real(value: Any, what: str, *, low: float | None = None, high: float | None = None,
+               high_open: bool = False) -> float:
+    """``value`` as a finite ``float`` in ``[low, high]`` (``[low, high)`` with ``high_open``).
+
+    Not a real number (a string, ``None``, a bool, a complex number):
+    :class:`Tensor4allTypeError`; NaN, infinity or out of range: :class:`InvalidOptionError`.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise Tensor4allTypeError(f"{what} must be a real number, got {type(value).__name__} {value!r}")
+    x = float(value)
+    if not math.isfinite(x):
+        raise InvalidOptionError(f"{what} must be a finite number, got {value!r}")
+    if low is not None and x < low:
+        raise InvalidOptionError(f"{what} must be >= {low:g}, got {value!r}")
+    if high is not None and (x >= high if high_open else x > high):
+        raise InvalidOptionError(f"{what} must be {'<' if high_open else '<='} {high:g}, got {value!r}")
+    return x
+
+
+def check_cutoff(value: Any, what: str = "cutoff") -> float:
+    """A truncation cutoff: a relative discarded weight in ``[0, 1)``."""
+    return check_real(value, f"{what} (a relative discarded weight in [0, 1))", low=0.0, high=1.0, high_open=True)
+
+
+def check_rtol(rtol: Any, cutoff: Any, what: str) -> float:
+    """A rank threshold relative to the largest value, in ``[0, 1)``: ``rtol``, or the older
+    keyword ``cutoff`` (a :class:`DeprecationWarning`: across the project ``cutoff`` is the
+    discarded weight, so a threshold on sizes is called ``rtol``, as in NumPy's ``matrix_rank``)."""
+    if cutoff is not None:
+        warnings.warn(f"{what}: cutoff= here was a threshold relative to the largest pivot; it is now called rtol= "
+                      "(cutoff means the discarded weight across tensor4all)", DeprecationWarning, stacklevel=3)
+        rtol = cutoff
+    return check_real(rtol, f"{what}: rtol (a threshold relative to the largest, in [0, 1))", low=0.0, high=1.0,
+                      high_open=True)
+
+
+def check_bool(value: Any, what: str) -> bool:
+    """``value`` if it is ``True`` or ``False`` (a NumPy bool too); ``"False"``, ``0`` or
+    ``None`` raise :class:`Tensor4allTypeError` (``bool("False")`` is true)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise Tensor4allTypeError(f"{what} must be True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
+def check_callable(value: Any, what: str) -> Callable | None:
+    """``value`` if it is callable or ``None``, else :class:`Tensor4allTypeError`."""
+    if value is not None and not callable(value):
+        raise Tensor4allTypeError(f"{what} must be a callable or None, got {type(value).__name__} {value!r}")
+    return value
+
+
+def check_seed(value: Any, what: str = "seed") -> int | None:
+    """A random seed: a non-negative integer, or ``None`` (fresh entropy from the OS)."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise Tensor4allTypeError(f"{what} must be a non-negative integer or None, got {type(value).__name__} "
+                                  f"{value!r}")
+    if value < 0:
+        raise InvalidOptionError(f"{what} must be a non-negative integer or None, got {value}")
+    return int(value)
+
+
+# ---- couplings and concrete values ------------------------------------------------------
+def concrete(x: Any) -> Any:
+    """The concrete value of ``x`` as a tenferro tensor (a JVP tracer's primal), or
+    ``None`` where there is none (an abstract value under ``tenferro.jit``)."""
+    if isinstance(x, tidu.Tracer):
+        x = tidu.stop_gradient(x)
+    return x if isinstance(x, tf.Tensor) else None
+
+
+def _all_finite(t: Any) -> bool:
+    return bool(tf.amin(tf.isfinite(t))) if t.size else True
+
+
+def check_coupling(value: Any, what: str) -> Any:
+    """``value`` unchanged if it is a finite scalar: a Python/NumPy number (complex too),
+    a 0-d array or tenferro tensor, or a tidu tracer (whose concrete value is checked
+    when it has one). Booleans, strings, ``None`` and arrays raise
+    :class:`Tensor4allTypeError`; NaN and infinity :class:`NonFiniteError`."""
+    kind = type(value).__name__
+    if isinstance(value, (tf.Tensor, tidu.Tracer)):
+        aval = tidu.aval_of(value)
+        if tuple(aval.shape) != () or aval.dtype.kind == "bool":
+            raise Tensor4allTypeError(f"{what} must be a scalar number, got a {kind} of shape "
+                                      f"{tuple(aval.shape)} and dtype {aval.dtype}")
+        c = concrete(value)
+        if c is not None and not _all_finite(c):
+            raise NonFiniteError(f"{what} must be finite, got {np.asarray(c).item()!r}")
+        return value
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Number):
+        raise Tensor4allTypeError(f"{what} must be a number (or a tenferro scalar or tidu tracer), got "
+                                  f"{kind} {value!r}")
+    if not cmath.isfinite(complex(value)):
+        raise NonFiniteError(f"{what} must be finite, got {value!r}")
+    return value
+
+
+def first_nonfinite(tensors: Any) -> int | None:
+    """The index of the first tensor holding NaN or infinity (tracers: their concrete value;
+    abstract values are skipped), or ``None``."""
+    for i, t in enumerate(tensors):
+        c = concrete(t) if not isinstance(t, np.ndarray) else t
+        if c is None:
+            continue
+        if isinstance(c, np.ndarray):
+            if c.dtype.kind in "fc" and not np.isfinite(c).all():
+                return i
+        elif not _all_finite(c):
+            return i
+    return None
+
+
+def check_finite_arrays(tensors: Any, what: str) -> None:
+    """:class:`NonFiniteError` naming the site if a site tensor holds NaN or infinity."""
+    bad = first_nonfinite(tensors)
+    if bad is not None:
+        raise NonFiniteError(f"{what}: site tensor {bad} holds NaN or infinity")
+
+
+def exponent(a: np.ndarray) -> int:
+    """``e`` with ``max|a|`` in ``[2**(e-1), 2**e)`` (0 for an all-zero array): dividing by
+    ``2**e`` (exact) brings the entries into ``[-1, 1]``."""
+    m = float(np.max(np.abs(a))) if a.size else 0.0
+    return math.frexp(m)[1] if m > 0.0 and math.isfinite(m) else 0
+
+
+def ldexp(a: Any, e: int) -> Any:
+    """``a * 2**e`` for real or complex arrays and scalars, exact unless it over- or underflows."""
+    if e == 0:
+        return a
+    a = np.asarray(a)
+    with np.errstate(over="ignore", under="ignore"):
+        if np.iscomplexobj(a):
+            return np.ldexp(a.real, e) + 1j * np.ldexp(a.imag, e)
+        return np.ldexp(a, e)
+
+
+# ---- memory -------------------------------------------------------------------------------
+def _physical_memory() -> int | None:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):  # not POSIX
+        return None
+
+
+def check_alloc(nbytes: int, what: str) -> None:
+    """:class:`Tensor4allMemoryError` naming the bytes if ``what`` needs more than the
+    machine's physical memory (an allocation that size would fail or be killed)."""
+    total = _physical_memory()
+    if total is not None and nbytes > total:
+        raise Tensor4allMemoryError(f"{what} needs {fmt_bytes(nbytes)}, more than this machine's memory "
+                                    f"({fmt_bytes(total)})")
+
+
+# ---- file paths --------------------------------------------------------------------------
+def check_path(path: Any, what: str) -> str:
+    """A file path (``str``, ``bytes`` or ``os.PathLike``) as a ``str``; anything else
+    raises :class:`Tensor4allTypeError`."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise Tensor4allTypeError(f"{what}: a path must be a str or os.PathLike, got {type(path).__name__} {path!r}")
+    try:
+        p = os.fsdecode(os.fspath(path))
+    except TypeError as e:  # a PathLike whose __fspath__ returns something else
+        raise Tensor4allTypeError(f"{what}: {path!r} is not a valid path ({e})") from None
+    return p
