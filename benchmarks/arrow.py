@@ -67,7 +67,7 @@ def main() -> None:
         writes = interleaved({
             "numpy.save": lambda: np.save(npy, data),
             "tenferro.save arrow (batch tensor, zero-copy)": lambda: tf.save(ipc, col(), format="arrow"),
-            "tenferro.save arrow (list of tensors: one copy)": lambda: tf.save(lst, {"b": items}, format="arrow"),
+            "tenferro.save arrow (list of tensors: one copy)": lambda: tf.save(lst, {"b": items}, format="arrow"),  # noqa: F821 (del after)
             "tenferro.save parquet (snappy)": lambda: tf.save(parq, col(), format="parquet"),
             "tenferro.save parquet (uncompressed)": lambda: tf.save(raw, col(), format="parquet",
                                                                     compression="none"),

@@ -90,7 +90,7 @@ __all__ = [
 ]
 
 # primitive layer exports are added below by the primitive modules
-from . import _allocator, _methods, _vspace  # _vspace registers the tensor vector space with tidu; _allocator
+from . import _allocator, _methods, _vspace  # noqa: F401  _vspace registers the tensor vector space with tidu; _allocator
 # keeps heap slack for the results allocated per call (glibc M_TOP_PAD; TENFERRO_MALLOC_TOP_PAD=0: off)
 from ._aval import TensorType
 from ._registry import support_manifest
@@ -144,7 +144,7 @@ __all__ += [
 ]
 
 # linear algebra (decompositions and solvers, trailing-batch convention)
-from . import linalg
+from . import linalg  # noqa: F401  (tenferro.linalg)
 
 # einsum (hyper-edges, repeated labels, ellipsis, cached plans, exact AD)
 from .einsum import (  # noqa: E402  (the package is sys.modules["tenferro.einsum"]; this name is the function)

@@ -47,7 +47,7 @@ __all__ = [
     "MPS", "overlap", "add", "apply", "OpSum", "Term", "MPO", "expectation", "models", "lattices",
     "dmrg", "DMRGResult", "SweepRecord", "BondUpdate", "scan", "ScanTask", "tebd", "tdvp", "EvolutionResult", "EvolutionRecord",
     "LocalSpace", "local_space", "LOCAL_SPACES",
-    "Tensor4allError", "UnknownOperatorError", "UnknownLocalSpaceError", "SiteOutOfRangeError",
+    "FrozenBondsWarning", "Tensor4allError", "UnknownOperatorError", "UnknownLocalSpaceError", "SiteOutOfRangeError",
     "DimensionMismatchError", "BondDimensionError", "EmptyOpSumError", "OpSumTermError",
     "NonHermitianError", "NotDifferentiableError", "Tensor4allTypeError", "InvalidOptionError",
     "UnsupportedFileFormatError", "MPSFileError", "MPSFileNotFoundError", "MPSFileIOError", "NonFiniteError",

@@ -33,7 +33,7 @@ from ..networks.mpo import MPO, compress_mpo_tensors
 from ..networks.mps import MPS
 from .grid import Grid, check_grid
 from ..tools.threads import blas_threads
-from ..tools.checks import check_cutoff, check_positive_int, check_real, check_rtol, to_numpy
+from ..tools.checks import check_cutoff, check_positive_int, check_rtol, to_numpy
 
 __all__ = ["BOUNDARIES", "shift_mpo", "flip_mpo", "fourier_mpo", "apply", "reverse_bits", "embed"]
 

@@ -38,10 +38,16 @@ from ..operators.opsum import OpSum
 from ..tools.checks import check_alloc, check_positive_int, check_real
 from .. import models
 
+# exact energies of the lattice models in a sector (explicit matrices; the CLI's references for lattices)
+from .fermions import (ED_MODELS, exact_sector_energy, free_electron_energy, free_fermion_energy, hopping_matrix,
+                       sector_dimension)
+
 __all__ = [
     "Reference", "reference_energy", "tfim_ground_energy", "tfim_critical_closed_form",
     "exact_ground_energy", "sparse_hamiltonian", "HEISENBERG_REFERENCE", "ED_MAX_DIM",
     "xx_magnetization", "xx_neel_magnetization", "hubbard_free_densities",
+    "ED_MODELS", "exact_sector_energy", "free_electron_energy", "free_fermion_energy", "hopping_matrix",
+    "sector_dimension",
 ]
 
 #: Largest Hilbert-space dimension :func:`reference_energy` diagonalizes (2**14).
@@ -228,8 +234,3 @@ def xx_neel_magnetization(L: int, times: "float | np.ndarray", J: float = 1.0) -
     L = check_positive_int(L, "xx_neel_magnetization: L")
     sz = xx_magnetization([i % 2 for i in range(L)], times, J)
     return sz @ ((-1.0) ** np.arange(L)) / L
-
-
-# exact energies of the lattice models in a sector (explicit matrices; the CLI's references for lattices)
-from .fermions import (ED_MODELS, exact_sector_energy, free_electron_energy, free_fermion_energy, hopping_matrix,
-                       sector_dimension)

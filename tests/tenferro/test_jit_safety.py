@@ -52,7 +52,7 @@ USES = {
     "another jit": lambda h, y: tf.jit(lambda a: a + 1.0)(y),
     "operation": lambda h, y: tf.exp(y),
     "operator": lambda h, y: y + 1.0,
-    "reflected operator": lambda h, y: tf.ones(y_shape := (4,)) * y,
+    "reflected operator": lambda h, y: tf.ones((4,)) * y,
     "numpy": lambda h, y: y.numpy(),
     "np.asarray": lambda h, y: np.asarray(y),
     "repr": lambda h, y: repr(y),

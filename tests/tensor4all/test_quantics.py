@@ -127,8 +127,10 @@ def test_qtt_in_two_dimensions_values_and_integral(unfolding):
     qtt = Q.QuanticsTT.from_values(vals, g)
     np.testing.assert_allclose(qtt.to_values(), vals, atol=1e-13)
     hx, hy = g.step
-    wx = np.full(32, hx); wx[[0, -1]] /= 2
-    wy = np.full(32, hy); wy[[0, -1]] /= 2
+    wx = np.full(32, hx)
+    wx[[0, -1]] /= 2
+    wy = np.full(32, hy)
+    wy[[0, -1]] /= 2
     assert abs(qtt.integral() - wx @ vals @ wy) < 1e-12              # the 2D trapezoidal rule
     assert abs(qtt.integral() - math.expm1(1.0) * 2 / 3) < 5e-3
     pts = np.array([[3, 7], [31, 0], [16, 16]])

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import tidu
-from tidu import Primitive, UndefinedPrimal, Zero, is_undefined
+from tidu import Primitive, Zero, is_undefined
 
 
 @dataclass(frozen=True)

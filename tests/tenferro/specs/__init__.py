@@ -7,7 +7,7 @@ for every spec x shape set x dtype.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 

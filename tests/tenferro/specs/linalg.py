@@ -119,7 +119,7 @@ def _svd_projectors(a):
 def _staged_projector_gradient(a):
     """The gradient of a gauge-invariant SVD loss, compiled: its gauge check is staged
     into the program (``linalg_gauge_assert``), and differentiating it goes through it."""
-    m, n = a.shape[0], a.shape[1]
+    m = a.shape[0]
     c = tf.asarray(np.cos(np.arange(m * m)).reshape(m, m))
 
     def loss(a):
