@@ -48,7 +48,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import secrets
 import stat
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -58,6 +57,7 @@ from typing import Any
 from .._dtypes import DType, dtype as _dtype
 from .._errors import TenferroError, TenferroTypeError, TenferroValueError
 from .._tensor import Tensor
+from ..files import atomic_write
 from ._convert import ArrowTensorInfo, _flag, from_arrow, tensor_info, to_arrow
 from ._deps import TensorFileError, TensorFileNotFoundError, import_pyarrow
 
@@ -325,36 +325,6 @@ def _resolve(op: str, target: Path) -> Path:
     return real
 
 
-def _create_temp(op: str, target: Path, directory: Path) -> tuple[Path, int]:
-    """A new, empty temporary file beside ``target`` (short name, so a long ``target`` name still
-    fits) with the mode ``open()`` would give: ``target``'s own mode when it exists, else 0666
-    less the umask (applied by the kernel, so the process umask is never changed)."""
-    try:
-        st = os.stat(target)
-        keep = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
-    except OSError:
-        keep = None
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    for _ in range(100):
-        tmp = directory / f".{target.name[:32]}.{secrets.token_hex(6)}.tmp"
-        try:
-            fd = os.open(tmp, flags, 0o666)
-        except FileExistsError:
-            continue
-        except OSError as exc:
-            raise TensorFileError(f"{op}: cannot write {str(target)!r}: no file can be created in directory "
-                                  f"{str(directory)!r} ({exc.strerror or exc})") from exc
-        break
-    else:  # pragma: no cover  (100 random names taken)
-        raise TensorFileError(f"{op}: cannot write {str(target)!r}: no free temporary name in {str(directory)!r}")
-    if keep is not None:
-        try:
-            os.chmod(tmp, keep)
-        except OSError:
-            pass  # the new file keeps the default mode
-    return tmp, fd
-
-
 def _write(pa: Any, table: Any, tmp: Path, fmt: str, options: Any) -> None:
     """Write ``table`` to the file ``tmp`` (the one step that tests replace with a failing one)."""
     if fmt == "arrow":
@@ -394,18 +364,17 @@ def save(path: str | os.PathLike[str], entries: Mapping[str, Any], *, format: st
         _check_parquet_readable(pa, table)
     dest = _resolve(op, target)  # a link: write (and replace) the file it points to, not the link
     directory = _check_target(op, dest)
-    tmp, fd = _create_temp(op, dest, directory)
+    created = False
     try:
-        os.close(fd)
-        _write(pa, table, tmp, fmt, options)
-        os.replace(tmp, dest)
-    except BaseException as exc:  # KeyboardInterrupt too: never a half-written file or a stray temporary
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, TenferroError) or not isinstance(exc, Exception):
-            raise
+        with atomic_write(dest) as tmp:   # KeyboardInterrupt too: never a half-written file or a stray temporary
+            created = True
+            _write(pa, table, Path(tmp), fmt, options)
+    except TenferroError:
+        raise
+    except Exception as exc:
+        if not created:
+            raise TensorFileError(f"{op}: cannot write {str(target)!r}: no file can be created in directory "
+                                  f"{str(directory)!r} ({getattr(exc, 'strerror', None) or exc})") from exc
         raise TensorFileError(f"{op}: writing {str(target)!r} as {fmt} failed ({exc}); an earlier file at that "
                               "path is unchanged") from exc
 

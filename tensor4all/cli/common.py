@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
-import tempfile
 from importlib import metadata
 from typing import Any, Callable, Sequence
+
+from tenferro.files import atomic_write
 
 __all__ = ["_version", "_json_safe", "_write_atomic", "real_arg", "integer_arg", "write_outputs"]
 
@@ -35,19 +35,9 @@ def _json_safe(x: Any) -> Any:
 
 
 def _write_atomic(path: str, text: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """``text`` (UTF-8) to ``path``, atomically (:func:`tenferro.files.atomic_write`)."""
+    with atomic_write(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 def real_arg(low: float, *, strict: bool) -> Callable[[str], float]:

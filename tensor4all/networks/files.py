@@ -1,17 +1,18 @@
 """The files of :meth:`MPS.save` and :meth:`MPS.load`: entry names, formats by extension and
 by first bytes, the sector tables of a symmetric MPS, paths no MPS file can have, and the
-atomic write (a temporary file next to the target, then ``os.replace``)."""
+atomic write (:func:`tenferro.files.atomic_write`)."""
 from __future__ import annotations
 
 import os
 import re
 import stat
-import uuid
 from typing import Any
 
 import numpy as np
 
 import tenferro as tf
+
+from tenferro.files import atomic_write
 
 from ..tools.errors import (InvalidOptionError, MPSFileError, MPSFileIOError, Tensor4allError,
                             UnsupportedFileFormatError)
@@ -21,7 +22,7 @@ from ..tools.checks import check_path
 from ..structured import Leg, SymmetricTensor, U1, Zn
 
 __all__ = ["DIM_NAMES", "SYMMETRY_KEY", "SITE_KEY", "FILE_FORMATS", "sector_entries", "symmetric_from_entries",
-           "site_key", "file_format", "file_path", "special_kind", "resolve_link", "check_target", "atomic_write",
+           "site_key", "file_format", "file_path", "special_kind", "resolve_link", "check_target", "write_file",
            "check_file_kind"]
 
 
@@ -161,30 +162,22 @@ def check_target(path: str) -> None:
                              "replaces regular files only")
 
 
-def atomic_write(path: str, write: Any) -> None:
-    """Call ``write(file object)`` on a new temporary file next to ``path`` (mode 0666
-    less the umask, as ``open`` gives), then move it onto ``path`` with ``os.replace``;
-    on any failure the temporary file is removed and ``path`` is untouched."""
-    directory = os.path.dirname(path) or "."
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{uuid.uuid4().hex[:12]}.tmp")
+def write_file(path: str, write: Any) -> None:
+    """Call ``write(file object)`` on a new temporary file next to ``path``, then replace ``path``
+    by it (:func:`tenferro.files.atomic_write`: fsync, the existing file's mode kept); on any
+    failure ``path`` is untouched and :class:`MPSFileIOError` names the reason."""
+    created = False
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    except OSError as e:
-        raise MPSFileIOError(f"MPS.save: cannot write in {directory!r} ({e.strerror or e})") from e
-    try:
-        with os.fdopen(fd, "wb") as fh:
+        with atomic_write(path) as tmp, open(tmp, "wb") as fh:
+            created = True
             write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException as e:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        if isinstance(e, OSError) and not isinstance(e, Tensor4allError):
-            raise MPSFileIOError(f"MPS.save: writing {path!r} failed ({e.strerror or e})") from e
+    except Tensor4allError:
         raise
+    except OSError as e:
+        if not created:
+            directory = os.path.dirname(path) or "."
+            raise MPSFileIOError(f"MPS.save: cannot write in {directory!r} ({e.strerror or e})") from e
+        raise MPSFileIOError(f"MPS.save: writing {path!r} failed ({e.strerror or e})") from e
 
 
 def check_file_kind(path: str, fmt: str) -> None:

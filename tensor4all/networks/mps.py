@@ -38,8 +38,9 @@ from ..sites.local_spaces import local_space
 from .arithmetic import compressed, scaled, summed
 from .correlations import (correlation_matrix, correlation_operators, expect_operators, expect_profile, site_conj,
                            site_einsum)
-from .files import (DIM_NAMES, SITE_KEY, SYMMETRY_KEY, atomic_write, check_file_kind, check_target, file_format,
-                    file_path, resolve_link, sector_entries, site_key, special_kind, symmetric_from_entries)
+from .files import (DIM_NAMES, SITE_KEY, SYMMETRY_KEY, check_file_kind, check_target, file_format,
+                    file_path, resolve_link, sector_entries, site_key, special_kind, symmetric_from_entries,
+                    write_file)
 from .symmetric_sites import (Grading, canonical_sites, check_bond, compress_sites, grading, is_symmetric,
                               operator_tensor, phys_leg, product_sites, random_sites, schmidt_spectra)
 from ..linalg.truncation import svd_truncated
@@ -460,7 +461,7 @@ class MPS(SiteChain):
         dest = resolve_link(path)  # a symbolic link: write the file it points to, and keep the link
         check_target(dest)
         if fmt == "npz":
-            atomic_write(dest, lambda fh: np.savez(fh, **arrays))  # np.savez(name) would append ".npz"
+            write_file(dest, lambda fh: np.savez(fh, **arrays))  # np.savez(name) would append ".npz"
             return
         try:
             tf.save(path, {k: tf.asarray(v) for k, v in arrays.items()}, format=fmt,

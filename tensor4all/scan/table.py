@@ -1,5 +1,5 @@
 """The file of a scan: one Arrow table (Parquet, or Arrow IPC for ``.arrow``), one row per
-point, rewritten atomically (a temporary file in the same directory, then ``os.replace``)
+point, rewritten atomically (:func:`tenferro.files.atomic_write`)
 each time points finish, so that a reader or a resumed scan never sees a half-written file.
 
 The schema's metadata key ``tensor4all.scan`` holds JSON: ``schema``
@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from typing import Any
+
+from tenferro.files import atomic_write
 
 from ..tools.errors import (OptionalDependencyError, ScanFileError, ScanFileIOError, Tensor4allTypeError,
                             UnsupportedFileFormatError)
@@ -145,25 +146,14 @@ class ScanTable:
         return table.replace_schema_metadata({_META_KEY: json.dumps(self.meta).encode()})
 
     def write(self) -> None:
-        """Write :meth:`table` to the file atomically (temporary file, fsync, ``os.replace``)."""
+        """Write :meth:`table` to the file atomically (:func:`tenferro.files.atomic_write`)."""
         table = self.table()
-        directory = os.path.dirname(os.path.abspath(self.path))
-        tmp = os.path.join(directory, f".{os.path.basename(self.path)}.{uuid.uuid4().hex[:12]}.tmp")
         try:
-            with open(tmp, "xb") as fh:
+            with atomic_write(self.path) as tmp, open(tmp, "wb") as fh:
                 if self.format == "parquet":
                     self.pa.parquet.write_table(table, fh)
                 else:
                     with self.pa.ipc.new_file(fh, table.schema) as writer:
                         writer.write_table(table)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException as e:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            if isinstance(e, OSError):
-                raise ScanFileIOError(f"scan: writing {self.path!r} failed ({e.strerror or e})") from e
-            raise
+        except OSError as e:
+            raise ScanFileIOError(f"scan: writing {self.path!r} failed ({e.strerror or e})") from e
