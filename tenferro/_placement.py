@@ -15,6 +15,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ._errors import PlacementError, TenferroValueError
+from ._optional import import_optional
 
 __all__ = [
     "MemoryKind", "Placement", "CPU", "gpu", "placement_of", "check_same_placement", "is_cupy_array",
@@ -161,21 +162,15 @@ def resolve_placement(op: str, placement: Placement | None) -> Placement:
 def import_cupy(op: str) -> Any:
     """Import CuPy on demand (an optional dependency), raising
     :class:`PlacementError` naming ``op`` when it is missing."""
-    try:
-        import cupy  # noqa: PLC0415  (optional dependency, imported on demand)
-    except ImportError as exc:
-        raise PlacementError(f"{op}: CuPy is not installed, so GPU placement is unavailable; "
-                             "install the 'gpu' extra (cupy>=13) or keep tensors on the CPU") from exc
-    return cupy
+    return import_optional("cupy", PlacementError, f"{op}: CuPy is not installed, so GPU placement is unavailable; "
+                           "install the 'gpu' extra (cupy>=13) or keep tensors on the CPU")
 
 
 def import_cupyx(op: str) -> Any:
     """``cupyx`` (CuPy's extras: scatter kernels, ``cupyx.scipy``), on demand."""
     import_cupy(op)
-    import cupyx  # noqa: PLC0415  (optional dependency, imported on demand)
-    import cupyx.scipy.linalg  # noqa: PLC0415, F401
-
-    return cupyx
+    return import_optional(("cupyx", "cupyx.scipy.linalg"), PlacementError, f"{op}: CuPy's cupyx is missing; "
+                           "reinstall the 'gpu' extra (cupy>=13)")
 
 
 def array_module_of_placement(op: str, placement: Placement) -> Any:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import OptionalDependencyError, TenferroError
+from .._optional import import_optional, install_hint
 
 __all__ = ["OptionalDependencyError", "TensorFileError", "TensorFileNotFoundError", "import_pyarrow",
            "MIN_PYARROW"]
@@ -28,12 +29,8 @@ class TensorFileNotFoundError(TensorFileError, FileNotFoundError):
 
 def import_pyarrow(op: str) -> Any:
     """Import pyarrow, or raise :class:`OptionalDependencyError` naming ``op`` and the extra."""
-    try:
-        import pyarrow  # noqa: PLC0415  (optional dependency, imported on demand)
-    except ImportError as exc:
-        raise OptionalDependencyError(
-            f"{op}: pyarrow is not installed; install the 'arrow' extra "
-            "(pip install 'tidu-tenferro[arrow]', i.e. pyarrow>=14)") from exc
+    pyarrow = import_optional("pyarrow", OptionalDependencyError, f"{op}: pyarrow is not installed; "
+                              f"{install_hint('arrow')}, i.e. pyarrow>=14")
     version = tuple(int(p) for p in pyarrow.__version__.split(".")[:2] if p.isdigit())
     if version < MIN_PYARROW:
         raise OptionalDependencyError(

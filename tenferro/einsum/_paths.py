@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-import os
 import warnings
 
 from .._errors import TenferroMemoryError, fmt_bytes
+from .._memory import physical_memory
 from ._errors import EinsumOptimizeError
 from opt_einsum import get_symbol
 from opt_einsum.paths import PathOptimizer
@@ -116,11 +116,8 @@ class EinsumPathWarning(UserWarning):
 
 
 def _memory_limit() -> int:
-    try:
-        phys = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):     # not on every platform
-        phys = MAX_INTERMEDIATE_BYTES
-    return min(MAX_INTERMEDIATE_BYTES, int(phys))
+    phys = physical_memory()
+    return MAX_INTERMEDIATE_BYTES if phys is None else min(MAX_INTERMEDIATE_BYTES, phys)
 
 
 def find_path(terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequence[int],

@@ -43,7 +43,7 @@ from . import lattice as _cli_lattice
 from . import measurements as _cli_measurements
 from . import scan as _cli_scan
 from .. import references
-from .common import _json_safe, _version, _write_atomic, integer_arg, write_outputs
+from .common import _json_safe, _version, _write_atomic, check_memory, integer_arg, run_memory, write_outputs
 from ..algorithms.dmrg import dmrg
 from ..tools.errors import Tensor4allError
 from ..networks.mps import MPS
@@ -351,11 +351,8 @@ def _validate_dmrg(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         if problem is not None:
             sub.error(f"argument --{opt}: {problem}" + (" (or - for standard output)"
                                                         if opt == "json" and not path.strip() else ""))
-    needed, available = _memory_estimate(args), _available_memory()
-    if available is not None and needed > available:
-        sub.error(f"the run would need about {_bytes(needed)} (environments, MPS and Lanczos vectors at "
-                  f"L={args.L}, chi={max(args.chi)}, {args.dtype}) but {_bytes(available)} of memory is "
-                  "available; lower --chi or --L")
+    check_memory(sub.error, _memory_estimate(args), f"environments, MPS and Lanczos vectors at L={args.L}, "
+                 f"chi={max(args.chi)}, {args.dtype}", "lower --chi or --L")
     if args.plot is not None:
         ext = os.path.splitext(args.plot)[1].lower()
         if ext not in PLOT_EXTENSIONS:
@@ -375,43 +372,13 @@ def _validate_dmrg(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
 
 
 def _memory_estimate(args: argparse.Namespace) -> int:
-    """Bytes a run needs, from the largest bond of the schedule (capped by the Hilbert space,
-    ``d^min(b, L-b)`` at bond ``b``): environments ``chi^2 D`` and MPS ``chi^2 d`` per site,
-    and the two-site Lanczos basis (``max_iter + 2`` vectors of ``chi^2 d^2``); ``L``, ``d`` and the
-    MPO bond dimension ``D`` from :func:`tensor4all.cli.lattice.mpo_shape` (spin chains: 5, tfim 3)."""
+    """Bytes a run needs (:func:`~tensor4all.cli.common.run_memory`): the Lanczos basis holds
+    ``max_iter + 2`` two-site vectors (42); ``L``, ``d`` and the MPO bond dimension ``D`` from
+    :func:`tensor4all.cli.lattice.mpo_shape` (spin chains: 5, tfim 3)."""
     L, d, D = _cli_lattice.mpo_shape(args)
-    item = 16 if args.dtype == "complex128" else 8
-    chi = max(args.chi)
-    # sum over bonds of min(chi, d^min(b, L-b))^2, without forming d^L for huge L
-    k = math.ceil(math.log(chi, d)) if chi > 1 else 0  # bonds at each end where d^b may be < chi
-    if L - 1 <= 2 * k:
-        squares = sum(min(chi, d ** min(b, L - b)) ** 2 for b in range(1, L))
-    else:
-        squares = 2 * sum(min(chi, d ** b) ** 2 for b in range(1, k + 1)) + (L - 1 - 2 * k) * chi * chi
-    return int(item * (squares * (D + d) + 42 * chi * chi * d * d))
+    return run_memory(L, d, D, max(args.chi), 16 if args.dtype == "complex128" else 8, basis=42)
 
 
-def _available_memory() -> int | None:
-    """MemAvailable of /proc/meminfo (Linux), else the physical memory, else None."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, OSError, ValueError):
-        return None
-
-
-def _bytes(n: float) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if n < 1024 or unit == "PiB":
-            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024
-    raise AssertionError  # unreachable
 
 
 def _installed(module: str) -> bool:

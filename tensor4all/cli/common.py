@@ -9,9 +9,11 @@ import sys
 from importlib import metadata
 from typing import Any, Callable, Sequence
 
+from tenferro.checks import available_memory, fmt_bytes
 from tenferro.files import atomic_write
 
-__all__ = ["_version", "_json_safe", "_write_atomic", "real_arg", "integer_arg", "write_outputs"]
+__all__ = ["_version", "_json_safe", "_write_atomic", "run_memory", "check_memory", "real_arg", "integer_arg",
+           "write_outputs"]
 
 
 def _version() -> str:
@@ -38,6 +40,29 @@ def _write_atomic(path: str, text: str) -> None:
     """``text`` (UTF-8) to ``path``, atomically (:func:`tenferro.files.atomic_write`)."""
     with atomic_write(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)
+
+
+def run_memory(L: int, d: int, D: int, chi: int, itemsize: int, basis: int) -> int:
+    """Bytes a sweep run needs, from its largest bond ``chi`` (capped by the Hilbert space,
+    ``d^min(b, L-b)`` at bond ``b``): environments ``chi_b^2 D`` and MPS ``chi_b^2 d`` per bond,
+    and a Krylov or Lanczos basis of ``basis`` two-site vectors (``chi^2 d^2``) of the largest bond."""
+    k = math.ceil(math.log(chi, d)) if chi > 1 else 0  # bonds at each end where d^b may be < chi
+    if L - 1 <= 2 * k:   # sum over bonds of min(chi, d^min(b, L-b))^2, without forming d^L for huge L
+        squares = sum(min(chi, d ** min(b, L - b)) ** 2 for b in range(1, L))
+        top = max((min(chi, d ** min(b, L - b)) for b in range(1, L)), default=1)
+    else:
+        squares = 2 * sum(min(chi, d**b) ** 2 for b in range(1, k + 1)) + (L - 1 - 2 * k) * chi * chi
+        top = chi
+    return int(itemsize * (squares * (D + d) + basis * top * top * d * d))
+
+
+def check_memory(error: Callable[[str], Any], needed: int, what: str, fix: str) -> None:
+    """``error(message)`` (an argparse ``error``: exit 2) when a run needs more than the memory
+    available now (:func:`tenferro.checks.available_memory`)."""
+    available = available_memory()
+    if available is not None and needed > available:
+        error(f"the run would need about {fmt_bytes(needed)} ({what}) but {fmt_bytes(available)} of memory is "
+              f"available; {fix}")
 
 
 def real_arg(low: float, *, strict: bool) -> Callable[[str], float]:

@@ -42,7 +42,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from .common import _json_safe, _version, _write_atomic, integer_arg, real_arg, write_outputs
+from .common import (_json_safe, _version, _write_atomic, check_memory, integer_arg, real_arg, run_memory,
+                     write_outputs)
 from .models import (ALL_MODEL_OPTIONS, DEFAULT_OBSERVE, DEFAULTS, LETTERS, MODEL_OPTIONS, MODELS, OPERATORS,
                      ROTATED, charge_of, couplings, exact_profile, exact_reference_applies, hamiltonian, letters_of,
                      local_of, mpo_bond, product_letters, product_mps, state_conserves)
@@ -324,11 +325,8 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace,
         parser.error("argument --dt: " + str(e).replace("evolve: ", "").replace("larger dt", "larger --dt"))
     if args.every is None:
         args.every = max(1, math.ceil(steps / ROWS))
-    needed, available = memory_estimate(args), _available_memory()
-    if available is not None and needed > available:
-        parser.error(f"the run would need about {_bytes(needed)} (environments, MPS and Krylov vectors at "
-                     f"L={args.L}, max bond {args.max_bond}, complex128) but {_bytes(available)} of memory is "
-                     "available; lower --max-bond or --L")
+    check_memory(parser.error, memory_estimate(args), f"environments, MPS and Krylov vectors at L={args.L}, "
+                 f"max bond {args.max_bond}, complex128", "lower --max-bond or --L")
     if validate is not None:  # the output files: the dmrg command's checks, this command's usage line
         as_dmrg = argparse.Namespace(model="heisenberg", L=2, J=1.0, Jz=None, h=None, g=None, spin=None, chi=[1],
                                      sweeps=1, cutoff=[0.0], tol=0.0, two_site=True, noise=None, conserve="none",
@@ -338,37 +336,10 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace,
 
 
 def memory_estimate(args: argparse.Namespace) -> int:
-    """Bytes a run needs (complex128): per bond ``chi_b^2`` for the MPS (``d``), the
-    environments (``D``) and a Krylov basis of about 40 two-site vectors of the largest bond,
-    with ``chi_b = min(--max-bond, d^min(b, L-b))``."""
+    """Bytes a run needs, complex128 (:func:`~tensor4all.cli.common.run_memory`, with a Krylov
+    basis of about 40 two-site vectors)."""
     (d, D), L, chi = mpo_bond(args.model), args.L, args.max_bond
-    k = math.ceil(math.log(chi, d)) if chi > 1 else 0
-    if L - 1 <= 2 * k:
-        squares = sum(min(chi, d ** min(b, L - b)) ** 2 for b in range(1, L))
-        top = max((min(chi, d ** min(b, L - b)) for b in range(1, L)), default=1)
-    else:
-        squares = 2 * sum(min(chi, d ** b) ** 2 for b in range(1, k + 1)) + (L - 1 - 2 * k) * chi * chi
-        top = chi
-    return int(16 * (squares * (D + d) + 40 * top * top * d * d))
-
-
-def _available_memory() -> int | None:
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def _bytes(n: float) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024
-    raise AssertionError  # unreachable
+    return run_memory(L, d, D, chi, 16, basis=40)
 
 
 # ---- states and Hamiltonians ---------------------------------------------------------------------

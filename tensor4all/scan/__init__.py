@@ -23,6 +23,7 @@ import uuid
 from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
+from tenferro.checks import import_optional, install_hint
 from tqdm import tqdm
 
 from ..tools.errors import InvalidOptionError, OptionalDependencyError, ScanClusterError, Tensor4allTypeError
@@ -33,7 +34,7 @@ from ..tools.checks import check_callable
 
 __all__ = ["scan", "ScanTask", "ScanRun", "default_workers", "local_cluster", "FORKSERVER_PRELOAD"]
 
-_INSTALL = "install the 'distributed' extra: pip install 'tidu-tenferro[distributed]'"
+_INSTALL = install_hint("distributed")
 
 
 def default_workers() -> int:
@@ -45,13 +46,8 @@ def default_workers() -> int:
 
 
 def import_distributed() -> Any:
-    try:
-        import dask  # noqa: F401, PLC0415  (optional dependency, imported on demand)
-        import distributed  # noqa: PLC0415
-    except ImportError as exc:
-        raise OptionalDependencyError(f"tensor4all.scan runs its points on Dask, which is not installed; "
-                                      f"{_INSTALL}") from exc
-    return distributed
+    return import_optional(("distributed", "dask"), OptionalDependencyError,
+                           f"tensor4all.scan runs its points on Dask, which is not installed; {_INSTALL}")
 
 
 def _default_start_method() -> str:

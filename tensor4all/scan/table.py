@@ -13,6 +13,7 @@ import json
 import os
 from typing import Any
 
+from tenferro.checks import import_optional, install_hint
 from tenferro.files import atomic_write
 
 from ..tools.errors import (OptionalDependencyError, ScanFileError, ScanFileIOError, Tensor4allTypeError,
@@ -26,19 +27,15 @@ __all__ = ["ScanTable", "FORMATS", "SCHEMA", "check_out", "import_pyarrow"]
 SCHEMA = "tensor4all.scan/1"
 FORMATS = {".parquet": "parquet", ".arrow": "arrow"}
 _META_KEY = b"tensor4all.scan"
-_INSTALL = "install the 'distributed' extra: pip install 'tidu-tenferro[distributed]'"
+_INSTALL = install_hint("distributed")
 #: bytes the temporary file's name adds to the output's (:meth:`ScanTable.write`: ``.NAME.<12 hex>.tmp``)
 _TEMP_AFFIX = 18
 
 
 def import_pyarrow() -> Any:
-    try:
-        import pyarrow  # noqa: PLC0415  (optional dependency, imported on demand)
-        import pyarrow.parquet  # noqa: F401, PLC0415
-    except ImportError as exc:
-        raise OptionalDependencyError(f"tensor4all.scan writes Arrow/Parquet files and needs pyarrow, which is not "
-                                      f"installed; {_INSTALL}") from exc
-    return pyarrow
+    return import_optional(("pyarrow", "pyarrow.parquet"), OptionalDependencyError,
+                           f"tensor4all.scan writes Arrow/Parquet files and needs pyarrow, which is not installed; "
+                           f"{_INSTALL}")
 
 
 def check_out(out: Any) -> str:

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 import tenferro as tf
-from tenferro.checks import fmt_bytes
+from tenferro.checks import fmt_bytes, physical_memory
 import tidu
 
 from .errors import (BondDimensionError, InvalidOptionError, NonFiniteError, NotDifferentiableError,
@@ -243,17 +243,10 @@ def ldexp(a: Any, e: int) -> Any:
 
 
 # ---- memory -------------------------------------------------------------------------------
-def _physical_memory() -> int | None:
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, ValueError, OSError):  # not POSIX
-        return None
-
-
 def check_alloc(nbytes: int, what: str) -> None:
     """:class:`Tensor4allMemoryError` naming the bytes if ``what`` needs more than the
     machine's physical memory (an allocation that size would fail or be killed)."""
-    total = _physical_memory()
+    total = physical_memory()
     if total is not None and nbytes > total:
         raise Tensor4allMemoryError(f"{what} needs {fmt_bytes(nbytes)}, more than this machine's memory "
                                     f"({fmt_bytes(total)})")

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 import tenferro as tf
+from tenferro.checks import import_optional, install_hint
 
 from .errors import InvalidOptionError, OptionalDependencyError
 
@@ -28,12 +29,8 @@ __all__ = ["array_module", "is_device_array", "to_host", "host_tensor", "to_devi
 
 def cupy_module(what: str) -> Any:
     """CuPy, imported on demand; :class:`OptionalDependencyError` naming ``what`` without it."""
-    try:
-        import cupy  # noqa: PLC0415  (optional dependency, imported on demand)
-    except ImportError as exc:
-        raise OptionalDependencyError(f"{what} on a GPU needs CuPy and a GPU: install the 'gpu' extra "
-                                      "(pip install 'tidu-tenferro[gpu]') or run on the CPU") from exc
-    return cupy
+    return import_optional("cupy", OptionalDependencyError,
+                           f"{what} on a GPU needs CuPy and a GPU: {install_hint('gpu')} or run on the CPU")
 
 
 def is_device_array(a: Any) -> bool:

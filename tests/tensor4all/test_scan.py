@@ -355,7 +355,7 @@ def test_without_dask_scan_names_the_extra(monkeypatch, tmp_path):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_distributed)
-    with pytest.raises(t4a.OptionalDependencyError, match=r"the 'distributed' extra: pip install") as info:
+    with pytest.raises(t4a.OptionalDependencyError, match=r"the 'distributed' extra \(pip install") as info:
         t4a.scan(_square, {"a": [1], "b": ["x"]}, out=tmp_path / "x.parquet")
     assert isinstance(info.value, ImportError) and not (tmp_path / "x.parquet").exists()
 
