@@ -4,6 +4,7 @@ writing of the ``--save``/``--json``/``--plot`` outputs after a run."""
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 import sys
 from importlib import metadata
@@ -13,7 +14,8 @@ from tenferro.checks import available_memory, fmt_bytes
 from tenferro.files import atomic_write
 
 __all__ = ["_version", "_json_safe", "_write_atomic", "run_memory", "check_memory", "real_arg", "integer_arg",
-           "write_outputs"]
+           "write_outputs", "finite_float", "nonnegative_float", "noise_arg", "threads_arg", "bond_schedule",
+           "cutoff_schedule", "installed"]
 
 
 def _version() -> str:
@@ -117,3 +119,68 @@ def write_outputs(args: Any, writers: Sequence[tuple[str, Callable[[str], Any]]]
     if written:
         say("wrote       " + ", ".join(written))
     return status
+
+
+# ---- argument types shared by the commands (argparse turns ArgumentTypeError into "argument --x: message", exit 2)
+def finite_float(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
+    if not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return x
+
+
+def nonnegative_float(text: str) -> float:
+    x = finite_float(text)
+    if x < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative number, got {text!r}")
+    return x
+
+
+def noise_arg(text: str) -> float:
+    x = nonnegative_float(text)
+    if x >= 1.0:
+        raise argparse.ArgumentTypeError(f"the noise is a relative size below 1 (1e-4 is typical), got {text!r}")
+    return x
+
+
+def threads_arg(text: str) -> int | None:
+    if text == "auto":
+        return None
+    return integer_arg(0, "the thread count is 'auto' or a non-negative integer")(text)
+
+
+
+def bond_schedule(text: str) -> list[int]:
+    hint = "bond dimensions are positive integers: a number such as 64 or a per-sweep schedule such as 16,32,64"
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        values = [int(p) for p in parts]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}; {hint}") from None
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}; {hint}")
+    return values
+
+
+def cutoff_schedule(text: str) -> list[float]:
+    hint = "cutoffs are non-negative numbers: a number such as 1e-12 or a per-sweep schedule such as 1e-8,1e-12"
+    try:
+        values = [float(p) for p in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}; {hint}") from None
+    if not values or any(not (math.isfinite(v) and v >= 0) for v in values):
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}; {hint}")
+    return values
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported (without importing it)."""
+    if module in sys.modules:
+        return sys.modules[module] is not None
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False

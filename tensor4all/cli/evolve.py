@@ -23,8 +23,8 @@ printed is in the model's own basis).
 
 The model table (couplings, letters, charges, Hamiltonians, exact references) lives in
 :mod:`._cli_models`. Parsing and checks (:func:`add_parser`, :func:`check`) come first, then
-the states (:func:`build_states`), the run and its table (:class:`EvolveRun`), and the files
-(:func:`write_json_doc`, :func:`write_evolve_plot`).
+the run and its table (:class:`EvolveRun`) and its JSON record (:func:`write_json_doc`); the
+states are :mod:`tensor4all.cli.evolve_states`, the figure :mod:`tensor4all.cli.evolve_plot`.
 """
 from __future__ import annotations
 
@@ -32,29 +32,26 @@ import argparse
 import copy
 import datetime
 import json
-import math
 import sys
 import time
-import types
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 from tqdm import tqdm
 
-from .common import (_json_safe, _version, _write_atomic, check_memory, integer_arg, real_arg, run_memory,
-                     write_outputs)
-from .models import (ALL_MODEL_OPTIONS, DEFAULT_OBSERVE, DEFAULTS, LETTERS, MODEL_OPTIONS, MODELS, OPERATORS,
-                     ROTATED, charge_of, couplings, exact_profile, exact_reference_applies, hamiltonian, letters_of,
-                     local_of, mpo_bond, product_letters, product_mps, state_conserves)
-from ..algorithms.dmrg import dmrg
-from ..tools.errors import InvalidOptionError, Tensor4allError, ValueRangeError
+from .common import (_json_safe, _version, _write_atomic, integer_arg, real_arg, write_outputs)
+from .models import (ALL_MODEL_OPTIONS, DEFAULT_OBSERVE, DEFAULTS, LETTERS, MODELS, ROTATED, exact_profile, exact_reference_applies, letters_of,
+                     local_of)
+from ..tools.errors import Tensor4allError
 from ..algorithms.evolution import time_grid
-from ..networks.mpo import MPO, expectation
+from ..networks.mpo import expectation
 from ..networks.mps import MPS
 from ..algorithms.tdvp import tdvp
 from ..algorithms.tebd import tebd
 from ..tools.threads import threads_for
+from .evolve_checks import ROWS, check
+from .evolve_plot import write_evolve_plot
+from .evolve_states import States, build_states, staggered
 
 __all__ = ["add_parser", "check", "build_states", "EvolveRun", "write_evolve_plot", "SCHEMA", "MODELS", "METHODS"]
 
@@ -64,7 +61,6 @@ METHODS = ("tdvp", "tebd")
 NAMED_STATES = ("neel", "domain-wall", "up", "ground")
 CONSERVE = ("auto", "Sz", "parity", "N", "N,Sz", "none")
 #: table rows of --every auto
-ROWS = 20
 #: the function of tensor4all.references behind the exact reference (by: is the model hubbard)
 _REFERENCE_NAMES = {False: "xx_magnetization", True: "hubbard_free_densities"}
 
@@ -125,14 +121,11 @@ def _observe(text: str) -> list[str] | None:
 
 
 # ---- the parser ------------------------------------------------------------------------------
-def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser, *,
-               validate: Callable[[Any, argparse.Namespace], None],
-               conserve_of: Callable[[argparse.Namespace], Any],
-               sector_of: Callable[[argparse.Namespace], Any]) -> argparse.ArgumentParser:
+def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the ``evolve`` subcommand to ``commands``. The couplings, ``--seed``, ``--threads``
     and ``--quiet`` are copies of the ``dmrg`` subparser's options (``dmrg_parser``), so their
-    checks never drift apart; ``validate`` is the dmrg command's check, applied here to the
-    output files; ``conserve_of`` and ``sector_of`` its symmetry choice for a ground state."""
+    checks never drift apart; the dmrg command's checks (:mod:`tensor4all.cli.checks`) apply to
+    the output files, its symmetry choice to a ground state."""
     p = commands.add_parser(
         "evolve",
         help="time evolution of a spin or Hubbard chain by TDVP or TEBD (table per output time, JSON, plot, "
@@ -246,8 +239,8 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser, *,
                             "off; the progress bar is also off when stderr is not a terminal)")
 
     def run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str] | None) -> int:
-        check(p, args, validate)
-        return EvolveRun(p, args, list(sys.argv[1:] if argv is None else argv), conserve_of, sector_of).run()
+        check(p, args)
+        return EvolveRun(p, args, list(sys.argv[1:] if argv is None else argv)).run()
 
     p.set_defaults(func=run)
     return p
@@ -256,162 +249,12 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser, *,
 _nonnegative_time = real_arg(0.0, strict=False)
 
 
-# ---- checks beyond single arguments ------------------------------------------------------------
-def check(parser: argparse.ArgumentParser, args: argparse.Namespace,
-          validate: Callable[[Any, argparse.Namespace], None] | None = None) -> None:
-    """Every check of an ``evolve`` command line that needs more than one option (exit 2 through
-    ``parser.error``); ``validate``: the dmrg command's check, run on the output files."""
-    used = MODEL_OPTIONS[args.model]
-    for prefix, dest in (("", ""), ("quench-", "quench_")):
-        for name in ALL_MODEL_OPTIONS:
-            if getattr(args, dest + name) is not None and name not in used:
-                users = [mdl for mdl, opts in MODEL_OPTIONS.items() if name in opts]
-                extra = " (the xx chain has Jz = 0; --model xxz takes --Jz)" \
-                    if name == "Jz" and args.model == "xx" else ""
-                takes = "".join(f", --{prefix}{u}" for u in used)
-                parser.error(f"argument --{prefix}{name}: not a parameter of --model {args.model}{extra} (it belongs "
-                             f"to {', '.join(users)}; {args.model} takes --{prefix}J{takes})")
-    quench = [n for n in ("J",) + ALL_MODEL_OPTIONS if getattr(args, "quench_" + n) is not None]
-    if quench and args.state != "ground":
-        parser.error(f"argument --quench-{quench[0]}: a quench starts from the ground state; give --state ground "
-                     f"(a product state evolves with --{quench[0]} itself)")
-    if args.method == "tebd" and args.one_site:
-        parser.error("argument --one-site: only with --method tdvp (TEBD applies two-site gates)")
-    if args.method == "tdvp" and args.order is not None:
-        parser.error("argument --order: the Trotter order of --method tebd; TDVP has none (give --method tebd)")
-    if args.state.startswith("product:"):
-        spec = args.state[len("product:"):]
-        letters = product_letters(args.model, spec)
-        if letters is None:
-            bad = next(c for c in spec if product_letters(args.model, c) is None)
-            valid = "0 (empty), u (up), d (down), 2 (both)" if args.model == "hubbard" else \
-                "u or 0 (up), d or 1 (down), + and - (eigenstates of Sx, tfim: X)"
-            parser.error(f"argument --state: {bad!r} in {args.state!r} is not a state of a --model {args.model} "
-                         f"site; its letters: {valid}")
-        args.state = "product:" + letters
-    letters = letters_of(args.state, args.L)
-    if letters is not None and len(letters) != args.L:
-        parser.error(f"argument --state: {args.state!r} gives {len(letters)} sites, but --L is {args.L}")
-    if args.one_site and letters is not None:
-        parser.error("argument --one-site: one-site TDVP keeps the bond dimensions of the initial state, all 1 for "
-                     "the product state --state " + args.state + ": it would stay a product state; use two-site "
-                     "TDVP (the default) or --state ground")
-    conserve = args.conserve
-    if conserve not in ("auto", "none") and conserve != charge_of(args.model) and \
-            not (args.model == "hubbard" and conserve == "N"):
-        if args.model == "hubbard":
-            other = (f"hubbard runs in sectors of N and Sz together or of N alone, not of {conserve}; use "
-                     "--conserve N,Sz (or auto) or N")
-        elif args.model == "tfim":
-            other = f"the tfim conserves no {conserve}; use --conserve parity (or auto)"
-        else:
-            other = f"--model {args.model} conserves Sz, not {'a parity' if conserve == 'parity' else conserve}; " \
-                    "use --conserve Sz (or auto)"
-        parser.error(f"argument --conserve: {other}")
-    if conserve in ("Sz", "parity") and letters is not None and not state_conserves(args.model, letters):
-        parser.error(f"argument --conserve: the state {args.state} is not an eigenstate of the {conserve}; "
-                     + ("a product of + and - (eigenstates of X) is; or give --conserve none" if args.model == "tfim"
-                        else "a product of u and d is; or give --conserve none"))
-    observe = DEFAULT_OBSERVE[args.model] if args.observe is None else args.observe
-    bad = [o for o in observe if o not in OPERATORS[args.model]]
-    if bad:
-        parser.error(f"argument --observe: unknown operator {bad[0]!r} of --model {args.model}; valid operators: "
-                     f"{', '.join(OPERATORS[args.model])} (or auto, or none)")
-    try:
-        steps = time_grid(args.t, args.dt, "evolve")
-    except InvalidOptionError as e:
-        parser.error("argument --t: " + str(e).replace("evolve: ", "").replace("give a t", "give a --t"))
-    except ValueRangeError as e:
-        parser.error("argument --dt: " + str(e).replace("evolve: ", "").replace("larger dt", "larger --dt"))
-    if args.every is None:
-        args.every = max(1, math.ceil(steps / ROWS))
-    check_memory(parser.error, memory_estimate(args), f"environments, MPS and Krylov vectors at L={args.L}, "
-                 f"max bond {args.max_bond}, complex128", "lower --max-bond or --L")
-    if validate is not None:  # the output files: the dmrg command's checks, this command's usage line
-        as_dmrg = argparse.Namespace(model="heisenberg", L=2, J=1.0, Jz=None, h=None, g=None, spin=None, chi=[1],
-                                     sweeps=1, cutoff=[0.0], tol=0.0, two_site=True, noise=None, conserve="none",
-                                     sz=None, parity=None, dtype="float64", json=args.json, plot=args.plot,
-                                     save=args.save)
-        validate(types.SimpleNamespace(commands={"dmrg": parser}), as_dmrg)
-
-
-def memory_estimate(args: argparse.Namespace) -> int:
-    """Bytes a run needs, complex128 (:func:`~tensor4all.cli.common.run_memory`, with a Krylov
-    basis of about 40 two-site vectors)."""
-    (d, D), L, chi = mpo_bond(args.model), args.L, args.max_bond
-    return run_memory(L, d, D, chi, 16, basis=40)
-
-
-# ---- states and Hamiltonians ---------------------------------------------------------------------
-@dataclass
-class States:
-    """What a run starts from: the evolution's Hamiltonian ``H``, the initial state, the
-    charge conserved (``None``: dense), the couplings before and after a quench, the
-    ground-state DMRG result (``--state ground``) and why a run is dense under ``auto``."""
-
-    H: MPO
-    psi0: MPS
-    conserve: str | None
-    before: dict[str, float]
-    after: dict[str, float]
-    ground: Any = None
-    dense_reason: str | None = None
-
-
-def build_states(args: argparse.Namespace, conserve_of: Callable, sector_of: Callable,
-                 ground_callback: Callable | None = None) -> States:
-    """The Hamiltonian and the initial state of a checked command line."""
-    a = args
-    before, after = couplings(a, False), couplings(a, True)
-    letters = letters_of(a.state, a.L)
-    reason = None
-    if letters is not None:
-        if a.conserve == "none":
-            conserve = None
-        elif a.conserve == "auto" and not state_conserves(a.model, letters):
-            conserve = None
-            reason = ("the state is not an Sz eigenstate (it has + or -)" if a.model != "tfim" else
-                      "the state is not a parity eigenstate: only products of + and - (X eigenstates) are")
-        else:
-            conserve = a.conserve if a.conserve in ("N", "N,Sz") else charge_of(a.model)
-        return States(hamiltonian(a.model, a.L, after, conserve), product_mps(a.model, letters, conserve), conserve,
-                      before, after, dense_reason=reason)
-    if a.model == "hubbard":   # half filling, N = L (at the lowest |Sz|); --conserve none: the lowest state of any N
-        conserve = None if a.conserve == "none" else a.conserve if a.conserve == "N" else "N,Sz"
-        sector = None
-    else:   # the dmrg command's choice of charge and sector for these couplings
-        as_dmrg = argparse.Namespace(model="xxz" if a.model == "xx" else a.model, L=a.L, J=before["J"],
-                                     Jz=before.get("Jz", 0.0 if a.model == "xx" else None), h=before.get("h"),
-                                     g=before.get("g"), spin=None, conserve=a.conserve, dtype="float64", sz=None,
-                                     parity=None)
-        conserve = conserve_of(as_dmrg)
-        sector = sector_of(as_dmrg)
-    if a.conserve == "auto" and conserve is None:
-        reason = "the ground state's sector is not known by symmetry for these couplings"
-    H0 = hamiltonian(a.model, a.L, before, conserve)
-    res = dmrg(H0, None, max_bond=a.max_bond, cutoff=a.cutoff, seed=a.seed, threads=a.threads, conserve=conserve,
-               sector=sector, callback=ground_callback)
-    psi = res.state
-    psi.normalize()
-    return States(hamiltonian(a.model, a.L, after, conserve), psi, conserve, before, after, ground=res,
-                  dense_reason=reason)
-
-
-def staggered(values: np.ndarray) -> np.ndarray:
-    """``(1/L) sum_i (-1)^i v_i`` over the last axis."""
-    L = values.shape[-1]
-    return values @ ((-1.0) ** np.arange(L)) / L
-
-
 # ---- the run ---------------------------------------------------------------------------------------
 class EvolveRun:
-    def __init__(self, parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str],
-                 conserve_of: Callable, sector_of: Callable):
+    def __init__(self, parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]):
         self.parser = parser
         self.args = args
         self.argv = argv
-        self.conserve_of = conserve_of
-        self.sector_of = sector_of
         self.out = sys.stderr if args.json == "-" else sys.stdout
         self.show_table = not args.quiet
         isatty = getattr(sys.stderr, "isatty", None)
@@ -536,7 +379,7 @@ class EvolveRun:
         started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         evolve = {"tdvp": tdvp, "tebd": tebd}[a.method]
         try:
-            st = build_states(a, self.conserve_of, self.sector_of)
+            st = build_states(a)
         except Tensor4allError as e:
             self.parser.error(str(e))
         t_setup = time.perf_counter() - t0
@@ -693,61 +536,3 @@ def _fixed(x: float, width: int, digits: int) -> str:
 
 def _steps(n: int) -> str:
     return "step" if n == 1 else f"{n} steps"
-
-
-# ---- the figure ---------------------------------------------------------------------------------
-def write_evolve_plot(path: str, res: Any, observe: Sequence[str], rows: Sequence[dict[str, Any]], L: int,
-                      title: str) -> None:
-    """Three panels: the observables' site and staggered averages against time (the exact
-    staggered magnetization dashed where known); the entanglement entropy at the middle bond
-    with the largest bond dimension; the first observable over sites and time (or the energy
-    when nothing is observed)."""
-    import matplotlib  # (optional dependency)
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    times = np.asarray(res.times, dtype=float)
-    obs = {k: np.asarray(v) for k, v in res.observables.items()}
-    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(14, 3.8), constrained_layout=True)
-    for k, op in enumerate(observe):
-        ax1.plot(times, obs[op].mean(axis=-1), "-", color=f"C{2 * k}", label=f"<{op}> mean")
-        ax1.plot(times, staggered(obs[op]), "-", color=f"C{2 * k + 1}", label=f"<{op}> staggered")
-    if rows and "exact" in rows[0]:
-        ax1.plot(times, [r["exact"] for r in rows], "k--", lw=1, label="exact (free fermions)")
-    if not observe:
-        ax1.plot(times, obs["energy"], "-", label="energy <H>")
-    ax1.set_xlabel("time")
-    ax1.set_title("observables")
-    ax1.grid(True, alpha=0.3)
-    ax1.legend(fontsize="small")
-    ax2.plot(times, obs["entropy"], ".-", color="C1", label="S at the middle bond")
-    ax2.set_xlabel("time")
-    ax2.set_ylabel("S (natural log)")
-    ax2.set_title("entanglement growth")
-    ax2.grid(True, alpha=0.3)
-    ax4 = ax2.twinx()
-    ax4.step(times, obs["max_bond"], where="post", color="gray", alpha=0.6)
-    ax4.set_ylabel("max bond dimension", color="gray")
-    if observe:
-        op = observe[0]
-        # one band per output time, between the midpoints to its neighbours (the last interval
-        # may be shorter: the final time is always an output time)
-        mids = 0.5 * (times[1:] + times[:-1])
-        first = times[0] - (mids[0] - times[0] if len(mids) else 0.5)
-        last = times[-1] + (times[-1] - mids[-1] if len(mids) else 0.5)
-        edges = np.concatenate([[first], mids, [last]])
-        vmax = float(np.max(np.abs(obs[op]))) or 1.0
-        im = ax3.pcolormesh(np.arange(L + 1) - 0.5, edges, obs[op], cmap="RdBu_r", vmin=-vmax, vmax=vmax)
-        ax3.invert_yaxis()
-        fig.colorbar(im, ax=ax3, label=f"<{op}_i>")
-        ax3.set_xlabel("site i")
-        ax3.set_ylabel("time")
-        ax3.set_title(f"<{op}_i(t)>")
-    else:
-        ax3.plot(times, obs["norm"], ".-")
-        ax3.set_xlabel("time")
-        ax3.set_title("norm")
-    fig.suptitle(f"evolve  {title}")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)

@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import argparse
 import copy
-import importlib.util
 import math
 import sys
 import time
-import types
 from typing import Any, Callable, Sequence
 
 import numpy as np
 from tqdm import tqdm
 
-from .common import integer_arg
+from .checks import conserve_of, sector_of, validate
+from .common import installed, integer_arg
 from ..tools.errors import ScanClusterError, Tensor4allError
 from ..tools.files import output_problem
 from ..scan.table import check_out
@@ -94,12 +93,10 @@ def _copy_options(src: argparse.ArgumentParser, dst: argparse.ArgumentParser, ti
             (group if mutex is None else made[mutex])._add_action(a)
 
 
-def add_parser(commands: Any, dmrg: argparse.ArgumentParser, *, validate: Callable[[Any, argparse.Namespace], None],
-               conserve_of: Callable[[argparse.Namespace], Any],
-               sector_of: Callable[[argparse.Namespace], Any]) -> argparse.ArgumentParser:
+def add_parser(commands: Any, dmrg: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the ``scan`` subcommand to ``commands`` with the model and algorithm options of
-    the ``dmrg`` subparser. ``validate``, ``conserve_of`` and ``sector_of`` are the dmrg
-    command's checks and symmetry choices, applied to each point."""
+    the ``dmrg`` subparser; each point is checked by the dmrg command's checks and symmetry
+    choices (:mod:`tensor4all.cli.checks`)."""
     p = commands.add_parser(
         "scan",
         help="DMRG over a grid of model parameters on Dask, one row per point in a Parquet file (resumable)",
@@ -144,7 +141,7 @@ def add_parser(commands: Any, dmrg: argparse.ArgumentParser, *, validate: Callab
     o.add_argument("--quiet", "-q", action="store_true",
                    help="no progress bar and no row per point, only the summary (default: off; the progress "
                         "bar is also off when stderr is not a terminal)")
-    p.set_defaults(func=lambda parser, args, argv: _ScanCommand(p, args, validate, conserve_of, sector_of).run())
+    p.set_defaults(func=lambda parser, args, argv: _ScanCommand(p, args).run())
     return p
 
 
@@ -152,22 +149,11 @@ _positive_int = integer_arg(1, "the number of workers is a positive integer")
 _nonnegative_int = integer_arg(0, "retries is a non-negative integer")
 
 
-def _installed(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-
-
 # ---- the command -------------------------------------------------------------------------
 class _ScanCommand:
-    def __init__(self, parser: argparse.ArgumentParser, args: argparse.Namespace, validate: Callable,
-                 conserve_of: Callable, sector_of: Callable):
+    def __init__(self, parser: argparse.ArgumentParser, args: argparse.Namespace):
         self.parser = parser
         self.args = args
-        self.validate = validate
-        self.conserve_of = conserve_of
-        self.sector_of = sector_of
         isatty = getattr(sys.stderr, "isatty", None)
         self.show_bar = not args.quiet and bool(isatty and isatty())
 
@@ -204,16 +190,15 @@ class _ScanCommand:
     def check(self, points: list[argparse.Namespace]) -> tuple[Any, Any]:
         """Each point checked by the dmrg command's rules; the symmetry of the scan: the one
         every point would run in, else (``--conserve auto``) none, for one basis throughout."""
-        as_dmrg = types.SimpleNamespace(commands={"dmrg": self.parser})  # dmrg's checks, scan's usage line
         for ns in points:
-            self.validate(as_dmrg, ns)
-        choices = {(self.conserve_of(ns), self.sector_of(ns)) for ns in points}
+            validate(self.parser, ns)   # dmrg's checks, scan's usage line
+        choices = {(conserve_of(ns), sector_of(ns)) for ns in points}
         if len(choices) == 1:
             return next(iter(choices))
         if self.args.conserve == "auto":
             self.note = "the points lie in different symmetry sectors: the scan runs dense"
             return None, None
-        return self.conserve_of(points[0]), None  # dmrg's default sector at each point
+        return conserve_of(points[0]), None  # dmrg's default sector at each point
 
     def task(self, conserve: Any, sector: Any) -> ScanTask:
         a = self.args
@@ -250,7 +235,7 @@ class _ScanCommand:
             if ext not in PLOT_EXTENSIONS:
                 self.parser.error(f"argument --plot: unknown extension {ext or '(none)'!r} of {a.plot!r}; valid "
                                   f"extensions: {', '.join(PLOT_EXTENSIONS)}")
-            if not _installed("matplotlib"):
+            if not installed("matplotlib"):
                 self.parser.error("argument --plot: matplotlib is not installed; install the 'plot' extra: "
                                   "pip install 'tidu-tenferro[plot]'")
             problem = output_problem(a.plot)   # as --out and dmrg's outputs: before any point runs

@@ -22,6 +22,8 @@ import scipy.linalg
 
 import tensor4all as t4a
 from tensor4all.cli import evolve as ev
+from tensor4all.cli import evolve_states as evs
+from tensor4all.cli import models as evm
 from tensor4all import models, references
 from tensor4all.cli import build_parser, main
 
@@ -121,10 +123,10 @@ def test_models_xx_is_heisenberg_with_jz_zero():
 
 # ---- parsing and states ----------------------------------------------------------------------
 def test_state_specs_and_letters():
-    assert ev.letters_of("neel", 5) == "ududu"
-    assert ev.letters_of("domain-wall", 5) == "uuddd" and ev.letters_of("domain-wall", 4) == "uudd"
-    assert ev.letters_of("up", 3) == "uuu"
-    assert ev.letters_of("ground", 3) is None
+    assert evm.letters_of("neel", 5) == "ududu"
+    assert evm.letters_of("domain-wall", 5) == "uuddd" and evm.letters_of("domain-wall", 4) == "uudd"
+    assert evm.letters_of("up", 3) == "uuu"
+    assert evm.letters_of("ground", 3) is None
     sub = build_parser().commands["evolve"]
     for argv, stored, checked in ((["--state", "product:0,1,1,0"], "product:0110", "product:uddu"),
                                   (["--state", "product:U+-d"], "product:U+-d", "product:u+-d"),
@@ -134,7 +136,7 @@ def test_state_specs_and_letters():
         assert a.state == stored   # the letters are read for the model by check
         ev.check(sub, a)
         assert a.state == checked
-    assert ev.letters_of("neel", 4) == "udud"   # the same letters for spins and electrons
+    assert evm.letters_of("neel", 4) == "udud"   # the same letters for spins and electrons
     a = parse()
     assert (a.model, a.L, a.state, a.t, a.dt, a.method, a.max_bond, a.cutoff, a.every, a.conserve) == \
         ("xx", 16, "neel", 10.0, 0.05, "tdvp", 64, 1e-10, None, "auto")
@@ -147,65 +149,66 @@ def test_state_specs_and_letters():
 
 def test_couplings_before_and_after_a_quench():
     a = parse("--model", "heisenberg", "--state", "ground", "--quench-J", "2")
-    assert ev.couplings(a, False) == {"J": 1.0, "Jz": 1.0, "h": 0.0}
-    assert ev.couplings(a, True) == {"J": 2.0, "Jz": 2.0, "h": 0.0}  # isotropic stays isotropic
+    assert evm.couplings(a, False) == {"J": 1.0, "Jz": 1.0, "h": 0.0}
+    assert evm.couplings(a, True) == {"J": 2.0, "Jz": 2.0, "h": 0.0}  # isotropic stays isotropic
     a = parse("--model", "xxz", "--Jz", "0.5", "--state", "ground", "--quench-J", "2")
-    assert ev.couplings(a, True) == {"J": 2.0, "Jz": 0.5, "h": 0.0}
+    assert evm.couplings(a, True) == {"J": 2.0, "Jz": 0.5, "h": 0.0}
     a = parse("--model", "tfim", "--g", "0.5", "--state", "ground", "--quench-g", "1.5")
-    assert ev.couplings(a, False) == {"J": 1.0, "g": 0.5} and ev.couplings(a, True) == {"J": 1.0, "g": 1.5}
-    assert ev.couplings(parse(), True) == {"J": 1.0, "h": 0.0}
+    assert evm.couplings(a, False) == {"J": 1.0, "g": 0.5} and evm.couplings(a, True) == {"J": 1.0, "g": 1.5}
+    assert evm.couplings(parse(), True) == {"J": 1.0, "h": 0.0}
     a = parse("--model", "hubbard", "--J", "0.5", "--state", "ground", "--quench-U", "8")
-    assert ev.couplings(a, False) == {"J": 0.5, "U": 4.0, "mu": 0.0}
-    assert ev.couplings(a, True) == {"J": 0.5, "U": 8.0, "mu": 0.0}
+    assert evm.couplings(a, False) == {"J": 0.5, "U": 4.0, "mu": 0.0}
+    assert evm.couplings(a, True) == {"J": 0.5, "U": 8.0, "mu": 0.0}
     a = parse("--model", "hubbard", "--U", "0", "--mu", "0.3", "--state", "ground", "--quench-mu", "1")
-    assert ev.couplings(a, True) == {"J": 1.0, "U": 0.0, "mu": 1.0}
+    assert evm.couplings(a, True) == {"J": 1.0, "U": 0.0, "mu": 1.0}
 
 
 def test_product_states_in_the_models_basis():
     # spin chain: u/d conserve Sz; + and - are the Sx eigenstates (dense)
-    psi = ev.product_mps("xx", "ud", "Sz")
+    psi = evm.product_mps("xx", "ud", "Sz")
     assert psi.symmetric and psi.sector == {"Sz": 0.0}
-    psi = ev.product_mps("heisenberg", "u+-", None)
+    psi = evm.product_mps("heisenberg", "u+-", None)
     assert [float(np.asarray(psi.expect("Sz", i))) for i in range(3)] == pytest.approx([0.5, 0.0, 0.0], abs=1e-15)
     assert [float(np.asarray(psi.expect("Sx", i))) for i in range(3)] == pytest.approx([0.0, 0.5, -0.5], abs=1e-15)
     # tfim, dense: the model's own basis (Z up/down)
-    psi = ev.product_mps("tfim", "ud+", None)
+    psi = evm.product_mps("tfim", "ud+", None)
     assert [float(np.asarray(psi.expect("Z", i, "pauli"))) for i in range(3)] == pytest.approx([1, -1, 0], abs=1e-15)
     # tfim, conserved parity: the rotated basis, where the model's X is Z (Hadamard)
-    psi = ev.product_mps("tfim", "+-+", "parity")
+    psi = evm.product_mps("tfim", "+-+", "parity")
     assert psi.symmetric and psi.sector == {"parity": 1.0}
     assert [float(np.asarray(psi.expect("Z", i, "pauli"))) for i in range(3)] == [1.0, -1.0, 1.0]
     # hubbard: 0 empty, u, d, 2 both, in the electron basis; (N, Sz) or N conserved, or dense
     for conserve in ("N,Sz", "N", None):
-        psi = ev.product_mps("hubbard", "0ud2", conserve)
+        psi = evm.product_mps("hubbard", "0ud2", conserve)
         assert psi.symmetric == (conserve is not None) and psi.phys_dims == [4] * 4
         for op, want in (("Ntot", [0, 1, 1, 2]), ("Sz", [0, 0.5, -0.5, 0])):
             assert [float(np.asarray(psi.expect(op, i, "electron"))) for i in range(4)] == want
-    assert ev.product_mps("hubbard", "0ud2", "N").sector == {"N": 4.0}
-    assert ev.product_mps("hubbard", "0ud2", "N,Sz").sector == {"N": 4.0, "Sz": 0.0}
-    assert ev.product_mps("hubbard", "0uu2", "N,Sz").sector == {"N": 4.0, "Sz": 1.0}
+    assert evm.product_mps("hubbard", "0ud2", "N").sector == {"N": 4.0}
+    assert evm.product_mps("hubbard", "0ud2", "N,Sz").sector == {"N": 4.0, "Sz": 0.0}
+    assert evm.product_mps("hubbard", "0uu2", "N,Sz").sector == {"N": 4.0, "Sz": 1.0}
 
 
-def test_conserve_auto_follows_the_state():
+def test_conserve_auto_follows_the_state(monkeypatch):
     def never(ns):
         pytest.fail("only ground states ask the dmrg command")
 
-    assert ev.build_states(parse("--L", "4"), never, never).conserve == "Sz"
-    st = ev.build_states(parse("--L", "4", "--state", "product:u+dd"), never, never)
+    monkeypatch.setattr(evs, "conserve_of", never)   # product states never ask the dmrg command's choice
+    monkeypatch.setattr(evs, "sector_of", never)
+    assert ev.build_states(parse("--L", "4")).conserve == "Sz"
+    st = ev.build_states(parse("--L", "4", "--state", "product:u+dd"))
     assert st.conserve is None and "not an Sz eigenstate" in st.dense_reason
-    st = ev.build_states(parse("--model", "tfim", "--L", "4", "--state", "product:++--"), never, never)
+    st = ev.build_states(parse("--model", "tfim", "--L", "4", "--state", "product:++--"))
     assert st.conserve == "parity" and st.psi0.sector == {"parity": 0.0}
-    st = ev.build_states(parse("--model", "tfim", "--L", "4", "--state", "up"), never, never)
+    st = ev.build_states(parse("--model", "tfim", "--L", "4", "--state", "up"))
     assert st.conserve is None and "parity" in st.dense_reason
-    assert ev.build_states(parse("--L", "4", "--conserve", "none"), never, never).conserve is None
-    st = ev.build_states(parse("--model", "hubbard", "--L", "4", "--state", "product:2u00"), never, never)
+    assert ev.build_states(parse("--L", "4", "--conserve", "none")).conserve is None
+    st = ev.build_states(parse("--model", "hubbard", "--L", "4", "--state", "product:2u00"))
     assert st.conserve == "N,Sz" and st.psi0.sector == {"N": 3.0, "Sz": 0.5} and st.H.local == "electron"
-    st = ev.build_states(parse("--model", "hubbard", "--L", "4", "--state", "product:2u00", "--conserve", "N"), never,
-                         never)
+    st = ev.build_states(parse("--model", "hubbard", "--L", "4", "--state", "product:2u00", "--conserve", "N"))
     assert st.conserve == "N" and st.psi0.sector == {"N": 3.0}
-    assert ev.build_states(parse("--model", "hubbard", "--L", "4", "--conserve", "none"), never, never).conserve is None
+    assert ev.build_states(parse("--model", "hubbard", "--L", "4", "--conserve", "none")).conserve is None
     # a hubbard ground state: at half filling, without asking the dmrg command
-    st = ev.build_states(parse("--model", "hubbard", "--L", "4", "--state", "ground", "--max-bond", "16"), never, never)
+    st = ev.build_states(parse("--model", "hubbard", "--L", "4", "--state", "ground", "--max-bond", "16"))
     assert st.conserve == "N,Sz" and st.psi0.sector == {"N": 4.0, "Sz": 0.0}
     sel = [b for b in range(256) if sum((0, 1, 1, 2)[b // 4 ** (3 - i) % 4] for i in range(4)) == 4]
     H = exact_hubbard(4, 1.0, 4.0, 0.0)
@@ -213,15 +216,15 @@ def test_conserve_auto_follows_the_state():
 
 
 def test_exact_reference_applies_to_the_xx_chain_from_up_down_states():
-    assert ev.exact_reference_applies(parse())
-    assert ev.exact_reference_applies(parse("--model", "xxz", "--Jz", "0", "--state", "domain-wall"))
-    assert not ev.exact_reference_applies(parse("--model", "heisenberg"))
-    assert not ev.exact_reference_applies(parse("--imaginary"))
-    assert not ev.exact_reference_applies(parse("--L", "2", "--state", "product:u+"))
-    assert not ev.exact_reference_applies(parse("--model", "tfim"))
-    assert ev.exact_reference_applies(parse("--model", "hubbard", "--U", "0", "--state", "product:2200"))
-    assert not ev.exact_reference_applies(parse("--model", "hubbard"))   # U = 4 by default
-    assert not ev.exact_reference_applies(parse("--model", "hubbard", "--U", "0", "--state", "ground"))
+    assert evm.exact_reference_applies(parse())
+    assert evm.exact_reference_applies(parse("--model", "xxz", "--Jz", "0", "--state", "domain-wall"))
+    assert not evm.exact_reference_applies(parse("--model", "heisenberg"))
+    assert not evm.exact_reference_applies(parse("--imaginary"))
+    assert not evm.exact_reference_applies(parse("--L", "2", "--state", "product:u+"))
+    assert not evm.exact_reference_applies(parse("--model", "tfim"))
+    assert evm.exact_reference_applies(parse("--model", "hubbard", "--U", "0", "--state", "product:2200"))
+    assert not evm.exact_reference_applies(parse("--model", "hubbard"))   # U = 4 by default
+    assert not evm.exact_reference_applies(parse("--model", "hubbard", "--U", "0", "--state", "ground"))
 
 
 # ---- help and bad arguments (in-process: argparse exits with 2) --------------------------------
