@@ -23,13 +23,16 @@
 """
 from __future__ import annotations
 
-from .tools.errors import (BondDimensionError, DimensionMismatchError, EmptyOpSumError, InvalidOptionError,
-                           MPSFileError, MPSFileIOError, MPSFileNotFoundError, NonFiniteError, NonHermitianError,
-                           NotDifferentiableError, OpSumTermError, SiteOutOfRangeError, Tensor4allError,
-                           Tensor4allMemoryError, Tensor4allTypeError, UnknownLocalSpaceError, UnknownOperatorError,
-                           UnsupportedFileFormatError, ValueRangeError, ZeroNormError, NonConservingError,
-                           OptionalDependencyError, ScanClusterError, ScanFileError, ScanFileIOError,
-                           FrozenBondsWarning)
+from .tools.errors import (BondDimensionError, DimensionMismatchError, InvalidOptionError, NonFiniteError,
+                           NonHermitianError, NotDifferentiableError, SiteOutOfRangeError, Tensor4allError,
+                           Tensor4allMemoryError, Tensor4allTypeError, ValueRangeError, ZeroNormError,
+                           OptionalDependencyError)
+from .operators.opsum import EmptyOpSumError, OpSumTermError
+from .networks.files import MPSFileError, MPSFileIOError, MPSFileNotFoundError, UnsupportedFileFormatError
+from .sites.local_spaces import UnknownLocalSpaceError, UnknownOperatorError
+from .sites.charges import NonConservingError
+from .scan.errors import ScanClusterError, ScanFileError, ScanFileIOError
+from .algorithms.tdvp import FrozenBondsWarning
 from .sites.local_spaces import LOCAL_SPACES, LocalSpace, local_space
 from .networks.mps import MPS, add, overlap
 from .operators.opsum import OpSum, Term

@@ -39,8 +39,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .tools.errors import (DimensionMismatchError, InvalidOptionError, SiteOutOfRangeError, Tensor4allTypeError,
-                           UnknownLocalSpaceError)
+from .tools.errors import DimensionMismatchError, InvalidOptionError, SiteOutOfRangeError, Tensor4allTypeError
+from .sites.local_spaces import UnknownLocalSpaceError
 from .sites.local_spaces import LOCAL_SPACES, LocalSpace, default_local_space, local_space
 from .networks.mps import MPS
 

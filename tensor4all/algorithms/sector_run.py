@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ..tools.errors import InvalidOptionError, NonConservingError
+from ..tools.errors import InvalidOptionError
+from ..sites.charges import NonConservingError
 from ..sites.charges import (CONSERVED_CHARGES, charge_label, charge_sector, charge_value, check_sector_charge,
                              conserve_candidates, declared_charges, default_charge, physical_charge)
 from ..operators.term_charges import mpo_bond_charges

@@ -34,8 +34,7 @@ import numpy as np
 from ..networks.chain import leaves_of
 from .dense_backend import DenseBackend
 from ..tools.device import check_placement, device_scope, host_tensor
-from ..tools.errors import (FrozenBondsWarning, InvalidOptionError, NonHermitianError, Tensor4allTypeError,
-                            ZeroNormError)
+from ..tools.errors import InvalidOptionError, NonHermitianError, Tensor4allTypeError, ZeroNormError
 from .evolution import (EvolutionRecord, EvolutionResult, Observables, check_every, check_hamiltonian_arg,
                         hamiltonian_at, time_grid)
 from ..networks.mpo import MPO, check_compatible, hermiticity
@@ -49,7 +48,12 @@ from .traced_backend import TracedBackend, expm_krylov_traced
 from ..tools.checks import (any_traced, check_bool, check_callable, check_cutoff, check_finite_arrays,
                             check_positive_int, check_real, concrete, to_numpy)
 
-__all__ = ["tdvp"]
+__all__ = ["FrozenBondsWarning", "tdvp"]
+
+
+class FrozenBondsWarning(UserWarning):
+    """One-site TDVP keeps the start state's bond dimensions: started from a product state, it
+    stays a product state (grow the bonds with two-site steps first)."""
 
 
 def tdvp(

@@ -21,8 +21,8 @@ import numpy as np
 import tenferro as tf
 import tidu
 
-from ..tools.errors import (InvalidOptionError, NonConservingError, NonHermitianError, Tensor4allTypeError,
-                            ZeroNormError)
+from ..tools.errors import InvalidOptionError, NonHermitianError, Tensor4allTypeError, ZeroNormError
+from ..sites.charges import NonConservingError
 from .evolution import EvolutionRecord, EvolutionResult, Observables, check_every, hamiltonian_at, time_grid
 from ..operators.gates import (ORDERS, BondHamiltonian, bonds_from_arrays, bonds_from_opsum, exp_gate, swap_gate,
                                trotter_parts, trotter_sequence)

@@ -24,7 +24,8 @@ from tqdm import tqdm
 
 from .checks import conserve_of, sector_of, validate
 from .common import installed, integer_arg
-from ..tools.errors import ScanClusterError, Tensor4allError
+from ..tools.errors import Tensor4allError
+from ..scan.errors import ScanClusterError
 from ..tools.files import output_problem
 from ..scan.table import check_out
 from ..scan.task import MODEL_PARAMETERS, ScanTask

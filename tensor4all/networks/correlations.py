@@ -50,7 +50,8 @@ import numpy as np
 import tenferro as tf
 
 from ..tools.errors import (DimensionMismatchError, InvalidOptionError, NonFiniteError, SiteOutOfRangeError,
-                            Tensor4allTypeError, UnknownLocalSpaceError, ZeroNormError)
+                            Tensor4allTypeError, ZeroNormError)
+from ..sites.local_spaces import UnknownLocalSpaceError
 from ..sites.local_spaces import LocalSpace, default_local_space, local_space
 from .symmetric_sites import is_symmetric, operator_tensor
 from ..tools.checks import concrete, numeric_array

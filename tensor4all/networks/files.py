@@ -14,16 +14,34 @@ import tenferro as tf
 
 from tenferro.files import atomic_write
 
-from ..tools.errors import (InvalidOptionError, MPSFileError, MPSFileIOError, Tensor4allError,
-                            UnsupportedFileFormatError)
+from ..tools.errors import InvalidOptionError, Tensor4allError
 from ..sites.charges import CONSERVED_CHARGES, charge_label
 from .symmetric_sites import Grading
 from ..tools.checks import check_path
 from ..structured import Leg, SymmetricTensor, U1, Zn
 
-__all__ = ["DIM_NAMES", "SYMMETRY_KEY", "SITE_KEY", "FILE_FORMATS", "sector_entries", "symmetric_from_entries",
+__all__ = ["MPSFileError", "MPSFileNotFoundError", "MPSFileIOError", "UnsupportedFileFormatError", "DIM_NAMES", "SYMMETRY_KEY", "SITE_KEY", "FILE_FORMATS", "sector_entries", "symmetric_from_entries",
            "site_key", "file_format", "file_path", "special_kind", "resolve_link", "check_target", "write_file",
            "check_file_kind"]
+
+
+class MPSFileError(Tensor4allError, ValueError):
+    """A file that holds no MPS in the layout :meth:`MPS.save` writes
+    (entries ``site_0000``, ``site_0001``, ...)."""
+
+
+class MPSFileNotFoundError(Tensor4allError, FileNotFoundError):
+    """:meth:`MPS.load` of a path where no file exists."""
+
+
+class MPSFileIOError(Tensor4allError, OSError):
+    """The operating system refused to read or write an MPS file (permissions, a missing
+    directory, a path that is a directory, a full disk); the message names the path."""
+
+
+class UnsupportedFileFormatError(Tensor4allError, ValueError):
+    """A file name or ``format=`` that names no supported file format; the message
+    lists the extensions and formats that are."""
 
 
 DIM_NAMES = ("left", "physical", "right")

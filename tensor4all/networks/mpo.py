@@ -18,8 +18,8 @@ import tidu
 
 from ..operators.autompo import compile_opsum
 from .chain import SiteChain, site_tensors
-from ..tools.errors import (DimensionMismatchError, InvalidOptionError, NonConservingError, Tensor4allTypeError,
-                            ValueRangeError)
+from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError, ValueRangeError
+from ..sites.charges import NonConservingError
 from ..sites.charges import CONSERVED_CHARGES, charge_parts
 from ..sites.local_spaces import LOCAL_SPACES, LocalSpace, local_space
 from ..operators.term_charges import check_opsum_conserves, mpo_bond_charges

@@ -30,9 +30,9 @@ from tenferro.arrow import TensorFileError
 
 from ..linalg.canonical import left_canonical, right_canonical
 from .chain import SiteChain, leaves_of, site_tensors
-from ..tools.errors import (DimensionMismatchError, InvalidOptionError, MPSFileError, MPSFileIOError,
-                            MPSFileNotFoundError, NonFiniteError, SiteOutOfRangeError, Tensor4allError,
-                            Tensor4allTypeError, ZeroNormError)
+from ..tools.errors import (DimensionMismatchError, InvalidOptionError, NonFiniteError, SiteOutOfRangeError,
+                            Tensor4allError, Tensor4allTypeError, ZeroNormError)
+from .files import MPSFileError, MPSFileIOError, MPSFileNotFoundError
 from ..sites.charges import CONSERVED_CHARGES, conserve_candidates, default_charge, unpack
 from ..sites.local_spaces import local_space
 from .arithmetic import compressed, scaled, summed

@@ -2,7 +2,7 @@
 
 Each term ``c * A(i1) B(i2) ... Z(ik)`` (sites sorted; factors on one site multiplied
 in written order; ``Id`` factors dropped) is a path through automaton states. Terms with
-fermionic operators first get their sign and ``F`` strings (:mod:`tensor4all.sites.jordan_wigner`:
+fermionic operators first get their sign and ``F`` strings (:mod:`tensor4all.operators.jordan_wigner`:
 site order, then ``F`` factors on the sites the strings cross); others are unchanged.
 
 * ``ready`` (nothing applied yet) --A at i1--> prefix state ``(A@i1)`` --Id on the
@@ -32,8 +32,8 @@ import numpy as np
 
 import tenferro as tf
 
-from ..tools.errors import EmptyOpSumError
-from ..sites.jordan_wigner import jordan_wigner
+from .opsum import EmptyOpSumError
+from .jordan_wigner import jordan_wigner
 from ..sites.local_spaces import LocalSpace
 from .opsum import OpSum
 from ..tools.checks import is_traced

@@ -26,7 +26,7 @@ import scipy.linalg
 import tenferro as tf
 
 from ..tools.errors import DimensionMismatchError, InvalidOptionError, NonFiniteError, Tensor4allTypeError
-from ..sites.jordan_wigner import jordan_wigner_term
+from .jordan_wigner import jordan_wigner_term
 from ..sites.local_spaces import LocalSpace
 from .opsum import OpSum
 from ..tools.checks import first_nonfinite, is_traced

@@ -13,7 +13,7 @@ A term is checked whole before it is added, so a bad term leaves the OpSum as it
 Operator names are checked against a local space when the OpSum is compiled
 (``MPO.from_opsum``), sites against the chain length there too. Fermionic operators of that
 space (``"Cdag"``, ``"Cup"``, ...) are fermions: the compiler adds the sign and the ``F``
-strings (:mod:`tensor4all.sites.jordan_wigner`), so ``os += (-t, "Cdag", j, "C", i)`` is
+strings (:mod:`tensor4all.operators.jordan_wigner`), so ``os += (-t, "Cdag", j, "C", i)`` is
 ``-t c^dag_j c_i`` for any ``i, j``.
 """
 from __future__ import annotations
@@ -23,10 +23,18 @@ from typing import Any, Iterator, NamedTuple
 
 import numpy as np
 
-from ..tools.errors import OpSumTermError, SiteOutOfRangeError, Tensor4allTypeError
+from ..tools.errors import SiteOutOfRangeError, Tensor4allError, Tensor4allTypeError
 from ..tools.checks import check_coupling, check_positive_int, is_scalar_number
 
-__all__ = ["OpSum", "Term"]
+__all__ = ["EmptyOpSumError", "OpSumTermError", "OpSum", "Term"]
+
+
+class EmptyOpSumError(Tensor4allError, ValueError):
+    """An OpSum without terms where an operator is needed."""
+
+
+class OpSumTermError(Tensor4allError, ValueError):
+    """A malformed OpSum term (not ``(coef, name, site, name, site, ...)``)."""
 
 
 class Term(NamedTuple):

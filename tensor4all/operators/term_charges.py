@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..tools.errors import NonConservingError
+from ..sites.charges import NonConservingError
 from ..sites.local_spaces import LocalSpace
 from .opsum import OpSum
 

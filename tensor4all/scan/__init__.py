@@ -26,7 +26,8 @@ import numpy as np
 from tenferro.checks import import_optional, install_hint
 from tqdm import tqdm
 
-from ..tools.errors import InvalidOptionError, OptionalDependencyError, ScanClusterError, Tensor4allTypeError
+from ..tools.errors import InvalidOptionError, OptionalDependencyError, Tensor4allTypeError
+from .errors import ScanClusterError
 from .grid import Grid, make_grid
 from .table import ScanTable, check_out
 from .task import META_COLUMNS, ScanTask, describe, run_point

@@ -16,8 +16,9 @@ from typing import Any
 from tenferro.checks import import_optional, install_hint
 from tenferro.files import atomic_write
 
-from ..tools.errors import (OptionalDependencyError, ScanFileError, ScanFileIOError, Tensor4allTypeError,
-                            UnsupportedFileFormatError)
+from ..tools.errors import OptionalDependencyError, Tensor4allTypeError
+from .errors import ScanFileError, ScanFileIOError
+from ..networks.files import UnsupportedFileFormatError
 from ..tools.files import output_problem
 from .grid import Grid
 from .task import META_COLUMNS

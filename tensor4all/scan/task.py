@@ -27,7 +27,8 @@ from .. import models
 from ..algorithms.dmrg import _check_hamiltonian, _check_schedule, _default_conserve, _numpy, dmrg
 from ..linalg.eigensolver import get_solver
 from ..tools.errors import (InvalidOptionError, NonFiniteError, SiteOutOfRangeError, Tensor4allError,
-                            Tensor4allTypeError, UnknownOperatorError, ZeroNormError)
+                            Tensor4allTypeError, ZeroNormError)
+from ..sites.local_spaces import UnknownOperatorError
 from ..sites.local_spaces import local_space
 from ..networks.mpo import MPO
 from ..networks.mps import MPS

@@ -28,12 +28,18 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..tools.errors import InvalidOptionError, Tensor4allTypeError, UnknownLocalSpaceError
+from ..tools.errors import InvalidOptionError, Tensor4allError, Tensor4allTypeError
+from .local_spaces import UnknownLocalSpaceError
 from .local_spaces import LOCAL_SPACES, default_local_space
 
-__all__ = ["CONSERVED_CHARGES", "PRODUCT_CHARGES", "PACK_BASE", "pack", "unpack", "charge_label", "charge_parts",
+__all__ = ["NonConservingError", "CONSERVED_CHARGES", "PRODUCT_CHARGES", "PACK_BASE", "pack", "unpack", "charge_label", "charge_parts",
            "declared_charges", "conserve_candidates", "check_sector_charge", "physical_charge", "charge_value",
            "charge_sector", "default_charge"]
+
+
+class NonConservingError(Tensor4allError, ValueError):
+    """A Hamiltonian that does not conserve the charge a symmetric run asks for
+    (``conserve="Sz"`` with a transverse field, a term without its Hermitian partner)."""
 
 #: the charges a run can conserve: physical name -> (the declared integer charge, its modulus:
 #: 0 for U(1), n for Z_n). New names go at the end: ``MPS.save`` stores the position.

@@ -23,7 +23,7 @@ does not conserve it, the same model in the rotated basis ``-J XX - g Z``
 Fermions: a space lists its fermionic (odd) operators in ``fermionic`` and names the string
 operator ``string`` (``"F"``, the local parity ``(-1)^n``). ``MPO.from_opsum`` then reads a
 term's fermionic operators as Jordan-Wigner fermions ``c_j = (prod_{k<j} F_k) C_j`` and writes
-the signs and ``F`` strings itself (:mod:`tensor4all.sites.jordan_wigner`), so ``os += (-t,
+the signs and ``F`` strings itself (:mod:`tensor4all.operators.jordan_wigner`), so ``os += (-t,
 "Cdagup", i, "Cup", j)`` is the hopping ``-t c^dag_{i up} c_{j up}`` for any ``i, j``. As in
 ITensor, only the ``C*`` operators are fermionic; ``A*`` (``"electron"``'s hard-core
 ladders), ``N*``, ``S*``, ``F*`` are bosonic (even). The built-in fermionic spaces:
@@ -47,11 +47,24 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..tools.errors import (DimensionMismatchError, InvalidOptionError, NonFiniteError, Tensor4allTypeError,
-                            UnknownLocalSpaceError, UnknownOperatorError)
+from ..tools.errors import DimensionMismatchError, InvalidOptionError, NonFiniteError, Tensor4allError, Tensor4allTypeError
 from ..tools.checks import check_positive_int
 
-__all__ = ["LocalSpace", "local_space", "LOCAL_SPACES", "default_local_space"]
+__all__ = ["UnknownOperatorError", "UnknownLocalSpaceError", "LocalSpace", "local_space", "LOCAL_SPACES", "default_local_space"]
+
+
+class UnknownOperatorError(Tensor4allError, KeyError):
+    """An operator name that the local space does not define."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownLocalSpaceError(Tensor4allError, KeyError):
+    """A local-space name that tensor4all does not know."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ import tenferro as tf
 import tensor4all as t4a
 import tidu
 from tensor4all import MPO, LocalSpace, OpSum, models
-from tensor4all.sites.jordan_wigner import jordan_wigner_term
+from tensor4all.operators.jordan_wigner import jordan_wigner_term
 
 sys.path.insert(0, os.path.dirname(__file__))   # the reference beside this file (no package __init__)
 from fock_hubbard import annihilators, mpo_order as electron_order  # noqa: E402

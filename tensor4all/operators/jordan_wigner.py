@@ -30,8 +30,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..tools.errors import OpSumTermError
-from .local_spaces import LocalSpace
+from .opsum import OpSumTermError
+from ..sites.local_spaces import LocalSpace
 
 __all__ = ["has_fermions", "jordan_wigner", "jordan_wigner_term"]
 
