@@ -215,3 +215,11 @@ def test_architecture_doc_lists_the_same_order():
     listed = [line.split("|")[1].strip().strip("`").split("/")[0].removesuffix(".py")
               for line in section.splitlines() if line.startswith("| `")]
     assert listed == TENSOR4ALL_LAYERS, listed
+
+
+@pytest.mark.parametrize("package", ["tidu", "tenferro", "tensor4all"])
+def test_no_module_over_600_lines(package):
+    """A module past ~500 lines is reviewed, and split by concern before 600 (STYLE.md)."""
+    long = {str(p.relative_to(ROOT)): n for p in sorted((ROOT / package).rglob("*.py"))
+            if (n := len(p.read_text().splitlines())) > 600}
+    assert not long, f"split these modules by concern: {long}"

@@ -29,7 +29,6 @@ MPO itself: ``||HQ - (HQ)^dagger||_F / ||HQ||_F`` (= ``||[H, Q]||_F / ||HQ||_F``
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -41,19 +40,19 @@ import tidu
 from ..tools.device import array_module, check_placement, device_scope, host_tensor, to_device
 from ..linalg.eigensolver import get_solver
 from .environments import left_step, mpo_squared
-from ..tools.errors import (DimensionMismatchError, InvalidOptionError, NonHermitianError, NotDifferentiableError,
-                            Tensor4allTypeError, ValueRangeError, ZeroNormError)
+from ..tools.errors import (DimensionMismatchError, InvalidOptionError, Tensor4allTypeError, ZeroNormError)
 from ..sites.charges import CONSERVED_CHARGES, PRODUCT_CHARGES, charge_label, declared_charges
 from ..networks.mpo import MPO, check_compatible, compress_mpo_tensors, hermiticity
 from ..networks.chain import leaves_of
 from ..networks.mps import MPS
 from .sector_dmrg import SectorEngine, sector_product_state
-from .sector_run import check_conserve, resolve_sector, start_states
+from .dmrg_checks import check_hamiltonian, check_schedule, default_conserve, mpo_array
+from .sector_run import resolve_sector, start_states
 from .sweep import BondUpdate, SweepEngine
 from ..networks.symmetric_sites import (Grading, canonical_sites, engine_blocks, phys_leg, random_sites,
                                         sites_from_blocks)
 from ..tools.threads import blas_threads, check_threads
-from ..tools.checks import (any_traced, check_bool, check_callable, check_cutoff, check_finite_arrays,
+from ..tools.checks import (any_traced, check_bool, check_callable, check_finite_arrays,
                             check_positive_int, check_real, check_seed, exponent, ldexp, to_numpy)
 from ..structured import U1, Zn
 
@@ -109,25 +108,6 @@ def _per_sweep(value: Any, k: int) -> Any:
     return value
 
 
-def _check_schedule(value: Any, what: str, kind: str) -> None:
-    """A number or a non-empty list of them: positive integers (``kind="bond"``), cutoffs in
-    ``[0, 1)`` (``"cutoff"``), noise sizes in ``[0, 1)`` (``"noise"``) or finite non-negative
-    numbers (``"real"``)."""
-    vals = list(value) if isinstance(value, (list, tuple)) else [value]
-    if not vals:
-        raise InvalidOptionError(f"{what} schedule is empty; give a number or a non-empty list")
-    for v in vals:
-        if kind == "bond":
-            check_positive_int(v, what)
-        elif kind == "cutoff":
-            check_cutoff(v, what)
-        elif kind == "noise":   # a size relative to the state
-            check_real(v, f"{what} (a relative size in [0, 1), 1e-4 is typical, or a list of them)", low=0.0,
-                       high=1.0, high_open=True)
-        else:
-            check_real(v, f"{what} (a non-negative number or a list of them)", low=0.0)
-
-
 #: the default noise of two-site sweeps, per sweep (0 from the third sweep on)
 TWO_SITE_NOISE = (1e-4, 1e-6, 0.0)
 
@@ -136,9 +116,9 @@ def _noise_schedule(noise: Any, two_site: bool) -> Callable[[int], float]:
     if noise is None:
         noise = list(TWO_SITE_NOISE) if two_site else 1e-4
     if isinstance(noise, (list, tuple)):
-        _check_schedule(noise, "noise", "noise")
+        check_schedule(noise, "noise", "noise")
         return lambda k: float(_per_sweep(noise, k))
-    _check_schedule(noise, "noise", "noise")
+    check_schedule(noise, "noise", "noise")
     a0 = float(noise)
     return lambda k: a0 * 10.0 ** (-k) if a0 * 10.0 ** (-k) >= 1e-12 else 0.0
 
@@ -244,8 +224,8 @@ def dmrg(
     if psi0 is not None:
         check_compatible(psi0, H)
     sweeps = check_positive_int(sweeps, "sweeps")
-    _check_schedule(max_bond, "max_bond", "bond")
-    _check_schedule(cutoff, "cutoff", "cutoff")
+    check_schedule(max_bond, "max_bond", "bond")
+    check_schedule(cutoff, "cutoff", "cutoff")
     tol = check_real(tol, "tol", low=0.0)
     two_site = check_bool(two_site, "two_site")
     compute_variance = check_bool(compute_variance, "compute_variance")
@@ -255,7 +235,7 @@ def dmrg(
     solver = get_solver(eigensolver)
     threads = check_threads(threads)
     origin = ("conserve=" if conserve is not None else "the MPO, built with conserve=") + repr(conserve or H.conserve)
-    conserve = _default_conserve(conserve, H, psi0)
+    conserve = default_conserve(conserve, H, psi0)
     placement = check_placement(placement, "dmrg")
     if conserve is None and sector is not None:
         raise InvalidOptionError("dmrg: sector=... needs conserve=... (the charge whose sector it names)")
@@ -268,27 +248,6 @@ def dmrg(
         if not any_traced(H.tensors):
             return _run(H.tensors, psi0, opts)[0]
         return _run_differentiable(H, psi0, opts)
-
-
-def _default_conserve(conserve: Any, H: MPO, psi0: MPS | None) -> str | None:
-    """The charge a run conserves: ``conserve`` as given (``"none"``: None), or by default what a
-    symmetric ``psi0`` or a marked MPO carries (they must agree)."""
-    if conserve is not None:
-        conserve = check_conserve(conserve)
-        if conserve is None and psi0 is not None and psi0.symmetric:
-            return None   # dense run from psi0.dense()
-        if conserve not in (None, "auto") and psi0 is not None and psi0.symmetric and psi0.conserve != conserve:
-            raise InvalidOptionError(f"dmrg: conserve={conserve!r}, but psi0 conserves {psi0.conserve!r}")
-        return conserve
-    if psi0 is not None and psi0.symmetric:
-        if psi0.conserve not in CONSERVED_CHARGES:
-            raise InvalidOptionError(f"dmrg: psi0 is a symmetric MPS of unknown charge ({psi0.conserve!r}); build it "
-                                     "with MPS.random(..., conserve=...) or MPS.product_state(..., conserve=...)")
-        if H.conserve is not None and H.conserve != psi0.conserve:
-            raise InvalidOptionError(f"dmrg: the MPO conserves {H.conserve!r} but psi0 {psi0.conserve!r}; give "
-                                     "conserve=... to choose")
-        return psi0.conserve
-    return H.conserve
 
 
 def _run_differentiable(H: MPO, psi0: MPS | None, opts: dict) -> DMRGResult:
@@ -314,57 +273,6 @@ def _run_differentiable(H: MPO, psi0: MPS | None, opts: dict) -> DMRGResult:
     energy = ground_energy(*H.tensors)
     res = holder["res"]
     return DMRGResult(energy, res.state, res.history, res.variance, res.converged, res.sector)
-
-
-def _numpy(w: Any) -> np.ndarray:
-    try:
-        return np.ascontiguousarray(to_numpy(w, "dmrg"))
-    except NotDifferentiableError:
-        raise NotDifferentiableError(
-            "the DMRG energy is differentiable to first order only (Hellmann-Feynman); "
-            "higher derivatives would need the derivative of the ground state"
-        ) from None
-
-
-#: the Hamiltonian scales (log2 of the root-mean-square eigenvalue) that the sweeps take as
-#: they are; outside, the MPO is divided by a power of two first (the eigensolver and the
-#: tolerances have thresholds meant for energies of order one)
-_SCALE_WINDOW = (-16.0, 32.0)
-#: largest log2 of the Hamiltonian scale times the chain length: energies stay below ~2^500
-#: (~3e150), so that <H^2> of the variance stays in the float range as well
-_MAX_LOG2_ENERGY = 500.0
-
-
-def _scale_shifts(ws: list[np.ndarray], log2_scale: float) -> list[int]:
-    """Per-site powers of two ``t_i`` (``W_i = 2**t_i W_i''``) that bring the Hamiltonian's
-    scale to about 1, or all zeros when it lies in :data:`_SCALE_WINDOW` (the usual case).
-    The shift is spread evenly over the sites, as ``MPO.from_opsum`` spreads the norm, so
-    every site tensor keeps its share (the one-site subspace expansion depends on it)."""
-    lo, hi = _SCALE_WINDOW
-    if not math.isfinite(log2_scale) or lo <= log2_scale <= hi:
-        return [0] * len(ws)
-    q, r = divmod(int(round(log2_scale)), len(ws))
-    return [q + (1 if i < r else 0) for i in range(len(ws))]
-
-
-def _check_hamiltonian(ws: list[np.ndarray]) -> list[int]:
-    """Typed errors for a non-finite, non-Hermitian or out-of-range Hamiltonian; returns the
-    per-site scale shifts for the sweeps."""
-    check_finite_arrays(ws, "dmrg: the Hamiltonian (MPO)")
-    defect, log2_scale = hermiticity(ws)
-    if defect > 1e-12:  # MPO.is_hermitian(tol=1e-6)
-        raise NonHermitianError(
-            "dmrg needs a Hermitian Hamiltonian, but H differs from its adjoint "
-            f"(||H - H^dagger|| / ||H|| = {math.sqrt(defect):.3g}; check the OpSum: add the Hermitian "
-            "conjugate of every non-Hermitian term)"
-        )
-    if math.isfinite(log2_scale) and log2_scale + math.log2(len(ws)) > _MAX_LOG2_ENERGY:
-        raise ValueRangeError(
-            f"dmrg: the Hamiltonian's scale (root-mean-square eigenvalue ~1e{log2_scale * math.log10(2):.0f}) puts "
-            "its energies beyond ~1e150, where <H^2> (the variance) overflows the float range (~1.8e308); divide "
-            "the couplings by a common factor and multiply the energy by it"
-        )
-    return _scale_shifts(ws, log2_scale)
 
 
 def _start_state(psi0: MPS | None, H: MPO, ws: list[np.ndarray], opts: dict) -> list[np.ndarray]:
@@ -455,8 +363,8 @@ def _basis_charges(site: Any) -> tuple[int, ...]:
 def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResult, Callable[[], list]]:
     """The sweeps on concrete MPO tensors. Returns the result and a function giving the
     Hellmann-Feynman gradients ``dE/dW_i`` from the engine's converged environments."""
-    ws = [_numpy(w) for w in tensors]
-    shifts = _check_hamiltonian(ws)
+    ws = [mpo_array(w) for w in tensors]
+    shifts = check_hamiltonian(ws)
     H = MPO(ws)
     shift = sum(shifts)   # H = 2**shift H'' where H'' has the site tensors below
     ws_run = [ldexp(w, -t) for w, t in zip(ws, shifts)] if shift or any(shifts) else ws

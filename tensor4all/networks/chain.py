@@ -3,7 +3,7 @@ at axis 1 and the right bond at axis ``_RIGHT`` (2 for an MPS, 3 for an MPO), an
 the checks every site tensor passes when a chain is built."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -11,11 +11,11 @@ import numpy as np
 import tenferro as tf
 import tidu
 
-from ..tools.errors import DimensionMismatchError, NonFiniteError, Tensor4allTypeError
-from ..tools.checks import first_nonfinite
+from ..tools.errors import DimensionMismatchError, NonFiniteError, SiteOutOfRangeError, Tensor4allTypeError
+from ..tools.checks import first_nonfinite, numeric_array
 from ..structured import SymmetricTensor
 
-__all__ = ["SiteChain", "site_tensors", "leaves_of"]
+__all__ = ["SiteChain", "site_tensors", "leaves_of", "local_vectors"]
 
 
 class SiteChain:
@@ -107,3 +107,31 @@ def site_tensors(tensors: Any, kind: str, ndim: int, layout: str) -> list[Any]:
     if bad is not None:
         raise NonFiniteError(f"{kind} site tensor {bad} holds NaN or infinity")
     return ts
+
+
+def local_vectors(states: Sequence[Any], d: int) -> list[np.ndarray]:
+    """The local vector of each site of a product state: a basis index (``0 <= s < d``) or a
+    finite vector of length ``d``; typed errors name the site and what it should be."""
+    if isinstance(states, (str, bytes)) or not hasattr(states, "__len__") or not hasattr(states, "__iter__"):
+        raise Tensor4allTypeError("product_state takes a list of basis indices or local vectors, got "
+                                  f"{type(states).__name__} {states!r}")
+    if len(states) == 0:
+        raise DimensionMismatchError("product_state needs at least one site, got an empty list")
+    vecs = []
+    for i, s in enumerate(states):
+        if isinstance(s, (bool, np.bool_)):
+            raise Tensor4allTypeError(f"product_state: site {i} state must be a basis index (int) or a "
+                                      f"local vector, got {s!r}")
+        if isinstance(s, (int, np.integer)):
+            if not 0 <= s < d:
+                raise SiteOutOfRangeError(f"product_state: site {i} state index {s} is outside 0..{d - 1}")
+            v = np.zeros(d)
+            v[s] = 1.0
+        else:
+            v = numeric_array(s, f"product_state: site {i} local vector")
+            if v.shape != (d,):
+                raise DimensionMismatchError(f"product_state: site {i} local vector must have shape ({d},), got {v.shape}")
+            if not np.isfinite(v).all():
+                raise NonFiniteError(f"product_state: site {i} local vector holds NaN or infinity: {v}")
+        vecs.append(v)
+    return vecs

@@ -12,15 +12,16 @@ import numpy as np
 
 import tenferro as tf
 
+from tenferro.arrow import TensorFileError
 from tenferro.files import atomic_write
 
 from ..tools.errors import InvalidOptionError, Tensor4allError
 from ..sites.charges import CONSERVED_CHARGES, charge_label
 from .symmetric_sites import Grading
-from ..tools.checks import check_path
+from ..tools.checks import check_path, to_numpy
 from ..structured import Leg, SymmetricTensor, U1, Zn
 
-__all__ = ["MPSFileError", "MPSFileNotFoundError", "MPSFileIOError", "UnsupportedFileFormatError", "DIM_NAMES", "SYMMETRY_KEY", "SITE_KEY", "FILE_FORMATS", "sector_entries", "symmetric_from_entries",
+__all__ = ["write_mps", "read_mps", "MPSFileError", "MPSFileNotFoundError", "MPSFileIOError", "UnsupportedFileFormatError", "DIM_NAMES", "SYMMETRY_KEY", "SITE_KEY", "FILE_FORMATS", "sector_entries", "symmetric_from_entries",
            "site_key", "file_format", "file_path", "special_kind", "resolve_link", "check_target", "write_file",
            "check_file_kind"]
 
@@ -216,3 +217,69 @@ def check_file_kind(path: str, fmt: str) -> None:
                            "file written by MPS.save")
     hint = f"; pass format={kind!r}" if kind in FILE_FORMATS.values() else ""
     raise MPSFileError(f"MPS.load: {path!r} is {KIND_NAMES[kind]}, not {KIND_NAMES[fmt]}{hint}")
+
+
+def write_mps(psi: Any, path: Any, format: str | None) -> None:  # noqa: A002
+    """The body of :meth:`tensor4all.MPS.save` (see there)."""
+    path = file_path(path, "MPS.save")
+    fmt = file_format(path, format)
+    arrays = {site_key(i): np.asarray(to_numpy(t, "MPS.save"))
+              for i, t in enumerate(psi.dense()._tensors)}
+    if psi.symmetric:
+        arrays.update(sector_entries(psi))
+    dest = resolve_link(path)  # a symbolic link: write the file it points to, and keep the link
+    check_target(dest)
+    if fmt == "npz":
+        write_file(dest, lambda fh: np.savez(fh, **arrays))  # np.savez(name) would append ".npz"
+        return
+    try:
+        tf.save(path, {k: tf.asarray(v) for k, v in arrays.items()}, format=fmt,
+                dim_names={k: DIM_NAMES for k in arrays if SITE_KEY.fullmatch(k)})
+    except TensorFileError as e:  # tenferro.save writes atomically itself
+        raise MPSFileIOError(f"MPS.save: cannot write {path!r} ({e})") from e
+
+
+def read_mps(cls: type, path: Any, format: str | None) -> Any:  # noqa: A002
+    """The body of :meth:`tensor4all.MPS.load` (see there): an instance of ``cls``."""
+    path = file_path(path, "MPS.load")
+    fmt = file_format(path, format)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise MPSFileNotFoundError(f"MPS.load: no file {path!r}; expected a file written by MPS.save "
+                                   "(or tensor4all dmrg --save)") from None
+    except OSError as e:
+        raise MPSFileIOError(f"MPS.load: cannot open {path!r} ({e.strerror or e})") from e
+    if stat.S_ISDIR(mode):
+        raise MPSFileIOError(f"MPS.load: {path!r} is a directory, not a file written by MPS.save")
+    if not stat.S_ISREG(mode):  # opening a FIFO would wait for a writer, a device read forever
+        raise MPSFileIOError(f"MPS.load: {path!r} is {special_kind(mode)}, not a regular file written by "
+                             "MPS.save")
+    check_file_kind(path, fmt)
+    try:
+        if fmt == "npz":
+            with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:  # fh: closed on errors too
+                entries = {k: np.asfortranarray(data[k]) for k in data.files}
+        else:
+            entries = dict(tf.load(path, mmap=False))
+    except (MemoryError, ImportError):  # out of memory; pyarrow missing (tenferro names the extra)
+        raise
+    except Exception as e:  # noqa: BLE001  (zipfile, zlib, NumPy, pyarrow: all mean a damaged file)
+        raise MPSFileError(f"MPS.load: {path!r} could not be read as {fmt} (a truncated or damaged file?): "
+                           f"{type(e).__name__}: {e}") from e
+    keys = sorted(k for k in entries if SITE_KEY.fullmatch(k))
+    if not keys or keys != [site_key(i) for i in range(len(keys))]:
+        raise MPSFileError(
+            f"MPS.load: {path!r} holds no MPS: expected entries site_0000, site_0001, ..., "
+            f"got {sorted(entries)[:6]}"
+        )
+    for k in keys:
+        if not isinstance(entries[k], (np.ndarray, tf.Tensor)):
+            raise MPSFileError(f"MPS.load: {path!r}: entry {k} is a {type(entries[k]).__name__}, expected one "
+                               "tensor (left bond, physical, right bond)")
+    try:
+        if SYMMETRY_KEY in entries:
+            return symmetric_from_entries(cls, entries, keys, path)
+        return cls([entries[k] for k in keys])
+    except Tensor4allError as e:
+        raise MPSFileError(f"MPS.load: {path!r}: the entries {keys[0]}..{keys[-1]} do not form an MPS: {e}") from e

@@ -24,7 +24,8 @@ from ..sites.charges import CONSERVED_CHARGES, charge_parts
 from ..sites.local_spaces import LOCAL_SPACES, LocalSpace, local_space
 from ..operators.term_charges import check_opsum_conserves, mpo_bond_charges
 from .correlations import site_conj, site_einsum
-from .mps import MPS, _overlap_tensors, _scalar, _scaled_sites, check_nonzero_norm
+from .contractions import check_nonzero_norm, overlap_tensors, scalar_of, scaled_sites
+from .mps import MPS
 from ..operators.opsum import OpSum
 from ..tools.checks import (check_alloc, check_rtol, check_finite_arrays, check_positive_int, check_real, exponent,
                             first_nonfinite, is_traced, ldexp, to_numpy)
@@ -287,8 +288,8 @@ def expectation(psi: MPS, H: MPO) -> Any:
         ws = symmetric_mpo_sites(ws, sites)
         if ws is None:
             sites, ws = psi.dense().tensors, H.tensors
-    ts, _ = _scaled_sites(sites)  # the ratio does not change; nothing overflows
-    den = tf.real(_overlap_tensors(ts, ts))
+    ts, _ = scaled_sites(sites)  # the ratio does not change; nothing overflows
+    den = tf.real(overlap_tensors(ts, ts))
     check_nonzero_norm(den, "expectation")
     env = None
     for a, w in zip(ts, ws):
@@ -297,7 +298,7 @@ def expectation(psi: MPS, H: MPO) -> Any:
             env = site_einsum("asc,wstv,atd->cvd", ca, w, a)
         else:
             env = site_einsum("awb,asc,wstv,btd->cvd", env, ca, w, a)
-    num = tf.real(_scalar(env))
+    num = tf.real(scalar_of(env))
     return num / den
 
 

@@ -17,34 +17,28 @@ right numbers instead of overflowing to inf or NaN.
 from __future__ import annotations
 
 import math
-import os
-import stat
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
-import scipy.linalg
 
 import tenferro as tf
 import tidu
-from tenferro.arrow import TensorFileError
 
-from ..linalg.canonical import left_canonical, right_canonical
-from .chain import SiteChain, leaves_of, site_tensors
+from ..linalg.canonical import left_canonical, right_canonical, schmidt_values
+from .chain import SiteChain, leaves_of, local_vectors, site_tensors
 from ..tools.errors import (DimensionMismatchError, InvalidOptionError, NonFiniteError, SiteOutOfRangeError,
-                            Tensor4allError, Tensor4allTypeError, ZeroNormError)
-from .files import MPSFileError, MPSFileIOError, MPSFileNotFoundError
-from ..sites.charges import CONSERVED_CHARGES, conserve_candidates, default_charge, unpack
+                            Tensor4allTypeError, ZeroNormError)
+from ..sites.charges import unpack
 from ..sites.local_spaces import local_space
 from .arithmetic import compressed, scaled, summed
-from .correlations import (correlation_matrix, correlation_operators, expect_operators, expect_profile, site_conj,
-                           site_einsum)
-from .files import (DIM_NAMES, SITE_KEY, SYMMETRY_KEY, check_file_kind, check_target, file_format,
-                    file_path, resolve_link, sector_entries, site_key, special_kind, symmetric_from_entries,
-                    write_file)
-from .symmetric_sites import (Grading, canonical_sites, check_bond, compress_sites, grading, is_symmetric,
+from .correlations import (correlation_matrix, correlation_operators, expect_operators, expect_profile)
+from .files import read_mps, write_mps
+from .contractions import (check_nonzero_norm, overlap_tensors, pow2, restore_scale, sandwich, scaled_sites)
+from .symmetric_sites import chain_grading, check_symmetric_chain, sector_charge
+from .symmetric_sites import (Grading, canonical_sites, check_bond, compress_sites, is_symmetric,
                               operator_tensor, phys_leg, product_sites, random_sites, schmidt_spectra)
 from ..linalg.truncation import svd_truncated
-from ..structured import U1, LegError, SectorMismatchError, SymmetricTensor, SymmetryViolationError
+from ..structured import SymmetricTensor
 from ..structured import linalg as structured_linalg
 from ..tools.checks import (check_alloc, check_cutoff, check_finite_arrays, check_positive_int, check_seed, concrete,
                             exponent, float_dtype, ldexp, numeric_array, to_numpy)
@@ -81,7 +75,7 @@ class MPS(SiteChain):
         ts = site_tensors(tensors, "MPS", 3, "(left bond, physical, right bond)")
         self._grading: Grading | None = None
         if is_symmetric(ts):
-            _check_symmetric_chain(ts)
+            check_symmetric_chain(ts)
             self._tensors = ts
             return
         if _shape(ts[0])[0] != 1 or _shape(ts[-1])[2] != 1:
@@ -136,9 +130,9 @@ class MPS(SiteChain):
         seed = check_seed(seed, "MPS.random: seed")
         dt = float_dtype(dtype, "MPS.random: dtype")
         if conserve is not None or charge is not None:
-            g = _chain_grading(conserve, local, [d] * L, "MPS.random", charge)
+            g = chain_grading(conserve, local, [d] * L, "MPS.random", charge)
             legs = [phys_leg(g.symmetry, q, i)[0] for i, q in enumerate(g.q)]
-            target = _sector_charge(g, charge, legs, "MPS.random")
+            target = sector_charge(g, charge, legs, "MPS.random")
             check_alloc(L * bond_dim * d * bond_dim * dt.itemsize * 2, f"MPS.random(L={L}, d={d}, bond_dim={bond_dim})")
             sites = random_sites(legs, target, bond_dim, np.random.default_rng(seed), dt)
             sites = canonical_sites(sites, 0)
@@ -175,37 +169,14 @@ class MPS(SiteChain):
                 raise DimensionMismatchError(f"product_state: d={d}, but the local space {space.name!r} has dimension "
                                              f"{space.dim}; drop d= (local= sets it)")
         d = check_positive_int(2 if d is None else d, "d (physical dimension)")
-        if isinstance(states, (str, bytes)) or not hasattr(states, "__len__") or not hasattr(states, "__iter__"):
-            raise Tensor4allTypeError("product_state takes a list of basis indices or local vectors, got "
-                                      f"{type(states).__name__} {states!r}")
-        if len(states) == 0:
-            raise DimensionMismatchError("product_state needs at least one site, got an empty list")
-        vecs = []
-        for i, s in enumerate(states):
-            if isinstance(s, (bool, np.bool_)):
-                raise Tensor4allTypeError(f"product_state: site {i} state must be a basis index (int) or a "
-                                          f"local vector, got {s!r}")
-            if isinstance(s, (int, np.integer)):
-                if not 0 <= s < d:
-                    raise SiteOutOfRangeError(f"product_state: site {i} state index {s} is outside 0..{d - 1}")
-                v = np.zeros(d)
-                v[s] = 1.0
-            else:
-                v = numeric_array(s, f"product_state: site {i} local vector")
-                if v.shape != (d,):
-                    raise DimensionMismatchError(
-                        f"product_state: site {i} local vector must have shape ({d},), got {v.shape}"
-                    )
-                if not np.isfinite(v).all():
-                    raise NonFiniteError(f"product_state: site {i} local vector holds NaN or infinity: {v}")
-            vecs.append(v)
+        vecs = local_vectors(states, d)
         dt = np.result_type(*vecs, np.float64)
         if conserve is not None:
             bad = next((i for i, s in enumerate(states) if not isinstance(s, (int, np.integer))), None)
             if bad is not None:
                 raise Tensor4allTypeError(f"product_state(conserve={conserve!r}): site {bad} must be a basis index "
                                           "(a local vector has no definite charge)")
-            g = _chain_grading(conserve, local, [d] * len(states), "MPS.product_state")
+            g = chain_grading(conserve, local, [d] * len(states), "MPS.product_state")
             return cls._symmetric(product_sites([int(s) for s in states], g, dt), g)
         return cls([v.astype(dt).reshape(1, d, 1) for v in vecs])
 
@@ -366,14 +337,14 @@ class MPS(SiteChain):
         """``sqrt(<psi|psi>)`` as a real scalar tensor (differentiable). Computed on site
         tensors scaled by powers of two, so it overflows to inf only when the norm itself
         exceeds the float range."""
-        ts, e = _scaled_sites(self._tensors)
-        n = tf.sqrt(tf.real(_overlap_tensors(ts, ts)))
+        ts, e = scaled_sites(self._tensors)
+        n = tf.sqrt(tf.real(overlap_tensors(ts, ts)))
         if e == 0:
             return n
         c = concrete(n)
         if c is not None and float(c) == 0.0:
             return n
-        return n * _pow2(e // 2) * _pow2(e - e // 2)
+        return n * pow2(e // 2) * pow2(e - e // 2)
 
     def normalize(self) -> "MPS":
         """Scale to unit norm in place (the first site tensor is divided by the norm; if
@@ -381,8 +352,8 @@ class MPS(SiteChain):
         two); returns ``self``. A state of norm 0 raises :class:`ZeroNormError` and stays
         as it was."""
         check_finite_arrays(leaves_of(self._tensors), "MPS.normalize")
-        scaled, e = _scaled_sites(self._tensors)
-        n = tf.sqrt(tf.real(_overlap_tensors(scaled, scaled)))   # the norm is n * 2**e
+        scaled, e = scaled_sites(self._tensors)
+        n = tf.sqrt(tf.real(overlap_tensors(scaled, scaled)))   # the norm is n * 2**e
         c = concrete(n)
         ts = list(self._tensors)
         if c is not None and float(c) == 0.0:
@@ -393,7 +364,7 @@ class MPS(SiteChain):
             ts = scaled                                # the norm itself over- or underflows
             ts[0] = ts[0] / n
         else:
-            ts[0] = ts[0] / (n * _pow2(e))
+            ts[0] = ts[0] / (n * pow2(e))
         self._tensors = ts
         return self
 
@@ -425,7 +396,7 @@ class MPS(SiteChain):
             total += w
             ts[i] = vh.reshape(len(s), d, dr)
             ts[i - 1] = np.tensordot(ts[i - 1], u * s, axes=(2, 0))
-        ts = _restore_scale(ts, sum(exps))
+        ts = restore_scale(ts, sum(exps))
         self._tensors = [tf.asarray(np.asfortranarray(t)) for t in ts]
         return total
 
@@ -452,22 +423,7 @@ class MPS(SiteChain):
         ``sectors_bond_0000..L`` and ``sectors_phys_0000..`` (rows ``charge, dimension``);
         :meth:`load` rebuilds the blocks from them.
         """
-        path = file_path(path, "MPS.save")
-        fmt = file_format(path, format)
-        arrays = {site_key(i): np.asarray(to_numpy(t, "MPS.save"))
-                  for i, t in enumerate(self.dense()._tensors)}
-        if self.symmetric:
-            arrays.update(sector_entries(self))
-        dest = resolve_link(path)  # a symbolic link: write the file it points to, and keep the link
-        check_target(dest)
-        if fmt == "npz":
-            write_file(dest, lambda fh: np.savez(fh, **arrays))  # np.savez(name) would append ".npz"
-            return
-        try:
-            tf.save(path, {k: tf.asarray(v) for k, v in arrays.items()}, format=fmt,
-                    dim_names={k: DIM_NAMES for k in arrays if SITE_KEY.fullmatch(k)})
-        except TensorFileError as e:  # tenferro.save writes atomically itself
-            raise MPSFileIOError(f"MPS.save: cannot write {path!r} ({e})") from e
+        write_mps(self, path, format)
 
     @classmethod
     def load(cls, path: Any, format: str | None = None) -> "MPS":  # noqa: A002
@@ -480,48 +436,7 @@ class MPS(SiteChain):
         (empty, truncated or corrupt; a file of another format; no entries
         ``site_0000, site_0001, ...``; entries that do not form an MPS). Other entries
         are ignored. A file of a symmetric MPS comes back symmetric."""
-        path = file_path(path, "MPS.load")
-        fmt = file_format(path, format)
-        try:
-            mode = os.stat(path).st_mode
-        except FileNotFoundError:
-            raise MPSFileNotFoundError(f"MPS.load: no file {path!r}; expected a file written by MPS.save "
-                                       "(or tensor4all dmrg --save)") from None
-        except OSError as e:
-            raise MPSFileIOError(f"MPS.load: cannot open {path!r} ({e.strerror or e})") from e
-        if stat.S_ISDIR(mode):
-            raise MPSFileIOError(f"MPS.load: {path!r} is a directory, not a file written by MPS.save")
-        if not stat.S_ISREG(mode):  # opening a FIFO would wait for a writer, a device read forever
-            raise MPSFileIOError(f"MPS.load: {path!r} is {special_kind(mode)}, not a regular file written by "
-                                 "MPS.save")
-        check_file_kind(path, fmt)
-        try:
-            if fmt == "npz":
-                with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:  # fh: closed on errors too
-                    entries = {k: np.asfortranarray(data[k]) for k in data.files}
-            else:
-                entries = dict(tf.load(path, mmap=False))
-        except (MemoryError, ImportError):  # out of memory; pyarrow missing (tenferro names the extra)
-            raise
-        except Exception as e:  # noqa: BLE001  (zipfile, zlib, NumPy, pyarrow: all mean a damaged file)
-            raise MPSFileError(f"MPS.load: {path!r} could not be read as {fmt} (a truncated or damaged file?): "
-                               f"{type(e).__name__}: {e}") from e
-        keys = sorted(k for k in entries if SITE_KEY.fullmatch(k))
-        if not keys or keys != [site_key(i) for i in range(len(keys))]:
-            raise MPSFileError(
-                f"MPS.load: {path!r} holds no MPS: expected entries site_0000, site_0001, ..., "
-                f"got {sorted(entries)[:6]}"
-            )
-        for k in keys:
-            if not isinstance(entries[k], (np.ndarray, tf.Tensor)):
-                raise MPSFileError(f"MPS.load: {path!r}: entry {k} is a {type(entries[k]).__name__}, expected one "
-                                   "tensor (left bond, physical, right bond)")
-        try:
-            if SYMMETRY_KEY in entries:
-                return symmetric_from_entries(cls, entries, keys, path)
-            return cls([entries[k] for k in keys])
-        except Tensor4allError as e:
-            raise MPSFileError(f"MPS.load: {path!r}: the entries {keys[0]}..{keys[-1]} do not form an MPS: {e}") from e
+        return read_mps(cls, path, format)
 
     # ---- measurements ---------------------------------------------------------------
     def expect(self, op: Any, site: int | None = None, local: Any = None) -> Any:
@@ -535,7 +450,7 @@ class MPS(SiteChain):
         :class:`InvalidOptionError`; even products such as ``"Cdagup*Cdn"`` need no string. A
         state of norm 0 raises :class:`ZeroNormError` (:mod:`tensor4all.networks.correlations`)."""
         if site is None:
-            ts, _ = _scaled_sites(self._tensors)   # the ratio does not change; nothing overflows
+            ts, _ = scaled_sites(self._tensors)   # the ratio does not change; nothing overflows
             return expect_profile(ts, op, None, local)
         site = self._check_site(site, "expect: site")
         ops, herm = expect_operators(op, site, self.phys_dims, local)
@@ -571,7 +486,7 @@ class MPS(SiteChain):
         fermions ``i > j`` entries carry their Jordan-Wigner sign, so
         ``correlation_matrix("Cdag", "C", local="fermion")`` is the one-particle density matrix.
         Symmetric states are measured blockwise when every operator has one charge."""
-        ts, _ = _scaled_sites(self._tensors)   # the ratio does not change; nothing overflows
+        ts, _ = scaled_sites(self._tensors)   # the ratio does not change; nothing overflows
         return correlation_matrix(ts, op_a, op_b, sites, string, local)
 
     def entanglement_entropy(self, bond: int | None = None) -> Any:
@@ -590,16 +505,10 @@ class MPS(SiteChain):
             return [np.sort(np.concatenate(list(sp.values())))[::-1] for sp in self._sector_spectra("MPS.schmidt_values")]
         ts = [to_numpy(t, "MPS.schmidt_values") for t in self._tensors]
         check_finite_arrays(ts, "MPS.schmidt_values")
-        ts = right_canonical([ldexp(t, -exponent(t)) for t in ts])
-        if not np.any(ts[0]):
+        out = schmidt_values([ldexp(t, -exponent(t)) for t in ts])
+        if out is None:
             raise ZeroNormError("MPS.schmidt_values: the state has norm 0, so it has no Schmidt values "
                                 "(nor an entanglement entropy)")
-        out = []
-        for i in range(len(ts) - 1):
-            dl, d, dr = ts[i].shape
-            u, s, vh = scipy.linalg.svd(ts[i].reshape(dl * d, dr), full_matrices=False)
-            out.append(s / np.linalg.norm(s))
-            ts[i + 1] = np.tensordot(s[:, None] * vh, ts[i + 1], axes=(1, 0))
         return out
 
     def entanglement_spectrum(self, bond: int) -> dict[Any, np.ndarray]:
@@ -641,91 +550,12 @@ class MPS(SiteChain):
                 ops = sym_ops
             else:
                 sites = self.dense()._tensors
-        ts, _ = _scaled_sites(sites)  # the ratio does not change; nothing overflows
-        num = _sandwich(ts, ops)
-        den = tf.real(_overlap_tensors(ts, ts))
+        ts, _ = scaled_sites(sites)  # the ratio does not change; nothing overflows
+        num = sandwich(ts, ops)
+        den = tf.real(overlap_tensors(ts, ts))
         check_nonzero_norm(den, f"MPS.{what}")
         val = num / den
         return tf.real(val) if hermitian else val
-
-
-def check_nonzero_norm(norm2: Any, what: str) -> None:
-    """:class:`ZeroNormError` if the concrete value of ``<psi|psi>`` is 0 (nothing to check
-    for abstract values under ``tenferro.jit``)."""
-    c = concrete(norm2)
-    if c is not None and float(tf.real(c)) == 0.0:
-        raise ZeroNormError(f"{what}: the state has norm 0, so <psi|...|psi> / <psi|psi> is undefined")
-
-
-def _pow2(e: int) -> float:
-    """``2.0**e`` as a float (inf beyond the range, 0 below it)."""
-    return float(ldexp(1.0, max(min(e, 2000), -2000)))
-
-
-def _scaled_sites(tensors: Sequence[Any]) -> tuple[list[Any], int]:
-    """Each concrete site tensor divided by a power of two ``2**e_i`` that brings its
-    largest entry into ``[0.5, 1)`` (exact; a constant for tidu, so derivatives are
-    unchanged), and ``sum e_i``. Abstract values (``tenferro.jit``) are left as they are."""
-    out, total = [], 0
-    for t in tensors:
-        m = _largest(t)
-        e = math.frexp(m)[1] if m > 0.0 and math.isfinite(m) else 0
-        if e == 0 or abs(e) > 1000:
-            out.append(t)
-            continue
-        out.append(t * _pow2(-e))
-        total += e
-    return out, total
-
-
-def _largest(t: Any) -> float:
-    """The largest absolute entry of a concrete site tensor (dense or symmetric), 0 when abstract."""
-    m = 0.0
-    for b in leaves_of([t]):
-        c = concrete(b)
-        if c is None:
-            return 0.0
-        if tuple(c.shape) and math.prod(c.shape):
-            m = max(m, float(tf.amax(tf.abs(c))))
-    return m
-
-
-def _scalar(env: Any) -> Any:
-    """The 1 x 1 environment at the end of a chain as a scalar tensor."""
-    return tf.reshape(env.to_dense() if isinstance(env, SymmetricTensor) else env, ())
-
-
-def _restore_scale(ts: list[np.ndarray], e: int) -> list[np.ndarray]:
-    """Multiply a chain of NumPy site tensors by ``2**e``: on site 0 when that stays in
-    range, else spread over the sites."""
-    if e == 0:
-        return ts
-    if abs(exponent(ts[0]) + e) < 1000:
-        return [ldexp(ts[0], e)] + ts[1:]
-    q, r = divmod(e, len(ts))
-    return [ldexp(t, q + (1 if i < r else 0)) for i, t in enumerate(ts)]
-
-
-def _sandwich(ts: Sequence[Any], ops: dict[int, np.ndarray]) -> Any:
-    """``<psi| prod_i ops[i] |psi>`` (unnormalized) over site tensors ``ts``, left to right."""
-    env = None
-    for i, a in enumerate(ts):
-        ca = site_conj(a)
-        if i in ops:
-            o = ops[i] if isinstance(ops[i], SymmetricTensor) else tf.asarray(ops[i])
-            env = (site_einsum("asc,st,atd->cd", ca, o, a) if env is None
-                   else site_einsum("ab,asc,st,btd->cd", env, ca, o, a))
-        else:
-            env = site_einsum("asc,asd->cd", ca, a) if env is None else site_einsum("ab,asc,bsd->cd", env, ca, a)
-    return _scalar(env)
-
-
-def _overlap_tensors(xs: Sequence[Any], ys: Sequence[Any]) -> Any:
-    env = None
-    for x, y in zip(xs, ys):
-        cx = site_conj(x)
-        env = site_einsum("asc,asd->cd", cx, y) if env is None else site_einsum("ab,asc,bsd->cd", env, cx, y)
-    return _scalar(env)
 
 
 def overlap(a: MPS, b: MPS) -> Any:
@@ -741,8 +571,8 @@ def overlap(a: MPS, b: MPS) -> Any:
             x.legs[1].same_space(y.legs[1]) for x, y in zip(a._tensors, b._tensors)):
         if a.charge != b.charge:   # states of different sectors are orthogonal
             return tf.asarray(np.zeros((), dtype=np.result_type(np.dtype(str(a.dtype)), np.dtype(str(b.dtype)))))
-        return _overlap_tensors(a._tensors, b._tensors)
-    return _overlap_tensors(a.dense()._tensors, b.dense()._tensors)
+        return overlap_tensors(a._tensors, b._tensors)
+    return overlap_tensors(a.dense()._tensors, b.dense()._tensors)
 
 
 def add(*states: MPS, max_bond: int | None = None, cutoff: float = 1e-12) -> MPS:
@@ -762,69 +592,6 @@ def add(*states: MPS, max_bond: int | None = None, cutoff: float = 1e-12) -> MPS
 
 def _sum(states: list[Any], what: str, signs: Sequence[int] | None = None) -> MPS:
     return MPS._from_leaves(*summed(states, what, MPS, signs))
-
-
-def _check_symmetric_chain(ts: Sequence[SymmetricTensor]) -> None:
-    """Typed errors unless symmetric sites form an MPS: three legs (left and physical incoming,
-    right outgoing), charge 0, one group, neighbouring bonds the same sectors, boundary bonds of
-    one state (the left one of charge 0)."""
-    g = ts[0].symmetry
-    for i, t in enumerate(ts):
-        if t.symmetry != g:
-            raise SectorMismatchError(f"MPS: site {i} has the group {t.symmetry!r}, site 0 {g!r}; one group per MPS")
-        duals = [leg.is_dual for leg in t.legs]
-        if duals != [False, False, True]:
-            raise LegError(f"MPS: site {i} has legs of duality {duals}; a symmetric MPS site has legs (left bond, "
-                           "physical, right bond) with only the right bond dual=True")
-        if t.charge != g.identity:
-            raise SymmetryViolationError(f"MPS: site {i} has charge {t.charge!r}; symmetric MPS sites have charge "
-                                         f"{g.identity!r} (the total charge sits on the last bond)")
-    first = ts[0].legs[0]
-    if first.sectors != {g.identity: 1}:
-        raise LegError(f"MPS: the left boundary bond must be one state of charge {g.identity!r}, got {first!r}")
-    for i in range(len(ts) - 1):
-        right, left = ts[i].legs[2], ts[i + 1].legs[0]
-        if not right.same_space(left):
-            raise SectorMismatchError(f"MPS bond {i}: site {i} has the right bond {right!r}, site {i + 1} the left "
-                                      f"bond {left!r}; the sectors must agree")
-
-
-def _chain_grading(conserve: Any, local: Any, dims: list[int], what: str, charge: Any = None) -> Grading:
-    """The grading of ``conserve``, or (None) the first charge of :data:`CONSERVED_CHARGES` the local space
-    declares (:func:`conserve_candidates`) of the kind of ``charge``: a product for a pair or a
-    mapping, else a single charge."""
-    if local is not None:
-        local = local_space(local).name
-    if conserve is not None:
-        return grading(conserve, local, dims, what)
-    want_product = isinstance(charge, (tuple, list, Mapping))
-    for name in conserve_candidates(local, dims):
-        g = grading(name, local, dims, what)
-        if g.is_product == want_product:
-            return g
-    raise InvalidOptionError(f"{what}: charge=... needs a local space that declares a conserved charge "
-                             f"({', '.join(CONSERVED_CHARGES)}); {local!r} declares none")
-
-
-def _sector_charge(g: Grading, charge: Any, legs: list, what: str) -> Any:
-    """The integer total charge of ``charge`` (physical units), or by default (U(1)) the value the
-    chain reaches nearest the middle of its range (the lowest ``|Sz|``, half filling for ``N``;
-    ties to the larger), (Z_n) 0; :class:`SymmetryViolationError` for a sector with no states."""
-    reach = {g.symmetry.identity}
-    for leg in legs:
-        reach = {g.symmetry.add(q, qs) for q in reach for qs in leg.charges}
-    if charge is None:
-        if not isinstance(g.symmetry, U1):
-            return g.symmetry.identity
-        return default_charge(reach, g.unit)
-    q = g.integer(charge, f"{what}: charge")
-    if q not in reach:
-        shown = sorted(g.value(x) for x in reach)
-        raise SymmetryViolationError(
-            f"{what}: the sector {g.label} = {charge!r} has no states on this chain of {len(legs)} sites (basis "
-            f"charges {[g.value(x) for x in g.q[0]]} per site; reachable {g.label}: {shown[:8]}"
-            f"{'...' if len(shown) > 8 else ''})")
-    return q
 
 
 tidu.register_pytree_node(MPS, lambda m: (list(m._tensors), m._grading),

@@ -20,7 +20,7 @@ the blocks.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,14 +30,16 @@ import tenferro as tf
 
 from ..tools.device import host_tensor
 from ..tools.errors import InvalidOptionError, SiteOutOfRangeError
-from ..sites.local_spaces import LOCAL_SPACES
+from ..sites.local_spaces import LOCAL_SPACES, local_space
+from ..sites.charges import conserve_candidates, default_charge
 from ..sites.charges import (CONSERVED_CHARGES, charge_label, charge_sector, charge_value, check_sector_charge,
                              declared_charges, physical_charge)
 from ..linalg.truncation import svd_truncated_sectors, thin_svd
-from ..structured import U1, Leg, SymmetricTensor, Symmetry, Zn, einsum
+from ..structured import (U1, Leg, LegError, SectorMismatchError, SymmetricTensor, Symmetry, SymmetryViolationError,
+                          Zn, einsum)
 from ..structured import linalg as slinalg
 
-__all__ = [
+__all__ = ["check_symmetric_chain", "chain_grading", "sector_charge", 
     "Grading",
     "canonical_sites",
     "compress_sites",
@@ -361,3 +363,66 @@ def check_bond(bond: Any, L: int, what: str) -> int:
     if isinstance(bond, (bool, np.bool_)) or not isinstance(bond, (int, np.integer)) or not 0 <= bond < L - 1:
         raise SiteOutOfRangeError(f"{what}: bond {bond!r} is outside 0..{L - 2}")
     return int(bond)
+
+
+def check_symmetric_chain(ts: Sequence[SymmetricTensor]) -> None:
+    """Typed errors unless symmetric sites form an MPS: three legs (left and physical incoming,
+    right outgoing), charge 0, one group, neighbouring bonds the same sectors, boundary bonds of
+    one state (the left one of charge 0)."""
+    g = ts[0].symmetry
+    for i, t in enumerate(ts):
+        if t.symmetry != g:
+            raise SectorMismatchError(f"MPS: site {i} has the group {t.symmetry!r}, site 0 {g!r}; one group per MPS")
+        duals = [leg.is_dual for leg in t.legs]
+        if duals != [False, False, True]:
+            raise LegError(f"MPS: site {i} has legs of duality {duals}; a symmetric MPS site has legs (left bond, "
+                           "physical, right bond) with only the right bond dual=True")
+        if t.charge != g.identity:
+            raise SymmetryViolationError(f"MPS: site {i} has charge {t.charge!r}; symmetric MPS sites have charge "
+                                         f"{g.identity!r} (the total charge sits on the last bond)")
+    first = ts[0].legs[0]
+    if first.sectors != {g.identity: 1}:
+        raise LegError(f"MPS: the left boundary bond must be one state of charge {g.identity!r}, got {first!r}")
+    for i in range(len(ts) - 1):
+        right, left = ts[i].legs[2], ts[i + 1].legs[0]
+        if not right.same_space(left):
+            raise SectorMismatchError(f"MPS bond {i}: site {i} has the right bond {right!r}, site {i + 1} the left "
+                                      f"bond {left!r}; the sectors must agree")
+
+
+def chain_grading(conserve: Any, local: Any, dims: list[int], what: str, charge: Any = None) -> Grading:
+    """The grading of ``conserve``, or (None) the first charge of :data:`CONSERVED_CHARGES` the local space
+    declares (:func:`conserve_candidates`) of the kind of ``charge``: a product for a pair or a
+    mapping, else a single charge."""
+    if local is not None:
+        local = local_space(local).name
+    if conserve is not None:
+        return grading(conserve, local, dims, what)
+    want_product = isinstance(charge, (tuple, list, Mapping))
+    for name in conserve_candidates(local, dims):
+        g = grading(name, local, dims, what)
+        if g.is_product == want_product:
+            return g
+    raise InvalidOptionError(f"{what}: charge=... needs a local space that declares a conserved charge "
+                             f"({', '.join(CONSERVED_CHARGES)}); {local!r} declares none")
+
+
+def sector_charge(g: Grading, charge: Any, legs: list, what: str) -> Any:
+    """The integer total charge of ``charge`` (physical units), or by default (U(1)) the value the
+    chain reaches nearest the middle of its range (the lowest ``|Sz|``, half filling for ``N``;
+    ties to the larger), (Z_n) 0; :class:`SymmetryViolationError` for a sector with no states."""
+    reach = {g.symmetry.identity}
+    for leg in legs:
+        reach = {g.symmetry.add(q, qs) for q in reach for qs in leg.charges}
+    if charge is None:
+        if not isinstance(g.symmetry, U1):
+            return g.symmetry.identity
+        return default_charge(reach, g.unit)
+    q = g.integer(charge, f"{what}: charge")
+    if q not in reach:
+        shown = sorted(g.value(x) for x in reach)
+        raise SymmetryViolationError(
+            f"{what}: the sector {g.label} = {charge!r} has no states on this chain of {len(legs)} sites (basis "
+            f"charges {[g.value(x) for x in g.q[0]]} per site; reachable {g.label}: {shown[:8]}"
+            f"{'...' if len(shown) > 8 else ''})")
+    return q

@@ -24,7 +24,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .. import models
-from ..algorithms.dmrg import _check_hamiltonian, _check_schedule, _default_conserve, _numpy, dmrg
+from ..algorithms.dmrg import dmrg
+from ..algorithms.dmrg_checks import check_hamiltonian, check_schedule, default_conserve, mpo_array
 from ..linalg.eigensolver import get_solver
 from ..tools.errors import (InvalidOptionError, NonFiniteError, SiteOutOfRangeError, Tensor4allError,
                             Tensor4allTypeError, ZeroNormError)
@@ -65,7 +66,7 @@ def _spin(value: Any, what: str) -> str:
 
 def _schedule(kind: str) -> Callable[[Any, str], Any]:
     def check(value: Any, what: str) -> Any:
-        _check_schedule(list(value) if isinstance(value, (list, tuple)) else value, what, kind)
+        check_schedule(list(value) if isinstance(value, (list, tuple)) else value, what, kind)
         return tuple(value) if isinstance(value, (list, tuple)) else value
     return check
 
@@ -309,9 +310,9 @@ class ScanTask:
         space lacks; a sector the chain does not reach), raised as they are, with the point."""
         sector = s.get("sector")
         try:
-            ws = [_numpy(w) for w in H.tensors]
-            _check_hamiltonian(ws)
-            conserve = _default_conserve(s.get("conserve"), H, None)
+            ws = [mpo_array(w) for w in H.tensors]
+            check_hamiltonian(ws)
+            conserve = default_conserve(s.get("conserve"), H, None)
             if conserve is not None and resolve_sector(conserve, sector, H.local, ws, None) is None \
                     and sector is not None:
                 raise InvalidOptionError(f"dmrg: sector={sector!r} was given, but conserve='auto' found no charge "

@@ -1,0 +1,100 @@
+"""Contractions of chains of site tensors (dense or symmetric, tenferro operations, so they are
+differentiable): ``<psi|psi>``, ``<a|b>`` and ``<psi| prod_i O_i |psi>`` left to right, and the
+exact power-of-two scaling that keeps long chains in the float range."""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import tenferro as tf
+
+from .chain import leaves_of
+from .correlations import site_conj, site_einsum
+from ..structured import SymmetricTensor
+from ..tools.checks import concrete, exponent, ldexp
+from ..tools.errors import ZeroNormError
+
+__all__ = ["check_nonzero_norm", "pow2", "scaled_sites", "largest_entry", "scalar_of", "restore_scale", "sandwich",
+           "overlap_tensors"]
+
+
+def check_nonzero_norm(norm2: Any, what: str) -> None:
+    """:class:`ZeroNormError` if the concrete value of ``<psi|psi>`` is 0 (nothing to check
+    for abstract values under ``tenferro.jit``)."""
+    c = concrete(norm2)
+    if c is not None and float(tf.real(c)) == 0.0:
+        raise ZeroNormError(f"{what}: the state has norm 0, so <psi|...|psi> / <psi|psi> is undefined")
+
+
+def pow2(e: int) -> float:
+    """``2.0**e`` as a float (inf beyond the range, 0 below it)."""
+    return float(ldexp(1.0, max(min(e, 2000), -2000)))
+
+
+def scaled_sites(tensors: Sequence[Any]) -> tuple[list[Any], int]:
+    """Each concrete site tensor divided by a power of two ``2**e_i`` that brings its
+    largest entry into ``[0.5, 1)`` (exact; a constant for tidu, so derivatives are
+    unchanged), and ``sum e_i``. Abstract values (``tenferro.jit``) are left as they are."""
+    out, total = [], 0
+    for t in tensors:
+        m = largest_entry(t)
+        e = math.frexp(m)[1] if m > 0.0 and math.isfinite(m) else 0
+        if e == 0 or abs(e) > 1000:
+            out.append(t)
+            continue
+        out.append(t * pow2(-e))
+        total += e
+    return out, total
+
+
+def largest_entry(t: Any) -> float:
+    """The largest absolute entry of a concrete site tensor (dense or symmetric), 0 when abstract."""
+    m = 0.0
+    for b in leaves_of([t]):
+        c = concrete(b)
+        if c is None:
+            return 0.0
+        if tuple(c.shape) and math.prod(c.shape):
+            m = max(m, float(tf.amax(tf.abs(c))))
+    return m
+
+
+def scalar_of(env: Any) -> Any:
+    """The 1 x 1 environment at the end of a chain as a scalar tensor."""
+    return tf.reshape(env.to_dense() if isinstance(env, SymmetricTensor) else env, ())
+
+
+def restore_scale(ts: list[np.ndarray], e: int) -> list[np.ndarray]:
+    """Multiply a chain of NumPy site tensors by ``2**e``: on site 0 when that stays in
+    range, else spread over the sites."""
+    if e == 0:
+        return ts
+    if abs(exponent(ts[0]) + e) < 1000:
+        return [ldexp(ts[0], e)] + ts[1:]
+    q, r = divmod(e, len(ts))
+    return [ldexp(t, q + (1 if i < r else 0)) for i, t in enumerate(ts)]
+
+
+def sandwich(ts: Sequence[Any], ops: dict[int, np.ndarray]) -> Any:
+    """``<psi| prod_i ops[i] |psi>`` (unnormalized) over site tensors ``ts``, left to right."""
+    env = None
+    for i, a in enumerate(ts):
+        ca = site_conj(a)
+        if i in ops:
+            o = ops[i] if isinstance(ops[i], SymmetricTensor) else tf.asarray(ops[i])
+            env = (site_einsum("asc,st,atd->cd", ca, o, a) if env is None
+                   else site_einsum("ab,asc,st,btd->cd", env, ca, o, a))
+        else:
+            env = site_einsum("asc,asd->cd", ca, a) if env is None else site_einsum("ab,asc,bsd->cd", env, ca, a)
+    return scalar_of(env)
+
+
+def overlap_tensors(xs: Sequence[Any], ys: Sequence[Any]) -> Any:
+    env = None
+    for x, y in zip(xs, ys):
+        cx = site_conj(x)
+        env = site_einsum("asc,asd->cd", cx, y) if env is None else site_einsum("ab,asc,bsd->cd", env, cx, y)
+    return scalar_of(env)
