@@ -38,7 +38,8 @@ import numpy as np
 import tenferro as tf
 
 from ..linalg.canonical import right_canonical
-from ..tools.device import array_module, contiguous, to_device, to_host
+from ..linalg.krylov import expm_krylov
+from ..tools.device import array_module, contiguous, host_tensor, to_device, to_host
 from .effective import BondOperator, OneSiteOperator, TwoSiteOperator
 from .environments import Environments, left_step, lw_product, wr_product
 from .schedule import RIGHT, Step
@@ -61,6 +62,8 @@ class DenseLocal:
 
 class DenseBackend:
     """MPS tensors (centre at site 0 between sweeps), MPO tensors and the environment cache."""
+
+    expm = staticmethod(expm_krylov)   #: the local exponential of time evolution
 
     def __init__(self, ws: list[np.ndarray], psi: list[np.ndarray], placement: Any = None):
         """``ws``, ``psi``: host (or already placed) arrays; ``placement`` a :class:`tenferro.Placement`
@@ -189,9 +192,10 @@ class DenseBackend:
         self.psi = [a.astype(dtype) for a in self.psi]
         self._rebuild_envs()
 
-    def set_operator(self, ws: list[np.ndarray]) -> None:
+    def set_operator(self, ws: list[np.ndarray], w_charges: Any = None) -> None:
         """Use the MPO ``ws`` (host arrays) from now on, the state kept (a time-dependent
-        Hamiltonian): the right environments are rebuilt (centre at site 0)."""
+        Hamiltonian): the right environments are rebuilt (centre at site 0); a dense state has
+        no use for the MPO's bond charges ``w_charges``."""
         ws = to_device([to_host(w) for w in ws], tf.placement_of(self.psi[0]))
         self.ws = ws
         self.dtype = np.result_type(self.dtype, *[w.dtype for w in ws])
@@ -238,6 +242,10 @@ class DenseBackend:
 
     def bond_dims(self) -> list[int]:
         return [a.shape[2] for a in self.psi[:-1]]
+
+    def site_tensors(self, grading: Any = None) -> list[Any]:
+        """The state as MPS sites: host tenferro tensors."""
+        return [host_tensor(a) for a in self.host_psi()]
 
     # ---- measurements of the current state (centre at site 0) -----------------------
     def energy(self) -> float:

@@ -46,6 +46,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..linalg.krylov import expm_krylov
+from ..networks.symmetric_sites import sites_from_blocks
 from ..tools.device import contiguous, cupy_module, to_device, to_host
 from .environments import EnvCache
 from .sector_absorb import absorb_groups, absorb_mpo
@@ -117,6 +119,8 @@ class SectorBackend:
     -> dimension map of every bond ``0..L`` and, per site, the matrices ``A[(q_l, s)]``,
     with sites ``1..L-1`` right-canonical (``MPS.canonicalize(0)`` of a symmetric MPS)."""
 
+    expm = staticmethod(expm_krylov)   #: the local exponential of time evolution
+
     def __init__(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray], site_charges: Sequence[Sequence[int]],
                  states: Sequence[int] | None, *, modulus: int = 0,
                  blocks: tuple[list[dict], list[dict]] | None = None, placement: Any = None):
@@ -177,9 +181,11 @@ class SectorBackend:
         self._absorbed = {}        # built from the old MPO tensors
         self._absorbed_bytes = 0
 
-    def set_operator(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray]) -> None:
+    def set_operator(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray] | None = None) -> None:
         """Use the MPO ``ws`` (bond-state charges ``w_charges``) from now on, the state kept: a
         time-dependent Hamiltonian. The right environments are rebuilt (centre at site 0)."""
+        if w_charges is None:
+            raise ValueError("SectorBackend.set_operator: a conserved run's MPO needs its bond charges (w_charges)")
         self._set_tables(ws, w_charges)
         self.promote(np.result_type(*ws))
         self._rebuild_envs()
@@ -483,6 +489,10 @@ class SectorBackend:
 
     def bond_dims(self) -> list[int]:
         return [sum(b.values()) for b in self.bonds[1:-1]]
+
+    def site_tensors(self, grading: Any = None) -> list[Any]:
+        """The state as MPS sites: ``SymmetricTensor`` sites of the run's ``grading``."""
+        return sites_from_blocks(self.bonds, self.host_sites(), grading, self.dtype)
 
     def energy(self) -> float:
         """``<psi|H|psi> / <psi|psi>`` from the site-0 tensor and the right environment."""

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..sites.charges import unpack
 from .dense_backend import DenseBackend
+from .backend import SectorStart, make_backend
 from .sector_backend import SectorBackend
 from .sweep import MAX_ITER, BondUpdate, Sweep, SweepStats
 
@@ -124,8 +125,8 @@ class SectorEngine(Sweep):
     def __init__(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray], site_charges: Sequence[Sequence[int]],
                  states: Sequence[int] | None, solver: Callable, *, modulus: int = 0, max_iter: int = MAX_ITER,
                  seed: int | None = 0, blocks: tuple[list[dict], list[dict]] | None = None, placement: Any = None):
-        super().__init__(SectorBackend(ws, w_charges, site_charges, states, modulus=modulus, blocks=blocks,
-                                       placement=placement), solver, max_iter=max_iter, seed=seed)
+        start = SectorStart(w_charges, site_charges, states, blocks, modulus)
+        super().__init__(make_backend(ws, sector=start, placement=placement), solver, max_iter=max_iter, seed=seed)
 
     def sweep(self, *, two_site: bool = True, max_bond: int, cutoff: float, tol: float, alpha: float = 0.0,
               sweep_no: int, progress: Callable[[BondUpdate], Any] | None = None,

@@ -4,7 +4,8 @@ eigensolver, asks the backend to split the new local tensor with truncation and 
 the environment (TeNPy's ``Sweep`` engine apart from its ``OneSiteH``/``TwoSiteH``; quimb's
 ``MovingEnvironment``).
 
-The backend is a small protocol (:class:`SweepBackend`); the dense one
+The backend is one declared protocol (:class:`~.backend.SweepBackend`, chosen by
+:func:`~.backend.make_backend`); the dense one
 (:mod:`._dense_backend`, :class:`SweepEngine`) and the one on charge-sector blocks
 (:mod:`._sector_backend`, ``_sector_dmrg.SectorEngine``) implement it. What the loop itself
 owns is what every backend shares: the order of the steps, the eigensolver call, the noise
@@ -43,15 +44,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
 import numpy as np
 
+from .backend import LocalProblem, SweepBackend, make_backend
 from .dense_backend import DenseBackend
 from ..tools.device import array_module, to_host
-from ..linalg.eigensolver import DENSE_MAX, LocalOperator, dense_lowest
-from ..linalg.krylov import expm_krylov
-from .schedule import Step, sweep_schedule
+from ..linalg.eigensolver import DENSE_MAX, dense_lowest
+from .schedule import sweep_schedule
 
 __all__ = ["MAX_ITER", "SweepStats", "BondUpdate", "SweepBackend", "LocalProblem", "Sweep", "SweepEngine",
            "perturbed", "EvolveStats"]
@@ -120,47 +121,6 @@ cylinder from 12.2 s to 9.5 s, but left the TFIM (L = 16, chi 32) at g = 0.3999 
 cap only where the truncation is coarse, that run finds the ground state again."""
 
 
-class LocalProblem(Protocol):
-    """What a backend hands the loop for one step (it may carry more for its own split)."""
-
-    step: Step
-    op: LocalOperator     #: the effective Hamiltonian on flat vectors
-    v0: np.ndarray        #: the flat start vector (the current local tensor)
-
-
-class SweepBackend(Protocol):
-    """The tensor operations one sweep needs. ``local_problem`` contracts the environments
-    with the MPO (and the pair); ``split`` cuts the eigenvector at ``step.bond`` with the
-    truncation policy (and the noise ``alpha`` of the basis), leaving the site the centre
-    leaves orthonormal, and returns ``(bond dimension, discarded weight)``; ``move`` builds
-    that site's environment block. Between sweeps the centre is at site 0: ``normalize``
-    scales it to norm 1, ``energy`` measures there, and ``single_site`` solves a chain of one
-    site exactly. The ``*_bytes`` estimates feed the memory statistics."""
-
-    L: int
-
-    def local_problem(self, step: Step) -> LocalProblem: ...
-
-    def split(self, local: Any, v: np.ndarray, *, alpha: float, max_bond: int,
-              cutoff: float) -> tuple[int, float]: ...
-
-    def move(self, local: Any) -> None: ...
-
-    def normalize(self) -> None: ...
-
-    def single_site(self) -> float: ...
-
-    def energy(self) -> float: ...
-
-    def bond_dims(self) -> list[int]: ...
-
-    def work_bytes(self, local: Any, matvecs: int) -> int: ...
-
-    def env_bytes(self) -> int: ...
-
-    def psi_bytes(self) -> int: ...
-
-
 class Sweep:
     """A DMRG run on one backend: ``sweep(...)`` walks the schedule once; the eigensolver,
     its noise and the statistics are shared by all backends."""
@@ -168,7 +128,6 @@ class Sweep:
     def __init__(self, backend: SweepBackend, solver: Callable, max_iter: int = MAX_ITER, seed: int | None = 0):
         self.backend = backend
         self.solver = solver
-        self.expm = expm_krylov   # the local exponential of time evolution (a traced backend brings its own)
         self.max_iter = max_iter
         self._rng = np.random.default_rng(seed)  # the noise of the eigensolver's start vectors
 
@@ -233,8 +192,8 @@ class Sweep:
                hermitian: bool = True, step_no: int = 1,
                progress: Callable[[BondUpdate], None] | None = None) -> EvolveStats:
         """One second-order TDVP step ``psi -> exp(tau H) psi`` (``tau = -i dt`` real time,
-        ``-dt`` imaginary time) over the sweep schedule (see the module); the backend needs
-        ``backward_problem``, ``set_local`` and ``site_problem`` beside the DMRG protocol.
+        ``-dt`` imaginary time) over the sweep schedule (see the module), with the backend's
+        ``expm``, ``backward_problem``, ``set_local`` and ``site_problem`` (:class:`SweepBackend`).
         The centre is at site 0 before and after."""
         t0 = time.perf_counter()
         b = self.backend
@@ -268,7 +227,7 @@ class Sweep:
                            time.perf_counter() - t0)
 
     def _exp(self, local: LocalProblem, tau: complex, tol: float, hermitian: bool) -> np.ndarray:
-        r = self.expm(local.op, local.v0, tau, tol=tol, hermitian=hermitian)
+        r = self.backend.expm(local.op, local.v0, tau, tol=tol, hermitian=hermitian)
         self._stats["matvecs"] += r.matvecs
         self._stats["kerr"] = max(self._stats["kerr"], r.error)
         return r.vector
@@ -282,7 +241,7 @@ class SweepEngine(Sweep):
 
     def __init__(self, ws: list[np.ndarray], psi: list[np.ndarray], solver: Callable, max_iter: int = MAX_ITER,
                  seed: int | None = 0, placement: Any = None):
-        super().__init__(DenseBackend(ws, psi, placement), solver, max_iter=max_iter, seed=seed)
+        super().__init__(make_backend(ws, psi, placement=placement), solver, max_iter=max_iter, seed=seed)
 
     @property
     def psi(self) -> list[np.ndarray]:

@@ -32,19 +32,17 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..networks.chain import leaves_of
-from .dense_backend import DenseBackend
-from ..tools.device import check_placement, device_scope, host_tensor
+from ..tools.device import check_placement, device_scope
 from ..tools.errors import InvalidOptionError, NonHermitianError, Tensor4allTypeError, ZeroNormError
 from .evolution import (EvolutionRecord, EvolutionResult, Observables, check_every, check_hamiltonian_arg,
                         hamiltonian_at, time_grid)
 from ..networks.mpo import MPO, check_compatible, hermiticity
 from ..networks.mps import MPS
-from .sector_backend import SectorBackend
 from .sector_run import SectorSpec, resolve_sector
+from .backend import SectorStart, make_backend
 from .sweep import BondUpdate, Sweep
-from ..networks.symmetric_sites import Grading, canonical_sites, engine_blocks, sites_from_blocks
+from ..networks.symmetric_sites import Grading, canonical_sites, engine_blocks
 from ..tools.threads import blas_threads, check_threads
-from .traced_backend import TracedBackend, expm_krylov_traced
 from ..tools.checks import (any_traced, check_bool, check_callable, check_cutoff, check_finite_arrays,
                             check_positive_int, check_real, concrete, to_numpy)
 
@@ -257,30 +255,26 @@ class _Run:
         """The engine with the state ``psi`` (only at the start; later steps reuse the backend's)."""
         if self.traced:
             self._numpy_ws(H)
-            backend = TracedBackend(list(H.tensors), list(psi.tensors))
-            engine = Sweep(backend, None)
-            engine.expm = expm_krylov_traced
+            engine = Sweep(make_backend(list(H.tensors), list(psi.tensors)), None)
         elif self.grading is not None:
             ws = self._numpy_ws(H)
             check_finite_arrays(leaves_of(psi.tensors), "tdvp: psi")
             if not float(psi.norm()) > 0.0:
                 raise ZeroNormError("tdvp: the initial state has norm 0")
-            engine = Sweep(self._sector_backend(ws, H.local, engine_blocks(canonical_sites(psi.tensors, 0))), None)
+            spec = self._sector_spec(ws, H.local)
+            start = SectorStart(spec.w_charges, spec.q, None, engine_blocks(canonical_sites(psi.tensors, 0)),
+                                spec.modulus)
+            engine = Sweep(make_backend(ws, sector=start, placement=self.placement), None)
         else:
             ws = self._numpy_ws(H)
             arrays = [np.ascontiguousarray(to_numpy(a, "tdvp")) for a in psi.tensors]
             check_finite_arrays(arrays, "tdvp: psi")
             if not float(psi.norm()) > 0.0:
                 raise ZeroNormError("tdvp: the initial state has norm 0")
-            engine = Sweep(DenseBackend(ws, arrays, self.placement), None)
+            engine = Sweep(make_backend(ws, arrays, placement=self.placement), None)
         if not self.imaginary:
             engine.backend.promote(np.complex128)
         return engine
-
-    def _sector_backend(self, ws: list[np.ndarray], local: str | None, blocks: tuple) -> SectorBackend:
-        spec = self._sector_spec(ws, local)
-        return SectorBackend(ws, spec.w_charges, spec.q, None, modulus=spec.modulus, blocks=blocks,
-                             placement=self.placement)
 
     def _sector_spec(self, ws: list[np.ndarray], local: str | None) -> SectorSpec:
         """The charges of ``H``'s bond states for the state's conserved charge
@@ -321,12 +315,8 @@ class _Run:
                                float(np.asarray(_concrete(nrm)).real), st.seconds, st.matvecs, st.max_krylov_error)
 
     def state(self) -> MPS:
-        b = self.engine.backend
-        if self.traced:
-            return MPS(list(b.psi))
-        if self.grading is not None:
-            return MPS._symmetric(sites_from_blocks(b.bonds, b.host_sites(), self.grading, b.dtype), self.grading)
-        return MPS([host_tensor(a) for a in b.host_psi()])
+        sites = self.engine.backend.site_tensors(self.grading)
+        return MPS(sites) if self.grading is None else MPS._symmetric(sites, self.grading)
 
 
 def _concrete(x: Any) -> Any:

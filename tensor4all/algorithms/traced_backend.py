@@ -132,6 +132,8 @@ class TracedBackend:
     """MPS site tensors ``psi`` (centre at site 0 between steps), MPO tensors ``ws`` and the
     environment cache, all tenferro tensors or tidu tracers (any mix)."""
 
+    expm = staticmethod(expm_krylov_traced)   #: the differentiable local exponential
+
     def __init__(self, ws: Sequence[Any], psi: Sequence[Any]):
         if len(ws) != len(psi) or not ws:
             raise ValueError(f"TracedBackend: {len(ws)} MPO tensors and {len(psi)} site tensors; expected the "
@@ -155,7 +157,7 @@ class TracedBackend:
     def _push_right(self, i: int) -> None:
         self.envs.set_right(i, right_step(self.envs.right(i + 1), self.psi[i], self.ws[i]))
 
-    def set_operator(self, ws: Sequence[Any]) -> None:
+    def set_operator(self, ws: Sequence[Any], w_charges: Any = None) -> None:
         """Evolve with the MPO ``ws`` from now on (a time-dependent Hamiltonian, one MPO per
         step): the right environments are rebuilt (centre at site 0)."""
         if len(ws) != self.L:
@@ -272,6 +274,27 @@ class TracedBackend:
 
     def bond_dims(self) -> list[int]:
         return [int(a.shape[2]) for a in self.psi[:-1]]
+
+    def site_tensors(self, grading: Any = None) -> list[Any]:
+        """The state as MPS sites: the tenferro tensors (traced where the run is)."""
+        return list(self.psi)
+
+    def energy(self) -> Any:
+        """``<psi|H|psi> / <psi|psi>`` at the centre (site 0), a tenferro value (traced when the state is)."""
+        local = self.site_problem(0)
+        v = local.v0
+        return tf.real(tf.sum(tf.conj(v) * local.op.matvec(v))) / tf.real(tf.sum(tf.conj(v) * v))
+
+    def single_site(self) -> Any:
+        """A chain of one site: its lowest eigenvalue (the state becomes its eigenvector)."""
+        w = self.ws[0][0, :, :, 0]
+        e, v = tf.linalg.eigh(0.5 * (w + tf.conj(tf.transpose(w))))
+        self.psi[0] = tf.reshape(tf.convert(v[:, 0], self.dtype), (1, -1, 1))
+        return e[0]
+
+    def work_bytes(self, local: TracedLocal, matvecs: int) -> int:
+        """The Krylov vectors of the local problem."""
+        return (matvecs + 2) * prod(local.shape) * self.dtype.itemsize
 
     def env_bytes(self) -> int:
         return self.envs.nbytes()

@@ -28,8 +28,7 @@ def traced_run(ws_steps, psi, *, tau=-0.1j, two_site=True, max_bond=64, cutoff=1
     b = TracedBackend(list(ws_steps[0]), list(psi))
     if complex(tau).imag:
         b.promote(tf.complex128)
-    s = Sweep(b, None)
-    s.expm = expm_krylov_traced
+    s = Sweep(b, None)   # the backend brings its differentiable Krylov exponential (b.expm)
     for k, ws in enumerate(ws_steps):
         if k:
             b.set_operator(ws)
