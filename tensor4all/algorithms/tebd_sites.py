@@ -7,7 +7,7 @@ of charge 0 on the two physical legs, the split one SVD per sector). An *array m
 dense linear algebra of the split: :class:`NumpyLA` (concrete runs: NumPy/SciPy on C-ordered
 arrays) or :class:`TenferroLA` (traced runs: tenferro operations, differentiable; column-major
 reshapes, consistent within the module). :func:`split_pair` is the one bond update both use:
-contract the pair with the gate, one truncated SVD (:func:`keep_counts`: one truncation across
+contract the pair with the gate, one truncated SVD (:func:`~tensor4all.linalg.truncation.sector_keep`: one truncation across
 the sectors, ITensor's discarded-weight convention), the weights put on the side the centre
 moves to.
 """
@@ -23,12 +23,12 @@ import tidu
 
 from ..networks.mps import MPS
 from ..networks.symmetric_sites import canonical_sites, engine_blocks, sites_from_blocks
-from ..linalg.truncation import thin_svd, truncation_keep
+from ..linalg.truncation import sector_keep, thin_svd
 from ..tools.checks import concrete, is_traced
 from ..structured import Leg, SymmetricTensor, einsum as structured_einsum
 from ..structured import linalg as structured_linalg
 
-__all__ = ["NumpyLA", "TenferroLA", "DenseSites", "SymmetricSites", "BlockSites", "BlockSite", "keep_counts", "split_pair"]
+__all__ = ["NumpyLA", "TenferroLA", "DenseSites", "SymmetricSites", "BlockSites", "BlockSite", "split_pair"]
 
 
 # ---- dense linear algebra: NumPy (concrete) or tenferro (traced) ---------------------------
@@ -391,18 +391,6 @@ def _slices(leg: Leg) -> list[tuple[Any, slice]]:
     return out
 
 
-def keep_counts(values: dict, max_bond: int, cutoff: float) -> tuple[dict, float]:
-    """How many singular values each sector keeps: one truncation across all of them
-    (:func:`truncation_keep` on the merged values, ties in sector order)."""
-    keys = list(values)
-    merged = np.concatenate([values[k] for k in keys])
-    owner = np.concatenate([np.full(len(values[k]), n) for n, k in enumerate(keys)])
-    order = np.argsort(-merged, kind="stable")
-    keep, err = truncation_keep(merged[order], max_bond, cutoff)
-    counts = np.bincount(owner[order[:keep]], minlength=len(keys))
-    return {k: int(c) for k, c in zip(keys, counts, strict=True) if c}, err
-
-
 def split_pair(fmt: DenseSites, a: Any, b: Any, g4: Any, to_right: bool, max_bond: int, cutoff: float,
                normalize: bool) -> tuple[Any, Any, Any, float]:
     """Sites ``a, b`` (the centre on one of them) with the gate ``g4`` applied, split by one
@@ -412,8 +400,8 @@ def split_pair(fmt: DenseSites, a: Any, b: Any, g4: Any, to_right: bool, max_bon
     la = fmt.la
     blocks, ctx = fmt.pair(a, b, g4)
     svds = {k: la.svd(m) for k, m in blocks.items()}
-    counts, err = keep_counts({k: la.values(s) for k, (_, s, _) in svds.items()}, max_bond, cutoff)
-    kept = {k: (svds[k][0][:, :n], svds[k][1][:n], svds[k][2][:n]) for k, n in counts.items()}
+    counts, err = sector_keep({k: la.values(s) for k, (_, s, _) in svds.items()}, max_bond, cutoff)
+    kept = {k: (svds[k][0][:, :n], svds[k][1][:n], svds[k][2][:n]) for k, n in counts.items() if n}
     norm = la.norm([s for _, s, _ in kept.values()])
     if normalize:
         kept = {k: (u, s / norm, vh) for k, (u, s, vh) in kept.items()}

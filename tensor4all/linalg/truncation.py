@@ -32,7 +32,7 @@ import tenferro as tf
 
 from ..tools.device import array_module, contiguous, is_device_array, to_host
 
-__all__ = ["svd_truncated", "truncation_keep", "thin_svd", "svd_truncated_sectors", "absorb", "split", "split_perturbed",
+__all__ = ["svd_truncated", "truncation_keep", "sector_keep", "thin_svd", "svd_truncated_sectors", "absorb", "split", "split_perturbed",
            "perturbed_basis"]
 
 
@@ -88,19 +88,31 @@ def svd_truncated_sectors(blocks: dict[Any, np.ndarray], max_bond: int | None,
     sector order. Returns the kept ``(U, S, Vh)`` of every sector that keeps any, and the
     relative discarded weight."""
     svds = {q: thin_svd(b) for q, b in blocks.items()}
-    charges = list(svds)
-    values = np.concatenate([to_host(svds[q][1]) for q in charges]) if charges else np.zeros(0)
-    owner = np.concatenate([np.full(len(svds[q][1]), k) for k, q in enumerate(charges)]) if charges else np.zeros(0, int)
-    order = np.argsort(-values, kind="stable")
-    keep, err = truncation_keep(values[order], max_bond, cutoff)
-    counts = np.bincount(owner[order[:keep]], minlength=len(charges))
+    counts, err = sector_keep({q: to_host(svd[1]) for q, svd in svds.items()}, max_bond, cutoff)
     kept = {}
-    for k, q in enumerate(charges):
-        n = int(counts[k])
+    for q, n in counts.items():
         if n:
             u, s, vh = svds[q]
             kept[q] = (u[:, :n], s[:n], vh[:n])
     return kept, err
+
+
+def sector_keep(values: dict[Any, np.ndarray], max_bond: int | None,
+                cutoff: float) -> tuple[dict[Any, int], float]:
+    """The one truncation across charge sectors: how many of its descending singular values
+    each sector keeps (every key, 0 for a sector that keeps none) under :func:`truncation_keep`
+    of the merged values (ties kept in sector order), and the relative discarded weight. Every
+    block-sparse split calls it: the sweeps' sector backend, the symmetric MPS compression and
+    TEBD's bond updates."""
+    charges = list(values)
+    if not charges:
+        return {}, 0.0
+    merged = np.concatenate([np.asarray(values[q]) for q in charges])
+    owner = np.concatenate([np.full(len(values[q]), k, dtype=int) for k, q in enumerate(charges)])
+    order = np.argsort(-merged, kind="stable")
+    keep, err = truncation_keep(merged[order], max_bond, cutoff)
+    counts = np.bincount(owner[order[:keep]], minlength=len(charges))
+    return {q: int(counts[k]) for k, q in enumerate(charges)}, err
 
 
 def absorb(u: np.ndarray, s: np.ndarray, vh: np.ndarray, direction: str) -> tuple[np.ndarray, np.ndarray]:

@@ -34,13 +34,13 @@ import tenferro as tf
 
 from ..tools.errors import NotDifferentiableError
 from .symmetric_sites import canonical_sites, is_symmetric
-from ..linalg.truncation import truncation_keep
+from ..linalg.truncation import sector_keep, truncation_keep
 from ..tools.checks import concrete
 from ..structured import Leg, SectorDiagonal, SymmetricTensor, fuse
 from ..structured import einsum as structured_einsum
 from ..structured import linalg as structured_linalg
 
-__all__ = ["DenseOps", "SymmetricOps", "ops_for", "truncate_sweep", "sector_keep"]
+__all__ = ["DenseOps", "SymmetricOps", "ops_for", "truncate_sweep"]
 
 
 def _values(s: Any, what: str) -> np.ndarray:
@@ -50,20 +50,6 @@ def _values(s: Any, what: str) -> np.ndarray:
         raise NotDifferentiableError(f"{what}: the bond dimensions are chosen from the singular values, which are "
                                      "abstract while a graph is traced (tenferro.jit); call it outside jit")
     return np.asarray(c)
-
-
-def sector_keep(values: dict[Any, np.ndarray], max_bond: int | None,
-                cutoff: float) -> tuple[dict[Any, int], float]:
-    """How many singular values each sector keeps under one truncation across all sectors
-    (:func:`truncation_keep` on the merged descending values, ties kept in sector order, as
-    :func:`~._truncation.svd_truncated_sectors`), and the relative discarded weight."""
-    charges = list(values)
-    merged = np.concatenate([values[q] for q in charges]) if charges else np.zeros(0)
-    owner = np.concatenate([np.full(len(values[q]), k) for k, q in enumerate(charges)]) if charges else np.zeros(0)
-    order = np.argsort(-merged, kind="stable")
-    keep, err = truncation_keep(merged[order], max_bond, cutoff)
-    counts = np.bincount(owner[order[:keep]].astype(int), minlength=len(charges))
-    return {q: int(counts[k]) for k, q in enumerate(charges)}, err
 
 
 class DenseOps:

@@ -89,3 +89,18 @@ def test_the_older_cutoff_keyword_of_from_opsum_is_rtol_with_a_warning():
         old = t4a.MPO.from_opsum(os_, 4, cutoff=1e-10)
     new = t4a.MPO.from_opsum(os_, 4, rtol=1e-10)
     np.testing.assert_array_equal(np.asarray(old.to_dense()), np.asarray(new.to_dense()))
+
+
+def test_one_truncation_across_sectors():
+    """linalg.truncation.sector_keep, the one ranking the sector backend, the symmetric split and
+    TEBD use: the counts per sector are those of the merged spectrum (here ``S`` split in two)."""
+    from tensor4all.linalg.truncation import sector_keep   # the internal every block-sparse split calls
+
+    assert sector_keep({}, 4, 1e-3) == ({}, 0.0)   # nothing to keep (TEBD's copy failed here)
+    parts = {"a": S[[0, 2, 4]], "b": S[[1, 3]]}
+    for cutoff in CUTOFFS:
+        counts, err = sector_keep(parts, None, cutoff)
+        r = expected_rank(cutoff)
+        kept = sorted(np.concatenate([parts[q][:n] for q, n in counts.items()]))[::-1]
+        np.testing.assert_array_equal(kept, S[:r])
+        assert err == pytest.approx(np.sum(S[r:] ** 2) / np.sum(S ** 2), abs=1e-15)
