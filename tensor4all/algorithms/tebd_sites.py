@@ -7,9 +7,9 @@ of charge 0 on the two physical legs, the split one SVD per sector). An *array m
 dense linear algebra of the split: :class:`NumpyLA` (concrete runs: NumPy/SciPy on C-ordered
 arrays) or :class:`TenferroLA` (traced runs: tenferro operations, differentiable; column-major
 reshapes, consistent within the module). :func:`split_pair` is the one bond update both use:
-contract the pair with the gate, one truncated SVD (:func:`~tensor4all.linalg.truncation.sector_keep`: one truncation across
-the sectors, ITensor's discarded-weight convention), the weights put on the side the centre
-moves to.
+contract the pair with the gate, one truncated SVD (:func:`~tensor4all.linalg.truncation.sector_keep`:
+one truncation across the sectors, ITensor's discarded-weight convention), the weights put on the
+side the centre moves to.
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from tenferro.files import atomic_write
 
 __all__ = ["_version", "_json_safe", "_write_atomic", "run_memory", "check_memory", "real_arg", "integer_arg",
            "write_outputs", "finite_float", "nonnegative_float", "noise_arg", "threads_arg", "bond_schedule",
-           "cutoff_schedule", "installed"]
+           "cutoff_schedule", "installed", "add_output_options"]
 
 
 def _version() -> str:
@@ -184,3 +184,21 @@ def installed(module: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
         return False
+
+
+def add_output_options(group: Any, *, json_what: str, plot_what: str, rows_what: str) -> None:
+    """The output options every simulation command has, worded for it: ``--json`` (``json_what``:
+    what the record holds), ``--plot`` (``plot_what``: what the figure shows), ``--save`` (the final
+    MPS) and ``--quiet`` (``rows_what``: the table rows it silences)."""
+    group.add_argument("--json", metavar="PATH", default=None,
+                       help=f"write the full result as JSON: {json_what}; '-' writes it to standard output (and the "
+                            "report to stderr) (default: none)")
+    group.add_argument("--plot", metavar="PATH", default=None,
+                       help=f"write a figure (.png, .pdf or .svg) of {plot_what}; needs matplotlib, the 'plot' extra "
+                            "(default: none)")
+    group.add_argument("--save", metavar="PATH", default=None,
+                       help="write the final MPS: .arrow (Arrow IPC) or .parquet via tenferro.save (the 'arrow' "
+                            "extra), or .npz (NumPy); read it back with tensor4all.MPS.load(PATH) (default: none)")
+    group.add_argument("--quiet", "-q", action="store_true",
+                       help=f"no progress bar and no {rows_what}, only the final summary (default: off; the progress "
+                            "bar is also off when stderr is not a terminal)")

@@ -22,8 +22,8 @@ from . import lattice as _cli_lattice
 from . import measurements as _cli_measurements
 from .. import references
 from .checks import conserve_of, ground_sector, sector_of, validate
-from .common import (_json_safe, _version, _write_atomic, bond_schedule, cutoff_schedule, finite_float, integer_arg,
-                     noise_arg, nonnegative_float, threads_arg, write_outputs)
+from .common import (_json_safe, _version, _write_atomic, add_output_options, bond_schedule, cutoff_schedule,
+                     finite_float, integer_arg, noise_arg, nonnegative_float, threads_arg, write_outputs)
 from ..algorithms.dmrg import dmrg
 from ..tools.errors import Tensor4allError
 from ..networks.mps import MPS
@@ -147,22 +147,10 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     a.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
                    help="where the sweeps run: cpu (default) or gpu (GPU 0 through CuPy, the 'gpu' extra)")
     o = p.add_argument_group("output")
-    o.add_argument("--json", metavar="PATH", default=None,
-                   help="write the full result as JSON: parameters, history per sweep, energy, variance, "
-                        "reference, bond dimensions, entanglement profile, timing, and for fermion models the "
-                        "measurements; '-' writes it to "
-                        "standard output (and the report to stderr) (default: none)")
-    o.add_argument("--plot", metavar="PATH", default=None,
-                   help="write a figure (.png, .pdf or .svg) of |E - E_best| per sweep (log scale) and "
-                        "the entanglement entropy across the bonds; needs matplotlib, the 'plot' "
-                        "extra (default: none)")
-    o.add_argument("--save", metavar="PATH", default=None,
-                   help="write the final MPS: .arrow (Arrow IPC) or .parquet via tenferro.save (the "
-                        "'arrow' extra), or .npz (NumPy); read it back with tensor4all.MPS.load(PATH) "
-                        "(default: none)")
-    o.add_argument("--quiet", "-q", action="store_true",
-                   help="no progress bar and no table per sweep, only the final summary (default: off; "
-                        "the progress bar is also off when stderr is not a terminal)")
+    add_output_options(o, json_what="parameters, history per sweep, energy, variance, reference, bond dimensions, "
+                                    "entanglement profile, timing, and for fermion models the measurements",
+                       plot_what="|E - E_best| per sweep (log scale) and the entanglement entropy across the bonds",
+                       rows_what="table per sweep")
     o.add_argument("--measure", action=argparse.BooleanOptionalAction, default=None,
                    help="fermion models: after the run, the density profile, double occupancy, nearest-neighbour "
                         "spin and charge correlations and the entanglement per sector at the middle bond "

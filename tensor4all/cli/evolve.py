@@ -39,9 +39,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from .common import (_json_safe, _version, _write_atomic, integer_arg, real_arg, write_outputs)
-from .models import (ALL_MODEL_OPTIONS, DEFAULT_OBSERVE, DEFAULTS, LETTERS, MODELS, ROTATED, exact_profile, exact_reference_applies, letters_of,
-                     local_of)
+from .common import _json_safe, _version, _write_atomic, add_output_options, integer_arg, real_arg, write_outputs
+from .models import (ALL_MODEL_OPTIONS, DEFAULT_OBSERVE, DEFAULTS, LETTERS, MODELS, ROTATED, exact_profile,
+                     exact_reference_applies, letters_of, local_of)
 from ..tools.errors import Tensor4allError
 from ..algorithms.evolution import time_grid
 from ..networks.mpo import expectation
@@ -224,19 +224,11 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
                    help="local operators measured at every site and output time: Sx, Sy, Sz (tfim: X, Y, Z; "
                         "hubbard: Ntot, Sz, Nup, Ndn, Nupdn), or none; the table shows their site average and "
                         "staggered average, --json every site (default: auto: Sz; tfim: Z,X; hubbard: Ntot,Sz)")
-    o.add_argument("--json", metavar="PATH", default=None,
-                   help="write the full result as JSON: parameters, output times, every observable at every "
-                        "site, the exact reference, the history per step, timing; '-' writes it to standard "
-                        "output (and the report to stderr) (default: none)")
-    o.add_argument("--plot", metavar="PATH", default=None,
-                   help="write a figure (.png, .pdf or .svg) of the observables and the entanglement entropy "
-                        "against time and of the first observable over sites and time; needs matplotlib, the "
-                        "'plot' extra (default: none)")
-    o.add_argument("--save", metavar="PATH", default=None,
-                   help="write the final MPS: .arrow (Arrow IPC) or .parquet via tenferro.save (the 'arrow' "
-                        "extra), or .npz (NumPy); read it back with tensor4all.MPS.load(PATH) (default: none)")
-    copied(o, "quiet", help="no progress bar and no table row per output time, only the summary (default: "
-                            "off; the progress bar is also off when stderr is not a terminal)")
+    add_output_options(o, json_what="parameters, output times, every observable at every site, the exact "
+                                    "reference, the history per step, timing",
+                       plot_what="the observables and the entanglement entropy against time and of the first "
+                                 "observable over sites and time",
+                       rows_what="table row per output time")
 
     def run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str] | None) -> int:
         check(p, args)

@@ -32,8 +32,8 @@ import tenferro as tf
 
 from ..tools.device import array_module, contiguous, is_device_array, to_host
 
-__all__ = ["svd_truncated", "truncation_keep", "sector_keep", "thin_svd", "svd_truncated_sectors", "absorb", "split", "split_perturbed",
-           "perturbed_basis"]
+__all__ = ["svd_truncated", "truncation_keep", "sector_keep", "thin_svd", "svd_truncated_sectors", "absorb", "split",
+           "split_perturbed", "perturbed_basis"]
 
 
 def truncation_keep(s: np.ndarray, max_bond: int | None, cutoff: float) -> tuple[int, float]:

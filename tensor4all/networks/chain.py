@@ -130,7 +130,8 @@ def local_vectors(states: Sequence[Any], d: int) -> list[np.ndarray]:
         else:
             v = numeric_array(s, f"product_state: site {i} local vector")
             if v.shape != (d,):
-                raise DimensionMismatchError(f"product_state: site {i} local vector must have shape ({d},), got {v.shape}")
+                raise DimensionMismatchError(f"product_state: site {i} local vector must have shape ({d},), got "
+                                             f"{v.shape}")
             if not np.isfinite(v).all():
                 raise NonFiniteError(f"product_state: site {i} local vector holds NaN or infinity: {v}")
         vecs.append(v)

@@ -21,9 +21,10 @@ from .symmetric_sites import Grading
 from ..tools.checks import check_path, to_numpy
 from ..structured import Leg, SymmetricTensor, U1, Zn
 
-__all__ = ["write_mps", "read_mps", "MPSFileError", "MPSFileNotFoundError", "MPSFileIOError", "UnsupportedFileFormatError", "DIM_NAMES", "SYMMETRY_KEY", "SITE_KEY", "FILE_FORMATS", "sector_entries", "symmetric_from_entries",
-           "site_key", "file_format", "file_path", "special_kind", "resolve_link", "check_target", "write_file",
-           "check_file_kind"]
+__all__ = ["write_mps", "read_mps", "MPSFileError", "MPSFileNotFoundError", "MPSFileIOError",
+           "UnsupportedFileFormatError", "DIM_NAMES", "SYMMETRY_KEY", "SITE_KEY", "FILE_FORMATS", "sector_entries",
+           "symmetric_from_entries", "site_key", "file_format", "file_path", "special_kind", "resolve_link",
+           "check_target", "write_file", "check_file_kind"]
 
 
 class MPSFileError(Tensor4allError, ValueError):
