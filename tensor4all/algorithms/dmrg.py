@@ -49,8 +49,7 @@ from .sector_dmrg import SectorEngine, sector_product_state
 from .dmrg_checks import check_hamiltonian, check_schedule, default_conserve, mpo_array
 from .sector_run import resolve_sector, start_states
 from .sweep import BondUpdate, SweepEngine
-from ..networks.symmetric_sites import (Grading, canonical_sites, engine_blocks, phys_leg, random_sites,
-                                        sites_from_blocks)
+from ..networks.symmetric_sites import (Grading, phys_leg, random_sites)
 from ..tools.threads import blas_threads, check_threads
 from ..tools.checks import (any_traced, check_bool, check_callable, check_finite_arrays,
                             check_positive_int, check_real, check_seed, exponent, ldexp, to_numpy)
@@ -298,7 +297,7 @@ def _engine(ws_run: list[np.ndarray], psi0: MPS | None, H: MPO, ws: list[np.ndar
     """The sweep engine: dense (``SweepEngine``) or, with ``conserve``, on the charge sectors
     (``SectorEngine``); both have the same ``sweep``/``psi``/``operator_gradients``."""
     if opts["conserve"] is not None:
-        states = blocks = None
+        states = sites = None
         sector = opts["sector"]
         if psi0 is not None:
             check_compatible(psi0, H)
@@ -307,23 +306,23 @@ def _engine(ws_run: list[np.ndarray], psi0: MPS | None, H: MPO, ws: list[np.ndar
                 check_finite_arrays(leaves_of(psi0.tensors), "dmrg: psi0")
                 if not float(psi0.norm()) > 0.0:
                     raise ZeroNormError("dmrg: the start state psi0 has norm 0; give a nonzero state")
-                blocks = engine_blocks(canonical_sites(psi0.tensors, 0))
+                sites = psi0.tensors
             else:
                 states = start_states(psi0, opts["conserve"], opts["conserve_origin"])
         spec = resolve_sector(opts["conserve"], sector, opts["local"], ws, states)
         if spec is not None:
-            if blocks is not None and [list(q) for q in spec.q] != [list(_basis_charges(t)) for t in psi0.tensors]:
+            if sites is not None and [list(q) for q in spec.q] != [list(_basis_charges(t)) for t in psi0.tensors]:
                 raise InvalidOptionError(f"dmrg: psi0's basis charges {list(_basis_charges(psi0.tensors[0]))} differ "
                                          f"from the local space's {list(spec.q[0])} ({spec.charge})")
             grading = Grading(spec.label, spec.charge, spec.unit, U1() if spec.modulus == 0 else Zn(spec.modulus),
                               tuple(map(tuple, spec.q)))
-            if states is None and blocks is None:
+            if states is None and sites is None:
                 if opts["two_site"]:   # the two-site SVD grows the bonds from a product state
                     states = sector_product_state(spec.q, spec.target, spec.modulus, spec.parts)
                 else:                  # one-site sweeps keep the bonds they start with (plus the expansion)
-                    blocks = _random_sector_start(grading, spec.target, ws, opts)
+                    sites = _random_sector_start(grading, spec.target, ws, opts)
             engine = SectorEngine(ws_run, spec.w_charges, spec.q, states, opts["solver"], modulus=spec.modulus,
-                                  seed=opts["seed"], blocks=blocks, placement=opts["placement"])
+                                  seed=opts["seed"], sites=sites, placement=opts["placement"])
             engine.sector = spec.sector(engine.target)
             engine.grading = grading
             return engine
@@ -334,14 +333,14 @@ def _engine(ws_run: list[np.ndarray], psi0: MPS | None, H: MPO, ws: list[np.ndar
                        placement=opts["placement"])
 
 
-def _random_sector_start(g: Grading, target: int, ws: list[np.ndarray], opts: dict) -> tuple[list, list]:
+def _random_sector_start(g: Grading, target: int, ws: list[np.ndarray], opts: dict) -> list:
     """A random state of the sector (bond dimension the first ``max_bond``, as the dense one-site
-    start), right-canonical, as the sector engine's blocks."""
+    start): its symmetric sites."""
     chi0 = check_positive_int(_per_sweep(opts["max_bond"], 0), "max_bond")
     legs = [phys_leg(g.symmetry, q, i)[0] for i, q in enumerate(g.q)]
     sites = random_sites(legs, g.symmetry.canonical(target), chi0, np.random.default_rng(opts["seed"]),
                          np.result_type(*ws, np.float64))
-    return engine_blocks(canonical_sites(sites, 0))
+    return sites
 
 
 def _psi0_sector(psi0: MPS, sector: Any) -> Any:
@@ -407,8 +406,7 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
             break
     if isinstance(engine, SectorEngine):
         psi = psi_run = engine.psi   # the sector engine assembles its dense sites on each read: read once
-        state = MPS._symmetric(sites_from_blocks(engine.bonds, engine.host_sites(), engine.grading, engine.dtype),
-                               engine.grading)
+        state = MPS._symmetric(engine.backend.site_tensors(engine.grading), engine.grading)
     else:
         psi_run, psi = engine.psi, engine.host_psi()   # where the sweeps ran; on the host
         state = MPS([host_tensor(a) for a in psi])   # on the host, as documented

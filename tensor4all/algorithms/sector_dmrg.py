@@ -116,16 +116,15 @@ class SectorEngine(Sweep):
     """A DMRG run in one charge sector (centre at site 0 between sweeps): :class:`Sweep` over
     a :class:`~._sector_backend.SectorBackend`.
 
-    The start is the product of basis ``states``, or ``blocks = (bonds, sites)``: the charge
-    -> dimension map of every bond ``0..L`` and, per site, the matrices ``A[(q_l, s)]``,
-    with sites ``1..L-1`` right-canonical (``MPS.canonicalize(0)`` of a symmetric MPS)."""
+    The start is the product of basis ``states``, or the ``SymmetricTensor`` ``sites`` of a
+    state in the sector (:class:`~.backend.SectorStart`)."""
 
     backend: SectorBackend
 
     def __init__(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray], site_charges: Sequence[Sequence[int]],
                  states: Sequence[int] | None, solver: Callable, *, modulus: int = 0, max_iter: int = MAX_ITER,
-                 seed: int | None = 0, blocks: tuple[list[dict], list[dict]] | None = None, placement: Any = None):
-        start = SectorStart(w_charges, site_charges, states, blocks, modulus)
+                 seed: int | None = 0, sites: Sequence[Any] | None = None, placement: Any = None):
+        start = SectorStart(w_charges, site_charges, states, sites, modulus)
         super().__init__(make_backend(ws, sector=start, placement=placement), solver, max_iter=max_iter, seed=seed)
 
     def sweep(self, *, two_site: bool = True, max_bond: int, cutoff: float, tol: float, alpha: float = 0.0,

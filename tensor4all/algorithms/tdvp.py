@@ -41,7 +41,7 @@ from ..networks.mps import MPS
 from .sector_run import SectorSpec, resolve_sector
 from .backend import SectorStart, make_backend
 from .sweep import BondUpdate, Sweep
-from ..networks.symmetric_sites import Grading, canonical_sites, engine_blocks
+from ..networks.symmetric_sites import Grading
 from ..tools.threads import blas_threads, check_threads
 from ..tools.checks import (any_traced, check_bool, check_callable, check_cutoff, check_finite_arrays,
                             check_positive_int, check_real, concrete, to_numpy)
@@ -262,8 +262,7 @@ class _Run:
             if not float(psi.norm()) > 0.0:
                 raise ZeroNormError("tdvp: the initial state has norm 0")
             spec = self._sector_spec(ws, H.local)
-            start = SectorStart(spec.w_charges, spec.q, None, engine_blocks(canonical_sites(psi.tensors, 0)),
-                                spec.modulus)
+            start = SectorStart(spec.w_charges, spec.q, None, psi.tensors, spec.modulus)
             engine = Sweep(make_backend(ws, sector=start, placement=self.placement), None)
         else:
             ws = self._numpy_ws(H)
