@@ -17,7 +17,7 @@ from tensor4all import (
     BlockDiagonal, DensifyError, DiagonalTensor, SquareBlockError, StructuredError, StructuredFallbackWarning,
     StructuredShapeError, Tensor4allError, TilingError,
 )
-from tensor4all.structured._dispatch import REDUCE_RULES
+from tensor4all.structured._dispatch import REDUCE_RULES  # internal: the tests read the rule table itself
 
 
 def vec(*xs):

@@ -481,7 +481,7 @@ def test_equality_is_elementwise_as_on_dense_tensors():
 
 
 def test_truth_value_of_a_structured_tensor_is_ambiguous_as_dense():
-    from tensor4all.structured._errors import StructuredValueError
+    from tensor4all.structured import StructuredValueError
     with pytest.raises(StructuredValueError, match=r"bool: the truth value of DiagonalTensor\(n=2.*ambiguous"):
         bool(diag(0.0, 0.0))                                          # was True (object's default)
     with pytest.raises(ValueError, match="ambiguous"):
@@ -516,7 +516,7 @@ def test_power_abs_and_indexing_are_elementwise_as_on_dense_tensors():
 
 
 def test_a_wrong_fallback_policy_value_is_a_value_error():
-    from tensor4all.structured._errors import StructuredValueError
+    from tensor4all.structured import StructuredValueError
     for call in (lambda: set_fallback_policy("bogus"), lambda: fallback_policy("bogus").__enter__()):
         with pytest.raises(StructuredValueError, match=r"must be one of \('count', 'warn', 'error'\), got 'bogus'") \
                 as info:
