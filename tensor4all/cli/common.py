@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import math
 import sys
 from importlib import metadata
@@ -13,9 +14,11 @@ from typing import Any, Callable, Sequence
 from tenferro.checks import available_memory, fmt_bytes
 from tenferro.files import atomic_write
 
+from ..tools.errors import Tensor4allError
+
 __all__ = ["_version", "_json_safe", "_write_atomic", "run_memory", "check_memory", "real_arg", "integer_arg",
            "write_outputs", "finite_float", "nonnegative_float", "noise_arg", "threads_arg", "bond_schedule",
-           "cutoff_schedule", "installed", "add_output_options"]
+           "cutoff_schedule", "installed", "add_output_options", "run_reported", "write_json_record"]
 
 
 def _version() -> str:
@@ -202,3 +205,26 @@ def add_output_options(group: Any, *, json_what: str, plot_what: str, rows_what:
     group.add_argument("--quiet", "-q", action="store_true",
                        help=f"no progress bar and no {rows_what}, only the final summary (default: off; the progress "
                             "bar is also off when stderr is not a terminal)")
+
+
+def run_reported(run: Callable[[], Any], error: Callable[[str], Any], close_bar: Callable[[], None]) -> Any:
+    """``run()`` (a simulation with a progress bar); a :class:`Tensor4allError` it raises becomes
+    ``error(message)`` (argparse's exit 2), and the bar is closed either way."""
+    try:
+        return run()
+    except Tensor4allError as e:
+        close_bar()
+        error(str(e))
+    finally:
+        close_bar()
+
+
+def write_json_record(path: str, doc: Any) -> None:
+    """A command's JSON record (NaN/inf as null) to ``path``, atomically, or to standard output
+    for ``-``."""
+    text = json.dumps(_json_safe(doc), indent=2, allow_nan=False) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        _write_atomic(path, text)

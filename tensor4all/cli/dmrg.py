@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import math
 import sys
 import time
@@ -22,8 +21,9 @@ from . import lattice as _cli_lattice
 from . import measurements as _cli_measurements
 from .. import references
 from .checks import conserve_of, ground_sector, sector_of, validate
-from .common import (_json_safe, _version, _write_atomic, add_output_options, bond_schedule, cutoff_schedule,
-                     finite_float, integer_arg, noise_arg, nonnegative_float, threads_arg, write_outputs)
+from .common import (_version, add_output_options, bond_schedule, cutoff_schedule,
+                     finite_float, integer_arg, noise_arg, nonnegative_float, run_reported, threads_arg,
+                     write_json_record, write_outputs)
 from ..algorithms.dmrg import dmrg
 from ..tools.errors import Tensor4allError
 from ..networks.mps import MPS
@@ -262,17 +262,12 @@ class _DMRGRun:
             self.print(f"{'sweep':>5}  {'energy':>20}  {'dE':>10}  {'max bond':>8}  {'max trunc err':>13}  "
                        f"{'seconds':>8}" + (f"  {'blocks':>6}" if p["conserve"] else ""))
         t1 = time.perf_counter()
-        try:
-            res = dmrg(H, psi0, max_bond=list(a.chi), sweeps=a.sweeps, cutoff=list(a.cutoff), tol=a.tol,
-                       two_site=a.two_site, noise=p["noise"], seed=a.seed,
-                       callback=self.on_sweep, progress=self.on_bond, threads=a.threads,
-                       conserve=p["conserve"], sector=p["sector"],
-                       placement=tf.gpu(0) if a.device == "gpu" else tf.CPU)
-        except Tensor4allError as e:
-            self.close_bar()
-            self.parser.error(str(e))
-        finally:
-            self.close_bar()
+        res = run_reported(lambda: dmrg(H, psi0, max_bond=list(a.chi), sweeps=a.sweeps, cutoff=list(a.cutoff),
+                                        tol=a.tol, two_site=a.two_site, noise=p["noise"], seed=a.seed,
+                                        callback=self.on_sweep, progress=self.on_bond, threads=a.threads,
+                                        conserve=p["conserve"], sector=p["sector"],
+                                        placement=tf.gpu(0) if a.device == "gpu" else tf.CPU),
+                           self.parser.error, self.close_bar)
         t_dmrg = time.perf_counter() - t1
         t2 = time.perf_counter()
         energy = float(res.energy)
@@ -367,12 +362,7 @@ class _DMRGRun:
         }
         if found is not None:   # fermion models: the measurements (README, "Run a simulation")
             doc["measurements"] = _cli_measurements.as_json(found)
-        text = json.dumps(_json_safe(doc), indent=2, allow_nan=False) + "\n"
-        if path == "-":
-            sys.stdout.write(text)
-            sys.stdout.flush()
-        else:
-            _write_atomic(path, text)
+        write_json_record(path, doc)
 
 
 def _run_charges(conserve: str | None, sector: dict[str, Any]) -> dict[str, Any]:

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import copy
 import datetime
-import json
 import sys
 import time
 from typing import Any, Callable, Sequence
@@ -39,7 +38,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from .common import _json_safe, _version, _write_atomic, add_output_options, integer_arg, real_arg, write_outputs
+from .common import (_version, add_output_options, integer_arg, real_arg, run_reported,
+                     write_json_record, write_outputs)
 from .models import (ALL_MODEL_OPTIONS, DEFAULT_OBSERVE, DEFAULTS, LETTERS, MODELS, ROTATED, exact_profile,
                      exact_reference_applies, letters_of, local_of)
 from ..tools.errors import Tensor4allError
@@ -393,13 +393,7 @@ class EvolveRun:
             self.bar = tqdm(total=self.steps, desc=a.method, unit="step", leave=False, file=sys.stderr,
                             dynamic_ncols=True, mininterval=0.1)
         t1 = time.perf_counter()
-        try:
-            res = evolve(st.H, st.psi0, a.t, a.dt, **kwargs)
-        except Tensor4allError as e:
-            self.close_bar()
-            self.parser.error(str(e))
-        finally:
-            self.close_bar()
+        res = run_reported(lambda: evolve(st.H, st.psi0, a.t, a.dt, **kwargs), self.parser.error, self.close_bar)
         t_evolve = time.perf_counter() - t1
         self.summary(res, t_evolve)
         return write_outputs(a, (("save", lambda path: res.state.save(path)),
@@ -473,12 +467,7 @@ class EvolveRun:
         doc["timing"] = {"setup_seconds": t_setup, "evolve_seconds": t_evolve,
                          "step_seconds": [float(h.seconds) for h in res.history],
                          "total_seconds": time.perf_counter() - t0}
-        text = json.dumps(_json_safe(doc), indent=2, allow_nan=False) + "\n"
-        if path == "-":
-            sys.stdout.write(text)
-            sys.stdout.flush()
-        else:
-            _write_atomic(path, text)
+        write_json_record(path, doc)
 
 
 def write_json_doc(run: EvolveRun, p: dict[str, Any], st: States, res: Any, started: str) -> dict[str, Any]:
