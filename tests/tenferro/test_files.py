@@ -81,3 +81,20 @@ def test_exactly_one_file_of_the_three_packages_replaces_files():
                         and node.func.value.id == "os"):
                     callers.append(str(path.relative_to(ROOT)))
     assert sorted(set(callers)) == ["tenferro/files.py"], callers
+
+
+def test_the_one_memory_query_and_the_one_optional_importer():
+    from tenferro.checks import available_memory, import_optional, install_hint, physical_memory
+
+    phys, avail = physical_memory(), available_memory()
+    if phys is not None:   # POSIX: both known, what is available at most what there is
+        assert avail is not None and 0 < avail <= phys
+    assert import_optional("json", RuntimeError, "unused").dumps([1]) == "[1]"
+
+    class Missing(ImportError):
+        pass
+
+    with pytest.raises(Missing, match="the 'gpu' extra") as info:
+        import_optional(("json", "no_such_module_here"), Missing, f"op: {install_hint('gpu')}")
+    assert isinstance(info.value.__cause__, ImportError)
+    assert install_hint("arrow") == "install the 'arrow' extra (pip install 'tidu-tenferro[arrow]')"
