@@ -154,22 +154,24 @@ def block_matmul_block(a: BlockDiagonal, b: BlockDiagonal) -> Any:
     return BlockDiagonal([tf.matmul(x, y) for x, y in zip(a.blocks, b.blocks)])
 
 
+def _scaled_blocks(d: DiagonalTensor, b: BlockDiagonal, rows: bool) -> Any:
+    """``D @ B`` (``rows``: every block's rows scaled) or ``B @ D`` (its columns)."""
+    if d.ndim != 2:
+        return NotImplemented
+    _matmul_check(*((d, b) if rows else (b, d)))
+    ds = row_slices(d.diag, b.row_offsets if rows else b.col_offsets)
+    spec = "i,ij->ij" if rows else "j,ij->ij"
+    return BlockDiagonal([tf.einsum(spec, dk, bk) for dk, bk in zip(ds, b.blocks)])
+
+
 def diag_matmul_block(a: DiagonalTensor, b: BlockDiagonal) -> Any:
     """Row scaling of every block."""
-    if a.ndim != 2:
-        return NotImplemented
-    _matmul_check(a, b)
-    ds = row_slices(a.diag, b.row_offsets)
-    return BlockDiagonal([tf.einsum("i,ij->ij", dk, bk) for dk, bk in zip(ds, b.blocks)])
+    return _scaled_blocks(a, b, rows=True)
 
 
 def block_matmul_diag(b: BlockDiagonal, a: DiagonalTensor) -> Any:
     """Column scaling of every block."""
-    if a.ndim != 2:
-        return NotImplemented
-    _matmul_check(b, a)
-    ds = row_slices(a.diag, b.col_offsets)
-    return BlockDiagonal([tf.einsum("ij,j->ij", bk, dk) for dk, bk in zip(ds, b.blocks)])
+    return _scaled_blocks(a, b, rows=False)
 
 
 # --- Hadamard products with a dense operand -------------------------------------------------
