@@ -149,10 +149,6 @@ class SectorEngine(Sweep):
     def sites(self) -> list[dict[tuple[int, int], np.ndarray]]:
         return self.backend.sites
 
-    def host_sites(self) -> list[dict[tuple[int, int], np.ndarray]]:
-        """The site blocks as NumPy arrays."""
-        return self.backend.host_sites()
-
     @property
     def q(self) -> list[list[int]]:
         return self.backend.q

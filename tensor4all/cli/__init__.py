@@ -32,11 +32,10 @@ from . import dmrg as _dmrg
 from . import evolve as _cli_evolve
 from . import lattice as _cli_lattice
 from . import scan as _cli_scan
-from .common import _version
+from .common import PROG, _version
 
 __all__ = ["main", "build_parser", "PROG"]
 
-PROG = "tensor4all"
 
 
 def build_parser() -> argparse.ArgumentParser:

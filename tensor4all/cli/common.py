@@ -16,9 +16,14 @@ from tenferro.files import atomic_write
 
 from ..tools.errors import Tensor4allError
 
-__all__ = ["_version", "_json_safe", "_write_atomic", "run_memory", "check_memory", "real_arg", "integer_arg",
-           "write_outputs", "finite_float", "nonnegative_float", "noise_arg", "threads_arg", "bond_schedule",
-           "cutoff_schedule", "installed", "add_output_options", "run_reported", "write_json_record"]
+__all__ = ["PROG", "CONSERVE", "_version", "_json_safe", "_write_atomic", "run_memory", "check_memory", "real_arg",
+           "integer_arg", "write_outputs", "finite_float", "nonnegative_float", "noise_arg", "threads_arg",
+           "bond_schedule", "cutoff_schedule", "installed", "add_output_options", "run_reported", "write_json_record"]
+
+#: the program's name in messages and records
+PROG = "tensor4all"
+#: what ``--conserve`` takes, in every command
+CONSERVE = ("auto", "Sz", "parity", "N", "N,Sz", "none")
 
 
 def _version() -> str:

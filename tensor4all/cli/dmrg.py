@@ -21,7 +21,7 @@ from . import lattice as _cli_lattice
 from . import measurements as _cli_measurements
 from .. import references
 from .checks import conserve_of, ground_sector, sector_of, validate
-from .common import (_version, add_output_options, bond_schedule, cutoff_schedule,
+from .common import (CONSERVE, PROG, _version, add_output_options, bond_schedule, cutoff_schedule,
                      finite_float, integer_arg, noise_arg, nonnegative_float, run_reported, threads_arg,
                      write_json_record, write_outputs)
 from ..algorithms.dmrg import dmrg
@@ -31,12 +31,10 @@ from ..tools.threads import THREADED_MIN_BOND, threads_for
 
 __all__ = ["add_parser", "run_command", "write_plot"]
 
-PROG = "tensor4all"
 SCHEMA = "tensor4all.dmrg/1"
 MODELS = _cli_lattice.MODELS
 SPINS = ("1/2", "1")
 DTYPES = ("float64", "complex128")
-CONSERVE = ("auto", "Sz", "parity", "N", "N,Sz", "none")
 
 _EXAMPLES = """\
 examples:

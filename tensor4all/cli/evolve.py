@@ -38,7 +38,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from .common import (_version, add_output_options, integer_arg, real_arg, run_reported,
+from .common import (CONSERVE, PROG, _version, add_output_options, integer_arg, real_arg, run_reported,
                      write_json_record, write_outputs)
 from .models import (ALL_MODEL_OPTIONS, DEFAULT_OBSERVE, DEFAULTS, LETTERS, MODELS, ROTATED, exact_profile,
                      exact_reference_applies, letters_of, local_of)
@@ -55,11 +55,9 @@ from .evolve_states import States, build_states, staggered
 
 __all__ = ["add_parser", "check", "build_states", "EvolveRun", "write_evolve_plot", "SCHEMA", "MODELS", "METHODS"]
 
-PROG = "tensor4all"
 SCHEMA = "tensor4all.evolve/1"
 METHODS = ("tdvp", "tebd")
 NAMED_STATES = ("neel", "domain-wall", "up", "ground")
-CONSERVE = ("auto", "Sz", "parity", "N", "N,Sz", "none")
 #: table rows of --every auto
 #: the function of tensor4all.references behind the exact reference (by: is the model hubbard)
 _REFERENCE_NAMES = {False: "xx_magnetization", True: "hubbard_free_densities"}

@@ -29,8 +29,6 @@ SCHEMA = "tensor4all.scan/1"
 FORMATS = {".parquet": "parquet", ".arrow": "arrow"}
 _META_KEY = b"tensor4all.scan"
 _INSTALL = install_hint("distributed")
-#: bytes the temporary file's name adds to the output's (:meth:`ScanTable.write`: ``.NAME.<12 hex>.tmp``)
-_TEMP_AFFIX = 18
 
 
 def import_pyarrow() -> Any:
@@ -53,7 +51,7 @@ def check_out(out: Any) -> str:
     if ext not in FORMATS:
         raise UnsupportedFileFormatError(f"scan: unknown extension {ext or '(none)'!r} of {path!r}; valid "
                                          f"extensions: {', '.join(FORMATS)}")
-    problem = output_problem(path, affix=_TEMP_AFFIX)
+    problem = output_problem(path)
     if problem is not None:
         raise ScanFileIOError(f"scan: out={path!r}: {problem}")
     return path

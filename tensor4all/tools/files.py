@@ -1,25 +1,22 @@
 """The check of an output file before any work starts, shared by :func:`tensor4all.scan` and
 the command-line programs (``tensor4all dmrg``, ``evolve`` and ``scan``).
 
-Their files are written atomically (a temporary file in the same directory, then
-``os.replace``), so the directory must take a new file: a scan, or a run, whose output
-cannot be written is refused before its first point or sweep, not after all of them.
+Their files are written atomically (:func:`tenferro.files.atomic_write`: a temporary file of a
+short name in the same directory, then ``os.replace``), so the directory must take a new file: a
+scan, or a run, whose output cannot be written is refused before its first point or sweep, not
+after all of them.
 """
 from __future__ import annotations
 
 import os
 import tempfile
 
-__all__ = ["TEMP_AFFIX", "output_problem"]
-
-#: bytes the temporary file's name adds to the output's (``.NAME.XXXXXXXX.tmp``)
-TEMP_AFFIX = 16
+__all__ = ["output_problem"]
 
 
-def output_problem(path: str, affix: int = TEMP_AFFIX) -> str | None:
+def output_problem(path: str) -> str | None:
     """Why no file can be written at ``path`` through a temporary file in its directory,
-    as a message that ends with the fix, or None when it can. ``affix``: the bytes the
-    temporary file's name adds to the output's (for the name-length check)."""
+    as a message that ends with the fix, or None when it can."""
     if not path.strip():
         return "the file name is empty; give a file name"
     if "\0" in path:
@@ -34,11 +31,11 @@ def output_problem(path: str, affix: int = TEMP_AFFIX) -> str | None:
             return f"{directory!r} is not a directory; give a path in an existing directory"
         return f"directory {directory!r} does not exist; create it or give a path in an existing directory"
     name_max = _name_max(directory)
-    if len(os.fsencode(os.path.basename(path))) + affix > name_max:
-        return (f"the file name {os.path.basename(path)!r} is too long (at most {name_max - affix} bytes here); "
+    if len(os.fsencode(os.path.basename(path))) > name_max:
+        return (f"the file name {os.path.basename(path)!r} is too long (at most {name_max} bytes here); "
                 "give a shorter name")
-    try:  # the probe: a temporary file as the writer makes, removed at once
-        fd, probe = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    try:  # the probe: a short-named temporary file, as atomic_write makes, removed at once
+        fd, probe = tempfile.mkstemp(prefix=".probe.", suffix=".tmp", dir=directory)
         os.close(fd)
         os.unlink(probe)
     except OSError as e:
