@@ -42,7 +42,7 @@ from tensor4all.linalg import eigensolver as _eigensolver  # noqa: E402  (a fixe
 from tensor4all.tools.device import synchronize, to_device  # noqa: E402  (the sweep kernels themselves)
 from tensor4all.algorithms.effective import TwoSiteOperator  # noqa: E402
 from tensor4all.linalg.eigensolver import lanczos  # noqa: E402
-from tensor4all.algorithms.environments import left_step  # noqa: E402
+from tensor4all.networks.environments import left_step  # noqa: E402
 from tensor4all.linalg.truncation import split  # noqa: E402
 
 try:

@@ -41,7 +41,7 @@ from ..linalg.canonical import right_canonical
 from ..linalg.krylov import expm_krylov
 from ..tools.device import array_module, contiguous, host_tensor, to_device, to_host
 from .effective import BondOperator, OneSiteOperator, TwoSiteOperator
-from .environments import Environments, left_step, lw_product, wr_product
+from ..networks.environments import Environments, left_step, lw_product, wr_product
 from .schedule import RIGHT, Step
 from ..linalg.truncation import split, split_perturbed
 

@@ -39,7 +39,7 @@ import tidu
 
 from ..tools.device import array_module, check_placement, device_scope, host_tensor, to_device
 from ..linalg.eigensolver import get_solver
-from .environments import left_step, mpo_squared
+from ..networks.environments import left_step, mpo_squared
 from ..tools.errors import (DimensionMismatchError, InvalidOptionError, Tensor4allTypeError, ZeroNormError)
 from ..sites.charges import CONSERVED_CHARGES, PRODUCT_CHARGES, charge_label, declared_charges
 from ..networks.mpo import MPO, check_compatible, compress_mpo_tensors, hermiticity

@@ -49,7 +49,7 @@ import numpy as np
 from ..linalg.krylov import expm_krylov
 from ..networks.symmetric_sites import sites_from_blocks
 from ..tools.device import contiguous, cupy_module, to_device, to_host
-from .environments import EnvCache
+from ..networks.environments import EnvCache
 from .sector_absorb import absorb_groups, absorb_mpo
 from .sector_operator import Env, SectorOperator, prepare_rectangles
 from .schedule import LEFT, RIGHT, Step

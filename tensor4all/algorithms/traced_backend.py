@@ -34,7 +34,7 @@ from typing import Any, Sequence
 
 import tenferro as tf
 
-from .environments import EnvCache
+from ..networks.environments import EnvCache
 from ..linalg.krylov_traced import expm_krylov_traced, value_of
 from .schedule import RIGHT, Step
 from ..linalg.truncation import truncation_keep

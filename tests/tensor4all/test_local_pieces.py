@@ -8,7 +8,7 @@ import tensor4all as t4a
 from tensor4all import models
 from tensor4all.algorithms.effective import OneSiteOperator, TwoSiteOperator
 from tensor4all.linalg.eigensolver import dense_lowest, eigsh, lanczos
-from tensor4all.algorithms.environments import Environments, left_step, mpo_squared, right_step
+from tensor4all.networks.environments import Environments, left_step, mpo_squared, right_step
 from tensor4all.linalg.truncation import svd_truncated, truncation_keep
 
 

@@ -14,7 +14,7 @@ import pytest
 import tensor4all as t4a
 from tensor4all import models
 from tensor4all.linalg.eigensolver import get_solver
-from tensor4all.algorithms.environments import EnvCache, Environments, lw_product, wr_product
+from tensor4all.networks.environments import EnvCache, Environments, lw_product, wr_product
 from tensor4all.algorithms.schedule import Step, sweep_schedule
 from tensor4all.algorithms.sector_dmrg import SectorEngine, sector_product_state
 from tensor4all.algorithms.sector_run import resolve_sector

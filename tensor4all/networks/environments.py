@@ -1,4 +1,4 @@
-"""The environment cache of DMRG: left and right blocks of ``<psi|H|psi>`` on raw NumPy
+"""The one environment object of the sweeps: left and right blocks of ``<psi|H|psi>`` on raw NumPy
 (or CuPy: :mod:`._device`) arrays.
 
 Layouts (C-contiguous, chosen so every update and every effective-Hamiltonian
