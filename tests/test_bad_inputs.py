@@ -734,7 +734,7 @@ row("Leg-duplicate", SY_Leg, (SY_U1(), [(0, 1), (0, 2)]), t4a.LegError, "appears
 row("Leg-dual-str", SY_Leg, (SY_U1(), {0: 1}), t4a.LegError, "dual must be True or False", dual="yes")
 row("Leg-sector_dim-missing", lambda: SY_P.dual().sector_dim(3), (), t4a.LegError, "no sector of charge 3")
 row("Leg-same_space-bad", lambda: SY_P.same_space(SY_Leg(SY_U1(), {0: -1})), (), t4a.LegError, "positive integer")
-row("FusedLeg-empty", SY_FusedLeg, ([],), t4a.LegError, "one or more Legs")
+row("FusedLeg-empty", SY_FusedLeg, ([],), t4a.LegError, "needs at least one leg")
 row("fuse-groups", sy_fuse, (SY_P, SY_Leg(SY_Z2(), {0: 1})), t4a.ChargeError, "only legs of one group fuse")
 row("fuse-split-sector", lambda: sy_fuse(SY_P, SY_P).split()[0].sector_dim(7), (), t4a.LegError, "charge 7")
 row("fuse-pieces_of-str", lambda: sy_fuse(SY_P, SY_P).pieces_of("x"), (), t4a.ChargeError, "must be an integer")

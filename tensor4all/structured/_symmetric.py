@@ -39,7 +39,7 @@ from ._diagonal import as_leaf
 from ._errors import (LegError, LegTypeError, MixedPlacementError, SectorMismatchError, StructuredShapeError,
                       StructuredTypeError, StructuredValueError, SymmetryViolationError)
 from ._shapes import JaggedShape
-from ._symmetry import FusedLeg, Leg, Symmetry, checked_charge, fuse, leg_difference, one_group, sign_of
+from ._symmetry import FusedLeg, Leg, Symmetry, checked_charge, fuse, leg_difference, leg_list, sign_of
 
 __all__ = ["SymmetricTensor", "SectorDiagonal", "allowed_sectors", "assemble"]
 
@@ -47,16 +47,7 @@ _FLOATING = ("float32", "float64", "complex64", "complex128")
 
 
 def _check_legs(legs: Any, op: str) -> tuple[Leg, ...]:
-    if isinstance(legs, Leg) or isinstance(legs, (str, bytes)) or not isinstance(legs, Sequence):
-        raise StructuredTypeError(f"{op}: legs must be a list of Leg, got {legs!r}")
-    legs = tuple(legs)
-    if not legs:
-        raise StructuredShapeError(f"{op}: a symmetric tensor needs at least one leg")
-    for k, leg in enumerate(legs):
-        if not isinstance(leg, Leg):
-            raise StructuredTypeError(f"{op}: leg {k} must be a Leg, got {type(leg).__name__} {leg!r}")
-    one_group(legs, op, SectorMismatchError, "all legs of a tensor share one group")
-    return legs
+    return leg_list(legs, op, "leg", StructuredShapeError, SectorMismatchError, "all legs of a tensor share one group")
 
 
 def _tensor_charge(legs: Sequence[Leg], charge: Any, op: str) -> Any:

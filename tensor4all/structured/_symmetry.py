@@ -389,6 +389,21 @@ def one_group(legs: Sequence[Leg], op: str, error: type[Exception], why: str) ->
     return g
 
 
+def leg_list(legs: Any, op: str, item: str, empty: type[Exception], mixed: type[Exception], why: str) -> tuple[Leg, ...]:
+    """``legs`` (a list or tuple of :class:`Leg` of one group) as a tuple: :class:`LegTypeError`
+    for anything else, ``empty`` for no legs, ``mixed`` (naming ``why``) for two groups."""
+    if not isinstance(legs, (list, tuple)):
+        raise LegTypeError(f"{op}: legs must be a list of Leg, got {type(legs).__name__} {legs!r}")
+    legs = tuple(legs)
+    if not legs:
+        raise empty(f"{op}: needs at least one leg, got {legs!r}")
+    for k, leg in enumerate(legs):
+        if not isinstance(leg, Leg):
+            raise LegTypeError(f"{op}: {item} {k} must be a Leg, got {type(leg).__name__} {leg!r}")
+    one_group(legs, op, mixed, why)
+    return legs
+
+
 class FusedLeg(Leg):
     """A leg made by :func:`fuse`: its sectors and, for every tuple of part sectors, the
     fused sector and the slice of it that tuple occupies (``.parts``, ``.pieces``)."""
@@ -396,15 +411,8 @@ class FusedLeg(Leg):
     __slots__ = ("parts", "pieces", "_by_sector")
 
     def __init__(self, parts: Sequence[Leg]) -> None:
-        if not isinstance(parts, (list, tuple)):
-            raise LegTypeError(f"fuse takes one or more Legs, got {type(parts).__name__} {parts!r}")
-        parts = tuple(parts)
-        if not parts:
-            raise LegError(f"fuse takes one or more Legs, got {parts!r}")
-        for k, p in enumerate(parts):
-            if not isinstance(p, Leg):
-                raise LegTypeError(f"fuse takes one or more Legs; part {k} is {type(p).__name__} {p!r}")
-        g = one_group(parts, "fuse", ChargeError, "only legs of one group fuse")
+        parts = leg_list(parts, "fuse", "part", LegError, ChargeError, "only legs of one group fuse")
+        g = parts[0].symmetry
         signs = [sign_of(p) for p in parts]
         groups: dict[Any, list[tuple[tuple, int]]] = {}
         for combo in itertools.product(*(p.charges for p in parts)):

@@ -112,10 +112,10 @@ case("Leg.slice-list", lambda: P.slice([1]), t4a.ChargeError, TypeError, "list [
 case("Leg.slice-missing", lambda: P.slice(0), t4a.LegError, ValueError, "no sector of charge 0")
 
 # ---- fusion -----------------------------------------------------------------------------------
-case("fuse-nothing", lambda: fuse(), t4a.LegError, ValueError, "one or more Legs")
-case("fuse-not-a-leg", lambda: fuse(P, 3), t4a.LegError, TypeError, "part 1 is int 3")
-case("fuse-str", lambda: fuse("ab"), t4a.LegError, TypeError, "part 0 is str 'ab'")
-case("FusedLeg-not-a-list", lambda: FusedLeg(P), t4a.LegError, TypeError, "one or more Legs", "Leg")
+case("fuse-nothing", lambda: fuse(), t4a.LegError, ValueError, "needs at least one leg")
+case("fuse-not-a-leg", lambda: fuse(P, 3), t4a.LegError, TypeError, "part 1 must be a Leg, got int 3")
+case("fuse-str", lambda: fuse("ab"), t4a.LegError, TypeError, "part 0 must be a Leg, got str 'ab'")
+case("FusedLeg-not-a-list", lambda: FusedLeg(P), t4a.LegError, TypeError, "legs must be a list of Leg", "Leg")
 case("fuse-groups", lambda: fuse(P, PZ), t4a.ChargeError, ValueError, "leg 1 has symmetry Z2()", "leg 0 has U1()",
      "only legs of one group fuse")
 case("pieces_of-float", lambda: fuse(P, P).pieces_of(0.5), t4a.ChargeError, TypeError, "FusedLeg.pieces_of",
