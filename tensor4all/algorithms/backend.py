@@ -19,7 +19,7 @@ from typing import Any, Callable, Protocol, Sequence
 import numpy as np
 
 from ..linalg.eigensolver import LocalOperator
-from ..networks.symmetric_sites import canonical_sites, engine_blocks
+from ..networks.symmetric_sites import canonical_sites
 from ..tools.checks import any_traced
 from .dense_backend import DenseBackend
 from .schedule import Step
@@ -105,8 +105,8 @@ PROTOCOL = frozenset(n for n in vars(SweepBackend) if not n.startswith("_")) | s
 class SectorStart:
     """A conserved run's start: the MPO bond charges ``w_charges``, the basis charges ``q`` of
     every site, the charge ``modulus`` (0: U(1)), and either a product of basis ``states`` or
-    the ``SymmetricTensor`` ``sites`` of a state in the sector (an MPS's sites: the backend takes
-    them into its own blocks, so the callers never convert between the two)."""
+    the ``SymmetricTensor`` ``sites`` of a state in the sector (an MPS's sites: the backend
+    sweeps over them as they are, in the one block-sparse format)."""
 
     w_charges: Sequence[np.ndarray]
     q: Sequence[Sequence[int]]
@@ -121,9 +121,9 @@ def make_backend(ws: Sequence[Any], psi: Sequence[Any] | None = None, *, sector:
     tracers anywhere in ``ws`` or ``psi`` (the differentiable backend on tenferro tensors), else
     dense arrays ``psi`` (placed by ``placement``)."""
     if sector is not None:
-        blocks = None if sector.sites is None else engine_blocks(canonical_sites(sector.sites, 0))
+        sites = None if sector.sites is None else canonical_sites(sector.sites, 0)
         return SectorBackend(ws, sector.w_charges, sector.q, sector.states, modulus=sector.modulus,
-                             blocks=blocks, placement=placement)
+                             sites=sites, placement=placement)
     if psi is None:
         raise ValueError("make_backend: a dense or traced run needs the start state psi")
     if any_traced(list(ws)) or any_traced(list(psi)):

@@ -47,8 +47,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..linalg.krylov import expm_krylov
-from ..networks.symmetric_sites import sites_from_blocks
-from ..tools.device import contiguous, cupy_module, to_device, to_host
+from ..networks.symmetric_sites import phys_leg
+from ..structured import U1, SymmetricTensor, Zn
+from ..tools.device import cupy_module, host_tensor, stored_array, to_device, to_host
+from .site_matrices import SiteMatrices, bond_of
 from ..networks.environments import EnvCache
 from .sector_absorb import absorb_groups, absorb_mpo
 from .sector_operator import Env, SectorOperator, prepare_rectangles
@@ -107,23 +109,22 @@ def _env_bytes(env: Env) -> int:
     return sum(b.nbytes for d in env for b in d.values())
 
 
-def _blocks_bytes(blocks: dict[Any, np.ndarray]) -> int:
-    return sum(b.nbytes for b in blocks.values())
-
-
 class SectorBackend:
-    """Bonds, site blocks and environments of a run in one charge sector (centre at site 0
+    """Bonds, site tensors and environments of a run in one charge sector (centre at site 0
     between sweeps).
 
-    The start is the product of basis ``states``, or ``blocks = (bonds, sites)``: the charge
-    -> dimension map of every bond ``0..L`` and, per site, the matrices ``A[(q_l, s)]``,
-    with sites ``1..L-1`` right-canonical (``MPS.canonicalize(0)`` of a symmetric MPS)."""
+    The sites are the MPS's own :class:`~tensor4all.SymmetricTensor` s (legs ``(left bond,
+    physical, right bond)``, blocks ``(q_l, q_s, q_r)`` stored column-major where the run is
+    placed); a step reads the matrix ``A[(q_l, s)]`` of a basis state ``s`` as a view of its
+    block and writes the split's factors back into blocks. The start is the product of basis
+    ``states``, or symmetric ``sites`` with sites ``1..L-1`` right-canonical
+    (``MPS.canonicalize(0)`` of a symmetric MPS)."""
 
     expm = staticmethod(expm_krylov)   #: the local exponential of time evolution
 
     def __init__(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray], site_charges: Sequence[Sequence[int]],
                  states: Sequence[int] | None, *, modulus: int = 0,
-                 blocks: tuple[list[dict], list[dict]] | None = None, placement: Any = None):
+                 sites: Sequence[SymmetricTensor] | None = None, placement: Any = None):
         self.placement = placement
         self.xp = np if placement is None or placement.device is None else cupy_module("the sector sweeps")
         self.L = len(ws)
@@ -131,23 +132,29 @@ class SectorBackend:
         self.q = [list(map(int, qs)) for qs in site_charges]
         self.dtype = np.result_type(*ws, np.float64)
         self._set_tables(ws, w_charges)
-        if blocks is not None:   # a state in the sector, sites 1..L-1 right-canonical
-            bonds, sites = blocks
-            self.bonds = [dict(b) for b in bonds]
-            self.dtype = np.result_type(self.dtype, *(b for site in sites for b in site.values()))
-            self.sites = [self._placed({k: to_host(b).astype(self.dtype) for k, b in site.items()}) for site in sites]
+        self.sites: list[SymmetricTensor] = []
+        if sites is not None:   # a state in the sector, sites 1..L-1 right-canonical
+            self.dtype = np.result_type(self.dtype, *(np.dtype(t.dtype.name) for t in sites))
+        self.layout = SiteMatrices(U1() if modulus == 0 else Zn(modulus), modulus, self.dtype, self.xp, placement)
+        if sites is not None:
+            self.bonds = [bond_of(sites[0].legs[0])] + [bond_of(t.legs[2]) for t in sites]
+            self.phys = [t.legs[1] for t in sites]
+            for t in sites:
+                keys = list(t.blocks)
+                blocks = to_device([np.asarray(b).astype(self.dtype) for b in t.leaves], self.layout.placement)
+                self.sites.append(self.layout.tensor(dict(zip(keys, blocks)), t.legs))
             (self.target,) = self.bonds[-1]
         else:                    # product state in the sector
+            self.phys = [phys_leg(self.layout.symmetry, self.q[i], i)[0] for i in range(self.L)]
             self.bonds: list[dict[int, int]] = [{0: 1}]
-            self.sites: list[dict[tuple[int, int], np.ndarray]] = []
             ql = 0
             for i, s in enumerate(states):
                 qr = self.norm(ql + self.q[i][s])
-                self.sites.append({(ql, s): self.xp.ones((1, 1), dtype=self.dtype)})
+                self.sites.append(self._site(i, [((ql, s), self.xp.ones((1, 1), dtype=self.dtype))], {ql: 1}, {qr: 1}))
                 self.bonds.append({qr: 1})
                 ql = qr
             self.target = ql
-        self._site_bytes = [_blocks_bytes(site) for site in self.sites]
+        self._site_bytes = [self.layout.nbytes(site) for site in self.sites]
         self._absorbed: dict[tuple[str, int], tuple[Env, dict[int, int], tuple[Env, list], int]] = {}
         self._absorbed_bytes = 0
         one = self.xp.ones((1, 1), dtype=self.dtype)
@@ -190,16 +197,21 @@ class SectorBackend:
         self.promote(np.result_type(*ws))
         self._rebuild_envs()
 
-    def _placed(self, blocks: dict) -> dict:
-        """Host ``blocks`` on the run's placement."""
-        if self.xp is np:
-            return blocks
-        keys = list(blocks)
-        return dict(zip(keys, to_device([blocks[k] for k in keys], self.placement)))
+    # ---- the sites: symmetric tensors read and written as matrices per basis state ---------
+    def _site(self, i: int, pieces: Any, left: dict[int, int], right: dict[int, int]) -> SymmetricTensor:
+        """Site ``i`` from the matrices ``((q_l, s), A)`` of ``pieces`` (:meth:`SiteMatrices.build`)."""
+        return self.layout.build(pieces, left, self.phys[i], right)
 
-    def host_sites(self) -> list[dict[tuple[int, int], np.ndarray]]:
-        """The site blocks as NumPy arrays (copied from the device where they live there)."""
-        return [{k: to_host(b) for k, b in site.items()} for site in self.sites]
+    def _map_blocks(self, i: int, fn: Callable[[Any], Any]) -> None:
+        """Site ``i`` with ``fn`` applied to every block's array."""
+        self._set_site(i, self.layout.map_blocks(self.sites[i], fn))
+
+    def host_sites(self) -> list[SymmetricTensor]:
+        """The sites on the host (copied from the device where they live there)."""
+        if self.xp is np:
+            return list(self.sites)
+        return [SymmetricTensor.from_kernel({k: host_tensor(stored_array(b)) for k, b in t.blocks.items()}, t.legs,
+                                            t.charge, t.dtype) for t in self.sites]
 
     def _rebuild_envs(self) -> None:
         self._absorbed = {}
@@ -212,36 +224,50 @@ class SectorBackend:
     def norm(self, c: int) -> int:
         return c % self.modulus if self.modulus else c
 
-    def _set_site(self, i: int, blocks: dict[tuple[int, int], np.ndarray]) -> None:
-        self.sites[i] = blocks
-        self._site_bytes[i] = _blocks_bytes(blocks)
+    def _set_site(self, i: int, site: SymmetricTensor) -> None:
+        self.sites[i] = site
+        self._site_bytes[i] = self.layout.nbytes(site)
 
     # ---- environments ----------------------------------------------------------------
     def _right_env(self, j: int) -> Env:
         """``R_j`` from ``R_{j+1}`` and the right-canonical site ``j`` (its ``WR`` sandwiched
         between the site's column matrices)."""
         cols = self._cols(j)
-        vs = {m: self._col_matrix(j, cols, m) for m in cols.size if self.bonds[j].get(m)}
+        charges = [m for m in cols.size if self.bonds[j].get(m)]
+        vs = dict(zip(charges, self._col_matrices(j, cols, charges)))
         return _sandwich(self._wr(j, cols)[0], {m: v.conj() for m, v in vs.items()}, {m: v.T for m, v in vs.items()},
                          self.c[j], self.norm)
 
-    def _row_matrix(self, i: int, rows: _Pieces, m: int) -> np.ndarray:
-        """Site ``i``'s blocks ending in charge ``m`` stacked: ``(rows m) x (dim m)``."""
-        out = self.xp.zeros((rows.size[m], self.bonds[i + 1].get(m, 0)), dtype=self.dtype)
-        for key, off, n in rows.groups[m]:
-            blk = self.sites[i].get(key)
-            if blk is not None:
-                out[off:off + n] = blk
-        return out
+    def _row_matrices(self, i: int, rows: _Pieces, sectors: Sequence[int]) -> list[np.ndarray]:
+        """Per charge ``m`` of ``sectors``, site ``i``'s matrices ending in ``m`` stacked: ``(rows
+        m) x (dim m)``. The rows ``(q_l, s)`` of a block's states are consecutive (:meth:`_rows`
+        runs over the states in basis order, a sector's states are contiguous), so a block
+        ``(q_l, q_s, m)`` fills them with one copy."""
+        outs = {m: self.xp.zeros((rows.size[m], self.bonds[i + 1].get(m, 0)), dtype=self.dtype) for m in sectors}
+        first = self.layout.physical(self.phys[i]).first
+        for (ql, qs, qr), blk in self.sites[i].blocks.items():
+            out = outs.get(qr)
+            if out is not None:
+                arr = stored_array(blk)
+                dl, ds, dr = arr.shape
+                off = rows.where[(ql, first[qs])][1]
+                out[off:off + ds * dl] = arr.transpose(1, 0, 2).reshape(ds * dl, dr)
+        return [outs[m] for m in sectors]
 
-    def _col_matrix(self, j: int, cols: _Pieces, m: int) -> np.ndarray:
-        """Site ``j``'s blocks starting in charge ``m`` side by side: ``(dim m) x (cols m)``."""
-        out = self.xp.zeros((self.bonds[j].get(m, 0), cols.size[m]), dtype=self.dtype)
-        for (s, _), off, n in cols.groups[m]:
-            blk = self.sites[j].get((m, s))
-            if blk is not None:
-                out[:, off:off + n] = blk
-        return out
+    def _col_matrices(self, j: int, cols: _Pieces, sectors: Sequence[int]) -> list[np.ndarray]:
+        """Per charge ``m`` of ``sectors``, site ``j``'s matrices starting in ``m`` side by side:
+        ``(dim m) x (cols m)``; a block's states are consecutive columns (:meth:`_cols`)."""
+        outs = {m: self.xp.zeros((self.bonds[j].get(m, 0), cols.size[m]), dtype=self.dtype) for m in sectors}
+        first = self.layout.physical(self.phys[j]).first
+        for (ql, qs, qr), blk in self.sites[j].blocks.items():
+            out = outs.get(ql)
+            if out is not None:
+                arr = stored_array(blk)
+                dr = arr.shape[2]
+                off = cols.where[(first[qs], qr)][1]
+                for k in range(arr.shape[1]):
+                    out[:, off + k * dr:off + (k + 1) * dr] = arr[:, k, :]
+        return [outs[m] for m in sectors]
 
     # ---- the two sides of a cut ------------------------------------------------------
     def _rows(self, i: int) -> _Pieces:
@@ -315,11 +341,11 @@ class SectorBackend:
         op = SectorOperator(lw, wr, self.c[b], sectors, rows, cols, self.dtype, self.norm,
                             regions=(lw_regions, wr_regions))
         if fl and fr:
-            xs = [self._row_matrix(b - 1, rows, m) @ self._col_matrix(b, cols, m) for m in sectors]
+            xs = [r @ c for r, c in zip(self._row_matrices(b - 1, rows, sectors), self._col_matrices(b, cols, sectors))]
         elif fl:
-            xs = [self._row_matrix(b - 1, rows, m) for m in sectors]
+            xs = self._row_matrices(b - 1, rows, sectors)
         else:
-            xs = [self._col_matrix(b, cols, m) for m in sectors]
+            xs = self._col_matrices(b, cols, sectors)
         v0 = np.concatenate([x.reshape(-1) for x in xs]) if xs else self.xp.zeros(0, self.dtype)
         return SectorLocal(step, op, v0, rows, cols, (fl, fr), lw, wr)
 
@@ -337,7 +363,7 @@ class SectorBackend:
         new_bond: dict[int, int] = {}
         lf: dict[int, np.ndarray] = {}
         rf: dict[int, np.ndarray] = {}
-        for m, (u, s, vh) in kept.items():
+        for m, (u, s, vh) in sorted(kept.items()):
             lf[m], rf[m] = absorb(u, s, vh, step.direction)
             local.basis[m] = u if step.direction == RIGHT else vh.T
             new_bond[m] = len(s)
@@ -345,32 +371,34 @@ class SectorBackend:
         if keep_bond and not (fl and fr):   # the bare side's factor, its far environment, the old bond
             self._bond = ((lf, self.envs.left(b), rows) if not fl else (rf, self.envs.right(b), cols))
         if fl:   # sectors that only the expansion brought hold no part of the state (X[m] empty)
-            self._set_site(b - 1, {key: contiguous(lf[m][off:off + n])
-                                   for m in lf if m in rows.groups for key, off, n in rows.groups[m]})
+            self._set_site(b - 1, self._site(b - 1, ((key, lf[m][off:off + n]) for m in lf if m in rows.groups
+                                                     for key, off, n in rows.groups[m]), self.bonds[b - 1], new_bond))
         elif not keep_bond:
             self._merge_left(b - 1, lf)
         if fr:
-            self._set_site(b, {(m, s2): contiguous(rf[m][:, off:off + n])
-                               for m in rf if m in cols.groups for (s2, _), off, n in cols.groups[m]})
+            self._set_site(b, self._site(b, (((m, s2), rf[m][:, off:off + n]) for m in rf if m in cols.groups
+                                             for (s2, _), off, n in cols.groups[m]), new_bond, self.bonds[b + 1]))
         elif not keep_bond:
             self._merge_right(b, rf)
-        self.bonds[b] = dict(sorted(new_bond.items()))
+        self.bonds[b] = new_bond
         return sum(new_bond.values()), float(err)
 
     def _merge_left(self, i: int, fac: dict[int, np.ndarray]) -> None:
         """Site ``i``'s blocks times ``fac[m]`` on their right bond of charge ``m`` (the rows of
         ``fac`` beyond the bond's old dimension meet the zero padding); others drop out."""
-        out = {}
-        for (ql, s), blk in self.sites[i].items():
+        out = []
+        for (ql, s), blk in self.layout.matrices(self.sites[i]):
             f = fac.get(self.norm(ql + self.q[i][s]))
             if f is not None:
-                out[(ql, s)] = blk @ f[:blk.shape[1]]
-        self._set_site(i, out)
+                out.append(((ql, s), blk @ f[:blk.shape[1]]))
+        right = {m: f.shape[1] for m, f in sorted(fac.items())}
+        self._set_site(i, self._site(i, out, bond_of(self.sites[i].legs[0]), right))
 
     def _merge_right(self, j: int, fac: dict[int, np.ndarray]) -> None:
         """Site ``j``'s blocks times ``fac[m]`` on their left bond of charge ``m``."""
-        self._set_site(j, {(m, s): fac[m][:, :blk.shape[0]] @ blk for (m, s), blk in self.sites[j].items()
-                           if m in fac})
+        out = [((m, s), fac[m][:, :blk.shape[0]] @ blk) for (m, s), blk in self.layout.matrices(self.sites[j]) if m in fac]
+        left = {m: f.shape[0] for m, f in sorted(fac.items())}
+        self._set_site(j, self._site(j, out, left, bond_of(self.sites[j].legs[2])))
 
     def _expanded(self, local: SectorLocal, xs: list[np.ndarray],
                   alpha: float) -> tuple[list[int], list[np.ndarray]]:
@@ -427,11 +455,13 @@ class SectorBackend:
         fl, fr = local.fused
         b = local.step.bond
         if fl:
-            self._set_site(b - 1, {key: contiguous(xs[m][off:off + n])
-                                   for m in xs for key, off, n in local.rows.groups[m]})
+            self._set_site(b - 1, self._site(b - 1, ((key, xs[m][off:off + n]) for m in xs
+                                                     for key, off, n in local.rows.groups[m]),
+                                             bond_of(self.sites[b - 1].legs[0]), self.bonds[b]))
         elif fr:
-            self._set_site(b, {(m, s2): contiguous(xs[m][:, off:off + n])
-                               for m in xs for (s2, _), off, n in local.cols.groups[m]})
+            self._set_site(b, self._site(b, (((m, s2), xs[m][:, off:off + n]) for m in xs
+                                             for (s2, _), off, n in local.cols.groups[m]),
+                                         self.bonds[b], bond_of(self.sites[b].legs[2])))
         elif local.step.direction == RIGHT:
             self._merge_right(b, xs)
             self._bond = None
@@ -449,28 +479,30 @@ class SectorBackend:
         if dtype == self.dtype:
             return
         self.dtype = dtype
-        self.sites = [{k: b.astype(dtype) for k, b in site.items()} for site in self.sites]
-        self._site_bytes = [_blocks_bytes(site) for site in self.sites]
+        self.layout.set_dtype(dtype)
+        for i in range(self.L):
+            self._map_blocks(i, lambda a: a.astype(dtype))
         self._rebuild_envs()
 
     def scale(self, c: Any) -> None:
         """Multiply the state by ``c`` (on the centre, site 0)."""
-        self._set_site(0, {k: b * c for k, b in self.sites[0].items()})
+        self._map_blocks(0, lambda a: a * c)
 
     def state_norm(self) -> float:
         """The norm of the state (centre at site 0)."""
-        return float(np.sqrt(sum(float(np.vdot(b, b).real) for b in self.sites[0].values())))
+        return float(np.sqrt(self.layout.norm2(self.sites[0])))
 
     def normalize(self) -> None:
-        norm = np.sqrt(sum(float(np.vdot(b, b).real) for b in self.sites[0].values()))
-        self._set_site(0, {k: b / norm for k, b in self.sites[0].items()})
+        norm = np.sqrt(self.layout.norm2(self.sites[0]))
+        self._map_blocks(0, lambda a: a / norm)
 
     def single_site(self) -> float:
         """A chain of one site: the lowest state of the target charge, exactly."""
         states = [s for s, q in enumerate(self.q[0]) if self.norm(q) == self.target]
         w = self.ws[0][0, :, :, 0][np.ix_(states, states)]
         e, v = np.linalg.eigh(0.5 * (w + w.conj().T))
-        self._set_site(0, {(0, s): self.xp.full((1, 1), v[k, 0], dtype=self.dtype) for k, s in enumerate(states)})
+        self._set_site(0, self._site(0, [((0, s), self.xp.full((1, 1), v[k, 0], dtype=self.dtype))
+                                         for k, s in enumerate(states)], {0: 1}, {self.target: 1}))
         return float(e[0])
 
     def work_bytes(self, local: SectorLocal, matvecs: int) -> int:
@@ -491,24 +523,24 @@ class SectorBackend:
         return [sum(b.values()) for b in self.bonds[1:-1]]
 
     def site_tensors(self, grading: Any = None) -> list[Any]:
-        """The state as MPS sites: ``SymmetricTensor`` sites of the run's ``grading``."""
-        return sites_from_blocks(self.bonds, self.host_sites(), grading, self.dtype)
+        """The state as MPS sites: the run's ``SymmetricTensor`` sites, on the host."""
+        return self.host_sites()
 
     def energy(self) -> float:
         """``<psi|H|psi> / <psi|psi>`` from the site-0 tensor and the right environment."""
         r0 = self._right_env(0)[0].get(0)
-        norm2 = sum(float(np.vdot(b, b).real) for b in self.sites[0].values())
+        norm2 = self.layout.norm2(self.sites[0])
         return float(np.real(r0[0, 0]) / norm2) if r0 is not None and norm2 > 0 else 0.0
 
     def dense_sites(self) -> list[np.ndarray]:
         """The site tensors ``(left, d, right)`` as dense NumPy arrays, bond indices ordered by charge."""
         out = []
-        for i, site in enumerate(self.sites):
+        for i in range(self.L):
             lo = _offsets(self.bonds[i])
             ro = _offsets(self.bonds[i + 1])
             a = np.zeros((sum(self.bonds[i].values()), len(self.q[i]), sum(self.bonds[i + 1].values())),
                          dtype=self.dtype)
-            for (ql, s), blk in site.items():
+            for (ql, s), blk in self.layout.matrices(self.sites[i]):
                 qr = self.norm(ql + self.q[i][s])
                 a[lo[ql]:lo[ql] + blk.shape[0], s, ro[qr]:ro[qr] + blk.shape[1]] = to_host(blk)
             out.append(a)

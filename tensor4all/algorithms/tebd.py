@@ -169,8 +169,7 @@ class _Run:
         """Switch a concrete run to tenferro operations (a traced gate appeared)."""
         if self.fmt.la.traced:
             return
-        if isinstance(self.fmt, BlockSites):   # back to symmetric tensors, on tenferro
-            self.ts = list(self.fmt.state(list(self.ts), self.grading).tensors)
+        if isinstance(self.fmt, BlockSites):   # the same symmetric sites, now on tenferro operations
             self.fmt = SymmetricSites(TenferroLA(), self.fmt.dtype, self.legs)
         else:
             self.fmt.la = TenferroLA()

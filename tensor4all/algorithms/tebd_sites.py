@@ -22,13 +22,14 @@ import tenferro as tf
 import tidu
 
 from ..networks.mps import MPS
-from ..networks.symmetric_sites import canonical_sites, engine_blocks, sites_from_blocks
+from ..networks.symmetric_sites import canonical_sites
 from ..linalg.truncation import sector_keep, thin_svd
 from ..tools.checks import concrete, is_traced
 from ..structured import Leg, SymmetricTensor, einsum as structured_einsum
 from ..structured import linalg as structured_linalg
+from .site_matrices import SiteMatrices, bond_of
 
-__all__ = ["NumpyLA", "TenferroLA", "DenseSites", "SymmetricSites", "BlockSites", "BlockSite", "split_pair"]
+__all__ = ["NumpyLA", "TenferroLA", "DenseSites", "SymmetricSites", "BlockSites", "split_pair"]
 
 
 # ---- dense linear algebra: NumPy (concrete) or tenferro (traced) ---------------------------
@@ -229,22 +230,6 @@ class SymmetricSites(DenseSites):
         return MPS._symmetric(ts, grading)
 
 
-class BlockSite:
-    """A symmetric site as the sector engine keeps it (:func:`engine_blocks`): the charge ->
-    dimension maps of its ``left`` and ``right`` bonds, the charge ``q[s]`` of each physical
-    basis state and one matrix ``blocks[(q_l, s)]`` of shape ``(dim q_l, dim q_l + q[s])`` per
-    allowed pair: NumPy only, no structured-tensor bookkeeping per operation."""
-
-    __slots__ = ("left", "right", "q", "blocks")
-
-    def __init__(self, left: dict, right: dict, q: Sequence[int], blocks: dict):
-        self.left, self.right, self.q, self.blocks = left, right, q, blocks
-
-    @property
-    def shape(self) -> tuple[int, int, int]:
-        return sum(self.left.values()), len(self.q), sum(self.right.values())
-
-
 class _BlockGate:
     """A charge-conserving two-site gate by total charge: ``groups[c] = (pairs, G_c)`` with
     ``pairs`` the ``(s1, s2)`` of pair charge ``c`` and ``G_c`` the gate between them."""
@@ -263,40 +248,44 @@ class _BlockGate:
 
 
 class BlockSites(DenseSites):
-    """Concrete symmetric runs on :class:`BlockSite` s (the sector engine's blocks): the pair, the
-    gate, the regrouping by the charge of the cut and the QR moves are NumPy products per
-    sector, several times faster than the same steps on :class:`SymmetricTensor` s; the state
-    goes back to symmetric tensors at the end (:func:`sites_from_blocks`)."""
+    """Concrete symmetric runs on :class:`SymmetricTensor` sites read and written as one matrix
+    per basis state (:class:`~.site_matrices.SiteMatrices`, the sector sweeps' layout): the pair,
+    the gate, the regrouping by the charge of the cut and the QR moves are NumPy products per
+    sector, several times faster than the same steps through the structured einsum."""
 
     def __init__(self, dtype: np.dtype, modulus: int, legs: list[Leg]):
         super().__init__(NumpyLA(), dtype)
         self.modulus = modulus
-        self.qs = [[int(c) for c, d in leg.sectors.items() for _ in range(d)] for leg in legs]
+        self.layout = SiteMatrices(legs[0].symmetry, modulus, dtype)
+        self.qs = [self.layout.physical(leg).charges for leg in legs]
 
     def add(self, a: int, b: int) -> int:
         c = a + b
         return c % self.modulus if self.modulus else c
 
-    def site(self, t: SymmetricTensor) -> BlockSite:
-        bonds, sites = engine_blocks([t])
-        q = [int(c) for c, d in t.legs[1].sectors.items() for _ in range(d)]
-        return BlockSite(bonds[0], bonds[1], q, {k: b.astype(self.dtype, copy=False) for k, b in sites[0].items()})
+    def site(self, t: SymmetricTensor) -> SymmetricTensor:
+        if str(t.dtype) == self.dtype.name:
+            return t
+        return self.layout.map_blocks(t, lambda a: a.astype(self.dtype))
 
     def gate(self, g: Any, i: int, j: int, da: int, db: int) -> _BlockGate:
         return _BlockGate(np.asarray(g).reshape(da, db, da, db), self.qs[i], self.qs[j], self.add)
 
-    def pair(self, a: BlockSite, b: BlockSite, gate: _BlockGate) -> tuple[dict, Any]:
+    def pair(self, a: SymmetricTensor, b: SymmetricTensor, gate: _BlockGate) -> tuple[dict, Any]:
+        qa, qb = self.layout.physical(a.legs[1]).charges, self.layout.physical(b.legs[1]).charges
+        left, right = bond_of(a.legs[0]), bond_of(b.legs[2])
+        bmat = dict(self.layout.matrices(b))
         prod: dict[tuple[int, int, int], np.ndarray] = {}
-        for (ql, s1), blk in a.blocks.items():
-            m = self.add(ql, a.q[s1])
-            for s2 in range(len(b.q)):
-                other = b.blocks.get((m, s2))
+        for (ql, s1), blk in self.layout.matrices(a):
+            m = self.add(ql, qa[s1])
+            for s2 in range(len(qb)):
+                other = bmat.get((m, s2))
                 if other is not None:
                     prod[(ql, s1, s2)] = blk @ other
         theta: dict[tuple[int, int, int], np.ndarray] = {}
         for c, (pairs, gc) in gate.groups.items():
-            for ql, dl in a.left.items():
-                dr = b.right.get(self.add(ql, c))
+            for ql, dl in left.items():
+                dr = right.get(self.add(ql, c))
                 if dr is None:
                     continue
                 mats = [prod.get((ql, s1, s2)) for s1, s2 in pairs]
@@ -308,13 +297,13 @@ class BlockSites(DenseSites):
                     theta[(ql, s1, s2)] = out[k]
         rows: dict[int, dict] = {}   # cut charge m -> {(ql, s1): offset}, then the sizes
         cols: dict[int, dict] = {}   # m -> {(s2, qr): offset}
-        for ql, dl in a.left.items():
-            for s1, c1 in enumerate(a.q):
+        for ql, dl in left.items():
+            for s1, c1 in enumerate(qa):
                 m = self.add(ql, c1)
                 r = rows.setdefault(m, {})
                 r[(ql, s1)] = (sum(n for _, n in r.values()), dl)
-        for s2, c2 in enumerate(b.q):
-            for qr, dr in b.right.items():
+        for s2, c2 in enumerate(qb):
+            for qr, dr in right.items():
                 m = self.add(qr, -c2)
                 if m in rows:
                     cl = cols.setdefault(m, {})
@@ -324,61 +313,64 @@ class BlockSites(DenseSites):
             rw = rows[m]
             out = np.zeros((sum(n for _, n in rw.values()), sum(n for _, n in cl.values())), self.dtype)
             for (ql, s1, s2), blk in theta.items():
-                if self.add(ql, a.q[s1]) != m:
+                if self.add(ql, qa[s1]) != m:
                     continue
                 ro, rn = rw[(ql, s1)]
-                co, cn = cl[(s2, self.add(ql, a.q[s1] + b.q[s2]))]
+                co, cn = cl[(s2, self.add(ql, qa[s1] + qb[s2]))]
                 out[ro:ro + rn, co:co + cn] = blk
             mats[m] = out
         return mats, (rows, cols, a, b)
 
-    def unpair(self, kept: dict, ctx: Any) -> tuple[BlockSite, BlockSite]:
+    def unpair(self, kept: dict, ctx: Any) -> tuple[SymmetricTensor, SymmetricTensor]:
         rows, cols, a, b = ctx
         bond = {m: int(kept[m][0].shape[1]) for m in sorted(kept)}
-        ablk = {key: np.ascontiguousarray(kept[m][0][o:o + n]) for m in kept for key, (o, n) in rows[m].items()}
-        bblk = {(m, s2): np.ascontiguousarray(kept[m][1][:, o:o + n]) for m in kept
-                for (s2, _), (o, n) in cols[m].items()}
-        return BlockSite(a.left, bond, a.q, ablk), BlockSite(bond, b.right, b.q, bblk)
+        apieces = ((key, kept[m][0][o:o + n]) for m in kept for key, (o, n) in rows[m].items())
+        bpieces = (((m, s2), kept[m][1][:, o:o + n]) for m in kept for (s2, _), (o, n) in cols[m].items())
+        return (self.layout.build(apieces, bond_of(a.legs[0]), a.legs[1], bond),
+                self.layout.build(bpieces, bond, b.legs[1], bond_of(b.legs[2])))
 
-    def move(self, a: BlockSite, b: BlockSite, to_right: bool) -> tuple[BlockSite, BlockSite]:
+    def move(self, a: SymmetricTensor, b: SymmetricTensor, to_right: bool) -> tuple[SymmetricTensor, SymmetricTensor]:
+        layout = self.layout
+        left, right = bond_of(a.legs[0]), bond_of(b.legs[2])
         if to_right:   # QR of a's rows grouped by the right charge; R into b
+            qa = layout.physical(a.legs[1]).charges
             groups: dict[int, list] = {}
-            for (ql, s), blk in a.blocks.items():
-                groups.setdefault(self.add(ql, a.q[s]), []).append(((ql, s), blk))
-            bond, ablk, factors = {}, {}, {}
+            for (ql, s), blk in layout.matrices(a):
+                groups.setdefault(self.add(ql, qa[s]), []).append(((ql, s), blk))
+            bond, apieces, factors = {}, [], {}
             for m in sorted(groups):
                 keys, stack = zip(*groups[m])
                 q, r = np.linalg.qr(np.concatenate(stack, axis=0))
                 bond[m], factors[m], o = q.shape[1], r, 0
                 for key, blk in zip(keys, stack):
-                    ablk[key] = np.ascontiguousarray(q[o:o + blk.shape[0]])
+                    apieces.append((key, q[o:o + blk.shape[0]]))
                     o += blk.shape[0]
-            bblk = {(m, s): factors[m] @ blk for (m, s), blk in b.blocks.items() if m in factors}
-            return BlockSite(a.left, bond, a.q, ablk), BlockSite(bond, b.right, b.q, bblk)
+            bpieces = [((m, s), factors[m] @ blk) for (m, s), blk in layout.matrices(b) if m in factors]
+            return layout.build(apieces, left, a.legs[1], bond), layout.build(bpieces, bond, b.legs[1], right)
+        qa = layout.physical(a.legs[1]).charges
         groups = {}
-        for (m, s), blk in b.blocks.items():
+        for (m, s), blk in layout.matrices(b):
             groups.setdefault(m, []).append(((m, s), blk))
-        bond, bblk, factors = {}, {}, {}
+        bond, bpieces, factors = {}, [], {}
         for m in sorted(groups):
             keys, stack = zip(*groups[m])
             q, r = np.linalg.qr(np.concatenate(stack, axis=1).T)   # b_m = r^T q^T
             bond[m], factors[m], o = q.shape[1], r.T, 0
             for key, blk in zip(keys, stack):
-                bblk[key] = np.ascontiguousarray(q.T[:, o:o + blk.shape[1]])
+                bpieces.append((key, q.T[:, o:o + blk.shape[1]]))
                 o += blk.shape[1]
-        ablk = {(ql, s): blk @ factors[self.add(ql, a.q[s])] for (ql, s), blk in a.blocks.items()
-                if self.add(ql, a.q[s]) in factors}
-        return BlockSite(a.left, bond, a.q, ablk), BlockSite(bond, b.right, b.q, bblk)
+        apieces = [((ql, s), blk @ factors[self.add(ql, qa[s])]) for (ql, s), blk in layout.matrices(a)
+                   if self.add(ql, qa[s]) in factors]
+        return layout.build(apieces, left, a.legs[1], bond), layout.build(bpieces, bond, b.legs[1], right)
 
-    def norm(self, t: BlockSite) -> float:
-        return self.la.norm(list(t.blocks.values()))
+    def norm(self, t: SymmetricTensor) -> float:
+        return math.sqrt(self.layout.norm2(t))
 
-    def scale(self, t: BlockSite, x: Any) -> BlockSite:
-        return BlockSite(t.left, t.right, t.q, {k: b / x for k, b in t.blocks.items()})
+    def scale(self, t: SymmetricTensor, x: Any) -> SymmetricTensor:
+        return self.layout.map_blocks(t, lambda a: a / x)
 
     def state(self, ts: list, grading: Any) -> MPS:
-        bonds = [ts[0].left] + [t.right for t in ts]
-        return MPS._symmetric(sites_from_blocks(bonds, [t.blocks for t in ts], grading, self.dtype), grading)
+        return MPS._symmetric(list(ts), grading)
 
 
 def _slices(leg: Leg) -> list[tuple[Any, slice]]:

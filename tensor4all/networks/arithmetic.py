@@ -1,6 +1,6 @@
-"""MPS arithmetic on chains of site tensors: the exact sum (direct sum of the bonds), scalar
-multiples, and the compressed sum; :class:`~tensor4all.MPS` wraps them in ``a + b``,
-``a - b``, ``-a``, ``c * a``, ``a / c``, :meth:`~tensor4all.MPS.add` and :func:`~tensor4all.add`.
+"""MPS arithmetic on chains of site tensors: the exact sum (direct sum of the bonds) and scalar
+multiples; :class:`~tensor4all.MPS` wraps them in ``a + b``, ``a - b``, ``-a``, ``c * a``,
+``a / c``, and compresses the sum in :meth:`~tensor4all.MPS.add` and :func:`~tensor4all.add`.
 
 The sum of states ``A^(1), ..., A^(n)`` has site tensors block-diagonal in the bonds,
 ``A_i = diag(A^(1)_i, ..., A^(n)_i)`` over the shared physical index, the first site a row
@@ -10,13 +10,13 @@ per charge sector: a bond sector's dimension is the sum of that sector's dimensi
 summands (states of one sector, else :class:`SectorMismatchError`). A scalar multiplies the
 first site.
 
-The compressed sum (:func:`compressed`) brings the exact sum to left-orthonormal form by QR
-and truncates it by right-to-left SVDs (:func:`~._site_ops.truncate_sweep`): each truncation
-is then optimal for its bond given the rest (the standard SVD compression, Schollwoeck
-Sec. 4.5.1). Everything is tenferro operations, so ``tidu.grad`` goes through sums, scalings
-(a traced scalar too) and compression.
+The compressed sum (:func:`~tensor4all.add`) is the exact sum followed by the one compression
+sweep, :func:`~tensor4all.networks.site_ops.compress_sweep` (QR to left-orthonormal form, then
+right-to-left truncated SVDs: each truncation is then optimal for its bond given the rest, the
+standard SVD compression, Schollwoeck Sec. 4.5.1). Everything is tenferro operations, so
+``tidu.grad`` goes through sums, scalings (a traced scalar too) and compression.
 
-This module works on site lists and does not import :mod:`._mps`; the checks take the class
+This module works on site lists and does not import :mod:`.mps`; the checks take the class
 to test against as an argument.
 """
 from __future__ import annotations
@@ -29,12 +29,11 @@ import tenferro as tf
 import tidu
 
 from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError
-from .site_ops import ops_for, truncate_sweep
 from .symmetric_sites import is_symmetric
 from ..tools.checks import check_coupling, concrete
 from ..structured import Leg, SectorMismatchError, SymmetricTensor
 
-__all__ = ["check_summands", "direct_sum", "summed", "scaled", "compressed"]
+__all__ = ["check_summands", "direct_sum", "summed", "scaled"]
 
 
 def check_summands(states: Sequence[Any], what: str, cls: type) -> None:
@@ -163,9 +162,3 @@ def scaled(ts: Sequence[Any], c: Any, what: str, divide: bool = False) -> list[A
     ts = list(ts)
     ts[0] = ts[0] / c if divide else ts[0] * c
     return ts
-
-
-def compressed(ts: Sequence[Any], max_bond: int | None, cutoff: float) -> tuple[list[Any], float]:
-    """QR to left-orthonormal form, then right-to-left truncated SVDs (``max_bond``, relative
-    discarded weight ``cutoff``); the sites and the summed discarded weight."""
-    return truncate_sweep(ops_for(ts).left_orthonormal(ts), max_bond, cutoff)

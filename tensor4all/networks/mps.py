@@ -7,7 +7,9 @@ from the tensors (``overlap``, ``norm``, ``expect``, ``correlation``, ``to_dense
 are written with tenferro operations and are differentiable with tidu;
 ``canonicalize`` and ``normalize`` are too (QR/LQ from ``tenferro.linalg``).
 ``compress``, ``from_dense`` and ``entanglement_entropy`` are numerical tools on
-concrete values (SciPy SVD) and raise :class:`NotDifferentiableError` on tracers.
+concrete values (SciPy SVD) and raise :class:`NotDifferentiableError` on tracers;
+``compress`` is the one compression sweep of :mod:`.site_ops` (as ``add`` and ``apply``), run
+on NumPy arrays for a dense MPS (the differentiable ``add`` runs it on tenferro tensors).
 
 Every method validates its input before it changes the MPS, so a failing call
 leaves it as it was; norms and ratios are computed on site tensors scaled by powers
@@ -24,18 +26,19 @@ import numpy as np
 import tenferro as tf
 import tidu
 
-from ..linalg.canonical import left_canonical, right_canonical, schmidt_values
+from ..linalg.canonical import right_canonical, schmidt_values
 from .chain import SiteChain, leaves_of, local_vectors, site_tensors
 from ..tools.errors import (DimensionMismatchError, InvalidOptionError, NonFiniteError, SiteOutOfRangeError,
                             Tensor4allTypeError, ZeroNormError)
 from ..sites.charges import unpack
 from ..sites.local_spaces import local_space
-from .arithmetic import compressed, scaled, summed
+from .arithmetic import scaled, summed
 from .correlations import (correlation_matrix, correlation_operators, expect_operators, expect_profile)
 from .files import read_mps, write_mps
-from .contractions import (check_nonzero_norm, overlap_tensors, pow2, restore_scale, sandwich, scaled_sites)
+from .contractions import (check_nonzero_norm, overlap_tensors, pow2, sandwich, scaled_sites)
+from .site_ops import compress_sweep, rescaled, unit_scaled
 from .symmetric_sites import chain_grading, check_symmetric_chain, sector_charge
-from .symmetric_sites import (Grading, canonical_sites, check_bond, compress_sites, is_symmetric,
+from .symmetric_sites import (Grading, canonical_sites, check_bond, is_symmetric,
                               operator_tensor, phys_leg, product_sites, random_sites, schmidt_spectra)
 from ..linalg.truncation import svd_truncated
 from ..structured import SymmetricTensor
@@ -369,7 +372,11 @@ class MPS(SiteChain):
         return self
 
     def compress(self, max_bond: int | None = None, cutoff: float = 0.0) -> float:
-        """Truncate bonds by SVD in place (left-canonical sweep, then right-to-left SVDs).
+        """Truncate bonds by SVD in place: the one compression sweep,
+        :func:`~tensor4all.networks.site_ops.compress_sweep` (QR to left-orthonormal form, then
+        right-to-left truncated SVDs; a symmetric MPS keeps its sectors, one truncation across
+        those of each bond, and sectors may vanish), on sites scaled by powers of two (exact), so
+        that long chains neither overflow nor underflow.
 
         Returns the discarded weight: the sum over bonds of the relative discarded
         squared singular values. The norm is not restored after truncation. On an error
@@ -378,26 +385,12 @@ class MPS(SiteChain):
         if max_bond is not None:
             max_bond = check_positive_int(max_bond, "max_bond")
         cutoff = check_cutoff(cutoff, "compress: cutoff")
-        if self.symmetric:   # one truncation across the sectors of each bond
-            for b in leaves_of(self._tensors):
-                to_numpy(b, "MPS.compress")   # NotDifferentiableError on tracers
-            check_finite_arrays(leaves_of(self._tensors), "MPS.compress")
-            sites, total = compress_sites(self._tensors, max_bond, cutoff, self.dtype)
-            self._tensors = sites
-            return total
-        ts = [to_numpy(t, "MPS.compress") for t in self._tensors]
-        check_finite_arrays(ts, "MPS.compress")
-        exps = [exponent(t) for t in ts]
-        ts = left_canonical([ldexp(t, -e) for t, e in zip(ts, exps)])
-        total = 0.0
-        for i in range(len(ts) - 1, 0, -1):
-            dl, d, dr = ts[i].shape
-            u, s, vh, w = svd_truncated(ts[i].reshape(dl, d * dr), max_bond, cutoff)
-            total += w
-            ts[i] = vh.reshape(len(s), d, dr)
-            ts[i - 1] = np.tensordot(ts[i - 1], u * s, axes=(2, 0))
-        ts = restore_scale(ts, sum(exps))
-        self._tensors = [tf.asarray(np.asfortranarray(t)) for t in ts]
+        arrays = [to_numpy(b, "MPS.compress") for b in leaves_of(self._tensors)]   # NotDifferentiableError on tracers
+        check_finite_arrays(arrays, "MPS.compress")
+        ts, e = unit_scaled(self._tensors if self.symmetric else arrays)   # dense: NumPy arrays (ArrayOps)
+        ts, total = compress_sweep(ts, max_bond, cutoff)
+        ts = rescaled(ts, e)
+        self._tensors = ts if self.symmetric else [tf.asarray(np.asfortranarray(t)) for t in ts]
         return total
 
     # ---- files ----------------------------------------------------------------------
@@ -586,7 +579,7 @@ def add(*states: MPS, max_bond: int | None = None, cutoff: float = 1e-12) -> MPS
     cutoff = check_cutoff(cutoff, "add: cutoff")
     out = _sum(list(states), "add")
     if max_bond is not None or cutoff > 0.0:
-        out._tensors, _ = compressed(out._tensors, max_bond, cutoff)
+        out._tensors, _ = compress_sweep(out._tensors, max_bond, cutoff)
     return out
 
 

@@ -1,46 +1,57 @@
-"""Array operations on MPS site tensors, one protocol for dense and symmetric chains, so that
-the algorithms above (MPO application, compressed sums) are written once.
+"""Array operations on MPS site tensors, one protocol for every format of site, so that the
+algorithms above (compression, MPO application, compressed sums) are written once; and the one
+compression sweep, :func:`compress_sweep`.
 
-An *ops* object (:func:`ops_for`) gives
+An *ops* object (:func:`ops_for`, chosen by the type of the sites) gives
 
 * ``einsum(spec, *xs)`` and ``conj(x)``: ``tenferro.einsum``/``tenferro.conj`` for dense
   sites, the structured dispatcher's for :class:`~tensor4all.SymmetricTensor` sites;
 * ``split(x, nrow, max_bond, cutoff, direction)``: ``x ~ left @ right`` with the legs
-  ``x[:nrow]`` on the left, by a truncated SVD (the policy of :mod:`._truncation`: at most
-  ``max_bond`` values, a relative discarded weight at most ``cutoff``; for symmetric
-  tensors one SVD per sector and one truncation across them), the weights moved with the
-  orthogonality centre (into ``right`` toward ``"right"``, into ``left`` toward ``"left"``);
+  ``x[:nrow]`` on the left, by a truncated SVD (the one truncation of
+  :mod:`tensor4all.linalg.truncation`: at most ``max_bond`` values, a relative discarded weight
+  at most ``cutoff``; for symmetric tensors one SVD per sector and one ranking across them,
+  :func:`~tensor4all.linalg.truncation.sector_keep`), the weights moved with the orthogonality
+  centre (into ``right`` toward ``"right"``, into ``left`` toward ``"left"``);
 * ``left_orthonormal(ts)``: sites ``0..L-2`` left-orthonormal by QR;
 * ``product_site(w, a)``: the site of ``W|psi>`` with the bonds fused (bond dimensions multiply).
 
-Everything is tenferro operations (``tenferro.linalg.svd``/``qr``, and per sector for
-symmetric tensors), so tidu differentiates through it: the truncated SVD is the kept part
-of the full thin SVD, whose derivative includes the discarded subspace (as
-``tenferro.linalg.truncated_svd``); the number kept is read from the concrete singular
-values and is not differentiated (piecewise constant). On concrete values the same calls
-run LAPACK through tenferro, as fast as NumPy.
+:class:`DenseOps` and :class:`SymmetricOps` are tenferro operations (``tenferro.linalg.svd``/``qr``,
+per sector for symmetric tensors), so tidu differentiates through them: the truncated SVD is the
+kept part of the full thin SVD, whose derivative includes the discarded subspace (as
+``tenferro.linalg.truncated_svd``); the number kept is read from the concrete singular values and
+is not differentiated (piecewise constant). :class:`ArrayOps` is the same math on concrete NumPy
+arrays by NumPy and SciPy directly (LAPACK gesdd and QR, one BLAS ``tensordot`` per pair
+contraction): the numerical tools on concrete values (``MPS.compress``) take it, free of the
+per-call dispatch of eager tenferro operations, which dominates on small sites.
 
-:func:`truncate_sweep` is the right-to-left truncation of a left-orthonormal chain that
-``apply`` and the compressed sum finish with.
+:func:`compress_sweep` (QR to left-orthonormal form, then :func:`truncate_sweep`, the right-to-left
+truncated SVDs) is the one compression: ``MPS.compress``, the compressed sum and ``apply`` use it.
+:func:`unit_scaled` and :func:`rescaled` are the exact power-of-two scaling that keeps the
+compression of a long concrete chain in the float range.
 """
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from typing import Any, Sequence
 
 import numpy as np
 
 import tenferro as tf
+import tidu
 
 from ..tools.errors import NotDifferentiableError
 from .symmetric_sites import canonical_sites, is_symmetric
-from ..linalg.truncation import sector_keep, truncation_keep
-from ..tools.checks import concrete
-from ..structured import Leg, SectorDiagonal, SymmetricTensor, fuse
+from ..linalg.canonical import left_canonical
+from ..linalg.truncation import absorb, sector_keep, svd_truncated, thin_svd, truncation_keep
+from ..tools.checks import concrete, exponent, ldexp
+from ..tools.device import host_tensor, to_host
+from ..structured import Leg, SymmetricTensor, fuse
 from ..structured import einsum as structured_einsum
-from ..structured import linalg as structured_linalg
 
-__all__ = ["DenseOps", "SymmetricOps", "ops_for", "truncate_sweep"]
+__all__ = ["ArrayOps", "DenseOps", "SymmetricOps", "ops_for", "compress_sweep", "truncate_sweep", "unit_scaled",
+           "rescaled"]
 
 
 def _values(s: Any, what: str) -> np.ndarray:
@@ -90,9 +101,62 @@ class DenseOps:
         return ts
 
 
+@functools.lru_cache(maxsize=256)
+def _pair_plan(spec: str) -> tuple[tuple[list[int], list[int]], tuple[int, ...] | None] | None:
+    """The ``np.tensordot`` axes and output permutation (None: none needed) of a two-operand ``spec``
+    whose labels are each summed (in both operands, not in the output) or kept (in one operand and
+    the output); None for anything else (a trace, a batch label)."""
+    ins, out = spec.replace(" ", "").split("->")
+    a, b = ins.split(",")
+    summed = [c for c in a if c in b]
+    kept = [c for c in a + b if c not in summed]
+    if len(set(a)) < len(a) or len(set(b)) < len(b) or any(c in out for c in summed) or sorted(kept) != sorted(out):
+        return None
+    perm = tuple(kept.index(c) for c in out)
+    return ([a.index(c) for c in summed], [b.index(c) for c in summed]), None if perm == tuple(sorted(perm)) else perm
+
+
+def _array_einsum(spec: str, *xs: np.ndarray) -> np.ndarray:
+    """``np.einsum``, a pair contraction as one ``np.tensordot`` (BLAS, and no path search per call)."""
+    plan = _pair_plan(spec) if len(xs) == 2 and "->" in spec else None
+    if plan is None:
+        return np.einsum(spec, *xs, optimize=True)
+    axes, perm = plan
+    out = np.tensordot(xs[0], xs[1], axes)
+    return out if perm is None else out.transpose(perm)
+
+
+class ArrayOps:
+    """Concrete dense site tensors as NumPy arrays: the operations of :class:`DenseOps` by NumPy and
+    SciPy directly (:func:`~tensor4all.linalg.truncation.svd_truncated` and
+    :func:`~tensor4all.linalg.truncation.absorb`, the QR of
+    :func:`~tensor4all.linalg.canonical.left_canonical`); not differentiable."""
+
+    einsum = staticmethod(_array_einsum)
+    conj = staticmethod(np.conj)
+    left_orthonormal = staticmethod(left_canonical)
+
+    @staticmethod
+    def split(x: np.ndarray, nrow: int, max_bond: int | None, cutoff: float,
+              direction: str) -> tuple[np.ndarray, np.ndarray, float]:
+        rows, cols = x.shape[:nrow], x.shape[nrow:]
+        u, s, vh, err = svd_truncated(x.reshape(math.prod(rows), math.prod(cols)), max_bond, cutoff)
+        left, right = absorb(u, s, vh, direction)
+        k = len(s)
+        return left.reshape(rows + (k,)), right.reshape((k,) + cols), err
+
+    @staticmethod
+    def product_site(w: np.ndarray, a: np.ndarray) -> np.ndarray:
+        dl, d, _, dr = w.shape
+        al, _, ar = a.shape
+        return _array_einsum("wstx,atc->wasxc", w, a).reshape(dl * al, d, dr * ar)
+
+
 class SymmetricOps:
     """:class:`~tensor4all.SymmetricTensor` site tensors: block-sparse contractions through the
-    structured dispatcher, one SVD (or QR) per charge sector of the fused matrix."""
+    structured dispatcher, one SVD (or QR) per charge sector of the fused matrix. The SVD runs on
+    tenferro blocks (differentiable), or on concrete host blocks by SciPy (the same gesdd, without
+    the per-call dispatch); the factors are assembled, truncated and scaled by the same code."""
 
     einsum = staticmethod(structured_einsum)
 
@@ -105,13 +169,31 @@ class SymmetricOps:
               direction: str) -> tuple[SymmetricTensor, SymmetricTensor, float]:
         n = len(x.legs)
         m = x.fuse_legs(list(range(nrow)), list(range(nrow, n)))
-        u, s, vh = structured_linalg.svd(m)
-        counts, err = sector_keep({q: _values(v, "MPS truncation") for q, v in s.values.items()}, max_bond, cutoff)
-        u, s, vh = _truncated(u, s, vh, counts)
-        if direction == "right":
-            vh = vh.scale_leg(0, s)
-        else:
-            u = u.scale_leg(1, s)
+        row, col = m.legs
+        g = m.symmetry
+        keys = list(m.blocks)   # one block per row sector: (row charge, column charge)
+        host = all(isinstance(b, tf.Tensor) and b.placement == tf.CPU for b in m.blocks.values())
+        parts = [thin_svd(np.asarray(m.blocks[k])) if host else tf.linalg.svd(m.blocks[k]) for k in keys]
+        counts, err = sector_keep({j: p[1] if host else _values(p[1], "MPS truncation") for j, p in enumerate(parts)},
+                                  max_bond, cutoff)
+        ub, vb, bond = {}, {}, []
+        for j, ((a, c), (u, s, vh)) in enumerate(zip(keys, parts)):
+            k = counts[j]
+            if k == 0:
+                continue   # the sector leaves the bond
+            t = g.negate(a) if row.is_dual else a   # the bond sector of the row sector a
+            u, s, vh = u[:, :k], s[:k], vh[:k, :]
+            if direction == "right":
+                vh = s[:, None] * vh
+            else:
+                u = u * s
+            ub[(a, t)], vb[(t, c)] = u, vh
+            bond.append((t, k))
+        if host:   # NumPy factors back to tenferro tensors
+            ub, vb = ({key: host_tensor(b) for key, b in d.items()} for d in (ub, vb))
+        bond = Leg(g, bond)
+        u = SymmetricTensor(ub, [row, bond.dual()], g.identity, dtype=x.dtype)
+        vh = SymmetricTensor(vb, [bond, col], m.charge, dtype=x.dtype)
         left = u.split_legs(0) if nrow > 1 else u
         right = vh.split_legs(1) if n - nrow > 1 else vh
         return left, right, err
@@ -131,24 +213,58 @@ class SymmetricOps:
         return canonical_sites(ts, len(ts) - 1)
 
 
-def _truncated(u: SymmetricTensor, s: SectorDiagonal, vh: SymmetricTensor,
-               counts: dict[Any, int]) -> tuple[SymmetricTensor, SectorDiagonal, SymmetricTensor]:
-    """The SVD factors ``(U, S, Vh)`` restricted to the first ``counts[t]`` values of each bond
-    sector ``t`` (sectors keeping none vanish; the bond keeps its order of sectors)."""
-    if all(counts[t] == d for t, d in s.leg.sectors.items()):
-        return u, s, vh
-    keep = {t: n for t, n in counts.items() if n}
-    bond = Leg(s.leg.symmetry, [(t, keep[t]) for t in s.leg.charges if t in keep], dual=s.leg.is_dual)
-    ub = {(a, t): b[:, :keep[t]] for (a, t), b in u.blocks.items() if t in keep}
-    vb = {(t, c): b[:keep[t], :] for (t, c), b in vh.blocks.items() if t in keep}
-    sv = {t: v[:keep[t]] for t, v in s.values.items() if t in keep}
-    return (SymmetricTensor(ub, [u.legs[0], bond.dual()], u.charge, dtype=u.dtype), SectorDiagonal(bond, sv),
-            SymmetricTensor(vb, [bond, vh.legs[1]], vh.charge, dtype=vh.dtype))
+def ops_for(ts: Sequence[Any]) -> type[ArrayOps] | type[DenseOps] | type[SymmetricOps]:
+    """The ops of a chain of site tensors: symmetric, NumPy arrays, else tenferro tensors or tracers."""
+    if is_symmetric(ts):
+        return SymmetricOps
+    return ArrayOps if isinstance(ts[0], np.ndarray) else DenseOps
 
 
-def ops_for(ts: Sequence[Any]) -> type[DenseOps] | type[SymmetricOps]:
-    """The ops of a chain of site tensors (dense or symmetric)."""
-    return SymmetricOps if is_symmetric(ts) else DenseOps
+def compress_sweep(ts: Sequence[Any], max_bond: int | None, cutoff: float) -> tuple[list[Any], float]:
+    """The compression of a chain of any format: QR to left-orthonormal form, then
+    :func:`truncate_sweep` (each truncation is then optimal for its bond given the rest: the SVD
+    compression of Schollwoeck, Ann. Phys. 326, 96 (2011), Sec. 4.5.1). Returns the sites and the
+    summed relative discarded weight."""
+    return truncate_sweep(ops_for(ts).left_orthonormal(ts), max_bond, cutoff)
+
+
+def _site_exponent(t: Any) -> int:
+    """``e`` with the largest absolute entry of a concrete site in ``[2**(e-1), 2**e)`` (0 for zeros)."""
+    if not isinstance(t, SymmetricTensor):
+        return exponent(t)
+    m = max((float(np.max(np.abs(to_host(b)))) for b in t.blocks.values() if b.size), default=0.0)
+    return math.frexp(m)[1] if 0.0 < m < math.inf else 0
+
+
+def _ldexp_site(t: Any, e: int) -> Any:
+    """A concrete site times ``2**e`` (exact unless it over- or underflows)."""
+    if e == 0 or not isinstance(t, SymmetricTensor):
+        return ldexp(t, e)
+    return tidu.tree_map(lambda b: host_tensor(ldexp(to_host(b), e)), t)
+
+
+def unit_scaled(ts: Sequence[Any]) -> tuple[list[Any], int]:
+    """Each concrete site (a NumPy array or a symmetric tensor) divided by the power of two ``2**e_i``
+    that brings its largest entry into ``[0.5, 1)`` (exact), and ``sum e_i``; the sites as they are
+    and 0 when no partial sum ``e_0 + ... + e_i`` exceeds 256 in size. (A compression sweep carries
+    the scale of the sites to its left, so the sweep of the unscaled chain is that of the scaled
+    one times ``2**(e_0 + ... + e_i)`` at site ``i``, the same numbers while nothing leaves the
+    float range; only a chain whose scale drifts far needs the copy.)"""
+    exps = [_site_exponent(t) for t in ts]
+    if max(abs(e) for e in itertools.accumulate(exps)) <= 256:
+        return list(ts), 0
+    return [_ldexp_site(t, -e) for t, e in zip(ts, exps)], sum(exps)
+
+
+def rescaled(ts: Sequence[Any], e: int) -> list[Any]:
+    """The concrete chain times ``2**e``: on site 0 when that stays in range, else spread over the sites."""
+    ts = list(ts)
+    if e == 0:
+        return ts
+    if abs(_site_exponent(ts[0]) + e) < 1000:
+        return [_ldexp_site(ts[0], e)] + ts[1:]
+    q, r = divmod(e, len(ts))
+    return [_ldexp_site(t, q + (1 if i < r else 0)) for i, t in enumerate(ts)]
 
 
 def truncate_sweep(ts: Sequence[Any], max_bond: int | None, cutoff: float) -> tuple[list[Any], float]:

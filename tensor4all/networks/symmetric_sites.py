@@ -12,10 +12,10 @@ The physical leg of a site groups the basis states by charge in basis order; a s
 states of one charge are not contiguous (none of the built-in spaces) raises
 :class:`InvalidOptionError`.
 
-Everything here works on site lists; :mod:`._mps` checks arguments and wraps the results.
+Everything here works on site lists; :mod:`.mps` checks arguments and wraps the results.
 The differentiable operations (:func:`canonical_sites`) use the structured dispatcher's
-kernels; the numerical tools (compression, Schmidt spectra, random states) use NumPy on
-the blocks.
+kernels; the numerical tools (Schmidt spectra, random states) use NumPy on the blocks.
+Compression is the one sweep of :mod:`.site_ops` (``SymmetricOps``).
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ from ..sites.local_spaces import LOCAL_SPACES, local_space
 from ..sites.charges import conserve_candidates, default_charge
 from ..sites.charges import (CONSERVED_CHARGES, charge_label, charge_sector, charge_value, check_sector_charge,
                              declared_charges, physical_charge)
-from ..linalg.truncation import svd_truncated_sectors, thin_svd
+from ..linalg.truncation import thin_svd
 from ..structured import (U1, Leg, LegError, SectorMismatchError, SymmetricTensor, Symmetry, SymmetryViolationError,
                           Zn, einsum)
 from ..structured import linalg as slinalg
@@ -42,8 +42,6 @@ from ..structured import linalg as slinalg
 __all__ = ["check_symmetric_chain", "chain_grading", "sector_charge", 
     "Grading",
     "canonical_sites",
-    "compress_sites",
-    "engine_blocks",
     "flip_leg",
     "grading",
     "is_symmetric",
@@ -52,7 +50,6 @@ __all__ = ["check_symmetric_chain", "chain_grading", "sector_charge",
     "product_sites",
     "random_sites",
     "schmidt_spectra",
-    "sites_from_blocks",
 ]
 
 
@@ -263,28 +260,6 @@ def _matrix_sectors(x: SymmetricTensor, split: int) -> tuple[SymmetricTensor, di
     return m, {k[0]: b for k, b in _numpy_blocks(m).items()}
 
 
-def compress_sites(ts: Sequence[SymmetricTensor], max_bond: int | None, cutoff: float,
-                   dtype: Any) -> tuple[list[SymmetricTensor], float]:
-    """Left-canonical QR sweep, then right-to-left truncated SVDs with one truncation across the
-    sectors of each bond (sectors may vanish); the summed discarded weight. NumPy on blocks."""
-    ts = canonical_sites(ts, len(ts) - 1)
-    g = ts[0].symmetry
-    total = 0.0
-    for i in range(len(ts) - 1, 0, -1):
-        m, blocks = _matrix_sectors(ts[i], 1)
-        kept, err = svd_truncated_sectors(blocks, max_bond, cutoff)   # one truncation across the sectors
-        us, ss, vs = ({q: f[k] for q, f in kept.items()} for k in range(3))
-        total += err
-        bond = Leg(g, {q: len(s) for q, s in ss.items()})
-        fused = m.legs[1]
-        vh = SymmetricTensor({(q, g.negate(q)): host_tensor(v) for q, v in vs.items()}, [bond, fused], dtype=dtype)
-        us_ = SymmetricTensor({(q, q): host_tensor(u * ss[q]) for q, u in us.items()}, [m.legs[0], bond.dual()],
-                              dtype=dtype)
-        ts[i] = vh.split_legs(1)
-        ts[i - 1] = einsum("asb,bc->asc", ts[i - 1], us_)
-    return ts, total
-
-
 def schmidt_spectra(ts: Sequence[SymmetricTensor]) -> list[dict[Any, np.ndarray]]:
     """Per bond, the Schmidt values of the normalized state by sector of the bond charge
     (each array descending); from a right-canonical form and one SVD per sector."""
@@ -316,47 +291,6 @@ def operator_tensor(m: np.ndarray, leg: Leg) -> SymmetricTensor | None:
         return None
     charge = found.pop() if found else g.identity
     return SymmetricTensor.from_dense(tf.asarray(np.asfortranarray(m)), [leg, leg.dual()], charge=charge)
-
-
-def engine_blocks(ts: Sequence[SymmetricTensor]) -> tuple[list[dict], list[dict]]:
-    """The sector engine's start state from symmetric sites: the charge -> dimension map of every
-    bond and per site the matrices ``A[(q_l, s)]`` (``s`` the basis state)."""
-    bonds = [ts[0].legs[0].sectors] + [t.legs[2].sectors for t in ts]
-    sites = []
-    for t in ts:
-        starts = {}
-        s = 0
-        for q, d in t.legs[1].sectors.items():
-            starts[q] = s
-            s += d
-        site = {}
-        for (ql, qs, _), b in _numpy_blocks(t).items():
-            for k in range(b.shape[1]):
-                site[(ql, starts[qs] + k)] = np.ascontiguousarray(b[:, k, :])
-        sites.append(site)
-    return [{int(q): d for q, d in b.items()} for b in bonds], sites
-
-
-def sites_from_blocks(bonds: Sequence[dict], sites: Sequence[dict], g: Grading,
-                      dtype: Any) -> list[SymmetricTensor]:
-    """Symmetric sites from the sector engine's bonds and blocks ``A[(q_l, s)]`` (the inverse of
-    :func:`engine_blocks`)."""
-    out = []
-    for i, site in enumerate(sites):
-        leg, where = phys_leg(g.symmetry, g.q[i], i)
-        left = Leg(g.symmetry, bonds[i])
-        right = Leg(g.symmetry, bonds[i + 1], dual=True)
-        grid: dict[tuple, np.ndarray] = {}
-        for (ql, s), b in site.items():
-            qs, off = where[s]
-            qr = g.symmetry.add(ql, qs)
-            blk = grid.get((ql, qs, qr))
-            if blk is None:
-                blk = grid[(ql, qs, qr)] = np.zeros((bonds[i][ql], leg.sector_dim(qs), bonds[i + 1][qr]), dtype=dtype)
-            blk[:, off, :] = b
-        out.append(SymmetricTensor({k: host_tensor(b) for k, b in grid.items()}, [left, leg, right],
-                                   dtype=tf.dtype(np.dtype(dtype).name)))
-    return out
 
 
 def check_bond(bond: Any, L: int, what: str) -> int:

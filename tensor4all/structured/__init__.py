@@ -24,7 +24,8 @@ from ._errors import (DensifyError, MixedPlacementError, ShapeCombineError, Squa
                       TilingError, SymmetryError, ChargeError, LegError, SectorMismatchError, SymmetryViolationError,
                       ChargeTypeError, LegTypeError)
 from ._symmetry import U1, Leg, FusedLeg, ProductSymmetry, Symmetry, Z2, Zn, fuse
-from ._symmetric import SectorDiagonal, SymmetricTensor
+from ._sector_diagonal import SectorDiagonal
+from ._symmetric import SymmetricTensor
 from ._combine import combine
 from ._shapes import JaggedShape, Nested, Shape, TiledShape
 from . import linalg

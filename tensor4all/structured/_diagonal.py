@@ -17,7 +17,7 @@ from tenferro import Shape
 
 from ._base import StructuredTensor
 from ._checks import as_int
-from ._errors import StructuredShapeError
+from ._errors import StructuredShapeError, StructuredTypeError
 
 __all__ = ["DiagonalTensor", "as_leaf"]
 
@@ -27,6 +27,16 @@ def as_leaf(x: Any) -> Any:
     if isinstance(x, (tf.Tensor, tidu.Tracer)):
         return x
     return tf.asarray(np.asarray(x))
+
+
+def checked_leaf(value: Any, op: str, what: str) -> Any:
+    """``as_leaf(value)``; anything that is not a tensor or an array of numbers is a
+    :class:`StructuredTypeError` naming ``what`` (the block, the sector)."""
+    try:
+        return as_leaf(value)
+    except (tf.TenferroError, TypeError, ValueError):
+        raise StructuredTypeError(f"{op}: {what} must be a tensor or an array of numbers, got "
+                                  f"{type(value).__name__} {value!r:.80}") from None
 
 
 class DiagonalTensor(StructuredTensor):

@@ -10,8 +10,7 @@ derivatives, placement and the dispatcher come from the layers below: a Symmetri
 is a tidu pytree over its blocks, and ``tidu.grad`` with respect to one is a
 SymmetricTensor with the same stored blocks (the gradient restricted to the structure).
 
-Also :class:`SectorDiagonal`, the per-sector diagonal of ``svd``/``eigh`` (singular
-values or eigenvalues, charge -> 1-d tensor, on one leg).
+The per-sector diagonal of ``svd``/``eigh`` is :class:`~._sector_diagonal.SectorDiagonal`.
 
 >>> import tenferro as tf
 >>> from tensor4all.structured import Leg, U1
@@ -35,13 +34,14 @@ from tenferro.checks import concrete_value
 
 from ._base import StructuredTensor
 from ._checks import as_int, as_position
-from ._diagonal import as_leaf
+from ._diagonal import checked_leaf as _leaf
+from ._sector_diagonal import SectorDiagonal
 from ._errors import (LegError, LegTypeError, MixedPlacementError, SectorMismatchError, StructuredShapeError,
                       StructuredTypeError, StructuredValueError, SymmetryViolationError)
 from ._shapes import JaggedShape
 from ._symmetry import FusedLeg, Leg, Symmetry, checked_charge, fuse, leg_difference, leg_list, sign_of
 
-__all__ = ["SymmetricTensor", "SectorDiagonal", "allowed_sectors", "assemble"]
+__all__ = ["SymmetricTensor", "allowed_sectors", "assemble"]
 
 _FLOATING = ("float32", "float64", "complex64", "complex128")
 
@@ -54,16 +54,6 @@ def _tensor_charge(legs: Sequence[Leg], charge: Any, op: str) -> Any:
     """The canonical total charge (default: the group's identity), errors naming ``op``."""
     g = legs[0].symmetry
     return g.identity if charge is None else checked_charge(g, charge, f"{op}: charge")
-
-
-def _leaf(value: Any, op: str, what: str) -> Any:
-    """``as_leaf(value)``; anything that is not a tensor or an array of numbers is a
-    :class:`StructuredTypeError` naming ``what`` (the block, the sector)."""
-    try:
-        return as_leaf(value)
-    except (tf.TenferroError, TypeError, ValueError):
-        raise StructuredTypeError(f"{op}: {what} must be a tensor or an array of numbers, got "
-                                  f"{type(value).__name__} {value!r:.80}") from None
 
 
 def _carried_keys(legs: Sequence[Leg], charge: Any, op: str) -> list[tuple]:
@@ -203,6 +193,22 @@ class SymmetricTensor(StructuredTensor):
         return out
 
     @classmethod
+    def from_kernel(cls, blocks: Mapping[tuple, Any], legs: Sequence[Leg], charge: Any, dtype: Any) -> SymmetricTensor:
+        """Construction for kernels that made the blocks (tenferro tensors of ``dtype``) and
+        their canonical charges themselves (the sweeps' per-sector SVDs): only the structure is
+        checked, each key a charge per leg that conserves ``charge``, each block its sectors'
+        shape. User data goes through the constructor, which checks everything."""
+        op = "SymmetricTensor.from_kernel"
+        legs = _check_legs(legs, op)
+        g, signs = legs[0].symmetry, [sign_of(leg) for leg in legs]
+        for key, b in blocks.items():
+            if (not isinstance(key, tuple) or len(key) != len(legs) or g._total(key, signs) != charge
+                    or tuple(b.shape) != tuple(leg._sectors.get(q) for q, leg in zip(key, legs))):
+                raise SymmetryViolationError(f"{op}: block {key!r} of shape {tuple(getattr(b, 'shape', ()))} is not a "
+                                             f"block of charge {charge!r} on the legs {list(legs)}")
+        return cls._make(blocks, legs, charge, dtype)
+
+    @classmethod
     def _from_leaves(cls, aux: Any, leaves: Any) -> SymmetricTensor:
         keys, legs, charge, dtype = aux
         out = object.__new__(cls)
@@ -218,6 +224,13 @@ class SymmetricTensor(StructuredTensor):
     def blocks(self) -> dict[tuple, Any]:
         """Sector tuple -> dense block (a copy of the mapping; the blocks themselves are shared)."""
         return dict(self._blocks)
+
+    def block(self, key: tuple) -> Any:
+        """The stored block of the sector tuple ``key`` (one charge per leg), or None (zero)."""
+        if not isinstance(key, tuple) or len(key) != len(self._legs):
+            raise LegError(f"SymmetricTensor.block: key must be a tuple of {len(self._legs)} charges (one per leg), "
+                           f"got {key!r}")
+        return self._blocks.get(key)
 
     @property
     def leaves(self) -> tuple[Any, ...]:
@@ -513,74 +526,5 @@ def _check_symmetric(x: np.ndarray, legs: Sequence[Leg], keys: list[tuple], char
             f"{tuple(sectors)!r}, which carry charge {total!r}, not {charge!r} (tolerance {limit:.3g})")
 
 
-class SectorDiagonal:
-    """A diagonal per sector of one leg: ``values[q]`` is a 1-d tensor of ``leg.sector_dim(q)``
-    entries (singular values of an SVD, eigenvalues of ``eigh``). A tidu pytree."""
-
-    __slots__ = ("leg", "values")
-
-    def __init__(self, leg: Leg, values: Mapping[Any, Any]) -> None:
-        op = "SectorDiagonal"
-        if not isinstance(leg, Leg):
-            raise StructuredTypeError(f"{op}: leg must be a Leg, got {leg!r}")
-        if not isinstance(values, Mapping):
-            raise StructuredTypeError(f"{op}: values must be a mapping charge -> 1-d values, got "
-                                      f"{type(values).__name__}")
-        vals = {}
-        for raw, v in values.items():
-            q = checked_charge(leg.symmetry, raw, f"{op}: sector {raw!r}")
-            if q not in leg._sectors:
-                raise LegError(f"{op}: the leg {leg!r} has no sector of charge {q!r}; its charges are "
-                               f"{list(leg.charges)}")
-            if q in vals:
-                raise LegError(f"{op}: sector {q!r} is given twice")
-            v = _leaf(v, op, f"the values of sector {q!r}")
-            if tuple(v.shape) != (leg._sectors[q],):
-                raise StructuredShapeError(f"{op}: sector {q!r} has dimension {leg._sectors[q]}, "
-                                           f"its values have shape {tuple(v.shape)}")
-            vals[q] = v
-        dts = {str(v.dtype) for v in vals.values()}
-        if len(dts) > 1:
-            raise StructuredTypeError(f"{op}: the values must share one dtype, got {sorted(dts)}")
-        self.leg = leg
-        self.values = vals
-
-    @classmethod
-    def _make(cls, leg: Leg, values: dict) -> SectorDiagonal:
-        out = object.__new__(cls)
-        out.leg, out.values = leg, values
-        return out
-
-    def to_vector(self) -> Any:
-        """All values as one 1-d tensor of ``leg.dim`` entries, in the leg's sector order (a
-        sector without values contributes zeros, as in :meth:`SymmetricTensor.scale_leg`)."""
-        vs = [self[q] for q in self.leg.charges]
-        return vs[0] if len(vs) == 1 else tf.concatenate(vs, axis=0)
-
-    def to_dense(self) -> Any:
-        """The dense diagonal matrix on ``(leg, leg.dual())``."""
-        return tf.diag(self.to_vector())
-
-    def __getitem__(self, q: Any) -> Any:
-        """The values of sector ``q`` (zeros for a sector of the leg without values)."""
-        q = self.leg._charge(q, "SectorDiagonal[...]")
-        v = self.values.get(q)
-        if v is None:
-            dt = next(iter(self.values.values())).dtype if self.values else tf.float64
-            return tf.zeros((self.leg._sectors[q],), dtype=dt)
-        return v
-
-    def __iter__(self):
-        return iter(self.values)
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    def __repr__(self) -> str:
-        return f"SectorDiagonal({self.leg!r}, sectors={list(self.values)})"
-
-
 tidu.register_pytree_node(SymmetricTensor, lambda x: (tuple(x._blocks.values()), x._aux()),
                           SymmetricTensor._from_leaves)
-tidu.register_pytree_node(SectorDiagonal, lambda s: (tuple(s.values.values()), (s.leg, tuple(s.values))),
-                          lambda aux, leaves: SectorDiagonal._make(aux[0], dict(zip(aux[1], leaves))))

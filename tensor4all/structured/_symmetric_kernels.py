@@ -36,7 +36,8 @@ from tenferro.checks import concrete_value
 from ._checks import as_int
 from ._einsum import parse_subscripts
 from ._errors import SectorMismatchError, StructuredIndexError, StructuredShapeError, SymmetryError
-from ._symmetric import SectorDiagonal, SymmetricTensor
+from ._sector_diagonal import SectorDiagonal
+from ._symmetric import SymmetricTensor
 from ._symmetry import Leg, leg_difference, sign_of
 
 __all__ = [

@@ -312,6 +312,8 @@ class Leg:
 
     def _charge(self, q: Any, op: str) -> Any:
         """``q`` canonical and a sector of this leg, else a typed error naming the leg."""
+        if type(q) is int and q in self._sectors:   # the common case: a canonical integer charge of this leg
+            return q
         q = checked_charge(self.symmetry, q, f"{op} of {self!r}")
         if q not in self._sectors:
             raise LegError(f"{self!r} has no sector of charge {q!r}; its charges are {list(self._sectors)}")

@@ -23,7 +23,7 @@ from tenferro.checks import import_optional, install_hint
 
 from .errors import InvalidOptionError, OptionalDependencyError
 
-__all__ = ["array_module", "is_device_array", "to_host", "host_tensor", "to_device", "check_placement",
+__all__ = ["array_module", "is_device_array", "to_host", "host_tensor", "stored_array", "to_device", "check_placement",
            "cupy_module", "synchronize", "contiguous", "device_scope"]
 
 
@@ -57,6 +57,14 @@ def host_tensor(a: Any) -> tf.Tensor:
     """A column-major tenferro tensor of ``a`` on the host, whatever tenferro's default placement
     (results handed back to the user live on the host)."""
     return tf.asarray(np.asfortranarray(to_host(a)), placement=tf.CPU)
+
+
+def stored_array(t: tf.Tensor) -> Any:
+    """The array tensor ``t`` stores, where it lives, without a copy: ``t.numpy()`` on the CPU,
+    ``cupy.from_dlpack(t)`` on a GPU (tenferro's documented zero-copy exports)."""
+    if t.placement.device is None:
+        return t.numpy()
+    return cupy_module("a device tensor").from_dlpack(t)
 
 
 def check_placement(placement: Any, what: str) -> tf.Placement:

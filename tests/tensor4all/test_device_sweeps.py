@@ -280,11 +280,11 @@ def test_sector_blocks_live_on_device(device):
     spec = resolve_sector("Sz", 0, "spin-1/2", ws, None)
     engine = SectorEngine(ws, spec.w_charges, spec.q, [0, 1] * (L // 2), None, placement=tf.gpu(0))
     b = engine.backend
-    assert all(type(x).__module__.startswith("cupy") for site in b.sites for x in site.values())
+    assert all(x.placement.is_gpu for site in b.sites for x in site.leaves)
     assert all(type(x).__module__.startswith("cupy") for env in b.envs.right(1) for x in env.values())
     local = b.local_problem(Step(0, RIGHT, 2))
     assert type(local.v0).__module__.startswith("cupy")
     if _is_fake(device):
         with _fake_cupy.allow_synchronize(False):
             local.op.matvec(local.v0)
-    assert all(isinstance(x, np.ndarray) for site in b.host_sites() for x in site.values())
+    assert all(x.placement == tf.CPU for site in b.host_sites() for x in site.leaves)

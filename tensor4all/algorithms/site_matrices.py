@@ -1,0 +1,120 @@
+"""Symmetric MPS sites read and written as one matrix per basis state: the layout the
+charge-sector steps compute in (the sweep's :mod:`.sector_backend` and TEBD's
+:class:`~.tebd_sites.BlockSites`).
+
+A site is a :class:`~tensor4all.SymmetricTensor` with legs ``(left bond, physical, right
+bond)`` and blocks ``(q_l, q_s, q_r)`` of shape ``(dim q_l, dim q_s, dim q_r)``, stored
+column-major. The matrix ``A[(q_l, s)]`` of a basis state ``s`` (position ``k`` in its sector
+``q_s``) is the view ``block[:, k, :]``: reading a site copies nothing, and the steps stack
+these views into the per-sector matrices of a cut (TeNPy's pipes). Writing goes the other
+way: the factors of a split are cut into the matrices of the states and copied into fresh
+blocks, so there is one format for a symmetric site everywhere (the MPS, the sweeps, TEBD)
+and no conversion between two.
+
+Charges are the group's integers (U(1), packed for products of U(1)s, or Z_n); the blocks live
+where the run is placed (NumPy or CuPy arrays behind tenferro tensors).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
+
+import tenferro as tf
+
+from ..structured import Leg, SymmetricTensor, Symmetry
+from ..tools.device import stored_array
+
+__all__ = ["SiteMatrices", "bond_of"]
+
+Piece = tuple[tuple[int, int], Any]   # ((q_l, s), A[(q_l, s)])
+
+
+def bond_of(leg: Leg) -> dict[int, int]:
+    """A bond's charge -> dimension map, from its leg."""
+    return {int(q): d for q, d in leg.sectors.items()}
+
+
+class _Physical:
+    """Per basis state of a physical leg: its charge and position in its sector; per sector,
+    its dimension and first state."""
+
+    __slots__ = ("where", "dims", "first", "charges")
+
+    def __init__(self, leg: Leg) -> None:
+        self.where = [(q, k) for q, d in leg.sectors.items() for k in range(d)]
+        self.dims = dict(leg.sectors)
+        self.first = {q: s for s, (q, k) in enumerate(self.where) if k == 0}
+        self.charges = [q for q, _ in self.where]
+
+
+class SiteMatrices:
+    """Reads and writes symmetric sites of the group ``symmetry`` (charges reduced modulo
+    ``modulus``; 0 for U(1)) as matrices per basis state, blocks of ``dtype`` made by ``xp``
+    (NumPy or CuPy) on ``placement``."""
+
+    def __init__(self, symmetry: Symmetry, modulus: int, dtype: Any, xp: Any = np, placement: Any = None):
+        self.symmetry, self.modulus, self.xp = symmetry, modulus, xp
+        self.placement = tf.CPU if placement is None else placement
+        self._legs: dict[tuple, Leg] = {}
+        self._physical: dict[int, tuple[Leg, _Physical]] = {}
+        self.set_dtype(dtype)
+
+    def set_dtype(self, dtype: Any) -> None:
+        self.dtype = np.dtype(dtype)
+        self.tf_dtype = tf.dtype(self.dtype.name)
+
+    def physical(self, leg: Leg) -> _Physical:
+        """The positions of the basis states of the physical ``leg`` (cached per leg)."""
+        held = self._physical.get(id(leg))
+        if held is None or held[0] is not leg:
+            held = self._physical[id(leg)] = (leg, _Physical(leg))
+        return held[1]
+
+    def leg(self, bond: dict[int, int], dual: bool) -> Leg:
+        """The leg of a bond's charge -> dimension map (cached: bonds recur every sweep)."""
+        key = (tuple(bond.items()), dual)
+        leg = self._legs.get(key)
+        if leg is None:
+            leg = self._legs[key] = Leg(self.symmetry, bond, dual=dual)
+        return leg
+
+    def tensor(self, blocks: dict[tuple, Any], legs: tuple[Leg, ...]) -> SymmetricTensor:
+        """A site from column-major ``blocks`` made here (no checks: every key conserves charge 0)."""
+        where = self.placement
+        return SymmetricTensor.from_kernel({k: tf.asarray(b, placement=where) for k, b in blocks.items()}, legs,
+                                           self.symmetry.identity, self.tf_dtype)
+
+    def build(self, pieces: Iterable[Piece], left: dict[int, int], phys: Leg, right: dict[int, int]) -> SymmetricTensor:
+        """A site from the matrices ``((q_l, s), A)`` of ``pieces`` on the bonds ``left`` and
+        ``right``; the states a block's pieces do not name are zero."""
+        grid: dict[tuple, Any] = {}
+        p, mod = self.physical(phys), self.modulus
+        where, dims = p.where, p.dims
+        for (ql, s), mat in pieces:
+            qs, k = where[s]
+            key = (ql, qs, (ql + qs) % mod if mod else ql + qs)
+            blk = grid.get(key)
+            if blk is None:
+                blk = grid[key] = self.xp.zeros((left[ql], dims[qs], right[key[2]]), dtype=self.dtype, order="F")
+            blk[:, k, :] = mat
+        return self.tensor(grid, (self.leg(left, False), phys, self.leg(right, True)))
+
+    def matrices(self, t: SymmetricTensor) -> Iterator[Piece]:
+        """Every stored ``((q_l, s), A[(q_l, s)])`` of the site ``t``, as views of its blocks."""
+        first = self.physical(t.legs[1]).first
+        for (ql, qs, _), blk in t.blocks.items():
+            arr = stored_array(blk)
+            for k in range(arr.shape[1]):
+                yield (ql, first[qs] + k), arr[:, k, :]
+
+    def map_blocks(self, t: SymmetricTensor, fn: Callable[[Any], Any]) -> SymmetricTensor:
+        """``t`` with ``fn`` applied to every block's array (``fn`` keeps shapes and layout)."""
+        return self.tensor({k: fn(stored_array(b)) for k, b in t.blocks.items()}, t.legs)
+
+    def norm2(self, t: SymmetricTensor) -> float:
+        """The squared norm of ``t``."""
+        return sum(float(self.xp.vdot(a, a).real) for a in map(stored_array, t.leaves))
+
+    def nbytes(self, t: SymmetricTensor) -> int:
+        return sum(stored_array(b).nbytes for b in t.leaves)
