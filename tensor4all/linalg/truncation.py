@@ -30,6 +30,7 @@ import scipy.linalg
 
 import tenferro as tf
 
+from ..structured.ranking import rank_across_sectors
 from ..tools.device import array_module, contiguous, is_device_array, to_host
 
 __all__ = ["svd_truncated", "truncation_keep", "sector_keep", "thin_svd", "svd_truncated_sectors", "absorb", "split",
@@ -107,12 +108,15 @@ def sector_keep(values: dict[Any, np.ndarray], max_bond: int | None,
     charges = list(values)
     if not charges:
         return {}, 0.0
-    merged = np.concatenate([np.asarray(values[q]) for q in charges])
-    owner = np.concatenate([np.full(len(values[q]), k, dtype=int) for k, q in enumerate(charges)])
-    order = np.argsort(-merged, kind="stable")
-    keep, err = truncation_keep(merged[order], max_bond, cutoff)
-    counts = np.bincount(owner[order[:keep]], minlength=len(charges))
-    return {q: int(counts[k]) for k, q in enumerate(charges)}, err
+    err = 0.0
+
+    def rank(merged: np.ndarray) -> int:
+        nonlocal err
+        keep, err = truncation_keep(merged, max_bond, cutoff)
+        return keep
+
+    counts = rank_across_sectors([to_host(values[q]) for q in charges], rank)
+    return dict(zip(charges, counts)), err
 
 
 def absorb(u: np.ndarray, s: np.ndarray, vh: np.ndarray, direction: str) -> tuple[np.ndarray, np.ndarray]:

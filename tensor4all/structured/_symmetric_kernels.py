@@ -38,6 +38,7 @@ from ._einsum import parse_subscripts
 from ._errors import SectorMismatchError, StructuredIndexError, StructuredShapeError, SymmetryError
 from ._sector_diagonal import SectorDiagonal
 from ._symmetric import SymmetricTensor
+from .ranking import rank_across_sectors
 from ._symmetry import Leg, leg_difference, sign_of
 
 __all__ = [
@@ -368,18 +369,13 @@ def sym_truncated_svd(x: SymmetricTensor, max_rank: Any = None, cutoff: Any = No
         raise SymmetryError("truncated_svd of a symmetric tensor with no blocks (the zero matrix)")
     parts = [tf.linalg.svd(x._blocks[k]) for k in keys]
     values = []
-    for j, p in enumerate(parts):
+    for p in parts:
         s = concrete_value(p[1])
         if s is None:
             raise SymmetryError("truncated_svd of a symmetric tensor chooses its rank from the singular values; "
                                 "under tenferro.jit they are not known while tracing (call it outside jit)")
-        values.extend((float(v), j, i) for i, v in enumerate(np.asarray(s)))
-    values.sort(key=lambda t: -t[0])
-    r = tf.linalg.truncation_rank(np.array([v for v, _, _ in values]), max_rank, cutoff, rtol)   # one ranking
-    r = max(r, 1)
-    keep = [0] * len(parts)
-    for _, j, _ in values[:r]:
-        keep[j] += 1
+        values.append(np.asarray(s))
+    keep = rank_across_sectors(values, lambda merged: max(tf.linalg.truncation_rank(merged, max_rank, cutoff, rtol), 1))
     kept_keys, kept_parts = [], []
     for k, p, n in zip(keys, parts, keep):
         if n:

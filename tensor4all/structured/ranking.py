@@ -1,0 +1,24 @@
+"""The one ranking of singular values across charge sectors: a block-sparse truncation keeps
+the largest values of all sectors together, not a share per sector (ITensor's and TeNPy's
+rule). Every block-sparse truncation counts through :func:`rank_across_sectors`: the
+symmetric ``truncated_svd`` of :mod:`tensor4all.structured.linalg` and
+:func:`tensor4all.linalg.truncation.sector_keep` (the sweeps, compression and TEBD)."""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+__all__ = ["rank_across_sectors"]
+
+
+def rank_across_sectors(values: Sequence[np.ndarray], rank: Callable[[np.ndarray], int]) -> list[int]:
+    """How many of each sector's descending ``values`` to keep: ``rank`` of all values merged in
+    descending order (ties in sector order) says how many to keep in all."""
+    if not values:
+        return []
+    merged = np.concatenate([np.asarray(v, dtype=float) for v in values])
+    owner = np.concatenate([np.full(len(v), k, dtype=int) for k, v in enumerate(values)])
+    order = np.argsort(-merged, kind="stable")
+    keep = rank(merged[order])
+    return [int(n) for n in np.bincount(owner[order[:keep]], minlength=len(values))]
