@@ -31,7 +31,7 @@ from .operators.opsum import EmptyOpSumError, OpSumTermError
 from .networks.files import MPSFileError, MPSFileIOError, MPSFileNotFoundError, UnsupportedFileFormatError
 from .sites.local_spaces import UnknownLocalSpaceError, UnknownOperatorError
 from .sites.charges import NonConservingError
-from .scan.errors import ScanClusterError, ScanFileError, ScanFileIOError
+from .scans.errors import ScanClusterError, ScanFileError, ScanFileIOError
 from .algorithms.tdvp import FrozenBondsWarning
 from .sites.local_spaces import LOCAL_SPACES, LocalSpace, local_space
 from .networks.mps import MPS, add, overlap
@@ -41,7 +41,7 @@ from .algorithms.apply import apply
 from . import lattices
 from . import models
 from .algorithms.dmrg import BondUpdate, DMRGResult, SweepRecord, dmrg
-from .scan import ScanTask, scan  # the name tensor4all.scan is the function (the module: sys.modules)
+from .scans import ScanTask, scan
 from .algorithms.tebd import tebd
 from .algorithms.tdvp import tdvp
 from .algorithms.evolution import EvolutionRecord, EvolutionResult

@@ -178,7 +178,7 @@ TENSOR4ALL_LAYERS = [
     "algorithms",    # the sweep engine, environments, backends; dmrg, tdvp, tebd, apply
     "tci",           # tensor cross interpolation
     "quantics",      # quantics grids and tensor trains
-    "scan",          # parameter scans on Dask
+    "scans",         # parameter scans on Dask (the package; tensor4all.scan is the function)
     "cli",           # the command-line program
     "__main__",
     "__init__",

@@ -20,7 +20,12 @@ exact product followed by compression.
   ``sweeps`` times (usually two). A sweep costs ``O(d^3 chi^3 + D d^2 chi^3)`` per site and no
   step handles the ``chi D`` bond of the product, so it is the cheaper method for MPOs of large
   bond ``D``; for small ``D`` zip-up is faster. Its result is as close as zip-up's or closer
-  (the tests check it), being optimal bond by bond.
+  (the tests check it), being optimal bond by bond. The environments of ``<phi|W|psi>`` are
+  the one environment object, :class:`~tensor4all.networks.environments.EnvCache` (left blocks
+  ``(phi, W, psi)``, right blocks ``(W, psi, phi)``), moved with the centre by the sweep
+  schedule of DMRG (:func:`~.schedule.sweep_schedule`, :meth:`EnvCache.moved`) and updated by
+  the differentiable :func:`~tensor4all.networks.environments.transfer_left` and
+  :func:`~tensor4all.networks.environments.transfer_right` that measurements use too.
 * ``"naive"``: the exact product (bond dimensions multiply), then QR and the SVD compression.
 
 The result is ``W|psi>`` itself, not normalized. All three are written once over the array
@@ -43,11 +48,12 @@ import numpy as np
 import tenferro as tf
 
 from ..networks.chain import leaves_of
+from ..networks.environments import EnvCache, block_bytes, transfer_left, transfer_right
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
 from ..networks.mpo import MPO, check_compatible, symmetric_mpo_sites
 from ..networks.mps import MPS
 from .schedule import RIGHT, sweep_schedule
-from ..networks.site_ops import ops_for, truncate_sweep
+from ..networks.site_ops import compress_sweep, ops_for, truncate_sweep
 from ..networks.symmetric_sites import random_sites
 from ..tools.checks import check_cutoff, check_positive_int, check_real, check_seed, concrete, np_dtype
 
@@ -115,7 +121,7 @@ def _naive(ws: Sequence[Any], ts: Sequence[Any], max_bond: int | None, cutoff: f
     sites = [ops.product_site(w, a) for w, a in zip(ws, ts)]
     if len(sites) == 1:
         return sites
-    return truncate_sweep(ops.left_orthonormal(sites), max_bond, cutoff)[0]
+    return compress_sweep(sites, max_bond, cutoff)[0]
 
 
 def _zipup(ws: Sequence[Any], ts: Sequence[Any], max_bond: int | None, cutoff: float) -> list[Any]:
@@ -134,25 +140,10 @@ def _zipup(ws: Sequence[Any], ts: Sequence[Any], max_bond: int | None, cutoff: f
 
 
 # ---- variational fitting ------------------------------------------------------------------
-def _left_env(ops: Any, env: Any, p: Any, w: Any, a: Any) -> Any:
-    """The environment ``(phi bond, MPO bond, psi bond)`` of the sites up to this one."""
-    cp = ops.conj(p)
-    if env is None:
-        return ops.einsum("asc,wstv,atd->cvd", cp, w, a)
-    return ops.einsum("awb,asc,wstv,btd->cvd", env, cp, w, a)
-
-
-def _right_env(ops: Any, env: Any, p: Any, w: Any, a: Any) -> Any:
-    """The environment ``(phi bond, MPO bond, psi bond)`` of the sites from this one on."""
-    cp = ops.conj(p)
-    if env is None:
-        return ops.einsum("asc,wstv,btc->awb", cp, w, a)
-    return ops.einsum("asc,wstv,btd,cvd->awb", cp, w, a, env)
-
-
 def _pair(ops: Any, left: Any, right: Any, w1: Any, w2: Any, a1: Any, a2: Any) -> Any:
-    """``W|psi>`` on sites ``(i, i + 1)`` projected onto the environments of ``phi``: legs
-    ``(phi left bond, s_i, s_{i+1}, phi right bond)``; at a chain end, the bond of ``psi``."""
+    """``W|psi>`` on sites ``(i, i + 1)`` projected onto the environments of ``phi`` (left block
+    ``(phi, W, psi)``, right block ``(W, psi, phi)``; None at an edge): legs ``(phi left bond,
+    s_i, s_{i+1}, phi right bond)``; at a chain end, the bond of ``psi``."""
     specs = ["btc", "wsty", "cvd", "yuvz"]
     operands = [a1, w1, a2, w2]
     lo, hi = "b", "d"
@@ -161,7 +152,7 @@ def _pair(ops: Any, left: Any, right: Any, w1: Any, w2: Any, a1: Any, a2: Any) -
         operands.insert(0, left)
         lo = "a"
     if right is not None:
-        specs.append("ezd")
+        specs.append("zde")
         operands.append(right)
         hi = "e"
     return ops.einsum(",".join(specs) + f"->{lo}su{hi}", *operands)
@@ -178,20 +169,20 @@ def _fit(ws: Sequence[Any], ts: Sequence[Any], start: Sequence[Any], max_bond: i
     ops = ops_for(ts)
     L = len(ts)
     phi = list(start)
-    lenv: list[Any] = [None] * (L + 1)   # lenv[i]: sites 0..i-1
-    renv: list[Any] = [None] * (L + 1)   # renv[i]: sites i..L-1
+    envs: EnvCache = EnvCache(L, None, None, block_bytes)   # <phi|W|psi>, centre at site 0
     for i in range(L - 1, 1, -1):
-        renv[i] = _right_env(ops, renv[i + 1], phi[i], ws[i], ts[i])
+        envs.set_right(i, transfer_right(envs.right(i + 1), phi[i], ts[i], ws[i]))
     previous = None
     for _ in range(sweeps):
         for step in sweep_schedule(L, True):
             i = step.site
-            theta = _pair(ops, lenv[i], renv[i + 2], ws[i], ws[i + 1], ts[i], ts[i + 1])
+            theta = _pair(ops, envs.left(i), envs.right(i + 2), ws[i], ws[i + 1], ts[i], ts[i + 1])
             phi[i], phi[i + 1], _ = ops.split(theta, 2, max_bond, cutoff, step.direction)
             if step.direction == RIGHT:
-                lenv[i + 1] = _left_env(ops, lenv[i], phi[i], ws[i], ts[i])
+                block = transfer_left(envs.left(i), phi[i], ts[i], ws[i])
             else:
-                renv[i + 1] = _right_env(ops, renv[i + 2], phi[i + 1], ws[i + 1], ts[i + 1])
+                block = transfer_right(envs.right(i + 2), phi[i + 1], ts[i + 1], ws[i + 1])
+            envs.moved(step.direction, step.bond, block)
         overlap = _norm2(phi[0])   # = <phi|W psi> = <phi|phi>: the centre is site 0, the rest orthonormal
         if previous is not None and abs(overlap - previous) <= tol * abs(overlap):
             break

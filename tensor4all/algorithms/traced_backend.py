@@ -34,7 +34,7 @@ from typing import Any, Sequence
 
 import tenferro as tf
 
-from ..networks.environments import EnvCache
+from ..networks.environments import EnvCache, transfer_left, transfer_right
 from ..linalg.krylov_traced import expm_krylov_traced, value_of
 from .schedule import RIGHT, Step
 from ..linalg.truncation import truncation_keep
@@ -102,16 +102,6 @@ class TracedBond(_Operator):
         return tf.einsum("awx,xc,wcb->ab", self.lb, x, self.rb)
 
 
-def left_step(lb: Any, a: Any, w: Any) -> Any:
-    """``L'[b, v, c] = sum L[a, w, x] conj(A[a, s, b]) W[w, s, t, v] A[x, t, c]``."""
-    return tf.einsum("awx,asb,wstv,xtc->bvc", lb, tf.conj(a), w, a)
-
-
-def right_step(rb: Any, b: Any, w: Any) -> Any:
-    """``R'[w, x, a] = sum W[w, s, t, v] B[x, t, c] conj(B[a, s, b]) R[v, c, b]``."""
-    return tf.einsum("wstv,xtc,asb,vcb->wxa", w, b, tf.conj(b), rb)
-
-
 @dataclass
 class TracedLocal:
     """One step's local problem: the operator, the flat start vector, the local tensor's shape
@@ -152,10 +142,10 @@ class TracedBackend:
             self._push_right(i)
 
     def _push_left(self, i: int) -> None:
-        self.envs.set_left(i + 1, left_step(self.envs.left(i), self.psi[i], self.ws[i]))
+        self.envs.set_left(i + 1, transfer_left(self.envs.left(i), self.psi[i], self.psi[i], self.ws[i]))
 
     def _push_right(self, i: int) -> None:
-        self.envs.set_right(i, right_step(self.envs.right(i + 1), self.psi[i], self.ws[i]))
+        self.envs.set_right(i, transfer_right(self.envs.right(i + 1), self.psi[i], self.psi[i], self.ws[i]))
 
     def set_operator(self, ws: Sequence[Any], w_charges: Any = None) -> None:
         """Evolve with the MPO ``ws`` from now on (a time-dependent Hamiltonian, one MPO per

@@ -25,11 +25,11 @@ from tqdm import tqdm
 from .checks import conserve_of, sector_of, validate
 from .common import installed, integer_arg
 from ..tools.errors import Tensor4allError
-from ..scan.errors import ScanClusterError
+from ..scans.errors import ScanClusterError
 from ..tools.files import output_problem
-from ..scan.table import check_out
-from ..scan.task import MODEL_PARAMETERS, ScanTask
-from ..scan import ScanRun, default_workers
+from ..scans.table import check_out
+from ..scans.task import MODEL_PARAMETERS, ScanTask
+from ..scans import ScanRun, default_workers
 
 __all__ = ["add_parser", "write_scan_plot"]
 

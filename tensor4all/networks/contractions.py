@@ -12,12 +12,12 @@ import numpy as np
 import tenferro as tf
 
 from .chain import leaves_of
-from .correlations import site_conj, site_einsum
+from .environments import transfer_left
 from ..structured import SymmetricTensor
-from ..tools.checks import concrete, exponent, ldexp
+from ..tools.checks import concrete, ldexp
 from ..tools.errors import ZeroNormError
 
-__all__ = ["check_nonzero_norm", "pow2", "scaled_sites", "largest_entry", "scalar_of", "restore_scale", "sandwich",
+__all__ = ["check_nonzero_norm", "pow2", "scaled_sites", "largest_entry", "scalar_of", "sandwich",
            "overlap_tensors"]
 
 
@@ -67,34 +67,17 @@ def scalar_of(env: Any) -> Any:
     return tf.reshape(env.to_dense() if isinstance(env, SymmetricTensor) else env, ())
 
 
-def restore_scale(ts: list[np.ndarray], e: int) -> list[np.ndarray]:
-    """Multiply a chain of NumPy site tensors by ``2**e``: on site 0 when that stays in
-    range, else spread over the sites."""
-    if e == 0:
-        return ts
-    if abs(exponent(ts[0]) + e) < 1000:
-        return [ldexp(ts[0], e)] + ts[1:]
-    q, r = divmod(e, len(ts))
-    return [ldexp(t, q + (1 if i < r else 0)) for i, t in enumerate(ts)]
-
-
 def sandwich(ts: Sequence[Any], ops: dict[int, np.ndarray]) -> Any:
     """``<psi| prod_i ops[i] |psi>`` (unnormalized) over site tensors ``ts``, left to right."""
     env = None
     for i, a in enumerate(ts):
-        ca = site_conj(a)
-        if i in ops:
-            o = ops[i] if isinstance(ops[i], SymmetricTensor) else tf.asarray(ops[i])
-            env = (site_einsum("asc,st,atd->cd", ca, o, a) if env is None
-                   else site_einsum("ab,asc,st,btd->cd", env, ca, o, a))
-        else:
-            env = site_einsum("asc,asd->cd", ca, a) if env is None else site_einsum("ab,asc,bsd->cd", env, ca, a)
+        o = ops.get(i)
+        env = transfer_left(env, a, a, None if o is None else o if isinstance(o, SymmetricTensor) else tf.asarray(o))
     return scalar_of(env)
 
 
 def overlap_tensors(xs: Sequence[Any], ys: Sequence[Any]) -> Any:
     env = None
     for x, y in zip(xs, ys):
-        cx = site_conj(x)
-        env = site_einsum("asc,asd->cd", cx, y) if env is None else site_einsum("ab,asc,bsd->cd", env, cx, y)
+        env = transfer_left(env, x, y)
     return scalar_of(env)

@@ -38,6 +38,15 @@ right environment (``i < j`` entries), and one with the roles exchanged (``i > j
 sites cost ``O(L^2)`` contractions of ``chi^3 d`` each. Everything is a tenferro operation, so the
 result is differentiable with tidu; symmetric sites stay blockwise when every operator has one
 charge (``F``, ``Sz``, ``S+``, ``Cdag``), else the sites are made dense.
+
+**Environments.** The norm environments live in the one environment object,
+:class:`~.environments.EnvCache`, in its index order (left blocks ``(bra, ket)``, right blocks
+``(ket, bra)``; ``None`` at the edges): the right blocks are built once from the right end, and
+the centre then moves right through the measured sites (``set_left``), dropping the right blocks
+it passes. Every block is moved by :func:`~.environments.transfer_left` and
+:func:`~.environments.transfer_right`, and every value is the chain closed across the last
+operator's site by :func:`~.environments.close`: the differentiable updates that the
+variational fit of ``apply`` uses too.
 """
 from __future__ import annotations
 
@@ -53,10 +62,9 @@ from ..tools.errors import (DimensionMismatchError, InvalidOptionError, NonFinit
                             Tensor4allTypeError, ZeroNormError)
 from ..sites.local_spaces import UnknownLocalSpaceError
 from ..sites.local_spaces import LocalSpace, default_local_space, local_space
+from .environments import EnvCache, block_bytes, close, site_conj, site_einsum, transfer_left, transfer_right
 from .symmetric_sites import is_symmetric, operator_tensor
 from ..tools.checks import concrete, numeric_array
-from ..structured import SymmetricTensor
-from ..structured import einsum as structured_einsum
 
 __all__ = ["SiteOperator", "Chain", "expect_operators", "pair_operators", "correlation_operators",
            "correlation_matrix", "expect_profile", "site_einsum", "site_conj"]
@@ -240,41 +248,18 @@ def _check_sites(sites: Any, L: int, what: str) -> list[int]:
     return out
 
 
-def site_einsum(spec: str, *operands: Any) -> Any:
-    """``tenferro.einsum``, or the structured dispatcher's when a symmetric site takes part."""
-    if any(isinstance(o, SymmetricTensor) for o in operands):
-        return structured_einsum(spec, *operands)
-    return tf.einsum(spec, *operands)
-
-
-def site_conj(t: Any) -> Any:
-    """The complex conjugate of a site tensor, dense or symmetric."""
-    return t.conj() if isinstance(t, SymmetricTensor) else tf.conj(t)
-
-
 def _transfer(env: Any, a: Any, op: Any) -> Any:
-    """The left environment ``env`` (bra bond, ket bond; None before site 0) moved across the site
-    tensor ``a`` with the operator ``op`` (None: the identity)."""
-    ca = site_conj(a)
-    if op is None:
-        return site_einsum("asc,asd->cd", ca, a) if env is None else site_einsum("ab,asc,bsd->cd", env, ca, a)
-    return site_einsum("asc,st,atd->cd", ca, op, a) if env is None else site_einsum("ab,asc,st,btd->cd", env, ca, op, a)
+    """The left block ``env`` of ``<psi|..|psi>`` (bra, ket; None before site 0) moved across the
+    site tensor ``a`` with the operator ``op`` (None: the identity)."""
+    return transfer_left(env, a, a, op)
 
 
-def _right_environments(ts: Sequence[Any]) -> list[Any]:
-    """``R[k]``: the norm contraction of sites ``k..L-1`` (bra bond, ket bond); ``R[L]`` None."""
-    R: list[Any] = [None] * (len(ts) + 1)
-    for k in range(len(ts) - 1, -1, -1):
-        a, ca = ts[k], site_conj(ts[k])
-        R[k] = site_einsum("asc,bsc->ab", ca, a) if R[k + 1] is None else site_einsum("asc,bsd,cd->ab", ca, a, R[k + 1])
-    return R
-
-
-def _close(env: Any, right: Any) -> Any:
-    """A left environment against a right one (None past the last site) as a scalar."""
-    if right is None:
-        return tf.reshape(env.to_dense() if isinstance(env, SymmetricTensor) else env, ())
-    return site_einsum("cd,cd->", env, right)
+def _move_right(envs: EnvCache, ts: list[Any], start: int, stop: int) -> int:
+    """The centre moved from site ``start`` to ``stop``: the left blocks up to ``stop`` built, the
+    right blocks passed dropped. Returns ``stop``."""
+    for k in range(start, stop):
+        envs.set_left(k + 1, _transfer(envs.left(k), ts[k], None))
+    return stop
 
 
 def _operands(ts: list[Any], mats: dict[tuple[str, int], np.ndarray | None]) -> tuple[list[Any], dict]:
@@ -290,16 +275,16 @@ def _operands(ts: list[Any], mats: dict[tuple[str, int], np.ndarray | None]) -> 
     return ts, {k: None if m is None else tf.asarray(m) for k, m in mats.items()}
 
 
-def _sweep(ts: list[Any], left: Any, right: list[Any], start: int, first: Any, ends: dict[int, Any],
+def _sweep(ts: list[Any], envs: EnvCache, start: int, first: Any, ends: dict[int, Any],
            between: dict[int, Any]) -> dict[int, Any]:
     """``{k: <first_start (prod between) ends[k]_k>}`` (unnormalized) for every ``k > start`` in
-    ``ends``: one left-to-right pass from ``start``, closing at each ``k`` with the right environment."""
-    env = _transfer(left, ts[start], first)
+    ``ends``: one left-to-right pass from ``start``, closing at each ``k`` with the right block."""
+    env = _transfer(envs.left(start), ts[start], first)
     out = {}
     last = max(ends)
     for k in range(start + 1, last + 1):
         if k in ends:
-            out[k] = _close(_transfer(env, ts[k], ends[k]), right[k + 1])
+            out[k] = close(env, envs.right(k + 1), ts[k], ts[k], ends[k])
         if k < last:
             env = _transfer(env, ts[k], between.get(k))
     return out
@@ -342,37 +327,37 @@ def correlation_matrix(ts: Sequence[Any], op_a: Any, op_b: Any, sites: Any = Non
         all(_is_hermitian(mats[("between", k)]) for k in range(lo + 1, hi) if mats[("between", k)] is not None)
     ts, ops = _operands(ts, mats)
     between = {k: ops[("between", k)] for k in range(lo + 1, hi)}
-    # environments: right ones over every site, left ones up to the last site measured
-    norm2, left, right = _norm_and_environments(ts, hi, what)
+    # the right blocks over every site; the centre then moves right through the rows
+    norm2, envs = _norm_and_environments(ts, what)
     values: dict[tuple[int, int], Any] = {}
+    centre = 0
     for pos, k in enumerate(uniq):
-        values[(k, k)] = _close(_transfer(left[k], ts[k], ops[("both", k)]), right[k + 1])
+        centre = _move_right(envs, ts, centre, k)
+        values[(k, k)] = close(envs.left(k), envs.right(k + 1), ts[k], ts[k], ops[("both", k)])
         later = uniq[pos + 1:]
         if later:
-            upper = _sweep(ts, left[k], right, k, ops[("first_a", k)], {j: ops[("last_b", j)] for j in later}, between)
+            upper = _sweep(ts, envs, k, ops[("first_a", k)], {j: ops[("last_b", j)] for j in later}, between)
             values.update({(k, j): v for j, v in upper.items()})
             if mirror:
                 values.update({(i, k): tf.conj(v) for i, v in upper.items()})
             else:
-                lower = _sweep(ts, left[k], right, k, ops[("first_b", k)], {i: ops[("last_a", i)] for i in later},
-                               between)
+                lower = _sweep(ts, envs, k, ops[("first_b", k)], {i: ops[("last_a", i)] for i in later}, between)
                 values.update({(i, k): v for i, v in lower.items()})
     scaled = {key: (tf.real(v / norm2) if hermitian else v / norm2) for key, v in values.items()}
     return tf.stack([tf.stack([scaled[(i, j)] for j in order]) for i in order])
 
 
-def _norm_and_environments(ts: list[Any], last: int, what: str) -> tuple[Any, list[Any], list[Any]]:
-    """``<psi|psi>`` (ZeroNormError if 0), the right environments over every site and the left ones
-    up to site ``last``."""
-    right = _right_environments(ts)
-    norm2 = _close(right[0], None)
+def _norm_and_environments(ts: list[Any], what: str) -> tuple[Any, EnvCache]:
+    """``<psi|psi>`` (ZeroNormError if 0) and the environments of ``<psi|psi>`` with the right
+    blocks over every site built (the centre at site 0)."""
+    envs: EnvCache = EnvCache(len(ts), None, None, block_bytes)
+    for k in range(len(ts) - 1, -1, -1):
+        envs.set_right(k, transfer_right(envs.right(k + 1), ts[k], ts[k]))
+    norm2 = close(envs.left(0), envs.right(0))
     c = concrete(norm2)
     if c is not None and float(tf.real(c)) == 0.0:
         raise ZeroNormError(f"{what}: the state has norm 0, so <psi|...|psi> / <psi|psi> is undefined")
-    left: list[Any] = [None]
-    for k in range(last):
-        left.append(_transfer(left[k], ts[k], None))
-    return norm2, left, right
+    return norm2, envs
 
 
 def expect_profile(ts: Sequence[Any], op: Any, sites: Any = None, local: Any = None,
@@ -391,7 +376,10 @@ def expect_profile(ts: Sequence[Any], op: Any, sites: Any = None, local: Any = N
         mats[("op", k)] = a.matrix
     hermitian = all(_is_hermitian(m) for m in mats.values())
     ts, ops = _operands(ts, mats)
-    norm2, left, right = _norm_and_environments(ts, uniq[-1], what)
-    values = {k: _close(_transfer(left[k], ts[k], ops[("op", k)]), right[k + 1]) for k in uniq}
+    norm2, envs = _norm_and_environments(ts, what)
+    values, centre = {}, 0
+    for k in uniq:
+        centre = _move_right(envs, ts, centre, k)
+        values[k] = close(envs.left(k), envs.right(k + 1), ts[k], ts[k], ops[("op", k)])
     scaled = {k: (tf.real(v / norm2) if hermitian else v / norm2) for k, v in values.items()}
     return tf.stack([scaled[k] for k in order])

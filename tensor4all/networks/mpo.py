@@ -23,7 +23,7 @@ from ..sites.charges import NonConservingError
 from ..sites.charges import CONSERVED_CHARGES, charge_parts
 from ..sites.local_spaces import LOCAL_SPACES, LocalSpace, local_space
 from ..operators.term_charges import check_opsum_conserves, mpo_bond_charges
-from .correlations import site_conj, site_einsum
+from .environments import transfer_left
 from .contractions import check_nonzero_norm, overlap_tensors, scalar_of, scaled_sites
 from .mps import MPS
 from ..operators.opsum import OpSum
@@ -293,11 +293,7 @@ def expectation(psi: MPS, H: MPO) -> Any:
     check_nonzero_norm(den, "expectation")
     env = None
     for a, w in zip(ts, ws):
-        ca = site_conj(a)
-        if env is None:
-            env = site_einsum("asc,wstv,atd->cvd", ca, w, a)
-        else:
-            env = site_einsum("awb,asc,wstv,btd->cvd", env, ca, w, a)
+        env = transfer_left(env, a, a, w)
     num = tf.real(scalar_of(env))
     return num / den
 

@@ -1,7 +1,7 @@
 """Typed errors of tensor4all: one base class, and the subclasses for the kinds of bad input
 every layer meets (options, types, shapes, sites, non-finite values, memory). Errors of one
 feature live beside it: files (:mod:`tensor4all.networks.files`), scans
-(:mod:`tensor4all.scan.errors`), local spaces and charges (:mod:`tensor4all.sites`), operator
+(:mod:`tensor4all.scans.errors`), local spaces and charges (:mod:`tensor4all.sites`), operator
 sums (:mod:`tensor4all.operators.opsum`), TCI (:mod:`tensor4all.tci.errors`), structured tensors
 (:mod:`tensor4all.structured`); ``tensor4all`` exports them all.
 

@@ -20,7 +20,7 @@ import pytest
 
 import tensor4all as t4a
 from tensor4all import cli
-from tensor4all.scan import local_cluster
+from tensor4all.scans import local_cluster
 
 dask = pytest.importorskip("dask", reason="the 'distributed' extra (in 'dev') runs these tests")
 distributed = pytest.importorskip("distributed")

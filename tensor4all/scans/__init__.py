@@ -4,7 +4,7 @@ streams the rows into one Arrow/Parquet file as the points finish.
 The project states what to compute (the points, :class:`ScanTask` or a function) and Dask
 schedules it (``client.submit`` per point, ``as_completed``, Dask's own ``retries=`` and its
 ``allowed-failures`` for workers that die). The file is rewritten atomically after each
-batch of finished points (:mod:`tensor4all.scan.table`), so an interrupted scan resumes
+batch of finished points (:mod:`tensor4all.scans.table`), so an interrupted scan resumes
 from it: points with status ``ok`` are skipped (matched by their parameter values), the
 others run. Dask is the optional ``distributed`` extra; without it :func:`scan` raises
 :class:`OptionalDependencyError` naming the extra.
