@@ -20,6 +20,7 @@ from tidu import Tracer
 from ._dtypes import (
     DType,
     DTypeLike,
+    _from_numpy,
     _kind_fits,
     _weak_kind,
     can_convert,
@@ -31,7 +32,8 @@ from ._errors import DTypeError, PlacementError, ShapeError, TenferroMemoryError
 from ._arrays import array_from
 from ._astype import convert_element_type
 from ._aval import TensorType
-from ._placement import CPU, Placement, array_module_of_placement, device_scope, import_cupy, resolve_placement
+from ._placement import (CPU, Placement, array_module_of_placement, device_scope, get_default_placement, import_cupy,
+                         resolve_placement)
 from ._shape import as_extents, as_index
 from ._tensor import Tensor
 
@@ -98,6 +100,9 @@ def asarray(obj: Any, dtype: DTypeLike | None = None, placement: Placement | Non
     ``bool``/``int``/``float``/``complex`` map to ``bool_``/``int64``/``float64``/
     ``complex128``.
     """
+    if (type(obj) is np.ndarray and dtype is None and obj.flags.f_contiguous and obj.dtype in _from_numpy
+            and (get_default_placement() if placement is None else placement) == CPU):
+        return Tensor._wrap(obj)   # the common case: host data already canonical (what the general path gives)
     target = None if dtype is None else _dtype(dtype)
     if isinstance(obj, Tensor) and (target is None or obj.dtype is target):
         return _to_placement("asarray", obj, placement)

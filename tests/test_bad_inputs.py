@@ -748,9 +748,6 @@ row("SymmetricTensor-from_dense-asymmetric", lambda: t4a.SymmetricTensor.from_de
 row("SymmetricTensor-zeros-dtype", lambda: t4a.SymmetricTensor.zeros([SY_P], dtype="int64"), (),
     t4a.StructuredTypeError, "dtype must be one of")
 row("SymmetricTensor-block-key", lambda: SY_X.block((1, 1)), (), t4a.LegError, "tuple of 3 charges")
-row("SymmetricTensor-from_kernel-charge", lambda: t4a.SymmetricTensor.from_kernel(
-    {(1, -1): SY_X.leaves[0][:, :, 0]}, [SY_P, SY_P.dual()], 0, SY_X.dtype), (), t4a.SymmetryViolationError,
-    "is not a block of charge 0")
 row("SymmetricTensor-allowed_sectors-float", lambda: SY_X.allowed_sectors(0.5), (), t4a.ChargeError,
     "must be an integer")
 row("SymmetricTensor-fuse_legs-repeat", lambda: SY_X.fuse_legs([0], [0, 1]), (), t4a.StructuredShapeError,

@@ -49,8 +49,8 @@ import numpy as np
 from ..linalg.krylov import expm_krylov
 from ..networks.symmetric_sites import phys_leg
 from ..structured import U1, SymmetricTensor, Zn
-from ..tools.device import cupy_module, host_tensor, stored_array, to_device, to_host
-from .site_matrices import SiteMatrices, bond_of
+from ..tools.device import cupy_module, stored_array, to_device, to_host
+from ..structured.site_matrices import SiteMatrices, bond_of
 from ..networks.environments import EnvCache
 from .sector_absorb import absorb_groups, absorb_mpo
 from .sector_operator import Env, SectorOperator, prepare_rectangles
@@ -208,10 +208,7 @@ class SectorBackend:
 
     def host_sites(self) -> list[SymmetricTensor]:
         """The sites on the host (copied from the device where they live there)."""
-        if self.xp is np:
-            return list(self.sites)
-        return [SymmetricTensor.from_kernel({k: host_tensor(stored_array(b)) for k, b in t.blocks.items()}, t.legs,
-                                            t.charge, t.dtype) for t in self.sites]
+        return list(self.sites) if self.xp is np else [self.layout.host(t) for t in self.sites]
 
     def _rebuild_envs(self) -> None:
         self._absorbed = {}
@@ -371,13 +368,11 @@ class SectorBackend:
         if keep_bond and not (fl and fr):   # the bare side's factor, its far environment, the old bond
             self._bond = ((lf, self.envs.left(b), rows) if not fl else (rf, self.envs.right(b), cols))
         if fl:   # sectors that only the expansion brought hold no part of the state (X[m] empty)
-            self._set_site(b - 1, self._site(b - 1, ((key, lf[m][off:off + n]) for m in lf if m in rows.groups
-                                                     for key, off, n in rows.groups[m]), self.bonds[b - 1], new_bond))
+            self._set_site(b - 1, self.layout.from_rows(lf, rows.groups, self.bonds[b - 1], self.phys[b - 1], new_bond))
         elif not keep_bond:
             self._merge_left(b - 1, lf)
         if fr:
-            self._set_site(b, self._site(b, (((m, s2), rf[m][:, off:off + n]) for m in rf if m in cols.groups
-                                             for (s2, _), off, n in cols.groups[m]), new_bond, self.bonds[b + 1]))
+            self._set_site(b, self.layout.from_cols(rf, cols.groups, new_bond, self.phys[b], self.bonds[b + 1]))
         elif not keep_bond:
             self._merge_right(b, rf)
         self.bonds[b] = new_bond
@@ -455,13 +450,11 @@ class SectorBackend:
         fl, fr = local.fused
         b = local.step.bond
         if fl:
-            self._set_site(b - 1, self._site(b - 1, ((key, xs[m][off:off + n]) for m in xs
-                                                     for key, off, n in local.rows.groups[m]),
-                                             bond_of(self.sites[b - 1].legs[0]), self.bonds[b]))
+            self._set_site(b - 1, self.layout.from_rows(xs, local.rows.groups, bond_of(self.sites[b - 1].legs[0]),
+                                                        self.phys[b - 1], self.bonds[b]))
         elif fr:
-            self._set_site(b, self._site(b, (((m, s2), xs[m][:, off:off + n]) for m in xs
-                                             for (s2, _), off, n in local.cols.groups[m]),
-                                         self.bonds[b], bond_of(self.sites[b].legs[2])))
+            self._set_site(b, self.layout.from_cols(xs, local.cols.groups, self.bonds[b], self.phys[b],
+                                                    bond_of(self.sites[b].legs[2])))
         elif local.step.direction == RIGHT:
             self._merge_right(b, xs)
             self._bond = None

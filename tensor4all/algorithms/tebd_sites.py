@@ -27,7 +27,7 @@ from ..linalg.truncation import sector_keep, thin_svd
 from ..tools.checks import concrete, is_traced
 from ..structured import Leg, SymmetricTensor, einsum as structured_einsum
 from ..structured import linalg as structured_linalg
-from .site_matrices import SiteMatrices, bond_of
+from ..structured.site_matrices import SiteMatrices, bond_of
 
 __all__ = ["NumpyLA", "TenferroLA", "DenseSites", "SymmetricSites", "BlockSites", "split_pair"]
 

@@ -193,22 +193,6 @@ class SymmetricTensor(StructuredTensor):
         return out
 
     @classmethod
-    def from_kernel(cls, blocks: Mapping[tuple, Any], legs: Sequence[Leg], charge: Any, dtype: Any) -> SymmetricTensor:
-        """Construction for kernels that made the blocks (tenferro tensors of ``dtype``) and
-        their canonical charges themselves (the sweeps' per-sector SVDs): only the structure is
-        checked, each key a charge per leg that conserves ``charge``, each block its sectors'
-        shape. User data goes through the constructor, which checks everything."""
-        op = "SymmetricTensor.from_kernel"
-        legs = _check_legs(legs, op)
-        g, signs = legs[0].symmetry, [sign_of(leg) for leg in legs]
-        for key, b in blocks.items():
-            if (not isinstance(key, tuple) or len(key) != len(legs) or g._total(key, signs) != charge
-                    or tuple(b.shape) != tuple(leg._sectors.get(q) for q, leg in zip(key, legs))):
-                raise SymmetryViolationError(f"{op}: block {key!r} of shape {tuple(getattr(b, 'shape', ()))} is not a "
-                                             f"block of charge {charge!r} on the legs {list(legs)}")
-        return cls._make(blocks, legs, charge, dtype)
-
-    @classmethod
     def _from_leaves(cls, aux: Any, leaves: Any) -> SymmetricTensor:
         keys, legs, charge, dtype = aux
         out = object.__new__(cls)

@@ -1,6 +1,6 @@
 """Symmetric MPS sites read and written as one matrix per basis state: the layout the
-charge-sector steps compute in (the sweep's :mod:`.sector_backend` and TEBD's
-:class:`~.tebd_sites.BlockSites`).
+charge-sector steps compute in (the sweep's :mod:`tensor4all.algorithms.sector_backend` and
+TEBD's :class:`~tensor4all.algorithms.tebd_sites.BlockSites`).
 
 A site is a :class:`~tensor4all.SymmetricTensor` with legs ``(left bond, physical, right
 bond)`` and blocks ``(q_l, q_s, q_r)`` of shape ``(dim q_l, dim q_s, dim q_r)``, stored
@@ -22,8 +22,9 @@ import numpy as np
 
 import tenferro as tf
 
-from ..structured import Leg, SymmetricTensor, Symmetry
-from ..tools.device import stored_array
+from ..tools.device import host_tensor, stored_array
+from ._symmetric import SymmetricTensor
+from ._symmetry import Leg, Symmetry
 
 __all__ = ["SiteMatrices", "bond_of"]
 
@@ -80,10 +81,11 @@ class SiteMatrices:
         return leg
 
     def tensor(self, blocks: dict[tuple, Any], legs: tuple[Leg, ...]) -> SymmetricTensor:
-        """A site from column-major ``blocks`` made here (no checks: every key conserves charge 0)."""
+        """A site from column-major ``blocks`` made here (unchecked: every key conserves charge 0
+        and every block has its sectors' shape by construction)."""
         where = self.placement
-        return SymmetricTensor.from_kernel({k: tf.asarray(b, placement=where) for k, b in blocks.items()}, legs,
-                                           self.symmetry.identity, self.tf_dtype)
+        return SymmetricTensor._make({k: tf.asarray(b, placement=where) for k, b in blocks.items()}, legs,
+                                     self.symmetry.identity, self.tf_dtype)
 
     def build(self, pieces: Iterable[Piece], left: dict[int, int], phys: Leg, right: dict[int, int]) -> SymmetricTensor:
         """A site from the matrices ``((q_l, s), A)`` of ``pieces`` on the bonds ``left`` and
@@ -99,6 +101,38 @@ class SiteMatrices:
                 blk = grid[key] = self.xp.zeros((left[ql], dims[qs], right[key[2]]), dtype=self.dtype, order="F")
             blk[:, k, :] = mat
         return self.tensor(grid, (self.leg(left, False), phys, self.leg(right, True)))
+
+    def from_rows(self, mats: dict[int, Any], groups: dict[int, list], left: dict[int, int], phys: Leg,
+                  right: dict[int, int]) -> SymmetricTensor:
+        """A site from the left factors of a cut: ``mats[m]`` has the rows ``groups[m] = [((q_l,
+        s), offset, dim q_l)]`` (a site's states in basis order, so the rows of one block's states
+        are consecutive) and the columns of bond charge ``m``; one copy per block."""
+        p, out = self.physical(phys), {}
+        for m, mat in mats.items():
+            for (ql, s), off, n in groups.get(m, ()):
+                qs, k = p.where[s]
+                if k == 0:
+                    ds = p.dims[qs]
+                    out[(ql, qs, m)] = self.xp.asfortranarray(mat[off:off + ds * n].reshape(ds, n, -1).transpose(1, 0, 2))
+        return self.tensor(out, (self.leg(left, False), phys, self.leg(right, True)))
+
+    def from_cols(self, mats: dict[int, Any], groups: dict[int, list], left: dict[int, int], phys: Leg,
+                  right: dict[int, int]) -> SymmetricTensor:
+        """A site from the right factors of a cut: ``mats[m]`` has the rows of bond charge ``m``
+        and the columns ``groups[m] = [((s, q_r), offset, dim q_r)]``; one copy per block."""
+        p, out = self.physical(phys), {}
+        for m, mat in mats.items():
+            for (s, qr), off, n in groups.get(m, ()):
+                qs, k = p.where[s]
+                if k == 0:
+                    ds = p.dims[qs]
+                    out[(m, qs, qr)] = self.xp.asfortranarray(mat[:, off:off + ds * n].reshape(mat.shape[0], ds, n))
+        return self.tensor(out, (self.leg(left, False), phys, self.leg(right, True)))
+
+    def host(self, t: SymmetricTensor) -> SymmetricTensor:
+        """``t`` with its blocks copied to the host."""
+        return SymmetricTensor._make({k: host_tensor(stored_array(b)) for k, b in t.blocks.items()}, t.legs, t.charge,
+                                     t.dtype)
 
     def matrices(self, t: SymmetricTensor) -> Iterator[Piece]:
         """Every stored ``((q_l, s), A[(q_l, s)])`` of the site ``t``, as views of its blocks."""
