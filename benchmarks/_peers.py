@@ -3,6 +3,7 @@ JAX, each configured for a fair single-threaded float64 comparison, or ``None``.
 Importing this module pins the process to one core (see below). ``TENFERRO_BENCH_PEERS``
 (a comma-separated subset of ``torch,jax``; default both) names the peers to import: a child
 process that times one framework leaves the others out."""
+
 from __future__ import annotations
 
 import os

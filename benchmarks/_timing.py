@@ -1,4 +1,5 @@
 """Shared timing helpers for the benchmark scripts (best-of-N or median wall clock)."""
+
 from __future__ import annotations
 
 import os
@@ -88,11 +89,12 @@ def _tagged(proc: subprocess.Popen, name: str, tag: str) -> str:
         if not line:
             raise RuntimeError(f"the child process timing {name!r} ended (exit status {proc.wait()})")
         if line.startswith(tag):
-            return line[len(tag):].strip()
+            return line[len(tag) :].strip()
 
 
-def interleaved_processes(commands: dict[str, list[str]], repeat: int = 15,
-                          env: dict[str, dict[str, str]] | None = None) -> dict[str, list[float]]:
+def interleaved_processes(
+    commands: dict[str, list[str]], repeat: int = 15, env: dict[str, dict[str, str]] | None = None
+) -> dict[str, list[float]]:
     """Per-call times of each command's function over ``repeat`` rounds, the rounds interleaved
     (round ``r`` of every function runs before round ``r + 1`` of any), each function in a
     process of its own: ``commands[name]`` starts a child that calls :func:`serve_rounds` (which
@@ -104,8 +106,13 @@ def interleaved_processes(commands: dict[str, list[str]], repeat: int = 15,
     procs = {}
     try:
         for name, cmd in commands.items():
-            procs[name] = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                           env={**os.environ, **(env or {}).get(name, {})})
+            procs[name] = subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env={**os.environ, **(env or {}).get(name, {})},
+            )
         for name, proc in procs.items():
             _tagged(proc, name, _READY)
         times: dict[str, list[float]] = {name: [] for name in commands}
@@ -118,8 +125,8 @@ def interleaved_processes(commands: dict[str, list[str]], repeat: int = 15,
     finally:
         for proc in procs.values():
             try:
-                proc.stdin.close()   # the child's loop ends at the end of its input
-            except OSError:   # it ended already (its error went to stderr)
+                proc.stdin.close()  # the child's loop ends at the end of its input
+            except OSError:  # it ended already (its error went to stderr)
                 pass
             proc.wait()
 

@@ -14,6 +14,7 @@ median of ``--repeat`` rounds, and the ratio is against numpy.save / numpy.load.
   (``tenferro.load`` default, ``numpy.load(mmap_mode="r")``), the file being in the page
   cache; ``open only`` is the time to get the tensors without touching them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,38 +61,53 @@ def main() -> None:
     print(f"batch: {n} float64 tensors of shape {SHAPE}, {nbytes / 1e9:.3f} GB; median of {args.repeat} rounds")
 
     with tempfile.TemporaryDirectory(dir=args.dir) as d:
-        npy, ipc, parq, raw, lst = (os.path.join(d, f) for f in
-                                    ("b.npy", "b.arrow", "b.parquet", "b.raw.parquet", "b.list.arrow"))
+        npy, ipc, parq, raw, lst = (
+            os.path.join(d, f) for f in ("b.npy", "b.arrow", "b.parquet", "b.raw.parquet", "b.list.arrow")
+        )
         items = [tf.Tensor._wrap(data[..., k]) for k in range(n)]
         col = lambda: {"b": tf.arrow.to_arrow(batch, batch_axis=-1)}  # noqa: E731  (zero-copy column)
-        writes = interleaved({
-            "numpy.save": lambda: np.save(npy, data),
-            "tenferro.save arrow (batch tensor, zero-copy)": lambda: tf.save(ipc, col(), format="arrow"),
-            "tenferro.save arrow (list of tensors: one copy)": lambda: tf.save(lst, {"b": items}, format="arrow"),  # noqa: F821 (del after)
-            "tenferro.save parquet (snappy)": lambda: tf.save(parq, col(), format="parquet"),
-            "tenferro.save parquet (uncompressed)": lambda: tf.save(raw, col(), format="parquet",
-                                                                    compression="none"),
-        }, args.repeat)
+        writes = interleaved(
+            {
+                "numpy.save": lambda: np.save(npy, data),
+                "tenferro.save arrow (batch tensor, zero-copy)": lambda: tf.save(ipc, col(), format="arrow"),
+                "tenferro.save arrow (list of tensors: one copy)": lambda: tf.save(lst, {"b": items}, format="arrow"),  # noqa: F821 (del after)
+                "tenferro.save parquet (snappy)": lambda: tf.save(parq, col(), format="parquet"),
+                "tenferro.save parquet (uncompressed)": lambda: tf.save(
+                    raw, col(), format="parquet", compression="none"
+                ),
+            },
+            args.repeat,
+        )
         del items
-        reads = interleaved({
-            "numpy.load": lambda: np.load(npy),
-            "tenferro.load arrow (mmap=False)": lambda: tf.load(ipc, mmap=False, stack=True),
-            "tenferro.load parquet (snappy)": lambda: tf.load(parq, stack=True),
-            "tenferro.load parquet (uncompressed)": lambda: tf.load(raw, stack=True),
-        }, args.repeat)
-        mapped = interleaved({
-            "numpy.load(mmap_mode='r') + sum": lambda: float(np.load(npy, mmap_mode="r").sum()),
-            "tenferro.load arrow (mmap) + sum": lambda: float(np.asarray(tf.load(ipc, stack=True)["b"]).sum()),
-            "numpy.load(mmap_mode='r') open only": lambda: np.load(npy, mmap_mode="r"),
-            "tenferro.load arrow (mmap) open only": lambda: tf.load(ipc, stack=True),
-        }, args.repeat)
-        sizes = {name: os.path.getsize(p) / 1e9 for name, p in
-                 (("npy", npy), ("arrow", ipc), ("parquet", parq), ("parquet uncompressed", raw))}
+        reads = interleaved(
+            {
+                "numpy.load": lambda: np.load(npy),
+                "tenferro.load arrow (mmap=False)": lambda: tf.load(ipc, mmap=False, stack=True),
+                "tenferro.load parquet (snappy)": lambda: tf.load(parq, stack=True),
+                "tenferro.load parquet (uncompressed)": lambda: tf.load(raw, stack=True),
+            },
+            args.repeat,
+        )
+        mapped = interleaved(
+            {
+                "numpy.load(mmap_mode='r') + sum": lambda: float(np.load(npy, mmap_mode="r").sum()),
+                "tenferro.load arrow (mmap) + sum": lambda: float(np.asarray(tf.load(ipc, stack=True)["b"]).sum()),
+                "numpy.load(mmap_mode='r') open only": lambda: np.load(npy, mmap_mode="r"),
+                "tenferro.load arrow (mmap) open only": lambda: tf.load(ipc, stack=True),
+            },
+            args.repeat,
+        )
+        sizes = {
+            name: os.path.getsize(p) / 1e9
+            for name, p in (("npy", npy), ("arrow", ipc), ("parquet", parq), ("parquet uncompressed", raw))
+        }
 
     rows: list[tuple[str, float, float | None]] = []
-    for kind, group, base in (("write", writes, "numpy.save"), ("read", reads, "numpy.load"),
-                              ("mmap", {k: v for k, v in mapped.items() if "sum" in k},
-                               "numpy.load(mmap_mode='r') + sum")):
+    for kind, group, base in (
+        ("write", writes, "numpy.save"),
+        ("read", reads, "numpy.load"),
+        ("mmap", {k: v for k, v in mapped.items() if "sum" in k}, "numpy.load(mmap_mode='r') + sum"),
+    ):
         for name, t in group.items():
             rows.append((f"{kind:6s} {name}", nbytes / t / 1e9, None if name == base else group[base] / t))
     print(f"{'operation':58s} {'GB/s':>7s} {'vs numpy':>9s}")

@@ -26,6 +26,7 @@ that takes longer than ``--compile-timeout`` seconds is reported as n/a with the
     python benchmarks/compiled.py [--cases loop,mps32,mps128,svd] [--repeat 7] [--quick]
                                   [--compile-timeout 300] [--profile]
 """
+
 from __future__ import annotations
 
 import os
@@ -86,10 +87,16 @@ def _ops(name: str) -> Ops:
     if name == "tf":
         return Ops(tf.einsum, tf.tanh, tf.sum, lambda s: tf.ones(s, dtype=tf.float64), la.svdvals)
     if name == "torch":
-        return Ops(torch.einsum, torch.tanh, torch.sum, lambda s: torch.ones(s, dtype=torch.float64),
-                   torch.linalg.svdvals)
-    return Ops(jnp.einsum, jnp.tanh, jnp.sum, lambda s: jnp.ones(s, dtype=jnp.float64),
-               lambda a: jnp.linalg.svd(a, compute_uv=False))
+        return Ops(
+            torch.einsum, torch.tanh, torch.sum, lambda s: torch.ones(s, dtype=torch.float64), torch.linalg.svdvals
+        )
+    return Ops(
+        jnp.einsum,
+        jnp.tanh,
+        jnp.sum,
+        lambda s: jnp.ones(s, dtype=jnp.float64),
+        lambda a: jnp.linalg.svd(a, compute_uv=False),
+    )
 
 
 def loop_loss(ops: Ops, steps: int = 300) -> Callable[[list, list], Any]:
@@ -191,7 +198,7 @@ def run_tenferro(case: Case, jit: bool, repeat: int, budget: float) -> tuple[Res
     vg = tidu.value_and_grad(case.loss(_ops("tf")))
     if jit:
         vg = tf.jit(vg)
-    call = (lambda: vg(X, C))
+    call = lambda: vg(X, C)
     return _measure(call, repeat, budget), call, (vg.lower(X, C) if jit else None)
 
 
@@ -230,11 +237,22 @@ def run_torch_compile(key: str, repeat: int, budget: float, timeout: float) -> R
         return Result(note="skipped (--compile-timeout 0)")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "result.npz")
-        cmd = [sys.executable, os.path.abspath(__file__), "--_compile-worker", key, "--_out", out,
-               "--repeat", str(repeat), "--_budget", str(budget)]
+        cmd = [
+            sys.executable,
+            os.path.abspath(__file__),
+            "--_compile-worker",
+            key,
+            "--_out",
+            out,
+            "--repeat",
+            str(repeat),
+            "--_budget",
+            str(budget),
+        ]
         env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor"))  # a cold compile
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True, env=env)
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=env
+        )
         try:
             _, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -306,8 +324,10 @@ def print_report(rows: list[tuple[str, Case, dict[str, Result], dict[str, Any]]]
         diffs = [d for d in (rel_diff(res[fw], res["tf eager"]) for fw in FRAMEWORKS[1:]) if d is not None]
         worst = max(diffs, default=0.0)
         agree &= worst <= TOL
-        print(f"{case.title:{w}s}{times}{_fmt_ratio(r_torch):>11s}{_fmt_ratio(r_jax):>9s}  {target:24s}{mark:6s}"
-              f"{worst:>8.1e}{'' if worst <= TOL else '!'}")
+        print(
+            f"{case.title:{w}s}{times}{_fmt_ratio(r_torch):>11s}{_fmt_ratio(r_jax):>9s}  {target:24s}{mark:6s}"
+            f"{worst:>8.1e}{'' if worst <= TOL else '!'}"
+        )
     print("\nfirst call (tenferro jit, torch.compile, jax jit: trace + compile + run)")
     print(f"{'case':{w}s}{fw_head}")
     for key, case, res, _ in rows:
@@ -318,12 +338,16 @@ def print_report(rows: list[tuple[str, Case, dict[str, Result], dict[str, Any]]]
         if not cost:
             continue
         rate = cost["flops"] / res["tf jit"].median / 1e9
-        print(f"{case.title:{w}s}{cost['eqns_before']:>12d}{cost['eqns']:>8d}{cost['flops'] / 1e6:>10.2f}"
-              f"{rate:>9.2f}{cost['peak_bytes'] / 2**20:>9.2f}{cost['reused_buffers']:>8d}")
+        print(
+            f"{case.title:{w}s}{cost['eqns_before']:>12d}{cost['eqns']:>8d}{cost['flops'] / 1e6:>10.2f}"
+            f"{rate:>9.2f}{cost['peak_bytes'] / 2**20:>9.2f}{cost['reused_buffers']:>8d}"
+        )
     for i, note in enumerate(notes, 1):
         print(f"[{i}] {note}")
-    print(f"rel diff: largest relative difference of value or gradient (2-norm) to tenferro eager over all "
-          f"frameworks; {'all agree' if agree else 'DISAGREEMENT (!) above'} (tolerance {TOL:g})")
+    print(
+        f"rel diff: largest relative difference of value or gradient (2-norm) to tenferro eager over all "
+        f"frameworks; {'all agree' if agree else 'DISAGREEMENT (!) above'} (tolerance {TOL:g})"
+    )
     return agree
 
 
@@ -352,13 +376,21 @@ def _profile(key: str, call: Callable[[], Any], seconds: float = 1.0) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", default=",".join(CASES),
-                    help=f"comma-separated subset of {', '.join(CASES)} (default: all)")
+    ap.add_argument(
+        "--cases", default=",".join(CASES), help=f"comma-separated subset of {', '.join(CASES)} (default: all)"
+    )
     ap.add_argument("--repeat", type=int, default=None, help="timing rounds per median (default 7; 3 with --quick)")
-    ap.add_argument("--quick", action="store_true",
-                    help="fewer and shorter rounds and a 60 s torch.compile limit (for development, noisy)")
-    ap.add_argument("--compile-timeout", type=float, default=None,
-                    help="seconds allowed for each torch.compile subprocess (default 300; 60 with --quick; 0 skips)")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="fewer and shorter rounds and a 60 s torch.compile limit (for development, noisy)",
+    )
+    ap.add_argument(
+        "--compile-timeout",
+        type=float,
+        default=None,
+        help="seconds allowed for each torch.compile subprocess (default 300; 60 with --quick; 0 skips)",
+    )
     ap.add_argument("--profile", action="store_true", help="print a cProfile of the tenferro jit call per case")
     ap.add_argument("--_compile-worker", dest="worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--_out", dest="out", default=None, help=argparse.SUPPRESS)
@@ -377,9 +409,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     timeout = args.compile_timeout if args.compile_timeout is not None else (60.0 if args.quick else 300.0)
 
-    print(f"value_and_grad, float64, 1 thread per framework; median of {repeat} rounds "
-          f"({'torch ' + torch.__version__ if torch is not None else 'no torch'}, "
-          f"{'jax ' + jax.__version__ if jax is not None else 'no jax'})", flush=True)
+    print(
+        f"value_and_grad, float64, 1 thread per framework; median of {repeat} rounds "
+        f"({'torch ' + torch.__version__ if torch is not None else 'no torch'}, "
+        f"{'jax ' + jax.__version__ if jax is not None else 'no jax'})",
+        flush=True,
+    )
     rows = []
     for key in keys:
         case = CASES[key]

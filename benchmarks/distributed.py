@@ -47,6 +47,7 @@
 Run: ``python benchmarks/distributed.py [--section scan|einsum] [--points 24] [--L 32]``
 (the ``distributed`` extra).
 """
+
 from __future__ import annotations
 
 import os
@@ -86,13 +87,26 @@ def scan_section(args: argparse.Namespace) -> None:
 
     from tensor4all.scan import local_cluster
 
-    task = t4a.ScanTask("tfim", params={"L": args.L, "J": 1.0},
-                        settings={"max_bond": 64, "cutoff": 1e-12, "sweeps": 10, "tol": 1e-10, "seed": 0,
-                                  "threads": 1, "conserve": "parity", "sector": 0.0},
-                        observables=("Z", "X@0*X@-1"))
+    task = t4a.ScanTask(
+        "tfim",
+        params={"L": args.L, "J": 1.0},
+        settings={
+            "max_bond": 64,
+            "cutoff": 1e-12,
+            "sweeps": 10,
+            "tol": 1e-10,
+            "seed": 0,
+            "threads": 1,
+            "conserve": "parity",
+            "sector": 0.0,
+        },
+        observables=("Z", "X@0*X@-1"),
+    )
     gs = np.linspace(0.2, 2.0, args.points)
-    print(f"scan: {args.points} TFIM points, L = {args.L}, g = 0.2..2.0, chi 64, parity conserved, 1 BLAS thread; "
-          f"{args.workers} workers; {args.repeats} repeats, each the three ways in turn; load average before {_load()}")
+    print(
+        f"scan: {args.points} TFIM points, L = {args.L}, g = 0.2..2.0, chi 64, parity conserved, 1 BLAS thread; "
+        f"{args.workers} workers; {args.repeats} repeats, each the three ways in turn; load average before {_load()}"
+    )
     t4a.ScanTask("tfim", params={"L": 8}, settings={"threads": 1})(g=1.0)  # warm-up of this process
     times: dict[str, list[float]] = {"serial": [], "own": [], "warm": []}
     same = True
@@ -102,35 +116,49 @@ def scan_section(args: argparse.Namespace) -> None:
         times["serial"].append(time.perf_counter() - t0)
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
-            table = t4a.scan(task, {"g": gs}, workers=args.workers, out=os.path.join(tmp, "fresh.parquet"),
-                             progress=False)
+            table = t4a.scan(
+                task, {"g": gs}, workers=args.workers, out=os.path.join(tmp, "fresh.parquet"), progress=False
+            )
             times["own"].append(time.perf_counter() - t0)
             same &= _same(table.to_pylist(), serial)
             cluster = local_cluster(args.workers)  # as scan starts it
             with cluster, distributed.Client(cluster) as client:
-                t4a.scan(t4a.ScanTask("tfim", params={"L": 8}), {"g": [0.5, 1.0, 1.5, 2.0]}, client=client,
-                         out=os.path.join(tmp, "warm-up.parquet"), progress=False)  # the workers import tensor4all
+                t4a.scan(
+                    t4a.ScanTask("tfim", params={"L": 8}),
+                    {"g": [0.5, 1.0, 1.5, 2.0]},
+                    client=client,
+                    out=os.path.join(tmp, "warm-up.parquet"),
+                    progress=False,
+                )  # the workers import tensor4all
                 t0 = time.perf_counter()
-                table = t4a.scan(task, {"g": gs}, client=client, out=os.path.join(tmp, "warm.parquet"),
-                                 progress=False)
+                table = t4a.scan(task, {"g": gs}, client=client, out=os.path.join(tmp, "warm.parquet"), progress=False)
                 times["warm"].append(time.perf_counter() - t0)
             same &= _same(table.to_pylist(), serial)
         s, o, w = (times[k][-1] for k in ("serial", "own", "warm"))
-        print(f"  repeat {r + 1}: serial {s:6.2f} s   own LocalCluster {o:6.2f} s (ratio {o / s:.2f})   "
-              f"running warm cluster {w:6.2f} s (ratio {w / s:.2f})")
+        print(
+            f"  repeat {r + 1}: serial {s:6.2f} s   own LocalCluster {o:6.2f} s (ratio {o / s:.2f})   "
+            f"running warm cluster {w:6.2f} s (ratio {w / s:.2f})"
+        )
     ratios = {k: [t / s for t, s in zip(times[k], times["serial"])] for k in ("own", "warm")}
     med = {k: float(np.median(v)) for k, v in times.items()}
-    print(f"  serial loop (this process)              {med['serial']:8.2f} s   "
-          f"{med['serial'] / args.points:.3f} s per point (median)")
-    print(f"  scan, own LocalCluster (from the call)  {med['own']:8.2f} s   median ratio "
-          f"{np.median(ratios['own']):.2f} (each repeat against its own serial loop)")
-    print(f"  scan, running warm cluster              {med['warm']:8.2f} s   median ratio {np.median(ratios['warm']):.2f}")
+    print(
+        f"  serial loop (this process)              {med['serial']:8.2f} s   "
+        f"{med['serial'] / args.points:.3f} s per point (median)"
+    )
+    print(
+        f"  scan, own LocalCluster (from the call)  {med['own']:8.2f} s   median ratio "
+        f"{np.median(ratios['own']):.2f} (each repeat against its own serial loop)"
+    )
+    print(
+        f"  scan, running warm cluster              {med['warm']:8.2f} s   median ratio {np.median(ratios['warm']):.2f}"
+    )
     print(f"  rows equal to the serial ones bit for bit: {same}; goal: ratio <= 0.6; load average after {_load()}")
 
 
 def _same(rows: list[dict], serial: list[dict]) -> bool:
-    return len(rows) == len(serial) and all(r["status"] == "ok" and {k: r[k] for k in s} == s
-                                            for r, s in zip(rows, serial))
+    return len(rows) == len(serial) and all(
+        r["status"] == "ok" and {k: r[k] for k in s} == s for r, s in zip(rows, serial)
+    )
 
 
 # ---- sliced einsum -----------------------------------------------------------------------------
@@ -144,9 +172,13 @@ def lattice_network(side: int, bond: int, seed: int = 0) -> tuple[list, list]:
     terms = []
     for x in range(side):
         for y in range(side):
-            terms.append([names.setdefault(frozenset([(x, y), nb]), len(names))
-                          for nb in ((x + 1, y), (x, y + 1), (x - 1, y), (x, y - 1))
-                          if 0 <= nb[0] < side and 0 <= nb[1] < side])
+            terms.append(
+                [
+                    names.setdefault(frozenset([(x, y), nb]), len(names))
+                    for nb in ((x + 1, y), (x, y + 1), (x - 1, y), (x, y - 1))
+                    if 0 <= nb[0] < side and 0 <= nb[1] < side
+                ]
+            )
     ops = [tf.asarray(rng.standard_normal((bond,) * len(t)) / np.sqrt(bond)) for t in terms]
     return terms, ops
 
@@ -219,40 +251,50 @@ def einsum_section(args: argparse.Namespace) -> None:
     sizes = {lab: int(op.shape[k]) for op, t in zip(ops, terms) for k, lab in enumerate(t)}
     itemsize = np.dtype(np.asarray(ops[0]).dtype).itemsize
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # cotengra: kahypar missing
-        random.seed(0)   # cotengra's greedy trials draw from the global generator
-        best = cotengra.HyperOptimizer(methods=("greedy",), max_repeats=32, optlib="random", progbar=False,
-                                       parallel=False, seed=0).search(terms, (), sizes)
+        warnings.simplefilter("ignore")  # cotengra: kahypar missing
+        random.seed(0)  # cotengra's greedy trials draw from the global generator
+        best = cotengra.HyperOptimizer(
+            methods=("greedy",), max_repeats=32, optlib="random", progbar=False, parallel=False, seed=0
+        ).search(terms, (), sizes)
     best_path = [list(p) for p in best.get_path()]
     limit = int(best.max_size()) * itemsize // args.fraction
     sc = tf.einsum_slicing(*interleaved, memory_limit=limit)
     _, info = tf.einsum_path(*interleaved)
-    print(f"sliced einsum: {what}; best unsliced path (cotengra) {best.contraction_cost():.3g} FLOPs ('auto': "
-          f"{info.flops:.3g}), largest intermediate {best.max_size() * itemsize / 2**20:.1f} MiB; memory_limit = that / "
-          f"{args.fraction} = {limit / 2**20:.2f} MiB -> {sc.slices} slices of {len(sc.sliced)} labels, largest "
-          f"{sc.largest_intermediate / 2**20:.2f} MiB, sliced tree {sc.overhead:.2f}x the FLOPs of einsum's own unsliced "
-          f"path; {args.repeats} repeats (medians); load {_load()}")
+    print(
+        f"sliced einsum: {what}; best unsliced path (cotengra) {best.contraction_cost():.3g} FLOPs ('auto': "
+        f"{info.flops:.3g}), largest intermediate {best.max_size() * itemsize / 2**20:.1f} MiB; memory_limit = that / "
+        f"{args.fraction} = {limit / 2**20:.2f} MiB -> {sc.slices} slices of {len(sc.sliced)} labels, largest "
+        f"{sc.largest_intermediate / 2**20:.2f} MiB, sliced tree {sc.overhead:.2f}x the FLOPs of einsum's own unsliced "
+        f"path; {args.repeats} repeats (medians); load {_load()}"
+    )
     tf.einsum(*interleaved, optimize=best_path)
     t_plain, want = _median(lambda: tf.einsum(*interleaved, optimize=best_path), args.repeats)
     t_sliced, got = _median(lambda: tf.einsum(*interleaved, memory_limit=limit), args.repeats)
     print(f"  unsliced, best path                  {t_plain:8.3f} s")
-    print(f"  sliced, this process                 {t_sliced:8.3f} s   overhead {t_sliced / t_plain:.2f}x (goal <= 1.3)"
-          f"   rel. diff {abs(complex(got) / complex(want) - 1):.1e}")
+    print(
+        f"  sliced, this process                 {t_sliced:8.3f} s   overhead {t_sliced / t_plain:.2f}x (goal <= 1.3)"
+        f"   rel. diff {abs(complex(got) / complex(want) - 1):.1e}"
+    )
     # both clusters run side by side (the idle one's workers sleep), their calls alternate: each
     # repeat's ratio compares runs made seconds apart, not minutes (the shared host's speed drifts)
     with contextlib.ExitStack() as stack:
         clients = {}
         cores = distinct_cores(args.workers)
         for workers in (1, args.workers):
-            cluster = stack.enter_context(local_cluster(workers))   # single-threaded workers, profiler off
+            cluster = stack.enter_context(local_cluster(workers))  # single-threaded workers, profiler off
             clients[workers] = stack.enter_context(distributed.Client(cluster))
-            pin_workers(clients[workers], cores)   # as the plain processes of the ceilings below
-        print(f"  workers pinned to CPUs {cores} (each its own physical core; the 1-worker cluster's on the first)"
-              if cores else "  workers not pinned (the platform does not say which CPUs are distinct cores)")
-        runs = {w: (lambda c=c: td.einsum(*interleaved, client=c, memory_limit=limit, tasks=2 * args.workers))
-                for w, c in clients.items()}
+            pin_workers(clients[workers], cores)  # as the plain processes of the ceilings below
+        print(
+            f"  workers pinned to CPUs {cores} (each its own physical core; the 1-worker cluster's on the first)"
+            if cores
+            else "  workers not pinned (the platform does not say which CPUs are distinct cores)"
+        )
+        runs = {
+            w: (lambda c=c: td.einsum(*interleaved, client=c, memory_limit=limit, tasks=2 * args.workers))
+            for w, c in clients.items()
+        }
         for run in runs.values():
-            run()   # the workers import tenferro and cache the plan
+            run()  # the workers import tenferro and cache the plan
         times: dict[int, list[float]] = {w: [] for w in runs}
         outs = {}
         for _ in range(args.repeats):
@@ -261,20 +303,32 @@ def einsum_section(args: argparse.Namespace) -> None:
                 outs[w] = run()
                 times[w].append(time.perf_counter() - t0)
     for w in runs:
-        print(f"  distributed, {w} worker{'s' if w > 1 else ' '}                 {np.median(times[w]):8.3f} s"
-              f"   rel. diff {abs(complex(outs[w]) / complex(want) - 1):.1e}")
+        print(
+            f"  distributed, {w} worker{'s' if w > 1 else ' '}                 {np.median(times[w]):8.3f} s"
+            f"   rel. diff {abs(complex(outs[w]) / complex(want) - 1):.1e}"
+        )
     ceilings = _parallel_ceiling(args.workers, args.repeats)
-    print(f"  this machine's ceiling: {args.workers} processes of a plain GEMM loop at once against one alone, "
-          f"{np.median(ceilings):.2f}x median ({', '.join(f'{x:.2f}' for x in ceilings)})")
-    own = _workload_ceiling(tf.einsum_slicing(*interleaved, memory_limit=limit, min_slices=2 * args.workers), ops,
-                            args.workers, args.repeats)
-    print(f"  this contraction's ceiling without Dask: its slices split in {args.workers} plain processes at once "
-          f"against one share alone, {np.median(own):.2f}x median ({', '.join(f'{x:.2f}' for x in own)})")
+    print(
+        f"  this machine's ceiling: {args.workers} processes of a plain GEMM loop at once against one alone, "
+        f"{np.median(ceilings):.2f}x median ({', '.join(f'{x:.2f}' for x in ceilings)})"
+    )
+    own = _workload_ceiling(
+        tf.einsum_slicing(*interleaved, memory_limit=limit, min_slices=2 * args.workers),
+        ops,
+        args.workers,
+        args.repeats,
+    )
+    print(
+        f"  this contraction's ceiling without Dask: its slices split in {args.workers} plain processes at once "
+        f"against one share alone, {np.median(own):.2f}x median ({', '.join(f'{x:.2f}' for x in own)})"
+    )
     speedups = [a / b for a, b in zip(times[1], times[args.workers])]
     t_two = float(np.median(times[args.workers]))
-    print(f"  {args.workers}-worker speedup over 1 worker: {np.median(speedups):.2f}x median of the repeats' "
-          f"ratios ({', '.join(f'{x:.2f}' for x in speedups)}; goal >= 1.7); over the sliced single process "
-          f"{t_sliced / t_two:.2f}x; over the unsliced best path {t_plain / t_two:.2f}x; load after {_load()}")
+    print(
+        f"  {args.workers}-worker speedup over 1 worker: {np.median(speedups):.2f}x median of the repeats' "
+        f"ratios ({', '.join(f'{x:.2f}' for x in speedups)}; goal >= 1.7); over the sliced single process "
+        f"{t_sliced / t_two:.2f}x; over the unsliced best path {t_plain / t_two:.2f}x; load after {_load()}"
+    )
 
 
 _GEMM_LOOP = """
@@ -326,7 +380,7 @@ def pin_workers(client, cores: list[int] | None) -> dict[str, int]:
     placed = {}
     for (address, pid), core in zip(sorted(client.run(os.getpid).items()), cores):
         for tid in os.listdir(f"/proc/{pid}/task"):
-            with contextlib.suppress(OSError):   # a thread that ended meanwhile
+            with contextlib.suppress(OSError):  # a thread that ended meanwhile
                 os.sched_setaffinity(int(tid), {core})
         placed[address] = core
     return placed
@@ -336,9 +390,11 @@ def _parallel_ceiling(workers: int, repeats: int) -> list[float]:
     """What ``workers`` processes get from this machine at once: per repeat, one plain GEMM loop
     (one BLAS thread, the size of a slice's operands) alone, then ``workers`` of them at once,
     each pinned to its own core where the platform allows; ``workers x alone / slowest``."""
+
     def run(k: int) -> subprocess.Popen:
-        return subprocess.Popen(_pinned([sys.executable, "-c", _GEMM_LOOP], k, workers), stdout=subprocess.PIPE,
-                                text=True)
+        return subprocess.Popen(
+            _pinned([sys.executable, "-c", _GEMM_LOOP], k, workers), stdout=subprocess.PIPE, text=True
+        )
 
     out = []
     for _ in range(repeats):
@@ -372,7 +428,7 @@ def _workload_ceiling(sc, ops: list, workers: int, repeats: int) -> list[float]:
     intermediates through memory; it can scale worse on a shared host than the GEMM loop of
     :func:`_parallel_ceiling`, and no scheduler can do better than this."""
     keys = list(sc.keys())
-    shares = [keys[len(keys) * k // workers: len(keys) * (k + 1) // workers] for k in range(workers)]
+    shares = [keys[len(keys) * k // workers : len(keys) * (k + 1) // workers] for k in range(workers)]
     with tempfile.TemporaryDirectory() as tmp:
         paths = []
         for k, share in enumerate(shares):
@@ -383,8 +439,14 @@ def _workload_ceiling(sc, ops: list, workers: int, repeats: int) -> list[float]:
         def run(ks: list[int]) -> list[float]:
             procs = []
             for k in ks:
-                procs.append(subprocess.Popen(_pinned([sys.executable, "-c", _SLICE_SHARE, paths[k]], k, workers),
-                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+                procs.append(
+                    subprocess.Popen(
+                        _pinned([sys.executable, "-c", _SLICE_SHARE, paths[k]], k, workers),
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        text=True,
+                    )
+                )
             for p in procs:
                 assert p.stdout.readline().strip() == "ready"
             for p in procs:
@@ -403,23 +465,35 @@ SECTIONS = {"scan": scan_section, "einsum": einsum_section}
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--section", choices=sorted(SECTIONS), action="append",
-                        help="run only this section (repeatable; default: all)")
+    parser.add_argument(
+        "--section", choices=sorted(SECTIONS), action="append", help="run only this section (repeatable; default: all)"
+    )
     parser.add_argument("--points", type=int, default=24, help="scan: points of the grid (default: %(default)s)")
     parser.add_argument("--L", type=int, default=32, help="scan: chain length (default: %(default)s)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (default: %(default)s)")
-    parser.add_argument("--network", choices=("circuit", "lattice"), default="circuit",
-                        help="einsum: the network (default: %(default)s)")
+    parser.add_argument(
+        "--network",
+        choices=("circuit", "lattice"),
+        default="circuit",
+        help="einsum: the network (default: %(default)s)",
+    )
     parser.add_argument("--rows", type=int, default=4, help="einsum: circuit qubit rows (default: %(default)s)")
     parser.add_argument("--cols", type=int, default=6, help="einsum: circuit qubit columns (default: %(default)s)")
     parser.add_argument("--cycles", type=int, default=14, help="einsum: circuit cycles (default: %(default)s)")
     parser.add_argument("--side", type=int, default=5, help="einsum: lattice side (default: %(default)s)")
     parser.add_argument("--bond", type=int, default=16, help="einsum: bond dimension (default: %(default)s)")
-    parser.add_argument("--fraction", type=int, default=64,
-                        help="einsum: memory limit = the best unsliced path's largest intermediate / this "
-                             "(default: %(default)s)")
-    parser.add_argument("--repeats", type=int, default=3,
-                        help="timed repeats: scan, each way in turn; einsum, of each timing (default: %(default)s)")
+    parser.add_argument(
+        "--fraction",
+        type=int,
+        default=64,
+        help="einsum: memory limit = the best unsliced path's largest intermediate / this (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="timed repeats: scan, each way in turn; einsum, of each timing (default: %(default)s)",
+    )
     args = parser.parse_args()
     for name in args.section or SECTIONS:
         SECTIONS[name](args)

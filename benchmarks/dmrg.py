@@ -22,6 +22,7 @@ Then (tensor4all alone):
 
 Run: ``python benchmarks/dmrg.py [--repeat 3] [--quick] [--threads]`` (``bench`` extra for the peers).
 """
+
 from __future__ import annotations
 
 import os
@@ -91,8 +92,13 @@ def run_quimb(L: int, chi: int) -> tuple[float, int, float]:
 def run_tenpy(L: int, chi: int) -> tuple[float, int, float]:
     M = XXZChain({"L": L, "Jxx": 1.0, "Jz": 1.0, "hz": 0.0, "bc_MPS": "finite", "conserve": None})
     psi = TenpyMPS.from_product_state(M.lat.mps_sites(), ["up", "down"] * (L // 2), bc="finite")
-    params = {"mixer": None, "max_E_err": TOL, "max_sweeps": SWEEPS, "min_sweeps": 2,
-              "trunc_params": {"chi_max": chi, "svd_min": 1e-14, "trunc_cut": np.sqrt(CUTOFF)}}
+    params = {
+        "mixer": None,
+        "max_E_err": TOL,
+        "max_sweeps": SWEEPS,
+        "min_sweeps": 2,
+        "trunc_params": {"chi_max": chi, "svd_min": 1e-14, "trunc_cut": np.sqrt(CUTOFF)},
+    }
     t0 = time.perf_counter()
     info = tenpy_dmrg.run(psi, M, params)
     return time.perf_counter() - t0, int(info["sweep_statistics"]["sweep"][-1]), float(info["E"])
@@ -123,14 +129,18 @@ def mpo_build_time(repeat: int) -> tuple[float, list[int]]:
 
 def gradient_ratio(repeat: int) -> list[tuple[str, float, float]]:
     """Median times of ``dmrg(H(h)).energy`` and of its ``tidu.grad`` (Hellmann-Feynman)."""
-    cases = [("heisenberg L=16 chi=32", lambda h: models.heisenberg(16, h=h), 32),
-             ("tfim L=16 chi=32", lambda g: models.tfim(16, g=g), 32),
-             ("heisenberg L=32 chi=64", lambda h: models.heisenberg(32, h=h), 64),
-             ("heisenberg L=64 chi=128", lambda h: models.heisenberg(64, h=h), 128)]
+    cases = [
+        ("heisenberg L=16 chi=32", lambda h: models.heisenberg(16, h=h), 32),
+        ("tfim L=16 chi=32", lambda g: models.tfim(16, g=g), 32),
+        ("heisenberg L=32 chi=64", lambda h: models.heisenberg(32, h=h), 64),
+        ("heisenberg L=64 chi=128", lambda h: models.heisenberg(64, h=h), 128),
+    ]
     rows = []
     for name, model, chi in cases:
+
         def energy(h, model=model, chi=chi):
             return t4a.dmrg(model(h), max_bond=chi, threads=1).energy
+
         grad = tidu.grad(energy)
         energy(0.3), grad(tf.asarray(0.3))  # warm up
         t_e, t_g = [], []
@@ -179,8 +189,9 @@ def readme_example(repeat: int) -> tuple[list[float], float, int]:
     times, imports = [], []
     with busy_core():
         for _ in range(repeat):
-            out = subprocess.run([sys.executable, "-c", _README_EXAMPLE], env=env, capture_output=True,
-                                 text=True, check=True).stdout.split()
+            out = subprocess.run(
+                [sys.executable, "-c", _README_EXAMPLE], env=env, capture_output=True, text=True, check=True
+            ).stdout.split()
             times.append(float(out[0]))
             imports.append(float(out[1]))
     return times, statistics.median(imports), len(cores)
@@ -216,8 +227,10 @@ def main() -> None:
     args = ap.parse_args()
     all_cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
     cases = [(32, 64)] if args.quick else [(32, 64), (100, 100)]
-    print(f"Heisenberg chain, two-site DMRG, |dE| < {TOL:g} or {SWEEPS} sweeps, cutoff {CUTOFF:g}, "
-          f"1 thread, median of {args.repeat}")
+    print(
+        f"Heisenberg chain, two-site DMRG, |dE| < {TOL:g} or {SWEEPS} sweeps, cutoff {CUTOFF:g}, "
+        f"1 thread, median of {args.repeat}"
+    )
     header = f"{'case':>14} {'code':>10} {'time [s]':>9} {'sweeps':>6} {'|E-Eref|':>9} {'ours/theirs':>11}"
     print(header)
     print("-" * len(header))
@@ -238,17 +251,22 @@ def main() -> None:
         if (L, chi) == (100, 100):
             memory = res.history
     t_mpo, dims = mpo_build_time(args.repeat)
-    print(f"\nMPO.from_opsum, 10^4 random two-site terms on L=100: {t_mpo:.3f} s (median), "
-          f"max bond dimension {max(dims)}")
+    print(
+        f"\nMPO.from_opsum, 10^4 random two-site terms on L=100: {t_mpo:.3f} s (median), max bond dimension {max(dims)}"
+    )
     if memory is not None:
         env = max(r.env_memory for r in memory)
         formula = 100 * 100**2 * 5 * 8
-        print(f"environments at L=100 chi=100 (D=5): peak {env / 2**20:.1f} MiB measured; "
-              f"L*chi^2*D*8 bytes = {formula / 2**20:.1f} MiB (ratio {env / formula:.2f}); "
-              f"peak of environments + MPS + Krylov space {max(r.peak_memory for r in memory) / 2**20:.1f} MiB")
+        print(
+            f"environments at L=100 chi=100 (D=5): peak {env / 2**20:.1f} MiB measured; "
+            f"L*chi^2*D*8 bytes = {formula / 2**20:.1f} MiB (ratio {env / formula:.2f}); "
+            f"peak of environments + MPS + Krylov space {max(r.peak_memory for r in memory) / 2**20:.1f} MiB"
+        )
 
-    print("\nHellmann-Feynman gradient: tidu.grad of dmrg(H(h)).energy against dmrg itself "
-          f"(1 thread, median of {args.repeat}; goal <= 1.5)")
+    print(
+        "\nHellmann-Feynman gradient: tidu.grad of dmrg(H(h)).energy against dmrg itself "
+        f"(1 thread, median of {args.repeat}; goal <= 1.5)"
+    )
     for name, t_e, t_g in gradient_ratio(args.repeat):
         print(f"{name:>26}  dmrg {t_e:7.3f} s   grad {t_g:7.3f} s   grad/dmrg {t_g / t_e:5.2f}")
 
@@ -256,14 +274,20 @@ def main() -> None:
     if all_cores is not None:
         os.sched_setaffinity(0, all_cores)
     times, t_import, ncores = readme_example(args.repeat)
-    print(f"\nREADME example from Python, default arguments, fresh interpreter without thread variables, "
-          f"{ncores} cores with one kept busy by another process (goal <= 2 s):")
-    print(f"  t4a.dmrg(models.heisenberg(32), max_bond=64): median {statistics.median(times):.2f} s "
-          f"(runs {', '.join(f'{t:.2f}' for t in times)}; import {t_import:.2f} s)")
+    print(
+        f"\nREADME example from Python, default arguments, fresh interpreter without thread variables, "
+        f"{ncores} cores with one kept busy by another process (goal <= 2 s):"
+    )
+    print(
+        f"  t4a.dmrg(models.heisenberg(32), max_bond=64): median {statistics.median(times):.2f} s "
+        f"(runs {', '.join(f'{t:.2f}' for t in times)}; import {t_import:.2f} s)"
+    )
 
     if args.threads:
-        print(f"\nBLAS threads: Heisenberg L=32, one sweep from a random chi-wide state, median of "
-              f"{args.repeat}; 1 thread against {ncores} (all cores)")
+        print(
+            f"\nBLAS threads: Heisenberg L=32, one sweep from a random chi-wide state, median of "
+            f"{args.repeat}; 1 thread against {ncores} (all cores)"
+        )
         print(f"{'chi':>5} {'idle 1':>8} {'idle all':>9} {'busy 1':>8} {'busy all':>9}  all/1 idle, busy")
         for chi, i1, i0, b1, b0 in thread_scan(args.repeat, ncores):
             print(f"{chi:>5} {i1:8.2f} {i0:9.2f} {b1:8.2f} {b0:9.2f}  {i0 / i1:6.2f}  {b0 / b1:6.2f}")

@@ -55,7 +55,7 @@ at or below the higher of the two final energies (+ 1e-8), which both reached.
 
 Both local eigensolvers stop once their estimate of the eigenvector's squared error,
 ``(Ritz residual / Ritz gap)^2``, is below ``0.05 x`` the last sweep's largest discarded weight
-(at most 1e-4: TeNPy's ``P_tol_to_trunc`` and ``P_tol_max``, tensor4all's ``_dmrg._state_tol``);
+(at most 1e-4: TeNPy's ``P_tol_to_trunc`` and ``P_tol_max``, tensor4all's ``algorithms.dmrg_schedules.state_tolerance``);
 tensor4all's also stops once its lowest Ritz value moves by less than ``max(min(1e-9, 1e-3
 |last sweep's dE|), 0.005 x`` that weight). Both make at most 20 products per local problem
 (TeNPy's ``N_max``; tensor4all 40 where the truncation allows a state error below 1e-9) and
@@ -86,6 +86,7 @@ machine on a quiet day, 25 on a slow one (TeNPy's runs are the longest); ``--rep
 checks that every code runs; its times mean nothing, and only the 2 x 3 case (exact at chi 64)
 has energies that agree to 1e-8.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -104,8 +105,14 @@ RAMP = (50, 100, 200, 400, 800, 1600)
 ITENSOR_RAMP = (100, 200, 400, 800, 2000, 3000)
 ITENSOR_SWEEPS = 10
 # ITensorBenchmarks.jl, julia_vs_c++/bench_dmrg_2d_qns/{c++,julia}/data/data_blas_num_threads_1_maxdim_<m>.txt
-ITENSOR = {("C++", 200): 14.9, ("C++", 400): 23.0, ("C++", 1000): 124.9,
-           ("Julia", 200): 28.7, ("Julia", 400): 39.3, ("Julia", 1000): 121.5}
+ITENSOR = {
+    ("C++", 200): 14.9,
+    ("C++", 400): 23.0,
+    ("C++", 1000): 124.9,
+    ("Julia", 200): 28.7,
+    ("Julia", 400): 39.3,
+    ("Julia", 1000): 121.5,
+}
 E_GOAL = 1e-8
 RATIO_GOAL = 0.5
 
@@ -127,9 +134,11 @@ class Case:
 
     def title(self) -> str:
         geo = f"chain L={self.Lx}" if self.Ly == 1 else f"{self.Lx}x{self.Ly} cylinder (y periodic)"
-        return (f"{self.name}: Hubbard {geo}, U={self.U:g}, t=1, N={self.sites}, Sz=0, two-site DMRG, "
-                f"max_bond {','.join(map(str, self.schedule))} ({len(self.schedule)} sweeps), "
-                f"cutoff {self.cutoff:g}, noise off, 1 thread")
+        return (
+            f"{self.name}: Hubbard {geo}, U={self.U:g}, t=1, N={self.sites}, Sz=0, two-site DMRG, "
+            f"max_bond {','.join(map(str, self.schedule))} ({len(self.schedule)} sweeps), "
+            f"cutoff {self.cutoff:g}, noise off, 1 thread"
+        )
 
 
 def ramp_schedule(chi: int, final_sweeps: int) -> tuple[int, ...]:
@@ -145,17 +154,21 @@ def itensor_schedule(m: int) -> tuple[int, ...]:
 
 def make_cases(args: argparse.Namespace) -> dict[str, Case]:
     if args.quick:
-        return {"chain": Case("chain", 16, 1, 4.0, (32, 64, 64, 64), args.cutoff),
-                "cylinder": Case("cylinder", 4, 2, 4.0, (32, 64, 64, 64), args.cutoff),
-                "itensor": Case("itensor", 2, 3, 8.0, (32, 64, 64, 64), 0.0)}
-    return {"chain": Case("chain", args.chain_L, 1, 4.0, ramp_schedule(args.chain_chi, args.final_sweeps),
-                          args.cutoff),
-            "cylinder": Case("cylinder", 8, 4, 4.0, ramp_schedule(args.cylinder_chi, args.final_sweeps),
-                             args.cutoff),
-            "itensor": Case("itensor", 6, 3, 8.0, itensor_schedule(args.itensor_m), 0.0)}
+        return {
+            "chain": Case("chain", 16, 1, 4.0, (32, 64, 64, 64), args.cutoff),
+            "cylinder": Case("cylinder", 4, 2, 4.0, (32, 64, 64, 64), args.cutoff),
+            "itensor": Case("itensor", 2, 3, 8.0, (32, 64, 64, 64), 0.0),
+        }
+    return {
+        "chain": Case("chain", args.chain_L, 1, 4.0, ramp_schedule(args.chain_chi, args.final_sweeps), args.cutoff),
+        "cylinder": Case("cylinder", 8, 4, 4.0, ramp_schedule(args.cylinder_chi, args.final_sweeps), args.cutoff),
+        "itensor": Case("itensor", 6, 3, 8.0, itensor_schedule(args.itensor_m), 0.0),
+    }
 
 
-_CHILD = CHILD_PRELUDE + r"""
+_CHILD = (
+    CHILD_PRELUDE
+    + r"""
 
 code, Lx, Ly, U, cutoff = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
 schedule = [int(c) for c in sys.argv[6].split(",")]
@@ -215,14 +228,16 @@ else:
 out["seconds"] = seconds
 print(json.dumps(out))
 """
+)
 
 
 def run_once(code: str, case: Case) -> dict | None:
     """One DMRG run in a fresh interpreter pinned to one core with one BLAS thread."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     argv = [code, case.Lx, case.Ly, case.U, case.cutoff, ",".join(map(str, case.schedule))]
-    proc = subprocess.run([sys.executable, "-c", _CHILD, *map(str, argv)], capture_output=True, text=True,
-                          env=env, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, *map(str, argv)], capture_output=True, text=True, env=env, check=False
+    )
     if proc.returncode != 0:
         print(f"  {case.name} {code} failed: {proc.stderr.strip().splitlines()[-1:]}", flush=True)
         return None
@@ -239,8 +254,9 @@ def run_case(code: str, case: Case, repeats: int) -> dict | None:
     out["all_seconds"] = [r["seconds"] for r in runs]
     out["energy_spread"] = max(r["energy"] for r in runs) - min(r["energy"] for r in runs)
     final = case.schedule[-1]
-    at_final = [s for r in runs for s, b in zip(r["sweep_seconds"], case.schedule) if b == final][1:] or \
-        [r["sweep_seconds"][-1] for r in runs]   # the first sweep at chi still grows the bonds
+    at_final = [s for r in runs for s, b in zip(r["sweep_seconds"], case.schedule) if b == final][1:] or [
+        r["sweep_seconds"][-1] for r in runs
+    ]  # the first sweep at chi still grows the bonds
     out["final_sweep_s"] = statistics.median(at_final)
     return out
 
@@ -269,34 +285,48 @@ def _fmt_s(t: float) -> str:
 def report_case(case: Case, res: dict[str, dict]) -> None:
     a, b = res.get("t4a"), res.get("tenpy")
     ref = a["energy"] if a else None
-    print(f"{'code':>6} {'time':>9} {'runs [s]':>20} {'energy':>20} {'|E - E(t4a)|':>13} {'s/sweep at chi':>15} "
-          f"{'matvecs':>8} {'ms/matvec':>10} {'trunc (last)':>13} {'sector':>18}")
+    print(
+        f"{'code':>6} {'time':>9} {'runs [s]':>20} {'energy':>20} {'|E - E(t4a)|':>13} {'s/sweep at chi':>15} "
+        f"{'matvecs':>8} {'ms/matvec':>10} {'trunc (last)':>13} {'sector':>18}"
+    )
     for code, r in res.items():
         runs = ", ".join(f"{t:.1f}" for t in r["all_seconds"])
         d = "" if ref is None or code == "t4a" else f"{abs(r['energy'] - ref):.1e}"
         sector = f"N={r['sector']['N']:g}, Sz={r['sector']['Sz']:+.2g}"
         mv = sum(r["matvecs"])
-        print(f"{code:>6} {_fmt_s(r['seconds']):>9} {runs:>20} {r['energy']:20.12f} {d:>13} {r['final_sweep_s']:14.2f}s "
-              f"{mv:8d} {1e3 * r['seconds'] / max(mv, 1):10.1f} {r['trunc'][-1]:13.1e} {sector:>18}")
+        print(
+            f"{code:>6} {_fmt_s(r['seconds']):>9} {runs:>20} {r['energy']:20.12f} {d:>13} {r['final_sweep_s']:14.2f}s "
+            f"{mv:8d} {1e3 * r['seconds'] / max(mv, 1):10.1f} {r['trunc'][-1]:13.1e} {sector:>18}"
+        )
     if a and b:
-        print(f"{'sweep':>6} {'chi':>5} {'E(t4a)':>20} {'E(TeNPy)':>20} {'difference':>11} {'t4a [s]':>8} "
-              f"{'TeNPy [s]':>9} {'matvecs':>13} {'trunc t4a':>10} {'trunc TeNPy':>11}")
+        print(
+            f"{'sweep':>6} {'chi':>5} {'E(t4a)':>20} {'E(TeNPy)':>20} {'difference':>11} {'t4a [s]':>8} "
+            f"{'TeNPy [s]':>9} {'matvecs':>13} {'trunc t4a':>10} {'trunc TeNPy':>11}"
+        )
         for k, chi in enumerate(case.schedule):
             ea, eb = a["energies"][k], b["energies"][k]
             mv = f"{a['matvecs'][k]}/{b['matvecs'][k]}"
-            print(f"{k + 1:>6} {chi:>5} {ea:20.12f} {eb:20.12f} {ea - eb:11.1e} {a['sweep_seconds'][k]:8.2f} "
-                  f"{b['sweep_seconds'][k]:9.2f} {mv:>13} {a['trunc'][k]:10.1e} {b['trunc'][k]:11.1e}")
+            print(
+                f"{k + 1:>6} {chi:>5} {ea:20.12f} {eb:20.12f} {ea - eb:11.1e} {a['sweep_seconds'][k]:8.2f} "
+                f"{b['sweep_seconds'][k]:9.2f} {mv:>13} {a['trunc'][k]:10.1e} {b['trunc'][k]:11.1e}"
+            )
         de = abs(a["energy"] - b["energy"])
         verdict = "meets" if de <= E_GOAL else "misses"
-        print(f"       |dE| = {de:.1e} ({verdict} the goal {E_GOAL:g}); energies over the repeats vary by "
-              f"{max(a['energy_spread'], b['energy_spread']):.1e}")
+        print(
+            f"       |dE| = {de:.1e} ({verdict} the goal {E_GOAL:g}); energies over the repeats vary by "
+            f"{max(a['energy_spread'], b['energy_spread']):.1e}"
+        )
         target, (ta, ka), (tb, kb) = equal_energy(a, b)
-        print(f"       at equal energy (both at or below {target:.10f}, the higher final energy + {E_GOAL:g}): "
-              f"t4a {ta:.1f} s (sweep {ka}), TeNPy {tb:.1f} s (sweep {kb}): t4a / TeNPy {ta / tb:.3f}")
+        print(
+            f"       at equal energy (both at or below {target:.10f}, the higher final energy + {E_GOAL:g}): "
+            f"t4a {ta:.1f} s (sweep {ka}), TeNPy {tb:.1f} s (sweep {kb}): t4a / TeNPy {ta / tb:.3f}"
+        )
         mva, mvb = sum(a["matvecs"]), sum(b["matvecs"])
-        print(f"       t4a / TeNPy: {a['seconds'] / b['seconds']:.3f} (goal <= {RATIO_GOAL}); per sweep at "
-              f"chi = {case.schedule[-1]}: {a['final_sweep_s'] / b['final_sweep_s']:.3f}; = matvecs {mva / mvb:.2f} "
-              f"x time per matvec {(a['seconds'] / mva) / (b['seconds'] / mvb):.2f}")
+        print(
+            f"       t4a / TeNPy: {a['seconds'] / b['seconds']:.3f} (goal <= {RATIO_GOAL}); per sweep at "
+            f"chi = {case.schedule[-1]}: {a['final_sweep_s'] / b['final_sweep_s']:.3f}; = matvecs {mva / mvb:.2f} "
+            f"x time per matvec {(a['seconds'] / mva) / (b['seconds'] / mvb):.2f}"
+        )
     if case.name == "itensor" and case.Lx == 6 and case.Ly == 3:
         m = case.schedule[-1]
         pub = ", ".join(f"{who} {ITENSOR[(who, m)]:.1f} s" for who in ("C++", "Julia") if (who, m) in ITENSOR)
@@ -306,8 +336,10 @@ def report_case(case: Case, res: dict[str, dict]) -> None:
 def summary(cases: dict[str, Case], table: dict[str, dict[str, dict]]) -> None:
     """The README's markdown table over the cases."""
     print("\nsummary (median seconds; ITensor: its published one-thread times, another machine):")
-    print("| case | sweeps (chi) | t4a | TeNPy | t4a / TeNPy | at equal energy | s/sweep at chi, t4a / TeNPy | E(t4a) "
-          "| abs(E(t4a) - E(TeNPy)) | ITensor C++, Julia |")
+    print(
+        "| case | sweeps (chi) | t4a | TeNPy | t4a / TeNPy | at equal energy | s/sweep at chi, t4a / TeNPy | E(t4a) "
+        "| abs(E(t4a) - E(TeNPy)) | ITensor C++, Julia |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name, res in table.items():
         case = cases[name]
@@ -317,46 +349,80 @@ def summary(cases: dict[str, Case], table: dict[str, dict[str, dict]]) -> None:
         m = case.schedule[-1]
         if name == "itensor" and case.Lx == 6 and ("C++", m) in ITENSOR:
             it = f"{ITENSOR[('C++', m)]:.1f} s, {ITENSOR[('Julia', m)]:.1f} s"
-        cell = (lambda r: _fmt_s(r["seconds"]) if r else "-")
+        cell = lambda r: _fmt_s(r["seconds"]) if r else "-"
         ratio = f"{a['seconds'] / b['seconds']:.2f}" if a and b else "-"
         equal = "-"
         if a and b:
             _, (ta, _), (tb, _) = equal_energy(a, b)
             equal = f"{ta / tb:.2f}"
-        per = (f"{a['final_sweep_s']:.1f} s / {b['final_sweep_s']:.1f} s" if a and b else "-")
+        per = f"{a['final_sweep_s']:.1f} s / {b['final_sweep_s']:.1f} s" if a and b else "-"
         de = f"{abs(a['energy'] - b['energy']):.1e}" if a and b else "-"
         e = f"{a['energy']:.10f}" if a else "-"
-        print(f"| {geo}, U={case.U:g} | {len(case.schedule)} ({m}) | {cell(a)} | {cell(b)} | {ratio} | {equal} | {per} "
-              f"| {e} | {de} | {it} |")
+        print(
+            f"| {geo}, U={case.U:g} | {len(case.schedule)} ({m}) | {cell(a)} | {cell(b)} | {ratio} | {equal} | {per} "
+            f"| {e} | {de} | {it} |"
+        )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cases", nargs="+", default=CASE_NAMES, choices=CASE_NAMES, metavar="CASE",
-                    help=f"cases to run, of {', '.join(CASE_NAMES)} (default all three)")
-    ap.add_argument("--codes", nargs="+", default=CODES, choices=CODES, metavar="CODE",
-                    help=f"codes to run, of {', '.join(CODES)} (default both)")
+    ap.add_argument(
+        "--cases",
+        nargs="+",
+        default=CASE_NAMES,
+        choices=CASE_NAMES,
+        metavar="CASE",
+        help=f"cases to run, of {', '.join(CASE_NAMES)} (default all three)",
+    )
+    ap.add_argument(
+        "--codes",
+        nargs="+",
+        default=CODES,
+        choices=CODES,
+        metavar="CODE",
+        help=f"codes to run, of {', '.join(CODES)} (default both)",
+    )
     ap.add_argument("--repeats", type=int, default=3, help="runs per code and case, the median counts (default 3)")
     ap.add_argument("--chain-L", type=int, default=64, help="length of the chain (default 64)")
     ap.add_argument("--chain-chi", type=int, default=400, help="final bond dimension of the chain (default 400)")
-    ap.add_argument("--cylinder-chi", type=int, default=400,
-                    help="final bond dimension of the 8x4 cylinder (default 400)")
-    ap.add_argument("--final-sweeps", type=int, default=4,
-                    help="sweeps at the final bond dimension, chain and cylinder (default 4)")
-    ap.add_argument("--cutoff", type=float, default=1e-10,
-                    help="relative discarded weight per bond, chain and cylinder (default 1e-10; "
-                         "TeNPy: trunc_cut = sqrt(cutoff); the itensor case uses ITensor's 0)")
-    ap.add_argument("--itensor-m", type=int, default=400,
-                    help="final bond dimension m of ITensor's 6x3 benchmark (default 400; published: 200, 400, 1000)")
-    ap.add_argument("--quick", action="store_true",
-                    help="a smoke test: chain L = 16, 4x2 and 2x3 cylinders, chi 64, one repeat (times mean nothing)")
+    ap.add_argument(
+        "--cylinder-chi", type=int, default=400, help="final bond dimension of the 8x4 cylinder (default 400)"
+    )
+    ap.add_argument(
+        "--final-sweeps", type=int, default=4, help="sweeps at the final bond dimension, chain and cylinder (default 4)"
+    )
+    ap.add_argument(
+        "--cutoff",
+        type=float,
+        default=1e-10,
+        help="relative discarded weight per bond, chain and cylinder (default 1e-10; "
+        "TeNPy: trunc_cut = sqrt(cutoff); the itensor case uses ITensor's 0)",
+    )
+    ap.add_argument(
+        "--itensor-m",
+        type=int,
+        default=400,
+        help="final bond dimension m of ITensor's 6x3 benchmark (default 400; published: 200, 400, 1000)",
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="a smoke test: chain L = 16, 4x2 and 2x3 cylinders, chi 64, one repeat (times mean nothing)",
+    )
     args = ap.parse_args()
-    if args.repeats < 1 or args.chain_L < 2 or args.final_sweeps < 1 or args.cutoff < 0 or \
-            min(args.chain_chi, args.cylinder_chi, args.itensor_m) < 1:
-        ap.error(f"need repeats >= 1, chain-L >= 2, final-sweeps >= 1, cutoff >= 0 and every chi >= 1; got "
-                 f"repeats={args.repeats}, chain-L={args.chain_L}, final-sweeps={args.final_sweeps}, "
-                 f"cutoff={args.cutoff}, chain-chi={args.chain_chi}, cylinder-chi={args.cylinder_chi}, "
-                 f"itensor-m={args.itensor_m}")
+    if (
+        args.repeats < 1
+        or args.chain_L < 2
+        or args.final_sweeps < 1
+        or args.cutoff < 0
+        or min(args.chain_chi, args.cylinder_chi, args.itensor_m) < 1
+    ):
+        ap.error(
+            f"need repeats >= 1, chain-L >= 2, final-sweeps >= 1, cutoff >= 0 and every chi >= 1; got "
+            f"repeats={args.repeats}, chain-L={args.chain_L}, final-sweeps={args.final_sweeps}, "
+            f"cutoff={args.cutoff}, chain-chi={args.chain_chi}, cylinder-chi={args.cylinder_chi}, "
+            f"itensor-m={args.itensor_m}"
+        )
     if args.chain_L % 2:
         ap.error(f"--chain-L must be even (half filling with Sz = 0), got {args.chain_L}")
     if args.quick:

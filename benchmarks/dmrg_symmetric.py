@@ -25,6 +25,7 @@ Run: ``python benchmarks/dmrg_symmetric.py [--N 100] [--m 200 400] [--codes ...]
 cases at m = 400 are the longest). ``--quick`` (N = 12, m = 60, seconds) checks that every
 code runs; its times mean nothing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,14 @@ import os
 import subprocess
 import sys
 
-ITENSOR = {("dense", 200): 65.6, ("dense", 400): 348.0, ("U1", 200): 18.0, ("U1", 400): 39.0,
-           ("dense", 1000): 3324.0, ("U1", 1000): 173.0}
+ITENSOR = {
+    ("dense", 200): 65.6,
+    ("dense", 400): 348.0,
+    ("U1", 200): 18.0,
+    ("U1", 400): 39.0,
+    ("dense", 1000): 3324.0,
+    ("U1", 1000): 173.0,
+}
 CODES = ["t4a-U1", "t4a-dense", "tenpy-U1", "tenpy-dense"]
 
 _CHILD = r"""
@@ -86,8 +93,9 @@ print(json.dumps({"seconds": seconds, "energy": energy, "rss_mib": rss, "run_mib
 
 def run_case(code: str, N: int, m: int) -> dict | None:
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    proc = subprocess.run([sys.executable, "-c", _CHILD, code, str(N), str(m)], capture_output=True, text=True,
-                          env=env, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, code, str(N), str(m)], capture_output=True, text=True, env=env, check=False
+    )
     if proc.returncode != 0:
         print(f"  {code} N={N} m={m} failed: {proc.stderr.strip().splitlines()[-1:]}", flush=True)
         return None
@@ -102,10 +110,13 @@ def _ratios(m: int, results: dict[str, dict]) -> list[tuple[str, float, str]]:
     """(label, value, note) of the ratios of one m, those whose codes both ran."""
     t = {c: r["seconds"] for c, r in results.items()}
     out = []
-    for num, den, note in (("t4a-U1", "tenpy-U1", "goal <= 0.33"), ("t4a-U1", "tenpy-dense", ""),
-                           ("t4a-dense", "t4a-U1", "goal >= 5 at m = 400" if m == 400 else ""),
-                           ("t4a-dense", "tenpy-dense", "dense against dense"),
-                           ("tenpy-dense", "tenpy-U1", "TeNPy's own gain from U(1)")):
+    for num, den, note in (
+        ("t4a-U1", "tenpy-U1", "goal <= 0.33"),
+        ("t4a-U1", "tenpy-dense", ""),
+        ("t4a-dense", "t4a-U1", "goal >= 5 at m = 400" if m == 400 else ""),
+        ("t4a-dense", "tenpy-dense", "dense against dense"),
+        ("tenpy-dense", "tenpy-U1", "TeNPy's own gain from U(1)"),
+    ):
         if num in t and den in t:
             out.append((f"{num} / {den}", t[num] / t[den], note))
     return out
@@ -129,31 +140,44 @@ def _summary(N: int, table: dict[int, dict[str, dict]]) -> None:
     """One markdown table over all m (the README's): times, peak memory of the tensor4all
     runs, the main ratios, ITensor's published times; then how far the energies agree."""
     print("\nsummary (seconds; peak resident MiB of the tensor4all processes; ITensor: published, N = 100):")
-    print("| m | t4a U(1) | TeNPy U(1) | t4a dense | TeNPy dense | U(1)/TeNPy U(1) | dense/U(1) "
-          "| t4a dense/TeNPy dense | ITensor U(1), dense |")
+    print(
+        "| m | t4a U(1) | TeNPy U(1) | t4a dense | TeNPy dense | U(1)/TeNPy U(1) | dense/U(1) "
+        "| t4a dense/TeNPy dense | ITensor U(1), dense |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for m, res in table.items():
-        it = (f"{ITENSOR[('U1', m)]:.1f} s, {ITENSOR[('dense', m)]:.1f} s"
-              if N == 100 and ("U1", m) in ITENSOR else "-")
-        print(f"| {m} | {_cell(res, 't4a-U1')} | {_cell(res, 'tenpy-U1')} | {_cell(res, 't4a-dense')} "
-              f"| {_cell(res, 'tenpy-dense')} | {_ratio(res, 't4a-U1', 'tenpy-U1', '.2f')} "
-              f"| {_ratio(res, 't4a-dense', 't4a-U1', '.1f', 'x')} | {_ratio(res, 't4a-dense', 'tenpy-dense', '.2f')} "
-              f"| {it} |")
+        it = f"{ITENSOR[('U1', m)]:.1f} s, {ITENSOR[('dense', m)]:.1f} s" if N == 100 and ("U1", m) in ITENSOR else "-"
+        print(
+            f"| {m} | {_cell(res, 't4a-U1')} | {_cell(res, 'tenpy-U1')} | {_cell(res, 't4a-dense')} "
+            f"| {_cell(res, 'tenpy-dense')} | {_ratio(res, 't4a-U1', 'tenpy-U1', '.2f')} "
+            f"| {_ratio(res, 't4a-dense', 't4a-U1', '.1f', 'x')} | {_ratio(res, 't4a-dense', 'tenpy-dense', '.2f')} "
+            f"| {it} |"
+        )
     for m, res in table.items():
         es = {c: r["energy"] for c, r in res.items()}
         if len(es) > 1:
-            print(f"m = {m}: energies agree to {max(es.values()) - min(es.values()):.1e} (max - min over "
-                  f"{', '.join(es)})")
+            print(
+                f"m = {m}: energies agree to {max(es.values()) - min(es.values()):.1e} (max - min over {', '.join(es)})"
+            )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--N", type=int, default=100, help="chain length (default 100, ITensor's)")
     ap.add_argument("--m", type=int, nargs="+", default=[200, 400], help="final bond dimensions (default 200 400)")
-    ap.add_argument("--codes", nargs="+", default=CODES, choices=CODES, metavar="CODE",
-                    help=f"codes to run, of {', '.join(CODES)} (default all four)")
-    ap.add_argument("--quick", action="store_true",
-                    help="a smoke test: N = 12, m = 60 (seconds; every code runs and the energies agree; times mean nothing)")
+    ap.add_argument(
+        "--codes",
+        nargs="+",
+        default=CODES,
+        choices=CODES,
+        metavar="CODE",
+        help=f"codes to run, of {', '.join(CODES)} (default all four)",
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="a smoke test: N = 12, m = 60 (seconds; every code runs and the energies agree; times mean nothing)",
+    )
     args = ap.parse_args()
     if args.N < 2 or min(args.m) < 1:
         ap.error(f"--N must be >= 2 and every --m >= 1, got N={args.N}, m={args.m}")
@@ -164,10 +188,14 @@ def main() -> None:
     except ImportError:
         args.codes = [c for c in args.codes if not c.startswith("tenpy")]
         print("TeNPy is not installed (pip install -e '.[bench]'): its rows are skipped")
-    print(f"spin-1 Heisenberg, N={args.N}, two-site DMRG, maxdim 10,20,100,m,m, cutoff 0, 5 sweeps, 1 thread"
-          f"{' (--quick: a smoke test, the times mean nothing)' if args.quick else ''}")
-    print(f"{'m':>5} {'code':>12} {'time [s]':>9} {'energy':>20} {'E - E(t4a-U1)':>14} {'peak MiB':>9} "
-          f"{'+run MiB':>9} {'ITensor [s]':>11}")
+    print(
+        f"spin-1 Heisenberg, N={args.N}, two-site DMRG, maxdim 10,20,100,m,m, cutoff 0, 5 sweeps, 1 thread"
+        f"{' (--quick: a smoke test, the times mean nothing)' if args.quick else ''}"
+    )
+    print(
+        f"{'m':>5} {'code':>12} {'time [s]':>9} {'energy':>20} {'E - E(t4a-U1)':>14} {'peak MiB':>9} "
+        f"{'+run MiB':>9} {'ITensor [s]':>11}"
+    )
     table: dict[int, dict[str, dict]] = {}
     for m in args.m:
         results = table.setdefault(m, {})
@@ -178,8 +206,11 @@ def main() -> None:
             results[code] = r
             ref = results.get("t4a-U1", r)["energy"]
             it = ITENSOR.get((_kind(code), m)) if args.N == 100 else None
-            print(f"{m:>5} {code:>12} {r['seconds']:9.1f} {r['energy']:20.12f} {r['energy'] - ref:14.2e} "
-                  f"{r['rss_mib']:9.0f} {r['run_mib']:9.0f} {'' if it is None else f'{it:11.1f}'}", flush=True)
+            print(
+                f"{m:>5} {code:>12} {r['seconds']:9.1f} {r['energy']:20.12f} {r['energy'] - ref:14.2e} "
+                f"{r['rss_mib']:9.0f} {r['run_mib']:9.0f} {'' if it is None else f'{it:11.1f}'}",
+                flush=True,
+            )
         for label, value, note in _ratios(m, results):
             print(f"      {label}: {value:.3f} {note}")
         if args.N == 100 and ("U1", m) in ITENSOR:

@@ -8,6 +8,7 @@ tenferro is faster). Peers that are not installed are reported as n/a
 
     python benchmarks/eager_overhead.py [--steps 300] [--n 8]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -116,8 +117,10 @@ def main() -> None:
     print(f"eager overhead: {args.steps} steps of x = tanh(W @ x) + x, W {args.n}x{args.n}, float64, 1 thread")
     print(f"{'':24s} {'forward':>12s} {'value_and_grad':>15s} {'fwd ratio':>10s} {'vg ratio':>9s}")
     for name, f_t, vg_t in rows:
-        print(f"{name:24s} {fmt_time(f_t):>12s} {fmt_time(vg_t):>15s} "
-              f"{fmt_ratio(ours_f, f_t):>10s} {fmt_ratio(ours_vg, vg_t):>9s}")
+        print(
+            f"{name:24s} {fmt_time(f_t):>12s} {fmt_time(vg_t):>15s} "
+            f"{fmt_ratio(ours_f, f_t):>10s} {fmt_ratio(ours_vg, vg_t):>9s}"
+        )
     print("ratio = tenferro time / peer time (< 1: tenferro faster); gradients agree with every peer")
 
 

@@ -7,6 +7,7 @@ Times are the best of several repeats (microseconds). Ratios are
 contraction written as the minimal sequence of NumPy BLAS calls
 (``tensordot``/``matmul``/``trace``/``diag``) with everything precomputed.
 """
+
 from __future__ import annotations
 
 import os
@@ -56,8 +57,8 @@ def best(fn, min_time: float = 0.2, repeats: int = 5) -> float:
 # ---------------------------------------------------------------------------
 def mps_norm(L=16, d=2, chi=64, rng=None):
     a = LETTERS[: L + 1]
-    b = LETTERS[L + 1: 2 * L + 2]
-    s = LETTERS[2 * L + 2: 3 * L + 2]
+    b = LETTERS[L + 1 : 2 * L + 2]
+    s = LETTERS[2 * L + 2 : 3 * L + 2]
     dims = [1] + [chi] * (L - 1) + [1]
     kets = [rng.standard_normal((dims[i], d, dims[i + 1])) / np.sqrt(chi) for i in range(L)]
     terms = [a[i] + s[i] + a[i + 1] for i in range(L)] + [b[i] + s[i] + b[i + 1] for i in range(L)]
@@ -65,14 +66,17 @@ def mps_norm(L=16, d=2, chi=64, rng=None):
 
 
 def mps_mpo_mps(L=8, d=2, chi=64, D=5, rng=None):
-    a, w, b = LETTERS[: L + 1], LETTERS[L + 1: 2 * L + 2], LETTERS[2 * L + 2: 3 * L + 3]
-    s, t = LETTERS[3 * L + 3: 4 * L + 3], LETTERS[4 * L + 3: 5 * L + 3]
+    a, w, b = LETTERS[: L + 1], LETTERS[L + 1 : 2 * L + 2], LETTERS[2 * L + 2 : 3 * L + 3]
+    s, t = LETTERS[3 * L + 3 : 4 * L + 3], LETTERS[4 * L + 3 : 5 * L + 3]
     dims = [1] + [chi] * (L - 1) + [1]
     wd = [1] + [D] * (L - 1) + [1]
     kets = [rng.standard_normal((dims[i], d, dims[i + 1])) / np.sqrt(chi) for i in range(L)]
     mpo = [rng.standard_normal((wd[i], d, d, wd[i + 1])) / np.sqrt(D) for i in range(L)]
-    terms = ([a[i] + s[i] + a[i + 1] for i in range(L)] + [w[i] + s[i] + t[i] + w[i + 1] for i in range(L)]
-             + [b[i] + t[i] + b[i + 1] for i in range(L)])
+    terms = (
+        [a[i] + s[i] + a[i + 1] for i in range(L)]
+        + [w[i] + s[i] + t[i] + w[i + 1] for i in range(L)]
+        + [b[i] + t[i] + b[i + 1] for i in range(L)]
+    )
     return f"mps-mpo-mps L={L} chi={chi} D={D}", ",".join(terms) + "->", kets + mpo + [k.copy() for k in kets], L
 
 
@@ -114,8 +118,9 @@ def cases(rng):
     name, eq, arrs, nk = mps_mpo_mps(rng=rng)
     out.append((name, eq, arrs, nk, raw_program(eq, arrs)))
     bm = [rng.standard_normal((32, 64, 64)) / 8 for _ in range(3)]
-    out.append(("batched matmul chain b=32 n=64", "bij,bjk,bkl->bil", bm, 3,
-                lambda x, y, z: np.matmul(np.matmul(x, y), z)))
+    out.append(
+        ("batched matmul chain b=32 n=64", "bij,bjk,bkl->bil", bm, 3, lambda x, y, z: np.matmul(np.matmul(x, y), z))
+    )
     n = 1000
     hy = [rng.standard_normal((n, n)), rng.standard_normal(n), rng.standard_normal((n, n))]
     out.append(("hyper-edge ik,k,kj->ij n=1000", "ik,k,kj->ij", hy, 3, lambda u, s, v: np.dot(u * s, v)))
@@ -140,7 +145,9 @@ def main() -> None:
         embed = eq == "i->ii"  # NumPy, opt_einsum, torch and JAX reject repeated output labels
         want = np.diag(arrays[0]) if embed else np.einsum(eq, *arrays, optimize=True)
         got = tf.einsum(eq, *tens)
-        np.testing.assert_allclose(got.numpy(), want, rtol=1e-8, atol=1e-8 * max(1.0, float(np.abs(want).max(initial=0))))
+        np.testing.assert_allclose(
+            got.numpy(), want, rtol=1e-8, atol=1e-8 * max(1.0, float(np.abs(want).max(initial=0)))
+        )
         r = {"case": name}
         r["tf"] = best(lambda: tf.einsum(eq, *tens))
         r["raw"] = best(lambda: raw(*np_arrays))
@@ -178,21 +185,29 @@ def main() -> None:
 
     us = lambda t: f"{t * 1e6:10.1f}" if t is not None else "       n/a"  # noqa: E731
     ratio = lambda a, b: f"{a / b:6.2f}" if b else "   n/a"  # noqa: E731
-    print("(diag embed: torch.diag / jnp.diag stand in for einsum, which those libraries reject for 'i->ii';"
-          " NumPy and opt_einsum have no equivalent einsum: n/a)")
-    head = (f"{'case':34s} {'tf fwd':>10s} {'raw np':>10s} {'np.einsum':>10s} {'opt_einsum':>10s} {'torch':>10s}"
-            f" {'jax-jit':>10s} | {'/raw':>6s} {'/np':>6s} {'/oe':>6s} {'/torch':>6s} {'/jax':>6s}")
+    print(
+        "(diag embed: torch.diag / jnp.diag stand in for einsum, which those libraries reject for 'i->ii';"
+        " NumPy and opt_einsum have no equivalent einsum: n/a)"
+    )
+    head = (
+        f"{'case':34s} {'tf fwd':>10s} {'raw np':>10s} {'np.einsum':>10s} {'opt_einsum':>10s} {'torch':>10s}"
+        f" {'jax-jit':>10s} | {'/raw':>6s} {'/np':>6s} {'/oe':>6s} {'/torch':>6s} {'/jax':>6s}"
+    )
     print("\nforward (us, best of 5; ratios = tenferro / other)")
     print(head)
     for r in rows:
-        print(f"{r['case']:34s} {us(r['tf'])} {us(r['raw'])} {us(r['numpy'])} {us(r['oe'])} {us(r.get('torch'))}"
-              f" {us(r.get('jax'))} | {ratio(r['tf'], r['raw'])} {ratio(r['tf'], r['numpy'])} {ratio(r['tf'], r['oe'])}"
-              f" {ratio(r['tf'], r.get('torch'))} {ratio(r['tf'], r.get('jax'))}")
+        print(
+            f"{r['case']:34s} {us(r['tf'])} {us(r['raw'])} {us(r['numpy'])} {us(r['oe'])} {us(r.get('torch'))}"
+            f" {us(r.get('jax'))} | {ratio(r['tf'], r['raw'])} {ratio(r['tf'], r['numpy'])} {ratio(r['tf'], r['oe'])}"
+            f" {ratio(r['tf'], r.get('torch'))} {ratio(r['tf'], r.get('jax'))}"
+        )
     print("\nforward + gradient (us)")
     print(f"{'case':34s} {'tf':>10s} {'torch':>10s} {'jax-jit':>10s} | {'/torch':>6s} {'/jax':>6s}")
     for r in rows:
-        print(f"{r['case']:34s} {us(r['tf_g'])} {us(r.get('torch_g'))} {us(r.get('jax_g'))} |"
-              f" {ratio(r['tf_g'], r.get('torch_g'))} {ratio(r['tf_g'], r.get('jax_g'))}")
+        print(
+            f"{r['case']:34s} {us(r['tf_g'])} {us(r.get('torch_g'))} {us(r.get('jax_g'))} |"
+            f" {ratio(r['tf_g'], r.get('torch_g'))} {ratio(r['tf_g'], r.get('jax_g'))}"
+        )
     print(f"\ncache: {tf.einsum_cache_info()}")
 
 

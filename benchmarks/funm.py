@@ -6,6 +6,7 @@ PyTorch and JAX (jit), and for ``F = polar(.)[0]`` against ``U Vh`` from ``svd``
 Ratios are ``funm / eigh-based`` (the eigh-based gradients are not exact at
 degenerate spectra; the funm ones are). Run: ``python benchmarks/funm.py``.
 """
+
 from __future__ import annotations
 
 import os
@@ -60,9 +61,11 @@ def _tenferro(n, rng):
     if n <= 64:
         s = tf.asarray(g + 2 * np.sqrt(n) * np.eye(n))
         rows["sqrtm (general) value_and_grad"] = median_time(
-            lambda: tidu.value_and_grad(lambda x: tf.sum(la.sqrtm(x) * C))(s), repeat=3)
+            lambda: tidu.value_and_grad(lambda x: tf.sum(la.sqrtm(x) * C))(s), repeat=3
+        )
         rows["logm (general) value_and_grad"] = median_time(
-            lambda: tidu.value_and_grad(lambda x: tf.sum(la.logm(x) * C))(s), repeat=3)
+            lambda: tidu.value_and_grad(lambda x: tf.sum(la.logm(x) * C))(s), repeat=3
+        )
     return rows, a, c
 
 
@@ -79,6 +82,7 @@ def _peers(a, c):
 
         out["torch eigh-based value_and_grad"] = median_time(step)
     if jax is not None:
+
         def loss(x):
             w, v = jnp.linalg.eigh(x)
             return ((v * jnp.sqrt(w)) @ v.T * c).sum()

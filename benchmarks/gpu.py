@@ -22,6 +22,7 @@ Times are medians of several timed calls after a warm-up, with the device synchr
 after each call. Usage (on a machine with a GPU and CuPy):
 ``python benchmarks/gpu.py [--quick]``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -88,12 +89,13 @@ def heisenberg_mpo(L: int) -> list[np.ndarray]:
 
 def random_mps(L: int, chi: int, d: int = 2) -> list[np.ndarray]:
     rng = np.random.default_rng(0)
-    dims = [min(chi, d ** i, d ** (L - i)) for i in range(L + 1)]
+    dims = [min(chi, d**i, d ** (L - i)) for i in range(L + 1)]
     return [rng.standard_normal((dims[i], d, dims[i + 1])) / np.sqrt(dims[i]) for i in range(L)]
 
 
 def energy_fn(einsum: Callable, sum_: Callable) -> Callable:
     """The energy written once for any einsum with NumPy's signature."""
+
     def energy(tensors, mpo):
         env = norm = None
         for a, w in zip(tensors, mpo):
@@ -104,6 +106,7 @@ def energy_fn(einsum: Callable, sum_: Callable) -> Callable:
                 env = einsum("xwy,xpa,wbpq,yqc->abc", env, a, w, a)
                 norm = einsum("xy,xpa,ypc->ac", norm, a, a)
         return sum_(env) / sum_(norm)
+
     return energy
 
 
@@ -125,6 +128,7 @@ def bench_mps(chi: int, L: int = 16) -> dict[str, float | None]:
             xs = [t.detach().requires_grad_(True) for t in ts]
             e = tenergy(xs, ws)
             return e, torch.autograd.grad(e, xs)
+
         out["torch CUDA"] = median_time(torch_vg, repeat=7)
     if jax is not None:
         jenergy = energy_fn(jnp.einsum, jnp.sum)
@@ -149,7 +153,7 @@ def bench_mps_jit(chi: int, L: int = 16) -> tuple[dict[str, float | None], dict[
     plain: dict[str, float | None] = {"tenferro CPU": None}
     for out, graph in ((captured, True), (plain, False)):
         step = tf.jit(tidu.value_and_grad(lambda t: energy(t, ws)), cuda_graph=graph)
-        step(ts)                      # call 1 runs uncaptured; median_time's warm-up call captures
+        step(ts)  # call 1 runs uncaptured; median_time's warm-up call captures
         out["tenferro GPU"] = median_time(lambda step=step: step(ts), repeat=9)
         print(f"  chi={chi} tenferro.jit(cuda_graph={graph}): {step.lower(ts).cuda_graph}", flush=True)
     if torch is not None and torch.cuda.is_available():
@@ -158,7 +162,7 @@ def bench_mps_jit(chi: int, L: int = 16) -> tuple[dict[str, float | None], dict[
         tws = [torch.tensor(w, device="cuda") for w in mpo]
         try:
             tvg = torch.compile(torch.func.grad_and_value(lambda xs: tenergy(xs, tws)), mode="reduce-overhead")
-            for _ in range(3):        # compile, then record the CUDA graph
+            for _ in range(3):  # compile, then record the CUDA graph
                 tvg(tts)
             captured["torch CUDA"] = median_time(lambda: tvg(tts), repeat=9)
         except Exception as exc:  # noqa: BLE001  (any compiler failure: report it, keep going)
@@ -180,6 +184,7 @@ def loop_fn(tanh: Callable, sum_: Callable, steps: int = 300) -> Callable:
         for _ in range(steps):
             x = tanh(W @ x) + x
         return sum_(x * x)
+
     return loss
 
 
@@ -195,8 +200,10 @@ def bench_loop_jit(steps: int) -> tuple[dict[str, float | None], dict[str, float
         step = tf.jit(tidu.value_and_grad(loss, argnums=(0, 1)), cuda_graph=graph)
         step(W, x)
         out["tenferro GPU"] = median_time(lambda step=step: step(W, x), repeat=9)
-        print(f"  loop tenferro.jit(cuda_graph={graph}): {fmt(out['tenferro GPU'])}, "
-              f"{step.lower(W, x).cuda_graph}", flush=True)
+        print(
+            f"  loop tenferro.jit(cuda_graph={graph}): {fmt(out['tenferro GPU'])}, {step.lower(W, x).cuda_graph}",
+            flush=True,
+        )
     if torch is not None and torch.cuda.is_available():
         tloss = loop_fn(torch.tanh, torch.sum, steps)
         tW, tx = torch.tensor(W0, device="cuda"), torch.tensor(x0, device="cuda")
@@ -233,6 +240,7 @@ def bench_svd(n: int) -> dict[str, float | None]:
             x = t.detach().requires_grad_(True)
             v = torch.linalg.svdvals(x).sum()
             return v, torch.autograd.grad(v, x)
+
         out["torch CUDA"] = median_time(torch_vg, repeat=3, budget=20)
     if jax is not None:
         x = jax.device_put(a, jax.devices("gpu")[0])
@@ -250,11 +258,21 @@ def einsum_cases() -> list[tuple[str, str, list[np.ndarray]]]:
     for maker, kw in ((mps_norm, {"chi": 256}), (mps_mpo_mps, {"chi": 256})):
         name, eq, arrs, _ = maker(rng=rng, **kw)
         out.append((name, eq, arrs))
-    out.append(("batched matmul chain b=64 n=256", "bij,bjk,bkl->bil",
-                [rng.standard_normal((64, 256, 256)) / 16 for _ in range(3)]))
+    out.append(
+        (
+            "batched matmul chain b=64 n=256",
+            "bij,bjk,bkl->bil",
+            [rng.standard_normal((64, 256, 256)) / 16 for _ in range(3)],
+        )
+    )
     n = 4096
-    out.append((f"hyper-edge ik,k,kj->ij n={n}", "ik,k,kj->ij",
-                [rng.standard_normal((n, n)), rng.standard_normal(n), rng.standard_normal((n, n))]))
+    out.append(
+        (
+            f"hyper-edge ik,k,kj->ij n={n}",
+            "ik,k,kj->ij",
+            [rng.standard_normal((n, n)), rng.standard_normal(n), rng.standard_normal((n, n))],
+        )
+    )
     return out
 
 
@@ -271,11 +289,11 @@ def bench_einsum(eq: str, arrs: list[np.ndarray]) -> dict[str, float | None]:
             xs = [t.detach().requires_grad_(True) for t in ts]
             v = torch.einsum(eq, *xs).sum()
             return v, torch.autograd.grad(v, xs)
+
         out["torch CUDA"] = median_time(torch_vg, repeat=5)
     if jax is not None:
         js = [jax.device_put(a, jax.devices("gpu")[0]) for a in arrs]
-        jvg = jax.jit(jax.value_and_grad(lambda *ops: jnp.sum(jnp.einsum(eq, *ops)),
-                                         argnums=tuple(range(len(js)))))
+        jvg = jax.jit(jax.value_and_grad(lambda *ops: jnp.sum(jnp.einsum(eq, *ops)), argnums=tuple(range(len(js)))))
         out["JAX GPU jit"] = median_time(lambda: jvg(*js), repeat=5)
     return out
 
@@ -301,13 +319,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only (a smoke test)")
     parser.add_argument("--loop-steps", type=int, default=100, help="steps of the loopjit loop (default 100)")
-    parser.add_argument("--cases", default="mps,svd,einsum,mpsjit,loopjit",
-                        help="comma-separated groups to run: mps, svd, einsum, mpsjit, loopjit (default: all)")
+    parser.add_argument(
+        "--cases",
+        default="mps,svd,einsum,mpsjit,loopjit",
+        help="comma-separated groups to run: mps, svd, einsum, mpsjit, loopjit (default: all)",
+    )
     args = parser.parse_args()
     props = cupy.cuda.runtime.getDeviceProperties(0)
-    print(f"GPU: {props['name'].decode()} | CuPy {cupy.__version__} | CUDA runtime "
-          f"{cupy.cuda.runtime.runtimeGetVersion()} | torch {getattr(torch, '__version__', '-')} | "
-          f"JAX {getattr(jax, '__version__', '-')} | Python {platform.python_version()}")
+    print(
+        f"GPU: {props['name'].decode()} | CuPy {cupy.__version__} | CUDA runtime "
+        f"{cupy.cuda.runtime.runtimeGetVersion()} | torch {getattr(torch, '__version__', '-')} | "
+        f"JAX {getattr(jax, '__version__', '-')} | Python {platform.python_version()}"
+    )
     print("| case | " + " | ".join(COLUMNS) + " | GPU/CPU | GPU/torch | GPU/JAX |")
     print("|---" * (1 + len(COLUMNS) + 3) + "|")
     groups = set(args.cases.split(","))

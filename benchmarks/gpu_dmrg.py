@@ -20,6 +20,7 @@ MPO state and sector, one SVD per sector).
 Usage (on a machine with a GPU and CuPy): ``python benchmarks/gpu_dmrg.py [--quick]
 [--chis 1024,2048] [--matvecs 4] [--sym 512]``. Prints one table row per chi.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,8 +67,12 @@ def middle_step(chi: int, placement: tf.Placement, matvecs: int, rng: np.random.
     """Seconds of one two-site step with both bonds at ``chi`` (median of a few)."""
     w = heisenberg_w()
     dw, d = w.shape[0], w.shape[1]
-    host = [rng.standard_normal((chi, dw, chi)) / chi, rng.standard_normal((dw, chi, chi)) / chi,
-            rng.standard_normal((chi, d, chi)) / math.sqrt(chi), rng.standard_normal((chi, d, chi)) / math.sqrt(chi)]
+    host = [
+        rng.standard_normal((chi, dw, chi)) / chi,
+        rng.standard_normal((dw, chi, chi)) / chi,
+        rng.standard_normal((chi, d, chi)) / math.sqrt(chi),
+        rng.standard_normal((chi, d, chi)) / math.sqrt(chi),
+    ]
     lb, rb, a, b = to_device(host, placement)
     ww = to_device([w], placement)[0]
     times = []
@@ -91,26 +96,41 @@ def gpu_sweep(L: int, chi: int, matvecs: int) -> tuple[float, float]:
     and the seconds to set the run up (upload, canonical form, environments)."""
     H = models.heisenberg(L)
     rng = np.random.default_rng(1)
-    dims = [min(chi, 2 ** i, 2 ** (L - i)) for i in range(L + 1)]
+    dims = [min(chi, 2**i, 2 ** (L - i)) for i in range(L + 1)]
     # random Gaussian sites, not canonicalized on the host (dmrg brings them to canonical form on the GPU)
     psi0 = t4a.MPS([rng.standard_normal((dims[i], 2, dims[i + 1])) / math.sqrt(2 * dims[i]) for i in range(L)])
     seconds = []
     t0 = time.perf_counter()
-    res = t4a.dmrg(H, psi0, max_bond=chi, sweeps=1, cutoff=0.0, noise=0.0, tol=0.0, conserve="none",
-                   placement=tf.gpu(0), compute_variance=False, eigensolver=_fixed(matvecs),
-                   callback=lambda r: seconds.append(r.seconds))
+    res = t4a.dmrg(
+        H,
+        psi0,
+        max_bond=chi,
+        sweeps=1,
+        cutoff=0.0,
+        noise=0.0,
+        tol=0.0,
+        conserve="none",
+        placement=tf.gpu(0),
+        compute_variance=False,
+        eigensolver=_fixed(matvecs),
+        callback=lambda r: seconds.append(r.seconds),
+    )
     total = time.perf_counter() - t0
     if res.history[0].max_bond != chi:
-        print(f"  (the sweep at chi={chi} ended at bond dimension {res.history[0].max_bond}: weights that round to 0 "
-              "are dropped)", flush=True)
+        print(
+            f"  (the sweep at chi={chi} ended at bond dimension {res.history[0].max_bond}: weights that round to 0 "
+            "are dropped)",
+            flush=True,
+        )
     return seconds[0], total - seconds[0]
 
 
 def _fixed(matvecs: int) -> str:
     """Register (once) a Lanczos solver that always takes ``matvecs`` products."""
     name = f"lanczos{matvecs}"
-    _eigensolver.SOLVERS[name] = lambda op, v0, tol=0.0, max_iter=0: lanczos(op, v0, tol=0.0, max_iter=matvecs,
-                                                                              min_iter=matvecs)
+    _eigensolver.SOLVERS[name] = lambda op, v0, tol=0.0, max_iter=0: lanczos(
+        op, v0, tol=0.0, max_iter=matvecs, min_iter=matvecs
+    )
     return name
 
 
@@ -118,14 +138,13 @@ def symmetric_run(L: int, chi: int, placement: tf.Placement) -> tuple[list[float
     """Seconds of each sweep of a conserved (Sz = 0) run with the bond schedule 64, 256, chi, and
     its final energy."""
     H = models.heisenberg(L, conserve="Sz")
-    res = t4a.dmrg(H, max_bond=[64, 256, chi], sweeps=3, cutoff=1e-12, placement=placement,
-                   compute_variance=False)
+    res = t4a.dmrg(H, max_bond=[64, 256, chi], sweeps=3, cutoff=1e-12, placement=placement, compute_variance=False)
     return [r.seconds for r in res.history], float(res.energy)
 
 
 def full_chi_steps(L: int, chi: int) -> int:
     """The steps of a two-site sweep whose bonds on both sides are at ``chi``."""
-    dims = [min(chi, 2 ** i, 2 ** (L - i)) for i in range(L + 1)]
+    dims = [min(chi, 2**i, 2 ** (L - i)) for i in range(L + 1)]
     pairs = [i for i in range(L - 1) if dims[i] == chi and dims[i + 2] == chi]
     return 2 * len(pairs)
 
@@ -136,10 +155,14 @@ def main() -> None:
     parser.add_argument("--chis", default="1024,2048")
     parser.add_argument("--L", type=int, default=100)
     parser.add_argument("--matvecs", type=int, default=4, help="Lanczos products per step (default 4)")
-    parser.add_argument("--sym", type=int, default=0, metavar="CHI",
-                        help="also time a conserved (Sz) run up to CHI on the GPU and the CPU cores (0: skip)")
-    parser.add_argument("--sweep-chis", default="1024",
-                        help="the chis of the whole GPU sweep (default 1024)")
+    parser.add_argument(
+        "--sym",
+        type=int,
+        default=0,
+        metavar="CHI",
+        help="also time a conserved (Sz) run up to CHI on the GPU and the CPU cores (0: skip)",
+    )
+    parser.add_argument("--sweep-chis", default="1024", help="the chis of the whole GPU sweep (default 1024)")
     args = parser.parse_args()
     chis = [64, 128] if args.quick else [int(c) for c in args.chis.split(",")]
     sweep_chis = chis if args.quick else [int(c) for c in args.sweep_chis.split(",") if c]
@@ -157,8 +180,11 @@ def main() -> None:
         t_gpu = middle_step(chi, tf.gpu(0), args.matvecs, rng)
         sweep, setup = gpu_sweep(args.L, chi, args.matvecs) if chi in sweep_chis else (float("nan"), float("nan"))
         est = full_chi_steps(args.L, chi) * t_cpu
-        print(f"| {chi} | {t_cpu:.3f} s | {t_gpu:.3f} s | {t_cpu / t_gpu:.1f}x | {sweep:.1f} s | >= {est:.1f} s | "
-              f"{setup:.1f} s |", flush=True)
+        print(
+            f"| {chi} | {t_cpu:.3f} s | {t_gpu:.3f} s | {t_cpu / t_gpu:.1f}x | {sweep:.1f} s | >= {est:.1f} s | "
+            f"{setup:.1f} s |",
+            flush=True,
+        )
     if args.sym:
         print(f"\nconserved Sz = 0, L={args.L}, bond schedule 64, 256, {args.sym}: seconds per sweep")
         print("| placement | sweep 1 | sweep 2 | sweep 3 | energy |")

@@ -14,6 +14,7 @@ e.g. ``python benchmarks/linalg.py svd_top16``; ``--cpu`` times process CPU time
 instead of wall time (on a machine shared with other work: the time a framework
 spends waiting for a core is not its own).
 """
+
 from __future__ import annotations
 
 import os
@@ -46,7 +47,7 @@ def _inputs(op, n, batch, rng):
     if op == "cholesky":
         a = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
     if op == "solve":
-        a = a + n ** 0.5 * np.eye(n)
+        a = a + n**0.5 * np.eye(n)
     b = rng.standard_normal(shape)
     c = rng.standard_normal(shape)
     return a, b, c
@@ -139,7 +140,7 @@ def interleaved_medians(steps: dict, repeat: int, budget: float = 0.2, clock=tim
     the ratios stay meaningful where separate timings would not."""
     numbers = {}
     for name, fn in steps.items():
-        fn()                                               # warm up (plans, caches, jit)
+        fn()  # warm up (plans, caches, jit)
         t0 = clock()
         fn()
         numbers[name] = max(1, int(budget / repeat / max(clock() - t0, 1e-7)))
@@ -169,6 +170,7 @@ def run(op, n, batch, rng):
             out = ft(xa, xb, tc)
             out.backward()
             return out
+
         steps["torch"] = torch_step
     if jax is not None:
         fj = jax.jit(jax.value_and_grad(jax_loss(op), argnums=argnums))
@@ -180,7 +182,7 @@ def run(op, n, batch, rng):
 
 OPS = ("svd", "svd_top16", "qr", "eigh", "cholesky", "solve")
 REPEAT = 7
-CLOCK = time.perf_counter     # --cpu: process CPU time (every thread of the process), for a loaded machine
+CLOCK = time.perf_counter  # --cpu: process CPU time (every thread of the process), for a loaded machine
 
 
 def main(ops=OPS):
@@ -194,8 +196,11 @@ def main(ops=OPS):
         for n, batch, label in ((256, 0, "256x256"), (32, 512, "512 x 32x32")):
             t_tf, t_torch, t_jax = run(op, n, batch, rng)
             rows.append((op, label, t_tf, t_torch, t_jax))
-            print(f"{op:10s} {label:14s} {fmt_time(t_tf):>12s} {fmt_time(t_torch):>12s} {fmt_time(t_jax):>12s} "
-                  f"{fmt_ratio(t_tf, t_torch):>8s} {fmt_ratio(t_tf, t_jax):>8s}", flush=True)
+            print(
+                f"{op:10s} {label:14s} {fmt_time(t_tf):>12s} {fmt_time(t_torch):>12s} {fmt_time(t_jax):>12s} "
+                f"{fmt_ratio(t_tf, t_torch):>8s} {fmt_ratio(t_tf, t_jax):>8s}",
+                flush=True,
+            )
     return rows
 
 

@@ -26,6 +26,7 @@ Run: ``python benchmarks/linalg_accuracy.py`` (``--quick``: the pytest subset;
 N processes). Needs mpmath (``dev`` extra); JAX and PyTorch are compared when installed
 (``bench`` extra).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,36 +53,74 @@ import tenferro as tf  # noqa: E402
 class JaxBackend(Backend):
     name = "JAX"
 
-    def const(self, a): return jnp.asarray(a)
-    def conj(self, x): return jnp.conj(x)
-    def svd(self, x): return jnp.linalg.svd(x, full_matrices=False)
-    def eigh(self, x): return jnp.linalg.eigh(x)
-    def qr(self, x): return jnp.linalg.qr(x)
-    def det(self, x): return jnp.linalg.det(x)
-    def logabsdet(self, x): return jnp.linalg.slogdet(x)[1]
-    def expm(self, x): return jax.scipy.linalg.expm(x)
-    def exp(self, x): return jnp.exp(x)
-    def re_sum(self, x): return jnp.real(jnp.sum(x))
+    def const(self, a):
+        return jnp.asarray(a)
+
+    def conj(self, x):
+        return jnp.conj(x)
+
+    def svd(self, x):
+        return jnp.linalg.svd(x, full_matrices=False)
+
+    def eigh(self, x):
+        return jnp.linalg.eigh(x)
+
+    def qr(self, x):
+        return jnp.linalg.qr(x)
+
+    def det(self, x):
+        return jnp.linalg.det(x)
+
+    def logabsdet(self, x):
+        return jnp.linalg.slogdet(x)[1]
+
+    def expm(self, x):
+        return jax.scipy.linalg.expm(x)
+
+    def exp(self, x):
+        return jnp.exp(x)
+
+    def re_sum(self, x):
+        return jnp.real(jnp.sum(x))
 
 
 class TorchBackend(Backend):
     name = "PyTorch"
 
-    def const(self, a): return torch.as_tensor(np.asarray(a))
-    def conj(self, x): return torch.conj(x)
-    def svd(self, x): return torch.linalg.svd(x, full_matrices=False)
-    def eigh(self, x): return torch.linalg.eigh(x)
-    def qr(self, x): return torch.linalg.qr(x)
-    def det(self, x): return torch.linalg.det(x)
-    def logabsdet(self, x): return torch.linalg.slogdet(x)[1]
-    def expm(self, x): return torch.linalg.matrix_exp(x)
-    def exp(self, x): return torch.exp(x)
-    def re_sum(self, x): return torch.real(torch.sum(x))
+    def const(self, a):
+        return torch.as_tensor(np.asarray(a))
+
+    def conj(self, x):
+        return torch.conj(x)
+
+    def svd(self, x):
+        return torch.linalg.svd(x, full_matrices=False)
+
+    def eigh(self, x):
+        return torch.linalg.eigh(x)
+
+    def qr(self, x):
+        return torch.linalg.qr(x)
+
+    def det(self, x):
+        return torch.linalg.det(x)
+
+    def logabsdet(self, x):
+        return torch.linalg.slogdet(x)[1]
+
+    def expm(self, x):
+        return torch.linalg.matrix_exp(x)
+
+    def exp(self, x):
+        return torch.exp(x)
+
+    def re_sum(self, x):
+        return torch.real(torch.sum(x))
 
 
 def jax_derivative(case: Case) -> np.ndarray:
     B = JaxBackend()
-    f = lambda x: LOSSES[case.loss](B, x, case.params)                              # noqa: E731
+    f = lambda x: LOSSES[case.loss](B, x, case.params)  # noqa: E731
     a = jnp.asarray(case.a)
     if case.order == 1:
         return np.asarray(jax.grad(f)(a))
@@ -128,9 +167,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
     chosen = QUICK if args.quick else CASES
     dec = TenferroDecompositionBackend()
-    frameworks = [("tenferro", lambda c: _attempt(cases_mod.tenferro_derivative, c, tf.TenferroError)),
-                  ("tf (dec.)", lambda c: _attempt(lambda c_: cases_mod.tenferro_derivative(c_, dec), c,
-                                                   tf.TenferroError))]
+    frameworks = [
+        ("tenferro", lambda c: _attempt(cases_mod.tenferro_derivative, c, tf.TenferroError)),
+        ("tf (dec.)", lambda c: _attempt(lambda c_: cases_mod.tenferro_derivative(c_, dec), c, tf.TenferroError)),
+    ]
     if jax is not None:
         frameworks.append(("JAX", lambda c: _attempt(jax_derivative, c)))
     if torch is not None:
@@ -154,15 +194,25 @@ def main(argv: list[str] | None = None) -> int:
             got = run(case)
             ok = judge(case, got, ref)
             right[name, case.category] += ok
-            verdict[name] = ("ok" if ok else "raised" if got is None else
-                             "non-finite" if not np.all(np.isfinite(got)) else
-                             f"{cases_mod.relative_error(got, ref, case.scale):.1e}" if ref is not None else "finite")
+            verdict[name] = (
+                "ok"
+                if ok
+                else "raised"
+                if got is None
+                else "non-finite"
+                if not np.all(np.isfinite(got))
+                else f"{cases_mod.relative_error(got, ref, case.scale):.1e}"
+                if ref is not None
+                else "finite"
+            )
         if args.verbose and not all(v == "ok" for v in verdict.values()):
             wrong_cases.append((case, verdict))
 
     names = [n for n, _ in frameworks]
-    print(f"{len(chosen)} cases, right = relative error <= {cases_mod.RTOL:g} against mpmath ({cases_mod.DPS} digits), "
-          f"or a refusal where the derivative does not exist")
+    print(
+        f"{len(chosen)} cases, right = relative error <= {cases_mod.RTOL:g} against mpmath ({cases_mod.DPS} digits), "
+        f"or a refusal where the derivative does not exist"
+    )
     header = f"{'category':18s} {'cases':>5s}  " + "  ".join(f"{n:>8s}" for n in names)
     print(header)
     print("-" * len(header))
@@ -171,14 +221,21 @@ def main(argv: list[str] | None = None) -> int:
         if n:
             print(f"{cat:18s} {n:5d}  " + "  ".join(f"{right[name, cat]:8d}" for name in names))
     print("-" * len(header))
-    print(f"{'total':18s} {len(chosen):5d}  " + "  ".join(f"{sum(right[name, c] for c in CATEGORIES):8d}"
-                                                     for name in names))
+    print(
+        f"{'total':18s} {len(chosen):5d}  "
+        + "  ".join(f"{sum(right[name, c] for c in CATEGORIES):8d}" for name in names)
+    )
     if args.verbose:
-        print("\ncases some framework gets wrong (relative error, 'raised', 'non-finite' or 'finite' "
-              "where no derivative exists):")
+        print(
+            "\ncases some framework gets wrong (relative error, 'raised', 'non-finite' or 'finite' "
+            "where no derivative exists):"
+        )
         for case, verdict in wrong_cases:
-            print(f"  {case.category:17s} {case.name:52s} " + "  ".join(f"{n}: {verdict[n]:>10s}" for n in names)
-                  + (f"   [{case.note}]" if case.note else ""))
+            print(
+                f"  {case.category:17s} {case.name:52s} "
+                + "  ".join(f"{n}: {verdict[n]:>10s}" for n in names)
+                + (f"   [{case.note}]" if case.note else "")
+            )
     print(f"\n(references {t_ref:.0f} s, total {time.perf_counter() - t0:.0f} s)")
     return 0
 

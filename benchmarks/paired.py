@@ -14,6 +14,7 @@ Hubbard L = 12 with (N, Sz) conserved; U(1) TDVP and dense TEBD of the Neel stat
 Run: ``python benchmarks/paired.py --base HEAD~1 [--rounds 3]``. The base is checked out in a
 temporary git worktree (removed afterwards).
 """
+
 from __future__ import annotations
 
 import argparse

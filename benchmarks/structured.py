@@ -13,6 +13,7 @@ to the structured operand's leaves vs the dense matrix):
 Times are medians of several runs; ratio = dense / structured (above 1: structured
 faster). Run: ``python benchmarks/structured.py [--quick]``.
 """
+
 from __future__ import annotations
 
 import os
@@ -57,7 +58,7 @@ def cases(quick: bool) -> list[tuple[str, Callable, tuple, Callable, tuple]]:
     vh = tf.asarray(rng.standard_normal((n, n)))
 
     blocks = [rng.standard_normal((bs, bs)) for _ in range(nb)]
-    b = BlockDiagonal([tf.asarray(m + bs ** 0.5 * np.eye(bs)) for m in blocks])
+    b = BlockDiagonal([tf.asarray(m + bs**0.5 * np.eye(bs)) for m in blocks])
     h = BlockDiagonal([tf.asarray(m + m.T) for m in blocks])
     bd, hd = b.to_dense(), h.to_dense()
     rhs = tf.asarray(rng.standard_normal((N, 8)))
@@ -82,8 +83,13 @@ def cases(quick: bool) -> list[tuple[str, Callable, tuple, Callable, tuple]]:
         (f"block@block {nb}x{bs}", lambda a: sq(a @ a), (b,), lambda a: sq(a @ a), (bd,)),
         (f"block svd {nb}x{bs}", svd_loss, (b,), svd_loss, (bd,)),
         (f"block eigh {nb}x{bs}", eigh_loss, (h,), eigh_loss, (hd,)),
-        (f"block solve {nb}x{bs}, 8 rhs", lambda a, r: sq(t4a.linalg.solve(a, r)), (b, rhs),
-         lambda a, r: sq(t4a.linalg.solve(a, r)), (bd, rhs)),
+        (
+            f"block solve {nb}x{bs}, 8 rhs",
+            lambda a, r: sq(t4a.linalg.solve(a, r)),
+            (b, rhs),
+            lambda a, r: sq(t4a.linalg.solve(a, r)),
+            (bd, rhs),
+        ),
         (f"block@dense {nb}x{bs} @ {N}x{N}", lambda a, x: sq(a @ x), (b, xb), lambda a, x: sq(a @ x), (bd, xb)),
     ]
 

@@ -38,6 +38,7 @@ Problems:
 Run: ``OMP_NUM_THREADS=1 python benchmarks/tci.py [--quick] [--svd-bound] [--problems random-tt gauss-5d qtci-1d]``
 (teneva from the ``bench`` extra).
 """
+
 from __future__ import annotations
 
 import os
@@ -78,7 +79,7 @@ class Problem:
     f: Callable[[np.ndarray], np.ndarray]
     tolerance: float
     tci_options: dict = field(default_factory=dict)
-    integral: tuple[list[np.ndarray], float] | None = None     # (weights per site, exact value)
+    integral: tuple[list[np.ndarray], float] | None = None  # (weights per site, exact value)
 
 
 def random_tt_problem(L: int, d: int, rank: int) -> Problem:
@@ -105,19 +106,18 @@ def gauss_problem(n: int, L: int = 5, coupling: float = 0.35, half_width: float 
         return np.exp(-0.5 * np.einsum("ni,ij,nj->n", X, A, X))
 
     exact = (2 * np.pi) ** (L / 2) / math.sqrt(np.linalg.det(A))
-    return Problem(f"gauss-5d ({n}^{L} Gauss-Legendre)", [n] * L, f, 1e-8, {"pivot_search": "rook"},
-                   ([w] * L, exact))
+    return Problem(f"gauss-5d ({n}^{L} Gauss-Legendre)", [n] * L, f, 1e-8, {"pivot_search": "rook"}, ([w] * L, exact))
 
 
 def qtci_1d_problem(R: int = 40) -> Problem:
-    B, xmax = 2.0 ** -30, math.log(20.0)
+    B, xmax = 2.0**-30, math.log(20.0)
     powers = 2.0 ** np.arange(R - 1, -1, -1)
 
     def f(idx: np.ndarray) -> np.ndarray:
-        x = (idx @ powers) * (xmax / (2.0 ** R - 1))          # includeendpoint = true
+        x = (idx @ powers) * (xmax / (2.0**R - 1))  # includeendpoint = true
         return np.cos(x / B) * np.cos(x / (4 * math.sqrt(5) * B)) * np.exp(-x * x) + 2 * np.exp(-x)
 
-    h = xmax / (2.0 ** R - 1)                                  # the sum over the grid times h
+    h = xmax / (2.0**R - 1)  # the sum over the grid times h
     weights = [np.full(2, h ** (1.0 / R))] * R
     return Problem(f"qtci-1d (2^{R} points)", [2] * R, f, 1e-8, {"max_bond": 15}, (weights, 1.9))
 
@@ -145,13 +145,18 @@ def parameters(dims: list[int], bonds: list[int]) -> int:
 
 def run_tci(p: Problem, test: np.ndarray, ref: np.ndarray, max_iter: int = 20) -> tuple[Run, Any]:
     t0 = time.perf_counter()
-    res = tci.crossinterpolate2(p.f, p.dims, batched=True, tolerance=p.tolerance, max_iter=max_iter,
-                                **p.tci_options)
+    res = tci.crossinterpolate2(p.f, p.dims, batched=True, tolerance=p.tolerance, max_iter=max_iter, **p.tci_options)
     seconds = time.perf_counter() - t0
     bonds = list(res.tt.bond_dims)
     err = max_error(np.asarray(tci.tt_evaluate(res.tt, test)), ref, max(np.max(np.abs(ref)), res.max_sample))
-    return Run(res.evaluations, seconds, err, max(bonds, default=1), f"{res.termination}, {len(res.errors)} sweeps",
-               parameters(p.dims, bonds)), res
+    return Run(
+        res.evaluations,
+        seconds,
+        err,
+        max(bonds, default=1),
+        f"{res.termination}, {len(res.errors)} sweeps",
+        parameters(p.dims, bonds),
+    ), res
 
 
 def svd_bound(p: Problem, target: float) -> tuple[list[int], int, float] | None:
@@ -197,8 +202,16 @@ def run_tci_to(p: Problem, test: np.ndarray, ref: np.ndarray, scale: float, targ
     return Run(None, None, None, None, f"target not reached in {sweeps} sweeps")
 
 
-def run_teneva(p: Problem, test: np.ndarray, ref: np.ndarray, scale: float, target: float, dr_max: int,
-               cache: bool, max_sweeps: int) -> Run:
+def run_teneva(
+    p: Problem,
+    test: np.ndarray,
+    ref: np.ndarray,
+    scale: float,
+    target: float,
+    dr_max: int,
+    cache: bool,
+    max_sweeps: int,
+) -> Run:
     info: dict = {}
     spent = [0.0]
     reached: list[tuple[int, float]] = []
@@ -214,15 +227,22 @@ def run_teneva(p: Problem, test: np.ndarray, ref: np.ndarray, scale: float, targ
 
     Y0 = teneva.rand(p.dims, 1, seed=0)
     t0 = time.perf_counter()
-    Y = teneva.cross(p.f, Y0, nswp=max_sweeps, dr_min=1, dr_max=dr_max, cache={} if cache else None, info=info,
-                     cb=callback)
+    Y = teneva.cross(
+        p.f, Y0, nswp=max_sweeps, dr_min=1, dr_max=dr_max, cache={} if cache else None, info=info, cb=callback
+    )
     seconds = time.perf_counter() - t0 - spent[0]
     if not reached:
-        return Run(None, None, max_error(teneva.get_many(Y, test), ref, scale), int(max(teneva.ranks(Y))),
-                   f"target not reached in {max_sweeps} sweeps")
+        return Run(
+            None,
+            None,
+            max_error(teneva.get_many(Y, test), ref, scale),
+            int(max(teneva.ranks(Y))),
+            f"target not reached in {max_sweeps} sweeps",
+        )
     bonds = [int(r) for r in teneva.ranks(Y)[1:-1]]
-    return Run(reached[0][0], seconds, reached[0][1], max(bonds, default=1), f"dr_max={dr_max}",
-               parameters(p.dims, bonds))
+    return Run(
+        reached[0][0], seconds, reached[0][1], max(bonds, default=1), f"dr_max={dr_max}", parameters(p.dims, bonds)
+    )
 
 
 def fmt(x: Any, spec: str) -> str:
@@ -236,11 +256,19 @@ def ratio(a: float | None, b: float | None) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller problems (a few seconds)")
-    ap.add_argument("--problems", nargs="+", default=["random-tt", "gauss-5d", "qtci-1d"],
-                    choices=["random-tt", "gauss-5d", "qtci-1d"], help="which problems to run (default: all)")
+    ap.add_argument(
+        "--problems",
+        nargs="+",
+        default=["random-tt", "gauss-5d", "qtci-1d"],
+        choices=["random-tt", "gauss-5d", "qtci-1d"],
+        help="which problems to run (default: all)",
+    )
     ap.add_argument("--sweeps", type=int, default=40, help="teneva's largest number of sweeps (default 40)")
-    ap.add_argument("--svd-bound", action="store_true",
-                    help="also the TT-SVD of the full tensor at the target (gauss-5d: 10^8 entries, ~2 GB, ~2 min)")
+    ap.add_argument(
+        "--svd-bound",
+        action="store_true",
+        help="also the TT-SVD of the full tensor at the target (gauss-5d: 10^8 entries, ~2 GB, ~2 min)",
+    )
     args = ap.parse_args()
     makers = {
         "random-tt": lambda: random_tt_problem(12 if args.quick else 20, 2, 6 if args.quick else 10),
@@ -257,23 +285,31 @@ def main() -> None:
         scale = max(float(np.max(np.abs(ref))), res.max_sample)
         target = max(own.error, p.tolerance)
         print(f"\n{p.name}: tolerance {p.tolerance:g}, target error {target:.1e}")
-        print(f"  TCI2, its own stop        evaluations {own.evaluations:>9}  {own.seconds:7.3f} s  max error "
-              f"{own.error:.2e}  rank {own.rank}  ({own.note})")
+        print(
+            f"  TCI2, its own stop        evaluations {own.evaluations:>9}  {own.seconds:7.3f} s  max error "
+            f"{own.error:.2e}  rank {own.rank}  ({own.note})"
+        )
         ours = run_tci_to(p, test, ref, scale, target, 20)
-        print(f"  TCI2, to the target       evaluations {fmt(ours.evaluations, '>9')}  {fmt(ours.seconds, '7.3f')} s  "
-              f"max error {fmt(ours.error, '.2e')}  rank {ours.rank}  ({ours.note})")
+        print(
+            f"  TCI2, to the target       evaluations {fmt(ours.evaluations, '>9')}  {fmt(ours.seconds, '7.3f')} s  "
+            f"max error {fmt(ours.error, '.2e')}  rank {ours.rank}  ({ours.note})"
+        )
         if args.svd_bound:
             bound = svd_bound(p, target)
             if bound is not None:
-                print(f"  TT-SVD of the full tensor within the target: ranks {bound[0]}, {bound[1]} parameters, "
-                      f"max error {bound[2]:.1e}")
+                print(
+                    f"  TT-SVD of the full tensor within the target: ranks {bound[0]}, {bound[1]} parameters, "
+                    f"max error {bound[2]:.1e}"
+                )
         if p.integral is not None:
             w, exact = p.integral
             print(f"  integral {float(tci.tt_sum(res.tt, w)):.12g}  exact {exact:.12g}")
         if name == "qtci-1d" and not args.quick:
-            print(f"  TensorCrossInterpolation.jl (published): evaluations {JL_QTCI_1D['evaluations']}, rank "
-                  f"{JL_QTCI_1D['rank']}, error estimates {JL_QTCI_1D['error']}; ours: error estimate "
-                  f"{res.errors[-1]:.1e}")
+            print(
+                f"  TensorCrossInterpolation.jl (published): evaluations {JL_QTCI_1D['evaluations']}, rank "
+                f"{JL_QTCI_1D['rank']}, error estimates {JL_QTCI_1D['error']}; ours: error estimate "
+                f"{res.errors[-1]:.1e}"
+            )
         theirs = None
         if teneva is None:
             print("  teneva: not installed (pip install teneva; the bench extra)")
@@ -281,30 +317,45 @@ def main() -> None:
             best = None
             for dr in (1, 2):
                 counted = run_teneva(p, test, ref, scale, target, dr, True, args.sweeps)
-                print(f"  teneva dr_max={dr}, target  evaluations {fmt(counted.evaluations, '>9')}  "
-                      f"{fmt(counted.seconds, '7.3f')} s  max error {fmt(counted.error, '.2e')}  rank {counted.rank}  "
-                      f"(cache; {counted.note})")
+                print(
+                    f"  teneva dr_max={dr}, target  evaluations {fmt(counted.evaluations, '>9')}  "
+                    f"{fmt(counted.seconds, '7.3f')} s  max error {fmt(counted.error, '.2e')}  rank {counted.rank}  "
+                    f"(cache; {counted.note})"
+                )
                 if counted.evaluations is not None and (best is None or counted.evaluations < best[0].evaluations):
                     best = (counted, dr)
             if best is not None:
                 fast = run_teneva(p, test, ref, scale, target, best[1], False, args.sweeps)
-                print(f"  teneva dr_max={best[1]}, target  requests    {fmt(fast.evaluations, '>9')}  "
-                      f"{fmt(fast.seconds, '7.3f')} s  (no cache)")
+                print(
+                    f"  teneva dr_max={best[1]}, target  requests    {fmt(fast.evaluations, '>9')}  "
+                    f"{fmt(fast.seconds, '7.3f')} s  (no cache)"
+                )
                 secs = [s for s in (best[0].seconds, fast.seconds) if s is not None]
-                theirs = Run(best[0].evaluations, min(secs) if secs else None, best[0].error, best[0].rank,
-                             f"dr_max={best[1]}", best[0].parameters)
+                theirs = Run(
+                    best[0].evaluations,
+                    min(secs) if secs else None,
+                    best[0].error,
+                    best[0].rank,
+                    f"dr_max={best[1]}",
+                    best[0].parameters,
+                )
         rows.append((p, target, own, ours, theirs))
 
     print("\nBoth stopped at the first sweep within the target error (ratios: TCI2 / teneva):\n")
-    print("| problem | target error | TCI2 evals | teneva evals | ratio | TCI2 s | teneva s | ratio | "
-          "TCI2 own stop: evals, s | parameters TCI2 / teneva |")
+    print(
+        "| problem | target error | TCI2 evals | teneva evals | ratio | TCI2 s | teneva s | ratio | "
+        "TCI2 own stop: evals, s | parameters TCI2 / teneva |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for p, target, own, ours, theirs in rows:
         te = theirs if theirs is not None else Run(None, None, None, None)
-        print(f"| {p.name} | {target:.1e} | {fmt(ours.evaluations, 'd')} | {fmt(te.evaluations, 'd')} | "
-              f"{ratio(ours.evaluations, te.evaluations)} | {fmt(ours.seconds, '.3f')} | {fmt(te.seconds, '.3f')} | "
-              f"{ratio(ours.seconds, te.seconds)} | {own.evaluations}, {own.seconds:.3f} | "
-              f"{fmt(ours.parameters, 'd')} / {fmt(te.parameters, 'd')} |")
+        print(
+            f"| {p.name} | {target:.1e} | {fmt(ours.evaluations, 'd')} | {fmt(te.evaluations, 'd')} | "
+            f"{ratio(ours.evaluations, te.evaluations)} | {fmt(ours.seconds, '.3f')} | {fmt(te.seconds, '.3f')} | "
+            f"{ratio(ours.seconds, te.seconds)} | {own.evaluations}, {own.seconds:.3f} | "
+            f"{fmt(ours.parameters, 'd')} / {fmt(te.parameters, 'd')} |"
+        )
+
 
 if __name__ == "__main__":
     main()

@@ -63,6 +63,7 @@ extra for TeNPy). ``--quick`` (``L = 12``, 10 steps, ``chi = 32``; accuracy ``L 
 ``t = 0.5``) checks that every code runs; its times mean nothing. Every option has a default
 and a help line (``--help``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -85,7 +86,9 @@ SECTIONS = ["tdvp", "tebd", "accuracy"]
 KRYLOV_TOL = 1e-10
 BAR = 1e-6
 
-_CHILD = CHILD_PRELUDE + r"""
+_CHILD = (
+    CHILD_PRELUDE
+    + r"""
 import math
 sys.path.insert(0, sys.argv[1])
 from free_fermions import density_matrix_mps, neel
@@ -157,15 +160,22 @@ if want_c:
     out["c_re"], out["c_im"] = c.real.tolist(), c.imag.tolist()
 print(json.dumps(out))
 """
+)
 
 
-def run_case(algo: str, code: str, model: str, L: int, steps: int, dt: float, chi: int, cutoff: float,
-             want_c: bool = False) -> dict | None:
+def run_case(
+    algo: str, code: str, model: str, L: int, steps: int, dt: float, chi: int, cutoff: float, want_c: bool = False
+) -> dict | None:
     """One evolution in a fresh interpreter pinned to one core with one BLAS thread."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     argv = [algo, code, model, L, steps, dt, chi, cutoff, KRYLOV_TOL, int(want_c)]
-    proc = subprocess.run([sys.executable, "-c", _CHILD, os.path.join(HERE, "..", "tests", "tensor4all"),
-                           *map(str, argv)], capture_output=True, text=True, env=env, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, os.path.join(HERE, "..", "tests", "tensor4all"), *map(str, argv)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     if proc.returncode != 0:
         print(f"  {algo} {code} failed: {proc.stderr.strip().splitlines()[-1:]}", flush=True)
         return None
@@ -178,11 +188,13 @@ def _partner(code: str) -> str:
 
 
 def timed_section(algo: str, codes: list[str], L: int, steps: int, dt: float, chi: int, cutoff: float) -> None:
-    print(f"\n{algo}: Heisenberg L={L}, Neel, dt={dt}, {steps} steps (t = {steps * dt:g}), chi={chi}, "
-          f"cutoff={cutoff:g}, 1 thread")
+    print(
+        f"\n{algo}: Heisenberg L={L}, Neel, dt={dt}, {steps} steps (t = {steps * dt:g}), chi={chi}, "
+        f"cutoff={cutoff:g}, 1 thread"
+    )
     print(f"{'code':>12} {'time [s]':>9} {'max|dSz| vs TeNPy':>18} {'S(L/2)':>9} {'max bond':>9}")
     res: dict[str, dict] = {}
-    for code in sorted(codes, key=lambda c: c.startswith("t4a")):   # TeNPy first: its Sz is the reference
+    for code in sorted(codes, key=lambda c: c.startswith("t4a")):  # TeNPy first: its Sz is the reference
         r = run_case(algo, code, "heisenberg", L, steps, dt, chi, cutoff)
         if r is None:
             continue
@@ -199,8 +211,10 @@ def timed_section(algo: str, codes: list[str], L: int, steps: int, dt: float, ch
     for who in ("t4a", "tenpy"):
         a, b = res.get(f"{who}-dense"), res.get(f"{who}-U1")
         if a and b:
-            print(f"      {who}-dense / {who}-U1: {a['seconds'] / b['seconds']:.2f}x  "
-                  f"(max|dSz| between them {np.max(np.abs(np.subtract(a['sz'], b['sz']))):.1e})")
+            print(
+                f"      {who}-dense / {who}-U1: {a['seconds'] / b['seconds']:.2f}x  "
+                f"(max|dSz| between them {np.max(np.abs(np.subtract(a['sz'], b['sz']))):.1e})"
+            )
 
 
 def accuracy_section(codes: list[str], L: int, steps: int, dt: float, chi: int, cutoff: float) -> None:
@@ -208,10 +222,14 @@ def accuracy_section(codes: list[str], L: int, steps: int, dt: float, chi: int, 
     states = neel(L)
     c_exact = density_matrix(states, t)
     sz_exact = magnetization(states, t)
-    print(f"\naccuracy: XX chain L={L}, Neel, dt={dt}, t={t:g}, chi={chi}, cutoff={cutoff:g}, against free fermions "
-          f"(exact m_s(t) = {staggered(sz_exact):.6f}; bar {BAR:g})")
-    print(f"{'algorithm':>10} {'code':>12} {'time [s]':>9} {'max|dm_s(t)|':>13} {'max|dSz_i|':>11} "
-          f"{'max|dC_ij|':>11} {'S(L/2)':>9} {'max bond':>9}  verdict")
+    print(
+        f"\naccuracy: XX chain L={L}, Neel, dt={dt}, t={t:g}, chi={chi}, cutoff={cutoff:g}, against free fermions "
+        f"(exact m_s(t) = {staggered(sz_exact):.6f}; bar {BAR:g})"
+    )
+    print(
+        f"{'algorithm':>10} {'code':>12} {'time [s]':>9} {'max|dm_s(t)|':>13} {'max|dSz_i|':>11} "
+        f"{'max|dC_ij|':>11} {'S(L/2)':>9} {'max bond':>9}  verdict"
+    )
     for algo in ("tdvp", "tebd4"):
         for code in codes:
             r = run_case(algo, code, "xx", L, steps, dt, chi, cutoff, want_c=True)
@@ -220,17 +238,20 @@ def accuracy_section(codes: list[str], L: int, steps: int, dt: float, chi: int, 
             c = np.asarray(r["c_re"]) + 1j * np.asarray(r["c_im"])
             d_c = float(np.max(np.abs(c - c_exact)))
             d_sz = float(np.max(np.abs(np.subtract(r["sz"], sz_exact))))
-            if "sz_t" in r:   # over the whole time grid
+            if "sz_t" in r:  # over the whole time grid
                 ms = staggered(np.asarray(r["sz_t"]))
                 d_ms = float(np.max(np.abs(ms - staggered(magnetization(states, np.asarray(r["times"]))))))
                 ms_txt = f"{d_ms:13.1e}"
-            else:             # the final time only
+            else:  # the final time only
                 d_ms = abs(staggered(np.asarray(r["sz"])) - staggered(sz_exact))
                 ms_txt = f"{d_ms:11.1e} *"
             worst = max(d_c, d_sz, d_ms)
             verdict = "ok" if worst <= BAR else f"above the bar ({worst:.1e})"
-            print(f"{algo:>10} {code:>12} {r['seconds']:9.2f} {ms_txt} {d_sz:11.1e} {d_c:11.1e} "
-                  f"{r['entropy']:9.5f} {r['max_bond']:9d}  {verdict}", flush=True)
+            print(
+                f"{algo:>10} {code:>12} {r['seconds']:9.2f} {ms_txt} {d_sz:11.1e} {d_c:11.1e} "
+                f"{r['entropy']:9.5f} {r['max_bond']:9d}  {verdict}",
+                flush=True,
+            )
     print("      (*: at the final time only; tensor4all's rows: the maximum over every step)")
 
 
@@ -240,27 +261,60 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=40, help="time steps of the timed sections (default 40)")
     ap.add_argument("--dt", type=float, default=0.05, help="time step (default 0.05)")
     ap.add_argument("--chi", type=int, default=128, help="largest bond dimension (default 128)")
-    ap.add_argument("--cutoff", type=float, default=1e-10,
-                    help="relative discarded weight per SVD (default 1e-10; TeNPy: trunc_cut = sqrt(cutoff))")
+    ap.add_argument(
+        "--cutoff",
+        type=float,
+        default=1e-10,
+        help="relative discarded weight per SVD (default 1e-10; TeNPy: trunc_cut = sqrt(cutoff))",
+    )
     ap.add_argument("--acc-L", type=int, default=40, help="chain length of the accuracy section (default 40)")
     ap.add_argument("--acc-t", type=float, default=5.0, help="final time of the accuracy section (default 5)")
     ap.add_argument("--acc-dt", type=float, default=0.05, help="time step of the accuracy section (default 0.05)")
-    ap.add_argument("--acc-cutoff", type=float, default=1e-16,
-                    help="relative discarded weight per SVD in the accuracy section (default 1e-16; see above)")
-    ap.add_argument("--codes", nargs="+", default=CODES, choices=CODES, metavar="CODE",
-                    help=f"codes to run, of {', '.join(CODES)} (default all four)")
-    ap.add_argument("--sections", nargs="+", default=SECTIONS, choices=SECTIONS, metavar="SECTION",
-                    help=f"sections to run, of {', '.join(SECTIONS)} (default all)")
-    ap.add_argument("--quick", action="store_true",
-                    help="a smoke test: L = 12, 10 steps, chi = 32, accuracy L = 12 to t = 0.5 (times mean nothing)")
+    ap.add_argument(
+        "--acc-cutoff",
+        type=float,
+        default=1e-16,
+        help="relative discarded weight per SVD in the accuracy section (default 1e-16; see above)",
+    )
+    ap.add_argument(
+        "--codes",
+        nargs="+",
+        default=CODES,
+        choices=CODES,
+        metavar="CODE",
+        help=f"codes to run, of {', '.join(CODES)} (default all four)",
+    )
+    ap.add_argument(
+        "--sections",
+        nargs="+",
+        default=SECTIONS,
+        choices=SECTIONS,
+        metavar="SECTION",
+        help=f"sections to run, of {', '.join(SECTIONS)} (default all)",
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="a smoke test: L = 12, 10 steps, chi = 32, accuracy L = 12 to t = 0.5 (times mean nothing)",
+    )
     args = ap.parse_args()
     if args.quick:
         args.L, args.steps, args.chi, args.acc_L, args.acc_t = 12, 10, 32, 12, 10 * args.acc_dt
-    if (args.L < 4 or args.acc_L < 4 or args.steps < 1 or args.chi < 1 or not args.dt > 0 or not args.acc_dt > 0
-            or args.cutoff < 0 or args.acc_cutoff < 0):
-        ap.error(f"need L, acc-L >= 4, steps >= 1, chi >= 1, dt, acc-dt > 0, cutoffs >= 0; got L={args.L}, "
-                 f"acc-L={args.acc_L}, steps={args.steps}, chi={args.chi}, dt={args.dt}, acc-dt={args.acc_dt}, "
-                 f"cutoff={args.cutoff}, acc-cutoff={args.acc_cutoff}")
+    if (
+        args.L < 4
+        or args.acc_L < 4
+        or args.steps < 1
+        or args.chi < 1
+        or not args.dt > 0
+        or not args.acc_dt > 0
+        or args.cutoff < 0
+        or args.acc_cutoff < 0
+    ):
+        ap.error(
+            f"need L, acc-L >= 4, steps >= 1, chi >= 1, dt, acc-dt > 0, cutoffs >= 0; got L={args.L}, "
+            f"acc-L={args.acc_L}, steps={args.steps}, chi={args.chi}, dt={args.dt}, acc-dt={args.acc_dt}, "
+            f"cutoff={args.cutoff}, acc-cutoff={args.acc_cutoff}"
+        )
     acc_steps = round(args.acc_t / args.acc_dt)
     if acc_steps < 1 or not math.isclose(acc_steps * args.acc_dt, args.acc_t, rel_tol=1e-9):
         ap.error(f"--acc-t {args.acc_t} is not a positive multiple of --acc-dt {args.acc_dt}")
@@ -277,7 +331,7 @@ def main() -> None:
         for order in (2, 4):
             timed_section(f"tebd{order}", args.codes, args.L, args.steps, args.dt, args.chi, args.cutoff)
     if "accuracy" in args.sections:
-        acc_codes = [c for c in args.codes if c != "tenpy-dense"]   # TeNPy U(1) is the context row
+        acc_codes = [c for c in args.codes if c != "tenpy-dense"]  # TeNPy U(1) is the context row
         accuracy_section(acc_codes, args.acc_L, acc_steps, args.acc_dt, args.chi, args.acc_cutoff)
 
 

@@ -26,6 +26,7 @@ Jacobian rows are medians of several timed calls. Targets: ``jit(vmap(grad))`` a
 ``torch.func.vmap(grad)`` and at most 2x JAX; ``jacrev``/``hessian`` at least 5x faster than
 the loop. Usage: ``python benchmarks/vmap.py [--quick]``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,7 +45,7 @@ from _timing import fmt_time, interleaved_processes, median_time, paired_ratio, 
 
 import tenferro as tf  # noqa: E402
 import tidu  # noqa: E402
-from tidu import _api  # noqa: E402  (the loop path of jacfwd/jacrev, for the comparison)
+from tidu import _jacobian as _api  # noqa: E402  (the loop path is swapped in to time it)
 
 try:
     from threadpoolctl import threadpool_limits
@@ -60,6 +61,7 @@ def mlp_loss(tanh, sum_):
         w1, w2 = params
         h = tanh(w2 @ tanh(w1 @ x))
         return sum_((h - y) ** 2)
+
     return loss
 
 
@@ -67,10 +69,11 @@ def mps_loss(einsum, sum_, cos, sin, stack):
     def loss(tensors, x, y):
         env = None
         for i, a in enumerate(tensors):
-            v = stack([cos(x[i]), sin(x[i])])              # the feature map of one pixel
+            v = stack([cos(x[i]), sin(x[i])])  # the feature map of one pixel
             m = einsum("p,apb->ab", v, a)
             env = m if env is None else env @ m
         return (sum_(env) - y) ** 2
+
     return loss
 
 
@@ -78,8 +81,11 @@ def row(name: str, ours: str, times: dict[str, list[float]]) -> str:
     """One table row: the median time of ``ours`` and of each peer, with the ratio of ours to
     the peer as the median of the ratios within the interleaved rounds."""
     t = times[ours]
-    cells = " | ".join(f"{fmt_time(median(ts))} ({paired_ratio(t, ts):.2f}x)" if ts else "n/a"
-                       for peer, ts in times.items() if peer in PEERS)
+    cells = " | ".join(
+        f"{fmt_time(median(ts))} ({paired_ratio(t, ts):.2f}x)" if ts else "n/a"
+        for peer, ts in times.items()
+        if peer in PEERS
+    )
     return f"| {name} | {fmt_time(median(t))} | {cells} |"
 
 
@@ -94,15 +100,25 @@ def case_data(case: str, quick: bool) -> tuple[str, Any, np.ndarray, np.ndarray,
         rng = np.random.default_rng(0)
         params = (rng.standard_normal((width, width)) / 8, rng.standard_normal((width, width)) / 8)
         xs, ys = rng.standard_normal((batch, width)), rng.standard_normal((batch, width))
-        return (f"MLP per-example grads, batch {batch}, width {width}", params, xs, ys,
-                lambda ns: mlp_loss(ns.tanh, ns.sum))
+        return (
+            f"MLP per-example grads, batch {batch}, width {width}",
+            params,
+            xs,
+            ys,
+            lambda ns: mlp_loss(ns.tanh, ns.sum),
+        )
     batch, L, chi = (8, 6, 4) if quick else (128, 16, 16)
     rng = np.random.default_rng(1)
     dims = [1] + [chi] * (L - 1) + [1]
     params = [rng.standard_normal((dims[i], 2, dims[i + 1])) / np.sqrt(2 * dims[i]) for i in range(L)]
     xs, ys = rng.uniform(0, np.pi / 2, (batch, L)), rng.standard_normal(batch)
-    return (f"MPS classifier per-example grads, batch {batch}, L={L}, chi={chi}", params, xs, ys,
-            lambda ns: mps_loss(ns.einsum, ns.sum, ns.cos, ns.sin, ns.stack))
+    return (
+        f"MPS classifier per-example grads, batch {batch}, L={L}, chi={chi}",
+        params,
+        xs,
+        ys,
+        lambda ns: mps_loss(ns.einsum, ns.sum, ns.cos, ns.sin, ns.stack),
+    )
 
 
 def per_example_call(case: str, framework: str, quick: bool) -> Callable[[], Any]:
@@ -117,6 +133,7 @@ def per_example_call(case: str, framework: str, quick: bool) -> Callable[[], Any
         return lambda: fn(p, x, y)
     if framework == PEERS[0]:
         from torch.func import grad as tgrad, vmap as tvmap  # noqa: PLC0415  (optional peer)
+
         fn = tvmap(tgrad(loss_of(torch)), in_dims=(None, 0, 0))
         p, x, y = container(torch.tensor(a) for a in params), torch.tensor(xs), torch.tensor(ys)
         return lambda: fn(p, x, y)
@@ -139,21 +156,27 @@ def bench_per_example(case: str, quick: bool) -> None:
     script = str(Path(__file__).resolve())
     times = interleaved_processes(
         {n: [sys.executable, script, "--child", case, n] + (["--quick"] if quick else []) for n in names},
-        env={n: {"TENFERRO_BENCH_PEERS": _CHILD_PEERS[n]} for n in names})
+        env={n: {"TENFERRO_BENCH_PEERS": _CHILD_PEERS[n]} for n in names},
+    )
     for n in ours:
         print(row(f"{title} ({n})", n, times))
     loss, container = loss_of(tf), type(params)
     got = tf.jit(tidu.vmap(tidu.grad(loss), in_axes=(None, 0, 0)))(
-        container(tf.asarray(a) for a in params), tf.asarray(xs), tf.asarray(ys))
-    ref = [tidu.grad(loss)(container(tf.asarray(a) for a in params), tf.asarray(xs[i]), tf.asarray(ys[i]))
-           for i in range(4)]
-    err = max(float(np.abs(got[k].numpy()[:4] - np.stack([r[k].numpy() for r in ref])).max())
-              for k in range(len(params)))
+        container(tf.asarray(a) for a in params), tf.asarray(xs), tf.asarray(ys)
+    )
+    ref = [
+        tidu.grad(loss)(container(tf.asarray(a) for a in params), tf.asarray(xs[i]), tf.asarray(ys[i]))
+        for i in range(4)
+    ]
+    err = max(
+        float(np.abs(got[k].numpy()[:4] - np.stack([r[k].numpy() for r in ref])).max()) for k in range(len(params))
+    )
     print(f"  (first 4 examples against a loop of grads: max |diff| {err:.1e})")
 
 
 def _loop(fun):
     """``fun`` with the batched Jacobian paths switched off (tidu's loop over basis vectors)."""
+
     def run(*args):
         saved = _api._batched_jacfwd, _api._batched_jacrev
         _api._batched_jacfwd = _api._batched_jacrev = lambda *a, **k: None
@@ -161,6 +184,7 @@ def _loop(fun):
             return fun(*args)
         finally:
             _api._batched_jacfwd, _api._batched_jacrev = saved
+
     return run
 
 
@@ -171,15 +195,19 @@ def bench_jacobians(n_jac: int, n_hess: int) -> None:
     f = lambda v: tf.tanh(W @ v) * tf.sum(v * v)  # noqa: E731
     A = tf.asarray(rng.standard_normal((n_hess, n_hess)))
     p = tf.asarray(rng.standard_normal(n_hess))
-    g = lambda v: tf.sum(tf.sin(A @ v) * v) + tf.sum(v ** 4)  # noqa: E731
-    for name, jac, arg in ((f"jacrev of a {n_jac} -> {n_jac} function", tidu.jacrev(f), x),
-                           (f"jacfwd of a {n_jac} -> {n_jac} function", tidu.jacfwd(f), x),
-                           (f"hessian of a {n_hess}-parameter function", tidu.hessian(g), p)):
+    g = lambda v: tf.sum(tf.sin(A @ v) * v) + tf.sum(v**4)  # noqa: E731
+    for name, jac, arg in (
+        (f"jacrev of a {n_jac} -> {n_jac} function", tidu.jacrev(f), x),
+        (f"jacfwd of a {n_jac} -> {n_jac} function", tidu.jacfwd(f), x),
+        (f"hessian of a {n_hess}-parameter function", tidu.hessian(g), p),
+    ):
         loop = _loop(jac)
         t_new, t_old = median_time(lambda: jac(arg)), median_time(lambda: loop(arg))
         diff = float(np.abs(jac(arg).numpy() - loop(arg).numpy()).max())
-        print(f"| {name} | batched {fmt_time(t_new)} | loop {fmt_time(t_old)} | {t_old / t_new:.1f}x faster | "
-              f"max |diff| {diff:.1e} |")
+        print(
+            f"| {name} | batched {fmt_time(t_new)} | loop {fmt_time(t_old)} | {t_old / t_new:.1f}x faster | "
+            f"max |diff| {diff:.1e} |"
+        )
 
 
 def main() -> None:
@@ -187,13 +215,14 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     parser.add_argument("--child", nargs=2, metavar=("CASE", "FRAMEWORK"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:   # one framework's rounds, for bench_per_example
+    if args.child:  # one framework's rounds, for bench_per_example
         serve_rounds(per_example_call(*args.child, args.quick))
         return
-    print(f"tenferro | torch {getattr(torch, '__version__', '-')} | JAX {getattr(jax, '__version__', '-')} | "
-          "1 thread, one core")
-    print("| case | tenferro | " + " | ".join(["torch.func.vmap(grad) (ratio)", "JAX jit(vmap(grad)) (ratio)"])
-          + " |")
+    print(
+        f"tenferro | torch {getattr(torch, '__version__', '-')} | JAX {getattr(jax, '__version__', '-')} | "
+        "1 thread, one core"
+    )
+    print("| case | tenferro | " + " | ".join(["torch.func.vmap(grad) (ratio)", "JAX jit(vmap(grad)) (ratio)"]) + " |")
     print("|---|---|---|---|")
     bench_per_example("mlp", args.quick)
     bench_per_example("mps", args.quick)

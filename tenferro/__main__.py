@@ -1,6 +1,7 @@
 """``python -m tenferro``: a short demo that differentiates a small tensor function
 with tidu and verifies the derivatives (finite differences and the dot-product
 test, to second order, in float64 and complex128)."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -13,6 +13,7 @@ Process-wide, so it is applied only on glibc systems, only when the user has not
 pad (``MALLOC_TOP_PAD_`` or ``GLIBC_TUNABLES``), and never with ``TENFERRO_MALLOC_TOP_PAD=0``
 (another value: the pad in bytes).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -23,7 +24,7 @@ __all__ = ["apply_heap_slack", "ENV", "DEFAULT_TOP_PAD"]
 
 ENV = "TENFERRO_MALLOC_TOP_PAD"
 DEFAULT_TOP_PAD = 64 << 20
-_M_TOP_PAD = -2   # glibc's mallopt parameter number
+_M_TOP_PAD = -2  # glibc's mallopt parameter number
 
 
 def apply_heap_slack() -> int:

@@ -2,6 +2,7 @@
 NumPy and CuPy arrays, objects with ``__array__`` or ``__dlpack__``, converted to
 a canonical (column-major) NumPy or CuPy array of a tenferro dtype. Below
 :mod:`tenferro._tensor` (``Tensor(data)`` uses it) and :func:`tenferro.asarray`."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -44,13 +45,17 @@ def _host_array(op: str, obj: Any) -> Any:
         try:
             return np.from_dlpack(obj)
         except (BufferError, RuntimeError, TypeError, ValueError) as exc:
-            raise PlacementError(f"{op}: cannot import an object of type {type(obj).__name__} through "
-                                 f"DLPack onto the CPU ({exc}); move it to host memory first") from exc
+            raise PlacementError(
+                f"{op}: cannot import an object of type {type(obj).__name__} through "
+                f"DLPack onto the CPU ({exc}); move it to host memory first"
+            ) from exc
     try:
         return np.asarray(obj)
     except (ValueError, TypeError) as exc:
-        raise ShapeError(f"{op}: cannot build a tensor from {type(obj).__name__} ({exc}); "
-                         "expected a scalar, a rectangular nested sequence or an array") from exc
+        raise ShapeError(
+            f"{op}: cannot build a tensor from {type(obj).__name__} ({exc}); "
+            "expected a scalar, a rectangular nested sequence or an array"
+        ) from exc
     except OverflowError as exc:
         raise DTypeError(f"{op}: {exc}; expected values representable as int64") from exc
 
@@ -70,17 +75,23 @@ def array_from(op: str, obj: Any, target: DType | None) -> Any:
     weak = _weak_value_kind(obj)
     if weak is not None:
         if target is not None and not _kind_fits(weak, target):
-            raise DTypeError(f"{op}: cannot store Python {weak} values as {target.name} without loss; "
-                             f"use tenferro.cast(x, {target.name}) for an explicit lossy conversion")
+            raise DTypeError(
+                f"{op}: cannot store Python {weak} values as {target.name} without loss; "
+                f"use tenferro.cast(x, {target.name}) for an explicit lossy conversion"
+            )
         np_dtype = (target or _DEFAULT_OF_KIND[weak]).numpy
         try:
             arr = np.asarray(obj, dtype=np_dtype, order="F")
         except OverflowError as exc:
-            raise DTypeError(f"{op}: a Python int in the input does not fit in {np.dtype(np_dtype)}; "
-                             "expected values within the dtype's range") from exc
+            raise DTypeError(
+                f"{op}: a Python int in the input does not fit in {np.dtype(np_dtype)}; "
+                "expected values within the dtype's range"
+            ) from exc
         except (ValueError, TypeError) as exc:
-            raise ShapeError(f"{op}: cannot build a tensor from a ragged or mixed nested sequence "
-                             f"({exc}); expected a rectangular nested sequence of scalars") from exc
+            raise ShapeError(
+                f"{op}: cannot build a tensor from a ragged or mixed nested sequence "
+                f"({exc}); expected a rectangular nested sequence of scalars"
+            ) from exc
         return _fortran(arr)
     arr = _host_array(op, obj)
     src = _lookup_numpy(arr.dtype, op, f"an input of type {type(obj).__name__}")
@@ -88,8 +99,10 @@ def array_from(op: str, obj: Any, target: DType | None) -> Any:
         arr = arr.astype(src.numpy)
     if target is not None and target is not src:
         if not can_convert(src, target):
-            raise DTypeError(f"{op}: converting {src.name} to {target.name} may lose information; "
-                             f"use tenferro.cast(x, {target.name}) for an explicit lossy conversion")
+            raise DTypeError(
+                f"{op}: converting {src.name} to {target.name} may lose information; "
+                f"use tenferro.cast(x, {target.name}) for an explicit lossy conversion"
+            )
         arr = arr.astype(target.numpy, order="F")
     return _fortran(arr)
 

@@ -3,6 +3,7 @@
 ``convert`` and lossy ``cast``, promotion in every op family). Linear: its
 transpose converts the cotangent back; integer and boolean results carry no
 tangent."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -3,6 +3,7 @@ operands: :class:`TensorType` (shape, dtype, placement; interned on the CPU),
 :func:`meta` and :func:`aval_of_operand` (of a tensor or a tracer of one),
 :func:`xp_of` (NumPy or CuPy for an array) and :func:`fortran` (canonical
 column-major layout)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -17,8 +18,16 @@ from ._capture_blas import capturing
 from ._placement import CPU, Placement, import_cupy, placement_of
 from ._tensor import Tensor
 
-__all__ = ["TensorType", "tensor_type", "aval_of_tensor", "aval_of_operand", "meta", "placement_of_operand",
-           "xp_of", "fortran"]
+__all__ = [
+    "TensorType",
+    "tensor_type",
+    "aval_of_tensor",
+    "aval_of_operand",
+    "meta",
+    "placement_of_operand",
+    "xp_of",
+    "fortran",
+]
 
 
 class TensorType:
@@ -44,12 +53,17 @@ class TensorType:
         return n
 
     def update(self, shape: tuple | None = None, dtype: DType | None = None) -> "TensorType":
-        return tensor_type(self.shape if shape is None else tuple(shape), self.dtype if dtype is None else dtype,
-                           self.placement)
+        return tensor_type(
+            self.shape if shape is None else tuple(shape), self.dtype if dtype is None else dtype, self.placement
+        )
 
     def __eq__(self, other: object) -> bool:
-        return (type(other) is TensorType and self.shape == other.shape and self.dtype is other.dtype
-                and self.placement == other.placement)
+        return (
+            type(other) is TensorType
+            and self.shape == other.shape
+            and self.dtype is other.dtype
+            and self.placement == other.placement
+        )
 
     def __hash__(self) -> int:
         if self._hash is None:
@@ -57,8 +71,15 @@ class TensorType:
         return self._hash
 
     def __str__(self) -> str:
-        short = {"float32": "f32", "float64": "f64", "complex64": "c64", "complex128": "c128",
-                 "int32": "i32", "int64": "i64", "bool": "bool"}[self.dtype.name]
+        short = {
+            "float32": "f32",
+            "float64": "f64",
+            "complex64": "c64",
+            "complex128": "c128",
+            "int32": "i32",
+            "int64": "i64",
+            "bool": "bool",
+        }[self.dtype.name]
         where = "" if self.placement == CPU else f"@{self.placement}"
         return f"{short}[{','.join(map(str, self.shape))}]{where}"
 
@@ -68,8 +89,8 @@ class TensorType:
 # Canonical CPU avals: equal CPU avals made by ``tensor_type`` (so by ``update``,
 # hence by the shape rules, and by ``aval_of_tensor``) are the same object, which
 # lets hot paths compare avals by identity (``a is b``) before comparing fields.
-_CPU_TYPES: dict[tuple, TensorType] = {}    # (shape, DType) -> aval
-_CPU_AVALS: dict[tuple, TensorType] = {}    # (shape, numpy dtype) -> aval
+_CPU_TYPES: dict[tuple, TensorType] = {}  # (shape, DType) -> aval
+_CPU_AVALS: dict[tuple, TensorType] = {}  # (shape, numpy dtype) -> aval
 
 
 def tensor_type(shape: tuple, dtype: DType, placement: Placement = CPU) -> TensorType:

@@ -7,6 +7,7 @@ examples apart when the batch axis stays last, per-example axis numbers are unch
 trailing batch axes already. Each primitive registers its rule beside its other rules; this
 module holds what whole families share.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -33,6 +34,7 @@ def trailing_batch(prim: tidu.Primitive) -> Callable[..., Any]:
     ``concatenate`` (axis numbers below the batch axis stay), linalg (matrices in the first two
     axes, any axes after them a batch), the matrix functions on diagonals. Every operand with
     its batch axis last, one application, each result's batch axis last."""
+
     def rule(axis_size: int, args: list, dims: list, **params: Any) -> tuple[Any, Any]:
         xs = [batch_last(x, d, axis_size) for x, d in zip(args, dims)]
         out = prim.bind(*xs, **params)
@@ -50,6 +52,7 @@ def rhs_batch(prim: tidu.Primitive, rhs: int, reshape: Callable[[Any, tuple], An
     column ``(n, 1, batch)`` and the result a vector again; matrix right-hand sides and the
     other operands take the trailing batch as :func:`trailing_batch` does. ``reshape(x, shape)``
     is the column-major reshape (given by the caller: the structural family sits above)."""
+
     def rule(axis_size: int, args: list, dims: list, **params: Any) -> tuple[Any, int]:
         vector = len(tidu.aval_of(args[rhs]).shape) - (dims[rhs] is not None) == 1
         xs = [batch_last(x, d, axis_size) for x, d in zip(args, dims)]

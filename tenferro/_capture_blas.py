@@ -23,6 +23,7 @@ arrays with one kernel whose table of array pointers it uploads from the host, a
 host-to-device copy that a capturing stream refuses; while capturing, the join is one copy
 per array into the result instead.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -35,8 +36,18 @@ import numpy as np
 
 from ._errors import UnsupportedOnDeviceError
 
-__all__ = ["CaptureBlas", "NotCapturable", "capturing", "capture_scope", "concatenate_arrays", "load_cublas",
-           "matmul", "tensordot", "OP_N", "OP_T"]
+__all__ = [
+    "CaptureBlas",
+    "NotCapturable",
+    "capturing",
+    "capture_scope",
+    "concatenate_arrays",
+    "load_cublas",
+    "matmul",
+    "tensordot",
+    "OP_N",
+    "OP_T",
+]
 
 OP_N, OP_T = 0, 1
 WORKSPACE_BYTES = 32 << 20
@@ -139,7 +150,7 @@ def load_cublas(cp: Any) -> Any:
     with _LOCK:
         if _LIB:
             return _LIB[0]
-        cp.cuda.cublas   # noqa: B018  (CuPy loads libcublas with its cuBLAS module)
+        cp.cuda.cublas  # noqa: B018  (CuPy loads libcublas with its cuBLAS module)
         cp.cuda.device.get_cublas_handle()
         path = _loaded_cublas_path() or ctypes.util.find_library("cublas")
         if path is None:
@@ -189,8 +200,27 @@ class CaptureBlas:
         self._lib, self._handle = lib, handle
         self.gemm = self._cublas_gemm
 
-    def _cublas_gemm(self, t: str, ta: int, tb: int, m: int, n: int, k: int, alpha: complex, a: Any, lda: int,
-                     sa: int, b: Any, ldb: int, sb: int, beta: complex, c: Any, ldc: int, sc: int, batch: int) -> None:
+    def _cublas_gemm(
+        self,
+        t: str,
+        ta: int,
+        tb: int,
+        m: int,
+        n: int,
+        k: int,
+        alpha: complex,
+        a: Any,
+        lda: int,
+        sa: int,
+        b: Any,
+        ldb: int,
+        sb: int,
+        beta: complex,
+        c: Any,
+        ldc: int,
+        sc: int,
+        batch: int,
+    ) -> None:
         scalar = _SCALARS[t]
         one = scalar(alpha.real, alpha.imag) if t in "FD" else scalar(alpha.real)
         zero = scalar(beta.real, beta.imag) if t in "FD" else scalar(beta.real)
@@ -200,22 +230,75 @@ class CaptureBlas:
         with _LOCK:
             lib, handle = self._lib, self._handle
             _check(lib.cublasSetStream_v2(handle, ptr(self.stream_ptr)), "cublasSetStream")
-            _check(lib.cublasSetWorkspace_v2(handle, ptr(self.workspace.data.ptr), ctypes.c_size_t(WORKSPACE_BYTES)),
-                   "cublasSetWorkspace")
+            _check(
+                lib.cublasSetWorkspace_v2(handle, ptr(self.workspace.data.ptr), ctypes.c_size_t(WORKSPACE_BYTES)),
+                "cublasSetWorkspace",
+            )
             self._call(t, ta, tb, m, n, k, one, a, lda, sa, b, ldb, sb, zero, c, ldc, sc, batch)
 
-    def _call(self, t: str, ta: int, tb: int, m: int, n: int, k: int, one: Any, a: Any, lda: int, sa: int, b: Any,
-              ldb: int, sb: int, zero: Any, c: Any, ldc: int, sc: int, batch: int) -> None:
+    def _call(
+        self,
+        t: str,
+        ta: int,
+        tb: int,
+        m: int,
+        n: int,
+        k: int,
+        one: Any,
+        a: Any,
+        lda: int,
+        sa: int,
+        b: Any,
+        ldb: int,
+        sb: int,
+        zero: Any,
+        c: Any,
+        ldc: int,
+        sc: int,
+        batch: int,
+    ) -> None:
         ptr = ctypes.c_void_p
         if batch == 1:
             fn = getattr(self._lib, f"cublas{_PREFIX[t]}gemm_v2")
-            status = fn(self._handle, ta, tb, m, n, k, ctypes.byref(one), ptr(a.data.ptr), lda, ptr(b.data.ptr), ldb,
-                        ctypes.byref(zero), ptr(c.data.ptr), ldc)
+            status = fn(
+                self._handle,
+                ta,
+                tb,
+                m,
+                n,
+                k,
+                ctypes.byref(one),
+                ptr(a.data.ptr),
+                lda,
+                ptr(b.data.ptr),
+                ldb,
+                ctypes.byref(zero),
+                ptr(c.data.ptr),
+                ldc,
+            )
         else:
             fn = getattr(self._lib, f"cublas{_PREFIX[t]}gemmStridedBatched")
             ll = ctypes.c_longlong
-            status = fn(self._handle, ta, tb, m, n, k, ctypes.byref(one), ptr(a.data.ptr), lda, ll(sa),
-                        ptr(b.data.ptr), ldb, ll(sb), ctypes.byref(zero), ptr(c.data.ptr), ldc, ll(sc), batch)
+            status = fn(
+                self._handle,
+                ta,
+                tb,
+                m,
+                n,
+                k,
+                ctypes.byref(one),
+                ptr(a.data.ptr),
+                lda,
+                ll(sa),
+                ptr(b.data.ptr),
+                ldb,
+                ll(sb),
+                ctypes.byref(zero),
+                ptr(c.data.ptr),
+                ldc,
+                ll(sc),
+                batch,
+            )
         _check(status, f"cublas{_PREFIX[t]}gemm")
 
 
@@ -228,7 +311,7 @@ def _operand(cp: Any, a: Any, batch: tuple) -> tuple[Any, int, int, int]:
     r, c = a.shape[-2:]
     if a.shape[:-2] != batch:
         if prod(a.shape[:-2]) == 1:
-            a = a.reshape(r, c)       # one matrix for every batch entry: batch stride 0
+            a = a.reshape(r, c)  # one matrix for every batch entry: batch stride 0
         else:
             a = _c_copy(cp, cp.broadcast_to(a, batch + (r, c)))
     for attempt in range(2):
@@ -285,7 +368,7 @@ def matmul(blas: CaptureBlas, x: Any, y: Any, out: Any = None) -> Any:
     if ym.shape[-2] != k:
         raise ValueError(f"matmul: shapes {x.shape} and {y.shape} are not aligned")
     batch = tuple(np.broadcast_shapes(xm.shape[:-2], ym.shape[:-2]))
-    c = cp.empty(batch + (n, m), dtype=dtype)   # C-contiguous: column-major (m x n) per batch entry
+    c = cp.empty(batch + (n, m), dtype=dtype)  # C-contiguous: column-major (m x n) per batch entry
     count = prod(batch)
     if count and n and m:
         if k == 0:

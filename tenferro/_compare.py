@@ -7,6 +7,7 @@
 
 Operand preparation (broadcasting, promotion) is :func:`._elementwise._prepare`.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -26,8 +27,16 @@ from ._batching import register_elementwise_batch, trailing_batch
 from ._tensor import Tensor
 
 __all__ = [
-    "greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
-    "isfinite", "isinf", "isnan", "where",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "equal",
+    "not_equal",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "where",
 ]
 
 
@@ -35,8 +44,10 @@ def _refuse_complex(op: str, *avals: TensorType) -> None:
     """Orderings (comparisons, maximum, clip, ...) have no meaning for complex numbers."""
     for a in avals:
         if a.dtype.is_complex:
-            raise DTypeError(f"{op}: complex operands are not supported (got {a}); "
-                             "complex numbers have no ordering: compare real() or abs() instead")
+            raise DTypeError(
+                f"{op}: complex operands are not supported (got {a}); "
+                "complex numbers have no ordering: compare real() or abs() instead"
+            )
 
 
 def _binary_real_aval(name: str) -> Callable[..., TensorType]:
@@ -151,9 +162,11 @@ def _select_aval(c: TensorType, a: TensorType, b: TensorType) -> TensorType:
 @select_p.def_linear
 def _select_transpose(ct, c, x, y):
     zero = scalar_like(0, ct)
-    return [None,
-            select_p.bind(c, ct, zero) if is_undefined(x) else None,
-            select_p.bind(c, zero, ct) if is_undefined(y) else None]
+    return [
+        None,
+        select_p.bind(c, ct, zero) if is_undefined(x) else None,
+        select_p.bind(c, zero, ct) if is_undefined(y) else None,
+    ]
 
 
 @select_p.def_jvp
@@ -177,7 +190,7 @@ def where(condition: Any, x: Any, y: Any) -> Any:
     c = _coerce("where", condition)
     if meta(c)[1] is not bool_:
         c = not_equal(c, 0)
-    if _is_weak(x) and _is_weak(y):   # two Python scalars: made where the condition lives
+    if _is_weak(x) and _is_weak(y):  # two Python scalars: made where the condition lives
         dtype, at = result_type(x, y), placement_of_operand(c)
         x, y = scalar_tensor(x, dtype, "where", at), scalar_tensor(y, dtype, "where", at)
     x, y = _prepare("where", x, y)

@@ -16,6 +16,7 @@ The evaluation runs on BLAS through ``numpy.tensordot``/``numpy.matmul`` on the
 axis-reversed (row-major) views of the operands, so the result comes out
 column-major without a copy.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -78,15 +79,20 @@ def batched_dot_general_views(sha: tuple, shb: tuple, dn: tuple) -> tuple:
     program's kernel precomputes it)."""
     (xc, yc), (xb, yb) = dn
     na, nb = len(sha), len(shb)
-    cy, by = [nb - 1 - j for j in yc], [nb - 1 - j for j in reversed(yb)]   # axes of y.T
-    cx, bx = [na - 1 - i for i in xc], [na - 1 - i for i in reversed(xb)]   # axes of x.T
+    cy, by = [nb - 1 - j for j in yc], [nb - 1 - j for j in reversed(yb)]  # axes of y.T
+    cx, bx = [na - 1 - i for i in xc], [na - 1 - i for i in reversed(xb)]  # axes of x.T
     fy = [j for j in range(nb) if j not in cy and j not in by]
     fx = [i for i in range(na) if i not in cx and i not in bx]
     rshb, rsha = shb[::-1], sha[::-1]
     bshape, fys, fxs = [rshb[j] for j in by], [rshb[j] for j in fy], [rsha[i] for i in fx]
     nbatch, k = _prod(bshape), _prod(rshb[j] for j in cy)
-    return (tuple(nb - 1 - j for j in by + fy + cy), (nbatch, _prod(fys), k),
-            tuple(na - 1 - i for i in bx + cx + fx), (nbatch, k, _prod(fxs)), tuple(bshape + fys + fxs))
+    return (
+        tuple(nb - 1 - j for j in by + fy + cy),
+        (nbatch, _prod(fys), k),
+        tuple(na - 1 - i for i in bx + cx + fx),
+        (nbatch, k, _prod(fxs)),
+        tuple(bshape + fys + fxs),
+    )
 
 
 def _matmul(a: Any, b: Any) -> Any:
@@ -107,11 +113,11 @@ def _matmul_eval(a: Any, b: Any) -> Any:
     """``a @ b`` for operands of rank 1 or 2, column-major."""
     if b.ndim == 1:
         if a.ndim == 2:
-            return _matmul(a, b)            # a fresh vector: contiguous
-        return fortran(_matmul(a, b))       # 0-d: a NumPy scalar, made a 0-d array
+            return _matmul(a, b)  # a fresh vector: contiguous
+        return fortran(_matmul(a, b))  # 0-d: a NumPy scalar, made a 0-d array
     if a.ndim == 1:
-        return fortran(_matmul(a, b))       # vector result: layout is trivial
-    return _matmul(b.T, a.T).T              # (row-major N x M).T: column-major M x N, no copy
+        return fortran(_matmul(a, b))  # vector result: layout is trivial
+    return _matmul(b.T, a.T).T  # (row-major N x M).T: column-major M x N, no copy
 
 
 def _dot_general_eval(a: Any, b: Any, dn: tuple) -> Any:
@@ -119,7 +125,7 @@ def _dot_general_eval(a: Any, b: Any, dn: tuple) -> Any:
     na, nb = a.ndim, b.ndim
     if not xb and len(xc) == 1 and na <= 2 and nb <= 2 and xc[0] == na - 1 and yc[0] == 0:
         return _matmul_eval(a, b)
-    if not xc and not xb:                   # outer product
+    if not xc and not xb:  # outer product
         return fortran(np.multiply.outer(b.T, a.T).T)
     if not xb:
         return fortran(_tensordot_c(b.T, a.T, [nb - 1 - j for j in yc], [na - 1 - i for i in xc]).T)
@@ -138,7 +144,6 @@ def _dot_general_impl(x, y, dimension_numbers):
     return Tensor._wrap(_dot_general_eval(x._data, y._data, dimension_numbers))
 
 
-
 @lru_cache(maxsize=4096)
 def _out_shape(xs: tuple, ys: tuple, dn: tuple) -> tuple:
     (xc, yc), (xb, yb) = dn
@@ -147,13 +152,14 @@ def _out_shape(xs: tuple, ys: tuple, dn: tuple) -> tuple:
         raise ShapeError(f"dot_general: {where}: the contracting (and batch) dim lists must have equal lengths")
     for dims, nd, side in ((xc + xb, len(xs), "first"), (yc + yb, len(ys), "second")):
         if any(not 0 <= d < nd for d in dims) or len(set(dims)) != len(dims):
-            raise AxisError(f"dot_general: {where}: dims of the {side} operand must be distinct and in "
-                            f"range({nd})")
+            raise AxisError(f"dot_general: {where}: dims of the {side} operand must be distinct and in range({nd})")
     for kind, xd, yd in (("contracting", xc, yc), ("batch", xb, yb)):
         for i, j in zip(xd, yd):
             if xs[i] != ys[j]:
-                raise ShapeError(f"dot_general: {where}: {kind} dimension {i} of the first operand (extent "
-                                 f"{xs[i]}) does not match dimension {j} of the second (extent {ys[j]})")
+                raise ShapeError(
+                    f"dot_general: {where}: {kind} dimension {i} of the first operand (extent "
+                    f"{xs[i]}) does not match dimension {j} of the second (extent {ys[j]})"
+                )
     fx = tuple(n for i, n in enumerate(xs) if i not in xc and i not in xb)
     fy = tuple(n for j, n in enumerate(ys) if j not in yc and j not in yb)
     return fx + fy + tuple(xs[i] for i in xb)
@@ -162,8 +168,10 @@ def _out_shape(xs: tuple, ys: tuple, dn: tuple) -> tuple:
 @dot_general_p.def_abstract_eval
 def _dot_general_aval(a, b, dimension_numbers):
     if a.dtype is not b.dtype:
-        raise ShapeError(f"dot_general: primitive operands must have equal dtypes, got {a} and {b} "
-                         "(the user-level functions promote first)")
+        raise ShapeError(
+            f"dot_general: primitive operands must have equal dtypes, got {a} and {b} "
+            "(the user-level functions promote first)"
+        )
     return a.update(shape=_out_shape(a.shape, b.shape, dimension_numbers))
 
 
@@ -206,8 +214,9 @@ def _dot_general_jvp(primals, tangents, dimension_numbers):
     return out, t
 
 
-def _transpose_plan(n_self: int, n_other: int, self_c: tuple, other_c: tuple, self_b: tuple, other_b: tuple,
-                    self_first: bool) -> tuple[tuple, tuple | None]:
+def _transpose_plan(
+    n_self: int, n_other: int, self_c: tuple, other_c: tuple, self_b: tuple, other_b: tuple, self_first: bool
+) -> tuple[tuple, tuple | None]:
     """Dimension numbers contracting ``ct`` with the other operand, and the permutation
     taking that result back to the operand's axis order (JAX's
     ``_dot_general_transpose_lhs/rhs`` logic, for tenferro's output order)."""
@@ -240,8 +249,9 @@ def _dot_general_transpose(ct, x, y, dimension_numbers):
     plan = _TRANSPOSE_PLANS.get(key)
     if plan is None:
         (xc, yc), (xb, yb) = dimension_numbers
-        plan = (_transpose_plan(nx, ny, xc, yc, xb, yb, True) if lin_x
-                else _transpose_plan(ny, nx, yc, xc, yb, xb, False))
+        plan = (
+            _transpose_plan(nx, ny, xc, yc, xb, yb, True) if lin_x else _transpose_plan(ny, nx, yc, xc, yb, xb, False)
+        )
         if len(_TRANSPOSE_PLANS) < 4096:
             _TRANSPOSE_PLANS[key] = plan
     dn, perm = plan
@@ -285,11 +295,15 @@ def dot_general(x: Any, y: Any, dimension_numbers: Any) -> Any:
     try:
         (xc, yc), (xb, yb) = dimension_numbers
     except (TypeError, ValueError):
-        raise ShapeError("dot_general: dimension_numbers must be ((x_contract, y_contract), (x_batch, y_batch)), "
-                         f"got {dimension_numbers!r}") from None
-    dn = ((_axes("dot_general", xc, len(xs), "first"), _axes("dot_general", yc, len(ys), "second")),
-          (_axes("dot_general", xb, len(xs), "first"), _axes("dot_general", yb, len(ys), "second")))
-    _out_shape(tuple(xs), tuple(ys), dn)   # validates with a message naming both shapes
+        raise ShapeError(
+            "dot_general: dimension_numbers must be ((x_contract, y_contract), (x_batch, y_batch)), "
+            f"got {dimension_numbers!r}"
+        ) from None
+    dn = (
+        (_axes("dot_general", xc, len(xs), "first"), _axes("dot_general", yc, len(ys), "second")),
+        (_axes("dot_general", xb, len(xs), "first"), _axes("dot_general", yb, len(ys), "second")),
+    )
+    _out_shape(tuple(xs), tuple(ys), dn)  # validates with a message naming both shapes
     return dot_general_p.bind(x, y, dimension_numbers=dn)
 
 
@@ -313,13 +327,17 @@ def matmul(x: Any, y: Any) -> Any:
     x, y, xs, ys = _operands("matmul", x, y)
     nx, ny = len(xs), len(ys)
     if nx == 0 or ny == 0:
-        raise ShapeError(f"matmul: operands must have rank >= 1, got shapes {fmt_shape(xs)} and {fmt_shape(ys)} "
-                         "(use multiply for scalars)")
+        raise ShapeError(
+            f"matmul: operands must have rank >= 1, got shapes {fmt_shape(xs)} and {fmt_shape(ys)} "
+            "(use multiply for scalars)"
+        )
     k = ys[0] if ny <= 2 else ys[-2]
     if xs[-1] != k:
-        raise ShapeError(f"matmul: shapes {fmt_shape(xs)} and {fmt_shape(ys)} are not aligned: contracted "
-                         f"dimension {nx - 1} of the first (extent {xs[-1]}) != dimension {max(ny - 2, 0)} "
-                         f"of the second (extent {k})")
+        raise ShapeError(
+            f"matmul: shapes {fmt_shape(xs)} and {fmt_shape(ys)} are not aligned: contracted "
+            f"dimension {nx - 1} of the first (extent {xs[-1]}) != dimension {max(ny - 2, 0)} "
+            f"of the second (extent {k})"
+        )
     if nx <= 2 and ny <= 2:
         return dot_general_p.bind(x, y, dimension_numbers=_MM_DN[nx, ny])
     return _batched_matmul(x, y, tuple(xs), tuple(ys))
@@ -336,8 +354,10 @@ def _batched_matmul(x: Any, y: Any, xs: tuple, ys: tuple) -> Any:
     try:
         bshape = tuple(np.broadcast_shapes(xs[:-2], ys[:-2]))
     except ValueError:
-        raise ShapeError(f"matmul: batch dimensions of shapes {fmt_shape(xs)} and {fmt_shape(ys)} cannot be "
-                         "broadcast together (NumPy rules, leading batch axes)") from None
+        raise ShapeError(
+            f"matmul: batch dimensions of shapes {fmt_shape(xs)} and {fmt_shape(ys)} cannot be "
+            "broadcast together (NumPy rules, leading batch axes)"
+        ) from None
     x = broadcast_to(x, bshape + xs[-2:])
     y = broadcast_to(y, bshape + ys[-2:])
     nb = len(bshape)
@@ -387,8 +407,10 @@ def vdot(a: Any, b: Any) -> Any:
     a, b, as_, bs = _operands("vdot", a, b)
     if tuple(as_) != tuple(bs):
         if _prod(as_) != _prod(bs):
-            raise ShapeError(f"vdot: operands of shapes {fmt_shape(as_)} and {fmt_shape(bs)} have different sizes "
-                             f"({_prod(as_)} and {_prod(bs)}); expected equal sizes")
+            raise ShapeError(
+                f"vdot: operands of shapes {fmt_shape(as_)} and {fmt_shape(bs)} have different sizes "
+                f"({_prod(as_)} and {_prod(bs)}); expected equal sizes"
+            )
         a, b = reshape(a, (-1,), order="C"), reshape(b, (-1,), order="C")
         as_ = (_prod(bs),)
     axes = tuple(range(len(as_)))

@@ -9,6 +9,7 @@ but a value whose kind is above the requested dtype's kind
 strongly typed: ``asarray(x, dtype=d)`` accepts only lossless conversions
 (``can_convert``); use :func:`cast` for lossy ones.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -26,20 +27,48 @@ from ._dtypes import (
     can_convert,
     dtype as _dtype,
     float64,
-    result_type)
-from ._errors import DTypeError, PlacementError, ShapeError, TenferroMemoryError, TenferroValueError, \
-    fmt_bytes, fmt_shape
+    result_type,
+)
+from ._errors import (
+    DTypeError,
+    PlacementError,
+    ShapeError,
+    TenferroMemoryError,
+    TenferroValueError,
+    fmt_bytes,
+    fmt_shape,
+)
 from ._arrays import array_from
 from ._astype import convert_element_type
 from ._aval import TensorType
-from ._placement import (CPU, Placement, array_module_of_placement, device_scope, get_default_placement, import_cupy,
-                         resolve_placement)
+from ._placement import (
+    CPU,
+    Placement,
+    array_module_of_placement,
+    device_scope,
+    get_default_placement,
+    import_cupy,
+    resolve_placement,
+)
 from ._shape import as_extents, as_index
 from ._tensor import Tensor
 
 __all__ = [
-    "asarray", "tensor", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
-    "eye", "arange", "linspace", "convert", "cast", "scalar_tensor", "constant_tensor",
+    "asarray",
+    "tensor",
+    "zeros",
+    "ones",
+    "full",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "eye",
+    "arange",
+    "linspace",
+    "convert",
+    "cast",
+    "scalar_tensor",
+    "constant_tensor",
 ]
 
 
@@ -66,8 +95,7 @@ def _upload(op: str, t: Tensor, placement: Placement | None) -> Tensor:
     return _to_placement(op, t, target)
 
 
-def _build(op: str, placement: Placement | None, make: Any, shape: tuple = (), dtype: DType | None = None
-           ) -> Tensor:
+def _build(op: str, placement: Placement | None, make: Any, shape: tuple = (), dtype: DType | None = None) -> Tensor:
     """``make(xp)`` run with the array module of the target placement (``numpy``
     or ``cupy``, on the right device), so device tensors are made on the device
     without a host round trip. An allocation that fails raises
@@ -86,8 +114,10 @@ def _build(op: str, placement: Placement | None, make: Any, shape: tuple = (), d
 def out_of_memory(op: str, shape: tuple, dtype: DType | None, where: Placement) -> TenferroMemoryError:
     """The error for a tensor of ``shape`` and ``dtype`` that cannot be allocated."""
     n = int(np.prod(shape, dtype=object)) * (dtype.numpy.itemsize if dtype is not None else 8)
-    return TenferroMemoryError(f"{op}: cannot allocate {fmt_bytes(n)} for a tensor of shape {fmt_shape(shape)}"
-                               f"{'' if dtype is None else ' and dtype ' + dtype.name} on {where}")
+    return TenferroMemoryError(
+        f"{op}: cannot allocate {fmt_bytes(n)} for a tensor of shape {fmt_shape(shape)}"
+        f"{'' if dtype is None else ' and dtype ' + dtype.name} on {where}"
+    )
 
 
 def asarray(obj: Any, dtype: DTypeLike | None = None, placement: Placement | None = None) -> Tensor:
@@ -100,9 +130,14 @@ def asarray(obj: Any, dtype: DTypeLike | None = None, placement: Placement | Non
     ``bool``/``int``/``float``/``complex`` map to ``bool_``/``int64``/``float64``/
     ``complex128``.
     """
-    if (type(obj) is np.ndarray and dtype is None and obj.flags.f_contiguous and obj.dtype in _from_numpy
-            and (get_default_placement() if placement is None else placement) == CPU):
-        return Tensor._wrap(obj)   # the common case: host data already canonical (what the general path gives)
+    if (
+        type(obj) is np.ndarray
+        and dtype is None
+        and obj.flags.f_contiguous
+        and obj.dtype in _from_numpy
+        and (get_default_placement() if placement is None else placement) == CPU
+    ):
+        return Tensor._wrap(obj)  # the common case: host data already canonical (what the general path gives)
     target = None if dtype is None else _dtype(dtype)
     if isinstance(obj, Tensor) and (target is None or obj.dtype is target):
         return _to_placement("asarray", obj, placement)
@@ -123,39 +158,43 @@ def _fill_dtype(op: str, fill_value: Any, dtype: DTypeLike | None) -> DType:
     target = _dtype(dtype)
     src_kind = weak if weak is not None else result_type(fill_value).kind
     if not _kind_fits(src_kind, target):
-        raise DTypeError(f"{op}: fill value {fill_value!r} ({src_kind}) cannot be stored as {target.name} "
-                         f"without loss; use tenferro.cast for an explicit lossy conversion")
+        raise DTypeError(
+            f"{op}: fill value {fill_value!r} ({src_kind}) cannot be stored as {target.name} "
+            f"without loss; use tenferro.cast for an explicit lossy conversion"
+        )
     return target
 
 
-def zeros(shape: int | tuple[int, ...], dtype: DTypeLike = float64,
-          placement: Placement | None = None) -> Tensor:
+def zeros(shape: int | tuple[int, ...], dtype: DTypeLike = float64, placement: Placement | None = None) -> Tensor:
     """A tensor of zeros."""
     d, ext = _dtype(dtype), as_extents("zeros", shape)
     return _build("zeros", placement, lambda xp: xp.zeros(ext, dtype=d.numpy, order="F"), ext, d)
 
 
-def ones(shape: int | tuple[int, ...], dtype: DTypeLike = float64,
-         placement: Placement | None = None) -> Tensor:
+def ones(shape: int | tuple[int, ...], dtype: DTypeLike = float64, placement: Placement | None = None) -> Tensor:
     """A tensor of ones."""
     d, ext = _dtype(dtype), as_extents("ones", shape)
     return _build("ones", placement, lambda xp: xp.ones(ext, dtype=d.numpy, order="F"), ext, d)
 
 
-def _full(op: str, shape: int | tuple[int, ...], fill_value: Any, dtype: DTypeLike | None,
-          placement: Placement | None) -> Tensor:
+def _full(
+    op: str, shape: int | tuple[int, ...], fill_value: Any, dtype: DTypeLike | None, placement: Placement | None
+) -> Tensor:
     ext = as_extents(op, shape)
-    if not isinstance(fill_value, (bool, int, float, complex, np.generic, Tensor)) or \
-            (isinstance(fill_value, Tensor) and fill_value.shape != ()):
-        raise TenferroValueError(f"{op}: fill_value must be a number (bool, int, float, complex) or a 0-d tensor, "
-                                 f"got {fill_value!r}")
+    if not isinstance(fill_value, (bool, int, float, complex, np.generic, Tensor)) or (
+        isinstance(fill_value, Tensor) and fill_value.shape != ()
+    ):
+        raise TenferroValueError(
+            f"{op}: fill_value must be a number (bool, int, float, complex) or a 0-d tensor, got {fill_value!r}"
+        )
     d = _fill_dtype(op, fill_value, dtype)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
     return _build(op, placement, lambda xp: xp.full(ext, value, dtype=d.numpy, order="F"), ext, d)
 
 
-def full(shape: int | tuple[int, ...], fill_value: Any, dtype: DTypeLike | None = None,
-         placement: Placement | None = None) -> Tensor:
+def full(
+    shape: int | tuple[int, ...], fill_value: Any, dtype: DTypeLike | None = None, placement: Placement | None = None
+) -> Tensor:
     """A tensor filled with ``fill_value``; dtype defaults to ``result_type(fill_value)``.
 
     Raises DTypeError when ``fill_value``'s kind does not fit ``dtype`` (1.5 as int64).
@@ -186,16 +225,22 @@ def full_like(x: Any, fill_value: Any, dtype: DTypeLike | None = None) -> Tensor
     return _full("full_like", shape, fill_value, d if dtype is None else dtype, p)
 
 
-def eye(n: int, m: int | None = None, k: int = 0, dtype: DTypeLike = float64,
-        placement: Placement | None = None) -> Tensor:
+def eye(
+    n: int, m: int | None = None, k: int = 0, dtype: DTypeLike = float64, placement: Placement | None = None
+) -> Tensor:
     """An ``n x m`` matrix with ones on diagonal ``k`` (0: main, >0: above)."""
     rows, cols = as_extents("eye", (n, n if m is None else m))
     k, d = as_index("eye", k, "diagonal offset k", ShapeError), _dtype(dtype)
     return _build("eye", placement, lambda xp: xp.eye(rows, cols, k=k, dtype=d.numpy, order="F"), (rows, cols), d)
 
 
-def arange(start: int | float, stop: int | float | None = None, step: int | float = 1,
-           dtype: DTypeLike | None = None, placement: Placement | None = None) -> Tensor:
+def arange(
+    start: int | float,
+    stop: int | float | None = None,
+    step: int | float = 1,
+    dtype: DTypeLike | None = None,
+    placement: Placement | None = None,
+) -> Tensor:
     """Evenly spaced values in ``[start, stop)``; ``arange(n)`` is ``0, ..., n-1``.
 
     The dtype defaults to ``result_type(start, stop, step)`` (int64 for ints,
@@ -215,14 +260,22 @@ def arange(start: int | float, stop: int | float | None = None, step: int | floa
     d = result_type(*args) if dtype is None else _dtype(dtype)
     kind = result_type(*args).kind
     if d.kind == "bool" or not _kind_fits(kind, d):
-        raise DTypeError(f"arange: cannot produce {d.name} values from arguments of kind {kind}; "
-                         "expected an integer or floating dtype that holds them")
+        raise DTypeError(
+            f"arange: cannot produce {d.name} values from arguments of kind {kind}; "
+            "expected an integer or floating dtype that holds them"
+        )
     n = max(0, int(np.ceil((stop - start) / step)))
     return _build("arange", placement, lambda xp: xp.arange(start, stop, step, dtype=d.numpy), (n,), d)
 
 
-def linspace(start: float | complex, stop: float | complex, num: int = 50, endpoint: bool = True,
-             dtype: DTypeLike = float64, placement: Placement | None = None) -> Tensor:
+def linspace(
+    start: float | complex,
+    stop: float | complex,
+    num: int = 50,
+    endpoint: bool = True,
+    dtype: DTypeLike = float64,
+    placement: Placement | None = None,
+) -> Tensor:
     """``num`` evenly spaced samples from ``start`` to ``stop`` (inclusive if ``endpoint``)."""
     d = _dtype(dtype)
     if not d.is_inexact:
@@ -237,11 +290,13 @@ def linspace(start: float | complex, stop: float | complex, num: int = 50, endpo
     num = as_index("linspace", num, "num", TenferroValueError)
     if num < 0:
         raise TenferroValueError(f"linspace: num must be non-negative, got {num}")
-    if d.is_complex:   # CuPy's linspace takes real endpoints only: made on the host, then placed
-        return _upload("linspace", Tensor._wrap(np.linspace(start, stop, num=num, endpoint=endpoint, dtype=d.numpy)),
-                       placement)
-    return _build("linspace", placement, lambda xp: xp.linspace(start, stop, num=num, endpoint=endpoint,
-                                                                 dtype=d.numpy), (num,), d)
+    if d.is_complex:  # CuPy's linspace takes real endpoints only: made on the host, then placed
+        return _upload(
+            "linspace", Tensor._wrap(np.linspace(start, stop, num=num, endpoint=endpoint, dtype=d.numpy)), placement
+        )
+    return _build(
+        "linspace", placement, lambda xp: xp.linspace(start, stop, num=num, endpoint=endpoint, dtype=d.numpy), (num,), d
+    )
 
 
 def scalar_tensor(value: Any, dtype: DType, op: str = "operand", placement: Placement = CPU) -> Tensor:
@@ -251,8 +306,10 @@ def scalar_tensor(value: Any, dtype: DType, op: str = "operand", placement: Plac
     try:
         host = np.asarray(value, dtype=dtype.numpy)
     except (OverflowError, TypeError, ValueError):
-        raise DTypeError(f"{op}: the Python scalar {value!r} cannot be represented in dtype {dtype.name}; "
-                         "convert the tensor to a wider dtype first") from None
+        raise DTypeError(
+            f"{op}: the Python scalar {value!r} cannot be represented in dtype {dtype.name}; "
+            "convert the tensor to a wider dtype first"
+        ) from None
     if placement is CPU or placement.device is None:
         return Tensor._wrap(host)
     return constant_tensor(value, (), dtype, placement)
@@ -273,8 +330,10 @@ def _traced_asarray(obj: Any, target: DType | None, placement: Placement | None)
     if type(aval) is not TensorType:
         raise DTypeError(f"asarray: a traced value of type {aval} is not a tensor")
     if placement is not None and placement != aval.placement:
-        raise PlacementError(f"asarray: a traced tensor on {aval.placement} cannot be moved to {placement} "
-                             "implicitly; move it with .to_cpu() / .to_gpu() explicitly")
+        raise PlacementError(
+            f"asarray: a traced tensor on {aval.placement} cannot be moved to {placement} "
+            "implicitly; move it with .to_cpu() / .to_gpu() explicitly"
+        )
     if target is None or target is aval.dtype:
         return obj
     return convert(obj, target)
@@ -299,8 +358,10 @@ def convert(x: Any, dtype: DTypeLike) -> Tensor:
     if src is dst:
         return t
     if not can_convert(src, dst):
-        raise DTypeError(f"convert: cannot losslessly convert {src.name} to {dst.name}; "
-                         f"use tenferro.cast(x, {dst.name}) for an explicit lossy conversion")
+        raise DTypeError(
+            f"convert: cannot losslessly convert {src.name} to {dst.name}; "
+            f"use tenferro.cast(x, {dst.name}) for an explicit lossy conversion"
+        )
     return convert_element_type(t, dst)
 
 

@@ -11,6 +11,7 @@ the types that use this (``tensor4all`` structured tensors implement it).
 
 The check costs nothing on the hot path: dense operands never reach it.
 """
+
 from __future__ import annotations
 
 import functools
@@ -49,12 +50,15 @@ def dispatch(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         if result is not NotImplemented:
             return result
     names = ", ".join(t.__qualname__ for t in types) or "none"
-    raise TenferroTypeError(f"{func.__name__}: no implementation for operands of types {names}: each "
-                            "__tenferro_function__ returned NotImplemented; convert them with .to_dense() first")
+    raise TenferroTypeError(
+        f"{func.__name__}: no implementation for operands of types {names}: each "
+        "__tenferro_function__ returned NotImplemented; convert them with .to_dense() first"
+    )
 
 
 def dispatchable(func: F) -> F:
     """Make the public function ``func`` hand foreign operands to their type."""
+
     @functools.wraps(func)
     def public(*args: Any, **kwargs: Any) -> Any:
         try:

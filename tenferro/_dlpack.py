@@ -27,6 +27,7 @@ Host memory (DLPack device CPU or CUDA-pinned host) is imported with
 ``gpu`` extra). Foreign tensors share memory with the producer: mutating either
 side afterwards is undefined behaviour, as for ``asarray`` (tensors are values).
 """
+
 from __future__ import annotations
 
 import operator
@@ -60,8 +61,10 @@ def _device_type(obj: Any) -> int:
         device_type, _ = dev
         return operator.index(device_type)
     except (TypeError, ValueError) as exc:
-        raise PlacementError(f"from_dlpack: {type(obj).__name__}.__dlpack_device__() returned {dev!r}; expected a "
-                             "pair of integers (device type, device id)") from exc
+        raise PlacementError(
+            f"from_dlpack: {type(obj).__name__}.__dlpack_device__() returned {dev!r}; expected a "
+            "pair of integers (device type, device id)"
+        ) from exc
 
 
 def _import(obj: Any, device_type: int) -> Any:
@@ -71,18 +74,23 @@ def _import(obj: Any, device_type: int) -> Any:
     elif device_type in _CUDA_DEVICES:
         module, where = import_cupy("from_dlpack"), "CUDA"
     else:
-        raise PlacementError(f"from_dlpack: DLPack device type {device_type} is not supported; expected host "
-                             f"memory (CPU, {_DL_CPU}) or a CUDA device ({_DL_CUDA}) through CuPy")
+        raise PlacementError(
+            f"from_dlpack: DLPack device type {device_type} is not supported; expected host "
+            f"memory (CPU, {_DL_CPU}) or a CUDA device ({_DL_CUDA}) through CuPy"
+        )
     try:
         return module.from_dlpack(obj)
     except (TenferroError, MemoryError):
         raise
     except Exception as exc:  # noqa: BLE001  (a producer's own exception types: any becomes a typed error)
         if "dtype" in str(exc).lower():  # e.g. bfloat16: NumPy/CuPy have no such dtype
-            raise DTypeError(f"from_dlpack: the element type of {type(obj).__name__} is not supported ({exc}); "
-                             f"supported dtypes are {', '.join(_SUPPORTED)}") from exc
-        raise PlacementError(f"from_dlpack: cannot import {type(obj).__name__} from {where} memory through "
-                             f"DLPack ({exc})") from exc
+            raise DTypeError(
+                f"from_dlpack: the element type of {type(obj).__name__} is not supported ({exc}); "
+                f"supported dtypes are {', '.join(_SUPPORTED)}"
+            ) from exc
+        raise PlacementError(
+            f"from_dlpack: cannot import {type(obj).__name__} from {where} memory through DLPack ({exc})"
+        ) from exc
 
 
 def from_dlpack(obj: Any, *, copy: bool | None = None) -> Tensor:
@@ -107,9 +115,11 @@ def from_dlpack(obj: Any, *, copy: bool | None = None) -> Tensor:
     if not (copy is None or isinstance(copy, (bool, np.bool_))):  # 0, 1, "no" are not flags
         raise TenferroValueError(f"from_dlpack: copy must be None, True or False, got {copy!r}")
     if not (hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__")):
-        raise TenferroTypeError(f"from_dlpack: {type(obj).__name__} does not implement the DLPack protocol; "
-                                "expected an object with __dlpack__ and __dlpack_device__ "
-                                "(use tenferro.asarray for lists and array-likes)")
+        raise TenferroTypeError(
+            f"from_dlpack: {type(obj).__name__} does not implement the DLPack protocol; "
+            "expected an object with __dlpack__ and __dlpack_device__ "
+            "(use tenferro.asarray for lists and array-likes)"
+        )
     arr = _import(obj, _device_type(obj))
     _lookup_numpy(arr.dtype, "from_dlpack", f"a {type(obj).__name__}")  # DTypeError for e.g. float16, uint8
     if copy is True or (copy is None and not arr.flags.f_contiguous):

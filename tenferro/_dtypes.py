@@ -39,6 +39,7 @@ float -> int, complex -> real, int -> bool and every precision narrowing.
 Integer -> floating is accepted because the lattice accepts it, although an
 ``int64`` beyond 2**24 (float32) or 2**53 (float64) is rounded.
 """
+
 from __future__ import annotations
 
 from typing import Any, Final
@@ -143,8 +144,9 @@ class DType:
         Raises DTypeError for bool and integer dtypes.
         """
         if self._complex is None:
-            raise DTypeError(f"complex_dtype: {self.name} has no complex counterpart; "
-                             "expected a floating or complex dtype")
+            raise DTypeError(
+                f"complex_dtype: {self.name} has no complex counterpart; expected a floating or complex dtype"
+            )
         return self._complex
 
 
@@ -245,8 +247,7 @@ def _lookup_numpy(nd: np.dtype, op: str, what: str) -> DType:
     if d is None and nd.byteorder not in ("=", "|"):
         d = _from_numpy.get(nd.newbyteorder("="))
     if d is None:
-        raise DTypeError(f"{op}: unsupported dtype {nd} (from {what}); "
-                         f"supported dtypes are {_SUPPORTED_NAMES}")
+        raise DTypeError(f"{op}: unsupported dtype {nd} (from {what}); supported dtypes are {_SUPPORTED_NAMES}")
     return d
 
 

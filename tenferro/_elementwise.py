@@ -12,6 +12,7 @@ dtype promotion first, through the explicit ``broadcast_in_dim`` and
 Complex numbers follow tidu's (JAX's) convention: JVPs are R-linear and the
 transpose of multiplication by ``c`` is multiplication by ``c`` (no conjugate).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -392,7 +393,7 @@ def _ring_op(name: str, ufunc: Any, prim: Any, doc: str) -> Any:
             return Tensor._wrap(_f(ufunc(*ops)))
         try:
             x, y = _prepare(name, x, y)
-        except ForeignOperandError:   # a structured operand: its type takes the call
+        except ForeignOperandError:  # a structured operand: its type takes the call
             return dispatch(op, (x, y), {})
         return prim.bind(x, y)
 
@@ -421,8 +422,10 @@ def negative(x: Any) -> Any:
     """``-x``."""
     (x,) = _prepare("negative", x)
     if meta(x)[1].kind == "bool":
-        raise DTypeError("negative: boolean tensors have no negative; use logical operations "
-                         "(tenferro.where, not_equal) or convert to an integer dtype first")
+        raise DTypeError(
+            "negative: boolean tensors have no negative; use logical operations "
+            "(tenferro.where, not_equal) or convert to an integer dtype first"
+        )
     return neg_p.bind(x)
 
 

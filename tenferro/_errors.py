@@ -7,6 +7,7 @@ expected, e.g.::
 
     reshape_view: cannot reshape tensor of shape (2, 3) (size 6) into shape (4,) (size 4)
 """
+
 from __future__ import annotations
 
 __all__ = [
@@ -64,9 +65,11 @@ class ForeignOperandError(TenferroTypeError):
     with ``.to_dense()`` first. Dispatchable functions catch it and dispatch."""
 
     def __init__(self, op: str, operand: object):
-        super().__init__(f"{op}: got an operand of type {type(operand).__qualname__}, which tenferro does not "
-                         "store densely and this function does not dispatch on; convert it with .to_dense() "
-                         "first (functions that dispatch: see tenferro._dispatch)")
+        super().__init__(
+            f"{op}: got an operand of type {type(operand).__qualname__}, which tenferro does not "
+            "store densely and this function does not dispatch on; convert it with .to_dense() "
+            "first (functions that dispatch: see tenferro._dispatch)"
+        )
         self.operand = operand
 
 

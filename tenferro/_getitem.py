@@ -16,6 +16,7 @@ integer arrays (lists, NumPy arrays, integer Tensors) and concrete boolean masks
 
 Errors are :class:`TenferroIndexError` naming the axis, the index and the extent.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -37,8 +38,9 @@ _INTS = (int, np.integer)
 
 def _bounds(axis: int, i: int, n: int) -> int:
     if not -n <= i < n:
-        raise TenferroIndexError(f"index {i} is out of bounds for axis {axis} with extent {n}; "
-                                 f"expected -{n} <= index < {n}")
+        raise TenferroIndexError(
+            f"index {i} is out of bounds for axis {axis} with extent {n}; expected -{n} <= index < {n}"
+        )
     return i % n if i < 0 else i
 
 
@@ -61,8 +63,10 @@ def _classify(item: Any) -> tuple[str, Any]:
         raise TenferroIndexError(f"tensors used as indices must be integer or boolean, got {d.name}")
     if hasattr(item, "_trace"):
         if item.aval.dtype.kind != "int":
-            raise TenferroIndexError(f"traced indices must be integer tensors, got {item.aval} (boolean masks "
-                                     "must be concrete: their result shape depends on their values)")
+            raise TenferroIndexError(
+                f"traced indices must be integer tensors, got {item.aval} (boolean masks "
+                "must be concrete: their result shape depends on their values)"
+            )
         return "traced", item
     if isinstance(item, (list, tuple, np.ndarray)):
         arr = np.asarray(item)
@@ -74,7 +78,8 @@ def _classify(item: Any) -> tuple[str, Any]:
             return "array", arr.astype(np.int64)
     raise TenferroIndexError(
         f"unsupported index {item!r} of type {type(item).__name__}; expected an integer, a slice, None, "
-        "Ellipsis, an integer array/list/Tensor or a boolean mask")
+        "Ellipsis, an integer array/list/Tensor or a boolean mask"
+    )
 
 
 def getitem(x: Any, index: Any) -> Any:
@@ -82,7 +87,7 @@ def getitem(x: Any, index: Any) -> Any:
     shape = meta(x)[0]
     nd = len(shape)
     items = index if type(index) is tuple else (index,)
-    entries = []          # (kind, payload, axis or None)
+    entries = []  # (kind, payload, axis or None)
     ell = None
     for it in items:
         kind, val = _classify(it)
@@ -92,21 +97,22 @@ def getitem(x: Any, index: Any) -> Any:
             ell = len(entries)
         elif kind == "mask":
             if val.ndim == 0:
-                raise TenferroIndexError("0-d boolean indices are not supported; expected a boolean mask of "
-                                         "rank >= 1")
+                raise TenferroIndexError("0-d boolean indices are not supported; expected a boolean mask of rank >= 1")
             for k, ax_idx in enumerate(np.nonzero(val)):
                 entries.append(("array", ax_idx, ("mask", val.shape, k)))
         else:
             entries.append((kind, val, None))
     used = sum(1 for k, _, _ in entries if k != "new")
     if used > nd:
-        raise TenferroIndexError(f"too many indices for a tensor of shape {fmt_shape(shape)}: {used} axes "
-                                 f"indexed, but the tensor has rank {nd}")
+        raise TenferroIndexError(
+            f"too many indices for a tensor of shape {fmt_shape(shape)}: {used} axes "
+            f"indexed, but the tensor has rank {nd}"
+        )
     fill = [("slice", _pyslice(None), None)] * (nd - used)
     entries = entries[:ell] + fill + entries[ell:] if ell is not None else entries + fill
     advanced = any(k in ("array", "traced") for k, _, _ in entries)
 
-    window, mid, adv = [], [], []   # slice spec; shape after slice+reshape; (mid position, axis, index)
+    window, mid, adv = [], [], []  # slice spec; shape after slice+reshape; (mid position, axis, index)
     axis = 0
     for kind, val, mask in entries:
         if kind == "new":
@@ -128,8 +134,10 @@ def getitem(x: Any, index: Any) -> Any:
                 mid.append(1)
         else:
             if mask is not None and mask[1][mask[2]] != n:
-                raise TenferroIndexError(f"boolean index of shape {fmt_shape(mask[1])} does not match the indexed "
-                                         f"axes of shape {fmt_shape(shape)} at axis {axis - mask[2]}")
+                raise TenferroIndexError(
+                    f"boolean index of shape {fmt_shape(mask[1])} does not match the indexed "
+                    f"axes of shape {fmt_shape(shape)} at axis {axis - mask[2]}"
+                )
             window.append((0, 1, n))
             adv.append((len(mid), axis, val))
             mid.append(n)
@@ -154,15 +162,19 @@ def _advanced(y: Any, mid: list, adv: list) -> Any:
             idx = _checked(axis, idx, mid[pos], where)
         return gather_p.bind(y, idx, axis=pos)
     if any(hasattr(i, "_trace") for _, _, i in adv):
-        raise TenferroIndexError("indexing with several advanced indices requires concrete (non-traced) index "
-                                 "arrays; a single traced integer index is supported")
+        raise TenferroIndexError(
+            "indexing with several advanced indices requires concrete (non-traced) index "
+            "arrays; a single traced integer index is supported"
+        )
     idxs = [_checked(axis, idx, mid[pos], where)._data for pos, axis, idx in adv]
     xp = xp_of(idxs[0])
     try:
         idxs = xp.broadcast_arrays(*idxs)
     except ValueError:
-        raise TenferroIndexError("shape mismatch: advanced index arrays could not be broadcast together "
-                                 "with shapes " + ", ".join(fmt_shape(i.shape) for i in idxs)) from None
+        raise TenferroIndexError(
+            "shape mismatch: advanced index arrays could not be broadcast together "
+            "with shapes " + ", ".join(fmt_shape(i.shape) for i in idxs)
+        ) from None
     positions = [p for p, _, _ in adv]
     k = len(positions)
     if positions == list(range(positions[0], positions[0] + k)):
@@ -177,7 +189,7 @@ def _advanced(y: Any, mid: list, adv: list) -> Any:
     for j, idx in enumerate(idxs):
         lin = lin + idx * stride
         stride *= mid[p + j]
-    merged = tuple(mid[:p]) + (stride,) + tuple(mid[p + k:])
+    merged = tuple(mid[:p]) + (stride,) + tuple(mid[p + k :])
     y = reshape_p.bind(y, new_shape=merged)
     return gather_p.bind(y, Tensor._wrap(fortran(lin)), axis=p)
 
@@ -207,18 +219,30 @@ def iterate(x: Any) -> Any:
     return (getitem(x, i) for i in range(shape[0]))
 
 
-def slice(x: Any, start_indices: Sequence[int | None], limit_indices: Sequence[int | None],  # noqa: A001
-          strides: Sequence[int | None] | None = None) -> Any:
+def slice(
+    x: Any,
+    start_indices: Sequence[int | None],
+    limit_indices: Sequence[int | None],  # noqa: A001
+    strides: Sequence[int | None] | None = None,
+) -> Any:
     """``x[start_0:limit_0:stride_0, ...]`` with Python slice semantics per axis
     (``None`` entries, negative values and negative strides allowed)."""
     x = as_operand("slice", x)
     nd = len(meta(x)[0])
     strides = [None] * nd if strides is None else list(strides)
     if not len(start_indices) == len(limit_indices) == len(strides) == nd:
-        raise ShapeError(f"slice: expected {nd} start, limit and stride entries for a tensor of rank {nd}, got "
-                         f"{len(start_indices)}, {len(limit_indices)} and {len(strides)}")
+        raise ShapeError(
+            f"slice: expected {nd} start, limit and stride entries for a tensor of rank {nd}, got "
+            f"{len(start_indices)}, {len(limit_indices)} and {len(strides)}"
+        )
+
     def entry(v: Any, what: str) -> int | None:
         return None if v is None else as_index("slice", v, what, ShapeError)
 
-    return getitem(x, tuple(_pyslice(entry(a, "start index"), entry(b, "limit index"), entry(c, "stride"))
-                            for a, b, c in zip(start_indices, limit_indices, strides)))
+    return getitem(
+        x,
+        tuple(
+            _pyslice(entry(a, "start index"), entry(b, "limit index"), entry(c, "stride"))
+            for a, b, c in zip(start_indices, limit_indices, strides)
+        ),
+    )

@@ -1,4 +1,5 @@
-"""Indexing primitives: static strided slices, dynamic slices, gather and scatter-add.
+"""Indexing primitives: static strided slices, gather and scatter-add (dynamic slices:
+:mod:`tenferro._dynamic_slice`).
 
 * ``slice`` (static ``(start, step, count)`` per axis, any nonzero step) and its
   adjoint ``slice_embed`` (the operand placed at those positions of a zero tensor).
@@ -10,11 +11,11 @@
 Integer index operands carry no tangent; the rules are linear in the data
 operands. ``Tensor.__getitem__`` lives in :mod:`tenferro._getitem`.
 """
+
 from __future__ import annotations
 
 import builtins
-import operator
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -23,17 +24,14 @@ from tidu import Zero, instantiate, is_undefined
 
 from ._aval import TensorType, aval_of_operand, fortran, meta, placement_of_operand
 from ._creation import arange, zeros
-from ._dtypes import _KIND_ORDER, int64
-from ._elementwise import add_p, sub_p
-from ._piecewise import maximum, minimum
+from ._elementwise import add_p
+from ._dtypes import _KIND_ORDER
 from ._errors import DTypeError, ShapeError, TenferroIndexError, fmt_shape
-from ._operands import as_operand, check_placement
+from ._operands import as_operand
 from ._placement import import_cupyx
-from ._registry import check_shapes, primitive
+from ._registry import primitive
 from ._batching import batch_last
-from ._shape import as_shape
-from ._structural import (_norm_axis, broadcast_in_dim_p, broadcast_to, concatenate_p, convert_element_type, reshape_p,
-                          slice_p, stack, transpose_p)
+from ._structural import _norm_axis, broadcast_in_dim_p, broadcast_to, convert_element_type, reshape_p, transpose_p
 from ._tensor import Tensor
 
 FAMILY = "indexing"
@@ -47,43 +45,6 @@ def _zeros(aval: TensorType) -> Tensor:
 def _aval(x: Any) -> TensorType:
     """The aval (placement included) of an operand or of an ``UndefinedPrimal``."""
     return x.aval if is_undefined(x) else aval_of_operand(x)
-
-
-# ---------------------------------------------------------------------------
-# dynamic_slice / dynamic_update_slice (start indices: 1-D integer tensor, clamped)
-# ---------------------------------------------------------------------------
-def _clamped_window(starts: Any, extents: tuple, sizes: tuple) -> tuple:
-    """Slices of extents ``sizes`` with starts clamped into ``[0, extent - size]``
-    (the shape rules guarantee ``0 <= size <= extent``, so the range is never empty)."""
-    out = []
-    for b, n, z in zip(starts.tolist(), extents, sizes):   # a device read for GPU starts
-        b = min(max(b, 0), n - z)
-        out.append(_pyslice(b, b + z))
-    return tuple(out)
-
-
-def _check_starts(op: str, a: TensorType, starts: TensorType) -> None:
-    if starts.dtype.kind != "int" or starts.shape != (len(a.shape),):
-        raise ShapeError(f"{op}: start indices must be a 1-D integer tensor with one entry per axis of "
-                         f"{a}, got {starts}")
-
-
-dynamic_slice_p = primitive("dynamic_slice", FAMILY)
-
-
-@dynamic_slice_p.def_impl
-def _dynamic_slice_impl(x, starts, sizes):
-    a = x._data
-    return Tensor._wrap(fortran(a[_clamped_window(starts._data, a.shape, sizes)]))
-
-
-@dynamic_slice_p.def_abstract_eval
-def _dynamic_slice_aval(a, starts, sizes):
-    _check_starts("dynamic_slice", a, starts)
-    if len(sizes) != len(a.shape) or any(not 0 <= z <= n for z, n in zip(sizes, a.shape)):
-        raise ShapeError(f"dynamic_slice: slice sizes {fmt_shape(sizes)} do not fit operand {a}; "
-                         f"expected {len(a.shape)} sizes (one per axis) with 0 <= size <= extent")
-    return a.update(shape=tuple(sizes))
 
 
 def _linear_in_operand_jvp(prim):
@@ -100,170 +61,15 @@ def _linear_in_operand_jvp(prim):
     return jvp
 
 
-dynamic_slice_p.def_jvp(_linear_in_operand_jvp(dynamic_slice_p))
-
-
-def _starts_with_batch(starts: Any, dims: Any) -> Any:
-    """Shared start indices (``dims`` is None) with a 0 appended for the (last) batch axis."""
-    assert dims is None
-    zero = zeros((1,), meta(starts)[1], placement=placement_of_operand(starts))
-    return concatenate_p.bind(starts, zero, dimension=0)
-
-
-@dynamic_slice_p.def_batch
-def _dynamic_slice_batch(axis_size, args, dims, sizes):
-    (x, starts), (dx, ds) = args, dims
-    if ds is None:
-        x = batch_last(x, dx, axis_size)
-        return dynamic_slice_p.bind(x, _starts_with_batch(starts, ds), sizes=tuple(sizes) + (axis_size,)), len(sizes)
-    # per-example starts: one gather per axis with each example's window indices
-    shape = tuple(meta(x)[0])
-    if dx is not None:
-        shape = shape[:dx] + shape[dx + 1:]
-    y, dy = x, dx
-    for k, idx in enumerate(_window_indices(starts, ds, shape, sizes, axis_size)):
-        y, dy = _gather_batch(axis_size, [y, idx], [dy, 1], axis=k)
-    return y, dy
-
-
-def _window_indices(starts: Any, ds: int, shape: tuple, sizes: tuple, axis_size: int) -> list:
-    """Per axis, each example's window indices ``(size, batch)``: its start clamped into
-    ``[0, extent - size]`` (as the primitives clamp) plus ``0 .. size - 1``."""
-    starts = batch_last(starts, ds, axis_size)                        # (axes, batch)
-    dtype, where = meta(starts)[1], placement_of_operand(starts)
-    out = []
-    for k, (n, z) in enumerate(zip(shape, sizes)):
-        s_k = reshape_p.bind(slice_p.bind(starts, slices=((k, 1, 1), (0, 1, axis_size))), new_shape=(axis_size,))
-        s_k = maximum(minimum(s_k, n - z), 0)
-        window = broadcast_in_dim_p.bind(arange(z, dtype=dtype, placement=where), shape=(z, axis_size),
-                                         broadcast_dimensions=(0,))
-        out.append(add_p.bind(window, broadcast_in_dim_p.bind(s_k, shape=(z, axis_size), broadcast_dimensions=(1,))))
-    return out
-
-
-@dynamic_slice_p.def_transpose
-def _dynamic_slice_transpose(ct, x, starts, sizes):
-    return [dynamic_update_slice_p.bind(_zeros(x.aval), ct, starts), None]
-
-
-dynamic_update_slice_p = primitive("dynamic_update_slice", FAMILY)
-
-
-@dynamic_update_slice_p.def_impl
-def _dus_impl(x, update, starts):
-    out = x._data.copy(order="F")
-    out[_clamped_window(starts._data, out.shape, update._data.shape)] = update._data
-    return Tensor._wrap(out)
-
-
-@dynamic_update_slice_p.def_abstract_eval
-def _dus_aval(a, u, starts):
-    _check_starts("dynamic_update_slice", a, starts)
-    if (u.dtype is not a.dtype or len(u.shape) != len(a.shape)
-            or any(m > n for m, n in zip(u.shape, a.shape))):
-        raise ShapeError(f"dynamic_update_slice: update {u} does not fit operand {a}; expected the same "
-                         "dtype and rank, and extents no larger than the operand's")
-    return a
-
-
-@dynamic_update_slice_p.def_batch
-def _dus_batch(axis_size, args, dims):
-    (x, u, starts), (dx, du, ds) = args, dims
-    x, u = batch_last(x, dx, axis_size), batch_last(u, du, axis_size)
-    if ds is None:
-        out = dynamic_update_slice_p.bind(x, u, _starts_with_batch(starts, ds))
-        return out, len(meta(out)[0]) - 1
-    # per-example starts: x + (u - x's window) scattered back, one scatter-add per axis
-    shape, sizes = tuple(meta(x)[0])[:-1], tuple(meta(u)[0])[:-1]
-    idxs = _window_indices(starts, ds, shape, sizes, axis_size)
-    window, dw = x, len(shape)
-    for k, idx in enumerate(idxs):
-        window, dw = _gather_batch(axis_size, [window, idx], [dw, 1], axis=k)
-    delta, dd = sub_p.bind(u, batch_last(window, dw, axis_size)), len(shape)
-    for k, idx in enumerate(idxs):      # embed axis by axis: extent sizes[k] -> shape[k]
-        part = list(tuple(meta(delta)[0]))
-        part.pop(dd)
-        part[k] = shape[k]
-        base = zeros(tuple(part), meta(x)[1], placement=placement_of_operand(x))
-        delta, dd = _scatter_add_batch(axis_size, [base, idx, delta], [None, 1, dd], axis=k)
-    return add_p.bind(x, batch_last(delta, dd, axis_size)), len(shape)
-
-
-@dynamic_update_slice_p.def_jvp
-def _dus_jvp(primals, tangents):
-    x, u, starts = primals
-    out = dynamic_update_slice_p.bind(x, u, starts)
-    tx, tu = tangents[:2]
-    if type(tx) is Zero and type(tu) is Zero:
-        return out, Zero.like(out)
-    tx = instantiate(tx)
-    tu = instantiate(tu)
-    return out, dynamic_update_slice_p.bind(tx, tu, starts)
-
-
-@dynamic_update_slice_p.def_transpose
-def _dus_transpose(ct, x, u, starts):
-    ua = _aval(u)
-    ct_x = dynamic_update_slice_p.bind(ct, _zeros(ua), starts) if is_undefined(x) else None
-    ct_u = dynamic_slice_p.bind(ct, starts, sizes=tuple(ua.shape)) if is_undefined(u) else None
-    return [ct_x, ct_u, None]
-
-
 def _refuse_lossy(op: str, update_dtype: Any, dtype: Any) -> None:
     """Updates are cast to the operand's dtype, but never to a lower kind (complex
     into real drops the imaginary part, float into int truncates)."""
     if _KIND_ORDER[update_dtype.kind] > _KIND_ORDER[dtype.kind]:
-        raise DTypeError(f"{op}: cannot write {update_dtype.name} updates into a {dtype.name} tensor without loss "
-                         f"({'the imaginary part would be dropped' if update_dtype.is_complex else 'values would be truncated'}); "
-                         f"convert the tensor to {update_dtype.name} first, or cast the updates explicitly")
-
-
-def _starts_operand(op: str, start_indices: Any, nd: int) -> Any:
-    if type(start_indices) is Tensor or hasattr(start_indices, "_trace"):
-        s, d = meta(start_indices)
-        if d.kind != "int" or tuple(s) != (nd,):
-            raise ShapeError(f"{op}: start indices must be a 1-D integer tensor of length {nd}, "
-                             f"got shape {fmt_shape(s)} and dtype {d.name}")
-        return start_indices
-    items = list(start_indices)
-    if len(items) != nd:
-        raise ShapeError(f"{op}: expected {nd} start indices (one per axis), got {len(items)}")
-    if not any(hasattr(i, "_trace") for i in items):
-        try:
-            arr = np.array([operator.index(i) for i in items], dtype=np.int64)
-        except (TypeError, ValueError):
-            raise DTypeError(f"{op}: start indices must be integers, got {items!r}") from None
-        return Tensor._wrap(arr)
-
-    return stack([convert_element_type(as_operand(op, i), int64) for i in items])
-
-
-def dynamic_slice(x: Any, start_indices: Any, sizes: Sequence[int]) -> Any:
-    """The window of extents ``sizes`` starting at ``start_indices`` (ints, 0-d
-    integer tensors, or a 1-D integer tensor). Starts are clamped into
-    ``[0, extent - size]`` as in XLA/JAX, so the window always fits."""
-    x = as_operand("dynamic_slice", x)
-    nd = len(meta(x)[0])
-    starts = _starts_operand("dynamic_slice", start_indices, nd)
-    sizes = as_shape("dynamic_slice", sizes)
-    check_shapes(dynamic_slice_p, x, starts, sizes=sizes)  # eager bind skips the shape rule
-    return dynamic_slice_p.bind(x, starts, sizes=sizes)
-
-
-def dynamic_update_slice(x: Any, update: Any, start_indices: Any) -> Any:
-    """``x`` with the window at ``start_indices`` replaced by ``update`` (starts
-    clamped as in :func:`dynamic_slice`). Linear in ``(x, update)`` jointly."""
-    x = as_operand("dynamic_update_slice", x)
-    update = as_operand("dynamic_update_slice", update)
-    check_placement("dynamic_update_slice", x, update)
-    xs, xd = meta(x)
-    ud = meta(update)[1]
-    if ud is not xd:
-        _refuse_lossy("dynamic_update_slice", ud, xd)
-        update = convert_element_type(update, xd)
-    starts = _starts_operand("dynamic_update_slice", start_indices, len(xs))
-    check_shapes(dynamic_update_slice_p, x, update, starts)  # eager bind skips the shape rule
-    return dynamic_update_slice_p.bind(x, update, starts)
+        raise DTypeError(
+            f"{op}: cannot write {update_dtype.name} updates into a {dtype.name} tensor without loss "
+            f"({'the imaginary part would be dropped' if update_dtype.is_complex else 'values would be truncated'}); "
+            f"convert the tensor to {update_dtype.name} first, or cast the updates explicitly"
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -271,12 +77,14 @@ def dynamic_update_slice(x: Any, update: Any, start_indices: Any) -> Any:
 # ---------------------------------------------------------------------------
 def _index_error(op: str, idx: np.ndarray, axis: int, n: int) -> TenferroIndexError:
     bad = idx[(idx < -n) | (idx >= n)]
-    return TenferroIndexError(f"{op}: index {int(bad.flat[0]) if bad.size else '?'} is out of bounds for axis "
-                              f"{axis} with extent {n}; expected -{n} <= index < {n}")
+    return TenferroIndexError(
+        f"{op}: index {int(bad.flat[0]) if bad.size else '?'} is out of bounds for axis "
+        f"{axis} with extent {n}; expected -{n} <= index < {n}"
+    )
 
 
 def _gathered_shape(a: TensorType, idx: tuple, axis: int) -> tuple:
-    return tuple(a.shape[:axis]) + tuple(idx) + tuple(a.shape[axis + 1:])
+    return tuple(a.shape[:axis]) + tuple(idx) + tuple(a.shape[axis + 1 :])
 
 
 def _check_indices(op: str, idx: TensorType) -> None:
@@ -315,7 +123,7 @@ def _merged_indices(x: Any, idx: Any, axis: int, axis_size: int) -> tuple[Any, A
     xt = transpose_p.bind(x, permutation=tuple(order))
     shape = tuple(meta(xt)[0])
     n = shape[axis]
-    merged = reshape_p.bind(xt, new_shape=shape[:axis] + (n * axis_size,) + shape[axis + 2:])
+    merged = reshape_p.bind(xt, new_shape=shape[:axis] + (n * axis_size,) + shape[axis + 2 :])
     ishape = tuple(meta(idx)[0])
     offsets = arange(axis_size, dtype=meta(idx)[1], placement=placement_of_operand(idx)) * n
     offsets = broadcast_in_dim_p.bind(offsets, shape=ishape, broadcast_dimensions=(len(ishape) - 1,))
@@ -325,12 +133,12 @@ def _merged_indices(x: Any, idx: Any, axis: int, axis_size: int) -> tuple[Any, A
 @gather_p.def_batch
 def _gather_batch(axis_size, args, dims, axis):
     (x, idx), (dx, di) = args, dims
-    if di is None:                      # shared indices: the batch axis of x rides along, last
+    if di is None:  # shared indices: the batch axis of x rides along, last
         x = batch_last(x, dx, axis_size)
         out = gather_p.bind(x, idx, axis=axis)
         return out, len(meta(out)[0]) - 1
     idx = batch_last(idx, di, axis_size)
-    k = len(meta(idx)[0]) - 1           # the batch axis of idx ends at axis + k of the result
+    k = len(meta(idx)[0]) - 1  # the batch axis of idx ends at axis + k of the result
     if dx is None:
         return gather_p.bind(x, idx, axis=axis), axis + k
     merged, flat_idx = _merged_indices(batch_last(x, dx, axis_size), idx, axis, axis_size)
@@ -353,14 +161,14 @@ def _scatter_add_impl(x, indices, updates, axis):
     try:
         if type(out) is np.ndarray:
             np.add.at(out, where, updates._data)
-        elif out.dtype.kind == "c":   # CuPy's atomic adds are real: the two parts separately
+        elif out.dtype.kind == "c":  # CuPy's atomic adds are real: the two parts separately
             u = updates._data
             cupyx = import_cupyx("scatter_add")
             re, im = out.real.copy(), out.imag.copy()
             cupyx.scatter_add(re, where, u.real)
             cupyx.scatter_add(im, where, u.imag)
             out = fortran(re + 1j * im).astype(out.dtype, copy=False)
-        else:   # CuPy: an atomic scatter-add kernel
+        else:  # CuPy: an atomic scatter-add kernel
             import_cupyx("scatter_add").scatter_add(out, where, updates._data)
     except IndexError:
         raise _index_error("scatter_add", idx, axis, out.shape[axis]) from None
@@ -372,9 +180,11 @@ def _scatter_add_aval(a, idx, u, axis):
     _check_indices("scatter_add", idx)
     expect = _gathered_shape(a, idx.shape, axis)
     if u.shape != expect or u.dtype is not a.dtype:
-        raise ShapeError(f"scatter_add: updates {u} do not match operand {a} and indices of shape "
-                         f"{fmt_shape(idx.shape)} along axis {axis}; expected shape {fmt_shape(expect)} "
-                         f"and dtype {a.dtype.name}")
+        raise ShapeError(
+            f"scatter_add: updates {u} do not match operand {a} and indices of shape "
+            f"{fmt_shape(idx.shape)} along axis {axis}; expected shape {fmt_shape(expect)} "
+            f"and dtype {a.dtype.name}"
+        )
     return a
 
 
@@ -382,17 +192,17 @@ def _scatter_add_aval(a, idx, u, axis):
 def _scatter_add_batch(axis_size, args, dims, axis):
     (x, idx, u), (dx, di, du) = args, dims
     x = batch_last(x, dx, axis_size)
-    if di is None:                      # shared indices: every example's updates land alike
+    if di is None:  # shared indices: every example's updates land alike
         out = scatter_add_p.bind(x, idx, batch_last(u, du, axis_size), axis=axis)
         return out, len(meta(out)[0]) - 1
     idx = batch_last(idx, di, axis_size)
     k = len(meta(idx)[0]) - 1
     merged, flat_idx = _merged_indices(x, idx, axis, axis_size)
-    u = tidu.move_batch_axis(u, du, axis + k, axis_size)   # updates: x[:axis] + idx + rest, batch after idx
+    u = tidu.move_batch_axis(u, du, axis + k, axis_size)  # updates: x[:axis] + idx + rest, batch after idx
     out = scatter_add_p.bind(merged, flat_idx, u, axis=axis)
-    shape = tuple(meta(x)[0])           # split the merged axis back into (axis, batch)
+    shape = tuple(meta(x)[0])  # split the merged axis back into (axis, batch)
     n = shape[axis]
-    out = reshape_p.bind(out, new_shape=shape[:axis] + (n, axis_size) + shape[axis + 1:-1])
+    out = reshape_p.bind(out, new_shape=shape[:axis] + (n, axis_size) + shape[axis + 1 : -1])
     return out, axis + 1
 
 
@@ -410,8 +220,7 @@ def _scatter_add_jvp(primals, tangents, axis):
 
 @scatter_add_p.def_transpose
 def _scatter_add_transpose(ct, x, idx, u, axis):
-    return [ct if is_undefined(x) else None, None,
-            gather_p.bind(ct, idx, axis=axis) if is_undefined(u) else None]
+    return [ct if is_undefined(x) else None, None, gather_p.bind(ct, idx, axis=axis) if is_undefined(u) else None]
 
 
 def _index_operand(op: str, indices: Any, x: Any, axis: int) -> Any:
@@ -475,14 +284,16 @@ def scatter_add(x: Any, indices: Any, updates: Any, axis: int = 0) -> Any:
     axis = _norm_axis("scatter_add", axis, len(xs))
     idx = _index_operand("scatter_add", indices, x, axis)
     updates = as_operand("scatter_add", updates, xd, placement_of_operand(x))
-    expect = tuple(xs[:axis]) + tuple(meta(idx)[0]) + tuple(xs[axis + 1:])
+    expect = tuple(xs[:axis]) + tuple(meta(idx)[0]) + tuple(xs[axis + 1 :])
     if tuple(meta(updates)[0]) != expect:
         try:
             updates = broadcast_to(updates, expect)
         except ShapeError:
-            raise ShapeError(f"scatter_add: updates of shape {fmt_shape(meta(updates)[0])} cannot be broadcast to "
-                             f"{fmt_shape(expect)} (x {fmt_shape(xs)}, indices {fmt_shape(meta(idx)[0])}, "
-                             f"axis {axis})") from None
+            raise ShapeError(
+                f"scatter_add: updates of shape {fmt_shape(meta(updates)[0])} cannot be broadcast to "
+                f"{fmt_shape(expect)} (x {fmt_shape(xs)}, indices {fmt_shape(meta(idx)[0])}, "
+                f"axis {axis})"
+            ) from None
     if meta(updates)[1] is not xd:
         _refuse_lossy("scatter_add", meta(updates)[1], xd)
         updates = convert_element_type(updates, xd)

@@ -15,6 +15,7 @@ column-major storage). The helpers here default to the axes ``(0, 1)``:
 Primitives: ``extract_diag`` and ``embed_diag`` (each other's transpose) and
 ``triangle`` (a masking projection: its own transpose).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -41,15 +42,16 @@ def _diag_len(m: int, n: int, k: int) -> int:
 
 def _need_matrix(op: str, a: Any) -> None:
     if len(a.shape) < 2:
-        raise ShapeError(f"{op}: expected a tensor of rank >= 2 (matrices on axes 0 and 1, batch axes "
-                         f"trailing), got {a}")
+        raise ShapeError(
+            f"{op}: expected a tensor of rank >= 2 (matrices on axes 0 and 1, batch axes trailing), got {a}"
+        )
 
 
 # ---------------------------------------------------------------------------
 # extract_diag: [M, N, B...] -> [K, B...] ; embed_diag: [K, B...] -> [M, N, B...]
 # ---------------------------------------------------------------------------
 extract_diag_p = primitive("extract_diag", FAMILY)
-extract_diag_p.def_batch(trailing_batch(extract_diag_p))   # matrices in the first two axes, batch after
+extract_diag_p.def_batch(trailing_batch(extract_diag_p))  # matrices in the first two axes, batch after
 
 
 @extract_diag_p.def_impl
@@ -71,7 +73,7 @@ def _extract_diag_transpose(ct, x, offset):
 
 
 embed_diag_p = primitive("embed_diag", FAMILY)
-embed_diag_p.def_batch(trailing_batch(embed_diag_p))   # matrices in the first two axes, batch after
+embed_diag_p.def_batch(trailing_batch(embed_diag_p))  # matrices in the first two axes, batch after
 
 
 @embed_diag_p.def_impl
@@ -87,8 +89,10 @@ def _embed_diag_impl(v, offset, rows, cols):
 @embed_diag_p.def_abstract_eval
 def _embed_diag_aval(a, offset, rows, cols):
     if len(a.shape) < 1 or a.shape[0] != _diag_len(rows, cols, offset):
-        raise ShapeError(f"embed_diag: operand {a} does not fit diagonal {offset} of a {rows}x{cols} matrix; "
-                         f"expected leading extent {_diag_len(rows, cols, offset)}")
+        raise ShapeError(
+            f"embed_diag: operand {a} does not fit diagonal {offset} of a {rows}x{cols} matrix; "
+            f"expected leading extent {_diag_len(rows, cols, offset)}"
+        )
     return a.update(shape=(rows, cols) + tuple(a.shape[1:]))
 
 
@@ -101,7 +105,7 @@ def _embed_diag_transpose(ct, v, offset, rows, cols):
 # triangle: zero the entries above (lower=True) or below the k-th diagonal
 # ---------------------------------------------------------------------------
 triangle_p = primitive("triangle", FAMILY)
-triangle_p.def_batch(trailing_batch(triangle_p))   # matrices in the first two axes, batch after
+triangle_p.def_batch(trailing_batch(triangle_p))  # matrices in the first two axes, batch after
 
 
 @triangle_p.def_impl
@@ -166,8 +170,9 @@ def embed_diag(v: Any, k: int = 0) -> Any:
     v = as_operand("embed_diag", v)
     s = meta(v)[0]
     if len(s) < 1:
-        raise ShapeError("embed_diag: expected a tensor of rank >= 1 (diagonal first, batch axes trailing), "
-                         "got a 0-d tensor")
+        raise ShapeError(
+            "embed_diag: expected a tensor of rank >= 1 (diagonal first, batch axes trailing), got a 0-d tensor"
+        )
     k = as_index("embed_diag", k, "offset k", ShapeError)
     n = s[0] + abs(k)
     return embed_diag_p.bind(v, offset=k, rows=n, cols=n)
@@ -182,15 +187,18 @@ def diag(v: Any, k: int = 0) -> Any:
         return embed_diag(v, k)
     if nd == 2:
         return extract_diag_p.bind(v, offset=as_index("diag", k, "offset k", ShapeError))
-    raise ShapeError(f"diag: expected a 1-D or 2-D tensor, got shape {fmt_shape(meta(v)[0])} "
-                     "(use embed_diag / diagonal for batches)")
+    raise ShapeError(
+        f"diag: expected a 1-D or 2-D tensor, got shape {fmt_shape(meta(v)[0])} (use embed_diag / diagonal for batches)"
+    )
 
 
 def _triangle(op: str, x: Any, k: int, lower: bool) -> Any:
     x = as_operand(op, x)
     if len(meta(x)[0]) < 2:
-        raise ShapeError(f"{op}: expected a tensor of rank >= 2 (matrices on axes 0 and 1, batch axes "
-                         f"trailing), got shape {fmt_shape(meta(x)[0])}")
+        raise ShapeError(
+            f"{op}: expected a tensor of rank >= 2 (matrices on axes 0 and 1, batch axes "
+            f"trailing), got shape {fmt_shape(meta(x)[0])}"
+        )
     return triangle_p.bind(x, k=as_index(op, k, "offset k", ShapeError), lower=lower)
 
 

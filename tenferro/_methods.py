@@ -8,6 +8,7 @@ and tidu tracers read the same table through the tensor vector space
 (:mod:`tenferro._vspace`), so code written for tensors runs unchanged under
 ``grad``/``jvp``/``make_graph``. Every entry is a named function.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -40,6 +41,7 @@ def _defers(x: Any) -> bool:
 
 def _arithmetic(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """``self <op> other``, or NotImplemented for an operand that defers (:func:`_defers`)."""
+
     def method(self: Any, other: Any) -> Any:
         if _defers(other):
             return NotImplemented
@@ -51,6 +53,7 @@ def _arithmetic(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
 
 def _reflected(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """``other <op> self`` from ``fn(other, self)`` (the ``__r*__`` operators)."""
+
     def method(self: Any, other: Any) -> Any:
         if _defers(other):
             return NotImplemented
@@ -63,6 +66,7 @@ def _reflected(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
 def _comparison(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """``self <op> other`` as a bool tensor; operands tenferro cannot take give
     NotImplemented, so Python falls back (``t == None`` is False)."""
+
     def method(self: Any, other: Any) -> Any:
         if not _comparable(other):
             return NotImplemented
@@ -73,8 +77,11 @@ def _comparison(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
 
 
 def _comparable(x: Any) -> bool:
-    return (type(x) in (bool, int, float, complex) or isinstance(x, (Tensor, np.ndarray, np.generic))
-            or hasattr(x, "_trace"))
+    return (
+        type(x) in (bool, int, float, complex)
+        or isinstance(x, (Tensor, np.ndarray, np.generic))
+        or hasattr(x, "_trace")
+    )
 
 
 def _positive(self: Any) -> Any:
@@ -114,31 +121,60 @@ def _setitem(self: Any, index: Any, value: Any) -> None:
     raise TenferroTypeError(
         "tensors are immutable values: t[...] = v is not supported; build a new tensor instead, e.g. "
         "tenferro.scatter_add(t, indices, v - t[indices]) or tenferro.dynamic_update_slice(t, v, starts) "
-        "(JAX's t.at[...].set(v)), or tenferro.where(mask, v, t)")
+        "(JAX's t.at[...].set(v)), or tenferro.where(mask, v, t)"
+    )
 
 
 TENSOR_METHODS: dict[str, Any] = {
     # arithmetic
-    "__add__": _arithmetic(add), "__radd__": _reflected(add),
-    "__sub__": _arithmetic(subtract), "__rsub__": _reflected(subtract),
-    "__mul__": _arithmetic(multiply), "__rmul__": _reflected(multiply),
-    "__truediv__": _arithmetic(divide), "__rtruediv__": _reflected(divide),
-    "__pow__": _arithmetic(power), "__rpow__": _reflected(power),
-    "__matmul__": _arithmetic(matmul), "__rmatmul__": _reflected(matmul),
-    "__neg__": negative, "__pos__": _positive, "__abs__": _abs, "abs": _abs,
+    "__add__": _arithmetic(add),
+    "__radd__": _reflected(add),
+    "__sub__": _arithmetic(subtract),
+    "__rsub__": _reflected(subtract),
+    "__mul__": _arithmetic(multiply),
+    "__rmul__": _reflected(multiply),
+    "__truediv__": _arithmetic(divide),
+    "__rtruediv__": _reflected(divide),
+    "__pow__": _arithmetic(power),
+    "__rpow__": _reflected(power),
+    "__matmul__": _arithmetic(matmul),
+    "__rmatmul__": _reflected(matmul),
+    "__neg__": negative,
+    "__pos__": _positive,
+    "__abs__": _abs,
+    "abs": _abs,
     # comparisons (bool tensors; hashing stays by identity)
-    "__lt__": _comparison(less), "__le__": _comparison(less_equal),
-    "__gt__": _comparison(greater), "__ge__": _comparison(greater_equal),
-    "__eq__": _comparison(equal), "__ne__": _comparison(not_equal),
+    "__lt__": _comparison(less),
+    "__le__": _comparison(less_equal),
+    "__gt__": _comparison(greater),
+    "__ge__": _comparison(greater_equal),
+    "__eq__": _comparison(equal),
+    "__ne__": _comparison(not_equal),
     "__hash__": object.__hash__,
     # complex parts
-    "conj": conj, "real": property(real), "imag": property(imag),
+    "conj": conj,
+    "real": property(real),
+    "imag": property(imag),
     # shape and indexing
-    "reshape": _reshape, "transpose": _transpose, "T": property(_matrix_transpose), "squeeze": squeeze,
-    "__getitem__": getitem, "__setitem__": _setitem, "__iter__": iterate, "__len__": _len, "take": take,
+    "reshape": _reshape,
+    "transpose": _transpose,
+    "T": property(_matrix_transpose),
+    "squeeze": squeeze,
+    "__getitem__": getitem,
+    "__setitem__": _setitem,
+    "__iter__": iterate,
+    "__len__": _len,
+    "take": take,
     # reductions and matrices
-    "sum": _sum, "max": _max, "min": _min, "mean": mean, "prod": prod,
-    "clip": clip, "diagonal": diagonal, "trace": trace, "dot": dot,
+    "sum": _sum,
+    "max": _max,
+    "min": _min,
+    "mean": mean,
+    "prod": prod,
+    "clip": clip,
+    "diagonal": diagonal,
+    "trace": trace,
+    "dot": dot,
     # conversion
     "astype": _astype,
 }

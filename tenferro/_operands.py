@@ -3,6 +3,7 @@ arrays into tensors (and is the single place where a foreign operand type, a
 structured tensor, is recognised: it raises :class:`ForeignOperandError`, which
 the public functions turn into a ``__tenferro_function__`` dispatch), and
 :func:`check_placement` refuses operands on different placements."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -28,8 +29,12 @@ def as_operand(op: str, x: Any, dtype: DType | None = None, placement: Placement
     if type(x) is Tensor or isinstance(x, Tracer):
         return x
     if _weak_kind(x) is not None:
-        return scalar_tensor(x, dtype if dtype is not None else result_type(x), op,
-                             get_default_placement() if placement is None else placement)
+        return scalar_tensor(
+            x,
+            dtype if dtype is not None else result_type(x),
+            op,
+            get_default_placement() if placement is None else placement,
+        )
     if isinstance(x, (np.ndarray, np.generic, list, tuple)):
         return asarray(x)
     if hasattr(type(x), "__tenferro_function__"):

@@ -6,6 +6,7 @@ this module (``from .. import _ops as tf``) instead of the ``tenferro`` package,
 which imports them: the package sits above everything, this module just above
 the op families.
 """
+
 from __future__ import annotations
 
 from ._compare import equal, greater, less, not_equal, where
@@ -16,12 +17,42 @@ from ._getitem import slice
 from ._matrix import embed_diag, extract_diag, tril, triu
 from ._piecewise import abs, maximum
 from ._reductions import max, min, sum
-from ._structural import concatenate, reshape, transpose
+from ._joins import concatenate
+from ._structural import reshape, transpose
 from ._transcendental import power, sqrt
 
 __all__ = [
-    "equal", "greater", "less", "not_equal", "where", "dot_general", "matmul", "asarray", "ones", "zeros",
-    "add", "conj", "divide", "imag", "multiply", "negative", "real", "subtract", "slice", "embed_diag",
-    "extract_diag", "tril", "triu", "abs", "maximum", "max", "min", "sum", "concatenate", "reshape",
-    "transpose", "power", "sqrt",
+    "equal",
+    "greater",
+    "less",
+    "not_equal",
+    "where",
+    "dot_general",
+    "matmul",
+    "asarray",
+    "ones",
+    "zeros",
+    "add",
+    "conj",
+    "divide",
+    "imag",
+    "multiply",
+    "negative",
+    "real",
+    "subtract",
+    "slice",
+    "embed_diag",
+    "extract_diag",
+    "tril",
+    "triu",
+    "abs",
+    "maximum",
+    "max",
+    "min",
+    "sum",
+    "concatenate",
+    "reshape",
+    "transpose",
+    "power",
+    "sqrt",
 ]

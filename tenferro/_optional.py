@@ -25,7 +25,7 @@ def import_optional(names: str | Sequence[str], error: type[Exception], message:
     names = [names] if isinstance(names, str) else list(names)
     try:
         for n in names:
-            __import__(n)   # the import statement's own hook (what tests and sandboxes patch)
+            __import__(n)  # the import statement's own hook (what tests and sandboxes patch)
     except ImportError as exc:
         raise error(message) from exc
     return sys.modules[names[0]]

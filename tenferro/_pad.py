@@ -1,5 +1,6 @@
 """``pad``: constant padding (NumPy's ``pad(mode="constant")``), linear in the operand and
 the padding value jointly, with its batching rule."""
+
 from __future__ import annotations
 
 import builtins
@@ -16,7 +17,7 @@ from ._errors import DTypeError, ShapeError, TenferroValueError, fmt_shape
 from ._operands import as_operand
 from ._registry import primitive
 from ._batching import batch_last
-from ._structural import (broadcast_in_dim_p, convert_element_type, slice_p, sum_p)
+from ._structural import broadcast_in_dim_p, convert_element_type, slice_p, sum_p
 from ._tensor import Tensor
 
 FAMILY = "indexing"
@@ -44,7 +45,9 @@ def _pad_batch(axis_size, args, dims, widths):
     out = pad_p.bind(x, zero, widths=widths)
     shape = tuple(meta(out)[0])
     mask = pad_p.bind(zeros(tuple(meta(x)[0]), dtype, placement=placement), one, widths=widths)
-    values = broadcast_in_dim_p.bind(batch_last(value, dv, axis_size), shape=shape, broadcast_dimensions=(len(shape) - 1,))
+    values = broadcast_in_dim_p.bind(
+        batch_last(value, dv, axis_size), shape=shape, broadcast_dimensions=(len(shape) - 1,)
+    )
     return add_p.bind(out, mul_p.bind(mask, values)), len(shape) - 1
 
 
@@ -95,16 +98,19 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0
             raise TypeError
         pw = np.broadcast_to(pw, (nd, 2))
     except (ValueError, TypeError):
-        raise ShapeError(f"pad: pad_width {pad_width!r} does not fit a tensor of shape {fmt_shape(xs)}; expected "
-                         "an int, a (before, after) pair or one pair per axis") from None
+        raise ShapeError(
+            f"pad: pad_width {pad_width!r} does not fit a tensor of shape {fmt_shape(xs)}; expected "
+            "an int, a (before, after) pair or one pair per axis"
+        ) from None
     widths = tuple((int(lo), int(hi)) for lo, hi in pw)
     if any(lo < 0 or hi < 0 for lo, hi in widths):
         raise ShapeError(f"pad: pad widths must be >= 0, got {widths}")
     try:
         v = as_operand("pad", constant_values, dt, placement_of_operand(x))
     except (TypeError, ValueError):
-        raise DTypeError(f"pad: constant_values {constant_values!r} cannot be represented in the tensor's dtype "
-                         f"{dt.name}") from None
+        raise DTypeError(
+            f"pad: constant_values {constant_values!r} cannot be represented in the tensor's dtype {dt.name}"
+        ) from None
     vs, vd = meta(v)
     if tuple(vs) != ():
         raise ShapeError(f"pad: constant_values must be a scalar or a 0-d tensor, got shape {fmt_shape(vs)}")

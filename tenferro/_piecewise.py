@@ -9,6 +9,7 @@
 * ``clip`` (real): built from ``where``; a value exactly at a bound counts as
   inside (derivative 1 in ``x``).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -16,9 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ._dtypes import DType
-from ._compare import (
-    _binary_real_aval, _refuse_complex, eq_p, equal, greater, gt_p, less, lt_p, select_p, where,
-)
+from ._compare import _binary_real_aval, _refuse_complex, eq_p, equal, greater, gt_p, less, lt_p, select_p, where
 from ._elementwise import FAMILY, _prepare, _real_aval, add, div_p, imag, mul, real, scalar_like
 from ._errors import DTypeError, TenferroValueError
 from ._aval import aval_of_operand, fortran as _f, meta, TensorType
@@ -73,8 +72,9 @@ def _sign_impl(x):
 @sign_p.def_abstract_eval
 def _sign_aval(a: TensorType) -> TensorType:
     if a.dtype.is_complex:
-        raise DTypeError(f"sign: the primitive takes real operands, got {a} "
-                         "(tenferro.sign computes complex signs as x / |x|)")
+        raise DTypeError(
+            f"sign: the primitive takes real operands, got {a} (tenferro.sign computes complex signs as x / |x|)"
+        )
     return a
 
 
@@ -141,8 +141,10 @@ def _make_extremum(name: str, fn: Callable[..., Any], first_p: Any):
         return p.bind(x, y)
 
     extremum.__name__ = extremum.__qualname__ = name
-    extremum.__doc__ = (f"Elementwise ``numpy.{name}`` (real dtypes). Where ``x == y`` the derivative "
-                        "is split evenly: d = (dx + dy) / 2.")
+    extremum.__doc__ = (
+        f"Elementwise ``numpy.{name}`` (real dtypes). Where ``x == y`` the derivative "
+        "is split evenly: d = (dx + dy) / 2."
+    )
     return p, extremum
 
 
@@ -164,8 +166,7 @@ def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
     (x,) = _prepare("clip", x)
     _refuse_complex("clip", aval_of_operand(x))
     for name, bound in (("a_min", a_min), ("a_max", a_max)):
-        if isinstance(bound, (int, float, np.integer, np.floating)) and not isinstance(bound, bool) \
-                and np.isnan(bound):
+        if isinstance(bound, (int, float, np.integer, np.floating)) and not isinstance(bound, bool) and np.isnan(bound):
             raise TenferroValueError(f"clip: {name} is NaN; expected a number or None (no bound)")
     if a_min is not None:
         x = where(less(x, a_min), a_min, x)

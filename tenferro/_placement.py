@@ -5,6 +5,7 @@ Host tensors are NumPy arrays (``CPU``); device tensors are CuPy arrays
 the module their type comes from. There is no implicit transfer between
 placements; operations check their operands with :func:`check_same_placement`.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -18,9 +19,21 @@ from ._errors import PlacementError, TenferroValueError
 from ._optional import import_optional
 
 __all__ = [
-    "MemoryKind", "Placement", "CPU", "gpu", "placement_of", "check_same_placement", "is_cupy_array",
-    "default_placement", "get_default_placement", "set_default_placement", "resolve_placement", "import_cupy", "import_cupyx",
-    "array_module_of_placement", "device_scope",
+    "MemoryKind",
+    "Placement",
+    "CPU",
+    "gpu",
+    "placement_of",
+    "check_same_placement",
+    "is_cupy_array",
+    "default_placement",
+    "get_default_placement",
+    "set_default_placement",
+    "resolve_placement",
+    "import_cupy",
+    "import_cupyx",
+    "array_module_of_placement",
+    "device_scope",
 ]
 
 
@@ -83,8 +96,10 @@ def placement_of(array: Any) -> Placement:
     p = getattr(array, "placement", None)
     if isinstance(p, Placement):
         return p
-    raise PlacementError(f"placement_of: cannot tell where an object of type {type(array).__name__} lives; "
-                         "expected a tenferro Tensor, a numpy.ndarray or a cupy.ndarray")
+    raise PlacementError(
+        f"placement_of: cannot tell where an object of type {type(array).__name__} lives; "
+        "expected a tenferro Tensor, a numpy.ndarray or a cupy.ndarray"
+    )
 
 
 def check_same_placement(op_name: str, *tensors: Any) -> Placement:
@@ -98,10 +113,13 @@ def check_same_placement(op_name: str, *tensors: Any) -> Placement:
         if first is None:
             first = p
         elif p != first:
-            placements = ", ".join(str(placement_of(x) if not hasattr(x, "placement") else x.placement)
-                                   for x in tensors)
-            raise PlacementError(f"{op_name}: operands must share one placement, got {placements}; "
-                                 "move them explicitly with .to_cpu() or .to_gpu(device)")
+            placements = ", ".join(
+                str(placement_of(x) if not hasattr(x, "placement") else x.placement) for x in tensors
+            )
+            raise PlacementError(
+                f"{op_name}: operands must share one placement, got {placements}; "
+                "move them explicitly with .to_cpu() or .to_gpu(device)"
+            )
     return CPU if first is None else first
 
 
@@ -126,8 +144,9 @@ def set_default_placement(placement: Placement) -> Placement:
     they are, and mixing placements in one operation is still a :class:`PlacementError`.
     """
     if not isinstance(placement, Placement):
-        raise PlacementError(f"set_default_placement: expected a tenferro.Placement (tenferro.CPU or "
-                             f"tenferro.gpu(i)), got {placement!r}")
+        raise PlacementError(
+            f"set_default_placement: expected a tenferro.Placement (tenferro.CPU or tenferro.gpu(i)), got {placement!r}"
+        )
     if placement.is_gpu:
         import_cupy("set_default_placement")
     previous = _DEFAULT[0]
@@ -152,8 +171,9 @@ def resolve_placement(op: str, placement: Placement | None) -> Placement:
     if placement is None:
         return _DEFAULT[0]
     if not isinstance(placement, Placement):
-        raise PlacementError(f"{op}: placement must be a tenferro.Placement (tenferro.CPU or tenferro.gpu(i)), "
-                             f"got {placement!r}")
+        raise PlacementError(
+            f"{op}: placement must be a tenferro.Placement (tenferro.CPU or tenferro.gpu(i)), got {placement!r}"
+        )
     if placement.device is None and placement != CPU:
         raise PlacementError(f"{op}: cannot place a tensor in {placement}; expected CPU or gpu(device)")
     return placement
@@ -162,15 +182,22 @@ def resolve_placement(op: str, placement: Placement | None) -> Placement:
 def import_cupy(op: str) -> Any:
     """Import CuPy on demand (an optional dependency), raising
     :class:`PlacementError` naming ``op`` when it is missing."""
-    return import_optional("cupy", PlacementError, f"{op}: CuPy is not installed, so GPU placement is unavailable; "
-                           "install the 'gpu' extra (cupy>=13) or keep tensors on the CPU")
+    return import_optional(
+        "cupy",
+        PlacementError,
+        f"{op}: CuPy is not installed, so GPU placement is unavailable; "
+        "install the 'gpu' extra (cupy>=13) or keep tensors on the CPU",
+    )
 
 
 def import_cupyx(op: str) -> Any:
     """``cupyx`` (CuPy's extras: scatter kernels, ``cupyx.scipy``), on demand."""
     import_cupy(op)
-    return import_optional(("cupyx", "cupyx.scipy.linalg"), PlacementError, f"{op}: CuPy's cupyx is missing; "
-                           "reinstall the 'gpu' extra (cupy>=13)")
+    return import_optional(
+        ("cupyx", "cupyx.scipy.linalg"),
+        PlacementError,
+        f"{op}: CuPy's cupyx is missing; reinstall the 'gpu' extra (cupy>=13)",
+    )
 
 
 def array_module_of_placement(op: str, placement: Placement) -> Any:

@@ -16,6 +16,7 @@ Derivative conventions:
 Size-0 reductions: ``sum`` gives 0, ``prod`` 1, ``logsumexp`` ``-inf``, ``mean``
 NaN (as NumPy, without the warning); ``max``/``min`` raise TenferroValueError.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -37,7 +38,14 @@ from ._creation import ones
 from ._elementwise import _to_float, div_p, mul, mul_p, multiply, sub
 from ._shape import normalize_axes
 from ._structural import (
-    _expand, _reduced_shape, _reduction_aval, convert_element_type, reshape, reshape_p, sum_p, transpose,
+    _expand,
+    _reduced_shape,
+    _reduction_aval,
+    convert_element_type,
+    reshape,
+    reshape_p,
+    sum_p,
+    transpose,
 )
 from ._transcendental import exp
 
@@ -67,7 +75,7 @@ def _prod_jvp(t, out, x, axes):
     xs, ts, kept_shape = _rows(x, axes), _rows(t, axes), _reduced_shape(meta(x)[0], axes)
     n = meta(xs)[0][0]
     if n == 0:
-        return sum_p.bind(t, axes=axes)            # zeros of the output shape
+        return sum_p.bind(t, axes=axes)  # zeros of the output shape
     while n > 1:
         a, b = stride2_slice_p.bind(xs, parity=0), stride2_slice_p.bind(xs, parity=1)
         ta, tb = stride2_slice_p.bind(ts, parity=0), stride2_slice_p.bind(ts, parity=1)
@@ -101,7 +109,7 @@ def _rows(x: Any, axes: tuple) -> Any:
 # stride2_slice(x, parity) = x[parity::2] along axis 0, zero-padded to ceil(n/2)
 # rows; stride2_scatter is its transpose. Both linear; private to prod's JVP.
 stride2_slice_p = primitive("stride2_slice", FAMILY)
-stride2_slice_p.def_batch(trailing_batch(stride2_slice_p))   # acts on axis 0 only
+stride2_slice_p.def_batch(trailing_batch(stride2_slice_p))  # acts on axis 0 only
 
 
 @stride2_slice_p.def_impl
@@ -115,8 +123,7 @@ def _stride2_slice_impl(x, parity):
     return Tensor._wrap(fortran(r))
 
 
-stride2_slice_p.def_abstract_eval(
-    lambda a, parity: a.update(shape=((a.shape[0] + 1) // 2,) + tuple(a.shape[1:])))
+stride2_slice_p.def_abstract_eval(lambda a, parity: a.update(shape=((a.shape[0] + 1) // 2,) + tuple(a.shape[1:])))
 
 
 @stride2_slice_p.def_linear
@@ -125,7 +132,7 @@ def _stride2_slice_transpose(ct, x, parity):
 
 
 stride2_scatter_p = primitive("stride2_scatter", FAMILY)
-stride2_scatter_p.def_batch(trailing_batch(stride2_scatter_p))   # acts on axis 0 only
+stride2_scatter_p.def_batch(trailing_batch(stride2_scatter_p))  # acts on axis 0 only
 
 
 @stride2_scatter_p.def_impl
@@ -151,6 +158,7 @@ def _stride2_scatter_transpose(ct, x, parity, n):
 def _make_extremum(name: str, fn: Any):
     p = primitive(name, FAMILY)
     p.def_batch(trailing_batch(p))
+
     def impl(x, axes):
         return Tensor._wrap(fortran(fn(x._data, axis=axes)))
 
@@ -159,8 +167,7 @@ def _make_extremum(name: str, fn: Any):
 
     def aval(a: TensorType, axes: tuple) -> TensorType:
         if a.dtype.is_complex:
-            raise DTypeError(f"{name}: complex operands are not supported (got {a}); "
-                             "complex numbers have no ordering")
+            raise DTypeError(f"{name}: complex operands are not supported (got {a}); complex numbers have no ordering")
         return _reduction_aval(a, axes)
 
     def jvp(t, out, x, axes):
@@ -256,13 +263,17 @@ def _extremum(op: str, p: Any, x: Any, axis: Any, keepdims: bool) -> Any:
     x = as_operand(op, x)
     shape, d = meta(x)
     if d.is_complex:
-        raise DTypeError(f"{op}: complex operands are not supported (got {d.name}); "
-                         "complex numbers have no ordering: reduce real() or abs() instead")
+        raise DTypeError(
+            f"{op}: complex operands are not supported (got {d.name}); "
+            "complex numbers have no ordering: reduce real() or abs() instead"
+        )
     axes = normalize_axes(op, axis, len(shape))
     if builtins.any(shape[a] == 0 for a in axes):
         long = "maximum" if op in ("max", "amax") else "minimum"
-        raise TenferroValueError(f"{op}: zero-size tensor of shape {tuple(shape)} to reduction operation "
-                                 f"{long} over axes {axes}, which has no identity")
+        raise TenferroValueError(
+            f"{op}: zero-size tensor of shape {tuple(shape)} to reduction operation "
+            f"{long} over axes {axes}, which has no identity"
+        )
     return _reduce(op, p, x, axes, keepdims)
 
 
@@ -299,6 +310,7 @@ def logsumexp(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = 
     """
     x = as_operand("logsumexp", x)
     if meta(x)[1].is_complex:
-        raise DTypeError(f"logsumexp: complex operands are not supported (got {meta(x)[1].name}); "
-                         "expected a real dtype")
+        raise DTypeError(
+            f"logsumexp: complex operands are not supported (got {meta(x)[1].name}); expected a real dtype"
+        )
     return _reduce("logsumexp", logsumexp_p, _to_float("logsumexp", x), axis, keepdims)

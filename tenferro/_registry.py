@@ -2,6 +2,7 @@
 it, with its family, in :data:`PRIMITIVES` (the source of :func:`support_manifest`);
 :func:`check_shapes` runs a primitive's shape rule on operands (eager paths skip
 abstract evaluation)."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -15,6 +15,7 @@ Equality follows tuple semantics: the origin does NOT take part in ``==`` or
 ``hash`` (``Shape(2, 3, origin=(5, 5)) == (2, 3)``). Use :meth:`Shape.same_as`
 to compare origins too.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -171,34 +172,38 @@ class Shape(tuple):
         return org
 
     # -- sub-shapes -------------------------------------------------------
-    def _bounds(self, op: str, begin: int | Sequence[int], end: int | Sequence[int] | None,
-                more: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...], tuple[bool, ...]]:
+    def _bounds(
+        self, op: str, begin: int | Sequence[int], end: int | Sequence[int] | None, more: tuple[int, ...]
+    ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[bool, ...]]:
         """Absolute (begin, end, pinned) for slice/chip; validates against the shape."""
         org = self.origin
         if end is not None and not isinstance(begin, Iterable) and not isinstance(end, Iterable):
             begin, end = (begin, end, *more), None  # several pinned ints: chip(1, 2)
         elif more:
-            raise ShapeError(f"{op}: expected (begin, end) sequences or up to {len(self)} ints, "
-                             f"got {(begin, end, *more)!r}")
+            raise ShapeError(
+                f"{op}: expected (begin, end) sequences or up to {len(self)} ints, got {(begin, end, *more)!r}"
+            )
         if end is None:
-            pins = (operator.index(begin),) if not isinstance(begin, Iterable) else tuple(
-                operator.index(b) for b in begin)
+            pins = (
+                (operator.index(begin),) if not isinstance(begin, Iterable) else tuple(operator.index(b) for b in begin)
+            )
             if len(pins) > len(self):
                 raise ShapeError(f"{op}: {len(pins)} pinned indices {pins} for a shape of rank {len(self)}")
-            b = pins + org[len(pins):]
-            e = tuple(p + 1 for p in pins) + tuple(o + n for o, n in zip(org[len(pins):], self[len(pins):]))
+            b = pins + org[len(pins) :]
+            e = tuple(p + 1 for p in pins) + tuple(o + n for o, n in zip(org[len(pins) :], self[len(pins) :]))
         else:
             if not isinstance(begin, Iterable):
-                raise ShapeError(f"{op}: begin must be a sequence of {len(self)} ints when end is given, "
-                                 f"got {begin!r}")
+                raise ShapeError(f"{op}: begin must be a sequence of {len(self)} ints when end is given, got {begin!r}")
             b = tuple(operator.index(x) for x in begin)
             e = tuple(operator.index(x) for x in end)
             if len(b) != len(self) or len(e) != len(self):
                 raise ShapeError(f"{op}: begin {b} and end {e} must both have rank {len(self)}")
         for i, (lo, hi, o, n) in enumerate(zip(b, e, org, self)):
             if not (o <= lo <= hi <= o + n):
-                raise ShapeError(f"{op}: bounds [{lo}, {hi}) of mode {i} are outside the shape's range "
-                                 f"[{o}, {o + n}); expected origin <= begin <= end <= origin + extent")
+                raise ShapeError(
+                    f"{op}: bounds [{lo}, {hi}) of mode {i} are outside the shape's range "
+                    f"[{o}, {o + n}); expected origin <= begin <= end <= origin + extent"
+                )
         pinned = tuple(hi - lo == 1 for lo, hi in zip(b, e))
         return b, e, pinned
 

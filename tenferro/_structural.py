@@ -1,12 +1,12 @@
 """Structural primitives: shape and layout changes, dtype conversion, broadcasting.
 
 Primitives: ``convert_element_type``, ``broadcast_in_dim``, ``reshape``
-(column-major), ``transpose``, ``concatenate``, ``pad`` (constant padding, linear
-in the operand and the padding value jointly) and ``rev`` (``flip``). All are
-linear; each defines only its transpose rule. ``squeeze``/``expand_dims`` are
-reshapes and ``stack`` is ``expand_dims`` + ``concatenate``. Slicing and
-indexing live in :mod:`tenferro._indexing`.
+(column-major), ``transpose``, ``slice``/``slice_embed`` and ``sum`` (their transpose
+partners). All are linear; each defines only its transpose rule.
+``squeeze``/``expand_dims`` are reshapes. Joins and reversal (``concatenate``, ``stack``,
+``flip``) live in :mod:`tenferro._joins`; indexing in :mod:`tenferro._indexing`.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -14,16 +14,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tidu import is_undefined
 
-from ._astype import convert_element_type
+from ._astype import convert_element_type  # noqa: F401  (re-exported: the op families import it from here)
 from ._aval import TensorType, fortran, meta, xp_of
 from ._batching import batch_last, trailing_batch
-from ._capture_blas import concatenate_arrays
 from ._dispatch import dispatchable
-from ._dtypes import result_type
 from ._errors import AxisError, ShapeError, TenferroMemoryError, fmt_bytes, fmt_shape
-from ._operands import as_operand, check_placement
+from ._operands import as_operand
 from ._registry import primitive
 from ._shape import as_index, as_indices, as_shape, normalize_axes
 from ._tensor import Tensor
@@ -92,8 +89,10 @@ def _slice_embed_aval(a, shape, slices):
 def _slice_embed_batch(axis_size, args, dims, shape, slices):
     (x,), (d,) = args, dims
     x = batch_last(x, d, axis_size)
-    return (slice_embed_p.bind(x, shape=tuple(shape) + (axis_size,), slices=tuple(slices) + ((0, 1, axis_size),)),
-            len(shape))
+    return (
+        slice_embed_p.bind(x, shape=tuple(shape) + (axis_size,), slices=tuple(slices) + ((0, 1, axis_size),)),
+        len(shape),
+    )
 
 
 @slice_embed_p.def_linear
@@ -118,7 +117,7 @@ def _expand(r: Any, x_shape: tuple, axes: tuple) -> Any:
 # ---------------------------------------------------------------------------
 # sum: linear
 # ---------------------------------------------------------------------------
-sum_p = primitive("sum", "reductions")   # the transpose partner of broadcast_in_dim
+sum_p = primitive("sum", "reductions")  # the transpose partner of broadcast_in_dim
 
 
 @sum_p.def_impl
@@ -129,7 +128,7 @@ def _sum_impl(x, axes):
 sum_p.def_abstract_eval(_reduction_aval)
 
 
-sum_p.def_batch(trailing_batch(sum_p))   # the batch axis last: the per-example axis numbers stay
+sum_p.def_batch(trailing_batch(sum_p))  # the batch axis last: the per-example axis numbers stay
 
 
 @sum_p.def_linear
@@ -158,8 +157,10 @@ def materialized_broadcast(a: Any, expanded: tuple, shape: tuple) -> Any:
         out = xp_of(a).empty(shape, dtype=a.dtype, order="F")
     except MemoryError:
         need = int(np.prod(shape, dtype=object)) * a.dtype.itemsize
-        raise TenferroMemoryError(f"broadcast_to: cannot allocate {fmt_bytes(need)} for a tensor of shape "
-                                  f"{fmt_shape(shape)} and dtype {a.dtype.name}") from None
+        raise TenferroMemoryError(
+            f"broadcast_to: cannot allocate {fmt_bytes(need)} for a tensor of shape "
+            f"{fmt_shape(shape)} and dtype {a.dtype.name}"
+        ) from None
     out[...] = a.reshape(expanded, order="F")
     return out
 
@@ -173,12 +174,15 @@ def _broadcast_in_dim_impl(x, shape, broadcast_dimensions):
 @broadcast_in_dim_p.def_abstract_eval
 def _broadcast_in_dim_aval(a, shape, broadcast_dimensions):
     if len(broadcast_dimensions) != len(a.shape):
-        raise ShapeError(f"broadcast_in_dim: operand rank {len(a.shape)} != len(broadcast_dimensions) "
-                         f"{len(broadcast_dimensions)}")
+        raise ShapeError(
+            f"broadcast_in_dim: operand rank {len(a.shape)} != len(broadcast_dimensions) {len(broadcast_dimensions)}"
+        )
     for i, d in enumerate(broadcast_dimensions):
         if not (a.shape[i] == 1 or a.shape[i] == shape[d]):
-            raise ShapeError(f"broadcast_in_dim: operand dimension {i} of size {a.shape[i]} cannot be "
-                             f"broadcast to size {shape[d]} of output shape {fmt_shape(shape)}")
+            raise ShapeError(
+                f"broadcast_in_dim: operand dimension {i} of size {a.shape[i]} cannot be "
+                f"broadcast to size {shape[d]} of output shape {fmt_shape(shape)}"
+            )
     return a.update(shape=tuple(shape))
 
 
@@ -186,8 +190,9 @@ def _broadcast_in_dim_aval(a, shape, broadcast_dimensions):
 def _broadcast_in_dim_batch(axis_size, args, dims, shape, broadcast_dimensions):
     (x,), (d,) = args, dims
     x = batch_last(x, d, axis_size)
-    out = broadcast_in_dim_p.bind(x, shape=tuple(shape) + (axis_size,),
-                                  broadcast_dimensions=tuple(broadcast_dimensions) + (len(shape),))
+    out = broadcast_in_dim_p.bind(
+        x, shape=tuple(shape) + (axis_size,), broadcast_dimensions=tuple(broadcast_dimensions) + (len(shape),)
+    )
     return out, len(shape)
 
 
@@ -215,12 +220,16 @@ def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
     if xs == shape:
         return x
     if len(xs) > len(shape):
-        raise ShapeError(f"broadcast_to: cannot broadcast shape {fmt_shape(xs)} to the lower rank shape {fmt_shape(shape)}")
+        raise ShapeError(
+            f"broadcast_to: cannot broadcast shape {fmt_shape(xs)} to the lower rank shape {fmt_shape(shape)}"
+        )
     lead = len(shape) - len(xs)
     for i, n in enumerate(xs):
         if n != 1 and n != shape[lead + i]:
-            raise ShapeError(f"broadcast_to: cannot broadcast shape {fmt_shape(xs)} to {fmt_shape(shape)} "
-                             f"(dimension {i} has size {n}, expected 1 or {shape[lead + i]})")
+            raise ShapeError(
+                f"broadcast_to: cannot broadcast shape {fmt_shape(xs)} to {fmt_shape(shape)} "
+                f"(dimension {i} has size {n}, expected 1 or {shape[lead + i]})"
+            )
     return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=tuple(range(lead, len(shape))))
 
 
@@ -318,8 +327,10 @@ def reshape(x: Any, shape: int | Sequence[int], order: str = "F") -> Any:
     for s in shape:
         new_size *= s
     if new_size != size:
-        raise ShapeError(f"reshape: cannot reshape a tensor of shape {fmt_shape(xs)} (size {size}) into shape "
-                         f"{fmt_shape(shape)} (size {new_size})")
+        raise ShapeError(
+            f"reshape: cannot reshape a tensor of shape {fmt_shape(xs)} (size {size}) into shape "
+            f"{fmt_shape(shape)} (size {new_size})"
+        )
     if order not in ("F", "C"):
         raise ShapeError(f"reshape: order must be 'F' (column-major, default) or 'C', got {order!r}")
     if tuple(xs) == shape:
@@ -364,8 +375,10 @@ def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Any:
         axes = normalize_axes("squeeze", axis, len(xs))
         for a in axes:
             if xs[a] != 1:
-                raise ShapeError(f"squeeze: cannot remove axis {a} of extent {xs[a]} from a tensor of "
-                                 f"shape {fmt_shape(xs)}; expected extent 1")
+                raise ShapeError(
+                    f"squeeze: cannot remove axis {a} of extent {xs[a]} from a tensor of "
+                    f"shape {fmt_shape(xs)}; expected extent 1"
+                )
     if not axes:
         return x
     return reshape_p.bind(x, new_shape=tuple(n for i, n in enumerate(xs) if i not in axes))
@@ -379,118 +392,3 @@ def expand_dims(x: Any, axis: int | Sequence[int]) -> Any:
     for a in normalize_axes("expand_dims", axis, nout):
         xs.insert(a, 1)
     return reshape_p.bind(x, new_shape=tuple(xs))
-
-
-# ---------------------------------------------------------------------------
-# concatenate (linear in all operands) and stack
-# ---------------------------------------------------------------------------
-concatenate_p = primitive("concatenate", FAMILY)
-concatenate_p.def_batch(trailing_batch(concatenate_p))   # the batch axis last
-
-
-@concatenate_p.def_impl
-def _concatenate_impl(*xs, dimension):
-    arrays = [x._data for x in xs]
-    return Tensor._wrap(fortran(concatenate_arrays(xp_of(arrays[0]), arrays, axis=dimension)))
-
-
-@concatenate_p.def_abstract_eval
-def _concatenate_aval(*avals, dimension):
-    a0 = avals[0]
-    for a in avals[1:]:
-        if (a.dtype is not a0.dtype or len(a.shape) != len(a0.shape)
-                or any(m != n for i, (m, n) in enumerate(zip(a.shape, a0.shape)) if i != dimension)):
-            raise ShapeError(f"concatenate: operands {a0} and {a} differ outside axis {dimension} "
-                             "(expected equal dtypes and equal extents on every other axis)")
-    shape = list(a0.shape)
-    shape[dimension] = sum(a.shape[dimension] for a in avals)
-    return a0.update(shape=tuple(shape))
-
-
-@concatenate_p.def_linear
-def _concatenate_transpose(ct, *xs, dimension):
-    out, start = [], 0
-    shape = meta(ct)[0]
-    for x in xs:
-        n = (x.aval.shape if is_undefined(x) else meta(x)[0])[dimension]
-        if is_undefined(x):
-            spec = tuple((start, 1, n) if d == dimension else (0, 1, s) for d, s in enumerate(shape))
-            out.append(slice_p.bind(ct, slices=spec))
-        else:
-            out.append(None)
-        start += n
-    return out
-
-
-def concatenate(xs: Sequence[Any], axis: int = 0) -> Any:
-    """Join tensors along an existing axis, like ``numpy.concatenate`` (dtypes are promoted)."""
-    xs = [as_operand("concatenate", x) for x in xs]
-    if not xs:
-        raise ShapeError("concatenate: expected at least one tensor, got none")
-    check_placement("concatenate", *xs)
-    metas = [meta(x) for x in xs]
-    nd = len(metas[0][0])
-    if nd == 0:
-        raise ShapeError("concatenate: 0-d tensors cannot be concatenated (use stack)")
-    for s, _ in metas:
-        if len(s) != nd:
-            raise ShapeError("concatenate: all tensors must have the same rank, got shapes "
-                             + ", ".join(fmt_shape(m[0]) for m in metas))
-    axis = _norm_axis("concatenate", axis, nd)
-    for s, _ in metas[1:]:
-        if any(m != n for i, (m, n) in enumerate(zip(s, metas[0][0])) if i != axis):
-            raise ShapeError(f"concatenate: shapes {', '.join(fmt_shape(m[0]) for m in metas)} differ "
-                             f"outside axis {axis}; expected equal extents on every other axis")
-    dt = result_type(*[d for _, d in metas])
-    xs = [convert_element_type(x, dt) for x in xs]
-    if len(xs) == 1:
-        return xs[0]
-    return concatenate_p.bind(*xs, dimension=axis)
-
-
-def stack(xs: Sequence[Any], axis: int = 0) -> Any:
-    """Join tensors of equal shape along a new axis, like ``numpy.stack``."""
-    xs = [as_operand("stack", x) for x in xs]
-    if not xs:
-        raise ShapeError("stack: expected at least one tensor, got none")
-    check_placement("stack", *xs)
-    s0 = tuple(meta(xs[0])[0])
-    for x in xs[1:]:
-        if tuple(meta(x)[0]) != s0:
-            raise ShapeError("stack: all tensors must have the same shape, got "
-                             + ", ".join(fmt_shape(meta(x)[0]) for x in xs))
-    axis = _norm_axis("stack", axis, len(s0) + 1)
-    return concatenate([expand_dims(x, axis) for x in xs], axis=axis)
-
-
-# ---------------------------------------------------------------------------
-# rev (flip): linear and its own transpose
-# ---------------------------------------------------------------------------
-rev_p = primitive("rev", FAMILY)
-rev_p.def_batch(trailing_batch(rev_p))   # the batch axis last
-
-
-@rev_p.def_impl
-def _rev_impl(x, dimensions):
-    return Tensor._wrap(fortran(np.flip(x._data, dimensions)))
-
-
-@rev_p.def_abstract_eval
-def _rev_aval(a, dimensions):
-    return a
-
-
-
-@rev_p.def_linear
-def _rev_transpose(ct, x, dimensions):
-    return [rev_p.bind(ct, dimensions=dimensions)]
-
-
-def flip(x: Any, axis: int | Sequence[int] | None = None) -> Any:
-    """Reverse the order of elements along ``axis`` (all axes when None), like ``numpy.flip``."""
-    x = as_operand("flip", x)
-    axes = normalize_axes("flip", axis, len(meta(x)[0]))
-    return rev_p.bind(x, dimensions=axes) if axes else x
-
-
-reverse = flip

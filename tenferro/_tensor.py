@@ -8,6 +8,7 @@ offset into shared storage; :meth:`Tensor.contiguous` materialises them.
 The Tensor type holds data and metadata only. Arithmetic operators,
 comparisons and indexing are installed by the primitive layer.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -158,8 +159,10 @@ class Tensor:
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if copy is False and not isinstance(self._data, np.ndarray):
-            raise PlacementError(f"__array__: a tensor on {self.placement} cannot be viewed as a NumPy array "
-                                 "without a copy; call .to_cpu() first or allow copy")
+            raise PlacementError(
+                f"__array__: a tensor on {self.placement} cannot be viewed as a NumPy array "
+                "without a copy; call .to_cpu() first or allow copy"
+            )
         return np.asarray(self.numpy(), dtype=dtype, copy=copy)
 
     def __dlpack__(self, **kwargs: Any) -> Any:
@@ -174,8 +177,10 @@ class Tensor:
 
     def _one_element(self, op: str) -> Any:
         if self._data.size != 1:
-            raise TenferroValueError(f"{op}: expected a tensor with exactly one element, got shape "
-                                     f"{fmt_shape(self._data.shape)} (size {self._data.size})")
+            raise TenferroValueError(
+                f"{op}: expected a tensor with exactly one element, got shape "
+                f"{fmt_shape(self._data.shape)} (size {self._data.size})"
+            )
         return self._data.reshape(()).item() if self._data.ndim else self._data.item()
 
     def item(self) -> bool | int | float | complex:
@@ -184,14 +189,18 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise TenferroValueError(f"bool: the truth value of a tensor of shape {fmt_shape(self._data.shape)} "
-                                     f"(size {self._data.size}) is ambiguous; expected exactly one element")
+            raise TenferroValueError(
+                f"bool: the truth value of a tensor of shape {fmt_shape(self._data.shape)} "
+                f"(size {self._data.size}) is ambiguous; expected exactly one element"
+            )
         return bool(self._one_element("bool"))
 
     def __float__(self) -> float:
         if self.dtype.is_complex:
-            raise DTypeError(f"float: cannot convert a {self.dtype.name} tensor to float; "
-                             "expected a real dtype (take the real part or use complex())")
+            raise DTypeError(
+                f"float: cannot convert a {self.dtype.name} tensor to float; "
+                "expected a real dtype (take the real part or use complex())"
+            )
         return float(self._one_element("float"))
 
     def __int__(self) -> int:
@@ -206,8 +215,9 @@ class Tensor:
         if self.dtype.kind != "int":
             raise DTypeError(f"index: only integer tensors can be used as an index, got {self.dtype.name}")
         if self._data.ndim != 0:
-            raise TenferroTypeError(f"index: only 0-d integer tensors can be used as an index, got shape "
-                                    f"{fmt_shape(self._data.shape)}")
+            raise TenferroTypeError(
+                f"index: only 0-d integer tensors can be used as an index, got shape {fmt_shape(self._data.shape)}"
+            )
         return int(self._data.item())
 
     def __repr__(self) -> str:
@@ -245,4 +255,3 @@ class Tensor:
         if isinstance(self._data, np.ndarray):
             return Tensor._wrap(np.array(self._data, order="F", copy=True))
         return Tensor._wrap(array_module(self._data).array(self._data, order="F", copy=True))
-

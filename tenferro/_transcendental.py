@@ -18,6 +18,7 @@ Conventions:
 * Evaluation never emits NumPy floating-point warnings (``log(0)`` is ``-inf``
   silently, as in JAX).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -44,10 +45,10 @@ FAMILY = "elementwise"
 class UnaryRule:
     name: str
     numpy: Callable[[Any], Any]
-    jvp: Callable[[Any, Any, Any], Any]   # (t, out, x) -> tangent of the output
+    jvp: Callable[[Any, Any, Any], Any]  # (t, out, x) -> tangent of the output
     doc: str
-    keeps_int: bool = False               # integer inputs keep their dtype (square)
-    quiet: bool = False                   # evaluate under np.errstate (domain edges: log(0), sqrt(-1))
+    keeps_int: bool = False  # integer inputs keep their dtype (square)
+    quiet: bool = False  # evaluate under np.errstate (domain edges: log(0), sqrt(-1))
 
 
 # --- JVP rules: t times the derivative ---------------------------------------------
@@ -154,17 +155,21 @@ def _make_unary(rule: UnaryRule):
     fn = rule.numpy
 
     if rule.quiet:
+
         def impl(x):
             with np.errstate(all="ignore"):  # ~1 us: only where the domain has edges
                 return Tensor._wrap(_f(fn(x._data)))
     else:
+
         def impl(x):
             return Tensor._wrap(_f(fn(x._data)))
 
     def aval(a: TensorType) -> TensorType:
         if not (a.dtype.is_floating or rule.keeps_int):
-            raise DTypeError(f"{rule.name}: the primitive takes floating operands, got {a} "
-                             f"(tenferro.{rule.name} promotes integers to float64 first)")
+            raise DTypeError(
+                f"{rule.name}: the primitive takes floating operands, got {a} "
+                f"(tenferro.{rule.name} promotes integers to float64 first)"
+            )
         return a
 
     p.def_impl(impl)
@@ -269,8 +274,9 @@ pow_p = primitive("pow", FAMILY)
 def _pow_impl(x, y):
     a, b = x._data, y._data
     if a.dtype.kind in "iu" and (b < 0).any():
-        raise TenferroValueError("power: integers to negative integer powers are not allowed "
-                                 "(convert the base to a floating dtype first)")
+        raise TenferroValueError(
+            "power: integers to negative integer powers are not allowed (convert the base to a floating dtype first)"
+        )
     e = _uniform_exponent(a, b)
     if e is not None:
         # x ** 1 and x ** 2 as NumPy's own scalar fast path computes them: exact copies and
@@ -284,8 +290,15 @@ def _pow_impl(x, y):
 def _uniform_exponent(a: Any, b: Any) -> float | None:
     """1 or 2 where the real host exponent ``b`` is that one value throughout and does not grow
     ``a``'s shape; else None."""
-    if (type(a) is not np.ndarray or a.dtype != b.dtype or a.dtype.kind != "f" or b.size == 0
-            or b.ndim > a.ndim or b.size > a.size or any(n not in (1, m) for n, m in zip(b.shape[::-1], a.shape[::-1]))):
+    if (
+        type(a) is not np.ndarray
+        or a.dtype != b.dtype
+        or a.dtype.kind != "f"
+        or b.size == 0
+        or b.ndim > a.ndim
+        or b.size > a.size
+        or any(n not in (1, m) for n, m in zip(b.shape[::-1], a.shape[::-1]))
+    ):
         return None
     e = b.flat[0]
     return float(e) if e in (1.0, 2.0) and (b.size == 1 or bool((b == e).all())) else None

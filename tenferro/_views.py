@@ -7,6 +7,7 @@ strides, element offset) is checked against the base allocation with
 ``[0, buffer_size)``. The array object itself is then built with NumPy/CuPy
 basic indexing, ``transpose`` or a contiguous ``reshape``, none of which copy.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,8 +36,7 @@ def _reachable_range(shape: Sequence[int], strides: Sequence[int], offset: int) 
     return lo, hi
 
 
-def _check_reachable(op: str, shape: Sequence[int], strides: Sequence[int], offset: int,
-                     buffer_size: int) -> None:
+def _check_reachable(op: str, shape: Sequence[int], strides: Sequence[int], offset: int, buffer_size: int) -> None:
     """Raise TenferroIndexError unless every element of the layout lies in the buffer."""
     rng = _reachable_range(shape, strides, offset)
     if rng is None:
@@ -46,7 +46,8 @@ def _check_reachable(op: str, shape: Sequence[int], strides: Sequence[int], offs
         raise TenferroIndexError(
             f"{op}: view of shape {fmt_shape(shape)} with strides {tuple(strides)} and offset {offset} reaches "
             f"element offsets [{lo}, {hi}], outside the buffer of {buffer_size} elements; "
-            f"expected 0 <= min and max < {buffer_size}")
+            f"expected 0 <= min and max < {buffer_size}"
+        )
 
 
 def _contiguous_strides(shape: Sequence[int], order: str) -> tuple[int, ...]:
@@ -75,8 +76,7 @@ def _as_tensor(op: str, x: Any) -> Tensor:
     return asarray(x)
 
 
-def _wrap_checked(op: str, x: Tensor, array: Any, shape: Sequence[int], strides: Sequence[int],
-                  offset: int) -> Tensor:
+def _wrap_checked(op: str, x: Tensor, array: Any, shape: Sequence[int], strides: Sequence[int], offset: int) -> Tensor:
     """Wrap ``array`` after the reachable-range proof of the predicted layout."""
     _, size = buffer_info(x._data)
     _check_reachable(op, shape, strides, offset, size)
@@ -94,8 +94,7 @@ def reshape_view(x: Tensor, shape: int | Sequence[int], order: str = "F") -> Ten
     if order not in ("F", "C"):
         raise TenferroValueError(f"reshape_view: order must be 'F' or 'C', got {order!r}")
     try:
-        req = (operator.index(shape),) if not isinstance(shape, Sequence) else tuple(
-            operator.index(e) for e in shape)
+        req = (operator.index(shape),) if not isinstance(shape, Sequence) else tuple(operator.index(e) for e in shape)
     except TypeError as exc:
         raise ShapeError(f"reshape_view: shape must be an int or a sequence of ints, got {shape!r}") from exc
     size = t.size
@@ -104,16 +103,21 @@ def reshape_view(x: Tensor, shape: int | Sequence[int], order: str = "F") -> Ten
     if -1 in req:
         known = math.prod(e for e in req if e != -1)
         if known == 0 or size % known:
-            raise ShapeError(f"reshape_view: cannot reshape tensor of shape {fmt_shape(t.shape)} (size {size}) "
-                             f"into shape {req}")
+            raise ShapeError(
+                f"reshape_view: cannot reshape tensor of shape {fmt_shape(t.shape)} (size {size}) into shape {req}"
+            )
         req = tuple(size // known if e == -1 else e for e in req)
     if math.prod(req) != size:
-        raise ShapeError(f"reshape_view: cannot reshape tensor of shape {fmt_shape(t.shape)} (size {size}) "
-                         f"into shape {fmt_shape(req)} (size {math.prod(req)})")
+        raise ShapeError(
+            f"reshape_view: cannot reshape tensor of shape {fmt_shape(t.shape)} (size {size}) "
+            f"into shape {fmt_shape(req)} (size {math.prod(req)})"
+        )
     if not _is_contiguous(t.shape, t.strides, order):
-        raise ShapeError(f"reshape_view: tensor of shape {fmt_shape(t.shape)} with strides {t.strides} is not "
-                         f"{'column' if order == 'F' else 'row'}-major contiguous, so a view cannot be made; "
-                         "call .contiguous() first, or use reshape (which may copy)")
+        raise ShapeError(
+            f"reshape_view: tensor of shape {fmt_shape(t.shape)} with strides {t.strides} is not "
+            f"{'column' if order == 'F' else 'row'}-major contiguous, so a view cannot be made; "
+            "call .contiguous() first, or use reshape (which may copy)"
+        )
     offset = t.offset
     new_strides = _contiguous_strides(req, order)
     arr = t._data.reshape(req, order=order)
@@ -133,13 +137,15 @@ def transpose_view(x: Tensor, axes: Sequence[int] | None = None) -> Tensor:
             raise AxisError(f"transpose_view: axes must be a sequence of ints, got {axes!r}") from exc
         perm = tuple(a + nd if a < 0 else a for a in raw)
         if len(perm) != nd or sorted(perm) != list(range(nd)):
-            raise AxisError(f"transpose_view: axes {raw} is not a permutation of {tuple(range(nd))} "
-                            f"for a tensor of rank {nd}")
+            raise AxisError(
+                f"transpose_view: axes {raw} is not a permutation of {tuple(range(nd))} for a tensor of rank {nd}"
+            )
     strides = t.strides
     shape = t.shape
     arr = t._data.transpose(perm)
-    return _wrap_checked("transpose_view", t, arr, tuple(shape[p] for p in perm),
-                         tuple(strides[p] for p in perm), t.offset)
+    return _wrap_checked(
+        "transpose_view", t, arr, tuple(shape[p] for p in perm), tuple(strides[p] for p in perm), t.offset
+    )
 
 
 def slice_view(x: Tensor, specs: Any) -> Tensor:
@@ -154,8 +160,9 @@ def slice_view(x: Tensor, specs: Any) -> Tensor:
         specs = (specs,)
     shape, strides = t.shape, t.strides
     if len(specs) > len(shape):
-        raise TenferroIndexError(f"slice_view: {len(specs)} indices given for a tensor of rank {len(shape)}; "
-                                 f"expected at most {len(shape)}")
+        raise TenferroIndexError(
+            f"slice_view: {len(specs)} indices given for a tensor of rank {len(shape)}; expected at most {len(shape)}"
+        )
     offset = t.offset
     new_shape: list[int] = []
     new_strides: list[int] = []
@@ -166,23 +173,27 @@ def slice_view(x: Tensor, specs: Any) -> Tensor:
             try:
                 start, stop, step = spec.indices(n)
             except TypeError as exc:
-                raise TenferroIndexError(f"slice_view: slice {spec!r} for axis {axis} has non-integer "
-                                         "bounds; expected ints or None") from exc
+                raise TenferroIndexError(
+                    f"slice_view: slice {spec!r} for axis {axis} has non-integer bounds; expected ints or None"
+                ) from exc
             length = len(range(start, stop, step))
             if length:
                 offset += start * s
             new_shape.append(length)
             new_strides.append(s * step)
         elif isinstance(spec, bool) or not hasattr(spec, "__index__"):
-            raise TenferroIndexError(f"slice_view: index {spec!r} for axis {axis} is not supported; "
-                                     "expected an int or a slice")
+            raise TenferroIndexError(
+                f"slice_view: index {spec!r} for axis {axis} is not supported; expected an int or a slice"
+            )
         else:
             i = operator.index(spec)
             if not -n <= i < n:
-                raise TenferroIndexError(f"slice_view: index {i} is out of bounds for axis {axis} "
-                                         f"with extent {n}; expected -{n} <= index < {n}")
+                raise TenferroIndexError(
+                    f"slice_view: index {i} is out of bounds for axis {axis} "
+                    f"with extent {n}; expected -{n} <= index < {n}"
+                )
             offset += (i + n if i < 0 else i) * s
-    new_shape += shape[len(specs):]
-    new_strides += strides[len(specs):]
+    new_shape += shape[len(specs) :]
+    new_strides += strides[len(specs) :]
     arr = t._data[specs + (Ellipsis,)]  # Ellipsis keeps 0-d results as array views
     return _wrap_checked("slice_view", t, arr, new_shape, new_strides, offset)

@@ -2,6 +2,7 @@
 random directions and forwards operators for tensors and their tracers (the
 methods of :data:`tenferro._methods.TENSOR_METHODS`). The top of tenferro's
 layering: it needs the op families; importing it registers the space with tidu."""
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -17,7 +18,8 @@ from ._errors import TenferroMemoryError, fmt_bytes, fmt_shape
 from ._methods import TENSOR_METHODS
 from ._placement import CPU, array_module_of_placement, device_scope
 from ._shape import Shape
-from ._structural import broadcast_to, expand_dims, reshape, stack, sum_p, transpose
+from ._joins import stack
+from ._structural import broadcast_to, expand_dims, reshape, sum_p, transpose
 from ._tensor import Tensor
 
 __all__ = ["TensorVSpace", "TENSOR_VSPACE"]
@@ -62,7 +64,7 @@ class TensorVSpace(tidu.VSpace):
 
     def standard_basis(self, aval: TensorType) -> list[Tensor]:
         n = aval.size
-        if aval.placement.device is not None:   # made on the device: no uploads
+        if aval.placement.device is not None:  # made on the device: no uploads
             with device_scope("standard_basis", aval.placement):
                 eye = array_module_of_placement("standard_basis", aval.placement).eye(n, dtype=aval.dtype.numpy)
                 return [Tensor._wrap(fortran(eye[:, k].reshape(aval.shape, order="F"))) for k in range(n)]
@@ -80,11 +82,15 @@ class TensorVSpace(tidu.VSpace):
             eye = xp.eye(n, dtype=aval.dtype.numpy)
             return Tensor._wrap(fortran(eye.reshape(shape + shape, order="F")))
 
-    def stack_basis(self, values: Sequence[Any], basis_aval: TensorType, leading: bool,
-                    value_aval: TensorType | None = None) -> Any:
-        if not values and value_aval is not None:   # a size-0 basis: an empty Jacobian block
-            shape = (tuple(basis_aval.shape) + tuple(value_aval.shape) if leading
-                     else tuple(value_aval.shape) + tuple(basis_aval.shape))
+    def stack_basis(
+        self, values: Sequence[Any], basis_aval: TensorType, leading: bool, value_aval: TensorType | None = None
+    ) -> Any:
+        if not values and value_aval is not None:  # a size-0 basis: an empty Jacobian block
+            shape = (
+                tuple(basis_aval.shape) + tuple(value_aval.shape)
+                if leading
+                else tuple(value_aval.shape) + tuple(basis_aval.shape)
+            )
             return zeros(shape, value_aval.dtype, placement=value_aval.placement)
         vshape = tuple(meta(values[0])[0]) if values else ()
         if leading:
@@ -111,7 +117,7 @@ class TensorVSpace(tidu.VSpace):
         return aval.shape[axis]
 
     def unbatched_aval(self, aval: TensorType, axis: int) -> TensorType:
-        return TensorType(aval.shape[:axis] + aval.shape[axis + 1:], aval.dtype, aval.placement)
+        return TensorType(aval.shape[:axis] + aval.shape[axis + 1 :], aval.dtype, aval.placement)
 
     def move_axis(self, x: Any, src: int, dst: int) -> Any:
         order = [k for k in range(len(tidu.aval_of(x).shape)) if k != src]
@@ -127,13 +133,14 @@ class TensorVSpace(tidu.VSpace):
         shape[axis] = size
         try:
             return broadcast_to(y, shape)
-        except MemoryError:   # NumPy's or broadcast_to's: say which vmap setting asked for it
+        except MemoryError:  # NumPy's or broadcast_to's: say which vmap setting asked for it
             a = tidu.aval_of(x)
             need = size * a.size * a.dtype.numpy.itemsize
             raise TenferroMemoryError(
                 f"vmap: cannot allocate {fmt_bytes(need)} to broadcast a {a.dtype.name} tensor of shape "
                 f"{fmt_shape(a.shape)} over axis_size={size} examples (shape {fmt_shape(shape)}); pass a smaller "
-                "axis_size, or map fewer examples per call") from None
+                "axis_size, or map fewer examples per call"
+            ) from None
 
     def scalar(self, value: Any, like: TensorType) -> Tensor:
         return asarray(value, placement=like.placement)
@@ -144,7 +151,7 @@ class TensorVSpace(tidu.VSpace):
             if type(fn) is property:
                 return fn.fget(tracer)
             return fn.__get__(tracer)
-        if name in ("item", "tolist", "numpy"):    # conversions: refused where they drop a derivative
+        if name in ("item", "tolist", "numpy"):  # conversions: refused where they drop a derivative
             return getattr(tracer.concrete_value(f".{name}()"), name)
         if name in ("shape", "dtype", "placement", "ndim", "size"):
             value = getattr(tracer.aval, name)

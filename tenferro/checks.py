@@ -13,6 +13,7 @@ same error classes and messages, instead of keeping copies).
   :func:`concrete_value`: the entry checks of :mod:`tenferro.linalg` (the one
   non-finite check, staged under ``tenferro.jit``; float/complex matrices).
 """
+
 from __future__ import annotations
 
 from ._errors import fmt_bytes
@@ -24,7 +25,18 @@ from .einsum._parse import parse_subscripts as parse_einsum_subscripts
 from .linalg._util import check_finite, check_matrix, concrete as concrete_value, operand as linalg_operand
 
 __all__ = [
-    "fmt_bytes", "physical_memory", "available_memory", "import_optional", "install_hint",
-    "as_index", "as_indices", "normalize_axis", "normalize_axes", "parse_einsum_subscripts",
-    "linalg_operand", "check_finite", "check_matrix", "concrete_value",
+    "fmt_bytes",
+    "physical_memory",
+    "available_memory",
+    "import_optional",
+    "install_hint",
+    "as_index",
+    "as_indices",
+    "normalize_axis",
+    "normalize_axes",
+    "parse_einsum_subscripts",
+    "linalg_operand",
+    "check_finite",
+    "check_matrix",
+    "concrete_value",
 ]

@@ -17,6 +17,7 @@ Dask is optional (the ``distributed`` extra); without it :func:`einsum` raises
 The workers compute on the CPU: operands on a GPU are copied to the host, and the result
 (and gradients) come back to the first operand's placement.
 """
+
 from __future__ import annotations
 
 import time
@@ -63,26 +64,38 @@ class DistributedInfo:
 
 def _client(client: Any, op: str) -> Any:
     if dask_distributed is None:
-        raise OptionalDependencyError(f"{op}: Dask is not installed; install the 'distributed' extra "
-                                      "(pip install 'tidu-tenferro[distributed]')")
+        raise OptionalDependencyError(
+            f"{op}: Dask is not installed; install the 'distributed' extra (pip install 'tidu-tenferro[distributed]')"
+        )
     if client is None:
         try:
             client = dask_distributed.get_client()
         except ValueError:
-            raise TenferroValueError(f"{op}: no Dask client is running; pass client=Client(...) (for example "
-                                     "distributed.Client(n_workers=2, threads_per_worker=1))") from None
+            raise TenferroValueError(
+                f"{op}: no Dask client is running; pass client=Client(...) (for example "
+                "distributed.Client(n_workers=2, threads_per_worker=1))"
+            ) from None
     elif not isinstance(client, dask_distributed.Client):
         raise TenferroTypeError(f"{op}: client must be a dask.distributed.Client, got {type(client).__name__}")
     status = getattr(client, "status", None)
     if status in ("closing", "closed"):
-        raise DaskClientError(f"{op}: the Dask client is {status} (client.close() was called or its 'with' block "
-                              "ended), so it can run nothing; pass an open distributed.Client, or client=None to use "
-                              "the current one")
+        raise DaskClientError(
+            f"{op}: the Dask client is {status} (client.close() was called or its 'with' block "
+            "ended), so it can run nothing; pass an open distributed.Client, or client=None to use "
+            "the current one"
+        )
     return client
 
 
-def einsum(*operands: Any, client: Any = None, memory_limit: int | None = None, optimize: Any = "auto",
-           tasks: int | None = None, measure_memory: bool = False, info: bool = False) -> Any:
+def einsum(
+    *operands: Any,
+    client: Any = None,
+    memory_limit: int | None = None,
+    optimize: Any = "auto",
+    tasks: int | None = None,
+    measure_memory: bool = False,
+    info: bool = False,
+) -> Any:
     """``tenferro.einsum(*operands)`` computed on the Dask cluster of ``client`` (default: the
     current client) as slices whose intermediates fit in ``memory_limit`` bytes.
 
@@ -109,7 +122,7 @@ def einsum(*operands: Any, client: Any = None, memory_limit: int | None = None, 
     sc = einsum_slicing(*args, memory_limit=limit, optimize=optimize, min_slices=tasks)
     keys = list(sc.keys())
     n = min(tasks, len(keys))
-    groups = [keys[len(keys) * k // n: len(keys) * (k + 1) // n] for k in range(n)]
+    groups = [keys[len(keys) * k // n : len(keys) * (k + 1) // n] for k in range(n)]
     t0 = time.perf_counter()
     run = _Run(client, sc, groups, measure_memory)
     out = _contract(run)(*ops)
@@ -149,15 +162,15 @@ class _Run:
     def backward(self, arrays: list[np.ndarray], cotangent: np.ndarray) -> list[np.ndarray]:
         data = self.scatter(arrays)
         ct = self.scatter(cotangent)
-        futs = [self.client.submit(_backward_task, self.sc, data, ct, g, self.measure, pure=False)
-                for g in self.groups]
+        futs = [self.client.submit(_backward_task, self.sc, data, ct, g, self.measure, pure=False) for g in self.groups]
         self._peaks(futs)
         return self.tree_sum([self.client.submit(_first, f, pure=False) for f in futs])
 
     def _peaks(self, futs: list) -> None:
         if self.measure:
-            self.peaks = [int(p) for p in self.client.gather([self.client.submit(_second, f, pure=False)
-                                                              for f in futs])]
+            self.peaks = [
+                int(p) for p in self.client.gather([self.client.submit(_second, f, pure=False) for f in futs])
+            ]
 
 
 def _contract(run: _Run) -> tidu.custom_vjp:
@@ -201,8 +214,9 @@ def _forward_task(sc: SlicedContraction, arrays: _Packed, keys: list, measure: b
     return out, peak
 
 
-def _backward_task(sc: SlicedContraction, arrays: _Packed, cotangent: _Packed, keys: list,
-                   measure: bool) -> tuple[list, int]:
+def _backward_task(
+    sc: SlicedContraction, arrays: _Packed, cotangent: _Packed, keys: list, measure: bool
+) -> tuple[list, int]:
     if measure:
         tracemalloc.start()
     try:

@@ -16,6 +16,7 @@ Complex dtypes: :func:`normal` draws real and imaginary parts independently
 from N(0, 1/2), so the result is standard complex normal with ``E|z|^2 = 1``;
 :func:`uniform` draws both parts independently from ``U[low, high)``.
 """
+
 from __future__ import annotations
 
 import math
@@ -47,8 +48,9 @@ def _layout(flat: Any, shape: tuple[int, ...]) -> Tensor:
     return Tensor._wrap(flat.reshape(shape, order="F"))
 
 
-def _draw(op: str, seed: Seed, placement: Placement | None, shape: tuple[int, ...], draw: Any,
-          dtype: Any = None) -> Tensor:
+def _draw(
+    op: str, seed: Seed, placement: Placement | None, shape: tuple[int, ...], draw: Any, dtype: Any = None
+) -> Tensor:
     try:
         return _draw_at(op, seed, placement, shape, draw)
     except MemoryError:
@@ -69,8 +71,9 @@ def _draw_at(op: str, seed: Seed, placement: Placement | None, shape: tuple[int,
         return _layout(draw(cupy.random.default_rng(int(seed))), shape)
 
 
-def normal(seed: Seed, shape: int | tuple[int, ...], dtype: DTypeLike = float64,
-           placement: Placement | None = None) -> Tensor:
+def normal(
+    seed: Seed, shape: int | tuple[int, ...], dtype: DTypeLike = float64, placement: Placement | None = None
+) -> Tensor:
     """Standard normal samples (complex: real and imag parts each N(0, 1/2))."""
     ext = as_extents("normal", shape)
     d = _dtype(dtype)
@@ -88,8 +91,14 @@ def normal(seed: Seed, shape: int | tuple[int, ...], dtype: DTypeLike = float64,
     return _draw("normal", seed, placement, ext, draw, d)
 
 
-def uniform(seed: Seed, shape: int | tuple[int, ...], dtype: DTypeLike = float64,
-            low: float = 0.0, high: float = 1.0, placement: Placement | None = None) -> Tensor:
+def uniform(
+    seed: Seed,
+    shape: int | tuple[int, ...],
+    dtype: DTypeLike = float64,
+    low: float = 0.0,
+    high: float = 1.0,
+    placement: Placement | None = None,
+) -> Tensor:
     """Uniform samples in ``[low, high)`` (complex: both parts independently)."""
     ext = as_extents("uniform", shape)
     d = _dtype(dtype)
@@ -108,8 +117,14 @@ def uniform(seed: Seed, shape: int | tuple[int, ...], dtype: DTypeLike = float64
     return _draw("uniform", seed, placement, ext, draw, d)
 
 
-def randint(seed: Seed, shape: int | tuple[int, ...], low: int, high: int | None = None,
-            dtype: DTypeLike = int64, placement: Placement | None = None) -> Tensor:
+def randint(
+    seed: Seed,
+    shape: int | tuple[int, ...],
+    low: int,
+    high: int | None = None,
+    dtype: DTypeLike = int64,
+    placement: Placement | None = None,
+) -> Tensor:
     """Integers in ``[low, high)``; with ``high`` omitted, in ``[0, low)``."""
     ext = as_extents("randint", shape)
     d = _dtype(dtype)

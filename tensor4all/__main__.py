@@ -1,4 +1,5 @@
 """``python -m tensor4all``: the command-line program (see :mod:`tensor4all.cli`)."""
+
 import sys
 
 from .cli import main

@@ -35,6 +35,7 @@ itself (``Ly = 1``) adds nothing, and a pair that is a nearest-neighbour bond is
 Bad sizes raise :class:`~tensor4all.BondDimensionError` (not a positive integer), other bad
 arguments :class:`~tensor4all.InvalidOptionError` or :class:`~tensor4all.Tensor4allTypeError`.
 """
+
 from __future__ import annotations
 
 import math
@@ -64,8 +65,14 @@ class Lattice:
 
     __slots__ = ("_name", "_sites", "_coords", "_nearest", "_next_nearest", "_ordering")
 
-    def __init__(self, name: str, coords: Any, nearest: Iterable[Bond], next_nearest: Iterable[Bond] = (),
-                 ordering: str = "as given") -> None:
+    def __init__(
+        self,
+        name: str,
+        coords: Any,
+        nearest: Iterable[Bond],
+        next_nearest: Iterable[Bond] = (),
+        ordering: str = "as given",
+    ) -> None:
         if not isinstance(name, str):
             raise Tensor4allTypeError(f"Lattice: name must be a str, got {type(name).__name__}")
         if not isinstance(ordering, str):
@@ -104,15 +111,21 @@ class Lattice:
         return self._sites
 
     def __repr__(self) -> str:
-        return (f"Lattice({self._name!r}, sites={self._sites}, nearest={len(self._nearest)} bonds, "
-                f"next_nearest={len(self._next_nearest)} bonds)")
+        return (
+            f"Lattice({self._name!r}, sites={self._sites}, nearest={len(self._nearest)} bonds, "
+            f"next_nearest={len(self._next_nearest)} bonds)"
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Lattice):
             return NotImplemented
-        return (self._name == other._name and self._nearest == other._nearest
-                and self._next_nearest == other._next_nearest and self._ordering == other._ordering
-                and np.array_equal(self._coords, other._coords))
+        return (
+            self._name == other._name
+            and self._nearest == other._nearest
+            and self._next_nearest == other._next_nearest
+            and self._ordering == other._ordering
+            and np.array_equal(self._coords, other._coords)
+        )
 
     def __hash__(self) -> int:
         return hash((self._name, self._sites, self._nearest, self._next_nearest))
@@ -144,8 +157,14 @@ def _check_flag(value: Any, what: str) -> bool:
     return bool(value)
 
 
-def _grid_bonds(Lx: int, Ly: int, steps: Iterable[tuple[int, int]], xperiodic: bool, yperiodic: bool,
-                keep: Callable[[int, int, int, int], bool] | None = None) -> list[Bond]:
+def _grid_bonds(
+    Lx: int,
+    Ly: int,
+    steps: Iterable[tuple[int, int]],
+    xperiodic: bool,
+    yperiodic: bool,
+    keep: Callable[[int, int, int, int], bool] | None = None,
+) -> list[Bond]:
     """Bonds ``(x, y)-(x + dx, y + dy)`` of a column-major grid for each step, wrapping where
     periodic and dropping what falls off (or what ``keep(x, y, dx, dy)`` rejects) and
     self-bonds (a wrap on a circumference of 1)."""
@@ -235,8 +254,9 @@ def honeycomb(Lx: int, Ly: int, yperiodic: bool = False) -> Lattice:
     yperiodic = _check_flag(yperiodic, "honeycomb: yperiodic")
     if yperiodic and Ly % 2:
         raise InvalidOptionError(f"honeycomb: yperiodic needs an even Ly, got Ly = {Ly}")
-    near = _grid_bonds(Lx, Ly, [(0, 1), (1, 0)], False, yperiodic,
-                       keep=lambda x, y, dx, dy: dx == 0 or (x + y) % 2 == 0)
+    near = _grid_bonds(
+        Lx, Ly, [(0, 1), (1, 0)], False, yperiodic, keep=lambda x, y, dx, dy: dx == 0 or (x + y) % 2 == 0
+    )
     nnear = _grid_bonds(Lx, Ly, [(0, 2), (1, 1), (1, -1)], False, yperiodic)
     coords = _grid_coords(Lx, Ly, lambda x, y: (1.5 * x + (0.5 if (x + y) % 2 == 0 else 0.0), y * _SQRT3 / 2))
     return Lattice(f"honeycomb {Lx}x{Ly}" + _suffix(False, yperiodic), coords, near, nnear, _COLUMN_MAJOR)

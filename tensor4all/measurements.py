@@ -32,6 +32,7 @@ chain), :class:`~tensor4all.InvalidOptionError` (a local space without the neede
 bad ``spin``, a dense MPS where sectors are needed), :class:`~tensor4all.DimensionMismatchError`
 (sites of another dimension than the local space's) and :class:`~tensor4all.UnknownLocalSpaceError`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -44,8 +45,15 @@ from .sites.local_spaces import UnknownLocalSpaceError
 from .sites.local_spaces import LOCAL_SPACES, LocalSpace, default_local_space, local_space
 from .networks.mps import MPS
 
-__all__ = ["density", "double_occupancy", "spin_correlation", "charge_correlation", "one_particle_density_matrix",
-           "entanglement_per_sector", "SectorEntanglement"]
+__all__ = [
+    "density",
+    "double_occupancy",
+    "spin_correlation",
+    "charge_correlation",
+    "one_particle_density_matrix",
+    "entanglement_per_sector",
+    "SectorEntanglement",
+]
 
 #: the spin labels :func:`one_particle_density_matrix` takes, and the operator pair of each
 _SPIN_FLAVOURS = {"up": ("Cdagup", "Cup"), "dn": ("Cdagdn", "Cdn")}
@@ -66,8 +74,11 @@ class SectorEntanglement:
 
     def as_dict(self) -> dict[str, Any]:
         """``{"probability", "entropy", "schmidt_values"}`` with plain Python numbers (for JSON)."""
-        return {"probability": self.probability, "entropy": self.entropy,
-                "schmidt_values": [float(s) for s in self.schmidt_values]}
+        return {
+            "probability": self.probability,
+            "entropy": self.entropy,
+            "schmidt_values": [float(s) for s in self.schmidt_values],
+        }
 
 
 # ---- checks ------------------------------------------------------------------------------
@@ -83,8 +94,9 @@ def _space(psi: MPS, local: Any, needs: Iterable[tuple[str, ...]], what: str) ->
     needs = [tuple(g) for g in needs]
     dims = sorted(set(psi.phys_dims))
     if len(dims) != 1:
-        raise DimensionMismatchError(f"{what}: the sites have different dimensions {dims}; the measurements need "
-                                     "one local space on every site")
+        raise DimensionMismatchError(
+            f"{what}: the sites have different dimensions {dims}; the measurements need one local space on every site"
+        )
     d = dims[0]
 
     def fits(sp: LocalSpace) -> bool:
@@ -101,26 +113,34 @@ def _space(psi: MPS, local: Any, needs: Iterable[tuple[str, ...]], what: str) ->
             return first
         found = [sp for sp in LOCAL_SPACES.values() if sp.dim == d and fits(sp)]
         if len(found) != 1:
-            if found:   # several spaces of this dimension fit: the user chooses
-                raise InvalidOptionError(f"{what}: cannot tell the local space of sites of dimension {d}: the built-in "
-                                         f"spaces with {wanted} are {', '.join(repr(sp.name) for sp in found)}; pass "
-                                         "local= one of them")
+            if found:  # several spaces of this dimension fit: the user chooses
+                raise InvalidOptionError(
+                    f"{what}: cannot tell the local space of sites of dimension {d}: the built-in "
+                    f"spaces with {wanted} are {', '.join(repr(sp.name) for sp in found)}; pass "
+                    "local= one of them"
+                )
             valid = [f"{sp.name!r} (d = {sp.dim})" for sp in LOCAL_SPACES.values() if fits(sp)]
-            raise InvalidOptionError(f"{what}: no built-in local space of dimension {d} has {wanted}; {what} needs a "
-                                     f"state on sites of the space{'s' if len(valid) > 1 else ''} "
-                                     f"{', '.join(valid) or '(none built in)'}")
+            raise InvalidOptionError(
+                f"{what}: no built-in local space of dimension {d} has {wanted}; {what} needs a "
+                f"state on sites of the space{'s' if len(valid) > 1 else ''} "
+                f"{', '.join(valid) or '(none built in)'}"
+            )
         return found[0]
     if not isinstance(local, (str, LocalSpace)):
-        raise Tensor4allTypeError(f"{what}: local must be a local-space name or a LocalSpace, got "
-                                  f"{type(local).__name__}")
+        raise Tensor4allTypeError(
+            f"{what}: local must be a local-space name or a LocalSpace, got {type(local).__name__}"
+        )
     sp = local_space(local)
     if not fits(sp):
         valid = [name for name, s in LOCAL_SPACES.items() if fits(s)]
-        raise InvalidOptionError(f"{what}: the local space {sp.name!r} has no {wanted}; {what} needs one of the "
-                                 f"spaces {', '.join(map(repr, valid))}")
+        raise InvalidOptionError(
+            f"{what}: the local space {sp.name!r} has no {wanted}; {what} needs one of the "
+            f"spaces {', '.join(map(repr, valid))}"
+        )
     if sp.dim != d:
-        raise DimensionMismatchError(f"{what}: the local space {sp.name!r} has dimension {sp.dim}, but the sites "
-                                     f"have dimension {d}")
+        raise DimensionMismatchError(
+            f"{what}: the local space {sp.name!r} has dimension {sp.dim}, but the sites have dimension {d}"
+        )
     return sp
 
 
@@ -195,8 +215,13 @@ def _matrix(psi: MPS, a: str, b: str, sites: list[int], sp: LocalSpace) -> np.nd
     return np.asarray(psi.correlation_matrix(a, b, sites=sites, local=sp))
 
 
-def spin_correlation(psi: MPS, i: int | None = None, *, pairs: Iterable[tuple[int, int]] | None = None,
-                     local: str | LocalSpace | None = None) -> np.ndarray:
+def spin_correlation(
+    psi: MPS,
+    i: int | None = None,
+    *,
+    pairs: Iterable[tuple[int, int]] | None = None,
+    local: str | LocalSpace | None = None,
+) -> np.ndarray:
     """``<S_i . S_j> = <Sz_i Sz_j> + (<S+_i S-_j> + <S-_i S+_j>) / 2`` (``3/4 <n_i - 2 n_{i up} n_{i dn}>``
     on the diagonal of electrons): the ``L x L`` matrix, the row ``i`` (length ``L``), or one value
     per pair of ``pairs`` (e.g. a lattice's ``nearest`` bonds). Spin and fermion sites with ``Sz``,
@@ -214,8 +239,14 @@ def spin_correlation(psi: MPS, i: int | None = None, *, pairs: Iterable[tuple[in
     return _select(total, sites, wanted)
 
 
-def charge_correlation(psi: MPS, i: int | None = None, *, pairs: Iterable[tuple[int, int]] | None = None,
-                       local: str | LocalSpace | None = None, density: Any = None) -> np.ndarray:
+def charge_correlation(
+    psi: MPS,
+    i: int | None = None,
+    *,
+    pairs: Iterable[tuple[int, int]] | None = None,
+    local: str | LocalSpace | None = None,
+    density: Any = None,
+) -> np.ndarray:
     """The connected density correlation ``<n_i n_j> - <n_i><n_j>``: the ``L x L`` matrix, the
     row ``i``, or one value per pair of ``pairs`` (``n``: ``Ntot``, or ``N`` of ``"fermion"``
     sites). One correlation matrix (:meth:`MPS.correlation_matrix`) and the densities (or
@@ -228,8 +259,9 @@ def charge_correlation(psi: MPS, i: int | None = None, *, pairs: Iterable[tuple[
     if density is not None:
         given = np.asarray(density, dtype=float) if not isinstance(density, (str, bytes)) else np.array([])
         if given.shape != (psi.L,) or not np.all(np.isfinite(given)):
-            raise InvalidOptionError(f"charge_correlation: density must be the {psi.L} finite values <n_i> of the "
-                                     f"sites, got {density!r}")
+            raise InvalidOptionError(
+                f"charge_correlation: density must be the {psi.L} finite values <n_i> of the sites, got {density!r}"
+            )
     else:
         given = _profile(psi, op, sp)
     n = given[sites]
@@ -237,8 +269,7 @@ def charge_correlation(psi: MPS, i: int | None = None, *, pairs: Iterable[tuple[
     return _select(connected, sites, wanted)
 
 
-def one_particle_density_matrix(psi: MPS, spin: str | None = None,
-                                local: str | LocalSpace | None = None) -> np.ndarray:
+def one_particle_density_matrix(psi: MPS, spin: str | None = None, local: str | LocalSpace | None = None) -> np.ndarray:
     """The one-particle density matrix ``rho_ij = <c^dag_i c_j>`` (``L x L``, Hermitian; real for
     a real state): of spin ``"up"`` or ``"dn"`` (also ``"down"``) on ``"electron"``/``"tj"`` sites,
     summed over both spins for ``spin=None``; of the spinless fermions on ``"fermion"`` sites
@@ -249,12 +280,14 @@ def one_particle_density_matrix(psi: MPS, spin: str | None = None,
     names = set(sp.operator_names())
     spinful = "Cdagup" in names
     if spin is not None and (not isinstance(spin, str) or spin not in _SPIN_ALIASES):
-        raise InvalidOptionError(f"one_particle_density_matrix: spin must be 'up', 'dn' or None (both spins "
-                                 f"summed), got {spin!r}")
+        raise InvalidOptionError(
+            f"one_particle_density_matrix: spin must be 'up', 'dn' or None (both spins summed), got {spin!r}"
+        )
     if not spinful:
         if spin is not None:
-            raise InvalidOptionError(f"one_particle_density_matrix: the {sp.name!r} fermions are spinless; give "
-                                     f"spin=None, not {spin!r}")
+            raise InvalidOptionError(
+                f"one_particle_density_matrix: the {sp.name!r} fermions are spinless; give spin=None, not {spin!r}"
+            )
         flavours = [("Cdag", "C")]
     else:
         flavours = [_SPIN_FLAVOURS[_SPIN_ALIASES[spin]]] if spin is not None else list(_SPIN_FLAVOURS.values())
@@ -276,14 +309,19 @@ def entanglement_per_sector(psi: MPS, bond: int) -> dict[Any, SectorEntanglement
     (:class:`InvalidOptionError`)."""
     psi = _check_mps(psi, "entanglement_per_sector")
     if isinstance(bond, (bool, np.bool_)) or not isinstance(bond, (int, np.integer)):
-        raise Tensor4allTypeError(f"entanglement_per_sector: bond must be an integer, got {type(bond).__name__} "
-                                  f"{bond!r}")
+        raise Tensor4allTypeError(
+            f"entanglement_per_sector: bond must be an integer, got {type(bond).__name__} {bond!r}"
+        )
     if not 0 <= bond < psi.L - 1:
-        raise SiteOutOfRangeError(f"entanglement_per_sector: bond {int(bond)} is outside 0..{psi.L - 2} (bond b "
-                                  "lies between sites b and b + 1)")
+        raise SiteOutOfRangeError(
+            f"entanglement_per_sector: bond {int(bond)} is outside 0..{psi.L - 2} (bond b "
+            "lies between sites b and b + 1)"
+        )
     if not psi.symmetric:
-        raise InvalidOptionError("entanglement_per_sector: this MPS is dense and has no charge sectors; run "
-                                 "dmrg(..., conserve=...) or build the state with conserve=...")
+        raise InvalidOptionError(
+            "entanglement_per_sector: this MPS is dense and has no charge sectors; run "
+            "dmrg(..., conserve=...) or build the state with conserve=..."
+        )
     spectrum = psi.entanglement_spectrum(int(bond))
     total = sum(float(np.sum(np.abs(s) ** 2)) for s in spectrum.values())
     out: dict[Any, SectorEntanglement] = {}

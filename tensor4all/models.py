@@ -30,6 +30,7 @@ differentiable in them (``tidu.grad(lambda J: dmrg(heisenberg(L, J)).energy)``).
 coupling that is not a number raises :class:`Tensor4allTypeError`, NaN or infinity
 :class:`NonFiniteError`, each naming the coupling.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -40,8 +41,22 @@ from .operators.opsum import OpSum
 from .tools.checks import check_alloc, check_coupling, check_positive_int, is_traced
 from .lattices import Lattice
 
-__all__ = ["heisenberg", "xxz", "xx", "tfim", "j1j2", "hubbard", "spinless_fermions", "tj", "heisenberg_opsum",
-           "tfim_opsum", "j1j2_opsum", "hubbard_opsum", "spinless_fermions_opsum", "tj_opsum"]
+__all__ = [
+    "heisenberg",
+    "xxz",
+    "xx",
+    "tfim",
+    "j1j2",
+    "hubbard",
+    "spinless_fermions",
+    "tj",
+    "heisenberg_opsum",
+    "tfim_opsum",
+    "j1j2_opsum",
+    "hubbard_opsum",
+    "spinless_fermions_opsum",
+    "tj_opsum",
+]
 
 _SPINS = {"1/2": "spin-1/2", "1": "spin-1"}
 
@@ -121,8 +136,9 @@ def heisenberg_opsum(L: int | Lattice, J: Any = 1.0, Jz: Any = None, h: Any = 0.
     return os
 
 
-def heisenberg(L: int | Lattice, J: Any = 1.0, Jz: Any = None, h: Any = 0.0, spin: str = "1/2",
-               conserve: str | None = None) -> MPO:
+def heisenberg(
+    L: int | Lattice, J: Any = 1.0, Jz: Any = None, h: Any = 0.0, spin: str = "1/2", conserve: str | None = None
+) -> MPO:
     """Heisenberg/XXZ model ``sum_<ij> J (SxSx + SySy) + Jz SzSz - h sum Sz`` (``Jz`` defaults to
     ``J``) on the open chain of ``L`` sites or on the ``nearest`` bonds of a lattice;
     ``spin`` is ``"1/2"`` or ``"1"``. ``conserve="Sz"`` marks the MPO as conserving ``Sz``
@@ -134,8 +150,9 @@ def heisenberg(L: int | Lattice, J: Any = 1.0, Jz: Any = None, h: Any = 0.0, spi
     return MPO.from_opsum(os, _site_count(L), _SPINS[spin], conserve=conserve)
 
 
-def xxz(L: int | Lattice, J: Any = 1.0, Jz: Any = 1.0, h: Any = 0.0, spin: str = "1/2",
-        conserve: str | None = None) -> MPO:
+def xxz(
+    L: int | Lattice, J: Any = 1.0, Jz: Any = 1.0, h: Any = 0.0, spin: str = "1/2", conserve: str | None = None
+) -> MPO:
     """The XXZ model (chain or lattice): :func:`heisenberg` with anisotropy ``Jz``."""
     return heisenberg(L, J=J, Jz=Jz, h=h, spin=spin, conserve=conserve)
 
@@ -315,8 +332,7 @@ def spinless_fermions_opsum(L: int | Lattice, t: Any = 1.0, V: Any = 0.0, mu: An
     return _finish(os)
 
 
-def spinless_fermions(L: int | Lattice, t: Any = 1.0, V: Any = 0.0, mu: Any = 0.0,
-                      conserve: str | None = "N") -> MPO:
+def spinless_fermions(L: int | Lattice, t: Any = 1.0, V: Any = 0.0, mu: Any = 0.0, conserve: str | None = "N") -> MPO:
     """Spinless fermions on the open chain of ``L >= 2`` ``"fermion"`` sites or on the ``nearest``
     bonds ``<ij>`` of a lattice:
 

@@ -5,6 +5,7 @@ dual=False)``; ``fuse(*legs)`` (a :class:`FusedLeg` with the map from part secto
 slices of the fused sectors, and ``.split()``). The symmetric tensors built on them are
 :class:`tensor4all.SymmetricTensor`. Defined in :mod:`tensor4all.structured`.
 """
+
 from __future__ import annotations
 
 from .structured import FusedLeg, Leg, ProductSymmetry, Symmetry, U1, Z2, Zn, fuse

@@ -9,6 +9,7 @@ computes nothing) and :meth:`Graph.launch` runs the recording again, reading the
 wrappers' current arrays and rebinding the outputs to the new results. See the
 module docstring of ``_fake_cupy`` for what this catches.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -50,12 +51,12 @@ class _Capture:
         self.stream = stream
         self.ops: list[tuple] = []
         self.invalidated: BaseException | None = None
-        self.pools: set = set()          # the allocators current while recording
+        self.pools: set = set()  # the allocators current while recording
         self.default_pool_used = False
 
 
 _CAPTURE: list[_Capture | None] = [None]
-_ALLOCATORS: list[Any] = [None]          # None: CuPy's default pool
+_ALLOCATORS: list[Any] = [None]  # None: CuPy's default pool
 
 
 def _recording() -> _Capture | None:
@@ -187,9 +188,11 @@ class Graph:
         if _CAPTURE[0] is not None:
             raise CUDARuntimeError(900, "cudaErrorStreamCaptureUnsupported (a graph launch during capture)")
         if self._default_pool_used:
-            raise RuntimeError("fake CuPy: this graph was captured under the default memory pool, which may hand "
-                               "its freed buffers to other allocations while it replays; capture under "
-                               "cupy.cuda.using_allocator(private_pool.malloc)")
+            raise RuntimeError(
+                "fake CuPy: this graph was captured under the default memory pool, which may hand "
+                "its freed buffers to other allocations while it replays; capture under "
+                "cupy.cuda.using_allocator(private_pool.malloc)"
+            )
         if any(ref() is None for ref in self._pools):
             raise RuntimeError("fake CuPy: the memory pool this graph was captured in was freed")
         for fn, args, kwargs, out in self._ops:
@@ -223,19 +226,38 @@ def using_allocator(allocator: Any = None) -> Any:
 # ---------------------------------------------------------------------------
 # cuBLAS called directly during capture (tenferro._capture_blas), emulated
 # ---------------------------------------------------------------------------
-def emulated_gemm(t: str, ta: int, tb: int, m: int, n: int, k: int, alpha: complex, a: Any, lda: int, sa: int,
-                  b: Any, ldb: int, sb: int, beta: complex, c: Any, ldc: int, sc: int, batch: int) -> None:
+def emulated_gemm(
+    t: str,
+    ta: int,
+    tb: int,
+    m: int,
+    n: int,
+    k: int,
+    alpha: complex,
+    a: Any,
+    lda: int,
+    sa: int,
+    b: Any,
+    ldb: int,
+    sb: int,
+    beta: complex,
+    c: Any,
+    ldc: int,
+    sc: int,
+    batch: int,
+) -> None:
     """``cublas<t>gemm[StridedBatched]`` on fake device arrays, from the same arguments: each
     operand read as column-major matrices through its first element, leading dimension and
     batch stride (so a wrong ``ld``, op or stride gives a wrong product, or reads out of the
     operand's own elements). Recorded like any operation while a capture is under way."""
+
     def run(a_np: np.ndarray, b_np: np.ndarray, c_np: np.ndarray) -> np.ndarray:
         out = c_np.copy()
         item = out.itemsize
 
         def mat(x: np.ndarray, rows: int, cols: int, ld: int, stride: int, op: int) -> np.ndarray:
             assert ld >= max(1, rows), f"leading dimension {ld} < rows {rows} (cuBLAS: invalid value)"
-            last = stride * (batch - 1) + (cols - 1) * ld + rows - 1   # the last element read
+            last = stride * (batch - 1) + (cols - 1) * ld + rows - 1  # the last element read
             extent = sum((d - 1) * st for d, st in zip(x.shape, x.strides)) // item
             assert last <= extent, f"reads element {last} of an operand that ends at {extent}"
             v = np.lib.stride_tricks.as_strided(x, shape=(batch, rows, cols), strides=(stride * item, item, ld * item))

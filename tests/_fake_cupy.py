@@ -35,6 +35,7 @@ a private :class:`MemoryPool` (``using_allocator``), or whose pool has been
 freed, refuses to launch: on a device its freed buffers could be handed to other
 allocations while it replays.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -105,11 +106,13 @@ def _c_ordered(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` with its array results C-ordered: CuPy's ufuncs write new results in C order
     whatever their inputs' layout (seen on a GPU: the exp of a column-major matrix needed
     ``asfortranarray`` after it), so code after them must not assume a layout."""
+
     def call(*args: Any, **kwargs: Any) -> Any:
         r = fn(*args, **kwargs)
         if isinstance(r, tuple):
             return tuple(np.ascontiguousarray(x) if type(x) is np.ndarray and x.ndim > 1 else x for x in r)
         return np.ascontiguousarray(r) if type(r) is np.ndarray and r.ndim > 1 else r
+
     call.__name__ = getattr(fn, "__name__", "ufunc")
     return call
 
@@ -121,6 +124,7 @@ def _setitem(a: np.ndarray, key: Any, value: Any) -> None:
 def _method(name: str) -> Callable[..., Any]:
     def call(a: np.ndarray, *args: Any, **kwargs: Any) -> Any:
         return getattr(a, name)(*args, **kwargs)
+
     return call
 
 
@@ -143,8 +147,10 @@ def _count_transfer() -> None:
 
 
 def _refuse(what: str) -> TypeError:
-    return TypeError(f"Unsupported type {what}: a host (NumPy) array cannot be mixed with device arrays; "
-                     "implicit transfers are not allowed (fake CuPy)")
+    return TypeError(
+        f"Unsupported type {what}: a host (NumPy) array cannot be mixed with device arrays; "
+        "implicit transfers are not allowed (fake CuPy)"
+    )
 
 
 def _unwrap(x: Any) -> Any:
@@ -160,7 +166,7 @@ def _unwrap(x: Any) -> Any:
 def _wrap(x: Any) -> Any:
     if type(x) is np.ndarray:
         return ndarray(x)
-    if isinstance(x, np.generic):   # CuPy reductions return 0-d device arrays, not scalars
+    if isinstance(x, np.generic):  # CuPy reductions return 0-d device arrays, not scalars
         return ndarray(np.asarray(x))
     if isinstance(x, tuple):
         return tuple(_wrap(v) for v in x)
@@ -219,8 +225,10 @@ class ndarray(np.lib.mixins.NDArrayOperatorsMixin):
 
     # -- no implicit conversion ---------------------------------------------
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        raise TypeError("Implicit conversion to a NumPy array is not allowed. "
-                        "Please use `.get()` to construct a NumPy array explicitly.")
+        raise TypeError(
+            "Implicit conversion to a NumPy array is not allowed. "
+            "Please use `.get()` to construct a NumPy array explicitly."
+        )
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         if "where" in kwargs:
@@ -251,8 +259,7 @@ class ndarray(np.lib.mixins.NDArrayOperatorsMixin):
 
     @property
     def base(self) -> Any:
-        return None if self._a.base is None else ndarray(self._a.base) if isinstance(self._a.base, np.ndarray) \
-            else None
+        return None if self._a.base is None else ndarray(self._a.base) if isinstance(self._a.base, np.ndarray) else None
 
     # -- device to host (counted) -------------------------------------------
     def get(self, stream: Any = None, order: str = "C", out: Any = None) -> np.ndarray:
@@ -314,6 +321,7 @@ class ndarray(np.lib.mixins.NDArrayOperatorsMixin):
             if name == "dot" and REFUSE_BLAS_IN_CAPTURE:
                 _library_in_capture("cuBLAS")
             return _call(call, (self, *args), kwargs)
+
         return method
 
     def __dlpack_device__(self) -> tuple[int, int]:
@@ -394,7 +402,7 @@ def get_array_module(*args: Any) -> Any:
 
 
 _CREATION = {"zeros", "ones", "empty", "full", "eye", "identity", "arange", "linspace", "logspace", "tri"}
-_BLAS = {"matmul", "dot", "vdot", "inner", "tensordot", "einsum"}   # CuPy's outer and kron are elementwise
+_BLAS = {"matmul", "dot", "vdot", "inner", "tensordot", "einsum"}  # CuPy's outer and kron are elementwise
 _SOLVER_MODULES = ("numpy.linalg", "scipy.linalg")
 
 
@@ -427,6 +435,7 @@ def _function(np_func: Any, creation: bool = False, library: str | None = None) 
         if creation:
             return _call(lambda *a, **k: np_func(*_host_or_device(a), **k), args, kwargs)
         return _call(np_func, args, kwargs)
+
     f.__name__ = name
     return f
 
@@ -437,6 +446,7 @@ def _module_getattr(np_module: Any) -> Any:
         if callable(obj) and not isinstance(obj, type):
             return _function(obj, creation=name in _CREATION)
         return obj
+
     return __getattr__
 
 
@@ -478,8 +488,19 @@ def allow_synchronize(allow: bool) -> Any:
 def installed() -> Any:
     """The fake as ``cupy`` for the duration of a ``with`` block (tests that run in every
     placement mode); the modules it replaced, if any, are put back afterwards."""
-    keys = ("cupy", "cupy.cuda", "cupy.cuda.runtime", "cupy.cuda.graph", "cupy.linalg", "cupy.lib",
-            "cupy.lib.stride_tricks", "cupy.random", "cupyx", "cupyx.scipy", "cupyx.scipy.linalg")
+    keys = (
+        "cupy",
+        "cupy.cuda",
+        "cupy.cuda.runtime",
+        "cupy.cuda.graph",
+        "cupy.linalg",
+        "cupy.lib",
+        "cupy.lib.stride_tricks",
+        "cupy.random",
+        "cupyx",
+        "cupyx.scipy",
+        "cupyx.scipy.linalg",
+    )
     saved = {k: sys.modules.get(k) for k in keys}
     try:
         yield install()
@@ -495,8 +516,7 @@ def install() -> types.ModuleType:
     """Register the fake as ``cupy`` (and ``cupyx``) in ``sys.modules``."""
     cupy = types.ModuleType("cupy")
     cupy.__doc__ = __doc__
-    for name in ("ndarray", "asarray", "array", "asfortranarray", "ascontiguousarray", "asnumpy",
-                 "get_array_module"):
+    for name in ("ndarray", "asarray", "array", "asfortranarray", "ascontiguousarray", "asnumpy", "get_array_module"):
         setattr(cupy, name, globals()[name])
     cupy.__getattr__ = _module_getattr(np)
     cupy.__version__ = "0.0-fake"
@@ -538,7 +558,7 @@ def install() -> types.ModuleType:
     cupyx = types.ModuleType("cupyx")
     cupyx.allow_synchronize = allow_synchronize
     cupyx.scatter_add = scatter_add
-    cupyx.errstate = lambda **kwargs: contextlib.nullcontext()   # NumPy's LAPACK raises anyway
+    cupyx.errstate = lambda **kwargs: contextlib.nullcontext()  # NumPy's LAPACK raises anyway
     cupyx.DeviceSynchronized = DeviceSynchronized
     cupyx_scipy = types.ModuleType("cupyx.scipy")
     cupyx_linalg = types.ModuleType("cupyx.scipy.linalg")
@@ -546,8 +566,19 @@ def install() -> types.ModuleType:
     cupyx_scipy.linalg = cupyx_linalg
     cupyx.scipy = cupyx_scipy
 
-    sys.modules.update({"cupy": cupy, "cupy.cuda": cuda, "cupy.cuda.runtime": runtime, "cupy.cuda.graph": graph,
-                        "cupy.linalg": linalg, "cupy.lib": lib, "cupy.lib.stride_tricks": stride_tricks,
-                        "cupy.random": random, "cupyx": cupyx, "cupyx.scipy": cupyx_scipy,
-                        "cupyx.scipy.linalg": cupyx_linalg})
+    sys.modules.update(
+        {
+            "cupy": cupy,
+            "cupy.cuda": cuda,
+            "cupy.cuda.runtime": runtime,
+            "cupy.cuda.graph": graph,
+            "cupy.linalg": linalg,
+            "cupy.lib": lib,
+            "cupy.lib.stride_tricks": stride_tricks,
+            "cupy.random": random,
+            "cupyx": cupyx,
+            "cupyx.scipy": cupyx_scipy,
+            "cupyx.scipy.linalg": cupyx_linalg,
+        }
+    )
     return cupy

@@ -11,6 +11,7 @@
 * ``fakegpu``: as ``gpu``, with the CPU stand-in ``tests/_fake_cupy.py`` in
   place of CuPy: no GPU needed, and any implicit host/device mixing raises.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,9 +24,12 @@ MODES = ("cpu", "gpu", "fakegpu")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--placement", choices=MODES, default=os.environ.get("TENFERRO_TEST_PLACEMENT", "cpu"),
-                     help="where the tenferro tests put their tensors (default: cpu; "
-                          "env TENFERRO_TEST_PLACEMENT)")
+    parser.addoption(
+        "--placement",
+        choices=MODES,
+        default=os.environ.get("TENFERRO_TEST_PLACEMENT", "cpu"),
+        help="where the tenferro tests put their tensors (default: cpu; env TENFERRO_TEST_PLACEMENT)",
+    )
 
 
 def _device_unavailable() -> str | None:
@@ -44,8 +48,11 @@ def _device_unavailable() -> str | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cpu_only: a fact about host memory; skipped under --placement gpu")
-    config.addinivalue_line("markers", "device_sweeps: tensor4all's sweeps on a device; run in every mode (the "
-                                       "CPU stand-in for CuPy unless --placement gpu)")
+    config.addinivalue_line(
+        "markers",
+        "device_sweeps: tensor4all's sweeps on a device; run in every mode (the "
+        "CPU stand-in for CuPy unless --placement gpu)",
+    )
     mode = config.getoption("--placement")
     config._tenferro_placement = mode
     config._tenferro_no_device = None

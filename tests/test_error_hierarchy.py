@@ -4,6 +4,7 @@ matching built-in one (``ValueError``, ``TypeError``, ``FileNotFoundError``, ...
 ``except ValueError`` catches bad input as it would from NumPy; warnings derive from
 ``Warning``; no code raises a root class itself. The classes are found by importing
 every module of the three packages, so a new class is checked without a new row."""
+
 from __future__ import annotations
 
 import ast
@@ -53,8 +54,7 @@ def _exception_classes() -> list[type]:
         if name.split(".")[0] not in PACKAGES:
             continue
         for obj in vars(mod).values():
-            if (inspect.isclass(obj) and issubclass(obj, BaseException)
-                    and obj.__module__.split(".")[0] in PACKAGES):
+            if inspect.isclass(obj) and issubclass(obj, BaseException) and obj.__module__.split(".")[0] in PACKAGES:
                 found[f"{obj.__module__}.{obj.__qualname__}"] = obj
     return [found[k] for k in sorted(found)]
 
@@ -69,8 +69,15 @@ def _builtin_bases(cls: type) -> list[type]:
 
 def test_every_module_imports_and_the_walk_finds_the_known_classes():
     assert len(MODULES) > 50
-    for cls in (tidu.InvalidArgumentError, tf.ShapeError, tf.EinsumPathWarning, la.SingularMatrixError,
-                t4a.UnknownOperatorError, t4a.TilingError, t4a.UnsupportedFileFormatError):
+    for cls in (
+        tidu.InvalidArgumentError,
+        tf.ShapeError,
+        tf.EinsumPathWarning,
+        la.SingularMatrixError,
+        t4a.UnknownOperatorError,
+        t4a.TilingError,
+        t4a.UnsupportedFileFormatError,
+    ):
         assert cls in CLASSES
 
 
@@ -78,7 +85,8 @@ def test_every_module_imports_and_the_walk_finds_the_known_classes():
 def test_exception_class_derives_from_its_root_and_a_builtin(cls):
     if cls.__name__.endswith("Warning") or issubclass(cls, Warning):
         assert issubclass(cls, Warning) and cls.__name__.endswith("Warning"), (
-            f"{cls.__qualname__}: a warning class must derive from Warning and be named ...Warning")
+            f"{cls.__qualname__}: a warning class must derive from Warning and be named ...Warning"
+        )
         return
     root = ROOTS[cls.__module__.split(".")[0]]
     assert issubclass(cls, root), f"{cls.__qualname__} does not derive from {root.__qualname__}"
@@ -87,7 +95,8 @@ def test_exception_class_derives_from_its_root_and_a_builtin(cls):
         return
     assert _builtin_bases(cls), (
         f"{cls.__qualname__} derives from no built-in exception besides Exception; add the matching one "
-        "(ValueError, TypeError, IndexError, KeyError, FileNotFoundError, RuntimeError, ...)")
+        "(ValueError, TypeError, IndexError, KeyError, FileNotFoundError, RuntimeError, ...)"
+    )
 
 
 def test_the_roots_are_exported_under_the_names_the_readme_gives():
@@ -120,10 +129,12 @@ def _instantiations_of_abstract_classes() -> dict[str, int]:
 def test_no_code_raises_a_root_or_family_class():
     assert _instantiations_of_abstract_classes() == {}, (
         "raise a subclass that also derives from the matching built-in (see the package's errors module), "
-        "not TiduError/TenferroError/Tensor4allError/LinalgError/StructuredError itself")
+        "not TiduError/TenferroError/Tensor4allError/LinalgError/StructuredError itself"
+    )
 
 
 # -- the calls of issue 20 and their neighbours -----------------------------------------------
+
 
 def test_unknown_eigensolver_is_a_value_error_naming_the_valid_ones():
     with pytest.raises(ValueError) as info:
@@ -161,14 +172,18 @@ def test_file_contents_and_missing_files(tmp_path):
         assert isinstance(info.value, t4a.MPSFileNotFoundError)
 
 
-@pytest.mark.parametrize("call,builtin,fragment", [
-    (lambda: t4a.overlap(1, 2), TypeError, "overlap expects two MPS, got int and int"),
-    (lambda: t4a.expectation(t4a.MPS.product_state([0]), 3), TypeError, "expected an MPO, got int"),
-    (lambda: t4a.MPO.from_opsum([], 2), TypeError, "MPO.from_opsum expects an OpSum, got list"),
-    (lambda: models.heisenberg(4, spin="3/2"), ValueError, "unknown spin '3/2'; valid spins: 1/2, 1"),
-    (lambda: references.reference_energy("potts", 4), ValueError, "unknown model 'potts'; valid models"),
-    (lambda: references.tfim_ground_energy(0), ValueError, "L must be a positive integer, got 0"),
-], ids=["overlap-type", "expectation-type", "from_opsum-type", "spin", "reference-model", "tfim-L"])
+@pytest.mark.parametrize(
+    "call,builtin,fragment",
+    [
+        (lambda: t4a.overlap(1, 2), TypeError, "overlap expects two MPS, got int and int"),
+        (lambda: t4a.expectation(t4a.MPS.product_state([0]), 3), TypeError, "expected an MPO, got int"),
+        (lambda: t4a.MPO.from_opsum([], 2), TypeError, "MPO.from_opsum expects an OpSum, got list"),
+        (lambda: models.heisenberg(4, spin="3/2"), ValueError, "unknown spin '3/2'; valid spins: 1/2, 1"),
+        (lambda: references.reference_energy("potts", 4), ValueError, "unknown model 'potts'; valid models"),
+        (lambda: references.tfim_ground_energy(0), ValueError, "L must be a positive integer, got 0"),
+    ],
+    ids=["overlap-type", "expectation-type", "from_opsum-type", "spin", "reference-model", "tfim-L"],
+)
 def test_other_tensor4all_bad_inputs_have_builtin_types(call, builtin, fragment):
     with pytest.raises(builtin) as info:
         call()

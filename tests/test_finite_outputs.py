@@ -5,6 +5,7 @@ outside a real function's domain (``sqrt(-1) = nan``), or overflow (``exp(1000)`
 ALLOWED names each such function with the finite input that shows it; every other
 public function returns finite values on a sample of finite inputs (moderate
 magnitudes, zeros, ones and singular matrices included), or raises a typed error."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,19 +32,78 @@ ALLOWED = {
     "sinh": ((1000.0,), "overflow"),
     "cosh": ((1000.0,), "overflow"),
     "square": ((1e200,), "overflow"),
-    "multiply": ((1e200, 1e200), "overflow"), "mul": ((1e200, 1e200), "overflow"),
+    "multiply": ((1e200, 1e200), "overflow"),
+    "mul": ((1e200, 1e200), "overflow"),
     "add": ((1e308, 1e308), "overflow"),
-    "subtract": ((-1e308, 1e308), "overflow"), "sub": ((-1e308, 1e308), "overflow"),
+    "subtract": ((-1e308, 1e308), "overflow"),
+    "sub": ((-1e308, 1e308), "overflow"),
     "tan": ((np.pi / 2,), "near the pole the value is huge but finite; overflow only in float32"),
 }
 
-UNARY = ["abs", "absolute", "arccos", "arcsin", "arctan", "conj", "conjugate", "cos", "cosh", "exp", "expm1",
-         "imag", "log", "log1p", "neg", "negative", "real", "reciprocal", "rsqrt", "sign", "sin", "sinh", "sqrt",
-         "square", "tan", "tanh", "sum", "prod", "mean", "max", "min", "amax", "amin", "logsumexp", "isfinite",
-         "isnan", "isinf"]
-BINARY = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "pow", "power", "maximum", "minimum",
-          "logaddexp", "less", "greater", "equal", "not_equal", "less_equal", "greater_equal", "inner", "outer",
-          "vdot", "dot", "matmul"]
+UNARY = [
+    "abs",
+    "absolute",
+    "arccos",
+    "arcsin",
+    "arctan",
+    "conj",
+    "conjugate",
+    "cos",
+    "cosh",
+    "exp",
+    "expm1",
+    "imag",
+    "log",
+    "log1p",
+    "neg",
+    "negative",
+    "real",
+    "reciprocal",
+    "rsqrt",
+    "sign",
+    "sin",
+    "sinh",
+    "sqrt",
+    "square",
+    "tan",
+    "tanh",
+    "sum",
+    "prod",
+    "mean",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "logsumexp",
+    "isfinite",
+    "isnan",
+    "isinf",
+]
+BINARY = [
+    "add",
+    "sub",
+    "subtract",
+    "mul",
+    "multiply",
+    "div",
+    "divide",
+    "pow",
+    "power",
+    "maximum",
+    "minimum",
+    "logaddexp",
+    "less",
+    "greater",
+    "equal",
+    "not_equal",
+    "less_equal",
+    "greater_equal",
+    "inner",
+    "outer",
+    "vdot",
+    "dot",
+    "matmul",
+]
 SAMPLE = np.array([-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.5, 3.0])
 
 
@@ -85,17 +145,39 @@ def test_the_allow_list_is_exact(name):
 def _matrices():
     rng = np.random.default_rng(3)
     g = rng.standard_normal((4, 4))
-    return {"random": g, "spd": g @ g.T + 4 * np.eye(4), "singular": np.outer(g[0], g[1]), "zero": np.zeros((4, 4)),
-            "tall": rng.standard_normal((5, 3)), "identity": np.eye(4)}
+    return {
+        "random": g,
+        "spd": g @ g.T + 4 * np.eye(4),
+        "singular": np.outer(g[0], g[1]),
+        "zero": np.zeros((4, 4)),
+        "tall": rng.standard_normal((5, 3)),
+        "identity": np.eye(4),
+    }
 
 
 LINALG = {
-    "svd": la.svd, "svdvals": la.svdvals, "qr": la.qr, "lq": la.lq, "pinv": la.pinv, "det": la.det,
-    "expm": la.expm, "norm": la.norm, "norm2": lambda a: la.norm(a, 2), "nuc": lambda a: la.norm(a, "nuc"),
-    "eigvalsh": la.eigvalsh, "eigh": la.eigh, "eig": la.eig, "eigvals": la.eigvals, "lu": la.lu,
-    "lstsq": lambda a: la.lstsq(a, tf.ones((a.shape[0],))), "truncated_svd": lambda a: la.truncated_svd(a, cutoff=1e-8),
-    "cholesky": la.cholesky, "inv": la.inv, "solve": lambda a: la.solve(a, tf.ones((a.shape[0],))),
-    "slogdet": la.slogdet, "expm_frechet": lambda a: la.expm_frechet(a, tf.ones(a.shape)),
+    "svd": la.svd,
+    "svdvals": la.svdvals,
+    "qr": la.qr,
+    "lq": la.lq,
+    "pinv": la.pinv,
+    "det": la.det,
+    "expm": la.expm,
+    "norm": la.norm,
+    "norm2": lambda a: la.norm(a, 2),
+    "nuc": lambda a: la.norm(a, "nuc"),
+    "eigvalsh": la.eigvalsh,
+    "eigh": la.eigh,
+    "eig": la.eig,
+    "eigvals": la.eigvals,
+    "lu": la.lu,
+    "lstsq": lambda a: la.lstsq(a, tf.ones((a.shape[0],))),
+    "truncated_svd": lambda a: la.truncated_svd(a, cutoff=1e-8),
+    "cholesky": la.cholesky,
+    "inv": la.inv,
+    "solve": lambda a: la.solve(a, tf.ones((a.shape[0],))),
+    "slogdet": la.slogdet,
+    "expm_frechet": lambda a: la.expm_frechet(a, tf.ones(a.shape)),
     "triangular_solve": lambda a: la.triangular_solve(a, tf.ones((a.shape[0], 1))),
 }
 
@@ -105,11 +187,27 @@ LINALG_ALLOWED = {"slogdet": ("zero", "pole: log|det| = -inf at an exactly singu
 
 
 #: linalg functions defined for square matrices only
-SQUARE_ONLY = {"det", "expm", "eigvalsh", "eigh", "eig", "eigvals", "cholesky", "inv", "solve", "slogdet",
-               "expm_frechet", "triangular_solve"}
+SQUARE_ONLY = {
+    "det",
+    "expm",
+    "eigvalsh",
+    "eigh",
+    "eig",
+    "eigvals",
+    "cholesky",
+    "inv",
+    "solve",
+    "slogdet",
+    "expm_frechet",
+    "triangular_solve",
+}
 # every function against every sample matrix it is defined for (square-only ones: square matrices)
-LINALG_CASES = [(name, kind) for name in sorted(LINALG) for kind, a in sorted(_matrices().items())
-                if name not in SQUARE_ONLY or a.shape[0] == a.shape[1]]
+LINALG_CASES = [
+    (name, kind)
+    for name in sorted(LINALG)
+    for kind, a in sorted(_matrices().items())
+    if name not in SQUARE_ONLY or a.shape[0] == a.shape[1]
+]
 
 
 @pytest.mark.parametrize("name,kind", LINALG_CASES)
@@ -119,7 +217,7 @@ def test_linalg_is_finite_or_a_typed_error_on_finite_input(name, kind):
         a = a + a.T
     try:
         out = LINALG[name](tf.asarray(a))
-    except la.LinalgError:       # singular / not positive definite / not converged: typed, never NaN
+    except la.LinalgError:  # singular / not positive definite / not converged: typed, never NaN
         return
     allowed = LINALG_ALLOWED.get(name, (None,))[0] == kind
     assert _finite(out) != allowed, (name, kind)

@@ -3,6 +3,7 @@ their modules (function-local imports included), and no function-local imports
 except of optional dependencies. tensor4all's subpackages have one order, written here
 (:data:`TENSOR4ALL_LAYERS`) and in docs/architecture.md (checked to agree): each imports only
 those below it. The order is drawn in docs/architecture.md."""
+
 from __future__ import annotations
 
 import ast
@@ -11,7 +12,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-OPTIONAL = {"cupy", "cupyx", "pyarrow", "matplotlib", "torch", "jax", "jaxlib", "hypothesis", "threadpoolctl", "cotengra", "distributed", "dask"}
+OPTIONAL = {
+    "cupy",
+    "cupyx",
+    "pyarrow",
+    "matplotlib",
+    "torch",
+    "jax",
+    "jaxlib",
+    "hypothesis",
+    "threadpoolctl",
+    "cotengra",
+    "distributed",
+    "dask",
+}
 
 
 def _modules(package: str) -> dict[str, Path]:
@@ -152,8 +166,13 @@ def test_no_imports_of_another_packages_private_modules(package):
     offenders = []
     for path in sorted((ROOT / package).rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
             for n in names:
                 parts = n.split(".")
                 if parts[0] in others and any(p.startswith("_") for p in parts[1:]):
@@ -164,22 +183,22 @@ def test_no_imports_of_another_packages_private_modules(package):
 #: tensor4all's subpackages (and top-level modules), bottom to top: each imports only those
 #: before it in this list. ``docs/architecture.md`` lists the same order.
 TENSOR4ALL_LAYERS = [
-    "tools",         # errors, argument checks, threads, devices, output files
-    "structured",    # structured and symmetric tensors, their dispatcher and kernels
-    "symmetry",      # public face: groups and legs
-    "sites",         # local spaces, conserved charges, Jordan-Wigner strings
-    "linalg",        # public face (structured linalg) + truncation, canonical forms, eigensolvers, Krylov
-    "operators",     # OpSum, its compilation to MPO tensors, term charges, gates
-    "lattices",      # public: lattice geometries
-    "networks",      # MPS, MPO, site chains, arithmetic, files, expectation values
-    "models",        # public: model Hamiltonians
-    "references",    # public: exact results to test against
+    "tools",  # errors, argument checks, threads, devices, output files
+    "structured",  # structured and symmetric tensors, their dispatcher and kernels
+    "symmetry",  # public face: groups and legs
+    "sites",  # local spaces, conserved charges, Jordan-Wigner strings
+    "linalg",  # public face (structured linalg) + truncation, canonical forms, eigensolvers, Krylov
+    "operators",  # OpSum, its compilation to MPO tensors, term charges, gates
+    "lattices",  # public: lattice geometries
+    "networks",  # MPS, MPO, site chains, arithmetic, files, expectation values
+    "models",  # public: model Hamiltonians
+    "references",  # public: exact results to test against
     "measurements",  # public: densities, correlations, entanglement by sector
-    "algorithms",    # the sweep engine, environments, backends; dmrg, tdvp, tebd, apply
-    "tci",           # tensor cross interpolation
-    "quantics",      # quantics grids and tensor trains
-    "scans",         # parameter scans on Dask (the package; tensor4all.scan is the function)
-    "cli",           # the command-line program
+    "algorithms",  # the sweep engine, environments, backends; dmrg, tdvp, tebd, apply
+    "tci",  # tensor cross interpolation
+    "quantics",  # quantics grids and tensor trains
+    "scans",  # parameter scans on Dask (the package; tensor4all.scan is the function)
+    "cli",  # the command-line program
     "__main__",
     "__init__",
 ]
@@ -211,15 +230,21 @@ def test_tensor4all_has_few_top_level_modules():
 
 def test_architecture_doc_lists_the_same_order():
     text = (ROOT / "docs" / "architecture.md").read_text()
-    section = text.split("## tensor4all", 1)[1].split("\n### ", 1)[0]   # its first table
-    listed = [line.split("|")[1].strip().strip("`").split("/")[0].removesuffix(".py")
-              for line in section.splitlines() if line.startswith("| `")]
+    section = text.split("## tensor4all", 1)[1].split("\n### ", 1)[0]  # its first table
+    listed = [
+        line.split("|")[1].strip().strip("`").split("/")[0].removesuffix(".py")
+        for line in section.splitlines()
+        if line.startswith("| `")
+    ]
     assert listed == TENSOR4ALL_LAYERS, listed
 
 
 @pytest.mark.parametrize("package", ["tidu", "tenferro", "tensor4all"])
 def test_no_module_over_600_lines(package):
     """A module past ~500 lines is reviewed, and split by concern before 600 (STYLE.md)."""
-    long = {str(p.relative_to(ROOT)): n for p in sorted((ROOT / package).rglob("*.py"))
-            if (n := len(p.read_text().splitlines())) > 600}
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in sorted((ROOT / package).rglob("*.py"))
+        if (n := len(p.read_text().splitlines())) > 600
+    }
     assert not long, f"split these modules by concern: {long}"

@@ -1,4 +1,5 @@
 """Issue 9: calls that used to return a silently wrong value now raise typed errors."""
+
 import numpy as np
 import pytest
 
@@ -25,17 +26,27 @@ def test_argnums_of_the_wrong_type(argnums):
 
 
 # ---- conversions of a value being differentiated ---------------------------------------
-@pytest.mark.parametrize("convert", [
-    lambda v: float(v[0]), lambda v: complex(v[0]), lambda v: int(v[0]),
-    lambda v: v[0].item(), lambda v: v.tolist(), lambda v: v.numpy(),
-], ids=["float", "complex", "int", "item", "tolist", "numpy"])
+@pytest.mark.parametrize(
+    "convert",
+    [
+        lambda v: float(v[0]),
+        lambda v: complex(v[0]),
+        lambda v: int(v[0]),
+        lambda v: v[0].item(),
+        lambda v: v.tolist(),
+        lambda v: v.numpy(),
+    ],
+    ids=["float", "complex", "int", "item", "tolist", "numpy"],
+)
 @pytest.mark.parametrize("transform", ["grad", "jvp", "jacrev", "jacfwd"])
 def test_conversion_of_a_traced_value_raises(convert, transform):
     f = lambda x: tf.sum(x) * convert(x)  # noqa: E731  (converted value would be a constant)
-    g = {"grad": lambda: tidu.grad(lambda x: tf.sum(x) * float(np.real(np.sum(convert(x)))))(X3),
-         "jvp": lambda: tidu.jvp(f, (X3,), (X3,)),
-         "jacrev": lambda: tidu.jacrev(f)(X3),
-         "jacfwd": lambda: tidu.jacfwd(f)(X3)}[transform]
+    g = {
+        "grad": lambda: tidu.grad(lambda x: tf.sum(x) * float(np.real(np.sum(convert(x)))))(X3),
+        "jvp": lambda: tidu.jvp(f, (X3,), (X3,)),
+        "jacrev": lambda: tidu.jacrev(f)(X3),
+        "jacfwd": lambda: tidu.jacfwd(f)(X3),
+    }[transform]
     with pytest.raises(tidu.TracerConversionError, match="tidu.stop_gradient"):
         g()
 
@@ -44,7 +55,7 @@ def test_the_documented_wrong_gradient_is_now_an_error_and_stop_gradient_works()
     with pytest.raises(tidu.TracerConversionError, match="stop_gradient"):
         tidu.grad(lambda x: tf.sum(x) * float(x[0]))(X3)
     g = tidu.grad(lambda x: tf.sum(x) * float(tidu.stop_gradient(x)[0]))(X3)
-    assert g.tolist() == [1.0, 1.0, 1.0]      # the stated constant: derivative dropped on purpose
+    assert g.tolist() == [1.0, 1.0, 1.0]  # the stated constant: derivative dropped on purpose
     g = tidu.grad(lambda x: tf.sum(x) * x[0])(X3)
     assert g.tolist() == [7.0, 1.0, 1.0]
 
@@ -52,6 +63,7 @@ def test_the_documented_wrong_gradient_is_now_an_error_and_stop_gradient_works()
 def test_control_flow_on_comparisons_stays_allowed():
     def f(x):
         return tf.sum(x * x) if bool(tf.sum(x) > 0) else tf.sum(x)
+
     assert tidu.grad(f)(X3).tolist() == [2.0, 4.0, 6.0]
     _, t = tidu.jvp(lambda x: x * 2.0 if bool(x[0] > 0) else x, (X3,), (X3,))
     assert t.tolist() == [2.0, 4.0, 6.0]

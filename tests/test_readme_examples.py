@@ -15,6 +15,7 @@ No block is skipped, except by a marker in its info string; the markers in use a
 Keep the markers few: a fragment or a slow example is fixed in README.md, not marked here.
 :func:`code_blocks` takes any Markdown file, for a docs site to reuse.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -43,10 +44,10 @@ class CodeBlock:
     """One fenced code block of a Markdown file."""
 
     path: Path
-    line: int           # 1-based line of the opening fence
-    language: str       # the info string's first word, lower case ("" when none)
-    markers: tuple      # the info string's other words
-    code: str           # the content, its fence's indentation removed
+    line: int  # 1-based line of the opening fence
+    language: str  # the info string's first word, lower case ("" when none)
+    markers: tuple  # the info string's other words
+    code: str  # the content, its fence's indentation removed
 
     @property
     def id(self) -> str:
@@ -81,17 +82,28 @@ def code_blocks(path, languages=None) -> list[CodeBlock]:
         i += 1
         while i < len(lines):
             close = _FENCE.match(lines[i])
-            if (close is not None and close["fence"][0] == fence[0] and len(close["fence"]) >= len(fence)
-                    and not close["info"].strip()):
+            if (
+                close is not None
+                and close["fence"][0] == fence[0]
+                and len(close["fence"]) >= len(fence)
+                and not close["info"].strip()
+            ):
                 break
             line = lines[i]
-            body.append(line[len(indent):] if line.startswith(indent) else line.lstrip())
+            body.append(line[len(indent) :] if line.startswith(indent) else line.lstrip())
             i += 1
         i += 1
         language = words[0].lower() if words else ""
         if languages is None or language in languages:
-            blocks.append(CodeBlock(path, start + 1, language, tuple(w.lower() for w in words[1:]),
-                                    textwrap.dedent("\n".join(body)) + "\n"))
+            blocks.append(
+                CodeBlock(
+                    path,
+                    start + 1,
+                    language,
+                    tuple(w.lower() for w in words[1:]),
+                    textwrap.dedent("\n".join(body)) + "\n",
+                )
+            )
     return blocks
 
 
@@ -118,15 +130,15 @@ if n < 1:
 def _gpu_unavailable() -> str | None:
     """Why a GPU block cannot run here, or None: asked of a fresh interpreter, as the blocks run
     (this process may hold a stand-in for CuPy, ``--placement fakegpu``)."""
-    proc = subprocess.run([sys.executable, "-c", _GPU_PROBE], env=_environment(), capture_output=True, text=True,
-                          timeout=TIMEOUT_S)
+    proc = subprocess.run(
+        [sys.executable, "-c", _GPU_PROBE], env=_environment(), capture_output=True, text=True, timeout=TIMEOUT_S
+    )
     return None if proc.returncode == 0 else (proc.stderr.strip().splitlines() or ["CuPy probe failed"])[-1]
 
 
 def _environment() -> dict:
     env = dict(os.environ)
-    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               PYTHONHASHSEED="0", MPLBACKEND="Agg")
+    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONHASHSEED="0", MPLBACKEND="Agg")
     # the package from this checkout, whatever the working directory
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     return env
@@ -142,8 +154,7 @@ def run_block(block: CodeBlock, cwd: Path, timeout: float = TIMEOUT_S) -> subpro
         script = cwd / "readme_example.py"
         command = [sys.executable, str(script)]
     script.write_text(block.code, encoding="utf-8")
-    return subprocess.run(command, cwd=cwd, env=_environment(), capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(command, cwd=cwd, env=_environment(), capture_output=True, text=True, timeout=timeout)
 
 
 BLOCKS = python_blocks()
@@ -171,16 +182,19 @@ def test_readme_example(block: CodeBlock, tmp_path: Path):
         pytest.fail(f"{block.id}: still running after {TIMEOUT_S} s; a README example should be quick")
     if proc.returncode != 0:
         how = "doctest" if block.is_doctest else "script"
-        pytest.fail(f"{block.id} ({how}) exited with {proc.returncode} (line n of the script or doctest is line "
-                    f"{block.line} + n of {block.path.name})\n"
-                    f"--- stdout (tail) ---\n{_tail(proc.stdout)}\n--- stderr (tail) ---\n{_tail(proc.stderr)}",
-                    pytrace=False)
+        pytest.fail(
+            f"{block.id} ({how}) exited with {proc.returncode} (line n of the script or doctest is line "
+            f"{block.line} + n of {block.path.name})\n"
+            f"--- stdout (tail) ---\n{_tail(proc.stdout)}\n--- stderr (tail) ---\n{_tail(proc.stderr)}",
+            pytrace=False,
+        )
 
 
 def test_code_blocks_parser(tmp_path: Path):
     """The extractor: indented fences in list items, tildes, longer fences, info strings, prompts."""
     md = tmp_path / "doc.md"
-    md.write_text(textwrap.dedent("""\
+    md.write_text(
+        textwrap.dedent("""\
         text
         ```python
         x = 1
@@ -207,11 +221,18 @@ def test_code_blocks_parser(tmp_path: Path):
         >>> print(3)
         3
         ```
-        """), encoding="utf-8")
+        """),
+        encoding="utf-8",
+    )
     blocks = code_blocks(md)
     assert [(b.line, b.language, b.markers) for b in blocks] == [
-        (2, "python", ()), (7, "python", ("gpu",)), (11, "py", ()), (16, "bash", ()), (19, "pycon", ()),
-        (23, "python", ())]
+        (2, "python", ()),
+        (7, "python", ("gpu",)),
+        (11, "py", ()),
+        (16, "bash", ()),
+        (19, "pycon", ()),
+        (23, "python", ()),
+    ]
     assert blocks[1].code == "if x:\n    y = 2\n"
     assert blocks[2].code == "```\ninner\n```\n"
     assert [b.is_doctest for b in blocks] == [False, False, False, False, True, True]

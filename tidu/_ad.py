@@ -9,6 +9,7 @@
 * :func:`backward_pass` transposes a linear graph, summing fan-out cotangents with
   the value type's own ``add``. Reverse mode is linearize then transpose.
 """
+
 from __future__ import annotations
 
 import threading
@@ -252,6 +253,5 @@ def _check_transpose_result(prim: Primitive, inputs: Sequence[Var], cts_in: Any,
         got = aval_of(c)
         if got != v.aval:
             raise RuleError(
-                f"transpose rule of '{prim.name}' returned a cotangent of type {got} for argument {i} "
-                f"of type {v.aval}"
+                f"transpose rule of '{prim.name}' returned a cotangent of type {got} for argument {i} of type {v.aval}"
             )

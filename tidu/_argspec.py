@@ -2,6 +2,7 @@
 position and by name, each completed from the other through the signature, as
 JAX's ``jit`` does), and leaves of the arguments and outputs in words for error
 messages. Used by :mod:`._staging`."""
+
 from __future__ import annotations
 
 import inspect
@@ -26,12 +27,31 @@ class ArgSpec:
     exception class); an argument both static and donated is an error there, or,
     for a negative index of a function taking ``*args``, when it is called."""
 
-    __slots__ = ("static_nums", "static_names", "donate_nums", "donate_names", "_where", "_error",
-                 "_positional", "_keyword", "_pos_only", "_open_pos", "_open_kw")
+    __slots__ = (
+        "static_nums",
+        "static_names",
+        "donate_nums",
+        "donate_names",
+        "_where",
+        "_error",
+        "_positional",
+        "_keyword",
+        "_pos_only",
+        "_open_pos",
+        "_open_kw",
+    )
 
-    def __init__(self, fun: Callable[..., Any], where: str, error: type[Exception], *,
-                 static_argnums: Any = None, static_argnames: Any = None, donate_argnums: Any = None,
-                 donate_argnames: Any = None):
+    def __init__(
+        self,
+        fun: Callable[..., Any],
+        where: str,
+        error: type[Exception],
+        *,
+        static_argnums: Any = None,
+        static_argnames: Any = None,
+        donate_argnums: Any = None,
+        donate_argnames: Any = None,
+    ):
         self._where, self._error = where, error
         try:
             params = list(inspect.signature(fun).parameters.values())
@@ -46,11 +66,14 @@ class ArgSpec:
         self.static_nums, self.static_names = self._complete(static_argnums, static_argnames, "static")
         self.donate_nums, self.donate_names = self._complete(donate_argnums, donate_argnames, "donate")
         both = sorted(set(self.static_nums) & set(self.donate_nums)) or sorted(
-            set(self.static_names) & set(self.donate_names))
+            set(self.static_names) & set(self.donate_names)
+        )
         if both:
-            raise error(f"{where}: an argument cannot be both static and donated ({both[0]!r} is in both; "
-                        f"static_argnums={static_argnums!r}, donate_argnums={donate_argnums!r}, "
-                        f"static_argnames={static_argnames!r}, donate_argnames={donate_argnames!r})")
+            raise error(
+                f"{where}: an argument cannot be both static and donated ({both[0]!r} is in both; "
+                f"static_argnums={static_argnums!r}, donate_argnums={donate_argnums!r}, "
+                f"static_argnames={static_argnames!r}, donate_argnames={donate_argnames!r})"
+            )
 
     @property
     def donates(self) -> bool:
@@ -58,12 +81,15 @@ class ArgSpec:
 
     def _complete(self, nums: Any, names: Any, kind: str) -> tuple[tuple[int, ...], tuple[str, ...]]:
         n_set = set(self._nums(nums, f"{kind}_argnums"))
-        if not self._open_pos:   # a fixed number of positional parameters: -1 is the last of them
+        if not self._open_pos:  # a fixed number of positional parameters: -1 is the last of them
             n_set = {i + len(self._positional) if i < 0 else i for i in n_set}
         s_set = set(self._names(names, f"{kind}_argnames"))
         n_set |= {self._positional.index(s) for s in s_set if s in self._positional}
-        s_set |= {self._positional[i] for i in n_set
-                  if 0 <= i < len(self._positional) and self._positional[i] not in self._pos_only}
+        s_set |= {
+            self._positional[i]
+            for i in n_set
+            if 0 <= i < len(self._positional) and self._positional[i] not in self._pos_only
+        }
         return tuple(sorted(n_set)), tuple(sorted(s_set))
 
     def _nums(self, x: Any, what: str) -> tuple[int, ...]:
@@ -78,13 +104,17 @@ class ArgSpec:
                 t = (x,)
         bad = [i for i in t if type(i) is not int]
         if bad:
-            raise self._error(f"{self._where}: {what} must be an int, a sequence of ints or None, got {x!r} "
-                              f"(contains {bad[0]!r} of type {type(bad[0]).__name__})")
+            raise self._error(
+                f"{self._where}: {what} must be an int, a sequence of ints or None, got {x!r} "
+                f"(contains {bad[0]!r} of type {type(bad[0]).__name__})"
+            )
         n = len(self._positional)
         for i in t:
             if not self._open_pos and not -n <= i < n:
-                raise self._error(f"{self._where}: {what} contains {i}, but the function takes {n} positional "
-                                  f"argument{'s' if n != 1 else ''} ({', '.join(self._positional) or 'none'})")
+                raise self._error(
+                    f"{self._where}: {what} contains {i}, but the function takes {n} positional "
+                    f"argument{'s' if n != 1 else ''} ({', '.join(self._positional) or 'none'})"
+                )
         return t
 
     def _names(self, x: Any, what: str) -> tuple[str, ...]:
@@ -99,13 +129,17 @@ class ArgSpec:
                 t = (x,)
         bad = [s for s in t if not isinstance(s, str)]
         if bad:
-            raise self._error(f"{self._where}: {what} must be a str, a sequence of str or None, got {x!r} "
-                              f"(contains {bad[0]!r} of type {type(bad[0]).__name__})")
+            raise self._error(
+                f"{self._where}: {what} must be a str, a sequence of str or None, got {x!r} "
+                f"(contains {bad[0]!r} of type {type(bad[0]).__name__})"
+            )
         for s in t:
             if not self._open_kw and s not in self._keyword and s not in self._positional:
                 names = ", ".join([*self._positional, *sorted(self._keyword - set(self._positional))]) or "none"
-                raise self._error(f"{self._where}: {what} contains {s!r}, which is not a parameter of the "
-                                  f"function (its parameters: {names})")
+                raise self._error(
+                    f"{self._where}: {what} contains {s!r}, which is not a parameter of the "
+                    f"function (its parameters: {names})"
+                )
         return t
 
     def static_positions(self, nargs: int, error: type[Exception]) -> set[int]:
@@ -118,8 +152,10 @@ class ArgSpec:
             if 0 <= j < nargs:
                 pos.add(j)
             elif not 0 <= i < len(self._positional):
-                raise error(f"{self._where}: static_argnums contains {i}, but the function was called with "
-                            f"{nargs} positional argument{'s' if nargs != 1 else ''}")
+                raise error(
+                    f"{self._where}: static_argnums contains {i}, but the function was called with "
+                    f"{nargs} positional argument{'s' if nargs != 1 else ''}"
+                )
         return pos
 
     def donate_positions(self, nargs: int, static_pos: set[int]) -> set[int]:
@@ -130,9 +166,11 @@ class ArgSpec:
         pos = {i + nargs if i < 0 else i for i in self.donate_nums} & set(range(nargs))
         both = sorted(pos & static_pos)
         if both:
-            raise self._error(f"{self._where}: an argument cannot be both static and donated (called with {nargs} "
-                              f"positional argument{'s' if nargs != 1 else ''}, {self.label(both[0])} is both; "
-                              f"static_argnums={self.static_nums!r}, donate_argnums={self.donate_nums!r})")
+            raise self._error(
+                f"{self._where}: an argument cannot be both static and donated (called with {nargs} "
+                f"positional argument{'s' if nargs != 1 else ''}, {self.label(both[0])} is both; "
+                f"static_argnums={self.static_nums!r}, donate_argnums={self.donate_nums!r})"
+            )
         return pos
 
     def label(self, j: int) -> str:
@@ -159,4 +197,3 @@ def describe_leaf(parts: tuple, i: int) -> str:
 def describe_output(tree: PyTreeDef, i: int) -> str:
     """Leaf ``i`` of an output of structure ``tree`` in words."""
     return "the output" if tree.node is None else f"output leaf {i} (output structure {tree})"
-

@@ -15,19 +15,14 @@ transformation's rules on the outer one's tracers. The value type moves and inse
 through its :class:`VSpace` (``ndim``, ``axis_size``, ``unbatched_aval``, ``move_axis``,
 ``broadcast_axis``), so tidu knows nothing of arrays.
 """
+
 from __future__ import annotations
 
 import numbers
 from typing import Any, Callable, Sequence
 
 from ._core import Primitive, Trace, new_trace
-from ._errors import (
-    InvalidArgumentError,
-    MissingRuleError,
-    RuleError,
-    UnbatchableError,
-    UnregisteredTypeError,
-)
+from ._errors import InvalidArgumentError, MissingRuleError, RuleError, UnbatchableError, UnregisteredTypeError
 from ._pytree import PyTreeDef, tree_flatten, tree_unflatten
 from ._tracer import Tracer, aval_of, vspace_of
 from ._vspace import vspace_of_aval
@@ -84,12 +79,15 @@ class BatchTrace(Trace):
         if rule is None:
             raise MissingRuleError(
                 f"vmap: primitive '{prim.name}' has no batching rule, so a function that applies it cannot be "
-                "vectorized (register one with Primitive.def_batch; meanwhile map with a Python loop)")
+                "vectorized (register one with Primitive.def_batch; meanwhile map with a Python loop)"
+            )
         out, out_dims = rule(self.axis_size, vals, dims, **params)
         if prim.multiple_results:
             if len(out) != len(out_dims):
-                raise RuleError(f"vmap: the batching rule of '{prim.name}' returned {len(out)} results but "
-                                f"{len(out_dims)} batch axes")
+                raise RuleError(
+                    f"vmap: the batching rule of '{prim.name}' returned {len(out)} results but "
+                    f"{len(out_dims)} batch axes"
+                )
             return [self._wrap(o, d) for o, d in zip(out, out_dims)]
         return self._wrap(out, out_dims)
 
@@ -123,8 +121,10 @@ def _prefix_axes(axes: Any, tree: PyTreeDef, what: str, path: str) -> list:
         return [axes] * tree.num_leaves
     if isinstance(axes, (tuple, list)) and tree.node in (tuple, list):
         if len(axes) != len(tree.children):
-            raise InvalidArgumentError(f"vmap: {what}{path} has {len(axes)} entries but the value there has "
-                                       f"{len(tree.children)}; give one axis (int or None) per entry or one for all")
+            raise InvalidArgumentError(
+                f"vmap: {what}{path} has {len(axes)} entries but the value there has "
+                f"{len(tree.children)}; give one axis (int or None) per entry or one for all"
+            )
         out: list = []
         for k, (ax, child) in enumerate(zip(axes, tree.children)):
             out += _prefix_axes(ax, child, what, f"{path}[{k}]")
@@ -132,15 +132,17 @@ def _prefix_axes(axes: Any, tree: PyTreeDef, what: str, path: str) -> list:
     if isinstance(axes, dict) and tree.node is dict:
         keys = list(tree.aux)
         if sorted(axes) != sorted(keys):
-            raise InvalidArgumentError(f"vmap: {what}{path} has keys {sorted(axes)} but the value there has "
-                                       f"{sorted(keys)}")
+            raise InvalidArgumentError(
+                f"vmap: {what}{path} has keys {sorted(axes)} but the value there has {sorted(keys)}"
+            )
         out = []
         for key, child in zip(keys, tree.children):
             out += _prefix_axes(axes[key], child, what, f"{path}[{key!r}]")
         return out
     raise InvalidArgumentError(
         f"vmap: {what}{path} must be an int, None, or a tuple/list/dict prefix of the value's structure; got "
-        f"{axes!r} for a value of structure {tree}")
+        f"{axes!r} for a value of structure {tree}"
+    )
 
 
 def _normalize(axis: int, ndim: int, what: str) -> int:
@@ -164,16 +166,19 @@ def _arg_labels(tree: PyTreeDef, ktree: PyTreeDef | None) -> list[str]:
     """Each input leaf named for a message: ``argument 1``, ``argument 0[2]``, ``keyword argument 'b'``."""
     labels = [f"argument {i}{p}" for i, child in enumerate(tree.children) for p in _leaf_paths(child)]
     if ktree is not None:
-        labels += [f"keyword argument {key!r}{p}" for key, child in zip(ktree.aux, ktree.children)
-                   for p in _leaf_paths(child)]
+        labels += [
+            f"keyword argument {key!r}{p}" for key, child in zip(ktree.aux, ktree.children) for p in _leaf_paths(child)
+        ]
     return labels
 
 
 def _constant_fix(in_axes: Any, nargs: int, label: str) -> str:
     """How to pass the argument of ``label`` as a constant (its ``in_axes`` entry None)."""
     if not label.startswith("argument "):
-        return ("pass it positionally with in_axes=None for it, or bind it with functools.partial, to use it "
-                "unchanged in every example")
+        return (
+            "pass it positionally with in_axes=None for it, or bind it with functools.partial, to use it "
+            "unchanged in every example"
+        )
     i = int(label.split()[1].split("[")[0])
     if nargs == 1 or in_axes is None:
         return "pass in_axes=None and axis_size=<number of examples> to use it unchanged in every example"
@@ -204,16 +209,19 @@ def _unmappable(x: Any, ax: int, label: str, why: str, fix: str, tree: PyTreeDef
     what, axis = "it", f"axis {ax}"
     if label.startswith("keyword "):
         axis += " (keyword arguments are always mapped over their axis 0, as in JAX)"
-    elif "[" in label:     # a leaf of a container argument
+    elif "[" in label:  # a leaf of a container argument
         arg = label.split("[")[0]
         node = tree.children[int(arg.split()[1])].node
         if node in (list, tuple):
             what = arg
-            why += (f"; {arg} is {_an(node.__name__)}, and vmap maps each of its entries separately, not the "
-                    f"{node.__name__} as one array")
+            why += (
+                f"; {arg} is {_an(node.__name__)}, and vmap maps each of its entries separately, not the "
+                f"{node.__name__} as one array"
+            )
     return UnbatchableError(
         f"vmap: {label} is {_an(type(x).__name__)}, which vmap cannot map over {axis}: {why}. Convert {what} to "
-        f"a tensor of a registered type (e.g. tenferro.asarray(...)) to map over it, or {fix}")
+        f"a tensor of a registered type (e.g. tenferro.asarray(...)) to map over it, or {fix}"
+    )
 
 
 def _output(val: Any, label: str, flat: list, size: int) -> tuple[Any, Any]:
@@ -225,8 +233,10 @@ def _output(val: Any, label: str, flat: list, size: int) -> tuple[Any, Any]:
     t = type(val).__name__
     if not isinstance(val, numbers.Number):
         reason = "" if why.startswith("no vector space") else f" ({why})"
-        raise UnbatchableError(f"vmap's {label} is {_an(t)}{reason}; vmap returns tensors and numbers (stacked along "
-                               f"out_axes): return a tensor, or build the {t} outside the vmapped function")
+        raise UnbatchableError(
+            f"vmap's {label} is {_an(t)}{reason}; vmap returns tensors and numbers (stacked along "
+            f"out_axes): return a tensor, or build the {t} outside the vmapped function"
+        )
     for x in flat:
         host, a, _, _ = _batchable(x)
         if host is None:
@@ -239,7 +249,8 @@ def _output(val: Any, label: str, flat: list, size: int) -> tuple[Any, Any]:
     raise UnbatchableError(
         f"vmap's {label} is the {t} {val!r}, the same for all {size} examples, and no argument's type can hold "
         "a number to broadcast it (VSpace.scalar); return a tensor, or pass out_axes=None for it to return it "
-        "unchanged")
+        "unchanged"
+    )
 
 
 def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None) -> Callable:
@@ -266,7 +277,7 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size: 
         flat, tree = tree_flatten(args)
         axes = _prefix_axes(in_axes, tree, "in_axes", "")
         npos, ktree = len(flat), None
-        if kwargs:                                # mapped over axis 0, as in JAX
+        if kwargs:  # mapped over axis 0, as in JAX
             kflat, ktree = tree_flatten(kwargs)
             flat, axes = flat + kflat, axes + [0] * len(kflat)
 
@@ -281,20 +292,23 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size: 
             if vs is None:
                 raise _unmappable(x, ax, label(k), why, _constant_fix(in_axes, len(args), label(k)), tree)
             if k >= npos and ndim == 0:
-                raise UnbatchableError(f"vmap: {label(k)} has no axes, but keyword arguments are always mapped over "
-                                       f"their axis 0 (as in JAX); {_constant_fix(in_axes, len(args), label(k))}")
+                raise UnbatchableError(
+                    f"vmap: {label(k)} has no axes, but keyword arguments are always mapped over "
+                    f"their axis 0 (as in JAX); {_constant_fix(in_axes, len(args), label(k))}"
+                )
             if not -ndim <= ax < ndim:
-                _normalize(ax, ndim, f"in_axes entry for {label(k)}:")    # raises, naming the argument
+                _normalize(ax, ndim, f"in_axes entry for {label(k)}:")  # raises, naming the argument
             axes[k] = ax = ax % ndim
             sizes[k] = vs.axis_size(a, ax)
         found = set(sizes.values())
         if len(found) > 1:
             named = ", ".join(f"{label(k)}: {n}" for k, n in sizes.items())
-            raise InvalidArgumentError(f"vmap got inconsistent sizes for the mapped axis ({named}); every mapped "
-                                       "argument needs the same extent along its mapped axis")
+            raise InvalidArgumentError(
+                f"vmap got inconsistent sizes for the mapped axis ({named}); every mapped "
+                "argument needs the same extent along its mapped axis"
+            )
         if axis_size is not None and found and found != {axis_size}:
-            raise InvalidArgumentError(f"vmap: axis_size={axis_size} but the mapped arguments have size "
-                                       f"{found.pop()}")
+            raise InvalidArgumentError(f"vmap: axis_size={axis_size} but the mapped arguments have size {found.pop()}")
         if not found and axis_size is None:
             raise InvalidArgumentError("vmap: no argument is mapped (in_axes all None), so give axis_size")
         size = found.pop() if found else axis_size
@@ -309,8 +323,10 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size: 
                 val, d = (o.val, o.bdim) if type(o) is BatchTracer and o._trace is trace else (o, None)
                 if oa is None:
                     if d is not None:
-                        raise InvalidArgumentError("vmap: out_axes is None for an output that depends on a mapped "
-                                                   "input (it differs between examples)")
+                        raise InvalidArgumentError(
+                            "vmap: out_axes is None for an output that depends on a mapped "
+                            "input (it differs between examples)"
+                        )
                     res.append(val)
                     continue
                 if d is None:

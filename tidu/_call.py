@@ -20,6 +20,7 @@ every transformation as JAX's ``pjit`` does:
 Derived graphs are cached on the :class:`ClosedCall`, so a function differentiated
 in a loop is split and compiled once.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Sequence
@@ -105,16 +106,27 @@ class ClosedCall:
         constvars = [v for i, v in enumerate(lin.constvars) if i not in traced_set]
         consts = [c for i, c in enumerate(lin.consts) if i not in traced_set]
         out_nonzero = tuple(type(v) is not Zero for v in lin.outvars)
-        lin_graph = Graph(res_vars + list(lin.invars), constvars, consts, list(lin.eqns),
-                          [v for v in lin.outvars if type(v) is not Zero])
+        lin_graph = Graph(
+            res_vars + list(lin.invars),
+            constvars,
+            consts,
+            list(lin.eqns),
+            [v for v in lin.outvars if type(v) is not Zero],
+        )
         n_out = len(fwd_graph.outvars) - len(res_vars)
         assert n_out == len(graph.outvars) and len(lin.invars) == sum(nonzero) <= n_in
-        hit = (ClosedCall(fwd_graph, self.compiler, f"{self.name}.fwd"),
-               ClosedCall(lin_graph, self.compiler, f"{self.name}.lin"), n_out, out_nonzero)
+        hit = (
+            ClosedCall(fwd_graph, self.compiler, f"{self.name}.fwd"),
+            ClosedCall(lin_graph, self.compiler, f"{self.name}.lin"),
+            n_out,
+            out_nonzero,
+        )
         self._jvp[nonzero] = hit
         return hit
 
-    def transposed(self, undefined: tuple[bool, ...], ct_nonzero: tuple[bool, ...]) -> tuple["ClosedCall", tuple[bool, ...]]:
+    def transposed(
+        self, undefined: tuple[bool, ...], ct_nonzero: tuple[bool, ...]
+    ) -> tuple["ClosedCall", tuple[bool, ...]]:
         """The transpose of this graph in its ``undefined`` inputs: a call
         ``(*defined_inputs, *nonzero_cotangents) -> nonzero input cotangents`` and
         which undefined inputs get a nonzero cotangent."""
@@ -129,11 +141,16 @@ class ClosedCall:
         box: list = []
 
         def transpose(*args: Any) -> list:
-            defined, cts = args[:len(defined_vars)], list(args[len(defined_vars):])
+            defined, cts = args[: len(defined_vars)], list(args[len(defined_vars) :])
             it = iter(cts)
             full_cts = [next(it) if nz else Zero(v.aval) for v, nz in zip(outvars, ct_nonzero)]
-            partial = Graph(linear_vars, list(graph.constvars) + defined_vars, list(graph.consts) + list(defined),
-                            graph.eqns, list(outvars))
+            partial = Graph(
+                linear_vars,
+                list(graph.constvars) + defined_vars,
+                list(graph.consts) + list(defined),
+                graph.eqns,
+                list(outvars),
+            )
             cts_in = backward_pass(partial, full_cts)
             box.append(tuple(type(c) is not Zero for c in cts_in))
             return [c for c in cts_in if type(c) is not Zero]
@@ -187,8 +204,9 @@ def _call_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *, fn:
     hit = fn._batched.get(key)
     if hit is None:
         run = vmap(lambda *xs: fn.graph.eval_flat(*xs), in_axes=tuple(dims), out_axes=0, axis_size=axis_size)
-        hit = fn._batched[key] = ClosedCall(make_graph(lambda *xs: run(*xs), *args), fn.compiler,
-                                            name=f"vmap({fn.name})")
+        hit = fn._batched[key] = ClosedCall(
+            make_graph(lambda *xs: run(*xs), *args), fn.compiler, name=f"vmap({fn.name})"
+        )
     outs = call_p.bind(*args, fn=hit)
     return outs, [0] * len(outs)
 
@@ -224,8 +242,7 @@ def inline_calls(graph: Graph) -> Graph:
     to inline."""
     if not any(e.prim is call_p for e in graph.eqns):
         return graph
-    out = Graph(list(graph.invars), list(graph.constvars), list(graph.consts), [], [],
-                graph.in_tree, graph.out_tree)
+    out = Graph(list(graph.invars), list(graph.constvars), list(graph.consts), [], [], graph.in_tree, graph.out_tree)
     env: dict[Var, Any] = {v: v for v in (*graph.invars, *graph.constvars)}
     _splice(graph, env, out, fresh=False)
     out.outvars = [v if type(v) is Zero else env[v] for v in graph.outvars]
@@ -272,4 +289,3 @@ def _materialize_zero_uses(graph: Graph) -> Graph:
             ins.append(v)
         eqns.append(Eqn(e.prim, ins, e.params, e.outputs))
     return Graph(list(graph.invars), constvars, consts, eqns, list(graph.outvars), graph.in_tree, graph.out_tree)
-

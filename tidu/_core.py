@@ -14,15 +14,13 @@ are only comparable within a thread. A tracer belongs to the thread whose
 transformation created it; using it from another thread raises
 :class:`UnexpectedTracerError`.
 """
+
 from __future__ import annotations
 
 import threading
 from typing import Any, Callable, Sequence
 
-from ._errors import (
-    MissingRuleError,
-    NonDifferentiableError,
-    UnexpectedTracerError)
+from ._errors import MissingRuleError, NonDifferentiableError, UnexpectedTracerError
 from ._tracer import Tracer, aval_of
 from ._vspace import vspace_of_aval
 from ._zero import Zero, instantiate
@@ -51,8 +49,17 @@ class Primitive:
     """
 
     __slots__ = (
-        "name", "multiple_results", "impl", "abstract_eval", "jvp_rule",
-        "transpose_rule", "batch_rule", "linear", "differentiable", "zero_derivative", "nondiff_reason",
+        "name",
+        "multiple_results",
+        "impl",
+        "abstract_eval",
+        "jvp_rule",
+        "transpose_rule",
+        "batch_rule",
+        "linear",
+        "differentiable",
+        "zero_derivative",
+        "nondiff_reason",
         "__weakref__",
     )
 
@@ -170,12 +177,14 @@ class Primitive:
         prim = self
 
         if zero_tangent:
+
             def jvp(primals, tangents, **params):
                 out = prim.bind(*primals, **params)
                 if prim.multiple_results:
                     return out, [Zero.like(o) for o in out]
                 return out, Zero.like(out)
         else:
+
             def jvp(primals, tangents, **params):
                 raise NonDifferentiableError(
                     f"primitive '{prim.name}' is not differentiable" + (f": {reason}" if reason else "")

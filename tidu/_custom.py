@@ -7,6 +7,7 @@ linearization the rule's tangent work is staged like any other, so reverse mode
 of a ``custom_jvp`` function transposes the user's JVP, and a ``custom_vjp``
 function stages one linear primitive whose transpose is the user's ``bwd``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -213,8 +214,15 @@ def custom_vjp_process(trace, fn: custom_vjp, args: tuple) -> Any:
     res_flat, res_tree = tree_flatten(residuals)
     t_in = [t for (_, t), h in zip(pairs, has_tangent) if h]
     t_out = custom_vjp_lin_p.bind(
-        *res_flat, *t_in, fn=fn, n_res=len(res_flat), res_tree=res_tree, in_tree=in_tree,
-        out_tree=out_tree, has_tangent=has_tangent, out_avals=tuple(_tangent_aval(o) for o in out_flat),
+        *res_flat,
+        *t_in,
+        fn=fn,
+        n_res=len(res_flat),
+        res_tree=res_tree,
+        in_tree=in_tree,
+        out_tree=out_tree,
+        has_tangent=has_tangent,
+        out_avals=tuple(_tangent_aval(o) for o in out_flat),
     )
     return tree_unflatten(out_tree, [trace.pure_or_wrap(o, t) for o, t in zip(out_flat, t_out)])
 
@@ -366,8 +374,7 @@ def checkpoint_process(trace, graph: Graph, args: list) -> list:
     out = graph.eval_flat(*primals)
     t_in = [t for (_, t), h in zip(pairs, has_tangent) if h]
     t_out = remat_lin_p.bind(
-        *primals, *t_in, graph=graph, has_tangent=has_tangent,
-        out_avals=tuple(_tangent_aval(o) for o in out),
+        *primals, *t_in, graph=graph, has_tangent=has_tangent, out_avals=tuple(_tangent_aval(o) for o in out)
     )
     return [trace.pure_or_wrap(o, t) for o, t in zip(out, t_out)]
 
@@ -424,6 +431,7 @@ def _flat(fun: Callable[..., Any], in_tree: Any, out_tree_box: list) -> Callable
         out_flat, out_tree = tree_flatten(fun(*tree_unflatten(in_tree, leaves)))
         out_tree_box[:] = [out_tree]
         return out_flat
+
     return flat
 
 
@@ -474,7 +482,7 @@ def custom_vjp_batch(trace: BatchTrace, fn: custom_vjp, args: tuple) -> Any:
             return flat
 
         per = vmap(example_bwd, in_axes=0, out_axes=0, axis_size=size)(list(res), list(cts))
-        out = []   # the cotangent of a shared (unmapped) leaf is the sum over the examples
+        out = []  # the cotangent of a shared (unmapped) leaf is the sum over the examples
         for ct, d in zip(per, dims):
             if ct is None:
                 out.append(None)

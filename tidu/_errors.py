@@ -1,4 +1,5 @@
 """Exceptions raised by tidu. Every error derives from :class:`TiduError`."""
+
 from __future__ import annotations
 
 __all__ = [

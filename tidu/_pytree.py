@@ -4,6 +4,7 @@ Containers are tuples, lists, dicts (keys sorted), ``None`` (a node with no
 children, as in JAX) and any type registered with :func:`register_pytree_node`.
 Everything else is a leaf.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Hashable, Iterable, NamedTuple
@@ -41,8 +42,9 @@ def register_pytree_node(
     ``unflatten(aux, children) -> node``.
     """
     if not isinstance(nodetype, type):
-        raise InvalidArgumentError(f"register_pytree_node: nodetype must be a class, got {nodetype!r} of type "
-                                   f"{type(nodetype).__name__}")
+        raise InvalidArgumentError(
+            f"register_pytree_node: nodetype must be a class, got {nodetype!r} of type {type(nodetype).__name__}"
+        )
     for name, fn in (("flatten", flatten), ("unflatten", unflatten)):
         if not callable(fn):
             raise InvalidArgumentError(f"register_pytree_node: {name} must be callable, got {fn!r}")
@@ -155,8 +157,6 @@ def tree_map(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:
     for i, r in enumerate(rest):
         rl, rdef = tree_flatten(r)
         if rdef != treedef:
-            raise TreeStructureError(
-                f"tree_map: argument {i + 1} has structure {rdef}, expected {treedef}"
-            )
+            raise TreeStructureError(f"tree_map: argument {i + 1} has structure {rdef}, expected {treedef}")
         others.append(rl)
     return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])

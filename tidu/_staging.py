@@ -14,6 +14,7 @@ and names completed from each other through the signature, as JAX does). What a
 donated buffer may be is the value library's business: a *donor* (see
 :class:`Donation`) decides, per call, which buffers the program may take.
 """
+
 from __future__ import annotations
 
 import collections
@@ -76,8 +77,15 @@ mark the donated leaves consumed."""
 class _Entry:
     __slots__ = ("call", "out_tree", "out_static", "graph", "donate", "_run")
 
-    def __init__(self, call: ClosedCall, out_tree: PyTreeDef, out_static: tuple, graph: Graph,
-                 donate: tuple[bool, ...], compiler: Callable[..., Any]):
+    def __init__(
+        self,
+        call: ClosedCall,
+        out_tree: PyTreeDef,
+        out_static: tuple,
+        graph: Graph,
+        donate: tuple[bool, ...],
+        compiler: Callable[..., Any],
+    ):
         self.call = call
         self.out_tree = out_tree
         self.out_static = out_static  # ((flat output index, Python scalar), ...)
@@ -103,12 +111,12 @@ class _Split(NamedTuple):
 
     leaves: list
     tree: PyTreeDef
-    mask: tuple[bool, ...]          # leaf is static (keyed by value)
-    statics: tuple                  # static arguments: ("arg", j, value) / ("kw", name, value)
+    mask: tuple[bool, ...]  # leaf is static (keyed by value)
+    statics: tuple  # static arguments: ("arg", j, value) / ("kw", name, value)
     key_leaves: tuple
-    donate: tuple[bool, ...]        # per dynamic leaf; () when nothing is donated
-    converted: tuple[bool, ...]     # per dynamic leaf
-    origin: tuple                   # (args, static positions, dynamic kwargs): for messages only
+    donate: tuple[bool, ...]  # per dynamic leaf; () when nothing is donated
+    converted: tuple[bool, ...]  # per dynamic leaf
+    origin: tuple  # (args, static positions, dynamic kwargs): for messages only
 
 
 def _is_scalar(x: Any) -> bool:
@@ -163,8 +171,10 @@ class StagedFunction:
         if not callable(fun):
             raise arg_error(f"{what}: expected a callable, got {type(fun).__name__}")
         if maxsize is not None and (type(maxsize) is not int or maxsize < 0):
-            raise arg_error(f"{what}: maxsize must be a non-negative int (the number of signatures cached) "
-                            f"or None (unbounded), got {maxsize!r}")
+            raise arg_error(
+                f"{what}: maxsize must be a non-negative int (the number of signatures cached) "
+                f"or None (unbounded), got {maxsize!r}"
+            )
         self.fun = fun
         self.compiler = compiler
         self._to_leaf = to_leaf
@@ -178,9 +188,15 @@ class StagedFunction:
         self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
         self.__doc__ = getattr(fun, "__doc__", None)
         self.__wrapped__ = fun
-        self.args = ArgSpec(fun, f"{what}({self.__name__})", arg_error, static_argnums=static_argnums,
-                            static_argnames=static_argnames, donate_argnums=donate_argnums,
-                            donate_argnames=donate_argnames)
+        self.args = ArgSpec(
+            fun,
+            f"{what}({self.__name__})",
+            arg_error,
+            static_argnums=static_argnums,
+            static_argnames=static_argnames,
+            donate_argnums=donate_argnums,
+            donate_argnames=donate_argnames,
+        )
         self.static_argnums, self.static_argnames = self.args.static_nums, self.args.static_names
         self.donate_argnums, self.donate_argnames = self.args.donate_nums, self.args.donate_names
         self._cache: collections.OrderedDict[Any, _Entry] = collections.OrderedDict()
@@ -196,8 +212,9 @@ class StagedFunction:
         here), the static ones, the key and the donated leaves of one call."""
         spec = self.args
         static_pos = spec.static_positions(len(args), self._error)
-        statics = [("arg", j, _static(args[j], lambda j=j: f"positional argument {j}", self))
-                   for j in sorted(static_pos)]
+        statics = [
+            ("arg", j, _static(args[j], lambda j=j: f"positional argument {j}", self)) for j in sorted(static_pos)
+        ]
         dyn_args = tuple(a for j, a in enumerate(args) if j not in static_pos)
         dyn_kwargs = {}
         for k in sorted(kwargs):
@@ -237,7 +254,7 @@ class StagedFunction:
         if self._to_leaf is not None:
             y = self._to_leaf(x)
             if y is not None:
-                leaves[i] = y          # converted once: the call runs on it
+                leaves[i] = y  # converted once: the call runs on it
                 return aval_of(y), True
         if self._static_leaf is not None and self._static_leaf(x):
             return None, False
@@ -248,10 +265,10 @@ class StagedFunction:
             f"({_short_repr(x)}), which is neither an array nor a scalar or string; arguments of a compiled "
             "function are arrays (tensors, NumPy or CuPy arrays), Python scalars and strings (static: keyed "
             "by value) or pytrees (tuples, lists, dicts, None, registered nodes) of them. Mark the argument "
-            "static (static_argnums=... / static_argnames=...) to key the compilation on its value")
+            "static (static_argnums=... / static_argnames=...) to key the compilation on its value"
+        )
 
-    def _donated(self, args: tuple, dyn_kwargs: dict, static_pos: set, leaves: list,
-                 mask: list) -> tuple[bool, ...]:
+    def _donated(self, args: tuple, dyn_kwargs: dict, static_pos: set, leaves: list, mask: list) -> tuple[bool, ...]:
         """For each dynamic leaf, whether it belongs to a donated argument."""
         donated = self.args.donate_positions(len(args), static_pos)
         flags: list[bool] = []
@@ -289,8 +306,13 @@ class StagedFunction:
             return entry.unflatten(entry.run(*dyn))
         if self._donor is None:
             return entry.unflatten(entry.call.executable(*dyn))
-        donation = Donation(entry.donate, s.converted, entry.graph.consts,
-                            lambda i: self._describe(s.origin, _full_index(s.mask, i)), f"{self._what}({self.__name__})")
+        donation = Donation(
+            entry.donate,
+            s.converted,
+            entry.graph.consts,
+            lambda i: self._describe(s.origin, _full_index(s.mask, i)),
+            f"{self._what}({self.__name__})",
+        )
         return entry.unflatten(self._donor(entry.run, dyn, donation))
 
     def _trace(self, args: tuple, kwargs: dict, s: _Split, key: Any) -> _Entry | None:
@@ -328,8 +350,14 @@ class StagedFunction:
             return None
         graph.in_tree = graph.out_tree = None
         compiler = self.compiler
-        entry = _Entry(ClosedCall(graph, lambda g: compiler(g, donate=()), self.__name__), box[0], box[1], graph,
-                       s.donate if any(s.donate) else (), compiler)
+        entry = _Entry(
+            ClosedCall(graph, lambda g: compiler(g, donate=()), self.__name__),
+            box[0],
+            box[1],
+            graph,
+            s.donate if any(s.donate) else (),
+            compiler,
+        )
         self._remember(key, entry)
         return entry
 
@@ -355,7 +383,8 @@ class StagedFunction:
             f"{self._what}({self.__name__}): {describe_output(out_tree, i)} is of type {_type_name(o)} "
             f"({_short_repr(o)}); a compiled function returns arrays of the library (tensors), scalars or "
             "pytrees (tuples, lists, dicts, None) of them. Convert the value (e.g. tenferro.asarray) or "
-            "return it from a function that is not compiled")
+            "return it from a function that is not compiled"
+        )
 
     def _remember(self, key: Any, entry: _Entry) -> None:
         if self.traces >= self._retrace_warning and not self._warned and self._last_key is not None:
@@ -365,7 +394,9 @@ class StagedFunction:
                 f"{_describe_change(self._last_key, key)}. Each new signature traces and compiles again: "
                 "pass arrays instead of changing Python values, keep shapes fixed, or mark the argument static "
                 "only if it takes few values.",
-                RetraceWarning, stacklevel=4)
+                RetraceWarning,
+                stacklevel=4,
+            )
         self._last_key = key
         if self.maxsize == 0:
             return
@@ -383,8 +414,10 @@ class StagedFunction:
         looked up) and compiled, without running it."""
         entry, _ = self._lookup(args, kwargs)
         if entry is None:
-            raise self._error(f"{self._what}({self.__name__}): the function closes over a value traced by an "
-                              "outer transformation; it cannot be lowered on its own")
+            raise self._error(
+                f"{self._what}({self.__name__}): the function closes over a value traced by an "
+                "outer transformation; it cannot be lowered on its own"
+            )
         return entry.graph, entry.run, entry.out_tree
 
 
@@ -478,7 +511,8 @@ def _static(x: Any, what: Callable[[], str], staged: StagedFunction) -> _Static:
         raise staged._error(
             f"{staged._what}({staged.__name__}): {what()} is static but unhashable ({type(x).__name__}); "
             "static arguments key the compilation cache and must be hashable (use a tuple instead of a list, "
-            "or pass arrays as non-static arguments)") from None
+            "or pass arrays as non-static arguments)"
+        ) from None
     return _Static(x)
 
 

@@ -5,6 +5,7 @@ A :class:`Tracer` behaves like its value type: operators and attributes are
 forwarded to the vector space registered for its abstract value. Each
 transformation subclasses it (``JVPTracer``, ``GraphTracer``).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -45,36 +46,96 @@ class Tracer:
     def _fwd(self, name: str, *args: Any) -> Any:
         return vspace_of_aval(self.aval).tracer_call(self, name, args)
 
-    def __add__(self, o): return self._fwd("__add__", o)
-    def __radd__(self, o): return self._fwd("__radd__", o)
-    def __sub__(self, o): return self._fwd("__sub__", o)
-    def __rsub__(self, o): return self._fwd("__rsub__", o)
-    def __mul__(self, o): return self._fwd("__mul__", o)
-    def __rmul__(self, o): return self._fwd("__rmul__", o)
-    def __truediv__(self, o): return self._fwd("__truediv__", o)
-    def __rtruediv__(self, o): return self._fwd("__rtruediv__", o)
-    def __floordiv__(self, o): return self._fwd("__floordiv__", o)
-    def __mod__(self, o): return self._fwd("__mod__", o)
-    def __pow__(self, o): return self._fwd("__pow__", o)
-    def __rpow__(self, o): return self._fwd("__rpow__", o)
-    def __matmul__(self, o): return self._fwd("__matmul__", o)
-    def __rmatmul__(self, o): return self._fwd("__rmatmul__", o)
-    def __neg__(self): return self._fwd("__neg__")
-    def __pos__(self): return self._fwd("__pos__")
-    def __abs__(self): return self._fwd("__abs__")
-    def __invert__(self): return self._fwd("__invert__")
-    def __and__(self, o): return self._fwd("__and__", o)
-    def __or__(self, o): return self._fwd("__or__", o)
-    def __xor__(self, o): return self._fwd("__xor__", o)
-    def __lt__(self, o): return self._fwd("__lt__", o)
-    def __le__(self, o): return self._fwd("__le__", o)
-    def __gt__(self, o): return self._fwd("__gt__", o)
-    def __ge__(self, o): return self._fwd("__ge__", o)
-    def __eq__(self, o): return self._fwd("__eq__", o)  # type: ignore[override]
-    def __ne__(self, o): return self._fwd("__ne__", o)  # type: ignore[override]
-    def __getitem__(self, idx): return self._fwd("__getitem__", idx)
-    def __len__(self): return self._fwd("__len__")
-    def __iter__(self): return self._fwd("__iter__")
+    def __add__(self, o):
+        return self._fwd("__add__", o)
+
+    def __radd__(self, o):
+        return self._fwd("__radd__", o)
+
+    def __sub__(self, o):
+        return self._fwd("__sub__", o)
+
+    def __rsub__(self, o):
+        return self._fwd("__rsub__", o)
+
+    def __mul__(self, o):
+        return self._fwd("__mul__", o)
+
+    def __rmul__(self, o):
+        return self._fwd("__rmul__", o)
+
+    def __truediv__(self, o):
+        return self._fwd("__truediv__", o)
+
+    def __rtruediv__(self, o):
+        return self._fwd("__rtruediv__", o)
+
+    def __floordiv__(self, o):
+        return self._fwd("__floordiv__", o)
+
+    def __mod__(self, o):
+        return self._fwd("__mod__", o)
+
+    def __pow__(self, o):
+        return self._fwd("__pow__", o)
+
+    def __rpow__(self, o):
+        return self._fwd("__rpow__", o)
+
+    def __matmul__(self, o):
+        return self._fwd("__matmul__", o)
+
+    def __rmatmul__(self, o):
+        return self._fwd("__rmatmul__", o)
+
+    def __neg__(self):
+        return self._fwd("__neg__")
+
+    def __pos__(self):
+        return self._fwd("__pos__")
+
+    def __abs__(self):
+        return self._fwd("__abs__")
+
+    def __invert__(self):
+        return self._fwd("__invert__")
+
+    def __and__(self, o):
+        return self._fwd("__and__", o)
+
+    def __or__(self, o):
+        return self._fwd("__or__", o)
+
+    def __xor__(self, o):
+        return self._fwd("__xor__", o)
+
+    def __lt__(self, o):
+        return self._fwd("__lt__", o)
+
+    def __le__(self, o):
+        return self._fwd("__le__", o)
+
+    def __gt__(self, o):
+        return self._fwd("__gt__", o)
+
+    def __ge__(self, o):
+        return self._fwd("__ge__", o)
+
+    def __eq__(self, o):
+        return self._fwd("__eq__", o)  # type: ignore[override]
+
+    def __ne__(self, o):
+        return self._fwd("__ne__", o)  # type: ignore[override]
+
+    def __getitem__(self, idx):
+        return self._fwd("__getitem__", idx)
+
+    def __len__(self):
+        return self._fwd("__len__")
+
+    def __iter__(self):
+        return self._fwd("__iter__")
+
     __hash__ = object.__hash__
 
     def __bool__(self) -> bool:
@@ -86,7 +147,7 @@ class Tracer:
         raises :class:`TracerConversionError` when this value carries a derivative,
         which the conversion would silently drop; values without a tangent space
         (integers, booleans) convert when the trace knows their value."""
-        value = self.to_concrete()      # (an abstract value has none: that error first)
+        value = self.to_concrete()  # (an abstract value has none: that error first)
         a = self.aval
         if vspace_of_aval(a).tangent_aval(a) is not None:
             raise TracerConversionError(

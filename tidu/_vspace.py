@@ -7,6 +7,7 @@ The engine then builds zeros, sums fan-out cotangents, seeds ``grad`` and forwar
 operators on tracers through that object; the gradient checker samples random
 vectors and measures them with it. This follows HIPS autograd's ``VSpace``.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -160,7 +161,5 @@ def vspace_of_aval(aval: Any) -> VSpace:
     """The vector space registered for the type of the abstract value ``aval``."""
     vs = _aval_vspaces.get(type(aval)) or _lookup(_aval_vspaces, type(aval))
     if vs is None:
-        raise UnregisteredTypeError(
-            f"abstract value of type {type(aval).__qualname__} has no registered vector space"
-        )
+        raise UnregisteredTypeError(f"abstract value of type {type(aval).__qualname__} has no registered vector space")
     return vs

@@ -1,5 +1,6 @@
 """Symbolic zeros: :class:`Zero` tangents and cotangents, never built densely
 unless a rule asks (:func:`instantiate`)."""
+
 from __future__ import annotations
 
 from typing import Any

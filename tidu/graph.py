@@ -8,6 +8,7 @@ itself be differentiated), simplified (:meth:`dce`, :meth:`cse`), transposed
 (:func:`tidu.transpose_graph`) and printed. ``make_graph(f, *avals)`` traces a
 function into one.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Sequence
@@ -54,8 +55,10 @@ def _params_key(eqn: "Eqn") -> Any:
         hash(key)
     except TypeError as exc:
         bad = [k for k, v in eqn.params.items() if getattr(type(v), "__hash__", None) is None]
-        raise RuleError(f"primitive '{eqn.prim.name}' has unhashable parameters {bad or list(eqn.params)} "
-                        f"({exc}); parameters must be immutable values (tuples, frozen objects)") from None
+        raise RuleError(
+            f"primitive '{eqn.prim.name}' has unhashable parameters {bad or list(eqn.params)} "
+            f"({exc}); parameters must be immutable values (tuples, frozen objects)"
+        ) from None
     return key
 
 
@@ -154,9 +157,7 @@ class Graph:
         if self.in_tree is not None:
             flat, tree = tree_flatten(args)
             if tree != self.in_tree:
-                raise TreeStructureError(
-                    f"graph expects arguments of structure {self.in_tree}, got {tree}"
-                )
+                raise TreeStructureError(f"graph expects arguments of structure {self.in_tree}, got {tree}")
         else:
             flat = list(args)
         outs = self.eval_flat(*flat)
@@ -174,8 +175,13 @@ class Graph:
         kept.reverse()
         used = [(cv, c) for cv, c in zip(self.constvars, self.consts) if cv in live]
         return Graph(
-            list(self.invars), [cv for cv, _ in used], [c for _, c in used], kept,
-            list(self.outvars), self.in_tree, self.out_tree,
+            list(self.invars),
+            [cv for cv, _ in used],
+            [c for _, c in used],
+            kept,
+            list(self.outvars),
+            self.in_tree,
+            self.out_tree,
         )
 
     def cse(self) -> "Graph":

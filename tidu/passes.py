@@ -13,6 +13,7 @@ equations and constants through the rewriter as needed. Replaced equations
 disappear; equations left without a use are dropped by :func:`dce`.
 Tensor-specific passes (``tenferro.jit``) are rules of this kind.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Sequence
@@ -24,8 +25,17 @@ from .graph import Eqn, Graph, Var, eval_eqn
 from ._tracer import Tracer, aval_of
 from ._vspace import vspace_of_aval
 
-__all__ = ["Rewriter", "rewrite", "dce", "cse", "fold_constants", "run_passes", "use_counts", "NO_FOLD",
-           "FOLD_SMALL_SIZE"]
+__all__ = [
+    "Rewriter",
+    "rewrite",
+    "dce",
+    "cse",
+    "fold_constants",
+    "run_passes",
+    "use_counts",
+    "NO_FOLD",
+    "FOLD_SMALL_SIZE",
+]
 
 Pass = Callable[[Graph], Graph]
 
@@ -119,8 +129,9 @@ class Rewriter:
         for o in eqn.outputs:
             self._producer[o] = eqn
 
-    def emit(self, prim: Primitive, inputs: Sequence[Var], params: dict,
-             outputs: Sequence[Var] | None = None) -> list[Var]:
+    def emit(
+        self, prim: Primitive, inputs: Sequence[Var], params: dict, outputs: Sequence[Var] | None = None
+    ) -> list[Var]:
         """Append ``outputs = prim(*inputs, **params)``; outputs are new variables
         typed by the primitive's shape rule unless given (a rule replacing an
         equation by another may keep its output variables)."""
@@ -162,16 +173,22 @@ def rewrite(graph: Graph, rule: Rule, name: str | None = None) -> Graph:
             continue
         changed = True
         if len(out) != len(eqn.outputs):
-            raise RuleError(f"pass {name or rule.__name__}: {len(out)} replacements for the "
-                            f"{len(eqn.outputs)} outputs of {eqn.prim.name}")
+            raise RuleError(
+                f"pass {name or rule.__name__}: {len(out)} replacements for the "
+                f"{len(eqn.outputs)} outputs of {eqn.prim.name}"
+            )
         for o, r in zip(eqn.outputs, out):
             if r.aval != o.aval:
-                raise RuleError(f"pass {name or rule.__name__}: replaced an output of {eqn.prim.name} of type "
-                                f"{o.aval} by a value of type {r.aval}")
+                raise RuleError(
+                    f"pass {name or rule.__name__}: replaced an output of {eqn.prim.name} of type "
+                    f"{o.aval} by a value of type {r.aval}"
+                )
             if r is o:
                 if rw.producer(o) is None:
-                    raise RuleError(f"pass {name or rule.__name__}: replaced {eqn.prim.name}'s output by itself "
-                                    "without emitting an equation computing it")
+                    raise RuleError(
+                        f"pass {name or rule.__name__}: replaced {eqn.prim.name}'s output by itself "
+                        "without emitting an equation computing it"
+                    )
             else:
                 env[o] = r
     if not changed:
@@ -244,8 +261,7 @@ def fold_constants(graph: Graph, *, skip: frozenset = NO_FOLD, small: int = FOLD
 # ---------------------------------------------------------------------------
 # fixed point
 # ---------------------------------------------------------------------------
-def run_passes(graph: Graph, passes: Sequence[Pass], max_rounds: int = 16,
-               log: list | None = None) -> Graph:
+def run_passes(graph: Graph, passes: Sequence[Pass], max_rounds: int = 16, log: list | None = None) -> Graph:
     """Run ``passes`` in order, repeatedly, until a whole round changes nothing
     (every pass returned its input) or ``max_rounds`` rounds have run.
 

@@ -17,14 +17,25 @@ layout, complex and null conventions and ``_layout`` for the permutation convent
 >>> tuple(tf.arrow.from_arrow(col, stack=True).shape)
 (2, 3, 4)
 """
+
 from __future__ import annotations
 
 from ._convert import COMPLEX_AXIS_NAME, ArrowTensorInfo, from_arrow, tensor_info, to_arrow
 from ._deps import OptionalDependencyError, TensorFileError, TensorFileNotFoundError
-from ._files import FORMATS, LoadedTensors, load, save
+from ._files import LoadedTensors, load, save
+from ._paths import FORMATS
 
 __all__ = [
-    "to_arrow", "from_arrow", "tensor_info", "ArrowTensorInfo", "COMPLEX_AXIS_NAME",
-    "save", "load", "LoadedTensors", "FORMATS",
-    "OptionalDependencyError", "TensorFileError", "TensorFileNotFoundError",
+    "to_arrow",
+    "from_arrow",
+    "tensor_info",
+    "ArrowTensorInfo",
+    "COMPLEX_AXIS_NAME",
+    "save",
+    "load",
+    "LoadedTensors",
+    "FORMATS",
+    "OptionalDependencyError",
+    "TensorFileError",
+    "TensorFileNotFoundError",
 ]

@@ -44,6 +44,7 @@ to a byte, which has no byte-strided layout to share. 0-d tensors are refused:
 Arrow's fixed-shape tensor type requires at least one dimension. Size-0 dimensions work. Nulls exist only per tensor: a null entry
 is ``None``; nulls inside a tensor are refused.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -53,7 +54,15 @@ from typing import Any
 import numpy as np
 
 from .._dtypes import DType, _lookup_numpy
-from .._errors import AxisError, DTypeError, PlacementError, ShapeError, TenferroTypeError, TenferroValueError, fmt_shape
+from .._errors import (
+    AxisError,
+    DTypeError,
+    PlacementError,
+    ShapeError,
+    TenferroTypeError,
+    TenferroValueError,
+    fmt_shape,
+)
 from .._shape import as_index
 from .._tensor import Tensor
 from ._deps import import_pyarrow
@@ -106,22 +115,29 @@ class ArrowTensorInfo:
 
 # -- checks shared by both directions -------------------------------------------------------
 
+
 def _refuse_bool(op: str) -> DTypeError:
-    return DTypeError(f"{op}: bool tensors are not supported: Arrow packs booleans eight to a byte, so a bool "
-                      "tensor has no byte-strided layout to share; "
-                      "cast to int32 first (tenferro.cast(t, tenferro.int32))")
+    return DTypeError(
+        f"{op}: bool tensors are not supported: Arrow packs booleans eight to a byte, so a bool "
+        "tensor has no byte-strided layout to share; "
+        "cast to int32 first (tenferro.cast(t, tenferro.int32))"
+    )
 
 
 def _refuse_0d(op: str) -> ShapeError:
-    return ShapeError(f"{op}: 0-d tensors are not supported: Arrow's fixed_shape_tensor type requires at least "
-                      "one dimension; reshape to shape (1,) first")
+    return ShapeError(
+        f"{op}: 0-d tensors are not supported: Arrow's fixed_shape_tensor type requires at least "
+        "one dimension; reshape to shape (1,) first"
+    )
 
 
 def _host_array(op: str, t: Tensor, what: str) -> np.ndarray:
     arr = t._data
     if not isinstance(arr, np.ndarray):
-        raise PlacementError(f"{op}: {what} lives on {t.placement}; Arrow arrays live in host memory, so move it "
-                             "with .to_cpu() first (tenferro never transfers implicitly)")
+        raise PlacementError(
+            f"{op}: {what} lives on {t.placement}; Arrow arrays live in host memory, so move it "
+            "with .to_cpu() first (tenferro never transfers implicitly)"
+        )
     dt = t.dtype
     if dt.kind == "bool":
         raise _refuse_bool(op)
@@ -133,12 +149,14 @@ def _host_array(op: str, t: Tensor, what: str) -> np.ndarray:
 def _axis(op: str, axis: Any, ndim: int) -> int:
     a = as_index(op, axis, "batch_axis")  # AxisError for floats and booleans (True is not axis 1)
     if not -ndim <= a < ndim:
-        raise AxisError(f"{op}: batch_axis {a} is out of range for rank {ndim}; expected {-ndim} <= batch_axis "
-                        f"< {ndim}")
+        raise AxisError(
+            f"{op}: batch_axis {a} is out of range for rank {ndim}; expected {-ndim} <= batch_axis < {ndim}"
+        )
     return a % ndim
 
 
 # -- tenferro -> Arrow ------------------------------------------------------------------------
+
 
 def _from_batch_tensor(op: str, t: Tensor, batch_axis: Any) -> tuple[np.ndarray, tuple[int, ...]]:
     """``(physical, perm)``: a C-contiguous ``(N, *physical_shape)`` array and the permutation."""
@@ -165,8 +183,10 @@ def _from_list(op: str, items: Sequence[Any]) -> tuple[np.ndarray, tuple[int, ..
         if t is None:
             continue
         if not isinstance(t, Tensor):
-            raise TenferroTypeError(f"{op}: entry {i} is a {type(t).__name__}; expected a tenferro Tensor or None "
-                                    "(convert arrays with tenferro.asarray)")
+            raise TenferroTypeError(
+                f"{op}: entry {i} is a {type(t).__name__}; expected a tenferro Tensor or None "
+                "(convert arrays with tenferro.asarray)"
+            )
         if first is None:
             first = t
             _host_array(op, t, f"entry {i}")
@@ -174,12 +194,15 @@ def _from_list(op: str, items: Sequence[Any]) -> tuple[np.ndarray, tuple[int, ..
             raise (ShapeError if t.shape != first.shape else DTypeError)(
                 f"{op}: entry {i} has shape {fmt_shape(t.shape)} and dtype {t.dtype.name}, but the first tensor "
                 f"has shape {fmt_shape(first.shape)} and dtype {first.dtype.name}; a fixed-shape tensor array "
-                "needs the same shape and dtype for every entry")
+                "needs the same shape and dtype for every entry"
+            )
         elif not isinstance(t._data, np.ndarray):
             _host_array(op, t, f"entry {i}")
     if first is None:
-        raise TenferroValueError(f"{op}: cannot infer the shape and dtype of a batch with no tensors "
-                                 f"({len(items)} entries, all None); expected at least one Tensor")
+        raise TenferroValueError(
+            f"{op}: cannot infer the shape and dtype of a batch with no tensors "
+            f"({len(items)} entries, all None); expected at least one Tensor"
+        )
     perm = f_order_permutation(first.ndim)
     physical = np.empty((len(items), *reversed(first.shape)), dtype=first.dtype.numpy)
     valid = np.fromiter((t is not None for t in items), dtype=bool, count=len(items))
@@ -188,31 +211,38 @@ def _from_list(op: str, items: Sequence[Any]) -> tuple[np.ndarray, tuple[int, ..
     return physical, perm, (None if valid.all() else valid)
 
 
-def _build(pa: Any, physical: np.ndarray, perm: tuple[int, ...], dtype: DType, valid: np.ndarray | None,
-           dim_names: Any) -> Any:
+def _build(
+    pa: Any, physical: np.ndarray, perm: tuple[int, ...], dtype: DType, valid: np.ndarray | None, dim_names: Any
+) -> Any:
     """The FixedShapeTensorArray over ``physical``'s memory (C-contiguous ``(N, *shape)``)."""
     n, shape = physical.shape[0], physical.shape[1:]
     names = check_dim_names("to_arrow", dim_names, len(shape))
     if names is not None and COMPLEX_AXIS_NAME in names:
-        raise TenferroValueError(f"to_arrow: the dimension name {COMPLEX_AXIS_NAME!r} is reserved: it marks the "
-                                 f"(re, im) axis of complex tensors; got dim_names {names!r}")
+        raise TenferroValueError(
+            f"to_arrow: the dimension name {COMPLEX_AXIS_NAME!r} is reserved: it marks the "
+            f"(re, im) axis of complex tensors; got dim_names {names!r}"
+        )
     flat = physical.reshape(-1)  # a view: physical is C-contiguous
     if dtype.is_complex:  # (re, im) pairs: one more, innermost, physical axis, named as the marker
         flat = flat.view(dtype.real_dtype.numpy)
         shape, perm = (*shape, 2), (*perm, len(shape))
         names = (*(("",) * (len(shape) - 1) if names is None else names), COMPLEX_AXIS_NAME)
     value_type = pa.from_numpy_dtype(flat.dtype)
-    typ = pa.fixed_shape_tensor(value_type, list(shape),
-                                dim_names=None if names is None else list(physical_names(names, perm)),
-                                permutation=None if is_identity(perm) else list(perm))
+    typ = pa.fixed_shape_tensor(
+        value_type,
+        list(shape),
+        dim_names=None if names is None else list(physical_names(names, perm)),
+        permutation=None if is_identity(perm) else list(perm),
+    )
     values = pa.Array.from_buffers(value_type, flat.size, [None, pa.py_buffer(flat)])
     validity = None if valid is None else pa.py_buffer(np.packbits(valid, bitorder="little"))
     storage = pa.Array.from_buffers(typ.storage_type, n, [validity], children=[values])
     return pa.ExtensionArray.from_storage(typ, storage)
 
 
-def to_arrow(tensors: Tensor | Sequence[Tensor | None], dim_names: Sequence[str] | None = None, *,
-             batch_axis: int | None = None) -> Any:
+def to_arrow(
+    tensors: Tensor | Sequence[Tensor | None], dim_names: Sequence[str] | None = None, *, batch_axis: int | None = None
+) -> Any:
     """A ``pyarrow.FixedShapeTensorArray`` holding a batch of same-shape tensors.
 
     ``tensors`` is a list of tensors (``None`` for a null entry), or one tensor whose
@@ -231,9 +261,11 @@ def to_arrow(tensors: Tensor | Sequence[Tensor | None], dim_names: Sequence[str]
     pa = import_pyarrow(op)
     if isinstance(tensors, Tensor):
         if batch_axis is None:
-            raise TenferroValueError(f"{op}: a single Tensor is read as a batch, so name its batch axis with "
-                                     "batch_axis= (-1, tenferro's trailing-batch convention, shares memory); "
-                                     "pass a list for separate tensors")
+            raise TenferroValueError(
+                f"{op}: a single Tensor is read as a batch, so name its batch axis with "
+                "batch_axis= (-1, tenferro's trailing-batch convention, shares memory); "
+                "pass a list for separate tensors"
+            )
         physical, perm = _from_batch_tensor(op, tensors, batch_axis)
         return _build(pa, physical, perm, tensors.dtype, None, dim_names)
     if isinstance(tensors, (list, tuple)):
@@ -242,17 +274,22 @@ def to_arrow(tensors: Tensor | Sequence[Tensor | None], dim_names: Sequence[str]
         physical, perm, valid = _from_list(op, tensors)
         first = next(t for t in tensors if t is not None)
         return _build(pa, physical, perm, first.dtype, valid, dim_names)
-    raise TenferroTypeError(f"{op}: expected a list of Tensors (None for nulls) or one batch Tensor with "
-                            f"batch_axis=, got {type(tensors).__name__}")
+    raise TenferroTypeError(
+        f"{op}: expected a list of Tensors (None for nulls) or one batch Tensor with "
+        f"batch_axis=, got {type(tensors).__name__}"
+    )
 
 
 # -- Arrow -> tenferro ------------------------------------------------------------------------
 
+
 def _tensor_type(pa: Any, op: str, obj: Any) -> Any:
     typ = obj.type if isinstance(obj, (pa.Array, pa.ChunkedArray, pa.Field)) else obj
     if not isinstance(typ, pa.FixedShapeTensorType):
-        raise TenferroTypeError(f"{op}: expected an Arrow fixed_shape_tensor array (pyarrow.FixedShapeTensorArray "
-                                f"or a chunked array of them), got {typ if isinstance(typ, pa.DataType) else type(obj).__name__}")
+        raise TenferroTypeError(
+            f"{op}: expected an Arrow fixed_shape_tensor array (pyarrow.FixedShapeTensorArray "
+            f"or a chunked array of them), got {typ if isinstance(typ, pa.DataType) else type(obj).__name__}"
+        )
     return typ
 
 
@@ -266,8 +303,10 @@ def _info(pa: Any, op: str, typ: Any) -> ArrowTensorInfo:
     elif name == "float":
         name = "float32"
     if name not in _VALUE_DTYPES:
-        raise DTypeError(f"{op}: Arrow element type {value_type} is not supported; expected one of "
-                         "int32, int64, float (float32), double (float64)")
+        raise DTypeError(
+            f"{op}: Arrow element type {value_type} is not supported; expected one of "
+            "int32, int64, float (float32), double (float64)"
+        )
     physical = tuple(int(d) for d in typ.shape)
     if not physical:
         raise _refuse_0d(op)
@@ -275,10 +314,16 @@ def _info(pa: Any, op: str, typ: Any) -> ArrowTensorInfo:
     names = None if typ.dim_names is None else logical_names(tuple(typ.dim_names), perm)
     shape = logical_shape(physical, perm)
     dtype = _lookup_numpy(np.dtype(name), op, "the Arrow element type")
-    is_complex = (names is not None and names[-1] == COMPLEX_AXIS_NAME and shape[-1] == 2 and len(shape) >= 2
-                  and dtype.kind == "float")
-    return ArrowTensorInfo(shape=shape, dtype=dtype, dim_names=names, physical_shape=physical, permutation=perm,
-                           is_complex=is_complex)
+    is_complex = (
+        names is not None
+        and names[-1] == COMPLEX_AXIS_NAME
+        and shape[-1] == 2
+        and len(shape) >= 2
+        and dtype.kind == "float"
+    )
+    return ArrowTensorInfo(
+        shape=shape, dtype=dtype, dim_names=names, physical_shape=physical, permutation=perm, is_complex=is_complex
+    )
 
 
 def tensor_info(obj: Any) -> ArrowTensorInfo:
@@ -305,25 +350,31 @@ def _chunk_view(pa: Any, op: str, chunk: Any, info: ArrowTensorInfo) -> tuple[np
         if valid is not None:
             bad &= valid
         if bad.any():
-            raise TenferroValueError(f"{op}: tensor {int(np.argmax(bad))} has null elements; only whole tensors "
-                                     "may be null (element-level nulls have no tensor meaning)")
+            raise TenferroValueError(
+                f"{op}: tensor {int(np.argmax(bad))} has null elements; only whole tensors "
+                "may be null (element-level nulls have no tensor meaning)"
+            )
     return logical_batch_view(flat, n, info.physical_shape, info.permutation), valid
 
 
 def _as_complex(op: str, x: np.ndarray, info: ArrowTensorInfo, copy: bool | None) -> np.ndarray:
     """Read the trailing size-2 axis of ``x`` (``(N, *shape, 2)``) as (re, im) pairs."""
     if info.dtype.kind != "float" or info.shape[-1] != 2 or len(info.shape) < 2:
-        raise ShapeError(f"{op}: complex=True needs float32/float64 tensors whose last axis has extent 2 (re, im) "
-                         f"and at least one other axis, got {info.dtype.name} tensors of shape {fmt_shape(info.shape)}")
+        raise ShapeError(
+            f"{op}: complex=True needs float32/float64 tensors whose last axis has extent 2 (re, im) "
+            f"and at least one other axis, got {info.dtype.name} tensors of shape {fmt_shape(info.shape)}"
+        )
     cdt = info.dtype.complex_dtype.numpy
     if x.shape[0] == 0 or x.size == 0:
         return np.empty(x.shape[:-1], dtype=cdt)
     if x.strides[-1] == x.itemsize:  # pairs are adjacent in memory: reinterpret, no copy
         return x.view(cdt)[..., 0]
     if copy is False:
-        raise TenferroValueError(f"{op}: the (re, im) axis is not innermost in memory (permutation "
-                                 f"{info.permutation}), so complex values cannot be read without a copy; "
-                                 "use copy=None")
+        raise TenferroValueError(
+            f"{op}: the (re, im) axis is not innermost in memory (permutation "
+            f"{info.permutation}), so complex values cannot be read without a copy; "
+            "use copy=None"
+        )
     out = np.empty(x.shape[:-1], dtype=cdt)
     out.real, out.imag = x[..., 0], x[..., 1]
     return out
@@ -357,9 +408,14 @@ def _flag(op: str, name: str, value: Any, allow_none: bool = False) -> bool | No
     raise TenferroValueError(f"{op}: {name} must be {expected}, got {value!r} of type {type(value).__name__}")
 
 
-def from_arrow(array: Any, *, stack: bool = False, batch_axis: int | None = None,
-               complex: bool | None = None,  # noqa: A002
-               copy: bool | None = None) -> list[Tensor | None] | Tensor:
+def from_arrow(
+    array: Any,
+    *,
+    stack: bool = False,
+    batch_axis: int | None = None,
+    complex: bool | None = None,  # noqa: A002
+    copy: bool | None = None,
+) -> list[Tensor | None] | Tensor:
     """Tensors from a ``fixed_shape_tensor`` array (or a chunked array of them).
 
     Returns a list with one tensor per entry (``None`` for null entries), or with
@@ -385,8 +441,10 @@ def from_arrow(array: Any, *, stack: bool = False, batch_axis: int | None = None
     stack = _flag(op, "stack", stack)
     complex = _flag(op, "complex", complex, allow_none=True)  # noqa: A001
     if batch_axis is not None and not stack:
-        raise TenferroValueError(f"{op}: batch_axis={batch_axis!r} places the batch axis of a stacked tensor, so it "
-                                 "needs stack=True; without it the result is a list")
+        raise TenferroValueError(
+            f"{op}: batch_axis={batch_axis!r} places the batch axis of a stacked tensor, so it "
+            "needs stack=True; without it the result is a list"
+        )
     batch_axis = -1 if batch_axis is None else batch_axis
     chunks = _chunks(pa, op, array)
     info = _info(pa, op, chunks[0].type if chunks else array.type)
@@ -403,14 +461,18 @@ def from_arrow(array: Any, *, stack: bool = False, batch_axis: int | None = None
     if stack:
         for base, (_, valid) in zip(np.cumsum([0] + [len(c) for c in chunks]), parts):
             if valid is not None and not valid.all():
-                raise TenferroValueError(f"{op}: tensor {int(base + np.argmin(valid))} is null, so the batch cannot "
-                                         "be stacked into one tensor; use stack=False for a list with None entries")
+                raise TenferroValueError(
+                    f"{op}: tensor {int(base + np.argmin(valid))} is null, so the batch cannot "
+                    "be stacked into one tensor; use stack=False for a list with None entries"
+                )
         b = _axis(op, batch_axis, len(shape) + 1)
         if len(parts) == 1:
             return Tensor._wrap(_canonical(np.moveaxis(parts[0][0], 0, b), copy))
         if copy is False and parts:
-            raise TenferroValueError(f"{op}: a chunked array of {len(parts)} chunks cannot be stacked without a copy; "
-                                     "use copy=None or combine the chunks first")
+            raise TenferroValueError(
+                f"{op}: a chunked array of {len(parts)} chunks cannot be stacked without a copy; "
+                "use copy=None or combine the chunks first"
+            )
         n = sum(x.shape[0] for x, _ in parts)
         out_shape = list(shape)
         out_shape.insert(b, n)
@@ -418,7 +480,7 @@ def from_arrow(array: Any, *, stack: bool = False, batch_axis: int | None = None
         dest = np.moveaxis(out, b, 0)
         lo = 0
         for x, _ in parts:
-            dest[lo:lo + x.shape[0]] = x
+            dest[lo : lo + x.shape[0]] = x
             lo += x.shape[0]
         return Tensor._wrap(out)
     result: list[Tensor | None] = []

@@ -3,6 +3,7 @@
 pyarrow is imported on first use only (``import tenferro`` never imports it); its
 absence raises :class:`OptionalDependencyError` naming the ``arrow`` extra.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -10,8 +11,7 @@ from typing import Any
 from .._errors import OptionalDependencyError, TenferroError
 from .._optional import import_optional, install_hint
 
-__all__ = ["OptionalDependencyError", "TensorFileError", "TensorFileNotFoundError", "import_pyarrow",
-           "MIN_PYARROW"]
+__all__ = ["OptionalDependencyError", "TensorFileError", "TensorFileNotFoundError", "import_pyarrow", "MIN_PYARROW"]
 
 MIN_PYARROW = (14, 0)
 
@@ -29,11 +29,13 @@ class TensorFileNotFoundError(TensorFileError, FileNotFoundError):
 
 def import_pyarrow(op: str) -> Any:
     """Import pyarrow, or raise :class:`OptionalDependencyError` naming ``op`` and the extra."""
-    pyarrow = import_optional("pyarrow", OptionalDependencyError, f"{op}: pyarrow is not installed; "
-                              f"{install_hint('arrow')}, i.e. pyarrow>=14")
+    pyarrow = import_optional(
+        "pyarrow", OptionalDependencyError, f"{op}: pyarrow is not installed; {install_hint('arrow')}, i.e. pyarrow>=14"
+    )
     version = tuple(int(p) for p in pyarrow.__version__.split(".")[:2] if p.isdigit())
     if version < MIN_PYARROW:
         raise OptionalDependencyError(
             f"{op}: pyarrow {pyarrow.__version__} is too old; the 'arrow' extra needs pyarrow>=14 "
-            "(pip install -U 'tidu-tenferro[arrow]')")
+            "(pip install -U 'tidu-tenferro[arrow]')"
+        )
     return pyarrow

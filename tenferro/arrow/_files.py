@@ -42,12 +42,13 @@ missing file or directory a :class:`TensorFileNotFoundError` (also a
 path ending in a separator, ``.`` or ``..`` (it names a directory; pathlib would drop the
 ending and use the file before it), and a FIFO, socket or device, which :func:`load`
 never opens (a FIFO without a writer would block forever) and :func:`save` never replaces.
+Those checks of a path, and the format from its extension, are in :mod:`tenferro.arrow._paths`.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import stat
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -60,32 +61,26 @@ from .._tensor import Tensor
 from ..files import atomic_write
 from ._convert import ArrowTensorInfo, _flag, from_arrow, tensor_info, to_arrow
 from ._deps import TensorFileError, TensorFileNotFoundError, import_pyarrow
+from ._paths import _check_target, _file_kind, _format_of, _fs_path, _resolve
 
-__all__ = ["save", "load", "LoadedTensors", "FORMATS"]
+__all__ = ["save", "load", "LoadedTensors"]
 
-FORMATS = ("arrow", "parquet")
 _KIND = b"tenferro.kind"
 _DTYPE = b"tenferro.dtype"
 _VERSION = b"tenferro.version"
 _LAYOUT = b"tenferro.layout"
 _ARROW_MAGIC = b"ARROW1"
 _PARQUET_MAGIC = b"PAR1"
-#: extensions of the two formats, and of others that a tensor file must not be named after
-_SUFFIX_FORMATS = {".arrow": "arrow", ".ipc": "arrow", ".feather": "arrow", ".parquet": "parquet", ".pq": "parquet"}
-_OTHER_FORMATS = {
-    ".npz": "NumPy .npz", ".npy": "NumPy .npy", ".h5": "HDF5", ".hdf5": "HDF5", ".pt": "PyTorch", ".pth": "PyTorch",
-    ".pkl": "pickle", ".pickle": "pickle", ".json": "JSON", ".csv": "CSV", ".txt": "text", ".mat": "MATLAB",
-    ".nc": "netCDF", ".zarr": "Zarr", ".safetensors": "safetensors", ".arrows": "Arrow IPC stream",
-}
 #: what a file that is not a tensor file probably is, by its first bytes
-_MAGIC_HINTS = {b"PK\x03\x04": "a zip archive (a NumPy .npz file?)", b"\x93NUMPY": "a NumPy .npy file",
-                b"\x89HDF\r\n\x1a\n": "an HDF5 file",
-                b"\xff\xff\xff\xff": "an Arrow IPC stream (tenferro reads the Arrow IPC file format)"}
+_MAGIC_HINTS = {
+    b"PK\x03\x04": "a zip archive (a NumPy .npz file?)",
+    b"\x93NUMPY": "a NumPy .npy file",
+    b"\x89HDF\r\n\x1a\n": "an HDF5 file",
+    b"\xff\xff\xff\xff": "an Arrow IPC stream (tenferro reads the Arrow IPC file format)",
+}
 _IPC_CODECS = ("lz4", "zstd")
 _PARQUET_CODECS = ("none", "snappy", "gzip", "brotli", "lz4", "zstd")
 _PREFIXES = ("to_arrow: ", "from_arrow: ", "tensor_info: ")
-#: the path separators of this system ("/", or "\\" and "/" on Windows)
-_SEPARATORS = os.sep + (os.altsep or "")
 
 
 class LoadedTensors(dict):
@@ -113,7 +108,7 @@ def _context(prefix: str) -> Iterator[None]:
             raise
         for low in _PREFIXES:
             if msg.startswith(low):
-                msg = msg[len(low):]
+                msg = msg[len(low) :]
                 break
         try:
             new = type(exc)(f"{prefix}: {msg}")
@@ -129,35 +124,44 @@ def _column(pa: Any, name: str, value: Any, names: Any) -> tuple[Any, str, DType
         return arr, "tensor", value.dtype
     if isinstance(value, (pa.Array, pa.ChunkedArray)):
         if names is not None:
-            raise TenferroValueError(f"save: entry {name!r} is an Arrow array, which carries its own dim_names; "
-                                     "do not pass dim_names for it")
+            raise TenferroValueError(
+                f"save: entry {name!r} is an Arrow array, which carries its own dim_names; do not pass dim_names for it"
+            )
         info = tensor_info(value)
         return value, "list", info.dtype.complex_dtype if info.is_complex else info.dtype
     if isinstance(value, (list, tuple)):
         arr = to_arrow(list(value), names)
         return arr, "list", next(t for t in value if t is not None).dtype
-    raise TenferroTypeError(f"save: entry {name!r} is a {type(value).__name__}; expected a Tensor, a list of "
-                            "Tensors (None for nulls) or a fixed_shape_tensor array from tenferro.arrow.to_arrow")
+    raise TenferroTypeError(
+        f"save: entry {name!r} is a {type(value).__name__}; expected a Tensor, a list of "
+        "Tensors (None for nulls) or a fixed_shape_tensor array from tenferro.arrow.to_arrow"
+    )
 
 
 def _table(pa: Any, entries: Mapping[str, Any], dim_names: Mapping[str, Sequence[str]] | None) -> Any:
     if not isinstance(entries, Mapping) or not entries:
-        raise TenferroTypeError("save: expected a non-empty dict {name: tensor or list of tensors}, got "
-                                f"{type(entries).__name__ if not isinstance(entries, Mapping) else 'an empty dict'}")
+        raise TenferroTypeError(
+            "save: expected a non-empty dict {name: tensor or list of tensors}, got "
+            f"{type(entries).__name__ if not isinstance(entries, Mapping) else 'an empty dict'}"
+        )
     for name in entries:
         if not isinstance(name, str):
-            raise TenferroTypeError(f"save: entry names must be non-empty strings, got {name!r} of type "
-                                    f"{type(name).__name__}")
+            raise TenferroTypeError(
+                f"save: entry names must be non-empty strings, got {name!r} of type {type(name).__name__}"
+            )
         if not name:
             raise TenferroValueError("save: entry names must be non-empty strings, got ''")
     if dim_names is not None and not isinstance(dim_names, Mapping):
-        raise TenferroTypeError(f"save: dim_names must be a dict {{entry name: dimension names}} or None, got "
-                                f"{type(dim_names).__name__} {dim_names!r}")
+        raise TenferroTypeError(
+            f"save: dim_names must be a dict {{entry name: dimension names}} or None, got "
+            f"{type(dim_names).__name__} {dim_names!r}"
+        )
     dim_names = {} if dim_names is None else dict(dim_names)
     unknown = [k for k in dim_names if k not in entries]
     if unknown:
-        raise TenferroValueError(f"save: dim_names given for {unknown!r}, which are not entries; "
-                                 f"entries are {list(entries)}")
+        raise TenferroValueError(
+            f"save: dim_names given for {unknown!r}, which are not entries; entries are {list(entries)}"
+        )
     columns, metas = [], []
     for name, value in entries.items():
         with _context(f"save: entry {name!r}"):
@@ -166,12 +170,14 @@ def _table(pa: Any, entries: Mapping[str, Any], dim_names: Mapping[str, Sequence
         metas.append({_KIND: kind.encode(), _DTYPE: dt.name.encode()})
     layout = "rows" if len({len(a) for a in columns}) == 1 else "packed"
     if layout == "packed":  # one row; each column a list holding one entry's tensors (no copy of the tensors)
-        columns = [pa.ListArray.from_arrays(pa.array([0, len(a)], pa.int32()),
-                                            a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a)
-                   for a in columns]
+        columns = [
+            pa.ListArray.from_arrays(
+                pa.array([0, len(a)], pa.int32()), a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
+            )
+            for a in columns
+        ]
     fields = [pa.field(name, a.type, nullable=True, metadata=m) for name, a, m in zip(entries, columns, metas)]
-    return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata={_VERSION: b"1",
-                                                                             _LAYOUT: layout.encode()}))
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata={_VERSION: b"1", _LAYOUT: layout.encode()}))
 
 
 def _check_parquet_readable(pa: Any, table: Any) -> None:
@@ -183,146 +189,36 @@ def _check_parquet_readable(pa: Any, table: Any) -> None:
         if column.type.storage_type.list_size == 0:
             raise TenferroValueError(
                 f"save: entry {field.name!r} holds size-0 tensors, which pyarrow writes to Parquet but cannot read "
-                "back (zero-length fixed-size lists); use format='arrow'")
+                "back (zero-length fixed-size lists); use format='arrow'"
+            )
         if column.null_count and version < (26, 0):
             raise TenferroValueError(
                 f"save: entry {field.name!r} has null tensors, which pyarrow {pa.__version__} cannot read back from "
                 "Parquet (null fixed-size lists, apache/arrow#35692, fixed in pyarrow 26); use format='arrow' or "
-                "upgrade pyarrow")
-
-
-# -- paths ---------------------------------------------------------------------------------------
-
-def _fs_path(op: str, path: Any) -> Path:
-    """``path`` (str, bytes or os.PathLike) as a Path, or a typed error naming what is wrong with it."""
-    if not isinstance(path, (str, bytes, os.PathLike)):
-        raise TenferroTypeError(f"{op}: path must be a str or os.PathLike (e.g. pathlib.Path), got "
-                                f"{type(path).__name__} {path!r}")
-    try:
-        raw = os.fsdecode(os.fspath(path))
-    except (TypeError, UnicodeDecodeError) as exc:  # a PathLike whose __fspath__ returns another type
-        raise TenferroTypeError(f"{op}: path {path!r} does not give a file name ({exc})") from exc
-    if not raw:
-        raise TenferroValueError(f"{op}: the path is empty; expected a file name")
-    if "\0" in raw:
-        raise TenferroValueError(f"{op}: path {raw!r} contains a NUL character, which no file name can hold")
-    # pathlib drops a trailing separator or "." ("x.arrow/" and "x.arrow/." become "x.arrow"), so such a path
-    # would write or read the file x.arrow where the operating system refuses it: it names a directory
-    last = re.split(f"[{re.escape(_SEPARATORS)}]", raw)[-1]
-    if last in ("", ".", ".."):
-        raise TensorFileError(f"{op}: {raw!r} names a directory (it ends in {last or raw[-1]!r}); expected a file "
-                              "path")
-    return Path(raw)
-
-
-def _file_kind(mode: int) -> str:
-    """What a file that is not a regular file or a directory is, for messages."""
-    for test, what in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return what
-    return "a special file"
-
-
-def _short(name: str) -> str:
-    return repr(name) if len(name) <= 60 else repr(name[:40] + "..." + name[-12:])
-
-
-def _pathconf(directory: Path, key: str, default: int) -> int:
-    try:
-        return int(os.pathconf(directory, key))
-    except (AttributeError, ValueError, OSError):  # no pathconf (Windows), or no limit known here
-        return default
-
-
-def _format_of(op: str, target: Path, format: Any) -> str:  # noqa: A002
-    """The format to write: ``format`` or the one the extension names; a contradiction is an error."""
-    if format is not None and (not isinstance(format, str) or format not in FORMATS):
-        raise TenferroValueError(f"{op}: unknown format {format!r}; expected one of {FORMATS} (or None: from the "
-                                 "extension)")
-    suffix = target.suffix.lower()
-    other = _OTHER_FORMATS.get(suffix)
-    if other is not None:
-        raise TenferroValueError(f"{op}: {str(target)!r} ends in {suffix}, the extension of {other} files, but "
-                                 f"tenferro.save writes Arrow IPC or Parquet; name the file .arrow or .parquet "
-                                 f"(recognised extensions: {', '.join(_SUFFIX_FORMATS)})")
-    implied = _SUFFIX_FORMATS.get(suffix)
-    if format is None:
-        return implied or "arrow"
-    if implied is not None and implied != format:
-        raise TenferroValueError(f"{op}: format={format!r} contradicts the extension of {str(target)!r} ({suffix} "
-                                 f"is {implied}); change the extension or drop format=")
-    return format
+                "upgrade pyarrow"
+            )
 
 
 def _write_options(pa: Any, op: str, fmt: str, compression: Any) -> Any:
     """Checked ``compression``: IpcWriteOptions for Arrow IPC, write_table kwargs for Parquet."""
     if compression is not None and not isinstance(compression, str):
-        raise TenferroTypeError(f"{op}: compression must be a codec name or None, got {type(compression).__name__} "
-                                f"{compression!r}")
+        raise TenferroTypeError(
+            f"{op}: compression must be a codec name or None, got {type(compression).__name__} {compression!r}"
+        )
     codec = None if compression is None else compression.lower()
     valid = _IPC_CODECS if fmt == "arrow" else _PARQUET_CODECS
     if fmt == "arrow" and codec == "none":
         codec = None
     if codec is not None and (codec not in valid or (codec != "none" and not pa.Codec.is_available(codec))):
-        raise TenferroValueError(f"{op}: compression {compression!r} is not available for {fmt}; expected None or one "
-                                 f"of {', '.join(c for c in valid if c == 'none' or pa.Codec.is_available(c))}")
+        raise TenferroValueError(
+            f"{op}: compression {compression!r} is not available for {fmt}; expected None or one "
+            f"of {', '.join(c for c in valid if c == 'none' or pa.Codec.is_available(c))}"
+        )
     if fmt == "arrow":
         import pyarrow.ipc as ipc  # noqa: PLC0415  (optional dependency)
 
         return ipc.IpcWriteOptions(compression=codec)
     return {} if codec is None else {"compression": codec}
-
-
-def _kind_of(path: Path) -> str:
-    """``"dir"``, ``"file"``, ``"missing"`` or ``"other"`` (never raises)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return "missing"
-    return "dir" if stat.S_ISDIR(st.st_mode) else "file" if stat.S_ISREG(st.st_mode) else "other"
-
-
-def _check_target(op: str, target: Path) -> Path:
-    """The directory to write ``target`` into, after the checks that need no write."""
-    directory = target.parent  # Path("x").parent is Path(".")
-    name = target.name
-    name_max = _pathconf(directory, "PC_NAME_MAX", 255) if _kind_of(directory) == "dir" else 255
-    if len(os.fsencode(name)) > name_max:
-        raise TensorFileError(f"{op}: cannot write in {str(directory)!r}: the file name {_short(name)} is too "
-                              f"long ({len(os.fsencode(name))} bytes; at most {name_max} here)")
-    kind = _kind_of(directory)
-    if kind == "missing":
-        raise TensorFileNotFoundError(f"{op}: cannot write {str(target)!r}: directory {str(directory)!r} does not "
-                                      "exist")
-    if kind != "dir":
-        raise TensorFileError(f"{op}: cannot write {str(target)!r}: {str(directory)!r} is not a directory")
-    path_max = _pathconf(directory, "PC_PATH_MAX", 4096)
-    if len(os.fsencode(os.path.abspath(target))) >= path_max:
-        raise TensorFileError(f"{op}: cannot write {str(target)!r}: the path is too long "
-                              f"({len(os.fsencode(os.path.abspath(target)))} bytes; at most {path_max - 1} here)")
-    try:
-        mode = os.stat(target).st_mode
-    except OSError:  # no such file (yet): it will be created
-        mode = stat.S_IFREG
-    if stat.S_ISDIR(mode):
-        raise TensorFileError(f"{op}: {str(target)!r} is a directory; expected a file path")
-    if not stat.S_ISREG(mode):  # replacing a FIFO, a socket or a device (/dev/null) by a regular file is never meant
-        raise TensorFileError(f"{op}: {str(target)!r} is {_file_kind(mode)}, not a regular file; tenferro.save "
-                              "writes or replaces regular files only")
-    return directory
-
-
-def _resolve(op: str, target: Path) -> Path:
-    """The file to write for ``target``: ``target`` itself, or the file a symbolic link at ``target``
-    points to (resolved fully, even when dangling), so that the link keeps pointing at the new data."""
-    if not os.path.islink(target):
-        return target
-    real = Path(os.path.realpath(target))
-    if os.path.islink(real):  # realpath stops at a loop
-        raise TensorFileError(f"{op}: cannot write {str(target)!r}: it is a symbolic link that leads to a loop of "
-                              "links")
-    return real
 
 
 def _write(pa: Any, table: Any, tmp: Path, fmt: str, options: Any) -> None:
@@ -338,8 +234,14 @@ def _write(pa: Any, table: Any, tmp: Path, fmt: str, options: Any) -> None:
         pq.write_table(table, str(tmp), use_dictionary=False, **options)
 
 
-def save(path: str | os.PathLike[str], entries: Mapping[str, Any], *, format: str | None = None,  # noqa: A002
-         dim_names: Mapping[str, Sequence[str]] | None = None, compression: str | None = None) -> None:
+def save(
+    path: str | os.PathLike[str],
+    entries: Mapping[str, Any],
+    *,
+    format: str | None = None,  # noqa: A002
+    dim_names: Mapping[str, Sequence[str]] | None = None,
+    compression: str | None = None,
+) -> None:
     """Write named tensors to ``path`` as an Arrow IPC file (``format="arrow"``) or Parquet.
 
     ``entries`` maps names to a Tensor, a list of same-shape Tensors (``None`` for a
@@ -366,17 +268,20 @@ def save(path: str | os.PathLike[str], entries: Mapping[str, Any], *, format: st
     directory = _check_target(op, dest)
     created = False
     try:
-        with atomic_write(dest) as tmp:   # KeyboardInterrupt too: never a half-written file or a stray temporary
+        with atomic_write(dest) as tmp:  # KeyboardInterrupt too: never a half-written file or a stray temporary
             created = True
             _write(pa, table, Path(tmp), fmt, options)
     except TenferroError:
         raise
     except Exception as exc:
         if not created:
-            raise TensorFileError(f"{op}: cannot write {str(target)!r}: no file can be created in directory "
-                                  f"{str(directory)!r} ({getattr(exc, 'strerror', None) or exc})") from exc
-        raise TensorFileError(f"{op}: writing {str(target)!r} as {fmt} failed ({exc}); an earlier file at that "
-                              "path is unchanged") from exc
+            raise TensorFileError(
+                f"{op}: cannot write {str(target)!r}: no file can be created in directory "
+                f"{str(directory)!r} ({getattr(exc, 'strerror', None) or exc})"
+            ) from exc
+        raise TensorFileError(
+            f"{op}: writing {str(target)!r} as {fmt} failed ({exc}); an earlier file at that path is unchanged"
+        ) from exc
 
 
 def _read_table(pa: Any, op: str, path: Path, mmap: bool) -> Any:
@@ -397,8 +302,10 @@ def _read_table(pa: Any, op: str, path: Path, mmap: bool) -> Any:
     if stat.S_ISDIR(mode):
         raise TensorFileError(f"{op}: cannot open {str(path)!r} (it is a directory; expected a tensor file)")
     if not stat.S_ISREG(mode):
-        raise TensorFileError(f"{op}: cannot open {str(path)!r} (it is {_file_kind(mode)}, not a regular file; "
-                              "tensor files are read from regular files only)")
+        raise TensorFileError(
+            f"{op}: cannot open {str(path)!r} (it is {_file_kind(mode)}, not a regular file; "
+            "tensor files are read from regular files only)"
+        )
     try:
         if head[:6] == _ARROW_MAGIC:
             import pyarrow.ipc as ipc  # noqa: PLC0415  (optional dependency)
@@ -420,11 +327,14 @@ def _read_table(pa: Any, op: str, path: Path, mmap: bool) -> Any:
     if not head:
         raise TensorFileError(f"{op}: {str(path)!r} is empty (0 bytes); expected an Arrow IPC or Parquet file")
     if len(head) < len(_ARROW_MAGIC) and (_ARROW_MAGIC.startswith(head) or _PARQUET_MAGIC.startswith(head[:4])):
-        raise TensorFileError(f"{op}: {str(path)!r} could not be read: it is truncated or corrupt (only {len(head)} "
-                              f"bytes, {head!r})")
+        raise TensorFileError(
+            f"{op}: {str(path)!r} could not be read: it is truncated or corrupt (only {len(head)} bytes, {head!r})"
+        )
     hint = next((f", it looks like {what}" for magic, what in _MAGIC_HINTS.items() if head.startswith(magic)), "")
-    raise TensorFileError(f"{op}: {str(path)!r} is neither an Arrow IPC file nor a Parquet file "
-                          f"(starts with {head!r}{hint}; expected {_ARROW_MAGIC!r} or {_PARQUET_MAGIC!r})")
+    raise TensorFileError(
+        f"{op}: {str(path)!r} is neither an Arrow IPC file nor a Parquet file "
+        f"(starts with {head!r}{hint}; expected {_ARROW_MAGIC!r} or {_PARQUET_MAGIC!r})"
+    )
 
 
 def _tensor_column(pa: Any, op: str, where: str, field: Any, column: Any, rows: int) -> Any:
@@ -439,8 +349,10 @@ def _tensor_column(pa: Any, op: str, where: str, field: Any, column: Any, rows: 
             raise TensorFileError(f"{op}: {where} is a null list; expected a list of tensors")
         start, stop = chunk.offsets[0].as_py(), chunk.offsets[1].as_py()
         return chunk.values.slice(start, stop - start)
-    raise TensorFileError(f"{op}: {where} has type {typ}; expected "
-                          "arrow.fixed_shape_tensor columns (or, in a one-row table, lists of them)")
+    raise TensorFileError(
+        f"{op}: {where} has type {typ}; expected "
+        "arrow.fixed_shape_tensor columns (or, in a one-row table, lists of them)"
+    )
 
 
 def _field_meta(op: str, where: str, field: Any) -> tuple[str, DType | None]:
@@ -451,18 +363,23 @@ def _field_meta(op: str, where: str, field: Any) -> tuple[str, DType | None]:
         stored = meta.get(_DTYPE)
         stored = None if stored is None else stored.decode()
     except UnicodeDecodeError as exc:
-        raise TensorFileError(f"{op}: {where} has metadata that is not UTF-8 text ({exc}); the file is corrupt") \
-            from exc
+        raise TensorFileError(
+            f"{op}: {where} has metadata that is not UTF-8 text ({exc}); the file is corrupt"
+        ) from exc
     if kind not in ("tensor", "list"):
-        raise TensorFileError(f"{op}: {where} has the unknown kind {kind!r} in its metadata; expected 'tensor' or "
-                              "'list' (the file is corrupt or from a newer tenferro)")
+        raise TensorFileError(
+            f"{op}: {where} has the unknown kind {kind!r} in its metadata; expected 'tensor' or "
+            "'list' (the file is corrupt or from a newer tenferro)"
+        )
     if stored is None:
         return kind, None
     try:
         return kind, _dtype(stored)
     except TenferroError as exc:
-        raise TensorFileError(f"{op}: {where} records the unknown dtype {stored!r} in its metadata (the file is "
-                              "corrupt or from a newer tenferro)") from exc
+        raise TensorFileError(
+            f"{op}: {where} records the unknown dtype {stored!r} in its metadata (the file is "
+            "corrupt or from a newer tenferro)"
+        ) from exc
 
 
 def _complex_of(op: str, where: str, info: ArrowTensorInfo, stored: DType | None) -> bool:
@@ -475,10 +392,16 @@ def _complex_of(op: str, where: str, info: ArrowTensorInfo, stored: DType | None
             return True
     elif info.dtype is stored:
         return info.is_complex  # tenferro < issue 21 recorded the element type of complex arrays
-    raise TensorFileError(f"{op}: {where} records dtype {stored.name} but holds {info.dtype.name} tensors of shape "
-                          f"{tuple(info.shape)}" + (f"; expected {stored.real_dtype.name} (re, im) pairs in a trailing "
-                                                    "axis of extent 2" if stored.is_complex else "")
-                          + " (the file is corrupt or was changed by another program)")
+    raise TensorFileError(
+        f"{op}: {where} records dtype {stored.name} but holds {info.dtype.name} tensors of shape "
+        f"{tuple(info.shape)}"
+        + (
+            f"; expected {stored.real_dtype.name} (re, im) pairs in a trailing axis of extent 2"
+            if stored.is_complex
+            else ""
+        )
+        + " (the file is corrupt or was changed by another program)"
+    )
 
 
 def load(path: str | os.PathLike[str], *, mmap: bool = True, stack: bool = False) -> LoadedTensors:
@@ -504,13 +427,15 @@ def load(path: str | os.PathLike[str], *, mmap: bool = True, stack: bool = False
     try:
         column_names = table.column_names  # decoded here: every later field.name is then valid text
     except UnicodeDecodeError as exc:
-        raise TensorFileError(f"{op}: {str(target)!r} has a column name that is not UTF-8 text ({exc}); the file is "
-                              "corrupt") from exc
+        raise TensorFileError(
+            f"{op}: {str(target)!r} has a column name that is not UTF-8 text ({exc}); the file is corrupt"
+        ) from exc
     seen: set[str] = set()
     for name in column_names:
         if name in seen:
-            raise TensorFileError(f"{op}: {str(target)!r} has two columns named {name!r}; a tensor file names each "
-                                  "entry once")
+            raise TensorFileError(
+                f"{op}: {str(target)!r} has two columns named {name!r}; a tensor file names each entry once"
+            )
         seen.add(name)
     entries: dict[str, Any] = {}
     names: dict[str, tuple[str, ...] | None] = {}

@@ -16,6 +16,7 @@ array of shape ``(d{n-1}, ..., d0)`` read backwards, i.e. physical shape
 layout maps to Arrow without moving a byte. The tests check this convention
 against pyarrow's own ``to_numpy_ndarray`` / ``from_numpy_ndarray`` / ``to_tensor``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -26,8 +27,15 @@ import numpy as np
 from .._errors import AxisError, ShapeError, TenferroTypeError, TenferroValueError
 
 __all__ = [
-    "f_order_permutation", "is_identity", "check_permutation", "physical_shape", "logical_shape",
-    "physical_names", "logical_names", "check_dim_names", "logical_batch_view",
+    "f_order_permutation",
+    "is_identity",
+    "check_permutation",
+    "physical_shape",
+    "logical_shape",
+    "physical_names",
+    "logical_names",
+    "check_dim_names",
+    "logical_batch_view",
 ]
 
 
@@ -87,11 +95,14 @@ def check_dim_names(op: str, names: Any, ndim: int) -> tuple[str, ...] | None:
     if not all(isinstance(n, str) for n in out):
         raise TenferroTypeError(f"{op}: dim_names must all be strings, got {out!r}")
     if not all(out):
-        raise TenferroValueError(f"{op}: dim_names must be non-empty strings, got {out!r} (in a stored type the "
-                                 "empty string marks an unnamed axis)")
+        raise TenferroValueError(
+            f"{op}: dim_names must be non-empty strings, got {out!r} (in a stored type the "
+            "empty string marks an unnamed axis)"
+        )
     if len(out) != ndim:
-        raise ShapeError(f"{op}: {len(out)} dim_names {out!r} given for tensors of rank {ndim}; "
-                         f"expected exactly {ndim}")
+        raise ShapeError(
+            f"{op}: {len(out)} dim_names {out!r} given for tensors of rank {ndim}; expected exactly {ndim}"
+        )
     return out
 
 

@@ -11,6 +11,7 @@ with BLAS), ``_ad`` (the ``einsum`` primitive and its JVP/transpose rules),
 Note: ``tenferro.einsum`` is the *function*; this package is reached as
 ``sys.modules["tenferro.einsum"]`` or ``from tenferro.einsum import _plan``.
 """
+
 from ._ad import einsum_p
 from ._api import (
     EinsumCacheInfo,
@@ -27,8 +28,22 @@ from ._parse import Spec
 from ._paths import MAX_INTERMEDIATE_BYTES, OPTIMAL_MAX_OPERANDS, PATH_OPTIMIZERS, EinsumPathWarning
 
 __all__ = [
-    "einsum", "einsum_path", "einsum_slicing", "SlicedContraction", "einsum_cache_info", "einsum_cache_clear", "einsum_p",
-    "EinsumPathInfo", "EinsumCacheInfo", "Spec", "PATH_OPTIMIZERS",
-    "EinsumSubscriptError", "EinsumShapeError", "EinsumOperandError", "EinsumOptimizeError",
-    "EinsumPathWarning", "OPTIMAL_MAX_OPERANDS", "MAX_INTERMEDIATE_BYTES",
+    "einsum",
+    "einsum_path",
+    "einsum_slicing",
+    "SlicedContraction",
+    "einsum_cache_info",
+    "einsum_cache_clear",
+    "einsum_p",
+    "EinsumPathInfo",
+    "EinsumCacheInfo",
+    "Spec",
+    "PATH_OPTIMIZERS",
+    "EinsumSubscriptError",
+    "EinsumShapeError",
+    "EinsumOperandError",
+    "EinsumOptimizeError",
+    "EinsumPathWarning",
+    "OPTIMAL_MAX_OPERANDS",
+    "MAX_INTERMEDIATE_BYTES",
 ]

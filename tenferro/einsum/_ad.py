@@ -28,6 +28,7 @@ conjugation the Hermitian adjoint has appears when ``grad``/``vjp`` are checked
 against the sesquilinear inner product (tidu.testing's dot-product test), which
 the complex128 gradient tests exercise.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -62,8 +63,10 @@ def _einsum_impl(*operands: Tensor, plan: Plan) -> Tensor:
 def _einsum_aval(*avals: TensorType, plan: Plan) -> TensorType:
     shapes = tuple(a.shape for a in avals)
     if shapes != plan.shapes or any(a.dtype is not avals[0].dtype for a in avals):
-        raise ShapeError(f"einsum: primitive operands {avals} do not match the plan {plan} for shapes "
-                         f"{plan.shapes} (one dtype required)")
+        raise ShapeError(
+            f"einsum: primitive operands {avals} do not match the plan {plan} for shapes "
+            f"{plan.shapes} (one dtype required)"
+        )
     return TensorType(plan.out_shape, avals[0].dtype, avals[0].placement)
 
 
@@ -179,8 +182,9 @@ def transposed(plan: Plan, k: int) -> Transposed:
         if dims is not None:
             uniq_shape = tuple(plan.sizes[l] for l in dict.fromkeys(plan.spec.inputs[k]))
         opt = "auto" if isinstance(plan.optimize, tuple) else plan.optimize  # an explicit path was for the forward
-        t = cache[k] = Transposed(relabel(derived), shapes, dims, uniq_shape,
-                                  None if embed is None else relabel(embed), opt)
+        t = cache[k] = Transposed(
+            relabel(derived), shapes, dims, uniq_shape, None if embed is None else relabel(embed), opt
+        )
     return t
 
 
@@ -188,8 +192,9 @@ def transposed(plan: Plan, k: int) -> Transposed:
 def _einsum_transpose(ct, *args, plan: Plan):
     undefined = [k for k, a in enumerate(args) if is_undefined(a)]
     if len(undefined) != 1:  # reachable: linear_transpose(lambda x: einsum("i,i->", x, x))
-        raise nonlinear_error("einsum", f"einsum is linear in each operand separately, but {len(undefined)} "
-                                        "operands depend on the input")
+        raise nonlinear_error(
+            "einsum", f"einsum is linear in each operand separately, but {len(undefined)} operands depend on the input"
+        )
     (k,) = undefined
     if type(ct) is Zero:
         return [None] * len(args)
@@ -205,5 +210,3 @@ def _einsum_transpose(ct, *args, plan: Plan):
     cts: list[Any] = [None] * len(args)
     cts[k] = r
     return cts
-
-

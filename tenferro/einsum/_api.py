@@ -4,6 +4,7 @@ The hot path of a repeated call is one dictionary lookup keyed by
 ``(subscripts, shapes, dtypes, placements, optimize)`` that yields the
 precomputed plan, then the plan's BLAS steps: no parsing, no path search.
 """
+
 from __future__ import annotations
 
 from typing import Any, NamedTuple
@@ -28,8 +29,16 @@ from ._slicing import SLICINGS, SlicedContraction, as_int, check_memory_limit, c
 from .._structural import convert_element_type
 import opt_einsum
 
-__all__ = ["einsum", "einsum_path", "einsum_slicing", "einsum_cache_info", "einsum_cache_clear", "EinsumPathInfo",
-           "EinsumCacheInfo", "SlicedContraction"]
+__all__ = [
+    "einsum",
+    "einsum_path",
+    "einsum_slicing",
+    "einsum_cache_info",
+    "einsum_cache_clear",
+    "EinsumPathInfo",
+    "EinsumCacheInfo",
+    "SlicedContraction",
+]
 
 #: Call signatures -> (plan, dtype to promote to or None, plan runner).
 CALLS = LRUCache(512)
@@ -129,7 +138,7 @@ def _sliced_einsum(operands: tuple, optimize: Any, memory_limit: int) -> Any:
     key0, ops = call_operands(operands, "einsum")
     args = (key0, *ops) if isinstance(key0, str) else interleaved_call(operands, ops)
     sc = plan_slices(args, memory_limit, optimize)
-    if sc.slices == 1:   # a path that fits without slicing (perhaps one searched for the limit)
+    if sc.slices == 1:  # a path that fits without slicing (perhaps one searched for the limit)
         return einsum(*args, optimize=list(sc.path) if len(ops) > 1 else False)
     return sc.contract_keys(einsum, ops, sc.keys())
 
@@ -146,8 +155,7 @@ def interleaved_call(operands: tuple, ops: list) -> tuple:
     return tuple(out)
 
 
-def einsum_slicing(*operands: Any, memory_limit: int, optimize: Any = "auto",
-                   min_slices: int = 1) -> SlicedContraction:
+def einsum_slicing(*operands: Any, memory_limit: int, optimize: Any = "auto", min_slices: int = 1) -> SlicedContraction:
     """How ``einsum(*operands, memory_limit=memory_limit)`` slices the contraction: the sliced
     labels, the number of slices, the largest intermediate with and without slicing (bytes) and
     the FLOP overhead (:class:`SlicedContraction`). ``min_slices`` asks for at least that many
@@ -207,8 +215,10 @@ def einsum_path(*operands: Any, optimize: Any = "auto") -> tuple[list[tuple[int,
         parsed = parse_subscripts(key0)
     for k, x in enumerate(ops):
         if not hasattr(x, "shape"):
-            raise EinsumOperandError(f"einsum_path: operand {k} is a {type(x).__name__} ({x!r:.40}); expected a "
-                                     "tensor, an array or anything with a shape")
+            raise EinsumOperandError(
+                f"einsum_path: operand {k} is a {type(x).__name__} ({x!r:.40}); expected a "
+                "tensor, an array or anything with a shape"
+            )
     shapes = tuple(tuple(int(n) for n in x.shape) for x in ops)
     spec, sizes = canonicalize(parsed, shapes)
     opt = normalize_optimize(optimize)

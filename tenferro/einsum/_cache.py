@@ -1,4 +1,5 @@
 """The bounded least-recently-used caches of einsum (plans, slicings) and their statistics."""
+
 from __future__ import annotations
 
 import threading

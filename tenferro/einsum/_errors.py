@@ -4,6 +4,7 @@ Each points at what is wrong: a subscripts error carries the character
 ``position`` (and the message shows it with a caret), an operand error carries
 the ``operand`` index.
 """
+
 from __future__ import annotations
 
 from .._errors import ShapeError, TenferroValueError

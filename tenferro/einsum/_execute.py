@@ -6,6 +6,7 @@ layout allows, or one elementwise multiply when nothing is contracted.
 sums of labels only that operand carries). Output embedding (``i->ii``) writes
 through a strided diagonal view of a zero tensor.
 """
+
 from __future__ import annotations
 
 import threading
@@ -30,6 +31,7 @@ def _einsum1(a: Any, ins: list, outs: list) -> Any:
     if type(a) is np.ndarray:
         return _c_einsum(a, ins, outs)
     return np.einsum(a, ins, outs)  # CuPy and others dispatch through __array_function__
+
 
 __all__ = ["execute", "runner", "run_pair", "host_pair_expr"]
 
@@ -80,7 +82,7 @@ def _aligned(x: np.ndarray, out: np.ndarray, slot: int, order: Any = None) -> np
     first when known (``None``: ``out`` is F-contiguous, its axes in order)."""
     if order is None and x.flags.f_contiguous:
         return x
-    if order is None and x.nbytes <= SMALL_COPY_BYTES:   # fresh from the heap: no scratch bookkeeping
+    if order is None and x.nbytes <= SMALL_COPY_BYTES:  # fresh from the heap: no scratch bookkeeping
         return np.asfortranarray(x)
     shape = x.shape
     first = next((i for i in (range(x.ndim) if order is None else order) if shape[i] != 1), None)
@@ -105,9 +107,13 @@ def run_pair(a: Any, b: Any, step: tuple) -> Any:
     """One pairwise step of a plan: the BLAS product of ``a`` and ``b`` viewed as
     matrices (operands regrouped in scratch where their layout needs it)."""
     _, _, _, mode, swap, pa, sa, xa, pb, sb, xb, out_shape, out_view = step
-    if out_view is not None and out_view[0] == "labels":   # a broadcast product in the final layout
-        return _broadcast_product(a if a.shape == sa else a.reshape(sa, order="F"),
-                                  b if b.shape == sb else b.reshape(sb, order="F"), out_view, out_shape)
+    if out_view is not None and out_view[0] == "labels":  # a broadcast product in the final layout
+        return _broadcast_product(
+            a if a.shape == sa else a.reshape(sa, order="F"),
+            b if b.shape == sb else b.reshape(sb, order="F"),
+            out_view,
+            out_shape,
+        )
     if pa is not None:
         a = _grouped(a, pa, sa, 0)
     elif a.shape != sa:
@@ -124,7 +130,7 @@ def run_pair(a: Any, b: Any, step: tuple) -> Any:
     # free_a + free_b + batch; swapped (x = a, y = b), the transposed product: free_b + free_a + batch
     x, y = (a, b) if swap else (b, a)
     blas = capturing() if type(x) is not np.ndarray and mode != MUL else None
-    if out_view is not None:        # written straight into the final layout (batch labels not last)
+    if out_view is not None:  # written straight into the final layout (batch labels not last)
         xp = np if type(x) is np.ndarray else _xp(x)
         z = xp.empty(out_shape, dtype=xp.result_type(x, y), order="F")
         shape, axes = out_view
@@ -136,7 +142,7 @@ def run_pair(a: Any, b: Any, step: tuple) -> Any:
             _multiply_into(xp, x, y, view)
         return z
     r = None
-    if blas is not None and (mode == BMM or x.ndim <= 2 and y.ndim <= 2):   # np.dot is matmul up to 2-d
+    if blas is not None and (mode == BMM or x.ndim <= 2 and y.ndim <= 2):  # np.dot is matmul up to 2-d
         r = _captured(blas, x, y)
     if r is not None:
         pass
@@ -187,7 +193,8 @@ def _by_einsum(subscripts: Any, out_shape: tuple, dtype_a: Any, dtype_b: Any) ->
     """Whether a host broadcast product of these dtypes goes to NumPy's C einsum
     (``EINSUM_PRODUCT_MAX``; ``subscripts`` None: too many labels for it)."""
     return subscripts is not None and prod(out_shape) <= min(
-        EINSUM_PRODUCT_MAX.get(np.dtype(dtype_a).kind, 0), EINSUM_PRODUCT_MAX.get(np.dtype(dtype_b).kind, 0))
+        EINSUM_PRODUCT_MAX.get(np.dtype(dtype_a).kind, 0), EINSUM_PRODUCT_MAX.get(np.dtype(dtype_b).kind, 0)
+    )
 
 
 def _multiply_into(xp: Any, x: Any, y: Any, out: Any) -> None:
@@ -198,8 +205,9 @@ def _multiply_into(xp: Any, x: Any, y: Any, out: Any) -> None:
     xp.multiply(x, y, out=out)
 
 
-def host_pair_expr(step: tuple, name: str, a: str, b: str, shape_a: tuple, shape_b: tuple,
-                   dtype_a: Any, dtype_b: Any) -> tuple[str, dict] | None:
+def host_pair_expr(
+    step: tuple, name: str, a: str, b: str, shape_a: tuple, shape_b: tuple, dtype_a: Any, dtype_b: Any
+) -> tuple[str, dict] | None:
     """:func:`run_pair` on host arrays of known shapes and dtypes as one Python expression over
     the expressions ``a`` and ``b`` (for generated code: ``tenferro.jit``), with the globals it
     needs (named after ``name``); the branches ``run_pair`` takes per call, taken now, so the
@@ -223,7 +231,7 @@ def host_pair_expr(step: tuple, name: str, a: str, b: str, shape_a: tuple, shape
     if out_view is not None and out_view[0] == "labels":
         subscripts = out_view[-1]
         x, y = operand(a, shape_a, None, sa, None, "a", 0), operand(b, shape_b, None, sb, None, "b", 1)
-        if not _by_einsum(subscripts, out_shape, dtype_a, dtype_b):   # each operand viewed label by label
+        if not _by_einsum(subscripts, out_shape, dtype_a, dtype_b):  # each operand viewed label by label
             _, axes_a, view_a, axes_b, view_b, _ = out_view
             views = []
             for expr, axes, view, side in ((x, axes_a, view_a, "a"), (y, axes_b, view_b, "b")):
@@ -275,7 +283,8 @@ def _embed(r: Any, embed: tuple, out_shape: tuple) -> Any:
     z = xp.zeros(out_shape, dtype=r.dtype, order="F")
     strides = z.strides
     view = xp.lib.stride_tricks.as_strided(
-        z, shape=r.shape, strides=tuple(sum(strides[p] for p in group) for group in embed))
+        z, shape=r.shape, strides=tuple(sum(strides[p] for p in group) for group in embed)
+    )
     view[...] = r
     return z
 
@@ -320,8 +329,14 @@ def runner(plan: Plan) -> Callable[[list], Any]:
     one-operand plans of one NumPy einsum (trace, diagonal, sums): the fixed
     per-call cost matters there, the work being small."""
     steps = plan.steps
-    if (len(plan.shapes) == 1 and len(steps) == 2 and steps[0][0] == SINGLE
-            and steps[1][0] == FINAL and steps[1][1] is None and steps[1][2] is None):
+    if (
+        len(plan.shapes) == 1
+        and len(steps) == 2
+        and steps[0][0] == SINGLE
+        and steps[1][0] == FINAL
+        and steps[1][1] is None
+        and steps[1][2] is None
+    ):
         _, _, ins, outs, _ = steps[0]
 
         def run_single(arrays: list) -> Any:

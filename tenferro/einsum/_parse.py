@@ -23,6 +23,7 @@ Spec(inputs=((0, 1), (1, 2)), output=(0, 2))
 >>> format_spec(spec)
 'ab,bc->ac'
 """
+
 from __future__ import annotations
 
 import threading
@@ -31,7 +32,16 @@ from typing import Any, NamedTuple, Sequence
 from ._errors import EinsumOperandError, EinsumShapeError, EinsumSubscriptError
 from opt_einsum import get_symbol
 
-__all__ = ["Spec", "Parsed", "parse_subscripts", "parse_interleaved", "canonicalize", "format_spec", "relabel", "symbol"]
+__all__ = [
+    "Spec",
+    "Parsed",
+    "parse_subscripts",
+    "parse_interleaved",
+    "canonicalize",
+    "format_spec",
+    "relabel",
+    "symbol",
+]
 
 ELLIPSIS = Ellipsis
 
@@ -71,7 +81,7 @@ def symbol(i: int) -> str:
     ASCII letters opt_einsum counts through Unicode, which holds '×' and '÷'), so that every
     generated equation parses again."""
     if i >= len(_LETTERS):
-        with _LETTERS_LOCK:   # extended once, in order, whichever thread asks first
+        with _LETTERS_LOCK:  # extended once, in order, whichever thread asks first
             while len(_LETTERS) <= i:
                 ch = get_symbol(_NEXT[0])
                 _NEXT[0] += 1
@@ -103,7 +113,7 @@ def _parse_term(text: str, start: int, stop: int) -> tuple[tuple[Any, ...], tupl
     while i < stop:
         ch = text[i]
         if ch == ".":
-            if text[i:i + 3] != "..." or i + 3 > stop:
+            if text[i : i + 3] != "..." or i + 3 > stop:
                 raise EinsumSubscriptError("einsum: '.' must be part of an ellipsis '...'", text, i)
             if ELLIPSIS in labels:
                 raise EinsumSubscriptError("einsum: a term may contain at most one ellipsis '...'", text, i)
@@ -117,7 +127,10 @@ def _parse_term(text: str, start: int, stop: int) -> tuple[tuple[Any, ...], tupl
         if not ch.isalpha():
             raise EinsumSubscriptError(
                 f"einsum: invalid character {ch!r} in subscripts (labels are letters; "
-                "terms are separated by ',' and the output follows '->')", text, i)
+                "terms are separated by ',' and the output follows '->')",
+                text,
+                i,
+            )
         labels.append(ch)
         pos.append(i)
         i += 1
@@ -149,9 +162,10 @@ def parse_subscripts(subscripts: str) -> Parsed:
         start = comma + 1
     output = out_pos = None
     if arrow >= 0:
-        if "," in text[arrow + 2:]:
-            raise EinsumSubscriptError("einsum: the output (after '->') must be a single term",
-                                       text, text.index(",", arrow + 2))
+        if "," in text[arrow + 2 :]:
+            raise EinsumSubscriptError(
+                "einsum: the output (after '->') must be a single term", text, text.index(",", arrow + 2)
+            )
         output, out_pos = _parse_term(text, arrow + 2, len(text))
     return Parsed(tuple(terms), output, text, tuple(positions), out_pos)
 
@@ -172,7 +186,8 @@ def _interleaved_term(labels: Any, where: str) -> tuple[Any, ...]:
             continue
         if isinstance(l, bool) or not hasattr(l, "__index__"):
             raise EinsumSubscriptError(
-                f"einsum: {where} entry {j} is {l!r}; interleaved labels must be non-negative integers or Ellipsis")
+                f"einsum: {where} entry {j} is {l!r}; interleaved labels must be non-negative integers or Ellipsis"
+            )
         v = int(l.__index__())
         if v < 0:
             raise EinsumSubscriptError(f"einsum: {where} entry {j} is {v}; labels must be non-negative")
@@ -213,12 +228,14 @@ def canonicalize(parsed: Parsed, shapes: Sequence[tuple[int, ...]]) -> tuple[Spe
         raise EinsumOperandError(
             f"einsum: the subscripts have {len(terms)} input term{'s' * (len(terms) != 1)} but "
             f"{len(shapes)} operand{'s' * (len(shapes) != 1)} were given"
-            + (f" (subscripts {text!r})" if text is not None else ""))
+            + (f" (subscripts {text!r})" if text is not None else "")
+        )
     for k, s in enumerate(shapes):
         if len(s) > MAX_LABELS:
             raise EinsumSubscriptError(
                 f"einsum: operand {k} has rank {len(s)}; one einsum term can name at most {MAX_LABELS} dimensions "
-                "(the limit of NumPy's einsum, which runs each step); reshape the operand first")
+                "(the limit of NumPy's einsum, which runs each step); reshape the operand first"
+            )
     ell_ext, n_ell = _ellipsis_extents(parsed, shapes)
     ell_size = _ellipsis_sizes(terms, shapes, ell_ext, n_ell)
     size_of = _label_sizes(terms, shapes, ell_ext, n_ell)
@@ -236,20 +253,25 @@ def _ellipsis_extents(parsed: Parsed, shapes: Sequence[tuple[int, ...]]) -> tupl
             if len(s) < named:
                 raise EinsumShapeError(
                     f"einsum: operand {k} has rank {len(s)} (shape {tuple(s)}) but its term "
-                    f"{_term_text(parsed, k)} names {named} dimensions besides '...'", k)
+                    f"{_term_text(parsed, k)} names {named} dimensions besides '...'",
+                    k,
+                )
             ell_ext.append(len(s) - named)
             n_ell = max(n_ell, len(s) - named)
         else:
             if len(s) != named:
                 raise EinsumShapeError(
                     f"einsum: operand {k} has rank {len(s)} (shape {tuple(s)}) but its term "
-                    f"{_term_text(parsed, k)} has {named} label{'s' * (named != 1)}", k)
+                    f"{_term_text(parsed, k)} has {named} label{'s' * (named != 1)}",
+                    k,
+                )
             ell_ext.append(0)
     return ell_ext, n_ell
 
 
-def _ellipsis_sizes(terms: Sequence[tuple], shapes: Sequence[tuple[int, ...]], ell_ext: list[int],
-                    n_ell: int) -> list[int]:
+def _ellipsis_sizes(
+    terms: Sequence[tuple], shapes: Sequence[tuple[int, ...]], ell_ext: list[int], n_ell: int
+) -> list[int]:
     """Sizes of the ellipsis dimensions (right-aligned, NumPy broadcasting)."""
     ell_size = [1] * n_ell
     for k, (t, s) in enumerate(zip(terms, shapes)):
@@ -263,14 +285,17 @@ def _ellipsis_sizes(terms: Sequence[tuple], shapes: Sequence[tuple[int, ...]], e
             if n != 1 and ell_size[slot] != 1 and ell_size[slot] != n:
                 raise EinsumShapeError(
                     f"einsum: the '...' dimensions of operand {k} (shape {tuple(s)}) do not broadcast "
-                    f"with the other operands: size {n} against {ell_size[slot]}", k)
+                    f"with the other operands: size {n} against {ell_size[slot]}",
+                    k,
+                )
             if n != 1:
                 ell_size[slot] = n
     return ell_size
 
 
-def _label_sizes(terms: Sequence[tuple], shapes: Sequence[tuple[int, ...]], ell_ext: list[int],
-                 n_ell: int) -> dict[Any, int]:
+def _label_sizes(
+    terms: Sequence[tuple], shapes: Sequence[tuple[int, ...]], ell_ext: list[int], n_ell: int
+) -> dict[Any, int]:
     """The size of each named label (size 1 broadcasts, as in NumPy)."""
     size_of: dict[Any, int] = {}
     first_at: dict[Any, int] = {}
@@ -284,7 +309,9 @@ def _label_sizes(terms: Sequence[tuple], shapes: Sequence[tuple[int, ...]], ell_
             if lab in own and own[lab] != n:
                 raise EinsumShapeError(
                     f"einsum: label {_raw_label_str(lab)} is repeated in operand {k} with different sizes "
-                    f"{own[lab]} and {n} (shape {tuple(s)})", k)
+                    f"{own[lab]} and {n} (shape {tuple(s)})",
+                    k,
+                )
             own[lab] = n
             prev = size_of.get(lab)
             if prev is None or prev == 1:
@@ -294,7 +321,9 @@ def _label_sizes(terms: Sequence[tuple], shapes: Sequence[tuple[int, ...]], ell_
             elif n != 1 and n != prev:
                 raise EinsumShapeError(
                     f"einsum: label {_raw_label_str(lab)} has size {prev} in operand {first_at[lab]} but size "
-                    f"{n} in operand {k} (shape {tuple(s)})", k)
+                    f"{n} in operand {k} (shape {tuple(s)})",
+                    k,
+                )
     return size_of
 
 
@@ -317,14 +346,22 @@ def _output_labels(parsed: Parsed, n_ell: int) -> list[Any]:
         elif l not in present:
             pos = parsed.out_positions[j] if parsed.out_positions is not None else None
             raise EinsumSubscriptError(
-                f"einsum: output label {_raw_label_str(l)} does not appear in any input term", parsed.text, pos)
+                f"einsum: output label {_raw_label_str(l)} does not appear in any input term", parsed.text, pos
+            )
         else:
             out_raw.append(l)
     return out_raw
 
 
-def _relabel(terms: Sequence[tuple], shapes: Sequence[tuple[int, ...]], ell_ext: list[int], n_ell: int,
-             ell_size: list[int], size_of: dict[Any, int], out_raw: list[Any]) -> tuple[Spec, tuple[int, ...]]:
+def _relabel(
+    terms: Sequence[tuple],
+    shapes: Sequence[tuple[int, ...]],
+    ell_ext: list[int],
+    n_ell: int,
+    ell_size: list[int],
+    size_of: dict[Any, int],
+    out_raw: list[Any],
+) -> tuple[Spec, tuple[int, ...]]:
     """Canonical integer labels, in order of first appearance; a dimension of size
     1 broadcast against a larger one gets its own (summed) label."""
     canon: dict[Any, int] = {}
@@ -360,7 +397,7 @@ def _expand(term: tuple[Any, ...], m: int, n_ell: int) -> list[Any]:
     if ELLIPSIS not in term:
         return list(term)
     e = term.index(ELLIPSIS)
-    return list(term[:e]) + [("ell", n_ell - m + j) for j in range(m)] + list(term[e + 1:])
+    return list(term[:e]) + [("ell", n_ell - m + j) for j in range(m)] + list(term[e + 1 :])
 
 
 def _term_text(parsed: Parsed, k: int) -> str:

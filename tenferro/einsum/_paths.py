@@ -14,6 +14,7 @@
 
 An unknown name raises :class:`EinsumOptimizeError` listing the valid ones.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -27,14 +28,33 @@ from opt_einsum import get_symbol
 from opt_einsum.paths import PathOptimizer
 import opt_einsum
 
-__all__ = ["PATH_OPTIMIZERS", "normalize_optimize", "left_to_right", "find_path", "check_path",
-           "OPTIMAL_MAX_OPERANDS", "MAX_INTERMEDIATE_BYTES", "EinsumPathWarning",
-           "path_search_equation"]
+__all__ = [
+    "PATH_OPTIMIZERS",
+    "normalize_optimize",
+    "left_to_right",
+    "find_path",
+    "check_path",
+    "OPTIMAL_MAX_OPERANDS",
+    "MAX_INTERMEDIATE_BYTES",
+    "EinsumPathWarning",
+    "path_search_equation",
+]
 
 #: The accepted optimizer names (opt_einsum's registry; aliases included).
 PATH_OPTIMIZERS: tuple[str, ...] = (
-    "auto", "auto-hq", "greedy", "optimal", "dp", "dynamic-programming", "branch-all", "branch-2",
-    "branch-1", "eager", "opportunistic", "random-greedy", "random-greedy-128",
+    "auto",
+    "auto-hq",
+    "greedy",
+    "optimal",
+    "dp",
+    "dynamic-programming",
+    "branch-all",
+    "branch-2",
+    "branch-1",
+    "eager",
+    "opportunistic",
+    "random-greedy",
+    "random-greedy-128",
 )
 
 
@@ -49,7 +69,8 @@ def normalize_optimize(optimize: Any) -> Any:
             raise EinsumOptimizeError(
                 f"einsum: unknown optimize value {optimize!r}; valid names are "
                 + ", ".join(repr(n) for n in PATH_OPTIMIZERS)
-                + ", or False (left to right), or an explicit path like [(0, 1), (0, 1)]")
+                + ", or False (left to right), or an explicit path like [(0, 1), (0, 1)]"
+            )
         return optimize
     if isinstance(optimize, (list, tuple)):
         steps = list(optimize)
@@ -62,14 +83,17 @@ def normalize_optimize(optimize: Any) -> Any:
             except (TypeError, ValueError):
                 raise EinsumOptimizeError(
                     f"einsum: step {i} of the explicit path is {s!r}; each step must be a tuple of operand "
-                    "positions, e.g. [(0, 1), (0, 1)]") from None
+                    "positions, e.g. [(0, 1), (0, 1)]"
+                ) from None
         return tuple(out)
 
     if isinstance(optimize, PathOptimizer):
         return optimize
     raise EinsumOptimizeError(
         f"einsum: unknown optimize value {optimize!r} of type {type(optimize).__name__}; valid values are "
-        + ", ".join(repr(n) for n in PATH_OPTIMIZERS) + ", True, False, an explicit path or a PathOptimizer")
+        + ", ".join(repr(n) for n in PATH_OPTIMIZERS)
+        + ", True, False, an explicit path or a PathOptimizer"
+    )
 
 
 def left_to_right(n: int) -> tuple[tuple[int, ...], ...]:
@@ -89,12 +113,13 @@ def check_path(path: Sequence[tuple[int, ...]], n: int) -> None:
             if not 0 <= j < left:
                 raise EinsumOptimizeError(
                     f"einsum: step {i} of the explicit path, {step}, refers to operand {j} but only "
-                    f"{left} operand{'s' * (left != 1)} remain at that step")
+                    f"{left} operand{'s' * (left != 1)} remain at that step"
+                )
         left = left - len(step) + 1
     if left != 1:
         raise EinsumOptimizeError(
-            f"einsum: the explicit path leaves {left} operands uncontracted; it must reduce the {n} "
-            "operands to one")
+            f"einsum: the explicit path leaves {left} operands uncontracted; it must reduce the {n} operands to one"
+        )
 
 
 OPTIMAL_MAX_OPERANDS = 10
@@ -103,7 +128,7 @@ operands: about a second at 10 operands, minutes at 14). Above this many operand
 it warns (:class:`EinsumPathWarning`) and uses ``"dp"`` (opt_einsum's dynamic
 programming, which finds the optimal path without outer products far faster)."""
 
-MAX_INTERMEDIATE_BYTES = 2 ** 40
+MAX_INTERMEDIATE_BYTES = 2**40
 """A path whose largest intermediate needs more bytes than this (1 TiB, or the
 machine's physical memory when smaller) is refused before anything is allocated
 (:class:`tenferro.TenferroMemoryError`, naming the bytes and either an optimizer whose
@@ -120,8 +145,9 @@ def _memory_limit() -> int:
     return MAX_INTERMEDIATE_BYTES if phys is None else min(MAX_INTERMEDIATE_BYTES, phys)
 
 
-def find_path(terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequence[int],
-              optimize: Any, itemsize: int = 8) -> tuple[tuple[int, ...], ...]:
+def find_path(
+    terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequence[int], optimize: Any, itemsize: int = 8
+) -> tuple[tuple[int, ...], ...]:
     """The contraction path for ``terms -> output`` (canonical labels, unique per
     term) under a normalized ``optimize``. Its largest intermediate is checked
     against :data:`MAX_INTERMEDIATE_BYTES` (elements of ``itemsize`` bytes)."""
@@ -135,9 +161,12 @@ def find_path(terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequ
         return left_to_right(n)  # size 0: every path costs nothing (and some optimizers reject it)
     else:
         if optimize == "optimal" and n > OPTIMAL_MAX_OPERANDS:
-            warnings.warn(f"einsum: optimize='optimal' with {n} operands (more than {OPTIMAL_MAX_OPERANDS}) would "
-                          "search for minutes; using 'dp' (dynamic programming) instead", EinsumPathWarning,
-                          stacklevel=5)
+            warnings.warn(
+                f"einsum: optimize='optimal' with {n} operands (more than {OPTIMAL_MAX_OPERANDS}) would "
+                "search for minutes; using 'dp' (dynamic programming) instead",
+                EinsumPathWarning,
+                stacklevel=5,
+            )
             optimize = "dp"
         eq, shapes = path_search_equation(terms, output, sizes)
         path_list, _ = opt_einsum.contract_path(eq, *shapes, shapes=True, optimize=optimize)
@@ -147,8 +176,9 @@ def find_path(terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequ
     return path
 
 
-def _largest_intermediate(terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequence[int],
-                         path: Sequence[tuple[int, ...]]) -> int:
+def _largest_intermediate(
+    terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequence[int], path: Sequence[tuple[int, ...]]
+) -> int:
     """The number of elements of the largest intermediate (the result included) that
     ``path`` creates."""
     live = [set(t) for t in terms]
@@ -172,8 +202,9 @@ SIZE_SEARCH_MAX_OPERANDS = 16
 _SIZE_OPTIMIZER = "opt_einsum.DynamicProgramming(minimize='size')"
 
 
-def _alternatives(terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequence[int],
-                  optimize: Any) -> list[tuple[str, int]]:
+def _alternatives(
+    terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequence[int], optimize: Any
+) -> list[tuple[str, int]]:
     """``(spelling of optimize, largest intermediate in elements)`` for the paths of
     "auto", "greedy" and (up to :data:`SIZE_SEARCH_MAX_OPERANDS` operands) opt_einsum's
     dynamic programme minimizing the largest intermediate, leaving out ``optimize``
@@ -191,8 +222,14 @@ def _alternatives(terms: Sequence[Sequence[int]], output: Sequence[int], sizes: 
     return found
 
 
-def _check_intermediates(terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequence[int],
-                         path: tuple, optimize: Any, itemsize: int) -> None:
+def _check_intermediates(
+    terms: Sequence[Sequence[int]],
+    output: Sequence[int],
+    sizes: Sequence[int],
+    path: tuple,
+    optimize: Any,
+    itemsize: int,
+) -> None:
     """Refuse a path whose largest intermediate does not fit (before allocating), with
     advice that fits the case: another optimizer whose path fits, or slicing when no
     path found does."""
@@ -201,36 +238,43 @@ def _check_intermediates(terms: Sequence[Sequence[int]], output: Sequence[int], 
     if need <= limit:
         return
     how = "left to right (optimize=False)" if optimize is False else f"along the path of optimize={optimize!r}"
-    head = (f"einsum: contracting {how} needs an intermediate of {largest} elements, {fmt_bytes(need)}, more than "
-            f"the {fmt_bytes(limit)} allowed (physical memory, at most {fmt_bytes(MAX_INTERMEDIATE_BYTES)}); ")
+    head = (
+        f"einsum: contracting {how} needs an intermediate of {largest} elements, {fmt_bytes(need)}, more than "
+        f"the {fmt_bytes(limit)} allowed (physical memory, at most {fmt_bytes(MAX_INTERMEDIATE_BYTES)}); "
+    )
     found = _alternatives(terms, output, sizes, optimize)
     fits = [(spelling, n) for spelling, n in found if n * itemsize <= limit]
     if fits:
         spelling, n = fits[0]
         raise TenferroMemoryError(
             head + f"optimize={spelling} finds a path whose largest intermediate is {fmt_bytes(n * itemsize)}, "
-            f"which fits: pass optimize={spelling}")
+            f"which fits: pass optimize={spelling}"
+        )
     smallest = min([largest] + [n for _, n in found])
     searched = ", ".join(f"optimize={spelling}" for spelling, _ in found)
     raise TenferroMemoryError(
         head + f"no other path fits either: the best of the paths of {searched} still needs an intermediate of "
         f"{fmt_bytes(smallest * itemsize)}. Slice the contraction (fix one or more indices and sum the slices in a "
-        "loop; cotengra's SliceFinder chooses which) or make the problem smaller")
+        "loop; cotengra's SliceFinder chooses which) or make the problem smaller"
+    )
 
 
-def opt_einsum_equation(terms: Sequence[Sequence[int]], output: Sequence[int],
-                        sizes: Sequence[int]) -> tuple[str, list[tuple[int, ...]]]:
+def opt_einsum_equation(
+    terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequence[int]
+) -> tuple[str, list[tuple[int, ...]]]:
     """An opt_einsum equation string and operand shapes for canonical terms."""
     eq = ",".join("".join(get_symbol(l) for l in t) for t in terms) + "->" + "".join(get_symbol(l) for l in output)
     return eq, [tuple(sizes[l] for l in t) for t in terms]
 
 
-def path_search_equation(terms: Sequence[Sequence[int]], output: Sequence[int],
-                         sizes: Sequence[int]) -> tuple[str, list[tuple[int, ...]]]:
+def path_search_equation(
+    terms: Sequence[Sequence[int]], output: Sequence[int], sizes: Sequence[int]
+) -> tuple[str, list[tuple[int, ...]]]:
     """:func:`opt_einsum_equation` without the labels of size 1, for searching and costing
     paths. Such a label costs nothing, but opt_einsum counts a summed one as a multiply-add
     (twice the FLOPs of the same product without it), and so preferred a path materializing
     a per-example outer product ``(1, a, b) x (1, c, b) -> (a, c, b)`` summed over the unit
     label to the cheaper order."""
-    return opt_einsum_equation([[lab for lab in t if sizes[lab] != 1] for t in terms],
-                               [lab for lab in output if sizes[lab] != 1], sizes)
+    return opt_einsum_equation(
+        [[lab for lab in t if sizes[lab] != 1] for t in terms], [lab for lab in output if sizes[lab] != 1], sizes
+    )

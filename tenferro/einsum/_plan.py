@@ -27,6 +27,7 @@ The cache is an LRU dictionary (:mod:`._cache`) with hit/miss statistics
 (:func:`tenferro.einsum_cache_info`); a cached call does one dictionary lookup
 and runs the precomputed steps.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -55,11 +56,27 @@ class Plan:
 
     __slots__ = ("spec", "shapes", "sizes", "optimize", "path", "steps", "out_shape", "reduced_terms", "__weakref__")
 
-    def __init__(self, spec: Spec, shapes: tuple, sizes: tuple, optimize: Any, path: tuple,
-                 steps: tuple, out_shape: tuple, reduced_terms: tuple):
-        for name, value in (("spec", spec), ("shapes", shapes), ("sizes", sizes), ("optimize", optimize),
-                            ("path", path), ("steps", tuple(steps)), ("out_shape", out_shape),
-                            ("reduced_terms", reduced_terms)):
+    def __init__(
+        self,
+        spec: Spec,
+        shapes: tuple,
+        sizes: tuple,
+        optimize: Any,
+        path: tuple,
+        steps: tuple,
+        out_shape: tuple,
+        reduced_terms: tuple,
+    ):
+        for name, value in (
+            ("spec", spec),
+            ("shapes", shapes),
+            ("sizes", sizes),
+            ("optimize", optimize),
+            ("path", path),
+            ("steps", tuple(steps)),
+            ("out_shape", out_shape),
+            ("reduced_terms", reduced_terms),
+        ):
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -112,7 +129,7 @@ def _pair(la: tuple, lb: tuple, keep: set, sizes: Sequence[int], want: Any = Non
     contr = [l for l in primary if l in shared and l not in keep]
     free_a = [l for l in la if l not in shared]
     free_b = [l for l in lb if l not in shared]
-    if _prod(sizes[l] for l in contr) == 1:   # nothing to sum (no label, or only labels of size 1)
+    if _prod(sizes[l] for l in contr) == 1:  # nothing to sum (no label, or only labels of size 1)
         mode, prefs = MUL, _ALL_ORDERS
     elif batch:
         mode, prefs = BMM, ("FCB", "CFB")
@@ -135,12 +152,13 @@ def _pair(la: tuple, lb: tuple, keep: set, sizes: Sequence[int], want: Any = Non
     if mode == MUL and batch and want is not None and want[0] == "groups":
         # batch fastest (per-example outer products), the free labels in the final result's order
         first = tuple(batch + sorted(free_a + free_b, key=lambda l: want[3].index(l) if l in want[3] else len(want[3])))
-        if _fits(first, want) and _prod(sizes[l] for l in batch) >= max(_prod(sizes[l] for l in free_a),
-                                                                          _prod(sizes[l] for l in free_b)):
+        if _fits(first, want) and _prod(sizes[l] for l in batch) >= max(
+            _prod(sizes[l] for l in free_a), _prod(sizes[l] for l in free_b)
+        ):
             return _broadcast_output(la, lb, first, sizes)
     out_view = None
     if mode != DOT and want is not None and want[0] == "out" and not _fits(out_labels, want):
-        if mode == MUL and set(want[1]) == set(out_labels):   # into a fresh array, label by label
+        if mode == MUL and set(want[1]) == set(out_labels):  # into a fresh array, label by label
             return _broadcast_output(la, lb, tuple(want[1]), sizes)
         out_labels, out_view = _direct_output(want[1], free_a, free_b, batch, swap, sizes) or (out_labels, None)
     out_shape = tuple(sizes[l] for l in out_labels)
@@ -148,8 +166,9 @@ def _pair(la: tuple, lb: tuple, keep: set, sizes: Sequence[int], want: Any = Non
     return (mode, swap, pa, sa, xa, pb, sb, xb, out_shape, out_view), out_labels
 
 
-def _free_orders(la: tuple, lb: tuple, free_a: list, free_b: list, contr: list, batch: list, prefs: Sequence[str],
-                 want: Any) -> tuple[list, list]:
+def _free_orders(
+    la: tuple, lb: tuple, free_a: list, free_b: list, contr: list, batch: list, prefs: Sequence[str], want: Any
+) -> tuple[list, list]:
     """The free labels of each operand in the order the product's result should carry them.
 
     An operand whose layout already is its groups concatenated is viewed as it is, its free
@@ -161,8 +180,10 @@ def _free_orders(la: tuple, lb: tuple, free_a: list, free_b: list, contr: list, 
     on one wire the previous gate wrote and one it did not, which no order of that result serves."""
     if want is None or want[0] != "groups":
         return free_a, free_b
-    copied = [_arrange(labels, {"F": free, "C": contr, "B": batch}, prefs)[0] is not None
-              for labels, free in ((la, free_a), (lb, free_b))]
+    copied = [
+        _arrange(labels, {"F": free, "C": contr, "B": batch}, prefs)[0] is not None
+        for labels, free in ((la, free_a), (lb, free_b))
+    ]
     if not any(copied) or _fits(tuple(free_a + free_b + batch), want) or _fits(tuple(free_b + free_a + batch), want):
         return free_a, free_b
     group_of, orders = want[1], want[2]
@@ -184,20 +205,33 @@ def _broadcast_output(la: tuple, lb: tuple, order: tuple, sizes: Sequence[int]) 
     ``out_view`` is then ``("labels", axes_a, shape_a, axes_b, shape_b, subscripts)``, the last
     the product as ``numpy.einsum`` operands (``(sub_a, sub_b, sub_out)``, labels renumbered)."""
     views = []
-    for labels in (la, lb):   # labels summed here have size 1: moved last, then dropped by the reshape
-        axes = tuple(labels.index(l) for l in order if l in labels) + \
-            tuple(k for k, l in enumerate(labels) if l not in order)
+    for labels in (la, lb):  # labels summed here have size 1: moved last, then dropped by the reshape
+        axes = tuple(labels.index(l) for l in order if l in labels) + tuple(
+            k for k, l in enumerate(labels) if l not in order
+        )
         views += [axes, tuple(sizes[l] if l in labels else 1 for l in order)]
     number = {l: k for k, l in enumerate(dict.fromkeys(order + la + lb))}
-    subscripts = tuple(tuple(number[l] for l in labels) for labels in (la, lb, order)) \
-        if len(number) <= 52 else None   # numpy.einsum names at most 52 labels
-    step = (MUL, False, None, tuple(sizes[l] for l in la), None, None, tuple(sizes[l] for l in lb), None,
-            tuple(sizes[l] for l in order), ("labels", *views, subscripts))
+    subscripts = (
+        tuple(tuple(number[l] for l in labels) for labels in (la, lb, order)) if len(number) <= 52 else None
+    )  # numpy.einsum names at most 52 labels
+    step = (
+        MUL,
+        False,
+        None,
+        tuple(sizes[l] for l in la),
+        None,
+        None,
+        tuple(sizes[l] for l in lb),
+        None,
+        tuple(sizes[l] for l in order),
+        ("labels", *views, subscripts),
+    )
     return step, order
 
 
-def _direct_output(order: tuple, free_a: list, free_b: list, batch: list, swap: bool,
-                   sizes: Sequence[int]) -> tuple[tuple, tuple] | None:
+def _direct_output(
+    order: tuple, free_a: list, free_b: list, batch: list, swap: bool, sizes: Sequence[int]
+) -> tuple[tuple, tuple] | None:
     """For a batched product whose final result is wanted with labels ``order``
     where neither native layout gives it (e.g. batch labels first): if ``order``
     is the three groups concatenated in another order, ``(order, (shape, axes))``:
@@ -393,15 +427,15 @@ def decompose(plan: Plan) -> tuple[SubEinsum, ...]:
 def _decompose(plan: Plan) -> tuple[SubEinsum, ...]:
     spec, sizes = plan.spec, plan.sizes
     out_set = set(spec.output)
-    cur = list(spec.inputs)           # labels of the values the steps produce (reductions pending)
-    red = list(plan.reduced_terms)    # the same values as the fused plan sees them (reduced)
-    order = list(range(len(cur)))     # value ids in the plan's list (one-operand steps move values) ...
-    live = list(order)                # ... and in the steps' list (nothing moves)
+    cur = list(spec.inputs)  # labels of the values the steps produce (reductions pending)
+    red = list(plan.reduced_terms)  # the same values as the fused plan sees them (reduced)
+    order = list(range(len(cur)))  # value ids in the plan's list (one-operand steps move values) ...
+    live = list(order)  # ... and in the steps' list (nothing moves)
     steps: list[list] = []
     pairs = _pairwise(plan.path, len(cur))
     wants = _lookahead(plan.reduced_terms, pairs, tuple(dict.fromkeys(spec.output)), sizes)
     for s, contraction in enumerate(pairs):
-        if len(contraction) == 1:     # a reduction only: folded into the value's next use
+        if len(contraction) == 1:  # a reduction only: folded into the value's next use
             (k,) = contraction
             rest = set(out_set).union(*[t for j, t in enumerate(red) if j != k])
             t = red.pop(k)
@@ -424,11 +458,13 @@ def _decompose(plan: Plan) -> tuple[SubEinsum, ...]:
             lst.pop(i)
             lst.append(new)
     if steps:
-        steps[-1][2] = spec.output    # the final permutation / embedding
+        steps[-1][2] = spec.output  # the final permutation / embedding
     else:
         steps.append([(0,), (cur[0],), spec.output])
-    return tuple(SubEinsum(pos, relabel(Spec(ins, out)), tuple(tuple(sizes[l] for l in t) for t in ins))
-                 for pos, ins, out in steps)
+    return tuple(
+        SubEinsum(pos, relabel(Spec(ins, out)), tuple(tuple(sizes[l] for l in t) for t in ins))
+        for pos, ins, out in steps
+    )
 
 
 #: Plans by canonical signature; shared by user calls and by AD-derived einsums.

@@ -12,6 +12,7 @@ slice's intermediates at a time: the memory bound holds for gradients too.
 cotengra is optional (the ``distributed`` extra); without it a ``memory_limit`` that forces
 slicing raises :class:`~tenferro.OptionalDependencyError`.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -43,7 +44,7 @@ def as_int(value: Any) -> int | None:
     ``Decimal``s (opt_einsum's sizes); ``None`` for booleans, fractions, floats and the rest."""
     if type(value) is int:  # hot path
         return value
-    if isinstance(value, bool) or type(value).__name__ == "bool":   # Python and NumPy booleans
+    if isinstance(value, bool) or type(value).__name__ == "bool":  # Python and NumPy booleans
         return None
     if isinstance(value, Decimal):
         return int(value) if value.is_finite() and value == value.to_integral_value() else None
@@ -65,8 +66,7 @@ def check_positive_int(value: Any, op: str, name: str, meaning: str = "") -> int
 
 def check_memory_limit(memory_limit: Any, op: str) -> int:
     """A positive integer number of bytes."""
-    return check_positive_int(memory_limit, op, "memory_limit",
-                              " number of bytes (the largest intermediate allowed)")
+    return check_positive_int(memory_limit, op, "memory_limit", " number of bytes (the largest intermediate allowed)")
 
 
 @dataclass(frozen=True)
@@ -112,8 +112,7 @@ class SlicedContraction:
         parts = [x[self.index(k, tuple(x.shape), key)] for k, x in enumerate(operands)]
         return einsum(self.slice_equation, *parts, optimize=list(self.path) if len(parts) > 1 else False)
 
-    def contract_keys(self, einsum: Callable[..., Any], operands: Sequence[Any],
-                      keys: Iterable[Sequence[int]]) -> Any:
+    def contract_keys(self, einsum: Callable[..., Any], operands: Sequence[Any], keys: Iterable[Sequence[int]]) -> Any:
         """The sum of the slices ``keys``, in order (each a checkpoint under a transformation)."""
         total = None
         for key in keys:
@@ -123,8 +122,9 @@ class SlicedContraction:
         return total
 
 
-def plan_slices(operands: Sequence[Any], memory_limit: int, optimize: Any = "auto", *,
-                min_slices: int = 1) -> SlicedContraction:
+def plan_slices(
+    operands: Sequence[Any], memory_limit: int, optimize: Any = "auto", *, min_slices: int = 1
+) -> SlicedContraction:
     """The slicing of ``einsum(*operands)`` (subscripts first, or the interleaved form) whose
     intermediates fit in ``memory_limit`` bytes, with at least ``min_slices`` slices (to spread
     work over workers). Needs cotengra when slicing is needed."""
@@ -137,7 +137,7 @@ def plan_slices(operands: Sequence[Any], memory_limit: int, optimize: Any = "aut
     itemsize = max(_itemsize(x) for x in ops)
     equation, size_dict = _equation(spec, sizes)
     opt = normalize_optimize(optimize) if len(ops) > 1 else False
-    key = (equation, shapes, itemsize, memory_limit, opt, min_slices)   # the sizes follow from these
+    key = (equation, shapes, itemsize, memory_limit, opt, min_slices)  # the sizes follow from these
     found = SLICINGS.get(key)
     if found is None:
         found = _plan_slices(equation, size_dict, itemsize, shapes, memory_limit, opt, min_slices)
@@ -145,8 +145,9 @@ def plan_slices(operands: Sequence[Any], memory_limit: int, optimize: Any = "aut
     return found
 
 
-def _plan_slices(equation: str, size_dict: dict[str, int], itemsize: int, shapes: tuple, memory_limit: int,
-                 opt: Any, min_slices: int) -> SlicedContraction:
+def _plan_slices(
+    equation: str, size_dict: dict[str, int], itemsize: int, shapes: tuple, memory_limit: int, opt: Any, min_slices: int
+) -> SlicedContraction:
     """:func:`plan_slices` of the canonical ``equation`` (``opt`` normalized)."""
     inputs = equation.split("->")[0].split(",")
     output = equation.split("->")[1]
@@ -155,8 +156,9 @@ def _plan_slices(equation: str, size_dict: dict[str, int], itemsize: int, shapes
         largest = math.prod(shapes[0]) if shapes[0] else 1
     else:
         search = "auto" if opt is False else (list(opt) if isinstance(opt, tuple) else opt)
-        path_list, info = opt_einsum.contract_path(equation, *[tuple(size_dict[c] for c in t) for t in inputs],
-                                                   shapes=True, optimize=search)
+        path_list, info = opt_einsum.contract_path(
+            equation, *[tuple(size_dict[c] for c in t) for t in inputs], shapes=True, optimize=search
+        )
         path = tuple(tuple(p) for p in path_list)
         largest = int(info.largest_intermediate)
     largest = max(largest, math.prod(size_dict[c] for c in output) if output else 1)
@@ -171,22 +173,24 @@ def _plan_slices(equation: str, size_dict: dict[str, int], itemsize: int, shapes
             "the contraction needs cotengra; install the 'distributed' extra (pip install 'tidu-tenferro[distributed]')"
         ) from exc
     if len(shapes) == 1:
-        raise TenferroValueError(f"einsum: a one-operand einsum cannot be sliced below its operand and result "
-                                 f"({unsliced} bytes > memory_limit={memory_limit})")
+        raise TenferroValueError(
+            f"einsum: a one-operand einsum cannot be sliced below its operand and result "
+            f"({unsliced} bytes > memory_limit={memory_limit})"
+        )
     target = max(1, memory_limit // itemsize)
     terms = [tuple(t) for t in inputs]
     tree = cotengra.ContractionTree.from_path(terms, tuple(output), size_dict, path=[list(p) for p in path])
     base_cost = float(tree.contraction_cost())
     out_bytes = (math.prod(size_dict[c] for c in output) if output else 1) * itemsize
     fitted = [tree] if unsliced <= memory_limit else [_slice_within(tree, target, out_bytes, memory_limit)]
-    if unsliced > memory_limit and out_bytes <= memory_limit and opt == "auto":   # also searched paths
+    if unsliced > memory_limit and out_bytes <= memory_limit and opt == "auto":  # also searched paths
         searched = _searched_tree(cotengra, terms, output, size_dict, target)
-        if searched.max_size() <= target:   # (only summed labels: the search slices with allow_outer=False)
+        if searched.max_size() <= target:  # (only summed labels: the search slices with allow_outer=False)
             fitted.append(searched)
     fitted = [t for t in fitted if t is not None]
     sliced = min(fitted, key=lambda t: t.contraction_cost()) if fitted else None
     if sliced is not None and sliced.nslices < min_slices:
-        try:   # more slices to spread over workers, when labels are left
+        try:  # more slices to spread over workers, when labels are left
             sliced = sliced.slice(target_slices=min_slices, allow_outer=False, seed=0)
         except (RuntimeError, ValueError):
             pass
@@ -194,21 +198,30 @@ def _plan_slices(equation: str, size_dict: dict[str, int], itemsize: int, shapes
     if sliced is None or size > memory_limit:
         raise TenferroValueError(
             f"einsum: no slicing of the summed labels brings the largest intermediate ({size} bytes) within "
-            f"memory_limit={memory_limit}: the output alone takes {out_bytes} bytes, and only summed labels are sliced")
+            f"memory_limit={memory_limit}: the output alone takes {out_bytes} bytes, and only summed labels are sliced"
+        )
     labels = tuple(sliced.sliced_inds)
     path = tuple(tuple(int(i) for i in p) for p in sliced.get_path())
-    return SlicedContraction(equation, labels, tuple(size_dict[c] for c in labels), path, int(sliced.nslices), size,
-                             unsliced, float(sliced.contraction_cost()) / base_cost if base_cost else 1.0)
+    return SlicedContraction(
+        equation,
+        labels,
+        tuple(size_dict[c] for c in labels),
+        path,
+        int(sliced.nslices),
+        size,
+        unsliced,
+        float(sliced.contraction_cost()) / base_cost if base_cost else 1.0,
+    )
 
 
 def _slice_within(tree: Any, target: int, out_bytes: int, memory_limit: int) -> Any:
     """``tree`` sliced over summed labels until its intermediates hold at most ``target``
     elements, or None where no such slicing exists."""
-    if out_bytes > memory_limit:   # the output alone exceeds the limit
+    if out_bytes > memory_limit:  # the output alone exceeds the limit
         return None
     try:
         return tree.slice(target_size=target, allow_outer=False, seed=0)
-    except (RuntimeError, ValueError):   # cotengra ran out of summed labels to slice
+    except (RuntimeError, ValueError):  # cotengra ran out of summed labels to slice
         return None
 
 
@@ -235,9 +248,15 @@ def _searched_tree(cotengra: Any, terms: list, output: str, size_dict: dict, tar
     search and its state restored after, so the search repeats exactly."""
     key = (tuple(terms), output, tuple(sorted(size_dict.items())), target)
     if key not in _TREES:
-        opt = cotengra.HyperOptimizer(methods=("greedy",), max_repeats=_search_trials(len(terms)), optlib="random",
-                                      progbar=False, parallel=False, seed=0,
-                                      slicing_reconf_opts={"target_size": target, **_RECONF_OPTS})
+        opt = cotengra.HyperOptimizer(
+            methods=("greedy",),
+            max_repeats=_search_trials(len(terms)),
+            optlib="random",
+            progbar=False,
+            parallel=False,
+            seed=0,
+            slicing_reconf_opts={"target_size": target, **_RECONF_OPTS},
+        )
         state = random.getstate()
         random.seed(0)
         try:

@@ -7,6 +7,7 @@ inline nested calls, run the passes (:func:`._optimize.optimize`), generate a
 straight-line function (:mod:`._codegen`), captured into a CUDA graph on a GPU
 (:mod:`._cuda_graph`).
 """
+
 from __future__ import annotations
 
 import enum
@@ -28,9 +29,21 @@ from ._cuda_graph import CudaGraphState, GraphCaptureWarning
 from ._donation import DeletedTensorError, DonationWarning, is_deleted, run_donating
 from ._optimize import optimize
 
-__all__ = ["jit", "JitFunction", "Lowered", "JitError", "JitArgumentError", "DeletedTensorError",
-           "DonationWarning", "RetraceWarning", "GraphCaptureWarning", "CudaGraphState", "CacheInfo", "compile_graph",
-           "is_deleted"]
+__all__ = [
+    "jit",
+    "JitFunction",
+    "Lowered",
+    "JitError",
+    "JitArgumentError",
+    "DeletedTensorError",
+    "DonationWarning",
+    "RetraceWarning",
+    "GraphCaptureWarning",
+    "CudaGraphState",
+    "CacheInfo",
+    "compile_graph",
+    "is_deleted",
+]
 
 
 class JitError(StagingError, TenferroError):
@@ -49,8 +62,9 @@ def _identifier(name: str) -> str:
     return s if s and not s[0].isdigit() else "f_" + s
 
 
-def compile_graph(graph: Graph, *, donate: tuple[bool, ...] = (), name: str = "compiled",
-                  cuda_graph: bool = True) -> Program:
+def compile_graph(
+    graph: Graph, *, donate: tuple[bool, ...] = (), name: str = "compiled", cuda_graph: bool = True
+) -> Program:
     """The compiler: inline nested calls, optimize, generate code (captured into
     a CUDA graph on a GPU unless ``cuda_graph`` is false)."""
     return generate(optimize(inline_calls(graph)), donate, _identifier(name), cuda_graph)
@@ -87,17 +101,37 @@ class JitFunction(StagedFunction):
     for inspection. ``cuda_graph``: programs on a GPU are captured into CUDA graphs.
     """
 
-    def __init__(self, fun: Callable[..., Any], *, static_argnums: Any = None, static_argnames: Any = None,
-                 donate_argnums: Any = None, donate_argnames: Any = None, maxsize: int | None = 64,
-                 cuda_graph: bool = True):
+    def __init__(
+        self,
+        fun: Callable[..., Any],
+        *,
+        static_argnums: Any = None,
+        static_argnames: Any = None,
+        donate_argnums: Any = None,
+        donate_argnames: Any = None,
+        maxsize: int | None = 64,
+        cuda_graph: bool = True,
+    ):
         if type(cuda_graph) is not bool:
             raise JitArgumentError(f"tenferro.jit: cuda_graph must be True or False, got {cuda_graph!r}")
         self.cuda_graph = cuda_graph
-        super().__init__(fun, self._compile, to_leaf=_to_leaf, static_leaf=_static_leaf, value_types=Tensor,
-                         static_argnums=static_argnums, static_argnames=static_argnames,
-                         donate_argnums=donate_argnums, donate_argnames=donate_argnames, maxsize=maxsize,
-                         what="tenferro.jit", error=JitError, arg_error=JitArgumentError, context=_context,
-                         donor=run_donating)
+        super().__init__(
+            fun,
+            self._compile,
+            to_leaf=_to_leaf,
+            static_leaf=_static_leaf,
+            value_types=Tensor,
+            static_argnums=static_argnums,
+            static_argnames=static_argnames,
+            donate_argnums=donate_argnums,
+            donate_argnames=donate_argnames,
+            maxsize=maxsize,
+            what="tenferro.jit",
+            error=JitError,
+            arg_error=JitArgumentError,
+            context=_context,
+            donor=run_donating,
+        )
 
     def _compile(self, graph: Graph, donate: tuple[bool, ...] = ()) -> Program:
         return compile_graph(graph, donate=donate, name=self.__name__, cuda_graph=self.cuda_graph)
@@ -131,9 +165,13 @@ class Lowered:
         """Estimates for one call: ``flops``, ``peak_bytes`` (live values at the
         busiest point, arguments included), ``eqns`` (after the passes),
         ``eqns_before`` and ``reused_buffers`` (outputs written into dead inputs)."""
-        return {"flops": self._program.flops, "peak_bytes": self._program.peak_bytes,
-                "eqns": len(self._program.graph.eqns), "eqns_before": len(self._graph.eqns),
-                "reused_buffers": self._program.reused_buffers}
+        return {
+            "flops": self._program.flops,
+            "peak_bytes": self._program.peak_bytes,
+            "eqns": len(self._program.graph.eqns),
+            "eqns_before": len(self._graph.eqns),
+            "reused_buffers": self._program.reused_buffers,
+        }
 
     @property
     def cuda_graph(self) -> CudaGraphState:
@@ -146,9 +184,16 @@ class Lowered:
         return f"<Lowered: {c['eqns_before']} -> {c['eqns']} eqns, {c['flops']:.3g} flops>"
 
 
-def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] | None = None,
-        static_argnames: str | Sequence[str] | None = None, donate_argnums: int | Sequence[int] | None = None,
-        donate_argnames: str | Sequence[str] | None = None, maxsize: int | None = 64, cuda_graph: bool = True) -> Any:
+def jit(
+    fun: Callable[..., Any] | None = None,
+    *,
+    static_argnums: int | Sequence[int] | None = None,
+    static_argnames: str | Sequence[str] | None = None,
+    donate_argnums: int | Sequence[int] | None = None,
+    donate_argnames: str | Sequence[str] | None = None,
+    maxsize: int | None = 64,
+    cuda_graph: bool = True,
+) -> Any:
     """Compile ``fun``: trace it once per signature, optimize, replay compiled code.
 
     JAX's names and meaning. The signature is the pytree structure of the
@@ -173,9 +218,21 @@ def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence
     ``TENFERRO_CUDA_GRAPH=0``) never captures; ``Lowered.cuda_graph`` tells the state.
     """
     if fun is None:
-        return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
-                             donate_argnums=donate_argnums, donate_argnames=donate_argnames, maxsize=maxsize,
-                             cuda_graph=cuda_graph)
-    return JitFunction(fun, static_argnums=static_argnums, static_argnames=static_argnames,
-                       donate_argnums=donate_argnums, donate_argnames=donate_argnames, maxsize=maxsize,
-                       cuda_graph=cuda_graph)
+        return lambda f: jit(
+            f,
+            static_argnums=static_argnums,
+            static_argnames=static_argnames,
+            donate_argnums=donate_argnums,
+            donate_argnames=donate_argnames,
+            maxsize=maxsize,
+            cuda_graph=cuda_graph,
+        )
+    return JitFunction(
+        fun,
+        static_argnums=static_argnums,
+        static_argnames=static_argnames,
+        donate_argnums=donate_argnums,
+        donate_argnames=donate_argnames,
+        maxsize=maxsize,
+        cuda_graph=cuda_graph,
+    )

@@ -20,6 +20,7 @@ On a GPU, :mod:`._cuda_graph` captures the program into a CUDA graph at its
 second call and replays it after (``Program.cuda_graph``); a CPU program's call
 is the generated function itself.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -49,19 +50,38 @@ class Program:
     ``runner``: the :class:`CudaGraphRunner` a call goes through on a GPU
     (``None``: the call is ``fn`` itself, and ``runner_off`` says why)."""
 
-    __slots__ = ("graph", "source", "fn", "flops", "peak_bytes", "reused_buffers", "donated_writes", "runner",
-                 "runner_off", "_run")
+    __slots__ = (
+        "graph",
+        "source",
+        "fn",
+        "flops",
+        "peak_bytes",
+        "reused_buffers",
+        "donated_writes",
+        "runner",
+        "runner_off",
+        "_run",
+    )
 
-    def __init__(self, graph: Graph, source: str, fn: Callable[..., list], flops: float, peak_bytes: int,
-                 reused_buffers: int, donated_writes: dict[int, int] | None = None,
-                 runner: CudaGraphRunner | None = None, runner_off: str | None = None):
+    def __init__(
+        self,
+        graph: Graph,
+        source: str,
+        fn: Callable[..., list],
+        flops: float,
+        peak_bytes: int,
+        reused_buffers: int,
+        donated_writes: dict[int, int] | None = None,
+        runner: CudaGraphRunner | None = None,
+        runner_off: str | None = None,
+    ):
         self.graph = graph
         self.source = source
         self.fn = fn
         self.flops = flops
         self.peak_bytes = peak_bytes
         self.reused_buffers = reused_buffers
-        self.donated_writes = donated_writes or {}   # donated input -> first source line writing its buffer
+        self.donated_writes = donated_writes or {}  # donated input -> first source line writing its buffer
         self.runner = runner
         self.runner_off = runner_off
         self._run = fn if runner is None else runner
@@ -131,12 +151,12 @@ def generate(graph: Graph, donate: tuple[bool, ...] = (), name: str = "compiled"
             readers_safe[v] = readers_safe.get(v, True) and safe
     outputs = {v for v in graph.outvars if type(v) is Var}
     owned: set[Var] = set()
-    in_donated: dict[Var, int] = {}     # a value in a donated input's buffer -> that input
+    in_donated: dict[Var, int] = {}  # a value in a donated input's buffer -> that input
     for i, v in enumerate(graph.invars):
         if i < len(donate) and donate[i]:
             owned.add(v)
             in_donated.setdefault(v, i)
-    first_write: dict[int, int] = {}    # donated input -> index in body of the first line writing into it
+    first_write: dict[int, int] = {}  # donated input -> index in body of the first line writing into it
 
     body: list[str] = []
     reused = 0
@@ -151,18 +171,24 @@ def generate(graph: Graph, donate: tuple[bool, ...] = (), name: str = "compiled"
         if k.ufunc:
             out_aval = eqn.outputs[0].aval
             for v in eqn.inputs:
-                if (v in owned and last_use.get(v) == n and v not in outputs and readers_safe.get(v, False)
-                        and v.aval == out_aval):
+                if (
+                    v in owned
+                    and last_use.get(v) == n
+                    and v not in outputs
+                    and readers_safe.get(v, False)
+                    and v.aval == out_aval
+                ):
                     target = v
                     break
         if target is not None:
-            expr = expr[:-1] + f", {names[target]})"   # positional out: cheaper than out= for NumPy ufuncs
+            expr = expr[:-1] + f", {names[target]})"  # positional out: cheaper than out= for NumPy ufuncs
             reused += 1
             if target in in_donated:
                 first_write.setdefault(in_donated[target], len(body))
                 in_donated[eqn.outputs[0]] = in_donated[target]
-        body.append(f"{', '.join(out_names)}{',' if len(out_names) == 1 and eqn.prim.multiple_results else ''}"
-                    f" = {expr}")
+        body.append(
+            f"{', '.join(out_names)}{',' if len(out_names) == 1 and eqn.prim.multiple_results else ''} = {expr}"
+        )
         flops += eqn_flops(eqn)
         new_bytes = 0 if target is not None else sum(nbytes(o.aval) for o in eqn.outputs)
         live_bytes += new_bytes
@@ -171,8 +197,11 @@ def generate(graph: Graph, donate: tuple[bool, ...] = (), name: str = "compiled"
             owned.update(eqn.outputs)
         # free big values after their last use (small ones live until the return: a del
         # costs more than it saves)
-        dying = [v for v in dict.fromkeys(eqn.inputs) if last_use.get(v) == n and v not in outputs
-                 and names[v][0] == "v" and nbytes(v.aval) >= FREE_BYTES]
+        dying = [
+            v
+            for v in dict.fromkeys(eqn.inputs)
+            if last_use.get(v) == n and v not in outputs and names[v][0] == "v" and nbytes(v.aval) >= FREE_BYTES
+        ]
         dying += [o for o in eqn.outputs if o not in last_use and o not in outputs and nbytes(o.aval) >= FREE_BYTES]
         dead = sorted(names[v] for v in dying)
         live_bytes -= sum(nbytes(v.aval) for v in dying if v is not target)

@@ -22,6 +22,7 @@ einsums have at most :data:`MAX_OPERANDS` operands (path search time). The
 merged ``einsum`` is the ordinary ``einsum`` primitive with an n-operand plan:
 its evaluation runs the plan's pairwise BLAS steps.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -39,8 +40,15 @@ from ..einsum._ad import einsum_p
 from ..einsum._plan import Plan
 from ._einsum_specs import CONTRACTIONS, as_einsum, emit_einsum, plan_for
 
-__all__ = ["merge_contractions", "contraction_cost", "Cost", "merge_specs", "MAX_OPERANDS", "MERGE_OPTIMIZE",
-           "compose_paths"]
+__all__ = [
+    "merge_contractions",
+    "contraction_cost",
+    "Cost",
+    "merge_specs",
+    "MAX_OPERANDS",
+    "MERGE_OPTIMIZE",
+    "compose_paths",
+]
 
 MAX_OPERANDS = 10
 """Merged einsums have at most this many operands: the path search over the
@@ -98,7 +106,7 @@ def merge_specs(consumer: Spec, k: int, producer: Spec) -> Spec | None:
         mapping[l] = fresh
         fresh += 1
     terms = [tuple(mapping[l] for l in t) for t in producer.inputs]
-    inputs = consumer.inputs[:k] + tuple(terms) + consumer.inputs[k + 1:]
+    inputs = consumer.inputs[:k] + tuple(terms) + consumer.inputs[k + 1 :]
     return Spec(inputs, consumer.output)
 
 
@@ -223,10 +231,14 @@ def _groups(graph: Graph, max_operands: int) -> dict[Eqn, _Group]:
             if new_spec is None or len(g.ops) - 1 + len(pg.ops) > max_operands:
                 k += 1
                 continue
-            g = _Group(new_spec, g.ops[:k] + pg.ops + g.ops[k + 1:],
-                       compose_paths(len(g.ops), k, g.path, len(pg.ops), pg.path),
-                       g.flops + pg.flops, max(g.largest, pg.largest))
-            if v not in expanding:   # an expanding producer stays while another reader keeps it
+            g = _Group(
+                new_spec,
+                g.ops[:k] + pg.ops + g.ops[k + 1 :],
+                compose_paths(len(g.ops), k, g.path, len(pg.ops), pg.path),
+                g.flops + pg.flops,
+                max(g.largest, pg.largest),
+            )
+            if v not in expanding:  # an expanding producer stays while another reader keeps it
                 absorbed.add(p)
             merged = True
         if merged:

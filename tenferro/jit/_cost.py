@@ -5,6 +5,7 @@ multiply-adds (×4 for complex), einsum uses opt_einsum's count along its plan's
 path, dense factorizations ``~c·m·n·min(m, n)`` per matrix, everything else one
 operation per output element.
 """
+
 from __future__ import annotations
 
 import math
@@ -17,9 +18,23 @@ from ._contractions import contraction_cost
 __all__ = ["eqn_flops", "nbytes"]
 
 # flops per m*n*min(m, n) of the dense factorizations (LAPACK operation counts, rounded)
-_FACTOR = {"svd": 12.0, "eigh": 9.0, "eig": 25.0, "qr": 4.0, "lu": 2.0, "cholesky": 1.0 / 3,
-           "solve": 2.0, "lu_solve": 2.0, "inv": 2.0, "det": 2.0 / 3, "slogdet": 2.0 / 3,
-           "expm": 20.0, "expm_frechet": 60.0, "triangular_solve": 1.0, "lstsq": 4.0}
+_FACTOR = {
+    "svd": 12.0,
+    "eigh": 9.0,
+    "eig": 25.0,
+    "qr": 4.0,
+    "lu": 2.0,
+    "cholesky": 1.0 / 3,
+    "solve": 2.0,
+    "lu_solve": 2.0,
+    "inv": 2.0,
+    "det": 2.0 / 3,
+    "slogdet": 2.0 / 3,
+    "expm": 20.0,
+    "expm_frechet": 60.0,
+    "triangular_solve": 1.0,
+    "lstsq": 4.0,
+}
 
 
 def nbytes(aval: Any) -> int:
@@ -55,7 +70,7 @@ def eqn_flops(eqn: Eqn) -> float:
         return float(contraction_cost(eqn.params["plan"]).flops) * cplx
     if name in _FACTOR and ins and len(getattr(ins[0], "shape", ())) >= 2:
         shape = ins[0].shape
-        m, n = shape[0], shape[1]             # tenferro.linalg's layout: [M, N, B...] (trailing batch)
+        m, n = shape[0], shape[1]  # tenferro.linalg's layout: [M, N, B...] (trailing batch)
         batch = math.prod(shape[2:])
         return _FACTOR[name] * m * n * min(m, n) * batch * cplx
     total = sum(_size(v.aval) for v in eqn.outputs)

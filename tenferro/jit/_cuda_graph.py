@@ -57,6 +57,7 @@ ignored); ``stream.record()``/``wait_event``; ``get_current_stream()``;
 ``MemoryPool().malloc`` under ``using_allocator`` (thread-local); CuPy's pool
 keeps freed blocks per stream, hence the warm-up on the capture stream.
 """
+
 from __future__ import annotations
 
 import os
@@ -149,15 +150,15 @@ class CudaGraphRunner:
         self.calls = 0
         self.captures = 0
         self.replays = 0
-        self._lock = threading.RLock()   # reentrant: a capture that finds the graph made meanwhile replays it
+        self._lock = threading.RLock()  # reentrant: a capture that finds the graph made meanwhile replays it
         self._cp: Any = None
         self._graph: Any = None
         self._pool: Any = None
         self._stream: Any = None
         self._static_in: list = []
         self._static_out: list = []
-        self._last: Any = None          # the stream of the last replay
-        self._blas: Any = None          # the capture's cuBLAS route (its workspace lives with the graph)
+        self._last: Any = None  # the stream of the last replay
+        self._blas: Any = None  # the capture's cuBLAS route (its workspace lives with the graph)
 
     def info(self) -> CudaGraphState:
         return CudaGraphState(self.state, self.captures, self.replays, self.reason)
@@ -173,11 +174,11 @@ class CudaGraphRunner:
 
     # ---- capture ------------------------------------------------------------------
     def _capture(self, args: tuple) -> list:
-        if any(type(x) is not Tensor for x in args):   # not a plain call: stay uncaptured for this one
+        if any(type(x) is not Tensor for x in args):  # not a plain call: stay uncaptured for this one
             return self.fn(*args)
         cp = import_cupy("tenferro.jit (CUDA graph)")
         with self._lock, cp.cuda.Device(self.device):
-            if self.state != "pending":   # another thread captured (or gave up) meanwhile
+            if self.state != "pending":  # another thread captured (or gave up) meanwhile
                 return self._replay(args) if self.state == "captured" else self.fn(*args)
             caller = cp.cuda.get_current_stream()
             stream = cp.cuda.Stream(non_blocking=True)
@@ -190,7 +191,7 @@ class CudaGraphRunner:
                     for buf, x in zip(static_in, args):
                         buf[...] = x._data
                     inputs = [Tensor._wrap(b) for b in static_in]
-                    self.fn(*inputs)    # warm-up: kernels compiled, the pool holds the blocks; result dropped
+                    self.fn(*inputs)  # warm-up: kernels compiled, the pool holds the blocks; result dropped
             except Exception as exc:  # noqa: BLE001  (the call itself tells whether it is the caller's error)
                 caller.wait_event(stream.record())
                 outs = self.fn(*args)
@@ -211,12 +212,12 @@ class CudaGraphRunner:
                 self._fall_back(_why(exc))
                 return self.fn(*args)
             self._cp, self._graph, self._pool, self._stream = cp, graph, pool, stream
-            self._blas = blas            # its workspace, which the captured products use
+            self._blas = blas  # its workspace, which the captured products use
             self._static_in = static_in
             self._static_out = [o._data if type(o) is Tensor else o for o in outs]
             self.state = "captured"
             self.captures += 1
-            caller.wait_event(stream.record())   # the static buffers were last written on the capture stream
+            caller.wait_event(stream.record())  # the static buffers were last written on the capture stream
             self._last = caller
         return self._replay(args)
 
@@ -227,21 +228,26 @@ class CudaGraphRunner:
         warnings.warn(
             f"tenferro.jit({self.name}): the program cannot be captured into a CUDA graph ({reason}); it runs "
             "uncaptured from now on, with the same results. Pass cuda_graph=False to tenferro.jit (or set "
-            f"{ENV}=0) to skip the attempt.", GraphCaptureWarning, stacklevel=6)
+            f"{ENV}=0) to skip the attempt.",
+            GraphCaptureWarning,
+            stacklevel=6,
+        )
 
     # ---- replay --------------------------------------------------------------------
     def _replay(self, args: tuple) -> list:
         cp = self._cp
         with self._lock, cp.cuda.Device(self.device):
             stream = cp.cuda.get_current_stream()
-            if stream.ptr != self._last.ptr:      # the static buffers are shared: order after the last replay
+            if stream.ptr != self._last.ptr:  # the static buffers are shared: order after the last replay
                 stream.wait_event(self._last.record())
                 self._last = stream
             for buf, x in zip(self._static_in, args):
                 buf[...] = x._data
             self._graph.launch(stream)
-            outs = [args[i] if i is not None else None if o is None else Tensor._wrap(o.copy(order="K"))
-                    for i, o in zip(self.returns_input, self._static_out)]
+            outs = [
+                args[i] if i is not None else None if o is None else Tensor._wrap(o.copy(order="K"))
+                for i, o in zip(self.returns_input, self._static_out)
+            ]
             self.replays += 1
         return outs
 
@@ -257,8 +263,9 @@ def make_capture_blas(cp: Any, stream_ptr: int, device: int) -> CaptureBlas | No
         return None
 
 
-def graph_runner(graph: Graph, fn: Callable[..., list], name: str,
-                 enabled: bool = True) -> tuple[CudaGraphRunner | None, str | None]:
+def graph_runner(
+    graph: Graph, fn: Callable[..., list], name: str, enabled: bool = True
+) -> tuple[CudaGraphRunner | None, str | None]:
     """The runner of ``fn`` (the program of ``graph``), or ``None`` and why not:
     capture switched off, a CPU program, values on several devices."""
     where = _device(graph)
@@ -268,6 +275,5 @@ def graph_runner(graph: Graph, fn: Callable[..., list], name: str,
         return None, "switched off (tenferro.jit(..., cuda_graph=False))"
     if not capture_enabled():
         return None, f"switched off ({ENV}={os.environ.get(ENV)})"
-    returns_input = [graph.invars.index(v) if type(v) is Var and v in graph.invars else None
-                     for v in graph.outvars]
+    returns_input = [graph.invars.index(v) if type(v) is Var and v in graph.invars else None for v in graph.outvars]
     return CudaGraphRunner(fn, name, where, returns_input), None

@@ -21,6 +21,7 @@ argument and the reason, and the argument stays valid. An argument the user pass
 as a NumPy array (not a tensor) is converted first, by a silent copy when the
 conversion shared the user's memory.
 """
+
 from __future__ import annotations
 
 import mmap
@@ -72,11 +73,31 @@ class _DonatedBuffer:
         return "<deleted buffer>"
 
 
-for _name in ("__array__", "__array_ufunc__", "__array_function__", "__dlpack__", "__dlpack_device__",
-              "__len__", "__iter__", "__getitem__", "__setitem__", "__bool__", "__float__", "__int__",
-              "__index__", "__complex__", "__neg__", "__pos__", "__abs__", "__invert__",
-              *(f"__{p}{op}__" for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
-                                          "and", "or", "xor") for p in ("", "r", "i"))):
+for _name in (
+    "__array__",
+    "__array_ufunc__",
+    "__array_function__",
+    "__dlpack__",
+    "__dlpack_device__",
+    "__len__",
+    "__iter__",
+    "__getitem__",
+    "__setitem__",
+    "__bool__",
+    "__float__",
+    "__int__",
+    "__index__",
+    "__complex__",
+    "__neg__",
+    "__pos__",
+    "__abs__",
+    "__invert__",
+    *(
+        f"__{p}{op}__"
+        for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor")
+        for p in ("", "r", "i")
+    ),
+):
     setattr(_DonatedBuffer, _name, _DonatedBuffer._deleted)
 
 
@@ -113,7 +134,7 @@ def _maps_a_file(a: Any) -> bool:
 
 def _not_owned(t: Tensor, seen: Counter, consts: Sequence[Any]) -> str | None:
     """Why the program may not take ``t``'s buffer (``None``: it may)."""
-    shared = _refcount(t) > _OWNED        # (first: the local below is one more reference)
+    shared = _refcount(t) > _OWNED  # (first: the local below is one more reference)
     a = t._data
     flags = a.flags
     if not getattr(flags, "writeable", True):
@@ -125,15 +146,23 @@ def _not_owned(t: Tensor, seen: Counter, consts: Sequence[Any]) -> str | None:
     if any(c is t or type(c) is Tensor and c._data is a for c in consts):
         return "it is a constant the compiled function closes over"
     if shared:
-        return ("its buffer is shared with another object (a NumPy array the caller holds: asarray of an "
-                "F-ordered or 1-d array and .numpy() share memory; a view; another tensor over the same array)")
+        return (
+            "its buffer is shared with another object (a NumPy array the caller holds: asarray of an "
+            "F-ordered or 1-d array and .numpy() share memory; a view; another tensor over the same array)"
+        )
     if not flags.f_contiguous:
         return "it is not a column-major contiguous buffer (the program writes its results in that layout)"
-    if not flags.owndata:   # a NumPy view: fine when its owner is referenced by nothing else
-        if type(a) is not np.ndarray or _base_refcount(a) > _VIEWED or type(a.base) is not np.ndarray \
-                or not a.base.flags.owndata:
-            return ("it does not own its buffer (a view, or memory imported through DLPack), whose owner "
-                    "something else may still reference")
+    if not flags.owndata:  # a NumPy view: fine when its owner is referenced by nothing else
+        if (
+            type(a) is not np.ndarray
+            or _base_refcount(a) > _VIEWED
+            or type(a.base) is not np.ndarray
+            or not a.base.flags.owndata
+        ):
+            return (
+                "it does not own its buffer (a view, or memory imported through DLPack), whose owner "
+                "something else may still reference"
+            )
     return None
 
 
@@ -167,7 +196,9 @@ def run_donating(run: Callable[..., list], leaves: list, donation: Any) -> list:
             f"{donation.name}: some donated buffers were not usable, so a copy was donated instead and the "
             f"argument stays valid: {'; '.join(refused)}. Donate a tensor nothing else references (e.g. "
             "x.copy(), or the result of an earlier call) to save the copy.",
-            DonationWarning, stacklevel=3)
+            DonationWarning,
+            stacklevel=3,
+        )
     names = {id(x): donation.describe(i) for i, x in enumerate(leaves) if any(x is t for t in taken)}
     try:
         outs = run(*args)
@@ -180,7 +211,8 @@ def run_donating(run: Callable[..., list], leaves: list, donation: Any) -> list:
                 x._data = _DonatedBuffer(
                     f"this tensor was donated to {donation.name} ({names[id(x)]}), which raised "
                     f"{type(exc).__name__} after writing into its buffer, and deleted: its contents are lost. "
-                    "Pass x.copy() to keep x")
+                    "Pass x.copy() to keep x"
+                )
         raise
     # an output that is a donated argument itself (f returned it) becomes a new tensor over its buffer
     outs = [Tensor._wrap(o._data) if any(o is x for x in taken) else o for o in outs]
@@ -188,5 +220,6 @@ def run_donating(run: Callable[..., list], leaves: list, donation: Any) -> list:
         x._data = _DonatedBuffer(
             f"this tensor was donated to {donation.name} ({names[id(x)]}) and deleted: its buffer belongs to "
             "that call's outputs now. Donation consumes the argument (as in JAX): use the call's result, "
-            "or pass x.copy() to keep x")
+            "or pass x.copy() to keep x"
+        )
     return outs

@@ -6,6 +6,7 @@ share.
 cached plan (:func:`emit_einsum`). Labels are the canonical integers of
 :class:`tenferro.einsum.Spec`.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -36,8 +37,11 @@ def dot_general_spec(nx: int, ny: int, dimension_numbers: tuple) -> Spec:
         if ly[j] is None:
             ly[j] = n
             n += 1
-    out = ([lx[i] for i in range(nx) if i not in xc and i not in xb]
-           + [ly[j] for j in range(ny) if j not in yc and j not in yb] + [lx[i] for i in xb])
+    out = (
+        [lx[i] for i in range(nx) if i not in xc and i not in xb]
+        + [ly[j] for j in range(ny) if j not in yc and j not in yb]
+        + [lx[i] for i in xb]
+    )
     return relabel(Spec((lx, tuple(ly)), tuple(out)))
 
 
@@ -61,12 +65,17 @@ def permute_term(term: tuple, perm: Sequence[int]) -> tuple:
 def plan_for(spec: Spec, operands: Sequence[Var], optimize: Any = "auto") -> Plan:
     """The cached plan of ``spec`` (relabelled to canonical form) for ``operands``."""
     a = operands[0].aval
-    return get_plan(relabel(spec), tuple(tuple(v.aval.shape) for v in operands), None, a.dtype, a.placement,
-                    optimize)
+    return get_plan(relabel(spec), tuple(tuple(v.aval.shape) for v in operands), None, a.dtype, a.placement, optimize)
 
 
-def emit_einsum(rw: Rewriter, spec: Spec, operands: Sequence[Var], outputs: Sequence[Var],
-                optimize: Any = "auto", plan: Plan | None = None) -> list[Var]:
+def emit_einsum(
+    rw: Rewriter,
+    spec: Spec,
+    operands: Sequence[Var],
+    outputs: Sequence[Var],
+    optimize: Any = "auto",
+    plan: Plan | None = None,
+) -> list[Var]:
     """Emit ``outputs = einsum(spec)(*operands)`` (the plan cached by signature)."""
     if plan is None:
         plan = plan_for(spec, operands, optimize)

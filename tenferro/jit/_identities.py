@@ -29,6 +29,7 @@ Rules, by the primitive rewritten:
 A fill is recognised by inspecting the constant (at most :data:`MAX_INSPECT`
 elements, on the host).
 """
+
 from __future__ import annotations
 
 import math
@@ -41,7 +42,7 @@ from tidu.graph import Eqn, Var
 from tidu.passes import FOLD_SMALL_SIZE, Rewriter, rewrite
 
 from .. import _elementwise as _ew
-from .. import _structural as _st
+from .. import _joins, _structural as _st
 from .. import _transcendental as _tr
 from .._astype import convert_element_type_p
 from .._aval import TensorType, xp_of
@@ -136,9 +137,13 @@ def _convert_fill(c: Any, eqn: Eqn) -> Any:
 
 
 _FILL_MAPS: dict[Primitive, Callable[[Any, Eqn], Any]] = {
-    _st.broadcast_in_dim_p: _same_fill, _st.reshape_p: _same_fill, _st.transpose_p: _same_fill,
-    _st.rev_p: _same_fill, _st.slice_p: _same_fill,
-    _ew.neg_p: _neg_fill, _ew.conj_p: _conj_fill,
+    _st.broadcast_in_dim_p: _same_fill,
+    _st.reshape_p: _same_fill,
+    _st.transpose_p: _same_fill,
+    _joins.rev_p: _same_fill,
+    _st.slice_p: _same_fill,
+    _ew.neg_p: _neg_fill,
+    _ew.conj_p: _conj_fill,
     convert_element_type_p: _convert_fill,
 }
 
@@ -284,8 +289,9 @@ def _broadcast(eqn: Eqn, rw: Rewriter, f: _Fills) -> list[Var] | None:
 
 def _slice(eqn: Eqn, rw: Rewriter, f: _Fills) -> list[Var] | None:
     (x,) = eqn.inputs
-    full = all(start == 0 and step == 1 and count == n
-               for (start, step, count), n in zip(eqn.params["slices"], x.aval.shape))
+    full = all(
+        start == 0 and step == 1 and count == n for (start, step, count), n in zip(eqn.params["slices"], x.aval.shape)
+    )
     return [x] if full else None
 
 
@@ -316,10 +322,21 @@ def _sum(eqn: Eqn, rw: Rewriter, f: _Fills) -> list[Var] | None:
 
 
 _RULES: dict[Primitive, Callable[[Eqn, Rewriter, _Fills], "list[Var] | None"]] = {
-    _ew.add_p: _add, _ew.sub_p: _sub, _ew.mul_p: _mul, _ew.div_p: _div, _tr.pow_p: _pow,
-    _ew.neg_p: _involution, _ew.conj_p: _involution, _ew.real_p: _real, _ew.imag_p: _imag,
-    _st.transpose_p: _transpose, _st.reshape_p: _reshape, convert_element_type_p: _convert,
-    _st.broadcast_in_dim_p: _broadcast, _st.slice_p: _slice, _st.sum_p: _sum,
+    _ew.add_p: _add,
+    _ew.sub_p: _sub,
+    _ew.mul_p: _mul,
+    _ew.div_p: _div,
+    _tr.pow_p: _pow,
+    _ew.neg_p: _involution,
+    _ew.conj_p: _involution,
+    _ew.real_p: _real,
+    _ew.imag_p: _imag,
+    _st.transpose_p: _transpose,
+    _st.reshape_p: _reshape,
+    convert_element_type_p: _convert,
+    _st.broadcast_in_dim_p: _broadcast,
+    _st.slice_p: _slice,
+    _st.sum_p: _sum,
 }
 
 

@@ -11,6 +11,7 @@ column-major (F-contiguous), 0-d results are 0-d arrays.
 ``fresh`` marks kernels that always return a new buffer (never a view of an
 input) and ``ufunc`` those that accept ``out=`` (the executor's buffer reuse).
 """
+
 from __future__ import annotations
 
 from math import prod
@@ -22,7 +23,7 @@ from tidu import Primitive
 from tidu.graph import Eqn
 
 from .. import _elementwise as _ew
-from .. import _structural as _st
+from .. import _joins, _structural as _st
 from .. import _transcendental as _tr
 from .._aval import fortran
 from .._contraction import _dot_general_eval, batched_dot_general_views, dot_general_p
@@ -36,11 +37,11 @@ __all__ = ["Kernel", "kernel_for"]
 
 
 class Kernel(NamedTuple):
-    expr: str                  # Python expression; {i} is the i-th input array
-    env: dict                  # globals the expression needs
-    fresh: bool = False        # always returns a new buffer
-    ufunc: bool = False        # accepts out= (a buffer of the output's shape and dtype)
-    quiet: bool = False        # runs under np.errstate(all="ignore") in eager mode
+    expr: str  # Python expression; {i} is the i-th input array
+    env: dict  # globals the expression needs
+    fresh: bool = False  # always returns a new buffer
+    ufunc: bool = False  # accepts out= (a buffer of the output's shape and dtype)
+    quiet: bool = False  # runs under np.errstate(all="ignore") in eager mode
 
 
 def _asarray0(a: Any) -> Any:
@@ -81,19 +82,25 @@ def _dot_general(eqn: Eqn, tag: str) -> Kernel:
         if rank_out == 0:
             return Kernel("_f({0} @ {1})", f, fresh=True)
         if nb == 1 or na == 1:
-            return Kernel("({0} @ {1})", {}, fresh=True)   # a fresh vector: contiguous
+            return Kernel("({0} @ {1})", {}, fresh=True)  # a fresh vector: contiguous
         return Kernel("({1}.T @ {0}.T).T", {}, fresh=True)  # column-major M x N, no copy
-    if not xc and not xb:                                   # outer product
+    if not xc and not xb:  # outer product
         return Kernel("_f(_outer({1}.T, {0}.T).T)", {"_outer": np.multiply.outer, **f}, fresh=True)
-    if xb:   # one batched matmul on views laid out now (what _dot_general_eval does per call)
-        qy, sy, qx, sx, rs = batched_dot_general_views(tuple(eqn.inputs[0].aval.shape),
-                                                       tuple(eqn.inputs[1].aval.shape), eqn.params["dimension_numbers"])
+    if xb:  # one batched matmul on views laid out now (what _dot_general_eval does per call)
+        qy, sy, qx, sx, rs = batched_dot_general_views(
+            tuple(eqn.inputs[0].aval.shape), tuple(eqn.inputs[1].aval.shape), eqn.params["dimension_numbers"]
+        )
         names = {f"_{n}{tag}": v for n, v in (("qy", qy), ("sy", sy), ("qx", qx), ("sx", sx), ("rs", rs))}
-        return Kernel(f"({{1}}.transpose(_qy{tag}).reshape(_sy{tag}) @ {{0}}.transpose(_qx{tag}).reshape(_sx{tag}))"
-                      f".reshape(_rs{tag}).T", names, fresh=True)
+        return Kernel(
+            f"({{1}}.transpose(_qy{tag}).reshape(_sy{tag}) @ {{0}}.transpose(_qx{tag}).reshape(_sx{tag}))"
+            f".reshape(_rs{tag}).T",
+            names,
+            fresh=True,
+        )
     dn = f"_dn{tag}"
-    return Kernel(f"_dot({{0}}, {{1}}, {dn})", {"_dot": _dot_general_eval, dn: eqn.params["dimension_numbers"]},
-                  fresh=True)
+    return Kernel(
+        f"_dot({{0}}, {{1}}, {dn})", {"_dot": _dot_general_eval, dn: eqn.params["dimension_numbers"]}, fresh=True
+    )
 
 
 def _einsum(eqn: Eqn, tag: str) -> Kernel:
@@ -108,7 +115,7 @@ def _einsum(eqn: Eqn, tag: str) -> Kernel:
         return Kernel(f"_einsum({p}, ({args},))", {"_einsum": _einsum_execute, p: plan})
     env: dict[str, Any] = {"_pair": _einsum_pair, "_f": fortran}
     vals = ["{%d}" % i for i in range(len(eqn.inputs))]
-    metas = [(tuple(v.aval.shape), v.aval.dtype.numpy) for v in eqn.inputs]   # each value's shape, dtype
+    metas = [(tuple(v.aval.shape), v.aval.dtype.numpy) for v in eqn.inputs]  # each value's shape, dtype
     for k, st in enumerate(steps[:-1]):
         if st[0] == MOVE:
             vals.append(vals.pop(st[1]))
@@ -118,15 +125,15 @@ def _einsum(eqn: Eqn, tag: str) -> Kernel:
         (shape_b, dtype_b), (shape_a, dtype_a) = metas.pop(st[2]), metas.pop(st[1])
         metas.append((tuple(st[-2]), np.result_type(dtype_a, dtype_b)))
         name = f"_step{tag}_{k}"
-        inline = host_pair_expr(st, name, a, b, shape_a, shape_b, dtype_a, dtype_b)   # kernels run on the CPU
-        if inline is not None:   # the step's NumPy calls written out (run_pair's branches taken now)
+        inline = host_pair_expr(st, name, a, b, shape_a, shape_b, dtype_a, dtype_b)  # kernels run on the CPU
+        if inline is not None:  # the step's NumPy calls written out (run_pair's branches taken now)
             vals.append(inline[0])
             env.update(inline[1])
             continue
         env[name] = st
         vals.append(f"_pair({a}, {b}, {name})")
     perm = steps[-1][1]
-    if perm is None:   # a product's result is a new buffer; a plan of no pair step returns its operand
+    if perm is None:  # a product's result is a new buffer; a plan of no pair step returns its operand
         return Kernel(f"_f({vals[0]})", env, fresh=any(st[0] == PAIR for st in steps))
     env[f"_perm{tag}"] = perm
     return Kernel(f"_f({vals[0]}.transpose(_perm{tag}))", env)
@@ -146,8 +153,11 @@ def _broadcast_in_dim(eqn: Eqn, tag: str) -> Kernel:
     if prod(shape) == prod(in_shape) and list(dims) == sorted(dims):
         return Kernel(f"{{0}}.reshape({s}, order='F')", {s: shape})
     e = f"_expanded{tag}"
-    return Kernel(f"_broadcast_fill({{0}}, {e}, {s})", {"_broadcast_fill": _st.materialized_broadcast, s: shape,
-                                                       e: _st.expanded_shape(in_shape, shape, dims)}, fresh=True)
+    return Kernel(
+        f"_broadcast_fill({{0}}, {e}, {s})",
+        {"_broadcast_fill": _st.materialized_broadcast, s: shape, e: _st.expanded_shape(in_shape, shape, dims)},
+        fresh=True,
+    )
 
 
 def _slice(eqn: Eqn, tag: str) -> Kernel:
@@ -157,8 +167,9 @@ def _slice(eqn: Eqn, tag: str) -> Kernel:
 
 def _concatenate(eqn: Eqn, tag: str) -> Kernel:
     args = ", ".join("{%d}" % i for i in range(len(eqn.inputs)))
-    return Kernel(f"_f(_np.concatenate(({args},), axis={int(eqn.params['dimension'])}))", {"_np": np, "_f": fortran},
-                  fresh=True)
+    return Kernel(
+        f"_f(_np.concatenate(({args},), axis={int(eqn.params['dimension'])}))", {"_np": np, "_f": fortran}, fresh=True
+    )
 
 
 def _transpose(eqn: Eqn, tag: str) -> Kernel:
@@ -168,8 +179,9 @@ def _transpose(eqn: Eqn, tag: str) -> Kernel:
 
 def _sum(eqn: Eqn, tag: str) -> Kernel:
     ax = f"_axes{tag}"
-    return Kernel(f"_f(_np.sum({{0}}, axis={ax}, dtype={{0}}.dtype))",
-                  {"_np": np, "_f": fortran, ax: eqn.params["axes"]})
+    return Kernel(
+        f"_f(_np.sum({{0}}, axis={ax}, dtype={{0}}.dtype))", {"_np": np, "_f": fortran, ax: eqn.params["axes"]}
+    )
 
 
 def _stack(eqn: Eqn, tag: str) -> Kernel:
@@ -189,7 +201,7 @@ _KERNELS: dict[Primitive, Callable[[Eqn, str], Kernel]] = {
     _st.reshape_p: _reshape,
     _st.broadcast_in_dim_p: _broadcast_in_dim,
     _st.slice_p: _slice,
-    _st.concatenate_p: _concatenate,
+    _joins.concatenate_p: _concatenate,
     _st.transpose_p: _transpose,
     _st.sum_p: _sum,
 }
@@ -204,11 +216,14 @@ def _impl_kernel(eqn: Eqn, tag: str) -> Kernel:
     impl = prim.impl
     wrap = Tensor._wrap
     if prim.multiple_results:
+
         def run(*arrays: Any) -> list:
             return [o._data for o in impl(*[wrap(a) for a in arrays], **params)]
     else:
+
         def run(*arrays: Any) -> Any:
             return impl(*[wrap(a) for a in arrays], **params)._data
+
     g = f"_k{tag}"
     args = ", ".join("{%d}" % i for i in range(len(eqn.inputs)))
     return Kernel(f"{g}({args})", {g: run}, quiet=prim in _QUIET)

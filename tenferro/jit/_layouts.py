@@ -13,6 +13,7 @@ order. Results are equal to rounding: the same products of the same numbers,
 but a product may now run transposed (``C^T = B^T A^T``) and BLAS may sum in
 another order.
 """
+
 from __future__ import annotations
 
 import math
@@ -118,8 +119,12 @@ def choose_layouts(graph: Graph) -> Graph:
         plan = e.params["plan"]
         spec = plan.spec
         readers = g.readers.get(out, [])
-        if (out in g.outputs or not readers or len(set(spec.output)) != len(spec.output)
-                or any(g.eqns[r].prim is not einsum_p for r in readers)):
+        if (
+            out in g.outputs
+            or not readers
+            or len(set(spec.output)) != len(spec.output)
+            or any(g.eqns[r].prim is not einsum_p for r in readers)
+        ):
             continue
         current = copied_elements(plan) + sum(copied_elements(g.eqns[r].params["plan"]) for r in readers)
         if current == 0:
@@ -158,5 +163,12 @@ def choose_layouts(graph: Graph) -> Graph:
         changed = True
     if not changed:
         return graph
-    return Graph(list(graph.invars), list(graph.constvars), list(graph.consts), g.eqns, list(graph.outvars),
-                 graph.in_tree, graph.out_tree)
+    return Graph(
+        list(graph.invars),
+        list(graph.constvars),
+        list(graph.consts),
+        g.eqns,
+        list(graph.outvars),
+        graph.in_tree,
+        graph.out_tree,
+    )

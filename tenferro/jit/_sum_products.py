@@ -11,6 +11,7 @@ added to the contracted dimensions: one BLAS call and two stacking copies
 instead of K calls and K - 1 adds. Equal to rounding (BLAS sums over k in its
 own order).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -40,7 +41,7 @@ column-major. Compiled mode only (graphs after differentiation): no AD rules."""
 def stack_arrays(*arrays: Any) -> Any:
     a0 = arrays[0]
     xp = np if type(a0) is np.ndarray else xp_of(a0)
-    if a0.ndim <= 1:   # (K, n) row-major = (n, K) column-major: no copy
+    if a0.ndim <= 1:  # (K, n) row-major = (n, K) column-major: no copy
         return concatenate_arrays(xp, [a.reshape(1, -1) for a in arrays], axis=0).reshape(len(arrays), *a0.shape).T
     flat = concatenate_arrays(xp, [a.reshape(-1, order="F") for a in arrays])
     return fortran(flat.reshape(a0.shape + (len(arrays),), order="F"))
@@ -87,7 +88,7 @@ def fuse_sums_of_products(graph: Graph) -> Graph:
             continue
         out = e.outputs[0]
         if out in read_by_add and uses.get(out, 0) == 1 and out not in outputs:
-            continue                     # an inner add: its root handles it
+            continue  # an inner add: its root handles it
         terms: list[Var] = []
         adds: list[Eqn] = []
         for x in e.inputs:
@@ -125,7 +126,7 @@ def fuse_sums_of_products(graph: Graph) -> Graph:
             dst = out if k == len(parts) - 2 else Var(out.aval)
             new_eqns.append(Eqn(add_p, [acc, t], {}, [dst]))
             acc = dst
-        if len(parts) == 1:              # everything fused into one product: it computes the sum itself
+        if len(parts) == 1:  # everything fused into one product: it computes the sum itself
             new_eqns[-1] = Eqn(dot_general_p, new_eqns[-1].inputs, new_eqns[-1].params, [out])
         removed.update(position[id(a)] for a in adds)
         replace[n] = new_eqns
@@ -137,5 +138,12 @@ def fuse_sums_of_products(graph: Graph) -> Graph:
             eqns.extend(replace[n])
         elif n not in removed:
             eqns.append(e)
-    return Graph(list(graph.invars), list(graph.constvars), list(graph.consts), eqns, list(graph.outvars),
-                 graph.in_tree, graph.out_tree)
+    return Graph(
+        list(graph.invars),
+        list(graph.constvars),
+        list(graph.consts),
+        eqns,
+        list(graph.outvars),
+        graph.in_tree,
+        graph.out_tree,
+    )

@@ -13,6 +13,7 @@ The absorbed ``transpose`` stays only if something else reads it (dead-code
 elimination removes it otherwise), so no ``transpose`` is left feeding a
 contraction.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -8,12 +8,22 @@ Every function has forward (JVP) and reverse (transpose) rules written with
 tenferro operations, so derivatives of any order work. Degeneracies and gauges
 are handled explicitly: see :data:`config`, :func:`settings` and docs/ad/.
 """
+
 from __future__ import annotations
 
 from ._config import config, settings
 from ._errors import (
-    ConvergenceError, DegeneracyError, DegeneracyWarning, GaugeError, GaugeWarning, LinalgDTypeError, LinalgError,
-    LinalgShapeError, NonFiniteError, NonPositiveDefiniteError, SingularMatrixError,
+    ConvergenceError,
+    DegeneracyError,
+    DegeneracyWarning,
+    GaugeError,
+    GaugeWarning,
+    LinalgDTypeError,
+    LinalgError,
+    LinalgShapeError,
+    NonFiniteError,
+    NonPositiveDefiniteError,
+    SingularMatrixError,
 )
 from ._cholesky import cholesky
 from ._det import det, slogdet
@@ -33,13 +43,47 @@ from ._sqrtm import sqrtm
 from ._logm import logm
 
 __all__ = [
-    "config", "settings",
-    "LinalgError", "LinalgShapeError", "LinalgDTypeError", "NonPositiveDefiniteError",
-    "SingularMatrixError", "ConvergenceError", "NonFiniteError", "GaugeError", "GaugeWarning",
-    "DegeneracyError", "DegeneracyWarning",
-    "svd", "svdvals", "qr", "lq", "eigh", "eigvalsh", "cholesky", "solve", "triangular_solve",
-    "inv", "det", "slogdet", "eig", "eigvals", "expm", "expm_frechet", "lu", "lstsq", "pinv", "norm",
-    "truncated_svd", "truncation_rank",
-    "DomainError", "funm_hermitian", "sqrtm_psd", "logm_pd", "powm_psd", "polar",
-    "sqrtm", "logm",
+    "config",
+    "settings",
+    "LinalgError",
+    "LinalgShapeError",
+    "LinalgDTypeError",
+    "NonPositiveDefiniteError",
+    "SingularMatrixError",
+    "ConvergenceError",
+    "NonFiniteError",
+    "GaugeError",
+    "GaugeWarning",
+    "DegeneracyError",
+    "DegeneracyWarning",
+    "svd",
+    "svdvals",
+    "qr",
+    "lq",
+    "eigh",
+    "eigvalsh",
+    "cholesky",
+    "solve",
+    "triangular_solve",
+    "inv",
+    "det",
+    "slogdet",
+    "eig",
+    "eigvals",
+    "expm",
+    "expm_frechet",
+    "lu",
+    "lstsq",
+    "pinv",
+    "norm",
+    "truncated_svd",
+    "truncation_rank",
+    "DomainError",
+    "funm_hermitian",
+    "sqrtm_psd",
+    "logm_pd",
+    "powm_psd",
+    "polar",
+    "sqrtm",
+    "logm",
 ]

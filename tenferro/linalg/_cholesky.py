@@ -3,6 +3,7 @@
 Derivative rule: docs/ad/cholesky.md (Murray 2016; Seeger et al. 2017):
 ``dL = L Phi(L^{-1} dA_h L^{-H})`` with ``Phi`` = lower triangle, halved diagonal.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -24,7 +25,7 @@ from .. import _ops as tf
 
 
 cholesky_p = primitive("cholesky", FAMILY)
-cholesky_p.def_batch(trailing_batch(cholesky_p))   # trailing batch axes: tenferro._batching
+cholesky_p.def_batch(trailing_batch(cholesky_p))  # trailing batch axes: tenferro._batching
 
 
 @cholesky_p.def_impl
@@ -32,13 +33,13 @@ def _cholesky_impl(a):
     x = lead(a._data)
     h = 0.5 * (x + np.conj(np.swapaxes(x, -1, -2)))
     n, batch, dt = a._data.shape[0], a._data.shape[2:], a._data.dtype
-    try:   # LAPACK potrf reads the lower triangle; the gufunc zeroes the upper one
+    try:  # LAPACK potrf reads the lower triangle; the gufunc zeroes the upper one
         (l,) = lapack("cholesky", "cholesky", [h], [((n, n) + batch, dt, 2)])
         return Tensor._wrap(l)
     except np.linalg.LinAlgError:
         raise NonPositiveDefiniteError(
-            f"cholesky: the (Hermitian part of the) matrix a of shape {fmt_shape(a.shape)} is not positive "
-            "definite") from None
+            f"cholesky: the (Hermitian part of the) matrix a of shape {fmt_shape(a.shape)} is not positive definite"
+        ) from None
 
 
 @cholesky_p.def_abstract_eval
@@ -55,10 +56,12 @@ def _phi(x: Any) -> Any:
 
 
 def _cholesky_jvp(da, l, a):
-    z = triangular_solve_p.bind(l, hermitian_part(da), lower=True, left=True, transpose_a=False,
-                                conjugate_a=False, unit_diagonal=False)          # L^{-1} dA
-    z = triangular_solve_p.bind(l, z, lower=True, left=False, transpose_a=True,
-                                conjugate_a=meta(l)[1].is_complex, unit_diagonal=False)  # ... L^{-H}
+    z = triangular_solve_p.bind(
+        l, hermitian_part(da), lower=True, left=True, transpose_a=False, conjugate_a=False, unit_diagonal=False
+    )  # L^{-1} dA
+    z = triangular_solve_p.bind(
+        l, z, lower=True, left=False, transpose_a=True, conjugate_a=meta(l)[1].is_complex, unit_diagonal=False
+    )  # ... L^{-H}
     return mm(l, _phi(z))
 
 

@@ -45,6 +45,7 @@ All three are read when a derivative rule is **built** (the forward/JVP pass):
 ``with settings(gauge="raise"): _, f = vjp(...)`` makes ``f`` raise even when it
 is called outside the ``with`` block.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -60,22 +61,25 @@ __all__ = ["config", "settings", "LinalgConfig", "snapshot"]
 _GAUGE_POLICIES = ("warn", "raise", "ignore")
 _DEFAULTS = {"broadening": None, "gauge": "warn", "degeneracy_rtol": 1e-9}
 
-_global: dict[str, Any] = dict(_DEFAULTS)       # process-wide values (assignment)
+_global: dict[str, Any] = dict(_DEFAULTS)  # process-wide values (assignment)
 _global_lock = threading.Lock()
 _overrides: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar(
-    "tenferro_linalg_settings", default=MappingProxyType({}))
+    "tenferro_linalg_settings", default=MappingProxyType({})
+)
 
 
 def _validate(name: str, value: object) -> None:
     if name not in _DEFAULTS:
-        raise TenferroValueError(f"tenferro.linalg.settings: unknown setting {name!r}; "
-                                 f"expected one of {tuple(_DEFAULTS)}")
+        raise TenferroValueError(
+            f"tenferro.linalg.settings: unknown setting {name!r}; expected one of {tuple(_DEFAULTS)}"
+        )
     if name == "gauge" and value not in _GAUGE_POLICIES:
         raise TenferroValueError(f"tenferro.linalg.config.gauge must be one of {_GAUGE_POLICIES}, got {value!r}")
     if name == "broadening" and value is None:
         return
     if name in ("broadening", "degeneracy_rtol") and not (
-            isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0):
+        isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+    ):
         extra = " or None (exact outside the degeneracy threshold)" if name == "broadening" else ""
         raise TenferroValueError(f"tenferro.linalg.config.{name} must be a float >= 0{extra}, got {value!r}")
 

@@ -5,6 +5,7 @@ from the SVD, so it is finite (and correct) at singular matrices;
 ``slogdet``'s is ``d log det = trace(A^{-1} dA)``. See docs/ad/det.md (Giles
 2008; the adjugate form as in PyTorch).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -37,7 +38,7 @@ def _batch_aval(a):
 # det and adjugate
 # ---------------------------------------------------------------------------
 det_p = primitive("det", FAMILY)
-det_p.def_batch(trailing_batch(det_p))   # trailing batch axes: tenferro._batching
+det_p.def_batch(trailing_batch(det_p))  # trailing batch axes: tenferro._batching
 
 
 @det_p.def_impl
@@ -59,7 +60,7 @@ det_p.def_jvp_per_arg(_det_jvp)
 
 
 adjugate_p = primitive("adjugate", FAMILY)
-adjugate_p.def_batch(trailing_batch(adjugate_p))   # trailing batch axes: tenferro._batching
+adjugate_p.def_batch(trailing_batch(adjugate_p))  # trailing batch axes: tenferro._batching
 
 
 def _prefix_suffix(xp: Any, s: Any) -> tuple[Any, Any]:
@@ -81,10 +82,10 @@ def _products_but_two(s: Any) -> Any:
     of ``s`` -> two axes), without dividing: prefix x middle x suffix products, O(N^2)."""
     xp = xp_of(s)
     n = s.shape[-1]
-    pre, suf = _prefix_suffix(xp, s)                                                      # prod_{l < i}, prod_{l > j}
-    later = xp.arange(n)[None, :] > xp.arange(n)[:, None]                                # l > i
-    run = xp.cumprod(xp.where(later, s[..., None, :], 1), axis=-1)                      # prod_{i < l <= j}
-    mid = xp.concatenate([xp.ones_like(run[..., :1]), run[..., :-1]], axis=-1)          # prod_{i < l < j}
+    pre, suf = _prefix_suffix(xp, s)  # prod_{l < i}, prod_{l > j}
+    later = xp.arange(n)[None, :] > xp.arange(n)[:, None]  # l > i
+    run = xp.cumprod(xp.where(later, s[..., None, :], 1), axis=-1)  # prod_{i < l <= j}
+    mid = xp.concatenate([xp.ones_like(run[..., :1]), run[..., :-1]], axis=-1)  # prod_{i < l < j}
     upper = xp.where(later, pre[..., :, None] * mid * suf[..., None, :], 0)
     return upper + xp.swapaxes(upper, -1, -2)
 
@@ -130,7 +131,7 @@ adjugate_p.def_jvp_per_arg(_adjugate_jvp)
 # the derivative of the adjugate (the Hessian of det), exact at singular matrices
 # ---------------------------------------------------------------------------
 adjugate_jvp_p = primitive("adjugate_jvp", FAMILY)
-adjugate_jvp_p.def_batch(trailing_batch(adjugate_jvp_p))   # trailing batch axes: tenferro._batching
+adjugate_jvp_p.def_batch(trailing_batch(adjugate_jvp_p))  # trailing batch axes: tenferro._batching
 """``adjugate_jvp_p(a, e)`` = ``d adj(A)[E]``, linear in ``e``. With ``A = U S V^H``,
 ``adj(A + E) = det(U) det(V^H) V adj(S + U^H E V) U^H`` exactly, so the derivative
 needs only the derivative of ``adj`` at the diagonal ``S``:
@@ -145,11 +146,11 @@ def _adjugate_jvp_np(x: Any, e: Any) -> Any:
     if n <= 1:
         return xp.zeros_like(e)
     v, s, uh, phase = _svd_frame(x)
-    f = uh @ e @ v                                                  # U^H E V
+    f = uh @ e @ v  # U^H E V
     p = _products_but_two(s)
-    g = -p * f                                                      # zero diagonal (p_ii = 0)
+    g = -p * f  # zero diagonal (p_ii = 0)
     idx = xp.arange(n)
-    g[..., idx, idx] = xp.einsum("...ij,...jj->...i", p, f)        # sum_k p_ik F_kk
+    g[..., idx, idx] = xp.einsum("...ij,...jj->...i", p, f)  # sum_k p_ik F_kk
     return phase[..., None, None] * (v @ g @ uh)
 
 
@@ -163,8 +164,10 @@ def _adjugate_jvp_impl(a, e):
 def _adjugate_jvp_aval(a, e):
     check_matrix("adjugate_jvp", "a", a, square=True)
     if tuple(e.shape) != tuple(a.shape) or e.dtype is not a.dtype:
-        raise LinalgShapeError(f"adjugate_jvp: the direction e {fmt_shape(e.shape)} {e.dtype.name} must have a's "
-                               f"shape and dtype {fmt_shape(a.shape)} {a.dtype.name}")
+        raise LinalgShapeError(
+            f"adjugate_jvp: the direction e {fmt_shape(e.shape)} {e.dtype.name} must have a's "
+            f"shape and dtype {fmt_shape(a.shape)} {a.dtype.name}"
+        )
     return a
 
 
@@ -181,14 +184,18 @@ def _adjugate_jvp_jvp_a(da, out, a, e):
         raise _det_singular(meta(a)[0], "third") from None
     s = meta(a)[0]
 
-    def times_trace(x, y, m):   # trace(x @ y) * m, per batch element
+    def times_trace(x, y, m):  # trace(x @ y) * m, per batch element
         t = mtrace_product(x, y)
         return tf.multiply(broadcast_in_dim_p.bind(t, shape=tuple(s), broadcast_dimensions=tuple(range(2, len(s)))), m)
 
     adj, lg = adjugate_p.bind(a), adjugate_jvp_p.bind(a, da)
     inv_e, inv_g = mm(a_inv, e), mm(a_inv, da)
-    terms = [tf.negative(times_trace(inv_g, inv_e, adj)), times_trace(a_inv, e, lg),
-             tf.negative(mm(lg, mm(e, a_inv))), mm(mm(adj, e), mm(inv_g, a_inv))]
+    terms = [
+        tf.negative(times_trace(inv_g, inv_e, adj)),
+        times_trace(a_inv, e, lg),
+        tf.negative(mm(lg, mm(e, a_inv))),
+        mm(mm(adj, e), mm(inv_g, a_inv)),
+    ]
     return tf.add(tf.add(terms[0], terms[1]), tf.add(terms[2], terms[3]))
 
 
@@ -211,7 +218,8 @@ def _det_singular(shape: tuple, order: str) -> SingularMatrixError:
     return SingularMatrixError(
         f"det: {order} (and higher) derivatives of det at a singular matrix a of shape {fmt_shape(shape)} are not "
         "supported (the first and second, the adjugate and its derivative, are); perturb a or differentiate slogdet "
-        "where it is invertible")
+        "where it is invertible"
+    )
 
 
 @dispatchable
@@ -226,7 +234,7 @@ def det(a: Any) -> Any:
 # slogdet
 # ---------------------------------------------------------------------------
 slogdet_p = primitive("slogdet", FAMILY, multiple_results=True)
-slogdet_p.def_batch(trailing_batch(slogdet_p))   # trailing batch axes: tenferro._batching
+slogdet_p.def_batch(trailing_batch(slogdet_p))  # trailing batch axes: tenferro._batching
 
 
 @slogdet_p.def_impl
@@ -252,7 +260,7 @@ def _slogdet_jvp(primals, tangents):
         raise _slogdet_singular(meta(a)[0]) from None
     if _numerically_singular_inverse(concrete(a), concrete(a_inv)):
         raise _slogdet_singular(meta(a)[0])
-    t = mtrace_product(a_inv, da)      # trace(A^{-1} dA)
+    t = mtrace_product(a_inv, da)  # trace(A^{-1} dA)
     dlog = tf.real(t)
     if meta(a)[1].is_complex:
         dsign = tf.multiply(sign, tf.multiply(tf.imag(t), 1j))
@@ -265,7 +273,8 @@ def _slogdet_singular(shape: tuple) -> SingularMatrixError:
     return SingularMatrixError(
         f"slogdet: the derivative of slogdet at a singular matrix a of shape {fmt_shape(shape)} is undefined "
         "(log|det a| = -inf there, and A^{-1} has no correct digit at numerical singularity); differentiate det, "
-        "whose derivatives are exact at singular matrices")
+        "whose derivatives are exact at singular matrices"
+    )
 
 
 def _numerically_singular_inverse(x: Any, x_inv: Any) -> bool:

@@ -18,6 +18,7 @@ cuSOLVER's ``info`` flag back from the device: one small device-to-host read per
 factorization, the price of a typed error instead of a silent NaN (PyTorch's
 ``torch.linalg.cholesky`` pays the same; its ``*_ex`` variants skip it).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -27,8 +28,7 @@ import numpy as np
 from .._errors import UnsupportedOnDeviceError
 from .._placement import import_cupy, import_cupyx
 
-__all__ = ["run", "routine", "per_matrix", "triangular_solve", "lu_factor", "lu_solve", "lu", "expm",
-           "expm_frechet"]
+__all__ = ["run", "routine", "per_matrix", "triangular_solve", "lu_factor", "lu_solve", "lu", "expm", "expm_frechet"]
 
 
 def routine(op: str, module: str, name: str) -> Callable[..., Any]:
@@ -42,7 +42,8 @@ def routine(op: str, module: str, name: str) -> Callable[..., Any]:
     if fn is None:
         raise UnsupportedOnDeviceError(
             f"{op}: {module}.{name} is not available in this CuPy ({import_cupy(op).__version__}), so {op} cannot "
-            "run on the GPU; move the operand to the CPU explicitly (.to_cpu()) or upgrade CuPy")
+            "run on the GPU; move the operand to the CPU explicitly (.to_cpu()) or upgrade CuPy"
+        )
     return fn
 
 
@@ -71,21 +72,21 @@ def per_matrix(fn: Callable[..., Any], *arrays: Any) -> Any:
     count = 1
     for n in batch:
         count *= n
-    flat = [a.reshape((count,) + a.shape[-2:]) for a in arrays]   # (not -1: ambiguous for empty matrices)
-    if count == 0:   # an empty batch: the output shapes of one (identity) matrix, no rows
+    flat = [a.reshape((count,) + a.shape[-2:]) for a in arrays]  # (not -1: ambiguous for empty matrices)
+    if count == 0:  # an empty batch: the output shapes of one (identity) matrix, no rows
         probe = fn(*(cupy.eye(*f.shape[1:], dtype=f.dtype) for f in flat))
         if isinstance(probe, tuple):
             return tuple(cupy.empty(batch + p.shape, dtype=p.dtype) for p in probe)
         return cupy.empty(batch + probe.shape, dtype=probe.dtype)
     outs = [fn(*(f[i] for f in flat)) for i in range(count)]
     if isinstance(outs[0], tuple):
-        return tuple(cupy.stack([o[j] for o in outs]).reshape(batch + outs[0][j].shape)
-                     for j in range(len(outs[0])))
+        return tuple(cupy.stack([o[j] for o in outs]).reshape(batch + outs[0][j].shape) for j in range(len(outs[0])))
     return cupy.stack(outs).reshape(batch + outs[0].shape)
 
 
-def triangular_solve(A: Any, B: Any, lower: bool, left: bool, transpose_a: bool, conjugate_a: bool,
-                     unit_diagonal: bool) -> Any:
+def triangular_solve(
+    A: Any, B: Any, lower: bool, left: bool, transpose_a: bool, conjugate_a: bool, unit_diagonal: bool
+) -> Any:
     """``op(A) X = B`` (``left``) or ``X op(A) = B``, per matrix of a
     **trailing**-batch pair, into a new column-major array."""
     cupy = import_cupy("triangular_solve")
@@ -103,9 +104,9 @@ def triangular_solve(A: Any, B: Any, lower: bool, left: bool, transpose_a: bool,
     b3 = B.reshape(B.shape[:2] + (-1,), order="F")
     out = cupy.empty(b3.shape, dtype=B.dtype, order="F")
     for i in range(m3.shape[2]):
-        if left:     # M X = B
+        if left:  # M X = B
             out[:, :, i] = solve(m3[:, :, i], b3[:, :, i], lower=low, unit_diagonal=unit_diagonal)
-        else:        # X M = B  <=>  M^T X^T = B^T
+        else:  # X M = B  <=>  M^T X^T = B^T
             out[:, :, i] = solve(m3[:, :, i], b3[:, :, i].T, trans=1, lower=low, unit_diagonal=unit_diagonal).T
     return out.reshape(B.shape, order="F")
 

@@ -23,6 +23,7 @@ estimates the error and the value with the smaller estimated error is kept. At
 exactly equal points the integral is ``f^(d)(x) / d!``; nodes lie inside the
 points' hull, so ``f`` is never evaluated outside the spectrum.
 """
+
 from __future__ import annotations
 
 import functools
@@ -38,9 +39,9 @@ from .._tensor import Tensor
 
 __all__ = ["divided_differences", "evaluate", "derivative", "contract", "simplex_rule", "host"]
 
-ACCEPT = {1: 256.0}     # accept a value whose error estimate (an upper bound) is below ACCEPT * u * |value|
+ACCEPT = {1: 256.0}  # accept a value whose error estimate (an upper bound) is below ACCEPT * u * |value|
 ACCEPT_HIGHER = 2048.0  # ... for d >= 2, where dense spectra would send most clustered tuples to quadrature
-_RULES = {1: (6, 12), 2: (3, 6), 3: (3, 5)}       # Gauss-Legendre points per axis: coarse, then fine
+_RULES = {1: (6, 12), 2: (3, 6), 3: (3, 5)}  # Gauss-Legendre points per axis: coarse, then fine
 
 
 def host(x: Any) -> np.ndarray:
@@ -66,14 +67,18 @@ def _as_values(name: str, what: str, out: Any, x: np.ndarray) -> np.ndarray:
     if isinstance(out, tidu.Tracer):
         raise TenferroTypeError(
             f"{name}: {what} returned a traced value: f must be a function of the eigenvalues alone (it may not "
-            "close over a value being differentiated; derivatives flow through the matrix argument only)")
+            "close over a value being differentiated; derivatives flow through the matrix argument only)"
+        )
     if type(out) is not Tensor:
-        raise TenferroTypeError(f"{name}: f must return a tenferro Tensor (write it with tenferro ops), got "
-                                f"{type(out).__name__}")
+        raise TenferroTypeError(
+            f"{name}: f must return a tenferro Tensor (write it with tenferro ops), got {type(out).__name__}"
+        )
     arr = host(out._data)
     if tuple(arr.shape) != tuple(x.shape):
-        raise TenferroTypeError(f"{name}: f must act elementwise (same shape out as in): eigenvalues of shape "
-                                f"{tuple(x.shape)} gave shape {tuple(arr.shape)}")
+        raise TenferroTypeError(
+            f"{name}: f must act elementwise (same shape out as in): eigenvalues of shape "
+            f"{tuple(x.shape)} gave shape {tuple(arr.shape)}"
+        )
     if arr.dtype.kind not in "fiub":
         raise TenferroTypeError(f"{name}: f must map real eigenvalues to real values, got dtype {arr.dtype}")
     return np.asarray(arr, dtype=x.dtype)
@@ -95,6 +100,7 @@ def _jvp_ones(g: Callable[[Any], Any]) -> Callable[[Any], Any]:
         if aval.placement.device is not None:
             ones = ones.to_gpu(aval.placement.device)
         return tidu.jvp(g, (x,), (ones,))[1]
+
     return dg
 
 
@@ -122,7 +128,7 @@ def simplex_rule(d: int, q: int) -> tuple[np.ndarray, np.ndarray]:
     return s, w
 
 
-_CHUNK = 1 << 21        # quadrature nodes evaluated per call of f's derivative (bounds the memory)
+_CHUNK = 1 << 21  # quadrature nodes evaluated per call of f's derivative (bounds the memory)
 
 
 def _accept(d: int) -> float:
@@ -137,14 +143,15 @@ def _quadrature(name: str, f: Callable, pts: np.ndarray, d: int, q: int, xp: Any
     out = np.empty(pts.shape[0], dtype=pts.dtype)
     step = max(1, _CHUNK // s.shape[0])
     for lo in range(0, pts.shape[0], step):
-        nodes = (pts[lo:lo + step] @ s.T).ravel()                   # [rows * N]
+        nodes = (pts[lo : lo + step] @ s.T).ravel()  # [rows * N]
         vals = _as_values(name, f"the derivative of order {d} of f", df(_tensor(nodes, xp)), nodes)
-        out[lo:lo + step] = vals.reshape(-1, s.shape[0]) @ w
+        out[lo : lo + step] = vals.reshape(-1, s.shape[0]) @ w
     return out
 
 
-def _by_quadrature(name: str, f: Callable, pts: np.ndarray, d: int, u: float,
-                   rec: np.ndarray, err: np.ndarray, xp: Any) -> tuple[np.ndarray, np.ndarray]:
+def _by_quadrature(
+    name: str, f: Callable, pts: np.ndarray, d: int, u: float, rec: np.ndarray, err: np.ndarray, xp: Any
+) -> tuple[np.ndarray, np.ndarray]:
     """For the rows ``pts [R, d+1]`` whose recursion estimate is poor: Gauss rules of
     ``q`` and ``q + 1`` points per axis (their difference estimates the error of the
     smaller one), coarse first and fine only where the coarse estimate is not within
@@ -176,7 +183,7 @@ def _combinations(n: int, k: int) -> np.ndarray:
     idx = np.arange(n, dtype=np.intp)[:, None]
     for _ in range(k):
         last = idx[:, -1]
-        counts = n - last                                   # next index runs from last to n - 1
+        counts = n - last  # next index runs from last to n - 1
         rows = np.repeat(np.arange(idx.shape[0]), counts)
         starts = np.cumsum(counts) - counts
         nxt = np.arange(rows.size) - np.repeat(starts, counts) + np.repeat(last, counts)
@@ -185,8 +192,9 @@ def _combinations(n: int, k: int) -> np.ndarray:
     return idx
 
 
-def divided_differences(name: str, f: Callable, w: np.ndarray, k: int, fw: np.ndarray | None = None,
-                        xp: Any = np) -> np.ndarray:
+def divided_differences(
+    name: str, f: Callable, w: np.ndarray, k: int, fw: np.ndarray | None = None, xp: Any = np
+) -> np.ndarray:
     """``D[..., i0, ..., ik] = f[w_i0, ..., w_ik]`` for ``w [..., n]`` (leading batch),
     shape ``w.shape[:-1] + (n,) * (k + 1)``. ``fw`` is ``f(w)`` when already known.
 
@@ -205,10 +213,10 @@ def divided_differences(name: str, f: Callable, w: np.ndarray, k: int, fw: np.nd
     order = np.argsort(w2, axis=-1, kind="stable")
     ws, fs = np.take_along_axis(w2, order, -1), np.take_along_axis(f2, order, -1)
     idx = _combinations(n, k)
-    x = ws[:, idx].reshape(-1, k + 1)                       # [rows, k+1], each row sorted
+    x = ws[:, idx].reshape(-1, k + 1)  # [rows, k+1], each row sorted
     fx = fs[:, idx].reshape(-1, k + 1)
     u = np.finfo(w.dtype).eps / 2
-    table = [fx[:, i] for i in range(k + 1)]                # level d: f[x_i..x_{i+d}]
+    table = [fx[:, i] for i in range(k + 1)]  # level d: f[x_i..x_{i+d}]
     errs = [u * np.abs(t) for t in table]
     for d in range(1, k + 1):
         new, new_err = [], []
@@ -218,17 +226,17 @@ def divided_differences(name: str, f: Callable, w: np.ndarray, k: int, fw: np.nd
             with np.errstate(divide="ignore", invalid="ignore"):
                 rec = (b - a) / gap
                 err = (u * (np.abs(a) + np.abs(b)) + errs[i] + errs[i + 1]) / gap
-            bad = ~(err <= _accept(d) * u * np.abs(rec))    # also catches gap == 0 and non-finite values
+            bad = ~(err <= _accept(d) * u * np.abs(rec))  # also catches gap == 0 and non-finite values
             if bad.any():
-                rec[bad], err[bad] = _by_quadrature(name, f, x[bad, i:i + d + 1], d, u, rec[bad], err[bad], xp)
+                rec[bad], err[bad] = _by_quadrature(name, f, x[bad, i : i + d + 1], d, u, rec[bad], err[bad], xp)
             new.append(rec)
             new_err.append(err)
         table, errs = new, new_err
-    vals = table[0].reshape(-1, idx.shape[0])               # [B, R]
-    orig = order[:, idx]                                    # [B, R, k+1]: the caller's eigenvalue indices
+    vals = table[0].reshape(-1, idx.shape[0])  # [B, R]
+    orig = order[:, idx]  # [B, R, k+1]: the caller's eigenvalue indices
     out = np.empty((w2.shape[0],) + (n,) * (k + 1), dtype=w.dtype)
     rows = np.arange(w2.shape[0])[:, None]
-    for p in itertools.permutations(range(k + 1)):          # scatter to every ordering
+    for p in itertools.permutations(range(k + 1)):  # scatter to every ordering
         out[(rows,) + tuple(orig[:, :, j] for j in p)] = vals
     return out.reshape(batch + (n,) * (k + 1))
 
@@ -240,7 +248,7 @@ def contract(delta: np.ndarray, es: list[np.ndarray]) -> np.ndarray:
     k = len(es)
     if k == 1:
         return delta * es[0]
-    letters = "abcdefghijklmnopqrstuvwxyz"[:k + 1]
+    letters = "abcdefghijklmnopqrstuvwxyz"[: k + 1]
     chain = ",".join(f"...{letters[t]}{letters[t + 1]}" for t in range(k))
     spec = f"...{letters},{chain}->...{letters[0]}{letters[k]}"
     out = None

@@ -6,6 +6,7 @@ Boeddeker et al. 2017): ``dw = diag(V^{-1} dA V)``,
 ``dV = V (F o V^{-1} dA V)`` then projected so that ``v_k^H dv_k = 0`` (norm kept,
 phase fixed) — the stated normalization of the derivative.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -28,7 +29,7 @@ from .. import _ops as tf
 
 
 eig_p = primitive("eig", FAMILY, multiple_results=True)
-eig_p.def_batch(trailing_batch(eig_p))   # trailing batch axes: tenferro._batching
+eig_p.def_batch(trailing_batch(eig_p))  # trailing batch axes: tenferro._batching
 
 
 @eig_p.def_impl
@@ -38,7 +39,7 @@ def _eig_impl(a):
     try:
         if type(x) is np.ndarray:
             w, v = np.linalg.eig(x)
-        else:   # cuSOLVER geev (CuPy >= 14)
+        else:  # cuSOLVER geev (CuPy >= 14)
             w, v = _device.run("eig", _device.routine("eig", "cupy.linalg", "eig"), x)
     except np.linalg.LinAlgError as e:
         raise ConvergenceError(f"eig: LAPACK geev did not converge for input of shape {a.shape}: {e}") from None
@@ -62,8 +63,10 @@ def _eig_gauge_check(cts: list, res: list, rtol: float) -> str | None:
     denom = float(np.linalg.norm(v)) * float(np.linalg.norm(ct_v))
     r = float(np.max(np.abs(np.imag(d))) / denom) if d.size and denom > 0 else 0.0
     if r > GAUGE_RTOL:
-        return (f"eig: the loss depends on the phase of the eigenvectors (relative size {r:.2e}); "
-                "eigenvectors are defined only up to a phase, so this gradient is ill-defined.")
+        return (
+            f"eig: the loss depends on the phase of the eigenvectors (relative size {r:.2e}); "
+            "eigenvectors are defined only up to a phase, so this gradient is ill-defined."
+        )
     return None
 
 
@@ -77,14 +80,14 @@ def _eig_jvp(primals, tangents):
     if vv is not None and numerically_singular(vv):
         raise _defective(meta(a)[0])
     try:
-        m = solve_p.bind(v, mm(da, v), transposed=False)   # V^{-1} dA V
+        m = solve_p.bind(v, mm(da, v), transposed=False)  # V^{-1} dA V
     except SingularMatrixError:
         raise _defective(meta(a)[0]) from None
     dw = tf.extract_diag(m)
     n = meta(w)[0][0]
-    f = gap_inverse(tf.subtract(as_cols(w, n), as_rows(w, n)), w)   # 1 / (w_j - w_i), 0 where degenerate
+    f = gap_inverse(tf.subtract(as_cols(w, n), as_rows(w, n)), w)  # 1 / (w_j - w_i), 0 where degenerate
     dv = mm(v, tf.multiply(f, m))
-    dv = tf.subtract(dv, tf.multiply(v, as_cols(tf.extract_diag(mm(mH(v), dv)), n)))   # v_k^H dv_k = 0
+    dv = tf.subtract(dv, tf.multiply(v, as_cols(tf.extract_diag(mm(mH(v), dv)), n)))  # v_k^H dv_k = 0
     (dv,) = gauge_guard([dv], [w, v], _eig_gauge_check)
     return [w, v], [dw, dv]
 
@@ -92,7 +95,8 @@ def _eig_jvp(primals, tangents):
 def _defective(shape: tuple) -> SingularMatrixError:
     return SingularMatrixError(
         f"eig: the eigenvector matrix V of a of shape {fmt_shape(shape)} is (numerically) singular: a is defective (not "
-        "diagonalizable), where the derivative of eig is undefined")
+        "diagonalizable), where the derivative of eig is undefined"
+    )
 
 
 def eig(a: Any) -> tuple[Any, Any]:

@@ -5,6 +5,7 @@
 ``[N, N, B...]``. Derivative rule: docs/ad/eigh.md (Giles 2008; Seeger et al.
 2017; Liao et al. 2019 for the optional broadening).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -30,7 +31,7 @@ def hermitian_part(x: Any) -> Any:
 
 
 eigh_p = primitive("eigh", FAMILY, multiple_results=True)
-eigh_p.def_batch(trailing_batch(eigh_p))   # trailing batch axes: tenferro._batching
+eigh_p.def_batch(trailing_batch(eigh_p))  # trailing batch axes: tenferro._batching
 
 
 @eigh_p.def_impl
@@ -38,9 +39,10 @@ def _eigh_impl(a):
     x = lead(a._data)
     h = 0.5 * (x + np.conj(np.swapaxes(x, -1, -2)))
     n, batch, dt = a._data.shape[0], a._data.shape[2:], a._data.dtype
-    try:   # LAPACK syevd/heevd (as NumPy, PyTorch), straight into the canonical layout
-        w, v = lapack("eigh", "eigh", [h], [((n,) + batch, dt.type(0).real.dtype, 1), ((n, n) + batch, dt, 2)],
-                      UPLO="L")
+    try:  # LAPACK syevd/heevd (as NumPy, PyTorch), straight into the canonical layout
+        w, v = lapack(
+            "eigh", "eigh", [h], [((n,) + batch, dt.type(0).real.dtype, 1), ((n, n) + batch, dt, 2)], UPLO="L"
+        )
     except np.linalg.LinAlgError as e:
         raise ConvergenceError(f"eigh: LAPACK did not converge for input of shape {a.shape}: {e}") from None
     return [Tensor._wrap(w), Tensor._wrap(v)]
@@ -56,29 +58,39 @@ def _eigh_gauge_check(cts: list, res: list, rtol: float) -> list:
     """Invariance under V -> V D for unitary D commuting with diag(w); and a loss that
     depends on both the values and the vectors of a degenerate block (docs/ad/gauge.md)."""
     ct_w, ct_v = cts
-    if ct_v is None:                             # eigenvalues only: nothing to check
+    if ct_v is None:  # eigenvalues only: nothing to check
         return []
     w, v = res
     values = lead(w, 1)
     cplx = np.iscomplexobj(v)
-    if not cplx and not degeneracy_tolerance(values, rtol)[1]:   # real, no degenerate pair: nothing to see
+    if not cplx and not degeneracy_tolerance(values, rtol)[1]:  # real, no degenerate pair: nothing to see
         return []
-    pairs = [(lead(v), np.conj(lead(ct_v)) if cplx else lead(ct_v))]     # V^H G_V, G_V = conj(ct)
+    pairs = [(lead(v), np.conj(lead(ct_v)) if cplx else lead(ct_v))]  # V^H G_V, G_V = conj(ct)
     findings = []
     r = gauge_violation(pairs, values, rtol)
     if r > GAUGE_RTOL:
-        findings.append(("gauge", f"eigh: the loss depends on the gauge of the eigenvectors (relative size {r:.2e} of "
-                         "the gauge-dependent part of the cotangent): eigenvectors are defined only up to a phase "
-                         "(complex) or a rotation within degenerate eigenvalues, so this gradient is ill-defined. "
-                         "Use a gauge-invariant function such as V diag(f(w)) V^H."))
+        findings.append(
+            (
+                "gauge",
+                f"eigh: the loss depends on the gauge of the eigenvectors (relative size {r:.2e} of "
+                "the gauge-dependent part of the cotangent): eigenvectors are defined only up to a phase "
+                "(complex) or a rotation within degenerate eigenvalues, so this gradient is ill-defined. "
+                "Use a gauge-invariant function such as V diag(f(w)) V^H.",
+            )
+        )
     r, _ = degeneracy_dependence(pairs, values, None if ct_w is None else lead(ct_w, 1), rtol)
     if r > GAUGE_RTOL:
-        findings.append(("degeneracy", "eigh: at a degenerate block of eigenvalues (within "
-                         f"degeneracy_rtol={rtol:g}) the loss depends on both the eigenvalues and the eigenvectors "
-                         f"of the block (relative size {r:.2e}), e.g. V f(w) V^H with f' != 0 there: the gradient "
-                         "inside the block is not determined by the decomposition and the one returned misses part "
-                         "of it (docs/ad/gauge.md). Use tenferro.linalg.funm_hermitian(a, f) (Daleckii-Krein, exact "
-                         "at degeneracy), or tenferro.linalg.polar for polar factors."))
+        findings.append(
+            (
+                "degeneracy",
+                "eigh: at a degenerate block of eigenvalues (within "
+                f"degeneracy_rtol={rtol:g}) the loss depends on both the eigenvalues and the eigenvectors "
+                f"of the block (relative size {r:.2e}), e.g. V f(w) V^H with f' != 0 there: the gradient "
+                "inside the block is not determined by the decomposition and the one returned misses part "
+                "of it (docs/ad/gauge.md). Use tenferro.linalg.funm_hermitian(a, f) (Daleckii-Krein, exact "
+                "at degeneracy), or tenferro.linalg.polar for polar factors.",
+            )
+        )
     return findings
 
 
@@ -86,9 +98,9 @@ def _eigh_gauge_check(cts: list, res: list, rtol: float) -> list:
 def _eigh_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
     w, v = eigh_p.bind(a)
-    m = mm(mhm(v, hermitian_part(da)), v)             # V^H dA_h V
+    m = mm(mhm(v, hermitian_part(da)), v)  # V^H dA_h V
     dw = tf.real(tf.extract_diag(m))
-    f = gap_inverse(diff_matrix(w), w)                # F_ij = 1 / (w_j - w_i), 0 on the diagonal and degenerate pairs
+    f = gap_inverse(diff_matrix(w), w)  # F_ij = 1 / (w_j - w_i), 0 on the diagonal and degenerate pairs
     dv = mm(v, tf.multiply(f, m))
     dw, dv = gauge_guard([dw, dv], [w, v], _eigh_gauge_check)
     return [w, v], [dw, dv]

@@ -4,14 +4,24 @@ Every error derives from :class:`LinalgError` (itself a :class:`tenferro.Tenferr
 and from the matching tenferro error class, so ``except tenferro.ShapeError``
 keeps working for shape problems. Messages name the function and the shapes.
 """
+
 from __future__ import annotations
 
 from .._errors import DTypeError, ShapeError, TenferroError, TenferroValueError
 
 __all__ = [
-    "LinalgError", "LinalgShapeError", "LinalgDTypeError", "NonPositiveDefiniteError",
-    "SingularMatrixError", "GaugeError", "GaugeWarning", "DegeneracyError", "DegeneracyWarning",
-    "ConvergenceError", "NonFiniteError", "DomainError",
+    "LinalgError",
+    "LinalgShapeError",
+    "LinalgDTypeError",
+    "NonPositiveDefiniteError",
+    "SingularMatrixError",
+    "GaugeError",
+    "GaugeWarning",
+    "DegeneracyError",
+    "DegeneracyWarning",
+    "ConvergenceError",
+    "NonFiniteError",
+    "DomainError",
 ]
 
 

@@ -8,6 +8,7 @@ is the top-right block of ``L([[A, E], [0, A]], [[dA, 0], [0, dA]])``
 size first (``L`` is linear in ``E``; otherwise a large ``E`` forces the scaling and
 squaring of the block into many squarings). See docs/ad/expm.md.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -32,7 +33,7 @@ from .. import _ops as tf
 
 
 expm_p = primitive("expm", FAMILY)
-expm_p.def_batch(trailing_batch(expm_p))   # trailing batch axes: tenferro._batching
+expm_p.def_batch(trailing_batch(expm_p))  # trailing batch axes: tenferro._batching
 
 
 @expm_p.def_impl
@@ -50,7 +51,7 @@ def _expm_aval(a):
 
 
 expm_frechet_p = primitive("expm_frechet", FAMILY)
-expm_frechet_p.def_batch(trailing_batch(expm_frechet_p))   # trailing batch axes: tenferro._batching
+expm_frechet_p.def_batch(trailing_batch(expm_frechet_p))  # trailing batch axes: tenferro._batching
 
 
 @expm_frechet_p.def_impl
@@ -70,11 +71,15 @@ def _expm_frechet_aval(a, e):
     check_matrix("expm_frechet", "a", a, square=True)
     check_matrix("expm_frechet", "e", e, square=True)
     if tuple(e.shape) != tuple(a.shape):
-        raise LinalgShapeError(f"expm_frechet: the direction e must have a's shape {fmt_shape(a.shape)} "
-                               f"(same matrix size and batch), got {fmt_shape(e.shape)}")
+        raise LinalgShapeError(
+            f"expm_frechet: the direction e must have a's shape {fmt_shape(a.shape)} "
+            f"(same matrix size and batch), got {fmt_shape(e.shape)}"
+        )
     if e.dtype is not a.dtype:
-        raise LinalgDTypeError(f"expm_frechet: a and e must have the same dtype, got {a.dtype.name} and "
-                               f"{e.dtype.name} (expm_frechet() promotes them)")
+        raise LinalgDTypeError(
+            f"expm_frechet: a and e must have the same dtype, got {a.dtype.name} and "
+            f"{e.dtype.name} (expm_frechet() promotes them)"
+        )
     return a
 
 

@@ -9,6 +9,7 @@ a per-matrix constant ``c`` and the result multiplied back: the block matrix the
 has ``A``'s scale, which scaling-and-squaring (expm) and inverse scaling-and-squaring
 (logm) need for accuracy.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -51,8 +52,9 @@ def def_frechet_rules(p: Primitive, scale: Scale) -> None:
 
     def transpose(ct, a, e):
         if is_undefined(a):
-            raise TenferroValueError(f"{p.name}: the transpose exists only in the direction e (the function is "
-                                     "linear in e, not in a)")
+            raise TenferroValueError(
+                f"{p.name}: the transpose exists only in the direction e (the function is linear in e, not in a)"
+            )
         return [None, p.bind(mT(a), ct)]
 
     p.def_jvp_per_arg(jvp_a, jvp_e)

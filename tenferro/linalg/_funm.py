@@ -19,6 +19,7 @@ symmetric in all its arguments). ``w`` and ``v`` come from ``eigh`` of the
 stop-gradient input: they carry no derivative (the ``a`` slot does). Derivations:
 docs/ad/funm.md.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -45,7 +46,7 @@ __all__ = ["funm_hermitian", "sqrtm_psd", "logm_pd", "powm_psd", "funm_hermitian
 
 
 funm_hermitian_p = primitive("funm_hermitian", FAMILY)
-funm_hermitian_p.def_batch(trailing_batch(funm_hermitian_p))   # trailing batch axes: tenferro._batching
+funm_hermitian_p.def_batch(trailing_batch(funm_hermitian_p))  # trailing batch axes: tenferro._batching
 
 
 def _herm(x: Any) -> Any:
@@ -55,12 +56,12 @@ def _herm(x: Any) -> Any:
 @funm_hermitian_p.def_impl
 def _funm_impl(a, w, v, *es, f, name, domain):
     vl = lead(v._data)
-    xp = xp_of(vl)                     # (GPU: eigenvalues on the host, matrix products on the device)
+    xp = xp_of(vl)  # (GPU: eigenvalues on the host, matrix products on the device)
     wl = host(lead(w._data, 1))
     k = len(es)
     if domain is not None:
         wl = domain(name, wl, k)
-    with np.errstate(all="ignore"):    # (non-finite values of f or its derivatives: a typed error below)
+    with np.errstate(all="ignore"):  # (non-finite values of f or its derivatives: a typed error below)
         values = evaluate(name, f, wl, xp) if k == 0 else divided_differences(name, f, wl, k, xp=xp)
     _check_finite(name, values, wl, k)
     if k == 0:
@@ -77,14 +78,17 @@ def _check_finite(name: str, values: np.ndarray, w: np.ndarray, k: int) -> None:
     if not bad.any():
         return
     pos = np.argwhere(bad)[0]
-    batch, tup = tuple(pos[:w.ndim - 1]), pos[w.ndim - 1:]
+    batch, tup = tuple(pos[: w.ndim - 1]), pos[w.ndim - 1 :]
     at = ", ".join(f"{w[batch + (i,)]:.6g}" for i in tup)
     if k == 0:
-        raise DomainError(f"{name}: f is not finite at the eigenvalue {at}: the matrix lies outside the "
-                          "function's domain")
-    raise DomainError(f"{name}: the derivative of order {k} is not finite at the eigenvalues ({at}): the matrix "
-                      "function is not differentiable there (e.g. a square root or a power below 1 at a zero "
-                      "eigenvalue)")
+        raise DomainError(
+            f"{name}: f is not finite at the eigenvalue {at}: the matrix lies outside the function's domain"
+        )
+    raise DomainError(
+        f"{name}: the derivative of order {k} is not finite at the eigenvalues ({at}): the matrix "
+        "function is not differentiable there (e.g. a square root or a power below 1 at a zero "
+        "eigenvalue)"
+    )
 
 
 @funm_hermitian_p.def_abstract_eval
@@ -92,15 +96,17 @@ def _funm_aval(a, w, v, *es, f, name, domain):
     check_matrix(name, "a", a, square=True)
     for e in es:
         if tuple(e.shape) != tuple(a.shape) or e.dtype is not a.dtype:
-            raise LinalgShapeError(f"{name}: every direction must have the matrix's shape {fmt_shape(a.shape)} "
-                                   f"and dtype {a.dtype.name}, got {fmt_shape(e.shape)} {e.dtype.name}")
+            raise LinalgShapeError(
+                f"{name}: every direction must have the matrix's shape {fmt_shape(a.shape)} "
+                f"and dtype {a.dtype.name}, got {fmt_shape(e.shape)} {e.dtype.name}"
+            )
     return a
 
 
 @funm_hermitian_p.def_jvp
 def _funm_jvp(primals, tangents, f, name, domain):
     a, w, v, *es = primals
-    da, _, _, *des = tangents          # (w, v: stop-gradient eigendecomposition of a, no derivative of their own)
+    da, _, _, *des = tangents  # (w, v: stop-gradient eigendecomposition of a, no derivative of their own)
     params = dict(f=f, name=name, domain=domain)
     out = funm_hermitian_p.bind(a, w, v, *es, **params)
     terms = []
@@ -108,7 +114,7 @@ def _funm_jvp(primals, tangents, f, name, domain):
         terms.append(funm_hermitian_p.bind(a, w, v, *es, instantiate(da), **params))
     for j, de in enumerate(des):
         if type(de) is not Zero:
-            terms.append(funm_hermitian_p.bind(a, w, v, *es[:j], instantiate(de), *es[j + 1:], **params))
+            terms.append(funm_hermitian_p.bind(a, w, v, *es[:j], instantiate(de), *es[j + 1 :], **params))
     if not terms:
         return out, Zero.like(out)
     t = terms[0]
@@ -129,7 +135,7 @@ def _funm_transpose(ct, a, w, v, *es, f, name, domain):
         return [None] * (3 + len(es))
     cplx = meta(ct)[1].is_complex
     c = tf.conj(ct) if cplx else ct
-    r = funm_hermitian_p.bind(a, w, v, *es[:j], c, *es[j + 1:], f=f, name=name, domain=domain)
+    r = funm_hermitian_p.bind(a, w, v, *es[:j], c, *es[j + 1 :], f=f, name=name, domain=domain)
     r = tf.conj(r) if cplx else r
     return [None, None, None] + [r if i == j else None for i in range(len(es))]
 
@@ -163,8 +169,9 @@ def funm_hermitian(a: Any, f: Callable[[Any], Any]) -> Any:
     """
     a = _checked("funm_hermitian", a)
     if not callable(f):
-        raise TenferroTypeError(f"funm_hermitian: f must be a callable mapping a tensor of eigenvalues elementwise, "
-                                f"got {type(f).__name__}")
+        raise TenferroTypeError(
+            f"funm_hermitian: f must be a callable mapping a tensor of eigenvalues elementwise, got {type(f).__name__}"
+        )
     return hermitian_funm(a, f, "funm_hermitian")
 
 
@@ -181,17 +188,21 @@ def psd_domain(name: str, w: np.ndarray, k: int) -> np.ndarray:
         tol = _tolerance(w)
         if np.any(w < -tol):
             i = np.unravel_index(np.argmin(w + tol), w.shape)
-            raise DomainError(f"{name}: the matrix must be positive semidefinite, but its Hermitian part has the "
-                              f"eigenvalue {w[i]:.6g} (below the tolerance -{tol[i[:-1] + (0,)]:.3g} = "
-                              "-10 n eps max|w|)")
+            raise DomainError(
+                f"{name}: the matrix must be positive semidefinite, but its Hermitian part has the "
+                f"eigenvalue {w[i]:.6g} (below the tolerance -{tol[i[:-1] + (0,)]:.3g} = "
+                "-10 n eps max|w|)"
+            )
     return np.maximum(w, 0)
 
 
 def pd_domain(name: str, w: np.ndarray, k: int) -> np.ndarray:
     """Positive definite: an eigenvalue <= 0 raises."""
     if w.size and np.any(w <= 0):
-        raise DomainError(f"{name}: the matrix must be positive definite, but its Hermitian part has the "
-                          f"eigenvalue {np.min(w):.6g} <= 0")
+        raise DomainError(
+            f"{name}: the matrix must be positive definite, but its Hermitian part has the "
+            f"eigenvalue {np.min(w):.6g} <= 0"
+        )
     return w
 
 
@@ -216,6 +227,7 @@ def logm_pd(a: Any) -> Any:
 @dataclasses.dataclass(frozen=True)
 class _Power:
     """``w ** p`` (hashable by ``p``, so equal calls share a graph node)."""
+
     p: float
 
     def __call__(self, w: Any) -> Any:

@@ -10,6 +10,7 @@ loss that depends on the gauge of degenerate vectors) and
 vectors of a degenerate block), with :func:`degeneracy_tolerance` the threshold
 ``config.degeneracy_rtol``. See docs/ad/gauge.md.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -35,7 +36,7 @@ GAUGE_RTOL = 1e-6
 
 
 gauge_check_p = primitive("linalg_gauge_check", FAMILY, multiple_results=True)
-gauge_check_p.def_batch(trailing_batch(gauge_check_p))   # trailing batch axes: tenferro._batching
+gauge_check_p.def_batch(trailing_batch(gauge_check_p))  # trailing batch axes: tenferro._batching
 """``gauge_check_p(*tangents, *residuals, n_lin, check, policy, rtol)``: returns
 the ``n_lin`` tangents unchanged. Its transpose passes the cotangents through and
 calls ``check(cotangents, residuals, rtol)`` (NumPy arrays) first; its findings
@@ -71,7 +72,7 @@ _FINDINGS = {"gauge": (GaugeError, GaugeWarning), "degeneracy": (DegeneracyError
 
 
 def _report(findings: Any, policy: str) -> None:
-    for kind, message in ([("gauge", findings)] if isinstance(findings, str) else findings or ()):
+    for kind, message in [("gauge", findings)] if isinstance(findings, str) else findings or ():
         error, warning = _FINDINGS[kind]
         if policy == "raise":
             raise error(message)
@@ -97,15 +98,16 @@ def _gauge_transpose(cts, *args, n_lin, check, policy, rtol):
         elif all(_staged(r) for r in res) and all(c is None or _staged(c) for c in out):
             # a staged gradient (jit): the check becomes part of the program and runs with it
             nz = tuple(i for i, c in enumerate(out) if c is not None)
-            checked = gauge_assert_p.bind(*[out[i] for i in nz], *res, positions=nz, n_ct=len(out),
-                                          check=check, policy=policy, rtol=rtol)
+            checked = gauge_assert_p.bind(
+                *[out[i] for i in nz], *res, positions=nz, n_ct=len(out), check=check, policy=policy, rtol=rtol
+            )
             for i, c in zip(nz, checked):
                 out[i] = c
     return out + [None] * len(res)
 
 
 gauge_assert_p = primitive("linalg_gauge_assert", FAMILY, multiple_results=True)
-gauge_assert_p.def_batch(trailing_batch(gauge_assert_p))   # trailing batch axes: tenferro._batching
+gauge_assert_p.def_batch(trailing_batch(gauge_assert_p))  # trailing batch axes: tenferro._batching
 """``gauge_assert_p(*cotangents, *residuals, positions, n_ct, check, policy, rtol)``:
 the gauge check of a staged (``tenferro.jit``) gradient. Returns the cotangents
 unchanged; evaluating it runs ``check`` on the values (``positions``: which of the
@@ -115,23 +117,23 @@ unchanged; evaluating it runs ``check`` on the values (``positions``: which of t
 
 @gauge_assert_p.def_impl
 def _gauge_assert_impl(*args, positions, n_ct, check, policy, rtol):
-    cts = args[:len(positions)]
+    cts = args[: len(positions)]
     ct_arrays: list = [None] * n_ct
     for i, c in zip(positions, cts):
         ct_arrays[i] = c._data
-    _report(check(ct_arrays, [r._data for r in args[len(positions):]], rtol), policy)
+    _report(check(ct_arrays, [r._data for r in args[len(positions) :]], rtol), policy)
     return list(cts)
 
 
 @gauge_assert_p.def_abstract_eval
 def _gauge_assert_aval(*avals, positions, n_ct, check, policy, rtol):
-    return list(avals[:len(positions)])
+    return list(avals[: len(positions)])
 
 
 @gauge_assert_p.def_jvp
 def _gauge_assert_jvp(primals, tangents, positions, n_ct, check, policy, rtol):
     out = gauge_assert_p.bind(*primals, positions=positions, n_ct=n_ct, check=check, policy=policy, rtol=rtol)
-    return out, list(tangents[:len(positions)])   # the identity on cotangents; directions are not checked
+    return out, list(tangents[: len(positions)])  # the identity on cotangents; directions are not checked
 
 
 @gauge_assert_p.def_transpose
@@ -142,8 +144,9 @@ def _gauge_assert_transpose(cts, *args, positions, n_ct, check, policy, rtol):
 def gauge_guard(tangents: list, residuals: list, check: Callable[..., str | None]) -> list:
     """Pass ``tangents`` through :data:`gauge_check_p` (one place for all rules),
     capturing the gauge policy and degeneracy tolerance active now."""
-    return gauge_check_p.bind(*tangents, *residuals, n_lin=len(tangents), check=check,
-                              policy=config.gauge, rtol=float(config.degeneracy_rtol))
+    return gauge_check_p.bind(
+        *tangents, *residuals, n_lin=len(tangents), check=check, policy=config.gauge, rtol=float(config.degeneracy_rtol)
+    )
 
 
 def degeneracy_tolerance(values: np.ndarray, rtol: float) -> tuple[np.ndarray, bool]:
@@ -199,8 +202,9 @@ def gauge_violation(pairs: list, values: np.ndarray, rtol: float, scale: float =
     return float(bad / denom) if denom > 0 else 0.0
 
 
-def degeneracy_dependence(pairs: list, values: np.ndarray, value_ct: np.ndarray | None, rtol: float,
-                          zero_cluster: bool = False) -> tuple[float, float]:
+def degeneracy_dependence(
+    pairs: list, values: np.ndarray, value_ct: np.ndarray | None, rtol: float, zero_cluster: bool = False
+) -> tuple[float, float]:
     """How much the loss depends on both the values and the vectors of an exactly
     degenerate block (``|v_i - v_j| <= rtol * max|v|``), where the gradient is not
     determined by the decomposition (docs/ad/gauge.md, "Degeneracy warning").
@@ -229,8 +233,8 @@ def degeneracy_dependence(pairs: list, values: np.ndarray, value_ct: np.ndarray 
         return 0.0, 0.0
     xp = xp_of(values)
     mag = np.abs(values)
-    deg = np.abs(values[..., :, None] - values[..., None, :]) <= tol[..., None]      # [B..., K, K]
-    size = np.sum(deg, axis=-1)                                                          # [B..., K]
+    deg = np.abs(values[..., :, None] - values[..., None, :]) <= tol[..., None]  # [B..., K, K]
+    size = np.sum(deg, axis=-1)  # [B..., K]
     x = _spectral_product(pairs)
     scale = np.max(mag, axis=-1, keepdims=True)
     rows = size >= 2
@@ -244,7 +248,7 @@ def degeneracy_dependence(pairs: list, values: np.ndarray, value_ct: np.ndarray 
     if value_ct is not None:
         h = 0.5 * (x + np.conj(np.swapaxes(x, -1, -2)))
         dh = np.real(np.diagonal(h, axis1=-2, axis2=-1))
-        mean = np.sum(np.where(deg, dh[..., None, :], 0), axis=-1) / size                  # block mean of diag(H)
+        mean = np.sum(np.where(deg, dh[..., None, :], 0), axis=-1) / size  # block mean of diag(H)
         traceless = h - xp.eye(values.shape[-1]) * mean[..., :, None]
         block_mag = np.max(np.where(deg, mag[..., None, :], 0), axis=-1)
         floor = 4 * np.finfo(values.dtype).eps * scale
@@ -254,5 +258,7 @@ def degeneracy_dependence(pairs: list, values: np.ndarray, value_ct: np.ndarray 
         vec = tl * scale / np.maximum(block_mag, floor)
         val = scale * np.sqrt(np.sum(np.where(deg, np.abs(value_ct[..., None, :]) ** 2, 0), axis=-1))
         r = float(np.max(np.where(rows & genuine, np.minimum(vec, val), 0)))
-    denom = _pairs_norm(pairs) + (float(np.max(scale)) * float(np.linalg.norm(value_ct)) if value_ct is not None else 0.0)
+    denom = _pairs_norm(pairs) + (
+        float(np.max(scale)) * float(np.linalg.norm(value_ct)) if value_ct is not None else 0.0
+    )
     return (r / denom, r_null / denom) if denom > 0 else (0.0, 0.0)

@@ -6,6 +6,7 @@ cached), ``numpy.linalg``'s public batched wrappers, or CuPy's on a GPU
 (:mod:`._device`). :func:`numerically_singular` is the rank test that derivative
 rules needing an inverse use.
 """
+
 from __future__ import annotations
 
 import functools
@@ -39,11 +40,11 @@ def lapack(op: str, routine: str, inputs: Sequence[Any], outs: Sequence[tuple], 
     raise ``np.linalg.LinAlgError``."""
     if type(inputs[0]) is not np.ndarray:
         result = _device.run(op, _device.routine(op, "cupy.linalg", routine), *inputs, **kwargs)
-    elif inputs[0].ndim == 2 and all(x.size for x in inputs):   # (LAPACK refuses empty matrices)
+    elif inputs[0].ndim == 2 and all(x.size for x in inputs):  # (LAPACK refuses empty matrices)
         result = _DRIVERS[routine](*[_double(x) for x in inputs], **kwargs)
-    elif routine == "cholesky" and inputs[0].size:   # in place in one canonical copy (potrf overwrites)
+    elif routine == "cholesky" and inputs[0].size:  # in place in one canonical copy (potrf overwrites)
         return [_batched_cholesky(inputs[0], outs[0][1])]
-    elif routine in ("svd", "eigh") and inputs[0].size:   # matrix by matrix, straight into the canonical layout
+    elif routine in ("svd", "eigh") and inputs[0].size:  # matrix by matrix, straight into the canonical layout
         return _per_matrix(routine, inputs, outs, kwargs)
     else:
         with np.errstate(over="ignore", divide="ignore", under="ignore", invalid="ignore"):
@@ -141,7 +142,10 @@ def _batched_cholesky(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 
 _DRIVERS: dict[str, Callable[..., Any]] = {
-    "svd": _svd_driver, "eigh": _eigh_driver, "cholesky": _cholesky_driver, "solve": _solve_driver,
+    "svd": _svd_driver,
+    "eigh": _eigh_driver,
+    "cholesky": _cholesky_driver,
+    "solve": _solve_driver,
 }
 
 

@@ -13,6 +13,7 @@ pairing). Derivative in ``A``: the top-right block of
 with ``E`` normalised by a constant (exact, as ``L`` is linear in ``E``). So every
 order is available and exact. Derivations: docs/ad/funm.md.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -48,7 +49,7 @@ def _logm_one(x: np.ndarray) -> np.ndarray:
 
 
 logm_p = primitive("logm", FAMILY)
-logm_p.def_batch(trailing_batch(logm_p))   # trailing batch axes: tenferro._batching
+logm_p.def_batch(trailing_batch(logm_p))  # trailing batch axes: tenferro._batching
 
 
 @logm_p.def_impl
@@ -70,7 +71,7 @@ logm_p.def_jvp_per_arg(_logm_jvp)
 
 
 logm_frechet_p = primitive("logm_frechet", FAMILY)
-logm_frechet_p.def_batch(trailing_batch(logm_frechet_p))   # trailing batch axes: tenferro._batching
+logm_frechet_p.def_batch(trailing_batch(logm_frechet_p))  # trailing batch axes: tenferro._batching
 
 
 def _frechet_one(x: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -92,8 +93,10 @@ def _logm_frechet_impl(a, e):
 def _logm_frechet_aval(a, e):
     check_matrix("logm_frechet", "a", a, square=True)
     if tuple(e.shape) != tuple(a.shape) or e.dtype is not a.dtype:
-        raise LinalgShapeError(f"logm_frechet: e must have a's shape {fmt_shape(a.shape)} and dtype {a.dtype.name}, "
-                               f"got {fmt_shape(e.shape)} {e.dtype.name}")
+        raise LinalgShapeError(
+            f"logm_frechet: e must have a's shape {fmt_shape(a.shape)} and dtype {a.dtype.name}, "
+            f"got {fmt_shape(e.shape)} {e.dtype.name}"
+        )
     return a
 
 

@@ -9,6 +9,7 @@ its JVP in ``a`` is the derivative of the pseudo-inverse at fixed rank
 ``lstsq_p`` itself, so every order is exact where the rank is locally constant.
 ``pinv`` is a composition with ``svd``. See docs/ad/solve.md.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -33,7 +34,7 @@ from .._dtypes import int64, result_type
 
 
 lstsq_p = primitive("lstsq", FAMILY)
-lstsq_p.def_batch(trailing_batch(lstsq_p))   # trailing batch axes: tenferro._batching
+lstsq_p.def_batch(trailing_batch(lstsq_p))  # trailing batch axes: tenferro._batching
 """``lstsq_p(a, b, rcond)``: ``pinv(a) @ b`` for ``a`` ``[M, N, B...]``, ``b``
 ``[M, K, B...]`` of one dtype, singular values ``<= rcond * s_max`` treated as zero."""
 
@@ -62,7 +63,7 @@ def _gelsd(A: np.ndarray, B: np.ndarray, rcond: float) -> np.ndarray:
     """Minimum-norm solution of one (finite, non-empty) system by LAPACK gelsd."""
     try:
         x = scipy.linalg.lstsq(A, B, cond=rcond, lapack_driver="gelsd", check_finite=False)[0]
-    except np.linalg.LinAlgError as exc:     # the SVD did not converge
+    except np.linalg.LinAlgError as exc:  # the SVD did not converge
         raise ConvergenceError(f"lstsq: the SVD of a {fmt_shape(A.shape)} did not converge ({exc})") from None
     return x.astype(A.dtype, copy=False)
 
@@ -75,8 +76,9 @@ def _lstsq_aval(a, b, rcond):
     if a.dtype is not b.dtype:
         raise LinalgShapeError(f"lstsq: a and b must have the same dtype, got {a} and {b}")
     if b.shape[0] != a.shape[0]:
-        raise LinalgShapeError(f"lstsq: b {fmt_shape(b.shape)} must have {a.shape[0]} rows to match "
-                               f"a {fmt_shape(a.shape)}")
+        raise LinalgShapeError(
+            f"lstsq: b {fmt_shape(b.shape)} must have {a.shape[0]} rows to match a {fmt_shape(a.shape)}"
+        )
     return b.update(shape=(a.shape[1], b.shape[1]) + tuple(a.shape[2:]))
 
 
@@ -86,8 +88,13 @@ def _lstsq_jvp(primals, tangents, rcond):
     # r = b - A x (Golub and Pereyra 1973); A+ v and A+^H v = pinv(A^H) v are lstsq_p again
     (a, b), (da, db) = primals, tangents
     x = lstsq_p.bind(a, b, rcond=rcond)
-    def pinv_a(v): return lstsq_p.bind(a, v, rcond=rcond)         # noqa: E306,E704
-    def pinv_ah(v): return lstsq_p.bind(mH(a), v, rcond=rcond)    # noqa: E306,E704
+
+    def pinv_a(v):
+        return lstsq_p.bind(a, v, rcond=rcond)  # noqa: E306,E704
+
+    def pinv_ah(v):
+        return lstsq_p.bind(mH(a), v, rcond=rcond)  # noqa: E306,E704
+
     if type(da) is Zero:
         return x, pinv_a(db)
     dah = mH(da)
@@ -102,8 +109,9 @@ def _lstsq_jvp(primals, tangents, rcond):
 def _lstsq_transpose(ct, a, b, rcond):
     # bilinear pairing Re sum(x * y): A+ transposes to (A+)^T = pinv(A^T)
     if is_undefined(a):
-        raise TenferroValueError("lstsq: the transpose exists only in the right-hand side b (lstsq is linear "
-                                 "in b, not in a)")
+        raise TenferroValueError(
+            "lstsq: the transpose exists only in the right-hand side b (lstsq is linear in b, not in a)"
+        )
     return [None, lstsq_p.bind(mT(a), ct, rcond=rcond)]
 
 
@@ -184,12 +192,13 @@ def pinv(a: Any, rtol: float | None = None) -> Any:
     a = operand("pinv", "a", a)
     shape, dtype = meta(a)
     check_matrix("pinv", "a", aval_of_operand(a))
-    rtol = _tolerance("pinv", "rtol", rtol,
-                      default=max(shape[0], shape[1]) * float(np.finfo(dtype.real_dtype.numpy).eps))
+    rtol = _tolerance(
+        "pinv", "rtol", rtol, default=max(shape[0], shape[1]) * float(np.finfo(dtype.real_dtype.numpy).eps)
+    )
     u, s, vh = svd(a)
     sv = concrete(s)
     k = meta(s)[0][0]
-    if sv is None and k:   # staged (jit): the rank is unknown now; mask the reciprocals (shape-static, as JAX)
+    if sv is None and k:  # staged (jit): the rank is unknown now; mask the reciprocals (shape-static, as JAX)
         keep = tf.greater(s, tf.multiply(leading(s, 1), rtol))
         inv = tf.where(keep, tf.divide(1.0, tf.where(keep, s, 1.0)), 0.0)
         return mm(tf.multiply(mH(vh), as_cols(inv, shape[1])), mH(u))

@@ -6,6 +6,7 @@
   the trailing block of L (tall) or U (wide) by one more triangular solve,
   ``dP = 0`` (docs/ad/lu.md).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -26,13 +27,13 @@ from .. import _ops as tf
 
 
 lu_p = primitive("lu", FAMILY, multiple_results=True)
-lu_p.def_batch(trailing_batch(lu_p))   # trailing batch axes: tenferro._batching
+lu_p.def_batch(trailing_batch(lu_p))  # trailing batch axes: tenferro._batching
 
 
 @lu_p.def_impl
 def _lu_impl(a):
     A = lead(a._data)
-    if A.size == 0:     # SciPy returns a 0 x 0 P for empty input (batched too): build the factors
+    if A.size == 0:  # SciPy returns a 0 x 0 P for empty input (batched too): build the factors
         m, n = A.shape[-2:]
         k = min(m, n)
         batch = A.shape[:-2]
@@ -42,7 +43,7 @@ def _lu_impl(a):
         u = xp.zeros(batch + (k, n), dtype=A.dtype)
     elif type(A) is not np.ndarray:
         p, l, u = _device.lu(A)
-    else:               # SciPy >= 1.11 batches over leading axes
+    else:  # SciPy >= 1.11 batches over leading axes
         p, l, u = scipy.linalg.lu(A, check_finite=False)
     return [wrap(p.astype(A.dtype, copy=False)), wrap(l), wrap(u)]
 
@@ -82,11 +83,11 @@ def _lu_jvp(primals, tangents):
     x = triangular_solve_p.bind(l1, _block(b, 0, k, 0, k), lower=True, left=True, unit_diagonal=True, **kw)
     x = triangular_solve_p.bind(u1, x, lower=False, left=False, unit_diagonal=False, **kw)
     dl, du = mm(l1, tf.tril(x, -1)), mm(tf.triu(x), u1)
-    if m > k:       # tall: U = U1, L = [L1; L2]
+    if m > k:  # tall: U = U1, L = [L1; L2]
         rhs = tf.subtract(_block(b, k, m, 0, n), mm(_block(l, k, m, 0, k), du))
         dl2 = triangular_solve_p.bind(u, rhs, lower=False, left=False, unit_diagonal=False, **kw)
         dl = tf.concatenate([dl, dl2], axis=0)
-    if n > k:       # wide: L = L1, U = [U1 U2]
+    if n > k:  # wide: L = L1, U = [U1 U2]
         rhs = tf.subtract(_block(b, 0, m, k, n), mm(dl, _block(u, 0, k, k, n)))
         du2 = triangular_solve_p.bind(l, rhs, lower=True, left=True, unit_diagonal=True, **kw)
         du = tf.concatenate([du, du2], axis=1)

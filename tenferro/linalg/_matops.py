@@ -9,6 +9,7 @@ columns of a matrix (:func:`as_cols`, :func:`as_rows`, :func:`diff_matrix`);
 their shorthands). All work on the trailing-batch layout: matrix axes 0 and 1,
 batch axes 2, 3, ...
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -72,7 +73,7 @@ def eye_mask(n: int, m: int, batch: tuple, dtype: DType, k: int = 0, like: Any =
     where = CPU if like is None else placement_of_operand(like)
     with device_scope("eye_mask", where):
         xp = array_module_of_placement("eye_mask", where)
-        e = xp.eye(m, n, -k, dtype=dtype.numpy).T          # column-major as made: no copy for one matrix
+        e = xp.eye(m, n, -k, dtype=dtype.numpy).T  # column-major as made: no copy for one matrix
         if not batch:
             return Tensor._wrap(e)
         return Tensor._wrap(fortran(xp.broadcast_to(e.reshape(e.shape + (1,) * len(batch)), (n, m) + batch)))
@@ -95,7 +96,7 @@ def as_rows(v: Any, m: int) -> Any:
 
 def diff_matrix(v: Any) -> Any:
     """``D[i, j] = v[j] - v[i]`` for ``v`` of shape ``[n, B...]``."""
-    if type(v) is Tensor:       # a constant: one NumPy pass
+    if type(v) is Tensor:  # a constant: one NumPy pass
         x = v._data
         return Tensor._wrap(fortran(x[None, :] - x[:, None]))
     n = meta(v)[0][0]
@@ -111,15 +112,15 @@ def _zero_mask(d: Any) -> Tensor | None:
     arr = concrete(d)
     if arr is None:
         return None
-    z = (arr == 0)
-    if type(arr) is np.ndarray and not z.any():   # (on a GPU, adding a zero mask beats a device read)
+    z = arr == 0
+    if type(arr) is np.ndarray and not z.any():  # (on a GPU, adding a zero mask beats a device read)
         return None
     return const(z.astype(arr.dtype))
 
 
 def safe_reciprocal(s: Any) -> Any:
     """``1/s`` with exact zeros mapped to 0 (singular values of rank-deficient input)."""
-    if type(s) is Tensor:       # a constant: one NumPy pass
+    if type(s) is Tensor:  # a constant: one NumPy pass
         x = s._data
         return Tensor._wrap(fortran(_divide_where(1.0, x, x != 0, x)))
     zero = _zero_mask(s)
@@ -158,7 +159,7 @@ def place_block(x: Any, axis: int, total: int, offset: int) -> Any:
     s = tuple(meta(x)[0])
     if (offset, total) == (0, s[axis]):
         return x
-    shape = s[:axis] + (total,) + s[axis + 1:]
+    shape = s[:axis] + (total,) + s[axis + 1 :]
     return slice_embed_p.bind(x, shape=shape, slices=_window(shape, axis, offset, offset + s[axis]))
 
 

@@ -5,6 +5,7 @@ See docs/ad/norm.md. Norms are not differentiable where they are not smooth
 the 2-norm, Frobenius norm and p-norms (p > 1) use the double-``where`` form
 ``where(s == 0, 0, root(where(s == 0, 1, s)))`` of ``root(s)``, ``s = sum |x|^p``,
 so their derivatives of every order are 0 there (never NaN)."""
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -46,16 +47,16 @@ def _vector_norm(x: Any, ord: Any, axes: tuple) -> Any:
     if isinstance(ord, float) and np.isnan(ord):
         raise TenferroValueError("norm: ord is NaN; expected None, 1, 2, inf, -inf or a non-zero real number")
     if ord == 0:
-        raise TenferroValueError("norm: ord=0 (count of non-zeros) is not a norm and has no derivative; "
-                                 "use sum(x != 0)")
+        raise TenferroValueError(
+            "norm: ord=0 (count of non-zeros) is not a norm and has no derivative; use sum(x != 0)"
+        )
     if isinstance(ord, (int, float)) and not isinstance(ord, bool):
         p = float(ord)
         ax = tf.abs(x)
-        zero = tf.equal(ax, 0.0)        # |x_i|^p with zero derivatives at x_i = 0 (double where)
+        zero = tf.equal(ax, 0.0)  # |x_i|^p with zero derivatives at x_i = 0 (double where)
         terms = tf.where(zero, 0.0, tf.power(tf.where(zero, 1.0, ax), p))
         return _safe_root(tf.sum(terms, axis=axes), p)
-    raise TenferroValueError(f"norm: invalid ord {ord!r} for a vector norm; expected None, 1, 2, inf, -inf "
-                             "or a number")
+    raise TenferroValueError(f"norm: invalid ord {ord!r} for a vector norm; expected None, 1, 2, inf, -inf or a number")
 
 
 def _matrix_norm(x: Any, ord: Any) -> Any:
@@ -67,14 +68,15 @@ def _matrix_norm(x: Any, ord: Any) -> Any:
     if ord in (2, -2):
         s = svdvals(x)
         return tf.max(s, axis=0) if ord == 2 else tf.min(s, axis=0)
-    if ord in (1, -1):      # max/min column sum
+    if ord in (1, -1):  # max/min column sum
         c = tf.sum(tf.abs(x), axis=0)
         return tf.max(c, axis=0) if ord == 1 else tf.min(c, axis=0)
-    if ord in (np.inf, -np.inf):   # max/min row sum
+    if ord in (np.inf, -np.inf):  # max/min row sum
         r = tf.sum(tf.abs(x), axis=1)
         return tf.max(r, axis=0) if ord == np.inf else tf.min(r, axis=0)
-    raise TenferroValueError(f"norm: invalid ord {ord!r} for a matrix norm; expected None, 'fro', 'nuc', "
-                             "1, -1, 2, -2, inf or -inf")
+    raise TenferroValueError(
+        f"norm: invalid ord {ord!r} for a matrix norm; expected None, 'fro', 'nuc', 1, -1, 2, -2, inf or -inf"
+    )
 
 
 @dispatchable

@@ -13,6 +13,7 @@ singular values; only ``s_i = s_j = 0`` (rank deficiency) is singular. ``P`` is
 factors. Tall ``a`` goes through its QR factorization (``U = Q polar(R)``), wide
 ``a`` through that of ``a^H``. Derivations: docs/ad/funm.md.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -46,7 +47,8 @@ def _tolerance(s: np.ndarray, size: int) -> np.ndarray:
 def _rank_error(smin: float, tol: float) -> SingularMatrixError:
     return SingularMatrixError(
         f"polar: the polar decomposition is not differentiable at a rank-deficient matrix (smallest singular value "
-        f"{smin:.3e} <= {tol:.3e} = max(m, n) eps s_max): its unitary factor is not unique there")
+        f"{smin:.3e} <= {tol:.3e} = max(m, n) eps s_max): its unitary factor is not unique there"
+    )
 
 
 def sign_domain(name: str, w: np.ndarray, k: int) -> np.ndarray:
@@ -55,7 +57,7 @@ def sign_domain(name: str, w: np.ndarray, k: int) -> np.ndarray:
     ``U = W V^H`` as in SciPy."""
     s = w[..., : w.shape[-1] // 2]
     if k >= 1 and s.size:
-        tol = _tolerance(s, s.shape[-1])   # max(M, N) = n for the square case (w holds 2n values)
+        tol = _tolerance(s, s.shape[-1])  # max(M, N) = n for the square case (w holds 2n values)
         smin = np.min(s, axis=-1)
         if np.any(smin <= tol):
             i = np.unravel_index(np.argmin(smin - tol), smin.shape)
@@ -70,8 +72,9 @@ def _unitary_factor(r: Any) -> Any:
     v = mH(vh)
     c = 1 / np.sqrt(2.0)
     w = tf.concatenate([s, tf.negative(s)], axis=0)
-    basis = tf.multiply(tf.concatenate([tf.concatenate([u, u], axis=1),
-                                        tf.concatenate([v, tf.negative(v)], axis=1)], axis=0), c)
+    basis = tf.multiply(
+        tf.concatenate([tf.concatenate([u, u], axis=1), tf.concatenate([v, tf.negative(v)], axis=1)], axis=0), c
+    )
     h = tf.concatenate([place_columns(r, 2 * n, n), place_columns(mH(r), 2 * n, 0)], axis=0)
     out = funm_hermitian_p.bind(h, w, basis, f=sign, name="polar", domain=sign_domain)
     return rows(columns(out, n, 2 * n), 0, n)

@@ -8,6 +8,7 @@ et al. 2017; Townsend's QR note; the wide case by splitting ``a = [X | Y]``,
 Liao et al. 2019). At rank-deficient input only the factors before the first zero
 pivot are differentiated (:data:`qr_singular_part_p` guards the rest).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -31,7 +32,7 @@ from .. import _ops as tf
 
 
 qr_p = primitive("qr", FAMILY, multiple_results=True)
-qr_p.def_batch(trailing_batch(qr_p))   # trailing batch axes: tenferro._batching
+qr_p.def_batch(trailing_batch(qr_p))  # trailing batch axes: tenferro._batching
 
 
 @qr_p.def_impl
@@ -40,7 +41,7 @@ def _qr_impl(a, complete):
     mode = "complete" if complete else "reduced"
     if type(x) is np.ndarray:
         q, r = np.linalg.qr(x, mode=mode)
-    else:   # cuSOLVER geqrf/orgqr, one matrix at a time (CuPy's qr batches only in recent versions)
+    else:  # cuSOLVER geqrf/orgqr, one matrix at a time (CuPy's qr batches only in recent versions)
         qr = _device.routine("qr", "cupy.linalg", "qr")
         q, r = _device.per_matrix(lambda m: tuple(_device.run("qr", qr, m, mode=mode)), x)
     # canonical form: real non-negative diagonal of R, which makes the factorization
@@ -67,12 +68,13 @@ def _qr_aval(a, complete):
 def _qr_square_jvp(tf, dx, q, r):
     """dQ, dR for X = Q R with X [M, N], M >= N, R square invertible."""
     n = meta(r)[0][0]
-    dx_rinv = triangular_solve_p.bind(r, dx, lower=False, left=False, transpose_a=False,
-                                      conjugate_a=False, unit_diagonal=False)   # dX R^{-1}
+    dx_rinv = triangular_solve_p.bind(
+        r, dx, lower=False, left=False, transpose_a=False, conjugate_a=False, unit_diagonal=False
+    )  # dX R^{-1}
     qt = mm(mH(q), dx_rinv)
     low = tf.tril(qt, -1)
-    do = tf.subtract(low, mH(low))                                            # skew-Hermitian part
-    if meta(qt)[1].is_complex:                                                # imaginary diagonal
+    do = tf.subtract(low, mH(low))  # skew-Hermitian part
+    if meta(qt)[1].is_complex:  # imaginary diagonal
         s, d = meta(qt)
         do = tf.add(do, tf.multiply(eye_mask(n, n, tuple(s[2:]), d, like=qt), tf.subtract(qt, tf.real(qt))))
     dq = tf.add(mm(q, tf.subtract(do, qt)), dx_rinv)
@@ -118,7 +120,8 @@ def _singular_part_impl(x, shape, role, where):
         if role == "cotangent":
             raise SingularMatrixError(
                 f"qr: {where}; the loss depends on them (nonzero cotangent). Only losses on the leading factors "
-                "are differentiable there (docs/ad/qr.md)")
+                "are differentiable there (docs/ad/qr.md)"
+            )
         return Tensor._wrap(xp.full(shape, np.nan, dtype=arr.dtype, order="F"))
     return Tensor._wrap(xp.zeros(shape, dtype=arr.dtype, order="F"))
 
@@ -147,7 +150,7 @@ def _first_zero_pivot(a: Any, r: Any, k: int) -> int:
     d = xp.abs(xp.diagonal(lr, axis1=-2, axis2=-1)[..., :k])
     cols = xp.sqrt(xp.sum(xp.abs(la[..., :, :k]) ** 2, axis=-2))
     bad = (d <= max(la.shape[-2:]) * np.finfo(rv.dtype).eps * cols).reshape(-1, k).any(axis=0)
-    hits = np.flatnonzero(bad if type(bad) is np.ndarray else bad.get())   # one device read
+    hits = np.flatnonzero(bad if type(bad) is np.ndarray else bad.get())  # one device read
     return int(hits[0]) if hits.size else k
 
 
@@ -160,8 +163,10 @@ def _qr_rank_deficient_jvp(a, da, q, r, j):
     m, n, batch = s[0], s[1], tuple(s[2:])
     kq, kr = meta(q)[0][1], meta(r)[0][0]
     why = "is zero" if j == 0 else "lies in the span of the columns before it"
-    where = (f"at the rank-deficient matrix a of shape {fmt_shape(tuple(s))} (column {j} {why}: R[{j}, {j}] = 0), "
-             f"Q[:, {j}:] and R[{j}:, {j}:] have no derivative")
+    where = (
+        f"at the rank-deficient matrix a of shape {fmt_shape(tuple(s))} (column {j} {why}: R[{j}, {j}] = 0), "
+        f"Q[:, {j}:] and R[{j}:, {j}:] have no derivative"
+    )
     tq = qr_singular_part_p.bind(da, shape=(m, kq - j) + batch, role="tangent", where=where)
     tr = qr_singular_part_p.bind(da, shape=(kr - j, n - j) + batch, role="tangent", where=where)
     dq = place_columns(tq, kq, j)
@@ -171,7 +176,7 @@ def _qr_rank_deficient_jvp(a, da, q, r, j):
     q1 = columns(q, 0, j)
     dq1, dr11 = _qr_square_jvp(tf, columns(da, 0, j), q1, rows(columns(r, 0, j), 0, j))
     dr1 = place_columns(dr11, n, 0)
-    if n > j:      # R[:j, j:] = Q1^H Y
+    if n > j:  # R[:j, j:] = Q1^H Y
         dr1y = tf.add(mm(mH(dq1), columns(a, j, n)), mm(mH(q1), columns(da, j, n)))
         dr1 = tf.add(dr1, place_columns(dr1y, n, j))
     return tf.add(dq, place_columns(dq1, kq, 0)), tf.add(dr, place_rows(dr1, kr, 0))
@@ -190,7 +195,7 @@ def _qr_jvp(primals, tangents, complete):
         q1 = columns(q, 0, k) if complete and m > k else q
         r1 = rows(r, 0, k) if complete and m > k else r
         dq, dr = _qr_square_jvp(tf, da, q1, r1)
-        if complete and m > k:        # gauge Q2^H dQ2 = 0: dQ2 = -Q1 dQ1^H Q2
+        if complete and m > k:  # gauge Q2^H dQ2 = 0: dQ2 = -Q1 dQ1^H Q2
             q2 = columns(q, k, m)
             dq2 = tf.negative(mm(q1, mm(mH(dq), q2)))
             dq = tf.add(place_columns(dq, m, 0), place_columns(dq2, m, k))

@@ -6,6 +6,7 @@ Derivative rules: docs/ad/solve.md (Giles 2008). ``solve_p`` and
 solve with the transposed (not conjugated) matrix, because tidu transposes with
 respect to the bilinear pairing ``Re sum(x * y)``.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -43,7 +44,7 @@ def _reshape(x, shape):
 
 
 triangular_solve_p = primitive("triangular_solve", FAMILY)
-triangular_solve_p.def_batch(rhs_batch(triangular_solve_p, 1, _reshape))   # trailing batch; a vector rhs per example
+triangular_solve_p.def_batch(rhs_batch(triangular_solve_p, 1, _reshape))  # trailing batch; a vector rhs per example
 
 
 @triangular_solve_p.def_impl
@@ -56,12 +57,13 @@ def _triangular_solve_impl(a, b, lower, left, transpose_a, conjugate_a, unit_dia
     if not unit_diagonal and n and not np.all(np.diagonal(A, axis1=0, axis2=1)):
         raise SingularMatrixError(
             f"triangular_solve: the triangular matrix a of shape {fmt_shape(a.shape)} is singular "
-            "(zero on its diagonal)")
+            "(zero on its diagonal)"
+        )
     if type(A) is not np.ndarray:
         if B.size == 0:
             return Tensor._wrap(B.copy(order="F"))
         return Tensor._wrap(_device.triangular_solve(A, B, lower, left, transpose_a, conjugate_a, unit_diagonal))
-    conj_only = conjugate_a and not transpose_a       # conj(A) x = b  <=>  A conj(x) = conj(b)
+    conj_only = conjugate_a and not transpose_a  # conj(A) x = b  <=>  A conj(x) = conj(b)
     out = np.array(np.conj(B) if conj_only else B, order="F", copy=True)
     if out.size == 0:
         return Tensor._wrap(out)
@@ -72,9 +74,10 @@ def _triangular_solve_impl(a, b, lower, left, transpose_a, conjugate_a, unit_dia
     side = 0 if left else 1
     for i in range(A3.shape[2]):
         xi = X3[:, :, i]
-        r = trsm(1.0, A3[:, :, i], xi, side=side, lower=int(lower), trans_a=trans, diag=int(unit_diagonal),
-                 overwrite_b=1)
-        if r is not xi and not np.shares_memory(r, xi):   # f2py solved in a temporary
+        r = trsm(
+            1.0, A3[:, :, i], xi, side=side, lower=int(lower), trans_a=trans, diag=int(unit_diagonal), overwrite_b=1
+        )
+        if r is not xi and not np.shares_memory(r, xi):  # f2py solved in a temporary
             xi[...] = r
     if conj_only:
         np.conjugate(out, out=out)
@@ -94,7 +97,8 @@ def _triangular_solve_aval(a, b, lower, left, transpose_a, conjugate_a, unit_dia
         side = "rows" if left else "columns"
         raise LinalgShapeError(
             f"triangular_solve: b {fmt_shape(b.shape)} must have {n} {side} to match a {fmt_shape(a.shape)} "
-            f"(left={left})")
+            f"(left={left})"
+        )
     return b
 
 
@@ -109,8 +113,9 @@ def _triangular_solve_jvp_a(da, out, a, b, lower, left, transpose_a, conjugate_a
     dam = tf.tril(da, k) if lower else tf.triu(da, k)
     opda = _apply_op(dam, transpose_a, conjugate_a)
     rhs = tf.negative(mm(opda, out) if left else mm(out, opda))
-    return triangular_solve_p.bind(a, rhs, lower=lower, left=left, transpose_a=transpose_a,
-                                   conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+    return triangular_solve_p.bind(
+        a, rhs, lower=lower, left=left, transpose_a=transpose_a, conjugate_a=conjugate_a, unit_diagonal=unit_diagonal
+    )
 
 
 def _triangular_solve_jvp_b(db, out, a, b, **params):
@@ -123,16 +128,26 @@ triangular_solve_p.def_jvp_per_arg(_triangular_solve_jvp_a, _triangular_solve_jv
 @triangular_solve_p.def_transpose
 def _triangular_solve_transpose(ct, a, b, lower, left, transpose_a, conjugate_a, unit_diagonal):
     if is_undefined(a):
-        raise TenferroValueError("triangular_solve: the transpose exists only in the right-hand side b "
-                                 "(triangular_solve is linear in b, not in a)")
-    ct_b = triangular_solve_p.bind(a, ct, lower=lower, left=left, transpose_a=not transpose_a,
-                                   conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+        raise TenferroValueError(
+            "triangular_solve: the transpose exists only in the right-hand side b "
+            "(triangular_solve is linear in b, not in a)"
+        )
+    ct_b = triangular_solve_p.bind(
+        a, ct, lower=lower, left=left, transpose_a=not transpose_a, conjugate_a=conjugate_a, unit_diagonal=unit_diagonal
+    )
     return [None, ct_b]
 
 
-def triangular_solve(a: Any, b: Any, *, lower: bool = False, left: bool = True,
-                     unit_diagonal: bool = False, transpose_a: bool = False,
-                     conjugate_a: bool = False) -> Any:
+def triangular_solve(
+    a: Any,
+    b: Any,
+    *,
+    lower: bool = False,
+    left: bool = True,
+    unit_diagonal: bool = False,
+    transpose_a: bool = False,
+    conjugate_a: bool = False,
+) -> Any:
     """Solve ``op(a) @ x = b`` (``left=True``) or ``x @ op(a) = b`` for ``x``, where
     ``a`` ``[N, N, B...]`` is triangular (only its ``lower`` or upper triangle is
     read; with ``unit_diagonal`` its diagonal is taken as ones) and
@@ -140,10 +155,18 @@ def triangular_solve(a: Any, b: Any, *, lower: bool = False, left: bool = True,
     ``b`` is ``[N, K, B...]`` (left) or ``[K, N, B...]`` (right)."""
     a = operand("triangular_solve", "a", a)
     b = operand("triangular_solve", "b", b)
-    check_matrix("triangular_solve", "a", aval_of_operand(a), square=True)   # before promotion: no int matrix
+    check_matrix("triangular_solve", "a", aval_of_operand(a), square=True)  # before promotion: no int matrix
     a, b = _promote("triangular_solve", a, b)
-    return _bind(triangular_solve_p, a, b, lower=bool(lower), left=bool(left), transpose_a=bool(transpose_a),
-                                   conjugate_a=bool(conjugate_a), unit_diagonal=bool(unit_diagonal))
+    return _bind(
+        triangular_solve_p,
+        a,
+        b,
+        lower=bool(lower),
+        left=bool(left),
+        transpose_a=bool(transpose_a),
+        conjugate_a=bool(conjugate_a),
+        unit_diagonal=bool(unit_diagonal),
+    )
 
 
 def _promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
@@ -159,7 +182,7 @@ def _promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
 # solve
 # ---------------------------------------------------------------------------
 solve_p = primitive("solve", FAMILY)
-solve_p.def_batch(rhs_batch(solve_p, 1, _reshape))   # trailing batch; a vector rhs per example
+solve_p.def_batch(rhs_batch(solve_p, 1, _reshape))  # trailing batch; a vector rhs per example
 """``solve_p(a, b, transposed)``: ``x`` with ``a x = b``, or ``a^T x = b`` when
 ``transposed`` (the transpose rule's solve: no copy of ``a^T`` is made)."""
 
@@ -169,7 +192,7 @@ def _solve_impl(a, b, transposed):
     A, B = a._data, b._data
     la_ = lead(A)
     if transposed:
-        la_ = np.swapaxes(la_, -1, -2)         # a view: the gufunc copies through strides
+        la_ = np.swapaxes(la_, -1, -2)  # a view: the gufunc copies through strides
     try:
         (x,) = lapack("solve", "solve", [la_, lead(B)], [(B.shape, B.dtype, 2)])
     except np.linalg.LinAlgError:
@@ -179,7 +202,8 @@ def _solve_impl(a, b, transposed):
 
 def _singular(op: str, a_shape: tuple, b_shape: tuple) -> SingularMatrixError:
     return SingularMatrixError(
-        f"{op}: the matrix a of shape {fmt_shape(a_shape)} is singular (b has shape {fmt_shape(b_shape)})")
+        f"{op}: the matrix a of shape {fmt_shape(a_shape)} is singular (b has shape {fmt_shape(b_shape)})"
+    )
 
 
 @solve_p.def_abstract_eval
@@ -188,8 +212,9 @@ def _solve_aval(a, b, transposed):
     check_matrix("solve", "b", b)
     check_batch("solve", ("a", "b"), (a, b), (2, 2))
     if b.shape[0] != a.shape[0]:
-        raise LinalgShapeError(f"solve: b {fmt_shape(b.shape)} must have {a.shape[0]} rows to match "
-                               f"a {fmt_shape(a.shape)}")
+        raise LinalgShapeError(
+            f"solve: b {fmt_shape(b.shape)} must have {a.shape[0]} rows to match a {fmt_shape(a.shape)}"
+        )
     if a.dtype is not b.dtype:
         raise LinalgShapeError(f"solve: a and b must have the same dtype, got {a} and {b}")
     return b
@@ -204,10 +229,15 @@ def _solve_jvp(primals, tangents, transposed):
         # of the (linear) tangent solve, whose transpose reuses them (no refactorization)
         lu, piv = _lu_factor(a, b)
         x = lu_solve_p.bind(lu, piv, b, transposed=transposed)
-        def op_inv(r): return lu_solve_p.bind(lu, piv, r, transposed=transposed)   # noqa: E306,E704
-    else:       # batched, or a traced (higher orders): differentiate solve_p itself
+
+        def op_inv(r):
+            return lu_solve_p.bind(lu, piv, r, transposed=transposed)  # noqa: E306,E704
+    else:  # batched, or a traced (higher orders): differentiate solve_p itself
         x = solve_p.bind(a, b, transposed=transposed)
-        def op_inv(r): return solve_p.bind(a, r, transposed=transposed)   # noqa: E306,E704
+
+        def op_inv(r):
+            return solve_p.bind(a, r, transposed=transposed)  # noqa: E306,E704
+
     if type(da) is Zero:
         rhs = db
     else:
@@ -219,8 +249,9 @@ def _solve_jvp(primals, tangents, transposed):
 @solve_p.def_transpose
 def _solve_transpose(ct, a, b, transposed):
     if is_undefined(a):
-        raise TenferroValueError("solve: the transpose exists only in the right-hand side b (solve is linear "
-                                 "in b, not in a)")
+        raise TenferroValueError(
+            "solve: the transpose exists only in the right-hand side b (solve is linear in b, not in a)"
+        )
     return [None, solve_p.bind(a, ct, transposed=not transposed)]
 
 
@@ -236,12 +267,12 @@ lu_solve_p = primitive("lu_solve", FAMILY)
 def _lu_factor(a: Tensor, b: Any) -> tuple[Tensor, Tensor]:
     A = a._data
     if type(A) is not np.ndarray:
-        if A.size == 0:   # cuSOLVER refuses empty matrices
+        if A.size == 0:  # cuSOLVER refuses empty matrices
             return Tensor._wrap(A.copy(order="F")), Tensor._wrap(xp_of(A).zeros((0,), np.int32))
         lu, piv = _device.lu_factor(A)
     else:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)   # exact zero pivot: raised below
+            warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)  # exact zero pivot: raised below
             lu, piv = scipy.linalg.lu_factor(A, check_finite=False)
     if A.size and not np.all(np.diagonal(lu)):
         raise _singular("solve", A.shape, tuple(meta(b)[0]))
@@ -275,10 +306,18 @@ def _lu_solve_impl(lu, piv, b, transposed):
 @lu_solve_p.def_abstract_eval
 def _lu_solve_aval(lu, piv, b, transposed):
     n = lu.shape[0]
-    if len(lu.shape) != 2 or lu.shape[1] != n or piv.shape != (n,) or len(b.shape) != 2 or b.shape[0] != n \
-            or b.dtype is not lu.dtype:
-        raise LinalgShapeError(f"lu_solve: expected LU factors [N, N], pivots [N] and b [N, K] of the factors' "
-                               f"dtype, got {lu}, {piv} and {b}")
+    if (
+        len(lu.shape) != 2
+        or lu.shape[1] != n
+        or piv.shape != (n,)
+        or len(b.shape) != 2
+        or b.shape[0] != n
+        or b.dtype is not lu.dtype
+    ):
+        raise LinalgShapeError(
+            f"lu_solve: expected LU factors [N, N], pivots [N] and b [N, K] of the factors' "
+            f"dtype, got {lu}, {piv} and {b}"
+        )
     return b
 
 
@@ -304,7 +343,7 @@ def solve(a: Any, b: Any) -> Any:
     Batch dimensions must match exactly. Raises SingularMatrixError for singular ``a``."""
     a = operand("solve", "a", a)
     b = operand("solve", "b", b)
-    check_matrix("solve", "a", aval_of_operand(a), square=True)   # before promotion: no int matrix
+    check_matrix("solve", "a", aval_of_operand(a), square=True)  # before promotion: no int matrix
     a, b = _promote("solve", a, b)
     sa, sb = meta(a)[0], meta(b)[0]
     vector = len(sb) == len(sa) - 1 and len(sa) >= 2
@@ -318,7 +357,7 @@ def solve(a: Any, b: Any) -> Any:
 # inv
 # ---------------------------------------------------------------------------
 inv_p = primitive("inv", FAMILY)
-inv_p.def_batch(trailing_batch(inv_p))   # trailing batch axes: tenferro._batching
+inv_p.def_batch(trailing_batch(inv_p))  # trailing batch axes: tenferro._batching
 
 
 @inv_p.def_impl
@@ -337,7 +376,7 @@ def _inv_aval(a):
 
 
 def _inv_jvp(da, out, a):
-    return tf.negative(mm(mm(out, da), out))   # d(A^-1) = -A^-1 dA A^-1
+    return tf.negative(mm(mm(out, da), out))  # d(A^-1) = -A^-1 dA A^-1
 
 
 inv_p.def_jvp_per_arg(_inv_jvp)

@@ -6,6 +6,7 @@ need (rule side: tenferro ops).
 threshold ``config.degeneracy_rtol`` (default), exact with no threshold, or
 Lorentzian-broadened (:func:`broadened_inverse`). See docs/ad/gauge.md.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -29,7 +30,7 @@ def broadened_inverse(d: Any) -> Any:
     only then); ``d == 0`` gives ``0 / eps = 0``, no guard needed."""
     eps = config.broadening
     cplx = meta(d)[1].is_complex
-    if type(d) is Tensor:       # a constant (not differentiated here): one NumPy pass
+    if type(d) is Tensor:  # a constant (not differentiated here): one NumPy pass
         x = d._data
         mag2 = (x.real * x.real + x.imag * x.imag) if cplx else x * x
         return Tensor._wrap(fortran((x.conj() if cplx else x) / (mag2 + eps)))
@@ -60,7 +61,7 @@ def gap_inverse(d: Any, values: Any, numerator: float = 1.0, zero_cluster: bool 
         inv = broadened_inverse(d)
         return inv if numerator == 1.0 else tf.multiply(inv, numerator)
     rtol = float(config.degeneracy_rtol) if eps is None else 0.0
-    if type(d) is Tensor and type(values) is Tensor:    # constants (first-order pass): NumPy
+    if type(d) is Tensor and type(values) is Tensor:  # constants (first-order pass): NumPy
         x = d._data
         return Tensor._wrap(fortran(_divide_where(numerator, x, _separated(x, values._data, rtol, zero_cluster), x)))
     xd, xv = concrete(d), concrete(values)
@@ -70,10 +71,10 @@ def gap_inverse(d: Any, values: Any, numerator: float = 1.0, zero_cluster: bool 
         keep_f, drop_f = const(keep.astype(rdt), like=d), const((~keep).astype(rdt), like=d)
     elif 0 in meta(d)[0]:
         return d
-    else:   # abstract values (a staged graph): the same mask with tenferro ops
+    else:  # abstract values (a staged graph): the same mask with tenferro ops
         keep_f = _separated_ops(d, values, rtol, zero_cluster)
         drop_f = tf.subtract(1.0, keep_f)
-    safe = tf.add(tf.multiply(d, keep_f), drop_f)       # d where kept, 1 where masked
+    safe = tf.add(tf.multiply(d, keep_f), drop_f)  # d where kept, 1 where masked
     return tf.multiply(tf.divide(numerator, safe), keep_f)
 
 
@@ -86,11 +87,11 @@ def _separated(x: Any, values: Any, rtol: float, zero_cluster: bool) -> Any:
     if not rtol or values.size == 0:
         return x != 0
     mag = xp.abs(values)
-    tol = rtol * xp.max(mag, axis=0)                         # [B...]
-    keep = xp.abs(x) > tol                                   # (implies x != 0: tol >= 0)
+    tol = rtol * xp.max(mag, axis=0)  # [B...]
+    keep = xp.abs(x) > tol  # (implies x != 0: tol >= 0)
     if zero_cluster:
-        small = mag <= tol                                   # [N, B...]
-        if type(small) is not np.ndarray or small.any():     # (on a GPU: no read, always)
+        small = mag <= tol  # [N, B...]
+        if type(small) is not np.ndarray or small.any():  # (on a GPU: no read, always)
             keep |= small[None, :] & small[:, None] & (x != 0)
     return keep
 
@@ -100,8 +101,8 @@ def _separated_ops(d: Any, values: Any, rtol: float, zero_cluster: bool) -> Any:
     shape, dt = meta(d)
     nb = len(shape) - 2
     n = shape[0]
-    mag = tf.abs(values)                                     # [N, B...]
-    tol = tf.multiply(tf.max(mag, axis=0), rtol)            # [B...]
+    mag = tf.abs(values)  # [N, B...]
+    tol = tf.multiply(tf.max(mag, axis=0), rtol)  # [B...]
     tol_nn = broadcast_in_dim_p.bind(tol, shape=tuple(shape), broadcast_dimensions=tuple(range(2, 2 + nb)))
     tol_n = broadcast_in_dim_p.bind(tol, shape=tuple(meta(values)[0]), broadcast_dimensions=tuple(range(1, 1 + nb)))
     rdt = dt.real_dtype

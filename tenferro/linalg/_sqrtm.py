@@ -13,6 +13,7 @@ eigenvalue of ``X``) the equation is singular and differentiating raises
 solve (SciPy's ``solve_sylvester`` computes two, and returns garbage silently for
 a singular equation). Derivations: docs/ad/funm.md.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -54,26 +55,30 @@ def real_principal(name: str, r: np.ndarray, real: bool, what: str) -> np.ndarra
     matrix with an eigenvalue on the closed negative real axis has no real
     principal ``what``: typed error naming the fix)."""
     if not np.isfinite(r).all():
-        raise DomainError(f"{name}: the matrix has no finite principal {what} (it is singular"
-                          f"{' or has a nilpotent part' if what == 'square root' else ''})")
+        raise DomainError(
+            f"{name}: the matrix has no finite principal {what} (it is singular"
+            f"{' or has a nilpotent part' if what == 'square root' else ''})"
+        )
     if real and np.iscomplexobj(r):
         scale = max(float(np.max(np.abs(r))), np.finfo(float).tiny)
         if np.max(np.abs(r.imag)) > 100 * r.shape[0] * np.finfo(float).eps * scale:
-            raise DomainError(f"{name}: the principal {what} of this real matrix is not real (it has an eigenvalue "
-                              "on the negative real axis); convert the input to complex for the complex result")
+            raise DomainError(
+                f"{name}: the principal {what} of this real matrix is not real (it has an eigenvalue "
+                "on the negative real axis); convert the input to complex for the complex result"
+            )
         r = r.real
     return r
 
 
 def _sqrtm_one(x: np.ndarray) -> np.ndarray:
-    with warnings.catch_warnings():      # singular input: SciPy warns; the result is checked instead
+    with warnings.catch_warnings():  # singular input: SciPy warns; the result is checked instead
         warnings.simplefilter("ignore")
         r = scipy.linalg.sqrtm(x)
     return real_principal("sqrtm", r, not np.iscomplexobj(x), "square root")
 
 
 sqrtm_p = primitive("sqrtm", FAMILY)
-sqrtm_p.def_batch(trailing_batch(sqrtm_p))   # trailing batch axes: tenferro._batching
+sqrtm_p.def_batch(trailing_batch(sqrtm_p))  # trailing batch axes: tenferro._batching
 
 
 @sqrtm_p.def_impl
@@ -95,7 +100,7 @@ sqrtm_p.def_jvp_per_arg(_sqrtm_jvp)
 
 
 sylvester_p = primitive("sylvester", FAMILY)
-sylvester_p.def_batch(trailing_batch(sylvester_p))   # trailing batch axes: tenferro._batching
+sylvester_p.def_batch(trailing_batch(sylvester_p))  # trailing batch axes: tenferro._batching
 
 
 def _sylvester_one(x: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -111,8 +116,10 @@ def _sylvester_one(x: np.ndarray, c: np.ndarray) -> np.ndarray:
     if info < 0:
         raise ValueError(f"trsyl: illegal value in argument {-info}")
     if info == 1 or not np.isfinite(y).all():
-        raise SingularMatrixError("sqrtm: the derivative does not exist: the Sylvester equation X L + L X = E is "
-                                  "singular (X = sqrtm(A) has eigenvalues summing to 0: A is singular)")
+        raise SingularMatrixError(
+            "sqrtm: the derivative does not exist: the Sylvester equation X L + L X = E is "
+            "singular (X = sqrtm(A) has eigenvalues summing to 0: A is singular)"
+        )
     return z @ (y / scale) @ z.conj().T
 
 
@@ -125,8 +132,10 @@ def _sylvester_impl(x, c):
 def _sylvester_aval(x, c):
     check_matrix("sylvester", "x", x, square=True)
     if tuple(c.shape) != tuple(x.shape) or c.dtype is not x.dtype:
-        raise LinalgShapeError(f"sylvester: c must have x's shape {fmt_shape(x.shape)} and dtype {x.dtype.name}, "
-                               f"got {fmt_shape(c.shape)} {c.dtype.name}")
+        raise LinalgShapeError(
+            f"sylvester: c must have x's shape {fmt_shape(x.shape)} and dtype {x.dtype.name}, "
+            f"got {fmt_shape(c.shape)} {c.dtype.name}"
+        )
     return x
 
 

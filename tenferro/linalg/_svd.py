@@ -7,6 +7,7 @@ rules: docs/ad/svd.md (Townsend 2016; Wan and Zhang 2019; Seeger et al. 2017;
 Liao et al. 2019 for the optional broadening; Francuz, Schuch, Vanhecke 2025 for
 truncation).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -32,7 +33,7 @@ from .. import _ops as tf
 
 
 svd_p = primitive("svd", FAMILY, multiple_results=True)
-svd_p.def_batch(trailing_batch(svd_p))   # trailing batch axes: tenferro._batching
+svd_p.def_batch(trailing_batch(svd_p))  # trailing batch axes: tenferro._batching
 
 
 @svd_p.def_impl
@@ -45,8 +46,13 @@ def _svd_impl(a, full_matrices):
     ku, kv = (m, n) if full_matrices else (k, k)
     dt = x.dtype
     try:
-        u, s, vh = lapack("svd", "svd", [lead(x)], [((m, ku) + batch, dt, 2), ((k,) + batch, dt.type(0).real.dtype, 1),
-                                                    ((kv, n) + batch, dt, 2)], full_matrices=full_matrices)
+        u, s, vh = lapack(
+            "svd",
+            "svd",
+            [lead(x)],
+            [((m, ku) + batch, dt, 2), ((k,) + batch, dt.type(0).real.dtype, 1), ((kv, n) + batch, dt, 2)],
+            full_matrices=full_matrices,
+        )
     except np.linalg.LinAlgError as e:
         raise ConvergenceError(f"svd: LAPACK gesdd did not converge for input of shape {a.shape}: {e}") from None
     return [Tensor._wrap(u), Tensor._wrap(s), Tensor._wrap(vh)]
@@ -58,8 +64,11 @@ def _svd_aval(a, full_matrices):
     m, n, batch = a.shape[0], a.shape[1], tuple(a.shape[2:])
     k = min(m, n)
     ku, kv = (m, n) if full_matrices else (k, k)
-    return [a.update(shape=(m, ku) + batch), a.update(shape=(k,) + batch, dtype=a.dtype.real_dtype),
-            a.update(shape=(kv, n) + batch)]
+    return [
+        a.update(shape=(m, ku) + batch),
+        a.update(shape=(k,) + batch, dtype=a.dtype.real_dtype),
+        a.update(shape=(kv, n) + batch),
+    ]
 
 
 def _svd_gauge_check(cts: list, res: list, rtol: float) -> list:
@@ -68,17 +77,17 @@ def _svd_gauge_check(cts: list, res: list, rtol: float) -> list:
     it depends on both the values and the vectors of a degenerate block, the gradient
     there is not determined by the decomposition (docs/ad/gauge.md)."""
     ct_u, ct_s, ct_vh = cts
-    if ct_u is None and ct_vh is None:          # values only (svdvals): nothing to check
+    if ct_u is None and ct_vh is None:  # values only (svdvals): nothing to check
         return []
     u, s, vh = res
     k = s.shape[0]
     values = lead(s, 1)
     cplx = np.iscomplexobj(u)
-    if not cplx and not degeneracy_tolerance(values, rtol)[1]:   # real, no degenerate pair: nothing to see
+    if not cplx and not degeneracy_tolerance(values, rtol)[1]:  # real, no degenerate pair: nothing to see
         return []
     conj = np.conj if cplx else (lambda x: x)
     pairs = []
-    if ct_u is not None:   # U^H G_U with G_U = conj(ct_u)
+    if ct_u is not None:  # U^H G_U with G_U = conj(ct_u)
         pairs.append((lead(u)[..., :, :k], conj(lead(ct_u)[..., :, :k])))
     if ct_vh is not None:  # V^H G_V with V = Vh^H, G_V = ct_vh^T
         pairs.append((conj(np.swapaxes(lead(vh)[..., :k, :], -1, -2)), np.swapaxes(lead(ct_vh)[..., :k, :], -1, -2)))
@@ -86,25 +95,40 @@ def _svd_gauge_check(cts: list, res: list, rtol: float) -> list:
     scale = 0.0 if ct_s is None else float(np.linalg.norm(values)) * float(np.linalg.norm(lead(ct_s, 1)))
     r = gauge_violation(pairs, values, rtol, scale)
     if r > GAUGE_RTOL:
-        findings.append(("gauge", f"svd: the loss depends on the gauge of the singular vectors (relative size {r:.2e} "
-                         "of the gauge-dependent part of the cotangent): singular vectors are defined only up to a "
-                         "phase (complex) or a rotation within degenerate singular values, so this gradient is "
-                         "ill-defined. Use a gauge-invariant function such as U diag(S) Vh or U U^H."))
+        findings.append(
+            (
+                "gauge",
+                f"svd: the loss depends on the gauge of the singular vectors (relative size {r:.2e} "
+                "of the gauge-dependent part of the cotangent): singular vectors are defined only up to a "
+                "phase (complex) or a rotation within degenerate singular values, so this gradient is "
+                "ill-defined. Use a gauge-invariant function such as U diag(S) Vh or U U^H.",
+            )
+        )
     r, r_null = degeneracy_dependence(pairs, values, None if ct_s is None else lead(ct_s, 1), rtol, zero_cluster=True)
     if r > GAUGE_RTOL:
-        findings.append(("degeneracy", "svd: at a degenerate block of singular values (within "
-                         f"degeneracy_rtol={rtol:g}) the loss depends on both the singular values and the singular "
-                         f"vectors of the block (relative size {r:.2e}), e.g. U f(S) Vh with f' != 0 there: the "
-                         "gradient inside the block is not determined by the decomposition and the one returned "
-                         "misses part of it (docs/ad/gauge.md). Use the matrix itself, or a matrix function with its "
-                         "own rule: tenferro.linalg.polar (U Vh and P = V S Vh) or tenferro.linalg.funm_hermitian "
-                         "(V f(w) V^H) of a^H a or a a^H."))
+        findings.append(
+            (
+                "degeneracy",
+                "svd: at a degenerate block of singular values (within "
+                f"degeneracy_rtol={rtol:g}) the loss depends on both the singular values and the singular "
+                f"vectors of the block (relative size {r:.2e}), e.g. U f(S) Vh with f' != 0 there: the "
+                "gradient inside the block is not determined by the decomposition and the one returned "
+                "misses part of it (docs/ad/gauge.md). Use the matrix itself, or a matrix function with its "
+                "own rule: tenferro.linalg.polar (U Vh and P = V S Vh) or tenferro.linalg.funm_hermitian "
+                "(V f(w) V^H) of a^H a or a a^H.",
+            )
+        )
     if r_null > GAUGE_RTOL:
-        findings.append(("degeneracy", "svd: the loss depends on the singular vectors of numerically zero singular "
-                         f"values (the null space of rank-deficient input; relative size {r_null:.2e}), e.g. "
-                         "U_0 U_0^H: their derivative divides by differences of rounding-size singular values, so this "
-                         "gradient is not reliable there (docs/ad/gauge.md). Write the loss through the range instead "
-                         "(I - U_r U_r^H), or use tenferro.linalg.funm_hermitian of a a^H."))
+        findings.append(
+            (
+                "degeneracy",
+                "svd: the loss depends on the singular vectors of numerically zero singular "
+                f"values (the null space of rank-deficient input; relative size {r_null:.2e}), e.g. "
+                "U_0 U_0^H: their derivative divides by differences of rounding-size singular values, so this "
+                "gradient is not reliable there (docs/ad/gauge.md). Write the loss through the range instead "
+                "(I - U_r U_r^H), or use tenferro.linalg.funm_hermitian of a a^H.",
+            )
+        )
     return findings
 
 
@@ -119,7 +143,7 @@ def _svd_jvp(primals, tangents, full_matrices):
     vh1 = rows(vh, 0, k)
     du, ds, dvh = _svd_reduced_jvp(tf, da, u1, s, vh1, dtype, m, n, k)
     dv = mH(dvh) if full_matrices and n > k else None
-    if full_matrices and m > k:   # gauge U2^H dU2 = 0: dU2 = -U1 dU1^H U2
+    if full_matrices and m > k:  # gauge U2^H dU2 = 0: dU2 = -U1 dU1^H U2
         du2 = tf.negative(mm(u1, mm(mH(du), columns(u, k, m))))
         du = tf.concatenate([du, du2], axis=1)
     if full_matrices and n > k:
@@ -147,21 +171,21 @@ def _svd_reduced_jvp(tf, da, u, s, vh, dtype, m, n, k):
     nb = len(meta(da)[0]) - 2
     batch = tuple(range(2, 2 + nb))
     vc = tf.conj(vh) if dtype.is_complex else vh
-    dav = tf.dot_general(da, vc, (((1,), (1,)), (batch, batch)))      # dA V, [M, K, B...]
+    dav = tf.dot_general(da, vc, (((1,), (1,)), (batch, batch)))  # dA V, [M, K, B...]
     uc = tf.conj(u) if dtype.is_complex else u
-    ds = tf.sum(tf.multiply(uc, dav), axis=0)                         # diag(U^H dA V), [K, B...]
+    ds = tf.sum(tf.multiply(uc, dav), axis=0)  # diag(U^H dA V), [K, B...]
     ds = tf.real(ds) if dtype.is_complex else ds
-    dp = mhm(u, dav)                                                  # U^H dA V, [K, K, B...]
+    dp = mhm(u, dav)  # U^H dA V, [K, K, B...]
     du_core, dv_core = svd_vectors_p.bind(dp, s)
     if m > k or n > k or dtype.is_complex:
         s_inv = safe_reciprocal(s)
-    if dtype.is_complex:                                # imaginary diagonal: phase convention
+    if dtype.is_complex:  # imaginary diagonal: phase convention
         du_core = tf.add(du_core, tf.multiply(tf.multiply(tf.subtract(dp, mH(dp)), 0.5), tf.embed_diag(s_inv)))
     du = mm(u, du_core)
     dvh = tf.negative(mm(dv_core, vh))
-    if m > k:                                           # (I - U U^H) dA V S^{-1}
+    if m > k:  # (I - U U^H) dA V S^{-1}
         du = tf.add(du, tf.multiply(tf.subtract(dav, mm(u, dp)), as_cols(s_inv, m)))
-    if n > k:                                           # S^{-1} U^H dA (I - V V^H)
+    if n > k:  # S^{-1} U^H dA (I - V V^H)
         uda = mhm(u, da)
         dvh = tf.add(dvh, tf.multiply(tf.subtract(uda, mm(dp, vh)), as_rows(s_inv, n)))
     return du, ds, dvh
@@ -171,7 +195,7 @@ def _svd_reduced_jvp(tf, da, u, s, vh, dtype, m, n, k):
 # the singular-vector terms, evaluated only when a cotangent needs them
 # ---------------------------------------------------------------------------
 svd_vectors_p = primitive("svd_vector_terms", FAMILY, multiple_results=True)
-svd_vectors_p.def_batch(trailing_batch(svd_vectors_p))   # trailing batch axes: tenferro._batching
+svd_vectors_p.def_batch(trailing_batch(svd_vectors_p))  # trailing batch axes: tenferro._batching
 """``svd_vectors_p(dp, s)`` -> ``[E o (dp + dp^H) + D o (dp - dp^H), E o (dp + dp^H) -
 D o (dp - dp^H)]`` (the off-diagonal cores of ``U^H dU`` and ``V^H dV``), linear in
 ``dp``; ``E``, ``D`` from ``s`` (:func:`_svd_coefficients`). A primitive so that the
@@ -219,7 +243,7 @@ def _svd_vectors_aval(dp, s):
 @svd_vectors_p.def_jvp
 def _svd_vectors_jvp(primals, tangents):
     (dp, s), (t_dp, t_s) = primals, tangents
-    if type(t_s) is not Zero:        # s varies (higher orders): differentiate the ops form
+    if type(t_s) is not Zero:  # s varies (higher orders): differentiate the ops form
         out, t_out = tidu.jvp(_vector_terms, (dp, s), (instantiate(t_dp), t_s))
         return list(out), list(t_out)
     out = svd_vectors_p.bind(dp, s)
@@ -236,7 +260,7 @@ def _svd_vectors_transpose(cts, dp, s):
     if not is_undefined(dp) or is_undefined(s):
         raise nonlinear_error("svd", "the vector terms are linear in dp only")
     c_u, c_v = (None if type(c) is Zero else c for c in cts)
-    if type(s) is Tensor and all(c is None or type(c) is Tensor for c in (c_u, c_v)):   # first order: NumPy
+    if type(s) is Tensor and all(c is None or type(c) is Tensor for c in (c_u, c_v)):  # first order: NumPy
         f1, f2 = _vector_factors(s)
         ct = 0
         for f, c in ((f1, c_u), (f2, c_v)):
@@ -259,7 +283,7 @@ def _svd_coefficients(s: Any, k: int) -> tuple[Any, Any]:
     the degeneracy threshold calls degenerate (default; numerically zero singular values
     are used as computed, docs/ad/gauge.md), for exactly equal ones (0), or
     Lorentzian-broadened (eps > 0)."""
-    if type(s) is Tensor:      # constants (first-order pass): NumPy
+    if type(s) is Tensor:  # constants (first-order pass): NumPy
         x = s._data
         xp = xp_of(x)
         shape = (k, k) + x.shape[1:]
@@ -267,8 +291,10 @@ def _svd_coefficients(s: Any, k: int) -> tuple[Any, Any]:
         tot = xp.add(x[None, :], x[:, None], out=xp.empty(shape, x.dtype, order="F"))
         diagonal = xp.arange(k)
         tot[diagonal, diagonal] = 0
-        return (gap_inverse(Tensor._wrap(diff), s, 0.5, zero_cluster=True),
-                gap_inverse(Tensor._wrap(tot), s, 0.5, zero_cluster=True))
+        return (
+            gap_inverse(Tensor._wrap(diff), s, 0.5, zero_cluster=True),
+            gap_inverse(Tensor._wrap(tot), s, 0.5, zero_cluster=True),
+        )
     e = gap_inverse(diff_matrix(s), s, 0.5, zero_cluster=True)
     off = const(_off_diagonal(k, meta(s)[1], tuple(meta(s)[0][1:])), like=s)
     d = gap_inverse(tf.multiply(tf.add(as_cols(s, k), as_rows(s, k)), off), s, 0.5, zero_cluster=True)
@@ -315,10 +341,15 @@ def _truncation_option(name: str, value: Any, high: float, meaning: str) -> floa
     """``cutoff``/``rtol``: None, or a real number in ``[0, high)`` (else a typed error naming it)."""
     if value is None:
         return None
-    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating))
-            or not np.isfinite(value) or not 0 <= value < high):
-        raise TenferroValueError(f"truncated_svd: {name} ({meaning}) must be a real number in [0, {high:g}) or None, "
-                                 f"got {value!r}")
+    if (
+        isinstance(value, (bool, np.bool_))
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not np.isfinite(value)
+        or not 0 <= value < high
+    ):
+        raise TenferroValueError(
+            f"truncated_svd: {name} ({meaning}) must be a real number in [0, {high:g}) or None, got {value!r}"
+        )
     return float(value)
 
 
@@ -331,24 +362,24 @@ def _discarded_weight_rank(s: np.ndarray, cutoff: float) -> int:
         return 1
     r = s / top
     w = r * r
-    tail = np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]]) / w.sum()   # tail[k]: dropped if k are kept
+    tail = np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]]) / w.sum()  # tail[k]: dropped if k are kept
     return max(1, int(np.argmax(tail <= cutoff)))
 
 
-def truncation_rank(s: Any, max_rank: int | None = None, cutoff: float | None = None,
-                    rtol: float | None = None) -> int:
+def truncation_rank(s: Any, max_rank: int | None = None, cutoff: float | None = None, rtol: float | None = None) -> int:
     """How many of the descending singular values ``s`` (one vector) a truncation keeps: at most
     ``max_rank``; with ``cutoff``, the fewest whose dropped tail has **discarded weight**
     ``sum(dropped s^2) / sum(s^2) <= cutoff`` (the project's one meaning of ``cutoff``, ITensor's
     truncation error); with ``rtol``, only values ``> rtol * s[0]``. At least one is kept (none
     of an empty vector). The rule of :func:`truncated_svd`, for codes that hold their singular
     values apart (block-sparse tensors, tensor-network sweeps)."""
-    if max_rank is not None and (isinstance(max_rank, (bool, np.bool_)) or not isinstance(max_rank, (int, np.integer))
-                                 or max_rank < 1):
+    if max_rank is not None and (
+        isinstance(max_rank, (bool, np.bool_)) or not isinstance(max_rank, (int, np.integer)) or max_rank < 1
+    ):
         raise TenferroValueError(f"truncated_svd: max_rank must be an int >= 1 or None, got {max_rank!r}")
     cutoff = _truncation_option("cutoff", cutoff, 1.0, "the discarded weight")
     rtol = _truncation_option("rtol", rtol, 1.0, "relative to the largest singular value")
-    s = np.asarray(s.get() if hasattr(s, "get") else s, dtype=np.float64).reshape(-1)   # a device array: its host copy
+    s = np.asarray(s.get() if hasattr(s, "get") else s, dtype=np.float64).reshape(-1)  # a device array: its host copy
     if s.size == 0:
         return 0
     n = s.size if max_rank is None else min(s.size, int(max_rank))
@@ -359,8 +390,9 @@ def truncation_rank(s: Any, max_rank: int | None = None, cutoff: float | None = 
     return n
 
 
-def truncated_svd(a: Any, max_rank: int | None = None, cutoff: float | None = None, *,
-                  rtol: float | None = None) -> tuple[Any, Any, Any]:
+def truncated_svd(
+    a: Any, max_rank: int | None = None, cutoff: float | None = None, *, rtol: float | None = None
+) -> tuple[Any, Any, Any]:
     """SVD truncated to the ``r`` largest singular values: ``(U [M, r, B...],
     S [r, B...], Vh [r, N, B...])``. ``r = min(K, max_rank)``, further reduced by
 
@@ -384,7 +416,7 @@ def truncated_svd(a: Any, max_rank: int | None = None, cutoff: float | None = No
     if len(shape) < 2:
         check_matrix("truncated_svd", "a", aval_of_operand(a))
     k = min(shape[0], shape[1])
-    truncation_rank(np.zeros(0), max_rank, cutoff, rtol)   # the options' checks, before any work
+    truncation_rank(np.zeros(0), max_rank, cutoff, rtol)  # the options' checks, before any work
     if max_rank is not None:
         k = min(k, int(max_rank))
     u, s, vh = _bind(svd_p, a, full_matrices=False)
@@ -393,11 +425,12 @@ def truncated_svd(a: Any, max_rank: int | None = None, cutoff: float | None = No
         if sv is None:
             raise tidu.TracerConversionError(
                 "truncated_svd: cutoff and rtol decide the output shape from the singular values, which are abstract "
-                "while a graph is traced (tenferro.jit, make_graph); pass max_rank instead, or call it outside jit")
-        sv = np.asarray(sv.get() if hasattr(sv, "get") else sv)   # a device array: its host copy
+                "while a graph is traced (tenferro.jit, make_graph); pass max_rank instead, or call it outside jit"
+            )
+        sv = np.asarray(sv.get() if hasattr(sv, "get") else sv)  # a device array: its host copy
         if sv.size == 0:
             k = 0
-        else:   # one count per batch entry; the largest is kept
+        else:  # one count per batch entry; the largest is kept
             k = min(k, max(truncation_rank(col, None, cutoff, rtol) for col in sv.reshape(sv.shape[0], -1).T))
     full_k = min(shape[0], shape[1])
     if k == full_k:

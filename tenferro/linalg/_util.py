@@ -15,6 +15,7 @@ The linalg helper modules, bottom to top: ``_util``, ``_lapack`` (LAPACK drivers
 ``_matops`` (batched matrix ops for rules), ``_spectral`` (``gap_inverse``),
 ``_gauge`` (the gauge and degeneracy checks of reverse mode).
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -102,14 +103,14 @@ def operand(op: str, name: str, x: Any) -> Any:
     :data:`finite_check_p`, so the compiled program checks it under ``op``'s name."""
     x = as_operand(op, x)
     value = concrete(x)
-    if value is None:                      # abstract: checked when the program runs
+    if value is None:  # abstract: checked when the program runs
         return finite_check_p.bind(x, op=op, name=name)
     check_finite(op, name, value)
     return x
 
 
 finite_check_p = primitive("linalg_finite_check", FAMILY)
-finite_check_p.def_batch(trailing_batch(finite_check_p))   # trailing batch axes: tenferro._batching
+finite_check_p.def_batch(trailing_batch(finite_check_p))  # trailing batch axes: tenferro._batching
 """``finite_check_p(x, op, name)``: ``x`` unchanged; evaluating it raises
 :class:`NonFiniteError` naming the public function ``op`` when ``x`` holds NaN or
 inf. The identity for derivatives (tangents and cotangents are not checked)."""

@@ -38,6 +38,7 @@ symmetric MPS in the same sector, computed on the blocks. When the MPO does not 
 charge, or its tensors are traced (the sectors are read from concrete values), the product is
 computed on ``psi.dense()`` and the result is dense (as :func:`~tensor4all.expectation` does).
 """
+
 from __future__ import annotations
 
 import math
@@ -63,8 +64,17 @@ __all__ = ["apply", "METHODS"]
 METHODS = ("zipup", "fit", "naive")
 
 
-def apply(mpo: MPO, mps: MPS, *, max_bond: int | None = None, cutoff: float = 1e-12, method: str = "zipup",
-          sweeps: int = 4, tol: float = 1e-10, seed: int | None = 0) -> MPS:
+def apply(
+    mpo: MPO,
+    mps: MPS,
+    *,
+    max_bond: int | None = None,
+    cutoff: float = 1e-12,
+    method: str = "zipup",
+    sweeps: int = 4,
+    tol: float = 1e-10,
+    seed: int | None = 0,
+) -> MPS:
     """``W|psi>`` (unnormalized) as an MPS of bond dimension at most ``max_bond`` (None: no
     limit), dropping per bond a relative discarded weight of at most ``cutoff``.
 
@@ -129,10 +139,9 @@ def _zipup(ws: Sequence[Any], ts: Sequence[Any], max_bond: int | None, cutoff: f
     ops = ops_for(ts)
     inner = None if max_bond is None else 2 * max_bond
     out: list[Any] = []
-    carry = None   # (new bond, MPO bond, MPS bond): what the sites split off so far leave
+    carry = None  # (new bond, MPO bond, MPS bond): what the sites split off so far leave
     for w, a in zip(ws[:-1], ts[:-1]):
-        t = (ops.einsum("wstx,atc->asxc", w, a) if carry is None
-             else ops.einsum("kwa,wstx,atc->ksxc", carry, w, a))
+        t = ops.einsum("wstx,atc->asxc", w, a) if carry is None else ops.einsum("kwa,wstx,atc->ksxc", carry, w, a)
         u, carry, _ = ops.split(t, 2, inner, cutoff / 10, RIGHT)
         out.append(u)
     out.append(ops.einsum("kwa,wstx,atc->ksc", carry, ws[-1], ts[-1]))
@@ -163,13 +172,20 @@ def _norm2(x: Any) -> float:
     return sum(float(np.sum(np.abs(np.asarray(concrete(b))) ** 2)) for b in leaves_of([x]))
 
 
-def _fit(ws: Sequence[Any], ts: Sequence[Any], start: Sequence[Any], max_bond: int | None, cutoff: float,
-         sweeps: int, tol: float) -> list[Any]:
+def _fit(
+    ws: Sequence[Any],
+    ts: Sequence[Any],
+    start: Sequence[Any],
+    max_bond: int | None,
+    cutoff: float,
+    sweeps: int,
+    tol: float,
+) -> list[Any]:
     """Two-site variational fitting from the right-canonical ``start``."""
     ops = ops_for(ts)
     L = len(ts)
     phi = list(start)
-    envs: EnvCache = EnvCache(L, None, None, block_bytes)   # <phi|W|psi>, centre at site 0
+    envs: EnvCache = EnvCache(L, None, None, block_bytes)  # <phi|W|psi>, centre at site 0
     for i in range(L - 1, 1, -1):
         envs.set_right(i, transfer_right(envs.right(i + 1), phi[i], ts[i], ws[i]))
     previous = None
@@ -183,7 +199,7 @@ def _fit(ws: Sequence[Any], ts: Sequence[Any], start: Sequence[Any], max_bond: i
             else:
                 block = transfer_right(envs.right(i + 2), phi[i + 1], ts[i + 1], ws[i + 1])
             envs.moved(step.direction, step.bond, block)
-        overlap = _norm2(phi[0])   # = <phi|W psi> = <phi|phi>: the centre is site 0, the rest orthonormal
+        overlap = _norm2(phi[0])  # = <phi|W psi> = <phi|phi>: the centre is site 0, the rest orthonormal
         if previous is not None and abs(overlap - previous) <= tol * abs(overlap):
             break
         previous = overlap

@@ -11,6 +11,7 @@ backend for a state, for ``dmrg``, ``tdvp`` and every later sweep algorithm:
 * :class:`~.traced_backend.TracedBackend`: tenferro tensors or tidu tracers (a differentiated
   evolution), with the differentiable Krylov exponential.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,8 +34,8 @@ class LocalProblem(Protocol):
     """What a backend hands the loop for one step (it may carry more for its own split)."""
 
     step: Step
-    op: LocalOperator     #: the effective Hamiltonian on flat vectors
-    v0: Any               #: the flat start vector (the current local tensor)
+    op: LocalOperator  #: the effective Hamiltonian on flat vectors
+    v0: Any  #: the flat start vector (the current local tensor)
 
 
 class SweepBackend(Protocol):
@@ -61,8 +62,9 @@ class SweepBackend(Protocol):
 
     def local_problem(self, step: Step) -> LocalProblem: ...
 
-    def split(self, local: Any, v: Any, *, alpha: float, max_bond: int, cutoff: float,
-              keep_bond: bool = False) -> tuple[int, float]: ...
+    def split(
+        self, local: Any, v: Any, *, alpha: float, max_bond: int, cutoff: float, keep_bond: bool = False
+    ) -> tuple[int, float]: ...
 
     def move(self, local: Any) -> None: ...
 
@@ -115,15 +117,17 @@ class SectorStart:
     modulus: int = 0
 
 
-def make_backend(ws: Sequence[Any], psi: Sequence[Any] | None = None, *, sector: SectorStart | None = None,
-                 placement: Any = None) -> SweepBackend:
+def make_backend(
+    ws: Sequence[Any], psi: Sequence[Any] | None = None, *, sector: SectorStart | None = None, placement: Any = None
+) -> SweepBackend:
     """The backend for the MPO ``ws`` and the state: a conserved run's blocks (``sector``), tidu
     tracers anywhere in ``ws`` or ``psi`` (the differentiable backend on tenferro tensors), else
     dense arrays ``psi`` (placed by ``placement``)."""
     if sector is not None:
         sites = None if sector.sites is None else canonical_sites(sector.sites, 0)
-        return SectorBackend(ws, sector.w_charges, sector.q, sector.states, modulus=sector.modulus,
-                             sites=sites, placement=placement)
+        return SectorBackend(
+            ws, sector.w_charges, sector.q, sector.states, modulus=sector.modulus, sites=sites, placement=placement
+        )
     if psi is None:
         raise ValueError("make_backend: a dense or traced run needs the start state psi")
     if any_traced(list(ws)) or any_traced(list(psi)):

@@ -27,6 +27,7 @@ Placement: the arrays live on the CPU (NumPy) or on a GPU (CuPy, :mod:`._device`
 MPO and start state are copied there once, every product, factorization and environment
 update runs there, and :meth:`DenseBackend.host_psi` copies the state back.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -57,13 +58,13 @@ class DenseLocal:
     op: OneSiteOperator | TwoSiteOperator | BondOperator
     v0: np.ndarray
     shape: tuple[int, ...]
-    site: int | None = None   #: the site whose tensor ``v`` replaces (None: the kept bond matrix)
+    site: int | None = None  #: the site whose tensor ``v`` replaces (None: the kept bond matrix)
 
 
 class DenseBackend:
     """MPS tensors (centre at site 0 between sweeps), MPO tensors and the environment cache."""
 
-    expm = staticmethod(expm_krylov)   #: the local exponential of time evolution
+    expm = staticmethod(expm_krylov)  #: the local exponential of time evolution
 
     def __init__(self, ws: list[np.ndarray], psi: list[np.ndarray], placement: Any = None):
         """``ws``, ``psi``: host (or already placed) arrays; ``placement`` a :class:`tenferro.Placement`
@@ -78,7 +79,7 @@ class DenseBackend:
         self.envs = Environments(ws, self.dtype)
         for i in range(self.L - 1, 0, -1):
             self.envs.push_right(i, self.psi[i])
-        self._bond: tuple[np.ndarray, np.ndarray] | None = None   # TDVP: (bond matrix, its far environment)
+        self._bond: tuple[np.ndarray, np.ndarray] | None = None  # TDVP: (bond matrix, its far environment)
 
     # ---- the sweep's protocol --------------------------------------------------------
     def local_problem(self, step: Step) -> DenseLocal:
@@ -93,19 +94,20 @@ class DenseBackend:
         op1 = OneSiteOperator(envs.left(i), ws[i], envs.right(i + 1))
         return DenseLocal(step, op1, psi[i].reshape(-1), psi[i].shape)
 
-    def split(self, local: DenseLocal, v: np.ndarray, *, alpha: float, max_bond: int,
-              cutoff: float, keep_bond: bool = False) -> tuple[int, float]:
+    def split(
+        self, local: DenseLocal, v: np.ndarray, *, alpha: float, max_bond: int, cutoff: float, keep_bond: bool = False
+    ) -> tuple[int, float]:
         """Cut the new local tensor ``v`` at the step's bond; returns the new bond dimension
         and the discarded weight. With ``keep_bond`` (one-site TDVP) a bond-matrix factor is
         kept aside for :meth:`backward_problem` instead of being merged into the next site."""
         step, shape = local.step, local.shape
-        c = 2 if step.n_sites == 2 or step.direction == RIGHT else 1   # legs left of the cut
+        c = 2 if step.n_sites == 2 or step.direction == RIGHT else 1  # legs left of the cut
         m = v.reshape(prod(shape[:c]), -1)
         if alpha > 0.0:
             p = self._expansion(step, v, shape)
             if step.n_sites == 2:
                 left, right, err = split_perturbed(m, p, step.direction, alpha, max_bond, cutoff)
-            else:   # [psi, alpha P]: the bond grows by P's columns (rows moving left)
+            else:  # [psi, alpha P]: the bond grows by P's columns (rows moving left)
                 m = np.concatenate([m, alpha * p], axis=1 if step.direction == RIGHT else 0)
                 left, right, err = split(m, step.direction, max_bond, cutoff)
         else:
@@ -113,8 +115,8 @@ class DenseBackend:
         k = left.shape[1]
         # a factor with a physical leg is a site tensor; a bond matrix merges into the next
         # site, padded with zeros where the bond grew
-        lf, rf = left.reshape(*shape[:c - 1], -1, k), right.reshape(k, -1, *shape[c + 1:])
-        j = step.site + c - 2   # the site the left factor belongs to
+        lf, rf = left.reshape(*shape[: c - 1], -1, k), right.reshape(k, -1, *shape[c + 1 :])
+        j = step.site + c - 2  # the site the left factor belongs to
         if keep_bond and (lf.ndim == 2 or rf.ndim == 2):
             # the bond matrix and the environment on its far side, which move() drops
             if rf.ndim == 2:
@@ -136,7 +138,7 @@ class DenseBackend:
         index with the cut: ``L W x`` as ``(rows, k)`` moving right, ``x W R`` as ``(k, cols)``
         moving left."""
         j = step.leaving
-        k = 1 + j - step.site   # the leg of site j in the local tensor
+        k = 1 + j - step.site  # the leg of site j in the local tensor
         x = v.reshape(prod(shape[:k]), shape[k], -1)
         if step.direction == RIGHT:
             p = lw_product(self.envs.left(j), self.ws[j], x)
@@ -174,8 +176,10 @@ class DenseBackend:
             return
         i = local.step.arriving
         self.psi[i] = contiguous(
-            np.tensordot(x, self.psi[i], axes=(1, 0)) if local.step.direction == RIGHT
-            else np.tensordot(self.psi[i], x, axes=(2, 0)))
+            np.tensordot(x, self.psi[i], axes=(1, 0))
+            if local.step.direction == RIGHT
+            else np.tensordot(self.psi[i], x, axes=(2, 0))
+        )
         self._bond = None
 
     def site_problem(self, i: int) -> DenseLocal:

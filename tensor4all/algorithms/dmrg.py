@@ -4,7 +4,9 @@ The sweeps run on raw NumPy arrays (``_sweep``); this module validates input, tu
 schedules into per-sweep settings, records the history, and makes the energy
 differentiable in the MPO tensors by the Hellmann-Feynman theorem: at the converged
 state ``dE = <psi| dH |psi>`` (a ``tidu.custom_jvp`` rule; reverse mode transposes it).
-So ``tidu.grad(lambda J: dmrg(models.heisenberg(L, J)).energy)(J0)`` works.
+So ``tidu.grad(lambda J: dmrg(models.heisenberg(L, J)).energy)(J0)`` works. The records it
+returns live in :mod:`.dmrg_records`, the per-sweep settings and eigensolver tolerances in
+:mod:`.dmrg_schedules`, the measured sector of a dense run in :mod:`.dmrg_charges`.
 
 Every option is checked before the first sweep. The Hamiltonian must be finite and
 Hermitian, with energies below ~1e150 (so that ``<H^2>`` fits in a float); one whose
@@ -26,10 +28,10 @@ MPO itself: ``||HQ - (HQ)^dagger||_F / ||HQ||_F`` (= ``||[H, Q]||_F / ||HQ||_F``
 ``"parity"``, ``Q = prod_i (-1)^q_i``). ``DMRGResult.sector`` holds ``<Q>`` (U(1)) or the parity
 (Z2) of the final state for each conserved charge.
 """
+
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -37,89 +39,37 @@ import numpy as np
 import tenferro as tf
 import tidu
 
-from ..tools.device import array_module, check_placement, device_scope, host_tensor, to_device
 from ..linalg.eigensolver import get_solver
-from ..networks.environments import left_step, mpo_squared
-from ..tools.errors import (DimensionMismatchError, InvalidOptionError, Tensor4allTypeError, ZeroNormError)
-from ..sites.charges import CONSERVED_CHARGES, PRODUCT_CHARGES, charge_label, declared_charges
-from ..networks.mpo import MPO, check_compatible, compress_mpo_tensors, hermiticity
 from ..networks.chain import leaves_of
+from ..networks.environments import mpo_squared
+from ..networks.mpo import MPO, check_compatible, compress_mpo_tensors
 from ..networks.mps import MPS
-from .sector_dmrg import SectorEngine, sector_product_state
+from ..networks.symmetric_sites import Grading, phys_leg, random_sites
+from ..structured import U1, Zn
+from ..tools.checks import (
+    any_traced,
+    check_bool,
+    check_callable,
+    check_finite_arrays,
+    check_positive_int,
+    check_real,
+    check_seed,
+    exponent,
+    ldexp,
+    to_numpy,
+)
+from ..tools.device import check_placement, device_scope, host_tensor, to_device
+from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError, ZeroNormError
+from ..tools.threads import blas_threads, check_threads
+from .dmrg_charges import measured_sector
 from .dmrg_checks import check_hamiltonian, check_schedule, default_conserve, mpo_array
+from .dmrg_records import DMRGResult, SweepRecord
+from .dmrg_schedules import TWO_SITE_NOISE, local_tolerance, noise_schedule, per_sweep, state_tolerance
+from .sector_dmrg import SectorEngine, sector_product_state
 from .sector_run import resolve_sector, start_states
 from .sweep import BondUpdate, SweepEngine
-from ..networks.symmetric_sites import (Grading, phys_leg, random_sites)
-from ..tools.threads import blas_threads, check_threads
-from ..tools.checks import (any_traced, check_bool, check_callable, check_finite_arrays,
-                            check_positive_int, check_real, check_seed, exponent, ldexp, to_numpy)
-from ..structured import U1, Zn
 
 __all__ = ["dmrg", "DMRGResult", "SweepRecord", "BondUpdate", "TWO_SITE_NOISE"]
-
-
-@dataclass
-class SweepRecord:
-    """One sweep of the history: what users compare across codes."""
-
-    sweep: int                    #: 1-based sweep number
-    energy: float                 #: <psi|H|psi> of the normalized state after the sweep
-    delta_energy: float           #: energy - previous sweep's energy (nan for the first)
-    max_bond: int                 #: largest bond dimension after the sweep
-    max_truncation_error: float   #: largest relative discarded weight of the sweep
-    matvecs: int                  #: effective-Hamiltonian products in the local eigensolver
-    seconds: float                #: wall time of the sweep
-    peak_memory: int              #: peak bytes of environments + MPS + eigensolver workspace
-    env_memory: int = 0           #: peak bytes of the environment cache alone
-    max_bond_limit: int = 0       #: the max_bond setting of this sweep
-    cutoff: float = 0.0           #: the cutoff setting of this sweep
-    noise: float = 0.0            #: the noise (perturbation strength) of this sweep
-    blocks: int | None = None     #: charge sectors at the middle bond (conserved runs; None: dense)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass
-class DMRGResult:
-    """``energy`` (a float, or a tidu tracer while differentiating), ``state`` (the
-    normalized MPS), ``history`` (one :class:`SweepRecord` per sweep), ``variance``
-    (``<H^2> - <H>^2`` of the final state; nan if not computed), ``converged``, and
-    ``sector``: for each charge of the local space that the Hamiltonian conserves, its
-    value ``<Q>`` in the final state (``{"Sz": 0.0}`` for the spin spaces' ``"2Sz"``,
-    reported as ``Sz = <2Sz> / 2``; exact multiples of 1/2 when within 1e-8 of one);
-    ``{}`` when no declared charge is conserved."""
-
-    energy: Any
-    state: MPS
-    history: list[SweepRecord] = field(default_factory=list)
-    variance: float = float("nan")
-    converged: bool = False
-    sector: dict[str, float] = field(default_factory=dict)
-
-    def __iter__(self):  # energy, state = dmrg(H)
-        return iter((self.energy, self.state))
-
-
-def _per_sweep(value: Any, k: int) -> Any:
-    if isinstance(value, (list, tuple)):
-        return value[min(k, len(value) - 1)]
-    return value
-
-
-#: the default noise of two-site sweeps, per sweep (0 from the third sweep on)
-TWO_SITE_NOISE = (1e-4, 1e-6, 0.0)
-
-
-def _noise_schedule(noise: Any, two_site: bool) -> Callable[[int], float]:
-    if noise is None:
-        noise = list(TWO_SITE_NOISE) if two_site else 1e-4
-    if isinstance(noise, (list, tuple)):
-        check_schedule(noise, "noise", "noise")
-        return lambda k: float(_per_sweep(noise, k))
-    check_schedule(noise, "noise", "noise")
-    a0 = float(noise)
-    return lambda k: a0 * 10.0 ** (-k) if a0 * 10.0 ** (-k) >= 1e-12 else 0.0
 
 
 def dmrg(
@@ -239,10 +189,24 @@ def dmrg(
     if conserve is None and sector is not None:
         raise InvalidOptionError("dmrg: sector=... needs conserve=... (the charge whose sector it names)")
     largest_bond = max(max_bond) if isinstance(max_bond, (list, tuple)) else max_bond
-    opts = dict(max_bond=max_bond, sweeps=sweeps, cutoff=cutoff, tol=tol, two_site=two_site,
-                noise=_noise_schedule(noise, two_site), seed=seed, callback=callback, progress=progress,
-                solver=solver, compute_variance=compute_variance, local=H.local, conserve=conserve,
-                sector=sector, placement=placement, conserve_origin=origin)
+    opts = dict(
+        max_bond=max_bond,
+        sweeps=sweeps,
+        cutoff=cutoff,
+        tol=tol,
+        two_site=two_site,
+        noise=noise_schedule(noise, two_site),
+        seed=seed,
+        callback=callback,
+        progress=progress,
+        solver=solver,
+        compute_variance=compute_variance,
+        local=H.local,
+        conserve=conserve,
+        sector=sector,
+        placement=placement,
+        conserve_origin=origin,
+    )
     with blas_threads(threads, largest_bond), device_scope(placement):
         if not any_traced(H.tensors):
             return _run(H.tensors, psi0, opts)[0]
@@ -276,11 +240,12 @@ def _run_differentiable(H: MPO, psi0: MPS | None, opts: dict) -> DMRGResult:
 
 def _start_state(psi0: MPS | None, H: MPO, ws: list[np.ndarray], opts: dict) -> list[np.ndarray]:
     """The start state's site tensors, each scaled by a power of two (the state is the same)."""
-    chi0 = check_positive_int(_per_sweep(opts["max_bond"], 0), "max_bond")
+    chi0 = check_positive_int(per_sweep(opts["max_bond"], 0), "max_bond")
     if psi0 is None:
         if len(set(H.phys_dims)) != 1:
-            raise DimensionMismatchError("dmrg needs psi0 when the sites have different dimensions "
-                                         f"(physical dimensions {list(H.phys_dims)})")
+            raise DimensionMismatchError(
+                f"dmrg needs psi0 when the sites have different dimensions (physical dimensions {list(H.phys_dims)})"
+            )
         start = chi0 if not opts["two_site"] else min(chi0, 8)
         dtype = np.result_type(*ws)
         psi0 = MPS.random(H.L, H.phys_dims[0], bond_dim=start, seed=opts["seed"], dtype=dtype)
@@ -288,8 +253,9 @@ def _start_state(psi0: MPS | None, H: MPO, ws: list[np.ndarray], opts: dict) -> 
     arrays = [to_numpy(t, "dmrg psi0") for t in psi0.dense().tensors]
     check_finite_arrays(arrays, "dmrg: psi0")
     if not float(MPS([ldexp(a, -exponent(a)) for a in arrays]).norm()) > 0.0:
-        raise ZeroNormError("dmrg: the start state psi0 has norm 0; give a nonzero state (or psi0=None "
-                            "for a random one)")
+        raise ZeroNormError(
+            "dmrg: the start state psi0 has norm 0; give a nonzero state (or psi0=None for a random one)"
+        )
     return [ldexp(a, -exponent(a)) for a in arrays]
 
 
@@ -312,34 +278,53 @@ def _engine(ws_run: list[np.ndarray], psi0: MPS | None, H: MPO, ws: list[np.ndar
         spec = resolve_sector(opts["conserve"], sector, opts["local"], ws, states)
         if spec is not None:
             if sites is not None and [list(q) for q in spec.q] != [list(_basis_charges(t)) for t in psi0.tensors]:
-                raise InvalidOptionError(f"dmrg: psi0's basis charges {list(_basis_charges(psi0.tensors[0]))} differ "
-                                         f"from the local space's {list(spec.q[0])} ({spec.charge})")
-            grading = Grading(spec.label, spec.charge, spec.unit, U1() if spec.modulus == 0 else Zn(spec.modulus),
-                              tuple(map(tuple, spec.q)))
+                raise InvalidOptionError(
+                    f"dmrg: psi0's basis charges {list(_basis_charges(psi0.tensors[0]))} differ "
+                    f"from the local space's {list(spec.q[0])} ({spec.charge})"
+                )
+            grading = Grading(
+                spec.label,
+                spec.charge,
+                spec.unit,
+                U1() if spec.modulus == 0 else Zn(spec.modulus),
+                tuple(map(tuple, spec.q)),
+            )
             if states is None and sites is None:
-                if opts["two_site"]:   # the two-site SVD grows the bonds from a product state
+                if opts["two_site"]:  # the two-site SVD grows the bonds from a product state
                     states = sector_product_state(spec.q, spec.target, spec.modulus, spec.parts)
-                else:                  # one-site sweeps keep the bonds they start with (plus the expansion)
+                else:  # one-site sweeps keep the bonds they start with (plus the expansion)
                     sites = _random_sector_start(grading, spec.target, ws, opts)
-            engine = SectorEngine(ws_run, spec.w_charges, spec.q, states, opts["solver"], modulus=spec.modulus,
-                                  seed=opts["seed"], sites=sites, placement=opts["placement"])
+            engine = SectorEngine(
+                ws_run,
+                spec.w_charges,
+                spec.q,
+                states,
+                opts["solver"],
+                modulus=spec.modulus,
+                seed=opts["seed"],
+                sites=sites,
+                placement=opts["placement"],
+            )
             engine.sector = spec.sector(engine.target)
             engine.grading = grading
             return engine
         if opts["sector"] is not None:
-            raise InvalidOptionError("dmrg: sector=... was given, but conserve='auto' found no charge that the "
-                                     "Hamiltonian conserves")
-    return SweepEngine(ws_run, _start_state(psi0, H, ws, opts), opts["solver"], seed=opts["seed"],
-                       placement=opts["placement"])
+            raise InvalidOptionError(
+                "dmrg: sector=... was given, but conserve='auto' found no charge that the Hamiltonian conserves"
+            )
+    return SweepEngine(
+        ws_run, _start_state(psi0, H, ws, opts), opts["solver"], seed=opts["seed"], placement=opts["placement"]
+    )
 
 
 def _random_sector_start(g: Grading, target: int, ws: list[np.ndarray], opts: dict) -> list:
     """A random state of the sector (bond dimension the first ``max_bond``, as the dense one-site
     start): its symmetric sites."""
-    chi0 = check_positive_int(_per_sweep(opts["max_bond"], 0), "max_bond")
+    chi0 = check_positive_int(per_sweep(opts["max_bond"], 0), "max_bond")
     legs = [phys_leg(g.symmetry, q, i)[0] for i, q in enumerate(g.q)]
-    sites = random_sites(legs, g.symmetry.canonical(target), chi0, np.random.default_rng(opts["seed"]),
-                         np.result_type(*ws, np.float64))
+    sites = random_sites(
+        legs, g.symmetry.canonical(target), chi0, np.random.default_rng(opts["seed"]), np.result_type(*ws, np.float64)
+    )
     return sites
 
 
@@ -350,8 +335,9 @@ def _psi0_sector(psi0: MPS, sector: Any) -> Any:
     q = psi0._group_charge
     if sector is not None and g.integer(sector, "dmrg: sector") != q:
         shown = ", ".join(f"{k} = {v:g}" for k, v in g.sector(q).items())
-        raise InvalidOptionError(f"dmrg: psi0 is in the sector {shown}, but sector={sector!r} was asked for; give "
-                                 "one of them")
+        raise InvalidOptionError(
+            f"dmrg: psi0 is in the sector {shown}, but sector={sector!r} was asked for; give one of them"
+        )
     return g.value(q)
 
 
@@ -365,7 +351,7 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
     ws = [mpo_array(w) for w in tensors]
     shifts = check_hamiltonian(ws)
     H = MPO(ws)
-    shift = sum(shifts)   # H = 2**shift H'' where H'' has the site tensors below
+    shift = sum(shifts)  # H = 2**shift H'' where H'' has the site tensors below
     ws_run = [ldexp(w, -t) for w, t in zip(ws, shifts)] if shift or any(shifts) else ws
     engine = _engine(ws_run, psi0, H, ws, opts)
     progress = opts["progress"]
@@ -374,29 +360,55 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
 
         def progress(update: BondUpdate) -> Any:
             return user_progress(dataclasses.replace(update, energy=float(ldexp(update.energy, shift))))
+
     tol_run = float(ldexp(opts["tol"], -shift))
     history: list[SweepRecord] = []
     previous = np.nan
-    last_delta_run = np.nan   # in the units of the sweeps (H'')
+    last_delta_run = np.nan  # in the units of the sweeps (H'')
     converged = False
     n_sched = max(len(v) if isinstance(v, (list, tuple)) else 1 for v in (opts["max_bond"], opts["cutoff"]))
     for k in range(opts["sweeps"]):
-        chi = int(_per_sweep(opts["max_bond"], k))
-        cut = float(_per_sweep(opts["cutoff"], k))
+        chi = int(per_sweep(opts["max_bond"], k))
+        cut = float(per_sweep(opts["cutoff"], k))
         alpha = opts["noise"](k)
-        local_tol = _local_tol(len(history), last_delta_run, tol_run,   # the discarded weight as an energy
-                               float(ldexp(history[-1].max_truncation_error, -shift)) if history else 0.0)
+        local_tol = local_tolerance(
+            len(history),
+            last_delta_run,
+            tol_run,  # the discarded weight as an energy
+            float(ldexp(history[-1].max_truncation_error, -shift)) if history else 0.0,
+        )
         # the last sweep's discarded weight predicts this one's only where the bonds may not grow
         same = history and chi <= history[-1].max_bond_limit and cut >= history[-1].cutoff
         discarded = history[-1].max_truncation_error if same else 0.0
-        st = engine.sweep(two_site=opts["two_site"], max_bond=chi, cutoff=cut, tol=local_tol, alpha=alpha,
-                          sweep_no=k + 1, progress=progress, state_tol=_state_tol, discarded=discarded)
+        st = engine.sweep(
+            two_site=opts["two_site"],
+            max_bond=chi,
+            cutoff=cut,
+            tol=local_tol,
+            alpha=alpha,
+            sweep_no=k + 1,
+            progress=progress,
+            state_tol=state_tolerance,
+            discarded=discarded,
+        )
         energy = float(ldexp(st.energy, shift))
         delta = energy - previous if history else float("nan")
         last_delta_run = float(ldexp(delta, -shift)) if history else float("nan")
-        rec = SweepRecord(k + 1, energy, delta, st.max_bond, st.max_truncation_error, st.matvecs,
-                          st.seconds, st.peak_memory, st.env_memory, chi, cut, alpha,
-                          getattr(st, "blocks_mid", None))
+        rec = SweepRecord(
+            k + 1,
+            energy,
+            delta,
+            st.max_bond,
+            st.max_truncation_error,
+            st.matvecs,
+            st.seconds,
+            st.peak_memory,
+            st.env_memory,
+            chi,
+            cut,
+            alpha,
+            getattr(st, "blocks_mid", None),
+        )
         history.append(rec)
         if opts["callback"] is not None:
             opts["callback"](rec)
@@ -405,11 +417,11 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
             converged = True
             break
     if isinstance(engine, SectorEngine):
-        psi = psi_run = engine.psi   # the sector engine assembles its dense sites on each read: read once
+        psi = psi_run = engine.psi  # the sector engine assembles its dense sites on each read: read once
         state = MPS._symmetric(engine.backend.site_tensors(engine.grading), engine.grading)
     else:
-        psi_run, psi = engine.psi, engine.host_psi()   # where the sweeps ran; on the host
-        state = MPS([host_tensor(a) for a in psi])   # on the host, as documented
+        psi_run, psi = engine.psi, engine.host_psi()  # where the sweeps ran; on the host
+        state = MPS([host_tensor(a) for a in psi])  # on the host, as documented
     energy = history[-1].energy
     variance = float("nan")
     if opts["compute_variance"]:
@@ -420,128 +432,10 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
         ws_var = to_device(ws_var, tf.placement_of(psi_run[0]))
         variance = float(ldexp(float(mpo_squared(ws_var, psi_run).real) - e_run * e_run, 2 * shift))
 
-    sector = engine.sector if isinstance(engine, SectorEngine) else _sector(ws, psi_run, opts["local"])
+    sector = engine.sector if isinstance(engine, SectorEngine) else measured_sector(ws, psi_run, opts["local"])
 
     def gradients() -> list[np.ndarray]:
         # E = 2**shift E''(W'') with W_i'' = 2**-t_i W_i, so dE/dW_i = 2**(shift - t_i) dE''/dW_i''
         return [ldexp(g, shift - t) for g, t in zip(engine.operator_gradients(), shifts)]
 
     return DMRGResult(energy, state, history, variance, converged, sector), gradients
-
-
-# ---- charge sectors -------------------------------------------------------------------
-#: largest ||[H, Q]||_F^2 / ||HQ||_F^2 for a conserved charge (the traces cancel to ~1e-15)
-_CONSERVATION_TOL = 1e-12
-
-
-def _charge_mpo(qs: list[np.ndarray]) -> list[np.ndarray]:
-    """``Q = sum_i diag(q_i)`` as an MPO of bond dimension 2: ``[[1, q_i], [0, 1]]`` per site,
-    the first row at the left end and the last column at the right end."""
-    out = []
-    for i, q in enumerate(qs):
-        d = len(q)
-        w = np.zeros((2, d, d, 2))
-        w[0, :, :, 0] = w[1, :, :, 1] = np.eye(d)
-        w[0, :, :, 1] = np.diag(q)
-        if i == 0:
-            w = w[:1]
-        if i == len(qs) - 1:
-            w = w[..., 1:]
-        out.append(w)
-    return out
-
-
-def _parity_mpo(qs: list[np.ndarray]) -> list[np.ndarray]:
-    """``P = prod_i diag((-1)^q_i)`` (a Z2 charge) as an MPO of bond dimension 1."""
-    return [np.diag((-1.0) ** np.asarray(q)).reshape(1, len(q), len(q), 1) for q in qs]
-
-
-def _conserves(ws: list[np.ndarray], wq: list[np.ndarray]) -> bool:
-    """Whether the Hermitian MPO ``ws`` commutes with the real diagonal MPO ``wq`` (``Q``):
-    the anti-Hermitian part of ``HQ`` is ``[H, Q] / 2`` since ``(HQ)^dagger = QH``, so
-    :func:`hermiticity` of the product MPO measures ``||[H, Q]||_F^2 / ||HQ||_F^2`` through
-    traces, with no dense matrix."""
-    hq = []
-    for w, q in zip(ws, wq):
-        a, d, _, b = w.shape
-        c, e = q.shape[0], q.shape[3]
-        diag = np.einsum("cttd->ctd", q)              # Q is diagonal: (HQ)[s, t] = H[s, t] q[t]
-        hq.append(np.einsum("astb,ctd->acstbd", w, diag).reshape(a * c, d, d, b * e))
-    defect, _ = hermiticity(hq)
-    return defect <= _CONSERVATION_TOL
-
-
-def _sector(ws: list[np.ndarray], psi: list[np.ndarray], local: str | None) -> dict[str, float]:
-    """The value in the state ``psi`` of each declared charge that ``H`` conserves, reported by
-    :func:`charge_label` (``"2Sz"`` as ``"Sz"`` = value / 2): ``<sum_i q_i>`` for a U(1)
-    charge, the parity ``(1 - <prod_i (-1)^q_i>) / 2`` for a Z2 one (modulus 2 in
-    ``_sector_run``'s table, e.g. ``"parity"``); charges of other moduli are not checked."""
-    moduli = {declared: modulus for declared, modulus in CONSERVED_CHARGES.values()}
-    out: dict[str, float] = {}
-    for name, qs in declared_charges(local, [w.shape[1] for w in ws]).items():
-        if name in PRODUCT_CHARGES:   # reported part by part
-            continue
-        modulus = moduli.get(name, 0)
-        if modulus not in (0, 2):
-            continue
-        wq = _charge_mpo(qs) if modulus == 0 else _parity_mpo(qs)
-        if not _conserves(ws, wq):
-            continue
-        xp = array_module(psi[0])   # measured where the sweeps ran
-        env = xp.ones((1, 1, 1), dtype=psi[0].dtype)
-        nrm = xp.ones((1, 1), dtype=psi[0].dtype)
-        for a, w in zip(psi, to_device([w.astype(psi[0].dtype) for w in wq], tf.placement_of(psi[0]))):
-            env = left_step(env, a, w)
-            nrm = np.tensordot(np.tensordot(nrm, a.conj(), axes=(0, 0)), a, axes=([0, 1], [0, 1]))
-        value = float(env.reshape(-1)[0].real / nrm.reshape(-1)[0].real)
-        if modulus == 2:
-            value = (1.0 - value) / 2.0
-        label, unit = charge_label(name)
-        nearest = round(value)
-        out[label] = (nearest if abs(value - nearest) <= 1e-8 else value) / unit + 0.0
-    return out
-
-
-#: the local eigensolver's tolerance is never tighter than this times the last sweep's discarded weight
-TRUNC_FACTOR = 0.005
-
-
-#: the local eigensolver also stops once its vector's squared error estimate is below this
-#: times the discarded weight (:func:`_state_tol`), and below STATE_TOL_MAX (TeNPy's
-#: ``P_tol_to_trunc`` and ``P_tol_max``)
-STATE_TOL_FACTOR = 0.05
-STATE_TOL_MAX = 1e-4
-
-
-def _state_tol(discarded: float) -> float:
-    """The eigensolver's tolerance on its vector (``lanczos(state_tol=...)``) for a discarded
-    weight: a local problem is not solved more precisely than the truncation that follows will
-    spoil, as TeNPy's DMRG does (``P_tol_to_trunc``). The sweep engine asks with the largest
-    weight discarded so far in the sweep, or in the last sweep when this one's bonds may not
-    grow (a sweep that raises the bond dimension truncates far less than the last one: with the
-    last sweep's weight the spin-1 benchmark ended 6e-9 above TeNPy's energy, with this rule
-    3e-10). 0 (off) where nothing was discarded.
-
-    Measured with ``benchmarks/dmrg_hubbard.py`` (one core): the products per local problem fell
-    from 4-7 to 2-3 on the cylinders; the 8x4 cylinder at chi 400 ran in 35 s instead of 63 s
-    and ended below TeNPy's energy instead of 3.7e-4 above it, the chain (L = 64, chi 400) in
-    31 s instead of 38 s, 2e-9 from TeNPy's. Where the local solutions were tighter, the sweeps
-    stayed in a higher state."""
-    return float(min(STATE_TOL_MAX, STATE_TOL_FACTOR * discarded))
-
-
-def _local_tol(done: int, last_delta: float, tol: float, truncation: float = 0.0) -> float:
-    """Eigensolver tolerance: loose in the first sweeps, then tied to the last sweep's
-    energy change (``done`` sweeps so far; energies in the units of the sweeps), at most
-    1e-9: a schedule that raises the bond dimension makes the last change a poor guide
-    (with 1e-6, ITensor's five-sweep benchmark ended 2e-8 above TeNPy's energy; with 1e-9
-    within 2e-10 of it, for 18% more time). It is never tighter than ``TRUNC_FACTOR`` (0.005)
-    times the largest discarded weight of the last sweep (``truncation``), after TeNPy's
-    ``P_tol_to_trunc`` (0.05 on the squared error of the state; an energy error is about that
-    times the local gap): an energy that the truncation moves by that much is not worth solving
-    more precisely. Measured (6x3 Hubbard cylinder, U = 8, m = 200, 10 sweeps: discarded weights
-    1.6e-4): 7621 Lanczos products without the floor, 3979 with it (43 s -> 22 s); the spin-1
-    chain of ITensor's benchmark (m = 200) keeps its energy to 3e-10 (with 0.05: 5e-9)."""
-    if done < 2:
-        return max(1e-8, tol)
-    return float(max(min(1e-9, max(abs(last_delta) * 1e-3, tol * 1e-3, 1e-14)), TRUNC_FACTOR * truncation))

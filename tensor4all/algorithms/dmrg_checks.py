@@ -2,6 +2,7 @@
 (``tensor4all.scan`` checks every point with them before any point runs): the schedules of
 ``max_bond``, ``cutoff``, ``noise`` and ``tol``; the charge a run conserves; the Hamiltonian
 (finite, Hermitian, in the float range) and the powers of two that bring its scale to about 1."""
+
 from __future__ import annotations
 
 import math
@@ -16,8 +17,15 @@ from ..tools.checks import check_cutoff, check_finite_arrays, check_positive_int
 from ..tools.errors import InvalidOptionError, NonHermitianError, NotDifferentiableError, ValueRangeError
 from .sector_run import check_conserve
 
-__all__ = ["check_schedule", "default_conserve", "mpo_array", "check_hamiltonian", "scale_shifts", "SCALE_WINDOW",
-           "MAX_LOG2_ENERGY"]
+__all__ = [
+    "check_schedule",
+    "default_conserve",
+    "mpo_array",
+    "check_hamiltonian",
+    "scale_shifts",
+    "SCALE_WINDOW",
+    "MAX_LOG2_ENERGY",
+]
 
 
 def check_schedule(value: Any, what: str, kind: str) -> None:
@@ -32,9 +40,14 @@ def check_schedule(value: Any, what: str, kind: str) -> None:
             check_positive_int(v, what)
         elif kind == "cutoff":
             check_cutoff(v, what)
-        elif kind == "noise":   # a size relative to the state
-            check_real(v, f"{what} (a relative size in [0, 1), 1e-4 is typical, or a list of them)", low=0.0,
-                       high=1.0, high_open=True)
+        elif kind == "noise":  # a size relative to the state
+            check_real(
+                v,
+                f"{what} (a relative size in [0, 1), 1e-4 is typical, or a list of them)",
+                low=0.0,
+                high=1.0,
+                high_open=True,
+            )
         else:
             check_real(v, f"{what} (a non-negative number or a list of them)", low=0.0)
 
@@ -45,17 +58,20 @@ def default_conserve(conserve: Any, H: MPO, psi0: MPS | None) -> str | None:
     if conserve is not None:
         conserve = check_conserve(conserve)
         if conserve is None and psi0 is not None and psi0.symmetric:
-            return None   # dense run from psi0.dense()
+            return None  # dense run from psi0.dense()
         if conserve not in (None, "auto") and psi0 is not None and psi0.symmetric and psi0.conserve != conserve:
             raise InvalidOptionError(f"dmrg: conserve={conserve!r}, but psi0 conserves {psi0.conserve!r}")
         return conserve
     if psi0 is not None and psi0.symmetric:
         if psi0.conserve not in CONSERVED_CHARGES:
-            raise InvalidOptionError(f"dmrg: psi0 is a symmetric MPS of unknown charge ({psi0.conserve!r}); build it "
-                                     "with MPS.random(..., conserve=...) or MPS.product_state(..., conserve=...)")
+            raise InvalidOptionError(
+                f"dmrg: psi0 is a symmetric MPS of unknown charge ({psi0.conserve!r}); build it "
+                "with MPS.random(..., conserve=...) or MPS.product_state(..., conserve=...)"
+            )
         if H.conserve is not None and H.conserve != psi0.conserve:
-            raise InvalidOptionError(f"dmrg: the MPO conserves {H.conserve!r} but psi0 {psi0.conserve!r}; give "
-                                     "conserve=... to choose")
+            raise InvalidOptionError(
+                f"dmrg: the MPO conserves {H.conserve!r} but psi0 {psi0.conserve!r}; give conserve=... to choose"
+            )
         return psi0.conserve
     return H.conserve
 

@@ -9,6 +9,7 @@ Two-site product, for ``x[a', s1', s2', b']`` (cost ``O(chi^3 d^2 D)``):
 
 where ``W12`` is the two MPO tensors contracted once per local problem (``D^2 d^4``).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -62,7 +63,6 @@ class OneSiteOperator:
         t = (self.lm @ x.reshape(self.ka, self.d * self.kb)).reshape(self.ca, self.dw * self.d, self.kb)
         t = np.matmul(self.wm, t)
         return (t.reshape(self.ca * self.d, self.dw2 * self.kb) @ self.rm).reshape(-1)
-
 
 
 class BondOperator:

@@ -21,6 +21,7 @@ a time, the observables measured along the way and the result.
   the observables (arrays over time; traced values stay tidu values, stacked) and the
   per-step history.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -37,9 +38,16 @@ from ..networks.mpo import MPO, expectation
 from ..networks.mps import MPS
 from ..tools.checks import check_real
 
-__all__ = ["EvolutionRecord", "EvolutionResult", "Observables", "time_grid", "hamiltonian_at", "check_hamiltonian_arg",
-           "check_every",
-           "NAMED_OBSERVABLES"]
+__all__ = [
+    "EvolutionRecord",
+    "EvolutionResult",
+    "Observables",
+    "time_grid",
+    "hamiltonian_at",
+    "check_hamiltonian_arg",
+    "check_every",
+    "NAMED_OBSERVABLES",
+]
 
 #: the observables named by a string other than an operator name
 NAMED_OBSERVABLES = ("energy", "entropy", "entropies", "bond_dims", "norm")
@@ -47,21 +55,23 @@ NAMED_OBSERVABLES = ("energy", "entropy", "entropies", "bond_dims", "norm")
 #: the keys of a mapping spec (a string correlation): "pair" is required
 CORRELATION_KEYS = ("pair", "string", "sites")
 
-_SPECS = (f"a callable (state, time) -> value, an operator name or product 'A*B', one of {NAMED_OBSERVABLES}, "
-          "a pair of operators ('A', 'B'), or a mapping {'pair': ('A', 'B'), 'string': 'S', 'sites': [...]}")
+_SPECS = (
+    f"a callable (state, time) -> value, an operator name or product 'A*B', one of {NAMED_OBSERVABLES}, "
+    "a pair of operators ('A', 'B'), or a mapping {'pair': ('A', 'B'), 'string': 'S', 'sites': [...]}"
+)
 
 
 @dataclass
 class EvolutionRecord:
     """One time step of the history."""
 
-    step: int                     #: 1-based step number
-    time: float                   #: the time reached
-    max_bond: int                 #: largest bond dimension after the step
-    max_truncation_error: float   #: largest relative discarded weight of the step
-    norm: float                   #: norm of the state after the step (before any normalization)
-    seconds: float                #: wall time of the step
-    matvecs: int = 0              #: effective-Hamiltonian products (TDVP) or gate applications (TEBD)
+    step: int  #: 1-based step number
+    time: float  #: the time reached
+    max_bond: int  #: largest bond dimension after the step
+    max_truncation_error: float  #: largest relative discarded weight of the step
+    norm: float  #: norm of the state after the step (before any normalization)
+    seconds: float  #: wall time of the step
+    matvecs: int = 0  #: effective-Hamiltonian products (TDVP) or gate applications (TEBD)
     max_krylov_error: float = 0.0  #: TDVP: largest error estimate of the step's local exponentials
 
     def as_dict(self) -> dict[str, Any]:
@@ -85,9 +95,11 @@ class EvolutionResult:
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values (concrete runs only): times, observables as nested lists
         (complex values as ``[re, im]`` pairs), history as records."""
-        return {"times": [float(x) for x in self.times],
-                "observables": {k: _jsonable(v) for k, v in self.observables.items()},
-                "history": [r.as_dict() for r in self.history]}
+        return {
+            "times": [float(x) for x in self.times],
+            "observables": {k: _jsonable(v) for k, v in self.observables.items()},
+            "history": [r.as_dict() for r in self.history],
+        }
 
 
 def _jsonable(v: Any) -> Any:
@@ -97,7 +109,7 @@ def _jsonable(v: Any) -> Any:
     return a.tolist()
 
 
-MAX_STEPS = 2 ** 53   # beyond it a step count is no longer an exact float: t / dt means nothing
+MAX_STEPS = 2**53  # beyond it a step count is no longer an exact float: t / dt means nothing
 
 
 def time_grid(t: Any, dt: Any, what: str) -> int:
@@ -110,12 +122,16 @@ def time_grid(t: Any, dt: Any, what: str) -> int:
         raise InvalidOptionError(f"{what}: dt must be positive, got {dt!r}")
     ratio = t / dt
     if not ratio < MAX_STEPS:
-        raise ValueRangeError(f"{what}: dt = {dt!r} is too small for t = {t!r}: t / dt = {ratio:.3g} steps, beyond "
-                              f"the {MAX_STEPS:.3g} a step count can hold; give a larger dt")
+        raise ValueRangeError(
+            f"{what}: dt = {dt!r} is too small for t = {t!r}: t / dt = {ratio:.3g} steps, beyond "
+            f"the {MAX_STEPS:.3g} a step count can hold; give a larger dt"
+        )
     n = round(ratio)
     if abs(n * dt - t) > 1e-9 * max(abs(t), dt):
-        raise InvalidOptionError(f"{what}: t = {t!r} is not a multiple of dt = {dt!r} (t / dt = {t / dt!r}); "
-                                 "give a t that is a whole number of steps")
+        raise InvalidOptionError(
+            f"{what}: t = {t!r} is not a multiple of dt = {dt!r} (t / dt = {t / dt!r}); "
+            "give a t that is a whole number of steps"
+        )
     return int(n)
 
 
@@ -129,8 +145,9 @@ def check_every(every: Any, what: str) -> int:
 def check_hamiltonian_arg(H: Any, what: str) -> None:
     """``H`` is an :class:`MPO` or a callable of the time returning one."""
     if not (isinstance(H, MPO) or callable(H)):
-        raise Tensor4allTypeError(f"{what}: H must be an MPO or a callable t -> MPO (a time-dependent Hamiltonian), "
-                                  f"got {type(H).__name__}")
+        raise Tensor4allTypeError(
+            f"{what}: H must be an MPO or a callable t -> MPO (a time-dependent Hamiltonian), got {type(H).__name__}"
+        )
 
 
 def hamiltonian_at(H: Any, time: float, what: str, dims: Sequence[int] | None = None) -> MPO:
@@ -140,14 +157,18 @@ def hamiltonian_at(H: Any, time: float, what: str, dims: Sequence[int] | None = 
         return H
     out = H(time)
     if not isinstance(out, MPO):
-        raise Tensor4allTypeError(f"{what}: the time-dependent Hamiltonian returned {type(out).__name__} at "
-                                  f"t = {time:g}; it must return an MPO")
+        raise Tensor4allTypeError(
+            f"{what}: the time-dependent Hamiltonian returned {type(out).__name__} at "
+            f"t = {time:g}; it must return an MPO"
+        )
     if dims is not None and list(out.phys_dims) != list(dims):
         got = f"{out.L} sites" if out.L != len(dims) else f"physical dimensions {list(out.phys_dims)}"
         want = f"{len(dims)} sites" if out.L != len(dims) else f"{list(dims)}"
-        raise DimensionMismatchError(f"{what}: the time-dependent Hamiltonian returned an MPO of {got} at "
-                                     f"t = {time:g}, but the state has {want}; H(t) must act on the state's sites "
-                                     "at every time")
+        raise DimensionMismatchError(
+            f"{what}: the time-dependent Hamiltonian returned an MPO of {got} at "
+            f"t = {time:g}, but the state has {want}; H(t) must act on the state's sites "
+            "at every time"
+        )
     return out
 
 
@@ -159,8 +180,9 @@ class Observables:
         if spec is None:
             spec = {}
         if not isinstance(spec, Mapping):
-            raise Tensor4allTypeError(f"{what}: observables must be a mapping name -> spec ({_SPECS}), got "
-                                      f"{type(spec).__name__}")
+            raise Tensor4allTypeError(
+                f"{what}: observables must be a mapping name -> spec ({_SPECS}), got {type(spec).__name__}"
+            )
         self.what = what
         self.local = local
         self.funcs: dict[str, Callable[[MPS, float, Any], Any]] = {}
@@ -198,11 +220,15 @@ class Observables:
         the operators and sites when first measured (against the state's sites)."""
         bad = [k for k in s if k not in CORRELATION_KEYS]
         if bad:
-            raise InvalidOptionError(f"{self.what}: observable {name!r}: unknown key {bad[0]!r}; a correlation spec "
-                                     f"has the keys {', '.join(map(repr, CORRELATION_KEYS))} ('pair' required)")
+            raise InvalidOptionError(
+                f"{self.what}: observable {name!r}: unknown key {bad[0]!r}; a correlation spec "
+                f"has the keys {', '.join(map(repr, CORRELATION_KEYS))} ('pair' required)"
+            )
         if not _is_pair(s.get("pair")):
-            raise Tensor4allTypeError(f"{self.what}: observable {name!r}: 'pair' must be a pair of operator names or "
-                                      f"products ('A', 'B'), got {s.get('pair')!r}")
+            raise Tensor4allTypeError(
+                f"{self.what}: observable {name!r}: 'pair' must be a pair of operator names or "
+                f"products ('A', 'B'), got {s.get('pair')!r}"
+            )
         (a, b), string, sites, local = s["pair"], s.get("string"), s.get("sites"), self.local
         return lambda psi, t, H: psi.correlation_matrix(a, b, sites, string, local)
 
@@ -231,8 +257,7 @@ def _stack(values: list[Any]) -> Any:
     """Values over time (or sites) as one array: NumPy for concrete values, a stacked
     tenferro value when any is traced (so gradients flow through the observables)."""
     if any(isinstance(v, tidu.Tracer) for v in values):
-        return tf.stack([v if isinstance(v, (tidu.Tracer, tf.Tensor)) else tf.asarray(np.asarray(v))
-                         for v in values])
+        return tf.stack([v if isinstance(v, (tidu.Tracer, tf.Tensor)) else tf.asarray(np.asarray(v)) for v in values])
     arrays = [np.asarray(v) for v in values]
     out = np.asarray(arrays) if arrays else np.zeros(0)
     if np.iscomplexobj(out) and not np.any(out.imag):

@@ -8,6 +8,7 @@ left-to-right pass followed by a right-to-left pass, each a tuple of immutable
 site alone. Either way every interior bond is split twice per sweep, so a chain of ``L``
 sites has ``2 (L - 1)`` steps (none for ``L = 1``: there is no bond to split).
 """
+
 from __future__ import annotations
 
 from functools import lru_cache

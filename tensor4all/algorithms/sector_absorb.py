@@ -15,6 +15,7 @@ The loop over single entries that this replaces added ``v E`` block by block, th
 small NumPy calls per step. On the Hubbard 8x4 cylinder at bond dimension 400 it took a
 fifth of the sweep.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["AbsorbGroup", "absorb_groups", "absorb_mpo"]
+__all__ = ["AbsorbGroup", "absorb_groups", "absorb_mpo", "sandwich"]
 
 
 @dataclass(frozen=True)
@@ -68,9 +69,16 @@ def absorb_groups(entries: dict[int, list], c_env: Sequence[int], norm: Callable
     return groups
 
 
-def absorb_mpo(env: list, groups: Sequence[AbsorbGroup], c_out: Sequence[int], pieces: Any,
-               key: Callable[[int, int], Any], norm: Callable[[int], int], xp: Any,
-               dtype: Any) -> tuple[list, list]:
+def absorb_mpo(
+    env: list,
+    groups: Sequence[AbsorbGroup],
+    c_out: Sequence[int],
+    pieces: Any,
+    key: Callable[[int, int], Any],
+    norm: Callable[[int], int],
+    xp: Any,
+    dtype: Any,
+) -> tuple[list, list]:
     """``(out, regions)``: ``out[w][m]`` is the environment ``env`` (per state ``x``:
     ``{q: E[x][q]}``) with the MPO tensor of ``groups`` absorbed, as ``(pieces m) x (pieces m -
     c_w)`` matrices over the fused index ``pieces`` (``where[key(q, s)] = (m, offset, size)``,
@@ -87,12 +95,12 @@ def absorb_mpo(env: list, groups: Sequence[AbsorbGroup], c_out: Sequence[int], p
                 by_q.setdefault(q, []).append((j, e))
         for q, present in by_q.items():
             qc = norm(q - g.cx)
-            if len(present) == len(g.xs):   # every row has an entry
+            if len(present) == len(g.xs):  # every row has an entry
                 coef, reached = g.coef, None
             else:
                 coef = g.coef[:, [j for j, _ in present]]
                 reached = coef.any(axis=1).tolist()
-            row_piece = {s: where.get(key(q, s)) for s in g.row_states}   # (m, offset, size) or None
+            row_piece = {s: where.get(key(q, s)) for s in g.row_states}  # (m, offset, size) or None
             col_piece = {t: where.get(key(qc, t)) for t in g.col_states}
             live, slots = [], []
             for r, (w, s, t) in enumerate(g.rows):
@@ -103,8 +111,11 @@ def absorb_mpo(env: list, groups: Sequence[AbsorbGroup], c_out: Sequence[int], p
             if not live:
                 continue
             da, db = present[0][1].shape
-            stacked = (present[0][1].reshape(1, da * db) if len(present) == 1
-                       else xp.stack([e for _, e in present]).reshape(len(present), da * db))
+            stacked = (
+                present[0][1].reshape(1, da * db)
+                if len(present) == 1
+                else xp.stack([e for _, e in present]).reshape(len(present), da * db)
+            )
             c = coef[live] if len(live) < len(g.rows) else coef
             values = ((c if xp is np else xp.asarray(c)) @ stacked).reshape(len(live), da, db)
             for k, (w, m, ro, co) in enumerate(slots):
@@ -113,6 +124,18 @@ def absorb_mpo(env: list, groups: Sequence[AbsorbGroup], c_out: Sequence[int], p
                 if blk is None:
                     blk = blocks[m] = xp.zeros((size[m], size.get(norm(m - c_out[w]), 0)), dtype=dtype)
                     regions[w][m] = []
-                blk[ro:ro + da, co:co + db] = values[k]
+                blk[ro : ro + da, co : co + db] = values[k]
                 regions[w][m].append((ro, ro + da, co, co + db))
     return out, regions
+
+
+def sandwich(
+    absorbed: list, bra: dict[int, np.ndarray], ket: dict[int, np.ndarray], c: Sequence[int], norm: Callable[[int], int]
+) -> list:
+    """The moved environment ``E[w][m] = bra[m] @ absorbed[w][m] @ ket[m - c_w]`` over the
+    sectors present on both sides (``bra = U^dagger``, ``ket = U`` for a left block;
+    ``conj(Vh)``, ``Vh^T`` for a right one)."""
+    return [
+        {m: bra[m] @ blk @ ket[norm(m - cw)] for m, blk in absorbed[w].items() if m in bra and norm(m - cw) in ket}
+        for w, cw in enumerate(c)
+    ]

@@ -39,6 +39,7 @@ arrays on a GPU (``placement``, :mod:`._device`): the per-sector GEMMs, SVDs and
 environments run there, one kernel per block; the bookkeeping (charges, offsets, the MPO's
 nonzero entries) stays on the host. :meth:`SectorBackend.host_sites` copies the state back.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -52,8 +53,8 @@ from ..structured import U1, SymmetricTensor, Zn
 from ..tools.device import cupy_module, stored_array, to_device, to_host
 from ..structured.site_matrices import SiteMatrices, bond_of
 from ..networks.environments import EnvCache
-from .sector_absorb import absorb_groups, absorb_mpo
-from .sector_operator import Env, SectorOperator, prepare_rectangles
+from .sector_absorb import absorb_groups, absorb_mpo, sandwich
+from .sector_operator import Env, Pieces, SectorOperator, prepare_rectangles
 from .schedule import LEFT, RIGHT, Step
 from ..linalg.truncation import absorb, svd_truncated_sectors
 
@@ -69,24 +70,6 @@ Hubbard cylinder at bond dimension 400: about 0.5 GB). Entries that would exceed
 are not kept (they are rebuilt when needed)."""
 
 
-class _Pieces:
-    """Stacked pieces of a fused index per sector: ``groups[m] = [(key, offset, size)]``
-    and ``size[m]``, in a fixed order."""
-
-    __slots__ = ("groups", "size", "where")
-
-    def __init__(self) -> None:
-        self.groups: dict[int, list[tuple[Any, int, int]]] = {}
-        self.size: dict[int, int] = {}
-        self.where: dict[Any, tuple[int, int, int]] = {}
-
-    def add(self, m: int, key: Any, n: int) -> None:
-        off = self.size.get(m, 0)
-        self.groups.setdefault(m, []).append((key, off, n))
-        self.size[m] = off + n
-        self.where[key] = (m, off, n)
-
-
 @dataclass
 class SectorLocal:
     """One step's local problem and what its split and move reuse: the pieces of both sides
@@ -96,13 +79,13 @@ class SectorLocal:
     step: Step
     op: SectorOperator
     v0: np.ndarray
-    rows: _Pieces
-    cols: _Pieces
+    rows: Pieces
+    cols: Pieces
     fused: tuple[bool, bool]
     lw: Env
     wr: Env
     basis: dict[int, np.ndarray] = field(default_factory=dict)
-    kept: dict[int, np.ndarray] | None = None   #: TDVP's bond problem: the bond matrix's blocks
+    kept: dict[int, np.ndarray] | None = None  #: TDVP's bond problem: the bond matrix's blocks
 
 
 def _env_bytes(env: Env) -> int:
@@ -120,11 +103,19 @@ class SectorBackend:
     ``states``, or symmetric ``sites`` with sites ``1..L-1`` right-canonical
     (``MPS.canonicalize(0)`` of a symmetric MPS)."""
 
-    expm = staticmethod(expm_krylov)   #: the local exponential of time evolution
+    expm = staticmethod(expm_krylov)  #: the local exponential of time evolution
 
-    def __init__(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray], site_charges: Sequence[Sequence[int]],
-                 states: Sequence[int] | None, *, modulus: int = 0,
-                 sites: Sequence[SymmetricTensor] | None = None, placement: Any = None):
+    def __init__(
+        self,
+        ws: Sequence[np.ndarray],
+        w_charges: Sequence[np.ndarray],
+        site_charges: Sequence[Sequence[int]],
+        states: Sequence[int] | None,
+        *,
+        modulus: int = 0,
+        sites: Sequence[SymmetricTensor] | None = None,
+        placement: Any = None,
+    ):
         self.placement = placement
         self.xp = np if placement is None or placement.device is None else cupy_module("the sector sweeps")
         self.L = len(ws)
@@ -133,7 +124,7 @@ class SectorBackend:
         self.dtype = np.result_type(*ws, np.float64)
         self._set_tables(ws, w_charges)
         self.sites: list[SymmetricTensor] = []
-        if sites is not None:   # a state in the sector, sites 1..L-1 right-canonical
+        if sites is not None:  # a state in the sector, sites 1..L-1 right-canonical
             self.dtype = np.result_type(self.dtype, *(np.dtype(t.dtype.name) for t in sites))
         self.layout = SiteMatrices(U1() if modulus == 0 else Zn(modulus), modulus, self.dtype, self.xp, placement)
         if sites is not None:
@@ -144,7 +135,7 @@ class SectorBackend:
                 blocks = to_device([np.asarray(b).astype(self.dtype) for b in t.leaves], self.layout.placement)
                 self.sites.append(self.layout.tensor(dict(zip(keys, blocks)), t.legs))
             (self.target,) = self.bonds[-1]
-        else:                    # product state in the sector
+        else:  # product state in the sector
             self.phys = [phys_leg(self.layout.symmetry, self.q[i], i)[0] for i in range(self.L)]
             self.bonds: list[dict[int, int]] = [{0: 1}]
             ql = 0
@@ -161,12 +152,12 @@ class SectorBackend:
         self.envs: EnvCache[Env] = EnvCache(self.L, [{0: one}], [{self.target: one}], _env_bytes)
         for i in range(self.L - 1, 0, -1):
             self.envs.set_right(i, self._right_env(i))
-        self._bond: tuple | None = None   # TDVP: (blocks, far environment, pieces of the old bond)
+        self._bond: tuple | None = None  # TDVP: (blocks, far environment, pieces of the old bond)
 
     def _set_tables(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray]) -> None:
         """The MPO and its nonzero entries per site: by right state (for ``LW``) and by left
         state (for ``WR``)."""
-        self.c = [[int(x) for x in c] for c in w_charges]       # bonds 0..L
+        self.c = [[int(x) for x in c] for c in w_charges]  # bonds 0..L
         by_right: list[dict[int, list]] = []
         by_left: list[dict[int, list]] = []
         for i, w in enumerate(ws):
@@ -175,7 +166,7 @@ class SectorBackend:
             bl: dict[int, list] = {}
             for a, s, t, b in zip(*np.nonzero(w)):
                 if self.c[i + 1][b] != self.norm(int(self.c[i][a]) + self.q[i][s] - self.q[i][t]):
-                    continue   # rounding left by the MPO compression (below the charge check's tolerance)
+                    continue  # rounding left by the MPO compression (below the charge check's tolerance)
                 v = w[a, s, t, b]
                 br.setdefault(int(b), []).append((int(a), int(s), int(t), v))
                 bl.setdefault(int(a), []).append((int(b), int(s), int(t), v))
@@ -185,7 +176,7 @@ class SectorBackend:
         self.lw_groups = [absorb_groups(br, self.c[i], self.norm) for i, br in enumerate(by_right)]
         self.wr_groups = [absorb_groups(bl, self.c[i + 1], self.norm) for i, bl in enumerate(by_left)]
         self.ws = [np.asarray(w) for w in ws]
-        self._absorbed = {}        # built from the old MPO tensors
+        self._absorbed = {}  # built from the old MPO tensors
         self._absorbed_bytes = 0
 
     def set_operator(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray] | None = None) -> None:
@@ -232,10 +223,15 @@ class SectorBackend:
         cols = self._cols(j)
         charges = [m for m in cols.size if self.bonds[j].get(m)]
         vs = dict(zip(charges, self._col_matrices(j, cols, charges)))
-        return _sandwich(self._wr(j, cols)[0], {m: v.conj() for m, v in vs.items()}, {m: v.T for m, v in vs.items()},
-                         self.c[j], self.norm)
+        return sandwich(
+            self._wr(j, cols)[0],
+            {m: v.conj() for m, v in vs.items()},
+            {m: v.T for m, v in vs.items()},
+            self.c[j],
+            self.norm,
+        )
 
-    def _row_matrices(self, i: int, rows: _Pieces, sectors: Sequence[int]) -> list[np.ndarray]:
+    def _row_matrices(self, i: int, rows: Pieces, sectors: Sequence[int]) -> list[np.ndarray]:
         """Per charge ``m`` of ``sectors``, site ``i``'s matrices ending in ``m`` stacked: ``(rows
         m) x (dim m)``. The rows ``(q_l, s)`` of a block's states are consecutive (:meth:`_rows`
         runs over the states in basis order, a sector's states are contiguous), so a block
@@ -248,10 +244,10 @@ class SectorBackend:
                 arr = stored_array(blk)
                 dl, ds, dr = arr.shape
                 off = rows.where[(ql, first[qs])][1]
-                out[off:off + ds * dl] = arr.transpose(1, 0, 2).reshape(ds * dl, dr)
+                out[off : off + ds * dl] = arr.transpose(1, 0, 2).reshape(ds * dl, dr)
         return [outs[m] for m in sectors]
 
-    def _col_matrices(self, j: int, cols: _Pieces, sectors: Sequence[int]) -> list[np.ndarray]:
+    def _col_matrices(self, j: int, cols: Pieces, sectors: Sequence[int]) -> list[np.ndarray]:
         """Per charge ``m`` of ``sectors``, site ``j``'s matrices starting in ``m`` side by side:
         ``(dim m) x (cols m)``; a block's states are consecutive columns (:meth:`_cols`)."""
         outs = {m: self.xp.zeros((self.bonds[j].get(m, 0), cols.size[m]), dtype=self.dtype) for m in sectors}
@@ -263,50 +259,71 @@ class SectorBackend:
                 dr = arr.shape[2]
                 off = cols.where[(first[qs], qr)][1]
                 for k in range(arr.shape[1]):
-                    out[:, off + k * dr:off + (k + 1) * dr] = arr[:, k, :]
+                    out[:, off + k * dr : off + (k + 1) * dr] = arr[:, k, :]
         return [outs[m] for m in sectors]
 
     # ---- the two sides of a cut ------------------------------------------------------
-    def _rows(self, i: int) -> _Pieces:
+    def _rows(self, i: int) -> Pieces:
         """Rows ``(q_a, s1)`` of site ``i`` grouped by ``m = q_a + q_s1``."""
-        p = _Pieces()
+        p = Pieces()
         for qa, da in self.bonds[i].items():
             for s, qs in enumerate(self.q[i]):
                 p.add(self.norm(qa + qs), (qa, s), da)
         return p
 
-    def _cols(self, j: int) -> _Pieces:
+    def _cols(self, j: int) -> Pieces:
         """Columns ``(s2, q_b)`` of site ``j`` grouped by ``m = q_b - q_s2``."""
-        p = _Pieces()
+        p = Pieces()
         for s, qs in enumerate(self.q[j]):
             for qb, db in self.bonds[j + 1].items():
                 p.add(self.norm(qb - qs), (s, qb), db)
         return p
 
-    def _bare(self, b: int) -> _Pieces:
+    def _bare(self, b: int) -> Pieces:
         """Bond ``b`` itself, one piece per charge."""
-        p = _Pieces()
+        p = Pieces()
         for q, d in self.bonds[b].items():
             p.add(q, q, d)
         return p
 
-    def _lw(self, i: int, rows: _Pieces) -> tuple[Env, list]:
+    def _lw(self, i: int, rows: Pieces) -> tuple[Env, list]:
         """``LW[w][m] = sum L_i[w0] W_i[w0, s1, s1', w]`` as (rows m) x (rows m - c_w), and the
         rectangles of each block that are not zero (:func:`._sector_absorb.absorb_mpo`, prepared
         by :func:`._sector_operator.prepare_rectangles`)."""
         env = self.envs.left(i)
-        return self._reused("left", i, env, self.bonds[i], lambda: _prepared(absorb_mpo(
-            env, self.lw_groups[i], self.c[i + 1], rows, lambda q, s: (q, s), self.norm, self.xp, self.dtype), False))
+        return self._reused(
+            "left",
+            i,
+            env,
+            self.bonds[i],
+            lambda: _prepared(
+                absorb_mpo(
+                    env, self.lw_groups[i], self.c[i + 1], rows, lambda q, s: (q, s), self.norm, self.xp, self.dtype
+                ),
+                False,
+            ),
+        )
 
-    def _wr(self, j: int, cols: _Pieces) -> tuple[Env, list]:
+    def _wr(self, j: int, cols: Pieces) -> tuple[Env, list]:
         """``WR[w][m] = sum W_j[w, s2, s2', w2] R_{j+1}[w2]`` as (cols m) x (cols m - c_w), and
         the rectangles of each block that are not zero."""
         env = self.envs.right(j + 1)
-        return self._reused("right", j, env, self.bonds[j + 1], lambda: _prepared(absorb_mpo(
-            env, self.wr_groups[j], self.c[j], cols, lambda q, s: (s, q), self.norm, self.xp, self.dtype), True))
+        return self._reused(
+            "right",
+            j,
+            env,
+            self.bonds[j + 1],
+            lambda: _prepared(
+                absorb_mpo(
+                    env, self.wr_groups[j], self.c[j], cols, lambda q, s: (s, q), self.norm, self.xp, self.dtype
+                ),
+                True,
+            ),
+        )
 
-    def _reused(self, side: str, i: int, env: Env, bond: dict[int, int],
-                build: Callable[[], tuple[Env, list]]) -> tuple[Env, list]:
+    def _reused(
+        self, side: str, i: int, env: Env, bond: dict[int, int], build: Callable[[], tuple[Env, list]]
+    ) -> tuple[Env, list]:
         """Site ``i``'s absorbed environment on ``side``, as kept when its environment ``env``
         and outer ``bond`` are still the ones it was built from (see ``ABSORBED_CACHE_BYTES``),
         else built and kept while the budget allows (entries of environments no longer held are
@@ -328,15 +345,16 @@ class SectorBackend:
     # ---- the sweep's protocol --------------------------------------------------------
     def local_problem(self, step: Step) -> SectorLocal:
         b = step.bond
-        fl = step.n_sites == 2 or step.direction == RIGHT    # the left side is site b-1 with its left bond
-        fr = step.n_sites == 2 or step.direction == LEFT     # the right side is site b with its right bond
+        fl = step.n_sites == 2 or step.direction == RIGHT  # the left side is site b-1 with its left bond
+        fr = step.n_sites == 2 or step.direction == LEFT  # the right side is site b with its right bond
         rows = self._rows(b - 1) if fl else self._bare(b)
         cols = self._cols(b) if fr else self._bare(b)
         sectors = [m for m in rows.size if m in cols.size]
         lw, lw_regions = self._lw(b - 1, rows) if fl else (self.envs.left(b), None)
         wr, wr_regions = self._wr(b, cols) if fr else (self.envs.right(b), None)
-        op = SectorOperator(lw, wr, self.c[b], sectors, rows, cols, self.dtype, self.norm,
-                            regions=(lw_regions, wr_regions))
+        op = SectorOperator(
+            lw, wr, self.c[b], sectors, rows, cols, self.dtype, self.norm, regions=(lw_regions, wr_regions)
+        )
         if fl and fr:
             xs = [r @ c for r, c in zip(self._row_matrices(b - 1, rows, sectors), self._col_matrices(b, cols, sectors))]
         elif fl:
@@ -346,8 +364,9 @@ class SectorBackend:
         v0 = np.concatenate([x.reshape(-1) for x in xs]) if xs else self.xp.zeros(0, self.dtype)
         return SectorLocal(step, op, v0, rows, cols, (fl, fr), lw, wr)
 
-    def split(self, local: SectorLocal, v: np.ndarray, *, alpha: float, max_bond: int,
-              cutoff: float, keep_bond: bool = False) -> tuple[int, float]:
+    def split(
+        self, local: SectorLocal, v: np.ndarray, *, alpha: float, max_bond: int, cutoff: float, keep_bond: bool = False
+    ) -> tuple[int, float]:
         """One SVD per sector of the cut, one truncation across all of them; the weights move
         with the centre, a bare side's factor merges into the next site (with ``keep_bond``, as
         one-site TDVP needs, it is kept for :meth:`backward_problem` instead)."""
@@ -365,9 +384,9 @@ class SectorBackend:
             local.basis[m] = u if step.direction == RIGHT else vh.T
             new_bond[m] = len(s)
         # the left factor: site b-1's blocks, or merged into them; the same on the right
-        if keep_bond and not (fl and fr):   # the bare side's factor, its far environment, the old bond
-            self._bond = ((lf, self.envs.left(b), rows) if not fl else (rf, self.envs.right(b), cols))
-        if fl:   # sectors that only the expansion brought hold no part of the state (X[m] empty)
+        if keep_bond and not (fl and fr):  # the bare side's factor, its far environment, the old bond
+            self._bond = (lf, self.envs.left(b), rows) if not fl else (rf, self.envs.right(b), cols)
+        if fl:  # sectors that only the expansion brought hold no part of the state (X[m] empty)
             self._set_site(b - 1, self.layout.from_rows(lf, rows.groups, self.bonds[b - 1], self.phys[b - 1], new_bond))
         elif not keep_bond:
             self._merge_left(b - 1, lf)
@@ -385,18 +404,19 @@ class SectorBackend:
         for (ql, s), blk in self.layout.matrices(self.sites[i]):
             f = fac.get(self.norm(ql + self.q[i][s]))
             if f is not None:
-                out.append(((ql, s), blk @ f[:blk.shape[1]]))
+                out.append(((ql, s), blk @ f[: blk.shape[1]]))
         right = {m: f.shape[1] for m, f in sorted(fac.items())}
         self._set_site(i, self._site(i, out, bond_of(self.sites[i].legs[0]), right))
 
     def _merge_right(self, j: int, fac: dict[int, np.ndarray]) -> None:
         """Site ``j``'s blocks times ``fac[m]`` on their left bond of charge ``m``."""
-        out = [((m, s), fac[m][:, :blk.shape[0]] @ blk) for (m, s), blk in self.layout.matrices(self.sites[j]) if m in fac]
+        out = [
+            ((m, s), fac[m][:, : blk.shape[0]] @ blk) for (m, s), blk in self.layout.matrices(self.sites[j]) if m in fac
+        ]
         left = {m: f.shape[0] for m, f in sorted(fac.items())}
         self._set_site(j, self._site(j, out, left, bond_of(self.sites[j].legs[2])))
 
-    def _expanded(self, local: SectorLocal, xs: list[np.ndarray],
-                  alpha: float) -> tuple[list[int], list[np.ndarray]]:
+    def _expanded(self, local: SectorLocal, xs: list[np.ndarray], alpha: float) -> tuple[list[int], list[np.ndarray]]:
         """The sectors of the cut and ``[X[m], alpha P[m]]`` (moving right; stacked below moving
         left) with the expansion terms ``P[m] = [LW[w][m] X[m - c_w]]_w`` (``[X[m - c_w]
         WR[w][m]^T]_w``): sectors that the bond lacks join with ``X[m]`` empty."""
@@ -404,7 +424,7 @@ class SectorBackend:
         fused, absorbed = (local.rows, local.lw) if right else (local.cols, local.wr)
         sectors = list(op.sectors) + [m for m in fused.size if m not in op.index]
         parts: dict[int, list[np.ndarray]] = {m: [x] for m, x in zip(op.sectors, xs)}
-        for m in sectors[len(op.sectors):]:
+        for m in sectors[len(op.sectors) :]:
             parts[m] = [self.xp.zeros((fused.size[m], 0) if right else (0, fused.size[m]), dtype=self.dtype)]
         for w, c in enumerate(op.c_mid):
             for m in sectors:
@@ -422,7 +442,7 @@ class SectorBackend:
         step = local.step
         absorbed = local.lw if step.direction == RIGHT else local.wr
         basis = local.basis
-        env = _sandwich(absorbed, {m: u.conj().T for m, u in basis.items()}, basis, self.c[step.bond], self.norm)
+        env = sandwich(absorbed, {m: u.conj().T for m, u in basis.items()}, basis, self.c[step.bond], self.norm)
         self.envs.moved(step.direction, step.bond, env)
 
     # ---- TDVP's backward steps (see _sweep.Sweep.evolve) --------------------------------
@@ -450,11 +470,19 @@ class SectorBackend:
         fl, fr = local.fused
         b = local.step.bond
         if fl:
-            self._set_site(b - 1, self.layout.from_rows(xs, local.rows.groups, bond_of(self.sites[b - 1].legs[0]),
-                                                        self.phys[b - 1], self.bonds[b]))
+            self._set_site(
+                b - 1,
+                self.layout.from_rows(
+                    xs, local.rows.groups, bond_of(self.sites[b - 1].legs[0]), self.phys[b - 1], self.bonds[b]
+                ),
+            )
         elif fr:
-            self._set_site(b, self.layout.from_cols(xs, local.cols.groups, self.bonds[b], self.phys[b],
-                                                    bond_of(self.sites[b].legs[2])))
+            self._set_site(
+                b,
+                self.layout.from_cols(
+                    xs, local.cols.groups, self.bonds[b], self.phys[b], bond_of(self.sites[b].legs[2])
+                ),
+            )
         elif local.step.direction == RIGHT:
             self._merge_right(b, xs)
             self._bond = None
@@ -494,15 +522,22 @@ class SectorBackend:
         states = [s for s, q in enumerate(self.q[0]) if self.norm(q) == self.target]
         w = self.ws[0][0, :, :, 0][np.ix_(states, states)]
         e, v = np.linalg.eigh(0.5 * (w + w.conj().T))
-        self._set_site(0, self._site(0, [((0, s), self.xp.full((1, 1), v[k, 0], dtype=self.dtype))
-                                         for k, s in enumerate(states)], {0: 1}, {self.target: 1}))
+        self._set_site(
+            0,
+            self._site(
+                0,
+                [((0, s), self.xp.full((1, 1), v[k, 0], dtype=self.dtype)) for k, s in enumerate(states)],
+                {0: 1},
+                {self.target: 1},
+            ),
+        )
         return float(e[0])
 
     def work_bytes(self, local: SectorLocal, matvecs: int) -> int:
         """The absorbed environments not kept for reuse (a bare side's is in the environment
         cache) and a few vectors of the eigensolver."""
         fl, fr = local.fused
-        kept = {id(held[2][0]) for held in self._absorbed.values()}   # counted in env_bytes
+        kept = {id(held[2][0]) for held in self._absorbed.values()}  # counted in env_bytes
         absorbed = [env for fused, env in ((fl, local.lw), (fr, local.wr)) if fused and id(env) not in kept]
         return sum(_env_bytes(env) for env in absorbed) + 6 * local.v0.nbytes
 
@@ -531,11 +566,12 @@ class SectorBackend:
         for i in range(self.L):
             lo = _offsets(self.bonds[i])
             ro = _offsets(self.bonds[i + 1])
-            a = np.zeros((sum(self.bonds[i].values()), len(self.q[i]), sum(self.bonds[i + 1].values())),
-                         dtype=self.dtype)
+            a = np.zeros(
+                (sum(self.bonds[i].values()), len(self.q[i]), sum(self.bonds[i + 1].values())), dtype=self.dtype
+            )
             for (ql, s), blk in self.layout.matrices(self.sites[i]):
                 qr = self.norm(ql + self.q[i][s])
-                a[lo[ql]:lo[ql] + blk.shape[0], s, ro[qr]:ro[qr] + blk.shape[1]] = to_host(blk)
+                a[lo[ql] : lo[ql] + blk.shape[0], s, ro[qr] : ro[qr] + blk.shape[1]] = to_host(blk)
             out.append(a)
         return out
 
@@ -552,12 +588,3 @@ def _offsets(bond: dict[int, int]) -> dict[int, int]:
         out[q] = off
         off += d
     return out
-
-
-def _sandwich(absorbed: Env, bra: dict[int, np.ndarray], ket: dict[int, np.ndarray], c: Sequence[int],
-              norm: Callable[[int], int]) -> Env:
-    """The moved environment ``E[w][m] = bra[m] @ absorbed[w][m] @ ket[m - c_w]`` over the
-    sectors present on both sides (``bra = U^dagger``, ``ket = U`` for a left block;
-    ``conj(Vh)``, ``Vh^T`` for a right one)."""
-    return [{m: bra[m] @ blk @ ket[norm(m - cw)] for m, blk in absorbed[w].items()
-             if m in bra and norm(m - cw) in ket} for w, cw in enumerate(c)]

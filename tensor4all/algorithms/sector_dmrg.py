@@ -5,6 +5,7 @@ split); and :func:`sector_product_state`, a start state in a sector.
 
 This engine knows nothing of tenferro; ``_dmrg`` converts at the boundary.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,8 +29,9 @@ class SectorSweepStats(SweepStats):
     blocks_mid: int = 0
 
 
-def sector_product_state(site_charges: Sequence[Sequence[int]], target: int, modulus: int = 0,
-                         parts: int = 1) -> list[int]:
+def sector_product_state(
+    site_charges: Sequence[Sequence[int]], target: int, modulus: int = 0, parts: int = 1
+) -> list[int]:
     """Basis states, one per site, whose charges sum to ``target``, spread evenly along
     the chain (the running charge follows ``target * (i + 1) / L``; for a product charge of
     ``parts`` packed parts, part by part in order: ``N`` first, then ``Sz``, which gives the
@@ -63,7 +65,7 @@ def sector_product_state(site_charges: Sequence[Sequence[int]], target: int, mod
         best = None
         for s, q in sorted(enumerate(qs), key=lambda sq: abs(total + sq[1] - goal)):
             rest = target - total - q
-            if lo[i + 1] <= rest <= hi[i + 1] and _reachable(site_charges[i + 1:], rest):
+            if lo[i + 1] <= rest <= hi[i + 1] and _reachable(site_charges[i + 1 :], rest):
                 best = s
                 break
         if best is None:
@@ -121,23 +123,52 @@ class SectorEngine(Sweep):
 
     backend: SectorBackend
 
-    def __init__(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray], site_charges: Sequence[Sequence[int]],
-                 states: Sequence[int] | None, solver: Callable, *, modulus: int = 0, max_iter: int = MAX_ITER,
-                 seed: int | None = 0, sites: Sequence[Any] | None = None, placement: Any = None):
+    def __init__(
+        self,
+        ws: Sequence[np.ndarray],
+        w_charges: Sequence[np.ndarray],
+        site_charges: Sequence[Sequence[int]],
+        states: Sequence[int] | None,
+        solver: Callable,
+        *,
+        modulus: int = 0,
+        max_iter: int = MAX_ITER,
+        seed: int | None = 0,
+        sites: Sequence[Any] | None = None,
+        placement: Any = None,
+    ):
         start = SectorStart(w_charges, site_charges, states, sites, modulus)
         super().__init__(make_backend(ws, sector=start, placement=placement), solver, max_iter=max_iter, seed=seed)
 
-    def sweep(self, *, two_site: bool = True, max_bond: int, cutoff: float, tol: float, alpha: float = 0.0,
-              sweep_no: int, progress: Callable[[BondUpdate], Any] | None = None,
-              state_tol: Callable[[float], float] | None = None, discarded: float = 0.0) -> SectorSweepStats:
+    def sweep(
+        self,
+        *,
+        two_site: bool = True,
+        max_bond: int,
+        cutoff: float,
+        tol: float,
+        alpha: float = 0.0,
+        sweep_no: int,
+        progress: Callable[[BondUpdate], Any] | None = None,
+        state_tol: Callable[[float], float] | None = None,
+        discarded: float = 0.0,
+    ) -> SectorSweepStats:
         """One sweep (the dense ``SweepEngine.sweep``). ``alpha > 0`` adds a random component of
         relative norm ``alpha`` to each eigensolver start vector (within the sector: the
         perturbation that lets the dense engine leave a sector is not needed) and the subspace
         expansion that lets the bonds grow (one-site sweeps; in two-site sweeps White's
         density-matrix perturbation, see :mod:`._sector_backend`)."""
-        st = super().sweep(two_site=two_site, max_bond=max_bond, cutoff=cutoff, tol=tol, alpha=alpha,
-                           sweep_no=sweep_no, progress=progress, state_tol=state_tol,
-                           discarded=discarded)
+        st = super().sweep(
+            two_site=two_site,
+            max_bond=max_bond,
+            cutoff=cutoff,
+            tol=tol,
+            alpha=alpha,
+            sweep_no=sweep_no,
+            progress=progress,
+            state_tol=state_tol,
+            discarded=discarded,
+        )
         return SectorSweepStats(**vars(st), blocks_mid=len(self.backend.bonds[self.L // 2]))
 
     # ---- the state ---------------------------------------------------------------------

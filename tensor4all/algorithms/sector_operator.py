@@ -2,6 +2,7 @@
 ``y[m] = sum_w LW[w][m] X[m - c_w] WR[w][m]^T`` over the sectors ``m`` of the cut, two GEMMs
 per (MPO state, sector), or a few per block where the absorbed blocks' zero rectangles
 (:func:`._sector_absorb.absorb_mpo`) are worth skipping."""
+
 from __future__ import annotations
 
 from typing import Any, Callable, Sequence
@@ -10,9 +11,27 @@ import numpy as np
 
 from ..tools.device import array_module, to_host
 
-__all__ = ["SectorOperator", "SPARSE_CALL_FLOPS", "prepare_rectangles"]
+__all__ = ["SectorOperator", "SPARSE_CALL_FLOPS", "prepare_rectangles", "Pieces"]
 
 Env = list  # per MPO state w: {charge: matrix}
+
+
+class Pieces:
+    """Stacked pieces of a fused index per sector (one side of a cut): ``groups[m] = [(key,
+    offset, size)]``, ``size[m]`` and ``where[key] = (m, offset, size)``, in a fixed order."""
+
+    __slots__ = ("groups", "size", "where")
+
+    def __init__(self) -> None:
+        self.groups: dict[int, list[tuple[Any, int, int]]] = {}
+        self.size: dict[int, int] = {}
+        self.where: dict[Any, tuple[int, int, int]] = {}
+
+    def add(self, m: int, key: Any, n: int) -> None:
+        off = self.size.get(m, 0)
+        self.groups.setdefault(m, []).append((key, off, n))
+        self.size[m] = off + n
+        self.where[key] = (m, off, n)
 
 
 SPARSE_CALL_FLOPS = 1e5
@@ -33,12 +52,14 @@ def prepare_rectangles(blocks: Env, regions: list, transpose: bool) -> list[dict
             mat = blocks[w][m]
             rc = mat.shape[0] * mat.shape[1]
             area = sum((r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in rects)
-            if not rects or area >= 0.81 * rc:   # merging keeps the area: rectangles cannot pay (most blocks)
+            if not rects or area >= 0.81 * rc:  # merging keeps the area: rectangles cannot pay (most blocks)
                 prepared[m] = (rc, area, 0, 0, None)
                 continue
             stacked = _merged(rects)
-            views = [(r0, r1, c0, c1, mat[r0:r1, c0:c1].T if transpose else mat[r0:r1, c0:c1])
-                     for r0, r1, c0, c1 in sorted(stacked)]
+            views = [
+                (r0, r1, c0, c1, mat[r0:r1, c0:c1].T if transpose else mat[r0:r1, c0:c1])
+                for r0, r1, c0, c1 in sorted(stacked)
+            ]
             prepared[m] = (rc, area, sum((r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in stacked), len(stacked), views)
         out.append(prepared)
     return out
@@ -49,7 +70,7 @@ def _merged(rects: list) -> list:
     column band."""
     rects = sorted(rects)
     merged = [list(rects[0])]
-    for r0, r1, c0, c1 in rects[1:]:   # side by side in one row band
+    for r0, r1, c0, c1 in rects[1:]:  # side by side in one row band
         last = merged[-1]
         if last[0] == r0 and last[1] == r1 and last[3] == c0:
             last[3] = c1
@@ -91,9 +112,18 @@ class SectorOperator:
     extra calls counted, the cylinder's products at bond dimension 400 do 1.3x fewer).
     ``rows``/``cols``: the fused pieces of the two sides (``size[m]`` per sector)."""
 
-    def __init__(self, lw: Env, wr: Env, c_mid: Sequence[int], sectors: list[int],
-                 rows: Any, cols: Any, dtype: Any, norm: Callable[[int], int],
-                 regions: tuple[list | None, list | None] = (None, None)):
+    def __init__(
+        self,
+        lw: Env,
+        wr: Env,
+        c_mid: Sequence[int],
+        sectors: list[int],
+        rows: Any,
+        cols: Any,
+        dtype: Any,
+        norm: Callable[[int], int],
+        regions: tuple[list | None, list | None] = (None, None),
+    ):
         self.lw, self.wr, self.c_mid = lw, wr, c_mid
         self.sectors = sectors
         self.shapes = [(rows.size[m], cols.size[m]) for m in sectors]
@@ -117,7 +147,7 @@ class SectorOperator:
         self.matvecs = 0
 
     def views(self, x: np.ndarray) -> list[np.ndarray]:
-        return [x[self.offsets[k]:self.offsets[k + 1]].reshape(self.shapes[k]) for k in range(len(self.shapes))]
+        return [x[self.offsets[k] : self.offsets[k + 1]].reshape(self.shapes[k]) for k in range(len(self.shapes))]
 
     def matvec(self, x: np.ndarray) -> np.ndarray:
         self.matvecs += 1
@@ -138,7 +168,7 @@ class SectorOperator:
                 ys[k] += t @ bt
             else:
                 yk = ys[k]
-                for p0, p1, q0, q1, blk in right:   # blk: WR[w][m][p0:p1, q0:q1]^T
+                for p0, p1, q0, q1, blk in right:  # blk: WR[w][m][p0:p1, q0:q1]^T
                     yk[:, p0:p1] += t[:, q0:q1] @ blk
         return y
 
@@ -147,6 +177,7 @@ class SectorOperator:
         ``kron(A, B)`` of rows ``k`` and columns ``k'`` (row-major flattening)."""
         h = np.zeros(self.shape, dtype=self.dtype)
         for k, kin, a, bt, _left, _right in self.terms:
-            h[self.offsets[k]:self.offsets[k + 1], self.offsets[kin]:self.offsets[kin + 1]] += \
-                np.kron(to_host(a), to_host(bt).T)
+            h[self.offsets[k] : self.offsets[k + 1], self.offsets[kin] : self.offsets[kin + 1]] += np.kron(
+                to_host(a), to_host(bt).T
+            )
         return h

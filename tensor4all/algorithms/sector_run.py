@@ -13,6 +13,7 @@ nearest the middle of its range (the lowest ``|Sz|``: 0, else 1/2; half filling 
 electrons; for ``"N,Sz"`` half filling, then the lowest ``|Sz|`` there) and the even parity. A start state ``psi0`` must then be a product of basis states (its charge is the
 sector); without one the start is a product state spread evenly over the chain.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -23,8 +24,17 @@ import numpy as np
 
 from ..tools.errors import InvalidOptionError
 from ..sites.charges import NonConservingError
-from ..sites.charges import (CONSERVED_CHARGES, charge_label, charge_sector, charge_value, check_sector_charge,
-                             conserve_candidates, declared_charges, default_charge, physical_charge)
+from ..sites.charges import (
+    CONSERVED_CHARGES,
+    charge_label,
+    charge_sector,
+    charge_value,
+    check_sector_charge,
+    conserve_candidates,
+    declared_charges,
+    default_charge,
+    physical_charge,
+)
 from ..operators.term_charges import mpo_bond_charges
 from .sector_dmrg import sector_product_state, suffix_totals
 from ..tools.checks import to_numpy
@@ -68,13 +78,15 @@ def check_conserve(conserve: Any) -> str | None:
     if conserve is None:
         return None
     if not isinstance(conserve, str) or conserve not in CONSERVE_CHOICES:
-        raise InvalidOptionError(f"dmrg: conserve must be one of {', '.join(map(repr, CONSERVE_CHOICES))} or None, "
-                                 f"got {conserve!r}")
+        raise InvalidOptionError(
+            f"dmrg: conserve must be one of {', '.join(map(repr, CONSERVE_CHOICES))} or None, got {conserve!r}"
+        )
     return None if conserve == "none" else conserve
 
 
-def resolve_sector(conserve: str, sector: Any, local: str | None, ws: Sequence[np.ndarray],
-                   psi0_states: list[int] | None) -> SectorSpec | None:
+def resolve_sector(
+    conserve: str, sector: Any, local: str | None, ws: Sequence[np.ndarray], psi0_states: list[int] | None
+) -> SectorSpec | None:
     """The run's :class:`SectorSpec` (None for ``"auto"`` when nothing is conserved)."""
     dims = [w.shape[1] for w in ws]
     names = conserve_candidates(local, dims) if conserve == "auto" else [conserve]
@@ -85,8 +97,10 @@ def resolve_sector(conserve: str, sector: Any, local: str | None, ws: Sequence[n
             if conserve == "auto":
                 continue
             where = f"local space {local!r}" if local is not None else f"the default local spaces of dimensions {dims}"
-            raise InvalidOptionError(f"dmrg: conserve={conserve!r} needs the charge {charge!r}, which {where} does "
-                                     "not declare (LocalSpace(..., charges={...}))")
+            raise InvalidOptionError(
+                f"dmrg: conserve={conserve!r} needs the charge {charge!r}, which {where} does "
+                "not declare (LocalSpace(..., charges={...}))"
+            )
         check_sector_charge(phys, local, q, "dmrg")
         try:
             w_charges = mpo_bond_charges(ws, q, modulus=modulus, what=f"the Hamiltonian ({phys})")
@@ -106,10 +120,12 @@ def _target(phys: str, sector: Any, unit: Any, modulus: int, q: list[list[int]],
         total = sum(qs[s] for qs, s in zip(q, states))
         total = total % modulus if modulus else total
         if sector is not None and physical_charge(sector, phys, unit, modulus, "dmrg: sector") != total:
-            raise InvalidOptionError(f"dmrg: psi0 is in the sector {_shown(total, phys, unit)}, but sector={sector!r} "
-                                     "was asked for; give one of them")
+            raise InvalidOptionError(
+                f"dmrg: psi0 is in the sector {_shown(total, phys, unit)}, but sector={sector!r} "
+                "was asked for; give one of them"
+            )
         return total
-    if parts > 1:   # a product: the reachable totals as a set (about L^2 of them)
+    if parts > 1:  # a product: the reachable totals as a set (about L^2 of them)
         reach = suffix_totals(q)[0]
         if sector is None:
             return default_charge(reach, unit)
@@ -117,7 +133,8 @@ def _target(phys: str, sector: Any, unit: Any, modulus: int, q: list[list[int]],
         if target not in reach:
             raise SymmetryViolationError(
                 f"dmrg: the sector {phys} = {sector!r} has no states on this chain of {len(q)} sites (basis charges "
-                f"{[charge_value(x, unit) for x in q[0]]} per site)")
+                f"{[charge_value(x, unit) for x in q[0]]} per site)"
+            )
         return target
     if sector is None:
         if modulus:
@@ -135,7 +152,8 @@ def _target(phys: str, sector: Any, unit: Any, modulus: int, q: list[list[int]],
     except ValueError:
         raise SymmetryViolationError(
             f"dmrg: the sector {phys} = {sector!r} has no states on this chain of {len(q)} sites (basis charges "
-            f"{q[0]} per site in units of 1/{unit}{f', mod {modulus}' if modulus else ''})") from None
+            f"{q[0]} per site in units of 1/{unit}{f', mod {modulus}' if modulus else ''})"
+        ) from None
     return target
 
 
@@ -156,6 +174,7 @@ def start_states(psi0: Any, conserve: str = "...", origin: str = "conserve=...")
                 f"dmrg: the run conserves {conserve!r} ({origin}), so a dense psi0 must be a product of basis "
                 f"states; site {i} is not (shape {a.shape}, {len(nz)} nonzero entries). Give a symmetric start "
                 f"(MPS.random(L, conserve={conserve!r}, ...) or MPS.product_state([...], conserve={conserve!r})), "
-                "sector=... with no psi0, or conserve='none' to run dense from this psi0")
+                "sector=... with no psi0, or conserve='none' to run dense from this psi0"
+            )
         states.append(int(nz[0]))
     return states

@@ -40,6 +40,7 @@ one-site steps; none after the last split of a pass, where the next forward step
 at once). One-site steps evolve the last site of a pass once by a whole step at the turn
 (its two half steps are consecutive) and the first site once more at the end.
 """
+
 from __future__ import annotations
 
 import time
@@ -54,12 +55,21 @@ from ..tools.device import array_module, to_host
 from ..linalg.eigensolver import DENSE_MAX, dense_lowest
 from .schedule import sweep_schedule
 
-__all__ = ["MAX_ITER", "SweepStats", "BondUpdate", "SweepBackend", "LocalProblem", "Sweep", "SweepEngine",
-           "perturbed", "EvolveStats"]
+__all__ = [
+    "MAX_ITER",
+    "SweepStats",
+    "BondUpdate",
+    "SweepBackend",
+    "LocalProblem",
+    "Sweep",
+    "SweepEngine",
+    "perturbed",
+    "EvolveStats",
+]
 
 
 #: a bond dimension no split reaches (one-site TDVP keeps its bonds)
-_NO_LIMIT = 2 ** 62
+_NO_LIMIT = 2**62
 
 
 def perturbed(v0: np.ndarray, alpha: float, rng: np.random.Generator) -> np.ndarray:
@@ -76,13 +86,13 @@ def perturbed(v0: np.ndarray, alpha: float, rng: np.random.Generator) -> np.ndar
 class BondUpdate:
     """What the per-bond progress hook receives after each local update."""
 
-    sweep: int            #: 1-based sweep number
-    step: int             #: 1-based local update within the sweep
-    steps: int            #: local updates per sweep
-    site: int             #: left site of the updated pair (two-site) or the updated site
-    direction: str        #: "right" or "left"
-    energy: float         #: eigenvalue of the local problem
-    bond_dim: int         #: bond dimension just created
+    sweep: int  #: 1-based sweep number
+    step: int  #: 1-based local update within the sweep
+    steps: int  #: local updates per sweep
+    site: int  #: left site of the updated pair (two-site) or the updated site
+    direction: str  #: "right" or "left"
+    energy: float  #: eigenvalue of the local problem
+    bond_dim: int  #: bond dimension just created
     truncation_error: float
 
 
@@ -104,7 +114,7 @@ class EvolveStats:
     max_bond: int
     max_truncation_error: float
     matvecs: int
-    max_krylov_error: float   #: largest a-posteriori error estimate of the local exponentials
+    max_krylov_error: float  #: largest a-posteriori error estimate of the local exponentials
     seconds: float
 
 
@@ -135,9 +145,19 @@ class Sweep:
     def L(self) -> int:
         return self.backend.L
 
-    def sweep(self, *, two_site: bool, max_bond: int, cutoff: float, tol: float, alpha: float,
-              sweep_no: int, progress: Callable[[BondUpdate], None] | None,
-              state_tol: Callable[[float], float] | None = None, discarded: float = 0.0) -> SweepStats:
+    def sweep(
+        self,
+        *,
+        two_site: bool,
+        max_bond: int,
+        cutoff: float,
+        tol: float,
+        alpha: float,
+        sweep_no: int,
+        progress: Callable[[BondUpdate], None] | None,
+        state_tol: Callable[[float], float] | None = None,
+        discarded: float = 0.0,
+    ) -> SweepStats:
         """One full sweep (left to right, then back); the energy is measured at the end. The
         eigensolver stops on ``tol`` (its energy) or on its vector's error, below
         ``state_tol(w)`` (None: off) with ``w`` the largest weight discarded so far in this
@@ -158,16 +178,22 @@ class Sweep:
         if schedule:
             b.normalize()
             energy = b.energy()
-        else:   # one site: no bond to sweep over, the whole problem is local
+        else:  # one site: no bond to sweep over, the whole problem is local
             energy = b.single_site()
-        return SweepStats(energy, max(b.bond_dims(), default=1), st["err"], st["matvecs"],
-                          time.perf_counter() - t0, st["peak"], st["env"])
+        return SweepStats(
+            energy,
+            max(b.bond_dims(), default=1),
+            st["err"],
+            st["matvecs"],
+            time.perf_counter() - t0,
+            st["peak"],
+            st["env"],
+        )
 
-    def _solve(self, local: LocalProblem, tol: float, alpha: float,
-               state_tol: float = 0.0) -> tuple[float, np.ndarray]:
+    def _solve(self, local: LocalProblem, tol: float, alpha: float, state_tol: float = 0.0) -> tuple[float, np.ndarray]:
         """The lowest eigenpair of the local problem, from a start vector with noise ``alpha``."""
         v0 = local.v0
-        if 0 < v0.size <= DENSE_MAX and hasattr(local.op, "dense"):   # exact: no Krylov trap
+        if 0 < v0.size <= DENSE_MAX and hasattr(local.op, "dense"):  # exact: no Krylov trap
             e, v, n = dense_lowest(local.op, v0)
         else:
             if alpha > 0.0 and v0.size:
@@ -188,9 +214,18 @@ class Sweep:
         return self.backend.bond_dims()
 
     # ---- time evolution ----------------------------------------------------------------
-    def evolve(self, tau: complex, *, two_site: bool, max_bond: int, cutoff: float, krylov_tol: float,
-               hermitian: bool = True, step_no: int = 1,
-               progress: Callable[[BondUpdate], None] | None = None) -> EvolveStats:
+    def evolve(
+        self,
+        tau: complex,
+        *,
+        two_site: bool,
+        max_bond: int,
+        cutoff: float,
+        krylov_tol: float,
+        hermitian: bool = True,
+        step_no: int = 1,
+        progress: Callable[[BondUpdate], None] | None = None,
+    ) -> EvolveStats:
         """One second-order TDVP step ``psi -> exp(tau H) psi`` (``tau = -i dt`` real time,
         ``-dt`` imaginary time) over the sweep schedule (see the module), with the backend's
         ``expm``, ``backward_problem``, ``set_local`` and ``site_problem`` (:class:`SweepBackend`).
@@ -200,7 +235,7 @@ class Sweep:
         st = self._stats = dict(err=0.0, matvecs=0, kerr=0.0)
         half = tau / 2
         schedule = sweep_schedule(b.L, two_site)
-        if not schedule:   # one site: the whole problem is local
+        if not schedule:  # one site: the whole problem is local
             b.set_local(b.site_problem(0), self._exp(b.site_problem(0), tau, krylov_tol, hermitian))
         for n, step in enumerate(schedule):
             first = n == 0 or schedule[n - 1].direction != step.direction
@@ -211,7 +246,7 @@ class Sweep:
             v = self._exp(local, t_fwd, krylov_tol, hermitian)
             if two_site:
                 k, err = b.split(local, v, alpha=0.0, max_bond=max_bond, cutoff=cutoff)
-            else:   # one-site steps keep their bonds (no truncation: norm and energy are conserved)
+            else:  # one-site steps keep their bonds (no truncation: norm and energy are conserved)
                 k, err = b.split(local, v, alpha=0.0, max_bond=_NO_LIMIT, cutoff=0.0, keep_bond=True)
             b.move(local)
             st["err"] = max(st["err"], err)
@@ -220,11 +255,12 @@ class Sweep:
                 b.set_local(back, self._exp(back, -half, krylov_tol, hermitian))
             if progress is not None:
                 progress(BondUpdate(step_no, n + 1, len(schedule), step.site, step.direction, float("nan"), k, err))
-        if schedule and not two_site:   # the first site's second half step closes the left pass
+        if schedule and not two_site:  # the first site's second half step closes the left pass
             local = b.site_problem(0)
             b.set_local(local, self._exp(local, half, krylov_tol, hermitian))
-        return EvolveStats(max(b.bond_dims(), default=1), st["err"], st["matvecs"], st["kerr"],
-                           time.perf_counter() - t0)
+        return EvolveStats(
+            max(b.bond_dims(), default=1), st["err"], st["matvecs"], st["kerr"], time.perf_counter() - t0
+        )
 
     def _exp(self, local: LocalProblem, tau: complex, tol: float, hermitian: bool) -> np.ndarray:
         r = self.backend.expm(local.op, local.v0, tau, tol=tol, hermitian=hermitian)
@@ -239,8 +275,15 @@ class SweepEngine(Sweep):
 
     backend: DenseBackend
 
-    def __init__(self, ws: list[np.ndarray], psi: list[np.ndarray], solver: Callable, max_iter: int = MAX_ITER,
-                 seed: int | None = 0, placement: Any = None):
+    def __init__(
+        self,
+        ws: list[np.ndarray],
+        psi: list[np.ndarray],
+        solver: Callable,
+        max_iter: int = MAX_ITER,
+        seed: int | None = 0,
+        placement: Any = None,
+    ):
         super().__init__(make_backend(ws, psi, placement=placement), solver, max_iter=max_iter, seed=seed)
 
     @property

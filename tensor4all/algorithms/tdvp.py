@@ -23,6 +23,7 @@ primitive with the exact derivative of ``exp(tau H) v`` (:mod:`._krylov_traced`)
 Krylov dimension the forward pass used does not matter (at an eigenstate, where Lanczos
 stops after one vector, the derivative still sees a perturbation that leaves it).
 """
+
 from __future__ import annotations
 
 import math
@@ -34,8 +35,15 @@ import numpy as np
 from ..networks.chain import leaves_of
 from ..tools.device import check_placement, device_scope
 from ..tools.errors import InvalidOptionError, NonHermitianError, Tensor4allTypeError, ZeroNormError
-from .evolution import (EvolutionRecord, EvolutionResult, Observables, check_every, check_hamiltonian_arg,
-                        hamiltonian_at, time_grid)
+from .evolution import (
+    EvolutionRecord,
+    EvolutionResult,
+    Observables,
+    check_every,
+    check_hamiltonian_arg,
+    hamiltonian_at,
+    time_grid,
+)
 from ..networks.mpo import MPO, check_compatible, hermiticity
 from ..networks.mps import MPS
 from .sector_run import SectorSpec, resolve_sector
@@ -43,8 +51,17 @@ from .backend import SectorStart, make_backend
 from .sweep import BondUpdate, Sweep
 from ..networks.symmetric_sites import Grading
 from ..tools.threads import blas_threads, check_threads
-from ..tools.checks import (any_traced, check_bool, check_callable, check_cutoff, check_finite_arrays,
-                            check_positive_int, check_real, concrete, to_numpy)
+from ..tools.checks import (
+    any_traced,
+    check_bool,
+    check_callable,
+    check_cutoff,
+    check_finite_arrays,
+    check_positive_int,
+    check_real,
+    concrete,
+    to_numpy,
+)
 
 __all__ = ["FrozenBondsWarning", "tdvp"]
 
@@ -170,7 +187,10 @@ def _warn_frozen_bonds(psi: MPS, max_bond: int) -> None:
         warnings.warn(
             f"tdvp: one-site TDVP keeps the bond dimensions of psi, a product state (every bond 1; bond {b} could "
             f"hold {min(full[b], max_bond)}), so the evolution stays a product state. Grow the bonds first: "
-            "two_site=True for the first steps (or the whole run), then one-site", FrozenBondsWarning, stacklevel=3)
+            "two_site=True for the first steps (or the whole run), then one-site",
+            FrozenBondsWarning,
+            stacklevel=3,
+        )
 
 
 def _full_bond_dims(psi: MPS) -> list[int]:
@@ -179,7 +199,7 @@ def _full_bond_dims(psi: MPS) -> list[int]:
     states of charge total - l)`` (the sector's Schmidt rank bound)."""
     dims = psi.phys_dims
     if not psi.symmetric:
-        return [min(math.prod(dims[: b + 1]), math.prod(dims[b + 1:])) for b in range(psi.L - 1)]
+        return [min(math.prod(dims[: b + 1]), math.prod(dims[b + 1 :])) for b in range(psi.L - 1)]
     phys = [t.legs[1] for t in psi.tensors]
     g = phys[0].symmetry
 
@@ -197,16 +217,28 @@ def _full_bond_dims(psi: MPS) -> list[int]:
 
     left, right = counts(phys[:-1]), counts(phys[:0:-1])[::-1]
     total = psi._group_charge
-    return [sum(min(n, right[b].get(g.add(total, g.negate(c)), 0)) for c, n in left[b].items())
-            for b in range(psi.L - 1)]
+    return [
+        sum(min(n, right[b].get(g.add(total, g.negate(c)), 0)) for c, n in left[b].items()) for b in range(psi.L - 1)
+    ]
 
 
 class _Run:
     """The engine of one evolution: the backend for the state's kind (dense, sectors, traced),
     rebuilt from the current state whenever the Hamiltonian changes with time."""
 
-    def __init__(self, H: Any, psi: MPS, dt: float, two_site: bool, max_bond: int, cutoff: float,
-                 imaginary: bool, krylov_tol: float, allow_nonhermitian: bool, placement: Any):
+    def __init__(
+        self,
+        H: Any,
+        psi: MPS,
+        dt: float,
+        two_site: bool,
+        max_bond: int,
+        cutoff: float,
+        imaginary: bool,
+        krylov_tol: float,
+        allow_nonhermitian: bool,
+        placement: Any,
+    ):
         self.H, self.dt, self.two_site, self.placement = H, dt, two_site, placement
         self.max_bond, self.cutoff, self.krylov_tol = max_bond, cutoff, krylov_tol
         self.imaginary, self.allow_nonhermitian = imaginary, allow_nonhermitian
@@ -218,11 +250,13 @@ class _Run:
         self.grading: Grading | None = psi._grading if psi.symmetric else None
         self.conserve = psi.conserve if psi.symmetric else None
         if self.traced and psi.symmetric:
-            psi = psi.dense()   # the traced backend is dense; the result keeps no sectors
+            psi = psi.dense()  # the traced backend is dense; the result keeps no sectors
             self.grading = None
         if placement.is_gpu and self.traced:
-            raise InvalidOptionError("tdvp: traced (differentiated) states and Hamiltonians evolve on the CPU only; "
-                                     "give placement=tenferro.CPU")
+            raise InvalidOptionError(
+                "tdvp: traced (differentiated) states and Hamiltonians evolve on the CPU only; "
+                "give placement=tenferro.CPU"
+            )
         self.hermitian = True
         self.engine = self._engine(H0, psi)
         # the evolution keeps the start's norm: the backend's state is normalized here, whatever
@@ -247,7 +281,8 @@ class _Run:
                 raise NonHermitianError(
                     "tdvp: real-time evolution needs a Hermitian Hamiltonian, but H differs from its adjoint "
                     f"(||H - H^dagger|| / ||H|| = {math.sqrt(defect):.3g}); add the Hermitian conjugate of every "
-                    "non-Hermitian term, or pass allow_nonhermitian=True to evolve by Arnoldi")
+                    "non-Hermitian term, or pass allow_nonhermitian=True to evolve by Arnoldi"
+                )
             self.hermitian = False
         return ws
 
@@ -283,11 +318,15 @@ class _Run:
         try:
             spec = resolve_sector(self.conserve, None, local, ws, None)
         except InvalidOptionError as e:
-            raise InvalidOptionError(f"tdvp: the state is symmetric ({self.conserve}), but the Hamiltonian's local "
-                                     f"space cannot carry that charge: {e}") from None
+            raise InvalidOptionError(
+                f"tdvp: the state is symmetric ({self.conserve}), but the Hamiltonian's local "
+                f"space cannot carry that charge: {e}"
+            ) from None
         if spec is None or [list(q) for q in spec.q] != [list(q) for q in g.q]:
-            raise InvalidOptionError(f"tdvp: the symmetric state's basis charges ({self.conserve}) differ from those "
-                                     f"of the Hamiltonian's local space {local!r}")
+            raise InvalidOptionError(
+                f"tdvp: the symmetric state's basis charges ({self.conserve}) differ from those "
+                f"of the Hamiltonian's local space {local!r}"
+            )
         return spec
 
     def _rebuild(self, H: MPO) -> None:
@@ -306,12 +345,27 @@ class _Run:
     def step(self, k: int, progress: Any) -> EvolutionRecord:
         if self.time_dependent and k > 0:
             self._rebuild(hamiltonian_at(self.H, (k + 0.5) * self.dt, "tdvp", self.dims))
-        st = self.engine.evolve(self.tau, two_site=self.two_site, max_bond=self.max_bond, cutoff=self.cutoff,
-                                krylov_tol=self.krylov_tol, hermitian=self.hermitian, step_no=k + 1,
-                                progress=progress)
+        st = self.engine.evolve(
+            self.tau,
+            two_site=self.two_site,
+            max_bond=self.max_bond,
+            cutoff=self.cutoff,
+            krylov_tol=self.krylov_tol,
+            hermitian=self.hermitian,
+            step_no=k + 1,
+            progress=progress,
+        )
         nrm = self.engine.backend.state_norm()
-        return EvolutionRecord(k + 1, (k + 1) * self.dt, st.max_bond, st.max_truncation_error,
-                               float(np.asarray(_concrete(nrm)).real), st.seconds, st.matvecs, st.max_krylov_error)
+        return EvolutionRecord(
+            k + 1,
+            (k + 1) * self.dt,
+            st.max_bond,
+            st.max_truncation_error,
+            float(np.asarray(_concrete(nrm)).real),
+            st.seconds,
+            st.matvecs,
+            st.max_krylov_error,
+        )
 
     def state(self) -> MPS:
         sites = self.engine.backend.site_tensors(self.grading)

@@ -11,6 +11,7 @@ The state stays in mixed canonical form (not Vidal's ``Gamma Lambda`` form): the
 centre sits on the pair being updated, so each truncation is the optimal one; the singular values
 go toward the next gate, and QR moves carry the centre between gates that are not neighbours.
 """
+
 from __future__ import annotations
 
 import time as _time
@@ -24,15 +25,22 @@ import tidu
 from ..tools.errors import InvalidOptionError, NonHermitianError, Tensor4allTypeError, ZeroNormError
 from ..sites.charges import NonConservingError
 from .evolution import EvolutionRecord, EvolutionResult, Observables, check_every, hamiltonian_at, time_grid
-from ..operators.gates import (ORDERS, BondHamiltonian, bonds_from_arrays, bonds_from_opsum, exp_gate, swap_gate,
-                               trotter_parts, trotter_sequence)
+from ..operators.gates import (
+    ORDERS,
+    BondHamiltonian,
+    bonds_from_arrays,
+    bonds_from_opsum,
+    exp_gate,
+    swap_gate,
+    trotter_parts,
+    trotter_sequence,
+)
 from ..sites.local_spaces import local_space
 from ..networks.mpo import MPO, check_compatible
 from ..networks.mps import MPS
 from .tebd_sites import BlockSites, DenseSites, NumpyLA, SymmetricSites, TenferroLA, split_pair
 from ..tools.threads import blas_threads, check_threads
-from ..tools.checks import (any_traced, check_bool, check_callable, check_cutoff, check_positive_int, concrete,
-                            is_traced)
+from ..tools.checks import any_traced, check_bool, check_callable, check_cutoff, check_positive_int, concrete, is_traced
 
 __all__ = ["tebd"]
 
@@ -59,19 +67,23 @@ class _Source:
             self.first = (mid, hamiltonian_at(H, mid, WHAT, psi.phys_dims))
             self.local = self.first[1].local
         else:
-            raise Tensor4allTypeError(f"{WHAT}: H must be an MPO compiled from an OpSum (MPO.from_opsum, "
-                                      "tensor4all.models), a callable t -> MPO, or a list of L - 1 bond Hamiltonians; "
-                                      f"got {type(H).__name__}")
+            raise Tensor4allTypeError(
+                f"{WHAT}: H must be an MPO compiled from an OpSum (MPO.from_opsum, "
+                "tensor4all.models), a callable t -> MPO, or a list of L - 1 bond Hamiltonians; "
+                f"got {type(H).__name__}"
+            )
         if self.static is not None:
             self._check(self.static)
 
     def _from_mpo(self, H: MPO) -> BondHamiltonian:
         check_compatible(self.psi, H)
         if H.opsum is None or H.local is None:
-            raise InvalidOptionError(f"{WHAT}: the MPO was not compiled from an OpSum (MPO.from_opsum or "
-                                     "tensor4all.models), so its one- and two-site terms are unknown; build it with "
-                                     "MPO.from_opsum inside the function you differentiate, or pass the bond "
-                                     "Hamiltonians as a list of L - 1 arrays")
+            raise InvalidOptionError(
+                f"{WHAT}: the MPO was not compiled from an OpSum (MPO.from_opsum or "
+                "tensor4all.models), so its one- and two-site terms are unknown; build it with "
+                "MPO.from_opsum inside the function you differentiate, or pass the bond "
+                "Hamiltonians as a list of L - 1 arrays"
+            )
         return bonds_from_opsum(H.opsum, local_space(H.local), H.L, WHAT)
 
     def bonds_at(self, time: float) -> BondHamiltonian:
@@ -113,8 +125,8 @@ class _Source:
                 raise NonConservingError(
                     f"{WHAT}: the Hamiltonian term on sites ({i}, {j}) changes the conserved charge of the symmetric "
                     f"state ({self.psi.conserve}): <{r}|h|{c}> = {h[r, c]:.3g} joins pair charges {pair[c]!r} -> "
-                    f"{pair[r]!r}; use a conserving H or psi.dense()")
-
+                    f"{pair[r]!r}; use a conserving H or psi.dense()"
+                )
 
     def _check_hermitian(self, bonds: BondHamiltonian) -> None:
         for i, j in [(b, b + 1) for b in range(len(bonds.nn))] + list(bonds.long):
@@ -129,15 +141,25 @@ class _Source:
                     f"{WHAT}: real-time evolution needs a Hermitian Hamiltonian, but the term on sites ({i}, {j}) "
                     f"differs from its adjoint (||h - h^dagger|| / ||h|| = {defect / size:.3g}); add the Hermitian "
                     "conjugate of every non-Hermitian term, or pass allow_nonhermitian=True to apply the "
-                    "non-unitary gates e^{-i dt h}")
+                    "non-unitary gates e^{-i dt h}"
+                )
 
 
 # ---- the sweep ----------------------------------------------------------------------------
 class _Run:
     """The state during the evolution (site list, centre), the gates and the bond updates."""
 
-    def __init__(self, psi: MPS, dtype: np.dtype, traced: bool, dt: float, imaginary: bool, normalize: bool,
-                 max_bond: int, cutoff: float):
+    def __init__(
+        self,
+        psi: MPS,
+        dtype: np.dtype,
+        traced: bool,
+        dt: float,
+        imaginary: bool,
+        normalize: bool,
+        max_bond: int,
+        cutoff: float,
+    ):
         self.dt, self.imaginary, self.normalize = dt, imaginary, normalize
         self.max_bond, self.cutoff = max_bond, cutoff
         self.grading = psi._grading
@@ -152,7 +174,7 @@ class _Run:
             self.fmt = DenseSites(la, dtype)
         self.legs = legs
         ts = [self.fmt.site(t) for t in psi.tensors]
-        for i in range(self.L - 1, 0, -1):   # right-canonical: the centre at site 0
+        for i in range(self.L - 1, 0, -1):  # right-canonical: the centre at site 0
             ts[i - 1], ts[i] = self.fmt.move(ts[i - 1], ts[i], False)
         self.ts, self.centre = ts, 0
         n = self.fmt.norm(ts[0])
@@ -169,7 +191,7 @@ class _Run:
         """Switch a concrete run to tenferro operations (a traced gate appeared)."""
         if self.fmt.la.traced:
             return
-        if isinstance(self.fmt, BlockSites):   # the same symmetric sites, now on tenferro operations
+        if isinstance(self.fmt, BlockSites):  # the same symmetric sites, now on tenferro operations
             self.fmt = SymmetricSites(TenferroLA(), self.fmt.dtype, self.legs)
         else:
             self.fmt.la = TenferroLA()
@@ -226,8 +248,9 @@ class _Run:
         while self.centre > b + 1:
             ts[self.centre - 1], ts[self.centre] = fmt.move(ts[self.centre - 1], ts[self.centre], False)
             self.centre -= 1
-        ts[b], ts[b + 1], norm, err = split_pair(fmt, ts[b], ts[b + 1], g4, to_right, self.max_bond, self.cutoff,
-                                                 self.normalize)
+        ts[b], ts[b + 1], norm, err = split_pair(
+            fmt, ts[b], ts[b + 1], g4, to_right, self.max_bond, self.cutoff, self.normalize
+        )
         if self.normalize:
             self.step_factor *= float(concrete(norm)) if is_traced(norm) else float(norm)
             norm = 1.0
@@ -238,18 +261,36 @@ class _Run:
 
     def record(self, step: int, time: float, seconds: float) -> EvolutionRecord:
         norm = self.step_factor if self.normalize else self.norm
-        rec = EvolutionRecord(step=step, time=time, max_bond=max(t.shape[2] for t in self.ts),
-                              max_truncation_error=float(self.step_err),
-                              norm=float(concrete(norm) if is_traced(norm) else norm), seconds=seconds,
-                              matvecs=self.step_gates)
+        rec = EvolutionRecord(
+            step=step,
+            time=time,
+            max_bond=max(t.shape[2] for t in self.ts),
+            max_truncation_error=float(self.step_err),
+            norm=float(concrete(norm) if is_traced(norm) else norm),
+            seconds=seconds,
+            matvecs=self.step_gates,
+        )
         self.step_factor, self.step_err, self.step_gates = 1.0, 0.0, 0
         return rec
 
 
-def tebd(H: Any, psi: MPS, t: float, dt: float, *, order: int = 2, max_bond: int = 64, cutoff: float = 1e-10,
-         imaginary: bool = False, normalize: bool | None = None, observables: Any = None,
-         callback: Callable[[EvolutionRecord], Any] | None = None, every: int = 1,
-         threads: int | None = None, allow_nonhermitian: bool = False) -> EvolutionResult:
+def tebd(
+    H: Any,
+    psi: MPS,
+    t: float,
+    dt: float,
+    *,
+    order: int = 2,
+    max_bond: int = 64,
+    cutoff: float = 1e-10,
+    imaginary: bool = False,
+    normalize: bool | None = None,
+    observables: Any = None,
+    callback: Callable[[EvolutionRecord], Any] | None = None,
+    every: int = 1,
+    threads: int | None = None,
+    allow_nonhermitian: bool = False,
+) -> EvolutionResult:
     """Evolve ``psi`` to time ``t`` by TEBD: ``e^{-i t H} psi`` (``imaginary=True``: ``e^{-t H} psi``)
     in ``t / dt`` Trotter-Suzuki steps.
 
@@ -324,16 +365,21 @@ def tebd(H: Any, psi: MPS, t: float, dt: float, *, order: int = 2, max_bond: int
     source = _Source(H, psi, dt, needs_hermitian=not (imaginary or allow_nonhermitian))
     obs = Observables(observables, psi.L, source.local, WHAT)
     if isinstance(H, (list, tuple)) and any(s == "energy" for s in (observables or {}).values()):
-        raise InvalidOptionError(f"{WHAT}: the 'energy' observable needs H as an MPO (or a callable returning "
-                                 "one); with bond Hamiltonians pass a callable observable")
+        raise InvalidOptionError(
+            f"{WHAT}: the 'energy' observable needs H as an MPO (or a callable returning "
+            "one); with bond Hamiltonians pass a callable observable"
+        )
     wants_h = any(isinstance(s, str) and s == "energy" for s in (observables or {}).values())
     first = source.bonds_at(0.5 * dt) if n_steps else source.static
     traced = any_traced([b for t_ in psi.tensors for b in (t_.blocks.values() if psi.symmetric else [t_])])
     traced = traced or (first is not None and first.traced)
-    real = imaginary and not psi.dtype.is_complex and source.static is not None and not any(
-        _is_complex(h) for h in source.static.nn + list(source.static.long.values()))
-    run = _Run(psi, np.dtype(np.float64 if real else np.complex128), traced, dt, imaginary, normalize,
-               max_bond, cutoff)
+    real = (
+        imaginary
+        and not psi.dtype.is_complex
+        and source.static is not None
+        and not any(_is_complex(h) for h in source.static.nn + list(source.static.long.values()))
+    )
+    run = _Run(psi, np.dtype(np.float64 if real else np.complex128), traced, dt, imaginary, normalize, max_bond, cutoff)
     times, history = [0.0], []
     with blas_threads(threads, max_bond):
         obs.record(run.state(), 0.0, source.mpo_at(0.0) if wants_h else None)

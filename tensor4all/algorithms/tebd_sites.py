@@ -11,6 +11,7 @@ contract the pair with the gate, one truncated SVD (:func:`~tensor4all.linalg.tr
 one truncation across the sectors, ITensor's discarded-weight convention), the weights put on the
 side the centre moves to.
 """
+
 from __future__ import annotations
 
 import math
@@ -150,12 +151,12 @@ class DenseSites:
         la = self.la
         l, da, _ = a.shape
         _, db, r = b.shape
-        theta = la.tensordot(a, b, ([2], [0]))                                        # (l, s, t, r)
+        theta = la.tensordot(a, b, ([2], [0]))  # (l, s, t, r)
         theta = la.transpose(la.tensordot(g4, theta, ([2, 3], [1, 2])), (2, 0, 1, 3))  # (l, u, v, r)
         return {None: la.reshape(theta, (l * da, db * r))}, (l, da, db, r)
 
     def unpair(self, kept: dict, ctx: Any) -> tuple[Any, Any]:
-        (u, vh), = kept.values()
+        ((u, vh),) = kept.values()
         l, da, db, r = ctx
         k = tuple(u.shape)[1]
         return self.la.reshape(u, (l, da, k)), self.la.reshape(vh, (k, db, r))
@@ -185,13 +186,14 @@ class SymmetricSites(DenseSites):
 
     def __init__(self, la: NumpyLA | TenferroLA, dtype: np.dtype, legs: list[Leg]):
         super().__init__(la, dtype)
-        self.legs = legs   # the physical legs
+        self.legs = legs  # the physical legs
 
     def site(self, t: SymmetricTensor) -> SymmetricTensor:
         if str(t.dtype) == self.dtype.name:
             return t
-        return SymmetricTensor({k: tf.convert(b, self.dtype.name) for k, b in t.blocks.items()}, t.legs,
-                               t.charge, dtype=self.dtype.name)
+        return SymmetricTensor(
+            {k: tf.convert(b, self.dtype.name) for k, b in t.blocks.items()}, t.legs, t.charge, dtype=self.dtype.name
+        )
 
     def gate(self, g: Any, i: int, j: int, da: int, db: int) -> SymmetricTensor:
         g4 = self.la.gate4(g, da, db)
@@ -213,10 +215,10 @@ class SymmetricSites(DenseSites):
         g = m.symmetry
         bond = Leg(g, {k[0]: tuple(u.shape)[1] for k, (u, _) in kept.items()})
         dt = self.dtype.name
-        u = SymmetricTensor({(k[0], k[0]): self.la.leaf(u) for k, (u, _) in kept.items()}, [m.legs[0], bond.dual()],
-                            dtype=dt)
-        vh = SymmetricTensor({(k[0], k[1]): self.la.leaf(v) for k, (_, v) in kept.items()}, [bond, m.legs[1]],
-                             dtype=dt)
+        u = SymmetricTensor(
+            {(k[0], k[0]): self.la.leaf(u) for k, (u, _) in kept.items()}, [m.legs[0], bond.dual()], dtype=dt
+        )
+        vh = SymmetricTensor({(k[0], k[1]): self.la.leaf(v) for k, (_, v) in kept.items()}, [bond, m.legs[1]], dtype=dt)
         return u.split_legs(0), vh.split_legs(1)
 
     def move(self, a: Any, b: Any, to_right: bool) -> tuple[Any, Any]:
@@ -295,8 +297,8 @@ class BlockSites(DenseSites):
                 out = np.tensordot(gc, stack, axes=(1, 0))
                 for k, (s1, s2) in enumerate(pairs):
                     theta[(ql, s1, s2)] = out[k]
-        rows: dict[int, dict] = {}   # cut charge m -> {(ql, s1): offset}, then the sizes
-        cols: dict[int, dict] = {}   # m -> {(s2, qr): offset}
+        rows: dict[int, dict] = {}  # cut charge m -> {(ql, s1): offset}, then the sizes
+        cols: dict[int, dict] = {}  # m -> {(s2, qr): offset}
         for ql, dl in left.items():
             for s1, c1 in enumerate(qa):
                 m = self.add(ql, c1)
@@ -317,22 +319,24 @@ class BlockSites(DenseSites):
                     continue
                 ro, rn = rw[(ql, s1)]
                 co, cn = cl[(s2, self.add(ql, qa[s1] + qb[s2]))]
-                out[ro:ro + rn, co:co + cn] = blk
+                out[ro : ro + rn, co : co + cn] = blk
             mats[m] = out
         return mats, (rows, cols, a, b)
 
     def unpair(self, kept: dict, ctx: Any) -> tuple[SymmetricTensor, SymmetricTensor]:
         rows, cols, a, b = ctx
         bond = {m: int(kept[m][0].shape[1]) for m in sorted(kept)}
-        apieces = ((key, kept[m][0][o:o + n]) for m in kept for key, (o, n) in rows[m].items())
-        bpieces = (((m, s2), kept[m][1][:, o:o + n]) for m in kept for (s2, _), (o, n) in cols[m].items())
-        return (self.layout.build(apieces, bond_of(a.legs[0]), a.legs[1], bond),
-                self.layout.build(bpieces, bond, b.legs[1], bond_of(b.legs[2])))
+        apieces = ((key, kept[m][0][o : o + n]) for m in kept for key, (o, n) in rows[m].items())
+        bpieces = (((m, s2), kept[m][1][:, o : o + n]) for m in kept for (s2, _), (o, n) in cols[m].items())
+        return (
+            self.layout.build(apieces, bond_of(a.legs[0]), a.legs[1], bond),
+            self.layout.build(bpieces, bond, b.legs[1], bond_of(b.legs[2])),
+        )
 
     def move(self, a: SymmetricTensor, b: SymmetricTensor, to_right: bool) -> tuple[SymmetricTensor, SymmetricTensor]:
         layout = self.layout
         left, right = bond_of(a.legs[0]), bond_of(b.legs[2])
-        if to_right:   # QR of a's rows grouped by the right charge; R into b
+        if to_right:  # QR of a's rows grouped by the right charge; R into b
             qa = layout.physical(a.legs[1]).charges
             groups: dict[int, list] = {}
             for (ql, s), blk in layout.matrices(a):
@@ -343,7 +347,7 @@ class BlockSites(DenseSites):
                 q, r = np.linalg.qr(np.concatenate(stack, axis=0))
                 bond[m], factors[m], o = q.shape[1], r, 0
                 for key, blk in zip(keys, stack):
-                    apieces.append((key, q[o:o + blk.shape[0]]))
+                    apieces.append((key, q[o : o + blk.shape[0]]))
                     o += blk.shape[0]
             bpieces = [((m, s), factors[m] @ blk) for (m, s), blk in layout.matrices(b) if m in factors]
             return layout.build(apieces, left, a.legs[1], bond), layout.build(bpieces, bond, b.legs[1], right)
@@ -354,13 +358,16 @@ class BlockSites(DenseSites):
         bond, bpieces, factors = {}, [], {}
         for m in sorted(groups):
             keys, stack = zip(*groups[m])
-            q, r = np.linalg.qr(np.concatenate(stack, axis=1).T)   # b_m = r^T q^T
+            q, r = np.linalg.qr(np.concatenate(stack, axis=1).T)  # b_m = r^T q^T
             bond[m], factors[m], o = q.shape[1], r.T, 0
             for key, blk in zip(keys, stack):
-                bpieces.append((key, q.T[:, o:o + blk.shape[1]]))
+                bpieces.append((key, q.T[:, o : o + blk.shape[1]]))
                 o += blk.shape[1]
-        apieces = [((ql, s), blk @ factors[self.add(ql, qa[s])]) for (ql, s), blk in layout.matrices(a)
-                   if self.add(ql, qa[s]) in factors]
+        apieces = [
+            ((ql, s), blk @ factors[self.add(ql, qa[s])])
+            for (ql, s), blk in layout.matrices(a)
+            if self.add(ql, qa[s]) in factors
+        ]
         return layout.build(apieces, left, a.legs[1], bond), layout.build(bpieces, bond, b.legs[1], right)
 
     def norm(self, t: SymmetricTensor) -> float:
@@ -383,8 +390,9 @@ def _slices(leg: Leg) -> list[tuple[Any, slice]]:
     return out
 
 
-def split_pair(fmt: DenseSites, a: Any, b: Any, g4: Any, to_right: bool, max_bond: int, cutoff: float,
-               normalize: bool) -> tuple[Any, Any, Any, float]:
+def split_pair(
+    fmt: DenseSites, a: Any, b: Any, g4: Any, to_right: bool, max_bond: int, cutoff: float, normalize: bool
+) -> tuple[Any, Any, Any, float]:
     """Sites ``a, b`` (the centre on one of them) with the gate ``g4`` applied, split by one
     truncated SVD: ``(a', b', norm, discarded weight)``, the singular values in ``b'``
     (``to_right``) or ``a'``, ``norm`` that of the kept singular values (the state's norm), and

@@ -26,6 +26,7 @@ values from tenferro's column-major ``reshape``, and every reshape back uses the
 so a fused index is always ``(first, second)`` with the first fastest (the NumPy backend
 fuses in C order; a Krylov step and an SVD do not depend on the order of the coordinates).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -122,17 +123,18 @@ class TracedBackend:
     """MPS site tensors ``psi`` (centre at site 0 between steps), MPO tensors ``ws`` and the
     environment cache, all tenferro tensors or tidu tracers (any mix)."""
 
-    expm = staticmethod(expm_krylov_traced)   #: the differentiable local exponential
+    expm = staticmethod(expm_krylov_traced)  #: the differentiable local exponential
 
     def __init__(self, ws: Sequence[Any], psi: Sequence[Any]):
         if len(ws) != len(psi) or not ws:
-            raise ValueError(f"TracedBackend: {len(ws)} MPO tensors and {len(psi)} site tensors; expected the "
-                             "same positive number")
+            raise ValueError(
+                f"TracedBackend: {len(ws)} MPO tensors and {len(psi)} site tensors; expected the same positive number"
+            )
         self.L = len(ws)
         self.ws = list(ws)
         self.dtype = tf.result_type(*self.ws, *psi)
         self.psi = _right_canonical([tf.convert(a, self.dtype) for a in psi])
-        self._bond: tuple[Any, Any] | None = None   # one-site TDVP: (bond matrix, its far environment)
+        self._bond: tuple[Any, Any] | None = None  # one-site TDVP: (bond matrix, its far environment)
         self._build_envs()
 
     def _build_envs(self) -> None:
@@ -169,15 +171,16 @@ class TracedBackend:
         op1 = TracedOneSite(envs.left(i), ws[i], envs.right(i + 1))
         return TracedLocal(step, op1, tf.reshape(psi[i], (-1,)), _shape(psi[i]))
 
-    def split(self, local: TracedLocal, v: Any, *, alpha: float, max_bond: int, cutoff: float,
-              keep_bond: bool = False) -> tuple[int, float]:
+    def split(
+        self, local: TracedLocal, v: Any, *, alpha: float, max_bond: int, cutoff: float, keep_bond: bool = False
+    ) -> tuple[int, float]:
         """Cut ``v`` at the step's bond by the truncated SVD (rank from the concrete singular
         values, see the module); returns the new bond dimension and the discarded weight. With
         ``keep_bond`` (one-site TDVP) the bond matrix is kept for :meth:`backward_problem`."""
         if alpha != 0.0:
             raise ValueError("TracedBackend.split: noise (alpha > 0) is a DMRG device; a traced run has none")
         step, shape = local.step, local.shape
-        c = 2 if step.n_sites == 2 or step.direction == RIGHT else 1   # legs left of the cut
+        c = 2 if step.n_sites == 2 or step.direction == RIGHT else 1  # legs left of the cut
         m = tf.reshape(v, (prod(shape[:c]), -1))
         u, s, vh = tf.linalg.svd(m)
         s_c = value_of(s)
@@ -189,9 +192,9 @@ class TracedBackend:
             left, right = u, tf.einsum("k,kn->kn", s, vh)
         else:
             left, right = tf.einsum("mk,k->mk", u, s), vh
-        lf = tf.reshape(left, (*shape[:c - 1], -1, k))
-        rf = tf.reshape(right, (k, -1, *shape[c + 1:]))
-        j = step.site + c - 2   # the site the left factor belongs to
+        lf = tf.reshape(left, (*shape[: c - 1], -1, k))
+        rf = tf.reshape(right, (k, -1, *shape[c + 1 :]))
+        j = step.site + c - 2  # the site the left factor belongs to
         lf2, rf2 = len(lf.shape) == 2, len(rf.shape) == 2
         if keep_bond and (lf2 or rf2):
             # the bond matrix and the environment on its far side, which move() drops
@@ -233,8 +236,11 @@ class TracedBackend:
             self.psi[local.site] = x
             return
         i = local.step.arriving
-        self.psi[i] = (tf.einsum("ab,bsc->asc", x, self.psi[i]) if local.step.direction == RIGHT
-                       else tf.einsum("asb,bc->asc", self.psi[i], x))
+        self.psi[i] = (
+            tf.einsum("ab,bsc->asc", x, self.psi[i])
+            if local.step.direction == RIGHT
+            else tf.einsum("asb,bc->asc", self.psi[i], x)
+        )
         self._bond = None
 
     def site_problem(self, i: int, step: Step | None = None) -> TracedLocal:

@@ -21,6 +21,7 @@ stdout is closed early (``| head``).
 :func:`main` is the entry point; the JSON schema is documented in the README
 ("Run a simulation").
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,7 +38,6 @@ from .common import PROG, _version
 __all__ = ["main", "build_parser", "PROG"]
 
 
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``tensor4all`` program (one subparser per command)."""
     parser = argparse.ArgumentParser(
@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", title="commands")
     p = _dmrg.add_parser(commands)
     s = _cli_scan.add_parser(commands, p)
-    _cli_lattice.restrict_scan_models(s)   # scan runs the spin chains of ScanTask only
+    _cli_lattice.restrict_scan_models(s)  # scan runs the spin chains of ScanTask only
     e = _cli_evolve.add_parser(commands, p)
     parser.commands = {"dmrg": p, "scan": s, "evolve": e}  # type: ignore[attr-defined]
     return parser
@@ -60,8 +60,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        parser.error(f"a command is required; valid commands: {', '.join(parser.commands)} "  # type: ignore[attr-defined]
-                     f"(e.g. '{PROG} dmrg')")
+        parser.error(
+            f"a command is required; valid commands: {', '.join(parser.commands)} "  # type: ignore[attr-defined]
+            f"(e.g. '{PROG} dmrg')"
+        )
     try:
         return args.func(parser, args, argv)
     except KeyboardInterrupt:

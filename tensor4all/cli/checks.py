@@ -1,6 +1,7 @@
 """The checks of a DMRG command line that need more than one option, and its symmetry choices
 (:func:`conserve_of`, :func:`sector_of`): the ``dmrg`` command runs them on its arguments, ``scan``
 on each point and ``evolve`` on its ground state and output files (imported, never copied)."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,8 +12,15 @@ from . import lattice as _cli_lattice
 from .common import check_memory, installed, run_memory
 from ..tools.files import output_problem
 
-__all__ = ["SAVE_EXTENSIONS", "PLOT_EXTENSIONS", "ground_sector", "conserve_of", "sector_of", "validate",
-           "memory_estimate"]
+__all__ = [
+    "SAVE_EXTENSIONS",
+    "PLOT_EXTENSIONS",
+    "ground_sector",
+    "conserve_of",
+    "sector_of",
+    "validate",
+    "memory_estimate",
+]
 
 SAVE_EXTENSIONS = {".arrow": "arrow", ".parquet": "parquet", ".npz": "npz"}
 PLOT_EXTENSIONS = (".png", ".pdf", ".svg")
@@ -74,27 +82,37 @@ def validate(sub: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Every check of a dmrg run that needs more than one option, reported through ``sub.error``
     (exit 2 with that parser's usage line: dmrg's, or scan's and evolve's for their points)."""
     conserve = conserve_of(args)
-    _cli_lattice.check(sub, args, conserve)   # model options, lattice, fermion sectors
+    _cli_lattice.check(sub, args, conserve)  # model options, lattice, fermion sectors
     for what, sched in (("--chi", args.chi), ("--cutoff", args.cutoff)):
         if len(sched) > args.sweeps:
-            sub.error(f"argument --sweeps: {args.sweeps} sweep(s) cannot run the {len(sched)}-entry "
-                      f"{what} schedule; give --sweeps {len(sched)} or more")
+            sub.error(
+                f"argument --sweeps: {args.sweeps} sweep(s) cannot run the {len(sched)}-entry "
+                f"{what} schedule; give --sweeps {len(sched)} or more"
+            )
     if args.conserve not in ("auto", "none") and conserve is None:
-        sub.error(f"argument --conserve: {args.conserve} runs in float64; drop --dtype complex128 or give "
-                  "--conserve none")
+        sub.error(
+            f"argument --conserve: {args.conserve} runs in float64; drop --dtype complex128 or give --conserve none"
+        )
     if conserve == "Sz" and args.model == "tfim":
         sub.error("argument --conserve: the tfim conserves no Sz; use --conserve parity (or auto)")
     if conserve == "parity" and args.model != "tfim":
         sub.error(f"argument --conserve: --model {args.model} conserves Sz, not a parity; use --conserve Sz")
-    if args.sz is not None and args.model not in _cli_lattice.FERMION_MODELS and (args.model == "tfim" or
-                                                                                   conserve != "Sz"):
-        sub.error("argument --sz: needs --model heisenberg/xxz/j1j2 with --conserve Sz or auto (float64), or "
-                  "hubbard/tj with --conserve N,Sz or auto")
+    if (
+        args.sz is not None
+        and args.model not in _cli_lattice.FERMION_MODELS
+        and (args.model == "tfim" or conserve != "Sz")
+    ):
+        sub.error(
+            "argument --sz: needs --model heisenberg/xxz/j1j2 with --conserve Sz or auto (float64), or "
+            "hubbard/tj with --conserve N,Sz or auto"
+        )
     if args.parity is not None and (args.model != "tfim" or conserve != "parity"):
         sub.error("argument --parity: needs --model tfim with --conserve parity or auto (two-site, float64)")
     if getattr(args, "measure", None) and args.model not in _cli_lattice.FERMION_MODELS:
-        sub.error(f"argument --measure: the measurements are those of the fermion models (hubbard, tj, spinless), "
-                  f"not of --model {args.model}")
+        sub.error(
+            f"argument --measure: the measurements are those of the fermion models (hubbard, tj, spinless), "
+            f"not of --model {args.model}"
+        )
     if args.noise is not None and args.two_site:
         sub.error("argument --noise: only used with --one-site (two-site updates grow bonds by the SVD)")
     for opt in ("json", "plot", "save"):
@@ -103,26 +121,40 @@ def validate(sub: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             continue
         problem = output_problem(path)  # the check scan's --out and tensor4all.scan make too
         if problem is not None:
-            sub.error(f"argument --{opt}: {problem}" + (" (or - for standard output)"
-                                                        if opt == "json" and not path.strip() else ""))
-    check_memory(sub.error, memory_estimate(args), f"environments, MPS and Lanczos vectors at L={args.L}, "
-                 f"chi={max(args.chi)}, {args.dtype}", "lower --chi or --L")
+            sub.error(
+                f"argument --{opt}: {problem}"
+                + (" (or - for standard output)" if opt == "json" and not path.strip() else "")
+            )
+    check_memory(
+        sub.error,
+        memory_estimate(args),
+        f"environments, MPS and Lanczos vectors at L={args.L}, chi={max(args.chi)}, {args.dtype}",
+        "lower --chi or --L",
+    )
     if args.plot is not None:
         ext = os.path.splitext(args.plot)[1].lower()
         if ext not in PLOT_EXTENSIONS:
-            sub.error(f"argument --plot: unknown extension {ext or '(none)'!r} of {args.plot!r}; "
-                      f"valid extensions: {', '.join(PLOT_EXTENSIONS)}")
+            sub.error(
+                f"argument --plot: unknown extension {ext or '(none)'!r} of {args.plot!r}; "
+                f"valid extensions: {', '.join(PLOT_EXTENSIONS)}"
+            )
         if not installed("matplotlib"):
-            sub.error("argument --plot: matplotlib is not installed; install the 'plot' extra: "
-                      "pip install 'tidu-tenferro[plot]'")
+            sub.error(
+                "argument --plot: matplotlib is not installed; install the 'plot' extra: "
+                "pip install 'tidu-tenferro[plot]'"
+            )
     if args.save is not None:
         ext = os.path.splitext(args.save)[1].lower()
         if ext not in SAVE_EXTENSIONS:
-            sub.error(f"argument --save: unknown extension {ext or '(none)'!r} of {args.save!r}; "
-                      f"valid extensions: {', '.join(SAVE_EXTENSIONS)}")
+            sub.error(
+                f"argument --save: unknown extension {ext or '(none)'!r} of {args.save!r}; "
+                f"valid extensions: {', '.join(SAVE_EXTENSIONS)}"
+            )
         if SAVE_EXTENSIONS[ext] in ("arrow", "parquet") and not installed("pyarrow"):
-            sub.error(f"argument --save: {ext} files need pyarrow, which is not installed; install the "
-                      "'arrow' extra (pip install 'tidu-tenferro[arrow]') or save as .npz")
+            sub.error(
+                f"argument --save: {ext} files need pyarrow, which is not installed; install the "
+                "'arrow' extra (pip install 'tidu-tenferro[arrow]') or save as .npz"
+            )
 
 
 def memory_estimate(args: argparse.Namespace) -> int:

@@ -1,6 +1,7 @@
 """Small helpers the command-line programs share (``cli``, ``_cli_evolve``, ``_cli_scan``): the
 package version, JSON-safe values, atomic text files, argument types for numbers, and the
 writing of the ``--save``/``--json``/``--plot`` outputs after a run."""
+
 from __future__ import annotations
 
 import argparse
@@ -16,9 +17,28 @@ from tenferro.files import atomic_write
 
 from ..tools.errors import Tensor4allError
 
-__all__ = ["PROG", "CONSERVE", "_version", "_json_safe", "_write_atomic", "run_memory", "check_memory", "real_arg",
-           "integer_arg", "write_outputs", "finite_float", "nonnegative_float", "noise_arg", "threads_arg",
-           "bond_schedule", "cutoff_schedule", "installed", "add_output_options", "run_reported", "write_json_record"]
+__all__ = [
+    "PROG",
+    "CONSERVE",
+    "_version",
+    "_json_safe",
+    "_write_atomic",
+    "run_memory",
+    "check_memory",
+    "real_arg",
+    "integer_arg",
+    "write_outputs",
+    "finite_float",
+    "nonnegative_float",
+    "noise_arg",
+    "threads_arg",
+    "bond_schedule",
+    "cutoff_schedule",
+    "installed",
+    "add_output_options",
+    "run_reported",
+    "write_json_record",
+]
 
 #: the program's name in messages and records
 PROG = "tensor4all"
@@ -57,7 +77,7 @@ def run_memory(L: int, d: int, D: int, chi: int, itemsize: int, basis: int) -> i
     ``d^min(b, L-b)`` at bond ``b``): environments ``chi_b^2 D`` and MPS ``chi_b^2 d`` per bond,
     and a Krylov or Lanczos basis of ``basis`` two-site vectors (``chi^2 d^2``) of the largest bond."""
     k = math.ceil(math.log(chi, d)) if chi > 1 else 0  # bonds at each end where d^b may be < chi
-    if L - 1 <= 2 * k:   # sum over bonds of min(chi, d^min(b, L-b))^2, without forming d^L for huge L
+    if L - 1 <= 2 * k:  # sum over bonds of min(chi, d^min(b, L-b))^2, without forming d^L for huge L
         squares = sum(min(chi, d ** min(b, L - b)) ** 2 for b in range(1, L))
         top = max((min(chi, d ** min(b, L - b)) for b in range(1, L)), default=1)
     else:
@@ -71,14 +91,19 @@ def check_memory(error: Callable[[str], Any], needed: int, what: str, fix: str) 
     available now (:func:`tenferro.checks.available_memory`)."""
     available = available_memory()
     if available is not None and needed > available:
-        error(f"the run would need about {fmt_bytes(needed)} ({what}) but {fmt_bytes(available)} of memory is "
-              f"available; {fix}")
+        error(
+            f"the run would need about {fmt_bytes(needed)} ({what}) but {fmt_bytes(available)} of memory is "
+            f"available; {fix}"
+        )
 
 
 def real_arg(low: float, *, strict: bool) -> Callable[[str], float]:
     """An argparse type: a finite number ``> low`` (``strict``) or ``>= low``."""
-    what = f"{'a positive' if strict else 'a non-negative'} finite number" if low == 0 else \
-        f"a finite number {'>' if strict else '>='} {low:g}"
+    what = (
+        f"{'a positive' if strict else 'a non-negative'} finite number"
+        if low == 0
+        else f"a finite number {'>' if strict else '>='} {low:g}"
+    )
 
     def parse(text: str) -> float:
         try:
@@ -95,6 +120,7 @@ def real_arg(low: float, *, strict: bool) -> Callable[[str], float]:
 
 def integer_arg(low: int, what: str) -> Callable[[str], int]:
     """An argparse type: an integer ``>= low``; ``what`` names it in the message."""
+
     def parse(text: str) -> int:
         try:
             n = int(text)
@@ -108,8 +134,9 @@ def integer_arg(low: int, what: str) -> Callable[[str], int]:
     return parse
 
 
-def write_outputs(args: Any, writers: Sequence[tuple[str, Callable[[str], Any]]], say: Callable[[str], None],
-                  prog: str) -> int:
+def write_outputs(
+    args: Any, writers: Sequence[tuple[str, Callable[[str], Any]]], say: Callable[[str], None], prog: str
+) -> int:
     """Run ``writer(path)`` for each option of ``writers`` the user gave (``args.<option>``):
     a failed write is one line on stderr and exit status 1, the others are still written;
     the written ones are reported through ``say``. Returns the exit status."""
@@ -160,7 +187,6 @@ def threads_arg(text: str) -> int | None:
     return integer_arg(0, "the thread count is 'auto' or a non-negative integer")(text)
 
 
-
 def bond_schedule(text: str) -> list[int]:
     hint = "bond dimensions are positive integers: a number such as 64 or a per-sweep schedule such as 16,32,64"
     parts = [p.strip() for p in text.split(",")]
@@ -198,18 +224,33 @@ def add_output_options(group: Any, *, json_what: str, plot_what: str, rows_what:
     """The output options every simulation command has, worded for it: ``--json`` (``json_what``:
     what the record holds), ``--plot`` (``plot_what``: what the figure shows), ``--save`` (the final
     MPS) and ``--quiet`` (``rows_what``: the table rows it silences)."""
-    group.add_argument("--json", metavar="PATH", default=None,
-                       help=f"write the full result as JSON: {json_what}; '-' writes it to standard output (and the "
-                            "report to stderr) (default: none)")
-    group.add_argument("--plot", metavar="PATH", default=None,
-                       help=f"write a figure (.png, .pdf or .svg) of {plot_what}; needs matplotlib, the 'plot' extra "
-                            "(default: none)")
-    group.add_argument("--save", metavar="PATH", default=None,
-                       help="write the final MPS: .arrow (Arrow IPC) or .parquet via tenferro.save (the 'arrow' "
-                            "extra), or .npz (NumPy); read it back with tensor4all.MPS.load(PATH) (default: none)")
-    group.add_argument("--quiet", "-q", action="store_true",
-                       help=f"no progress bar and no {rows_what}, only the final summary (default: off; the progress "
-                            "bar is also off when stderr is not a terminal)")
+    group.add_argument(
+        "--json",
+        metavar="PATH",
+        default=None,
+        help=f"write the full result as JSON: {json_what}; '-' writes it to standard output (and the "
+        "report to stderr) (default: none)",
+    )
+    group.add_argument(
+        "--plot",
+        metavar="PATH",
+        default=None,
+        help=f"write a figure (.png, .pdf or .svg) of {plot_what}; needs matplotlib, the 'plot' extra (default: none)",
+    )
+    group.add_argument(
+        "--save",
+        metavar="PATH",
+        default=None,
+        help="write the final MPS: .arrow (Arrow IPC) or .parquet via tenferro.save (the 'arrow' "
+        "extra), or .npz (NumPy); read it back with tensor4all.MPS.load(PATH) (default: none)",
+    )
+    group.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help=f"no progress bar and no {rows_what}, only the final summary (default: off; the progress "
+        "bar is also off when stderr is not a terminal)",
+    )
 
 
 def run_reported(run: Callable[[], Any], error: Callable[[str], Any], close_bar: Callable[[], None]) -> Any:

@@ -1,6 +1,7 @@
 """The checks of a ``tensor4all evolve`` command line that need more than one option (exit 2
 through ``parser.error``, before anything runs), its memory estimate, and the dmrg command's
 checks applied to its output files (:mod:`tensor4all.cli.checks`)."""
+
 from __future__ import annotations
 
 import argparse
@@ -8,8 +9,17 @@ import math
 
 from .checks import validate
 from .common import check_memory, run_memory
-from .models import (ALL_MODEL_OPTIONS, DEFAULT_OBSERVE, MODEL_OPTIONS, OPERATORS, charge_of, letters_of, mpo_bond,
-                     product_letters, state_conserves)
+from .models import (
+    ALL_MODEL_OPTIONS,
+    DEFAULT_OBSERVE,
+    MODEL_OPTIONS,
+    OPERATORS,
+    charge_of,
+    letters_of,
+    mpo_bond,
+    product_letters,
+    state_conserves,
+)
 from ..algorithms.evolution import time_grid
 from ..tools.errors import InvalidOptionError, ValueRangeError
 
@@ -27,57 +37,83 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         for name in ALL_MODEL_OPTIONS:
             if getattr(args, dest + name) is not None and name not in used:
                 users = [mdl for mdl, opts in MODEL_OPTIONS.items() if name in opts]
-                extra = " (the xx chain has Jz = 0; --model xxz takes --Jz)" \
-                    if name == "Jz" and args.model == "xx" else ""
+                extra = (
+                    " (the xx chain has Jz = 0; --model xxz takes --Jz)" if name == "Jz" and args.model == "xx" else ""
+                )
                 takes = "".join(f", --{prefix}{u}" for u in used)
-                parser.error(f"argument --{prefix}{name}: not a parameter of --model {args.model}{extra} (it belongs "
-                             f"to {', '.join(users)}; {args.model} takes --{prefix}J{takes})")
+                parser.error(
+                    f"argument --{prefix}{name}: not a parameter of --model {args.model}{extra} (it belongs "
+                    f"to {', '.join(users)}; {args.model} takes --{prefix}J{takes})"
+                )
     quench = [n for n in ("J",) + ALL_MODEL_OPTIONS if getattr(args, "quench_" + n) is not None]
     if quench and args.state != "ground":
-        parser.error(f"argument --quench-{quench[0]}: a quench starts from the ground state; give --state ground "
-                     f"(a product state evolves with --{quench[0]} itself)")
+        parser.error(
+            f"argument --quench-{quench[0]}: a quench starts from the ground state; give --state ground "
+            f"(a product state evolves with --{quench[0]} itself)"
+        )
     if args.method == "tebd" and args.one_site:
         parser.error("argument --one-site: only with --method tdvp (TEBD applies two-site gates)")
     if args.method == "tdvp" and args.order is not None:
         parser.error("argument --order: the Trotter order of --method tebd; TDVP has none (give --method tebd)")
     if args.state.startswith("product:"):
-        spec = args.state[len("product:"):]
+        spec = args.state[len("product:") :]
         letters = product_letters(args.model, spec)
         if letters is None:
             bad = next(c for c in spec if product_letters(args.model, c) is None)
-            valid = "0 (empty), u (up), d (down), 2 (both)" if args.model == "hubbard" else \
-                "u or 0 (up), d or 1 (down), + and - (eigenstates of Sx, tfim: X)"
-            parser.error(f"argument --state: {bad!r} in {args.state!r} is not a state of a --model {args.model} "
-                         f"site; its letters: {valid}")
+            valid = (
+                "0 (empty), u (up), d (down), 2 (both)"
+                if args.model == "hubbard"
+                else "u or 0 (up), d or 1 (down), + and - (eigenstates of Sx, tfim: X)"
+            )
+            parser.error(
+                f"argument --state: {bad!r} in {args.state!r} is not a state of a --model {args.model} "
+                f"site; its letters: {valid}"
+            )
         args.state = "product:" + letters
     letters = letters_of(args.state, args.L)
     if letters is not None and len(letters) != args.L:
         parser.error(f"argument --state: {args.state!r} gives {len(letters)} sites, but --L is {args.L}")
     if args.one_site and letters is not None:
-        parser.error("argument --one-site: one-site TDVP keeps the bond dimensions of the initial state, all 1 for "
-                     "the product state --state " + args.state + ": it would stay a product state; use two-site "
-                     "TDVP (the default) or --state ground")
+        parser.error(
+            "argument --one-site: one-site TDVP keeps the bond dimensions of the initial state, all 1 for "
+            "the product state --state " + args.state + ": it would stay a product state; use two-site "
+            "TDVP (the default) or --state ground"
+        )
     conserve = args.conserve
-    if conserve not in ("auto", "none") and conserve != charge_of(args.model) and \
-            not (args.model == "hubbard" and conserve == "N"):
+    if (
+        conserve not in ("auto", "none")
+        and conserve != charge_of(args.model)
+        and not (args.model == "hubbard" and conserve == "N")
+    ):
         if args.model == "hubbard":
-            other = (f"hubbard runs in sectors of N and Sz together or of N alone, not of {conserve}; use "
-                     "--conserve N,Sz (or auto) or N")
+            other = (
+                f"hubbard runs in sectors of N and Sz together or of N alone, not of {conserve}; use "
+                "--conserve N,Sz (or auto) or N"
+            )
         elif args.model == "tfim":
             other = f"the tfim conserves no {conserve}; use --conserve parity (or auto)"
         else:
-            other = f"--model {args.model} conserves Sz, not {'a parity' if conserve == 'parity' else conserve}; " \
-                    "use --conserve Sz (or auto)"
+            other = (
+                f"--model {args.model} conserves Sz, not {'a parity' if conserve == 'parity' else conserve}; "
+                "use --conserve Sz (or auto)"
+            )
         parser.error(f"argument --conserve: {other}")
     if conserve in ("Sz", "parity") and letters is not None and not state_conserves(args.model, letters):
-        parser.error(f"argument --conserve: the state {args.state} is not an eigenstate of the {conserve}; "
-                     + ("a product of + and - (eigenstates of X) is; or give --conserve none" if args.model == "tfim"
-                        else "a product of u and d is; or give --conserve none"))
+        parser.error(
+            f"argument --conserve: the state {args.state} is not an eigenstate of the {conserve}; "
+            + (
+                "a product of + and - (eigenstates of X) is; or give --conserve none"
+                if args.model == "tfim"
+                else "a product of u and d is; or give --conserve none"
+            )
+        )
     observe = DEFAULT_OBSERVE[args.model] if args.observe is None else args.observe
     bad = [o for o in observe if o not in OPERATORS[args.model]]
     if bad:
-        parser.error(f"argument --observe: unknown operator {bad[0]!r} of --model {args.model}; valid operators: "
-                     f"{', '.join(OPERATORS[args.model])} (or auto, or none)")
+        parser.error(
+            f"argument --observe: unknown operator {bad[0]!r} of --model {args.model}; valid operators: "
+            f"{', '.join(OPERATORS[args.model])} (or auto, or none)"
+        )
     try:
         steps = time_grid(args.t, args.dt, "evolve")
     except InvalidOptionError as e:
@@ -86,13 +122,35 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error("argument --dt: " + str(e).replace("evolve: ", "").replace("larger dt", "larger --dt"))
     if args.every is None:
         args.every = max(1, math.ceil(steps / ROWS))
-    check_memory(parser.error, memory_estimate(args), f"environments, MPS and Krylov vectors at L={args.L}, "
-                 f"max bond {args.max_bond}, complex128", "lower --max-bond or --L")
+    check_memory(
+        parser.error,
+        memory_estimate(args),
+        f"environments, MPS and Krylov vectors at L={args.L}, max bond {args.max_bond}, complex128",
+        "lower --max-bond or --L",
+    )
     # the output files: the dmrg command's checks, this command's usage line
-    as_dmrg = argparse.Namespace(model="heisenberg", L=2, J=1.0, Jz=None, h=None, g=None, spin=None, chi=[1],
-                                 sweeps=1, cutoff=[0.0], tol=0.0, two_site=True, noise=None, conserve="none",
-                                 sz=None, parity=None, dtype="float64", json=args.json, plot=args.plot,
-                                 save=args.save)
+    as_dmrg = argparse.Namespace(
+        model="heisenberg",
+        L=2,
+        J=1.0,
+        Jz=None,
+        h=None,
+        g=None,
+        spin=None,
+        chi=[1],
+        sweeps=1,
+        cutoff=[0.0],
+        tol=0.0,
+        two_site=True,
+        noise=None,
+        conserve="none",
+        sz=None,
+        parity=None,
+        dtype="float64",
+        json=args.json,
+        plot=args.plot,
+        save=args.save,
+    )
     validate(parser, as_dmrg)
 
 

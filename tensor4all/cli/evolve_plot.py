@@ -1,4 +1,5 @@
 """The figure of ``tensor4all evolve --plot`` (matplotlib, an optional dependency)."""
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -10,8 +11,9 @@ from .evolve_states import staggered
 __all__ = ["write_evolve_plot"]
 
 
-def write_evolve_plot(path: str, res: Any, observe: Sequence[str], rows: Sequence[dict[str, Any]], L: int,
-                      title: str) -> None:
+def write_evolve_plot(
+    path: str, res: Any, observe: Sequence[str], rows: Sequence[dict[str, Any]], L: int, title: str
+) -> None:
     """Three panels: the observables' site and staggered averages against time (the exact
     staggered magnetization dashed where known); the entanglement entropy at the middle bond
     with the largest bond dimension; the first observable over sites and time (or the energy

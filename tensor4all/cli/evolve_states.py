@@ -1,6 +1,7 @@
 """The Hamiltonian and the initial state of a checked ``tensor4all evolve`` command line: a
 product state in the model's own basis, or the DMRG ground state of the chain before a quench
 (:func:`build_states`), and whether the run conserves a charge."""
+
 from __future__ import annotations
 
 import argparse
@@ -10,8 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .checks import conserve_of, sector_of
-from .models import (charge_of, couplings, hamiltonian, letters_of, product_mps,
-                     state_conserves)
+from .models import charge_of, couplings, hamiltonian, letters_of, product_mps, state_conserves
 from ..algorithms.dmrg import dmrg
 from ..networks.mpo import MPO
 from ..networks.mps import MPS
@@ -45,31 +45,59 @@ def build_states(args: argparse.Namespace, ground_callback: Callable | None = No
             conserve = None
         elif a.conserve == "auto" and not state_conserves(a.model, letters):
             conserve = None
-            reason = ("the state is not an Sz eigenstate (it has + or -)" if a.model != "tfim" else
-                      "the state is not a parity eigenstate: only products of + and - (X eigenstates) are")
+            reason = (
+                "the state is not an Sz eigenstate (it has + or -)"
+                if a.model != "tfim"
+                else "the state is not a parity eigenstate: only products of + and - (X eigenstates) are"
+            )
         else:
             conserve = a.conserve if a.conserve in ("N", "N,Sz") else charge_of(a.model)
-        return States(hamiltonian(a.model, a.L, after, conserve), product_mps(a.model, letters, conserve), conserve,
-                      before, after, dense_reason=reason)
-    if a.model == "hubbard":   # half filling, N = L (at the lowest |Sz|); --conserve none: the lowest state of any N
+        return States(
+            hamiltonian(a.model, a.L, after, conserve),
+            product_mps(a.model, letters, conserve),
+            conserve,
+            before,
+            after,
+            dense_reason=reason,
+        )
+    if a.model == "hubbard":  # half filling, N = L (at the lowest |Sz|); --conserve none: the lowest state of any N
         conserve = None if a.conserve == "none" else a.conserve if a.conserve == "N" else "N,Sz"
         sector = None
-    else:   # the dmrg command's choice of charge and sector for these couplings
-        as_dmrg = argparse.Namespace(model="xxz" if a.model == "xx" else a.model, L=a.L, J=before["J"],
-                                     Jz=before.get("Jz", 0.0 if a.model == "xx" else None), h=before.get("h"),
-                                     g=before.get("g"), spin=None, conserve=a.conserve, dtype="float64", sz=None,
-                                     parity=None)
+    else:  # the dmrg command's choice of charge and sector for these couplings
+        as_dmrg = argparse.Namespace(
+            model="xxz" if a.model == "xx" else a.model,
+            L=a.L,
+            J=before["J"],
+            Jz=before.get("Jz", 0.0 if a.model == "xx" else None),
+            h=before.get("h"),
+            g=before.get("g"),
+            spin=None,
+            conserve=a.conserve,
+            dtype="float64",
+            sz=None,
+            parity=None,
+        )
         conserve = conserve_of(as_dmrg)
         sector = sector_of(as_dmrg)
     if a.conserve == "auto" and conserve is None:
         reason = "the ground state's sector is not known by symmetry for these couplings"
     H0 = hamiltonian(a.model, a.L, before, conserve)
-    res = dmrg(H0, None, max_bond=a.max_bond, cutoff=a.cutoff, seed=a.seed, threads=a.threads, conserve=conserve,
-               sector=sector, callback=ground_callback)
+    res = dmrg(
+        H0,
+        None,
+        max_bond=a.max_bond,
+        cutoff=a.cutoff,
+        seed=a.seed,
+        threads=a.threads,
+        conserve=conserve,
+        sector=sector,
+        callback=ground_callback,
+    )
     psi = res.state
     psi.normalize()
-    return States(hamiltonian(a.model, a.L, after, conserve), psi, conserve, before, after, ground=res,
-                  dense_reason=reason)
+    return States(
+        hamiltonian(a.model, a.L, after, conserve), psi, conserve, before, after, ground=res, dense_reason=reason
+    )
 
 
 def staggered(values: np.ndarray) -> np.ndarray:

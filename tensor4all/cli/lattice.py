@@ -20,6 +20,7 @@ of ``--L`` sites: their output and JSON record are unchanged); this module adds
 Which options a model takes is :data:`MODEL_OPTIONS`; an option given to a model that does not
 take it is an argparse error naming the models that do.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,19 +34,48 @@ from ..references.fermions import exact_sector_energy, free_electron_energy, fre
 from ..lattices import Lattice, chain, honeycomb, ladder, square, triangular
 from ..references import ED_MAX_DIM, Reference
 
-__all__ = ["LATTICES", "SPIN_CHAIN_MODELS", "MODELS", "FERMION_MODELS", "MODEL_OPTIONS", "LOCAL", "StoreGiven",
-           "add_options", "restrict_scan_models", "is_legacy", "check", "lattice_of", "n_sites", "couplings",
-           "conserve_of", "sector_of", "ground_sector", "hamiltonian", "reference", "ed_states", "mpo_shape",
-           "model_text", "lattice_record", "nearest_bonds", "symmetry_text"]
+__all__ = [
+    "LATTICES",
+    "SPIN_CHAIN_MODELS",
+    "MODELS",
+    "FERMION_MODELS",
+    "MODEL_OPTIONS",
+    "LOCAL",
+    "StoreGiven",
+    "add_options",
+    "restrict_scan_models",
+    "is_legacy",
+    "check",
+    "lattice_of",
+    "n_sites",
+    "couplings",
+    "conserve_of",
+    "sector_of",
+    "ground_sector",
+    "hamiltonian",
+    "reference",
+    "ed_states",
+    "mpo_shape",
+    "model_text",
+    "lattice_record",
+    "nearest_bonds",
+    "symmetry_text",
+]
 
 LATTICES = ("chain", "ladder", "square", "triangular", "honeycomb")
 SPIN_CHAIN_MODELS = ("heisenberg", "xxz", "tfim")
 FERMION_MODELS = ("hubbard", "tj", "spinless")
 MODELS = SPIN_CHAIN_MODELS + ("j1j2",) + FERMION_MODELS
 #: the couplings each model takes (besides the size: --L, or --lattice with --Lx/--Ly)
-MODEL_OPTIONS = {"heisenberg": ("J", "Jz", "h", "spin"), "xxz": ("J", "Jz", "h", "spin"), "tfim": ("J", "g"),
-                 "j1j2": ("J", "J2", "h"), "hubbard": ("t", "U", "mu"), "tj": ("t", "J"),
-                 "spinless": ("t", "V", "mu")}
+MODEL_OPTIONS = {
+    "heisenberg": ("J", "Jz", "h", "spin"),
+    "xxz": ("J", "Jz", "h", "spin"),
+    "tfim": ("J", "g"),
+    "j1j2": ("J", "J2", "h"),
+    "hubbard": ("t", "U", "mu"),
+    "tj": ("t", "J"),
+    "spinless": ("t", "V", "mu"),
+}
 #: every model option, in the order of the messages
 ALL_OPTIONS = ("J", "Jz", "h", "spin", "g", "J2", "t", "U", "V", "mu")
 #: the defaults of the couplings (``Jz``: equal to ``J``; ``J`` of tj: 0.5)
@@ -54,8 +84,15 @@ TJ_DEFAULT_J = 0.5
 #: the local space of each model's sites (heisenberg/xxz: by --spin)
 LOCAL = {"tfim": "pauli", "j1j2": "spin-1/2", "hubbard": "electron", "tj": "tj", "spinless": "fermion"}
 #: the --conserve choices each model accepts (besides auto and none)
-CONSERVES = {"heisenberg": ("Sz",), "xxz": ("Sz",), "j1j2": ("Sz",), "tfim": ("parity",), "hubbard": ("N", "N,Sz"),
-             "tj": ("N", "N,Sz"), "spinless": ("N",)}
+CONSERVES = {
+    "heisenberg": ("Sz",),
+    "xxz": ("Sz",),
+    "j1j2": ("Sz",),
+    "tfim": ("parity",),
+    "hubbard": ("N", "N,Sz"),
+    "tj": ("N", "N,Sz"),
+    "spinless": ("N",),
+}
 #: what --conserve auto means for the fermion models: both charges where the site conserves them
 AUTO_CONSERVE = {"hubbard": "N,Sz", "tj": "N,Sz", "spinless": "N"}
 #: operator flavours per bond of each model's OpSum (the MPO bond dimension is about 2 + flavours x reach)
@@ -67,8 +104,13 @@ class StoreGiven(argparse.Action):
     """``store``, and records the option as given (``namespace.given_options``), so that an option
     with a default can still be refused where it does not apply (``--J`` of hubbard)."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         setattr(namespace, self.dest, values)
         namespace.given_options = set(getattr(namespace, "given_options", ())) | {self.dest}
 
@@ -87,34 +129,73 @@ def add_options(lattice: Any, fermions: Any, number: Any, real: Any) -> None:
     """Add ``--lattice --Lx --Ly --yperiodic`` to the group ``lattice`` and ``--t --U --V --mu --J2
     --N`` to ``fermions``; ``number`` and ``real`` are the argparse types of positive integers and
     finite numbers."""
-    lattice.add_argument("--lattice", choices=LATTICES, default=None,
-                         help="the sites and bonds (tensor4all.lattices, site n = x*Ly + y): chain (--L sites), "
-                              "ladder (--Lx rungs of --Ly legs), square, triangular or honeycomb (--Lx columns of "
-                              "--Ly sites; square and triangular are cylinders, periodic in y, unless "
-                              "--no-yperiodic) (default: chain)")
-    lattice.add_argument("--Lx", type=number(1, "--Lx is a positive integer"), default=None,
-                         help="columns of a ladder/square/triangular/honeycomb lattice (default: 8)")
-    lattice.add_argument("--Ly", type=number(1, "--Ly is a positive integer"), default=None,
-                         help="sites per column (ladder: legs) (default: 2 for ladder, 4 otherwise)")
-    lattice.add_argument("--yperiodic", action=argparse.BooleanOptionalAction, default=None,
-                         help="bonds around the cylinder, (x, Ly-1)-(x, 0) (default: on for square and triangular, "
-                              "off for honeycomb, which needs an even --Ly for it; chain and ladder are open)")
-    fermions.add_argument("--t", type=real, default=None,
-                          help="hopping of hubbard/tj/spinless, -t sum (c+_i c_j + h.c.) over the bonds "
-                               f"(default: {DEFAULTS['t']:g})")
-    fermions.add_argument("--U", type=real, default=None,
-                          help=f"on-site interaction of hubbard, U sum n_up n_dn (default: {DEFAULTS['U']:g})")
-    fermions.add_argument("--V", type=real, default=None,
-                          help=f"nearest-neighbour interaction of spinless, V sum n_i n_j (default: {DEFAULTS['V']:g})")
-    fermions.add_argument("--mu", type=real, default=None,
-                          help=f"chemical potential of hubbard/spinless, -mu sum n (default: {DEFAULTS['mu']:g})")
-    fermions.add_argument("--J2", type=real, default=None,
-                          help="next-nearest exchange of j1j2 (--J is J1; the lattice's next_nearest bonds, "
-                               f"(i, i+2) on a chain) (default: {DEFAULTS['J2']:g})")
-    fermions.add_argument("--N", type=number(0, "the particle number is a non-negative integer"), default=None,
-                          help="the particle number of hubbard/tj/spinless with --conserve N, N,Sz or auto (default: "
-                               "the middle of its range: half filling N = L for hubbard, N = L // 2 for tj and "
-                               "spinless)")
+    lattice.add_argument(
+        "--lattice",
+        choices=LATTICES,
+        default=None,
+        help="the sites and bonds (tensor4all.lattices, site n = x*Ly + y): chain (--L sites), "
+        "ladder (--Lx rungs of --Ly legs), square, triangular or honeycomb (--Lx columns of "
+        "--Ly sites; square and triangular are cylinders, periodic in y, unless "
+        "--no-yperiodic) (default: chain)",
+    )
+    lattice.add_argument(
+        "--Lx",
+        type=number(1, "--Lx is a positive integer"),
+        default=None,
+        help="columns of a ladder/square/triangular/honeycomb lattice (default: 8)",
+    )
+    lattice.add_argument(
+        "--Ly",
+        type=number(1, "--Ly is a positive integer"),
+        default=None,
+        help="sites per column (ladder: legs) (default: 2 for ladder, 4 otherwise)",
+    )
+    lattice.add_argument(
+        "--yperiodic",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="bonds around the cylinder, (x, Ly-1)-(x, 0) (default: on for square and triangular, "
+        "off for honeycomb, which needs an even --Ly for it; chain and ladder are open)",
+    )
+    fermions.add_argument(
+        "--t",
+        type=real,
+        default=None,
+        help=f"hopping of hubbard/tj/spinless, -t sum (c+_i c_j + h.c.) over the bonds (default: {DEFAULTS['t']:g})",
+    )
+    fermions.add_argument(
+        "--U",
+        type=real,
+        default=None,
+        help=f"on-site interaction of hubbard, U sum n_up n_dn (default: {DEFAULTS['U']:g})",
+    )
+    fermions.add_argument(
+        "--V",
+        type=real,
+        default=None,
+        help=f"nearest-neighbour interaction of spinless, V sum n_i n_j (default: {DEFAULTS['V']:g})",
+    )
+    fermions.add_argument(
+        "--mu",
+        type=real,
+        default=None,
+        help=f"chemical potential of hubbard/spinless, -mu sum n (default: {DEFAULTS['mu']:g})",
+    )
+    fermions.add_argument(
+        "--J2",
+        type=real,
+        default=None,
+        help="next-nearest exchange of j1j2 (--J is J1; the lattice's next_nearest bonds, "
+        f"(i, i+2) on a chain) (default: {DEFAULTS['J2']:g})",
+    )
+    fermions.add_argument(
+        "--N",
+        type=number(0, "the particle number is a non-negative integer"),
+        default=None,
+        help="the particle number of hubbard/tj/spinless with --conserve N, N,Sz or auto (default: "
+        "the middle of its range: half filling N = L for hubbard, N = L // 2 for tj and "
+        "spinless)",
+    )
 
 
 def restrict_scan_models(scan: argparse.ArgumentParser) -> None:
@@ -123,8 +204,10 @@ def restrict_scan_models(scan: argparse.ArgumentParser) -> None:
     for action in scan._actions:
         if action.dest == "model":
             action.choices = SPIN_CHAIN_MODELS
-            action.help = ("heisenberg/xxz: H = sum J (SxSx + SySy) + Jz SzSz - h sum Sz; tfim: H = -J sum ZZ - g "
-                           "sum X (Pauli matrices), open chains of --L sites. Default: %(default)s")
+            action.help = (
+                "heisenberg/xxz: H = sum J (SxSx + SySy) + Jz SzSz - h sum Sz; tfim: H = -J sum ZZ - g "
+                "sum X (Pauli matrices), open chains of --L sites. Default: %(default)s"
+            )
 
 
 # ---- the lattice --------------------------------------------------------------------------------
@@ -180,8 +263,16 @@ def lattice_record(args: Any) -> dict[str, Any]:
     lat = lattice_of(args)
     kind = _kind(args)
     lx, ly = (args.L, 1) if kind == "chain" else _lx_ly(args)
-    return {"kind": kind, "name": lat.name, "Lx": lx, "Ly": ly, "yperiodic": kind != "chain" and _yperiodic(args),
-            "sites": lat.sites, "nearest_bonds": len(lat.nearest), "next_nearest_bonds": len(lat.next_nearest)}
+    return {
+        "kind": kind,
+        "name": lat.name,
+        "Lx": lx,
+        "Ly": ly,
+        "yperiodic": kind != "chain" and _yperiodic(args),
+        "sites": lat.sites,
+        "nearest_bonds": len(lat.nearest),
+        "next_nearest_bonds": len(lat.next_nearest),
+    }
 
 
 def _bipartite(n: int, bonds: Any) -> bool:
@@ -290,14 +381,18 @@ def check(sub: argparse.ArgumentParser, args: Any, conserve: str | None) -> None
         given = _given(args, name) if name == "J" else _opt(args, name) is not None
         if given and name not in used:
             users = [m for m, opts in MODEL_OPTIONS.items() if name in opts]
-            sub.error(f"argument --{name}: not a parameter of --model {model} (it belongs to {', '.join(users)}; "
-                      f"{model} takes --L" + "".join(f", --{u}" for u in used) + ", or a --lattice with --Lx/--Ly)")
+            sub.error(
+                f"argument --{name}: not a parameter of --model {model} (it belongs to {', '.join(users)}; "
+                f"{model} takes --L" + "".join(f", --{u}" for u in used) + ", or a --lattice with --Lx/--Ly)"
+            )
     kind = _kind(args)
     if kind == "chain":
         for name in ("Lx", "Ly", "yperiodic"):
             if _opt(args, name) is not None:
-                sub.error(f"argument --{name}: a chain has --L sites and no columns; give --lattice ladder, square, "
-                          "triangular or honeycomb for --Lx/--Ly/--yperiodic")
+                sub.error(
+                    f"argument --{name}: a chain has --L sites and no columns; give --lattice ladder, square, "
+                    "triangular or honeycomb for --Lx/--Ly/--yperiodic"
+                )
     else:
         if _given(args, "L"):
             sub.error(f"argument --L: the number of sites of a chain; --lattice {kind} takes --Lx and --Ly")
@@ -312,30 +407,42 @@ def check(sub: argparse.ArgumentParser, args: Any, conserve: str | None) -> None
         if _opt(args, "N") is not None:
             sub.error(f"argument --N: --model {model} has no particle number; --N belongs to hubbard, tj, spinless")
         if args.conserve in ("N", "N,Sz"):
-            sub.error(f"argument --conserve: --model {model} conserves {CONSERVES[model][0]}, not {args.conserve}; "
-                      f"use --conserve {CONSERVES[model][0]}, auto or none")
+            sub.error(
+                f"argument --conserve: --model {model} conserves {CONSERVES[model][0]}, not {args.conserve}; "
+                f"use --conserve {CONSERVES[model][0]}, auto or none"
+            )
         return
     if args.conserve in ("Sz", "parity"):
-        sub.error(f"argument --conserve: --model {model} conserves " + " and ".join(
-            ("N", "Sz") if "N,Sz" in CONSERVES[model] else ("N",)) + f", not {args.conserve} alone; use --conserve "
-            + " or ".join(CONSERVES[model]) + " (or auto, none)")
+        sub.error(
+            f"argument --conserve: --model {model} conserves "
+            + " and ".join(("N", "Sz") if "N,Sz" in CONSERVES[model] else ("N",))
+            + f", not {args.conserve} alone; use --conserve "
+            + " or ".join(CONSERVES[model])
+            + " (or auto, none)"
+        )
     if args.conserve not in ("auto", "none") and args.conserve not in CONSERVES[model]:
         sub.error(f"argument --conserve: --model {model} conserves only N (spinless fermions); use --conserve N")
     if _opt(args, "parity") is not None:
-        sub.error(f"argument --parity: needs --model tfim; --model {model} conserves N"
-                  + (" and Sz" if model != "spinless" else ""))
+        sub.error(
+            f"argument --parity: needs --model tfim; --model {model} conserves N"
+            + (" and Sz" if model != "spinless" else "")
+        )
     N = _opt(args, "N")
     if N is not None:
         if conserve is None:
             sub.error("argument --N: needs a conserved particle number (--conserve N, N,Sz or auto, float64)")
         if N > _n_max(args):
-            sub.error(f"argument --N: {N} particles do not fit on {n_sites(args)} sites (at most {_n_max(args)} for "
-                      f"{model})")
+            sub.error(
+                f"argument --N: {N} particles do not fit on {n_sites(args)} sites (at most {_n_max(args)} for {model})"
+            )
     sz = _opt(args, "sz")
     if sz is not None:
         if conserve != "N,Sz":
-            sub.error("argument --sz: needs --conserve N,Sz (or auto) with --model hubbard or tj"
-                      if model != "spinless" else "argument --sz: spinless fermions have no spin")
+            sub.error(
+                "argument --sz: needs --conserve N,Sz (or auto) with --model hubbard or tj"
+                if model != "spinless"
+                else "argument --sz: spinless fermions have no spin"
+            )
         sector = sector_of(args)
         try:
             sector_dimension(model, n_sites(args), N=sector["N"], Sz=sz)
@@ -407,12 +514,14 @@ def reference(args: Any, charges: dict[str, Any]) -> Reference | None:
     :data:`ED_MAX_DIM` states (spin-1 sites: none)."""
     model, c, lat = args.model, couplings(args), lattice_of(args)
     n, bonds = lat.sites, list(lat.nearest)
-    where = ("in the sector " + ", ".join(f"{k} = {v:g}" for k, v in charges.items())) if charges else \
-        "over all sectors"
+    where = (
+        ("in the sector " + ", ".join(f"{k} = {v:g}" for k, v in charges.items())) if charges else "over all sectors"
+    )
     if model == "hubbard" and c["U"] == 0:
         e = free_electron_energy(n, bonds, N=charges.get("N"), Sz=charges.get("Sz"), t=c["t"], mu=c["mu"])
-        return Reference(e, f"free fermions {where}: each spin fills the lowest levels of the {n}x{n} hopping "
-                            "matrix", True)
+        return Reference(
+            e, f"free fermions {where}: each spin fills the lowest levels of the {n}x{n} hopping matrix", True
+        )
     if model == "spinless" and c["V"] == 0:
         e = free_fermion_energy(n, bonds, N=charges.get("N"), t=c["t"], mu=c["mu"])
         return Reference(e, f"free fermions {where}: the lowest levels of the {n}x{n} hopping matrix", True)
@@ -425,8 +534,9 @@ def reference(args: Any, charges: dict[str, Any]) -> Reference | None:
     dim = sector_dimension(ed_model, n, **charges)
     if dim > ED_MAX_DIM:
         return None
-    e = exact_sector_energy(ed_model, n, bonds, next_bonds=lat.next_nearest if model == "j1j2" else (),
-                            couplings=ed_c, **charges)
+    e = exact_sector_energy(
+        ed_model, n, bonds, next_bonds=lat.next_nearest if model == "j1j2" else (), couplings=ed_c, **charges
+    )
     return Reference(e, f"exact diagonalization {where}, {dim} states", True)
 
 
@@ -437,4 +547,3 @@ def ed_states(args: Any, charges: dict[str, Any]) -> int | None:
         return None
     ed_model = {"heisenberg": "xxz"}.get(args.model, args.model)
     return sector_dimension(ed_model, n_sites(args), **charges)
-

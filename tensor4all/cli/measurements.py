@@ -4,6 +4,7 @@ on the nearest-neighbour bonds of the lattice (their means: "at distance 1") and
 entanglement per charge sector at the middle bond (conserved runs). :func:`measure` computes
 them, :func:`summary_lines` writes the text report and :func:`as_json` the JSON object
 ``measurements`` (documented in the README, "Run a simulation")."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -41,8 +42,9 @@ def _labels(sector: Any, names: Sequence[str]) -> dict[str, float]:
     return {name: float(v) for name, v in zip(names, values)}
 
 
-def measure(psi: MPS, model: str, local: str, bonds: Sequence[tuple[int, int]],
-            charges: Sequence[str]) -> FermionMeasurements:
+def measure(
+    psi: MPS, model: str, local: str, bonds: Sequence[tuple[int, int]], charges: Sequence[str]
+) -> FermionMeasurements:
     """The measurements of a fermion model's state: ``local`` its local space, ``bonds`` the
     lattice's nearest-neighbour bonds, ``charges`` the conserved charges' names (``("N", "Sz")``;
     empty for a dense run, which has no sectors)."""
@@ -59,13 +61,15 @@ def measure(psi: MPS, model: str, local: str, bonds: Sequence[tuple[int, int]],
         bonds=bonds,
         spin=measurements.spin_correlation(psi, pairs=bonds, local=local) if model != "spinless" else None,
         charge=measurements.charge_correlation(psi, pairs=bonds, local=local, density=density),
-        bond=mid, sectors=sectors)
+        bond=mid,
+        sectors=sectors,
+    )
 
 
 def _profile(values: np.ndarray) -> list[str]:
     rows = []
     for k in range(0, len(values), _PER_LINE):
-        rows.append(" ".join(f"{v:.4f}" for v in values[k:k + _PER_LINE]))
+        rows.append(" ".join(f"{v:.4f}" for v in values[k : k + _PER_LINE]))
     return rows
 
 
@@ -77,8 +81,9 @@ def summary_lines(m: FermionMeasurements) -> list[str]:
     """The text report, one line per measurement (profiles wrapped at 10 sites)."""
     out = []
     n = m.density
-    out.append(f"density     mean {n.mean():.6f} (total {n.sum():.6f}), min {n.min():.6f}, max {n.max():.6f}; "
-               "<n_i> by site:")
+    out.append(
+        f"density     mean {n.mean():.6f} (total {n.sum():.6f}), min {n.min():.6f}, max {n.max():.6f}; <n_i> by site:"
+    )
     out += [f"              {row}" for row in _profile(n)]
     if m.double_occupancy is not None:
         d = m.double_occupancy
@@ -86,13 +91,17 @@ def summary_lines(m: FermionMeasurements) -> list[str]:
         out += [f"              {row}" for row in _profile(d)]
     if m.bonds:
         spin = f"<S_i.S_j> = {m.spin.mean():.6f}, " if m.spin is not None else ""
-        out.append(f"nearest     {spin}<n_i n_j> - <n_i><n_j> = {m.charge.mean():.6f}   (means over the "
-                   f"{len(m.bonds)} nearest-neighbour bonds)")
+        out.append(
+            f"nearest     {spin}<n_i n_j> - <n_i><n_j> = {m.charge.mean():.6f}   (means over the "
+            f"{len(m.bonds)} nearest-neighbour bonds)"
+        )
     if m.sectors is not None:
         shown = m.sectors[:_SHOWN_SECTORS]
         text = "; ".join(f"{_sector_text(q)}: p {x.probability:.4f} S {x.entropy:.4f}" for q, x in shown)
-        out.append(f"sectors     bond {m.bond}: {text}   (the {len(shown)} most probable of {len(m.sectors)}; "
-                   "p: probability, S: share of the entropy)")
+        out.append(
+            f"sectors     bond {m.bond}: {text}   (the {len(shown)} most probable of {len(m.sectors)}; "
+            "p: probability, S: share of the entropy)"
+        )
     return out
 
 
@@ -106,7 +115,10 @@ def as_json(m: FermionMeasurements) -> dict[str, Any]:
         "spin_correlation_mean": None if m.spin is None or not m.bonds else float(m.spin.mean()),
         "charge_correlation": [float(v) for v in m.charge],
         "charge_correlation_mean": float(m.charge.mean()) if m.bonds else None,
-        "entanglement_per_sector": None if m.sectors is None else {
+        "entanglement_per_sector": None
+        if m.sectors is None
+        else {
             "bond": m.bond,
-            "sectors": [{"sector": q, "probability": x.probability, "entropy": x.entropy} for q, x in m.sectors]},
+            "sectors": [{"sector": q, "probability": x.probability, "entropy": x.entropy} for q, x in m.sectors],
+        },
     }

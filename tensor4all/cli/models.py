@@ -17,6 +17,7 @@ Exact references (real time, from a product of basis states): the XX chain is fr
 ``U = 0``, per spin species (:func:`tensor4all.references.hubbard_free_densities`, ``<Sz_i>``
 and ``<Ntot_i>``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,9 +31,27 @@ from .. import references
 from ..networks.mpo import MPO
 from ..networks.mps import MPS
 
-__all__ = ["MODELS", "MODEL_OPTIONS", "ALL_MODEL_OPTIONS", "OPERATORS", "DEFAULT_OBSERVE", "ROTATED", "LETTERS",
-           "DEFAULTS", "letters_of", "product_letters", "charge_of", "state_conserves", "couplings", "hamiltonian",
-           "local_of", "product_mps", "exact_reference_applies", "exact_profile", "mpo_bond"]
+__all__ = [
+    "MODELS",
+    "MODEL_OPTIONS",
+    "ALL_MODEL_OPTIONS",
+    "OPERATORS",
+    "DEFAULT_OBSERVE",
+    "ROTATED",
+    "LETTERS",
+    "DEFAULTS",
+    "letters_of",
+    "product_letters",
+    "charge_of",
+    "state_conserves",
+    "couplings",
+    "hamiltonian",
+    "local_of",
+    "product_mps",
+    "exact_reference_applies",
+    "exact_profile",
+    "mpo_bond",
+]
 
 MODELS = ("xx", "heisenberg", "xxz", "tfim", "hubbard")
 #: the couplings each model takes besides --J (and the same after a quench, --quench-*)
@@ -41,16 +60,23 @@ ALL_MODEL_OPTIONS = ("Jz", "h", "g", "U", "mu")
 #: the defaults of the couplings that are not --J (Jz: equal to J)
 DEFAULTS = {"h": 0.0, "g": 1.0, "U": 4.0, "mu": 0.0}
 #: the local operators --observe takes (Hermitian, one per site)
-OPERATORS = {"xx": ("Sx", "Sy", "Sz"), "heisenberg": ("Sx", "Sy", "Sz"), "xxz": ("Sx", "Sy", "Sz"),
-             "tfim": ("X", "Y", "Z"), "hubbard": ("Ntot", "Sz", "Nup", "Ndn", "Nupdn")}
+OPERATORS = {
+    "xx": ("Sx", "Sy", "Sz"),
+    "heisenberg": ("Sx", "Sy", "Sz"),
+    "xxz": ("Sx", "Sy", "Sz"),
+    "tfim": ("X", "Y", "Z"),
+    "hubbard": ("Ntot", "Sz", "Nup", "Ndn", "Nupdn"),
+}
 DEFAULT_OBSERVE = {"xx": ["Sz"], "heisenberg": ["Sz"], "xxz": ["Sz"], "tfim": ["Z", "X"], "hubbard": ["Ntot", "Sz"]}
 #: the tfim written as -J sum X X - g sum Z (conserved parity): an operator of the model's own
 #: basis is (the operator of the rotated basis, its sign) under the Hadamard rotation
 ROTATED = {"X": ("Z", 1.0), "Y": ("Y", -1.0), "Z": ("X", 1.0)}
 #: product-state letters as typed -> as stored, per kind of site: spins u(p), d(own), + and -
 #: (eigenstates of Sx, tfim: X); electrons 0 (empty), u, d, 2 (both)
-LETTERS = {"spin": {"u": "u", "U": "u", "0": "u", "d": "d", "D": "d", "1": "d", "+": "+", "-": "-"},
-           "electron": {"0": "0", "u": "u", "U": "u", "d": "d", "D": "d", "2": "2"}}
+LETTERS = {
+    "spin": {"u": "u", "U": "u", "0": "u", "d": "d", "D": "d", "1": "d", "+": "+", "-": "-"},
+    "electron": {"0": "0", "u": "u", "U": "u", "d": "d", "D": "d", "2": "2"},
+}
 #: the basis index of each electron letter ("electron" space: |0>, |up>, |dn>, |up dn>)
 _ELECTRON = "0ud2"
 _SQRT_HALF = math.sqrt(0.5)
@@ -71,7 +97,7 @@ def letters_of(state: str, L: int) -> str | None:
         return "u" * (L // 2) + "d" * (L - L // 2)
     if state == "up":
         return "u" * L
-    return state[len("product:"):]
+    return state[len("product:") :]
 
 
 def product_letters(model: str, spec: str) -> str | None:

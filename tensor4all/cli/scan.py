@@ -10,6 +10,7 @@ arrive, and a rerun with the same options resumes from that file. ``--plot`` dra
 energy per site, the entanglement entropy and the observables against the scanned
 parameter with the most values (one line per value of the others).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,6 +50,7 @@ examples:
 def _values(parse: Callable[[str], Any], integral: bool) -> Callable[[str], list[Any]]:
     """A dmrg option's parser extended to ``START:STOP:NUM`` and ``V1,V2,...`` (each value
     through ``parse``, so the dmrg option's checks and messages hold for every value)."""
+
     def values(text: str) -> list[Any]:
         if ":" in text:
             parts = text.split(":")
@@ -57,13 +59,16 @@ def _values(parse: Callable[[str], Any], integral: bool) -> Callable[[str], list
                 if len(parts) != 3 or num < 1 or not (math.isfinite(start) and math.isfinite(stop)):
                     raise ValueError
             except (ValueError, IndexError):
-                raise argparse.ArgumentTypeError(f"invalid range {text!r}; a range is START:STOP:NUM with NUM >= 1 "
-                                                 "values, such as 0.2:2.0:37") from None
+                raise argparse.ArgumentTypeError(
+                    f"invalid range {text!r}; a range is START:STOP:NUM with NUM >= 1 values, such as 0.2:2.0:37"
+                ) from None
             grid = np.linspace(start, stop, num)
             if integral:
                 if not np.all(grid == np.round(grid)):
-                    raise argparse.ArgumentTypeError(f"the range {text!r} gives values that are not integers "
-                                                     f"({', '.join(f'{v:g}' for v in grid[:4])}, ...)")
+                    raise argparse.ArgumentTypeError(
+                        f"the range {text!r} gives values that are not integers "
+                        f"({', '.join(f'{v:g}' for v in grid[:4])}, ...)"
+                    )
                 return [parse(str(int(v))) for v in grid]
             return [parse(repr(float(v))) for v in grid]
         return [parse(p.strip()) for p in text.split(",")]
@@ -86,8 +91,10 @@ def _copy_options(src: argparse.ArgumentParser, dst: argparse.ArgumentParser, ti
                 a.type = _values(action.type, integral=a.dest == "L")
                 a.help = (a.help or "") + "; a range START:STOP:NUM or a list V1,V2,... scans it"
             if a.dest == "threads":  # one worker per core: one BLAS thread per point
-                a.help = ("BLAS threads per point (default: auto: 1, as each worker of the local cluster has "
-                          "one core; 0 keeps the BLAS library's own setting)")
+                a.help = (
+                    "BLAS threads per point (default: auto: 1, as each worker of the local cluster has "
+                    "one core; 0 keeps the BLAS library's own setting)"
+                )
             mutex = mutex_of.get(action)
             if mutex is not None and mutex not in made:
                 made[mutex] = group.add_mutually_exclusive_group(required=mutex.required)
@@ -114,34 +121,62 @@ def add_parser(commands: Any, dmrg: argparse.ArgumentParser) -> argparse.Argumen
     )
     _copy_options(dmrg, p, ("model", "algorithm"))
     m = p.add_argument_group("measurements")
-    m.add_argument("--observables", metavar="OBS[,OBS...]", default="",
-                   help="observables of the final state, one column each: OP (the average of <OP_i> over the "
-                        "sites), OP@I (<OP_I>; negative sites count from the end) or A@I*B@J (<A_I B_J>), with "
-                        "the Hermitian operators of the model (tfim: X, Y, Z, Id; in a conserved tfim run the "
-                        "transverse field is Z; heisenberg/xxz: Sx, Sy, Sz, Id) (default: none)")
+    m.add_argument(
+        "--observables",
+        metavar="OBS[,OBS...]",
+        default="",
+        help="observables of the final state, one column each: OP (the average of <OP_i> over the "
+        "sites), OP@I (<OP_I>; negative sites count from the end) or A@I*B@J (<A_I B_J>), with "
+        "the Hermitian operators of the model (tfim: X, Y, Z, Id; in a conserved tfim run the "
+        "transverse field is Z; heisenberg/xxz: Sx, Sy, Sz, Id) (default: none)",
+    )
     c = p.add_argument_group("cluster")
     where = c.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=_positive_int, default=None,
-                       help="single-threaded worker processes of a local Dask cluster (default: one per core, "
-                            f"{default_workers()} here)")
-    where.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                       help="the address of an existing Dask scheduler, such as tcp://host:8786, instead of a "
-                            "local cluster (default: none)")
-    c.add_argument("--retries", type=_nonnegative_int, default=2,
-                   help="reruns of a point whose task failed or whose worker died, before its row says "
-                        "'failed' (default: %(default)s)")
+    where.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=None,
+        help="single-threaded worker processes of a local Dask cluster (default: one per core, "
+        f"{default_workers()} here)",
+    )
+    where.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="the address of an existing Dask scheduler, such as tcp://host:8786, instead of a "
+        "local cluster (default: none)",
+    )
+    c.add_argument(
+        "--retries",
+        type=_nonnegative_int,
+        default=2,
+        help="reruns of a point whose task failed or whose worker died, before its row says "
+        "'failed' (default: %(default)s)",
+    )
     o = p.add_argument_group("output")
-    o.add_argument("--out", metavar="PATH", default="scan.parquet",
-                   help="the table, one row per point (.parquet, or .arrow for Arrow IPC), rewritten as points "
-                        "finish; an existing scan of the same options is resumed (default: %(default)s)")
-    o.add_argument("--plot", metavar="PATH", default=None,
-                   help="write a figure (.png, .pdf or .svg) of the energy per site, the entanglement entropy "
-                        "and the observables against the scanned parameter with the most values (one line "
-                        "per value of the others); needs matplotlib, the "
-                        "'plot' extra (default: none)")
-    o.add_argument("--quiet", "-q", action="store_true",
-                   help="no progress bar and no row per point, only the summary (default: off; the progress "
-                        "bar is also off when stderr is not a terminal)")
+    o.add_argument(
+        "--out",
+        metavar="PATH",
+        default="scan.parquet",
+        help="the table, one row per point (.parquet, or .arrow for Arrow IPC), rewritten as points "
+        "finish; an existing scan of the same options is resumed (default: %(default)s)",
+    )
+    o.add_argument(
+        "--plot",
+        metavar="PATH",
+        default=None,
+        help="write a figure (.png, .pdf or .svg) of the energy per site, the entanglement entropy "
+        "and the observables against the scanned parameter with the most values (one line "
+        "per value of the others); needs matplotlib, the "
+        "'plot' extra (default: none)",
+    )
+    o.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="no progress bar and no row per point, only the summary (default: off; the progress "
+        "bar is also off when stderr is not a terminal)",
+    )
     p.set_defaults(func=lambda parser, args, argv: _ScanCommand(p, args).run())
     return p
 
@@ -173,8 +208,10 @@ class _ScanCommand:
             elif isinstance(v, list):
                 setattr(a, name, v[0])
         if not grid:
-            self.parser.error("nothing to scan: give a range or a list to one of --L, --J, --Jz, --h, --g "
-                              "(such as --g 0.2:2.0:37 or --L 16,32,64)")
+            self.parser.error(
+                "nothing to scan: give a range or a list to one of --L, --J, --Jz, --h, --g "
+                "(such as --g 0.2:2.0:37 or --L 16,32,64)"
+            )
         return grid
 
     def points(self, grid: dict[str, list[Any]]) -> list[argparse.Namespace]:
@@ -192,7 +229,7 @@ class _ScanCommand:
         """Each point checked by the dmrg command's rules; the symmetry of the scan: the one
         every point would run in, else (``--conserve auto``) none, for one basis throughout."""
         for ns in points:
-            validate(self.parser, ns)   # dmrg's checks, scan's usage line
+            validate(self.parser, ns)  # dmrg's checks, scan's usage line
         choices = {(conserve_of(ns), sector_of(ns)) for ns in points}
         if len(choices) == 1:
             return next(iter(choices))
@@ -214,9 +251,15 @@ class _ScanCommand:
         settings = {
             "max_bond": a.chi[0] if len(a.chi) == 1 else list(a.chi),
             "cutoff": a.cutoff[0] if len(a.cutoff) == 1 else list(a.cutoff),
-            "sweeps": a.sweeps, "tol": a.tol, "two_site": a.two_site, "seed": a.seed, "dtype": a.dtype,
+            "sweeps": a.sweeps,
+            "tol": a.tol,
+            "two_site": a.two_site,
+            "seed": a.seed,
+            "dtype": a.dtype,
             "noise": None if a.two_site else (1e-4 if a.noise is None else a.noise),
-            "threads": 1 if a.threads is None else a.threads, "conserve": conserve, "sector": sector,
+            "threads": 1 if a.threads is None else a.threads,
+            "conserve": conserve,
+            "sector": sector,
         }
         observables = [o.strip() for o in a.observables.split(",") if o.strip()]
         try:
@@ -234,12 +277,16 @@ class _ScanCommand:
         if a.plot is not None:
             ext = "." + a.plot.rsplit(".", 1)[-1].lower() if "." in a.plot else ""
             if ext not in PLOT_EXTENSIONS:
-                self.parser.error(f"argument --plot: unknown extension {ext or '(none)'!r} of {a.plot!r}; valid "
-                                  f"extensions: {', '.join(PLOT_EXTENSIONS)}")
+                self.parser.error(
+                    f"argument --plot: unknown extension {ext or '(none)'!r} of {a.plot!r}; valid "
+                    f"extensions: {', '.join(PLOT_EXTENSIONS)}"
+                )
             if not installed("matplotlib"):
-                self.parser.error("argument --plot: matplotlib is not installed; install the 'plot' extra: "
-                                  "pip install 'tidu-tenferro[plot]'")
-            problem = output_problem(a.plot)   # as --out and dmrg's outputs: before any point runs
+                self.parser.error(
+                    "argument --plot: matplotlib is not installed; install the 'plot' extra: "
+                    "pip install 'tidu-tenferro[plot]'"
+                )
+            problem = output_problem(a.plot)  # as --out and dmrg's outputs: before any point runs
             if problem is not None:
                 self.parser.error(f"argument --plot: {problem}")
 
@@ -253,8 +300,16 @@ class _ScanCommand:
         task = self.task(conserve, sector)
         self.check_outputs()
         try:
-            run = ScanRun(task, grid, client=a.scheduler, out=a.out, retries=a.retries, workers=a.workers,
-                          progress=self.show_bar, callback=self.row)
+            run = ScanRun(
+                task,
+                grid,
+                client=a.scheduler,
+                out=a.out,
+                retries=a.retries,
+                workers=a.workers,
+                progress=self.show_bar,
+                callback=self.row,
+            )
         except Tensor4allError as e:  # a file of another scan, Dask not installed
             self.parser.error(str(e))
         self.header(task, run, conserve, sector)
@@ -270,8 +325,10 @@ class _ScanCommand:
         rows = table.to_pylist()
         ok = sum(r["status"] == "ok" for r in rows)
         failed = len(rows) - ok
-        self.print(f"points      {len(run.grid)}: {ok} ok ({run.ran - run.failed} run now, {run.skipped} from "
-                   f"the file), {failed} failed")
+        self.print(
+            f"points      {len(run.grid)}: {ok} ok ({run.ran - run.failed} run now, {run.skipped} from "
+            f"the file), {failed} failed"
+        )
         if run.ran:
             self.print(f"time        {seconds:.2f} s for {run.ran} points ({self.where(run)})")
         written = [a.out]
@@ -286,9 +343,12 @@ class _ScanCommand:
         self.print("wrote       " + ", ".join(written))
         if failed:
             first = next(r for r in rows if r["status"] != "ok")
-            print(f"tensor4all: {failed} point(s) failed; the first, "
-                  f"{', '.join(f'{n}={_fmt(first[n])}' for n in self.scanned)}: {first['error']}; their rows hold "
-                  "the error, and a rerun runs them again", file=sys.stderr)
+            print(
+                f"tensor4all: {failed} point(s) failed; the first, "
+                f"{', '.join(f'{n}={_fmt(first[n])}' for n in self.scanned)}: {first['error']}; their rows hold "
+                "the error, and a rerun runs them again",
+                file=sys.stderr,
+            )
             status = 1
         return status
 
@@ -304,14 +364,20 @@ class _ScanCommand:
 
     def header(self, task: ScanTask, run: ScanRun, conserve: Any, sector: Any) -> None:
         a = self.args
-        ranges = ", ".join(f"{n} {_fmt(min(v))}..{_fmt(max(v))} ({len(v)})" for n, v in
-                           ((n, [run.grid.point(i)[n] for i in range(len(run.grid))]) for n in self.scanned))
+        ranges = ", ".join(
+            f"{n} {_fmt(min(v))}..{_fmt(max(v))} ({len(v)})"
+            for n, v in ((n, [run.grid.point(i)[n] for i in range(len(run.grid))]) for n in self.scanned)
+        )
         self.print(f"SCAN  {self.title(task)}  over {ranges}: {len(run.grid)} points")
         sites = "two-site" if a.two_site else "one-site"
-        self.print(f"      {sites}, chi {','.join(map(str, a.chi))}, cutoff {','.join(f'{c:g}' for c in a.cutoff)}, "
-                   f"at most {a.sweeps} sweeps, tol {a.tol:g}, {a.dtype}, seed {a.seed}, BLAS threads "
-                   f"{1 if a.threads is None else (a.threads or 'default')} per point")
-        sym = {"Sz": "U(1) Sz", "parity": "Z2 parity (tfim written as -J sum XX - g sum Z)"}.get(conserve, "none (dense)")
+        self.print(
+            f"      {sites}, chi {','.join(map(str, a.chi))}, cutoff {','.join(f'{c:g}' for c in a.cutoff)}, "
+            f"at most {a.sweeps} sweeps, tol {a.tol:g}, {a.dtype}, seed {a.seed}, BLAS threads "
+            f"{1 if a.threads is None else (a.threads or 'default')} per point"
+        )
+        sym = {"Sz": "U(1) Sz", "parity": "Z2 parity (tfim written as -J sum XX - g sum Z)"}.get(
+            conserve, "none (dense)"
+        )
         if conserve is not None and sector is not None:
             sym += f", sector {sector:g}"
         self.print(f"      symmetry {sym}" + (f"  ({self.note})" if self.note else ""))
@@ -319,8 +385,10 @@ class _ScanCommand:
         if not a.quiet and run.todo:
             obs = "".join(f"  {o:>12}" for o in task.observables)
             params = "".join(f"{n:>10}  " for n in self.scanned)
-            self.print(f"{params}{'energy':>20}  {'variance':>9}  {'entropy':>8}{obs}  {'sweeps':>6}  "
-                       f"{'seconds':>7}  {'worker':<16}  status")
+            self.print(
+                f"{params}{'energy':>20}  {'variance':>9}  {'entropy':>8}{obs}  {'sweeps':>6}  "
+                f"{'seconds':>7}  {'worker':<16}  status"
+            )
         self.observables = task.observables
 
     def row(self, r: dict[str, Any]) -> None:
@@ -329,12 +397,17 @@ class _ScanCommand:
         params = "".join(f"{_fmt(r[n]):>10}  " for n in self.scanned)
         worker = (r.get("worker") or "-").replace("tcp://", "")
         if r["status"] != "ok":
-            self.print(f"{params}{'-':>20}  {'-':>9}  {'-':>8}" + "".join(f"  {'-':>12}" for _ in self.observables)
-                       + f"  {'-':>6}  {'-':>7}  {worker:<16}  failed: {_short(r.get('error'))}")
+            self.print(
+                f"{params}{'-':>20}  {'-':>9}  {'-':>8}"
+                + "".join(f"  {'-':>12}" for _ in self.observables)
+                + f"  {'-':>6}  {'-':>7}  {worker:<16}  failed: {_short(r.get('error'))}"
+            )
             return
         obs = "".join(f"  {r[o]:>12.8f}" for o in self.observables)
-        self.print(f"{params}{r['energy']:>20.12f}  {r['variance']:>9.2e}  {r['entropy']:>8.5f}{obs}  "
-                   f"{r['sweeps_run']:>6}  {r['seconds']:>7.2f}  {worker:<16}  ok")
+        self.print(
+            f"{params}{r['energy']:>20.12f}  {r['variance']:>9.2e}  {r['entropy']:>8.5f}{obs}  "
+            f"{r['sweeps_run']:>6}  {r['seconds']:>7.2f}  {worker:<16}  ok"
+        )
 
 
 def _fmt(v: Any) -> str:
@@ -347,8 +420,7 @@ def _short(text: Any, n: int = 100) -> str:
 
 
 # ---- the figure --------------------------------------------------------------------------
-def write_scan_plot(path: str, rows: list[dict[str, Any]], scanned: Sequence[str], task: ScanTask,
-                    title: str) -> None:
+def write_scan_plot(path: str, rows: list[dict[str, Any]], scanned: Sequence[str], task: ScanTask, title: str) -> None:
     """One panel each for the energy per site, the entanglement entropy at the middle bond
     and every observable, against the scanned parameter with the most values (the first of
     those); one line per combination of the other scanned parameters. Failed points are
@@ -363,20 +435,29 @@ def write_scan_plot(path: str, rows: list[dict[str, Any]], scanned: Sequence[str
     x = max(scanned, key=lambda n: counts[n])  # the parameter with the most values; one line per other point
     others = [n for n in scanned if n != x]
     fixed_L = dict(task.params).get("L")
-    panels = [("energy per site", lambda r: r["energy"] / (r["L"] if "L" in r else fixed_L)),
-              ("entanglement entropy (middle bond)", lambda r: r["entropy"])]
-    panels += [(f"<{o}>" + (" (site average)" if "@" not in o else ""), (lambda o: lambda r: r[o])(o))
-               for o in task.observables]
-    fig, axes = plt.subplots(len(panels), 1, figsize=(7, 2.4 * len(panels) + 0.6), sharex=True,
-                             constrained_layout=True, squeeze=False)
+    panels = [
+        ("energy per site", lambda r: r["energy"] / (r["L"] if "L" in r else fixed_L)),
+        ("entanglement entropy (middle bond)", lambda r: r["entropy"]),
+    ]
+    panels += [
+        (f"<{o}>" + (" (site average)" if "@" not in o else ""), (lambda o: lambda r: r[o])(o))
+        for o in task.observables
+    ]
+    fig, axes = plt.subplots(
+        len(panels), 1, figsize=(7, 2.4 * len(panels) + 0.6), sharex=True, constrained_layout=True, squeeze=False
+    )
     lines: dict[tuple, list[dict[str, Any]]] = {}
     for r in ok:
         lines.setdefault(tuple(r[n] for n in others), []).append(r)
     for ax, (label, value) in zip(axes[:, 0], panels):
         for key, rs in lines.items():
             rs = sorted(rs, key=lambda r: r[x])
-            ax.plot([r[x] for r in rs], [value(r) for r in rs], ".-",
-                    label=", ".join(f"{n}={_fmt(v)}" for n, v in zip(others, key)) or None)
+            ax.plot(
+                [r[x] for r in rs],
+                [value(r) for r in rs],
+                ".-",
+                label=", ".join(f"{n}={_fmt(v)}" for n, v in zip(others, key)) or None,
+            )
         ax.set_ylabel(label)
         ax.grid(True, alpha=0.3)
         if others and ax is axes[0, 0]:
@@ -385,4 +466,3 @@ def write_scan_plot(path: str, rows: list[dict[str, Any]], scanned: Sequence[str
     fig.suptitle(f"scan  {title}  ({len(ok)} of {len(rows)} points)")
     fig.savefig(path, dpi=100)
     plt.close(fig)
-

@@ -1,5 +1,6 @@
 """Canonical forms of a chain of NumPy site tensors ``(left, physical, right)`` by QR:
 the one copy that ``MPS`` (concrete-value tools) and the sweep engines share."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,7 +32,7 @@ def right_canonical(ts: list[np.ndarray], normalize: bool = True) -> list[np.nda
         ts[i] = contiguous(q.T.reshape(q.shape[1], d, dr))
         ts[i - 1] = contiguous(np.tensordot(ts[i - 1], r.T, axes=(2, 0)))
     if normalize:
-        n = float(np.linalg.norm(ts[0]))   # (one scalar read back from a device)
+        n = float(np.linalg.norm(ts[0]))  # (one scalar read back from a device)
         if n > 0:
             ts[0] = ts[0] / n
     return ts

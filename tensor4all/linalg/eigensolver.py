@@ -25,6 +25,7 @@ Each solver returns ``(eigenvalue, unit eigenvector, number of products)``. Lanc
 Krylov vectors where ``v0`` lives (NumPy or CuPy, :mod:`._device`); only the tridiagonal
 matrix (two numbers per product) lives on the host.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Protocol
@@ -63,8 +64,9 @@ MIN_GAP = 1e-12
 """The smallest gap the state criterion of :func:`lanczos` divides by (TeNPy's ``min_gap``)."""
 
 
-def lanczos(op: LocalOperator, v0: np.ndarray, tol: float = 1e-12, max_iter: int = 40,
-            min_iter: int = 2, state_tol: float = 0.0) -> tuple[float, np.ndarray, int]:
+def lanczos(
+    op: LocalOperator, v0: np.ndarray, tol: float = 1e-12, max_iter: int = 40, min_iter: int = 2, state_tol: float = 0.0
+) -> tuple[float, np.ndarray, int]:
     """Lowest eigenpair by Lanczos with full reorthogonalization: after the three-term
     recurrence, classical Gram-Schmidt against the whole basis, repeated once when it cancelled
     most of the vector (the criterion of Daniel, Gragg, Kaufman and Stewart, Math. Comp. 30,
@@ -119,8 +121,9 @@ def lanczos(op: LocalOperator, v0: np.ndarray, tol: float = 1e-12, max_iter: int
         if k == 0:
             evals, evecs = np.array([alpha]), np.ones((1, 1))
         else:
-            evals, evecs = scipy.linalg.eigh_tridiagonal(np.array(alphas), np.array(betas), select="i",
-                                                         select_range=(0, 1 if state_tol > 0.0 else 0))
+            evals, evecs = scipy.linalg.eigh_tridiagonal(
+                np.array(alphas), np.array(betas), select="i", select_range=(0, 1 if state_tol > 0.0 else 0)
+            )
         energy, y = float(evals[0]), evecs[:, 0]
         invariant = beta <= 1e-14 * max(1.0, abs(alpha))
         settled = abs(energy - e_old) < tol
@@ -135,8 +138,9 @@ def lanczos(op: LocalOperator, v0: np.ndarray, tol: float = 1e-12, max_iter: int
     return energy, vec / np.linalg.norm(vec), matvecs
 
 
-def eigsh(op: LocalOperator, v0: np.ndarray, tol: float = 1e-12, max_iter: int = 40,
-          min_iter: int = 2, state_tol: float = 0.0) -> tuple[float, np.ndarray, int]:
+def eigsh(
+    op: LocalOperator, v0: np.ndarray, tol: float = 1e-12, max_iter: int = 40, min_iter: int = 2, state_tol: float = 0.0
+) -> tuple[float, np.ndarray, int]:
     """Lowest eigenpair by ARPACK (scipy ``eigsh``, ``which="SA"``), to ARPACK's relative
     tolerance ``tol`` (``state_tol`` is accepted for the solvers' common signature and not
     used). ARPACK runs on the host: with device arrays each product copies its vector to the
@@ -156,8 +160,9 @@ def eigsh(op: LocalOperator, v0: np.ndarray, tol: float = 1e-12, max_iter: int =
         return float(w[0]), xp.asarray(v[:, 0]), n
 
     lin = scipy.sparse.linalg.LinearOperator(op.shape, matvec=mv, dtype=op.dtype)
-    w, v = scipy.sparse.linalg.eigsh(lin, k=1, which="SA", v0=v0.reshape(-1), tol=tol,
-                                     ncv=min(n, max(min_iter + 1, 20)), maxiter=max(max_iter, 100))
+    w, v = scipy.sparse.linalg.eigsh(
+        lin, k=1, which="SA", v0=v0.reshape(-1), tol=tol, ncv=min(n, max(min_iter + 1, 20)), maxiter=max(max_iter, 100)
+    )
     return float(w[0]), xp.asarray(np.ascontiguousarray(v[:, 0])), count[0]
 
 
@@ -186,7 +191,7 @@ def dense_lowest(op: LocalOperator, like: np.ndarray) -> tuple[float, np.ndarray
     k = min(n, 8)
     w, v = scipy.linalg.eigh(h, subset_by_index=(0, k - 1), driver="evr")
     level = _lowest_level(w)
-    if level == k < n:   # the level may go on beyond the eigenvalues asked for
+    if level == k < n:  # the level may go on beyond the eigenvalues asked for
         w, v = scipy.linalg.eigh(h, driver="evd")
         level = _lowest_level(w)
     if level == 1:

@@ -19,6 +19,7 @@ Knows nothing of tenferro or tidu: vectors are flat NumPy (or CuPy, :mod:`._devi
 and ``op.matvec`` the operator; the basis lives with the vectors, the small projected matrix on
 the host.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -33,14 +34,15 @@ __all__ = ["KrylovResult", "expm_krylov"]
 
 
 class KrylovResult(NamedTuple):
-    vector: np.ndarray   #: ``exp(tau H) v``
-    matvecs: int         #: products with ``H``
-    error: float         #: the a-posteriori error estimate, relative to ``||v||`` (0 when exact)
+    vector: np.ndarray  #: ``exp(tau H) v``
+    matvecs: int  #: products with ``H``
+    error: float  #: the a-posteriori error estimate, relative to ``||v||`` (0 when exact)
     radius: float = 0.0  #: the largest |eigenvalue| of the projected matrix (a lower bound of ||H||)
 
 
-def expm_krylov(op: LocalOperator, v: np.ndarray, tau: complex, *, tol: float = 1e-10, max_iter: int = 60,
-                hermitian: bool = True) -> KrylovResult:
+def expm_krylov(
+    op: LocalOperator, v: np.ndarray, tau: complex, *, tol: float = 1e-10, max_iter: int = 60, hermitian: bool = True
+) -> KrylovResult:
     """``exp(tau H) v`` for the operator ``op`` (``op.matvec``), to a relative error ``tol``
     by Saad's estimate (see the module). ``tau`` is ``-i dt`` for real time and ``-dt`` for
     imaginary time; ``hermitian`` selects Lanczos' real tridiagonal ``T_m``."""
@@ -48,8 +50,7 @@ def expm_krylov(op: LocalOperator, v: np.ndarray, tau: complex, *, tol: float = 
     if nrm == 0.0 or tau == 0:
         return KrylovResult(v.copy(), 0, 0.0, 0.0)
     xp = array_module(v)
-    dtype = np.result_type(v.dtype, op.dtype,
-                           np.complex128 if np.iscomplexobj(tau) and complex(tau).imag else v.dtype)
+    dtype = np.result_type(v.dtype, op.dtype, np.complex128 if np.iscomplexobj(tau) and complex(tau).imag else v.dtype)
     n = v.size
     m_max = max(1, min(max_iter, n))
     basis = xp.empty((m_max + 1, n), dtype=dtype)
@@ -59,15 +60,15 @@ def expm_krylov(op: LocalOperator, v: np.ndarray, tau: complex, *, tol: float = 
     small = None
     for j in range(m_max):
         w = op.matvec(basis[j]).astype(dtype, copy=False)
-        for _ in range(2):   # twice is enough (Kahan's "twice is enough")
-            c = basis[:j + 1].conj() @ w
-            w = w - c @ basis[:j + 1]
-            h[:j + 1, j] += to_host(c)
+        for _ in range(2):  # twice is enough (Kahan's "twice is enough")
+            c = basis[: j + 1].conj() @ w
+            w = w - c @ basis[: j + 1]
+            h[: j + 1, j] += to_host(c)
         beta = float(np.linalg.norm(w))
         h[j + 1, j] = beta
-        small = _small_expm(h[:j + 1, :j + 1], tau, hermitian)
-        scale = float(np.abs(h[:j + 1, :j + 1]).max()) or 1.0
-        if beta <= 1e-14 * scale:    # an invariant subspace: exact
+        small = _small_expm(h[: j + 1, : j + 1], tau, hermitian)
+        scale = float(np.abs(h[: j + 1, : j + 1]).max()) or 1.0
+        if beta <= 1e-14 * scale:  # an invariant subspace: exact
             err = 0.0
             break
         err = beta * abs(small[j])

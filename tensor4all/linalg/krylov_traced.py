@@ -25,6 +25,7 @@ leaves the space is invisible to the derivative of the stopped recursion; the ex
 has no such blind spot, and its result does not depend on the Krylov dimension the forward
 pass happened to use.
 """
+
 from __future__ import annotations
 
 import math
@@ -51,11 +52,12 @@ def value_of(x: Any) -> np.ndarray:
     map takes as constants (ranks, Krylov dimensions)."""
     if isinstance(x, tidu.Tracer):
         try:
-            x = x.to_concrete()   # through every level of nested transformations
+            x = x.to_concrete()  # through every level of nested transformations
         except tidu.TracerConversionError as e:
             raise tidu.TracerConversionError(
                 "a traced TDVP step decides its Krylov dimensions and kept ranks from concrete values; it cannot "
-                "run on abstract values (under tenferro.jit or make_graph)") from e
+                "run on abstract values (under tenferro.jit or make_graph)"
+            ) from e
     return np.asarray(x)
 
 
@@ -69,7 +71,7 @@ class _NumpyOperator:
     def matvec(self, x: np.ndarray) -> np.ndarray:
         if not self.transpose:
             return np.asarray(self.op.matvec(tf.asarray(x)))
-        if self.hermitian:   # H^T x = conj(H conj(x))
+        if self.hermitian:  # H^T x = conj(H conj(x))
             return np.conj(np.asarray(self.op.matvec(tf.asarray(np.conj(x)))))
         _, pull = tidu.vjp(self.op.matvec, tf.asarray(np.zeros_like(x)))
         (out,) = pull(tf.asarray(x))
@@ -89,13 +91,15 @@ _LAST: dict[str, KrylovResult] = {}
 expm_apply_p = tidu.Primitive("expm_krylov_apply")
 
 
-def _run(x: Any, inputs: tuple, make: Any, tau: complex, tol: float, max_iter: int, hermitian: bool,
-         transpose: bool) -> KrylovResult:
+def _run(
+    x: Any, inputs: tuple, make: Any, tau: complex, tol: float, max_iter: int, hermitian: bool, transpose: bool
+) -> KrylovResult:
     op = make(*inputs)
     xn = np.asarray(x)
     dtype = np.result_type(xn, *(np.asarray(t).dtype for t in inputs))
-    return expm_krylov(_NumpyOperator(op, transpose, hermitian, dtype), xn, tau, tol=tol, max_iter=max_iter,
-                       hermitian=hermitian)
+    return expm_krylov(
+        _NumpyOperator(op, transpose, hermitian, dtype), xn, tau, tol=tol, max_iter=max_iter, hermitian=hermitian
+    )
 
 
 @expm_apply_p.def_impl
@@ -119,12 +123,13 @@ def _expm_apply_jvp(primals, tangents, *, make, tau, tol, max_iter, hermitian, t
     t_out = None if type(dx) is Zero else expm_apply_p.bind(dx, *inputs, **params)
     moving = [k for k, t in enumerate(dinputs) if type(t) is not Zero]
     if moving:
-        radius = _run(value_of(x), tuple(value_of(t) for t in inputs), make, tau, tol, max_iter, hermitian,
-                      False).radius
+        radius = _run(
+            value_of(x), tuple(value_of(t) for t in inputs), make, tau, tol, max_iter, hermitian, False
+        ).radius
         nodes, weights = _nodes(tau, radius)
         for s, w in zip(nodes, weights):
             b = expm_apply_p.bind(x, *inputs, **{**params, "tau": s * tau})
-            db = None   # dH b (dH^T b when transposed): H with one tensor replaced by its tangent, summed
+            db = None  # dH b (dH^T b when transposed): H with one tensor replaced by its tangent, summed
             for k in moving:
                 ins = list(inputs)
                 ins[k] = dinputs[k]
@@ -150,13 +155,15 @@ def _expm_apply_transpose(ct, x, *inputs, make, tau, tol, max_iter, hermitian, t
         raise tidu.NonDifferentiableError("expm_krylov_apply is linear in its vector only")
     if type(ct) is Zero:
         return [None] * (1 + len(inputs))
-    ct_x = expm_apply_p.bind(ct, *inputs, make=make, tau=tau, tol=tol, max_iter=max_iter, hermitian=hermitian,
-                             transpose=not transpose)
+    ct_x = expm_apply_p.bind(
+        ct, *inputs, make=make, tau=tau, tol=tol, max_iter=max_iter, hermitian=hermitian, transpose=not transpose
+    )
     return [ct_x] + [None] * len(inputs)
 
 
-def expm_krylov_traced(op: LocalOperator, v: Any, tau: complex, *, tol: float = 1e-10, max_iter: int = 60,
-                       hermitian: bool = True) -> KrylovResult:
+def expm_krylov_traced(
+    op: LocalOperator, v: Any, tau: complex, *, tol: float = 1e-10, max_iter: int = 60, hermitian: bool = True
+) -> KrylovResult:
     """``exp(tau H) v`` for the operator ``op`` (``op.matvec`` on flat tenferro values,
     ``type(op)(*op.inputs)`` rebuilds it, linear in each input), differentiable in ``v`` and
     in ``op.inputs`` by the exact rules of the module. ``tau`` is a number: ``-i dt`` real
@@ -168,8 +175,16 @@ def expm_krylov_traced(op: LocalOperator, v: Any, tau: complex, *, tol: float = 
     dtype = tf.result_type(v, *inputs, *((tf.complex128,) if isinstance(tau, complex) else ()))
     v = tf.convert(v, dtype) if tf.result_type(v) != dtype else v
     _LAST.clear()
-    out = expm_apply_p.bind(v, *inputs, make=type(op), tau=tau, tol=float(tol), max_iter=int(max_iter),
-                            hermitian=bool(hermitian), transpose=False)
+    out = expm_apply_p.bind(
+        v,
+        *inputs,
+        make=type(op),
+        tau=tau,
+        tol=float(tol),
+        max_iter=int(max_iter),
+        hermitian=bool(hermitian),
+        transpose=False,
+    )
     r = _LAST.get("result")
     if r is None:
         return KrylovResult(out, 0, 0.0, 0.0)

@@ -21,6 +21,7 @@ rank-deficient side never enters the basis, and weights below ~1e-16 may be drop
 SVD would keep them; the state is then projected onto the kept states exactly. The truncation
 decision reads the (short) vector of weights back to the host.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -33,8 +34,17 @@ import tenferro as tf
 from ..structured.ranking import rank_across_sectors
 from ..tools.device import array_module, contiguous, is_device_array, to_host
 
-__all__ = ["svd_truncated", "truncation_keep", "sector_keep", "thin_svd", "svd_truncated_sectors", "absorb", "split",
-           "split_perturbed", "perturbed_basis"]
+__all__ = [
+    "svd_truncated",
+    "truncation_keep",
+    "sector_keep",
+    "thin_svd",
+    "svd_truncated_sectors",
+    "absorb",
+    "split",
+    "split_perturbed",
+    "perturbed_basis",
+]
 
 
 def truncation_keep(s: np.ndarray, max_bond: int | None, cutoff: float) -> tuple[int, float]:
@@ -82,8 +92,9 @@ def svd_truncated(
     return u[:, :keep], s[:keep], vh[:keep], discarded
 
 
-def svd_truncated_sectors(blocks: dict[Any, np.ndarray], max_bond: int | None,
-                          cutoff: float) -> tuple[dict[Any, tuple[np.ndarray, np.ndarray, np.ndarray]], float]:
+def svd_truncated_sectors(
+    blocks: dict[Any, np.ndarray], max_bond: int | None, cutoff: float
+) -> tuple[dict[Any, tuple[np.ndarray, np.ndarray, np.ndarray]], float]:
     """One thin SVD per sector (the blocks of a block-diagonal matrix) and one truncation
     across all of them: :func:`truncation_keep` on the merged singular values, ties kept in
     sector order. Returns the kept ``(U, S, Vh)`` of every sector that keeps any, and the
@@ -98,8 +109,7 @@ def svd_truncated_sectors(blocks: dict[Any, np.ndarray], max_bond: int | None,
     return kept, err
 
 
-def sector_keep(values: dict[Any, np.ndarray], max_bond: int | None,
-                cutoff: float) -> tuple[dict[Any, int], float]:
+def sector_keep(values: dict[Any, np.ndarray], max_bond: int | None, cutoff: float) -> tuple[dict[Any, int], float]:
     """The one truncation across charge sectors: how many of its descending singular values
     each sector keeps (every key, 0 for a sector that keeps none) under :func:`truncation_keep`
     of the merged values (ties kept in sector order), and the relative discarded weight. Every
@@ -125,8 +135,7 @@ def absorb(u: np.ndarray, s: np.ndarray, vh: np.ndarray, direction: str) -> tupl
     return (u, s[:, None] * vh) if direction == "right" else (u * s, vh)
 
 
-def split(m: np.ndarray, direction: str, max_bond: int | None,
-          cutoff: float) -> tuple[np.ndarray, np.ndarray, float]:
+def split(m: np.ndarray, direction: str, max_bond: int | None, cutoff: float) -> tuple[np.ndarray, np.ndarray, float]:
     """``m ~ left @ right`` by the truncated SVD, the factor on the side the centre leaves
     orthonormal (:func:`absorb`); and the relative discarded weight. On a GPU by the
     eigenvectors of the Gram matrix of the side the centre leaves (see the module)."""
@@ -140,8 +149,9 @@ def split(m: np.ndarray, direction: str, max_bond: int | None,
     return left, right, err
 
 
-def split_perturbed(m: np.ndarray, p: np.ndarray | None, direction: str, alpha: float, max_bond: int | None,
-                    cutoff: float) -> tuple[np.ndarray, np.ndarray, float]:
+def split_perturbed(
+    m: np.ndarray, p: np.ndarray | None, direction: str, alpha: float, max_bond: int | None, cutoff: float
+) -> tuple[np.ndarray, np.ndarray, float]:
     """``m ~ left @ right`` with the basis on the side the centre leaves taken from White's
     perturbed density matrix (:func:`perturbed_basis`; S. R. White, Phys. Rev. B 72, 180403(R)
     (2005)) and the other factor the exact projection of ``m`` onto it.
@@ -156,8 +166,9 @@ def split_perturbed(m: np.ndarray, p: np.ndarray | None, direction: str, alpha: 
     return m @ basis.conj(), basis.T, err
 
 
-def perturbed_basis(m: np.ndarray, p: np.ndarray | None, alpha: float, max_bond: int | None,
-                    cutoff: float) -> tuple[np.ndarray, float]:
+def perturbed_basis(
+    m: np.ndarray, p: np.ndarray | None, alpha: float, max_bond: int | None, cutoff: float
+) -> tuple[np.ndarray, float]:
     """Orthonormal columns ``U`` spanning the dominant eigenvectors of the perturbed density
     matrix ``m m^dagger + alpha^2 p p^dagger`` (White 2005), truncated as the SVD would be
     (``max_bond``, relative discarded weight ``cutoff``), and the discarded weight.

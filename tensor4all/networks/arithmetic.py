@@ -19,6 +19,7 @@ standard SVD compression, Schollwoeck Sec. 4.5.1). Everything is tenferro operat
 This module works on site lists and does not import :mod:`.mps`; the checks take the class
 to test against as an argument.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -48,36 +49,47 @@ def check_summands(states: Sequence[Any], what: str, cls: type) -> None:
     a = states[0]
     for k, b in enumerate(states[1:], 1):
         if a.L != b.L or a.phys_dims != b.phys_dims:
-            raise DimensionMismatchError(f"{what}: the states differ in length or physical dimensions: L={a.L} with "
-                                         f"{a.phys_dims} (operand 0) vs L={b.L} with {b.phys_dims} (operand {k})")
+            raise DimensionMismatchError(
+                f"{what}: the states differ in length or physical dimensions: L={a.L} with "
+                f"{a.phys_dims} (operand 0) vs L={b.L} with {b.phys_dims} (operand {k})"
+            )
         if a.symmetric != b.symmetric:
             which = 0 if a.symmetric else k
-            raise Tensor4allTypeError(f"{what}: operand {which} is symmetric and the other dense; convert the "
-                                      f"symmetric one with .dense() to add them")
+            raise Tensor4allTypeError(
+                f"{what}: operand {which} is symmetric and the other dense; convert the "
+                f"symmetric one with .dense() to add them"
+            )
         if not a.symmetric:
             continue
         if a.symmetry != b.symmetry:
             raise SectorMismatchError(f"{what}: operand 0 conserves {a.symmetry!r}, operand {k} {b.symmetry!r}")
-        bad = next((i for i, (x, y) in enumerate(zip(a.tensors, b.tensors))
-                    if not x.legs[1].same_space(y.legs[1])), None)
+        bad = next(
+            (i for i, (x, y) in enumerate(zip(a.tensors, b.tensors)) if not x.legs[1].same_space(y.legs[1])), None
+        )
         if bad is not None:
-            raise SectorMismatchError(f"{what}: site {bad} has the physical leg {a.tensors[bad].legs[1]!r} in operand "
-                                      f"0 and {b.tensors[bad].legs[1]!r} in operand {k}")
+            raise SectorMismatchError(
+                f"{what}: site {bad} has the physical leg {a.tensors[bad].legs[1]!r} in operand "
+                f"0 and {b.tensors[bad].legs[1]!r} in operand {k}"
+            )
         if a.charge != b.charge:
-            raise SectorMismatchError(f"{what}: operand 0 is in the sector {a.sector or a.charge}, operand {k} in "
-                                      f"{b.sector or b.charge}; states of different sectors have no symmetric sum "
-                                      "(add their .dense() forms)")
+            raise SectorMismatchError(
+                f"{what}: operand 0 is in the sector {a.sector or a.charge}, operand {k} in "
+                f"{b.sector or b.charge}; states of different sectors have no symmetric sum "
+                "(add their .dense() forms)"
+            )
 
 
 def _dtype(t: Any) -> Any:
     return t.dtype if isinstance(t, SymmetricTensor) else tidu.aval_of(t).dtype
 
 
-def _stack(blocks: Sequence[Any], dls: Sequence[int], drs: Sequence[int], ds: int, first: bool, last: bool,
-           dtype: Any) -> Any:
+def _stack(
+    blocks: Sequence[Any], dls: Sequence[int], drs: Sequence[int], ds: int, first: bool, last: bool, dtype: Any
+) -> Any:
     """One block of the direct sum: ``blocks[k]`` (None: zero) of shape ``(dls[k], ds, drs[k])``
     on the diagonal; a shared left bond (``first``) puts them in a row, a shared right bond
     (``last``) in a column, both (one site) adds them."""
+
     def get(k: int, j: int) -> Any:
         b = blocks[k] if k == j else None
         shape = (1 if first else dls[k], ds, 1 if last else drs[j])
@@ -133,8 +145,9 @@ def direct_sum(chains: Sequence[Sequence[Any]]) -> list[Any]:
             ql, qs, qr = key
             dls = [t.legs[0].sectors.get(ql, 0) for t in sites]
             drs = [t.legs[2].sectors.get(qr, 0) for t in sites]
-            blocks[key] = _stack([t.blocks.get(key) for t in sites], dls, drs, sites[0].legs[1].sector_dim(qs),
-                                 i == 0, i == L - 1, dtype)
+            blocks[key] = _stack(
+                [t.blocks.get(key) for t in sites], dls, drs, sites[0].legs[1].sector_dim(qs), i == 0, i == L - 1, dtype
+            )
         out.append(SymmetricTensor(blocks, [bonds[i], sites[0].legs[1], bonds[i + 1].dual()], dtype=dtype))
     return out
 
@@ -152,8 +165,10 @@ def scaled(ts: Sequence[Any], c: Any, what: str, divide: bool = False) -> list[A
     """The chain times the scalar ``c`` (divided by it with ``divide``) on its first site. ``c``:
     a finite Python/NumPy number (complex too), a 0-d tensor or a tidu tracer."""
     if hasattr(c, "L") and hasattr(c, "tensors"):
-        raise Tensor4allTypeError(f"{what}: cannot multiply or divide two tensor networks; the factor must be a "
-                                  "scalar number (for <a|b> use tensor4all.overlap)")
+        raise Tensor4allTypeError(
+            f"{what}: cannot multiply or divide two tensor networks; the factor must be a "
+            "scalar number (for <a|b> use tensor4all.overlap)"
+        )
     c = check_coupling(c, f"{what}: the factor")
     if divide:
         value = concrete(c) if isinstance(c, (tf.Tensor, tidu.Tracer)) else c

@@ -1,6 +1,7 @@
 """What an MPS and an MPO share: a chain of site tensors with the physical index
 at axis 1 and the right bond at axis ``_RIGHT`` (2 for an MPS, 3 for an MPO), and
 the checks every site tensor passes when a chain is built."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -48,8 +49,9 @@ class SiteChain:
 
     @property
     def dtype(self) -> Any:
-        return tf.result_type(*[t.dtype if isinstance(t, SymmetricTensor) else tidu.aval_of(t).dtype
-                                for t in self._tensors])
+        return tf.result_type(
+            *[t.dtype if isinstance(t, SymmetricTensor) else tidu.aval_of(t).dtype for t in self._tensors]
+        )
 
 
 def leaves_of(ts: Any) -> list[Any]:
@@ -77,12 +79,16 @@ def _site_tensor(t: Any, kind: str, i: int) -> Any:
         if a.dtype.kind in "iu":
             a = a.astype(np.float64)
         elif a.dtype.kind not in "fc":
-            raise Tensor4allTypeError(f"{kind} site tensor {i} must hold float or complex numbers, got a "
-                                      f"{type(t).__name__} of dtype {a.dtype}")
+            raise Tensor4allTypeError(
+                f"{kind} site tensor {i} must hold float or complex numbers, got a "
+                f"{type(t).__name__} of dtype {a.dtype}"
+            )
         t = tf.asarray(a)
     if 0 in tuple(t.shape):
-        raise DimensionMismatchError(f"{kind} site tensor {i} has an extent 0 in shape {tuple(t.shape)}; "
-                                     "bond and physical dimensions are at least 1")
+        raise DimensionMismatchError(
+            f"{kind} site tensor {i} has an extent 0 in shape {tuple(t.shape)}; "
+            "bond and physical dimensions are at least 1"
+        )
     return t
 
 
@@ -97,12 +103,15 @@ def site_tensors(tensors: Any, kind: str, ndim: int, layout: str) -> list[Any]:
         raise DimensionMismatchError(f"an {kind} needs at least one site tensor, got none")
     symmetric = [isinstance(t, SymmetricTensor) for t in ts]
     if any(symmetric) and not all(symmetric):
-        raise Tensor4allTypeError(f"{kind} site tensors must be all SymmetricTensor or all dense; site "
-                                  f"{symmetric.index(not symmetric[0])} differs from site 0")
+        raise Tensor4allTypeError(
+            f"{kind} site tensors must be all SymmetricTensor or all dense; site "
+            f"{symmetric.index(not symmetric[0])} differs from site 0"
+        )
     for i, t in enumerate(ts):
         if len(tuple(t.shape)) != ndim:
-            raise DimensionMismatchError(f"{kind} site tensor {i} must have {ndim} indices {layout}, "
-                                         f"got shape {tuple(t.shape)}")
+            raise DimensionMismatchError(
+                f"{kind} site tensor {i} must have {ndim} indices {layout}, got shape {tuple(t.shape)}"
+            )
     bad = next((i for i, t in enumerate(ts) if first_nonfinite(leaves_of([t])) is not None), None)
     if bad is not None:
         raise NonFiniteError(f"{kind} site tensor {bad} holds NaN or infinity")
@@ -113,15 +122,17 @@ def local_vectors(states: Sequence[Any], d: int) -> list[np.ndarray]:
     """The local vector of each site of a product state: a basis index (``0 <= s < d``) or a
     finite vector of length ``d``; typed errors name the site and what it should be."""
     if isinstance(states, (str, bytes)) or not hasattr(states, "__len__") or not hasattr(states, "__iter__"):
-        raise Tensor4allTypeError("product_state takes a list of basis indices or local vectors, got "
-                                  f"{type(states).__name__} {states!r}")
+        raise Tensor4allTypeError(
+            f"product_state takes a list of basis indices or local vectors, got {type(states).__name__} {states!r}"
+        )
     if len(states) == 0:
         raise DimensionMismatchError("product_state needs at least one site, got an empty list")
     vecs = []
     for i, s in enumerate(states):
         if isinstance(s, (bool, np.bool_)):
-            raise Tensor4allTypeError(f"product_state: site {i} state must be a basis index (int) or a "
-                                      f"local vector, got {s!r}")
+            raise Tensor4allTypeError(
+                f"product_state: site {i} state must be a basis index (int) or a local vector, got {s!r}"
+            )
         if isinstance(s, (int, np.integer)):
             if not 0 <= s < d:
                 raise SiteOutOfRangeError(f"product_state: site {i} state index {s} is outside 0..{d - 1}")
@@ -130,8 +141,9 @@ def local_vectors(states: Sequence[Any], d: int) -> list[np.ndarray]:
         else:
             v = numeric_array(s, f"product_state: site {i} local vector")
             if v.shape != (d,):
-                raise DimensionMismatchError(f"product_state: site {i} local vector must have shape ({d},), got "
-                                             f"{v.shape}")
+                raise DimensionMismatchError(
+                    f"product_state: site {i} local vector must have shape ({d},), got {v.shape}"
+                )
             if not np.isfinite(v).all():
                 raise NonFiniteError(f"product_state: site {i} local vector holds NaN or infinity: {v}")
         vecs.append(v)

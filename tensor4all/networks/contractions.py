@@ -1,6 +1,7 @@
 """Contractions of chains of site tensors (dense or symmetric, tenferro operations, so they are
 differentiable): ``<psi|psi>``, ``<a|b>`` and ``<psi| prod_i O_i |psi>`` left to right, and the
 exact power-of-two scaling that keeps long chains in the float range."""
+
 from __future__ import annotations
 
 import math
@@ -17,8 +18,7 @@ from ..structured import SymmetricTensor
 from ..tools.checks import concrete, ldexp
 from ..tools.errors import ZeroNormError
 
-__all__ = ["check_nonzero_norm", "pow2", "scaled_sites", "largest_entry", "scalar_of", "sandwich",
-           "overlap_tensors"]
+__all__ = ["check_nonzero_norm", "pow2", "scaled_sites", "largest_entry", "scalar_of", "sandwich", "overlap_tensors"]
 
 
 def check_nonzero_norm(norm2: Any, what: str) -> None:

@@ -48,6 +48,7 @@ it passes. Every block is moved by :func:`~.environments.transfer_left` and
 operator's site by :func:`~.environments.close`: the differentiable updates that the
 variational fit of ``apply`` uses too.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -58,16 +59,31 @@ import numpy as np
 
 import tenferro as tf
 
-from ..tools.errors import (DimensionMismatchError, InvalidOptionError, NonFiniteError, SiteOutOfRangeError,
-                            Tensor4allTypeError, ZeroNormError)
+from ..tools.errors import (
+    DimensionMismatchError,
+    InvalidOptionError,
+    NonFiniteError,
+    SiteOutOfRangeError,
+    Tensor4allTypeError,
+    ZeroNormError,
+)
 from ..sites.local_spaces import UnknownLocalSpaceError
 from ..sites.local_spaces import LocalSpace, default_local_space, local_space
 from .environments import EnvCache, block_bytes, close, site_conj, site_einsum, transfer_left, transfer_right
 from .symmetric_sites import is_symmetric, operator_tensor
 from ..tools.checks import concrete, numeric_array
 
-__all__ = ["SiteOperator", "Chain", "expect_operators", "pair_operators", "correlation_operators",
-           "correlation_matrix", "expect_profile", "site_einsum", "site_conj"]
+__all__ = [
+    "SiteOperator",
+    "Chain",
+    "expect_operators",
+    "pair_operators",
+    "correlation_operators",
+    "correlation_matrix",
+    "expect_profile",
+    "site_einsum",
+    "site_conj",
+]
 
 
 @dataclass(frozen=True)
@@ -86,7 +102,7 @@ class Chain:
 
     def __init__(self, dims: Sequence[int], local: Any):
         self.dims = list(dims)
-        self.space = None if local is None else local_space(local)   # a bad name fails here, always
+        self.space = None if local is None else local_space(local)  # a bad name fails here, always
 
     def space_at(self, site: int) -> LocalSpace:
         return self.space if self.space is not None else default_local_space(self.dims[site])
@@ -98,15 +114,16 @@ class Chain:
         for f in self._factors(op, site, what):
             if isinstance(f, str):
                 space = self.space_at(site)
-                m = space.matrix(f)                      # UnknownOperatorError lists the valid names
+                m = space.matrix(f)  # UnknownOperatorError lists the valid names
                 odd ^= f in space.fermionic
                 labels.append(f)
             else:
                 m = numeric_array(f, f"{what} at site {site} (a name, a matrix or a product of them)")
                 labels.append("<matrix>")
             if m.shape != (d, d):
-                raise DimensionMismatchError(f"{what}: the operator at site {site} must be {d}x{d}, got shape "
-                                             f"{m.shape}")
+                raise DimensionMismatchError(
+                    f"{what}: the operator at site {site} must be {d}x{d}, got shape {m.shape}"
+                )
             if not np.isfinite(m).all():
                 raise NonFiniteError(f"{what}: the operator at site {site} holds NaN or infinity")
             matrix = m if matrix is None else matrix @ m
@@ -126,16 +143,20 @@ class Chain:
             except UnknownLocalSpaceError:
                 raise UnknownLocalSpaceError(
                     f"{what}: no local space for the operator name {op!r} on a site of dimension {self.dims[site]}; "
-                    "pass local=... (a space whose dimension it is) or a matrix") from None
+                    "pass local=... (a space whose dimension it is) or a matrix"
+                ) from None
             parts = [name] if whole or "*" not in name else [p.strip() for p in name.split("*")]
             if not all(parts):
-                raise InvalidOptionError(f"{what}: the operator product {op!r} has an empty factor; write names "
-                                         "joined by '*', e.g. 'Cdagup*Cup'")
+                raise InvalidOptionError(
+                    f"{what}: the operator product {op!r} has an empty factor; write names "
+                    "joined by '*', e.g. 'Cdagup*Cup'"
+                )
             return parts
         if isinstance(op, (list, tuple)):
             if not op:
-                raise InvalidOptionError(f"{what}: an empty operator product []; give a name, a matrix or a "
-                                         "non-empty list of them")
+                raise InvalidOptionError(
+                    f"{what}: an empty operator product []; give a name, a matrix or a non-empty list of them"
+                )
             if any(isinstance(x, str) or getattr(x, "ndim", None) == 2 for x in op):
                 return [f for x in op for f in self._factors(x, site, what)]
         return [op]
@@ -162,7 +183,8 @@ def _check_even(a: SiteOperator, chain: Chain, site: int) -> None:
             f"expect: {a.label!r} is odd under the fermion parity (an odd number of fermionic operators of "
             f"{chain.space_at(site).name!r}), so its expectation value alone is not physical; measure fermionic "
             "operators in pairs, e.g. correlation('Cdag', 'C', i, j) (strings included), or an even product at one "
-            "site such as 'Cdag*C'")
+            "site such as 'Cdag*C'"
+        )
 
 
 def _check_parities(a: SiteOperator, b: SiteOperator, what: str) -> None:
@@ -171,7 +193,8 @@ def _check_parities(a: SiteOperator, b: SiteOperator, what: str) -> None:
         raise InvalidOptionError(
             f"{what}: {a.label!r} and {b.label!r} hold an odd number of fermionic operators ({odd.label!r} is odd "
             "under the fermion parity, the other even), so the product changes the fermion parity and its "
-            "expectation value is not physical; pair fermionic operators, e.g. ('Cdag', 'C')")
+            "expectation value is not physical; pair fermionic operators, e.g. ('Cdag', 'C')"
+        )
 
 
 def _between(chain: Chain, string: Any, site: int, odd: bool, what: str) -> np.ndarray | None:
@@ -181,8 +204,10 @@ def _between(chain: Chain, string: Any, site: int, odd: bool, what: str) -> np.n
     if string is not None:
         sop = chain.operator(string, site, f"{what}: string")
         if sop.odd:
-            raise InvalidOptionError(f"{what}: the string {sop.label!r} is odd under the fermion parity; a string "
-                                     "operator must be even (bosonic), e.g. 'F', 'Ntot' or a parity")
+            raise InvalidOptionError(
+                f"{what}: the string {sop.label!r} is odd under the fermion parity; a string "
+                "operator must be even (bosonic), e.g. 'F', 'Ntot' or a parity"
+            )
         s = sop.matrix
     if not odd:
         return s
@@ -190,14 +215,22 @@ def _between(chain: Chain, string: Any, site: int, odd: bool, what: str) -> np.n
     if s is None:
         return f
     if not np.allclose(f @ s, s @ f, rtol=0, atol=1e-12 * max(1.0, float(np.max(np.abs(s))))):
-        raise InvalidOptionError(f"{what}: the string matrix does not commute with the parity F at site {site}, so "
-                                 "it cannot stand between fermionic operators (F S and S F differ); give an even "
-                                 "(parity-conserving) string")
+        raise InvalidOptionError(
+            f"{what}: the string matrix does not commute with the parity F at site {site}, so "
+            "it cannot stand between fermionic operators (F S and S F differ); give an even "
+            "(parity-conserving) string"
+        )
     return f @ s
 
 
-def pair_operators(a: SiteOperator, b: SiteOperator, i: int, j: int, between: dict[int, np.ndarray | None],
-                   parity: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+def pair_operators(
+    a: SiteOperator,
+    b: SiteOperator,
+    i: int,
+    j: int,
+    between: dict[int, np.ndarray | None],
+    parity: dict[int, np.ndarray],
+) -> dict[int, np.ndarray]:
     """The site matrices of ``<A_i (prod S) B_j>`` in the Jordan-Wigner form of the module docstring
     (``between[k]``: the operator on site ``k`` strictly between; ``parity[k]``: ``F`` at the ends
     when ``a`` and ``b`` are odd)."""
@@ -213,8 +246,9 @@ def pair_operators(a: SiteOperator, b: SiteOperator, i: int, j: int, between: di
     return ops
 
 
-def correlation_operators(op_a: Any, op_b: Any, i: int, j: int, dims: Sequence[int], local: Any,
-                          string: Any = None) -> tuple[dict[int, np.ndarray], bool]:
+def correlation_operators(
+    op_a: Any, op_b: Any, i: int, j: int, dims: Sequence[int], local: Any, string: Any = None
+) -> tuple[dict[int, np.ndarray], bool]:
     """``({site: matrix}, hermitian)`` of :meth:`MPS.correlation` (sites already checked)."""
     what = "correlation"
     chain = Chain(dims, local)
@@ -224,7 +258,7 @@ def correlation_operators(op_a: Any, op_b: Any, i: int, j: int, dims: Sequence[i
     lo, hi = min(i, j), max(i, j)
     between = {k: _between(chain, string, k, a.odd, what) for k in range(lo + 1, hi)}
     if string is not None and hi - lo < 2:
-        _between(chain, string, lo, a.odd, what)    # checked though no site lies between
+        _between(chain, string, lo, a.odd, what)  # checked though no site lies between
     parity = {k: chain.parity(k) for k in (i, j)} if a.odd else {}
     ops = pair_operators(a, b, i, j, between, parity)
     return ops, all(_is_hermitian(m) for m in ops.values())
@@ -236,8 +270,9 @@ def _check_sites(sites: Any, L: int, what: str) -> list[int]:
     if sites is None:
         return list(range(L))
     if isinstance(sites, (str, bytes)) or not hasattr(sites, "__iter__"):
-        raise Tensor4allTypeError(f"{what}: sites must be a list of site indices (or None for all), got "
-                                  f"{type(sites).__name__} {sites!r}")
+        raise Tensor4allTypeError(
+            f"{what}: sites must be a list of site indices (or None for all), got {type(sites).__name__} {sites!r}"
+        )
     out = []
     for s in sites:
         if not isinstance(s, (int, np.integer)) or isinstance(s, (bool, np.bool_)) or not 0 <= s < L:
@@ -275,8 +310,9 @@ def _operands(ts: list[Any], mats: dict[tuple[str, int], np.ndarray | None]) -> 
     return ts, {k: None if m is None else tf.asarray(m) for k, m in mats.items()}
 
 
-def _sweep(ts: list[Any], envs: EnvCache, start: int, first: Any, ends: dict[int, Any],
-           between: dict[int, Any]) -> dict[int, Any]:
+def _sweep(
+    ts: list[Any], envs: EnvCache, start: int, first: Any, ends: dict[int, Any], between: dict[int, Any]
+) -> dict[int, Any]:
     """``{k: <first_start (prod between) ends[k]_k>}`` (unnormalized) for every ``k > start`` in
     ``ends``: one left-to-right pass from ``start``, closing at each ``k`` with the right block."""
     env = _transfer(envs.left(start), ts[start], first)
@@ -290,8 +326,15 @@ def _sweep(ts: list[Any], envs: EnvCache, start: int, first: Any, ends: dict[int
     return out
 
 
-def correlation_matrix(ts: Sequence[Any], op_a: Any, op_b: Any, sites: Any = None, string: Any = None,
-                       local: Any = None, what: str = "MPS.correlation_matrix") -> Any:
+def correlation_matrix(
+    ts: Sequence[Any],
+    op_a: Any,
+    op_b: Any,
+    sites: Any = None,
+    string: Any = None,
+    local: Any = None,
+    what: str = "MPS.correlation_matrix",
+) -> Any:
     """The matrix ``C[x, y] = <A_{sites[x]} (prod S) B_{sites[y]}> / <psi|psi>`` over the site
     tensors ``ts`` (scaled by powers of two or not: the ratio is the same), as a tenferro tensor;
     real where every operator used is Hermitian. See :meth:`MPS.correlation_matrix`."""
@@ -307,7 +350,7 @@ def correlation_matrix(ts: Sequence[Any], op_a: Any, op_b: Any, sites: Any = Non
         _check_parities(a[k], b[k], what)
     odd = a[lo].odd
     if string is not None and hi - lo < 2:
-        _between(chain, string, lo, odd, what)     # checked though no site lies between
+        _between(chain, string, lo, odd, what)  # checked though no site lies between
     # the matrices of each role: rows start with A (i < j) or B (i > j) and end with the other
     mats: dict[tuple[str, int], np.ndarray | None] = {}
     for k in range(lo + 1, hi):
@@ -323,8 +366,9 @@ def correlation_matrix(ts: Sequence[Any], op_a: Any, op_b: Any, sites: Any = Non
     hermitian = all(_is_hermitian(m) for m in mats.values() if m is not None)
     # (A_i S B_j)^dagger = B_j^dagger S^dagger A_i^dagger: when B = A^dagger and S is Hermitian the
     # entries below the diagonal are the conjugates of those above (<c^dag_i c_j>, <Sz_i Sz_j>)
-    mirror = all(np.allclose(a[k].matrix.conj().T, b[k].matrix, rtol=0, atol=1e-14) for k in uniq) and \
-        all(_is_hermitian(mats[("between", k)]) for k in range(lo + 1, hi) if mats[("between", k)] is not None)
+    mirror = all(np.allclose(a[k].matrix.conj().T, b[k].matrix, rtol=0, atol=1e-14) for k in uniq) and all(
+        _is_hermitian(mats[("between", k)]) for k in range(lo + 1, hi) if mats[("between", k)] is not None
+    )
     ts, ops = _operands(ts, mats)
     between = {k: ops[("between", k)] for k in range(lo + 1, hi)}
     # the right blocks over every site; the centre then moves right through the rows
@@ -334,7 +378,7 @@ def correlation_matrix(ts: Sequence[Any], op_a: Any, op_b: Any, sites: Any = Non
     for pos, k in enumerate(uniq):
         centre = _move_right(envs, ts, centre, k)
         values[(k, k)] = close(envs.left(k), envs.right(k + 1), ts[k], ts[k], ops[("both", k)])
-        later = uniq[pos + 1:]
+        later = uniq[pos + 1 :]
         if later:
             upper = _sweep(ts, envs, k, ops[("first_a", k)], {j: ops[("last_b", j)] for j in later}, between)
             values.update({(k, j): v for j, v in upper.items()})
@@ -360,8 +404,7 @@ def _norm_and_environments(ts: list[Any], what: str) -> tuple[Any, EnvCache]:
     return norm2, envs
 
 
-def expect_profile(ts: Sequence[Any], op: Any, sites: Any = None, local: Any = None,
-                   what: str = "MPS.expect") -> Any:
+def expect_profile(ts: Sequence[Any], op: Any, sites: Any = None, local: Any = None, what: str = "MPS.expect") -> Any:
     """``<op_k> = <psi|op_k|psi> / <psi|psi>`` for every ``k`` of ``sites`` (None: all), as a 1D
     tenferro tensor, from one pass of left and one of right environments (``O(L)`` transfers,
     not ``O(L^2)``); real where the operators are Hermitian. See :meth:`MPS.expect`."""

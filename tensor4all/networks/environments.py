@@ -41,6 +41,7 @@ buffers, and the einsum updates on the same blocks take 1.3 to 3.5 times as long
 while the einsum updates are what carries AD and the symmetric blocks. Both give the same
 blocks in the one index order above (``tests/tensor4all/test_one_environment.py``).
 """
+
 from __future__ import annotations
 
 from math import prod
@@ -55,8 +56,21 @@ from ..tools.device import array_module, contiguous
 from ..structured import SymmetricTensor
 from ..structured import einsum as structured_einsum
 
-__all__ = ["lw_product", "wr_product", "left_step", "right_step", "EnvCache", "Environments", "mpo_squared",
-           "site_einsum", "site_conj", "transfer_left", "transfer_right", "close", "block_bytes"]
+__all__ = [
+    "lw_product",
+    "wr_product",
+    "left_step",
+    "right_step",
+    "EnvCache",
+    "Environments",
+    "mpo_squared",
+    "site_einsum",
+    "site_conj",
+    "transfer_left",
+    "transfer_right",
+    "close",
+    "block_bytes",
+]
 
 B = TypeVar("B")
 
@@ -70,8 +84,8 @@ def lw_product(lb: np.ndarray, w: np.ndarray, x: np.ndarray) -> np.ndarray:
     ca, dw, ka = lb.shape
     _, d, kb = x.shape
     dw2 = w.shape[3]
-    t = (lb.reshape(ca * dw, ka) @ x.reshape(ka, d * kb)).reshape(ca, dw * d, kb)   # (a, w t, b')
-    t = np.matmul(w.transpose(1, 3, 0, 2).reshape(d * dw2, dw * d), t)              # (a, s w', b')
+    t = (lb.reshape(ca * dw, ka) @ x.reshape(ka, d * kb)).reshape(ca, dw * d, kb)  # (a, w t, b')
+    t = np.matmul(w.transpose(1, 3, 0, 2).reshape(d * dw2, dw * d), t)  # (a, s w', b')
     return t.reshape(ca, d, dw2 * kb)
 
 
@@ -80,9 +94,9 @@ def _wr_half(x: np.ndarray, w: np.ndarray, rb: np.ndarray) -> np.ndarray:
     ka, d, kb = x.shape
     dw, _, _, dw2 = w.shape
     cb = rb.shape[2]
-    r = rb.transpose(1, 0, 2).reshape(kb, dw2 * cb)                # (b', w' b)
-    t = (x.reshape(ka * d, kb) @ r).reshape(ka, d * dw2, cb)       # (a', t w', b)
-    return np.matmul(w.reshape(dw * d, d * dw2), t).reshape(ka, dw, d, cb)   # (a', w s, b)
+    r = rb.transpose(1, 0, 2).reshape(kb, dw2 * cb)  # (b', w' b)
+    t = (x.reshape(ka * d, kb) @ r).reshape(ka, d * dw2, cb)  # (a', t w', b)
+    return np.matmul(w.reshape(dw * d, d * dw2), t).reshape(ka, dw, d, cb)  # (a', w s, b)
 
 
 def wr_product(x: np.ndarray, w: np.ndarray, rb: np.ndarray) -> np.ndarray:
@@ -95,16 +109,16 @@ def wr_product(x: np.ndarray, w: np.ndarray, rb: np.ndarray) -> np.ndarray:
 def left_step(lb: np.ndarray, a: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``L'[b, w', b'] = sum L[a, w, a'] conj(A[a, s, b]) W[w, s, t, w'] A[a', t, b']``."""
     ca, d, cb = a.shape
-    t = lw_product(lb, w, a)                                       # (a, s, w' b')
+    t = lw_product(lb, w, a)  # (a, s, w' b')
     return (a.reshape(ca * d, cb).conj().T @ t.reshape(ca * d, -1)).reshape(cb, w.shape[3], a.shape[2])
 
 
 def right_step(rb: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``R'[w, a', a] = sum W[w, s, t, w'] B[a', t, b'] conj(B[a, s, b]) R[w', b', b]``."""
     ka, d, cb = b.shape
-    t = _wr_half(b, w, rb)                                         # (a', w, s, b)
+    t = _wr_half(b, w, rb)  # (a', w, s, b)
     dw = t.shape[1]
-    out = t.reshape(ka * dw, d * cb) @ b.reshape(ka, d * cb).conj().T   # (a' w, a)
+    out = t.reshape(ka * dw, d * cb) @ b.reshape(ka, d * cb).conj().T  # (a' w, a)
     return contiguous(out.reshape(ka, dw, ka).transpose(1, 0, 2))
 
 
@@ -119,7 +133,7 @@ class EnvCache(Generic[B]):
         self._left: list[Any] = [_UNBUILT] * (L + 1)
         self._right: list[Any] = [_UNBUILT] * (L + 1)
         self._nbytes = nbytes
-        self._bytes = 0   # of the blocks held, kept up to date by _put
+        self._bytes = 0  # of the blocks held, kept up to date by _put
         self._put(self._left, 0, left_edge)
         self._put(self._right, L, right_edge)
 
@@ -196,9 +210,9 @@ def mpo_squared(ws: list[np.ndarray], psi: list[np.ndarray]) -> complex:
     env = array_module(psi[0]).ones((1, 1, 1, 1), dtype=np.result_type(ws[0].dtype, psi[0].dtype))
     for a, w in zip(psi, ws):
         # ket first, then the two MPO layers, then the bra
-        t = np.tensordot(env, a, axes=(3, 0))                 # (a, w1, w2, t, b')
-        t = np.tensordot(t, w, axes=([2, 3], [0, 2]))         # (a, w1, b', u, w2')
-        t = np.tensordot(t, w, axes=([1, 3], [0, 2]))         # (a, b', w2', s, w1')
+        t = np.tensordot(env, a, axes=(3, 0))  # (a, w1, w2, t, b')
+        t = np.tensordot(t, w, axes=([2, 3], [0, 2]))  # (a, w1, b', u, w2')
+        t = np.tensordot(t, w, axes=([1, 3], [0, 2]))  # (a, b', w2', s, w1')
         env = np.tensordot(a.conj(), t, axes=([0, 1], [0, 3]))  # (b, b', w2', w1')
         env = contiguous(env.transpose(0, 3, 2, 1))
     return complex(env.reshape(()))
@@ -207,7 +221,7 @@ def mpo_squared(ws: list[np.ndarray], psi: list[np.ndarray]) -> complex:
 # ---- the differentiable updates: tenferro tensors, tidu tracers, symmetric sites ----------------
 def site_einsum(spec: str, *operands: Any) -> Any:
     """``tenferro.einsum``, or the structured dispatcher's when a symmetric site takes part."""
-    for o in operands:   # a loop, not any(...): this runs per transfer, O(L^2) times per correlation matrix
+    for o in operands:  # a loop, not any(...): this runs per transfer, O(L^2) times per correlation matrix
         if isinstance(o, SymmetricTensor):
             return structured_einsum(spec, *operands)
     return tf.einsum(spec, *operands)
@@ -223,14 +237,20 @@ def site_conj(t: Any) -> Any:
 # the right: the structured einsum contracts symmetric operands left to right, and in this order
 # every pairwise step costs O(chi^3 D d) at most (starting from the site tensors would cost chi^4)
 _LEFT = {
-    (False, 0): "asc,asd->cd", (True, 0): "ab,asc,bsd->cd",
-    (False, 2): "asc,st,atd->cd", (True, 2): "ab,asc,st,btd->cd",
-    (False, 4): "asc,wstv,atd->cvd", (True, 4): "awb,asc,wstv,btd->cvd",
+    (False, 0): "asc,asd->cd",
+    (True, 0): "ab,asc,bsd->cd",
+    (False, 2): "asc,st,atd->cd",
+    (True, 2): "ab,asc,st,btd->cd",
+    (False, 4): "asc,wstv,atd->cvd",
+    (True, 4): "awb,asc,wstv,btd->cvd",
 }
 _RIGHT = {
-    (False, 0): "xsc,asc->xa", (True, 0): "cb,xsc,asb->xa",
-    (False, 2): "xtc,st,asc->xa", (True, 2): "cb,xtc,st,asb->xa",
-    (False, 4): "xtc,wstv,asc->wxa", (True, 4): "vcb,xtc,wstv,asb->wxa",
+    (False, 0): "xsc,asc->xa",
+    (True, 0): "cb,xsc,asb->xa",
+    (False, 2): "xtc,st,asc->xa",
+    (True, 2): "cb,xtc,st,asb->xa",
+    (False, 4): "xtc,wstv,asc->wxa",
+    (True, 4): "vcb,xtc,wstv,asb->wxa",
 }
 
 

@@ -1,6 +1,7 @@
 """The files of :meth:`MPS.save` and :meth:`MPS.load`: entry names, formats by extension and
 by first bytes, the sector tables of a symmetric MPS, paths no MPS file can have, and the
 atomic write (:func:`tenferro.files.atomic_write`)."""
+
 from __future__ import annotations
 
 import os
@@ -21,10 +22,28 @@ from .symmetric_sites import Grading
 from ..tools.checks import check_path, to_numpy
 from ..structured import Leg, SymmetricTensor, U1, Zn
 
-__all__ = ["write_mps", "read_mps", "MPSFileError", "MPSFileNotFoundError", "MPSFileIOError",
-           "UnsupportedFileFormatError", "DIM_NAMES", "SYMMETRY_KEY", "SITE_KEY", "FILE_FORMATS", "sector_entries",
-           "symmetric_from_entries", "site_key", "file_format", "file_path", "special_kind", "resolve_link",
-           "check_target", "write_file", "check_file_kind"]
+__all__ = [
+    "write_mps",
+    "read_mps",
+    "MPSFileError",
+    "MPSFileNotFoundError",
+    "MPSFileIOError",
+    "UnsupportedFileFormatError",
+    "DIM_NAMES",
+    "SYMMETRY_KEY",
+    "SITE_KEY",
+    "FILE_FORMATS",
+    "sector_entries",
+    "symmetric_from_entries",
+    "site_key",
+    "file_format",
+    "file_path",
+    "special_kind",
+    "resolve_link",
+    "check_target",
+    "write_file",
+    "check_file_kind",
+]
 
 
 class MPSFileError(Tensor4allError, ValueError):
@@ -55,12 +74,13 @@ def sector_entries(psi: Any) -> dict[str, np.ndarray]:
     g = psi.symmetry
     modulus = getattr(g, "n", 0) if type(g).__name__ in ("U1", "Zn") else None
     if modulus is None:
-        raise InvalidOptionError(f"MPS.save: a symmetric MPS of the group {g!r} cannot be saved (U1 and Zn only); "
-                                 "save psi.dense()")
+        raise InvalidOptionError(
+            f"MPS.save: a symmetric MPS of the group {g!r} cannot be saved (U1 and Zn only); save psi.dense()"
+        )
     names = list(CONSERVED_CHARGES)
     which = names.index(psi.conserve) if psi.conserve in names else -1
     unit = psi._grading.unit if psi._grading is not None else 1
-    unit = 1 if isinstance(unit, tuple) else unit   # a product's units follow from its name
+    unit = 1 if isinstance(unit, tuple) else unit  # a product's units follow from its name
     out = {SYMMETRY_KEY: np.array([modulus, which, unit], dtype=np.int64)}
     legs = [psi._tensors[0].legs[0]] + [t.legs[2] for t in psi._tensors]
     for b, leg in enumerate(legs):
@@ -80,8 +100,9 @@ def symmetric_from_entries(cls: type, entries: dict, keys: list[str], path: str)
             raise MPSFileError(f"MPS.load: {path!r} holds a symmetric MPS without the entry {name}")
         rows = np.asarray(entries[name])
         if rows.ndim != 2 or rows.shape[1] != 2:
-            raise MPSFileError(f"MPS.load: {path!r}: entry {name} must be rows (charge, dimension), got shape "
-                               f"{rows.shape}")
+            raise MPSFileError(
+                f"MPS.load: {path!r}: entry {name} must be rows (charge, dimension), got shape {rows.shape}"
+            )
         return {int(q): int(d) for q, d in rows}
 
     if meta.shape != (3,) or meta[0] < 0 or meta[2] < 1:
@@ -101,14 +122,25 @@ def symmetric_from_entries(cls: type, entries: dict, keys: list[str], path: str)
         unit = charge_label(charge)[1]
         psi._grading = Grading(label, charge, unit if isinstance(unit, tuple) else int(meta[2]), g, q)
     return psi
+
+
 SITE_KEY = re.compile(r"site_\d{4,}")
 #: file formats of :meth:`MPS.save` by extension
 FILE_FORMATS = {".arrow": "arrow", ".parquet": "parquet", ".npz": "npz"}
 #: the first bytes of each kind of file MPS.load may meet, and what to call it
-MAGIC = ((b"PK\x03\x04", "npz"), (b"PK\x05\x06", "npz"), (b"ARROW1", "arrow"), (b"PAR1", "parquet"),
-          (b"\x93NUMPY", "npy"))
-KIND_NAMES = {"npz": "a NumPy .npz archive", "arrow": "an Arrow IPC file", "parquet": "a Parquet file",
-               "npy": "a single NumPy .npy array"}
+MAGIC = (
+    (b"PK\x03\x04", "npz"),
+    (b"PK\x05\x06", "npz"),
+    (b"ARROW1", "arrow"),
+    (b"PAR1", "parquet"),
+    (b"\x93NUMPY", "npy"),
+)
+KIND_NAMES = {
+    "npz": "a NumPy .npz archive",
+    "arrow": "an Arrow IPC file",
+    "parquet": "a Parquet file",
+    "npy": "a single NumPy .npy array",
+}
 
 
 def site_key(i: int) -> str:
@@ -140,15 +172,20 @@ def file_path(path: Any, what: str) -> str:
     if path:  # "" is refused by file_format (no extension)
         last = re.split("[" + re.escape(os.sep + (os.altsep or "")) + "]", path)[-1]
         if last in ("", ".", ".."):
-            raise MPSFileIOError(f"{what}: {path!r} names a directory (it ends in {last or path[-1]!r}); expected "
-                                 "a file path")
+            raise MPSFileIOError(
+                f"{what}: {path!r} names a directory (it ends in {last or path[-1]!r}); expected a file path"
+            )
     return path
 
 
 def special_kind(mode: int) -> str:
     """What a file that is neither a regular file nor a directory is, for messages."""
-    for test, what in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+    for test, what in (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
         if test(mode):
             return what
     return "a special file"
@@ -178,8 +215,10 @@ def check_target(path: str) -> None:
     except OSError:  # no file yet
         return
     if not stat.S_ISREG(mode):
-        raise MPSFileIOError(f"MPS.save: {path!r} is {special_kind(mode)}, not a regular file; MPS.save writes or "
-                             "replaces regular files only")
+        raise MPSFileIOError(
+            f"MPS.save: {path!r} is {special_kind(mode)}, not a regular file; MPS.save writes or "
+            "replaces regular files only"
+        )
 
 
 def write_file(path: str, write: Any) -> None:
@@ -214,8 +253,10 @@ def check_file_kind(path: str, fmt: str) -> None:
     if kind == fmt:
         return
     if kind is None:
-        raise MPSFileError(f"MPS.load: {path!r} is not {KIND_NAMES[fmt]} (it starts with {head!r}); expected a "
-                           "file written by MPS.save")
+        raise MPSFileError(
+            f"MPS.load: {path!r} is not {KIND_NAMES[fmt]} (it starts with {head!r}); expected a "
+            "file written by MPS.save"
+        )
     hint = f"; pass format={kind!r}" if kind in FILE_FORMATS.values() else ""
     raise MPSFileError(f"MPS.load: {path!r} is {KIND_NAMES[kind]}, not {KIND_NAMES[fmt]}{hint}")
 
@@ -224,8 +265,7 @@ def write_mps(psi: Any, path: Any, format: str | None) -> None:  # noqa: A002
     """The body of :meth:`tensor4all.MPS.save` (see there)."""
     path = file_path(path, "MPS.save")
     fmt = file_format(path, format)
-    arrays = {site_key(i): np.asarray(to_numpy(t, "MPS.save"))
-              for i, t in enumerate(psi.dense()._tensors)}
+    arrays = {site_key(i): np.asarray(to_numpy(t, "MPS.save")) for i, t in enumerate(psi.dense()._tensors)}
     if psi.symmetric:
         arrays.update(sector_entries(psi))
     dest = resolve_link(path)  # a symbolic link: write the file it points to, and keep the link
@@ -234,8 +274,12 @@ def write_mps(psi: Any, path: Any, format: str | None) -> None:  # noqa: A002
         write_file(dest, lambda fh: np.savez(fh, **arrays))  # np.savez(name) would append ".npz"
         return
     try:
-        tf.save(path, {k: tf.asarray(v) for k, v in arrays.items()}, format=fmt,
-                dim_names={k: DIM_NAMES for k in arrays if SITE_KEY.fullmatch(k)})
+        tf.save(
+            path,
+            {k: tf.asarray(v) for k, v in arrays.items()},
+            format=fmt,
+            dim_names={k: DIM_NAMES for k in arrays if SITE_KEY.fullmatch(k)},
+        )
     except TensorFileError as e:  # tenferro.save writes atomically itself
         raise MPSFileIOError(f"MPS.save: cannot write {path!r} ({e})") from e
 
@@ -247,15 +291,15 @@ def read_mps(cls: type, path: Any, format: str | None) -> Any:  # noqa: A002
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        raise MPSFileNotFoundError(f"MPS.load: no file {path!r}; expected a file written by MPS.save "
-                                   "(or tensor4all dmrg --save)") from None
+        raise MPSFileNotFoundError(
+            f"MPS.load: no file {path!r}; expected a file written by MPS.save (or tensor4all dmrg --save)"
+        ) from None
     except OSError as e:
         raise MPSFileIOError(f"MPS.load: cannot open {path!r} ({e.strerror or e})") from e
     if stat.S_ISDIR(mode):
         raise MPSFileIOError(f"MPS.load: {path!r} is a directory, not a file written by MPS.save")
     if not stat.S_ISREG(mode):  # opening a FIFO would wait for a writer, a device read forever
-        raise MPSFileIOError(f"MPS.load: {path!r} is {special_kind(mode)}, not a regular file written by "
-                             "MPS.save")
+        raise MPSFileIOError(f"MPS.load: {path!r} is {special_kind(mode)}, not a regular file written by MPS.save")
     check_file_kind(path, fmt)
     try:
         if fmt == "npz":
@@ -266,18 +310,20 @@ def read_mps(cls: type, path: Any, format: str | None) -> Any:  # noqa: A002
     except (MemoryError, ImportError):  # out of memory; pyarrow missing (tenferro names the extra)
         raise
     except Exception as e:  # noqa: BLE001  (zipfile, zlib, NumPy, pyarrow: all mean a damaged file)
-        raise MPSFileError(f"MPS.load: {path!r} could not be read as {fmt} (a truncated or damaged file?): "
-                           f"{type(e).__name__}: {e}") from e
+        raise MPSFileError(
+            f"MPS.load: {path!r} could not be read as {fmt} (a truncated or damaged file?): {type(e).__name__}: {e}"
+        ) from e
     keys = sorted(k for k in entries if SITE_KEY.fullmatch(k))
     if not keys or keys != [site_key(i) for i in range(len(keys))]:
         raise MPSFileError(
-            f"MPS.load: {path!r} holds no MPS: expected entries site_0000, site_0001, ..., "
-            f"got {sorted(entries)[:6]}"
+            f"MPS.load: {path!r} holds no MPS: expected entries site_0000, site_0001, ..., got {sorted(entries)[:6]}"
         )
     for k in keys:
         if not isinstance(entries[k], (np.ndarray, tf.Tensor)):
-            raise MPSFileError(f"MPS.load: {path!r}: entry {k} is a {type(entries[k]).__name__}, expected one "
-                               "tensor (left bond, physical, right bond)")
+            raise MPSFileError(
+                f"MPS.load: {path!r}: entry {k} is a {type(entries[k]).__name__}, expected one "
+                "tensor (left bond, physical, right bond)"
+            )
     try:
         if SYMMETRY_KEY in entries:
             return symmetric_from_entries(cls, entries, keys, path)

@@ -5,6 +5,7 @@
 Site tensors have index order ``(left bond, out, in, right bond)``: ``out`` is the
 bra (row) index of the local operator and ``in`` the ket (column) index.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,8 +28,18 @@ from .environments import transfer_left
 from .contractions import check_nonzero_norm, overlap_tensors, scalar_of, scaled_sites
 from .mps import MPS
 from ..operators.opsum import OpSum
-from ..tools.checks import (check_alloc, check_rtol, check_finite_arrays, check_positive_int, check_real, exponent,
-                            first_nonfinite, is_traced, ldexp, to_numpy)
+from ..tools.checks import (
+    check_alloc,
+    check_rtol,
+    check_finite_arrays,
+    check_positive_int,
+    check_real,
+    exponent,
+    first_nonfinite,
+    is_traced,
+    ldexp,
+    to_numpy,
+)
 from ..structured import Leg, SymmetricTensor, U1, Zn
 
 __all__ = ["MPO", "expectation", "compress_mpo_tensors"]
@@ -54,25 +65,24 @@ class MPO(SiteChain):
         for i, t in enumerate(ts):
             sh = _shape(t)
             if sh[1] != sh[2]:
-                raise DimensionMismatchError(
-                    f"MPO site tensor {i} must have shape (left, d, d, right), got {sh}"
-                )
+                raise DimensionMismatchError(f"MPO site tensor {i} must have shape (left, d, d, right), got {sh}")
         if _shape(ts[0])[0] != 1 or _shape(ts[-1])[3] != 1:
             raise DimensionMismatchError(
                 f"MPO boundary bonds must have dimension 1, got {_shape(ts[0])[0]} and {_shape(ts[-1])[3]}"
             )
         for i in range(len(ts) - 1):
             if _shape(ts[i])[3] != _shape(ts[i + 1])[0]:
-                raise DimensionMismatchError(
-                    f"MPO bond {i} mismatch: {_shape(ts[i])[3]} vs {_shape(ts[i + 1])[0]}"
-                )
+                raise DimensionMismatchError(f"MPO bond {i} mismatch: {_shape(ts[i])[3]} vs {_shape(ts[i + 1])[0]}")
         if local is not None and not isinstance(local, str):
-            raise Tensor4allTypeError(f"MPO: local must be the name of a local space or None, got "
-                                      f"{type(local).__name__} {local!r}")
+            raise Tensor4allTypeError(
+                f"MPO: local must be the name of a local space or None, got {type(local).__name__} {local!r}"
+            )
         known = LOCAL_SPACES.get(local) if local is not None else None
         if known is not None and any(d != known.dim for d in (_shape(t)[1] for t in ts)):
-            raise DimensionMismatchError(f"MPO: local space {local!r} has dimension {known.dim}, but the site "
-                                         f"tensors have physical dimensions {[_shape(t)[1] for t in ts]}")
+            raise DimensionMismatchError(
+                f"MPO: local space {local!r} has dimension {known.dim}, but the site "
+                f"tensors have physical dimensions {[_shape(t)[1] for t in ts]}"
+            )
         self._tensors = ts
         self._local = local
         self._conserve: str | None = None
@@ -87,8 +97,14 @@ class MPO(SiteChain):
 
     @classmethod
     def from_opsum(
-        cls, os: OpSum, L: int, local: str | LocalSpace = "spin-1/2", *, rtol: float = 1e-13,
-        conserve: str | None = None, cutoff: float | None = None,
+        cls,
+        os: OpSum,
+        L: int,
+        local: str | LocalSpace = "spin-1/2",
+        *,
+        rtol: float = 1e-13,
+        conserve: str | None = None,
+        cutoff: float | None = None,
     ) -> "MPO":
         """Compile ``os`` on ``L`` sites of the local space ``local``.
 
@@ -117,13 +133,17 @@ class MPO(SiteChain):
         rtol = check_rtol(rtol, cutoff, "MPO.from_opsum")
         if conserve is not None:
             if not isinstance(conserve, str) or conserve not in CONSERVED_CHARGES:
-                raise InvalidOptionError(f"MPO.from_opsum: conserve must be one of "
-                                         f"{', '.join(map(repr, CONSERVED_CHARGES))} or None, got {conserve!r}")
+                raise InvalidOptionError(
+                    f"MPO.from_opsum: conserve must be one of "
+                    f"{', '.join(map(repr, CONSERVED_CHARGES))} or None, got {conserve!r}"
+                )
             charge, modulus = CONSERVED_CHARGES[conserve]
-            for part in charge_parts(charge):   # a product charge ("N,2Sz") part by part
+            for part in charge_parts(charge):  # a product charge ("N,2Sz") part by part
                 if part not in space.charges:
-                    raise InvalidOptionError(f"MPO.from_opsum: conserve={conserve!r} needs the charge {part!r}, "
-                                             f"which the local space {space.name!r} does not declare")
+                    raise InvalidOptionError(
+                        f"MPO.from_opsum: conserve={conserve!r} needs the charge {part!r}, "
+                        f"which the local space {space.name!r} does not declare"
+                    )
             os.check_sites(L)
             for part in charge_parts(charge):
                 check_opsum_conserves(os, space, part, modulus)
@@ -137,7 +157,7 @@ class MPO(SiteChain):
             tensors = [tf.asarray(np.asfortranarray(t)) for t in tensors]
         out = cls(tensors, space.name)
         out._conserve = conserve
-        out._opsum = os + OpSum()   # a copy: later additions to os do not change H
+        out._opsum = os + OpSum()  # a copy: later additions to os do not change H
         return out
 
     # ---- properties -----------------------------------------------------------------
@@ -190,8 +210,10 @@ class MPO(SiteChain):
 
 def _check_range(tensors: list[np.ndarray]) -> None:
     if first_nonfinite(tensors) is not None:  # finite coefficients whose sums or products overflow
-        raise ValueRangeError("MPO.from_opsum: the coefficients add up beyond the float range (~1.8e308); "
-                              "divide them by a common factor and multiply the results by it")
+        raise ValueRangeError(
+            "MPO.from_opsum: the coefficients add up beyond the float range (~1.8e308); "
+            "divide them by a common factor and multiply the results by it"
+        )
 
 
 def hermiticity(ws: list[np.ndarray]) -> tuple[float, float]:
@@ -213,9 +235,9 @@ def hermiticity(ws: list[np.ndarray]) -> tuple[float, float]:
     exps = [exponent(w) for w in ws]
     if any(not np.any(w) for w in ws):
         return 0.0, -math.inf
-    log2 = 2.0 * sum(exps)           # log2 of the factor taken out of Tr(H^dagger H)
-    hh = np.ones((1, 1))              # Tr(H^dagger H) environment
-    h2 = np.ones((1, 1))              # Tr(H H) environment (second factor transposed)
+    log2 = 2.0 * sum(exps)  # log2 of the factor taken out of Tr(H^dagger H)
+    hh = np.ones((1, 1))  # Tr(H^dagger H) environment
+    h2 = np.ones((1, 1))  # Tr(H H) environment (second factor transposed)
     for w, e in zip(ws, exps):
         w = ldexp(w, -e)
         d = w.shape[1]
@@ -253,8 +275,7 @@ def compress_mpo_tensors(ws: list[np.ndarray], rtol: float = 1e-13) -> list[np.n
     for i in range(L - 1, 0, -1):
         dl, d, _, dr = ws[i].shape
         # rank-revealing QR of M^T: M^T P = Q R, so M = (P R^T) Q^T with orthonormal rows Q^T
-        q, r, piv = scipy.linalg.qr(ws[i].reshape(dl, d * d * dr).T, mode="economic", pivoting=True,
-                                    check_finite=False)
+        q, r, piv = scipy.linalg.qr(ws[i].reshape(dl, d * d * dr).T, mode="economic", pivoting=True, check_finite=False)
         diag = np.abs(np.diagonal(r))
         keep = max(1, int(np.count_nonzero(diag > rtol * diag[0]))) if diag.size and diag[0] > 0 else 1
         left = np.empty((dl, keep), dtype=r.dtype)
@@ -267,7 +288,7 @@ def compress_mpo_tensors(ws: list[np.ndarray], rtol: float = 1e-13) -> list[np.n
     out = []
     for i, w in enumerate(ws):
         lf = 0.0 if log_total is None else log_total / L - (log_total if i == 0 else 0.0)
-        out.append(np.ascontiguousarray(w * (np.sqrt(w.shape[1]) * 2.0 ** lf)))
+        out.append(np.ascontiguousarray(w * (np.sqrt(w.shape[1]) * 2.0**lf)))
     return out
 
 
@@ -284,7 +305,7 @@ def expectation(psi: MPS, H: MPO) -> Any:
     A state of norm 0 raises :class:`ZeroNormError`."""
     check_compatible(psi, H)
     sites, ws = psi.tensors, H.tensors
-    if psi.symmetric:   # the MPO's tensors on the state's sectors, else the dense state
+    if psi.symmetric:  # the MPO's tensors on the state's sectors, else the dense state
         ws = symmetric_mpo_sites(ws, sites)
         if ws is None:
             sites, ws = psi.dense().tensors, H.tensors
@@ -326,8 +347,11 @@ def symmetric_mpo_sites(ws: Sequence[Any], sites: Sequence[Any]) -> list[Any] | 
     for i, w in enumerate(arrays):
         w = w[perms[i]][:, :, :, perms[i + 1]]
         w = _drop_rounding(w, charges[i][perms[i]], q[i], charges[i + 1][perms[i + 1]], modulus)
-        out.append(SymmetricTensor.from_dense(tf.asarray(np.asfortranarray(w)),
-                                              [legs[i], phys[i], phys[i].dual(), legs[i + 1].dual()], tol=0.0))
+        out.append(
+            SymmetricTensor.from_dense(
+                tf.asarray(np.asfortranarray(w)), [legs[i], phys[i], phys[i].dual(), legs[i + 1].dual()], tol=0.0
+            )
+        )
     return out
 
 
@@ -358,5 +382,8 @@ def check_compatible(psi: Any, H: Any) -> None:
         )
 
 
-tidu.register_pytree_node(MPO, lambda m: (list(m._tensors), (m._local, m._conserve)),
-                          lambda aux, leaves: MPO._from_leaves(aux[0], leaves, aux[1]))
+tidu.register_pytree_node(
+    MPO,
+    lambda m: (list(m._tensors), (m._local, m._conserve)),
+    lambda aux, leaves: MPO._from_leaves(aux[0], leaves, aux[1]),
+)

@@ -15,7 +15,12 @@ Every method validates its input before it changes the MPS, so a failing call
 leaves it as it was; norms and ratios are computed on site tensors scaled by powers
 of two (exact), so states with entries near the ends of the float range give the
 right numbers instead of overflowing to inf or NaN.
+
+The methods delegate: the constructors' sites come from :mod:`.mps_factories`, the
+measurements (``expect``, ``correlation``, Schmidt values, entanglement) from
+:mod:`.mps_measurements`.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,25 +31,25 @@ import numpy as np
 import tenferro as tf
 import tidu
 
-from ..linalg.canonical import right_canonical, schmidt_values
-from .chain import SiteChain, leaves_of, local_vectors, site_tensors
-from ..tools.errors import (DimensionMismatchError, InvalidOptionError, NonFiniteError, SiteOutOfRangeError,
-                            Tensor4allTypeError, ZeroNormError)
 from ..sites.charges import unpack
-from ..sites.local_spaces import local_space
-from .arithmetic import scaled, summed
-from .correlations import (correlation_matrix, correlation_operators, expect_operators, expect_profile)
-from .files import read_mps, write_mps
-from .contractions import (check_nonzero_norm, overlap_tensors, pow2, sandwich, scaled_sites)
-from .site_ops import compress_sweep, rescaled, unit_scaled
-from .symmetric_sites import chain_grading, check_symmetric_chain, sector_charge
-from .symmetric_sites import (Grading, canonical_sites, check_bond, is_symmetric,
-                              operator_tensor, phys_leg, product_sites, random_sites, schmidt_spectra)
-from ..linalg.truncation import svd_truncated
 from ..structured import SymmetricTensor
-from ..structured import linalg as structured_linalg
-from ..tools.checks import (check_alloc, check_cutoff, check_finite_arrays, check_positive_int, check_seed, concrete,
-                            exponent, float_dtype, ldexp, numeric_array, to_numpy)
+from ..tools.checks import check_alloc, check_cutoff, check_finite_arrays, check_positive_int, concrete, ldexp, to_numpy
+from ..tools.errors import DimensionMismatchError, SiteOutOfRangeError, Tensor4allTypeError, ZeroNormError
+from .arithmetic import scaled, summed
+from .chain import SiteChain, leaves_of, site_tensors
+from .contractions import overlap_tensors, pow2, scaled_sites
+from .files import read_mps, write_mps
+from .mps_factories import dense_vector_sites, product_state_sites, random_state_sites
+from .mps_measurements import (
+    correlation,
+    correlation_matrix,
+    entanglement_entropy,
+    entanglement_spectrum,
+    expect,
+    schmidt_values,
+)
+from .site_ops import compress_sweep, rescaled, unit_scaled
+from .symmetric_sites import Grading, canonical_sites, check_symmetric_chain, is_symmetric
 
 __all__ = ["MPS", "overlap", "add"]
 
@@ -83,8 +88,7 @@ class MPS(SiteChain):
             return
         if _shape(ts[0])[0] != 1 or _shape(ts[-1])[2] != 1:
             raise DimensionMismatchError(
-                f"MPS boundary bonds must have dimension 1, got left {_shape(ts[0])[0]} and "
-                f"right {_shape(ts[-1])[2]}"
+                f"MPS boundary bonds must have dimension 1, got left {_shape(ts[0])[0]} and right {_shape(ts[-1])[2]}"
             )
         for i in range(len(ts) - 1):
             if _shape(ts[i])[2] != _shape(ts[i + 1])[0]:
@@ -109,9 +113,18 @@ class MPS(SiteChain):
 
     # ---- constructors ---------------------------------------------------------------
     @classmethod
-    def random(cls, L: int, d: int = 2, bond_dim: int = 8, seed: int | None = 0,
-               dtype: Any = tf.float64, *, conserve: str | None = None, charge: Any = None,
-               local: str | None = None) -> "MPS":
+    def random(
+        cls,
+        L: int,
+        d: int = 2,
+        bond_dim: int = 8,
+        seed: int | None = 0,
+        dtype: Any = tf.float64,
+        *,
+        conserve: str | None = None,
+        charge: Any = None,
+        local: str | None = None,
+    ) -> "MPS":
         """A normalized random MPS (Gaussian entries, then right-canonicalized).
 
         Bond ``b`` has dimension ``min(bond_dim, d**(b+1), d**(L-b-1))``. ``seed`` is a
@@ -127,94 +140,35 @@ class MPS(SiteChain):
         proportion to their numbers of states.
         A sector with no states raises :class:`SymmetryViolationError`.
         """
-        L = check_positive_int(L, "L (number of sites)")
-        d = check_positive_int(d, "d (physical dimension)")
-        bond_dim = check_positive_int(bond_dim, "bond_dim")
-        seed = check_seed(seed, "MPS.random: seed")
-        dt = float_dtype(dtype, "MPS.random: dtype")
-        if conserve is not None or charge is not None:
-            g = chain_grading(conserve, local, [d] * L, "MPS.random", charge)
-            legs = [phys_leg(g.symmetry, q, i)[0] for i, q in enumerate(g.q)]
-            target = sector_charge(g, charge, legs, "MPS.random")
-            check_alloc(L * bond_dim * d * bond_dim * dt.itemsize * 2, f"MPS.random(L={L}, d={d}, bond_dim={bond_dim})")
-            sites = random_sites(legs, target, bond_dim, np.random.default_rng(seed), dt)
-            sites = canonical_sites(sites, 0)
-            sites[0] = sites[0] / structured_linalg.norm(sites[0])
-            return cls._symmetric(sites, g)
-        dims = [1] + [min(bond_dim, d ** min(b + 1, L - b - 1, 60)) for b in range(L - 1)] + [1]
-        check_alloc(sum(dims[i] * d * dims[i + 1] for i in range(L)) * dt.itemsize * 2,
-                    f"MPS.random(L={L}, d={d}, bond_dim={bond_dim})")
-        rng = np.random.default_rng(seed)
-        ts = []
-        for i in range(L):
-            shape = (dims[i], d, dims[i + 1])
-            a = rng.standard_normal(shape)
-            if np.issubdtype(dt, np.complexfloating):
-                a = a + 1j * rng.standard_normal(shape)
-            ts.append(a.astype(dt))
-        ts = right_canonical(ts)
-        return cls(ts)
+        sites, g = random_state_sites(L, d, bond_dim, seed, dtype, conserve, charge, local)
+        return cls(sites) if g is None else cls._symmetric(sites, g)
 
     @classmethod
-    def product_state(cls, states: Sequence[Any], d: int | None = None, *, conserve: str | None = None,
-                      local: str | None = None) -> "MPS":
+    def product_state(
+        cls, states: Sequence[Any], d: int | None = None, *, conserve: str | None = None, local: str | None = None
+    ) -> "MPS":
         """A product state; each entry of ``states`` is a basis index or a local vector of length ``d``.
 
         ``d`` defaults to the dimension of ``local`` (``local="spin-1"``: 3, ``"electron"``: 4), else 2.
         With ``conserve`` (``"Sz"``, ``"parity"``, ``"N"``, ``"N,Sz"``; basis indices only) the state is symmetric, its
         sector the total charge of the basis states (``local``: the local space, default by
         dimension)."""
-        if local is not None:
-            space = local_space(local)
-            if d is None:
-                d = space.dim
-            elif check_positive_int(d, "d (physical dimension)") != space.dim:
-                raise DimensionMismatchError(f"product_state: d={d}, but the local space {space.name!r} has dimension "
-                                             f"{space.dim}; drop d= (local= sets it)")
-        d = check_positive_int(2 if d is None else d, "d (physical dimension)")
-        vecs = local_vectors(states, d)
-        dt = np.result_type(*vecs, np.float64)
-        if conserve is not None:
-            bad = next((i for i, s in enumerate(states) if not isinstance(s, (int, np.integer))), None)
-            if bad is not None:
-                raise Tensor4allTypeError(f"product_state(conserve={conserve!r}): site {bad} must be a basis index "
-                                          "(a local vector has no definite charge)")
-            g = chain_grading(conserve, local, [d] * len(states), "MPS.product_state")
-            return cls._symmetric(product_sites([int(s) for s in states], g, dt), g)
-        return cls([v.astype(dt).reshape(1, d, 1) for v in vecs])
+        sites, g = product_state_sites(states, d, conserve, local)
+        return cls(sites) if g is None else cls._symmetric(sites, g)
 
     @classmethod
     def from_dense(cls, vector: Any, L: int, d: int = 2, max_bond: int | None = None, cutoff: float = 0.0) -> "MPS":
         """The MPS of a dense ``d**L`` vector in ``np.kron`` order (site 0 most significant),
         by successive truncated SVDs."""
-        L = check_positive_int(L, "L (number of sites)")
-        d = check_positive_int(d, "d (physical dimension)")
-        if max_bond is not None:
-            max_bond = check_positive_int(max_bond, "max_bond")
-        cutoff = check_cutoff(cutoff, "from_dense: cutoff")
-        v = numeric_array(to_numpy(vector, "MPS.from_dense"), "from_dense: vector").reshape(-1)
-        if v.size != d**L:
-            raise DimensionMismatchError(f"from_dense: vector has {v.size} entries, expected d**L = {d**L}")
-        if not np.isfinite(v).all():
-            raise NonFiniteError(f"from_dense: the vector holds NaN or infinity (entry {int(np.argmin(np.isfinite(v)))})")
-        ts = []
-        rest = v.reshape(1, -1)
-        left = 1
-        for _ in range(L - 1):
-            m = rest.reshape(left * d, -1)
-            u, s, vh, _ = svd_truncated(m, max_bond, cutoff)
-            k = len(s)
-            ts.append(u.reshape(left, d, k))
-            rest = s[:, None] * vh
-            left = k
-        ts.append(rest.reshape(left, d, 1))
-        return cls(ts)
+        return cls(dense_vector_sites(vector, L, d, max_bond, cutoff))
 
     # ---- properties -----------------------------------------------------------------
     def __repr__(self) -> str:
         sym = f", {self.symmetry!r}, sector={self.sector}" if self.symmetric else ""
-        return (f"MPS(L={self.L}, phys_dims={sorted(set(self.phys_dims))}, bond_dims={self.bond_dims}, "
-                f"dtype={self.dtype}{sym})")
+        return (
+            f"MPS(L={self.L}, phys_dims={sorted(set(self.phys_dims))}, bond_dims={self.bond_dims}, "
+            f"dtype={self.dtype}{sym})"
+        )
 
     @property
     def symmetric(self) -> bool:
@@ -268,14 +222,14 @@ class MPS(SiteChain):
         return MPS([t.to_dense() for t in self._tensors])
 
     # ---- arithmetic (tensor4all.networks.arithmetic) -------------------------------------
-    __array_ufunc__ = None   # NumPy scalars defer to MPS.__rmul__
+    __array_ufunc__ = None  # NumPy scalars defer to MPS.__rmul__
 
     def __add__(self, other: Any) -> "MPS":
         """The exact sum (bond dimensions add); :meth:`add` compresses."""
         return _sum([self, other], "MPS + MPS")
 
     def __radd__(self, other: Any) -> "MPS":
-        if isinstance(other, int) and not isinstance(other, bool) and other == 0:   # sum([a, b, ...])
+        if isinstance(other, int) and not isinstance(other, bool) and other == 0:  # sum([a, b, ...])
             return MPS._from_leaves(self._tensors, self._grading)
         return _sum([other, self], "MPS + MPS")
 
@@ -303,8 +257,10 @@ class MPS(SiteChain):
     # ---- dense conversion -----------------------------------------------------------
     def to_dense(self) -> Any:
         """The state as a ``prod(d)`` vector in ``np.kron`` order (site 0 most significant)."""
-        check_alloc(math.prod(self.phys_dims) * max(self.bond_dims, default=1) * self.dtype.itemsize,
-                    f"MPS.to_dense of {self.L} sites")
+        check_alloc(
+            math.prod(self.phys_dims) * max(self.bond_dims, default=1) * self.dtype.itemsize,
+            f"MPS.to_dense of {self.L} sites",
+        )
         ts = self.dense()._tensors
         t0 = ts[0]
         v = tf.reshape(t0, (_shape(t0)[1], _shape(t0)[2]))
@@ -319,7 +275,7 @@ class MPS(SiteChain):
         in place; returns ``self``. On an error the MPS is unchanged."""
         center = self._check_site(center, "canonicalize: center")
         check_finite_arrays(leaves_of(self._tensors), "MPS.canonicalize")
-        if self.symmetric:   # blockwise QR (the structured kernels), sectors kept
+        if self.symmetric:  # blockwise QR (the structured kernels), sectors kept
             self._tensors = canonical_sites(self._tensors, center)
             return self
         ts = list(self._tensors)  # new tensors, assigned only when all are computed
@@ -356,7 +312,7 @@ class MPS(SiteChain):
         as it was."""
         check_finite_arrays(leaves_of(self._tensors), "MPS.normalize")
         scaled, e = scaled_sites(self._tensors)
-        n = tf.sqrt(tf.real(overlap_tensors(scaled, scaled)))   # the norm is n * 2**e
+        n = tf.sqrt(tf.real(overlap_tensors(scaled, scaled)))  # the norm is n * 2**e
         c = concrete(n)
         ts = list(self._tensors)
         if c is not None and float(c) == 0.0:
@@ -364,7 +320,7 @@ class MPS(SiteChain):
         if e == 0:
             ts[0] = ts[0] / n
         elif c is not None and not 0.0 < float(ldexp(float(c), e)) < math.inf:
-            ts = scaled                                # the norm itself over- or underflows
+            ts = scaled  # the norm itself over- or underflows
             ts[0] = ts[0] / n
         else:
             ts[0] = ts[0] / (n * pow2(e))
@@ -385,9 +341,9 @@ class MPS(SiteChain):
         if max_bond is not None:
             max_bond = check_positive_int(max_bond, "max_bond")
         cutoff = check_cutoff(cutoff, "compress: cutoff")
-        arrays = [to_numpy(b, "MPS.compress") for b in leaves_of(self._tensors)]   # NotDifferentiableError on tracers
+        arrays = [to_numpy(b, "MPS.compress") for b in leaves_of(self._tensors)]  # NotDifferentiableError on tracers
         check_finite_arrays(arrays, "MPS.compress")
-        ts, e = unit_scaled(self._tensors if self.symmetric else arrays)   # dense: NumPy arrays (ArrayOps)
+        ts, e = unit_scaled(self._tensors if self.symmetric else arrays)  # dense: NumPy arrays (ArrayOps)
         ts, total = compress_sweep(ts, max_bond, cutoff)
         ts = rescaled(ts, e)
         self._tensors = ts if self.symmetric else [tf.asarray(np.asfortranarray(t)) for t in ts]
@@ -442,12 +398,7 @@ class MPS(SiteChain):
         operator odd under the fermion parity (a lone ``"C"``, ``"Cdagup*Cup*Cdn"``) raises
         :class:`InvalidOptionError`; even products such as ``"Cdagup*Cdn"`` need no string. A
         state of norm 0 raises :class:`ZeroNormError` (:mod:`tensor4all.networks.correlations`)."""
-        if site is None:
-            ts, _ = scaled_sites(self._tensors)   # the ratio does not change; nothing overflows
-            return expect_profile(ts, op, None, local)
-        site = self._check_site(site, "expect: site")
-        ops, herm = expect_operators(op, site, self.phys_dims, local)
-        return self._ratio(ops, herm, "expect")
+        return expect(self, op, site, local)
 
     def correlation(self, op_a: Any, op_b: Any, i: int, j: int, local: Any = None, string: Any = None) -> Any:
         """``<psi|A_i (prod_{min(i,j)<k<max(i,j)} S_k) B_j|psi> / <psi|psi>`` (for ``i == j`` the
@@ -462,13 +413,11 @@ class MPS(SiteChain):
         ``<c_i^dagger c_j>``. A ``string`` then multiplies the Jordan-Wigner string and must be
         even under the fermion parity (a fermionic name, or a matrix that does not commute with
         ``F``, raises :class:`InvalidOptionError`, as does a pair of odd total parity)."""
-        i = self._check_site(i, "correlation: site i")
-        j = self._check_site(j, "correlation: site j")
-        ops, herm = correlation_operators(op_a, op_b, i, j, self.phys_dims, local, string)
-        return self._ratio(ops, herm, "correlation")
+        return correlation(self, op_a, op_b, i, j, local, string)
 
-    def correlation_matrix(self, op_a: Any, op_b: Any, sites: Sequence[int] | None = None, string: Any = None,
-                           local: Any = None) -> Any:
+    def correlation_matrix(
+        self, op_a: Any, op_b: Any, sites: Sequence[int] | None = None, string: Any = None, local: Any = None
+    ) -> Any:
         """The matrix ``C[x, y] =`` :meth:`correlation` ``(op_a, op_b, sites[x], sites[y], local,
         string)`` over ``sites`` (default all, in the order given), as one tenferro tensor
         (differentiable; real where every operator is Hermitian). One left-to-right sweep of
@@ -479,30 +428,17 @@ class MPS(SiteChain):
         fermions ``i > j`` entries carry their Jordan-Wigner sign, so
         ``correlation_matrix("Cdag", "C", local="fermion")`` is the one-particle density matrix.
         Symmetric states are measured blockwise when every operator has one charge."""
-        ts, _ = scaled_sites(self._tensors)   # the ratio does not change; nothing overflows
-        return correlation_matrix(ts, op_a, op_b, sites, string, local)
+        return correlation_matrix(self, op_a, op_b, sites, string, local)
 
     def entanglement_entropy(self, bond: int | None = None) -> Any:
         """Von Neumann entropy (natural log) of the Schmidt spectrum at ``bond`` (between
         sites ``bond`` and ``bond + 1``); ``bond=None`` gives the list for all bonds."""
-        if bond is not None:
-            bond = check_bond(bond, self.L, "entanglement_entropy")
-        spectra = self.schmidt_values()
-        ents = [float(-np.sum(p * np.log(p))) for p in (s * s / np.sum(s * s) for s in spectra) for p in [p[p > 0]]]
-        return ents if bond is None else ents[int(bond)]
+        return entanglement_entropy(self, bond)
 
     def schmidt_values(self) -> list[np.ndarray]:
         """The Schmidt values (singular values of the normalized state) at every bond.
         A state of norm 0 has none and raises :class:`ZeroNormError`."""
-        if self.symmetric:
-            return [np.sort(np.concatenate(list(sp.values())))[::-1] for sp in self._sector_spectra("MPS.schmidt_values")]
-        ts = [to_numpy(t, "MPS.schmidt_values") for t in self._tensors]
-        check_finite_arrays(ts, "MPS.schmidt_values")
-        out = schmidt_values([ldexp(t, -exponent(t)) for t in ts])
-        if out is None:
-            raise ZeroNormError("MPS.schmidt_values: the state has norm 0, so it has no Schmidt values "
-                                "(nor an entanglement entropy)")
-        return out
+        return schmidt_values(self)
 
     def entanglement_spectrum(self, bond: int) -> dict[Any, np.ndarray]:
         """The Schmidt values at ``bond`` (between sites ``bond`` and ``bond + 1``) of a symmetric
@@ -510,45 +446,13 @@ class MPS(SiteChain):
         sites ``0..bond``; a tuple ``(N, Sz)`` for ``"N,Sz"``) -> its singular values, descending;
         sectors ordered by ``|charge|``.
         A dense MPS has no sectors (:class:`InvalidOptionError`: build it with ``conserve=``)."""
-        bond = check_bond(bond, self.L, "entanglement_spectrum")
-        if not self.symmetric:
-            raise InvalidOptionError("entanglement_spectrum: this MPS is dense and has no charge sectors; use "
-                                     "schmidt_values(), or a symmetric MPS (conserve=... in dmrg, MPS.random, "
-                                     "MPS.product_state)")
-        spectrum = self._sector_spectra("MPS.entanglement_spectrum")[bond]
-        if self._grading is None:
-            return spectrum
-        return {self._grading.value(q): s for q, s in spectrum.items()}
-
-    def _sector_spectra(self, what: str) -> list[dict[Any, np.ndarray]]:
-        for b in leaves_of(self._tensors):
-            to_numpy(b, what)
-        check_finite_arrays(leaves_of(self._tensors), what)
-        if not float(self.norm()) > 0.0:
-            raise ZeroNormError(f"{what}: the state has norm 0, so it has no Schmidt values (nor an entanglement "
-                                "entropy)")
-        return schmidt_spectra(self._tensors)
+        return entanglement_spectrum(self, bond)
 
     # ---- helpers --------------------------------------------------------------------
     def _check_site(self, site: Any, what: str) -> int:
         if not isinstance(site, (int, np.integer)) or isinstance(site, (bool, np.bool_)) or not 0 <= site < self.L:
             raise SiteOutOfRangeError(f"{what} {site!r} is outside 0..{self.L - 1}")
         return int(site)
-
-    def _ratio(self, ops: dict[int, np.ndarray], hermitian: bool, what: str) -> Any:
-        sites = self._tensors
-        if self.symmetric:   # operators of one charge act on the blocks; others on the dense sites
-            sym_ops = {i: operator_tensor(m, sites[i].legs[1]) for i, m in ops.items()}
-            if all(o is not None for o in sym_ops.values()):
-                ops = sym_ops
-            else:
-                sites = self.dense()._tensors
-        ts, _ = scaled_sites(sites)  # the ratio does not change; nothing overflows
-        num = sandwich(ts, ops)
-        den = tf.real(overlap_tensors(ts, ts))
-        check_nonzero_norm(den, f"MPS.{what}")
-        val = num / den
-        return tf.real(val) if hermitian else val
 
 
 def overlap(a: MPS, b: MPS) -> Any:
@@ -560,9 +464,13 @@ def overlap(a: MPS, b: MPS) -> Any:
             f"overlap: the states differ in length or physical dimensions: L={a.L} with {a.phys_dims} "
             f"vs L={b.L} with {b.phys_dims}"
         )
-    if a.symmetric and b.symmetric and a.symmetry == b.symmetry and all(
-            x.legs[1].same_space(y.legs[1]) for x, y in zip(a._tensors, b._tensors)):
-        if a.charge != b.charge:   # states of different sectors are orthogonal
+    if (
+        a.symmetric
+        and b.symmetric
+        and a.symmetry == b.symmetry
+        and all(x.legs[1].same_space(y.legs[1]) for x, y in zip(a._tensors, b._tensors))
+    ):
+        if a.charge != b.charge:  # states of different sectors are orthogonal
             return tf.asarray(np.zeros((), dtype=np.result_type(np.dtype(str(a.dtype)), np.dtype(str(b.dtype)))))
         return overlap_tensors(a._tensors, b._tensors)
     return overlap_tensors(a.dense()._tensors, b.dense()._tensors)
@@ -587,5 +495,6 @@ def _sum(states: list[Any], what: str, signs: Sequence[int] | None = None) -> MP
     return MPS._from_leaves(*summed(states, what, MPS, signs))
 
 
-tidu.register_pytree_node(MPS, lambda m: (list(m._tensors), m._grading),
-                          lambda grading, leaves: MPS._from_leaves(leaves, grading))
+tidu.register_pytree_node(
+    MPS, lambda m: (list(m._tensors), m._grading), lambda grading, leaves: MPS._from_leaves(leaves, grading)
+)

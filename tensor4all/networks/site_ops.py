@@ -29,6 +29,7 @@ truncated SVDs) is the one compression: ``MPS.compress``, the compressed sum and
 :func:`unit_scaled` and :func:`rescaled` are the exact power-of-two scaling that keeps the
 compression of a long concrete chain in the float range.
 """
+
 from __future__ import annotations
 
 import functools
@@ -50,16 +51,26 @@ from ..tools.device import host_tensor, to_host
 from ..structured import Leg, SymmetricTensor, fuse
 from ..structured import einsum as structured_einsum
 
-__all__ = ["ArrayOps", "DenseOps", "SymmetricOps", "ops_for", "compress_sweep", "truncate_sweep", "unit_scaled",
-           "rescaled"]
+__all__ = [
+    "ArrayOps",
+    "DenseOps",
+    "SymmetricOps",
+    "ops_for",
+    "compress_sweep",
+    "truncate_sweep",
+    "unit_scaled",
+    "rescaled",
+]
 
 
 def _values(s: Any, what: str) -> np.ndarray:
     """The concrete singular values of ``s`` (a tensor or a JVP tracer) as a NumPy array."""
     c = concrete(s)
     if c is None:
-        raise NotDifferentiableError(f"{what}: the bond dimensions are chosen from the singular values, which are "
-                                     "abstract while a graph is traced (tenferro.jit); call it outside jit")
+        raise NotDifferentiableError(
+            f"{what}: the bond dimensions are chosen from the singular values, which are "
+            "abstract while a graph is traced (tenferro.jit); call it outside jit"
+        )
     return np.asarray(c)
 
 
@@ -137,8 +148,9 @@ class ArrayOps:
     left_orthonormal = staticmethod(left_canonical)
 
     @staticmethod
-    def split(x: np.ndarray, nrow: int, max_bond: int | None, cutoff: float,
-              direction: str) -> tuple[np.ndarray, np.ndarray, float]:
+    def split(
+        x: np.ndarray, nrow: int, max_bond: int | None, cutoff: float, direction: str
+    ) -> tuple[np.ndarray, np.ndarray, float]:
         rows, cols = x.shape[:nrow], x.shape[nrow:]
         u, s, vh, err = svd_truncated(x.reshape(math.prod(rows), math.prod(cols)), max_bond, cutoff)
         left, right = absorb(u, s, vh, direction)
@@ -165,23 +177,25 @@ class SymmetricOps:
         return x.conj()
 
     @staticmethod
-    def split(x: SymmetricTensor, nrow: int, max_bond: int | None, cutoff: float,
-              direction: str) -> tuple[SymmetricTensor, SymmetricTensor, float]:
+    def split(
+        x: SymmetricTensor, nrow: int, max_bond: int | None, cutoff: float, direction: str
+    ) -> tuple[SymmetricTensor, SymmetricTensor, float]:
         n = len(x.legs)
         m = x.fuse_legs(list(range(nrow)), list(range(nrow, n)))
         row, col = m.legs
         g = m.symmetry
-        keys = list(m.blocks)   # one block per row sector: (row charge, column charge)
+        keys = list(m.blocks)  # one block per row sector: (row charge, column charge)
         host = all(isinstance(b, tf.Tensor) and b.placement == tf.CPU for b in m.blocks.values())
         parts = [thin_svd(np.asarray(m.blocks[k])) if host else tf.linalg.svd(m.blocks[k]) for k in keys]
-        counts, err = sector_keep({j: p[1] if host else _values(p[1], "MPS truncation") for j, p in enumerate(parts)},
-                                  max_bond, cutoff)
+        counts, err = sector_keep(
+            {j: p[1] if host else _values(p[1], "MPS truncation") for j, p in enumerate(parts)}, max_bond, cutoff
+        )
         ub, vb, bond = {}, {}, []
         for j, ((a, c), (u, s, vh)) in enumerate(zip(keys, parts)):
             k = counts[j]
             if k == 0:
-                continue   # the sector leaves the bond
-            t = g.negate(a) if row.is_dual else a   # the bond sector of the row sector a
+                continue  # the sector leaves the bond
+            t = g.negate(a) if row.is_dual else a  # the bond sector of the row sector a
             u, s, vh = u[:, :k], s[:k], vh[:k, :]
             if direction == "right":
                 vh = s[:, None] * vh
@@ -189,7 +203,7 @@ class SymmetricOps:
                 u = u * s
             ub[(a, t)], vb[(t, c)] = u, vh
             bond.append((t, k))
-        if host:   # NumPy factors back to tenferro tensors
+        if host:  # NumPy factors back to tenferro tensors
             ub, vb = ({key: host_tensor(b) for key, b in d.items()} for d in (ub, vb))
         bond = Leg(g, bond)
         u = SymmetricTensor(ub, [row, bond.dual()], g.identity, dtype=x.dtype)

@@ -17,6 +17,7 @@ The differentiable operations (:func:`canonical_sites`) use the structured dispa
 kernels; the numerical tools (Schmidt spectra, random states) use NumPy on the blocks.
 Compression is the one sweep of :mod:`.site_ops` (``SymmetricOps``).
 """
+
 from __future__ import annotations
 
 import math
@@ -32,14 +33,33 @@ from ..tools.device import host_tensor
 from ..tools.errors import InvalidOptionError, SiteOutOfRangeError
 from ..sites.local_spaces import LOCAL_SPACES, local_space
 from ..sites.charges import conserve_candidates, default_charge
-from ..sites.charges import (CONSERVED_CHARGES, charge_label, charge_sector, charge_value, check_sector_charge,
-                             declared_charges, physical_charge)
+from ..sites.charges import (
+    CONSERVED_CHARGES,
+    charge_label,
+    charge_sector,
+    charge_value,
+    check_sector_charge,
+    declared_charges,
+    physical_charge,
+)
 from ..linalg.truncation import thin_svd
-from ..structured import (U1, Leg, LegError, SectorMismatchError, SymmetricTensor, Symmetry, SymmetryViolationError,
-                          Zn, einsum)
+from ..structured import (
+    U1,
+    Leg,
+    LegError,
+    SectorMismatchError,
+    SymmetricTensor,
+    Symmetry,
+    SymmetryViolationError,
+    Zn,
+    einsum,
+)
 from ..structured import linalg as slinalg
 
-__all__ = ["check_symmetric_chain", "chain_grading", "sector_charge", 
+__all__ = [
+    "check_symmetric_chain",
+    "chain_grading",
+    "sector_charge",
     "Grading",
     "canonical_sites",
     "flip_leg",
@@ -88,13 +108,16 @@ def grading(conserve: str, local: str | None, dims: Sequence[int], what: str) ->
     """The :class:`Grading` of ``conserve`` (``"Sz"``, ``"parity"``) on sites of dimensions ``dims``
     of the local space ``local`` (None: the default space of each dimension)."""
     if not isinstance(conserve, str) or conserve not in CONSERVED_CHARGES:
-        raise InvalidOptionError(f"{what}: conserve must be one of {', '.join(map(repr, CONSERVED_CHARGES))} or "
-                                 f"None, got {conserve!r}")
+        raise InvalidOptionError(
+            f"{what}: conserve must be one of {', '.join(map(repr, CONSERVED_CHARGES))} or None, got {conserve!r}"
+        )
     name, modulus = CONSERVED_CHARGES[conserve]
     q = declared_charges(local, dims).get(name)
     if q is None:
-        raise InvalidOptionError(f"{what}: conserve={conserve!r} needs the charge {name!r}, but "
-                                 f"{_undeclared_where(local, dims)}; {_spaces_declaring(name)}")
+        raise InvalidOptionError(
+            f"{what}: conserve={conserve!r} needs the charge {name!r}, but "
+            f"{_undeclared_where(local, dims)}; {_spaces_declaring(name)}"
+        )
     check_sector_charge(conserve, local, q, what)
     label, unit = charge_label(name)
     return Grading(label, name, unit, U1() if modulus == 0 else Zn(modulus), tuple(tuple(x) for x in q))
@@ -109,15 +132,20 @@ def _undeclared_where(local: str | None, dims: Sequence[int]) -> str:
         return f"the local space {local!r} does not declare it"
     missing = sorted({d for d in dims} - {sp.dim for sp in (LOCAL_SPACES["spin-1/2"], LOCAL_SPACES["spin-1"])})
     if missing:
-        return (f"there is no default local space of dimension {missing[0]} (the defaults: spin-1/2 for d = 2, "
-                "spin-1 for d = 3)")
+        return (
+            f"there is no default local space of dimension {missing[0]} (the defaults: spin-1/2 for d = 2, "
+            "spin-1 for d = 3)"
+        )
     return f"the default local spaces of dimensions {sorted(set(dims))} do not declare it"
 
 
 def _spaces_declaring(name: str) -> str:
     """The fix: the built-in local spaces that declare the charge ``name``."""
-    fits = [f"local={sp.name!r} (d = {sp.dim})" for sp in LOCAL_SPACES.values()
-            if name in declared_charges(sp.name, [sp.dim])]
+    fits = [
+        f"local={sp.name!r} (d = {sp.dim})"
+        for sp in LOCAL_SPACES.values()
+        if name in declared_charges(sp.name, [sp.dim])
+    ]
     if not fits:
         return "no built-in local space declares it; declare it in a LocalSpace's charges"
     return "pass " + " or ".join(fits)
@@ -136,8 +164,10 @@ def phys_leg(symmetry: Symmetry, charges: Sequence[int], site: int = 0) -> tuple
     for s, q in enumerate(charges):
         q = symmetry.canonical(q)
         if q in sectors and q != last:
-            raise InvalidOptionError(f"site {site}: the basis states of charge {q} are not contiguous (charges "
-                                     f"{list(charges)}); order the local basis by charge")
+            raise InvalidOptionError(
+                f"site {site}: the basis states of charge {q} are not contiguous (charges "
+                f"{list(charges)}); order the local basis by charge"
+            )
         where.append((q, sectors.get(q, 0)))
         sectors[q] = sectors.get(q, 0) + 1
         last = q
@@ -174,8 +204,9 @@ def _reachable(legs: Sequence[Leg], g: Symmetry, start: Any, sign: int, cap: int
     return out
 
 
-def random_sites(legs: Sequence[Leg], target: Any, bond_dim: int, rng: np.random.Generator,
-                 dtype: Any) -> list[SymmetricTensor]:
+def random_sites(
+    legs: Sequence[Leg], target: Any, bond_dim: int, rng: np.random.Generator, dtype: Any
+) -> list[SymmetricTensor]:
     """Random symmetric sites of total charge ``target`` (Gaussian blocks): bond ``b`` holds the
     charges reachable from both ends, each sector at most as large as the number of basis
     states on either side, ``bond_dim`` shared in proportion to those numbers (at least one
@@ -184,7 +215,7 @@ def random_sites(legs: Sequence[Leg], target: Any, bond_dim: int, rng: np.random
     g = legs[0].symmetry
     L = len(legs)
     left = _reachable(legs, g, g.identity, +1, bond_dim)
-    right = _reachable(list(reversed(legs)), g, target, -1, bond_dim)[::-1]   # charge at bond b seen from the right
+    right = _reachable(list(reversed(legs)), g, target, -1, bond_dim)[::-1]  # charge at bond b seen from the right
     bonds = []
     for b in range(L + 1):
         weight = {q: min(n, right[b][q]) for q, n in left[b].items() if q in right[b]}
@@ -225,7 +256,7 @@ def flip_leg(x: SymmetricTensor, axis: int) -> SymmetricTensor:
     new = Leg(g, {g.negate(q): d for q, d in leg.sectors.items()}, dual=not leg.is_dual)
     legs = list(x.legs)
     legs[axis] = new
-    blocks = {key[:axis] + (g.negate(key[axis]),) + key[axis + 1:]: b for key, b in x.blocks.items()}
+    blocks = {key[:axis] + (g.negate(key[axis]),) + key[axis + 1 :]: b for key, b in x.blocks.items()}
     return SymmetricTensor(blocks, legs, x.charge, dtype=x.dtype)
 
 
@@ -240,10 +271,10 @@ def canonical_sites(ts: Sequence[SymmetricTensor], center: int) -> list[Symmetri
         ts[i] = q.split_legs(0)
         ts[i + 1] = einsum("ab,bsc->asc", r, ts[i + 1])
     for i in range(len(ts) - 1, center, -1):
-        m = ts[i].fuse_legs([0], [1, 2])              # (left, (phys, right))
-        q, r = slinalg.qr(m.transpose(1, 0))          # m^T = q r: m = r^T q^T
-        ts[i] = flip_leg(q.transpose(1, 0), 0).split_legs(1)   # q^T: (bond*, fused) -> (bond, fused)
-        lo = flip_leg(r.transpose(1, 0), 1)                    # r^T: (left, bond) -> (left, bond*)
+        m = ts[i].fuse_legs([0], [1, 2])  # (left, (phys, right))
+        q, r = slinalg.qr(m.transpose(1, 0))  # m^T = q r: m = r^T q^T
+        ts[i] = flip_leg(q.transpose(1, 0), 0).split_legs(1)  # q^T: (bond*, fused) -> (bond, fused)
+        lo = flip_leg(r.transpose(1, 0), 1)  # r^T: (left, bond) -> (left, bond*)
         ts[i - 1] = einsum("asb,bc->asc", ts[i - 1], lo)
     return ts
 
@@ -269,12 +300,14 @@ def schmidt_spectra(ts: Sequence[SymmetricTensor]) -> list[dict[Any, np.ndarray]
         m, blocks = _matrix_sectors(ts[i], 2)
         svds = {q: thin_svd(b) for q, b in blocks.items()}
         norm = math.sqrt(sum(float(np.sum(s * s)) for _, s, _ in svds.values()))
-        out.append({q: s / norm for q, (_, s, _) in sorted(svds.items(), key=lambda kv: _order_key(kv[0]))
-                    if len(s)})
+        out.append({q: s / norm for q, (_, s, _) in sorted(svds.items(), key=lambda kv: _order_key(kv[0])) if len(s)})
         g = ts[0].symmetry
         bond = Leg(g, {q: len(s) for q, (_, s, _) in svds.items() if len(s)})
-        sv = SymmetricTensor({(q, q): host_tensor(s[:, None] * vh) for q, (_, s, vh) in svds.items() if len(s)},
-                             [bond, m.legs[1]], dtype=ts[i].dtype)
+        sv = SymmetricTensor(
+            {(q, q): host_tensor(s[:, None] * vh) for q, (_, s, vh) in svds.items() if len(s)},
+            [bond, m.legs[1]],
+            dtype=ts[i].dtype,
+        )
         ts[i + 1] = einsum("ab,bsc->asc", sv, ts[i + 1])
     return out
 
@@ -309,19 +342,25 @@ def check_symmetric_chain(ts: Sequence[SymmetricTensor]) -> None:
             raise SectorMismatchError(f"MPS: site {i} has the group {t.symmetry!r}, site 0 {g!r}; one group per MPS")
         duals = [leg.is_dual for leg in t.legs]
         if duals != [False, False, True]:
-            raise LegError(f"MPS: site {i} has legs of duality {duals}; a symmetric MPS site has legs (left bond, "
-                           "physical, right bond) with only the right bond dual=True")
+            raise LegError(
+                f"MPS: site {i} has legs of duality {duals}; a symmetric MPS site has legs (left bond, "
+                "physical, right bond) with only the right bond dual=True"
+            )
         if t.charge != g.identity:
-            raise SymmetryViolationError(f"MPS: site {i} has charge {t.charge!r}; symmetric MPS sites have charge "
-                                         f"{g.identity!r} (the total charge sits on the last bond)")
+            raise SymmetryViolationError(
+                f"MPS: site {i} has charge {t.charge!r}; symmetric MPS sites have charge "
+                f"{g.identity!r} (the total charge sits on the last bond)"
+            )
     first = ts[0].legs[0]
     if first.sectors != {g.identity: 1}:
         raise LegError(f"MPS: the left boundary bond must be one state of charge {g.identity!r}, got {first!r}")
     for i in range(len(ts) - 1):
         right, left = ts[i].legs[2], ts[i + 1].legs[0]
         if not right.same_space(left):
-            raise SectorMismatchError(f"MPS bond {i}: site {i} has the right bond {right!r}, site {i + 1} the left "
-                                      f"bond {left!r}; the sectors must agree")
+            raise SectorMismatchError(
+                f"MPS bond {i}: site {i} has the right bond {right!r}, site {i + 1} the left "
+                f"bond {left!r}; the sectors must agree"
+            )
 
 
 def chain_grading(conserve: Any, local: Any, dims: list[int], what: str, charge: Any = None) -> Grading:
@@ -337,8 +376,10 @@ def chain_grading(conserve: Any, local: Any, dims: list[int], what: str, charge:
         g = grading(name, local, dims, what)
         if g.is_product == want_product:
             return g
-    raise InvalidOptionError(f"{what}: charge=... needs a local space that declares a conserved charge "
-                             f"({', '.join(CONSERVED_CHARGES)}); {local!r} declares none")
+    raise InvalidOptionError(
+        f"{what}: charge=... needs a local space that declares a conserved charge "
+        f"({', '.join(CONSERVED_CHARGES)}); {local!r} declares none"
+    )
 
 
 def sector_charge(g: Grading, charge: Any, legs: list, what: str) -> Any:
@@ -358,5 +399,6 @@ def sector_charge(g: Grading, charge: Any, legs: list, what: str) -> Any:
         raise SymmetryViolationError(
             f"{what}: the sector {g.label} = {charge!r} has no states on this chain of {len(legs)} sites (basis "
             f"charges {[g.value(x) for x in g.q[0]]} per site; reachable {g.label}: {shown[:8]}"
-            f"{'...' if len(shown) > 8 else ''})")
+            f"{'...' if len(shown) > 8 else ''})"
+        )
     return q

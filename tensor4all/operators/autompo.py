@@ -24,6 +24,7 @@ Index 0 of a bulk bond is ``ready`` and the last index is ``done``; the left bou
 bond holds only ``ready`` and the right boundary only ``done``. Tensors have index
 order ``(left, out, in, right)``. ``MPO.from_opsum`` then compresses numeric MPOs.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -108,8 +109,8 @@ class _Automaton:
     def __init__(self, L: int, table: _OpTable):
         self.L, self.table, self.mid = L, table, L // 2
         self.state_id: dict[tuple, int] = {}
-        self.first: list[int] = []   # first bond where each state is open
-        self.last: list[int] = []    # last bond where it is open
+        self.first: list[int] = []  # first bond where each state is open
+        self.last: list[int] = []  # last bond where it is open
         self.trans: dict[tuple[int, int, int, int], Any] = {}
         self.sym_trans: dict[tuple[int, int, int, int, int], complex] = {}
         self.symbols: dict[int, Any] = {}
@@ -193,8 +194,9 @@ def _number_states(first: list[int], last: list[int], L: int) -> tuple[list[dict
     return index_on_bond, [len(idx) for idx in index_on_bond]
 
 
-def _coefficients(auto: _Automaton, index_on_bond: list[dict[int, int]], dims: list[int],
-                  n_ops: int) -> tuple[list[np.ndarray], dict[int, list[np.ndarray | None]]]:
+def _coefficients(
+    auto: _Automaton, index_on_bond: list[dict[int, int]], dims: list[int], n_ops: int
+) -> tuple[list[np.ndarray], dict[int, list[np.ndarray | None]]]:
     """Step 3: per site the coefficient tensor ``coeff[left, right, op]`` of the numeric
     transitions, and per traced coefficient its own tensors (None where it does not act)."""
     L = auto.L
@@ -218,8 +220,9 @@ def _coefficients(auto: _Automaton, index_on_bond: list[dict[int, int]], dims: l
     return coeffs, sym_coeffs
 
 
-def _assemble_tensors(coeffs: list[np.ndarray], sym_coeffs: dict[int, list[np.ndarray | None]],
-                      symbols: dict[int, Any], mats: np.ndarray) -> tuple[list[Any], bool]:
+def _assemble_tensors(
+    coeffs: list[np.ndarray], sym_coeffs: dict[int, list[np.ndarray | None]], symbols: dict[int, Any], mats: np.ndarray
+) -> tuple[list[Any], bool]:
     """Step 4: the MPO tensors, ``W_i = W_i^0 + sum_c c * P_{i,c}`` (numeric when no
     coefficient is traced)."""
     tensors = [_assemble(c, mats) for c in coeffs]
@@ -250,7 +253,7 @@ def compile_opsum(os: OpSum, L: int, space: LocalSpace) -> tuple[list[Any], bool
     """
     if len(os) == 0:
         raise EmptyOpSumError("the OpSum has no terms; add terms with os += (coef, 'Sz', i, ...)")
-    os.check_sites(L)   # every site validated once, here
+    os.check_sites(L)  # every site validated once, here
     table = _OpTable(space)
     auto = _Automaton(L, table)
     for coef, sign, ops in jordan_wigner(os, space):

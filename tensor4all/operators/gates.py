@@ -15,6 +15,7 @@ commuting parts, and the gates ``expm(-i tau h)`` (or ``expm(-tau h)``).
 * :func:`exp_gate` is SciPy's ``expm`` on concrete matrices and ``tenferro.linalg.expm`` on
   traced ones (differentiable in the couplings through the exact Frechet derivative).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -31,8 +32,17 @@ from ..sites.local_spaces import LocalSpace
 from .opsum import OpSum
 from ..tools.checks import first_nonfinite, is_traced
 
-__all__ = ["BondHamiltonian", "bonds_from_opsum", "bonds_from_arrays", "trotter_parts", "trotter_sequence",
-           "exp_gate", "swap_gate", "SUZUKI_P", "ORDERS"]
+__all__ = [
+    "BondHamiltonian",
+    "bonds_from_opsum",
+    "bonds_from_arrays",
+    "trotter_parts",
+    "trotter_sequence",
+    "exp_gate",
+    "swap_gate",
+    "SUZUKI_P",
+    "ORDERS",
+]
 
 #: Suzuki's fractal weight ``p = 1 / (4 - 4^(1/3))``: ``U4(x) = U2(p x)^2 U2((1 - 4p) x) U2(p x)^2``
 SUZUKI_P = 1.0 / (4.0 - 4.0 ** (1.0 / 3.0))
@@ -102,21 +112,23 @@ def bonds_from_opsum(os: OpSum, space: LocalSpace, L: int, what: str) -> BondHam
     long: dict[tuple[int, int], _Accumulator] = {}
     for term in os:
         local: dict[int, np.ndarray] = {}
-        sign, factors = jordan_wigner_term(term.ops, space)   # fermionic terms: site order, F strings
+        sign, factors = jordan_wigner_term(term.ops, space)  # fermionic terms: site order, F strings
         if sign < 0:
             term = term._replace(coef=-term.coef)
         for name, site in factors:
-            m = space.matrix(name)   # UnknownOperatorError names the space's operators
+            m = space.matrix(name)  # UnknownOperatorError names the space's operators
             if name != "Id":
                 local[site] = local[site] @ m if site in local else m
-        if not local:   # a multiple of the identity: a constant energy on the first site named
+        if not local:  # a multiple of the identity: a constant energy on the first site named
             local = {term.ops[0][1]: eye}
         sites = sorted(local)
         if len(sites) > 2:
-            raise InvalidOptionError(f"{what}: the term {_term_text(term)} acts on {len(sites)} sites {sites} (with "
-                                     "its Jordan-Wigner string, for fermions); TEBD takes one- and two-site terms "
-                                     "only (use tdvp for longer-range products and fermion hopping beyond nearest "
-                                     "neighbours)")
+            raise InvalidOptionError(
+                f"{what}: the term {_term_text(term)} acts on {len(sites)} sites {sites} (with "
+                "its Jordan-Wigner string, for fermions); TEBD takes one- and two-site terms "
+                "only (use tdvp for longer-range products and fermion hopping beyond nearest "
+                "neighbours)"
+            )
         if len(sites) == 2:
             i, j = sites
             k = np.kron(local[i], local[j])
@@ -127,7 +139,7 @@ def bonds_from_opsum(os: OpSum, space: LocalSpace, L: int, what: str) -> BondHam
         m = local[i]
         if L == 1:
             raise InvalidOptionError(f"{what}: a chain of one site has no bonds; TEBD needs L >= 2")
-        left, right = np.kron(eye, m), np.kron(m, eye)   # m on the second / first site of a bond
+        left, right = np.kron(eye, m), np.kron(m, eye)  # m on the second / first site of a bond
         if i == 0:
             nn[0].add(term.coef, right)
         elif i == L - 1:
@@ -144,8 +156,10 @@ def bonds_from_arrays(hs: Sequence[Any], dims: Sequence[int], what: str) -> Bond
     shape ``(d_b, d_{b+1}, d_b, d_{b+1})`` or ``(d_b d_{b+1}, d_b d_{b+1})``."""
     L = len(dims)
     if len(hs) != L - 1:
-        raise DimensionMismatchError(f"{what}: {len(hs)} bond Hamiltonians for a chain of {L} sites; give L - 1 = "
-                                     f"{L - 1}, the b-th acting on sites (b, b + 1)")
+        raise DimensionMismatchError(
+            f"{what}: {len(hs)} bond Hamiltonians for a chain of {L} sites; give L - 1 = "
+            f"{L - 1}, the b-th acting on sites (b, b + 1)"
+        )
     out = []
     for b, h in enumerate(hs):
         if h is None:
@@ -164,8 +178,10 @@ def bonds_from_arrays(hs: Sequence[Any], dims: Sequence[int], what: str) -> Bond
                 raise Tensor4allTypeError(f"{what}: bond Hamiltonian {b} must hold numbers, got dtype {h.dtype}")
         shape = tuple(h.shape)
         if shape not in ((da, db, da, db), (n, n)):
-            raise DimensionMismatchError(f"{what}: bond Hamiltonian {b} has shape {shape}; on sites of dimensions "
-                                         f"({da}, {db}) it must be ({da}, {db}, {da}, {db}) or ({n}, {n})")
+            raise DimensionMismatchError(
+                f"{what}: bond Hamiltonian {b} has shape {shape}; on sites of dimensions "
+                f"({da}, {db}) it must be ({da}, {db}, {da}, {db}) or ({n}, {n})"
+            )
         if first_nonfinite([h]) is not None:
             raise NonFiniteError(f"{what}: bond Hamiltonian {b} holds NaN or infinity")
         if len(shape) == 4:
@@ -181,7 +197,7 @@ def trotter_parts(bh: BondHamiltonian) -> list[list[tuple[int, int]]]:
     even = [(b, b + 1) for b in range(0, len(bh.nn), 2) if bh.nn[b] is not None]
     odd = [(b, b + 1) for b in range(1, len(bh.nn), 2) if bh.nn[b] is not None]
     groups: list[list[tuple[int, int]]] = []
-    for key in bh.long:   # first group whose ranges it does not touch
+    for key in bh.long:  # first group whose ranges it does not touch
         for grp in groups:
             if all(key[1] < i or key[0] > j for i, j in grp):
                 grp.append(key)

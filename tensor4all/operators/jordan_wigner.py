@@ -25,6 +25,7 @@ written, bit for bit, and so is a term that names the string operator itself: it
 are taken as written out by hand (``("Cdagup", i, "F", i, "Cup", i + 1)``: the convention
 before automatic strings, still accepted).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -58,13 +59,14 @@ def jordan_wigner_term(ops: Sequence[tuple[str, int]], space: LocalSpace) -> tup
         raise OpSumTermError(
             f"OpSum term {' '.join(f'{n}({s})' for n, s in ops)} has {n_odd} fermionic operators "
             f"(an odd number: it changes the fermion parity); fermionic operators of {space.name!r}: "
-            f"{', '.join(sorted(space.fermionic))}")
+            f"{', '.join(sorted(space.fermionic))}"
+        )
     # 1. site order: the sign of the permutation of the fermionic operators
     fsites = [s for (_, s), f in zip(ops, odd) if f]
     inversions = sum(1 for a in range(len(fsites)) for b in range(a + 1, len(fsites)) if fsites[a] > fsites[b])
     sign = -1 if inversions % 2 else 1
     by_site: dict[int, list[str]] = {}
-    right: dict[int, int] = {}   # fermionic operators on each site
+    right: dict[int, int] = {}  # fermionic operators on each site
     for (name, s), f in zip(ops, odd):
         by_site.setdefault(s, []).append(name)
         right[s] = right.get(s, 0) + f

@@ -16,6 +16,7 @@ space (``"Cdag"``, ``"Cup"``, ...) are fermions: the compiler adds the sign and 
 strings (:mod:`tensor4all.operators.jordan_wigner`), so ``os += (-t, "Cdag", j, "C", i)`` is
 ``-t c^dag_j c_i`` for any ``i, j``.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -60,8 +61,9 @@ class OpSum:
 
     def __init__(self, terms: Any = ()):
         if isinstance(terms, (str, bytes)) or not hasattr(terms, "__iter__"):
-            raise Tensor4allTypeError(f"OpSum takes an iterable of terms (tuples or Terms), got "
-                                      f"{type(terms).__name__} {terms!r}")
+            raise Tensor4allTypeError(
+                f"OpSum takes an iterable of terms (tuples or Terms), got {type(terms).__name__} {terms!r}"
+            )
         parsed: list[Term] = []
         for t in terms:
             parsed.extend(t._terms if isinstance(t, OpSum) else [_parse_term(t)])
@@ -117,9 +119,7 @@ def _parse_term(term: Any) -> Term:
     if isinstance(term, Term):  # os.terms of another OpSum: checked again (a Term is a plain tuple)
         term = (term.coef, *(x for op in term.ops for x in op))
     if not isinstance(term, (tuple, list)) or len(term) == 0:
-        raise OpSumTermError(
-            f"an OpSum term must be a tuple (coef, name, site, name, site, ...), got {term!r}"
-        )
+        raise OpSumTermError(f"an OpSum term must be a tuple (coef, name, site, name, site, ...), got {term!r}")
     items = list(term)
     coef: Any = 1.0
     if isinstance(items[0], (bool, np.bool_)):
@@ -127,9 +127,7 @@ def _parse_term(term: Any) -> Term:
     if _is_coef(items[0]):
         coef = items.pop(0)
     if len(items) == 0 or len(items) % 2:
-        raise OpSumTermError(
-            f"an OpSum term needs (name, site) pairs after the coefficient, got {term!r}"
-        )
+        raise OpSumTermError(f"an OpSum term needs (name, site) pairs after the coefficient, got {term!r}")
     ops = []
     for k in range(0, len(items), 2):
         name, site = items[k], items[k + 1]

@@ -13,6 +13,7 @@ right; a state that would get two charges, or a right boundary of nonzero charge
 the Hamiltonian does not conserve ``Q`` (:class:`NonConservingError` names the site and
 the charges).
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -26,8 +27,14 @@ from .opsum import OpSum
 __all__ = ["mpo_bond_charges", "operator_charge", "check_opsum_conserves"]
 
 
-def mpo_bond_charges(ws: Sequence[np.ndarray], q: Sequence[Sequence[int]], *, modulus: int = 0,
-                     tol: float = 1e-12, what: str = "the Hamiltonian") -> list[np.ndarray]:
+def mpo_bond_charges(
+    ws: Sequence[np.ndarray],
+    q: Sequence[Sequence[int]],
+    *,
+    modulus: int = 0,
+    tol: float = 1e-12,
+    what: str = "the Hamiltonian",
+) -> list[np.ndarray]:
     """Integer charges of the bond states, one array per bond ``0..L`` (bond ``i`` is left
     of site ``i``); ``q[i]`` the charges of site ``i``'s basis states. ``modulus`` 0 for
     U(1), ``n`` for Z_n. Entries below ``tol`` times the site tensor's largest are
@@ -39,12 +46,12 @@ def mpo_bond_charges(ws: Sequence[np.ndarray], q: Sequence[Sequence[int]], *, mo
     charges = [np.zeros(ws[0].shape[0], dtype=np.int64)]
     for i, w in enumerate(ws):
         qi = np.asarray(q[i], dtype=np.int64)
-        dq = norm(qi[:, None] - qi[None, :])             # q_s - q_t
+        dq = norm(qi[:, None] - qi[None, :])  # q_s - q_t
         a = np.abs(np.asarray(w))
         scale = float(a.max()) if a.size else 0.0
         nz = a > tol * scale if scale > 0 else np.zeros(a.shape, dtype=bool)
         left = charges[-1]
-        cand = norm(left[:, None, None] + dq[None, :, :])   # (l, s, t): the charge a right state would get
+        cand = norm(left[:, None, None] + dq[None, :, :])  # (l, s, t): the charge a right state would get
         right = np.zeros(w.shape[3], dtype=np.int64)
         for r in range(w.shape[3]):
             got = np.unique(cand[nz[:, :, :, r]])
@@ -52,14 +59,16 @@ def mpo_bond_charges(ws: Sequence[np.ndarray], q: Sequence[Sequence[int]], *, mo
                 raise NonConservingError(
                     f"{what} does not conserve the charge: at site {i} the MPO state {r} on the right bond is "
                     f"reached with charge changes {sorted(int(g) for g in got)} (a term that changes the charge, "
-                    "or the Hermitian partner of one missing)")
+                    "or the Hermitian partner of one missing)"
+                )
             right[r] = int(got[0]) if len(got) else 0
         charges.append(right)
     if np.any(charges[-1] != 0):
-        raise NonConservingError(f"{what} does not conserve the charge: its terms change it by "
-                                 f"{sorted(set(int(c) for c in charges[-1]))} in total")
+        raise NonConservingError(
+            f"{what} does not conserve the charge: its terms change it by "
+            f"{sorted(set(int(c) for c in charges[-1]))} in total"
+        )
     return charges
-
 
 
 def operator_charge(space: LocalSpace, name: str, q: Sequence[int], modulus: int = 0) -> int | None:
@@ -84,10 +93,12 @@ def check_opsum_conserves(os: OpSum, space: LocalSpace, charge: str, modulus: in
                 raise NonConservingError(
                     f"term {k} ({term.coef!r} * {' '.join(f'{n}({s})' for n, s in term.ops)}) does not conserve "
                     f"{charge}: the operator {name!r} at site {site} mixes basis states of different {charge}; write "
-                    f"it with charged operators (Sx = (S+ + S-)/2) or build the MPO without conserve")
+                    f"it with charged operators (Sx = (S+ + S-)/2) or build the MPO without conserve"
+                )
             total += c
         if (total % modulus if modulus else total) != 0:
             raise NonConservingError(
                 f"term {k} ({term.coef!r} * {' '.join(f'{n}({s})' for n, s in term.ops)}) changes {charge} by "
                 f"{total}; each term of a conserving Hamiltonian changes it by 0 (pair raising with lowering "
-                "operators in one term, e.g. S+(i) S-(j))")
+                "operators in one term, e.g. S+(i) S-(j))"
+            )

@@ -19,6 +19,7 @@ over the bits of the grid index (QuanticsGrids.jl, QuanticsTCI.jl, Quantics.jl).
 >>> qtt.rank, abs(float(qtt.integral())) < 1e-15
 (2, True)
 """
+
 from __future__ import annotations
 
 import itertools
@@ -41,8 +42,19 @@ from ..tools.checks import any_traced, check_alloc, check_bool, check_callable, 
 from ..tci import NonFiniteValueError, TCIResult, _interpolate, _options, interpolant
 
 __all__ = [
-    "Grid", "GridRangeError", "QuanticsTT", "quantics_interpolate", "ARGUMENTS", "shift_mpo", "flip_mpo", "fourier_mpo",
-    "reverse_bits", "apply", "UNFOLDINGS", "BOUNDARIES", "MAX_BITS",
+    "Grid",
+    "GridRangeError",
+    "QuanticsTT",
+    "quantics_interpolate",
+    "ARGUMENTS",
+    "shift_mpo",
+    "flip_mpo",
+    "fourier_mpo",
+    "reverse_bits",
+    "apply",
+    "UNFOLDINGS",
+    "BOUNDARIES",
+    "MAX_BITS",
 ]
 
 #: what :func:`quantics_interpolate` passes to the function: coordinates or grid indices
@@ -67,14 +79,17 @@ class QuanticsTT:
         if not isinstance(grid, Grid):
             raise Tensor4allTypeError(f"QuanticsTT: expected a quantics Grid, got {type(grid).__name__}")
         if mps.phys_dims != grid.local_dims:
-            raise DimensionMismatchError(f"QuanticsTT: the MPS has sites of dimensions {mps.phys_dims}, the grid "
-                                         f"{grid!r} needs {grid.local_dims}")
+            raise DimensionMismatchError(
+                f"QuanticsTT: the MPS has sites of dimensions {mps.phys_dims}, the grid "
+                f"{grid!r} needs {grid.local_dims}"
+            )
         self._mps = mps.dense() if mps.symmetric else mps
         self._grid, self._tci, self._arrays = grid, tci, None
 
     @classmethod
-    def from_values(cls, values: Any, grid: Grid, *, max_bond: int | None = None,
-                    cutoff: float = 1e-28) -> "QuanticsTT":
+    def from_values(
+        cls, values: Any, grid: Grid, *, max_bond: int | None = None, cutoff: float = 1e-28
+    ) -> "QuanticsTT":
         """The QTT of the values on every grid point: an array of shape ``(2**R,) * dims``
         indexed by grid indices (by SVDs, :meth:`MPS.from_dense`, keeping at most ``max_bond``
         and dropping a relative squared weight up to ``cutoff`` per bond; for small grids)."""
@@ -84,9 +99,10 @@ class QuanticsTT:
         check_alloc(2 * 8 * math.prod(shape), f"QuanticsTT.from_values on {grid!r}")
         v = np.asarray(values)
         if v.shape != shape:
-            raise DimensionMismatchError(f"QuanticsTT.from_values: expected values of shape {shape} for {grid!r}, "
-                                         f"got {v.shape}")
-        digits = np.indices(grid.local_dims).reshape(grid.n_sites, -1).T    # every site digit, np.kron order
+            raise DimensionMismatchError(
+                f"QuanticsTT.from_values: expected values of shape {shape} for {grid!r}, got {v.shape}"
+            )
+        digits = np.indices(grid.local_dims).reshape(grid.n_sites, -1).T  # every site digit, np.kron order
         idx = grid.quantics_to_grididx(digits)
         flat = v[tuple(idx.reshape(len(idx), -1).T)]
         mps = MPS.from_dense(flat, grid.n_sites, grid.local_dims[0], max_bond=max_bond, cutoff=cutoff)
@@ -139,7 +155,7 @@ class QuanticsTT:
         if any_traced(ts):
             env = None
             for k, t in enumerate(ts):
-                a = tf.take(t, tf.asarray(q[:, k]), axis=1)                     # (left, n, right)
+                a = tf.take(t, tf.asarray(q[:, k]), axis=1)  # (left, n, right)
                 env = tf.einsum("lnr->nr", a) if env is None else tf.einsum("nl,lnr->nr", env, a)
             out = tf.reshape(env, (len(q),))
             return tf.reshape(out, ()) if single else out
@@ -162,13 +178,13 @@ class QuanticsTT:
         vol = math.prod(g.step)
         if not g.include_endpoint:
             return self._product_sum([[(1.0, None)]] * g.dims) * vol
-        trap = [(1.0, None), (-0.5, 0), (-0.5, 1)]   # 1 - [x = 0]/2 - [x = N - 1]/2: every bit 0, every bit 1
+        trap = [(1.0, None), (-0.5, 0), (-0.5, 1)]  # 1 - [x = 0]/2 - [x = N - 1]/2: every bit 0, every bit 1
         return self._product_sum([trap] * g.dims) * vol
 
     def to_values(self) -> np.ndarray:
         """Every value as an array of shape ``(2**R,) * dims`` indexed by grid indices (small grids)."""
         g = self._grid
-        check_alloc(2 * 16 * g.n_points ** g.dims, f"QuanticsTT.to_values on {g!r}")
+        check_alloc(2 * 16 * g.n_points**g.dims, f"QuanticsTT.to_values on {g!r}")
         digits = np.indices(g.local_dims).reshape(g.n_sites, -1).T
         flat = np.asarray(self._mps.to_dense())
         idx = g.quantics_to_grididx(digits).reshape(len(digits), -1)
@@ -183,8 +199,10 @@ class QuanticsTT:
         and may compute with tenferro operations, so that ``tidu.grad`` of, e.g., the
         integral flows into the parameters of ``f`` (at fixed pivots)."""
         if not isinstance(self._tci, TCIResult):
-            raise InvalidOptionError("QuanticsTT.interpolant needs a QuanticsTT from quantics_interpolate (it reuses "
-                                     "the pivots of that interpolation); this one has none")
+            raise InvalidOptionError(
+                "QuanticsTT.interpolant needs a QuanticsTT from quantics_interpolate (it reuses "
+                "the pivots of that interpolation); this one has none"
+            )
         f = _check_function(f, "QuanticsTT.interpolant")
         argument = _check_argument(argument, "QuanticsTT.interpolant")
         args = _arguments(self._grid, self._tci.points, argument)
@@ -204,7 +222,7 @@ class QuanticsTT:
         g = self._grid
         ts = self._mps.tensors
         total: Any = None
-        with np.errstate(over="ignore", invalid="ignore"):    # an overflow is reported just below
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported just below
             for combo in itertools.product(*terms):
                 coef = math.prod(c for c, _ in combo)
                 term = _contract(ts, _site_vectors(g, [b for _, b in combo]))
@@ -212,8 +230,10 @@ class QuanticsTT:
                 total = term if total is None else total + term
         c = concrete(total)
         if c is not None and not np.isfinite(np.asarray(c)).all():
-            raise ValueRangeError(f"QuanticsTT: the sum over the 2**{g.R * g.dims} grid points leaves the "
-                                  "float range (~1.8e308); scale the function down and the result up")
+            raise ValueRangeError(
+                f"QuanticsTT: the sum over the 2**{g.R * g.dims} grid points leaves the "
+                "float range (~1.8e308); scale the function down and the result up"
+            )
         return total
 
 
@@ -224,7 +244,7 @@ def _site_vectors(g: Grid, bits: Sequence[int | None]) -> list[np.ndarray]:
     if g.unfolding == "interleaved":
         return [one[bits[d]] for _ in range(g.R) for d in range(g.dims)]
     v = np.ones(1)
-    for d in range(g.dims):       # digit = sum_d bit_d 2**d: the last dimension most significant
+    for d in range(g.dims):  # digit = sum_d bit_d 2**d: the last dimension most significant
         v = np.kron(one[bits[d]], v)
     return [v] * g.R
 
@@ -258,9 +278,11 @@ def reverse_bits(qtt: Any) -> Any:
     natural order; for an :class:`~tensor4all.MPS` the reversed MPS."""
     if isinstance(qtt, QuanticsTT):
         if qtt.grid.unfolding == "interleaved" and qtt.grid.dims > 1:
-            raise InvalidOptionError("reverse_bits: reversing the sites of an interleaved grid of "
-                                      f"{qtt.grid.dims} dimensions would also reverse the order of the dimensions; "
-                                      "use a fused grid")
+            raise InvalidOptionError(
+                "reverse_bits: reversing the sites of an interleaved grid of "
+                f"{qtt.grid.dims} dimensions would also reverse the order of the dimensions; "
+                "use a fused grid"
+            )
         return QuanticsTT(_reverse_sites(qtt.mps), qtt.grid)
     return _reverse_sites(qtt)
 
@@ -303,8 +325,10 @@ def _finite(values: Any, args: Sequence[Any], argument: str) -> Any:
         point = tuple(np.asarray(a).reshape(-1)[k].item() if np.ndim(a) else a for a in args)
         what = "grid index" if argument == "index" else "coordinate"
         where = point[0] if len(point) == 1 else point
-        raise NonFiniteValueError(f"quantics_interpolate: f returned {v.reshape(-1)[k]} (NaN or infinity) at the "
-                                  f"{what} {where}; the interpolation needs finite values")
+        raise NonFiniteValueError(
+            f"quantics_interpolate: f returned {v.reshape(-1)[k]} (NaN or infinity) at the "
+            f"{what} {where}; the interpolation needs finite values"
+        )
     return values
 
 
@@ -317,10 +341,21 @@ def _initial_pivots(grid: Grid, points: Any) -> Any:
     return [grid.grididx_to_quantics(points)]
 
 
-def quantics_interpolate(f: Any, grid: Grid, *, tolerance: float = 1e-8, max_bond: int | None = None,
-                         argument: str = "coordinate", batched: bool = False, initial_points: Any = None,
-                         max_iter: int = 20, pivot_search: str = "full", normalize_error: bool = True,
-                         global_pivots: int = 5, seed: int | None = 0) -> QuanticsTT:
+def quantics_interpolate(
+    f: Any,
+    grid: Grid,
+    *,
+    tolerance: float = 1e-8,
+    max_bond: int | None = None,
+    argument: str = "coordinate",
+    batched: bool = False,
+    initial_points: Any = None,
+    max_iter: int = 20,
+    pivot_search: str = "full",
+    normalize_error: bool = True,
+    global_pivots: int = 5,
+    seed: int | None = 0,
+) -> QuanticsTT:
     """The quantics tensor train of ``f`` on ``grid`` by tensor cross interpolation
     (:func:`tensor4all.tci.crossinterpolate2` over the quantics digits; QuanticsTCI.jl's
     ``quanticscrossinterpolate``).
@@ -351,24 +386,31 @@ def quantics_interpolate(f: Any, grid: Grid, *, tolerance: float = 1e-8, max_bon
         raise Tensor4allTypeError(f"quantics_interpolate: expected a quantics Grid, got {type(grid).__name__}")
     argument = _check_argument(argument, "quantics_interpolate")
     batched = check_bool(batched, "quantics_interpolate: batched")
-    opts = _options(tolerance, max_bond, max_iter, pivot_search, normalize_error, global_pivots, seed,
-                    what="quantics_interpolate")
+    opts = _options(
+        tolerance, max_bond, max_iter, pivot_search, normalize_error, global_pivots, seed, what="quantics_interpolate"
+    )
     pivots = None if initial_points is None else _initial_pivots(grid, initial_points)
     if batched:
+
         def g(digits: np.ndarray) -> Any:
             args = _arguments(grid, digits, argument)
             return _finite(f(*args), args, argument)
     elif argument == "index":
+
         def g(digits: np.ndarray) -> Any:
             args = [int(i) for i in grid._digits_to_indices(digits.reshape(1, -1))[0]]
             return _finite(f(*args), args, argument)
     else:
+
         def g(digits: np.ndarray) -> Any:
             args = [float(x[0]) for x in _arguments(grid, digits.reshape(1, -1), argument)]
             return _finite(f(*args), args, argument)
+
     res = _interpolate(g, grid.local_dims, pivots, opts, batched, seed, "quantics_interpolate", _QUANTICS_HINT)
     return QuanticsTT(res.tt, grid, res)
 
 
-_QUANTICS_HINT = ("qtt = quantics_interpolate(lambda x: f(x, theta0), grid) outside it, then "
-                  "qtt.interpolant(lambda x: f(x, theta)) inside (QuanticsTT.interpolant)")
+_QUANTICS_HINT = (
+    "qtt = quantics_interpolate(lambda x: f(x, theta0), grid) outside it, then "
+    "qtt.interpolant(lambda x: f(x, theta)) inside (QuanticsTT.interpolant)"
+)

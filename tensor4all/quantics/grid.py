@@ -15,6 +15,7 @@ sites carry these bits, most significant first, so that for one dimension
 * ``"interleaved"``: ``R * D`` sites of dimension 2 in the order
   ``(bit 0 of dim 0, bit 0 of dim 1, ..., bit 1 of dim 0, ...)``.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -22,8 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from ..tools.errors import (DimensionMismatchError, InvalidOptionError, NonFiniteError, Tensor4allError,
-                            Tensor4allTypeError, ValueRangeError)
+from ..tools.errors import (
+    DimensionMismatchError,
+    InvalidOptionError,
+    NonFiniteError,
+    Tensor4allError,
+    Tensor4allTypeError,
+    ValueRangeError,
+)
 from ..tools.checks import check_bool, check_positive_int
 
 __all__ = ["Grid", "GridRangeError", "UNFOLDINGS", "MAX_BITS"]
@@ -60,29 +67,41 @@ class Grid:
 
     __slots__ = ("_R", "_dims", "_lower", "_upper", "_unfolding", "_include_endpoint", "_step")
 
-    def __init__(self, R: int, lower: Any = 0.0, upper: Any = 1.0, dims: int = 1, unfolding: str = "fused",
-                 include_endpoint: bool = False):
+    def __init__(
+        self,
+        R: int,
+        lower: Any = 0.0,
+        upper: Any = 1.0,
+        dims: int = 1,
+        unfolding: str = "fused",
+        include_endpoint: bool = False,
+    ):
         R = check_positive_int(R, "Grid: R (bits per dimension)")
         if R > MAX_BITS:
             raise InvalidOptionError(f"Grid: R must be at most {MAX_BITS} (grid indices are int64), got {R}")
         dims = check_positive_int(dims, "Grid: dims (number of dimensions)")
         if not isinstance(unfolding, str) or unfolding not in UNFOLDINGS:
-            raise InvalidOptionError(f"Grid: unfolding must be one of {', '.join(map(repr, UNFOLDINGS))}, "
-                                     f"got {unfolding!r}")
+            raise InvalidOptionError(
+                f"Grid: unfolding must be one of {', '.join(map(repr, UNFOLDINGS))}, got {unfolding!r}"
+            )
         include_endpoint = check_bool(include_endpoint, "Grid: include_endpoint")
         lo, hi = _bounds(lower, dims, "lower"), _bounds(upper, dims, "upper")
         bad = next((d for d in range(dims) if not lo[d] < hi[d]), None)
         if bad is not None:
-            raise InvalidOptionError(f"Grid: lower must be below upper in every dimension; dimension {bad} has "
-                                     f"lower={lo[bad]!r}, upper={hi[bad]!r}")
-        n = 2 ** R - (1 if include_endpoint else 0)
+            raise InvalidOptionError(
+                f"Grid: lower must be below upper in every dimension; dimension {bad} has "
+                f"lower={lo[bad]!r}, upper={hi[bad]!r}"
+            )
+        n = 2**R - (1 if include_endpoint else 0)
         with np.errstate(over="ignore"):
             step = tuple(float(np.float64(h) - np.float64(l)) / n for l, h in zip(lo, hi))
         bad = next((d for d in range(dims) if not (0.0 < step[d] < np.inf)), None)
         if bad is not None:
-            raise ValueRangeError(f"Grid: the width of dimension {bad}, upper - lower = {hi[bad]!r} - {lo[bad]!r}, "
-                                  f"leaves the float range or gives a step of 0 on {n + 1 if include_endpoint else n} "
-                                  "points; rescale the coordinates")
+            raise ValueRangeError(
+                f"Grid: the width of dimension {bad}, upper - lower = {hi[bad]!r} - {lo[bad]!r}, "
+                f"leaves the float range or gives a step of 0 on {n + 1 if include_endpoint else n} "
+                "points; rescale the coordinates"
+            )
         self._R, self._dims, self._lower, self._upper = R, dims, lo, hi
         self._unfolding, self._include_endpoint, self._step = unfolding, include_endpoint, step
 
@@ -123,13 +142,13 @@ class Grid:
     @property
     def n_points(self) -> int:
         """Points per dimension, ``2**R``."""
-        return 2 ** self._R
+        return 2**self._R
 
     @property
     def local_dims(self) -> list[int]:
         """The dimension of every site of the quantics tensor train."""
         if self._unfolding == "fused":
-            return [2 ** self._dims] * self._R
+            return [2**self._dims] * self._R
         return [2] * (self._R * self._dims)
 
     @property
@@ -167,7 +186,7 @@ class Grid:
         idx, single = self._indices(index, "grididx_to_quantics")
         R, D = self._R, self._dims
         shifts = np.arange(R - 1, -1, -1, dtype=np.int64)
-        bits = (idx[:, :, None] >> shifts[None, None, :]) & 1          # (n, D, R), bit k at [:, :, k]
+        bits = (idx[:, :, None] >> shifts[None, None, :]) & 1  # (n, D, R), bit k at [:, :, k]
         if self._unfolding == "fused":
             q = np.sum(bits << np.arange(D, dtype=np.int64)[None, :, None], axis=1)
         else:
@@ -186,7 +205,7 @@ class Grid:
         (the fast path for functions sampled by cross interpolation)."""
         R, D = self._R, self._dims
         if self._unfolding == "fused":
-            bits = (q[:, None, :] >> np.arange(D, dtype=np.int64)[None, :, None]) & 1   # (n, D, R)
+            bits = (q[:, None, :] >> np.arange(D, dtype=np.int64)[None, :, None]) & 1  # (n, D, R)
         else:
             bits = q.reshape(len(q), R, D).transpose(0, 2, 1)
         return np.sum(bits << np.arange(R - 1, -1, -1, dtype=np.int64)[None, None, :], axis=2)
@@ -198,7 +217,7 @@ class Grid:
         whose values at float64 coordinates carry rounding noise."""
         idx, single = self._indices(index, "grididx_to_origcoord")
         dt = _float_dtype(dtype)
-        n = 2 ** self._R - (1 if self._include_endpoint else 0)
+        n = 2**self._R - (1 if self._include_endpoint else 0)
         lo = np.asarray(self._lower, dtype=dt)
         if dt == np.float64:
             step = np.asarray(self._step)
@@ -219,9 +238,11 @@ class Grid:
         out = (x < lo) | (x > hi)
         if out.any():
             row, d = map(int, np.argwhere(out)[0])
-            raise GridRangeError(f"Grid.origcoord_to_grididx: coordinate {float(x[row, d])!r} in dimension {d} lies "
-                                 f"outside [{float(lo[d])!r}, {float(hi[d])!r}]")
-        idx = np.clip(np.rint((x - lo) / step), 0, 2 ** self._R - 1).astype(np.int64)
+            raise GridRangeError(
+                f"Grid.origcoord_to_grididx: coordinate {float(x[row, d])!r} in dimension {d} lies "
+                f"outside [{float(lo[d])!r}, {float(hi[d])!r}]"
+            )
+        idx = np.clip(np.rint((x - lo) / step), 0, 2**self._R - 1).astype(np.int64)
         return self._index_out(idx, single)
 
     def quantics_to_origcoord(self, quantics: Any, dtype: Any = np.float64) -> Any:
@@ -242,7 +263,7 @@ class Grid:
 
     def _indices(self, index: Any, what: str) -> tuple[np.ndarray, bool]:
         """``index`` as an ``(n, dims)`` int64 array in range, and whether it was one point."""
-        D, N = self._dims, 2 ** self._R
+        D, N = self._dims, 2**self._R
         if isinstance(index, np.ndarray) and index.ndim >= 1 and not (D > 1 and index.ndim == 1):
             if index.dtype.kind not in "iu":
                 raise Tensor4allTypeError(f"Grid.{what}: an index array must hold integers, got dtype {index.dtype}")
@@ -267,8 +288,9 @@ class Grid:
             if quantics.dtype.kind not in "iu":
                 raise Tensor4allTypeError(f"Grid.{what}: quantics digits must be integers, got dtype {quantics.dtype}")
             if quantics.shape[1] != L:
-                raise DimensionMismatchError(f"Grid.{what}: expected an (n, {L}) array of digits, got shape "
-                                             f"{quantics.shape}")
+                raise DimensionMismatchError(
+                    f"Grid.{what}: expected an (n, {L}) array of digits, got shape {quantics.shape}"
+                )
             q, single = quantics.astype(np.int64), False
         else:
             vals = _sequence(quantics, L, f"Grid.{what}: the quantics digits")
@@ -288,7 +310,9 @@ class Grid:
             x = x.reshape(len(x), -1) if x.ndim == 1 else x
             if x.ndim != 2 or x.shape[1] != D:
                 shape = "(n,)" if D == 1 else f"(n, {D})"
-                raise DimensionMismatchError(f"Grid: a coordinate array must have shape {shape}, got {coordinate.shape}")
+                raise DimensionMismatchError(
+                    f"Grid: a coordinate array must have shape {shape}, got {coordinate.shape}"
+                )
             single = False
         else:
             vals = [coordinate] if D == 1 else _sequence(coordinate, D, "Grid: the coordinate")
@@ -319,8 +343,9 @@ def _bounds(value: Any, dims: int, what: str) -> tuple[float, ...]:
     if isinstance(value, numbers.Number) or (isinstance(value, np.ndarray) and value.ndim == 0):
         vals = [value] * dims
     elif isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
-        raise Tensor4allTypeError(f"Grid: {what} must be a number or a sequence of {dims} numbers, got "
-                                  f"{type(value).__name__} {value!r}")
+        raise Tensor4allTypeError(
+            f"Grid: {what} must be a number or a sequence of {dims} numbers, got {type(value).__name__} {value!r}"
+        )
     else:
         vals = _sequence(value, dims, f"Grid: {what}")
     out = []
@@ -339,8 +364,9 @@ def _float_dtype(dtype: Any) -> np.dtype:
     try:
         dt = np.dtype(dtype)
     except TypeError as e:
-        raise InvalidOptionError(f"Grid: dtype must be a NumPy floating dtype (float64, longdouble), got "
-                                 f"{dtype!r}") from e
+        raise InvalidOptionError(
+            f"Grid: dtype must be a NumPy floating dtype (float64, longdouble), got {dtype!r}"
+        ) from e
     if dt.kind != "f" or dt.itemsize < 8:
         raise InvalidOptionError(f"Grid: dtype must be float64 or longdouble, got {dt}")
     return dt
@@ -352,6 +378,6 @@ def check_grid(grid: Any, what: str) -> Grid:
         return grid
     if isinstance(grid, numbers.Integral) and not isinstance(grid, (bool, np.bool_)):
         return Grid(int(grid))
-    raise Tensor4allTypeError(f"{what}: expected a quantics Grid or a number of bits R, got {type(grid).__name__} "
-                              f"{grid!r}")
-
+    raise Tensor4allTypeError(
+        f"{what}: expected a quantics Grid or a number of bits R, got {type(grid).__name__} {grid!r}"
+    )

@@ -19,6 +19,7 @@ others; with the interleaved one the sites of the other dimensions pass the bond
 Beyond the grid, ``boundary="periodic"`` wraps around, ``"antiperiodic"`` wraps with a
 factor -1 per wrap and ``"open"`` gives 0.
 """
+
 from __future__ import annotations
 
 import math
@@ -43,8 +44,9 @@ BOUNDARIES = ("periodic", "antiperiodic", "open")
 
 def _check_boundary(boundary: Any, what: str) -> str:
     if not isinstance(boundary, str) or boundary not in BOUNDARIES:
-        raise InvalidOptionError(f"{what}: boundary must be one of {', '.join(map(repr, BOUNDARIES))}, "
-                                 f"got {boundary!r}")
+        raise InvalidOptionError(
+            f"{what}: boundary must be one of {', '.join(map(repr, BOUNDARIES))}, got {boundary!r}"
+        )
     return boundary
 
 
@@ -55,8 +57,9 @@ def _check_int(value: Any, what: str) -> int:
 
 
 # ---- carry chains: shift and flip ------------------------------------------------------------
-def _carry_chain(R: int, digit: Callable[[int, int, int], int], carry_in: int,
-                 wrap_weight: Callable[[int], float]) -> list[np.ndarray]:
+def _carry_chain(
+    R: int, digit: Callable[[int, int, int], int], carry_in: int, wrap_weight: Callable[[int], float]
+) -> list[np.ndarray]:
     """The MPO of ``x -> x'`` computed bit by bit from the least significant bit: at bit
     ``k`` (site ``k``, ``0`` the most significant) ``digit(k, x_k, c) = x'_k + 2 c'`` takes the
     carry ``c`` from site ``k + 1`` and passes ``c'`` to site ``k - 1``. The tensors are
@@ -70,7 +73,7 @@ def _carry_chain(R: int, digit: Callable[[int, int, int], int], carry_in: int,
                 s = digit(k, x, c)
                 w[s >> 1, x, s & 1, c] = 1.0
         ws.append(w)
-    ws[-1] = ws[-1][:, :, :, carry_in:carry_in + 1]
+    ws[-1] = ws[-1][:, :, :, carry_in : carry_in + 1]
     ws[0] = np.tensordot(np.array([wrap_weight(0), wrap_weight(1)]), ws[0], axes=(0, 0))[None]
     return ws
 
@@ -84,12 +87,14 @@ def _wrap_weight(boundary: str, wraps: int) -> float:
 
 
 def _shift_tensors(R: int, offset: int, boundary: str) -> list[np.ndarray]:
-    N = 2 ** R
-    q, m = divmod(offset, N)          # x + offset = x + m + q N, 0 <= m < N
+    N = 2**R
+    q, m = divmod(offset, N)  # x + offset = x + m + q N, 0 <= m < N
     if boundary == "open" and q not in (0, -1) or (boundary == "open" and offset == -N):
-        raise InvalidOptionError(f"shift_mpo: offset {offset} moves every point of the 2**{R} = {N} grid points "
-                                 "off the grid (boundary='open' would give the zero operator); |offset| must be "
-                                 f"below {N}")
+        raise InvalidOptionError(
+            f"shift_mpo: offset {offset} moves every point of the 2**{R} = {N} grid points "
+            "off the grid (boundary='open' would give the zero operator); |offset| must be "
+            f"below {N}"
+        )
     bits = [(m >> (R - 1 - k)) & 1 for k in range(R)]
     return _carry_chain(R, lambda k, x, c: x + bits[k] + c, 0, lambda c: _wrap_weight(boundary, q + c))
 
@@ -111,7 +116,7 @@ def _fourier_tensors(R: int, sign: int, rtol: float) -> list[np.ndarray]:
     exponentially (Chen & Lindsey, arXiv:2404.03182; Shinaoka et al., PRX 13, 021015 (2023)),
     so the compressed bond dimension stays at about 10-15 for any ``R``."""
     bit = np.array([0, 1])
-    h = np.exp(sign * 1j * np.pi * np.outer(bit, bit)) / math.sqrt(2.0)   # [y'_n, x_n]
+    h = np.exp(sign * 1j * np.pi * np.outer(bit, bit)) / math.sqrt(2.0)  # [y'_n, x_n]
     ws = [h.reshape(1, 2, 2, 1).astype(np.complex128) for _ in range(R)]
     for n in range(R - 1):
         layer = []
@@ -120,10 +125,10 @@ def _fourier_tensors(R: int, sign: int, rtol: float) -> list[np.ndarray]:
                 layer.append(np.ones((1, 2, 2, 1)))
             elif i == n:
                 b = np.zeros((1, 2, 2, 2))
-                b[0, 0, :, 0] = b[0, 1, :, 1] = 1.0        # the bond carries y'_n (the out index)
+                b[0, 0, :, 0] = b[0, 1, :, 1] = 1.0  # the bond carries y'_n (the out index)
                 layer.append(b)
             else:
-                phase = np.exp(sign * 2j * np.pi * np.outer(bit, bit) / 2 ** (i - n + 1))   # [y'_n, x_i]
+                phase = np.exp(sign * 2j * np.pi * np.outer(bit, bit) / 2 ** (i - n + 1))  # [y'_n, x_i]
                 b = np.zeros((2, 2, 2, 2 if i < R - 1 else 1), dtype=np.complex128)
                 for c in (0, 1):
                     b[c, :, :, c if i < R - 1 else 0] = phase[c][None, :]
@@ -148,7 +153,7 @@ def embed(ws: list[np.ndarray], grid: Grid, dim: int) -> list[np.ndarray]:
     if D == 1:
         return ws
     if grid.unfolding == "fused":
-        digits = np.arange(2 ** D)
+        digits = np.arange(2**D)
         b = (digits >> dim) & 1
         rest = digits & ~(1 << dim)
         mask = (rest[:, None] == rest[None, :]).astype(float)
@@ -159,7 +164,7 @@ def embed(ws: list[np.ndarray], grid: Grid, dim: int) -> list[np.ndarray]:
             if e == dim:
                 out.append(w)
             else:
-                chi = w.shape[0] if e < dim else w.shape[3]    # the bond this site passes on
+                chi = w.shape[0] if e < dim else w.shape[3]  # the bond this site passes on
                 out.append(np.einsum("ab,st->astb", np.eye(chi), np.eye(2)).astype(w.dtype))
     return out
 
@@ -243,8 +248,10 @@ def apply(mpo: MPO, psi: MPS, *, max_bond: int | None = None, cutoff: float = 1e
     if psi.symmetric:
         psi = psi.dense()
     if mpo.L != psi.L or mpo.phys_dims != psi.phys_dims:
-        raise DimensionMismatchError(f"apply: the MPO acts on {mpo.L} sites of dimensions {mpo.phys_dims}, the MPS "
-                                     f"has {psi.L} sites of dimensions {psi.phys_dims}")
+        raise DimensionMismatchError(
+            f"apply: the MPO acts on {mpo.L} sites of dimensions {mpo.phys_dims}, the MPS "
+            f"has {psi.L} sites of dimensions {psi.phys_dims}"
+        )
     if max_bond is not None:
         max_bond = check_positive_int(max_bond, "apply: max_bond")
     cutoff = check_cutoff(cutoff, "apply: cutoff")
@@ -256,6 +263,6 @@ def apply(mpo: MPO, psi: MPS, *, max_bond: int | None = None, cutoff: float = 1e
         lt, _, rt = t.shape
         out.append(np.einsum("astc,btd->abscd", w, t).reshape(lw * lt, d, rw * rt))
     res = MPS([np.ascontiguousarray(a) for a in out])
-    with blas_threads(None, max(res.bond_dims, default=1)):   # one BLAS thread below bond 512 (see _threads)
+    with blas_threads(None, max(res.bond_dims, default=1)):  # one BLAS thread below bond 512 (see _threads)
         res.compress(max_bond=max_bond, cutoff=cutoff)
     return res

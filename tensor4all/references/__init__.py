@@ -22,6 +22,7 @@
   (:func:`tensor4all.models.hubbard`): each spin species hops freely with ``-t``, so
   ``<n_{i s}(t)> = sum_j |U_ij|^2 n_{j s}(0)`` per species.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,14 +40,32 @@ from ..tools.checks import check_alloc, check_positive_int, check_real
 from .. import models
 
 # exact energies of the lattice models in a sector (explicit matrices; the CLI's references for lattices)
-from .fermions import (ED_MODELS, exact_sector_energy, free_electron_energy, free_fermion_energy, hopping_matrix,
-                       sector_dimension)
+from .fermions import (
+    ED_MODELS,
+    exact_sector_energy,
+    free_electron_energy,
+    free_fermion_energy,
+    hopping_matrix,
+    sector_dimension,
+)
 
 __all__ = [
-    "Reference", "reference_energy", "tfim_ground_energy", "tfim_critical_closed_form",
-    "exact_ground_energy", "sparse_hamiltonian", "HEISENBERG_REFERENCE", "ED_MAX_DIM",
-    "xx_magnetization", "xx_neel_magnetization", "hubbard_free_densities",
-    "ED_MODELS", "exact_sector_energy", "free_electron_energy", "free_fermion_energy", "hopping_matrix",
+    "Reference",
+    "reference_energy",
+    "tfim_ground_energy",
+    "tfim_critical_closed_form",
+    "exact_ground_energy",
+    "sparse_hamiltonian",
+    "HEISENBERG_REFERENCE",
+    "ED_MAX_DIM",
+    "xx_magnetization",
+    "xx_neel_magnetization",
+    "hubbard_free_densities",
+    "ED_MODELS",
+    "exact_sector_energy",
+    "free_electron_energy",
+    "free_fermion_energy",
+    "hopping_matrix",
     "sector_dimension",
 ]
 
@@ -144,8 +163,9 @@ def exact_ground_energy(os: OpSum, L: int, local: str = "spin-1/2") -> float:
     return float(w[0])
 
 
-def reference_energy(model: str, L: int, *, J: float = 1.0, Jz: float | None = None, g: float = 1.0,
-                     h: float = 0.0, spin: str = "1/2") -> Reference | None:
+def reference_energy(
+    model: str, L: int, *, J: float = 1.0, Jz: float | None = None, g: float = 1.0, h: float = 0.0, spin: str = "1/2"
+) -> Reference | None:
     """The reference ground energy of a built-in model, or ``None`` where none is known.
 
     In order of preference: the TFIM's exact free-fermion energy (any ``L``); exact
@@ -210,8 +230,9 @@ def xx_magnetization(states: "list[int] | np.ndarray", times: "float | np.ndarra
     return _free_densities((s == 0).astype(float), times, 0.5 * J, "xx_magnetization") - 0.5
 
 
-def hubbard_free_densities(states: "list[int] | np.ndarray", times: "float | np.ndarray",
-                           t: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def hubbard_free_densities(
+    states: "list[int] | np.ndarray", times: "float | np.ndarray", t: float = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact ``(<Nup_i(t)>, <Ndn_i(t)>)`` of the open Hubbard chain at ``U = 0``
     (:func:`tensor4all.models.hubbard`, any ``mu``) started in the product state ``states``
     (``"electron"`` basis indices: 0 empty, 1 up, 2 down, 3 both), each of shape
@@ -220,8 +241,10 @@ def hubbard_free_densities(states: "list[int] | np.ndarray", times: "float | np.
     ``L x L`` hopping matrix (the chemical potential commutes with it)."""
     s = np.asarray(states)
     if s.ndim != 1 or s.size == 0 or not np.all((s >= 0) & (s <= 3)) or s.dtype.kind not in "iu":
-        raise InvalidOptionError(f"hubbard_free_densities: states must be basis indices 0 (empty), 1 (up), "
-                                 f"2 (down) or 3 (both), got {states!r}")
+        raise InvalidOptionError(
+            f"hubbard_free_densities: states must be basis indices 0 (empty), 1 (up), "
+            f"2 (down) or 3 (both), got {states!r}"
+        )
     t = check_real(t, "hubbard_free_densities: t")
     up = _free_densities(((s == 1) | (s == 3)).astype(float), times, -t, "hubbard_free_densities")
     dn = _free_densities(((s == 2) | (s == 3)).astype(float), times, -t, "hubbard_free_densities")

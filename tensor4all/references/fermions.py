@@ -27,6 +27,7 @@ Bad input raises :class:`~tensor4all.InvalidOptionError` (an unknown model or co
 sector without states, a bond outside the sites, a sector beyond ``max_dim`` states),
 :class:`~tensor4all.Tensor4allTypeError` or :class:`~tensor4all.BondDimensionError`.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,8 +40,14 @@ import scipy.sparse.linalg
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
 from ..tools.checks import check_positive_int, check_real
 
-__all__ = ["hopping_matrix", "free_fermion_energy", "free_electron_energy", "sector_dimension",
-           "exact_sector_energy", "ED_MODELS"]
+__all__ = [
+    "hopping_matrix",
+    "free_fermion_energy",
+    "free_electron_energy",
+    "sector_dimension",
+    "exact_sector_energy",
+    "ED_MODELS",
+]
 
 #: the models of :func:`exact_sector_energy` and their couplings (with defaults)
 ED_MODELS: dict[str, dict[str, float]] = {
@@ -52,8 +59,14 @@ ED_MODELS: dict[str, dict[str, float]] = {
     "tfim": {"J": 1.0, "g": 1.0},
 }
 #: the charges each model conserves (the sector arguments it takes)
-_CHARGES = {"hubbard": ("N", "Sz"), "tj": ("N", "Sz"), "spinless": ("N",), "xxz": ("Sz",), "j1j2": ("Sz",),
-            "tfim": ("parity",)}
+_CHARGES = {
+    "hubbard": ("N", "Sz"),
+    "tj": ("N", "Sz"),
+    "spinless": ("N",),
+    "xxz": ("Sz",),
+    "j1j2": ("Sz",),
+    "tfim": ("parity",),
+}
 _SPINFUL = ("hubbard", "tj")
 
 
@@ -63,8 +76,12 @@ def _bonds(n: int, bonds: Any, what: str) -> list[tuple[int, int]]:
         raise Tensor4allTypeError(f"{what}: bonds must be a list of site pairs (i, j), got {type(bonds).__name__}")
     out = []
     for b in bonds:
-        if isinstance(b, (str, bytes)) or not hasattr(b, "__len__") or len(b) != 2 or \
-                not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in b):
+        if (
+            isinstance(b, (str, bytes))
+            or not hasattr(b, "__len__")
+            or len(b) != 2
+            or not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in b)
+        ):
             raise Tensor4allTypeError(f"{what}: each bond must be a pair of integer sites (i, j), got {b!r}")
         i, j = int(b[0]), int(b[1])
         if not (0 <= i < n and 0 <= j < n) or i == j:
@@ -106,12 +123,15 @@ def _couplings(model: str, couplings: Any, what: str) -> dict[str, float]:
         raise InvalidOptionError(f"{what}: unknown model {model!r}; valid models: {', '.join(ED_MODELS)}")
     given = {} if couplings is None else couplings
     if not isinstance(given, dict):
-        raise Tensor4allTypeError(f"{what}: couplings must be a dict such as {ED_MODELS[model]!r}, got "
-                                  f"{type(given).__name__}")
+        raise Tensor4allTypeError(
+            f"{what}: couplings must be a dict such as {ED_MODELS[model]!r}, got {type(given).__name__}"
+        )
     unknown = sorted(set(given) - set(ED_MODELS[model]))
     if unknown:
-        raise InvalidOptionError(f"{what}: {', '.join(map(repr, unknown))} not a coupling of {model!r}; its "
-                                 f"couplings: {', '.join(ED_MODELS[model])}")
+        raise InvalidOptionError(
+            f"{what}: {', '.join(map(repr, unknown))} not a coupling of {model!r}; its "
+            f"couplings: {', '.join(ED_MODELS[model])}"
+        )
     out = dict(ED_MODELS[model])
     for k, v in given.items():
         out[k] = check_real(v, f"{what}: {k}")
@@ -138,8 +158,9 @@ def _filled(levels: np.ndarray, n: int | None, mu: float) -> float:
     return float(np.sum(levels[:n]) - mu * n)
 
 
-def free_fermion_energy(n_sites: int, bonds: Iterable[tuple[int, int]], N: int | None = None, t: float = 1.0,
-                        mu: float = 0.0) -> float:
+def free_fermion_energy(
+    n_sites: int, bonds: Iterable[tuple[int, int]], N: int | None = None, t: float = 1.0, mu: float = 0.0
+) -> float:
     """The ground energy of ``N`` free spinless fermions ``-t sum_<ij> (c^dag_i c_j + h.c.) - mu N``:
     the sum of the ``N`` lowest eigenvalues of :func:`hopping_matrix`, minus ``mu N`` (``N=None``:
     the lowest over all ``N``, every level below ``mu`` filled)."""
@@ -151,8 +172,14 @@ def free_fermion_energy(n_sites: int, bonds: Iterable[tuple[int, int]], N: int |
     return _filled(levels, N, mu)
 
 
-def free_electron_energy(n_sites: int, bonds: Iterable[tuple[int, int]], N: int | None = None,
-                         Sz: float | None = None, t: float = 1.0, mu: float = 0.0) -> float:
+def free_electron_energy(
+    n_sites: int,
+    bonds: Iterable[tuple[int, int]],
+    N: int | None = None,
+    Sz: float | None = None,
+    t: float = 1.0,
+    mu: float = 0.0,
+) -> float:
     """The ground energy of the Hubbard model at ``U = 0`` in the sector ``N`` (and ``Sz``): each spin
     fills the lowest levels of :func:`hopping_matrix`, ``N_up = N/2 + Sz``, ``N_dn = N/2 - Sz``
     (``Sz=None``: the best split; ``N=None``: any ``N``), minus ``mu N``."""
@@ -161,8 +188,9 @@ def free_electron_energy(n_sites: int, bonds: Iterable[tuple[int, int]], N: int 
     mu = check_real(mu, "free_electron_energy: mu")
     if N is None and Sz is None:
         return 2 * _filled(levels, None, mu)
-    return min(_filled(levels, u, mu) + _filled(levels, d, mu)
-               for u, d in _splits(n, N, Sz, 2 * n, "free_electron_energy"))
+    return min(
+        _filled(levels, u, mu) + _filled(levels, d, mu) for u, d in _splits(n, N, Sz, 2 * n, "free_electron_energy")
+    )
 
 
 # ---- exact diagonalization -------------------------------------------------------------------------
@@ -206,7 +234,7 @@ def _sector(model: str, n: int, N: Any, Sz: Any, parity: Any, what: str) -> np.n
         if isinstance(parity, bool) or parity not in (0, 1):
             raise InvalidOptionError(f"{what}: parity must be 0 or 1, got {parity!r}")
         return allx[_popcount(allx) % 2 == parity]
-    if Sz is None:   # xxz, j1j2: bits are the up spins
+    if Sz is None:  # xxz, j1j2: bits are the up spins
         return np.arange(1 << n, dtype=np.int64)
     return _with_bits(n, _spins_up(n, Sz, what))
 
@@ -219,8 +247,9 @@ def _spins_up(n: int, Sz: Any, what: str) -> int:
     return round(up2) // 2
 
 
-def sector_dimension(model: str, n_sites: int, *, N: int | None = None, Sz: float | None = None,
-                     parity: int | None = None) -> int:
+def sector_dimension(
+    model: str, n_sites: int, *, N: int | None = None, Sz: float | None = None, parity: int | None = None
+) -> int:
     """The number of basis states of the sector (all of the Hilbert space when no charge is given),
     counted without building it."""
     what = "sector_dimension"
@@ -235,12 +264,12 @@ def sector_dimension(model: str, n_sites: int, *, N: int | None = None, Sz: floa
             return sum(math.comb(n, u) * math.comb(n - u, d) for u, d in _splits(n, N, Sz, most, what))
         return sum(math.comb(n, u) * math.comb(n, d) for u, d in _splits(n, N, Sz, most, what))
     if model == "spinless":
-        return math.comb(n, _count(N, f"{what}: N", n)) if N is not None else 2 ** n
+        return math.comb(n, _count(N, f"{what}: N", n)) if N is not None else 2**n
     if model == "tfim":
         if parity is not None and (isinstance(parity, bool) or parity not in (0, 1)):
             raise InvalidOptionError(f"{what}: parity must be 0 or 1, got {parity!r}")
-        return 2 ** n if parity is None else 2 ** (n - 1)
-    return 2 ** n if Sz is None else math.comb(n, _spins_up(n, Sz, what))
+        return 2**n if parity is None else 2 ** (n - 1)
+    return 2**n if Sz is None else math.comb(n, _spins_up(n, Sz, what))
 
 
 class _Builder:
@@ -289,13 +318,13 @@ def _spinful_terms(b: _Builder, n: int, bonds: list, c: dict[str, float], model:
     for i, j in bonds:
         bi, bj = _site_bit(n, i), _site_bit(n, j)
         lo, hi = min(i, j), max(i, j)
-        for spin in (0, 1):   # modes 2 k + spin: strictly between the modes of (i, spin) and (j, spin)
+        for spin in (0, 1):  # modes 2 k + spin: strictly between the modes of (i, spin) and (j, spin)
             a, z = 2 * lo + spin, 2 * hi + spin
             up_mask = sum(1 << _site_bit(n, k) for k in range(n) if a < 2 * k < z)
             dn_mask = sum(1 << _site_bit(n, k) for k in range(n) if a < 2 * k + 1 < z)
             sign = 1 - 2 * ((_popcount(up & up_mask) + _popcount(dn & dn_mask)) % 2)
             occ = up if spin == 0 else dn
-            for src_b, dst_b in ((bj, bi), (bi, bj)):   # c^dag_dst c_src, both directions
+            for src_b, dst_b in ((bj, bi), (bi, bj)):  # c^dag_dst c_src, both directions
                 sel = np.flatnonzero((_bit(occ, src_b) == 1) & (_bit(occ, dst_b) == 0))
                 moved = occ[sel] ^ (1 << src_b) ^ (1 << dst_b)
                 new = (moved << n | dn[sel]) if spin == 0 else (up[sel] << n | moved)
@@ -344,10 +373,18 @@ def _tfim_terms(b: _Builder, n: int, bonds: list, c: dict[str, float]) -> None:
         b.move(np.arange(len(x)), x ^ flip, np.full(len(x), -c["J"]))
 
 
-def exact_sector_energy(model: str, n_sites: int, bonds: Iterable[tuple[int, int]], *,
-                        next_bonds: Iterable[tuple[int, int]] = (), couplings: dict[str, float] | None = None,
-                        N: int | None = None, Sz: float | None = None, parity: int | None = None,
-                        max_dim: int = 2 ** 14) -> float:
+def exact_sector_energy(
+    model: str,
+    n_sites: int,
+    bonds: Iterable[tuple[int, int]],
+    *,
+    next_bonds: Iterable[tuple[int, int]] = (),
+    couplings: dict[str, float] | None = None,
+    N: int | None = None,
+    Sz: float | None = None,
+    parity: int | None = None,
+    max_dim: int = 2**14,
+) -> float:
     """The lowest eigenvalue of ``model`` (see the module; couplings by name, defaults in
     :data:`ED_MODELS`) on ``n_sites`` sites with ``bonds`` (and, for ``"j1j2"``, ``next_bonds``)
     in the sector ``N``/``Sz``/``parity`` (None: not fixed; all None: the whole Hilbert space).
@@ -383,4 +420,3 @@ def exact_sector_energy(model: str, n_sites: int, bonds: Iterable[tuple[int, int
         return float(np.linalg.eigvalsh(H.toarray())[0])
     v0 = np.random.default_rng(0).standard_normal(H.shape[0])
     return float(scipy.sparse.linalg.eigsh(H, k=1, which="SA", tol=1e-13, v0=v0, return_eigenvectors=False)[0])
-

@@ -12,6 +12,7 @@ others run. Dask is the optional ``distributed`` extra; without it :func:`scan` 
 >>> task = ScanTask("tfim", params={"L": 32}, settings={"max_bond": 64}, observables=("X",))
 >>> table = scan(task, {"g": np.linspace(0.2, 2.0, 37)}, out="tfim.parquet")  # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -47,8 +48,11 @@ def default_workers() -> int:
 
 
 def import_distributed() -> Any:
-    return import_optional(("distributed", "dask"), OptionalDependencyError,
-                           f"tensor4all.scan runs its points on Dask, which is not installed; {_INSTALL}")
+    return import_optional(
+        ("distributed", "dask"),
+        OptionalDependencyError,
+        f"tensor4all.scan runs its points on Dask, which is not installed; {_INSTALL}",
+    )
 
 
 def _default_start_method() -> str:
@@ -65,7 +69,7 @@ def _preload_forkserver(dd: Any) -> None:
     """Have the fork server import :data:`FORKSERVER_PRELOAD` once, so that forked workers
     start with them (no effect once the fork server runs). Dask's context sets its own preload
     list on first use: it is taken first, then replaced."""
-    ctx = dd.utils.get_mp_context()   # under the forkserver method (the caller's config)
+    ctx = dd.utils.get_mp_context()  # under the forkserver method (the caller's config)
     ctx.set_forkserver_preload(list(FORKSERVER_PRELOAD))
 
 
@@ -96,29 +100,48 @@ def local_cluster(workers: int | None = None, retries: int = 2, start_method: st
 
     method = _default_start_method() if start_method is None else start_method
     if method not in multiprocessing.get_all_start_methods():
-        raise InvalidOptionError(f"local_cluster: start_method must be one of "
-                                 f"{', '.join(multiprocessing.get_all_start_methods())} here, got {start_method!r}")
+        raise InvalidOptionError(
+            f"local_cluster: start_method must be one of "
+            f"{', '.join(multiprocessing.get_all_start_methods())} here, got {start_method!r}"
+        )
     # the workers' statistical profiler samples every thread's stack each 10 ms: it slowed the
     # Python-heavy DMRG points 2.2x (15.4 s of worker time for 24 TFIM points against 6.9 s off).
     # The event loops' health tick (20 ms) and system monitor (500 ms) feed Dask's dashboard
     # and its blocked-loop warning: with 500 ms and 5 s this process (scheduler and nannies)
     # spent 0.22 s of CPU instead of 0.29 s on the 24-point scan benchmark, CPU that its two
     # worker processes need on a 2-core machine.
-    with dask.config.set({"distributed.scheduler.allowed-failures": retries,
-                          "distributed.worker.profile.enabled": False,
-                          "distributed.admin.tick.interval": "500ms",
-                          "distributed.admin.system-monitor.interval": "5s",
-                          "distributed.worker.multiprocessing-method": method}):
+    with dask.config.set(
+        {
+            "distributed.scheduler.allowed-failures": retries,
+            "distributed.worker.profile.enabled": False,
+            "distributed.admin.tick.interval": "500ms",
+            "distributed.admin.system-monitor.interval": "5s",
+            "distributed.worker.multiprocessing-method": method,
+        }
+    ):
         if method == "forkserver":
             _preload_forkserver(dd)
-        return dd.LocalCluster(n_workers=default_workers() if workers is None else workers, threads_per_worker=1,
-                               processes=True, dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"},
-                               silence_logs=logging.CRITICAL)
+        return dd.LocalCluster(
+            n_workers=default_workers() if workers is None else workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            scheduler_kwargs={"dashboard_address": ":0"},
+            silence_logs=logging.CRITICAL,
+        )
 
 
-def scan(task: ScanTask | Callable[..., Mapping[str, Any]], grid: Any, *, client: Any = None,
-         out: Any = "scan.parquet", retries: int = 2, workers: int | None = None, progress: bool = True,
-         callback: Callable[[dict[str, Any]], Any] | None = None) -> Any:
+def scan(
+    task: ScanTask | Callable[..., Mapping[str, Any]],
+    grid: Any,
+    *,
+    client: Any = None,
+    out: Any = "scan.parquet",
+    retries: int = 2,
+    workers: int | None = None,
+    progress: bool = True,
+    callback: Callable[[dict[str, Any]], Any] | None = None,
+) -> Any:
     """Run every point of ``grid`` as one Dask task and write one row per point to ``out``.
 
     Before any point runs, every point of a :class:`ScanTask` is checked as ``dmrg`` checks
@@ -155,8 +178,9 @@ def scan(task: ScanTask | Callable[..., Mapping[str, Any]], grid: Any, *, client
         ``bond_dim``, ``sweeps_run``, ``converged``; a function: its keys), ``seconds``,
         ``worker``, ``status`` (``"ok"``/``"failed"``) and ``error``, in grid order.
     """
-    return ScanRun(task, grid, client=client, out=out, retries=retries, workers=workers, progress=progress,
-                   callback=callback).run()
+    return ScanRun(
+        task, grid, client=client, out=out, retries=retries, workers=workers, progress=progress, callback=callback
+    ).run()
 
 
 class ScanRun:
@@ -165,12 +189,22 @@ class ScanRun:
     file held), ``ran`` and ``failed`` (rows written by this run) are there for programs
     that report on the run (``tensor4all scan``)."""
 
-    def __init__(self, task: Any, grid: Any, *, client: Any = None, out: Any = "scan.parquet", retries: int = 2,
-                 workers: int | None = None, progress: bool = True,
-                 callback: Callable[[dict[str, Any]], Any] | None = None):
+    def __init__(
+        self,
+        task: Any,
+        grid: Any,
+        *,
+        client: Any = None,
+        out: Any = "scan.parquet",
+        retries: int = 2,
+        workers: int | None = None,
+        progress: bool = True,
+        callback: Callable[[dict[str, Any]], Any] | None = None,
+    ):
         if not callable(task):
-            raise Tensor4allTypeError(f"scan: task must be a ScanTask or a function f(**point) -> dict, got "
-                                      f"{type(task).__name__} {task!r}")
+            raise Tensor4allTypeError(
+                f"scan: task must be a ScanTask or a function f(**point) -> dict, got {type(task).__name__} {task!r}"
+            )
         self.task = task
         reserved = set(META_COLUMNS) | (set(task._columns()) if isinstance(task, ScanTask) else set())
         self.grid: Grid = make_grid(grid, reserved)
@@ -184,8 +218,10 @@ class ScanRun:
             if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
                 raise InvalidOptionError(f"scan: workers must be a positive integer or None, got {workers!r}")
             if client is not None:
-                raise InvalidOptionError("scan: workers= sizes the local cluster that client=None starts; an "
-                                         "existing cluster has its own workers")
+                raise InvalidOptionError(
+                    "scan: workers= sizes the local cluster that client=None starts; an "
+                    "existing cluster has its own workers"
+                )
         self.workers = default_workers() if workers is None else int(workers)
         if not isinstance(progress, (bool, np.bool_)):
             raise Tensor4allTypeError(f"scan: progress must be True or False, got {progress!r}")
@@ -194,11 +230,14 @@ class ScanRun:
         self.path = check_out(out)
         self.dd = import_distributed()
         if client is not None and not isinstance(client, (str, self.dd.Client)):
-            raise Tensor4allTypeError(f"scan: client must be a dask.distributed.Client, a scheduler address or "
-                                      f"None, got {type(client).__name__}")
+            raise Tensor4allTypeError(
+                f"scan: client must be a dask.distributed.Client, a scheduler address or "
+                f"None, got {type(client).__name__}"
+            )
         self.client = client
-        self.table = ScanTable(self.path, self.grid, describe(task),
-                               task._columns() if isinstance(task, ScanTask) else None)
+        self.table = ScanTable(
+            self.path, self.grid, describe(task), task._columns() if isinstance(task, ScanTask) else None
+        )
         self.todo = [i for i, key in enumerate(self.grid.keys) if not self.table.done(key)]
         self.skipped = len(self.grid) - len(self.todo)
         self.ran = self.failed = 0
@@ -214,8 +253,9 @@ class ScanRun:
             try:
                 c = dd.Client(self.client)
             except (OSError, TimeoutError) as e:
-                raise ScanClusterError(f"scan: cannot reach the Dask scheduler at {self.client!r} "
-                                       f"({type(e).__name__}: {e})") from e
+                raise ScanClusterError(
+                    f"scan: cannot reach the Dask scheduler at {self.client!r} ({type(e).__name__}: {e})"
+                ) from e
             with c:
                 yield c
             return
@@ -228,16 +268,28 @@ class ScanRun:
         """Run the points not yet in the file; returns the file's table."""
         if not self.todo:
             return self.table.table()
-        bar = tqdm(total=len(self.grid), initial=self.skipped, desc="scan", unit="point", disable=not self.progress,
-                   dynamic_ncols=True)
+        bar = tqdm(
+            total=len(self.grid),
+            initial=self.skipped,
+            desc="scan",
+            unit="point",
+            disable=not self.progress,
+            dynamic_ncols=True,
+        )
         token = uuid.uuid4().hex[:8]
         try:
             with self._client() as client:
                 futures: dict[Any, int] = {}
                 try:
                     for i in self.todo:
-                        f = client.submit(run_point, self.task, self.grid.point(i),
-                                          key=f"tensor4all-scan-{token}-{i}", retries=self.retries, pure=False)
+                        f = client.submit(
+                            run_point,
+                            self.task,
+                            self.grid.point(i),
+                            key=f"tensor4all-scan-{token}-{i}",
+                            retries=self.retries,
+                            pure=False,
+                        )
                         futures[f] = i
                     for batch in self.dd.as_completed(list(futures)).batches():
                         rows = [(i, self._row(f, i)) for f in batch for i in (futures.pop(f),)]
@@ -264,9 +316,10 @@ class ScanRun:
         if future.status == "finished":
             out = future.result()
             row.update(out["result"])
-            error = out.get("error")   # a ScanTask's NaN or infinite energy or observable
-            row.update(seconds=out["seconds"], worker=out["worker"], status="ok" if error is None else "failed",
-                       error=error)
+            error = out.get("error")  # a ScanTask's NaN or infinite energy or observable
+            row.update(
+                seconds=out["seconds"], worker=out["worker"], status="ok" if error is None else "failed", error=error
+            )
         else:
             try:
                 e = future.exception()

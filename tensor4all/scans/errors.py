@@ -1,4 +1,5 @@
 """The errors of a scan: its output file and its Dask cluster."""
+
 from __future__ import annotations
 
 from ..tools.errors import Tensor4allError

@@ -4,6 +4,7 @@ same names). Values are scalars (bool, int, float, str; NumPy scalars become Pyt
 a name whose values mix integers and floats holds floats. A point is identified by its
 values: that is how a resumed scan finds the points its file already holds.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -46,24 +47,29 @@ def make_grid(grid: Any, reserved: Iterable[str] = ()) -> Grid:
             if isinstance(values, np.ndarray):
                 values = values.tolist() if values.ndim == 1 else values
             if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, (list, tuple, range)):
-                raise Tensor4allTypeError(f"scan: grid[{name!r}] must be a list of values (a list, tuple, range "
-                                          f"or 1-d array), got {type(values).__name__} {values!r}")
+                raise Tensor4allTypeError(
+                    f"scan: grid[{name!r}] must be a list of values (a list, tuple, range "
+                    f"or 1-d array), got {type(values).__name__} {values!r}"
+                )
             columns.append(list(values))
         rows = list(itertools.product(*columns)) if columns else []
     elif isinstance(grid, (list, tuple)) and not isinstance(grid, str):
         if grid and not all(isinstance(p, Mapping) for p in grid):
             bad = next(p for p in grid if not isinstance(p, Mapping))
-            raise Tensor4allTypeError(f"scan: a list of points holds mappings name -> value, got "
-                                      f"{type(bad).__name__} {bad!r}")
+            raise Tensor4allTypeError(
+                f"scan: a list of points holds mappings name -> value, got {type(bad).__name__} {bad!r}"
+            )
         names = tuple(grid[0]) if grid else ()
         for p in grid:
             if set(p) != set(names):
-                raise InvalidOptionError(f"scan: every point names the same parameters; {dict(p)!r} differs from "
-                                         f"{list(names)!r}")
+                raise InvalidOptionError(
+                    f"scan: every point names the same parameters; {dict(p)!r} differs from {list(names)!r}"
+                )
         rows = [tuple(p[n] for n in names) for p in grid]
     else:
-        raise Tensor4allTypeError(f"scan: grid must be a mapping name -> values or a list of points, got "
-                                  f"{type(grid).__name__}")
+        raise Tensor4allTypeError(
+            f"scan: grid must be a mapping name -> values or a list of points, got {type(grid).__name__}"
+        )
     if not names or not rows:
         raise InvalidOptionError("scan: the grid is empty; give at least one parameter with at least one value")
     reserved = set(reserved)
@@ -71,8 +77,10 @@ def make_grid(grid: Any, reserved: Iterable[str] = ()) -> Grid:
         if not isinstance(name, str) or not name:
             raise Tensor4allTypeError(f"scan: parameter names are non-empty strings, got {name!r}")
         if name in reserved:
-            raise InvalidOptionError(f"scan: the parameter {name!r} has the name of a result column; valid names "
-                                     "are not: " + ", ".join(sorted(reserved)))
+            raise InvalidOptionError(
+                f"scan: the parameter {name!r} has the name of a result column; valid names "
+                "are not: " + ", ".join(sorted(reserved))
+            )
     rows = [tuple(_scalar(v, n) for v, n in zip(r, names)) for r in rows]
     rows = _floats_where_mixed(rows, len(names))
     seen: set[tuple] = set()
@@ -94,8 +102,9 @@ def _scalar(v: Any, name: str) -> Any:
         if not math.isfinite(v):
             raise InvalidOptionError(f"scan: {name} = {v!r} is not a finite number")
         return float(v)
-    raise Tensor4allTypeError(f"scan: the values of {name!r} must be numbers, booleans or strings, got "
-                              f"{type(v).__name__} {v!r}")
+    raise Tensor4allTypeError(
+        f"scan: the values of {name!r} must be numbers, booleans or strings, got {type(v).__name__} {v!r}"
+    )
 
 
 def _floats_where_mixed(rows: list[tuple], n: int) -> list[tuple]:

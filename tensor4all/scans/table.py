@@ -7,6 +7,7 @@ The schema's metadata key ``tensor4all.scan`` holds JSON: ``schema``
 computes). A scan resumes from a file only when both match; rows of points outside the
 current grid are kept, first, and never rerun.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,9 +33,11 @@ _INSTALL = install_hint("distributed")
 
 
 def import_pyarrow() -> Any:
-    return import_optional(("pyarrow", "pyarrow.parquet"), OptionalDependencyError,
-                           f"tensor4all.scan writes Arrow/Parquet files and needs pyarrow, which is not installed; "
-                           f"{_INSTALL}")
+    return import_optional(
+        ("pyarrow", "pyarrow.parquet"),
+        OptionalDependencyError,
+        f"tensor4all.scan writes Arrow/Parquet files and needs pyarrow, which is not installed; {_INSTALL}",
+    )
 
 
 def check_out(out: Any) -> str:
@@ -49,8 +52,9 @@ def check_out(out: Any) -> str:
         raise ScanFileIOError(f"scan: out must be a file name, got {out!r}")
     ext = os.path.splitext(path)[1].lower()
     if ext not in FORMATS:
-        raise UnsupportedFileFormatError(f"scan: unknown extension {ext or '(none)'!r} of {path!r}; valid "
-                                         f"extensions: {', '.join(FORMATS)}")
+        raise UnsupportedFileFormatError(
+            f"scan: unknown extension {ext or '(none)'!r} of {path!r}; valid extensions: {', '.join(FORMATS)}"
+        )
     problem = output_problem(path)
     if problem is not None:
         raise ScanFileIOError(f"scan: out={path!r}: {problem}")
@@ -76,30 +80,38 @@ class ScanTable:
     def _read(self) -> None:
         pa = self.pa
         try:
-            if self.format == "parquet":   # through one open file: a path is opened more than once
+            if self.format == "parquet":  # through one open file: a path is opened more than once
                 with open(self.path, "rb") as f:
                     table = pa.parquet.read_table(f)
             else:
                 with pa.memory_map(self.path) as source:
                     table = pa.ipc.open_file(source).read_all()
         except (pa.ArrowException, OSError, ValueError) as e:
-            raise ScanFileError(f"scan: cannot resume from {self.path!r}: not a readable {self.format} file ({e}); "
-                                "give another out= or remove the file") from e
+            raise ScanFileError(
+                f"scan: cannot resume from {self.path!r}: not a readable {self.format} file ({e}); "
+                "give another out= or remove the file"
+            ) from e
         raw = (table.schema.metadata or {}).get(_META_KEY)
         try:
             meta = json.loads(raw) if raw is not None else None
         except ValueError:
             meta = None
         if not isinstance(meta, dict) or meta.get("schema") != SCHEMA:
-            raise ScanFileError(f"scan: {self.path!r} was not written by tensor4all.scan (no '{_META_KEY.decode()}' "
-                                "metadata); give another out= or remove the file")
+            raise ScanFileError(
+                f"scan: {self.path!r} was not written by tensor4all.scan (no '{_META_KEY.decode()}' "
+                "metadata); give another out= or remove the file"
+            )
         if sorted(meta.get("parameters", [])) != sorted(self.grid.names):
-            raise ScanFileError(f"scan: {self.path!r} holds a scan over {meta.get('parameters')}, not over "
-                                f"{list(self.grid.names)}; give another out= or remove the file")
+            raise ScanFileError(
+                f"scan: {self.path!r} holds a scan over {meta.get('parameters')}, not over "
+                f"{list(self.grid.names)}; give another out= or remove the file"
+            )
         if meta.get("task") != json.loads(json.dumps(self.meta["task"])):
-            raise ScanFileError(f"scan: {self.path!r} holds a scan of another task ({json.dumps(meta.get('task'))}; "
-                                f"this one is {json.dumps(self.meta['task'])}); give another out= or remove the "
-                                "file")
+            raise ScanFileError(
+                f"scan: {self.path!r} holds a scan of another task ({json.dumps(meta.get('task'))}; "
+                f"this one is {json.dumps(self.meta['task'])}); give another out= or remove the "
+                "file"
+            )
         for name in table.column_names:
             if name not in self.grid.names and name not in META_COLUMNS and name not in self.columns:
                 self.columns[name] = None
@@ -135,8 +147,10 @@ class ScanTable:
                 arrays.append(pa.array(values, type=None if typ is None else pa.type_for_alias(typ)))
             except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
                 kinds = sorted({type(v).__name__ for v in values if v is not None})
-                raise Tensor4allTypeError(f"scan: the column {name!r} holds values of types {', '.join(kinds)}; a "
-                                          f"task returns one type per key ({e})") from e
+                raise Tensor4allTypeError(
+                    f"scan: the column {name!r} holds values of types {', '.join(kinds)}; a "
+                    f"task returns one type per key ({e})"
+                ) from e
             names.append(name)
         table = pa.Table.from_arrays(arrays, names=names)
         return table.replace_schema_metadata({_META_KEY: json.dumps(self.meta).encode()})

@@ -11,6 +11,7 @@ Observables are strings: ``"X"`` (the average of ``<X_i>`` over the sites), ``"X
 (``<X_3>``; negative sites count from the end, ``"Z@-1"``) and ``"Z@0*Z@-1"`` (the
 correlation ``<Z_0 Z_{L-1}>``), with the operator names of the model's local space.
 """
+
 from __future__ import annotations
 
 import functools
@@ -27,8 +28,7 @@ from .. import models
 from ..algorithms.dmrg import dmrg
 from ..algorithms.dmrg_checks import check_hamiltonian, check_schedule, default_conserve, mpo_array
 from ..linalg.eigensolver import get_solver
-from ..tools.errors import (InvalidOptionError, NonFiniteError, SiteOutOfRangeError, Tensor4allError,
-                            Tensor4allTypeError)
+from ..tools.errors import InvalidOptionError, NonFiniteError, SiteOutOfRangeError, Tensor4allError, Tensor4allTypeError
 from ..sites.local_spaces import UnknownOperatorError
 from ..sites.local_spaces import local_space
 from ..networks.mpo import MPO
@@ -37,20 +37,51 @@ from ..algorithms.sector_run import CONSERVE_CHOICES, resolve_sector
 from ..tools.threads import check_threads
 from ..tools.checks import check_bool, check_coupling, check_positive_int, check_real, check_seed
 
-__all__ = ["ScanTask", "run_point", "MODEL_PARAMETERS", "SETTINGS", "RESULT_COLUMNS", "META_COLUMNS",
-           "describe", "check_result", "not_finite"]
+__all__ = [
+    "ScanTask",
+    "run_point",
+    "MODEL_PARAMETERS",
+    "SETTINGS",
+    "RESULT_COLUMNS",
+    "META_COLUMNS",
+    "describe",
+    "check_result",
+    "not_finite",
+]
 
 #: the parameters of each built-in model (fixed in ``params`` or scanned)
-MODEL_PARAMETERS = {"heisenberg": ("L", "J", "Jz", "h", "spin"), "xxz": ("L", "J", "Jz", "h", "spin"),
-                    "tfim": ("L", "J", "g")}
+MODEL_PARAMETERS = {
+    "heisenberg": ("L", "J", "Jz", "h", "spin"),
+    "xxz": ("L", "J", "Jz", "h", "spin"),
+    "tfim": ("L", "J", "g"),
+}
 _LOCAL_SPACE = {"heisenberg": "spin-1/2", "xxz": "spin-1/2", "tfim": "pauli"}
 ALGORITHMS = ("dmrg",)
 #: the DMRG settings (keywords of :func:`tensor4all.dmrg`, and ``dtype`` of the start state)
-SETTINGS = ("max_bond", "sweeps", "cutoff", "tol", "two_site", "noise", "seed", "eigensolver",
-            "compute_variance", "threads", "conserve", "sector", "dtype")
+SETTINGS = (
+    "max_bond",
+    "sweeps",
+    "cutoff",
+    "tol",
+    "two_site",
+    "noise",
+    "seed",
+    "eigensolver",
+    "compute_variance",
+    "threads",
+    "conserve",
+    "sector",
+    "dtype",
+)
 #: the columns a :class:`ScanTask` row has besides its observables (and their types)
-RESULT_COLUMNS = {"energy": "double", "variance": "double", "entropy": "double", "bond_dim": "int64",
-                  "sweeps_run": "int64", "converged": "bool"}
+RESULT_COLUMNS = {
+    "energy": "double",
+    "variance": "double",
+    "entropy": "double",
+    "bond_dim": "int64",
+    "sweeps_run": "int64",
+    "converged": "bool",
+}
 #: the columns every row has after its results: time of the point, worker, status, error
 META_COLUMNS = {"seconds": "double", "worker": "string", "status": "string", "error": "string"}
 _DTYPES = ("float64", "complex128")
@@ -68,6 +99,7 @@ def _schedule(kind: str) -> Callable[[Any, str], Any]:
     def check(value: Any, what: str) -> Any:
         check_schedule(list(value) if isinstance(value, (list, tuple)) else value, what, kind)
         return tuple(value) if isinstance(value, (list, tuple)) else value
+
     return check
 
 
@@ -81,8 +113,7 @@ def _sector(value: Any, what: str) -> Any:
 
 def _conserve(value: Any, what: str) -> str | None:
     if value is not None and value not in CONSERVE_CHOICES:
-        raise InvalidOptionError(f"{what}: unknown value {value!r}; valid values: None, "
-                                 + ", ".join(CONSERVE_CHOICES))
+        raise InvalidOptionError(f"{what}: unknown value {value!r}; valid values: None, " + ", ".join(CONSERVE_CHOICES))
     return value
 
 
@@ -99,12 +130,24 @@ def _dtype(value: Any, what: str) -> str:
 
 _CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "L": lambda v, w: check_positive_int(v, w),
-    "J": check_coupling, "Jz": check_coupling, "h": check_coupling, "g": check_coupling, "spin": _spin,
-    "max_bond": _schedule("bond"), "cutoff": _schedule("cutoff"), "noise": _noise,
-    "sweeps": lambda v, w: check_positive_int(v, w), "tol": lambda v, w: check_real(v, w, low=0.0),
-    "two_site": check_bool, "compute_variance": check_bool, "seed": check_seed,
-    "eigensolver": _eigensolver, "threads": lambda v, w: check_threads(v), "conserve": _conserve,
-    "sector": _sector, "dtype": _dtype,
+    "J": check_coupling,
+    "Jz": check_coupling,
+    "h": check_coupling,
+    "g": check_coupling,
+    "spin": _spin,
+    "max_bond": _schedule("bond"),
+    "cutoff": _schedule("cutoff"),
+    "noise": _noise,
+    "sweeps": lambda v, w: check_positive_int(v, w),
+    "tol": lambda v, w: check_real(v, w, low=0.0),
+    "two_site": check_bool,
+    "compute_variance": check_bool,
+    "seed": check_seed,
+    "eigensolver": _eigensolver,
+    "threads": lambda v, w: check_threads(v),
+    "conserve": _conserve,
+    "sector": _sector,
+    "dtype": _dtype,
 }
 
 
@@ -112,8 +155,9 @@ def _parse_observable(spec: Any, model: str) -> tuple[tuple[str, int | None], ..
     """The factors ``(operator, site or None)`` of an observable of ``model``; typed errors
     for a malformed one and for an operator that is not a Hermitian one of its local space."""
     if not isinstance(spec, str):
-        raise Tensor4allTypeError(f"ScanTask: an observable is a string such as 'X', 'X@3' or 'Z@0*Z@-1', "
-                                  f"got {type(spec).__name__} {spec!r}")
+        raise Tensor4allTypeError(
+            f"ScanTask: an observable is a string such as 'X', 'X@3' or 'Z@0*Z@-1', got {type(spec).__name__} {spec!r}"
+        )
     space, ops = _LOCAL_SPACE[model], _hermitian_ops(model)
     factors = []
     for part in spec.split("*"):
@@ -121,11 +165,13 @@ def _parse_observable(spec: Any, model: str) -> tuple[tuple[str, int | None], ..
         if m is None:
             raise InvalidOptionError(f"ScanTask: observable {spec!r} is not 'OP', 'OP@SITE' or 'A@I*B@J'")
         if m.group(1) not in ops:
-            known = m.group(1) in local_space(space).ops   # a non-Hermitian one (S+), else a name it lacks
+            known = m.group(1) in local_space(space).ops  # a non-Hermitian one (S+), else a name it lacks
             raise (InvalidOptionError if known else UnknownOperatorError)(
                 f"ScanTask: observable {spec!r}: {m.group(1)!r} is not a Hermitian operator of the model's local "
-                f"space {space!r}" + ("" if known else " (it has no such operator)")
-                + f"; valid operators: {', '.join(ops)}")
+                f"space {space!r}"
+                + ("" if known else " (it has no such operator)")
+                + f"; valid operators: {', '.join(ops)}"
+            )
         factors.append((m.group(1), None if m.group(2) is None else int(m.group(2))))
     if len(factors) > 2 or (len(factors) == 2 and None in (factors[0][1], factors[1][1])):
         raise InvalidOptionError(f"ScanTask: observable {spec!r}: a correlation names two sites, as 'Z@0*Z@-1'")
@@ -137,8 +183,10 @@ def _check_sites(spec: str, factors: tuple[tuple[str, int | None], ...], L: int,
     ``L`` sites (negative sites count from the end); ``where`` names the task or the point."""
     for _, i in factors:
         if i is not None and not -L <= i < L:
-            raise SiteOutOfRangeError(f"{where}: observable {spec!r}: site {i} is outside the chain of L = {L} "
-                                      f"sites; valid sites: 0 .. {L - 1}, or -{L} .. -1 counted from the end")
+            raise SiteOutOfRangeError(
+                f"{where}: observable {spec!r}: site {i} is outside the chain of L = {L} "
+                f"sites; valid sites: 0 .. {L - 1}, or -{L} .. -1 counted from the end"
+            )
 
 
 @functools.cache
@@ -156,9 +204,12 @@ def _check_conserve(model: str, conserve: Any, where: str) -> None:
     """The charge ``conserve`` names must be the model's: ``Sz`` (heisenberg/xxz) or ``parity`` (tfim)."""
     own = "parity" if model == "tfim" else "Sz"
     if conserve not in (None, "none", "auto", own):
-        raise InvalidOptionError(f"{where}: {model} conserves " + ("the parity" if own == "parity" else "Sz")
-                                 + f", not {'a parity' if conserve == 'parity' else conserve}; conserve={conserve!r}; "
-                                 f"valid values: None, 'none', 'auto', {own!r}")
+        raise InvalidOptionError(
+            f"{where}: {model} conserves "
+            + ("the parity" if own == "parity" else "Sz")
+            + f", not {'a parity' if conserve == 'parity' else conserve}; conserve={conserve!r}; "
+            f"valid values: None, 'none', 'auto', {own!r}"
+        )
 
 
 def _check_settings(s: Mapping[str, Any], where: str) -> None:
@@ -166,11 +217,15 @@ def _check_settings(s: Mapping[str, Any], where: str) -> None:
     ``sector`` without a conserved charge, a conserved run from a complex start state."""
     conserve = s.get("conserve")
     if s.get("sector") is not None and "conserve" in s and conserve in (None, "none"):
-        raise InvalidOptionError(f"{where}: sector={s['sector']!r} needs conserve=... (the charge whose sector it "
-                                 "names): give conserve='Sz' (heisenberg/xxz) or 'parity' (tfim), or drop sector")
+        raise InvalidOptionError(
+            f"{where}: sector={s['sector']!r} needs conserve=... (the charge whose sector it "
+            "names): give conserve='Sz' (heisenberg/xxz) or 'parity' (tfim), or drop sector"
+        )
     if s.get("dtype") == "complex128" and conserve not in (None, "none"):
-        raise InvalidOptionError(f"{where}: conserve={conserve!r} runs in float64 (from a real start state); drop "
-                                 "dtype='complex128' or give conserve=None")
+        raise InvalidOptionError(
+            f"{where}: conserve={conserve!r} runs in float64 (from a real start state); drop "
+            "dtype='complex128' or give conserve=None"
+        )
 
 
 def _point_text(point: Mapping[str, Any]) -> str:
@@ -212,18 +267,21 @@ class ScanTask:
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or self.model not in MODEL_PARAMETERS:
-            raise InvalidOptionError(f"ScanTask: unknown model {self.model!r}; valid models: "
-                                     f"{', '.join(MODEL_PARAMETERS)}")
+            raise InvalidOptionError(
+                f"ScanTask: unknown model {self.model!r}; valid models: {', '.join(MODEL_PARAMETERS)}"
+            )
         if not isinstance(self.algorithm, str) or self.algorithm not in ALGORITHMS:
-            raise InvalidOptionError(f"ScanTask: unknown algorithm {self.algorithm!r}; valid algorithms: "
-                                     f"{', '.join(ALGORITHMS)}")
+            raise InvalidOptionError(
+                f"ScanTask: unknown algorithm {self.algorithm!r}; valid algorithms: {', '.join(ALGORITHMS)}"
+            )
         object.__setattr__(self, "params", self._pairs(self.params, "params", MODEL_PARAMETERS[self.model]))
         object.__setattr__(self, "settings", self._pairs(self.settings, "settings", SETTINGS))
         _check_conserve(self.model, dict(self.settings).get("conserve"), "ScanTask")
         obs = (self.observables,) if isinstance(self.observables, str) else self.observables
         if not isinstance(obs, (list, tuple)):
-            raise Tensor4allTypeError(f"ScanTask: observables must be a string or a list of strings, got "
-                                      f"{type(self.observables).__name__}")
+            raise Tensor4allTypeError(
+                f"ScanTask: observables must be a string or a list of strings, got {type(self.observables).__name__}"
+            )
         L = dict(self.params).get("L")
         for spec in obs:
             factors = _parse_observable(spec, self.model)
@@ -239,8 +297,7 @@ class ScanTask:
         if isinstance(value, tuple) and all(isinstance(p, tuple) and len(p) == 2 for p in value):
             value = dict(value)  # already normalized (a copy through dataclasses.replace)
         if not isinstance(value, Mapping):
-            raise Tensor4allTypeError(f"ScanTask: {what} must be a mapping name -> value, got "
-                                      f"{type(value).__name__}")
+            raise Tensor4allTypeError(f"ScanTask: {what} must be a mapping name -> value, got {type(value).__name__}")
         out = {}
         for name, v in value.items():
             self._check_name(name, valid, what)
@@ -249,9 +306,11 @@ class ScanTask:
 
     def _check_name(self, name: Any, valid: tuple[str, ...], what: str) -> None:
         if name not in valid:
-            raise InvalidOptionError(f"ScanTask: {name!r} is not one of the {what} of "
-                                     f"{self.model if what == 'params' else self.algorithm}; valid names: "
-                                     f"{', '.join(valid)}")
+            raise InvalidOptionError(
+                f"ScanTask: {name!r} is not one of the {what} of "
+                f"{self.model if what == 'params' else self.algorithm}; valid names: "
+                f"{', '.join(valid)}"
+            )
 
     # ---- the scanned names and values --------------------------------------------------
     def _scannable(self) -> tuple[str, ...]:
@@ -275,9 +334,13 @@ class ScanTask:
             if name not in valid:
                 fixed = name in dict(self.params) or name in dict(self.settings)
                 raise InvalidOptionError(
-                    f"scan: {name!r} is " + ("fixed in the task's params or settings; scan it or fix it, not both"
-                                             if fixed else f"not a parameter of {self.model} or a dmrg setting; "
-                                             f"valid names: {', '.join(valid)}"))
+                    f"scan: {name!r} is "
+                    + (
+                        "fixed in the task's params or settings; scan it or fix it, not both"
+                        if fixed
+                        else f"not a parameter of {self.model} or a dmrg setting; valid names: {', '.join(valid)}"
+                    )
+                )
             _CHECKS[name](value, f"scan: {name}")
         if "L" not in point and "L" not in dict(self.params):
             raise InvalidOptionError(f"ScanTask: the chain length L is neither in params nor scanned ({self.model})")
@@ -313,22 +376,33 @@ class ScanTask:
             ws = [mpo_array(w) for w in H.tensors]
             check_hamiltonian(ws)
             conserve = default_conserve(s.get("conserve"), H, None)
-            if conserve is not None and resolve_sector(conserve, sector, H.local, ws, None) is None \
-                    and sector is not None:
-                raise InvalidOptionError(f"dmrg: sector={sector!r} was given, but conserve='auto' found no charge "
-                                         "that the Hamiltonian conserves")
+            if (
+                conserve is not None
+                and resolve_sector(conserve, sector, H.local, ws, None) is None
+                and sector is not None
+            ):
+                raise InvalidOptionError(
+                    f"dmrg: sector={sector!r} was given, but conserve='auto' found no charge "
+                    "that the Hamiltonian conserves"
+                )
         except Tensor4allError as e:
-            fix = ("; give a sector that the chain of every point reaches, or none (the default sector of each "
-                   "chain)" if "has no states" in str(e) else "; give conserve='Sz' (heisenberg/xxz) or 'parity' "
-                   "(tfim) with the sector, or drop sector" if "found no charge" in str(e) else "")
+            fix = (
+                "; give a sector that the chain of every point reaches, or none (the default sector of each chain)"
+                if "has no states" in str(e)
+                else "; give conserve='Sz' (heisenberg/xxz) or 'parity' (tfim) with the sector, or drop sector"
+                if "found no charge" in str(e)
+                else ""
+            )
             raise _with_message(e, f"scan: the point {_point_text(point)}: {e}{fix}") from e
 
     def _columns(self) -> dict[str, str]:
         """The result columns of a row and their Arrow types (before :data:`META_COLUMNS`)."""
         cols = dict(RESULT_COLUMNS)
         cols.update({o: "double" for o in self.observables})
-        return {k: cols[k] for k in ("energy", "variance", "entropy", *self.observables,
-                                     "bond_dim", "sweeps_run", "converged")}
+        return {
+            k: cols[k]
+            for k in ("energy", "variance", "entropy", *self.observables, "bond_dim", "sweeps_run", "converged")
+        }
 
     # ---- running one point -------------------------------------------------------------
     def __call__(self, **point: Any) -> dict[str, Any]:
@@ -357,13 +431,19 @@ class ScanTask:
         s = {k: (list(v) if isinstance(v, tuple) else v) for k, v in s.items()}
         res = dmrg(H, psi0, **s)
         state = res.state.dense()  # measured on dense sites: one SVD per bond instead of one per sector
-        row: dict[str, Any] = {"energy": float(res.energy), "variance": float(res.variance),
-                               "entropy": float(state.entanglement_entropy((L - 1) // 2)) if L > 1 else 0.0}
+        row: dict[str, Any] = {
+            "energy": float(res.energy),
+            "variance": float(res.variance),
+            "entropy": float(state.entanglement_entropy((L - 1) // 2)) if L > 1 else 0.0,
+        }
         local = "pauli" if self.model == "tfim" else {"1/2": "spin-1/2", "1": "spin-1"}[p.get("spin", "1/2")]
         for spec in self.observables:
             row[spec] = _measure(state, spec, _parse_observable(spec, self.model), local)
-        row.update(bond_dim=max((int(b) for b in state.bond_dims), default=1), sweeps_run=len(res.history),
-                   converged=bool(res.converged))
+        row.update(
+            bond_dim=max((int(b) for b in state.bond_dims), default=1),
+            sweeps_run=len(res.history),
+            converged=bool(res.converged),
+        )
         return row
 
 
@@ -384,11 +464,18 @@ def not_finite(task: ScanTask, row: Mapping[str, Any], point: Mapping[str, Any])
     for name in names:
         v = row.get(name)
         if isinstance(v, float) and not math.isfinite(v):
-            what = "the energy" if name == "energy" else \
-                f"the {name}" if name in RESULT_COLUMNS else f"the observable {name!r}"
-            return NonFiniteError(f"ScanTask: {what} is {v}, not a finite number: the run broke down numerically; "
-                                  "run the point alone (task(**point)) and change its settings (max_bond, cutoff, "
-                                  "eigensolver, noise) or the couplings' scale")
+            what = (
+                "the energy"
+                if name == "energy"
+                else f"the {name}"
+                if name in RESULT_COLUMNS
+                else f"the observable {name!r}"
+            )
+            return NonFiniteError(
+                f"ScanTask: {what} is {v}, not a finite number: the run broke down numerically; "
+                "run the point alone (task(**point)) and change its settings (max_bond, cutoff, "
+                "eigensolver, noise) or the couplings' scale"
+            )
     return None
 
 
@@ -402,14 +489,16 @@ def _measure(state: MPS, spec: str, factors: tuple[tuple[str, int | None], ...],
         (a, i), (b, j) = factors
         value = state.correlation(a, b, i % L if -L <= i < 0 else i, j % L if -L <= j < 0 else j, local=local)
     elif factors[0][1] is None:
-        value = np.mean(np.asarray(state.expect(factors[0][0], local=local)))   # one pass of environments
+        value = np.mean(np.asarray(state.expect(factors[0][0], local=local)))  # one pass of environments
     else:
         op, i = factors[0]
         value = state.expect(op, i % L if -L <= i < 0 else i, local=local)
     z = complex(value)
     if abs(z.imag) > 1e-10 * max(1.0, abs(z.real)):
-        raise InvalidOptionError(f"observable {spec!r} has the complex value {z:.6g} in this state; a scan "
-                                 "stores real numbers (use a product of operators that commute)")
+        raise InvalidOptionError(
+            f"observable {spec!r} has the complex value {z:.6g} in this state; a scan "
+            "stores real numbers (use a product of operators that commute)"
+        )
     return float(z.real)
 
 
@@ -436,6 +525,7 @@ def run_point(fn: Callable[..., Mapping[str, Any]], point: dict[str, Any]) -> di
 def _worker_address() -> str | None:
     try:
         from distributed import get_worker  # noqa: PLC0415  (optional dependency; present on a worker)
+
         return str(get_worker().address)
     except (ImportError, ValueError):
         return None
@@ -451,16 +541,18 @@ def check_result(out: Any, point: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(k, str) or not k:
             raise Tensor4allTypeError(f"a scan task's result keys must be non-empty strings, got {k!r}")
         if k in point or k in META_COLUMNS:
-            raise InvalidOptionError(f"a scan task's result {k!r} clashes with a parameter or the column {k!r}; "
-                                     "rename it")
+            raise InvalidOptionError(
+                f"a scan task's result {k!r} clashes with a parameter or the column {k!r}; rename it"
+            )
         if isinstance(v, np.generic):
             v = v.item()
         if v is not None and not isinstance(v, (bool, str, numbers.Integral, float)):
             if isinstance(v, numbers.Real):
                 v = float(v)
             else:
-                raise Tensor4allTypeError(f"a scan task's result {k!r} must be a number, bool, string or None, "
-                                          f"got {type(v).__name__} {v!r}")
+                raise Tensor4allTypeError(
+                    f"a scan task's result {k!r} must be a number, bool, string or None, got {type(v).__name__} {v!r}"
+                )
         row[k] = int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else v
     return row
 
@@ -468,9 +560,13 @@ def check_result(out: Any, point: Mapping[str, Any]) -> dict[str, Any]:
 def describe(task: Any) -> dict[str, Any]:
     """What a scan file records of its task (and compares when it resumes)."""
     if isinstance(task, ScanTask):
-        return {"model": task.model, "params": {k: _json(v) for k, v in task.params},
-                "algorithm": task.algorithm, "settings": {k: _json(v) for k, v in task.settings},
-                "observables": list(task.observables)}
+        return {
+            "model": task.model,
+            "params": {k: _json(v) for k, v in task.params},
+            "algorithm": task.algorithm,
+            "settings": {k: _json(v) for k, v in task.settings},
+            "observables": list(task.observables),
+        }
     fn = getattr(task, "func", task)  # functools.partial: the function it wraps
     name = getattr(fn, "__qualname__", type(fn).__qualname__)
     return {"function": f"{getattr(fn, '__module__', None) or type(fn).__module__}.{name}"}

@@ -19,6 +19,7 @@ The sector engine groups the basis states of one charge in basis order, so the s
 charge must be next to each other (:func:`check_sector_charge`): the electron's ``2Sz = (0, 1,
 -1, 0)`` alone is not, but ``(N, 2Sz)`` is (four distinct charges).
 """
+
 from __future__ import annotations
 
 import math
@@ -32,14 +33,29 @@ from ..tools.errors import InvalidOptionError, Tensor4allError, Tensor4allTypeEr
 from .local_spaces import UnknownLocalSpaceError
 from .local_spaces import LOCAL_SPACES, default_local_space
 
-__all__ = ["NonConservingError", "CONSERVED_CHARGES", "PRODUCT_CHARGES", "PACK_BASE", "pack", "unpack", "charge_label", "charge_parts",
-           "declared_charges", "conserve_candidates", "check_sector_charge", "physical_charge", "charge_value",
-           "charge_sector", "default_charge"]
+__all__ = [
+    "NonConservingError",
+    "CONSERVED_CHARGES",
+    "PRODUCT_CHARGES",
+    "PACK_BASE",
+    "pack",
+    "unpack",
+    "charge_label",
+    "charge_parts",
+    "declared_charges",
+    "conserve_candidates",
+    "check_sector_charge",
+    "physical_charge",
+    "charge_value",
+    "charge_sector",
+    "default_charge",
+]
 
 
 class NonConservingError(Tensor4allError, ValueError):
     """A Hamiltonian that does not conserve the charge a symmetric run asks for
     (``conserve="Sz"`` with a transverse field, a term without its Hermitian partner)."""
+
 
 #: the charges a run can conserve: physical name -> (the declared integer charge, its modulus:
 #: 0 for U(1), n for Z_n). New names go at the end: ``MPS.save`` stores the position.
@@ -150,7 +166,8 @@ def check_sector_charge(conserve: str, local: str | None, q: Sequence[Sequence[i
         hint = " ('N,Sz': N and Sz together, or 'N')" if local in ("electron", "tj") else ""
         raise InvalidOptionError(
             f"{what}: conserve={conserve!r} cannot run in sectors on {where}: its basis states of one {conserve} "
-            f"are not next to each other (basis charges {bad}); conserve another charge{hint} or none")
+            f"are not next to each other (basis charges {bad}); conserve another charge{hint} or none"
+        )
 
 
 def _is_number(value: Any) -> bool:
@@ -177,15 +194,19 @@ def physical_charge(value: Any, label: str, unit: Any, modulus: int, what: str) 
     labels = label.split(",")
     if isinstance(value, Mapping):
         if set(value) != set(labels):
-            raise InvalidOptionError(f"{what} must give {', '.join(labels)} (a mapping "
-                                     f"{{{', '.join(repr(lab) + ': ...' for lab in labels)}}}), got keys "
-                                     f"{sorted(map(str, value))}")
+            raise InvalidOptionError(
+                f"{what} must give {', '.join(labels)} (a mapping "
+                f"{{{', '.join(repr(lab) + ': ...' for lab in labels)}}}), got keys "
+                f"{sorted(map(str, value))}"
+            )
         values = [value[lab] for lab in labels]
     elif isinstance(value, (tuple, list)) and len(value) == len(labels):
         values = list(value)
     else:
-        raise Tensor4allTypeError(f"{what} must be a pair ({label}) or a mapping {{{', '.join(map(repr, labels))}: "
-                                  f"...}}, got {type(value).__name__} {value!r}")
+        raise Tensor4allTypeError(
+            f"{what} must be a pair ({label}) or a mapping {{{', '.join(map(repr, labels))}: "
+            f"...}}, got {type(value).__name__} {value!r}"
+        )
     return pack([_one_charge(v, lab, u, what) for v, lab, u in zip(values, labels, unit)])
 
 
@@ -216,5 +237,7 @@ def default_charge(reach: Sequence[int], unit: Any) -> int:
     parts = {q: unpack(q, len(unit)) for q in reach}
     lo = [min(p[k] for p in parts.values()) for k in range(len(unit))]
     hi = [max(p[k] for p in parts.values()) for k in range(len(unit))]
-    return min(reach, key=lambda q: tuple(abs(2 * p - a - b) for p, a, b in zip(parts[q], lo, hi))
-               + tuple(-p for p in parts[q]))
+    return min(
+        reach,
+        key=lambda q: tuple(abs(2 * p - a - b) for p, a, b in zip(parts[q], lo, hi)) + tuple(-p for p in parts[q]),
+    )

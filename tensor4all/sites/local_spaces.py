@@ -39,6 +39,7 @@ declares them the same way::
 Each fermionic operator must change the particle number by an odd amount and anticommute
 with ``F``; the space's author vouches for that (it is not checked).
 """
+
 from __future__ import annotations
 
 import cmath
@@ -47,10 +48,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..tools.errors import DimensionMismatchError, InvalidOptionError, NonFiniteError, Tensor4allError, Tensor4allTypeError
+from ..tools.errors import (
+    DimensionMismatchError,
+    InvalidOptionError,
+    NonFiniteError,
+    Tensor4allError,
+    Tensor4allTypeError,
+)
 from ..tools.checks import check_positive_int
 
-__all__ = ["UnknownOperatorError", "UnknownLocalSpaceError", "LocalSpace", "local_space", "LOCAL_SPACES", "default_local_space"]
+__all__ = [
+    "UnknownOperatorError",
+    "UnknownLocalSpaceError",
+    "LocalSpace",
+    "local_space",
+    "LOCAL_SPACES",
+    "default_local_space",
+]
 
 
 class UnknownOperatorError(Tensor4allError, KeyError):
@@ -93,58 +107,78 @@ class LocalSpace:
             raise Tensor4allTypeError(f"LocalSpace: name must be a non-empty string, got {self.name!r}")
         check_positive_int(self.dim, f"LocalSpace {self.name!r}: dim")
         if not isinstance(self.ops, dict):
-            raise Tensor4allTypeError(f"LocalSpace {self.name!r}: ops must be a dict name -> (phase, matrix), "
-                                      f"got {type(self.ops).__name__}")
+            raise Tensor4allTypeError(
+                f"LocalSpace {self.name!r}: ops must be a dict name -> (phase, matrix), got {type(self.ops).__name__}"
+            )
         for op, value in self.ops.items():
             if not isinstance(op, str) or not isinstance(value, tuple) or len(value) != 2:
-                raise Tensor4allTypeError(f"LocalSpace {self.name!r}: ops must map names to (phase, matrix) pairs, "
-                                          f"got {op!r}: {value!r}")
+                raise Tensor4allTypeError(
+                    f"LocalSpace {self.name!r}: ops must map names to (phase, matrix) pairs, got {op!r}: {value!r}"
+                )
             phase, m = value
             if isinstance(phase, (bool, np.bool_)) or not isinstance(phase, numbers.Number):
-                raise Tensor4allTypeError(f"LocalSpace {self.name!r}: the phase of {op!r} must be a number, "
-                                          f"got {phase!r}")
+                raise Tensor4allTypeError(
+                    f"LocalSpace {self.name!r}: the phase of {op!r} must be a number, got {phase!r}"
+                )
             m = np.asarray(m)
             if m.shape != (self.dim, self.dim) or m.dtype.kind not in "iuf":
-                raise DimensionMismatchError(f"LocalSpace {self.name!r}: operator {op!r} must be a real "
-                                             f"{self.dim}x{self.dim} matrix, got shape {m.shape} and dtype {m.dtype}")
+                raise DimensionMismatchError(
+                    f"LocalSpace {self.name!r}: operator {op!r} must be a real "
+                    f"{self.dim}x{self.dim} matrix, got shape {m.shape} and dtype {m.dtype}"
+                )
             if not (cmath.isfinite(complex(phase)) and np.isfinite(m).all()):
                 raise NonFiniteError(f"LocalSpace {self.name!r}: operator {op!r} holds NaN or infinity")
         if not isinstance(self.charges, dict):
-            raise Tensor4allTypeError(f"LocalSpace {self.name!r}: charges must be a dict name -> integers per "
-                                      f"basis state, got {type(self.charges).__name__}")
+            raise Tensor4allTypeError(
+                f"LocalSpace {self.name!r}: charges must be a dict name -> integers per "
+                f"basis state, got {type(self.charges).__name__}"
+            )
         charges = {}
         for name, q in self.charges.items():
             if not isinstance(name, str) or not name or isinstance(q, (str, bytes)):
-                raise Tensor4allTypeError(f"LocalSpace {self.name!r}: charges must map names to integers per "
-                                          f"basis state, got {name!r}: {q!r}")
+                raise Tensor4allTypeError(
+                    f"LocalSpace {self.name!r}: charges must map names to integers per basis state, got {name!r}: {q!r}"
+                )
             try:
                 values = tuple(q)
             except TypeError:
-                raise Tensor4allTypeError(f"LocalSpace {self.name!r}: charge {name!r} must be {self.dim} integers "
-                                          f"(one per basis state), got {q!r}") from None
-            if len(values) != self.dim or not all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
-                                                  for v in values):
-                raise DimensionMismatchError(f"LocalSpace {self.name!r}: charge {name!r} must be {self.dim} "
-                                             f"integers (one per basis state), got {q!r}")
+                raise Tensor4allTypeError(
+                    f"LocalSpace {self.name!r}: charge {name!r} must be {self.dim} integers "
+                    f"(one per basis state), got {q!r}"
+                ) from None
+            if len(values) != self.dim or not all(
+                isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values
+            ):
+                raise DimensionMismatchError(
+                    f"LocalSpace {self.name!r}: charge {name!r} must be {self.dim} "
+                    f"integers (one per basis state), got {q!r}"
+                )
             charges[name] = tuple(int(v) for v in values)
         object.__setattr__(self, "charges", charges)
         if isinstance(self.fermionic, (str, bytes)) or not hasattr(self.fermionic, "__iter__"):
-            raise Tensor4allTypeError(f"LocalSpace {self.name!r}: fermionic must be a set of operator names, "
-                                      f"got {self.fermionic!r}")
+            raise Tensor4allTypeError(
+                f"LocalSpace {self.name!r}: fermionic must be a set of operator names, got {self.fermionic!r}"
+            )
         fermionic = frozenset(self.fermionic)
         unknown = sorted(repr(op) for op in fermionic if not isinstance(op, str) or op not in self.ops)
         if unknown:
-            raise UnknownOperatorError(f"LocalSpace {self.name!r}: fermionic operators {', '.join(unknown)} are not "
-                                       f"among its operators: {', '.join(sorted(self.ops))}")
+            raise UnknownOperatorError(
+                f"LocalSpace {self.name!r}: fermionic operators {', '.join(unknown)} are not "
+                f"among its operators: {', '.join(sorted(self.ops))}"
+            )
         object.__setattr__(self, "fermionic", fermionic)
         if not isinstance(self.string, str):
             raise Tensor4allTypeError(f"LocalSpace {self.name!r}: string must be an operator name, got {self.string!r}")
         if fermionic and self.string not in self.ops:
-            raise UnknownOperatorError(f"LocalSpace {self.name!r}: the string operator {self.string!r} of its "
-                                       f"fermionic operators is not among its operators: {', '.join(sorted(self.ops))}")
+            raise UnknownOperatorError(
+                f"LocalSpace {self.name!r}: the string operator {self.string!r} of its "
+                f"fermionic operators is not among its operators: {', '.join(sorted(self.ops))}"
+            )
         if self.string in fermionic:
-            raise InvalidOptionError(f"LocalSpace {self.name!r}: the string operator {self.string!r} is bosonic "
-                                     f"(the parity), it cannot be fermionic")
+            raise InvalidOptionError(
+                f"LocalSpace {self.name!r}: the string operator {self.string!r} is bosonic "
+                f"(the parity), it cannot be fermionic"
+            )
 
     def operator_names(self) -> list[str]:
         return sorted(self.ops)
@@ -168,39 +202,54 @@ class LocalSpace:
 def _spin_half() -> LocalSpace:
     sp = np.array([[0.0, 1.0], [0.0, 0.0]])
     sm = sp.T.copy()
-    return LocalSpace("spin-1/2", 2, {
-        "Id": (1, np.eye(2)),
-        "Sz": (1, np.diag([0.5, -0.5])),
-        "S+": (1, sp),
-        "S-": (1, sm),
-        "Sx": (1, 0.5 * (sp + sm)),
-        "Sy": (-1j, 0.5 * (sp - sm)),  # Sy = (S+ - S-) / (2i) = -i (S+ - S-) / 2
-        "exp(i pi Sz)": (-1j, np.diag([-1.0, 1.0])),   # diag(i, -i): a string operator (MPS.correlation)
-    }, charges={"2Sz": (1, -1)})
+    return LocalSpace(
+        "spin-1/2",
+        2,
+        {
+            "Id": (1, np.eye(2)),
+            "Sz": (1, np.diag([0.5, -0.5])),
+            "S+": (1, sp),
+            "S-": (1, sm),
+            "Sx": (1, 0.5 * (sp + sm)),
+            "Sy": (-1j, 0.5 * (sp - sm)),  # Sy = (S+ - S-) / (2i) = -i (S+ - S-) / 2
+            "exp(i pi Sz)": (-1j, np.diag([-1.0, 1.0])),  # diag(i, -i): a string operator (MPS.correlation)
+        },
+        charges={"2Sz": (1, -1)},
+    )
 
 
 def _pauli() -> LocalSpace:
-    return LocalSpace("pauli", 2, {
-        "Id": (1, np.eye(2)),
-        "X": (1, np.array([[0.0, 1.0], [1.0, 0.0]])),
-        "Y": (-1j, np.array([[0.0, 1.0], [-1.0, 0.0]])),  # Y = -i [[0, 1], [-1, 0]]
-        "Z": (1, np.diag([1.0, -1.0])),
-    }, charges={"parity": (0, 1)})   # Z2: the parity prod Z (conserved by tfim(conserve="parity"))
+    return LocalSpace(
+        "pauli",
+        2,
+        {
+            "Id": (1, np.eye(2)),
+            "X": (1, np.array([[0.0, 1.0], [1.0, 0.0]])),
+            "Y": (-1j, np.array([[0.0, 1.0], [-1.0, 0.0]])),  # Y = -i [[0, 1], [-1, 0]]
+            "Z": (1, np.diag([1.0, -1.0])),
+        },
+        charges={"parity": (0, 1)},
+    )  # Z2: the parity prod Z (conserved by tfim(conserve="parity"))
 
 
 def _spin_one() -> LocalSpace:
     r2 = np.sqrt(2.0)
     sp = np.array([[0.0, r2, 0.0], [0.0, 0.0, r2], [0.0, 0.0, 0.0]])
     sm = sp.T.copy()
-    return LocalSpace("spin-1", 3, {
-        "Id": (1, np.eye(3)),
-        "Sz": (1, np.diag([1.0, 0.0, -1.0])),
-        "S+": (1, sp),
-        "S-": (1, sm),
-        "Sx": (1, 0.5 * (sp + sm)),
-        "Sy": (-1j, 0.5 * (sp - sm)),
-        "exp(i pi Sz)": (1, np.diag([-1.0, 1.0, -1.0])),   # the Haldane string (MPS.correlation(string=...))
-    }, charges={"2Sz": (2, 0, -2)})
+    return LocalSpace(
+        "spin-1",
+        3,
+        {
+            "Id": (1, np.eye(3)),
+            "Sz": (1, np.diag([1.0, 0.0, -1.0])),
+            "S+": (1, sp),
+            "S-": (1, sm),
+            "Sx": (1, 0.5 * (sp + sm)),
+            "Sy": (-1j, 0.5 * (sp - sm)),
+            "exp(i pi Sz)": (1, np.diag([-1.0, 1.0, -1.0])),  # the Haldane string (MPS.correlation(string=...))
+        },
+        charges={"2Sz": (2, 0, -2)},
+    )
 
 
 def _electron() -> LocalSpace:
@@ -212,32 +261,57 @@ def _electron() -> LocalSpace:
     sites ``MPO.from_opsum`` inserts the strings (:mod:`._jordan_wigner`).
     """
     aup = np.zeros((4, 4))
-    aup[0, 1] = aup[2, 3] = 1.0                # |up> -> |0>, |up dn> -> |dn>
+    aup[0, 1] = aup[2, 3] = 1.0  # |up> -> |0>, |up dn> -> |dn>
     adn = np.zeros((4, 4))
-    adn[0, 2] = adn[1, 3] = 1.0                # |dn> -> |0>, |up dn> -> |up>
+    adn[0, 2] = adn[1, 3] = 1.0  # |dn> -> |0>, |up dn> -> |up>
     fup, fdn = np.diag([1.0, -1.0, 1.0, -1.0]), np.diag([1.0, 1.0, -1.0, -1.0])
     nup, ndn = np.diag([0.0, 1.0, 0.0, 1.0]), np.diag([0.0, 0.0, 1.0, 1.0])
-    return LocalSpace("electron", 4, {
-        "Id": (1, np.eye(4)),
-        "Aup": (1, aup), "Adagup": (1, aup.T.copy()),
-        "Adn": (1, adn), "Adagdn": (1, adn.T.copy()),
-        "Fup": (1, fup), "Fdn": (1, fdn), "F": (1, fup @ fdn),
-        "Cup": (1, aup.copy()), "Cdagup": (1, aup.T.copy()),
-        "Cdn": (1, fup @ adn), "Cdagdn": (1, adn.T @ fup),
-        "Nup": (1, nup), "Ndn": (1, ndn), "Ntot": (1, nup + ndn),
-        "Nupdn": (1, nup @ ndn), "NupNdn": (1, nup @ ndn),   # NupNdn: ITensor's name
-        "Sz": (1, 0.5 * (nup - ndn)),
-        "S+": (1, aup.T @ adn), "S-": (1, adn.T @ aup),
-    }, charges={"N": (0, 1, 1, 2), "2Sz": (0, 1, -1, 0)}, fermionic={"Cup", "Cdagup", "Cdn", "Cdagdn"})
+    return LocalSpace(
+        "electron",
+        4,
+        {
+            "Id": (1, np.eye(4)),
+            "Aup": (1, aup),
+            "Adagup": (1, aup.T.copy()),
+            "Adn": (1, adn),
+            "Adagdn": (1, adn.T.copy()),
+            "Fup": (1, fup),
+            "Fdn": (1, fdn),
+            "F": (1, fup @ fdn),
+            "Cup": (1, aup.copy()),
+            "Cdagup": (1, aup.T.copy()),
+            "Cdn": (1, fup @ adn),
+            "Cdagdn": (1, adn.T @ fup),
+            "Nup": (1, nup),
+            "Ndn": (1, ndn),
+            "Ntot": (1, nup + ndn),
+            "Nupdn": (1, nup @ ndn),
+            "NupNdn": (1, nup @ ndn),  # NupNdn: ITensor's name
+            "Sz": (1, 0.5 * (nup - ndn)),
+            "S+": (1, aup.T @ adn),
+            "S-": (1, adn.T @ aup),
+        },
+        charges={"N": (0, 1, 1, 2), "2Sz": (0, 1, -1, 0)},
+        fermionic={"Cup", "Cdagup", "Cdn", "Cdagdn"},
+    )
 
 
 def _fermion() -> LocalSpace:
     """ITensor's ``"Fermion"`` site: spinless, basis ``|0>, |1>``; ``C``, ``Cdag`` fermionic."""
-    c = np.array([[0.0, 1.0], [0.0, 0.0]])     # |1> -> |0>
-    return LocalSpace("fermion", 2, {
-        "Id": (1, np.eye(2)), "C": (1, c), "Cdag": (1, c.T.copy()),
-        "N": (1, np.diag([0.0, 1.0])), "F": (1, np.diag([1.0, -1.0])),
-    }, charges={"N": (0, 1)}, fermionic={"C", "Cdag"})
+    c = np.array([[0.0, 1.0], [0.0, 0.0]])  # |1> -> |0>
+    return LocalSpace(
+        "fermion",
+        2,
+        {
+            "Id": (1, np.eye(2)),
+            "C": (1, c),
+            "Cdag": (1, c.T.copy()),
+            "N": (1, np.diag([0.0, 1.0])),
+            "F": (1, np.diag([1.0, -1.0])),
+        },
+        charges={"N": (0, 1)},
+        fermionic={"C", "Cdag"},
+    )
 
 
 def _tj() -> LocalSpace:
@@ -245,23 +319,38 @@ def _tj() -> LocalSpace:
     ``"electron"`` operators restricted to these states (``Cdn = Fup Adn`` there is ``|0><dn|``
     with sign +1), ``F = (-1)^n``."""
     cup, cdn = np.zeros((3, 3)), np.zeros((3, 3))
-    cup[0, 1] = 1.0                            # |up> -> |0>
-    cdn[0, 2] = 1.0                            # |dn> -> |0>
+    cup[0, 1] = 1.0  # |up> -> |0>
+    cdn[0, 2] = 1.0  # |dn> -> |0>
     nup, ndn = np.diag([0.0, 1.0, 0.0]), np.diag([0.0, 0.0, 1.0])
     sp = np.zeros((3, 3))
-    sp[1, 2] = 1.0                             # |dn> -> |up>
-    return LocalSpace("tj", 3, {
-        "Id": (1, np.eye(3)),
-        "Cup": (1, cup), "Cdagup": (1, cup.T.copy()), "Cdn": (1, cdn), "Cdagdn": (1, cdn.T.copy()),
-        "Nup": (1, nup), "Ndn": (1, ndn), "Ntot": (1, nup + ndn), "Sz": (1, 0.5 * (nup - ndn)),
-        "S+": (1, sp), "S-": (1, sp.T.copy()),
-        "F": (1, np.diag([1.0, -1.0, -1.0])), "Fup": (1, np.diag([1.0, -1.0, 1.0])),
-        "Fdn": (1, np.diag([1.0, 1.0, -1.0])),
-    }, charges={"N": (0, 1, 1), "2Sz": (0, 1, -1)}, fermionic={"Cup", "Cdagup", "Cdn", "Cdagdn"})
+    sp[1, 2] = 1.0  # |dn> -> |up>
+    return LocalSpace(
+        "tj",
+        3,
+        {
+            "Id": (1, np.eye(3)),
+            "Cup": (1, cup),
+            "Cdagup": (1, cup.T.copy()),
+            "Cdn": (1, cdn),
+            "Cdagdn": (1, cdn.T.copy()),
+            "Nup": (1, nup),
+            "Ndn": (1, ndn),
+            "Ntot": (1, nup + ndn),
+            "Sz": (1, 0.5 * (nup - ndn)),
+            "S+": (1, sp),
+            "S-": (1, sp.T.copy()),
+            "F": (1, np.diag([1.0, -1.0, -1.0])),
+            "Fup": (1, np.diag([1.0, -1.0, 1.0])),
+            "Fdn": (1, np.diag([1.0, 1.0, -1.0])),
+        },
+        charges={"N": (0, 1, 1), "2Sz": (0, 1, -1)},
+        fermionic={"Cup", "Cdagup", "Cdn", "Cdagdn"},
+    )
 
 
-LOCAL_SPACES: dict[str, LocalSpace] = {s.name: s for s in (_spin_half(), _pauli(), _spin_one(), _electron(),
-                                                           _fermion(), _tj())}
+LOCAL_SPACES: dict[str, LocalSpace] = {
+    s.name: s for s in (_spin_half(), _pauli(), _spin_one(), _electron(), _fermion(), _tj())
+}
 
 
 def local_space(name: str | LocalSpace) -> LocalSpace:

@@ -10,6 +10,7 @@ fallback and its statistics), ``_base`` (common API and the tenferro protocol),
 ``_rules``, ``_kernels``, ``_einsum``, ``_symmetric_kernels``, ``_linalg_kernels``,
 ``_tables`` (the tables), ``_api`` and ``linalg`` (public functions).
 """
+
 from __future__ import annotations
 
 from . import _tables
@@ -17,12 +18,34 @@ from ._api import einsum, matmul, tensordot, to_dense
 from ._base import StructuredTensor
 from ._blockdiag import BlockDiagonal
 from ._diagonal import DiagonalTensor
-from ._dispatch import (StructuredFallbackWarning, dispatch, fallback_policy, fallback_stats, get_fallback_policy,
-                        reset_fallback_stats, set_fallback_policy)
-from ._errors import (DensifyError, MixedPlacementError, ShapeCombineError, SquareBlockError, StructuredError,
-                      StructuredIndexError, StructuredShapeError, StructuredTypeError, StructuredValueError,
-                      TilingError, SymmetryError, ChargeError, LegError, SectorMismatchError, SymmetryViolationError,
-                      ChargeTypeError, LegTypeError)
+from ._dispatch import (
+    StructuredFallbackWarning,
+    dispatch,
+    fallback_policy,
+    fallback_stats,
+    get_fallback_policy,
+    reset_fallback_stats,
+    set_fallback_policy,
+)
+from ._errors import (
+    DensifyError,
+    MixedPlacementError,
+    ShapeCombineError,
+    SquareBlockError,
+    StructuredError,
+    StructuredIndexError,
+    StructuredShapeError,
+    StructuredTypeError,
+    StructuredValueError,
+    TilingError,
+    SymmetryError,
+    ChargeError,
+    LegError,
+    SectorMismatchError,
+    SymmetryViolationError,
+    ChargeTypeError,
+    LegTypeError,
+)
 from ._symmetry import U1, Leg, FusedLeg, ProductSymmetry, Symmetry, Z2, Zn, fuse
 from ._sector_diagonal import SectorDiagonal
 from ._symmetric import SymmetricTensor
@@ -33,15 +56,51 @@ from . import linalg
 _tables.install()
 
 __all__ = [
-    "StructuredTensor", "DiagonalTensor", "BlockDiagonal", "SymmetricTensor", "SectorDiagonal", "einsum", "matmul",
-    "tensordot", "to_dense", "linalg",
-    "Symmetry", "U1", "Zn", "Z2", "ProductSymmetry", "Leg", "FusedLeg", "fuse",
-    "SymmetryError", "ChargeError", "LegError", "SectorMismatchError", "SymmetryViolationError", "ChargeTypeError",
+    "StructuredTensor",
+    "DiagonalTensor",
+    "BlockDiagonal",
+    "SymmetricTensor",
+    "SectorDiagonal",
+    "einsum",
+    "matmul",
+    "tensordot",
+    "to_dense",
+    "linalg",
+    "Symmetry",
+    "U1",
+    "Zn",
+    "Z2",
+    "ProductSymmetry",
+    "Leg",
+    "FusedLeg",
+    "fuse",
+    "SymmetryError",
+    "ChargeError",
+    "LegError",
+    "SectorMismatchError",
+    "SymmetryViolationError",
+    "ChargeTypeError",
     "LegTypeError",
-    "dispatch", "fallback_stats", "reset_fallback_stats", "fallback_policy", "set_fallback_policy",
-    "get_fallback_policy", "StructuredFallbackWarning",
-    "Shape", "JaggedShape", "TiledShape", "Nested", "combine",
-    "StructuredError", "StructuredShapeError", "StructuredTypeError", "StructuredValueError", "StructuredIndexError",
+    "dispatch",
+    "fallback_stats",
+    "reset_fallback_stats",
+    "fallback_policy",
+    "set_fallback_policy",
+    "get_fallback_policy",
+    "StructuredFallbackWarning",
+    "Shape",
+    "JaggedShape",
+    "TiledShape",
+    "Nested",
+    "combine",
+    "StructuredError",
+    "StructuredShapeError",
+    "StructuredTypeError",
+    "StructuredValueError",
+    "StructuredIndexError",
     "TilingError",
-    "SquareBlockError", "MixedPlacementError", "DensifyError", "ShapeCombineError",
+    "SquareBlockError",
+    "MixedPlacementError",
+    "DensifyError",
+    "ShapeCombineError",
 ]

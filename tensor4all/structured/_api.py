@@ -7,6 +7,7 @@ Both accept any mix of structured and dense operands and run through the dispatc
 >>> einsum("ij,jk->ik", d, tf.asarray(np.eye(2))).tolist()
 [[1.0, 0.0], [0.0, 2.0]]
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -6,6 +6,7 @@ does on it is decided by the tables in ``_tables.py``. ``__tenferro_function__``
 lets tenferro's public functions (``tf.einsum``, ``tf.matmul``, ``tf.linalg.svd``,
 arithmetic, ...) hand structured operands to the same dispatcher.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -37,8 +38,10 @@ class StructuredTensor:
 
     def __new__(cls, *args: Any, **kwargs: Any) -> StructuredTensor:
         if cls is StructuredTensor:
-            raise StructuredTypeError("StructuredTensor is the abstract base of the structured types; "
-                                      "construct a DiagonalTensor or a BlockDiagonal")
+            raise StructuredTypeError(
+                "StructuredTensor is the abstract base of the structured types; "
+                "construct a DiagonalTensor or a BlockDiagonal"
+            )
         return super().__new__(cls)
 
     # -- what subclasses define ---------------------------------------------------
@@ -92,9 +95,11 @@ class StructuredTensor:
         for k, (old, x) in enumerate(zip(leaves, new)):
             shape = getattr(x, "shape", None)
             if shape is not None and tuple(shape) != tuple(old.shape):
-                raise StructuredShapeError(f"map_leaves: fn must keep leaf shapes; {self._leaf_name(k)} of "
-                                           f"{self._describe()} has shape {tuple(old.shape)}, fn returned "
-                                           f"{tuple(shape)}")
+                raise StructuredShapeError(
+                    f"map_leaves: fn must keep leaf shapes; {self._leaf_name(k)} of "
+                    f"{self._describe()} has shape {tuple(old.shape)}, fn returned "
+                    f"{tuple(shape)}"
+                )
         return self._rebuild(new)
 
     # -- methods and operators (all through the dispatcher) --------------------------
@@ -104,8 +109,9 @@ class StructuredTensor:
 
     def transpose(self, *axes: Any) -> Any:
         """``x.transpose()``, ``x.transpose(axes)`` or ``x.transpose(*axes)``, as on a tensor."""
-        return dispatch("transpose", self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int)
-                        else (axes or None))
+        return dispatch(
+            "transpose", self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None)
+        )
 
     def conj(self) -> Any:
         return dispatch("conj", self)
@@ -190,9 +196,11 @@ class StructuredTensor:
         """The truth value of a one-element tensor; ambiguous otherwise (as a dense tensor)."""
         size = int(np.prod(tuple(self.shape)))
         if size != 1:
-            raise StructuredValueError(f"bool: the truth value of {self._describe()} (shape {tuple(self.shape)}, "
-                                       f"size {size}) is ambiguous; expected exactly one element (compare "
-                                       "elementwise and reduce, or compare the leaves)")
+            raise StructuredValueError(
+                f"bool: the truth value of {self._describe()} (shape {tuple(self.shape)}, "
+                f"size {size}) is ambiguous; expected exactly one element (compare "
+                "elementwise and reduce, or compare the leaves)"
+            )
         return bool(self.to_dense())
 
     # Comparisons are elementwise and return a dense bool tensor, as ``t == t`` on a tenferro

@@ -5,6 +5,7 @@
 >>> b.shape, b.tiling
 (Shape(3, 3), TiledShape([1, 2], [2, 1]))
 """
+
 from __future__ import annotations
 
 import itertools

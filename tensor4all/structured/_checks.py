@@ -23,6 +23,7 @@ operand is refused with the dense function's error class and message:
 
 tenferro's checks come from its public :mod:`tenferro.checks`.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -33,15 +34,31 @@ import numpy as np
 import tenferro as tf
 import tidu
 from tenferro import AxisError, ShapeError
-from tenferro.checks import (as_index, as_indices, check_finite, check_matrix, concrete_value as concrete,
-                             linalg_operand, normalize_axes, normalize_axis as _norm_axis,
-                             parse_einsum_subscripts)
+from tenferro.checks import (
+    as_index,
+    as_indices,
+    check_finite,
+    check_matrix,
+    concrete_value as concrete,
+    linalg_operand,
+    normalize_axes,
+    normalize_axis as _norm_axis,
+    parse_einsum_subscripts,
+)
 
 from ._errors import StructuredIndexError, StructuredShapeError, StructuredTypeError
 
 __all__ = [
-    "as_int", "as_extent", "as_position", "as_int_or_ints", "as_flag", "AXIS_CHECKS", "dense_operand",
-    "is_dense_operand", "linalg_operands", "parse_einsum_subscripts",
+    "as_int",
+    "as_extent",
+    "as_position",
+    "as_int_or_ints",
+    "as_flag",
+    "AXIS_CHECKS",
+    "dense_operand",
+    "is_dense_operand",
+    "linalg_operands",
+    "parse_einsum_subscripts",
 ]
 
 
@@ -99,14 +116,14 @@ def _transpose_axes(ndim: int, axes: Any = None) -> None:
     if axes is None:
         return
     perm = tuple(_norm_axis("transpose", a, ndim) for a in as_indices("transpose", axes))
-    if sorted(perm) != list(range(ndim)):   # tenferro.transpose's own test and message
+    if sorted(perm) != list(range(ndim)):  # tenferro.transpose's own test and message
         raise AxisError(f"transpose: axes {perm} are not a permutation of range({ndim})")
 
 
 def _trace_axes(ndim: int, offset: Any = 0, axis1: Any = 0, axis2: Any = 1) -> None:
     as_index("trace", offset, "offset", ShapeError)
     a1, a2 = _norm_axis("trace", axis1, ndim), _norm_axis("trace", axis2, ndim)
-    if a1 == a2:                            # tenferro.trace's own test and message
+    if a1 == a2:  # tenferro.trace's own test and message
         raise ShapeError(f"trace: axis1 and axis2 must differ, got both = {a1}")
 
 
@@ -118,7 +135,10 @@ def _norm_axes(ndim: int, ord: Any = None, axis: Any = None, keepdims: bool = Fa
 #: op -> check of its arguments after the operand, given the operand's logical ndim
 #: (the dense function's parameters: ``sum(x, axis, keepdims)``, ...).
 AXIS_CHECKS: dict[str, Callable[..., None]] = {
-    "sum": _sum_axes, "transpose": _transpose_axes, "trace": _trace_axes, "norm": _norm_axes,
+    "sum": _sum_axes,
+    "transpose": _transpose_axes,
+    "trace": _trace_axes,
+    "norm": _norm_axes,
 }
 
 
@@ -141,7 +161,8 @@ def dense_operand(op: str, position: int, x: Any) -> Any:
         return tf.asarray(x)
     raise StructuredTypeError(
         f"{op}: operand {position} is {_show(x)} of type {type(x).__name__}; expected a structured tensor "
-        "(DiagonalTensor, BlockDiagonal), a tenferro tensor, a NumPy array or a number")
+        "(DiagonalTensor, BlockDiagonal), a tenferro tensor, a NumPy array or a number"
+    )
 
 
 def _show(x: Any) -> str:
@@ -179,7 +200,7 @@ def _leaf_operand(op: str, name: _LeafName, leaf: Any) -> Any:
     """``tenferro.linalg``'s entry check of one leaf (its ``operand`` for a leaf, which
     is always a tensor or a tracer), with the name spelled out only when it is needed."""
     value = concrete(leaf)
-    if value is None:                       # abstract (tenferro.jit): checked when the program runs
+    if value is None:  # abstract (tenferro.jit): checked when the program runs
         return linalg_operand(op, str(name), leaf)
     check_finite(op, name, value)
     return leaf

@@ -5,6 +5,7 @@
 >>> combine("ij,jk->ik", Shape(2, 3), Shape(3, 4))
 Shape(2, 4)
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -30,8 +31,9 @@ def _parse(spec: str, n: int) -> tuple[list[str], str]:
         if not all(c.isalpha() for c in lab) or len(set(lab)) != len(lab):
             raise ShapeCombineError(f"combine: {spec!r}: labels must be distinct letters per operand")
     if set(out) - set("".join(ins)):
-        raise ShapeCombineError(f"combine: {spec!r}: output labels {sorted(set(out) - set(''.join(ins)))} "
-                                "appear in no operand")
+        raise ShapeCombineError(
+            f"combine: {spec!r}: output labels {sorted(set(out) - set(''.join(ins)))} appear in no operand"
+        )
     return ins, out
 
 
@@ -62,8 +64,9 @@ def _as_shape(k: int, s: Any) -> Any:
         return s
     if isinstance(s, tuple):
         return Shape(s)
-    raise StructuredTypeError(f"combine: shape {k} must be a Shape, JaggedShape, TiledShape, Nested or a tuple "
-                              f"of extents, got {s!r}")
+    raise StructuredTypeError(
+        f"combine: shape {k} must be a Shape, JaggedShape, TiledShape, Nested or a tuple of extents, got {s!r}"
+    )
 
 
 def _combine_nested(spec: str, ins: list[str], out: str, shapes: Sequence[Any]) -> Nested:
@@ -72,13 +75,16 @@ def _combine_nested(spec: str, ins: list[str], out: str, shapes: Sequence[Any]) 
     if all(set(lab) == set(out) for lab in ins):  # elementwise: layers must agree
         lays = {tuple(s.layer_of(lab.index(c)) for c in out) for lab, s in nested}
         if len(lays) > 1:
-            raise ShapeCombineError(f"combine: {spec!r} is elementwise but the operands are layered "
-                                    f"differently: {[s for _, s in nested]}")
+            raise ShapeCombineError(
+                f"combine: {spec!r} is elementwise but the operands are layered differently: {[s for _, s in nested]}"
+            )
     n_layers = max(s.n_layers for _, s in nested)
     layer = [min(s.layer_of(lab.index(c)) for lab, s in nested if c in lab) for c in out]
     if any(a > b for a, b in zip(layer, layer[1:])):
-        raise ShapeCombineError(f"combine: {spec!r}: output modes would have layers {layer}, which do "
-                                "not increase left to right; permute the output labels")
+        raise ShapeCombineError(
+            f"combine: {spec!r}: output modes would have layers {layer}, which do "
+            "not increase left to right; permute the output labels"
+        )
     return Nested([layer.count(k) for k in range(n_layers)], inner)
 
 
@@ -90,8 +96,10 @@ def _combine(spec: str, ins: list[str], out: str, shapes: list[Any]) -> Any:
         return _combine_smooth(spec, ins, out, shapes)
     lead = {ins[k][0] for k in jagged}
     if len(lead) != 1 or not out or out[0] not in lead:
-        raise ShapeCombineError(f"combine: {spec!r}: jagged operands combine only slice by slice along one "
-                                f"shared outer label that leads the output; got {[shapes[k] for k in jagged]}")
+        raise ShapeCombineError(
+            f"combine: {spec!r}: jagged operands combine only slice by slice along one "
+            f"shared outer label that leads the output; got {[shapes[k] for k in jagged]}"
+        )
     o = lead.pop()
     ext = {shapes[k].extent for k, lab in enumerate(ins) if o in lab and isinstance(shapes[k], JaggedShape)}
     ext |= {shapes[k][lab.index(o)] for k, lab in enumerate(ins) if o in lab and isinstance(shapes[k], Shape)}
@@ -124,13 +132,15 @@ def _combine_smooth(spec: str, ins: list[str], out: str, shapes: list[Any]) -> A
         ext = s.shape if isinstance(s, TiledShape) else s
         for c, t, e in zip(lab, tl, ext):
             if c in extent and extent[c] != e:
-                raise ShapeCombineError(f"combine: {spec!r}: label {c!r} has extent {extent[c]} and {e} "
-                                        f"(shapes {shapes})")
+                raise ShapeCombineError(
+                    f"combine: {spec!r}: label {c!r} has extent {extent[c]} and {e} (shapes {shapes})"
+                )
             extent[c] = e
             if t is not None:
                 if tiling.get(c) is not None and tiling[c] != t:
-                    raise ShapeCombineError(f"combine: {spec!r}: label {c!r} is tiled {list(tiling[c])} "
-                                            f"and {list(t)} (shapes {shapes})")
+                    raise ShapeCombineError(
+                        f"combine: {spec!r}: label {c!r} is tiled {list(tiling[c])} and {list(t)} (shapes {shapes})"
+                    )
                 tiling[c] = t
     if any(tiling.get(c) is not None for c in out):
         return TiledShape(*(tiling.get(c) or (extent[c],) for c in out))

@@ -5,6 +5,7 @@
 >>> d.shape, d.to_dense().tolist()
 (Shape(2, 2), [[1.0, 0.0], [0.0, 2.0]])
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -35,8 +36,9 @@ def checked_leaf(value: Any, op: str, what: str) -> Any:
     try:
         return as_leaf(value)
     except (tf.TenferroError, TypeError, ValueError):
-        raise StructuredTypeError(f"{op}: {what} must be a tensor or an array of numbers, got "
-                                  f"{type(value).__name__} {value!r:.80}") from None
+        raise StructuredTypeError(
+            f"{op}: {what} must be a tensor or an array of numbers, got {type(value).__name__} {value!r:.80}"
+        ) from None
 
 
 class DiagonalTensor(StructuredTensor):

@@ -31,6 +31,7 @@ With no structured operand left, ``op`` runs as the dense tenferro function
 its class sets ``_t4a_structured = True`` and has ``to_dense()``. The tables are filled
 in one place, ``_tables.py``.
 """
+
 from __future__ import annotations
 
 import collections
@@ -51,9 +52,23 @@ from ._checks import AXIS_CHECKS, dense_operand, linalg_operands
 from ._errors import DensifyError, StructuredTypeError, StructuredValueError
 
 __all__ = [
-    "Dense", "Scalar", "Rewrite", "REDUCE_RULES", "KERNELS", "DENSE", "dispatch", "kind_of",
-    "is_structured", "op_of_function", "fallback_stats", "reset_fallback_stats", "fallback_policy",
-    "set_fallback_policy", "get_fallback_policy", "StructuredFallbackWarning", "structure_name",
+    "Dense",
+    "Scalar",
+    "Rewrite",
+    "REDUCE_RULES",
+    "KERNELS",
+    "DENSE",
+    "dispatch",
+    "kind_of",
+    "is_structured",
+    "op_of_function",
+    "fallback_stats",
+    "reset_fallback_stats",
+    "fallback_policy",
+    "set_fallback_policy",
+    "get_fallback_policy",
+    "StructuredFallbackWarning",
+    "structure_name",
 ]
 
 
@@ -80,20 +95,41 @@ class StructuredFallbackWarning(UserWarning):
 # op -> (dense tenferro function path, number of leading array operands; -1: variadic after
 # the subscripts (einsum)). A path under ``operator.`` is a Python operator (indexing).
 DENSE: dict[str, tuple[str, int]] = {
-    "einsum": ("einsum", -1), "matmul": ("matmul", 2),
-    "add": ("add", 2), "subtract": ("subtract", 2), "multiply": ("multiply", 2), "divide": ("divide", 2),
-    "negative": ("negative", 1), "conj": ("conj", 1), "real": ("real", 1), "imag": ("imag", 1),
-    "transpose": ("transpose", 1), "sum": ("sum", 1), "trace": ("trace", 1),
-    "svd": ("linalg.svd", 1), "qr": ("linalg.qr", 1), "eigh": ("linalg.eigh", 1),
-    "inv": ("linalg.inv", 1), "solve": ("linalg.solve", 2), "det": ("linalg.det", 1),
-    "slogdet": ("linalg.slogdet", 1), "norm": ("linalg.norm", 1), "expm": ("linalg.expm", 1),
-    "tensordot": ("tensordot", 2), "truncated_svd": ("linalg.truncated_svd", 1),
+    "einsum": ("einsum", -1),
+    "matmul": ("matmul", 2),
+    "add": ("add", 2),
+    "subtract": ("subtract", 2),
+    "multiply": ("multiply", 2),
+    "divide": ("divide", 2),
+    "negative": ("negative", 1),
+    "conj": ("conj", 1),
+    "real": ("real", 1),
+    "imag": ("imag", 1),
+    "transpose": ("transpose", 1),
+    "sum": ("sum", 1),
+    "trace": ("trace", 1),
+    "svd": ("linalg.svd", 1),
+    "qr": ("linalg.qr", 1),
+    "eigh": ("linalg.eigh", 1),
+    "inv": ("linalg.inv", 1),
+    "solve": ("linalg.solve", 2),
+    "det": ("linalg.det", 1),
+    "slogdet": ("linalg.slogdet", 1),
+    "norm": ("linalg.norm", 1),
+    "expm": ("linalg.expm", 1),
+    "tensordot": ("tensordot", 2),
+    "truncated_svd": ("linalg.truncated_svd", 1),
     # elementwise functions of the operators (``abs(x)``, ``x ** p``, comparisons, ``x[i]``):
     # no structured kernel yet, so they densify (counted, subject to the policy) -- always
     # correct, also where the leafwise shortcut would not be (``d ** 0``, ``d == d``)
-    "abs": ("abs", 1), "power": ("power", 2),
-    "equal": ("equal", 2), "not_equal": ("not_equal", 2), "less": ("less", 2), "less_equal": ("less_equal", 2),
-    "greater": ("greater", 2), "greater_equal": ("greater_equal", 2),
+    "abs": ("abs", 1),
+    "power": ("power", 2),
+    "equal": ("equal", 2),
+    "not_equal": ("not_equal", 2),
+    "less": ("less", 2),
+    "less_equal": ("less_equal", 2),
+    "greater": ("greater", 2),
+    "greater_equal": ("greater_equal", 2),
     "getitem": ("operator.getitem", 1),
 }
 # extra tenferro names that map to the same op (aliases)
@@ -104,9 +140,9 @@ KERNELS: dict[tuple[str, tuple[type, ...]], Callable[..., Any]] = {}
 
 _MAX_STEPS = 16
 _POLICIES = ("count", "warn", "error")
-_default_policy = ["count"]                 # process-wide (set_fallback_policy), under _lock
+_default_policy = ["count"]  # process-wide (set_fallback_policy), under _lock
 _policy: contextvars.ContextVar[str | None] = contextvars.ContextVar("tensor4all_fallback_policy", default=None)
-_stats: collections.Counter = collections.Counter()   # process-wide, under _lock
+_stats: collections.Counter = collections.Counter()  # process-wide, under _lock
 _lock = threading.Lock()
 
 
@@ -154,8 +190,8 @@ def _key(op: str, args: tuple) -> tuple[str, tuple[type, ...]]:
 
 def _dense_function(op: str) -> Callable[..., Any]:
     path = DENSE[op][0]
-    if path.startswith("operator."):   # indexing: the dense tensor's own ``__getitem__``
-        return getattr(operator, path[len("operator."):])
+    if path.startswith("operator."):  # indexing: the dense tensor's own ``__getitem__``
+        return getattr(operator, path[len("operator.") :])
     obj: Any = tf
     for part in path.split("."):
         obj = getattr(obj, part)
@@ -189,10 +225,10 @@ class _Entry(NamedTuple):
     """What the entry checks need to know of an op, from its dense function."""
 
     signature: inspect.Signature
-    required: int            # required positional parameters
-    positional: int          # positional parameters (-1: variadic)
-    names: tuple[str, ...]   # their names
-    linalg: bool             # a tenferro.linalg function: the non-finite check applies
+    required: int  # required positional parameters
+    positional: int  # positional parameters (-1: variadic)
+    names: tuple[str, ...]  # their names
+    linalg: bool  # a tenferro.linalg function: the non-finite check applies
     axes: Callable[..., None] | None
 
 
@@ -205,10 +241,14 @@ def _entry(op: str) -> _Entry:
         sig = inspect.signature(_dense_function(op))
         ps = list(sig.parameters.values())
         pos = [p for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        e = _entries[op] = _Entry(sig, sum(p.default is p.empty for p in pos),
-                                  -1 if any(p.kind is p.VAR_POSITIONAL for p in ps) else len(pos),
-                                  tuple(p.name for p in pos), DENSE[op][0].startswith("linalg."),
-                                  AXIS_CHECKS.get(op))
+        e = _entries[op] = _Entry(
+            sig,
+            sum(p.default is p.empty for p in pos),
+            -1 if any(p.kind is p.VAR_POSITIONAL for p in ps) else len(pos),
+            tuple(p.name for p in pos),
+            DENSE[op][0].startswith("linalg."),
+            AXIS_CHECKS.get(op),
+        )
     return e
 
 
@@ -227,14 +267,14 @@ def _check_call(op: str, args: tuple, kwargs: dict) -> tuple:
     if variadic and not isinstance(args[0], str):  # einsum(op0, [0, 1], ...): lists are labels; tenferro checks it
         return args
     first = 1 if variadic else 0
-    operands = args[first:] if variadic else args[:DENSE[op][1]]
+    operands = args[first:] if variadic else args[: DENSE[op][1]]
     checked = tuple(a if is_structured(a) else dense_operand(op, first + i, a) for i, a in enumerate(operands))
-    if e.axes is not None:   # same parameters as the dense function, after its operand
+    if e.axes is not None:  # same parameters as the dense function, after its operand
         e.axes(checked[0].ndim, *args[1:], **kwargs)
     if e.linalg:
         checked = linalg_operands(op, e.names, checked, tuple(is_structured(a) for a in checked))
     if any(a is not b for a, b in zip(checked, operands)):
-        args = (*args[:first], *checked) if variadic else (*checked, *args[len(checked):])
+        args = (*args[:first], *checked) if variadic else (*checked, *args[len(checked) :])
     return args
 
 
@@ -279,14 +319,19 @@ def _densify(op: str, key: tuple, args: tuple, counted: bool) -> tuple:
     names = ", ".join(structure_name(a) for a in operands)
     policy = get_fallback_policy()
     if policy == "error":
-        raise DensifyError(f"{op}({names}): no structured kernel for {_key_str(key)} and densifying is "
-                           "forbidden (fallback_policy('error'))")
+        raise DensifyError(
+            f"{op}({names}): no structured kernel for {_key_str(key)} and densifying is "
+            "forbidden (fallback_policy('error'))"
+        )
     if not counted:
         with _lock:
             _stats[(op, tuple(k.__name__ for k in key[1]))] += 1
         if policy == "warn":
-            warnings.warn(f"{op}({names}): no structured kernel for {_key_str(key)}; falling back to dense",
-                          StructuredFallbackWarning, stacklevel=4)
+            warnings.warn(
+                f"{op}({names}): no structured kernel for {_key_str(key)}; falling back to dense",
+                StructuredFallbackWarning,
+                stacklevel=4,
+            )
     with_kernel = {k for (o, kinds) in KERNELS for k in kinds if o == op}
     present = {type(a) for a in operands if is_structured(a)}
     chosen = {t for t in present if t not in with_kernel}
@@ -296,7 +341,7 @@ def _densify(op: str, key: tuple, args: tuple, counted: bool) -> tuple:
     dense = tuple(a.to_dense() if type(a) in chosen else a for a in operands)
     if DENSE[op][1] < 0:
         return (args[0], *dense) if args and isinstance(args[0], str) else dense
-    return (*dense, *args[len(dense):])
+    return (*dense, *args[len(dense) :])
 
 
 def _key_str(key: tuple) -> str:
@@ -322,8 +367,9 @@ def _check_policy(policy: Any) -> str:
     not a policy a :class:`StructuredValueError` (as ``tenferro.linalg.settings`` refuses
     an unknown value with a ``ValueError``)."""
     if not isinstance(policy, str):
-        raise StructuredTypeError(f"fallback policy must be one of {_POLICIES}, got {policy!r} of type "
-                                  f"{type(policy).__name__}")
+        raise StructuredTypeError(
+            f"fallback policy must be one of {_POLICIES}, got {policy!r} of type {type(policy).__name__}"
+        )
     if policy not in _POLICIES:
         raise StructuredValueError(f"fallback policy must be one of {_POLICIES}, got {policy!r}")
     return policy

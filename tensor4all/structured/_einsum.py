@@ -13,6 +13,7 @@ array. An output whose labels all fall into one class is returned as a DiagonalT
 >>> diagonal_einsum("ij,jk->ik", d, x).tolist()
 [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -44,9 +45,10 @@ def parse_subscripts(subscripts: Any, n: int) -> tuple[list[str], str] | None:
         flat = "".join(ins)
         return ins, "".join(sorted(c for c in set(flat) if flat.count(c) == 1))
     for c, pos in zip(parsed.output, parsed.out_positions):
-        if not any(c in lab for lab in ins):   # as tenferro's einsum says it, before labels are merged
-            raise tf.EinsumSubscriptError(f"einsum: output label {c!r} does not appear in any input term",
-                                          subscripts, pos)
+        if not any(c in lab for lab in ins):  # as tenferro's einsum says it, before labels are merged
+            raise tf.EinsumSubscriptError(
+                f"einsum: output label {c!r} does not appear in any input term", subscripts, pos
+            )
     return ins, "".join(parsed.output)
 
 
@@ -67,8 +69,9 @@ def merge_diagonals(subscripts: Any, ins: list[str], out: str, operands: tuple) 
     for lab, x in zip(ins, operands):
         nd = len(getattr(x, "shape", ()))
         if len(lab) != nd:
-            raise StructuredShapeError(f"einsum: {subscripts!r}: labels {lab!r} given to {structure_name(x)} "
-                                       f"of ndim {nd}")
+            raise StructuredShapeError(
+                f"einsum: {subscripts!r}: labels {lab!r} given to {structure_name(x)} of ndim {nd}"
+            )
         for c, e in zip(lab, getattr(x, "shape", ())):
             extents.setdefault(c, []).append((e, x))
             find(c)
@@ -81,8 +84,9 @@ def merge_diagonals(subscripts: Any, ins: list[str], out: str, operands: tuple) 
     for es in classes.values():
         if len({e for e, _ in es}) > 1:
             names = "; ".join(f"{structure_name(x)}: {e}" for e, x in es)
-            raise StructuredShapeError(f"einsum: {subscripts!r}: indices tied by a diagonal (or repeated) have "
-                                       f"different extents ({names})")
+            raise StructuredShapeError(
+                f"einsum: {subscripts!r}: indices tied by a diagonal (or repeated) have different extents ({names})"
+            )
     new_ins, new_ops = [], []
     for lab, x in zip(ins, operands):
         if isinstance(x, DiagonalTensor):
@@ -126,8 +130,10 @@ def block_einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Any:
     parts = []
     for k, block in enumerate(blk.blocks):
         cut = {a: slice(ro[k], ro[k + 1]), b: slice(co[k], co[k + 1])}
-        args = [block if i == p else (x[tuple(cut.get(c, slice(None)) for c in lab)] if set(lab) & {a, b} else x)
-                for i, (lab, x) in enumerate(zip(ins, ops))]
+        args = [
+            block if i == p else (x[tuple(cut.get(c, slice(None)) for c in lab)] if set(lab) & {a, b} else x)
+            for i, (lab, x) in enumerate(zip(ins, ops))
+        ]
         parts.append(tf.einsum(spec, *args, **kwargs))
     if keep_a and keep_b:
         return BlockDiagonal(parts)

@@ -1,14 +1,26 @@
 """Typed errors of the structured layer, under one base :class:`StructuredError`
 (itself a :class:`tensor4all.Tensor4allError`). Every message names the operation,
 the operands and their structures."""
+
 from __future__ import annotations
 
 from ..tools.errors import Tensor4allError
 
 __all__ = [
-    "StructuredError", "StructuredShapeError", "TilingError", "SquareBlockError",
-    "MixedPlacementError", "DensifyError", "ShapeCombineError", "StructuredTypeError", "StructuredIndexError",
-    "SymmetryError", "ChargeError", "LegError", "SectorMismatchError", "SymmetryViolationError",
+    "StructuredError",
+    "StructuredShapeError",
+    "TilingError",
+    "SquareBlockError",
+    "MixedPlacementError",
+    "DensifyError",
+    "ShapeCombineError",
+    "StructuredTypeError",
+    "StructuredIndexError",
+    "SymmetryError",
+    "ChargeError",
+    "LegError",
+    "SectorMismatchError",
+    "SymmetryViolationError",
 ]
 
 

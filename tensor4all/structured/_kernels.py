@@ -5,6 +5,7 @@ on the dense leaves with tenferro operations (so every kernel is differentiable 
 any order); ``NotImplemented`` means "not covered, fall back". The table that says
 which kernel serves which ``(op, kinds)`` is in ``_tables.py``.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -17,12 +18,29 @@ from ._dispatch import structure_name
 from ._errors import StructuredShapeError, TilingError
 
 __all__ = [
-    "leafwise", "leafwise_scalar", "scalar_leafwise", "diag_diag", "block_block",
-    "diag_matmul_dense", "dense_matmul_diag", "block_matmul_dense",
-    "dense_matmul_block", "block_matmul_block", "diag_matmul_block", "block_matmul_diag",
-    "diag_hadamard_dense", "dense_hadamard_diag", "block_hadamard_dense", "dense_hadamard_block",
-    "block_transpose", "block_sum", "block_trace",
-    "check_same_shape", "check_tilings", "row_slices", "col_slices",
+    "leafwise",
+    "leafwise_scalar",
+    "scalar_leafwise",
+    "diag_diag",
+    "block_block",
+    "diag_matmul_dense",
+    "dense_matmul_diag",
+    "block_matmul_dense",
+    "dense_matmul_block",
+    "block_matmul_block",
+    "diag_matmul_block",
+    "block_matmul_diag",
+    "diag_hadamard_dense",
+    "dense_hadamard_diag",
+    "block_hadamard_dense",
+    "dense_hadamard_block",
+    "block_transpose",
+    "block_sum",
+    "block_trace",
+    "check_same_shape",
+    "check_tilings",
+    "row_slices",
+    "col_slices",
 ]
 
 
@@ -30,30 +48,35 @@ __all__ = [
 def check_same_shape(op: str, a: Any, b: Any) -> None:
     """Equal logical shapes, else :class:`StructuredShapeError` naming both operands."""
     if tuple(a.shape) != tuple(b.shape):
-        raise StructuredShapeError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} differ "
-                                   f"({structure_name(a)} and {structure_name(b)})")
+        raise StructuredShapeError(
+            f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} differ ({structure_name(a)} and {structure_name(b)})"
+        )
 
 
 def check_tilings(op: str, a_tiles: tuple, b_tiles: tuple, a: Any, b: Any, what: str) -> None:
     """Equal tilings (``what`` says which), else :class:`TilingError`; unequal totals are a
     :class:`StructuredShapeError`."""
     if sum(a_tiles) != sum(b_tiles):
-        raise StructuredShapeError(f"{op}: {what}: extents {sum(a_tiles)} and {sum(b_tiles)} differ "
-                                   f"({structure_name(a)} and {structure_name(b)})")
+        raise StructuredShapeError(
+            f"{op}: {what}: extents {sum(a_tiles)} and {sum(b_tiles)} differ "
+            f"({structure_name(a)} and {structure_name(b)})"
+        )
     if tuple(a_tiles) != tuple(b_tiles):
-        raise TilingError(f"{op}: {what}: tilings {list(a_tiles)} and {list(b_tiles)} are not compatible "
-                          f"({structure_name(a)} and {structure_name(b)}); densify one with to_dense() "
-                          "to combine them anyway")
+        raise TilingError(
+            f"{op}: {what}: tilings {list(a_tiles)} and {list(b_tiles)} are not compatible "
+            f"({structure_name(a)} and {structure_name(b)}); densify one with to_dense() "
+            "to combine them anyway"
+        )
 
 
 def row_slices(x: Any, offsets: tuple) -> list[Any]:
     """``x`` cut along its first mode at ``offsets``."""
-    return [x[offsets[k]:offsets[k + 1]] for k in range(len(offsets) - 1)]
+    return [x[offsets[k] : offsets[k + 1]] for k in range(len(offsets) - 1)]
 
 
 def col_slices(x: Any, offsets: tuple) -> list[Any]:
     """``x`` (2-d) cut along its second mode at ``offsets``."""
-    return [x[:, offsets[k]:offsets[k + 1]] for k in range(len(offsets) - 1)]
+    return [x[:, offsets[k] : offsets[k + 1]] for k in range(len(offsets) - 1)]
 
 
 def _cat(parts: list[Any], axis: int) -> Any:
@@ -63,43 +86,53 @@ def _cat(parts: list[Any], axis: int) -> Any:
 # --- leafwise (unary, with a scalar, and two of one structure) --------------------------------
 def leafwise(fn: Callable[[Any], Any]) -> Callable[..., Any]:
     """Kernel applying ``fn`` to every leaf: negative, conj, real, imag."""
+
     def kernel(x: Any) -> Any:
         return x.map_leaves(fn)
+
     kernel.__name__ = f"leafwise_{getattr(fn, '__name__', 'fn')}"
     return kernel
 
 
 def leafwise_scalar(fn: Callable[[Any, Any], Any]) -> Callable[..., Any]:
     """Kernel for ``fn(structured, scalar)`` (``x * 2``, ``x / s``)."""
+
     def kernel(x: Any, s: Any) -> Any:
         return x.map_leaves(lambda leaf: fn(leaf, s))
+
     kernel.__name__ = f"leafwise_scalar_{getattr(fn, '__name__', 'fn')}"
     return kernel
 
 
 def scalar_leafwise(fn: Callable[[Any, Any], Any]) -> Callable[..., Any]:
     """Kernel for ``fn(scalar, structured)`` (``2 * x``)."""
+
     def kernel(s: Any, x: Any) -> Any:
         return x.map_leaves(lambda leaf: fn(s, leaf))
+
     kernel.__name__ = f"scalar_leafwise_{getattr(fn, '__name__', 'fn')}"
     return kernel
 
 
 def diag_diag(fn: Callable[[Any, Any], Any], name: str) -> Callable[..., Any]:
     """Kernel for ``fn`` on two diagonals of one shape: the diagonal of ``fn``."""
+
     def kernel(a: DiagonalTensor, b: DiagonalTensor) -> Any:
         check_same_shape(name, a, b)
         return DiagonalTensor(fn(a.diag, b.diag), a.ndim)
+
     kernel.__name__ = f"diag_{name}_diag"
     return kernel
 
 
 def block_block(fn: Callable[[Any, Any], Any], name: str) -> Callable[..., Any]:
     """Kernel for ``fn`` on two block-diagonals of one tiling: block by block."""
+
     def kernel(a: BlockDiagonal, b: BlockDiagonal) -> Any:
         check_tilings(name, a.row_tiling, b.row_tiling, a, b, "row tilings")
         check_tilings(name, a.col_tiling, b.col_tiling, a, b, "column tilings")
         return BlockDiagonal([fn(x, y) for x, y in zip(a.blocks, b.blocks)])
+
     kernel.__name__ = f"block_{name}_block"
     return kernel
 
@@ -109,8 +142,9 @@ def _matmul_check(a: Any, b: Any) -> None:
     ka = a.shape[-1]
     kb = b.shape[0] if len(b.shape) == 1 else b.shape[-2]
     if ka != kb:
-        raise StructuredShapeError(f"matmul: inner extents {ka} and {kb} differ "
-                                   f"({structure_name(a)} @ {structure_name(b)})")
+        raise StructuredShapeError(
+            f"matmul: inner extents {ka} and {kb} differ ({structure_name(a)} @ {structure_name(b)})"
+        )
 
 
 def diag_matmul_dense(a: DiagonalTensor, x: Any) -> Any:
@@ -193,14 +227,14 @@ def block_hadamard_dense(a: BlockDiagonal, x: Any) -> Any:
     if tuple(x.shape) != tuple(a.shape):
         return NotImplemented
     ro, co = a.row_offsets, a.col_offsets
-    return BlockDiagonal([tf.multiply(b, x[ro[k]:ro[k + 1], co[k]:co[k + 1]]) for k, b in enumerate(a.blocks)])
+    return BlockDiagonal([tf.multiply(b, x[ro[k] : ro[k + 1], co[k] : co[k + 1]]) for k, b in enumerate(a.blocks)])
 
 
 def dense_hadamard_block(x: Any, a: BlockDiagonal) -> Any:
     if tuple(x.shape) != tuple(a.shape):
         return NotImplemented
     ro, co = a.row_offsets, a.col_offsets
-    return BlockDiagonal([tf.multiply(x[ro[k]:ro[k + 1], co[k]:co[k + 1]], b) for k, b in enumerate(a.blocks)])
+    return BlockDiagonal([tf.multiply(x[ro[k] : ro[k + 1], co[k] : co[k + 1]], b) for k, b in enumerate(a.blocks)])
 
 
 # --- transpose, sum, trace ----------------------------------------------------------------------

@@ -9,6 +9,7 @@ as from tenferro, grouped block by block (sorted within each block, not globally
 matrix. Everything is written with tenferro operations on the leaves, so derivatives
 of every order come from tenferro's rules.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -26,17 +27,36 @@ from ._errors import SquareBlockError, StructuredShapeError
 from ._kernels import check_tilings, row_slices
 
 __all__ = [
-    "diag_svd", "block_svd", "diag_qr", "block_qr", "diag_eigh", "block_eigh", "diag_inv", "block_inv",
-    "diag_solve_dense", "block_solve_dense", "diag_solve_diag", "block_solve_block", "diag_det",
-    "block_det", "diag_slogdet", "block_slogdet", "diag_norm", "block_norm", "diag_expm", "block_expm",
+    "diag_svd",
+    "block_svd",
+    "diag_qr",
+    "block_qr",
+    "diag_eigh",
+    "block_eigh",
+    "diag_inv",
+    "block_inv",
+    "diag_solve_dense",
+    "block_solve_dense",
+    "diag_solve_diag",
+    "block_solve_block",
+    "diag_det",
+    "block_det",
+    "diag_slogdet",
+    "block_slogdet",
+    "diag_norm",
+    "block_norm",
+    "diag_expm",
+    "block_expm",
 ]
 
 
 def _need_square(op: str, a: BlockDiagonal) -> None:
     if not a.is_square_blocks:
         bad = [k for k, (m, n) in enumerate(zip(a.row_tiling, a.col_tiling)) if m != n]
-        raise SquareBlockError(f"{op}: needs square blocks; block(s) {bad} of {structure_name(a)} are not "
-                               f"square (shapes {[tuple(a.blocks[k].shape) for k in bad]})")
+        raise SquareBlockError(
+            f"{op}: needs square blocks; block(s) {bad} of {structure_name(a)} are not "
+            f"square (shapes {[tuple(a.blocks[k].shape) for k in bad]})"
+        )
 
 
 def _matrix_diag(op: str, a: DiagonalTensor) -> None:
@@ -75,8 +95,9 @@ def _refuse_singular(op: str, a: DiagonalTensor) -> None:
         except tidu.TracerConversionError:
             return
     if not np.all(d.numpy() != 0):
-        raise tf.linalg.SingularMatrixError(f"{op}: the matrix a of shape {tuple(a.shape)} is singular "
-                                            "(a zero on its diagonal)")
+        raise tf.linalg.SingularMatrixError(
+            f"{op}: the matrix a of shape {tuple(a.shape)} is singular (a zero on its diagonal)"
+        )
 
 
 # --- decompositions ------------------------------------------------------------------------
@@ -95,8 +116,7 @@ def block_svd(a: BlockDiagonal, full_matrices: bool = False, compute_uv: bool = 
     if not compute_uv:
         return _cat([tf.linalg.svd(b, compute_uv=False) for b in a.blocks])
     parts = [tf.linalg.svd(b) for b in a.blocks]
-    return (BlockDiagonal([p[0] for p in parts]), _cat([p[1] for p in parts]),
-            BlockDiagonal([p[2] for p in parts]))
+    return (BlockDiagonal([p[0] for p in parts]), _cat([p[1] for p in parts]), BlockDiagonal([p[2] for p in parts]))
 
 
 def diag_qr(a: DiagonalTensor, mode: str = "reduced") -> Any:
@@ -140,8 +160,9 @@ def block_inv(a: BlockDiagonal) -> Any:
 
 def _solve_check(a: Any, b: Any) -> None:
     if len(b.shape) not in (1, 2) or b.shape[0] != a.shape[0]:
-        raise StructuredShapeError(f"solve: right-hand side {structure_name(b)} does not fit "
-                                   f"{structure_name(a)} (needs {a.shape[0]} rows)")
+        raise StructuredShapeError(
+            f"solve: right-hand side {structure_name(b)} does not fit {structure_name(a)} (needs {a.shape[0]} rows)"
+        )
 
 
 def diag_solve_dense(a: DiagonalTensor, b: Any) -> Any:
@@ -201,7 +222,7 @@ def _slogdet_of_diagonal_jvp(primals: Any, tangents: Any) -> Any:
     tenferro operations on the (possibly traced) primal: higher orders differentiate it."""
     (d,), (dd,) = primals, tangents
     sign, logabs = _slogdet_of_diagonal(d)
-    value = concrete_value(d)      # None when abstract (tenferro.jit): not checked, as _refuse_singular
+    value = concrete_value(d)  # None when abstract (tenferro.jit): not checked, as _refuse_singular
     if value is not None:
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             bad = not np.all(np.isfinite(1 / value))
@@ -210,7 +231,8 @@ def _slogdet_of_diagonal_jvp(primals: Any, tangents: Any) -> Any:
             raise tf.linalg.SingularMatrixError(
                 f"slogdet: the derivative of slogdet at a singular matrix a of shape ({n}, {n}) is undefined "
                 "(a zero on its diagonal: log|det a| = -inf there); differentiate det, whose derivatives are "
-                "exact at singular matrices")
+                "exact at singular matrices"
+            )
     t = tf.sum(tf.divide(dd, d))
     dlog = tf.real(t)
     if "complex" in str(d.dtype):

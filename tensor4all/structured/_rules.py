@@ -4,6 +4,7 @@ A rule takes the arguments of its op and returns the result (typically an operan
 itself), a :class:`Rewrite` to dispatch instead, or ``NotImplemented``. Which rules
 run for which op is listed in ``_tables.py``.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -14,8 +15,13 @@ from ._diagonal import DiagonalTensor
 from ._dispatch import Rewrite, is_structured
 
 __all__ = [
-    "transpose_of_diagonal", "conj_of_real", "real_of_real", "imag_of_real",
-    "diagonal_times_diagonal", "sum_of_diagonal", "trace_of_diagonal",
+    "transpose_of_diagonal",
+    "conj_of_real",
+    "real_of_real",
+    "imag_of_real",
+    "diagonal_times_diagonal",
+    "sum_of_diagonal",
+    "trace_of_diagonal",
 ]
 
 

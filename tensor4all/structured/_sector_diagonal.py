@@ -1,6 +1,7 @@
 """``SectorDiagonal``: a diagonal per charge sector of one leg, the singular values of the
 symmetric ``svd`` and the eigenvalues of ``eigh`` (charge -> 1-d tensor). A tidu pytree over
 its values."""
+
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -26,20 +27,23 @@ class SectorDiagonal:
         if not isinstance(leg, Leg):
             raise StructuredTypeError(f"{op}: leg must be a Leg, got {leg!r}")
         if not isinstance(values, Mapping):
-            raise StructuredTypeError(f"{op}: values must be a mapping charge -> 1-d values, got "
-                                      f"{type(values).__name__}")
+            raise StructuredTypeError(
+                f"{op}: values must be a mapping charge -> 1-d values, got {type(values).__name__}"
+            )
         vals = {}
         for raw, v in values.items():
             q = checked_charge(leg.symmetry, raw, f"{op}: sector {raw!r}")
             if q not in leg._sectors:
-                raise LegError(f"{op}: the leg {leg!r} has no sector of charge {q!r}; its charges are "
-                               f"{list(leg.charges)}")
+                raise LegError(
+                    f"{op}: the leg {leg!r} has no sector of charge {q!r}; its charges are {list(leg.charges)}"
+                )
             if q in vals:
                 raise LegError(f"{op}: sector {q!r} is given twice")
             v = _leaf(v, op, f"the values of sector {q!r}")
             if tuple(v.shape) != (leg._sectors[q],):
-                raise StructuredShapeError(f"{op}: sector {q!r} has dimension {leg._sectors[q]}, "
-                                           f"its values have shape {tuple(v.shape)}")
+                raise StructuredShapeError(
+                    f"{op}: sector {q!r} has dimension {leg._sectors[q]}, its values have shape {tuple(v.shape)}"
+                )
             vals[q] = v
         dts = {str(v.dtype) for v in vals.values()}
         if len(dts) > 1:
@@ -82,5 +86,8 @@ class SectorDiagonal:
         return f"SectorDiagonal({self.leg!r}, sectors={list(self.values)})"
 
 
-tidu.register_pytree_node(SectorDiagonal, lambda s: (tuple(s.values.values()), (s.leg, tuple(s.values))),
-                          lambda aux, leaves: SectorDiagonal._make(aux[0], dict(zip(aux[1], leaves))))
+tidu.register_pytree_node(
+    SectorDiagonal,
+    lambda s: (tuple(s.values.values()), (s.leg, tuple(s.values))),
+    lambda aux, leaves: SectorDiagonal._make(aux[0], dict(zip(aux[1], leaves))),
+)

@@ -19,6 +19,7 @@ and indices must be integers (Python or NumPy; ``1.5``, ``True`` and ``"2"`` rai
 >>> TiledShape([5, 15, 10], [5, 15, 10]).size
 900
 """
+
 from __future__ import annotations
 
 import itertools
@@ -63,8 +64,10 @@ class JaggedShape:
         elems = tuple(_as_element(e) for e in elements)
         ranks = {e.rank for e in elems}
         if len(ranks) > 1:
-            raise StructuredShapeError(f"JaggedShape: elements must all have the same rank, got ranks "
-                                       f"{[e.rank for e in elems]} for {list(elems)}")
+            raise StructuredShapeError(
+                f"JaggedShape: elements must all have the same rank, got ranks "
+                f"{[e.rank for e in elems]} for {list(elems)}"
+            )
         self._elems = elems
 
     # -- basic properties ------------------------------------------------------
@@ -107,7 +110,7 @@ class JaggedShape:
         if self._smooth is not None:
             if not self._smooth.rank:
                 return ()
-            o = self._smooth.origin[0]      # Shape.chip takes absolute indices
+            o = self._smooth.origin[0]  # Shape.chip takes absolute indices
             return tuple(self._smooth.chip(o + i) for i in range(self.extent))
         return self._elems or ()
 
@@ -130,8 +133,9 @@ class JaggedShape:
         k = as_int("JaggedShape.chip", "index", i) - self._origin
         self._need_outer_mode("chip")
         if not 0 <= k < self.extent:
-            raise StructuredIndexError(f"JaggedShape.chip: index {i} outside [{self._origin}, "
-                                       f"{self._origin + self.extent}) of {self!r}")
+            raise StructuredIndexError(
+                f"JaggedShape.chip: index {i} outside [{self._origin}, {self._origin + self.extent}) of {self!r}"
+            )
         return self.elements[k]
 
     __getitem__ = chip
@@ -143,8 +147,10 @@ class JaggedShape:
         lo, hi = begin - self._origin, end - self._origin
         self._need_outer_mode("slice")
         if not 0 <= lo <= hi <= self.extent:
-            raise StructuredIndexError(f"JaggedShape.slice: [{begin}, {end}) outside [{self._origin}, "
-                                       f"{self._origin + self.extent}) of {self!r}")
+            raise StructuredIndexError(
+                f"JaggedShape.slice: [{begin}, {end}) outside [{self._origin}, "
+                f"{self._origin + self.extent}) of {self!r}"
+            )
         return JaggedShape(list(self.elements[lo:hi]), origin=begin)
 
     def _need_outer_mode(self, op: str) -> None:
@@ -214,8 +220,10 @@ def _as_element(e: Any) -> Any:
         return e.shape
     if isinstance(e, Sequence) and not isinstance(e, (str, bytes)):
         return JaggedShape(list(e))
-    raise StructuredTypeError(f"JaggedShape: element {e!r} is not a Shape, a JaggedShape or a list of them "
-                              "(a smooth element of extents (2, 3) is Shape(2, 3))")
+    raise StructuredTypeError(
+        f"JaggedShape: element {e!r} is not a Shape, a JaggedShape or a list of them "
+        "(a smooth element of extents (2, 3) is Shape(2, 3))"
+    )
 
 
 def _eq(a: Any, b: Any) -> bool:
@@ -253,8 +261,9 @@ class TiledShape:
         tl = []
         for m, t in enumerate(tilings):
             if isinstance(t, (str, bytes)) or not isinstance(t, Sequence):
-                raise StructuredTypeError(f"TiledShape: the tiling of mode {m} must be a sequence of ints "
-                                          f"(tile extents), got {t!r}")
+                raise StructuredTypeError(
+                    f"TiledShape: the tiling of mode {m} must be a sequence of ints (tile extents), got {t!r}"
+                )
             tl.append(tuple(as_extent("TiledShape", f"tile extent {j} of mode {m}", x) for j, x in enumerate(t)))
         self._tilings = tuple(tl)
 
@@ -291,8 +300,10 @@ class TiledShape:
         tile = tuple(as_int("TiledShape.tile_shape", "tile index", t) for t in tile)
         if len(tile) != self.rank or not all(0 <= t < n for t, n in zip(tile, self.n_tiles)):
             raise StructuredIndexError(f"TiledShape.tile_shape: tile {tile} outside the grid {self.n_tiles}")
-        return Shape(tuple(self._tilings[m][t] for m, t in enumerate(tile)),
-                     origin=tuple(self.offsets(m)[t] for m, t in enumerate(tile)))
+        return Shape(
+            tuple(self._tilings[m][t] for m, t in enumerate(tile)),
+            origin=tuple(self.offsets(m)[t] for m, t in enumerate(tile)),
+        )
 
     def tiles(self) -> Iterator[tuple[int, ...]]:
         """Tile indices in lexicographic order."""
@@ -300,10 +311,12 @@ class TiledShape:
 
     def as_jagged(self) -> JaggedShape:
         """The same shape spelled as a JaggedShape of the tiles (nested lists of per-tile Shapes)."""
+
         def build(prefix: tuple[int, ...]) -> Any:
             if len(prefix) == self.rank:
                 return Shape(tuple(self._tilings[m][t] for m, t in enumerate(prefix)))
             return [build(prefix + (t,)) for t in range(self.n_tiles[len(prefix)])]
+
         return JaggedShape(build(()) if self.rank else Shape())
 
     def indices(self, absolute: bool = True) -> Iterator[tuple[int, ...]]:
@@ -318,7 +331,7 @@ class TiledShape:
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self.as_jagged())   # equal to its JaggedShape, so hashed like it
+        return hash(self.as_jagged())  # equal to its JaggedShape, so hashed like it
 
     def __repr__(self) -> str:
         return f"TiledShape({', '.join(str(list(t)) for t in self._tilings)})"
@@ -346,8 +359,9 @@ class Nested:
         if not isinstance(shape, (Shape, JaggedShape, TiledShape)):
             raise StructuredTypeError(f"Nested: shape must be a Shape, JaggedShape or TiledShape, got {shape!r}")
         if sum(lay) != shape.rank:
-            raise StructuredShapeError(f"Nested: layer ranks {list(lay)} must be >= 0 and sum to the rank "
-                                       f"{shape.rank} of {shape!r}")
+            raise StructuredShapeError(
+                f"Nested: layer ranks {list(lay)} must be >= 0 and sum to the rank {shape.rank} of {shape!r}"
+            )
         self._layers, self._shape = lay, shape
 
     @property
@@ -401,7 +415,7 @@ class Nested:
         if len(index) > self.rank:
             raise StructuredIndexError(f"Nested.chip: {len(index)} indices for a shape of rank {self.rank}")
         for m, i in enumerate(index):
-            if isinstance(s, Shape):    # a JaggedShape checks its own index (StructuredIndexError)
+            if isinstance(s, Shape):  # a JaggedShape checks its own index (StructuredIndexError)
                 _check_bounds("Nested.chip", s, (i,), (i + 1,), self, m)
             s = s.chip(i)
         left, lay = len(index), []
@@ -418,7 +432,7 @@ class Nested:
             raise StructuredTypeError("Nested.slice: begin must be an integer or a sequence of integers, got None")
         begin, end = as_int_or_ints("Nested.slice", "begin", begin), as_int_or_ints("Nested.slice", "end", end)
         s = self._shape.shape if isinstance(self._shape, TiledShape) else self._shape
-        if isinstance(s, Shape):        # a JaggedShape checks its own bounds (StructuredIndexError)
+        if isinstance(s, Shape):  # a JaggedShape checks its own bounds (StructuredIndexError)
             _check_slice("Nested.slice", s, begin, end, self)
         return Nested(self._layers, s.slice(begin, end))
 
@@ -433,7 +447,7 @@ class Nested:
         return NotImplemented
 
     def __hash__(self) -> int:
-        if self.n_layers <= 1:          # equal to its one shape, so hashed like it
+        if self.n_layers <= 1:  # equal to its one shape, so hashed like it
             return hash(self._shape)
         return hash((self._layers, self.rank, self.size))
 
@@ -456,11 +470,14 @@ def _check_slice(op: str, s: Shape, begin: Any, end: Any, whole: Any) -> None:
         _check_bounds(op, s, pins, tuple(p + 1 for p in pins), whole)
         return
     if not (seq_b and seq_e):
-        raise StructuredTypeError(f"{op}: begin and end must both be integers (pinned indices) or both sequences "
-                                  f"of {s.rank} integers (bounds per mode), got {begin!r} and {end!r}")
+        raise StructuredTypeError(
+            f"{op}: begin and end must both be integers (pinned indices) or both sequences "
+            f"of {s.rank} integers (bounds per mode), got {begin!r} and {end!r}"
+        )
     if len(begin) != s.rank or len(end) != s.rank:
-        raise StructuredShapeError(f"{op}: begin {begin} and end {end} must both have {s.rank} entries (the rank "
-                                   f"of {whole!r})")
+        raise StructuredShapeError(
+            f"{op}: begin {begin} and end {end} must both have {s.rank} entries (the rank of {whole!r})"
+        )
     _check_bounds(op, s, begin, end, whole)
 
 
@@ -471,8 +488,9 @@ def _check_bounds(op: str, s: Shape, begin: tuple, end: tuple, whole: Any, first
     for m, (lo, hi) in enumerate(zip(begin, end)):
         o, n = s.origin[m], s[m]
         if not o <= lo <= hi <= o + n:
-            what = f"index {lo} of mode {first + m} is" if hi == lo + 1 else \
-                f"bounds [{lo}, {hi}) of mode {first + m} are"
+            what = (
+                f"index {lo} of mode {first + m} is" if hi == lo + 1 else f"bounds [{lo}, {hi}) of mode {first + m} are"
+            )
             raise StructuredIndexError(f"{op}: {what} outside [{o}, {o + n}) of {whole!r}")
 
 

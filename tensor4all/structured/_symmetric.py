@@ -19,6 +19,7 @@ The per-sector diagonal of ``svd``/``eigh`` is :class:`~._sector_diagonal.Sector
 >>> sorted(x.blocks), x.shape
 ([(-1, -1), (1, 1)], Shape(2, 2))
 """
+
 from __future__ import annotations
 
 import itertools
@@ -36,8 +37,16 @@ from ._base import StructuredTensor
 from ._checks import as_int, as_position
 from ._diagonal import checked_leaf as _leaf
 from ._sector_diagonal import SectorDiagonal
-from ._errors import (LegError, LegTypeError, MixedPlacementError, SectorMismatchError, StructuredShapeError,
-                      StructuredTypeError, StructuredValueError, SymmetryViolationError)
+from ._errors import (
+    LegError,
+    LegTypeError,
+    MixedPlacementError,
+    SectorMismatchError,
+    StructuredShapeError,
+    StructuredTypeError,
+    StructuredValueError,
+    SymmetryViolationError,
+)
 from ._shapes import JaggedShape
 from ._symmetry import FusedLeg, Leg, Symmetry, checked_charge, fuse, leg_difference, leg_list, sign_of
 
@@ -61,11 +70,14 @@ def _carried_keys(legs: Sequence[Leg], charge: Any, op: str) -> list[tuple]:
     legs' sectors carries ``charge`` (a sector with no states: every such tensor is zero)."""
     keys = allowed_sectors(legs, charge)
     if not keys:
-        charges = "; ".join(f"leg {k}{' (dual)' if leg.is_dual else ''}: {list(leg.charges)}"
-                            for k, leg in enumerate(legs))
-        raise SymmetryViolationError(f"{op}: no tuple of sectors of the legs carries the charge {charge!r} "
-                                     f"(the charges, dual legs counted negatively: {charges}); a tensor of this "
-                                     "charge on these legs has no states (it would be zero)")
+        charges = "; ".join(
+            f"leg {k}{' (dual)' if leg.is_dual else ''}: {list(leg.charges)}" for k, leg in enumerate(legs)
+        )
+        raise SymmetryViolationError(
+            f"{op}: no tuple of sectors of the legs carries the charge {charge!r} "
+            f"(the charges, dual legs counted negatively: {charges}); a tensor of this "
+            "charge on these legs has no states (it would be zero)"
+        )
     return keys
 
 
@@ -85,15 +97,16 @@ def allowed_sectors(legs: Sequence[Leg], charge: Any) -> list[tuple]:
     out = []
     last = legs[-1]
     for head in itertools.product(*(leg.charges for leg in legs[:-1])):
-        rest = g._add(charge, g._negate(g._total(head, signs[:-1])))   # s_last * q_last
+        rest = g._add(charge, g._negate(g._total(head, signs[:-1])))  # s_last * q_last
         q = rest if signs[-1] > 0 else g._negate(rest)
         if q in last:
             out.append((*head, q))
     return out
 
 
-def assemble(pieces: Sequence[Sequence[tuple[Any, int]]], get: Callable[[tuple], Any], dtype: Any,
-             placement: Any = None) -> Any:
+def assemble(
+    pieces: Sequence[Sequence[tuple[Any, int]]], get: Callable[[tuple], Any], dtype: Any, placement: Any = None
+) -> Any:
     """A dense tensor from a grid of tiles: ``pieces[m]`` lists ``(key, extent)`` along mode
     ``m``; ``get(keys)`` returns the tile at ``keys`` (or None: zeros). Built by
     concatenation (differentiable, each element written once)."""
@@ -121,46 +134,61 @@ class SymmetricTensor(StructuredTensor):
     """
 
     __slots__ = ("_blocks", "_legs", "_charge", "_dtype")
-    _densify_order = 2   # densified before block-diagonals and diagonals when no kernel fits
+    _densify_order = 2  # densified before block-diagonals and diagonals when no kernel fits
     _conj_flips_legs = True  # conj is ITensor's dag: the legs flip duality, also for real data
 
-    def __init__(self, blocks: Mapping[tuple, Any], legs: Sequence[Leg], charge: Any = None, *,
-                 dtype: Any = None) -> None:
+    def __init__(
+        self, blocks: Mapping[tuple, Any], legs: Sequence[Leg], charge: Any = None, *, dtype: Any = None
+    ) -> None:
         op = "SymmetricTensor"
         legs = _check_legs(legs, op)
         g = legs[0].symmetry
         charge = _tensor_charge(legs, charge, op)
         if not isinstance(blocks, Mapping):
-            raise StructuredTypeError(f"{op}: blocks must be a mapping sector tuple -> dense block, got "
-                                      f"{type(blocks).__name__}")
+            raise StructuredTypeError(
+                f"{op}: blocks must be a mapping sector tuple -> dense block, got {type(blocks).__name__}"
+            )
         signs = [sign_of(leg) for leg in legs]
         out: dict[tuple, Any] = {}
         given: dict[tuple, tuple] = {}
         for raw, value in blocks.items():
             if not isinstance(raw, tuple):
-                raise LegTypeError(f"{op}: block key {raw!r} must be a tuple of {len(legs)} charges (one per leg), "
-                                   f"got {type(raw).__name__}")
+                raise LegTypeError(
+                    f"{op}: block key {raw!r} must be a tuple of {len(legs)} charges (one per leg), "
+                    f"got {type(raw).__name__}"
+                )
             if len(raw) != len(legs):
-                raise LegError(f"{op}: block key {raw!r} must be a tuple of {len(legs)} charges (one per leg), got "
-                               f"{len(raw)}")
+                raise LegError(
+                    f"{op}: block key {raw!r} must be a tuple of {len(legs)} charges (one per leg), got {len(raw)}"
+                )
             key = tuple(checked_charge(g, q, f"{op}: block {raw!r}, leg {k}") for k, q in enumerate(raw))
             for k, (q, leg) in enumerate(zip(key, legs)):
                 if q not in leg._sectors:
-                    raise LegError(f"{op}: block {key!r}: leg {k} has no sector of charge {q!r}; its charges are "
-                                   f"{list(leg.charges)}")
+                    raise LegError(
+                        f"{op}: block {key!r}: leg {k} has no sector of charge {q!r}; its charges are "
+                        f"{list(leg.charges)}"
+                    )
             total = g._total(key, signs)
             if total != charge:
                 raise SymmetryViolationError(
                     f"{op}: block {key!r} carries charge {total!r} (dual legs counted negatively) but the tensor's "
-                    f"charge is {charge!r}; a symmetric tensor stores only blocks that conserve the charge")
+                    f"charge is {charge!r}; a symmetric tensor stores only blocks that conserve the charge"
+                )
             if key in out:
                 raise LegError(f"{op}: block {key!r} is given twice (as {given[key]!r} and {raw!r})")
             b = _leaf(value, op, f"block {key!r}")
             want = tuple(leg._sectors[q] for q, leg in zip(key, legs))
             if tuple(b.shape) != want:
-                raise StructuredShapeError(_shape_mismatch(op, f"block {key!r}", tuple(b.shape), legs, want,
-                                                           [f"its sector on leg {k} (charge {q!r})"
-                                                            for k, q in enumerate(key)]))
+                raise StructuredShapeError(
+                    _shape_mismatch(
+                        op,
+                        f"block {key!r}",
+                        tuple(b.shape),
+                        legs,
+                        want,
+                        [f"its sector on leg {k} (charge {q!r})" for k, q in enumerate(key)],
+                    )
+                )
             out[key] = b
             given[key] = raw
         dts = {str(b.dtype) for b in out.values()}
@@ -212,8 +240,9 @@ class SymmetricTensor(StructuredTensor):
     def block(self, key: tuple) -> Any:
         """The stored block of the sector tuple ``key`` (one charge per leg), or None (zero)."""
         if not isinstance(key, tuple) or len(key) != len(self._legs):
-            raise LegError(f"SymmetricTensor.block: key must be a tuple of {len(self._legs)} charges (one per leg), "
-                           f"got {key!r}")
+            raise LegError(
+                f"SymmetricTensor.block: key must be a tuple of {len(self._legs)} charges (one per leg), got {key!r}"
+            )
         return self._blocks.get(key)
 
     @property
@@ -269,7 +298,9 @@ class SymmetricTensor(StructuredTensor):
         return assemble(pieces, self._blocks.get, self._dtype, self.placement)
 
     @classmethod
-    def from_dense(cls, x: Any, legs: Sequence[Leg], charge: Any = None, *, tol: float | None = None) -> SymmetricTensor:
+    def from_dense(
+        cls, x: Any, legs: Sequence[Leg], charge: Any = None, *, tol: float | None = None
+    ) -> SymmetricTensor:
         """The blocks of dense ``x`` on ``legs``; entries outside the allowed blocks must be
         zero up to ``tol`` (an absolute bound, a finite number >= 0; default
         ``1e-12 * max|x|``), else :class:`SymmetryViolationError` names the largest one, its
@@ -280,16 +311,18 @@ class SymmetricTensor(StructuredTensor):
         charge = _tensor_charge(legs, charge, op)
         if tol is not None:
             if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, (int, float, np.integer, np.floating)):
-                raise StructuredTypeError(f"{op}: tol must be a number >= 0 or None, got {type(tol).__name__} "
-                                          f"{tol!r}")
+                raise StructuredTypeError(f"{op}: tol must be a number >= 0 or None, got {type(tol).__name__} {tol!r}")
             if not math.isfinite(tol) or tol < 0:
-                raise StructuredValueError(f"{op}: tol must be a finite number >= 0 (the largest entry allowed "
-                                           f"outside the blocks) or None, got {tol!r}")
+                raise StructuredValueError(
+                    f"{op}: tol must be a finite number >= 0 (the largest entry allowed "
+                    f"outside the blocks) or None, got {tol!r}"
+                )
         x = _leaf(x, op, "x")
         dims = tuple(leg.dim for leg in legs)
         if tuple(x.shape) != dims:
-            raise StructuredShapeError(_shape_mismatch(op, "x", tuple(x.shape), legs, dims,
-                                                       [f"leg {k}" for k in range(len(legs))]))
+            raise StructuredShapeError(
+                _shape_mismatch(op, "x", tuple(x.shape), legs, dims, [f"leg {k}" for k in range(len(legs))])
+            )
         if "int" in str(x.dtype) or "bool" in str(x.dtype):
             x = tf.asarray(np.asarray(x), dtype=tf.float64)
         keys = _carried_keys(legs, charge, op)
@@ -307,13 +340,16 @@ class SymmetricTensor(StructuredTensor):
         legs = _check_legs(legs, op)
         charge = _tensor_charge(legs, charge, op)
         dt = _as_dtype(dtype, op)
-        blocks = {k: tf.zeros(tuple(leg._sectors[q] for q, leg in zip(k, legs)), dtype=dt)
-                  for k in _carried_keys(legs, charge, op)}
+        blocks = {
+            k: tf.zeros(tuple(leg._sectors[q] for q, leg in zip(k, legs)), dtype=dt)
+            for k in _carried_keys(legs, charge, op)
+        }
         return cls._make(blocks, legs, charge, dt)
 
     @classmethod
-    def random(cls, legs: Sequence[Leg], charge: Any = None, dtype: Any = tf.float64,
-               seed: int | None = 0) -> SymmetricTensor:
+    def random(
+        cls, legs: Sequence[Leg], charge: Any = None, dtype: Any = tf.float64, seed: int | None = 0
+    ) -> SymmetricTensor:
         """Standard normal blocks (complex: real and imaginary parts) on every allowed sector
         tuple; :class:`SymmetryViolationError` if no sector tuple carries ``charge``."""
         op = "SymmetricTensor.random"
@@ -353,15 +389,16 @@ class SymmetricTensor(StructuredTensor):
             groups_t.append(tuple(as_position(op, f"group {gi}: axis", a, n) for a in grp))
         flat = [a for grp in groups_t for a in grp]
         if sorted(flat) != list(range(n)):
-            raise StructuredShapeError(f"{op}: the groups {list(map(list, groups_t))} must list each of the {n} axes "
-                                       "exactly once")
+            raise StructuredShapeError(
+                f"{op}: the groups {list(map(list, groups_t))} must list each of the {n} axes exactly once"
+            )
         x = self if flat == list(range(n)) else self.transpose(flat)
         legs_in = x._legs
         new_legs: list[Leg] = []
         spans = []
         start = 0
         for grp in groups_t:
-            parts = legs_in[start:start + len(grp)]
+            parts = legs_in[start : start + len(grp)]
             spans.append((start, start + len(grp)))
             new_legs.append(parts[0] if len(parts) == 1 else fuse(*parts))
             start += len(grp)
@@ -406,8 +443,10 @@ class SymmetricTensor(StructuredTensor):
             if a in axes_t[:j]:
                 raise StructuredShapeError(f"{op}: axis {a} is given twice (axes {list(axes)}); split each leg once")
             if not isinstance(self._legs[a], FusedLeg):
-                raise LegError(f"{op}: leg {a} ({self._legs[a]!r}) is not a fused leg; the fused legs of this "
-                               f"tensor are at axes {fused} (made by fuse_legs or fuse)")
+                raise LegError(
+                    f"{op}: leg {a} ({self._legs[a]!r}) is not a fused leg; the fused legs of this "
+                    f"tensor are at axes {fused} (made by fuse_legs or fuse)"
+                )
         new_legs: list[Leg] = []
         for i, leg in enumerate(self._legs):
             new_legs.extend(leg.split() if i in axes_t else (leg,))
@@ -440,14 +479,15 @@ class SymmetricTensor(StructuredTensor):
             raise StructuredTypeError(f"{op}: s must be a SectorDiagonal (from svd/eigh), got {type(s).__name__}")
         leg = self._legs[axis]
         if not leg.same_space(s.leg):
-            raise SectorMismatchError(f"{op}: leg {axis} {leg!r} is not the leg of s {s.leg!r}: "
-                                      f"{leg_difference(leg, s.leg)}")
+            raise SectorMismatchError(
+                f"{op}: leg {axis} {leg!r} is not the leg of s {s.leg!r}: {leg_difference(leg, s.leg)}"
+            )
         nd = len(self._legs)
         blocks = {}
         for key, b in self._blocks.items():
             v = s.values.get(key[axis])
             if v is None:
-                continue   # a sector of s without values: zero
+                continue  # a sector of s without values: zero
             shape = [1] * nd
             shape[axis] = v.shape[0]
             blocks[key] = b * tf.reshape(v, tuple(shape))
@@ -458,15 +498,21 @@ class SymmetricTensor(StructuredTensor):
         return SymmetricTensor(dict(zip(self._blocks, leaves)), self._legs, self._charge, dtype=self._dtype)
 
     def _describe(self) -> str:
-        return (f"SymmetricTensor(shape={tuple(self.shape)}, {self.symmetry!r}, charge={self._charge!r}, "
-                f"{len(self._blocks)} blocks, {self._dtype})")
+        return (
+            f"SymmetricTensor(shape={tuple(self.shape)}, {self.symmetry!r}, charge={self._charge!r}, "
+            f"{len(self._blocks)} blocks, {self._dtype})"
+        )
 
     def _leaf_name(self, k: int) -> str:
         return f"block {list(self._blocks)[k]!r}"
 
     def _repr_fields(self) -> list[tuple[str, Any]]:
-        return [("legs", list(self._legs)), ("charge", self._charge), ("blocks", len(self._blocks)),
-                ("dtype", self._dtype)]
+        return [
+            ("legs", list(self._legs)),
+            ("charge", self._charge),
+            ("blocks", len(self._blocks)),
+            ("dtype", self._dtype),
+        ]
 
 
 def _as_dtype(dtype: Any, op: str) -> Any:
@@ -480,14 +526,17 @@ def _as_dtype(dtype: Any, op: str) -> Any:
     return dt
 
 
-def _check_symmetric(x: np.ndarray, legs: Sequence[Leg], keys: list[tuple], charge: Any, tol: float | None,
-                     op: str) -> None:
+def _check_symmetric(
+    x: np.ndarray, legs: Sequence[Leg], keys: list[tuple], charge: Any, tol: float | None, op: str
+) -> None:
     """Raise if ``x`` has entries beyond ``tol`` outside the allowed blocks."""
     bad = np.argwhere(~np.isfinite(x))
     if bad.size:
         idx = tuple(int(i) for i in bad[0])
-        raise SymmetryViolationError(f"{op}: x holds {x[idx].item()!r} at {idx} ({len(bad)} entries are NaN or "
-                                     "infinite); the symmetry of a non-finite array cannot be checked")
+        raise SymmetryViolationError(
+            f"{op}: x holds {x[idx].item()!r} at {idx} ({len(bad)} entries are NaN or "
+            "infinite); the symmetry of a non-finite array cannot be checked"
+        )
     scale = float(np.max(np.abs(x))) if x.size else 0.0
     limit = 1e-12 * scale if tol is None else float(tol)
     mask = np.ones(x.shape, dtype=bool)
@@ -507,8 +556,10 @@ def _check_symmetric(x: np.ndarray, legs: Sequence[Leg], keys: list[tuple], char
         total = g._total(sectors, [sign_of(leg) for leg in legs])
         raise SymmetryViolationError(
             f"{op}: x is not symmetric: entry {tuple(int(i) for i in idx)} = {x[idx].item()!r} lies in the sectors "
-            f"{tuple(sectors)!r}, which carry charge {total!r}, not {charge!r} (tolerance {limit:.3g})")
+            f"{tuple(sectors)!r}, which carry charge {total!r}, not {charge!r} (tolerance {limit:.3g})"
+        )
 
 
-tidu.register_pytree_node(SymmetricTensor, lambda x: (tuple(x._blocks.values()), x._aux()),
-                          SymmetricTensor._from_leaves)
+tidu.register_pytree_node(
+    SymmetricTensor, lambda x: (tuple(x._blocks.values()), x._aux()), SymmetricTensor._from_leaves
+)

@@ -24,6 +24,7 @@ the same :class:`tenferro.TenferroValueError` for a bad value); sectors left
 with none vanish from the bond. Mixed symmetric/dense operands have no kernel here: the
 dispatcher densifies them (counted, see ``fallback_stats``).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -42,15 +43,34 @@ from .ranking import rank_across_sectors
 from ._symmetry import Leg, leg_difference, sign_of
 
 __all__ = [
-    "sym_negative", "sym_conj", "sym_real", "sym_imag", "sym_scale", "scale_sym", "sym_divide", "sym_add",
-    "sym_subtract", "sym_transpose", "sym_einsum", "sym_tensordot", "sym_matmul", "sym_norm", "sym_svd",
-    "sym_qr", "sym_eigh", "sym_truncated_svd",
+    "sym_negative",
+    "sym_conj",
+    "sym_real",
+    "sym_imag",
+    "sym_scale",
+    "scale_sym",
+    "sym_divide",
+    "sym_add",
+    "sym_subtract",
+    "sym_transpose",
+    "sym_einsum",
+    "sym_tensordot",
+    "sym_matmul",
+    "sym_norm",
+    "sym_svd",
+    "sym_qr",
+    "sym_eigh",
+    "sym_truncated_svd",
 ]
 
 
 def _same(x: SymmetricTensor, blocks: dict, legs: Any = None, charge: Any = None, dtype: Any = None) -> SymmetricTensor:
-    return SymmetricTensor._make(blocks, x.legs if legs is None else legs, x.charge if charge is None else charge,
-                                 x.dtype if dtype is None else dtype)
+    return SymmetricTensor._make(
+        blocks,
+        x.legs if legs is None else legs,
+        x.charge if charge is None else charge,
+        x.dtype if dtype is None else dtype,
+    )
 
 
 def _real_dtype(dt: Any) -> Any:
@@ -71,8 +91,9 @@ def sym_conj(x: SymmetricTensor) -> SymmetricTensor:
     ``dag``): the blocks are the same sectors, so ``einsum("ab,ab->", x.conj(), x)``
     contracts legs of opposite duality."""
     g = x.symmetry
-    return SymmetricTensor._make({k: tf.conj(b) for k, b in x._blocks.items()}, [leg.dual() for leg in x.legs],
-                                 g._negate(x.charge), x.dtype)
+    return SymmetricTensor._make(
+        {k: tf.conj(b) for k, b in x._blocks.items()}, [leg.dual() for leg in x.legs], g._negate(x.charge), x.dtype
+    )
 
 
 def sym_real(x: SymmetricTensor) -> SymmetricTensor:
@@ -107,17 +128,20 @@ def _check_same_structure(op: str, a: SymmetricTensor, b: SymmetricTensor) -> No
         if not la.same_space(lb):
             raise SectorMismatchError(f"{op}: leg {k} differs: {la!r} and {lb!r}: {leg_difference(la, lb)}")
         if la.is_dual != lb.is_dual:
-            raise SectorMismatchError(f"{op}: leg {k} differs: {la!r} and {lb!r}: it is dual on operand "
-                                      f"{0 if la.is_dual else 1} only")
+            raise SectorMismatchError(
+                f"{op}: leg {k} differs: {la!r} and {lb!r}: it is dual on operand {0 if la.is_dual else 1} only"
+            )
     if a.charge != b.charge:
-        raise SectorMismatchError(f"{op}: the operands carry charges {a.charge!r} and {b.charge!r}; only tensors "
-                                  "of one charge add")
+        raise SectorMismatchError(
+            f"{op}: the operands carry charges {a.charge!r} and {b.charge!r}; only tensors of one charge add"
+        )
 
 
 def _blockwise_sum(op: str, fn: Any, missing: Any) -> Any:
     """``add``/``subtract`` of two tensors of one structure over the union of their blocks
     (a block only ``b`` stores enters as ``missing(block)``), every block in the promoted
     dtype of the operands (also those only one operand stores)."""
+
     def kernel(a: SymmetricTensor, b: SymmetricTensor) -> SymmetricTensor:
         _check_same_structure(op, a, b)
         dt = tf.result_type(a.dtype, b.dtype)
@@ -125,6 +149,7 @@ def _blockwise_sum(op: str, fn: Any, missing: Any) -> Any:
         for k, v in b._blocks.items():
             out[k] = fn(out[k], v) if k in out else missing(_as_dtype(v, dt))
         return _same(a, out, dtype=dt)
+
     kernel.__name__ = f"sym_{op}"
     return kernel
 
@@ -146,24 +171,36 @@ def sym_transpose(x: SymmetricTensor, axes: Any = None) -> SymmetricTensor:
 def _check_contracted(op: str, la: Leg, lb: Leg, what: str) -> None:
     """``what`` names the joined legs (``label 'b' (leg 1 of operand 0, leg 0 of operand 1)``)."""
     if not la.same_space(lb):
-        raise SectorMismatchError(f"{op}: {what} joins legs with different sectors, {la!r} and {lb!r}: "
-                                  f"{leg_difference(la, lb)}; contracted legs must be one space with opposite "
-                                  "duality")
+        raise SectorMismatchError(
+            f"{op}: {what} joins legs with different sectors, {la!r} and {lb!r}: "
+            f"{leg_difference(la, lb)}; contracted legs must be one space with opposite "
+            "duality"
+        )
     if la.is_dual == lb.is_dual:
-        raise SectorMismatchError(f"{op}: {what} joins two {'dual' if la.is_dual else 'non-dual'} legs "
-                                  f"({la!r}); a contraction needs opposite duality (use x.conj() or leg.dual())")
+        raise SectorMismatchError(
+            f"{op}: {what} joins two {'dual' if la.is_dual else 'non-dual'} legs "
+            f"({la!r}); a contraction needs opposite duality (use x.conj() or leg.dual())"
+        )
 
 
 def _check_one_group(op: str, operands: Any, names: Any) -> None:
     g = operands[0].symmetry
     for x, name in zip(operands, names):
         if x.symmetry != g:
-            raise SectorMismatchError(f"{op}: {name} has symmetry {x.symmetry!r}, {names[0]} has {g!r}; only "
-                                      "tensors of one group contract")
+            raise SectorMismatchError(
+                f"{op}: {name} has symmetry {x.symmetry!r}, {names[0]} has {g!r}; only tensors of one group contract"
+            )
 
 
-def _pairwise(op: str, a: SymmetricTensor, la: str, b: SymmetricTensor, lb: str, out: str,
-              names: tuple[str, str] = ("operand 0", "operand 1")) -> Any:
+def _pairwise(
+    op: str,
+    a: SymmetricTensor,
+    la: str,
+    b: SymmetricTensor,
+    lb: str,
+    out: str,
+    names: tuple[str, str] = ("operand 0", "operand 1"),
+) -> Any:
     """``einsum(la,lb->out)`` of two symmetric tensors; labels in ``out`` come from one
     operand only (no batch labels), each label at most once per operand. ``names`` name
     the operands in messages."""
@@ -189,7 +226,7 @@ def _pairwise(op: str, a: SymmetricTensor, la: str, b: SymmetricTensor, lb: str,
             r = tf.einsum(spec, va, vb)
             blocks[key] = tf.add(blocks[key], r) if key in blocks else r
     dtype = next(iter(blocks.values())).dtype if blocks else tf.result_type(a.dtype, b.dtype)
-    if not out:   # full contraction: a dense scalar
+    if not out:  # full contraction: a dense scalar
         total = blocks.get(())
         return tf.zeros((), dtype=dtype) if total is None else total
     return SymmetricTensor._make(blocks, legs, charge, dtype)
@@ -197,7 +234,7 @@ def _pairwise(op: str, a: SymmetricTensor, la: str, b: SymmetricTensor, lb: str,
 
 def _single(op: str, x: SymmetricTensor, lab: str, out: str) -> Any:
     if len(set(lab)) != len(lab) or sorted(lab) != sorted(out):
-        return NotImplemented   # traces and sums fall back to dense
+        return NotImplemented  # traces and sums fall back to dense
     return sym_transpose(x, [lab.index(c) for c in out])
 
 
@@ -214,18 +251,24 @@ def sym_einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Any:
     ins, out = parsed
     for k, (lab, x) in enumerate(zip(ins, operands)):
         if len(lab) != len(x.legs):
-            raise StructuredShapeError(f"einsum: operand {k} has {len(x.legs)} legs (shape {tuple(x.shape)}) but its "
-                                       f"term {lab!r} has {len(lab)} labels")
+            raise StructuredShapeError(
+                f"einsum: operand {k} has {len(x.legs)} legs (shape {tuple(x.shape)}) but its "
+                f"term {lab!r} has {len(lab)} labels"
+            )
     if len(operands) == 1:
         return _single("einsum", operands[0], ins[0], out)
     _check_one_group("einsum", operands, [f"operand {k}" for k in range(len(operands))])
     seen: dict[str, tuple[int, int]] = {}
-    for k, lab in enumerate(ins):   # every contracted pair of legs, before anything is contracted
+    for k, lab in enumerate(ins):  # every contracted pair of legs, before anything is contracted
         for i, c in enumerate(lab):
-            if c in seen and seen[c][0] != k and c not in out:   # batch labels (kept) fall back below
+            if c in seen and seen[c][0] != k and c not in out:  # batch labels (kept) fall back below
                 k0, i0 = seen[c]
-                _check_contracted("einsum", operands[k0].legs[i0], operands[k].legs[i],
-                                  f"label {c!r} (leg {i0} of operand {k0}, leg {i} of operand {k})")
+                _check_contracted(
+                    "einsum",
+                    operands[k0].legs[i0],
+                    operands[k].legs[i],
+                    f"label {c!r} (leg {i0} of operand {k0}, leg {i} of operand {k})",
+                )
             seen.setdefault(c, (k, i))
     counts: dict[str, int] = {}
     for lab in ins:
@@ -237,14 +280,14 @@ def sym_einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Any:
         return NotImplemented
     acc, acc_lab = operands[0], ins[0]
     for k in range(1, len(operands)):
-        later = "".join(ins[k + 1:]) + out
+        later = "".join(ins[k + 1 :]) + out
         lab_b = ins[k]
         keep = "".join(c for c in acc_lab + lab_b if c in later and not (c in acc_lab and c in lab_b))
         res_lab = keep if k < len(operands) - 1 else out
         acc = _pairwise("einsum", acc, acc_lab, operands[k], lab_b, res_lab)
         acc_lab = res_lab
         if not isinstance(acc, SymmetricTensor) and k < len(operands) - 1:
-            return NotImplemented   # a scalar in the middle of the chain: rare, dense handles it
+            return NotImplemented  # a scalar in the middle of the chain: rare, dense handles it
     return acc
 
 
@@ -270,8 +313,9 @@ def sym_tensordot(a: SymmetricTensor, b: SymmetricTensor, axes: Any = 2) -> Any:
             for i in items:
                 i = as_int("tensordot", f"an axis of {name}", i)
                 if not -n <= i < n:
-                    raise StructuredIndexError(f"tensordot: axis {i} of {name} is outside [0, {n}) (or [-{n}, 0)); "
-                                               f"{name} has {n} legs")
+                    raise StructuredIndexError(
+                        f"tensordot: axis {i} of {name} is outside [0, {n}) (or [-{n}, 0)); {name} has {n} legs"
+                    )
                 pos.append(i % n)
             for j, p in enumerate(pos):
                 if p in pos[:j]:
@@ -283,7 +327,7 @@ def sym_tensordot(a: SymmetricTensor, b: SymmetricTensor, axes: Any = 2) -> Any:
     if na + nb > len(_LETTERS):
         return NotImplemented
     la = _LETTERS[:na]
-    lb_list = list(_LETTERS[na:na + nb])
+    lb_list = list(_LETTERS[na : na + nb])
     for i, j in zip(xa, xb):
         lb_list[j] = la[i]
     lb = "".join(lb_list)
@@ -310,8 +354,10 @@ def sym_norm(x: SymmetricTensor, ord: Any = None, axis: Any = None, keepdims: bo
 # --- decompositions ---------------------------------------------------------------------------
 def _matrix(op: str, x: SymmetricTensor) -> tuple[Leg, Leg]:
     if len(x.legs) != 2:
-        raise SymmetryError(f"{op} of a symmetric tensor needs two legs (a matrix), got {len(x.legs)}; fuse the "
-                            "row and column legs first (x.fuse_legs([...], [...]))")
+        raise SymmetryError(
+            f"{op} of a symmetric tensor needs two legs (a matrix), got {len(x.legs)}; fuse the "
+            "row and column legs first (x.fuse_legs([...], [...]))"
+        )
     return x.legs
 
 
@@ -335,8 +381,9 @@ def sym_svd(x: SymmetricTensor, full_matrices: bool = False, compute_uv: bool = 
     row, col = _matrix("svd", x)
     keys = list(x._blocks)
     if not keys:
-        raise SymmetryError("svd of a symmetric tensor with no blocks (the zero matrix): there are no sectors "
-                            "to decompose")
+        raise SymmetryError(
+            "svd of a symmetric tensor with no blocks (the zero matrix): there are no sectors to decompose"
+        )
     if not compute_uv:
         parts = [tf.linalg.svd(x._blocks[k], compute_uv=False) for k in keys]
         bond = _bond(row, keys, [p.shape[0] for p in parts])
@@ -362,7 +409,7 @@ def sym_truncated_svd(x: SymmetricTensor, max_rank: Any = None, cutoff: Any = No
     :func:`tensor4all.linalg.truncation.truncation_keep`, as the MPS sweeps), ``rtol`` relative to the
     largest value; the derivative is that of the kept part of each block's full thin SVD
     (discarded subspace included, as ``tenferro.linalg.truncated_svd``)."""
-    tf.linalg.truncation_rank([], max_rank, cutoff, rtol)   # tenferro's checks and messages, before any work
+    tf.linalg.truncation_rank([], max_rank, cutoff, rtol)  # tenferro's checks and messages, before any work
     row, col = _matrix("truncated_svd", x)
     keys = list(x._blocks)
     if not keys:
@@ -372,8 +419,10 @@ def sym_truncated_svd(x: SymmetricTensor, max_rank: Any = None, cutoff: Any = No
     for p in parts:
         s = concrete_value(p[1])
         if s is None:
-            raise SymmetryError("truncated_svd of a symmetric tensor chooses its rank from the singular values; "
-                                "under tenferro.jit they are not known while tracing (call it outside jit)")
+            raise SymmetryError(
+                "truncated_svd of a symmetric tensor chooses its rank from the singular values; "
+                "under tenferro.jit they are not known while tracing (call it outside jit)"
+            )
         values.append(np.asarray(s))
     keep = rank_across_sectors(values, lambda merged: max(tf.linalg.truncation_rank(merged, max_rank, cutoff, rtol), 1))
     kept_keys, kept_parts = [], []
@@ -397,8 +446,10 @@ def sym_qr(x: SymmetricTensor, mode: str = "reduced") -> Any:
     qs, rs = {}, {}
     for (a, b), t, (q, r) in zip(keys, bond.charges, parts):
         qs[(a, t)], rs[(t, b)] = q, r
-    return (SymmetricTensor._make(qs, [row, bond.dual()], g.identity, x.dtype),
-            SymmetricTensor._make(rs, [bond, col], x.charge, x.dtype))
+    return (
+        SymmetricTensor._make(qs, [row, bond.dual()], g.identity, x.dtype),
+        SymmetricTensor._make(rs, [bond, col], x.charge, x.dtype),
+    )
 
 
 def sym_eigh(x: SymmetricTensor) -> Any:
@@ -416,9 +467,11 @@ def sym_eigh(x: SymmetricTensor) -> Any:
     else:
         why = None
     if why is not None:
-        raise SectorMismatchError(f"eigh of a symmetric tensor needs legs (leg, leg.dual()) and charge "
-                                  f"{g.identity!r} (an operator on one space), got legs {row!r}, {col!r} and charge "
-                                  f"{x.charge!r}: {why}")
+        raise SectorMismatchError(
+            f"eigh of a symmetric tensor needs legs (leg, leg.dual()) and charge "
+            f"{g.identity!r} (an operator on one space), got legs {row!r}, {col!r} and charge "
+            f"{x.charge!r}: {why}"
+        )
     keys = [(a, a) for a in row.charges]
     ws, vs = {}, {}
     bond = _bond(row, keys, list(row.dims))

@@ -25,6 +25,7 @@ on a Z2 leg names one sector twice, a :class:`LegError`. Legs are validated on
 construction (:class:`LegError`, :class:`LegTypeError` for arguments of the wrong type)
 and never change afterwards.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -37,8 +38,20 @@ import numpy as np
 from ._errors import ChargeError, ChargeTypeError, LegError, LegTypeError
 from ._shapes import TiledShape
 
-__all__ = ["Symmetry", "U1", "Zn", "Z2", "ProductSymmetry", "Leg", "FusedLeg", "fuse", "sign_of", "one_group",
-           "checked_charge", "leg_difference"]
+__all__ = [
+    "Symmetry",
+    "U1",
+    "Zn",
+    "Z2",
+    "ProductSymmetry",
+    "Leg",
+    "FusedLeg",
+    "fuse",
+    "sign_of",
+    "one_group",
+    "checked_charge",
+    "leg_difference",
+]
 
 
 def _is_int(value: Any) -> bool:
@@ -70,8 +83,9 @@ class Symmetry:
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Symmetry:
         if cls is Symmetry:
-            raise ChargeError("Symmetry is the abstract base of the groups; use U1(), Zn(n), Z2() or products "
-                              "such as U1() * Z2()")
+            raise ChargeError(
+                "Symmetry is the abstract base of the groups; use U1(), Zn(n), Z2() or products such as U1() * Z2()"
+            )
         return super().__new__(cls)
 
     def canonical(self, q: Any) -> Any:  # pragma: no cover - abstract
@@ -101,7 +115,8 @@ class Symmetry:
         for i, sgn in enumerate(signs):
             if not _is_int(sgn) or sgn not in (1, -1):
                 raise (ChargeError if _is_int(sgn) else ChargeTypeError)(
-                    f"total: sign {i} must be +1 or -1 (-1 for a dual leg), got {sgn!r}")
+                    f"total: sign {i} must be +1 or -1 (-1 for a dual leg), got {sgn!r}"
+                )
         return self._total(charges, signs)
 
     def _total(self, charges: Iterable[Any], signs: Iterable[int]) -> Any:
@@ -112,13 +127,15 @@ class Symmetry:
 
     def __mul__(self, other: Symmetry) -> ProductSymmetry:
         if not isinstance(other, Symmetry):
-            raise ChargeTypeError(f"{self!r} * {other!r}: a product of groups takes groups (U1(), Zn(n)), got "
-                                  f"{type(other).__name__}")
+            raise ChargeTypeError(
+                f"{self!r} * {other!r}: a product of groups takes groups (U1(), Zn(n)), got {type(other).__name__}"
+            )
         return ProductSymmetry(self, other)
 
     def __rmul__(self, other: Any) -> ProductSymmetry:
-        raise ChargeTypeError(f"{other!r} * {self!r}: a product of groups takes groups (U1(), Zn(n)), got "
-                              f"{type(other).__name__}")
+        raise ChargeTypeError(
+            f"{other!r} * {self!r}: a product of groups takes groups (U1(), Zn(n)), got {type(other).__name__}"
+        )
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self._key() == other._key()  # type: ignore[attr-defined]
@@ -137,8 +154,10 @@ class U1(Symmetry):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:
-            raise ChargeTypeError(f"U1() takes no arguments, got {(*args, *kwargs)!r}; charges are given on the "
-                                  "legs (Leg(U1(), {charge: dimension}))")
+            raise ChargeTypeError(
+                f"U1() takes no arguments, got {(*args, *kwargs)!r}; charges are given on the "
+                "legs (Leg(U1(), {charge: dimension}))"
+            )
 
     def canonical(self, q: Any) -> int:
         return _as_int(q, f"a charge of {self!r}")
@@ -193,8 +212,9 @@ class ProductSymmetry(Symmetry):
     def __init__(self, *factors: Symmetry) -> None:
         for k, f in enumerate(factors):
             if not isinstance(f, Symmetry):
-                raise ChargeTypeError(f"ProductSymmetry takes two or more groups (U1(), Zn(n)); factor {k} is "
-                                      f"{type(f).__name__} {f!r}")
+                raise ChargeTypeError(
+                    f"ProductSymmetry takes two or more groups (U1(), Zn(n)); factor {k} is {type(f).__name__} {f!r}"
+                )
         flat = tuple(g for f in factors for g in (f.factors if isinstance(f, ProductSymmetry) else (f,)))
         if len(flat) < 2:
             raise ChargeError(f"ProductSymmetry takes two or more groups (U1(), Zn(n)), got {factors!r}")
@@ -204,13 +224,16 @@ class ProductSymmetry(Symmetry):
     def canonical(self, q: Any) -> tuple:
         n = len(self.factors)
         if not isinstance(q, (tuple, list)) or len(q) != n:
-            raise ChargeTypeError(f"a charge of {self!r} must be a tuple of {n} integers (one per factor), got "
-                                  f"{type(q).__name__} {q!r}")
+            raise ChargeTypeError(
+                f"a charge of {self!r} must be a tuple of {n} integers (one per factor), got {type(q).__name__} {q!r}"
+            )
         out = []
         for k, (f, x) in enumerate(zip(self.factors, q)):
             if not _is_int(x):
-                raise ChargeTypeError(f"a charge of {self!r} must be a tuple of {n} integers, got {q!r}: entry {k} "
-                                      f"(for {f!r}) is {type(x).__name__} {x!r}")
+                raise ChargeTypeError(
+                    f"a charge of {self!r} must be a tuple of {n} integers, got {q!r}: entry {k} "
+                    f"(for {f!r}) is {type(x).__name__} {x!r}"
+                )
             out.append(f.canonical(x))
         return tuple(out)
 
@@ -243,15 +266,18 @@ class Leg:
 
     __slots__ = ("symmetry", "_sectors", "is_dual", "_offsets")
 
-    def __init__(self, symmetry: Symmetry, sectors: Mapping[Any, int] | Sequence[tuple[Any, int]],
-                 dual: bool = False) -> None:
+    def __init__(
+        self, symmetry: Symmetry, sectors: Mapping[Any, int] | Sequence[tuple[Any, int]], dual: bool = False
+    ) -> None:
         if not isinstance(symmetry, Symmetry):
             raise ChargeTypeError(f"Leg: symmetry must be a Symmetry (U1(), Zn(n), products), got {symmetry!r}")
         if isinstance(sectors, Mapping):
             items = list(sectors.items())
         elif isinstance(sectors, (str, bytes)) or not isinstance(sectors, Iterable):
-            raise LegTypeError(f"Leg: sectors must be a mapping charge -> dimension (or a list of (charge, "
-                               f"dimension) pairs), got {type(sectors).__name__} {sectors!r}")
+            raise LegTypeError(
+                f"Leg: sectors must be a mapping charge -> dimension (or a list of (charge, "
+                f"dimension) pairs), got {type(sectors).__name__} {sectors!r}"
+            )
         else:
             items = list(sectors)
         if not items:
@@ -260,18 +286,23 @@ class Leg:
         given: dict[Any, tuple[int, Any]] = {}
         for k, item in enumerate(items):
             if not isinstance(item, (tuple, list)) or len(item) != 2:
-                raise LegTypeError(f"Leg: sectors must map charges to dimensions; entry {k} is {item!r}, not a "
-                                   "(charge, dimension) pair")
+                raise LegTypeError(
+                    f"Leg: sectors must map charges to dimensions; entry {k} is {item!r}, not a "
+                    "(charge, dimension) pair"
+                )
             q, d = checked_charge(symmetry, item[0], f"Leg: sector {k}"), item[1]
             if not _is_int(d) or d <= 0:
                 raise (LegError if _is_int(d) else LegTypeError)(
                     f"Leg: sector {k} (charge {q!r}) has dimension {d!r}; every sector dimension must be a positive "
-                    "integer")
+                    "integer"
+                )
             if q in out:
                 j, first = given[q]
                 mod = f" ({symmetry!r} charges are taken mod {symmetry.n})" if isinstance(symmetry, Zn) else ""
-                raise LegError(f"Leg: charge {q!r} appears twice (sector {j} as {first!r}, sector {k} as "
-                               f"{item[0]!r}){mod}; give each sector once")
+                raise LegError(
+                    f"Leg: charge {q!r} appears twice (sector {j} as {first!r}, sector {k} as "
+                    f"{item[0]!r}){mod}; give each sector once"
+                )
             out[q] = int(d)
             given[q] = (k, item[0])
         if not isinstance(dual, (bool, np.bool_)):
@@ -312,7 +343,7 @@ class Leg:
 
     def _charge(self, q: Any, op: str) -> Any:
         """``q`` canonical and a sector of this leg, else a typed error naming the leg."""
-        if type(q) is int and q in self._sectors:   # the common case: a canonical integer charge of this leg
+        if type(q) is int and q in self._sectors:  # the common case: a canonical integer charge of this leg
             return q
         q = checked_charge(self.symmetry, q, f"{op} of {self!r}")
         if q not in self._sectors:
@@ -345,12 +376,19 @@ class Leg:
 
     def same_space(self, other: Leg) -> bool:
         """Same group, same sectors in the same order (duality not compared)."""
-        return (isinstance(other, Leg) and self.symmetry == other.symmetry
-                and list(self._sectors.items()) == list(other._sectors.items()))
+        return (
+            isinstance(other, Leg)
+            and self.symmetry == other.symmetry
+            and list(self._sectors.items()) == list(other._sectors.items())
+        )
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Leg) and self.same_space(other) and self.is_dual == other.is_dual
-                and self._fusion_key() == other._fusion_key())
+        return (
+            isinstance(other, Leg)
+            and self.same_space(other)
+            and self.is_dual == other.is_dual
+            and self._fusion_key() == other._fusion_key()
+        )
 
     def __hash__(self) -> int:
         return hash((self.symmetry, tuple(self._sectors.items()), self.is_dual))
@@ -371,8 +409,9 @@ def leg_difference(a: Leg, b: Leg) -> str:
     only_a = [q for q in a._sectors if q not in b._sectors]
     only_b = [q for q in b._sectors if q not in a._sectors]
     if only_a or only_b:
-        parts = ([f"charges {only_a} only on the first"] if only_a else []) + \
-                ([f"charges {only_b} only on the second"] if only_b else [])
+        parts = ([f"charges {only_a} only on the first"] if only_a else []) + (
+            [f"charges {only_b} only on the second"] if only_b else []
+        )
         return "their charges differ: " + ", ".join(parts)
     for q, d in a._sectors.items():
         if b._sectors[q] != d:
@@ -391,7 +430,9 @@ def one_group(legs: Sequence[Leg], op: str, error: type[Exception], why: str) ->
     return g
 
 
-def leg_list(legs: Any, op: str, item: str, empty: type[Exception], mixed: type[Exception], why: str) -> tuple[Leg, ...]:
+def leg_list(
+    legs: Any, op: str, item: str, empty: type[Exception], mixed: type[Exception], why: str
+) -> tuple[Leg, ...]:
     """``legs`` (a list or tuple of :class:`Leg` of one group) as a tuple: :class:`LegTypeError`
     for anything else, ``empty`` for no legs, ``mixed`` (naming ``why``) for two groups."""
     if not isinstance(legs, (list, tuple)):
@@ -434,8 +475,8 @@ class FusedLeg(Leg):
             sectors.append((q, off))
         super().__init__(g, sectors, dual=False)
         self.parts = parts
-        self.pieces = pieces          # part charges -> (fused charge, start, stop)
-        self._by_sector = by_sector   # fused charge -> [(part charges, start, stop), ...]
+        self.pieces = pieces  # part charges -> (fused charge, start, stop)
+        self._by_sector = by_sector  # fused charge -> [(part charges, start, stop), ...]
 
     def _copy_slots(self) -> tuple[str, ...]:
         return ("symmetry", "_sectors", "_offsets", "parts", "pieces", "_by_sector")

@@ -7,6 +7,7 @@
 Adding a structured type means adding its rows here; adding a kernel is one row.
 :func:`install` copies the tables into the dispatcher (done once by the package).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -47,44 +48,82 @@ KERNEL_TABLE: list[tuple[str, tuple[type, ...], Callable[..., Any]]] = [
     *[("einsum", kinds, diagonal_einsum) for kinds in _einsum_keys(D, (Dense, Scalar))],
     *[("einsum", kinds, block_einsum) for kinds in _einsum_keys(B, (D, Dense, Scalar))],
     # leafwise unary ops and scalars
-    *[(op, (T,), k.leafwise(fn)) for T in (D, B)
-      for op, fn in (("negative", tf.negative), ("conj", tf.conj), ("real", tf.real), ("imag", tf.imag))],
-    *[(op, (T, Scalar), k.leafwise_scalar(fn)) for T in (D, B)
-      for op, fn in (("multiply", tf.multiply), ("divide", tf.divide))],
+    *[
+        (op, (T,), k.leafwise(fn))
+        for T in (D, B)
+        for op, fn in (("negative", tf.negative), ("conj", tf.conj), ("real", tf.real), ("imag", tf.imag))
+    ],
+    *[
+        (op, (T, Scalar), k.leafwise_scalar(fn))
+        for T in (D, B)
+        for op, fn in (("multiply", tf.multiply), ("divide", tf.divide))
+    ],
     *[("multiply", (Scalar, T), k.scalar_leafwise(tf.multiply)) for T in (D, B)],
     # same structure on both sides
-    *[(op, (D, D), k.diag_diag(fn, op)) for op, fn in
-      (("add", tf.add), ("subtract", tf.subtract), ("multiply", tf.multiply))],
-    *[(op, (B, B), k.block_block(fn, op)) for op, fn in
-      (("add", tf.add), ("subtract", tf.subtract), ("multiply", tf.multiply))],
+    *[
+        (op, (D, D), k.diag_diag(fn, op))
+        for op, fn in (("add", tf.add), ("subtract", tf.subtract), ("multiply", tf.multiply))
+    ],
+    *[
+        (op, (B, B), k.block_block(fn, op))
+        for op, fn in (("add", tf.add), ("subtract", tf.subtract), ("multiply", tf.multiply))
+    ],
     # Hadamard with dense
-    ("multiply", (D, Dense), k.diag_hadamard_dense), ("multiply", (Dense, D), k.dense_hadamard_diag),
-    ("multiply", (B, Dense), k.block_hadamard_dense), ("multiply", (Dense, B), k.dense_hadamard_block),
+    ("multiply", (D, Dense), k.diag_hadamard_dense),
+    ("multiply", (Dense, D), k.dense_hadamard_diag),
+    ("multiply", (B, Dense), k.block_hadamard_dense),
+    ("multiply", (Dense, B), k.dense_hadamard_block),
     # matmul (diagonal @ diagonal is a reduce rule)
-    ("matmul", (D, Dense), k.diag_matmul_dense), ("matmul", (Dense, D), k.dense_matmul_diag),
-    ("matmul", (B, Dense), k.block_matmul_dense), ("matmul", (Dense, B), k.dense_matmul_block),
+    ("matmul", (D, Dense), k.diag_matmul_dense),
+    ("matmul", (Dense, D), k.dense_matmul_diag),
+    ("matmul", (B, Dense), k.block_matmul_dense),
+    ("matmul", (Dense, B), k.dense_matmul_block),
     ("matmul", (B, B), k.block_matmul_block),
-    ("matmul", (D, B), k.diag_matmul_block), ("matmul", (B, D), k.block_matmul_diag),
+    ("matmul", (D, B), k.diag_matmul_block),
+    ("matmul", (B, D), k.block_matmul_diag),
     # structure of block-diagonals
-    ("transpose", (B,), k.block_transpose), ("sum", (B,), k.block_sum), ("trace", (B,), k.block_trace),
+    ("transpose", (B,), k.block_transpose),
+    ("sum", (B,), k.block_sum),
+    ("trace", (B,), k.block_trace),
     # linear algebra
-    ("svd", (D,), lk.diag_svd), ("svd", (B,), lk.block_svd),
-    ("qr", (D,), lk.diag_qr), ("qr", (B,), lk.block_qr),
-    ("eigh", (D,), lk.diag_eigh), ("eigh", (B,), lk.block_eigh),
-    ("inv", (D,), lk.diag_inv), ("inv", (B,), lk.block_inv),
-    ("solve", (D, Dense), lk.diag_solve_dense), ("solve", (D, D), lk.diag_solve_diag),
-    ("solve", (B, Dense), lk.block_solve_dense), ("solve", (B, B), lk.block_solve_block),
-    ("det", (D,), lk.diag_det), ("det", (B,), lk.block_det),
-    ("slogdet", (D,), lk.diag_slogdet), ("slogdet", (B,), lk.block_slogdet),
-    ("norm", (D,), lk.diag_norm), ("norm", (B,), lk.block_norm),
-    ("expm", (D,), lk.diag_expm), ("expm", (B,), lk.block_expm),
+    ("svd", (D,), lk.diag_svd),
+    ("svd", (B,), lk.block_svd),
+    ("qr", (D,), lk.diag_qr),
+    ("qr", (B,), lk.block_qr),
+    ("eigh", (D,), lk.diag_eigh),
+    ("eigh", (B,), lk.block_eigh),
+    ("inv", (D,), lk.diag_inv),
+    ("inv", (B,), lk.block_inv),
+    ("solve", (D, Dense), lk.diag_solve_dense),
+    ("solve", (D, D), lk.diag_solve_diag),
+    ("solve", (B, Dense), lk.block_solve_dense),
+    ("solve", (B, B), lk.block_solve_block),
+    ("det", (D,), lk.diag_det),
+    ("det", (B,), lk.block_det),
+    ("slogdet", (D,), lk.diag_slogdet),
+    ("slogdet", (B,), lk.block_slogdet),
+    ("norm", (D,), lk.diag_norm),
+    ("norm", (B,), lk.block_norm),
+    ("expm", (D,), lk.diag_expm),
+    ("expm", (B,), lk.block_expm),
     # symmetric (charge-conserving) tensors: block by block; with dense operands: the fallback
-    ("einsum", (S,), sk.sym_einsum), ("tensordot", (S, S), sk.sym_tensordot), ("matmul", (S, S), sk.sym_matmul),
-    ("negative", (S,), sk.sym_negative), ("conj", (S,), sk.sym_conj), ("real", (S,), sk.sym_real),
-    ("imag", (S,), sk.sym_imag), ("multiply", (S, Scalar), sk.sym_scale), ("multiply", (Scalar, S), sk.scale_sym),
-    ("divide", (S, Scalar), sk.sym_divide), ("add", (S, S), sk.sym_add), ("subtract", (S, S), sk.sym_subtract),
-    ("transpose", (S,), sk.sym_transpose), ("norm", (S,), sk.sym_norm),
-    ("svd", (S,), sk.sym_svd), ("qr", (S,), sk.sym_qr), ("eigh", (S,), sk.sym_eigh),
+    ("einsum", (S,), sk.sym_einsum),
+    ("tensordot", (S, S), sk.sym_tensordot),
+    ("matmul", (S, S), sk.sym_matmul),
+    ("negative", (S,), sk.sym_negative),
+    ("conj", (S,), sk.sym_conj),
+    ("real", (S,), sk.sym_real),
+    ("imag", (S,), sk.sym_imag),
+    ("multiply", (S, Scalar), sk.sym_scale),
+    ("multiply", (Scalar, S), sk.scale_sym),
+    ("divide", (S, Scalar), sk.sym_divide),
+    ("add", (S, S), sk.sym_add),
+    ("subtract", (S, S), sk.sym_subtract),
+    ("transpose", (S,), sk.sym_transpose),
+    ("norm", (S,), sk.sym_norm),
+    ("svd", (S,), sk.sym_svd),
+    ("qr", (S,), sk.sym_qr),
+    ("eigh", (S,), sk.sym_eigh),
     ("truncated_svd", (S,), sk.sym_truncated_svd),
 ]
 

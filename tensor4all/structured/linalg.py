@@ -11,6 +11,7 @@ go straight to tenferro.
 >>> float(det(a))
 4.0
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -25,8 +26,9 @@ def svd(a: Any, full_matrices: bool = False, compute_uv: bool = True) -> Any:
     return dispatch("svd", a, full_matrices=full_matrices, compute_uv=compute_uv)
 
 
-def truncated_svd(a: Any, max_rank: int | None = None, cutoff: float | None = None, *,
-                  rtol: float | None = None) -> Any:
+def truncated_svd(
+    a: Any, max_rank: int | None = None, cutoff: float | None = None, *, rtol: float | None = None
+) -> Any:
     """``(U, s, Vh)`` keeping at most ``max_rank`` of the largest singular values and dropping the
     smallest while their discarded weight ``sum(dropped s^2) / sum(s^2)`` stays at most ``cutoff``
     (the project's one meaning of ``cutoff``, as ``MPS.compress`` and ``dmrg``); ``rtol`` keeps only

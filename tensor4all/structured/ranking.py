@@ -3,6 +3,7 @@ the largest values of all sectors together, not a share per sector (ITensor's an
 rule). Every block-sparse truncation counts through :func:`rank_across_sectors`: the
 symmetric ``truncated_svd`` of :mod:`tensor4all.structured.linalg` and
 :func:`tensor4all.linalg.truncation.sector_keep` (the sweeps, compression and TEBD)."""
+
 from __future__ import annotations
 
 from typing import Callable, Sequence

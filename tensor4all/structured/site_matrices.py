@@ -14,6 +14,7 @@ and no conversion between two.
 Charges are the group's integers (U(1), packed for products of U(1)s, or Z_n); the blocks live
 where the run is placed (NumPy or CuPy arrays behind tenferro tensors).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Iterator
@@ -28,7 +29,7 @@ from ._symmetry import Leg, Symmetry
 
 __all__ = ["SiteMatrices", "bond_of"]
 
-Piece = tuple[tuple[int, int], Any]   # ((q_l, s), A[(q_l, s)])
+Piece = tuple[tuple[int, int], Any]  # ((q_l, s), A[(q_l, s)])
 
 
 def bond_of(leg: Leg) -> dict[int, int]:
@@ -84,8 +85,9 @@ class SiteMatrices:
         """A site from column-major ``blocks`` made here (unchecked: every key conserves charge 0
         and every block has its sectors' shape by construction)."""
         where = self.placement
-        return SymmetricTensor._make({k: tf.asarray(b, placement=where) for k, b in blocks.items()}, legs,
-                                     self.symmetry.identity, self.tf_dtype)
+        return SymmetricTensor._make(
+            {k: tf.asarray(b, placement=where) for k, b in blocks.items()}, legs, self.symmetry.identity, self.tf_dtype
+        )
 
     def build(self, pieces: Iterable[Piece], left: dict[int, int], phys: Leg, right: dict[int, int]) -> SymmetricTensor:
         """A site from the matrices ``((q_l, s), A)`` of ``pieces`` on the bonds ``left`` and
@@ -102,8 +104,9 @@ class SiteMatrices:
             blk[:, k, :] = mat
         return self.tensor(grid, (self.leg(left, False), phys, self.leg(right, True)))
 
-    def from_rows(self, mats: dict[int, Any], groups: dict[int, list], left: dict[int, int], phys: Leg,
-                  right: dict[int, int]) -> SymmetricTensor:
+    def from_rows(
+        self, mats: dict[int, Any], groups: dict[int, list], left: dict[int, int], phys: Leg, right: dict[int, int]
+    ) -> SymmetricTensor:
         """A site from the left factors of a cut: ``mats[m]`` has the rows ``groups[m] = [((q_l,
         s), offset, dim q_l)]`` (a site's states in basis order, so the rows of one block's states
         are consecutive) and the columns of bond charge ``m``; one copy per block."""
@@ -113,11 +116,14 @@ class SiteMatrices:
                 qs, k = p.where[s]
                 if k == 0:
                     ds = p.dims[qs]
-                    out[(ql, qs, m)] = self.xp.asfortranarray(mat[off:off + ds * n].reshape(ds, n, -1).transpose(1, 0, 2))
+                    out[(ql, qs, m)] = self.xp.asfortranarray(
+                        mat[off : off + ds * n].reshape(ds, n, -1).transpose(1, 0, 2)
+                    )
         return self.tensor(out, (self.leg(left, False), phys, self.leg(right, True)))
 
-    def from_cols(self, mats: dict[int, Any], groups: dict[int, list], left: dict[int, int], phys: Leg,
-                  right: dict[int, int]) -> SymmetricTensor:
+    def from_cols(
+        self, mats: dict[int, Any], groups: dict[int, list], left: dict[int, int], phys: Leg, right: dict[int, int]
+    ) -> SymmetricTensor:
         """A site from the right factors of a cut: ``mats[m]`` has the rows of bond charge ``m``
         and the columns ``groups[m] = [((s, q_r), offset, dim q_r)]``; one copy per block."""
         p, out = self.physical(phys), {}
@@ -126,13 +132,14 @@ class SiteMatrices:
                 qs, k = p.where[s]
                 if k == 0:
                     ds = p.dims[qs]
-                    out[(m, qs, qr)] = self.xp.asfortranarray(mat[:, off:off + ds * n].reshape(mat.shape[0], ds, n))
+                    out[(m, qs, qr)] = self.xp.asfortranarray(mat[:, off : off + ds * n].reshape(mat.shape[0], ds, n))
         return self.tensor(out, (self.leg(left, False), phys, self.leg(right, True)))
 
     def host(self, t: SymmetricTensor) -> SymmetricTensor:
         """``t`` with its blocks copied to the host."""
-        return SymmetricTensor._make({k: host_tensor(stored_array(b)) for k, b in t.blocks.items()}, t.legs, t.charge,
-                                     t.dtype)
+        return SymmetricTensor._make(
+            {k: host_tensor(stored_array(b)) for k, b in t.blocks.items()}, t.legs, t.charge, t.dtype
+        )
 
     def matrices(self, t: SymmetricTensor) -> Iterator[Piece]:
         """Every stored ``((q_l, s), A[(q_l, s)])`` of the site ``t``, as views of its blocks."""

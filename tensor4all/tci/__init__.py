@@ -26,6 +26,7 @@ differentiable; ``MPS.compress`` recompresses.
 >>> res.termination, round(float(tci.tt_evaluate(res.tt, [3, 1, 4, 1])), 8), round(1.0 / (1.0 + 9.0 / 15), 8)
 ('converged', 0.625, 0.625)
 """
+
 from __future__ import annotations
 
 import numbers
@@ -41,20 +42,43 @@ from ..tools.errors import DimensionMismatchError, NotDifferentiableError
 from ..networks.mps import MPS
 from .tci2 import Cross, TCI2Options, run_tci2
 from .cache import CachedFunction
-from .errors import (FunctionShapeError, FunctionValueError, LocalDimsError, MultiIndexError,
-                     MultiIndexOutOfRangeError, NonFiniteValueError, TCIError, TCIOptionError, TCITypeError,
-                     ZeroFunctionError)
+from .errors import (
+    FunctionShapeError,
+    FunctionValueError,
+    LocalDimsError,
+    MultiIndexError,
+    MultiIndexOutOfRangeError,
+    NonFiniteValueError,
+    TCIError,
+    TCIOptionError,
+    TCITypeError,
+    ZeroFunctionError,
+)
 from ..tools.checks import as_tensor, concrete
 
 __all__ = [
-    "crossinterpolate2", "TCIResult", "interpolant", "tt_evaluate", "tt_sum", "tt_add", "tt_multiply",
-    "TCIError", "LocalDimsError", "MultiIndexError", "MultiIndexOutOfRangeError", "FunctionValueError",
-    "FunctionShapeError", "NonFiniteValueError", "ZeroFunctionError", "TCIOptionError", "TCITypeError",
+    "crossinterpolate2",
+    "TCIResult",
+    "interpolant",
+    "tt_evaluate",
+    "tt_sum",
+    "tt_add",
+    "tt_multiply",
+    "TCIError",
+    "LocalDimsError",
+    "MultiIndexError",
+    "MultiIndexOutOfRangeError",
+    "FunctionValueError",
+    "FunctionShapeError",
+    "NonFiniteValueError",
+    "ZeroFunctionError",
+    "TCIOptionError",
+    "TCITypeError",
 ]
 
 PIVOT_SEARCHES = ("full", "rook")
-START_SAMPLES = 64        # random points tried when f is zero at the default first pivot
-START_PASSES = 2          # greedy passes over the sites that move the default first pivot to a large |f|
+START_SAMPLES = 64  # random points tried when f is zero at the default first pivot
+START_PASSES = 2  # greedy passes over the sites that move the default first pivot to a large |f|
 
 
 @dataclass(frozen=True)
@@ -97,8 +121,10 @@ def _is_int(x: Any) -> bool:
 
 def _local_dims(local_dims: Any) -> list[int]:
     if isinstance(local_dims, (str, bytes)) or not isinstance(local_dims, (Sequence, np.ndarray)):
-        raise TCITypeError(f"crossinterpolate2: local_dims must be a sequence of positive integers, got "
-                           f"{type(local_dims).__name__} {local_dims!r}")
+        raise TCITypeError(
+            f"crossinterpolate2: local_dims must be a sequence of positive integers, got "
+            f"{type(local_dims).__name__} {local_dims!r}"
+        )
     dims = list(np.asarray(local_dims).reshape(-1)) if isinstance(local_dims, np.ndarray) else list(local_dims)
     if not dims:
         raise LocalDimsError("crossinterpolate2: local_dims is empty; give one dimension (>= 1) per site")
@@ -106,8 +132,10 @@ def _local_dims(local_dims: Any) -> list[int]:
         if not _is_int(d):
             raise TCITypeError(f"crossinterpolate2: local_dims[{k}] must be an integer, got {type(d).__name__} {d!r}")
         if d < 1:
-            raise LocalDimsError(f"crossinterpolate2: local_dims[{k}] is {d}; every local dimension must be >= 1 "
-                                 "(a site with no values has nothing to interpolate)")
+            raise LocalDimsError(
+                f"crossinterpolate2: local_dims[{k}] is {d}; every local dimension must be >= 1 "
+                "(a site with no values has nothing to interpolate)"
+            )
     return [int(d) for d in dims]
 
 
@@ -127,48 +155,71 @@ def _multi_indices(x: Any, dims: list[int], what: str) -> np.ndarray:
     if a.ndim == 1:
         a = a.reshape(1, -1)
     if a.ndim != 2 or a.shape[1] != L or a.shape[0] == 0:
-        raise MultiIndexError(f"{what} must be one multi-index of {L} entries or an (n, {L}) array of them "
-                              f"(one entry per site), got shape {np.shape(x)}")
+        raise MultiIndexError(
+            f"{what} must be one multi-index of {L} entries or an (n, {L}) array of them "
+            f"(one entry per site), got shape {np.shape(x)}"
+        )
     a = a.astype(np.int64)
     bad = np.argwhere((a < 0) | (a >= np.asarray(dims)))
     if len(bad):
         n, k = (int(v) for v in bad[0])
-        raise MultiIndexOutOfRangeError(f"{what}: multi-index {n} ({a[n].tolist()}) has entry {a[n, k]} at site {k}, "
-                                        f"outside 0 .. {dims[k] - 1}")
+        raise MultiIndexOutOfRangeError(
+            f"{what}: multi-index {n} ({a[n].tolist()}) has entry {a[n, k]} at site {k}, outside 0 .. {dims[k] - 1}"
+        )
     return a
 
 
-def _options(tolerance: Any, max_bond: Any, max_iter: Any, pivot_search: Any, normalize_error: Any,
-             global_pivots: Any, seed: Any = None, what: str = "crossinterpolate2") -> TCI2Options:
+def _options(
+    tolerance: Any,
+    max_bond: Any,
+    max_iter: Any,
+    pivot_search: Any,
+    normalize_error: Any,
+    global_pivots: Any,
+    seed: Any = None,
+    what: str = "crossinterpolate2",
+) -> TCI2Options:
     """The checked options; ``what`` names the caller in messages. A relative tolerance (the
     error estimate divided by ``max|f|``, ``normalize_error=True``) must lie in (0, 1): at 1 or
     more the first rank-1 train already meets it."""
     if not isinstance(normalize_error, (bool, np.bool_)):
         raise TCITypeError(f"{what}: normalize_error must be True or False, got {normalize_error!r}")
     if isinstance(tolerance, (bool, np.bool_)) or not isinstance(tolerance, numbers.Real):
-        raise TCITypeError(f"{what}: tolerance must be a real number > 0, got "
-                           f"{type(tolerance).__name__} {tolerance!r}")
+        raise TCITypeError(f"{what}: tolerance must be a real number > 0, got {type(tolerance).__name__} {tolerance!r}")
     if normalize_error and not (np.isfinite(tolerance) and 0 < tolerance < 1):
-        raise TCIOptionError(f"{what}: tolerance must be a finite number > 0 and < 1 (it is relative to max|f| "
-                             f"with normalize_error=True; e.g. 1e-8), got {tolerance!r}; at 1 or more any rank-1 "
-                             "train passes (pass normalize_error=False for an absolute tolerance)")
+        raise TCIOptionError(
+            f"{what}: tolerance must be a finite number > 0 and < 1 (it is relative to max|f| "
+            f"with normalize_error=True; e.g. 1e-8), got {tolerance!r}; at 1 or more any rank-1 "
+            "train passes (pass normalize_error=False for an absolute tolerance)"
+        )
     if not (np.isfinite(tolerance) and tolerance > 0):
-        raise TCIOptionError(f"{what}: tolerance must be a finite number > 0 (an absolute error with "
-                             f"normalize_error=False), got {tolerance!r}")
+        raise TCIOptionError(
+            f"{what}: tolerance must be a finite number > 0 (an absolute error with "
+            f"normalize_error=False), got {tolerance!r}"
+        )
     if max_bond is not None and (not _is_int(max_bond) or max_bond < 1):
         raise TCIOptionError(f"{what}: max_bond must be a positive integer or None, got {max_bond!r}")
     if not _is_int(max_iter) or max_iter < 1:
         raise TCIOptionError(f"{what}: max_iter must be a positive integer, got {max_iter!r}")
     if pivot_search not in PIVOT_SEARCHES:
-        raise TCIOptionError(f"{what}: pivot_search must be one of {', '.join(map(repr, PIVOT_SEARCHES))}, "
-                             f"got {pivot_search!r}")
+        raise TCIOptionError(
+            f"{what}: pivot_search must be one of {', '.join(map(repr, PIVOT_SEARCHES))}, got {pivot_search!r}"
+        )
     if not _is_int(global_pivots) or global_pivots < 0:
-        raise TCIOptionError(f"{what}: global_pivots must be a non-negative integer (random starts of "
-                             f"the global pivot search per sweep; 0 turns it off), got {global_pivots!r}")
+        raise TCIOptionError(
+            f"{what}: global_pivots must be a non-negative integer (random starts of "
+            f"the global pivot search per sweep; 0 turns it off), got {global_pivots!r}"
+        )
     if seed is not None and (not _is_int(seed) or seed < 0):
         raise TCIOptionError(f"{what}: seed must be a non-negative integer or None, got {seed!r}")
-    return TCI2Options(float(tolerance), None if max_bond is None else int(max_bond), int(max_iter), pivot_search,
-                       bool(normalize_error), int(global_pivots))
+    return TCI2Options(
+        float(tolerance),
+        None if max_bond is None else int(max_bond),
+        int(max_iter),
+        pivot_search,
+        bool(normalize_error),
+        int(global_pivots),
+    )
 
 
 def _first_pivots(fn: CachedFunction, initial_pivots: Any, rng: np.random.Generator) -> np.ndarray:
@@ -176,18 +227,22 @@ def _first_pivots(fn: CachedFunction, initial_pivots: Any, rng: np.random.Genera
     if initial_pivots is not None:
         pivots = _multi_indices(initial_pivots, dims, "crossinterpolate2: initial_pivots")
         if np.max(np.abs(fn.values(pivots))) == 0.0:
-            raise ZeroFunctionError(f"crossinterpolate2: f is zero at every initial pivot {pivots.tolist()}; give "
-                                    "initial_pivots where f is not zero (its largest values are best)")
+            raise ZeroFunctionError(
+                f"crossinterpolate2: f is zero at every initial pivot {pivots.tolist()}; give "
+                "initial_pivots where f is not zero (its largest values are best)"
+            )
         return pivots
     pivot = np.zeros(len(dims), dtype=np.int64)
     if fn.values(pivot[None, :])[0] == 0.0:
         trial = np.stack([rng.integers(0, d, size=START_SAMPLES) for d in dims], axis=1)
         vals = np.abs(fn.values(trial))
         if vals.max() == 0.0:
-            raise ZeroFunctionError(f"crossinterpolate2: f is zero at the multi-index {pivot.tolist()} and at "
-                                    f"{START_SAMPLES} random ones; give initial_pivots where f is not zero")
+            raise ZeroFunctionError(
+                f"crossinterpolate2: f is zero at the multi-index {pivot.tolist()} and at "
+                f"{START_SAMPLES} random ones; give initial_pivots where f is not zero"
+            )
         pivot = trial[int(np.argmax(vals))]
-    for _ in range(START_PASSES):          # greedy: each index in turn to the value of largest |f|
+    for _ in range(START_PASSES):  # greedy: each index in turn to the value of largest |f|
         before = pivot.copy()
         for k, d in enumerate(dims):
             line = np.repeat(pivot[None, :], d, axis=0)
@@ -199,10 +254,20 @@ def _first_pivots(fn: CachedFunction, initial_pivots: Any, rng: np.random.Genera
 
 
 # ---- the interpolation ---------------------------------------------------------------------
-def crossinterpolate2(f: Callable[..., Any], local_dims: Sequence[int], initial_pivots: Any = None, *,
-                      tolerance: float = 1e-8, max_bond: int | None = None, max_iter: int = 20,
-                      pivot_search: str = "full", normalize_error: bool = True, global_pivots: int = 5,
-                      batched: bool = False, seed: int | None = 0) -> TCIResult:
+def crossinterpolate2(
+    f: Callable[..., Any],
+    local_dims: Sequence[int],
+    initial_pivots: Any = None,
+    *,
+    tolerance: float = 1e-8,
+    max_bond: int | None = None,
+    max_iter: int = 20,
+    pivot_search: str = "full",
+    normalize_error: bool = True,
+    global_pivots: int = 5,
+    batched: bool = False,
+    seed: int | None = 0,
+) -> TCIResult:
     """Interpolate ``f`` on the grid ``local_dims`` as a tensor train by TCI2.
 
     ``f(idx)`` takes one multi-index (a read-only int64 array of ``L`` entries, site 0
@@ -240,8 +305,10 @@ def crossinterpolate2(f: Callable[..., Any], local_dims: Sequence[int], initial_
     return _interpolate(f, dims, initial_pivots, opts, bool(batched), seed, "crossinterpolate2", _TCI_HINT)
 
 
-_TCI_HINT = ("res = tci.crossinterpolate2(lambda i: f(i, theta0), dims) outside it, then "
-             "tci.interpolant(res, f(res.points, theta)) inside")
+_TCI_HINT = (
+    "res = tci.crossinterpolate2(lambda i: f(i, theta0), dims) outside it, then "
+    "tci.interpolant(res, f(res.points, theta)) inside"
+)
 
 
 class _Primal:
@@ -261,13 +328,22 @@ class _Primal:
             raise NotDifferentiableError(
                 f"{self.what}: f returned an abstract traced value (under tenferro.jit or tidu.vmap), but the pivot "
                 f"search needs numbers; interpolate outside the transform and rebuild at its pivots inside: "
-                f"{self.hint}")
+                f"{self.hint}"
+            )
         self.traced = True
         return c
 
 
-def _interpolate(f: Callable[..., Any], dims: list[int], initial_pivots: Any, opts: TCI2Options, batched: bool,
-                 seed: Any, what: str, hint: str) -> TCIResult:
+def _interpolate(
+    f: Callable[..., Any],
+    dims: list[int],
+    initial_pivots: Any,
+    opts: TCI2Options,
+    batched: bool,
+    seed: Any,
+    what: str,
+    hint: str,
+) -> TCIResult:
     """TCI2 on checked arguments; a traced ``f`` gives a train rebuilt under tracing (see
     :func:`crossinterpolate2`)."""
     rng = np.random.default_rng(seed)
@@ -286,7 +362,7 @@ def _traced_values(f: Callable[..., Any], points: np.ndarray, batched: bool) -> 
     pts.setflags(write=False)
     if batched:
         return tf.reshape(as_tensor(f(pts)), (len(pts),))
-    return tf.stack([as_tensor(f(p)) for p in pts])      # promotes a few float results beside complex ones
+    return tf.stack([as_tensor(f(p)) for p in pts])  # promotes a few float results beside complex ones
 
 
 def _build(cross: Cross, values: Any) -> MPS:
@@ -313,28 +389,32 @@ def interpolant(result: TCIResult, values: Any) -> MPS:
     derivative of the cross formula in the sampled values, which is what finite differences
     of re-interpolation converge to while the pivots stay put)."""
     if not isinstance(result, TCIResult):
-        raise TCITypeError(f"interpolant: result must be a TCIResult (from crossinterpolate2), got "
-                           f"{type(result).__name__}")
+        raise TCITypeError(
+            f"interpolant: result must be a TCIResult (from crossinterpolate2), got {type(result).__name__}"
+        )
     n = len(result.points)
     v = as_tensor(values) if not isinstance(values, (str, bytes)) else values
     if not isinstance(v, (tf.Tensor, tidu.Tracer)):
         raise TCITypeError(f"interpolant: values must be an array or tensor of {n} numbers, got {values!r}")
     shape = tuple(tidu.aval_of(v).shape)
     if shape != (n,):
-        raise DimensionMismatchError(f"interpolant: values must have shape ({n},), one per row of result.points, "
-                                     f"got shape {shape}")
+        raise DimensionMismatchError(
+            f"interpolant: values must have shape ({n},), one per row of result.points, got shape {shape}"
+        )
     if tidu.aval_of(v).dtype.kind not in ("float", "complex"):
         v = v.astype(tf.float64) if isinstance(v, tf.Tensor) else v
         if tidu.aval_of(v).dtype.kind not in ("float", "complex"):
             raise TCITypeError(f"interpolant: values must be float or complex, got {tidu.aval_of(v).dtype}")
-    c = concrete(v)          # None when abstract (tenferro.jit): not checked
+    c = concrete(v)  # None when abstract (tenferro.jit): not checked
     if c is not None:
         finite = np.isfinite(np.asarray(c))
         if not finite.all():
             i = int(np.argmin(finite))
-            raise NonFiniteValueError(f"interpolant: values[{i}] is {np.asarray(c)[i]}, the value at "
-                                      f"result.points[{i}] = {result.points[i].tolist()}; every value must be finite "
-                                      "(check the function there)")
+            raise NonFiniteValueError(
+                f"interpolant: values[{i}] is {np.asarray(c)[i]}, the value at "
+                f"result.points[{i}] = {result.points[i].tolist()}; every value must be finite "
+                "(check the function there)"
+            )
     return _build(result.cross, v)
 
 
@@ -353,7 +433,7 @@ def tt_evaluate(tt: MPS, index: Any) -> Any:
     single = np.ndim(index) == 1 if not isinstance(index, (str, bytes)) else False
     idx = _multi_indices(index, dims, "tt_evaluate: index")
     n = len(idx)
-    env = tf.take(tf.reshape(ts[0], tuple(ts[0].shape)[1:]), tf.asarray(idx[:, 0]), axis=0)   # (n, right)
+    env = tf.take(tf.reshape(ts[0], tuple(ts[0].shape)[1:]), tf.asarray(idx[:, 0]), axis=0)  # (n, right)
     for k in range(1, len(ts)):
         # points sorted by their index at site k: one (group, left) @ (left, right) product per value
         order = np.argsort(idx[:, k], kind="stable")
@@ -374,10 +454,15 @@ def tt_sum(tt: MPS, weights: Sequence[Any] | None = None) -> Any:
     ``d_k``); a scalar tensor, differentiable in the site tensors and the weights."""
     ts = _dense_sites(tt, "tt_sum")
     if weights is not None:
-        if isinstance(weights, (str, bytes)) or not isinstance(weights, (Sequence, np.ndarray)) or len(weights) != len(ts):
-            raise DimensionMismatchError(f"tt_sum: weights must be a list of {len(ts)} vectors (one per site), got "
-                                         f"{type(weights).__name__}"
-                                         + (f" of length {len(weights)}" if hasattr(weights, "__len__") else ""))
+        if (
+            isinstance(weights, (str, bytes))
+            or not isinstance(weights, (Sequence, np.ndarray))
+            or len(weights) != len(ts)
+        ):
+            raise DimensionMismatchError(
+                f"tt_sum: weights must be a list of {len(ts)} vectors (one per site), got "
+                f"{type(weights).__name__}" + (f" of length {len(weights)}" if hasattr(weights, "__len__") else "")
+            )
     env = None
     for k, t in enumerate(ts):
         d = int(t.shape[1])
@@ -386,8 +471,10 @@ def tt_sum(tt: MPS, weights: Sequence[Any] | None = None) -> Any:
         else:
             w = as_tensor(weights[k])
             if tuple(tidu.aval_of(w).shape) != (d,):
-                raise DimensionMismatchError(f"tt_sum: weights[{k}] must have shape ({d},) (site {k}'s dimension), "
-                                             f"got {tuple(tidu.aval_of(w).shape)}")
+                raise DimensionMismatchError(
+                    f"tt_sum: weights[{k}] must have shape ({d},) (site {k}'s dimension), "
+                    f"got {tuple(tidu.aval_of(w).shape)}"
+                )
             m = tf.einsum("lsr,s->lr", t, w)
         env = m if env is None else tf.matmul(env, m)
     return tf.reshape(env, ())

@@ -14,6 +14,7 @@ A multi-index is stored under its position in the row-major flattening of the gr
 up by binary search in a sorted key array, vectorized), a Python integer in a dict
 otherwise.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,7 +28,7 @@ from .errors import FunctionShapeError, FunctionValueError, NonFiniteValueError
 
 __all__ = ["CachedFunction"]
 
-_INT64_LIMIT = 2 ** 63 - 1
+_INT64_LIMIT = 2**63 - 1
 
 
 class CachedFunction:
@@ -40,10 +41,10 @@ class CachedFunction:
         self.what = what
         self.calls = 0
         self.max_abs = 0.0
-        self._exact = math.prod(self.dims) <= _INT64_LIMIT   # int64 keys, else Python ints
-        self._slot: dict[Any, int] = {}                         # Python-int keys -> slot
-        self._keys = np.zeros(0, dtype=np.int64)                # int64 keys, sorted
-        self._key_slots = np.zeros(0, dtype=np.int64)           # their slots
+        self._exact = math.prod(self.dims) <= _INT64_LIMIT  # int64 keys, else Python ints
+        self._slot: dict[Any, int] = {}  # Python-int keys -> slot
+        self._keys = np.zeros(0, dtype=np.int64)  # int64 keys, sorted
+        self._key_slots = np.zeros(0, dtype=np.int64)  # their slots
         self._values = np.zeros(256)
         self._n = 0
 
@@ -61,8 +62,8 @@ class CachedFunction:
         """Row-major positions of the partial multi-indices ``idx`` (sites ``first ..``):
         ``int64``, or Python integers (dtype object) on grids of 2**63 points and more."""
         n, k = idx.shape
-        if self._exact:                      # one integer matrix-vector product
-            strides = np.cumprod([1] + self.dims[first + k - 1:first:-1])[::-1].astype(np.int64)
+        if self._exact:  # one integer matrix-vector product
+            strides = np.cumprod([1] + self.dims[first + k - 1 : first : -1])[::-1].astype(np.int64)
             return idx @ strides if k else np.zeros(n, dtype=np.int64)
         key = np.zeros(n, dtype=object)
         for j in range(k):
@@ -148,7 +149,8 @@ class CachedFunction:
                 raise FunctionShapeError(
                     f"{self.what} (batched=True) must return one value per multi-index: an array of shape "
                     f"({len(points)},) for the ({len(points)}, {len(self.dims)}) index array it was given, got "
-                    f"shape {out.shape}")
+                    f"shape {out.shape}"
+                )
         else:
             out = np.empty(len(points), dtype=np.complex128)
             for i, p in enumerate(points):
@@ -157,14 +159,17 @@ class CachedFunction:
                 if v.shape != ():
                     raise FunctionShapeError(
                         f"{self.what} must return one number for the multi-index {p.tolist()}, got an array of "
-                        f"shape {v.shape} (pass batched=True for a function of an (n, L) index array)")
+                        f"shape {v.shape} (pass batched=True for a function of an (n, L) index array)"
+                    )
                 out[i] = v
             if not np.any(out.imag):
                 out = out.real.copy()
         if not np.isfinite(out).all():
             bad = int(np.flatnonzero(~np.isfinite(out))[0])
-            raise NonFiniteValueError(f"{self.what} returned {out[bad]} at the multi-index {points[bad].tolist()}; "
-                                      "tensor cross interpolation needs finite values")
+            raise NonFiniteValueError(
+                f"{self.what} returned {out[bad]} at the multi-index {points[bad].tolist()}; "
+                "tensor cross interpolation needs finite values"
+            )
         return out
 
 
@@ -176,7 +181,9 @@ def _as_numbers(v: Any, what: str) -> np.ndarray:
     try:
         a = np.asarray(v)
     except (TypeError, ValueError) as e:
-        raise FunctionValueError(f"{what} returned a {type(v).__name__} that is not an array of numbers ({e})") from None
+        raise FunctionValueError(
+            f"{what} returned a {type(v).__name__} that is not an array of numbers ({e})"
+        ) from None
     if a.dtype.kind in "biuf":
         return a.astype(np.float64)
     if a.dtype.kind == "c":

@@ -5,13 +5,22 @@ function gave NaN, the shape it returned) and what was expected. All derive from
 :class:`TCIError`, itself a :class:`~tensor4all.Tensor4allError` and a ``ValueError``,
 except :class:`TCITypeError`, a ``TypeError`` (an argument of the wrong kind).
 """
+
 from __future__ import annotations
 
 from ..tools.errors import InvalidOptionError, NonFiniteError, Tensor4allError, Tensor4allTypeError
 
 __all__ = [
-    "TCIError", "LocalDimsError", "MultiIndexError", "MultiIndexOutOfRangeError", "FunctionValueError",
-    "FunctionShapeError", "NonFiniteValueError", "ZeroFunctionError", "TCIOptionError", "TCITypeError",
+    "TCIError",
+    "LocalDimsError",
+    "MultiIndexError",
+    "MultiIndexOutOfRangeError",
+    "FunctionValueError",
+    "FunctionShapeError",
+    "NonFiniteValueError",
+    "ZeroFunctionError",
+    "TCIOptionError",
+    "TCITypeError",
 ]
 
 

@@ -15,6 +15,7 @@ revealed (the SciPost paper, sec. 3.4; TensorCrossInterpolation.jl ``arrlu``).
 
 Both work on NumPy arrays (float64 or complex128); nothing here is differentiated.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -74,8 +75,8 @@ def rrlu(a: np.ndarray, *, abstol: float = 0.0, reltol: float = 1e-14, max_rank:
         if j != k:
             a[:, [k, j]] = a[:, [j, k]]
             colperm[[k, j]] = colperm[[j, k]]
-        a[k + 1:, k] /= a[k, k]
-        a[k + 1:, k + 1:] -= np.outer(a[k + 1:, k], a[k, k + 1:])
+        a[k + 1 :, k] /= a[k, k]
+        a[k + 1 :, k + 1 :] -= np.outer(a[k + 1 :, k], a[k, k + 1 :])
         pivots.append(val)
         k += 1
     rest = a[k:, k:]
@@ -92,9 +93,18 @@ def _with_random(picked: np.ndarray, n: int, rng: np.random.Generator) -> np.nda
     return np.concatenate([picked, np.sort(extra)])
 
 
-def rrlu_rook(block: Callable[[np.ndarray, np.ndarray], np.ndarray], shape: tuple[int, int],
-              rows0: np.ndarray, cols0: np.ndarray, *, rng: np.random.Generator, abstol: float = 0.0,
-              reltol: float = 1e-14, max_rank: int | None = None, rook_iters: int = 5) -> PivotLU:
+def rrlu_rook(
+    block: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    shape: tuple[int, int],
+    rows0: np.ndarray,
+    cols0: np.ndarray,
+    *,
+    rng: np.random.Generator,
+    abstol: float = 0.0,
+    reltol: float = 1e-14,
+    max_rank: int | None = None,
+    rook_iters: int = 5,
+) -> PivotLU:
     """Pivots of the ``shape`` matrix whose sub-blocks ``block(rows, cols)`` returns, by rook
     search: starting from the pivots ``rows0``/``cols0`` (may be empty), alternately
     eliminate on all rows of the sampled columns and on all columns of the sampled rows
@@ -116,20 +126,23 @@ def rrlu_rook(block: Callable[[np.ndarray, np.ndarray], np.ndarray], shape: tupl
         low_rank = False
         error = 0.0
         for it in range(rook_iters):
-            if it % 2 == 0:                  # every row, the sampled columns
+            if it % 2 == 0:  # every row, the sampled columns
                 lu = rrlu(block(all_rows, cols), abstol=abstol, reltol=reltol, max_rank=kmax)
                 new_rows, new_cols = lu.rows, cols[lu.cols]
                 low_rank |= lu.rank < min(m, cols.size)
-            else:                            # the sampled rows and as many random ones, every column
+            else:  # the sampled rows and as many random ones, every column
                 if it == 1:
                     rows = _with_random(rows, m, rng)
                 lu = rrlu(block(rows, all_cols), abstol=abstol, reltol=reltol, max_rank=kmax)
                 new_rows, new_cols = rows[lu.rows], lu.cols
                 low_rank |= lu.rank < min(rows.size, n)
             error = max(error, lu.error)
-            settled = (new_rows.size == rows.size and new_cols.size == cols.size
-                       and np.array_equal(np.sort(new_rows), np.sort(rows))
-                       and np.array_equal(np.sort(new_cols), np.sort(cols)))
+            settled = (
+                new_rows.size == rows.size
+                and new_cols.size == cols.size
+                and np.array_equal(np.sort(new_rows), np.sort(rows))
+                and np.array_equal(np.sort(new_cols), np.sort(cols))
+            )
             rows, cols = new_rows, new_cols
             if settled or rows.size == 0:
                 break

@@ -24,6 +24,7 @@ Notation of Fernandez et al., SciPost Phys. 18, 104 (2025) (and TensorCrossInter
   train is built from: site ``k`` is ``f(I[k], s, J[k]) P_k^-1`` with the pivot matrix
   ``P_k = f(I[k+1], J[k])``, a subset of the same samples (the last site has no ``P``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -37,9 +38,9 @@ from .lu import PivotLU, rrlu, rrlu_rook
 
 __all__ = ["TCI2Options", "Cross", "run_tci2"]
 
-CHECK_HISTORY = 3          # sweeps that must agree before convergence (TCI.jl's ncheckhistory)
-GLOBAL_MARGIN = 10.0       # a global pivot's error must exceed this times the tolerance
-RELTOL = 1e-14             # pivots below this fraction of the first one are not taken
+CHECK_HISTORY = 3  # sweeps that must agree before convergence (TCI.jl's ncheckhistory)
+GLOBAL_MARGIN = 10.0  # a global pivot's error must exceed this times the tolerance
+RELTOL = 1e-14  # pivots below this fraction of the first one are not taken
 
 
 @dataclass(frozen=True)
@@ -123,8 +124,8 @@ class TCI2:
         for k in range(1, L):
             self.I[k] = self._union_left(pivots[:1, :k], pivots[:, :k])
         for k in range(L - 1):
-            self.J[k] = self._union_right(pivots[:1, k + 1:], pivots[:, k + 1:])
-        self.previous: tuple[list, list] | None = None   # the sets at the start of the last sweep
+            self.J[k] = self._union_right(pivots[:1, k + 1 :], pivots[:, k + 1 :])
+        self.previous: tuple[list, list] | None = None  # the sets at the start of the last sweep
         self.bond_errors = np.zeros(max(L - 1, 0))
         self.max_rank = opts.max_bond
 
@@ -148,7 +149,7 @@ class TCI2:
         start = ([a.copy() for a in self.I], [a.copy() for a in self.J])
         extra = self.previous
         self.previous = start
-        for b in (range(self.L - 1) if forward else range(self.L - 2, -1, -1)):
+        for b in range(self.L - 1) if forward else range(self.L - 2, -1, -1):
             self._update_bond(b, extra)
 
     def _update_bond(self, b: int, extra: tuple[list, list] | None) -> None:
@@ -158,7 +159,7 @@ class TCI2:
             rows = self._union_left(rows, extra[0][b + 1])
             cols = self._union_right(cols, extra[1][b])
         lu = self._pivots(rows, cols, self.I[b + 1], self.J[b])
-        if lu.rank == 0:              # f vanishes on every sampled entry: keep the pivots
+        if lu.rank == 0:  # f vanishes on every sampled entry: keep the pivots
             self.bond_errors[b] = 0.0
             return
         self.I[b + 1] = rows[lu.rows]
@@ -168,9 +169,16 @@ class TCI2:
     def _pivots(self, rows: np.ndarray, cols: np.ndarray, I_old: np.ndarray, J_old: np.ndarray) -> PivotLU:
         tol = self.abstol()
         if self.opts.pivot_search == "rook":
-            lu = rrlu_rook(lambda r, c: self.fn.cross(rows[r], cols[c]), (len(rows), len(cols)),
-                           _positions(I_old, rows), _positions(J_old, cols), rng=self.rng, abstol=tol,
-                           reltol=RELTOL, max_rank=self.max_rank)
+            lu = rrlu_rook(
+                lambda r, c: self.fn.cross(rows[r], cols[c]),
+                (len(rows), len(cols)),
+                _positions(I_old, rows),
+                _positions(J_old, cols),
+                rng=self.rng,
+                abstol=tol,
+                reltol=RELTOL,
+                max_rank=self.max_rank,
+            )
             if lu.rank > 0:
                 return lu
         return rrlu(self.fn.cross(rows, cols), abstol=tol, reltol=RELTOL, max_rank=self.max_rank)
@@ -208,7 +216,7 @@ class TCI2:
             p = np.repeat(starts, d, axis=0)
             p[:, k] = np.tile(np.arange(d), n)
             trial.append(p.reshape(n, d, self.L))
-        points = np.concatenate(trial, axis=1)                    # (n, sum(d), L)
+        points = np.concatenate(trial, axis=1)  # (n, sum(d), L)
         flat = points.reshape(-1, self.L)
         err = np.abs(self.fn.values(flat) - tt_values(ts, flat)).reshape(n, -1)
         best = np.argmax(err, axis=1)
@@ -220,7 +228,7 @@ class TCI2:
         for k in range(1, self.L):
             self.I[k] = self._union_left(self.I[k], points[:, :k])
         for k in range(self.L - 1):
-            self.J[k] = self._union_right(self.J[k], points[:, k + 1:])
+            self.J[k] = self._union_right(self.J[k], points[:, k + 1 :])
 
     # ---- the final one-site sweep and the cross --------------------------------------------
     def cross(self) -> Cross:
@@ -234,21 +242,23 @@ class TCI2:
             if lu.rank == 0:
                 raise ZeroFunctionError(
                     f"crossinterpolate2: f is zero on every sampled entry across bond {b} (sites {b} and {b + 1}); "
-                    "give initial_pivots where f is not zero in each region it lives on")
+                    "give initial_pivots where f is not zero in each region it lives on"
+                )
             self.I[b + 1] = left[lu.rows]
             self.J[b] = self.J[b][lu.cols]
             rows_of.append(lu.rows)
         blocks = []
         for k in range(self.L):
             left = _kron_left(self.I[k], self.dims[k])
-            blocks.append(np.concatenate([np.repeat(left, len(self.J[k]), axis=0),
-                                          np.tile(self.J[k], (len(left), 1))], axis=1))
+            blocks.append(
+                np.concatenate([np.repeat(left, len(self.J[k]), axis=0), np.tile(self.J[k], (len(left), 1))], axis=1)
+            )
         allpts = np.concatenate(blocks)
         _, first, inverse = np.unique(self.fn.encode(allpts, 0), return_index=True, return_inverse=True)
         points, inverse = allpts[first], inverse.reshape(-1)
         site_index, start = [], 0
         for k, blk in enumerate(blocks):
-            site_index.append(inverse[start:start + len(blk)].reshape(len(self.I[k]), self.dims[k], len(self.J[k])))
+            site_index.append(inverse[start : start + len(blk)].reshape(len(self.I[k]), self.dims[k], len(self.J[k])))
             start += len(blk)
         return Cross(points, site_index, rows_of, [a.copy() for a in self.I], [a.copy() for a in self.J])
 
@@ -273,14 +283,14 @@ def _converged(h: History, tol: float, max_bond: int | None) -> str | None:
     ranks = h.ranks[-CHECK_HISTORY:]
     if max_bond is not None and min(ranks) >= max_bond:
         return "max_bond"
-    if (max(h.errors[-CHECK_HISTORY:]) < tol and not any(h.n_global[-CHECK_HISTORY:])
-            and min(ranks) == ranks[-1]):
+    if max(h.errors[-CHECK_HISTORY:]) < tol and not any(h.n_global[-CHECK_HISTORY:]) and min(ranks) == ranks[-1]:
         return "converged"
     return None
 
 
-def run_tci2(fn: CachedFunction, pivots: np.ndarray, opts: TCI2Options,
-             rng: np.random.Generator) -> tuple[Cross, History]:
+def run_tci2(
+    fn: CachedFunction, pivots: np.ndarray, opts: TCI2Options, rng: np.random.Generator
+) -> tuple[Cross, History]:
     """Sweeps until termination, then the final cross."""
     tci = TCI2(fn, pivots, opts, rng)
     h = History()

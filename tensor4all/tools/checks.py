@@ -2,6 +2,7 @@
 between tenferro tensors and raw NumPy arrays, and the validation of every kind of
 parameter (sizes, seeds, tolerances and cutoffs, flags, callbacks, couplings, paths),
 each raising a typed error that names the parameter."""
+
 from __future__ import annotations
 
 import cmath
@@ -17,14 +18,38 @@ import tenferro as tf
 from tenferro.checks import fmt_bytes, physical_memory
 import tidu
 
-from .errors import (BondDimensionError, InvalidOptionError, NonFiniteError, NotDifferentiableError,
-                     Tensor4allMemoryError, Tensor4allTypeError)
+from .errors import (
+    BondDimensionError,
+    InvalidOptionError,
+    NonFiniteError,
+    NotDifferentiableError,
+    Tensor4allMemoryError,
+    Tensor4allTypeError,
+)
 
 __all__ = [
-    "is_traced", "any_traced", "to_numpy", "numeric_array", "as_tensor", "np_dtype", "check_positive_int",
-    "is_scalar_number", "check_real", "check_cutoff", "check_bool", "check_callable", "check_seed",
-    "check_coupling", "check_path", "concrete", "first_nonfinite", "check_finite_arrays", "exponent",
-    "ldexp", "float_dtype", "check_alloc",
+    "is_traced",
+    "any_traced",
+    "to_numpy",
+    "numeric_array",
+    "as_tensor",
+    "np_dtype",
+    "check_positive_int",
+    "is_scalar_number",
+    "check_real",
+    "check_cutoff",
+    "check_bool",
+    "check_callable",
+    "check_seed",
+    "check_coupling",
+    "check_path",
+    "concrete",
+    "first_nonfinite",
+    "check_finite_arrays",
+    "exponent",
+    "ldexp",
+    "float_dtype",
+    "check_alloc",
 ]
 
 
@@ -101,8 +126,9 @@ def is_scalar_number(x: Any) -> bool:
 
 
 # ---- numeric options ------------------------------------------------------------------
-def check_real(value: Any, what: str, *, low: float | None = None, high: float | None = None,
-               high_open: bool = False) -> float:
+def check_real(
+    value: Any, what: str, *, low: float | None = None, high: float | None = None, high_open: bool = False
+) -> float:
     """``value`` as a finite ``float`` in ``[low, high]`` (``[low, high)`` with ``high_open``).
 
     Not a real number (a string, ``None``, a bool, a complex number):
@@ -130,11 +156,16 @@ def check_rtol(rtol: Any, cutoff: Any, what: str) -> float:
     keyword ``cutoff`` (a :class:`DeprecationWarning`: across the project ``cutoff`` is the
     discarded weight, so a threshold on sizes is called ``rtol``, as in NumPy's ``matrix_rank``)."""
     if cutoff is not None:
-        warnings.warn(f"{what}: cutoff= here was a threshold relative to the largest pivot; it is now called rtol= "
-                      "(cutoff means the discarded weight across tensor4all)", DeprecationWarning, stacklevel=3)
+        warnings.warn(
+            f"{what}: cutoff= here was a threshold relative to the largest pivot; it is now called rtol= "
+            "(cutoff means the discarded weight across tensor4all)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
         rtol = cutoff
-    return check_real(rtol, f"{what}: rtol (a threshold relative to the largest, in [0, 1))", low=0.0, high=1.0,
-                      high_open=True)
+    return check_real(
+        rtol, f"{what}: rtol (a threshold relative to the largest, in [0, 1))", low=0.0, high=1.0, high_open=True
+    )
 
 
 def check_bool(value: Any, what: str) -> bool:
@@ -157,8 +188,9 @@ def check_seed(value: Any, what: str = "seed") -> int | None:
     if value is None:
         return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise Tensor4allTypeError(f"{what} must be a non-negative integer or None, got {type(value).__name__} "
-                                  f"{value!r}")
+        raise Tensor4allTypeError(
+            f"{what} must be a non-negative integer or None, got {type(value).__name__} {value!r}"
+        )
     if value < 0:
         raise InvalidOptionError(f"{what} must be a non-negative integer or None, got {value}")
     return int(value)
@@ -186,8 +218,9 @@ def check_coupling(value: Any, what: str) -> Any:
     if isinstance(value, (tf.Tensor, tidu.Tracer)):
         aval = tidu.aval_of(value)
         if tuple(aval.shape) != () or aval.dtype.kind == "bool":
-            raise Tensor4allTypeError(f"{what} must be a scalar number, got a {kind} of shape "
-                                      f"{tuple(aval.shape)} and dtype {aval.dtype}")
+            raise Tensor4allTypeError(
+                f"{what} must be a scalar number, got a {kind} of shape {tuple(aval.shape)} and dtype {aval.dtype}"
+            )
         c = concrete(value)
         if c is not None and not _all_finite(c):
             raise NonFiniteError(f"{what} must be finite, got {np.asarray(c).item()!r}")
@@ -195,8 +228,9 @@ def check_coupling(value: Any, what: str) -> Any:
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Number):
-        raise Tensor4allTypeError(f"{what} must be a number (or a tenferro scalar or tidu tracer), got "
-                                  f"{kind} {value!r}")
+        raise Tensor4allTypeError(
+            f"{what} must be a number (or a tenferro scalar or tidu tracer), got {kind} {value!r}"
+        )
     if not cmath.isfinite(complex(value)):
         raise NonFiniteError(f"{what} must be finite, got {value!r}")
     return value
@@ -248,8 +282,9 @@ def check_alloc(nbytes: int, what: str) -> None:
     machine's physical memory (an allocation that size would fail or be killed)."""
     total = physical_memory()
     if total is not None and nbytes > total:
-        raise Tensor4allMemoryError(f"{what} needs {fmt_bytes(nbytes)}, more than this machine's memory "
-                                    f"({fmt_bytes(total)})")
+        raise Tensor4allMemoryError(
+            f"{what} needs {fmt_bytes(nbytes)}, more than this machine's memory ({fmt_bytes(total)})"
+        )
 
 
 # ---- file paths --------------------------------------------------------------------------

@@ -11,6 +11,7 @@ implicitly.
 
 CuPy is an optional dependency, imported on first use of a GPU placement.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -23,14 +24,28 @@ from tenferro.checks import import_optional, install_hint
 
 from .errors import InvalidOptionError, OptionalDependencyError
 
-__all__ = ["array_module", "is_device_array", "to_host", "host_tensor", "stored_array", "to_device", "check_placement",
-           "cupy_module", "synchronize", "contiguous", "device_scope"]
+__all__ = [
+    "array_module",
+    "is_device_array",
+    "to_host",
+    "host_tensor",
+    "stored_array",
+    "to_device",
+    "check_placement",
+    "cupy_module",
+    "synchronize",
+    "contiguous",
+    "device_scope",
+]
 
 
 def cupy_module(what: str) -> Any:
     """CuPy, imported on demand; :class:`OptionalDependencyError` naming ``what`` without it."""
-    return import_optional("cupy", OptionalDependencyError,
-                           f"{what} on a GPU needs CuPy and a GPU: {install_hint('gpu')} or run on the CPU")
+    return import_optional(
+        "cupy",
+        OptionalDependencyError,
+        f"{what} on a GPU needs CuPy and a GPU: {install_hint('gpu')} or run on the CPU",
+    )
 
 
 def is_device_array(a: Any) -> bool:
@@ -81,8 +96,9 @@ def check_placement(placement: Any, what: str) -> tf.Placement:
         except Exception as exc:  # noqa: BLE001  (CUDA driver errors have many types)
             raise OptionalDependencyError(f"{what}: CuPy cannot reach a GPU ({type(exc).__name__}: {exc})") from None
         if placement.device >= count:
-            raise InvalidOptionError(f"{what}: placement {placement} names a GPU that does not exist "
-                                     f"({count} device(s) visible)")
+            raise InvalidOptionError(
+                f"{what}: placement {placement} names a GPU that does not exist ({count} device(s) visible)"
+            )
     return placement
 
 

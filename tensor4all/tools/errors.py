@@ -10,6 +10,7 @@ from the matching built-in exception (``ValueError``, ``TypeError``, ``IndexErro
 ``KeyError``, ``FileNotFoundError``) so generic handlers keep working; code raises a
 subclass, never :class:`Tensor4allError` itself.
 """
+
 from __future__ import annotations
 
 __all__ = [

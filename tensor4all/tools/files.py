@@ -6,6 +6,7 @@ short name in the same directory, then ``os.replace``), so the directory must ta
 scan, or a run, whose output cannot be written is refused before its first point or sweep, not
 after all of them.
 """
+
 from __future__ import annotations
 
 import os
@@ -32,15 +33,18 @@ def output_problem(path: str) -> str | None:
         return f"directory {directory!r} does not exist; create it or give a path in an existing directory"
     name_max = _name_max(directory)
     if len(os.fsencode(os.path.basename(path))) > name_max:
-        return (f"the file name {os.path.basename(path)!r} is too long (at most {name_max} bytes here); "
-                "give a shorter name")
+        return (
+            f"the file name {os.path.basename(path)!r} is too long (at most {name_max} bytes here); give a shorter name"
+        )
     try:  # the probe: a short-named temporary file, as atomic_write makes, removed at once
         fd, probe = tempfile.mkstemp(prefix=".probe.", suffix=".tmp", dir=directory)
         os.close(fd)
         os.unlink(probe)
     except OSError as e:
-        return (f"cannot write in directory {directory!r}: no file can be created there ({e.strerror or e}); "
-                "give a path in a writable directory")
+        return (
+            f"cannot write in directory {directory!r}: no file can be created there ({e.strerror or e}); "
+            "give a path in a writable directory"
+        )
     if os.path.exists(path) and not os.access(path, os.W_OK):
         return f"{path!r} exists and is not writable; make it writable or give another file name"
     return None

@@ -8,6 +8,7 @@ runs one thread while the largest bond dimension of the schedule is below
 :data:`THREADED_MIN_BOND` and leaves the BLAS default above it (measured with
 ``python benchmarks/dmrg.py --threads``). The caller's own limits are restored on exit.
 """
+
 from __future__ import annotations
 
 import contextlib

@@ -1,4 +1,5 @@
 """Make the shared test helpers in this folder (``specs``) importable."""
+
 import os
 import sys
 

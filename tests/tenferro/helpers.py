@@ -1,4 +1,5 @@
 """Small helpers shared by the tenferro op-family tests."""
+
 from __future__ import annotations
 
 import string
@@ -123,12 +124,15 @@ def assert_tree_close(got, want, what: str, rtol: float = JIT_RTOL) -> float:
     assert g_tree == w_tree, f"{what}: structure {g_tree} != eager {w_tree}"
     g_arr = [np.asarray(x) for x in g_leaves]
     w_arr = [np.asarray(x) for x in w_leaves]
-    tree_scale = max([float(np.max(np.abs(w[np.isfinite(w)]), initial=0.0)) if w.dtype.kind in "fc"
-                      else 0.0 for w in w_arr], default=0.0)
+    tree_scale = max(
+        [float(np.max(np.abs(w[np.isfinite(w)]), initial=0.0)) if w.dtype.kind in "fc" else 0.0 for w in w_arr],
+        default=0.0,
+    )
     worst = 0.0
     for k, (g, w) in enumerate(zip(g_arr, w_arr)):
         assert g.shape == w.shape and g.dtype == w.dtype, (
-            f"{what}: leaf {k} is {g.dtype}{list(g.shape)}, eager {w.dtype}{list(w.shape)}")
+            f"{what}: leaf {k} is {g.dtype}{list(g.shape)}, eager {w.dtype}{list(w.shape)}"
+        )
         if g.dtype.kind not in "fc":
             np.testing.assert_array_equal(g, w, err_msg=f"{what}: leaf {k}")
             continue
@@ -139,7 +143,8 @@ def assert_tree_close(got, want, what: str, rtol: float = JIT_RTOL) -> float:
         inf = np.isinf(w)
         assert np.all(g[inf] == w[inf]), f"{what}: leaf {k}: infinities differ"
         assert err <= rtol * tree_scale, (
-            f"{what}: leaf {k}: max |jit - eager| = {err:.3e}, more than {rtol:g} x {tree_scale:.3e}")
+            f"{what}: leaf {k}: max |jit - eager| = {err:.3e}, more than {rtol:g} x {tree_scale:.3e}"
+        )
         if err:
             worst = max(worst, err / tree_scale)
     return worst
@@ -192,7 +197,7 @@ def check_jit_matches(f, args, order: int = 2, seed: int = 0, rtol: float = JIT_
     jit_derivatives, jf = tf.jit(_derivatives(f, order)), tf.jit(f)
     compiled = jit_derivatives(*point)
     through_call = _derivatives(jf, order)(*point)
-    for fn in (jit_derivatives, jf):   # each traced and compiled once (no fallback to running f itself)
+    for fn in (jit_derivatives, jf):  # each traced and compiled once (no fallback to running f itself)
         info = fn.cache_info()
         assert info.traces == 1 and info.size == 1, f"{fn!r}: {info}"
     worst = 0.0

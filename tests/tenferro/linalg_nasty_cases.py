@@ -27,6 +27,7 @@ Each framework uses its natural API: the decompositions for JAX and PyTorch, and
 tenferro also ``funm_hermitian`` and ``polar`` where a loss is a matrix function
 (``tr f(A)``, ``f(A)``, ``U f(S) V^H``), which is what those exist for.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -60,9 +61,9 @@ class Case:
     order: int = 1
     direction: np.ndarray | None = None
     smooth: bool = True
-    scale: float = 0.0                     # size of the derivative's terms (cases whose derivative is 0)
-    quick: bool = False                    # in the pytest subset
-    tenferro: str = "right"                # "right"; "raises": a documented refusal of a smooth case;
+    scale: float = 0.0  # size of the derivative's terms (cases whose derivative is 0)
+    quick: bool = False  # in the pytest subset
+    tenferro: str = "right"  # "right"; "raises": a documented refusal of a smooth case;
     #                                        "wrong": a documented limitation (never in the asserted subset)
     note: str = ""
 
@@ -108,10 +109,20 @@ _DT = {False: "real", True: "complex"}
 
 def _exact_degeneracy() -> list[Case]:
     out = []
-    eig_spectra = {"2,1,1": [2, 2, 1, .5], "2,2": [1, 1, -1, -1], "3,1": [3, 3, 3, 1], "1,2,1": [2, .5, .5, -1],
-                   "4": [1.5] * 4}
-    svd_spectra = {"2,1,1": [2, 2, 1, .5], "2,2": [1, 1, .5, .5], "3,1": [3, 3, 3, 1], "1,2,1": [2, 1, 1, .5],
-                   "4": [1.0] * 4}
+    eig_spectra = {
+        "2,1,1": [2, 2, 1, 0.5],
+        "2,2": [1, 1, -1, -1],
+        "3,1": [3, 3, 3, 1],
+        "1,2,1": [2, 0.5, 0.5, -1],
+        "4": [1.5] * 4,
+    }
+    svd_spectra = {
+        "2,1,1": [2, 2, 1, 0.5],
+        "2,2": [1, 1, 0.5, 0.5],
+        "3,1": [3, 3, 3, 1],
+        "1,2,1": [2, 1, 1, 0.5],
+        "4": [1.0] * 4,
+    }
     for cplx in (False, True):
         for sname, vals in eig_spectra.items():
             rng = _rng("eig", sname, cplx)
@@ -124,10 +135,28 @@ def _exact_degeneracy() -> list[Case]:
             if hi - lo < 4:
                 losses.append("eigh_proj")
             for loss in losses:
-                out.append(Case(f"{base} {loss}", "exact degeneracy", loss, a, {"C": c, "lo": lo, "hi": hi},
-                                quick=quick and loss in ("eigh_recon_cube", "eigh_proj")))
-            out.append(Case(f"{base} eigh_trace_exp hvp", "exact degeneracy", "eigh_trace_exp", a, {}, order=2,
-                            direction=_gauss(rng, (4, 4), cplx), quick=quick and not cplx))
+                out.append(
+                    Case(
+                        f"{base} {loss}",
+                        "exact degeneracy",
+                        loss,
+                        a,
+                        {"C": c, "lo": lo, "hi": hi},
+                        quick=quick and loss in ("eigh_recon_cube", "eigh_proj"),
+                    )
+                )
+            out.append(
+                Case(
+                    f"{base} eigh_trace_exp hvp",
+                    "exact degeneracy",
+                    "eigh_trace_exp",
+                    a,
+                    {},
+                    order=2,
+                    direction=_gauss(rng, (4, 4), cplx),
+                    quick=quick and not cplx,
+                )
+            )
         for sname, vals in svd_spectra.items():
             rng = _rng("svd", sname, cplx)
             a = _with_spectrum(rng, vals, cplx, False)
@@ -139,8 +168,16 @@ def _exact_degeneracy() -> list[Case]:
             if hi - lo < 4:
                 losses.append("svd_proj")
             for loss in losses:
-                out.append(Case(f"{base} {loss}", "exact degeneracy", loss, a, {"C": c, "lo": lo, "hi": hi},
-                                quick=quick and loss in ("svd_polar", "svd_recon_sq")))
+                out.append(
+                    Case(
+                        f"{base} {loss}",
+                        "exact degeneracy",
+                        loss,
+                        a,
+                        {"C": c, "lo": lo, "hi": hi},
+                        quick=quick and loss in ("svd_polar", "svd_recon_sq"),
+                    )
+                )
     return out
 
 
@@ -149,26 +186,46 @@ def _near_degeneracy() -> list[Case]:
     for cplx in (False, True):
         for gap in (1e-4, 1e-5, 1e-6, 1e-7, 1e-8):
             rng = _rng("near", gap, cplx)
-            s_vals, w_vals = [2 + gap, 2, 1, .5], [-.5, 1, 2, 2 + gap]
+            s_vals, w_vals = [2 + gap, 2, 1, 0.5], [-0.5, 1, 2, 2 + gap]
             a_s = _with_spectrum(rng, s_vals, cplx, False)
             a_w = _with_spectrum(rng, w_vals, cplx, True)
             c = _gauss(rng, (4, 4), cplx)
             quick = gap in (1e-4, 1e-8) and not cplx
             tag = f"gap {gap:.0e} {_DT[cplx]}"
-            for loss, a, lohi in [("svd_recon_dec", a_s, (0, 1)), ("svd_proj", a_s, (0, 1)), ("svd_polar", a_s, (0, 1)),
-                                  ("eigh_recon_dec", a_w, (3, 4)), ("eigh_proj", a_w, (3, 4)),
-                                  ("eigh_recon_exp", a_w, (2, 4))]:
-                out.append(Case(f"{loss} {tag}", "near degeneracy", loss, a,
-                                {"C": c, "lo": lohi[0], "hi": lohi[1]},
-                                quick=quick and loss in ("svd_recon_dec", "eigh_proj")))
-        for scale in (1e-6, 1e-4, 1e4, 1e6):        # a well-separated spectrum, scaled
+            for loss, a, lohi in [
+                ("svd_recon_dec", a_s, (0, 1)),
+                ("svd_proj", a_s, (0, 1)),
+                ("svd_polar", a_s, (0, 1)),
+                ("eigh_recon_dec", a_w, (3, 4)),
+                ("eigh_proj", a_w, (3, 4)),
+                ("eigh_recon_exp", a_w, (2, 4)),
+            ]:
+                out.append(
+                    Case(
+                        f"{loss} {tag}",
+                        "near degeneracy",
+                        loss,
+                        a,
+                        {"C": c, "lo": lohi[0], "hi": lohi[1]},
+                        quick=quick and loss in ("svd_recon_dec", "eigh_proj"),
+                    )
+                )
+        for scale in (1e-6, 1e-4, 1e4, 1e6):  # a well-separated spectrum, scaled
             rng = _rng("scale", scale, cplx)
-            a_s = _with_spectrum(rng, [2, 1.5, 1, .5], cplx, False) * scale
-            a_w = _with_spectrum(rng, [-.5, .5, 1, 2], cplx, True) * scale
+            a_s = _with_spectrum(rng, [2, 1.5, 1, 0.5], cplx, False) * scale
+            a_w = _with_spectrum(rng, [-0.5, 0.5, 1, 2], cplx, True) * scale
             c = _gauss(rng, (4, 4), cplx)
             tag = f"scale {scale:.0e} {_DT[cplx]}"
-            out.append(Case(f"svd_recon_dec {tag}", "near degeneracy", "svd_recon_dec", a_s, {"C": c},
-                            quick=scale == 1e-4 and not cplx))
+            out.append(
+                Case(
+                    f"svd_recon_dec {tag}",
+                    "near degeneracy",
+                    "svd_recon_dec",
+                    a_s,
+                    {"C": c},
+                    quick=scale == 1e-4 and not cplx,
+                )
+            )
             out.append(Case(f"eigh_proj {tag}", "near degeneracy", "eigh_proj", a_w, {"C": c, "lo": 3, "hi": 4}))
     return out
 
@@ -185,21 +242,43 @@ def _rank_deficiency() -> list[Case]:
             tag = f"qr {m}x{n} zero column {zero} {_DT[cplx]}"
             quick = (m, n, zero) == (5, 3, 1)
             for loss in ("qr_proj_lead", "qr_recon_lead", "qr_abs_lead"):
-                pp = dict(p, C=_gauss(rng, (m, m if loss == "qr_proj_lead" else (k if loss == "qr_abs_lead" else n)),
-                                      cplx))
+                pp = dict(
+                    p, C=_gauss(rng, (m, m if loss == "qr_proj_lead" else (k if loss == "qr_abs_lead" else n)), cplx)
+                )
                 if loss == "qr_abs_lead":
                     pp["C"] = pp["C"].real
                 out.append(Case(f"{loss} {tag}", "rank deficiency", loss, a, pp, quick=quick))
             kk = min(m, n)
-            out.append(Case(f"qr_abs_all {tag}", "rank deficiency", "qr_abs_all", a,
-                            {"C": _gauss(rng, (m, kk), False), "D": _gauss(rng, (kk, n), False)}, smooth=False,
-                            quick=quick,
-                            note="Q[:, j:] and R[j:, j:] have no derivative at a rank-deficient matrix"))
-            out.append(Case(f"qr_recon_full {tag}", "rank deficiency", "qr_recon_full", a,
-                            {"C": _gauss(rng, (m, n), cplx)}, tenferro="raises", quick=quick,
-                            note="smooth (QR = a) but through the trailing factors: the rule sees only cotangents"))
-        for (m, n), r, kind in [((4, 4), 2, "product"), ((4, 4), 3, "product"), ((5, 3), 2, "product"),
-                                ((4, 4), 2, "zero columns")]:
+            out.append(
+                Case(
+                    f"qr_abs_all {tag}",
+                    "rank deficiency",
+                    "qr_abs_all",
+                    a,
+                    {"C": _gauss(rng, (m, kk), False), "D": _gauss(rng, (kk, n), False)},
+                    smooth=False,
+                    quick=quick,
+                    note="Q[:, j:] and R[j:, j:] have no derivative at a rank-deficient matrix",
+                )
+            )
+            out.append(
+                Case(
+                    f"qr_recon_full {tag}",
+                    "rank deficiency",
+                    "qr_recon_full",
+                    a,
+                    {"C": _gauss(rng, (m, n), cplx)},
+                    tenferro="raises",
+                    quick=quick,
+                    note="smooth (QR = a) but through the trailing factors: the rule sees only cotangents",
+                )
+            )
+        for (m, n), r, kind in [
+            ((4, 4), 2, "product"),
+            ((4, 4), 3, "product"),
+            ((5, 3), 2, "product"),
+            ((4, 4), 2, "zero columns"),
+        ]:
             rng = _rng("svdrank", m, n, r, kind, cplx)
             if kind == "product":
                 a = _gauss(rng, (m, r), cplx) @ _gauss(rng, (r, n), cplx)
@@ -210,27 +289,64 @@ def _rank_deficiency() -> list[Case]:
             tag = f"svd {m}x{n} rank {r} ({kind}) {_DT[cplx]}"
             quick = (m, n, r, kind) == (4, 4, 2, "product") and not cplx
             for loss in ("svd_recon_dec", "svd_sum_sq", "svd_proj"):
-                note = ("U S V^H through exactly repeated zero singular values: the in-block gradient is not "
-                        "determined by the SVD's cotangents (docs/ad/gauge.md)"
-                        if loss == "svd_recon_dec" and kind == "zero columns" else "")
-                out.append(Case(f"{loss} {tag}", "rank deficiency", loss, a,
-                                {"C": _gauss(rng, (m, m), cplx) if loss == "svd_proj" else c, "lo": 0, "hi": r},
-                                quick=quick, tenferro="wrong" if note else "right", note=note))
+                note = (
+                    "U S V^H through exactly repeated zero singular values: the in-block gradient is not "
+                    "determined by the SVD's cotangents (docs/ad/gauge.md)"
+                    if loss == "svd_recon_dec" and kind == "zero columns"
+                    else ""
+                )
+                out.append(
+                    Case(
+                        f"{loss} {tag}",
+                        "rank deficiency",
+                        loss,
+                        a,
+                        {"C": _gauss(rng, (m, m), cplx) if loss == "svd_proj" else c, "lo": 0, "hi": r},
+                        quick=quick,
+                        tenferro="wrong" if note else "right",
+                        note=note,
+                    )
+                )
         for n in (3, 4):
             rng = _rng("detrank", n, cplx)
             c = np.exp(1j * rng.uniform(0, 6)) if cplx else 1.0
             a = _gauss(rng, (n, n - 1), cplx) @ _gauss(rng, (n - 1, n), cplx)
-            out.append(Case(f"det gradient {n}x{n} rank {n - 1} (product) {_DT[cplx]}", "rank deficiency", "det_re", a,
-                            {"c": np.asarray(c)}, quick=n == 3))
+            out.append(
+                Case(
+                    f"det gradient {n}x{n} rank {n - 1} (product) {_DT[cplx]}",
+                    "rank deficiency",
+                    "det_re",
+                    a,
+                    {"c": np.asarray(c)},
+                    quick=n == 3,
+                )
+            )
             b = rng.integers(-3, 4, (n, n)).astype(complex if cplx else float)
-            b[:, -1] = b[:, 0] - 2 * b[:, 1]                  # exactly singular in floating point
+            b[:, -1] = b[:, 0] - 2 * b[:, 1]  # exactly singular in floating point
             if cplx:
                 b = b * (1 + 2j)
-            out.append(Case(f"det gradient {n}x{n} rank {n - 1} (exact) {_DT[cplx]}", "rank deficiency", "det_re", b,
-                            {"c": np.asarray(c)}, quick=n == 3 and cplx))
-            out.append(Case(f"logabsdet {n}x{n} singular (exact) {_DT[cplx]}", "rank deficiency", "logabsdet", b, {},
-                            smooth=False, quick=n == 3,
-                            note="log|det| = -inf at a singular matrix: no derivative"))
+            out.append(
+                Case(
+                    f"det gradient {n}x{n} rank {n - 1} (exact) {_DT[cplx]}",
+                    "rank deficiency",
+                    "det_re",
+                    b,
+                    {"c": np.asarray(c)},
+                    quick=n == 3 and cplx,
+                )
+            )
+            out.append(
+                Case(
+                    f"logabsdet {n}x{n} singular (exact) {_DT[cplx]}",
+                    "rank deficiency",
+                    "logabsdet",
+                    b,
+                    {},
+                    smooth=False,
+                    quick=n == 3,
+                    note="log|det| = -inf at a singular matrix: no derivative",
+                )
+            )
     return out
 
 
@@ -243,7 +359,7 @@ def _large_norm_expm() -> list[Case]:
                 if kind == "normal":
                     a = _with_spectrum(rng, [norm, -norm, norm / 2, 0.1], False, True)
                     if cplx:
-                        a = a + 1j * _with_spectrum(rng, [1, -1, .5, 0], False, True)
+                        a = a + 1j * _with_spectrum(rng, [1, -1, 0.5, 0], False, True)
                 else:
                     g = _gauss(rng, (4, 4), cplx)
                     a = g * (norm / np.linalg.norm(g, 2))
@@ -251,12 +367,22 @@ def _large_norm_expm() -> list[Case]:
                 e = _gauss(rng, (4, 4), cplx)
                 tag = f"norm {norm} {kind} {_DT[cplx]}"
                 quick = norm == 50 and kind == "normal"
-                out.append(Case(f"expm_inner gradient {tag}", "large-norm expm", "expm_inner", a, {"C": c},
-                                quick=quick and not cplx))
-                out.append(Case(f"expm_sq hvp {tag}", "large-norm expm", "expm_sq", a, {}, order=2, direction=e,
-                                quick=quick))
-                out.append(Case(f"expm_inner hvp {tag}", "large-norm expm", "expm_inner", a, {"C": c}, order=2,
-                                direction=e))
+                out.append(
+                    Case(
+                        f"expm_inner gradient {tag}",
+                        "large-norm expm",
+                        "expm_inner",
+                        a,
+                        {"C": c},
+                        quick=quick and not cplx,
+                    )
+                )
+                out.append(
+                    Case(f"expm_sq hvp {tag}", "large-norm expm", "expm_sq", a, {}, order=2, direction=e, quick=quick)
+                )
+                out.append(
+                    Case(f"expm_inner hvp {tag}", "large-norm expm", "expm_inner", a, {"C": c}, order=2, direction=e)
+                )
     return out
 
 
@@ -274,14 +400,33 @@ def _singular_det() -> list[Case]:
                     e = _gauss(rng, (n, n), cplx)
                     # rank N-3: the Hessian is exactly 0; its terms are products of N-2 entries
                     scale = float(np.linalg.norm(a, 2) ** (n - 2) * np.linalg.norm(e)) if rank == n - 3 else 0.0
-                    out.append(Case(f"det hvp {n}x{n} rank {rank} #{d} {_DT[cplx]}", "singular det", "det_re", a,
-                                    {"c": np.asarray(c)}, order=2, direction=e, scale=scale,
-                                    quick=d == 0 and n == 4 and rank >= n - 2))
+                    out.append(
+                        Case(
+                            f"det hvp {n}x{n} rank {rank} #{d} {_DT[cplx]}",
+                            "singular det",
+                            "det_re",
+                            a,
+                            {"c": np.asarray(c)},
+                            order=2,
+                            direction=e,
+                            scale=scale,
+                            quick=d == 0 and n == 4 and rank >= n - 2,
+                        )
+                    )
             rng = _rng("dethess exact", n, cplx)
             b = rng.integers(-3, 4, (n, n)).astype(complex if cplx else float)
             b[:, -1] = b[:, 0] + b[:, 1]
-            out.append(Case(f"det hvp {n}x{n} rank {n - 1} (exact) {_DT[cplx]}", "singular det", "det_re", b,
-                            {"c": np.asarray(1.0 + 0j if cplx else 1.0)}, order=2, direction=_gauss(rng, (n, n), cplx)))
+            out.append(
+                Case(
+                    f"det hvp {n}x{n} rank {n - 1} (exact) {_DT[cplx]}",
+                    "singular det",
+                    "det_re",
+                    b,
+                    {"c": np.asarray(1.0 + 0j if cplx else 1.0)},
+                    order=2,
+                    direction=_gauss(rng, (n, n), cplx),
+                )
+            )
     return out
 
 
@@ -294,7 +439,7 @@ QUICK: list[Case] = [c for c in CASES if c.quick]
 # ---------------------------------------------------------------------------
 def _directions(shape: tuple, cplx: bool):
     for idx in np.ndindex(*shape):
-        for unit in ((1.0, 1j) if cplx else (1.0,)):
+        for unit in (1.0, 1j) if cplx else (1.0,):
             e = np.zeros(shape, dtype=complex if cplx else float)
             e[idx] = unit
             yield idx, unit, e
@@ -309,14 +454,17 @@ def reference(case: Case) -> np.ndarray:
             params["c"] = B.const(np.asarray(case.params["c"]).reshape(1))[0]
         loss = LOSSES[case.loss]
         a = B.const(case.a)
-        f = lambda x: loss(B, x, params)                                            # noqa: E731
+        f = lambda x: loss(B, x, params)  # noqa: E731
         out = np.zeros(case.a.shape, dtype=complex if case.complex_ else float)
         if case.order == 1:
             h = mp.mpf(H1)
             for idx, unit, e in _directions(case.a.shape, case.complex_):
                 d = B.const(e) * h
-                out[idx] += complex(np.conj(unit)) * complex((f(a + d) - f(a - d)) / (2 * h)) if case.complex_ \
+                out[idx] += (
+                    complex(np.conj(unit)) * complex((f(a + d) - f(a - d)) / (2 * h))
+                    if case.complex_
                     else float((f(a + d) - f(a - d)) / (2 * h))
+                )
         else:
             h = mp.mpf(H2)
             t = B.const(case.direction) * h
@@ -331,7 +479,7 @@ def tenferro_derivative(case: Case, B: Backend | None = None) -> np.ndarray:
     """tenferro's gradient (order 1) or Hessian-vector product (order 2) of the case
     (with the matrix-function API, or through backend ``B``)."""
     B = TenferroBackend() if B is None else B
-    f = lambda x: LOSSES[case.loss](B, x, case.params)                              # noqa: E731
+    f = lambda x: LOSSES[case.loss](B, x, case.params)  # noqa: E731
     a = tf.asarray(case.a)
     if case.order == 1:
         return tidu.grad(f)(a).numpy()

@@ -2,6 +2,7 @@
 against a small backend interface, and the two backends the tests need: tenferro and
 mpmath (the extended-precision reference). JAX's and PyTorch's backends live in
 ``benchmarks/linalg_accuracy.py`` (peers are benchmark dependencies only)."""
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -23,16 +24,35 @@ class Backend:
 
     name = "?"
 
-    def const(self, a: np.ndarray) -> Any: raise NotImplementedError
-    def conj(self, x: Any) -> Any: raise NotImplementedError
-    def svd(self, x: Any) -> tuple: raise NotImplementedError        # (u, s, vh), reduced, s descending
-    def eigh(self, x: Any) -> tuple: raise NotImplementedError       # (w, v), w ascending
-    def qr(self, x: Any) -> tuple: raise NotImplementedError         # (q, r), reduced
-    def det(self, x: Any) -> Any: raise NotImplementedError
-    def logabsdet(self, x: Any) -> Any: raise NotImplementedError
-    def expm(self, x: Any) -> Any: raise NotImplementedError
-    def exp(self, x: Any) -> Any: raise NotImplementedError
-    def re_sum(self, x: Any) -> Any: raise NotImplementedError       # Re sum(x), a real scalar
+    def const(self, a: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def conj(self, x: Any) -> Any:
+        raise NotImplementedError
+
+    def svd(self, x: Any) -> tuple:
+        raise NotImplementedError  # (u, s, vh), reduced, s descending
+
+    def eigh(self, x: Any) -> tuple:
+        raise NotImplementedError  # (w, v), w ascending
+
+    def qr(self, x: Any) -> tuple:
+        raise NotImplementedError  # (q, r), reduced
+
+    def det(self, x: Any) -> Any:
+        raise NotImplementedError
+
+    def logabsdet(self, x: Any) -> Any:
+        raise NotImplementedError
+
+    def expm(self, x: Any) -> Any:
+        raise NotImplementedError
+
+    def exp(self, x: Any) -> Any:
+        raise NotImplementedError
+
+    def re_sum(self, x: Any) -> Any:
+        raise NotImplementedError  # Re sum(x), a real scalar
 
     def H(self, x: Any) -> Any:
         return self.conj(x).T
@@ -66,24 +86,48 @@ class Backend:
 class TenferroBackend(Backend):
     name = "tenferro"
 
-    def const(self, a): return tf.asarray(a)
-    def conj(self, x): return tf.conj(x)
-    def svd(self, x): return la.svd(x)
-    def eigh(self, x): return la.eigh(x)
-    def qr(self, x): return la.qr(x)
-    def det(self, x): return la.det(x)
-    def logabsdet(self, x): return la.slogdet(x)[1]
-    def expm(self, x): return la.expm(x)
-    def exp(self, x): return tf.exp(x)
-    def re_sum(self, x): return tf.real(tf.sum(x))
+    def const(self, a):
+        return tf.asarray(a)
+
+    def conj(self, x):
+        return tf.conj(x)
+
+    def svd(self, x):
+        return la.svd(x)
+
+    def eigh(self, x):
+        return la.eigh(x)
+
+    def qr(self, x):
+        return la.qr(x)
+
+    def det(self, x):
+        return la.det(x)
+
+    def logabsdet(self, x):
+        return la.slogdet(x)[1]
+
+    def expm(self, x):
+        return la.expm(x)
+
+    def exp(self, x):
+        return tf.exp(x)
+
+    def re_sum(self, x):
+        return tf.real(tf.sum(x))
 
     # the matrix-function API, exact at repeated eigenvalues and singular values
-    def funm_h(self, x, f): return la.funm_hermitian(x, f)
-    def trace_funm_h(self, x, f): return tf.real(tf.trace(la.funm_hermitian(x, f)))
-    def polar_u(self, x): return la.polar(x)[0]
+    def funm_h(self, x, f):
+        return la.funm_hermitian(x, f)
+
+    def trace_funm_h(self, x, f):
+        return tf.real(tf.trace(la.funm_hermitian(x, f)))
+
+    def polar_u(self, x):
+        return la.polar(x)[0]
 
     def svd_f(self, x, f):
-        u, p = la.polar(x)                      # U f(S) V^H = (U V^H) (V f(S) V^H)
+        u, p = la.polar(x)  # U f(S) V^H = (U V^H) (V f(S) V^H)
         return u @ la.funm_hermitian(p, f)
 
 
@@ -117,12 +161,18 @@ class MpBackend(Backend):
         if not isinstance(a, np.ndarray) or a.dtype == object:
             return a
         cast = mp.mpc if self.complex_ else mp.mpf
-        return np.array([cast(complex(x)) if self.complex_ else cast(float(x)) for x in a.ravel()],
-                        dtype=object).reshape(a.shape)
+        return np.array(
+            [cast(complex(x)) if self.complex_ else cast(float(x)) for x in a.ravel()], dtype=object
+        ).reshape(a.shape)
 
-    def conj(self, x): return _mp_conj(x) if self.complex_ else x
-    def _m(self, x): return mp.matrix(x.tolist())
-    def _a(self, m): return np.array(m.tolist(), dtype=object)
+    def conj(self, x):
+        return _mp_conj(x) if self.complex_ else x
+
+    def _m(self, x):
+        return mp.matrix(x.tolist())
+
+    def _a(self, m):
+        return np.array(m.tolist(), dtype=object)
 
     def svd(self, x):
         u, s, v = (mp.svd_c if self.complex_ else mp.svd_r)(self._m(x))
@@ -136,25 +186,41 @@ class MpBackend(Backend):
 
     def qr(self, x):
         m, n = x.shape
-        q, r = mp.qr(self._m(x[:, :min(m, n)]), mode="skinny")        # (mpmath needs M >= N)
+        q, r = mp.qr(self._m(x[:, : min(m, n)]), mode="skinny")  # (mpmath needs M >= N)
         q, r = self._a(q), self._a(r)
-        if n > m:                                                        # wide: R = [R1 | Q^H Y]
+        if n > m:  # wide: R = [R1 | Q^H Y]
             r = np.concatenate([r, self.H(q) @ x[:, m:]], axis=1)
         return q, r
 
-    def det(self, x): return mp.det(self._m(x))
-    def logabsdet(self, x): return mp.log(abs(mp.det(self._m(x))))
-    def expm(self, x): return self._a(mp.expm(self._m(x)))
-    def exp(self, x): return _mp_exp(x)
-    def re_sum(self, x): return mp.re(np.sum(x))
+    def det(self, x):
+        return mp.det(self._m(x))
+
+    def logabsdet(self, x):
+        return mp.log(abs(mp.det(self._m(x))))
+
+    def expm(self, x):
+        return self._a(mp.expm(self._m(x)))
+
+    def exp(self, x):
+        return _mp_exp(x)
+
+    def re_sum(self, x):
+        return mp.re(np.sum(x))
 
 
 # ---------------------------------------------------------------------------
 # losses: real scalars of one matrix x, with constant parameters p
 # ---------------------------------------------------------------------------
-def _cube(w): return w * w * w
-def _sq(w): return w * w
-def _ident(w): return w * 1.0
+def _cube(w):
+    return w * w * w
+
+
+def _sq(w):
+    return w * w
+
+
+def _ident(w):
+    return w * 1.0
 
 
 def _inner(B, p, y, key="C"):
@@ -168,12 +234,12 @@ def _svd_recon_dec(B, x, p):
 
 
 def _svd_proj(B, x, p):
-    u = B.svd(x)[0][:, p["lo"]:p["hi"]]
+    u = B.svd(x)[0][:, p["lo"] : p["hi"]]
     return _inner(B, p, u @ B.H(u))
 
 
 def _eigh_proj(B, x, p):
-    v = B.eigh(B.herm(x))[1][:, p["lo"]:p["hi"]]
+    v = B.eigh(B.herm(x))[1][:, p["lo"] : p["hi"]]
     return _inner(B, p, v @ B.H(v))
 
 
@@ -184,7 +250,7 @@ def _eigh_recon_dec(B, x, p):
 
 def _qr_lead(B, x, p):
     q, r = B.qr(x)
-    return q[:, :p["k"]], r[:p["k"], :]
+    return q[:, : p["k"]], r[: p["k"], :]
 
 
 def _qr_proj_lead(B, x, p):
@@ -221,11 +287,11 @@ LOSSES: dict[str, Callable[[Backend, Any, dict], Any]] = {
     "svd_sum_cube": lambda B, x, p: B.re_sum(_cube(B.svd(x)[1])),
     "svd_sum_sq": lambda B, x, p: B.re_sum(_sq(B.svd(x)[1])),
     "svd_nuclear": lambda B, x, p: B.re_sum(B.svd(x)[1]),
-    "svd_proj": _svd_proj,                                   # U_B U_B^H, columns lo:hi
+    "svd_proj": _svd_proj,  # U_B U_B^H, columns lo:hi
     "svd_polar": lambda B, x, p: _inner(B, p, B.polar_u(x)),  # U V^H
-    "svd_recon": lambda B, x, p: _inner(B, p, B.svd_f(x, _ident)),   # U S V^H (= x)
-    "svd_recon_sq": lambda B, x, p: _inner(B, p, B.svd_f(x, _sq)),   # U S^2 V^H
-    "svd_recon_dec": _svd_recon_dec,                         # U S V^H from svd in every framework
+    "svd_recon": lambda B, x, p: _inner(B, p, B.svd_f(x, _ident)),  # U S V^H (= x)
+    "svd_recon_sq": lambda B, x, p: _inner(B, p, B.svd_f(x, _sq)),  # U S^2 V^H
+    "svd_recon_dec": _svd_recon_dec,  # U S V^H from svd in every framework
     # eigenvalues and vectors of the Hermitian part
     "eigh_trace_exp": lambda B, x, p: B.trace_funm_h(B.herm(x), B.exp),
     "eigh_proj": _eigh_proj,

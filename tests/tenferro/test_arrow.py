@@ -4,6 +4,7 @@ Checks the permutation convention against pyarrow's own conversions, zero-copy b
 buffer address, round trips over dtypes x shapes (size 0 included) x layouts x
 nulls x dim names, and the typed errors.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 import tenferro as tf
 from tenferro.arrow import _layout
 
-pytestmark = pytest.mark.cpu_only   # Arrow buffers live in host memory
+pytestmark = pytest.mark.cpu_only  # Arrow buffers live in host memory
 
 pa = pytest.importorskip("pyarrow", reason="pyarrow is not installed (the 'arrow' extra)")
 
@@ -33,8 +34,9 @@ def values_addr(arr) -> int:
     """Address of the first element of a fixed_shape_tensor array's values."""
     storage = arr.storage
     values = storage.values
-    return values.buffers()[1].address + (values.offset + storage.offset * storage.type.list_size) * \
-        (values.type.bit_width // 8)  # DataType.byte_width is newer than pyarrow 16
+    return values.buffers()[1].address + (values.offset + storage.offset * storage.type.list_size) * (
+        values.type.bit_width // 8
+    )  # DataType.byte_width is newer than pyarrow 16
 
 
 def sample(shape, dtype, seed=0):
@@ -51,6 +53,7 @@ def batch_of(tensors):
 
 
 # -- the permutation convention ---------------------------------------------------------------
+
 
 def test_layout_helpers_follow_seed_000_example():
     # seed 000: logical shape [4, 2, 3] with permutation [2, 0, 1] has physical shape [2, 3, 4]
@@ -128,8 +131,8 @@ def test_pyarrow_from_numpy_ndarray_inverts_cyclic_permutations():
     must return the input; while it records the inverse, this test is an expected
     failure. tenferro itself never writes such permutations."""
     phys = np.arange(2 * 24).reshape(2, 2, 3, 4)
-    perm = (1, 2, 0)                                   # logical i is physical perm[i]: a 3-cycle
-    x = phys.transpose(0, *(p + 1 for p in perm))     # logical (3, 4, 2) views of row-major (2, 3, 4)
+    perm = (1, 2, 0)  # logical i is physical perm[i]: a 3-cycle
+    x = phys.transpose(0, *(p + 1 for p in perm))  # logical (3, 4, 2) views of row-major (2, 3, 4)
     theirs = pa.FixedShapeTensorArray.from_numpy_ndarray(x)
     recorded = tuple(theirs.type.permutation)
     if recorded == tuple(np.argsort(perm)):
@@ -188,6 +191,7 @@ def test_tenferro_writes_only_identity_or_reversed_permutations():
 
 # -- zero copy, by buffer address -------------------------------------------------------------
 
+
 def test_canonical_batch_tensor_is_shared_with_arrow():
     batch = tf.asarray(sample((3, 4, 5), "float64"))  # five 3x4 tensors, trailing batch
     arr = tf.arrow.to_arrow(batch, batch_axis=-1)
@@ -202,8 +206,8 @@ def test_canonical_batch_tensor_is_shared_with_arrow():
 
 
 def test_row_major_batch_view_is_shared_with_identity_permutation():
-    base = tf.asarray(sample((4, 3, 5), "float32"))        # F-contiguous (4, 3, 5)
-    rowmajor = tf.transpose_view(base)                     # (5, 3, 4) with C strides: five row-major 3x4
+    base = tf.asarray(sample((4, 3, 5), "float32"))  # F-contiguous (4, 3, 5)
+    rowmajor = tf.transpose_view(base)  # (5, 3, 4) with C strides: five row-major 3x4
     arr = tf.arrow.to_arrow(rowmajor, batch_axis=0)
     assert arr.type.permutation is None and arr.type.shape == [3, 4]
     assert values_addr(arr) == addr(base)
@@ -228,8 +232,7 @@ def test_copies_happen_where_documented():
     np.testing.assert_array_equal(batch_of(tf.arrow.from_arrow(arr)), np.asarray(batch))
     items = [tf.asarray(sample((2, 2), "float64", s)) for s in range(3)]
     arr = tf.arrow.to_arrow(items)  # a list is copied once into one buffer
-    assert not any(np.shares_memory(np.frombuffer(arr.storage.values.buffers()[1]), np.asarray(t))
-                   for t in items)
+    assert not any(np.shares_memory(np.frombuffer(arr.storage.values.buffers()[1]), np.asarray(t)) for t in items)
     copied = tf.arrow.from_arrow(tf.arrow.to_arrow(batch, batch_axis=-1), copy=True)
     assert not any(np.shares_memory(np.asarray(t), np.asarray(batch)) for t in copied)
 
@@ -287,6 +290,7 @@ def test_sliced_and_chunked_arrays():
 
 # -- round trips ---------------------------------------------------------------------------------
 
+
 @st.composite
 def batches(draw):
     dtype = draw(st.sampled_from(NUMERIC))
@@ -312,7 +316,7 @@ def test_round_trip_lists_with_nulls(case):
     cplx = tf.dtype(dtype).is_complex
     assert info.shape == (shape + (2,) if cplx else shape)
     if names is not None:
-        assert info.dim_names[:len(shape)] == tuple(names)
+        assert info.dim_names[: len(shape)] == tuple(names)
     back = tf.arrow.from_arrow(arr, complex=cplx)
     for t, b in zip(tensors, back):
         if t is None:
@@ -330,7 +334,7 @@ def test_round_trip_batch_tensor_any_layout_and_batch_axis(case):
     axes = list(range(len(full)))
     rnd.shuffle(axes)
     base = tf.asarray(sample(tuple(full[a] for a in np.argsort(axes)), dtype))
-    t = tf.transpose_view(base, axes) if len(axes) > 1 else base    # a dense view in a random layout
+    t = tf.transpose_view(base, axes) if len(axes) > 1 else base  # a dense view in a random layout
     assert tuple(t.shape) == full
     b = rnd.randrange(len(full))
     batch = tf.transpose_view(t, [*range(b), len(full) - 1, *range(b, len(full) - 1)]) if b != len(full) - 1 else t
@@ -370,6 +374,7 @@ def test_nulls_from_a_foreign_producer():
 
 # -- errors ------------------------------------------------------------------------------------
 
+
 def test_bool_and_0d_are_refused_with_reasons():
     with pytest.raises(tf.DTypeError, match="packs booleans"):
         tf.arrow.to_arrow([tf.asarray([True, False])])
@@ -377,34 +382,42 @@ def test_bool_and_0d_are_refused_with_reasons():
         tf.arrow.to_arrow([tf.asarray(1.0)])
     with pytest.raises(tf.ShapeError, match="at least one dimension"):
         tf.arrow.to_arrow(tf.ones((4,)), batch_axis=0)
-    bool_arr = pa.ExtensionArray.from_storage(pa.fixed_shape_tensor(pa.bool_(), [2]),
-                                              pa.array([[True, False]], pa.list_(pa.bool_(), 2)))
+    bool_arr = pa.ExtensionArray.from_storage(
+        pa.fixed_shape_tensor(pa.bool_(), [2]), pa.array([[True, False]], pa.list_(pa.bool_(), 2))
+    )
     with pytest.raises(tf.DTypeError, match="packs booleans"):
         tf.arrow.from_arrow(bool_arr)
-    scalar_arr = pa.ExtensionArray.from_storage(pa.fixed_shape_tensor(pa.float64(), []),
-                                                pa.array([[1.0]], pa.list_(pa.float64(), 1)))
+    scalar_arr = pa.ExtensionArray.from_storage(
+        pa.fixed_shape_tensor(pa.float64(), []), pa.array([[1.0]], pa.list_(pa.float64(), 1))
+    )
     with pytest.raises(tf.ShapeError, match="at least one dimension"):
         tf.arrow.from_arrow(scalar_arr)
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: tf.arrow.to_arrow([tf.ones((2,)), tf.ones((3,))]), tf.ShapeError, "entry 1 has shape"),
-    (lambda: tf.arrow.to_arrow([tf.ones((2,)), tf.ones((2,), tf.float32)]), tf.DTypeError, "entry 1"),
-    (lambda: tf.arrow.to_arrow([]), tf.TenferroValueError, "no tensors"),
-    (lambda: tf.arrow.to_arrow([None, None]), tf.TenferroValueError, "no tensors"),
-    (lambda: tf.arrow.to_arrow([np.ones(2)]), tf.TenferroTypeError, "entry 0 is a ndarray"),
-    (lambda: tf.arrow.to_arrow(tf.ones((2, 3))), tf.TenferroValueError, "batch_axis="),
-    (lambda: tf.arrow.to_arrow([tf.ones((2,))], batch_axis=0), tf.TenferroValueError, "batch_axis applies"),
-    (lambda: tf.arrow.to_arrow(tf.ones((2, 3)), batch_axis=2), tf.AxisError, "out of range"),
-    (lambda: tf.arrow.to_arrow(np.ones((2, 3))), tf.TenferroTypeError, "expected a list"),
-    (lambda: tf.arrow.to_arrow([tf.ones((2, 3))], ["a"]), tf.ShapeError, "1 dim_names"),
-    (lambda: tf.arrow.to_arrow([tf.ones((2, 3))], "ab"), tf.TenferroTypeError, "sequence of strings"),
-    (lambda: tf.arrow.from_arrow(pa.array([1.0, 2.0])), tf.TenferroTypeError, "fixed_shape_tensor"),
-    (lambda: tf.arrow.from_arrow([1, 2]), tf.TenferroTypeError, "fixed_shape_tensor"),
-    (lambda: tf.arrow.from_arrow(tf.arrow.to_arrow([tf.ones((2,))]), copy="no"), tf.TenferroValueError,
-     "copy must be"),
-    (lambda: tf.arrow.from_arrow(tf.arrow.to_arrow([tf.ones((3,))]), complex=True), tf.ShapeError, "extent 2"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: tf.arrow.to_arrow([tf.ones((2,)), tf.ones((3,))]), tf.ShapeError, "entry 1 has shape"),
+        (lambda: tf.arrow.to_arrow([tf.ones((2,)), tf.ones((2,), tf.float32)]), tf.DTypeError, "entry 1"),
+        (lambda: tf.arrow.to_arrow([]), tf.TenferroValueError, "no tensors"),
+        (lambda: tf.arrow.to_arrow([None, None]), tf.TenferroValueError, "no tensors"),
+        (lambda: tf.arrow.to_arrow([np.ones(2)]), tf.TenferroTypeError, "entry 0 is a ndarray"),
+        (lambda: tf.arrow.to_arrow(tf.ones((2, 3))), tf.TenferroValueError, "batch_axis="),
+        (lambda: tf.arrow.to_arrow([tf.ones((2,))], batch_axis=0), tf.TenferroValueError, "batch_axis applies"),
+        (lambda: tf.arrow.to_arrow(tf.ones((2, 3)), batch_axis=2), tf.AxisError, "out of range"),
+        (lambda: tf.arrow.to_arrow(np.ones((2, 3))), tf.TenferroTypeError, "expected a list"),
+        (lambda: tf.arrow.to_arrow([tf.ones((2, 3))], ["a"]), tf.ShapeError, "1 dim_names"),
+        (lambda: tf.arrow.to_arrow([tf.ones((2, 3))], "ab"), tf.TenferroTypeError, "sequence of strings"),
+        (lambda: tf.arrow.from_arrow(pa.array([1.0, 2.0])), tf.TenferroTypeError, "fixed_shape_tensor"),
+        (lambda: tf.arrow.from_arrow([1, 2]), tf.TenferroTypeError, "fixed_shape_tensor"),
+        (
+            lambda: tf.arrow.from_arrow(tf.arrow.to_arrow([tf.ones((2,))]), copy="no"),
+            tf.TenferroValueError,
+            "copy must be",
+        ),
+        (lambda: tf.arrow.from_arrow(tf.arrow.to_arrow([tf.ones((3,))]), complex=True), tf.ShapeError, "extent 2"),
+    ],
+)
 def test_typed_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
@@ -429,8 +442,12 @@ def test_element_level_nulls_are_refused():
 
 def test_missing_pyarrow_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # makes `import pyarrow` raise ImportError
-    for call in (lambda: tf.arrow.to_arrow([tf.ones((2,))]), lambda: tf.arrow.from_arrow(None),
-                 lambda: tf.save("x.arrow", {"a": tf.ones((2,))}), lambda: tf.load("x.arrow")):
+    for call in (
+        lambda: tf.arrow.to_arrow([tf.ones((2,))]),
+        lambda: tf.arrow.from_arrow(None),
+        lambda: tf.save("x.arrow", {"a": tf.ones((2,))}),
+        lambda: tf.load("x.arrow"),
+    ):
         with pytest.raises(tf.arrow.OptionalDependencyError, match=r"'arrow' extra") as info:
             call()
         assert isinstance(info.value, tf.TenferroError) and isinstance(info.value, ImportError)

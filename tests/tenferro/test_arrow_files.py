@@ -1,4 +1,5 @@
 """tenferro.save / tenferro.load: tensor files in Arrow IPC and Parquet."""
+
 from __future__ import annotations
 
 import os
@@ -8,7 +9,7 @@ import pytest
 
 import tenferro as tf
 
-pytestmark = pytest.mark.cpu_only   # Arrow buffers live in host memory
+pytestmark = pytest.mark.cpu_only  # Arrow buffers live in host memory
 
 pa = pytest.importorskip("pyarrow", reason="pyarrow is not installed (the 'arrow' extra)")
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow was built without Parquet support")
@@ -80,8 +81,9 @@ def test_ten_thousand_tensor_batch_with_nulls(tmp_path, fmt):
         assert len(got) == 10_000
         assert [k for k, t in enumerate(got) if t is None] == sorted(nulls)
         valid = [k for k in range(10_000) if k not in nulls]
-        np.testing.assert_array_equal(np.stack([np.asarray(got[k]) for k in valid]),
-                                      np.stack([np.asarray(src[k]) for k in valid]))
+        np.testing.assert_array_equal(
+            np.stack([np.asarray(got[k]) for k in valid]), np.stack([np.asarray(src[k]) for k in valid])
+        )
         assert got[valid[0]].dtype is src[valid[0]].dtype
     with pytest.raises(tf.TenferroValueError, match="is null"):
         tf.load(path, stack=True)
@@ -208,6 +210,7 @@ def test_files_from_plain_pyarrow_load(tmp_path, fmt):
 
 # -- errors and atomic writes -------------------------------------------------------------------
 
+
 def test_bad_entries_leave_an_existing_file_untouched(tmp_path):
     path = tmp_path / "keep.arrow"
     tf.save(path, {"a": tf.ones((2,))})
@@ -235,21 +238,26 @@ def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda p: tf.save(p / "x", {"a": tf.ones((2,))}, format="hdf5"), tf.TenferroValueError, "unknown format"),
-    (lambda p: tf.save(p / "x", {}), tf.TenferroTypeError, "non-empty dict"),
-    (lambda p: tf.save(p / "x", [tf.ones((2,))]), tf.TenferroTypeError, "non-empty dict"),
-    (lambda p: tf.save(p / "x", {"a": 1.0}), tf.TenferroTypeError, "entry 'a' is a float"),
-    (lambda p: tf.save(p / "x", {1: tf.ones((2,))}), tf.TenferroTypeError, "non-empty strings"),
-    (lambda p: tf.save(p / "x", {"a": tf.ones((2,))}, dim_names={"b": ["i"]}), tf.TenferroValueError,
-     "not entries"),
-    (lambda p: tf.save(p / "x", {"a": tf.ones((2,))}, dim_names={"a": ["i", "j"]}), tf.ShapeError,
-     "dim_names"),
-    (lambda p: tf.save(p / "missing" / "x", {"a": tf.ones((2,))}), tf.arrow.TensorFileError, "does not exist"),
-    (lambda p: tf.save(p, {"a": tf.ones((2,))}), tf.arrow.TensorFileError, "is a directory"),
-    (lambda p: tf.load(p / "nope.arrow"), tf.arrow.TensorFileError, "cannot open"),
-    (lambda p: tf.save(p / "x", {"a": [None, None]}), tf.TenferroValueError, "no tensors"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda p: tf.save(p / "x", {"a": tf.ones((2,))}, format="hdf5"), tf.TenferroValueError, "unknown format"),
+        (lambda p: tf.save(p / "x", {}), tf.TenferroTypeError, "non-empty dict"),
+        (lambda p: tf.save(p / "x", [tf.ones((2,))]), tf.TenferroTypeError, "non-empty dict"),
+        (lambda p: tf.save(p / "x", {"a": 1.0}), tf.TenferroTypeError, "entry 'a' is a float"),
+        (lambda p: tf.save(p / "x", {1: tf.ones((2,))}), tf.TenferroTypeError, "non-empty strings"),
+        (
+            lambda p: tf.save(p / "x", {"a": tf.ones((2,))}, dim_names={"b": ["i"]}),
+            tf.TenferroValueError,
+            "not entries",
+        ),
+        (lambda p: tf.save(p / "x", {"a": tf.ones((2,))}, dim_names={"a": ["i", "j"]}), tf.ShapeError, "dim_names"),
+        (lambda p: tf.save(p / "missing" / "x", {"a": tf.ones((2,))}), tf.arrow.TensorFileError, "does not exist"),
+        (lambda p: tf.save(p, {"a": tf.ones((2,))}), tf.arrow.TensorFileError, "is a directory"),
+        (lambda p: tf.load(p / "nope.arrow"), tf.arrow.TensorFileError, "cannot open"),
+        (lambda p: tf.save(p / "x", {"a": [None, None]}), tf.TenferroValueError, "no tensors"),
+    ],
+)
 def test_typed_errors(tmp_path, call, error, match):
     with pytest.raises(error, match=match):
         call(tmp_path)

@@ -14,6 +14,7 @@
 3. The rest of the public surface (flags, batch axes, DLPack producers) refuses
    malformed input with typed errors instead of raw exceptions or silent defaults.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,7 +29,7 @@ from hypothesis import strategies as st
 
 import tenferro as tf
 
-pytestmark = pytest.mark.cpu_only   # Arrow buffers live in host memory
+pytestmark = pytest.mark.cpu_only  # Arrow buffers live in host memory
 
 pa = pytest.importorskip("pyarrow", reason="pyarrow is not installed (the 'arrow' extra)")
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow was built without Parquet support")
@@ -76,6 +77,7 @@ def parquet_round_trip(table, tmp):
 
 # == 1. round trips ===============================================================================
 
+
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 def test_complex_column_alone_comes_back_complex(dtype):
     items = [sample((2, 3), dtype, s) for s in range(4)]
@@ -96,7 +98,7 @@ def test_complex_marker_survives_ipc_parquet_table_column_and_chunks(tmp_path):
     col = tf.arrow.to_arrow(items)
     table = pa.table({"z": col})
     for t in (table, ipc_round_trip(table), parquet_round_trip(table, str(tmp_path))):
-        chunked = t.column("z")                                   # a ChunkedArray
+        chunked = t.column("z")  # a ChunkedArray
         same_list(tf.arrow.from_arrow(chunked), items)
         same_list(tf.arrow.from_arrow(chunked.combine_chunks()), items)
     same_list(tf.arrow.from_arrow(pa.chunked_array([col.slice(0, 2), col.slice(2)])), items)
@@ -119,18 +121,20 @@ def test_real_data_from_other_producers_stays_real_and_flags_still_work():
     theirs = pa.FixedShapeTensorArray.from_numpy_ndarray(pairs)
     got = tf.arrow.from_arrow(theirs)
     assert got[0].dtype is tf.float64 and tuple(got[0].shape) == (3, 2)
-    z = tf.arrow.from_arrow(theirs, complex=True)                    # foreign pairs on request
+    z = tf.arrow.from_arrow(theirs, complex=True)  # foreign pairs on request
     np.testing.assert_array_equal(np.asarray(z[1]), pairs[1, :, 0] + 1j * pairs[1, :, 1])
     typ = pa.fixed_shape_tensor(pa.float64(), [3, 2], dim_names=["x", "y"])
     named = pa.ExtensionArray.from_storage(typ, theirs.storage)
     assert tf.arrow.from_arrow(named)[0].dtype is tf.float64
-    ints = pa.ExtensionArray.from_storage(pa.fixed_shape_tensor(pa.int64(), [3, 2], dim_names=["", "re_im"]),
-                                          pa.FixedSizeListArray.from_arrays(pa.array(np.arange(12)), 6))
-    assert tf.arrow.from_arrow(ints)[0].dtype is tf.int64                # integers are never pairs
+    ints = pa.ExtensionArray.from_storage(
+        pa.fixed_shape_tensor(pa.int64(), [3, 2], dim_names=["", "re_im"]),
+        pa.FixedSizeListArray.from_arrays(pa.array(np.arange(12)), 6),
+    )
+    assert tf.arrow.from_arrow(ints)[0].dtype is tf.int64  # integers are never pairs
     marked = tf.arrow.to_arrow([sample((3,), "complex128")])
-    kept = tf.arrow.from_arrow(marked, complex=False)                  # marked pairs kept real on request
+    kept = tf.arrow.from_arrow(marked, complex=False)  # marked pairs kept real on request
     assert kept[0].dtype is tf.float64 and tuple(kept[0].shape) == (3, 2)
-    assert tf.arrow.from_arrow(marked)[0].dtype is tf.complex128        # ... and complex by default
+    assert tf.arrow.from_arrow(marked)[0].dtype is tf.complex128  # ... and complex by default
 
 
 def test_names_that_would_fake_or_hide_the_marker_are_refused():
@@ -144,17 +148,19 @@ def test_files_of_earlier_tenferro_still_load():
     """Before issue 21, save recorded the element type (float64) for a complex Arrow array
     given as an entry, and unnamed complex tensors had no marker: both still load complex."""
     z = sample((2, 3), "complex128")
-    pairs = np.stack([np.asarray(z).real, np.asarray(z).imag], axis=-1)        # (2, 3, 2)
-    flat = np.ascontiguousarray(pairs.transpose(1, 0, 2)).reshape(-1)           # physical (3, 2, 2)
+    pairs = np.stack([np.asarray(z).real, np.asarray(z).imag], axis=-1)  # (2, 3, 2)
+    flat = np.ascontiguousarray(pairs.transpose(1, 0, 2)).reshape(-1)  # physical (3, 2, 2)
     storage = pa.FixedSizeListArray.from_arrays(pa.array(flat), 12)
     old_named = pa.ExtensionArray.from_storage(
-        pa.fixed_shape_tensor(pa.float64(), [3, 2, 2], dim_names=["j", "i", "re_im"], permutation=[1, 0, 2]),
-        storage)
+        pa.fixed_shape_tensor(pa.float64(), [3, 2, 2], dim_names=["j", "i", "re_im"], permutation=[1, 0, 2]), storage
+    )
     old_plain = pa.ExtensionArray.from_storage(
-        pa.fixed_shape_tensor(pa.float64(), [3, 2, 2], permutation=[1, 0, 2]), storage)
-    fields = [pa.field("named", old_named.type, metadata={b"tenferro.kind": b"list", b"tenferro.dtype": b"float64"}),
-              pa.field("plain", old_plain.type, metadata={b"tenferro.kind": b"tensor",
-                                                           b"tenferro.dtype": b"complex128"})]
+        pa.fixed_shape_tensor(pa.float64(), [3, 2, 2], permutation=[1, 0, 2]), storage
+    )
+    fields = [
+        pa.field("named", old_named.type, metadata={b"tenferro.kind": b"list", b"tenferro.dtype": b"float64"}),
+        pa.field("plain", old_plain.type, metadata={b"tenferro.kind": b"tensor", b"tenferro.dtype": b"complex128"}),
+    ]
     table = pa.Table.from_arrays([old_named, old_plain], schema=pa.schema(fields))
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "old.arrow")
@@ -198,24 +204,32 @@ def test_round_trips_are_exact_in_values_dtype_and_shape(case):
             if fmt == "parquet" and (0 in shape or (PA_VERSION < (26,) and any(nulls))):
                 continue
             path = os.path.join(tmp, f"t.{fmt}")
-            tf.save(path, {"list": items, "one": full[0], "col": col},
-                    dim_names=None if names is None else {"list": names, "one": names})
+            tf.save(
+                path,
+                {"list": items, "one": full[0], "col": col},
+                dim_names=None if names is None else {"list": names, "one": names},
+            )
             for mmap in (True, False):
                 loaded = tf.load(path, mmap=mmap)
                 same_list(loaded["list"], items)
                 same(loaded["one"], full[0])
-                same_list(loaded["col"], [tf.asarray(np.asfortranarray(np.moveaxis(np.asarray(batch), batch_axis,
-                                                                                     0)[k]))
-                                          for k in range(len(items))])
+                same_list(
+                    loaded["col"],
+                    [
+                        tf.asarray(np.asfortranarray(np.moveaxis(np.asarray(batch), batch_axis, 0)[k]))
+                        for k in range(len(items))
+                    ],
+                )
                 expect = None if names is None else tuple(names)
                 assert loaded.dim_names == {"list": expect, "one": expect, "col": expect}
-            if not any(t is None for t in items):    # a list with nulls cannot be stacked
+            if not any(t is None for t in items):  # a list with nulls cannot be stacked
                 stacked = tf.load(path, stack=True)
                 same(stacked["col"], tf.asarray(np.asfortranarray(np.moveaxis(np.asarray(batch), batch_axis, -1))))
                 same(stacked["list"], tf.asarray(np.asfortranarray(np.stack([np.asarray(t) for t in items], -1))))
 
 
 # == 2. files =====================================================================================
+
 
 @pytest.mark.parametrize("bad", [123, None, 4.5, ["x.arrow"], object()])
 def test_paths_of_the_wrong_type(tmp_path, bad):
@@ -248,7 +262,7 @@ def test_missing_directory_and_a_file_as_directory(tmp_path):
 
 
 def test_unwritable_directory_is_named(tmp_path, monkeypatch):
-    if os.path.isdir("/proc/self"):   # nobody, root included, creates files there
+    if os.path.isdir("/proc/self"):  # nobody, root included, creates files there
         with pytest.raises(tf.arrow.TensorFileError, match="no file can be created in directory '/proc/self'"):
             tf.save("/proc/self/x.arrow", {"a": tf.ones((2,))})
     real_open = os.open
@@ -266,13 +280,16 @@ def test_unwritable_directory_is_named(tmp_path, monkeypatch):
 
 def test_long_names(tmp_path):
     name_max = os.pathconf(tmp_path, "PC_NAME_MAX")
-    ok = "a" * (name_max - len(".arrow")) + ".arrow"    # the longest legal name: its temporary name must fit too
+    ok = "a" * (name_max - len(".arrow")) + ".arrow"  # the longest legal name: its temporary name must fit too
     tf.save(tmp_path / ok, {"a": tf.ones((2,))})
     assert os.listdir(tmp_path) == [ok]
     same(tf.load(tmp_path / ok)["a"], tf.ones((2,)))
     long = "b" * (name_max + 1) + ".arrow"
-    with pytest.raises(tf.arrow.TensorFileError, match=rf"file name .* is too long \({name_max + 7} bytes; at most "
-                                                        rf"{name_max} here\)"):
+    with pytest.raises(
+        tf.arrow.TensorFileError,
+        match=rf"file name .* is too long \({name_max + 7} bytes; at most "
+        rf"{name_max} here\)",
+    ):
         tf.save(tmp_path / long, {"a": tf.ones((2,))})
     with pytest.raises(tf.arrow.TensorFileError, match="cannot open"):
         tf.load(tmp_path / long)
@@ -288,10 +305,13 @@ def test_extensions_choose_or_refuse_the_format(tmp_path):
     tf.save(tmp_path / "x.bin", {"a": tf.ones((2,))})
     assert (tmp_path / "x.bin").read_bytes()[:6] == b"ARROW1"
     # ... another format's extension is refused, and so is a format= that contradicts the extension
-    for name, fmt, fragment in [("x.npz", None, "ends in .npz, the extension of NumPy .npz files"),
-                                ("x.NPY", "arrow", "ends in .npy"), ("x.h5", "parquet", "HDF5"),
-                                ("y.parquet", "arrow", "format='arrow' contradicts the extension"),
-                                ("y.arrow", "parquet", "format='parquet' contradicts")]:
+    for name, fmt, fragment in [
+        ("x.npz", None, "ends in .npz, the extension of NumPy .npz files"),
+        ("x.NPY", "arrow", "ends in .npy"),
+        ("x.h5", "parquet", "HDF5"),
+        ("y.parquet", "arrow", "format='arrow' contradicts the extension"),
+        ("y.arrow", "parquet", "format='parquet' contradicts"),
+    ]:
         with pytest.raises(tf.TenferroValueError, match=fragment):
             tf.save(tmp_path / name, {"a": tf.ones((2,))}, format=fmt)
     assert sorted(os.listdir(tmp_path)) == ["x.arrow", "x.bin", "x.parquet"]
@@ -301,9 +321,11 @@ def test_compression_is_checked_before_writing(tmp_path):
     tf.save(tmp_path / "z.arrow", {"a": tf.ones((20,))}, compression="zstd")
     same(tf.load(tmp_path / "z.arrow")["a"], tf.ones((20,)))
     tf.save(tmp_path / "n.parquet", {"a": tf.ones((20,))}, compression="none")
-    for fmt, comp, exc, fragment in [("arrow", "snappy", tf.TenferroValueError, "expected None or one of lz4, zstd"),
-                                     ("parquet", "zzz", tf.TenferroValueError, "'zzz' is not available for parquet"),
-                                     ("arrow", 5, tf.TenferroTypeError, "codec name or None")]:
+    for fmt, comp, exc, fragment in [
+        ("arrow", "snappy", tf.TenferroValueError, "expected None or one of lz4, zstd"),
+        ("parquet", "zzz", tf.TenferroValueError, "'zzz' is not available for parquet"),
+        ("arrow", 5, tf.TenferroTypeError, "codec name or None"),
+    ]:
         with pytest.raises(exc, match=fragment):
             tf.save(tmp_path / f"c.{fmt}", {"a": tf.ones((2,))}, compression=comp)
     assert sorted(os.listdir(tmp_path)) == ["n.parquet", "z.arrow"]
@@ -367,8 +389,12 @@ def test_corrupt_metadata_is_a_file_error_not_a_guess(tmp_path):
         ([f64], [{b"tenferro.dtype": b"float16"}], None, "unknown dtype 'float16'"),
         ([f64], [{b"tenferro.dtype": b"float32"}], None, "records dtype float32 but holds float64"),
         ([i32], [{b"tenferro.dtype": b"complex64"}], None, "records dtype complex64 but holds int32 tensors"),
-        ([pa.ExtensionArray.from_storage(f64.type, pa.nulls(1, f64.type.storage_type))],
-         [{b"tenferro.kind": b"tensor"}], None, "single tensor but holds a null"),
+        (
+            [pa.ExtensionArray.from_storage(f64.type, pa.nulls(1, f64.type.storage_type))],
+            [{b"tenferro.kind": b"tensor"}],
+            None,
+            "single tensor but holds a null",
+        ),
     ]
     for k, (arrays, metas, names, fragment) in enumerate(cases):
         path = tmp_path / f"m{k}.arrow"
@@ -384,12 +410,15 @@ def test_a_column_name_that_is_not_utf8_is_a_corrupt_file(tmp_path, fmt):
     tf.save(path, {"qzq": tf.ones((2, 2))})
     blob = path.read_bytes()
     assert b"qzq" in blob
-    path.write_bytes(blob.replace(b"qzq", b"\xffzq"))   # the name, in every schema the file holds
+    path.write_bytes(blob.replace(b"qzq", b"\xffzq"))  # the name, in every schema the file holds
     for mmap in (True, False):
-        with pytest.raises(tf.arrow.TensorFileError, match=rf"load: '.*u\.{fmt}' has a column name that is not "
-                                                            "UTF-8 text .* the file is corrupt"):
+        with pytest.raises(
+            tf.arrow.TensorFileError,
+            match=rf"load: '.*u\.{fmt}' has a column name that is not "
+            "UTF-8 text .* the file is corrupt",
+        ):
             tf.load(path, mmap=mmap)
-    if fmt == "arrow":   # the same corruption as a single byte (the sweep's reproduction)
+    if fmt == "arrow":  # the same corruption as a single byte (the sweep's reproduction)
         tf.save(path, {"x": tf.ones((2, 2))})
         blob = bytearray(path.read_bytes())
         blob[blob.rfind(b"\x01\x00\x00\x00x\x00") + 4] = 0xFF
@@ -420,9 +449,9 @@ def test_a_write_failing_midway_leaves_the_older_file_and_no_temporary(tmp_path,
     seen = {}
 
     def write_half_then_fail(pa_, table, tmp, fmt_, options):
-        real_write(pa_, table, tmp, fmt_, options)       # the whole file, in the temporary ...
+        real_write(pa_, table, tmp, fmt_, options)  # the whole file, in the temporary ...
         with open(tmp, "r+b") as f:
-            f.truncate(os.path.getsize(tmp) // 2)        # ... cut in half, as if the disk filled up
+            f.truncate(os.path.getsize(tmp) // 2)  # ... cut in half, as if the disk filled up
         seen["tmp"] = tmp
         raise interrupt("disk on fire")
 
@@ -455,7 +484,7 @@ def test_a_writer_failing_inside_pyarrow_leaves_the_older_file(tmp_path, monkeyp
             return False
 
         def write_table(self, table):
-            self.inner.write_table(table.slice(0, 1))   # one batch reaches the disk, then the failure
+            self.inner.write_table(table.slice(0, 1))  # one batch reaches the disk, then the failure
             raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(ipc, "new_file", HalfWriter)
@@ -469,7 +498,7 @@ def test_save_keeps_the_mode_of_a_replaced_file_and_never_touches_the_umask(tmp_
     tf.save(path, {"a": tf.ones((2,))})
     os.chmod(path, 0o600)
     calls = []
-    monkeypatch.setattr(_files.os, "umask", lambda *a: calls.append(a) or 0o022)   # not thread-safe: never used
+    monkeypatch.setattr(_files.os, "umask", lambda *a: calls.append(a) or 0o022)  # not thread-safe: never used
     tf.save(path, {"a": tf.zeros((2,))})
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and calls == []
     same(tf.load(path)["a"], tf.zeros((2,)))
@@ -482,8 +511,11 @@ def test_a_path_ending_in_a_separator_or_dot_names_a_directory(tmp_path, tail):
     before = (tmp_path / "x.arrow").read_bytes()
     for name in ("x.arrow", "new.arrow"):
         path = str(tmp_path / name) + tail
-        with pytest.raises(tf.arrow.TensorFileError, match=r"names a directory \(it ends in .*\); expected a file "
-                                                           "path") as info:
+        with pytest.raises(
+            tf.arrow.TensorFileError,
+            match=r"names a directory \(it ends in .*\); expected a file "
+            "path",
+        ) as info:
             tf.save(path, {"a": tf.zeros((2,))})
         assert path in str(info.value)
         with pytest.raises(tf.arrow.TensorFileError, match="names a directory") as info:
@@ -501,7 +533,7 @@ def test_save_through_a_symbolic_link_writes_the_file_it_points_to(tmp_path, fmt
     target, link = tmp_path / f"t.{fmt}", tmp_path / f"l.{fmt}"
     tf.save(target, {"a": tf.ones((2,))})
     os.chmod(target, 0o640)
-    os.symlink(target.name, link)   # relative, as `ln -s t.arrow l.arrow` makes it
+    os.symlink(target.name, link)  # relative, as `ln -s t.arrow l.arrow` makes it
     tf.save(link, {"a": tf.zeros((2,))})
     assert os.path.islink(link) and os.readlink(link) == target.name
     same(tf.load(target)["a"], tf.zeros((2,)))
@@ -536,7 +568,7 @@ def _load_in_thread(path):
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     thread.join(20)
-    if thread.is_alive():   # blocked in open(): a writer end releases it
+    if thread.is_alive():  # blocked in open(): a writer end releases it
         fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
         os.close(fd)
         thread.join(20)
@@ -548,17 +580,17 @@ def _load_in_thread(path):
 def test_fifos_and_devices_are_refused_not_opened_or_replaced(tmp_path):
     fifo = tmp_path / "f.arrow"
     os.mkfifo(fifo)
-    err = _load_in_thread(fifo)   # before: open() waited forever for a writer
+    err = _load_in_thread(fifo)  # before: open() waited forever for a writer
     assert isinstance(err, tf.arrow.TensorFileError), err
     assert "f.arrow" in str(err) and "is a FIFO (named pipe), not a regular file" in str(err)
     with pytest.raises(tf.arrow.TensorFileError, match=r"'.*f\.arrow' is a FIFO \(named pipe\), not a regular file"):
         tf.save(fifo, {"a": tf.ones((2,))})
     assert stat.S_ISFIFO(os.stat(fifo).st_mode) and os.listdir(tmp_path) == ["f.arrow"]
-    os.symlink("f.arrow", tmp_path / "l.arrow")   # through a link: the same
+    os.symlink("f.arrow", tmp_path / "l.arrow")  # through a link: the same
     with pytest.raises(tf.arrow.TensorFileError, match="FIFO"):
         tf.save(tmp_path / "l.arrow", {"a": tf.ones((2,))})
     assert isinstance(_load_in_thread(tmp_path / "l.arrow"), tf.arrow.TensorFileError)
-    if os.path.exists("/dev/null"):   # a device reads as empty: it is refused as a device, not as an empty file
+    if os.path.exists("/dev/null"):  # a device reads as empty: it is refused as a device, not as an empty file
         with pytest.raises(tf.arrow.TensorFileError, match="'/dev/null' .*is a character device"):
             tf.load("/dev/null")
 
@@ -586,12 +618,15 @@ def test_entries_and_dim_names_are_validated_with_the_entry_named(tmp_path):
 
 # == 3. the rest of the public surface ============================================================
 
+
 def test_from_arrow_flags_are_bools_and_batch_axis_needs_stack():
     col = tf.arrow.to_arrow([tf.ones((2,))])
-    for kwargs, fragment in [({"stack": "no"}, "stack must be True or False"),
-                             ({"complex": "no"}, "complex must be None, True or False"),
-                             ({"copy": 0}, "copy must be None, True or False"),
-                             ({"batch_axis": 0}, "needs stack=True")]:
+    for kwargs, fragment in [
+        ({"stack": "no"}, "stack must be True or False"),
+        ({"complex": "no"}, "complex must be None, True or False"),
+        ({"copy": 0}, "copy must be None, True or False"),
+        ({"batch_axis": 0}, "needs stack=True"),
+    ]:
         with pytest.raises(tf.TenferroValueError, match=fragment):
             tf.arrow.from_arrow(col, **kwargs)
     assert tuple(tf.arrow.from_arrow(col, stack=np.True_, batch_axis=0).shape) == (1, 2)
@@ -617,13 +652,16 @@ class _Producer:
         return self.device
 
 
-@pytest.mark.parametrize("producer, exc, fragment", [
-    (_Producer(device=None), tf.PlacementError, "returned None; expected a pair of integers"),
-    (_Producer(device=("cpu", 0)), tf.PlacementError, "returned ('cpu', 0)"),
-    (_Producer(device=(1,)), tf.PlacementError, "returned (1,)"),
-    (_Producer(error=KeyError("no buffer")), tf.PlacementError, "cannot import _Producer"),
-    (_Producer(error=AttributeError("gone")), tf.PlacementError, "cannot import _Producer"),
-])
+@pytest.mark.parametrize(
+    "producer, exc, fragment",
+    [
+        (_Producer(device=None), tf.PlacementError, "returned None; expected a pair of integers"),
+        (_Producer(device=("cpu", 0)), tf.PlacementError, "returned ('cpu', 0)"),
+        (_Producer(device=(1,)), tf.PlacementError, "returned (1,)"),
+        (_Producer(error=KeyError("no buffer")), tf.PlacementError, "cannot import _Producer"),
+        (_Producer(error=AttributeError("gone")), tf.PlacementError, "cannot import _Producer"),
+    ],
+)
 def test_from_dlpack_producers_that_misbehave(producer, exc, fragment):
     with pytest.raises(exc) as info:
         tf.from_dlpack(producer)

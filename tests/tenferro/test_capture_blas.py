@@ -9,6 +9,7 @@ emulation of ``cublas<t>gemm[StridedBatched]`` (``tests/_fake_cuda_capture.py``)
 reads each operand through the same pointer, leading dimension, op and batch stride and
 fails on a leading dimension below the rows or a read past the operand.
 """
+
 from __future__ import annotations
 
 import os
@@ -61,20 +62,24 @@ def _device(cp, host: np.ndarray, layout: str):
     r, c = host.shape[-2:]
     if layout == "F":
         return cp.asfortranarray(cp.asarray(host))
-    if layout == "T":   # column-major matrices, batch outermost
+    if layout == "T":  # column-major matrices, batch outermost
         return cp.ascontiguousarray(cp.asarray(np.swapaxes(host, -1, -2))).swapaxes(-1, -2)
-    if layout == "T_padded":   # column-major with a leading dimension of r + 2
+    if layout == "T_padded":  # column-major with a leading dimension of r + 2
         big = cp.zeros(host.shape[:-2] + (c, r + 2), dtype=host.dtype)
         big[..., :r] = cp.asarray(np.swapaxes(host, -1, -2))
         return big[..., :r].swapaxes(-1, -2)
     if layout == "same_rows" and r and np.array_equal(host, np.broadcast_to(host[..., :1, :], host.shape)):
-        return cp.broadcast_to(cp.asarray(np.ascontiguousarray(host[..., :1, :])), host.shape)   # row stride 0
-    if layout == "padded":   # row-major with a leading dimension of c + 3
+        return cp.broadcast_to(cp.asarray(np.ascontiguousarray(host[..., :1, :])), host.shape)  # row stride 0
+    if layout == "padded":  # row-major with a leading dimension of c + 3
         big = cp.zeros(host.shape[:-1] + (c + 3,), dtype=host.dtype)
         big[..., :c] = cp.asarray(host)
         return big[..., :c]
-    if layout == "bcast" and host.ndim > 2 and host.size and all(np.array_equal(host[(0,) * (host.ndim - 2)], m)
-                                                     for m in host.reshape(-1, r, c)):
+    if (
+        layout == "bcast"
+        and host.ndim > 2
+        and host.size
+        and all(np.array_equal(host[(0,) * (host.ndim - 2)], m) for m in host.reshape(-1, r, c))
+    ):
         return cp.broadcast_to(cp.asarray(host.reshape(-1, r, c)[0]), host.shape)
     if layout == "every_other_batch" and host.ndim > 2:
         big = cp.zeros(host.shape[:-3] + (2 * host.shape[-3], r, c), dtype=host.dtype)
@@ -100,7 +105,7 @@ def products(draw):
 
     def operand_batch():
         nb = draw(st.integers(0, len(batch)))
-        kept = batch[len(batch) - nb:]
+        kept = batch[len(batch) - nb :]
         return tuple(1 if draw(st.booleans()) else n for n in kept)
 
     n, k, m = draw(st.integers(0, 4)), draw(st.integers(0, 4)), draw(st.integers(0, 4))
@@ -110,13 +115,15 @@ def products(draw):
     return xs, ys, draw(st.sampled_from(LAYOUTS)), draw(st.sampled_from(LAYOUTS)), draw(st.sampled_from(DTYPES))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])  # the route is stateless
-@given(case=products(), seed=st.integers(0, 2 ** 16))
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)  # the route is stateless
+@given(case=products(), seed=st.integers(0, 2**16))
 def test_matmul_matches_numpy_in_every_layout(blas, case, seed):
     xs, ys, lx, ly, dtype = case
     rng = np.random.default_rng(seed)
     x, y = _random(rng, xs, dtype), _random(rng, ys, dtype)
-    if lx == "bcast" and x.ndim > 2:   # one matrix repeated along the batch
+    if lx == "bcast" and x.ndim > 2:  # one matrix repeated along the batch
         x = np.broadcast_to(x.reshape(-1, *x.shape[-2:])[:1], x.shape).copy() if x.size else x
     if ly == "bcast" and y.ndim > 2:
         y = np.broadcast_to(y.reshape(-1, *y.shape[-2:])[:1], y.shape).copy() if y.size else y
@@ -134,10 +141,10 @@ def test_matmul_matches_numpy_in_every_layout(blas, case, seed):
 def test_matmul_out_mixed_dtypes_and_refusals(blas):
     cp, rng = blas.cp, np.random.default_rng(1)
     x, y = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((4, 5))
-    got = matmul(blas, cp.asarray(x), cp.asarray(y))          # float32 @ float64 -> float64
+    got = matmul(blas, cp.asarray(x), cp.asarray(y))  # float32 @ float64 -> float64
     assert got.dtype == np.float64
     np.testing.assert_allclose(got.get(), x.astype(np.float64) @ y, rtol=1e-12)
-    out = cp.zeros((5, 3), dtype=np.float64).T                  # a strided (transposed) destination
+    out = cp.zeros((5, 3), dtype=np.float64).T  # a strided (transposed) destination
     assert matmul(blas, cp.asarray(x), cp.asarray(y), out=out) is out
     np.testing.assert_allclose(out.get(), x.astype(np.float64) @ y, rtol=1e-12)
     with pytest.raises(NotCapturable):

@@ -1,5 +1,6 @@
 """The complex-gradient convention stated in README.md ("Complex numbers"):
 grad of a real loss L at z = x + iy is dL/dx - i dL/dy; holomorphic grad is f'(z)."""
+
 from __future__ import annotations
 
 import numpy as np

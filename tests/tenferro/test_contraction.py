@@ -1,5 +1,6 @@
 """Contraction: dot_general against numpy.einsum for random dimension numbers,
 NumPy-named products, layouts, promotion and error messages."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -38,10 +39,12 @@ def dot_problems(draw):
     ext = {c: draw(st.integers(0, 3)) for ls in labels.values() for c in ls}
     x_labels = draw(st.permutations(labels["batch"] + labels["contract"] + labels["xfree"]))
     y_labels = draw(st.permutations(labels["batch"] + labels["contract"] + labels["yfree"]))
-    perm_c = draw(st.permutations(labels["contract"]))   # pairing order of contracted dims
+    perm_c = draw(st.permutations(labels["contract"]))  # pairing order of contracted dims
     perm_b = draw(st.permutations(labels["batch"]))
-    dn = (([x_labels.index(c) for c in perm_c], [y_labels.index(c) for c in perm_c]),
-          ([x_labels.index(c) for c in perm_b], [y_labels.index(c) for c in perm_b]))
+    dn = (
+        ([x_labels.index(c) for c in perm_c], [y_labels.index(c) for c in perm_c]),
+        ([x_labels.index(c) for c in perm_b], [y_labels.index(c) for c in perm_b]),
+    )
     out = [c for c in x_labels if c in labels["xfree"]] + [c for c in y_labels if c in labels["yfree"]] + perm_b
     eq = f"{''.join(x_labels)},{''.join(y_labels)}->{''.join(out)}"
     xs = tuple(ext[c] for c in x_labels)
@@ -65,20 +68,32 @@ def test_dot_general_grads_random(problem, seed):
     check_grads(lambda x, y: tf.dot_general(x, y, dn), [x, y], order=1)
 
 
-@pytest.mark.parametrize("xs,ys", [((3, 4), (4, 2)), ((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 2)),
-                                   ((0, 4), (4, 2)), ((3, 0), (0, 2)), ((2, 3, 4), (4, 5)),
-                                   ((2, 1, 3, 4), (5, 4, 2)), ((4,), (2, 4, 3)), ((2, 3, 4), (4,))])
+@pytest.mark.parametrize(
+    "xs,ys",
+    [
+        ((3, 4), (4, 2)),
+        ((4,), (4,)),
+        ((3, 4), (4,)),
+        ((4,), (4, 2)),
+        ((0, 4), (4, 2)),
+        ((3, 0), (0, 2)),
+        ((2, 3, 4), (4, 5)),
+        ((2, 1, 3, 4), (5, 4, 2)),
+        ((4,), (2, 4, 3)),
+        ((2, 3, 4), (4,)),
+    ],
+)
 def test_matmul_matches_numpy(xs, ys):
     x, y = _rand(xs), _rand(ys, 1)
     _close(tf.matmul(_t(x), _t(y)), x @ y)
     _close(_t(x) @ _t(y), x @ y)
-    _close(x @ _t(y), x @ y)          # __rmatmul__ from a NumPy array
+    _close(x @ _t(y), x @ y)  # __rmatmul__ from a NumPy array
 
 
 def test_matmul_layout_is_column_major_without_copy():
     a, b = _t(_rand((3, 4))), _t(_rand((4, 5)))
     r = a @ b
-    assert r.is_contiguous and r._data.base is not None   # the transposed row-major BLAS result
+    assert r.is_contiguous and r._data.base is not None  # the transposed row-major BLAS result
 
 
 def test_matmul_promotes_dtypes():
@@ -103,7 +118,7 @@ def test_tensordot_dot_inner_outer_vdot():
     _close(tf.outer(_t(a[0]), _t(b[0, 0])), np.outer(a[0], b[0, 0]))
     z, w = _rand((2, 3), 3, True), _rand((2, 3), 4, True)
     _close(tf.vdot(_t(z), _t(w)), np.vdot(z, w))
-    _close(tf.vdot(_t(z), _t(w.T)), np.vdot(z, w.T))     # equal sizes, different shapes: row-major flatten
+    _close(tf.vdot(_t(z), _t(w.T)), np.vdot(z, w.T))  # equal sizes, different shapes: row-major flatten
 
 
 def test_grad_of_matrix_vector_product():
@@ -114,8 +129,11 @@ def test_grad_of_matrix_vector_product():
 
 
 def test_contraction_errors():
-    with pytest.raises(tf.ShapeError, match=r"matmul: shapes \(2, 3\) and \(4, 5\) are not aligned: contracted "
-                                            r"dimension 1 of the first \(extent 3\) != dimension 0 of the second"):
+    with pytest.raises(
+        tf.ShapeError,
+        match=r"matmul: shapes \(2, 3\) and \(4, 5\) are not aligned: contracted "
+        r"dimension 1 of the first \(extent 3\) != dimension 0 of the second",
+    ):
         tf.matmul(tf.zeros((2, 3)), tf.zeros((4, 5)))
     with pytest.raises(tf.ShapeError, match=r"matmul: shapes \(3,\) and \(2,\) are not aligned"):
         tf.zeros(3) @ tf.zeros(2)
@@ -123,8 +141,11 @@ def test_contraction_errors():
         tf.matmul(tf.asarray(1.0), tf.zeros(2))
     with pytest.raises(tf.ShapeError, match=r"matmul: batch dimensions of shapes \(2, 3, 4\) and \(3, 4, 5\)"):
         tf.matmul(tf.zeros((2, 3, 4)), tf.zeros((3, 4, 5)))
-    with pytest.raises(tf.ShapeError, match=r"dot_general: shapes \(2, 3\) and \(4, 5\) with contracting dims "
-                                            r"\(1,\)/\(0,\) .*contracting dimension 1 of the first operand \(extent 3\)"):
+    with pytest.raises(
+        tf.ShapeError,
+        match=r"dot_general: shapes \(2, 3\) and \(4, 5\) with contracting dims "
+        r"\(1,\)/\(0,\) .*contracting dimension 1 of the first operand \(extent 3\)",
+    ):
         tf.dot_general(tf.zeros((2, 3)), tf.zeros((4, 5)), (((1,), (0,)), ((), ())))
     with pytest.raises(tf.ShapeError, match="batch dimension 0 of the first"):
         tf.dot_general(tf.zeros((2, 3)), tf.zeros((3, 3)), (((1,), (1,)), ((0,), (0,))))
@@ -152,10 +173,13 @@ def test_dot_general_transpose_plans_are_cached_once():
     assert any(k[0] == (((1,), (0,)), ((), ())) for k in c._TRANSPOSE_PLANS)
 
 
-@pytest.mark.parametrize("call, msg", [
-    (lambda x: tf.tensordot(x, x, 1.0), "tensordot: axes must be"),
-    (lambda x: tf.dot_general(x, x, (((0.5,), (0,)), ((), ()))), "dot_general: axis of the first operand must be"),
-])
+@pytest.mark.parametrize(
+    "call, msg",
+    [
+        (lambda x: tf.tensordot(x, x, 1.0), "tensordot: axes must be"),
+        (lambda x: tf.dot_general(x, x, (((0.5,), (0,)), ((), ()))), "dot_general: axis of the first operand must be"),
+    ],
+)
 def test_float_axes_raise_axis_error(call, msg):
     with pytest.raises(tf.AxisError, match=msg):
         call(tf.asarray(np.ones((3, 3))))

@@ -1,4 +1,5 @@
 """asarray, constructors, convert/cast and tenferro.random."""
+
 from __future__ import annotations
 
 import warnings
@@ -17,11 +18,22 @@ SUPPORTED_NP = [np.bool_, np.int32, np.int64, np.float32, np.float64, np.complex
 
 
 # -- asarray ----------------------------------------------------------------------
-@pytest.mark.parametrize("value,dtype", [
-    (True, tf.bool_), (3, tf.int64), (2.5, tf.float64), (1 + 2j, tf.complex128),
-    ([1, 2], tf.int64), ([1, 2.0], tf.float64), ([[True], [False]], tf.bool_), ([1, 1j], tf.complex128),
-    ([], tf.float64), (np.float32(1.5), tf.float32), ((1, 2), tf.int64),
-])
+@pytest.mark.parametrize(
+    "value,dtype",
+    [
+        (True, tf.bool_),
+        (3, tf.int64),
+        (2.5, tf.float64),
+        (1 + 2j, tf.complex128),
+        ([1, 2], tf.int64),
+        ([1, 2.0], tf.float64),
+        ([[True], [False]], tf.bool_),
+        ([1, 1j], tf.complex128),
+        ([], tf.float64),
+        (np.float32(1.5), tf.float32),
+        ((1, 2), tf.int64),
+    ],
+)
 def test_asarray_infers_dtype(value, dtype):
     t = tf.asarray(value)
     assert t.dtype is dtype
@@ -37,7 +49,7 @@ def test_asarray_numpy_values_and_order(a):
     np.testing.assert_array_equal(t.numpy(), a)
 
 
-@pytest.mark.cpu_only   # zero-copy wrapping of host arrays
+@pytest.mark.cpu_only  # zero-copy wrapping of host arrays
 def test_asarray_no_copy_cases():
     t = tf.zeros((2, 3))
     assert tf.asarray(t) is t
@@ -86,14 +98,17 @@ def test_asarray_weak_python_values_with_dtype():
     assert tf.asarray(True, dtype=tf.int32).item() == 1
 
 
-@pytest.mark.parametrize("value,dtype,msg", [
-    (1.5, tf.int64, "asarray: cannot store Python float values as int64 without loss; use tenferro.cast"),
-    ([1j], tf.float64, "asarray: cannot store Python complex values as float64"),
-    ([1, 2], tf.bool_, "asarray: cannot store Python int values as bool"),
-    (np.zeros(2), tf.float32, "asarray: converting float64 to float32 may lose information; use tenferro.cast"),
-    (np.zeros(2, np.complex64), tf.float64, "asarray: converting complex64 to float64"),
-    (tf.zeros(2), tf.int64, "asarray: converting float64 to int64"),
-])
+@pytest.mark.parametrize(
+    "value,dtype,msg",
+    [
+        (1.5, tf.int64, "asarray: cannot store Python float values as int64 without loss; use tenferro.cast"),
+        ([1j], tf.float64, "asarray: cannot store Python complex values as float64"),
+        ([1, 2], tf.bool_, "asarray: cannot store Python int values as bool"),
+        (np.zeros(2), tf.float32, "asarray: converting float64 to float32 may lose information; use tenferro.cast"),
+        (np.zeros(2, np.complex64), tf.float64, "asarray: converting complex64 to float64"),
+        (tf.zeros(2), tf.int64, "asarray: converting float64 to int64"),
+    ],
+)
 def test_asarray_lossy_dtype_requests(value, dtype, msg):
     with pytest.raises(tf.DTypeError, match=msg):
         tf.asarray(value, dtype=dtype)
@@ -105,8 +120,7 @@ def test_asarray_lossless_dtype_requests():
     assert t.dtype is tf.complex64 and t.is_contiguous
 
 
-@pytest.mark.parametrize("bad", [np.zeros(2, np.float16), np.zeros(2, np.uint8), np.array(["a"]),
-                                 np.array([object()])])
+@pytest.mark.parametrize("bad", [np.zeros(2, np.float16), np.zeros(2, np.uint8), np.array(["a"]), np.array([object()])])
 def test_asarray_unsupported_numpy_dtypes(bad):
     with pytest.raises(tf.DTypeError, match="asarray: unsupported dtype .* supported dtypes are"):
         tf.asarray(bad)
@@ -231,14 +245,24 @@ def test_convert_lossless():
     assert tf.convert(tf.asarray([1.0]), tf.complex128).tolist() == [1 + 0j]
 
 
-@pytest.mark.parametrize("src,dst", [
-    (tf.float64, tf.int64), (tf.complex128, tf.float64), (tf.int64, tf.bool_),
-    (tf.float64, tf.float32), (tf.complex128, tf.complex64), (tf.int64, tf.int32),
-])
+@pytest.mark.parametrize(
+    "src,dst",
+    [
+        (tf.float64, tf.int64),
+        (tf.complex128, tf.float64),
+        (tf.int64, tf.bool_),
+        (tf.float64, tf.float32),
+        (tf.complex128, tf.complex64),
+        (tf.int64, tf.int32),
+    ],
+)
 def test_convert_refuses_lossy(src, dst):
     x = tf.zeros(2, src)
-    with pytest.raises(tf.DTypeError, match=rf"convert: cannot losslessly convert {src.name} to {dst.name}; "
-                                            rf"use tenferro.cast\(x, {dst.name}\)"):
+    with pytest.raises(
+        tf.DTypeError,
+        match=rf"convert: cannot losslessly convert {src.name} to {dst.name}; "
+        rf"use tenferro.cast\(x, {dst.name}\)",
+    ):
         tf.convert(x, dst)
 
 
@@ -276,8 +300,7 @@ def test_cast_keeps_layout_canonical_and_same_dtype_is_identity():
     assert tf.cast(x, tf.float64) is x
 
 
-@given(hnp.arrays(dtype=st.sampled_from(SUPPORTED_NP), shape=shapes),
-       st.sampled_from(list(tf._dtypes._ALL)))
+@given(hnp.arrays(dtype=st.sampled_from(SUPPORTED_NP), shape=shapes), st.sampled_from(list(tf._dtypes._ALL)))
 def test_convert_agrees_with_can_convert(a, dst):
     x = tf.asarray(a)
     if tf.can_convert(x.dtype, dst):
@@ -298,7 +321,7 @@ def test_random_is_deterministic(fn):
     assert a.shape == (3, 4) and a.is_contiguous
 
 
-@pytest.mark.cpu_only   # on a GPU an int seed drives CuPy's generator (a different stream, by design)
+@pytest.mark.cpu_only  # on a GPU an int seed drives CuPy's generator (a different stream, by design)
 def test_random_accepts_generator():
     g1 = np.random.Generator(np.random.PCG64(3))
     a = tf.random.normal(g1, 5)
@@ -343,7 +366,9 @@ def test_random_errors():
         tf.random.uniform(0, 2, tf.int32)
     with pytest.raises(tf.DTypeError, match="randint: dtype must be int32 or int64, got float64"):
         tf.random.randint(0, 2, 5, dtype=tf.float64)
-    with pytest.raises(tf.TenferroValueError, match="normal: seed must be a non-negative int or a numpy.random.Generator, got -1"):
+    with pytest.raises(
+        tf.TenferroValueError, match="normal: seed must be a non-negative int or a numpy.random.Generator, got -1"
+    ):
         tf.random.normal(-1, 2)
     with pytest.raises(tf.TenferroValueError, match="randint: expected low < high, got low=5, high=5"):
         tf.random.randint(0, 2, 5, 5)

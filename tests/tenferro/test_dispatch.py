@@ -1,5 +1,6 @@
 """The ``__tenferro_function__`` protocol: foreign operand types (structured
 tensors, in tensor4all) take over the tenferro functions they are passed to."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -36,20 +37,21 @@ def test_public_functions_and_operators_dispatch():
     a = tf.asarray(np.arange(6.0).reshape(2, 3))
     s = Scaled(tf.asarray(np.ones((3, 3))), 2.0)
     np.testing.assert_allclose(np.asarray(tf.matmul(a, s)), np.arange(6.0).reshape(2, 3) @ np.full((3, 3), 2.0))
-    np.testing.assert_allclose(np.asarray(a @ s), np.asarray(tf.matmul(a, s)))      # operator -> tf.matmul
+    np.testing.assert_allclose(np.asarray(a @ s), np.asarray(tf.matmul(a, s)))  # operator -> tf.matmul
     assert s.calls[0] == (tf.matmul, (Scaled,))
     np.testing.assert_allclose(np.asarray(tf.einsum("ij,jk->ik", a, s)), np.asarray(tf.matmul(a, s)))
     np.testing.assert_allclose(np.asarray(tf.asarray(np.ones((3, 3))) + s), np.full((3, 3), 3.0))
-    np.testing.assert_allclose(np.asarray(tf.linalg.svdvals(s)), np.linalg.svd(np.full((3, 3), 2.0), compute_uv=False),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(tf.linalg.svdvals(s)), np.linalg.svd(np.full((3, 3), 2.0), compute_uv=False), atol=1e-12
+    )
 
 
 def test_declined_and_non_dispatching_functions_raise_typed_errors():
     s = Scaled(tf.ones((2, 2)), 3.0)
     with pytest.raises(tf.TenferroTypeError, match=r"transpose: no implementation for operands of types Scaled"):
-        tf.transpose(s)                      # dispatches, but the type declines
+        tf.transpose(s)  # dispatches, but the type declines
     with pytest.raises(tf.ForeignOperandError, match=r"exp: got an operand of type Scaled.*to_dense"):
-        tf.exp(s)                            # does not dispatch at all
+        tf.exp(s)  # does not dispatch at all
 
 
 def test_dispatch_is_differentiable_through_the_handler():

@@ -7,6 +7,7 @@ holds the inputs and output of one pairwise step and the interpreter's own alloc
 (~0.5 MiB measured by ``tracemalloc`` in a fresh task), so its peak is asserted below
 ``4 * limit + 1 MiB``, while the same contraction unsliced in one task peaks above ``8 * limit``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -57,7 +58,7 @@ def test_value_gradient_and_memory_of_a_sliced_distributed_contraction(client):
 
 def test_complex_gradient_with_open_legs(client):
     eq, ops = lattice_network(3, 3, 4, "complex128", seed=5)
-    eq = eq.replace("->", "->A")            # one bond left open: a vector output
+    eq = eq.replace("->", "->A")  # one bond left open: a vector output
     limit = tf.einsum_slicing(eq, *ops, memory_limit=1 << 40).unsliced_largest_intermediate // 4
 
     def loss(fn):
@@ -74,7 +75,7 @@ def test_the_result_does_not_depend_on_scheduling(client):
     eq, ops = lattice_network(3, 4, 6, seed=7)
     limit = tf.einsum_slicing(eq, *ops, memory_limit=1 << 40).unsliced_largest_intermediate // 8
     runs = {float(td.einsum(eq, *ops, client=client, memory_limit=limit)) for _ in range(3)}
-    assert len(runs) == 1            # fixed groups and a fixed summation tree: bit for bit
+    assert len(runs) == 1  # fixed groups and a fixed summation tree: bit for bit
 
 
 def test_errors_name_the_problem(client, monkeypatch):
@@ -103,4 +104,4 @@ def test_a_closed_client_is_refused_before_any_work():
         td.einsum(eq, *ops, client=c)
     assert isinstance(info.value, ConnectionError) and isinstance(info.value, tf.TenferroError)
     with pytest.raises(tf.TenferroValueError, match="tasks must be a positive integer, got 2.5"):
-        td.einsum(eq, *ops, client=c, tasks=2.5)        # arguments are checked before the client
+        td.einsum(eq, *ops, client=c, tasks=2.5)  # arguments are checked before the client

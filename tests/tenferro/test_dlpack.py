@@ -3,6 +3,7 @@
 Zero copy is asserted by comparing buffer addresses. PyTorch and JAX tests skip
 when the framework is not installed.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,12 +22,13 @@ def aligned_fortran(shape, dtype=np.float64, align=64):
     n = int(np.prod(shape))
     raw = np.empty(n * dt.itemsize + align, dtype=np.uint8)
     start = (-raw.__array_interface__["data"][0]) % align
-    arr = raw[start:start + n * dt.itemsize].view(dt).reshape(shape, order="F")
+    arr = raw[start : start + n * dt.itemsize].view(dt).reshape(shape, order="F")
     arr[...] = np.arange(n).reshape(shape, order="F")
     return arr
 
 
 # -- NumPy ----------------------------------------------------------------------------------------
+
 
 @pytest.mark.cpu_only
 def test_numpy_column_major_is_shared():
@@ -87,6 +89,7 @@ def test_errors():
 
 # -- PyTorch --------------------------------------------------------------------------------------
 
+
 @pytest.mark.cpu_only
 def test_torch_exchange_without_copy():
     torch = pytest.importorskip("torch", reason="PyTorch is not installed")
@@ -127,6 +130,7 @@ def test_read_only_tensors_reach_torch():
 
 # -- JAX ------------------------------------------------------------------------------------------
 
+
 @pytest.mark.cpu_only
 def test_jax_exchange_without_copy():
     jax = pytest.importorskip("jax", reason="JAX is not installed")
@@ -149,6 +153,7 @@ def test_jax_exchange_without_copy():
 
 
 # -- CuPy (GPU) -----------------------------------------------------------------------------------
+
 
 @pytest.mark.gpu
 def test_cupy_exchange_without_copy():

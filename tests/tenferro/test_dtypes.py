@@ -1,4 +1,5 @@
 """DType tags, normalisation, the promotion lattice and lossless conversion."""
+
 from __future__ import annotations
 
 import copy
@@ -51,13 +52,28 @@ def test_immutable_hashable_singleton():
     assert copy.deepcopy(tf.int32) is tf.int32
 
 
-@pytest.mark.parametrize("obj,expected", [
-    ("float64", tf.float64), ("float32", tf.float32), ("bool", tf.bool_), ("bool_", tf.bool_),
-    ("int32", tf.int32), ("complex64", tf.complex64), ("f8", tf.float64), ("c16", tf.complex128),
-    (float, tf.float64), (complex, tf.complex128), (int, tf.int64), (bool, tf.bool_),
-    (np.float32, tf.float32), (np.dtype("int32"), tf.int32), (np.bool_, tf.bool_),
-    (np.dtype(">f8"), tf.float64), (tf.complex128, tf.complex128),
-])
+@pytest.mark.parametrize(
+    "obj,expected",
+    [
+        ("float64", tf.float64),
+        ("float32", tf.float32),
+        ("bool", tf.bool_),
+        ("bool_", tf.bool_),
+        ("int32", tf.int32),
+        ("complex64", tf.complex64),
+        ("f8", tf.float64),
+        ("c16", tf.complex128),
+        (float, tf.float64),
+        (complex, tf.complex128),
+        (int, tf.int64),
+        (bool, tf.bool_),
+        (np.float32, tf.float32),
+        (np.dtype("int32"), tf.int32),
+        (np.bool_, tf.bool_),
+        (np.dtype(">f8"), tf.float64),
+        (tf.complex128, tf.complex128),
+    ],
+)
 def test_dtype_normalisation(obj, expected):
     assert tf.dtype(obj) is expected
 
@@ -87,11 +103,16 @@ def test_from_numpy_hot_path_table():
 
 # Expected joins of the documented lattice.
 LATTICE = {
-    (tf.bool_, tf.int32): tf.int32, (tf.int32, tf.int64): tf.int64,
-    (tf.int64, tf.float32): tf.float32, (tf.int32, tf.float64): tf.float64,
-    (tf.float32, tf.float64): tf.float64, (tf.float32, tf.complex64): tf.complex64,
-    (tf.float64, tf.complex64): tf.complex128, (tf.complex64, tf.complex128): tf.complex128,
-    (tf.bool_, tf.complex64): tf.complex64, (tf.int64, tf.complex64): tf.complex64,
+    (tf.bool_, tf.int32): tf.int32,
+    (tf.int32, tf.int64): tf.int64,
+    (tf.int64, tf.float32): tf.float32,
+    (tf.int32, tf.float64): tf.float64,
+    (tf.float32, tf.float64): tf.float64,
+    (tf.float32, tf.complex64): tf.complex64,
+    (tf.float64, tf.complex64): tf.complex128,
+    (tf.complex64, tf.complex128): tf.complex128,
+    (tf.bool_, tf.complex64): tf.complex64,
+    (tf.int64, tf.complex64): tf.complex64,
     (tf.bool_, tf.bool_): tf.bool_,
 }
 
@@ -116,12 +137,23 @@ def test_result_type_is_a_join(a, b, c):
             assert tf.can_convert(ab, u)
 
 
-@pytest.mark.parametrize("strong,scalar,expected", [
-    (tf.float32, 1.0, tf.float32), (tf.float32, 1j, tf.complex64), (tf.float64, 1j, tf.complex128),
-    (tf.int32, 1, tf.int32), (tf.int32, 1.0, tf.float64), (tf.int32, 1j, tf.complex128),
-    (tf.bool_, True, tf.bool_), (tf.bool_, 1, tf.int64), (tf.bool_, 1.0, tf.float64),
-    (tf.complex64, 2.0, tf.complex64), (tf.complex64, 1, tf.complex64), (tf.float32, True, tf.float32),
-])
+@pytest.mark.parametrize(
+    "strong,scalar,expected",
+    [
+        (tf.float32, 1.0, tf.float32),
+        (tf.float32, 1j, tf.complex64),
+        (tf.float64, 1j, tf.complex128),
+        (tf.int32, 1, tf.int32),
+        (tf.int32, 1.0, tf.float64),
+        (tf.int32, 1j, tf.complex128),
+        (tf.bool_, True, tf.bool_),
+        (tf.bool_, 1, tf.int64),
+        (tf.bool_, 1.0, tf.float64),
+        (tf.complex64, 2.0, tf.complex64),
+        (tf.complex64, 1, tf.complex64),
+        (tf.float32, True, tf.float32),
+    ],
+)
 def test_weak_python_scalars(strong, scalar, expected):
     assert tf.result_type(strong, scalar) is expected
     assert tf.result_type(scalar, strong) is expected
@@ -149,13 +181,25 @@ def test_result_type_errors():
         tf.result_type(np.zeros(2, np.float16))
 
 
-@pytest.mark.parametrize("src,dst,ok", [
-    (tf.int32, tf.int64, True), (tf.bool_, tf.float32, True), (tf.float32, tf.complex64, True),
-    (tf.float64, tf.complex128, True), (tf.int64, tf.float64, True), (tf.float32, tf.float64, True),
-    (tf.float64, tf.int64, False), (tf.complex64, tf.float32, False), (tf.int32, tf.bool_, False),
-    (tf.float64, tf.float32, False), (tf.int64, tf.int32, False), (tf.complex128, tf.complex64, False),
-    (tf.float64, tf.complex64, False), (tf.complex64, tf.float64, False),
-])
+@pytest.mark.parametrize(
+    "src,dst,ok",
+    [
+        (tf.int32, tf.int64, True),
+        (tf.bool_, tf.float32, True),
+        (tf.float32, tf.complex64, True),
+        (tf.float64, tf.complex128, True),
+        (tf.int64, tf.float64, True),
+        (tf.float32, tf.float64, True),
+        (tf.float64, tf.int64, False),
+        (tf.complex64, tf.float32, False),
+        (tf.int32, tf.bool_, False),
+        (tf.float64, tf.float32, False),
+        (tf.int64, tf.int32, False),
+        (tf.complex128, tf.complex64, False),
+        (tf.float64, tf.complex64, False),
+        (tf.complex64, tf.float64, False),
+    ],
+)
 def test_can_convert(src, dst, ok):
     assert tf.can_convert(src, dst) is ok
     assert tf.can_convert(src.name, dst.numpy) is ok

@@ -6,6 +6,7 @@ Values, derivatives, errors and layouts run in both modes (``helpers.MODES``):
 rounding by ``helpers.in_mode``, derivatives by ``helpers.check_jit_matches``, errors
 raised at trace time with the same types). The plan-cache tests are about eager
 calls and run once."""
+
 from __future__ import annotations
 
 import sys
@@ -102,7 +103,7 @@ def test_output_embedding(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_interleaved_form(mode):
-    einsum = in_mode(tf.einsum, mode)   # label lists and Ellipsis: static arguments under jit
+    einsum = in_mode(tf.einsum, mode)  # label lists and Ellipsis: static arguments under jit
     a, b = _rand((2, 3)), _rand((3, 4), seed=1)
     got = einsum(tf.asarray(a), [0, 1], tf.asarray(b), [1, 2], [0, 2])
     np.testing.assert_allclose(got.numpy(), a @ b)
@@ -130,7 +131,7 @@ def test_mixed_dtypes_and_complex(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_scalar_operands_and_python_scalars(mode):
-    r = in_mode(tf.einsum, mode)(",i->i", 2.0, tf.asarray([1.0, 2.0]))   # a Python scalar: static under jit
+    r = in_mode(tf.einsum, mode)(",i->i", 2.0, tf.asarray([1.0, 2.0]))  # a Python scalar: static under jit
     assert r.tolist() == [2.0, 4.0]
 
 
@@ -140,8 +141,9 @@ def test_einsum_path_reports_costs():
     assert info.flops > 0 and info.largest_intermediate == 30 * 2
     path, _ = tf.einsum_path("ij,jk,kl->il", np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 5)), optimize=False)
     assert path == [(0, 1), (0, 1)]
-    path, _ = tf.einsum_path("ij,jk,kl->il", np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 5)),
-                             optimize=[(1, 2), (0, 1)])
+    path, _ = tf.einsum_path(
+        "ij,jk,kl->il", np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 5)), optimize=[(1, 2), (0, 1)]
+    )
     assert path == [(1, 2), (0, 1)]
 
 
@@ -265,7 +267,7 @@ def test_non_involutive_transpose_feeding_einsum(mode):
 @pytest.mark.parametrize("mode", MODES)
 def test_grad_of_trace_and_hyperedge_values(mode):
     a = _rand((3, 3))
-    g = in_mode(tidu.grad(lambda x: tf.einsum("ii", x)), mode)(tf.asarray(a))   # jit of grad
+    g = in_mode(tidu.grad(lambda x: tf.einsum("ii", x)), mode)(tf.asarray(a))  # jit of grad
     np.testing.assert_array_equal(g.numpy(), np.eye(3))
     u, s, v = _rand((2, 3)), _rand((3,), seed=1), _rand((3, 4), seed=2)
     # grad of the compiled function (a constant-closing jit: u and v are constants of its graph)
@@ -280,10 +282,10 @@ def test_third_order_derivative(mode):
     def cube_eager(x):  # sum_i x_i^3 as a three-operand hyper-edge einsum
         return tf.einsum("i,i,i->", x, x, x)
 
-    cube = in_mode(cube_eager, mode)   # under jit: three reverse passes through the compiled call
+    cube = in_mode(cube_eager, mode)  # under jit: three reverse passes through the compiled call
 
-    d2 = tidu.grad(lambda x: tf.sum(tidu.grad(cube)(x)))       # 6 x
-    d3 = tidu.grad(lambda x: tf.sum(d2(x)))                        # 6
+    d2 = tidu.grad(lambda x: tf.sum(tidu.grad(cube)(x)))  # 6 x
+    d3 = tidu.grad(lambda x: tf.sum(d2(x)))  # 6
     np.testing.assert_allclose(d2(x).numpy(), 6 * x.numpy())
     np.testing.assert_allclose(d3(x).numpy(), np.full(3, 6.0))
 
@@ -304,7 +306,7 @@ def einsum_cases(draw, max_ops: int = 4, sizes=(0, 1, 2, 3), max_rank: int = 3):
         s = "".join(t)
         if ell is not None and draw(st.booleans()):
             m = draw(st.integers(0, len(ell)))
-            eshape = [1 if draw(st.booleans()) else e for e in ell[len(ell) - m:]]
+            eshape = [1 if draw(st.booleans()) else e for e in ell[len(ell) - m :]]
             pos = draw(st.integers(0, len(t)))
             s = s[:pos] + "..." + s[pos:]
             shape = shape[:pos] + eshape + shape[pos:]
@@ -338,8 +340,7 @@ def test_random_specs_match_numpy(case, optimize, mode):
 
 @pytest.mark.parametrize("mode", MODES)
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=einsum_cases(max_ops=3, sizes=(0, 1, 2, 3), max_rank=3),
-       dtype=st.sampled_from([np.float64, np.complex128]))
+@given(case=einsum_cases(max_ops=3, sizes=(0, 1, 2, 3), max_rank=3), dtype=st.sampled_from([np.float64, np.complex128]))
 def test_random_specs_check_grads(case, dtype, mode):
     eq, shapes = case
     arrays = [_rand(s, seed=i) for i, s in enumerate(shapes)]
@@ -357,19 +358,22 @@ def test_random_specs_check_grads(case, dtype, mode):
 E = tf.EinsumSubscriptError
 
 
-@pytest.mark.parametrize("eq,pos,words", [
-    ("ij#,jk", 2, "invalid character '#'"),
-    ("ij,jk->i->k", 8, "more than one '->'"),
-    ("ij-jk", 2, "'-' must be followed by '>'"),
-    ("ij>jk", 2, "'>' must follow '-'"),
-    ("i.j,jk", 1, "ellipsis"),
-    ("...i...,i", 4, "at most one ellipsis"),
-    ("ij,jk->iz", 8, "output label 'z' does not appear"),
-    ("ij,jk->i,k", 8, "single term"),
-])
+@pytest.mark.parametrize(
+    "eq,pos,words",
+    [
+        ("ij#,jk", 2, "invalid character '#'"),
+        ("ij,jk->i->k", 8, "more than one '->'"),
+        ("ij-jk", 2, "'-' must be followed by '>'"),
+        ("ij>jk", 2, "'>' must follow '-'"),
+        ("i.j,jk", 1, "ellipsis"),
+        ("...i...,i", 4, "at most one ellipsis"),
+        ("ij,jk->iz", 8, "output label 'z' does not appear"),
+        ("ij,jk->i,k", 8, "single term"),
+    ],
+)
 @pytest.mark.parametrize("mode", MODES)
 def test_malformed_subscripts(eq, pos, words, mode):
-    einsum = compiled(tf.einsum, mode)   # under jit the error is raised while tracing
+    einsum = compiled(tf.einsum, mode)  # under jit the error is raised while tracing
     with pytest.raises(E) as info:
         einsum(eq, tf.ones((2, 2)), tf.ones((2, 2)))
     assert info.value.position == pos
@@ -379,7 +383,7 @@ def test_malformed_subscripts(eq, pos, words, mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_rank_mismatch_names_the_operand(mode):
-    einsum = compiled(tf.einsum, mode)   # under jit the error is raised while tracing
+    einsum = compiled(tf.einsum, mode)  # under jit the error is raised while tracing
     with pytest.raises(tf.EinsumShapeError, match=r"operand 1 has rank 3 .*'jk' has 2 labels") as info:
         einsum("ij,jk", tf.ones((2, 3)), tf.ones((3, 4, 5)))
     assert info.value.operand == 1
@@ -390,7 +394,7 @@ def test_rank_mismatch_names_the_operand(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_inconsistent_sizes_name_label_and_operands(mode):
-    einsum = compiled(tf.einsum, mode)   # under jit the error is raised while tracing
+    einsum = compiled(tf.einsum, mode)  # under jit the error is raised while tracing
     with pytest.raises(tf.EinsumShapeError, match=r"label 'j' has size 3 in operand 0 but size 4 in operand 1"):
         einsum("ij,jk", tf.ones((2, 3)), tf.ones((4, 5)))
     with pytest.raises(tf.EinsumShapeError, match=r"label 'i' is repeated in operand 0 with different sizes 2 and 3"):
@@ -403,7 +407,7 @@ def test_inconsistent_sizes_name_label_and_operands(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_wrong_number_of_operands(mode):
-    einsum = compiled(tf.einsum, mode)   # under jit the error is raised while tracing
+    einsum = compiled(tf.einsum, mode)  # under jit the error is raised while tracing
     with pytest.raises(tf.EinsumOperandError, match=r"2 input terms but 1 operand were given"):
         einsum("ij,jk", tf.ones((2, 2)))
     with pytest.raises(tf.EinsumOperandError, match=r"1 input term but 2 operands"):
@@ -416,7 +420,7 @@ def test_wrong_number_of_operands(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_bad_interleaved_labels(mode):
-    einsum = compiled(tf.einsum, mode)   # under jit the error is raised while tracing
+    einsum = compiled(tf.einsum, mode)  # under jit the error is raised while tracing
     with pytest.raises(E, match=r"label list of operand 0 entry 1 is 'x'"):
         einsum(tf.ones((2, 2)), [0, "x"])
     with pytest.raises(E, match=r"entry 0 is -1"):
@@ -427,7 +431,7 @@ def test_bad_interleaved_labels(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_unknown_optimize_lists_valid_names(mode):
-    einsum = compiled(tf.einsum, mode)   # under jit the error is raised while tracing
+    einsum = compiled(tf.einsum, mode)  # under jit the error is raised while tracing
     with pytest.raises(tf.EinsumOptimizeError, match=r"unknown optimize value 'fastest'.*'greedy'.*'optimal'"):
         einsum("ij,jk", tf.ones((2, 2)), tf.ones((2, 2)), optimize="fastest")
     with pytest.raises(tf.EinsumOptimizeError, match=r"unknown optimize value 3"):
@@ -457,7 +461,7 @@ def test_plan_cache_get_survives_an_eviction_between_lookup_and_refresh():
     class EvictingDict(OrderedDict):
         def get(self, key, default=None):
             v = super().get(key, default)
-            self.pop(key, None)   # "another thread" evicts it right after the lookup
+            self.pop(key, None)  # "another thread" evicts it right after the lookup
             return v
 
     cache = LRUCache(4)
@@ -502,19 +506,22 @@ def test_einsum_gradients_are_canonical(mode):
 # ---------------------------------------------------------------------------
 # copy-free layouts of the pairwise steps
 # ---------------------------------------------------------------------------
-@pytest.mark.parametrize("eq,shapes", [
-    ("abc,abd->dc", [(3, 2, 4), (3, 2, 5)]),            # GEMM operands swapped: result lands as (d, c)
-    ("abc,abd->cd", [(3, 2, 4), (3, 2, 5)]),
-    ("bij,bjk->bik", [(4, 2, 3), (4, 3, 5)]),           # batch first: written straight into the output
-    ("bij,bjk->kbi", [(4, 2, 3), (4, 3, 5)]),
-    ("bij,bjk->ikb", [(4, 2, 3), (4, 3, 5)]),
-    ("bij,bjk,bkl->bil", [(4, 2, 3), (4, 3, 5), (4, 5, 2)]),
-    ("bi,bj->bij", [(4, 2), (4, 3)]),                   # elementwise (nothing contracted)
-    ("bi,bj->jbi", [(4, 2), (4, 3)]),
-    ("xan,xbn,pn->nbpa", [(1, 5, 9), (1, 6, 9), (2, 9)]),   # summed label of size 1, batch first
-    ("bij,bjk->bik", [(0, 2, 3), (0, 3, 5)]),
-    ("bij,bjk->bik", [(4, 2, 0), (4, 0, 5)]),
-])
+@pytest.mark.parametrize(
+    "eq,shapes",
+    [
+        ("abc,abd->dc", [(3, 2, 4), (3, 2, 5)]),  # GEMM operands swapped: result lands as (d, c)
+        ("abc,abd->cd", [(3, 2, 4), (3, 2, 5)]),
+        ("bij,bjk->bik", [(4, 2, 3), (4, 3, 5)]),  # batch first: written straight into the output
+        ("bij,bjk->kbi", [(4, 2, 3), (4, 3, 5)]),
+        ("bij,bjk->ikb", [(4, 2, 3), (4, 3, 5)]),
+        ("bij,bjk,bkl->bil", [(4, 2, 3), (4, 3, 5), (4, 5, 2)]),
+        ("bi,bj->bij", [(4, 2), (4, 3)]),  # elementwise (nothing contracted)
+        ("bi,bj->jbi", [(4, 2), (4, 3)]),
+        ("xan,xbn,pn->nbpa", [(1, 5, 9), (1, 6, 9), (2, 9)]),  # summed label of size 1, batch first
+        ("bij,bjk->bik", [(0, 2, 3), (0, 3, 5)]),
+        ("bij,bjk->bik", [(4, 2, 0), (4, 0, 5)]),
+    ],
+)
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
 @pytest.mark.parametrize("mode", MODES)
 def test_output_layouts_are_canonical(eq, shapes, dtype, mode):
@@ -527,21 +534,27 @@ def test_output_layouts_are_canonical(eq, shapes, dtype, mode):
 def _mps_norm_eq(L: int) -> str:
     import string  # noqa: PLC0415
 
-    a, b = string.ascii_letters[:L + 1], string.ascii_letters[L + 1:2 * L + 2]
-    s = string.ascii_letters[2 * L + 2:3 * L + 2]
+    a, b = string.ascii_letters[: L + 1], string.ascii_letters[L + 1 : 2 * L + 2]
+    s = string.ascii_letters[2 * L + 2 : 3 * L + 2]
     return ",".join([a[i] + s[i] + a[i + 1] for i in range(L)] + [b[i] + s[i] + b[i + 1] for i in range(L)]) + "->"
 
 
-@pytest.mark.parametrize("eq,shapes,inputs_copied", [
-    (_mps_norm_eq(8), [(1, 2, 8)] + [(8, 2, 8)] * 6 + [(8, 2, 1)] + [(1, 2, 8)] + [(8, 2, 8)] * 6 + [(8, 2, 1)], False),
-    ("abc,abd->dc", [(8, 2, 8), (8, 2, 8)], False),
-    ("bij,bjk->bik", [(4, 8, 8), (4, 8, 8)], True),  # batch axis fastest: copied for BLAS, but not the result
-])
+@pytest.mark.parametrize(
+    "eq,shapes,inputs_copied",
+    [
+        (
+            _mps_norm_eq(8),
+            [(1, 2, 8)] + [(8, 2, 8)] * 6 + [(8, 2, 1)] + [(1, 2, 8)] + [(8, 2, 8)] * 6 + [(8, 2, 1)],
+            False,
+        ),
+        ("abc,abd->dc", [(8, 2, 8), (8, 2, 8)], False),
+        ("bij,bjk->bik", [(4, 8, 8), (4, 8, 8)], True),  # batch axis fastest: copied for BLAS, but not the result
+    ],
+)
 def test_plans_avoid_permuting_copies(eq, shapes, inputs_copied):
     """Each intermediate is laid out as its consumer (or the output) views it:
     no pairwise step permutes an operand and there is no final permutation."""
-    plan, _ = sys.modules["tenferro.einsum._api"]._compile(
-        eq, None, [tf.asarray(np.ones(s)) for s in shapes], "auto")
+    plan, _ = sys.modules["tenferro.einsum._api"]._compile(eq, None, [tf.asarray(np.ones(s)) for s in shapes], "auto")
     _plan = sys.modules["tenferro.einsum._plan"]
     perms = [(step[5], step[8]) for step in plan.steps if step[0] == _plan.PAIR]
     assert perms and all((pa is None and pb is None) != inputs_copied for pa, pb in perms), perms
@@ -588,7 +601,7 @@ def test_per_example_outer_products_are_broadcast_products_written_batch_first()
     assert plan.path == ((0, 2), (0, 1))
     assert int(np.prod(pairs[0][-2])) == 5 * 2 * 128
     assert all(step[-1][0] == "labels" and step[-2][0] == 128 for step in pairs)
-    assert pairs[1][-2] == (128, 6, 2, 5)   # the final order n, b, p, a
+    assert pairs[1][-2] == (128, 6, 2, 5)  # the final order n, b, p, a
     got = tf.einsum(eq, *[tf.asarray(x) for x in xs])
     assert got._data.flags.f_contiguous
     np.testing.assert_allclose(got.numpy(), np.einsum(eq, *xs), rtol=1e-14, atol=0)
@@ -612,7 +625,7 @@ def broadcast_products(draw):
     return f"{''.join(x)},{''.join(y)}->{''.join(out)}", [tuple(sizes[l] for l in t) for t in (x, y)], dtype
 
 
-@pytest.mark.cpu_only   # NumPy's C einsum serves host arrays only
+@pytest.mark.cpu_only  # NumPy's C einsum serves host arrays only
 @settings(max_examples=60, deadline=None)
 @given(case=broadcast_products())
 def test_broadcast_products_through_einsum_equal_the_aligned_multiply(case):
@@ -662,7 +675,7 @@ def memory_limit_200(monkeypatch):
 
 def test_memory_error_suggests_an_optimizer_whose_path_fits(memory_limit_200):
     ones = [np.ones((5, 5))] * 4
-    with pytest.raises(tf.TenferroMemoryError) as info:   # left to right: ab,cd -> abcd first
+    with pytest.raises(tf.TenferroMemoryError) as info:  # left to right: ab,cd -> abcd first
         tf.einsum_path("ab,cd,bc,ad->", *ones, optimize=False)
     msg = str(info.value)
     assert "left to right (optimize=False) needs an intermediate of 625 elements, 5000 bytes" in msg
@@ -675,20 +688,21 @@ def test_memory_error_suggests_an_optimizer_whose_path_fits(memory_limit_200):
 def test_memory_error_suggests_the_size_minimizing_optimizer_when_auto_overflows(memory_limit_200):
     import opt_einsum
 
-    shapes = [(4, 2), (6, 8), (6, 2), (8, 4, 3), (3,)]   # 'auto' peaks at 32 elements, a size-minimal path at 24
+    shapes = [(4, 2), (6, 8), (6, 2), (8, 4, 3), (3,)]  # 'auto' peaks at 32 elements, a size-minimal path at 24
     ops = [np.ones(s) for s in shapes]
     with pytest.raises(tf.TenferroMemoryError) as info:
         tf.einsum("ed,cb,cd,bea,a->", *ops)
     msg = str(info.value)
     assert "along the path of optimize='auto' needs an intermediate of 32 elements, 256 bytes" in msg
-    assert ("optimize=opt_einsum.DynamicProgramming(minimize='size') finds a path whose largest intermediate "
-            "is 192 bytes") in msg
+    assert (
+        "optimize=opt_einsum.DynamicProgramming(minimize='size') finds a path whose largest intermediate is 192 bytes"
+    ) in msg
     out = tf.einsum("ed,cb,cd,bea,a->", *ops, optimize=opt_einsum.DynamicProgramming(minimize="size"))
     assert out.item() == np.einsum("ed,cb,cd,bea,a->", *ops)
 
 
 def test_memory_error_suggests_slicing_when_no_path_fits(memory_limit_200):
-    ones = [np.ones((6, 6))] * 3          # every pairwise step of a triangle leaves 36 elements
+    ones = [np.ones((6, 6))] * 3  # every pairwise step of a triangle leaves 36 elements
     with pytest.raises(tf.TenferroMemoryError) as info:
         tf.einsum_path("ab,bc,ca->", *ones, optimize="auto")
     msg = str(info.value)
@@ -708,7 +722,7 @@ def test_readme_names_the_path_constants_by_an_import_that_works():
     assert imports, "the README no longer says how to reach OPTIMAL_MAX_OPERANDS and MAX_INTERMEDIATE_BYTES"
     scope: dict = {}
     for line in imports:
-        exec(line, scope)                  # noqa: S102  (the README's own spelling)
-    assert scope["OPTIMAL_MAX_OPERANDS"] == 10 and scope["MAX_INTERMEDIATE_BYTES"] == 2 ** 40
-    assert "tenferro.einsum.OPTIMAL_MAX_OPERANDS" not in readme   # an AttributeError: tf.einsum is the function
+        exec(line, scope)  # noqa: S102  (the README's own spelling)
+    assert scope["OPTIMAL_MAX_OPERANDS"] == 10 and scope["MAX_INTERMEDIATE_BYTES"] == 2**40
+    assert "tenferro.einsum.OPTIMAL_MAX_OPERANDS" not in readme  # an AttributeError: tf.einsum is the function
     assert "tenferro.einsum.MAX_INTERMEDIATE_BYTES" not in readme

@@ -5,6 +5,7 @@ the fused primitive and NumPy, linear growth of the linearized graph, and the
 plan cache. Values and derivatives also run compiled (``helpers.MODES``): under
 ``jit`` the pairwise steps are staged, then merged back by the contraction passes,
 and must give eager's values and derivatives to rounding."""
+
 from __future__ import annotations
 
 import string
@@ -27,8 +28,8 @@ from test_einsum import OPTIMIZE, _rand, einsum_cases
 
 def mps_norm(L: int, chi: int = 3, d: int = 2, dtype=np.float64):
     """``<psi|phi>`` of two open-boundary MPS as one einsum of ``2 L`` operands."""
-    a, b = string.ascii_letters[:L + 1], string.ascii_letters[L + 1:2 * L + 2]
-    s = string.ascii_letters[2 * L + 2:3 * L + 2]
+    a, b = string.ascii_letters[: L + 1], string.ascii_letters[L + 1 : 2 * L + 2]
+    s = string.ascii_letters[2 * L + 2 : 3 * L + 2]
     dims = [1] + [chi] * (L - 1) + [1]
     eq = ",".join([a[i] + s[i] + a[i + 1] for i in range(L)] + [b[i] + s[i] + b[i + 1] for i in range(L)]) + "->"
     ops = [tf.asarray(_rand((dims[i % L], d, dims[i % L + 1]), dtype, seed=i) / np.sqrt(chi)) for i in range(2 * L)]
@@ -68,15 +69,18 @@ def test_eager_call_stays_fused():
     assert plan not in PAIRWISE  # never decomposed: one einsum_p, the fused BLAS steps
 
 
-@pytest.mark.parametrize("eq,shapes", [
-    ("ik,k,kj->ij", [(2, 3), (3,), (3, 4)]),                       # hyper-edge
-    ("ik,kl,k,lj->ij", [(2, 3), (3, 2), (3,), (2, 4)]),             # hyper-edge kept to its last use
-    ("ij,jk,k->kk", [(2, 3), (3, 4), (4,)]),                        # output embedding
-    ("iij,jk,kl->il", [(2, 2, 3), (3, 4), (4, 2)]),                 # diagonal
-    ("ijx,jk,kly->i", [(2, 3, 2), (3, 4), (4, 2, 3)]),              # operand-only summed labels
-    ("...ij,jk,...kl->...il", [(2, 1, 2, 3), (3, 4), (2, 4, 2)]),   # ellipsis broadcasting
-    (",ij,j->i", [(), (2, 3), (3,)]),                               # 0-d operand
-])
+@pytest.mark.parametrize(
+    "eq,shapes",
+    [
+        ("ik,k,kj->ij", [(2, 3), (3,), (3, 4)]),  # hyper-edge
+        ("ik,kl,k,lj->ij", [(2, 3), (3, 2), (3,), (2, 4)]),  # hyper-edge kept to its last use
+        ("ij,jk,k->kk", [(2, 3), (3, 4), (4,)]),  # output embedding
+        ("iij,jk,kl->il", [(2, 2, 3), (3, 4), (4, 2)]),  # diagonal
+        ("ijx,jk,kly->i", [(2, 3, 2), (3, 4), (4, 2, 3)]),  # operand-only summed labels
+        ("...ij,jk,...kl->...il", [(2, 1, 2, 3), (3, 4), (2, 4, 2)]),  # ellipsis broadcasting
+        (",ij,j->i", [(), (2, 3), (3,)]),  # 0-d operand
+    ],
+)
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
 @pytest.mark.parametrize("mode", MODES)
 def test_structural_cases_decompose_and_differentiate(eq, shapes, dtype, mode):
@@ -92,8 +96,11 @@ def test_structural_cases_decompose_and_differentiate(eq, shapes, dtype, mode):
     check_derivatives(mode, lambda *xs: tf.einsum(eq, *xs), args, order=2)
 
 
-@pytest.mark.parametrize("optimize", [[(0, 1, 2), (0, 1)], [(1,), (0, 2), (0, 1), (0, 1), (0,)], False],
-                         ids=["3-step", "1-steps", "left-to-right"])
+@pytest.mark.parametrize(
+    "optimize",
+    [[(0, 1, 2), (0, 1)], [(1,), (0, 2), (0, 1), (0, 1), (0,)], False],
+    ids=["3-step", "1-steps", "left-to-right"],
+)
 @pytest.mark.parametrize("mode", MODES)
 def test_explicit_paths_with_multi_and_single_steps(optimize, mode):
     eq, shapes = "ij,jk,kl,lm->im", [(2, 3), (3, 4), (4, 2), (2, 3)]
@@ -113,7 +120,7 @@ def test_explicit_paths_with_multi_and_single_steps(optimize, mode):
 def test_mps_norm_gradient_matches_fused_and_check_grads(dtype, mode):
     eq, ops = mps_norm(6, dtype=dtype)
     n = len(ops)
-    norm = in_mode(lambda *xs: tf.einsum(eq, *xs), mode)   # jit: the reverse pass through the compiled call
+    norm = in_mode(lambda *xs: tf.einsum(eq, *xs), mode)  # jit: the reverse pass through the compiled call
     out, pull = tidu.vjp(norm, *ops)
     out_f, pull_f = tidu.vjp(fused(eq, ops), *ops)
     np.testing.assert_allclose(out.numpy(), out_f.numpy(), rtol=1e-12)
@@ -168,11 +175,16 @@ def test_random_specs_jvp_matches_numpy(case, data, mode):
     except ValueError:
         assume(False)
     tangents = [_rand(s, seed=20 + i) for i, s in enumerate(shapes)]
-    want_t = sum((np.einsum(eq, *(arrays[:k] + [tangents[k]] + arrays[k + 1:])) for k in range(len(arrays))),
-                 np.zeros_like(want))
+    want_t = sum(
+        (np.einsum(eq, *(arrays[:k] + [tangents[k]] + arrays[k + 1 :])) for k in range(len(arrays))),
+        np.zeros_like(want),
+    )
     # jit: the JVP of the compiled call (its forward and linear graphs, merged contractions)
-    out, out_t = tidu.jvp(in_mode(lambda *xs: tf.einsum(eq, *xs, optimize=optimize), mode),
-                          tuple(tf.asarray(a) for a in arrays), tuple(tf.asarray(t) for t in tangents))
+    out, out_t = tidu.jvp(
+        in_mode(lambda *xs: tf.einsum(eq, *xs, optimize=optimize), mode),
+        tuple(tf.asarray(a) for a in arrays),
+        tuple(tf.asarray(t) for t in tangents),
+    )
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(out_t.numpy(), want_t, rtol=1e-10, atol=1e-10)
 
@@ -200,10 +212,10 @@ def test_operand_copies_in_scratch_never_leak_into_results():
     rng = np.random.default_rng(7)
     a = rng.standard_normal((6, 5, 4))
     b = rng.standard_normal((4, 6, 3))
-    spec = "ijk,kil->jl"                    # both operands need regrouping copies
+    spec = "ijk,kil->jl"  # both operands need regrouping copies
     want = np.einsum(spec, a, b)
     first = tf.einsum(spec, tf.asarray(a), tf.asarray(b))
-    for seed in range(5):                   # later einsums reuse the same scratch
+    for seed in range(5):  # later einsums reuse the same scratch
         c = np.random.default_rng(seed).standard_normal((6, 5, 4))
         tf.einsum(spec, tf.asarray(c), tf.asarray(b))
     np.testing.assert_allclose(first.numpy(), want, rtol=1e-13)

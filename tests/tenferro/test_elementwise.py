@@ -1,6 +1,7 @@
 """Elementwise family: values against NumPy for every op and dtype, broadcasting
 and promotion (hypothesis), derivative conventions at non-smooth points, errors,
 and the operators installed on Tensor."""
+
 from __future__ import annotations
 
 import warnings
@@ -52,11 +53,22 @@ def _grad(f, *args, argnums=0):
 # values vs NumPy
 # ---------------------------------------------------------------------------
 TRANSCENDENTAL = {  # name -> (NumPy reference, positive domain)
-    "exp": (np.exp, False), "log": (np.log, True), "sin": (np.sin, False), "cos": (np.cos, False),
-    "tan": (np.tan, False), "sinh": (np.sinh, False), "cosh": (np.cosh, False), "tanh": (np.tanh, False),
-    "arcsin": (np.arcsin, False), "arccos": (np.arccos, False), "arctan": (np.arctan, False),
-    "sqrt": (np.sqrt, True), "rsqrt": (lambda a: 1 / np.sqrt(a), True), "expm1": (np.expm1, False),
-    "log1p": (np.log1p, True), "reciprocal": (np.reciprocal, True),
+    "exp": (np.exp, False),
+    "log": (np.log, True),
+    "sin": (np.sin, False),
+    "cos": (np.cos, False),
+    "tan": (np.tan, False),
+    "sinh": (np.sinh, False),
+    "cosh": (np.cosh, False),
+    "tanh": (np.tanh, False),
+    "arcsin": (np.arcsin, False),
+    "arccos": (np.arccos, False),
+    "arctan": (np.arctan, False),
+    "sqrt": (np.sqrt, True),
+    "rsqrt": (lambda a: 1 / np.sqrt(a), True),
+    "expm1": (np.expm1, False),
+    "log1p": (np.log1p, True),
+    "reciprocal": (np.reciprocal, True),
 }
 
 
@@ -67,7 +79,7 @@ def test_transcendental_values(name, dtype):
     a = _np((2, 3), dtype, positive=positive)
     if name in ("arcsin", "arccos") and np.dtype(dtype).kind in "fc":
         a = (a / 4).astype(dtype)
-    want_in = a if np.dtype(dtype).kind in "fc" else a.astype(np.float64)   # ints/bool -> float64
+    want_in = a if np.dtype(dtype).kind in "fc" else a.astype(np.float64)  # ints/bool -> float64
     with np.errstate(all="ignore"):
         want = np.asarray(ref(want_in)).astype(want_in.dtype)
     _check(getattr(tf, name)(tf.asarray(a)), want)
@@ -86,8 +98,22 @@ def test_square_abs_sign_negative_values(dtype):
         _check(abs(x), np.abs(a))
 
 
-BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "greater", "greater_equal",
-          "less", "less_equal", "equal", "not_equal", "logaddexp"]
+BINARY = [
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "power",
+    "maximum",
+    "minimum",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "equal",
+    "not_equal",
+    "logaddexp",
+]
 ORDERING = {"maximum", "minimum", "greater", "greater_equal", "less", "less_equal", "logaddexp"}
 
 
@@ -95,9 +121,9 @@ def _binary_cases():
     for name in BINARY:
         for dtype in DTYPES:
             if name in ORDERING and dtype.startswith("complex"):
-                continue   # refused: test_ordering_ops_refuse_complex
+                continue  # refused: test_ordering_ops_refuse_complex
             if dtype == "bool" and name in ("subtract", "power"):
-                continue   # NumPy refuses boolean subtract; bool ** bool is not meaningful
+                continue  # NumPy refuses boolean subtract; bool ** bool is not meaningful
             yield name, dtype
 
 
@@ -121,29 +147,29 @@ def test_float_dtypes_are_kept(dtype):
     for f in (tf.exp, tf.log, tf.sqrt, tf.tanh, tf.square, tf.reciprocal):
         assert f(x).dtype == tf.dtype(dtype)
     assert tf.abs(x).dtype == tf.dtype(dtype).real_dtype
-    assert (x ** 2).dtype == tf.dtype(dtype)
+    assert (x**2).dtype == tf.dtype(dtype)
 
 
 def test_python_scalars_are_weak():
     x = tf.asarray(np.array([1.0, 2.0], np.float32))
-    assert (x ** 2).dtype == tf.float32
+    assert (x**2).dtype == tf.float32
     assert tf.maximum(x, 1.5).dtype == tf.float32
     assert tf.where(x > 1, x, 0).dtype == tf.float32
     assert tf.clip(x, 0, 1).dtype == tf.float32
-    assert (2 ** x).dtype == tf.float32
-    np.testing.assert_allclose((2 ** x).numpy(), [2.0, 4.0])
+    assert (2**x).dtype == tf.float32
+    np.testing.assert_allclose((2**x).numpy(), [2.0, 4.0])
 
 
 def test_where_and_clip_values():
     a, b = _np((2, 3), "float64", 1), _np((3,), "float64", 2)
     c = a > 0
     _check(tf.where(tf.asarray(c), tf.asarray(a), tf.asarray(b)), np.where(c, a, b))
-    _check(tf.where(tf.asarray(a), 1.0, 0.0), np.where(a, 1.0, 0.0))     # non-bool condition
-    _check(tf.where(c, tf.asarray(a), 0.0), np.where(c, a, 0.0))          # NumPy bool condition
+    _check(tf.where(tf.asarray(a), 1.0, 0.0), np.where(a, 1.0, 0.0))  # non-bool condition
+    _check(tf.where(c, tf.asarray(a), 0.0), np.where(c, a, 0.0))  # NumPy bool condition
     _check(tf.clip(tf.asarray(a), -0.5, 0.5), np.clip(a, -0.5, 0.5))
     _check(tf.clip(tf.asarray(a), None, 0.5), np.clip(a, None, 0.5))
     _check(tf.clip(tf.asarray(a), tf.asarray(b), 1.0), np.clip(a, b, 1.0))
-    _check(tf.asarray(a).clip(0.5, -0.5), np.clip(a, 0.5, -0.5))          # lo > hi: NumPy gives hi
+    _check(tf.asarray(a).clip(0.5, -0.5), np.clip(a, 0.5, -0.5))  # lo > hi: NumPy gives hi
 
 
 def test_predicates():
@@ -158,19 +184,27 @@ def test_no_floating_point_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert np.isneginf(tf.log(x).numpy()[0])
-        tf.sqrt(x), tf.reciprocal(x), tf.rsqrt(x), tf.power(x, -1.0), tf.logaddexp(tf.asarray(np.array([-np.inf, 0.0, np.inf])), x)
+        (
+            tf.sqrt(x),
+            tf.reciprocal(x),
+            tf.rsqrt(x),
+            tf.power(x, -1.0),
+            tf.logaddexp(tf.asarray(np.array([-np.inf, 0.0, np.inf])), x),
+        )
 
 
 # ---------------------------------------------------------------------------
 # broadcasting and promotion (hypothesis)
 # ---------------------------------------------------------------------------
-BROADCAST_OPS = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "less", "equal", "power",
-                 "logaddexp"]
+BROADCAST_OPS = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "less", "equal", "power", "logaddexp"]
 
 
 @settings(max_examples=40, deadline=None)
-@given(shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, min_side=0, max_side=3),
-       name=st.sampled_from(BROADCAST_OPS), seed=st.integers(0, 2**16))
+@given(
+    shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, min_side=0, max_side=3),
+    name=st.sampled_from(BROADCAST_OPS),
+    seed=st.integers(0, 2**16),
+)
 def test_binary_broadcasting_matches_numpy(shapes, name, seed):
     sx, sy = shapes.input_shapes
     a, b = _np(sx, "float64", seed, positive=True), _np(sy, "float64", seed + 1, positive=True)
@@ -180,8 +214,10 @@ def test_binary_broadcasting_matches_numpy(shapes, name, seed):
 
 
 @settings(max_examples=30, deadline=None)
-@given(shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, min_side=1, max_side=3),
-       seed=st.integers(0, 2**16))
+@given(
+    shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, min_side=1, max_side=3),
+    seed=st.integers(0, 2**16),
+)
 def test_broadcast_gradients_sum_over_broadcast_axes(shapes, seed):
     sx, sy = shapes.input_shapes
     a, b = _np(sx, "float64", seed), _np(sy, "complex128", seed + 1)
@@ -221,13 +257,13 @@ def test_abs_gradient_at_zero_is_zero():
     z = tf.asarray(np.array([0j, 3 + 4j]))
     g = _grad(tf.abs, z).numpy()
     assert np.all(np.isfinite(g))
-    np.testing.assert_allclose(g, [0.0, 0.6 - 0.8j])     # d|z|/dx - i d|z|/dy (tidu's convention)
+    np.testing.assert_allclose(g, [0.0, 0.6 - 0.8j])  # d|z|/dx - i d|z|/dy (tidu's convention)
 
 
 def test_abs_complex_jvp():
     z = tf.asarray(np.array([3 + 4j]))
     _, t = tidu.jvp(tf.abs, (z,), (tf.asarray(np.array([1j])),))
-    np.testing.assert_allclose(t.numpy(), [0.8])          # Re(conj(z)/|z| * i) = 4/5
+    np.testing.assert_allclose(t.numpy(), [0.8])  # Re(conj(z)/|z| * i) = 4/5
 
 
 def test_sign_has_zero_derivative_for_real_input():
@@ -264,7 +300,7 @@ def test_clip_boundary_counts_as_inside():
     np.testing.assert_array_equal(_grad(lambda x: tf.clip(x, -0.5, 0.5), x).numpy(), [0, 1, 1, 1, 0])
     lo = tf.asarray(np.array(-0.5))
     g = tidu.grad(lambda lo: tf.sum(tf.clip(x, lo, 0.5)))(lo)
-    assert float(g) == 1.0                                  # only x = -1 is strictly below
+    assert float(g) == 1.0  # only x = -1 is strictly below
 
 
 def test_where_gradients():
@@ -272,7 +308,7 @@ def test_where_gradients():
     x, y = tf.asarray(np.array([1.0, 2.0, 3.0])), tf.asarray(np.array(5.0))
     gx, gy = tidu.grad(lambda x, y: tf.sum(tf.where(c, x * x, y)), argnums=(0, 1))(x, y)
     np.testing.assert_array_equal(gx.numpy(), [2.0, 0.0, 6.0])
-    assert float(gy) == 1.0                                 # broadcast y: cotangents summed
+    assert float(gy) == 1.0  # broadcast y: cotangents summed
 
 
 def test_where_masks_nan_in_the_unselected_branch():
@@ -290,13 +326,13 @@ def test_power_at_zero_base():
     # d/dy: log(x) x^y, taken as 0 at x == 0; log(2) at (2, 0)
     np.testing.assert_allclose(gy.numpy(), [0.0, 0.0, 0.0, np.log(2.0)])
     # second derivative in x at (0, 2): 2
-    h = tidu.grad(lambda x: tf.sum(tidu.grad(lambda x: tf.sum(x ** 2.0))(x)))(x)
+    h = tidu.grad(lambda x: tf.sum(tidu.grad(lambda x: tf.sum(x**2.0))(x)))(x)
     np.testing.assert_array_equal(h.numpy(), [2.0, 2.0, 2.0, 2.0])
 
 
 def test_integer_power():
     x = tf.asarray(np.array([2, 3]))
-    _check(x ** 2, np.array([4, 9]))
+    _check(x**2, np.array([4, 9]))
     with pytest.raises(tf.TenferroValueError, match="power.*negative integer"):
         x ** tf.asarray(np.array([-1, 1]))
 
@@ -318,7 +354,7 @@ def test_complex_jvp_is_holomorphic(name):
     f = getattr(tf, name)
     _, got = tidu.jvp(f, (z,), (t,))
     h = 1e-7
-    deriv = (f(z + h).numpy() - f(z - h).numpy()) / (2 * h)   # f'(z) along the real axis
+    deriv = (f(z + h).numpy() - f(z - h).numpy()) / (2 * h)  # f'(z) along the real axis
     np.testing.assert_allclose(got.numpy(), deriv * t.numpy(), rtol=1e-6)
 
 
@@ -339,8 +375,9 @@ def test_shape_mismatch_message_lists_both_shapes():
         tf.where(tf.asarray(np.array([True, False, True])), tf.ones(2), 0.0)
 
 
-@pytest.mark.parametrize("op", [tf.maximum, tf.minimum, tf.greater, tf.greater_equal, tf.less, tf.less_equal,
-                                tf.logaddexp])
+@pytest.mark.parametrize(
+    "op", [tf.maximum, tf.minimum, tf.greater, tf.greater_equal, tf.less, tf.less_equal, tf.logaddexp]
+)
 def test_ordering_ops_refuse_complex(op):
     z = tf.asarray(np.array([1j]))
     with pytest.raises(tf.DTypeError, match="complex"):
@@ -364,8 +401,9 @@ def test_primitive_level_checks():
     with pytest.raises(tf.ShapeError, match="maximum"):
         maximum_p.abstract_eval(tf.TensorType((2,), tf.float64), tf.TensorType((3,), tf.float64))
     with pytest.raises(tf.ShapeError, match="select"):
-        select_p.abstract_eval(tf.TensorType((2,), tf.float64), tf.TensorType((2,), tf.float64),
-                               tf.TensorType((2,), tf.float64))
+        select_p.abstract_eval(
+            tf.TensorType((2,), tf.float64), tf.TensorType((2,), tf.float64), tf.TensorType((2,), tf.float64)
+        )
     with pytest.raises(tf.DTypeError, match="sign"):
         sign_p.abstract_eval(tf.TensorType((2,), tf.complex128))
 
@@ -385,12 +423,12 @@ def test_operators_and_methods():
     _check(x != x, a != a)
     _check(abs(x), np.abs(a))
     _check(x.abs(), np.abs(a))
-    _check(x ** 2, a ** 2)
-    _check(2.0 ** x, 2.0 ** a)
+    _check(x**2, a**2)
+    _check(2.0**x, 2.0**a)
     _check(x.clip(-1, 1), np.clip(a, -1, 1))
     _check(x.conj(), a)
-    assert (x == None) is False and (x != "a") is True    # noqa: E711
-    assert len({x, x, tf.asarray(a)}) == 2                   # hashable by identity despite __eq__
+    assert (x == None) is False and (x != "a") is True  # noqa: E711
+    assert len({x, x, tf.asarray(a)}) == 2  # hashable by identity despite __eq__
 
 
 def test_operators_on_tracers():
@@ -412,14 +450,17 @@ def test_abs_complex_gradient_at_subnormal_is_finite():
 # --- review fixes -------------------------------------------------------------------
 def test_python_scalar_that_overflows_the_dtype_raises_dtype_error():
     x = tf.asarray(np.arange(3, dtype=np.int32))
-    with pytest.raises(tf.DTypeError, match="add: the Python scalar 1099511627776 cannot be represented in dtype int32"):
+    with pytest.raises(
+        tf.DTypeError, match="add: the Python scalar 1099511627776 cannot be represented in dtype int32"
+    ):
         x + 2**40
     with pytest.raises(tf.DTypeError, match="multiply: .* int32"):
         tf.multiply(tf.asarray(np.int32(3)), 2**40)
 
 
-@pytest.mark.parametrize("fn, op", [(lambda x: x * x, "mul"), (lambda x: x / x, "div"),
-                                    (lambda x: tf.einsum("ij,ij->", x, x), "einsum")])
+@pytest.mark.parametrize(
+    "fn, op", [(lambda x: x * x, "mul"), (lambda x: x / x, "div"), (lambda x: tf.einsum("ij,ij->", x, x), "einsum")]
+)
 def test_linear_transpose_of_a_nonlinear_function_names_the_op(fn, op):
     x = tf.asarray(np.ones((2, 2)))
     out = fn(x)

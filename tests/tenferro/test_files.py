@@ -1,5 +1,6 @@
 """tenferro.files.atomic_write: the one atomic writer of the three packages (every file they
 write goes through it), checked for what its callers rely on."""
+
 from __future__ import annotations
 
 import ast
@@ -23,7 +24,7 @@ def test_a_new_file_gets_the_mode_open_gives(tmp_path):
     target = tmp_path / "new.txt"
     _write(target, "x")
     umask = os.umask(0)
-    os.umask(umask)   # read only, in this test
+    os.umask(umask)  # read only, in this test
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o666 & ~umask
     assert target.read_text() == "x"
 
@@ -60,7 +61,7 @@ def test_the_file_and_its_directory_are_flushed(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "fsync", fsync)
     _write(tmp_path / "f.txt", "x")
-    assert synced == [False, True]   # the file before the rename, the directory after it
+    assert synced == [False, True]  # the file before the rename, the directory after it
 
 
 def test_a_directory_where_no_file_can_be_created_raises_oserror(tmp_path):
@@ -76,9 +77,13 @@ def test_exactly_one_file_of_the_three_packages_replaces_files():
     for package in ("tidu", "tenferro", "tensor4all"):
         for path in sorted((ROOT / package).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text())):
-                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                        and node.func.attr in ("replace", "rename") and isinstance(node.func.value, ast.Name)
-                        and node.func.value.id == "os"):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("replace", "rename")
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == "os"
+                ):
                     callers.append(str(path.relative_to(ROOT)))
     assert sorted(set(callers)) == ["tenferro/files.py"], callers
 
@@ -87,7 +92,7 @@ def test_the_one_memory_query_and_the_one_optional_importer():
     from tenferro.checks import available_memory, import_optional, install_hint, physical_memory
 
     phys, avail = physical_memory(), available_memory()
-    if phys is not None:   # POSIX: both known, what is available at most what there is
+    if phys is not None:  # POSIX: both known, what is available at most what there is
         assert avail is not None and 0 < avail <= phys
     assert import_optional("json", RuntimeError, "unused").dumps([1]) == "[1]"
 

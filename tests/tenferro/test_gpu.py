@@ -6,6 +6,7 @@ Marked ``gpu``: run with ``pytest --placement gpu`` (a real GPU) or
 ``--placement fakegpu`` (the CPU stand-in, which counts and refuses host copies
 the same way); skipped on a plain CPU run.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -67,12 +68,13 @@ def _heisenberg_mpo(L):
 def test_mps_energy_gradient_copies_nothing_to_the_host(dtype):
     psi, mpo = _random_mps(6, 2, 8, dtype), _heisenberg_mpo(6)
     assert all(t.placement == tf.gpu(0) for t in psi + mpo)
-    with _no_sync():       # any device-to-host copy in here raises
+    with _no_sync():  # any device-to-host copy in here raises
         energy, grads = tidu.value_and_grad(lambda ts: _mps_energy(ts, mpo))(psi)
     assert all(g.placement == tf.gpu(0) for g in grads)
     # the values: against the same computation on the CPU
     cpu_energy, cpu_grads = tidu.value_and_grad(lambda ts: _mps_energy(ts, [m.to_cpu() for m in mpo]))(
-        [t.to_cpu() for t in psi])
+        [t.to_cpu() for t in psi]
+    )
     assert abs(float(energy) - float(cpu_energy)) < 1e-10
     for g, c in zip(grads, cpu_grads):
         np.testing.assert_allclose(g.numpy(), c.numpy(), atol=1e-10)
@@ -85,7 +87,7 @@ def test_elementwise_gradient_and_scalars_copy_nothing_to_the_host():
     def loss(W):
         h = x
         for _ in range(5):
-            h = tf.tanh(W @ h) * 0.5 + h - 1.0      # Python scalars: kernel arguments, no transfer
+            h = tf.tanh(W @ h) * 0.5 + h - 1.0  # Python scalars: kernel arguments, no transfer
         return tf.sum(h * h)
 
     with _no_sync():
@@ -114,12 +116,20 @@ def test_mixed_placements_raise_placement_error():
 
 
 def test_creation_and_random_on_the_device(cupy):
-    for t in (tf.zeros((2, 3)), tf.ones(4), tf.eye(3), tf.full((2,), 7.0), tf.arange(5),
-              tf.linspace(0, 1, 5), tf.random.normal(3, (4, 5)), tf.random.uniform(3, (2,), "complex128"),
-              tf.random.randint(3, (6,), 10)):
+    for t in (
+        tf.zeros((2, 3)),
+        tf.ones(4),
+        tf.eye(3),
+        tf.full((2,), 7.0),
+        tf.arange(5),
+        tf.linspace(0, 1, 5),
+        tf.random.normal(3, (4, 5)),
+        tf.random.uniform(3, (2,), "complex128"),
+        tf.random.randint(3, (6,), 10),
+    ):
         assert t.placement == tf.gpu(0) and isinstance(t._data, cupy.ndarray) and t.is_contiguous
     a, b = tf.random.normal(7, (50,)), tf.random.normal(7, (50,))
-    np.testing.assert_array_equal(a.numpy(), b.numpy())          # deterministic per seed
+    np.testing.assert_array_equal(a.numpy(), b.numpy())  # deterministic per seed
     assert abs(float(tf.mean(tf.random.normal(1, (20000,))))) < 0.05
     with tf.default_placement(tf.CPU):
         assert tf.zeros(2).placement == tf.CPU
@@ -136,7 +146,7 @@ def test_missing_device_routine_is_named():
 def test_expm_frechet_on_the_device_matches_the_cpu():
     rng = np.random.default_rng(0)
     a = rng.standard_normal((4, 4, 2)) * 3
-    e = rng.standard_normal((4, 4, 2)) * 1e6          # scaled direction: the result is linear in it
+    e = rng.standard_normal((4, 4, 2)) * 1e6  # scaled direction: the result is linear in it
     got = tf.linalg.expm_frechet(tf.asarray(a), tf.asarray(e))
     want = tf.linalg.expm_frechet(tf.asarray(a, placement=tf.CPU), tf.asarray(e, placement=tf.CPU))
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-9, atol=1e-9 * np.abs(want.numpy()).max())

@@ -1,6 +1,7 @@
 """The gradient test table: every differentiable tenferro primitive, checked by
 finite differences (JVP) and the dot-product test (VJP), to second order, in
 float64 and complex128, at several shapes including 0-d and size-0."""
+
 from __future__ import annotations
 
 import zlib
@@ -69,7 +70,9 @@ def test_check_grads(spec: OpSpec, shapes, dtype_name, mode):
     (compiled around the transformations and differentiated through the compiled
     call), to rounding (helpers.JIT_RTOL), so the eager checks carry over."""
     dtype = tf.dtype(dtype_name)
-    args = _make_args(spec, shapes, dtype, seed=zlib.crc32(repr((spec.name, shapes, dtype_name)).encode()))  # reproducible across runs
+    args = _make_args(
+        spec, shapes, dtype, seed=zlib.crc32(repr((spec.name, shapes, dtype_name)).encode())
+    )  # reproducible across runs
     check_derivatives(mode, spec.fn, args, order=spec.order, modes=spec.modes, rtol=spec.rtol, atol=spec.atol)
 
 
@@ -88,7 +91,7 @@ def _bound_primitives(spec: OpSpec, args) -> set[str]:
         return out, t_out, vjp_fn(out)
 
     names: set[str] = set()
-    graph = tidu.inline_calls(tidu.make_graph(fwd_and_derivatives, *args))   # compiled calls: their graphs
+    graph = tidu.inline_calls(tidu.make_graph(fwd_and_derivatives, *args))  # compiled calls: their graphs
     names.update(e.prim.name for e in graph.eqns)
     return names
 
@@ -100,7 +103,7 @@ def test_spec_covers_what_it_claims(spec: OpSpec):
     import tidu
 
     names: set[str] = set()
-    for shapes in spec.shapes:          # the union over every case of the spec
+    for shapes in spec.shapes:  # the union over every case of the spec
         for dtype_name in spec.dtypes:
             args = _args_for(spec, shapes, dtype_name)
             try:
@@ -177,8 +180,7 @@ def test_manifest_covers_every_primitive():
     manifest = tf.support_manifest()
     covered = {c for spec in SPECS for c in spec.covers}
     missing = sorted(
-        n for n, info in manifest.items()
-        if info["support"] in ("linear", "differentiable") and n not in covered
+        n for n, info in manifest.items() if info["support"] in ("linear", "differentiable") and n not in covered
     )
     assert not missing, f"differentiable primitives without a gradient spec: {missing}"
     unknown = sorted(covered - set(manifest))
@@ -251,4 +253,4 @@ def test_primitive_parameters_are_immutable_values(spec: OpSpec):
         hash(tuple(sorted(eqn.params.items())))
         for k, v in eqn.params.items():
             assert _mutable_parts(v, k) == [], f"{eqn.prim.name}: mutable parameter {k}"
-    graph.cse()    # covers every equation (raises RuleError on an unhashable parameter)
+    graph.cse()  # covers every equation (raises RuleError on an unhashable parameter)

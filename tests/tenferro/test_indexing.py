@@ -1,5 +1,6 @@
 """Indexing: ``__getitem__`` against NumPy (hypothesis for basic indices), advanced
 indices, dynamic slices (clamping), take / scatter_add, gradients and errors."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,12 +31,12 @@ def basic_indices(draw, shape):
         if n > 0:
             kinds.append(st.integers(-n, n - 1))
         entries.append(draw(st.one_of(*kinds)))
-    if draw(st.booleans()):   # an ellipsis standing for k axes (later entries stay right-aligned)
+    if draw(st.booleans()):  # an ellipsis standing for k axes (later entries stay right-aligned)
         pos = draw(st.integers(0, len(entries)))
         k = draw(st.integers(0, len(entries) - pos))
-        entries = entries[:pos] + [Ellipsis] + entries[pos + k:]
-    else:                     # leave trailing axes implicit
-        entries = entries[:draw(st.integers(0, len(entries)))]
+        entries = entries[:pos] + [Ellipsis] + entries[pos + k :]
+    else:  # leave trailing axes implicit
+        entries = entries[: draw(st.integers(0, len(entries)))]
     for _ in range(draw(st.integers(0, 2))):
         entries.insert(draw(st.integers(0, len(entries))), None)
     return tuple(entries) if draw(st.booleans()) or len(entries) != 1 else entries[0]
@@ -77,13 +78,27 @@ def test_getitem_on_tracers_and_ints():
 _A = np.arange(60.0).reshape(3, 4, 5)
 
 
-@pytest.mark.parametrize("idx", [
-    [2, 0, -1], np.array([[0, 1], [2, 2]]), (slice(None), [3, 0]), (Ellipsis, [4, 4, 0]),
-    (None, [1], slice(None, None, -1)), ([0, 2], [1, 3]), ([[0], [2]], [1, 3]),      # broadcast
-    (0, slice(None), [1, 2]), (slice(None), 0, [1, 2]), ([0, 1], slice(1, 3), [2, -1]),   # NumPy placement
-    ([1, 0], [2, 3], [4, 0]), (1, [0, 3], None), ([],),
-    (_A[:, 0, 0] > 10,), (_A[:, :, 0] > 12,), (slice(None), _A[0, :, 0] < 10),        # boolean masks
-])
+@pytest.mark.parametrize(
+    "idx",
+    [
+        [2, 0, -1],
+        np.array([[0, 1], [2, 2]]),
+        (slice(None), [3, 0]),
+        (Ellipsis, [4, 4, 0]),
+        (None, [1], slice(None, None, -1)),
+        ([0, 2], [1, 3]),
+        ([[0], [2]], [1, 3]),  # broadcast
+        (0, slice(None), [1, 2]),
+        (slice(None), 0, [1, 2]),
+        ([0, 1], slice(1, 3), [2, -1]),  # NumPy placement
+        ([1, 0], [2, 3], [4, 0]),
+        (1, [0, 3], None),
+        ([],),
+        (_A[:, 0, 0] > 10,),
+        (_A[:, :, 0] > 12,),
+        (slice(None), _A[0, :, 0] < 10),  # boolean masks
+    ],
+)
 def test_advanced_indexing_matches_numpy(idx):
     _same(_t(_A)[idx], _A[idx])
 
@@ -157,11 +172,10 @@ def test_slice_function():
 
 
 # -- dynamic slices ------------------------------------------------------------------------
-@pytest.mark.parametrize("start,expect", [((0, 0), (0, 0)), ((1, 2), (1, 2)), ((5, 9), (2, 3)),
-                                          ((-4, -1), (0, 0))])
+@pytest.mark.parametrize("start,expect", [((0, 0), (0, 0)), ((1, 2), (1, 2)), ((5, 9), (2, 3)), ((-4, -1), (0, 0))])
 def test_dynamic_slice_clamps(start, expect):
     a = _rand((4, 5))
-    _same(tf.dynamic_slice(_t(a), start, (2, 2)), a[expect[0]:expect[0] + 2, expect[1]:expect[1] + 2])
+    _same(tf.dynamic_slice(_t(a), start, (2, 2)), a[expect[0] : expect[0] + 2, expect[1] : expect[1] + 2])
 
 
 def test_dynamic_slice_start_forms():
@@ -181,7 +195,7 @@ def test_dynamic_slice_traced_start():
 def test_dynamic_update_slice():
     a, u = _rand((4, 5)), _rand((2, 3), 1)
     expect = a.copy()
-    expect[2:4, 2:5] = u    # start (7, 2) clamps to (2, 2)
+    expect[2:4, 2:5] = u  # start (7, 2) clamps to (2, 2)
     _same(tf.dynamic_update_slice(_t(a), _t(u), (7, 2)), expect)
     r = tf.dynamic_update_slice(tf.zeros(3, tf.complex128), _t(np.ones(1)), (1,))
     _same(r, np.array([0, 1, 0], dtype=complex))
@@ -207,8 +221,11 @@ def test_dynamic_slice_errors():
 def test_take_and_scatter_add_random(shape, data):
     axis = data.draw(st.integers(0, len(shape) - 1))
     n = shape[axis]
-    idx = data.draw(hnp.arrays(np.int64, hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=3),
-                               elements=st.integers(-n, n - 1)))
+    idx = data.draw(
+        hnp.arrays(
+            np.int64, hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=3), elements=st.integers(-n, n - 1)
+        )
+    )
     a = _rand(shape)
     _same(tf.take(_t(a), idx, axis=axis), np.take(a, idx, axis=axis))
     u = _rand(np.take(a, idx, axis=axis).shape, 1)
@@ -274,7 +291,7 @@ def test_dynamic_slice_clamps_to_a_window_of_the_requested_shape(starts):
     out = tf.dynamic_slice(_m34(), starts, (2, 2))
     assert out.shape == (2, 2)
     s0, s1 = (min(max(s, 0), n - 2) for s, n in zip(starts, (3, 4)))
-    np.testing.assert_array_equal(out.numpy(), np.arange(12.0).reshape(3, 4)[s0:s0 + 2, s1:s1 + 2])
+    np.testing.assert_array_equal(out.numpy(), np.arange(12.0).reshape(3, 4)[s0 : s0 + 2, s1 : s1 + 2])
 
 
 @pytest.mark.parametrize("update_shape", [(4, 4), (3, 5), (3,), (1, 1, 1)])
@@ -290,18 +307,21 @@ def test_updates_refuse_to_drop_an_imaginary_part():
         tf.scatter_add(_m34(), [0], np.ones((1, 4)) * 1j)
 
 
-@pytest.mark.parametrize("call, err, msg", [
-    (lambda x: tf.slice(x, (0, 0), (2, 2), (1.5, 1)), tf.ShapeError, "slice: stride must be an integer"),
-    (lambda x: tf.slice(x, (0.5, 0), (2, 2)), tf.ShapeError, "slice: start index must be an integer"),
-    (lambda x: tf.take(x, [0], axis=1.0), tf.AxisError, "take: axis must be an integer, got 1.0"),
-    (lambda x: tf.scatter_add(x, [0], 1.0, axis=0.5), tf.AxisError, "scatter_add: axis must be an integer"),
-])
+@pytest.mark.parametrize(
+    "call, err, msg",
+    [
+        (lambda x: tf.slice(x, (0, 0), (2, 2), (1.5, 1)), tf.ShapeError, "slice: stride must be an integer"),
+        (lambda x: tf.slice(x, (0.5, 0), (2, 2)), tf.ShapeError, "slice: start index must be an integer"),
+        (lambda x: tf.take(x, [0], axis=1.0), tf.AxisError, "take: axis must be an integer, got 1.0"),
+        (lambda x: tf.scatter_add(x, [0], 1.0, axis=0.5), tf.AxisError, "scatter_add: axis must be an integer"),
+    ],
+)
 def test_float_axes_and_extents_are_not_truncated(call, err, msg):
     with pytest.raises(err, match=msg):
         call(_m34())
 
 
-@pytest.mark.cpu_only   # interned avals: a CPU hot-path optimisation
+@pytest.mark.cpu_only  # interned avals: a CPU hot-path optimisation
 def test_indexing_avals_keep_the_placement():
     from tenferro._indexing import _aval
     from tenferro._aval import aval_of_operand

@@ -2,6 +2,7 @@
 composition with tidu's transformations both ways, and the generated code
 (buffer reuse, aliasing, constants, zeros). The passes have their own module
 (test_jit_passes.py); the op-family modules run their cases under jit too."""
+
 from __future__ import annotations
 
 import warnings
@@ -164,15 +165,15 @@ def test_signature_includes_dtype_and_placement_not_values():
 
 def test_static_arguments_and_python_scalars(ax):
     A, x = ax
-    f = tf.jit(lambda x, n, scale: tf.sum(x ** n) * scale, static_argnums=1)
-    _same(f(x, 3, 2.0), tf.sum(x ** 3) * 2.0)
+    f = tf.jit(lambda x, n, scale: tf.sum(x**n) * scale, static_argnums=1)
+    _same(f(x, 3, 2.0), tf.sum(x**3) * 2.0)
     f(x, 3, 2.0)
     assert f.cache_info().traces == 1
-    f(x, 2, 2.0)   # a new static value traces again
-    f(x, 2, 5.0)   # so does a new Python scalar (keyed by value)
+    f(x, 2, 2.0)  # a new static value traces again
+    f(x, 2, 5.0)  # so does a new Python scalar (keyed by value)
     assert f.cache_info().traces == 3
-    g = tf.jit(lambda x, *, power: tf.sum(x ** power), static_argnames="power")
-    _same(g(x, power=2), tf.sum(x ** 2))
+    g = tf.jit(lambda x, *, power: tf.sum(x**power), static_argnames="power")
+    _same(g(x, power=2), tf.sum(x**2))
     h = tf.jit(lambda x, n: x * n, static_argnums=-1)
     _same(h(x, 3), x * 3)
 
@@ -191,11 +192,14 @@ def test_numpy_arguments_kwargs_and_pytrees():
 # ---------------------------------------------------------------------------
 # errors
 # ---------------------------------------------------------------------------
-@pytest.mark.parametrize("body, what", [
-    (lambda x: x if tf.sum(x) > 0 else -x, "control flow"),
-    (lambda x: x * float(tf.sum(x)), "float()"),
-    (lambda x: tf.asarray(np.asarray(x)), "NumPy array"),
-])
+@pytest.mark.parametrize(
+    "body, what",
+    [
+        (lambda x: x if tf.sum(x) > 0 else -x, "control flow"),
+        (lambda x: x * float(tf.sum(x)), "float()"),
+        (lambda x: tf.asarray(np.asarray(x)), "NumPy array"),
+    ],
+)
 def test_concrete_value_needed_is_a_typed_error(body, what):
     with pytest.raises(tf.JitError, match="static_argnums") as info:
         tf.jit(body)(tf.ones((3,)))
@@ -250,8 +254,8 @@ def test_no_reuse_of_a_buffer_a_view_still_reads():
 
     def f(x):
         y = tf.tanh(x)
-        z = tf.reshape(y, (6, 4))          # may be a view of y's buffer
-        w = tf.exp(y)                      # y dies here: must not overwrite it while z lives
+        z = tf.reshape(y, (6, 4))  # may be a view of y's buffer
+        w = tf.exp(y)  # y dies here: must not overwrite it while z lives
         return tf.sum(z, axis=0) + tf.sum(tf.reshape(w, (6, 4)), axis=0)
 
     _same(tf.jit(f)(x), f(x))
@@ -271,7 +275,7 @@ def test_outputs_inputs_constants_and_zeros():
     f = tf.jit(lambda x, y: (x, tf.ones((2,)), tidu.grad(lambda x, y: tf.sum(x * x), argnums=1)(x, y)))
     a, c, gy = f(x, y)
     assert a is x
-    c._data[0] = 5.0    # the output's own buffer (host or device): the next call must not see it
+    c._data[0] = 5.0  # the output's own buffer (host or device): the next call must not see it
     np.testing.assert_array_equal(_np(f(x, y)[1]), [1.0, 1.0])  # a constant output is a fresh copy
     np.testing.assert_array_equal(_np(gy), np.zeros(3))
 
@@ -285,19 +289,24 @@ def test_multiple_result_primitives_and_0d(ax):
     assert _np(s).shape == () and float(s) == 5.0
 
 
-@pytest.mark.parametrize("shapes, dn", [
-    (((4, 3), (3,)), (((1,), (0,)), ((), ()))),          # matrix @ vector
-    (((3,), (3, 5)), (((0,), (0,)), ((), ()))),          # vector @ matrix
-    (((3,), (3,)), (((0,), (0,)), ((), ()))),            # inner product (0-d)
-    (((4, 3), (3, 5)), (((1,), (0,)), ((), ()))),        # matrix @ matrix
-    (((4,), (5, 2)), (((), ()), ((), ()))),              # outer product
-    (((2, 4, 3), (2, 3, 5)), (((2,), (1,)), ((0,), (0,)))),  # batched
-    (((3, 4), (5, 3)), (((0,), (1,)), ((), ()))),        # transposed contraction
-])
+@pytest.mark.parametrize(
+    "shapes, dn",
+    [
+        (((4, 3), (3,)), (((1,), (0,)), ((), ()))),  # matrix @ vector
+        (((3,), (3, 5)), (((0,), (0,)), ((), ()))),  # vector @ matrix
+        (((3,), (3,)), (((0,), (0,)), ((), ()))),  # inner product (0-d)
+        (((4, 3), (3, 5)), (((1,), (0,)), ((), ()))),  # matrix @ matrix
+        (((4,), (5, 2)), (((), ()), ((), ()))),  # outer product
+        (((2, 4, 3), (2, 3, 5)), (((2,), (1,)), ((0,), (0,)))),  # batched
+        (((3, 4), (5, 3)), (((0,), (1,)), ((), ()))),  # transposed contraction
+    ],
+)
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 def test_dot_general_kernels_match_eager_bitwise(shapes, dn, dtype):
-    a, b = (tf.asarray((rand(s, i) + (1j * rand(s, i + 7) if dtype == np.complex128 else 0)).astype(dtype))
-            for i, s in enumerate(shapes))
+    a, b = (
+        tf.asarray((rand(s, i) + (1j * rand(s, i + 7) if dtype == np.complex128 else 0)).astype(dtype))
+        for i, s in enumerate(shapes)
+    )
     f = lambda a, b: tf.dot_general(a, b, dn)
     out = tf.jit(f)(a, b)
     _same(out, f(a, b))
@@ -312,7 +321,7 @@ def test_gauge_check_runs_in_the_compiled_gradient():
     phase_dependent = lambda A: tf.real(tf.sum(tf.linalg.svd(A)[0][:, 0]))
     invariant = lambda A: tf.sum(tf.linalg.svd(A)[1] ** 2)
     for g in (tf.jit(tidu.grad(phase_dependent)), tidu.grad(tf.jit(phase_dependent))):
-        for _ in range(2):   # every run checks, not only the tracing one
+        for _ in range(2):  # every run checks, not only the tracing one
             with pytest.warns(tf.linalg.GaugeWarning):
                 g(A)
     with warnings.catch_warnings():

@@ -14,6 +14,7 @@ tenferro's captures call it directly (``tenferro._capture_blas``, emulated in th
 which refuses CuPy's own cuBLAS calls as CuPy does), so programs with contractions are
 captured too.
 """
+
 from __future__ import annotations
 
 import sys
@@ -62,7 +63,7 @@ def _check_replays(f, eager, make_args, calls: int = 5, rtol: float = 1e-12, pla
                 np.testing.assert_allclose(g.numpy(), s.numpy(), rtol=1e-13, atol=1e-13)
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=rtol, atol=rtol)
         kept.append((got, [g.numpy() for g in tidu.tree_leaves(got)]))
-    for got, values in kept:     # later replays did not overwrite earlier results
+    for got, values in kept:  # later replays did not overwrite earlier results
         for g, v in zip(tidu.tree_leaves(got), values):
             np.testing.assert_array_equal(g.numpy(), v)
     return make_args(0)
@@ -79,7 +80,7 @@ def test_an_elementwise_chain_is_captured_once_and_replays_new_inputs():
     f = tf.jit(chain)
     args = _check_replays(f, chain, lambda i: (_rand(i, 4, 3), _rand(100 + i, 4, 3)))
     st = _state(f, *args)
-    assert st == CudaGraphState("captured", 1, 4, None), st   # call 1 uncaptured, 2 captures, 2-5 replay
+    assert st == CudaGraphState("captured", 1, 4, None), st  # call 1 uncaptured, 2 captures, 2-5 replay
 
 
 @gpu
@@ -88,8 +89,9 @@ def test_an_einsum_program_replays_new_inputs():
         return tf.einsum("ij,jk,kl->il", a, b, c) + tf.tanh(a)
 
     f = tf.jit(contract)
-    args = _check_replays(f, contract, lambda i: (_rand(i, 5, 5), _rand(10 + i, 5, 4), _rand(20 + i, 4, 5)),
-                          bitwise=False)
+    args = _check_replays(
+        f, contract, lambda i: (_rand(i, 5, 5), _rand(10 + i, 5, 4), _rand(20 + i, 4, 5)), bitwise=False
+    )
     st = _state(f, *args)
     assert st.state == "captured", st
 
@@ -99,15 +101,15 @@ def test_a_program_with_constants_replays_new_inputs():
     c = _rand(7, 3, 4)
 
     def with_const(x):
-        return x * c + tf.sum(c), c, x     # a constant and an input returned as outputs
+        return x * c + tf.sum(c), c, x  # a constant and an input returned as outputs
 
     f = tf.jit(with_const)
     args = _check_replays(f, with_const, lambda i: (_rand(i, 3, 4),))
     assert _state(f, *args).state == "captured"
     x = _rand(50, 3, 4)
     out = f(x)
-    assert out[2] is x                          # an input output is the caller's tensor, as uncaptured
-    assert out[1]._data is not c._data          # a constant output is a copy, as uncaptured
+    assert out[2] is x  # an input output is the caller's tensor, as uncaptured
+    assert out[1]._data is not c._data  # a constant output is a copy, as uncaptured
 
 
 def _mps_energy(tensors, mpo):
@@ -140,13 +142,24 @@ def test_an_mps_energy_gradient_replays_new_inputs():
 
     eager = tidu.value_and_grad(energy)
     step = tf.jit(eager)
-    args = _check_replays(step, eager, lambda s: ([_rand(10 * s + i, dims[i], 2, dims[i + 1]) for i in range(L)],),
-                          rtol=1e-10, bitwise=False)
+    args = _check_replays(
+        step,
+        eager,
+        lambda s: ([_rand(10 * s + i, dims[i], 2, dims[i + 1]) for i in range(L)],),
+        rtol=1e-10,
+        bitwise=False,
+    )
     assert _state(step, *args).state == "captured"
     # jit under grad: the call primitive's forward and transposed programs are captured too
-    _check_replays(tidu.value_and_grad(tf.jit(energy)), eager,
-                   lambda s: ([_rand(7 * s + i, dims[i], 2, dims[i + 1]) for i in range(L)],), calls=4, rtol=1e-10,
-                   plain=tidu.value_and_grad(tf.jit(energy, cuda_graph=False)), bitwise=False)
+    _check_replays(
+        tidu.value_and_grad(tf.jit(energy)),
+        eager,
+        lambda s: ([_rand(7 * s + i, dims[i], 2, dims[i + 1]) for i in range(L)],),
+        calls=4,
+        rtol=1e-10,
+        plain=tidu.value_and_grad(tf.jit(energy, cuda_graph=False)),
+        bitwise=False,
+    )
 
 
 @gpu
@@ -155,6 +168,7 @@ def test_a_loop_gradient_with_stacked_terms_is_captured():
     ``dW``; the compiled mode stacks their operands (``tenferro.jit._sum_products``). CuPy joins
     more than 8 arrays with a kernel whose pointer table it uploads from the host, which a
     capture refuses: the program must still be captured (seen on an H200)."""
+
     def loss(w, x):
         for _ in range(12):
             x = tf.tanh(w @ x) + x
@@ -162,8 +176,7 @@ def test_a_loop_gradient_with_stacked_terms_is_captured():
 
     eager = tidu.value_and_grad(loss, argnums=(0, 1))
     step = tf.jit(eager)
-    args = _check_replays(step, eager, lambda i: (_rand(i, 8, 8) * 0.2, _rand(30 + i, 8)), rtol=1e-12,
-                          bitwise=False)
+    args = _check_replays(step, eager, lambda i: (_rand(i, 8, 8) * 0.2, _rand(30 + i, 8)), rtol=1e-12, bitwise=False)
     assert _state(step, *args).state == "captured"
 
 
@@ -182,7 +195,7 @@ def test_results_of_two_calls_do_not_alias():
     f = tf.jit(lambda x: tf.exp(x) + 1.0)
     x1, x2, x3 = _rand(1, 6), _rand(2, 6), _rand(3, 6)
     f(x1)
-    r2 = f(x2)                      # captured and replayed
+    r2 = f(x2)  # captured and replayed
     v2 = r2.numpy()
     r3 = f(x3)
     assert r2._data is not r3._data and r2._data.data.ptr != r3._data.data.ptr
@@ -196,7 +209,7 @@ def test_results_of_two_calls_do_not_alias():
 @gpu
 def test_a_host_read_falls_back_with_one_warning_and_right_results():
     def spectrum(a):
-        return tf.linalg.svd(a)[1] * 2.0     # linalg reads its NaN check and cuSOLVER's info on the host
+        return tf.linalg.svd(a)[1] * 2.0  # linalg reads its NaN check and cuSOLVER's info on the host
 
     f = tf.jit(spectrum)
     with warnings.catch_warnings(record=True) as rec:
@@ -285,7 +298,7 @@ def test_the_fake_graph_recomputes_on_launch_only():
     x[...] = cp.asarray(np.ones(3))
     g.launch(s)
     np.testing.assert_array_equal(y.get(), np.exp(np.ones(3)) + 1.0)
-    with s:                                   # a capture outside a private pool refuses to launch
+    with s:  # a capture outside a private pool refuses to launch
         s.begin_capture()
         cp.exp(x)
         g2 = s.end_capture()

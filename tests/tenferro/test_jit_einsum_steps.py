@@ -5,6 +5,7 @@ views, and its results equal those of the same program interpreting each step to
 Checked on random specs and dtypes, on the one order of evaluation that would overwrite a
 scratch copy, and on the per-example products of ``benchmarks/vmap.py``'s MPS classifier (no
 interpreted step left)."""
+
 from __future__ import annotations
 
 import sys
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 import tenferro as tf
 from test_einsum import _rand, einsum_cases
 
-pytestmark = pytest.mark.cpu_only   # host kernels: off the CPU a compiled program runs each impl
+pytestmark = pytest.mark.cpu_only  # host kernels: off the CPU a compiled program runs each impl
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 
 
@@ -38,11 +39,11 @@ def test_written_out_steps_equal_run_pair_to_the_bit(case, dtype, data):
     """The same compiled graph, its steps written out or interpreted by ``run_pair``: equal to
     the bit, column-major (eager may differ by rounding: the passes reorder operands)."""
     eq, shapes = case
-    assume("..." not in eq)   # the ellipsis forms are the parser's business, covered in test_einsum.py
+    assume("..." not in eq)  # the ellipsis forms are the parser's business, covered in test_einsum.py
     xs = [_rand(s, dtype, seed=i) for i, s in enumerate(shapes)]
     try:
         np.einsum(eq, *xs)
-    except ValueError:   # not an einsum NumPy accepts either
+    except ValueError:  # not an einsum NumPy accepts either
         assume(False)
     ops = [tf.asarray(x) for x in xs]
     optimize = data.draw(st.sampled_from(["auto", "greedy", False]))
@@ -51,7 +52,7 @@ def test_written_out_steps_equal_run_pair_to_the_bit(case, dtype, data):
     assert got.dtype == interpreted.dtype and got.shape == interpreted.shape
     assert got._data.flags.f_contiguous
     np.testing.assert_array_equal(got.numpy(), interpreted.numpy())
-    tol = 1e4 * np.finfo(dtype).eps   # sums of up to 4^5 products, rounded in another order
+    tol = 1e4 * np.finfo(dtype).eps  # sums of up to 4^5 products, rounded in another order
     np.testing.assert_allclose(got.numpy(), np.einsum(eq, *xs), rtol=tol, atol=tol)
 
 
@@ -67,7 +68,7 @@ def test_a_regrouped_operand_is_not_overwritten_by_the_step_computing_the_other(
     xs = [_rand(s, dtype, seed=i) for i, s in enumerate(shapes)]
     ops = [tf.asarray(x) for x in xs]
     execute = sys.modules["tenferro.einsum._execute"]
-    for slot in range(4):   # scratch as a larger contraction leaves it: every copy reuses it
+    for slot in range(4):  # scratch as a larger contraction leaves it: every copy reuses it
         execute._buffer(slot, 1 << 12, np.dtype(dtype))
     got, source = _compiled(eq, ops, path)
     assert "_pair(" in source and "_pair_grouped(" in source
@@ -89,7 +90,7 @@ def test_per_example_products_run_without_the_interpreter(dtype):
         got, source = _compiled(eq, ops)
         assert "_pair(" not in source
         limit = sys.modules["tenferro.einsum._execute"].EINSUM_PRODUCT_MAX[np.dtype(dtype).kind]
-        if batch == 128:   # two broadcast products: x-a-n by p-n first, then by x-b-n
+        if batch == 128:  # two broadcast products: x-a-n by p-n first, then by x-b-n
             sizes = (batch * 16 * 2, batch * 16 * 2 * 16)
             assert source.count("_pair_einsum(") == sum(size <= limit for size in sizes)
             assert source.count("_pair_fresh_product(") == sum(size > limit for size in sizes)
@@ -105,8 +106,10 @@ def test_broadcast_in_dim_kernels(dtype):
     st_ = sys.modules["tenferro._structural"]
     x = tf.asarray(_rand((3, 4), dtype))
     for shape, dims in (((3, 1, 4, 1), (0, 2)), ((3, 5, 4), (0, 2)), ((2, 3, 4), (1, 2))):
+
         def f(v, shape=shape, dims=dims):
             return st_.broadcast_in_dim_p.bind(v, shape=shape, broadcast_dimensions=dims)
+
         compiled = tf.jit(f)
         got, want = compiled(x), f(x)
         source = compiled.lower(x).source()

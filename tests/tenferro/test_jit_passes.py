@@ -4,6 +4,7 @@ pipeline (``optimize``/``PASSES``). Each pass is shown on small graphs from
 ``tidu.make_graph``: the primitives before and after, and the values before and after
 (equal to rounding), float64 and complex128 where the dtype matters. Gradient graphs
 of an MPS energy and random programs (hypothesis) go through the whole pipeline."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,8 +19,7 @@ from tenferro import _structural as _st
 from tenferro._astype import convert_element_type_p
 from tenferro.einsum._parse import Spec
 from tenferro.einsum._plan import get_plan
-from tenferro.jit._contractions import (MAX_OPERANDS, compose_paths, contraction_cost, merge_contractions,
-                                        merge_specs)
+from tenferro.jit._contractions import MAX_OPERANDS, compose_paths, contraction_cost, merge_contractions, merge_specs
 from tenferro.jit._einsum_specs import dot_general_spec, plan_for
 from tenferro.jit._identities import simplify_identities
 from tenferro.jit._layouts import choose_layouts, copied_elements
@@ -52,8 +52,15 @@ def _close(graph: Graph, values: dict) -> Graph:
     holding those values (partial evaluation)."""
     keep = [v for i, v in enumerate(graph.invars) if i not in values]
     consts = [graph.invars[i] for i in values]
-    return Graph(keep, list(graph.constvars) + consts, list(graph.consts) + list(values.values()),
-                 list(graph.eqns), list(graph.outvars), tidu.tree_structure(tuple(keep)), graph.out_tree)
+    return Graph(
+        keep,
+        list(graph.constvars) + consts,
+        list(graph.consts) + list(values.values()),
+        list(graph.eqns),
+        list(graph.outvars),
+        tidu.tree_structure(tuple(keep)),
+        graph.out_tree,
+    )
 
 
 def _np(x):
@@ -127,8 +134,15 @@ def test_powers_that_are_not_identities_are_kept():
     """A complex base, an exponent that is not a fill, or a fill of 3 keep ``pow``."""
     z = _rand((3,), "complex128")
     x = _rand((3,))
-    g = tidu.make_graph(lambda z, x: (tf.power(z, tf.asarray(np.ones(3, dtype=complex))),
-                                      tf.power(x, tf.asarray([1.0, 2.0, 1.0])), tf.power(x, tf.asarray(3.0))), z, x)
+    g = tidu.make_graph(
+        lambda z, x: (
+            tf.power(z, tf.asarray(np.ones(3, dtype=complex))),
+            tf.power(x, tf.asarray([1.0, 2.0, 1.0])),
+            tf.power(x, tf.asarray(3.0)),
+        ),
+        z,
+        x,
+    )
     assert _identities(g) is g
 
 
@@ -160,8 +174,13 @@ def test_complex_parts_of_real_values():
     assert _prims(out) == ["exp"] and out.outvars[:2] == [out.invars[0]] * 2
     _assert_same(g, out, [x])
     # a real value converted to complex: real gives it back, imag is zero
-    g = tidu.make_graph(lambda x: (tf.real(convert_element_type_p.bind(x, new_dtype=tf.complex128)),
-                                   tf.exp(x) + tf.imag(convert_element_type_p.bind(x, new_dtype=tf.complex128))), x)
+    g = tidu.make_graph(
+        lambda x: (
+            tf.real(convert_element_type_p.bind(x, new_dtype=tf.complex128)),
+            tf.exp(x) + tf.imag(convert_element_type_p.bind(x, new_dtype=tf.complex128)),
+        ),
+        x,
+    )
     assert _prims(g) == ["convert_element_type", "real", "exp", "convert_element_type", "imag", "add"]
     out = _identities(g)
     assert _prims(out) == ["exp"]
@@ -197,11 +216,25 @@ def test_reshape_of_reshape_and_no_op_structural_maps(dtype):
     g = tidu.make_graph(lambda x: tf.exp(tf.reshape(tf.reshape(x, (6, 4)), (2, 3, 4))), x)
     assert _prims(_identities(g)) == ["exp"]
     # maps that do nothing: same shape, same dtype, identity permutation, empty sum, full slice
-    g = tidu.make_graph(lambda x: tf.exp(_st.sum_p.bind(_st.slice_p.bind(
-        convert_element_type_p.bind(_st.broadcast_in_dim_p.bind(_st.transpose_p.bind(
-            _st.reshape_p.bind(x, new_shape=(2, 3, 4)), permutation=(0, 1, 2)),
-            shape=(2, 3, 4), broadcast_dimensions=(0, 1, 2)), new_dtype=x.dtype),
-        slices=((0, 1, 2), (0, 1, 3), (0, 1, 4))), axes=())), x)
+    g = tidu.make_graph(
+        lambda x: tf.exp(
+            _st.sum_p.bind(
+                _st.slice_p.bind(
+                    convert_element_type_p.bind(
+                        _st.broadcast_in_dim_p.bind(
+                            _st.transpose_p.bind(_st.reshape_p.bind(x, new_shape=(2, 3, 4)), permutation=(0, 1, 2)),
+                            shape=(2, 3, 4),
+                            broadcast_dimensions=(0, 1, 2),
+                        ),
+                        new_dtype=x.dtype,
+                    ),
+                    slices=((0, 1, 2), (0, 1, 3), (0, 1, 4)),
+                ),
+                axes=(),
+            )
+        ),
+        x,
+    )
     assert _prims(g) == ["reshape", "transpose", "broadcast_in_dim", "convert_element_type", "slice", "sum", "exp"]
     out = _identities(g)
     assert _prims(out) == ["exp"]
@@ -276,8 +309,9 @@ def test_transpose_feeding_an_einsum_is_absorbed(dtype):
     _assert_same(g, out, [a, b])
     # permutations that are not their own inverse, on both operands
     x, y = _rand((2, 3, 4), dtype), _rand((5, 4, 2), dtype, 1)
-    g = tidu.make_graph(lambda x, y: tf.einsum("ijk,jkl->il", tf.transpose(x, (1, 2, 0)), tf.transpose(y, (1, 2, 0))),
-                        x, y)
+    g = tidu.make_graph(
+        lambda x, y: tf.einsum("ijk,jkl->il", tf.transpose(x, (1, 2, 0)), tf.transpose(y, (1, 2, 0))), x, y
+    )
     assert _prims(g) == ["transpose", "transpose", "einsum"]
     out = dce(fold_transposes(g))
     assert _prims(out) == ["einsum"] and "einsum_plan('abc,dca->bd')" in str(out)
@@ -294,8 +328,9 @@ def test_transpose_feeding_a_dot_general(dtype):
     assert _prims(out) == ["dot_general"] and "dimension_numbers=(((0,), (0,)), ((), ()))" in str(out)
     _assert_same(g, out, [a, b])
     x, y = _rand((3, 4, 2), dtype), _rand((2, 5, 3), dtype, 1)
-    g = tidu.make_graph(lambda x, y: tf.tensordot(tf.transpose(x, (2, 0, 1)), tf.transpose(y, (1, 2, 0)),
-                                                  axes=([0], [2])), x, y)
+    g = tidu.make_graph(
+        lambda x, y: tf.tensordot(tf.transpose(x, (2, 0, 1)), tf.transpose(y, (1, 2, 0)), axes=([0], [2])), x, y
+    )
     out = dce(fold_transposes(g))
     assert _prims(out) == ["dot_general"] and "dimension_numbers=(((2,), (0,)), ((), ()))" in str(out)
     _assert_same(g, out, [x, y])
@@ -321,8 +356,9 @@ def test_transposed_contraction_result(dtype):
     assert _prims(out) == ["einsum"] and "einsum_plan('abc,acd->dab')" in str(out)
     _assert_same(g, out, [a, b])
     # a result read elsewhere too: the contraction is not computed twice
-    g = tidu.make_graph(lambda a, b: (tf.transpose(tf.einsum("bij,bjk->bik", a, b)), tf.einsum("bij,bjk->bik", a, b)),
-                        a, b).cse()
+    g = tidu.make_graph(
+        lambda a, b: (tf.transpose(tf.einsum("bij,bjk->bik", a, b)), tf.einsum("bij,bjk->bik", a, b)), a, b
+    ).cse()
     assert fold_transposes(g) is g
 
 
@@ -342,14 +378,16 @@ def test_einsum_chain_merged(dtype):
 def test_matmul_chain_merged_and_reordered_by_cost():
     n = 40
     a, b, v = _rand((n, n)), _rand((n, n), seed=1), _rand((n, 1), seed=2)
-    g = tidu.make_graph(lambda a, b, v: (a @ b) @ v, a, b, v)   # n^3 + n^2 multiply-adds as written
+    g = tidu.make_graph(lambda a, b, v: (a @ b) @ v, a, b, v)  # n^3 + n^2 multiply-adds as written
     assert _prims(g) == ["dot_general", "dot_general"]
     out = dce(merge_contractions(g))
     assert _prims(out) == ["einsum"]
     plan = out.eqns[0].params["plan"]
-    parts = sum(contraction_cost(plan_for(dot_general_spec(2, 2, e.params["dimension_numbers"]), e.inputs)).flops
-                for e in g.eqns)
-    assert contraction_cost(plan).flops * 10 < parts       # a (b v): 2 n^2
+    parts = sum(
+        contraction_cost(plan_for(dot_general_spec(2, 2, e.params["dimension_numbers"]), e.inputs)).flops
+        for e in g.eqns
+    )
+    assert contraction_cost(plan).flops * 10 < parts  # a (b v): 2 n^2
     _assert_same(g, out, [a, b, v], rtol=1e-12)
 
 
@@ -367,7 +405,7 @@ def test_gradient_graph_keeps_the_intermediates_the_reverse_pass_reads():
     g = tidu.make_graph(tidu.value_and_grad(lambda a, b, c: tf.sum(tf.sin(a @ b @ c)), argnums=(0, 1, 2)), a, b, c)
     out = optimize(g)
     ab = [e for e in out.eqns if e.prim.name in CONTRACTIONS and set(e.inputs) == {out.invars[0], out.invars[1]}]
-    assert len(ab) == 1                  # a @ b, read by the forward pass and by the gradient of c
+    assert len(ab) == 1  # a @ b, read by the forward pass and by the gradient of c
     _assert_same(g, out, [a, b, c])
 
 
@@ -393,9 +431,16 @@ def test_an_expanding_contraction_is_merged_into_each_reader(dtype):
 def test_a_shared_contraction_that_does_not_expand_stays():
     """The same network with ``m`` no larger than its operands together (a batch of 2)."""
     v, A, e1, e2 = _rand((2, 2)), _rand((8, 2, 8), seed=1), _rand((8, 2), seed=2), _rand((8, 2), seed=3)
-    g = tidu.make_graph(lambda v, A, e1, e2: (tf.einsum("an,abn->bn", e1, tf.einsum("pn,apb->abn", v, A)),
-                                              tf.einsum("bn,abn->an", e2, tf.einsum("pn,apb->abn", v, A))),
-                        v, A, e1, e2).cse()
+    g = tidu.make_graph(
+        lambda v, A, e1, e2: (
+            tf.einsum("an,abn->bn", e1, tf.einsum("pn,apb->abn", v, A)),
+            tf.einsum("bn,abn->an", e2, tf.einsum("pn,apb->abn", v, A)),
+        ),
+        v,
+        A,
+        e1,
+        e2,
+    ).cse()
     assert _prims(g) == ["einsum"] * 3
     assert merge_contractions(g) is g
 
@@ -442,8 +487,10 @@ def test_composed_path_repeats_the_pairwise_cost():
     assert path == ((0, 1), (0, 1))
     merged = merge_specs(c, 0, p)
     plan = get_plan(merged, tuple(shapes), None, tf.float64, tf.CPU, path)
-    parts = (get_plan(p, ((10, 30), (30, 5)), None, tf.float64, tf.CPU, "auto"),
-             get_plan(c, ((10, 5), (5, 60)), None, tf.float64, tf.CPU, "auto"))
+    parts = (
+        get_plan(p, ((10, 30), (30, 5)), None, tf.float64, tf.CPU, "auto"),
+        get_plan(c, ((10, 5), (5, 60)), None, tf.float64, tf.CPU, "auto"),
+    )
     assert contraction_cost(plan).flops == sum(contraction_cost(q).flops for q in parts)
     # the producer in the middle of a three-operand consumer
     assert compose_paths(3, 1, ((0, 1), (0, 1)), 2, ((0, 1),)) == ((1, 2), (0, 2), (0, 1))
@@ -453,8 +500,16 @@ def test_composed_path_repeats_the_pairwise_cost():
 # the pipeline
 # ---------------------------------------------------------------------------
 def test_passes_are_named_in_order():
-    assert [n for n, _ in PASSES] == ["fold_constants", "simplify_identities", "fold_transposes", "cse", "dce",
-                                      "merge_contractions", "fuse_sums_of_products", "choose_layouts"]
+    assert [n for n, _ in PASSES] == [
+        "fold_constants",
+        "simplify_identities",
+        "fold_transposes",
+        "cse",
+        "dce",
+        "merge_contractions",
+        "fuse_sums_of_products",
+        "choose_layouts",
+    ]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -478,26 +533,27 @@ L, CHI = 6, 4
 def _mps(dtype):
     psi = t4.MPS.random(L, bond_dim=CHI, seed=3, dtype=getattr(tf, dtype))
     H = t4.models.heisenberg(L)
-    assert max(max(w.shape) for w in H._tensors) == 5           # Heisenberg MPO, D = 5
+    assert max(max(w.shape) for w in H._tensors) == 5  # Heisenberg MPO, D = 5
     return list(psi._tensors), H
 
 
 def _energy_tensordot(ts, ws):
     """<psi|H|psi>/<psi|psi> written NumPy-style: tensordot and explicit transposes."""
+
     def sandwich(ts, ws):
         env = None
         for a, w in zip(ts, ws):
             ca = tf.conj(a)
-            if env is None:                                   # [a, w, b] of the left boundary
+            if env is None:  # [a, w, b] of the left boundary
                 env = tf.reshape(tf.ones((1,), dtype=a.dtype), (1, 1, 1))
-            t = tf.tensordot(env, ca, axes=([0], [0]))          # [w, b, s, c]
+            t = tf.tensordot(env, ca, axes=([0], [0]))  # [w, b, s, c]
             if w is None:
-                t = tf.tensordot(t, a, axes=([1, 2], [0, 1]))   # [w, c, d]
-                env = tf.transpose(t, (1, 0, 2))                # [c, w, d]
+                t = tf.tensordot(t, a, axes=([1, 2], [0, 1]))  # [w, c, d]
+                env = tf.transpose(t, (1, 0, 2))  # [c, w, d]
                 continue
-            t = tf.tensordot(t, w, axes=([0, 2], [0, 1]))       # [b, c, t, v]
-            t = tf.transpose(t, (1, 3, 0, 2))                   # [c, v, b, t]
-            env = tf.tensordot(t, a, axes=([2, 3], [0, 1]))     # [c, v, d]
+            t = tf.tensordot(t, w, axes=([0, 2], [0, 1]))  # [b, c, t, v]
+            t = tf.transpose(t, (1, 3, 0, 2))  # [c, v, b, t]
+            env = tf.tensordot(t, a, axes=([2, 3], [0, 1]))  # [c, v, d]
         return tf.real(tf.reshape(env, ()))
 
     return sandwich(ts, ws) / sandwich(ts, [None] * len(ts))
@@ -511,7 +567,7 @@ def test_mps_energy_gradient_has_no_transpose_feeding_a_contraction(dtype):
     np.testing.assert_allclose(_np(_energy_tensordot(ts, ws)), _np(want), rtol=1e-12)
 
     g = tidu.make_graph(tidu.value_and_grad(lambda ts: _energy_tensordot(ts, ws)), ts)
-    assert _feeding_contractions(g) >= 2 * L          # the forward pass's and the transpose rules'
+    assert _feeding_contractions(g) >= 2 * L  # the forward pass's and the transpose rules'
     out = optimize(g)
     assert _feeding_contractions(out) == 0
     assert len(out.eqns) < len(g.eqns)
@@ -522,7 +578,7 @@ def test_mps_energy_gradient_has_no_transpose_feeding_a_contraction(dtype):
     out = optimize(g)
     assert _feeding_contractions(out) == 0
     if dtype == "float64":
-        assert "conj" in _prims(g) and "conj" not in _prims(out)   # conj of real values removed
+        assert "conj" in _prims(g) and "conj" not in _prims(out)  # conj of real values removed
     _assert_same(g, out, ts, rtol=1e-12)
 
 
@@ -548,7 +604,7 @@ def test_layouts_of_intermediates_save_copies(dtype):
     copies = lambda gr: sum(copied_elements(e.params["plan"]) for e in gr.eqns if e.prim is einsum_p)
     assert copies(after) < copies(before)
     assert _prims(after) == _prims(before)
-    assert choose_layouts(after) is after                      # a fixed point: no strict improvement left
+    assert choose_layouts(after) is after  # a fixed point: no strict improvement left
     _assert_same(before, after, ts, rtol=1e-12)
 
 
@@ -581,8 +637,16 @@ def test_sum_of_outer_products_becomes_one_contraction(dtype):
 
 def test_sums_with_few_or_unlike_terms_are_kept():
     a, b, c = _rand((4,)), _rand((3,), seed=1), _rand((3, 2), seed=2)
-    g = tidu.make_graph(lambda a, b, c: tf.dot_general(a, b, (((), ()), ((), ()))) + tf.dot_general(b, a, (((), ()), ((), ()))).T
-                        + tf.dot_general(a, b, (((), ()), ((), ()))) * 2.0, a, b, c)
+    g = tidu.make_graph(
+        lambda a, b, c: (
+            tf.dot_general(a, b, (((), ()), ((), ())))
+            + tf.dot_general(b, a, (((), ()), ((), ()))).T
+            + tf.dot_general(a, b, (((), ()), ((), ()))) * 2.0
+        ),
+        a,
+        b,
+        c,
+    )
     assert fuse_sums_of_products(g) is g
     shared = tidu.make_graph(lambda a, b: [tf.dot_general(a, b, (((), ()), ((), ()))) for _ in range(1)][0] * 3.0, a, b)
     assert fuse_sums_of_products(shared) is shared

@@ -3,6 +3,7 @@ tensor is consumed and deleted; a buffer that is not exclusively owned is copied
 with a warning), ``jit`` nested to any depth and under any stack of tidu
 transformations, and the arguments of ``jit`` and of a jitted function checked with
 typed errors that name the argument or output."""
+
 from __future__ import annotations
 
 import warnings
@@ -86,7 +87,7 @@ def test_chained_donation_reuses_the_buffer_without_warnings(no_warnings):
     expect = np.exp(np.exp(rand((3, 2)) * 0.1) * 2.0) * 2.0
     y1 = h(y)
     buf = y1.numpy().__array_interface__["data"][0]
-    y2 = h(y1)                      # the result of a donating call is exclusively owned
+    y2 = h(y1)  # the result of a donating call is exclusively owned
     assert y2.numpy().__array_interface__["data"][0] == buf or tf.get_default_placement().is_gpu
     _close(y2, expect, 1e-15)
     assert is_deleted(y) and is_deleted(y1) and not is_deleted(y2)
@@ -96,7 +97,7 @@ def test_donation_by_keyword_by_name_and_of_a_pytree(no_warnings):
     h = tf.jit(lambda a, b: tf.exp(a) + b, donate_argnums=0)
     y, z = tf.asarray(rand(3)), tf.asarray(rand(3, 1))
     _close(h(b=z, a=y), np.exp(rand(3)) + rand(3, 1))
-    assert is_deleted(y) and not is_deleted(z)   # donate_argnums=0 is the parameter a, by keyword too
+    assert is_deleted(y) and not is_deleted(z)  # donate_argnums=0 is the parameter a, by keyword too
     g = tf.jit(lambda a, b: tf.exp(a) + b, donate_argnames="b")
     y, z = tf.asarray(rand(3)), tf.asarray(rand(3, 1))
     g(y, z)
@@ -118,7 +119,7 @@ def test_an_output_that_is_the_donated_argument_stays_valid(no_warnings):
 def test_donation_consumes_direct_calls_only_not_transformed_ones(no_warnings):
     h = tf.jit(lambda a: tf.sum(tf.exp(a)), donate_argnums=0)
     y = tf.asarray(rand(4))
-    _close(tidu.grad(h)(y), np.exp(rand(4)))     # h runs on a tracer: nothing to donate
+    _close(tidu.grad(h)(y), np.exp(rand(4)))  # h runs on a tracer: nothing to donate
     assert not is_deleted(y)
     _close(h(y), np.sum(np.exp(rand(4))))
     assert is_deleted(y)
@@ -167,7 +168,7 @@ def test_a_view_whose_owner_nothing_else_references_is_donated(no_warnings):
 def test_donating_a_tensor_over_a_users_numpy_array_leaves_the_array_untouched():
     h = tf.jit(_exp2, donate_argnums=0)
     user = rand(4)
-    t = tf.asarray(user)            # 1-d: no copy, t wraps the user's array
+    t = tf.asarray(user)  # 1-d: no copy, t wraps the user's array
     out = _donate_with_warning(h, t, fragment="shared with another object")
     np.testing.assert_array_equal(user, rand(4))
     _close(out, np.exp(rand(4)) * 2.0)
@@ -175,7 +176,7 @@ def test_donating_a_tensor_over_a_users_numpy_array_leaves_the_array_untouched()
     _donate_with_warning(h, tf.asarray(m), fragment="shared")
     np.testing.assert_array_equal(m, rand((3, 3)))
     kept = tf.asarray(rand(4))
-    arr = kept.numpy()              # the caller holds the buffer itself
+    arr = kept.numpy()  # the caller holds the buffer itself
     _donate_with_warning(h, kept, fragment="shared")
     np.testing.assert_array_equal(arr, rand(4))
 
@@ -196,8 +197,8 @@ def test_donating_a_read_only_memory_mapped_tensor_copies(tmp_path):
 def test_a_numpy_argument_is_converted_and_never_overwritten(no_warnings):
     h = tf.jit(_exp2, donate_argnums=0)
     a1, a2 = rand(5), rand((3, 4))
-    _close(h(a1), np.exp(rand(5)) * 2.0)           # shared by asarray: copied silently
-    _close(h(a2), np.exp(rand((3, 4))) * 2.0)      # copied by asarray (C order): donated
+    _close(h(a1), np.exp(rand(5)) * 2.0)  # shared by asarray: copied silently
+    _close(h(a2), np.exp(rand((3, 4))) * 2.0)  # copied by asarray (C order): donated
     np.testing.assert_array_equal(a1, rand(5))
     np.testing.assert_array_equal(a2, rand((3, 4)))
 
@@ -207,7 +208,7 @@ def test_donating_a_constant_the_function_closes_over():
     h = tf.jit(lambda a: tf.exp(a) * w, donate_argnums=0)
     out = _donate_with_warning(h, w, fragment="constant")
     _close(out, np.exp(rand(3)) * rand(3))
-    _close(h(tf.asarray(rand(3, 1))), np.exp(rand(3, 1)) * rand(3))   # the constant is intact
+    _close(h(tf.asarray(rand(3, 1))), np.exp(rand(3, 1)) * rand(3))  # the constant is intact
     assert not is_deleted(w)
 
 
@@ -224,7 +225,7 @@ def test_jit_nested_three_levels_values_and_derivatives():
     m1 = tf.jit(lambda a: m2(a) + 1.0)
     x = tf.asarray(rand(4))
     _close(m1(x), _f3(x) + 2.0)
-    loss = lambda f: (lambda a: tf.sum(f(a) * f(a)))  # noqa: E731
+    loss = lambda f: lambda a: tf.sum(f(a) * f(a))  # noqa: E731
     _close(tidu.grad(loss(m1))(x), tidu.grad(loss(lambda a: _f3(a) + 2.0))(x))
     _close(tf.jit(tidu.grad(loss(m1)))(x), tidu.grad(loss(lambda a: _f3(a) + 2.0))(x))
     _close(tidu.hessian(loss(m1))(x), tidu.hessian(loss(lambda a: _f3(a) + 2.0))(x))
@@ -256,7 +257,7 @@ def _recursive_eager(x, n):
     return x if n == 0 else _recursive_eager(x * 2.0, n - 1) + 1.0
 
 
-@pytest.mark.filterwarnings("ignore::tenferro.RetraceWarning")   # one trace per depth
+@pytest.mark.filterwarnings("ignore::tenferro.RetraceWarning")  # one trace per depth
 @pytest.mark.parametrize("n", [0, 1, 3, 6])
 def test_recursion_with_a_static_depth(n):
     x = tf.asarray(rand(4))
@@ -280,15 +281,19 @@ def _level(g, kind):
     if kind == "jvp":
         return lambda x: (lambda pt: pt[0] * 0.5 + pt[1])(tidu.jvp(g, (x,), (v,)))
     if kind == "vjp":
+
         def f(x):
             p, pullback = tidu.vjp(g, x)
             (ct,) = pullback(tf.asarray(1.0))
             return p + tf.sum(ct * c)
+
         return f
     if kind == "value_and_grad":
+
         def f(x):
             val, gr = tidu.value_and_grad(g)(x)
             return val + tf.sum(tf.sin(gr))
+
         return f
     if kind == "hessian":
         return lambda x: tf.sum(tidu.hessian(g)(x) * tf.reshape(c, (3, 1)) * tf.reshape(v, (1, 3)))
@@ -308,7 +313,8 @@ def _stack_fn(stack, compiled):
 
 KINDS = ["grad", "jvp", "vjp", "value_and_grad", "hessian", "plain"]
 STACKS = st.lists(st.tuples(st.sampled_from(KINDS), st.booleans(), st.booleans()), min_size=1, max_size=5).filter(
-    lambda s: sum(k == "hessian" for k, _, _ in s) <= 2 and any(a or b for _, a, b in s))
+    lambda s: sum(k == "hessian" for k, _, _ in s) <= 2 and any(a or b for _, a, b in s)
+)
 
 
 @settings(max_examples=40, deadline=None)
@@ -381,14 +387,14 @@ def test_none_settings_mean_none_and_maxsize_zero_or_unbounded():
 
 def test_a_static_argument_by_keyword_or_by_position_is_resolved_through_the_signature():
     x = tf.asarray(rand(3))
-    f = tf.jit(lambda x, n: x ** n, static_argnums=1)
-    _close(f(x, n=3), x ** 3)
-    _close(f(x, 3), x ** 3)
-    assert f.cache_info().traces == 2         # by keyword and by position: two signatures
+    f = tf.jit(lambda x, n: x**n, static_argnums=1)
+    _close(f(x, n=3), x**3)
+    _close(f(x, 3), x**3)
+    assert f.cache_info().traces == 2  # by keyword and by position: two signatures
     g = tf.jit(lambda x, n: x * n if n > 1 else x, static_argnames="n")
-    _close(g(x, 3), x * 3)                   # a static name passed by position
-    h = tf.jit(lambda x, n=2: x ** n, static_argnums=1)
-    _close(h(x), x ** 2)                       # not passed at all: its default
+    _close(g(x, 3), x * 3)  # a static name passed by position
+    h = tf.jit(lambda x, n=2: x**n, static_argnums=1)
+    _close(h(x), x**2)  # not passed at all: its default
     with pytest.raises(tf.JitError, match="keyword argument 'n' is static but unhashable"):
         f(x, n=[3])
 
@@ -397,13 +403,16 @@ class _Opaque:
     pass
 
 
-@pytest.mark.parametrize("bad, fragment", [
-    (object(), "argument 1 (s) is of type object (<object object at"),
-    (_two, "argument 1 (s) is of type function (<function _two"),
-    (range(3), "argument 1 (s) is of type range (range(0, 3))"),  # (``...`` is static: einsum label lists)
-    (_Opaque(), "test_jit_safety._Opaque (<"),
-    ({1, 2}, "argument 1 (s) is of type set ({1, 2})"),
-])
+@pytest.mark.parametrize(
+    "bad, fragment",
+    [
+        (object(), "argument 1 (s) is of type object (<object object at"),
+        (_two, "argument 1 (s) is of type function (<function _two"),
+        (range(3), "argument 1 (s) is of type range (range(0, 3))"),  # (``...`` is static: einsum label lists)
+        (_Opaque(), "test_jit_safety._Opaque (<"),
+        ({1, 2}, "argument 1 (s) is of type set ({1, 2})"),
+    ],
+)
 def test_a_non_array_argument_is_named(bad, fragment):
     f = tf.jit(lambda x, s: x)
     with pytest.raises(tf.JitError) as info:
@@ -414,13 +423,15 @@ def test_a_non_array_argument_is_named(bad, fragment):
 
 def test_non_array_leaves_of_pytrees_and_keywords_are_named():
     f = tf.jit(lambda d, **kw: d["a"])
-    with pytest.raises(tf.JitError, match=r"leaf 1 of argument 0 \(d\) \(structure PyTreeDef\(\{'a': \*, 'b': \*\}\)\)"):
+    with pytest.raises(
+        tf.JitError, match=r"leaf 1 of argument 0 \(d\) \(structure PyTreeDef\(\{'a': \*, 'b': \*\}\)\)"
+    ):
         f({"a": tf.ones(2), "b": object()})
     with pytest.raises(tf.JitError, match="keyword argument 'opt' is of type builtin_function_or_method"):
         f({"a": tf.ones(2)}, opt=print)
     g = tf.jit(lambda x, how: x * 2.0 if how is None else x, static_argnames="how")
     _close(g(tf.ones(2), None), tf.full((2,), 2.0))
-    _close(g(tf.ones(2), _Opaque()), tf.ones(2))     # static: keyed by the object (its hash)
+    _close(g(tf.ones(2), _Opaque()), tf.ones(2))  # static: keyed by the object (its hash)
 
 
 def test_strings_dtypes_and_placements_are_static_by_value_other_objects_are_not():
@@ -438,12 +449,15 @@ def test_strings_dtypes_and_placements_are_static_by_value_other_objects_are_not
     _close(f(x, "same"), x)
 
 
-@pytest.mark.parametrize("body, fragment", [
-    (lambda a: np.ones(3), "the output is of type numpy.ndarray"),
-    (lambda a: object(), "the output is of type object"),
-    (lambda a: (a, "done"), "output leaf 1 (output structure PyTreeDef((*, *)))"),
-    (lambda a: {"x": a, "f": len}, "output leaf 0"),
-])
+@pytest.mark.parametrize(
+    "body, fragment",
+    [
+        (lambda a: np.ones(3), "the output is of type numpy.ndarray"),
+        (lambda a: object(), "the output is of type object"),
+        (lambda a: (a, "done"), "output leaf 1 (output structure PyTreeDef((*, *)))"),
+        (lambda a: {"x": a, "f": len}, "output leaf 0"),
+    ],
+)
 def test_a_non_array_output_is_named(body, fragment):
     with pytest.raises(tf.JitError) as info:
         tf.jit(body)(tf.ones(3))
@@ -465,8 +479,11 @@ def test_scalar_outputs_are_returned_as_they_are():
 # 4. signature keys: static values with their type, signed zeros, NaN
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize("static", [False, True], ids=["scalar", "static_argnums"])
-@pytest.mark.parametrize("zero", [0.0, np.float64(0.0), np.float32(0.0), complex(0.0, 0.0)],
-                         ids=["float", "np.float64", "np.float32", "complex"])
+@pytest.mark.parametrize(
+    "zero",
+    [0.0, np.float64(0.0), np.float32(0.0), complex(0.0, 0.0)],
+    ids=["float", "np.float64", "np.float32", "complex"],
+)
 def test_minus_zero_does_not_reuse_the_program_of_zero(static, zero):
     f = lambda x, s: x / s  # noqa: E731
     h = tf.jit(f, static_argnums=1 if static else None)
@@ -523,24 +540,27 @@ def test_a_retrace_names_the_static_value_with_its_type():
 
 def test_a_negative_static_index_names_the_last_parameter():
     x = tf.asarray(rand(3))
-    h = tf.jit(lambda x, n=2: x ** n, static_argnums=-1)
+    h = tf.jit(lambda x, n=2: x**n, static_argnums=-1)
     assert h.static_argnums == (1,) and h.static_argnames == ("n",)
-    _close(h(x), x ** 2)               # n left to its default: x stays dynamic
-    _close(h(x, 3), x ** 3)
-    _close(h(x, n=3), x ** 3)          # static by keyword too
+    _close(h(x), x**2)  # n left to its default: x stays dynamic
+    _close(h(x, 3), x**3)
+    _close(h(x, n=3), x**3)  # static by keyword too
 
 
 def test_negative_indices_of_a_function_taking_args_are_checked_at_call_time(no_warnings):
     def f(x, *rest):
         return x * 2.0
 
-    h = tf.jit(f, static_argnums=-1, donate_argnums=0)   # cannot be resolved yet
+    h = tf.jit(f, static_argnums=-1, donate_argnums=0)  # cannot be resolved yet
     y = tf.asarray(rand(3))
-    with pytest.raises(tf.JitArgumentError, match=r"both static and donated \(called with 1 positional argument, "
-                                                  r"argument 0 \(x\) is both"):
+    with pytest.raises(
+        tf.JitArgumentError,
+        match=r"both static and donated \(called with 1 positional argument, "
+        r"argument 0 \(x\) is both",
+    ):
         h(y)
     assert not is_deleted(y)
-    _close(h(y, "mode"), rand(3) * 2.0)                 # -1 is "mode": static; x donated
+    _close(h(y, "mode"), rand(3) * 2.0)  # -1 is "mode": static; x donated
     assert is_deleted(y)
     g = tf.jit(f, static_argnames="x", donate_argnums=-2)
     with pytest.raises(tf.JitArgumentError, match="both static and donated"):
@@ -563,15 +583,19 @@ def test_a_call_that_raises_before_writing_leaves_the_donated_argument_valid(no_
     assert is_deleted(t2)
 
 
-@pytest.mark.parametrize("body, value", [
-    (lambda a: tf.linalg.inv(tf.exp(a)), np.inf),          # exp writes into a's buffer, inv raises on inf
-    (lambda a: tf.linalg.inv(tf.log(a) + 1.0), 0.0),       # log runs quietly: the lines sit under np.errstate
-], ids=["exp", "quiet log"])
+@pytest.mark.parametrize(
+    "body, value",
+    [
+        (lambda a: tf.linalg.inv(tf.exp(a)), np.inf),  # exp writes into a's buffer, inv raises on inf
+        (lambda a: tf.linalg.inv(tf.log(a) + 1.0), 0.0),  # log runs quietly: the lines sit under np.errstate
+    ],
+    ids=["exp", "quiet log"],
+)
 def test_a_call_that_raises_after_writing_deletes_the_donated_argument(body, value, no_warnings):
     h = tf.jit(body, donate_argnums=0)
     t = tf.asarray(np.array([[value, 1.0], [2.0, 1.0]], order="F"))
-    writes = h.lower(t).cost()["reused_buffers"] >= 1     # on the CPU the program writes into its argument;
-    with pytest.raises(tf.linalg.NonFiniteError):          # device programs never write into an input
+    writes = h.lower(t).cost()["reused_buffers"] >= 1  # on the CPU the program writes into its argument;
+    with pytest.raises(tf.linalg.NonFiniteError):  # device programs never write into an input
         h(t)
     if not writes:
         assert not is_deleted(t)
@@ -586,13 +610,14 @@ def test_a_call_that_raises_after_writing_deletes_the_donated_argument(body, val
 def test_each_donated_argument_is_kept_or_deleted_by_where_the_call_raised(inv_first, no_warnings):
     """``a`` is written (``a * 2.0`` and ``log`` into its buffer, quietly) before or after
     ``inv(b)`` raises; ``b`` is only read, so it is never deleted by a failure."""
+
     def body(a, b):
         return tf.linalg.inv(b) + tf.log(a * 2.0) if inv_first else tf.log(a * 2.0) + tf.linalg.inv(b)
 
     h = tf.jit(body, donate_argnums=(0, 1))
     a0, b0 = np.array([[1.0, 2.0], [3.0, 4.0]], order="F"), np.array([[1.0, np.nan], [0.0, 1.0]], order="F")
     a, b = tf.asarray(a0.copy(order="F")), tf.asarray(b0.copy(order="F"))
-    writes = h.lower(a, b).cost()["reused_buffers"] >= 2   # CPU programs write into their arguments; device ones never
+    writes = h.lower(a, b).cost()["reused_buffers"] >= 2  # CPU programs write into their arguments; device ones never
     with pytest.raises(tf.linalg.NonFiniteError):
         h(a, b)
     assert is_deleted(a) is (writes and not inv_first) and not is_deleted(b)

@@ -6,6 +6,7 @@ Tests parametrized over ``mode`` (``helpers.MODES``) also run compiled: under
 checked equal to eager to rounding (``helpers.in_mode``) before the test's own
 assertions run on the compiled result. Where a known library bug makes the compiled
 run differ, the ``jit`` case is a strict expected failure naming it (``_modes``)."""
+
 from __future__ import annotations
 
 import functools
@@ -39,10 +40,12 @@ SHAPES = [(4, 3), (3, 3), (3, 4), (4, 3, 2), (3, 4, 2, 2)]
 # Known library bugs that make a compiled run differ from eager (issue 11's jit); the
 # jit cases they affect are strict expected failures, so fixing a bug fails them and
 # the marker must go.
-JIT_CONCRETE_BUG = ("derivative rules that read concrete values while they are traced (eig's defective V, det's "
-                    "third and slogdet's first derivative at a singular matrix) cannot check under jit, where values "
-                    "are abstract: the compiled derivative raises later under another primitive's name (inv) or "
-                    "returns a number, instead of the eager typed error")
+JIT_CONCRETE_BUG = (
+    "derivative rules that read concrete values while they are traced (eig's defective V, det's "
+    "third and slogdet's first derivative at a singular matrix) cannot check under jit, where values "
+    "are abstract: the compiled derivative raises later under another primitive's name (inv) or "
+    "returns a number, instead of the eager typed error"
+)
 
 
 def _modes(jit_bug: str | None = None, raises: type = AssertionError) -> list:
@@ -61,13 +64,16 @@ def _modes(jit_bug: str | None = None, raises: type = AssertionError) -> list:
 @pytest.mark.parametrize("mode", MODES)
 def test_svd_values(shape, cplx, mode):
     a = _rand(shape, cplx)
-    run = functools.partial(in_mode, mode=mode)   # eager, or compiled and checked against eager
+    run = functools.partial(in_mode, mode=mode)  # eager, or compiled and checked against eager
     u, s, vh = run(la.svd)(tf.asarray(a))
     k = min(shape[:2])
-    assert u.shape == (shape[0], k) + shape[2:] and s.shape == (k,) + shape[2:] and vh.shape == (k, shape[1]) + shape[2:]
+    assert (
+        u.shape == (shape[0], k) + shape[2:] and s.shape == (k,) + shape[2:] and vh.shape == (k, shape[1]) + shape[2:]
+    )
     assert np.allclose(np.einsum("ik...,k...,kj...->ij...", u.numpy(), s.numpy(), vh.numpy()), a)
-    assert np.allclose(_lead(s.numpy()[None])[..., 0, :] if s.ndim > 1 else s.numpy(),
-                       np.linalg.svd(_lead(a), compute_uv=False))
+    assert np.allclose(
+        _lead(s.numpy()[None])[..., 0, :] if s.ndim > 1 else s.numpy(), np.linalg.svd(_lead(a), compute_uv=False)
+    )
     assert u._data.flags.f_contiguous and vh._data.flags.f_contiguous
     assert np.allclose(run(la.svdvals)(tf.asarray(a)).numpy(), s.numpy())
 
@@ -77,7 +83,7 @@ def test_svd_values(shape, cplx, mode):
 @pytest.mark.parametrize("mode", MODES)
 def test_qr_values(shape, qr_mode, mode):
     a = _rand(shape, True)
-    run = functools.partial(in_mode, mode=mode)   # eager, or compiled and checked against eager
+    run = functools.partial(in_mode, mode=mode)  # eager, or compiled and checked against eager
     q, r = run(la.qr)(tf.asarray(a), mode=qr_mode)
     assert np.allclose(np.einsum("ik...,kj...->ij...", q.numpy(), r.numpy()), a)
     d = np.diagonal(_lead(r.numpy()), axis1=-2, axis2=-1)
@@ -92,7 +98,7 @@ def test_square_values(cplx, mode):
     a = _rand((4, 4, 3), cplx) + 4 * np.eye(4)[:, :, None]
     b = _rand((4, 2, 3), cplx)
     A, B = tf.asarray(a), tf.asarray(b)
-    run = functools.partial(in_mode, mode=mode)   # eager, or compiled and checked against eager
+    run = functools.partial(in_mode, mode=mode)  # eager, or compiled and checked against eager
     la_, lb = _lead(a), _lead(b)
     h = 0.5 * (la_ + np.conj(np.swapaxes(la_, -1, -2)))
     w, v = run(la.eigh)(A)
@@ -117,15 +123,15 @@ def test_square_values(cplx, mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_eigh_cholesky_use_hermitian_part(mode):
-    run = functools.partial(in_mode, mode=mode)   # eager, or compiled and checked against eager
+    run = functools.partial(in_mode, mode=mode)  # eager, or compiled and checked against eager
     a = _rand((3, 3), True)
     h = 0.5 * (a + a.conj().T)
     assert np.allclose(run(la.eigvalsh)(tf.asarray(a)).numpy(), np.linalg.eigvalsh(h))
     pd = h @ h.conj().T + np.eye(3)
-    skewed = pd + (a - a.conj().T)   # same Hermitian part
+    skewed = pd + (a - a.conj().T)  # same Hermitian part
     assert np.allclose(run(la.cholesky)(tf.asarray(skewed)).numpy(), np.linalg.cholesky(pd))
     # gradients are Hermitian
-    c = tf.asarray(_rand((3, 3), True))   # drawn once: the jit mode calls the function twice
+    c = tf.asarray(_rand((3, 3), True))  # drawn once: the jit mode calls the function twice
     g = run(tidu.grad(lambda x: tf.sum(tf.real(tf.multiply(la.cholesky(x), c)))))(tf.asarray(pd))
     assert np.allclose(g.numpy(), g.numpy().conj().T)
 
@@ -148,7 +154,7 @@ def test_truncated_svd_includes_discarded_subspace(mode):
         num[idx] = (float(loss(tf.asarray(a + d)).numpy()) - float(loss(tf.asarray(a - d)).numpy())) / (2 * eps)
     # central differences with step 1e-6 on a loss of size ~1e2: O(eps^2 f''') + O(1e-16 f / eps) ~ 1e-8..1e-7
     assert np.allclose(g, num, atol=1e-6)
-    u, s, vh = la.truncated_svd(A, cutoff=0.99)   # data-dependent shape: under jit, see the test below
+    u, s, vh = la.truncated_svd(A, cutoff=0.99)  # data-dependent shape: under jit, see the test below
     assert s.shape == (1,)
 
 
@@ -161,7 +167,7 @@ def test_truncated_svd_cutoff_under_jit_is_a_jit_error():
 
 @pytest.mark.parametrize("mode", MODES)
 def test_norms_match_numpy(mode):
-    run = functools.partial(in_mode, mode=mode)   # eager, or compiled and checked against eager
+    run = functools.partial(in_mode, mode=mode)  # eager, or compiled and checked against eager
     x = _rand((3, 4), True)
     for ord in [None, "fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf]:
         assert np.allclose(run(la.norm)(tf.asarray(x), ord).numpy(), np.linalg.norm(x, ord))
@@ -171,17 +177,18 @@ def test_norms_match_numpy(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_lstsq_pinv_match_numpy(mode):
-    run = functools.partial(in_mode, mode=mode)   # eager, or compiled and checked against eager
+    run = functools.partial(in_mode, mode=mode)  # eager, or compiled and checked against eager
     a, b = _rand((5, 3)), _rand((5, 2))
     assert np.allclose(run(la.lstsq)(tf.asarray(a), tf.asarray(b))[0].numpy(), np.linalg.lstsq(a, b, rcond=None)[0])
-    assert np.allclose(run(la.lstsq)(tf.asarray(a.T), tf.asarray(b[:3]))[0].numpy(),
-                       np.linalg.lstsq(a.T, b[:3], rcond=None)[0])
+    assert np.allclose(
+        run(la.lstsq)(tf.asarray(a.T), tf.asarray(b[:3]))[0].numpy(), np.linalg.lstsq(a.T, b[:3], rcond=None)[0]
+    )
     assert np.allclose(run(la.pinv)(tf.asarray(a)).numpy(), np.linalg.pinv(a))
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_pinv_of_a_rank_deficient_matrix(mode):
-    r1 = np.outer(_rand(4), _rand(3))   # rank 1: discarded zero singular values
+    r1 = np.outer(_rand(4), _rand(3))  # rank 1: discarded zero singular values
     assert np.allclose(in_mode(la.pinv, mode)(tf.asarray(r1)).numpy(), np.linalg.pinv(r1))
 
 
@@ -189,9 +196,19 @@ def _rank_deficient(m, n, r, cplx=False):
     return _rand((m, r), cplx) @ _rand((r, n), cplx)
 
 
-@pytest.mark.parametrize("a_shape,b_shape,rank", [
-    ((5, 3), (5, 2), 3), ((5, 3), (5,), 3), ((3, 5), (3, 2), 3), ((4, 4), (4, 1), 4),
-    ((6, 4), (6, 2), 2), ((4, 6), (4, 3), 2), ((5, 5), (5,), 1), ((4, 3), (4, 2), 0)])
+@pytest.mark.parametrize(
+    "a_shape,b_shape,rank",
+    [
+        ((5, 3), (5, 2), 3),
+        ((5, 3), (5,), 3),
+        ((3, 5), (3, 2), 3),
+        ((4, 4), (4, 1), 4),
+        ((6, 4), (6, 2), 2),
+        ((4, 6), (4, 3), 2),
+        ((5, 5), (5,), 1),
+        ((4, 3), (4, 2), 0),
+    ],
+)
 @pytest.mark.parametrize("cplx", [False, True])
 @pytest.mark.parametrize("mode", MODES)
 def test_lstsq_returns_numpys_four_values(a_shape, b_shape, rank, cplx, mode, request):
@@ -203,7 +220,7 @@ def test_lstsq_returns_numpys_four_values(a_shape, b_shape, rank, cplx, mode, re
     run = compiled(la.lstsq, mode) if staged_residuals else in_mode(la.lstsq, mode)
     x, res, rk, sv = run(tf.asarray(a), tf.asarray(b))
     xn, resn, rkn, svn = np.linalg.lstsq(a, b, rcond=None)
-    assert x.shape == xn.shape and np.allclose(x.numpy(), xn, atol=1e-10)    # minimum norm, no 1e31
+    assert x.shape == xn.shape and np.allclose(x.numpy(), xn, atol=1e-10)  # minimum norm, no 1e31
     if staged_residuals:
         d = b - a @ xn
         want = np.sum(np.abs(d) ** 2, axis=0) if d.ndim > 1 else np.sum(np.abs(d) ** 2, keepdims=True)
@@ -225,7 +242,9 @@ def test_lstsq_rcond_and_batch():
         assert np.allclose(x.numpy()[..., i], np.linalg.lstsq(a[..., i], b[..., i], rcond=None)[0])
     full = np.stack([_rand((5, 4)) for _ in range(2)], axis=-1)
     x, res, rk, sv = la.lstsq(tf.asarray(full), tf.asarray(b[..., :2]))
-    assert res.shape == (2, 2) and np.allclose(res.numpy()[:, 1], np.linalg.lstsq(full[..., 1], b[..., 1], rcond=None)[1])
+    assert res.shape == (2, 2) and np.allclose(
+        res.numpy()[:, 1], np.linalg.lstsq(full[..., 1], b[..., 1], rcond=None)[1]
+    )
     # rcond: singular values <= rcond * s_max are dropped
     c = np.diag([1.0, 1e-3, 1e-9])
     assert int(la.lstsq(tf.asarray(c), tf.ones((3,)))[2]) == 3
@@ -237,23 +256,29 @@ def test_lstsq_gradient_at_fixed_rank_is_that_of_pinv():
     a = _rank_deficient(5, 4, 2)
     b = _rand((5, 2))
     rc = 1e-6
+
     def f_lstsq(a, b):
         return tf.sum(tf.sin(la.lstsq(a, b, rcond=rc)[0]))
+
     def f_pinv(a, b):
         return tf.sum(tf.sin(la.pinv(a, rtol=rc) @ b))
+
     ga = tidu.grad(f_lstsq, argnums=(0, 1))(tf.asarray(a), tf.asarray(b))
     gp = tidu.grad(f_pinv, argnums=(0, 1))(tf.asarray(a), tf.asarray(b))
-    assert all(np.all(np.abs(g.numpy()) < 1e3) for g in ga)      # no 1e47
+    assert all(np.all(np.abs(g.numpy()) < 1e3) for g in ga)  # no 1e47
     for g, h in zip(ga, gp):
         assert np.allclose(g.numpy(), h.numpy(), atol=1e-9)
     # finite differences at fixed rank (steps far below rcond * s_max), to second order
     from tidu.testing import check_grads
+
     check_grads(lambda a, b: la.lstsq(a, b, rcond=1e-3)[0], (tf.asarray(a), tf.asarray(b)), order=2, eps=1e-6)
-    check_grads(lambda a, b: la.lstsq(a, b, rcond=1e-3)[0], (tf.asarray(a.T.copy()), tf.asarray(b[:4])),
-                order=1, eps=1e-6)
+    check_grads(
+        lambda a, b: la.lstsq(a, b, rcond=1e-3)[0], (tf.asarray(a.T.copy()), tf.asarray(b[:4])), order=1, eps=1e-6
+    )
     ac = _rank_deficient(4, 3, 2, True)
-    check_grads(lambda a, b: la.lstsq(a, b, rcond=1e-3)[0], (tf.asarray(ac), tf.asarray(_rand((4, 2), True))),
-                order=1, eps=1e-6)
+    check_grads(
+        lambda a, b: la.lstsq(a, b, rcond=1e-3)[0], (tf.asarray(ac), tf.asarray(_rand((4, 2), True))), order=1, eps=1e-6
+    )
 
 
 def test_lstsq_of_a_zero_matrix():
@@ -279,7 +304,7 @@ def test_lu_values_tall_wide(shape, cplx, mode):
     lp, ll, lu_ = (_lead(x.numpy()) for x in (p, l, u))
     assert np.allclose(ll, np.tril(ll)) and np.allclose(np.diagonal(ll, axis1=-2, axis2=-1), 1)
     assert np.allclose(lu_, np.triu(lu_))
-    assert np.allclose(np.swapaxes(lp, -1, -2) @ lp, np.eye(m))          # a permutation
+    assert np.allclose(np.swapaxes(lp, -1, -2) @ lp, np.eye(m))  # a permutation
     if a.size:
         ref = scipy.linalg.lu(_lead(a))
         assert all(np.allclose(x, r) for x, r in zip((lp, ll, lu_), ref))
@@ -292,7 +317,7 @@ def test_lu_jvp_matches_finite_differences_non_square(shape, cplx, mode):
     # generic Gaussian input: the pivot order is constant on the segment a +- h da
     a, da = _rand(shape, cplx), _rand(shape, cplx)
     f = lambda x: la.lu(x)[1:]  # noqa: E731
-    _, (dl, du) = tidu.jvp(in_mode(f, mode), (tf.asarray(a),), (tf.asarray(da),))   # jit: through the compiled call
+    _, (dl, du) = tidu.jvp(in_mode(f, mode), (tf.asarray(a),), (tf.asarray(da),))  # jit: through the compiled call
     h = 1e-6
     (lp, up), (lm, um) = f(tf.asarray(a + h * da)), f(tf.asarray(a - h * da))
     # central differences with h = 1e-6: truncation O(h^2) ~ 1e-12 but rounding O(1e-16 / h) ~ 1e-10 relative
@@ -310,8 +335,10 @@ def test_lu_jvp_matches_finite_differences_non_square(shape, cplx, mode):
 @pytest.mark.parametrize("mode", MODES)
 def test_expm_frechet_matches_scipy(mode):
     a, e = _rand((3, 3)), _rand((3, 3))
-    assert np.allclose(in_mode(la.expm_frechet, mode)(tf.asarray(a), tf.asarray(e)).numpy(),
-                       scipy.linalg.expm_frechet(a, e, compute_expm=False))
+    assert np.allclose(
+        in_mode(la.expm_frechet, mode)(tf.asarray(a), tf.asarray(e)).numpy(),
+        scipy.linalg.expm_frechet(a, e, compute_expm=False),
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -327,7 +354,7 @@ def _fd_grad(loss, a, cplx, eps=1e-6):
     """Finite-difference gradient in tidu's convention (dL/dx - i dL/dy)."""
     num = np.zeros_like(a)
     for idx in np.ndindex(a.shape):
-        for unit in ([1.0, 1j] if cplx else [1.0]):
+        for unit in [1.0, 1j] if cplx else [1.0]:
             d = np.zeros_like(a)
             d[idx] = eps * unit
             df = (float(loss(tf.asarray(a + d)).numpy()) - float(loss(tf.asarray(a - d)).numpy())) / (2 * eps)
@@ -344,11 +371,11 @@ def test_eigh_degenerate_invariant_losses(cplx, mode):
     block = np.zeros((4, 2))
     block[1, 0] = block[2, 1] = 1.0
 
-    def sum_cubes(x):          # symmetric function of the eigenvalues
+    def sum_cubes(x):  # symmetric function of the eigenvalues
         w = la.eigvalsh(x)
         return tf.sum(tf.multiply(w, tf.multiply(w, w)))
 
-    def projector(x):          # spectral projector onto the whole degenerate eigenspace
+    def projector(x):  # spectral projector onto the whole degenerate eigenspace
         w, v = la.eigh(x)
         vb = mm(v, tf.asarray(block))
         return tf.real(tf.sum(tf.multiply(mm(vb, mH(vb)), tf.asarray(c))))
@@ -365,7 +392,7 @@ def test_eigh_degenerate_invariant_losses(cplx, mode):
         assert np.allclose(herm(g), herm(num), atol=1e-5), loss.__name__
     w, v = np.linalg.eigh(a)
     g = in_mode(tidu.grad(sum_cubes), mode)(tf.asarray(a)).numpy()
-    assert np.allclose(g, np.conj((v * 3 * w**2) @ v.conj().T))   # analytic: V diag(3 w^2) V^H
+    assert np.allclose(g, np.conj((v * 3 * w**2) @ v.conj().T))  # analytic: V diag(3 w^2) V^H
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -395,12 +422,12 @@ def test_svd_repeated_singular_values(cplx, mode):
     block = np.zeros((3, 2))
     block[0, 0] = block[1, 1] = 1.0
 
-    def projector(x):          # projector onto the left singular subspace of the repeated value
+    def projector(x):  # projector onto the left singular subspace of the repeated value
         u, s, vh = la.svd(x)
         ub = mm(u, tf.asarray(block))
         return tf.real(tf.sum(tf.multiply(mm(ub, mH(ub)), tf.asarray(c))))
 
-    def nuclear(x):            # symmetric function of the singular values
+    def nuclear(x):  # symmetric function of the singular values
         return tf.sum(la.svdvals(x))
 
     for loss in (projector, nuclear):
@@ -411,7 +438,7 @@ def test_svd_repeated_singular_values(cplx, mode):
         # finite-difference accuracy of _fd_grad (central differences), not the rule's
         assert np.allclose(g, _fd_grad(loss, a, cplx), atol=1e-5), loss.__name__
     u, s, vh = np.linalg.svd(a, full_matrices=False)
-    assert np.allclose(in_mode(tidu.grad(nuclear), mode)(tf.asarray(a)).numpy(), np.conj(u @ vh))   # analytic: U Vh
+    assert np.allclose(in_mode(tidu.grad(nuclear), mode)(tf.asarray(a)).numpy(), np.conj(u @ vh))  # analytic: U Vh
 
 
 @pytest.mark.parametrize("cplx", [False, True])
@@ -457,10 +484,10 @@ def test_degenerate_reconstruction_is_not_determined_by_the_cotangents(mode):
     # function of those cotangents, gives both the same gradient, so at most one
     # is exact. The rule is exact for L2 (the class of gauge.md) and returns the
     # same value for L1.
-    run = functools.partial(in_mode, mode=mode)   # eager, or compiled and checked against eager
+    run = functools.partial(in_mode, mode=mode)  # eager, or compiled and checked against eager
     a = tf.asarray(np.eye(2))
     u, s, vh = la.svd(a)
-    c = tf.asarray(u.numpy() @ np.array([[0.0, 1.0], [1.0, 0.0]]) @ vh.numpy())   # symmetric, U^H C V zero diagonal
+    c = tf.asarray(u.numpy() @ np.array([[0.0, 1.0], [1.0, 0.0]]) @ vh.numpy())  # symmetric, U^H C V zero diagonal
 
     def recon(u_, s_, vh_):
         return tf.sum(tf.multiply(mm(tf.multiply(u_, as_cols(s_, 2)), vh_), c))
@@ -474,13 +501,18 @@ def test_degenerate_reconstruction_is_not_determined_by_the_cotangents(mode):
         assert np.allclose(x.numpy(), y.numpy())
     g1 = run(tidu.grad(lambda x: recon(*la.svd(x))))(a).numpy()
     g2 = run(tidu.grad(lambda x: polar(*la.svd(x))))(a).numpy()
-    assert np.allclose(g1, g2) and np.allclose(g2, 0.0)          # exact for the polar factor
-    assert not np.allclose(g1, c.numpy())                         # the reconstruction's true gradient is C
+    assert np.allclose(g1, g2) and np.allclose(g2, 0.0)  # exact for the polar factor
+    assert not np.allclose(g1, c.numpy())  # the reconstruction's true gradient is C
     # the same for eigh: V diag(w) V^H versus V V^H at the identity
     w, v = la.eigh(a)
     cv = tf.asarray(v.numpy() @ np.array([[0.0, 1.0], [1.0, 0.0]]) @ v.numpy().T)
-    ge1 = run(tidu.grad(lambda x: tf.sum(tf.multiply(mm(tf.multiply(la.eigh(x)[1], as_cols(la.eigh(x)[0], 2)),
-                                                    mH(la.eigh(x)[1])), cv))))(a).numpy()
+    ge1 = run(
+        tidu.grad(
+            lambda x: tf.sum(
+                tf.multiply(mm(tf.multiply(la.eigh(x)[1], as_cols(la.eigh(x)[0], 2)), mH(la.eigh(x)[1])), cv)
+            )
+        )
+    )(a).numpy()
     ge2 = run(tidu.grad(lambda x: tf.sum(tf.multiply(mm(la.eigh(x)[1], mH(la.eigh(x)[1])), cv))))(a).numpy()
     assert np.allclose(ge1, ge2) and np.allclose(ge2, 0.0)
 
@@ -496,8 +528,9 @@ def test_triangular_solve_values_all_flags(shape, cplx, mode):
     for lo, le, t, cj, u in itertools.product((False, True), repeat=5):
         bs = ((4, 3) if le else (3, 4)) + shape[2:]
         b = _rand_with(rng, bs, cplx)
-        x = in_mode(la.triangular_solve, mode)(tf.asarray(a), tf.asarray(b), lower=lo, left=le, transpose_a=t, conjugate_a=cj,
-                                unit_diagonal=u).numpy()
+        x = in_mode(la.triangular_solve, mode)(
+            tf.asarray(a), tf.asarray(b), lower=lo, left=le, transpose_a=t, conjugate_a=cj, unit_diagonal=u
+        ).numpy()
         m = _lead(a)
         m = np.tril(m) if lo else np.triu(m)
         if u:
@@ -550,7 +583,7 @@ def test_broadening_setting(mode):
         v0 = mm(v, tf.asarray(np.eye(3)[:, :1]))
         return tf.sum(tf.multiply(mm(v0, mH(v0)), tf.asarray(c)))
 
-    grad_f = in_mode(tidu.grad(f), mode)   # one function called under both settings
+    grad_f = in_mode(tidu.grad(f), mode)  # one function called under both settings
     with la.settings(broadening=1e-4, gauge="ignore"):
         g_broad = grad_f(tf.asarray(a)).numpy()
     with la.settings(broadening=0.0, gauge="ignore"):
@@ -576,7 +609,7 @@ def test_svd_phase_dependent_loss_warns(mode):
 
     def loss(x):
         u, s, vh = la.svd(x)
-        return tf.sum(tf.real(u))          # depends on the phase of U's columns
+        return tf.sum(tf.real(u))  # depends on the phase of U's columns
 
     with pytest.warns(la.GaugeWarning, match="svd: the loss depends on the gauge"):
         compiled(tidu.grad(loss), mode)(a)
@@ -600,7 +633,9 @@ def test_eigh_gauge(mode):
     with warnings.catch_warnings():
         warnings.simplefilter("error", la.GaugeWarning)
         compiled(tidu.grad(lambda x: tf.sum(tf.real(mm(la.eigh(x)[1], mH(la.eigh(x)[1]))))), mode)(a)
-        compiled(tidu.grad(lambda x: tf.sum(la.eigh(x)[1])), mode)(tf.asarray(_herm_with_spectrum([1.0, 2.0, 3.0], False)))
+        compiled(tidu.grad(lambda x: tf.sum(la.eigh(x)[1])), mode)(
+            tf.asarray(_herm_with_spectrum([1.0, 2.0, 3.0], False))
+        )
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -637,7 +672,7 @@ def test_cholesky_not_pd(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_singular_solve(mode):
-    run = functools.partial(compiled, mode=mode)   # errors: the compiled function alone
+    run = functools.partial(compiled, mode=mode)  # errors: the compiled function alone
     a = tf.asarray(np.array([[1.0, 2.0], [2.0, 4.0]]))
     with pytest.raises(la.SingularMatrixError, match=r"solve: .*\(2, 2\).*singular"):
         run(la.solve)(a, tf.asarray(np.ones((2, 1))))
@@ -649,7 +684,7 @@ def test_singular_solve(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_mismatched_batch(mode):
-    run = functools.partial(compiled, mode=mode)   # errors: the compiled function alone
+    run = functools.partial(compiled, mode=mode)  # errors: the compiled function alone
     with pytest.raises(la.LinalgShapeError, match=r"solve: batch dimensions.*\(3, 3, 2\).*\(3, 1, 4\)"):
         run(la.solve)(tf.asarray(_rand((3, 3, 2))), tf.asarray(_rand((3, 1, 4))))
     with pytest.raises(la.LinalgShapeError, match=r"solve: b \(4, 1\) must have 3 rows"):
@@ -663,11 +698,12 @@ def test_det_singular_adjugate_gradient(mode):
     # rank-deficient: grad det = adj(A)^T, finite
     a = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
     g = in_mode(tidu.grad(la.det), mode)(tf.asarray(a)).numpy()
-    adj = np.array([[np.linalg.det(np.delete(np.delete(a, i, 0), j, 1)) * (-1) ** (i + j)
-                     for j in range(3)] for i in range(3)])   # cofactor matrix = adj^T
+    adj = np.array(
+        [[np.linalg.det(np.delete(np.delete(a, i, 0), j, 1)) * (-1) ** (i + j) for j in range(3)] for i in range(3)]
+    )  # cofactor matrix = adj^T
     assert np.all(np.isfinite(g)) and np.allclose(g, adj)
     z = np.zeros((3, 3))
-    z[0, 0] = 1.0   # rank 1: adjugate 0
+    z[0, 0] = 1.0  # rank 1: adjugate 0
     assert np.allclose(in_mode(tidu.grad(la.det), mode)(tf.asarray(z)).numpy(), 0)
 
 
@@ -682,7 +718,7 @@ def test_qr_bad_mode_and_exports():
 # ---------------------------------------------------------------------------
 # review regressions
 # ---------------------------------------------------------------------------
-@pytest.mark.cpu_only   # mutates host storage through numpy()
+@pytest.mark.cpu_only  # mutates host storage through numpy()
 @pytest.mark.parametrize("n", [3, 20])
 def test_solve_sees_mutated_storage(n):
     # tenferro wraps column-major arrays without copying: writing through .numpy()
@@ -698,7 +734,7 @@ def test_solve_sees_mutated_storage(n):
     A.numpy()[:] = a1
     assert np.allclose(la.solve(A, B).numpy(), np.linalg.solve(a1, b))
     ga, gb = tidu.grad(loss, argnums=(0, 1))(A, B)
-    gb_ref = np.linalg.solve(a1.T, c)                    # d/db sum(c * A^{-1} b) = A^{-T} c
+    gb_ref = np.linalg.solve(a1.T, c)  # d/db sum(c * A^{-1} b) = A^{-T} c
     assert np.allclose(gb.numpy(), gb_ref)
     assert np.allclose(ga.numpy(), -gb_ref @ np.linalg.solve(a1, b).T)
 
@@ -710,7 +746,8 @@ def test_solve_constant_a_lu_solve_transpose_complex(mode):
     a = _rand((n, n), True) + n * np.eye(n)
     c = _rand((n, 1), True)
     g = in_mode(tidu.grad(lambda y: tf.real(tf.sum(tf.multiply(la.solve(tf.asarray(a), y), tf.asarray(c))))), mode)(
-        tf.asarray(_rand((n, 1), True)))
+        tf.asarray(_rand((n, 1), True))
+    )
     # L = Re sum(w * y), w = A^{-T} c: tidu's gradient dL/dx - i dL/dy is w itself
     assert np.allclose(g.numpy(), np.linalg.solve(a.T, c))
     assert not np.allclose(g.numpy(), np.linalg.solve(a.conj().T, c))
@@ -725,14 +762,14 @@ def test_solve_singular_in_jvp_path(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_expm_frechet_promotes_and_checks(mode):
-    run = functools.partial(in_mode, mode=mode)   # eager, or compiled and checked against eager
+    run = functools.partial(in_mode, mode=mode)  # eager, or compiled and checked against eager
     a, e = _rand((3, 3), True) * 0.5, _rand((3, 3)) * 0.5
     out = run(la.expm_frechet)(tf.asarray(a), tf.asarray(e))
     assert out.dtype == tf.complex128
     assert np.allclose(out.numpy(), scipy.linalg.expm_frechet(a, e.astype(complex), compute_expm=False))
     ct = tf.asarray(_rand((3, 3), True))
-    _, f = tidu.vjp(run(la.expm_frechet), tf.asarray(a), tf.asarray(e))   # jit: through the compiled call
-    ga, ge = f(ct)                              # was a TangentMismatchError (f64 aval, c128 value)
+    _, f = tidu.vjp(run(la.expm_frechet), tf.asarray(a), tf.asarray(e))  # jit: through the compiled call
+    ga, ge = f(ct)  # was a TangentMismatchError (f64 aval, c128 value)
     assert ga.dtype == tf.complex128 and ge.dtype == tf.float64
     with pytest.raises(la.LinalgDTypeError, match="expm_frechet: e must be float"):
         compiled(la.expm_frechet, mode)(tf.asarray(a), tf.asarray(np.ones((3, 3), dtype=np.int64)))
@@ -757,12 +794,12 @@ _NORMS_AT_ZERO = [
 @pytest.mark.parametrize("mode", MODES)
 def test_norm_derivatives_at_zero(name, shape, fn, cplx, mode):
     # subgradient 0 at x = 0 to every order (double where), never NaN
-    run = functools.partial(in_mode, mode=mode)   # eager, or compiled and checked against eager
+    run = functools.partial(in_mode, mode=mode)  # eager, or compiled and checked against eager
     z = tf.asarray(np.zeros(shape, dtype=complex if cplx else float))
     assert float(run(fn)(z).numpy()) == 0.0
     g = run(tidu.grad(fn))(z).numpy()
     assert np.all(g == 0)
-    h = run(tidu.grad(lambda x: tf.real(tf.sum(tidu.grad(fn)(x)))))(z).numpy()   # second order
+    h = run(tidu.grad(lambda x: tf.real(tf.sum(tidu.grad(fn)(x)))))(z).numpy()  # second order
     assert np.all(np.isfinite(h))
     # and unchanged away from zero
     x = _rand(shape, cplx)
@@ -771,9 +808,9 @@ def test_norm_derivatives_at_zero(name, shape, fn, cplx, mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_det_derivatives_at_singular_matrix(mode):
-    run = functools.partial(in_mode, mode=mode)   # eager, or compiled and checked against eager
+    run = functools.partial(in_mode, mode=mode)  # eager, or compiled and checked against eager
     a = tf.asarray(np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]))
-    assert np.all(np.isfinite(run(tidu.grad(la.det))(a).numpy()))      # first order: the adjugate
+    assert np.all(np.isfinite(run(tidu.grad(la.det))(a).numpy()))  # first order: the adjugate
     # second order: exact at the singular matrix (3x3: adj is quadratic, so central
     # differences of it are exact up to rounding; the Hessian at rank n-1 and n-2 in
     # every dtype is in test_linalg_nasty.py)
@@ -782,10 +819,10 @@ def test_det_derivatives_at_singular_matrix(mode):
     # invertible: second derivatives still exact (d/dA sum(adj(A)^T) against finite differences)
     b = _rand((3, 3)) + 3 * np.eye(3)
     h = run(tidu.grad(lambda x: tf.sum(tidu.grad(la.det)(x))))(tf.asarray(b)).numpy()
-    assert np.allclose(h, _fd_grad(lambda x: tf.sum(tidu.grad(la.det)(x)), b, False), atol=1e-6)   # FD accuracy
+    assert np.allclose(h, _fd_grad(lambda x: tf.sum(tidu.grad(la.det)(x)), b, False), atol=1e-6)  # FD accuracy
 
 
-@pytest.mark.parametrize("mode", _modes(JIT_CONCRETE_BUG))   # jit: both raise "inv: the matrix a ... is singular"
+@pytest.mark.parametrize("mode", _modes(JIT_CONCRETE_BUG))  # jit: both raise "inv: the matrix a ... is singular"
 def test_det_third_derivative_at_singular_matrix_raises(mode):
     a = tf.asarray(np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]))
     third = lambda x: tidu.jvp(lambda y: tidu.jvp(la.det, (y,), (y,))[1], (x,), (x,))[1]  # noqa: E731
@@ -795,9 +832,19 @@ def test_det_third_derivative_at_singular_matrix_raises(mode):
         compiled(tidu.grad(lambda x: la.slogdet(x)[1]), mode)(tf.asarray(np.array([[1.0, 2.0], [2.0, 4.0]])))
 
 
-@pytest.mark.parametrize("fn,name", [(la.svd, "svd"), (la.eigh, "eigh"), (la.eig, "eig"), (la.cholesky, "cholesky"),
-                                     (la.inv, "inv"), (lambda x: la.solve(x, x), "solve"),
-                                     (la.eigvalsh, "eigvalsh"), (la.svdvals, "svdvals")])
+@pytest.mark.parametrize(
+    "fn,name",
+    [
+        (la.svd, "svd"),
+        (la.eigh, "eigh"),
+        (la.eig, "eig"),
+        (la.cholesky, "cholesky"),
+        (la.inv, "inv"),
+        (lambda x: la.solve(x, x), "solve"),
+        (la.eigvalsh, "eigvalsh"),
+        (la.svdvals, "svdvals"),
+    ],
+)
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 @pytest.mark.parametrize("mode", MODES)
 def test_non_finite_input(fn, name, bad, mode, request):
@@ -822,7 +869,7 @@ def _count_dot_generals(fn, *args):
 def test_selection_uses_slices_not_matmuls():
     a = tf.asarray(_rand((6, 5)))
     assert _count_dot_generals(lambda x: la.truncated_svd(x, max_rank=2), a) == 0
-    assert _count_dot_generals(la.pinv, tf.asarray(_rand((6, 5)))) <= 1      # only V S^-1 U^H
+    assert _count_dot_generals(la.pinv, tf.asarray(_rand((6, 5)))) <= 1  # only V S^-1 U^H
     assert _count_dot_generals(la.expm_frechet, tf.asarray(_rand((3, 3))), tf.asarray(_rand((3, 3)))) == 0
 
 
@@ -831,7 +878,7 @@ def test_gauge_policy_captured_when_jvp_is_built():
 
     def loss(x):
         u, s, vh = la.svd(x)
-        return tf.sum(tf.real(u))          # gauge dependent
+        return tf.sum(tf.real(u))  # gauge dependent
 
     with la.settings(gauge="raise"):
         out, f = tidu.vjp(loss, a)
@@ -858,13 +905,13 @@ def test_settings_are_context_local():
     t = threading.Thread(target=worker)
     t.start()
     inside.wait(5)
-    seen["main"] = (la.config.gauge, la.config.broadening)    # the other thread's override is invisible
+    seen["main"] = (la.config.gauge, la.config.broadening)  # the other thread's override is invisible
     release.set()
     t.join()
     assert seen["worker"] == ("raise", 0.5)
-    assert seen["main"] == ("warn", None)        # the default: exact outside the degeneracy threshold
+    assert seen["main"] == ("warn", None)  # the default: exact outside the degeneracy threshold
     old = la.config.degeneracy_rtol
-    try:                                   # assignment sets the process-wide default
+    try:  # assignment sets the process-wide default
         la.config.degeneracy_rtol = 1e-6
         with la.settings(degeneracy_rtol=1e-3):
             assert la.config.degeneracy_rtol == 1e-3
@@ -881,8 +928,9 @@ def test_transpose_rules_reject_undefined_matrix():
     with pytest.raises(tf.TenferroValueError, match="solve: the transpose exists only in"):
         _solve._solve_transpose(b, und, b, transposed=False)
     with pytest.raises(tf.TenferroValueError, match="triangular_solve: the transpose exists only in"):
-        _solve._triangular_solve_transpose(b, und, b, lower=True, left=True, transpose_a=False, conjugate_a=False,
-                                           unit_diagonal=False)
+        _solve._triangular_solve_transpose(
+            b, und, b, lower=True, left=True, transpose_a=False, conjugate_a=False, unit_diagonal=False
+        )
     with pytest.raises(tf.TenferroValueError, match="expm_frechet: the transpose exists only in"):
         _expm.expm_frechet_p.transpose_rule(b, und, b)
 
@@ -893,37 +941,51 @@ def test_transpose_rules_reject_undefined_matrix():
 def _nonfinite_calls():
     """``(public name, function, argument builders)``: each builder makes one argument
     from the bad value, so the compiled function gets the bad matrix as an argument."""
-    sq = lambda bad: tf.asarray(np.where(np.eye(3, k=1) > 0, bad, np.eye(3) * 2.0))   # noqa: E731
-    tall = lambda bad: tf.asarray(np.vstack([np.eye(3), [bad, 1.0, 0.0]]))          # noqa: E731
-    good3 = lambda bad: tf.asarray(np.eye(3) * 2.0)                                  # noqa: E731
-    ones = lambda *shape: lambda bad: tf.ones(shape)                                 # noqa: E731
+    sq = lambda bad: tf.asarray(np.where(np.eye(3, k=1) > 0, bad, np.eye(3) * 2.0))  # noqa: E731
+    tall = lambda bad: tf.asarray(np.vstack([np.eye(3), [bad, 1.0, 0.0]]))  # noqa: E731
+    good3 = lambda bad: tf.asarray(np.eye(3) * 2.0)  # noqa: E731
+    ones = lambda *shape: lambda bad: tf.ones(shape)  # noqa: E731
     P = functools.partial
     return [
-        ("svd", la.svd, (tall,)), ("svdvals", la.svdvals, (tall,)),
+        ("svd", la.svd, (tall,)),
+        ("svdvals", la.svdvals, (tall,)),
         ("truncated_svd", P(la.truncated_svd, max_rank=2), (tall,)),
-        ("qr", la.qr, (tall,)), ("lq", la.lq, (tall,)),
-        ("eigh", la.eigh, (sq,)), ("eigvalsh", la.eigvalsh, (sq,)),
-        ("eig", la.eig, (sq,)), ("eigvals", la.eigvals, (sq,)),
+        ("qr", la.qr, (tall,)),
+        ("lq", la.lq, (tall,)),
+        ("eigh", la.eigh, (sq,)),
+        ("eigvalsh", la.eigvalsh, (sq,)),
+        ("eig", la.eig, (sq,)),
+        ("eigvals", la.eigvals, (sq,)),
         ("cholesky", la.cholesky, (sq,)),
-        ("solve", la.solve, (sq, ones(3))), ("solve", la.solve, (good3, lambda v: tf.asarray([v, 1.0, 1.0]))),
+        ("solve", la.solve, (sq, ones(3))),
+        ("solve", la.solve, (good3, lambda v: tf.asarray([v, 1.0, 1.0]))),
         ("triangular_solve", la.triangular_solve, (sq, ones(3, 1))),
         ("triangular_solve", la.triangular_solve, (good3, lambda v: tf.asarray([[v], [1.0], [1.0]]))),
-        ("lu", la.lu, (sq,)), ("inv", la.inv, (sq,)),
+        ("lu", la.lu, (sq,)),
+        ("inv", la.inv, (sq,)),
         ("pinv", la.pinv, (tall,)),
-        ("lstsq", la.lstsq, (tall, ones(4))), ("lstsq", la.lstsq, (lambda v: tall(1.0), lambda v: tf.asarray([v, 1.0, 1.0, 1.0]))),
-        ("det", la.det, (sq,)), ("slogdet", la.slogdet, (sq,)),
-        ("expm", la.expm, (sq,)), ("expm_frechet", la.expm_frechet, (sq, good3)),
+        ("lstsq", la.lstsq, (tall, ones(4))),
+        ("lstsq", la.lstsq, (lambda v: tall(1.0), lambda v: tf.asarray([v, 1.0, 1.0, 1.0]))),
+        ("det", la.det, (sq,)),
+        ("slogdet", la.slogdet, (sq,)),
+        ("expm", la.expm, (sq,)),
+        ("expm_frechet", la.expm_frechet, (sq, good3)),
         ("expm_frechet", la.expm_frechet, (good3, sq)),
-        ("norm", la.norm, (tall,)), ("norm", P(la.norm, ord=2), (tall,)),
-        ("norm", P(la.norm, ord=1), (tall,)), ("norm", la.norm, (lambda v: tf.asarray([v, 1.0]),)),
+        ("norm", la.norm, (tall,)),
+        ("norm", P(la.norm, ord=2), (tall,)),
+        ("norm", P(la.norm, ord=1), (tall,)),
+        ("norm", la.norm, (lambda v: tf.asarray([v, 1.0]),)),
     ]
 
 
 def _nonfinite_cases():
     # under jit the input is abstract when the program is built: the check is staged into
     # it (linalg_finite_check) and raises at run time under the public function's name
-    return [pytest.param(name, fn, builders, mode, id=f"{mode}-{name}{i}")
-            for i, (name, fn, builders) in enumerate(_nonfinite_calls()) for mode in MODES]
+    return [
+        pytest.param(name, fn, builders, mode, id=f"{mode}-{name}{i}")
+        for i, (name, fn, builders) in enumerate(_nonfinite_calls())
+        for mode in MODES
+    ]
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
@@ -931,7 +993,7 @@ def _nonfinite_cases():
 def test_every_linalg_function_refuses_nonfinite_input(name, fn, builders, mode, bad):
     args = [b(bad) for b in builders]
     with warnings.catch_warnings():
-        warnings.simplefilter("error")     # no NumPy RuntimeWarning leaks either
+        warnings.simplefilter("error")  # no NumPy RuntimeWarning leaks either
         with pytest.raises(la.NonFiniteError, match=rf"{name}: the input \w+ of shape .* contains NaN or inf"):
             compiled(fn, mode)(*args)
 

@@ -3,6 +3,7 @@ a loss that depends on both the values and the vectors of the block (``U f(S) Vh
 ``V f(w) V^H`` with ``f' != 0`` there) has an in-block gradient that the
 decomposition does not determine (docs/ad/gauge.md). The reverse rules of ``svd`` and
 ``eigh`` report it per the gauge policy; invariant losses stay silent."""
+
 from __future__ import annotations
 
 import warnings
@@ -38,11 +39,11 @@ def _with_singular_values(rng, s, cplx):
 def _losses(c):
     c = tf.asarray(c)
 
-    def eigh_recon(x):                 # V diag(w) V^H = A: values and vectors of the block
+    def eigh_recon(x):  # V diag(w) V^H = A: values and vectors of the block
         w, v = la.eigh(x)
         return tf.real(tf.sum(mm(tf.multiply(v, as_cols(w, N)), mH(v)) * c))
 
-    def eigh_exp(x):                   # V exp(w) V^H = expm(A)
+    def eigh_exp(x):  # V exp(w) V^H = expm(A)
         w, v = la.eigh(x)
         return tf.real(tf.sum(mm(tf.multiply(v, as_cols(tf.exp(w), N)), mH(v)) * c))
 
@@ -50,7 +51,7 @@ def _losses(c):
         u, s, vh = la.svd(x)
         return tf.real(tf.sum(mm(tf.multiply(u, as_cols(s, N)), vh) * c))
 
-    def svd_squares(x):                # U S^2 U^H = A A^H
+    def svd_squares(x):  # U S^2 U^H = A A^H
         u, s, vh = la.svd(x)
         return tf.real(tf.sum(mm(tf.multiply(u, as_cols(s * s, N)), mH(u)) * c))
 
@@ -60,39 +61,45 @@ def _losses(c):
 def _invariant_losses(c):
     c = tf.asarray(c)
 
-    def eigh_projector(x):             # projector onto the whole degenerate eigenspace (eigenvalue 1)
+    def eigh_projector(x):  # projector onto the whole degenerate eigenspace (eigenvalue 1)
         w, v = la.eigh(x)
         vb = v[:, 1:3]
         return tf.real(tf.sum(mm(vb, mH(vb)) * c))
 
-    def eigh_cubes(x):                 # symmetric function of the eigenvalues
+    def eigh_cubes(x):  # symmetric function of the eigenvalues
         w = la.eigvalsh(x)
         return tf.sum(w * w * w)
 
-    def eigh_all(x):                   # V V^H: vectors only
+    def eigh_all(x):  # V V^H: vectors only
         w, v = la.eigh(x)
         return tf.real(tf.sum(mm(v, mH(v)) * c))
 
-    def svd_polar(x):                  # U Vh: vectors only, exact at repeated singular values
+    def svd_polar(x):  # U Vh: vectors only, exact at repeated singular values
         u, s, vh = la.svd(x)
         return tf.real(tf.sum(mm(u, vh) * c))
 
     def svd_nuclear(x):
         return tf.sum(la.svdvals(x))
 
-    def svd_top_projector(x):          # projector onto the left singular subspace of the repeated value 2
+    def svd_top_projector(x):  # projector onto the left singular subspace of the repeated value 2
         u, s, vh = la.svd(x)
         ub = u[:, :2]
         return tf.real(tf.sum(mm(ub, mH(ub)) * c))
 
-    return {"eigh_projector": eigh_projector, "eigh_cubes": eigh_cubes, "eigh_all": eigh_all,
-            "svd_polar": svd_polar, "svd_nuclear": svd_nuclear, "svd_top_projector": svd_top_projector}
+    return {
+        "eigh_projector": eigh_projector,
+        "eigh_cubes": eigh_cubes,
+        "eigh_all": eigh_all,
+        "svd_polar": svd_polar,
+        "svd_nuclear": svd_nuclear,
+        "svd_top_projector": svd_top_projector,
+    }
 
 
 def _inputs(cplx, seed=0):
     rng = np.random.default_rng(seed)
-    herm = _hermitian(rng, [1.0, 1.0, 2.0, -1.0], cplx)      # block {1, 1}
-    sv = _with_singular_values(rng, [2.0, 2.0, 1.0, 0.5], cplx)   # block {2, 2}
+    herm = _hermitian(rng, [1.0, 1.0, 2.0, -1.0], cplx)  # block {1, 1}
+    sv = _with_singular_values(rng, [2.0, 2.0, 1.0, 0.5], cplx)  # block {2, 2}
     return rng, {"eigh": tf.asarray(herm), "svd": tf.asarray(sv)}
 
 
@@ -115,12 +122,13 @@ def test_values_and_vectors_of_a_block_warn(name, cplx):
     with la.settings(gauge="ignore"), warnings.catch_warnings():
         warnings.simplefilter("error")
         g_ignored = tidu.grad(loss)(a)
-    assert np.array_equal(g.numpy(), g_ignored.numpy())       # the policy changes the report, not the value
+    assert np.array_equal(g.numpy(), g_ignored.numpy())  # the policy changes the report, not the value
 
 
 @pytest.mark.parametrize("cplx", [False, True])
-@pytest.mark.parametrize("name", ["eigh_projector", "eigh_cubes", "eigh_all", "svd_polar", "svd_nuclear",
-                                  "svd_top_projector"])
+@pytest.mark.parametrize(
+    "name", ["eigh_projector", "eigh_cubes", "eigh_all", "svd_polar", "svd_nuclear", "svd_top_projector"]
+)
 def test_invariant_losses_are_silent(name, cplx):
     rng, inputs = _inputs(cplx)
     loss = _invariant_losses(_rand(rng, (N, N), cplx))[name]
@@ -141,7 +149,7 @@ def test_the_warning_is_right_and_silence_is_exact(cplx):
     a = _hermitian(rng, [1.0, 1.0, 2.0, -1.0], cplx)
     w, v = np.linalg.eigh(a)
     c = _rand(rng, (N, N), cplx)
-    herm = lambda m: 0.5 * (m + m.conj().T)     # noqa: E731
+    herm = lambda m: 0.5 * (m + m.conj().T)  # noqa: E731
     loss = _losses(c)["eigh_recon"]
     with la.settings(gauge="ignore"):
         g = tidu.grad(loss)(tf.asarray(a)).numpy()
@@ -180,7 +188,7 @@ def test_null_space_vectors_of_a_rank_deficient_svd_warn():
         tidu.grad(null_projector)(a)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        tidu.grad(range_projector)(a)                         # the same information, exact and silent
+        tidu.grad(range_projector)(a)  # the same information, exact and silent
         tidu.grad(_losses(c.numpy())["svd_recon"])(a)
 
 

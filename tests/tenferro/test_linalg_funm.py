@@ -7,6 +7,7 @@ spectra, where these functions stay smooth; exactness at exact degeneracy agains
 analytic rewrites (``funm(A, w^3)`` against ``A @ A @ A``, the Sylvester identity of
 ``sqrtm``, ``log`` at ``c I``, the polar factor's closed form); near degeneracy
 against 50- to 80-digit references (mpmath); typed errors for bad input."""
+
 from __future__ import annotations
 
 import warnings
@@ -51,7 +52,7 @@ def _jvp(f, a, e):
 
 def _jvp2(f, a, e1, e2):
     """The mixed second derivative ``d^2 f(a)[e1, e2]`` (forward over forward)."""
-    inner = lambda x: tidu.jvp(f, (x,), (tf.asarray(e1),))[1]       # noqa: E731
+    inner = lambda x: tidu.jvp(f, (x,), (tf.asarray(e1),))[1]  # noqa: E731
     return tidu.jvp(inner, (tf.asarray(a),), (tf.asarray(e2),))[1].numpy()
 
 
@@ -70,9 +71,9 @@ def _lead(x):
 def test_hermitian_functions_match_scipy(cplx):
     rng = np.random.default_rng(1)
     b = _rand(rng, (4, 4, 2), cplx)
-    a = np.einsum("ik...,jk...->ij...", b, b.conj()) + 0.5 * np.eye(4)[:, :, None]   # PD, batch of 2
+    a = np.einsum("ik...,jk...->ij...", b, b.conj()) + 0.5 * np.eye(4)[:, :, None]  # PD, batch of 2
     A = tf.asarray(a)
-    skew = tf.asarray(a + (b - np.conj(np.swapaxes(b, 0, 1))))    # same Hermitian part
+    skew = tf.asarray(a + (b - np.conj(np.swapaxes(b, 0, 1))))  # same Hermitian part
     for k in range(2):
         ak = a[:, :, k]
         assert np.allclose(la.funm_hermitian(A, tf.exp).numpy()[:, :, k], scipy.linalg.expm(ak))
@@ -80,12 +81,13 @@ def test_hermitian_functions_match_scipy(cplx):
         assert np.allclose(la.logm_pd(A).numpy()[:, :, k], scipy.linalg.logm(ak))
         assert np.allclose(la.powm_psd(A, -0.3).numpy()[:, :, k], scipy.linalg.fractional_matrix_power(ak, -0.3))
         assert np.allclose(la.powm_psd(A, 0).numpy()[:, :, k], np.eye(4))
-    assert np.allclose(la.sqrtm_psd(skew).numpy(), la.sqrtm_psd(A).numpy())   # the Hermitian part, as eigh
+    assert np.allclose(la.sqrtm_psd(skew).numpy(), la.sqrtm_psd(A).numpy())  # the Hermitian part, as eigh
     s = la.sqrtm_psd(A).numpy()
-    assert np.array_equal(s, np.conj(np.swapaxes(s, 0, 1)))       # exactly Hermitian
-    singular = _with_spectrum(rng, [0.0, 0.0, 1.0, 4.0], cplx)     # PSD, rank 2 (rounding-level negatives)
-    assert np.allclose(la.sqrtm_psd(tf.asarray(singular)).numpy() @ la.sqrtm_psd(tf.asarray(singular)).numpy(),
-                       singular)
+    assert np.array_equal(s, np.conj(np.swapaxes(s, 0, 1)))  # exactly Hermitian
+    singular = _with_spectrum(rng, [0.0, 0.0, 1.0, 4.0], cplx)  # PSD, rank 2 (rounding-level negatives)
+    assert np.allclose(
+        la.sqrtm_psd(tf.asarray(singular)).numpy() @ la.sqrtm_psd(tf.asarray(singular)).numpy(), singular
+    )
 
 
 @pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (4, 3, 2)])
@@ -107,7 +109,7 @@ def test_polar_of_a_rank_deficient_matrix_is_scipys():
     a[0, 1] = 0.5
     u, p = la.polar(tf.asarray(a))
     us, ps = scipy.linalg.polar(a)
-    assert np.allclose(u.numpy().T @ u.numpy(), np.eye(3))          # unitary, as SciPy's W V^H
+    assert np.allclose(u.numpy().T @ u.numpy(), np.eye(3))  # unitary, as SciPy's W V^H
     assert np.allclose(u.numpy() @ p.numpy(), a) and np.allclose(p.numpy(), ps)
 
 
@@ -120,7 +122,7 @@ def test_general_sqrtm_logm_match_scipy(cplx):
         assert out.dtype == tf.asarray(a).dtype
         for k in range(2):
             assert np.allclose(out.numpy()[:, :, k], ref(a[:, :, k]))
-    rot = np.array([[0.0, -1.0], [1.0, 0.0]])                     # complex eigenvalues: real roots exist
+    rot = np.array([[0.0, -1.0], [1.0, 0.0]])  # complex eigenvalues: real roots exist
     assert np.allclose(la.sqrtm(tf.asarray(rot)).numpy(), scipy.linalg.sqrtm(rot).real)
     assert np.allclose(la.logm(tf.asarray(rot)).numpy(), scipy.linalg.logm(rot).real)
 
@@ -136,10 +138,10 @@ def _spectrum_args(kind, seed, cplx, degenerate):
     if kind == "pd":
         w = [0.7, 0.7, 2.0, 2.0] if degenerate else rng.uniform(0.5, 3.0, 4)
         return _with_spectrum(rng, w, cplx)
-    if kind == "svd":                   # singular values (1, 1, 2.5) or spread
+    if kind == "svd":  # singular values (1, 1, 2.5) or spread
         s = [1.0, 1.0, 2.5] if degenerate else rng.uniform(1.0, 2.5, 3)
         return (_unitary(rng, 4, cplx)[:, :3] * np.asarray(s)) @ _unitary(rng, 3, cplx).conj().T
-    x = np.eye(3) + 0.2 * _rand(rng, (3, 3), cplx)    # general: X diag(w) X^-1, repeated eigenvalue
+    x = np.eye(3) + 0.2 * _rand(rng, (3, 3), cplx)  # general: X diag(w) X^-1, repeated eigenvalue
     w = np.array([2.0, 2.0, 3.5]) if degenerate else rng.uniform(1.5, 4.0, 3)
     return (x * w) @ np.linalg.inv(x)
 
@@ -165,13 +167,16 @@ def test_check_grads_order_2(name, cplx, degenerate):
     kind, fn = CASES[name]
     a = _spectrum_args(kind, 11, cplx, degenerate)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")          # no GaugeWarning / DegeneracyWarning on the way
+        warnings.simplefilter("error")  # no GaugeWarning / DegeneracyWarning on the way
         check_grads(fn, (tf.asarray(a),), order=2, seed=5)
 
 
 @settings(max_examples=8, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), cplx=st.booleans(),
-       name=st.sampled_from(["funm_hermitian", "sqrtm_psd", "powm_psd", "polar_right", "sqrtm"]))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    cplx=st.booleans(),
+    name=st.sampled_from(["funm_hermitian", "sqrtm_psd", "powm_psd", "polar_right", "sqrtm"]),
+)
 def test_check_grads_random_inputs(seed, cplx, name):
     kind, fn = CASES[name]
     check_grads(fn, (tf.asarray(_spectrum_args(kind, seed, cplx, False)),), order=2, seed=seed % 1000)
@@ -189,10 +194,17 @@ def test_check_grads_batched_and_float32():
 @pytest.mark.parametrize("shape", [(0, 0), (3, 3, 0), (0, 0, 2)])
 def test_empty_matrices(shape):
     a = tf.asarray(np.zeros(shape))
-    for fn in (la.sqrtm_psd, la.logm_pd, lambda x: la.funm_hermitian(x, tf.exp), la.sqrtm, la.logm,
-               lambda x: la.polar(x)[0], lambda x: la.polar(x, "left")[1]):
+    for fn in (
+        la.sqrtm_psd,
+        la.logm_pd,
+        lambda x: la.funm_hermitian(x, tf.exp),
+        la.sqrtm,
+        la.logm,
+        lambda x: la.polar(x)[0],
+        lambda x: la.polar(x, "left")[1],
+    ):
         assert fn(a).shape == shape
-        loss = lambda x: tf.sum(fn(x))          # noqa: E731
+        loss = lambda x: tf.sum(fn(x))  # noqa: E731
         assert tidu.grad(loss)(a).shape == shape
         assert tidu.hvp(loss, (a,), (a,))[0].shape == shape
 
@@ -237,7 +249,7 @@ def test_third_order_at_a_triple_eigenvalue():
     e = _herm(rng.standard_normal((4, 4)))
     E = tf.asarray(e)
     d1 = lambda x: tidu.jvp(lambda y: la.funm_hermitian(y, lambda w: w * w * w * w), (x,), (E,))[1]  # noqa: E731
-    d2 = lambda x: tidu.jvp(d1, (x,), (E,))[1]                                                      # noqa: E731
+    d2 = lambda x: tidu.jvp(d1, (x,), (E,))[1]  # noqa: E731
     d3 = tidu.jvp(d2, (tf.asarray(a),), (E,))[1].numpy()
     ref = 6 * (e @ e @ e @ a + e @ e @ a @ e + e @ a @ e @ e + a @ e @ e @ e)
     assert np.allclose(d3, ref, rtol=0, atol=1e-14 * np.abs(ref).max())
@@ -316,8 +328,9 @@ def _mp_mixed(fn, a, e1, e2, h_exp=-15):
     try:
         h = mp.mpf(10) ** h_exp
         am, m1, m2 = mp.matrix(a.tolist()), mp.matrix(e1.tolist()), mp.matrix(e2.tolist())
-        ref = (fn(am + h * m1 + h * m2) - fn(am + h * m1 - h * m2) - fn(am - h * m1 + h * m2)
-               + fn(am - h * m1 - h * m2)) / (4 * h * h)
+        ref = (
+            fn(am + h * m1 + h * m2) - fn(am + h * m1 - h * m2) - fn(am - h * m1 + h * m2) + fn(am - h * m1 - h * m2)
+        ) / (4 * h * h)
         first = (fn(am + h * m1) - fn(am - h * m1)) / (2 * h)
         return _to_np(first), _to_np(ref)
     finally:
@@ -366,8 +379,10 @@ def _mp_daleckii_krein(a, es, f):
             if len(es) == 1:
                 g[i, j] = _mp_dd(f, [w[i], w[j]]) * eh[0][i, j]
             else:
-                g[i, j] = sum(_mp_dd(f, [w[i], w[m], w[j]]) * (eh[0][i, m] * eh[1][m, j] + eh[1][i, m] * eh[0][m, j])
-                              for m in range(n))
+                g[i, j] = sum(
+                    _mp_dd(f, [w[i], w[m], w[j]]) * (eh[0][i, m] * eh[1][m, j] + eh[1][i, m] * eh[0][m, j])
+                    for m in range(n)
+                )
     return np.array((q * g * q.T).tolist(), dtype=float)
 
 
@@ -380,7 +395,7 @@ def test_near_degenerate_spectra_to_rounding(fname):
     docs/ad/funm.md); exp 10x looser at scale 10, where its condition number x f'/f is 10.
     A derivative built on eigh's vectors loses up to O(1) here."""
     ft, fm = _MP_FUNCS[fname]
-    fm = fm or (lambda x: x ** 3)
+    fm = fm or (lambda x: x**3)
     rng = np.random.default_rng(10)
     mp.mp.dps = 80
     try:
@@ -389,9 +404,11 @@ def test_near_degenerate_spectra_to_rounding(fname):
                 w = scale * np.array([1.0, 1.0 + gap, 1.0 + 2 * gap, 2.6])
                 a = _with_spectrum(rng, w, False)
                 e1, e2 = _herm(rng.standard_normal((4, 4))), _herm(rng.standard_normal((4, 4)))
-                fn = lambda x: la.funm_hermitian(x, ft)     # noqa: E731
-                for got, ref, tol in ((_jvp(fn, a, e1), _mp_daleckii_krein(a, [e1], fm), 2e-14),
-                                      (_jvp2(fn, a, e1, e2), _mp_daleckii_krein(a, [e1, e2], fm), 1e-13)):
+                fn = lambda x: la.funm_hermitian(x, ft)  # noqa: E731
+                for got, ref, tol in (
+                    (_jvp(fn, a, e1), _mp_daleckii_krein(a, [e1], fm), 2e-14),
+                    (_jvp2(fn, a, e1, e2), _mp_daleckii_krein(a, [e1, e2], fm), 1e-13),
+                ):
                     err = np.linalg.norm(got - ref) / np.linalg.norm(ref)
                     assert err < tol * (1 if fname != "exp" else 10), (fname, scale, gap, err)
     finally:
@@ -412,7 +429,7 @@ def test_graph_of_the_gradient_matches_eager():
     g = tidu.make_graph(tidu.grad(loss), a)
     assert np.allclose(g(a).numpy(), tidu.grad(loss)(a).numpy(), rtol=0, atol=1e-13)
     bad = tf.asarray(-np.eye(3) + 0j)
-    with pytest.raises(la.DomainError, match="positive definite"):     # the domain is checked when the graph runs
+    with pytest.raises(la.DomainError, match="positive definite"):  # the domain is checked when the graph runs
         g(bad)
 
 
@@ -445,12 +462,12 @@ def test_domain_errors():
 def test_infinite_derivatives_raise_instead_of_nan():
     singular = tf.asarray(np.diag([0.0, 1.0, 4.0]))
     e = tf.asarray(np.ones((3, 3)))
-    assert np.allclose(la.sqrtm_psd(singular).numpy(), np.diag([0.0, 1.0, 2.0]))   # the value is fine
+    assert np.allclose(la.sqrtm_psd(singular).numpy(), np.diag([0.0, 1.0, 2.0]))  # the value is fine
     with pytest.raises(la.DomainError, match="derivative of order 1 is not finite"):
         tidu.jvp(la.sqrtm_psd, (singular,), (e,))
     with pytest.raises(la.DomainError, match="not finite"):
         tidu.grad(lambda x: tf.sum(la.sqrtm_psd(x)))(singular)
-    _, d = tidu.jvp(lambda x: la.powm_psd(x, 1.5), (singular,), (e,))      # p >= 1: first derivative finite
+    _, d = tidu.jvp(lambda x: la.powm_psd(x, 1.5), (singular,), (e,))  # p >= 1: first derivative finite
     assert np.isfinite(d.numpy()).all()
     with pytest.raises(la.DomainError, match="order 2"):
         _jvp2(lambda x: la.powm_psd(x, 1.5), singular.numpy(), e.numpy(), e.numpy())

@@ -7,6 +7,7 @@ get their own tests: expm's second derivatives against JAX, the scale invariance
 ``expm_frechet``'s A-derivative, QR at rank-deficient input (tall, square, wide,
 reduced and complete, lq, batches, second order) against finite differences, and the
 errors where no derivative exists."""
+
 from __future__ import annotations
 
 import jax
@@ -72,7 +73,7 @@ def test_judge():
 def _expm_input(rng, norm, cplx):
     q, _ = np.linalg.qr(_gauss(rng, (4, 4), cplx))
     a = (q * np.array([norm, -norm, 0.3 * norm, 1.0])) @ q.conj().T
-    return a + 0.05 * norm * _gauss(rng, (4, 4), cplx)          # not normal
+    return a + 0.05 * norm * _gauss(rng, (4, 4), cplx)  # not normal
 
 
 @pytest.mark.parametrize("cplx", [False, True])
@@ -81,11 +82,11 @@ def test_expm_hvp_matches_jax_at_norm_50(cplx, loss):
     rng = np.random.default_rng(50 + cplx)
     a, v, c = _expm_input(rng, 50.0, cplx), _gauss(rng, (4, 4), cplx), _gauss(rng, (4, 4), cplx)
     if loss == "sq":
-        f_tf = lambda x: 0.5 * tf.real(tf.sum(la.expm(x) * tf.conj(la.expm(x))))     # noqa: E731
+        f_tf = lambda x: 0.5 * tf.real(tf.sum(la.expm(x) * tf.conj(la.expm(x))))  # noqa: E731
         f_jax = lambda x: 0.5 * jnp.real(jnp.sum(jax.scipy.linalg.expm(x) * jnp.conj(jax.scipy.linalg.expm(x))))  # noqa: E501,E731
     else:
-        f_tf = lambda x: tf.real(tf.sum(tf.asarray(c) * la.expm(x)))                  # noqa: E731
-        f_jax = lambda x: jnp.real(jnp.sum(c * jax.scipy.linalg.expm(x)))             # noqa: E731
+        f_tf = lambda x: tf.real(tf.sum(tf.asarray(c) * la.expm(x)))  # noqa: E731
+        f_jax = lambda x: jnp.real(jnp.sum(c * jax.scipy.linalg.expm(x)))  # noqa: E731
     got = tidu.jvp(tidu.grad(f_tf), (tf.asarray(a),), (tf.asarray(v),))[1].numpy()
     want = np.asarray(jax.jvp(jax.grad(f_jax), (a,), (v,))[1])
     # two float64 Padé evaluations of a ~e^100-sized Hessian: agreement to rounding times
@@ -107,9 +108,11 @@ def test_expm_frechet_a_derivative_is_invariant_to_the_scale_of_e(cplx, scale):
     assert np.linalg.norm(d_a(scale * e) - scale * base) <= 1e-14 * scale * np.linalg.norm(base)
     # and the unscaled value is the mixed second derivative: d/dt L(A + t V, E) at t = 0
     t = 1e-6
-    fd = (scipy.linalg.expm_frechet(a + t * v, e, compute_expm=False)
-          - scipy.linalg.expm_frechet(a - t * v, e, compute_expm=False)) / (2 * t)
-    assert np.allclose(base, fd, rtol=1e-7, atol=1e-8)       # central-difference accuracy (t^2)
+    fd = (
+        scipy.linalg.expm_frechet(a + t * v, e, compute_expm=False)
+        - scipy.linalg.expm_frechet(a - t * v, e, compute_expm=False)
+    ) / (2 * t)
+    assert np.allclose(base, fd, rtol=1e-7, atol=1e-8)  # central-difference accuracy (t^2)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
@@ -127,11 +130,12 @@ def test_expm_frechet_check_grads_order_2_with_large_e(dtype):
 def test_expm_frechet_a_derivative_with_zero_e_and_batches():
     a = _gauss(np.random.default_rng(1), (3, 3, 2), False)
     e = np.zeros((3, 3, 2))
-    e[..., 1] = 1e30 * np.eye(3)                     # one zero matrix, one huge: scaled per matrix
+    e[..., 1] = 1e30 * np.eye(3)  # one zero matrix, one huge: scaled per matrix
     got = tidu.jvp(lambda x: la.expm_frechet(x, tf.asarray(e)), (tf.asarray(a),), (tf.asarray(a),))[1].numpy()
     assert np.all(got[..., 0] == 0)
-    one = tidu.jvp(lambda x: la.expm_frechet(x, tf.asarray(np.eye(3))), (tf.asarray(a[..., 1]),),
-                   (tf.asarray(a[..., 1]),))[1].numpy()
+    one = tidu.jvp(
+        lambda x: la.expm_frechet(x, tf.asarray(np.eye(3))), (tf.asarray(a[..., 1]),), (tf.asarray(a[..., 1]),)
+    )[1].numpy()
     assert np.allclose(got[..., 1], 1e30 * one, rtol=1e-13, atol=0)
 
 
@@ -142,7 +146,7 @@ def _fd_grad(loss, a, cplx, eps=1e-6):
     """Central-difference gradient in tidu's convention (dL/dx - i dL/dy)."""
     g = np.zeros_like(a)
     for idx in np.ndindex(a.shape):
-        for unit in ([1.0, 1j] if cplx else [1.0]):
+        for unit in [1.0, 1j] if cplx else [1.0]:
             d = np.zeros_like(a)
             d[idx] = eps * unit
             df = (float(loss(tf.asarray(a + d))) - float(loss(tf.asarray(a - d)))) / (2 * eps)
@@ -165,13 +169,24 @@ def _leading_loss(k, mode, rng, m, n, cplx, lq=False):
             q1, r1 = q[:, :k], r[:k, :]
         # |r|^2 as r conj(r): abs has derivative 0 at 0 (a subgradient), so abs(r)**2 has a
         # wrong second derivative where r = 0, as R[:k, j] is at a zero column
-        return tf.real(tf.sum(cq * (q1 @ tf.conj(q1).T))) + tf.real(tf.sum(cr * (r1 * tf.conj(r1)))) \
+        return (
+            tf.real(tf.sum(cq * (q1 @ tf.conj(q1).T)))
+            + tf.real(tf.sum(cr * (r1 * tf.conj(r1))))
             + tf.real(tf.sum(q1 @ r1))
+        )
+
     return loss
 
 
-QR_SHAPES = [((5, 3), 2, "reduced"), ((5, 3), 1, "complete"), ((4, 4), 2, "reduced"), ((4, 4), 3, "complete"),
-             ((3, 5), 1, "reduced"), ((3, 5), 2, "reduced"), ((4, 3), 1, "reduced")]
+QR_SHAPES = [
+    ((5, 3), 2, "reduced"),
+    ((5, 3), 1, "complete"),
+    ((4, 4), 2, "reduced"),
+    ((4, 4), 3, "complete"),
+    ((3, 5), 1, "reduced"),
+    ((3, 5), 2, "reduced"),
+    ((4, 3), 1, "reduced"),
+]
 
 
 @pytest.mark.parametrize("shape,zero,mode", QR_SHAPES)
@@ -182,7 +197,7 @@ def test_qr_rank_deficient_leading_gradient(shape, zero, mode, cplx):
     a[:, zero] = 0
     loss = _leading_loss(zero, mode, rng, shape[0], shape[1], cplx)
     g = tidu.grad(loss)(tf.asarray(a)).numpy()
-    assert np.allclose(g, _fd_grad(loss, a, cplx), rtol=1e-6, atol=1e-7)        # central-difference accuracy
+    assert np.allclose(g, _fd_grad(loss, a, cplx), rtol=1e-6, atol=1e-7)  # central-difference accuracy
 
 
 @pytest.mark.parametrize("cplx", [False, True])
@@ -194,7 +209,7 @@ def test_qr_rank_deficient_dependent_column_and_lq(cplx):
     loss = _leading_loss(2, "reduced", rng, 5, 4, cplx)
     assert np.allclose(tidu.grad(loss)(tf.asarray(a)).numpy(), _fd_grad(loss, a, cplx), rtol=1e-6, atol=1e-7)
     b = np.ascontiguousarray(a.T)
-    loss_lq = _leading_loss(2, "reduced", rng, 5, 4, cplx, lq=True)   # qr of b^H (5 x 4)
+    loss_lq = _leading_loss(2, "reduced", rng, 5, 4, cplx, lq=True)  # qr of b^H (5 x 4)
     assert np.allclose(tidu.grad(loss_lq)(tf.asarray(b)).numpy(), _fd_grad(loss_lq, b, cplx), rtol=1e-6, atol=1e-7)
 
 
@@ -208,9 +223,9 @@ def test_qr_rank_deficient_second_order_every_mode(cplx):
     loss = _leading_loss(2, "reduced", rng, 5, 3, cplx)
     w = _gauss(rng, (5, 3), cplx)
     # D_w L = Re sum(g w) (tidu's pairing), whose gradient is the Hessian applied to w
-    inner = lambda x: tf.real(tf.sum(tf.asarray(w) * tidu.grad(loss)(x)))   # noqa: E731
+    inner = lambda x: tf.real(tf.sum(tf.asarray(w) * tidu.grad(loss)(x)))  # noqa: E731
     fd = _fd_grad(inner, a, cplx, eps=1e-5)
-    assert np.allclose(tidu.grad(inner)(tf.asarray(a)).numpy(), fd, rtol=1e-5, atol=1e-6)   # FD of a gradient
+    assert np.allclose(tidu.grad(inner)(tf.asarray(a)).numpy(), fd, rtol=1e-5, atol=1e-6)  # FD of a gradient
     hvp = tidu.jvp(tidu.grad(loss), (tf.asarray(a),), (tf.asarray(w),))[1].numpy()
     assert np.allclose(hvp, fd, rtol=1e-5, atol=1e-6)
     if not cplx:
@@ -232,15 +247,15 @@ def test_qr_rank_deficient_forward_mode(cplx):
     assert np.allclose(dq.numpy()[:, :1], (q_p.numpy() - q_m.numpy())[:, :1] / (2 * t), atol=1e-6)  # FD accuracy
     assert np.allclose(dr.numpy()[:1], (r_p.numpy() - r_m.numpy())[:1] / (2 * t), atol=1e-6)
     assert np.all(np.isnan(dq.numpy()[:, 1:])) and np.all(np.isnan(dr.numpy()[1:, 1:]))
-    assert np.all(dr.numpy()[1:, :1] == 0)                 # structurally zero below the diagonal
+    assert np.all(dr.numpy()[1:, :1] == 0)  # structurally zero below the diagonal
 
 
 def test_qr_rank_deficient_batch_uses_the_first_zero_pivot_of_any_matrix():
     rng = np.random.default_rng(2)
     a = _gauss(rng, (5, 3, 2), False)
-    a[:, 1, 0] = 0                                   # matrix 0: pivot 1; matrix 1: full rank
+    a[:, 1, 0] = 0  # matrix 0: pivot 1; matrix 1: full rank
     cq = tf.asarray(_gauss(rng, (5, 1, 2), False))
-    loss = lambda x: tf.sum(cq * la.qr(x)[0][:, :1] ** 2)                  # noqa: E731
+    loss = lambda x: tf.sum(cq * la.qr(x)[0][:, :1] ** 2)  # noqa: E731
     assert np.allclose(tidu.grad(loss)(tf.asarray(a)).numpy(), _fd_grad(loss, a, False), rtol=1e-6, atol=1e-7)
     with pytest.raises(la.SingularMatrixError, match=r"column 1 lies in the span"):
         tidu.grad(lambda x: tf.sum(la.qr(x)[0][:, 1:2] ** 2))(tf.asarray(a))
@@ -254,13 +269,14 @@ def test_qr_rank_deficient_trailing_factors_raise(shape, zero):
     why = "is zero" if zero == 0 else "lies in the span of the columns before it"
     msg = rf"qr: at the rank-deficient matrix a of shape \({shape[0]}, {shape[1]}\) \(column {zero} {why}"
     with pytest.raises(la.SingularMatrixError, match=msg + r".*nonzero cotangent"):
-        tidu.grad(lambda y: tf.sum(la.qr(y)[0][:, zero:] ** 2))(x)           # Q's trailing columns
+        tidu.grad(lambda y: tf.sum(la.qr(y)[0][:, zero:] ** 2))(x)  # Q's trailing columns
     with pytest.raises(la.SingularMatrixError, match=r"R\[.*:, .*:\] have no derivative"):
-        tidu.grad(lambda y: tf.sum(la.qr(y)[1] ** 2))(x)                     # R's trailing block
+        tidu.grad(lambda y: tf.sum(la.qr(y)[1] ** 2))(x)  # R's trailing block
 
 
 def test_qr_singular_part_map():
     from tenferro.linalg._qr import qr_singular_part_p
+
     for role in ("tangent", "cotangent"):
         z = qr_singular_part_p.bind(tf.zeros((3, 2)), shape=(4, 1), role=role, where="w")
         assert z.shape == (4, 1) and np.all(z.numpy() == 0)
@@ -282,15 +298,16 @@ def _det_hessian_mp(a, e, g):
         def d(s, t):
             m = mp.matrix((a + 0j).tolist()) + s * mp.matrix((e + 0j).tolist()) + t * mp.matrix((g + 0j).tolist())
             return mp.det(m)
+
         return complex((d(h, h) - d(h, -h) - d(-h, h) + d(-h, -h)) / (4 * h * h))
 
 
-@pytest.mark.parametrize("n,rank", [(3, 2), (4, 3), (4, 2)])   # 5x5: hvps in the scored cases
+@pytest.mark.parametrize("n,rank", [(3, 2), (4, 3), (4, 2)])  # 5x5: hvps in the scored cases
 def test_det_hessian_at_singular_matrices(n, rank):
     # the full Hessian (jacfwd of jacrev) at rank N-1 and N-2, against exact second differences
     rng = np.random.default_rng(n + 10 * rank)
     a = _gauss(rng, (n, rank), False) @ _gauss(rng, (rank, n), False)
-    h = tidu.hessian(la.det)(tf.asarray(a)).numpy()                  # [n, n, n, n]
+    h = tidu.hessian(la.det)(tf.asarray(a)).numpy()  # [n, n, n, n]
     want = np.zeros((n, n, n, n))
     for i, j in np.ndindex(n, n):
         for k, m in np.ndindex(n, n):
@@ -306,7 +323,7 @@ def test_det_hessian_at_singular_matrices_complex(rank):
     rng = np.random.default_rng(rank)
     a = _gauss(rng, (4, rank), True) @ _gauss(rng, (rank, 4), True)
     e, g = _gauss(rng, (4, 4), True), _gauss(rng, (4, 4), True)
-    inner = lambda x: tidu.jvp(la.det, (x,), (tf.asarray(e),))[1]          # noqa: E731
+    inner = lambda x: tidu.jvp(la.det, (x,), (tf.asarray(e),))[1]  # noqa: E731
     got = complex(tidu.jvp(inner, (tf.asarray(a),), (tf.asarray(g),))[1].numpy())
     want = _det_hessian_mp(a, e, g)
     assert abs(got - want) <= 1e-12 * abs(want)

@@ -37,6 +37,7 @@ The former default (absolute Lorentzian broadening ``eps = 1e-12``) fails this t
 by ``eps / gap^2``: 1e-4 at gap 1e-4, 0.5 at gap 1e-6, and, at scale 1e-4 even for
 the well-separated spectrum, by 3e-5 (``test_former_broadening_fails_the_sweep``).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -59,9 +60,9 @@ EPS = np.finfo(np.float64).eps
 RESOLUTION = 1e-13
 DPS = 40
 STEP = mpmath.mpf(10) ** -20
-GAPS = [10.0 ** -k for k in range(1, 9)]
-SCALES = [10.0 ** k for k in (-6, -3, 0, 3, 6)]
-G = np.array([1.0, -0.7, 0.4, 0.9])       # spectral weights of the projector losses
+GAPS = [10.0**-k for k in range(1, 9)]
+SCALES = [10.0**k for k in (-6, -3, 0, 3, 6)]
+G = np.array([1.0, -0.7, 0.4, 0.9])  # spectral weights of the projector losses
 H = np.array([0.3, 1.1, -0.6, 0.2])
 
 
@@ -79,7 +80,7 @@ class Data:
         self.cplx = cplx
         self.q1 = np.linalg.qr(_rand(rng, (N, N), cplx))[0]
         self.q2 = np.linalg.qr(_rand(rng, (N, N), cplx))[0]
-        self.x = np.eye(N) + 0.3 * rng.standard_normal((N, N))      # eig: well-conditioned eigenvectors
+        self.x = np.eye(N) + 0.3 * rng.standard_normal((N, N))  # eig: well-conditioned eigenvectors
         self.c = _rand(rng, (N, N), cplx)
         self.d = _rand(rng, (N, N), cplx)
         self.cw = rng.standard_normal(N)
@@ -108,8 +109,9 @@ def svd_tenferro(p: Data) -> dict:
 
     def projectors(a):
         u, s, vh = la.svd(a)
-        return (tf.real(tf.sum(mm(tf.multiply(u, as_cols(g, N)), mH(u)) * c))
-                + tf.real(tf.sum(mm(tf.multiply(mH(vh), as_cols(h, N)), vh) * d)))
+        return tf.real(tf.sum(mm(tf.multiply(u, as_cols(g, N)), mH(u)) * c)) + tf.real(
+            tf.sum(mm(tf.multiply(mH(vh), as_cols(h, N)), vh) * d)
+        )
 
     return {"recon": recon, "vectors": vectors, "projectors": projectors}
 
@@ -125,8 +127,7 @@ def svd_jax(p: Data) -> dict:
 
     def projectors(a):
         u, s, vh = jnp.linalg.svd(a, full_matrices=False)
-        return (jnp.real(jnp.sum((u * G) @ u.conj().T * p.c))
-                + jnp.real(jnp.sum((vh.conj().T * H) @ vh * p.d)))
+        return jnp.real(jnp.sum((u * G) @ u.conj().T * p.c)) + jnp.real(jnp.sum((vh.conj().T * H) @ vh * p.d))
 
     return {"recon": recon, "vectors": vectors, "projectors": projectors}
 
@@ -137,7 +138,7 @@ def _mp_pair_sum(c: np.ndarray, m) -> mpmath.mpf:
 
 
 def svd_mpmath(p: Data, m) -> dict:
-    u, s, vh = (mpmath.svd_c if p.cplx else mpmath.svd_r)(m)    # singular values descending
+    u, s, vh = (mpmath.svd_c if p.cplx else mpmath.svd_r)(m)  # singular values descending
     recon = u * mpmath.diag(s) * vh
     pu = u * mpmath.diag(list(G)) * u.H
     pv = vh.H * mpmath.diag(list(H)) * vh
@@ -159,7 +160,7 @@ def eigh_input(p: Data, gap: float, s: float) -> np.ndarray:
 def eigh_tenferro(p: Data) -> dict:
     c, cw, g = tf.asarray(p.c), tf.asarray(p.cw), tf.asarray(G)
 
-    def vectors(a):                            # the eigenvector of 2 + gap
+    def vectors(a):  # the eigenvector of 2 + gap
         w, v = la.eigh(a)
         v3 = v[:, 3]
         return tf.sum(tf.real(v3 * tf.conj(v3)) * cw)
@@ -168,7 +169,7 @@ def eigh_tenferro(p: Data) -> dict:
         w, v = la.eigh(a)
         return tf.real(tf.sum(mm(tf.multiply(v, as_cols(g, N)), mH(v)) * c))
 
-    def cube(a):                               # V w^3 V^H = A^3 through the eigenvectors
+    def cube(a):  # V w^3 V^H = A^3 through the eigenvectors
         w, v = la.eigh(a)
         return tf.real(tf.sum(mm(tf.multiply(v, as_cols(w * w * w, N)), mH(v)) * c))
 
@@ -176,7 +177,7 @@ def eigh_tenferro(p: Data) -> dict:
 
 
 def eigh_jax(p: Data) -> dict:
-    def herm(a):                               # tenferro's eigh differentiates through the Hermitian part
+    def herm(a):  # tenferro's eigh differentiates through the Hermitian part
         return 0.5 * (a + a.conj().T)
 
     def vectors(a):
@@ -189,7 +190,7 @@ def eigh_jax(p: Data) -> dict:
 
     def cube(a):
         w, v = jnp.linalg.eigh(herm(a))
-        return jnp.real(jnp.sum((v * w ** 3) @ v.conj().T * p.c))
+        return jnp.real(jnp.sum((v * w**3) @ v.conj().T * p.c))
 
     return {"vectors": vectors, "projectors": projectors, "cube": cube}
 
@@ -224,13 +225,13 @@ def _tf_order(w):
 def eig_tenferro(p: Data) -> dict:
     c, cw = tf.asarray(p.c), tf.asarray(p.cw)
 
-    def vectors(a):                            # |v|^2 of the unit-norm eigenvector of 2 + gap
+    def vectors(a):  # |v|^2 of the unit-norm eigenvector of 2 + gap
         w, v = la.eig(a)
         k = int(_tf_order(w)[0])
         v0 = v[:, k]
         return tf.sum(tf.real(v0 * tf.conj(v0)) * cw)
 
-    def projectors(a):                         # sum_k g_k P_k, P_k = v_k u_k^H / (u_k^H v_k)
+    def projectors(a):  # sum_k g_k P_k, P_k = v_k u_k^H / (u_k^H v_k)
         w, v = la.eig(a)
         weights = np.zeros(N, dtype=complex)
         weights[_tf_order(w)] = G
@@ -296,7 +297,7 @@ def _error(grad: np.ndarray, directions: list, exact: np.ndarray) -> float:
 
 
 def _tenferro_grad(loss, a: np.ndarray) -> np.ndarray:
-    with warnings.catch_warnings():        # gauge-invariant losses, no degenerate pair: no warning
+    with warnings.catch_warnings():  # gauge-invariant losses, no degenerate pair: no warning
         warnings.simplefilter("error", la.GaugeWarning)
         warnings.simplefilter("error", la.DegeneracyWarning)
         return tidu.grad(loss)(tf.asarray(a)).numpy()
@@ -326,13 +327,13 @@ def sweep(name: str, cplx: bool, seed: int = 2024) -> list:
 
 def _check(rows: list, label: str) -> None:
     bad = [r for r in rows if not r[3] <= max(r[4], r[5]) + RESOLUTION]
-    assert not bad, (f"{label}: tenferro worse than max(JAX, floor) at " + "; ".join(
+    assert not bad, f"{label}: tenferro worse than max(JAX, floor) at " + "; ".join(
         f"{loss} gap={gap:.0e} scale={s:.0e}: tenferro {et:.2e}, JAX {ej:.2e}, floor {fl:.2e}"
-        for loss, gap, s, et, ej, fl in bad[:8]))
+        for loss, gap, s, et, ej, fl in bad[:8]
+    )
 
 
-@pytest.mark.parametrize("name,cplx", [("svd", False), ("svd", True), ("eigh", False), ("eigh", True),
-                                       ("eig", False)])
+@pytest.mark.parametrize("name,cplx", [("svd", False), ("svd", True), ("eigh", False), ("eigh", True), ("eig", False)])
 def test_spectral_sweep_no_worse_than_jax(name, cplx):
     rows = sweep(name, cplx)
     assert len(rows) == len(GAPS) * len(SCALES) * len(CASES[name][1](Data(cplx, 0)))
@@ -353,7 +354,7 @@ def test_former_broadening_fails_the_sweep():
         with la.settings(broadening=1e-12):
             g_old = tidu.grad(recon)(tf.asarray(a)).numpy()
         g_default = tidu.grad(recon)(tf.asarray(a)).numpy()
-        assert np.linalg.norm(g_old - p.c) / np.linalg.norm(p.c) > 1e3 * floor       # measured 1e-5 ... 0.3
+        assert np.linalg.norm(g_old - p.c) / np.linalg.norm(p.c) > 1e3 * floor  # measured 1e-5 ... 0.3
         assert np.linalg.norm(g_default - p.c) / np.linalg.norm(p.c) <= floor
 
 
@@ -369,14 +370,14 @@ def test_rank_deficient_reconstruction(cplx):
     p = Data(cplx, 7)
     a = (p.q1 * np.array([2.0, 1.0, 0.0, 0.0])) @ p.q2.conj().T
     sv = np.linalg.svd(a, compute_uv=False)
-    assert 0 < sv[2] < 1e-15 and sv[3] < 1e-15          # the case of the issue: ~1e-16, not exact zeros
+    assert 0 < sv[2] < 1e-15 and sv[3] < 1e-15  # the case of the issue: ~1e-16, not exact zeros
     g = _tenferro_grad(svd_tenferro(p)["recon"], a)
     gj = np.asarray(jax.grad(svd_jax(p)["recon"])(jnp.asarray(a)))
     err = np.linalg.norm(g - p.c) / np.linalg.norm(p.c)
     err_jax = np.linalg.norm(gj - p.c) / np.linalg.norm(p.c)
     # floor as in the sweep: 16 N eps times the condition ||A|| / (gap to the zero cluster) = 2 / 1
     assert err <= max(err_jax, 16 * N * EPS * 2) + RESOLUTION, (err, err_jax)
-    with la.settings(broadening=1e-12):                   # the former default: 15-40% off
+    with la.settings(broadening=1e-12):  # the former default: 15-40% off
         g_old = tidu.grad(svd_tenferro(p)["recon"])(tf.asarray(a)).numpy()
     assert np.linalg.norm(g_old - p.c) / np.linalg.norm(p.c) > 0.05
 
@@ -403,9 +404,9 @@ def test_rank_deficient_hermitian_reconstruction_warns(cplx):
 
     with pytest.warns(la.DegeneracyWarning, match="eigh: at a degenerate block"):
         tidu.grad(recon)(tf.asarray(a))
-    g = _tenferro_grad(kernel_projector, a)                   # exact and silent
+    g = _tenferro_grad(kernel_projector, a)  # exact and silent
 
-    def kernel_projector_np(x):                               # the same loss in NumPy
+    def kernel_projector_np(x):  # the same loss in NumPy
         v = np.linalg.eigh(0.5 * (x + x.conj().T))[1][:, :2]
         return np.real(np.sum((v @ v.conj().T) * p.c))
 
@@ -420,8 +421,10 @@ def main() -> None:
     """Print the sweep as a table: ``python tests/tenferro/test_linalg_spectral_sweep.py``."""
     for name, cplx in (("svd", False), ("svd", True), ("eigh", False), ("eigh", True), ("eig", False)):
         for loss, gap, s, et, ej, fl in sweep(name, cplx):
-            print(f"{name:4s} {'c128' if cplx else 'f64 '} {loss:10s} gap={gap:.0e} scale={s:.0e} "
-                  f"tenferro={et:.2e} jax={ej:.2e} floor={fl:.2e}")
+            print(
+                f"{name:4s} {'c128' if cplx else 'f64 '} {loss:10s} gap={gap:.0e} scale={s:.0e} "
+                f"tenferro={et:.2e} jax={ej:.2e} floor={fl:.2e}"
+            )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 """Matrix helpers against NumPy, with the trailing-batch convention ([M, N, B...])."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,8 +14,7 @@ from helpers import assert_same as _same, is_writeable, rand as _rand, tensor_of
 
 
 @settings(max_examples=60, deadline=None)
-@given(m=st.integers(0, 4), n=st.integers(0, 4), batch=st.lists(st.integers(0, 3), max_size=2),
-       k=st.integers(-5, 5))
+@given(m=st.integers(0, 4), n=st.integers(0, 4), batch=st.lists(st.integers(0, 3), max_size=2), k=st.integers(-5, 5))
 def test_diagonal_trailing_batch(m, n, batch, k):
     a = _rand((m, n, *batch))
     # NumPy appends the diagonal axis; tenferro puts it first ([K, B...])
@@ -27,7 +27,7 @@ def test_diagonal_trailing_batch(m, n, batch, k):
 @pytest.mark.parametrize("axis1,axis2", [(1, 2), (2, 1), (0, 2), (-1, 0)])
 def test_diagonal_other_axes(axis1, axis2):
     a = _rand((3, 4, 4))
-    expect = np.diagonal(a, 1, axis1, axis2)        # [rest..., K]
+    expect = np.diagonal(a, 1, axis1, axis2)  # [rest..., K]
     pos = min(axis1 % 3, axis2 % 3)
     _same(tf.diagonal(_t(a), 1, axis1, axis2), np.moveaxis(expect, -1, pos))
     _same(tf.trace(_t(a), 1, axis1, axis2), np.trace(a, 1, axis1, axis2))
@@ -47,7 +47,7 @@ def test_embed_diag(k):
     v = _rand(3)
     _same(tf.diag(_t(v), k), np.diag(v, k))
     _same(tf.embed_diag(_t(v), k), np.diag(v, k))
-    vb = _rand((3, 2))                         # [K, B]
+    vb = _rand((3, 2))  # [K, B]
     r = np.stack([np.diag(vb[:, b], k) for b in range(2)], axis=-1)
     _same(tf.embed_diag(_t(vb), k), r)
 
@@ -90,14 +90,17 @@ def test_extract_diag_is_a_canonical_writeable_copy(shape):
     assert not np.shares_memory(d._data, x._data)
 
 
-@pytest.mark.parametrize("call, msg", [
-    (lambda x: tf.diagonal(x, 0.5), "diagonal: offset must be an integer"),
-    (lambda x: tf.diagonal(x, 0, 0.0, 1), "diagonal: axis must be an integer"),
-    (lambda x: tf.tril(x, 0.5), "tril: offset k must be an integer"),
-    (lambda x: tf.trace(x, 1.5), "trace: offset must be an integer"),
-    (lambda x: tf.diag(x, 1.0), "diag: offset k must be an integer"),
-    (lambda x: tf.embed_diag(x[0], 1.0), "embed_diag: offset k must be an integer"),
-])
+@pytest.mark.parametrize(
+    "call, msg",
+    [
+        (lambda x: tf.diagonal(x, 0.5), "diagonal: offset must be an integer"),
+        (lambda x: tf.diagonal(x, 0, 0.0, 1), "diagonal: axis must be an integer"),
+        (lambda x: tf.tril(x, 0.5), "tril: offset k must be an integer"),
+        (lambda x: tf.trace(x, 1.5), "trace: offset must be an integer"),
+        (lambda x: tf.diag(x, 1.0), "diag: offset k must be an integer"),
+        (lambda x: tf.embed_diag(x[0], 1.0), "embed_diag: offset k must be an integer"),
+    ],
+)
 def test_float_offsets_and_axes_are_not_truncated(call, msg):
     with pytest.raises((tf.ShapeError, tf.AxisError), match=msg):
         call(tf.asarray(np.ones((3, 3))))

@@ -46,6 +46,7 @@ rtol = atol = 1e-6 (the default 1e-5 is used), and the exact comparisons pass at
 checks and 100x for the exact ones.
 ``RANDOM_PROGRAM_EXAMPLES=200`` (environment) runs a longer local hunt.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -63,8 +64,8 @@ import tidu
 
 from helpers import MODES, check_derivatives, in_mode
 
-BOUND = 4.0          # magnitude bound for every intermediate value (see module docstring)
-EXACT = 1e-12        # relative tolerance of comparisons between two exact evaluations
+BOUND = 4.0  # magnitude bound for every intermediate value (see module docstring)
+EXACT = 1e-12  # relative tolerance of comparisons between two exact evaluations
 EXACT_DERIV = 1e-10  # relative tolerance of identities between AD-computed derivatives
 
 # RANDOM_PROGRAM_EXAMPLES=200 for a longer local hunt; CI uses 25 per property and dtype
@@ -82,10 +83,10 @@ DTYPES = ["float64", "complex128"]
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Op:
-    kind: str            # "unary" | "binary" | "sum" | "transpose" | "reshape" | "index" | "matmul" | "einsum"
-    args: tuple          # indices of earlier values
+    kind: str  # "unary" | "binary" | "sum" | "transpose" | "reshape" | "index" | "matmul" | "einsum"
+    args: tuple  # indices of earlier values
     param: object = None  # kind-specific parameter (hashable, printable)
-    scale: float = 1.0   # the result is multiplied by this (a power of two)
+    scale: float = 1.0  # the result is multiplied by this (a power of two)
 
     def describe(self) -> str:
         a = [f"v{i}" for i in self.args]
@@ -135,10 +136,10 @@ class Program:
     input_shapes: tuple
     seed: int
     ops: tuple
-    in_cplx: tuple                         # per input: complex128 (else float64)
-    shapes: tuple = field(repr=False)      # the generator's shape of every value (an oracle)
-    scalar_of: tuple = ()                  # the first output is sum(v[k]) summed over these k
-    nonscalar_of: int = 0                  # the second output is v[nonscalar_of] (as 1-d if 0-d)
+    in_cplx: tuple  # per input: complex128 (else float64)
+    shapes: tuple = field(repr=False)  # the generator's shape of every value (an oracle)
+    scalar_of: tuple = ()  # the first output is sum(v[k]) summed over these k
+    nonscalar_of: int = 0  # the second output is v[nonscalar_of] (as 1-d if 0-d)
 
     def __repr__(self) -> str:
         lines = [f"Program({self.dtype}; seed={self.seed})"]
@@ -163,7 +164,9 @@ class Program:
                 v = rng.uniform(-1, 1, s) + 1j * rng.uniform(-1, 1, s)
             else:
                 v = rng.uniform(-1, 1, s)
-            out.append(np.array(v, dtype=np.complex128 if c else np.float64, order="F"))  # (asfortranarray makes 0-d 1-d)
+            out.append(
+                np.array(v, dtype=np.complex128 if c else np.float64, order="F")
+            )  # (asfortranarray makes 0-d 1-d)
         return out
 
     def args(self) -> list:
@@ -188,8 +191,13 @@ class Program:
 
 class _TenferroBackend:
     UNARY = {
-        "sin": tf.sin, "cos": tf.cos, "tanh": tf.tanh, "exp_tanh": lambda x: tf.exp(tf.tanh(x)),
-        "conj": tf.conj, "real": tf.real, "imag": tf.imag,
+        "sin": tf.sin,
+        "cos": tf.cos,
+        "tanh": tf.tanh,
+        "exp_tanh": lambda x: tf.exp(tf.tanh(x)),
+        "conj": tf.conj,
+        "real": tf.real,
+        "imag": tf.imag,
     }
     BINARY = {"add": tf.add, "sub": tf.subtract, "mul": tf.multiply}
 
@@ -226,8 +234,13 @@ class _NumpyBackend:
     """The reference semantics (NumPy; reshape honours ``order``)."""
 
     UNARY = {
-        "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "exp_tanh": lambda x: np.exp(np.tanh(x)),
-        "conj": np.conj, "real": np.real, "imag": np.imag,
+        "sin": np.sin,
+        "cos": np.cos,
+        "tanh": np.tanh,
+        "exp_tanh": lambda x: np.exp(np.tanh(x)),
+        "conj": np.conj,
+        "real": np.real,
+        "imag": np.imag,
     }
     BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
 
@@ -279,7 +292,7 @@ def _scaled(bound: float) -> tuple[float, float]:
     if bound <= BOUND:
         return 1.0, bound
     k = math.ceil(math.log2(bound / BOUND))
-    return 2.0 ** -k, bound * 2.0 ** -k
+    return 2.0**-k, bound * 2.0**-k
 
 
 def _reshape_targets(size: int) -> list[tuple]:
@@ -326,11 +339,10 @@ def programs(draw, dtype: str) -> Program:
     for _ in range(n_ops):
         n = len(vals)
         bin_pairs = [(i, j) for i in range(n) for j in range(n) if _broadcasts(vals[i].shape, vals[j].shape)]
-        mm_pairs = [(i, j) for i in range(n) for j in range(n) if _matmul_shape(vals[i].shape, vals[j].shape) is not None]
-        ein_pairs = [
-            (i, j) for i in range(n) for j in range(n)
-            if set(vals[i].shape) & set(vals[j].shape)
+        mm_pairs = [
+            (i, j) for i in range(n) for j in range(n) if _matmul_shape(vals[i].shape, vals[j].shape) is not None
         ]
+        ein_pairs = [(i, j) for i in range(n) for j in range(n) if set(vals[i].shape) & set(vals[j].shape)]
         kinds = ["unary", "binary", "sum", "transpose", "reshape", "index"]
         if mm_pairs:
             kinds.append("matmul")
@@ -383,7 +395,8 @@ def programs(draw, dtype: str) -> Program:
             keep = draw(st.booleans(), label="keepdims")
             count = math.prod(v.shape[ax] for ax in axes)
             shape = tuple(
-                1 if (ax in axes or ax - r in axes) else d for ax, d in enumerate(v.shape)
+                1 if (ax in axes or ax - r in axes) else d
+                for ax, d in enumerate(v.shape)
                 if keep or not (ax in axes or ax - r in axes)
             )
             scale, bound = _scaled(count * v.bound)
@@ -415,8 +428,11 @@ def programs(draw, dtype: str) -> Program:
                     idx.append(draw(st.integers(-d, d - 1), label="int"))
                     continue
                 bound_st = st.one_of(st.none(), st.integers(-d - 1, d + 1))
-                sl = (draw(bound_st, label="start"), draw(bound_st, label="stop"),
-                      draw(st.sampled_from([None, 1, 2, -1, -2]), label="step"))
+                sl = (
+                    draw(bound_st, label="start"),
+                    draw(bound_st, label="stop"),
+                    draw(st.sampled_from([None, 1, 2, -1, -2]), label="step"),
+                )
                 if len(range(d)[slice(*sl)]) == 0:
                     sl = (None, None, sl[2])  # keep every value nonempty
                 idx.append(sl)
@@ -535,9 +551,15 @@ def test_eager_graph_simplified_and_numpy_agree(dtype, mode, data):
     ref = prog.run(NP, *prog.numpy_args())
     for g, w, what in zip(eager, ref, ("scalar", "tensor")):
         _assert_close(g, w, EXACT, f"{mode} vs numpy ({what})", prog)
-    if mode == "eager":  # every intermediate (not a mode's concern): shape (against the generator's model too), dtype, value
-        for k, (g, w, shape) in enumerate(zip(prog.values(TF, *args), prog.values(NP, *prog.numpy_args()), prog.shapes)):
-            assert tuple(g.shape) == w.shape == tuple(shape), f"v{k}: shape {tuple(g.shape)}, numpy {w.shape}, model {shape}\n{prog!r}"
+    if (
+        mode == "eager"
+    ):  # every intermediate (not a mode's concern): shape (against the generator's model too), dtype, value
+        for k, (g, w, shape) in enumerate(
+            zip(prog.values(TF, *args), prog.values(NP, *prog.numpy_args()), prog.shapes)
+        ):
+            assert tuple(g.shape) == w.shape == tuple(shape), (
+                f"v{k}: shape {tuple(g.shape)}, numpy {w.shape}, model {shape}\n{prog!r}"
+            )
             assert _np(g).dtype == w.dtype, f"v{k}: dtype {_np(g).dtype}, numpy {w.dtype}\n{prog!r}"
             _assert_close(g, w, EXACT, f"eager vs numpy (v{k})", prog)
 

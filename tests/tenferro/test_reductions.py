@@ -1,6 +1,7 @@
 """Reductions: values against NumPy over axes/keepdims/dtypes (and hypothesis
 shapes), prod gradients with zeros against hand values (first and second order),
 max/min ties, logsumexp with infinities, size-0 rules and errors."""
+
 from __future__ import annotations
 
 
@@ -41,8 +42,15 @@ def _check(got, want):
 
 @pytest.mark.parametrize("keepdims", [False, True])
 @pytest.mark.parametrize("axis", AXES)
-@pytest.mark.parametrize("name,dtype", [(n, d) for n in ("sum", "prod", "max", "min", "mean") for d in DTYPES
-                                        if not (n in ("max", "min") and d.startswith("complex"))])
+@pytest.mark.parametrize(
+    "name,dtype",
+    [
+        (n, d)
+        for n in ("sum", "prod", "max", "min", "mean")
+        for d in DTYPES
+        if not (n in ("max", "min") and d.startswith("complex"))
+    ],
+)
 def test_values_match_numpy(name, dtype, axis, keepdims):
     a = _np((2, 3, 4), dtype)
     want = getattr(np, name)(a, axis=axis, keepdims=keepdims)
@@ -57,10 +65,12 @@ def test_values_match_numpy(name, dtype, axis, keepdims):
 def test_logsumexp_matches_scipy(dtype, axis, keepdims):
     a = _np((2, 3, 4), dtype)
     want = scipy.special.logsumexp(a.astype(np.float64) if dtype == "int64" else a, axis=axis, keepdims=keepdims)
-    if axis == ():   # scipy reduces over nothing as identity as well
+    if axis == ():  # scipy reduces over nothing as identity as well
         want = a.astype(np.float64 if dtype == "int64" else dtype)
-    _check(tf.logsumexp(tf.asarray(a), axis=axis, keepdims=keepdims), np.asarray(want).astype(
-        np.float64 if dtype == "int64" else dtype))
+    _check(
+        tf.logsumexp(tf.asarray(a), axis=axis, keepdims=keepdims),
+        np.asarray(want).astype(np.float64 if dtype == "int64" else dtype),
+    )
 
 
 def test_logsumexp_is_stable_and_handles_infinities():
@@ -85,8 +95,12 @@ def _shape_and_axes(draw):
 
 
 @settings(max_examples=60, deadline=None)
-@given(sa=_shape_and_axes(), name=st.sampled_from(["sum", "prod", "max", "min", "logsumexp"]),
-       keepdims=st.booleans(), seed=st.integers(0, 2**16))
+@given(
+    sa=_shape_and_axes(),
+    name=st.sampled_from(["sum", "prod", "max", "min", "logsumexp"]),
+    keepdims=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
 def test_random_shapes_match_numpy(sa, name, keepdims, seed):
     shape, axis = sa
     a = _np(shape, "float64", seed)
@@ -140,8 +154,7 @@ def test_prod_gradient_one_zero():
     x = tf.asarray(np.array([2.0, 0.0, 3.0]))
     np.testing.assert_array_equal(tidu.grad(tf.prod)(x).numpy(), [0.0, 6.0, 0.0])
     # Hessian: H[i, j] = prod of the entries other than i and j (0 on the diagonal)
-    np.testing.assert_array_equal(tidu.hessian(tf.prod)(x).numpy(),
-                                  [[0.0, 3.0, 0.0], [3.0, 0.0, 2.0], [0.0, 2.0, 0.0]])
+    np.testing.assert_array_equal(tidu.hessian(tf.prod)(x).numpy(), [[0.0, 3.0, 0.0], [3.0, 0.0, 2.0], [0.0, 2.0, 0.0]])
 
 
 def test_prod_gradient_two_zeros():
@@ -176,10 +189,12 @@ def test_max_min_ties_split_evenly():
     x = tf.asarray(np.array([1.0, 3.0, 3.0, 2.0]))
     np.testing.assert_array_equal(tidu.grad(tf.max)(x).numpy(), [0.0, 0.5, 0.5, 0.0])
     y = tf.asarray(np.array([[1.0, 1.0], [1.0, 0.0], [1.0, 5.0]]))
-    np.testing.assert_allclose(tidu.grad(lambda y: tf.sum(tf.min(y, axis=0)))(y).numpy(),
-                               [[1 / 3, 0.0], [1 / 3, 1.0], [1 / 3, 0.0]])
-    np.testing.assert_array_equal(tidu.grad(lambda y: tf.sum(y.max(axis=1)))(y).numpy(),
-                                  [[0.5, 0.5], [1.0, 0.0], [0.0, 1.0]])
+    np.testing.assert_allclose(
+        tidu.grad(lambda y: tf.sum(tf.min(y, axis=0)))(y).numpy(), [[1 / 3, 0.0], [1 / 3, 1.0], [1 / 3, 0.0]]
+    )
+    np.testing.assert_array_equal(
+        tidu.grad(lambda y: tf.sum(y.max(axis=1)))(y).numpy(), [[0.5, 0.5], [1.0, 0.0], [0.0, 1.0]]
+    )
 
 
 def test_max_second_derivative_is_zero():
@@ -201,7 +216,7 @@ def test_size_zero_reductions():
     _check(tf.sum(e, axis=0), np.zeros(3))
     _check(tf.prod(e, axis=0), np.ones(3))
     _check(tf.sum(e, axis=1), np.zeros(0))
-    _check(tf.max(e, axis=1), np.zeros(0))                # reduces a non-empty axis of an empty tensor
+    _check(tf.max(e, axis=1), np.zeros(0))  # reduces a non-empty axis of an empty tensor
     assert np.isnan(float(tf.mean(tf.zeros(0))))
     assert float(tf.logsumexp(e)) == -np.inf
     for f, long in ((tf.max, "maximum"), (tf.min, "minimum"), (tf.amax, "maximum"), (tf.amin, "minimum")):
@@ -242,6 +257,11 @@ def test_grad_through_all_reductions_and_keepdims():
 
     g = tidu.grad(f)(tf.asarray(a)).numpy()
     sm = np.exp(a - scipy.special.logsumexp(a, axis=0))
-    want = (np.array([[0, 0, 1], [0, 1, 0]]) * a.sum(axis=1, keepdims=True) + a.max(axis=1, keepdims=True)
-            + sm + np.prod(a) / a + 1 / 6)   # no zeros in a: prod / a is the product of the others
+    want = (
+        np.array([[0, 0, 1], [0, 1, 0]]) * a.sum(axis=1, keepdims=True)
+        + a.max(axis=1, keepdims=True)
+        + sm
+        + np.prod(a) / a
+        + 1 / 6
+    )  # no zeros in a: prod / a is the product of the others
     np.testing.assert_allclose(g, want, rtol=1e-12)

@@ -1,4 +1,5 @@
 """Shape: tuple semantics, origin, slice/chip and index iteration."""
+
 from __future__ import annotations
 
 import itertools
@@ -116,15 +117,18 @@ def test_slice_on_shifted_shape_uses_absolute_indices():
         s.slice(0)
 
 
-@pytest.mark.parametrize("args,msg", [
-    (((0, 0), (11, 1)), r"slice: bounds \[0, 11\) of mode 0 are outside the shape's range \[0, 10\)"),
-    (((5, 0), (4, 1)), r"slice: bounds \[5, 4\) of mode 0"),
-    (((-1, 0), (4, 1)), r"slice: bounds \[-1, 4\) of mode 0"),
-    ((10,), r"slice: bounds \[10, 11\) of mode 0"),
-    (((0, 0, 0),), r"slice: 3 pinned indices \(0, 0, 0\) for a shape of rank 2"),
-    (((0,), (1,)), r"slice: begin \(0,\) and end \(1,\) must both have rank 2"),
-    ((0, (1, 1)), r"slice: begin must be a sequence of 2 ints when end is given"),
-])
+@pytest.mark.parametrize(
+    "args,msg",
+    [
+        (((0, 0), (11, 1)), r"slice: bounds \[0, 11\) of mode 0 are outside the shape's range \[0, 10\)"),
+        (((5, 0), (4, 1)), r"slice: bounds \[5, 4\) of mode 0"),
+        (((-1, 0), (4, 1)), r"slice: bounds \[-1, 4\) of mode 0"),
+        ((10,), r"slice: bounds \[10, 11\) of mode 0"),
+        (((0, 0, 0),), r"slice: 3 pinned indices \(0, 0, 0\) for a shape of rank 2"),
+        (((0,), (1,)), r"slice: begin \(0,\) and end \(1,\) must both have rank 2"),
+        ((0, (1, 1)), r"slice: begin must be a sequence of 2 ints when end is given"),
+    ],
+)
 def test_slice_errors(args, msg):
     with pytest.raises(ShapeError, match=msg):
         Shape(10, 20).slice(*args)

@@ -1,6 +1,7 @@
 """``tenferro.einsum(..., memory_limit=...)``: sliced contractions equal the unsliced ones,
 values and derivatives (to second order, float64 and complex128), and every intermediate
 fits the limit. References: the unsliced ``tenferro.einsum`` and ``numpy.einsum``."""
+
 from __future__ import annotations
 
 import multiprocessing
@@ -24,7 +25,7 @@ def _ring(n: int, bond: int, phys: int, dtype: str, seed: int = 0) -> tuple[str,
     """A ring of ``n`` three-index tensors with open physical legs (an MPS with periodic bonds)."""
     rng = np.random.default_rng(seed)
     letters = "abcdefghijklmnopqrstuvwxyz"
-    bonds, phys_l = letters[:n], letters[13:13 + n]
+    bonds, phys_l = letters[:n], letters[13 : 13 + n]
     terms = [bonds[k] + phys_l[k] + bonds[(k + 1) % n] for k in range(n)]
     eq = ",".join(terms) + "->" + phys_l
     ops = []
@@ -37,12 +38,17 @@ def _ring(n: int, bond: int, phys: int, dtype: str, seed: int = 0) -> tuple[str,
 
 
 @settings(max_examples=25, deadline=None)
-@given(n=st.integers(3, 6), bond=st.integers(2, 6), dtype=st.sampled_from(["float64", "complex128"]),
-       seed=st.integers(0, 100), fraction=st.sampled_from([2, 4, 8]))
+@given(
+    n=st.integers(3, 6),
+    bond=st.integers(2, 6),
+    dtype=st.sampled_from(["float64", "complex128"]),
+    seed=st.integers(0, 100),
+    fraction=st.sampled_from([2, 4, 8]),
+)
 def test_sliced_value_equals_the_unsliced_one(n, bond, dtype, seed, fraction):
     eq, ops = _ring(n, bond, 2, dtype, seed)
     full = tf.einsum_slicing(eq, *ops, memory_limit=1 << 40)
-    limit = max(full.unsliced_largest_intermediate // fraction, 16 * 2 ** n)
+    limit = max(full.unsliced_largest_intermediate // fraction, 16 * 2**n)
     info = tf.einsum_slicing(eq, *ops, memory_limit=limit)
     assert info.largest_intermediate <= limit
     got = np.asarray(tf.einsum(eq, *ops, memory_limit=limit))
@@ -104,8 +110,9 @@ def test_interleaved_form_and_a_limit_that_needs_no_slicing():
     np.testing.assert_allclose(np.asarray(tf.einsum(*args, memory_limit=256)), want, rtol=1e-13)
     big = tf.einsum_slicing(eq, *ops, memory_limit=1 << 30)
     assert big.slices == 1 and big.sliced == () and big.overhead == 1.0
-    np.testing.assert_array_equal(np.asarray(tf.einsum(eq, *ops, memory_limit=1 << 30)),
-                                  np.asarray(tf.einsum(eq, *ops)))
+    np.testing.assert_array_equal(
+        np.asarray(tf.einsum(eq, *ops, memory_limit=1 << 30)), np.asarray(tf.einsum(eq, *ops))
+    )
 
 
 def test_many_labels_slice_past_the_non_letter_symbols():
@@ -124,13 +131,16 @@ def test_many_labels_slice_past_the_non_letter_symbols():
     assert float(tf.einsum(*args, memory_limit=16)) == pytest.approx(want, rel=1e-12)
 
 
-@pytest.mark.parametrize("limit,exc,fragment", [
-    (0, tf.TenferroValueError, "positive integer number of bytes"),
-    (-5, tf.TenferroValueError, "positive integer number of bytes"),
-    (1.5, tf.TenferroValueError, "positive integer number of bytes"),
-    (True, tf.TenferroValueError, "positive integer number of bytes"),
-    (8, tf.TenferroValueError, "the output alone takes 64 bytes"),
-])
+@pytest.mark.parametrize(
+    "limit,exc,fragment",
+    [
+        (0, tf.TenferroValueError, "positive integer number of bytes"),
+        (-5, tf.TenferroValueError, "positive integer number of bytes"),
+        (1.5, tf.TenferroValueError, "positive integer number of bytes"),
+        (True, tf.TenferroValueError, "positive integer number of bytes"),
+        (8, tf.TenferroValueError, "the output alone takes 64 bytes"),
+    ],
+)
 def test_bad_memory_limits_are_typed(limit, exc, fragment):
     eq, ops = _ring(3, 2, 2, "float64")
     with pytest.raises(exc, match=fragment):
@@ -160,6 +170,7 @@ def test_numpy_integers_and_integral_decimals_are_integer_options():
 
 def test_without_cotengra_slicing_names_the_extra(monkeypatch):
     import builtins
+
     real = builtins.__import__
 
     def fake(name, *args, **kwargs):
@@ -168,12 +179,14 @@ def test_without_cotengra_slicing_names_the_extra(monkeypatch):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", fake)
-    tf.einsum_cache_clear()   # a slicing of this problem found earlier in the process would be reused
+    tf.einsum_cache_clear()  # a slicing of this problem found earlier in the process would be reused
     eq, ops = _ring(4, 8, 2, "float64")
     with pytest.raises(tf.OptionalDependencyError, match="'distributed' extra"):
         tf.einsum(eq, *ops, memory_limit=512)
-    np.testing.assert_array_equal(np.asarray(tf.einsum(eq, *ops, memory_limit=1 << 30)),  # no slicing: no cotengra
-                                  np.asarray(tf.einsum(eq, *ops)))
+    np.testing.assert_array_equal(
+        np.asarray(tf.einsum(eq, *ops, memory_limit=1 << 30)),  # no slicing: no cotengra
+        np.asarray(tf.einsum(eq, *ops)),
+    )
 
 
 def test_a_slicing_is_searched_once_per_problem(monkeypatch):
@@ -199,9 +212,9 @@ def test_a_slicing_is_searched_once_per_problem(monkeypatch):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13 * np.abs(want).max())
     assert tf.einsum_slicing(eq, *ops, memory_limit=limit) is first
     assert len(searches) == 2
-    tf.einsum_slicing(eq, *ops, memory_limit=limit, min_slices=2 * first.slices)   # another problem
+    tf.einsum_slicing(eq, *ops, memory_limit=limit, min_slices=2 * first.slices)  # another problem
     assert len(searches) == 3
-    tf.einsum_slicing(eq, *[x.real for x in ops], memory_limit=limit)   # float64: another item size
+    tf.einsum_slicing(eq, *[x.real for x in ops], memory_limit=limit)  # float64: another item size
     assert len(searches) == 4
     tf.einsum_cache_clear()
     again = tf.einsum_slicing(eq, *ops, memory_limit=limit)

@@ -3,6 +3,7 @@
 Gradients of every structural primitive are checked in the grad table
 (specs/structural.py); this file checks values and messages.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,8 +35,9 @@ def test_transpose_matches_numpy():
 
 
 # -- squeeze / expand_dims ------------------------------------------------------------
-@pytest.mark.parametrize("shape,axis", [((1, 3, 1), None), ((1, 3, 1), 0), ((1, 3, 1), (0, -1)), ((), None),
-                                        ((1,), 0), ((0, 1), 1)])
+@pytest.mark.parametrize(
+    "shape,axis", [((1, 3, 1), None), ((1, 3, 1), 0), ((1, 3, 1), (0, -1)), ((), None), ((1,), 0), ((0, 1), 1)]
+)
 def test_squeeze(shape, axis):
     a = _rand(shape)
     _same(tf.squeeze(_t(a), axis), np.squeeze(a, axis))
@@ -120,9 +122,18 @@ def test_jacfwd_uses_stack():
 
 
 # -- pad ------------------------------------------------------------------------------
-@pytest.mark.parametrize("shape,pw", [((2, 3), 1), ((2, 3), (1, 2)), ((2, 3), ((0, 1), (2, 0))),
-                                      ((3,), ((2, 1),)), ((), 0), ((0, 2), ((1, 1), (0, 0))),
-                                      ((2, 2), ((1,), (2,)))])
+@pytest.mark.parametrize(
+    "shape,pw",
+    [
+        ((2, 3), 1),
+        ((2, 3), (1, 2)),
+        ((2, 3), ((0, 1), (2, 0))),
+        ((3,), ((2, 1),)),
+        ((), 0),
+        ((0, 2), ((1, 1), (0, 0))),
+        ((2, 2), ((1,), (2,))),
+    ],
+)
 def test_pad_matches_numpy(shape, pw):
     a = _rand(shape)
     _same(tf.pad(_t(a), pw, constant_values=2.5), np.pad(a, pw, constant_values=2.5))
@@ -181,7 +192,9 @@ def _canonical(t):
 def test_broadcast_to_returns_canonical_writeable_storage(src, shape):
     out = tf.broadcast_to(tf.asarray(np.arange(float(np.prod(src, dtype=int))).reshape(src)), shape)
     assert _canonical(out), out._data.strides
-    np.testing.assert_array_equal(out.numpy(), np.broadcast_to(np.arange(float(np.prod(src, dtype=int))).reshape(src), shape))
+    np.testing.assert_array_equal(
+        out.numpy(), np.broadcast_to(np.arange(float(np.prod(src, dtype=int))).reshape(src), shape)
+    )
 
 
 @pytest.mark.parametrize("fn", [tf.sum, tf.mean, lambda x: tf.sum(x * 2.0), lambda x: tf.einsum("ij->", x)])
@@ -190,17 +203,20 @@ def test_gradients_are_canonical_and_writeable(fn):
     assert _canonical(g), (g._data.strides, is_writeable(g._data))
 
 
-@pytest.mark.parametrize("call, err, msg", [
-    (lambda x: tf.concatenate([x, x], axis=1.7), tf.AxisError, "concatenate: axis must be an integer, got 1.7"),
-    (lambda x: tf.stack([x, x], axis=0.5), tf.AxisError, "stack: axis must be an integer"),
-    (lambda x: tf.reshape(x, (2.5, 6)), tf.ShapeError, "reshape: shape extent must be an integer, got 2.5"),
-    (lambda x: tf.reshape(x, (5,)), tf.ShapeError, r"reshape: cannot reshape .* \(size 12\) into shape \(5,\)"),
-    (lambda x: tf.reshape(x, (5,), order="C"), tf.ShapeError, "reshape: cannot reshape"),
-    (lambda x: tf.transpose(x, (1.2, 0)), tf.AxisError, "transpose: axis must be an integer, got 1.2"),
-    (lambda x: tf.expand_dims(x, 0.5), tf.AxisError, "expand_dims: axis must be an integer"),
-    (lambda x: tf.broadcast_to(x, (2.0, 3, 4)), tf.ShapeError, "broadcast_to: shape extent must be an integer"),
-    (lambda x: tf.broadcast_to(x, (-1, 4)), tf.ShapeError, "broadcast_to: extents must be >= 0"),
-])
+@pytest.mark.parametrize(
+    "call, err, msg",
+    [
+        (lambda x: tf.concatenate([x, x], axis=1.7), tf.AxisError, "concatenate: axis must be an integer, got 1.7"),
+        (lambda x: tf.stack([x, x], axis=0.5), tf.AxisError, "stack: axis must be an integer"),
+        (lambda x: tf.reshape(x, (2.5, 6)), tf.ShapeError, "reshape: shape extent must be an integer, got 2.5"),
+        (lambda x: tf.reshape(x, (5,)), tf.ShapeError, r"reshape: cannot reshape .* \(size 12\) into shape \(5,\)"),
+        (lambda x: tf.reshape(x, (5,), order="C"), tf.ShapeError, "reshape: cannot reshape"),
+        (lambda x: tf.transpose(x, (1.2, 0)), tf.AxisError, "transpose: axis must be an integer, got 1.2"),
+        (lambda x: tf.expand_dims(x, 0.5), tf.AxisError, "expand_dims: axis must be an integer"),
+        (lambda x: tf.broadcast_to(x, (2.0, 3, 4)), tf.ShapeError, "broadcast_to: shape extent must be an integer"),
+        (lambda x: tf.broadcast_to(x, (-1, 4)), tf.ShapeError, "broadcast_to: extents must be >= 0"),
+    ],
+)
 def test_float_axes_and_extents_raise_typed_errors(call, err, msg):
     with pytest.raises(err, match=msg):
         call(tf.asarray(np.ones((3, 4))))

@@ -1,4 +1,5 @@
 """Tensor metadata, host conversions, Python protocols, placement and layout."""
+
 from __future__ import annotations
 
 import sys
@@ -115,14 +116,18 @@ def test_item_and_scalar_protocols():
 
 
 def test_item_errors():
-    with pytest.raises(tf.TenferroValueError, match=r"item: expected a tensor with exactly one element, got shape \(2, 3\) \(size 6\)"):
+    with pytest.raises(
+        tf.TenferroValueError, match=r"item: expected a tensor with exactly one element, got shape \(2, 3\) \(size 6\)"
+    ):
         tf.zeros((2, 3)).item()
     with pytest.raises(tf.TenferroValueError, match=r"float: expected a tensor with exactly one element"):
         float(tf.zeros(2))
 
 
 def test_bool_ambiguous():
-    with pytest.raises(tf.TenferroValueError, match=r"bool: the truth value of a tensor of shape \(2,\) \(size 2\) is ambiguous"):
+    with pytest.raises(
+        tf.TenferroValueError, match=r"bool: the truth value of a tensor of shape \(2,\) \(size 2\) is ambiguous"
+    ):
         bool(tf.zeros(2))
     with pytest.raises(ValueError, match="bool: .*size 0"):
         bool(tf.zeros(0))
@@ -229,8 +234,10 @@ def test_import_does_not_pull_optional_backends():
     # (tidu is imported by the primitive layer, not by the data model)
     import subprocess
 
-    code = ("import sys, tenferro; bad = [m for m in ('cupy', 'torch', 'jax') if m in sys.modules]; "
-            "print(bad); assert not bad")
+    code = (
+        "import sys, tenferro; bad = [m for m in ('cupy', 'torch', 'jax') if m in sys.modules]; "
+        "print(bad); assert not bad"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr + out.stdout
 
@@ -247,7 +254,7 @@ def test_gpu_roundtrip():  # pragma: no cover - runs only on GPU machines
     assert back.placement == tf.CPU and back.is_contiguous
     np.testing.assert_array_equal(back.numpy(), t.numpy())
     v = tf.transpose_view(g)
-    assert v.placement == tf.gpu(0) and v.strides == (2, 1)     # column-major (2, 3): strides (1, 2)
+    assert v.placement == tf.gpu(0) and v.strides == (2, 1)  # column-major (2, 3): strides (1, 2)
     assert tf.slice_view(g, (slice(None, None, -1),)).tolist() == [[3.0, 4.0, 5.0], [0.0, 1.0, 2.0]]
     with pytest.raises(tf.PlacementError, match="add: operands must share one placement"):
         tf.check_same_placement("add", t, g)

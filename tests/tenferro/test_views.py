@@ -1,4 +1,5 @@
 """Metadata-only views: reachable-range proof, sharing, and agreement with NumPy."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -66,8 +67,11 @@ def test_reachable_range_matches_brute_force(shape, data):
 def test_check_reachable_errors():
     _check_reachable("op", (3,), (1,), 0, 3)
     _check_reachable("op", (0,), (1,), 100, 3)  # empty views reach nothing
-    with pytest.raises(tf.TenferroIndexError, match=r"slice_view: view of shape \(4,\) with strides \(1,\) and offset 0 "
-                                                    r"reaches element offsets \[0, 3\], outside the buffer of 3 elements"):
+    with pytest.raises(
+        tf.TenferroIndexError,
+        match=r"slice_view: view of shape \(4,\) with strides \(1,\) and offset 0 "
+        r"reaches element offsets \[0, 3\], outside the buffer of 3 elements",
+    ):
         _check_reachable("slice_view", (4,), (1,), 0, 3)
     with pytest.raises(tf.TenferroIndexError, match=r"expected 0 <= min"):
         _check_reachable("op", (3,), (-1,), 1, 10)
@@ -111,9 +115,14 @@ def test_reshape_view_shares_memory_and_sees_writes():
 
 
 def test_reshape_view_errors():
-    with pytest.raises(tf.ShapeError, match=r"reshape_view: cannot reshape tensor of shape \(2, 3\) \(size 6\) into shape \(4,\) \(size 4\)"):
+    with pytest.raises(
+        tf.ShapeError,
+        match=r"reshape_view: cannot reshape tensor of shape \(2, 3\) \(size 6\) into shape \(4,\) \(size 4\)",
+    ):
         tf.reshape_view(tf.zeros((2, 3)), (4,))
-    with pytest.raises(tf.ShapeError, match=r"reshape_view: cannot reshape tensor of shape \(5,\) \(size 5\) into shape \(2, -1\)"):
+    with pytest.raises(
+        tf.ShapeError, match=r"reshape_view: cannot reshape tensor of shape \(5,\) \(size 5\) into shape \(2, -1\)"
+    ):
         tf.reshape_view(tf.zeros(5), (2, -1))
     with pytest.raises(tf.ShapeError, match=r"reshape_view: invalid shape \(-1, -1\)"):
         tf.reshape_view(tf.zeros(4), (-1, -1))
@@ -125,7 +134,10 @@ def test_reshape_view_errors():
 
 def test_reshape_view_requires_contiguity():
     t = tf.transpose_view(tf.zeros((2, 3)))
-    with pytest.raises(tf.ShapeError, match=r"reshape_view: tensor of shape \(3, 2\) with strides \(2, 1\) is not column-major contiguous.*\.contiguous\(\)"):
+    with pytest.raises(
+        tf.ShapeError,
+        match=r"reshape_view: tensor of shape \(3, 2\) with strides \(2, 1\) is not column-major contiguous.*\.contiguous\(\)",
+    ):
         tf.reshape_view(t, (6,))
     assert tf.reshape_view(t, (6,), order="C").tolist() == t.numpy().reshape(6).tolist()
     with pytest.raises(tf.ShapeError, match="is not row-major contiguous"):
@@ -150,12 +162,15 @@ def test_transpose_view_negative_axes():
     assert tf.transpose_view(t, (-1, 0, 1)).shape == (4, 2, 3)
 
 
-@pytest.mark.parametrize("axes,msg", [
-    ((0, 0), r"transpose_view: axes \(0, 0\) is not a permutation of \(0, 1\) for a tensor of rank 2"),
-    ((0,), r"transpose_view: axes \(0,\) is not a permutation"),
-    ((0, 2), r"transpose_view: axes \(0, 2\) is not a permutation"),
-    (("a", 0), r"transpose_view: axes must be a sequence of ints"),
-])
+@pytest.mark.parametrize(
+    "axes,msg",
+    [
+        ((0, 0), r"transpose_view: axes \(0, 0\) is not a permutation of \(0, 1\) for a tensor of rank 2"),
+        ((0,), r"transpose_view: axes \(0,\) is not a permutation"),
+        ((0, 2), r"transpose_view: axes \(0, 2\) is not a permutation"),
+        (("a", 0), r"transpose_view: axes must be a sequence of ints"),
+    ],
+)
 def test_transpose_view_errors(axes, msg):
     with pytest.raises(tf.AxisError, match=msg):
         tf.transpose_view(tf.zeros((2, 3)), axes)
@@ -248,7 +263,9 @@ def test_slice_view_errors():
         tf.slice_view(t, (0, -5))
     with pytest.raises(tf.TenferroIndexError, match=r"slice_view: 3 indices given for a tensor of rank 2"):
         tf.slice_view(t, (0, 0, 0))
-    with pytest.raises(tf.TenferroIndexError, match=r"slice_view: index \[0\] for axis 0 is not supported; expected an int or a slice"):
+    with pytest.raises(
+        tf.TenferroIndexError, match=r"slice_view: index \[0\] for axis 0 is not supported; expected an int or a slice"
+    ):
         tf.slice_view(t, ([0],))
     with pytest.raises(tf.TenferroIndexError, match="slice_view: index True for axis 0 is not supported"):
         tf.slice_view(t, (True,))

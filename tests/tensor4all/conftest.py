@@ -1,6 +1,7 @@
 """Shared fixtures of the tensor4all tests: an independent dense/sparse builder of
 OpSum Hamiltonians (Kronecker products, no MPO code) and single-threaded BLAS where
 threadpoolctl is available (threaded OpenBLAS is pathologically slow on a busy 2-core box)."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,7 @@
 """The exact Hubbard reference of the tests: the Fock space of 2L fermionic modes ordered
 (0 up, 0 dn, 1 up, ...) with explicit Jordan-Wigner matrices, mapped to the library's site
 basis |0>, |up>, |dn>, |up dn> (bit pairs (0, 2, 1, 3)); built with NumPy and SciPy's sparse matrices only."""
+
 from __future__ import annotations
 
 import itertools
@@ -8,11 +9,25 @@ import itertools
 import numpy as np
 import scipy.sparse
 
-__all__ = ['SITE_TO_FOCK', 'SIGMA_MINUS', 'Z', 'annihilators', 'mode', 'fock_hubbard', 'mpo_order', 'exact_hubbard', 'particle_number', 'basis_vector', 'site_op', 'hopping_levels', 'free_sector_energy']
+__all__ = [
+    "SITE_TO_FOCK",
+    "SIGMA_MINUS",
+    "Z",
+    "annihilators",
+    "mode",
+    "fock_hubbard",
+    "mpo_order",
+    "exact_hubbard",
+    "particle_number",
+    "basis_vector",
+    "site_op",
+    "hopping_levels",
+    "free_sector_energy",
+]
 
 
 SITE_TO_FOCK = (0, 2, 1, 3)
-SIGMA_MINUS = np.array([[0.0, 1.0], [0.0, 0.0]])   # |1> -> |0>
+SIGMA_MINUS = np.array([[0.0, 1.0], [0.0, 0.0]])  # |1> -> |0>
 Z = np.diag([1.0, -1.0])
 
 
@@ -51,7 +66,7 @@ def fock_hubbard(L: int, t: float, U: float, mu: float) -> np.ndarray:
 
 def mpo_order(L: int) -> np.ndarray:
     """``perm[b]``: the Fock index of the MPO basis index ``b``."""
-    perm = np.zeros(4 ** L, dtype=int)
+    perm = np.zeros(4**L, dtype=int)
     for b, digits in enumerate(itertools.product(range(4), repeat=L)):
         perm[b] = sum(SITE_TO_FOCK[s] * 4 ** (L - 1 - i) for i, s in enumerate(digits))
     return perm
@@ -75,7 +90,7 @@ def basis_vector(states: list[int]) -> np.ndarray:
 
 
 def site_op(m: np.ndarray, i: int, L: int) -> np.ndarray:
-    return np.kron(np.kron(np.eye(4 ** i), m), np.eye(4 ** (L - i - 1)))
+    return np.kron(np.kron(np.eye(4**i), m), np.eye(4 ** (L - i - 1)))
 
 
 def hopping_levels(L: int, t: float) -> np.ndarray:

@@ -31,6 +31,7 @@ can compare an evolved MPS with :func:`density_matrix` entry by entry. The tests
 ``test_free_fermions.py`` check all of this against exact diagonalization of the explicit
 ``2^L`` spin Hamiltonian.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -54,7 +55,7 @@ __all__ = [
 #: ``S+``, ``S-`` and ``-2 Sz`` in tensor4all's basis (index 0 = up)
 SP = np.array([[0.0, 1.0], [0.0, 0.0]])
 SM = SP.T.copy()
-STRING = np.array([-1.0, 1.0])   # the diagonal of -2 Sz = 1 - 2 n
+STRING = np.array([-1.0, 1.0])  # the diagonal of -2 Sz = 1 - 2 n
 
 
 def neel(L: int) -> list[int]:
@@ -130,7 +131,7 @@ def _site_arrays(psi: Any) -> list[np.ndarray]:
 def _transfer(E: np.ndarray, A: np.ndarray, op: np.ndarray | None = None) -> np.ndarray:
     """``E'[b, b'] = sum conj(A[a, s, b]) op[s, s'] A[a', s', b'] E[a, a']`` (bra index first);
     ``op`` a 2x2 matrix, a diagonal given as a vector, or None (identity)."""
-    T = np.tensordot(E, A, axes=(1, 0))                  # a, s', b'
+    T = np.tensordot(E, A, axes=(1, 0))  # a, s', b'
     if op is not None:
         T = op[None, :, None] * T if op.ndim == 1 else np.einsum("st,atb->asb", op, T)
     return np.tensordot(A.conj(), T, axes=([0, 1], [0, 1]))

@@ -4,6 +4,7 @@
 truncation error against the Schmidt tails of the exact product, hypothesis properties,
 derivatives (tidu.testing.check_grads: finite differences and the dot-product test), the
 symmetric (charge-conserving) versions, and one test per typed error."""
+
 from __future__ import annotations
 
 import functools
@@ -77,8 +78,8 @@ def test_apply_is_exact_when_the_bond_does_not_limit(dtype, method):
     phi = t4a.apply(W, psi, method=method)
     assert rel_err(phi, ref) < 1e-12
     assert np.dtype(str(phi.dtype)) == np.dtype(dtype) and not phi.symmetric
-    assert phi.bond_dims == [2, 4, 8, 8, 4, 2]   # min(chi D, d^b): exact and minimal
-    assert abs(float(phi.norm()) - np.linalg.norm(ref)) < 1e-10 * np.linalg.norm(ref)   # not normalized
+    assert phi.bond_dims == [2, 4, 8, 8, 4, 2]  # min(chi D, d^b): exact and minimal
+    assert abs(float(phi.norm()) - np.linalg.norm(ref)) < 1e-10 * np.linalg.norm(ref)  # not normalized
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -109,7 +110,7 @@ def test_truncated_apply_stays_within_the_discarded_weight(dtype):
             errors[method] = np.linalg.norm(dense(phi) - ref)
         assert errors["naive"] <= bound * (1 + 1e-9)
         assert errors["fit"] <= bound * (1 + 1e-9)
-        assert errors["fit"] <= errors["zipup"] * (1 + 1e-9)   # the fit converges to zip-up or better
+        assert errors["fit"] <= errors["zipup"] * (1 + 1e-9)  # the fit converges to zip-up or better
         assert errors["zipup"] <= 1.25 * bound
 
 
@@ -133,7 +134,7 @@ def test_fit_sweeps_and_seed():
     many = t4a.apply(H, psi, method="fit", max_bond=8, sweeps=6, tol=0.0)
     other = t4a.apply(H, psi, method="fit", max_bond=8, sweeps=6, seed=3)
     assert np.linalg.norm(dense(many) - ref) <= np.linalg.norm(dense(one) - ref) * (1 + 1e-9)
-    assert rel_err(other, dense(many)) < 1e-6   # another start converges to the same optimum
+    assert rel_err(other, dense(many)) < 1e-6  # another start converges to the same optimum
 
 
 def test_apply_on_one_site():
@@ -149,12 +150,21 @@ def test_arithmetic_operators(dtype):
     a = t4a.MPS.random(6, bond_dim=3, seed=10, dtype=dtype)
     b = t4a.MPS.random(6, bond_dim=4, seed=11, dtype=np.float64)
     va, vb = dense(a), dense(b)
-    cases = [(a + b, va + vb), (a - b, va - vb), (-a, -va), (2 * a, 2 * va), (a * (0.5 - 2j), (0.5 - 2j) * va),
-             (a / 4, va / 4), (np.float64(3.0) * a, 3 * va), (np.complex128(1j) * a, 1j * va),
-             (sum([a, b, a]), 2 * va + vb), (a * tf.asarray(1.5), 1.5 * va)]
+    cases = [
+        (a + b, va + vb),
+        (a - b, va - vb),
+        (-a, -va),
+        (2 * a, 2 * va),
+        (a * (0.5 - 2j), (0.5 - 2j) * va),
+        (a / 4, va / 4),
+        (np.float64(3.0) * a, 3 * va),
+        (np.complex128(1j) * a, 1j * va),
+        (sum([a, b, a]), 2 * va + vb),
+        (a * tf.asarray(1.5), 1.5 * va),
+    ]
     for got, want in cases:
         assert np.allclose(dense(got), want, rtol=0, atol=1e-13 * np.abs(want).max())
-    assert (a + b).bond_dims == [x + y for x, y in zip(a.bond_dims, b.bond_dims)]   # exact direct sum
+    assert (a + b).bond_dims == [x + y for x, y in zip(a.bond_dims, b.bond_dims)]  # exact direct sum
     assert (2 * a).bond_dims == a.bond_dims
 
 
@@ -164,7 +174,7 @@ def test_compressed_add():
     want = 2 * dense(a) - dense(b)
     exact = t4a.add(a, -b, a)
     assert np.linalg.norm(dense(exact) - want) < 1e-12 * np.linalg.norm(want)
-    assert max(exact.bond_dims) <= 11   # a + a needs no more bond than a
+    assert max(exact.bond_dims) <= 11  # a + a needs no more bond than a
     for max_bond in (4, 8):
         c = a.add(-b, a, max_bond=max_bond)
         assert max(c.bond_dims) <= max_bond
@@ -172,8 +182,14 @@ def test_compressed_add():
     assert t4a.add(a, a, max_bond=None, cutoff=0.0).bond_dims == [2 * x for x in a.bond_dims]
 
 
-SIZES = st.tuples(st.integers(1, 4), st.integers(2, 3), st.integers(1, 3), st.integers(1, 3), st.integers(0, 99),
-                  st.sampled_from(DTYPES))
+SIZES = st.tuples(
+    st.integers(1, 4),
+    st.integers(2, 3),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.integers(0, 99),
+    st.sampled_from(DTYPES),
+)
 
 
 @settings(max_examples=25, deadline=None)
@@ -222,8 +238,9 @@ def test_arithmetic_grads(dtype):
     b = t4a.MPS.random(4, bond_dim=3, seed=19, dtype=dtype)
     check_grads(lambda x, y: (x + 2.5 * y - x / 3 + (-y) * (1 - 0.5j)).to_dense(), (a, b), order=2)
     check_grads(lambda x, y: t4a.add(x, y, max_bond=3).to_dense(), (a, b), order=1)
-    check_grads(lambda c, x: (x * c - x / c).to_dense(), (tf.asarray(0.7, dtype=tf.dtype(np.dtype(dtype).name)), a),
-                order=1)
+    check_grads(
+        lambda c, x: (x * c - x / c).to_dense(), (tf.asarray(0.7, dtype=tf.dtype(np.dtype(dtype).name)), a), order=1
+    )
     g = tidu.grad(lambda x: tf.real(t4a.overlap(x, x + x)))(a)
     assert isinstance(g, t4a.MPS) and g.bond_dims == a.bond_dims
 

@@ -4,6 +4,7 @@ The sector engine only adds, negates and compares charges; packing ``(N, 2Sz)`` 
 integer is right exactly when it is an injective homomorphism on the charges a chain can
 carry, and the sector helpers must agree with a brute-force enumeration of product states.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -13,11 +14,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tensor4all as t4a
-from tensor4all.sites.charges import (PACK_BASE, charge_sector, charge_value, declared_charges, default_charge, pack,
-                                 physical_charge, unpack)
+from tensor4all.sites.charges import (
+    PACK_BASE,
+    charge_sector,
+    charge_value,
+    declared_charges,
+    default_charge,
+    pack,
+    physical_charge,
+    unpack,
+)
 from tensor4all.algorithms.sector_dmrg import sector_product_state, suffix_totals
 
-LIMIT = PACK_BASE // 4   # the size of a part any chain the engine can hold stays below
+LIMIT = PACK_BASE // 4  # the size of a part any chain the engine can hold stays below
 parts = st.tuples(st.integers(-LIMIT, LIMIT), st.integers(-LIMIT, LIMIT))
 
 
@@ -38,9 +47,17 @@ def test_physical_values_round_trip(n, two_sz):
     assert physical_charge({"Sz": two_sz / 2, "N": n}, "N,Sz", (1, 2), 0, "x") == q
 
 
-@pytest.mark.parametrize("bad,exc", [(3, t4a.Tensor4allTypeError), ((1, 2, 3), t4a.Tensor4allTypeError),
-                                     ({"N": 1}, t4a.InvalidOptionError), ((1, 0.25), t4a.InvalidOptionError),
-                                     ((float("nan"), 0), t4a.InvalidOptionError), (("1", 0), t4a.Tensor4allTypeError)])
+@pytest.mark.parametrize(
+    "bad,exc",
+    [
+        (3, t4a.Tensor4allTypeError),
+        ((1, 2, 3), t4a.Tensor4allTypeError),
+        ({"N": 1}, t4a.InvalidOptionError),
+        ((1, 0.25), t4a.InvalidOptionError),
+        ((float("nan"), 0), t4a.InvalidOptionError),
+        (("1", 0), t4a.Tensor4allTypeError),
+    ],
+)
 def test_bad_physical_values(bad, exc):
     with pytest.raises(exc):
         physical_charge(bad, "N,Sz", (1, 2), 0, "sector")
@@ -48,8 +65,10 @@ def test_bad_physical_values(bad, exc):
 
 def _brute_totals(site_charges):
     """Every total of one basis state per site, by enumeration."""
-    return {sum(qs[s] for qs, s in zip(site_charges, states))
-            for states in itertools.product(*[range(len(qs)) for qs in site_charges])}
+    return {
+        sum(qs[s] for qs, s in zip(site_charges, states))
+        for states in itertools.product(*[range(len(qs)) for qs in site_charges])
+    }
 
 
 @settings(max_examples=25, deadline=None)
@@ -69,10 +88,10 @@ def test_sector_helpers_agree_with_enumeration(local, L, data):
     ranked = sorted(pairs, key=lambda p: (abs(2 * p[0] - n_mid), abs(2 * p[1] - s_mid), -p[0], -p[1]))
     assert unpack(default_charge(reach, (1, 2)), 2) == ranked[0]
     if local == "electron" and L % 2 == 0:
-        assert ranked[0] == (L, 0)   # half filling, Sz = 0
+        assert ranked[0] == (L, 0)  # half filling, Sz = 0
 
 
 def test_unreachable_product_sector_is_refused():
     q = declared_charges("electron", [4] * 3)["N,2Sz"]
     with pytest.raises(ValueError):
-        sector_product_state(q, pack((3, 0)), 0, 2)   # three electrons cannot have Sz = 0
+        sector_product_state(q, pack((3, 0)), 0, 2)  # three electrons cannot have Sz = 0

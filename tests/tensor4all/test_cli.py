@@ -4,6 +4,7 @@ Energies are checked against references computed here independently of the progr
 (exact diagonalization from ``conftest.sparse_hamiltonian``, the TFIM closed form at
 g = J = 1, the tabulated L = 32 Heisenberg energy of issue 13).
 """
+
 from __future__ import annotations
 
 import json
@@ -26,13 +27,24 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 E_HEISENBERG_32 = -13.9973156182243
 
 
-def run_cli(*args: str, env: dict | None = None, cwd: pathlib.Path | None = None, timeout: float = 300,
-            python_args: tuple[str, ...] = ("-m", "tensor4all")) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str,
+    env: dict | None = None,
+    cwd: pathlib.Path | None = None,
+    timeout: float = 300,
+    python_args: tuple[str, ...] = ("-m", "tensor4all"),
+) -> subprocess.CompletedProcess:
     full_env = dict(os.environ)
     if env:
         full_env.update(env)
-    return subprocess.run([sys.executable, *python_args, *args], capture_output=True, text=True,
-                          env=full_env, cwd=cwd or ROOT, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, *python_args, *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=cwd or ROOT,
+        timeout=timeout,
+    )
 
 
 def strict_json(path: pathlib.Path) -> dict:
@@ -42,21 +54,61 @@ def strict_json(path: pathlib.Path) -> dict:
     return json.loads(path.read_text(), parse_constant=no_constants)
 
 
-HISTORY_KEYS = {"sweep": int, "energy": float, "delta_energy": (float, type(None)), "max_bond": int,
-                "max_truncation_error": float, "matvecs": int, "seconds": float, "peak_memory": int,
-                "env_memory": int, "max_bond_limit": int, "cutoff": float, "noise": float,
-                "blocks": (int, type(None))}
+HISTORY_KEYS = {
+    "sweep": int,
+    "energy": float,
+    "delta_energy": (float, type(None)),
+    "max_bond": int,
+    "max_truncation_error": float,
+    "matvecs": int,
+    "seconds": float,
+    "peak_memory": int,
+    "env_memory": int,
+    "max_bond_limit": int,
+    "cutoff": float,
+    "noise": float,
+    "blocks": (int, type(None)),
+}
 
 
 def check_schema(doc: dict, L: int) -> None:
     """The JSON schema documented in the README ("Run a simulation")."""
     assert doc["schema"] == "tensor4all.dmrg/1"
-    assert set(doc) == {"schema", "program", "parameters", "energy", "energy_per_site", "variance", "converged",
-                        "sector", "sweeps_run", "reference", "history", "bond_dims", "entanglement_entropy", "timing"}
+    assert set(doc) == {
+        "schema",
+        "program",
+        "parameters",
+        "energy",
+        "energy_per_site",
+        "variance",
+        "converged",
+        "sector",
+        "sweeps_run",
+        "reference",
+        "history",
+        "bond_dims",
+        "entanglement_entropy",
+        "timing",
+    }
     assert set(doc["program"]) == {"name", "version", "argv", "started", "python", "numpy"}
     p = doc["parameters"]
-    common = {"model", "L", "J", "chi", "sweeps", "cutoff", "tol", "two_site", "noise", "seed", "dtype",
-              "threads", "blas_threads", "conserve", "sector"}
+    common = {
+        "model",
+        "L",
+        "J",
+        "chi",
+        "sweeps",
+        "cutoff",
+        "tol",
+        "two_site",
+        "noise",
+        "seed",
+        "dtype",
+        "threads",
+        "blas_threads",
+        "conserve",
+        "sector",
+    }
     extra = {"g"} if p["model"] == "tfim" else {"Jz", "h", "spin"}
     assert set(p) == common | extra
     assert p["L"] == L
@@ -138,8 +190,9 @@ def _run_with_terminal_stderr(*args: str) -> tuple[int, str, str]:
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     env = dict(os.environ)
-    proc = subprocess.Popen([sys.executable, "-m", "tensor4all", *args], stdout=subprocess.PIPE,
-                            stderr=slave, cwd=ROOT, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tensor4all", *args], stdout=subprocess.PIPE, stderr=slave, cwd=ROOT, env=env
+    )
     os.close(slave)
     chunks = []
     while True:
@@ -174,8 +227,13 @@ def test_progress_bar_on_a_terminal_and_not_with_quiet():
 def test_closed_stdout_stops_quietly():
     # as in 'tensor4all dmrg | head -2': the reader goes away after the first lines
     env = dict(os.environ)
-    proc = subprocess.Popen([sys.executable, "-m", "tensor4all", "dmrg", "--L", "16", "--chi", "16"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tensor4all", "dmrg", "--L", "16", "--chi", "16"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env=env,
+    )
     first = proc.stdout.readline()
     proc.stdout.close()
     rc = proc.wait(timeout=300)
@@ -190,18 +248,48 @@ def _ed(os_, L, local="spin-1/2"):
 
 
 MODEL_CASES = [
-    ("heisenberg-ED", ["--model", "heisenberg", "--L", "10", "--chi", "32"], 10,
-     lambda: _ed(models.heisenberg_opsum(10), 10), True),
-    ("xxz-field-ED", ["--model", "xxz", "--L", "10", "--Jz", "0.5", "--h", "0.3", "--chi", "32"], 10,
-     lambda: _ed(models.heisenberg_opsum(10, 1.0, 0.5, 0.3), 10), True),
-    ("tfim-g0.6-ED", ["--model", "tfim", "--L", "10", "--g", "0.6", "--J", "1.0"], 10,
-     lambda: _ed(models.tfim_opsum(10, 1.0, 0.6), 10, "pauli"), True),
-    ("tfim-critical-closed-form", ["--model", "tfim", "--L", "24"], 24,
-     lambda: 1.0 - 1.0 / math.sin(math.pi / (2 * (2 * 24 + 1))), True),
-    ("spin1-ED-one-site", ["--spin", "1", "--L", "6", "--chi", "27", "--one-site", "--sweeps", "12"], 6,
-     lambda: _ed(models.heisenberg_opsum(6), 6, "spin-1"), True),
-    ("complex-dtype", ["--model", "xxz", "--L", "8", "--Jz", "2.0", "--chi", "16", "--dtype", "complex128"], 8,
-     lambda: _ed(models.heisenberg_opsum(8, 1.0, 2.0), 8), True),
+    (
+        "heisenberg-ED",
+        ["--model", "heisenberg", "--L", "10", "--chi", "32"],
+        10,
+        lambda: _ed(models.heisenberg_opsum(10), 10),
+        True,
+    ),
+    (
+        "xxz-field-ED",
+        ["--model", "xxz", "--L", "10", "--Jz", "0.5", "--h", "0.3", "--chi", "32"],
+        10,
+        lambda: _ed(models.heisenberg_opsum(10, 1.0, 0.5, 0.3), 10),
+        True,
+    ),
+    (
+        "tfim-g0.6-ED",
+        ["--model", "tfim", "--L", "10", "--g", "0.6", "--J", "1.0"],
+        10,
+        lambda: _ed(models.tfim_opsum(10, 1.0, 0.6), 10, "pauli"),
+        True,
+    ),
+    (
+        "tfim-critical-closed-form",
+        ["--model", "tfim", "--L", "24"],
+        24,
+        lambda: 1.0 - 1.0 / math.sin(math.pi / (2 * (2 * 24 + 1))),
+        True,
+    ),
+    (
+        "spin1-ED-one-site",
+        ["--spin", "1", "--L", "6", "--chi", "27", "--one-site", "--sweeps", "12"],
+        6,
+        lambda: _ed(models.heisenberg_opsum(6), 6, "spin-1"),
+        True,
+    ),
+    (
+        "complex-dtype",
+        ["--model", "xxz", "--L", "8", "--Jz", "2.0", "--chi", "16", "--dtype", "complex128"],
+        8,
+        lambda: _ed(models.heisenberg_opsum(8, 1.0, 2.0), 8),
+        True,
+    ),
 ]
 
 
@@ -281,8 +369,22 @@ def test_save_and_load_back(tmp_path, ext):
         pytest.importorskip("pyarrow", reason="the 'arrow' extra is part of the test extras")
     path = tmp_path / f"psi{ext}"
     js = tmp_path / "r.json"
-    proc = run_cli("dmrg", "--model", "xxz", "--L", "12", "--Jz", "0.7", "--chi", "24", "--quiet",
-                   "--save", str(path), "--json", str(js))
+    proc = run_cli(
+        "dmrg",
+        "--model",
+        "xxz",
+        "--L",
+        "12",
+        "--Jz",
+        "0.7",
+        "--chi",
+        "24",
+        "--quiet",
+        "--save",
+        str(path),
+        "--json",
+        str(js),
+    )
     assert proc.returncode == 0, proc.stderr
     doc = strict_json(js)
     psi = t4a.MPS.load(path)
@@ -299,15 +401,18 @@ def test_threads_limit_blas_during_the_run_and_restore_afterwards(tmp_path):
     # the run's BLAS thread count is read inside the sweep (callback); after main returns,
     # the caller's setting (here 3 threads, set by the caller) is back
     js = tmp_path / "a.json"
-    code = ("import sys; from threadpoolctl import threadpool_info, threadpool_limits; "
-            "import tensor4all.cli as cli, tensor4all.algorithms.dmrg as d; "
-            "blas = lambda: sorted({i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'}); "
-            "threadpool_limits(3); seen = []; orig = d._run; "
-            "d._run = lambda *a, **k: (seen.append(blas()), orig(*a, **k))[1]; "
-            "rc = cli.main(sys.argv[1:]); print('DURING', seen[0], 'AFTER', blas()); sys.exit(rc)")
+    code = (
+        "import sys; from threadpoolctl import threadpool_info, threadpool_limits; "
+        "import tensor4all.cli as cli, tensor4all.algorithms.dmrg as d; "
+        "blas = lambda: sorted({i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'}); "
+        "threadpool_limits(3); seen = []; orig = d._run; "
+        "d._run = lambda *a, **k: (seen.append(blas()), orig(*a, **k))[1]; "
+        "rc = cli.main(sys.argv[1:]); print('DURING', seen[0], 'AFTER', blas()); sys.exit(rc)"
+    )
     for option, during in ((("--threads", "2"), "[2]"), ((), "[1]"), (("--threads", "0"), "[3]")):
-        proc = run_cli("dmrg", "--L", "6", "--chi", "8", "--quiet", *option, "--json", str(js),
-                       python_args=("-c", code))
+        proc = run_cli(
+            "dmrg", "--L", "6", "--chi", "8", "--quiet", *option, "--json", str(js), python_args=("-c", code)
+        )
         assert proc.returncode == 0, proc.stderr
         # every BLAS library loaded (NumPy's and SciPy's) is limited, and restored
         assert f"DURING {during} AFTER [3]" in proc.stdout, (option, proc.stdout)
@@ -332,9 +437,28 @@ def test_help_explains_every_option_with_its_default():
         assert action.help and "default" in action.help.lower(), action.option_strings
         for opt in action.option_strings:
             assert re.search(rf"(^|\s|\[){re.escape(opt)}\b", text), opt
-    for name in ("--model", "--L", "--J", "--Jz", "--g", "--h", "--spin", "--chi", "--sweeps", "--cutoff", "--tol",
-                 "--two-site", "--one-site", "--seed", "--dtype", "--threads", "--json", "--plot", "--save",
-                 "--quiet"):
+    for name in (
+        "--model",
+        "--L",
+        "--J",
+        "--Jz",
+        "--g",
+        "--h",
+        "--spin",
+        "--chi",
+        "--sweeps",
+        "--cutoff",
+        "--tol",
+        "--two-site",
+        "--one-site",
+        "--seed",
+        "--dtype",
+        "--threads",
+        "--json",
+        "--plot",
+        "--save",
+        "--quiet",
+    ):
         assert name in text
     assert "(default: 64)" in text and "(default: 32)" in text and "Default: heisenberg" in text
 
@@ -375,13 +499,15 @@ def test_bad_arguments_exit_2_with_a_message(args, needles):
         assert needle in proc.stderr, (needle, proc.stderr)
 
 
-@pytest.mark.parametrize("module,args,needles", [
-    ("matplotlib", ["--plot", "fig.png"], ["--plot", "matplotlib is not installed", "tidu-tenferro[plot]"]),
-    ("pyarrow", ["--save", "psi.arrow"], ["--save", "pyarrow", "tidu-tenferro[arrow]", ".npz"]),
-])
+@pytest.mark.parametrize(
+    "module,args,needles",
+    [
+        ("matplotlib", ["--plot", "fig.png"], ["--plot", "matplotlib is not installed", "tidu-tenferro[plot]"]),
+        ("pyarrow", ["--save", "psi.arrow"], ["--save", "pyarrow", "tidu-tenferro[arrow]", ".npz"]),
+    ],
+)
 def test_missing_optional_dependency_exits_2_naming_the_extra(tmp_path, module, args, needles):
-    code = ("import sys; sys.modules[%r] = None; from tensor4all.cli import main; "
-            "sys.exit(main(sys.argv[1:]))" % module)
+    code = "import sys; sys.modules[%r] = None; from tensor4all.cli import main; sys.exit(main(sys.argv[1:]))" % module
     proc = run_cli("dmrg", *args, python_args=("-c", code), cwd=tmp_path)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr and proc.stdout == ""
@@ -398,9 +524,11 @@ def test_console_script_is_declared_and_runs(tmp_path):
     assert '"tqdm' in deps  # the progress bar of the main job is a runtime dependency
     assert re.search(r'^plot = \["matplotlib>=[0-9.]+"\]$', text, flags=re.M)  # the bound itself may move
     # the installed entry point (pip install -e . puts a 'tensor4all' script next to python)
-    code = ("import sys; from importlib.metadata import entry_points; "
-            "(ep,) = entry_points(group='console_scripts', name='tensor4all'); "
-            "sys.exit(ep.load()(['dmrg', '--L', '6', '--chi', '8', '--quiet']))")
+    code = (
+        "import sys; from importlib.metadata import entry_points; "
+        "(ep,) = entry_points(group='console_scripts', name='tensor4all'); "
+        "sys.exit(ep.load()(['dmrg', '--L', '6', '--chi', '8', '--quiet']))"
+    )
     proc = run_cli(python_args=("-c", code), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert abs(summary_value(proc.stdout, "energy") - ground_energy(models.heisenberg_opsum(6), 6)) < 1e-10

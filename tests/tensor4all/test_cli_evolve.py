@@ -6,6 +6,7 @@ independently of the program: dense ``expm`` of the explicit ``2^L`` Hamiltonian
 (:func:`tensor4all.references.sparse_hamiltonian`), and for the XX chain the free-fermion
 formula of :func:`tensor4all.references.xx_magnetization` (itself checked against ``expm``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,15 +28,21 @@ from tensor4all.cli import models as evm
 from tensor4all import models, references
 from tensor4all.cli import build_parser, main
 
-sys.path.insert(0, os.path.dirname(__file__))   # the reference beside this file (no package __init__)
+sys.path.insert(0, os.path.dirname(__file__))  # the reference beside this file (no package __init__)
 from fock_hubbard import basis_vector, exact_hubbard, site_op as electron_op  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def run_cli(*args: str, cwd: pathlib.Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tensor4all", *args], capture_output=True, text=True,
-                          cwd=cwd or ROOT, timeout=timeout, env=dict(os.environ))
+    return subprocess.run(
+        [sys.executable, "-m", "tensor4all", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        timeout=timeout,
+        env=dict(os.environ),
+    )
 
 
 def strict_json(path: pathlib.Path) -> dict:
@@ -50,12 +57,11 @@ def parse(*argv: str) -> argparse.Namespace:
 
 
 # ---- exact references (no evolution code of the library) ----------------------------------
-PAULI = {"X": np.array([[0.0, 1.0], [1.0, 0.0]]), "Y": np.array([[0.0, -1j], [1j, 0.0]]),
-         "Z": np.diag([1.0, -1.0])}
+PAULI = {"X": np.array([[0.0, 1.0], [1.0, 0.0]]), "Y": np.array([[0.0, -1j], [1j, 0.0]]), "Z": np.diag([1.0, -1.0])}
 
 
 def site_op(m: np.ndarray, i: int, L: int) -> np.ndarray:
-    return np.kron(np.kron(np.eye(2 ** i), m), np.eye(2 ** (L - i - 1)))
+    return np.kron(np.kron(np.eye(2**i), m), np.eye(2 ** (L - i - 1)))
 
 
 def product_vector(vectors) -> np.ndarray:
@@ -74,8 +80,9 @@ def ed_evolve(H: np.ndarray, psi: np.ndarray, times, ops) -> np.ndarray:
     return np.array(out)
 
 
-@pytest.mark.parametrize("states,J,h", [([0, 1, 0, 1, 0, 1], 1.0, 0.0), ([0, 0, 0, 1, 1, 1], 0.7, 0.3),
-                                        ([1, 0, 0, 1, 0], -1.3, 0.0)])
+@pytest.mark.parametrize(
+    "states,J,h", [([0, 1, 0, 1, 0, 1], 1.0, 0.0), ([0, 0, 0, 1, 1, 1], 0.7, 0.3), ([1, 0, 0, 1, 0], -1.3, 0.0)]
+)
 def test_xx_magnetization_matches_dense_expm(states, J, h):
     L = len(states)
     H = references.sparse_hamiltonian(models.heisenberg_opsum(L, J, 0.0, h), L).toarray()
@@ -118,7 +125,8 @@ def test_models_xx_is_heisenberg_with_jz_zero():
         H = models.xx(6, J=0.8, h=0.2, conserve=conserve)
         ref = models.heisenberg(6, J=0.8, Jz=0.0, h=0.2)
         assert float(np.asarray(t4a.expectation(psi, H))) == pytest.approx(
-            float(np.asarray(t4a.expectation(psi, ref))), abs=1e-13)
+            float(np.asarray(t4a.expectation(psi, ref))), abs=1e-13
+        )
 
 
 # ---- parsing and states ----------------------------------------------------------------------
@@ -128,18 +136,29 @@ def test_state_specs_and_letters():
     assert evm.letters_of("up", 3) == "uuu"
     assert evm.letters_of("ground", 3) is None
     sub = build_parser().commands["evolve"]
-    for argv, stored, checked in ((["--state", "product:0,1,1,0"], "product:0110", "product:uddu"),
-                                  (["--state", "product:U+-d"], "product:U+-d", "product:u+-d"),
-                                  (["--model", "hubbard", "--state", "product:0,U,d,2"], "product:0Ud2",
-                                   "product:0ud2")):
+    for argv, stored, checked in (
+        (["--state", "product:0,1,1,0"], "product:0110", "product:uddu"),
+        (["--state", "product:U+-d"], "product:U+-d", "product:u+-d"),
+        (["--model", "hubbard", "--state", "product:0,U,d,2"], "product:0Ud2", "product:0ud2"),
+    ):
         a = parse("--L", "4", *argv)
-        assert a.state == stored   # the letters are read for the model by check
+        assert a.state == stored  # the letters are read for the model by check
         ev.check(sub, a)
         assert a.state == checked
-    assert evm.letters_of("neel", 4) == "udud"   # the same letters for spins and electrons
+    assert evm.letters_of("neel", 4) == "udud"  # the same letters for spins and electrons
     a = parse()
-    assert (a.model, a.L, a.state, a.t, a.dt, a.method, a.max_bond, a.cutoff, a.every, a.conserve) == \
-        ("xx", 16, "neel", 10.0, 0.05, "tdvp", 64, 1e-10, None, "auto")
+    assert (a.model, a.L, a.state, a.t, a.dt, a.method, a.max_bond, a.cutoff, a.every, a.conserve) == (
+        "xx",
+        16,
+        "neel",
+        10.0,
+        0.05,
+        "tdvp",
+        64,
+        1e-10,
+        None,
+        "auto",
+    )
     ev.check(build_parser().commands["evolve"], a)
     assert a.every == 10  # auto: 20 rows of the 200 steps
     a = parse("--t", "0.35", "--every", "auto")
@@ -192,7 +211,7 @@ def test_conserve_auto_follows_the_state(monkeypatch):
     def never(ns):
         pytest.fail("only ground states ask the dmrg command")
 
-    monkeypatch.setattr(evs, "conserve_of", never)   # product states never ask the dmrg command's choice
+    monkeypatch.setattr(evs, "conserve_of", never)  # product states never ask the dmrg command's choice
     monkeypatch.setattr(evs, "sector_of", never)
     assert ev.build_states(parse("--L", "4")).conserve == "Sz"
     st = ev.build_states(parse("--L", "4", "--state", "product:u+dd"))
@@ -223,7 +242,7 @@ def test_exact_reference_applies_to_the_xx_chain_from_up_down_states():
     assert not evm.exact_reference_applies(parse("--L", "2", "--state", "product:u+"))
     assert not evm.exact_reference_applies(parse("--model", "tfim"))
     assert evm.exact_reference_applies(parse("--model", "hubbard", "--U", "0", "--state", "product:2200"))
-    assert not evm.exact_reference_applies(parse("--model", "hubbard"))   # U = 4 by default
+    assert not evm.exact_reference_applies(parse("--model", "hubbard"))  # U = 4 by default
     assert not evm.exact_reference_applies(parse("--model", "hubbard", "--U", "0", "--state", "ground"))
 
 
@@ -253,8 +272,10 @@ BAD = [
     (["--t", "-1"], ["--t", "non-negative"]),
     (["--t", "1", "--dt", "0.3"], ["--t", "is not a multiple of dt", "give a --t"]),
     (["--model", "potts"], ["--model", "invalid choice", "'xx', 'heisenberg', 'xxz', 'tfim', 'hubbard'"]),
-    (["--model", "hubbard", "--conserve", "Sz"], ["--conserve", "N and Sz together or of N alone, not of Sz",
-                                                  "--conserve N,Sz"]),
+    (
+        ["--model", "hubbard", "--conserve", "Sz"],
+        ["--conserve", "N and Sz together or of N alone, not of Sz", "--conserve N,Sz"],
+    ),
     (["--model", "hubbard", "--conserve", "parity"], ["--conserve", "N and Sz together or of N alone, not of parity"]),
     (["--conserve", "N"], ["--conserve", "conserves Sz, not N"]),
     (["--model", "hubbard", "--L", "4", "--state", "product:0u1d"], ["--state", "'1'", "0 (empty), u (up)"]),
@@ -312,22 +333,45 @@ def test_bad_arguments_exit_2_with_a_message(args, needles, capsys):
 
 # ---- end to end --------------------------------------------------------------------------------
 def _table_rows(stdout: str) -> list[list[float]]:
-    return [[float(x) for x in line.split()] for line in stdout.splitlines()
-            if re.match(r"^\s+\d[\d.e+-]*\s+-?\d+\.\d{10}\s", line)]
+    return [
+        [float(x) for x in line.split()]
+        for line in stdout.splitlines()
+        if re.match(r"^\s+\d[\d.e+-]*\s+-?\d+\.\d{10}\s", line)
+    ]
 
 
 # cutoff 1e-12: at the default 1e-10 the discarded weight alone moves <Sz_i> by about 1e-6 here
-XX_RUNS = [pytest.param("tdvp", [], id="tdvp-Sz"),
-           pytest.param("tdvp", ["--conserve", "none"], id="tdvp-dense"),
-           pytest.param("tebd", ["--order", "4"], id="tebd4-Sz"),
-           pytest.param("tebd", ["--order", "4", "--conserve", "none"], id="tebd4-dense")]
+XX_RUNS = [
+    pytest.param("tdvp", [], id="tdvp-Sz"),
+    pytest.param("tdvp", ["--conserve", "none"], id="tdvp-dense"),
+    pytest.param("tebd", ["--order", "4"], id="tebd4-Sz"),
+    pytest.param("tebd", ["--order", "4", "--conserve", "none"], id="tebd4-dense"),
+]
 
 
 @pytest.mark.parametrize("method,extra", XX_RUNS)
 def test_xx_neel_matches_free_fermions(tmp_path, method, extra):
     path = tmp_path / "run.json"
-    proc = run_cli("evolve", "--model", "xx", "--L", "10", "--state", "neel", "--t", "1", "--dt", "0.05",
-                   "--method", method, *extra, "--cutoff", "1e-12", "--json", str(path))
+    proc = run_cli(
+        "evolve",
+        "--model",
+        "xx",
+        "--L",
+        "10",
+        "--state",
+        "neel",
+        "--t",
+        "1",
+        "--dt",
+        "0.05",
+        "--method",
+        method,
+        *extra,
+        "--cutoff",
+        "1e-12",
+        "--json",
+        str(path),
+    )
     assert proc.returncode == 0, proc.stderr
     doc = strict_json(path)
     assert doc["schema"] == "tensor4all.evolve/1" and doc["parameters"]["method"] == method
@@ -359,16 +403,38 @@ def test_xx_neel_matches_free_fermions(tmp_path, method, extra):
 # TEBD order 4 is within 1.0e-7 of the exact <Sz_i>, <Ntot_i>; two-site TDVP has the time step
 # error of its integrator, larger than for the XX chain (1.5e-7 there): 3.8e-5, 4.6e-6, 4.0e-7
 # at dt = 0.1, 0.05, 0.025 (of order dt^3 while the bonds grow from the product state)
-HUBBARD_RUNS = [pytest.param("tdvp", [], 1e-5, id="tdvp-NSz"),
-                pytest.param("tebd", ["--order", "4", "--conserve", "N"], 1e-6, id="tebd4-N"),
-                pytest.param("tebd", ["--order", "4", "--conserve", "none"], 1e-6, id="tebd4-dense")]
+HUBBARD_RUNS = [
+    pytest.param("tdvp", [], 1e-5, id="tdvp-NSz"),
+    pytest.param("tebd", ["--order", "4", "--conserve", "N"], 1e-6, id="tebd4-N"),
+    pytest.param("tebd", ["--order", "4", "--conserve", "none"], 1e-6, id="tebd4-dense"),
+]
 
 
 @pytest.mark.parametrize("method,extra,bound", HUBBARD_RUNS)
 def test_hubbard_neel_at_U_zero_matches_free_fermions(tmp_path, method, extra, bound):
     path = tmp_path / "run.json"
-    proc = run_cli("evolve", "--model", "hubbard", "--L", "6", "--U", "0", "--state", "neel", "--t", "1", "--dt",
-                   "0.05", "--method", method, *extra, "--cutoff", "1e-12", "--json", str(path))
+    proc = run_cli(
+        "evolve",
+        "--model",
+        "hubbard",
+        "--L",
+        "6",
+        "--U",
+        "0",
+        "--state",
+        "neel",
+        "--t",
+        "1",
+        "--dt",
+        "0.05",
+        "--method",
+        method,
+        *extra,
+        "--cutoff",
+        "1e-12",
+        "--json",
+        str(path),
+    )
     assert proc.returncode == 0, proc.stderr
     doc = strict_json(path)
     p = doc["parameters"]
@@ -384,7 +450,7 @@ def test_hubbard_neel_at_U_zero_matches_free_fermions(tmp_path, method, extra, b
     assert doc["reference"]["source"].endswith("references.hubbard_free_densities")
     assert max(doc["reference"]["error"]) < bound
     assert abs(doc["reference"]["staggered"][-1] - np.mean(0.5 * (up - dn)[-1] * (-1.0) ** np.arange(6))) < 1e-14
-    assert np.max(np.abs(doc["observables"]["energy"])) < 1e-6   # <H> = 0 for the Neel state at U = 0
+    assert np.max(np.abs(doc["observables"]["energy"])) < 1e-6  # <H> = 0 for the Neel state at U = 0
     rows = _table_rows(proc.stdout)
     assert len(rows) == 21 and max(r[-1] for r in rows) < bound
     assert "exact: free fermions (Jordan-Wigner, each spin)" in proc.stdout
@@ -396,19 +462,46 @@ def test_hubbard_neel_at_U_zero_matches_free_fermions(tmp_path, method, extra, b
 def test_hubbard_at_U_4_matches_exact_diagonalization(tmp_path, method, extra, bound):
     L, states, times = 4, [3, 1, 0, 2], np.linspace(0, 1, 5)
     path = tmp_path / "run.json"
-    proc = run_cli("evolve", "--model", "hubbard", "--L", "4", "--U", "4", "--mu", "0.3", "--state", "product:2u0d",
-                   "--t", "1", "--dt", "0.05", "--every", "5", "--observe", "Ntot,Sz,Nupdn", "--method", method,
-                   *extra, "--cutoff", "1e-12", "--json", str(path), "--quiet")
+    proc = run_cli(
+        "evolve",
+        "--model",
+        "hubbard",
+        "--L",
+        "4",
+        "--U",
+        "4",
+        "--mu",
+        "0.3",
+        "--state",
+        "product:2u0d",
+        "--t",
+        "1",
+        "--dt",
+        "0.05",
+        "--every",
+        "5",
+        "--observe",
+        "Ntot,Sz,Nupdn",
+        "--method",
+        method,
+        *extra,
+        "--cutoff",
+        "1e-12",
+        "--json",
+        str(path),
+        "--quiet",
+    )
     assert proc.returncode == 0, proc.stderr
     doc = strict_json(path)
     assert doc["reference"] is None and np.allclose(doc["times"], times)
     sp = t4a.local_space("electron")
     names = ("Ntot", "Sz", "Nupdn")
     H = exact_hubbard(L, 1.0, 4.0, 0.3)
-    exact = ed_evolve(H, basis_vector(states), times, [electron_op(sp.matrix(op), i, L) for op in names
-                                                       for i in range(L)])
+    exact = ed_evolve(
+        H, basis_vector(states), times, [electron_op(sp.matrix(op), i, L) for op in names for i in range(L)]
+    )
     for k, op in enumerate(names):
-        assert np.max(np.abs(np.array(doc["observables"][op]) - exact[:, k * L:(k + 1) * L])) < bound, op
+        assert np.max(np.abs(np.array(doc["observables"][op]) - exact[:, k * L : (k + 1) * L])) < bound, op
     e0 = np.real(np.vdot(basis_vector(states), H @ basis_vector(states)))
     assert np.allclose(doc["observables"]["energy"], e0, atol=1e-8)
     assert doc["final"]["sector"] == {"N": 4.0, "Sz": 0.0}
@@ -418,16 +511,43 @@ def test_hubbard_quench_of_U_from_the_ground_state(tmp_path):
     """Half-filled ground state at U = 2 (DMRG, N = 4) evolved with U = 6: the double occupancy
     against expm of the Fock-space Hamiltonian from the exact ground state of the sector."""
     L, times = 4, np.linspace(0, 1, 5)
-    n = np.array([sum((0, 1, 1, 2)[b // 4 ** (L - 1 - i) % 4] for i in range(L)) for b in range(4 ** L)])
+    n = np.array([sum((0, 1, 1, 2)[b // 4 ** (L - 1 - i) % 4] for i in range(L)) for b in range(4**L)])
     sel = np.flatnonzero(n == L)
     H0, H1 = exact_hubbard(L, 1.0, 2.0, 0.0), exact_hubbard(L, 1.0, 6.0, 0.0)
     e, v = np.linalg.eigh(H0[np.ix_(sel, sel)])
-    psi0 = np.zeros(4 ** L)
+    psi0 = np.zeros(4**L)
     psi0[sel] = v[:, 0]
     path = tmp_path / "run.json"
-    proc = run_cli("evolve", "--model", "hubbard", "--L", "4", "--U", "2", "--state", "ground", "--quench-U", "6",
-                   "--t", "1", "--dt", "0.05", "--every", "5", "--observe", "Nupdn,Ntot", "--method", "tebd",
-                   "--order", "4", "--cutoff", "1e-12", "--json", str(path), "--quiet")
+    proc = run_cli(
+        "evolve",
+        "--model",
+        "hubbard",
+        "--L",
+        "4",
+        "--U",
+        "2",
+        "--state",
+        "ground",
+        "--quench-U",
+        "6",
+        "--t",
+        "1",
+        "--dt",
+        "0.05",
+        "--every",
+        "5",
+        "--observe",
+        "Nupdn,Ntot",
+        "--method",
+        "tebd",
+        "--order",
+        "4",
+        "--cutoff",
+        "1e-12",
+        "--json",
+        str(path),
+        "--quiet",
+    )
     assert proc.returncode == 0, proc.stderr
     doc = strict_json(path)
     assert doc["parameters"]["quench"] == {"J": 1.0, "U": 6.0, "mu": 0.0} and doc["parameters"]["U"] == 2.0
@@ -435,9 +555,9 @@ def test_hubbard_quench_of_U_from_the_ground_state(tmp_path):
     assert doc["ground_state"]["energy"] == pytest.approx(e[0], abs=1e-9)
     sp = t4a.local_space("electron")
     d = ed_evolve(H1, psi0, times, [electron_op(sp.matrix("Nupdn"), i, L) for i in range(L)])
-    assert np.ptp(d) > 0.05   # the quench moves the double occupancy
+    assert np.ptp(d) > 0.05  # the quench moves the double occupancy
     assert np.max(np.abs(np.array(doc["observables"]["Nupdn"]) - d)) < 1e-6
-    assert np.max(np.abs(np.array(doc["observables"]["Ntot"]) - 1.0)) < 1e-6   # half filling, particle-hole
+    assert np.max(np.abs(np.array(doc["observables"]["Ntot"]) - 1.0)) < 1e-6  # half filling, particle-hole
     assert np.allclose(doc["observables"]["energy"], np.vdot(psi0, H1 @ psi0), atol=1e-7)
     assert "state ground: DMRG ground state of hubbard L=4 J=1 U=2 mu=0" in proc.stdout
     assert "symmetry U(1) x U(1) N,Sz, sector N = 4, Sz = 0" in proc.stdout
@@ -446,8 +566,24 @@ def test_hubbard_quench_of_U_from_the_ground_state(tmp_path):
 def test_tebd_order_2_has_its_trotter_error(tmp_path):
     # Strang splitting at dt = 0.05: an error of order dt^2 (about 2e-5 here), far above order 4's
     path = tmp_path / "o2.json"
-    proc = run_cli("evolve", "--L", "10", "--t", "1", "--dt", "0.05", "--method", "tebd", "--cutoff", "1e-12",
-                   "--every", "10", "--json", str(path), "--quiet")
+    proc = run_cli(
+        "evolve",
+        "--L",
+        "10",
+        "--t",
+        "1",
+        "--dt",
+        "0.05",
+        "--method",
+        "tebd",
+        "--cutoff",
+        "1e-12",
+        "--every",
+        "10",
+        "--json",
+        str(path),
+        "--quiet",
+    )
     assert proc.returncode == 0, proc.stderr
     doc = strict_json(path)
     assert doc["parameters"]["order"] == 2 and doc["parameters"]["two_site"] is None
@@ -465,9 +601,32 @@ def test_tfim_quench_from_the_ground_state_matches_dense_expm(tmp_path):
     X = ed_evolve(H1, psi0, times, [site_op(PAULI["X"], i, L) for i in range(L)])
     for conserve in ("auto", "none"):
         path = tmp_path / f"{conserve}.json"
-        proc = run_cli("evolve", "--model", "tfim", "--L", str(L), "--g", "0.5", "--state", "ground", "--quench-g",
-                       "1.5", "--t", "1", "--dt", "0.05", "--every", "4", "--observe", "X,Z", "--conserve", conserve,
-                       "--json", str(path), "--quiet")
+        proc = run_cli(
+            "evolve",
+            "--model",
+            "tfim",
+            "--L",
+            str(L),
+            "--g",
+            "0.5",
+            "--state",
+            "ground",
+            "--quench-g",
+            "1.5",
+            "--t",
+            "1",
+            "--dt",
+            "0.05",
+            "--every",
+            "4",
+            "--observe",
+            "X,Z",
+            "--conserve",
+            conserve,
+            "--json",
+            str(path),
+            "--quiet",
+        )
         assert proc.returncode == 0, proc.stderr
         doc = strict_json(path)
         assert doc["parameters"]["conserve"] == ("parity" if conserve == "auto" else None)
@@ -484,8 +643,26 @@ def test_tfim_quench_from_the_ground_state_matches_dense_expm(tmp_path):
 
 def test_imaginary_time_reaches_the_tfim_ground_energy(tmp_path):
     path = tmp_path / "im.json"
-    proc = run_cli("evolve", "--model", "tfim", "--L", "8", "--g", "1.5", "--state", "product:++++++++",
-                   "--imaginary", "--t", "6", "--dt", "0.1", "--every", "10", "--json", str(path))
+    proc = run_cli(
+        "evolve",
+        "--model",
+        "tfim",
+        "--L",
+        "8",
+        "--g",
+        "1.5",
+        "--state",
+        "product:++++++++",
+        "--imaginary",
+        "--t",
+        "6",
+        "--dt",
+        "0.1",
+        "--every",
+        "10",
+        "--json",
+        str(path),
+    )
     assert proc.returncode == 0, proc.stderr
     doc = strict_json(path)
     e = np.array(doc["observables"]["energy"])
@@ -496,8 +673,23 @@ def test_imaginary_time_reaches_the_tfim_ground_energy(tmp_path):
 
 def test_save_json_plot_files(tmp_path):
     js, npz, png = tmp_path / "r.json", tmp_path / "psi.npz", tmp_path / "fig.png"
-    args = ["evolve", "--L", "8", "--state", "domain-wall", "--t", "0.5", "--dt", "0.05", "--every", "3",
-            "--json", str(js), "--save", str(npz)]
+    args = [
+        "evolve",
+        "--L",
+        "8",
+        "--state",
+        "domain-wall",
+        "--t",
+        "0.5",
+        "--dt",
+        "0.05",
+        "--every",
+        "3",
+        "--json",
+        str(js),
+        "--save",
+        str(npz),
+    ]
     have_mpl = True
     try:
         import matplotlib  # noqa: F401
@@ -516,8 +708,18 @@ def test_save_json_plot_files(tmp_path):
     assert sz == pytest.approx(doc["observables"]["Sz"][-1], abs=1e-10)
     assert sz == pytest.approx(references.xx_magnetization([0] * 4 + [1] * 4, 0.5), abs=1e-5)  # cutoff 1e-10
     assert psi.entanglement_entropy() == pytest.approx(doc["final"]["entanglement_entropy"], abs=1e-10)
-    assert set(doc) >= {"schema", "program", "parameters", "times", "observables", "summaries", "reference",
-                        "history", "final", "timing"}
+    assert set(doc) >= {
+        "schema",
+        "program",
+        "parameters",
+        "times",
+        "observables",
+        "summaries",
+        "reference",
+        "history",
+        "final",
+        "timing",
+    }
     assert doc["program"]["argv"][0] == "evolve"
     written = f"save {npz}, json {js}" + (f", plot {png}" if have_mpl else "")
     assert f"wrote       {written}" in proc.stdout
@@ -547,8 +749,12 @@ def test_progress_bar_on_a_terminal():
 
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    proc = subprocess.Popen([sys.executable, "-m", "tensor4all", "evolve", "--L", "8", "--t", "1", "--every", "5"],
-                            stdout=subprocess.PIPE, stderr=slave, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tensor4all", "evolve", "--L", "8", "--t", "1", "--every", "5"],
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        cwd=ROOT,
+    )
     os.close(slave)
     chunks = []
     while True:

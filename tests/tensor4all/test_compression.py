@@ -9,6 +9,7 @@ and the vector projected onto the kept right singular vectors; the discarded wei
 That is what a right-to-left sweep over a left-orthonormal chain computes, and for a symmetric
 state the dense cut holds every sector, so one ranking across the sectors is the dense one.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,7 +23,7 @@ L = 8
 
 
 def _rank(s: np.ndarray, max_bond: int | None, cutoff: float) -> int:
-    w = s ** 2 / np.sum(s ** 2)
+    w = s**2 / np.sum(s**2)
     r = next(r for r in range(1, len(s) + 1) if w[r:].sum() <= cutoff)
     return min(r, max_bond or r, int(np.count_nonzero(s)))
 
@@ -34,7 +35,7 @@ def _dense_truncation(v: np.ndarray, d: int, max_bond: int | None, cutoff: float
         m = v.reshape(d ** (b + 1), -1)
         _, s, vh = np.linalg.svd(m, full_matrices=False)
         k = _rank(s, max_bond, cutoff)
-        total += float(np.sum(s[k:] ** 2) / np.sum(s ** 2))
+        total += float(np.sum(s[k:] ** 2) / np.sum(s**2))
         v = (m @ vh[:k].conj().T @ vh[:k]).reshape(-1)
         ranks.append(k)
     return v, total, ranks[::-1]
@@ -55,8 +56,8 @@ def test_dense_compress_and_add_are_the_dense_svd_truncation(dtype, max_bond, cu
     v = np.asarray(psi.to_dense())
     want = _dense_truncation(v, 2, max_bond, cutoff)
     c = t4a.MPS(psi.tensors)
-    _assert_matches(c, c.compress(max_bond=max_bond, cutoff=cutoff), v, want)   # NumPy arrays
-    s = t4a.add(psi, max_bond=max_bond, cutoff=cutoff)                          # tenferro tensors, same sweep
+    _assert_matches(c, c.compress(max_bond=max_bond, cutoff=cutoff), v, want)  # NumPy arrays
+    s = t4a.add(psi, max_bond=max_bond, cutoff=cutoff)  # tenferro tensors, same sweep
     assert s.bond_dims == want[2]
     assert np.linalg.norm(np.asarray(s.to_dense()) - want[0]) <= 1e-12 * np.linalg.norm(v)
     assert s.dtype == c.dtype == dtype
@@ -100,6 +101,6 @@ def test_compress_checks_before_it_works_and_leaves_the_state_unchanged():
         p.compress(max_bond=2)
         return p.norm()
 
-    with pytest.raises(t4a.NotDifferentiableError, match="MPS.compress"):   # symmetric sites too
+    with pytest.raises(t4a.NotDifferentiableError, match="MPS.compress"):  # symmetric sites too
         tidu.grad(f)(psi)
     assert psi.tensors == before

@@ -8,6 +8,7 @@ on the modes before ``m``), spinless sites one mode each, ``"electron"`` sites t
 ``(j up, j dn)`` in that order, the per-site basis permuted from ``(n_up, n_dn)`` to tensor4all's
 ``|0>, |up>, |dn>, |up dn>``. No library operator matrix enters a reference.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,12 +24,18 @@ from tidu.testing import check_grads
 
 # ---- explicit matrices ----------------------------------------------------------------------------
 SP = np.array([[0.0, 1.0], [0.0, 0.0]])
-SPIN_HALF = {"Sz": np.diag([0.5, -0.5]), "S+": SP, "S-": SP.T, "Sx": 0.5 * (SP + SP.T),
-             "Sy": -0.5j * (SP - SP.T), "Id": np.eye(2)}
+SPIN_HALF = {
+    "Sz": np.diag([0.5, -0.5]),
+    "S+": SP,
+    "S-": SP.T,
+    "Sx": 0.5 * (SP + SP.T),
+    "Sy": -0.5j * (SP - SP.T),
+    "Id": np.eye(2),
+}
 R2 = np.sqrt(2.0)
 SP1 = np.array([[0.0, R2, 0.0], [0.0, 0.0, R2], [0.0, 0.0, 0.0]])
 SPIN_ONE = {"Sz": np.diag([1.0, 0.0, -1.0]), "S+": SP1, "S-": SP1.T, "Sx": 0.5 * (SP1 + SP1.T), "Id": np.eye(3)}
-A = np.array([[0.0, 1.0], [0.0, 0.0]])     # one mode: |1> -> |0>
+A = np.array([[0.0, 1.0], [0.0, 0.0]])  # one mode: |1> -> |0>
 Z = np.diag([1.0, -1.0])
 
 
@@ -68,25 +75,32 @@ def _spinless(L: int) -> dict[str, list[np.ndarray]]:
     """Name -> the operator of every site, as fermions (``"fermion"`` sites: ``|0>, |1>``)."""
     c = _modes(L)
     n = [x.T @ x for x in c]
-    return {"C": c, "Cdag": [x.T for x in c], "N": n, "F": [np.eye(2 ** L) - 2 * x for x in n]}
+    return {"C": c, "Cdag": [x.T for x in c], "N": n, "F": [np.eye(2**L) - 2 * x for x in n]}
 
 
 def _electrons(L: int) -> dict[str, list[np.ndarray]]:
     """Name -> the operator of every ``"electron"`` site, from ``2L`` modes ``(0 up, 0 dn, 1 up, ...)``
     and the basis change ``|0>, |up>, |dn>, |up dn>`` <- ``(n_up, n_dn)``."""
-    occupation = [(0, 0), (1, 0), (0, 1), (1, 1)]     # tensor4all's site basis as (n_up, n_dn)
-    P = np.zeros((4 ** L, 4 ** L))
-    for idx in range(4 ** L):
+    occupation = [(0, 0), (1, 0), (0, 1), (1, 1)]  # tensor4all's site basis as (n_up, n_dn)
+    P = np.zeros((4**L, 4**L))
+    for idx in range(4**L):
         digits = [(idx // 4 ** (L - 1 - j)) % 4 for j in range(L)]
         bits = [b for dgt in digits for b in occupation[dgt]]
         P[idx, sum(b << (2 * L - 1 - m) for m, b in enumerate(bits))] = 1.0
     c = [P @ x @ P.T for x in _modes(2 * L)]
     up, dn = c[0::2], c[1::2]
     nup, ndn = [x.T @ x for x in up], [x.T @ x for x in dn]
-    one = np.eye(4 ** L)
-    return {"Cup": up, "Cdn": dn, "Cdagup": [x.T for x in up], "Cdagdn": [x.T for x in dn], "Nup": nup,
-            "Ndn": ndn, "Ntot": [a + b for a, b in zip(nup, ndn)],
-            "F": [(one - 2 * a) @ (one - 2 * b) for a, b in zip(nup, ndn)]}
+    one = np.eye(4**L)
+    return {
+        "Cup": up,
+        "Cdn": dn,
+        "Cdagup": [x.T for x in up],
+        "Cdagdn": [x.T for x in dn],
+        "Nup": nup,
+        "Ndn": ndn,
+        "Ntot": [a + b for a, b in zip(nup, ndn)],
+        "F": [(one - 2 * a) @ (one - 2 * b) for a, b in zip(nup, ndn)],
+    }
 
 
 def _electron_state(symmetric: bool, L: int, bond_dim: int, seed_mps: int, seed_vector: int) -> tuple[MPS, np.ndarray]:
@@ -95,7 +109,7 @@ def _electron_state(symmetric: bool, L: int, bond_dim: int, seed_mps: int, seed_
     if symmetric:
         psi = MPS.random(L, d=4, bond_dim=bond_dim, seed=seed_mps, charge=3, local="electron", dtype=tf.complex128)
         return psi, _vector(psi)
-    v = _random_vector(4 ** L, seed_vector, True)
+    v = _random_vector(4**L, seed_vector, True)
     return MPS.from_dense(v, L, d=4), v
 
 
@@ -124,23 +138,29 @@ def _c(x) -> complex:
 # ---- the named string operator ----------------------------------------------------------------------
 def test_exp_i_pi_sz_is_the_exponential_of_sz():
     for space, sz in (("spin-1/2", SPIN_HALF["Sz"]), ("spin-1", SPIN_ONE["Sz"])):
-        np.testing.assert_allclose(t4a.local_space(space).matrix("exp(i pi Sz)"),
-                                   scipy.linalg.expm(1j * np.pi * sz), atol=1e-15)
+        np.testing.assert_allclose(
+            t4a.local_space(space).matrix("exp(i pi Sz)"), scipy.linalg.expm(1j * np.pi * sz), atol=1e-15
+        )
 
 
 # ---- products at one site ---------------------------------------------------------------------------
-SPIN_PRODUCTS = [("Sx*Sz", SPIN_HALF["Sx"] @ SPIN_HALF["Sz"]), (" S- * S+ ", SPIN_HALF["S-"] @ SPIN_HALF["S+"]),
-                 (["S+", "S-"], SPIN_HALF["S+"] @ SPIN_HALF["S-"]), ("Sy*Sy", SPIN_HALF["Sy"] @ SPIN_HALF["Sy"]),
-                 ([np.diag([2.0, 3.0]), "Sx"], np.diag([2.0, 3.0]) @ SPIN_HALF["Sx"]),
-                 (("Sz", "Sx", "Sz"), SPIN_HALF["Sz"] @ SPIN_HALF["Sx"] @ SPIN_HALF["Sz"])]
+SPIN_PRODUCTS = [
+    ("Sx*Sz", SPIN_HALF["Sx"] @ SPIN_HALF["Sz"]),
+    (" S- * S+ ", SPIN_HALF["S-"] @ SPIN_HALF["S+"]),
+    (["S+", "S-"], SPIN_HALF["S+"] @ SPIN_HALF["S-"]),
+    ("Sy*Sy", SPIN_HALF["Sy"] @ SPIN_HALF["Sy"]),
+    ([np.diag([2.0, 3.0]), "Sx"], np.diag([2.0, 3.0]) @ SPIN_HALF["Sx"]),
+    (("Sz", "Sx", "Sz"), SPIN_HALF["Sz"] @ SPIN_HALF["Sx"] @ SPIN_HALF["Sz"]),
+]
 
 
 @settings(max_examples=25, deadline=None)
-@given(site=st.integers(0, 4), k=st.integers(0, len(SPIN_PRODUCTS) - 1), seed=st.integers(0, 10 ** 6),
-       complex_=st.booleans())
+@given(
+    site=st.integers(0, 4), k=st.integers(0, len(SPIN_PRODUCTS) - 1), seed=st.integers(0, 10**6), complex_=st.booleans()
+)
 def test_expect_of_a_product_is_the_matrix_product(site, k, seed, complex_):
     op, m = SPIN_PRODUCTS[k]
-    v = _random_vector(2 ** 5, seed, complex_)
+    v = _random_vector(2**5, seed, complex_)
     psi = MPS.from_dense(v, 5)
     assert _c(psi.expect(op, site)) == pytest.approx(_mean(v, _kron({site: m}, [2] * 5)), abs=1e-12)
 
@@ -152,8 +172,15 @@ def test_even_fermionic_products_at_one_site_need_no_string(symmetric):
     L = 3
     ops = _electrons(L)
     psi, v = _electron_state(symmetric, L, 6, 4, 11)
-    for product in ("Cdagup*Cup", "Cdagup*Cdn", "Cdagdn*Cup", "Cdagup*Cdagdn", "Cdn*Cup", "Cdagup*Cup*Cdagdn*Cdn",
-                    "Ntot*F"):
+    for product in (
+        "Cdagup*Cup",
+        "Cdagup*Cdn",
+        "Cdagdn*Cup",
+        "Cdagup*Cdagdn",
+        "Cdn*Cup",
+        "Cdagup*Cup*Cdagdn*Cdn",
+        "Ntot*F",
+    ):
         for site in range(L):
             want = _mean(v, _named(ops, product, site))
             assert _c(psi.expect(product, site, local="electron")) == pytest.approx(want, abs=1e-12), (product, site)
@@ -203,15 +230,22 @@ def test_expect_at_every_site_is_differentiable(dtype):
 
 
 # ---- fermionic correlation matrices ------------------------------------------------------------------
-SPINLESS_PAIRS = [("Cdag", "C"), ("C", "Cdag"), ("Cdag", "Cdag"), ("C", "C"), ("N", "N"), ("Cdag*C", "N"),
-                  ("N*Cdag", "C")]
+SPINLESS_PAIRS = [
+    ("Cdag", "C"),
+    ("C", "Cdag"),
+    ("Cdag", "Cdag"),
+    ("C", "C"),
+    ("N", "N"),
+    ("Cdag*C", "N"),
+    ("N*Cdag", "C"),
+]
 
 
 def _spinless_state(kind: str, L: int, seed: int) -> tuple[MPS, np.ndarray]:
     if kind == "symmetric":
         psi = MPS.random(L, bond_dim=8, seed=seed, charge=L // 2, local="fermion", dtype=tf.complex128)
         return psi, _vector(psi)
-    v = _random_vector(2 ** L, seed, kind == "complex128")
+    v = _random_vector(2**L, seed, kind == "complex128")
     return MPS.from_dense(v, L), v
 
 
@@ -227,7 +261,7 @@ def test_correlation_matrix_of_spinless_fermions(kind):
         got = np.asarray(psi.correlation_matrix(a, b, local="fermion"))
         np.testing.assert_allclose(got, want, atol=1e-12, err_msg=f"{a}, {b}")
     opdm = np.asarray(psi.correlation_matrix("Cdag", "C", local="fermion"))
-    np.testing.assert_allclose(opdm, opdm.conj().T, atol=1e-12)     # Hermitian, trace = N
+    np.testing.assert_allclose(opdm, opdm.conj().T, atol=1e-12)  # Hermitian, trace = N
     for i, j in ((0, 5), (5, 0), (2, 2), (3, 1)):
         assert _c(psi.correlation("Cdag", "C", i, j, local="fermion")) == pytest.approx(opdm[i, j], abs=1e-12)
 
@@ -237,22 +271,29 @@ def test_correlation_matrix_of_electrons(symmetric):
     L = 3
     ops = _electrons(L)
     psi, v = _electron_state(symmetric, L, 8, 2, 5)
-    for a, b in (("Cdagup", "Cup"), ("Cdagdn", "Cdn"), ("Cdagup", "Cdn"), ("Cdn", "Cdagup"),
-                 ("Cdagup*Ndn", "Cup"), ("Cdagup*Cdagdn", "Cdn*Cup"), ("Cup", "Cdagdn*Cdagup*Cdn")):
+    for a, b in (
+        ("Cdagup", "Cup"),
+        ("Cdagdn", "Cdn"),
+        ("Cdagup", "Cdn"),
+        ("Cdn", "Cdagup"),
+        ("Cdagup*Ndn", "Cup"),
+        ("Cdagup*Cdagdn", "Cdn*Cup"),
+        ("Cup", "Cdagdn*Cdagup*Cdn"),
+    ):
         want = np.array([[_mean(v, _exact_pair(ops, a, b, i, j)) for j in range(L)] for i in range(L)])
         got = np.asarray(psi.correlation_matrix(a, b, local="electron"))
         np.testing.assert_allclose(got, want, atol=1e-12, err_msg=f"{a}, {b}")
 
 
 @settings(max_examples=20, deadline=None)
-@given(i=st.integers(0, 5), j=st.integers(0, 5), k=st.integers(0, 3), seed=st.integers(0, 10 ** 6))
+@given(i=st.integers(0, 5), j=st.integers(0, 5), k=st.integers(0, 3), seed=st.integers(0, 10**6))
 def test_fermion_pairs_with_an_even_string(i, j, k, seed):
     """A string between two fermions multiplies their Jordan-Wigner strings:
     ``<c^dag_i (prod n_k) c_j>`` and friends, as products of the physical operators."""
     L = 6
     ops = _spinless(L)
     a, b, string = [("Cdag", "C", "N"), ("C", "Cdag", "F"), ("Cdag", "Cdag", "N*N"), ("N", "N", "F")][k]
-    v = _random_vector(2 ** L, seed, True)
+    v = _random_vector(2**L, seed, True)
     psi = MPS.from_dense(v, L)
     want = _mean(v, _exact_pair(ops, a, b, i, j, string))
     assert _c(psi.correlation(a, b, i, j, local="fermion", string=string)) == pytest.approx(want, abs=1e-12)
@@ -297,16 +338,24 @@ def test_aklt_string_order_is_minus_four_ninths():
 
 
 @settings(max_examples=20, deadline=None)
-@given(sites=st.lists(st.integers(0, 4), min_size=1, max_size=5), k=st.integers(0, 3), seed=st.integers(0, 10 ** 6),
-       complex_=st.booleans())
+@given(
+    sites=st.lists(st.integers(0, 4), min_size=1, max_size=5),
+    k=st.integers(0, 3),
+    seed=st.integers(0, 10**6),
+    complex_=st.booleans(),
+)
 def test_string_correlations_of_a_random_spin_one_state(sites, k, seed, complex_):
     """Any sites (any order, repeats), strings given by name, as a matrix or as a product."""
     L = 5
-    v = _random_vector(3 ** L, seed, complex_)
+    v = _random_vector(3**L, seed, complex_)
     psi = MPS.from_dense(v, L, d=3)
     P = np.diag([-1.0, 1.0, -1.0])
-    string, s = [("exp(i pi Sz)", P), (P, P), ("Sz*Sz", SPIN_ONE["Sz"] @ SPIN_ONE["Sz"]),
-                 ([P, "Sx"], P @ SPIN_ONE["Sx"])][k]
+    string, s = [
+        ("exp(i pi Sz)", P),
+        (P, P),
+        ("Sz*Sz", SPIN_ONE["Sz"] @ SPIN_ONE["Sz"]),
+        ([P, "Sx"], P @ SPIN_ONE["Sx"]),
+    ][k]
     a, b = SPIN_ONE["Sz"], SPIN_ONE["S+"]
     want = np.empty((len(sites), len(sites)), dtype=complex)
     for x, i in enumerate(sites):
@@ -323,11 +372,22 @@ def test_a_complex_string_on_a_real_spin_half_state():
     """``exp(i pi Sz) = diag(i, -i)`` on spin-1/2: real state, complex string, complex entries
     (adjacent sites have no string and stay real)."""
     L = 5
-    v = _random_vector(2 ** L, 8, False)
+    v = _random_vector(2**L, 8, False)
     psi = MPS.from_dense(v, L)
     P = np.diag([1j, -1j])
-    want = np.array([[_mean(v, _kron({**{q: P for q in range(min(i, j) + 1, max(i, j))}, i: SPIN_HALF["Sx"]}, [2] * L)
-                            @ _kron({j: SPIN_HALF["Sx"]}, [2] * L)) for j in range(L)] for i in range(L)])
+    want = np.array(
+        [
+            [
+                _mean(
+                    v,
+                    _kron({**{q: P for q in range(min(i, j) + 1, max(i, j))}, i: SPIN_HALF["Sx"]}, [2] * L)
+                    @ _kron({j: SPIN_HALF["Sx"]}, [2] * L),
+                )
+                for j in range(L)
+            ]
+            for i in range(L)
+        ]
+    )
     got = np.asarray(psi.correlation_matrix("Sx", "Sx", string="exp(i pi Sz)"))
     np.testing.assert_allclose(got, want, atol=1e-12)
     assert np.abs(want.imag).max() > 1e-3
@@ -338,11 +398,19 @@ def test_symmetric_states_with_operators_of_no_single_charge():
     L = 5
     psi = MPS.random(L, bond_dim=4, seed=9, charge=0.5, dtype=tf.complex128)
     v = _vector(psi)
-    want = np.array([[_mean(v, _kron({i: SPIN_HALF["Sx"]}, [2] * L) @ _kron({j: SPIN_HALF["S+"]}, [2] * L))
-                      for j in range(L)] for i in range(L)])
+    want = np.array(
+        [
+            [_mean(v, _kron({i: SPIN_HALF["Sx"]}, [2] * L) @ _kron({j: SPIN_HALF["S+"]}, [2] * L)) for j in range(L)]
+            for i in range(L)
+        ]
+    )
     np.testing.assert_allclose(np.asarray(psi.correlation_matrix("Sx", "S+")), want, atol=1e-12)
-    want = np.array([[_mean(v, _kron({i: SPIN_HALF["S+"]}, [2] * L) @ _kron({j: SPIN_HALF["S-"]}, [2] * L))
-                      for j in range(L)] for i in range(L)])
+    want = np.array(
+        [
+            [_mean(v, _kron({i: SPIN_HALF["S+"]}, [2] * L) @ _kron({j: SPIN_HALF["S-"]}, [2] * L)) for j in range(L)]
+            for i in range(L)
+        ]
+    )
     np.testing.assert_allclose(np.asarray(psi.correlation_matrix("S+", "S-")), want, atol=1e-12)
 
 
@@ -375,33 +443,68 @@ BAD = [
     ("empty-factor", lambda: PSI.expect("Sz**Sz", 1), t4a.InvalidOptionError, "empty factor"),
     ("empty-product", lambda: PSI.correlation([], "Sz", 0, 1), t4a.InvalidOptionError, "empty operator product"),
     ("product-of-wrong-shape", lambda: PSI.expect(["Sz", np.eye(3)], 0), t4a.DimensionMismatchError, "must be 2x2"),
-    ("string-shape", lambda: PSI.correlation_matrix("Sz", "Sz", string=np.eye(3)), t4a.DimensionMismatchError,
-     "must be 2x2, got shape (3, 3)"),
-    ("string-shape-adjacent", lambda: PSI.correlation("Sz", "Sz", 1, 2, string=np.eye(3)), t4a.DimensionMismatchError,
-     "must be 2x2"),
+    (
+        "string-shape",
+        lambda: PSI.correlation_matrix("Sz", "Sz", string=np.eye(3)),
+        t4a.DimensionMismatchError,
+        "must be 2x2, got shape (3, 3)",
+    ),
+    (
+        "string-shape-adjacent",
+        lambda: PSI.correlation("Sz", "Sz", 1, 2, string=np.eye(3)),
+        t4a.DimensionMismatchError,
+        "must be 2x2",
+    ),
     ("string-unknown", lambda: PSI.correlation("Sz", "Sz", 0, 3, string="P"), t4a.UnknownOperatorError, "'P'"),
-    ("string-nan", lambda: PSI.correlation_matrix("Sz", "Sz", string=np.full((2, 2), np.nan)), t4a.NonFiniteError,
-     "NaN"),
-    ("string-str-matrix", lambda: PSI.correlation_matrix("Sz", "Sz", string=np.array([["a", "b"], ["c", "d"]])),
-     t4a.Tensor4allTypeError, "must hold numbers"),
-    ("sites-outside", lambda: PSI.correlation_matrix("Sz", "Sz", sites=[0, 4]), t4a.SiteOutOfRangeError,
-     "site 4 is outside 0..3"),
+    (
+        "string-nan",
+        lambda: PSI.correlation_matrix("Sz", "Sz", string=np.full((2, 2), np.nan)),
+        t4a.NonFiniteError,
+        "NaN",
+    ),
+    (
+        "string-str-matrix",
+        lambda: PSI.correlation_matrix("Sz", "Sz", string=np.array([["a", "b"], ["c", "d"]])),
+        t4a.Tensor4allTypeError,
+        "must hold numbers",
+    ),
+    (
+        "sites-outside",
+        lambda: PSI.correlation_matrix("Sz", "Sz", sites=[0, 4]),
+        t4a.SiteOutOfRangeError,
+        "site 4 is outside 0..3",
+    ),
     ("sites-negative", lambda: PSI.correlation_matrix("Sz", "Sz", sites=[-1]), t4a.SiteOutOfRangeError, "-1"),
     ("sites-bool", lambda: PSI.correlation_matrix("Sz", "Sz", sites=[True]), t4a.SiteOutOfRangeError, "True"),
     ("sites-int", lambda: PSI.correlation_matrix("Sz", "Sz", sites=3), t4a.Tensor4allTypeError, "list of site"),
     ("sites-empty", lambda: PSI.correlation_matrix("Sz", "Sz", sites=[]), t4a.InvalidOptionError, "sites is empty"),
     ("correlation-site", lambda: PSI.correlation("Sz", "Sz", 0, 4, string="Sz"), t4a.SiteOutOfRangeError, "4"),
     ("odd-pair", lambda: FERMIONS.correlation_matrix("Cdag", "N", local="fermion"), t4a.InvalidOptionError, "odd"),
-    ("odd-product-pair", lambda: FERMIONS.correlation("Cdag*C", "C", 0, 2, local="fermion"), t4a.InvalidOptionError,
-     "changes the fermion parity"),
+    (
+        "odd-product-pair",
+        lambda: FERMIONS.correlation("Cdag*C", "C", 0, 2, local="fermion"),
+        t4a.InvalidOptionError,
+        "changes the fermion parity",
+    ),
     ("odd-expect", lambda: FERMIONS.expect("Cdag*C*C", 0, local="fermion"), t4a.InvalidOptionError, "fermionic"),
-    ("odd-string", lambda: FERMIONS.correlation("Cdag", "C", 0, 3, string="C", local="fermion"),
-     t4a.InvalidOptionError, "string 'C' is odd"),
-    ("string-breaks-parity", lambda: FERMIONS.correlation_matrix("Cdag", "C", string=np.array([[0.0, 1.0], [1.0, 0.0]]),
-                                                                 local="fermion"),
-     t4a.InvalidOptionError, "does not commute with the parity F"),
-    ("no-space-for-d4", lambda: MPS.random(2, d=4, bond_dim=2).correlation_matrix("Cup", "Cdagup"),
-     t4a.UnknownLocalSpaceError, "pass local="),
+    (
+        "odd-string",
+        lambda: FERMIONS.correlation("Cdag", "C", 0, 3, string="C", local="fermion"),
+        t4a.InvalidOptionError,
+        "string 'C' is odd",
+    ),
+    (
+        "string-breaks-parity",
+        lambda: FERMIONS.correlation_matrix("Cdag", "C", string=np.array([[0.0, 1.0], [1.0, 0.0]]), local="fermion"),
+        t4a.InvalidOptionError,
+        "does not commute with the parity F",
+    ),
+    (
+        "no-space-for-d4",
+        lambda: MPS.random(2, d=4, bond_dim=2).correlation_matrix("Cup", "Cdagup"),
+        t4a.UnknownLocalSpaceError,
+        "pass local=",
+    ),
     ("bad-local", lambda: PSI.correlation_matrix("Sz", "Sz", local="spin-7"), t4a.UnknownLocalSpaceError, "spin-7"),
     ("zero-norm", lambda: MPS([np.zeros((1, 2, 1))] * 3).correlation_matrix("Sz", "Sz"), t4a.ZeroNormError, "norm 0"),
 ]

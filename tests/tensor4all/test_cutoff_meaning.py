@@ -3,6 +3,7 @@
 ``tensor4all.linalg.truncated_svd`` (dense and symmetric), ``MPS.from_dense``, ``MPS.compress``
 and ``dmrg`` keep the same number of values of one spectrum, and that number is the one counted
 here from the definition."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,14 +14,14 @@ import tensor4all as t4a
 from tensor4all.symmetry import U1, Leg
 from tensor4all.structured import SymmetricTensor
 
-S = np.array([1.0, 0.3, 0.1, 0.03, 0.01])    # one spectrum, all of it
+S = np.array([1.0, 0.3, 0.1, 0.03, 0.01])  # one spectrum, all of it
 D = len(S)
 CUTOFFS = [0.0, 1e-5, 5e-4, 1e-3, 5e-3, 0.05, 0.2, 0.9]
 
 
 def expected_rank(cutoff: float) -> int:
     """The fewest values whose dropped tail weighs at most ``cutoff``, counted directly."""
-    w = S ** 2 / np.sum(S ** 2)
+    w = S**2 / np.sum(S**2)
     return next(r for r in range(1, D + 1) if w[r:].sum() <= cutoff)
 
 
@@ -32,8 +33,8 @@ def _schmidt_state() -> np.ndarray:
 def _projector_mpo(v: np.ndarray) -> t4a.MPO:
     """``H = -|v><v|`` on two sites as an MPO (operator SVD of the dense matrix): its ground
     state is ``v``, so a two-site DMRG step cuts exactly the spectrum ``S``."""
-    h = -np.outer(v, v.conj()).reshape(D, D, D, D)            # (s1, s2, t1, t2)
-    m = h.transpose(0, 2, 1, 3).reshape(D * D, D * D)          # (s1 t1), (s2 t2)
+    h = -np.outer(v, v.conj()).reshape(D, D, D, D)  # (s1, s2, t1, t2)
+    m = h.transpose(0, 2, 1, 3).reshape(D * D, D * D)  # (s1 t1), (s2 t2)
     u, s, vh = np.linalg.svd(m)
     k = int(np.sum(s > 1e-14 * s[0]))
     w1 = (u[:, :k] * s[:k]).reshape(1, D, D, k)
@@ -49,7 +50,7 @@ def test_the_spectrum_separates_the_cutoffs():
 def test_truncated_svd_compress_and_dmrg_keep_the_same_values(cutoff):
     r = expected_rank(cutoff)
     m = np.diag(S)
-    assert tf.linalg.truncation_rank(S, cutoff=cutoff) == r   # the one rule, on the values alone
+    assert tf.linalg.truncation_rank(S, cutoff=cutoff) == r  # the one rule, on the values alone
     assert tf.linalg.truncated_svd(tf.asarray(m), cutoff=cutoff)[1].shape == (r,)
     assert t4a.linalg.truncated_svd(tf.asarray(m), cutoff=cutoff)[1].shape == (r,)
     # a symmetric matrix whose sectors split the spectrum: one ranking across them
@@ -75,7 +76,9 @@ def test_rtol_is_the_threshold_relative_to_the_largest():
 
 @pytest.mark.parametrize("bad", [2.0, 1.0, -0.1, float("nan")])
 def test_a_cutoff_outside_zero_one_is_refused(bad):
-    with pytest.raises(tf.TenferroValueError, match=r"cutoff \(the discarded weight\) must be a real number in \[0, 1\)"):
+    with pytest.raises(
+        tf.TenferroValueError, match=r"cutoff \(the discarded weight\) must be a real number in \[0, 1\)"
+    ):
         tf.linalg.truncated_svd(tf.asarray(np.diag(S)), cutoff=bad)
     leg = Leg(U1(), {0: 2, 1: 3})
     sym = SymmetricTensor.from_dense(tf.asarray(np.diag(S)), [leg, leg.dual()], 0)
@@ -94,13 +97,13 @@ def test_the_older_cutoff_keyword_of_from_opsum_is_rtol_with_a_warning():
 def test_one_truncation_across_sectors():
     """linalg.truncation.sector_keep, the one ranking the sector backend, the symmetric split and
     TEBD use: the counts per sector are those of the merged spectrum (here ``S`` split in two)."""
-    from tensor4all.linalg.truncation import sector_keep   # the internal every block-sparse split calls
+    from tensor4all.linalg.truncation import sector_keep  # the internal every block-sparse split calls
 
-    assert sector_keep({}, 4, 1e-3) == ({}, 0.0)   # nothing to keep (TEBD's copy failed here)
+    assert sector_keep({}, 4, 1e-3) == ({}, 0.0)  # nothing to keep (TEBD's copy failed here)
     parts = {"a": S[[0, 2, 4]], "b": S[[1, 3]]}
     for cutoff in CUTOFFS:
         counts, err = sector_keep(parts, None, cutoff)
         r = expected_rank(cutoff)
         kept = sorted(np.concatenate([parts[q][:n] for q, n in counts.items()]))[::-1]
         np.testing.assert_array_equal(kept, S[:r])
-        assert err == pytest.approx(np.sum(S[r:] ** 2) / np.sum(S ** 2), abs=1e-15)
+        assert err == pytest.approx(np.sum(S[r:] ** 2) / np.sum(S**2), abs=1e-15)

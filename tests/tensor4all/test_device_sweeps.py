@@ -7,6 +7,7 @@ otherwise against the CPU stand-in for CuPy (``tests/_fake_cupy.py``), installed
 duration of each test, which refuses implicit host/device mixing and counts device-to-host
 copies.
 """
+
 from __future__ import annotations
 
 import os
@@ -27,13 +28,13 @@ import _fake_cupy  # noqa: E402
 pytestmark = pytest.mark.device_sweeps
 
 
-
 @pytest.fixture
 def device(request):
     """The CuPy module in use: the real one under ``--placement gpu``, else the stand-in."""
     mode = request.config.getoption("--placement")
     if mode in ("gpu", "fakegpu"):
         import cupy  # noqa: PLC0415  (optional: present in these modes)
+
         yield cupy
         return
     with _fake_cupy.installed() as cp:
@@ -58,8 +59,15 @@ def _ed_ground(H) -> float:
 @pytest.mark.parametrize("two_site", [True, False])
 def test_dmrg_on_device_matches_cpu_and_exact_diagonalization(device, two_site):
     H = models.heisenberg(10, Jz=0.7, h=0.1)
-    kw = dict(max_bond=32, cutoff=0.0, tol=1e-12, sweeps=12, two_site=two_site, conserve="none",
-              noise=None if two_site else 1e-3)
+    kw = dict(
+        max_bond=32,
+        cutoff=0.0,
+        tol=1e-12,
+        sweeps=12,
+        two_site=two_site,
+        conserve="none",
+        noise=None if two_site else 1e-3,
+    )
     cpu = t4a.dmrg(H, placement=tf.CPU, **kw)
     gpu = t4a.dmrg(H, placement=tf.gpu(0), **kw)
     e0 = _ed_ground(H)
@@ -75,7 +83,7 @@ def test_dmrg_on_device_matches_cpu_and_exact_diagonalization(device, two_site):
 def test_dmrg_on_device_complex_hamiltonian(device):
     L = 8
     os_ = models.heisenberg_opsum(L, Jz=0.5)
-    for i in range(L - 1):   # a Dzyaloshinskii-Moriya term: complex Hermitian
+    for i in range(L - 1):  # a Dzyaloshinskii-Moriya term: complex Hermitian
         os_ += (0.3j, "S+", i, "S-", i + 1)
         os_ += (-0.3j, "S-", i, "S+", i + 1)
     H = t4a.MPO.from_opsum(os_, L, "spin-1/2")
@@ -88,8 +96,9 @@ def test_dmrg_energy_gradient_on_device(device):
     import tidu  # noqa: PLC0415
 
     def energy(jz, placement):
-        return t4a.dmrg(models.heisenberg(8, Jz=jz), placement=placement, max_bond=16, cutoff=0.0, tol=1e-12,
-                        conserve="none").energy
+        return t4a.dmrg(
+            models.heisenberg(8, Jz=jz), placement=placement, max_bond=16, cutoff=0.0, tol=1e-12, conserve="none"
+        ).energy
 
     g_cpu = float(tidu.grad(lambda j: energy(j, tf.CPU))(tf.asarray(0.8)))
     g_gpu = float(tidu.grad(lambda j: energy(j, tf.gpu(0)))(tf.asarray(0.8)))
@@ -101,8 +110,7 @@ def test_dmrg_energy_gradient_on_device(device):
 
 def test_eigsh_solver_on_device(device):
     H = models.heisenberg(8)
-    res = t4a.dmrg(H, placement=tf.gpu(0), max_bond=16, cutoff=0.0, tol=1e-12, eigensolver="eigsh",
-                   conserve="none")
+    res = t4a.dmrg(H, placement=tf.gpu(0), max_bond=16, cutoff=0.0, tol=1e-12, eigensolver="eigsh", conserve="none")
     assert abs(res.energy - _ed_ground(H)) < 1e-10
 
 
@@ -116,22 +124,23 @@ def test_matvec_and_lanczos_stay_on_device(device):
     psi = t4a.MPS.random(8, bond_dim=8, seed=1)
     backend = DenseBackend([np.asarray(w) for w in H.tensors], [np.asarray(a) for a in psi.tensors], tf.gpu(0))
     assert all(type(a).__module__.startswith("cupy") for a in backend.psi + backend.ws)
-    local = backend.local_problem(Step(0, RIGHT, 2))   # the centre is at site 0
+    local = backend.local_problem(Step(0, RIGHT, 2))  # the centre is at site 0
     if _is_fake(device):
         with _fake_cupy.allow_synchronize(False):
-            local.op.matvec(local.v0)   # raises DeviceSynchronized on any device-to-host copy
+            local.op.matvec(local.v0)  # raises DeviceSynchronized on any device-to-host copy
         before = _fake_cupy.TRANSFERS["device_to_host"]
         _, _, n = lanczos(local.op, local.v0, tol=0.0, max_iter=6, min_iter=6)
         reads = _fake_cupy.TRANSFERS["device_to_host"] - before
-        assert n == 6 and reads <= 3 * n   # alpha, beta (and the final norm): scalars only
+        assert n == 6 and reads <= 3 * n  # alpha, beta (and the final norm): scalars only
     else:
         import cupyx  # noqa: PLC0415
+
         with cupyx.allow_synchronize(False):
             local.op.matvec(local.v0)
 
 
 def _site_op(op, i, L):
-    return np.kron(np.kron(np.eye(2 ** i), op), np.eye(2 ** (L - i - 1)))
+    return np.kron(np.kron(np.eye(2**i), op), np.eye(2 ** (L - i - 1)))
 
 
 @pytest.mark.parametrize("two_site", [True, False])
@@ -151,12 +160,16 @@ def test_tdvp_on_device_matches_cpu_and_exact_evolution(device, two_site):
     v_cpu, v_gpu = np.asarray(cpu.state.to_dense()).reshape(-1), np.asarray(gpu.state.to_dense()).reshape(-1)
     assert np.max(np.abs(v_gpu - v_cpu)) < 1e-10
     # against the exact exponential of the explicit Hamiltonian matrix
-    SX, SY, SZ = np.array([[0, .5], [.5, 0]]), np.array([[0, -.5j], [.5j, 0]]), np.diag([.5, -.5])
-    Hm = sum(_site_op(SX, i, L) @ _site_op(SX, i + 1, L) + _site_op(SY, i, L) @ _site_op(SY, i + 1, L)
-             + 0.6 * _site_op(SZ, i, L) @ _site_op(SZ, i + 1, L) for i in range(L - 1))
+    SX, SY, SZ = np.array([[0, 0.5], [0.5, 0]]), np.array([[0, -0.5j], [0.5j, 0]]), np.diag([0.5, -0.5])
+    Hm = sum(
+        _site_op(SX, i, L) @ _site_op(SX, i + 1, L)
+        + _site_op(SY, i, L) @ _site_op(SY, i + 1, L)
+        + 0.6 * _site_op(SZ, i, L) @ _site_op(SZ, i + 1, L)
+        for i in range(L - 1)
+    )
     v0 = np.asarray(psi0.to_dense()).reshape(-1)
     exact = scipy.linalg.expm(-1j * t * Hm) @ v0
-    assert np.max(np.abs(v_gpu - exact)) < 1e-9   # the whole space: exact up to the Krylov tolerance
+    assert np.max(np.abs(v_gpu - exact)) < 1e-9  # the whole space: exact up to the Krylov tolerance
     assert abs(np.linalg.norm(v_gpu) - np.linalg.norm(v0)) < 1e-10
 
 
@@ -178,8 +191,9 @@ def test_device_bonds_never_exceed_the_rank(device, two_site):
         v_cpu = np.asarray(cpu.state.to_dense()).reshape(-1)
         v_gpu = np.asarray(gpu.state.to_dense()).reshape(-1)
         assert np.max(np.abs(v_gpu - v_cpu)) < 1e-10
-    res = t4a.dmrg(H, psi0, placement=tf.gpu(0), two_site=two_site, max_bond=64, cutoff=0.0, noise=0.0,
-                   sweeps=2, conserve="none")
+    res = t4a.dmrg(
+        H, psi0, placement=tf.gpu(0), two_site=two_site, max_bond=64, cutoff=0.0, noise=0.0, sweeps=2, conserve="none"
+    )
     assert all(b <= e for b, e in zip(res.state.bond_dims, exact_dims))
 
 
@@ -194,12 +208,13 @@ def _sector_ground(H, L: int, mask) -> float:
 def test_symmetric_dmrg_on_device_matches_cpu_and_sector_diagonalization(device, two_site):
     L = 10
     H = models.heisenberg(L, Jz=0.8, h=0.05, conserve="Sz")
-    kw = dict(max_bond=32, cutoff=0.0, tol=1e-12, sweeps=12, two_site=two_site, sector=1,
-              noise=None if two_site else 1e-3)
+    kw = dict(
+        max_bond=32, cutoff=0.0, tol=1e-12, sweeps=12, two_site=two_site, sector=1, noise=None if two_site else 1e-3
+    )
     cpu = t4a.dmrg(H, placement=tf.CPU, **kw)
     gpu = t4a.dmrg(H, placement=tf.gpu(0), **kw)
-    ups = np.array([bin(n).count("1") for n in range(2 ** L)])   # basis state 0 = up at each site
-    exact = _sector_ground(H, L, (L - ups) - ups == 2)           # 2 Sz = n_up - n_down = 2 (bit 1 = down)
+    ups = np.array([bin(n).count("1") for n in range(2**L)])  # basis state 0 = up at each site
+    exact = _sector_ground(H, L, (L - ups) - ups == 2)  # 2 Sz = n_up - n_down = 2 (bit 1 = down)
     assert gpu.sector == {"Sz": 1.0} and gpu.state.symmetric and _on_host(gpu.state)
     assert abs(gpu.energy - exact) < 1e-10 and abs(cpu.energy - exact) < 1e-10
     assert abs(gpu.energy - cpu.energy) < 1e-10
@@ -219,7 +234,7 @@ def test_hubbard_n_sz_on_device(device):
     # the electron basis per site: empty, up, down, double (N = 0, 1, 1, 2; 2Sz = 0, 1, -1, 0)
     n = np.array([0, 1, 1, 2])
     sz2 = np.array([0, 1, -1, 0])
-    digits = np.array(np.unravel_index(np.arange(4 ** L), (4,) * L))
+    digits = np.array(np.unravel_index(np.arange(4**L), (4,) * L))
     mask = (n[digits].sum(0) == L) & (sz2[digits].sum(0) == 0)
     assert abs(gpu.energy - _sector_ground(H, L, mask)) < 1e-10
 
@@ -247,8 +262,11 @@ def test_device_placement_errors(device):
     import tidu  # noqa: PLC0415
 
     with pytest.raises(t4a.InvalidOptionError, match="CPU only"):
-        tidu.grad(lambda j: t4a.tdvp(models.heisenberg(4, Jz=j), t4a.MPS.product_state([0, 1, 0, 1]), 0.1, 0.05,
-                                     placement=tf.gpu(0)).state.norm())(tf.asarray(1.0))
+        tidu.grad(
+            lambda j: t4a.tdvp(
+                models.heisenberg(4, Jz=j), t4a.MPS.product_state([0, 1, 0, 1]), 0.1, 0.05, placement=tf.gpu(0)
+            ).state.norm()
+        )(tf.asarray(1.0))
 
 
 def test_cli_dmrg_on_device(device, tmp_path, capsys):
@@ -262,8 +280,12 @@ def test_cli_dmrg_on_device(device, tmp_path, capsys):
     assert doc["parameters"]["device"] == "gpu" and doc["parameters"]["conserve"] == "Sz"
     assert abs(doc["energy"] - _ed_ground(models.heisenberg(8))) < 1e-10
     assert "on GPU 0" in capsys.readouterr().out
-    assert main(["dmrg", "--L", "8", "--chi", "16", "--device", "gpu", "--conserve", "none", "--quiet",
-                 "--json", str(out)]) == 0
+    assert (
+        main(
+            ["dmrg", "--L", "8", "--chi", "16", "--device", "gpu", "--conserve", "none", "--quiet", "--json", str(out)]
+        )
+        == 0
+    )
     doc = json.loads(out.read_text())
     assert doc["parameters"]["conserve"] is None and abs(doc["energy"] - _ed_ground(models.heisenberg(8))) < 1e-10
 

@@ -62,8 +62,15 @@ def test_heisenberg_32_chi_64_reference_energy():
 def test_one_site_dmrg_with_subspace_expansion():
     L = 10
     os = models.heisenberg_opsum(L, Jz=0.8)
-    res = t4a.dmrg(t4a.MPO.from_opsum(os, L), psi0=t4a.MPS.random(L, bond_dim=2, seed=3),
-                   two_site=False, max_bond=32, cutoff=0.0, tol=1e-12, sweeps=20)
+    res = t4a.dmrg(
+        t4a.MPO.from_opsum(os, L),
+        psi0=t4a.MPS.random(L, bond_dim=2, seed=3),
+        two_site=False,
+        max_bond=32,
+        cutoff=0.0,
+        tol=1e-12,
+        sweeps=20,
+    )
     assert max(res.state.bond_dims) == 32  # grew from 2 through the expansion
     assert abs(res.energy - ground_energy(os, L)) < 1e-10
     assert [r.noise for r in res.history][:2] == [1e-4, 1e-5]
@@ -71,8 +78,15 @@ def test_one_site_dmrg_with_subspace_expansion():
 
 def test_history_callback_progress_and_schedules():
     records, updates = [], []
-    res = t4a.dmrg(models.heisenberg(12), max_bond=[8, 16, 32], cutoff=[1e-8, 1e-12], sweeps=6,
-                   tol=1e-9, callback=records.append, progress=updates.append)
+    res = t4a.dmrg(
+        models.heisenberg(12),
+        max_bond=[8, 16, 32],
+        cutoff=[1e-8, 1e-12],
+        sweeps=6,
+        tol=1e-9,
+        callback=records.append,
+        progress=updates.append,
+    )
     assert records == res.history and len(records) >= 3
     assert [r.max_bond_limit for r in records][:3] == [8, 16, 32]
     assert [r.cutoff for r in records][:2] == [1e-8, 1e-12]
@@ -82,8 +96,16 @@ def test_history_callback_progress_and_schedules():
         assert b.delta_energy == pytest.approx(b.energy - a.energy, abs=1e-15)
     r = records[-1]
     assert r.matvecs > 0 and r.seconds > 0 and r.peak_memory > 0 and 0 <= r.max_truncation_error < 1e-6
-    assert set(r.as_dict()) >= {"sweep", "energy", "delta_energy", "max_bond", "max_truncation_error",
-                                "matvecs", "seconds", "peak_memory"}
+    assert set(r.as_dict()) >= {
+        "sweep",
+        "energy",
+        "delta_energy",
+        "max_bond",
+        "max_truncation_error",
+        "matvecs",
+        "seconds",
+        "peak_memory",
+    }
     assert len(updates) == 2 * 11 * len(records)
     u = updates[0]
     assert (u.sweep, u.step, u.steps, u.site, u.direction) == (1, 1, 22, 0, "right")
@@ -95,8 +117,9 @@ def test_history_callback_progress_and_schedules():
 def test_eigsh_solver_and_complex_start_agree():
     H = models.heisenberg(10, Jz=0.6)
     a = t4a.dmrg(H, max_bond=32, cutoff=0.0, tol=1e-12, eigensolver="eigsh")
-    b = t4a.dmrg(H, psi0=t4a.MPS.random(10, bond_dim=4, seed=5, dtype=tf.complex128), max_bond=32,
-                 cutoff=0.0, tol=1e-12)
+    b = t4a.dmrg(
+        H, psi0=t4a.MPS.random(10, bond_dim=4, seed=5, dtype=tf.complex128), max_bond=32, cutoff=0.0, tol=1e-12
+    )
     # each against exact diagonalization of this MPO (not one run against the other: the
     # energy error is quadratic in the state's, so each converged energy is ~1e-12 off)
     e0 = float(np.linalg.eigvalsh(np.asarray(H.to_dense()))[0])
@@ -134,20 +157,28 @@ def test_dmrg_bad_input():
 # ---- BLAS threads ------------------------------------------------------------------------
 def _blas_threads() -> list[int]:
     from threadpoolctl import threadpool_info
+
     return sorted({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
 
 
-@pytest.mark.parametrize("threads, max_bond, expected", [
-    (None, 8, 1), (2, 8, 2), (1, 8, 1), (0, 8, None), (None, [8, 600], None), (3, [8, 600], 3),
-])
+@pytest.mark.parametrize(
+    "threads, max_bond, expected",
+    [(None, 8, 1), (2, 8, 2), (1, 8, 1), (0, 8, None), (None, [8, 600], None), (3, [8, 600], 3)],
+)
 def test_dmrg_limits_blas_threads_for_its_duration(threads, max_bond, expected):
     from threadpoolctl import threadpool_limits
     from tensor4all.tools.threads import THREADED_MIN_BOND
+
     assert THREADED_MIN_BOND <= 600
     with threadpool_limits(4, user_api="blas"):  # the caller's own setting
         seen = []
-        t4a.dmrg(models.heisenberg(6), max_bond=max_bond, sweeps=2, threads=threads,
-                 callback=lambda r: seen.append(_blas_threads()))
+        t4a.dmrg(
+            models.heisenberg(6),
+            max_bond=max_bond,
+            sweeps=2,
+            threads=threads,
+            callback=lambda r: seen.append(_blas_threads()),
+        )
         assert seen and all(s == ([4] if expected is None else [expected]) for s in seen)
         assert _blas_threads() == [4]  # restored
 

@@ -14,6 +14,7 @@ The Hamiltonians are chosen with their lowest sector separated from the next by 
 (asserted, > 0.05): with nearly degenerate sectors (gaps ~1e-2) a run may settle in the
 neighbouring one once the noise is off, as the README says.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -31,8 +32,11 @@ from tensor4all.algorithms.sector_run import resolve_sector
 TOL = 1e-10
 ETOL = 100 * TOL
 R2 = math.sqrt(2.0)
-SPIN_HALF = {"Sz": np.diag([0.5, -0.5]), "S+": np.array([[0.0, 1.0], [0.0, 0.0]]),
-             "Sx": np.array([[0.0, 0.5], [0.5, 0.0]])}
+SPIN_HALF = {
+    "Sz": np.diag([0.5, -0.5]),
+    "S+": np.array([[0.0, 1.0], [0.0, 0.0]]),
+    "Sx": np.array([[0.0, 0.5], [0.5, 0.0]]),
+}
 SPIN_HALF["S-"] = SPIN_HALF["S+"].T
 SPIN_ONE = {"Sz": np.diag([1.0, 0.0, -1.0]), "S+": np.array([[0.0, R2, 0.0], [0.0, 0.0, R2], [0.0, 0.0, 0.0]])}
 SPIN_ONE["S-"] = SPIN_ONE["S+"].T
@@ -47,9 +51,15 @@ def site_op(m: np.ndarray, i: int, L: int) -> np.ndarray:
 
 def xxz_dense(L: int, Jz: float, h: float, ops=SPIN_HALF, hx: float = 0.0) -> np.ndarray:
     """``sum (S+S- + S-S+)/2 + Jz SzSz - h sum Sz - hx sum Sx`` (J = 1)."""
-    H = sum(0.5 * (site_op(ops["S+"], i, L) @ site_op(ops["S-"], i + 1, L)
-                   + site_op(ops["S-"], i, L) @ site_op(ops["S+"], i + 1, L))
-            + Jz * site_op(ops["Sz"], i, L) @ site_op(ops["Sz"], i + 1, L) for i in range(L - 1))
+    H = sum(
+        0.5
+        * (
+            site_op(ops["S+"], i, L) @ site_op(ops["S-"], i + 1, L)
+            + site_op(ops["S-"], i, L) @ site_op(ops["S+"], i + 1, L)
+        )
+        + Jz * site_op(ops["Sz"], i, L) @ site_op(ops["Sz"], i + 1, L)
+        for i in range(L - 1)
+    )
     H = H - h * sum(site_op(ops["Sz"], i, L) for i in range(L))
     if hx:
         H = H - hx * sum(site_op(ops["Sx"], i, L) for i in range(L))
@@ -180,7 +190,9 @@ def test_dense_run_reports_a_conserved_parity():
     0 for Z = +1); a dense run reports the parity of its final state."""
     L, g = 6, 1.5
     x, z = np.array([[0.0, 1.0], [1.0, 0.0]]), np.diag([1.0, -1.0])
-    H = -sum(site_op(x, i, L) @ site_op(x, i + 1, L) for i in range(L - 1)) - g * sum(site_op(z, i, L) for i in range(L))
+    H = -sum(site_op(x, i, L) @ site_op(x, i + 1, L) for i in range(L - 1)) - g * sum(
+        site_op(z, i, L) for i in range(L)
+    )
     n_down = sum(site_op(np.diag([0.0, 1.0]), i, L) for i in range(L))
     parity, e0 = ground_sector(sector_minima(H, np.diag(np.diag(n_down) % 2)))
     res = t4a.dmrg(models.tfim(L, g=g, conserve="parity"), max_bond=16, tol=TOL)
@@ -215,10 +227,14 @@ def test_declared_charges():
 
 def test_user_space_with_a_particle_number(monkeypatch):
     """Hard-core bosons ``-sum (b+_i b_i+1 + h.c.) - mu sum N`` on a user space with charge N."""
-    b = np.array([[0.0, 1.0], [0.0, 0.0]])   # basis (empty, occupied): b annihilates
+    b = np.array([[0.0, 1.0], [0.0, 0.0]])  # basis (empty, occupied): b annihilates
     n = np.diag([0.0, 1.0])
-    space = t4a.LocalSpace("hardcore-boson", 2, {"Id": (1, np.eye(2)), "B": (1, b), "Bdag": (1, b.T.copy()),
-                                                 "N": (1, n)}, charges={"N": (0, 1)})
+    space = t4a.LocalSpace(
+        "hardcore-boson",
+        2,
+        {"Id": (1, np.eye(2)), "B": (1, b), "Bdag": (1, b.T.copy()), "N": (1, n)},
+        charges={"N": (0, 1)},
+    )
     monkeypatch.setitem(t4a.LOCAL_SPACES, space.name, space)
     L, mu = 6, -0.9
     os = t4a.OpSum()
@@ -227,8 +243,9 @@ def test_user_space_with_a_particle_number(monkeypatch):
         os += (-1.0, "Bdag", i + 1, "B", i)
     for i in range(L):
         os += (-mu, "N", i)
-    Hd = sum(-(site_op(b.T, i, L) @ site_op(b, i + 1, L) + site_op(b.T, i + 1, L) @ site_op(b, i, L))
-             for i in range(L - 1)) - mu * sum(site_op(n, i, L) for i in range(L))
+    Hd = sum(
+        -(site_op(b.T, i, L) @ site_op(b, i + 1, L) + site_op(b.T, i + 1, L) @ site_op(b, i, L)) for i in range(L - 1)
+    ) - mu * sum(site_op(n, i, L) for i in range(L))
     nq, e0 = ground_sector(sector_minima(Hd, sum(site_op(n, i, L) for i in range(L))))
     res = t4a.dmrg(t4a.MPO.from_opsum(os, L, space), t4a.MPS.product_state([0] * L), max_bond=16, tol=TOL)
     assert res.converged and e0 - 1e-12 <= res.energy <= e0 + ETOL
@@ -255,8 +272,7 @@ def test_sector_of_a_differentiated_run():
 def test_cli_summary_prints_the_sector(capsys):
     from tensor4all import cli
 
-    assert cli.main(["dmrg", "--model", "xxz", "--L", "6", "--Jz", "1", "--h", "1.6", "--chi", "16",
-                     "--quiet"]) == 0
+    assert cli.main(["dmrg", "--model", "xxz", "--L", "6", "--Jz", "1", "--h", "1.6", "--chi", "16", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "sector      Sz = 2   (conserved by H)" in out
 
@@ -269,14 +285,16 @@ def sector_engine_run(H, conserve: str, sector, two_site: bool, sweeps: int, noi
     spec = resolve_sector(conserve, sector, H.local, ws, None)
     states = sector_product_state(spec.q, spec.target, spec.modulus)
     engine = SectorEngine(ws, spec.w_charges, spec.q, states, get_solver("lanczos"), modulus=spec.modulus)
-    stats = [engine.sweep(two_site=two_site, max_bond=max_bond, cutoff=1e-14, tol=1e-13, alpha=noise(k),
-                          sweep_no=k + 1) for k in range(sweeps)]
+    stats = [
+        engine.sweep(two_site=two_site, max_bond=max_bond, cutoff=1e-14, tol=1e-13, alpha=noise(k), sweep_no=k + 1)
+        for k in range(sweeps)
+    ]
     return engine, stats
 
 
 def decaying(k: int) -> float:
     """One-site noise: the subspace expansion grows the bonds, then it is switched off."""
-    return 1e-2 * 0.1 ** k if k < 5 else 0.0
+    return 1e-2 * 0.1**k if k < 5 else 0.0
 
 
 @pytest.mark.parametrize("sz", [0.0, 1.0, 2.0])
@@ -301,7 +319,9 @@ def test_one_site_sector_sweeps_spin_one_and_parity():
     assert abs(stats[-1].energy - minima[1.0]) < ETOL
     L, g = 6, 0.7
     x, z = np.array([[0.0, 1.0], [1.0, 0.0]]), np.diag([1.0, -1.0])
-    Hd = -sum(site_op(x, i, L) @ site_op(x, i + 1, L) for i in range(L - 1)) - g * sum(site_op(z, i, L) for i in range(L))
+    Hd = -sum(site_op(x, i, L) @ site_op(x, i + 1, L) for i in range(L - 1)) - g * sum(
+        site_op(z, i, L) for i in range(L)
+    )
     parity = sector_minima(Hd, np.diag(np.diag(sum(site_op(np.diag([0.0, 1.0]), i, L) for i in range(L))) % 2))
     for p in (0, 1):
         _, stats = sector_engine_run(models.tfim(L, g=g, conserve="parity"), "parity", p, False, 12, decaying)

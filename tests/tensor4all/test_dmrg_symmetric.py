@@ -3,6 +3,7 @@
 The exact answers are computed here from explicit matrices (Kronecker products of spin or
 Pauli matrices, restricted to the basis states of one charge), never from the code.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,8 +30,11 @@ def _spin(s: str):
 def _site_op(o: np.ndarray, i: int, L: int):
     """``1 x ... x o x ... x 1`` (site 0 most significant, np.kron order), sparse."""
     d = o.shape[0]
-    return sp_sparse.kron(sp_sparse.kron(sp_sparse.identity(d ** i), sp_sparse.csr_matrix(o)),
-                          sp_sparse.identity(d ** (L - i - 1)), format="csr")
+    return sp_sparse.kron(
+        sp_sparse.kron(sp_sparse.identity(d**i), sp_sparse.csr_matrix(o)),
+        sp_sparse.identity(d ** (L - i - 1)),
+        format="csr",
+    )
 
 
 def _xxz_dense(L: int, J: float, Jz: float, h: float, spin: str):
@@ -93,8 +97,14 @@ def test_tfim_in_both_parity_sectors(parity, g):
     L = 10
     H, par = _tfim_z_dense(L, 1.0, g)
     exact = _ground_in_sector(H, par, parity)
-    res = t4a.dmrg(models.tfim(L, J=1.0, g=g, conserve="parity"), conserve="parity", sector=parity, max_bond=64,
-                   cutoff=0.0, tol=1e-12)
+    res = t4a.dmrg(
+        models.tfim(L, J=1.0, g=g, conserve="parity"),
+        conserve="parity",
+        sector=parity,
+        max_bond=64,
+        cutoff=0.0,
+        tol=1e-12,
+    )
     assert abs(res.energy - exact) < 1e-10
     assert res.sector == {"parity": float(parity)}
 
@@ -120,29 +130,52 @@ def test_equals_the_dense_dmrg_at_L32_chi64():
 def test_a_start_state_sets_the_sector_and_auto_finds_the_symmetry():
     L = 8
     H, total = _xxz_dense(L, 1.0, 1.0, 0.0, "1/2")
-    psi0 = t4a.MPS.product_state([0, 0, 0, 1, 0, 1, 0, 1])       # 2Sz = 2: Sz = 1
+    psi0 = t4a.MPS.product_state([0, 0, 0, 1, 0, 1, 0, 1])  # 2Sz = 2: Sz = 1
     res = t4a.dmrg(models.heisenberg(L), psi0, conserve="auto", max_bond=32, cutoff=0.0, tol=1e-12)
     assert res.sector == {"Sz": 1.0}
     assert abs(res.energy - _ground_in_sector(H, total, 1)) < 1e-10
 
 
-@pytest.mark.parametrize("call,exc,fragment", [
-    (lambda: t4a.dmrg(models.tfim(6), conserve="Sz"), t4a.InvalidOptionError, "does not declare"),
-    (lambda: t4a.dmrg(models.heisenberg(6) if False else t4a.MPO.from_opsum(
-        models.heisenberg_opsum(6) + (0.3, "Sx", 2), 6), conserve="Sz"), t4a.NonConservingError,
-     "does not conserve"),
-    (lambda: t4a.dmrg(models.heisenberg(6), conserve="Sz", sector=0.5), t4a.SymmetryViolationError,
-     "has no states"),
-    (lambda: t4a.dmrg(models.heisenberg(6), conserve="Sz", sector=0.3), t4a.InvalidOptionError,
-     "not a multiple of 1/2"),
-    (lambda: t4a.dmrg(models.heisenberg(6), conserve="Sz", sector="up"), t4a.Tensor4allTypeError,
-     "sector must be a number"),
-    (lambda: t4a.dmrg(models.heisenberg(6), conserve="U1"), t4a.InvalidOptionError, "conserve must be one of"),
-    (lambda: t4a.dmrg(models.heisenberg(6), t4a.MPS.random(6, bond_dim=2), conserve="Sz"), t4a.InvalidOptionError,
-     "product of basis states"),
-    (lambda: t4a.dmrg(models.heisenberg(6), t4a.MPS.product_state([0] * 6), conserve="Sz", sector=0),
-     t4a.InvalidOptionError, "psi0 is in the sector Sz = 3"),
-])
+@pytest.mark.parametrize(
+    "call,exc,fragment",
+    [
+        (lambda: t4a.dmrg(models.tfim(6), conserve="Sz"), t4a.InvalidOptionError, "does not declare"),
+        (
+            lambda: t4a.dmrg(
+                models.heisenberg(6) if False else t4a.MPO.from_opsum(models.heisenberg_opsum(6) + (0.3, "Sx", 2), 6),
+                conserve="Sz",
+            ),
+            t4a.NonConservingError,
+            "does not conserve",
+        ),
+        (
+            lambda: t4a.dmrg(models.heisenberg(6), conserve="Sz", sector=0.5),
+            t4a.SymmetryViolationError,
+            "has no states",
+        ),
+        (
+            lambda: t4a.dmrg(models.heisenberg(6), conserve="Sz", sector=0.3),
+            t4a.InvalidOptionError,
+            "not a multiple of 1/2",
+        ),
+        (
+            lambda: t4a.dmrg(models.heisenberg(6), conserve="Sz", sector="up"),
+            t4a.Tensor4allTypeError,
+            "sector must be a number",
+        ),
+        (lambda: t4a.dmrg(models.heisenberg(6), conserve="U1"), t4a.InvalidOptionError, "conserve must be one of"),
+        (
+            lambda: t4a.dmrg(models.heisenberg(6), t4a.MPS.random(6, bond_dim=2), conserve="Sz"),
+            t4a.InvalidOptionError,
+            "product of basis states",
+        ),
+        (
+            lambda: t4a.dmrg(models.heisenberg(6), t4a.MPS.product_state([0] * 6), conserve="Sz", sector=0),
+            t4a.InvalidOptionError,
+            "psi0 is in the sector Sz = 3",
+        ),
+    ],
+)
 def test_bad_sector_requests_are_typed(call, exc, fragment):
     with pytest.raises(exc) as info:
         call()
@@ -155,12 +188,21 @@ def test_hellmann_feynman_gradient_in_a_sector(sz):
     and the J derivative matches a central difference of energies of the same sector."""
     import tenferro as tf
     import tidu
+
     L = 8
-    grad_h = tidu.grad(lambda h: t4a.dmrg(models.xxz(L, Jz=0.7, h=h), conserve="Sz", sector=sz, max_bond=32,
-                                          cutoff=0.0, tol=1e-12).energy)(tf.asarray(0.3))
+    grad_h = tidu.grad(
+        lambda h: (
+            t4a.dmrg(models.xxz(L, Jz=0.7, h=h), conserve="Sz", sector=sz, max_bond=32, cutoff=0.0, tol=1e-12).energy
+        )
+    )(tf.asarray(0.3))
     assert abs(float(grad_h) + sz) < 1e-8
-    grad_j = tidu.grad(lambda j: t4a.dmrg(models.xxz(L, J=j, Jz=0.7, h=0.3), conserve="Sz", sector=sz,
-                                          max_bond=32, cutoff=0.0, tol=1e-12).energy)(tf.asarray(1.0))
+    grad_j = tidu.grad(
+        lambda j: (
+            t4a.dmrg(
+                models.xxz(L, J=j, Jz=0.7, h=0.3), conserve="Sz", sector=sz, max_bond=32, cutoff=0.0, tol=1e-12
+            ).energy
+        )
+    )(tf.asarray(1.0))
     eps = 1e-4
     exact = [_ground_in_sector(*_xxz_dense(L, j, 0.7, 0.3, "1/2"), sz) for j in (1 - eps, 1 + eps)]
     assert abs(float(grad_j) - (exact[1] - exact[0]) / (2 * eps)) < 1e-6
@@ -172,8 +214,16 @@ def test_one_site_conserved_runs_start_from_a_random_state_of_the_sector(sz):
     ``max_bond[0]`` in the sector, one-site sweeps with the expansion; the exact sector minimum."""
     L, J, Jz, h = 10, 1.0, 0.7, 0.3
     H, total = _xxz_dense(L, J, Jz, h, "1/2")
-    res = t4a.dmrg(models.xxz(L, J=J, Jz=Jz, h=h), conserve="Sz", sector=sz, two_site=False, max_bond=32,
-                   cutoff=0.0, tol=1e-12, sweeps=20)
+    res = t4a.dmrg(
+        models.xxz(L, J=J, Jz=Jz, h=h),
+        conserve="Sz",
+        sector=sz,
+        two_site=False,
+        max_bond=32,
+        cutoff=0.0,
+        tol=1e-12,
+        sweeps=20,
+    )
     assert res.sector == {"Sz": float(sz)} and res.state.symmetric
     assert abs(res.energy - _ground_in_sector(H, total, sz)) < 1e-10
     assert res.history[-1].blocks is not None

@@ -1,6 +1,7 @@
 """Every evolution method keeps the norm of a state that is not normalized (issue 47: the
 charge-conserving TDVP squared it): TDVP (two-site, one-site) and TEBD, dense and conserved,
 real and imaginary time, checked against the explicit Hamiltonian matrix exponentiated here."""
+
 from __future__ import annotations
 
 import warnings
@@ -20,8 +21,10 @@ SZ = np.diag([0.5, -0.5])
 
 def _heisenberg_matrix() -> np.ndarray:
     """``sum_i S_i . S_{i+1}`` from Kronecker products (site 0 most significant, state 0 up)."""
+
     def site(op, i):
-        return np.kron(np.kron(np.eye(2 ** i), op), np.eye(2 ** (L - i - 1)))
+        return np.kron(np.kron(np.eye(2**i), op), np.eye(2 ** (L - i - 1)))
+
     return sum(site(op, i) @ site(op, i + 1) for i in range(L - 1) for op in (SX, SY, SZ))
 
 
@@ -70,11 +73,11 @@ def test_one_site_tdvp_from_a_product_state_warns_that_it_stays_one(conserve):
     psi = t4a.MPS.product_state([0, 1] * (L // 2), conserve=conserve)
     with pytest.warns(t4a.FrozenBondsWarning, match="stays a product state"):
         res = t4a.tdvp(H, psi, 0.1, 0.05, two_site=False)
-    assert res.state.bond_dims == [1] * (L - 1)   # what the warning says
+    assert res.state.bond_dims == [1] * (L - 1)  # what the warning says
     with warnings.catch_warnings():
         warnings.simplefilter("error", t4a.FrozenBondsWarning)
-        t4a.tdvp(H, psi, 0.1, 0.05)   # two-site: the bonds grow, no warning
-        t4a.tdvp(H, _start(conserve, 1.0, True), 0.1, 0.05, two_site=False)   # full bonds: none
+        t4a.tdvp(H, psi, 0.1, 0.05)  # two-site: the bonds grow, no warning
+        t4a.tdvp(H, _start(conserve, 1.0, True), 0.1, 0.05, two_site=False)  # full bonds: none
         # the only state of its sector (all up) is a product state with full bonds: none
         up = t4a.MPS.product_state([0] * L, conserve=conserve)
         if conserve is not None:

@@ -11,6 +11,7 @@ basis for ``"fermion"`` sites; an ``"electron"`` digit ``s`` in ``(|0>, |up>, |d
 holds the Fock bits ``2 n_up + n_dn = SITE_TO_FOCK[s]``; a ``"tj"`` digit is an electron digit
 ``< 3`` (the Hamiltonian restricted to states without double occupancy).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -27,7 +28,7 @@ import tensor4all as t4a
 import tidu
 from tensor4all import MPS, lattices, models, tdvp, tebd
 
-sys.path.insert(0, os.path.dirname(__file__))   # the reference beside this file (no package __init__)
+sys.path.insert(0, os.path.dirname(__file__))  # the reference beside this file (no package __init__)
 from fock_hubbard import SITE_TO_FOCK  # noqa: E402
 from fock_hubbard import annihilators as fock_annihilators  # noqa: E402
 
@@ -51,14 +52,18 @@ def n_sites(lat_or_L) -> int:
 def electron_perm(L: int, local: str) -> np.ndarray:
     """The Fock index of each MPO basis index (``"electron"`` or ``"tj"`` sites)."""
     d = 4 if local == "electron" else 3
-    return np.array([sum(SITE_TO_FOCK[s] * 4 ** (L - 1 - i) for i, s in enumerate(digits))
-                     for digits in itertools.product(range(d), repeat=L)])
+    return np.array(
+        [
+            sum(SITE_TO_FOCK[s] * 4 ** (L - 1 - i) for i, s in enumerate(digits))
+            for digits in itertools.product(range(d), repeat=L)
+        ]
+    )
 
 
 def fock_spinless(lat_or_L, t: float, V: float, mu: float) -> np.ndarray:
     L, c = n_sites(lat_or_L), annihilators(n_sites(lat_or_L))
     n = [x.T @ x for x in c]
-    H = sp.csr_matrix((2 ** L, 2 ** L))
+    H = sp.csr_matrix((2**L, 2**L))
     for i, j in bonds_of(lat_or_L):
         hop = c[i].T @ c[j]
         H = H - t * (hop + hop.T) + V * n[i] @ n[j]
@@ -76,7 +81,7 @@ def _spinful(L: int):
 def fock_hubbard(lat_or_L, t: float, U: float, mu: float) -> np.ndarray:
     L = n_sites(lat_or_L)
     up, dn, nup, ndn = _spinful(L)
-    H = sp.csr_matrix((4 ** L, 4 ** L))
+    H = sp.csr_matrix((4**L, 4**L))
     for i, j in bonds_of(lat_or_L):
         for c in (up, dn):
             hop = c[i].T @ c[j]
@@ -96,7 +101,7 @@ def fock_tj(lat_or_L, t: float, J: float, sparse: bool = False):
     sz = [0.5 * (a - b) for a, b in zip(nup, ndn)]
     splus = [a.T @ b for a, b in zip(up, dn)]
     ntot = [a + b for a, b in zip(nup, ndn)]
-    H = sp.csr_matrix((4 ** L, 4 ** L))
+    H = sp.csr_matrix((4**L, 4**L))
     for i, j in bonds_of(lat_or_L):
         for c in (up, dn):
             hop = c[i].T @ c[j]
@@ -148,17 +153,19 @@ SQ22, SQ32, SQ23P = lattices.square(2, 2), lattices.square(3, 2), lattices.squar
 
 def test_the_clusters():
     assert len(SQ22.nearest) == 4 and len(SQ32.nearest) == 7
-    assert lattices.square(3, 2, yperiodic=True).nearest == SQ32.nearest   # Ly = 2: the wrap adds nothing
-    assert len(SQ23P.nearest) == len(lattices.square(2, 3).nearest) + 2    # Ly = 3: it adds one per column
+    assert lattices.square(3, 2, yperiodic=True).nearest == SQ32.nearest  # Ly = 2: the wrap adds nothing
+    assert len(SQ23P.nearest) == len(lattices.square(2, 3).nearest) + 2  # Ly = 3: it adds one per column
 
 
 COUPLINGS = [(1.0, 4.0, 0.0), (0.7, -2.5, 0.3), (1.3, 0.0, -1.1)]
 
 
 # the 6-site clusters at one coupling set: their dense matrices are 4096 x 4096
-@pytest.mark.parametrize("lat,t,U,mu", [(4, *c) for c in COUPLINGS] + [(SQ22, *c) for c in COUPLINGS]
-                         + [(SQ32, 1.0, 4.0, 0.2), (SQ23P, 0.8, 3.0, -0.3)],
-                         ids=[f"chain4-{k}" for k in range(3)] + [f"2x2-{k}" for k in range(3)] + ["3x2", "2x3-yper"])
+@pytest.mark.parametrize(
+    "lat,t,U,mu",
+    [(4, *c) for c in COUPLINGS] + [(SQ22, *c) for c in COUPLINGS] + [(SQ32, 1.0, 4.0, 0.2), (SQ23P, 0.8, 3.0, -0.3)],
+    ids=[f"chain4-{k}" for k in range(3)] + [f"2x2-{k}" for k in range(3)] + ["3x2", "2x3-yper"],
+)
 def test_hubbard_is_the_jordan_wigner_hamiltonian(lat, t, U, mu):
     H = models.hubbard(lat, t=t, U=U, mu=mu)
     assert H.local == "electron"
@@ -171,8 +178,8 @@ def test_hubbard_chain_int_equals_the_chain_lattice_and_plain_terms():
         np.testing.assert_allclose(a, dense(models.hubbard(lattices.chain(L), 0.9, 3.0, 0.2)), atol=1e-14)
         assert models.hubbard(L).bond_dims == [6] * (L - 1)
     os = models.hubbard_opsum(SQ22, 0.9, 3.0, 0.2)
-    assert len(os) == 4 * 2 * 2 + 4 + 4   # bonds x spins x (hop, h.c.), U, mu
-    assert not any(name == "F" for term in os for name, _ in term.ops)   # plain terms, no strings by hand
+    assert len(os) == 4 * 2 * 2 + 4 + 4  # bonds x spins x (hop, h.c.), U, mu
+    assert not any(name == "F" for term in os for name, _ in term.ops)  # plain terms, no strings by hand
 
 
 @pytest.mark.parametrize("L", [2, 5, 8])
@@ -215,8 +222,11 @@ def check_sectors(H, exact: np.ndarray, numbers: np.ndarray, sectors, sweeps: in
         assert abs(res.energy - e0) < 1e-10, (N, res.energy, e0)
 
 
-@pytest.mark.parametrize("lat,sectors", [(4, (2, 4, 5)), (SQ22, (3, 4)), (SQ32, (6,)),
-                                               (SQ23P, (5, 6))], ids=["chain4", "2x2", "3x2", "2x3-yper"])
+@pytest.mark.parametrize(
+    "lat,sectors",
+    [(4, (2, 4, 5)), (SQ22, (3, 4)), (SQ32, (6,)), (SQ23P, (5, 6))],
+    ids=["chain4", "2x2", "3x2", "2x3-yper"],
+)
 def test_hubbard_sectors(lat, sectors):
     t, U, mu = 1.0, 4.0, 0.2
     H = models.hubbard(lat, t=t, U=U, mu=mu, conserve="N")
@@ -236,11 +246,15 @@ def test_tj_sectors(lat, sectors):
     check_sectors(H, fock_tj(lat, t, J), particle_numbers(n_sites(lat), "tj"), sectors)
 
 
-@pytest.mark.parametrize("model,lat,sectors", [
-    ("hubbard", SQ23P, ((6, 0), (5, 1), (4, 2))),
-    ("tj", 8, ((6, 0), (7, 1), (5, -3))),
-    ("tj", lattices.ladder(3, 2), ((4, 0), (5, 1))),
-], ids=["hubbard-2x3-cylinder", "tj-chain8", "tj-ladder3x2"])
+@pytest.mark.parametrize(
+    "model,lat,sectors",
+    [
+        ("hubbard", SQ23P, ((6, 0), (5, 1), (4, 2))),
+        ("tj", 8, ((6, 0), (7, 1), (5, -3))),
+        ("tj", lattices.ladder(3, 2), ((4, 0), (5, 1))),
+    ],
+    ids=["hubbard-2x3-cylinder", "tj-chain8", "tj-ladder3x2"],
+)
 def test_product_sectors(model, lat, sectors):
     """``conserve="N,Sz"`` (the default for these models): the ground energy of each (N, Sz)
     sector equals exact diagonalization of the Jordan-Wigner Fock Hamiltonian restricted to
@@ -263,7 +277,7 @@ def test_product_sectors(model, lat, sectors):
 
 # ---- time evolution and gradients ----------------------------------------------------------------
 STATES = [1, 1, 0, 1, 0, 0]
-BOUNDS = {"tdvp": 2e-4, "tebd": 1e-7}   # two-site TDVP from a product state: its projection error
+BOUNDS = {"tdvp": 2e-4, "tebd": 1e-7}  # two-site TDVP from a product state: its projection error
 
 
 @pytest.mark.parametrize("method", ["tebd", "tdvp"])
@@ -272,12 +286,13 @@ def test_spinless_evolution_matches_expm(method):
     H = models.spinless_fermions(L, t=1.0, V=1.2, mu=0.3, conserve="N")
     psi = MPS.product_state(STATES, 2, conserve="N", local="fermion")
     kwargs = {"order": 4} if method == "tebd" else {}
-    res = {"tebd": tebd, "tdvp": tdvp}[method](H, psi, t_final, dt, max_bond=64, cutoff=1e-14,
-                                                observables={"N": "N"}, every=4, **kwargs)
+    res = {"tebd": tebd, "tdvp": tdvp}[method](
+        H, psi, t_final, dt, max_bond=64, cutoff=1e-14, observables={"N": "N"}, every=4, **kwargs
+    )
     step = scipy.linalg.expm(-1j * 4 * dt * fock_spinless(L, 1.0, 1.2, 0.3))
-    v = np.zeros(2 ** L, dtype=complex)
+    v = np.zeros(2**L, dtype=complex)
     v[int("".join(map(str, STATES)), 2)] = 1.0
-    numbers = [np.array([(b >> (L - 1 - i)) & 1 for b in range(2 ** L)]) for i in range(L)]
+    numbers = [np.array([(b >> (L - 1 - i)) & 1 for b in range(2**L)]) for i in range(L)]
     for k, _ in enumerate(res.times):
         if k:
             v = step @ v
@@ -291,36 +306,47 @@ def test_couplings_are_differentiable():
     of the t-J chain and ``dE0/dt`` of the Hubbard 2x2 cluster against central differences of
     the exact sector energies."""
     N = 3
-    g = tidu.grad(lambda mu: t4a.dmrg(models.spinless_fermions(6, V=0.7, mu=mu, conserve="N"), max_bond=32,
-                                      sector=N, seed=1).energy)(tf.asarray(0.2))
+    g = tidu.grad(
+        lambda mu: (
+            t4a.dmrg(models.spinless_fermions(6, V=0.7, mu=mu, conserve="N"), max_bond=32, sector=N, seed=1).energy
+        )
+    )(tf.asarray(0.2))
     assert abs(float(g) + N) < 1e-7
     numbers, h = particle_numbers(4, "tj"), 1e-5
-    fd = (sector_ground(fock_tj(4, 1.0, 0.8 + h), numbers, 3)
-          - sector_ground(fock_tj(4, 1.0, 0.8 - h), numbers, 3)) / (2 * h)
+    fd = (sector_ground(fock_tj(4, 1.0, 0.8 + h), numbers, 3) - sector_ground(fock_tj(4, 1.0, 0.8 - h), numbers, 3)) / (
+        2 * h
+    )
     g = tidu.grad(lambda J: t4a.dmrg(models.tj(4, J=J, conserve="N"), max_bond=32, sector=3, seed=1).energy)(
-        tf.asarray(0.8))
+        tf.asarray(0.8)
+    )
     assert abs(float(g) - fd) < 1e-6, (float(g), fd)
     numbers = particle_numbers(4, "electron")
-    fd = (sector_ground(fock_hubbard(SQ22, 0.9 + h, 3.0, 0.0), numbers, 3)
-          - sector_ground(fock_hubbard(SQ22, 0.9 - h, 3.0, 0.0), numbers, 3)) / (2 * h)
-    g = tidu.grad(lambda t: t4a.dmrg(models.hubbard(SQ22, t=t, U=3.0, conserve="N"), max_bond=32, sector=3,
-                                     seed=1).energy)(tf.asarray(0.9))
+    fd = (
+        sector_ground(fock_hubbard(SQ22, 0.9 + h, 3.0, 0.0), numbers, 3)
+        - sector_ground(fock_hubbard(SQ22, 0.9 - h, 3.0, 0.0), numbers, 3)
+    ) / (2 * h)
+    g = tidu.grad(
+        lambda t: t4a.dmrg(models.hubbard(SQ22, t=t, U=3.0, conserve="N"), max_bond=32, sector=3, seed=1).energy
+    )(tf.asarray(0.9))
     assert abs(float(g) - fd) < 1e-6, (float(g), fd)
 
 
 # ---- bad inputs ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("call,exc,fragment", [
-    (lambda: models.spinless_fermions(1), t4a.InvalidOptionError, "at least 2 sites"),
-    (lambda: models.tj(lattices.chain(1)), t4a.InvalidOptionError, "at least 2 sites"),
-    (lambda: models.hubbard(lattices.chain(1)), t4a.InvalidOptionError, "at least 2 sites"),
-    (lambda: models.tj(0), t4a.BondDimensionError, "L (number of sites) must be a positive integer"),
-    (lambda: models.spinless_fermions("4"), t4a.BondDimensionError, "positive integer"),
-    (lambda: models.spinless_fermions(4, conserve="Sz"), t4a.InvalidOptionError, "None or 'N'"),
-    (lambda: models.tj(4, conserve="parity"), t4a.InvalidOptionError, "None, 'N', 'Sz' or 'N,Sz'"),
-    (lambda: models.spinless_fermions(4, V=float("nan")), t4a.NonFiniteError, "spinless_fermions: V"),
-    (lambda: models.tj_opsum(SQ22, J="1"), t4a.Tensor4allTypeError, "tj: J"),
-    (lambda: models.hubbard(SQ22, mu=float("inf")), t4a.NonFiniteError, "hubbard: mu"),
-])
+@pytest.mark.parametrize(
+    "call,exc,fragment",
+    [
+        (lambda: models.spinless_fermions(1), t4a.InvalidOptionError, "at least 2 sites"),
+        (lambda: models.tj(lattices.chain(1)), t4a.InvalidOptionError, "at least 2 sites"),
+        (lambda: models.hubbard(lattices.chain(1)), t4a.InvalidOptionError, "at least 2 sites"),
+        (lambda: models.tj(0), t4a.BondDimensionError, "L (number of sites) must be a positive integer"),
+        (lambda: models.spinless_fermions("4"), t4a.BondDimensionError, "positive integer"),
+        (lambda: models.spinless_fermions(4, conserve="Sz"), t4a.InvalidOptionError, "None or 'N'"),
+        (lambda: models.tj(4, conserve="parity"), t4a.InvalidOptionError, "None, 'N', 'Sz' or 'N,Sz'"),
+        (lambda: models.spinless_fermions(4, V=float("nan")), t4a.NonFiniteError, "spinless_fermions: V"),
+        (lambda: models.tj_opsum(SQ22, J="1"), t4a.Tensor4allTypeError, "tj: J"),
+        (lambda: models.hubbard(SQ22, mu=float("inf")), t4a.NonFiniteError, "hubbard: mu"),
+    ],
+)
 def test_bad_inputs(call, exc, fragment):
     with pytest.raises(exc) as info:
         call()

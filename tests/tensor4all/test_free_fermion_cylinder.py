@@ -21,6 +21,7 @@ all down ones), where the state is a product of the two copies and 128 states su
 The one-particle density matrix is compared to 1e-7: an energy error ``dE`` leaves a state
 error of order ``sqrt(dE / gap)``, so its entries converge more slowly than the energy.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -64,7 +65,7 @@ def test_hubbard_at_U_zero_on_a_4x3_cylinder():
     e_spin, opdm = filled(hopping_matrix(lat, t), 6)
     H = models.hubbard(lat, t=t, U=0.0, conserve="N,Sz")
     # eight sweeps: the local eigensolver stops once its vector is as good as the truncation
-    # allows (TeNPy's rule, _dmrg._state_tol), so the one-particle density matrix reaches 1e-7
+    # allows (TeNPy's rule, algorithms.dmrg_schedules.state_tolerance), so the one-particle density matrix reaches 1e-7
     # a sweep or two later than with tighter local solves (6 sweeps: 3e-7)
     res = t4a.dmrg(H, max_bond=64, sweeps=8, cutoff=1e-14, tol=1e-13, seed=0)
     assert res.sector == {"N": 12.0, "Sz": 0.0}
@@ -100,5 +101,5 @@ def test_hubbard_at_U_zero_on_the_6x4_cylinder_in_spin_orbital_order():
     assert max(res.state.bond_dims) <= 160
     C = np.asarray(res.state.correlation_matrix("Cdag", "C", local="fermion"))
     want = np.zeros((2 * lat.sites, 2 * lat.sites))
-    want[: lat.sites, : lat.sites] = want[lat.sites:, lat.sites:] = opdm   # no spin-flip coherence
+    want[: lat.sites, : lat.sites] = want[lat.sites :, lat.sites :] = opdm  # no spin-flip coherence
     np.testing.assert_allclose(C, want, atol=1e-7)

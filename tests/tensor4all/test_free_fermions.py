@@ -1,6 +1,7 @@
 """The free-fermion oracle of ``free_fermions.py`` against exact diagonalization of the
 explicit ``2^L`` spin Hamiltonian (Kronecker products of spin matrices, no tensor4all code),
 and its MPS measurement of the density matrix against the same exact states."""
+
 from __future__ import annotations
 
 import functools
@@ -58,8 +59,10 @@ def _ed_state(states, t: float, J: float) -> np.ndarray:
 def _hop(i: int, j: int, L: int) -> np.ndarray:
     """``c_i^dagger c_j`` through the Jordan-Wigner strings, from the definition
     ``c_j = (prod_{k<j} (-2 Sz_k)) S-_j`` (products of matrices, no shortcut)."""
+
     def string(j):
         return _op({k: -2 * SZ for k in range(j)}, L)
+
     cdag_i = (string(i) @ _op({i: SM}, L)).conj().T
     c_j = string(j) @ _op({j: SM}, L)
     return cdag_i @ c_j

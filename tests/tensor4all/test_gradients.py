@@ -1,6 +1,7 @@
 """Derivatives through tensor networks: MPS functions (check_grads: finite differences
 and the dot-product test), variational MPS with L-BFGS, and the Hellmann-Feynman
 derivative of the DMRG energy in the couplings."""
+
 import numpy as np
 import pytest
 import scipy.optimize
@@ -70,7 +71,7 @@ def test_variational_mps_with_lbfgs_reaches_dmrg_energy():
     def unflatten(x):
         out, k = [], 0
         for s, n in zip(shapes, sizes):
-            out.append(tf.asarray(np.asfortranarray(x[k:k + n].reshape(s))))
+            out.append(tf.asarray(np.asfortranarray(x[k : k + n].reshape(s))))
             k += n
         return t4a.MPS(out)
 
@@ -141,8 +142,9 @@ def test_hellmann_feynman_operator_gradients_equal_the_expectation_gradient(dtyp
     # gradient in a real W is Re G)
     H = t4a.MPO([np.asarray(w).astype(dtype.numpy) for w in models.heisenberg(5, Jz=0.7, h=0.3).tensors])
     psi = t4a.MPS.random(5, bond_dim=3, seed=7, dtype=dtype)
-    engine = SweepEngine([np.asarray(w) for w in H.tensors], [np.asarray(a) for a in psi.tensors],
-                         get_solver("lanczos"))
+    engine = SweepEngine(
+        [np.asarray(w) for w in H.tensors], [np.asarray(a) for a in psi.tensors], get_solver("lanczos")
+    )
     state = t4a.MPS([np.asfortranarray(a) for a in engine.psi])  # the engine's gauge of psi
     expected = tidu.grad(lambda h: t4a.expectation(state, h))(H)
     for g, e in zip(engine.operator_gradients(), expected.tensors):

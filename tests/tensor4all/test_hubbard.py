@@ -15,6 +15,7 @@ The MPO's basis (``to_dense``: ``np.kron`` order, site 0 most significant) has t
 (up is the more significant mode of a site). So the MPO index ``sum_i s_i 4^(L-1-i)`` is the
 Fock index ``sum_i SITE_TO_FOCK[s_i] 4^(L-1-i)``, and ``H_mpo = H_fock[perm][:, perm]``.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -31,10 +32,16 @@ import tensor4all as t4a
 from tensor4all import MPO, MPS, OpSum, models, tdvp, tebd
 from tensor4all.linalg.eigensolver import DENSE_MAX
 
-sys.path.insert(0, os.path.dirname(__file__))   # the reference beside this file (no package __init__)
-from fock_hubbard import (SITE_TO_FOCK, annihilators, basis_vector, exact_hubbard,  # noqa: E402
-                          free_sector_energy, particle_number,
-                          site_op)
+sys.path.insert(0, os.path.dirname(__file__))  # the reference beside this file (no package __init__)
+from fock_hubbard import (
+    SITE_TO_FOCK,
+    annihilators,
+    basis_vector,
+    exact_hubbard,  # noqa: E402
+    free_sector_energy,
+    particle_number,
+    site_op,
+)
 
 
 def test_reference_modes_anticommute():
@@ -67,7 +74,7 @@ def test_electron_operators_are_the_modes_of_one_site():
     np.testing.assert_array_equal(m("Cdn"), m("Fup") @ m("Adn"))
     np.testing.assert_array_equal(m("Cdagdn"), m("Adagdn") @ m("Fup"))
     np.testing.assert_array_equal(m("Cup"), m("Aup"))
-    np.testing.assert_array_equal(np.abs(m("Cdn")), m("Adn"))   # the bosonic ones carry no sign
+    np.testing.assert_array_equal(np.abs(m("Cdn")), m("Adn"))  # the bosonic ones carry no sign
     np.testing.assert_array_equal(m("Sz"), 0.5 * (m("Nup") - m("Ndn")))
     np.testing.assert_array_equal(m("S+"), c_up.T @ c_dn)
     np.testing.assert_array_equal(m("S-"), m("S+").T)
@@ -104,7 +111,7 @@ def test_conserve_marks_and_the_opsum_is_the_same():
         assert H.conserve == conserve
         np.testing.assert_allclose(np.asarray(H.to_dense()), dense, atol=1e-14)
     np.testing.assert_allclose(np.asarray(MPO.from_opsum(os, 4, "electron").to_dense()), dense, atol=1e-14)
-    assert len(os) == 3 * 2 * 2 + 4 + 4   # bonds x spins x (hop, h.c.), U, mu
+    assert len(os) == 3 * 2 * 2 + 4 + 4  # bonds x spins x (hop, h.c.), U, mu
 
 
 def test_sector_ground_energies_match_exact_diagonalization():
@@ -170,7 +177,7 @@ def test_products_by_nonzero_rectangles_match_exact_diagonalization(L, U, monkey
     answers."""
     backend = sys.modules["tensor4all.algorithms.sector_operator"]
     monkeypatch.setattr(backend, "SPARSE_CALL_FLOPS", 0.0)
-    monkeypatch.setattr(sys.modules["tensor4all.algorithms.sweep"], "DENSE_MAX", 0)   # every problem by products
+    monkeypatch.setattr(sys.modules["tensor4all.algorithms.sweep"], "DENSE_MAX", 0)  # every problem by products
     used = []
     init = backend.SectorOperator.__init__
 
@@ -191,8 +198,7 @@ def test_products_by_nonzero_rectangles_match_exact_diagonalization(L, U, monkey
     if L == 5:
         return
     Hn = models.hubbard(4, t=1.0, U=3.0, mu=0.2, conserve="N")
-    res = tdvp(Hn, MPS.product_state(STATES, 4, conserve="N", local="electron"), 0.2, 0.05, max_bond=64,
-               cutoff=1e-14)
+    res = tdvp(Hn, MPS.product_state(STATES, 4, conserve="N", local="electron"), 0.2, 0.05, max_bond=64, cutoff=1e-14)
     v = scipy.linalg.expm(-1j * 0.2 * exact_hubbard(4, 1.0, 3.0, 0.2)) @ basis_vector(STATES)
     assert abs(abs(np.vdot(v, np.asarray(res.state.dense().to_dense()).reshape(-1))) - 1.0) < 2e-4
 
@@ -246,9 +252,9 @@ def test_small_local_problems_are_solved_exactly(monkeypatch):
         assert abs(e - e0) < 1e-10 * max(1.0, abs(e0)), (e, e0)
     assert energy < -6.15, energy
     krylov_energy, krylov = _first_sweep(monkeypatch, 0, 8)
-    for e, e0 in krylov:   # Lanczos solves each of its own local problems too ...
+    for e, e0 in krylov:  # Lanczos solves each of its own local problems too ...
         assert abs(e - e0) < 1e-6, (e, e0)
-    assert krylov_energy > -6.1, krylov_energy   # ... but stays in the symmetric family
+    assert krylov_energy > -6.1, krylov_energy  # ... but stays in the symmetric family
 
 
 def test_sector_operator_matrix_equals_its_products():
@@ -281,7 +287,7 @@ def test_product_sector_forms_and_errors():
     b = t4a.dmrg(H, max_bond=16, sector={"Sz": -0.5, "N": 3}, sweeps=4, seed=0)
     assert a.sector == b.sector == {"N": 3.0, "Sz": -0.5}
     with pytest.raises(t4a.SymmetryViolationError):
-        t4a.dmrg(H, sector=(3, 0.0))            # N odd needs half-integer Sz
+        t4a.dmrg(H, sector=(3, 0.0))  # N odd needs half-integer Sz
     with pytest.raises(t4a.InvalidOptionError, match="not a multiple"):
         t4a.dmrg(H, sector=(3, 0.25))
     with pytest.raises(t4a.InvalidOptionError, match="N, Sz"):
@@ -307,7 +313,7 @@ def test_free_fermions_at_U_zero():
 
 
 # ---- time evolution ------------------------------------------------------------------------------
-STATES = [1, 3, 0, 2]     # up, up-dn, empty, dn
+STATES = [1, 3, 0, 2]  # up, up-dn, empty, dn
 
 
 # two-site TDVP from a product state has a projection error while the bonds grow (the
@@ -324,8 +330,9 @@ def test_evolution_matches_the_exact_propagator(method, conserve):
     psi = MPS.product_state(STATES, 4, conserve=conserve, local="electron")
     kwargs = {"order": 4} if method == "tebd" else {}
     evolve = {"tdvp": tdvp, "tebd": tebd}[method]
-    res = evolve(H, psi, t_final, dt, max_bond=64, cutoff=1e-14, observables={"Ntot": "Ntot", "Sz": "Sz"},
-                 every=4, **kwargs)
+    res = evolve(
+        H, psi, t_final, dt, max_bond=64, cutoff=1e-14, observables={"Ntot": "Ntot", "Sz": "Sz"}, every=4, **kwargs
+    )
     sp = t4a.local_space("electron")
     U = scipy.linalg.expm(-1j * dt * 4 * exact_hubbard(L, 1.0, 3.0, 0.2))
     v = basis_vector(STATES)
@@ -346,8 +353,16 @@ def test_gradient_of_a_density_in_U_through_tebd():
     L, psi = 4, MPS.product_state(STATES, 4, local="electron")
 
     def n2(U):
-        res = tebd(models.hubbard(L, t=1.0, U=U, mu=0.1), psi, 0.6, 0.1, order=2, max_bond=32,
-                   observables={"Ntot": "Ntot"}, every=6)
+        res = tebd(
+            models.hubbard(L, t=1.0, U=U, mu=0.1),
+            psi,
+            0.6,
+            0.1,
+            order=2,
+            max_bond=32,
+            observables={"Ntot": "Ntot"},
+            every=6,
+        )
         return res.observables["Ntot"][-1][2]
 
     g = float(tidu.grad(n2)(tf.asarray(2.0)))
@@ -378,17 +393,26 @@ def test_gradients_of_the_ground_energy_in_the_couplings():
 
 
 # ---- bad inputs ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("call,exc,fragment", [
-    (lambda: models.hubbard(1), t4a.InvalidOptionError, "at least 2 sites"),
-    (lambda: models.hubbard(0), t4a.Tensor4allError, "L"),
-    (lambda: models.hubbard(4, conserve="parity"), t4a.InvalidOptionError, "None, 'N', 'Sz' or 'N,Sz'"),
-    (lambda: models.hubbard(4, U=float("nan")), t4a.NonFiniteError, "hubbard: U"),
-    (lambda: models.hubbard_opsum(4, t="1"), t4a.Tensor4allTypeError, "hubbard: t"),
-    (lambda: t4a.dmrg(models.hubbard(4, conserve="Sz")), t4a.InvalidOptionError,
-     "conserve another charge ('N,Sz': N and Sz together, or 'N')"),
-    (lambda: MPS.product_state([0, 1, 2, 3], 4, conserve="Sz", local="electron"), t4a.InvalidOptionError,
-     "not next to each other"),
-])
+@pytest.mark.parametrize(
+    "call,exc,fragment",
+    [
+        (lambda: models.hubbard(1), t4a.InvalidOptionError, "at least 2 sites"),
+        (lambda: models.hubbard(0), t4a.Tensor4allError, "L"),
+        (lambda: models.hubbard(4, conserve="parity"), t4a.InvalidOptionError, "None, 'N', 'Sz' or 'N,Sz'"),
+        (lambda: models.hubbard(4, U=float("nan")), t4a.NonFiniteError, "hubbard: U"),
+        (lambda: models.hubbard_opsum(4, t="1"), t4a.Tensor4allTypeError, "hubbard: t"),
+        (
+            lambda: t4a.dmrg(models.hubbard(4, conserve="Sz")),
+            t4a.InvalidOptionError,
+            "conserve another charge ('N,Sz': N and Sz together, or 'N')",
+        ),
+        (
+            lambda: MPS.product_state([0, 1, 2, 3], 4, conserve="Sz", local="electron"),
+            t4a.InvalidOptionError,
+            "not next to each other",
+        ),
+    ],
+)
 def test_bad_inputs(call, exc, fragment):
     with pytest.raises(exc) as info:
         call()
@@ -399,7 +423,7 @@ def test_the_electron_space_in_products_and_sectors():
     psi = MPS.product_state([1, 2, 0, 3], 4, conserve="N", local="electron")
     assert psi.sector == {"N": 4.0} and psi.conserve == "N"
     psi = MPS.random(4, 4, 8, conserve="N", local="electron")
-    assert psi.sector == {"N": 4.0}   # half filling by default
+    assert psi.sector == {"N": 4.0}  # half filling by default
     assert MPS.random(4, 4, 8, charge=3, local="electron").sector == {"N": 3.0}
 
 
@@ -417,8 +441,17 @@ def test_product_sector_state_saves_and_loads(tmp_path, ext):
     assert back.symmetric and back.sector == psi.sector and back.conserve == "N,Sz"
     np.testing.assert_allclose(np.asarray(back.dense().to_dense()), np.asarray(psi.dense().to_dense()), atol=1e-14)
     spectrum = back.entanglement_spectrum(1)
-    assert set(spectrum) <= {(0.0, 0.0), (1.0, 0.5), (1.0, -0.5), (2.0, 0.0), (2.0, 1.0), (2.0, -1.0), (3.0, 0.5),
-                             (3.0, -0.5), (4.0, 0.0)}
+    assert set(spectrum) <= {
+        (0.0, 0.0),
+        (1.0, 0.5),
+        (1.0, -0.5),
+        (2.0, 0.0),
+        (2.0, 1.0),
+        (2.0, -1.0),
+        (3.0, 0.5),
+        (3.0, -0.5),
+        (4.0, 0.0),
+    }
     for key, values in psi.entanglement_spectrum(1).items():
         np.testing.assert_allclose(spectrum[key], values, atol=1e-14)
 
@@ -444,8 +477,17 @@ def test_reused_absorbed_environments_change_no_bit(monkeypatch, two_site):
     for budget in (0, backend.ABSORBED_CACHE_BYTES):
         monkeypatch.setattr(backend, "ABSORBED_CACHE_BYTES", budget)
         built.clear()
-        res = t4a.dmrg(H, psi0, max_bond=[8, 16, 32], sweeps=4, cutoff=1e-10, noise=[1e-4, 0.0], two_site=True,
-                       tol=0.0, compute_variance=False)
+        res = t4a.dmrg(
+            H,
+            psi0,
+            max_bond=[8, 16, 32],
+            sweeps=4,
+            cutoff=1e-10,
+            noise=[1e-4, 0.0],
+            two_site=True,
+            tol=0.0,
+            compute_variance=False,
+        )
         n_dmrg = len(built)
         ev = tdvp(H, res.state, 0.2, 0.1, two_site=two_site, max_bond=32, cutoff=1e-12)
         runs[budget] = (res.energy, [h.energy for h in res.history], res.state, ev.state, n_dmrg)

@@ -10,6 +10,7 @@ basis. ``"electron"``: modes ``(0 up, 0 dn, 1 up, ...)``, site digit ``s`` in ``
 |dn>, |up dn>)`` holds the Fock bits ``2 n_up + n_dn = SITE_TO_FOCK[s]`` (ITensor's ``|up dn> =
 c^dag_up c^dag_dn |0>``). ``"tj"``: the electron with the doubly occupied states removed.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -27,7 +28,7 @@ import tidu
 from tensor4all import MPO, LocalSpace, OpSum, models
 from tensor4all.operators.jordan_wigner import jordan_wigner_term
 
-sys.path.insert(0, os.path.dirname(__file__))   # the reference beside this file (no package __init__)
+sys.path.insert(0, os.path.dirname(__file__))  # the reference beside this file (no package __init__)
 from fock_hubbard import annihilators, mpo_order as electron_order  # noqa: E402
 
 
@@ -36,22 +37,35 @@ def fock_ops(local: str, L: int) -> dict[tuple[str, int], np.ndarray]:
     """``(name, site) -> `` the operator on the Fock space, from the mode operators only."""
     if local == "fermion":
         c = annihilators(L)
-        one = np.eye(2 ** L)
+        one = np.eye(2**L)
         out = {}
         for i in range(L):
             n = c[i].T @ c[i]
             out.update({("C", i): c[i], ("Cdag", i): c[i].T, ("N", i): n, ("F", i): one - 2 * n, ("Id", i): one})
         return out
     c = annihilators(2 * L)
-    one = np.eye(4 ** L)
+    one = np.eye(4**L)
     out = {}
     for i in range(L):
         up, dn = c[2 * i], c[2 * i + 1]
         nup, ndn = up.T @ up, dn.T @ dn
-        out.update({("Cup", i): up, ("Cdn", i): dn, ("Cdagup", i): up.T, ("Cdagdn", i): dn.T,
-                    ("Nup", i): nup, ("Ndn", i): ndn, ("Ntot", i): nup + ndn, ("Nupdn", i): nup @ ndn,
-                    ("Sz", i): 0.5 * (nup - ndn), ("S+", i): up.T @ dn, ("S-", i): dn.T @ up,
-                    ("F", i): (one - 2 * nup) @ (one - 2 * ndn), ("Id", i): one})
+        out.update(
+            {
+                ("Cup", i): up,
+                ("Cdn", i): dn,
+                ("Cdagup", i): up.T,
+                ("Cdagdn", i): dn.T,
+                ("Nup", i): nup,
+                ("Ndn", i): ndn,
+                ("Ntot", i): nup + ndn,
+                ("Nupdn", i): nup @ ndn,
+                ("Sz", i): 0.5 * (nup - ndn),
+                ("S+", i): up.T @ dn,
+                ("S-", i): dn.T @ up,
+                ("F", i): (one - 2 * nup) @ (one - 2 * ndn),
+                ("Id", i): one,
+            }
+        )
     return out
 
 
@@ -86,12 +100,13 @@ def check(terms, L: int, local: str, tol: float = 1e-12) -> None:
 # ---- spinless fermions ---------------------------------------------------------------------------
 def test_nearest_neighbour_hopping_and_density_density():
     L = 6
-    terms = [(-1.0, "Cdag", i, "C", i + 1) for i in range(L - 1)] + [(-1.0, "Cdag", i + 1, "C", i)
-                                                                     for i in range(L - 1)]
+    terms = [(-1.0, "Cdag", i, "C", i + 1) for i in range(L - 1)] + [
+        (-1.0, "Cdag", i + 1, "C", i) for i in range(L - 1)
+    ]
     terms += [(0.7, "N", i, "N", i + 1) for i in range(L - 1)] + [(-0.3, "N", i) for i in range(L)]
     check(terms, L, "fermion")
     # spectrum of the free part: sum of negative single-particle energies
-    free = terms[:2 * (L - 1)]
+    free = terms[: 2 * (L - 1)]
     h1 = np.diag(-np.ones(L - 1), 1) + np.diag(-np.ones(L - 1), -1)
     e0 = np.linalg.eigvalsh(h1)
     assert abs(np.linalg.eigvalsh(dense(free, L, "fermion"))[0] - e0[e0 < 0].sum()) < 1e-12
@@ -100,7 +115,7 @@ def test_nearest_neighbour_hopping_and_density_density():
 @pytest.mark.parametrize("i,j", [(0, 5), (5, 0), (1, 4), (4, 1), (0, 1), (2, 2)])
 def test_long_range_and_reversed_hopping(i, j):
     check([(0.8, "Cdag", i, "C", j)], 6, "fermion")
-    check([(0.8, "C", i, "Cdag", j)], 6, "fermion")        # annihilator written first
+    check([(0.8, "C", i, "Cdag", j)], 6, "fermion")  # annihilator written first
     check([(1.1, "Cdag", i, "C", j), (1.1, "Cdag", j, "C", i)], 6, "fermion")
 
 
@@ -111,12 +126,15 @@ def test_four_fermion_terms_in_every_order(order):
     check([term], 6, "fermion")
 
 
-@pytest.mark.parametrize("term", [
-    (1.0, "Cdag", 0, "Cdag", 2, "C", 2, "C", 0),       # repeated sites
-    (1.0, "Cdag", 3, "C", 3, "Cdag", 1, "C", 4),
-    (0.5, "Cdag", 2, "Cdag", 2, "C", 0, "C", 1),        # zero: (c^dag)^2 = 0
-    (2.0, "C", 1, "N", 3, "Cdag", 5, "N", 0),            # bosons between and around
-])
+@pytest.mark.parametrize(
+    "term",
+    [
+        (1.0, "Cdag", 0, "Cdag", 2, "C", 2, "C", 0),  # repeated sites
+        (1.0, "Cdag", 3, "C", 3, "Cdag", 1, "C", 4),
+        (0.5, "Cdag", 2, "Cdag", 2, "C", 0, "C", 1),  # zero: (c^dag)^2 = 0
+        (2.0, "C", 1, "N", 3, "Cdag", 5, "N", 0),  # bosons between and around
+    ],
+)
 def test_repeated_and_mixed_sites(term):
     check([term], 6, "fermion")
 
@@ -147,8 +165,9 @@ def test_hopping_bond_dimension_is_minimal():
     H = MPO.from_opsum(os, L, "fermion")
     assert max(H.bond_dims) == 5
     # long-range hopping i -> i + 3: the string states add no bond dimension beyond the hops
-    terms = [(-1.0, "Cdag", i, "C", i + 3) for i in range(L - 3)] + [(-1.0, "Cdag", i + 3, "C", i)
-                                                                      for i in range(L - 3)]
+    terms = [(-1.0, "Cdag", i, "C", i + 3) for i in range(L - 3)] + [
+        (-1.0, "Cdag", i + 3, "C", i) for i in range(L - 3)
+    ]
     check(terms, L, "fermion")
     assert max(MPO.from_opsum(OpSum(terms), L, "fermion").bond_dims) <= 2 + 2 * 3
 
@@ -159,12 +178,15 @@ def test_traced_coefficient_keeps_one_symbol():
     def energy_entry(t):
         os = OpSum()
         for i in range(L - 1):
-            os += (t, "Cdag", i + 1, "C", i)      # sign -1 from the reordering
+            os += (t, "Cdag", i + 1, "C", i)  # sign -1 from the reordering
             os += (t, "Cdag", i, "C", i + 1)
         return tf.sum(MPO.from_opsum(os, L, "fermion").to_dense())
 
-    ref = exact([(1.0, "Cdag", i + 1, "C", i) for i in range(L - 1)] + [(1.0, "Cdag", i, "C", i + 1)
-                                                                         for i in range(L - 1)], L, "fermion")
+    ref = exact(
+        [(1.0, "Cdag", i + 1, "C", i) for i in range(L - 1)] + [(1.0, "Cdag", i, "C", i + 1) for i in range(L - 1)],
+        L,
+        "fermion",
+    )
     assert abs(float(tidu.grad(energy_entry)(tf.asarray(0.3))) - ref.sum()) < 1e-12
 
 
@@ -179,16 +201,19 @@ def test_electron_hopping(i, j, s):
     check([(0.9, f"C{s}", i, f"Cdag{s}", j)], 3, "electron")
 
 
-@pytest.mark.parametrize("term", [
-    (1.0, "Cdagup", 0, "Cdn", 0),                                  # same-site products
-    (1.0, "Cdn", 1, "Cdagup", 1),
-    (1.0, "Cdagup", 0, "Cdn", 0, "Cdagdn", 2, "Cup", 2),
-    (0.7, "Cdagup", 0, "Cdagdn", 0, "Cdn", 2, "Cup", 2),           # pair hopping
-    (0.7, "Cup", 2, "Cdagdn", 0, "Cdn", 2, "Cdagup", 0),
-    (0.4, "Cdagup", 2, "Cdn", 0, "Sz", 1),
-    (0.3, "Cdagup", 0, "Cdagdn", 1, "Cup", 2, "Cdn", 1),
-    (1.2, "Cdagdn", 2, "Cup", 0, "Ntot", 1, "S+", 2, "Cdagup", 1, "Cdn", 1),
-])
+@pytest.mark.parametrize(
+    "term",
+    [
+        (1.0, "Cdagup", 0, "Cdn", 0),  # same-site products
+        (1.0, "Cdn", 1, "Cdagup", 1),
+        (1.0, "Cdagup", 0, "Cdn", 0, "Cdagdn", 2, "Cup", 2),
+        (0.7, "Cdagup", 0, "Cdagdn", 0, "Cdn", 2, "Cup", 2),  # pair hopping
+        (0.7, "Cup", 2, "Cdagdn", 0, "Cdn", 2, "Cdagup", 0),
+        (0.4, "Cdagup", 2, "Cdn", 0, "Sz", 1),
+        (0.3, "Cdagup", 0, "Cdagdn", 1, "Cup", 2, "Cdn", 1),
+        (1.2, "Cdagdn", 2, "Cup", 0, "Ntot", 1, "S+", 2, "Cdagup", 1, "Cdn", 1),
+    ],
+)
 def test_electron_products(term):
     check([term], 3, "electron")
 
@@ -211,11 +236,19 @@ def test_hubbard_equals_plain_terms():
 
 
 # ---- t-J -----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("term", [
-    (1.0, "Cdagup", 0, "Cup", 2), (1.0, "Cdagdn", 2, "Cdn", 0), (0.5, "Cdn", 1, "Cdagdn", 0),
-    (0.5, "S+", 0, "S-", 2), (0.3, "Sz", 1, "Ntot", 2), (0.2, "Cdagup", 0, "Cdagdn", 1, "Cdn", 2, "Cup", 0),
-    (0.7, "Nup", 1), (0.7, "Ndn", 1),
-])
+@pytest.mark.parametrize(
+    "term",
+    [
+        (1.0, "Cdagup", 0, "Cup", 2),
+        (1.0, "Cdagdn", 2, "Cdn", 0),
+        (0.5, "Cdn", 1, "Cdagdn", 0),
+        (0.5, "S+", 0, "S-", 2),
+        (0.3, "Sz", 1, "Ntot", 2),
+        (0.2, "Cdagup", 0, "Cdagdn", 1, "Cdn", 2, "Cup", 0),
+        (0.7, "Nup", 1),
+        (0.7, "Ndn", 1),
+    ],
+)
 def test_tj_is_the_projected_electron(term):
     check([term], 3, "tj")
 
@@ -227,7 +260,7 @@ def test_tj_space():
     el = t4a.local_space("electron")
     for name in ("Cup", "Cdagup", "Cdn", "Cdagdn", "Nup", "Ndn", "Ntot", "Sz", "S+", "S-", "F", "Id"):
         assert np.array_equal(tj.matrix(name), el.matrix(name)[:3, :3]), name
-    assert el.fermionic == {"Cup", "Cdagup", "Cdn", "Cdagdn"}          # A* are bosonic, as in ITensor
+    assert el.fermionic == {"Cup", "Cdagup", "Cdn", "Cdagdn"}  # A* are bosonic, as in ITensor
     assert t4a.local_space("fermion").fermionic == {"C", "Cdag"}
 
 
@@ -248,9 +281,12 @@ def fermion_terms(draw):
 
 @st.composite
 def electron_terms(draw):
-    return [_random_term(draw, 3, ["Cup", "Cdn", "Cdagup", "Cdagdn"], ["Nup", "Ndn", "Ntot", "Nupdn", "Sz", "S+",
-                                                                       "S-", "Id"])
-            for _ in range(draw(st.integers(1, 3)))]
+    return [
+        _random_term(
+            draw, 3, ["Cup", "Cdn", "Cdagup", "Cdagdn"], ["Nup", "Ndn", "Ntot", "Nupdn", "Sz", "S+", "S-", "Id"]
+        )
+        for _ in range(draw(st.integers(1, 3)))
+    ]
 
 
 @settings(max_examples=40, deadline=None)
@@ -268,9 +304,14 @@ def test_random_electron_terms(terms):
 # ---- a user-declared space -----------------------------------------------------------------------
 def test_user_declared_fermionic_space():
     a = np.array([[0.0, 1.0], [0.0, 0.0]])
-    space = LocalSpace("my-fermion", 2, {"Id": (1, np.eye(2)), "a": (1, a), "ad": (1, a.T.copy()),
-                                         "P": (1, np.diag([1.0, -1.0]))},
-                       charges={"N": (0, 1)}, fermionic={"a", "ad"}, string="P")
+    space = LocalSpace(
+        "my-fermion",
+        2,
+        {"Id": (1, np.eye(2)), "a": (1, a), "ad": (1, a.T.copy()), "P": (1, np.diag([1.0, -1.0]))},
+        charges={"N": (0, 1)},
+        fermionic={"a", "ad"},
+        string="P",
+    )
     mine = np.asarray(MPO.from_opsum(OpSum([(0.5, "ad", 4, "a", 1), (0.25, "a", 0, "ad", 3)]), 5, space).to_dense())
     ref = exact([(0.5, "Cdag", 4, "C", 1), (0.25, "C", 0, "Cdag", 3)], 5, "fermion")
     assert np.abs(mine - ref).max() < 1e-12
@@ -305,8 +346,12 @@ def test_correlation_of_fermions_is_the_one_particle_density_matrix():
     h = -np.eye(L, k=1) - np.eye(L, k=-1)
     u = scipy.linalg.expm(-1j * t * h)
     want = u.conj() @ np.diag(np.asarray(occ, float)) @ u.T
-    got = np.array([[complex(np.asarray(res.state.correlation("Cdag", "C", i, j, local="fermion")))
-                     for j in range(L)] for i in range(L)])
+    got = np.array(
+        [
+            [complex(np.asarray(res.state.correlation("Cdag", "C", i, j, local="fermion"))) for j in range(L)]
+            for i in range(L)
+        ]
+    )
     np.testing.assert_allclose(got, want, atol=1e-9)
     with pytest.raises(t4a.InvalidOptionError, match="fermionic"):
         res.state.expect("C", 2, local="fermion")

@@ -8,6 +8,7 @@ distance (``sqrt(2)`` square, ``sqrt(3)`` triangular and honeycomb) and they are
 The reference Hamiltonians are explicit Kronecker products on those bonds (``np.kron`` order,
 site 0 most significant, as ``MPO.to_dense``), diagonalized densely.
 """
+
 from __future__ import annotations
 
 import functools
@@ -34,9 +35,9 @@ def positions(kind: str, Lx: int, Ly: int) -> tuple[np.ndarray, np.ndarray]:
         for y in range(Ly):
             if kind == "square":
                 pts.append((x, y))
-            elif kind == "triangular":   # a1 = (sqrt3/2, 1/2), a2 = (0, 1)
+            elif kind == "triangular":  # a1 = (sqrt3/2, 1/2), a2 = (0, 1)
                 pts.append((x * S3 / 2, x / 2 + y))
-            elif kind == "honeycomb":    # zigzag columns, horizontal bonds at even x + y
+            elif kind == "honeycomb":  # zigzag columns, horizontal bonds at even x + y
                 pts.append((1.5 * x + (0.5 if (x + y) % 2 == 0 else 0.0), y * S3 / 2))
     wrap = {"square": (0, Ly), "triangular": (0, Ly), "honeycomb": (0, Ly * S3 / 2)}[kind]
     return np.array(pts, float), np.array(wrap, float)
@@ -57,7 +58,7 @@ def bonds_by_distance(pts, wrap, periodic: bool, d1: float, d2: float):
 
 
 SZ = np.diag([0.5, -0.5])
-SP = np.array([[0.0, 1.0], [0.0, 0.0]])     # S+ = Sx + i Sy
+SP = np.array([[0.0, 1.0], [0.0, 0.0]])  # S+ = Sx + i Sy
 SM = SP.T
 PX = np.array([[0.0, 1.0], [1.0, 0.0]])
 PZ = 2 * SZ
@@ -74,7 +75,7 @@ def op_at(sites: dict, n: int) -> scipy.sparse.csr_matrix:
 def heis_matrix(n, bonds, J=1.0, Jz=None, h=0.0):
     """``sum_bonds J (SxSx + SySy) + Jz SzSz - h sum Sz``, with ``SxSx + SySy = (S+S- + S-S+)/2``."""
     Jz = J if Jz is None else Jz
-    H = scipy.sparse.csr_matrix((2 ** n, 2 ** n))
+    H = scipy.sparse.csr_matrix((2**n, 2**n))
     for i, j in bonds:
         H = H + 0.5 * J * (op_at({i: SP, j: SM}, n) + op_at({i: SM, j: SP}, n)) + Jz * op_at({i: SZ, j: SZ}, n)
     for i in range(n):
@@ -83,7 +84,7 @@ def heis_matrix(n, bonds, J=1.0, Jz=None, h=0.0):
 
 
 def tfim_matrix(n, bonds, J=1.0, g=1.0, zz=PZ, x=PX):
-    H = scipy.sparse.csr_matrix((2 ** n, 2 ** n))
+    H = scipy.sparse.csr_matrix((2**n, 2**n))
     for i, j in bonds:
         H = H - J * op_at({i: zz, j: zz}, n)
     for i in range(n):
@@ -141,8 +142,8 @@ def test_chain_bonds():
     assert lattices.chain(5).next_nearest == ((0, 2), (1, 3), (2, 4))
     assert lattices.chain(5, periodic=True).nearest == ((0, 1), (0, 4), (1, 2), (2, 3), (3, 4))
     assert lattices.chain(5, periodic=True).next_nearest == ((0, 2), (0, 3), (1, 3), (1, 4), (2, 4))
-    assert lattices.chain(2, periodic=True).nearest == ((0, 1),)          # the wrap repeats the bond
-    assert lattices.chain(3, periodic=True).next_nearest == ()            # every pair is nearest
+    assert lattices.chain(2, periodic=True).nearest == ((0, 1),)  # the wrap repeats the bond
+    assert lattices.chain(3, periodic=True).next_nearest == ()  # every pair is nearest
     assert lattices.chain(1).nearest == () and lattices.chain(1).next_nearest == ()
     np.testing.assert_array_equal(lattices.chain(3).coords, [[0, 0], [1, 0], [2, 0]])
 
@@ -152,17 +153,17 @@ def test_bond_counts(Lx, Ly):
     N = Lx * Ly
     sq = lattices.square(Lx, Ly)
     assert len(sq.nearest) == Lx * (Ly - 1) + (Lx - 1) * Ly
-    assert len(sq.next_nearest) == 2 * (Lx - 1) * (Ly - 1)                   # two diagonals per plaquette
+    assert len(sq.next_nearest) == 2 * (Lx - 1) * (Ly - 1)  # two diagonals per plaquette
     sqy = lattices.square(Lx, Ly, yperiodic=True)
     assert len(sqy.nearest) == len(sq.nearest) + (Lx if Ly > 2 else 0)
     assert len(sqy.next_nearest) == (2 * (Lx - 1) * Ly if Ly > 2 else len(sq.next_nearest))
-    if Lx > 2 and Ly > 2:     # the torus: coordination 4 and 4 diagonals, N z / 2 bonds each
+    if Lx > 2 and Ly > 2:  # the torus: coordination 4 and 4 diagonals, N z / 2 bonds each
         torus = lattices.square(Lx, Ly, yperiodic=True, xperiodic=True)
         assert len(torus.nearest) == 2 * N
         assert len(torus.next_nearest) == 2 * N
     tri = lattices.triangular(Lx, Ly)
     assert len(tri.nearest) == len(sq.nearest) + (Lx - 1) * (Ly - 1)
-    if Ly > 2:               # cylinder: 6 neighbours in the bulk, 4 on the two edge columns
+    if Ly > 2:  # cylinder: 6 neighbours in the bulk, 4 on the two edge columns
         triy = lattices.triangular(Lx, Ly, yperiodic=True)
         assert len(triy.nearest) == ((6 * N - 2 * 2 * Ly) // 2 if Lx > 1 else Ly)
     if Ly % 2 == 0 and Ly > 2:  # 3 neighbours, 2 on half of each edge column's sites
@@ -219,8 +220,9 @@ def reference_bonds(name):
 def test_models_on_lattices_equal_explicit_matrices(name, make):
     lat = make()
     n, near, nnear = reference_bonds(name)
-    np.testing.assert_allclose(dense(models.heisenberg(lat, J=0.8, Jz=1.3, h=0.2)),
-                               heis_dense(n, near, 0.8, 1.3, 0.2), atol=1e-12)
+    np.testing.assert_allclose(
+        dense(models.heisenberg(lat, J=0.8, Jz=1.3, h=0.2)), heis_dense(n, near, 0.8, 1.3, 0.2), atol=1e-12
+    )
     np.testing.assert_allclose(dense(models.xxz(lat, Jz=0.5)), heis_dense(n, near, 1.0, 0.5), atol=1e-12)
     np.testing.assert_allclose(dense(models.tfim(lat, J=0.7, g=1.1)), tfim_dense(n, near, 0.7, 1.1), atol=1e-12)
     want = heis_dense(n, near, 1.0, h=-0.1) + heis_dense(n, nnear, 0.45)
@@ -230,7 +232,7 @@ def test_models_on_lattices_equal_explicit_matrices(name, make):
 def test_tfim_parity_and_conserved_marks_on_a_lattice():
     lat = lattices.square(2, 3, yperiodic=True)
     n, near, _ = reference_bonds("square23y")
-    H = tfim_matrix(n, near, 0.7, 1.1, zz=PX, x=PZ).toarray()   # the parity basis: -J sum X X - g sum Z
+    H = tfim_matrix(n, near, 0.7, 1.1, zz=PX, x=PZ).toarray()  # the parity basis: -J sum X X - g sum Z
     np.testing.assert_allclose(dense(models.tfim(lat, 0.7, 1.1, conserve="parity")), H, atol=1e-12)
     np.testing.assert_allclose(dense(models.heisenberg(lat, conserve="Sz")), dense(models.heisenberg(lat)), atol=0)
     np.testing.assert_allclose(dense(models.j1j2(lat, conserve="Sz")), dense(models.j1j2(lat)), atol=0)
@@ -238,9 +240,11 @@ def test_tfim_parity_and_conserved_marks_on_a_lattice():
 
 def test_chain_int_and_chain_lattice_give_the_same_mpo():
     for L in (1, 2, 6):
-        for a, b in [(models.heisenberg(L, 0.7, 1.3, 0.2), models.heisenberg(lattices.chain(L), 0.7, 1.3, 0.2)),
-                     (models.tfim(L, 0.5, 1.2), models.tfim(lattices.chain(L), 0.5, 1.2)),
-                     (models.j1j2(L, 1.0, 0.3), models.j1j2(lattices.chain(L), 1.0, 0.3))]:
+        for a, b in [
+            (models.heisenberg(L, 0.7, 1.3, 0.2), models.heisenberg(lattices.chain(L), 0.7, 1.3, 0.2)),
+            (models.tfim(L, 0.5, 1.2), models.tfim(lattices.chain(L), 0.5, 1.2)),
+            (models.j1j2(L, 1.0, 0.3), models.j1j2(lattices.chain(L), 1.0, 0.3)),
+        ]:
             assert a.bond_dims == b.bond_dims
             for x, y in zip(a.tensors, b.tensors):
                 np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
@@ -249,14 +253,15 @@ def test_chain_int_and_chain_lattice_give_the_same_mpo():
     want = heis_dense(n, [(i, i + 1) for i in range(n - 1)]) + heis_dense(n, [(i, i + 2) for i in range(n - 2)], 0.3)
     np.testing.assert_allclose(dense(models.j1j2(n, J2=0.3)), want, atol=1e-12)
     ring = lattices.chain(6, periodic=True)
-    np.testing.assert_allclose(dense(models.heisenberg(ring)),
-                               heis_dense(n, [(i, (i + 1) % n) for i in range(n)]), atol=1e-12)
+    np.testing.assert_allclose(
+        dense(models.heisenberg(ring)), heis_dense(n, [(i, (i + 1) % n) for i in range(n)]), atol=1e-12
+    )
 
 
 def test_couplings_are_differentiable_on_a_lattice():
     lat = lattices.triangular(2, 3)
     n, _, nnear = reference_bonds("triangular23")
-    v = np.random.default_rng(0).normal(size=2 ** n)
+    v = np.random.default_rng(0).normal(size=2**n)
     v /= np.linalg.norm(v)
     vt = tf.asarray(v)
 
@@ -276,24 +281,78 @@ def ground(H: scipy.sparse.csr_matrix) -> float:
 
 
 CLUSTERS = [  # (id, lattice, model, reference Hamiltonian from the test's own bonds)
-    ("heisenberg-square33y", lambda: lattices.square(3, 3, yperiodic=True), "square", 3, 3, True, math.sqrt(2),
-     lambda lat: models.heisenberg(lat), lambda n, nb, nnb: heis_matrix(n, nb)),
-    ("j1j2-square42", lambda: lattices.square(4, 2), "square", 4, 2, False, math.sqrt(2),
-     lambda lat: models.j1j2(lat, J2=0.5), lambda n, nb, nnb: heis_matrix(n, nb) + heis_matrix(n, nnb, 0.5)),
-    ("tfim-triangular33", lambda: lattices.triangular(3, 3), "triangular", 3, 3, False, S3,
-     lambda lat: models.tfim(lat, J=1.0, g=2.0), lambda n, nb, nnb: tfim_matrix(n, nb, 1.0, 2.0)),
-    ("j1j2-triangular43y", lambda: lattices.triangular(4, 3, yperiodic=True), "triangular", 4, 3, True, S3,
-     lambda lat: models.j1j2(lat, J2=0.125), lambda n, nb, nnb: heis_matrix(n, nb) + heis_matrix(n, nnb, 0.125)),
-    ("j1j2-Sz-square42y", lambda: lattices.square(4, 2, yperiodic=True), "square", 4, 2, True, math.sqrt(2),
-     lambda lat: models.j1j2(lat, J2=0.3, conserve="Sz"),
-     lambda n, nb, nnb: heis_matrix(n, nb) + heis_matrix(n, nnb, 0.3)),
-    ("heisenberg-honeycomb34y", lambda: lattices.honeycomb(3, 4, yperiodic=True), "honeycomb", 3, 4, True, S3,
-     lambda lat: models.heisenberg(lat, h=0.05), lambda n, nb, nnb: heis_matrix(n, nb, h=0.05)),
+    (
+        "heisenberg-square33y",
+        lambda: lattices.square(3, 3, yperiodic=True),
+        "square",
+        3,
+        3,
+        True,
+        math.sqrt(2),
+        lambda lat: models.heisenberg(lat),
+        lambda n, nb, nnb: heis_matrix(n, nb),
+    ),
+    (
+        "j1j2-square42",
+        lambda: lattices.square(4, 2),
+        "square",
+        4,
+        2,
+        False,
+        math.sqrt(2),
+        lambda lat: models.j1j2(lat, J2=0.5),
+        lambda n, nb, nnb: heis_matrix(n, nb) + heis_matrix(n, nnb, 0.5),
+    ),
+    (
+        "tfim-triangular33",
+        lambda: lattices.triangular(3, 3),
+        "triangular",
+        3,
+        3,
+        False,
+        S3,
+        lambda lat: models.tfim(lat, J=1.0, g=2.0),
+        lambda n, nb, nnb: tfim_matrix(n, nb, 1.0, 2.0),
+    ),
+    (
+        "j1j2-triangular43y",
+        lambda: lattices.triangular(4, 3, yperiodic=True),
+        "triangular",
+        4,
+        3,
+        True,
+        S3,
+        lambda lat: models.j1j2(lat, J2=0.125),
+        lambda n, nb, nnb: heis_matrix(n, nb) + heis_matrix(n, nnb, 0.125),
+    ),
+    (
+        "j1j2-Sz-square42y",
+        lambda: lattices.square(4, 2, yperiodic=True),
+        "square",
+        4,
+        2,
+        True,
+        math.sqrt(2),
+        lambda lat: models.j1j2(lat, J2=0.3, conserve="Sz"),
+        lambda n, nb, nnb: heis_matrix(n, nb) + heis_matrix(n, nnb, 0.3),
+    ),
+    (
+        "heisenberg-honeycomb34y",
+        lambda: lattices.honeycomb(3, 4, yperiodic=True),
+        "honeycomb",
+        3,
+        4,
+        True,
+        S3,
+        lambda lat: models.heisenberg(lat, h=0.05),
+        lambda n, nb, nnb: heis_matrix(n, nb, h=0.05),
+    ),
 ]
 
 
-@pytest.mark.parametrize("make,kind,Lx,Ly,periodic,d2,model,exact", [c[1:] for c in CLUSTERS],
-                         ids=[c[0] for c in CLUSTERS])
+@pytest.mark.parametrize(
+    "make,kind,Lx,Ly,periodic,d2,model,exact", [c[1:] for c in CLUSTERS], ids=[c[0] for c in CLUSTERS]
+)
 def test_dmrg_on_clusters_equals_exact_diagonalization(make, kind, Lx, Ly, periodic, d2, model, exact):
     lat = make()
     pts, wrap = positions(kind, Lx, Ly)

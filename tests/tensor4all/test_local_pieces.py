@@ -1,5 +1,6 @@
 """The sweep's small pieces alone: environments, effective Hamiltonians, eigensolvers,
 truncation policy."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -41,12 +42,12 @@ def test_effective_operators_match_dense(seed, cplx, site):
         rights[i] = right_step(rights[i + 1], psi[i], ws[i])
     rng = np.random.default_rng(seed)
     op2 = TwoSiteOperator(lefts[site], ws[site], ws[site + 1], rights[site + 2])
-    dense2 = _dense_heff(lefts[site], ws[site:site + 2], rights[site + 2])
+    dense2 = _dense_heff(lefts[site], ws[site : site + 2], rights[site + 2])
     x2 = rng.standard_normal(dense2.shape[0])
     np.testing.assert_allclose(op2.matvec(x2), dense2 @ x2, atol=1e-12)
     np.testing.assert_allclose(dense2, dense2.conj().T, atol=1e-12)
     op1 = OneSiteOperator(lefts[site], ws[site], rights[site + 1])
-    dense1 = _dense_heff(lefts[site], ws[site:site + 1], rights[site + 1])
+    dense1 = _dense_heff(lefts[site], ws[site : site + 1], rights[site + 1])
     x1 = rng.standard_normal(dense1.shape[0])
     np.testing.assert_allclose(op1.matvec(x1), dense1 @ x1, atol=1e-12)
 
@@ -97,7 +98,7 @@ def test_lanczos_keeps_its_basis_orthonormal(cplx):
     there), with one Gram-Schmidt pass per step unless the DGKS test asks for a second."""
     n, rng = 300, np.random.default_rng(3)
     q, _ = np.linalg.qr(rng.standard_normal((n, n)) + (1j * rng.standard_normal((n, n)) if cplx else 0))
-    a = (q * -np.geomspace(1e-3, 1e3, n)) @ q.conj().T   # the lowest, -1e3, converges first
+    a = (q * -np.geomspace(1e-3, 1e3, n)) @ q.conj().T  # the lowest, -1e3, converges first
     seen = []
 
     class Op:
@@ -137,14 +138,17 @@ def test_lanczos_state_tolerance_bounds_the_vector_error(cplx):
         e, v, count = lanczos(Op(), v0, tol=0.0, max_iter=100, state_tol=state_tol)
         sin2 = 1.0 - abs(np.vdot(q[:, 0], v)) ** 2
         assert sin2 < 100 * state_tol and count < 60, (state_tol, sin2, count)
-        assert abs(e + 10.0) < 100 * state_tol * 15   # the energy error is sin^2 times the spread
-    _, _, count = lanczos(Op(), v0, tol=0.0, max_iter=100)   # off: every product is made
+        assert abs(e + 10.0) < 100 * state_tol * 15  # the energy error is sin^2 times the spread
+    _, _, count = lanczos(Op(), v0, tol=0.0, max_iter=100)  # off: every product is made
     assert count == 100
 
 
 @settings(max_examples=30, deadline=None)
-@given(s=st.lists(st.floats(0, 10, allow_nan=False), min_size=1, max_size=12),
-       max_bond=st.one_of(st.none(), st.integers(1, 12)), cutoff=st.sampled_from([0.0, 1e-12, 1e-3, 0.3]))
+@given(
+    s=st.lists(st.floats(0, 10, allow_nan=False), min_size=1, max_size=12),
+    max_bond=st.one_of(st.none(), st.integers(1, 12)),
+    cutoff=st.sampled_from([0.0, 1e-12, 1e-3, 0.3]),
+)
 def test_truncation_policy(s, max_bond, cutoff):
     s = np.sort(np.array(s))[::-1]
     keep, err = truncation_keep(s, max_bond, cutoff)
@@ -203,7 +207,7 @@ def test_dense_solver_picks_a_vector_fixed_by_the_degenerate_level(dtype, n, lev
     for rep in range(2):
         z = rng.standard_normal((n, n)) + (1j * rng.standard_normal((n, n)) if dtype is np.complex128 else 0)
         q, _ = np.linalg.qr(z)
-        if rep:   # the same level, rotated within itself, and another rest
+        if rep:  # the same level, rotated within itself, and another rest
             w, _ = np.linalg.qr(rng.standard_normal((level, level)))
             q = np.concatenate([outs[0][1] @ w, q[:, level:] - outs[0][1] @ (outs[0][1].conj().T @ q[:, level:])], 1)
             q, _ = np.linalg.qr(q)
@@ -215,7 +219,7 @@ def test_dense_solver_picks_a_vector_fixed_by_the_degenerate_level(dtype, n, lev
         r = np.sin(1.0 + np.arange(n) * np.sqrt(2.0))
         want = basis @ (basis.conj().T @ r)
         want /= np.linalg.norm(want)
-        if level == 1:   # a simple level: the eigenvector up to its phase
+        if level == 1:  # a simple level: the eigenvector up to its phase
             assert abs(abs(np.vdot(want, x)) - 1.0) < 1e-12
         else:
             np.testing.assert_allclose(x, want, atol=1e-10)

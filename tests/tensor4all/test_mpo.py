@@ -9,8 +9,11 @@ from tensor4all import models
 
 from .conftest import sparse_hamiltonian
 
-NAMES = {"spin-1/2": ["Sx", "Sy", "Sz", "S+", "S-", "Id"], "pauli": ["X", "Y", "Z", "Id"],
-         "spin-1": ["Sx", "Sy", "Sz", "S+", "S-", "Id"]}
+NAMES = {
+    "spin-1/2": ["Sx", "Sy", "Sz", "S+", "S-", "Id"],
+    "pauli": ["X", "Y", "Z", "Id"],
+    "spin-1": ["Sx", "Sy", "Sz", "S+", "S-", "Id"],
+}
 
 
 @settings(max_examples=25, deadline=None)
@@ -49,8 +52,7 @@ def test_exponential_long_range_compresses_to_three(L):
     H = t4a.MPO.from_opsum(os, L)
     assert max(H.bond_dims) == 3
     if L <= 8:
-        np.testing.assert_allclose(np.asarray(H.to_dense()), sparse_hamiltonian(os, L).toarray().real,
-                                   atol=1e-10)
+        np.testing.assert_allclose(np.asarray(H.to_dense()), sparse_hamiltonian(os, L).toarray().real, atol=1e-10)
 
 
 def test_sy_sy_is_real_and_sites_in_any_order():
@@ -78,8 +80,11 @@ def test_models_match_their_definitions():
         os += (-0.9, "Z", i, "Z", i + 1)
     for i in range(L):
         os += (-1.7, "X", i)
-    np.testing.assert_allclose(np.asarray(models.tfim(L, J=0.9, g=1.7).to_dense()),
-                               sparse_hamiltonian(os, L, "pauli").toarray().real, atol=1e-13)
+    np.testing.assert_allclose(
+        np.asarray(models.tfim(L, J=0.9, g=1.7).to_dense()),
+        sparse_hamiltonian(os, L, "pauli").toarray().real,
+        atol=1e-13,
+    )
     np.testing.assert_allclose(np.asarray(models.xxz(L, Jz=1.3, J=0.8, h=0.4).to_dense()), H, atol=1e-13)
     assert sp.dim == 2
 

@@ -12,8 +12,7 @@ def dense(psi):
 
 
 @settings(max_examples=15, deadline=None)
-@given(L=st.integers(1, 6), d=st.integers(1, 3), chi=st.integers(1, 5), seed=st.integers(0, 100),
-       cplx=st.booleans())
+@given(L=st.integers(1, 6), d=st.integers(1, 3), chi=st.integers(1, 5), seed=st.integers(0, 100), cplx=st.booleans())
 def test_random_is_normalized_and_dense_roundtrip(L, d, chi, seed, cplx):
     psi = t4a.MPS.random(L, d=d, bond_dim=chi, seed=seed, dtype=tf.complex128 if cplx else tf.float64)
     assert psi.L == L and len(psi.bond_dims) == L - 1
@@ -30,8 +29,11 @@ def test_dense_order_is_kron_with_site0_most_significant():
     psi = t4a.MPS.product_state([0, 1, 1], d=2)
     e0, e1 = np.array([1.0, 0.0]), np.array([0.0, 1.0])
     np.testing.assert_array_equal(dense(psi), np.kron(np.kron(e0, e1), e1))
-    psi = t4a.MPS.product_state([np.array([0.6, 0.8]), 2], d=3) if False else t4a.MPS.product_state(
-        [np.array([0.6, 0.8]), 1])
+    psi = (
+        t4a.MPS.product_state([np.array([0.6, 0.8]), 2], d=3)
+        if False
+        else t4a.MPS.product_state([np.array([0.6, 0.8]), 1])
+    )
     np.testing.assert_allclose(dense(psi), np.kron([0.6, 0.8], e1))
 
 
@@ -49,12 +51,28 @@ def test_from_dense_truncates_and_compress_reports_weight():
     assert 0 < w and err <= w + 1e-12  # discarded weights bound the squared error
     # lossless compression of a redundant MPS
     psi = t4a.MPS.random(6, bond_dim=3, seed=1)
-    doubled = t4a.MPS([tf.concatenate([t, t], axis=2) if i == 0 else
-                       (tf.concatenate([t, t], axis=0) / 2 if i == 5 else
-                        tf.asarray(np.block([[[np.asarray(t)[:, s, :], 0 * np.asarray(t)[:, s, :]],
-                                              [0 * np.asarray(t)[:, s, :], np.asarray(t)[:, s, :]]]
-                                             for s in range(2)]).transpose(1, 0, 2)))
-                       for i, t in enumerate(psi.tensors)])
+    doubled = t4a.MPS(
+        [
+            tf.concatenate([t, t], axis=2)
+            if i == 0
+            else (
+                tf.concatenate([t, t], axis=0) / 2
+                if i == 5
+                else tf.asarray(
+                    np.block(
+                        [
+                            [
+                                [np.asarray(t)[:, s, :], 0 * np.asarray(t)[:, s, :]],
+                                [0 * np.asarray(t)[:, s, :], np.asarray(t)[:, s, :]],
+                            ]
+                            for s in range(2)
+                        ]
+                    ).transpose(1, 0, 2)
+                )
+            )
+            for i, t in enumerate(psi.tensors)
+        ]
+    )
     np.testing.assert_allclose(dense(doubled), dense(psi), atol=1e-12)
     assert doubled.compress(cutoff=1e-14) < 1e-14
     assert doubled.bond_dims == psi.bond_dims

@@ -1,5 +1,6 @@
 """MPS.save / MPS.load (Arrow IPC and Parquet through tenferro.save, NumPy .npz) and the
 reference energies of tensor4all.references (checked against independent exact diagonalization)."""
+
 from __future__ import annotations
 
 import math
@@ -17,11 +18,7 @@ from tensor4all import models, references
 
 from .conftest import ground_energy
 
-FORMATS = [
-    pytest.param(".npz", id="npz"),
-    pytest.param(".arrow", id="arrow"),
-    pytest.param(".parquet", id="parquet"),
-]
+FORMATS = [pytest.param(".npz", id="npz"), pytest.param(".arrow", id="arrow"), pytest.param(".parquet", id="parquet")]
 
 
 def _needs(ext):
@@ -44,8 +41,9 @@ def test_round_trip_is_exact(tmp_path, ext, dtype):
         assert np.array_equal(a, b)
     # the loaded state is usable: an expectation value and a gradient through it
     e = t4a.expectation(back, models.heisenberg(7, spin="1"))
-    assert float(np.real(np.asarray(e))) == pytest.approx(float(np.real(np.asarray(
-        t4a.expectation(psi, models.heisenberg(7, spin="1"))))), abs=1e-13)
+    assert float(np.real(np.asarray(e))) == pytest.approx(
+        float(np.real(np.asarray(t4a.expectation(psi, models.heisenberg(7, spin="1"))))), abs=1e-13
+    )
     g = tidu.grad(lambda p: tf.real(t4a.overlap(p, p)))(back)
     assert isinstance(g, t4a.MPS)
 
@@ -107,7 +105,7 @@ def test_paths_that_no_file_can_have_are_typed_errors(tmp_path, ext):
                 with pytest.raises(t4a.MPSFileIOError, match=r"names a directory \(it ends in") as info:
                     call()
                 assert path in str(info.value)
-            with pytest.raises(t4a.Tensor4allError):   # without format=: a typed error too
+            with pytest.raises(t4a.Tensor4allError):  # without format=: a typed error too
                 psi.save(path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"x{ext}"]
 
@@ -156,11 +154,11 @@ def test_fifos_and_devices_are_refused(tmp_path, ext):
     _needs(ext)
     fifo = tmp_path / f"f{ext}"
     os.mkfifo(fifo)
-    err = _in_thread(lambda: t4a.MPS.load(fifo), fifo)   # before: open() waited forever for a writer
+    err = _in_thread(lambda: t4a.MPS.load(fifo), fifo)  # before: open() waited forever for a writer
     assert isinstance(err, t4a.MPSFileIOError), err
     assert str(fifo) in str(err) and "is a FIFO (named pipe), not a regular file" in str(err)
     psi = t4a.MPS.random(3, bond_dim=2)
-    err = _in_thread(lambda: psi.save(fifo), fifo)   # before: the FIFO was replaced by a regular file
+    err = _in_thread(lambda: psi.save(fifo), fifo)  # before: the FIFO was replaced by a regular file
     assert isinstance(err, t4a.MPSFileIOError) and "is a FIFO" in str(err), err
     assert stat.S_ISFIFO(os.stat(fifo).st_mode) and [p.name for p in tmp_path.iterdir()] == [fifo.name]
     if os.path.exists("/dev/null"):
@@ -193,11 +191,14 @@ def test_tfim_closed_form_at_the_critical_point(L):
     assert references.tfim_ground_energy(L, 1.0, 1.0) == pytest.approx(closed, abs=1e-11)
 
 
-@pytest.mark.parametrize("kw,local", [
-    (dict(model="heisenberg", L=9), "spin-1/2"),
-    (dict(model="xxz", L=10, Jz=0.4, h=0.25), "spin-1/2"),
-    (dict(model="heisenberg", L=5, spin="1", J=0.7), "spin-1"),
-])
+@pytest.mark.parametrize(
+    "kw,local",
+    [
+        (dict(model="heisenberg", L=9), "spin-1/2"),
+        (dict(model="xxz", L=10, Jz=0.4, h=0.25), "spin-1/2"),
+        (dict(model="heisenberg", L=5, spin="1", J=0.7), "spin-1"),
+    ],
+)
 def test_reference_energy_by_exact_diagonalization(kw, local):
     ref = references.reference_energy(**kw)
     J = kw.get("J", 1.0)
@@ -210,11 +211,11 @@ def test_reference_energy_tables_and_limits():
     ref = references.reference_energy("heisenberg", 32)
     assert ref.energy == -13.9973156182243 and not ref.exact
     assert references.reference_energy("heisenberg", 32, J=2.0).energy == pytest.approx(2 * -13.9973156182243)
-    assert references.reference_energy("heisenberg", 32, h=0.1) is None      # field: no table value
-    assert references.reference_energy("xxz", 32, Jz=0.5) is None            # anisotropy: none
-    assert references.reference_energy("heisenberg", 15) is None             # beyond 2^14 states
-    assert references.reference_energy("heisenberg", 14).exact               # 2^14 states: exact
-    assert references.reference_energy("heisenberg", 9, spin="1") is None     # 3^9 > 2^14
+    assert references.reference_energy("heisenberg", 32, h=0.1) is None  # field: no table value
+    assert references.reference_energy("xxz", 32, Jz=0.5) is None  # anisotropy: none
+    assert references.reference_energy("heisenberg", 15) is None  # beyond 2^14 states
+    assert references.reference_energy("heisenberg", 14).exact  # 2^14 states: exact
+    assert references.reference_energy("heisenberg", 9, spin="1") is None  # 3^9 > 2^14
     assert references.reference_energy("tfim", 200, g=0.3).exact
     with pytest.raises(t4a.Tensor4allError, match="valid models: heisenberg, xxz, tfim"):
         references.reference_energy("hubbard", 8)

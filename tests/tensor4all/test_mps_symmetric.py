@@ -4,6 +4,7 @@ Every reference is computed in this file from the dense state vector (``to_dense
 itself against the sector structure) and explicit Kronecker-product operators; the exact
 ground energies per sector come from exact diagonalization of explicit matrices.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,12 +30,12 @@ def _vec(psi: MPS) -> np.ndarray:
 
 def _sz_of_basis(L: int) -> np.ndarray:
     """Total Sz of each spin-1/2 basis state (site 0 most significant, index 0 = up)."""
-    bits = (np.arange(2 ** L)[:, None] >> np.arange(L - 1, -1, -1)[None, :]) & 1
+    bits = (np.arange(2**L)[:, None] >> np.arange(L - 1, -1, -1)[None, :]) & 1
     return (0.5 - bits).sum(axis=1)
 
 
 def _op(o: np.ndarray, i: int, L: int) -> np.ndarray:
-    return np.kron(np.kron(np.eye(2 ** i), o), np.eye(2 ** (L - i - 1)))
+    return np.kron(np.kron(np.eye(2**i), o), np.eye(2 ** (L - i - 1)))
 
 
 @st.composite
@@ -55,7 +56,7 @@ def test_random_state_lies_in_its_sector_and_is_normalized(case):
     v = _vec(psi)
     assert psi.symmetric and psi.sector == {"Sz": sz}
     outside = np.abs(v[~np.isclose(_sz_of_basis(psi.L), sz)])
-    assert outside.size == 0 or outside.max() == 0.0          # the blocks hold the sector only
+    assert outside.size == 0 or outside.max() == 0.0  # the blocks hold the sector only
     assert np.linalg.norm(v) == pytest.approx(1.0, abs=1e-12)
     assert float(psi.norm()) == pytest.approx(1.0, abs=1e-12)
 
@@ -88,10 +89,10 @@ def test_canonicalize_keeps_the_state_and_the_sectors(case, data):
     np.testing.assert_allclose(_vec(psi), v, atol=1e-12)
     for k, t in enumerate(psi.tensors):
         a = np.asarray(t.to_dense())
-        if k < center:     # left-orthonormal
+        if k < center:  # left-orthonormal
             m = a.reshape(-1, a.shape[2], order="C")
             np.testing.assert_allclose(m.conj().T @ m, np.eye(m.shape[1]), atol=1e-12)
-        elif k > center:   # right-orthonormal
+        elif k > center:  # right-orthonormal
             m = a.reshape(a.shape[0], -1, order="C")
             np.testing.assert_allclose(m @ m.conj().T, np.eye(m.shape[0]), atol=1e-12)
 
@@ -106,17 +107,18 @@ def test_schmidt_values_and_entanglement_spectrum_equal_the_dense_svd(case, data
     m = v.reshape(2 ** (bond + 1), -1)
     dense = np.linalg.svd(m, compute_uv=False)
     got = psi.schmidt_values()[bond]
-    np.testing.assert_allclose(got, dense[:len(got)], atol=1e-12)
-    assert np.all(dense[len(got):] < 1e-12)
+    np.testing.assert_allclose(got, dense[: len(got)], atol=1e-12)
+    assert np.all(dense[len(got) :] < 1e-12)
     left_sz = _sz_of_basis(bond + 1)
     spectrum = psi.entanglement_spectrum(bond)
-    for q, s in spectrum.items():     # the rows of the left half of charge q, on their own
+    for q, s in spectrum.items():  # the rows of the left half of charge q, on their own
         block = m[np.isclose(left_sz, q)]
         want = np.linalg.svd(block, compute_uv=False)
-        np.testing.assert_allclose(s, want[:len(s)], atol=1e-12)
+        np.testing.assert_allclose(s, want[: len(s)], atol=1e-12)
         assert np.all(np.diff(s) <= 0)
     assert psi.entanglement_entropy(bond) == pytest.approx(
-        -sum(p * np.log(p) for p in dense ** 2 if p > 1e-30), abs=1e-10)
+        -sum(p * np.log(p) for p in dense**2 if p > 1e-30), abs=1e-10
+    )
 
 
 @pytest.mark.parametrize("dtype", [tf.float64, tf.complex128])
@@ -168,7 +170,7 @@ def test_expectation_of_a_symmetric_mpo_contracts_blocks_and_equals_the_dense_va
     t4a.reset_fallback_stats()
     got = float(t4a.expectation(psi, H))
     assert got == pytest.approx(want, abs=1e-12)
-    assert not t4a.fallback_stats()       # no operand was densified
+    assert not t4a.fallback_stats()  # no operand was densified
 
 
 def test_from_opsum_with_conserve_builds_the_same_tensors():
@@ -211,8 +213,11 @@ def test_gradients_through_measurements_and_canonical_forms(dtype):
 
 
 def _exact_in_sector(L: int, Jz: float, h: float, sz: float) -> float:
-    H = sum(0.5 * (_op(SP, i, L) @ _op(SP.T, i + 1, L) + _op(SP.T, i, L) @ _op(SP, i + 1, L))
-            + Jz * _op(SZ, i, L) @ _op(SZ, i + 1, L) for i in range(L - 1))
+    H = sum(
+        0.5 * (_op(SP, i, L) @ _op(SP.T, i + 1, L) + _op(SP.T, i, L) @ _op(SP, i + 1, L))
+        + Jz * _op(SZ, i, L) @ _op(SZ, i + 1, L)
+        for i in range(L - 1)
+    )
     H = H - h * sum(_op(SZ, i, L) for i in range(L))
     idx = np.flatnonzero(np.isclose(_sz_of_basis(L), sz))
     return float(np.linalg.eigvalsh(H[np.ix_(idx, idx)])[0])

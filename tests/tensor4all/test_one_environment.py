@@ -3,6 +3,7 @@
 here: a bra different from the ket, an MPO tensor, a site operator or nothing between them,
 the edges, symmetric sites, the index order shared with the NumPy sweep steps, and a
 derivative."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,8 +12,15 @@ import pytest
 import tenferro as tf
 import tensor4all as t4a
 from tensor4all import MPS, models
-from tensor4all.networks.environments import (EnvCache, block_bytes, close, left_step, right_step, transfer_left,
-                                              transfer_right)
+from tensor4all.networks.environments import (
+    EnvCache,
+    block_bytes,
+    close,
+    left_step,
+    right_step,
+    transfer_left,
+    transfer_right,
+)
 from tensor4all.networks.mpo import symmetric_mpo_sites
 from tensor4all.networks.symmetric_sites import operator_tensor
 from tidu.testing import check_grads
@@ -75,8 +83,9 @@ def test_updates_against_dense_contractions(kind, complex_):
     chi_b, chi_k, d, D = 3, 4, 2, 5
     bra = _rand(rng, (chi_b, d, chi_b + 1), complex_)
     ket = _rand(rng, (chi_k, d, chi_k + 2), complex_)
-    op = {"none": None, "site operator": _rand(rng, (d, d), complex_),
-          "mpo": _rand(rng, (D, d, d, D + 1), complex_)}[kind]
+    op = {"none": None, "site operator": _rand(rng, (d, d), complex_), "mpo": _rand(rng, (D, d, d, D + 1), complex_)}[
+        kind
+    ]
     mpo = kind == "mpo"
     lenv = _rand(rng, (chi_b, *((D,) if mpo else ()), chi_k), complex_)
     renv = _rand(rng, (*((D + 1,) if mpo else ()), chi_k + 2, chi_b + 1), complex_)
@@ -93,8 +102,7 @@ def test_updates_against_dense_contractions(kind, complex_):
     got = _np(transfer_left(None, T(bra[:1]), T(ket[:1]), T(op_l)))
     np.testing.assert_allclose(got, _dense_left(_edge(op), bra[:1], ket[:1], op_l), rtol=1e-12, atol=1e-12)
     got = _np(transfer_right(None, T(bra[..., :1]), T(ket[..., :1]), T(op_r)))
-    np.testing.assert_allclose(got, _dense_right(_edge(op), bra[..., :1], ket[..., :1], op_r), rtol=1e-12,
-                               atol=1e-12)
+    np.testing.assert_allclose(got, _dense_right(_edge(op), bra[..., :1], ket[..., :1], op_r), rtol=1e-12, atol=1e-12)
 
 
 def _chain(L=5, seed=4):
@@ -127,16 +135,19 @@ def test_every_site_closes_to_the_dense_matrix_element():
     L = psi.L
     sz = tf.asarray(np.diag([0.5, -0.5]).astype(complex))
     vphi, vpsi = _vector(phi.tensors), _vector(psi.tensors)
-    cases = [(phi, H.tensors, np.vdot(vphi, _matrix(H.tensors) @ vpsi)), (phi, [None] * L, np.vdot(vphi, vpsi)),
-             (psi, [None] * L, np.vdot(vpsi, vpsi))]
+    cases = [
+        (phi, H.tensors, np.vdot(vphi, _matrix(H.tensors) @ vpsi)),
+        (phi, [None] * L, np.vdot(vphi, vpsi)),
+        (psi, [None] * L, np.vdot(vpsi, vpsi)),
+    ]
     for bra, ops, expected in cases:
         envs = EnvCache(L, None, None, block_bytes)
         for k in range(L - 1, -1, -1):
             envs.set_right(k, transfer_right(envs.right(k + 1), bra.tensors[k], psi.tensors[k], ops[k]))
         assert complex(_np(close(envs.left(0), envs.right(0)))) == pytest.approx(expected, rel=1e-12)
         for k in range(L):
-            if bra is psi:        # an operator at the centre site, as correlations measure
-                sz_k = np.kron(np.kron(np.eye(2 ** k), np.diag([0.5, -0.5])), np.eye(2 ** (L - k - 1)))
+            if bra is psi:  # an operator at the centre site, as correlations measure
+                sz_k = np.kron(np.kron(np.eye(2**k), np.diag([0.5, -0.5])), np.eye(2 ** (L - k - 1)))
                 got = close(envs.left(k), envs.right(k + 1), psi.tensors[k], psi.tensors[k], sz)
                 assert complex(_np(got)) == pytest.approx(np.vdot(vpsi, sz_k @ vpsi), rel=1e-12, abs=1e-14)
             across = close(envs.left(k), envs.right(k + 1), bra.tensors[k], psi.tensors[k], ops[k])
@@ -146,8 +157,8 @@ def test_every_site_closes_to_the_dense_matrix_element():
             envs.moved("right", k + 1, transfer_left(envs.left(k), bra.tensors[k], psi.tensors[k], ops[k]))
             if k + 1 < L:
                 with pytest.raises(AssertionError, match=f"right block {k + 1}"):
-                    envs.right(k + 1)                 # stale: dropped by the move
-        held = [envs.left(k) for k in range(L + 1)] + [envs.right(0), envs.right(L)]   # right(0): the whole chain
+                    envs.right(k + 1)  # stale: dropped by the move
+        held = [envs.left(k) for k in range(L + 1)] + [envs.right(0), envs.right(L)]  # right(0): the whole chain
         assert envs.nbytes() == sum(block_bytes(b) for b in held) > 0
 
 
@@ -184,8 +195,9 @@ def test_symmetric_sites_are_updated_blockwise(kind):
     else:
         ops = [None] * L
     assert all(o is not None for o in ops) or kind == "none"
-    want_l, want_r = _dense_blocks([_np(t) for t in phi.tensors], [_np(t) for t in psi.tensors],
-                                   [None if o is None else _np(o) for o in ops])
+    want_l, want_r = _dense_blocks(
+        [_np(t) for t in phi.tensors], [_np(t) for t in psi.tensors], [None if o is None else _np(o) for o in ops]
+    )
     lt, rt = None, None
     for k in range(L):
         lt = transfer_left(lt, phi.tensors[k], psi.tensors[k], ops[k])
@@ -208,7 +220,7 @@ def test_updates_are_differentiable():
         left = transfer_left(None, bra[0], ket[0], ops[0])
         last = transfer_right(None, bra[2], ket[2], ops[2])
         at_bond = close(left, transfer_right(last, bra[1], ket[1], ops[1]))
-        across = close(left, last, bra[1], ket[1], ops[1])    # the same number, contracted across site 1
+        across = close(left, last, bra[1], ket[1], ops[1])  # the same number, contracted across site 1
         return tf.real(at_bond) + 2.0 * tf.imag(across)
 
     check_grads(value, (phi.tensors, psi.tensors, ws[1]), order=1)

@@ -1,6 +1,7 @@
 """Quantics grids, quantics tensor trains and quantics operators (issue 26, part b), each
 against an independent answer: bit arithmetic on integers, closed-form sums and
 integrals, permutation matrices written out entry by entry, and NumPy's FFT."""
+
 from __future__ import annotations
 
 import doctest
@@ -39,7 +40,7 @@ def test_grid_one_dimension_bits_and_coordinates():
     assert [g.grididx_to_quantics(i) for i in (0, 5, 7)] == [(0, 0, 0), (1, 0, 1), (1, 1, 1)]
     assert g.quantics_to_grididx((1, 0, 1)) == 5
     assert g.grididx_to_origcoord(5) == 0.625 and g.step == (0.125,)
-    assert g.origcoord_to_grididx(0.63) == 5 and g.origcoord_to_grididx(1.0) == 7   # nearest, clamped
+    assert g.origcoord_to_grididx(0.63) == 5 and g.origcoord_to_grididx(1.0) == 7  # nearest, clamped
     assert g.local_dims == [2, 2, 2] and g.n_points == 8
     ge = Q.Grid(3, -1.0, 1.0, include_endpoint=True)
     assert ge.grididx_to_origcoord(0) == -1.0 and ge.grididx_to_origcoord(7) == 1.0
@@ -56,9 +57,12 @@ def test_grid_index_maps_against_integer_bits(unfolding, dims):
     q = g.grididx_to_quantics(idx if dims > 1 else idx[:, 0])
     assert q.shape == (40, g.n_sites) and g.n_sites == (R if unfolding == "fused" else R * dims)
     for row, digits in zip(idx, q):
-        bits = [[(int(i) >> (R - 1 - k)) & 1 for k in range(R)] for i in row]      # bit k of each dimension
-        want = ([sum(bits[d][k] << d for d in range(dims)) for k in range(R)] if unfolding == "fused"
-                else [bits[d][k] for k in range(R) for d in range(dims)])
+        bits = [[(int(i) >> (R - 1 - k)) & 1 for k in range(R)] for i in row]  # bit k of each dimension
+        want = (
+            [sum(bits[d][k] << d for d in range(dims)) for k in range(R)]
+            if unfolding == "fused"
+            else [bits[d][k] for k in range(R) for d in range(dims)]
+        )
         assert list(digits) == want
         one = tuple(int(v) for v in row) if dims > 1 else int(row[0])
         assert g.grididx_to_quantics(one) == tuple(want)
@@ -104,19 +108,20 @@ def test_qtt_of_exp_sums_and_integrates_as_closed_forms():
     g = Q.Grid(R, 0.0, 1.0)
     h = 2.0**-R
     qtt = Q.QuanticsTT.from_values(np.exp(g.grididx_to_origcoord(np.arange(2**R))), g)
-    assert qtt.rank == 1                                  # exp(x) is a product over the bits
-    riemann = h * math.expm1(1.0) / math.expm1(h)         # h * sum_i e^{ih}, a geometric sum
+    assert qtt.rank == 1  # exp(x) is a product over the bits
+    riemann = h * math.expm1(1.0) / math.expm1(h)  # h * sum_i e^{ih}, a geometric sum
     assert abs(qtt.integral() - riemann) < 1e-13
     assert abs(qtt.sum() - riemann / h) < 1e-10
     assert abs(qtt.evaluate(0.5) - math.exp(0.5)) < 1e-14
-    np.testing.assert_allclose(qtt.evaluate_index(np.array([0, 3, 1023])), np.exp(np.array([0, 3, 1023]) * h),
-                               rtol=1e-14)
+    np.testing.assert_allclose(
+        qtt.evaluate_index(np.array([0, 3, 1023])), np.exp(np.array([0, 3, 1023]) * h), rtol=1e-14
+    )
     ge = Q.Grid(R, 0.0, 1.0, include_endpoint=True)
     he = 1.0 / (2**R - 1)
     qe = Q.QuanticsTT.from_values(np.exp(ge.grididx_to_origcoord(np.arange(2**R))), ge)
     trapezoid = he * (math.expm1(1.0 + he) / math.expm1(he) - 0.5 * (1.0 + math.e))
     assert abs(qe.integral() - trapezoid) < 1e-13
-    assert abs(qe.integral() - math.expm1(1.0)) < he**2      # O(h^2) from the exact integral
+    assert abs(qe.integral() - math.expm1(1.0)) < he**2  # O(h^2) from the exact integral
 
 
 @pytest.mark.parametrize("unfolding", UNFOLDINGS)
@@ -131,7 +136,7 @@ def test_qtt_in_two_dimensions_values_and_integral(unfolding):
     wx[[0, -1]] /= 2
     wy = np.full(32, hy)
     wy[[0, -1]] /= 2
-    assert abs(qtt.integral() - wx @ vals @ wy) < 1e-12              # the 2D trapezoidal rule
+    assert abs(qtt.integral() - wx @ vals @ wy) < 1e-12  # the 2D trapezoidal rule
     assert abs(qtt.integral() - math.expm1(1.0) * 2 / 3) < 5e-3
     pts = np.array([[3, 7], [31, 0], [16, 16]])
     np.testing.assert_allclose(qtt.evaluate_index(pts), vals[pts[:, 0], pts[:, 1]], atol=1e-13)
@@ -194,18 +199,19 @@ def test_shift_and_flip_along_one_dimension_of_a_2d_grid(unfolding):
     vals = np.random.default_rng(1).standard_normal((16, 16))
     qtt = Q.QuanticsTT.from_values(vals, g)
     for dim in (0, 1):
-        def along(a):   # the axis of ``dim`` first
+
+        def along(a):  # the axis of ``dim`` first
             return np.moveaxis(a, dim, 0)
 
         got = along(Q.apply(Q.shift_mpo(g, 3, dim=dim), qtt).to_values())
-        np.testing.assert_allclose(got, np.roll(along(vals), -3, axis=0), atol=1e-12)     # f(x + 3), periodic
+        np.testing.assert_allclose(got, np.roll(along(vals), -3, axis=0), atol=1e-12)  # f(x + 3), periodic
         got = along(Q.apply(Q.shift_mpo(g, -2, dim=dim, boundary="open"), qtt).to_values())
         want = np.roll(along(vals), 2, axis=0)
-        want[:2] = 0.0                                                                  # f(-2), f(-1): off the grid
+        want[:2] = 0.0  # f(-2), f(-1): off the grid
         np.testing.assert_allclose(got, want, atol=1e-12)
         got = along(Q.apply(Q.flip_mpo(g, dim=dim, boundary="antiperiodic"), qtt).to_values())
         want = along(vals)[(-np.arange(16)) % 16]
-        want[0] *= -1.0                                                                 # f(16) = -f(0)
+        want[0] *= -1.0  # f(16) = -f(0)
         np.testing.assert_allclose(got, want, atol=1e-12)
 
 
@@ -236,7 +242,7 @@ def test_fourier_mpo_applied_to_a_qtt_is_numpy_fft(seed, complex_input):
     np.testing.assert_allclose(out.to_values()[REV10], np.fft.fft(v, norm="ortho"), atol=1e-11)
     natural = Q.reverse_bits(out)
     np.testing.assert_allclose(natural.to_values(), np.fft.fft(v, norm="ortho"), atol=1e-11)
-    back = Q.apply(Q.fourier_mpo(g, sign=1), natural)         # the inverse, again bit-reversed
+    back = Q.apply(Q.fourier_mpo(g, sign=1), natural)  # the inverse, again bit-reversed
     np.testing.assert_allclose(back.to_values()[REV10], v, atol=1e-11)
 
 
@@ -247,7 +253,7 @@ def test_fourier_of_a_smooth_function_stays_low_rank_at_large_R():
     # exp(2 pi i k0 x / N) is rank 1; its transform is a delta at k0 (bit-reversed): rank 1 again
     k0 = 2**39 + 12345
     g = Q.Grid(R)
-    turns = [((k0 << (R - 1 - k)) % 2**R) / 2**R for k in range(R)]      # k0 x_k 2**(R-1-k) / N, mod 1, exact
+    turns = [((k0 << (R - 1 - k)) % 2**R) / 2**R for k in range(R)]  # k0 x_k 2**(R-1-k) / N, mod 1, exact
     sites = [np.array([1.0, np.exp(2j * np.pi * t)]).reshape(1, 2, 1) / np.sqrt(2) for t in turns]
     qtt = Q.QuanticsTT(t4a.MPS(sites), g)
     out = Q.reverse_bits(Q.apply(T, qtt, max_bond=8))
@@ -267,7 +273,7 @@ def test_fourier_along_one_dimension_of_a_2d_grid(unfolding):
         got = Q.apply(Q.fourier_mpo(g, dim=dim), qtt).to_values()
         got = got[rev] if dim == 0 else got[:, rev]
         np.testing.assert_allclose(got, np.fft.fft(vals, axis=dim, norm="ortho"), atol=1e-12)
-    if unfolding == "fused":      # reversing the sites reverses the bits of both dimensions
+    if unfolding == "fused":  # reversing the sites reverses the bits of both dimensions
         both = Q.apply(Q.fourier_mpo(g, dim=1), Q.apply(Q.fourier_mpo(g, dim=0), qtt))
         np.testing.assert_allclose(Q.reverse_bits(both).to_values(), np.fft.fft2(vals, norm="ortho"), atol=1e-12)
     else:
@@ -291,7 +297,7 @@ def test_apply_checks_its_operands():
 # SciPost Phys. 18, 104 (2025)): f(x) = cos(x/B) cos(x/(4 sqrt(5) B)) exp(-x^2) + 2 exp(-x),
 # B = 2^-30, on [0, ln 20) with R = 40 (paper: rank 15, 45,775 evaluations, error ~3e-8).
 PAPER_GRID = Q.Grid(40, 0.0, math.log(20.0))
-PAPER_INTEGRAL = 1.9      # int_0^ln20 2 e^-x dx; the oscillating part integrates to ~e^-(ln 20)^2 B ~ 1e-13
+PAPER_INTEGRAL = 1.9  # int_0^ln20 2 e^-x dx; the oscillating part integrates to ~e^-(ln 20)^2 B ~ 1e-13
 
 
 def _paper_exact(i: np.ndarray) -> np.ndarray:
@@ -304,7 +310,7 @@ def _paper_exact(i: np.ndarray) -> np.ndarray:
 
 def _paper_float64(x):
     B = 2.0**-30
-    return np.cos(x / B) * np.cos(x / (4 * np.sqrt(5) * B)) * np.exp(-x**2) + 2 * np.exp(-x)
+    return np.cos(x / B) * np.cos(x / (4 * np.sqrt(5) * B)) * np.exp(-(x**2)) + 2 * np.exp(-x)
 
 
 PAPER_POINTS = np.random.default_rng(2024).integers(0, 2**40, size=10_000)
@@ -335,7 +341,7 @@ def _two_d(x, y):
 
 
 A_2D = (np.exp(-1 + 10j) - 1) / (-1 + 10j)
-INTEGRAL_2D = abs(A_2D) ** 2 + 3 * math.log(3) - 4 * math.log(2)   # the cosine term factorizes: |A|^2
+INTEGRAL_2D = abs(A_2D) ** 2 + 3 * math.log(3) - 4 * math.log(2)  # the cosine term factorizes: |A|^2
 
 
 @pytest.mark.parametrize("unfolding", UNFOLDINGS)
@@ -345,7 +351,7 @@ def test_a_2d_function_on_2_20_by_2_20_points(unfolding):
     idx = np.random.default_rng(7).integers(0, 2**20, size=(10_000, 2))
     xy = g.grididx_to_origcoord(idx)
     assert np.abs(qtt.evaluate_index(idx) - _two_d(xy[:, 0], xy[:, 1])).max() < 1e-8
-    assert abs(float(qtt.integral()) - INTEGRAL_2D) < 1e-9                    # trapezoidal rule: O(2^-40)
+    assert abs(float(qtt.integral()) - INTEGRAL_2D) < 1e-9  # trapezoidal rule: O(2^-40)
     x, y = 0.123, 0.987
     assert abs(qtt.evaluate((x, y)) - _two_d(*g.grididx_to_origcoord(g.origcoord_to_grididx((x, y))))) < 1e-8
 
@@ -354,10 +360,10 @@ def test_interpolate_one_point_at_a_time_with_indices_and_initial_points():
     g = Q.Grid(12, -1.0, 1.0)
     calls = []
 
-    def f(i):               # zero at grid index 0: the start must come from initial_points
+    def f(i):  # zero at grid index 0: the start must come from initial_points
         calls.append(i)
         assert isinstance(i, int)
-        return 0.0 if i == 0 else math.exp(-((i - 2048) / 300.0) ** 2)
+        return 0.0 if i == 0 else math.exp(-(((i - 2048) / 300.0) ** 2))
 
     qtt = Q.quantics_interpolate(f, g, argument="index", initial_points=[2048, 2100], tolerance=1e-10)
     assert len(calls) == qtt.tci.evaluations
@@ -373,10 +379,11 @@ def test_interpolate_one_point_at_a_time_with_indices_and_initial_points():
 def test_gradient_through_the_interpolation():
     qtt = Q.quantics_interpolate(_paper_float64, PAPER_GRID, tolerance=1e-7, batched=True)
 
-    def integral(theta):     # the smooth part 2 exp(-theta x), at the pivots of the fit
+    def integral(theta):  # the smooth part 2 exp(-theta x), at the pivots of the fit
         def f(x):
             B = 2.0**-30
             return tf.cos(x / B) * tf.cos(x / (4 * math.sqrt(5) * B)) * tf.exp(-x * x) + 2 * tf.exp(-theta * x)
+
         return qtt.interpolant(f).integral()
 
     theta = tf.asarray(1.0)
@@ -406,11 +413,11 @@ def test_gradient_of_quantics_interpolate_of_a_traced_parameter():
     x = g.grididx_to_origcoord(np.arange(g.n_points))
 
     def integral(th, batched=False):
-        f = (lambda x: tf.exp(-th * tf.asarray(x) ** 2)) if batched else (lambda x: tf.exp(-th * x ** 2))
+        f = (lambda x: tf.exp(-th * tf.asarray(x) ** 2)) if batched else (lambda x: tf.exp(-th * x**2))
         return Q.quantics_interpolate(f, g, batched=batched, tolerance=1e-12).integral()
 
     for th0 in (1.0, 2.5):
-        want = float(np.sum(-x ** 2 * np.exp(-th0 * x ** 2)) * g.step[0])
+        want = float(np.sum(-(x**2) * np.exp(-th0 * x**2)) * g.step[0])
         for batched in (False, True):
             assert float(tidu.grad(integral)(tf.asarray(th0), batched)) == pytest.approx(want, rel=1e-9)
     check_grads(integral, (tf.asarray(1.0),), order=2)
@@ -419,8 +426,11 @@ def test_gradient_of_quantics_interpolate_of_a_traced_parameter():
 
 
 def test_a_relative_tolerance_of_one_or_more_is_refused():
-    with pytest.raises(t4a.tci.TCIOptionError, match=r"quantics_interpolate: tolerance must be a finite number > 0 "
-                                                     r"and < 1"):
+    with pytest.raises(
+        t4a.tci.TCIOptionError,
+        match=r"quantics_interpolate: tolerance must be a finite number > 0 "
+        r"and < 1",
+    ):
         Q.quantics_interpolate(math.sin, Q.Grid(4), tolerance=2)
     qtt = Q.quantics_interpolate(lambda x: 3.0 + x, Q.Grid(4), tolerance=1.5, normalize_error=False)
     assert qtt.tci.termination == "converged"

@@ -3,6 +3,7 @@ single-threaded worker processes equals the serial loop bit for bit; the file re
 the scan process is killed (no point lost or run twice); a point whose worker dies is run
 again, and one that keeps failing is recorded with its error; ``tensor4all scan`` on the
 command line. Small chains and few points: the whole file runs in well under a minute."""
+
 from __future__ import annotations
 
 import builtins
@@ -56,16 +57,18 @@ QUIET = (False, 0.5, 5.0)
 
 def _quiet_settings() -> tuple:
     """A worker's Dask settings that :func:`local_cluster` changes (run on the worker)."""
-    return (dask.config.get("distributed.worker.profile.enabled"),
-            dask.utils.parse_timedelta(dask.config.get("distributed.admin.tick.interval")),
-            dask.utils.parse_timedelta(dask.config.get("distributed.admin.system-monitor.interval")))
+    return (
+        dask.config.get("distributed.worker.profile.enabled"),
+        dask.utils.parse_timedelta(dask.config.get("distributed.admin.tick.interval")),
+        dask.utils.parse_timedelta(dask.config.get("distributed.admin.system-monitor.interval")),
+    )
 
 
 def test_the_local_cluster_workers_run_without_profiler_and_with_slow_ticks(client):
     """Dask's per-thread profiler and its 20 ms loop tick take CPU that the points need;
     the workers of ``local_cluster`` run with them off and slowed (set while forking)."""
     assert set(client.run(_quiet_settings).values()) == {QUIET}
-    assert _quiet_settings() != QUIET   # this process keeps Dask's defaults
+    assert _quiet_settings() != QUIET  # this process keeps Dask's defaults
 
 
 def _has_tensor4all() -> bool:
@@ -76,7 +79,7 @@ def test_the_default_workers_come_from_a_preloaded_fork_server(client):
     """Not forked from this multi-threaded process (a CI run hung in a worker forked while
     another thread held a logging lock): from the fork server, which imported tensor4all once."""
     parents = set(client.run(os.getppid).values())
-    assert len(parents) == 1 and os.getpid() not in parents   # forked or spawned: this process
+    assert len(parents) == 1 and os.getpid() not in parents  # forked or spawned: this process
     assert set(client.run(_has_tensor4all).values()) == {True}
 
 
@@ -86,9 +89,10 @@ def test_a_spawned_cluster_gives_the_same_rows_and_a_bad_start_method_is_named(t
     task = t4a.ScanTask("tfim", params={"L": 8}, settings={"max_bond": 8, "conserve": "none"}, observables=("X",))
     with local_cluster(1, start_method="spawn") as cluster, distributed.Client(cluster) as c:
         rows = t4a.scan(task, {"g": [0.7, 1.3]}, client=c, out=tmp_path / "s.parquet", progress=False).to_pylist()
-        assert set(c.run(_quiet_settings).values()) == {QUIET}   # passed to a fresh interpreter too
-    assert [{k: r[k] for k in ("energy", "X")} for r in rows] == \
-        [{k: task(g=g)[k] for k in ("energy", "X")} for g in (0.7, 1.3)]
+        assert set(c.run(_quiet_settings).values()) == {QUIET}  # passed to a fresh interpreter too
+    assert [{k: r[k] for k in ("energy", "X")} for r in rows] == [
+        {k: task(g=g)[k] for k in ("energy", "X")} for g in (0.7, 1.3)
+    ]
     with pytest.raises(t4a.InvalidOptionError, match="start_method must be one of") as info:
         local_cluster(1, start_method="thread")
     assert isinstance(info.value, ValueError)
@@ -96,15 +100,30 @@ def test_a_spawned_cluster_gives_the_same_rows_and_a_bad_start_method_is_named(t
 
 # ---- results -------------------------------------------------------------------------------
 def test_scan_equals_the_serial_loop_bit_for_bit(client, tmp_path):
-    task = t4a.ScanTask("tfim", params={"L": 10}, settings={"max_bond": 16, "conserve": "none"},
-                        observables=("X", "Z@0*Z@-1", "X@3"))
+    task = t4a.ScanTask(
+        "tfim", params={"L": 10}, settings={"max_bond": 16, "conserve": "none"}, observables=("X", "Z@0*Z@-1", "X@3")
+    )
     gs = np.linspace(0.5, 1.5, 4)
     table = t4a.scan(task, {"g": gs}, client=client, out=tmp_path / "s.parquet", progress=False)
     rows = table.to_pylist()
     assert rows == _rows(tmp_path / "s.parquet")
     assert [r["g"] for r in rows] == gs.tolist()
-    assert table.column_names == ["g", "energy", "variance", "entropy", "X", "Z@0*Z@-1", "X@3", "bond_dim",
-                                  "sweeps_run", "converged", "seconds", "worker", "status", "error"]
+    assert table.column_names == [
+        "g",
+        "energy",
+        "variance",
+        "entropy",
+        "X",
+        "Z@0*Z@-1",
+        "X@3",
+        "bond_dim",
+        "sweeps_run",
+        "converged",
+        "seconds",
+        "worker",
+        "status",
+        "error",
+    ]
     for g, r in zip(gs, rows):
         serial = task(g=float(g))
         assert {k: r[k] for k in serial} == serial  # ==: the same float64 bits
@@ -115,8 +134,7 @@ def test_scan_equals_the_serial_loop_bit_for_bit(client, tmp_path):
 
 def test_a_conserved_scan_and_a_scanned_setting(client, tmp_path):
     task = t4a.ScanTask("heisenberg", params={"L": 8}, settings={"conserve": "Sz"}, observables=("Sz@0*Sz@1",))
-    table = t4a.scan(task, [{"max_bond": 4}, {"max_bond": 16}], client=client, out=tmp_path / "h.arrow",
-                     progress=False)
+    table = t4a.scan(task, [{"max_bond": 4}, {"max_bond": 16}], client=client, out=tmp_path / "h.arrow", progress=False)
     low, high = table.to_pylist()
     assert high["energy"] == pytest.approx(-3.374932598687, abs=1e-9) and low["energy"] > high["energy"]
     assert high["bond_dim"] == 16 and low["bond_dim"] == 4 and high["Sz@0*Sz@1"] < 0
@@ -127,8 +145,9 @@ def _square(a, b):
 
 
 def test_function_tasks_and_the_cartesian_order(client, tmp_path):
-    table = t4a.scan(_square, {"a": [1, 2], "b": ["x", "yy", "zzz"]}, client=client, out=tmp_path / "f.parquet",
-                     progress=False)
+    table = t4a.scan(
+        _square, {"a": [1, 2], "b": ["x", "yy", "zzz"]}, client=client, out=tmp_path / "f.parquet", progress=False
+    )
     rows = table.to_pylist()
     assert [(r["a"], r["b"]) for r in rows] == [(1, "x"), (1, "yy"), (1, "zzz"), (2, "x"), (2, "yy"), (2, "zzz")]
     assert [r["product"] for r in rows] == [1, 2, 3, 2, 4, 6] and rows[3]["label"] == "2x" and rows[3]["big"]
@@ -166,8 +185,13 @@ def _kills_its_worker_once(x, marker):
 
 def test_a_worker_killed_mid_task_is_retried_and_the_scan_completes(client, tmp_path):
     marker = tmp_path / "marker"
-    rows = t4a.scan(functools.partial(_kills_its_worker_once, marker=str(marker)), {"x": [0, 1, 2]}, client=client,
-                    out=tmp_path / "k.parquet", progress=False).to_pylist()
+    rows = t4a.scan(
+        functools.partial(_kills_its_worker_once, marker=str(marker)),
+        {"x": [0, 1, 2]},
+        client=client,
+        out=tmp_path / "k.parquet",
+        progress=False,
+    ).to_pylist()
     assert marker.exists()
     assert [(r["x"], r["y"], r["status"]) for r in rows] == [(0, 0.5, "ok"), (1, 1.5, "ok"), (2, 2.5, "ok")]
     client.wait_for_workers(2, timeout=60)
@@ -178,8 +202,9 @@ def _always_kills_its_worker(x):
 
 
 def test_a_point_that_keeps_killing_workers_is_recorded_as_failed(client, tmp_path):
-    rows = t4a.scan(_always_kills_its_worker, {"x": [7]}, client=client, out=tmp_path / "d.parquet",
-                    progress=False).to_pylist()
+    rows = t4a.scan(
+        _always_kills_its_worker, {"x": [7]}, client=client, out=tmp_path / "d.parquet", progress=False
+    ).to_pylist()
     assert rows[0]["status"] == "failed" and rows[0]["error"].startswith("KilledWorker: ")
     client.wait_for_workers(2, timeout=60)
 
@@ -196,14 +221,15 @@ class _BrokenTask(t4a.ScanTask):
 
 
 def test_a_point_whose_results_are_not_finite_is_failed_not_ok(client, tmp_path):
-    task = _BrokenTask("tfim", params={"L": 6}, settings={"max_bond": 4, "sweeps": 2, "conserve": "none"},
-                       observables=("X",))
+    task = _BrokenTask(
+        "tfim", params={"L": 6}, settings={"max_bond": 4, "sweeps": 2, "conserve": "none"}, observables=("X",)
+    )
     rows = t4a.scan(task, {"g": [0.5, 1.5]}, client=client, out=tmp_path / "n.parquet", progress=False).to_pylist()
     assert [r["status"] for r in rows] == ["ok", "failed"]
     assert rows[1]["error"].startswith("NonFiniteError: ScanTask: the observable 'X' is nan, not a finite number")
-    assert math.isnan(rows[1]["X"]) and math.isfinite(rows[1]["energy"])   # the values are kept
+    assert math.isnan(rows[1]["X"]) and math.isfinite(rows[1]["energy"])  # the values are kept
     with pytest.raises(t4a.NonFiniteError, match="the observable 'X' is nan") as info:
-        task(g=1.5)   # one point here: a typed error, not a silent NaN
+        task(g=1.5)  # one point here: a typed error, not a silent NaN
     assert isinstance(info.value, ValueError)
 
 
@@ -220,7 +246,7 @@ def test_an_output_where_no_file_can_be_created_is_refused_before_any_point_runs
     with pytest.raises(t4a.ScanFileIOError, match="cannot write in directory '/proc/self'") as info:
         t4a.scan(task, {"a": [1, 2], "b": ["x"]}, client=client, out="/proc/self/s.parquet", progress=False)
     assert isinstance(info.value, OSError) and "give a path in a writable directory" in str(info.value)
-    assert not log.exists()   # no point ran
+    assert not log.exists()  # no point ran
 
 
 def test_scanned_points_are_checked_as_dmrg_checks_a_run_before_any_runs(tmp_path, monkeypatch):
@@ -231,8 +257,9 @@ def test_scanned_points_are_checked_as_dmrg_checks_a_run_before_any_runs(tmp_pat
     sz = t4a.ScanTask("heisenberg", settings={"conserve": "Sz", "sector": 0.5, "max_bond": 4})
     with pytest.raises(t4a.Tensor4allError, match=r"the point L=4: dmrg: the sector Sz = 0.5 has no states") as info:
         t4a.scan(sz, {"L": [4, 5]}, out=tmp_path / "s.parquet")
-    assert isinstance(info.value, ValueError) and "give a sector that the chain of every point reaches" in \
-        str(info.value)
+    assert isinstance(info.value, ValueError) and "give a sector that the chain of every point reaches" in str(
+        info.value
+    )
     obs = t4a.ScanTask("tfim", settings={"max_bond": 4}, observables=("X@5",))
     with pytest.raises(t4a.SiteOutOfRangeError, match=r"the point L=4: observable 'X@5': site 5 is outside"):
         t4a.scan(obs, {"L": [8, 4]}, out=tmp_path / "s.parquet")
@@ -254,7 +281,7 @@ def test_a_task_is_checked_when_built():
 def test_cli_scan_prints_the_first_error_of_the_failed_points(tmp_path, monkeypatch, capsys):
     real = t4a.ScanTask._results
 
-    def broken(self, point):   # in this process: the Dask workers below are threads
+    def broken(self, point):  # in this process: the Dask workers below are threads
         if point["g"] == 1.5:
             raise ValueError("no convergence at g = 1.5")
         row = real(self, point)
@@ -265,8 +292,28 @@ def test_cli_scan_prints_the_first_error_of_the_failed_points(tmp_path, monkeypa
     monkeypatch.setattr(t4a.ScanTask, "_results", broken)
     monkeypatch.chdir(tmp_path)
     with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as c:
-        code = cli.main(["scan", "--model", "tfim", "--L", "6", "--g", "0.5,1.5,2", "--chi", "4", "--sweeps", "2",
-                         "--conserve", "none", "--retries", "0", "--quiet", "--scheduler", c.scheduler.address])
+        code = cli.main(
+            [
+                "scan",
+                "--model",
+                "tfim",
+                "--L",
+                "6",
+                "--g",
+                "0.5,1.5,2",
+                "--chi",
+                "4",
+                "--sweeps",
+                "2",
+                "--conserve",
+                "none",
+                "--retries",
+                "0",
+                "--quiet",
+                "--scheduler",
+                c.scheduler.address,
+            ]
+        )
     out, err = capsys.readouterr()
     assert code == 1
     assert "points      3: 1 ok (1 run now, 0 from the file), 2 failed" in out
@@ -296,8 +343,9 @@ def test_a_killed_scan_resumes_from_its_file_without_losing_or_repeating_a_point
     script.write_text(_SLOW_SCAN)
     address = client.scheduler.address
     with open(tmp_path / "stderr1", "w") as err:
-        proc = subprocess.Popen([sys.executable, str(script), str(tmp_path / "log1"), str(out), address], cwd=ROOT,
-                                stderr=err, env=ENV)
+        proc = subprocess.Popen(
+            [sys.executable, str(script), str(tmp_path / "log1"), str(out), address], cwd=ROOT, stderr=err, env=ENV
+        )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:
             if out.exists() and len(_rows(out)) >= 4:  # the file is replaced atomically: always whole
@@ -310,8 +358,13 @@ def test_a_killed_scan_resumes_from_its_file_without_losing_or_repeating_a_point
     assert 4 <= len(rows) < 16, "the scan was to be killed halfway"
     assert len({r["x"] for r in rows}) == len(rows) and all(r["status"] == "ok" for r in rows)
     done_at_kill = [r["x"] for r in rows]
-    subprocess.run([sys.executable, str(script), str(tmp_path / "log2"), str(out), address], cwd=ROOT, check=True,
-                   timeout=120, env=ENV)
+    subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "log2"), str(out), address],
+        cwd=ROOT,
+        check=True,
+        timeout=120,
+        env=ENV,
+    )
     rows = _rows(out)
     assert [r["x"] for r in rows] == list(range(16))  # every point exactly once, in grid order
     assert all(r["status"] == "ok" and r["y"] == r["x"] ** 2 for r in rows)
@@ -371,9 +424,12 @@ def test_a_task_whose_results_do_not_form_a_table_is_a_typed_error(client, tmp_p
 
 def test_an_unreachable_scheduler_is_a_typed_error(tmp_path):
     with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
-        with pytest.raises(t4a.ScanClusterError, match="cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'") as info:
-            t4a.scan(_square, {"a": [1], "b": ["x"]}, client="tcp://127.0.0.1:9", out=tmp_path / "u.parquet",
-                     progress=False)
+        with pytest.raises(
+            t4a.ScanClusterError, match="cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'"
+        ) as info:
+            t4a.scan(
+                _square, {"a": [1], "b": ["x"]}, client="tcp://127.0.0.1:9", out=tmp_path / "u.parquet", progress=False
+            )
     assert isinstance(info.value, ConnectionError) and not (tmp_path / "u.parquet").exists()
 
 
@@ -388,54 +444,116 @@ def test_scan_task_is_a_picklable_hashable_value():
 
 # ---- the command line --------------------------------------------------------------------------
 def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "tensor4all", "scan", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=300, env=ENV)
+    return subprocess.run(
+        [sys.executable, "-m", "tensor4all", "scan", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        env=ENV,
+    )
 
 
 def test_cli_scan_on_a_local_cluster_then_resumed_on_an_existing_one(client, tmp_path):
-    common = ("--model", "tfim", "--L", "8", "--chi", "8", "--conserve", "none", "--observables", "X,Z@0*Z@-1",
-              "--out", "tfim.parquet")
+    common = (
+        "--model",
+        "tfim",
+        "--L",
+        "8",
+        "--chi",
+        "8",
+        "--conserve",
+        "none",
+        "--observables",
+        "X,Z@0*Z@-1",
+        "--out",
+        "tfim.parquet",
+    )
     first = _cli(*common, "--g", "0.5,1.0", "--workers", "1", cwd=tmp_path)
     assert first.returncode == 0, first.stderr[-2000:]
     assert "SCAN  tfim L=8 J=1  over g 0.5..1 (2): 2 points" in first.stdout
     assert "local cluster of 1 worker, out tfim.parquet: 0 point(s) done earlier, 2 to run" in first.stdout
     assert "points      2: 2 ok (2 run now, 0 from the file), 0 failed" in first.stdout
-    second = _cli(*common, "--g", "0.5:1.5:3", "--scheduler", client.scheduler.address, "--plot", "tfim.png",
-                  cwd=tmp_path)
+    second = _cli(
+        *common, "--g", "0.5:1.5:3", "--scheduler", client.scheduler.address, "--plot", "tfim.png", cwd=tmp_path
+    )
     assert second.returncode == 0, second.stderr[-2000:]
     assert "points      3: 3 ok (1 run now, 2 from the file), 0 failed" in second.stdout
     assert f"scheduler {client.scheduler.address}" in second.stdout
     rows = _rows(tmp_path / "tfim.parquet")
     assert [r["g"] for r in rows] == [0.5, 1.0, 1.5] and (tmp_path / "tfim.png").stat().st_size > 0
-    task = t4a.ScanTask("tfim", params={"L": 8, "J": 1.0, "g": 1.5},
-                        settings={"max_bond": 8, "cutoff": 1e-12, "sweeps": 10, "tol": 1e-10, "two_site": True,
-                                  "seed": 0, "dtype": "float64", "noise": None, "threads": 1, "conserve": None,
-                                  "sector": None}, observables=("X", "Z@0*Z@-1"))
+    task = t4a.ScanTask(
+        "tfim",
+        params={"L": 8, "J": 1.0, "g": 1.5},
+        settings={
+            "max_bond": 8,
+            "cutoff": 1e-12,
+            "sweeps": 10,
+            "tol": 1e-10,
+            "two_site": True,
+            "seed": 0,
+            "dtype": "float64",
+            "noise": None,
+            "threads": 1,
+            "conserve": None,
+            "sector": None,
+        },
+        observables=("X", "Z@0*Z@-1"),
+    )
     expected = task()
     assert {k: rows[2][k] for k in expected} == expected  # the command's row is the library's
 
 
-@pytest.mark.parametrize("args,fragment", [
-    (["--g", "0.2:2.0"], "invalid range '0.2:2.0'"),
-    (["--g", "0.5"], "nothing to scan"),
-    (["--L", "4:9:3"], "not integers"),
-    (["--L", "1,4"], "the chain needs at least 2 sites"),
-    (["--g", "1,2", "--out", "x.csv"], "valid extensions: .parquet, .arrow"),
-    (["--g", "1,2", "--observables", "S+"], "not a Hermitian operator"),
-    (["--g", "1,2", "--Jz", "0.5,1"], "not a parameter of --model tfim"),
-    (["--g", "1,2", "--plot", "x.gif"], "valid extensions: .png, .pdf, .svg"),
-    (["--g", "1,1"], "is given twice"),
-    (["--g", "1,2", "--workers", "0"], "positive integer"),
-    (["--g", "1,2", "--workers", "2", "--scheduler", "tcp://x:1"], "not allowed with argument"),
-    (["--g", "1,2", "--observables", "X@99"], "argument --observables: ScanTask: observable 'X@99': site 99 is"),
-    (["--L", "4,8", "--observables", "X@5"], "the point L=4: observable 'X@5': site 5 is outside the chain of L = 4"),
-    (["--model", "heisenberg", "--L", "4,5", "--sz", "0.5"], "the point L=4: dmrg: the sector Sz = 0.5 has no states"),
-    (["--g", "1,1e200"], "the point g=1e+200: dmrg: the Hamiltonian's scale"),
-    (["--g", "1,2", "--out", "/proc/self/s.parquet"], "argument --out: out='/proc/self/s.parquet': cannot write in"),
-    (["--g", "1,2", "--plot", "/proc/self/s.png"], "argument --plot: cannot write in directory '/proc/self'"),
-], ids=["range", "nothing", "L-range", "L-small", "out", "observable", "Jz-tfim", "plot", "twice", "workers",
-        "workers-and-scheduler", "observable-site", "observable-site-scanned-L", "sector-unreachable",
-        "coupling-beyond-range", "out-unwritable", "plot-unwritable"])
+@pytest.mark.parametrize(
+    "args,fragment",
+    [
+        (["--g", "0.2:2.0"], "invalid range '0.2:2.0'"),
+        (["--g", "0.5"], "nothing to scan"),
+        (["--L", "4:9:3"], "not integers"),
+        (["--L", "1,4"], "the chain needs at least 2 sites"),
+        (["--g", "1,2", "--out", "x.csv"], "valid extensions: .parquet, .arrow"),
+        (["--g", "1,2", "--observables", "S+"], "not a Hermitian operator"),
+        (["--g", "1,2", "--Jz", "0.5,1"], "not a parameter of --model tfim"),
+        (["--g", "1,2", "--plot", "x.gif"], "valid extensions: .png, .pdf, .svg"),
+        (["--g", "1,1"], "is given twice"),
+        (["--g", "1,2", "--workers", "0"], "positive integer"),
+        (["--g", "1,2", "--workers", "2", "--scheduler", "tcp://x:1"], "not allowed with argument"),
+        (["--g", "1,2", "--observables", "X@99"], "argument --observables: ScanTask: observable 'X@99': site 99 is"),
+        (
+            ["--L", "4,8", "--observables", "X@5"],
+            "the point L=4: observable 'X@5': site 5 is outside the chain of L = 4",
+        ),
+        (
+            ["--model", "heisenberg", "--L", "4,5", "--sz", "0.5"],
+            "the point L=4: dmrg: the sector Sz = 0.5 has no states",
+        ),
+        (["--g", "1,1e200"], "the point g=1e+200: dmrg: the Hamiltonian's scale"),
+        (
+            ["--g", "1,2", "--out", "/proc/self/s.parquet"],
+            "argument --out: out='/proc/self/s.parquet': cannot write in",
+        ),
+        (["--g", "1,2", "--plot", "/proc/self/s.png"], "argument --plot: cannot write in directory '/proc/self'"),
+    ],
+    ids=[
+        "range",
+        "nothing",
+        "L-range",
+        "L-small",
+        "out",
+        "observable",
+        "Jz-tfim",
+        "plot",
+        "twice",
+        "workers",
+        "workers-and-scheduler",
+        "observable-site",
+        "observable-site-scanned-L",
+        "sector-unreachable",
+        "coupling-beyond-range",
+        "out-unwritable",
+        "plot-unwritable",
+    ],
+)
 def test_cli_bad_arguments_exit_2_before_anything_runs(args, fragment, tmp_path, capsys, monkeypatch):
     if "/proc/self" in " ".join(args) and not os.path.isdir("/proc/self"):
         pytest.skip("needs /proc/self: no file can be created there")

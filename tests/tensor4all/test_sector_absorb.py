@@ -2,11 +2,12 @@
 against the same contraction done densely: a random charge-conserving MPO tensor and a random
 block environment, expanded to full matrices, contracted with einsum, and cut back into the
 fused sectors, and the rectangles it reports as written hold every nonzero entry."""
+
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from tensor4all.algorithms.sector_absorb import absorb_groups, absorb_mpo
-from tensor4all.algorithms.sector_backend import _Pieces
+from tensor4all.algorithms.sector_operator import Pieces
 
 
 def _offsets(dims: dict) -> dict:
@@ -18,15 +19,21 @@ def _offsets(dims: dict) -> dict:
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10_000), modulus=st.sampled_from([0, 2, 3]), cplx=st.booleans(),
-       d=st.integers(1, 3), n_left=st.integers(1, 4), n_right=st.integers(1, 4))
+@given(
+    seed=st.integers(0, 10_000),
+    modulus=st.sampled_from([0, 2, 3]),
+    cplx=st.booleans(),
+    d=st.integers(1, 3),
+    n_left=st.integers(1, 4),
+    n_right=st.integers(1, 4),
+)
 def test_absorb_matches_the_dense_contraction(seed, modulus, cplx, d, n_left, n_right):
     rng = np.random.default_rng(seed)
     norm = (lambda c: c % modulus) if modulus else (lambda c: c)
     q_site = [int(q) for q in rng.integers(-1, 2, d)]
-    c_env = [int(c) for c in rng.integers(-1, 2, n_left)]     # the environment's MPO states x
-    c_out = [int(c) for c in rng.integers(-1, 2, n_right)]    # the output states w
-    bond = {norm(q): int(rng.integers(1, 4)) for q in range(-2, 3)}   # bra charge -> dimension
+    c_env = [int(c) for c in rng.integers(-1, 2, n_left)]  # the environment's MPO states x
+    c_out = [int(c) for c in rng.integers(-1, 2, n_right)]  # the output states w
+    bond = {norm(q): int(rng.integers(1, 4)) for q in range(-2, 3)}  # bra charge -> dimension
     dtype = np.complex128 if cplx else np.float64
 
     def rand(*shape):
@@ -44,15 +51,17 @@ def test_absorb_matches_the_dense_contraction(seed, modulus, cplx, d, n_left, n_
                         W[x, s, t, w] = rand()
                         entries.setdefault(w, []).append((x, s, t, W[x, s, t, w]))
     # the environment: per state x, a block (dim q, dim q - c_x) for every q the bond has with q - c_x
-    env = [{q: rand(bond[q], bond[norm(q - c_env[x])]) for q in bond if norm(q - c_env[x]) in bond}
-           for x in range(n_left)]
-    rows = _Pieces()
+    env = [
+        {q: rand(bond[q], bond[norm(q - c_env[x])]) for q in bond if norm(q - c_env[x]) in bond} for x in range(n_left)
+    ]
+    rows = Pieces()
     for q, dq in bond.items():
         for s in range(d):
             rows.add(norm(q + q_site[s]), (q, s), dq)
 
-    out, regions = absorb_mpo(env, absorb_groups(entries, c_env, norm), c_out, rows, lambda q, s: (q, s), norm, np,
-                              dtype)
+    out, regions = absorb_mpo(
+        env, absorb_groups(entries, c_env, norm), c_out, rows, lambda q, s: (q, s), norm, np, dtype
+    )
 
     # dense: E[x][a, b] over the whole bond, LW[w][(a, s), (b, t)] = sum_x E[x][a, b] W[x, s, t, w]
     off, n = _offsets(bond), sum(bond.values())
@@ -60,7 +69,7 @@ def test_absorb_matches_the_dense_contraction(seed, modulus, cplx, d, n_left, n_
     for x, blocks in enumerate(env):
         for q, blk in blocks.items():
             qc = norm(q - c_env[x])
-            E[x, off[q]:off[q] + bond[q], off[qc]:off[qc] + bond[qc]] = blk
+            E[x, off[q] : off[q] + bond[q], off[qc] : off[qc] + bond[qc]] = blk
     dense = np.einsum("xab,xstw->wasbt", E, W)
     assert len(out) == n_right
     for w in range(n_right):
@@ -69,14 +78,14 @@ def test_absorb_matches_the_dense_contraction(seed, modulus, cplx, d, n_left, n_
             expected = np.zeros((size, rows.size.get(mc, 0)), dtype=dtype)
             for (q, s), ro, rn in rows.groups[m]:
                 for (qc, t), co, cn in rows.groups.get(mc, []):
-                    expected[ro:ro + rn, co:co + cn] = dense[w, off[q]:off[q] + rn, s, off[qc]:off[qc] + cn, t]
+                    expected[ro : ro + rn, co : co + cn] = dense[w, off[q] : off[q] + rn, s, off[qc] : off[qc] + cn, t]
             got = out[w].get(m)
-            if got is None:    # absent blocks: no entry reaches them
+            if got is None:  # absent blocks: no entry reaches them
                 assert not expected.any()
             else:
                 assert got.shape == expected.shape and got.dtype == dtype
                 np.testing.assert_allclose(got, expected, rtol=0, atol=1e-13)
-                outside = expected.copy()   # the regions named hold every nonzero entry
+                outside = expected.copy()  # the regions named hold every nonzero entry
                 for r0, r1, c0, c1 in regions[w][m]:
                     outside[r0:r1, c0:c1] = 0
                 assert not outside.any()

@@ -1,6 +1,7 @@
 """The layered dispatcher (reduce rules, kernels, counted fallback with its policies),
 typed errors, the tenferro protocol method called directly, AD through pytree nodes,
 and the memory test: a diagonal times a tall dense matrix never builds n x n."""
+
 from __future__ import annotations
 
 import gc
@@ -14,8 +15,15 @@ import tenferro as tf
 import tidu
 import tensor4all as t4a
 from tensor4all import (
-    BlockDiagonal, DensifyError, DiagonalTensor, SquareBlockError, StructuredError, StructuredFallbackWarning,
-    StructuredShapeError, Tensor4allError, TilingError,
+    BlockDiagonal,
+    DensifyError,
+    DiagonalTensor,
+    SquareBlockError,
+    StructuredError,
+    StructuredFallbackWarning,
+    StructuredShapeError,
+    Tensor4allError,
+    TilingError,
 )
 from tensor4all.structured._dispatch import REDUCE_RULES  # internal: the tests read the rule table itself
 

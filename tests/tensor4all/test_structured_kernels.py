@@ -7,6 +7,7 @@ applies one function; the dense reference applies the same function to the densi
 operands (for which the dispatcher calls tenferro directly). Decompositions enter
 through gauge-invariant functions (reconstructions, symmetric functions of spectra).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -129,11 +130,13 @@ CASES = {
     "sub_block": (False, lambda r, t, d: (block_of(r, t, d), block_of(r, t, d)), lambda a, b: a - b),
     "mul_block": (False, lambda r, t, d: (block_of(r, t, d), block_of(r, t, d)), lambda a, b: a * b),
     "matmul_diag_diag": (False, lambda r, t, d: (diag_of(r, t, d), diag_of(r, t, d)), lambda a, b: a @ b),
-    "matmul_block_block": (False, lambda r, t, d: (block_of(r, t, d), block_of(r, transposed(t), d)),
-                           lambda a, b: a @ b),
+    "matmul_block_block": (
+        False,
+        lambda r, t, d: (block_of(r, t, d), block_of(r, transposed(t), d)),
+        lambda a, b: a @ b,
+    ),
     "matmul_diag_block": (False, lambda r, t, d: (diag_of(r, t, d), block_of(r, t, d)), lambda a, b: a @ b),
-    "matmul_block_diag": (False, lambda r, t, d: (block_of(r, t, d), diag_of(r, transposed(t), d)),
-                          lambda a, b: a @ b),
+    "matmul_block_diag": (False, lambda r, t, d: (block_of(r, t, d), diag_of(r, transposed(t), d)), lambda a, b: a @ b),
     # with dense operands
     "matmul_diag_dense": (False, lambda r, t, d: (diag_of(r, t, d), rand(r, (rows(t), 3), d)), lambda a, x: a @ x),
     "matmul_diag_vec": (False, lambda r, t, d: (diag_of(r, t, d), rand(r, (rows(t),), d)), lambda a, x: a @ x),
@@ -141,33 +144,68 @@ CASES = {
     "matmul_block_dense": (False, lambda r, t, d: (block_of(r, t, d), rand(r, (cols(t), 2), d)), lambda a, x: a @ x),
     "matmul_block_vec": (False, lambda r, t, d: (block_of(r, t, d), rand(r, (cols(t),), d)), lambda a, x: a @ x),
     "matmul_dense_block": (False, lambda r, t, d: (rand(r, (2, rows(t)), d), block_of(r, t, d)), t4a.matmul),
-    "hadamard_diag_dense": (False, lambda r, t, d: (diag_of(r, t, d), rand(r, (rows(t), rows(t)), d)),
-                            lambda a, x: a * x),
-    "hadamard_dense_block": (False, lambda r, t, d: (rand(r, (rows(t), cols(t)), d), block_of(r, t, d)),
-                             lambda x, a: dispatch("multiply", x, a)),
+    "hadamard_diag_dense": (
+        False,
+        lambda r, t, d: (diag_of(r, t, d), rand(r, (rows(t), rows(t)), d)),
+        lambda a, x: a * x,
+    ),
+    "hadamard_dense_block": (
+        False,
+        lambda r, t, d: (rand(r, (rows(t), cols(t)), d), block_of(r, t, d)),
+        lambda x, a: dispatch("multiply", x, a),
+    ),
     # einsum with diagonals on hyper-edges
-    "einsum_usv": (False, lambda r, t, d: (rand(r, (3, rows(t)), d), diag_of(r, t, d), rand(r, (rows(t), 2), d)),
-                   lambda u, s, v: t4a.einsum("ik,kl,lj->ij", u, s, v)),
-    "einsum_two_diags": (False, lambda r, t, d: (rand(r, (rows(t), rows(t)), d), diag_of(r, t, d), diag_of(r, t, d)),
-                         lambda x, a, b: t4a.einsum("ij,jk,kl->il", a, x, b)),
-    "einsum_diag_out": (False, lambda r, t, d: (diag_of(r, t, d), diag_of(r, t, d)),
-                        lambda a, b: t4a.einsum("ij,jk->ik", a, b)),
-    "einsum_trace": (False, lambda r, t, d: (diag_of(r, t, d), rand(r, (rows(t), rows(t)), d)),
-                     lambda a, x: t4a.einsum("ij,ji->", a, x)),
-    "einsum_implicit": (False, lambda r, t, d: (diag_of(r, t, d), rand(r, (rows(t), 2), d)),
-                        lambda a, x: t4a.einsum("ij,jk", a, x)),
-    "einsum_block_diag": (False, lambda r, t, d: (block_of(r, t, d), diag_of(r, transposed(t), d)),
-                          lambda a, b: t4a.einsum("ij,jk->ik", a, b)),
-    "einsum_block_dense": (False, lambda r, t, d: (block_of(r, t, d), rand(r, (cols(t), 2), d)),
-                           lambda a, x: t4a.einsum("ij,jk->ki", a, x)),
-    "einsum_block_all": (False, lambda r, t, d: (block_of(r, t, d), rand(r, (rows(t), cols(t)), d)),
-                         lambda a, x: t4a.einsum("ij,ij->", a, x)),
-    "einsum_block_middle": (False, lambda r, t, d: (rand(r, (2, rows(t)), d), block_of(r, t, d),
-                                                    rand(r, (cols(t), 3), d)),
-                            lambda u, a, v: t4a.einsum("ik,kl,lj->ij", u, a, v)),
+    "einsum_usv": (
+        False,
+        lambda r, t, d: (rand(r, (3, rows(t)), d), diag_of(r, t, d), rand(r, (rows(t), 2), d)),
+        lambda u, s, v: t4a.einsum("ik,kl,lj->ij", u, s, v),
+    ),
+    "einsum_two_diags": (
+        False,
+        lambda r, t, d: (rand(r, (rows(t), rows(t)), d), diag_of(r, t, d), diag_of(r, t, d)),
+        lambda x, a, b: t4a.einsum("ij,jk,kl->il", a, x, b),
+    ),
+    "einsum_diag_out": (
+        False,
+        lambda r, t, d: (diag_of(r, t, d), diag_of(r, t, d)),
+        lambda a, b: t4a.einsum("ij,jk->ik", a, b),
+    ),
+    "einsum_trace": (
+        False,
+        lambda r, t, d: (diag_of(r, t, d), rand(r, (rows(t), rows(t)), d)),
+        lambda a, x: t4a.einsum("ij,ji->", a, x),
+    ),
+    "einsum_implicit": (
+        False,
+        lambda r, t, d: (diag_of(r, t, d), rand(r, (rows(t), 2), d)),
+        lambda a, x: t4a.einsum("ij,jk", a, x),
+    ),
+    "einsum_block_diag": (
+        False,
+        lambda r, t, d: (block_of(r, t, d), diag_of(r, transposed(t), d)),
+        lambda a, b: t4a.einsum("ij,jk->ik", a, b),
+    ),
+    "einsum_block_dense": (
+        False,
+        lambda r, t, d: (block_of(r, t, d), rand(r, (cols(t), 2), d)),
+        lambda a, x: t4a.einsum("ij,jk->ki", a, x),
+    ),
+    "einsum_block_all": (
+        False,
+        lambda r, t, d: (block_of(r, t, d), rand(r, (rows(t), cols(t)), d)),
+        lambda a, x: t4a.einsum("ij,ij->", a, x),
+    ),
+    "einsum_block_middle": (
+        False,
+        lambda r, t, d: (rand(r, (2, rows(t)), d), block_of(r, t, d), rand(r, (cols(t), 3), d)),
+        lambda u, a, v: t4a.einsum("ik,kl,lj->ij", u, a, v),
+    ),
     "einsum_block_transpose": (False, lambda r, t, d: (block_of(r, t, d),), lambda a: t4a.einsum("ij->ji", a)),
-    "einsum_two_blocks_fallback": (False, lambda r, t, d: (block_of(r, t, d), block_of(r, transposed(t), d)),
-                                   lambda a, b: t4a.einsum("ij,jk->ik", a, b)),
+    "einsum_two_blocks_fallback": (
+        False,
+        lambda r, t, d: (block_of(r, t, d), block_of(r, transposed(t), d)),
+        lambda a, b: t4a.einsum("ij,jk->ik", a, b),
+    ),
     # linear algebra
     "svd_recon_diag": (False, lambda r, t, d: (diag_of(r, t, d, positive=True),), _svd_recon),
     "svd_recon_block": (False, lambda r, t, d: (block_of(r, t, d, shift=True),), _svd_recon),
@@ -215,8 +253,9 @@ def assert_close(got, want, rtol=1e-9, atol=1e-9):
 # --- tilings -----------------------------------------------------------------------------------
 extent = st.integers(0, 3)
 tilings = st.lists(st.tuples(extent, extent), min_size=1, max_size=4).filter(lambda t: sum(m for m, _ in t) > 0)
-square_tilings = st.lists(extent, min_size=1, max_size=4).filter(lambda t: sum(t) > 0).map(
-    lambda t: [(m, m) for m in t])
+square_tilings = (
+    st.lists(extent, min_size=1, max_size=4).filter(lambda t: sum(t) > 0).map(lambda t: [(m, m) for m in t])
+)
 
 
 def _tiling(data, square):
@@ -244,7 +283,7 @@ def restrict(g_dense, like):
         return np.diagonal(np.asarray(g_dense)).copy()
     if isinstance(like, BlockDiagonal):
         g, ro, co = np.asarray(g_dense), like.row_offsets, like.col_offsets
-        return [g[ro[k]:ro[k + 1], co[k]:co[k + 1]] for k in range(len(like.blocks))]
+        return [g[ro[k] : ro[k + 1], co[k] : co[k + 1]] for k in range(len(like.blocks))]
     return np.asarray(g_dense)
 
 
@@ -264,6 +303,7 @@ def _loss(fn, weights):
         for o, w in zip(outs, weights):
             total = total + tf.sum(tf.real(dense(o) * tf.asarray(w)))
         return total
+
     return loss
 
 
@@ -310,7 +350,10 @@ def test_singular_diagonal_matches_the_dense_path(dtype):
     want_sign, want_logabs = np.linalg.slogdet(np.diag(d))
     assert complex(sign.numpy()) == complex(want_sign) and np.signbit(np.real(sign.numpy())) == np.signbit(0.0)
     assert float(logabs.numpy()) == want_logabs == -np.inf
-    for f in (lambda: L.inv(a), lambda: L.solve(a, tf.ones((3,), dtype=a.dtype)),
-              lambda: L.solve(a, DiagonalTensor(tf.ones((3,), dtype=a.dtype)))):
+    for f in (
+        lambda: L.inv(a),
+        lambda: L.solve(a, tf.ones((3,), dtype=a.dtype)),
+        lambda: L.solve(a, DiagonalTensor(tf.ones((3,), dtype=a.dtype))),
+    ):
         with pytest.raises(tf.linalg.SingularMatrixError, match="singular"):
             f()

@@ -1,6 +1,7 @@
 """tenferro's public functions given structured operands dispatch through
 ``__tenferro_function__`` to the structured dispatcher (tenferro never imports
 tensor4all); results equal the dense computation and keep the structure."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,8 +17,12 @@ from tensor4all import BlockDiagonal, DiagonalTensor
 def ops():
     rng = np.random.default_rng(0)
     d = DiagonalTensor(tf.asarray(rng.standard_normal(4) + 3))
-    b = BlockDiagonal([tf.asarray(rng.standard_normal((2, 2)) + 3 * np.eye(2)),
-                       tf.asarray(rng.standard_normal((2, 2)) + 3 * np.eye(2))])
+    b = BlockDiagonal(
+        [
+            tf.asarray(rng.standard_normal((2, 2)) + 3 * np.eye(2)),
+            tf.asarray(rng.standard_normal((2, 2)) + 3 * np.eye(2)),
+        ]
+    )
     x = tf.asarray(rng.standard_normal((4, 4)))
     return d, b, x
 

@@ -1,4 +1,5 @@
 """Jagged, tiled and nested shapes (seed 001's examples) and combine()."""
+
 from __future__ import annotations
 
 import pytest
@@ -40,9 +41,13 @@ def test_jagged_slice_chip_iteration_and_equality():
 def test_tiled_shape_is_the_seed_example():
     t = TiledShape([5, 15, 10], [5, 15, 10])
     assert t.shape == Shape(30, 30) and (t.rank, t.size) == (2, 900) and t.n_tiles == (3, 3)
-    verbose = JaggedShape([[Shape(5, 5), Shape(5, 15), Shape(5, 10)],
-                           [Shape(15, 5), Shape(15, 15), Shape(15, 10)],
-                           [Shape(10, 5), Shape(10, 15), Shape(10, 10)]])
+    verbose = JaggedShape(
+        [
+            [Shape(5, 5), Shape(5, 15), Shape(5, 10)],
+            [Shape(15, 5), Shape(15, 15), Shape(15, 10)],
+            [Shape(10, 5), Shape(10, 15), Shape(10, 10)],
+        ]
+    )
     assert t.as_jagged() == verbose and t == verbose
     tile = t.tile_shape(1, 2)
     assert tile == Shape(15, 10) and tile.origin == (5, 20)

@@ -2,6 +2,7 @@
 :class:`tensor4all.algorithms.backend.SweepBackend` with the declared parameters, and the sweep
 engine (DMRG sweeps, TDVP steps) and the TDVP driver call nothing else on a backend: they are
 run here on backends wrapped in a recorder of every attribute they touch."""
+
 from __future__ import annotations
 
 import inspect
@@ -25,8 +26,23 @@ METHODS = sorted(n for n in PROTOCOL if callable(getattr(SweepBackend, n, None))
 
 
 def test_the_protocol_lists_what_the_engine_needs():
-    assert {"local_problem", "split", "move", "expm", "backward_problem", "set_local", "site_problem", "promote",
-            "set_operator", "scale", "state_norm", "site_tensors", "energy", "single_site", "work_bytes"} <= PROTOCOL
+    assert {
+        "local_problem",
+        "split",
+        "move",
+        "expm",
+        "backward_problem",
+        "set_local",
+        "site_problem",
+        "promote",
+        "set_operator",
+        "scale",
+        "state_norm",
+        "site_tensors",
+        "energy",
+        "single_site",
+        "work_bytes",
+    } <= PROTOCOL
 
 
 @pytest.mark.parametrize("cls", BACKENDS, ids=lambda c: c.__name__)
@@ -111,11 +127,16 @@ def test_dmrg_sweeps_call_only_the_protocol(used, conserve):
 @pytest.mark.parametrize("conserve", [None, "Sz"], ids=["dense", "Sz"])
 def test_tdvp_calls_only_the_protocol(used, conserve, two_site):
     names, tdvp_on, kinds = used
-    psi = t4a.tdvp(models.heisenberg(6, conserve=conserve), t4a.MPS.product_state([0, 1] * 3, conserve=conserve),
-                   0.5, 0.25, max_bond=16).state   # bonds grown, so one-site steps have something to do
+    psi = t4a.tdvp(
+        models.heisenberg(6, conserve=conserve),
+        t4a.MPS.product_state([0, 1] * 3, conserve=conserve),
+        0.5,
+        0.25,
+        max_bond=16,
+    ).state  # bonds grown, so one-site steps have something to do
     names.clear()
     kinds.clear()
-    H = lambda t: models.heisenberg(6, J=1.0 + t, conserve=conserve)   # noqa: E731  (set_operator too)
+    H = lambda t: models.heisenberg(6, J=1.0 + t, conserve=conserve)  # noqa: E731  (set_operator too)
     out = tdvp_on(H, psi, 0.2, 0.1, two_site=two_site, max_bond=16).state
     assert kinds == (["SectorBackend"] if conserve else ["DenseBackend"])
     assert out.symmetric == (conserve is not None)

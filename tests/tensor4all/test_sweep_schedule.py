@@ -4,6 +4,7 @@ backends share (the split that moves the centre, the environment cache, the half
 References are independent of the code under test: the schedule against a hand-written
 table of the classic DMRG order, factors against their defining identities (orthonormal
 columns or rows, ``left @ right == m``), half products against ``np.einsum``."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -39,11 +40,11 @@ def test_schedule_moves_the_centre_bond_by_bond_and_back(L, two_site):
     assert len(steps) == 2 * (L - 1)
     centre = 0
     for s in steps:
-        assert centre in range(s.site, s.site + s.n_sites)     # the step holds the centre
+        assert centre in range(s.site, s.site + s.n_sites)  # the step holds the centre
         assert s.leaving in range(s.site, s.site + s.n_sites)
         assert abs(s.arriving - s.leaving) == 1 and s.bond == max(s.leaving, s.arriving)
         centre = s.arriving
-    assert centre == 0                                           # ready for the next sweep
+    assert centre == 0  # ready for the next sweep
     bonds = [s.bond for s in steps]
     assert bonds == list(range(1, L)) + list(range(L - 1, 0, -1))  # every bond split once per pass
 
@@ -69,12 +70,16 @@ def _sector_engine(H: t4a.MPO, conserve: str = "Sz") -> SectorEngine:
 @pytest.mark.parametrize("two_site", [True, False], ids=["two-site", "one-site"])
 def test_both_engines_report_one_update_per_step(two_site):
     H = models.heisenberg(5)
-    dense = SweepEngine([np.asarray(w) for w in H.tensors],
-                        [np.asarray(a) for a in t4a.MPS.random(5, bond_dim=2, seed=1).tensors], get_solver("lanczos"))
+    dense = SweepEngine(
+        [np.asarray(w) for w in H.tensors],
+        [np.asarray(a) for a in t4a.MPS.random(5, bond_dim=2, seed=1).tensors],
+        get_solver("lanczos"),
+    )
     for engine in (dense, _sector_engine(H)):
         seen = []
-        st = engine.sweep(two_site=two_site, max_bond=8, cutoff=0.0, tol=1e-12, alpha=1e-3, sweep_no=3,
-                          progress=seen.append)
+        st = engine.sweep(
+            two_site=two_site, max_bond=8, cutoff=0.0, tol=1e-12, alpha=1e-3, sweep_no=3, progress=seen.append
+        )
         steps = sweep_schedule(5, two_site)
         assert [(u.site, u.direction) for u in seen] == [(s.site, s.direction) for s in steps]
         assert [(u.sweep, u.step, u.steps) for u in seen] == [(3, k, len(steps)) for k in range(1, len(steps) + 1)]
@@ -120,15 +125,15 @@ def test_split_perturbed_projects_exactly_onto_a_basis_holding_the_expansion():
     """The kept basis spans ``m``'s column space and the directions of ``p`` (White 2005); the
     other factor is the projection, so ``left @ right == m`` whenever the basis holds ``m``."""
     rng = np.random.default_rng(3)
-    m = rng.standard_normal((8, 2)) @ rng.standard_normal((2, 7))          # rank 2
-    p_rows = rng.standard_normal((8, 3))                                      # moving right: (rows, k)
+    m = rng.standard_normal((8, 2)) @ rng.standard_normal((2, 7))  # rank 2
+    p_rows = rng.standard_normal((8, 3))  # moving right: (rows, k)
     # cutoff 1e-13: the density matrix's rounding-level eigenvalues count as zero
     left, right, _ = split_perturbed(m, p_rows, "right", 1e-2, None, 1e-13)
     assert left.shape[1] == 5 and _orthonormal_columns(left)
     np.testing.assert_allclose(left @ right, m, atol=1e-12)
     proj = left @ left.conj().T
     np.testing.assert_allclose(proj @ p_rows, p_rows, atol=1e-9)
-    p_cols = rng.standard_normal((3, 7))                                      # moving left: (k, cols)
+    p_cols = rng.standard_normal((3, 7))  # moving left: (k, cols)
     left, right, _ = split_perturbed(m, p_cols, "left", 1e-2, None, 1e-13)
     assert right.shape[0] == 5 and _orthonormal_columns(right.conj().T)
     np.testing.assert_allclose(left @ right, m, atol=1e-12)
@@ -145,14 +150,14 @@ def test_one_truncation_across_sectors_is_that_of_the_block_diagonal_matrix(max_
     dense = np.zeros((8, 10))
     r = c = 0
     for b in blocks.values():
-        dense[r:r + b.shape[0], c:c + b.shape[1]] = b
+        dense[r : r + b.shape[0], c : c + b.shape[1]] = b
         r, c = r + b.shape[0], c + b.shape[1]
     _, s_dense, _, err_dense = svd_truncated(dense, max_bond, cutoff)
     kept, err = svd_truncated_sectors(blocks, max_bond, cutoff)
     s_kept = np.sort(np.concatenate([s for _, s, _ in kept.values()]))[::-1]
     np.testing.assert_allclose(s_kept, s_dense, rtol=1e-12)
     assert err == pytest.approx(err_dense, rel=1e-10, abs=1e-15)
-    for q, (u, s, vh) in kept.items():        # each sector's factors are its block's truncated SVD
+    for q, (u, s, vh) in kept.items():  # each sector's factors are its block's truncated SVD
         assert _orthonormal_columns(u) and _orthonormal_columns(vh.conj().T)
         if len(s) == min(blocks[q].shape):
             np.testing.assert_allclose((u * s) @ vh, blocks[q], atol=1e-12)
@@ -164,10 +169,10 @@ def test_env_cache_drops_stale_blocks_and_counts_bytes():
     cache.set_right(3, np.ones(5))
     cache.set_right(2, np.ones(7))
     cache.set_left(1, np.ones(11))
-    cache.moved("right", 2, np.ones(13))    # left(2) built, the stale right(2) gone
+    cache.moved("right", 2, np.ones(13))  # left(2) built, the stale right(2) gone
     with pytest.raises(AssertionError, match="right block 2"):
         cache.right(2)
-    cache.moved("left", 2, np.ones(17))     # and back
+    cache.moved("left", 2, np.ones(17))  # and back
     with pytest.raises(AssertionError, match="left block 2"):
         cache.left(2)
     held = [cache.left(0), cache.left(1), cache.right(2), cache.right(3), cache.right(4)]
@@ -177,7 +182,7 @@ def test_env_cache_drops_stale_blocks_and_counts_bytes():
 def test_half_products_against_einsum():
     rng = np.random.default_rng(5)
     H = models.heisenberg(3, Jz=0.4, h=0.2)
-    w = np.asarray(H.tensors[1])                      # (D, 2, 2, D)
+    w = np.asarray(H.tensors[1])  # (D, 2, 2, D)
     D = w.shape[0]
     lb, rb = rng.standard_normal((3, D, 4)), rng.standard_normal((D, 6, 7))
     x = rng.standard_normal((4, 2, 6))
@@ -186,4 +191,4 @@ def test_half_products_against_einsum():
     want_r = np.einsum("wstv,xtb,vbc->wxsc", w, x, rb).reshape(D * 4, 2, 7)
     np.testing.assert_allclose(wr_product(x, w, rb), want_r, atol=1e-12)
     envs = Environments([np.asarray(t) for t in H.tensors], np.float64)
-    assert envs.nbytes() == 2 * 8                     # the two edges
+    assert envs.nbytes() == 2 * 8  # the two edges

@@ -5,6 +5,7 @@ total charges and dtypes; every structured result is compared with the same comp
 on the dense arrays (NumPy), and derivatives are checked by finite differences and the
 dot-product test (``check_grads``, second order) in float64 and complex128.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -52,7 +53,7 @@ def tensors(draw, group: str | None = None, n_legs: int | None = None, given_leg
     combo = [draw(st.sampled_from(leg.charges)) for leg in ls]
     charge = g.total(combo, [-1 if leg.is_dual else 1 for leg in ls])
     dtype = draw(st.sampled_from(DTYPES))
-    seed = draw(st.integers(0, 2 ** 16))
+    seed = draw(st.integers(0, 2**16))
     return t4a.SymmetricTensor.random(ls, charge=charge, dtype=dtype, seed=seed)
 
 
@@ -88,7 +89,7 @@ def test_dense_roundtrip_and_zero_outside_the_allowed_blocks(x):
     assert not np.any(d[~_mask(x)])
     y = t4a.SymmetricTensor.from_dense(d, x.legs, x.charge)
     _close(_dense(y), d, 0.0)
-    assert x.nnz == int(np.count_nonzero(_mask(x)))   # random stores every allowed block
+    assert x.nnz == int(np.count_nonzero(_mask(x)))  # random stores every allowed block
 
 
 @SETTINGS
@@ -136,8 +137,9 @@ def _fused_permutation(leg: FusedLeg) -> np.ndarray:
             ranges = [np.arange(p.slice(c).start, p.slice(c).stop) for p, c in zip(parts, part_charges)]
             grids = np.meshgrid(*ranges, indexing="ij")
             dims = [p.dim for p in parts]
-            idx = np.ravel_multi_index([gr.transpose(*reversed(range(len(ranges)))).reshape(-1) for gr in grids],
-                                       dims, order="F")
+            idx = np.ravel_multi_index(
+                [gr.transpose(*reversed(range(len(ranges)))).reshape(-1) for gr in grids], dims, order="F"
+            )
             perm.extend(idx.tolist())
             assert hi - lo == len(idx)
     return np.array(perm)
@@ -211,9 +213,9 @@ def test_batch_labels_fall_back_to_dense_like_multiply():
     _close(np.asarray(got.numpy()), _dense(b) * _dense(b))
     _close(np.asarray(got.numpy()), np.asarray((b * b).numpy()))
     assert sum(t4a.fallback_stats().values()) == 2
-    c = t4a.SymmetricTensor.random([v, v], charge=0, seed=2)   # a batch label beside a contracted one
+    c = t4a.SymmetricTensor.random([v, v], charge=0, seed=2)  # a batch label beside a contracted one
     _close(np.asarray(t4a.einsum("ab,bc->abc", b, c).numpy()), np.einsum("ab,bc->abc", _dense(b), _dense(c)))
-    with pytest.raises(t4a.SectorMismatchError, match="opposite duality"):   # contracted labels still checked
+    with pytest.raises(t4a.SectorMismatchError, match="opposite duality"):  # contracted labels still checked
         t4a.einsum("ab,ac->bc", b, b)
     with t4a.fallback_policy("error"), pytest.raises(t4a.DensifyError):
         t4a.einsum("ab,ab->ab", b, b)
@@ -245,8 +247,8 @@ def test_svd_qr_equal_dense(x):
     _close(_dense(t4a.einsum("ab,bc->ac", u.scale_leg(1, s), vh)), d)
     sv = np.sort(np.asarray(s.to_vector().numpy()))[::-1]
     dense_sv = np.linalg.svd(d, compute_uv=False)
-    _close(sv, dense_sv[:len(sv)])
-    assert np.all(dense_sv[len(sv):] < 1e-10 * max(1.0, dense_sv[0]))
+    _close(sv, dense_sv[: len(sv)])
+    assert np.all(dense_sv[len(sv) :] < 1e-10 * max(1.0, dense_sv[0]))
     ud = _dense(u)
     _close(ud.conj().T @ ud, np.eye(ud.shape[1]))
     q, r = t4a.linalg.qr(x)
@@ -256,12 +258,13 @@ def test_svd_qr_equal_dense(x):
 
 
 @SETTINGS
-@given(st.sampled_from(sorted(GROUPS)).flatmap(lambda g: st.tuples(legs(g), st.sampled_from(DTYPES),
-                                                                    st.integers(0, 999))))
+@given(
+    st.sampled_from(sorted(GROUPS)).flatmap(lambda g: st.tuples(legs(g), st.sampled_from(DTYPES), st.integers(0, 999)))
+)
 def test_eigh_equals_the_dense_spectrum(args):
     leg, dtype, seed = args
     a = t4a.SymmetricTensor.random([leg, leg.dual()], dtype=dtype, seed=seed)
-    h = (a + a.conj().transpose()) * 0.5       # Hermitian, legs (leg, leg.dual())
+    h = (a + a.conj().transpose()) * 0.5  # Hermitian, legs (leg, leg.dual())
     d = _dense(h)
     w, v = t4a.linalg.eigh(h)
     _close(np.sort(np.asarray(w.to_vector().numpy())), np.linalg.eigvalsh(d))
@@ -278,14 +281,13 @@ def test_truncated_svd_keeps_the_dense_top_values(x, rank, cutoff):
     sv = np.linalg.svd(d, compute_uv=False)
     r = min(rank, int(np.sum(sv > 1e-12 * max(sv[0], 1e-300))) or 1)
     if r < len(sv) and abs(sv[r - 1] - sv[r]) < 1e-8 * sv[0]:
-        return   # a tie at the cut: both codes may keep either vector
+        return  # a tie at the cut: both codes may keep either vector
     u, s, vh = t4a.linalg.truncated_svd(x, max_rank=rank, cutoff=cutoff)
     kept = np.sort(np.asarray(s.to_vector().numpy()))[::-1]
-    ud, sd, vhd = (np.asarray(t.numpy()) for t in tf.linalg.truncated_svd(tf.asarray(d), max_rank=rank,
-                                                                          cutoff=cutoff))
+    ud, sd, vhd = (np.asarray(t.numpy()) for t in tf.linalg.truncated_svd(tf.asarray(d), max_rank=rank, cutoff=cutoff))
     # the symmetric SVD has no vectors for the zero singular values of unstored sectors
-    _close(kept, sd[:len(kept)])
-    assert np.all(sd[len(kept):] < 1e-10 * sd[0])
+    _close(kept, sd[: len(kept)])
+    assert np.all(sd[len(kept) :] < 1e-10 * sd[0])
     _close(_dense(t4a.einsum("ab,bc->ac", u.scale_leg(1, s), vh)), (ud * sd) @ vhd, 1e-8)
 
 
@@ -328,8 +330,9 @@ def test_gradients_of_qr_svd_eigh_and_truncated_svd(dtype):
         u, s, vh = t4a.linalg.svd(m)
         # gauge-invariant: the singular values and the projector onto the left vectors
         proj = t4a.einsum("ab,cb->ac", u, u.conj())
-        return tf.sum(s.to_vector() ** 3) + pair(c.fuse_legs([0], [1]) if False else
-                                                  t4a.einsum("ab,bc->ac", proj, c), c)
+        return tf.sum(s.to_vector() ** 3) + pair(
+            c.fuse_legs([0], [1]) if False else t4a.einsum("ab,bc->ac", proj, c), c
+        )
 
     def via_truncated(m):
         u, s, vh = t4a.linalg.truncated_svd(m, max_rank=2)
@@ -360,29 +363,39 @@ def test_the_gradient_is_the_dense_gradient_restricted_to_the_blocks(dtype):
 
 
 # --- bad input --------------------------------------------------------------------------------
-@pytest.mark.parametrize("call,exc,fragment", [
-    (lambda: Leg(U1(), {0.5: 2}), t4a.ChargeError, "must be an integer"),
-    (lambda: Leg(U1() * Z2(), {1: 2}), t4a.ChargeError, "tuple of 2 integers"),
-    (lambda: Leg(U1(), {0: 0}), t4a.LegError, "positive integer"),
-    (lambda: Leg(U1(), [(0, 1), (0, 2)]), t4a.LegError, "appears twice"),
-    (lambda: Leg(U1(), {}), t4a.LegError, "non-empty"),
-    (lambda: Leg("U1", {0: 1}), t4a.ChargeError, "must be a Symmetry"),
-    (lambda: Zn(1), t4a.ChargeError, "n must be an integer >= 2"),
-    (lambda: fuse(Leg(U1(), {0: 1}), Leg(Z2(), {0: 1})), t4a.ChargeError, "only legs of one group fuse"),
-    (lambda: t4a.SymmetricTensor({(1, 1): np.ones((1, 1))}, [P, P]), t4a.SymmetryViolationError,
-     "carries charge 2"),
-    (lambda: t4a.SymmetricTensor({(1, 1): np.ones((2, 1))}, [P, P.dual()]), t4a.StructuredShapeError,
-     "has shape (2, 1)"),
-    (lambda: t4a.SymmetricTensor({(3, 3): np.ones((1, 1))}, [P, P.dual()]), t4a.LegError,
-     "no sector of charge 3"),
-    (lambda: t4a.SymmetricTensor.random([P, P], charge=1), t4a.SymmetryViolationError,
-     "carries the charge 1"),
-    (lambda: t4a.SymmetricTensor.random([P, P], charge=(1, 0)), t4a.ChargeError, "must be an integer"),
-    (lambda: t4a.linalg.svd(_example("float64")), t4a.SymmetryError, "needs two legs"),
-    (lambda: _example("float64") + _example("float64").conj(), t4a.SectorMismatchError, "leg 0 differs"),
-    (lambda: t4a.linalg.eigh(t4a.SymmetricTensor.random([P, P], charge=0)), t4a.SectorMismatchError,
-     "needs legs (leg, leg.dual())"),
-])
+@pytest.mark.parametrize(
+    "call,exc,fragment",
+    [
+        (lambda: Leg(U1(), {0.5: 2}), t4a.ChargeError, "must be an integer"),
+        (lambda: Leg(U1() * Z2(), {1: 2}), t4a.ChargeError, "tuple of 2 integers"),
+        (lambda: Leg(U1(), {0: 0}), t4a.LegError, "positive integer"),
+        (lambda: Leg(U1(), [(0, 1), (0, 2)]), t4a.LegError, "appears twice"),
+        (lambda: Leg(U1(), {}), t4a.LegError, "non-empty"),
+        (lambda: Leg("U1", {0: 1}), t4a.ChargeError, "must be a Symmetry"),
+        (lambda: Zn(1), t4a.ChargeError, "n must be an integer >= 2"),
+        (lambda: fuse(Leg(U1(), {0: 1}), Leg(Z2(), {0: 1})), t4a.ChargeError, "only legs of one group fuse"),
+        (
+            lambda: t4a.SymmetricTensor({(1, 1): np.ones((1, 1))}, [P, P]),
+            t4a.SymmetryViolationError,
+            "carries charge 2",
+        ),
+        (
+            lambda: t4a.SymmetricTensor({(1, 1): np.ones((2, 1))}, [P, P.dual()]),
+            t4a.StructuredShapeError,
+            "has shape (2, 1)",
+        ),
+        (lambda: t4a.SymmetricTensor({(3, 3): np.ones((1, 1))}, [P, P.dual()]), t4a.LegError, "no sector of charge 3"),
+        (lambda: t4a.SymmetricTensor.random([P, P], charge=1), t4a.SymmetryViolationError, "carries the charge 1"),
+        (lambda: t4a.SymmetricTensor.random([P, P], charge=(1, 0)), t4a.ChargeError, "must be an integer"),
+        (lambda: t4a.linalg.svd(_example("float64")), t4a.SymmetryError, "needs two legs"),
+        (lambda: _example("float64") + _example("float64").conj(), t4a.SectorMismatchError, "leg 0 differs"),
+        (
+            lambda: t4a.linalg.eigh(t4a.SymmetricTensor.random([P, P], charge=0)),
+            t4a.SectorMismatchError,
+            "needs legs (leg, leg.dual())",
+        ),
+    ],
+)
 def test_bad_input_is_typed_and_named(call, exc, fragment):
     with pytest.raises(exc) as info:
         call()

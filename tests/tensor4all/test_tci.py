@@ -2,6 +2,7 @@
 known rank (exact recovery with few evaluations), 5-dimensional integrals against closed
 forms, termination reasons, the tensor-train helpers against dense arrays, derivatives
 through the interpolant against finite differences of re-interpolation, and bad input."""
+
 from __future__ import annotations
 
 import math
@@ -24,7 +25,7 @@ from tidu.testing import check_grads
 def random_tt(dims, rank, seed, dtype=np.float64):
     rng = np.random.default_rng(seed)
     L = len(dims)
-    bonds = [1] + [min(rank, math.prod(dims[:k + 1]), math.prod(dims[k + 1:])) for k in range(L - 1)] + [1]
+    bonds = [1] + [min(rank, math.prod(dims[: k + 1]), math.prod(dims[k + 1 :])) for k in range(L - 1)] + [1]
     cores = []
     for k, d in enumerate(dims):
         a = rng.standard_normal((bonds[k], d, bonds[k + 1]))
@@ -72,9 +73,9 @@ def test_rrlu_error_is_the_largest_residual_and_max_rank_caps():
     assert lu.rank == 4
     cross = a[:, lu.cols] @ np.linalg.solve(a[np.ix_(lu.rows, lu.cols)], a[lu.rows, :])
     assert lu.error == pytest.approx(np.abs(a - cross).max(), rel=1e-10)
-    assert lu.pivots[0] == pytest.approx(np.abs(a).max())          # full pivoting starts at the max
+    assert lu.pivots[0] == pytest.approx(np.abs(a).max())  # full pivoting starts at the max
     assert rrlu(np.zeros((3, 4))).rank == 0
-    assert rrlu(a, abstol=np.inf).rank == 1                           # the first pivot is always taken
+    assert rrlu(a, abstol=np.inf).rank == 1  # the first pivot is always taken
 
 
 def test_rrlu_rook_finds_the_rank_from_a_few_rows_and_columns():
@@ -87,8 +88,7 @@ def test_rrlu_rook_finds_the_rank_from_a_few_rows_and_columns():
         seen[np.ix_(r, c)] = True
         return a[np.ix_(r, c)]
 
-    lu = rrlu_rook(block, a.shape, np.array([], int), np.array([], int), rng=np.random.default_rng(0),
-                   abstol=1e-10)
+    lu = rrlu_rook(block, a.shape, np.array([], int), np.array([], int), rng=np.random.default_rng(0), abstol=1e-10)
     assert lu.rank == k
     cross = a[:, lu.cols] @ np.linalg.solve(a[np.ix_(lu.rows, lu.cols)], a[lu.rows, :])
     assert np.abs(cross - a).max() < 1e-9
@@ -127,19 +127,26 @@ def test_cache_on_a_grid_beyond_int64_and_complex_values():
 
 # ---- TCI2 on tensor trains of known rank ------------------------------------------------------
 @settings(max_examples=12, deadline=None)
-@given(L=st.integers(3, 7), d=st.integers(2, 4), rank=st.integers(1, 4), seed=st.integers(0, 10 ** 6),
-       complex_=st.booleans(), search=st.sampled_from(["full", "rook"]))
+@given(
+    L=st.integers(3, 7),
+    d=st.integers(2, 4),
+    rank=st.integers(1, 4),
+    seed=st.integers(0, 10**6),
+    complex_=st.booleans(),
+    search=st.sampled_from(["full", "rook"]),
+)
 def test_tci_recovers_a_random_tensor_train_exactly(L, d, rank, seed, complex_, search):
     dims = [d] * L
     cores, bonds = random_tt(dims, rank, seed, np.complex128 if complex_ else np.float64)
-    res = tci.crossinterpolate2(lambda i: tt_values(cores, i), dims, batched=True, tolerance=1e-12,
-                                pivot_search=search, seed=seed)
-    idx = all_indices(dims) if d ** L <= 5000 else np.random.default_rng(seed).integers(0, d, (5000, L))
+    res = tci.crossinterpolate2(
+        lambda i: tt_values(cores, i), dims, batched=True, tolerance=1e-12, pivot_search=search, seed=seed
+    )
+    idx = all_indices(dims) if d**L <= 5000 else np.random.default_rng(seed).integers(0, d, (5000, L))
     ref = tt_values(cores, idx)
     got = np.asarray(tci.tt_evaluate(res.tt, idx))
     assert np.abs(got - ref).max() <= 1e-12 * np.abs(ref).max() * 10  # 1e-12 relative, 10 ulps of slack
     assert res.termination == "converged"
-    assert res.tt.bond_dims == bonds[1:-1]                  # the minimal ranks, no more
+    assert res.tt.bond_dims == bonds[1:-1]  # the minimal ranks, no more
     assert res.tt.dtype == (tf.complex128 if complex_ else tf.float64)
     # the minimal number of evaluations: the entries of a one-site cross of these ranks (the
     # parameters of the train), plus the global pivot search (5 random lines per sweep)
@@ -155,7 +162,7 @@ def test_tci_evaluations_on_a_larger_train_are_a_small_multiple_of_the_minimum()
     ref = tt_values(cores, idx)
     assert np.abs(np.asarray(tci.tt_evaluate(res.tt, idx)) - ref).max() <= 1e-12 * np.abs(ref).max()
     minimal = sum(bonds[k] * 2 * bonds[k + 1] for k in range(16))
-    assert res.evaluations <= 3 * minimal, (res.evaluations, minimal)   # 3446 of 1448
+    assert res.evaluations <= 3 * minimal, (res.evaluations, minimal)  # 3446 of 1448
 
 
 def test_batched_and_single_point_functions_give_the_same_interpolant():
@@ -172,7 +179,7 @@ def test_one_site_and_zero_at_the_default_pivot():
     np.testing.assert_allclose(dense(res.tt), [0, 1, 4, 9, 16])
     assert res.evaluations == 5 and res.termination == "converged"
     dims = [4] * 5
-    res = tci.crossinterpolate2(lambda i: i.sum(axis=1).astype(float), dims, batched=True)   # 0 at (0, ..., 0)
+    res = tci.crossinterpolate2(lambda i: i.sum(axis=1).astype(float), dims, batched=True)  # 0 at (0, ..., 0)
     np.testing.assert_allclose(dense(res.tt), all_indices(dims).sum(axis=1), atol=1e-10)
 
 
@@ -192,12 +199,12 @@ def test_five_dimensional_gaussian_with_couplings_to_1e_8():
     exact = (2 * np.pi) ** (L / 2) / np.sqrt(np.linalg.det(A))
     got = float(tci.tt_sum(res.tt, [w] * L))
     assert abs(got - exact) <= 1e-8 * exact
-    assert res.termination == "converged" and res.evaluations < 0.01 * n ** L
+    assert res.termination == "converged" and res.evaluations < 0.01 * n**L
 
 
 def test_five_dimensional_lorentzians_and_a_complex_plane_wave():
     n, L = 30, 5
-    x, w = np.polynomial.legendre.leggauss(n)                # on [-1, 1]
+    x, w = np.polynomial.legendre.leggauss(n)  # on [-1, 1]
     res = tci.crossinterpolate2(lambda i: 1.0 / np.prod(1.0 + x[i] ** 2, axis=1), [n] * L, batched=True)
     assert float(tci.tt_sum(res.tt, [w] * L)) == pytest.approx((np.pi / 2) ** L, rel=1e-12)
     k = np.array([0.5, 1.0, 1.5, 2.0, 2.5])
@@ -223,7 +230,7 @@ def test_termination_reasons():
 def test_noise_below_the_tolerance_does_not_grow_the_rank():
     dims = [2] * 12
     rng = np.random.default_rng(0)
-    table = rng.standard_normal(2 ** 12) * 1e-13 + 1.0
+    table = rng.standard_normal(2**12) * 1e-13 + 1.0
 
     def f(i):
         return table[i @ (2 ** np.arange(11, -1, -1))]
@@ -267,13 +274,14 @@ XG, WG = np.polynomial.legendre.leggauss(N)
 
 def f_np(i, theta):
     X = XG[i]
-    return np.exp(-theta * np.sum(X ** 2, axis=1) + 0.4 * np.sum(X[:, 1:] * X[:, :-1], axis=1)) * np.cos(X[:, 0])
+    return np.exp(-theta * np.sum(X**2, axis=1) + 0.4 * np.sum(X[:, 1:] * X[:, :-1], axis=1)) * np.cos(X[:, 0])
 
 
 def f_tf(i, theta):
     X = XG[i]
-    return tf.exp(-theta * tf.asarray(np.sum(X ** 2, axis=1)) + tf.asarray(
-        0.4 * np.sum(X[:, 1:] * X[:, :-1], axis=1))) * tf.asarray(np.cos(X[:, 0]))
+    return tf.exp(
+        -theta * tf.asarray(np.sum(X**2, axis=1)) + tf.asarray(0.4 * np.sum(X[:, 1:] * X[:, :-1], axis=1))
+    ) * tf.asarray(np.cos(X[:, 0]))
 
 
 def _run(theta):
@@ -282,8 +290,9 @@ def _run(theta):
 
 def test_interpolant_with_the_sampled_values_is_the_result():
     res = _run(0.8)
-    np.testing.assert_allclose(dense(tci.interpolant(res, f_np(res.points, 0.8))), dense(res.tt), rtol=1e-13,
-                               atol=1e-15)
+    np.testing.assert_allclose(
+        dense(tci.interpolant(res, f_np(res.points, 0.8))), dense(res.tt), rtol=1e-13, atol=1e-15
+    )
 
 
 @pytest.mark.parametrize("quantity", ["integral", "value", "fourier"])
@@ -328,49 +337,108 @@ BAD = [
     ("tol-negative", lambda: tci.crossinterpolate2(_ok, [2, 2], tolerance=-1e-3), tci.TCIOptionError, "> 0"),
     ("tol-nan", lambda: tci.crossinterpolate2(_ok, [2, 2], tolerance=float("nan")), tci.TCIOptionError, "finite"),
     ("tol-str", lambda: tci.crossinterpolate2(_ok, [2, 2], tolerance="1e-8"), tci.TCITypeError, "real number"),
-    ("tol-relative-2", lambda: tci.crossinterpolate2(_ok, [2, 2], tolerance=2), tci.TCIOptionError,
-     "> 0 and < 1 (it is relative to max|f|"),
-    ("tol-relative-1", lambda: tci.crossinterpolate2(_ok, [2, 2], tolerance=1.0), tci.TCIOptionError,
-     "normalize_error=False for an absolute tolerance"),
-    ("tol-absolute-inf", lambda: tci.crossinterpolate2(_ok, [2, 2], tolerance=np.inf, normalize_error=False),
-     tci.TCIOptionError, "an absolute error"),
+    (
+        "tol-relative-2",
+        lambda: tci.crossinterpolate2(_ok, [2, 2], tolerance=2),
+        tci.TCIOptionError,
+        "> 0 and < 1 (it is relative to max|f|",
+    ),
+    (
+        "tol-relative-1",
+        lambda: tci.crossinterpolate2(_ok, [2, 2], tolerance=1.0),
+        tci.TCIOptionError,
+        "normalize_error=False for an absolute tolerance",
+    ),
+    (
+        "tol-absolute-inf",
+        lambda: tci.crossinterpolate2(_ok, [2, 2], tolerance=np.inf, normalize_error=False),
+        tci.TCIOptionError,
+        "an absolute error",
+    ),
     ("max-bond", lambda: tci.crossinterpolate2(_ok, [2, 2], max_bond=0), tci.TCIOptionError, "max_bond"),
     ("max-iter", lambda: tci.crossinterpolate2(_ok, [2, 2], max_iter=0), tci.TCIOptionError, "max_iter"),
     ("search", lambda: tci.crossinterpolate2(_ok, [2, 2], pivot_search="best"), tci.TCIOptionError, "'full', 'rook'"),
     ("global", lambda: tci.crossinterpolate2(_ok, [2, 2], global_pivots=-1), tci.TCIOptionError, "global_pivots"),
     ("batched-str", lambda: tci.crossinterpolate2(_ok, [2, 2], batched="yes"), tci.TCITypeError, "batched"),
     ("seed", lambda: tci.crossinterpolate2(_ok, [2, 2], seed=-3), tci.TCIOptionError, "seed"),
-    ("pivot-range", lambda: tci.crossinterpolate2(_ok, [2, 3], [[0, 3]]), tci.MultiIndexOutOfRangeError,
-     "entry 3 at site 1, outside 0 .. 2"),
-    ("pivot-negative", lambda: tci.crossinterpolate2(_ok, [2, 3], [0, -1]), tci.MultiIndexOutOfRangeError,
-     "entry -1 at site 1"),
+    (
+        "pivot-range",
+        lambda: tci.crossinterpolate2(_ok, [2, 3], [[0, 3]]),
+        tci.MultiIndexOutOfRangeError,
+        "entry 3 at site 1, outside 0 .. 2",
+    ),
+    (
+        "pivot-negative",
+        lambda: tci.crossinterpolate2(_ok, [2, 3], [0, -1]),
+        tci.MultiIndexOutOfRangeError,
+        "entry -1 at site 1",
+    ),
     ("pivot-length", lambda: tci.crossinterpolate2(_ok, [2, 3], [[0, 1, 0]]), tci.MultiIndexError, "2 entries"),
     ("pivot-float", lambda: tci.crossinterpolate2(_ok, [2, 3], [[0.5, 1]]), tci.TCITypeError, "must hold integers"),
-    ("pivot-zero", lambda: tci.crossinterpolate2(lambda i: 0.0, [2, 3], [[1, 1]]), tci.ZeroFunctionError,
-     "zero at every initial pivot"),
+    (
+        "pivot-zero",
+        lambda: tci.crossinterpolate2(lambda i: 0.0, [2, 3], [[1, 1]]),
+        tci.ZeroFunctionError,
+        "zero at every initial pivot",
+    ),
     ("all-zero", lambda: tci.crossinterpolate2(lambda i: 0.0, [2, 3]), tci.ZeroFunctionError, "random ones"),
-    ("nan", lambda: tci.crossinterpolate2(lambda i: np.nan if i[1] == 2 else 1.0, [2, 3]), tci.NonFiniteValueError,
-     "at the multi-index [0, 2]"),
-    ("inf-batched", lambda: tci.crossinterpolate2(lambda i: np.where(i[:, 0] == 0, np.inf, 1.0), [2, 3], [[1, 1]],
-                                                  batched=True),
-     tci.NonFiniteValueError, "returned inf"),
-    ("batched-shape", lambda: tci.crossinterpolate2(lambda i: np.ones((len(i), 1)), [2, 3], batched=True),
-     tci.FunctionShapeError, "must return one value per multi-index"),
-    ("batched-scalar", lambda: tci.crossinterpolate2(lambda i: 1.0, [2, 3], batched=True), tci.FunctionShapeError,
-     "got shape ()"),
-    ("single-array", lambda: tci.crossinterpolate2(lambda i: np.ones(2), [2, 3]), tci.FunctionShapeError,
-     "pass batched=True"),
+    (
+        "nan",
+        lambda: tci.crossinterpolate2(lambda i: np.nan if i[1] == 2 else 1.0, [2, 3]),
+        tci.NonFiniteValueError,
+        "at the multi-index [0, 2]",
+    ),
+    (
+        "inf-batched",
+        lambda: tci.crossinterpolate2(lambda i: np.where(i[:, 0] == 0, np.inf, 1.0), [2, 3], [[1, 1]], batched=True),
+        tci.NonFiniteValueError,
+        "returned inf",
+    ),
+    (
+        "batched-shape",
+        lambda: tci.crossinterpolate2(lambda i: np.ones((len(i), 1)), [2, 3], batched=True),
+        tci.FunctionShapeError,
+        "must return one value per multi-index",
+    ),
+    (
+        "batched-scalar",
+        lambda: tci.crossinterpolate2(lambda i: 1.0, [2, 3], batched=True),
+        tci.FunctionShapeError,
+        "got shape ()",
+    ),
+    (
+        "single-array",
+        lambda: tci.crossinterpolate2(lambda i: np.ones(2), [2, 3]),
+        tci.FunctionShapeError,
+        "pass batched=True",
+    ),
     ("str-value", lambda: tci.crossinterpolate2(lambda i: "x", [2, 3]), tci.FunctionValueError, "not a number"),
     ("interp-type", lambda: tci.interpolant("res", [1.0]), tci.TCITypeError, "must be a TCIResult"),
     ("eval-type", lambda: tci.tt_evaluate(np.ones((1, 2, 1)), [0]), tci.TCITypeError, "takes a tensor4all.MPS"),
-    ("eval-range", lambda: tci.tt_evaluate(t4a.MPS.random(3, d=2), [0, 2, 0]), tci.MultiIndexOutOfRangeError,
-     "entry 2 at site 1"),
-    ("sum-weights", lambda: tci.tt_sum(t4a.MPS.random(3, d=2), [np.ones(2)] * 2), t4a.DimensionMismatchError,
-     "list of 3 vectors"),
-    ("sum-weight-len", lambda: tci.tt_sum(t4a.MPS.random(3, d=2), [np.ones(3)] * 3), t4a.DimensionMismatchError,
-     "weights[0] must have shape (2,)"),
-    ("add-dims", lambda: tci.tt_add(t4a.MPS.random(3, d=2), t4a.MPS.random(3, d=3)), t4a.DimensionMismatchError,
-     "local dimensions"),
+    (
+        "eval-range",
+        lambda: tci.tt_evaluate(t4a.MPS.random(3, d=2), [0, 2, 0]),
+        tci.MultiIndexOutOfRangeError,
+        "entry 2 at site 1",
+    ),
+    (
+        "sum-weights",
+        lambda: tci.tt_sum(t4a.MPS.random(3, d=2), [np.ones(2)] * 2),
+        t4a.DimensionMismatchError,
+        "list of 3 vectors",
+    ),
+    (
+        "sum-weight-len",
+        lambda: tci.tt_sum(t4a.MPS.random(3, d=2), [np.ones(3)] * 3),
+        t4a.DimensionMismatchError,
+        "weights[0] must have shape (2,)",
+    ),
+    (
+        "add-dims",
+        lambda: tci.tt_add(t4a.MPS.random(3, d=2), t4a.MPS.random(3, d=3)),
+        t4a.DimensionMismatchError,
+        "local dimensions",
+    ),
     ("mul-type", lambda: tci.tt_multiply(t4a.MPS.random(3, d=2), 2.0), tci.TCITypeError, "MPS"),
 ]
 
@@ -397,7 +465,7 @@ def test_interpolant_refuses_non_finite_values_naming_the_first():
     want = f"interpolant: values[3] is nan, the value at result.points[3] = {res.points[3].tolist()}"
     with pytest.raises(tci.NonFiniteValueError, match=re.escape(want)):
         tci.interpolant(res, v)
-    w = tf.asarray(np.where(np.arange(len(v)) == 3, 1.0, v))      # inf at 5 only, traced under grad
+    w = tf.asarray(np.where(np.arange(len(v)) == 3, 1.0, v))  # inf at 5 only, traced under grad
     with pytest.raises(tci.NonFiniteValueError, match=r"values\[5\] is inf"):
         tidu.grad(lambda s: tci.tt_sum(tci.interpolant(res, s * w)))(tf.asarray(1.0))
 
@@ -416,11 +484,14 @@ def test_a_traced_f_gives_the_train_at_fixed_pivots():
 
     def total(th, batched):
         if batched:
+
             def f(i):
                 return tf.exp(-th * tf.asarray(x[i].sum(axis=1)))
         else:
+
             def f(i):
                 return tf.exp(-th * float(x[i].sum()))
+
         return tci.tt_sum(tci.crossinterpolate2(f, [8] * 3, batched=batched, tolerance=1e-12).tt)
 
     for batched in (False, True):

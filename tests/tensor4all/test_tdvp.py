@@ -1,6 +1,7 @@
 """TDVP (tensor4all.tdvp) against exact answers computed here: the explicit Hamiltonian
 matrix of the chain (Kronecker products) exponentiated by SciPy, free fermions for the XX
 chain, DMRG's ground energy for imaginary time; conservation laws; sectors; bad input."""
+
 from __future__ import annotations
 
 import os
@@ -13,7 +14,7 @@ import scipy.linalg
 import tensor4all as t4a
 from tensor4all import tdvp
 
-sys.path.insert(0, os.path.dirname(__file__))   # the oracle beside this file (no package __init__)
+sys.path.insert(0, os.path.dirname(__file__))  # the oracle beside this file (no package __init__)
 from free_fermions import density_matrix, density_matrix_mps, neel, staggered, staggered_magnetization  # noqa: E402
 
 SX = np.array([[0, 0.5], [0.5, 0]])
@@ -22,14 +23,14 @@ SZ = np.diag([0.5, -0.5])
 
 
 def _site_op(op: np.ndarray, i: int, L: int) -> np.ndarray:
-    return np.kron(np.kron(np.eye(2 ** i), op), np.eye(2 ** (L - i - 1)))
+    return np.kron(np.kron(np.eye(2**i), op), np.eye(2 ** (L - i - 1)))
 
 
 def heisenberg_matrix(L: int, J: float = 1.0, Jz: float = 1.0, h: float = 0.0) -> np.ndarray:
     """``sum J (Sx Sx + Sy Sy) + Jz Sz Sz - h sum Sz`` built from Kronecker products (basis
     order: site 0 most significant, state 0 = up), the library's sign convention for ``h``
     checked once against its MPO below."""
-    H = np.zeros((2 ** L, 2 ** L), dtype=complex)
+    H = np.zeros((2**L, 2**L), dtype=complex)
     for i in range(L - 1):
         for op, c in ((SX, J), (SY, J), (SZ, Jz)):
             H += c * _site_op(op, i, L) @ _site_op(op, i + 1, L)
@@ -54,7 +55,7 @@ def full_bond_state(L: int, seed: int) -> t4a.MPS:
 def field_sign() -> float:
     """The sign ``s`` with ``heisenberg(L, h=h) == heisenberg_matrix(L, h=s*h)``."""
     L = 3
-    m = np.asarray(t4a.models.heisenberg(L, h=0.7).to_dense()).reshape(2 ** L, 2 ** L)
+    m = np.asarray(t4a.models.heisenberg(L, h=0.7).to_dense()).reshape(2**L, 2**L)
     for s in (1.0, -1.0):
         if np.allclose(m, heisenberg_matrix(L, h=0.7 * s)):
             return s
@@ -63,7 +64,7 @@ def field_sign() -> float:
 
 def test_hamiltonian_matches_the_library() -> None:
     L = 5
-    m = np.asarray(t4a.models.heisenberg(L).to_dense()).reshape(2 ** L, 2 ** L)
+    m = np.asarray(t4a.models.heisenberg(L).to_dense()).reshape(2**L, 2**L)
     np.testing.assert_allclose(m, heisenberg_matrix(L), atol=1e-13)
 
 
@@ -74,8 +75,18 @@ def test_full_bonds_are_exact(two_site: bool, imaginary: bool) -> None:
     ``exp(tau H)`` up to the Krylov tolerance."""
     L, dt, n = 6, 0.1, 5
     psi = full_bond_state(L, seed=3)
-    res = tdvp(t4a.models.heisenberg(L), psi, n * dt, dt, two_site=two_site, max_bond=64, cutoff=0.0,
-               imaginary=imaginary, normalize=False, krylov_tol=1e-13)
+    res = tdvp(
+        t4a.models.heisenberg(L),
+        psi,
+        n * dt,
+        dt,
+        two_site=two_site,
+        max_bond=64,
+        cutoff=0.0,
+        imaginary=imaginary,
+        normalize=False,
+        krylov_tol=1e-13,
+    )
     tau = -dt if imaginary else -1j * dt
     expected = scipy.linalg.expm(n * tau * heisenberg_matrix(L)) @ dense_vector(psi)
     np.testing.assert_allclose(dense_vector(res.state), expected, atol=1e-10)
@@ -106,8 +117,9 @@ def test_time_dependent_hamiltonian_midpoint_rule(field_sign: float) -> None:
     def field(t: float) -> float:
         return 0.3 + np.sin(3.0 * t)
 
-    res = tdvp(lambda t: t4a.models.heisenberg(L, h=field(t)), psi, n * dt, dt, two_site=False, cutoff=0.0,
-               krylov_tol=1e-13)
+    res = tdvp(
+        lambda t: t4a.models.heisenberg(L, h=field(t)), psi, n * dt, dt, two_site=False, cutoff=0.0, krylov_tol=1e-13
+    )
     v = dense_vector(psi)
     for k in range(n):
         v = scipy.linalg.expm(-1j * dt * heisenberg_matrix(L, h=field_sign * field((k + 0.5) * dt))) @ v
@@ -142,8 +154,15 @@ def test_one_site_conserves_norm_and_energy() -> None:
     Krylov tolerance), even where the bond dimension is far from full."""
     L = 12
     psi = t4a.MPS.random(L, 2, bond_dim=6, seed=1, dtype="complex128").normalize()
-    res = tdvp(t4a.models.heisenberg(L), psi, 2.0, 0.1, two_site=False, krylov_tol=1e-12,
-               observables={"energy": "energy", "norm": "norm"})
+    res = tdvp(
+        t4a.models.heisenberg(L),
+        psi,
+        2.0,
+        0.1,
+        two_site=False,
+        krylov_tol=1e-12,
+        observables={"energy": "energy", "norm": "norm"},
+    )
     e = res.observables["energy"]
     assert np.ptp(e) < 1e-9
     assert np.ptp(res.observables["norm"]) < 1e-10
@@ -166,8 +185,15 @@ def test_two_site_drift_heisenberg_32() -> None:
     drifts in norm and energy by less than 1e-8 per unit time."""
     L, t = 32, 1.0
     H = t4a.models.heisenberg(L, conserve="Sz")
-    res = tdvp(H, t4a.MPS.product_state(neel(L), conserve="Sz"), t, 0.05, max_bond=64, cutoff=1e-16,
-               observables={"energy": "energy", "norm": "norm"})
+    res = tdvp(
+        H,
+        t4a.MPS.product_state(neel(L), conserve="Sz"),
+        t,
+        0.05,
+        max_bond=64,
+        cutoff=1e-16,
+        observables={"energy": "energy", "norm": "norm"},
+    )
     assert np.max(np.abs(res.observables["energy"] - res.observables["energy"][0])) / t < 1e-8
     assert np.max(np.abs(res.observables["norm"] - 1.0)) / t < 1e-8
 
@@ -179,10 +205,19 @@ def test_imaginary_time_reaches_the_ground_state() -> None:
     # bonds up to 32 are full for L = 10, so the steps are exp(-dt H) once the bonds have grown
     # and a large dt converges as well as a small one; the error falls as exp(-2 gap t) with a
     # gap of ~0.32 in this sector (Neel start): ~1e-6 at t = 20, ~1e-10 at t = 35
-    res = tdvp(H, t4a.MPS.product_state(neel(L), conserve="Sz"), 35.0, 0.5, imaginary=True, max_bond=64,
-               cutoff=1e-14, observables={"energy": "energy"}, every=70)
+    res = tdvp(
+        H,
+        t4a.MPS.product_state(neel(L), conserve="Sz"),
+        35.0,
+        0.5,
+        imaginary=True,
+        max_bond=64,
+        cutoff=1e-14,
+        observables={"energy": "energy"},
+        every=70,
+    )
     assert abs(res.observables["energy"][-1] - e0) < 1e-9
-    assert abs(float(res.state.norm()) - 1.0) < 1e-12   # normalized by default in imaginary time
+    assert abs(float(res.state.norm()) - 1.0) < 1e-12  # normalized by default in imaginary time
 
 
 def test_xx_neel_equals_free_fermions() -> None:
@@ -191,8 +226,16 @@ def test_xx_neel_equals_free_fermions() -> None:
     L = 40, t = 5 run is in benchmarks/tdvp.py)."""
     L, t, dt = 16, 2.0, 0.025
     H = t4a.models.xxz(L, Jz=0.0, conserve="Sz")
-    res = tdvp(H, t4a.MPS.product_state(neel(L), conserve="Sz"), t, dt, max_bond=64, cutoff=1e-16,
-               observables={"sz": "Sz"}, every=20)
+    res = tdvp(
+        H,
+        t4a.MPS.product_state(neel(L), conserve="Sz"),
+        t,
+        dt,
+        max_bond=64,
+        cutoff=1e-16,
+        observables={"sz": "Sz"},
+        every=20,
+    )
     ms = staggered(res.observables["sz"])
     np.testing.assert_allclose(ms, staggered_magnetization(neel(L), res.times), atol=1e-6)
     np.testing.assert_allclose(density_matrix_mps(res.state), density_matrix(neel(L), t), atol=1e-6)
@@ -201,10 +244,23 @@ def test_xx_neel_equals_free_fermions() -> None:
 def test_observables_callbacks_and_every() -> None:
     L = 6
     seen, bonds = [], []
-    res = tdvp(t4a.models.heisenberg(L), t4a.MPS.product_state(neel(L)), 0.6, 0.1, every=2,
-               observables={"sz": "Sz", "S": "entropy", "Ss": "entropies", "chi": "bond_dims",
-                            "mine": lambda psi, t: t, "zz": ("Sz", "Sz")},
-               callback=seen.append, progress=bonds.append)
+    res = tdvp(
+        t4a.models.heisenberg(L),
+        t4a.MPS.product_state(neel(L)),
+        0.6,
+        0.1,
+        every=2,
+        observables={
+            "sz": "Sz",
+            "S": "entropy",
+            "Ss": "entropies",
+            "chi": "bond_dims",
+            "mine": lambda psi, t: t,
+            "zz": ("Sz", "Sz"),
+        },
+        callback=seen.append,
+        progress=bonds.append,
+    )
     assert res.times.tolist() == pytest.approx([0.0, 0.2, 0.4, 0.6])
     obs = res.observables
     assert obs["sz"].shape == (4, L) and obs["Ss"].shape == (4, L - 1) and obs["zz"].shape == (4, L, L)
@@ -218,27 +274,30 @@ def test_observables_callbacks_and_every() -> None:
 def test_nonhermitian_needs_allow() -> None:
     L = 4
     ws = [np.asarray(w).copy() for w in t4a.models.heisenberg(L).tensors]
-    ws[1] = ws[1] + 0.3j * np.abs(ws[1])   # no longer Hermitian
+    ws[1] = ws[1] + 0.3j * np.abs(ws[1])  # no longer Hermitian
     H = t4a.MPO(ws)
     psi = full_bond_state(L, seed=2)
     with pytest.raises(t4a.NonHermitianError, match="allow_nonhermitian"):
         tdvp(H, psi, 0.1, 0.1)
     res = tdvp(H, psi, 0.2, 0.1, two_site=False, allow_nonhermitian=True, krylov_tol=1e-13)
-    m = np.asarray(H.to_dense()).reshape(2 ** L, 2 ** L)
+    m = np.asarray(H.to_dense()).reshape(2**L, 2**L)
     np.testing.assert_allclose(dense_vector(res.state), scipy.linalg.expm(-0.2j * m) @ dense_vector(psi), atol=1e-9)
 
 
-@pytest.mark.parametrize("kwargs, error, match", [
-    (dict(dt=0.0), t4a.InvalidOptionError, "dt must be positive"),
-    (dict(dt=-0.1), t4a.InvalidOptionError, "dt"),
-    (dict(t=0.25, dt=0.1), t4a.InvalidOptionError, "not a multiple of dt"),
-    (dict(t=-1.0), t4a.InvalidOptionError, "t"),
-    (dict(max_bond=0), t4a.BondDimensionError, "max_bond"),
-    (dict(krylov_tol=2.0), t4a.InvalidOptionError, "krylov_tol"),
-    (dict(observables=["Sz"]), t4a.Tensor4allTypeError, "mapping"),
-    (dict(observables={"x": 3}), t4a.Tensor4allTypeError, "spec"),
-    (dict(every=0), t4a.InvalidOptionError, "every"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(dt=0.0), t4a.InvalidOptionError, "dt must be positive"),
+        (dict(dt=-0.1), t4a.InvalidOptionError, "dt"),
+        (dict(t=0.25, dt=0.1), t4a.InvalidOptionError, "not a multiple of dt"),
+        (dict(t=-1.0), t4a.InvalidOptionError, "t"),
+        (dict(max_bond=0), t4a.BondDimensionError, "max_bond"),
+        (dict(krylov_tol=2.0), t4a.InvalidOptionError, "krylov_tol"),
+        (dict(observables=["Sz"]), t4a.Tensor4allTypeError, "mapping"),
+        (dict(observables={"x": 3}), t4a.Tensor4allTypeError, "spec"),
+        (dict(every=0), t4a.InvalidOptionError, "every"),
+    ],
+)
 def test_bad_options(kwargs: dict, error: type, match: str) -> None:
     L = 4
     args = dict(t=0.2, dt=0.1)

@@ -2,6 +2,7 @@
 with the traced Krylov exponential equals the NumPy backend and the exact exponential, and
 its derivatives (in the couplings, in per-step control fields, in the initial state) equal
 finite differences of the same computed map."""
+
 import warnings
 
 import numpy as np
@@ -19,8 +20,8 @@ from tensor4all.algorithms.sweep import Sweep
 from tensor4all.algorithms.traced_backend import TracedBackend
 from tidu.testing import check_grads
 
-TAUS = [-0.1j, -0.1]   # real and imaginary time
-KTOL = 1e-12           # Krylov tolerance: a dimension flip under a 1e-5 step stays far below 1e-6
+TAUS = [-0.1j, -0.1]  # real and imaginary time
+KTOL = 1e-12  # Krylov tolerance: a dimension flip under a 1e-5 step stays far below 1e-6
 
 
 def traced_run(ws_steps, psi, *, tau=-0.1j, two_site=True, max_bond=64, cutoff=1e-12):
@@ -28,7 +29,7 @@ def traced_run(ws_steps, psi, *, tau=-0.1j, two_site=True, max_bond=64, cutoff=1
     b = TracedBackend(list(ws_steps[0]), list(psi))
     if complex(tau).imag:
         b.promote(tf.complex128)
-    s = Sweep(b, None)   # the backend brings its differentiable Krylov exponential (b.expm)
+    s = Sweep(b, None)  # the backend brings its differentiable Krylov exponential (b.expm)
     for k, ws in enumerate(ws_steps):
         if k:
             b.set_operator(ws)
@@ -51,7 +52,7 @@ def central_difference(f, x, eps=1e-5):
 def test_traced_backend_equals_the_dense_backend(two_site, max_bond, tau, dtype):
     L = 6
     H = models.heisenberg(L, Jz=0.7, h=0.3)
-    psi = t4a.MPS.random(L, bond_dim=8, seed=3, dtype=dtype)   # full bond dimensions
+    psi = t4a.MPS.random(L, bond_dim=8, seed=3, dtype=dtype)  # full bond dimensions
     dense = DenseBackend([np.asarray(w) for w in H.tensors], [np.asarray(a) for a in psi.tensors])
     if complex(tau).imag:
         dense.promote(np.complex128)
@@ -103,26 +104,32 @@ def test_krylov_traced_equals_numpy_krylov_and_its_gradient_finite_differences(h
     np.testing.assert_allclose(np.asarray(got.vector), want.vector, rtol=0, atol=1e-12)
     np.testing.assert_allclose(np.asarray(got.vector), scipy.linalg.expm(tau * a) @ v, rtol=0, atol=1e-8)
     # the computed map (Krylov dimension frozen) in the operator and the start vector
-    if hermitian:   # a Hermitian direction keeps Lanczos' map that of the exponential
+    if hermitian:  # a Hermitian direction keeps Lanczos' map that of the exponential
+
         def f(x, y):
             return expm_krylov_traced(MatrixOperator(x + tf.conj(tf.transpose(x))), y, tau, tol=1e-10).vector
+
         check_grads(f, (tf.asarray(0.5 * a), tf.asarray(v)), order=1, eps=1e-5, atol=1e-6, rtol=1e-6)
     else:
+
         def f(x, y):
             return expm_krylov_traced(MatrixOperator(x), y, tau, tol=1e-10, hermitian=False).vector
+
         check_grads(f, (tf.asarray(a), tf.asarray(v)), order=1, eps=1e-5, atol=1e-6, rtol=1e-6)
 
 
 def test_krylov_traced_breakdown_stops_exactly_without_nans():
     a = np.diag([0.3, -0.5, 1.2, 0.7]).astype(complex)
-    v = np.array([0.0, 2.0, 0.0, 0.0], dtype=complex)   # an eigenvector: beta_2 = 0
+    v = np.array([0.0, 2.0, 0.0, 0.0], dtype=complex)  # an eigenvector: beta_2 = 0
     r = expm_krylov_traced(MatrixOperator(tf.asarray(a)), tf.asarray(v), -1j)
     assert r.matvecs == 1 and r.error == 0.0
     np.testing.assert_allclose(np.asarray(r.vector), np.exp(-1j * np.diag(a)) * v, atol=1e-14)
 
-    def f(x):   # a real diagonal (Hermitian) perturbation; the rule's derivative is exact whatever the space
-        return tf.real(expm_krylov_traced(MatrixOperator(tf.diag(tf.convert(x, tf.complex128))), tf.asarray(v),
-                                          -1j).vector[1])
+    def f(x):  # a real diagonal (Hermitian) perturbation; the rule's derivative is exact whatever the space
+        return tf.real(
+            expm_krylov_traced(MatrixOperator(tf.diag(tf.convert(x, tf.complex128))), tf.asarray(v), -1j).vector[1]
+        )
+
     g = tidu.grad(f)(tf.asarray(np.diag(a).real.copy()))
     assert np.all(np.isfinite(np.asarray(g)))
     np.testing.assert_allclose(np.asarray(g), [0.0, 2.0 * np.sin(0.5), 0.0, 0.0], atol=1e-12)
@@ -140,12 +147,12 @@ def test_gradient_in_the_coupling_equals_finite_differences(two_site, max_bond):
     L = 5
     psi = t4a.MPS.random(L, bond_dim=2, seed=3, dtype=tf.complex128)
 
-    def f(J):   # 3 steps of dt = 0.1; max_bond = 3 truncates (the truncated SVD's derivative)
+    def f(J):  # 3 steps of dt = 0.1; max_bond = 3 truncates (the truncated SVD's derivative)
         H = models.heisenberg(L, J=J, Jz=0.7)
         return sz2(traced_run([H.tensors] * 3, psi.tensors, two_site=two_site, max_bond=max_bond))
 
     with warnings.catch_warnings():
-        warnings.simplefilter("error")   # no gauge or degeneracy warning from the SVDs
+        warnings.simplefilter("error")  # no gauge or degeneracy warning from the SVDs
         g = float(tidu.grad(f)(tf.asarray(0.9)))
     fd = central_difference(lambda J: f(tf.asarray(J)), 0.9)
     assert abs(g) > 1e-3 and abs(g - fd) < 1e-6
@@ -168,7 +175,7 @@ def test_gradient_in_per_step_control_fields(two_site):
     psi = t4a.MPS.random(L, bond_dim=4, seed=2, dtype=tf.complex128)
     h0 = [0.3, -0.2, 0.5]
 
-    def f(hs):   # the field precesses the spins: <Sx_2> depends on every h_k
+    def f(hs):  # the field precesses the spins: <Sx_2> depends on every h_k
         b = traced_run([models.heisenberg(L, J=1.0, h=h).tensors for h in hs], psi.tensors, two_site=two_site)
         return tf.real(t4a.MPS(b.psi).expect("Sx", 2))
 
@@ -185,7 +192,7 @@ def test_initial_state_jvp_and_vjp(two_site):
     H = models.heisenberg(L, Jz=0.7)
     psi = t4a.MPS.random(L, bond_dim=4, seed=5, dtype=tf.complex128)
 
-    def f(p):   # the final state itself (gauge-invariant): every component is checked
+    def f(p):  # the final state itself (gauge-invariant): every component is checked
         return t4a.MPS(traced_run([H.tensors] * 2, p.tensors, two_site=two_site).psi).to_dense()
 
     check_grads(f, (psi,), order=1, eps=1e-5, atol=1e-6, rtol=1e-6)
@@ -234,8 +241,11 @@ def test_second_order_in_the_coupling(evolve):
 
     def f(J):
         H = models.heisenberg(L, J=J, Jz=0.7)
-        r = (t4a.tdvp(H, psi, 0.2, 0.1, max_bond=8, krylov_tol=1e-12) if evolve == "tdvp"
-             else t4a.tebd(H, psi, 0.2, 0.1, max_bond=8))
+        r = (
+            t4a.tdvp(H, psi, 0.2, 0.1, max_bond=8, krylov_tol=1e-12)
+            if evolve == "tdvp"
+            else t4a.tebd(H, psi, 0.2, 0.1, max_bond=8)
+        )
         return tf.real(r.state.expect("Sz", 1))
 
     check_grads(f, (tf.asarray(0.9),), order=2, eps=1e-4, atol=1e-5, rtol=1e-5)

@@ -5,6 +5,7 @@ for the gradients.
 
 :func:`xx_neel_check` is the issue's accuracy bar (L = 40, chi = 128, t = 5, order 4) as a
 function a benchmark can call."""
+
 from __future__ import annotations
 
 import math
@@ -28,12 +29,12 @@ PZ = 2 * SZ
 
 
 def site_op(m: np.ndarray, i: int, L: int) -> np.ndarray:
-    return np.kron(np.kron(np.eye(2 ** i), m), np.eye(2 ** (L - i - 1)))
+    return np.kron(np.kron(np.eye(2**i), m), np.eye(2 ** (L - i - 1)))
 
 
 def dense_xxz(L: int, J: float, Jz: float, h: float) -> np.ndarray:
     """``sum J (Sx Sx + Sy Sy) + Jz Sz Sz - h sum Sz`` (site 0 the most significant)."""
-    H = np.zeros((2 ** L, 2 ** L), dtype=complex)
+    H = np.zeros((2**L, 2**L), dtype=complex)
     for i in range(L - 1):
         for a, c in ((SX, J), (SY, J), (SZ, Jz)):
             H += c * site_op(a, i, L) @ site_op(a, i + 1, L)
@@ -44,7 +45,7 @@ def dense_xxz(L: int, J: float, Jz: float, h: float) -> np.ndarray:
 
 def dense_tfim(L: int, J: float, g: float) -> np.ndarray:
     """``-J sum Z Z - g sum X`` in Pauli matrices."""
-    H = np.zeros((2 ** L, 2 ** L), dtype=complex)
+    H = np.zeros((2**L, 2**L), dtype=complex)
     for i in range(L - 1):
         H -= J * site_op(PZ, i, L) @ site_op(PZ, i + 1, L)
     for i in range(L):
@@ -66,7 +67,7 @@ def exact_profile(H: np.ndarray, v0: np.ndarray, t: float, op: np.ndarray) -> np
 
 
 STATES = [0, 1, 0, 0, 1, 1, 0, 1]
-MODELS = {   # name -> (MPO, dense H, operator name, its matrix)
+MODELS = {  # name -> (MPO, dense H, operator name, its matrix)
     "heisenberg": (lambda: models.heisenberg(8), lambda: dense_xxz(8, 1.0, 1.0, 0.0), "Sz", SZ),
     "xxz": (lambda: models.xxz(8, J=1.0, Jz=0.6, h=0.3), lambda: dense_xxz(8, 1.0, 0.6, 0.3), "Sz", SZ),
     "tfim": (lambda: models.tfim(8, J=1.0, g=0.7), lambda: dense_tfim(8, 1.0, 0.7), "Z", PZ),
@@ -76,8 +77,7 @@ MODELS = {   # name -> (MPO, dense H, operator name, its matrix)
 def _profile_error(name: str, order: int, dt: float, t: float = 1.0) -> float:
     make_mpo, make_dense, op, mat = MODELS[name]
     psi = MPS.product_state(STATES)
-    res = tebd(make_mpo(), psi, t, dt, order=order, max_bond=64, cutoff=0.0, observables={op: op},
-               every=round(t / dt))
+    res = tebd(make_mpo(), psi, t, dt, order=order, max_bond=64, cutoff=0.0, observables={op: op}, every=round(t / dt))
     exact = exact_profile(make_dense(), basis_vector(STATES), t, mat)
     return float(np.max(np.abs(res.observables[op][-1] - exact)))
 
@@ -87,7 +87,7 @@ def _profile_error(name: str, order: int, dt: float, t: float = 1.0) -> float:
 @pytest.mark.parametrize("order,bound", [(2, 0.3), (4, 0.02)])
 def test_local_profile_matches_exact_evolution(name, order, bound):
     dt = 0.05
-    assert _profile_error(name, order, dt) < bound * dt ** order
+    assert _profile_error(name, order, dt) < bound * dt**order
 
 
 @pytest.mark.parametrize("order,dts", [(2, (0.2, 0.1, 0.05)), (4, (0.25, 0.125, 0.0625))])
@@ -101,12 +101,13 @@ def test_trotter_error_scaling(order, dts):
 @pytest.mark.parametrize("n_parts", [1, 2, 3])
 def test_trotter_sequences_are_symmetric_and_consistent(order, n_parts):
     from tensor4all.operators.gates import trotter_sequence
+
     seq = trotter_sequence(order, n_parts)
-    for p in range(n_parts):   # every part gets a full step in total
+    for p in range(n_parts):  # every part gets a full step in total
         assert math.isclose(sum(w for q, w in seq if q == p), 1.0, rel_tol=1e-14)
-    assert [q for q, _ in seq] == [q for q, _ in seq[::-1]]        # palindromic: time-symmetric
+    assert [q for q, _ in seq] == [q for q, _ in seq[::-1]]  # palindromic: time-symmetric
     np.testing.assert_allclose([w for _, w in seq], [w for _, w in seq[::-1]], rtol=1e-14)
-    assert all(a[0] != b[0] for a, b in zip(seq, seq[1:]))          # neighbours of one part merged
+    assert all(a[0] != b[0] for a, b in zip(seq, seq[1:]))  # neighbours of one part merged
     assert len(seq) == {(2, 1): 1, (2, 2): 3, (2, 3): 5, (4, 1): 1, (4, 2): 11, (4, 3): 21}[order, n_parts]
 
 
@@ -124,7 +125,7 @@ def test_long_range_terms_through_swaps():
         os += (0.2, "S-", i, "S+", i + 2)
     os += (0.3, "Sx", 0, "Sx", L - 1)
     os += (0.25, "Sx", 2)
-    H = np.zeros((2 ** L, 2 ** L), dtype=complex)
+    H = np.zeros((2**L, 2**L), dtype=complex)
     for i in range(L - 1):
         for a in (SX, SY, SZ):
             H += site_op(a, i, L) @ site_op(a, i + 1, L)
@@ -133,11 +134,19 @@ def test_long_range_terms_through_swaps():
             H += c * site_op(a, i, L) @ site_op(a, i + 2, L)
     H += 0.3 * site_op(SX, 0, L) @ site_op(SX, L - 1, L) + 0.25 * site_op(SX, 2, L)
     states = [0, 1, 1, 0, 0, 1]
-    res = tebd(MPO.from_opsum(os, L), MPS.product_state(states), 0.8, 0.1, order=4, cutoff=0.0,
-               observables={"Sz": "Sz"}, every=8)
+    res = tebd(
+        MPO.from_opsum(os, L),
+        MPS.product_state(states),
+        0.8,
+        0.1,
+        order=4,
+        cutoff=0.0,
+        observables={"Sz": "Sz"},
+        every=8,
+    )
     exact = exact_profile(H, basis_vector(states), 0.8, SZ)
     assert np.max(np.abs(res.observables["Sz"][-1] - exact)) < 1e-6
-    assert res.history[0].matvecs > 5 * 9   # the swaps count as gate applications
+    assert res.history[0].matvecs > 5 * 9  # the swaps count as gate applications
 
 
 def test_bond_hamiltonians_as_arrays_and_callables_agree_with_the_mpo():
@@ -172,25 +181,39 @@ def test_piecewise_constant_hamiltonian_matches_the_exact_product():
 
 
 # ---- free fermions ----------------------------------------------------------------------------
-def xx_neel_check(L: int = 40, t: float = 5.0, dt: float = 0.125, max_bond: int = 128, cutoff: float = 1e-13,
-                  order: int = 4) -> dict:
+def xx_neel_check(
+    L: int = 40, t: float = 5.0, dt: float = 0.125, max_bond: int = 128, cutoff: float = 1e-13, order: int = 4
+) -> dict:
     """The XX chain ``H = sum (Sx Sx + Sy Sy)`` from the Neel state: TEBD against free fermions
     (hopping ``1/2``: ``<n_i(t)> = sum_j |U_ij(t)|^2 n_j(0)``, ``U = expm(-i t h)``). Returns the
     staggered magnetization, its error, the largest on-site error and the seconds TEBD took."""
     hop = np.diag(np.full(L - 1, 0.5), 1)
     U = scipy.linalg.expm(-1j * t * (hop + hop.T))
-    n0 = np.array([1.0 - i % 2 for i in range(L)])          # spin up (a particle) on the even sites
+    n0 = np.array([1.0 - i % 2 for i in range(L)])  # spin up (a particle) on the even sites
     sz_exact = np.abs(U) ** 2 @ n0 - 0.5
     sign = np.array([(-1) ** i for i in range(L)])
     t0 = time.perf_counter()
-    res = tebd(models.heisenberg(L, J=1.0, Jz=0.0), MPS.product_state([0, 1] * (L // 2)), t, dt, order=order,
-               max_bond=max_bond, cutoff=cutoff, observables={"Sz": "Sz"}, every=round(t / dt))
+    res = tebd(
+        models.heisenberg(L, J=1.0, Jz=0.0),
+        MPS.product_state([0, 1] * (L // 2)),
+        t,
+        dt,
+        order=order,
+        max_bond=max_bond,
+        cutoff=cutoff,
+        observables={"Sz": "Sz"},
+        every=round(t / dt),
+    )
     seconds = time.perf_counter() - t0
     sz = res.observables["Sz"][-1]
     stag = float(np.mean(sign * sz))
-    return {"staggered": stag, "error": abs(stag - float(np.mean(sign * sz_exact))),
-            "max_site_error": float(np.max(np.abs(sz - sz_exact))), "seconds": seconds,
-            "max_bond": max(r.max_bond for r in res.history)}
+    return {
+        "staggered": stag,
+        "error": abs(stag - float(np.mean(sign * sz_exact))),
+        "max_site_error": float(np.max(np.abs(sz - sz_exact))),
+        "seconds": seconds,
+        "max_bond": max(r.max_bond for r in res.history),
+    }
 
 
 def test_xx_chain_from_neel_state_matches_free_fermions():
@@ -208,22 +231,30 @@ def test_xx_chain_issue_bar_L40_chi128_t5():
 def test_imaginary_time_reaches_the_dmrg_ground_energy():
     H = models.heisenberg(6)
     e0 = t4a.dmrg(H, max_bond=32).energy
-    res = tebd(H, MPS.product_state([0, 1] * 3), 24.0, 0.1, order=4, imaginary=True, observables={"E": "energy"},
-               every=40)
+    res = tebd(
+        H, MPS.product_state([0, 1] * 3), 24.0, 0.1, order=4, imaginary=True, observables={"E": "energy"}, every=40
+    )
     assert abs(res.observables["E"][-1] - e0) < 1e-9
-    assert np.all(np.diff(res.observables["E"]) < 0)                   # the energy only goes down
-    assert abs(float(res.state.norm()) - 1.0) < 1e-12                  # normalized by default
-    assert all(r.norm > 1.0 for r in res.history[100:])                # e^{-dt H} grows a state of E < 0
+    assert np.all(np.diff(res.observables["E"]) < 0)  # the energy only goes down
+    assert abs(float(res.state.norm()) - 1.0) < 1e-12  # normalized by default
+    assert all(r.norm > 1.0 for r in res.history[100:])  # e^{-dt H} grows a state of E < 0
 
 
 # ---- symmetric states ------------------------------------------------------------------------
 def test_symmetric_state_equals_the_dense_one_and_stays_in_its_sector():
     L = 8
-    dense = tebd(models.xxz(L, Jz=0.6, h=0.3), MPS.product_state(STATES), 1.0, 0.1, order=4,
-                 observables={"Sz": "Sz", "E": "energy"})
+    dense = tebd(
+        models.xxz(L, Jz=0.6, h=0.3),
+        MPS.product_state(STATES),
+        1.0,
+        0.1,
+        order=4,
+        observables={"Sz": "Sz", "E": "energy"},
+    )
     psi = MPS.product_state(STATES, conserve="Sz")
-    sym = tebd(models.xxz(L, Jz=0.6, h=0.3, conserve="Sz"), psi, 1.0, 0.1, order=4,
-               observables={"Sz": "Sz", "E": "energy"})
+    sym = tebd(
+        models.xxz(L, Jz=0.6, h=0.3, conserve="Sz"), psi, 1.0, 0.1, order=4, observables={"Sz": "Sz", "E": "energy"}
+    )
     assert sym.state.symmetric and sym.state.sector == psi.sector == {"Sz": 0.0}
     np.testing.assert_allclose(sym.observables["Sz"], dense.observables["Sz"], atol=1e-10)
     np.testing.assert_allclose(sym.observables["E"], dense.observables["E"], atol=1e-10)
@@ -231,10 +262,24 @@ def test_symmetric_state_equals_the_dense_one_and_stays_in_its_sector():
 
 
 def test_symmetric_imaginary_time_equals_the_dense_one():
-    sym = tebd(models.heisenberg(6, conserve="Sz"), MPS.product_state([0, 1] * 3, conserve="Sz"), 2.0, 0.1,
-               imaginary=True, observables={"E": "energy"}, every=20)
-    dense = tebd(models.heisenberg(6), MPS.product_state([0, 1] * 3), 2.0, 0.1, imaginary=True,
-                 observables={"E": "energy"}, every=20)
+    sym = tebd(
+        models.heisenberg(6, conserve="Sz"),
+        MPS.product_state([0, 1] * 3, conserve="Sz"),
+        2.0,
+        0.1,
+        imaginary=True,
+        observables={"E": "energy"},
+        every=20,
+    )
+    dense = tebd(
+        models.heisenberg(6),
+        MPS.product_state([0, 1] * 3),
+        2.0,
+        0.1,
+        imaginary=True,
+        observables={"E": "energy"},
+        every=20,
+    )
     np.testing.assert_allclose(sym.observables["E"], dense.observables["E"], atol=1e-12)
     np.testing.assert_allclose([r.norm for r in sym.history], [r.norm for r in dense.history], rtol=1e-12)
     assert sym.state.symmetric and sym.state.dtype == tf.float64
@@ -263,8 +308,14 @@ def test_gradient_in_a_coupling(conserve):
     psi = MPS.product_state(states, conserve=conserve)
 
     def sz3(J):
-        res = tebd(models.heisenberg(L, J=J, Jz=0.8, h=0.2, conserve=conserve), psi, 0.6, 0.1,
-                   observables={"Sz": "Sz"}, every=6)
+        res = tebd(
+            models.heisenberg(L, J=J, Jz=0.8, h=0.2, conserve=conserve),
+            psi,
+            0.6,
+            0.1,
+            observables={"Sz": "Sz"},
+            every=6,
+        )
         return res.observables["Sz"][-1][3]
 
     g = float(tidu.grad(sz3)(tf.asarray(1.1)))
@@ -282,6 +333,7 @@ def test_gradient_in_per_step_control_fields():
             for i in range(L):
                 os += (fields[min(int(t / dt), n - 1)] * (i - 2.0), "Sx", i)
             return MPO.from_opsum(os, L)
+
         res = tebd(H, psi, n * dt, dt, order=4, observables={"Sz": "Sz"}, every=n)
         return res.observables["Sz"][-1][3]
 
@@ -306,12 +358,13 @@ def test_gradient_of_the_imaginary_time_energy():
 def test_records_output_times_and_callback():
     seen = []
     psi = MPS.product_state([0, 1] * 4)
-    res = tebd(models.heisenberg(8), psi, 1.0, 0.1, max_bond=4, observables={"norm": "norm"}, every=3,
-               callback=seen.append)
+    res = tebd(
+        models.heisenberg(8), psi, 1.0, 0.1, max_bond=4, observables={"norm": "norm"}, every=3, callback=seen.append
+    )
     assert [r.step for r in res.history] == list(range(1, 11)) and seen == res.history
     np.testing.assert_allclose(res.times, [0.0, 0.3, 0.6, 0.9, 1.0])
     assert max(r.max_bond for r in res.history) == 4
-    assert res.history[-1].norm < 1.0                       # real time keeps the truncation loss
+    assert res.history[-1].norm < 1.0  # real time keeps the truncation loss
     np.testing.assert_allclose(res.observables["norm"][-1], res.history[-1].norm, rtol=1e-12)
     assert res.state.dtype == tf.complex128 and psi.dtype == tf.float64
     assert tebd(models.heisenberg(8), psi, 0.0, 0.1).times.tolist() == [0.0]
@@ -327,18 +380,21 @@ H4 = models.heisenberg(4)
 PSI4 = MPS.product_state([0, 1, 0, 1])
 
 
-@pytest.mark.parametrize("kwargs,exc,fragment", [
-    (dict(dt=0.0), t4a.InvalidOptionError, "dt must be positive"),
-    (dict(dt=-0.1), t4a.InvalidOptionError, "dt"),
-    (dict(t=1.0, dt=0.3), t4a.InvalidOptionError, "not a multiple of dt"),
-    (dict(order=3), t4a.InvalidOptionError, "order must be one of 2, 4"),
-    (dict(max_bond=0), t4a.BondDimensionError, "max_bond"),
-    (dict(cutoff=1.0), t4a.InvalidOptionError, "cutoff"),
-    (dict(imaginary="yes"), t4a.Tensor4allTypeError, "imaginary"),
-    (dict(every=0), t4a.InvalidOptionError, "every"),
-    (dict(callback=3), t4a.Tensor4allTypeError, "callback"),
-    (dict(threads=-1), t4a.InvalidOptionError, "threads"),
-])
+@pytest.mark.parametrize(
+    "kwargs,exc,fragment",
+    [
+        (dict(dt=0.0), t4a.InvalidOptionError, "dt must be positive"),
+        (dict(dt=-0.1), t4a.InvalidOptionError, "dt"),
+        (dict(t=1.0, dt=0.3), t4a.InvalidOptionError, "not a multiple of dt"),
+        (dict(order=3), t4a.InvalidOptionError, "order must be one of 2, 4"),
+        (dict(max_bond=0), t4a.BondDimensionError, "max_bond"),
+        (dict(cutoff=1.0), t4a.InvalidOptionError, "cutoff"),
+        (dict(imaginary="yes"), t4a.Tensor4allTypeError, "imaginary"),
+        (dict(every=0), t4a.InvalidOptionError, "every"),
+        (dict(callback=3), t4a.Tensor4allTypeError, "callback"),
+        (dict(threads=-1), t4a.InvalidOptionError, "threads"),
+    ],
+)
 def test_bad_options(kwargs, exc, fragment):
     args = dict(t=0.2, dt=0.1) | kwargs
     with pytest.raises(exc, match=fragment):
@@ -378,7 +434,7 @@ def test_fermion_hopping_gets_its_jordan_wigner_sign():
     L, t, V = 6, 1.0, 0.7
     os = t4a.OpSum()
     for i in range(L - 1):
-        os += (-t, "Cdag", i + 1, "C", i)     # written in reverse order: the sign comes from the OpSum
+        os += (-t, "Cdag", i + 1, "C", i)  # written in reverse order: the sign comes from the OpSum
         os += (-t, "Cdag", i, "C", i + 1)
         os += (V, "N", i, "N", i + 1)
     H = t4a.MPO.from_opsum(os, L, "fermion")
@@ -386,9 +442,11 @@ def test_fermion_hopping_gets_its_jordan_wigner_sign():
     a = np.array([[0.0, 1.0], [0.0, 0.0]])
     z = np.diag([1.0, -1.0])
     cs = [np.kron(np.kron(_kron_all([z] * j), a), np.eye(2 ** (L - j - 1))) for j in range(L)]
-    hm = sum(-t * (cs[i].T @ cs[i + 1] + cs[i + 1].T @ cs[i]) + V * (cs[i].T @ cs[i]) @ (cs[i + 1].T @ cs[i + 1])
-             for i in range(L - 1))
-    np.testing.assert_allclose(np.asarray(H.to_dense()).reshape(2 ** L, -1), hm, atol=1e-12)
+    hm = sum(
+        -t * (cs[i].T @ cs[i + 1] + cs[i + 1].T @ cs[i]) + V * (cs[i].T @ cs[i]) @ (cs[i + 1].T @ cs[i + 1])
+        for i in range(L - 1)
+    )
+    np.testing.assert_allclose(np.asarray(H.to_dense()).reshape(2**L, -1), hm, atol=1e-12)
     psi = t4a.MPS.product_state([1, 0, 1, 1, 0, 0], local="fermion")
     res = t4a.tebd(H, psi, 0.5, 0.01, order=4, max_bond=64, cutoff=0.0)
     exact = scipy.linalg.expm(-0.5j * hm) @ np.asarray(psi.to_dense()).reshape(-1)

@@ -1,6 +1,7 @@
 """Make the toy value type (``toy.py``, next to this file) importable as ``toy``
 in tidu's tests. Hypothesis settings are set per test, not globally, so that this
 folder does not change other packages' tests."""
+
 import os
 import sys
 

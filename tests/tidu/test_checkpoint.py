@@ -5,6 +5,7 @@ Linearizing ``x -> sin^1000(x)`` stores exactly one residual per ``sin``: the
 Splitting the chain into 10 ``checkpoint``-ed segments stores only each segment's
 input: 10 residuals, recomputed during the backward pass.
 """
+
 import gc
 import tracemalloc
 

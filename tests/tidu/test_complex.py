@@ -1,5 +1,6 @@
 """Complex numbers, JAX's convention: JVPs are R-linear; grad of a real ``L`` at
 ``z = x + iy`` is ``dL/dx - i dL/dy``; a complex output needs ``holomorphic=True``."""
+
 import numpy as np
 import pytest
 
@@ -100,11 +101,7 @@ def test_mixed_real_complex_arguments():
 
 @pytest.mark.parametrize(
     "f",
-    [
-        lambda v: mul(v, exp(v)),
-        lambda v: reduce_sum(abs2(sin(v))),
-        lambda v: add(real(mul(v, v)), imag(conj(v))),
-    ],
+    [lambda v: mul(v, exp(v)), lambda v: reduce_sum(abs2(sin(v))), lambda v: add(real(mul(v, v)), imag(conj(v)))],
     ids=["holomorphic", "real_loss", "re_im"],
 )
 def test_check_grads_complex(f):

@@ -1,5 +1,6 @@
 """custom_jvp and custom_vjp: the user's rule is used (checked by rules that differ
 from the true derivative on purpose), through every transform and nested."""
+
 import numpy as np
 import pytest
 
@@ -79,9 +80,7 @@ def test_custom_jvp_inside_grad_of_grad_with_surrounding_ops():
     f = lambda x: mul(csin(mul(x, x)), x)  # noqa: E731  x sin(x^2)
     # f' = sin(x^2) + 2x^2 cos(x^2); f'' = 6x cos(x^2) - 4x^3 sin(x^2)
     np.testing.assert_allclose(tidu.grad(f)(X), np.sin(X**2) + 2 * X**2 * np.cos(X**2), rtol=1e-12)
-    np.testing.assert_allclose(
-        tidu.grad(tidu.grad(f))(X), 6 * X * np.cos(X**2) - 4 * X**3 * np.sin(X**2), rtol=1e-12
-    )
+    np.testing.assert_allclose(tidu.grad(tidu.grad(f))(X), 6 * X * np.cos(X**2) - 4 * X**3 * np.sin(X**2), rtol=1e-12)
     check_grads(f, (X,), order=2)
 
 

@@ -1,4 +1,5 @@
 """Every error: its type, and a message that names the problem."""
+
 import numpy as np
 import pytest
 
@@ -99,7 +100,9 @@ def test_tangent_mismatch_errors():
     with pytest.raises(tidu.TangentMismatchError, match=r"complex128\[\], expected float64"):
         tidu.jvp(sin, (X,), (np.array(1.0 + 0j),))
     _, vjp_fn = tidu.vjp(sin, v)
-    with pytest.raises(tidu.TangentMismatchError, match=r"vjp: cotangent leaf 0 has type float64\[\], expected float64\[2\]"):
+    with pytest.raises(
+        tidu.TangentMismatchError, match=r"vjp: cotangent leaf 0 has type float64\[\], expected float64\[2\]"
+    ):
         vjp_fn(ONE)
     _, lin = tidu.linearize(sin, v)
     with pytest.raises(tidu.TangentMismatchError, match=r"linearized function: tangent leaf 0"):

@@ -1,5 +1,6 @@
 """Graphs: make_graph, printing, evaluation, dce, cse, transposition, and graphs
 as the linearized (residual-carrying) tangent map."""
+
 import numpy as np
 import pytest
 
@@ -127,7 +128,7 @@ def test_cse_refuses_unhashable_parameters():
     scale_p.def_abstract_eval(lambda a, factors: a)
 
     def f(x):
-        return scale_p.bind(x, factors=[2.0])      # a list: not a value
+        return scale_p.bind(x, factors=[2.0])  # a list: not a value
 
     graph = tidu.make_graph(f, np.ones(3))
     with pytest.raises(tidu.RuleError, match=r"primitive 'toy_scale_by' has unhashable parameters \['factors'\]"):

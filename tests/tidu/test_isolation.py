@@ -1,5 +1,6 @@
 """tidu is a generic AD engine: importing it (or its testing helpers) must not pull
 in any tensor library of this project."""
+
 import subprocess
 import sys
 
@@ -14,8 +15,7 @@ _CHECK = (
 
 
 @pytest.mark.parametrize(
-    "mod, hypothesis_expected",
-    [("tidu", False), ("tidu.testing", False), ("tidu.testing.strategies", True)],
+    "mod, hypothesis_expected", [("tidu", False), ("tidu.testing", False), ("tidu.testing.strategies", True)]
 )
 def test_import_pulls_in_no_tensor_package(mod, hypothesis_expected):
     code = _CHECK.format(mod=mod, hyp="" if hypothesis_expected else "not")

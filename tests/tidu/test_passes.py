@@ -2,6 +2,7 @@
 limits, the rewrite framework, run_passes to a fixed point. Graphs come from
 make_graph on the toy primitives; each test shows the rewrite (the primitives
 left) and that the graph computes the same values."""
+
 import numpy as np
 import pytest
 
@@ -23,8 +24,15 @@ def _close(graph: Graph, k: int, value) -> Graph:
     evaluation: how equations whose inputs are all constants arise)."""
     v = graph.invars[k]
     invars = [u for i, u in enumerate(graph.invars) if i != k]
-    return Graph(invars, list(graph.constvars) + [v], list(graph.consts) + [value], list(graph.eqns),
-                 list(graph.outvars), tidu.tree_structure(tuple(invars)), graph.out_tree)
+    return Graph(
+        invars,
+        list(graph.constvars) + [v],
+        list(graph.consts) + [value],
+        list(graph.eqns),
+        list(graph.outvars),
+        tidu.tree_structure(tuple(invars)),
+        graph.out_tree,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -32,7 +40,7 @@ def _close(graph: Graph, k: int, value) -> Graph:
 # ---------------------------------------------------------------------------
 def test_dce_drops_dead_equations_and_returns_its_input_when_none():
     def f(x):
-        sin(x)                      # dead
+        sin(x)  # dead
         return exp(x)
 
     g = tidu.make_graph(f, X)
@@ -201,8 +209,9 @@ def test_run_passes_stops_after_max_rounds():
 
     def always_new(graph):  # a pass that never settles
         calls.append(1)
-        return Graph(graph.invars, graph.constvars, graph.consts, graph.eqns, graph.outvars, graph.in_tree,
-                     graph.out_tree)
+        return Graph(
+            graph.invars, graph.constvars, graph.consts, graph.eqns, graph.outvars, graph.in_tree, graph.out_tree
+        )
 
     g = tidu.make_graph(lambda x: sin(x), X)
     out = run_passes(g, [always_new], max_rounds=3)

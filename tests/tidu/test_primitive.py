@@ -1,5 +1,6 @@
 """The Primitive contract: support flags, the derived linear JVP, and the
 documentation of the public API."""
+
 import inspect
 
 import numpy as np
@@ -88,7 +89,7 @@ def test_bind_and_find_top_trace_agree():
         return tidu.grad(g)(x)
 
     tidu.grad(f)(np.array(0.3))
-    (inner, outer, used), = seen
+    ((inner, outer, used),) = seen
     assert used is inner and inner.level > outer.level
     assert find_top_trace([np.array(1.0), 2.0]) is None
 

@@ -1,5 +1,6 @@
 """Pytrees: flatten/unflatten, tree_map, custom nodes, and pytrees of toy arrays
 through grad, vjp, jvp, linearize and jacobians."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -61,10 +62,7 @@ def _ssq(tree):
 
 
 def test_grad_of_nested_pytree_with_custom_node():
-    x = {
-        "w": np.array([1.0, -2.0]),
-        "layers": [(np.array(0.5), None), Point(np.array(3.0), np.array([[1.0, 2.0]]))],
-    }
+    x = {"w": np.array([1.0, -2.0]), "layers": [(np.array(0.5), None), Point(np.array(3.0), np.array([[1.0, 2.0]]))]}
     g = tidu.grad(_ssq)(x)
     assert tidu.tree_structure(g) == tidu.tree_structure(x)
     for gl, xl in zip(tidu.tree_leaves(g), tidu.tree_leaves(x)):

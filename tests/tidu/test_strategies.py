@@ -1,4 +1,5 @@
 """tidu.testing.strategies, and property tests that use them on the toy type."""
+
 import numpy as np
 from hypothesis import given, settings, strategies as st
 

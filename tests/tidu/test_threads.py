@@ -1,4 +1,5 @@
 """tidu from several threads: each thread has its own stack of transformations."""
+
 import sys
 import threading
 

@@ -5,6 +5,7 @@ One table (``FIRST``) lists each first-order transform as an operator taking a
 scalar function ``f: R -> R`` to its derivative ``f'``; nesting two entries of
 the table must give ``f''`` for every pair, and three entries ``f'''``.
 """
+
 import itertools
 
 import numpy as np
@@ -54,12 +55,7 @@ FUNCS = {
         lambda x: -np.sin(x) / x - 2 * np.cos(x) / x**2 + 2 * np.sin(x) / x**3,
         lambda x: -np.cos(x) / x + 3 * np.sin(x) / x**2 + 6 * np.cos(x) / x**3 - 6 * np.sin(x) / x**4,
     ),
-    "sincos": (
-        _sincos_prod,
-        lambda x: np.cos(2 * x),
-        lambda x: -2 * np.sin(2 * x),
-        lambda x: -4 * np.cos(2 * x),
-    ),
+    "sincos": (_sincos_prod, lambda x: np.cos(2 * x), lambda x: -2 * np.sin(2 * x), lambda x: -4 * np.cos(2 * x)),
 }
 POINTS = [np.array(0.7), np.array(1.9)]
 

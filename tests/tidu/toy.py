@@ -5,6 +5,7 @@ primitive set is small but covers every rule kind: nonlinear unary ops, a
 bilinear product, linear ops (incl. conj/real/imag for complex numbers),
 reductions, broadcasting, stacking and a non-differentiable op.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -87,10 +88,14 @@ class ToyVSpace(tidu.VSpace):
 
     def tracer_getattr(self, tracer, name):
         table = {
-            "__add__": lambda o: add(tracer, o), "__radd__": lambda o: add(o, tracer),
-            "__mul__": lambda o: mul(tracer, o), "__rmul__": lambda o: mul(o, tracer),
-            "__sub__": lambda o: add(tracer, neg(o)), "__rsub__": lambda o: add(o, neg(tracer)),
-            "__neg__": lambda: neg(tracer), "__gt__": lambda o: greater(tracer, o),
+            "__add__": lambda o: add(tracer, o),
+            "__radd__": lambda o: add(o, tracer),
+            "__mul__": lambda o: mul(tracer, o),
+            "__rmul__": lambda o: mul(o, tracer),
+            "__sub__": lambda o: add(tracer, neg(o)),
+            "__rsub__": lambda o: add(o, neg(tracer)),
+            "__neg__": lambda: neg(tracer),
+            "__gt__": lambda o: greater(tracer, o),
         }
         if name in table:
             return table[name]
@@ -120,9 +125,7 @@ def _unbroadcast(ct, aval):
     if tuple(shape) == tuple(aval.shape):
         return ct
     lead = len(shape) - len(aval.shape)
-    axes = tuple(range(lead)) + tuple(
-        i + lead for i, n in enumerate(aval.shape) if n == 1 and shape[i + lead] != 1
-    )
+    axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(aval.shape) if n == 1 and shape[i + lead] != 1)
     return reshape(reduce_sum(ct, axes), aval.shape)
 
 
@@ -138,8 +141,10 @@ add_p.def_abstract_eval(_bcast_aval)
 
 @add_p.def_linear
 def _add_transpose(ct, x, y):
-    return [_unbroadcast(ct, x.aval) if is_undefined(x) else None,
-            _unbroadcast(ct, y.aval) if is_undefined(y) else None]
+    return [
+        _unbroadcast(ct, x.aval) if is_undefined(x) else None,
+        _unbroadcast(ct, y.aval) if is_undefined(y) else None,
+    ]
 
 
 @add_p.def_jvp
@@ -184,7 +189,9 @@ imag_p.def_linear(lambda ct, x: [to_complex(ct, -1j)])
 to_complex_p = Primitive("to_complex")  # real -> complex times a constant c
 to_complex_p.def_impl(lambda x, c: _a(x * c).astype(np.result_type(np.asarray(x).dtype, np.complex64)))
 to_complex_p.def_abstract_eval(lambda a, c: ToyAval(a.shape, np.result_type(a.dtype, np.complex64)))
-to_complex_p.def_linear(lambda ct, x, c: [real(mul(ct, np.asarray(c, ct.aval.dtype if isinstance(ct, tidu.Tracer) else ct.dtype)))])
+to_complex_p.def_linear(
+    lambda ct, x, c: [real(mul(ct, np.asarray(c, ct.aval.dtype if isinstance(ct, tidu.Tracer) else ct.dtype)))]
+)
 
 reduce_sum_p = Primitive("reduce_sum")
 reduce_sum_p.def_impl(lambda x, axes: _a(np.sum(x, axis=axes)))
@@ -218,9 +225,7 @@ transpose_p.def_linear(lambda ct, x, perm: [transpose(ct, tuple(np.argsort(perm)
 stack_p = Primitive("stack")
 stack_p.def_impl(lambda *xs: np.stack(xs))
 stack_p.def_abstract_eval(lambda *avals: ToyAval((len(avals),) + tuple(avals[0].shape), avals[0].dtype))
-stack_p.def_linear(
-    lambda ct, *xs: [index(ct, i) if is_undefined(x) else None for i, x in enumerate(xs)]
-)
+stack_p.def_linear(lambda ct, *xs: [index(ct, i) if is_undefined(x) else None for i, x in enumerate(xs)])
 
 index_p = Primitive("index")  # x[i] along the leading axis
 index_p.def_impl(lambda x, i: np.array(x[i]))
@@ -315,36 +320,121 @@ def _arr(x):
     return np.asarray(x, dtype=np.result_type(x))
 
 
-def add(x, y): return add_p.bind(_arr(x), _arr(y))
-def mul(x, y): return mul_p.bind(_arr(x), _arr(y))
-def neg(x): return neg_p.bind(_arr(x))
-def conj(x): return conj_p.bind(_arr(x))
-def real(x): return real_p.bind(_arr(x))
-def imag(x): return imag_p.bind(_arr(x))
-def to_complex(x, c): return to_complex_p.bind(_arr(x), c=c)
-def sin(x): return sin_p.bind(_arr(x))
-def cos(x): return cos_p.bind(_arr(x))
-def exp(x): return exp_p.bind(_arr(x))
-def log(x): return log_p.bind(_arr(x))
-def reciprocal(x): return reciprocal_p.bind(_arr(x))
-def matmul(x, y): return matmul_p.bind(_arr(x), _arr(y))
-def greater(x, y): return greater_p.bind(_arr(x), _arr(y))
-def round_(x): return round_p.bind(_arr(x))
-def sincos(x): return sincos_p.bind(_arr(x))
+def add(x, y):
+    return add_p.bind(_arr(x), _arr(y))
+
+
+def mul(x, y):
+    return mul_p.bind(_arr(x), _arr(y))
+
+
+def neg(x):
+    return neg_p.bind(_arr(x))
+
+
+def conj(x):
+    return conj_p.bind(_arr(x))
+
+
+def real(x):
+    return real_p.bind(_arr(x))
+
+
+def imag(x):
+    return imag_p.bind(_arr(x))
+
+
+def to_complex(x, c):
+    return to_complex_p.bind(_arr(x), c=c)
+
+
+def sin(x):
+    return sin_p.bind(_arr(x))
+
+
+def cos(x):
+    return cos_p.bind(_arr(x))
+
+
+def exp(x):
+    return exp_p.bind(_arr(x))
+
+
+def log(x):
+    return log_p.bind(_arr(x))
+
+
+def reciprocal(x):
+    return reciprocal_p.bind(_arr(x))
+
+
+def matmul(x, y):
+    return matmul_p.bind(_arr(x), _arr(y))
+
+
+def greater(x, y):
+    return greater_p.bind(_arr(x), _arr(y))
+
+
+def round_(x):
+    return round_p.bind(_arr(x))
+
+
+def sincos(x):
+    return sincos_p.bind(_arr(x))
+
+
 def reduce_sum(x, axes=None):
     nd = len(x.aval.shape) if isinstance(x, tidu.Tracer) else np.ndim(x)
     axes = tuple(range(nd)) if axes is None else tuple(axes)
     return reduce_sum_p.bind(_arr(x), axes=axes)
-def broadcast_to(x, shape): return broadcast_to_p.bind(_arr(x), shape=tuple(shape))
-def reshape(x, shape): return reshape_p.bind(_arr(x), shape=tuple(shape))
-def transpose(x, perm): return transpose_p.bind(_arr(x), perm=tuple(perm))
-def stack(*xs): return stack_p.bind(*[_arr(x) for x in xs])
-def index(x, i): return index_p.bind(_arr(x), i=i)
-def abs2(z): return real(mul(z, conj(z)))
+
+
+def broadcast_to(x, shape):
+    return broadcast_to_p.bind(_arr(x), shape=tuple(shape))
+
+
+def reshape(x, shape):
+    return reshape_p.bind(_arr(x), shape=tuple(shape))
+
+
+def transpose(x, perm):
+    return transpose_p.bind(_arr(x), perm=tuple(perm))
+
+
+def stack(*xs):
+    return stack_p.bind(*[_arr(x) for x in xs])
+
+
+def index(x, i):
+    return index_p.bind(_arr(x), i=i)
+
+
+def abs2(z):
+    return real(mul(z, conj(z)))
 
 
 ALL_PRIMITIVES = [
-    add_p, neg_p, conj_p, real_p, imag_p, to_complex_p, reduce_sum_p, broadcast_to_p, reshape_p,
-    transpose_p, stack_p, index_p, mul_p, sin_p, cos_p, exp_p, log_p, reciprocal_p, matmul_p,
-    greater_p, round_p, sincos_p,
+    add_p,
+    neg_p,
+    conj_p,
+    real_p,
+    imag_p,
+    to_complex_p,
+    reduce_sum_p,
+    broadcast_to_p,
+    reshape_p,
+    transpose_p,
+    stack_p,
+    index_p,
+    mul_p,
+    sin_p,
+    cos_p,
+    exp_p,
+    log_p,
+    reciprocal_p,
+    matmul_p,
+    greater_p,
+    round_p,
+    sincos_p,
 ]

@@ -12,8 +12,17 @@ Complex values are handled through the real inner product ``Re <a, b>``: the
 adjoint of the VJP is ``conj(vjp(conj(v)))`` under tidu's (JAX's) convention.
 Hypothesis strategies live in :mod:`tidu.testing.strategies`.
 """
+
 from ._check import check_grads, check_jvp, check_vjp, GradientCheckError, numerical_jvp
 from ._vmap_check import VmapCheckError, check_vmap, take_example
 
-__all__ = ["check_grads", "check_jvp", "check_vjp", "numerical_jvp", "GradientCheckError", "check_vmap",
-           "VmapCheckError", "take_example"]
+__all__ = [
+    "check_grads",
+    "check_jvp",
+    "check_vjp",
+    "numerical_jvp",
+    "GradientCheckError",
+    "check_vmap",
+    "VmapCheckError",
+    "take_example",
+]

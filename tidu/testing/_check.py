@@ -1,4 +1,5 @@
 """Finite-difference and dot-product checks of derivatives (see package docstring)."""
+
 from __future__ import annotations
 
 import math
@@ -89,27 +90,42 @@ def _close(what: str, got: list, want: list, atol: float, rtol: float) -> None:
 def _validate(where: str, args: Any, eps: Any, atol: Any, rtol: Any, order: Any = 1) -> None:
     """Typed errors for arguments that would make a check meaningless or fail falsely."""
     if not isinstance(args, (tuple, list)):
-        raise InvalidArgumentError(f"{where}: args must be a tuple (or list) of the function's arguments, got a "
-                                   f"{type(args).__name__}; write ({type(args).__name__.lower()},) for one argument")
+        raise InvalidArgumentError(
+            f"{where}: args must be a tuple (or list) of the function's arguments, got a "
+            f"{type(args).__name__}; write ({type(args).__name__.lower()},) for one argument"
+        )
     for name, v, positive in (("eps", eps, True), ("atol", atol, False), ("rtol", rtol, False)):
         if v is None:
             continue
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v) \
-                or v < 0 or (positive and v == 0):
-            raise InvalidArgumentError(f"{where}: {name} must be a finite float {'> 0' if positive else '>= 0'} or "
-                                       f"None (the default), got {v!r}")
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, (int, float, np.integer, np.floating))
+            or not math.isfinite(v)
+            or v < 0
+            or (positive and v == 0)
+        ):
+            raise InvalidArgumentError(
+                f"{where}: {name} must be a finite float {'> 0' if positive else '>= 0'} or "
+                f"None (the default), got {v!r}"
+            )
     if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 1:
         raise InvalidArgumentError(f"{where}: order must be an int >= 1, got {order!r}")
     flat = tree_flatten(tuple(args))[0]
-    if flat and not any(_leaf_info(x)[2] is not None for x in flat):   # (no leaves at all: nothing to miss)
+    if flat and not any(_leaf_info(x)[2] is not None for x in flat):  # (no leaves at all: nothing to miss)
         raise NonDifferentiableError(
             f"{where}: no argument is differentiable (got {', '.join(str(aval_of(x)) for x in flat)}); "
-            "a check over integer or boolean inputs checks nothing: pass float or complex values")
+            "a check over integer or boolean inputs checks nothing: pass float or complex values"
+        )
 
 
 def check_jvp(
-    f: Callable[..., Any], args: Sequence[Any], *, eps: float | None = None, atol: float | None = None,
-    rtol: float | None = None, seed: int = 0,
+    f: Callable[..., Any],
+    args: Sequence[Any],
+    *,
+    eps: float | None = None,
+    atol: float | None = None,
+    rtol: float | None = None,
+    seed: int = 0,
 ) -> None:
     """Check ``jvp(f)`` against central finite differences in a random direction."""
     _validate("check_jvp", args, eps, atol, rtol)
@@ -140,8 +156,13 @@ def _inner_flat(xs: list, ys: list) -> float:
 
 
 def check_vjp(
-    f: Callable[..., Any], args: Sequence[Any], *, eps: float | None = None, atol: float | None = None,
-    rtol: float | None = None, seed: int = 0,
+    f: Callable[..., Any],
+    args: Sequence[Any],
+    *,
+    eps: float | None = None,
+    atol: float | None = None,
+    rtol: float | None = None,
+    seed: int = 0,
 ) -> None:
     """Dot-product test ``Re<J u, v> == Re<u, J* v>`` with ``J u`` by finite differences
     and ``J* v = conj(vjp(conj v))``."""
@@ -179,8 +200,15 @@ def _realign(ct_tree: Any, tree, flat: list) -> list:
 
 
 def check_grads(
-    f: Callable[..., Any], args: Sequence[Any], order: int = 2, modes: Sequence[str] = ("fwd", "rev"), *,
-    eps: float | None = None, atol: float | None = None, rtol: float | None = None, seed: int = 0,
+    f: Callable[..., Any],
+    args: Sequence[Any],
+    order: int = 2,
+    modes: Sequence[str] = ("fwd", "rev"),
+    *,
+    eps: float | None = None,
+    atol: float | None = None,
+    rtol: float | None = None,
+    seed: int = 0,
 ) -> None:
     """Check derivatives of ``f`` at ``args`` to ``order`` in the given ``modes``.
 
@@ -203,7 +231,7 @@ def check_grads(
 
             def f_jvp(*xs_and_ts):
                 xs = xs_and_ts[: len(args)]
-                ts_d = xs_and_ts[len(args):]
+                ts_d = xs_and_ts[len(args) :]
                 ts = [None] * len(flat)
                 for i, tt in zip(diff, ts_d):
                     ts[i] = tt
@@ -222,7 +250,7 @@ def check_grads(
             def f_vjp(*xs_and_vs):
                 xs = xs_and_vs[: len(args)]
                 vs = [None] * len(out_flat)
-                for i, vv in zip(diff, xs_and_vs[len(args):]):
+                for i, vv in zip(diff, xs_and_vs[len(args) :]):
                     vs[i] = vv
                 _, fn = vjp(f, *xs)
                 return fn(tree_unflatten(out_tree, vs))

@@ -1,4 +1,5 @@
 """``check_vmap``: :func:`tidu.vmap` against a Python loop over the examples."""
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -21,8 +22,9 @@ def take_example(x: Any, axis: int, i: int) -> Any:
     return (vs.move_axis(x, axis, 0) if axis else x)[i]
 
 
-def check_vmap(f: Callable[..., Any], args: tuple, in_axes: Any = 0, out_axes: Any = 0, *,
-               atol: float = 1e-12, rtol: float = 1e-12) -> Any:
+def check_vmap(
+    f: Callable[..., Any], args: tuple, in_axes: Any = 0, out_axes: Any = 0, *, atol: float = 1e-12, rtol: float = 1e-12
+) -> Any:
     """Compare ``vmap(f, in_axes, out_axes)(*args)`` with ``f`` on each example (the mapped
     arguments indexed along their axes), output leaf by leaf, to ``atol + rtol * |want|``;
     raises :class:`VmapCheckError` naming the example and the leaf. Returns the batched output."""
@@ -43,8 +45,10 @@ def check_vmap(f: Callable[..., Any], args: tuple, in_axes: Any = 0, out_axes: A
         want, want_tree = tree_flatten(f(*tree_unflatten(tree, example)))
         if want_tree != out_tree:
             raise VmapCheckError(f"check_vmap: example {i} returns structure {want_tree}, vmap {out_tree}")
-        got = [o if oa is None else take_example(o, _normalize(oa, vspace_of(o).ndim(aval_of(o)), "out_axes"), i)
-               for o, oa in zip(out_flat, oaxes)]
+        got = [
+            o if oa is None else take_example(o, _normalize(oa, vspace_of(o).ndim(aval_of(o)), "out_axes"), i)
+            for o, oa in zip(out_flat, oaxes)
+        ]
         try:
             _close(f"check_vmap (example {i})", got, want, atol, rtol)
         except GradientCheckError as e:

@@ -16,6 +16,7 @@ the toy NumPy type of tidu's tests and the tensor types built on tidu.
 >>> @given(pytrees(vspace_values(aval)))
 ... def test_roundtrip(tree): ...
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -89,6 +90,7 @@ def in_axes(ranks: tuple[int, ...], allow_none: bool = True) -> st.SearchStrateg
     """``vmap`` ``in_axes`` for arguments whose examples have ``ranks`` axes: per argument an axis
     of the batched value, in ``[-(rank + 1), rank]`` (negative axes count from the end), or
     ``None`` (unmapped; at most all but one argument)."""
+
     def one(rank: int) -> st.SearchStrategy:
         axes = st.integers(min_value=-(rank + 1), max_value=rank)
         return st.one_of(st.none(), axes) if allow_none else axes

@@ -5,6 +5,7 @@ it covers, a function of tensors built from the user-level API, and the argument
 shapes to try. The table runs ``tidu.testing.check_grads`` (order 2, fwd and rev)
 for every spec x shape set x dtype.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,15 +14,15 @@ from typing import Any, Callable, Sequence
 
 @dataclass(frozen=True)
 class OpSpec:
-    name: str                                   # test id
-    fn: Callable[..., Any]                      # function of tensors
+    name: str  # test id
+    fn: Callable[..., Any]  # function of tensors
     shapes: Sequence[tuple[tuple[int, ...], ...]]  # argument shapes, one tuple per case
-    covers: tuple[str, ...]                     # primitive names exercised
+    covers: tuple[str, ...]  # primitive names exercised
     dtypes: tuple[str, ...] = ("float64", "complex128")
     order: int = 2
-    domain: str = "any"   # "any" | "positive" (|x| bounded away from 0) | "unit" (|x| < 0.9)
+    domain: str = "any"  # "any" | "positive" (|x| bounded away from 0) | "unit" (|x| < 0.9)
     make_args: Callable[..., Any] | None = None  # optional custom argument builder (rng, dtype, shapes)
-    rtol: float | None = None                   # only with a comment explaining why
+    rtol: float | None = None  # only with a comment explaining why
     atol: float | None = None
     modes: tuple[str, ...] = ("fwd", "rev")
 

@@ -1,5 +1,6 @@
 """Gradient-table specs for ``einsum`` (the ``einsum`` primitive and, through
 mixed dtypes and broadcast cotangents, convert_element_type/broadcast_in_dim)."""
+
 from __future__ import annotations
 
 import tenferro as tf

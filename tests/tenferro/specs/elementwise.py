@@ -2,6 +2,7 @@
 maximum/minimum, select, clip, power, the transcendental table, logaddexp), and of
 ``convert_element_type``/``broadcast_in_dim`` as reached through promotion and
 broadcasting."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -73,33 +74,65 @@ SPECS = [
     OpSpec("ew_conj", tf.conj, UNARY, ("conj",)),
     OpSpec("ew_real", tf.real, UNARY, ("real",)),
     OpSpec("ew_imag", tf.imag, UNARY, ("imag",)),
-    OpSpec("ew_scalar_ops", lambda x: 2.0 * x - x / 3.0 + 1j * x if x.dtype.is_complex else 2.0 * x - x / 3.0,
-           UNARY, ("mul", "sub", "div", "add")),
-    OpSpec("ew_promote_mul", tf.multiply, [((2, 3), (2, 3)), ((3,), (2, 3)), ((), ())],
-           ("convert_element_type", "mul", "broadcast_in_dim"), dtypes=("complex128",),
-           make_args=_float_and_complex),
-    OpSpec("ew_abs", tf.abs, UNARY, ("abs", "div", "real", "convert_element_type"),
-           make_args=_away_from_zero),
-    OpSpec("ew_sign_complex", tf.sign, UNARY, ("abs", "div", "select", "eq"), dtypes=("complex128",),
-           make_args=_away_from_zero),
+    OpSpec(
+        "ew_scalar_ops",
+        lambda x: 2.0 * x - x / 3.0 + 1j * x if x.dtype.is_complex else 2.0 * x - x / 3.0,
+        UNARY,
+        ("mul", "sub", "div", "add"),
+    ),
+    OpSpec(
+        "ew_promote_mul",
+        tf.multiply,
+        [((2, 3), (2, 3)), ((3,), (2, 3)), ((), ())],
+        ("convert_element_type", "mul", "broadcast_in_dim"),
+        dtypes=("complex128",),
+        make_args=_float_and_complex,
+    ),
+    OpSpec("ew_abs", tf.abs, UNARY, ("abs", "div", "real", "convert_element_type"), make_args=_away_from_zero),
+    OpSpec(
+        "ew_sign_complex",
+        tf.sign,
+        UNARY,
+        ("abs", "div", "select", "eq"),
+        dtypes=("complex128",),
+        make_args=_away_from_zero,
+    ),
     OpSpec("ew_maximum", tf.maximum, BINARY, ("maximum", "select", "gt"), dtypes=REAL, make_args=_distinct_pairs),
-    OpSpec("ew_minimum", tf.minimum, BINARY, ("minimum", "select", "lt"),
-           dtypes=REAL, make_args=_distinct_pairs),
+    OpSpec("ew_minimum", tf.minimum, BINARY, ("minimum", "select", "lt"), dtypes=REAL, make_args=_distinct_pairs),
     OpSpec("ew_where", lambda x, y: tf.where(tf.real(x) > 0, x, y), BINARY, ("select", "gt", "broadcast_in_dim")),
     OpSpec("ew_where_scalar", lambda x: tf.where(tf.real(x) > 0, x, 0.0), UNARY, ("select",)),
-    OpSpec("ew_clip", lambda x: tf.clip(x, -0.5, 0.5), [((),), ((0,),), ((4, 3),)], ("select", "lt", "gt"),
-           dtypes=REAL, make_args=_away_from_bounds),
+    OpSpec(
+        "ew_clip",
+        lambda x: tf.clip(x, -0.5, 0.5),
+        [((),), ((0,),), ((4, 3),)],
+        ("select", "lt", "gt"),
+        dtypes=REAL,
+        make_args=_away_from_bounds,
+    ),
     OpSpec("ew_power", tf.power, BINARY, ("pow", "log", "select", "eq"), make_args=_positive_base),
-    OpSpec("ew_power_int_exponent", lambda x: x ** 3, UNARY, ("pow",)),
-    OpSpec("ew_rpow", lambda x: 2.0 ** x, UNARY, ("pow",)),
+    OpSpec("ew_power_int_exponent", lambda x: x**3, UNARY, ("pow",)),
+    OpSpec("ew_rpow", lambda x: 2.0**x, UNARY, ("pow",)),
     OpSpec("ew_logaddexp", tf.logaddexp, BINARY, ("logaddexp", "exp"), dtypes=REAL),
 ]
 
 # the transcendental table: name -> domain that keeps the function smooth
 _DOMAINS = {
-    "exp": "any", "log": "positive", "sin": "any", "cos": "any", "tan": "unit", "sinh": "any",
-    "cosh": "any", "tanh": "unit", "arcsin": "unit", "arccos": "unit", "arctan": "unit",
-    "sqrt": "positive", "rsqrt": "positive", "expm1": "any", "log1p": "positive", "square": "any",
+    "exp": "any",
+    "log": "positive",
+    "sin": "any",
+    "cos": "any",
+    "tan": "unit",
+    "sinh": "any",
+    "cosh": "any",
+    "tanh": "unit",
+    "arcsin": "unit",
+    "arccos": "unit",
+    "arctan": "unit",
+    "sqrt": "positive",
+    "rsqrt": "positive",
+    "expm1": "any",
+    "log1p": "positive",
+    "square": "any",
     "reciprocal": "positive",
 }
 SPECS += [OpSpec(f"ew_{name}", getattr(tf, name), UNARY, (name,), domain=dom) for name, dom in _DOMAINS.items()]

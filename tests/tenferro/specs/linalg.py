@@ -7,6 +7,7 @@ distinct singular values / eigenvalues come with probability one from Gaussian
 draws; ``solve``/``inv``/triangular solves get a diagonal shift, ``cholesky`` a
 positive-definite ``M M^H + n I``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,6 +33,7 @@ def _rand(rng, dtype, shape):
 
 def _shifted(shift):
     """Random square matrices plus ``shift * n * I`` (well conditioned)."""
+
     def make(rng, dtype, shapes):
         out = []
         for i, s in enumerate(shapes):
@@ -41,6 +43,7 @@ def _shifted(shift):
                 a = a + shift * max(m, n) * np.eye(m, n).reshape((m, n) + (1,) * (len(s) - 2))
             out.append(tf.asarray(a.astype(dtype.numpy)))
         return out
+
     return make
 
 
@@ -58,14 +61,17 @@ def _lstsq_all(a, b):
 
 def _low_rank(r):
     """A first argument of rank ``r`` (a product of Gaussian factors); later ones Gaussian."""
+
     def make(rng, dtype, shapes):
         s0 = shapes[0]
         m, n, batch = s0[0], s0[1], tuple(s0[2:])
         left = _rand(rng, dtype, (m, r) + batch)
         right = _rand(rng, dtype, (r, n) + batch)
         a = np.einsum("ik...,kj...->ij...", left, right)
-        return [tf.asarray(a.astype(dtype.numpy))] + [tf.asarray(_rand(rng, dtype, s).astype(dtype.numpy))
-                                                       for s in shapes[1:]]
+        return [tf.asarray(a.astype(dtype.numpy))] + [
+            tf.asarray(_rand(rng, dtype, s).astype(dtype.numpy)) for s in shapes[1:]
+        ]
+
     return make
 
 
@@ -75,6 +81,7 @@ def _spectral(kind):
     eigenvalues spread over [-1.5, 1.5]; ``"eig"``: ``X diag(w) X^{-1}`` with
     ``X = I + 0.15 G`` and eigenvalues in [1, 3] (complex-shifted for complex).
     Later arguments (right-hand sides) are plain Gaussian."""
+
     def make(rng, dtype, shapes):
         s0 = shapes[0]
         m, n, batch = s0[0], s0[1], tuple(s0[2:])
@@ -95,6 +102,7 @@ def _spectral(kind):
         out = [tf.asarray(np.asarray(a, dtype=dtype.numpy))]
         out += [tf.asarray(_rand(rng, dtype, sh)) for sh in shapes[1:]]
         return out
+
     return make
 
 
@@ -124,7 +132,7 @@ def _staged_projector_gradient(a):
 
     def loss(a):
         u, s, vh = la.svd(a)
-        return tf.sum(tf.real(mm(u, mH(u))) * c) + tf.sum(s ** 2)
+        return tf.sum(tf.real(mm(u, mH(u))) * c) + tf.sum(s**2)
 
     return tf.jit(tidu.grad(loss))(a)
 
@@ -182,8 +190,10 @@ def _eigh_projector_lowest(a):
 
 def _tri(lower, left, transpose_a, conjugate_a, unit_diagonal):
     def f(a, b):
-        return la.triangular_solve(a, b, lower=lower, left=left, transpose_a=transpose_a,
-                                   conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+        return la.triangular_solve(
+            a, b, lower=lower, left=left, transpose_a=transpose_a, conjugate_a=conjugate_a, unit_diagonal=unit_diagonal
+        )
+
     f.__name__ = f"triangular_solve_{lower}_{left}_{transpose_a}_{conjugate_a}_{unit_diagonal}"
     return f
 
@@ -197,6 +207,7 @@ def _eig_invariant(a):
 def _scaled(c):
     def make(rng, dtype, shapes):
         return [tf.asarray((c * _rand(rng, dtype, s)).astype(dtype.numpy)) for s in shapes]
+
     return make
 
 
@@ -243,7 +254,7 @@ def _solve_self(a):
 
 def _solve_constant_a(b):
     n = b.shape[0]
-    a = n * np.eye(n) + np.cos(np.arange(n * n)).reshape(n, n)     # fixed, well conditioned
+    a = n * np.eye(n) + np.cos(np.arange(n * n)).reshape(n, n)  # fixed, well conditioned
     return la.solve(tf.asarray(a), b)
 
 
@@ -251,77 +262,180 @@ def _solve_constant_a(b):
 _EMPTY = [((0, 0),), ((3, 0),), ((0, 3),), ((3, 3, 0),)]
 _EMPTY_SQUARE = [((0, 0),), ((3, 3, 0),)]
 
-SPECS = [
-    OpSpec("linalg_svd_reconstruct", _svd_reconstruct, _TALL_SQUARE_WIDE, covers=("svd", "linalg_gauge_check", "svd_vector_terms",
-                                                                                         "linalg_finite_check"),
-           make_args=_spectral("svd")),
-    OpSpec("linalg_svd_projectors", _svd_projectors, _TALL_SQUARE_WIDE, covers=("svd", "linalg_gauge_check"), make_args=_spectral("svd")),
-    OpSpec("linalg_svd_staged_gradient", _staged_projector_gradient, [((4, 3),)], covers=("svd", "linalg_gauge_assert"),
-           make_args=_spectral("svd")),
-    OpSpec("linalg_svd_weighted", _svd_weighted, [((4, 3),), ((3, 4, 2),)], covers=("svd",), make_args=_spectral("svd")),
-    OpSpec("linalg_svd_full", _svd_full, [((4, 3),), ((3, 4),), ((3, 4, 2),)], covers=("svd",), make_args=_spectral("svd")),
-    OpSpec("linalg_svdvals", la.svdvals, _TALL_SQUARE_WIDE, covers=("svd",), make_args=_spectral("svd")),
-    OpSpec("linalg_qr", la.qr, _TALL_SQUARE_WIDE, covers=("qr", "triangular_solve"), make_args=_shifted(0.5)),
-    OpSpec("linalg_qr_complete", _qr_complete, [((4, 3),), ((3, 4, 2),)], covers=("qr",), make_args=_shifted(0.5)),
-    OpSpec("linalg_qr_singular_part", _qr_singular_part_at_zero, [((4, 3),), ((3, 4, 2),)],
-           covers=("qr_singular_part",)),
-    OpSpec("linalg_lq", la.lq, [((4, 3),), ((3, 4),), ((3, 4, 2),)], covers=("qr",), make_args=_shifted(0.5)),
-    OpSpec("linalg_eigh", _eigh_functions, _SQUARE, covers=("eigh", "linalg_gauge_check"), make_args=_spectral("herm")),
-    OpSpec("linalg_eigh_projector", _eigh_projector_lowest, _SQUARE, covers=("eigh",), make_args=_spectral("herm")),
-    OpSpec("linalg_eigvalsh", la.eigvalsh, _SQUARE, covers=("eigh",), make_args=_spectral("herm")),
-    OpSpec("linalg_cholesky", la.cholesky, _SQUARE, covers=("cholesky", "triangular_solve"), make_args=_pd),
-    # single concrete matrices: the JVP carries the LU factors (lu_solve) into the
-    # reverse pass; traced a (higher orders, make_graph) differentiates solve itself
-    OpSpec("linalg_solve", la.solve, [((3, 3), (3, 2)), ((3, 3, 2), (3, 1, 2)), ((3, 3), (3,)), ((20, 20), (20, 2))],
-           covers=("solve",), make_args=_spectral("eig")),
-    # a constant: every order differentiates lu_solve itself (its JVP and transpose)
-    OpSpec("linalg_solve_constant_a", _solve_constant_a, [((3, 2),), ((20,),)], covers=("lu_solve",)),
-    OpSpec("linalg_expm_frechet", la.expm_frechet, [((3, 3), (3, 3)), ((3, 3, 2), (3, 3, 2))],
-           covers=("expm_frechet", "concatenate", "slice_embed", "slice"), make_args=_scaled(0.5)),
-    OpSpec("linalg_inv", la.inv, _SQUARE, covers=("inv",), make_args=_spectral("eig")),
-    OpSpec("linalg_det", la.det, [((3, 3),), ((3, 3, 2),), ((1, 1),)], covers=("det", "adjugate"),
-           make_args=_spectral("eig")),
-    OpSpec("linalg_det_gradient", _det_gradient, [((3, 3),), ((3, 3, 2),)], covers=("adjugate", "adjugate_jvp"),
-           make_args=_spectral("eig")),
-    # at singular matrices (3x3 of rank 2 = N-1, 4x4 of rank 2 = N-2) the Hessian of det is exact;
-    # third derivatives there raise (test_linalg.py), hence order 1 of the gradient
-    OpSpec("linalg_det_gradient_singular", _det_gradient, [((3, 3),), ((4, 4),), ((4, 4, 2),)],
-           covers=("adjugate_jvp",), order=1, make_args=_low_rank(2)),
-    OpSpec("linalg_slogdet", la.slogdet, _SQUARE, covers=("slogdet", "inv"), make_args=_spectral("eig")),
-    OpSpec("linalg_eig", _eig_invariant, _SQUARE, covers=("eig", "solve", "linalg_gauge_check"), make_args=_spectral("eig")),
-    OpSpec("linalg_eigvals", la.eigvals, _SQUARE, covers=("eig",), make_args=_spectral("eig")),
-    OpSpec("linalg_expm", la.expm, _SQUARE, covers=("expm", "expm_frechet"), make_args=_scaled(0.5)),
-    # tall (L trapezoidal), square, wide (U trapezoidal), batched; pivot order kept fixed by _lu_args
-    OpSpec("linalg_lu", _lu_factors, [((5, 3),), ((3, 3),), ((3, 5),), ((5, 3, 2),), ((3, 3, 2),), ((3, 5, 2, 2),)],
-           covers=("lu", "triangular_solve", "concatenate", "slice"), make_args=_lu_args),
-    OpSpec("linalg_lstsq", _lstsq_all, [((4, 3), (4, 2)), ((3, 4), (3, 2)), ((4, 3, 2), (4, 1, 2)), ((4, 3), (4,))],
-           covers=("lstsq", "svd"), make_args=_shifted(0.5)),
-    # rank 2 of 4: the derivative of pinv(a) @ b at fixed rank (finite-difference steps stay
-    # far below rcond * s_max, so the rank does not change)
-    OpSpec("linalg_lstsq_rank_deficient", lambda a, b: la.lstsq(a, b, rcond=1e-3)[0],
-           [((5, 4), (5, 2)), ((4, 5), (4, 2)), ((5, 4, 2), (5, 1, 2))], covers=("lstsq",),
-           make_args=_low_rank(2)),
-    OpSpec("linalg_pinv", la.pinv, _TALL_SQUARE_WIDE, covers=("svd",), make_args=_spectral("svd")),
-    OpSpec("linalg_truncated_svd", _truncated, [((4, 3),), ((3, 5),), ((4, 4, 2),)], covers=("svd",), make_args=_spectral("svd")),
-    OpSpec("linalg_norm_fro_nuc_2", lambda a: (la.norm(a), la.norm(a, "nuc"), la.norm(a, 2), la.norm(a, -2)),
-           [((3, 4),), ((4, 3, 2),)], covers=("svd",), make_args=_spectral("svd")),
-    OpSpec("linalg_norm_vector", lambda a: (la.norm(a, axis=0), la.norm(a, 3, axis=1)), [((3, 4),)],
-           covers=("sum",)),
-    OpSpec("linalg_svd_polar", _svd_polar, _TALL_SQUARE_WIDE, covers=("svd",), make_args=_spectral("svd")),
-] + [
-    OpSpec(f"linalg_empty_{name}", fn, shapes, covers=cov, make_args=_eye_like)
-    for name, fn, shapes, cov in [
-        ("svd", _svd_reconstruct, _EMPTY, ("svd",)), ("qr", la.qr, _EMPTY, ("qr",)),
-        ("eigh", _eigh_functions, _EMPTY_SQUARE, ("eigh",)), ("cholesky", la.cholesky, _EMPTY_SQUARE, ("cholesky",)),
-        ("inv", la.inv, _EMPTY_SQUARE, ("inv",)), ("det", la.det, _EMPTY_SQUARE, ("det",)),
-        ("slogdet", la.slogdet, _EMPTY_SQUARE, ("slogdet",)), ("expm", la.expm, [((0, 0),)], ("expm",)),
-        ("solve", _solve_self, _EMPTY_SQUARE, ("solve",)),
-        ("lu", _lu_factors, _EMPTY, ("lu",)),
+SPECS = (
+    [
+        OpSpec(
+            "linalg_svd_reconstruct",
+            _svd_reconstruct,
+            _TALL_SQUARE_WIDE,
+            covers=("svd", "linalg_gauge_check", "svd_vector_terms", "linalg_finite_check"),
+            make_args=_spectral("svd"),
+        ),
+        OpSpec(
+            "linalg_svd_projectors",
+            _svd_projectors,
+            _TALL_SQUARE_WIDE,
+            covers=("svd", "linalg_gauge_check"),
+            make_args=_spectral("svd"),
+        ),
+        OpSpec(
+            "linalg_svd_staged_gradient",
+            _staged_projector_gradient,
+            [((4, 3),)],
+            covers=("svd", "linalg_gauge_assert"),
+            make_args=_spectral("svd"),
+        ),
+        OpSpec(
+            "linalg_svd_weighted", _svd_weighted, [((4, 3),), ((3, 4, 2),)], covers=("svd",), make_args=_spectral("svd")
+        ),
+        OpSpec(
+            "linalg_svd_full",
+            _svd_full,
+            [((4, 3),), ((3, 4),), ((3, 4, 2),)],
+            covers=("svd",),
+            make_args=_spectral("svd"),
+        ),
+        OpSpec("linalg_svdvals", la.svdvals, _TALL_SQUARE_WIDE, covers=("svd",), make_args=_spectral("svd")),
+        OpSpec("linalg_qr", la.qr, _TALL_SQUARE_WIDE, covers=("qr", "triangular_solve"), make_args=_shifted(0.5)),
+        OpSpec("linalg_qr_complete", _qr_complete, [((4, 3),), ((3, 4, 2),)], covers=("qr",), make_args=_shifted(0.5)),
+        OpSpec(
+            "linalg_qr_singular_part",
+            _qr_singular_part_at_zero,
+            [((4, 3),), ((3, 4, 2),)],
+            covers=("qr_singular_part",),
+        ),
+        OpSpec("linalg_lq", la.lq, [((4, 3),), ((3, 4),), ((3, 4, 2),)], covers=("qr",), make_args=_shifted(0.5)),
+        OpSpec(
+            "linalg_eigh", _eigh_functions, _SQUARE, covers=("eigh", "linalg_gauge_check"), make_args=_spectral("herm")
+        ),
+        OpSpec("linalg_eigh_projector", _eigh_projector_lowest, _SQUARE, covers=("eigh",), make_args=_spectral("herm")),
+        OpSpec("linalg_eigvalsh", la.eigvalsh, _SQUARE, covers=("eigh",), make_args=_spectral("herm")),
+        OpSpec("linalg_cholesky", la.cholesky, _SQUARE, covers=("cholesky", "triangular_solve"), make_args=_pd),
+        # single concrete matrices: the JVP carries the LU factors (lu_solve) into the
+        # reverse pass; traced a (higher orders, make_graph) differentiates solve itself
+        OpSpec(
+            "linalg_solve",
+            la.solve,
+            [((3, 3), (3, 2)), ((3, 3, 2), (3, 1, 2)), ((3, 3), (3,)), ((20, 20), (20, 2))],
+            covers=("solve",),
+            make_args=_spectral("eig"),
+        ),
+        # a constant: every order differentiates lu_solve itself (its JVP and transpose)
+        OpSpec("linalg_solve_constant_a", _solve_constant_a, [((3, 2),), ((20,),)], covers=("lu_solve",)),
+        OpSpec(
+            "linalg_expm_frechet",
+            la.expm_frechet,
+            [((3, 3), (3, 3)), ((3, 3, 2), (3, 3, 2))],
+            covers=("expm_frechet", "concatenate", "slice_embed", "slice"),
+            make_args=_scaled(0.5),
+        ),
+        OpSpec("linalg_inv", la.inv, _SQUARE, covers=("inv",), make_args=_spectral("eig")),
+        OpSpec(
+            "linalg_det",
+            la.det,
+            [((3, 3),), ((3, 3, 2),), ((1, 1),)],
+            covers=("det", "adjugate"),
+            make_args=_spectral("eig"),
+        ),
+        OpSpec(
+            "linalg_det_gradient",
+            _det_gradient,
+            [((3, 3),), ((3, 3, 2),)],
+            covers=("adjugate", "adjugate_jvp"),
+            make_args=_spectral("eig"),
+        ),
+        # at singular matrices (3x3 of rank 2 = N-1, 4x4 of rank 2 = N-2) the Hessian of det is exact;
+        # third derivatives there raise (test_linalg.py), hence order 1 of the gradient
+        OpSpec(
+            "linalg_det_gradient_singular",
+            _det_gradient,
+            [((3, 3),), ((4, 4),), ((4, 4, 2),)],
+            covers=("adjugate_jvp",),
+            order=1,
+            make_args=_low_rank(2),
+        ),
+        OpSpec("linalg_slogdet", la.slogdet, _SQUARE, covers=("slogdet", "inv"), make_args=_spectral("eig")),
+        OpSpec(
+            "linalg_eig",
+            _eig_invariant,
+            _SQUARE,
+            covers=("eig", "solve", "linalg_gauge_check"),
+            make_args=_spectral("eig"),
+        ),
+        OpSpec("linalg_eigvals", la.eigvals, _SQUARE, covers=("eig",), make_args=_spectral("eig")),
+        OpSpec("linalg_expm", la.expm, _SQUARE, covers=("expm", "expm_frechet"), make_args=_scaled(0.5)),
+        # tall (L trapezoidal), square, wide (U trapezoidal), batched; pivot order kept fixed by _lu_args
+        OpSpec(
+            "linalg_lu",
+            _lu_factors,
+            [((5, 3),), ((3, 3),), ((3, 5),), ((5, 3, 2),), ((3, 3, 2),), ((3, 5, 2, 2),)],
+            covers=("lu", "triangular_solve", "concatenate", "slice"),
+            make_args=_lu_args,
+        ),
+        OpSpec(
+            "linalg_lstsq",
+            _lstsq_all,
+            [((4, 3), (4, 2)), ((3, 4), (3, 2)), ((4, 3, 2), (4, 1, 2)), ((4, 3), (4,))],
+            covers=("lstsq", "svd"),
+            make_args=_shifted(0.5),
+        ),
+        # rank 2 of 4: the derivative of pinv(a) @ b at fixed rank (finite-difference steps stay
+        # far below rcond * s_max, so the rank does not change)
+        OpSpec(
+            "linalg_lstsq_rank_deficient",
+            lambda a, b: la.lstsq(a, b, rcond=1e-3)[0],
+            [((5, 4), (5, 2)), ((4, 5), (4, 2)), ((5, 4, 2), (5, 1, 2))],
+            covers=("lstsq",),
+            make_args=_low_rank(2),
+        ),
+        OpSpec("linalg_pinv", la.pinv, _TALL_SQUARE_WIDE, covers=("svd",), make_args=_spectral("svd")),
+        OpSpec(
+            "linalg_truncated_svd",
+            _truncated,
+            [((4, 3),), ((3, 5),), ((4, 4, 2),)],
+            covers=("svd",),
+            make_args=_spectral("svd"),
+        ),
+        OpSpec(
+            "linalg_norm_fro_nuc_2",
+            lambda a: (la.norm(a), la.norm(a, "nuc"), la.norm(a, 2), la.norm(a, -2)),
+            [((3, 4),), ((4, 3, 2),)],
+            covers=("svd",),
+            make_args=_spectral("svd"),
+        ),
+        OpSpec(
+            "linalg_norm_vector", lambda a: (la.norm(a, axis=0), la.norm(a, 3, axis=1)), [((3, 4),)], covers=("sum",)
+        ),
+        OpSpec("linalg_svd_polar", _svd_polar, _TALL_SQUARE_WIDE, covers=("svd",), make_args=_spectral("svd")),
     ]
-] + [
-    OpSpec(f"linalg_triangular_solve_{int(lo)}{int(le)}{int(t)}{int(c)}{int(u)}", _tri(lo, le, t, c, u),
-           [((3, 3), (3, 2) if le else (2, 3)), ((3, 3, 2), (3, 2, 2) if le else (2, 3, 2))],
-           covers=("triangular_solve",), make_args=_shifted(1.0))
-    for lo, le, t, c, u in [(True, True, False, False, False), (False, True, True, True, False),
-                            (True, False, False, True, True), (False, False, True, False, False)]
-]
+    + [
+        OpSpec(f"linalg_empty_{name}", fn, shapes, covers=cov, make_args=_eye_like)
+        for name, fn, shapes, cov in [
+            ("svd", _svd_reconstruct, _EMPTY, ("svd",)),
+            ("qr", la.qr, _EMPTY, ("qr",)),
+            ("eigh", _eigh_functions, _EMPTY_SQUARE, ("eigh",)),
+            ("cholesky", la.cholesky, _EMPTY_SQUARE, ("cholesky",)),
+            ("inv", la.inv, _EMPTY_SQUARE, ("inv",)),
+            ("det", la.det, _EMPTY_SQUARE, ("det",)),
+            ("slogdet", la.slogdet, _EMPTY_SQUARE, ("slogdet",)),
+            ("expm", la.expm, [((0, 0),)], ("expm",)),
+            ("solve", _solve_self, _EMPTY_SQUARE, ("solve",)),
+            ("lu", _lu_factors, _EMPTY, ("lu",)),
+        ]
+    ]
+    + [
+        OpSpec(
+            f"linalg_triangular_solve_{int(lo)}{int(le)}{int(t)}{int(c)}{int(u)}",
+            _tri(lo, le, t, c, u),
+            [((3, 3), (3, 2) if le else (2, 3)), ((3, 3, 2), (3, 2, 2) if le else (2, 3, 2))],
+            covers=("triangular_solve",),
+            make_args=_shifted(1.0),
+        )
+        for lo, le, t, c, u in [
+            (True, True, False, False, False),
+            (False, True, True, True, False),
+            (True, False, False, True, True),
+            (False, False, True, False, False),
+        ]
+    ]
+)

@@ -1,5 +1,6 @@
 """Gradient specs of the reductions family: sum, prod (with zeros), max, min, mean,
 logsumexp, over single axes, several axes, all axes, keepdims, 0-d and size-0."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -10,8 +11,17 @@ from . import OpSpec
 
 REAL = ("float64",)
 # (shape, axis) cases; the spec functions close over the axis
-AXES = [((), None), ((0,), None), ((5,), 0), ((2, 3), 0), ((2, 3), 1), ((2, 3), None), ((2, 3, 2), (0, 2)),
-        ((4, 2), -2), ((0, 3), 0)]
+AXES = [
+    ((), None),
+    ((0,), None),
+    ((5,), 0),
+    ((2, 3), 0),
+    ((2, 3), 1),
+    ((2, 3), None),
+    ((2, 3, 2), (0, 2)),
+    ((4, 2), -2),
+    ((0, 3), 0),
+]
 
 
 def _case_covers(covers, shape, keepdims):
@@ -20,8 +30,9 @@ def _case_covers(covers, shape, keepdims):
     keepdims reshapes."""
     if shape == ():
         return ()
-    return tuple(c for c in covers
-                 if not (0 in shape and c.startswith("stride2_")) and not (c == "reshape" and not keepdims))
+    return tuple(
+        c for c in covers if not (0 in shape and c.startswith("stride2_")) and not (c == "reshape" and not keepdims)
+    )
 
 
 def _specs(prefix, fn, covers, cases=AXES, **kw):
@@ -43,6 +54,7 @@ def _t(v, dtype):
 
 def _with_zeros(count):
     """Random entries with ``count`` exact zeros per reduced row (prod's hard case)."""
+
     def make(rng, dtype, shapes):
         (shape,) = shapes
         v = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if dtype.is_complex else 0)

@@ -1,0 +1,128 @@
+"""The site tensors of the states :class:`~tensor4all.MPS` builds: ``MPS.random`` (Gaussian
+entries, right-canonicalized; or random blocks of one charge sector), ``MPS.product_state``
+(basis states or local vectors; symmetric for basis states with ``conserve=``) and
+``MPS.from_dense`` (successive truncated SVDs of a dense vector). Each function checks its
+arguments and returns the sites (with the grading of a symmetric state, ``None`` for a
+dense one); the classmethods of :class:`~tensor4all.MPS` wrap them."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..linalg.canonical import right_canonical
+from ..linalg.truncation import svd_truncated
+from ..sites.local_spaces import local_space
+from ..structured import linalg as structured_linalg
+from ..tools.checks import (
+    check_alloc,
+    check_cutoff,
+    check_positive_int,
+    check_seed,
+    float_dtype,
+    numeric_array,
+    to_numpy,
+)
+from ..tools.errors import DimensionMismatchError, NonFiniteError, Tensor4allTypeError
+from .chain import local_vectors
+from .symmetric_sites import (
+    Grading,
+    canonical_sites,
+    chain_grading,
+    phys_leg,
+    product_sites,
+    random_sites,
+    sector_charge,
+)
+
+__all__ = ["random_state_sites", "product_state_sites", "dense_vector_sites"]
+
+
+def random_state_sites(
+    L: int, d: int, bond_dim: int, seed: int | None, dtype: Any, conserve: str | None, charge: Any, local: str | None
+) -> tuple[list[Any], Grading | None]:
+    """The sites of ``MPS.random`` (normalized; see there)."""
+    L = check_positive_int(L, "L (number of sites)")
+    d = check_positive_int(d, "d (physical dimension)")
+    bond_dim = check_positive_int(bond_dim, "bond_dim")
+    seed = check_seed(seed, "MPS.random: seed")
+    dt = float_dtype(dtype, "MPS.random: dtype")
+    if conserve is not None or charge is not None:
+        g = chain_grading(conserve, local, [d] * L, "MPS.random", charge)
+        legs = [phys_leg(g.symmetry, q, i)[0] for i, q in enumerate(g.q)]
+        target = sector_charge(g, charge, legs, "MPS.random")
+        check_alloc(L * bond_dim * d * bond_dim * dt.itemsize * 2, f"MPS.random(L={L}, d={d}, bond_dim={bond_dim})")
+        sites = random_sites(legs, target, bond_dim, np.random.default_rng(seed), dt)
+        sites = canonical_sites(sites, 0)
+        sites[0] = sites[0] / structured_linalg.norm(sites[0])
+        return sites, g
+    dims = [1] + [min(bond_dim, d ** min(b + 1, L - b - 1, 60)) for b in range(L - 1)] + [1]
+    check_alloc(
+        sum(dims[i] * d * dims[i + 1] for i in range(L)) * dt.itemsize * 2,
+        f"MPS.random(L={L}, d={d}, bond_dim={bond_dim})",
+    )
+    rng = np.random.default_rng(seed)
+    ts = []
+    for i in range(L):
+        shape = (dims[i], d, dims[i + 1])
+        a = rng.standard_normal(shape)
+        if np.issubdtype(dt, np.complexfloating):
+            a = a + 1j * rng.standard_normal(shape)
+        ts.append(a.astype(dt))
+    ts = right_canonical(ts)
+    return ts, None
+
+
+def product_state_sites(
+    states: Sequence[Any], d: int | None, conserve: str | None, local: str | None
+) -> tuple[list[Any], Grading | None]:
+    """The sites of ``MPS.product_state`` (see there)."""
+    if local is not None:
+        space = local_space(local)
+        if d is None:
+            d = space.dim
+        elif check_positive_int(d, "d (physical dimension)") != space.dim:
+            raise DimensionMismatchError(
+                f"product_state: d={d}, but the local space {space.name!r} has dimension "
+                f"{space.dim}; drop d= (local= sets it)"
+            )
+    d = check_positive_int(2 if d is None else d, "d (physical dimension)")
+    vecs = local_vectors(states, d)
+    dt = np.result_type(*vecs, np.float64)
+    if conserve is not None:
+        bad = next((i for i, s in enumerate(states) if not isinstance(s, (int, np.integer))), None)
+        if bad is not None:
+            raise Tensor4allTypeError(
+                f"product_state(conserve={conserve!r}): site {bad} must be a basis index "
+                "(a local vector has no definite charge)"
+            )
+        g = chain_grading(conserve, local, [d] * len(states), "MPS.product_state")
+        return product_sites([int(s) for s in states], g, dt), g
+    return [v.astype(dt).reshape(1, d, 1) for v in vecs], None
+
+
+def dense_vector_sites(vector: Any, L: int, d: int, max_bond: int | None, cutoff: float) -> list[np.ndarray]:
+    """The sites of ``MPS.from_dense`` (see there)."""
+    L = check_positive_int(L, "L (number of sites)")
+    d = check_positive_int(d, "d (physical dimension)")
+    if max_bond is not None:
+        max_bond = check_positive_int(max_bond, "max_bond")
+    cutoff = check_cutoff(cutoff, "from_dense: cutoff")
+    v = numeric_array(to_numpy(vector, "MPS.from_dense"), "from_dense: vector").reshape(-1)
+    if v.size != d**L:
+        raise DimensionMismatchError(f"from_dense: vector has {v.size} entries, expected d**L = {d**L}")
+    if not np.isfinite(v).all():
+        raise NonFiniteError(f"from_dense: the vector holds NaN or infinity (entry {int(np.argmin(np.isfinite(v)))})")
+    ts = []
+    rest = v.reshape(1, -1)
+    left = 1
+    for _ in range(L - 1):
+        m = rest.reshape(left * d, -1)
+        u, s, vh, _ = svd_truncated(m, max_bond, cutoff)
+        k = len(s)
+        ts.append(u.reshape(left, d, k))
+        rest = s[:, None] * vh
+        left = k
+    ts.append(rest.reshape(left, d, 1))
+    return ts
