@@ -19,7 +19,7 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["atomic_write"]
+__all__ = ["atomic_write", "special_file_kind"]
 
 
 @contextmanager
@@ -95,3 +95,17 @@ def _fsync_directory(directory: str) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def special_file_kind(mode: int) -> str:
+    """What a file that is neither a regular file nor a directory is (``os.stat(path).st_mode``),
+    for the messages of the writers and readers that refuse it."""
+    for test, what in (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return what
+    return "a special file"

@@ -58,10 +58,10 @@ from typing import Any
 from .._dtypes import DType, dtype as _dtype
 from .._errors import TenferroError, TenferroTypeError, TenferroValueError
 from .._tensor import Tensor
-from ..files import atomic_write
+from ..files import atomic_write, special_file_kind
 from ._convert import ArrowTensorInfo, _flag, from_arrow, tensor_info, to_arrow
 from ._deps import TensorFileError, TensorFileNotFoundError, import_pyarrow
-from ._paths import _check_target, _file_kind, _format_of, _fs_path, _resolve
+from ._paths import _check_target, _format_of, _fs_path, _resolve
 
 __all__ = ["save", "load", "LoadedTensors"]
 
@@ -303,7 +303,7 @@ def _read_table(pa: Any, op: str, path: Path, mmap: bool) -> Any:
         raise TensorFileError(f"{op}: cannot open {str(path)!r} (it is a directory; expected a tensor file)")
     if not stat.S_ISREG(mode):
         raise TensorFileError(
-            f"{op}: cannot open {str(path)!r} (it is {_file_kind(mode)}, not a regular file; "
+            f"{op}: cannot open {str(path)!r} (it is {special_file_kind(mode)}, not a regular file; "
             "tensor files are read from regular files only)"
         )
     try:

@@ -19,6 +19,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from ..files import special_file_kind
 from .._errors import TenferroTypeError, TenferroValueError
 from ._deps import TensorFileError, TensorFileNotFoundError
 
@@ -69,19 +70,6 @@ def _fs_path(op: str, path: Any) -> Path:
     if last in ("", ".", ".."):
         raise TensorFileError(f"{op}: {raw!r} names a directory (it ends in {last or raw[-1]!r}); expected a file path")
     return Path(raw)
-
-
-def _file_kind(mode: int) -> str:
-    """What a file that is not a regular file or a directory is, for messages."""
-    for test, what in (
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-    ):
-        if test(mode):
-            return what
-    return "a special file"
 
 
 def _short(name: str) -> str:
@@ -160,7 +148,7 @@ def _check_target(op: str, target: Path) -> Path:
         raise TensorFileError(f"{op}: {str(target)!r} is a directory; expected a file path")
     if not stat.S_ISREG(mode):  # replacing a FIFO, a socket or a device (/dev/null) by a regular file is never meant
         raise TensorFileError(
-            f"{op}: {str(target)!r} is {_file_kind(mode)}, not a regular file; tenferro.save "
+            f"{op}: {str(target)!r} is {special_file_kind(mode)}, not a regular file; tenferro.save "
             "writes or replaces regular files only"
         )
     return directory

@@ -14,7 +14,7 @@ import numpy as np
 import tenferro as tf
 
 from tenferro.arrow import TensorFileError
-from tenferro.files import atomic_write
+from tenferro.files import atomic_write, special_file_kind
 
 from ..tools.errors import InvalidOptionError, Tensor4allError
 from ..sites.charges import CONSERVED_CHARGES, charge_label
@@ -38,7 +38,6 @@ __all__ = [
     "site_key",
     "file_format",
     "file_path",
-    "special_kind",
     "resolve_link",
     "check_target",
     "write_file",
@@ -178,19 +177,6 @@ def file_path(path: Any, what: str) -> str:
     return path
 
 
-def special_kind(mode: int) -> str:
-    """What a file that is neither a regular file nor a directory is, for messages."""
-    for test, what in (
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-    ):
-        if test(mode):
-            return what
-    return "a special file"
-
-
 def resolve_link(path: str) -> str:
     """``path``, or the file the symbolic link at ``path`` points to (resolved fully, even when
     dangling), so that saving replaces that file and the link keeps pointing at the new data."""
@@ -216,7 +202,7 @@ def check_target(path: str) -> None:
         return
     if not stat.S_ISREG(mode):
         raise MPSFileIOError(
-            f"MPS.save: {path!r} is {special_kind(mode)}, not a regular file; MPS.save writes or "
+            f"MPS.save: {path!r} is {special_file_kind(mode)}, not a regular file; MPS.save writes or "
             "replaces regular files only"
         )
 
@@ -299,7 +285,7 @@ def read_mps(cls: type, path: Any, format: str | None) -> Any:  # noqa: A002
     if stat.S_ISDIR(mode):
         raise MPSFileIOError(f"MPS.load: {path!r} is a directory, not a file written by MPS.save")
     if not stat.S_ISREG(mode):  # opening a FIFO would wait for a writer, a device read forever
-        raise MPSFileIOError(f"MPS.load: {path!r} is {special_kind(mode)}, not a regular file written by MPS.save")
+        raise MPSFileIOError(f"MPS.load: {path!r} is {special_file_kind(mode)}, not a regular file written by MPS.save")
     check_file_kind(path, fmt)
     try:
         if fmt == "npz":
