@@ -44,6 +44,7 @@ from .tools.errors import DimensionMismatchError, InvalidOptionError, SiteOutOfR
 from .sites.local_spaces import UnknownLocalSpaceError
 from .sites.local_spaces import LOCAL_SPACES, LocalSpace, default_local_space, local_space
 from .networks.mps import MPS
+from .tools.threads import thread_policy
 
 __all__ = [
     "density",
@@ -181,6 +182,7 @@ def _profile(psi: MPS, op: str, sp: LocalSpace) -> np.ndarray:
     return np.real(np.asarray(psi.expect(op, None, local=sp))).astype(float)
 
 
+@thread_policy()
 def density(psi: MPS, local: str | LocalSpace | None = None) -> np.ndarray:
     """``<n_i>`` for every site ``i`` (``Ntot`` of ``"electron"``/``"tj"`` sites, ``N`` of
     ``"fermion"`` sites), a float array of length ``L``, from one pass of environments."""
@@ -189,6 +191,7 @@ def density(psi: MPS, local: str | LocalSpace | None = None) -> np.ndarray:
     return _profile(psi, _density_op(sp), sp)
 
 
+@thread_policy()
 def double_occupancy(psi: MPS, local: str | LocalSpace | None = None) -> np.ndarray:
     """``<n_{i up} n_{i dn}>`` (``Nupdn``) for every site ``i`` of ``"electron"`` sites, a float
     array of length ``L`` (``"tj"`` sites exclude double occupancy and have no ``Nupdn``)."""
@@ -215,6 +218,7 @@ def _matrix(psi: MPS, a: str, b: str, sites: list[int], sp: LocalSpace) -> np.nd
     return np.asarray(psi.correlation_matrix(a, b, sites=sites, local=sp))
 
 
+@thread_policy()
 def spin_correlation(
     psi: MPS,
     i: int | None = None,
@@ -239,6 +243,7 @@ def spin_correlation(
     return _select(total, sites, wanted)
 
 
+@thread_policy()
 def charge_correlation(
     psi: MPS,
     i: int | None = None,
@@ -269,6 +274,7 @@ def charge_correlation(
     return _select(connected, sites, wanted)
 
 
+@thread_policy()
 def one_particle_density_matrix(psi: MPS, spin: str | None = None, local: str | LocalSpace | None = None) -> np.ndarray:
     """The one-particle density matrix ``rho_ij = <c^dag_i c_j>`` (``L x L``, Hermitian; real for
     a real state): of spin ``"up"`` or ``"dn"`` (also ``"down"``) on ``"electron"``/``"tj"`` sites,
@@ -299,6 +305,7 @@ def one_particle_density_matrix(psi: MPS, spin: str | None = None, local: str | 
 
 
 # ---- symmetry-resolved entanglement ------------------------------------------------------------
+@thread_policy()
 def entanglement_per_sector(psi: MPS, bond: int) -> dict[Any, SectorEntanglement]:
     """The entanglement at ``bond`` (between sites ``bond`` and ``bond + 1``) of a symmetric MPS by
     charge sector of the left half (keys as :meth:`MPS.entanglement_spectrum`: the charge in

@@ -1129,6 +1129,8 @@ row(
 row("apply-max_bond", t4a.apply, (NW_H, NW_PSI), t4a.BondDimensionError, "apply: max_bond", max_bond=0)
 row("apply-cutoff-nan", t4a.apply, (NW_H, NW_PSI), t4a.InvalidOptionError, "apply: cutoff", cutoff=NW_NAN)
 row("apply-tol", t4a.apply, (NW_H, NW_PSI), t4a.InvalidOptionError, "apply: tol", method="fit", tol=-1.0)
+row("apply-threads-negative", t4a.apply, (NW_H, NW_PSI), t4a.InvalidOptionError, "threads must be None", threads=-1)
+row("apply-threads-float", t4a.apply, (NW_H, NW_PSI), t4a.Tensor4allTypeError, "threads must be None", threads=1.5)
 row("add-empty", t4a.add, (), t4a.Tensor4allTypeError, "add needs at least one MPS")
 row("add-not-mps", t4a.add, (NW_PSI, NW_H), t4a.Tensor4allTypeError, "operand 1 must be an MPS")
 row("add-cutoff", t4a.add, (NW_PSI, NW_PSI), t4a.InvalidOptionError, "add: cutoff", cutoff=1.0)
@@ -1782,6 +1784,22 @@ row(
     TC.TCIOptionError,
     "'full', 'rook'",
     pivot_search="maxvol",
+)
+row(
+    "crossinterpolate2-threads-negative",
+    TC.crossinterpolate2,
+    (lambda i: 1.0, [2, 2]),
+    TC.TCIOptionError,
+    "crossinterpolate2: threads must be None",
+    threads=-1,
+)
+row(
+    "crossinterpolate2-threads-bool",
+    TC.crossinterpolate2,
+    (lambda i: 1.0, [2, 2]),
+    TC.TCITypeError,
+    "crossinterpolate2: threads must be None",
+    threads=True,
 )
 row(
     "interpolant-values",
@@ -2945,6 +2963,7 @@ def _names_used(obj, seen=None) -> set[str]:
     if isinstance(name, str):
         out.add(name)
     func = getattr(obj, "__func__", obj)
+    func = getattr(func, "__wrapped__", func)  # a decorated entry point (tools.threads.thread_policy): its body
     code = getattr(func, "__code__", None)
     stack = [code] if code is not None else []
     while stack:

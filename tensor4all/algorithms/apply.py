@@ -57,6 +57,7 @@ from .schedule import RIGHT, sweep_schedule
 from ..networks.site_ops import compress_sweep, ops_for, truncate_sweep
 from ..networks.symmetric_sites import random_sites
 from ..tools.checks import check_cutoff, check_positive_int, check_real, check_seed, concrete, np_dtype
+from ..tools.threads import blas_threads, bond_of, check_threads
 
 __all__ = ["apply", "METHODS"]
 
@@ -74,12 +75,15 @@ def apply(
     sweeps: int = 4,
     tol: float = 1e-10,
     seed: int | None = 0,
+    threads: int | None = None,
 ) -> MPS:
     """``W|psi>`` (unnormalized) as an MPS of bond dimension at most ``max_bond`` (None: no
     limit), dropping per bond a relative discarded weight of at most ``cutoff``.
 
     ``method``: ``"zipup"`` (default), ``"fit"`` (variational; ``sweeps``, ``tol`` and ``seed``
     of its random start apply to it only) or ``"naive"``; see :mod:`tensor4all.algorithms.apply`.
+    ``threads``: BLAS threads, as for :func:`tensor4all.dmrg` (default: one thread while the
+    product of the state's and the MPO's largest bond dimensions is below 512).
     Differentiable in the MPO and MPS tensors (``tidu.grad``, ``tidu.jvp``). A symmetric MPS
     and a charge-conserving MPO give a symmetric MPS in the same sector; a symmetric MPS and
     an MPO that does not conserve its charge give a dense MPS (of ``psi.dense()``).
@@ -104,7 +108,15 @@ def apply(
     sweeps = check_positive_int(sweeps, "apply: sweeps")
     tol = check_real(tol, "apply: tol", low=0.0)
     seed = check_seed(seed, "apply: seed")
+    threads = check_threads(threads)
     check_compatible(mps, mpo)
+    with blas_threads(threads, bond_of(mps) * bond_of(mpo)):  # the zip-up's SVDs are of chi D columns
+        return _apply(mpo, mps, max_bond, cutoff, method, sweeps, tol, seed)
+
+
+def _apply(
+    mpo: MPO, mps: MPS, max_bond: int | None, cutoff: float, method: str, sweeps: int, tol: float, seed: int | None
+) -> MPS:
     ws, psi = mpo.tensors, mps
     if mps.symmetric:
         ws = symmetric_mpo_sites(ws, mps.tensors)

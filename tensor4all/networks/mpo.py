@@ -41,6 +41,7 @@ from ..tools.checks import (
     to_numpy,
 )
 from ..structured import Leg, SymmetricTensor, U1, Zn
+from ..tools.threads import thread_policy
 
 __all__ = ["MPO", "expectation", "compress_mpo_tensors"]
 
@@ -182,6 +183,7 @@ class MPO(SiteChain):
         return f"MPO(L={self.L}, local={self._local!r}, bond_dims={self.bond_dims}, dtype={self.dtype}{sym})"
 
     # ---- dense and checks -----------------------------------------------------------
+    @thread_policy()
     def to_dense(self) -> Any:
         """The ``prod(d) x prod(d)`` matrix in ``np.kron`` order (for small L; differentiable)."""
         n = math.prod(self.phys_dims)
@@ -196,6 +198,7 @@ class MPO(SiteChain):
         n, c, _ = _shape(m)
         return tf.reshape(m, (n, c))
 
+    @thread_policy()
     def is_hermitian(self, tol: float = 1e-6) -> bool:
         """Whether ``||H - H^dagger||_F <= tol * ||H||_F``, from the MPO traces
         ``Tr(H^dagger H)`` and ``Tr(H H)`` (no dense matrix). The difference of the two
@@ -254,6 +257,7 @@ def hermiticity(ws: list[np.ndarray]) -> tuple[float, float]:
     return max(2.0 * (a - b), 0.0) / a, 0.5 * (log2 + math.log2(a))
 
 
+@thread_policy(lambda ws, *_, **__: max((np.shape(w)[3] for w in ws), default=0))
 def compress_mpo_tensors(ws: list[np.ndarray], rtol: float = 1e-13) -> list[np.ndarray]:
     """Lossless-up-to-``rtol`` SVD compression of numeric MPO tensors.
 
@@ -299,6 +303,7 @@ def _log2_norm(a: np.ndarray) -> float | None:
     return math.log2(n) + e if n > 0.0 else None
 
 
+@thread_policy()
 def expectation(psi: MPS, H: MPO) -> Any:
     """``<psi|H|psi> / <psi|psi>`` (real part) as a scalar tensor; differentiable in the
     MPS tensors and in the MPO tensors (hence in couplings of ``MPO.from_opsum``).

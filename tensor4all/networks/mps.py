@@ -35,6 +35,7 @@ from ..sites.charges import unpack
 from ..structured import SymmetricTensor
 from ..tools.checks import check_alloc, check_cutoff, check_finite_arrays, check_positive_int, concrete, ldexp, to_numpy
 from ..tools.errors import DimensionMismatchError, SiteOutOfRangeError, Tensor4allTypeError, ZeroNormError
+from ..tools.threads import bond_of, thread_policy
 from .arithmetic import scaled, summed
 from .chain import SiteChain, leaves_of, site_tensors
 from .contractions import overlap_tensors, pow2, scaled_sites
@@ -255,6 +256,7 @@ class MPS(SiteChain):
         return add(self, *others, max_bond=max_bond, cutoff=cutoff)
 
     # ---- dense conversion -----------------------------------------------------------
+    @thread_policy()
     def to_dense(self) -> Any:
         """The state as a ``prod(d)`` vector in ``np.kron`` order (site 0 most significant)."""
         check_alloc(
@@ -270,6 +272,7 @@ class MPS(SiteChain):
         return tf.reshape(v, (_shape(v)[0],))
 
     # ---- canonical forms ------------------------------------------------------------
+    @thread_policy()
     def canonicalize(self, center: int) -> "MPS":
         """Bring the MPS to mixed canonical form around ``center`` (QR sweeps from both ends),
         in place; returns ``self``. On an error the MPS is unchanged."""
@@ -292,6 +295,7 @@ class MPS(SiteChain):
         self._tensors = ts
         return self
 
+    @thread_policy()
     def norm(self) -> Any:
         """``sqrt(<psi|psi>)`` as a real scalar tensor (differentiable). Computed on site
         tensors scaled by powers of two, so it overflows to inf only when the norm itself
@@ -305,6 +309,7 @@ class MPS(SiteChain):
             return n
         return n * pow2(e // 2) * pow2(e - e // 2)
 
+    @thread_policy()
     def normalize(self) -> "MPS":
         """Scale to unit norm in place (the first site tensor is divided by the norm; if
         the norm lies beyond the float range, every site is first scaled by a power of
@@ -327,6 +332,7 @@ class MPS(SiteChain):
         self._tensors = ts
         return self
 
+    @thread_policy()
     def compress(self, max_bond: int | None = None, cutoff: float = 0.0) -> float:
         """Truncate bonds by SVD in place: the one compression sweep,
         :func:`~tensor4all.networks.site_ops.compress_sweep` (QR to left-orthonormal form, then
@@ -388,6 +394,7 @@ class MPS(SiteChain):
         return read_mps(cls, path, format)
 
     # ---- measurements ---------------------------------------------------------------
+    @thread_policy()
     def expect(self, op: Any, site: int | None = None, local: Any = None) -> Any:
         """``<psi|op_site|psi> / <psi|psi>`` (``site=None``: at every site, a 1D tensor of length
         ``L`` from one pass of environments, as ITensor's ``expect(psi, op)`` and TeNPy's
@@ -400,6 +407,7 @@ class MPS(SiteChain):
         state of norm 0 raises :class:`ZeroNormError` (:mod:`tensor4all.networks.correlations`)."""
         return expect(self, op, site, local)
 
+    @thread_policy()
     def correlation(self, op_a: Any, op_b: Any, i: int, j: int, local: Any = None, string: Any = None) -> Any:
         """``<psi|A_i (prod_{min(i,j)<k<max(i,j)} S_k) B_j|psi> / <psi|psi>`` (for ``i == j`` the
         product ``A B`` at site ``i``). ``op_a``, ``op_b`` and ``string`` are names, matrices or
@@ -415,6 +423,7 @@ class MPS(SiteChain):
         ``F``, raises :class:`InvalidOptionError`, as does a pair of odd total parity)."""
         return correlation(self, op_a, op_b, i, j, local, string)
 
+    @thread_policy()
     def correlation_matrix(
         self, op_a: Any, op_b: Any, sites: Sequence[int] | None = None, string: Any = None, local: Any = None
     ) -> Any:
@@ -430,16 +439,19 @@ class MPS(SiteChain):
         Symmetric states are measured blockwise when every operator has one charge."""
         return correlation_matrix(self, op_a, op_b, sites, string, local)
 
+    @thread_policy()
     def entanglement_entropy(self, bond: int | None = None) -> Any:
         """Von Neumann entropy (natural log) of the Schmidt spectrum at ``bond`` (between
         sites ``bond`` and ``bond + 1``); ``bond=None`` gives the list for all bonds."""
         return entanglement_entropy(self, bond)
 
+    @thread_policy()
     def schmidt_values(self) -> list[np.ndarray]:
         """The Schmidt values (singular values of the normalized state) at every bond.
         A state of norm 0 has none and raises :class:`ZeroNormError`."""
         return schmidt_values(self)
 
+    @thread_policy()
     def entanglement_spectrum(self, bond: int) -> dict[Any, np.ndarray]:
         """The Schmidt values at ``bond`` (between sites ``bond`` and ``bond + 1``) of a symmetric
         MPS by sector: charge of the left half (physical units, as :attr:`sector`: ``Sz`` of
@@ -455,6 +467,7 @@ class MPS(SiteChain):
         return int(site)
 
 
+@thread_policy()
 def overlap(a: MPS, b: MPS) -> Any:
     """``<a|b>`` (``a`` conjugated) as a scalar tensor; differentiable in both."""
     if not (isinstance(a, MPS) and isinstance(b, MPS)):
@@ -476,6 +489,7 @@ def overlap(a: MPS, b: MPS) -> Any:
     return overlap_tensors(a.dense()._tensors, b.dense()._tensors)
 
 
+@thread_policy(lambda *states, **_: sum(bond_of(s) for s in states))  # QR of the direct sum
 def add(*states: MPS, max_bond: int | None = None, cutoff: float = 1e-12) -> MPS:
     """The sum of the states, compressed: the exact direct sum (``a + b``), brought to
     left-orthonormal form by QR and truncated by right-to-left SVDs to at most ``max_bond``

@@ -39,6 +39,7 @@ from .operators import BOUNDARIES, flip_mpo, fourier_mpo, shift_mpo
 from .operators import apply as _apply_mpo
 from .operators import reverse_bits as _reverse_sites
 from ..tools.checks import any_traced, check_alloc, check_bool, check_callable, concrete
+from ..tools.threads import blas_threads
 from ..tci import NonFiniteValueError, TCIResult, _interpolate, _options, interpolant
 
 __all__ = [
@@ -406,7 +407,8 @@ def quantics_interpolate(
             args = [float(x[0]) for x in _arguments(grid, digits.reshape(1, -1), argument)]
             return _finite(f(*args), args, argument)
 
-    res = _interpolate(g, grid.local_dims, pivots, opts, batched, seed, "quantics_interpolate", _QUANTICS_HINT)
+    with blas_threads(None, opts.max_bond):  # the size policy of crossinterpolate2
+        res = _interpolate(g, grid.local_dims, pivots, opts, batched, seed, "quantics_interpolate", _QUANTICS_HINT)
     return QuanticsTT(res.tt, grid, res)
 
 

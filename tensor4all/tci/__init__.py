@@ -38,7 +38,7 @@ import numpy as np
 import tenferro as tf
 import tidu
 
-from ..tools.errors import DimensionMismatchError, NotDifferentiableError
+from ..tools.errors import DimensionMismatchError, InvalidOptionError, NotDifferentiableError, Tensor4allTypeError
 from ..networks.mps import MPS
 from .tci2 import Cross, TCI2Options, run_tci2
 from .cache import CachedFunction
@@ -55,6 +55,7 @@ from .errors import (
     ZeroFunctionError,
 )
 from ..tools.checks import as_tensor, concrete
+from ..tools.threads import blas_threads, check_threads, thread_policy
 
 __all__ = [
     "crossinterpolate2",
@@ -267,6 +268,7 @@ def crossinterpolate2(
     global_pivots: int = 5,
     batched: bool = False,
     seed: int | None = 0,
+    threads: int | None = None,
 ) -> TCIResult:
     """Interpolate ``f`` on the grid ``local_dims`` as a tensor train by TCI2.
 
@@ -288,6 +290,8 @@ def crossinterpolate2(
       dimensions, a weaker error estimate).
     * ``global_pivots``: random starts of the global pivot search after each sweep
       (``0``: none); ``seed`` seeds it and the rook search.
+    * ``threads``: BLAS threads for the run, ``f``'s evaluations included (as for
+      :func:`tensor4all.dmrg`; default: one thread unless ``max_bond`` is 512 or more).
 
     If ``f`` is computed from a parameter under ``tidu.grad``/``jvp`` (it returns tidu
     tracers), the pivots are searched on its concrete values and ``tt`` is rebuilt from ``f``
@@ -302,7 +306,14 @@ def crossinterpolate2(
     opts = _options(tolerance, max_bond, max_iter, pivot_search, normalize_error, global_pivots, seed)
     if not isinstance(batched, (bool, np.bool_)):
         raise TCITypeError(f"crossinterpolate2: batched must be True or False, got {batched!r}")
-    return _interpolate(f, dims, initial_pivots, opts, bool(batched), seed, "crossinterpolate2", _TCI_HINT)
+    try:
+        threads = check_threads(threads)
+    except Tensor4allTypeError as e:
+        raise TCITypeError(f"crossinterpolate2: {e}") from None
+    except InvalidOptionError as e:
+        raise TCIOptionError(f"crossinterpolate2: {e}") from None
+    with blas_threads(threads, opts.max_bond):
+        return _interpolate(f, dims, initial_pivots, opts, bool(batched), seed, "crossinterpolate2", _TCI_HINT)
 
 
 _TCI_HINT = (
@@ -380,6 +391,7 @@ def _build(cross: Cross, values: Any) -> MPS:
     return MPS(ts)
 
 
+@thread_policy()
 def interpolant(result: TCIResult, values: Any) -> MPS:
     """The tensor train of ``result``'s pivots with the values ``values[i]`` of the function
     at ``result.points[i]`` (a tenferro tensor, tidu tracer or array of shape ``(n,)``).
@@ -425,6 +437,7 @@ def _dense_sites(tt: Any, what: str) -> list[Any]:
     return tt.dense().tensors
 
 
+@thread_policy()
 def tt_evaluate(tt: MPS, index: Any) -> Any:
     """The tensor train at one multi-index (a scalar tensor) or at each row of an
     ``(n, L)`` index array (an ``(n,)`` tensor); differentiable in the site tensors."""
@@ -448,6 +461,7 @@ def tt_evaluate(tt: MPS, index: Any) -> Any:
     return tf.reshape(out, ()) if single else out
 
 
+@thread_policy()
 def tt_sum(tt: MPS, weights: Sequence[Any] | None = None) -> Any:
     """``sum_i w_0[i_0] ... w_{L-1}[i_{L-1}] tt[i]``: the sum of all entries (``weights``
     None) or a quadrature with one weight vector per site (``weights[k]`` of length
@@ -491,6 +505,7 @@ def _pair(a: Any, b: Any, what: str) -> tuple[list[Any], list[Any]]:
     return xs, ys
 
 
+@thread_policy()
 def tt_add(a: MPS, b: MPS) -> MPS:
     """The tensor train of ``a + b`` (bond dimensions add: block-diagonal site tensors;
     ``compress`` it to recompress); differentiable."""
@@ -513,6 +528,7 @@ def tt_add(a: MPS, b: MPS) -> MPS:
     return MPS(out)
 
 
+@thread_policy()
 def tt_multiply(a: MPS, b: MPS) -> MPS:
     """The tensor train of the elementwise product ``a * b`` (bond dimensions multiply);
     differentiable."""
