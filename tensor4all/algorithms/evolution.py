@@ -207,7 +207,7 @@ class Observables:
                 return lambda psi, t, H: np.asarray(psi.bond_dims)
             if s == "norm":
                 return lambda psi, t, H: psi.norm()
-            return lambda psi, t, H: _stack([psi.expect(s, i, local) for i in range(L)])
+            return lambda psi, t, H: _sites(psi.expect(s, None, local))  # every site in one pass
         if _is_pair(s):
             a, b = s
             return lambda psi, t, H: psi.correlation_matrix(a, b, local=local)
@@ -251,6 +251,17 @@ def _real_value(x: Any) -> Any:
     """The real part of a scalar: a tenferro value when traced (the state or the Hamiltonian may
     carry the tracer), else a float."""
     return tf.real(x) if isinstance(x, tidu.Tracer) else float(np.real(complex(x)))
+
+
+def _sites(values: Any) -> Any:
+    """A profile over the sites as :func:`_stack` gives it: NumPy for a concrete value (real when
+    no imaginary part), the traced tensor itself (so gradients flow)."""
+    if isinstance(values, tidu.Tracer):
+        return values
+    out = np.asarray(values)
+    if np.iscomplexobj(out) and not np.any(out.imag):
+        out = out.real.copy()
+    return out
 
 
 def _stack(values: list[Any]) -> Any:
