@@ -18,6 +18,8 @@ from tensor4all import models, tci
 from tensor4all.algorithms import apply as apply_module
 from tensor4all.networks import mpo as mpo_module
 from tensor4all.networks.mps import MPS
+from tensor4all.structured import BlockDiagonal
+from tensor4all.structured import linalg as slinalg
 from tensor4all.tools import threads
 from tensor4all.tools.threads import THREADED_MIN_BOND, blas_threads, thread_policy
 
@@ -54,6 +56,7 @@ PSI = t4a.MPS.random(6, bond_dim=4, seed=1)
 PHI = t4a.MPS.random(6, bond_dim=3, seed=2)
 H = models.heisenberg(6)
 SYM = t4a.MPS.random(6, bond_dim=4, seed=3, conserve="Sz")
+BLOCKS = BlockDiagonal([np.eye(3) * 2.0, np.diag([1.0, 2.0])])
 ELECTRONS = t4a.MPS.random(4, d=4, bond_dim=4, seed=4, conserve="N", local="electron")
 
 #: (name, call, the function whose body must run with one thread)
@@ -89,6 +92,9 @@ CALLS = [
         tci._interpolate,
     ),
     ("tt_sum", lambda: tci.tt_sum(PSI), tci.tt_sum),
+    ("structured-norm-2", lambda: slinalg.norm(BLOCKS, ord=2), slinalg.norm),
+    ("structured-svd", lambda: slinalg.svd(SYM.tensors[2].fuse_legs([0, 1], [2])), slinalg.svd),
+    ("structured-eigh", lambda: slinalg.eigh(BLOCKS), slinalg.eigh),
 ]
 
 
