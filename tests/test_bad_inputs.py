@@ -1566,7 +1566,6 @@ row(
     t4a.StructuredTypeError,
     "dtype must be one of",
 )
-row("SymmetricTensor-block-key", lambda: SY_X.block((1, 1)), (), t4a.LegError, "tuple of 3 charges")
 row(
     "SymmetricTensor-allowed_sectors-float",
     lambda: SY_X.allowed_sectors(0.5),

@@ -254,14 +254,9 @@ def _real_value(x: Any) -> Any:
 
 
 def _sites(values: Any) -> Any:
-    """A profile over the sites as :func:`_stack` gives it: NumPy for a concrete value (real when
-    no imaginary part), the traced tensor itself (so gradients flow)."""
-    if isinstance(values, tidu.Tracer):
-        return values
-    out = np.asarray(values)
-    if np.iscomplexobj(out) and not np.any(out.imag):
-        out = out.real.copy()
-    return out
+    """A profile over the sites as :func:`_stack` gives it: NumPy for a concrete value, the
+    traced tensor itself (so gradients flow)."""
+    return values if isinstance(values, tidu.Tracer) else _real_if_real(np.asarray(values))
 
 
 def _stack(values: list[Any]) -> Any:
@@ -270,7 +265,9 @@ def _stack(values: list[Any]) -> Any:
     if any(isinstance(v, tidu.Tracer) for v in values):
         return tf.stack([v if isinstance(v, (tidu.Tracer, tf.Tensor)) else tf.asarray(np.asarray(v)) for v in values])
     arrays = [np.asarray(v) for v in values]
-    out = np.asarray(arrays) if arrays else np.zeros(0)
-    if np.iscomplexobj(out) and not np.any(out.imag):
-        out = out.real.copy()
-    return out
+    return _real_if_real(np.asarray(arrays) if arrays else np.zeros(0))
+
+
+def _real_if_real(out: np.ndarray) -> np.ndarray:
+    """``out``, real when its imaginary part is zero."""
+    return out.real.copy() if np.iscomplexobj(out) and not np.any(out.imag) else out

@@ -51,10 +51,10 @@ from ..linalg.krylov import expm_krylov
 from ..networks.symmetric_sites import phys_leg
 from ..structured import U1, SymmetricTensor, Zn
 from ..tools.device import cupy_module, stored_array, to_device, to_host
-from ..structured.site_matrices import SiteMatrices, bond_of
+from ..structured.site_matrices import Pieces, SiteMatrices, bond_of
 from ..networks.environments import EnvCache
 from .sector_absorb import absorb_groups, absorb_mpo, sandwich
-from .sector_operator import Env, Pieces, SectorOperator, prepare_rectangles
+from .sector_operator import Env, SectorOperator, prepare_rectangles
 from .schedule import LEFT, RIGHT, Step
 from ..linalg.truncation import absorb, svd_truncated_sectors
 
@@ -265,19 +265,11 @@ class SectorBackend:
     # ---- the two sides of a cut ------------------------------------------------------
     def _rows(self, i: int) -> Pieces:
         """Rows ``(q_a, s1)`` of site ``i`` grouped by ``m = q_a + q_s1``."""
-        p = Pieces()
-        for qa, da in self.bonds[i].items():
-            for s, qs in enumerate(self.q[i]):
-                p.add(self.norm(qa + qs), (qa, s), da)
-        return p
+        return Pieces.rows(self.bonds[i], self.q[i], self.norm)
 
     def _cols(self, j: int) -> Pieces:
         """Columns ``(s2, q_b)`` of site ``j`` grouped by ``m = q_b - q_s2``."""
-        p = Pieces()
-        for s, qs in enumerate(self.q[j]):
-            for qb, db in self.bonds[j + 1].items():
-                p.add(self.norm(qb - qs), (s, qb), db)
-        return p
+        return Pieces.cols(self.q[j], self.bonds[j + 1], self.norm)
 
     def _bare(self, b: int) -> Pieces:
         """Bond ``b`` itself, one piece per charge."""

@@ -11,27 +11,9 @@ import numpy as np
 
 from ..tools.device import array_module, to_host
 
-__all__ = ["SectorOperator", "SPARSE_CALL_FLOPS", "prepare_rectangles", "Pieces"]
+__all__ = ["SectorOperator", "SPARSE_CALL_FLOPS", "prepare_rectangles"]
 
 Env = list  # per MPO state w: {charge: matrix}
-
-
-class Pieces:
-    """Stacked pieces of a fused index per sector (one side of a cut): ``groups[m] = [(key,
-    offset, size)]``, ``size[m]`` and ``where[key] = (m, offset, size)``, in a fixed order."""
-
-    __slots__ = ("groups", "size", "where")
-
-    def __init__(self) -> None:
-        self.groups: dict[int, list[tuple[Any, int, int]]] = {}
-        self.size: dict[int, int] = {}
-        self.where: dict[Any, tuple[int, int, int]] = {}
-
-    def add(self, m: int, key: Any, n: int) -> None:
-        off = self.size.get(m, 0)
-        self.groups.setdefault(m, []).append((key, off, n))
-        self.size[m] = off + n
-        self.where[key] = (m, off, n)
 
 
 SPARSE_CALL_FLOPS = 1e5

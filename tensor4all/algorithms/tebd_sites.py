@@ -28,7 +28,7 @@ from ..linalg.truncation import sector_keep, thin_svd
 from ..tools.checks import concrete, is_traced
 from ..structured import Leg, SymmetricTensor, einsum as structured_einsum
 from ..structured import linalg as structured_linalg
-from ..structured.site_matrices import SiteMatrices, bond_of
+from ..structured.site_matrices import Pieces, SiteMatrices, bond_of
 
 __all__ = ["NumpyLA", "TenferroLA", "DenseSites", "SymmetricSites", "BlockSites", "split_pair"]
 
@@ -262,7 +262,9 @@ class BlockSites(DenseSites):
         self.qs = [self.layout.physical(leg).charges for leg in legs]
 
     def add(self, a: int, b: int) -> int:
-        c = a + b
+        return self.norm_charge(a + b)
+
+    def norm_charge(self, c: int) -> int:
         return c % self.modulus if self.modulus else c
 
     def site(self, t: SymmetricTensor) -> SymmetricTensor:
@@ -297,28 +299,18 @@ class BlockSites(DenseSites):
                 out = np.tensordot(gc, stack, axes=(1, 0))
                 for k, (s1, s2) in enumerate(pairs):
                     theta[(ql, s1, s2)] = out[k]
-        rows: dict[int, dict] = {}  # cut charge m -> {(ql, s1): offset}, then the sizes
-        cols: dict[int, dict] = {}  # m -> {(s2, qr): offset}
-        for ql, dl in left.items():
-            for s1, c1 in enumerate(qa):
-                m = self.add(ql, c1)
-                r = rows.setdefault(m, {})
-                r[(ql, s1)] = (sum(n for _, n in r.values()), dl)
-        for s2, c2 in enumerate(qb):
-            for qr, dr in right.items():
-                m = self.add(qr, -c2)
-                if m in rows:
-                    cl = cols.setdefault(m, {})
-                    cl[(s2, qr)] = (sum(n for _, n in cl.values()), dr)
+        rows = Pieces.rows(left, qa, self.norm_charge)  # the cut's two sides, as the sector sweeps make them
+        cols = Pieces.cols(qb, right, self.norm_charge)
         mats = {}
-        for m, cl in cols.items():
-            rw = rows[m]
-            out = np.zeros((sum(n for _, n in rw.values()), sum(n for _, n in cl.values())), self.dtype)
+        for m in cols.size:
+            if m not in rows.size:
+                continue
+            out = np.zeros((rows.size[m], cols.size[m]), self.dtype)
             for (ql, s1, s2), blk in theta.items():
                 if self.add(ql, qa[s1]) != m:
                     continue
-                ro, rn = rw[(ql, s1)]
-                co, cn = cl[(s2, self.add(ql, qa[s1] + qb[s2]))]
+                _, ro, rn = rows.where[(ql, s1)]
+                _, co, cn = cols.where[(s2, self.add(ql, qa[s1] + qb[s2]))]
                 out[ro : ro + rn, co : co + cn] = blk
             mats[m] = out
         return mats, (rows, cols, a, b)
@@ -326,11 +318,10 @@ class BlockSites(DenseSites):
     def unpair(self, kept: dict, ctx: Any) -> tuple[SymmetricTensor, SymmetricTensor]:
         rows, cols, a, b = ctx
         bond = {m: int(kept[m][0].shape[1]) for m in sorted(kept)}
-        apieces = ((key, kept[m][0][o : o + n]) for m in kept for key, (o, n) in rows[m].items())
-        bpieces = (((m, s2), kept[m][1][:, o : o + n]) for m in kept for (s2, _), (o, n) in cols[m].items())
+        us, vhs = {m: u for m, (u, _) in kept.items()}, {m: vh for m, (_, vh) in kept.items()}
         return (
-            self.layout.build(apieces, bond_of(a.legs[0]), a.legs[1], bond),
-            self.layout.build(bpieces, bond, b.legs[1], bond_of(b.legs[2])),
+            self.layout.from_rows(us, rows.groups, bond_of(a.legs[0]), a.legs[1], bond),
+            self.layout.from_cols(vhs, cols.groups, bond, b.legs[1], bond_of(b.legs[2])),
         )
 
     def move(self, a: SymmetricTensor, b: SymmetricTensor, to_right: bool) -> tuple[SymmetricTensor, SymmetricTensor]:

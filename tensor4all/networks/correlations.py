@@ -283,17 +283,11 @@ def _check_sites(sites: Any, L: int, what: str) -> list[int]:
     return out
 
 
-def _transfer(env: Any, a: Any, op: Any) -> Any:
-    """The left block ``env`` of ``<psi|..|psi>`` (bra, ket; None before site 0) moved across the
-    site tensor ``a`` with the operator ``op`` (None: the identity)."""
-    return transfer_left(env, a, a, op)
-
-
 def _move_right(envs: EnvCache, ts: list[Any], start: int, stop: int) -> int:
     """The centre moved from site ``start`` to ``stop``: the left blocks up to ``stop`` built, the
     right blocks passed dropped. Returns ``stop``."""
     for k in range(start, stop):
-        envs.set_left(k + 1, _transfer(envs.left(k), ts[k], None))
+        envs.set_left(k + 1, transfer_left(envs.left(k), ts[k], ts[k]))
     return stop
 
 
@@ -315,14 +309,14 @@ def _sweep(
 ) -> dict[int, Any]:
     """``{k: <first_start (prod between) ends[k]_k>}`` (unnormalized) for every ``k > start`` in
     ``ends``: one left-to-right pass from ``start``, closing at each ``k`` with the right block."""
-    env = _transfer(envs.left(start), ts[start], first)
+    env = transfer_left(envs.left(start), ts[start], ts[start], first)
     out = {}
     last = max(ends)
     for k in range(start + 1, last + 1):
         if k in ends:
             out[k] = close(env, envs.right(k + 1), ts[k], ts[k], ends[k])
         if k < last:
-            env = _transfer(env, ts[k], between.get(k))
+            env = transfer_left(env, ts[k], ts[k], between.get(k))
     return out
 
 

@@ -237,14 +237,6 @@ class SymmetricTensor(StructuredTensor):
         """Sector tuple -> dense block (a copy of the mapping; the blocks themselves are shared)."""
         return dict(self._blocks)
 
-    def block(self, key: tuple) -> Any:
-        """The stored block of the sector tuple ``key`` (one charge per leg), or None (zero)."""
-        if not isinstance(key, tuple) or len(key) != len(self._legs):
-            raise LegError(
-                f"SymmetricTensor.block: key must be a tuple of {len(self._legs)} charges (one per leg), got {key!r}"
-            )
-        return self._blocks.get(key)
-
     @property
     def leaves(self) -> tuple[Any, ...]:
         return tuple(self._blocks.values())

@@ -17,7 +17,7 @@ where the run is placed (NumPy or CuPy arrays behind tenferro tensors).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from ..tools.device import host_tensor, stored_array
 from ._symmetric import SymmetricTensor
 from ._symmetry import Leg, Symmetry
 
-__all__ = ["SiteMatrices", "bond_of"]
+__all__ = ["SiteMatrices", "Pieces", "bond_of"]
 
 Piece = tuple[tuple[int, int], Any]  # ((q_l, s), A[(q_l, s)])
 
@@ -35,6 +35,45 @@ Piece = tuple[tuple[int, int], Any]  # ((q_l, s), A[(q_l, s)])
 def bond_of(leg: Leg) -> dict[int, int]:
     """A bond's charge -> dimension map, from its leg."""
     return {int(q): d for q, d in leg.sectors.items()}
+
+
+class Pieces:
+    """Stacked pieces of a fused index per charge of a cut (one side of it): ``groups[m] =
+    [(key, offset, size)]``, ``size[m]`` and ``where[key] = (m, offset, size)``, in a fixed
+    order. :meth:`rows` and :meth:`cols` are the two sides a site with its outer bond makes."""
+
+    __slots__ = ("groups", "size", "where")
+
+    def __init__(self) -> None:
+        self.groups: dict[int, list[tuple[Any, int, int]]] = {}
+        self.size: dict[int, int] = {}
+        self.where: dict[Any, tuple[int, int, int]] = {}
+
+    def add(self, m: int, key: Any, n: int) -> None:
+        off = self.size.get(m, 0)
+        self.groups.setdefault(m, []).append((key, off, n))
+        self.size[m] = off + n
+        self.where[key] = (m, off, n)
+
+    @classmethod
+    def rows(cls, left: dict[int, int], charges: Sequence[int], norm: Callable[[int], int]) -> Pieces:
+        """The rows ``(q_l, s)`` of a site (left bond ``left``, basis charges ``charges``) grouped by
+        ``m = q_l + q_s``: per left charge, the states in basis order (a block's states consecutive,
+        as :meth:`SiteMatrices.from_rows` reads them)."""
+        p = cls()
+        for ql, dl in left.items():
+            for s, qs in enumerate(charges):
+                p.add(norm(ql + qs), (ql, s), dl)
+        return p
+
+    @classmethod
+    def cols(cls, charges: Sequence[int], right: dict[int, int], norm: Callable[[int], int]) -> Pieces:
+        """The columns ``(s, q_r)`` of a site grouped by ``m = q_r - q_s`` (states in basis order)."""
+        p = cls()
+        for s, qs in enumerate(charges):
+            for qr, dr in right.items():
+                p.add(norm(qr - qs), (s, qr), dr)
+        return p
 
 
 class _Physical:

@@ -194,13 +194,13 @@ def transfer_calls(monkeypatch):
     """A one-element list counting the transfer-matrix steps of :mod:`tensor4all.networks.correlations`."""
     mod = t4a.networks.correlations
     calls = [0]
-    real = mod._transfer
+    real = mod.transfer_left
 
     def counting(*args):
         calls[0] += 1
         return real(*args)
 
-    monkeypatch.setattr(mod, "_transfer", counting)
+    monkeypatch.setattr(mod, "transfer_left", counting)
     return calls
 
 

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from tensor4all.algorithms.sector_absorb import absorb_groups, absorb_mpo
-from tensor4all.algorithms.sector_operator import Pieces
+from tensor4all.structured.site_matrices import Pieces
 
 
 def _offsets(dims: dict) -> dict:
