@@ -51,7 +51,7 @@ from ..linalg.krylov import expm_krylov
 from ..networks.symmetric_sites import phys_leg
 from ..structured import U1, SymmetricTensor, Zn
 from ..tools.device import cupy_module, stored_array, to_device, to_host
-from ..structured.site_matrices import Pieces, SiteMatrices, bond_of
+from ..structured.site_matrices import Pieces, SiteMatrices, bond_sectors
 from ..networks.environments import EnvCache
 from .sector_absorb import absorb_groups, absorb_mpo, sandwich
 from .sector_operator import Env, SectorOperator, prepare_rectangles
@@ -128,7 +128,7 @@ class SectorBackend:
             self.dtype = np.result_type(self.dtype, *(np.dtype(t.dtype.name) for t in sites))
         self.layout = SiteMatrices(U1() if modulus == 0 else Zn(modulus), modulus, self.dtype, self.xp, placement)
         if sites is not None:
-            self.bonds = [bond_of(sites[0].legs[0])] + [bond_of(t.legs[2]) for t in sites]
+            self.bonds = [bond_sectors(sites[0].legs[0])] + [bond_sectors(t.legs[2]) for t in sites]
             self.phys = [t.legs[1] for t in sites]
             for t in sites:
                 keys = list(t.blocks)
@@ -398,7 +398,7 @@ class SectorBackend:
             if f is not None:
                 out.append(((ql, s), blk @ f[: blk.shape[1]]))
         right = {m: f.shape[1] for m, f in sorted(fac.items())}
-        self._set_site(i, self._site(i, out, bond_of(self.sites[i].legs[0]), right))
+        self._set_site(i, self._site(i, out, bond_sectors(self.sites[i].legs[0]), right))
 
     def _merge_right(self, j: int, fac: dict[int, np.ndarray]) -> None:
         """Site ``j``'s blocks times ``fac[m]`` on their left bond of charge ``m``."""
@@ -406,7 +406,7 @@ class SectorBackend:
             ((m, s), fac[m][:, : blk.shape[0]] @ blk) for (m, s), blk in self.layout.matrices(self.sites[j]) if m in fac
         ]
         left = {m: f.shape[0] for m, f in sorted(fac.items())}
-        self._set_site(j, self._site(j, out, left, bond_of(self.sites[j].legs[2])))
+        self._set_site(j, self._site(j, out, left, bond_sectors(self.sites[j].legs[2])))
 
     def _expanded(self, local: SectorLocal, xs: list[np.ndarray], alpha: float) -> tuple[list[int], list[np.ndarray]]:
         """The sectors of the cut and ``[X[m], alpha P[m]]`` (moving right; stacked below moving
@@ -465,14 +465,14 @@ class SectorBackend:
             self._set_site(
                 b - 1,
                 self.layout.from_rows(
-                    xs, local.rows.groups, bond_of(self.sites[b - 1].legs[0]), self.phys[b - 1], self.bonds[b]
+                    xs, local.rows.groups, bond_sectors(self.sites[b - 1].legs[0]), self.phys[b - 1], self.bonds[b]
                 ),
             )
         elif fr:
             self._set_site(
                 b,
                 self.layout.from_cols(
-                    xs, local.cols.groups, self.bonds[b], self.phys[b], bond_of(self.sites[b].legs[2])
+                    xs, local.cols.groups, self.bonds[b], self.phys[b], bond_sectors(self.sites[b].legs[2])
                 ),
             )
         elif local.step.direction == RIGHT:

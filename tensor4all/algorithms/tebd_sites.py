@@ -28,7 +28,7 @@ from ..linalg.truncation import sector_keep, thin_svd
 from ..tools.checks import concrete, is_traced
 from ..structured import Leg, SymmetricTensor, einsum as structured_einsum
 from ..structured import linalg as structured_linalg
-from ..structured.site_matrices import Pieces, SiteMatrices, bond_of
+from ..structured.site_matrices import Pieces, SiteMatrices, bond_sectors
 
 __all__ = ["NumpyLA", "TenferroLA", "DenseSites", "SymmetricSites", "BlockSites", "split_pair"]
 
@@ -277,7 +277,7 @@ class BlockSites(DenseSites):
 
     def pair(self, a: SymmetricTensor, b: SymmetricTensor, gate: _BlockGate) -> tuple[dict, Any]:
         qa, qb = self.layout.physical(a.legs[1]).charges, self.layout.physical(b.legs[1]).charges
-        left, right = bond_of(a.legs[0]), bond_of(b.legs[2])
+        left, right = bond_sectors(a.legs[0]), bond_sectors(b.legs[2])
         bmat = dict(self.layout.matrices(b))
         prod: dict[tuple[int, int, int], np.ndarray] = {}
         for (ql, s1), blk in self.layout.matrices(a):
@@ -320,13 +320,13 @@ class BlockSites(DenseSites):
         bond = {m: int(kept[m][0].shape[1]) for m in sorted(kept)}
         us, vhs = {m: u for m, (u, _) in kept.items()}, {m: vh for m, (_, vh) in kept.items()}
         return (
-            self.layout.from_rows(us, rows.groups, bond_of(a.legs[0]), a.legs[1], bond),
-            self.layout.from_cols(vhs, cols.groups, bond, b.legs[1], bond_of(b.legs[2])),
+            self.layout.from_rows(us, rows.groups, bond_sectors(a.legs[0]), a.legs[1], bond),
+            self.layout.from_cols(vhs, cols.groups, bond, b.legs[1], bond_sectors(b.legs[2])),
         )
 
     def move(self, a: SymmetricTensor, b: SymmetricTensor, to_right: bool) -> tuple[SymmetricTensor, SymmetricTensor]:
         layout = self.layout
-        left, right = bond_of(a.legs[0]), bond_of(b.legs[2])
+        left, right = bond_sectors(a.legs[0]), bond_sectors(b.legs[2])
         if to_right:  # QR of a's rows grouped by the right charge; R into b
             qa = layout.physical(a.legs[1]).charges
             groups: dict[int, list] = {}

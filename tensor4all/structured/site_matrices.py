@@ -27,12 +27,12 @@ from ..tools.device import host_tensor, stored_array
 from ._symmetric import SymmetricTensor
 from ._symmetry import Leg, Symmetry
 
-__all__ = ["SiteMatrices", "Pieces", "bond_of"]
+__all__ = ["SiteMatrices", "Pieces", "bond_sectors"]
 
 Piece = tuple[tuple[int, int], Any]  # ((q_l, s), A[(q_l, s)])
 
 
-def bond_of(leg: Leg) -> dict[int, int]:
+def bond_sectors(leg: Leg) -> dict[int, int]:
     """A bond's charge -> dimension map, from its leg."""
     return {int(q): d for q, d in leg.sectors.items()}
 
