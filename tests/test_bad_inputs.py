@@ -494,6 +494,7 @@ row(
     "the state has norm 0",
 )
 row("MPS.schmidt_values-zero", lambda: NW_ZERO.schmidt_values(), (), t4a.ZeroNormError, "the state has norm 0")
+row("MPS.schmidt_form-zero", lambda: NW_ZERO.schmidt_form(), (), t4a.ZeroNormError, "the state has norm 0")
 row(
     "MPS.entanglement_entropy-bool",
     lambda: NW_PSI.entanglement_entropy(True),

@@ -4,11 +4,10 @@ the one copy that ``MPS`` (concrete-value tools) and the sweep engines share."""
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from ..tools.device import contiguous
 
-__all__ = ["left_canonical", "right_canonical", "schmidt_values"]
+__all__ = ["left_canonical", "right_canonical"]
 
 
 def left_canonical(ts: list[np.ndarray]) -> list[np.ndarray]:
@@ -36,18 +35,3 @@ def right_canonical(ts: list[np.ndarray], normalize: bool = True) -> list[np.nda
         if n > 0:
             ts[0] = ts[0] / n
     return ts
-
-
-def schmidt_values(ts: list[np.ndarray]) -> list[np.ndarray] | None:
-    """The Schmidt values of the normalized state at every bond (one right-canonical sweep, then
-    SVDs from the left), or None for a state of norm 0."""
-    ts = right_canonical(ts)
-    if not np.any(ts[0]):
-        return None
-    out = []
-    for i in range(len(ts) - 1):
-        dl, d, dr = ts[i].shape
-        _, s, vh = scipy.linalg.svd(ts[i].reshape(dl * d, dr), full_matrices=False)
-        out.append(s / np.linalg.norm(s))
-        ts[i + 1] = np.tensordot(s[:, None] * vh, ts[i + 1], axes=(1, 0))
-    return out

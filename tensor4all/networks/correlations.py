@@ -70,6 +70,8 @@ from ..tools.errors import (
 from ..sites.local_spaces import UnknownLocalSpaceError
 from ..sites.local_spaces import LocalSpace, default_local_space, local_space
 from .environments import EnvCache, block_bytes, close, site_conj, site_einsum, transfer_left, transfer_right
+from .schmidt_form import SchmidtForm, pair_rows
+from .schmidt_form import close as close_form
 from .symmetric_sites import is_symmetric, operator_tensor
 from ..tools.checks import concrete, numeric_array
 
@@ -80,7 +82,9 @@ __all__ = [
     "pair_operators",
     "correlation_operators",
     "correlation_matrix",
+    "form_correlation_matrix",
     "expect_profile",
+    "form_expect_profile",
     "site_einsum",
     "site_conj",
 ]
@@ -320,22 +324,14 @@ def _sweep(
     return out
 
 
-def correlation_matrix(
-    ts: Sequence[Any],
-    op_a: Any,
-    op_b: Any,
-    sites: Any = None,
-    string: Any = None,
-    local: Any = None,
-    what: str = "MPS.correlation_matrix",
-) -> Any:
-    """The matrix ``C[x, y] = <A_{sites[x]} (prod S) B_{sites[y]}> / <psi|psi>`` over the site
-    tensors ``ts`` (scaled by powers of two or not: the ratio is the same), as a tenferro tensor;
-    real where every operator used is Hermitian. See :meth:`MPS.correlation_matrix`."""
-    ts = list(ts)
-    L = len(ts)
-    chain = Chain([tuple(t.shape)[1] for t in ts], local)
-    order = _check_sites(sites, L, what)
+def _pair_matrices(dims: list[int], op_a: Any, op_b: Any, sites: Any, string: Any, local: Any, what: str) -> tuple:
+    """The checked sites (``order``, and ``uniq`` sorted) and the operator matrices of a correlation
+    matrix by role, ``{(role, site): matrix or None}``: rows start with A (``first_a``, ``i < j``) or
+    B (``first_b``, ``i > j``) and end with the other (``last_b``, ``last_a``), ``between`` strings,
+    ``both`` on the diagonal; whether every one is Hermitian, and whether the lower triangle
+    mirrors the upper (``mirror``)."""
+    chain = Chain(dims, local)
+    order = _check_sites(sites, len(dims), what)
     uniq = sorted(set(order))
     lo, hi = uniq[0], uniq[-1]
     a = {k: chain.operator(op_a, k, f"{what}: op_a") for k in uniq}
@@ -345,7 +341,6 @@ def correlation_matrix(
     odd = a[lo].odd
     if string is not None and hi - lo < 2:
         _between(chain, string, lo, odd, what)  # checked though no site lies between
-    # the matrices of each role: rows start with A (i < j) or B (i > j) and end with the other
     mats: dict[tuple[str, int], np.ndarray | None] = {}
     for k in range(lo + 1, hi):
         mats[("between", k)] = _between(chain, string, k, odd, what)
@@ -363,6 +358,26 @@ def correlation_matrix(
     mirror = all(np.allclose(a[k].matrix.conj().T, b[k].matrix, rtol=0, atol=1e-14) for k in uniq) and all(
         _is_hermitian(mats[("between", k)]) for k in range(lo + 1, hi) if mats[("between", k)] is not None
     )
+    return order, uniq, mats, hermitian, mirror
+
+
+def correlation_matrix(
+    ts: Sequence[Any],
+    op_a: Any,
+    op_b: Any,
+    sites: Any = None,
+    string: Any = None,
+    local: Any = None,
+    what: str = "MPS.correlation_matrix",
+) -> Any:
+    """The matrix ``C[x, y] = <A_{sites[x]} (prod S) B_{sites[y]}> / <psi|psi>`` over the site
+    tensors ``ts`` (scaled by powers of two or not: the ratio is the same), as a tenferro tensor;
+    real where every operator used is Hermitian: the differentiable path. See
+    :meth:`MPS.correlation_matrix`."""
+    ts = list(ts)
+    dims = [tuple(t.shape)[1] for t in ts]
+    order, uniq, mats, hermitian, mirror = _pair_matrices(dims, op_a, op_b, sites, string, local, what)
+    lo, hi = uniq[0], uniq[-1]
     ts, ops = _operands(ts, mats)
     between = {k: ops[("between", k)] for k in range(lo + 1, hi)}
     # the right blocks over every site; the centre then moves right through the rows
@@ -385,6 +400,35 @@ def correlation_matrix(
     return tf.stack([tf.stack([scaled[(i, j)] for j in order]) for i in order])
 
 
+def form_correlation_matrix(
+    form: SchmidtForm,
+    dims: list[int],
+    op_a: Any,
+    op_b: Any,
+    sites: Any = None,
+    string: Any = None,
+    local: Any = None,
+    what: str = "MPS.correlation_matrix",
+) -> Any:
+    """:func:`correlation_matrix` of a concrete state from its Schmidt form: the diagonal one site
+    each, the upper triangle one left-to-right pass with the rows batched
+    (:func:`~.schmidt_form.pair_rows`), the lower the conjugate or a second pass."""
+    order, uniq, mats, hermitian, mirror = _pair_matrices(dims, op_a, op_b, sites, string, local, what)
+    between = {k: mats[("between", k)] for k in range(uniq[0] + 1, uniq[-1])}
+    values = {(k, k): close_form(form, k, None, mats[("both", k)])[0] for k in uniq}
+    if len(uniq) > 1:
+        role = lambda name: {k: mats[(name, k)] for k in uniq}
+        upper = pair_rows(form, uniq, uniq, role("first_a"), role("last_b"), between)
+        values.update(upper)
+        if mirror:
+            values.update({(j, i): np.conj(v) for (i, j), v in upper.items()})
+        else:
+            lower = pair_rows(form, uniq, uniq, role("first_b"), role("last_a"), between)
+            values.update({(j, i): v for (i, j), v in lower.items()})
+    out = np.array([[values[(i, j)] for j in order] for i in order])
+    return tf.asarray(out.real.copy() if hermitian else out)
+
+
 def _norm_and_environments(ts: list[Any], what: str) -> tuple[Any, EnvCache]:
     """``<psi|psi>`` (ZeroNormError if 0) and the environments of ``<psi|psi>`` with the right
     blocks over every site built (the centre at site 0)."""
@@ -398,21 +442,28 @@ def _norm_and_environments(ts: list[Any], what: str) -> tuple[Any, EnvCache]:
     return norm2, envs
 
 
-def expect_profile(ts: Sequence[Any], op: Any, sites: Any = None, local: Any = None, what: str = "MPS.expect") -> Any:
-    """``<op_k> = <psi|op_k|psi> / <psi|psi>`` for every ``k`` of ``sites`` (None: all), as a 1D
-    tenferro tensor, from one pass of left and one of right environments (``O(L)`` transfers,
-    not ``O(L^2)``); real where the operators are Hermitian. See :meth:`MPS.expect`."""
-    ts = list(ts)
-    chain = Chain([tuple(t.shape)[1] for t in ts], local)
-    order = _check_sites(sites, len(ts), what)
+def _site_matrices(dims: list[int], op: Any, sites: Any, local: Any, what: str) -> tuple:
+    """The checked sites (``order``, ``uniq`` sorted), ``{k: matrix of op at k}`` (even operators
+    only) and whether they are all Hermitian."""
+    chain = Chain(dims, local)
+    order = _check_sites(sites, len(dims), what)
     uniq = sorted(set(order))
-    mats: dict[tuple[str, int], np.ndarray | None] = {}
+    mats: dict[int, np.ndarray] = {}
     for k in uniq:
         a = chain.operator(op, k, f"{what}: op")
         _check_even(a, chain, k)
-        mats[("op", k)] = a.matrix
-    hermitian = all(_is_hermitian(m) for m in mats.values())
-    ts, ops = _operands(ts, mats)
+        mats[k] = a.matrix
+    return order, uniq, mats, all(_is_hermitian(m) for m in mats.values())
+
+
+def expect_profile(ts: Sequence[Any], op: Any, sites: Any = None, local: Any = None, what: str = "MPS.expect") -> Any:
+    """``<op_k> = <psi|op_k|psi> / <psi|psi>`` for every ``k`` of ``sites`` (None: all), as a 1D
+    tenferro tensor, from one pass of left and one of right environments (``O(L)`` transfers,
+    not ``O(L^2)``); real where the operators are Hermitian: the differentiable path. See
+    :meth:`MPS.expect`."""
+    ts = list(ts)
+    order, uniq, mats, hermitian = _site_matrices([tuple(t.shape)[1] for t in ts], op, sites, local, what)
+    ts, ops = _operands(ts, {("op", k): m for k, m in mats.items()})
     norm2, envs = _norm_and_environments(ts, what)
     values, centre = {}, 0
     for k in uniq:
@@ -420,3 +471,13 @@ def expect_profile(ts: Sequence[Any], op: Any, sites: Any = None, local: Any = N
         values[k] = close(envs.left(k), envs.right(k + 1), ts[k], ts[k], ops[("op", k)])
     scaled = {k: (tf.real(v / norm2) if hermitian else v / norm2) for k, v in values.items()}
     return tf.stack([scaled[k] for k in order])
+
+
+def form_expect_profile(
+    form: SchmidtForm, dims: list[int], op: Any, sites: Any = None, local: Any = None, what: str = "MPS.expect"
+) -> Any:
+    """:func:`expect_profile` of a concrete state from its Schmidt form: one site's contraction each."""
+    order, uniq, mats, hermitian = _site_matrices(dims, op, sites, local, what)
+    values = {k: close_form(form, k, None, m)[0] for k, m in mats.items()}
+    out = np.array([values[k] for k in order])
+    return tf.asarray(out.real.copy() if hermitian else out)

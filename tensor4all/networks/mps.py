@@ -35,6 +35,7 @@ from ..sites.charges import unpack
 from ..structured import SymmetricTensor
 from ..tools.checks import check_alloc, check_cutoff, check_finite_arrays, check_positive_int, concrete, ldexp, to_numpy
 from ..tools.errors import DimensionMismatchError, SiteOutOfRangeError, Tensor4allTypeError, ZeroNormError
+from ..tools.device import to_host
 from ..tools.threads import bond_of, thread_policy
 from .arithmetic import scaled, summed
 from .chain import SiteChain, leaves_of, site_tensors
@@ -49,6 +50,7 @@ from .mps_measurements import (
     expect,
     schmidt_values,
 )
+from .schmidt_form import SchmidtForm, schmidt_form
 from .site_ops import compress_sweep, rescaled, unit_scaled
 from .symmetric_sites import Grading, canonical_sites, check_symmetric_chain, is_symmetric
 
@@ -78,7 +80,35 @@ class MPS(SiteChain):
     MPS and keeps the sectors (canonical forms and compression act per sector); ``dense()`` drops them.
     """
 
-    __slots__ = ("_tensors", "_grading")
+    __slots__ = ("_sites", "_grading", "_form", "_center", "_dims")
+
+    @property
+    def _tensors(self) -> list[Any]:
+        return self._sites
+
+    @_tensors.setter
+    def _tensors(self, ts: list[Any]) -> None:
+        """New site tensors: the Schmidt form and the known centre no longer hold."""
+        self._sites = ts
+        self._form: SchmidtForm | None = None
+        self._center: int | None = None
+        self._dims: tuple[list[int], list[int]] | None = None
+
+    @property
+    def bond_dims(self) -> list[int]:
+        """The ``L - 1`` inner bond dimensions."""
+        return list(self._shapes()[1])
+
+    @property
+    def phys_dims(self) -> list[int]:
+        return list(self._shapes()[0])
+
+    def _shapes(self) -> tuple[list[int], list[int]]:
+        """The physical and the inner bond dimensions, read once per set of site tensors."""
+        if self._dims is None:
+            shapes = [tuple(t.shape) for t in self._sites]
+            self._dims = ([s[1] for s in shapes], [s[2] for s in shapes[:-1]])
+        return self._dims
 
     def __init__(self, tensors: Sequence[Any]):
         ts = site_tensors(tensors, "MPS", 3, "(left bond, physical, right bond)")
@@ -280,6 +310,7 @@ class MPS(SiteChain):
         check_finite_arrays(leaves_of(self._tensors), "MPS.canonicalize")
         if self.symmetric:  # blockwise QR (the structured kernels), sectors kept
             self._tensors = canonical_sites(self._tensors, center)
+            self._center = center
             return self
         ts = list(self._tensors)  # new tensors, assigned only when all are computed
         for i in range(center):
@@ -293,6 +324,7 @@ class MPS(SiteChain):
             ts[i] = tf.reshape(q, (_shape(q)[0], d, dr))
             ts[i - 1] = tf.einsum("asb,bc->asc", ts[i - 1], lo)
         self._tensors = ts
+        self._center = center
         return self
 
     @thread_policy()
@@ -459,6 +491,38 @@ class MPS(SiteChain):
         sectors ordered by ``|charge|``.
         A dense MPS has no sectors (:class:`InvalidOptionError`: build it with ``conserve=``)."""
         return entanglement_spectrum(self, bond)
+
+    @thread_policy()
+    def schmidt_form(self) -> SchmidtForm:
+        """The state in left-canonical form with a Schmidt basis and the Schmidt values on every
+        bond (:class:`~tensor4all.networks.schmidt_form.SchmidtForm`): computed once (one QR and
+        one SVD sweep, or the SVD sweep alone where the sites are known to be right-canonical, as
+        after :meth:`canonicalize` ``(0)`` and in the states that ``dmrg`` returns, which come
+        with it) and kept until a site tensor changes. Entropies and spectra read it; expectation
+        values and correlations contract it (G. Vidal, PRL 91, 147902 (2003); the ``S`` TeNPy
+        keeps on its MPS). Concrete values only (:class:`NotDifferentiableError` on tracers); a
+        state of norm 0 raises :class:`ZeroNormError`."""
+        return self._schmidt_form("MPS.schmidt_form")
+
+    def _schmidt_form(self, what: str) -> SchmidtForm:
+        if self._form is None:
+            leaves = [to_numpy(b, what) for b in leaves_of(self._tensors)]
+            check_finite_arrays(leaves, what)
+            ts = self._tensors if self.symmetric else [to_host(t) for t in self._tensors]
+            form = schmidt_form(ts, right_canonical=self._center == 0)
+            if form is None:
+                raise ZeroNormError(
+                    f"{what}: the state has norm 0, so it has no Schmidt values, no entanglement and no "
+                    "<psi|...|psi> / <psi|psi>"
+                )
+            self._form = form
+        return self._form
+
+    def _set_center(self, center: int) -> "MPS":
+        """Record that the sites right of ``center`` are right-orthonormal and those left of it
+        left-orthonormal (what a sweep that just ended there guarantees)."""
+        self._center = center
+        return self
 
     # ---- helpers --------------------------------------------------------------------
     def _check_site(self, site: Any, what: str) -> int:

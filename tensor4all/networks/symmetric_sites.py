@@ -20,7 +20,6 @@ Compression is the one sweep of :mod:`.site_ops` (``SymmetricOps``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +28,6 @@ import numpy as np
 
 import tenferro as tf
 
-from ..tools.device import host_tensor
 from ..tools.errors import InvalidOptionError, SiteOutOfRangeError
 from ..sites.local_spaces import LOCAL_SPACES, local_space
 from ..sites.charges import conserve_candidates, default_charge
@@ -42,7 +40,6 @@ from ..sites.charges import (
     declared_charges,
     physical_charge,
 )
-from ..linalg.truncation import thin_svd
 from ..structured import (
     U1,
     Leg,
@@ -69,7 +66,7 @@ __all__ = [
     "phys_leg",
     "product_sites",
     "random_sites",
-    "schmidt_spectra",
+    "order_key",
 ]
 
 
@@ -224,7 +221,7 @@ def random_sites(
         order = sorted(weight, key=lambda q: -weight[q])[:bond_dim]
         total = sum(weight[q] for q in order)
         dims = {q: max(1, min(weight[q], (bond_dim * weight[q]) // total)) for q in order}
-        bonds.append({q: dims[q] for q in sorted(dims, key=_order_key)})
+        bonds.append({q: dims[q] for q in sorted(dims, key=order_key)})
     out = []
     complex_ = np.issubdtype(np.dtype(dtype), np.complexfloating)
     for i in range(L):
@@ -244,7 +241,7 @@ def random_sites(
     return out
 
 
-def _order_key(q: Any) -> Any:
+def order_key(q: Any) -> Any:
     return (abs(q), -q) if isinstance(q, int) else repr(q)
 
 
@@ -289,27 +286,6 @@ def _matrix_sectors(x: SymmetricTensor, split: int) -> tuple[SymmetricTensor, di
     n = len(x.legs)
     m = x.fuse_legs(list(range(split)), list(range(split, n)))
     return m, {k[0]: b for k, b in _numpy_blocks(m).items()}
-
-
-def schmidt_spectra(ts: Sequence[SymmetricTensor]) -> list[dict[Any, np.ndarray]]:
-    """Per bond, the Schmidt values of the normalized state by sector of the bond charge
-    (each array descending); from a right-canonical form and one SVD per sector."""
-    ts = canonical_sites(ts, 0)
-    out = []
-    for i in range(len(ts) - 1):
-        m, blocks = _matrix_sectors(ts[i], 2)
-        svds = {q: thin_svd(b) for q, b in blocks.items()}
-        norm = math.sqrt(sum(float(np.sum(s * s)) for _, s, _ in svds.values()))
-        out.append({q: s / norm for q, (_, s, _) in sorted(svds.items(), key=lambda kv: _order_key(kv[0])) if len(s)})
-        g = ts[0].symmetry
-        bond = Leg(g, {q: len(s) for q, (_, s, _) in svds.items() if len(s)})
-        sv = SymmetricTensor(
-            {(q, q): host_tensor(s[:, None] * vh) for q, (_, s, vh) in svds.items() if len(s)},
-            [bond, m.legs[1]],
-            dtype=ts[i].dtype,
-        )
-        ts[i + 1] = einsum("ab,bsc->asc", sv, ts[i + 1])
-    return out
 
 
 def operator_tensor(m: np.ndarray, leg: Leg) -> SymmetricTensor | None:

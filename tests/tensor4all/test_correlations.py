@@ -191,24 +191,24 @@ def test_even_fermionic_products_at_one_site_need_no_string(symmetric):
 # ---- expectation values at every site ------------------------------------------------------------------
 @pytest.fixture
 def transfer_calls(monkeypatch):
-    """A one-element list counting the transfer-matrix steps of :mod:`tensor4all.networks.correlations`."""
-    mod = t4a.networks.correlations
+    """A one-element list counting the transfer-matrix steps of a concrete state's measurements
+    (:func:`tensor4all.networks.schmidt_form.transfer`: one call moves a whole batch of rows)."""
+    mod = t4a.networks.schmidt_form
     calls = [0]
-    real = mod.transfer_left
+    real = mod.transfer
 
     def counting(*args):
         calls[0] += 1
         return real(*args)
 
-    monkeypatch.setattr(mod, "transfer_left", counting)
+    monkeypatch.setattr(mod, "transfer", counting)
     return calls
 
 
 @pytest.mark.parametrize("kind", ["float64", "complex128", "symmetric"])
 def test_expect_at_every_site_is_one_pass_of_environments(kind, transfer_calls):
-    """``expect(op)`` (no site) equals the exact ``<op_i>`` of every site, from at most ``2 L``
-    transfer steps (the left environments once, one step per site with the operator; the right
-    environments do not count here)."""
+    """``expect(op)`` (no site) equals the exact ``<op_i>`` of every site with no transfer step at
+    all: in the Schmidt form each value is one site's contraction."""
     L = 6
     psi, v = _spinless_state(kind, L, 5)
     ops = _spinless(L)
@@ -216,7 +216,7 @@ def test_expect_at_every_site_is_one_pass_of_environments(kind, transfer_calls):
     for product in ("N", "Cdag*C", "F", "C*Cdag"):
         calls[0] = 0
         got = np.asarray(psi.expect(product, local="fermion"))
-        assert got.shape == (L,) and calls[0] <= 2 * L
+        assert got.shape == (L,) and calls[0] == 0
         want = [_mean(v, _named(ops, product, i)) for i in range(L)]
         np.testing.assert_allclose(got, want, atol=1e-12, err_msg=product)
     with pytest.raises(t4a.InvalidOptionError, match="odd under the fermion parity"):
@@ -415,17 +415,20 @@ def test_symmetric_states_with_operators_of_no_single_charge():
 
 
 # ---- cost and derivatives ------------------------------------------------------------------------------
-def test_one_sweep_per_row_costs_quadratically(transfer_calls):
-    """All pairs take at most ``2 L^2 + 2 L`` transfer-matrix steps (an entry-by-entry
-    computation takes ``~L^3 / 3``)."""
+@pytest.mark.parametrize("pair", [("Sz", "Sz"), ("S+", "Sz")])
+def test_all_rows_share_one_pass(transfer_calls, pair):
+    """All pairs take one left-to-right pass whose steps carry every open row at once: ``L``
+    steps starting a row and ``L`` moving the batch, per direction (one direction when the lower
+    triangle mirrors the upper, as for ``Sz Sz``; an entry-by-entry computation takes ``~L^3 / 3``
+    steps, one pass per row ``~L^2``)."""
     calls = transfer_calls
-    counts = {}
+    directions = 1 if pair[0] == pair[1] else 2
     for L in (12, 24):
+        psi = MPS.random(L, bond_dim=2, seed=1)
+        psi.schmidt_form()
         calls[0] = 0
-        MPS.random(L, bond_dim=2, seed=1).correlation_matrix("Sz", "Sz")
-        counts[L] = calls[0]
-        assert counts[L] <= 2 * L * L + 2 * L, (L, counts[L])
-    assert counts[24] / counts[12] < 4.2
+        psi.correlation_matrix(*pair)
+        assert calls[0] <= directions * 2 * L, (L, calls[0])
 
 
 @pytest.mark.parametrize("dtype", [tf.float64, tf.complex128])

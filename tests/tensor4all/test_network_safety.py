@@ -433,6 +433,7 @@ VALID_CALLS = {
     "correlation_matrix": ("Sz", "Sz"),
     "entanglement_entropy": (),
     "schmidt_values": (),
+    "schmidt_form": (),
     "is_hermitian": (),
     "dense": (),
     "entanglement_spectrum": (1,),
