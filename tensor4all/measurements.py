@@ -2,10 +2,10 @@
 ``expectation_value``/``correlation_function``, ITensor's ``expect``/``correlation_matrix``).
 
 Every function takes an :class:`~tensor4all.MPS` of ``"electron"``, ``"tj"``, ``"fermion"`` or
-spin sites and is built on :meth:`MPS.expect` (``site=None``: every site from one pass of
-environments) and :meth:`MPS.correlation_matrix` (one sweep of transfer matrices per row;
-fermionic pairs get their Jordan-Wigner strings there; a symmetric MPS is measured on its
-charge blocks):
+spin sites and is built on :meth:`MPS.expect` (``site=None``: every site, one site's
+contraction each on the state's Schmidt form) and :meth:`MPS.correlation_matrix` (one
+left-to-right pass with the rows batched; fermionic pairs get their Jordan-Wigner strings
+there; a symmetric MPS is measured on its charge blocks):
 
 * :func:`density` -- ``<n_i>`` per site (``Ntot``; ``N`` on ``"fermion"`` sites).
 * :func:`double_occupancy` -- ``<n_{i up} n_{i dn}>`` per site (``"electron"`` sites).
@@ -23,8 +23,10 @@ the measurement needs, else the one built-in space of that dimension that has th
 (``"fermion"`` for 2, ``"tj"`` for 3, ``"electron"`` for 4): ``density`` of a dimension-3 state
 is a t-J density, ``spin_correlation`` of one a spin-1 correlation (pass ``local="tj"``).
 
-Costs: a per-site profile is ``O(L)`` transfer matrices; a correlation matrix over ``n`` sites
-``O(n^2)`` (a row ``i=`` or ``pairs=`` restrict it to the sites involved).
+Costs: the Schmidt form once per state (``dmrg`` returns it made; otherwise a QR and an SVD
+sweep on the first call), then a per-site profile is ``L`` one-site contractions and a
+correlation matrix over ``n`` sites ``O(n^2)`` block contractions in ``O(L)`` batched steps (a
+row ``i=`` or ``pairs=`` restrict it to the sites involved).
 
 Bad input raises typed errors: :class:`~tensor4all.Tensor4allTypeError` (not an MPS, a site
 that is not an integer), :class:`~tensor4all.SiteOutOfRangeError` (a site or bond outside the
