@@ -167,3 +167,6 @@ class TensorVSpace(tidu.VSpace):
 
 TENSOR_VSPACE = TensorVSpace()
 tidu.register_vspace(TENSOR_VSPACE, [Tensor], [TensorType])
+# Python float and complex numbers (and NumPy's scalars) as differentiable inputs: a 0-d tensor
+# of their dtype (float64, complex128), as jax.grad(f)(3.0) promotes to an array
+tidu.register_scalar_promotion(lambda x: asarray(np.asarray(x)))

@@ -48,7 +48,7 @@ from ._pytree import (
     tree_structure,
     tree_unflatten,
 )
-from ._vspace import VSpace, register_vspace, vspace_of_aval
+from ._vspace import VSpace, register_scalar_promotion, register_vspace, vspace_of_aval
 
 __all__ = [
     "jvp",
@@ -96,6 +96,7 @@ __all__ = [
     "VSpace",
     "Zero",
     "register_vspace",
+    "register_scalar_promotion",
     "aval_of",
     "vspace_of",
     "vspace_of_aval",

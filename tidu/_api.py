@@ -23,10 +23,10 @@ from ._errors import (
 from .graph import Graph, make_graph
 from ._pytree import PyTreeDef, _registry, tree_flatten, tree_map, tree_unflatten
 from ._tracer import aval_of
-from ._vspace import vspace_of_aval
+from ._vspace import promote_scalar, vspace_of_aval
 from ._zero import Zero, instantiate
 
-__all__ = ["jvp", "linearize", "linear_transpose", "vjp", "grad", "value_and_grad", "hvp", "LinearFunction"]
+__all__ = ["jvp", "linearize", "linear_transpose", "vjp", "grad", "value_and_grad", "hvp", "LinearFunction", "promoted"]
 
 
 def _check_tangents(where: str, primals: list, tangents: list, kind: str = "tangent") -> list:
@@ -60,11 +60,17 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
             "jvp: primals and tangents must be tuples or lists of arguments, got "
             f"{type(primals).__name__} and {type(tangents).__name__}"
         )
-    p_flat, p_tree = tree_flatten(tuple(primals))
-    t_flat = _flatten_like(tuple(tangents), p_tree, "jvp")  # a None leaf is a zero tangent
+    p_flat, p_tree = tree_flatten(promoted(tuple(primals)))
+    t_flat = _flatten_like(promoted(tuple(tangents)), p_tree, "jvp")  # a None leaf is a zero tangent
     t_flat = _check_tangents("jvp", p_flat, t_flat)
     out_p, out_t, out_tree = jvp_flat(f, p_flat, t_flat, p_tree)
     return tree_unflatten(out_tree, out_p), tree_unflatten(out_tree, [instantiate(t) for t in out_t])
+
+
+def promoted(tree: Any) -> Any:
+    """``tree`` with its Python float and complex leaves made tensors (the registered scalar
+    promotion: ``grad(f)(3.0)`` works as in JAX)."""
+    return tree_map(promote_scalar, tree)
 
 
 def _flatten_like(tree: Any, like: PyTreeDef, where: str) -> list[Any]:
@@ -113,7 +119,7 @@ class LinearFunction:
         return self.graph.num_residuals
 
     def __call__(self, *tangents: Any) -> Any:
-        t_flat = _flatten_like(tangents, self.in_tree, "linearized function")
+        t_flat = _flatten_like(promoted(tangents), self.in_tree, "linearized function")
         args = []
         for i, (t, a) in enumerate(zip(t_flat, self._in_avals)):
             if a is None:
@@ -138,6 +144,7 @@ def _tangent_avals(p_flat: list) -> list:
 def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, LinearFunction]:
     """``(f(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``
     evaluated without re-running ``f`` (residuals are stored in its graph)."""
+    primals = promoted(primals)
     p_flat, p_tree = tree_flatten(primals)
     t_avals = _tangent_avals(p_flat)
     out_p, graph, out_tree = linearize_flat(f, p_flat, p_tree, [a is not None for a in t_avals])
@@ -149,6 +156,7 @@ def linear_transpose(f: Callable[..., Any], *primals: Any) -> Callable[..., Any]
 
     The result maps output cotangents to a tuple of input cotangents.
     """
+    primals = promoted(primals)
     graph = make_graph(f, *primals)
     p_flat, p_tree = tree_flatten(primals)
 
@@ -185,6 +193,7 @@ def _check_cotangents(where: str, graph: Graph, cts: list) -> list:
 def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False):
     """``(f(*primals), vjp_fn)`` (plus ``aux`` when ``has_aux``); ``vjp_fn(ct)`` returns
     a tuple with one cotangent per primal argument."""
+    primals = promoted(primals)
     p_flat, p_tree = tree_flatten(primals)
     t_avals = _tangent_avals(p_flat)
     aux_box: list = []
@@ -193,7 +202,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False):
     out = tree_unflatten(out_tree, out_p)
 
     def vjp_fn(ct: Any) -> tuple:
-        ct_flat = _flatten_like(ct, out_tree, "vjp")
+        ct_flat = _flatten_like(promoted(ct), out_tree, "vjp")
         ct_flat = _check_cotangents("vjp", graph, ct_flat)
         ct_in = backward_pass(graph, ct_flat)
         it = iter(ct_in)
@@ -291,6 +300,7 @@ def value_and_grad(
 
     def vg(*args: Any):
         nums = _argnums_tuple(argnums, len(args), "grad")
+        args = tuple(promoted(a) if i in nums else a for i, a in enumerate(args))
         diff_args = tuple(args[i] for i in nums)
 
         g = _with_args(f, args, nums)

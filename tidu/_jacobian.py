@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ._ad import jvp_flat
-from ._api import _argnums_tuple, _aux_value, _name, _strip_aux, _with_args, _zero_ct, vjp
+from ._api import _argnums_tuple, _aux_value, _name, _strip_aux, _with_args, _zero_ct, promoted, vjp
 from ._batching import vmap
 from ._errors import ComplexOutputError, MissingRuleError, NonDifferentiableError
 from ._pytree import tree_flatten, tree_unflatten
@@ -48,6 +48,7 @@ def jacfwd(
 
     def jac(*args: Any):
         nums = _argnums_tuple(argnums, len(args), "jacfwd")
+        args = tuple(promoted(a) if i in nums else a for i, a in enumerate(args))
         diff = tuple(args[i] for i in nums)
         d_flat, d_tree = tree_flatten(diff)
         _check_real_or_holo("jacfwd", d_flat, holomorphic, "input")
@@ -190,6 +191,7 @@ def jacrev(
 
     def jac(*args: Any):
         nums = _argnums_tuple(argnums, len(args), "jacrev")
+        args = tuple(promoted(a) if i in nums else a for i, a in enumerate(args))
         diff = tuple(args[i] for i in nums)
         d_flat, d_tree = tree_flatten(diff)
         _check_real_or_holo("jacrev", d_flat, holomorphic, "input")

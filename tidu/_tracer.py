@@ -8,6 +8,8 @@ transformation subclasses it (``JVPTracer``, ``GraphTracer``).
 
 from __future__ import annotations
 
+import numbers
+
 from typing import Any
 
 from ._errors import TracerConversionError, UnregisteredTypeError
@@ -186,9 +188,19 @@ def vspace_of(value: Any) -> VSpace:
         return vspace_of_aval(value.aval)
     vs = _lookup(_value_vspaces, type(value))
     if vs is None:
+        if isinstance(value, numbers.Integral):
+            raise UnregisteredTypeError(
+                f"value {value!r} of type {type(value).__qualname__} is an integer, which has no derivative; "
+                f"differentiate with respect to a float ({float(value)!r})"
+            )
         raise UnregisteredTypeError(
             f"value of type {type(value).__qualname__} has no registered vector space; "
             "differentiable values must be registered with tidu.register_vspace"
+            + (
+                " (Python numbers are taken once a tensor library registers a scalar promotion with tidu.register_scalar_promotion)"
+                if isinstance(value, numbers.Complex)
+                else ""
+            )
         )
     return vs
 

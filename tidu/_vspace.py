@@ -10,11 +10,12 @@ vectors and measures them with it. This follows HIPS autograd's ``VSpace``.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import numbers
+from typing import Any, Callable, Sequence
 
 from ._errors import UnregisteredTypeError
 
-__all__ = ["VSpace", "register_vspace", "vspace_of_aval"]
+__all__ = ["VSpace", "register_vspace", "vspace_of_aval", "register_scalar_promotion", "promote_scalar"]
 
 
 class VSpace:
@@ -144,6 +145,31 @@ def register_vspace(vspace: VSpace, value_types: Sequence[type], aval_types: Seq
         _value_vspaces[t] = vspace
     for t in aval_types:
         _aval_vspaces[t] = vspace
+
+
+#: the one converter of Python (and NumPy) float and complex numbers (:func:`register_scalar_promotion`)
+_scalar_promotion: list[Callable[[Any], Any]] = []
+
+
+def register_scalar_promotion(convert: Callable[[Any], Any]) -> None:
+    """Let the transforms take Python float and complex numbers (and the scalar types that
+    register with :mod:`numbers`, NumPy's among them) as differentiable inputs, as JAX does:
+    ``convert(x)`` returns a value of a registered vector space (tenferro: a 0-d float64 or
+    complex128 tensor). The last registration wins."""
+    _scalar_promotion[:] = [convert]
+
+
+def promote_scalar(x: Any) -> Any:
+    """``x`` made a value of a registered vector space when it is a float or complex number of
+    an unregistered type and a promotion is registered; anything else as it is."""
+    if (
+        _scalar_promotion
+        and isinstance(x, numbers.Complex)
+        and not isinstance(x, numbers.Integral)
+        and _lookup(_value_vspaces, type(x)) is None
+    ):
+        return _scalar_promotion[0](x)
+    return x
 
 
 def _lookup(table: dict[type, VSpace], t: type) -> VSpace | None:
