@@ -20,6 +20,8 @@ being differentiated) is undefined behaviour; take a private copy with
 
 from __future__ import annotations
 
+from types import ModuleType as _ModuleType
+
 from . import random
 from ._creation import (
     arange,
@@ -346,3 +348,11 @@ __all__ += [
     "RetraceWarning",
     "GraphCaptureWarning",
 ]
+
+
+def __dir__() -> list[str]:
+    """The public names (``__all__``) and the public submodules: what ``dir`` and tab completion show
+    (the imports this module uses stay out of sight)."""
+    return sorted(
+        set(__all__) | {n for n, v in globals().items() if isinstance(v, _ModuleType) and not n.startswith("_")}
+    )

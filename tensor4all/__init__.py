@@ -24,6 +24,8 @@
 
 from __future__ import annotations
 
+from types import ModuleType as _ModuleType
+
 from .tools.errors import (
     BondDimensionError,
     DimensionMismatchError,
@@ -203,3 +205,11 @@ __all__ += ["measurements"]
 __all__ += ["references", "tci", "quantics"]
 from . import tci  # noqa: E402  (tensor cross interpolation: crossinterpolate2, interpolant, tt_* helpers)
 from . import quantics  # noqa: E402  (quantics grids, QTT interpolation and operators)
+
+
+def __dir__() -> list[str]:
+    """The public names (``__all__``) and the public submodules: what ``dir`` and tab completion show
+    (the imports this module uses stay out of sight)."""
+    return sorted(
+        set(__all__) | {n for n, v in globals().items() if isinstance(v, _ModuleType) and not n.startswith("_")}
+    )

@@ -260,3 +260,8 @@ def honeycomb(Lx: int, Ly: int, yperiodic: bool = False) -> Lattice:
     nnear = _grid_bonds(Lx, Ly, [(0, 2), (1, 1), (1, -1)], False, yperiodic)
     coords = _grid_coords(Lx, Ly, lambda x, y: (1.5 * x + (0.5 if (x + y) % 2 == 0 else 0.0), y * _SQRT3 / 2))
     return Lattice(f"honeycomb {Lx}x{Ly}" + _suffix(False, yperiodic), coords, near, nnear, _COLUMN_MAJOR)
+
+
+def __dir__() -> list[str]:
+    """The public names (``__all__``): what ``dir`` and tab completion show."""
+    return sorted(__all__)

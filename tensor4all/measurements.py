@@ -340,3 +340,8 @@ def entanglement_per_sector(psi: MPS, bond: int) -> dict[Any, SectorEntanglement
         nz = p[p > 0]
         out[q] = SectorEntanglement(float(np.sum(p)), float(-np.sum(nz * np.log(nz))), s)
     return out
+
+
+def __dir__() -> list[str]:
+    """The public names (``__all__``): what ``dir`` and tab completion show."""
+    return sorted(__all__)

@@ -376,3 +376,8 @@ def tj(L: int | Lattice, t: Any = 1.0, J: Any = 0.5, conserve: str | None = "N,S
     _check_conserve(conserve, _TJ_CONSERVE, "tj")
     os = tj_opsum(L, t, J)
     return MPO.from_opsum(os, _site_count(L), "tj", conserve=conserve)
+
+
+def __dir__() -> list[str]:
+    """The public names (``__all__``): what ``dir`` and tab completion show."""
+    return sorted(__all__)

@@ -11,6 +11,8 @@ are handled explicitly: see :data:`config`, :func:`settings` and docs/ad/.
 
 from __future__ import annotations
 
+from types import ModuleType as _ModuleType
+
 from ._config import config, settings
 from ._errors import (
     ConvergenceError,
@@ -87,3 +89,11 @@ __all__ = [
     "sqrtm",
     "logm",
 ]
+
+
+def __dir__() -> list[str]:
+    """The public names (``__all__``) and the public submodules: what ``dir`` and tab completion show
+    (the imports this module uses stay out of sight)."""
+    return sorted(
+        set(__all__) | {n for n, v in globals().items() if isinstance(v, _ModuleType) and not n.startswith("_")}
+    )

@@ -22,6 +22,8 @@ over the bits of the grid index (QuanticsGrids.jl, QuanticsTCI.jl, Quantics.jl).
 
 from __future__ import annotations
 
+from types import ModuleType as _ModuleType
+
 import itertools
 import math
 from typing import Any, Sequence
@@ -416,3 +418,11 @@ _QUANTICS_HINT = (
     "qtt = quantics_interpolate(lambda x: f(x, theta0), grid) outside it, then "
     "qtt.interpolant(lambda x: f(x, theta)) inside (QuanticsTT.interpolant)"
 )
+
+
+def __dir__() -> list[str]:
+    """The public names (``__all__``) and the public submodules: what ``dir`` and tab completion show
+    (the imports this module uses stay out of sight)."""
+    return sorted(
+        set(__all__) | {n for n, v in globals().items() if isinstance(v, _ModuleType) and not n.startswith("_")}
+    )

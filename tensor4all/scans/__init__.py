@@ -15,6 +15,8 @@ others run. Dask is the optional ``distributed`` extra; without it :func:`scan` 
 
 from __future__ import annotations
 
+from types import ModuleType as _ModuleType
+
 import contextlib
 import logging
 import multiprocessing
@@ -329,3 +331,11 @@ class ScanRun:
             row.update(seconds=None, worker=None, status="failed", error=error)
         future.release()
         return row
+
+
+def __dir__() -> list[str]:
+    """The public names (``__all__``) and the public submodules: what ``dir`` and tab completion show
+    (the imports this module uses stay out of sight)."""
+    return sorted(
+        set(__all__) | {n for n, v in globals().items() if isinstance(v, _ModuleType) and not n.startswith("_")}
+    )

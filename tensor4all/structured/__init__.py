@@ -13,6 +13,8 @@ fallback and its statistics), ``_base`` (common API and the tenferro protocol),
 
 from __future__ import annotations
 
+from types import ModuleType as _ModuleType
+
 from . import _tables
 from ._api import einsum, matmul, tensordot, to_dense
 from ._base import StructuredTensor
@@ -104,3 +106,11 @@ __all__ = [
     "DensifyError",
     "ShapeCombineError",
 ]
+
+
+def __dir__() -> list[str]:
+    """The public names (``__all__``) and the public submodules: what ``dir`` and tab completion show
+    (the imports this module uses stay out of sight)."""
+    return sorted(
+        set(__all__) | {n for n, v in globals().items() if isinstance(v, _ModuleType) and not n.startswith("_")}
+    )

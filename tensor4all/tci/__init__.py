@@ -29,6 +29,8 @@ differentiable; ``MPS.compress`` recompresses.
 
 from __future__ import annotations
 
+from types import ModuleType as _ModuleType
+
 import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -538,3 +540,11 @@ def tt_multiply(a: MPS, b: MPS) -> MPS:
         (lx, d, rx), (ly, _, ry) = tuple(x.shape), tuple(y.shape)
         out.append(tf.reshape(tf.einsum("asb,csd->acsbd", x, y), (lx * ly, d, rx * ry), order="C"))
     return MPS(out)
+
+
+def __dir__() -> list[str]:
+    """The public names (``__all__``) and the public submodules: what ``dir`` and tab completion show
+    (the imports this module uses stay out of sight)."""
+    return sorted(
+        set(__all__) | {n for n, v in globals().items() if isinstance(v, _ModuleType) and not n.startswith("_")}
+    )
