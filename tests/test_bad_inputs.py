@@ -2643,7 +2643,7 @@ if os.path.isdir("/proc/self"):
 @pytest.mark.parametrize("name,args,fragment", SCAN_CLI_ROWS, ids=[r[0] for r in SCAN_CLI_ROWS])
 def test_cli_scan_bad_arguments(name, args, fragment, tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "tensor4all", "scan", "--model", "tfim", "--L", "6", "--chi", "4", *args],
+        [sys.executable, "-m", "tensor4all", "scan", "--model", "tfim", "--L", "6", "--max-bond", "4", *args],
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -2659,7 +2659,7 @@ def test_cli_scan_bad_arguments(name, args, fragment, tmp_path):
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc/self: no file can be created there")
 @pytest.mark.parametrize(
     "command,args",
-    [("dmrg", ["--json"]), ("evolve", ["--t", "0.1", "--json"]), ("scan", ["--model", "tfim", "--g", "1,2", "--out"])],
+    [("dmrg", ["--json"]), ("evolve", ["--t-final", "0.1", "--json"]), ("scan", ["--model", "tfim", "--g", "1,2", "--out"])],
     ids=["dmrg", "evolve", "scan"],
 )
 def test_cli_outputs_share_one_check(command, args, tmp_path):
@@ -2893,7 +2893,7 @@ CLI_ROWS = [
     ("json-empty", ["--json", ""], "the file name is empty"),
     ("plot-empty", ["--plot", " "], "the file name is empty"),
     ("L-beyond-memory", ["--L", "99999999999999999999999"], "would need about"),
-    ("chi-beyond-memory", ["--L", "100000", "--chi", "4000"], "of memory is available"),
+    ("chi-beyond-memory", ["--L", "100000", "--max-bond", "4000"], "of memory is available"),
     ("json-name-too-long", ["--json", "a" * 300 + ".json"], "is too long"),
     ("threads-word", ["--threads", "many"], "'auto' or a non-negative integer"),
     ("noise-huge", ["--one-site", "--noise", "1e200"], "relative size below 1"),
@@ -2911,7 +2911,7 @@ if os.path.exists("/dev/null"):
 @pytest.mark.parametrize("name,args,fragment", CLI_ROWS, ids=[r[0] for r in CLI_ROWS])
 def test_cli_bad_arguments(name, args, fragment, tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "tensor4all", "dmrg", "--L", "6", "--chi", "4", *args],
+        [sys.executable, "-m", "tensor4all", "dmrg", "--L", "6", "--max-bond", "4", *args],
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -2925,7 +2925,7 @@ def test_cli_bad_arguments(name, args, fragment, tmp_path):
 
 # 'tensor4all evolve' (issue 24): the same contract, before any evolution (header "EVOLVE  ")
 EVOLVE_CLI_ROWS = [
-    ("t-not-multiple-of-dt", ["--t", "1", "--dt", "0.3"], "is not a multiple of dt"),
+    ("t-not-multiple-of-dt", ["--t-final", "1", "--dt", "0.3"], "is not a multiple of dt"),
     ("state-length", ["--state", "product:uud"], "gives 3 sites, but --L is 6"),
     ("json-empty", ["--json", ""], "the file name is empty"),
     ("beyond-memory", ["--L", "100000", "--max-bond", "100000"], "of memory is available"),
@@ -2938,7 +2938,7 @@ EVOLVE_CLI_ROWS = [
 @pytest.mark.parametrize("name,args,fragment", EVOLVE_CLI_ROWS, ids=[r[0] for r in EVOLVE_CLI_ROWS])
 def test_cli_evolve_bad_arguments(name, args, fragment, tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "tensor4all", "evolve", "--L", "6", "--t", "0.1", *args],
+        [sys.executable, "-m", "tensor4all", "evolve", "--L", "6", "--t-final", "0.1", *args],
         capture_output=True,
         text=True,
         cwd=tmp_path,

@@ -14,8 +14,9 @@ Commands (argparse subcommands, as ``python -m pip``):
 * ``evolve`` -- real- or imaginary-time evolution by TDVP or TEBD from a product state or a
   quenched ground state (:mod:`tensor4all.cli.evolve`).
 
-Exit codes: 0 on success; 2 for bad arguments (argparse's message, naming the valid
-choices; never a traceback) and for optional dependencies that an option needs but
+Options are never abbreviated (``--cutof`` is an error), and an unknown option is named with the
+closest known one (``--cutof (did you mean --cutoff?)``). Exit codes: 0 on success; 2 for bad
+arguments (argparse's message, naming the valid choices; never a traceback) and for optional dependencies that an option needs but
 that are not installed; 1 when an output file cannot be written; 130 on Ctrl-C; 141 when
 stdout is closed early (``| head``).
 :func:`main` is the entry point; the JSON schema is documented in the README
@@ -33,14 +34,14 @@ from . import dmrg as _dmrg
 from . import evolve as _cli_evolve
 from . import lattice as _cli_lattice
 from . import scan as _cli_scan
-from .common import PROG, _version
+from .common import PROG, Parser, _version
 
 __all__ = ["main", "build_parser", "PROG"]
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``tensor4all`` program (one subparser per command)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=PROG,
         description="Tensor-network simulations from the command line (tensor4all).",
         epilog="Run 'tensor4all COMMAND --help' for the options of a command.",

@@ -83,7 +83,7 @@ def validate(sub: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     (exit 2 with that parser's usage line: dmrg's, or scan's and evolve's for their points)."""
     conserve = conserve_of(args)
     _cli_lattice.check(sub, args, conserve)  # model options, lattice, fermion sectors
-    for what, sched in (("--chi", args.chi), ("--cutoff", args.cutoff)):
+    for what, sched in (("--max-bond", args.chi), ("--cutoff", args.cutoff)):
         if len(sched) > args.sweeps:
             sub.error(
                 f"argument --sweeps: {args.sweeps} sweep(s) cannot run the {len(sched)}-entry "
@@ -129,7 +129,7 @@ def validate(sub: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         sub.error,
         memory_estimate(args),
         f"environments, MPS and Lanczos vectors at L={args.L}, chi={max(args.chi)}, {args.dtype}",
-        "lower --chi or --L",
+        "lower --max-bond or --L",
     )
     if args.plot is not None:
         ext = os.path.splitext(args.plot)[1].lower()

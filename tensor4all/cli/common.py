@@ -5,6 +5,7 @@ writing of the ``--save``/``--json``/``--plot`` outputs after a run."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib.util
 import json
 import math
@@ -18,6 +19,10 @@ from tenferro.files import atomic_write
 from ..tools.errors import Tensor4allError
 
 __all__ = [
+    "Parser",
+    "DeprecatedAliases",
+    "deprecated_aliases",
+    "suggestion",
     "PROG",
     "CONSERVE",
     "_version",
@@ -44,6 +49,48 @@ __all__ = [
 PROG = "tensor4all"
 #: what ``--conserve`` takes, in every command
 CONSERVE = ("auto", "Sz", "parity", "N", "N,Sz", "none")
+
+
+def suggestion(word: str, choices: Sequence[str]) -> str:
+    """`` (did you mean --max-bond?)`` for the closest of ``choices`` to ``word``, else ``""``."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+class Parser(argparse.ArgumentParser):
+    """The program's argument parser: options are never abbreviated (``--cutof`` is an error, not
+    ``--cutoff``), and an unknown option is named with the closest known one of its command."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            sub = getattr(self, "commands", {}).get(getattr(parsed, "command", None), self)
+            known = [o for o in sub._option_string_actions if o.startswith("--")]
+            named = [f"{x}{suggestion(x.split('=')[0], known) if x.startswith('-') else ''}" for x in extras]
+            sub.error(f"unrecognized arguments: {' '.join(named)}")
+        return parsed
+
+
+class DeprecatedAliases(argparse.Action):
+    """Store an option's value (its ``type`` applied by argparse), warning on stderr when it was given
+    by one of its deprecated spellings, ``deprecated = {old: new}`` (kept for one release)."""
+
+    deprecated: dict[str, str] = {}
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        new = self.deprecated.get(option_string or "")
+        if new is not None:
+            print(f"{PROG}: warning: {option_string} is deprecated, use {new} (same meaning)", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def deprecated_aliases(mapping: dict[str, str]) -> type[DeprecatedAliases]:
+    """A :class:`DeprecatedAliases` action class for ``mapping`` (old spelling -> new)."""
+    return type("DeprecatedAliases", (DeprecatedAliases,), {"deprecated": dict(mapping)})
 
 
 def _version() -> str:

@@ -19,6 +19,7 @@ from .common import (
     CONSERVE,
     add_output_options,
     bond_schedule,
+    deprecated_aliases,
     cutoff_schedule,
     finite_float,
     integer_arg,
@@ -41,9 +42,9 @@ examples:
   tensor4all dmrg                                   Heisenberg chain, L=32, chi=64
   tensor4all dmrg --model tfim --L 64 --g 0.9       transverse-field Ising chain
   tensor4all dmrg --model xxz --Jz 0.5 --L 12       checked against exact diagonalization
-  tensor4all dmrg --chi 16,32,64,128 --sweeps 8     a bond-dimension schedule per sweep
+  tensor4all dmrg --max-bond 16,32,64,128 --sweeps 8  a bond-dimension schedule per sweep
   tensor4all dmrg --json run.json --plot run.png --save psi.arrow
-  tensor4all dmrg --model hubbard --lattice square --Lx 4 --Ly 2 --U 4 --chi 128
+  tensor4all dmrg --model hubbard --lattice square --Lx 4 --Ly 2 --U 4 --max-bond 128
   tensor4all dmrg --model tj --L 16 --N 12 --sz 0 --t 1 --J 0.4
   tensor4all dmrg --model spinless --L 40 --V 0 --mu 0.5      free fermions: exact reference
   tensor4all dmrg --model j1j2 --lattice triangular --Lx 4 --Ly 3 --J2 0.125
@@ -120,12 +121,15 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     )
     a = p.add_argument_group("algorithm")
     a.add_argument(
+        "--max-bond",
         "--chi",
+        dest="chi",
+        action=deprecated_aliases({"--chi": "--max-bond"}),
         type=bond_schedule,
         default=[64],
         metavar="CHI[,CHI...]",
-        help="maximal bond dimension: a number, or a schedule per sweep such as 16,32,64 "
-        "(the last entry repeats) (default: 64)",
+        help="maximal bond dimension (Python: max_bond): a number, or a schedule per sweep such as "
+        "16,32,64 (the last entry repeats); --chi is its deprecated old spelling (default: 64)",
     )
     a.add_argument(
         "--sweeps",
@@ -136,17 +140,18 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     a.add_argument(
         "--cutoff",
         type=cutoff_schedule,
-        default=[1e-12],
+        default=[1e-10],
         metavar="EPS[,EPS...]",
         help="truncation cutoff: largest discarded weight (relative sum of squared singular "
-        "values) per bond; a number or a schedule per sweep (default: 1e-12)",
+        "values) per bond; a number or a schedule per sweep (default: 1e-10, as in evolve and "
+        "Python's dmrg)",
     )
     a.add_argument(
         "--tol",
         type=nonnegative_float,
         default=1e-10,
         help="stop when the energy changes by less than this in one sweep, checked only after "
-        "the --chi and --cutoff schedules are used up and, with --one-site, after the "
+        "the --max-bond and --cutoff schedules are used up and, with --one-site, after the "
         "--noise has decayed to 0 (default: %(default)g)",
     )
     site = a.add_mutually_exclusive_group()

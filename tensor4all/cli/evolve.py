@@ -37,8 +37,9 @@ import sys
 from typing import Any, Sequence
 
 from .common import CONSERVE, add_output_options, integer_arg, real_arg
+from .lattice import StoreGiven
 from .models import ALL_MODEL_OPTIONS, DEFAULTS, LETTERS, MODELS
-from .evolve_checks import ROWS, check
+from .evolve_checks import ROWS, T_FINAL, check
 from .evolve_plot import write_evolve_plot
 from .evolve_run import SCHEMA, EvolveRun
 from .evolve_states import build_states
@@ -51,13 +52,13 @@ NAMED_STATES = ("neel", "domain-wall", "up", "ground")
 _EXAMPLES = """\
 examples:
   tensor4all evolve                                      XX chain, L=16, Neel state, t=10, TDVP (exact reference)
-  tensor4all evolve --model xx --L 10 --t 1 --dt 0.05 --method tebd --order 4
-  tensor4all evolve --model heisenberg --state domain-wall --L 32 --t 8 --max-bond 128
-  tensor4all evolve --model tfim --g 0.5 --state ground --quench-g 1.5 --observe Z,X --t 5
-  tensor4all evolve --model tfim --state product:++++++++ --L 8 --g 2 --imaginary --t 5
-  tensor4all evolve --model hubbard --L 8 --U 0 --t 2                Hubbard, free fermions (exact reference)
-  tensor4all evolve --model hubbard --L 8 --state product:22220000 --U 4 --t 3 --method tebd --order 4
-  tensor4all evolve --model hubbard --L 8 --state ground --U 2 --quench-U 8 --t 2
+  tensor4all evolve --model xx --L 10 --t-final 1 --dt 0.05 --method tebd --order 4
+  tensor4all evolve --model heisenberg --state domain-wall --L 32 --t-final 8 --max-bond 128
+  tensor4all evolve --model tfim --g 0.5 --state ground --quench-g 1.5 --observe Z,X --t-final 5
+  tensor4all evolve --model tfim --state product:++++++++ --L 8 --g 2 --imaginary --t-final 5
+  tensor4all evolve --model hubbard --L 8 --U 0 --t-final 2                Hubbard, free fermions (exact reference)
+  tensor4all evolve --model hubbard --L 8 --state product:22220000 --U 4 --t-final 3 --method tebd --order 4
+  tensor4all evolve --model hubbard --L 8 --state ground --U 2 --quench-U 8 --t-final 2
   tensor4all evolve --json run.json --plot run.png --save psi.npz
 """
 
@@ -150,19 +151,20 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
         default="xx",
         help="xx: H = sum J (SxSx + SySy) - h sum Sz; heisenberg/xxz: H = sum J (SxSx + SySy) + "
         "Jz SzSz - h sum Sz (spin 1/2); tfim: H = -J sum ZZ - g sum X (Pauli matrices); hubbard: "
-        "H = -J sum_s (c+_{i s} c_{i+1 s} + h.c.) + U sum n_up n_dn - mu sum n (the hopping t "
-        "given as --J, --t being the final time; tensor4all.models.hubbard). Default: %(default)s",
+        "H = -t sum_s (c+_{i s} c_{i+1 s} + h.c.) + U sum n_up n_dn - mu sum n (the hopping --t, as in "
+        "dmrg; tensor4all.models.hubbard). Default: %(default)s",
     )
     copied(m, "L", default=16)
     copied(
         m,
         "J",
-        help="exchange coupling (xx/heisenberg/xxz: the XX+YY part; tfim: the ZZ coupling; hubbard: "
-        "the hopping t) (default: 1.0)",
+        help="exchange coupling (xx/heisenberg/xxz: the XX+YY part; tfim: the ZZ coupling; for hubbard "
+        "the deprecated spelling of --t) (default: 1.0)",
     )
     copied(m, "Jz")
     copied(m, "h", help="longitudinal field of xx/heisenberg/xxz, the term -h sum Sz (default: 0)")
     copied(m, "g")
+    copied(m, "t", help="hopping of hubbard, -t sum (c+ c + h.c.), as in dmrg (default: 1)")
     m.add_argument(
         "--U",
         type=dmrg_actions["J"].type,
@@ -201,11 +203,15 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
         "(tfim: Z = +-1; hubbard: one electron of that spin) (default: %(default)s)",
     )
     s.add_argument(
-        "--t",
+        "--t-final",
+        dest="t_final",
         type=_nonnegative_time,
-        default=10.0,
-        help="final time, a multiple of --dt (with --imaginary: the imaginary time tau of "
-        "exp(-tau H)) (default: %(default)g)",
+        default=T_FINAL,
+        action=StoreGiven,
+        metavar="T",
+        help=f"final time, a multiple of --dt (with --imaginary: the imaginary time tau of "
+        f"exp(-tau H)); Python: tdvp/tebd's t_final (default: {T_FINAL:g}; before this release "
+        "the final time was --t, now the hopping as in dmrg)",
     )
     s.add_argument("--dt", type=_positive_float, default=0.05, help="time step (default: %(default)g)")
     s.add_argument(

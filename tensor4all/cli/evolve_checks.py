@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 
 from .checks import validate
 from .common import check_memory, run_memory
@@ -23,15 +24,33 @@ from .models import (
 from ..algorithms.evolution import time_grid
 from ..tools.errors import InvalidOptionError, ValueRangeError
 
-__all__ = ["ROWS", "check", "memory_estimate"]
+__all__ = ["ROWS", "T_FINAL", "check", "memory_estimate"]
 
 #: table rows a run prints by default (``--every`` is chosen for about this many)
 ROWS = 20
+#: the default final time (--t-final)
+T_FINAL = 10.0
 
 
 def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Every check of an ``evolve`` command line that needs more than one option (exit 2 through
     ``parser.error``); the dmrg command's checks run on the output files."""
+    given = getattr(args, "given_options", None) or ()
+    if args.t is not None and "t_final" not in given:
+        parser.error(
+            "argument --t: the hopping of hubbard (as in dmrg and Python's models.hubbard(t=...)); the final "
+            "time is --t-final, which this command line does not give (before this release --t was the final "
+            "time: give --t-final T, and --t only for the hopping)"
+        )
+    if args.model == "hubbard" and "J" in given and args.t is None:
+        print(
+            "tensor4all: warning: --J as the hopping of hubbard is deprecated, use --t (same meaning)", file=sys.stderr
+        )
+    if args.model == "hubbard" and args.quench_J is not None and args.quench_t is None:
+        print(
+            "tensor4all: warning: --quench-J as the hopping of hubbard is deprecated, use --quench-t (same meaning)",
+            file=sys.stderr,
+        )
     used = MODEL_OPTIONS[args.model]
     for prefix, dest in (("", ""), ("quench-", "quench_")):
         for name in ALL_MODEL_OPTIONS:
@@ -40,10 +59,10 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
                 extra = (
                     " (the xx chain has Jz = 0; --model xxz takes --Jz)" if name == "Jz" and args.model == "xx" else ""
                 )
-                takes = "".join(f", --{prefix}{u}" for u in used)
+                takes = ([] if args.model == "hubbard" else ["J"]) + list(used)  # hubbard's --J: deprecated
                 parser.error(
                     f"argument --{prefix}{name}: not a parameter of --model {args.model}{extra} (it belongs "
-                    f"to {', '.join(users)}; {args.model} takes --{prefix}J{takes})"
+                    f"to {', '.join(users)}; {args.model} takes {', '.join('--' + prefix + u for u in takes)})"
                 )
     quench = [n for n in ("J",) + ALL_MODEL_OPTIONS if getattr(args, "quench_" + n) is not None]
     if quench and args.state != "ground":
@@ -115,9 +134,9 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             f"{', '.join(OPERATORS[args.model])} (or auto, or none)"
         )
     try:
-        steps = time_grid(args.t, args.dt, "evolve")
+        steps = time_grid(args.t_final, args.dt, "evolve")
     except InvalidOptionError as e:
-        parser.error("argument --t: " + str(e).replace("evolve: ", "").replace("give a t", "give a --t"))
+        parser.error("argument --t-final: " + str(e).replace("evolve: ", "").replace("give a t", "give a --t-final"))
     except ValueRangeError as e:
         parser.error("argument --dt: " + str(e).replace("evolve: ", "").replace("larger dt", "larger --dt"))
     if args.every is None:

@@ -29,7 +29,7 @@ from .evolve_states import States, build_states, staggered
 
 __all__ = ["EvolveRun", "write_json_doc", "SCHEMA"]
 
-SCHEMA = "tensor4all.evolve/1"
+SCHEMA = "tensor4all.evolve/2"  # 2: the final time is t_final (t is the hubbard hopping)
 #: the function of tensor4all.references behind the exact reference (by: is the model hubbard)
 _REFERENCE_NAMES = {False: "xx_magnetization", True: "hubbard_free_densities"}
 
@@ -51,7 +51,7 @@ class EvolveRun:
         self.exact_ops = ["Sz", "Ntot"] if args.model == "hubbard" else ["Sz"]
         if self.exact:
             self.observe += [op for op in self.exact_ops if op not in self.observe]
-        self.steps = time_grid(args.t, args.dt, "evolve")
+        self.steps = time_grid(args.t_final, args.dt, "evolve")
         self.blas_threads = threads_for(args.threads, args.max_bond)
         self._last: tuple[float, dict[str, Any]] | None = None
         self.rows: list[dict[str, Any]] = []
@@ -76,7 +76,7 @@ class EvolveRun:
             "method": a.method,
             "two_site": (not a.one_site) if a.method == "tdvp" else None,
             "order": (2 if a.order is None else a.order) if a.method == "tebd" else None,
-            "t": a.t,
+            "t_final": a.t_final,
             "dt": a.dt,
             "steps": self.steps,
             "every": a.every,
@@ -216,7 +216,7 @@ class EvolveRun:
                 mininterval=0.1,
             )
         t1 = time.perf_counter()
-        res = run_reported(lambda: evolve(st.H, st.psi0, a.t, a.dt, **kwargs), self.parser.error, self.close_bar)
+        res = run_reported(lambda: evolve(st.H, st.psi0, a.t_final, a.dt, **kwargs), self.parser.error, self.close_bar)
         t_evolve = time.perf_counter() - t1
         self.summary(res, t_evolve)
         return write_outputs(
@@ -245,7 +245,7 @@ class EvolveRun:
         )
         self.print(f"EVOLVE  {self.model_text(st.after)}  (MPO bond dimension {max(st.H.bond_dims, default=1)})")
         self.print(
-            f"        {how}, {kind} {a.t:g}, dt {a.dt:g} ({self.steps} steps, a row every {_steps(a.every)}), "
+            f"        {how}, {kind} {a.t_final:g}, dt {a.dt:g} ({self.steps} steps, a row every {_steps(a.every)}), "
             f"max bond {a.max_bond}, cutoff {a.cutoff:g}, BLAS threads {self.blas_threads or 'default'}"
         )
         if a.state == "ground":

@@ -201,6 +201,7 @@ def add_options(lattice: Any, fermions: Any, number: Any, real: Any) -> None:
 def restrict_scan_models(scan: argparse.ArgumentParser) -> None:
     """``tensor4all scan`` copies the dmrg command's model options but runs the spin chains of
     :class:`~tensor4all.ScanTask` only (and has no lattice options): its ``--model`` choices."""
+    spin_charges = ("auto", "Sz", "parity", "none")  # the charges its spin chains have
     for action in scan._actions:
         if action.dest == "model":
             action.choices = SPIN_CHAIN_MODELS
@@ -208,6 +209,20 @@ def restrict_scan_models(scan: argparse.ArgumentParser) -> None:
                 "heisenberg/xxz: H = sum J (SxSx + SySy) + Jz SzSz - h sum Sz; tfim: H = -J sum ZZ - g "
                 "sum X (Pauli matrices), open chains of --L sites. Default: %(default)s"
             )
+        elif action.dest == "conserve":
+            action.choices = spin_charges
+            action.metavar = "{" + ",".join(spin_charges) + "}"
+            action.help = (
+                "run in one sector of a conserved charge: auto (default: Sz for heisenberg/xxz when "
+                "symmetry says the ground state's sector, the parity for tfim, written as -J sum XX - g "
+                "sum Z), Sz, parity or none (dense); float64 only"
+            )
+        elif action.dest == "J":
+            action.help = "exchange coupling (heisenberg/xxz: XX+YY part; tfim: ZZ coupling) (default: %(default)s)"
+        elif action.dest == "h":
+            action.help = "longitudinal field of heisenberg/xxz, the term -h sum Sz (default: 0)"
+        elif action.dest == "sz":
+            action.help = "the total Sz to target with --conserve Sz/auto (heisenberg/xxz; default the lowest |Sz|)"
 
 
 # ---- the lattice --------------------------------------------------------------------------------

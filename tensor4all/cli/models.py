@@ -6,8 +6,8 @@ product-state letters, conserved charge, Hamiltonian and exact reference.
   ``X``). They conserve ``Sz`` (tfim: the parity ``prod X``, run in the rotated basis
   ``-J sum X X - g sum Z``, where an operator of the model's basis is an operator of the rotated
   one with a sign, :data:`ROTATED`).
-* ``hubbard`` (:func:`tensor4all.models.hubbard` on ``"electron"`` sites, the hopping ``t`` given
-  as ``--J`` since ``--t`` is the final time): letters ``0`` (empty), ``u``, ``d``, ``2`` (both);
+* ``hubbard`` (:func:`tensor4all.models.hubbard` on ``"electron"`` sites, the hopping ``--t`` as in
+  the dmrg command and in Python; ``--J``, which gave it before, is its deprecated spelling): letters ``0`` (empty), ``u``, ``d``, ``2`` (both);
   it conserves the particle number ``N`` and ``Sz`` together (``"N,Sz"``; ``--conserve N`` runs
   sectors of ``N`` alone). Its ground state (``--state ground``) is the one at half
   filling, ``N = L``.
@@ -55,8 +55,14 @@ __all__ = [
 
 MODELS = ("xx", "heisenberg", "xxz", "tfim", "hubbard")
 #: the couplings each model takes besides --J (and the same after a quench, --quench-*)
-MODEL_OPTIONS = {"xx": ("h",), "heisenberg": ("Jz", "h"), "xxz": ("Jz", "h"), "tfim": ("g",), "hubbard": ("U", "mu")}
-ALL_MODEL_OPTIONS = ("Jz", "h", "g", "U", "mu")
+MODEL_OPTIONS = {
+    "xx": ("h",),
+    "heisenberg": ("Jz", "h"),
+    "xxz": ("Jz", "h"),
+    "tfim": ("g",),
+    "hubbard": ("t", "U", "mu"),
+}
+ALL_MODEL_OPTIONS = ("Jz", "h", "g", "t", "U", "mu")
 #: the defaults of the couplings that are not --J (Jz: equal to J)
 DEFAULTS = {"h": 0.0, "g": 1.0, "U": 4.0, "mu": 0.0}
 #: the local operators --observe takes (Hermitian, one per site)
@@ -124,7 +130,8 @@ def couplings(args: argparse.Namespace, after: bool) -> dict[str, float]:
     p: dict[str, float] = {"J": a.J}
     for name in MODEL_OPTIONS[a.model]:
         value = getattr(a, name)
-        p[name] = (a.J if name == "Jz" else DEFAULTS[name]) if value is None else value
+        # Jz follows J; hubbard's hopping t takes --J where only that (deprecated) spelling was given
+        p[name] = (a.J if name in ("Jz", "t") else DEFAULTS[name]) if value is None else value
     if after:
         for name in list(p):
             v = getattr(a, "quench_" + name)
@@ -132,6 +139,10 @@ def couplings(args: argparse.Namespace, after: bool) -> dict[str, float]:
                 p[name] = v
         if a.model in ("heisenberg", "xxz") and a.quench_Jz is None and a.Jz is None:
             p["Jz"] = p["J"]  # Jz follows J when neither was given
+        if a.model == "hubbard" and a.quench_t is None and a.quench_J is not None:
+            p["t"] = a.quench_J  # the deprecated spelling of --quench-t
+    if a.model == "hubbard":
+        del p["J"]  # its hopping is t (--J: the deprecated spelling, taken above)
     return p
 
 
@@ -141,7 +152,7 @@ def hamiltonian(model: str, L: int, p: dict[str, float], conserve: str | None) -
     if model == "xx":
         return models.xx(L, J=p["J"], h=p["h"], conserve=conserve)
     if model == "hubbard":
-        return models.hubbard(L, t=p["J"], U=p["U"], mu=p["mu"], conserve=conserve)
+        return models.hubbard(L, t=p["t"], U=p["U"], mu=p["mu"], conserve=conserve)
     return models.heisenberg(L, J=p["J"], Jz=p["Jz"], h=p["h"], conserve=conserve)
 
 
@@ -187,6 +198,6 @@ def exact_profile(model: str, letters: str, times: Any, p: dict[str, float]) -> 
     the Hubbard chain at U = 0 (from ``<Nup_i>`` and ``<Ndn_i>``: from the Neel state ``<Ntot_i>``
     stays 1, from a charge pattern such as ``2200`` ``<Sz_i>`` stays 0, so both are compared)."""
     if model == "hubbard":
-        up, dn = references.hubbard_free_densities([_ELECTRON.index(c) for c in letters], times, p["J"])
+        up, dn = references.hubbard_free_densities([_ELECTRON.index(c) for c in letters], times, p["t"])
         return {"Sz": 0.5 * (up - dn), "Ntot": up + dn}
     return {"Sz": references.xx_magnetization(["ud".index(c) for c in letters], times, p["J"])}

@@ -40,7 +40,7 @@ PLOT_EXTENSIONS = (".png", ".pdf", ".svg")
 
 _EXAMPLES = """\
 examples:
-  tensor4all scan --model tfim --L 64 --g 0.2:2.0:37 --chi 64 --workers 2 --out tfim.parquet
+  tensor4all scan --model tfim --L 64 --g 0.2:2.0:37 --max-bond 64 --workers 2 --out tfim.parquet
   tensor4all scan --model tfim --L 32 --g 0.5,1,1.5 --observables X,Z@0*Z@-1 --conserve none
   tensor4all scan --model xxz --L 16,32 --Jz=-0.5:1.5:9 --plot xxz.png --out xxz.parquet
   tensor4all scan --model tfim --L 64 --g 0.2:2.0:37 --scheduler tcp://host:8786

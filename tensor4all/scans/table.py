@@ -89,7 +89,7 @@ class ScanTable:
         except (pa.ArrowException, OSError, ValueError) as e:
             raise ScanFileError(
                 f"scan: cannot resume from {self.path!r}: not a readable {self.format} file ({e}); "
-                "give another out= or remove the file"
+                "give another output path (out= in Python, --out on the command line) or remove the file"
             ) from e
         raw = (table.schema.metadata or {}).get(_META_KEY)
         try:
@@ -99,17 +99,17 @@ class ScanTable:
         if not isinstance(meta, dict) or meta.get("schema") != SCHEMA:
             raise ScanFileError(
                 f"scan: {self.path!r} was not written by tensor4all.scan (no '{_META_KEY.decode()}' "
-                "metadata); give another out= or remove the file"
+                "metadata); give another output path (out= in Python, --out on the command line) or remove the file"
             )
         if sorted(meta.get("parameters", [])) != sorted(self.grid.names):
             raise ScanFileError(
                 f"scan: {self.path!r} holds a scan over {meta.get('parameters')}, not over "
-                f"{list(self.grid.names)}; give another out= or remove the file"
+                f"{list(self.grid.names)}; give another output path (out= in Python, --out on the command line) or remove the file"
             )
         if meta.get("task") != json.loads(json.dumps(self.meta["task"])):
             raise ScanFileError(
                 f"scan: {self.path!r} holds a scan of another task ({json.dumps(meta.get('task'))}; "
-                f"this one is {json.dumps(self.meta['task'])}); give another out= or remove the "
+                f"this one is {json.dumps(self.meta['task'])}); give another output path (out= in Python, --out on the command line) or remove the "
                 "file"
             )
         for name in table.column_names:

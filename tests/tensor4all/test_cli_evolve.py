@@ -147,7 +147,7 @@ def test_state_specs_and_letters():
         assert a.state == checked
     assert evm.letters_of("neel", 4) == "udud"  # the same letters for spins and electrons
     a = parse()
-    assert (a.model, a.L, a.state, a.t, a.dt, a.method, a.max_bond, a.cutoff, a.every, a.conserve) == (
+    assert (a.model, a.L, a.state, a.t_final, a.dt, a.method, a.max_bond, a.cutoff, a.every, a.conserve) == (
         "xx",
         16,
         "neel",
@@ -161,7 +161,7 @@ def test_state_specs_and_letters():
     )
     ev.check(build_parser().commands["evolve"], a)
     assert a.every == 10  # auto: 20 rows of the 200 steps
-    a = parse("--t", "0.35", "--every", "auto")
+    a = parse("--t-final", "0.35", "--every", "auto")
     ev.check(build_parser().commands["evolve"], a)
     assert a.every == 1
 
@@ -175,11 +175,14 @@ def test_couplings_before_and_after_a_quench():
     a = parse("--model", "tfim", "--g", "0.5", "--state", "ground", "--quench-g", "1.5")
     assert evm.couplings(a, False) == {"J": 1.0, "g": 0.5} and evm.couplings(a, True) == {"J": 1.0, "g": 1.5}
     assert evm.couplings(parse(), True) == {"J": 1.0, "h": 0.0}
-    a = parse("--model", "hubbard", "--J", "0.5", "--state", "ground", "--quench-U", "8")
-    assert evm.couplings(a, False) == {"J": 0.5, "U": 4.0, "mu": 0.0}
-    assert evm.couplings(a, True) == {"J": 0.5, "U": 8.0, "mu": 0.0}
+    a = parse("--model", "hubbard", "--t", "0.5", "--state", "ground", "--quench-U", "8")
+    assert evm.couplings(a, False) == {"t": 0.5, "U": 4.0, "mu": 0.0}
+    assert evm.couplings(a, True) == {"t": 0.5, "U": 8.0, "mu": 0.0}
+    a = parse("--model", "hubbard", "--J", "0.5", "--state", "ground", "--quench-J", "2")  # deprecated spellings
+    assert evm.couplings(a, False) == {"t": 0.5, "U": 4.0, "mu": 0.0}
+    assert evm.couplings(a, True) == {"t": 2.0, "U": 4.0, "mu": 0.0}
     a = parse("--model", "hubbard", "--U", "0", "--mu", "0.3", "--state", "ground", "--quench-mu", "1")
-    assert evm.couplings(a, True) == {"J": 1.0, "U": 0.0, "mu": 1.0}
+    assert evm.couplings(a, True) == {"t": 1.0, "U": 0.0, "mu": 1.0}
 
 
 def test_product_states_in_the_models_basis():
@@ -269,8 +272,8 @@ def test_help_explains_every_option_with_its_default(capsys):
 BAD = [
     (["--dt", "0"], ["--dt", "positive"]),
     (["--dt", "-0.1"], ["--dt", "positive"]),
-    (["--t", "-1"], ["--t", "non-negative"]),
-    (["--t", "1", "--dt", "0.3"], ["--t", "is not a multiple of dt", "give a --t"]),
+    (["--t-final", "-1"], ["--t-final", "non-negative"]),
+    (["--t-final", "1", "--dt", "0.3"], ["--t-final", "is not a multiple of dt", "give a --t"]),
     (["--model", "potts"], ["--model", "invalid choice", "'xx', 'heisenberg', 'xxz', 'tfim', 'hubbard'"]),
     (
         ["--model", "hubbard", "--conserve", "Sz"],
@@ -281,7 +284,7 @@ BAD = [
     (["--model", "hubbard", "--L", "4", "--state", "product:0u1d"], ["--state", "'1'", "0 (empty), u (up)"]),
     (["--L", "4", "--state", "product:u2du"], ["--state", "'2'", "not a state of a --model xx site"]),
     (["--U", "1"], ["--U", "not a parameter of --model xx", "belongs to hubbard"]),
-    (["--model", "hubbard", "--h", "1"], ["--h", "not a parameter of --model hubbard", "takes --J, --U, --mu"]),
+    (["--model", "hubbard", "--h", "1"], ["--h", "not a parameter of --model hubbard", "takes --t, --U, --mu"]),
     (["--model", "hubbard", "--quench-U", "2"], ["--quench-U", "give --state ground"]),
     (["--model", "hubbard", "--U", "nan"], ["--U", "finite"]),
     (["--model", "hubbard", "--observe", "Sx"], ["--observe", "valid operators: Ntot, Sz, Nup, Ndn, Nupdn"]),
@@ -360,7 +363,7 @@ def test_xx_neel_matches_free_fermions(tmp_path, method, extra):
         "10",
         "--state",
         "neel",
-        "--t",
+        "--t-final",
         "1",
         "--dt",
         "0.05",
@@ -374,7 +377,7 @@ def test_xx_neel_matches_free_fermions(tmp_path, method, extra):
     )
     assert proc.returncode == 0, proc.stderr
     doc = strict_json(path)
-    assert doc["schema"] == "tensor4all.evolve/1" and doc["parameters"]["method"] == method
+    assert doc["schema"] == "tensor4all.evolve/2" and doc["parameters"]["method"] == method
     assert doc["parameters"]["conserve"] == (None if "none" in extra else "Sz")
     times = np.array(doc["times"])
     assert np.allclose(times, 0.05 * np.arange(21), atol=1e-12)
@@ -423,7 +426,7 @@ def test_hubbard_neel_at_U_zero_matches_free_fermions(tmp_path, method, extra, b
         "0",
         "--state",
         "neel",
-        "--t",
+        "--t-final",
         "1",
         "--dt",
         "0.05",
@@ -438,7 +441,8 @@ def test_hubbard_neel_at_U_zero_matches_free_fermions(tmp_path, method, extra, b
     assert proc.returncode == 0, proc.stderr
     doc = strict_json(path)
     p = doc["parameters"]
-    assert (p["model"], p["J"], p["U"], p["mu"], p["observe"]) == ("hubbard", 1.0, 0.0, 0.0, ["Ntot", "Sz"])
+    assert (p["model"], p["t"], p["U"], p["mu"], p["observe"]) == ("hubbard", 1.0, 0.0, 0.0, ["Ntot", "Sz"])
+    assert "J" not in p  # hubbard's hopping is t
     conserve = None if "none" in extra else "N" if "N" in extra else "N,Sz"
     assert p["conserve"] == conserve
     assert doc["final"]["sector"] == {None: {}, "N": {"N": 6.0}, "N,Sz": {"N": 6.0, "Sz": 0.0}}[conserve]
@@ -474,7 +478,7 @@ def test_hubbard_at_U_4_matches_exact_diagonalization(tmp_path, method, extra, b
         "0.3",
         "--state",
         "product:2u0d",
-        "--t",
+        "--t-final",
         "1",
         "--dt",
         "0.05",
@@ -530,7 +534,7 @@ def test_hubbard_quench_of_U_from_the_ground_state(tmp_path):
         "ground",
         "--quench-U",
         "6",
-        "--t",
+        "--t-final",
         "1",
         "--dt",
         "0.05",
@@ -550,7 +554,7 @@ def test_hubbard_quench_of_U_from_the_ground_state(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     doc = strict_json(path)
-    assert doc["parameters"]["quench"] == {"J": 1.0, "U": 6.0, "mu": 0.0} and doc["parameters"]["U"] == 2.0
+    assert doc["parameters"]["quench"] == {"t": 1.0, "U": 6.0, "mu": 0.0} and doc["parameters"]["U"] == 2.0
     assert doc["parameters"]["conserve"] == "N,Sz" and doc["parameters"]["sector"] == {"N": 4.0, "Sz": 0.0}
     assert doc["ground_state"]["energy"] == pytest.approx(e[0], abs=1e-9)
     sp = t4a.local_space("electron")
@@ -559,7 +563,7 @@ def test_hubbard_quench_of_U_from_the_ground_state(tmp_path):
     assert np.max(np.abs(np.array(doc["observables"]["Nupdn"]) - d)) < 1e-6
     assert np.max(np.abs(np.array(doc["observables"]["Ntot"]) - 1.0)) < 1e-6  # half filling, particle-hole
     assert np.allclose(doc["observables"]["energy"], np.vdot(psi0, H1 @ psi0), atol=1e-7)
-    assert "state ground: DMRG ground state of hubbard L=4 J=1 U=2 mu=0" in proc.stdout
+    assert "state ground: DMRG ground state of hubbard L=4 t=1 U=2 mu=0" in proc.stdout
     assert "symmetry U(1) x U(1) N,Sz, sector N = 4, Sz = 0" in proc.stdout
 
 
@@ -570,7 +574,7 @@ def test_tebd_order_2_has_its_trotter_error(tmp_path):
         "evolve",
         "--L",
         "10",
-        "--t",
+        "--t-final",
         "1",
         "--dt",
         "0.05",
@@ -613,7 +617,7 @@ def test_tfim_quench_from_the_ground_state_matches_dense_expm(tmp_path):
             "ground",
             "--quench-g",
             "1.5",
-            "--t",
+            "--t-final",
             "1",
             "--dt",
             "0.05",
@@ -654,7 +658,7 @@ def test_imaginary_time_reaches_the_tfim_ground_energy(tmp_path):
         "--state",
         "product:++++++++",
         "--imaginary",
-        "--t",
+        "--t-final",
         "6",
         "--dt",
         "0.1",
@@ -679,7 +683,7 @@ def test_save_json_plot_files(tmp_path):
         "8",
         "--state",
         "domain-wall",
-        "--t",
+        "--t-final",
         "0.5",
         "--dt",
         "0.05",
@@ -732,10 +736,10 @@ def test_save_json_plot_files(tmp_path):
 
 
 def test_json_dash_writes_only_the_document_to_stdout(tmp_path):
-    proc = run_cli("evolve", "--L", "6", "--t", "0.2", "--json", "-", cwd=tmp_path)
+    proc = run_cli("evolve", "--L", "6", "--t-final", "0.2", "--json", "-", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["schema"] == "tensor4all.evolve/1" and len(doc["times"]) == 5
+    assert doc["schema"] == "tensor4all.evolve/2" and len(doc["times"]) == 5
     assert "EVOLVE  xx L=6" in proc.stderr and "wrote       json (standard output)" in proc.stderr
     assert list(tmp_path.iterdir()) == []
 
@@ -750,7 +754,7 @@ def test_progress_bar_on_a_terminal():
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tensor4all", "evolve", "--L", "8", "--t", "1", "--every", "5"],
+        [sys.executable, "-m", "tensor4all", "evolve", "--L", "8", "--t-final", "1", "--every", "5"],
         stdout=subprocess.PIPE,
         stderr=slave,
         cwd=ROOT,

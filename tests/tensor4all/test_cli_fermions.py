@@ -126,7 +126,7 @@ def site_op(m: np.ndarray, i: int, L: int) -> np.ndarray:
 # ---- runs against exact energies ---------------------------------------------------------------
 def test_hubbard_chain_energy_json_and_measurements_against_the_fock_space(capsys, tmp_path):
     L, U = 4, 4.0
-    out, doc = run_json(capsys, tmp_path, "--model", "hubbard", "--L", "4", "--U", "4", "--chi", "32", "--sweeps", "6")
+    out, doc = run_json(capsys, tmp_path, "--model", "hubbard", "--L", "4", "--U", "4", "--max-bond", "32", "--sweeps", "6")
     e0, v = hubbard_sector_ground(L, 1.0, U, N=4, sz2=0)
     assert abs(doc["energy"] - e0) < 1e-9
     assert abs(summary_value(out, "energy") - e0) < 1e-9 and abs(summary_value(out, "exact") - e0) < 1e-11
@@ -193,7 +193,7 @@ def test_hubbard_chain_energy_json_and_measurements_against_the_fock_space(capsy
 def test_hubbard_sector_options_and_a_dense_run(capsys):
     e_sector, _ = hubbard_sector_ground(4, 1.0, 2.0, N=3, sz2=-1)
     code, out, err = run(
-        capsys, "--model", "hubbard", "--L", "4", "--U", "2", "--N", "3", "--sz", "-0.5", "--chi", "32", "--sweeps", "6"
+        capsys, "--model", "hubbard", "--L", "4", "--U", "2", "--N", "3", "--sz", "-0.5", "--max-bond", "32", "--sweeps", "6"
     )
     assert code == 0, err
     assert abs(summary_value(out, "energy") - e_sector) < 1e-9
@@ -216,7 +216,7 @@ def test_hubbard_sector_options_and_a_dense_run(capsys):
         "N",
         "--N",
         "3",
-        "--chi",
+        "--max-bond",
         "32",
         "--sweeps",
         "6",
@@ -238,7 +238,7 @@ def test_hubbard_sector_options_and_a_dense_run(capsys):
         "0.7",
         "--conserve",
         "none",
-        "--chi",
+        "--max-bond",
         "32",
         "--sweeps",
         "6",
@@ -249,13 +249,13 @@ def test_hubbard_sector_options_and_a_dense_run(capsys):
 
 
 def test_tj_chain_against_the_projected_fock_hamiltonian(capsys):
-    code, out, err = run(capsys, "--model", "tj", "--L", "4", "--t", "1", "--J", "0.4", "--chi", "32", "--sweeps", "6")
+    code, out, err = run(capsys, "--model", "tj", "--L", "4", "--t", "1", "--J", "0.4", "--max-bond", "32", "--sweeps", "6")
     assert code == 0, err
     exact = tj_sector_energy(4, 1.0, 0.4, N=2, sz2=0)  # the default: N = L // 2, Sz = 0
     assert abs(summary_value(out, "energy") - exact) < 1e-9
     assert abs(summary_value(out, "exact") - exact) < 1e-11
     assert "double occ" not in out and "<S_i.S_j>" in out
-    code, out, err = run(capsys, "--model", "tj", "--L", "4", "--N", "3", "--sz", "0.5", "--chi", "32", "--sweeps", "6")
+    code, out, err = run(capsys, "--model", "tj", "--L", "4", "--N", "3", "--sz", "0.5", "--max-bond", "32", "--sweeps", "6")
     assert code == 0, err
     assert abs(summary_value(out, "energy") - tj_sector_energy(4, 1.0, 0.5, N=3, sz2=1)) < 1e-9  # J: 0.5
 
@@ -275,7 +275,7 @@ def test_free_fermions_on_lattices_against_the_hopping_matrix(capsys, tmp_path):
         "2",
         "--mu",
         "0.2",
-        "--chi",
+        "--max-bond",
         "32",
         "--sweeps",
         "8",
@@ -307,7 +307,7 @@ def test_free_fermions_on_lattices_against_the_hopping_matrix(capsys, tmp_path):
         "4",
         "--sz",
         "1",
-        "--chi",
+        "--max-bond",
         "32",
         "--sweeps",
         "8",
@@ -331,7 +331,7 @@ def test_j1j2_on_a_triangular_cylinder_against_kronecker_products(capsys, tmp_pa
         "3",
         "--J2",
         "0.2",
-        "--chi",
+        "--max-bond",
         "32",
         "--sweeps",
         "6",
@@ -363,7 +363,7 @@ def test_tfim_on_a_ladder_against_kronecker_products(capsys, tmp_path):
         "3",
         "--g",
         "0.7",
-        "--chi",
+        "--max-bond",
         "32",
         "--sweeps",
         "6",
@@ -421,7 +421,7 @@ def test_reference_module_on_a_2d_lattice_against_the_fock_space(model):
 
 def test_spin_chains_keep_their_record(capsys, tmp_path):
     """The spin chains of the first version: no lattice, no measurements, the same keys."""
-    _, doc = run_json(capsys, tmp_path, "--model", "xxz", "--L", "6", "--Jz", "0.5", "--chi", "16")
+    _, doc = run_json(capsys, tmp_path, "--model", "xxz", "--L", "6", "--Jz", "0.5", "--max-bond", "16")
     assert "lattice" not in doc["parameters"] and "measurements" not in doc
     assert set(doc["parameters"]) >= {"J", "Jz", "h", "spin"}
 
@@ -443,7 +443,7 @@ def test_subprocess_run_with_the_readme_example_shape():
             "2",
             "--U",
             "4",
-            "--chi",
+            "--max-bond",
             "32",
             "--sweeps",
             "4",
@@ -535,9 +535,9 @@ BAD = [
 def test_bad_arguments_exit_2_with_a_message(capsys, args, needles):
     with pytest.raises(SystemExit) as info:
         main(
-            ["dmrg", "--L", "4", "--chi", "4", *args]
+            ["dmrg", "--L", "4", "--max-bond", "4", *args]
             if "--L" not in args and "--lattice" not in args
-            else ["dmrg", "--chi", "4", *args]
+            else ["dmrg", "--max-bond", "4", *args]
         )
     assert info.value.code == 2
     out = capsys.readouterr()

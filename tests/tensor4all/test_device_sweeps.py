@@ -273,7 +273,7 @@ def test_cli_dmrg_on_device(device, tmp_path, capsys):
     from tensor4all.cli import main  # noqa: PLC0415
 
     out = tmp_path / "run.json"
-    assert main(["dmrg", "--L", "8", "--chi", "16", "--device", "gpu", "--json", str(out), "--quiet"]) == 0
+    assert main(["dmrg", "--L", "8", "--max-bond", "16", "--device", "gpu", "--json", str(out), "--quiet"]) == 0
     import json  # noqa: PLC0415
 
     doc = json.loads(out.read_text())
@@ -282,7 +282,7 @@ def test_cli_dmrg_on_device(device, tmp_path, capsys):
     assert "on GPU 0" in capsys.readouterr().out
     assert (
         main(
-            ["dmrg", "--L", "8", "--chi", "16", "--device", "gpu", "--conserve", "none", "--quiet", "--json", str(out)]
+            ["dmrg", "--L", "8", "--max-bond", "16", "--device", "gpu", "--conserve", "none", "--quiet", "--json", str(out)]
         )
         == 0
     )

@@ -301,7 +301,7 @@ def test_cli_scan_prints_the_first_error_of_the_failed_points(tmp_path, monkeypa
                 "6",
                 "--g",
                 "0.5,1.5,2",
-                "--chi",
+                "--max-bond",
                 "4",
                 "--sweeps",
                 "2",
@@ -460,7 +460,7 @@ def test_cli_scan_on_a_local_cluster_then_resumed_on_an_existing_one(client, tmp
         "tfim",
         "--L",
         "8",
-        "--chi",
+        "--max-bond",
         "8",
         "--conserve",
         "none",
@@ -487,7 +487,7 @@ def test_cli_scan_on_a_local_cluster_then_resumed_on_an_existing_one(client, tmp
         params={"L": 8, "J": 1.0, "g": 1.5},
         settings={
             "max_bond": 8,
-            "cutoff": 1e-12,
+            "cutoff": 1e-10,  # the one default cutoff of the commands and of Python
             "sweeps": 10,
             "tol": 1e-10,
             "two_site": True,
