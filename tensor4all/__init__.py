@@ -205,6 +205,13 @@ __all__ += ["measurements"]
 __all__ += ["references", "tci", "quantics"]
 from . import tci  # noqa: E402  (tensor cross interpolation: crossinterpolate2, interpolant, tt_* helpers)
 from . import quantics  # noqa: E402  (quantics grids, QTT interpolation and operators)
+from .networks.interchange import from_quimb, from_tenpy, mpo_from_quimb, mpo_from_tenpy  # noqa: E402
+from .networks.interchange import mpo_to_quimb, mpo_to_tenpy, to_quimb, to_tenpy  # noqa: E402
+from .networks.interchange_hdf5 import load_itensors_hdf5, save_itensors_hdf5  # noqa: E402
+
+# files other codes read: TeNPy, quimb (the interop extra) and ITensors.jl's HDF5 layout
+__all__ += ["to_tenpy", "from_tenpy", "mpo_to_tenpy", "mpo_from_tenpy", "to_quimb", "from_quimb"]
+__all__ += ["mpo_to_quimb", "mpo_from_quimb", "save_itensors_hdf5", "load_itensors_hdf5"]
 
 
 def __dir__() -> list[str]:

@@ -6,6 +6,7 @@ NumPy/SciPy traceback or a silent wrong value."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -495,6 +496,18 @@ row(
 )
 row("MPS.schmidt_values-zero", lambda: NW_ZERO.schmidt_values(), (), t4a.ZeroNormError, "the state has norm 0")
 row("MPS.schmidt_form-zero", lambda: NW_ZERO.schmidt_form(), (), t4a.ZeroNormError, "the state has norm 0")
+# files other codes read: the argument is checked before the optional peer is imported; a peer's
+# own object can only be recognized with the peer, so without it the call names the extra
+_HAVE_PEERS = all(importlib.util.find_spec(m) is not None for m in ("tenpy", "quimb", "h5py"))
+_PEER_EXC = t4a.Tensor4allTypeError if _HAVE_PEERS else t4a.OptionalDependencyError
+for _name in ("to_tenpy", "to_quimb"):
+    row(f"{_name}-not-an-MPS", getattr(t4a, _name), (3,), t4a.Tensor4allTypeError, "expects a tensor4all MPS")
+for _name in ("mpo_to_tenpy", "mpo_to_quimb"):
+    row(f"{_name}-not-an-MPO", getattr(t4a, _name), ("H",), t4a.Tensor4allTypeError, "expects a tensor4all MPO")
+for _name in ("from_tenpy", "from_quimb", "mpo_from_tenpy", "mpo_from_quimb"):
+    row(f"{_name}-foreign", getattr(t4a, _name), ("x",), _PEER_EXC, "tenpy" if "tenpy" in _name else "quimb")
+row("save_itensors_hdf5-not-a-chain", t4a.save_itensors_hdf5, (3, "x.h5"), t4a.Tensor4allTypeError, "MPS or an MPO")
+row("load_itensors_hdf5-missing", t4a.load_itensors_hdf5, ("/nonexistent/x.h5",), t4a.MPSFileNotFoundError, "no file")
 row(
     "MPS.entanglement_entropy-bool",
     lambda: NW_PSI.entanglement_entropy(True),
@@ -2659,7 +2672,11 @@ def test_cli_scan_bad_arguments(name, args, fragment, tmp_path):
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc/self: no file can be created there")
 @pytest.mark.parametrize(
     "command,args",
-    [("dmrg", ["--json"]), ("evolve", ["--t-final", "0.1", "--json"]), ("scan", ["--model", "tfim", "--g", "1,2", "--out"])],
+    [
+        ("dmrg", ["--json"]),
+        ("evolve", ["--t-final", "0.1", "--json"]),
+        ("scan", ["--model", "tfim", "--g", "1,2", "--out"]),
+    ],
     ids=["dmrg", "evolve", "scan"],
 )
 def test_cli_outputs_share_one_check(command, args, tmp_path):

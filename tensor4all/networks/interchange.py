@@ -242,8 +242,8 @@ def to_tenpy(psi: MPS, sites: Any = None, *, local: str | None = None) -> Any:
     them, default the site of ``psi``'s local space (``local``, else from its charge or dimension)
     conserving what ``psi`` conserves. A symmetric ``psi`` keeps its charges on every bond; a dense
     one gets the charges TeNPy detects when the sites conserve one."""
+    _check(psi, MPS, "to_tenpy")  # before the import: a wrong argument is named with or without TeNPy
     tp = _tenpy()
-    _check(psi, MPS, "to_tenpy")
     npc, L = tp.linalg.np_conserved, psi.L
     name = local_name(psi.phys_dims, psi._grading if psi.symmetric else None, local, "to_tenpy")
     if sites is None:
@@ -340,8 +340,8 @@ def from_tenpy(tenpy_mps: Any, *, symmetric: bool = True) -> MPS:
 def mpo_to_tenpy(H: MPO, sites: Any = None) -> Any:
     """The TeNPy MPO (finite) of ``H``; ``sites`` as in :func:`to_tenpy` (default: the site of
     ``H.local`` conserving ``H.conserve``, whose bond charges TeNPy detects)."""
-    tp = _tenpy()
     _check(H, MPO, "mpo_to_tenpy")
+    tp = _tenpy()
     npc, L = tp.linalg.np_conserved, H.L
     dims = [t.shape[1] for t in H.tensors]
     if sites is None:
@@ -398,8 +398,8 @@ def mpo_from_tenpy(tenpy_mpo: Any) -> MPO:
 def to_quimb(psi: MPS) -> Any:
     """The quimb ``MatrixProductState`` (shape ``'lrp'``, site indices ``k0, k1, ...``) of ``psi``
     (a symmetric MPS goes densely)."""
-    qtn = _quimb().tensor
     _check(psi, MPS, "to_quimb")
+    qtn = _quimb().tensor
     arrays = site_arrays(psi, "to_quimb")
     if psi.L == 1:
         return qtn.MatrixProductState([arrays[0][0, :, 0]], shape="lrp")
@@ -479,8 +479,8 @@ def from_quimb(q_mps: Any, *, conserve: str | None = None, local: str | None = N
 def mpo_to_quimb(H: MPO) -> Any:
     """The quimb ``MatrixProductOperator`` (shape ``'lrud'``: upper index ``k`` the output, lower
     ``b`` the input, as ``to_dense`` and ``apply`` read them) of ``H``."""
-    qtn = _quimb().tensor
     _check(H, MPO, "mpo_to_quimb")
+    qtn = _quimb().tensor
     ws = site_arrays(H, "mpo_to_quimb")
     if H.L == 1:
         return qtn.MatrixProductOperator([ws[0][0, :, :, 0]], shape="lrud")

@@ -212,12 +212,12 @@ def save_itensors_hdf5(
     atomic write). ``local``: the local space (its ITensor
     tags; default from the charge or the dimension); ``site_ids``: the ``N`` site index ids
     (default ``SITE_ID + n``)."""
-    h5 = _h5py()
     what = "save_itensors_hdf5"
     if not isinstance(psi_or_mpo, (MPS, MPO)):
         raise Tensor4allTypeError(f"{what} expects an MPS or an MPO, got {type(psi_or_mpo).__name__}")
     if not isinstance(name, str) or not name:
         raise Tensor4allTypeError(f"{what}: name must be a non-empty string, got {name!r}")
+    h5 = _h5py()
     path = file_path(path, what)
     obj, L = psi_or_mpo, psi_or_mpo.L
     is_mps = isinstance(obj, MPS)
@@ -416,13 +416,13 @@ def load_itensors_hdf5(path: Any, name: str = "psi", *, symmetric: bool = True, 
     in the HDF5 file ``path``: an :class:`MPS` (symmetric for a QN MPS of known charges unless
     ``symmetric=False``) or an :class:`MPO` (dense). ``local``: the local space, default from the
     site tags (``S=1/2``, ``Electron``, ...) or the dimension."""
-    h5 = _h5py()
     what = "load_itensors_hdf5"
     path = file_path(path, what)
     if not os.path.exists(path):
         raise MPSFileNotFoundError(f"{what}: no file {path!r}")
     if os.path.isdir(path):
         raise MPSFileIOError(f"{what}: {path!r} is a directory; expected an HDF5 file")
+    h5 = _h5py()
     if not h5.is_hdf5(path):
         raise ITensorsFileError(f"{what}: {path!r} is not an HDF5 file")
     where = f"{what}: {path!r}, group {name!r}"

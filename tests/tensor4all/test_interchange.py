@@ -217,11 +217,13 @@ def test_quimb_bad_inputs(qtn):
         ic.from_quimb(ic.to_quimb(t4a.MPS.random(4, seed=1)), conserve="Sz")
 
 
-def test_missing_peer_names_the_extra(monkeypatch):
+def test_missing_peer_names_the_extra(monkeypatch, tmp_path):
     for name in ("quimb", "quimb.tensor", "tenpy", "h5py"):
         monkeypatch.setitem(sys.modules, name, None)
     psi = t4a.MPS.random(3)
-    for call in (lambda: ic.to_quimb(psi), lambda: ic.to_tenpy(psi), lambda: ih.load_itensors_hdf5("x.h5")):
+    (tmp_path / "x.h5").write_bytes(b"")  # a file exists: the reader needs h5py to open it
+    calls = (lambda: ic.to_quimb(psi), lambda: ic.to_tenpy(psi), lambda: ih.load_itensors_hdf5(tmp_path / "x.h5"))
+    for call in calls:
         with pytest.raises(t4a.OptionalDependencyError, match=r"interop"):
             call()
 
