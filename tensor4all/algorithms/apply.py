@@ -50,6 +50,7 @@ import tenferro as tf
 
 from ..networks.chain import leaves_of
 from ..networks.environments import EnvCache, block_bytes, transfer_left, transfer_right
+from ..tools.keywords import keyword_hints
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
 from ..networks.mpo import MPO, check_compatible, symmetric_mpo_sites
 from ..networks.mps import MPS
@@ -65,6 +66,7 @@ __all__ = ["apply", "METHODS"]
 METHODS = ("zipup", "fit", "naive")
 
 
+@keyword_hints
 def apply(
     mpo: MPO,
     mps: MPS,
@@ -105,7 +107,7 @@ def apply(
     if max_bond is not None:
         max_bond = check_positive_int(max_bond, "apply: max_bond")
     cutoff = check_cutoff(cutoff, "apply: cutoff")
-    sweeps = check_positive_int(sweeps, "apply: sweeps")
+    sweeps = check_positive_int(sweeps, "apply: sweeps", InvalidOptionError)
     tol = check_real(tol, "apply: tol", low=0.0)
     seed = check_seed(seed, "apply: seed")
     threads = check_threads(threads)

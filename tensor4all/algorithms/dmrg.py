@@ -68,10 +68,13 @@ from .dmrg_schedules import TWO_SITE_NOISE, local_tolerance, noise_schedule, per
 from .sector_dmrg import SectorEngine, sector_product_state
 from .sector_run import resolve_sector, start_states
 from .sweep import BondUpdate, SweepEngine
+from ..tools.keywords import keyword_hints
+from ..tools.progress import SweepBar, progress_hook
 
 __all__ = ["dmrg", "DMRGResult", "SweepRecord", "BondUpdate", "TWO_SITE_NOISE"]
 
 
+@keyword_hints
 def dmrg(
     H: MPO,
     psi0: MPS | None = None,
@@ -84,7 +87,7 @@ def dmrg(
     noise: float | Sequence[float] | None = None,
     seed: int = 0,
     callback: Callable[[SweepRecord], Any] | None = None,
-    progress: Callable[[BondUpdate], Any] | None = None,
+    progress: bool | Callable[[BondUpdate], Any] | None = None,
     eigensolver: str = "lanczos",
     compute_variance: bool = True,
     threads: int | None = None,
@@ -119,7 +122,9 @@ def dmrg(
             ``H`` such as all spins up: never). Sectors whose lowest energies lie within ~1e-2
             may still trap a run in the wrong one; ``DMRGResult.sector`` says which it is.
         callback: called with each :class:`SweepRecord` after its sweep.
-        progress: called with a :class:`BondUpdate` after every local update.
+        progress: ``True`` for a progress bar on stderr (tqdm, a bar per sweep with the energy and
+            the bond dimension, as the command line's), or a callable called with a
+            :class:`BondUpdate` after every local update.
         eigensolver: ``"lanczos"`` (default, at most 40 products per local problem, 20 where the
             truncation is coarse: ``_sweep.TRUNCATED_MAX_ITER``) or
             ``"eigsh"`` (ARPACK), see ``_eigensolver``; with conserved charges, local problems of
@@ -172,7 +177,7 @@ def dmrg(
         raise Tensor4allTypeError(f"dmrg expects an MPO Hamiltonian, got {type(H).__name__}")
     if psi0 is not None:
         check_compatible(psi0, H)
-    sweeps = check_positive_int(sweeps, "sweeps")
+    sweeps = check_positive_int(sweeps, "sweeps", InvalidOptionError)
     check_schedule(max_bond, "max_bond", "bond")
     check_schedule(cutoff, "cutoff", "cutoff")
     tol = check_real(tol, "tol", low=0.0)
@@ -180,7 +185,7 @@ def dmrg(
     compute_variance = check_bool(compute_variance, "compute_variance")
     seed = check_seed(seed, "dmrg: seed")
     callback = check_callable(callback, "callback")
-    progress = check_callable(progress, "progress")
+    progress = progress_hook(progress, "dmrg: progress")
     solver = get_solver(eigensolver)
     threads = check_threads(threads)
     origin = ("conserve=" if conserve is not None else "the MPO, built with conserve=") + repr(conserve or H.conserve)
@@ -207,10 +212,14 @@ def dmrg(
         placement=placement,
         conserve_origin=origin,
     )
-    with blas_threads(threads, largest_bond), device_scope(placement):
-        if not any_traced(H.tensors):
-            return _run(H.tensors, psi0, opts)[0]
-        return _run_differentiable(H, psi0, opts)
+    try:
+        with blas_threads(threads, largest_bond), device_scope(placement):
+            if not any_traced(H.tensors):
+                return _run(H.tensors, psi0, opts)[0]
+            return _run_differentiable(H, psi0, opts)
+    finally:
+        if isinstance(progress, SweepBar):
+            progress.close()
 
 
 def _run_differentiable(H: MPO, psi0: MPS | None, opts: dict) -> DMRGResult:

@@ -13,7 +13,6 @@ import time
 from typing import Any, Sequence
 
 import numpy as np
-from tqdm import tqdm
 
 import tenferro as tf
 
@@ -26,6 +25,7 @@ from .dmrg_plot import write_plot
 from ..algorithms.dmrg import dmrg
 from ..tools.errors import Tensor4allError
 from ..networks.mps import MPS
+from ..tools.progress import SweepBar
 from ..tools.threads import threads_for
 
 __all__ = ["DMRGRun", "SCHEMA"]
@@ -46,7 +46,6 @@ class DMRGRun:
         isatty = getattr(sys.stderr, "isatty", None)
         self.show_bar = not args.quiet and bool(isatty and isatty())
         self.bar = None
-        self.bar_sweep = 0
         self.legacy = _cli_lattice.is_legacy(args)  # a spin chain of the first version: output unchanged
         self.fermions = args.model in _cli_lattice.FERMION_MODELS
         self.L = _cli_lattice.n_sites(args)
@@ -86,26 +85,13 @@ class DMRGRun:
     def print(self, *parts: Any) -> None:
         print(*parts, file=self.out, flush=True)
 
-    # progress bar across the bonds of each sweep
+    # progress bar across the bonds of each sweep (the one of dmrg(progress=True))
     def on_bond(self, u: Any) -> None:
         if not self.show_bar:
             return
-        if self.bar is None or u.sweep != self.bar_sweep:
-            self.close_bar()
-            self.bar = tqdm(
-                total=u.steps,
-                desc=f"sweep {u.sweep}",
-                unit="bond",
-                leave=False,
-                file=sys.stderr,
-                dynamic_ncols=True,
-                mininterval=0.1,
-            )
-            self.bar_sweep = u.sweep
-        self.bar.set_postfix_str(f"E={u.energy:.10f} chi={u.bond_dim}", refresh=False)
-        self.bar.update(1)
-        if u.step == u.steps:  # a fast sweep may end between refreshes: show its last state
-            self.bar.refresh()
+        if self.bar is None:
+            self.bar = SweepBar()
+        self.bar(u)
 
     def close_bar(self) -> None:
         if self.bar is not None:

@@ -29,6 +29,7 @@ import numpy as np
 from tenferro.checks import import_optional, install_hint
 from tqdm import tqdm
 
+from ..tools.keywords import keyword_hints
 from ..tools.errors import InvalidOptionError, OptionalDependencyError, Tensor4allTypeError
 from .errors import ScanClusterError
 from .grid import Grid, make_grid
@@ -133,6 +134,7 @@ def local_cluster(workers: int | None = None, retries: int = 2, start_method: st
         )
 
 
+@keyword_hints
 def scan(
     task: ScanTask | Callable[..., Mapping[str, Any]],
     grid: Any,

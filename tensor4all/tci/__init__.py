@@ -40,6 +40,7 @@ import numpy as np
 import tenferro as tf
 import tidu
 
+from ..tools.keywords import keyword_hints
 from ..tools.errors import DimensionMismatchError, InvalidOptionError, NotDifferentiableError, Tensor4allTypeError
 from ..networks.mps import MPS
 from .tci2 import Cross, TCI2Options, run_tci2
@@ -257,6 +258,7 @@ def _first_pivots(fn: CachedFunction, initial_pivots: Any, rng: np.random.Genera
 
 
 # ---- the interpolation ---------------------------------------------------------------------
+@keyword_hints
 def crossinterpolate2(
     f: Callable[..., Any],
     local_dims: Sequence[int],

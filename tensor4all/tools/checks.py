@@ -114,10 +114,12 @@ def float_dtype(dtype: Any, what: str) -> np.dtype:
     return dt
 
 
-def check_positive_int(value: Any, what: str) -> int:
-    """``value`` as an ``int`` >= 1, else :class:`BondDimensionError` naming ``what``."""
+def check_positive_int(value: Any, what: str, error: type[Exception] = BondDimensionError) -> int:
+    """``value`` as an ``int`` >= 1, else ``error`` naming ``what`` (:class:`BondDimensionError` for
+    the sizes it is named after, a bond dimension or a number of sites; :class:`InvalidOptionError`
+    for counts that are options, such as sweeps)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise BondDimensionError(f"{what} must be a positive integer, got {value!r}")
+        raise error(f"{what} must be a positive integer, got {value!r}")
     return int(value)
 
 

@@ -315,7 +315,7 @@ BAD = [
     ("apply-max_bond", lambda: t4a.apply(H4, PSI, max_bond=0), t4a.BondDimensionError, "max_bond"),
     ("apply-cutoff", lambda: t4a.apply(H4, PSI, cutoff=1.5), t4a.InvalidOptionError, "cutoff"),
     ("apply-cutoff-str", lambda: t4a.apply(H4, PSI, cutoff="0"), t4a.Tensor4allTypeError, "cutoff"),
-    ("apply-sweeps", lambda: t4a.apply(H4, PSI, method="fit", sweeps=0), t4a.BondDimensionError, "sweeps"),
+    ("apply-sweeps", lambda: t4a.apply(H4, PSI, method="fit", sweeps=0), t4a.InvalidOptionError, "sweeps"),
     ("apply-tol", lambda: t4a.apply(H4, PSI, tol=float("nan")), t4a.InvalidOptionError, "tol"),
     ("apply-seed", lambda: t4a.apply(H4, PSI, seed=-2), t4a.InvalidOptionError, "seed"),
     ("add-length", lambda: PSI + t4a.MPS.random(5), t4a.DimensionMismatchError, "differ in length"),
