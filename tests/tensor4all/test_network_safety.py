@@ -643,7 +643,10 @@ def test_bytes_and_pathlike_paths_work(tmp_path):
 def test_callbacks_are_checked_up_front(kwargs):
     bonds = []
     kw = dict(progress=lambda u: bonds.append(u), **kwargs) if "progress" not in kwargs else kwargs
-    _raises(t4a.Tensor4allTypeError, "must be a callable or None", t4a.dmrg, models.heisenberg(6), max_bond=4, **kw)
+    fragment = (
+        "must be True (a progress bar), False/None or a callable" if "progress" in kwargs else "must be a callable"
+    )
+    _raises(t4a.Tensor4allTypeError, fragment, t4a.dmrg, models.heisenberg(6), max_bond=4, **kw)
     assert bonds == []  # before: callback=5 failed only after a whole sweep
 
 
