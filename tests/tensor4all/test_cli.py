@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import tensor4all as t4a
+from tensor4all.cli import main
 from tensor4all import models
 
 from .conftest import ground_energy
@@ -175,22 +176,26 @@ def test_default_run_heisenberg_32_chi_64():
     assert proc.stderr == ""
 
 
-def test_old_spellings_warn_and_unknown_options_get_a_suggestion():
+def test_old_spellings_warn_and_unknown_options_get_a_suggestion(capsys):
     """``--chi`` is the deprecated spelling of ``--max-bond`` (a warning, the same run); options are
-    never abbreviated, and an unknown one is named with the closest known option."""
-    new = run_cli("dmrg", "--L", "6", "--max-bond", "8", "--quiet")
-    old = run_cli("dmrg", "--L", "6", "--chi", "8", "--quiet")
-    assert old.returncode == 0 and new.returncode == 0
-    assert "warning: --chi is deprecated, use --max-bond (same meaning)" in old.stderr and new.stderr == ""
-    assert summary_value(old.stdout, "energy") == summary_value(new.stdout, "energy")
+    never abbreviated, and an unknown one is named with the closest known option (in-process:
+    ``tensor4all.cli.main``)."""
+    assert main(["dmrg", "--L", "6", "--max-bond", "8", "--quiet"]) == 0
+    new = capsys.readouterr()
+    assert main(["dmrg", "--L", "6", "--chi", "8", "--quiet"]) == 0
+    old = capsys.readouterr()
+    assert "warning: --chi is deprecated, use --max-bond (same meaning)" in old.err and new.err == ""
+    assert summary_value(old.out, "energy") == summary_value(new.out, "energy")
     for argv, hint in (
         (["dmrg", "--cutof", "1e-8"], "unrecognized arguments: --cutof (did you mean --cutoff?)"),
         (["dmrg", "--max-bon", "8"], "(did you mean --max-bond?)"),
         (["evolve", "--tfinal", "1"], "(did you mean --t-final?)"),
         (["scan", "--model", "tfim", "--worker", "2"], "(did you mean --workers?)"),
     ):
-        proc = run_cli(*argv)
-        assert proc.returncode == 2 and hint in proc.stderr, (argv, proc.stderr)
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        err = capsys.readouterr().err
+        assert info.value.code == 2 and hint in err, (argv, err)
 
 
 def test_quiet_prints_only_the_summary():
