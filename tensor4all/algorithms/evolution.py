@@ -24,6 +24,8 @@ a time, the observables measured along the way and the result.
 
 from __future__ import annotations
 
+import logging
+import math
 import numbers
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -46,8 +48,13 @@ __all__ = [
     "hamiltonian_at",
     "check_hamiltonian_arg",
     "check_every",
+    "choose_conserve",
+    "full_bond_dims",
+    "AUTO_DENSE_BELOW",
     "NAMED_OBSERVABLES",
 ]
+
+_log = logging.getLogger("tensor4all")
 
 #: the observables named by a string other than an operator name
 NAMED_OBSERVABLES = ("energy", "entropy", "entropies", "bond_dims", "norm")
@@ -81,13 +88,17 @@ class EvolutionRecord:
 @dataclass
 class EvolutionResult:
     """``state`` (the MPS at the final time), ``times`` (the output times, starting at 0),
-    ``observables`` (name -> values over ``times``, first axis time) and ``history`` (one
-    :class:`EvolutionRecord` per step)."""
+    ``observables`` (name -> values over ``times``, first axis time), ``history`` (one
+    :class:`EvolutionRecord` per step), and what the run conserved and why (``conserve``: the
+    charge, ``"Sz"``, ``"N,Sz"``, or None for a dense run; ``conserve_reason``: a sentence, see
+    :func:`choose_conserve`)."""
 
     state: MPS
     times: np.ndarray
     observables: dict[str, Any] = field(default_factory=dict)
     history: list[EvolutionRecord] = field(default_factory=list)
+    conserve: str | None = None
+    conserve_reason: str = ""
 
     def __iter__(self):  # state, observables = tdvp(...)
         return iter((self.state, self.observables))
@@ -99,6 +110,8 @@ class EvolutionResult:
             "times": [float(x) for x in self.times],
             "observables": {k: _jsonable(v) for k, v in self.observables.items()},
             "history": [r.as_dict() for r in self.history],
+            "conserve": self.conserve,
+            "conserve_reason": self.conserve_reason,
         }
 
 
@@ -271,3 +284,107 @@ def _stack(values: list[Any]) -> Any:
 def _real_if_real(out: np.ndarray) -> np.ndarray:
     """``out``, real when its imaginary part is zero."""
     return out.real.copy() if np.iscomplexobj(out) and not np.any(out.imag) else out
+
+
+# ---- what an evolution conserves ------------------------------------------------------------
+#: the ``conserve=`` of :func:`tensor4all.tdvp` and :func:`tensor4all.tebd`: None (the default:
+#: the state decides), ``"auto"`` or ``"none"``
+EVOLVE_CONSERVE = (None, "auto", "none")
+
+AUTO_DENSE_BELOW = {
+    ("tebd", "complex"): 4700,
+    ("tebd", "real"): 11000,
+    ("tdvp", "complex"): 2200,
+    ("tdvp", "real"): 14600,
+}
+"""``conserve="auto"`` runs a symmetric state densely where its size, the two-site problem
+``d_b d_{b+1} chi_b^2`` averaged over the bonds ``b`` (``chi_b`` the smaller of ``max_bond`` and
+the bond the sector holds there, :func:`full_bond_dims`), is at most this, by method and
+arithmetic (real: imaginary time of a real state under a real Hamiltonian). Measured with
+``benchmarks/conserve_small.py --sizes`` (one core, CPU time, 4 steps at bonds held at ``chi``
+from a random symmetric state): the conserved time over the dense one at each ``chi``, with the
+size in brackets, around the crossover:
+
+======  =======  ====================================  ====================================
+method  numbers  Heisenberg chain, U(1) Sz, L = 16     Hubbard chain, (N, Sz), L = 12
+======  =======  ====================================  ====================================
+tebd    complex  chi 24: 1.26 (1257), 32: 0.89 (2093)   chi 16: 1.19 (3398), 24: 0.80 (6656)
+tebd    real     chi 48: 1.02 (3799), 64: 0.68 (6189)   chi 24: 1.53 (6656), 32: 0.98 (11217)
+tdvp    complex  chi 32: 1.03 (2093), 48: 0.66 (3799)   chi 12: 1.03 (1932), 16: 0.81 (3398)
+tdvp    real     chi 48: 1.24 (3799), 64: 0.72 (6189)   chi 32: 1.22 (11217), 48: 0.57 (24250)
+======  =======  ====================================  ====================================
+
+Each threshold is where the later of the two models crosses (interpolated in the logarithm of
+the size), so that where ``"auto"`` conserves, conserving was the faster for both. The size is
+what the run can reach: a run that stops before its bonds grow there (a short evolution from a
+product state) is smaller, and there the dense run is the faster by more. A random state spreads
+over more sectors than a physical one, in smaller blocks: physical runs cross earlier (on the
+chains of ``benchmarks/conserve_small.py``, imaginary-time TDVP of the Hubbard chain at
+``max_bond = 32`` ran 0.95 (L = 12) and 0.84 (L = 16) times as long conserved; ``"auto"`` runs
+them densely)."""
+
+
+def full_bond_dims(psi: MPS) -> list[int]:
+    """The largest useful dimension of each bond: ``min(d^left, d^right)`` for a dense state; for a
+    symmetric one, summed over the bond charges ``l``, ``min(#left states of charge l, #right
+    states of charge total - l)`` (the sector's Schmidt rank bound)."""
+    dims = psi.phys_dims
+    if not psi.symmetric:
+        return [min(math.prod(dims[: b + 1]), math.prod(dims[b + 1 :])) for b in range(psi.L - 1)]
+    phys = [t.legs[1] for t in psi.tensors]
+    g = phys[0].symmetry
+
+    def counts(legs: list) -> list[dict]:
+        out, cur = [], {g.identity: 1}
+        for leg in legs:
+            nxt: dict = {}
+            for c, n in cur.items():
+                for q, d in leg.sectors.items():
+                    k = g.add(c, q)
+                    nxt[k] = nxt.get(k, 0) + n * d
+            cur = nxt
+            out.append(cur)
+        return out
+
+    left, right = counts(phys[:-1]), counts(phys[:0:-1])[::-1]
+    total = psi._group_charge
+    return [
+        sum(min(n, right[b].get(g.add(total, g.negate(c)), 0)) for c, n in left[b].items()) for b in range(psi.L - 1)
+    ]
+
+
+def choose_conserve(conserve: Any, psi: MPS, chi: int, method: str, real: bool, what: str) -> tuple[MPS, str]:
+    """The state an evolution runs on and a sentence saying what it conserves and why.
+
+    ``conserve``: None (a symmetric state evolves in its sector, a dense one densely), ``"none"``
+    (densely: a symmetric state as ``psi.dense()``), or ``"auto"``: a symmetric state in its sector
+    unless the run is small, its size (the two-site problem ``d_b d_{b+1} chi_b^2`` averaged over
+    the bonds, ``chi_b`` the smaller of ``chi``, the largest bond the run can reach, and the
+    sector's bond, :func:`full_bond_dims`) at most :data:`AUTO_DENSE_BELOW` for ``method`` and
+    the arithmetic (``real``), where the dense run is the faster one: then densely, and the choice
+    is logged (logger ``"tensor4all"``, level INFO) and recorded
+    (:attr:`EvolutionResult.conserve_reason`)."""
+    if not (conserve is None or (isinstance(conserve, str) and conserve in EVOLVE_CONSERVE)):
+        raise InvalidOptionError(
+            f"{what}: conserve must be None (the state decides), 'auto' or 'none', got {conserve!r}; "
+            "the charge and sector are the state's (MPS.product_state(..., conserve=...))"
+        )
+    if not psi.symmetric:
+        return psi, "dense: the state is dense"
+    if conserve is None:
+        return psi, f"{psi.conserve}: the state is symmetric"
+    if conserve == "none":
+        return psi.dense(), "dense: conserve='none'"
+    dims, full = psi.phys_dims, full_bond_dims(psi)
+    sizes = [dims[b] * dims[b + 1] * min(chi, f) ** 2 for b, f in enumerate(full)]
+    size, below = round(sum(sizes) / max(len(sizes), 1)), AUTO_DENSE_BELOW[(method, "real" if real else "complex")]
+    if size <= below:
+        reason = (
+            f"dense: conserve='auto' and the run's size, d_b d_(b+1) chi_b^2 averaged over the bonds = {size} "
+            f"(chi_b up to {min(chi, max(full, default=1))}), is at most {below}, where a {method} run in "
+            f"{'real' if real else 'complex'} arithmetic is faster dense (AUTO_DENSE_BELOW); the state "
+            f"({psi.conserve}) runs as psi.dense()"
+        )
+        _log.info("%s: %s", what, reason)
+        return psi.dense(), reason
+    return psi, f"{psi.conserve}: conserve='auto' and the run's size, {size}, is above {below}"

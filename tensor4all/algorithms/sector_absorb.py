@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["AbsorbGroup", "absorb_groups", "absorb_mpo", "sandwich"]
+__all__ = ["AbsorbGroup", "AbsorbPlan", "absorb_groups", "absorb_mpo", "sandwich"]
 
 
 @dataclass(frozen=True)
@@ -78,46 +78,110 @@ def absorb_mpo(
     norm: Callable[[int], int],
     xp: Any,
     dtype: Any,
+    plans: dict | None = None,
 ) -> tuple[list, list]:
     """``(out, regions)``: ``out[w][m]`` is the environment ``env`` (per state ``x``:
     ``{q: E[x][q]}``) with the MPO tensor of ``groups`` absorbed, as ``(pieces m) x (pieces m -
     c_w)`` matrices over the fused index ``pieces`` (``where[key(q, s)] = (m, offset, size)``,
     ``size[m]``), in ``dtype`` on the array module ``xp``; blocks that no entry reaches are
     absent. ``regions[w][m]`` lists the ``(row0, row1, col0, col1)`` rectangles of
-    ``out[w][m]`` that were written: the rest is zero."""
+    ``out[w][m]`` that were written: the rest is zero.
+
+    With ``plans`` (a dict the caller keeps, on the host), the bookkeeping is planned per shape
+    (:class:`AbsorbPlan`: the MPO tensor, the pieces and the environment's blocks) the second
+    time the shape comes, and reused: a run at fixed bonds meets the same shapes at every step.
+    (Planning costs about what one absorption without a plan does, and a planned one a third of
+    it; a shape met once, as the bonds grow, is absorbed without.)"""
+    if plans is None or xp is not np:
+        return _absorb(env, groups, c_out, pieces, key, norm, xp, dtype)
+    shape = tuple(tuple((q, e.shape) for q, e in d.items()) for d in env)
+    plan_key = (id(groups), id(pieces), shape)
+    held = plans.get(plan_key)
+    if held is None or held.groups is not groups or held.pieces is not pieces:  # new (or an id reused)
+        if len(plans) >= MAX_PLANS:
+            plans.clear()
+        plans[plan_key] = _Seen(groups, pieces)
+        return _absorb(env, groups, c_out, pieces, key, norm, xp, dtype)
+    if isinstance(held, _Seen):
+        held = plans[plan_key] = AbsorbPlan(env, groups, c_out, pieces, key, norm)
+    return held.run(env, dtype), held.regions
+
+
+class _Seen:
+    """A shape :func:`absorb_mpo` has met once (of these ``groups`` and ``pieces``)."""
+
+    __slots__ = ("groups", "pieces")
+
+    def __init__(self, groups: Any, pieces: Any):
+        self.groups, self.pieces = groups, pieces
+
+
+MAX_PLANS = 512
+"""The absorb plans a run keeps (:func:`absorb_mpo`); more are dropped all at once."""
+
+
+def _live(g: AbsorbGroup, q: int, present: list, pieces: Any, key: Callable, norm: Callable) -> tuple:
+    """The entries of group ``g`` that environment blocks of bra charge ``q`` reach (``present``:
+    the ``(j, block)`` of the group's states that have one): the coefficients of the live rows
+    (None: all of ``g.coef``) and their slots ``(w, m, row offset, column offset)``."""
+    where = pieces.where
+    qc = norm(q - g.cx)
+    if len(present) == len(g.xs):  # every row has an entry
+        coef, reached = g.coef, None
+    else:
+        coef = g.coef[:, [j for j, _ in present]]
+        reached = coef.any(axis=1).tolist()
+    row_piece = {s: where.get(key(q, s)) for s in g.row_states}  # (m, offset, size) or None
+    col_piece = {t: where.get(key(qc, t)) for t in g.col_states}
+    live, slots = [], []
+    for r, (w, s, t) in enumerate(g.rows):
+        rp, cp = row_piece[s], col_piece[t]
+        if rp is not None and cp is not None and (reached is None or reached[r]):
+            live.append(r)
+            slots.append((w, rp[0], rp[1], cp[1]))
+    if live and len(live) < len(g.rows):
+        coef = coef[live]
+    return coef, slots
+
+
+def _by_charge(env: list, g: AbsorbGroup) -> dict[int, list[tuple[int, Any]]]:
+    """The group's environment blocks by bra charge: ``q -> [(j, E[xs[j]][q])]``."""
+    by_q: dict[int, list[tuple[int, Any]]] = {}
+    for j, x in enumerate(g.xs):
+        for q, e in env[x].items():
+            by_q.setdefault(q, []).append((j, e))
+    return by_q
+
+
+def _stacked(present: list, xp: Any) -> Any:
+    """The blocks of ``present`` (one shape) as the rows of one matrix."""
+    da, db = present[0][1].shape
+    if len(present) == 1:
+        return present[0][1].reshape(1, da * db)
+    return xp.stack([e for _, e in present]).reshape(len(present), da * db)
+
+
+def _absorb(
+    env: list,
+    groups: Sequence[AbsorbGroup],
+    c_out: Sequence[int],
+    pieces: Any,
+    key: Any,
+    norm: Any,
+    xp: Any,
+    dtype: Any,
+) -> tuple[list, list]:
+    """:func:`absorb_mpo` without a plan (on a GPU: the blocks are CuPy arrays)."""
     out: list[dict[int, Any]] = [{} for _ in c_out]
     regions: list[dict[int, list]] = [{} for _ in c_out]
-    where, size = pieces.where, pieces.size
+    size = pieces.size
     for g in groups:
-        by_q: dict[int, list[tuple[int, Any]]] = {}
-        for j, x in enumerate(g.xs):
-            for q, e in env[x].items():
-                by_q.setdefault(q, []).append((j, e))
-        for q, present in by_q.items():
-            qc = norm(q - g.cx)
-            if len(present) == len(g.xs):  # every row has an entry
-                coef, reached = g.coef, None
-            else:
-                coef = g.coef[:, [j for j, _ in present]]
-                reached = coef.any(axis=1).tolist()
-            row_piece = {s: where.get(key(q, s)) for s in g.row_states}  # (m, offset, size) or None
-            col_piece = {t: where.get(key(qc, t)) for t in g.col_states}
-            live, slots = [], []
-            for r, (w, s, t) in enumerate(g.rows):
-                rp, cp = row_piece[s], col_piece[t]
-                if rp is not None and cp is not None and (reached is None or reached[r]):
-                    live.append(r)
-                    slots.append((w, rp[0], rp[1], cp[1]))
-            if not live:
+        for q, present in _by_charge(env, g).items():
+            coef, slots = _live(g, q, present, pieces, key, norm)
+            if not slots:
                 continue
             da, db = present[0][1].shape
-            stacked = (
-                present[0][1].reshape(1, da * db)
-                if len(present) == 1
-                else xp.stack([e for _, e in present]).reshape(len(present), da * db)
-            )
-            c = coef[live] if len(live) < len(g.rows) else coef
-            values = ((c if xp is np else xp.asarray(c)) @ stacked).reshape(len(live), da, db)
+            values = ((coef if xp is np else xp.asarray(coef)) @ _stacked(present, xp)).reshape(len(slots), da, db)
             for k, (w, m, ro, co) in enumerate(slots):
                 blocks = out[w]
                 blk = blocks.get(m)
@@ -127,6 +191,63 @@ def absorb_mpo(
                 blk[ro : ro + da, co : co + db] = values[k]
                 regions[w][m].append((ro, ro + da, co, co + db))
     return out, regions
+
+
+class AbsorbPlan:
+    """:func:`absorb_mpo` for one shape, planned: the output blocks laid out in one buffer
+    (``blocks``: ``(w, m, offset, rows, columns)``), and per group and bra charge the environment
+    blocks to stack, the coefficients of the live entries and the buffer positions of their
+    values (one GEMM and one scatter each; the loop over single entries and the block lookups
+    happen here, once)."""
+
+    __slots__ = ("groups", "pieces", "size", "blocks", "steps", "regions")
+
+    def __init__(
+        self, env: list, groups: Sequence[AbsorbGroup], c_out: Sequence[int], pieces: Any, key: Any, norm: Any
+    ):
+        self.groups, self.pieces = groups, pieces
+        size = pieces.size
+        at: dict[tuple[int, int], tuple[int, int]] = {}  # (w, m) -> (offset, columns)
+        self.blocks: list[tuple[int, int, int, int, int]] = []
+        self.regions: list[dict[int, list]] = [{} for _ in c_out]
+        self.steps: list[tuple[tuple, Any, np.ndarray]] = []
+        total = 0
+        for g in groups:
+            for q, present in _by_charge(env, g).items():
+                coef, slots = _live(g, q, present, pieces, key, norm)
+                if not slots:
+                    continue
+                da, db = present[0][1].shape
+                place = []  # per slot: the block's offset and columns, the slot's row and column
+                for w, m, ro, co in slots:
+                    held = at.get((w, m))
+                    if held is None:
+                        rows, cols = size[m], size.get(norm(m - c_out[w]), 0)
+                        held = at[(w, m)] = (total, cols)
+                        self.blocks.append((w, m, total, rows, cols))
+                        self.regions[w][m] = []
+                        total += rows * cols
+                    place.append((held[0] + ro * held[1] + co, held[1]))
+                    self.regions[w][m].append((ro, ro + da, co, co + db))
+                first, cols = np.array(place).T  # slot k's entry (i, j) at first[k] + i cols[k] + j
+                idx = first[:, None, None] + np.arange(da)[None, :, None] * cols[:, None, None] + np.arange(db)
+                xq = tuple((g.xs[j], q) for j, _ in present)
+                self.steps.append((xq, coef, idx.reshape(-1)))
+        self.size = total
+
+    def run(self, env: list, dtype: Any) -> list:
+        buf = np.zeros(self.size, dtype=dtype)
+        for xq, coef, idx in self.steps:
+            if len(xq) == 1:
+                x, q = xq[0]
+                stacked = env[x][q].reshape(1, -1)
+            else:
+                stacked = np.stack([env[x][q] for x, q in xq]).reshape(len(xq), -1)
+            buf[idx] = (coef @ stacked).reshape(-1)
+        out: list[dict[int, Any]] = [{} for _ in self.regions]
+        for w, m, off, rows, cols in self.blocks:
+            out[w][m] = buf[off : off + rows * cols].reshape(rows, cols)
+        return out
 
 
 def sandwich(

@@ -19,8 +19,11 @@ fused side absorbed into its MPO tensor once, ``LW[w][m]`` (rows of ``m`` by row
 ``m - c_w``) and ``WR[w][m]`` (a bare side takes the environment itself), the effective
 Hamiltonian is ``y[m] = sum_w LW[w][m] X[m - c_w] WR[w][m]^T``: two GEMMs per (MPO state,
 sector) instead of one dense product of the whole space (TeNPy's ``TwoSiteH`` with
-``combine=True``). The split is one SVD per sector with one truncation across all of them
-(``_truncation.svd_truncated_sectors``), the weights moved with the centre
+``combine=True``); a small local problem holds its matrix instead (built once from the same
+terms, :class:`.sector_operator.SectorOperator`), and the absorptions are planned once per shape
+(:func:`.sector_absorb.absorb_mpo`), so that small chains do not pay per block what large ones
+pay per flop. The split is one SVD per sector with one truncation across all of them
+(:func:`.block_linalg.svd_sectors`), the weights moved with the centre
 (``_truncation.absorb``); a bare side's factor is merged into the next site. The moved
 environment reuses ``LW`` or ``WR``: ``L'[w][m] = U[m]^dagger LW[w][m] U[m - c_w]``.
 
@@ -50,13 +53,15 @@ import numpy as np
 from ..linalg.krylov import expm_krylov
 from ..networks.symmetric_sites import phys_leg
 from ..structured import U1, SymmetricTensor, Zn
-from ..tools.device import cupy_module, stored_array, to_device, to_host
+from ..tools.device import cupy_module, to_device, to_host
 from ..structured.site_matrices import Pieces, SiteMatrices, bond_sectors
 from ..networks.environments import EnvCache
 from .sector_absorb import absorb_groups, absorb_mpo, sandwich
-from .sector_operator import Env, SectorOperator, prepare_rectangles
+from .sector_sides import SectorSides
+from .sector_operator import Env, PreparedRectangles, SectorOperator
 from .schedule import LEFT, RIGHT, Step
-from ..linalg.truncation import absorb, svd_truncated_sectors
+from ..linalg.truncation import absorb
+from .block_linalg import svd_sectors
 
 __all__ = ["SectorBackend", "SectorLocal", "ABSORBED_CACHE_BYTES"]
 
@@ -92,7 +97,7 @@ def _env_bytes(env: Env) -> int:
     return sum(b.nbytes for d in env for b in d.values())
 
 
-class SectorBackend:
+class SectorBackend(SectorSides):
     """Bonds, site tensors and environments of a run in one charge sector (centre at site 0
     between sweeps).
 
@@ -121,6 +126,7 @@ class SectorBackend:
         self.L = len(ws)
         self.modulus = modulus
         self.q = [list(map(int, qs)) for qs in site_charges]
+        self._pieces_made: dict[tuple, Pieces] = {}
         self.dtype = np.result_type(*ws, np.float64)
         self._set_tables(ws, w_charges)
         self.sites: list[SymmetricTensor] = []
@@ -145,8 +151,8 @@ class SectorBackend:
                 self.bonds.append({qr: 1})
                 ql = qr
             self.target = ql
-        self._site_bytes = [self.layout.nbytes(site) for site in self.sites]
-        self._absorbed: dict[tuple[str, int], tuple[Env, dict[int, int], tuple[Env, list], int]] = {}
+        self._site_bytes: list[int | None] = [None] * self.L  # counted when asked (psi_bytes)
+        self._absorbed: dict[tuple[str, int], tuple[Env, dict[int, int], tuple[Env, PreparedRectangles], int]] = {}
         self._absorbed_bytes = 0
         one = self.xp.ones((1, 1), dtype=self.dtype)
         self.envs: EnvCache[Env] = EnvCache(self.L, [{0: one}], [{self.target: one}], _env_bytes)
@@ -176,6 +182,7 @@ class SectorBackend:
         self.lw_groups = [absorb_groups(br, self.c[i], self.norm) for i, br in enumerate(by_right)]
         self.wr_groups = [absorb_groups(bl, self.c[i + 1], self.norm) for i, bl in enumerate(by_left)]
         self.ws = [np.asarray(w) for w in ws]
+        self._plans: dict = {}  # absorb plans (of the old MPO tensors)
         self._absorbed = {}  # built from the old MPO tensors
         self._absorbed_bytes = 0
 
@@ -214,7 +221,7 @@ class SectorBackend:
 
     def _set_site(self, i: int, site: SymmetricTensor) -> None:
         self.sites[i] = site
-        self._site_bytes[i] = self.layout.nbytes(site)
+        self._site_bytes[i] = None
 
     # ---- environments ----------------------------------------------------------------
     def _right_env(self, j: int) -> Env:
@@ -231,57 +238,10 @@ class SectorBackend:
             self.norm,
         )
 
-    def _row_matrices(self, i: int, rows: Pieces, sectors: Sequence[int]) -> list[np.ndarray]:
-        """Per charge ``m`` of ``sectors``, site ``i``'s matrices ending in ``m`` stacked: ``(rows
-        m) x (dim m)``. The rows ``(q_l, s)`` of a block's states are consecutive (:meth:`_rows`
-        runs over the states in basis order, a sector's states are contiguous), so a block
-        ``(q_l, q_s, m)`` fills them with one copy."""
-        outs = {m: self.xp.zeros((rows.size[m], self.bonds[i + 1].get(m, 0)), dtype=self.dtype) for m in sectors}
-        first = self.layout.physical(self.phys[i]).first
-        for (ql, qs, qr), blk in self.sites[i].blocks.items():
-            out = outs.get(qr)
-            if out is not None:
-                arr = stored_array(blk)
-                dl, ds, dr = arr.shape
-                off = rows.where[(ql, first[qs])][1]
-                out[off : off + ds * dl] = arr.transpose(1, 0, 2).reshape(ds * dl, dr)
-        return [outs[m] for m in sectors]
-
-    def _col_matrices(self, j: int, cols: Pieces, sectors: Sequence[int]) -> list[np.ndarray]:
-        """Per charge ``m`` of ``sectors``, site ``j``'s matrices starting in ``m`` side by side:
-        ``(dim m) x (cols m)``; a block's states are consecutive columns (:meth:`_cols`)."""
-        outs = {m: self.xp.zeros((self.bonds[j].get(m, 0), cols.size[m]), dtype=self.dtype) for m in sectors}
-        first = self.layout.physical(self.phys[j]).first
-        for (ql, qs, qr), blk in self.sites[j].blocks.items():
-            out = outs.get(ql)
-            if out is not None:
-                arr = stored_array(blk)
-                dr = arr.shape[2]
-                off = cols.where[(first[qs], qr)][1]
-                for k in range(arr.shape[1]):
-                    out[:, off + k * dr : off + (k + 1) * dr] = arr[:, k, :]
-        return [outs[m] for m in sectors]
-
-    # ---- the two sides of a cut ------------------------------------------------------
-    def _rows(self, i: int) -> Pieces:
-        """Rows ``(q_a, s1)`` of site ``i`` grouped by ``m = q_a + q_s1``."""
-        return Pieces.rows(self.bonds[i], self.q[i], self.norm)
-
-    def _cols(self, j: int) -> Pieces:
-        """Columns ``(s2, q_b)`` of site ``j`` grouped by ``m = q_b - q_s2``."""
-        return Pieces.cols(self.q[j], self.bonds[j + 1], self.norm)
-
-    def _bare(self, b: int) -> Pieces:
-        """Bond ``b`` itself, one piece per charge."""
-        p = Pieces()
-        for q, d in self.bonds[b].items():
-            p.add(q, q, d)
-        return p
-
-    def _lw(self, i: int, rows: Pieces) -> tuple[Env, list]:
+    def _lw(self, i: int, rows: Pieces) -> tuple[Env, PreparedRectangles]:
         """``LW[w][m] = sum L_i[w0] W_i[w0, s1, s1', w]`` as (rows m) x (rows m - c_w), and the
         rectangles of each block that are not zero (:func:`._sector_absorb.absorb_mpo`, prepared
-        by :func:`._sector_operator.prepare_rectangles`)."""
+        by :class:`._sector_operator.PreparedRectangles`)."""
         env = self.envs.left(i)
         return self._reused(
             "left",
@@ -290,13 +250,13 @@ class SectorBackend:
             self.bonds[i],
             lambda: _prepared(
                 absorb_mpo(
-                    env, self.lw_groups[i], self.c[i + 1], rows, lambda q, s: (q, s), self.norm, self.xp, self.dtype
+                    env, self.lw_groups[i], self.c[i + 1], rows, _row_key, self.norm, self.xp, self.dtype, self._plans
                 ),
                 False,
             ),
         )
 
-    def _wr(self, j: int, cols: Pieces) -> tuple[Env, list]:
+    def _wr(self, j: int, cols: Pieces) -> tuple[Env, PreparedRectangles]:
         """``WR[w][m] = sum W_j[w, s2, s2', w2] R_{j+1}[w2]`` as (cols m) x (cols m - c_w), and
         the rectangles of each block that are not zero."""
         env = self.envs.right(j + 1)
@@ -307,15 +267,15 @@ class SectorBackend:
             self.bonds[j + 1],
             lambda: _prepared(
                 absorb_mpo(
-                    env, self.wr_groups[j], self.c[j], cols, lambda q, s: (s, q), self.norm, self.xp, self.dtype
+                    env, self.wr_groups[j], self.c[j], cols, _col_key, self.norm, self.xp, self.dtype, self._plans
                 ),
                 True,
             ),
         )
 
     def _reused(
-        self, side: str, i: int, env: Env, bond: dict[int, int], build: Callable[[], tuple[Env, list]]
-    ) -> tuple[Env, list]:
+        self, side: str, i: int, env: Env, bond: dict[int, int], build: Callable[[], tuple[Env, PreparedRectangles]]
+    ) -> tuple[Env, PreparedRectangles]:
         """Site ``i``'s absorbed environment on ``side``, as kept when its environment ``env``
         and outer ``bond`` are still the ones it was built from (see ``ABSORBED_CACHE_BYTES``),
         else built and kept while the budget allows (entries of environments no longer held are
@@ -367,7 +327,7 @@ class SectorBackend:
         blocks = local.op.views(v)
         if alpha > 0.0:
             sectors, blocks = self._expanded(local, blocks, alpha)
-        kept, err = svd_truncated_sectors(dict(zip(sectors, blocks)), max_bond, cutoff)
+        kept, err = svd_sectors(dict(zip(sectors, blocks)), max_bond, cutoff)
         new_bond: dict[int, int] = {}
         lf: dict[int, np.ndarray] = {}
         rf: dict[int, np.ndarray] = {}
@@ -537,6 +497,9 @@ class SectorBackend:
         return self.envs.nbytes() + self._absorbed_bytes
 
     def psi_bytes(self) -> int:
+        for i, n in enumerate(self._site_bytes):
+            if n is None:
+                self._site_bytes[i] = self.layout.nbytes(self.sites[i])
         return sum(self._site_bytes)
 
     def bond_dims(self) -> list[int]:
@@ -568,10 +531,18 @@ class SectorBackend:
         return out
 
 
-def _prepared(absorbed: tuple[Env, list], transpose: bool) -> tuple[Env, list]:
-    """``absorb_mpo``'s blocks with their rectangles prepared for the operators."""
+def _prepared(absorbed: tuple[Env, list], transpose: bool) -> tuple[Env, PreparedRectangles]:
+    """``absorb_mpo``'s blocks with their rectangles, prepared for the operators when they ask."""
     blocks, regions = absorbed
-    return blocks, prepare_rectangles(blocks, regions, transpose)
+    return blocks, PreparedRectangles(blocks, regions, transpose)
+
+
+def _row_key(q: int, s: int) -> tuple[int, int]:
+    return (q, s)
+
+
+def _col_key(q: int, s: int) -> tuple[int, int]:
+    return (s, q)
 
 
 def _offsets(bond: dict[int, int]) -> dict[int, int]:

@@ -9,9 +9,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..tools.device import array_module, to_host
+from ..tools.device import array_module, is_device_array, to_host
 
-__all__ = ["SectorOperator", "SPARSE_CALL_FLOPS", "prepare_rectangles"]
+__all__ = ["SectorOperator", "SPARSE_CALL_FLOPS", "DENSE_OPERATOR_BYTES", "PreparedRectangles"]
 
 Env = list  # per MPO state w: {charge: matrix}
 
@@ -22,29 +22,42 @@ block of ``LW``/``WR`` is applied rectangle by rectangle when that saves more th
 extra call (:func:`_rectangles`)."""
 
 
-def prepare_rectangles(blocks: Env, regions: list, transpose: bool) -> list[dict[int, tuple]]:
-    """Per block of ``blocks`` (absorbed ``LW``/``WR``, :func:`._sector_absorb.absorb_mpo`) what
-    :func:`_rectangles` needs, once for all the operators that use the block: the rows times
-    columns, the written area, and where that area could pay, its rectangles merged where
-    adjacent (their total area, count and views, transposed for ``transpose``)."""
-    out: list[dict[int, tuple]] = []
-    for w, by_m in enumerate(regions):
-        prepared = {}
-        for m, rects in by_m.items():
-            mat = blocks[w][m]
-            rc = mat.shape[0] * mat.shape[1]
-            area = sum((r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in rects)
-            if not rects or area >= 0.81 * rc:  # merging keeps the area: rectangles cannot pay (most blocks)
-                prepared[m] = (rc, area, 0, 0, None)
-                continue
-            stacked = _merged(rects)
-            views = [
-                (r0, r1, c0, c1, mat[r0:r1, c0:c1].T if transpose else mat[r0:r1, c0:c1])
-                for r0, r1, c0, c1 in sorted(stacked)
-            ]
-            prepared[m] = (rc, area, sum((r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in stacked), len(stacked), views)
-        out.append(prepared)
-    return out
+class PreparedRectangles:
+    """The nonzero rectangles of the blocks of an absorbed ``LW``/``WR`` (``blocks``, with the
+    ``regions`` that :func:`._sector_absorb.absorb_mpo` wrote), prepared for the operators that
+    use them when first asked for (:meth:`get`), once per block: an operator that multiplies by
+    the whole blocks, or holds its matrix (:class:`SectorOperator`), never pays for them."""
+
+    __slots__ = ("blocks", "regions", "transpose", "_done")
+
+    def __init__(self, blocks: Env, regions: list, transpose: bool):
+        self.blocks, self.regions, self.transpose = blocks, regions, transpose
+        self._done: dict[tuple[int, int], tuple] = {}
+
+    def get(self, w: int, m: int) -> tuple | None:
+        """Block ``(w, m)``'s rows times columns, written area and, where that area could pay,
+        its rectangles merged where adjacent (their total area, count and views, transposed
+        for ``transpose``); None for a block without regions."""
+        key = (w, m)
+        done = self._done.get(key)
+        if done is None:
+            rects = self.regions[w].get(m)
+            if rects is None:
+                return None
+            done = self._done[key] = _prepare(self.blocks[w][m], rects, self.transpose)
+        return done
+
+
+def _prepare(mat: Any, rects: list, transpose: bool) -> tuple:
+    rc = mat.shape[0] * mat.shape[1]
+    area = sum((r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in rects)
+    if not rects or area >= 0.81 * rc:  # merging keeps the area: rectangles cannot pay (most blocks)
+        return (rc, area, 0, 0, None)
+    stacked = _merged(rects)
+    views = [
+        (r0, r1, c0, c1, mat[r0:r1, c0:c1].T if transpose else mat[r0:r1, c0:c1]) for r0, r1, c0, c1 in sorted(stacked)
+    ]
+    return (rc, area, sum((r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in stacked), len(stacked), views)
 
 
 def _merged(rects: list) -> list:
@@ -70,7 +83,7 @@ def _merged(rects: list) -> list:
 
 
 def _rectangles(prepared: tuple | None, n: int) -> list | None:
-    """A block's nonzero rectangles (views; ``prepared`` by :func:`prepare_rectangles`), or
+    """A block's nonzero rectangles (views; ``prepared`` by :class:`PreparedRectangles`), or
     None where one product with the whole block (``n`` columns on the other side) is cheaper."""
     if prepared is None:
         return None
@@ -85,14 +98,22 @@ def _rectangles(prepared: tuple | None, n: int) -> list | None:
 
 class SectorOperator:
     """``x -> H_eff x`` on the flattened sectors ``X[m]``: ``y[m] = sum_w LW[w][m] X[m - c_w]
-    WR[w][m]^T``. With ``regions`` (the nonzero rectangles of the absorbed ``LW``/``WR``
-    blocks as :func:`prepare_rectangles` gives them, None for a bare side), a block whose zeros
-    are worth skipping is applied
-    rectangle by rectangle: an MPO state's operator reaches only some pairs of physical
-    states, so most of its absorbed block is zero (skipping every zero would save the Hubbard
-    chain's products 2.4x of their operations, the 8x4 cylinder's 1.9x; with the cost of the
-    extra calls counted, the cylinder's products at bond dimension 400 do 1.3x fewer).
-    ``rows``/``cols``: the fused pieces of the two sides (``size[m]`` per sector)."""
+    WR[w][m]^T``.
+
+    Small operators hold their matrix (built once, one Kronecker block per term) and a product is
+    one matrix-vector product: where the matrix fits in :data:`DENSE_OPERATOR_BYTES` and the
+    flop model (:func:`_holds_matrix`) says that building it and :data:`EXPECTED_PRODUCTS`
+    products cost less than as many products by blocks, two GEMM calls per term. That is what
+    small chains need: their local problems hold tens to hundreds of states in up to a hundred
+    terms, and the calls, not the arithmetic, take the time.
+
+    Otherwise the products go by blocks. With ``regions`` (the nonzero rectangles of the absorbed
+    ``LW``/``WR`` blocks, :class:`PreparedRectangles`, None for a bare side), a block whose zeros
+    are worth skipping is applied rectangle by rectangle: an MPO state's operator reaches only
+    some pairs of physical states, so most of its absorbed block is zero (skipping every zero
+    would save the Hubbard chain's products 2.4x of their operations, the 8x4 cylinder's 1.9x;
+    with the cost of the extra calls counted, the cylinder's products at bond dimension 400 do
+    1.3x fewer). ``rows``/``cols``: the fused pieces of the two sides (``size[m]`` per sector)."""
 
     def __init__(
         self,
@@ -104,35 +125,74 @@ class SectorOperator:
         cols: Any,
         dtype: Any,
         norm: Callable[[int], int],
-        regions: tuple[list | None, list | None] = (None, None),
+        regions: tuple[PreparedRectangles | None, PreparedRectangles | None] = (None, None),
     ):
         self.lw, self.wr, self.c_mid = lw, wr, c_mid
         self.sectors = sectors
         self.shapes = [(rows.size[m], cols.size[m]) for m in sectors]
         self.offsets = np.concatenate([[0], np.cumsum([r * c for r, c in self.shapes])]).astype(int)
-        n = int(self.offsets[-1])
+        bounds = self.offsets.tolist()
+        self._views = [(bounds[k], bounds[k + 1], shape) for k, shape in enumerate(self.shapes)]
+        n = bounds[-1]
         self.shape = (n, n)
         self.dtype = dtype
         self.index = {m: k for k, m in enumerate(sectors)}
-        lw_regions, wr_regions = regions
-        # (out sector k, in sector k', LW block, WR block transposed, their rectangles or None)
-        self.terms = []
+        found = []  # (out sector k, in sector k', w, m, LW block, WR block)
         for w, c in enumerate(c_mid):
             for k, m in enumerate(sectors):
                 kin = self.index.get(norm(m - c))
                 a = lw[w].get(m)
                 b = wr[w].get(m)
                 if kin is not None and a is not None and b is not None:
-                    left = _rectangles(lw_regions and lw_regions[w].get(m), self.shapes[kin][1])
-                    right = _rectangles(wr_regions and wr_regions[w].get(m), self.shapes[k][0])
-                    self.terms.append((k, kin, a, b.T, left, right))
+                    found.append((k, kin, w, m, a, b))
+        self.matrix_on_host = _holds_matrix(found, n, dtype)
+        self.matrix = self._build(found) if self.matrix_on_host else None
+        # (out sector k, in sector k', LW block, WR block transposed, their rectangles or None)
+        self.terms = []
+        lw_regions, wr_regions = regions
+        for k, kin, w, m, a, b in found:
+            left = right = None
+            if self.matrix is None:  # rectangles save at most a call's worth on a block below five
+                n_in, n_out = self.shapes[kin][1], self.shapes[k][0]
+                if lw_regions is not None and a.size * n_in > 5 * SPARSE_CALL_FLOPS:
+                    left = _rectangles(lw_regions.get(w, m), n_in)
+                if wr_regions is not None and b.size * n_out > 5 * SPARSE_CALL_FLOPS:
+                    right = _rectangles(wr_regions.get(w, m), n_out)
+            self.terms.append((k, kin, a, b.T, left, right))
         self.matvecs = 0
 
+    def _build(self, found: list) -> np.ndarray:
+        """The matrix: the term ``Y[k] += A X[k'] B^T`` is the block ``kron(A, B)`` of rows ``k``
+        and columns ``k'`` (row-major flattening), ``A[i, p] B[j, q]`` in the block seen as ``(i,
+        j, p, q)``; the terms of one block (one shape) summed by one GEMM over their index."""
+        off = self.offsets.tolist()
+        found = (
+            [(k, kin, a, b) for k, kin, _w, _m, a, b in found]
+            if self.matrix_on_host
+            else [(k, kin, to_host(a), to_host(b)) for k, kin, _w, _m, a, b in found]
+        )
+        h = np.zeros(self.shape, dtype=np.result_type(self.dtype, *(t[2] for t in found), *(t[3] for t in found)))
+        same: dict[tuple[int, int], list] = {}
+        for k, kin, a, b in found:
+            same.setdefault((k, kin), []).append((a, b))
+        for (k, kin), ab in same.items():
+            (rk, rkin), (ck, ckin) = ab[0][0].shape, ab[0][1].shape
+            blk = h[off[k] : off[k + 1], off[kin] : off[kin + 1]].reshape(rk, ck, rkin, ckin)
+            if len(ab) == 1:
+                np.multiply(ab[0][0][:, None, :, None], ab[0][1][None, :, None, :], out=blk)
+            else:
+                a = np.stack([a for a, _ in ab]).reshape(len(ab), rk * rkin)
+                b = np.stack([b for _, b in ab]).reshape(len(ab), ck * ckin)
+                blk[...] = (a.T @ b).reshape(rk, rkin, ck, ckin).transpose(0, 2, 1, 3)
+        return h
+
     def views(self, x: np.ndarray) -> list[np.ndarray]:
-        return [x[self.offsets[k] : self.offsets[k + 1]].reshape(self.shapes[k]) for k in range(len(self.shapes))]
+        return [x[a:b].reshape(shape) for a, b, shape in self._views]
 
     def matvec(self, x: np.ndarray) -> np.ndarray:
         self.matvecs += 1
+        if self.matrix is not None:
+            return self.matrix @ x
         xs = self.views(x)
         xp = array_module(x)
         dtype = np.result_type(self.dtype, x.dtype)
@@ -155,11 +215,53 @@ class SectorOperator:
         return y
 
     def dense(self) -> np.ndarray:
-        """The operator as a host matrix: each term ``Y[k] += A X[k'] B^T`` is the block
-        ``kron(A, B)`` of rows ``k`` and columns ``k'`` (row-major flattening)."""
-        h = np.zeros(self.shape, dtype=self.dtype)
-        for k, kin, a, bt, _left, _right in self.terms:
-            h[self.offsets[k] : self.offsets[k + 1], self.offsets[kin] : self.offsets[kin + 1]] += np.kron(
-                to_host(a), to_host(bt).T
-            )
-        return h
+        """The operator as a host matrix (the one it holds, or built from its terms)."""
+        if self.matrix is not None:
+            return self.matrix
+        return self._build([(k, kin, 0, 0, a, bt.T) for k, kin, a, bt, _left, _right in self.terms])
+
+
+DENSE_OPERATOR_BYTES = 4 << 20
+"""The largest matrix a :class:`SectorOperator` holds. Measured on one core (Xeon, 2 MiB of L2
+per core) over the local problems of two-site TDVP on the Hubbard chain (L = 12, bond dimension
+32; 16 to 112 terms): a product with the held matrix against one by blocks took 1 against 30 us at
+n = 36, 11 against 320 us at n = 236 (complex), 80 against 300 us at n = 555 (real, 2.4 MiB), 350
+against 500 us at n = 754 (complex, 8.7 MiB), and lost beyond (n = 1230, complex: 930 against 500
+us); building a matrix of 8 MiB took 12 ms."""
+
+EXPECTED_PRODUCTS = 6
+"""The products an operator is assumed to see when it decides whether to hold its matrix (a TDVP
+exponential takes 6 to 8 on the chains of ``benchmarks/conserve_small.py``, an eigensolve more)."""
+
+# the flop model of _holds_matrix, in units of SPARSE_CALL_FLOPS (about 3 us), fitted to the
+# measurements above: a term of a product by blocks costs 0.9 calls (its two small GEMMs, 2.6 us)
+# and its GEMM flops at a quarter of the rate SPARSE_CALL_FLOPS assumes; building the matrix 1.5
+# calls per block of terms (4.5 us: the terms of a block are summed by one GEMM) and 100 per entry
+# of the block (3 ns, one strided write) per 8 bytes; a product with the matrix one per byte read
+# (0.03 ns: 16 us for 1 MiB) and 0.3 calls
+_TERM_CALLS, _GEMM_FACTOR, _BUILD_CALLS, _BUILD_ENTRY, _PRODUCT_CALLS = 0.9, 4.0, 1.5, 100.0, 0.3
+
+
+def _holds_matrix(found: list, n: int, dtype: Any) -> bool:
+    """Whether an operator of the terms ``found`` on ``n`` states holds its matrix: on the host,
+    within :data:`DENSE_OPERATOR_BYTES`, and cheaper by a flop model in which each call costs
+    :data:`SPARSE_CALL_FLOPS` (see the constants above): building the matrix and
+    :data:`EXPECTED_PRODUCTS` products with it against as many products by blocks. Without a
+    cost per call (``SPARSE_CALL_FLOPS = 0``) the blocks always win."""
+    if not found or is_device_array(found[0][4]):
+        return False
+    complex_ = np.result_type(dtype, found[0][4].dtype, found[0][5].dtype).kind == "c"  # the blocks share a dtype
+    itemsize = 16 if complex_ else 8
+    nbytes = n * n * itemsize
+    if nbytes > DENSE_OPERATOR_BYTES:
+        return False
+    call, rate = SPARSE_CALL_FLOPS, _GEMM_FACTOR * (4.0 if complex_ else 1.0)
+    products = 0.0
+    blocks: dict[tuple[int, int], int] = {}
+    for k, kin, _w, _m, a, b in found:
+        (rk, rkin), (ck, ckin) = a.shape, b.shape
+        blocks[(k, kin)] = rk * ck * rkin * ckin
+        products += _TERM_CALLS * call + rate * 2.0 * (rk * rkin * ckin + rk * ckin * ck)
+    build = len(blocks) * _BUILD_CALLS * call + _BUILD_ENTRY * (itemsize // 8) * sum(blocks.values())
+    dense = nbytes + _PRODUCT_CALLS * call
+    return build + EXPECTED_PRODUCTS * dense < EXPECTED_PRODUCTS * products

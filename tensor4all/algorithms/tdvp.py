@@ -41,6 +41,8 @@ from .evolution import (
     Observables,
     check_every,
     check_hamiltonian_arg,
+    choose_conserve,
+    full_bond_dims,
     hamiltonian_at,
     time_grid,
 )
@@ -50,6 +52,8 @@ from .sector_run import SectorSpec, resolve_sector
 from .backend import SectorStart, make_backend
 from .sweep import BondUpdate, Sweep
 from ..networks.symmetric_sites import Grading
+from ..tools.keywords import keyword_hints, renamed_keywords
+from ..tools.progress import StepBar
 from ..tools.threads import blas_threads, check_threads
 from ..tools.checks import (
     any_traced,
@@ -71,10 +75,12 @@ class FrozenBondsWarning(UserWarning):
     stays a product state (grow the bonds with two-site steps first)."""
 
 
+@keyword_hints
+@renamed_keywords({"t": "t_final"})
 def tdvp(
     H: MPO | Callable[[float], MPO],
     psi: MPS,
-    t: float,
+    t_final: float,
     dt: float,
     *,
     two_site: bool = True,
@@ -85,20 +91,23 @@ def tdvp(
     observables: Mapping[str, Any] | None = None,
     every: int = 1,
     callback: Callable[[EvolutionRecord], Any] | None = None,
-    progress: Callable[[BondUpdate], Any] | None = None,
+    progress: bool | Callable[[BondUpdate], Any] | None = None,
     krylov_tol: float = 1e-10,
     allow_nonhermitian: bool = False,
     threads: int | None = None,
     placement: Any = None,
+    conserve: str | None = None,
 ) -> EvolutionResult:
-    """Evolve ``psi`` to time ``t`` under ``H`` by TDVP steps of ``dt``.
+    """Evolve ``psi`` to time ``t_final`` under ``H`` by TDVP steps of ``dt``.
 
     Args:
         H: the Hamiltonian MPO, or a callable ``time -> MPO`` (a time-dependent Hamiltonian,
             taken at the midpoint of each step: the exponential midpoint rule).
         psi: the initial state (dense or symmetric MPS; real states are promoted to complex
             for real time). Its norm is kept (see ``normalize``).
-        t, dt: final time and step; ``t`` must be a whole number of steps.
+        t_final, dt: final time and step; ``t_final`` must be a whole number of steps (``t=``,
+            its name before this release, still works with a ``FutureWarning``; ``t`` is the
+            hopping of the fermion models, as ``--t`` on the command line).
         two_site: two-site TDVP (bonds grow up to ``max_bond``, truncated with ``cutoff``, the
             relative discarded weight per bond) or one-site TDVP (bonds stay as in ``psi``, no
             truncation: ``max_bond`` and ``cutoff`` do not apply; norm and energy are conserved;
@@ -112,8 +121,9 @@ def tdvp(
             ``"norm"``, a pair ``("A", "B")`` for the correlation matrix (fermionic names of
             ``H.local`` with their Jordan-Wigner strings: ``("Cdag", "C")``), or
             ``{"pair": ("A", "B"), "string": "S", "sites": [...]}`` for string correlations).
-        callback: called with each :class:`EvolutionRecord`; ``progress`` with a
-            :class:`BondUpdate` after each local update (its ``energy`` is nan: no eigenvalue).
+        callback: called with each :class:`EvolutionRecord`; ``progress``: ``True`` draws a progress
+            bar over the steps (tqdm, on stderr), a callable is called with a :class:`BondUpdate`
+            after each local update (its ``energy`` is nan: no eigenvalue).
         krylov_tol: the error of each local exponential, relative to the local tensor's norm
             (Saad's estimate; at most 60 Krylov vectors).
         allow_nonhermitian: real-time evolution needs a Hermitian ``H``
@@ -125,16 +135,26 @@ def tdvp(
             environments and the Krylov vectors live on the device (a symmetric state's blocks
             too); observables are measured on a host copy of the state. A traced (differentiated)
             evolution on a GPU raises :class:`InvalidOptionError`.
+        conserve: None (default: a symmetric ``psi`` evolves in its sector, a dense one densely),
+            ``"none"`` (densely, from ``psi.dense()``), or ``"auto"``: in the sector unless the
+            run is small enough that the dense run is faster: its two-site problems ``d_b d_{b+1}
+            chi_b^2`` (``chi_b`` the smaller of ``max_bond`` and the sector's bond; one-site TDVP:
+            of the largest bond of ``psi``) averaged over the bonds at most
+            :data:`~tensor4all.algorithms.evolution.AUTO_DENSE_BELOW` (measured). Then it runs
+            densely from ``psi.dense()`` and the final state is dense; on a GPU always in the
+            sector. The choice and its reason are logged (logger ``"tensor4all"``, INFO) and
+            recorded in the result (``conserve``, ``conserve_reason``).
 
     Returns:
         :class:`EvolutionResult` with the final state, the output times, the observables
-        over them and one record per step. With traced couplings or state, the observables
-        and the state are differentiable (derivative of the discrete steps).
+        over them, one record per step and what the run conserved. With traced couplings or
+        state, the observables and the state are differentiable (derivative of the discrete
+        steps).
     """
     if not isinstance(psi, MPS):
         raise Tensor4allTypeError(f"tdvp: psi must be an MPS, got {type(psi).__name__}")
     check_hamiltonian_arg(H, "tdvp")
-    n_steps = time_grid(t, dt, "tdvp")
+    n_steps = time_grid(t_final, dt, "tdvp")
     dt = float(dt)
     two_site = check_bool(two_site, "tdvp: two_site")
     max_bond = check_positive_int(max_bond, "tdvp: max_bond")
@@ -143,7 +163,8 @@ def tdvp(
     normalize = imaginary if normalize is None else check_bool(normalize, "tdvp: normalize")
     every = check_every(every, "tdvp")
     callback = check_callable(callback, "tdvp: callback")
-    progress = check_callable(progress, "tdvp: progress")
+    bar = StepBar(n_steps, "tdvp") if progress is True else None
+    progress = None if progress is True else check_callable(progress, "tdvp: progress")
     krylov_tol = check_real(krylov_tol, "tdvp: krylov_tol", low=0.0)
     if not 0.0 < krylov_tol < 1.0:
         raise InvalidOptionError(f"tdvp: krylov_tol must lie in (0, 1), got {krylov_tol!r}")
@@ -151,6 +172,13 @@ def tdvp(
     threads = check_threads(threads)
     placement = check_placement(placement, "tdvp")
     H0 = hamiltonian_at(H, 0.5 * dt, "tdvp", psi.phys_dims)
+    real = imaginary and not psi.dtype.is_complex and not H0.dtype.is_complex
+    chi = max_bond if two_site else max(psi.bond_dims, default=1)
+    psi, reason = choose_conserve(
+        None if placement.is_gpu and conserve == "auto" else conserve, psi, chi, "tdvp", real, "tdvp"
+    )
+    if placement.is_gpu and conserve == "auto" and psi.symmetric:
+        reason += " (conserve='auto' on a GPU: the sizes where dense runs faster were measured on the CPU)"
     check_compatible(psi, H0)
     obs = Observables(observables, psi.L, H0.local, "tdvp")
     if not two_site:
@@ -162,6 +190,8 @@ def tdvp(
         history: list[EvolutionRecord] = []
         for k in range(n_steps):
             rec = run.step(k, progress)
+            if bar is not None:
+                bar()
             if normalize:
                 run.backend.normalize()
             history.append(rec)
@@ -171,7 +201,10 @@ def tdvp(
                 times.append(rec.time)
                 if obs.funcs:
                     obs.record(run.state(), rec.time, hamiltonian_at(H, rec.time, "tdvp", psi.phys_dims))
-    return EvolutionResult(run.state(), np.asarray(times), obs.result(), history)
+    if bar is not None:
+        bar.close()
+    state = run.state()
+    return EvolutionResult(state, np.asarray(times), obs.result(), history, state.conserve, reason)
 
 
 def _warn_frozen_bonds(psi: MPS, max_bond: int) -> None:
@@ -181,7 +214,7 @@ def _warn_frozen_bonds(psi: MPS, max_bond: int) -> None:
     of larger, deliberately small bonds (a variational manifold) is not warned about."""
     if max_bond < 2 or any(chi != 1 for chi in psi.bond_dims):
         return
-    full = _full_bond_dims(psi)
+    full = full_bond_dims(psi)
     if max(full, default=1) > 1:
         b = full.index(max(full))
         warnings.warn(
@@ -191,35 +224,6 @@ def _warn_frozen_bonds(psi: MPS, max_bond: int) -> None:
             FrozenBondsWarning,
             stacklevel=3,
         )
-
-
-def _full_bond_dims(psi: MPS) -> list[int]:
-    """The largest useful dimension of each bond: ``min(d^left, d^right)`` for a dense state; for a
-    symmetric one, summed over the bond charges ``l``, ``min(#left states of charge l, #right
-    states of charge total - l)`` (the sector's Schmidt rank bound)."""
-    dims = psi.phys_dims
-    if not psi.symmetric:
-        return [min(math.prod(dims[: b + 1]), math.prod(dims[b + 1 :])) for b in range(psi.L - 1)]
-    phys = [t.legs[1] for t in psi.tensors]
-    g = phys[0].symmetry
-
-    def counts(legs: list) -> list[dict]:
-        out, cur = [], {g.identity: 1}
-        for leg in legs:
-            nxt: dict = {}
-            for c, n in cur.items():
-                for q, d in leg.sectors.items():
-                    k = g.add(c, q)
-                    nxt[k] = nxt.get(k, 0) + n * d
-            cur = nxt
-            out.append(cur)
-        return out
-
-    left, right = counts(phys[:-1]), counts(phys[:0:-1])[::-1]
-    total = psi._group_charge
-    return [
-        sum(min(n, right[b].get(g.add(total, g.negate(c)), 0)) for c, n in left[b].items()) for b in range(psi.L - 1)
-    ]
 
 
 class _Run:

@@ -24,7 +24,15 @@ import tidu
 
 from ..tools.errors import InvalidOptionError, NonHermitianError, Tensor4allTypeError, ZeroNormError
 from ..sites.charges import NonConservingError
-from .evolution import EvolutionRecord, EvolutionResult, Observables, check_every, hamiltonian_at, time_grid
+from .evolution import (
+    EvolutionRecord,
+    EvolutionResult,
+    Observables,
+    check_every,
+    choose_conserve,
+    hamiltonian_at,
+    time_grid,
+)
 from ..operators.gates import (
     ORDERS,
     BondHamiltonian,
@@ -38,7 +46,10 @@ from ..operators.gates import (
 from ..sites.local_spaces import local_space
 from ..networks.mpo import MPO, check_compatible
 from ..networks.mps import MPS
-from .tebd_sites import BlockSites, DenseSites, NumpyLA, SymmetricSites, TenferroLA, split_pair
+from .tebd_blocks import BlockSites
+from .tebd_sites import DenseSites, NumpyLA, SymmetricSites, TenferroLA, split_pair
+from ..tools.keywords import keyword_hints, renamed_keywords
+from ..tools.progress import StepBar
 from ..tools.threads import blas_threads, check_threads
 from ..tools.checks import any_traced, check_bool, check_callable, check_cutoff, check_positive_int, concrete, is_traced
 
@@ -192,6 +203,7 @@ class _Run:
         if self.fmt.la.traced:
             return
         if isinstance(self.fmt, BlockSites):  # the same symmetric sites, now on tenferro operations
+            self.ts = self.fmt.tensors(self.ts)
             self.fmt = SymmetricSites(TenferroLA(), self.fmt.dtype, self.legs)
         else:
             self.fmt.la = TenferroLA()
@@ -274,10 +286,12 @@ class _Run:
         return rec
 
 
+@keyword_hints
+@renamed_keywords({"t": "t_final"})
 def tebd(
     H: Any,
     psi: MPS,
-    t: float,
+    t_final: float,
     dt: float,
     *,
     order: int = 2,
@@ -290,9 +304,11 @@ def tebd(
     every: int = 1,
     threads: int | None = None,
     allow_nonhermitian: bool = False,
+    conserve: str | None = None,
+    progress: bool = False,
 ) -> EvolutionResult:
-    """Evolve ``psi`` to time ``t`` by TEBD: ``e^{-i t H} psi`` (``imaginary=True``: ``e^{-t H} psi``)
-    in ``t / dt`` Trotter-Suzuki steps.
+    """Evolve ``psi`` to time ``t_final`` by TEBD: ``e^{-i t H} psi`` (``imaginary=True``: ``e^{-t H} psi``)
+    in ``t_final / dt`` Trotter-Suzuki steps.
 
     Args:
         H: the Hamiltonian, one of
@@ -314,7 +330,8 @@ def tebd(
         psi: the initial state (not changed), dense or symmetric (``psi.symmetric``: the gates are
             charge-conserving symmetric tensors and the result stays in the sector; a term that
             changes the charge raises :class:`NonConservingError`).
-        t, dt: the final time (a whole number of steps) and the step, ``dt > 0``.
+        t_final, dt: the final time (a whole number of steps) and the step, ``dt > 0`` (``t=``, the
+            final time's name before this release, still works with a ``FutureWarning``).
         order: 2 (Strang splitting) or 4 (Suzuki's fractal of five order-2 steps), see
             :func:`~tensor4all.operators.gates.trotter_sequence`. The parts are the even bonds, the odd
             bonds and the groups of long-range terms; the last half step of one time step is merged
@@ -329,11 +346,20 @@ def tebd(
             :class:`~tensor4all.algorithms.evolution.Observables`; ``"energy"`` needs an MPO Hamiltonian, and
             evaluates a time-dependent one at the output times).
         callback: called with each step's :class:`EvolutionRecord`.
+        progress: ``True`` draws a progress bar over the steps (tqdm, on stderr).
         every: output every ``every`` steps (and at ``t``).
         threads: BLAS threads (as ``dmrg``).
         allow_nonhermitian: real-time evolution checks that every term is Hermitian
             (:class:`NonHermitianError`, as :func:`tensor4all.tdvp`); ``True`` applies the
             non-unitary gates ``e^{-i dt h}`` of a non-Hermitian ``H`` (an effective, lossy model).
+        conserve: None (default: a symmetric ``psi`` stays in its sector, a dense one is dense),
+            ``"none"`` (densely, from ``psi.dense()``), or ``"auto"``: in the sector unless the run
+            is small enough that the dense run is faster: its two-site problems ``d_b d_{b+1}
+            chi_b^2`` (``chi_b`` the smaller of ``max_bond`` and the sector's bond) averaged over
+            the bonds at most :data:`~tensor4all.algorithms.evolution.AUTO_DENSE_BELOW`
+            (measured). Then it runs densely from ``psi.dense()`` and the final state is dense.
+            The choice and its reason are logged (logger ``"tensor4all"``, INFO) and recorded in
+            the result (``conserve``, ``conserve_reason``).
 
     Returns:
         :class:`EvolutionResult`: the final state (mixed canonical; complex128 in real time),
@@ -348,8 +374,9 @@ def tebd(
     """
     if not isinstance(psi, MPS):
         raise Tensor4allTypeError(f"{WHAT}: psi must be an MPS, got {type(psi).__name__}")
-    n_steps = time_grid(t, dt, WHAT)
-    dt, t = float(dt), n_steps * float(dt)
+    n_steps = time_grid(t_final, dt, WHAT)
+    dt = float(dt)
+    progress = check_bool(progress, f"{WHAT}: progress")
     if isinstance(order, bool) or order not in ORDERS:
         raise InvalidOptionError(f"{WHAT}: order must be one of {', '.join(map(str, ORDERS))}, got {order!r}")
     max_bond = check_positive_int(max_bond, f"{WHAT}: max_bond")
@@ -362,6 +389,8 @@ def tebd(
     allow_nonhermitian = check_bool(allow_nonhermitian, f"{WHAT}: allow_nonhermitian")
     if psi.L < 2:
         raise InvalidOptionError(f"{WHAT}: a chain of {psi.L} site has no bonds; TEBD needs L >= 2")
+    real_steps = imaginary and not psi.dtype.is_complex and not (isinstance(H, MPO) and H.dtype.is_complex)
+    psi, reason = choose_conserve(conserve, psi, max_bond, WHAT, real_steps, WHAT)
     source = _Source(H, psi, dt, needs_hermitian=not (imaginary or allow_nonhermitian))
     obs = Observables(observables, psi.L, source.local, WHAT)
     if isinstance(H, (list, tuple)) and any(s == "energy" for s in (observables or {}).values()):
@@ -381,8 +410,10 @@ def tebd(
     )
     run = _Run(psi, np.dtype(np.float64 if real else np.complex128), traced, dt, imaginary, normalize, max_bond, cutoff)
     times, history = [0.0], []
+    bar = StepBar(n_steps, WHAT) if progress else None
     with blas_threads(threads, max_bond):
-        obs.record(run.state(), 0.0, source.mpo_at(0.0) if wants_h else None)
+        if obs.funcs:  # the state is assembled (and checked) only for what measures it
+            obs.record(run.state(), 0.0, source.mpo_at(0.0) if wants_h else None)
         pending = None
         for k in range(1, n_steps + 1):
             t0 = _time.perf_counter()
@@ -406,12 +437,18 @@ def tebd(
                 run.cache.clear()
             record = run.record(k, k * dt, _time.perf_counter() - t0)
             history.append(record)
+            if bar is not None:
+                bar()
             if callback is not None:
                 callback(record)
             if output:
                 times.append(k * dt)
-                obs.record(run.state(), k * dt, source.mpo_at(k * dt) if wants_h else None)
-    return EvolutionResult(run.state(), np.asarray(times), obs.result(), history)
+                if obs.funcs:
+                    obs.record(run.state(), k * dt, source.mpo_at(k * dt) if wants_h else None)
+    if bar is not None:
+        bar.close()
+    state = run.state()
+    return EvolutionResult(state, np.asarray(times), obs.result(), history, state.conserve, reason)
 
 
 def _is_complex(h: Any) -> bool:

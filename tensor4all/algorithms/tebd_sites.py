@@ -6,7 +6,8 @@ their split look: :class:`DenseSites` (arrays ``(left, physical, right)``) or
 of charge 0 on the two physical legs, the split one SVD per sector). An *array module* does the
 dense linear algebra of the split: :class:`NumpyLA` (concrete runs: NumPy/SciPy on C-ordered
 arrays) or :class:`TenferroLA` (traced runs: tenferro operations, differentiable; column-major
-reshapes, consistent within the module). :func:`split_pair` is the one bond update both use:
+reshapes, consistent within the module); concrete symmetric runs use the block sites of
+:mod:`.tebd_blocks`. :func:`split_pair` is the one bond update all use:
 contract the pair with the gate, one truncated SVD (:func:`~tensor4all.linalg.truncation.sector_keep`:
 one truncation across the sectors, ITensor's discarded-weight convention), the weights put on the
 side the centre moves to.
@@ -24,13 +25,13 @@ import tidu
 
 from ..networks.mps import MPS
 from ..networks.symmetric_sites import canonical_sites
-from ..linalg.truncation import sector_keep, thin_svd
+from ..linalg.truncation import sector_keep
+from . import block_linalg
 from ..tools.checks import concrete, is_traced
 from ..structured import Leg, SymmetricTensor, einsum as structured_einsum
 from ..structured import linalg as structured_linalg
-from ..structured.site_matrices import Pieces, SiteMatrices, bond_sectors
 
-__all__ = ["NumpyLA", "TenferroLA", "DenseSites", "SymmetricSites", "BlockSites", "split_pair"]
+__all__ = ["NumpyLA", "TenferroLA", "DenseSites", "SymmetricSites", "split_pair"]
 
 
 # ---- dense linear algebra: NumPy (concrete) or tenferro (traced) ---------------------------
@@ -58,14 +59,13 @@ class NumpyLA:
         return x.transpose(perm)
 
     def qr(self, m: Any) -> tuple[Any, Any]:
-        return np.linalg.qr(m)
+        return block_linalg.qr(m)
 
     def lq(self, m: Any) -> tuple[Any, Any]:
-        q, r = np.linalg.qr(m.T)
-        return r.T, q.T
+        return block_linalg.lq(m)
 
     def svd(self, m: Any) -> tuple[Any, Any, Any]:
-        return thin_svd(m)
+        return block_linalg.svd(m)
 
     def values(self, s: Any) -> np.ndarray:
         return s
@@ -230,145 +230,6 @@ class SymmetricSites(DenseSites):
 
     def state(self, ts: list, grading: Any) -> MPS:
         return MPS._symmetric(ts, grading)
-
-
-class _BlockGate:
-    """A charge-conserving two-site gate by total charge: ``groups[c] = (pairs, G_c)`` with
-    ``pairs`` the ``(s1, s2)`` of pair charge ``c`` and ``G_c`` the gate between them."""
-
-    __slots__ = ("groups",)
-
-    def __init__(self, g4: np.ndarray, qa: Sequence[int], qb: Sequence[int], add: Any):
-        by_charge: dict[int, list[tuple[int, int]]] = {}
-        for s1, c1 in enumerate(qa):
-            for s2, c2 in enumerate(qb):
-                by_charge.setdefault(add(c1, c2), []).append((s1, s2))
-        self.groups = {}
-        for c, pairs in by_charge.items():
-            rows = [s1 * len(qb) + s2 for s1, s2 in pairs]
-            self.groups[c] = (pairs, np.ascontiguousarray(g4.reshape(len(qa) * len(qb), -1)[np.ix_(rows, rows)]))
-
-
-class BlockSites(DenseSites):
-    """Concrete symmetric runs on :class:`SymmetricTensor` sites read and written as one matrix
-    per basis state (:class:`~.site_matrices.SiteMatrices`, the sector sweeps' layout): the pair,
-    the gate, the regrouping by the charge of the cut and the QR moves are NumPy products per
-    sector, several times faster than the same steps through the structured einsum."""
-
-    def __init__(self, dtype: np.dtype, modulus: int, legs: list[Leg]):
-        super().__init__(NumpyLA(), dtype)
-        self.modulus = modulus
-        self.layout = SiteMatrices(legs[0].symmetry, modulus, dtype)
-        self.qs = [self.layout.physical(leg).charges for leg in legs]
-
-    def add(self, a: int, b: int) -> int:
-        return self.norm_charge(a + b)
-
-    def norm_charge(self, c: int) -> int:
-        return c % self.modulus if self.modulus else c
-
-    def site(self, t: SymmetricTensor) -> SymmetricTensor:
-        if str(t.dtype) == self.dtype.name:
-            return t
-        return self.layout.map_blocks(t, lambda a: a.astype(self.dtype))
-
-    def gate(self, g: Any, i: int, j: int, da: int, db: int) -> _BlockGate:
-        return _BlockGate(np.asarray(g).reshape(da, db, da, db), self.qs[i], self.qs[j], self.add)
-
-    def pair(self, a: SymmetricTensor, b: SymmetricTensor, gate: _BlockGate) -> tuple[dict, Any]:
-        qa, qb = self.layout.physical(a.legs[1]).charges, self.layout.physical(b.legs[1]).charges
-        left, right = bond_sectors(a.legs[0]), bond_sectors(b.legs[2])
-        bmat = dict(self.layout.matrices(b))
-        prod: dict[tuple[int, int, int], np.ndarray] = {}
-        for (ql, s1), blk in self.layout.matrices(a):
-            m = self.add(ql, qa[s1])
-            for s2 in range(len(qb)):
-                other = bmat.get((m, s2))
-                if other is not None:
-                    prod[(ql, s1, s2)] = blk @ other
-        theta: dict[tuple[int, int, int], np.ndarray] = {}
-        for c, (pairs, gc) in gate.groups.items():
-            for ql, dl in left.items():
-                dr = right.get(self.add(ql, c))
-                if dr is None:
-                    continue
-                mats = [prod.get((ql, s1, s2)) for s1, s2 in pairs]
-                if all(x is None for x in mats):
-                    continue
-                stack = np.stack([x if x is not None else np.zeros((dl, dr), self.dtype) for x in mats])
-                out = np.tensordot(gc, stack, axes=(1, 0))
-                for k, (s1, s2) in enumerate(pairs):
-                    theta[(ql, s1, s2)] = out[k]
-        rows = Pieces.rows(left, qa, self.norm_charge)  # the cut's two sides, as the sector sweeps make them
-        cols = Pieces.cols(qb, right, self.norm_charge)
-        mats = {}
-        for m in cols.size:
-            if m not in rows.size:
-                continue
-            out = np.zeros((rows.size[m], cols.size[m]), self.dtype)
-            for (ql, s1, s2), blk in theta.items():
-                if self.add(ql, qa[s1]) != m:
-                    continue
-                _, ro, rn = rows.where[(ql, s1)]
-                _, co, cn = cols.where[(s2, self.add(ql, qa[s1] + qb[s2]))]
-                out[ro : ro + rn, co : co + cn] = blk
-            mats[m] = out
-        return mats, (rows, cols, a, b)
-
-    def unpair(self, kept: dict, ctx: Any) -> tuple[SymmetricTensor, SymmetricTensor]:
-        rows, cols, a, b = ctx
-        bond = {m: int(kept[m][0].shape[1]) for m in sorted(kept)}
-        us, vhs = {m: u for m, (u, _) in kept.items()}, {m: vh for m, (_, vh) in kept.items()}
-        return (
-            self.layout.from_rows(us, rows.groups, bond_sectors(a.legs[0]), a.legs[1], bond),
-            self.layout.from_cols(vhs, cols.groups, bond, b.legs[1], bond_sectors(b.legs[2])),
-        )
-
-    def move(self, a: SymmetricTensor, b: SymmetricTensor, to_right: bool) -> tuple[SymmetricTensor, SymmetricTensor]:
-        layout = self.layout
-        left, right = bond_sectors(a.legs[0]), bond_sectors(b.legs[2])
-        if to_right:  # QR of a's rows grouped by the right charge; R into b
-            qa = layout.physical(a.legs[1]).charges
-            groups: dict[int, list] = {}
-            for (ql, s), blk in layout.matrices(a):
-                groups.setdefault(self.add(ql, qa[s]), []).append(((ql, s), blk))
-            bond, apieces, factors = {}, [], {}
-            for m in sorted(groups):
-                keys, stack = zip(*groups[m])
-                q, r = np.linalg.qr(np.concatenate(stack, axis=0))
-                bond[m], factors[m], o = q.shape[1], r, 0
-                for key, blk in zip(keys, stack):
-                    apieces.append((key, q[o : o + blk.shape[0]]))
-                    o += blk.shape[0]
-            bpieces = [((m, s), factors[m] @ blk) for (m, s), blk in layout.matrices(b) if m in factors]
-            return layout.build(apieces, left, a.legs[1], bond), layout.build(bpieces, bond, b.legs[1], right)
-        qa = layout.physical(a.legs[1]).charges
-        groups = {}
-        for (m, s), blk in layout.matrices(b):
-            groups.setdefault(m, []).append(((m, s), blk))
-        bond, bpieces, factors = {}, [], {}
-        for m in sorted(groups):
-            keys, stack = zip(*groups[m])
-            q, r = np.linalg.qr(np.concatenate(stack, axis=1).T)  # b_m = r^T q^T
-            bond[m], factors[m], o = q.shape[1], r.T, 0
-            for key, blk in zip(keys, stack):
-                bpieces.append((key, q.T[:, o : o + blk.shape[1]]))
-                o += blk.shape[1]
-        apieces = [
-            ((ql, s), blk @ factors[self.add(ql, qa[s])])
-            for (ql, s), blk in layout.matrices(a)
-            if self.add(ql, qa[s]) in factors
-        ]
-        return layout.build(apieces, left, a.legs[1], bond), layout.build(bpieces, bond, b.legs[1], right)
-
-    def norm(self, t: SymmetricTensor) -> float:
-        return math.sqrt(self.layout.norm2(t))
-
-    def scale(self, t: SymmetricTensor, x: Any) -> SymmetricTensor:
-        return self.layout.map_blocks(t, lambda a: a / x)
-
-    def state(self, ts: list, grading: Any) -> MPS:
-        return MPS._symmetric(list(ts), grading)
 
 
 def _slices(leg: Leg) -> list[tuple[Any, slice]]:

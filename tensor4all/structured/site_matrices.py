@@ -1,6 +1,6 @@
 """Symmetric MPS sites read and written as one matrix per basis state: the layout the
 charge-sector steps compute in (the sweep's :mod:`tensor4all.algorithms.sector_backend` and
-TEBD's :class:`~tensor4all.algorithms.tebd_sites.BlockSites`).
+TEBD's :class:`~tensor4all.algorithms.tebd_blocks.BlockSites`).
 
 A site is a :class:`~tensor4all.SymmetricTensor` with legs ``(left bond, physical, right
 bond)`` and blocks ``(q_l, q_s, q_r)`` of shape ``(dim q_l, dim q_s, dim q_r)``, stored

@@ -77,3 +77,15 @@ def test_the_bar_follows_the_updates():
     bar.close()
     assert [u.sweep for u in updates] == [1] * updates[0].steps + [2] * updates[0].steps
     assert "sweep 2" in out.getvalue()
+
+
+def test_the_final_time_is_t_final_and_t_still_works_for_one_release(capsys):
+    H, psi = models.heisenberg(4), t4a.MPS.product_state([0, 1, 0, 1])
+    for evolve in (t4a.tdvp, t4a.tebd):
+        new = evolve(H, psi, t_final=0.2, dt=0.1, progress=True)
+        assert "step" in capsys.readouterr().err  # the bar over the steps
+        with pytest.warns(FutureWarning, match=r"t= is now t_final="):
+            old = evolve(H, psi, t=0.2, dt=0.1)
+        assert float(old.state.expect("Sz", 0)) == float(new.state.expect("Sz", 0))
+        with pytest.raises(t4a.Tensor4allTypeError, match="did you mean t_final="):
+            evolve(H, psi, tmax=0.2, dt=0.1)

@@ -128,7 +128,7 @@ def test_time_dependent_hamiltonian_midpoint_rule(field_sign: float) -> None:
 
 def test_symmetric_state_equals_dense_and_keeps_its_sector() -> None:
     L = 8
-    kw = dict(t=1.0, dt=0.05, max_bond=32, cutoff=1e-14, observables={"sz": "Sz", "energy": "energy"})
+    kw = dict(t_final=1.0, dt=0.05, max_bond=32, cutoff=1e-14, observables={"sz": "Sz", "energy": "energy"})
     dense = tdvp(t4a.models.heisenberg(L), t4a.MPS.product_state(neel(L)), **kw)
     sym = tdvp(t4a.models.heisenberg(L, conserve="Sz"), t4a.MPS.product_state(neel(L), conserve="Sz"), **kw)
     assert sym.state.symmetric and sym.state.sector == {"Sz": 0.0}
@@ -289,8 +289,8 @@ def test_nonhermitian_needs_allow() -> None:
     [
         (dict(dt=0.0), t4a.InvalidOptionError, "dt must be positive"),
         (dict(dt=-0.1), t4a.InvalidOptionError, "dt"),
-        (dict(t=0.25, dt=0.1), t4a.InvalidOptionError, "not a multiple of dt"),
-        (dict(t=-1.0), t4a.InvalidOptionError, "t"),
+        (dict(t_final=0.25, dt=0.1), t4a.InvalidOptionError, "not a multiple of dt"),
+        (dict(t_final=-1.0), t4a.InvalidOptionError, "t"),
         (dict(max_bond=0), t4a.BondDimensionError, "max_bond"),
         (dict(krylov_tol=2.0), t4a.InvalidOptionError, "krylov_tol"),
         (dict(observables=["Sz"]), t4a.Tensor4allTypeError, "mapping"),
@@ -300,7 +300,7 @@ def test_nonhermitian_needs_allow() -> None:
 )
 def test_bad_options(kwargs: dict, error: type, match: str) -> None:
     L = 4
-    args = dict(t=0.2, dt=0.1)
+    args = dict(t_final=0.2, dt=0.1)
     args.update(kwargs)
     with pytest.raises(error, match=match):
         tdvp(t4a.models.heisenberg(L), t4a.MPS.product_state(neel(L)), **args)
