@@ -24,7 +24,7 @@ Three modes, each in a fresh subprocess:
 * ``busy``: the same with a busy loop on the second core (goal: no call of ours more than 1.2x
   its ``idle`` time).
 
-Each call is timed as the median of 5 runs (correlations: 3). Run:
+Each call is timed as the median of 15 runs (the entropy read: 21; correlations: 3). Run:
 ``python benchmarks/analysis.py [--modes pinned idle busy] [--kinds dense U1] [--L 64 --chi 128]``
 (the ``bench`` extra for TeNPy; without it our columns alone). ``--quick`` (L = 16, chi 16)
 checks that everything runs; its times mean nothing.
@@ -69,10 +69,10 @@ def timed(fn, n):
 
 
 ours = {
-    "entropy": timed(lambda: psi.entanglement_entropy(), 5),
+    "entropy": timed(lambda: psi.entanglement_entropy(), 21),
     "correlations": timed(lambda: np.asarray(psi.correlation_matrix("Sz", "Sz")), 3),
-    "expect x10": timed(lambda: [float(psi.expect("Sz", i)) for i in sites], 5),
-    "expect all": timed(lambda: np.asarray(psi.expect("Sz")), 5),
+    "expect x10": timed(lambda: [float(psi.expect("Sz", i)) for i in sites], 15),
+    "expect all": timed(lambda: np.asarray(psi.expect("Sz")), 15),
 }
 out = {"T": T, "energy": res.energy, "chi": max(psi.bond_dims), "ours": {k: v[0] for k, v in ours.items()}}
 try:
