@@ -17,10 +17,9 @@ from typing import Any
 
 import numpy as np
 from scipy.linalg import get_lapack_funcs
-from scipy.linalg.lapack import _compute_lwork
 
-from ..linalg.truncation import sector_keep, thin_svd
-from ..tools.device import array_module, is_device_array, to_host
+from ..linalg.truncation import svd_truncated_sectors, thin_svd
+from ..tools.device import array_module, is_device_array
 
 __all__ = ["svd", "svd_sectors", "qr", "lq"]
 
@@ -35,10 +34,10 @@ def svd(m: Any) -> tuple[Any, Any, Any]:
     held = _SVD.get(key)
     if held is None:
         gesdd, gesdd_lwork = get_lapack_funcs(("gesdd", "gesdd_lwork"), (m,), ilp64="preferred")
-        held = _SVD[key] = (
-            gesdd,
-            _compute_lwork(gesdd_lwork, m.shape[0], m.shape[1], compute_uv=True, full_matrices=False),
-        )
+        work, info = gesdd_lwork(m.shape[0], m.shape[1], compute_uv=1, full_matrices=0)
+        if info != 0:
+            return thin_svd(m)
+        held = _SVD[key] = (gesdd, max(1, int(np.ceil(np.real(work)))))  # the workspace query (SciPy's public one)
     gesdd, lwork = held
     u, s, vh, info = gesdd(m, compute_uv=1, lwork=lwork, full_matrices=0, overwrite_a=0)
     if info != 0:  # not converged, or a NaN: the generic path falls back to gesvd or raises
@@ -49,17 +48,9 @@ def svd(m: Any) -> tuple[Any, Any, Any]:
 def svd_sectors(
     blocks: dict[Any, Any], max_bond: int | None, cutoff: float
 ) -> tuple[dict[Any, tuple[Any, Any, Any]], float]:
-    """One thin SVD per sector and one truncation across all of them (as
-    :func:`~tensor4all.linalg.truncation.svd_truncated_sectors`): the kept ``(U, S, Vh)`` of every
-    sector that keeps any, and the relative discarded weight."""
-    svds = {q: svd(b) for q, b in blocks.items()}
-    counts, err = sector_keep({q: to_host(f[1]) for q, f in svds.items()}, max_bond, cutoff)
-    kept = {}
-    for q, n in counts.items():
-        if n:
-            u, s, vh = svds[q]
-            kept[q] = (u[:, :n], s[:n], vh[:n])
-    return kept, err
+    """One thin SVD per sector (:func:`svd`) and one truncation across all of them:
+    :func:`~tensor4all.linalg.truncation.svd_truncated_sectors` with this module's SVD."""
+    return svd_truncated_sectors(blocks, max_bond, cutoff, svd)
 
 
 _QR: dict[str, tuple[Any, Any]] = {}  # dtype char -> (geqrf, orgqr / ungqr)

@@ -175,22 +175,28 @@ def _absorb(
     out: list[dict[int, Any]] = [{} for _ in c_out]
     regions: list[dict[int, list]] = [{} for _ in c_out]
     size = pieces.size
+    for _, _, present, coef, slots, da, db in _live_entries(env, groups, pieces, key, norm):
+        values = ((coef if xp is np else xp.asarray(coef)) @ _stacked(present, xp)).reshape(len(slots), da, db)
+        for k, (w, m, ro, co) in enumerate(slots):
+            blocks = out[w]
+            blk = blocks.get(m)
+            if blk is None:
+                blk = blocks[m] = xp.zeros((size[m], size.get(norm(m - c_out[w]), 0)), dtype=dtype)
+                regions[w][m] = []
+            blk[ro : ro + da, co : co + db] = values[k]
+            regions[w][m].append((ro, ro + da, co, co + db))
+    return out, regions
+
+
+def _live_entries(env: list, groups: Sequence[AbsorbGroup], pieces: Any, key: Any, norm: Any):
+    """Per group ``g`` and bra charge ``q`` with live entries: ``g``, ``q``, the environment blocks
+    present, the coefficients, the output slots and the block shape ``(da, db)`` (what the planned
+    and the unplanned absorption both walk)."""
     for g in groups:
         for q, present in _by_charge(env, g).items():
             coef, slots = _live(g, q, present, pieces, key, norm)
-            if not slots:
-                continue
-            da, db = present[0][1].shape
-            values = ((coef if xp is np else xp.asarray(coef)) @ _stacked(present, xp)).reshape(len(slots), da, db)
-            for k, (w, m, ro, co) in enumerate(slots):
-                blocks = out[w]
-                blk = blocks.get(m)
-                if blk is None:
-                    blk = blocks[m] = xp.zeros((size[m], size.get(norm(m - c_out[w]), 0)), dtype=dtype)
-                    regions[w][m] = []
-                blk[ro : ro + da, co : co + db] = values[k]
-                regions[w][m].append((ro, ro + da, co, co + db))
-    return out, regions
+            if slots:
+                yield g, q, present, coef, slots, *present[0][1].shape
 
 
 class AbsorbPlan:
@@ -212,27 +218,22 @@ class AbsorbPlan:
         self.regions: list[dict[int, list]] = [{} for _ in c_out]
         self.steps: list[tuple[tuple, Any, np.ndarray]] = []
         total = 0
-        for g in groups:
-            for q, present in _by_charge(env, g).items():
-                coef, slots = _live(g, q, present, pieces, key, norm)
-                if not slots:
-                    continue
-                da, db = present[0][1].shape
-                place = []  # per slot: the block's offset and columns, the slot's row and column
-                for w, m, ro, co in slots:
-                    held = at.get((w, m))
-                    if held is None:
-                        rows, cols = size[m], size.get(norm(m - c_out[w]), 0)
-                        held = at[(w, m)] = (total, cols)
-                        self.blocks.append((w, m, total, rows, cols))
-                        self.regions[w][m] = []
-                        total += rows * cols
-                    place.append((held[0] + ro * held[1] + co, held[1]))
-                    self.regions[w][m].append((ro, ro + da, co, co + db))
-                first, cols = np.array(place).T  # slot k's entry (i, j) at first[k] + i cols[k] + j
-                idx = first[:, None, None] + np.arange(da)[None, :, None] * cols[:, None, None] + np.arange(db)
-                xq = tuple((g.xs[j], q) for j, _ in present)
-                self.steps.append((xq, coef, idx.reshape(-1)))
+        for g, q, present, coef, slots, da, db in _live_entries(env, groups, pieces, key, norm):
+            place = []  # per slot: the block's offset and columns, the slot's row and column
+            for w, m, ro, co in slots:
+                held = at.get((w, m))
+                if held is None:
+                    rows, cols = size[m], size.get(norm(m - c_out[w]), 0)
+                    held = at[(w, m)] = (total, cols)
+                    self.blocks.append((w, m, total, rows, cols))
+                    self.regions[w][m] = []
+                    total += rows * cols
+                place.append((held[0] + ro * held[1] + co, held[1]))
+                self.regions[w][m].append((ro, ro + da, co, co + db))
+            first, cols = np.array(place).T  # slot k's entry (i, j) at first[k] + i cols[k] + j
+            idx = first[:, None, None] + np.arange(da)[None, :, None] * cols[:, None, None] + np.arange(db)
+            xq = tuple((g.xs[j], q) for j, _ in present)
+            self.steps.append((xq, coef, idx.reshape(-1)))
         self.size = total
 
     def run(self, env: list, dtype: Any) -> list:

@@ -24,7 +24,7 @@ decision reads the (short) vector of weights back to the host.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import scipy.linalg
@@ -93,13 +93,13 @@ def svd_truncated(
 
 
 def svd_truncated_sectors(
-    blocks: dict[Any, np.ndarray], max_bond: int | None, cutoff: float
+    blocks: dict[Any, np.ndarray], max_bond: int | None, cutoff: float, svd: Callable[[Any], tuple] | None = None
 ) -> tuple[dict[Any, tuple[np.ndarray, np.ndarray, np.ndarray]], float]:
-    """One thin SVD per sector (the blocks of a block-diagonal matrix) and one truncation
-    across all of them: :func:`truncation_keep` on the merged singular values, ties kept in
-    sector order. Returns the kept ``(U, S, Vh)`` of every sector that keeps any, and the
-    relative discarded weight."""
-    svds = {q: thin_svd(b) for q, b in blocks.items()}
+    """One thin SVD per sector (the blocks of a block-diagonal matrix; ``svd``: the
+    decomposition, default :func:`thin_svd`) and one truncation across all of them:
+    :func:`truncation_keep` on the merged singular values, ties kept in sector order. Returns
+    the kept ``(U, S, Vh)`` of every sector that keeps any, and the relative discarded weight."""
+    svds = {q: (svd or thin_svd)(b) for q, b in blocks.items()}
     counts, err = sector_keep({q: to_host(svd[1]) for q, svd in svds.items()}, max_bond, cutoff)
     kept = {}
     for q, n in counts.items():
