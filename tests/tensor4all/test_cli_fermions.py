@@ -126,7 +126,9 @@ def site_op(m: np.ndarray, i: int, L: int) -> np.ndarray:
 # ---- runs against exact energies ---------------------------------------------------------------
 def test_hubbard_chain_energy_json_and_measurements_against_the_fock_space(capsys, tmp_path):
     L, U = 4, 4.0
-    out, doc = run_json(capsys, tmp_path, "--model", "hubbard", "--L", "4", "--U", "4", "--max-bond", "32", "--sweeps", "6")
+    out, doc = run_json(
+        capsys, tmp_path, "--model", "hubbard", "--L", "4", "--U", "4", "--max-bond", "32", "--sweeps", "6"
+    )
     e0, v = hubbard_sector_ground(L, 1.0, U, N=4, sz2=0)
     assert abs(doc["energy"] - e0) < 1e-9
     assert abs(summary_value(out, "energy") - e0) < 1e-9 and abs(summary_value(out, "exact") - e0) < 1e-11
@@ -193,7 +195,21 @@ def test_hubbard_chain_energy_json_and_measurements_against_the_fock_space(capsy
 def test_hubbard_sector_options_and_a_dense_run(capsys):
     e_sector, _ = hubbard_sector_ground(4, 1.0, 2.0, N=3, sz2=-1)
     code, out, err = run(
-        capsys, "--model", "hubbard", "--L", "4", "--U", "2", "--N", "3", "--sz", "-0.5", "--max-bond", "32", "--sweeps", "6"
+        capsys,
+        "--model",
+        "hubbard",
+        "--L",
+        "4",
+        "--U",
+        "2",
+        "--N",
+        "3",
+        "--sz",
+        "-0.5",
+        "--max-bond",
+        "32",
+        "--sweeps",
+        "6",
     )
     assert code == 0, err
     assert abs(summary_value(out, "energy") - e_sector) < 1e-9
@@ -249,13 +265,17 @@ def test_hubbard_sector_options_and_a_dense_run(capsys):
 
 
 def test_tj_chain_against_the_projected_fock_hamiltonian(capsys):
-    code, out, err = run(capsys, "--model", "tj", "--L", "4", "--t", "1", "--J", "0.4", "--max-bond", "32", "--sweeps", "6")
+    code, out, err = run(
+        capsys, "--model", "tj", "--L", "4", "--t", "1", "--J", "0.4", "--max-bond", "32", "--sweeps", "6"
+    )
     assert code == 0, err
     exact = tj_sector_energy(4, 1.0, 0.4, N=2, sz2=0)  # the default: N = L // 2, Sz = 0
     assert abs(summary_value(out, "energy") - exact) < 1e-9
     assert abs(summary_value(out, "exact") - exact) < 1e-11
     assert "double occ" not in out and "<S_i.S_j>" in out
-    code, out, err = run(capsys, "--model", "tj", "--L", "4", "--N", "3", "--sz", "0.5", "--max-bond", "32", "--sweeps", "6")
+    code, out, err = run(
+        capsys, "--model", "tj", "--L", "4", "--N", "3", "--sz", "0.5", "--max-bond", "32", "--sweeps", "6"
+    )
     assert code == 0, err
     assert abs(summary_value(out, "energy") - tj_sector_energy(4, 1.0, 0.5, N=3, sz2=1)) < 1e-9  # J: 0.5
 

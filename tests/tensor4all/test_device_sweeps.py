@@ -282,7 +282,20 @@ def test_cli_dmrg_on_device(device, tmp_path, capsys):
     assert "on GPU 0" in capsys.readouterr().out
     assert (
         main(
-            ["dmrg", "--L", "8", "--max-bond", "16", "--device", "gpu", "--conserve", "none", "--quiet", "--json", str(out)]
+            [
+                "dmrg",
+                "--L",
+                "8",
+                "--max-bond",
+                "16",
+                "--device",
+                "gpu",
+                "--conserve",
+                "none",
+                "--quiet",
+                "--json",
+                str(out),
+            ]
         )
         == 0
     )

@@ -272,7 +272,9 @@ def test_sector_of_a_differentiated_run():
 def test_cli_summary_prints_the_sector(capsys):
     from tensor4all import cli
 
-    assert cli.main(["dmrg", "--model", "xxz", "--L", "6", "--Jz", "1", "--h", "1.6", "--max-bond", "16", "--quiet"]) == 0
+    assert (
+        cli.main(["dmrg", "--model", "xxz", "--L", "6", "--Jz", "1", "--h", "1.6", "--max-bond", "16", "--quiet"]) == 0
+    )
     out = capsys.readouterr().out
     assert "sector      Sz = 2   (conserved by H)" in out
 
