@@ -23,7 +23,7 @@ sector) instead of one dense product of the whole space (TeNPy's ``TwoSiteH`` wi
 terms, :class:`.sector_operator.SectorOperator`), and the absorptions are planned once per shape
 (:func:`.sector_absorb.absorb_mpo`), so that small chains do not pay per block what large ones
 pay per flop. The split is one SVD per sector with one truncation across all of them
-(:func:`.block_linalg.svd_sectors`), the weights moved with the centre
+(:func:`tensor4all.linalg.lapack.svd_sectors`), the weights moved with the centre
 (``_truncation.absorb``); a bare side's factor is merged into the next site. The moved
 environment reuses ``LW`` or ``WR``: ``L'[w][m] = U[m]^dagger LW[w][m] U[m - c_w]``.
 
@@ -61,7 +61,7 @@ from .sector_sides import SectorSides
 from .sector_operator import Env, PreparedRectangles, SectorOperator
 from .schedule import LEFT, RIGHT, Step
 from ..linalg.truncation import absorb
-from .block_linalg import svd_sectors
+from ..linalg.lapack import svd_sectors
 
 __all__ = ["SectorBackend", "SectorLocal", "ABSORBED_CACHE_BYTES"]
 

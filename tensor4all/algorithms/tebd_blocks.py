@@ -14,7 +14,7 @@ A bond update is then one GEMM per sector of the cut, ``X[m] = R_a[m] C_b[m]``; 
 mixes the pairs of states ``(s1, s2)`` of one pair charge ``c``, acts on the flattened ``X`` by one
 gather, one GEMM and one scatter per pair charge, at positions planned once per shape of the
 update (the two outer bonds: :class:`_PairPlan`, kept while the run meets that shape again); one
-SVD per sector of the cut (:mod:`.block_linalg`); its factors are the new sites, ``U`` by rows
+SVD per sector of the cut (:mod:`tensor4all.linalg.lapack`); its factors are the new sites, ``U`` by rows
 and ``S Vh`` by columns, as they come. A site is regrouped (one copy per block) only where an
 update needs the other grouping; QR moves factor ``R[m]`` (or ``C[m]``) per sector. The sites
 become :class:`~tensor4all.SymmetricTensor` s again only for the state (:meth:`BlockSites.state`).
@@ -39,7 +39,7 @@ from ..networks.mps import MPS
 from ..structured import Leg, SymmetricTensor
 from ..structured.site_matrices import Pieces, SiteMatrices, bond_sectors
 from ..tools.device import stored_array
-from . import block_linalg
+from ..linalg import lapack
 from .tebd_sites import DenseSites, NumpyLA
 
 __all__ = ["BlockSites", "BlockSite"]
@@ -266,12 +266,12 @@ class BlockSites(DenseSites):
         amats, bmats = {}, {}
         for m in sorted(a.mats if to_right else b.mats):  # the sectors of the side factored
             if to_right:
-                q, r = block_linalg.qr(a.mats[m])
+                q, r = lapack.qr(a.mats[m])
                 amats[m], bond[m] = q, q.shape[1]
                 if m in b.mats:
                     bmats[m] = r @ b.mats[m]
             else:
-                lo, q = block_linalg.lq(b.mats[m])
+                lo, q = lapack.lq(b.mats[m])
                 bmats[m], bond[m] = q, q.shape[0]
                 if m in a.mats:
                     amats[m] = a.mats[m] @ lo

@@ -26,7 +26,7 @@ import tidu
 from ..networks.mps import MPS
 from ..networks.symmetric_sites import canonical_sites
 from ..linalg.truncation import sector_keep
-from . import block_linalg
+from ..linalg import lapack
 from ..tools.checks import concrete, is_traced
 from ..structured import Leg, SymmetricTensor, einsum as structured_einsum
 from ..structured import linalg as structured_linalg
@@ -59,13 +59,13 @@ class NumpyLA:
         return x.transpose(perm)
 
     def qr(self, m: Any) -> tuple[Any, Any]:
-        return block_linalg.qr(m)
+        return lapack.qr(m)
 
     def lq(self, m: Any) -> tuple[Any, Any]:
-        return block_linalg.lq(m)
+        return lapack.lq(m)
 
     def svd(self, m: Any) -> tuple[Any, Any, Any]:
-        return block_linalg.svd(m)
+        return lapack.svd(m)
 
     def values(self, s: Any) -> np.ndarray:
         return s

@@ -39,30 +39,48 @@ BATCH_BYTES = 1 << 27
 
 class Block:
     """One block of a site in the Schmidt form: sectors ``left`` and ``right`` (indices into
-    the bonds' sector lists), the physical range ``phys`` (``start, stop``) and the array
-    ``(nl, ds, nr)``, with the two matrix views the kernels multiply by."""
+    the bonds' sector lists), the physical range ``phys`` (``start, stop``), the array
+    ``(nl, ds, nr)`` and ``weight``, the squared Schmidt values of its right sector (None at the
+    last site, whose right bond is the norm 1). The matrix views the kernels multiply by are made
+    on first use (a state that is only read for its entropies never makes them)."""
 
-    __slots__ = ("left", "phys", "right", "array", "rows", "conj_cols", "weighted")
+    __slots__ = ("left", "phys", "right", "array", "rows", "weight", "_conj_cols", "_weighted")
 
     def __init__(self, left: int, phys: tuple[int, int], right: int, array: np.ndarray):
         self.left, self.phys, self.right = left, phys, right
         self.array = np.ascontiguousarray(array)
         nl, ds, nr = self.array.shape
-        self.rows = self.array.reshape(nl, ds * nr)  # (nl, ds nr): the ket side
-        self.conj_cols = np.ascontiguousarray(self.array.reshape(nl * ds, nr).conj().T)  # (nr, nl ds): the bra
-        self.weighted: np.ndarray | None = None  # conj(array) * s^2 of the right sector, flattened
+        self.rows = self.array.reshape(nl, ds * nr)  # (nl, ds nr): the ket side, a view
+        self.weight: np.ndarray | None = None
+        self._conj_cols: np.ndarray | None = None
+        self._weighted: np.ndarray | None = None
+
+    @property
+    def conj_cols(self) -> np.ndarray:
+        """The bra side ``(nr, nl ds)``: the conjugated array as rows of the right bond."""
+        if self._conj_cols is None:
+            nl, ds, nr = self.array.shape
+            self._conj_cols = np.ascontiguousarray(self.array.reshape(nl * ds, nr).conj().T)
+        return self._conj_cols
+
+    @property
+    def weighted(self) -> np.ndarray:
+        """``conj(array) * s^2`` of the right sector, flattened: the bra closed with ``diag(s^2)``."""
+        if self._weighted is None:
+            a = self.array.conj()
+            self._weighted = (a if self.weight is None else a * self.weight).reshape(-1)
+        return self._weighted
 
 
 class SchmidtForm:
     """A normalized state in left-canonical Schmidt form (see the module): ``sites`` (a list of
-    blocks per site), ``values`` (per inner bond ``0..L-2``, the Schmidt values by sector:
-    ``{charge: descending array}``, the dense state's one sector keyed ``None``), and ``norm``
-    (the norm of the state it was made from, scaled by ``2**scale``)."""
+    blocks per site) and ``values`` (per inner bond ``0..L-2``, the Schmidt values by sector:
+    ``{charge: descending array}``, the dense state's one sector keyed ``None``)."""
 
-    __slots__ = ("sites", "values", "norm", "scale", "by_left", "_entropies")
+    __slots__ = ("sites", "values", "by_left", "_entropies")
 
-    def __init__(self, sites: list[list[Block]], values: list[dict[Any, np.ndarray]], norm: float, scale: int):
-        self.sites, self.values, self.norm, self.scale = sites, values, norm, scale
+    def __init__(self, sites: list[list[Block]], values: list[dict[Any, np.ndarray]]):
+        self.sites, self.values = sites, values
         self.by_left: list[dict[int, list[Block]]] = []
         for blocks in sites:
             groups: dict[int, list[Block]] = {}
@@ -131,14 +149,12 @@ def schmidt_form(tensors: Sequence[Any], right_canonical: bool = False) -> Schmi
     first scaled by a power of two (exact), so long chains neither overflow nor underflow."""
     split = [_site_blocks(t) for t in tensors]
     sites, physs = [s for s, _ in split], [p for _, p in split]
-    scale = 0
     for s in sites:
         m = max((float(np.max(np.abs(a))) for a in s.values() if a.size), default=0.0)
         e = math.frexp(m)[1] if m > 0.0 and math.isfinite(m) else 0
         if e:
             for k in s:
                 s[k] = np.ldexp(s[k], -e) if s[k].dtype.kind == "f" else s[k] * 2.0**-e
-            scale += e
     if not right_canonical:
         _right_canonical(sites)
     L = len(sites)
@@ -147,7 +163,6 @@ def schmidt_form(tensors: Sequence[Any], right_canonical: bool = False) -> Schmi
         sector_index[0].setdefault(k[0], len(sector_index[0]))
     out_sites: list[list[Block]] = []
     values: list[dict[Any, np.ndarray]] = []
-    norm = 0.0
     for i in range(L):
         groups: dict[Any, list[tuple]] = {}
         for k in sites[i]:
@@ -160,9 +175,7 @@ def schmidt_form(tensors: Sequence[Any], right_canonical: bool = False) -> Schmi
                 return None
             for k, a in sites[i].items():
                 blocks.append(Block(sector_index[i][k[0]], physs[i][k[1]], index[k[2]], a / norm))
-            for b in blocks:
-                b.weighted = b.array.conj().reshape(-1)
-            out_sites.append(blocks)
+            out_sites.append(blocks)  # no weight: the last right bond is the norm 1
             break
         svals, carry = {}, {}
         for qr, keys in groups.items():
@@ -182,7 +195,7 @@ def schmidt_form(tensors: Sequence[Any], right_canonical: bool = False) -> Schmi
         values.append({q: s / total for q, s in svals.items()})
         weights = [values[-1][q] ** 2 for q in groups]
         for b in blocks:
-            b.weighted = (b.array.conj() * weights[b.right]).reshape(-1)
+            b.weight = weights[b.right]
         out_sites.append(blocks)
         sector_index.append(index)
         nxt = sites[i + 1]
@@ -192,7 +205,7 @@ def schmidt_form(tensors: Sequence[Any], right_canonical: bool = False) -> Schmi
                 continue
             c = carry[k[0]]
             nxt[k] = (c @ a.reshape(a.shape[0], -1)).reshape(c.shape[0], *a.shape[1:])
-    return SchmidtForm(out_sites, values, norm, scale)
+    return SchmidtForm(out_sites, values)
 
 
 # ---- the kernels: environments moved across a site and closed ----------------------------

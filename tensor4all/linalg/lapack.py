@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import get_lapack_funcs
 
-from ..linalg.truncation import svd_truncated_sectors, thin_svd
+from .truncation import svd_truncated_sectors, thin_svd
 from ..tools.device import array_module, is_device_array
 
 __all__ = ["svd", "svd_sectors", "qr", "lq"]
