@@ -55,6 +55,7 @@ from .algorithms.apply import apply
 from . import lattices
 from . import models
 from .algorithms.dmrg import BondUpdate, DMRGResult, SweepRecord, dmrg
+from .algorithms.excited import ExcitedStates, Gap, excited_states, gap
 from .scans import ScanTask, scan
 from .algorithms.tebd import tebd
 from .algorithms.tdvp import tdvp
@@ -72,6 +73,10 @@ __all__ = [
     "models",
     "lattices",
     "dmrg",
+    "excited_states",
+    "ExcitedStates",
+    "gap",
+    "Gap",
     "DMRGResult",
     "SweepRecord",
     "BondUpdate",

@@ -814,6 +814,44 @@ for kwargs, exc, fragment in (
         max_bond=4,
         **kwargs,
     )
+# ---- issue 51: excited states and gaps ------------------------------------------------------
+row("excited_states-n-zero", t4a.excited_states, (models.heisenberg(4), 0), t4a.InvalidOptionError, "n must be")
+row("excited_states-not-mpo", t4a.excited_states, (NW_PSI, 2), t4a.Tensor4allTypeError, "expects an MPO")
+row(
+    "excited_states-sector-too-small",
+    t4a.excited_states,
+    (models.heisenberg(4), 2),
+    t4a.ValueRangeError,
+    "holds 1 states, fewer than n = 2",
+    conserve="Sz",
+    sector=2,
+)
+row(
+    "excited_states-psi0-count",
+    t4a.excited_states,
+    (models.heisenberg(4), 3),
+    t4a.InvalidOptionError,
+    "psi0 has",
+    psi0=[NW_PSI],
+)
+row("gap-sectors-one", t4a.gap, (models.heisenberg(4),), t4a.InvalidOptionError, "a pair", conserve="Sz", sectors=(0,))
+row("gap-sectors-no-charge", t4a.gap, (models.heisenberg(4),), t4a.InvalidOptionError, "needs conserve", sectors=(0, 1))
+row(
+    "dmrg-orthogonal_to-mps",
+    t4a.dmrg,
+    (models.heisenberg(4),),
+    t4a.Tensor4allTypeError,
+    "list of MPS",
+    orthogonal_to=NW_PSI,
+)
+row(
+    "dmrg-orthogonal_to-zero",
+    t4a.dmrg,
+    (models.heisenberg(3),),
+    t4a.ZeroNormError,
+    "orthogonal_to[0] has norm 0",
+    orthogonal_to=[NW_ZERO],
+)
 row("dmrg-zero-start", t4a.dmrg, (models.heisenberg(3), NW_ZERO), t4a.ZeroNormError, "psi0 has norm 0", max_bond=4)
 
 # ---- tensor4all.measurements and the lattice references (tensor4all.references) ------
@@ -2998,7 +3036,16 @@ def _names_used(obj, seen=None) -> set[str]:
 
 # records the library builds and hands out (a sweep's history, a progress update): never
 # input, no validation of their own to exercise
-OUTPUT_RECORDS = {"SweepRecord", "BondUpdate", "TCIResult", "EvolutionRecord", "EvolutionResult", "SectorEntanglement"}
+OUTPUT_RECORDS = {
+    "ExcitedStates",
+    "Gap",
+    "SweepRecord",
+    "BondUpdate",
+    "TCIResult",
+    "EvolutionRecord",
+    "EvolutionResult",
+    "SectorEntanglement",
+}
 
 
 def _public_callables() -> list[str]:

@@ -55,7 +55,11 @@ class SweepBackend(Protocol):
     ``site_problem`` and ``set_local`` evolve single pieces; ``promote`` holds the state in a
     wider dtype (complex for real time), ``set_operator`` swaps the MPO (a time-dependent
     Hamiltonian; ``w_charges`` for a conserved run), ``scale`` and ``state_norm`` keep the norm,
-    and ``site_tensors`` gives the state back as MPS sites (``grading``: a conserved run's)."""
+    and ``site_tensors`` gives the state back as MPS sites (``grading``: a conserved run's).
+
+    Sweeps orthogonal to earlier states (:mod:`.orthogonal`): ``dense_site`` is a site as a dense
+    array ``(left, d, right)``, ``flat_local`` turns a dense local tensor into the layout of a
+    local problem's flat vectors."""
 
     L: int
     expm: Callable[..., Any]
@@ -97,6 +101,10 @@ class SweepBackend(Protocol):
     def state_norm(self) -> Any: ...
 
     def site_tensors(self, grading: Any = None) -> list[Any]: ...
+
+    def dense_site(self, i: int) -> Any: ...
+
+    def flat_local(self, local: Any, y: Any) -> Any: ...
 
 
 #: the names of the protocol's members (what the tests compare the backends and callers with)

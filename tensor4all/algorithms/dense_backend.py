@@ -251,6 +251,15 @@ class DenseBackend:
         """The state as MPS sites: host tenferro tensors."""
         return [host_tensor(a) for a in self.host_psi()]
 
+    # ---- the sites as dense arrays (sweeps orthogonal to earlier states, :mod:`.orthogonal`) --
+    def dense_site(self, i: int) -> np.ndarray:
+        """Site ``i`` ``(left, d, right)``."""
+        return self.psi[i]
+
+    def flat_local(self, local: DenseLocal, y: np.ndarray) -> np.ndarray:
+        """The dense local tensor ``y`` (``local.shape``) in the layout of ``local.v0``."""
+        return y.reshape(-1)
+
     # ---- measurements of the current state (centre at site 0) -----------------------
     def energy(self) -> float:
         v = self.psi[0].reshape(-1)

@@ -94,6 +94,7 @@ def dmrg(
     conserve: str | None = None,
     sector: Any = None,
     placement: tf.Placement | None = None,
+    orthogonal_to: Sequence[MPS] = (),
 ) -> DMRGResult:
     """Ground state of the Hermitian MPO ``H`` by DMRG sweeps.
 
@@ -160,6 +161,11 @@ def dmrg(
             ``_truncation``), and the result's state is copied back to the host once. Conserved
             runs keep their blocks on the device too (one GEMM or SVD per block; the charge
             bookkeeping stays on the host).
+        orthogonal_to: earlier states (MPS, dense or symmetric) the result must be orthogonal
+            to: every local eigenproblem is restricted to the complement of their local images
+            (explicit projection, :mod:`tensor4all.algorithms.orthogonal`), so the run finds the
+            lowest state orthogonal to them: the next excited state when they are the lower
+            eigenstates (:func:`tensor4all.excited_states` calls this once per state).
 
     Every option is checked before the first sweep: typed errors name the option
     (:class:`InvalidOptionError`, :class:`Tensor4allTypeError`, :class:`BondDimensionError`).
@@ -188,6 +194,7 @@ def dmrg(
     progress = progress_hook(progress, "dmrg: progress")
     solver = get_solver(eigensolver)
     threads = check_threads(threads)
+    earlier = _check_orthogonal_to(orthogonal_to, H)
     origin = ("conserve=" if conserve is not None else "the MPO, built with conserve=") + repr(conserve or H.conserve)
     conserve = default_conserve(conserve, H, psi0)
     placement = check_placement(placement, "dmrg")
@@ -211,6 +218,7 @@ def dmrg(
         sector=sector,
         placement=placement,
         conserve_origin=origin,
+        orthogonal_to=earlier,
     )
     try:
         with blas_threads(threads, largest_bond), device_scope(placement):
@@ -245,6 +253,29 @@ def _run_differentiable(H: MPO, psi0: MPS | None, opts: dict) -> DMRGResult:
     energy = ground_energy(*H.tensors)
     res = holder["res"]
     return DMRGResult(energy, res.state, res.history, res.variance, res.converged, res.sector)
+
+
+def _check_orthogonal_to(states: Any, H: MPO) -> list[list[np.ndarray]]:
+    """The earlier states of ``orthogonal_to`` as dense site arrays (typed errors for anything
+    but finite, nonzero MPS on the sites of ``H``)."""
+    if isinstance(states, MPS) or not isinstance(states, (list, tuple)):
+        raise Tensor4allTypeError(
+            f"dmrg: orthogonal_to takes a list of MPS (the earlier states), got {type(states).__name__}"
+        )
+    out = []
+    for n, psi in enumerate(states):
+        psi = getattr(psi, "state", psi) if isinstance(psi, DMRGResult) else psi
+        if not isinstance(psi, MPS):
+            raise Tensor4allTypeError(f"dmrg: orthogonal_to[{n}] is a {type(psi).__name__}, expected an MPS")
+        check_compatible(psi, H)
+        arrays = [to_numpy(t, f"dmrg orthogonal_to[{n}]") for t in psi.dense().tensors]
+        check_finite_arrays(arrays, f"dmrg: orthogonal_to[{n}]")
+        if not float(psi.norm()) > 0.0:
+            raise ZeroNormError(f"dmrg: orthogonal_to[{n}] has norm 0; give the earlier states themselves")
+        out.append(arrays)
+    if out and H.L < 2:
+        raise InvalidOptionError("dmrg: orthogonal_to needs at least 2 sites (one site is solved exactly)")
+    return out
 
 
 def _start_state(psi0: MPS | None, H: MPO, ws: list[np.ndarray], opts: dict) -> list[np.ndarray]:
@@ -363,6 +394,7 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
     shift = sum(shifts)  # H = 2**shift H'' where H'' has the site tensors below
     ws_run = [ldexp(w, -t) for w, t in zip(ws, shifts)] if shift or any(shifts) else ws
     engine = _engine(ws_run, psi0, H, ws, opts)
+    engine.orthogonal_to(opts["orthogonal_to"])
     progress = opts["progress"]
     if progress is not None and shift:
         user_progress = progress

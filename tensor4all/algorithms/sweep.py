@@ -51,6 +51,7 @@ import numpy as np
 
 from .backend import LocalProblem, SweepBackend, make_backend
 from .dense_backend import DenseBackend
+from .orthogonal import OrthogonalImages, ProjectedOperator
 from ..tools.device import array_module, to_host
 from ..linalg.eigensolver import DENSE_MAX, dense_lowest
 from .schedule import sweep_schedule
@@ -140,6 +141,13 @@ class Sweep:
         self.solver = solver
         self.max_iter = max_iter
         self._rng = np.random.default_rng(seed)  # the noise of the eigensolver's start vectors
+        self.orthogonal: OrthogonalImages | None = None
+
+    def orthogonal_to(self, states: list[list[np.ndarray]]) -> None:
+        """Keep the state orthogonal to ``states`` (dense site arrays each) from now on: every
+        local eigenproblem is restricted to the complement of their local images
+        (:mod:`.orthogonal`). Call with the centre at site 0 (between sweeps)."""
+        self.orthogonal = OrthogonalImages(self.backend, states, self._rng) if states else None
 
     @property
     def L(self) -> int:
@@ -169,9 +177,13 @@ class Sweep:
         schedule = sweep_schedule(b.L, two_site)
         for n, step in enumerate(schedule, 1):
             local = b.local_problem(step)
+            if self.orthogonal is not None:
+                self.orthogonal.restrict(local)
             e, v = self._solve(local, tol, alpha, state_tol(max(discarded, st["err"])) if state_tol else 0.0)
             k, err = b.split(local, v, alpha=alpha, max_bond=max_bond, cutoff=cutoff)
             b.move(local)
+            if self.orthogonal is not None:
+                self.orthogonal.moved(local)
             st["err"] = max(st["err"], err)
             if progress is not None:
                 progress(BondUpdate(sweep_no, n, len(schedule), step.site, step.direction, e, k, err))
@@ -198,8 +210,13 @@ class Sweep:
         else:
             if alpha > 0.0 and v0.size:
                 v0 = perturbed(v0, alpha, self._rng)
+                if isinstance(local.op, ProjectedOperator):
+                    v0 = local.op.project(v0)
             max_iter = self.max_iter if state_tol < TRUNCATED_STATE_TOL else min(self.max_iter, TRUNCATED_MAX_ITER)
             e, v, n = self.solver(local.op, v0, tol=tol, max_iter=max_iter, state_tol=state_tol)
+        if isinstance(local.op, ProjectedOperator):  # the rounding a Krylov space picked up
+            v = local.op.project(v)
+            v = v / array_module(v).linalg.norm(v)
         st, b = self._stats, self.backend
         st["matvecs"] += n
         env = b.env_bytes()

@@ -39,6 +39,7 @@ from ..networks.environments import EnvCache, transfer_left, transfer_right
 from ..linalg.krylov_traced import expm_krylov_traced, value_of
 from .schedule import RIGHT, Step
 from ..linalg.truncation import truncation_keep
+from ..tools.errors import NotDifferentiableError
 
 __all__ = ["TracedBackend", "TracedLocal", "TracedOneSite", "TracedTwoSite", "TracedBond", "expm_krylov_traced"]
 
@@ -274,6 +275,15 @@ class TracedBackend:
     def site_tensors(self, grading: Any = None) -> list[Any]:
         """The state as MPS sites: the tenferro tensors (traced where the run is)."""
         return list(self.psi)
+
+    def dense_site(self, i: int) -> Any:
+        raise NotDifferentiableError(
+            "sweeps orthogonal to earlier states run on concrete tensors (dmrg's energy is differentiated "
+            "by Hellmann-Feynman, not through the sweeps)"
+        )
+
+    def flat_local(self, local: Any, y: Any) -> Any:
+        return self.dense_site(local.step.site)
 
     def energy(self) -> Any:
         """``<psi|H|psi> / <psi|psi>`` at the centre (site 0), a tenferro value (traced when the state is)."""

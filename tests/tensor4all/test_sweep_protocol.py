@@ -123,6 +123,16 @@ def test_dmrg_sweeps_call_only_the_protocol(used, conserve):
     assert names and names <= PROTOCOL, sorted(names - PROTOCOL)
 
 
+@pytest.mark.parametrize("conserve", [None, "Sz"], ids=["dense", "Sz"])
+def test_sweeps_orthogonal_to_earlier_states_call_only_the_protocol(used, conserve):
+    names, _, kinds = used
+    H = models.heisenberg(6, conserve=conserve)
+    ground = t4a.dmrg(H, max_bond=8, sweeps=3)
+    names.clear()
+    t4a.dmrg(H, max_bond=8, sweeps=3, orthogonal_to=[ground.state])
+    assert {"dense_site", "flat_local"} <= names <= PROTOCOL, sorted(names - PROTOCOL)
+
+
 @pytest.mark.parametrize("two_site", [True, False], ids=["two-site", "one-site"])
 @pytest.mark.parametrize("conserve", [None, "Sz"], ids=["dense", "Sz"])
 def test_tdvp_calls_only_the_protocol(used, conserve, two_site):

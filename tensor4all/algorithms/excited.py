@@ -1,0 +1,245 @@
+"""Excited states and gaps: DMRG orthogonal to the states found before.
+
+:func:`excited_states` finds the ``n`` lowest states of a Hamiltonian (of one charge sector with
+``conserve``/``sector``) one after the other: state ``k`` is :func:`~.dmrg.dmrg` with
+``orthogonal_to`` the states ``0..k-1``, every local eigenproblem restricted to the complement of
+their local images (explicit projection, :mod:`.orthogonal`; no penalty weight to choose). It
+reports the energies, each state's energy variance ``<H^2> - <H>^2`` (an eigenvalue lies within
+``sqrt(variance)`` of each energy) and the overlaps between the returned states.
+
+:func:`gap` is the lowest gap within a sector (the two lowest states of :func:`excited_states`) or
+between the ground states of two sectors (``sectors=(a, b)``: e.g. the spin gap
+``E(Sz = 1) - E(Sz = 0)``), with the variances that bound its error. Both are differentiable in
+the couplings of ``H`` (Hellmann-Feynman on each state, the ``dmrg`` rule): ``tidu.grad`` of a gap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..networks.mpo import MPO
+from ..networks.mps import MPS, overlap
+from ..tools.checks import check_positive_int
+from ..tools.errors import InvalidOptionError, Tensor4allTypeError, ValueRangeError
+from ..tools.keywords import keyword_hints
+from .dmrg import dmrg
+from .dmrg_records import DMRGResult
+
+__all__ = ["excited_states", "ExcitedStates", "gap", "Gap", "sector_size"]
+
+
+@dataclass
+class ExcitedStates:
+    """The ``n`` lowest states found by :func:`excited_states`, lowest first: a sequence of
+    :class:`DMRGResult` (``len``, indexing, iteration) with ``energies``, ``variances`` (each
+    state's ``<H^2> - <H>^2``), ``gaps`` (``E_k - E_0``) and ``overlaps`` (``|<i|j>|`` between the
+    normalized states; ones on the diagonal)."""
+
+    results: list[DMRGResult]
+    overlaps: np.ndarray = field(repr=False)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __getitem__(self, k: int) -> DMRGResult:
+        return self.results[k]
+
+    def __iter__(self):
+        return iter(self.results)
+
+    @property
+    def energies(self) -> list[Any]:
+        return [r.energy for r in self.results]
+
+    @property
+    def variances(self) -> list[float]:
+        return [r.variance for r in self.results]
+
+    @property
+    def states(self) -> list[MPS]:
+        return [r.state for r in self.results]
+
+    @property
+    def gaps(self) -> list[Any]:
+        return [e - self.results[0].energy for e in self.energies]
+
+    @property
+    def max_overlap(self) -> float:
+        """The largest ``|<i|j>|`` between different states (0 for one state)."""
+        off = self.overlaps - np.diag(np.diag(self.overlaps))
+        return float(off.max()) if off.size else 0.0
+
+
+@keyword_hints
+def excited_states(
+    H: MPO,
+    n: int,
+    *,
+    psi0: MPS | Sequence[MPS] | None = None,
+    conserve: str | None = None,
+    sector: Any = None,
+    max_bond: int | Sequence[int] = 64,
+    sweeps: int = 10,
+    cutoff: float | Sequence[float] = 1e-10,
+    tol: float = 1e-10,
+    two_site: bool = True,
+    noise: float | Sequence[float] | None = None,
+    seed: int = 0,
+    eigensolver: str = "lanczos",
+    threads: int | None = None,
+    placement: Any = None,
+    callback: Callable[[int, Any], Any] | None = None,
+    progress: Any = None,
+) -> ExcitedStates:
+    """The ``n`` lowest eigenstates of the Hermitian MPO ``H`` (in one charge sector with
+    ``conserve``/``sector``), each orthogonal to the ones before it.
+
+    State ``k`` is ``dmrg(H, psi0[k], orthogonal_to=[states 0..k-1], ...)``: its sweeps solve each
+    local eigenproblem in the complement of the earlier states' local images (explicit
+    projection), so exactly degenerate levels come out as orthogonal states of the level. The
+    options are :func:`~tensor4all.dmrg`'s, applied to every state; ``seed + k`` seeds state ``k``.
+
+    Args:
+        H: the Hamiltonian.
+        n: how many states (at least 1; at most the dimension of the sector).
+        psi0: start states: one MPS for every state, a list with one per state, or ``None``
+            (random starts, as ``dmrg``'s).
+        callback: called as ``callback(k, record)`` after each sweep of state ``k``.
+
+    Returns:
+        :class:`ExcitedStates` (a sequence of :class:`DMRGResult`, lowest first) with the
+        energies, variances, gaps and the overlaps between the returned states.
+
+    Raises:
+        InvalidOptionError: ``n < 1`` or a ``psi0`` list of the wrong length.
+        ValueRangeError: the sector holds fewer than ``n`` states (found from the ground state's
+            sector, before any excited state is searched).
+    """
+    if not isinstance(H, MPO):
+        raise Tensor4allTypeError(f"excited_states expects an MPO Hamiltonian, got {type(H).__name__}")
+    n = check_positive_int(n, "excited_states: n", InvalidOptionError)
+    starts = _starts(psi0, n)
+    if callback is not None and not callable(callback):
+        raise Tensor4allTypeError(f"excited_states: callback must be callable, got {type(callback).__name__}")
+    opts = dict(
+        max_bond=max_bond,
+        sweeps=sweeps,
+        cutoff=cutoff,
+        tol=tol,
+        two_site=two_site,
+        noise=noise,
+        eigensolver=eigensolver,
+        threads=threads,
+        conserve=conserve,
+        sector=sector,
+        placement=placement,
+        progress=progress,
+    )
+    results: list[DMRGResult] = []
+    for k in range(n):
+        hook = None if callback is None else (lambda rec, k=k: callback(k, rec))
+        res = dmrg(H, starts[k], seed=seed + k, callback=hook, orthogonal_to=[r.state for r in results], **opts)
+        results.append(res)
+        if k == 0:
+            size = sector_size(res.state)
+            if n > size:
+                raise ValueRangeError(
+                    f"excited_states: the sector {res.sector or '(no conserved charge)'} holds {size} "
+                    f"states, fewer than n = {n}; ask for at most {size} or choose a larger sector"
+                )
+    return ExcitedStates(results, _overlaps([r.state for r in results]))
+
+
+def _starts(psi0: Any, n: int) -> list[MPS | None]:
+    if psi0 is None or isinstance(psi0, MPS):
+        return [psi0] * n
+    if isinstance(psi0, (list, tuple)):
+        if len(psi0) != n:
+            raise InvalidOptionError(
+                f"excited_states: psi0 has {len(psi0)} start states for n = {n}; give one per state or one for all"
+            )
+        return list(psi0)
+    raise Tensor4allTypeError(f"excited_states: psi0 must be an MPS, a list of MPS or None, got {type(psi0).__name__}")
+
+
+def _overlaps(states: list[MPS]) -> np.ndarray:
+    """``|<i|j>|`` of the normalized states."""
+    k = len(states)
+    norms = [float(s.norm()) for s in states]
+    out = np.eye(k)
+    for i in range(k):
+        for j in range(i + 1, k):
+            out[i, j] = out[j, i] = abs(complex(np.asarray(overlap(states[i], states[j])))) / (norms[i] * norms[j])
+    return out
+
+
+def sector_size(state: MPS) -> int:
+    """The number of basis states in the charge sector of a symmetric ``state`` (all of them for a
+    dense one): a count over the sites of the basis charges' sums."""
+    if not state.symmetric:
+        return int(np.prod([float(d) for d in state.phys_dims]))
+    g = state._grading
+    counts: dict[int, int] = {g.symmetry.canonical(0): 1}
+    for qs in g.q:
+        nxt: dict[int, int] = {}
+        for c, m in counts.items():
+            for q in qs:
+                key = g.symmetry.canonical(c + q)
+                nxt[key] = nxt.get(key, 0) + m
+        counts = nxt
+    return counts.get(state._group_charge, 0)
+
+
+@dataclass
+class Gap:
+    """``value = E_upper - E_lower`` (differentiable when ``H`` is traced), the two energies, their
+    variances and ``error``: ``sqrt(var_lower) + sqrt(var_upper)``, a bound on the distance of
+    ``value`` from a difference of two eigenvalues (each energy lies within ``sqrt(variance)`` of
+    one), and the two :class:`DMRGResult` s."""
+
+    value: Any
+    lower: DMRGResult
+    upper: DMRGResult
+
+    @property
+    def energies(self) -> tuple[Any, Any]:
+        return self.lower.energy, self.upper.energy
+
+    @property
+    def variances(self) -> tuple[float, float]:
+        return self.lower.variance, self.upper.variance
+
+    @property
+    def error(self) -> float:
+        return float(sum(np.sqrt(max(v, 0.0)) for v in self.variances))
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+@keyword_hints
+def gap(
+    H: MPO, *, conserve: str | None = None, sector: Any = None, sectors: Sequence[Any] | None = None, **options: Any
+) -> Gap:
+    """The lowest gap of ``H``: within one sector (``sector``, or the whole space without
+    ``conserve``), the two lowest states of :func:`excited_states`; between two sectors
+    (``sectors=(a, b)`` with ``conserve``), ``E_0(b) - E_0(a)`` of their ground states (the spin gap
+    ``gap(H, conserve="Sz", sectors=(0, 1))``).
+
+    ``options`` are :func:`excited_states`'s (``max_bond``, ``sweeps``, ``cutoff``, ...). The value
+    is differentiable in the couplings of ``H`` (``tidu.grad``: Hellmann-Feynman on both states).
+    """
+    if sectors is None:
+        states = excited_states(H, 2, conserve=conserve, sector=sector, **options)
+        return Gap(states[1].energy - states[0].energy, states[0], states[1])
+    if sector is not None:
+        raise InvalidOptionError("gap: give sector= (a gap within it) or sectors=(a, b) (between two), not both")
+    if conserve is None and H.conserve is None:
+        raise InvalidOptionError("gap: sectors=(a, b) needs conserve=... (the charge whose sectors they name)")
+    if not isinstance(sectors, (list, tuple)) or len(sectors) != 2:
+        raise InvalidOptionError(f"gap: sectors must be a pair (lower, upper), got {sectors!r}")
+    a, b = (excited_states(H, 1, conserve=conserve, sector=s, **options)[0] for s in sectors)
+    return Gap(b.energy - a.energy, a, b)
