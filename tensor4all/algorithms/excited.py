@@ -28,7 +28,7 @@ from ..tools.keywords import keyword_hints
 from .dmrg import dmrg
 from .dmrg_records import DMRGResult
 
-__all__ = ["excited_states", "ExcitedStates", "gap", "Gap", "sector_size"]
+__all__ = ["excited_states", "ExcitedStates", "excited_result", "gap", "Gap", "sector_size"]
 
 
 @dataclass
@@ -150,6 +150,11 @@ def excited_states(
                     f"excited_states: the sector {res.sector or '(no conserved charge)'} holds {size} "
                     f"states, fewer than n = {n}; ask for at most {size} or choose a larger sector"
                 )
+    return excited_result(results)
+
+
+def excited_result(results: list[DMRGResult]) -> ExcitedStates:
+    """The record of states found one after the other (lowest first), with their overlaps."""
     return ExcitedStates(results, _overlaps([r.state for r in results]))
 
 

@@ -53,7 +53,7 @@ import numpy as np
 from ..linalg.krylov import expm_krylov
 from ..networks.symmetric_sites import phys_leg
 from ..structured import U1, SymmetricTensor, Zn
-from ..tools.device import cupy_module, to_device, to_host
+from ..tools.device import cupy_module, to_device
 from ..structured.site_matrices import Pieces, SiteMatrices, bond_sectors
 from ..networks.environments import EnvCache
 from .sector_absorb import absorb_groups, absorb_mpo, sandwich
@@ -519,41 +519,6 @@ class SectorBackend(SectorSides):
         """The site tensors ``(left, d, right)`` as dense NumPy arrays, bond indices ordered by charge."""
         return [self.dense_site(i) for i in range(self.L)]
 
-    def dense_site(self, i: int) -> np.ndarray:
-        """Site ``i`` as a dense NumPy array ``(left, d, right)``, bond indices ordered by charge."""
-        lo = _offsets(self.bonds[i])
-        ro = _offsets(self.bonds[i + 1])
-        a = np.zeros((sum(self.bonds[i].values()), len(self.q[i]), sum(self.bonds[i + 1].values())), dtype=self.dtype)
-        for (ql, s), blk in self.layout.matrices(self.sites[i]):
-            qr = self.norm(ql + self.q[i][s])
-            a[lo[ql] : lo[ql] + blk.shape[0], s, ro[qr] : ro[qr] + blk.shape[1]] = to_host(blk)
-        return a
-
-    def flat_local(self, local: SectorLocal, y: np.ndarray) -> np.ndarray:
-        """The dense local tensor ``y`` (``(left, d.., right)``, bonds ordered by charge as in
-        :meth:`dense_site`) in the layout of ``local.v0``: per sector of the cut, the rows and
-        columns of its pieces."""
-        (fl, fr), b = local.fused, local.step.bond
-        left, right = self.bonds[b - 1 if fl else b], self.bonds[b + 1 if fr else b]
-        lo, ro = _offsets(left), _offsets(right)
-        dr = sum(right.values())
-        d_left = len(self.q[b - 1]) if fl else 1
-        ymat = y.reshape(sum(left.values()) * d_left, -1)
-
-        def rows(m: int) -> np.ndarray:
-            if fl:
-                return np.concatenate([(lo[ql] + np.arange(n)) * d_left + s for (ql, s), _, n in local.rows.groups[m]])
-            return np.concatenate([lo[q] + np.arange(n) for q, _, n in local.rows.groups[m]])
-
-        def cols(m: int) -> np.ndarray:
-            if fr:
-                return np.concatenate([s * dr + ro[qr] + np.arange(n) for (s, qr), _, n in local.cols.groups[m]])
-            return np.concatenate([ro[q] + np.arange(n) for q, _, n in local.cols.groups[m]])
-
-        parts = [ymat[np.ix_(rows(m), cols(m))].reshape(-1) for m in local.op.sectors]
-        flat = np.concatenate(parts) if parts else np.zeros(0, self.dtype)
-        return to_device([flat], self.placement)[0] if self.xp is not np else flat
-
 
 def _prepared(absorbed: tuple[Env, list], transpose: bool) -> tuple[Env, PreparedRectangles]:
     """``absorb_mpo``'s blocks with their rectangles, prepared for the operators when they ask."""
@@ -567,11 +532,3 @@ def _row_key(q: int, s: int) -> tuple[int, int]:
 
 def _col_key(q: int, s: int) -> tuple[int, int]:
     return (s, q)
-
-
-def _offsets(bond: dict[int, int]) -> dict[int, int]:
-    out, off = {}, 0
-    for q, d in bond.items():
-        out[q] = off
-        off += d
-    return out

@@ -11,10 +11,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..structured.site_matrices import Pieces
-from ..tools.device import stored_array
+from ..tools.device import stored_array, to_device, to_host
 from .sector_absorb import MAX_PLANS
 
-__all__ = ["SectorSides"]
+__all__ = ["SectorSides", "offsets"]
 
 
 class SectorSides:
@@ -28,6 +28,8 @@ class SectorSides:
     phys: list[Any]
     xp: Any
     dtype: Any
+    placement: Any
+    L: int
     _pieces_made: dict[tuple, Pieces]
 
     def norm(self, c: int) -> int:  # the backend's charge arithmetic
@@ -94,3 +96,48 @@ class SectorSides:
                     p.add(q, q, d)
             self._pieces_made[key] = p
         return p
+
+    # ---- the sites as dense arrays (sweeps orthogonal to earlier states, :mod:`.orthogonal`) --
+    def dense_site(self, i: int) -> np.ndarray:
+        """Site ``i`` as a dense NumPy array ``(left, d, right)``, bond indices ordered by charge."""
+        lo = offsets(self.bonds[i])
+        ro = offsets(self.bonds[i + 1])
+        a = np.zeros((sum(self.bonds[i].values()), len(self.q[i]), sum(self.bonds[i + 1].values())), dtype=self.dtype)
+        for (ql, s), blk in self.layout.matrices(self.sites[i]):
+            qr = self.norm(ql + self.q[i][s])
+            a[lo[ql] : lo[ql] + blk.shape[0], s, ro[qr] : ro[qr] + blk.shape[1]] = to_host(blk)
+        return a
+
+    def flat_local(self, local: Any, y: np.ndarray) -> np.ndarray:
+        """The dense local tensor ``y`` (``(left, d.., right)``, bonds ordered by charge as in
+        :meth:`dense_site`) in the layout of ``local.v0``: per sector of the cut, the rows and
+        columns of its pieces."""
+        (fl, fr), b = local.fused, local.step.bond
+        left, right = self.bonds[b - 1 if fl else b], self.bonds[b + 1 if fr else b]
+        lo, ro = offsets(left), offsets(right)
+        dr = sum(right.values())
+        d_left = len(self.q[b - 1]) if fl else 1
+        ymat = y.reshape(sum(left.values()) * d_left, -1)
+
+        def rows(m: int) -> np.ndarray:
+            if fl:
+                return np.concatenate([(lo[ql] + np.arange(n)) * d_left + s for (ql, s), _, n in local.rows.groups[m]])
+            return np.concatenate([lo[q] + np.arange(n) for q, _, n in local.rows.groups[m]])
+
+        def cols(m: int) -> np.ndarray:
+            if fr:
+                return np.concatenate([s * dr + ro[qr] + np.arange(n) for (s, qr), _, n in local.cols.groups[m]])
+            return np.concatenate([ro[q] + np.arange(n) for q, _, n in local.cols.groups[m]])
+
+        parts = [ymat[np.ix_(rows(m), cols(m))].reshape(-1) for m in local.op.sectors]
+        flat = np.concatenate(parts) if parts else np.zeros(0, self.dtype)
+        return to_device([flat], self.placement)[0] if self.xp is not np else flat
+
+
+def offsets(bond: dict[int, int]) -> dict[int, int]:
+    """The first dense index of each charge of ``bond`` (its charges in their order)."""
+    out, off = {}, 0
+    for q, d in bond.items():
+        out[q] = off
+        off += d
+    return out

@@ -154,6 +154,15 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "the --max-bond and --cutoff schedules are used up and, with --one-site, after the "
         "--noise has decayed to 0 (default: %(default)g)",
     )
+    a.add_argument(
+        "--states",
+        type=integer_arg(1, "at least 1 state"),
+        default=1,
+        metavar="N",
+        help="the N lowest states of the run's sector, each a DMRG orthogonal to those before it "
+        "(Python: tensor4all.excited_states); prints their energies, gaps, variances and overlaps "
+        "(default: 1, the ground state)",
+    )
     site = a.add_mutually_exclusive_group()
     site.add_argument(
         "--two-site",

@@ -23,6 +23,7 @@ from .checks import conserve_of, ground_sector, sector_of
 from .common import PROG, _version, run_reported, write_json_record, write_outputs
 from .dmrg_plot import write_plot
 from ..algorithms.dmrg import dmrg
+from ..algorithms.excited import ExcitedStates, excited_result
 from ..tools.errors import Tensor4allError
 from ..networks.mps import MPS
 from ..tools.progress import SweepBar
@@ -158,6 +159,7 @@ class DMRGRun:
             self.parser.error,
             self.close_bar,
         )
+        self.excited = self.run_excited(H, psi0, p, res) if a.states > 1 else None
         t_dmrg = time.perf_counter() - t1
         t2 = time.perf_counter()
         energy = float(res.energy)
@@ -201,6 +203,40 @@ class DMRGRun:
             self.print,
             PROG,
         )
+
+    def run_excited(self, H: Any, psi0: Any, p: dict[str, Any], ground: Any) -> ExcitedStates:
+        """States 1..N-1 of ``--states N``: each a DMRG with the run's options, orthogonal to the
+        states before it (the table per sweep of each under its own header)."""
+        a = self.args
+        results = [ground]
+        for k in range(1, a.states):
+            if self.show_table:
+                self.print(f"state {k}: orthogonal to states 0..{k - 1}")
+            results.append(
+                run_reported(
+                    lambda: dmrg(
+                        H,
+                        psi0,
+                        max_bond=list(a.chi),
+                        sweeps=a.sweeps,
+                        cutoff=list(a.cutoff),
+                        tol=a.tol,
+                        two_site=a.two_site,
+                        noise=p["noise"],
+                        seed=a.seed + k,
+                        callback=self.on_sweep,
+                        progress=self.on_bond,
+                        threads=a.threads,
+                        conserve=p["conserve"],
+                        sector=p["sector"],
+                        placement=tf.gpu(0) if a.device == "gpu" else tf.CPU,
+                        orthogonal_to=[r.state for r in results],
+                    ),
+                    self.parser.error,
+                    self.close_bar,
+                )
+            )
+        return excited_result(results)
 
     def summary(
         self,
@@ -254,6 +290,12 @@ class DMRGRun:
         if found is not None:
             for line in _cli_measurements.summary_lines(found):
                 self.print(line)
+        if self.excited is not None:
+            ex = self.excited
+            self.print(f"{'state':>5}  {'energy':>20}  {'gap':>14}  {'variance':>10}")
+            for k, r in enumerate(ex):
+                self.print(f"{k:>5}  {float(r.energy):>20.12f}  {float(ex.gaps[k]):>14.10f}  {r.variance:>10.2e}")
+            self.print(f"overlaps    largest |<i|j>| between the states {ex.max_overlap:.1e}")
         self.print(
             f"time        {t_dmrg:.2f} s DMRG, {sum(r.matvecs for r in res.history)} matvecs"
             + (f", {self.t_measure:.2f} s measurements" if found is not None else "")
@@ -304,6 +346,12 @@ class DMRGRun:
                 "total_seconds": time.perf_counter() - t0,
             },
         }
+        if self.excited is not None:
+            doc["states"] = [
+                {"energy": float(r.energy), "gap": float(g), "variance": float(r.variance), "sector": dict(r.sector)}
+                for r, g in zip(self.excited, self.excited.gaps)
+            ]
+            doc["max_overlap"] = self.excited.max_overlap
         if found is not None:  # fermion models: the measurements (README, "Run a simulation")
             doc["measurements"] = _cli_measurements.as_json(found)
         write_json_record(path, doc)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as sla
+from scipy.optimize import curve_fit
 
 import tensor4all as t4a
 import tidu
@@ -229,3 +230,43 @@ def test_bad_inputs():
         t4a.gap(H, sectors=(0, 1))
     with pytest.raises(InvalidOptionError, match="not both"):
         t4a.gap(H, conserve="Sz", sector=0, sectors=(0, 1))
+
+
+def test_haldane_gap_extrapolated_over_open_chains():
+    """The spin-1 chain's Haldane gap from open chains without the edge states' trap: the edge
+    spins make the lowest states of Sz = 0 and 1 a quartet, so the bulk gap is ``E(Sz = 2) - E(Sz
+    = 1)`` (one magnon on top of the edge triplet), fitted to a magnon in a box of effective
+    length ``L + delta``: ``Delta + c / (L + delta)^2``. White and Huse, PRB 48, 3844 (1993):
+    0.41050(2)."""
+    sizes = [40, 60, 80, 100]
+    gaps = []
+    for L in sizes:
+        H = t4a.models.heisenberg(L, spin="1")
+        g = t4a.gap(H, conserve="Sz", sectors=(1, 2), max_bond=[32, 64], sweeps=8, cutoff=1e-10, tol=1e-9)
+        assert g.upper.sector == {"Sz": 2.0}
+        gaps.append(g.value)
+    (delta, c, shift), _ = curve_fit(lambda L, D, c, d: D + c / (L + d) ** 2, sizes, gaps, p0=(0.4, 80.0, 3.0))
+    assert abs(delta - 0.41050) < 1e-3, (delta, gaps)
+    assert 60 < c < 100  # v^2 pi^2 / (2 Delta) with the spin velocity v = 2.49: 75
+
+
+def test_cli_dmrg_states(tmp_path, capsys):
+    """``tensor4all dmrg --states 3``: the three lowest energies of the sector, their gaps,
+    variances and overlaps, on the terminal and in the JSON record."""
+    import json
+
+    from tensor4all.cli import main
+
+    out = tmp_path / "run.json"
+    argv = ["dmrg", "--model", "heisenberg", "--L", "8", "--sz", "0", "--states", "3", "--cutoff", "0"]
+    assert main(argv + ["--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    H, sz = heisenberg_matrix(8)
+    exact = lowest(H, sz == 0, 3)
+    doc = json.loads(out.read_text())
+    np.testing.assert_allclose([s["energy"] for s in doc["states"]], exact, atol=1e-8)
+    np.testing.assert_allclose([s["gap"] for s in doc["states"]], exact - exact[0], atol=1e-8)
+    assert doc["max_overlap"] < 1e-8 and "largest |<i|j>|" in text and "state 2: orthogonal" in text
+    with pytest.raises(SystemExit):
+        main(argv[:-4] + ["--states", "0"])
+    assert "at least 1 state" in capsys.readouterr().err
