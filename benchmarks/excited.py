@@ -3,8 +3,9 @@ the spin-1/2 Heisenberg chain (open, L = 32) in the sector Sz = 0, two-site DMRG
 schedule in both codes.
 
 Schedule (both codes, every state): bond dimensions 32, 64, then ``--max-bond`` (128) for
-``--sweeps`` sweeps in all (default 8; no early stop), discarded weight per bond at most 1e-10
-(tensor4all's ``cutoff``, TeNPy's ``trunc_cut``), noise 1e-4 then 1e-6 in the first two sweeps
+``--sweeps`` sweeps in all (default 8; no early stop), no cutoff (the bond dimension alone
+truncates: with ``cutoff=1e-10`` tensor4all keeps bond 48 here, TeNPy with ``trunc_cut=1e-10``
+128, so the same words would not mean the same schedule), noise 1e-4 then 1e-6 in the first two sweeps
 (tensor4all's default two-site noise; TeNPy's mixer with amplitude 1e-4, decay 100, off after
 two sweeps), random start in the sector (each code its own). State ``k`` is a DMRG orthogonal to
 the states found before it: ``tensor4all.excited_states(H, n, conserve="Sz", sector=0)``
@@ -39,7 +40,7 @@ if code == "t4a":
     import tensor4all as t4a
     H = t4a.models.heisenberg(L)
     t0 = time.perf_counter()
-    ex = t4a.excited_states(H, n, conserve="Sz", sector=0, max_bond=sched, sweeps=sweeps, cutoff=1e-10, tol=0.0,
+    ex = t4a.excited_states(H, n, conserve="Sz", sector=0, max_bond=sched, sweeps=sweeps, cutoff=0.0, tol=0.0,
                             threads=1)
     seconds = time.perf_counter() - t0
     energies = [float(e) for e in ex.energies]
@@ -55,7 +56,7 @@ else:
     params = {"mixer": True, "mixer_params": {"amplitude": 1e-4, "decay": 100.0, "disable_after": 2},
               "chi_list": {0: sched[0], 1: sched[1], 2: sched[2]}, "max_sweeps": sweeps - 1,
               "min_sweeps": sweeps - 1, "max_E_err": 0.0, "max_S_err": 0.0, "max_trunc_err": 1.0,
-              "trunc_params": {"chi_max": chi, "svd_min": 0.0, "trunc_cut": 1e-10}}
+              "trunc_params": {"chi_max": chi, "svd_min": 0.0, "trunc_cut": None}}
     states, energies = [], []
     t0 = time.perf_counter()
     for k in range(n):

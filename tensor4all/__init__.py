@@ -218,6 +218,28 @@ from .networks.interchange_hdf5 import load_itensors_hdf5, save_itensors_hdf5  #
 __all__ += ["to_tenpy", "from_tenpy", "mpo_to_tenpy", "mpo_from_tenpy", "to_quimb", "from_quimb"]
 __all__ += ["mpo_to_quimb", "mpo_from_quimb", "save_itensors_hdf5", "load_itensors_hdf5"]
 
+# dynamical correlations G(x, t) and spectral functions S(q, omega) (time evolution, Chebyshev)
+from .spectra import (  # noqa: E402
+    DynamicalCorrelation,
+    SpectralFunction,
+    WindowResolutionError,
+    dynamical_correlation,
+    linear_prediction,
+    spectral_function,
+    spectral_function_chebyshev,
+    window_resolution,
+)
+
+__all__ += ["dynamical_correlation", "spectral_function", "spectral_function_chebyshev", "linear_prediction"]
+__all__ += ["window_resolution", "DynamicalCorrelation", "SpectralFunction", "WindowResolutionError"]
+
+# finite temperature: purification, thermodynamics as derivatives of ln Z, METTS
+from .thermal import MettsResult, ThermalResult, Thermodynamics, metts, metts_tasks  # noqa: E402
+from .thermal import thermal_state, thermodynamics  # noqa: E402
+
+__all__ += ["thermal_state", "thermodynamics", "metts", "metts_tasks", "ThermalResult", "Thermodynamics"]
+__all__ += ["MettsResult"]
+
 
 def __dir__() -> list[str]:
     """The public names (``__all__``) and the public submodules: what ``dir`` and tab completion show

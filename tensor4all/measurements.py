@@ -44,7 +44,7 @@ import numpy as np
 
 from .tools.errors import DimensionMismatchError, InvalidOptionError, SiteOutOfRangeError, Tensor4allTypeError
 from .sites.local_spaces import UnknownLocalSpaceError
-from .sites.local_spaces import LOCAL_SPACES, LocalSpace, default_local_space, local_space
+from .sites.local_spaces import BUILT_IN_SPACES, LOCAL_SPACES, LocalSpace, default_local_space, local_space
 from .networks.mps import MPS
 from .tools.threads import thread_policy
 
@@ -114,7 +114,7 @@ def _space(psi: MPS, local: Any, needs: Iterable[tuple[str, ...]], what: str) ->
             first = None
         if first is not None and fits(first):
             return first
-        found = [sp for sp in LOCAL_SPACES.values() if sp.dim == d and fits(sp)]
+        found = [sp for sp in LOCAL_SPACES.values() if sp.name in BUILT_IN_SPACES and sp.dim == d and fits(sp)]
         if len(found) != 1:
             if found:  # several spaces of this dimension fit: the user chooses
                 raise InvalidOptionError(
@@ -122,7 +122,9 @@ def _space(psi: MPS, local: Any, needs: Iterable[tuple[str, ...]], what: str) ->
                     f"spaces with {wanted} are {', '.join(repr(sp.name) for sp in found)}; pass "
                     "local= one of them"
                 )
-            valid = [f"{sp.name!r} (d = {sp.dim})" for sp in LOCAL_SPACES.values() if fits(sp)]
+            valid = [
+                f"{sp.name!r} (d = {sp.dim})" for sp in LOCAL_SPACES.values() if sp.name in BUILT_IN_SPACES and fits(sp)
+            ]
             raise InvalidOptionError(
                 f"{what}: no built-in local space of dimension {d} has {wanted}; {what} needs a "
                 f"state on sites of the space{'s' if len(valid) > 1 else ''} "

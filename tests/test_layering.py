@@ -195,6 +195,8 @@ TENSOR4ALL_LAYERS = [
     "references",  # public: exact results to test against
     "measurements",  # public: densities, correlations, entanglement by sector
     "algorithms",  # the sweep engine, environments, backends; dmrg, tdvp, tebd, apply
+    "spectra",  # dynamical correlations and spectral functions (time evolution, Chebyshev)
+    "thermal",  # finite temperature: purification, thermodynamics as derivatives of ln Z, METTS
     "tci",  # tensor cross interpolation
     "quantics",  # quantics grids and tensor trains
     "scans",  # parameter scans on Dask (the package; tensor4all.scan is the function)

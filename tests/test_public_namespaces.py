@@ -21,6 +21,8 @@ MODULES = [
     "tensor4all.tci",
     "tensor4all.quantics",
     "tensor4all.scans",
+    "tensor4all.spectra",
+    "tensor4all.thermal",
 ]
 
 

@@ -13,6 +13,9 @@ Commands (argparse subcommands, as ``python -m pip``):
 * ``scan`` -- the same runs over a grid of model parameters on Dask (:mod:`tensor4all.cli.scan`).
 * ``evolve`` -- real- or imaginary-time evolution by TDVP or TEBD from a product state or a
   quenched ground state (:mod:`tensor4all.cli.evolve`).
+* ``spectrum`` -- the dynamical structure factor or spectral function S(q, omega) of a chain's
+  ground state, by time evolution and Fourier transform or by Chebyshev moments
+  (:mod:`tensor4all.cli.spectrum`).
 
 Options are never abbreviated (``--cutof`` is an error), and an unknown option is named with the
 closest known one (``--cutof (did you mean --cutoff?)``). Exit codes: 0 on success; 2 for bad
@@ -34,6 +37,7 @@ from . import dmrg as _dmrg
 from . import evolve as _cli_evolve
 from . import lattice as _cli_lattice
 from . import scan as _cli_scan
+from . import spectrum as _cli_spectrum
 from .common import PROG, Parser, _version
 
 __all__ = ["main", "build_parser", "PROG"]
@@ -52,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = _cli_scan.add_parser(commands, p)
     _cli_lattice.restrict_scan_models(s)  # scan runs the spin chains of ScanTask only
     e = _cli_evolve.add_parser(commands, p)
-    parser.commands = {"dmrg": p, "scan": s, "evolve": e}  # type: ignore[attr-defined]
+    sp = _cli_spectrum.add_parser(commands, p)
+    parser.commands = {"dmrg": p, "scan": s, "evolve": e, "spectrum": sp}  # type: ignore[attr-defined]
     return parser
 
 

@@ -36,6 +36,7 @@ import scipy.sparse.linalg
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
 from ..sites.local_spaces import local_space
 from ..operators.opsum import OpSum
+from ..operators.jordan_wigner import jordan_wigner_term
 from ..tools.checks import check_alloc, check_positive_int, check_real
 from .. import models
 
@@ -114,7 +115,9 @@ def tfim_critical_closed_form(L: int) -> float:
 
 
 def sparse_hamiltonian(os: OpSum, L: int, local: str = "spin-1/2") -> scipy.sparse.csr_matrix:
-    """The OpSum as a sparse ``d**L x d**L`` matrix in ``np.kron`` order (site 0 most significant)."""
+    """The OpSum as a sparse ``d**L x d**L`` matrix in ``np.kron`` order (site 0 most significant).
+    Fermionic operators of the local space (``"electron"``, ``"fermion"``, ``"tj"``) get their
+    Jordan-Wigner strings and the sign of the site ordering, as ``MPO.from_opsum`` gives them."""
     if not isinstance(os, OpSum):
         raise Tensor4allTypeError(f"sparse_hamiltonian expects an OpSum, got {type(os).__name__}")
     L = check_positive_int(L, "L (number of sites)")
@@ -131,7 +134,8 @@ def sparse_hamiltonian(os: OpSum, L: int, local: str = "spin-1/2") -> scipy.spar
     H = scipy.sparse.csr_matrix((d**L, d**L), dtype=dtype)
     for term in os:
         mats = [None] * L
-        for name, site in term.ops:
+        sign, factors = jordan_wigner_term(term.ops, sp)
+        for name, site in factors:
             m = sp.matrix(name).astype(dtype)
             mats[site] = m if mats[site] is None else mats[site] @ m
         # identities on untouched stretches are kept as a single sparse eye each
@@ -148,7 +152,7 @@ def sparse_hamiltonian(os: OpSum, L: int, local: str = "spin-1/2") -> scipy.spar
                 break
             out = scipy.sparse.kron(out, scipy.sparse.csr_matrix(m), format="csr")
         coef = complex(np.asarray(term.coef)) if dtype is complex else float(np.real(np.asarray(term.coef)))
-        H = H + coef * out
+        H = H + (sign * coef) * out
     return H
 
 

@@ -63,6 +63,7 @@ __all__ = [
     "LocalSpace",
     "local_space",
     "LOCAL_SPACES",
+    "BUILT_IN_SPACES",
     "default_local_space",
 ]
 
@@ -351,6 +352,9 @@ def _tj() -> LocalSpace:
 LOCAL_SPACES: dict[str, LocalSpace] = {
     s.name: s for s in (_spin_half(), _pauli(), _spin_one(), _electron(), _fermion(), _tj())
 }
+#: the spaces built in (a guess of a state's space from its dimension looks only among these: a
+#: space added later, by the user or as a purification's doubled space, is named with ``local=``)
+BUILT_IN_SPACES: frozenset[str] = frozenset(LOCAL_SPACES)
 
 
 def local_space(name: str | LocalSpace) -> LocalSpace:

@@ -1,0 +1,189 @@
+"""``S(q, omega)`` by a Chebyshev expansion of the spectral function, the cross-check of the time
+evolution: :func:`spectral_function_chebyshev` (A. Holzner, A. Weichselbaum, I. P. McCulloch,
+U. Schollwöck and J. von Delft, Phys. Rev. B 83, 195115 (2011); the kernel polynomial method of
+A. Weiße, G. Wellein, A. Alvermann and H. Fehske, Rev. Mod. Phys. 78, 275 (2006)).
+
+With ``H' = (H - b) / a`` rescaled so that its spectrum lies in ``[-1 + eps/2, 1 - eps/2]`` (``b`` the
+centre and ``2 a / (2 - eps)`` the width of the spectrum, ``eps = 0.025``),
+
+    S_x(omega) = <0| A_x delta(omega - (H - E0)) B_c |0>
+               = (g_0 mu_0 + 2 sum_{n>=1} g_n mu_n T_n(x)) / (pi a sqrt(1 - x^2)),   x = (omega + E0 - b) / a,
+
+with the moments ``mu_n(x) = <0| A_x T_n(H') B_c |0>`` (``T_n`` the Chebyshev polynomials) and the
+Jackson kernel ``g_n`` that damps the truncation's Gibbs oscillations (a delta peak becomes a near
+Gaussian of standard deviation ``pi a / N`` at the band centre, ``N`` moments). The vectors ``|t_n> =
+T_n(H') B_c |0>`` follow the recursion ``|t_{n+1}> = 2 H' |t_n> - |t_{n-1}>``: one MPO application
+(:func:`tensor4all.apply`) and one compressed sum (:func:`tensor4all.add`) per moment, truncated by
+``max_bond`` and ``cutoff``; every moment at every site is one pass of transfer matrices
+(:func:`~tensor4all.spectra.operators.transition_profile`). Then ``S(q, omega) = sum_x e^{-iq(x - c)}
+S_x(omega)`` as for the time evolution (its real part for ``A = B^dagger``: what the time transform
+with ``G(x, -t) = conj(G(x, t))`` gives, :mod:`tensor4all.spectra.transform`).
+
+The bounds of the spectrum come from two DMRG runs in the sector of ``B_c |0>`` (its lowest and,
+with ``-H``, its highest energy), or are given (``bounds=``). DMRG's highest energy is a lower bound
+of the true one and its lowest an upper bound; the margin ``eps`` covers the difference of a
+converged run (``T_n`` grows exponentially outside ``[-1, 1]``: a bound too tight makes the moments
+blow up).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+from ..algorithms.apply import apply
+from ..algorithms.dmrg import dmrg
+from ..networks.mpo import MPO
+from ..networks.mps import MPS, add
+from ..tools.checks import check_cutoff, check_positive_int, check_real
+from ..tools.errors import InvalidOptionError, Tensor4allTypeError, ZeroNormError
+from ..tools.keywords import keyword_hints
+from .correlation import prepare
+from .operators import apply_at, site_arrays, transition_profile
+from .records import SpectralFunction
+from .transform import check_momenta, real_grid, spatial_transform
+
+__all__ = ["spectral_function_chebyshev", "KERNELS", "jackson_kernel", "chebyshev_moments", "PADDING"]
+
+#: the kernels of :func:`spectral_function_chebyshev`, the default first
+KERNELS = ("jackson", "none")
+#: the margin ``eps`` left at each end of [-1, 1] (Weiße et al.)
+PADDING = 0.025
+
+
+def jackson_kernel(n_moments: int) -> np.ndarray:
+    """The Jackson kernel ``g_n``, ``n = 0 .. N - 1`` (Weiße et al., Eq. 71)."""
+    N = n_moments
+    n = np.arange(N)
+    q = math.pi / (N + 1)
+    return ((N - n + 1) * np.cos(q * n) + np.sin(q * n) / math.tan(q)) / (N + 1)
+
+
+def _bounds(H: MPO, phi: MPS, given: Any, max_bond: int, what: str) -> tuple[float, float]:
+    """``(E_min, E_max)`` of ``H`` in the sector of ``phi``: given (checked), or by DMRG of ``H`` and ``-H``
+    started from ``phi``."""
+    if given is not None:
+        if not (isinstance(given, (tuple, list)) and len(given) == 2):
+            raise Tensor4allTypeError(f"{what}: bounds must be a pair (E_min, E_max) or None, got {given!r}")
+        lo = check_real(given[0], f"{what}: bounds[0] (E_min)")
+        hi = check_real(given[1], f"{what}: bounds[1] (E_max)")
+        if not hi > lo:
+            raise InvalidOptionError(f"{what}: bounds must have E_min < E_max, got ({lo!r}, {hi!r})")
+        return lo, hi
+    start = phi / float(np.asarray(phi.norm()))
+    minus = MPO._from_leaves(H.local, [-np.asarray(H.tensors[0])] + [np.asarray(w) for w in H.tensors[1:]], H.conserve)
+    conserve = None if phi.symmetric else "none"  # a dense start: the bounds of the whole spectrum
+    lo = float(dmrg(H, start, max_bond=max_bond, compute_variance=False, conserve=conserve).energy)
+    hi = -float(dmrg(minus, start, max_bond=max_bond, compute_variance=False, conserve=conserve).energy)
+    return lo, hi
+
+
+def chebyshev_moments(
+    H: MPO,
+    phi: MPS,
+    bra: list[np.ndarray],
+    a_ops: Any,
+    string: Any,
+    scale: float,
+    shift: float,
+    n: int,
+    max_bond: int,
+    cutoff: float,
+) -> np.ndarray:
+    """``mu[k, x] = <bra| (string) A_x T_k(H') |phi>`` for ``k < n``, ``H' = (H - shift) / scale``."""
+    mu = np.empty((n, len(bra)), complex)
+    prev, cur = None, phi
+    for k in range(n):
+        mu[k] = transition_profile(bra, site_arrays(cur), a_ops, string)
+        if k == n - 1:
+            break
+        h = apply(H, cur, max_bond=max_bond, cutoff=cutoff)
+        if prev is None:
+            nxt = add(h * (1.0 / scale), cur * (-shift / scale), max_bond=max_bond, cutoff=cutoff)
+        else:
+            nxt = add(h * (2.0 / scale), cur * (-2.0 * shift / scale), prev * -1.0, max_bond=max_bond, cutoff=cutoff)
+        prev, cur = cur, nxt
+    return mu
+
+
+@keyword_hints
+def spectral_function_chebyshev(
+    H: MPO,
+    ground: MPS,
+    A: Any,
+    B: Any,
+    *,
+    n_moments: int,
+    q: Any = None,
+    omega: Any = None,
+    center: int | None = None,
+    bounds: tuple[float, float] | None = None,
+    kernel: str = "jackson",
+    max_bond: int = 128,
+    cutoff: float = 1e-10,
+) -> SpectralFunction:
+    """``S(q, omega)`` of the pair ``(A, B)`` in the state ``ground`` by ``n_moments`` Chebyshev moments
+    (:mod:`tensor4all.spectra.chebyshev`): the cross-check of :func:`tensor4all.spectral_function`.
+
+    Args:
+        H, ground, A, B, center: as for :func:`tensor4all.dynamical_correlation`.
+        n_moments: the number ``N`` of moments (the resolution is about ``2.4 pi a / N``, ``a`` half the
+            width of the spectrum).
+        q: momenta (default ``2 pi k / L``, ``k = 0 .. L / 2``).
+        omega: frequencies ``omega = E - E0`` (default: 400 points over the rescaled spectrum).
+        bounds: ``(E_min, E_max)`` of ``H`` in the sector of ``B_c |0>`` (default: two DMRG runs).
+        kernel: ``"jackson"`` (default) or ``"none"`` (the bare truncated series, with Gibbs ringing).
+        max_bond, cutoff: the truncation of the Chebyshev vectors.
+
+    Returns:
+        :class:`SpectralFunction` (``method="chebyshev"``, ``window`` the kernel; in ``details`` the
+        bounds, the moments ``mu[n, x]``, ``n_moments`` and ``E0``).
+    """
+    what = "spectral_function_chebyshev"
+    if isinstance(n_moments, bool) or not isinstance(n_moments, numbers.Integral) or n_moments < 2:
+        raise InvalidOptionError(f"{what}: n_moments must be an integer >= 2, got {n_moments!r}")
+    n_moments = int(n_moments)
+    if not isinstance(kernel, str) or kernel not in KERNELS:
+        raise InvalidOptionError(f"{what}: unknown kernel {kernel!r}; valid kernels: {', '.join(KERNELS)}")
+    max_bond = check_positive_int(max_bond, f"{what}: max_bond")
+    cutoff = check_cutoff(cutoff, f"{what}: cutoff")
+    pair, c, norm2, e0 = prepare(H, ground, A, B, center, what)
+    q = check_momenta(q, H.L, what)
+    phi = apply_at(ground, pair, c)
+    if not float(np.asarray(phi.norm())) > 1e-14 * math.sqrt(norm2):
+        raise ZeroNormError(f"{what}: B_c|0> = 0 (B = {pair.label_b!r} at site {c} annihilates the state)")
+    lo, hi = _bounds(H, phi, bounds, max_bond, what)
+    scale = (hi - lo) / (2.0 - PADDING)
+    shift = 0.5 * (hi + lo)
+    if omega is None:
+        omega = np.linspace(lo - e0, hi - e0, 400)
+    else:
+        omega = real_grid(omega, "omega (the frequencies)", what)
+    mu = chebyshev_moments(H, phi, site_arrays(ground), pair.a, pair.parity, scale, shift, n_moments, max_bond, cutoff)
+    mu /= norm2
+    g = jackson_kernel(n_moments) if kernel == "jackson" else np.ones(n_moments)
+    x = (omega + e0 - shift) / scale
+    inside = np.abs(x) < 1.0
+    xs = np.clip(x, -1.0, 1.0)
+    cheb = np.cos(np.outer(np.arange(n_moments), np.arccos(xs)))  # (N, n_omega)
+    coef = g[:, None] * mu * np.where(np.arange(n_moments) == 0, 1.0, 2.0)[:, None]  # (N, L)
+    density = np.zeros_like(xs)
+    density[inside] = 1.0 / (math.pi * scale * np.sqrt(1.0 - xs[inside] ** 2))
+    s_x = (cheb.T @ coef) * density[:, None]  # (n_omega, L)
+    s = spatial_transform(s_x, c, q).T  # (n_q, n_omega)
+    s = s.real if pair.hermitian_pair else s
+    resolution = 2.0 * math.sqrt(2.0 * math.log(2.0)) * math.pi * scale / n_moments
+    return SpectralFunction(
+        q=q,
+        omega=np.asarray(omega, float),
+        values=s,
+        window=kernel,
+        resolution=resolution,
+        method="chebyshev",
+        ops=(pair.label_a, pair.label_b),
+        negative_times="conjugate" if pair.hermitian_pair else "zero",
+        details={"n_moments": n_moments, "bounds": [lo, hi], "ground_energy": e0, "moments": mu},
+    )

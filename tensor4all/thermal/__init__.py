@@ -1,0 +1,39 @@
+"""Finite temperature: thermal states by purification (:func:`thermal_state`), thermodynamics as
+tidu derivatives of ``ln Z`` (:func:`thermodynamics`) and METTS (:func:`metts`, with its chains as
+a task list for Dask, :func:`metts_tasks`).
+
+Modules, bottom to top: ``results`` (the records), ``purified`` (the doubled local space, the
+infinite-temperature states), ``purification`` (the cooling loop and ``ln Z`` from the norms),
+``thermodynamics`` (the derivative path), ``metts``.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType as _ModuleType
+
+from .metts import MettsChain, collapse, metts, metts_tasks
+from .purification import thermal_state
+from .purified import purified_space
+from .results import MettsResult, MettsSample, ThermalResult, Thermodynamics
+from .thermodynamics import thermodynamics
+
+__all__ = [
+    "thermal_state",
+    "thermodynamics",
+    "metts",
+    "metts_tasks",
+    "MettsChain",
+    "collapse",
+    "purified_space",
+    "ThermalResult",
+    "Thermodynamics",
+    "MettsResult",
+    "MettsSample",
+]
+
+
+def __dir__() -> list[str]:
+    """The public names and the public submodules."""
+    return sorted(
+        set(__all__) | {n for n, v in globals().items() if isinstance(v, _ModuleType) and not n.startswith("_")}
+    )

@@ -1,0 +1,211 @@
+"""Thermal states by purification: :func:`thermal_state` cools the infinite-temperature
+purification in imaginary time with the existing engines (``tebd`` or ``tdvp`` on the doubled
+chain of :mod:`.purified`; no evolution code of its own) and reads ``ln Z`` from the norms.
+
+Bookkeeping of ``ln Z``: the purification ``|psi(beta)> = e^{-beta H/2} |psi_0>`` of a normalized
+start with ``Tr_sector 1 = e^{ln N}`` states has ``Z(beta) = e^{ln N} ||psi(beta)||^2``; every
+step of the evolution normalizes the state and records the factor it removed
+(``EvolutionRecord.norm``), so ``ln Z = ln N + 2 sum_k ln norm_k`` over the steps so far, exact
+in logarithms (no overflow at low temperature) up to the truncation of each step.
+
+The step: ``dbeta`` is a step in ``beta`` (the purification is evolved by ``dbeta / 2``),
+TEBD's fourth-order Suzuki splitting by default (its error on ``ln Z`` is ``O(dbeta^4)``; the
+measured figures are in ``docs/how-to/thermal.md``).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Callable
+
+import numpy as np
+
+from ..algorithms.evolution import EvolutionResult
+from ..algorithms.tdvp import tdvp
+from ..algorithms.tebd import tebd
+from ..networks.mpo import MPO
+from ..sites.charges import CONSERVED_CHARGES
+from ..tools.checks import check_bool, check_cutoff, check_positive_int, check_real
+from ..tools.errors import InvalidOptionError, Tensor4allTypeError
+from ..tools.keywords import keyword_hints
+from .purified import infinite_temperature_sites, purified_space
+from .results import ThermalResult
+
+__all__ = [
+    "thermal_state",
+    "beta_grid",
+    "purified_hamiltonian",
+    "check_thermal_hamiltonian",
+    "check_conserve",
+    "METHODS",
+]
+
+#: the imaginary-time engines :func:`thermal_state` can cool with
+METHODS = ("tebd", "tdvp")
+
+
+def check_thermal_hamiltonian(H: Any, what: str) -> MPO:
+    """``H`` if it is an MPO compiled from an OpSum on a named local space (its terms are
+    compiled again on the doubled sites)."""
+    if not isinstance(H, MPO):
+        raise Tensor4allTypeError(
+            f"{what}: H must be an MPO compiled from an OpSum (tensor4all.models, MPO.from_opsum), got {type(H).__name__}"
+        )
+    if H.opsum is None or H.local is None:
+        raise InvalidOptionError(
+            f"{what}: H was built from tensors, so its terms are unknown; build it with MPO.from_opsum "
+            "or a tensor4all.models function (the purification compiles H.opsum on physical + ancilla sites)"
+        )
+    return H
+
+
+def beta_grid(beta: Any, dbeta: Any, what: str) -> tuple[float, float, int]:
+    """``(beta, dbeta, n)`` with ``beta = n dbeta``: ``beta > 0`` and ``dbeta > 0`` finite, and ``dbeta``
+    dividing ``beta`` within a relative ``1e-9`` (else :class:`InvalidOptionError` naming both)."""
+    beta = check_real(beta, f"{what}: beta (the inverse temperature, a positive number)")
+    dbeta = check_real(dbeta, f"{what}: dbeta (the step in beta, a positive number)")
+    if not beta > 0.0:
+        raise InvalidOptionError(
+            f"{what}: beta must be positive (beta = 0 is the infinite-temperature start), got {beta!r}"
+        )
+    if not dbeta > 0.0:
+        raise InvalidOptionError(f"{what}: dbeta must be positive, got {dbeta!r}")
+    ratio = beta / dbeta
+    n = round(ratio)
+    if n < 1 or abs(ratio - n) > 1e-9 * max(1.0, ratio):
+        raise InvalidOptionError(
+            f"{what}: dbeta = {dbeta!r} does not divide beta = {beta!r} (beta / dbeta = {ratio:.6g}); "
+            "give a beta that is a whole number of steps"
+        )
+    if n > 10**7:
+        raise InvalidOptionError(f"{what}: beta / dbeta = {n} steps is too many; give a larger dbeta")
+    return n * dbeta, dbeta, n
+
+
+def check_conserve(conserve: Any, H: MPO, what: str) -> str | None:
+    if conserve is None:
+        return H.conserve
+    if conserve == "none":
+        return None
+    if not isinstance(conserve, str) or conserve not in CONSERVED_CHARGES:
+        raise InvalidOptionError(
+            f"{what}: conserve must be one of {', '.join(map(repr, CONSERVED_CHARGES))}, 'none' or None "
+            f"(the charge the MPO conserves), got {conserve!r}"
+        )
+    return conserve
+
+
+def purified_hamiltonian(H: MPO, conserve: str | None = None) -> MPO:
+    """``H (x) 1`` on the doubled sites: ``H.opsum`` compiled on :func:`purified_space` of ``H.local``
+    (``conserve`` marks the doubled charge, ``q_p - q_a``)."""
+    space = purified_space(H.local)
+    return MPO.from_opsum(H.opsum, H.L, space.name, conserve=conserve)
+
+
+@keyword_hints
+def thermal_state(
+    H: MPO,
+    beta: float,
+    *,
+    dbeta: float = 0.1,
+    method: str = "tebd",
+    order: int = 4,
+    max_bond: int = 128,
+    cutoff: float = 1e-12,
+    conserve: str | None = None,
+    sector: Any = None,
+    observables: dict[str, Any] | None = None,
+    every: int = 1,
+    threads: int | None = None,
+    progress: bool = False,
+    callback: Callable[[Any], Any] | None = None,
+) -> ThermalResult:
+    """Cool the purification of ``H`` from ``beta = 0`` to ``beta`` in steps ``dbeta``: ``ln Z``,
+    the energy and ``observables`` along the grid ``0, every dbeta, ..., beta``.
+
+    Args:
+        H: the Hamiltonian, an :class:`MPO` compiled from an OpSum (``tensor4all.models``,
+            ``MPO.from_opsum``); a chemical potential or a field is a term of it (grand canonical:
+            ``models.hubbard(L, mu=U/2)``).
+        beta: the final inverse temperature, ``> 0``, a whole number of steps ``dbeta``.
+        dbeta: the step in beta; each step applies ``e^{-dbeta H / 2}`` to the purification.
+        method: ``"tebd"`` (default; ``order`` 2 or 4, Suzuki's fourth order by default) or
+            ``"tdvp"`` (two-site TDVP, second order in ``dbeta``; any MPO, longer-range terms too).
+        max_bond, cutoff: the truncation of every step (as ``tebd``/``tdvp``).
+        conserve: the charge to conserve on the doubled sites (``"Sz"``, ``"N"``, ``"N,Sz"``,
+            ``"parity"``: ``q_p - q_a``, which the maximally entangled pairs hold at 0); None (default)
+            takes the charge ``H`` was compiled to conserve (``H.conserve``), ``"none"`` runs dense.
+        sector: None (grand canonical: every physical state) or a physical sector of the charge
+            ``conserve`` names (or of the first charge the local space declares): ``{"N": 4, "Sz": 0}``,
+            ``0`` for ``Sz = 0``; the canonical ensemble of that sector. A sector with no states
+            raises :class:`~tensor4all.SymmetryViolationError`.
+        observables: ``name -> spec`` as for :func:`tensor4all.tebd` (operator names of ``H.local``:
+            ``"Sz"`` measures ``Sz (x) 1``), measured at the output betas.
+        every: output every ``every`` steps (and at ``beta``).
+        threads, progress, callback: as for :func:`tensor4all.tebd` (the callback sees each step's
+            :class:`EvolutionRecord`, time ``beta / 2``).
+
+    Returns:
+        :class:`ThermalResult`.
+    """
+    what = "thermal_state"
+    H = check_thermal_hamiltonian(H, what)
+    beta, dbeta, n = beta_grid(beta, dbeta, what)
+    if not isinstance(method, str) or method not in METHODS:
+        raise InvalidOptionError(f"{what}: method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
+    if method == "tebd" and (isinstance(order, bool) or order not in (2, 4)):
+        raise InvalidOptionError(f"{what}: order must be 2 or 4, got {order!r}")
+    max_bond = check_positive_int(max_bond, f"{what}: max_bond")
+    cutoff = check_cutoff(cutoff, f"{what}: cutoff")
+    every = check_positive_int(every, f"{what}: every", InvalidOptionError)
+    progress = check_bool(progress, f"{what}: progress")
+    if observables is not None and not isinstance(observables, dict):
+        raise Tensor4allTypeError(f"{what}: observables must be a dict name -> spec, got {type(observables).__name__}")
+    if observables and "energy" in observables:
+        raise InvalidOptionError(
+            f"{what}: the energy is always measured (ThermalResult.energy); rename that observable"
+        )
+    charge = check_conserve(conserve, H, what)
+    psi, log_states = infinite_temperature_sites(H.local, H.L, charge, sector, what)
+    H2 = purified_hamiltonian(H, charge)
+    specs = {"energy": "energy", **(observables or {})}
+    half = 0.5 * dbeta
+    common = dict(imaginary=True, max_bond=max_bond, cutoff=cutoff, observables=specs, every=every, threads=threads)
+    common.update(callback=callback)
+    if method == "tebd":
+        res: EvolutionResult = tebd(H2, psi, n * half, half, order=order, progress=progress, **common)
+    else:  # tdvp's progress is a callable or None (True: a bar)
+        res = tdvp(H2, psi, n * half, half, progress=True if progress else None, **common)
+    return _result(res, log_states, sector, charge, method, every, n)
+
+
+def _result(
+    res: EvolutionResult, log_states: float, sector: Any, charge: str | None, method: str, every: int, n: int
+) -> ThermalResult:
+    """``ln Z`` at the output steps from the per-step norm factors."""
+    logs = np.cumsum([math.log(r.norm) for r in res.history])
+    steps = [0] + [k for k in range(1, n + 1) if k % every == 0 or k == n]
+    log_z = np.array([log_states + (2.0 * logs[k - 1] if k else 0.0) for k in steps])
+    obs = dict(res.observables)
+    energy = np.real(np.asarray(obs.pop("energy"), dtype=complex)) if "energy" in obs else np.zeros(len(steps))
+    return ThermalResult(
+        betas=2.0 * np.asarray(res.times, dtype=float),
+        log_z=log_z,
+        energy=energy,
+        observables=obs,
+        state=res.state,
+        log_states=float(log_states),
+        sector=_plain_sector(sector),
+        conserve=charge,
+        method=method,
+        history=list(res.history),
+    )
+
+
+def _plain_sector(sector: Any) -> Any:
+    if sector is None or isinstance(sector, (numbers.Number, str)):
+        return sector
+    if isinstance(sector, dict):
+        return {str(k): v for k, v in sector.items()}
+    return list(sector)

@@ -1,0 +1,246 @@
+"""Finite temperature (tensor4all.thermal): purification against exact results computed here
+(free fermions of the XX chain and of the TFIM by Jordan-Wigner, explicit matrices for the
+Heisenberg and Hubbard chains), thermodynamics as tidu derivatives of ln Z, METTS."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import tensor4all as t4a
+from tensor4all import models
+from tensor4all.references import sparse_hamiltonian
+from tensor4all.thermal import purified_space
+from tensor4all.thermal.purified import infinite_temperature_sites
+
+
+# ---- exact references ----------------------------------------------------------------------
+def free_fermions(eps: np.ndarray, betas: np.ndarray, const: float = 0.0) -> tuple:
+    """ln Z, E, C of H = sum_k eps_k n_k + const (every occupation allowed)."""
+    b = np.asarray(betas, dtype=float)[:, None]
+    x = b * eps
+    log_z = np.sum(np.logaddexp(0.0, -x), axis=1) - b[:, 0] * const
+    f = 0.5 * (1.0 - np.tanh(0.5 * x))  # 1 / (e^x + 1)
+    energy = np.sum(eps * f, axis=1) + const
+    heat = b[:, 0] ** 2 * np.sum(eps**2 * f * (1.0 - f), axis=1)
+    return log_z, energy, heat
+
+
+def xx_levels(L: int, J: float = 1.0) -> np.ndarray:
+    """H = J sum (Sx Sx + Sy Sy): hopping J/2 of Jordan-Wigner fermions on the open chain."""
+    t = np.diag(np.full(L - 1, 0.5 * J), 1)
+    return np.linalg.eigvalsh(t + t.T)
+
+
+def tfim_levels(L: int, J: float = 1.0, g: float = 1.0) -> tuple[np.ndarray, float]:
+    """H = -J sum Z Z - g sum X (Pauli): sum_k e_k (n_k - 1/2), e_k = 2 sigma_k of the bidiagonal
+    matrix (g on the diagonal, J above it): levels e_k and the constant -sum e_k / 2."""
+    m = np.diag(np.full(L, g)) + np.diag(np.full(L - 1, J), 1)
+    e = 2.0 * np.linalg.svd(m, compute_uv=False)
+    return e, -0.5 * float(np.sum(e))
+
+
+def ed_thermal(h: np.ndarray, betas: np.ndarray) -> tuple:
+    w = np.linalg.eigvalsh(h)
+    out = []
+    for b in betas:
+        p = np.exp(-b * (w - w[0]))
+        z = p.sum()
+        e = float(np.sum(w * p) / z)
+        out.append((math.log(z) - b * w[0], e, b * b * (float(np.sum(w * w * p) / z) - e * e)))
+    return tuple(np.array(x) for x in zip(*out))
+
+
+def rel(a, b):
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-300))
+
+
+# ---- the doubled space and the start -----------------------------------------------------
+def test_purified_space_orders_the_basis_by_charge_and_keeps_the_operators():
+    sp2 = purified_space("spin-1/2")
+    assert sp2.dim == 4 and sp2.charges["2Sz"] == (-2, 0, 0, 2)
+    el = purified_space("electron")
+    q = [(n, s) for n, s in zip(el.charges["N"], el.charges["2Sz"])]
+    assert q == sorted(q) and el.fermionic == t4a.sites.local_spaces.local_space("electron").fermionic
+    sz = sp2.matrix("Sz")
+    assert np.allclose(np.sort(np.diag(sz)), [-0.5, -0.5, 0.5, 0.5]) and np.allclose(sz, np.diag(np.diag(sz)))
+
+
+@pytest.mark.parametrize("conserve", [None, "Sz"])
+def test_the_canonical_start_spans_the_sector(conserve):
+    psi, log_states = infinite_temperature_sites("spin-1/2", 8, conserve, 1, "test")
+    assert math.isclose(log_states, math.log(math.comb(8, 3)), rel_tol=1e-14)
+    assert math.isclose(float(psi.norm()), 1.0, rel_tol=1e-13)
+    with pytest.raises(t4a.SymmetryViolationError, match="has no states"):
+        infinite_temperature_sites("spin-1/2", 8, conserve, 5, "test")
+
+
+# ---- purification against exact results --------------------------------------------------
+def test_xx_chain_ln_z_and_energy_against_free_fermions():
+    L = 32
+    res = t4a.thermal_state(models.xx(L, conserve="Sz"), 10.0, dbeta=0.2, every=10, cutoff=1e-14, max_bond=256)
+    log_z, energy, _ = free_fermions(xx_levels(L), res.betas)
+    assert np.allclose(res.betas, [0, 2, 4, 6, 8, 10])
+    assert rel(res.log_z, log_z) < 1e-6
+    assert rel(res.energy[1:], energy[1:]) < 1e-6
+    assert res.conserve == "Sz" and res.state.symmetric
+    assert np.allclose(res.entropy[0], L * math.log(2))
+
+
+def test_tfim_energy_against_jordan_wigner():
+    L = 24
+    res = t4a.thermal_state(models.tfim(L, g=1.0), 4.0, dbeta=0.2, every=5, cutoff=1e-14, max_bond=256)
+    e, const = tfim_levels(L)
+    log_z, energy, _ = free_fermions(e, res.betas, const)
+    assert rel(res.log_z, log_z) < 1e-6
+    assert rel(res.energy[1:], energy[1:]) < 1e-6 and abs(res.energy[0]) < 1e-14
+
+
+def test_tfim_levels_reproduce_exact_diagonalization():
+    L = 6
+    e, const = tfim_levels(L)
+    w = np.linalg.eigvalsh(sparse_hamiltonian(models.tfim_opsum(L), L, "pauli").toarray())
+    levels = np.sort([const + sum(e[k] for k in range(L) if (m >> k) & 1) for m in range(2**L)])
+    assert np.allclose(levels, w)
+
+
+def hubbard_matrix(L: int, t: float, U: float, mu: float) -> sp.csr_matrix:
+    """-t sum (c+_i,s c_i+1,s + h.c.) + U sum n_up n_dn - mu sum n, with explicit Jordan-Wigner
+    strings over the modes (site 0 up, site 0 down, site 1 up, ...), site 0 most significant."""
+    a, z, e = np.array([[0.0, 1.0], [0.0, 0.0]]), np.diag([1.0, -1.0]), np.eye(2)
+
+    def c(m: int) -> sp.csr_matrix:
+        out = sp.csr_matrix(np.ones((1, 1)))
+        for o in [z] * m + [a] + [e] * (2 * L - m - 1):
+            out = sp.kron(out, sp.csr_matrix(o), format="csr")
+        return out
+
+    cs = [c(m) for m in range(2 * L)]
+    n = [x.T @ x for x in cs]
+    h = sp.csr_matrix((4**L, 4**L))
+    for i in range(L - 1):
+        for s in range(2):
+            hop = cs[2 * i + s].T @ cs[2 * i + 2 + s]
+            h = h - t * (hop + hop.T)
+    for i in range(L):
+        h = h + U * (n[2 * i] @ n[2 * i + 1]) - mu * (n[2 * i] + n[2 * i + 1])
+    return h
+
+
+def test_hubbard_grand_canonical_against_exact_diagonalization():
+    """L = 4 here (4^L states, the matrix built in this test)."""
+    L, U = 4, 4.0
+    H = models.hubbard(L, U=U, mu=U / 2)
+    res = t4a.thermal_state(H, 2.0, dbeta=0.1, every=10, cutoff=1e-14, max_bond=512, observables={"n": "Ntot"})
+    assert np.allclose(np.asarray(res.observables["n"])[-1], 1.0, atol=1e-8)  # half filling at mu = U/2
+    log_z, energy, _ = ed_thermal(hubbard_matrix(L, 1.0, U, U / 2).toarray(), res.betas)
+    assert rel(res.log_z, log_z) < 1e-6
+    assert rel(res.energy, energy) < 1e-6
+
+
+def test_canonical_heisenberg_sector_and_tdvp_against_exact_diagonalization():
+    L = 8
+    H = models.heisenberg(L, conserve="Sz")
+    h = sparse_hamiltonian(H.opsum, L).toarray()
+    ups = np.array([L - bin(i).count("1") for i in range(2**L)])
+    idx = np.nonzero(ups == L // 2)[0]
+    res = t4a.thermal_state(H, 2.0, dbeta=0.1, sector=0, cutoff=1e-14, max_bond=512, every=10)
+    log_z, energy, _ = ed_thermal(h[np.ix_(idx, idx)], res.betas)
+    assert rel(res.log_z, log_z) < 1e-6 and rel(res.energy[1:], energy[1:]) < 1e-6
+    td = t4a.thermal_state(H, 2.0, dbeta=0.05, method="tdvp", cutoff=1e-14, max_bond=512, every=20)
+    log_z, energy, _ = ed_thermal(h, td.betas)
+    assert rel(td.log_z, log_z) < 1e-6 and rel(td.energy[1:], energy[1:]) < 1e-5
+
+
+# ---- thermodynamics as derivatives -------------------------------------------------------
+def test_specific_heat_of_the_xx_chain_from_derivatives():
+    L = 8
+    th = t4a.thermodynamics(models.xx(L), 4.0, dbeta=0.2, every=5, cutoff=1e-16, max_bond=256)
+    log_z, energy, heat = free_fermions(xx_levels(L), th.betas)
+    assert rel(th.log_z, log_z) < 1e-7
+    assert rel(th.energy[1:], energy[1:]) < 1e-6
+    assert rel(th.specific_heat[1:], heat[1:]) < 1e-6 and th.specific_heat[0] == 0.0
+
+
+def test_susceptibility_from_derivatives_in_the_field():
+    """chi = beta Var(sum Sz) = beta sum_k f_k (1 - f_k) for the XX chain; the field run conserves Sz
+    (a field that splits degenerate singular values of a dense run makes their derivatives blow up)."""
+    L = 6
+    th = t4a.thermodynamics(models.xx(L, conserve="Sz"), 2.0, dbeta=0.2, every=5, cutoff=1e-16, field="Sz",
+                            conserve="Sz")  # fmt: skip
+    b = th.betas[1:, None]
+    f = 1.0 / (np.exp(b * xx_levels(L)) + 1.0)
+    assert rel(th.susceptibility[1:], b[:, 0] * np.sum(f * (1 - f), axis=1)) < 1e-6
+    assert np.max(np.abs(th.magnetization)) < 1e-7
+
+
+def test_derivatives_match_measured_energies_and_reverse_mode():
+    L, beta = 6, 2.0
+    H = models.tfim(L, g=1.0)
+    th = t4a.thermodynamics(H, beta, dbeta=0.2, every=5, cutoff=1e-16)
+    ts = t4a.thermal_state(H, beta, dbeta=0.2, every=5, cutoff=1e-16)
+    assert np.allclose(th.log_z, ts.log_z, rtol=1e-12)
+    assert rel(th.energy[1:], ts.energy[1:]) < 1e-5  # -d ln Z / d beta of the Trotterized Z vs <H>: O(dbeta^4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # reverse mode warns about degenerate singular values
+        rv = t4a.thermodynamics(H, beta, dbeta=0.2, cutoff=1e-16, mode="reverse")
+    assert rv.betas.tolist() == [beta]
+    assert math.isclose(rv.specific_heat[0], th.specific_heat[-1], rel_tol=1e-6)  # reverse: degenerate blocks
+    # and against a finite difference of the computed energies (smooth in beta)
+    h = 0.05
+    e = [t4a.thermal_state(H, b, dbeta=0.05, cutoff=1e-16).energy[-1] for b in (beta - h, beta + h)]
+    c_fd = -(beta**2) * (e[1] - e[0]) / (2 * h)
+    assert math.isclose(th.specific_heat[-1], c_fd, rel_tol=2e-3)  # the difference's O(h^2)
+
+
+# ---- METTS ---------------------------------------------------------------------------------
+def test_metts_energy_of_the_heisenberg_chain_against_exact_diagonalization(capsys):
+    """L = 10 here (L = 16, beta = 4 in docs/how-to/thermal.md: ED -6.47957)."""
+    L, beta = 10, 4.0
+    H = models.heisenberg(L)
+    res = t4a.metts(H, beta, 12, chains=4, seed=3, dbeta=0.2, order=4, max_bond=64, cutoff=1e-10)
+    w = np.linalg.eigvalsh(sparse_hamiltonian(H.opsum, L).toarray())
+    p = np.exp(-beta * (w - w[0]))
+    exact = float(np.sum(w * p) / p.sum())
+    with capsys.disabled():
+        print(f"\nMETTS L={L} beta={beta}: {res.energy:.5f} +- {res.energy_error:.5f} (ED {exact:.5f})")
+    assert abs(res.energy - exact) < 3 * res.energy_error
+    assert len(res.samples) == 48 and {s.basis for s in res.samples} == {"z", "x"}
+
+
+def test_metts_in_a_sector_keeps_the_charge():
+    H = models.heisenberg(6, conserve="Sz")
+    res = t4a.metts(H, 1.0, 3, bases="z", conserve="Sz", dbeta=0.5, observables=("Sz",))
+    totals = {round(float(np.sum(s.observables["Sz"])), 8) for s in res.samples}
+    assert len(totals) == 1
+
+
+def test_metts_on_two_dask_workers_is_bit_identical_to_serial():
+    dd = pytest.importorskip("distributed")
+    H = models.heisenberg(8)
+    kw = dict(chains=2, seed=7, dbeta=0.25, max_bond=32, warmup=1, observables=("Sz",))
+    serial = t4a.metts(H, 1.0, 3, **kw)
+    with dd.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with dd.Client(cluster) as client:
+            parallel = t4a.metts(H, 1.0, 3, client=client, **kw)
+    assert [s.energy for s in serial.samples] == [s.energy for s in parallel.samples]
+    assert [s.collapsed for s in serial.samples] == [s.collapsed for s in parallel.samples]
+    assert all(
+        np.array_equal(a.observables["Sz"], b.observables["Sz"]) for a, b in zip(serial.samples, parallel.samples)
+    )
+
+
+def test_a_purified_space_leaves_the_guess_of_a_states_space_alone():
+    """Registering the doubled space ``spin-1/2+ancilla`` (dimension 4) does not make the
+    measurements' guess of an electron chain's space ambiguous: the guess looks only among the
+    built-in spaces; the doubled one is named with ``local=``."""
+    from tensor4all import measurements
+
+    purified_space("spin-1/2")
+    psi = t4a.MPS.random(4, 4, bond_dim=2, seed=1)
+    assert np.all(np.isfinite(measurements.spin_correlation(psi, 0)))  # read as an electron chain
