@@ -138,27 +138,7 @@ class DMRGRun:
                 f"{'seconds':>8}" + (f"  {'blocks':>6}" if p["conserve"] else "")
             )
         t1 = time.perf_counter()
-        res = run_reported(
-            lambda: dmrg(
-                H,
-                psi0,
-                max_bond=list(a.chi),
-                sweeps=a.sweeps,
-                cutoff=list(a.cutoff),
-                tol=a.tol,
-                two_site=a.two_site,
-                noise=p["noise"],
-                seed=a.seed,
-                callback=self.on_sweep,
-                progress=self.on_bond,
-                threads=a.threads,
-                conserve=p["conserve"],
-                sector=p["sector"],
-                placement=tf.gpu(0) if a.device == "gpu" else tf.CPU,
-            ),
-            self.parser.error,
-            self.close_bar,
-        )
+        res = self.run_dmrg(H, psi0, p)
         self.excited = self.run_excited(H, psi0, p, res) if a.states > 1 else None
         t_dmrg = time.perf_counter() - t1
         t2 = time.perf_counter()
@@ -204,38 +184,41 @@ class DMRGRun:
             PROG,
         )
 
-    def run_excited(self, H: Any, psi0: Any, p: dict[str, Any], ground: Any) -> ExcitedStates:
-        """States 1..N-1 of ``--states N``: each a DMRG with the run's options, orthogonal to the
-        states before it (the table per sweep of each under its own header)."""
+    def run_dmrg(self, H: Any, psi0: Any, p: dict[str, Any], k: int = 0, earlier: Sequence[Any] = ()) -> Any:
+        """State ``k`` of the run: the ground state (``k = 0``), or with ``--states`` a DMRG orthogonal to
+        the ``earlier`` states (seed ``--seed + k``); errors end the command with their message."""
         a = self.args
+        return run_reported(
+            lambda: dmrg(
+                H,
+                psi0,
+                max_bond=list(a.chi),
+                sweeps=a.sweeps,
+                cutoff=list(a.cutoff),
+                tol=a.tol,
+                two_site=a.two_site,
+                noise=p["noise"],
+                seed=a.seed + k,
+                callback=self.on_sweep,
+                progress=self.on_bond,
+                threads=a.threads,
+                conserve=p["conserve"],
+                sector=p["sector"],
+                placement=tf.gpu(0) if a.device == "gpu" else tf.CPU,
+                orthogonal_to=list(earlier),
+            ),
+            self.parser.error,
+            self.close_bar,
+        )
+
+    def run_excited(self, H: Any, psi0: Any, p: dict[str, Any], ground: Any) -> ExcitedStates:
+        """States 1..N-1 of ``--states N``, each orthogonal to the states before it (the table per
+        sweep of each under its own header)."""
         results = [ground]
-        for k in range(1, a.states):
+        for k in range(1, self.args.states):
             if self.show_table:
                 self.print(f"state {k}: orthogonal to states 0..{k - 1}")
-            results.append(
-                run_reported(
-                    lambda: dmrg(
-                        H,
-                        psi0,
-                        max_bond=list(a.chi),
-                        sweeps=a.sweeps,
-                        cutoff=list(a.cutoff),
-                        tol=a.tol,
-                        two_site=a.two_site,
-                        noise=p["noise"],
-                        seed=a.seed + k,
-                        callback=self.on_sweep,
-                        progress=self.on_bond,
-                        threads=a.threads,
-                        conserve=p["conserve"],
-                        sector=p["sector"],
-                        placement=tf.gpu(0) if a.device == "gpu" else tf.CPU,
-                        orthogonal_to=[r.state for r in results],
-                    ),
-                    self.parser.error,
-                    self.close_bar,
-                )
-            )
+            results.append(self.run_dmrg(H, psi0, p, k, [r.state for r in results]))
         return excited_result(results)
 
     def summary(

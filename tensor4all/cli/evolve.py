@@ -32,13 +32,12 @@ The model table (couplings, letters, charges, Hamiltonians, exact references) li
 from __future__ import annotations
 
 import argparse
-import copy
 import sys
 from typing import Any, Sequence
 
 from .common import CONSERVE, add_output_options, integer_arg, real_arg
 from .lattice import StoreGiven
-from .models import ALL_MODEL_OPTIONS, DEFAULTS, LETTERS, MODELS
+from .models import ALL_MODEL_OPTIONS, LETTERS, MODELS, DmrgOptions, add_couplings
 from .evolve_checks import ROWS, T_FINAL, check
 from .evolve_plot import write_evolve_plot
 from .evolve_run import SCHEMA, EvolveRun
@@ -134,15 +133,8 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
         epilog=_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    dmrg_actions = {a.dest: a for a in dmrg_parser._actions}
-
-    def copied(group: Any, dest: str, help: str | None = None, default: Any = "keep") -> None:
-        a = copy.copy(dmrg_actions[dest])
-        if help is not None:
-            a.help = help
-        if default != "keep":
-            a.default = default
-        group._add_action(a)
+    dmrg = DmrgOptions(dmrg_parser)
+    copied = dmrg.copy
 
     m = p.add_argument_group("model")
     m.add_argument(
@@ -154,28 +146,13 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
         "H = -t sum_s (c+_{i s} c_{i+1 s} + h.c.) + U sum n_up n_dn - mu sum n (the hopping --t, as in "
         "dmrg; tensor4all.models.hubbard). Default: %(default)s",
     )
-    copied(m, "L", default=16)
-    copied(
+    add_couplings(
         m,
-        "J",
-        help="exchange coupling (xx/heisenberg/xxz: the XX+YY part; tfim: the ZZ coupling; for hubbard "
+        dmrg,
+        L=16,
+        J_help="exchange coupling (xx/heisenberg/xxz: the XX+YY part; tfim: the ZZ coupling; for hubbard "
         "the deprecated spelling of --t) (default: 1.0)",
-    )
-    copied(m, "Jz")
-    copied(m, "h", help="longitudinal field of xx/heisenberg/xxz, the term -h sum Sz (default: 0)")
-    copied(m, "g")
-    copied(m, "t", help="hopping of hubbard, -t sum (c+ c + h.c.), as in dmrg (default: 1)")
-    m.add_argument(
-        "--U",
-        type=dmrg_actions["J"].type,
-        default=None,
-        help=f"on-site interaction of hubbard, U sum n_up n_dn (default: {DEFAULTS['U']:g})",
-    )
-    m.add_argument(
-        "--mu",
-        type=dmrg_actions["J"].type,
-        default=None,
-        help=f"chemical potential of hubbard, the term -mu sum n (default: {DEFAULTS['mu']:g})",
+        t_help="hopping of hubbard, -t sum (c+ c + h.c.), as in dmrg (default: 1)",
     )
     q = p.add_argument_group(
         "quench (with --state ground: the ground state of the couplings above, then the evolution with these)"
@@ -184,7 +161,7 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
         q.add_argument(
             f"--quench-{name}",
             dest=f"quench_{name}",
-            type=dmrg_actions["J"].type,
+            type=dmrg.type("J"),
             default=None,
             metavar=name.upper(),
             help=f"--{name} of the Hamiltonian that evolves the ground state (default: --{name}, no change)",
@@ -259,7 +236,7 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
     )
     a.add_argument(
         "--cutoff",
-        type=dmrg_actions["tol"].type,
+        type=dmrg.type("tol"),
         default=1e-10,
         help="truncation cutoff: the largest discarded weight (relative sum of squared singular "
         "values) per bond (default: %(default)g)",
@@ -277,7 +254,7 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
     copied(
         a,
         "threads",
-        help=dmrg_actions["threads"]
+        help=dmrg.actions["threads"]
         .help.replace("during the sweeps", "during the evolution")
         .replace("largest chi", "--max-bond"),
     )

@@ -21,6 +21,7 @@ and ``<Ntot_i>``).
 from __future__ import annotations
 
 import argparse
+import copy
 import math
 from typing import Any
 
@@ -51,6 +52,8 @@ __all__ = [
     "exact_reference_applies",
     "exact_profile",
     "mpo_bond",
+    "DmrgOptions",
+    "add_couplings",
 ]
 
 MODELS = ("xx", "heisenberg", "xxz", "tfim", "hubbard")
@@ -201,3 +204,46 @@ def exact_profile(model: str, letters: str, times: Any, p: dict[str, float]) -> 
         up, dn = references.hubbard_free_densities([_ELECTRON.index(c) for c in letters], times, p["t"])
         return {"Sz": 0.5 * (up - dn), "Ntot": up + dn}
     return {"Sz": references.xx_magnetization(["ud".index(c) for c in letters], times, p["J"])}
+
+
+class DmrgOptions:
+    """The options of the ``dmrg`` parser, for the commands that take the same ones (``evolve``,
+    ``spectrum``, ``thermal``): ``copy(group, dest)`` adds a copy of one (its help and default
+    changed where given), ``type(dest)`` is its argument type."""
+
+    def __init__(self, dmrg_parser: argparse.ArgumentParser):
+        self.actions = {a.dest: a for a in dmrg_parser._actions}
+
+    def type(self, dest: str) -> Any:
+        return self.actions[dest].type
+
+    def copy(self, group: Any, dest: str, help: str | None = None, default: Any = "keep") -> None:
+        a = copy.copy(self.actions[dest])
+        if help is not None:
+            a.help = help
+        if default != "keep":
+            a.default = default
+        group._add_action(a)
+
+
+def add_couplings(group: Any, dmrg: DmrgOptions, *, L: int, J_help: str, t_help: str) -> None:
+    """The chain length and the couplings of :data:`MODELS` (``--L``, ``--J``, ``--Jz``, ``--h``,
+    ``--g``, ``--t`` as ``dmrg`` has them, and Hubbard's ``--U`` and ``--mu``)."""
+    dmrg.copy(group, "L", default=L)
+    dmrg.copy(group, "J", help=J_help)
+    dmrg.copy(group, "Jz")
+    dmrg.copy(group, "h", help="longitudinal field of xx/heisenberg/xxz, the term -h sum Sz (default: 0)")
+    dmrg.copy(group, "g")
+    dmrg.copy(group, "t", help=t_help)
+    group.add_argument(
+        "--U",
+        type=dmrg.type("J"),
+        default=None,
+        help=f"on-site interaction of hubbard, U sum n_up n_dn (default: {DEFAULTS['U']:g})",
+    )
+    group.add_argument(
+        "--mu",
+        type=dmrg.type("J"),
+        default=None,
+        help=f"chemical potential of hubbard, the term -mu sum n (default: {DEFAULTS['mu']:g})",
+    )

@@ -18,7 +18,6 @@ table, JSON record, saved arrays and figure are :mod:`tensor4all.cli.spectrum_ru
 from __future__ import annotations
 
 import argparse
-import copy
 import math
 import os
 import sys
@@ -27,7 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .common import CONSERVE, installed, integer_arg, real_arg
-from .models import ALL_MODEL_OPTIONS, DEFAULTS, MODEL_OPTIONS, MODELS, charge_of, local_of
+from .models import ALL_MODEL_OPTIONS, MODEL_OPTIONS, MODELS, DmrgOptions, add_couplings, charge_of, local_of
 from .spectrum_run import SCHEMA, SpectrumRun
 from ..sites.local_spaces import local_space
 from ..spectra.correlation import check_window_time
@@ -93,15 +92,8 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
         epilog=_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    dmrg_actions = {a.dest: a for a in dmrg_parser._actions}
-
-    def copied(group: Any, dest: str, help: str | None = None, default: Any = "keep") -> None:
-        a = copy.copy(dmrg_actions[dest])
-        if help is not None:
-            a.help = help
-        if default != "keep":
-            a.default = default
-        group._add_action(a)
+    dmrg = DmrgOptions(dmrg_parser)
+    copied = dmrg.copy
 
     m = p.add_argument_group("model (the ground state: DMRG in the sector the dmrg command chooses)")
     m.add_argument(
@@ -112,23 +104,12 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
         "g sum X; hubbard: H = -t sum_s (c+_{i s} c_{i+1 s} + h.c.) + U sum n_up n_dn - mu sum n, at half "
         "filling. Default: %(default)s",
     )
-    copied(m, "L", default=24)
-    copied(m, "J", help="exchange coupling (xx/heisenberg/xxz: the XX+YY part; tfim: the ZZ coupling) (default: 1.0)")
-    copied(m, "Jz")
-    copied(m, "h", help="longitudinal field of xx/heisenberg/xxz, the term -h sum Sz (default: 0)")
-    copied(m, "g")
-    copied(m, "t", help="hopping of hubbard, -t sum (c+ c + h.c.) (default: 1)")
-    m.add_argument(
-        "--U",
-        type=dmrg_actions["J"].type,
-        default=None,
-        help=f"on-site interaction of hubbard (default: {DEFAULTS['U']:g})",
-    )
-    m.add_argument(
-        "--mu",
-        type=dmrg_actions["J"].type,
-        default=None,
-        help=f"chemical potential of hubbard (default: {DEFAULTS['mu']:g})",
+    add_couplings(
+        m,
+        dmrg,
+        L=24,
+        J_help="exchange coupling (xx/heisenberg/xxz: the XX+YY part; tfim: the ZZ coupling) (default: 1.0)",
+        t_help="hopping of hubbard, -t sum (c+ c + h.c.) (default: 1)",
     )
     c = p.add_argument_group("correlation")
     c.add_argument(
@@ -209,7 +190,7 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
     )
     a.add_argument(
         "--cutoff",
-        type=dmrg_actions["tol"].type,
+        type=dmrg.type("tol"),
         default=1e-10,
         help="truncation cutoff: the largest discarded weight per bond (default: %(default)g)",
     )
