@@ -225,8 +225,9 @@ def cli_times(repeat: int) -> None:
             for mode in ("auto", "none") if r % 2 == 0 else ("none", "auto"):
                 out = _cli([*cmd.split(), "--quiet", "--conserve", mode], env)
                 ts[mode].append(float(re.search(r"^time\s+([0-9.]+) s", out, re.M).group(1)))
-                if mode == "auto":
-                    sym = re.search(r"symmetry\s+(.*)", out).group(1).strip()
+                if mode == "auto":  # evolve's header says what --conserve auto runs ("runs"), dmrg's its symmetry
+                    found = re.search(r"^\s+runs\s+(.*)", out, re.M) or re.search(r"symmetry\s+(.*)", out)
+                    sym = found.group(1).strip()[:60]
         a, n = statistics.median(ts["auto"]), statistics.median(ts["none"])
         print(f"| {name} | {a:.3f} | {n:.3f} | {a / n:.2f} | {sym} |", flush=True)
 

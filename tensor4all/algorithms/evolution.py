@@ -51,6 +51,7 @@ __all__ = [
     "choose_conserve",
     "full_bond_dims",
     "AUTO_DENSE_BELOW",
+    "auto_dense",
     "NAMED_OBSERVABLES",
 ]
 
@@ -375,16 +376,25 @@ def choose_conserve(conserve: Any, psi: MPS, chi: int, method: str, real: bool, 
         return psi, f"{psi.conserve}: the state is symmetric"
     if conserve == "none":
         return psi.dense(), "dense: conserve='none'"
+    dense, reason = auto_dense(psi, chi, method, real)
+    if dense:
+        _log.info("%s: %s", what, reason)
+        return psi.dense(), reason
+    return psi, reason
+
+
+def auto_dense(psi: MPS, chi: int, method: str, real: bool) -> tuple[bool, str]:
+    """What ``conserve="auto"`` does with the symmetric state ``psi`` (see :func:`choose_conserve`):
+    whether it runs densely, and the sentence saying why (what the command line prints before the
+    run)."""
     dims, full = psi.phys_dims, full_bond_dims(psi)
     sizes = [dims[b] * dims[b + 1] * min(chi, f) ** 2 for b, f in enumerate(full)]
     size, below = round(sum(sizes) / max(len(sizes), 1)), AUTO_DENSE_BELOW[(method, "real" if real else "complex")]
     if size <= below:
-        reason = (
+        return True, (
             f"dense: conserve='auto' and the run's size, d_b d_(b+1) chi_b^2 averaged over the bonds = {size} "
             f"(chi_b up to {min(chi, max(full, default=1))}), is at most {below}, where a {method} run in "
             f"{'real' if real else 'complex'} arithmetic is faster dense (AUTO_DENSE_BELOW); the state "
             f"({psi.conserve}) runs as psi.dense()"
         )
-        _log.info("%s: %s", what, reason)
-        return psi.dense(), reason
-    return psi, f"{psi.conserve}: conserve='auto' and the run's size, {size}, is above {below}"
+    return False, f"{psi.conserve}: conserve='auto' and the run's size, {size}, is above {below}"

@@ -57,6 +57,7 @@ from ..tools.device import cupy_module, to_device
 from ..structured.site_matrices import Pieces, SiteMatrices, bond_sectors
 from ..networks.environments import EnvCache
 from .sector_absorb import absorb_groups, absorb_mpo, sandwich
+from .sector_dense import Dense
 from .sector_sides import SectorSides
 from .sector_operator import Env, PreparedRectangles, SectorOperator
 from .schedule import LEFT, RIGHT, Step
@@ -94,6 +95,8 @@ class SectorLocal:
 
 
 def _env_bytes(env: Env) -> int:
+    if isinstance(env, Dense):  # its blocks are views of one array
+        return env.dense.nbytes
     return sum(b.nbytes for d in env for b in d.values())
 
 

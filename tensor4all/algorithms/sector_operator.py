@@ -10,8 +10,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..tools.device import array_module, is_device_array, to_host
+from .sector_dense import Dense, gathered_matrix
 
-__all__ = ["SectorOperator", "SPARSE_CALL_FLOPS", "DENSE_OPERATOR_BYTES", "PreparedRectangles"]
+__all__ = ["SectorOperator", "SPARSE_CALL_FLOPS", "DENSE_OPERATOR_BYTES", "GATHER_ENTRIES", "PreparedRectangles"]
 
 Env = list  # per MPO state w: {charge: matrix}
 
@@ -105,7 +106,9 @@ class SectorOperator:
     flop model (:func:`_holds_matrix`) says that building it and :data:`EXPECTED_PRODUCTS`
     products cost less than as many products by blocks, two GEMM calls per term. That is what
     small chains need: their local problems hold tens to hundreds of states in up to a hundred
-    terms, and the calls, not the arithmetic, take the time.
+    terms, and the calls, not the arithmetic, take the time. Between two small sides held as
+    whole arrays (:class:`~.sector_dense.Dense`) such a matrix is gathered from them at once
+    (:data:`GATHER_ENTRIES`), without a call per term.
 
     Otherwise the products go by blocks. With ``regions`` (the nonzero rectangles of the absorbed
     ``LW``/``WR`` blocks, :class:`PreparedRectangles`, None for a bare side), a block whose zeros
@@ -137,40 +140,43 @@ class SectorOperator:
         self.shape = (n, n)
         self.dtype = dtype
         self.index = {m: k for k, m in enumerate(sectors)}
-        found = []  # (out sector k, in sector k', w, m, LW block, WR block)
+        self.matvecs = 0
+        if _gathers(lw, wr, len(c_mid), n, dtype):  # a small problem between small sides: its matrix at once
+            self.matrix_on_host, self.terms = True, []
+            self.matrix = gathered_matrix(lw, wr, sectors, rows, cols, n)
+            return
+        found = []  # (out sector k, in sector k', w, m): LW[w][m] is (rows k) x (rows k'), WR[w][m] the same of cols
         for w, c in enumerate(c_mid):
+            lw_w, wr_w = lw[w], wr[w]
             for k, m in enumerate(sectors):
                 kin = self.index.get(norm(m - c))
-                a = lw[w].get(m)
-                b = wr[w].get(m)
-                if kin is not None and a is not None and b is not None:
-                    found.append((k, kin, w, m, a, b))
-        self.matrix_on_host = _holds_matrix(found, n, dtype)
-        self.matrix = self._build(found) if self.matrix_on_host else None
+                if kin is not None and m in lw_w and m in wr_w:
+                    found.append((k, kin, w, m))
+        like = (lw[found[0][2]][found[0][3]], wr[found[0][2]][found[0][3]]) if found else None
+        self.matrix_on_host = _holds_matrix([(k, kin) for k, kin, *_ in found], self.shapes, n, dtype, like)
+        self.matrix = None
+        if self.matrix_on_host:
+            self.matrix = self._build([(k, kin, lw[w][m], wr[w][m]) for k, kin, w, m in found])
         # (out sector k, in sector k', LW block, WR block transposed, their rectangles or None)
         self.terms = []
         lw_regions, wr_regions = regions
-        for k, kin, w, m, a, b in found:
-            left = right = None
-            if self.matrix is None:  # rectangles save at most a call's worth on a block below five
-                n_in, n_out = self.shapes[kin][1], self.shapes[k][0]
-                if lw_regions is not None and a.size * n_in > 5 * SPARSE_CALL_FLOPS:
-                    left = _rectangles(lw_regions.get(w, m), n_in)
-                if wr_regions is not None and b.size * n_out > 5 * SPARSE_CALL_FLOPS:
-                    right = _rectangles(wr_regions.get(w, m), n_out)
+        for k, kin, w, m in found if self.matrix is None else ():  # products by blocks
+            a, b = lw[w][m], wr[w][m]
+            left = right = None  # rectangles save at most a call's worth on a block below five
+            n_in, n_out = self.shapes[kin][1], self.shapes[k][0]
+            if lw_regions is not None and a.size * n_in > 5 * SPARSE_CALL_FLOPS:
+                left = _rectangles(lw_regions.get(w, m), n_in)
+            if wr_regions is not None and b.size * n_out > 5 * SPARSE_CALL_FLOPS:
+                right = _rectangles(wr_regions.get(w, m), n_out)
             self.terms.append((k, kin, a, b.T, left, right))
-        self.matvecs = 0
 
     def _build(self, found: list) -> np.ndarray:
         """The matrix: the term ``Y[k] += A X[k'] B^T`` is the block ``kron(A, B)`` of rows ``k``
         and columns ``k'`` (row-major flattening), ``A[i, p] B[j, q]`` in the block seen as ``(i,
         j, p, q)``; the terms of one block (one shape) summed by one GEMM over their index."""
         off = self.offsets.tolist()
-        found = (
-            [(k, kin, a, b) for k, kin, _w, _m, a, b in found]
-            if self.matrix_on_host
-            else [(k, kin, to_host(a), to_host(b)) for k, kin, _w, _m, a, b in found]
-        )
+        if not self.matrix_on_host:
+            found = [(k, kin, to_host(a), to_host(b)) for k, kin, a, b in found]
         h = np.zeros(self.shape, dtype=np.result_type(self.dtype, *(t[2] for t in found), *(t[3] for t in found)))
         same: dict[tuple[int, int], list] = {}
         for k, kin, a, b in found:
@@ -218,7 +224,22 @@ class SectorOperator:
         """The operator as a host matrix (the one it holds, or built from its terms)."""
         if self.matrix is not None:
             return self.matrix
-        return self._build([(k, kin, 0, 0, a, bt.T) for k, kin, a, bt, _left, _right in self.terms])
+        return self._build([(k, kin, a, bt.T) for k, kin, a, bt, _left, _right in self.terms])
+
+
+GATHER_ENTRIES = 1 << 17
+"""An operator of ``n`` states between :class:`~.sector_dense.Dense` sides of ``W`` MPO states holds
+its matrix, gathered from their arrays (:func:`~.sector_dense.gathered_matrix`), where ``W n^2``
+is at most this (two gathers of that many entries and a sum over ``W``: about the cost of the
+products by blocks that one Lanczos step makes, so the flop model is not asked)."""
+
+
+def _gathers(lw: Any, wr: Any, w: int, n: int, dtype: Any) -> bool:
+    """Whether the operator is gathered from :class:`~.sector_dense.Dense` sides (see
+    :data:`GATHER_ENTRIES`), its matrix within :data:`DENSE_OPERATOR_BYTES`."""
+    if not (isinstance(lw, Dense) and isinstance(wr, Dense)) or w * n * n > GATHER_ENTRIES:
+        return False
+    return n * n * np.result_type(dtype, lw.dense, wr.dense).itemsize <= DENSE_OPERATOR_BYTES
 
 
 DENSE_OPERATOR_BYTES = 4 << 20
@@ -242,15 +263,17 @@ exponential takes 6 to 8 on the chains of ``benchmarks/conserve_small.py``, an e
 _TERM_CALLS, _GEMM_FACTOR, _BUILD_CALLS, _BUILD_ENTRY, _PRODUCT_CALLS = 0.9, 4.0, 1.5, 100.0, 0.3
 
 
-def _holds_matrix(found: list, n: int, dtype: Any) -> bool:
-    """Whether an operator of the terms ``found`` on ``n`` states holds its matrix: on the host,
-    within :data:`DENSE_OPERATOR_BYTES`, and cheaper by a flop model in which each call costs
-    :data:`SPARSE_CALL_FLOPS` (see the constants above): building the matrix and
-    :data:`EXPECTED_PRODUCTS` products with it against as many products by blocks. Without a
-    cost per call (``SPARSE_CALL_FLOPS = 0``) the blocks always win."""
-    if not found or is_device_array(found[0][4]):
+def _holds_matrix(terms: list, shapes: list, n: int, dtype: Any, like: tuple | None) -> bool:
+    """Whether an operator on ``n`` states with the ``terms`` ``(k, k')`` (out and in sector; the
+    sectors' ``shapes`` are ``(rows, cols)``: the term's ``LW`` block is rows k x rows k', its
+    ``WR`` block cols k x cols k') holds its matrix: on the host, within :data:`DENSE_OPERATOR_BYTES`,
+    and cheaper by a flop model in which each call costs :data:`SPARSE_CALL_FLOPS` (see the
+    constants above): building the matrix and :data:`EXPECTED_PRODUCTS` products with it against
+    as many products by blocks. Without a cost per call (``SPARSE_CALL_FLOPS = 0``) the blocks
+    always win. ``like``: one term's ``LW`` and ``WR`` blocks (where they live, their dtype)."""
+    if not terms or is_device_array(like[0]):
         return False
-    complex_ = np.result_type(dtype, found[0][4].dtype, found[0][5].dtype).kind == "c"  # the blocks share a dtype
+    complex_ = np.result_type(dtype, like[0].dtype, like[1].dtype).kind == "c"  # the blocks share a dtype
     itemsize = 16 if complex_ else 8
     nbytes = n * n * itemsize
     if nbytes > DENSE_OPERATOR_BYTES:
@@ -258,8 +281,8 @@ def _holds_matrix(found: list, n: int, dtype: Any) -> bool:
     call, rate = SPARSE_CALL_FLOPS, _GEMM_FACTOR * (4.0 if complex_ else 1.0)
     products = 0.0
     blocks: dict[tuple[int, int], int] = {}
-    for k, kin, _w, _m, a, b in found:
-        (rk, rkin), (ck, ckin) = a.shape, b.shape
+    for k, kin in terms:
+        (rk, ck), (rkin, ckin) = shapes[k], shapes[kin]
         blocks[(k, kin)] = rk * ck * rkin * ckin
         products += _TERM_CALLS * call + rate * 2.0 * (rk * rkin * ckin + rk * ckin * ck)
     build = len(blocks) * _BUILD_CALLS * call + _BUILD_ENTRY * (itemsize // 8) * sum(blocks.values())

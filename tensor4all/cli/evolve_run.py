@@ -18,7 +18,7 @@ from tqdm import tqdm
 from .common import PROG, _version, run_reported, write_json_record, write_outputs
 from .models import DEFAULT_OBSERVE, ROTATED, exact_profile, exact_reference_applies, letters_of, local_of
 from ..tools.errors import Tensor4allError
-from ..algorithms.evolution import time_grid
+from ..algorithms.evolution import auto_dense, time_grid
 from ..networks.mpo import expectation
 from ..networks.mps import MPS
 from ..algorithms.tdvp import tdvp
@@ -189,6 +189,7 @@ class EvolveRun:
         self.rotated = st.conserve == "parity"
         self.local = local_of(a.model)
         p = self.parameters(st)
+        self.auto = self.auto_choice(st)
         self.header(st)
         if self.show_table:
             self.print(self.header_row())
@@ -205,6 +206,8 @@ class EvolveRun:
             kwargs["two_site"] = not a.one_site
         else:
             kwargs["order"] = 2 if a.order is None else a.order
+        if self.auto is not None:  # --conserve auto: as tdvp/tebd(conserve="auto"), small runs go dense
+            kwargs["conserve"] = "auto"
         if self.show_bar:
             self.bar = tqdm(
                 total=self.steps,
@@ -229,6 +232,17 @@ class EvolveRun:
             self.print,
             PROG,
         )
+
+    def auto_choice(self, st: States) -> str | None:
+        """With ``--conserve auto`` and a symmetric state: what ``conserve="auto"`` of the library
+        will do (the sentence of :func:`~tensor4all.algorithms.evolution.auto_dense`, for the header);
+        else None (the run conserves what the state carries)."""
+        a = self.args
+        if a.conserve != "auto" or not st.psi0.symmetric:
+            return None
+        chi = a.max_bond if a.method == "tebd" or not a.one_site else max(st.psi0.bond_dims, default=1)
+        real = a.imaginary and not st.psi0.dtype.is_complex and not st.H.dtype.is_complex
+        return auto_dense(st.psi0, chi, a.method, real)[1]
 
     def title(self, st: States) -> str:
         a = self.args
@@ -273,6 +287,8 @@ class EvolveRun:
         else:
             sym = "none (dense" + (f": {st.dense_reason})" if st.dense_reason else ")")
         self.print(f"        symmetry {sym}")
+        if self.auto is not None:
+            self.print(f"        runs     {self.auto}")
         if self.exact:
             self.print(
                 f"        exact: free fermions (Jordan-Wigner{', each spin' if self.args.model == 'hubbard' else ''}"
@@ -306,6 +322,8 @@ class EvolveRun:
             f"bond dims   max {max(bonds, default=1)}, middle bond {bonds[mid] if bonds else 1};  entanglement "
             f"entropy at the middle bond {ents[mid]:.6f}"
         )
+        if self.auto is not None and res.conserve_reason != self.auto:  # the library decided otherwise
+            self.print(f"ran         {res.conserve_reason}")
         trunc = max((h.max_truncation_error for h in res.history), default=0.0)
         matvecs = sum(getattr(h, "matvecs", 0) for h in res.history)
         self.print(
@@ -387,7 +405,10 @@ def write_json_doc(run: EvolveRun, p: dict[str, Any], st: States, res: Any, star
         "final": {
             "bond_dims": [int(b) for b in psi.bond_dims],
             "entanglement_entropy": [float(s) for s in psi.entanglement_entropy()] if psi.L > 1 else [],
-            "sector": dict(psi.sector) if st.conserve else {},
+            # a symmetric state that --conserve auto ran densely keeps its sector (the evolution conserves it)
+            "sector": dict(psi.sector if psi.symmetric else st.psi0.sector) if st.conserve else {},
+            "conserve": res.conserve,
+            "conserve_reason": res.conserve_reason,
         },
     }
 

@@ -125,7 +125,7 @@ def sector_keep(values: dict[Any, np.ndarray], max_bond: int | None, cutoff: flo
         keep, err = truncation_keep(merged, max_bond, cutoff)
         return keep
 
-    counts = rank_across_sectors([to_host(values[q]) for q in charges], rank)
+    counts = rank_across_sectors([to_host(v) for v in values.values()], rank)
     return dict(zip(charges, counts)), err
 
 

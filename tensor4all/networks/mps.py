@@ -52,7 +52,7 @@ from .mps_measurements import (
 )
 from .schmidt_form import SchmidtForm, schmidt_form
 from .site_ops import compress_sweep, rescaled, unit_scaled
-from .symmetric_sites import Grading, canonical_sites, check_symmetric_chain, is_symmetric
+from .symmetric_sites import Grading, canonical_sites, check_symmetric_chain, host_blocks, is_symmetric, norm2_blocks
 
 __all__ = ["MPS", "overlap", "add"]
 
@@ -332,6 +332,10 @@ class MPS(SiteChain):
         """``sqrt(<psi|psi>)`` as a real scalar tensor (differentiable). Computed on site
         tensors scaled by powers of two, so it overflows to inf only when the norm itself
         exceeds the float range."""
+        if self.symmetric and host_blocks(self._tensors):  # concrete host blocks: NumPy, no dispatch
+            n2, e = norm2_blocks(self._tensors)
+            real = np.empty(0, np.dtype(self._tensors[0].dtype.name)).real.dtype
+            return tf.asarray(np.sqrt(real.type(n2)) * real.type(2.0) ** (e // 2) * real.type(2.0) ** (e - e // 2))
         ts, e = scaled_sites(self._tensors)
         n = tf.sqrt(tf.real(overlap_tensors(ts, ts)))
         if e == 0:

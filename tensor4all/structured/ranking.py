@@ -18,8 +18,8 @@ def rank_across_sectors(values: Sequence[np.ndarray], rank: Callable[[np.ndarray
     descending order (ties in sector order) says how many to keep in all."""
     if not values:
         return []
-    merged = np.concatenate([np.asarray(v, dtype=float) for v in values])
-    owner = np.concatenate([np.full(len(v), k, dtype=int) for k, v in enumerate(values)])
+    merged = np.concatenate(values).astype(float, copy=False)
+    owner = np.repeat(np.arange(len(values)), [len(v) for v in values])
     order = np.argsort(-merged, kind="stable")
     keep = rank(merged[order])
-    return [int(n) for n in np.bincount(owner[order[:keep]], minlength=len(values))]
+    return np.bincount(owner[order[:keep]], minlength=len(values)).tolist()

@@ -237,6 +237,28 @@ def test_conserve_auto_follows_the_state(monkeypatch):
     assert st.ground.energy == pytest.approx(np.linalg.eigvalsh(H[np.ix_(sel, sel)])[0], abs=1e-9)
 
 
+def test_conserve_auto_runs_small_evolutions_dense_and_says_so(tmp_path):
+    """``--conserve auto`` (the default) passes ``conserve="auto"`` to tdvp/tebd, as their Python
+    default for a symmetric state would conserve: a small run goes dense, a large one stays in the
+    sector, and the header says which and why (the JSON record: what ran, its reason and the
+    sector); an explicit charge conserves whatever the size."""
+    small = ["evolve", "--L", "8", "--t-final", "0.1", "--dt", "0.05", "--max-bond", "16", "--quiet"]
+    for extra, dense in (([], True), (["--conserve", "Sz"], False), (["--L", "16", "--max-bond", "64"], False)):
+        path = tmp_path / "run.json"
+        proc = run_cli(*small, *extra, "--json", str(path))
+        assert proc.returncode == 0, proc.stderr
+        doc = strict_json(path)
+        assert "symmetry U(1) Sz, sector Sz = 0" in proc.stdout
+        assert doc["final"]["conserve"] == (None if dense else "Sz") and doc["final"]["sector"] == {"Sz": 0.0}
+        runs = re.search(r"^\s+runs\s+(.*)$", proc.stdout, flags=re.MULTILINE)
+        if extra[:1] == ["--conserve"]:
+            assert runs is None and doc["final"]["conserve_reason"] == "Sz: the state is symmetric"
+        else:
+            assert runs.group(1) == doc["final"]["conserve_reason"]
+            assert runs.group(1).startswith("dense: conserve='auto'" if dense else "Sz: conserve='auto'")
+        assert "\nran " not in proc.stdout  # the header's choice is the library's
+
+
 def test_exact_reference_applies_to_the_xx_chain_from_up_down_states():
     assert evm.exact_reference_applies(parse())
     assert evm.exact_reference_applies(parse("--model", "xxz", "--Jz", "0", "--state", "domain-wall"))

@@ -182,9 +182,11 @@ def test_one_site_tdvp_sizes_the_run_by_the_bonds_of_psi():
 # ---- the kernels that make the conserved steps cheap, against the ones they replace ----------
 def test_held_matrices_and_absorb_plans_equal_the_products_by_blocks(monkeypatch):
     """Every local operator of a conserved TDVP run (complex blocks) and DMRG run (real ones),
-    whether it holds its matrix or not, equals the same operator applied by blocks; the planned
-    absorptions equal the unplanned ones (L = 8 Hubbard chain, N and Sz)."""
-    from tensor4all.algorithms import sector_absorb, sector_backend, sector_operator
+    whether it holds its matrix (built by blocks or gathered from whole arrays) or not, equals the
+    same operator applied by blocks; the planned absorptions equal the unplanned ones, the
+    absorptions on whole arrays of the small sides (``sector_dense``) equal them to rounding and
+    add only zero blocks (L = 8 Hubbard chain, N and Sz)."""
+    from tensor4all.algorithms import sector_absorb, sector_backend, sector_dense, sector_operator
 
     ops, absorbed = [], []
     init, absorb = sector_operator.SectorOperator.__init__, sector_backend.absorb_mpo
@@ -200,24 +202,39 @@ def test_held_matrices_and_absorb_plans_equal_the_products_by_blocks(monkeypatch
 
     monkeypatch.setattr(sector_operator.SectorOperator, "__init__", spy)
     monkeypatch.setattr(sector_backend, "absorb_mpo", spy_absorb)
+    monkeypatch.setattr(sector_absorb, "DENSE_ABSORB_ROWS", 40)  # sides of 4 to 76 rows: both kinds
     H = models.hubbard(8, U=3.0, conserve="N,Sz")
     psi = MPS.product_state([1, 2] * 4, conserve="N,Sz", local="electron")
     t4a.tdvp(H, psi, 0.3, 0.05, max_bond=24)
     t4a.dmrg(H, max_bond=24, sweeps=2, seed=2)
     assert sum(op.matrix is not None for op, _, _ in ops) > 10
+    assert any(
+        op.matrix is not None and not op.terms and isinstance(args[0], sector_dense.Dense) for op, args, _ in ops
+    )
     rng = np.random.default_rng(0)
     monkeypatch.setattr(sector_operator, "_holds_matrix", lambda *a: False)
+    monkeypatch.setattr(sector_operator, "_gathers", lambda *a: False)
     for op, args, kwargs in ops[::5]:
         blocks = sector_operator.SectorOperator.__new__(sector_operator.SectorOperator)
         init(blocks, *args, **kwargs)
         x = rng.standard_normal(op.shape[0]) + 1j * rng.standard_normal(op.shape[0])
         y = blocks.matvec(x)
         assert np.abs(op.matvec(x) - y).max() <= 1e-13 * max(1.0, np.abs(y).max())
+    dense = 0
     for args, (out, regions) in absorbed:
         ref, ref_regions = sector_absorb._absorb(*args[:8])
+        if isinstance(out, sector_dense.Dense):  # the same sums with zeros added: equal to rounding
+            dense += 1
+            scale = max((np.abs(b).max() for r in ref for b in r.values()), default=1.0)
+            assert all(np.abs(out[w][m] - ref[w][m]).max() <= 1e-14 * scale for w in range(len(ref)) for m in ref[w])
+            assert all(not out[w][m].any() for w in range(len(ref)) for m in out[w] if m not in ref[w])
+            continue
         assert regions == ref_regions
         assert all(np.array_equal(out[w][m], ref[w][m]) for w in range(len(ref)) for m in ref[w])
-    assert len(absorbed) > 20 and any(isinstance(p, sector_absorb.AbsorbPlan) for p in args[8].values())
+    assert len(absorbed) > 20 and any(
+        isinstance(p, sector_absorb.AbsorbPlan) for a, _ in absorbed for p in a[8].values()
+    )
+    assert 0 < dense < len(absorbed)
 
 
 def test_block_sites_equal_the_structured_bond_update():
