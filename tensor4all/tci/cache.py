@@ -47,6 +47,7 @@ class CachedFunction:
         self._key_slots = np.zeros(0, dtype=np.int64)  # their slots
         self._values = np.zeros(256)
         self._n = 0
+        self._strides: dict[tuple[int, int], np.ndarray] = {}  # (first site, sites) -> row-major strides
 
     @property
     def evaluations(self) -> int:
@@ -63,8 +64,13 @@ class CachedFunction:
         ``int64``, or Python integers (dtype object) on grids of 2**63 points and more."""
         n, k = idx.shape
         if self._exact:  # one integer matrix-vector product
-            strides = np.cumprod([1] + self.dims[first + k - 1 : first : -1])[::-1].astype(np.int64)
-            return idx @ strides if k else np.zeros(n, dtype=np.int64)
+            if not k:
+                return np.zeros(n, dtype=np.int64)
+            strides = self._strides.get((first, k))
+            if strides is None:
+                strides = np.cumprod([1] + self.dims[first + k - 1 : first : -1])[::-1].astype(np.int64)
+                self._strides[(first, k)] = strides
+            return idx @ strides
         key = np.zeros(n, dtype=object)
         for j in range(k):
             key = key * self.dims[first + j] + idx[:, j]

@@ -11,6 +11,11 @@ Notation of Fernandez et al., SciPost Phys. 18, 104 (2025) (and TensorCrossInter
   rank-revealing LU (:mod:`._tci_lu`, full or rook pivoting) with the absolute tolerance
   ``tolerance * max|f|`` and takes its pivots as the new ``I[b+1]``, ``J[b]``. The largest
   entry left in the Schur complement is the bond's error (the paper's error estimate).
+* With ``pivot_search="fiber"`` a bond update instead keeps ``I[b+1]``, ``J[b]`` and adds
+  pivots found on the residual of the cross (:mod:`.grow`): the sets only grow, stay nested
+  and square, and the samples are the one-site fibers ``f(I[k], s, J[k])`` plus the probes;
+  the global pivot search only checks (its points block convergence but join no set), and
+  the last sweep below takes no samples.
 * Sweeps go forward and backward in turn. After each, the current tensor train is
   compared with ``f`` around a few random points (each index varied in turn from a random
   multi-index: TensorCrossInterpolation.jl's default global pivot finder); points where
@@ -34,6 +39,7 @@ import numpy as np
 
 from .cache import CachedFunction
 from .errors import ZeroFunctionError
+from .grow import grow_bond
 from .lu import PivotLU, rrlu, rrlu_rook
 
 __all__ = ["TCI2Options", "Cross", "run_tci2"]
@@ -102,6 +108,11 @@ def _kron_right(d: int, J: np.ndarray) -> np.ndarray:
     return np.concatenate([np.repeat(np.arange(d), len(J))[:, None], np.tile(J, (d, 1))], axis=1)
 
 
+def _pairs(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """The multi-indices ``rows[i] + cols[j]``, row-major in ``(i, j)``."""
+    return np.concatenate([np.repeat(rows, len(cols), axis=0), np.tile(cols, (len(rows), 1))], axis=1)
+
+
 def _positions(sub: np.ndarray, full: np.ndarray) -> np.ndarray:
     """Positions in ``full`` of the rows of ``sub`` that occur there."""
     if len(sub) == 0 or full.shape[1] == 0:
@@ -127,6 +138,7 @@ class TCI2:
             self.J[k] = self._union_right(pivots[:1, k + 1 :], pivots[:, k + 1 :])
         self.previous: tuple[list, list] | None = None  # the sets at the start of the last sweep
         self.bond_errors = np.zeros(max(L - 1, 0))
+        self.added = [1] * max(L - 1, 0)  # "fiber": first probes, the pivots of a last update the size stopped
         self.max_rank = opts.max_bond
 
     def _union_left(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -155,6 +167,23 @@ class TCI2:
     def _update_bond(self, b: int, extra: tuple[list, list] | None) -> None:
         rows = _kron_left(self.I[b], self.dims[b])
         cols = _kron_right(self.dims[b + 1], self.J[b + 1])
+        if self.opts.pivot_search == "fiber":  # nested sets that only grow (:mod:`.grow`)
+            r, c = _positions(self.I[b + 1], rows), _positions(self.J[b], cols)
+            self.fn.values(np.concatenate([_pairs(rows, cols[c]), _pairs(rows[r], cols)]))  # both fibers, one call
+            r, c, self.bond_errors[b] = grow_bond(
+                lambda i, j: self.fn.cross(rows[i], cols[j]),
+                (len(rows), len(cols)),
+                r,
+                c,
+                rng=self.rng,
+                abstol=self.abstol(),
+                max_rank=self.max_rank,
+                batch=self.added[b],
+            )
+            full = len(r) == min(len(rows), len(cols))  # stopped by the matrix's size, not by a probe
+            self.added[b] = max(1, len(r) - len(self.I[b + 1])) if full else 1
+            self.I[b + 1], self.J[b] = rows[r], cols[c]
+            return
         if extra is not None:
             rows = self._union_left(rows, extra[0][b + 1])
             cols = self._union_right(cols, extra[1][b])
@@ -237,6 +266,9 @@ class TCI2:
         rows_of = []
         tol = self.abstol()
         for b in range(self.L - 1):
+            if self.opts.pivot_search == "fiber":  # nested and square already: no new samples
+                rows_of.append(_positions(self.I[b + 1], _kron_left(self.I[b], self.dims[b])))
+                continue
             left = _kron_left(self.I[b], self.dims[b])
             lu = rrlu(self.fn.cross(left, self.J[b]), abstol=tol, reltol=RELTOL, max_rank=self.max_rank)
             if lu.rank == 0:
@@ -250,9 +282,7 @@ class TCI2:
         blocks = []
         for k in range(self.L):
             left = _kron_left(self.I[k], self.dims[k])
-            blocks.append(
-                np.concatenate([np.repeat(left, len(self.J[k]), axis=0), np.tile(self.J[k], (len(left), 1))], axis=1)
-            )
+            blocks.append(_pairs(left, self.J[k]))
         allpts = np.concatenate(blocks)
         _, first, inverse = np.unique(self.fn.encode(allpts, 0), return_index=True, return_inverse=True)
         points, inverse = allpts[first], inverse.reshape(-1)
@@ -305,7 +335,8 @@ def run_tci2(
         norm = fn.max_abs if opts.normalize_error else 1.0
         h.errors.append(float(np.max(tci.bond_errors)) / norm if norm > 0 else 0.0)
         found = tci.global_search()
-        tci.add_pivots(found)
+        if opts.pivot_search != "fiber":  # "fiber": a check that blocks convergence; sets stay nested
+            tci.add_pivots(found)
         h.n_global.append(len(found))
         h.ranks.append(tci.rank)
         stop = _converged(h, opts.tolerance, opts.max_bond)

@@ -1,0 +1,121 @@
+"""``pivot_search="fiber"`` (rank-adaptive pivot insertion on nested sets that only grow):
+the bond kernel against exact low-rank matrices, exact recovery of tensor trains of known
+rank with the minimal ranks and few evaluations beyond their parameters, nesting and square
+pivot matrices, the error estimate against the true error, a 5-dimensional integral, the
+rank cap, and the sampled cross rebuilding the train."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from tensor4all import tci
+from tensor4all.tci.grow import grow_bond
+
+from .test_tci import all_indices, random_tt, tt_values
+
+
+def parameters(dims, bonds):
+    r = [1, *bonds, 1]
+    return sum(r[k] * d * r[k + 1] for k, d in enumerate(dims)) - sum(b * b for b in bonds)
+
+
+@pytest.mark.parametrize("m,n,k", [(40, 30, 6), (8, 50, 8), (25, 25, 1)])
+def test_grow_bond_finds_the_rank_of_a_low_rank_matrix_reading_its_pivot_lines(m, n, k):
+    rng = np.random.default_rng(m + n + k)
+    a = rng.standard_normal((m, k)) @ rng.standard_normal((k, n))
+    seen = np.zeros(a.shape, bool)
+
+    def block(r, c):
+        seen[np.ix_(r, c)] = True
+        return a[np.ix_(r, c)]
+
+    start_r, start_c = np.unravel_index(np.argmax(np.abs(a)), a.shape)
+    rows, cols, err = grow_bond(block, a.shape, [start_r], [start_c], rng=np.random.default_rng(0), abstol=1e-10)
+    assert len(rows) == len(cols) == k and rows[0] == start_r and cols[0] == start_c
+    cross = a[:, cols] @ np.linalg.solve(a[np.ix_(rows, cols)], a[rows, :])
+    assert np.abs(cross - a).max() < 1e-9 * np.abs(a).max()
+    assert err < 1e-9 * np.abs(a).max()
+    # the entries read: the k pivot rows and at most 2k + 1 columns (pivots and probes)
+    assert seen.all(axis=1).sum() <= k and seen.sum() <= k * n + min(n, 2 * k + 1) * m
+
+
+def test_grow_bond_keeps_the_given_pivots_and_caps_the_rank():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((20, 20))
+    rows, cols, err = grow_bond(lambda r, c: a[np.ix_(r, c)], a.shape, [2, 5], [7, 1], rng=rng, abstol=0, max_rank=6)
+    assert rows[:2].tolist() == [2, 5] and cols[:2].tolist() == [7, 1] and len(rows) == 6
+    assert abs(np.linalg.det(a[np.ix_(rows, cols)])) > 0 and err > 0  # full rank: residual left
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    L=st.integers(3, 7), d=st.integers(2, 5), rank=st.integers(1, 4), seed=st.integers(0, 10**6), complex_=st.booleans()
+)
+def test_fiber_recovers_a_random_tensor_train_exactly_with_nested_sets(L, d, rank, seed, complex_):
+    dims = [d] * L
+    cores, bonds = random_tt(dims, rank, seed, np.complex128 if complex_ else np.float64)
+    res = tci.crossinterpolate2(
+        lambda i: tt_values(cores, i), dims, batched=True, tolerance=1e-12, pivot_search="fiber", seed=seed
+    )
+    idx = all_indices(dims) if d**L <= 5000 else np.random.default_rng(seed).integers(0, d, (5000, L))
+    ref = tt_values(cores, idx)
+    assert np.abs(np.asarray(tci.tt_evaluate(res.tt, idx)) - ref).max() <= 1e-11 * np.abs(ref).max()
+    assert res.termination == "converged"
+    assert res.tt.bond_dims == bonds[1:-1]
+    I, J = res.cross.I, res.cross.J
+    for k in range(L - 1):  # nested: I[k+1] within I[k] x {0..d-1}, J[k] within {0..d-1} x J[k+1]
+        assert {tuple(r[:-1]) for r in I[k + 1]} <= {tuple(r) for r in I[k]}
+        assert {tuple(c[1:]) for c in J[k]} <= {tuple(c) for c in J[k + 1]}
+        assert len(I[k + 1]) == len(J[k])
+    # samples: the train's own (its parameters), the probes of each bond visit, the first
+    # pivot's lines and the global search's check (5 random lines per sweep)
+    sweeps = len(res.errors)
+    probes = sweeps * (L - 1) * 2 * d * rank
+    assert res.evaluations <= 2 * parameters(dims, bonds[1:-1]) + probes + 2 * d * L + sweeps * 5 * d * L
+
+
+def test_fiber_on_a_larger_train_uses_few_samples_beyond_its_parameters():
+    dims = [2] * 20
+    cores, bonds = random_tt(dims, 10, 0)
+    f = lambda i: tt_values(cores, i)  # noqa: E731
+    res = tci.crossinterpolate2(f, dims, batched=True, tolerance=1e-12, pivot_search="fiber", global_pivots=0)
+    checked = tci.crossinterpolate2(f, dims, batched=True, tolerance=1e-12, pivot_search="fiber")
+    assert checked.termination == "converged" and checked.tt.bond_dims == bonds[1:-1]  # the check: samples only
+    idx = np.random.default_rng(0).integers(0, 2, (4000, 20))
+    ref = tt_values(cores, idx)
+    assert np.abs(np.asarray(tci.tt_evaluate(res.tt, idx)) - ref).max() <= 1e-11 * np.abs(ref).max()
+    assert res.tt.bond_dims == bonds[1:-1]
+    assert res.evaluations <= 1.5 * parameters(dims, bonds[1:-1]), res.evaluations  # 1855 of 1420
+
+
+def test_fiber_error_estimate_bounds_the_true_error_of_a_gaussian_and_its_integral():
+    n, L, a = 40, 5, 9.0
+    x, w = np.polynomial.legendre.leggauss(n)
+    x, w = a * x, a * w
+    A = np.eye(L) + 0.35 * (np.eye(L, k=1) + np.eye(L, k=-1))
+
+    def f(i):
+        X = x[i]
+        return np.exp(-0.5 * np.einsum("ni,ij,nj->n", X, A, X))
+
+    res = tci.crossinterpolate2(f, [n] * L, batched=True, tolerance=1e-10, pivot_search="fiber")
+    exact = (2 * np.pi) ** (L / 2) / np.sqrt(np.linalg.det(A))
+    assert float(tci.tt_sum(res.tt, [w] * L)) == pytest.approx(exact, rel=1e-8)
+    idx = np.random.default_rng(1).integers(0, n, (20000, L))
+    err = np.abs(np.asarray(tci.tt_evaluate(res.tt, idx)) - f(idx)).max() / res.max_sample
+    assert res.termination == "converged" and res.error < 1e-10 and err < 1e-9
+    assert res.evaluations < 0.001 * n**L
+
+
+def test_fiber_rank_cap_and_the_cross_rebuilds_the_train():
+    dims = [3] * 6
+    cores, _ = random_tt(dims, 6, 2)
+    f = lambda i: tt_values(cores, i)  # noqa: E731
+    capped = tci.crossinterpolate2(f, dims, batched=True, max_bond=3, pivot_search="fiber")
+    assert capped.termination == "max_bond" and max(capped.tt.bond_dims) == 3 and capped.error > 1e-8
+    res = tci.crossinterpolate2(f, dims, batched=True, pivot_search="fiber")
+    rebuilt = np.asarray(tci.interpolant(res, f(res.points)).to_dense())
+    np.testing.assert_allclose(rebuilt, np.asarray(res.tt.to_dense()), rtol=1e-12, atol=1e-12)
+    assert len(res.points) <= res.evaluations
