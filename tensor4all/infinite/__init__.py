@@ -1,0 +1,68 @@
+"""Infinite systems: uniform MPS in the thermodynamic limit.
+
+* :class:`iMPS` -- a unit cell of ``n`` sites in mixed canonical form (``AL``, ``AR``, ``C``, ``AC``);
+* :class:`InfiniteMPO`, :func:`infinite_model`, :func:`cell_opsum` -- the cell of a
+  translation-invariant Hamiltonian (a cell OpSum, a model of :mod:`tensor4all.models`, a lattice
+  with one open direction);
+* :func:`vumps` -- the variational ground state (VUMPS, with subspace expansion);
+* :func:`itebd` -- real and imaginary time evolution (iTEBD in Hastings' form);
+* measurements from the transfer matrix: :func:`expect`, :func:`correlation`, :func:`string_order`,
+  :func:`transfer_spectrum`, :func:`correlation_length` (per operator channel),
+  :func:`extrapolate_correlation_length`, :func:`structure_factor`, :func:`energy_per_site`;
+* derivatives at the fixed point: ``tidu.grad`` of :func:`energy_per_site` (and of ``vumps(...).energy``)
+  in the couplings (Hellmann-Feynman) and of :func:`fixed_point_correlation_length` (implicit
+  differentiation of the VUMPS fixed point).
+
+Modules, bottom to top: ``tmaps`` (transfer maps and their dominant eigenvectors), ``gauge``
+(canonical forms, polar updates), ``imps``, ``impo``, ``transfer`` (measurements), ``energy``,
+``environments`` (fixed-point MPO environments, effective Hamiltonians), ``vumps``, ``itebd``,
+``implicit``.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType as _ModuleType
+
+from .energy import energy_per_site
+from .impo import InfiniteMPO, cell_opsum, infinite_model
+from .implicit import fixed_point_correlation_length
+from .imps import iMPS
+from .itebd import ITEBDResult, itebd
+from .transfer import (
+    correlation,
+    correlation_length,
+    expect,
+    extrapolate_correlation_length,
+    string_order,
+    structure_factor,
+    transfer_spectrum,
+)
+from .vumps import VUMPSRecord, VUMPSResult, vumps
+
+__all__ = [
+    "iMPS",
+    "InfiniteMPO",
+    "infinite_model",
+    "cell_opsum",
+    "vumps",
+    "VUMPSResult",
+    "VUMPSRecord",
+    "itebd",
+    "ITEBDResult",
+    "expect",
+    "correlation",
+    "string_order",
+    "transfer_spectrum",
+    "correlation_length",
+    "extrapolate_correlation_length",
+    "structure_factor",
+    "energy_per_site",
+    "fixed_point_correlation_length",
+]
+
+
+def __dir__() -> list[str]:
+    """The public names and the public submodules."""
+    return sorted(
+        set(__all__) | {n for n, v in globals().items() if isinstance(v, _ModuleType) and not n.startswith("_")}
+    )

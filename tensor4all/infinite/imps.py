@@ -1,0 +1,172 @@
+"""The infinite MPS :class:`iMPS`: a unit cell of ``n`` sites repeated forever, held in its
+canonical forms (MPSKit.jl's ``InfiniteMPS``, TeNPy's ``MPS`` with ``bc="infinite"``).
+
+* ``AL[i]`` left-orthonormal (``sum_s AL_s^dagger AL_s = 1``), ``AR[i]`` right-orthonormal,
+  ``C[i]`` the centre matrix on bond ``i`` (left of site ``i``; bond ``n`` is bond ``0``), with
+  ``AL[i] C[i+1] = C[i] AR[i] = AC[i]``. Made by :func:`.gauge.mixed_canonical`, ``C`` is diagonal:
+  the Schmidt values of the bond, descending, unit norm.
+* Site tensors are NumPy arrays ``(left, phys, right)``; ``local`` names the local space (for
+  operator names in measurements).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..sites.local_spaces import local_space
+from ..tools.checks import check_positive_int, check_seed
+from ..tools.errors import DimensionMismatchError, InvalidOptionError, NonFiniteError, Tensor4allTypeError
+from .gauge import mixed_canonical
+
+__all__ = ["iMPS"]
+
+
+class iMPS:  # noqa: N801 (the name the field uses)
+    """An infinite MPS in mixed canonical form (``AL``, ``AR``, ``C``; ``AC(i)``)."""
+
+    __slots__ = ("AL", "AR", "C", "local")
+
+    def __init__(self, AL: list[np.ndarray], AR: list[np.ndarray], C: list[np.ndarray], local: str | None = None):
+        self.AL, self.AR, self.C, self.local = AL, AR, C, local
+
+    # ---- construction ---------------------------------------------------------------------
+    @classmethod
+    def from_tensors(cls, tensors: Sequence[Any], local: str | None = None, tol: float = 1e-14) -> "iMPS":
+        """The state of the unit cell ``tensors`` (arrays ``(left, phys, right)``, the last right
+        bond matching the first left one), brought to mixed canonical form."""
+        if isinstance(tensors, (str, bytes)) or not isinstance(tensors, (list, tuple)) or not tensors:
+            raise Tensor4allTypeError("iMPS.from_tensors takes a non-empty list of (left, phys, right) arrays")
+        ts = []
+        for i, t in enumerate(tensors):
+            a = np.asarray(t)
+            if a.ndim != 3 or a.dtype.kind not in "iufc":
+                raise DimensionMismatchError(
+                    f"iMPS.from_tensors: site {i} must be a numeric (left, phys, right) array, got shape {a.shape}"
+                )
+            if not np.isfinite(a).all():
+                raise NonFiniteError(f"iMPS.from_tensors: site {i} holds NaN or infinity")
+            ts.append(a.astype(np.result_type(a, np.float64)))
+        n = len(ts)
+        for i in range(n):
+            if ts[i].shape[2] != ts[(i + 1) % n].shape[0]:
+                raise DimensionMismatchError(
+                    f"iMPS.from_tensors: the right bond of site {i} ({ts[i].shape[2]}) must match the left bond "
+                    f"of site {(i + 1) % n} ({ts[(i + 1) % n].shape[0]}); the cell repeats"
+                )
+            dl, d, dr = ts[i].shape
+            if dr > dl * d or dl > d * dr:
+                raise DimensionMismatchError(
+                    f"iMPS.from_tensors: site {i} has bonds ({dl}, {dr}) with physical dimension {d}; "
+                    "a bond can be at most d times its neighbour"
+                )
+        AL, AR, C = mixed_canonical(ts, tol=tol)
+        return cls(AL, AR, C, _check_local(local, ts[0].shape[1]))
+
+    @classmethod
+    def random(
+        cls, local: str = "spin-1/2", cell: int = 1, max_bond: int = 8, seed: int | None = None, dtype: Any = float
+    ) -> "iMPS":
+        """A random state of bond dimension ``max_bond`` on a cell of ``cell`` sites of ``local``."""
+        n = check_positive_int(cell, "cell (sites per unit cell)")
+        D = check_positive_int(max_bond, "max_bond")
+        d = local_space(local).dim
+        rng = np.random.default_rng(check_seed(seed))
+        dt = np.dtype(dtype)
+        if dt.kind not in "fc":
+            raise InvalidOptionError(f"iMPS.random: dtype must be float or complex, got {dt}")
+        ts = [rng.standard_normal((D, d, D)) for _ in range(n)]
+        if dt.kind == "c":
+            ts = [t + 1j * rng.standard_normal(t.shape) for t in ts]
+        return cls.from_tensors(ts, local)
+
+    @classmethod
+    def product_state(cls, states: Sequence[Any], local: str = "spin-1/2") -> "iMPS":
+        """The product state of one cell: per site a basis index or a vector of length ``d``
+        (normalized here), e.g. ``[0, 1]`` the Neel state of spins 1/2."""
+        space = local_space(local)
+        if isinstance(states, (str, bytes)) or not isinstance(states, (list, tuple)) or not states:
+            raise Tensor4allTypeError("iMPS.product_state takes a non-empty list of basis indices or vectors")
+        ts = []
+        for i, s in enumerate(states):
+            if isinstance(s, (int, np.integer)) and not isinstance(s, bool):
+                if not 0 <= s < space.dim:
+                    raise InvalidOptionError(
+                        f"iMPS.product_state: site {i} index {s} is outside 0..{space.dim - 1} of {space.name!r}"
+                    )
+                v = np.zeros(space.dim)
+                v[s] = 1.0
+            else:
+                v = np.asarray(s, dtype=np.result_type(np.asarray(s), float)).reshape(-1)
+                if v.shape != (space.dim,) or not np.isfinite(v).all() or np.linalg.norm(v) == 0:
+                    raise InvalidOptionError(
+                        f"iMPS.product_state: site {i} must be an index or a finite nonzero vector of length {space.dim}"
+                    )
+                v = v / np.linalg.norm(v)
+            ts.append(v.reshape(1, space.dim, 1))
+        one = np.ones((1, 1), dtype=np.result_type(*ts))
+        return cls([t.copy() for t in ts], [t.copy() for t in ts], [one.copy() for _ in ts], space.name)
+
+    # ---- properties -------------------------------------------------------------------------
+    @property
+    def cell(self) -> int:
+        """Sites per unit cell."""
+        return len(self.AL)
+
+    @property
+    def bond_dims(self) -> list[int]:
+        """The bond dimensions ``D_i`` of the bonds ``0..n-1`` (left of each site)."""
+        return [c.shape[0] for c in self.C]
+
+    @property
+    def max_bond(self) -> int:
+        return max(self.bond_dims)
+
+    @property
+    def phys_dims(self) -> list[int]:
+        return [a.shape[1] for a in self.AL]
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.result_type(*self.AL)
+
+    def _index(self, i: Any, what: str) -> int:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise Tensor4allTypeError(
+                f"iMPS.{what}: the site or bond must be an integer (any, taken modulo the cell), got {i!r}"
+            )
+        return int(i) % self.cell
+
+    def AC(self, i: int) -> np.ndarray:  # noqa: N802 (the field's name)
+        """The centre site tensor ``AL[i] C[i+1]`` of site ``i`` of the cell."""
+        i = self._index(i, "AC")
+        return np.tensordot(self.AL[i], self.C[(i + 1) % self.cell], (2, 0))
+
+    def schmidt_values(self, bond: int = 0) -> np.ndarray:
+        """The Schmidt values on bond ``bond`` (left of that site), descending, unit norm."""
+        s = np.linalg.svd(self.C[self._index(bond, "schmidt_values")], compute_uv=False)
+        return s / np.linalg.norm(s)
+
+    def entanglement_entropy(self, bond: int = 0) -> float:
+        """The von Neumann entropy ``-sum p ln p`` (``p = s^2``) of a half-infinite chain cut at ``bond``."""
+        p = self.schmidt_values(bond) ** 2
+        p = p[p > 1e-300]
+        return float(-np.sum(p * np.log(p)))
+
+    def entanglement_spectrum(self, bond: int = 0) -> np.ndarray:
+        """``-ln s^2`` of the Schmidt values on ``bond`` (ascending)."""
+        s = self.schmidt_values(bond)
+        return -2.0 * np.log(s[s > 1e-300])
+
+    def __repr__(self) -> str:
+        return f"iMPS(cell={self.cell}, local={self.local!r}, bond_dims={self.bond_dims}, dtype={self.dtype})"
+
+
+def _check_local(local: Any, d: int) -> str | None:
+    if local is None:
+        return None
+    space = local_space(local)
+    if space.dim != d:
+        raise DimensionMismatchError(f"iMPS: local space {space.name!r} has dimension {space.dim}, the sites {d}")
+    return space.name

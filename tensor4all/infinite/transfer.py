@@ -1,0 +1,217 @@
+"""Measurements of an infinite MPS from its transfer matrix (:mod:`.tmaps`): local expectation
+values, correlation functions at any distance (with strings), string order, the spectrum of the
+transfer matrix and correlation lengths (per operator channel), and the structure factor.
+
+With ``A_L`` left-orthonormal the left fixed point is the identity and the right one
+``rho = C C^dagger``; a correlation ``<A_i (prod S) B_j>`` is the identity pushed from bond ``i``
+through the sites ``i..j`` (``A``, then ``S``, then ``B`` between bra and ket) and closed with
+``rho`` on bond ``j + 1``: ``O(r D^3)`` for all distances up to ``r``.
+
+The correlation length of the cell is ``xi = -n / ln|lambda_2|`` sites (``lambda_1 = 1``).
+``correlation_length(psi, op)`` takes the leading eigenvalue that ``<op_0 op_r>`` sees: those
+whose right eigenvector has weight against ``op`` inserted on the left fixed point (for a
+symmetric state, the eigenvalues of ``op``'s charge sector). :func:`extrapolate_correlation_length`
+removes the finite-bond-dimension bias as Rams, Czarnik and Cincio (PRX 8, 041033 (2018)) do:
+with ``eps_k = -ln|lambda_k| / n``, the inverse correlation length ``eps_2`` is fitted linearly in
+``delta = eps_3 - eps_2`` over several bond dimensions and read at ``delta = 0``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..sites.local_spaces import local_space
+from ..tools.checks import check_positive_int
+from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError
+from .imps import iMPS
+from .tmaps import leading_eigs, left_step, right_map
+
+__all__ = [
+    "expect",
+    "correlation",
+    "string_order",
+    "transfer_spectrum",
+    "correlation_length",
+    "extrapolate_correlation_length",
+    "structure_factor",
+    "term_expectation",
+]
+
+
+def _check_state(psi: Any, what: str) -> iMPS:
+    if not isinstance(psi, iMPS):
+        raise Tensor4allTypeError(f"{what}: psi must be an iMPS, got {type(psi).__name__}")
+    return psi
+
+
+def _operator(psi: iMPS, op: Any, site: int, what: str) -> np.ndarray:
+    d = psi.phys_dims[site % psi.cell]
+    if isinstance(op, str):
+        if psi.local is None:
+            raise InvalidOptionError(f"{what}: operator names need the state's local space; pass a {d}x{d} matrix")
+        return local_space(psi.local).matrix(op)
+    m = np.asarray(op)
+    if m.shape != (d, d) or m.dtype.kind not in "iufc":
+        raise DimensionMismatchError(f"{what}: an operator must be a name or a {d}x{d} matrix, got shape {m.shape}")
+    return m
+
+
+def _rho(psi: iMPS, bond: int) -> np.ndarray:
+    c = psi.C[bond % psi.cell]
+    return c @ c.conj().T
+
+
+def expect(psi: iMPS, op: Any, site: int = 0) -> complex | float:
+    """``<op>`` at ``site`` of the cell (``op`` a name of the local space or a ``d x d`` matrix)."""
+    psi = _check_state(psi, "expect")
+    i = site % psi.cell
+    m = _operator(psi, op, i, "expect")
+    X = left_step(np.eye(psi.bond_dims[i], dtype=psi.dtype), psi.AL[i], psi.AL[i], m)
+    return _real(np.trace(X @ _rho(psi, i + 1)))
+
+
+def _real(v: complex) -> complex | float:
+    return float(v.real) if abs(v.imag) <= 1e-13 * max(1.0, abs(v)) else complex(v)
+
+
+def correlation(
+    psi: iMPS, A: Any, B: Any, r_max: int, site: int = 0, string: Any = None, connected: bool = False
+) -> np.ndarray:
+    """``<A_i (prod_{i<k<i+r} S_k) B_{i+r}>`` for ``r = 1..r_max`` (``i = site``, ``S = string``;
+    ``connected``: minus ``<A_i><B_{i+r}>``, without a string)."""
+    psi = _check_state(psi, "correlation")
+    r_max = check_positive_int(r_max, "correlation: r_max")
+    n = psi.cell
+    i = site % n
+    a = _operator(psi, A, i, "correlation")
+    X = left_step(np.eye(psi.bond_dims[i], dtype=psi.dtype), psi.AL[i], psi.AL[i], a)
+    out = np.empty(r_max, dtype=np.result_type(X, complex))
+    for r in range(1, r_max + 1):
+        j = (i + r) % n
+        b = _operator(psi, B, j, "correlation")
+        out[r - 1] = np.trace(left_step(X, psi.AL[j], psi.AL[j], b) @ _rho(psi, j + 1))
+        s = None if string is None else _operator(psi, string, j, "correlation")
+        X = left_step(X, psi.AL[j], psi.AL[j], s)
+    if connected:
+        if string is not None:
+            raise InvalidOptionError("correlation: connected=True takes no string")
+        ea = expect(psi, A, i)
+        out = out - ea * np.array([expect(psi, B, i + r) for r in range(1, r_max + 1)])
+    return out.real if np.abs(out.imag).max(initial=0.0) <= 1e-12 else out
+
+
+def string_order(psi: iMPS, A: Any, B: Any, string: Any, distance: int = 200, site: int = 0) -> float:
+    """``<A_i (prod S) B_{i+r}>`` at ``r = distance`` (the string order parameter once ``r`` is many
+    string correlation lengths; the spin-1 Haldane phase: ``-string_order(psi, "Sz", "Sz",
+    "exp(i pi Sz)")``)."""
+    v = correlation(psi, A, B, distance, site, string)[-1]
+    return float(np.real(v))
+
+
+NON_INJECTIVE_TOL = 1e-10
+"""A subleading transfer eigenvalue within this of modulus 1 makes the state non-injective: no
+correlation length is defined (:func:`correlation_length` raises)."""
+
+
+def transfer_spectrum(psi: iMPS, k: int = 6) -> np.ndarray:
+    """The ``k`` eigenvalues of largest magnitude of the cell's transfer matrix, divided by the
+    leading one (which is 1 for a normalized state), by decreasing magnitude."""
+    psi = _check_state(psi, "transfer_spectrum")
+    k = check_positive_int(k, "transfer_spectrum: k")
+    D = psi.bond_dims[0]
+    w, _ = leading_eigs(right_map(psi.AL, psi.AL), (D, D), psi.dtype, k, tol=1e-12)
+    return w / w[0]
+
+
+def _channel_weights(psi: iMPS, op: Any, v: np.ndarray) -> np.ndarray:
+    """Which right eigenvectors (columns of ``v``) ``<op_0 op_r>`` sees: those with weight against
+    ``op`` inserted on the left fixed point and pushed through the cell."""
+    D = psi.bond_dims[0]
+    m = _operator(psi, op, 0, "correlation_length")
+    X = left_step(np.eye(D, dtype=psi.dtype), psi.AL[0], psi.AL[0], m)
+    for j in range(1, psi.cell):
+        X = left_step(X, psi.AL[j], psi.AL[j])
+    weights = np.array([abs(np.trace(X @ v[:, j].reshape(D, D))) for j in range(v.shape[1])])
+    return weights > 1e-7 * max(1.0, float(np.linalg.norm(X)))
+
+
+def _channel(psi: iMPS, op: Any, k: int) -> np.ndarray:
+    """Eigenvalues (normalized) of the transfer matrix that ``<op_0 op_r>`` sees, by decreasing magnitude."""
+    D = psi.bond_dims[0]
+    w, v = leading_eigs(right_map(psi.AL, psi.AL), (D, D), psi.dtype, k, tol=1e-12)
+    keep = _channel_weights(psi, op, v)
+    keep[0] = False  # the fixed point itself: <op> squared, not a decay
+    return (w / w[0])[keep]
+
+
+def correlation_length(psi: iMPS, op: Any = None, k: int = 12) -> float:
+    """``-n / ln|lambda_2|`` in sites (``op``: the leading eigenvalue in ``<op_0 op_r>``'s channel,
+    among the ``k`` largest)."""
+    psi = _check_state(psi, "correlation_length")
+    eps = _epsilons(psi, op, k)
+    return float(1.0 / eps[0]) if len(eps) else 0.0
+
+
+def _epsilons(psi: iMPS, op: Any, k: int) -> np.ndarray:
+    """``-ln|lambda_j| / n`` of the subleading eigenvalues (of ``op``'s channel), ascending,
+    complex-conjugate pairs and repeated moduli counted once."""
+    lam = transfer_spectrum(psi, k)[1:] if op is None else _channel(psi, op, k)
+    flat = np.abs(lam) > 1.0 - NON_INJECTIVE_TOL
+    if flat.any():
+        raise InvalidOptionError(
+            f"the state's transfer matrix has {int(flat.sum()) + 1} eigenvalues of modulus 1 "
+            f"({', '.join(f'{x:.6g}' for x in lam[flat])} besides the leading one): it is not injective (a "
+            "superposition of states of a longer period, such as the two Neel-like states of an "
+            "antiferromagnet in a one-site cell), so no correlation length decays; use a unit cell of that "
+            "period (infinite_model(..., cell=2)) or another start"
+        )
+    eps = -np.log(np.abs(lam)) / psi.cell
+    out: list[float] = []
+    for e in np.sort(eps):
+        if not out or e - out[-1] > 1e-9 * max(1.0, e):
+            out.append(float(e))
+    return np.array(out)
+
+
+def extrapolate_correlation_length(states: Sequence[iMPS], op: Any = None, k: int = 12) -> tuple[float, np.ndarray]:
+    """``(xi, table)``: the correlation length extrapolated in ``delta = eps_3 - eps_2`` to zero
+    over ``states`` (the same model at several bond dimensions; a straight line through their
+    ``(delta, eps_2)``), and the table rows ``(bond dimension, delta, 1 / eps_2)``."""
+    if isinstance(states, iMPS) or not isinstance(states, (list, tuple)) or len(states) < 2:
+        raise Tensor4allTypeError("extrapolate_correlation_length takes a list of at least two iMPS")
+    rows = []
+    for psi in states:
+        eps = _epsilons(_check_state(psi, "extrapolate_correlation_length"), op, k)
+        if len(eps) < 2:
+            raise InvalidOptionError("extrapolate_correlation_length: fewer than two distinct eigenvalues; raise k")
+        rows.append((psi.max_bond, eps[1] - eps[0], eps[0]))
+    t = np.array(rows)
+    slope, intercept = np.polyfit(t[:, 1], t[:, 2], 1)
+    return float(1.0 / intercept), np.column_stack([t[:, 0], t[:, 1], 1.0 / t[:, 2]])
+
+
+def structure_factor(psi: iMPS, op: Any, q: Any, r_max: int = 200) -> np.ndarray:
+    """``S(q) = sum_r e^{-i q r} <op_0 op_r>_c`` over ``|r| <= r_max`` (site 0 of the cell as origin;
+    a Hermitian ``op``, so ``C(-r) = conj C(r)`` of the cell's mirror; exact for ``cell = 1``)."""
+    psi = _check_state(psi, "structure_factor")
+    m = _operator(psi, op, 0, "structure_factor")
+    c0 = expect(psi, m @ m, 0) - abs(expect(psi, m, 0)) ** 2
+    cr = correlation(psi, m, m, r_max, 0, connected=True)
+    qs = np.atleast_1d(np.asarray(q, dtype=float))
+    r = np.arange(1, r_max + 1)
+    phase = np.exp(-1j * np.outer(qs, r))
+    s = c0 + phase @ cr + phase.conj() @ np.conj(cr)
+    return s.real
+
+
+def term_expectation(psi: iMPS, factors: Sequence[tuple[int, np.ndarray]]) -> complex:
+    """``<prod_k O_k>`` of ``factors = ((site, matrix), ...)`` (sites ascending, infinite-chain numbering)."""
+    n = psi.cell
+    first, last = factors[0][0], factors[-1][0]
+    ops = dict(factors)
+    X = np.eye(psi.bond_dims[first % n], dtype=psi.dtype)
+    for p in range(first, last + 1):
+        X = left_step(X, psi.AL[p % n], psi.AL[p % n], ops.get(p))
+    return complex(np.trace(X @ _rho(psi, last + 1)))
