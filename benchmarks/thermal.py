@@ -1,23 +1,37 @@
-"""Purification against TeNPy's ``PurificationTEBD``: the Heisenberg chain (open, L sites, J = 1)
-cooled from beta = 0 to ``--beta`` at bond dimension ``--chi``, Sz conserved, one thread.
+"""Finite temperature: purification against TeNPy's ``PurificationTEBD`` (timing), and the accuracy
+checks too long for the unit tests (``--check``).
 
-Codes (each in a fresh subprocess pinned to one core, one BLAS thread):
+**Timing** (default): the Heisenberg chain (open, L sites, J = 1) cooled from beta = 0 to ``--beta``
+at bond dimension ``--chi``, Sz conserved, one thread. Codes, each in a fresh subprocess pinned to
+one core with one BLAS thread, run alternately ``--repeat`` times (the medians are reported):
 
 * ``t4a``: ``tensor4all.thermal_state(models.heisenberg(L, conserve="Sz"), beta, dbeta=2 dt,
-  order=2, max_bond=chi, cutoff=cut)`` (TEBD on the doubled sites, Strang splitting of even and
-  odd bonds);
-* ``tenpy``: ``PurificationMPS.from_infiniteT`` and ``PurificationTEBD.run_imaginary(dt)`` per step
-  (second order, its sweep of half steps over the bonds), ``trunc_params`` ``chi_max = chi``,
-  ``trunc_cut = sqrt(cut)`` (TeNPy cuts on the norm of the discarded singular values; tensor4all's
-  ``cutoff`` is their squared weight), ``svd_min = 0``.
+  order=2, splitting="sweep", max_bond=chi, cutoff=cut)``: TEBD on the doubled sites with TeNPy's
+  splitting, a sweep of half steps ``e^{-dt h_b / 2}`` over the bonds to the right and back, so
+  both codes apply the same product of gates (``--splitting brick``: Strang over even and odd
+  bonds, half the gates, a different O(dt^2) error);
+* ``tenpy``: ``PurificationMPS.from_infiniteT`` and one ``PurificationTEBD.run_imaginary(beta / 2)``
+  (``dt`` per step, its second-order sweep; one canonical form at the end), ``trunc_params``
+  ``chi_max = chi``, ``trunc_cut = sqrt(cut)`` (TeNPy cuts on the norm of the discarded singular
+  values; tensor4all's ``cutoff`` is their squared weight), ``svd_min = 0``.
 
-Both take ``beta / dt`` steps of ``e^{-dt H}`` on the purification (beta = 2 dt per step). Printed
-per code: the seconds of the cooling (the imports and set-up excluded), the energy at ``--beta``
-and its difference to the other code's. The two second-order splittings differ at O(dt^2), so
-equal energies to 1e-6 need a small ``dt`` (or ``--t4a-order 4``, which is not "the same steps").
+Both take ``beta / (2 dt)`` steps of ``e^{-dt H}`` on the purification. Printed: the seconds of the
+cooling per run (imports and set-up excluded), the medians, the energies at ``--beta`` and their
+relative difference (the comparison counts only where it is below 1e-6).
 
-Run: ``python benchmarks/thermal.py [--L 32] [--beta 8] [--chi 128] [--dt 0.05] [--quick]``
-(``bench`` extra for TeNPy; ``--quick``: L = 8, beta = 1, chi = 32).
+**Checks** (``--check xx,tfim,hubbard``): the derivative path at the sizes of the issue, against
+exact results computed here or in ``tests/tensor4all/data``:
+
+* ``xx``: the XX chain L = 32 to beta = 10, ``tensor4all.thermodynamics`` (dense, ``dbeta`` 0.2,
+  order 4): ln Z, E and C = -beta^2 dE/d beta against free fermions;
+* ``tfim``: the transverse-field Ising chain at g = 1, L = 24 to beta = 4, the same against
+  Jordan-Wigner;
+* ``hubbard``: the Hubbard chain L = 8 (U = 4, mu = 2) to beta = 2, ``thermal_state`` with N and Sz
+  conserved, ln Z and E against the 65536 states of ``tests/tensor4all/data/thermal_references.json``.
+
+Run: ``python benchmarks/thermal.py [--L 32] [--beta 8] [--chi 128] [--dt 0.05] [--repeat 3]
+[--quick]`` (``bench`` extra for TeNPy; ``--quick``: L = 8, beta = 1, chi = 32), or
+``python benchmarks/thermal.py --check xx,tfim,hubbard [--cutoff-check 1e-14]``.
 """
 
 from __future__ import annotations
@@ -25,8 +39,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pathlib
+import statistics
 import subprocess
 import sys
+import time
+from typing import Any
+
+import numpy as np
 
 CHILD = r"""
 import json, sys, time
@@ -38,8 +58,8 @@ if code == "t4a":
     from tensor4all import models
     H = models.heisenberg(L, conserve="Sz")
     t0 = time.perf_counter()
-    res = t4a.thermal_state(H, 2 * dt * steps, dbeta=2 * dt, order=args["order"], max_bond=chi, cutoff=cut,
-                            every=steps)
+    res = t4a.thermal_state(H, 2 * dt * steps, dbeta=2 * dt, order=args["order"], splitting=args["splitting"],
+                            max_bond=chi, cutoff=cut, every=steps)
     sec = time.perf_counter() - t0
     out = {"seconds": sec, "energy": float(res.energy[-1]), "max_bond": max(r.max_bond for r in res.history)}
 else:
@@ -52,22 +72,115 @@ else:
     opts = {"trunc_params": {"chi_max": chi, "svd_min": 0.0, "trunc_cut": cut ** 0.5}, "order": 2, "dt": dt}
     eng = PurificationTEBD(psi, M, opts)
     t0 = time.perf_counter()
-    for _ in range(steps):
-        eng.run_imaginary(dt)
+    eng.run_imaginary(steps * dt)  # one call: one canonical form at the end
     sec = time.perf_counter() - t0
     out = {"seconds": sec, "energy": float(np.sum(M.bond_energies(psi))), "max_bond": int(max(psi.chi))}
 print(json.dumps(out))
 """
 
+DATA = pathlib.Path(__file__).resolve().parents[1] / "tests" / "tensor4all" / "data" / "thermal_references.json"
+
 
 def run(code: str, args: argparse.Namespace) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    spec = dict(L=args.L, beta=args.beta, chi=args.chi, dt=args.dt, cut=args.cutoff, code=code, order=args.t4a_order)
+    spec = dict(L=args.L, beta=args.beta, chi=args.chi, dt=args.dt, cut=args.cutoff, code=code,
+                order=args.t4a_order, splitting=args.splitting)  # fmt: skip
     cmd = ["taskset", "-c", str(args.core), sys.executable, "-c", CHILD, json.dumps(spec)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"{code} failed:\n{proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def timing(args: argparse.Namespace) -> None:
+    runs: dict[str, list[dict]] = {"t4a": [], "tenpy": []}
+    for _ in range(args.repeat):  # alternately, so that a drift of the machine's load hits both
+        for code in runs:
+            runs[code].append(run(code, args))
+    print(
+        f"Heisenberg L={args.L}, beta={args.beta}, chi={args.chi}, dt={args.dt}, cutoff={args.cutoff}, Sz conserved, "
+        f"1 thread; tensor4all order {args.t4a_order}, splitting {args.splitting}"
+    )
+    print(f"{'code':8} {'median s':>9} {'runs (s)':>24} {'energy':>16} {'max bond':>9}")
+    med = {}
+    for code, rs in runs.items():
+        med[code] = statistics.median(r["seconds"] for r in rs)
+        each = " ".join(f"{r['seconds']:.2f}" for r in rs)
+        print(f"{code:8} {med[code]:9.2f} {each:>24} {rs[0]['energy']:16.10f} {rs[0]['max_bond']:9d}")
+    et, ep = runs["t4a"][0]["energy"], runs["tenpy"][0]["energy"]
+    print(f"time ratio t4a / tenpy = {med['t4a'] / med['tenpy']:.2f} (goal <= 0.5)")
+    print(f"|E_t4a - E_tenpy| / |E_tenpy| = {abs(et - ep) / abs(ep):.2e} (goal <= 1e-6)")
+
+
+# ---- the accuracy checks ------------------------------------------------------------------------
+def free_fermions(eps: np.ndarray, betas: np.ndarray, const: float = 0.0) -> tuple:
+    b = np.asarray(betas, dtype=float)[:, None]
+    f = 0.5 * (1.0 - np.tanh(0.5 * b * eps))
+    log_z = np.sum(np.logaddexp(0.0, -b * eps), axis=1) - b[:, 0] * const
+    return log_z, np.sum(eps * f, axis=1) + const, b[:, 0] ** 2 * np.sum(eps**2 * f * (1.0 - f), axis=1)
+
+
+def report(name: str, betas: Any, got: dict, exact: dict, seconds: float, bond: int) -> None:
+    print(f"{name}: {seconds:.1f} s, max bond {bond}")
+    print(f"  {'beta':>6} " + " ".join(f"{q + ' rel. err':>14}" for q in got))
+    for k, b in enumerate(betas):
+        if b > 0:
+            print(f"  {b:6.2f} " + " ".join(f"{abs(got[q][k] - exact[q][k]) / abs(exact[q][k]):14.2e}" for q in got))
+    worst = {q: max(abs(got[q][k] - exact[q][k]) / abs(exact[q][k]) for k in range(len(betas)) if betas[k] > 0)
+             for q in got}  # fmt: skip
+    print("  largest: " + ", ".join(f"{q} {v:.2e}" for q, v in worst.items()) + " (goal <= 1e-6)")
+
+
+def check_derivatives(
+    name: str, H: Any, levels: np.ndarray, const: float, beta: float, args: argparse.Namespace
+) -> None:
+    import tensor4all as t4a
+
+    bonds: list[int] = []
+    t0 = time.perf_counter()
+    th = t4a.thermodynamics(H, beta, dbeta=args.dbeta_check, every=round(2.0 / args.dbeta_check),
+                            cutoff=args.cutoff_check, max_bond=1024, callback=lambda r: bonds.append(r.max_bond))  # fmt: skip
+    seconds = time.perf_counter() - t0
+    log_z, energy, heat = free_fermions(levels, th.betas, const)
+    got = {"lnZ": th.log_z, "E": th.energy, "C": th.specific_heat}
+    report(name, th.betas, got, {"lnZ": log_z, "E": energy, "C": heat}, seconds, max(bonds))
+
+
+def check_hubbard(args: argparse.Namespace) -> None:
+    import tensor4all as t4a
+    from tensor4all import models
+
+    ref = json.loads(DATA.read_text())["hubbard_L8"]
+    t0 = time.perf_counter()
+    res = t4a.thermal_state(models.hubbard(8, U=4.0, mu=2.0), 2.0, dbeta=0.1, every=5, cutoff=args.cutoff_check,
+                            max_bond=1024)  # fmt: skip
+    seconds = time.perf_counter() - t0
+    idx = [ref["betas"].index(round(b, 10)) for b in res.betas]
+    exact = {"lnZ": np.array(ref["log_z"])[idx], "E": np.array(ref["energy"])[idx]}
+    bond = max(r.max_bond for r in res.history)
+    report("Hubbard L=8, U=4, mu=2 (purification, N and Sz conserved)", res.betas,
+           {"lnZ": res.log_z, "E": res.energy}, exact, seconds, bond)  # fmt: skip
+
+
+def checks(args: argparse.Namespace) -> None:
+    from tensor4all import models
+
+    for name in args.check.split(","):
+        if name == "xx":
+            t = np.diag(np.full(31, 0.5), 1)
+            check_derivatives(
+                "XX L=32 (derivatives, dense)", models.xx(32), np.linalg.eigvalsh(t + t.T), 0.0, 10.0, args
+            )
+        elif name == "tfim":
+            m = np.diag(np.ones(24)) + np.diag(np.ones(23), 1)
+            e = 2.0 * np.linalg.svd(m, compute_uv=False)
+            check_derivatives(
+                "TFIM g=1 L=24 (derivatives, dense)", models.tfim(24, g=1.0), e, -0.5 * e.sum(), 4.0, args
+            )
+        elif name == "hubbard":
+            check_hubbard(args)
+        else:
+            raise SystemExit(f"unknown check {name!r}; valid: xx, tfim, hubbard")
 
 
 def main() -> None:
@@ -77,28 +190,23 @@ def main() -> None:
     p.add_argument("--chi", type=int, default=128, help="largest bond dimension (default 128)")
     p.add_argument("--dt", type=float, default=0.05, help="imaginary-time step of the purification (default 0.05)")
     p.add_argument("--cutoff", type=float, default=1e-10, help="discarded weight per SVD (default 1e-10)")
-    p.add_argument("--t4a-order", type=int, default=2, choices=(2, 4), help="tensor4all's splitting (default 2)")
+    p.add_argument("--t4a-order", type=int, default=2, choices=(2, 4), help="tensor4all's Trotter order (default 2)")
+    p.add_argument(
+        "--splitting", default="sweep", choices=("sweep", "brick"), help="tensor4all's splitting (default sweep)"
+    )
     p.add_argument("--core", type=int, default=0, help="the core to pin to (default 0)")
-    p.add_argument("--repeat", type=int, default=1, help="runs per code; the median is kept (default 1)")
+    p.add_argument("--repeat", type=int, default=3, help="runs per code, alternately; medians (default 3)")
     p.add_argument("--quick", action="store_true", help="L = 8, beta = 1, chi = 32: a check that both run")
+    p.add_argument("--check", default=None, metavar="NAMES", help="accuracy checks instead: xx,tfim,hubbard")
+    p.add_argument("--dbeta-check", type=float, default=0.2, help="dbeta of the checks (default 0.2)")
+    p.add_argument("--cutoff-check", type=float, default=1e-14, help="cutoff of the checks (default 1e-14)")
     args = p.parse_args()
+    if args.check:
+        checks(args)
+        return
     if args.quick:
         args.L, args.beta, args.chi = 8, 1.0, 32
-    rows = {}
-    for code in ("t4a", "tenpy"):
-        runs = sorted((run(code, args) for _ in range(args.repeat)), key=lambda r: r["seconds"])
-        rows[code] = runs[len(runs) // 2]
-    print(
-        f"Heisenberg L={args.L}, beta={args.beta}, chi={args.chi}, dt={args.dt}, cutoff={args.cutoff}, "
-        f"Sz conserved, 1 thread"
-    )
-    print(f"{'code':8} {'seconds':>9} {'energy':>16} {'max bond':>9}")
-    for code, r in rows.items():
-        print(f"{code:8} {r['seconds']:9.2f} {r['energy']:16.10f} {r['max_bond']:9d}")
-    t, tp = rows["t4a"], rows["tenpy"]
-    print(f"time ratio t4a / tenpy = {t['seconds'] / tp['seconds']:.2f} (goal <= 0.5)")
-    print(f"|E_t4a - E_tenpy| = {abs(t['energy'] - tp['energy']):.2e} (goal <= 1e-6 relative: "
-          f"{abs(t['energy'] - tp['energy']) / abs(tp['energy']):.2e})")  # fmt: skip
+    timing(args)
 
 
 if __name__ == "__main__":

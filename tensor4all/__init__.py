@@ -240,6 +240,11 @@ from .thermal import thermal_state, thermodynamics  # noqa: E402
 __all__ += ["thermal_state", "thermodynamics", "metts", "metts_tasks", "ThermalResult", "Thermodynamics"]
 __all__ += ["MettsResult"]
 
+# infinite systems: uniform MPS, VUMPS, iTEBD (measurements in tensor4all.infinite)
+from .infinite import InfiniteMPO, VUMPSResult, iMPS, infinite_model, itebd, vumps  # noqa: E402
+
+__all__ += ["iMPS", "InfiniteMPO", "infinite_model", "vumps", "itebd", "VUMPSResult"]
+
 
 def __dir__() -> list[str]:
     """The public names (``__all__``) and the public submodules: what ``dir`` and tab completion show

@@ -814,6 +814,46 @@ for kwargs, exc, fragment in (
         max_bond=4,
         **kwargs,
     )
+# ---- infinite systems (tensor4all.infinite): iMPS, InfiniteMPO, vumps, itebd -----------------
+_IPSI = t4a.iMPS.product_state([0, 1])
+_IH = t4a.infinite_model("xx", cell=2)
+row(
+    "iMPS.from_tensors-bonds",
+    t4a.iMPS.from_tensors,
+    ([np.ones((2, 2, 3))],),
+    t4a.DimensionMismatchError,
+    "must match the left bond",
+)
+row("iMPS.random-max-bond", t4a.iMPS.random, ("spin-1/2", 1, 0), t4a.BondDimensionError, "max_bond")
+row("iMPS.product_state-index", t4a.iMPS.product_state, ([0, 5],), t4a.InvalidOptionError, "outside 0..1")
+row("iMPS.AC-site", lambda: _IPSI.AC("0"), (), t4a.Tensor4allTypeError, "must be an integer")
+row("iMPS.schmidt_values-bond", lambda: _IPSI.schmidt_values(0.5), (), t4a.Tensor4allTypeError, "must be an integer")
+row(
+    "iMPS.entanglement_entropy-bond",
+    lambda: _IPSI.entanglement_entropy("a"),
+    (),
+    t4a.Tensor4allTypeError,
+    "must be an integer",
+)
+row(
+    "iMPS.entanglement_spectrum-bond",
+    lambda: _IPSI.entanglement_spectrum(None),
+    (),
+    t4a.Tensor4allTypeError,
+    "must be an integer",
+)
+row(
+    "InfiniteMPO.from_opsum-outside-cell",
+    t4a.InfiniteMPO.from_opsum,
+    (t4a.OpSum([(1.0, "Sz", 2, "Sz", 3)]), 2),
+    t4a.SiteOutOfRangeError,
+    "must lie in the cell",
+)
+row("infinite_model-unknown", t4a.infinite_model, ("ising",), t4a.InvalidOptionError, "valid models")
+row("vumps-not-impo", t4a.vumps, (models.tfim(4),), t4a.Tensor4allTypeError, "must be an InfiniteMPO")
+row("vumps-cell", t4a.vumps, (t4a.infinite_model("tfim"), _IPSI), t4a.DimensionMismatchError, "same cell")
+row("itebd-steps", t4a.itebd, (_IH, _IPSI, 1.0, 0.3), t4a.InvalidOptionError, "whole number")
+
 # ---- finite temperature (tensor4all.thermal): thermal_state, thermodynamics, metts ----------
 _TH = models.xx(4, conserve="Sz")
 row("thermal_state-beta-zero", t4a.thermal_state, (_TH, 0.0), t4a.InvalidOptionError, "beta must be positive")
@@ -859,6 +899,44 @@ row(
     conserve="Sz",
 )
 row("metts-client", t4a.metts, (_TH, 1.0, 1), t4a.Tensor4allTypeError, "client must be", client="tcp://nowhere")
+row(
+    "thermal_state-splitting",
+    t4a.thermal_state,
+    (_TH, 1.0),
+    t4a.InvalidOptionError,
+    "splitting must be",
+    splitting="odd",
+)
+row("tebd-splitting", t4a.tebd, (NW_H, NW_PSI, 1.0, 0.5), t4a.InvalidOptionError, "splitting must be", splitting="odd")
+row("thermodynamics-dbeta", t4a.thermodynamics, (_TH, 1.0), t4a.InvalidOptionError, "does not divide beta", dbeta=0.3)
+row(
+    "thermodynamics-empty-sector", t4a.thermodynamics, (_TH, 1.0), t4a.SymmetryViolationError, "has no states", sector=5
+)
+row(
+    "thermodynamics-differentiate",
+    t4a.thermodynamics,
+    (_TH, 1.0),
+    t4a.InvalidOptionError,
+    "differentiate must be one of",
+    differentiate="C",
+)
+row("thermodynamics-callback", t4a.thermodynamics, (_TH, 1.0), t4a.Tensor4allTypeError, "callback", callback=3)
+row("metts-dbeta", t4a.metts, (_TH, 1.0, 2), t4a.InvalidOptionError, "does not divide beta", dbeta=0.3)
+row("metts-chains-zero", t4a.metts, (_TH, 1.0, 2), t4a.InvalidOptionError, "chains", chains=0)
+row(
+    "references.thermal_reference-model",
+    t4a.references.thermal_reference,
+    ("ising", 4, [1.0], {}),
+    t4a.InvalidOptionError,
+    "model must be one of",
+)
+row(
+    "references.free_fermion_thermodynamics-beta",
+    t4a.references.free_fermion_thermodynamics,
+    ([0.5, -0.5], [-1.0]),
+    t4a.InvalidOptionError,
+    "betas finite and >= 0",
+)
 
 # ---- issue 51: excited states and gaps ------------------------------------------------------
 row("excited_states-n-zero", t4a.excited_states, (models.heisenberg(4), 0), t4a.InvalidOptionError, "n must be")
@@ -3237,6 +3315,7 @@ OUTPUT_RECORDS = {
     "Thermodynamics",
     "MettsResult",
     "SpectralFunction",
+    "VUMPSResult",
 }
 
 

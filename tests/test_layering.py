@@ -197,6 +197,7 @@ TENSOR4ALL_LAYERS = [
     "algorithms",  # the sweep engine, environments, backends; dmrg, tdvp, tebd, apply
     "spectra",  # dynamical correlations and spectral functions (time evolution, Chebyshev)
     "thermal",  # finite temperature: purification, thermodynamics as derivatives of ln Z, METTS
+    "infinite",  # infinite systems: iMPS, infinite MPOs, VUMPS, iTEBD, transfer-matrix measurements
     "tci",  # tensor cross interpolation
     "quantics",  # quantics grids and tensor trains
     "scans",  # parameter scans on Dask (the package; tensor4all.scan is the function)

@@ -23,6 +23,7 @@ MODULES = [
     "tensor4all.scans",
     "tensor4all.spectra",
     "tensor4all.thermal",
+    "tensor4all.infinite",
 ]
 
 

@@ -35,6 +35,7 @@ from .evolution import (
 )
 from ..operators.gates import (
     ORDERS,
+    SPLITTINGS,
     BondHamiltonian,
     bonds_from_arrays,
     bonds_from_opsum,
@@ -229,9 +230,12 @@ class _Run:
             g = e if g is None else self.fmt.la.matmul(e, g) if (is_traced(e) or is_traced(g)) else e @ g
         return g
 
-    def layer(self, pairs: list[tuple[int, int]], factors: list[tuple[BondHamiltonian, float]]) -> None:
+    def layer(
+        self, pairs: list[tuple[int, int]], factors: list[tuple[BondHamiltonian, float]], following: Any = None
+    ) -> None:
         """Apply the commuting gates of one part of the Trotter splitting, from the end nearer
-        the centre; long-range pairs through swap gates."""
+        the centre; long-range pairs through swap gates. ``following``: the pairs of the next part,
+        whose single nearest-neighbour pair (the ``"sweep"`` splitting) says where the centre goes."""
         key = (tuple(pairs), tuple((id(b), w) for b, w in factors))
         ops = self.cache.get(key)
         if ops is None:
@@ -246,8 +250,12 @@ class _Run:
             self.cache[key] = ops
         ascending = 2 * self.centre <= self.L - 2
         seq = [op for group in (ops if ascending else ops[::-1]) for op in group]
+        b_next = None
+        if following is not None and len(following) == 1 and following[0][1] == following[0][0] + 1:
+            b_next = following[0][0]
         for n, (b, g4) in enumerate(seq):
-            nxt = seq[n + 1][0] if n + 1 < len(seq) else (b + 1 if ascending else b - 1)
+            last = b_next if b_next is not None and b_next != b else (b + 1 if ascending else b - 1)
+            nxt = seq[n + 1][0] if n + 1 < len(seq) else last
             self.apply(b, g4, nxt > b)
 
     def apply(self, b: int, g4: Any, to_right: bool) -> None:
@@ -295,6 +303,7 @@ def tebd(
     dt: float,
     *,
     order: int = 2,
+    splitting: str = "brick",
     max_bond: int = 64,
     cutoff: float = 1e-10,
     imaginary: bool = False,
@@ -336,6 +345,10 @@ def tebd(
             :func:`~tensor4all.operators.gates.trotter_sequence`. The parts are the even bonds, the odd
             bonds and the groups of long-range terms; the last half step of one time step is merged
             with the first of the next (one gate, exact) unless the state is output between them.
+        splitting: ``"brick"`` (default: the parts are the even bonds, the odd bonds and the groups
+            of long-range terms) or ``"sweep"`` (each bond alone, left to right: order 2 is a sweep of
+            half steps to the right and back, ``2 (L - 2)`` gates a step instead of ``L - 1``; the
+            splitting of TeNPy's imaginary-time TEBD, for like-for-like comparisons).
         max_bond, cutoff: the truncation of every SVD: at most ``max_bond`` singular values, and
             a dropped tail of relative weight ``sum(dropped s^2) / sum(s^2) <= cutoff`` (ITensor's
             convention, as ``MPS.compress``).
@@ -379,6 +392,10 @@ def tebd(
     progress = check_bool(progress, f"{WHAT}: progress")
     if isinstance(order, bool) or order not in ORDERS:
         raise InvalidOptionError(f"{WHAT}: order must be one of {', '.join(map(str, ORDERS))}, got {order!r}")
+    if not isinstance(splitting, str) or splitting not in SPLITTINGS:
+        raise InvalidOptionError(
+            f"{WHAT}: splitting must be one of {', '.join(map(repr, SPLITTINGS))}, got {splitting!r}"
+        )
     max_bond = check_positive_int(max_bond, f"{WHAT}: max_bond")
     cutoff = check_cutoff(cutoff, f"{WHAT}: cutoff")
     imaginary = check_bool(imaginary, f"{WHAT}: imaginary")
@@ -420,7 +437,7 @@ def tebd(
             bonds = first if k == 1 else source.bonds_at((k - 0.5) * dt)
             if bonds.traced:
                 run.use_tenferro()
-            parts = trotter_parts(bonds)
+            parts = trotter_parts(bonds, splitting)
             layers = [(parts[p], [(bonds, w)]) for p, w in trotter_sequence(order, len(parts))]
             if pending is not None:
                 if layers and pending[0] == layers[0][0]:
@@ -431,8 +448,9 @@ def tebd(
             output = k % every == 0 or k == n_steps
             if not output and len(layers) > 1 and layers[-1][0] == layers[0][0]:
                 pending = layers.pop()
-            for pairs, factors in layers:
-                run.layer(pairs, factors)
+            for n, (pairs, factors) in enumerate(layers):  # a sweep tells each gate where the next one is
+                following = layers[n + 1][0] if splitting == "sweep" and n + 1 < len(layers) else None
+                run.layer(pairs, factors, following)
             if bonds is not source.static:
                 run.cache.clear()
             record = run.record(k, k * dt, _time.perf_counter() - t0)

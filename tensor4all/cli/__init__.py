@@ -16,6 +16,8 @@ Commands (argparse subcommands, as ``python -m pip``):
 * ``spectrum`` -- the dynamical structure factor or spectral function S(q, omega) of a chain's
   ground state, by time evolution and Fourier transform or by Chebyshev moments
   (:mod:`tensor4all.cli.spectrum`).
+* ``thermal`` -- the thermodynamics of a chain from beta = 0 by purification: ln Z, the energy, and
+  the specific heat and susceptibility as tidu derivatives of ln Z (:mod:`tensor4all.cli.thermal`).
 
 Options are never abbreviated (``--cutof`` is an error), and an unknown option is named with the
 closest known one (``--cutof (did you mean --cutoff?)``). Exit codes: 0 on success; 2 for bad
@@ -38,6 +40,7 @@ from . import evolve as _cli_evolve
 from . import lattice as _cli_lattice
 from . import scan as _cli_scan
 from . import spectrum as _cli_spectrum
+from . import thermal as _cli_thermal
 from .common import PROG, Parser, _version
 
 __all__ = ["main", "build_parser", "PROG"]
@@ -57,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_lattice.restrict_scan_models(s)  # scan runs the spin chains of ScanTask only
     e = _cli_evolve.add_parser(commands, p)
     sp = _cli_spectrum.add_parser(commands, p)
-    parser.commands = {"dmrg": p, "scan": s, "evolve": e, "spectrum": sp}  # type: ignore[attr-defined]
+    th = _cli_thermal.add_parser(commands, p)
+    parser.commands = {"dmrg": p, "scan": s, "evolve": e, "spectrum": sp, "thermal": th}  # type: ignore[attr-defined]
     return parser
 
 

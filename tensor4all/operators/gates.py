@@ -10,8 +10,9 @@ commuting parts, and the gates ``expm(-i tau h)`` (or ``expm(-tau h)``).
   ``(b, b + 1)``, shape ``(d, d, d, d)`` (``h[s, s', t, t'] = <s s'| h |t t'>``) or
   ``(d d, d d)`` (``np.kron`` order).
 * :func:`trotter_parts` groups the terms into parts whose gates commute (even bonds, odd
-  bonds, then groups of non-overlapping long-range terms); :func:`trotter_sequence` gives
-  the order-2 (Strang) or order-4 (Suzuki fractal) product of the parts' exponentials.
+  bonds, then groups of non-overlapping long-range terms; or, for the ``"sweep"`` splitting, each
+  bond its own part from left to right); :func:`trotter_sequence` gives the order-2 (Strang) or
+  order-4 (Suzuki fractal) product of the parts' exponentials.
 * :func:`exp_gate` is SciPy's ``expm`` on concrete matrices and ``tenferro.linalg.expm`` on
   traced ones (differentiable in the couplings through the exact Frechet derivative).
 """
@@ -42,12 +43,15 @@ __all__ = [
     "swap_gate",
     "SUZUKI_P",
     "ORDERS",
+    "SPLITTINGS",
 ]
 
 #: Suzuki's fractal weight ``p = 1 / (4 - 4^(1/3))``: ``U4(x) = U2(p x)^2 U2((1 - 4p) x) U2(p x)^2``
 SUZUKI_P = 1.0 / (4.0 - 4.0 ** (1.0 / 3.0))
 #: the Trotter orders :func:`trotter_sequence` knows
 ORDERS = (2, 4)
+#: how :func:`trotter_parts` splits the bonds: even/odd bonds, or one bond after another
+SPLITTINGS = ("brick", "sweep")
 
 
 @dataclass
@@ -190,12 +194,20 @@ def bonds_from_arrays(hs: Sequence[Any], dims: Sequence[int], what: str) -> Bond
     return BondHamiltonian(list(dims), out, {})
 
 
-def trotter_parts(bh: BondHamiltonian) -> list[list[tuple[int, int]]]:
+def trotter_parts(bh: BondHamiltonian, splitting: str = "brick") -> list[list[tuple[int, int]]]:
     """The parts of the Trotter splitting, each a list of site pairs whose gates commute:
-    the even bonds, the odd bonds, then the long-range terms in groups of disjoint site
-    ranges ``[i, j]`` (their swap gates stay inside the range). Empty parts are dropped."""
-    even = [(b, b + 1) for b in range(0, len(bh.nn), 2) if bh.nn[b] is not None]
-    odd = [(b, b + 1) for b in range(1, len(bh.nn), 2) if bh.nn[b] is not None]
+    the even bonds, the odd bonds (``splitting="brick"``), or each nearest-neighbour bond alone,
+    left to right (``"sweep"``: Strang's product over them is a sweep of half steps to the right
+    and back, ``e^{h_0/2} ... e^{h_{L-2}} ... e^{h_0/2}``, TeNPy's imaginary-time TEBD), then the
+    long-range terms in groups of disjoint site ranges ``[i, j]`` (their swap gates stay inside
+    the range). Empty parts are dropped."""
+    if splitting == "sweep":
+        bonds = [[(b, b + 1)] for b in range(len(bh.nn)) if bh.nn[b] is not None]
+        even, odd = [], []
+    else:
+        bonds = []
+        even = [(b, b + 1) for b in range(0, len(bh.nn), 2) if bh.nn[b] is not None]
+        odd = [(b, b + 1) for b in range(1, len(bh.nn), 2) if bh.nn[b] is not None]
     groups: list[list[tuple[int, int]]] = []
     for key in bh.long:  # first group whose ranges it does not touch
         for grp in groups:
@@ -204,7 +216,7 @@ def trotter_parts(bh: BondHamiltonian) -> list[list[tuple[int, int]]]:
                 break
         else:
             groups.append([key])
-    return [p for p in [even, odd] + [sorted(g) for g in groups] if p]
+    return [p for p in bonds + [even, odd] + [sorted(g) for g in groups] if p]
 
 
 def _strang(n: int, x: float) -> list[tuple[int, float]]:

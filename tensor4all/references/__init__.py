@@ -21,6 +21,9 @@
 * :func:`hubbard_free_densities` -- the same for the Hubbard chain at ``U = 0``
   (:func:`tensor4all.models.hubbard`): each spin species hops freely with ``-t``, so
   ``<n_{i s}(t)> = sum_j |U_ij|^2 n_{j s}(0)`` per species.
+* :func:`thermal_reference` and :func:`free_fermion_thermodynamics` (module ``thermal``) -- exact
+  thermodynamics of the chains of the command-line program (free fermions, small exact
+  diagonalization); :func:`sparse_hamiltonian` lives in ``matrices``.
 """
 
 from __future__ import annotations
@@ -33,11 +36,9 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
-from ..tools.errors import InvalidOptionError, Tensor4allTypeError
-from ..sites.local_spaces import local_space
+from ..tools.errors import InvalidOptionError
 from ..operators.opsum import OpSum
-from ..operators.jordan_wigner import jordan_wigner_term
-from ..tools.checks import check_alloc, check_positive_int, check_real
+from ..tools.checks import check_positive_int, check_real
 from .. import models
 
 # exact energies of the lattice models in a sector (explicit matrices; the CLI's references for lattices)
@@ -49,6 +50,8 @@ from .fermions import (
     hopping_matrix,
     sector_dimension,
 )
+from .matrices import sparse_hamiltonian
+from .thermal import THERMAL_ED_MAX_DIM, free_fermion_thermodynamics, thermal_reference
 
 __all__ = [
     "Reference",
@@ -68,6 +71,9 @@ __all__ = [
     "free_fermion_energy",
     "hopping_matrix",
     "sector_dimension",
+    "free_fermion_thermodynamics",
+    "thermal_reference",
+    "THERMAL_ED_MAX_DIM",
 ]
 
 #: Largest Hilbert-space dimension :func:`reference_energy` diagonalizes (2**14).
@@ -112,48 +118,6 @@ def tfim_critical_closed_form(L: int) -> float:
     """``E0(L) = 1 - 1/sin(pi / (2 (2L + 1)))``: the open TFIM at ``g = J = 1``."""
     L = check_positive_int(L, "L")
     return 1.0 - 1.0 / math.sin(math.pi / (2 * (2 * L + 1)))
-
-
-def sparse_hamiltonian(os: OpSum, L: int, local: str = "spin-1/2") -> scipy.sparse.csr_matrix:
-    """The OpSum as a sparse ``d**L x d**L`` matrix in ``np.kron`` order (site 0 most significant).
-    Fermionic operators of the local space (``"electron"``, ``"fermion"``, ``"tj"``) get their
-    Jordan-Wigner strings and the sign of the site ordering, as ``MPO.from_opsum`` gives them."""
-    if not isinstance(os, OpSum):
-        raise Tensor4allTypeError(f"sparse_hamiltonian expects an OpSum, got {type(os).__name__}")
-    L = check_positive_int(L, "L (number of sites)")
-    sp = local_space(local)
-    d = sp.dim
-    os.check_sites(L)
-    for term in os:
-        for name, _ in term.ops:
-            sp.factor(name)  # unknown names: a typed error listing the valid ones
-    check_alloc(d**L * (len(os) + 1) * 16, f"the sparse Hamiltonian of {L} sites (dimension {d}**{L})")
-    complex_ops = any(np.iscomplexobj(sp.matrix(name)) for t in os for name, _ in t.ops)
-    complex_coefs = any(np.iscomplexobj(np.asarray(t.coef)) for t in os)
-    dtype = complex if (complex_ops or complex_coefs) else float
-    H = scipy.sparse.csr_matrix((d**L, d**L), dtype=dtype)
-    for term in os:
-        mats = [None] * L
-        sign, factors = jordan_wigner_term(term.ops, sp)
-        for name, site in factors:
-            m = sp.matrix(name).astype(dtype)
-            mats[site] = m if mats[site] is None else mats[site] @ m
-        # identities on untouched stretches are kept as a single sparse eye each
-        out = scipy.sparse.csr_matrix(np.ones((1, 1), dtype=dtype))
-        run = 0
-        for m in mats + ["end"]:
-            if m is None:
-                run += 1
-                continue
-            if run:
-                out = scipy.sparse.kron(out, scipy.sparse.identity(d**run, dtype=dtype, format="csr"), format="csr")
-                run = 0
-            if isinstance(m, str):
-                break
-            out = scipy.sparse.kron(out, scipy.sparse.csr_matrix(m), format="csr")
-        coef = complex(np.asarray(term.coef)) if dtype is complex else float(np.real(np.asarray(term.coef)))
-        H = H + (sign * coef) * out
-    return H
 
 
 def exact_ground_energy(os: OpSum, L: int, local: str = "spin-1/2") -> float:

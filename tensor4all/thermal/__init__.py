@@ -1,6 +1,6 @@
-"""Finite temperature: thermal states by purification (:func:`thermal_state`), thermodynamics as
-tidu derivatives of ``ln Z`` (:func:`thermodynamics`) and METTS (:func:`metts`, with its chains as
-a task list for Dask, :func:`metts_tasks`).
+"""Finite temperature: thermal states by purification (:func:`thermal_state`), the specific heat
+and susceptibilities as tidu derivatives through the cooling (:func:`thermodynamics`) and METTS
+(:func:`metts`, with its chains as a task list for Dask, :func:`metts_tasks`).
 
 Modules, bottom to top: ``results`` (the records), ``purified`` (the doubled local space, the
 infinite-temperature states), ``purification`` (the cooling loop and ``ln Z`` from the norms),

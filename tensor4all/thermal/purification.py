@@ -25,6 +25,7 @@ from ..algorithms.evolution import EvolutionResult
 from ..algorithms.tdvp import tdvp
 from ..algorithms.tebd import tebd
 from ..networks.mpo import MPO
+from ..operators.gates import SPLITTINGS
 from ..sites.charges import CONSERVED_CHARGES
 from ..tools.checks import check_bool, check_cutoff, check_positive_int, check_real
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
@@ -111,6 +112,7 @@ def thermal_state(
     dbeta: float = 0.1,
     method: str = "tebd",
     order: int = 4,
+    splitting: str = "brick",
     max_bond: int = 128,
     cutoff: float = 1e-12,
     conserve: str | None = None,
@@ -132,6 +134,9 @@ def thermal_state(
         dbeta: the step in beta; each step applies ``e^{-dbeta H / 2}`` to the purification.
         method: ``"tebd"`` (default; ``order`` 2 or 4, Suzuki's fourth order by default) or
             ``"tdvp"`` (two-site TDVP, second order in ``dbeta``; any MPO, longer-range terms too).
+        splitting: TEBD's ``"brick"`` (default: even and odd bonds) or ``"sweep"`` (each bond in turn,
+            a sweep of half steps to the right and back: TeNPy's ``PurificationTEBD``), see
+            :func:`tensor4all.tebd`.
         max_bond, cutoff: the truncation of every step (as ``tebd``/``tdvp``).
         conserve: the charge to conserve on the doubled sites (``"Sz"``, ``"N"``, ``"N,Sz"``,
             ``"parity"``: ``q_p - q_a``, which the maximally entangled pairs hold at 0); None (default)
@@ -156,6 +161,10 @@ def thermal_state(
         raise InvalidOptionError(f"{what}: method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
     if method == "tebd" and (isinstance(order, bool) or order not in (2, 4)):
         raise InvalidOptionError(f"{what}: order must be 2 or 4, got {order!r}")
+    if not isinstance(splitting, str) or splitting not in SPLITTINGS:
+        raise InvalidOptionError(
+            f"{what}: splitting must be one of {', '.join(map(repr, SPLITTINGS))}, got {splitting!r}"
+        )
     max_bond = check_positive_int(max_bond, f"{what}: max_bond")
     cutoff = check_cutoff(cutoff, f"{what}: cutoff")
     every = check_positive_int(every, f"{what}: every", InvalidOptionError)
@@ -174,7 +183,9 @@ def thermal_state(
     common = dict(imaginary=True, max_bond=max_bond, cutoff=cutoff, observables=specs, every=every, threads=threads)
     common.update(callback=callback)
     if method == "tebd":
-        res: EvolutionResult = tebd(H2, psi, n * half, half, order=order, progress=progress, **common)
+        res: EvolutionResult = tebd(
+            H2, psi, n * half, half, order=order, splitting=splitting, progress=progress, **common
+        )
     else:  # tdvp's progress is a callable or None (True: a bar)
         res = tdvp(H2, psi, n * half, half, progress=True if progress else None, **common)
     return _result(res, log_states, sector, charge, method, every, n)

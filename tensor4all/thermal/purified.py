@@ -134,7 +134,9 @@ def infinite_temperature_sites(local: str, L: int, conserve: str | None, sector:
             arrays.append(a)
         log_states = L * math.log(d)
     else:
-        name = conserve if conserve is not None else _first_charge(space, what)
+        name = conserve if conserve is not None else _sector_charge_name(space, sector, L, what)
+        if isinstance(sector, dict) and list(sector) == [name]:  # {"N": 4} with the charge "N"
+            sector = sector[name]
         g = grading(name, space.name, [d] * L, what)
         legs = [phys_leg(g.symmetry, g.q[i], i)[0] for i in range(L)]
         target = sector_charge(g, sector, legs, what)  # SymmetryViolationError for an empty sector
@@ -166,14 +168,34 @@ def infinite_temperature_sites(local: str, L: int, conserve: str | None, sector:
     return MPS._symmetric(sites, gd), log_states
 
 
-def _first_charge(space: LocalSpace, what: str) -> str:
-    for name, (declared, _) in CONSERVED_CHARGES.items():
-        if declared in space.charges:
-            return name
-    raise InvalidOptionError(
-        f"{what}: a sector needs a conserved charge, but the local space {space.name!r} declares none; "
-        "drop sector= (grand canonical)"
-    )
+def _sector_charge_name(space: LocalSpace, sector: Any, L: int, what: str) -> str:
+    """The charge a ``sector`` of a dense run is read in: the one its keys name (``{"N": 4, "Sz":
+    0}``: ``"N,Sz"``), else the first charge the space declares whose sectors the engine can run
+    (the electron's ``Sz`` alone cannot: its states of one ``Sz`` are not contiguous)."""
+    declared = [
+        n for n, (c, _) in CONSERVED_CHARGES.items() if all(p in space.charges for p in PRODUCT_CHARGES.get(c, (c,)))
+    ]
+    if not declared:
+        raise InvalidOptionError(
+            f"{what}: a sector needs a conserved charge, but the local space {space.name!r} declares none; "
+            "drop sector= (grand canonical)"
+        )
+    if isinstance(sector, dict):
+        keys = set(map(str, sector))
+        for n in declared:
+            if set(n.split(",")) == keys:
+                return n
+        raise InvalidOptionError(
+            f"{what}: sector={sector!r} names {sorted(keys)}, but the local space {space.name!r} conserves "
+            f"{', '.join(map(repr, declared))}; give a sector of one of them (or conserve=...)"
+        )
+    for n in declared:
+        try:
+            grading(n, space.name, [space.dim] * L, what)
+        except InvalidOptionError:
+            continue
+        return n
+    return declared[0]  # grading names why it cannot run
 
 
 def _log_count(arrays: list[np.ndarray]) -> float:

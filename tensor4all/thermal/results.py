@@ -70,11 +70,13 @@ class ThermalResult:
 
 @dataclass
 class Thermodynamics:
-    """``ln Z`` and its derivatives at ``betas``, from one forward-over-forward pass of tidu
-    through the cooling: ``energy = -d ln Z / d beta``, ``specific_heat = beta^2 d^2 ln Z / d
-    beta^2`` (per system, not per site), and, with a field ``h`` coupled as ``-h sum_i O_i``,
+    """``ln Z``, the energy and the derivatives at ``betas``, from tidu's derivatives through the
+    cooling (whole systems, not per site): with ``differentiate="energy"`` the measured ``energy =
+    <H>``, ``specific_heat = -beta^2 dE/d beta`` and, with a field ``h`` coupled as ``-h sum_i O_i``,
+    the measured ``magnetization = <sum_i O_i>`` and ``susceptibility = d<M>/dh``; with
+    ``"log_z"`` ``energy = -d ln Z / d beta``, ``specific_heat = beta^2 d^2 ln Z / d beta^2``,
     ``magnetization = (1/beta) d ln Z / dh`` and ``susceptibility = (1/beta) d^2 ln Z / dh^2``
-    (of the whole system; None without a field). ``mode``: ``"forward"`` or ``"reverse"``."""
+    (None without a field). ``mode``: ``"forward"`` or ``"reverse"``."""
 
     betas: np.ndarray
     log_z: np.ndarray
@@ -84,13 +86,14 @@ class Thermodynamics:
     susceptibility: np.ndarray | None = None
     field_operator: str | None = None
     mode: str = "forward"
+    differentiate: str = "energy"
 
     def as_dict(self) -> dict[str, Any]:
         out = {k: _plain(getattr(self, k)) for k in ("betas", "log_z", "energy", "specific_heat")}
         for k in ("magnetization", "susceptibility"):
             v = getattr(self, k)
             out[k] = None if v is None else _plain(v)
-        out["field_operator"], out["mode"] = self.field_operator, self.mode
+        out["field_operator"], out["mode"], out["differentiate"] = self.field_operator, self.mode, self.differentiate
         return out
 
 

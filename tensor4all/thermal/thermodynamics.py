@@ -1,17 +1,26 @@
-"""Thermodynamics as derivatives of ``ln Z``: :func:`thermodynamics` differentiates the cooling of
-the purification itself with tidu, so the energy, the specific heat and a susceptibility are
-derivatives of the computed ``ln Z``, not finite differences of noisy energies.
+"""Thermodynamics by derivatives: :func:`thermodynamics` differentiates the cooling of the
+purification itself with tidu, so the specific heat and a susceptibility are derivatives taken
+through the computed evolution, not finite differences of noisy energies.
 
 The trick that gives a whole curve from one pass: the Hamiltonian enters the evolution as
 ``s H - h sum_i O_i`` with ``s = 1`` and ``h = 0`` traced scalars. With ``n`` steps of
-``dbeta s`` to ``beta = n dbeta``, ``f(s) = ln Z(beta s)``, so ``f'(1) = beta d ln Z / d beta =
--beta E`` and ``f''(1) = beta^2 d^2 ln Z / d beta^2 = C`` at every output beta of the same run
-(the step scales with ``s``: the derivatives are exactly those of the Trotterized ``ln Z``, whose
-error is ``O(dbeta^4)`` for the fourth-order splitting). Forward mode over forward mode (two
-nested ``tidu.jvp``) carries the first and second derivative along the evolution, so one run gives
-``ln Z``, ``E`` and ``C`` at every beta of the grid; ``d^2 ln Z / dh^2 = beta chi`` is a second run
-with the tangent on ``h``. ``mode="reverse"`` takes ``tidu.grad`` and forward-over-reverse at the
-final beta only (reverse mode gives one output per backward pass), a check of the forward result.
+``dbeta s`` to ``beta = n dbeta``, every quantity ``q(s)`` of the run is ``q(beta s)``, so
+``d/ds = beta d/d beta`` at every output beta of the same run. Two things can be differentiated
+(``differentiate=``):
+
+* ``"energy"`` (default): the measured energy ``E = <H>`` of the purification, by one forward-mode
+  pass (``tidu.jvp``): ``C = -beta^2 dE/d beta = -beta dE/ds``; with a field, the measured
+  ``M = <sum_i O_i>`` and ``chi = dM/dh`` (a second pass, the tangent on ``h``). One derivative
+  of a measured quantity: about half the cost of the second derivative of ``ln Z``, and several
+  times less sensitive to the truncation (the XX chain L = 12 to beta = 6, ``dbeta=0.2``,
+  ``cutoff=1e-14``: C within 5.7e-6 against 2.8e-5; ``cutoff=1e-16``: 6.6e-7 against 3.8e-6).
+* ``"log_z"``: ``f(s) = ln Z(beta s)``, ``f'(1) = -beta E`` and ``f''(1) = C``, forward over
+  forward mode (two nested ``tidu.jvp``): the derivatives of the computed (Trotterized, truncated)
+  ``ln Z`` itself, so ``E`` and ``C`` are exactly those of one partition function (thermodynamic
+  consistency to rounding); ``d^2 ln Z / dh^2 = beta chi`` with the tangent on ``h``.
+
+``mode="reverse"`` takes reverse mode (``tidu.grad``; forward over reverse for ``ln Z''``) at the
+final beta only (one output per backward pass), a check of the forward result.
 
 The traced evolution keeps the norm in the state (``normalize=False``): ``ln Z = ln N + 2 ln
 ||psi(beta)||`` is one differentiable ``MPS.norm`` per output (computed with exact power-of-two
@@ -20,7 +29,7 @@ scaling), fine while ``beta |E_0| / 2`` stays below ~700 (the float range of the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -28,36 +37,42 @@ import tenferro as tf
 import tidu
 
 from ..algorithms.tebd import tebd
-from ..networks.mpo import expectation
+from ..networks.mpo import MPO, expectation
 from ..operators.gates import bonds_from_opsum
 from ..operators.opsum import OpSum
 from ..sites.local_spaces import local_space
-from ..tools.checks import check_cutoff, check_positive_int
+from ..tools.checks import check_callable, check_cutoff, check_positive_int
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
 from .purification import check_conserve, beta_grid, check_thermal_hamiltonian, purified_hamiltonian
 from .purified import infinite_temperature_sites, purified_space
 from .results import Thermodynamics
 
-__all__ = ["thermodynamics", "MODES"]
+__all__ = ["thermodynamics", "MODES", "DIFFERENTIATE"]
 
 #: how :func:`thermodynamics` differentiates
 MODES = ("forward", "reverse")
+#: what :func:`thermodynamics` differentiates (see the module docstring)
+DIFFERENTIATE = ("energy", "log_z")
 
 
 class _Cooling:
-    """``s, h -> ln Z`` at the output betas: traced bond matrices ``s h_b - h f_b`` on the doubled
-    sites, one unnormalized ``tebd`` run, ``ln N + 2 ln ||psi||`` at each output."""
+    """``s, h -> (ln Z, <H>, <M>)`` at the output betas: traced bond matrices ``s h_b - h f_b`` on
+    the doubled sites, one unnormalized ``tebd`` run; ``ln N + 2 ln ||psi||``, the expectation of
+    ``H (x) 1`` and (with a field) of ``M = sum_i O_i (x) 1`` at each output."""
 
     def __init__(self, H: Any, field: str | None, psi: Any, log_states: float, n: int, dbeta: float, opts: dict):
         space = purified_space(H.local)
+        charge = psi.conserve
         self.h0 = bonds_from_opsum(H.opsum, space, H.L, "thermodynamics").nn
-        self.f0 = None
+        self.H2 = purified_hamiltonian(H, charge)
+        self.f0 = self.M2 = None
         if field is not None:
             os = OpSum()
             for i in range(H.L):
                 os += (1.0, field, i)
             self.f0 = bonds_from_opsum(os, space, H.L, "thermodynamics").nn
+            self.M2 = MPO.from_opsum(os, H.L, space.name, conserve=charge)
         self.psi, self.log_states, self.n, self.dbeta, self.opts = psi, log_states, n, dbeta, opts
 
     def bonds(self, s: Any, h: Any) -> list[Any]:
@@ -70,19 +85,18 @@ class _Cooling:
             out.append(term)
         return out
 
-    def __call__(self, s: Any, h: Any = None) -> Any:
+    def __call__(self, s: Any, h: Any = None) -> tuple[Any, Any, Any]:
         half = 0.5 * self.dbeta
-        res = tebd(
-            self.bonds(s, h),
-            self.psi,
-            self.n * half,
-            half,
-            imaginary=True,
-            normalize=False,
-            observables={"log_norm": lambda state, t: tf.log(state.norm())},
-            **self.opts,
-        )
-        return self.log_states + 2.0 * res.observables["log_norm"]
+        obs = {
+            "log_norm": lambda state, t: tf.log(state.norm()),
+            "energy": lambda state, t: expectation(state, self.H2),
+        }
+        if self.M2 is not None:
+            obs["field"] = lambda state, t: expectation(state, self.M2)
+        res = tebd(self.bonds(s, h), self.psi, self.n * half, half, imaginary=True, normalize=False, observables=obs,
+                   **self.opts)  # fmt: skip
+        o = res.observables
+        return self.log_states + 2.0 * o["log_norm"], o["energy"], o.get("field")
 
 
 def _second(f: Any, x: Any) -> tuple[Any, Any, Any]:
@@ -103,6 +117,16 @@ def _second_reverse(f: Any, x: Any) -> tuple[Any, Any, Any]:
     return v, d1, d2
 
 
+def _first(f: Any, x: Any, reverse: bool) -> tuple[Any, Any, Any]:
+    """``f(x) = (ln Z, q)``: ``(ln Z, q, dq/dx)`` by one forward pass (``tidu.jvp``), or, for a scalar
+    ``q``, by reverse mode (``ln Z`` the auxiliary output)."""
+    if reverse:
+        (q, log_z), d = tidu.value_and_grad(lambda y: f(y)[::-1], has_aux=True)(x)
+        return log_z, q, d
+    (log_z, q), (_, d) = tidu.jvp(f, (x,), (tf.asarray(1.0),))
+    return log_z, q, d
+
+
 def _np(x: Any) -> np.ndarray:
     return np.real(np.asarray(x.numpy() if hasattr(x, "numpy") else x, dtype=complex)).reshape(-1)
 
@@ -120,12 +144,14 @@ def thermodynamics(
     sector: Any = None,
     field: str | None = None,
     every: int = 1,
+    differentiate: str = "energy",
     mode: str = "forward",
     threads: int | None = None,
+    callback: Callable[[Any], Any] | None = None,
 ) -> Thermodynamics:
     """``ln Z``, the energy, the specific heat and (with ``field``) the magnetization and
-    susceptibility along ``0, every dbeta, ..., beta``, as tidu derivatives of the purification's
-    ``ln Z`` (see the module docstring).
+    susceptibility along ``0, every dbeta, ..., beta``, the last two and the specific heat as tidu
+    derivatives through the cooling of the purification (see the module docstring).
 
     Args:
         H: an :class:`MPO` compiled from an OpSum (as :func:`thermal_state`), one- and two-site terms
@@ -135,9 +161,16 @@ def thermodynamics(
         conserve: None (default: dense; a traced run on symmetric sites is slower at the sizes
             measured) or a charge as for :func:`thermal_state`.
         field: an operator name of ``H.local`` (``"Sz"``): the susceptibility of ``M = sum_i O_i``,
-            ``chi = beta (<M^2> - <M>^2) = (1/beta) d^2 ln Z / dh^2`` for ``H - h M`` at ``h = 0``.
-        mode: ``"forward"`` (default: every output beta from one forward-over-forward run) or
-            ``"reverse"`` (reverse mode and forward over reverse, at the final ``beta`` only).
+            ``chi = d<M>/dh = (1/beta) d^2 ln Z / dh^2`` for ``H - h M`` at ``h = 0`` (``beta (<M^2> -
+            <M>^2)`` when ``M`` commutes with ``H``). A field that splits degenerate singular values of a
+            dense run (``Sz`` of a chain that conserves it) needs ``conserve``.
+        differentiate: ``"energy"`` (default: ``C = -beta^2 d<H>/d beta`` and ``chi = d<M>/dh``, one
+            forward pass each) or ``"log_z"`` (``E = -d ln Z / d beta``, ``C = beta^2 d^2 ln Z / d beta^2``,
+            ``chi = (1/beta) d^2 ln Z / dh^2``, forward over forward mode).
+        mode: ``"forward"`` (default: every output beta from one run per derivative) or
+            ``"reverse"`` (reverse mode, at the final ``beta`` only).
+        callback: called with each step's :class:`EvolutionRecord` of each traced run (the cooling,
+            then with ``field`` the run in the field: ``2 beta / dbeta`` calls).
 
     Returns:
         :class:`Thermodynamics` (``betas`` the output betas; at ``beta = 0`` the energy is
@@ -154,9 +187,14 @@ def thermodynamics(
         cutoff=check_cutoff(cutoff, f"{what}: cutoff"),
         every=check_positive_int(every, f"{what}: every", InvalidOptionError),
         threads=threads,
+        callback=check_callable(callback, f"{what}: callback"),
     )
     if not isinstance(mode, str) or mode not in MODES:
         raise InvalidOptionError(f"{what}: mode must be one of {', '.join(map(repr, MODES))}, got {mode!r}")
+    if not isinstance(differentiate, str) or differentiate not in DIFFERENTIATE:
+        raise InvalidOptionError(
+            f"{what}: differentiate must be one of {', '.join(map(repr, DIFFERENTIATE))}, got {differentiate!r}"
+        )
     if field is not None:
         if not isinstance(field, str):
             raise Tensor4allTypeError(f"{what}: field must be an operator name such as 'Sz', got {field!r}")
@@ -166,30 +204,39 @@ def thermodynamics(
     cool = _Cooling(H, field, psi, log_states, n, dbeta, opts)
     steps = [0] + [k for k in range(1, n + 1) if k % opts["every"] == 0 or k == n]
     betas = np.asarray(steps, dtype=float) * dbeta
-    one, zero = tf.asarray(1.0), tf.asarray(0.0)
-    if mode == "forward":
-        v, d1, d2 = _second(lambda s: cool(s, zero if field else None), one)
-        log_z, d1, d2 = _np(v), _np(d1), _np(d2)
-    else:
+    reverse = mode == "reverse"
+    if reverse:
         betas = betas[-1:]
-        v, d1, d2 = _second_reverse(lambda s: cool(s, zero if field else None)[-1], one)
-        log_z, d1, d2 = _np(v), _np(d1), _np(d2)
+    last = (lambda x: x[-1]) if reverse else (lambda x: x)
+    one, zero = tf.asarray(1.0), tf.asarray(0.0)
+    h0 = zero if field else None
     with np.errstate(divide="ignore", invalid="ignore"):
-        energy = np.where(betas > 0, -d1 / np.where(betas > 0, betas, 1.0), np.nan)
-    if betas[0] == 0.0:
-        energy[0] = _infinite_temperature_energy(H, charge, psi)
+        inv = np.where(betas > 0, 1.0 / np.where(betas > 0, betas, 1.0), 0.0)
+
+    def at(s: Any, h: Any, k: int) -> tuple[Any, Any]:  # (ln Z, the k-th output of the cooling)
+        out = cool(s, h)
+        return last(out[0]), last(out[k])
+
+    if differentiate == "energy":
+        log_z, energy, de = map(_np, _first(lambda s: at(s, h0, 1), one, reverse))
+        heat = -betas * de
+    else:
+        second = _second_reverse if reverse else _second
+        log_z, d1, heat = map(_np, second(lambda s: last(cool(s, h0)[0]), one))
+        energy = -d1 * inv
+        if betas[0] == 0.0:
+            energy[0] = _infinite_temperature_energy(H, charge, psi)
     mag = chi = None
     if field is not None:
-        if mode == "forward":
-            _, m1, m2 = _second(lambda h: cool(one, h), zero)
+        if differentiate == "energy":
+            _, mag, chi = map(_np, _first(lambda h: at(one, h, 2), zero, reverse))
         else:
-            _, m1, m2 = _second_reverse(lambda h: cool(one, h)[-1], zero)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scale = np.where(betas > 0, 1.0 / np.where(betas > 0, betas, 1.0), 0.0)
-        mag, chi = _np(m1) * scale, _np(m2) * scale
-        if betas[0] == 0.0:
-            mag[0] = _infinite_temperature_field(H, field, psi)
-    return Thermodynamics(betas, log_z, energy, d2, mag, chi, field, mode)
+            second = _second_reverse if reverse else _second
+            _, m1, m2 = map(_np, second(lambda h: last(cool(one, h)[0]), zero))
+            mag, chi = m1 * inv, m2 * inv
+            if betas[0] == 0.0:
+                mag[0] = _infinite_temperature_field(H, field, psi)
+    return Thermodynamics(betas, log_z, energy, heat, mag, chi, field, mode, differentiate)
 
 
 def _infinite_temperature_energy(H: Any, charge: Any, psi: Any) -> float:

@@ -4,7 +4,10 @@ Heisenberg and Hubbard chains), thermodynamics as tidu derivatives of ln Z, METT
 
 from __future__ import annotations
 
+import json
 import math
+import pathlib
+import sys
 import warnings
 
 import numpy as np
@@ -16,6 +19,11 @@ from tensor4all import models
 from tensor4all.references import sparse_hamiltonian
 from tensor4all.thermal import purified_space
 from tensor4all.thermal.purified import infinite_temperature_sites
+
+DATA = pathlib.Path(__file__).resolve().parent / "data"
+#: exact thermodynamics of the Hubbard chain L = 8 and the Heisenberg chain L = 16 (all 65536 states),
+#: written by data/thermal_references.py from explicit matrices (checked at small sizes below)
+REFERENCES = json.loads((DATA / "thermal_references.json").read_text())
 
 
 # ---- exact references ----------------------------------------------------------------------
@@ -132,8 +140,30 @@ def hubbard_matrix(L: int, t: float, U: float, mu: float) -> sp.csr_matrix:
     return h
 
 
+def _reference_script():
+    sys.path.insert(0, str(DATA))
+    try:
+        import thermal_references
+    finally:
+        sys.path.remove(str(DATA))
+    return thermal_references
+
+
+def test_the_reference_script_reproduces_exact_diagonalization():
+    """data/thermal_references.py (symmetry blocks of the (N_up, N_dn) and Sz sectors) against the
+    explicit Jordan-Wigner matrix and the full Heisenberg matrix, at sizes small enough to build here."""
+    script = _reference_script()
+    levels = np.sort(np.concatenate([np.repeat(w, m) for w, m in script.hubbard_levels(4, 1.0, 4.0, 2.0)]))
+    assert np.allclose(levels, np.linalg.eigvalsh(hubbard_matrix(4, 1.0, 4.0, 2.0).toarray()))
+    levels = np.sort(np.concatenate([np.repeat(w, m) for w, m in script.heisenberg_levels(8, 1.0, 1.0)]))
+    assert np.allclose(levels, np.linalg.eigvalsh(sparse_hamiltonian(models.heisenberg(8).opsum, 8).toarray()))
+    assert REFERENCES["hubbard_L8"]["dimension"] == REFERENCES["heisenberg_L16"]["dimension"] == 4**8
+    assert math.isclose(REFERENCES["hubbard_L8"]["log_z"][0], 8 * math.log(4.0), rel_tol=1e-14)
+
+
 def test_hubbard_grand_canonical_against_exact_diagonalization():
-    """L = 4 here (4^L states, the matrix built in this test)."""
+    """L = 8, U = 4, mu = U/2 (half filling), all 4^8 states (the reference file); and L = 4 against
+    the explicit matrix built here."""
     L, U = 4, 4.0
     H = models.hubbard(L, U=U, mu=U / 2)
     res = t4a.thermal_state(H, 2.0, dbeta=0.1, every=10, cutoff=1e-14, max_bond=512, observables={"n": "Ntot"})
@@ -141,6 +171,10 @@ def test_hubbard_grand_canonical_against_exact_diagonalization():
     log_z, energy, _ = ed_thermal(hubbard_matrix(L, 1.0, U, U / 2).toarray(), res.betas)
     assert rel(res.log_z, log_z) < 1e-6
     assert rel(res.energy, energy) < 1e-6
+    ref = REFERENCES["hubbard_L8"]
+    res = t4a.thermal_state(models.hubbard(8, U=4.0, mu=2.0), 1.0, dbeta=0.2, every=5, cutoff=1e-12, max_bond=512)
+    k = ref["betas"].index(1.0)
+    assert rel(res.log_z[-1], ref["log_z"][k]) < 1e-6 and rel(res.energy[-1], ref["energy"][k]) < 1e-6
 
 
 def test_canonical_heisenberg_sector_and_tdvp_against_exact_diagonalization():
@@ -159,12 +193,26 @@ def test_canonical_heisenberg_sector_and_tdvp_against_exact_diagonalization():
 
 # ---- thermodynamics as derivatives -------------------------------------------------------
 def test_specific_heat_of_the_xx_chain_from_derivatives():
-    L = 8
-    th = t4a.thermodynamics(models.xx(L), 4.0, dbeta=0.2, every=5, cutoff=1e-16, max_bond=256)
+    """C = -beta^2 d<H>/d beta by one forward pass through the cooling, L = 12 to beta = 6 (L = 32 to
+    beta = 10: benchmarks/thermal.py --check, docs/benchmarks.md)."""
+    L = 12
+    th = t4a.thermodynamics(models.xx(L), 6.0, dbeta=0.2, every=10, cutoff=1e-16, max_bond=512)
     log_z, energy, heat = free_fermions(xx_levels(L), th.betas)
+    assert th.betas.tolist() == [0.0, 2.0, 4.0, 6.0] and th.differentiate == "energy"
     assert rel(th.log_z, log_z) < 1e-7
-    assert rel(th.energy[1:], energy[1:]) < 1e-6
+    assert rel(th.energy[1:], energy[1:]) < 1e-7
     assert rel(th.specific_heat[1:], heat[1:]) < 1e-6 and th.specific_heat[0] == 0.0
+
+
+def test_specific_heat_of_the_critical_tfim_from_derivatives():
+    """g = 1, L = 24 to beta = 4 against Jordan-Wigner."""
+    L = 24
+    th = t4a.thermodynamics(models.tfim(L, g=1.0), 4.0, dbeta=0.2, every=10, cutoff=1e-14, max_bond=256)
+    e, const = tfim_levels(L)
+    log_z, energy, heat = free_fermions(e, th.betas, const)
+    assert rel(th.log_z, log_z) < 1e-6
+    assert rel(th.energy[1:], energy[1:]) < 1e-6
+    assert rel(th.specific_heat[1:], heat[1:]) < 1e-6
 
 
 def test_susceptibility_from_derivatives_in_the_field():
@@ -179,18 +227,28 @@ def test_susceptibility_from_derivatives_in_the_field():
     assert np.max(np.abs(th.magnetization)) < 1e-7
 
 
-def test_derivatives_match_measured_energies_and_reverse_mode():
+def test_the_two_derivative_paths_reverse_mode_and_a_finite_difference_agree():
+    """The energy path (C = -beta^2 dE/d beta) and the ln Z path (C = beta^2 ln Z''), forward and
+    reverse, and a central difference of the concrete runs' energies."""
     L, beta = 6, 2.0
     H = models.tfim(L, g=1.0)
     th = t4a.thermodynamics(H, beta, dbeta=0.2, every=5, cutoff=1e-16)
+    lz = t4a.thermodynamics(H, beta, dbeta=0.2, every=5, cutoff=1e-16, differentiate="log_z")
     ts = t4a.thermal_state(H, beta, dbeta=0.2, every=5, cutoff=1e-16)
-    assert np.allclose(th.log_z, ts.log_z, rtol=1e-12)
-    assert rel(th.energy[1:], ts.energy[1:]) < 1e-5  # -d ln Z / d beta of the Trotterized Z vs <H>: O(dbeta^4)
+    assert np.allclose(th.log_z, ts.log_z, rtol=1e-12) and np.allclose(lz.log_z, ts.log_z, rtol=1e-12)
+    assert rel(th.energy[1:], ts.energy[1:]) < 1e-10  # the energy path measures <H> itself
+    assert rel(lz.energy[1:], ts.energy[1:]) < 1e-5  # -d ln Z / d beta of the Trotterized Z vs <H>: O(dbeta^4)
+    e, const = tfim_levels(L)
+    _, energy, heat = free_fermions(e, th.betas, const)
+    assert rel(th.specific_heat[1:], heat[1:]) < 5e-6  # the measured energy's splitting error is the smaller
+    assert rel(lz.specific_heat[1:], heat[1:]) < 1e-4  # (6e-5 at beta = 2: the Trotterized ln Z's second derivative)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # reverse mode warns about degenerate singular values
-        rv = t4a.thermodynamics(H, beta, dbeta=0.2, cutoff=1e-16, mode="reverse")
-    assert rv.betas.tolist() == [beta]
-    assert math.isclose(rv.specific_heat[0], th.specific_heat[-1], rel_tol=1e-6)  # reverse: degenerate blocks
+        rv = t4a.thermodynamics(H, beta, dbeta=0.2, every=5, cutoff=1e-16, mode="reverse")
+        rz = t4a.thermodynamics(H, beta, dbeta=0.2, every=5, cutoff=1e-16, mode="reverse", differentiate="log_z")
+    assert rv.betas.tolist() == rz.betas.tolist() == [beta]
+    assert math.isclose(rv.specific_heat[0], th.specific_heat[-1], rel_tol=1e-8)
+    assert math.isclose(rz.specific_heat[0], lz.specific_heat[-1], rel_tol=1e-6)  # reverse: degenerate blocks
     # and against a finite difference of the computed energies (smooth in beta)
     h = 0.05
     e = [t4a.thermal_state(H, b, dbeta=0.05, cutoff=1e-16).energy[-1] for b in (beta - h, beta + h)]
@@ -198,18 +256,44 @@ def test_derivatives_match_measured_energies_and_reverse_mode():
     assert math.isclose(th.specific_heat[-1], c_fd, rel_tol=2e-3)  # the difference's O(h^2)
 
 
+def test_the_sweep_splitting_is_the_product_of_half_steps_to_the_right_and_back():
+    """``tebd(splitting="sweep")`` (TeNPy's imaginary-time ordering, benchmarks/thermal.py): one step is
+    e^{-dt h_0/2} ... e^{-dt h_{L-2}/2} e^{-dt h_{L-2}/2} ... e^{-dt h_0/2} (acting left to right), here
+    against the explicit product on the 2^L vector; 2 (L - 2) gates a step once the ends are merged."""
+    import scipy.linalg
+
+    L, dt, n = 5, 0.1, 3
+    H = models.heisenberg(L)
+    psi = t4a.MPS.random(L, 2, bond_dim=4, seed=2)
+    res = t4a.tebd(H, psi, n * dt, dt, imaginary=True, splitting="sweep", max_bond=64, cutoff=1e-16, every=n)
+    s = [np.array([[0, 0.5], [0.5, 0]]), np.array([[0, -0.5j], [0.5j, 0]]), np.diag([0.5, -0.5])]
+    h2 = np.real(sum(np.kron(a, a) for a in s))
+    half = [
+        np.kron(np.kron(np.eye(2**b), scipy.linalg.expm(-0.5 * dt * h2)), np.eye(2 ** (L - b - 2)))
+        for b in range(L - 1)
+    ]
+    v = np.asarray(psi.to_dense()).reshape(-1)
+    for _ in range(n):
+        for g in half + half[::-1]:
+            v = g @ v
+    w = np.asarray(res.state.to_dense()).reshape(-1)
+    assert abs(abs(np.vdot(w, v)) / (np.linalg.norm(v) * np.linalg.norm(w)) - 1.0) < 1e-12
+    assert [r.matvecs for r in res.history][1:-1] == [2 * (L - 2)] * (n - 2)
+
+
 # ---- METTS ---------------------------------------------------------------------------------
 def test_metts_energy_of_the_heisenberg_chain_against_exact_diagonalization(capsys):
-    """L = 10 here (L = 16, beta = 4 in docs/how-to/thermal.md: ED -6.47957)."""
-    L, beta = 10, 4.0
-    H = models.heisenberg(L)
-    res = t4a.metts(H, beta, 12, chains=4, seed=3, dbeta=0.2, order=4, max_bond=64, cutoff=1e-10)
-    w = np.linalg.eigvalsh(sparse_hamiltonian(H.opsum, L).toarray())
-    p = np.exp(-beta * (w - w[0]))
-    exact = float(np.sum(w * p) / p.sum())
+    """L = 16 at beta = 4 against all 65536 states (the reference file: -6.47957); 8 chains, so the
+    standard error comes from 8 chain means. Order 2 at dbeta = 0.25 is biased by about 1e-3, far
+    below the standard error."""
+    L, beta = 16, 4.0
+    ref = REFERENCES["heisenberg_L16"]
+    exact = ref["energy"][ref["betas"].index(beta)]
+    res = t4a.metts(models.heisenberg(L), beta, 6, chains=8, seed=3, dbeta=0.25, order=2, max_bond=64, warmup=1)
     with capsys.disabled():
         print(f"\nMETTS L={L} beta={beta}: {res.energy:.5f} +- {res.energy_error:.5f} (ED {exact:.5f})")
     assert abs(res.energy - exact) < 3 * res.energy_error
+    assert 0.0 < res.energy_error < 0.1
     assert len(res.samples) == 48 and {s.basis for s in res.samples} == {"z", "x"}
 
 
