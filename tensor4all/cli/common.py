@@ -4,6 +4,7 @@ writing of the ``--save``/``--json``/``--plot`` outputs after a run."""
 
 from __future__ import annotations
 
+
 import argparse
 import difflib
 import importlib.util
@@ -12,6 +13,8 @@ import math
 import sys
 from importlib import metadata
 from typing import Any, Callable, Sequence
+
+from tqdm import tqdm
 
 from tenferro.checks import available_memory, fmt_bytes
 from tenferro.files import atomic_write
@@ -321,3 +324,22 @@ def write_json_record(path: str, doc: Any) -> None:
         sys.stdout.flush()
     else:
         _write_atomic(path, text)
+
+
+class BarReport:
+    """The report of a command with a progress bar over its steps (``spectrum``, ``thermal``): lines
+    go to ``out`` (written around the bar while it runs), ``close_bar`` ends the bar."""
+
+    out: Any
+    bar: Any = None
+
+    def print(self, line: str) -> None:
+        if self.bar is not None:
+            tqdm.write(line, file=self.out)
+        else:
+            print(line, file=self.out, flush=True)
+
+    def close_bar(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None

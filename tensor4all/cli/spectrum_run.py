@@ -17,7 +17,7 @@ from tqdm import tqdm
 
 from tenferro.files import atomic_write
 
-from .common import PROG, _version, run_reported, write_json_record, write_outputs
+from .common import PROG, BarReport, _version, run_reported, write_json_record, write_outputs
 from .evolve_states import States, build_states
 from .models import ROTATED
 from ..spectra.chebyshev import spectral_function_chebyshev
@@ -45,7 +45,7 @@ def crop(S: SpectralFunction) -> SpectralFunction:
     return S
 
 
-class SpectrumRun:
+class SpectrumRun(BarReport):
     def __init__(self, parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]):
         self.parser, self.args, self.argv = parser, args, argv
         self.out = sys.stderr if args.json == "-" else sys.stdout
@@ -54,17 +54,6 @@ class SpectrumRun:
         self.bar: Any = None
         self.G: DynamicalCorrelation | None = None
         self.rows: list[dict[str, Any]] = []
-
-    def print(self, line: str) -> None:
-        if self.bar is not None:
-            tqdm.write(line, file=self.out)
-        else:
-            print(line, file=self.out, flush=True)
-
-    def close_bar(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
 
     def on_step(self, rec: Any) -> None:
         if self.bar is not None:

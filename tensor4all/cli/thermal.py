@@ -19,7 +19,6 @@ table, JSON record and figure are :mod:`tensor4all.cli.thermal_run`.
 from __future__ import annotations
 
 import argparse
-import copy
 import math
 import os
 import sys
@@ -27,7 +26,7 @@ from typing import Any, Sequence
 
 from .checks import PLOT_EXTENSIONS, SAVE_EXTENSIONS
 from .common import CONSERVE, add_output_options, installed, integer_arg, real_arg
-from .models import ALL_MODEL_OPTIONS, DEFAULTS, MODEL_OPTIONS, MODELS, OPERATORS, charge_of, local_of
+from .models import ALL_MODEL_OPTIONS, MODEL_OPTIONS, MODELS, OPERATORS, DmrgOptions, add_couplings, charge_of, local_of
 from .thermal_run import QUANTITIES, SCHEMA, ThermalRun
 from ..thermal.purification import beta_grid
 from ..thermal.purified import infinite_temperature_sites
@@ -85,15 +84,8 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
         epilog=_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    dmrg_actions = {a.dest: a for a in dmrg_parser._actions}
-
-    def copied(group: Any, dest: str, help: str | None = None, default: Any = "keep") -> None:
-        a = copy.copy(dmrg_actions[dest])
-        if help is not None:
-            a.help = help
-        if default != "keep":
-            a.default = default
-        group._add_action(a)
+    dmrg = DmrgOptions(dmrg_parser)
+    copied = dmrg.copy
 
     m = p.add_argument_group("model")
     m.add_argument(
@@ -104,24 +96,12 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
         "h sum Sz (spin 1/2); tfim: H = -J sum ZZ - g sum X (Pauli matrices); hubbard: H = -t sum_s "
         "(c+_{i s} c_{i+1 s} + h.c.) + U sum n_up n_dn - mu sum n. Default: %(default)s",
     )
-    copied(m, "L", default=16)
-    copied(m, "J", help="exchange coupling (xx/heisenberg/xxz: the XX+YY part; tfim: the ZZ coupling) (default: 1.0)")
-    copied(m, "Jz")
-    copied(m, "h", help="longitudinal field of xx/heisenberg/xxz, the term -h sum Sz (default: 0)")
-    copied(m, "g")
-    copied(m, "t", help="hopping of hubbard, -t sum (c+ c + h.c.) (default: 1)")
-    m.add_argument(
-        "--U",
-        type=dmrg_actions["J"].type,
-        default=None,
-        help=f"on-site interaction of hubbard, U sum n_up n_dn (default: {DEFAULTS['U']:g})",
-    )
-    m.add_argument(
-        "--mu",
-        type=dmrg_actions["J"].type,
-        default=None,
-        help=f"chemical potential of hubbard, the term -mu sum n (default: {DEFAULTS['mu']:g}; half filling "
-        "at mu = U/2)",
+    add_couplings(
+        m,
+        dmrg,
+        L=16,
+        J_help="exchange coupling (xx/heisenberg/xxz: the XX+YY part; tfim: the ZZ coupling) (default: 1.0)",
+        t_help="hopping of hubbard, -t sum (c+ c + h.c.) (default: 1)",
     )
     e = p.add_argument_group("ensemble (default: grand canonical, every state of the chain)")
     copied(
@@ -172,7 +152,7 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
     )
     a.add_argument(
         "--cutoff",
-        type=dmrg_actions["tol"].type,
+        type=dmrg.type("tol"),
         default=1e-12,
         help="truncation cutoff: the largest discarded weight per bond; the error of ln Z grows as about "
         "sqrt(cutoff) per gate, so 1e-14 for 1e-6 relative at low temperature (default: %(default)g)",
@@ -188,7 +168,7 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
     copied(
         a,
         "threads",
-        help=dmrg_actions["threads"]
+        help=dmrg.actions["threads"]
         .help.replace("during the sweeps", "during the cooling")
         .replace("largest chi", "--max-bond"),
     )

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from .common import PROG, _version, run_reported, write_json_record, write_outputs
+from .common import PROG, BarReport, _version, run_reported, write_json_record, write_outputs
 from .models import ROTATED, charge_of, couplings, hamiltonian, local_of
 from ..references.thermal import thermal_reference
 from ..thermal.purification import thermal_state
@@ -39,7 +39,7 @@ QUANTITIES = {
 _EXACT = {"lnZ": "log_z", "E": "energy", "C": "specific_heat", "chi_z": "susceptibility"}
 
 
-class ThermalRun:
+class ThermalRun(BarReport):
     def __init__(self, parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]):
         self.parser, self.args, self.argv = parser, args, argv
         self.out = sys.stderr if args.json == "-" else sys.stdout
@@ -69,17 +69,6 @@ class ThermalRun:
         if a.model == "hubbard" and isinstance(self.sector, dict) and "Sz" not in self.sector:
             return "N"
         return charge_of(a.model)
-
-    def print(self, line: str) -> None:
-        if self.bar is not None:
-            tqdm.write(line, file=self.out)
-        else:
-            print(line, file=self.out, flush=True)
-
-    def close_bar(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
 
     def on_step(self, rec: Any) -> None:
         if self.bar is not None:
