@@ -9,7 +9,7 @@ import os
 from typing import Any
 
 from . import lattice as _cli_lattice
-from .common import check_memory, installed, run_memory
+from .common import PLOT_EXTENSIONS, check_memory, check_plot, installed, run_memory
 from ..tools.files import output_problem
 
 __all__ = [
@@ -23,7 +23,6 @@ __all__ = [
 ]
 
 SAVE_EXTENSIONS = {".arrow": "arrow", ".parquet": "parquet", ".npz": "npz"}
-PLOT_EXTENSIONS = (".png", ".pdf", ".svg")
 
 
 def ground_sector(args: argparse.Namespace) -> tuple[str, float] | None:
@@ -131,18 +130,7 @@ def validate(sub: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         f"environments, MPS and Lanczos vectors at L={args.L}, chi={max(args.chi)}, {args.dtype}",
         "lower --max-bond or --L",
     )
-    if args.plot is not None:
-        ext = os.path.splitext(args.plot)[1].lower()
-        if ext not in PLOT_EXTENSIONS:
-            sub.error(
-                f"argument --plot: unknown extension {ext or '(none)'!r} of {args.plot!r}; "
-                f"valid extensions: {', '.join(PLOT_EXTENSIONS)}"
-            )
-        if not installed("matplotlib"):
-            sub.error(
-                "argument --plot: matplotlib is not installed; install the 'plot' extra: "
-                "pip install 'tidu-tenferro[plot]'"
-            )
+    check_plot(sub.error, args.plot)
     if args.save is not None:
         ext = os.path.splitext(args.save)[1].lower()
         if ext not in SAVE_EXTENSIONS:

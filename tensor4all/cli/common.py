@@ -10,6 +10,7 @@ import difflib
 import importlib.util
 import json
 import math
+import os
 import sys
 from importlib import metadata
 from typing import Any, Callable, Sequence
@@ -328,10 +329,14 @@ def write_json_record(path: str, doc: Any) -> None:
 
 class BarReport:
     """The report of a command with a progress bar over its steps (``spectrum``, ``thermal``): lines
-    go to ``out`` (written around the bar while it runs), ``close_bar`` ends the bar."""
+    go to ``out`` (standard error when the JSON record takes standard output; written around the bar
+    while it runs), the bar only on a terminal and without ``--quiet``; ``close_bar`` ends it."""
 
-    out: Any
-    bar: Any = None
+    def __init__(self, args: argparse.Namespace):
+        self.out = sys.stderr if args.json == "-" else sys.stdout
+        isatty = getattr(sys.stderr, "isatty", None)
+        self.show_bar = not args.quiet and bool(isatty and isatty())
+        self.bar: Any = None
 
     def print(self, line: str) -> None:
         if self.bar is not None:
@@ -343,3 +348,22 @@ class BarReport:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+
+PLOT_EXTENSIONS = (".png", ".pdf", ".svg")
+
+
+def check_plot(error: Callable[[str], Any], path: str | None) -> None:
+    """``--plot``'s checks before any work: a known extension and matplotlib installed."""
+    if path is None:
+        return
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in PLOT_EXTENSIONS:
+        error(
+            f"argument --plot: unknown extension {ext or '(none)'!r} of {path!r}; valid extensions: "
+            f"{', '.join(PLOT_EXTENSIONS)}"
+        )
+    if not installed("matplotlib"):
+        error(
+            "argument --plot: matplotlib is not installed; install the 'plot' extra: pip install 'tidu-tenferro[plot]'"
+        )

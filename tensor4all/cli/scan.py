@@ -24,7 +24,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .checks import conserve_of, sector_of, validate
-from .common import installed, integer_arg
+from .common import check_plot, integer_arg
 from ..tools.errors import Tensor4allError
 from ..scans.errors import ScanClusterError
 from ..tools.files import output_problem
@@ -36,7 +36,6 @@ __all__ = ["add_parser", "write_scan_plot"]
 
 #: the dmrg options that take a range or a list in ``tensor4all scan``
 SCANNABLE = ("L", "J", "Jz", "h", "g")
-PLOT_EXTENSIONS = (".png", ".pdf", ".svg")
 
 _EXAMPLES = """\
 examples:
@@ -275,17 +274,7 @@ class _ScanCommand:
         except Tensor4allError as e:
             self.parser.error(f"argument --out: {e}".replace("scan: ", ""))
         if a.plot is not None:
-            ext = "." + a.plot.rsplit(".", 1)[-1].lower() if "." in a.plot else ""
-            if ext not in PLOT_EXTENSIONS:
-                self.parser.error(
-                    f"argument --plot: unknown extension {ext or '(none)'!r} of {a.plot!r}; valid "
-                    f"extensions: {', '.join(PLOT_EXTENSIONS)}"
-                )
-            if not installed("matplotlib"):
-                self.parser.error(
-                    "argument --plot: matplotlib is not installed; install the 'plot' extra: "
-                    "pip install 'tidu-tenferro[plot]'"
-                )
+            check_plot(self.parser.error, a.plot)
             problem = output_problem(a.plot)  # as --out and dmrg's outputs: before any point runs
             if problem is not None:
                 self.parser.error(f"argument --plot: {problem}")

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .common import CONSERVE, installed, integer_arg, real_arg
+from .common import CONSERVE, check_plot, integer_arg, real_arg
 from .models import ALL_MODEL_OPTIONS, MODEL_OPTIONS, MODELS, DmrgOptions, add_couplings, charge_of, local_of
 from .spectrum_run import SCHEMA, SpectrumRun
 from ..sites.local_spaces import local_space
@@ -297,15 +297,6 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         problem = output_problem(path)
         if problem is not None:
             parser.error(f"argument --{opt}: {problem}")
-    if args.plot is not None:
-        ext = os.path.splitext(args.plot)[1].lower()
-        if ext not in (".png", ".pdf", ".svg"):
-            parser.error(
-                f"argument --plot: unknown extension {ext or '(none)'!r} of {args.plot!r}; valid extensions: .png, .pdf, .svg"
-            )
-        if not installed("matplotlib"):
-            parser.error(
-                "argument --plot: matplotlib is not installed; install the 'plot' extra: pip install 'tidu-tenferro[plot]'"
-            )
+    check_plot(parser.error, args.plot)
     if args.save is not None and os.path.splitext(args.save)[1].lower() != ".npz":
         parser.error(f"argument --save: {args.save!r} must end in .npz (NumPy arrays q, omega, S, times, G)")

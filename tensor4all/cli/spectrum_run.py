@@ -47,11 +47,8 @@ def crop(S: SpectralFunction) -> SpectralFunction:
 
 class SpectrumRun(BarReport):
     def __init__(self, parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]):
+        super().__init__(args)
         self.parser, self.args, self.argv = parser, args, argv
-        self.out = sys.stderr if args.json == "-" else sys.stdout
-        isatty = getattr(sys.stderr, "isatty", None)
-        self.show_bar = not args.quiet and bool(isatty and isatty())
-        self.bar: Any = None
         self.G: DynamicalCorrelation | None = None
         self.rows: list[dict[str, Any]] = []
 

@@ -24,8 +24,8 @@ import os
 import sys
 from typing import Any, Sequence
 
-from .checks import PLOT_EXTENSIONS, SAVE_EXTENSIONS
-from .common import CONSERVE, add_output_options, installed, integer_arg, real_arg
+from .checks import SAVE_EXTENSIONS
+from .common import check_plot, CONSERVE, add_output_options, integer_arg, real_arg
 from .models import ALL_MODEL_OPTIONS, MODEL_OPTIONS, MODELS, OPERATORS, DmrgOptions, add_couplings, charge_of, local_of
 from .thermal_run import QUANTITIES, SCHEMA, ThermalRun
 from ..thermal.purification import beta_grid
@@ -270,18 +270,7 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         problem = output_problem(path)
         if problem is not None:
             parser.error(f"argument --{opt}: {problem}")
-    if args.plot is not None:
-        ext = os.path.splitext(args.plot)[1].lower()
-        if ext not in PLOT_EXTENSIONS:
-            parser.error(
-                f"argument --plot: unknown extension {ext or '(none)'!r} of {args.plot!r}; valid extensions: "
-                f"{', '.join(PLOT_EXTENSIONS)}"
-            )
-        if not installed("matplotlib"):
-            parser.error(
-                "argument --plot: matplotlib is not installed; install the 'plot' extra: pip install "
-                "'tidu-tenferro[plot]'"
-            )
+    check_plot(parser.error, args.plot)
     if args.save is not None and os.path.splitext(args.save)[1].lower() not in SAVE_EXTENSIONS:
         parser.error(
             f"argument --save: {args.save!r} must end in {', '.join(SAVE_EXTENSIONS)} (the purification at "

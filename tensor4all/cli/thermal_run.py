@@ -41,11 +41,8 @@ _EXACT = {"lnZ": "log_z", "E": "energy", "C": "specific_heat", "chi_z": "suscept
 
 class ThermalRun(BarReport):
     def __init__(self, parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]):
+        super().__init__(args)
         self.parser, self.args, self.argv = parser, args, argv
-        self.out = sys.stderr if args.json == "-" else sys.stdout
-        isatty = getattr(sys.stderr, "isatty", None)
-        self.show_bar = not args.quiet and bool(isatty and isatty())
-        self.bar: Any = None
         self.rows: list[dict[str, Any]] = []
         self.p = couplings(args, False)
         self.derivatives = [q for q in args.observe if q in ("C", "chi_z")]
