@@ -27,6 +27,7 @@ __all__ = [
     "placement_of_operand",
     "xp_of",
     "fortran",
+    "wrap_fortran",
 ]
 
 
@@ -175,3 +176,16 @@ def fortran(a: Any) -> Any:
         out[...] = a
         return out
     return cp.asfortranarray(a)
+
+
+_new_object = object.__new__
+
+
+def wrap_fortran(a: Any) -> Tensor:
+    """``Tensor._wrap(fortran(a))`` in one call: the last step of every elementwise impl
+    (a fresh column-major host array, the common case, is wrapped without another call)."""
+    if type(a) is np.ndarray and a.flags.f_contiguous:
+        t = _new_object(Tensor)
+        t._data = a
+        return t
+    return Tensor._wrap(fortran(a))

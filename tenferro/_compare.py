@@ -19,7 +19,7 @@ from tidu import Zero, is_undefined
 from ._dtypes import bool_, result_type
 from ._elementwise import FAMILY, _binary_aval, _broadcast_all, _coerce, _is_weak, _prepare, scalar_like
 from ._errors import DTypeError, ShapeError
-from ._aval import fortran as _f, meta, placement_of_operand, TensorType
+from ._aval import meta, placement_of_operand, TensorType, wrap_fortran
 from ._creation import scalar_tensor
 from ._operands import check_placement
 from ._registry import check_shapes, primitive
@@ -81,7 +81,7 @@ def _make_comparison(name: str, fn: Callable[..., Any], user_name: str, ordering
     check = _binary_real_aval(user_name) if ordering else _binary_aval(user_name)
 
     def impl(x: Tensor, y: Tensor) -> Tensor:
-        return Tensor._wrap(_f(fn(x._data, y._data)))
+        return wrap_fortran(fn(x._data, y._data))
 
     def aval(a: TensorType, b: TensorType) -> TensorType:
         return check(a, b).update(dtype=bool_)
@@ -120,7 +120,7 @@ def _make_predicate(name: str, fn: Callable[..., Any]):
     p.def_batch(trailing_batch(p))
 
     def impl(x: Tensor) -> Tensor:
-        return Tensor._wrap(_f(fn(x._data)))
+        return wrap_fortran(fn(x._data))
 
     impl.__name__ = impl.__qualname__ = f"_{name}_impl"
     p.def_impl(impl)
@@ -149,7 +149,7 @@ select_p = primitive("select", FAMILY)
 
 @select_p.def_impl
 def _select_impl(c: Tensor, x: Tensor, y: Tensor) -> Tensor:
-    return Tensor._wrap(_f(np.where(c._data, x._data, y._data)))
+    return wrap_fortran(np.where(c._data, x._data, y._data))
 
 
 @select_p.def_abstract_eval

@@ -34,8 +34,9 @@ from ._dispatch import dispatchable
 from ._dtypes import result_type
 from ._elementwise import add_p
 from ._errors import AxisError, ShapeError, fmt_shape
-from ._aval import fortran, meta
+from ._aval import TensorType, aval_of_operand, fortran, meta
 from ._operands import as_operand, check_placement
+from ._placement import CPU
 from ._registry import primitive
 from ._shape import as_index, as_indices
 from ._structural import broadcast_to, convert_element_type, reshape, transpose_p
@@ -124,6 +125,8 @@ def _dot_general_eval(a: Any, b: Any, dn: tuple) -> Any:
     (xc, yc), (xb, yb) = dn
     na, nb = a.ndim, b.ndim
     if not xb and len(xc) == 1 and na <= 2 and nb <= 2 and xc[0] == na - 1 and yc[0] == 0:
+        if type(a) is np.ndarray and na + nb == 3:  # host matrix-vector, vector-matrix (_matmul_eval, inlined)
+            return a @ b  # a fresh contiguous vector
         return _matmul_eval(a, b)
     if not xc and not xb:  # outer product
         return fortran(np.multiply.outer(b.T, a.T).T)
@@ -139,9 +142,14 @@ def _dot_general_eval(a: Any, b: Any, dn: tuple) -> Any:
 dot_general_p = primitive("dot_general", FAMILY)
 
 
+_new_object = object.__new__
+
+
 @dot_general_p.def_impl
 def _dot_general_impl(x, y, dimension_numbers):
-    return Tensor._wrap(_dot_general_eval(x._data, y._data, dimension_numbers))
+    t = _new_object(Tensor)  # Tensor._wrap(...), inlined: every contraction's last step
+    t._data = _dot_general_eval(x._data, y._data, dimension_numbers)
+    return t
 
 
 @lru_cache(maxsize=4096)
@@ -165,14 +173,26 @@ def _out_shape(xs: tuple, ys: tuple, dn: tuple) -> tuple:
     return fx + fy + tuple(xs[i] for i in xb)
 
 
+# Output avals of dot_general by operand avals (by identity: interned CPU avals) and
+# dimension numbers; the entry keeps its operand avals, so their ids stay theirs.
+_DOT_AVALS: dict[tuple, tuple] = {}
+
+
 @dot_general_p.def_abstract_eval
 def _dot_general_aval(a, b, dimension_numbers):
+    key = (id(a), id(b), dimension_numbers)
+    hit = _DOT_AVALS.get(key)
+    if hit is not None:
+        return hit[2]
     if a.dtype is not b.dtype:
         raise ShapeError(
             f"dot_general: primitive operands must have equal dtypes, got {a} and {b} "
             "(the user-level functions promote first)"
         )
-    return a.update(shape=_out_shape(a.shape, b.shape, dimension_numbers))
+    out = a.update(shape=_out_shape(a.shape, b.shape, dimension_numbers))
+    if a.placement is CPU and b.placement is CPU and len(_DOT_AVALS) < 4096:
+        _DOT_AVALS[key] = (a, b, out)
+    return out
 
 
 @dot_general_p.def_batch
@@ -212,6 +232,9 @@ def _dot_general_jvp(primals, tangents, dimension_numbers):
     if type(ty) is not Zero:
         t = add_p.bind(t, bind(x, ty, dimension_numbers=dimension_numbers))
     return out, t
+
+
+dot_general_p.jvp_replay = True  # the JVP's equations are fixed by the avals: recorded once (tidu._replay)
 
 
 def _transpose_plan(
@@ -255,7 +278,11 @@ def _dot_general_transpose(ct, x, y, dimension_numbers):
         if len(_TRANSPOSE_PLANS) < 4096:
             _TRANSPOSE_PLANS[key] = plan
     dn, perm = plan
-    r = dot_general_p.bind(ct, y if lin_x else x, dimension_numbers=dn)
+    other = y if lin_x else x
+    if type(ct) is Tensor and type(other) is Tensor:  # no tracer: what bind does, one call less
+        r = _dot_general_impl(ct, other, dn)
+    else:
+        r = dot_general_p.bind(ct, other, dimension_numbers=dn)
     if perm is not None:
         r = transpose_p.bind(r, permutation=perm)
     return [r, None] if lin_x else [None, r]
@@ -324,6 +351,13 @@ def matmul(x: Any, y: Any) -> Any:
                     return Tensor._wrap(a @ b)  # matrix-vector: a fresh (contiguous) vector
             elif 0 < na <= 2 and 0 < nb <= 2 and a.shape[-1] == b.shape[0]:
                 return Tensor._wrap(_matmul_eval(a, b))
+    ax = x.aval if isinstance(x, Tracer) else aval_of_operand(x)  # traced: tensors of one dtype and placement
+    ay = y.aval if isinstance(y, Tracer) else aval_of_operand(y)
+    if type(ax) is TensorType and type(ay) is TensorType and ax.dtype is ay.dtype and ax.placement is ay.placement:
+        xs, ys = ax.shape, ay.shape
+        nx, ny = len(xs), len(ys)
+        if 0 < nx <= 2 and 0 < ny <= 2 and xs[-1] == ys[0]:
+            return dot_general_p.bind(x, y, dimension_numbers=_MM_DN[nx, ny])
     x, y, xs, ys = _operands("matmul", x, y)
     nx, ny = len(xs), len(ys)
     if nx == 0 or ny == 0:

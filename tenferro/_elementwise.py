@@ -27,7 +27,7 @@ from ._dtypes import float64, result_type
 from ._errors import DTypeError, ShapeError, fmt_shape
 from . import _structural as _st
 from ._placement import CPU, get_default_placement
-from ._aval import aval_of_operand, fortran as _f, meta, placement_of_operand, TensorType
+from ._aval import aval_of_operand, meta, placement_of_operand, TensorType, wrap_fortran
 from ._creation import constant_tensor, scalar_tensor
 from ._operands import as_operand, check_placement
 from ._registry import nonlinear_error, primitive
@@ -35,6 +35,7 @@ from ._batching import register_elementwise_batch
 from ._tensor import Tensor
 
 FAMILY = "elementwise"
+_new_object = object.__new__
 
 
 def _same(a: TensorType, *rest: TensorType) -> TensorType:
@@ -57,6 +58,22 @@ def _binary_aval(name: str) -> Callable[..., TensorType]:
 
 def _real_aval(a: TensorType) -> TensorType:
     return a.update(dtype=a.dtype.real_dtype)
+
+
+def _ufunc_impl(ufunc: Any) -> Callable[..., Tensor]:
+    """The impl applying ``ufunc`` to the operands' arrays (``wrap_fortran(ufunc(...))``, with
+    a fresh column-major host result wrapped without another call: the hottest impls)."""
+
+    def impl(*xs: Tensor) -> Tensor:
+        r = ufunc(*[x._data for x in xs]) if len(xs) != 2 else ufunc(xs[0]._data, xs[1]._data)
+        if type(r) is np.ndarray and r.flags.f_contiguous:
+            t = _new_object(Tensor)
+            t._data = r
+            return t
+        return wrap_fortran(r)
+
+    impl.__name__ = impl.__qualname__ = f"{ufunc.__name__}_impl"
+    return impl
 
 
 # ---------------------------------------------------------------------------
@@ -140,9 +157,7 @@ def _coerce(op: str, x: Any) -> Any:
 add_p = primitive("add", FAMILY)
 
 
-@add_p.def_impl
-def _add_impl(x, y):
-    return Tensor._wrap(_f(np.add(x._data, y._data)))
+add_p.def_impl(_ufunc_impl(np.add))
 
 
 add_p.def_abstract_eval(_binary_aval("add"))
@@ -168,9 +183,7 @@ def _add_jvp(primals, tangents):
 sub_p = primitive("sub", FAMILY)
 
 
-@sub_p.def_impl
-def _sub_impl(x, y):
-    return Tensor._wrap(_f(np.subtract(x._data, y._data)))
+sub_p.def_impl(_ufunc_impl(np.subtract))
 
 
 sub_p.def_abstract_eval(_binary_aval("sub"))
@@ -196,9 +209,7 @@ def _sub_jvp(primals, tangents):
 neg_p = primitive("neg", FAMILY)
 
 
-@neg_p.def_impl
-def _neg_impl(x):
-    return Tensor._wrap(_f(np.negative(x._data)))
+neg_p.def_impl(_ufunc_impl(np.negative))
 
 
 neg_p.def_abstract_eval(_same)
@@ -215,9 +226,7 @@ def _neg_transpose(ct, x):
 mul_p = primitive("mul", FAMILY)
 
 
-@mul_p.def_impl
-def _mul_impl(x, y):
-    return Tensor._wrap(_f(np.multiply(x._data, y._data)))
+mul_p.def_impl(_ufunc_impl(np.multiply))
 
 
 mul_p.def_abstract_eval(_binary_aval("mul"))
@@ -248,9 +257,7 @@ def _mul_transpose(ct, x, y):
 div_p = primitive("div", FAMILY)
 
 
-@div_p.def_impl
-def _div_impl(x, y):
-    return Tensor._wrap(_f(np.true_divide(x._data, y._data)))
+div_p.def_impl(_ufunc_impl(np.true_divide))
 
 
 div_p.def_abstract_eval(_binary_aval("div"))
@@ -283,7 +290,7 @@ conj_p = primitive("conj", FAMILY)
 
 @conj_p.def_impl
 def _conj_impl(x):
-    return Tensor._wrap(_f(np.conj(x._data))) if x._data.dtype.kind == "c" else x  # identity on real tensors
+    return wrap_fortran(np.conj(x._data)) if x._data.dtype.kind == "c" else x  # identity on real tensors
 
 
 conj_p.def_abstract_eval(_same)
@@ -388,9 +395,17 @@ def _ring_op(name: str, ufunc: Any, prim: Any, doc: str) -> Any:
     prepared (promotion, broadcasting) and bound."""
 
     def op(x: Any, y: Any) -> Any:
-        ops = _eager_operands(x, y)
-        if ops is not None:
-            return Tensor._wrap(_f(ufunc(*ops)))
+        if isinstance(x, Tracer):
+            if isinstance(y, Tracer) and x.aval is y.aval:  # what _prepare does first: nothing to prepare
+                return prim.bind(x, y)
+        else:
+            if type(x) is Tensor and type(y) is Tensor:  # the commonest case of _eager_operands, inlined
+                a, b = x._data, y._data
+                if type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape and a.dtype is b.dtype:
+                    return wrap_fortran(ufunc(a, b))
+            ops = _eager_operands(x, y)
+            if ops is not None:
+                return wrap_fortran(ufunc(*ops))
         try:
             x, y = _prepare(name, x, y)
         except ForeignOperandError:  # a structured operand: its type takes the call
@@ -481,3 +496,5 @@ def _to_float(op: str, x: Any) -> Any:
 
 # batching (tidu.vmap): one application with the batch axis last (tenferro._batching)
 register_elementwise_batch(add_p, sub_p, neg_p, mul_p, div_p, conj_p, real_p, imag_p)
+for _p in (add_p, sub_p, neg_p, mul_p, div_p):  # JVP equations fixed by the avals: recorded once (tidu._replay)
+    _p.jvp_replay = True

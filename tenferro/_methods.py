@@ -29,21 +29,32 @@ from ._structural import reshape, squeeze, transpose
 from ._tensor import Tensor
 from ._transcendental import power
 
-__all__ = ["TENSOR_METHODS", "install"]
+__all__ = ["TENSOR_METHODS", "BINARY_OPERATORS", "install"]
+
+
+#: type -> whether it defers (a failed ``getattr`` on a type costs ~10 dict lookups; bounded)
+DEFERS: dict[type, bool] = {}
 
 
 def _defers(x: Any) -> bool:
     """Whether ``x`` asks binary operators to defer to its own (NumPy's convention: a class
     with ``__array_ufunc__ = None``, such as ``tensor4all.MPS``): ``t * psi`` is then
     ``psi.__rmul__(t)``."""
-    return getattr(type(x), "__array_ufunc__", False) is None
+    t = type(x)
+    d = DEFERS.get(t)
+    if d is None:
+        d = getattr(t, "__array_ufunc__", False) is None
+        if len(DEFERS) < 1024:
+            DEFERS[t] = d
+    return d
 
 
 def _arithmetic(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """``self <op> other``, or NotImplemented for an operand that defers (:func:`_defers`)."""
 
     def method(self: Any, other: Any) -> Any:
-        if _defers(other):
+        d = DEFERS.get(type(other))  # _defers(other), inlined
+        if d or (d is None and _defers(other)):
             return NotImplemented
         return fn(self, other)
 
@@ -55,7 +66,8 @@ def _reflected(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """``other <op> self`` from ``fn(other, self)`` (the ``__r*__`` operators)."""
 
     def method(self: Any, other: Any) -> Any:
-        if _defers(other):
+        d = DEFERS.get(type(other))  # _defers(other), inlined
+        if d or (d is None and _defers(other)):
             return NotImplemented
         return fn(other, self)
 
@@ -125,20 +137,26 @@ def _setitem(self: Any, index: Any, value: Any) -> None:
     )
 
 
+# The binary arithmetic operators: ``name -> (function, reflected)``; tracers call the
+# function at once (``tenferro._vspace``), tensors through the methods made of them below.
+BINARY_OPERATORS: dict[str, tuple[Callable[[Any, Any], Any], bool]] = {
+    "__add__": (add, False),
+    "__radd__": (add, True),
+    "__sub__": (subtract, False),
+    "__rsub__": (subtract, True),
+    "__mul__": (multiply, False),
+    "__rmul__": (multiply, True),
+    "__truediv__": (divide, False),
+    "__rtruediv__": (divide, True),
+    "__pow__": (power, False),
+    "__rpow__": (power, True),
+    "__matmul__": (matmul, False),
+    "__rmatmul__": (matmul, True),
+}
+
 TENSOR_METHODS: dict[str, Any] = {
     # arithmetic
-    "__add__": _arithmetic(add),
-    "__radd__": _reflected(add),
-    "__sub__": _arithmetic(subtract),
-    "__rsub__": _reflected(subtract),
-    "__mul__": _arithmetic(multiply),
-    "__rmul__": _reflected(multiply),
-    "__truediv__": _arithmetic(divide),
-    "__rtruediv__": _reflected(divide),
-    "__pow__": _arithmetic(power),
-    "__rpow__": _reflected(power),
-    "__matmul__": _arithmetic(matmul),
-    "__rmatmul__": _reflected(matmul),
+    **{name: _reflected(fn) if reflected else _arithmetic(fn) for name, (fn, reflected) in BINARY_OPERATORS.items()},
     "__neg__": negative,
     "__pos__": _positive,
     "__abs__": _abs,

@@ -20,10 +20,9 @@ from ._dtypes import DType
 from ._compare import _binary_real_aval, _refuse_complex, eq_p, equal, greater, gt_p, less, lt_p, select_p, where
 from ._elementwise import FAMILY, _prepare, _real_aval, add, div_p, imag, mul, real, scalar_like
 from ._errors import DTypeError, TenferroValueError
-from ._aval import aval_of_operand, fortran as _f, meta, TensorType
+from ._aval import aval_of_operand, meta, TensorType, wrap_fortran
 from ._registry import check_shapes, primitive
 from ._batching import register_elementwise_batch, trailing_batch
-from ._tensor import Tensor
 from ._structural import convert_element_type
 
 
@@ -35,7 +34,7 @@ abs_p = primitive("abs", FAMILY)
 
 @abs_p.def_impl
 def _abs_impl(x):
-    return Tensor._wrap(_f(np.abs(x._data)))
+    return wrap_fortran(np.abs(x._data))
 
 
 abs_p.def_abstract_eval(_real_aval)
@@ -66,7 +65,7 @@ sign_p = primitive("sign", FAMILY)
 
 @sign_p.def_impl
 def _sign_impl(x):
-    return Tensor._wrap(_f(np.sign(x._data)))
+    return wrap_fortran(np.sign(x._data))
 
 
 @sign_p.def_abstract_eval
@@ -120,7 +119,7 @@ def _make_extremum(name: str, fn: Callable[..., Any], first_p: Any):
     p.def_batch(trailing_batch(p))
 
     def impl(x, y):
-        return Tensor._wrap(_f(fn(x._data, y._data)))
+        return wrap_fortran(fn(x._data, y._data))
 
     impl.__name__ = impl.__qualname__ = f"_{name}_impl"
     p.def_impl(impl)

@@ -16,7 +16,7 @@ import numpy as np
 
 
 from ._astype import convert_element_type  # noqa: F401  (re-exported: the op families import it from here)
-from ._aval import TensorType, fortran, meta, xp_of
+from ._aval import TensorType, meta, wrap_fortran, xp_of
 from ._batching import batch_last, trailing_batch
 from ._dispatch import dispatchable
 from ._errors import AxisError, ShapeError, TenferroMemoryError, fmt_bytes, fmt_shape
@@ -49,7 +49,7 @@ slice_p = primitive("slice", FAMILY)
 
 @slice_p.def_impl
 def _slice_impl(x, slices):
-    return Tensor._wrap(fortran(x._data[_window(slices)]))
+    return wrap_fortran(x._data[_window(slices)])
 
 
 @slice_p.def_abstract_eval
@@ -122,7 +122,7 @@ sum_p = primitive("sum", "reductions")  # the transpose partner of broadcast_in_
 
 @sum_p.def_impl
 def _sum_impl(x, axes):
-    return Tensor._wrap(fortran(np.sum(x._data, axis=axes, dtype=x._data.dtype)))
+    return wrap_fortran(np.sum(x._data, axis=axes, dtype=x._data.dtype))
 
 
 sum_p.def_abstract_eval(_reduction_aval)
@@ -272,7 +272,7 @@ transpose_p = primitive("transpose", FAMILY)
 
 @transpose_p.def_impl
 def _transpose_impl(x, permutation):
-    return Tensor._wrap(fortran(np.transpose(x._data, permutation)))
+    return wrap_fortran(np.transpose(x._data, permutation))
 
 
 @transpose_p.def_abstract_eval

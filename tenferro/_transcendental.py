@@ -31,7 +31,7 @@ from tidu import Tracer
 from ._compare import _refuse_complex, equal, select_p, where
 from ._elementwise import _binary_aval, _prepare, _to_float, add, div, div_p, mul, mul_p, neg, scalar_like, sub
 from ._errors import DTypeError, TenferroValueError
-from ._aval import fortran as _f, meta, TensorType
+from ._aval import meta, TensorType, wrap_fortran
 from ._registry import check_shapes, primitive
 from ._batching import register_elementwise_batch, trailing_batch
 from ._tensor import Tensor
@@ -158,11 +158,11 @@ def _make_unary(rule: UnaryRule):
 
         def impl(x):
             with np.errstate(all="ignore"):  # ~1 us: only where the domain has edges
-                return Tensor._wrap(_f(fn(x._data)))
+                return wrap_fortran(fn(x._data))
     else:
 
         def impl(x):
-            return Tensor._wrap(_f(fn(x._data)))
+            return wrap_fortran(fn(x._data))
 
     def aval(a: TensorType) -> TensorType:
         if not (a.dtype.is_floating or rule.keeps_int):
@@ -175,6 +175,7 @@ def _make_unary(rule: UnaryRule):
     p.def_impl(impl)
     p.def_abstract_eval(aval)
     p.def_jvp_per_arg(rule.jvp)
+    p.jvp_replay = True  # the JVP's equations are fixed by the avals: recorded once (tidu._replay)
 
     def user(x: Any) -> Any:
         if type(x) is Tensor:
@@ -222,7 +223,7 @@ logaddexp_p = primitive("logaddexp", FAMILY)
 
 def _logaddexp_impl(x, y):
     with np.errstate(all="ignore"):
-        return Tensor._wrap(_f(np.logaddexp(x._data, y._data)))
+        return wrap_fortran(np.logaddexp(x._data, y._data))
 
 
 def _logaddexp_aval(a: TensorType, b: TensorType) -> TensorType:
@@ -282,9 +283,9 @@ def _pow_impl(x, y):
         # x ** 1 and x ** 2 as NumPy's own scalar fast path computes them: exact copies and
         # squares, where the general pow costs ~50 ns an element (the gradient of x ** 2 takes
         # x ** 1, its exponent broadcast to the operand's shape)
-        return Tensor._wrap(_f(a.copy(order="K") if e == 1 else np.multiply(a, a)))
+        return wrap_fortran(a.copy(order="K") if e == 1 else np.multiply(a, a))
     with np.errstate(all="ignore"):
-        return Tensor._wrap(_f(np.power(a, b)))
+        return wrap_fortran(np.power(a, b))
 
 
 def _uniform_exponent(a: Any, b: Any) -> float | None:

@@ -11,11 +11,12 @@ import numpy as np
 
 import tidu
 
-from ._aval import TensorType, aval_of_tensor, fortran, meta
+from ._aval import TensorType, aval_of_tensor, fortran, meta, wrap_fortran
 from ._creation import asarray, ones, zeros
 from ._elementwise import add_p, conj, multiply
-from ._errors import TenferroMemoryError, fmt_bytes, fmt_shape
-from ._methods import TENSOR_METHODS
+from ._dispatch import dispatch
+from ._errors import ForeignOperandError, TenferroMemoryError, fmt_bytes, fmt_shape
+from ._methods import BINARY_OPERATORS, DEFERS, TENSOR_METHODS, _defers
 from ._placement import CPU, array_module_of_placement, device_scope
 from ._shape import Shape
 from ._joins import stack
@@ -52,8 +53,8 @@ class TensorVSpace(tidu.VSpace):
         return ones(aval.shape, aval.dtype, placement=aval.placement)
 
     def add(self, x: Any, y: Any) -> Any:
-        if type(x) is Tensor and type(y) is Tensor:  # no tracer: what bind does, one call less
-            return add_p.impl(x, y)
+        if type(x) is Tensor and type(y) is Tensor:  # no tracer: add_p's impl, inlined (fan-out sums)
+            return wrap_fortran(np.add(x._data, y._data))
         return add_p.bind(x, y)
 
     def scale(self, x: Any, alpha: complex) -> Any:
@@ -159,11 +160,28 @@ class TensorVSpace(tidu.VSpace):
         raise AttributeError(f"a traced tensor has no attribute {name!r}")
 
     def tracer_call(self, tracer: Any, name: str, args: tuple) -> Any:
-        fn = TENSOR_METHODS.get(name)  # operators: every ``tracer + y`` lands here
+        op = _TRACER_OPERATORS.get(name)  # ``tracer + y`` and friends: the function at once
+        if op is not None and len(args) == 1:
+            fn, public, reflected = op
+            other = args[0]
+            d = DEFERS.get(type(other))  # other defers (_methods._defers, inlined)
+            if d or (d is None and _defers(other)):
+                return NotImplemented
+            xy = (other, tracer) if reflected else (tracer, other)
+            try:
+                return fn(*xy)
+            except ForeignOperandError:  # what the public function's dispatch wrapper does
+                return dispatch(public, xy, {})
+        fn = TENSOR_METHODS.get(name)  # the other operators
         if fn is not None and type(fn) is not property:
             return fn(tracer, *args)
         return self.tracer_getattr(tracer, name)(*args)
 
+
+# name -> (function without its dispatch wrapper, the public function, reflected)
+_TRACER_OPERATORS = {
+    name: (getattr(fn, "__wrapped__", fn), fn, reflected) for name, (fn, reflected) in BINARY_OPERATORS.items()
+}
 
 TENSOR_VSPACE = TensorVSpace()
 tidu.register_vspace(TENSOR_VSPACE, [Tensor], [TensorType])

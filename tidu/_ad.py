@@ -19,28 +19,30 @@ from ._core import Primitive, Trace, UndefinedPrimal, new_trace
 from ._errors import MissingRuleError, NonDifferentiableError, RuleError
 from .graph import Graph, GraphTrace, GraphTracer, Var, eval_eqn
 from ._pytree import tree_flatten, tree_unflatten
+from ._replay import replaying
 from ._tracer import Tracer, aval_of
-from ._vspace import vspace_of_aval
+from ._vspace import _value_vspaces, vspace_of_aval
 from ._zero import Zero
 
 __all__ = ["JVPTrace", "JVPTracer", "jvp_flat", "linearize_flat", "backward_pass"]
 
 
 class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent", "_aval")
+    __slots__ = ("primal", "tangent", "aval")
 
     def __init__(self, trace: "JVPTrace", primal: Any, tangent: Any):
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
-        self._aval = None
+        vs = _value_vspaces.get(type(primal))
+        if vs is not None:  # aval_of(primal) at once, a plain attribute: operators and rules read it often
+            self.aval = vs.aval(primal)
 
-    @property
-    def aval(self) -> Any:
-        a = self._aval
-        if a is None:  # computed once: operators and shape rules ask for it repeatedly
-            a = self._aval = aval_of(self.primal)
-        return a
+    def __getattr__(self, name: str) -> Any:
+        if name == "aval":  # a primal of no registered type (an outer tracer): its aval on first use
+            a = self.aval = aval_of(self.primal)
+            return a
+        return Tracer.__getattr__(self, name)
 
     def to_concrete(self) -> Any:
         p = self.primal
@@ -53,7 +55,8 @@ class JVPTracer(Tracer):
 class JVPTrace(Trace):
     __slots__ = ()
 
-    def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
+    def run_rule(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
+        """``process_primitive`` by the primitive's JVP rule itself."""
         primals = []
         tangents = []
         for a in args:
@@ -69,6 +72,10 @@ class JVPTrace(Trace):
         if type(t_out) is Zero:  # self.pure_or_wrap(out, t_out), inlined
             return out
         return JVPTracer(self, out, t_out)
+
+    # a rule recorded once per signature when the primitive allows it (linearization of
+    # concrete primals, tidu._replay), the rule itself otherwise
+    process_primitive = replaying(run_rule, JVPTracer)
 
     def pure_or_wrap(self, primal: Any, tangent: Any) -> Any:
         if type(tangent) is Zero:
@@ -160,6 +167,7 @@ def backward_pass(graph: Graph, cotangents: Sequence[Any]) -> list[Any]:
             ct_env[v] = ct if prev is None else add(v.aval, prev, ct)
 
     pop = ct_env.pop
+    checks = DEBUG.checks  # (a thread-local: read once)
     for eqn in reversed(lin_eqns):
         prim = eqn.prim
         if prim.multiple_results:
@@ -191,13 +199,17 @@ def backward_pass(graph: Graph, cotangents: Sequence[Any]) -> list[Any]:
                 args.append(env[v])
         params = eqn.params
         cts_in = rule(ct, *args, **params) if params else rule(ct, *args)
-        if DEBUG.checks:
+        if checks:
             _check_transpose_result(prim, inputs, cts_in, linear)
         for v, c in zip(inputs, cts_in):  # accumulate, inlined: the hottest loop
             if c is None or type(c) is Zero or v not in linear:
                 continue
             prev = ct_env.get(v)
-            ct_env[v] = c if prev is None else add(v.aval, prev, c)
+            if prev is None:
+                ct_env[v] = c
+            else:  # add(v.aval, prev, c), inlined
+                fn = adders.get(type(v.aval))
+                ct_env[v] = fn(prev, c) if fn is not None else add(v.aval, prev, c)
 
     out = []
     for v in graph.invars:

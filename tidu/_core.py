@@ -45,7 +45,10 @@ class Primitive:
     Flags, set only by the registration methods: ``linear`` (``def_linear``),
     ``differentiable`` (False after ``def_nondiff``) and ``zero_derivative``
     (``def_nondiff(zero_tangent=True)``: differentiating gives a zero tangent).
-    :attr:`support` is derived from them.
+    :attr:`support` is derived from them. ``jvp_replay`` (set by the library that defines
+    the primitive) declares that its JVP rule's equations depend only on the operands'
+    avals, the parameters and which tangents are zero: linearization then records the
+    rule once per such signature and replays it (:mod:`tidu._replay`).
     """
 
     __slots__ = (
@@ -60,6 +63,7 @@ class Primitive:
         "differentiable",
         "zero_derivative",
         "nondiff_reason",
+        "jvp_replay",
         "__weakref__",
     )
 
@@ -75,6 +79,7 @@ class Primitive:
         self.differentiable = True
         self.zero_derivative = False
         self.nondiff_reason = ""
+        self.jvp_replay = False
 
     def __repr__(self) -> str:
         return self.name
@@ -207,10 +212,17 @@ class Primitive:
     # ---- application -------------------------------------------------------
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive to ``args`` under the active transformations."""
-        for a in args:  # the eager fast path: no tracer, evaluate at once
+        top = None  # find_top_trace(args, self), inlined: one pass over the arguments
+        for a in args:
             if isinstance(a, Tracer):
-                return find_top_trace(args, self).process_primitive(self, args, params)
-        return self.impl(*args, **params)
+                t = a._trace
+                if top is None or t.level > top.level:
+                    top = t
+        if top is None:  # the eager fast path: no tracer, evaluate at once
+            return self.impl(*args, **params)
+        if top._owner is not _state.stack:
+            raise _unexpected_tracer(args, self)
+        return top.process_primitive(self, args, params)
 
     __call__ = bind
 

@@ -13,7 +13,7 @@ import numbers
 from typing import Any
 
 from ._errors import TracerConversionError, UnregisteredTypeError
-from ._vspace import VSpace, _lookup, _value_vspaces, vspace_of_aval
+from ._vspace import VSpace, _aval_vspaces, _lookup, _value_vspaces, vspace_of_aval
 
 __all__ = ["Tracer", "aval_of", "vspace_of"]
 
@@ -49,79 +49,104 @@ class Tracer:
         return vspace_of_aval(self.aval).tracer_call(self, name, args)
 
     def __add__(self, o):
-        return self._fwd("__add__", o)
+        a = self.aval  # self._fwd(name, o), inlined (every operator on a tracer lands here)
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__add__", (o,))
 
     def __radd__(self, o):
-        return self._fwd("__radd__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__radd__", (o,))
 
     def __sub__(self, o):
-        return self._fwd("__sub__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__sub__", (o,))
 
     def __rsub__(self, o):
-        return self._fwd("__rsub__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__rsub__", (o,))
 
     def __mul__(self, o):
-        return self._fwd("__mul__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__mul__", (o,))
 
     def __rmul__(self, o):
-        return self._fwd("__rmul__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__rmul__", (o,))
 
     def __truediv__(self, o):
-        return self._fwd("__truediv__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__truediv__", (o,))
 
     def __rtruediv__(self, o):
-        return self._fwd("__rtruediv__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__rtruediv__", (o,))
 
     def __floordiv__(self, o):
-        return self._fwd("__floordiv__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__floordiv__", (o,))
 
     def __mod__(self, o):
-        return self._fwd("__mod__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__mod__", (o,))
 
     def __pow__(self, o):
-        return self._fwd("__pow__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__pow__", (o,))
 
     def __rpow__(self, o):
-        return self._fwd("__rpow__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__rpow__", (o,))
 
     def __matmul__(self, o):
-        return self._fwd("__matmul__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__matmul__", (o,))
 
     def __rmatmul__(self, o):
-        return self._fwd("__rmatmul__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__rmatmul__", (o,))
 
     def __neg__(self):
-        return self._fwd("__neg__")
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__neg__", ())
 
     def __pos__(self):
-        return self._fwd("__pos__")
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__pos__", ())
 
     def __abs__(self):
-        return self._fwd("__abs__")
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__abs__", ())
 
     def __invert__(self):
-        return self._fwd("__invert__")
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__invert__", ())
 
     def __and__(self, o):
-        return self._fwd("__and__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__and__", (o,))
 
     def __or__(self, o):
-        return self._fwd("__or__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__or__", (o,))
 
     def __xor__(self, o):
-        return self._fwd("__xor__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__xor__", (o,))
 
     def __lt__(self, o):
-        return self._fwd("__lt__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__lt__", (o,))
 
     def __le__(self, o):
-        return self._fwd("__le__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__le__", (o,))
 
     def __gt__(self, o):
-        return self._fwd("__gt__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__gt__", (o,))
 
     def __ge__(self, o):
-        return self._fwd("__ge__", o)
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__ge__", (o,))
 
     def __eq__(self, o):
         return self._fwd("__eq__", o)  # type: ignore[override]
@@ -133,10 +158,12 @@ class Tracer:
         return self._fwd("__getitem__", idx)
 
     def __len__(self):
-        return self._fwd("__len__")
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__len__", ())
 
     def __iter__(self):
-        return self._fwd("__iter__")
+        a = self.aval
+        return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__iter__", ())
 
     __hash__ = object.__hash__
 

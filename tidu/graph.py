@@ -17,9 +17,12 @@ from ._core import Primitive, Trace, new_trace
 from ._errors import RuleError, TreeStructureError
 from ._pytree import PyTreeDef, tree_flatten, tree_unflatten
 from ._tracer import Tracer, aval_of
+from ._vspace import _value_vspaces
 from ._zero import Zero
 
 __all__ = ["Var", "Eqn", "Graph", "GraphTracer", "GraphTrace", "make_graph", "eval_eqn"]
+
+_new = object.__new__
 
 
 class Var:
@@ -317,18 +320,28 @@ class GraphTrace(Trace):
                 v = a.var
             else:  # self.to_var(a), inlined
                 v = const_ids.get(id(a))
-                if v is None:
-                    v = self.to_var(a)
+                if v is None:  # a value from a lower level: a new constant (aval_of(a), inlined)
+                    vs = _value_vspaces.get(type(a))
+                    v = const_ids[id(a)] = Var(vs.aval(a) if vs is not None else aval_of(a))
+                    self.constvars.append(v)
+                    self.consts.append(a)
             in_vars.append(v)
             in_avals.append(v.aval)
-        out_aval = prim.abstract_eval(*in_avals, **params)
+        out_aval = prim.abstract_eval(*in_avals, **params) if params else prim.abstract_eval(*in_avals)
         if prim.multiple_results:
             outs = [Var(a) for a in out_aval]
             self.eqns.append(Eqn(prim, in_vars, params, outs))
             return [GraphTracer(self, v) for v in outs]
-        out = Var(out_aval)
-        self.eqns.append(Eqn(prim, in_vars, params, [out]))
-        return GraphTracer(self, out)
+        # Var(out_aval), Eqn(prim, in_vars, params, [out]) and GraphTracer(self, out), without
+        # an __init__ call each (the staging of every traced primitive)
+        out = _new(Var)
+        out.aval = out_aval
+        eqn = _new(Eqn)
+        eqn.prim, eqn.inputs, eqn.params, eqn.outputs = prim, in_vars, params, [out]
+        self.eqns.append(eqn)
+        tracer = _new(GraphTracer)
+        tracer._trace, tracer.var = self, out
+        return tracer
 
     def to_graph(self, invars: list[Var], outs: Sequence[Any]) -> Graph:
         outvars: list[Var | Zero] = []
