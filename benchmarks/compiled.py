@@ -14,6 +14,13 @@ namespace of ops, and the gradient is taken with respect to every listed input):
 * ``svd``: the sum of the 16 largest singular values of a 256x256 matrix
   (``tenferro.linalg.svdvals``, ``torch.linalg.svdvals``, ``jnp.linalg.svd(compute_uv=False)``).
 
+``tf native`` is ``tenferro.jit(..., backend="native")`` (machine code through Numba, the
+``fast`` extra; NumPy fallback, with the reason, without it): for ``loop`` and ``mps32`` it is
+also timed against JAX ``jit`` and the NumPy-backend jit in 15 interleaved rounds, against issue
+55's targets (at most 2x and 1.0x JAX ``jit``), with its compile time and disk-cache hits (a
+second run of the script loads the machine code from ``$TENFERRO_JIT_CACHE`` or
+``~/.cache/tenferro/jit-native``).
+
 For each framework: the first call (trace and compile for the compiled modes) and the
 median of ``--repeat`` rounds afterwards. Ratios are tenferro jit / peer (below 1:
 tenferro jit faster), checked against issue 11's targets. Every framework's value and
@@ -41,6 +48,7 @@ import argparse  # noqa: E402
 import cProfile  # noqa: E402
 import pstats  # noqa: E402
 import signal  # noqa: E402
+import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -68,7 +76,8 @@ import tidu  # noqa: E402
 from tensor4all import models  # noqa: E402
 
 TOL = 1e-8  # largest accepted relative difference to tenferro eager (value, gradient 2-norm)
-FRAMEWORKS = ("tf eager", "tf jit", "torch eager", "torch.compile", "jax jit")
+FRAMEWORKS = ("tf eager", "tf jit", "tf native", "torch eager", "torch.compile", "jax jit")
+NATIVE_TARGETS = {"loop": 2.0, "mps32": 1.0}  # issue 55: tenferro jit(backend="native") / JAX jit at most
 
 
 # --- the maths, written once -----------------------------------------------------------
@@ -177,6 +186,7 @@ class Result:
     value: float | None = None
     grad: np.ndarray | None = None  # all gradient entries, flattened and concatenated
     note: str = ""  # why there is no figure
+    paired: dict | None = None  # the native rows: interleaved per-call times (paired_rounds)
 
 
 def _flat(gs) -> np.ndarray:
@@ -191,13 +201,16 @@ def _measure(call: Callable[[], tuple[Any, Any]], repeat: int, budget: float) ->
     return Result(first, med, float(np.asarray(value)), _flat(grads))
 
 
-def run_tenferro(case: Case, jit: bool, repeat: int, budget: float) -> tuple[Result, Callable[[], Any], Any]:
-    """The result, the timed call and the ``jf.lower(...)`` of the jitted function (``None`` eager)."""
+def run_tenferro(
+    case: Case, jit: bool, repeat: int, budget: float, backend: str = "numpy"
+) -> tuple[Result, Callable[[], Any], Any]:
+    """The result, the timed call and the ``jf.lower(...)`` of the jitted function (``None`` eager);
+    ``backend``: the jit backend (``"native"``: machine code through Numba, the ``fast`` extra)."""
     xs, cs = case.make()
     X, C = [tf.asarray(a) for a in xs], [tf.asarray(c) for c in cs]
     vg = tidu.value_and_grad(case.loss(_ops("tf")))
     if jit:
-        vg = tf.jit(vg)
+        vg = tf.jit(vg, backend=backend)
     call = lambda: vg(X, C)
     return _measure(call, repeat, budget), call, (vg.lower(X, C) if jit else None)
 
@@ -219,13 +232,40 @@ def run_torch(case: Case, compile: bool, repeat: int, budget: float) -> Result:
     return _measure(call, repeat, budget)
 
 
-def run_jax(case: Case, repeat: int, budget: float) -> Result:
-    if jax is None:
-        return Result(note="JAX not installed")
+def jax_call(case: Case) -> Callable[[], Any]:
+    """One call of JAX ``jit(value_and_grad)`` on the case (compiled at its first call)."""
     xs, cs = case.make()
     X, C = [jnp.asarray(a) for a in xs], [jnp.asarray(c) for c in cs]
     vg = jax.jit(jax.value_and_grad(case.loss(_ops("jax"))))
-    return _measure(lambda: jax.block_until_ready(vg(X, C)), repeat, budget)
+    return lambda: jax.block_until_ready(vg(X, C))
+
+
+def run_jax(case: Case, repeat: int, budget: float) -> Result:
+    if jax is None:
+        return Result(note="JAX not installed")
+    return _measure(jax_call(case), repeat, budget)
+
+
+def paired_rounds(calls: dict[str, Callable[[], Any]], rounds: int = 15, budget: float = 0.6) -> dict[str, list]:
+    """Per-call times of each of ``calls`` in ``rounds`` interleaved rounds (round ``r`` of every
+    call before round ``r + 1`` of any; each round one untimed call, then as many calls as last
+    about ``budget / rounds`` s): on this shared host a ratio of times taken in the same round
+    is steadier than a ratio of medians taken one after the other."""
+    number = {}
+    for name, call in calls.items():
+        call()
+        t0 = time.perf_counter()
+        call()
+        number[name] = max(1, int(budget / rounds / max(time.perf_counter() - t0, 1e-7)))
+    times: dict[str, list] = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, call in calls.items():
+            call()
+            t0 = time.perf_counter()
+            for _ in range(number[name]):
+                call()
+            times[name].append((time.perf_counter() - t0) / number[name])
+    return times
 
 
 def run_torch_compile(key: str, repeat: int, budget: float, timeout: float) -> Result:
@@ -314,20 +354,48 @@ def print_report(rows: list[tuple[str, Case, dict[str, Result], dict[str, Any]]]
     w = 24
     fw_head = "".join(f"{fw:>14s}" for fw in FRAMEWORKS)
     print("\nvalue_and_grad, steady state (median per call); ratios = tenferro jit / peer (< 1: jit faster)")
-    print(f"{'case':{w}s}{fw_head}{'jit/torch':>11s}{'jit/jax':>9s}  {'target':24s}{'mark':6s}{'rel diff':>9s}")
+    print(
+        f"{'case':{w}s}{fw_head}{'jit/torch':>11s}{'jit/jax':>9s}{'native/jax':>12s}  {'target':24s}{'mark':6s}"
+        f"{'rel diff':>9s}"
+    )
     agree = True
     for key, case, res, _ in rows:
         times = "".join(f"{cell(res[fw], 'median', key, fw):>14s}" for fw in FRAMEWORKS)
         r_torch = _ratio(res["tf jit"].median, res["torch eager"].median)
         r_jax = _ratio(res["tf jit"].median, res["jax jit"].median)
+        r_native = _ratio(res["tf native"].median, res["jax jit"].median)
         target, mark = verdict(case, res)
         diffs = [d for d in (rel_diff(res[fw], res["tf eager"]) for fw in FRAMEWORKS[1:]) if d is not None]
         worst = max(diffs, default=0.0)
         agree &= worst <= TOL
         print(
-            f"{case.title:{w}s}{times}{_fmt_ratio(r_torch):>11s}{_fmt_ratio(r_jax):>9s}  {target:24s}{mark:6s}"
+            f"{case.title:{w}s}{times}{_fmt_ratio(r_torch):>11s}{_fmt_ratio(r_jax):>9s}{_fmt_ratio(r_native):>12s}"
+            f"  {target:24s}{mark:6s}"
             f"{worst:>8.1e}{'' if worst <= TOL else '!'}"
         )
+    native_rows = [(key, case, res) for key, case, res, _ in rows if key in NATIVE_TARGETS]
+    if native_rows:
+        print(
+            "\nnative backend (issue 55): tenferro jit(backend='native') against JAX jit and tenferro's NumPy-backend "
+            "jit,\ntimed in 15 interleaved rounds (medians; ratios: the median of the ratios within a round)"
+        )
+        print(
+            f"{'case':{w}s}{'native':>11s}{'numpy jit':>11s}{'jax jit':>11s}{'native/jax':>12s}{'jit/jax':>9s}  target"
+        )
+        for key, case, res in native_rows:
+            paired = res["tf native"].paired
+            lim = NATIVE_TARGETS[key]
+            if not paired:
+                print(f"{case.title:{w}s}  n/a  {res['tf native'].note}")
+                continue
+            med = {k: statistics.median(v) for k, v in paired.items()}
+            r_nat = statistics.median(a / b for a, b in zip(paired["native"], paired["jax"]))
+            r_jit = statistics.median(a / b for a, b in zip(paired["jit"], paired["jax"]))
+            mark = "PASS" if r_nat <= lim else "MISS"
+            print(
+                f"{case.title:{w}s}{fmt_time(med['native']):>11s}{fmt_time(med['jit']):>11s}{fmt_time(med['jax']):>11s}"
+                f"{r_nat:>11.2f}x{r_jit:>8.2f}x  <={lim:g}x jax {mark}  {res['tf native'].note}"
+            )
     print("\nfirst call (tenferro jit, torch.compile, jax jit: trace + compile + run)")
     print(f"{'case':{w}s}{fw_head}")
     for key, case, res, _ in rows:
@@ -422,16 +490,31 @@ def main(argv: list[str] | None = None) -> int:
         res: dict[str, Result] = {}
         res["tf eager"], _, _ = run_tenferro(case, False, repeat, budget)
         print(" tf eager", end="", flush=True)
-        jit_call = lowered = None
+        jit_call = lowered = native_call = None
         try:
             res["tf jit"], jit_call, lowered = run_tenferro(case, True, repeat, budget)
         except Exception as e:  # reported in the table, so the other columns still come out
             res["tf jit"] = _failed(e)
         print(", tf jit", end="", flush=True)
+        try:
+            res["tf native"], native_call, native_lowered = run_tenferro(case, True, repeat, budget, backend="native")
+            rep = native_lowered.compile_report()
+            res["tf native"].note = (
+                f"(compile {rep.compile_seconds:.2f} s, {rep.cache_hits}/{len(rep.regions)} regions from the disk "
+                f"cache, {len(rep.numpy_steps)} eqns left to NumPy)"
+                if rep.native
+                else f"(NumPy fallback: {rep.reason})"
+            )
+        except Exception as e:
+            res["tf native"] = _failed(e)
+        print(", tf native", end="", flush=True)
         res["torch eager"] = _guarded(lambda: run_torch(case, False, repeat, budget))
         print(", torch eager", end="", flush=True)
         res["jax jit"] = _guarded(lambda: run_jax(case, repeat, budget))
         print(", jax jit", end="", flush=True)
+        if key in NATIVE_TARGETS and native_call is not None and jit_call is not None and jax is not None:
+            res["tf native"].paired = paired_rounds({"native": native_call, "jit": jit_call, "jax": jax_call(case)})
+            print(", interleaved rounds", end="", flush=True)
         res["torch.compile"] = run_torch_compile(key, repeat, budget, timeout)
         print(", torch.compile", flush=True)
         rows.append((key, case, res, lowered.cost() if lowered is not None else {}))

@@ -122,13 +122,15 @@ def case_data(case: str, quick: bool) -> tuple[str, Any, np.ndarray, np.ndarray,
 
 
 def per_example_call(case: str, framework: str, quick: bool) -> Callable[[], Any]:
-    """One call of ``framework``'s per-example gradients on ``case`` (``jit`` and ``eager`` are
-    tenferro's ``tf.jit(vmap(grad))`` and ``vmap(grad)``)."""
+    """One call of ``framework``'s per-example gradients on ``case`` (``jit``, ``native`` and
+    ``eager`` are tenferro's ``tf.jit(vmap(grad))``, the same with ``backend="native"``, and
+    ``vmap(grad)``)."""
     _, params, xs, ys, loss_of = case_data(case, quick)
     container = type(params)
-    if framework in ("jit", "eager"):
+    if framework in ("jit", "native", "eager"):
         fn = tidu.vmap(tidu.grad(loss_of(tf)), in_axes=(None, 0, 0))
-        fn = tf.jit(fn) if framework == "jit" else fn
+        if framework != "eager":  # native: jit(backend="native"), machine code through Numba (the fast extra)
+            fn = tf.jit(fn, backend="native" if framework == "native" else "numpy")
         p, x, y = container(tf.asarray(a) for a in params), tf.asarray(xs), tf.asarray(ys)
         return lambda: fn(p, x, y)
     if framework == PEERS[0]:
@@ -143,7 +145,7 @@ def per_example_call(case: str, framework: str, quick: bool) -> Callable[[], Any
 
 
 #: the peers each child process imports (``_peers``): none for tenferro's own rows
-_CHILD_PEERS = {"jit": "", "eager": "", PEERS[0]: "torch", PEERS[1]: "jax"}
+_CHILD_PEERS = {"jit": "", "native": "", "eager": "", PEERS[0]: "torch", PEERS[1]: "jax"}
 
 
 def bench_per_example(case: str, quick: bool) -> None:
@@ -151,7 +153,7 @@ def bench_per_example(case: str, quick: bool) -> None:
     the rounds interleaved; then the first examples of tenferro's result against a loop of
     ``grad``."""
     title, params, xs, ys, loss_of = case_data(case, quick)
-    ours = ["jit", "eager"] if case == "mlp" else ["jit"]
+    ours = ["jit", "native", "eager"] if case == "mlp" else ["jit"]
     names = ours + [peer for peer, mod in zip(PEERS, (torch, jax)) if mod is not None]
     script = str(Path(__file__).resolve())
     times = interleaved_processes(

@@ -3,7 +3,9 @@ graph (:mod:`._optimize`) and replays generated straight-line code
 (:mod:`._codegen`), captured into a CUDA graph on a GPU (:mod:`._cuda_graph`). See the README section "Compiled mode (jit)"."""
 
 from ._api import (
+    BACKENDS,
     CacheInfo,
+    CompileReport,
     CudaGraphState,
     DeletedTensorError,
     DonationWarning,
@@ -14,6 +16,7 @@ from ._api import (
     Lowered,
     RetraceWarning,
     compile_graph,
+    compile_report,
     is_deleted,
     jit,
 )
@@ -31,5 +34,8 @@ __all__ = [
     "CudaGraphState",
     "CacheInfo",
     "compile_graph",
+    "compile_report",
+    "CompileReport",
+    "BACKENDS",
     "is_deleted",
 ]

@@ -11,7 +11,9 @@ straight-line function (:mod:`._codegen`), captured into a CUDA graph on a GPU
 from __future__ import annotations
 
 import enum
+import os
 import re
+import warnings
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -24,9 +26,10 @@ from .._placement import Placement, get_default_placement
 from ..linalg._config import snapshot as linalg_settings
 from .._errors import TenferroError
 from .._tensor import Tensor
-from ._codegen import Program, generate
+from ._codegen import Program, _on_cpu, generate
 from ._cuda_graph import CudaGraphState, GraphCaptureWarning
 from ._donation import DeletedTensorError, DonationWarning, is_deleted, run_donating
+from ._native import CompileReport, generate_native, native_available, numpy_report
 from ._optimize import optimize
 
 __all__ = [
@@ -42,8 +45,16 @@ __all__ = [
     "CudaGraphState",
     "CacheInfo",
     "compile_graph",
+    "compile_report",
+    "CompileReport",
     "is_deleted",
+    "BACKENDS",
 ]
+
+BACKENDS = ("numpy", "native", "auto")
+"""The backends of :func:`jit`: generated Python calling NumPy; machine code through
+Numba (the ``fast`` extra) where the kernels cover the program; ``auto``: native
+when Numba is installed, silently NumPy otherwise."""
 
 
 class JitError(StagingError, TenferroError):
@@ -63,11 +74,34 @@ def _identifier(name: str) -> str:
 
 
 def compile_graph(
-    graph: Graph, *, donate: tuple[bool, ...] = (), name: str = "compiled", cuda_graph: bool = True
+    graph: Graph,
+    *,
+    donate: tuple[bool, ...] = (),
+    name: str = "compiled",
+    cuda_graph: bool = True,
+    backend: str = "numpy",
 ) -> Program:
     """The compiler: inline nested calls, optimize, generate code (captured into
-    a CUDA graph on a GPU unless ``cuda_graph`` is false)."""
-    return generate(optimize(inline_calls(graph)), donate, _identifier(name), cuda_graph)
+    a CUDA graph on a GPU unless ``cuda_graph`` is false; machine code for the CPU
+    with ``backend="native"``/``"auto"`` when Numba is installed)."""
+    optimized = optimize(inline_calls(graph))
+    if backend == "numpy":
+        return generate(optimized, donate, _identifier(name), cuda_graph)
+    reason = None
+    if not _on_cpu(optimized):
+        reason = "the program is not on the CPU"
+    elif not native_available():
+        reason = "Numba is not installed (pip install 'tidu-tenferro[fast]')"
+        if backend == "native":
+            warnings.warn(f"tenferro.jit(backend='native'): {reason}; using the NumPy backend", stacklevel=4)
+    if reason is not None:
+        program = generate(optimized, donate, _identifier(name), cuda_graph)
+        program.report = numpy_report(backend, reason)
+        return program
+    source, fn, report, flops, peak = generate_native(optimized, _identifier(name), backend)
+    program = Program(optimized, source, fn, flops, peak, 0, {}, None, "the program runs on the CPU")
+    program.report = report
+    return program
 
 
 def _to_leaf(x: Any) -> Any:
@@ -111,10 +145,18 @@ class JitFunction(StagedFunction):
         donate_argnames: Any = None,
         maxsize: int | None = 64,
         cuda_graph: bool = True,
+        backend: str | None = None,
     ):
         if type(cuda_graph) is not bool:
             raise JitArgumentError(f"tenferro.jit: cuda_graph must be True or False, got {cuda_graph!r}")
+        if backend is None:
+            backend = os.environ.get("TENFERRO_JIT_BACKEND") or "numpy"
+        if backend not in BACKENDS:
+            raise JitArgumentError(
+                f"tenferro.jit: backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}"
+            )
         self.cuda_graph = cuda_graph
+        self.backend = backend
         super().__init__(
             fun,
             self._compile,
@@ -134,7 +176,7 @@ class JitFunction(StagedFunction):
         )
 
     def _compile(self, graph: Graph, donate: tuple[bool, ...] = ()) -> Program:
-        return compile_graph(graph, donate=donate, name=self.__name__, cuda_graph=self.cuda_graph)
+        return compile_graph(graph, donate=donate, name=self.__name__, cuda_graph=self.cuda_graph, backend=self.backend)
 
     def lower(self, *args: Any, **kwargs: Any) -> "Lowered":
         graph, program, _ = self.entry(*args, **kwargs)
@@ -173,6 +215,12 @@ class Lowered:
             "reused_buffers": self._program.reused_buffers,
         }
 
+    def compile_report(self) -> CompileReport:
+        """How the program was compiled: backend, native regions, the equations left to
+        NumPy and why, compile time (:class:`CompileReport`)."""
+        report = self._program.report
+        return report if report is not None else numpy_report("numpy", "the NumPy backend was chosen")
+
     @property
     def cuda_graph(self) -> CudaGraphState:
         """The program's CUDA graph: ``state`` (``"off"``, ``"pending"``,
@@ -193,6 +241,7 @@ def jit(
     donate_argnames: str | Sequence[str] | None = None,
     maxsize: int | None = 64,
     cuda_graph: bool = True,
+    backend: str | None = None,
 ) -> Any:
     """Compile ``fun``: trace it once per signature, optimize, replay compiled code.
 
@@ -216,6 +265,13 @@ def jit(
     refuses capture) warns once (:class:`GraphCaptureWarning`) and runs uncaptured,
     with the same results. ``cuda_graph=False`` (or the environment variable
     ``TENFERRO_CUDA_GRAPH=0``) never captures; ``Lowered.cuda_graph`` tells the state.
+
+    ``backend`` (:data:`BACKENDS`; default ``$TENFERRO_JIT_BACKEND`` or ``"numpy"``):
+    ``"native"`` and ``"auto"`` compile CPU programs to machine code with Numba (the
+    ``fast`` extra), fused loops and BLAS calls, cached on disk; equations without a
+    native kernel, and everything when Numba is missing (``"native"`` warns), stay
+    with NumPy. ``Lowered.compile_report()`` / :func:`compile_report` tell what went
+    native and why not.
     """
     if fun is None:
         return lambda f: jit(
@@ -226,6 +282,7 @@ def jit(
             donate_argnames=donate_argnames,
             maxsize=maxsize,
             cuda_graph=cuda_graph,
+            backend=backend,
         )
     return JitFunction(
         fun,
@@ -235,4 +292,13 @@ def jit(
         donate_argnames=donate_argnames,
         maxsize=maxsize,
         cuda_graph=cuda_graph,
+        backend=backend,
     )
+
+
+def compile_report(fun: JitFunction, *args: Any, **kwargs: Any) -> CompileReport:
+    """The :class:`CompileReport` of ``fun`` (made by :func:`jit`) for these arguments
+    (traced and compiled now if they are new): ``fun.lower(*args).compile_report()``."""
+    if not isinstance(fun, JitFunction):
+        raise JitArgumentError(f"compile_report: expected a function made by tenferro.jit, got {type(fun).__name__}")
+    return fun.lower(*args, **kwargs).compile_report()

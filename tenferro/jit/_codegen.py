@@ -60,6 +60,7 @@ class Program:
         "donated_writes",
         "runner",
         "runner_off",
+        "report",
         "_run",
     )
 
@@ -84,6 +85,7 @@ class Program:
         self.donated_writes = donated_writes or {}  # donated input -> first source line writing its buffer
         self.runner = runner
         self.runner_off = runner_off
+        self.report = None  # the native backend's CompileReport (None: the NumPy backend, never asked)
         self._run = fn if runner is None else runner
 
     def __call__(self, *args: Any) -> list:
