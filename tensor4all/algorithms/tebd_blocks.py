@@ -11,10 +11,12 @@ sweeps (:class:`~tensor4all.structured.site_matrices.Pieces`):
   (columns ``(s, q_r)`` with ``q_r - q_s = q_l``).
 
 A bond update is then one GEMM per sector of the cut, ``X[m] = R_a[m] C_b[m]``; the gate, which
-mixes the pairs of states ``(s1, s2)`` of one pair charge ``c``, acts on the flattened ``X`` by one
-gather, one GEMM and one scatter per pair charge, at positions planned once per shape of the
-update (the two outer bonds: :class:`_PairPlan`, kept while the run meets that shape again); one
-SVD per sector of the cut (:mod:`tensor4all.linalg.lapack`); its factors are the new sites, ``U`` by rows
+mixes the pairs of states ``(s1, s2)`` of one pair charge ``c``, acts per pair charge and left
+charge ``q_l`` (right charge ``q_l + c``) on the blocks of its pairs, strided views of the ``X[m]``:
+stacked, one GEMM, written back (no index arrays: the views follow the bonds as their sizes change
+from step to step, where index plans had to be rebuilt; Heisenberg L = 32, chi 128 binding, 14% of
+the run went to rebuilding them); one SVD per
+sector of the cut (:mod:`tensor4all.linalg.lapack`); its factors are the new sites, ``U`` by rows
 and ``S Vh`` by columns, as they come. A site is regrouped (one copy per block) only where an
 update needs the other grouping; QR moves factor ``R[m]`` (or ``C[m]``) per sector. The sites
 become :class:`~tensor4all.SymmetricTensor` s again only for the state (:meth:`BlockSites.state`).
@@ -45,7 +47,7 @@ from .tebd_sites import DenseSites, NumpyLA
 __all__ = ["BlockSites", "BlockSite"]
 
 MAX_PLANS = 256
-"""The pair plans and pieces a run keeps (per shape of a bond update); more are dropped at once."""
+"""The pieces (one side of a cut, per bond) a run keeps; more are dropped at once."""
 
 
 class BlockSite:
@@ -86,48 +88,6 @@ def _pairs(qa: Sequence[int], qb: Sequence[int], add: Any) -> dict[int, list[tup
     return by_charge
 
 
-class _PairPlan:
-    """One shape of a bond update (the outer bonds ``left`` of site ``a``, ``right`` of site
-    ``b``, the states' charges): the cut's two sides (``rows``, ``cols``), its ``sectors`` (in the
-    columns' order) with their offsets in the flattened ``X``, and per pair charge ``c`` the
-    positions ``idx[c]`` (pairs x entries) of the entries of each pair of states in ``X``."""
-
-    __slots__ = ("rows", "cols", "sectors", "bounds", "size", "idx")
-
-    def __init__(self, left: dict[int, int], right: dict[int, int], qa: Sequence[int], qb: Sequence[int], norm: Any):
-        self.rows = rows = Pieces.rows(left, qa, norm)
-        self.cols = cols = Pieces.cols(qb, right, norm)
-        self.sectors = [m for m in cols.size if m in rows.size]
-        self.bounds, total = {}, 0
-        for m in self.sectors:
-            self.bounds[m] = (total, rows.size[m], cols.size[m])
-            total += rows.size[m] * cols.size[m]
-        self.size = total
-        self.idx: dict[int, np.ndarray] = {}
-        for c, pairs in _pairs(qa, qb, lambda x, y: norm(x + y)).items():
-            outer = [(ql, dl, norm(ql + c)) for ql, dl in left.items() if norm(ql + c) in right]
-            place = []  # (first entry, row stride, rows, columns) per pair of states, then left charge
-            for s1, s2 in pairs:
-                for ql, dl, qr in outer:
-                    m, ro, _ = rows.where[(ql, s1)]
-                    co = cols.where[(s2, qr)][1]
-                    off, _, ncols = self.bounds[m]
-                    place.append((off + ro * ncols + co, ncols, dl, right[qr]))
-            if place:
-                self.idx[c] = _positions(place).reshape(len(pairs), -1)
-
-
-def _positions(place: list[tuple[int, int, int, int]]) -> np.ndarray:
-    """The positions of the entries of the blocks ``(first, stride, rows, columns)``, block by
-    block, each row-major."""
-    first, stride, nr, nc = (np.array(x, dtype=np.int64) for x in zip(*place))
-    sizes = nr * nc
-    block = np.repeat(np.arange(len(place)), sizes)
-    local = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    cols = nc[block]
-    return first[block] + (local // cols) * stride[block] + local % cols
-
-
 class BlockSites(DenseSites):
     """Concrete symmetric runs on :class:`BlockSite` s (see the module); :meth:`site` and
     :meth:`state` convert from and to the MPS's :class:`~tensor4all.SymmetricTensor` sites."""
@@ -137,7 +97,6 @@ class BlockSites(DenseSites):
         self.modulus = modulus
         self.layout = SiteMatrices(legs[0].symmetry, modulus, dtype)
         self.qs = [self.layout.physical(leg).charges for leg in legs]
-        self._plans: dict[tuple, _PairPlan] = {}
         self._pieces: dict[tuple, Pieces] = {}
 
     def add(self, a: int, b: int) -> int:
@@ -220,38 +179,46 @@ class BlockSites(DenseSites):
     def gate(self, g: Any, i: int, j: int, da: int, db: int) -> _BlockGate:
         return _BlockGate(np.asarray(g).reshape(da, db, da, db), self.qs[i], self.qs[j], self.add)
 
-    def _plan(self, a: BlockSite, b: BlockSite) -> _PairPlan:
-        key = (tuple(a.left.items()), tuple(b.right.items()), id(a.leg), id(b.leg))
-        plan = self._plans.get(key)
-        if plan is None:
-            if len(self._plans) >= MAX_PLANS:
-                self._plans.clear()
-            qa, qb = self.layout.physical(a.leg).charges, self.layout.physical(b.leg).charges
-            plan = self._plans[key] = _PairPlan(a.left, b.right, qa, qb, self.norm_charge)
-        return plan
-
     def pair(self, a: BlockSite, b: BlockSite, gate: _BlockGate) -> tuple[dict, Any]:
-        """The matrices of the cut (by its charge) of the pair ``a, b`` with the gate applied."""
+        """The matrices of the cut (by its charge) of the pair ``a, b`` with the gate applied: one
+        GEMM per sector of the cut, then per pair charge ``c`` and left charge ``q_l`` the blocks of
+        its pairs of states (strided views of those matrices) stacked and mixed by one GEMM."""
         a, b = self._regroup(a, "R"), self._regroup(b, "C")
-        plan = self._plan(a, b)
-        x = np.zeros(plan.size, self.dtype)
-        mats = {}
-        for m in plan.sectors:
-            off, nr, nc = plan.bounds[m]
-            view = mats[m] = x[off : off + nr * nc].reshape(nr, nc)
+        rows, cols = self._side("R", a.left, a.leg), self._side("C", b.right, b.leg)
+        x, y = {}, {}
+        for m, nc in cols.size.items():
+            nr = rows.size.get(m)
+            if nr is None:
+                continue
             r, c = a.mats.get(m), b.mats.get(m)
-            if r is not None and c is not None:
-                np.matmul(r, c, out=view)
-        y = np.empty_like(x)
-        for c, idx in plan.idx.items():
-            y[idx] = gate.groups[c][1] @ x[idx]
-        for m in plan.sectors:
-            off, nr, nc = plan.bounds[m]
-            mats[m] = y[off : off + nr * nc].reshape(nr, nc)
-        return mats, (plan, a, b)
+            x[m] = r @ c if r is not None and c is not None else np.zeros((nr, nc), self.dtype)
+            y[m] = np.empty_like(x[m])  # every entry is in the block of one pair of states
+        rw, cw = rows.where, cols.where
+        for c, (pairs, g) in gate.groups.items():
+            for ql, dl in a.left.items():
+                qr = self.norm_charge(ql + c)
+                dr = b.right.get(qr)
+                if dr is None:
+                    continue
+                spots = []
+                for s1, s2 in pairs:
+                    m, ro, _ = rw[(ql, s1)]
+                    co = cw[(s2, qr)][1]
+                    spots.append((m, slice(ro, ro + dl), slice(co, co + dr)))
+                if len(spots) == 1:
+                    m, rs, cs = spots[0]
+                    np.multiply(x[m][rs, cs], g[0, 0], out=y[m][rs, cs])
+                    continue
+                stacked = np.empty((len(spots), dl, dr), self.dtype)
+                for k, (m, rs, cs) in enumerate(spots):
+                    stacked[k] = x[m][rs, cs]
+                mixed = (g @ stacked.reshape(len(spots), dl * dr)).reshape(len(spots), dl, dr)
+                for k, (m, rs, cs) in enumerate(spots):
+                    y[m][rs, cs] = mixed[k]
+        return y, (a, b)
 
     def unpair(self, kept: dict, ctx: Any) -> tuple[BlockSite, BlockSite]:
-        _plan, a, b = ctx
+        a, b = ctx
         bond = {m: int(kept[m][0].shape[1]) for m in sorted(kept)}
         return (
             BlockSite(a.left, bond, a.leg, "R", {m: u for m, (u, _) in kept.items()}),
