@@ -153,6 +153,11 @@ class Sweep:
     def L(self) -> int:
         return self.backend.L
 
+    def schedule(self, two_site: bool) -> tuple[Any, ...]:
+        """The steps of one DMRG sweep: the chain's (:func:`~.schedule.sweep_schedule`); a tree's
+        engine (:mod:`tensor4all.trees`) walks its tree's Euler tour through the same loop."""
+        return sweep_schedule(self.L, two_site)
+
     def sweep(
         self,
         *,
@@ -174,7 +179,7 @@ class Sweep:
         b = self.backend
         env = b.env_bytes()
         self._stats = st = dict(err=0.0, matvecs=0, peak=env + b.psi_bytes(), env=env)
-        schedule = sweep_schedule(b.L, two_site)
+        schedule = self.schedule(two_site)
         for n, step in enumerate(schedule, 1):
             local = b.local_problem(step)
             if self.orthogonal is not None:

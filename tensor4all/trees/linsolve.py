@@ -1,0 +1,83 @@
+"""``A x = b`` on a tree: the tree network ``x`` of bonds at most ``max_bond`` solving the linear
+system of a tree operator ``A`` and a tree network ``b``, by two-site sweeps over the tree's
+Euler tour (E. Jeckelmann, Phys. Rev. B 66, 045114 (2002); the DMRG linear solver of
+ITensors' ``linsolve``, here on trees).
+
+With ``x`` canonical at the two updated nodes, the local system is the projection of ``A`` onto
+the basis of the rest of ``x`` (the ground-state sweeps' local operator,
+:meth:`~.sweeps.TreeBackend.local_problem`) and of ``b`` (the fit's target with the identity
+operator, :meth:`~.fit.FitBackend.target`); it is solved by GMRES from the current tensor and
+cut by the sweeps' truncated split. Both backends hold the same ``x``, split once and copied.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse.linalg
+
+from ..tools.errors import BondDimensionError, InvalidOptionError, Tensor4allTypeError
+from .errors import TopologyMismatchError
+from .fit import FitBackend
+from .operator import TreeOperator, tree_operator
+from .sweeps import TreeBackend
+from .treetn import TreeTN
+
+__all__ = ["tree_linsolve"]
+
+LOCAL_RTOL = 1e-12  # the relative residual of each local GMRES solve
+
+
+def _local_solve(op, rhs: np.ndarray, x0: np.ndarray) -> np.ndarray:
+    n = op.shape[0]
+    lin = scipy.sparse.linalg.LinearOperator(op.shape, matvec=op.matvec, dtype=np.result_type(op.dtype, rhs))
+    if n <= 64:  # small: the dense matrix, exactly
+        dense = np.column_stack([op.matvec(e) for e in np.eye(n, dtype=lin.dtype)])
+        return np.linalg.lstsq(dense, rhs, rcond=None)[0]
+    x, _ = scipy.sparse.linalg.gmres(lin, rhs, x0=x0, rtol=LOCAL_RTOL, atol=0.0, restart=min(n, 60), maxiter=20)
+    return x
+
+
+def tree_linsolve(
+    A: TreeOperator,
+    b: TreeTN,
+    x0: TreeTN | None = None,
+    *,
+    max_bond: int = 32,
+    cutoff: float = 1e-14,
+    sweeps: int = 4,
+    root: int = 0,
+) -> TreeTN:
+    """``x`` with ``A x = b`` as a tree network of bonds at most ``max_bond``, by ``sweeps``
+    two-site sweeps from ``x0`` (default: ``b`` itself)."""
+    if not isinstance(A, TreeOperator):
+        raise Tensor4allTypeError(f"tree_linsolve: A must be a TreeOperator, got {type(A).__name__}")
+    if not isinstance(b, TreeTN) or isinstance(b, TreeOperator):
+        raise Tensor4allTypeError(f"tree_linsolve: b must be a TreeTN state, got {type(b).__name__}")
+    if b.tree != A.tree or b.site_dims != tuple((d,) for d in A.local_dims):
+        raise TopologyMismatchError(f"tree_linsolve: b ({b.tree!r}, {b.site_dims}) does not fit A ({A.tree!r})")
+    if not isinstance(max_bond, numbers.Integral) or max_bond < 1:
+        raise BondDimensionError(f"tree_linsolve: max_bond must be a positive integer, got {max_bond!r}")
+    if not isinstance(sweeps, numbers.Integral) or sweeps < 1:
+        raise InvalidOptionError(f"tree_linsolve: sweeps must be a positive integer, got {sweeps!r}")
+    root = A.tree._check_node(root, "tree_linsolve")
+    x0 = b if x0 is None else x0
+    if not isinstance(x0, TreeTN) or x0.tree != A.tree or x0.site_dims != b.site_dims:
+        raise TopologyMismatchError("tree_linsolve: x0 must be a TreeTN on the tree and sites of b")
+    if A.n_nodes == 1:
+        return TreeTN(A.tree, [np.linalg.solve(A.tensors[0], b.tensors[0])])
+    identity = tree_operator(A.tree, [(1.0, {0: np.eye(A.local_dims[0])})], A.local_dims)
+    system = TreeBackend(A, x0, root)
+    source = FitBackend(identity, b, x0, root)
+    for _ in range(int(sweeps)):
+        for step in A.tree.schedule(root, two_site=True):
+            local = system.local_problem(step)
+            _, rhs = source.target(step)
+            x = _local_solve(local.op, rhs, local.v0)
+            system.split(local, x, alpha=0.0, max_bond=int(max_bond), cutoff=float(cutoff))
+            for u in (step.leaving, step.arriving):
+                source.psi[u] = system.psi[u]
+            system.move(local)
+            source.move(local)
+    return TreeTN(A.tree, system.psi, center=root)
