@@ -210,6 +210,10 @@ __all__ += ["measurements"]
 __all__ += ["references", "tci", "quantics"]
 from . import tci  # noqa: E402  (tensor cross interpolation: crossinterpolate2, interpolant, tt_* helpers)
 from . import quantics  # noqa: E402  (quantics grids, QTT interpolation and operators)
+from . import trees  # noqa: E402  (tree tensor networks: TreeTN, tree operators, tree sweeps, tree TCI)
+from .trees import Tree, TreeOperator, TreeTN, tree_crossinterpolate, tree_dmrg  # noqa: E402
+
+__all__ += ["trees", "Tree", "TreeTN", "TreeOperator", "tree_dmrg", "tree_crossinterpolate"]
 from .networks.interchange import from_quimb, from_tenpy, mpo_from_quimb, mpo_from_tenpy  # noqa: E402
 from .networks.interchange import mpo_to_quimb, mpo_to_tenpy, to_quimb, to_tenpy  # noqa: E402
 from .networks.interchange_hdf5 import load_itensors_hdf5, save_itensors_hdf5  # noqa: E402
@@ -244,6 +248,9 @@ __all__ += ["MettsResult"]
 from .infinite import InfiniteMPO, VUMPSResult, iMPS, infinite_model, itebd, vumps  # noqa: E402
 
 __all__ += ["iMPS", "InfiniteMPO", "infinite_model", "vumps", "itebd", "VUMPSResult"]
+from .infinite import IDMRGResult, idmrg  # noqa: E402
+
+__all__ += ["idmrg", "IDMRGResult"]
 
 
 def __dir__() -> list[str]:

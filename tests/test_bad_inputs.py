@@ -853,6 +853,31 @@ row("infinite_model-unknown", t4a.infinite_model, ("ising",), t4a.InvalidOptionE
 row("vumps-not-impo", t4a.vumps, (models.tfim(4),), t4a.Tensor4allTypeError, "must be an InfiniteMPO")
 row("vumps-cell", t4a.vumps, (t4a.infinite_model("tfim"), _IPSI), t4a.DimensionMismatchError, "same cell")
 row("itebd-steps", t4a.itebd, (_IH, _IPSI, 1.0, 0.3), t4a.InvalidOptionError, "whole number")
+row(
+    "fit_correlation_length-distances",
+    t4a.infinite.fit_correlation_length,
+    (_IPSI, "Sz", [1, 2]),
+    t4a.InvalidOptionError,
+    "at least 3 different distances",
+)
+row(
+    "fit_decay-form",
+    t4a.infinite.fit_decay,
+    ([1, 2, 3], [1.0, 0.5, 0.2], "power"),
+    t4a.InvalidOptionError,
+    "valid forms",
+)
+row("idmrg-not-impo", t4a.idmrg, (models.tfim(4),), t4a.Tensor4allTypeError, "must be an InfiniteMPO")
+row("idmrg-cell", t4a.idmrg, (_IH, t4a.iMPS.product_state([0, 1, 0])), t4a.DimensionMismatchError, "cell")
+row(
+    "idmrg-charge-per-cell",
+    t4a.idmrg,
+    (t4a.infinite_model("heisenberg", cell=3),),
+    t4a.SymmetryViolationError,
+    "cannot have the charge 0",
+    conserve="Sz",
+)
+row("idmrg-conserve", t4a.idmrg, (_IH,), t4a.InvalidOptionError, "conserve must be one of", conserve="N")
 
 # ---- finite temperature (tensor4all.thermal): thermal_state, thermodynamics, metts ----------
 _TH = models.xx(4, conserve="Sz")
@@ -2282,6 +2307,127 @@ row(
     "QuanticsTT.interpolant-no-pivots", QG_Q.interpolant, (np.sin,), t4a.InvalidOptionError, "from quantics_interpolate"
 )
 
+# ---- issue 54: tree tensor networks (tensor4all.trees) -------
+TR = t4a.trees
+TR_T = TR.Tree([(0, 1), (1, 2), (1, 3)])
+TR_P = TR.TreeTN.random(TR_T, 2, 2)
+TR_OTHER = TR.TreeTN.random(TR.Tree.path(4), 2, 2)
+TR_H = TR.tree_heisenberg(TR_T)
+TR_Q = TR.quantics_tree(2, 3)
+row("Tree-cycle", TR.Tree, ([(0, 1), (1, 2), (2, 0)],), TR.TreeCycleError, "closes a cycle")
+row("Tree-self-loop", TR.Tree, ([(0, 0)],), TR.TreeCycleError, "self-loop")
+row("Tree-repeated-edge", TR.Tree, ([(0, 1), (1, 0)],), TR.TreeCycleError, "closes a cycle")
+row("Tree-disconnected", TR.Tree, ([(0, 1), (2, 3)],), TR.DisconnectedTreeError, "not connected to node 0")
+row("Tree-isolated-node", TR.Tree, ([(0, 1)], 3), TR.DisconnectedTreeError, "a tree needs 2")
+row("Tree-edges-str", TR.Tree, ("01",), t4a.Tensor4allTypeError, "sequence of node pairs")
+row("Tree-edge-triple", TR.Tree, ([(0, 1, 2)],), t4a.Tensor4allTypeError, "pair of node numbers")
+row("Tree-negative-node", TR.Tree, ([(0, -1)],), TR.TreeError, "two node numbers >= 0")
+row("Tree.from_parents-two-roots", TR.Tree.from_parents, ([-1, -1, 0],), TR.DisconnectedTreeError, "exactly one root")
+row("Tree.from_parents-cycle", TR.Tree.from_parents, ([-1, 2, 1],), TR.TreeCycleError, "closes a cycle")
+row("Tree.from_prufer-label", TR.Tree.from_prufer, ([0, 7],), TR.TreeError, "labels must lie in 0..3")
+row("Tree.from_prufer-str", TR.Tree.from_prufer, ("01",), t4a.Tensor4allTypeError, "sequence of node labels")
+row("Tree.path-zero", TR.Tree.path, (0,), TR.TreeError, "positive integer")
+row("Tree.leg-not-neighbour", TR_T.leg, (0, 2), TR.TreeError, "not a neighbour of node 0")
+row("Tree.parents-root", TR_T.parents, (4,), TR.TreeError, "integer in 0..3")
+row("Tree.toward-root", TR_T.toward, (-1,), TR.TreeError, "integer in 0..3")
+row("Tree.path_between-node", TR_T.path_between, (0, 9), TR.TreeError, "integer in 0..3")
+row("Tree.side-not-edge", TR_T.side, (0, 2), TR.TreeError, "is not an edge")
+row("Tree.schedule-root", TR_T.schedule, (1.5,), TR.TreeError, "integer in 0..3")
+row(
+    "TreeTN-node-without-site",
+    TR.TreeTN,
+    ([(0, 1)], [np.ones((2, 2)), np.ones(2)]),
+    TR.MissingSiteError,
+    "node 1 has 1 bonds",
+)
+row(
+    "TreeTN-bond-mismatch",
+    TR.TreeTN,
+    ([(0, 1)], [np.ones((2, 2)), np.ones((3, 2))]),
+    TR.TopologyMismatchError,
+    "dimension 2 at node 0 but 3 at node 1",
+)
+row("TreeTN-count", TR.TreeTN, ([(0, 1)], [np.ones((2, 2))]), TR.TopologyMismatchError, "1 tensors for a tree of 2")
+row("TreeTN-cycle", TR.TreeTN, ([(0, 1), (1, 2), (0, 2)], [np.ones(2)] * 3), TR.TreeCycleError, "closes a cycle")
+row("TreeTN-tree-str", TR.TreeTN, ("tree", []), t4a.Tensor4allTypeError, "a Tree or a list of edges")
+row("TreeTN-nan", TR.TreeTN, ([], [np.array([np.nan])]), t4a.NonFiniteError, "tensor 0 holds NaN")
+row("TreeTN.random-bond", TR.TreeTN.random, (TR_T, 2, 0), t4a.BondDimensionError, "positive integer")
+row("TreeTN.random-dims", TR.TreeTN.random, (TR_T, [2, 2]), TR.TreeError, "one positive integer per node")
+row(
+    "TreeTN.to_dense-memory",
+    lambda: TR.TreeTN.random(TR.Tree.path(80), 2, 1).to_dense(),
+    (),
+    t4a.Tensor4allMemoryError,
+    "TreeTN.to_dense needs",
+)
+row("TreeTN.evaluate-shape", TR_P.evaluate, (np.zeros((2, 3), dtype=int),), TR.TreeError, "shape (m, 4)")
+row("TreeTN.evaluate-range", TR_P.evaluate, (np.array([[0, 0, 2, 0]]),), TR.TreeError, "outside 0..site_dims - 1")
+row("TreeTN.canonicalize-node", TR_P.canonicalize, (5,), TR.TreeError, "integer in 0..3")
+row("TreeTN.truncate-max_bond", TR_P.truncate, (), t4a.BondDimensionError, "max_bond", max_bond=0)
+row("TreeTN.truncate-cutoff", TR_P.truncate, (), TR.TreeError, "cutoff must be a number in [0, 1)", cutoff=-1.0)
+row("trees.inner-topology", TR.inner, (TR_P, TR_OTHER), TR.TopologyMismatchError, "different trees")
+row("trees.inner-type", TR.inner, (TR_P, np.ones(4)), t4a.Tensor4allTypeError, "expected two TreeTN")
+row("trees.add-dims", TR.add, (TR_P, TR.TreeTN.random(TR_T, 3)), TR.TopologyMismatchError, "different site dimensions")
+row("TreeOperator-legs", TR.TreeOperator, ([], [np.ones((2, 3))]), TR.TreeError, "two site legs (out, in)")
+row(
+    "TreeOperator.to_matrix-memory",
+    lambda: TR.tree_heisenberg(TR.Tree.path(40)).to_matrix(),
+    (),
+    t4a.Tensor4allMemoryError,
+    "TreeTN.to_dense needs",
+)
+row("TreeOperator.apply-topology", TR_H.apply, (TR_OTHER,), TR.TopologyMismatchError, "the state lives on")
+row("TreeOperator.apply-type", TR_H.apply, (TR_H,), t4a.Tensor4allTypeError, "expected a TreeTN state")
+row("tree_operator-node", TR.tree_operator, (TR_T, [(1.0, {7: np.eye(2)})]), TR.TreeError, "names node 7")
+row(
+    "tree_operator-matrix",
+    TR.tree_operator,
+    (TR_T, [(1.0, {0: np.eye(3)})]),
+    t4a.DimensionMismatchError,
+    "expected (2, 2)",
+)
+row("tree_operator-coefficient", TR.tree_operator, (TR_T, [(np.nan, {0: np.eye(2)})]), t4a.NonFiniteError, "finite")
+row("tree_heisenberg-cycle", TR.tree_heisenberg, ([(0, 1), (1, 0)],), TR.TreeCycleError, "closes a cycle")
+row("apply_fit-H", TR.apply_fit, (TR_P, TR_P), t4a.Tensor4allTypeError, "must be a TreeOperator", max_bond=2)
+row("apply_fit-psi", TR.apply_fit, (TR_H, TR_OTHER), TR.TopologyMismatchError, "does not fit H", max_bond=2)
+row("apply_fit-max_bond", TR.apply_fit, (TR_H, TR_P), t4a.BondDimensionError, "max_bond", max_bond=0)
+row("tree_linsolve-A", TR.tree_linsolve, (TR_P, TR_P), t4a.Tensor4allTypeError, "must be a TreeOperator")
+row("tree_linsolve-b", TR.tree_linsolve, (TR_H, TR_OTHER), TR.TopologyMismatchError, "does not fit A")
+row("tree_linsolve-sweeps", TR.tree_linsolve, (TR_H, TR_P), t4a.InvalidOptionError, "sweeps", sweeps=0)
+row("tree_dmrg-H", TR.tree_dmrg, (TR_P,), t4a.Tensor4allTypeError, "must be a TreeOperator")
+row("tree_dmrg-psi0", TR.tree_dmrg, (TR_H, TR_OTHER), TR.TopologyMismatchError, "does not fit H")
+row("tree_dmrg-max_bond", TR.tree_dmrg, (TR_H,), t4a.BondDimensionError, "max_bond", max_bond=0)
+row("tree_dmrg-root", TR.tree_dmrg, (TR_H,), TR.TreeError, "integer in 0..3", root=4)
+row(
+    "tree_crossinterpolate-tolerance",
+    TR.tree_crossinterpolate,
+    (np.sum, TR_T, 2),
+    t4a.InvalidOptionError,
+    "tolerance must lie in (0, 1)",
+    tolerance=2.0,
+)
+row("tree_crossinterpolate-dims", TR.tree_crossinterpolate, (np.sum, TR_T, [2, 2]), TR.TopologyMismatchError, "2 local")
+row("tree_crossinterpolate-f", TR.tree_crossinterpolate, (None, TR_T, 2), t4a.Tensor4allTypeError, "callable")
+row(
+    "tree_crossinterpolate-zero",
+    TR.tree_crossinterpolate,
+    (lambda i: 0.0, TR_T, 2),
+    TR.TreeError,
+    "f is zero at 64 random multi-indices",
+)
+row("quantics_tree-layout", TR.quantics_tree, (3, 4, "zigzag"), t4a.InvalidOptionError, "'tree', 'interleaved'")
+row("quantics_tree-R", TR.quantics_tree, (3, 0), t4a.InvalidOptionError, "R must be an integer")
+row(
+    "tree_quantics_interpolate-layout",
+    TR.tree_quantics_interpolate,
+    (np.sum, "tree"),
+    t4a.Tensor4allTypeError,
+    "QuanticsLayout",
+)
+row(
+    "QuanticsLayout.grid_indices-shape", TR_Q.grid_indices, (np.zeros((1, 5), dtype=int),), TR.TreeError, "shape (m, 6)"
+)
+
 
 # ---- issue 21: tenferro.jit -------
 def _use_after_donation(use):
@@ -2318,6 +2464,7 @@ for kwargs, fragment in (
     ({"maxsize": -1}, "maxsize must be a non-negative int"),
     ({"maxsize": "64"}, "maxsize must be a non-negative int"),
     ({"static_argnames": "x", "donate_argnums": 0}, "both static and donated"),
+    ({"backend": "fast"}, "backend must be one of 'numpy', 'native', 'auto'"),
 ):
     row(
         "jit-" + ",".join(f"{k}={v!r}" for k, v in kwargs.items()),
@@ -2327,6 +2474,15 @@ for kwargs, fragment in (
         fragment,
         **kwargs,
     )
+from tenferro.jit import compile_report as tf_jit_compile_report  # noqa: E402
+
+row(
+    "jit-compile-report-of-a-plain-function",
+    tf_jit_compile_report,
+    (f1, F),
+    tf.JitArgumentError,
+    "compile_report: expected a function made by tenferro.jit, got function",
+)
 row("jit-range-argument", tf.jit(f2), (F, range(3)), tf.JitError, "argument 1 (y) is of type range")
 row("jit-object-argument", tf.jit(f2), (F, object()), tf.JitError, "argument 1 (y) is of type object")
 row("jit-function-argument", tf.jit(f2), (F, f1), tf.JitError, "argument 1 (y) is of type function")
@@ -3316,6 +3472,7 @@ OUTPUT_RECORDS = {
     "MettsResult",
     "SpectralFunction",
     "VUMPSResult",
+    "IDMRGResult",
 }
 
 
@@ -3323,7 +3480,7 @@ def _public_callables() -> list[str]:
     import tensor4all.structured as st
 
     names = {"jit", "lower", "cache_info"}  # tenferro.jit and the methods of a jitted function
-    for mod in (t4a, st, models, t4a.lattices, t4a.quantics, t4a.tci, t4a.measurements):
+    for mod in (t4a, st, models, t4a.lattices, t4a.quantics, t4a.tci, t4a.measurements, t4a.trees):
         for n in getattr(mod, "__all__", [n for n in dir(mod) if not n.startswith("_")]):
             if n in OUTPUT_RECORDS:
                 continue

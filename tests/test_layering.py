@@ -200,6 +200,7 @@ TENSOR4ALL_LAYERS = [
     "infinite",  # infinite systems: iMPS, infinite MPOs, VUMPS, iTEBD, transfer-matrix measurements
     "tci",  # tensor cross interpolation
     "quantics",  # quantics grids and tensor trains
+    "trees",  # tree tensor networks: TreeTN, tree operators, tree sweeps, tree TCI, tree quantics
     "scans",  # parameter scans on Dask (the package; tensor4all.scan is the function)
     "cli",  # the command-line program
     "__main__",

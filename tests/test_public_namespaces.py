@@ -20,6 +20,7 @@ MODULES = [
     "tensor4all.structured",
     "tensor4all.tci",
     "tensor4all.quantics",
+    "tensor4all.trees",
     "tensor4all.scans",
     "tensor4all.spectra",
     "tensor4all.thermal",

@@ -18,6 +18,8 @@ Commands (argparse subcommands, as ``python -m pip``):
   (:mod:`tensor4all.cli.spectrum`).
 * ``thermal`` -- the thermodynamics of a chain from beta = 0 by purification: ln Z, the energy, and
   the specific heat and susceptibility as tidu derivatives of ln Z (:mod:`tensor4all.cli.thermal`).
+* ``idmrg`` -- the ground state of an infinite chain by VUMPS or iDMRG over a schedule of bond
+  dimensions: energy per site, entanglement, correlation length (:mod:`tensor4all.cli.idmrg`).
 
 Options are never abbreviated (``--cutof`` is an error), and an unknown option is named with the
 closest known one (``--cutof (did you mean --cutoff?)``). Exit codes: 0 on success; 2 for bad
@@ -37,6 +39,7 @@ from typing import Sequence
 
 from . import dmrg as _dmrg
 from . import evolve as _cli_evolve
+from . import idmrg as _cli_idmrg
 from . import lattice as _cli_lattice
 from . import scan as _cli_scan
 from . import spectrum as _cli_spectrum
@@ -61,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     e = _cli_evolve.add_parser(commands, p)
     sp = _cli_spectrum.add_parser(commands, p)
     th = _cli_thermal.add_parser(commands, p)
-    parser.commands = {"dmrg": p, "scan": s, "evolve": e, "spectrum": sp, "thermal": th}  # type: ignore[attr-defined]
+    inf = _cli_idmrg.add_parser(commands, p)
+    parser.commands = {"dmrg": p, "scan": s, "evolve": e, "spectrum": sp, "thermal": th, "idmrg": inf}  # type: ignore[attr-defined]
     return parser
 
 

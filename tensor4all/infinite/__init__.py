@@ -5,18 +5,22 @@
   translation-invariant Hamiltonian (a cell OpSum, a model of :mod:`tensor4all.models`, a lattice
   with one open direction);
 * :func:`vumps` -- the variational ground state (VUMPS, with subspace expansion);
+* :func:`idmrg` -- the ground state by McCulloch's two-site iDMRG, dense or on charge sectors
+  (``conserve="Sz"``), with :class:`IDMRGResult` and its per-sweep :class:`IDMRGRecord`;
 * :func:`itebd` -- real and imaginary time evolution (iTEBD in Hastings' form);
 * measurements from the transfer matrix: :func:`expect`, :func:`correlation`, :func:`string_order`,
   :func:`transfer_spectrum`, :func:`correlation_length` (per operator channel),
   :func:`extrapolate_correlation_length`, :func:`structure_factor`, :func:`energy_per_site`;
+* :func:`fit_correlation_length` -- the correlation length fitted to ``<op_0 op_r>`` at intermediate
+  distances (``A K_0(r/xi)`` as White and Huse, or ``A exp(-r/xi)``);
 * derivatives at the fixed point: ``tidu.grad`` of :func:`energy_per_site` (and of ``vumps(...).energy``)
   in the couplings (Hellmann-Feynman) and of :func:`fixed_point_correlation_length` (implicit
   differentiation of the VUMPS fixed point).
 
 Modules, bottom to top: ``tmaps`` (transfer maps and their dominant eigenvectors), ``gauge``
-(canonical forms, polar updates), ``imps``, ``impo``, ``transfer`` (measurements), ``energy``,
+(canonical forms, polar updates), ``imps``, ``impo``, ``transfer`` (measurements), ``fits`` (fitted correlation lengths), ``energy``,
 ``environments`` (fixed-point MPO environments, effective Hamiltonians), ``vumps``, ``itebd``,
-``implicit``.
+``implicit``; ``idmrg_windows`` (the two-site iDMRG step, dense and on charge sectors) and ``idmrg``.
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ from __future__ import annotations
 from types import ModuleType as _ModuleType
 
 from .energy import energy_per_site
+from .fits import CorrelationFit, fit_correlation_length, fit_decay
 from .impo import InfiniteMPO, cell_opsum, infinite_model
+from .idmrg import IDMRGRecord, IDMRGResult, idmrg
 from .implicit import fixed_point_correlation_length
 from .imps import iMPS
 from .itebd import ITEBDResult, itebd
@@ -47,6 +53,9 @@ __all__ = [
     "vumps",
     "VUMPSResult",
     "VUMPSRecord",
+    "idmrg",
+    "IDMRGResult",
+    "IDMRGRecord",
     "itebd",
     "ITEBDResult",
     "expect",
@@ -58,6 +67,9 @@ __all__ = [
     "structure_factor",
     "energy_per_site",
     "fixed_point_correlation_length",
+    "fit_correlation_length",
+    "fit_decay",
+    "CorrelationFit",
 ]
 
 
