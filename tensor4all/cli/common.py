@@ -21,6 +21,7 @@ from tenferro.checks import available_memory, fmt_bytes
 from tenferro.files import atomic_write
 
 from ..tools.errors import Tensor4allError
+from ..tools.files import output_problem
 
 __all__ = [
     "Parser",
@@ -351,6 +352,28 @@ class BarReport:
 
 
 PLOT_EXTENSIONS = (".png", ".pdf", ".svg")
+
+
+def check_outputs(
+    error: Callable[[str], Any], args: argparse.Namespace, save_extensions: Sequence[str], save_what: str
+) -> None:
+    """The output options' checks before any work: ``--json``, ``--plot`` and ``--save`` name files
+    that can be written (``--json -``: standard output), ``--plot`` a known extension with matplotlib
+    installed (:func:`check_plot`), ``--save`` one of ``save_extensions`` (``save_what``: what it holds)."""
+    for opt in ("json", "plot", "save"):
+        path = getattr(args, opt, None)
+        if path is None or (opt == "json" and path == "-"):
+            continue
+        problem = output_problem(path)  # the check scan's --out and tensor4all.scan make too
+        if problem is not None:
+            error(
+                f"argument --{opt}: {problem}"
+                + (" (or - for standard output)" if opt == "json" and not path.strip() else "")
+            )
+    check_plot(error, args.plot)
+    save = getattr(args, "save", None)
+    if save is not None and os.path.splitext(save)[1].lower() not in save_extensions:
+        error(f"argument --save: {save!r} must end in {', '.join(save_extensions)} ({save_what})")
 
 
 def check_plot(error: Callable[[str], Any], path: str | None) -> None:

@@ -16,15 +16,13 @@ table, JSON record, saved state and figure are :mod:`tensor4all.cli.idmrg_run`.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any, Sequence
 
-from .common import add_output_options, bond_schedule, check_plot, integer_arg, real_arg
+from .common import add_output_options, bond_schedule, check_outputs, integer_arg, real_arg
 from .idmrg_run import COUPLINGS, SCHEMA, IDMRGRun
 from .models import DmrgOptions
 from .. import infinite
-from ..tools.files import output_problem
 
 __all__ = ["add_parser", "check", "SCHEMA", "METHODS", "MODELS"]
 
@@ -189,13 +187,4 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error("argument --method: idmrg is not available in this version of tensor4all; use --method vumps")
     if args.cell is None:
         args.cell = 1 if args.model == "tfim" else 2
-    for opt in ("json", "plot", "save"):
-        path = getattr(args, opt)
-        if path is None or (opt == "json" and path == "-"):
-            continue
-        problem = output_problem(path)
-        if problem is not None:
-            parser.error(f"argument --{opt}: {problem}")
-    check_plot(parser.error, args.plot)
-    if args.save is not None and os.path.splitext(args.save)[1].lower() != ".npz":
-        parser.error(f"argument --save: {args.save!r} must end in .npz (the final iMPS as NumPy arrays)")
+    check_outputs(parser.error, args, (".npz",), "the final iMPS as NumPy arrays")

@@ -19,20 +19,18 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 from typing import Any, Sequence
 
 import numpy as np
 
-from .common import CONSERVE, check_plot, integer_arg, real_arg
+from .common import CONSERVE, check_outputs, integer_arg, real_arg
 from .models import ALL_MODEL_OPTIONS, MODEL_OPTIONS, MODELS, DmrgOptions, add_couplings, charge_of, local_of
 from .spectrum_run import SCHEMA, SpectrumRun
 from ..sites.local_spaces import local_space
 from ..spectra.correlation import check_window_time
 from ..spectra.transform import WINDOWS, window_resolution
 from ..tools.errors import InvalidOptionError
-from ..tools.files import output_problem
 
 __all__ = ["add_parser", "check", "SCHEMA", "METHODS", "OPERATORS", "DEFAULT_OP", "adjoint_name"]
 
@@ -290,13 +288,4 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
                     f"than a tenth of the window's resolution {resolution:.3g}; give at most "
                     f"{int(args.omega_max / (resolution / 10)) + 1} frequencies, a longer --t-final or --extend"
                 )
-    for opt in ("json", "plot", "save"):
-        path = getattr(args, opt)
-        if path is None or (opt == "json" and path == "-"):
-            continue
-        problem = output_problem(path)
-        if problem is not None:
-            parser.error(f"argument --{opt}: {problem}")
-    check_plot(parser.error, args.plot)
-    if args.save is not None and os.path.splitext(args.save)[1].lower() != ".npz":
-        parser.error(f"argument --save: {args.save!r} must end in .npz (NumPy arrays q, omega, S, times, G)")
+    check_outputs(parser.error, args, (".npz",), "NumPy arrays q, omega, S, times, G")

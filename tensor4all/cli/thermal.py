@@ -20,18 +20,16 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 from typing import Any, Sequence
 
 from .checks import SAVE_EXTENSIONS
-from .common import check_plot, CONSERVE, add_output_options, integer_arg, real_arg
+from .common import CONSERVE, add_output_options, check_outputs, integer_arg, real_arg
 from .models import ALL_MODEL_OPTIONS, MODEL_OPTIONS, MODELS, OPERATORS, DmrgOptions, add_couplings, charge_of, local_of
 from .thermal_run import QUANTITIES, SCHEMA, ThermalRun
 from ..thermal.purification import beta_grid
 from ..thermal.purified import infinite_temperature_sites
 from ..tools.errors import InvalidOptionError, Tensor4allError
-from ..tools.files import output_problem
 
 __all__ = ["add_parser", "check", "SCHEMA", "QUANTITIES", "METHODS", "DEFAULT_OBSERVE"]
 
@@ -263,16 +261,4 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             "argument --observe: chi_z is 0 in a sector of fixed Sz (the field commutes with H there); drop --sz "
             "to observe chi_z"
         )
-    for opt in ("json", "plot", "save"):
-        path = getattr(args, opt)
-        if path is None or (opt == "json" and path == "-"):
-            continue
-        problem = output_problem(path)
-        if problem is not None:
-            parser.error(f"argument --{opt}: {problem}")
-    check_plot(parser.error, args.plot)
-    if args.save is not None and os.path.splitext(args.save)[1].lower() not in SAVE_EXTENSIONS:
-        parser.error(
-            f"argument --save: {args.save!r} must end in {', '.join(SAVE_EXTENSIONS)} (the purification at "
-            "--beta-max, tensor4all.MPS.load)"
-        )
+    check_outputs(parser.error, args, SAVE_EXTENSIONS, "the purification at --beta-max, tensor4all.MPS.load")
