@@ -37,7 +37,7 @@ from ._cost import eqn_flops, nbytes
 from ._cuda_graph import CudaGraphRunner, CudaGraphState, graph_runner
 from ._kernels import Kernel, kernel_for
 
-__all__ = ["Program", "generate"]
+__all__ = ["Program", "generate", "return_expressions"]
 
 FREE_BYTES = 1 << 16
 """Values at least this big are deleted after their last use."""
@@ -210,17 +210,7 @@ def generate(graph: Graph, donate: tuple[bool, ...] = (), name: str = "compiled"
         if dead:
             body.append("del " + ", ".join(dead))
 
-    rets = []
-    for j, v in enumerate(graph.outvars):
-        if type(v) is Zero:
-            env[f"_zero{j}"] = v.instantiate
-            rets.append(f"_zero{j}()")
-        elif v in graph.invars:
-            rets.append(f"x{graph.invars.index(v)}")
-        elif names[v][0] == "c":
-            rets.append(f"_W({names[v]}.copy(order='F'))")
-        else:
-            rets.append(f"_W({names[v]})")
+    rets = return_expressions(graph, names, env)
 
     params = ", ".join(f"x{i}" for i in range(len(graph.invars)))
     lines = [f"def {name}({params}):"]
@@ -240,3 +230,21 @@ def generate(graph: Graph, donate: tuple[bool, ...] = (), name: str = "compiled"
     fn = env[name]
     runner, off = (None, "the program runs on the CPU") if on_cpu else graph_runner(graph, fn, name, cuda_graph)
     return Program(graph, source, fn, flops, peak, reused, donated_writes, runner, off)
+
+
+def return_expressions(graph: Graph, names: dict, env: dict) -> list[str]:
+    """The generated program's return values, one per graph output: a zero made on demand
+    (its maker put in ``env``), an input as given, a constant copied (the caller may write
+    to it), a value wrapped as a tensor (``_W``)."""
+    rets = []
+    for j, v in enumerate(graph.outvars):
+        if type(v) is Zero:
+            env[f"_zero{j}"] = v.instantiate
+            rets.append(f"_zero{j}()")
+        elif v in graph.invars:
+            rets.append(f"x{graph.invars.index(v)}")
+        elif names[v][0] == "c":
+            rets.append(f"_W({names[v]}.copy(order='F'))")
+        else:
+            rets.append(f"_W({names[v]})")
+    return rets

@@ -29,12 +29,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tidu import Zero
 from tidu.graph import Graph, Var
 
 from .._tensor import Tensor
 from ..files import atomic_write
 from ._cost import eqn_flops, nbytes
+from ._codegen import return_expressions
 from ._kernels import kernel_for
 from ._native_lower import WORKSPACE_DTYPES, Segment, classify, lower_segment
 
@@ -301,17 +301,7 @@ def generate_native(
         regions.append(NativeRegion(n, m - 1, m - n, seg.fused_loops, seg.gemms, seg.copies))
         n = m
 
-    rets = []
-    for j, v in enumerate(graph.outvars):
-        if type(v) is Zero:
-            env[f"_zero{j}"] = v.instantiate
-            rets.append(f"_zero{j}()")
-        elif v in graph.invars:
-            rets.append(f"x{graph.invars.index(v)}")
-        elif names[v][0] == "c":
-            rets.append(f"_W({names[v]}.copy(order='F'))")
-        else:
-            rets.append(f"_W({names[v]})")
+    rets = return_expressions(graph, names, env)
     params = ", ".join(f"x{i}" for i in range(len(graph.invars)))
     indent = "        " if quiet else "    "
     lines = [f"def {name}({params}):"] + ["    " + h for h in head]
