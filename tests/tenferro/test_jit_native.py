@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 pytest.importorskip("numba")
+pytestmark = pytest.mark.cpu_only  # the native backend compiles host programs; a device program keeps its own path
 
 import tenferro as tf  # noqa: E402
 import tidu  # noqa: E402
