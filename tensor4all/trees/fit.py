@@ -13,16 +13,14 @@ E. M. Stoudenmire and S. R. White, New J. Phys. 12, 055026 (2010)).
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..algorithms.schedule import TreeStep
-from ..tools.errors import BondDimensionError, InvalidOptionError, Tensor4allTypeError
 from .errors import TopologyMismatchError
 from .operator import TreeOperator
-from .sweeps import TreeBackend, TreeLocal, _einsum
+from .sweeps import TreeBackend, TreeLocal, _einsum, check_sweep_options
 from .treetn import TreeTN
 
 __all__ = ["apply_fit"]
@@ -91,18 +89,8 @@ def apply_fit(
 ) -> TreeTN:
     """``H |psi>`` as a tree network of bonds at most ``max_bond``, fitted by ``sweeps`` two-site
     sweeps from ``guess`` (default: ``psi`` truncated to ``max_bond``)."""
-    if not isinstance(H, TreeOperator):
-        raise Tensor4allTypeError(f"apply_fit: H must be a TreeOperator, got {type(H).__name__}")
-    if not isinstance(psi, TreeTN) or isinstance(psi, TreeOperator):
-        raise Tensor4allTypeError(f"apply_fit: psi must be a TreeTN state, got {type(psi).__name__}")
-    if psi.tree != H.tree or psi.site_dims != tuple((d,) for d in H.local_dims):
-        raise TopologyMismatchError(f"apply_fit: psi ({psi.tree!r}, {psi.site_dims}) does not fit H ({H.tree!r})")
-    if not isinstance(max_bond, numbers.Integral) or max_bond < 1:
-        raise BondDimensionError(f"apply_fit: max_bond must be a positive integer, got {max_bond!r}")
-    if not isinstance(sweeps, numbers.Integral) or sweeps < 1:
-        raise InvalidOptionError(f"apply_fit: sweeps must be a positive integer, got {sweeps!r}")
-    root = H.tree._check_node(root, "apply_fit")
-    start = psi.truncate(max_bond=int(max_bond)) if guess is None else guess
+    max_bond, sweeps, root = check_sweep_options("apply_fit", H, "H", psi, "psi", max_bond, sweeps, root)
+    start = psi.truncate(max_bond=max_bond) if guess is None else guess
     if start.tree != H.tree or start.site_dims != psi.site_dims:
         raise TopologyMismatchError("apply_fit: guess must live on the tree and sites of psi")
     if H.n_nodes == 1:  # no bond to fit

@@ -12,16 +12,14 @@ cut by the sweeps' truncated split. Both backends hold the same ``x``, split onc
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 import scipy.sparse.linalg
 
-from ..tools.errors import BondDimensionError, InvalidOptionError, Tensor4allTypeError
 from .errors import TopologyMismatchError
 from .fit import FitBackend
 from .operator import TreeOperator, tree_operator
-from .sweeps import TreeBackend
+from .sweeps import TreeBackend, check_sweep_options
 from .treetn import TreeTN
 
 __all__ = ["tree_linsolve"]
@@ -51,17 +49,7 @@ def tree_linsolve(
 ) -> TreeTN:
     """``x`` with ``A x = b`` as a tree network of bonds at most ``max_bond``, by ``sweeps``
     two-site sweeps from ``x0`` (default: ``b`` itself)."""
-    if not isinstance(A, TreeOperator):
-        raise Tensor4allTypeError(f"tree_linsolve: A must be a TreeOperator, got {type(A).__name__}")
-    if not isinstance(b, TreeTN) or isinstance(b, TreeOperator):
-        raise Tensor4allTypeError(f"tree_linsolve: b must be a TreeTN state, got {type(b).__name__}")
-    if b.tree != A.tree or b.site_dims != tuple((d,) for d in A.local_dims):
-        raise TopologyMismatchError(f"tree_linsolve: b ({b.tree!r}, {b.site_dims}) does not fit A ({A.tree!r})")
-    if not isinstance(max_bond, numbers.Integral) or max_bond < 1:
-        raise BondDimensionError(f"tree_linsolve: max_bond must be a positive integer, got {max_bond!r}")
-    if not isinstance(sweeps, numbers.Integral) or sweeps < 1:
-        raise InvalidOptionError(f"tree_linsolve: sweeps must be a positive integer, got {sweeps!r}")
-    root = A.tree._check_node(root, "tree_linsolve")
+    max_bond, sweeps, root = check_sweep_options("tree_linsolve", A, "A", b, "b", max_bond, sweeps, root)
     x0 = b if x0 is None else x0
     if not isinstance(x0, TreeTN) or x0.tree != A.tree or x0.site_dims != b.site_dims:
         raise TopologyMismatchError("tree_linsolve: x0 must be a TreeTN on the tree and sites of b")

@@ -18,7 +18,6 @@ The split takes no noise: ``alpha`` perturbs the eigensolver's start vector only
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -29,7 +28,8 @@ from ..algorithms.schedule import TreeStep
 from ..algorithms.sweep import MAX_ITER, Sweep
 from ..linalg.eigensolver import get_solver
 from ..linalg.truncation import thin_svd, truncation_keep
-from ..tools.errors import BondDimensionError, InvalidOptionError, Tensor4allTypeError
+from ..tools.checks import check_positive_int
+from ..tools.errors import InvalidOptionError, Tensor4allTypeError
 from .errors import TopologyMismatchError
 from .operator import TreeOperator
 from .treetn import TreeTN
@@ -239,6 +239,36 @@ class TreeDMRGResult:
     truncation_errors: list[float]
 
 
+def check_sweep_options(
+    what: str,
+    H: Any,
+    h_name: str,
+    psi: Any,
+    psi_name: str,
+    max_bond: Any,
+    sweeps: Any,
+    root: Any,
+    optional: bool = False,
+) -> tuple[int, int, int]:
+    """The checks every sweep over a tree operator shares (:func:`tree_dmrg`, ``apply_fit``,
+    ``tree_linsolve``): ``H`` a :class:`TreeOperator`, ``psi`` a :class:`TreeTN` state on its tree and
+    sites (or None with ``optional``), ``max_bond`` and ``sweeps`` positive integers, ``root`` a node;
+    returns the last three."""
+    max_bond = check_positive_int(max_bond, f"{what}: max_bond")
+    sweeps = check_positive_int(sweeps, f"{what}: sweeps", InvalidOptionError)
+    if not isinstance(H, TreeOperator):
+        raise Tensor4allTypeError(f"{what}: {h_name} must be a TreeOperator, got {type(H).__name__}")
+    if psi is None and optional:
+        return max_bond, sweeps, H.tree._check_node(root, what)
+    if not isinstance(psi, TreeTN) or isinstance(psi, TreeOperator):
+        raise Tensor4allTypeError(f"{what}: {psi_name} must be a TreeTN state, got {type(psi).__name__}")
+    if psi.tree != H.tree or psi.site_dims != tuple((d,) for d in H.local_dims):
+        raise TopologyMismatchError(
+            f"{what}: {psi_name} ({psi.tree!r}, sites {psi.site_dims}) does not fit {h_name} ({H.tree!r}, {H.local_dims})"
+        )
+    return max_bond, sweeps, H.tree._check_node(root, what)
+
+
 def tree_dmrg(
     H: TreeOperator,
     psi0: TreeTN | None = None,
@@ -257,21 +287,11 @@ def tree_dmrg(
     """The ground state of the tree operator ``H`` by DMRG sweeps over the tree's Euler tour
     (two-site by default), from ``psi0`` (default: a random network of bond dimension 2).
     Stops after ``sweeps`` sweeps or when the energy changes by less than ``tol``."""
-    if not isinstance(H, TreeOperator):
-        raise Tensor4allTypeError(f"tree_dmrg: H must be a TreeOperator, got {type(H).__name__}")
-    if not isinstance(max_bond, numbers.Integral) or max_bond < 1:
-        raise BondDimensionError(f"tree_dmrg: max_bond must be a positive integer, got {max_bond!r}")
-    if not isinstance(sweeps, numbers.Integral) or sweeps < 1:
-        raise InvalidOptionError(f"tree_dmrg: sweeps must be a positive integer, got {sweeps!r}")
-    root = H.tree._check_node(root, "tree_dmrg")
+    max_bond, sweeps, root = check_sweep_options(
+        "tree_dmrg", H, "H", psi0, "psi0", max_bond, sweeps, root, optional=True
+    )
     if psi0 is None:
         psi0 = TreeTN.random(H.tree, H.local_dims, min(2, max_bond), seed=seed)
-    elif not isinstance(psi0, TreeTN):
-        raise Tensor4allTypeError(f"tree_dmrg: psi0 must be a TreeTN, got {type(psi0).__name__}")
-    if psi0.tree != H.tree or tuple(d for d in psi0.site_dims) != tuple((d,) for d in H.local_dims):
-        raise TopologyMismatchError(
-            f"tree_dmrg: psi0 ({psi0.tree!r}, sites {psi0.site_dims}) does not fit H ({H.tree!r}, {H.local_dims})"
-        )
     engine = TreeSweep(TreeBackend(H, psi0, root), get_solver(eigensolver), max_iter=MAX_ITER, seed=seed)
     energies, bonds, errs = [], [], []
     for k in range(1, sweeps + 1):
