@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..algorithms.effective import TwoSiteOperator
 from ..algorithms.schedule import Step
 from ..algorithms.sector_absorb import sandwich
 from ..algorithms.sector_backend import SectorBackend
@@ -45,21 +46,13 @@ __all__ = ["DenseCell", "SectorCell", "cell_bond_charges", "LANCZOS_STEPS"]
 LANCZOS_STEPS = 40
 
 
-class _Flat:
-    """The two-site effective Hamiltonian on flat vectors (for the Lanczos solver)."""
+class _Flat(TwoSiteOperator):
+    """The finite DMRG's two-site effective Hamiltonian (:class:`~tensor4all.algorithms.effective.TwoSiteOperator`)
+    on this module's environments (``GR[bra, w, ket]``), with the dense matrix for small problems."""
 
     def __init__(self, GL: np.ndarray, W1: np.ndarray, W2: np.ndarray, GR: np.ndarray, shape: tuple, dtype: Any):
-        self.GL, self.W1, self.W2, self.GR = GL, W1, W2, GR
-        self.like_shape, self.dtype = shape, dtype
-        size = int(np.prod(shape))
-        self.shape = (size, size)
-
-    def matvec(self, x: np.ndarray) -> np.ndarray:
-        t = np.tensordot(self.GL, x.reshape(self.like_shape), (2, 0))  # (x', a, t1, t2, y)
-        t = np.tensordot(t, self.W1, ((1, 2), (0, 2)))  # (x', t2, y, s1, b)
-        t = np.tensordot(t, self.W2, ((4, 1), (0, 2)))  # (x', y, s1, s2, c)
-        t = np.tensordot(t, self.GR, ((1, 4), (2, 1)))  # (x', s1, s2, y')
-        return t.reshape(-1)
+        super().__init__(GL, W1, W2, GR.transpose(1, 2, 0))
+        self.like_shape, self.dtype = shape, np.result_type(self.dtype, dtype)
 
     def dense(self) -> np.ndarray:
         n = self.shape[0]
