@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.integrate
+import scipy.linalg
 import scipy.special
 
 import tenferro as tf
@@ -17,6 +18,7 @@ import tensor4all as t4a
 from tensor4all import infinite as inf
 from tensor4all import lattices
 from tensor4all.infinite.environments import left_environments, left_step, right_environments, right_step
+from tensor4all.infinite import implicit
 from tensor4all.infinite.gauge import mixed_canonical
 
 BETHE = 0.25 - np.log(2.0)
@@ -184,6 +186,70 @@ def test_correlation_length_derivative_by_implicit_differentiation():
     h = 1e-3
     fd = (float(xi(1.5 + h)) - float(xi(1.5 - h))) / (2 * h)
     assert abs(grad / fd - 1) < 1e-4
+
+
+def test_correlation_length_derivative_at_bond_ten():
+    """Where the smallest Schmidt value is 3e-7 (its square 1e-13, the Hessian's condition 1e13):
+    the central differences of the Hessian's first version were 1% off already at D = 8."""
+    D = 10
+
+    def xi(g):
+        H = inf.infinite_model("tfim", g=g)
+        return inf.fixed_point_correlation_length(inf.vumps(H, max_bond=D, tol=1e-10, seed=3, max_iter=3000).state, H)
+
+    grad = float(tidu.grad(xi)(tf.asarray(1.5)))
+    h = 2e-3
+    fd = (float(xi(1.5 + h)) - float(xi(1.5 - h))) / (2 * h)
+    assert abs(grad / fd - 1) < 1e-4
+
+
+def _perturbed_tfim_state(D: int, size: float):
+    H = inf.infinite_model("tfim", g=1.5)
+    st = inf.vumps(H, max_bond=D, tol=1e-12, seed=3).state
+    AL, C = st.AL[0], st.C[0]
+    VL = scipy.linalg.null_space(AL.reshape(D * 2, D).T)
+    Y = size * np.random.default_rng(4).normal(size=(VL.shape[1], D))
+    return H, AL, C, VL, Y
+
+
+def test_energy_program_is_the_energy_of_the_perturbed_state():
+    """The differentiable energy of ``A_L + V_L Y`` (two Newton steps of the fixed points from Y = 0)
+    against the library's energy per site of that uniform MPS, gauge-fixed and summed anew."""
+    H, AL, C, VL, Y = _perturbed_tfim_state(6, 1e-3)
+    program = implicit._energy_program(AL, VL, C, H.tensors[0])
+    state = inf.iMPS.from_tensors([AL + (VL @ Y).reshape(AL.shape)], tol=1e-15)
+    assert abs(float(program(tf.asarray(Y))) - inf.energy_per_site(state, H)) < 1e-12
+    assert (
+        abs(float(program(tf.asarray(np.zeros_like(Y)))) - inf.energy_per_site(inf.iMPS.from_tensors([AL]), H)) < 1e-13
+    )
+
+
+def test_energy_hessian_against_second_differences_of_the_energy():
+    """v^T Hess v at the fixed point against second differences of the library's energy per site
+    along v (each point gauge-fixed and summed anew)."""
+    H, AL, C, VL, v = _perturbed_tfim_state(6, 1.0)
+    program = implicit._energy_program(AL, VL, C, H.tensors[0])
+    hess = np.asarray(tidu.hessian(program)(tf.asarray(np.zeros_like(v))))
+    curvature = float(np.tensordot(np.tensordot(hess, v, 2), v, 2))
+
+    def energy(t):
+        return inf.energy_per_site(inf.iMPS.from_tensors([AL + t * (VL @ v).reshape(AL.shape)], tol=1e-15), H)
+
+    h = 1e-4  # truncation ~ h^2 (2e-5 relative at h = 1e-3), rounding ~ eps |e| / h^2 (4e-8)
+    second = (energy(h) - 2 * energy(0.0) + energy(-h)) / h**2
+    assert abs(second / curvature - 1) < 1e-6
+
+
+def test_correlation_length_derivative_refuses_an_undetermined_fixed_point():
+    """At D = 12 the smallest squared Schmidt value (4e-15) is at the rounding: a derivative would be
+    noise, so the call says so instead of returning it."""
+
+    def xi(g):
+        H = inf.infinite_model("tfim", g=g)
+        return inf.fixed_point_correlation_length(inf.vumps(H, max_bond=12, tol=1e-10, seed=3, max_iter=300).state, H)
+
+    with pytest.raises(t4a.BondDimensionError, match="not determined in double precision"):
+        tidu.grad(xi)(tf.asarray(1.5))
 
 
 # ---- iTEBD --------------------------------------------------------------------------------------
