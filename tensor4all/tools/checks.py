@@ -208,7 +208,14 @@ def concrete(x: Any) -> Any:
 
 
 def _all_finite(t: Any) -> bool:
-    return bool(tf.amin(tf.isfinite(t))) if t.size else True
+    """Whether the tenferro tensor ``t`` holds no NaN or infinity: on the host through its NumPy
+    view (one call, not two tenferro operations: the setup of a sweep checks every block), on a
+    device by tenferro's reduction there."""
+    if not t.size:
+        return True
+    if tf.placement_of(t) == tf.CPU:
+        return bool(np.isfinite(np.asarray(t)).all())
+    return bool(tf.amin(tf.isfinite(t)))
 
 
 def check_coupling(value: Any, what: str) -> Any:
