@@ -67,6 +67,16 @@ class NumpyLA:
     def svd(self, m: Any) -> tuple[Any, Any, Any]:
         return lapack.svd(m)
 
+    def split_svd(self, m: Any, to_right: bool, cutoff: float) -> tuple[Any, Any, Any]:
+        """The SVD of a split whose weights go right (``to_right``) or left: from the Gram matrix
+        of the side kept orthonormal where the cutoff lets its weights be resolved and the block
+        is large enough to gain (:func:`~tensor4all.linalg.lapack.gram_svd`), else ``gesdd``."""
+        r, c = m.shape
+        side, other = (r, c) if to_right else (c, r)
+        if cutoff >= lapack.GRAM_MIN_CUTOFF and min(r, c) >= lapack.GRAM_MIN_SIDE and side <= 2 * other:
+            return lapack.gram_svd(m, to_right)
+        return lapack.svd(m)
+
     def values(self, s: Any) -> np.ndarray:
         return s
 
@@ -112,6 +122,9 @@ class TenferroLA:
 
     def svd(self, m: Any) -> tuple[Any, Any, Any]:
         return tf.linalg.svd(m)
+
+    def split_svd(self, m: Any, to_right: bool, cutoff: float) -> tuple[Any, Any, Any]:
+        return tf.linalg.svd(m)  # differentiable: the SVD's rules
 
     def values(self, s: Any) -> np.ndarray:
         return np.asarray(concrete(s))
@@ -251,7 +264,7 @@ def split_pair(
     the kept singular values divided by it when ``normalize``."""
     la = fmt.la
     blocks, ctx = fmt.pair(a, b, g4)
-    svds = {k: la.svd(m) for k, m in blocks.items()}
+    svds = {k: la.split_svd(m, to_right, cutoff) for k, m in blocks.items()}
     counts, err = sector_keep({k: la.values(s) for k, (_, s, _) in svds.items()}, max_bond, cutoff)
     kept = {k: (svds[k][0][:, :n], svds[k][1][:n], svds[k][2][:n]) for k, n in counts.items() if n}
     norm = la.norm([s for _, s, _ in kept.values()])

@@ -16,12 +16,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 from scipy.linalg import get_lapack_funcs
 
 from .truncation import svd_truncated_sectors, thin_svd
 from ..tools.device import array_module, is_device_array
 
-__all__ = ["svd", "svd_sectors", "qr", "lq"]
+__all__ = ["svd", "svd_sectors", "gram_svd", "GRAM_MIN_CUTOFF", "GRAM_MIN_SIDE", "qr", "lq"]
 
 _SVD: dict[tuple, tuple[Any, int]] = {}  # (rows, columns, dtype char) -> (gesdd, lwork)
 
@@ -83,3 +84,36 @@ def lq(m: Any) -> tuple[Any, Any]:
     """``m = L Q`` with orthonormal rows ``Q``: the QR decomposition of the transpose."""
     q, r = qr(m.T)
     return r.T, q.T
+
+
+GRAM_MIN_CUTOFF = 1e-14
+"""The smallest truncation ``cutoff`` (relative discarded weight) at which a split may take its
+factors from the Gram matrix (:func:`gram_svd`): its eigenvalues, the squared singular values,
+carry an absolute error of about ``eps * s_max^2`` (2e-16 relative), 2% of a weight at the cut
+of 1e-14; below that, the weights the truncation weighs are not resolved, and the SVD is used."""
+
+GRAM_MIN_SIDE = 64
+"""The smallest side of a block split through its Gram matrix: below it ``gesdd`` is about as fast
+(one core: 64 x 64 0.49 against 0.39 ms, 128 x 256 4.2 against 1.4 ms, 512 x 512 70 against 27 ms)."""
+
+
+def gram_svd(m: np.ndarray, orthonormal_left: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``U, S, Vh`` of ``m`` from the Hermitian eigenproblem of its Gram matrix (LAPACK ``syevd``
+    /``heevd``), the factor on the named side exactly orthonormal: ``m m^dagger = U S^2 U^dagger``
+    and ``Vh = U^dagger m / S`` (``orthonormal_left``), else from ``m^dagger m``. Two to three
+    times faster than ``gesdd`` on blocks of a few hundred rows; the singular values are resolved
+    only to ``sqrt(eps) s_max`` (see :data:`GRAM_MIN_CUTOFF`), so the other factor's rows for the
+    smallest of them are inaccurate, but its product with ``S`` is the exact projection
+    ``U^dagger m``: a split that puts the weights on that side (TEBD's, DMRG's) is the exact
+    projection onto the kept left states. Rows of zero weight are zero."""
+    a = m if orthonormal_left else m.conj().T
+    w, u = scipy.linalg.eigh(a @ a.conj().T, driver="evd", check_finite=False)
+    w, u = w[::-1], u[:, ::-1]
+    s = np.sqrt(np.maximum(w, 0.0))
+    proj = u.conj().T @ a
+    nonzero = s > 0.0
+    other = np.zeros_like(proj)
+    other[nonzero] = proj[nonzero] / s[nonzero, None]
+    if orthonormal_left:
+        return np.ascontiguousarray(u), s, other
+    return np.ascontiguousarray(other.conj().T), s, np.ascontiguousarray(u.conj().T)
