@@ -235,6 +235,7 @@ def _dot_general_jvp(primals, tangents, dimension_numbers):
 
 
 dot_general_p.jvp_replay = True  # the JVP's equations are fixed by the avals: recorded once (tidu._replay)
+dot_general_p.transpose_replay = True  # and so are its transpose rule's
 
 
 def _transpose_plan(

@@ -498,3 +498,4 @@ def _to_float(op: str, x: Any) -> Any:
 register_elementwise_batch(add_p, sub_p, neg_p, mul_p, div_p, conj_p, real_p, imag_p)
 for _p in (add_p, sub_p, neg_p, mul_p, div_p):  # JVP equations fixed by the avals: recorded once (tidu._replay)
     _p.jvp_replay = True
+    _p.transpose_replay = True  # so are the transpose rule's

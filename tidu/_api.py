@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ._ad import JVPTracer, backward_pass, jvp_flat, linearize_flat
+from ._ad import JVPTracer, backward_pass, jvp_flat, linearize_flat, paused_gc
 from ._errors import (
     ComplexOutputError,
     InvalidArgumentError,
@@ -198,13 +198,15 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False):
     t_avals = _tangent_avals(p_flat)
     aux_box: list = []
     fun = _strip_aux(f, aux_box) if has_aux else f
-    out_p, graph, out_tree = linearize_flat(fun, p_flat, p_tree, [a is not None for a in t_avals])
+    with paused_gc():  # (see paused_gc: the graph's objects would trigger full collections)
+        out_p, graph, out_tree = linearize_flat(fun, p_flat, p_tree, [a is not None for a in t_avals])
     out = tree_unflatten(out_tree, out_p)
 
     def vjp_fn(ct: Any) -> tuple:
         ct_flat = _flatten_like(promoted(ct), out_tree, "vjp")
         ct_flat = _check_cotangents("vjp", graph, ct_flat)
-        ct_in = backward_pass(graph, ct_flat)
+        with paused_gc():
+            ct_in = backward_pass(graph, ct_flat)
         it = iter(ct_in)
         full = []
         for p, a in zip(p_flat, t_avals):
@@ -299,52 +301,54 @@ def value_and_grad(
     """Function returning ``(f(*args), grad)`` (``((value, aux), grad)`` with ``has_aux``)."""
 
     def vg(*args: Any):
-        nums = _argnums_tuple(argnums, len(args), "grad")
-        args = tuple(promoted(a) if i in nums else a for i, a in enumerate(args))
-        diff_args = tuple(args[i] for i in nums)
-
-        g = _with_args(f, args, nums)
-
-        for leaf in tree_flatten(diff_args)[0]:
-            a = aval_of(leaf)
-            vs = vspace_of_aval(a)
-            if vs.tangent_aval(a) is None:
-                raise NonDifferentiableError(f"grad: argument of type {a} is not differentiable (integer or boolean)")
-            if holomorphic and not vs.is_complex(a):
-                raise ComplexOutputError(f"grad(holomorphic=True) requires complex inputs, got {a}")
-        res = vjp(g, *diff_args, has_aux=has_aux)
-        out, vjp_fn = res[0], res[1]
-        out_leaves, _ = tree_flatten(out)
-        if len(out_leaves) != 1:
-            raise NonScalarOutputError(
-                f"grad requires a single scalar output, got a pytree with {len(out_leaves)} leaves"
-            )
-        a = aval_of(out_leaves[0])
-        vs = vspace_of_aval(a)
-        if vs.tangent_aval(a) is None:
-            raise NonDifferentiableError(
-                f"grad: the output of type {a} is not differentiable (integer or boolean); "
-                "grad needs a real (or, with holomorphic=True, complex) scalar output"
-            )
-        if not vs.is_scalar(a):
-            raise NonScalarOutputError(
-                f"grad requires a scalar output, got {a}; use vjp or jacrev for non-scalar outputs"
-            )
-        if vs.is_complex(a) and not holomorphic:
-            raise ComplexOutputError(
-                f"grad requires a real-valued output, got {a}; pass holomorphic=True for holomorphic functions "
-                "or differentiate a real function of the output (e.g. its real part or abs)"
-            )
-        if holomorphic and not vs.is_complex(a):
-            raise ComplexOutputError(f"grad(holomorphic=True) requires a complex output, got {a}")
-        grads = vjp_fn(vs.ones(a))
-        grads = grads[0] if isinstance(argnums, int) else grads
-        if has_aux:
-            return (out, res[2]), grads
-        return out, grads
+        with paused_gc():  # the whole call: the graph dies before the collector resumes
+            return _value_and_grad(f, argnums, has_aux, holomorphic, args)
 
     _name(vg, "value_and_grad", f)
     return vg
+
+
+def _value_and_grad(f: Callable[..., Any], argnums: Any, has_aux: bool, holomorphic: bool, args: tuple) -> Any:
+    """The body of ``value_and_grad(f, argnums, has_aux, holomorphic)(*args)``."""
+    nums = _argnums_tuple(argnums, len(args), "grad")
+    args = tuple(promoted(a) if i in nums else a for i, a in enumerate(args))
+    diff_args = tuple(args[i] for i in nums)
+
+    g = _with_args(f, args, nums)
+
+    for leaf in tree_flatten(diff_args)[0]:
+        a = aval_of(leaf)
+        vs = vspace_of_aval(a)
+        if vs.tangent_aval(a) is None:
+            raise NonDifferentiableError(f"grad: argument of type {a} is not differentiable (integer or boolean)")
+        if holomorphic and not vs.is_complex(a):
+            raise ComplexOutputError(f"grad(holomorphic=True) requires complex inputs, got {a}")
+    res = vjp(g, *diff_args, has_aux=has_aux)
+    out, vjp_fn = res[0], res[1]
+    out_leaves, _ = tree_flatten(out)
+    if len(out_leaves) != 1:
+        raise NonScalarOutputError(f"grad requires a single scalar output, got a pytree with {len(out_leaves)} leaves")
+    a = aval_of(out_leaves[0])
+    vs = vspace_of_aval(a)
+    if vs.tangent_aval(a) is None:
+        raise NonDifferentiableError(
+            f"grad: the output of type {a} is not differentiable (integer or boolean); "
+            "grad needs a real (or, with holomorphic=True, complex) scalar output"
+        )
+    if not vs.is_scalar(a):
+        raise NonScalarOutputError(f"grad requires a scalar output, got {a}; use vjp or jacrev for non-scalar outputs")
+    if vs.is_complex(a) and not holomorphic:
+        raise ComplexOutputError(
+            f"grad requires a real-valued output, got {a}; pass holomorphic=True for holomorphic functions "
+            "or differentiate a real function of the output (e.g. its real part or abs)"
+        )
+    if holomorphic and not vs.is_complex(a):
+        raise ComplexOutputError(f"grad(holomorphic=True) requires a complex output, got {a}")
+    grads = vjp_fn(vs.ones(a))
+    grads = grads[0] if isinstance(argnums, int) else grads
+    if has_aux:
+        return (out, res[2]), grads
+    return out, grads
 
 
 def grad(

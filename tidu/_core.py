@@ -48,7 +48,10 @@ class Primitive:
     :attr:`support` is derived from them. ``jvp_replay`` (set by the library that defines
     the primitive) declares that its JVP rule's equations depend only on the operands'
     avals, the parameters and which tangents are zero: linearization then records the
-    rule once per such signature and replays it (:mod:`tidu._replay`).
+    rule once per such signature and replays it (:mod:`tidu._replay`). ``transpose_replay``
+    declares the same of its transpose rule (its equations depend only on the avals, the
+    parameters and which arguments are linear): the backward pass records it once per
+    equation of a recorded JVP and replays it.
     """
 
     __slots__ = (
@@ -64,6 +67,7 @@ class Primitive:
         "zero_derivative",
         "nondiff_reason",
         "jvp_replay",
+        "transpose_replay",
         "__weakref__",
     )
 
@@ -80,6 +84,7 @@ class Primitive:
         self.zero_derivative = False
         self.nondiff_reason = ""
         self.jvp_replay = False
+        self.transpose_replay = False
 
     def __repr__(self) -> str:
         return self.name

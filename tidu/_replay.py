@@ -13,19 +13,26 @@ The values are the ones the rule computes; a rule that cannot be traced abstract
 (it converts a value to a concrete one) is recorded as not replayable and runs as before,
 and so do calls with traced primals (nested transformations) or tangents that are not
 tracers of one graph trace (forward mode).
+
+A recipe runs as one generated straight-line function (:func:`_compile_recipe`). The
+tangent equations it appends are :class:`StepEqn`: each points at its recipe step, which
+keeps that step's transpose rule, recorded at its first transposition for a primitive
+with ``Primitive.transpose_replay`` (:mod:`tidu._replay_transpose`): the backward pass
+then runs the rule's steps with the primitives' ``impl`` on the concrete cotangent and
+residuals, the values the rule computes, without calling it.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ._core import Primitive, _state, new_trace
+from ._core import Primitive, new_trace
 from .graph import Eqn, GraphTrace, GraphTracer, Var
 from ._tracer import Tracer, aval_of
 from ._vspace import _value_vspaces, vspace_of_aval
 from ._zero import Zero
 
-__all__ = ["JVPRecipe", "replaying", "RECIPES"]
+__all__ = ["JVPRecipe", "StepEqn", "TangentStep", "replaying", "straight_line", "RECIPES"]
 
 _new = object.__new__
 _MAX_RECIPES = 4096
@@ -42,14 +49,37 @@ class JVPRecipe:
 
     ``consts``: values the rule made itself (primal slots ``n_args ...``);
     ``primal_steps``: ``(prim, input slots, params, output slot)`` in order;
-    ``tangent_steps``: ``(prim, inputs, params, output aval)``, an input being
+    ``tangent_steps``: ``(prim, inputs, params, output aval, step)``, an input being
     ``(True, k)`` (tangent ``k``: argument tangents first, then step outputs) or
-    ``(False, slot, aval)`` (a primal value, a constant of the staged graph);
+    ``(False, slot, aval)`` (a primal value, a constant of the staged graph), ``step`` the
+    :class:`TangentStep` its equations point at;
     ``out_slot``, ``out_aval``: the primal output; ``out_tangent``: its tangent's index, ``None`` for zero;
-    ``keep``: the avals named by id in the signature (kept alive, so the ids stay theirs).
+    ``keep``: the avals named by id in the signature (kept alive, so the ids stay theirs);
+    ``run``: the recipe as one straight-line function (:func:`_compile_recipe`).
     """
 
-    __slots__ = ("consts", "primal_steps", "tangent_steps", "out_slot", "out_aval", "out_tangent", "keep")
+    __slots__ = ("consts", "primal_steps", "tangent_steps", "out_slot", "out_aval", "out_tangent", "keep", "run")
+
+
+class StepEqn(Eqn):
+    """A tangent equation appended by a recipe: ``step`` is the recipe step it came from
+    (the same for every equation of that step, whose avals and parameters it shares)."""
+
+    __slots__ = ("step",)
+
+
+_UNRECORDED = object()
+
+
+class TangentStep:
+    """One tangent step of a recipe: ``transpose`` is its transpose rule, recorded at the
+    first transposition (:func:`tidu._replay_transpose.compile_transpose`; ``None``: not
+    replayable)."""
+
+    __slots__ = ("transpose",)
+
+    def __init__(self) -> None:
+        self.transpose: Any = _UNRECORDED
 
 
 def _record(
@@ -98,7 +128,7 @@ def _record(
             return None
         if any(v in tangent for v in eqn.inputs):
             ins = tuple((True, tangent[v]) if v in tangent else (False, slot[v], v.aval) for v in eqn.inputs)
-            tangent_steps.append((eqn.prim, ins, eqn.params, eqn.outputs[0].aval))
+            tangent_steps.append((eqn.prim, ins, eqn.params, eqn.outputs[0].aval, TangentStep()))
             tangent[eqn.outputs[0]] = len(tangent)
         else:
             primal_steps.append((eqn.prim, tuple(slot[v] for v in eqn.inputs), eqn.params, next_slot))
@@ -114,7 +144,83 @@ def _record(
     r.out_aval = out_var.aval
     r.out_tangent = None if t_out_var is None else tangent[t_out_var]
     r.keep = keep
+    r.run = _compile_recipe(r, n, sum(type(t) is GraphTracer for t in t_in), tracer_type)
     return r
+
+
+def straight_line(name: str, params: str, body: list[str], namespace: dict[str, Any]) -> Callable[..., Any]:
+    """The function ``def name(params): body`` compiled with the globals ``namespace``
+    (a recorded rule as straight-line code: no loop, no indexing by slot, no dispatch)."""
+    source = f"def {name}({params}):\n" + "\n".join("    " + line for line in body) + "\n"
+    exec(compile(source, f"<tidu replay {name}>", "exec"), namespace)
+    fn = namespace[name]
+    fn.__source__ = source  # (for reading: what the replay runs)
+    return fn
+
+
+def _compile_recipe(r: JVPRecipe, n_args: int, n_in: int, tracer_type: type) -> Callable[..., Any]:
+    """``r`` (``n_args`` arguments, ``n_in`` of them with a tangent) as
+    ``run(trace, graph, primals, tangent_vars)``: the primal steps called with
+    the primitives' ``impl``, the tangent equations appended to ``graph`` (constants
+    deduplicated by identity, as ``GraphTrace.to_var``), the output tracer returned; the
+    same calls, in the same order, as the loop over the recipe they replace."""
+    ns: dict[str, Any] = {"_new": _new, "Var": Var, "StepEqn": StepEqn, "GraphTracer": GraphTracer, "OUT": tracer_type}
+    name = {i: f"p{i}" for i in range(n_args)}
+    body = [f"p{i} = primals[{i}]" for i in range(n_args)]
+    for j, c in enumerate(r.consts):
+        ns[f"K{j}"] = c
+        name[n_args + j] = f"K{j}"
+    for m, (p, ins, prm, out) in enumerate(r.primal_steps):
+        ns[f"P{m}"], ns[f"M{m}"] = p.impl, prm
+        name[out] = f"v{out}"
+        kw = f", **M{m}" if prm else ""
+        body.append(f"v{out} = P{m}({', '.join(name[i] for i in ins)}{kw})")
+    out = name[r.out_slot]
+    if r.out_tangent is None:
+        body.append(f"return {out}")
+        return straight_line("replay", "trace, graph, primals, tangents", body, ns)
+    tangent = {k: f"t{k}" for k in range(n_in)}  # the arguments' tangent variables, then the steps'
+    body += [f"t{k} = tangents[{k}]" for k in range(n_in)]
+    body += ["const_ids = graph._const_ids", "eqns = graph.eqns"]
+    const_var: dict[int, str] = {}
+    for k, (p, ins, prm, out_aval, step) in enumerate(r.tangent_steps):
+        in_names = []
+        for ref in ins:
+            if ref[0]:
+                in_names.append(tangent[ref[1]])
+                continue
+            slot = ref[1]
+            if slot not in const_var:  # a primal value: a constant of the graph, looked up once
+                c = const_var[slot] = f"c{slot}"
+                x = name[slot]
+                ns[f"A{slot}"] = ref[2]
+                body += [
+                    f"{c} = const_ids.get(id({x}))",
+                    f"if {c} is None:",
+                    f"    {c} = const_ids[id({x})] = _new(Var)",
+                    f"    {c}.aval = A{slot}",
+                    f"    graph.constvars.append({c})",
+                    f"    graph.consts.append({x})",
+                ]
+            in_names.append(const_var[slot])
+        o = tangent[n_in + k] = f"t{n_in + k}"
+        ns[f"TP{k}"], ns[f"TM{k}"], ns[f"TA{k}"], ns[f"TS{k}"] = p, prm, out_aval, step
+        body += [
+            f"{o} = _new(Var)",
+            f"{o}.aval = TA{k}",
+            "e = _new(StepEqn)",
+            f"e.prim, e.inputs, e.params, e.outputs, e.step = TP{k}, [{', '.join(in_names)}], TM{k}, [{o}], TS{k}",
+            "eqns.append(e)",
+        ]
+    ns["OUT_AVAL"] = r.out_aval
+    body += [
+        "t = _new(GraphTracer)",
+        f"t._trace, t.var = graph, {tangent[r.out_tangent]}",
+        "r = _new(OUT)  # OUT(trace, primal, t), its aval the recorded one",
+        f"r._trace, r.primal, r.tangent, r.aval = trace, {out}, t, OUT_AVAL",
+        "return r",
+    ]
+    return straight_line("replay", "trace, graph, primals, tangents", body, ns)
 
 
 def replaying(run_rule: Callable[..., Any], tracer_type: type) -> Callable[..., Any]:
@@ -127,8 +233,8 @@ def replaying(run_rule: Callable[..., Any], tracer_type: type) -> Callable[..., 
         if not prim.jvp_replay:
             return run_rule(trace, prim, args, params)
         key: list[Any] = [prim]  # the signature; avals by id (a recipe keeps them alive)
-        values: list[Any] = []  # the primals, then the recipe's constants and steps
-        staged: list[Var] = []  # the tangents' variables, then the staged steps' outputs
+        values: list[Any] = []  # the primals
+        staged: list[Var] = []  # the tangents' variables
         graph = None
         for a in args:
             if type(a) is tracer_type and a._trace is trace:
@@ -151,7 +257,7 @@ def replaying(run_rule: Callable[..., Any], tracer_type: type) -> Callable[..., 
                     return run_rule(trace, prim, args, params)
                 key += (id(vs.aval(a)), None)
                 values.append(a)
-        if graph is None or type(graph) is not GraphTrace or graph._owner is not _state.stack:
+        if graph is None or type(graph) is not GraphTrace or graph._owner is not trace._owner:  # (this thread's)
             return run_rule(trace, prim, args, params)
         if len(args) == 2:
             key.append(args[0] is args[1])
@@ -169,42 +275,6 @@ def replaying(run_rule: Callable[..., Any], tracer_type: type) -> Callable[..., 
             return run_rule(trace, prim, args, params)
         if recipe is None:
             return run_rule(trace, prim, args, params)
-        values += recipe.consts
-        for p, ins, prm, _ in recipe.primal_steps:  # (no list comprehension: a call each on Python 3.11)
-            if len(ins) == 2:
-                values.append(p.impl(values[ins[0]], values[ins[1]], **prm))
-            elif len(ins) == 1:
-                values.append(p.impl(values[ins[0]], **prm))
-            else:
-                values.append(p.impl(*[values[i] for i in ins], **prm))
-        out = values[recipe.out_slot]
-        if recipe.out_tangent is None:
-            return out
-        const_ids = graph._const_ids
-        for p, ins, prm, out_aval in recipe.tangent_steps:
-            in_vars = []
-            for ref in ins:
-                if ref[0]:
-                    in_vars.append(staged[ref[1]])
-                else:  # a primal value: a constant of the graph (GraphTrace.to_var, with its recorded aval)
-                    x = values[ref[1]]
-                    v = const_ids.get(id(x))
-                    if v is None:
-                        v = const_ids[id(x)] = _new(Var)
-                        v.aval = ref[2]
-                        graph.constvars.append(v)
-                        graph.consts.append(x)
-                    in_vars.append(v)
-            v = _new(Var)
-            v.aval = out_aval
-            eqn = _new(Eqn)
-            eqn.prim, eqn.inputs, eqn.params, eqn.outputs = p, in_vars, prm, [v]  # (parameters: immutable)
-            graph.eqns.append(eqn)
-            staged.append(v)
-        t = _new(GraphTracer)
-        t._trace, t.var = graph, staged[recipe.out_tangent]
-        tracer = _new(tracer_type)  # tracer_type(trace, out, t), its aval the recorded one
-        tracer._trace, tracer.primal, tracer.tangent, tracer.aval = trace, out, t, recipe.out_aval
-        return tracer
+        return recipe.run(trace, graph, values, staged)
 
     return process_primitive

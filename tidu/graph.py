@@ -82,7 +82,7 @@ class Graph:
     ``outvars`` entries are :class:`Var` or :class:`Zero` (a symbolic zero output).
     """
 
-    __slots__ = ("invars", "constvars", "consts", "eqns", "outvars", "in_tree", "out_tree")
+    __slots__ = ("invars", "constvars", "consts", "eqns", "outvars", "in_tree", "out_tree", "all_depend_on_inputs")
 
     def __init__(
         self,
@@ -93,6 +93,7 @@ class Graph:
         outvars: list[Var | Zero],
         in_tree: PyTreeDef | None = None,
         out_tree: PyTreeDef | None = None,
+        all_depend_on_inputs: bool = False,
     ):
         self.invars = invars
         self.constvars = constvars
@@ -101,6 +102,10 @@ class Graph:
         self.outvars = outvars
         self.in_tree = in_tree
         self.out_tree = out_tree
+        # True when every equation reads an input or an equation's output (a graph staged
+        # from its inputs, as linearization makes): the backward pass then has no
+        # forward part to find
+        self.all_depend_on_inputs = all_depend_on_inputs
 
     # ---- evaluation ---------------------------------------------------------
     def eval_flat(self, *args: Any) -> list[Any]:
@@ -343,14 +348,16 @@ class GraphTrace(Trace):
         tracer._trace, tracer.var = self, out
         return tracer
 
-    def to_graph(self, invars: list[Var], outs: Sequence[Any]) -> Graph:
+    def to_graph(self, invars: list[Var], outs: Sequence[Any], all_args: bool = False) -> Graph:
+        """The graph of what was staged; ``all_args=True`` says ``invars`` are all the
+        variables :meth:`new_arg` made (so every equation depends on them)."""
         outvars: list[Var | Zero] = []
         for o in outs:
             if type(o) is Zero:
                 outvars.append(o)
             else:
                 outvars.append(self.to_var(o))
-        return Graph(invars, self.constvars, self.consts, self.eqns, outvars)
+        return Graph(invars, self.constvars, self.consts, self.eqns, outvars, all_depend_on_inputs=all_args)
 
 
 def make_graph(f: Callable[..., Any], *example_args: Any, avals: bool = False) -> Graph:

@@ -1,6 +1,8 @@
 """Recorded JVP rules (tidu._replay): reverse mode of eager code replays each primitive's
-JVP rule, recorded once per signature; gradients are checked against finite differences
-and against the rules run directly (replay switched off), bitwise."""
+JVP rule, recorded once per signature, and each recorded tangent step's transpose rule
+(tidu._replay_transpose), recorded at its first transposition; gradients are checked
+against finite differences and against the rules run directly (replay switched off),
+bitwise."""
 
 from __future__ import annotations
 
@@ -14,20 +16,23 @@ from hypothesis import strategies as st
 import tenferro as tf
 import tidu
 from tenferro._registry import PRIMITIVES
-from tidu._replay import RECIPES
+from tidu._ad import backward_pass
+from tidu._replay import RECIPES, StepEqn
 
 
 @contextlib.contextmanager
-def replay_off():
-    """Every tenferro primitive's JVP rule run directly, as without recording."""
-    switched = [p for p, _ in PRIMITIVES.values() if p.jvp_replay]
+def replay_off(flag: str = "jvp_replay"):
+    """Every tenferro primitive's JVP rule (``flag="transpose_replay"``: transpose rule)
+    run directly, as without recording. Without JVP recipes no equation has a recorded
+    transpose either: both rules then run directly."""
+    switched = [p for p, _ in PRIMITIVES.values() if getattr(p, flag)]
     for p in switched:
-        p.jvp_replay = False
+        setattr(p, flag, False)
     try:
         yield
     finally:
         for p in switched:
-            p.jvp_replay = True
+            setattr(p, flag, True)
 
 
 def loop_loss(W, x, steps=12):
@@ -169,10 +174,11 @@ def test_random_elementwise_chains_replay_exactly(ops, n, seed):
 
     g = tidu.grad(f, argnums=(0, 1))
     got = g(tf.asarray(W0), tf.asarray(x0))
-    with replay_off():
-        direct = g(tf.asarray(W0), tf.asarray(x0))
-    for a, b in zip(got, direct):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    for flag in ("jvp_replay", "transpose_replay"):
+        with replay_off(flag):
+            direct = g(tf.asarray(W0), tf.asarray(x0))
+        for a, b in zip(got, direct):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
 @pytest.mark.cpu_only  # host avals are interned (one object per shape and dtype), so a signature recurs; device avals are not
@@ -185,3 +191,46 @@ def test_rules_that_make_large_constants_run_directly():
     np.testing.assert_allclose(np.asarray(g), 1 - np.tanh(x0) ** 2, rtol=1e-13)
     aval = tidu.aval_of(x)
     assert RECIPES[(PRIMITIVES["tanh"][0], id(aval), id(aval))] is None
+
+
+def test_recorded_transposes_match_the_rules_bitwise():
+    rng = np.random.default_rng(6)
+    W, x = tf.asarray(rng.standard_normal((6, 6)) * 0.4), tf.asarray(rng.standard_normal(6))
+    vg = tidu.value_and_grad(loop_loss, argnums=(0, 1))
+    value, grads = vg(W, x)
+    with replay_off("transpose_replay"):  # JVPs recorded, every transpose rule run directly
+        value_direct, grads_direct = vg(W, x)
+    assert float(value) == float(value_direct)
+    for a, b in zip(grads, grads_direct):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    _, vjp_fn = tidu.vjp(lambda W: loop_loss(W, x), W)
+    vjp_fn(tf.asarray(np.float64(1.0)))
+    steps = [e for e in vjp_fn.graph.eqns if type(e) is StepEqn]
+    assert steps and all(callable(e.step.transpose) for e in steps)  # each recorded at its first use
+    # shared by the loop's 12 iterations: the first (x without tangent: dot 1, tanh 1), the
+    # others (dot 3, tanh 1, add 1), the final x * x (3)
+    assert len(steps) > 50 and len({id(e.step) for e in steps}) <= 9
+
+
+def test_a_linearization_graph_skips_the_forward_part_alike():
+    # a linearization's graph says every equation is linear; the general path agrees
+    rng = np.random.default_rng(7)
+    W, x = tf.asarray(rng.standard_normal((4, 4)) * 0.4), tf.asarray(rng.standard_normal(4))
+    _, vjp_fn = tidu.vjp(lambda W: loop_loss(W, x), W)
+    graph = vjp_fn.graph
+    assert graph.all_depend_on_inputs
+    general = tidu.Graph(graph.invars, graph.constvars, graph.consts, graph.eqns, graph.outvars)
+    ct = [tf.asarray(np.float64(1.0))]
+    np.testing.assert_array_equal(np.asarray(backward_pass(graph, ct)[0]), np.asarray(backward_pass(general, ct)[0]))
+
+
+def test_a_traced_cotangent_runs_the_transpose_rules_directly():
+    # vjp_fn under jvp: the cotangents are tracers, so no recorded transpose replays on them;
+    # the pullback is linear in the cotangent, so its derivative along dct is vjp_fn(dct)
+    rng = np.random.default_rng(8)
+    W, x = tf.asarray(rng.standard_normal((5, 5)) * 0.4), tf.asarray(rng.standard_normal(5))
+    _, vjp_fn = tidu.vjp(lambda W: loop_loss(W, x), W)
+    ct, dct = tf.asarray(np.float64(1.5)), tf.asarray(np.float64(-0.5))
+    (g,), (dg,) = tidu.jvp(vjp_fn, (ct,), (dct,))
+    np.testing.assert_allclose(np.asarray(g), np.asarray(vjp_fn(ct)[0]), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(dg), np.asarray(vjp_fn(dct)[0]), rtol=1e-12, atol=1e-14)

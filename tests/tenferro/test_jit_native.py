@@ -2,12 +2,16 @@
 random elementwise/reduction/contraction programs (hypothesis) give the NumPy backend's
 values and gradients to rounding, float32/float64/complex128; an elementwise chain of
 exact IEEE operations gives them bit for bit; the native gradient against central
-finite differences; the disk cache is hit by a second build; equations without a native
+finite differences; the disk cache is hit by a second build, and by a second process,
+which loads the machine code without preparing Numba's compiler; equations without a native
 kernel, and everything when Numba is missing, fall back to NumPy with the reason in the
 compile report. Skipped as a whole when Numba (the ``fast`` extra) is not installed."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -160,6 +164,37 @@ def test_second_build_hits_the_disk_cache(tmp_path, monkeypatch):
     second = compile_report(tf.jit(f, backend="native"), x)
     assert second.cache_hits == len(second.regions) == 1
     assert tf.jit(f, backend="native")(x).numpy() == pytest.approx(float(f(x).numpy()), rel=1e-14)
+
+
+_CHILD = """
+import sys
+import numpy as np
+import tenferro as tf
+from tenferro.jit import compile_report
+x = tf.asarray(np.linspace(-1.0, 1.0, 7))
+f = tf.jit(lambda x: tf.sum(tf.tanh(x) * x + x), backend="native")
+report = compile_report(f, x)
+value = float(f(x).numpy())
+# the registries Numba's compiler needs (imported by its target refresh, not by a quick load)
+print(report.cache_hits, len(report.regions), repr(value), "numba.np.arraymath" in sys.modules)
+"""
+
+
+def test_a_second_process_loads_the_machine_code(tmp_path):
+    env = dict(os.environ, TENFERRO_JIT_CACHE=str(tmp_path))
+    runs = [
+        subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, timeout=300)
+        for _ in range(2)
+    ]
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+    (hits1, n1, v1, _), (hits2, n2, v2, refreshed2) = (r.stdout.split() for r in runs)
+    assert (hits1, n1) == ("0", "1")  # compiled in the first process
+    assert (hits2, n2) == ("1", "1")  # loaded from the disk in the second
+    assert refreshed2 == "False"  # without preparing the compiler
+    x = np.linspace(-1.0, 1.0, 7)
+    expected = float(np.sum(np.tanh(x) * x + x))
+    assert float(v1) == float(v2) == pytest.approx(expected, rel=1e-14)
 
 
 def test_equation_without_native_kernel_stays_with_numpy():
