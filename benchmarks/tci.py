@@ -10,10 +10,14 @@ points is at most the target. teneva's rank-adaptive cross (maxvol, ``dr_max`` =
 better one reported) starts from a random rank-1 train and is stopped through its callback;
 TCI2 is run with ``max_iter`` = 1, 2, ... sweeps (the run is deterministic: its first k sweeps
 are the same with any larger ``max_iter``) until it reaches the target. Reported: the
-evaluations each needed (distinct multi-indices, teneva with its cache) and the seconds
-(teneva: its run without the cache, which is faster, callback time excluded). TCI2's own
-stop (its error estimate below the tolerance over three sweeps) is reported beside it: it
-certifies convergence without a test set, at the price of the extra sweeps.
+evaluations each needed (distinct multi-indices, teneva with its cache) and the seconds: the
+median CPU time of ``--repeat`` runs, interleaved, of TCI2 with those sweeps and of teneva
+with the sweeps its stopped run took (``nswp``: the same work without the callback; with and
+without its cache, the faster). TCI2's own stop (its error estimate below the tolerance over
+three sweeps) is reported beside it: it certifies convergence without a test set, at the
+price of the extra sweeps. ``--seeds`` lists the evaluations with other seeds of TCI2 (its
+probes and global pivots) and of teneva's random start, against the same targets and test
+sets.
 
 The last columns are the number of parameters of each interpolant (``sum r d r - sum r^2``,
 the dimension of the manifold of tensor trains of those ranks): no method that learns from
@@ -38,8 +42,8 @@ Problems:
   published run (T4APlutoExamples ``quantics1d.jl``: rank 15, 45775 cached evaluations,
   error estimates 3.0e-8 .. 4.0e-8), which is printed beside ours.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/tci.py [--quick] [--svd-bound] [--problems random-tt gauss-5d qtci-1d]``
-(teneva from the ``bench`` extra).
+Run: ``OMP_NUM_THREADS=1 taskset -c 0 python benchmarks/tci.py [--quick] [--svd-bound] [--repeat 5]
+[--seeds 0 1 2 3] [--problems random-tt gauss-5d qtci-1d]`` (teneva from the ``bench`` extra).
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import math  # noqa: E402
+import statistics  # noqa: E402
 import time  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from typing import Any, Callable  # noqa: E402
@@ -149,6 +154,7 @@ class Run:
     rank: int | None
     note: str = ""
     parameters: int | None = None
+    sweeps: int | None = None  # the sweeps it ran (TCI2: max_iter; teneva: nswp)
 
 
 def max_error(values: np.ndarray, ref: np.ndarray, scale: float) -> float:
@@ -161,10 +167,16 @@ def parameters(dims: list[int], bonds: list[int]) -> int:
     return sum(r[k] * d * r[k + 1] for k, d in enumerate(dims)) - sum(b * b for b in bonds)
 
 
-def run_tci(p: Problem, test: np.ndarray, ref: np.ndarray, max_iter: int = 20) -> tuple[Run, Any]:
-    t0 = time.perf_counter()
-    res = tci.crossinterpolate2(p.f, p.dims, batched=True, tolerance=p.tolerance, max_iter=max_iter, **p.tci_options)
-    seconds = time.perf_counter() - t0
+def interpolate(p: Problem, max_iter: int, seed: int) -> Any:
+    return tci.crossinterpolate2(
+        p.f, p.dims, batched=True, tolerance=p.tolerance, max_iter=max_iter, seed=seed, **p.tci_options
+    )
+
+
+def run_tci(p: Problem, test: np.ndarray, ref: np.ndarray, max_iter: int = 20, seed: int = 0) -> tuple[Run, Any]:
+    t0 = time.process_time()
+    res = interpolate(p, max_iter, seed)
+    seconds = time.process_time() - t0
     bonds = list(res.tt.bond_dims)
     err = max_error(np.asarray(tci.tt_evaluate(res.tt, test)), ref, max(np.max(np.abs(ref)), res.max_sample))
     return Run(
@@ -240,13 +252,16 @@ def svd_bound_tt(cores: list[np.ndarray], dims: list[int], scale: float, target:
     return best
 
 
-def run_tci_to(p: Problem, test: np.ndarray, ref: np.ndarray, scale: float, target: float, sweeps: int) -> Run:
-    """TCI2 stopped by the test set: the fewest sweeps whose interpolant is within ``target``."""
+def run_tci_to(
+    p: Problem, test: np.ndarray, ref: np.ndarray, scale: float, target: float, sweeps: int, seed: int = 0
+) -> Run:
+    """TCI2 stopped by the test set: the fewest sweeps whose interpolant is within ``target``
+    (``sweeps`` of them in ``Run.sweeps``)."""
     for k in range(1, sweeps + 1):
-        run, res = run_tci(p, test, ref, max_iter=k)
+        run, res = run_tci(p, test, ref, max_iter=k, seed=seed)
         err = max_error(np.asarray(tci.tt_evaluate(res.tt, test)), ref, scale)
         if err <= target:
-            return Run(run.evaluations, run.seconds, err, run.rank, f"{k} sweeps", run.parameters)
+            return Run(run.evaluations, run.seconds, err, run.rank, f"{k} sweeps", run.parameters, k)
         if res.termination != "max_iter":
             break
     return Run(None, None, None, None, f"target not reached in {sweeps} sweeps")
@@ -261,26 +276,27 @@ def run_teneva(
     dr_max: int,
     cache: bool,
     max_sweeps: int,
+    seed: int = 0,
 ) -> Run:
     info: dict = {}
     spent = [0.0]
     reached: list[tuple[int, float]] = []
 
     def callback(Y: Any, info: dict, opts: Any) -> bool:
-        t = time.perf_counter()
+        t = time.process_time()
         err = max_error(teneva.get_many(Y, test), ref, scale)
-        spent[0] += time.perf_counter() - t
+        spent[0] += time.process_time() - t
         if err <= target:
             reached.append((info["m"], err))
             return True
         return False
 
-    Y0 = teneva.rand(p.dims, 1, seed=0)
-    t0 = time.perf_counter()
+    Y0 = teneva.rand(p.dims, 1, seed=seed)
+    t0 = time.process_time()
     Y = teneva.cross(
         p.f, Y0, nswp=max_sweeps, dr_min=1, dr_max=dr_max, cache={} if cache else None, info=info, cb=callback
     )
-    seconds = time.perf_counter() - t0 - spent[0]
+    seconds = time.process_time() - t0 - spent[0]
     if not reached:
         return Run(
             None,
@@ -291,8 +307,48 @@ def run_teneva(
         )
     bonds = [int(r) for r in teneva.ranks(Y)[1:-1]]
     return Run(
-        reached[0][0], seconds, reached[0][1], max(bonds, default=1), f"dr_max={dr_max}", parameters(p.dims, bonds)
+        reached[0][0],
+        seconds,
+        reached[0][1],
+        max(bonds, default=1),
+        f"dr_max={dr_max}",
+        parameters(p.dims, bonds),
+        int(info["nswp"]),
     )
+
+
+def teneva_best(
+    p: Problem, test: np.ndarray, ref: np.ndarray, scale: float, target: float, max_sweeps: int, seed: int
+) -> tuple[Run | None, int, list[Run]]:
+    """teneva with ``dr_max`` = 1 and 2 (its cache counting the evaluations): the one with fewer."""
+    runs = [run_teneva(p, test, ref, scale, target, dr, True, max_sweeps, seed) for dr in (1, 2)]
+    reached = [(r.evaluations, dr, r) for dr, r in zip((1, 2), runs) if r.evaluations is not None]
+    if not reached:
+        return None, 1, runs
+    _, dr, best = min(reached, key=lambda x: x[0])
+    return best, dr, runs
+
+
+def median_cpu(
+    p: Problem, sweeps: int, seed: int, dr_max: int, theirs: Run | None, repeat: int
+) -> tuple[float, float | None]:
+    """Median CPU seconds of TCI2 (``max_iter=sweeps``) and of teneva (``nswp`` = the sweeps of
+    its run ``theirs`` stopped by the test set: the same work, without the callback; with and
+    without its cache, the faster), ``repeat`` runs each, interleaved."""
+    ours, bare, cached = [], [], []
+    for _ in range(repeat):
+        t0 = time.process_time()
+        interpolate(p, sweeps, seed)
+        ours.append(time.process_time() - t0)
+        if theirs is None or theirs.sweeps is None:
+            continue
+        for cache, out in ((None, bare), ({}, cached)):
+            Y0 = teneva.rand(p.dims, 1, seed=seed)
+            t0 = time.process_time()
+            teneva.cross(p.f, Y0, nswp=theirs.sweeps, dr_min=1, dr_max=dr_max, cache=cache, info={})
+            out.append(time.process_time() - t0)
+    theirs = min(statistics.median(bare), statistics.median(cached)) if bare else None
+    return statistics.median(ours), theirs
 
 
 def fmt(x: Any, spec: str) -> str:
@@ -314,6 +370,15 @@ def main() -> None:
         help="which problems to run (default: all)",
     )
     ap.add_argument("--sweeps", type=int, default=40, help="teneva's largest number of sweeps (default 40)")
+    ap.add_argument("--repeat", type=int, default=5, help="timed runs of each method, interleaved (default 5)")
+    ap.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=[0],
+        help="seeds of TCI2 (its probes and global pivots) and of teneva's random start; the first one is "
+        "timed and tabled, the evaluations of each are listed (default: 0)",
+    )
     ap.add_argument(
         "--svd-bound",
         action="store_true",
@@ -326,13 +391,14 @@ def main() -> None:
         "gauss-5d": lambda: gauss_problem(16 if args.quick else 40),
         "qtci-1d": lambda: qtci_1d_problem(20 if args.quick else 40),
     }
+    seed = args.seeds[0]
     rng = np.random.default_rng(1)
-    rows = []
+    rows, by_seed = [], []
     for name in args.problems:
         p = makers[name]()
         test = np.stack([rng.integers(0, d, TEST_POINTS) for d in p.dims], axis=1)
         ref = p.f(test)
-        own, res = run_tci(p, test, ref)
+        own, res = run_tci(p, test, ref, seed=seed)
         scale = max(float(np.max(np.abs(ref))), res.max_sample)
         target = max(own.error, p.tolerance)
         print(f"\n{p.name}: tolerance {p.tolerance:g}, target error {target:.1e}")
@@ -340,7 +406,7 @@ def main() -> None:
             f"  TCI2, its own stop        evaluations {own.evaluations:>9}  {own.seconds:7.3f} s  max error "
             f"{own.error:.2e}  rank {own.rank}  ({own.note})"
         )
-        ours = run_tci_to(p, test, ref, scale, target, 20)
+        ours = run_tci_to(p, test, ref, scale, target, 20, seed)
         print(
             f"  TCI2, to the target       evaluations {fmt(ours.evaluations, '>9')}  {fmt(ours.seconds, '7.3f')} s  "
             f"max error {fmt(ours.error, '.2e')}  rank {ours.rank}  ({ours.note})"
@@ -363,38 +429,36 @@ def main() -> None:
                 f"{JL_QTCI_1D['rank']}, error estimates {JL_QTCI_1D['error']}; ours: error estimate "
                 f"{res.errors[-1]:.1e}"
             )
-        theirs = None
+        theirs, dr = None, 1
         if teneva is None:
             print("  teneva: not installed (pip install teneva; the bench extra)")
         else:
-            best = None
-            for dr in (1, 2):
-                counted = run_teneva(p, test, ref, scale, target, dr, True, args.sweeps)
+            best, dr, runs = teneva_best(p, test, ref, scale, target, args.sweeps, seed)
+            for d, counted in zip((1, 2), runs):
                 print(
-                    f"  teneva dr_max={dr}, target  evaluations {fmt(counted.evaluations, '>9')}  "
+                    f"  teneva dr_max={d}, target  evaluations {fmt(counted.evaluations, '>9')}  "
                     f"{fmt(counted.seconds, '7.3f')} s  max error {fmt(counted.error, '.2e')}  rank {counted.rank}  "
-                    f"(cache; {counted.note})"
+                    f"(cache; {counted.note}, {fmt(counted.sweeps, 'd')} sweeps)"
                 )
-                if counted.evaluations is not None and (best is None or counted.evaluations < best[0].evaluations):
-                    best = (counted, dr)
-            if best is not None:
-                fast = run_teneva(p, test, ref, scale, target, best[1], False, args.sweeps)
-                print(
-                    f"  teneva dr_max={best[1]}, target  requests    {fmt(fast.evaluations, '>9')}  "
-                    f"{fmt(fast.seconds, '7.3f')} s  (no cache)"
-                )
-                secs = [s for s in (best[0].seconds, fast.seconds) if s is not None]
-                theirs = Run(
-                    best[0].evaluations,
-                    min(secs) if secs else None,
-                    best[0].error,
-                    best[0].rank,
-                    f"dr_max={best[1]}",
-                    best[0].parameters,
-                )
+            theirs = best
+        if ours.sweeps is not None:  # the timings: medians of interleaved runs, CPU seconds
+            mine, other = median_cpu(p, ours.sweeps, seed, dr, theirs, args.repeat)
+            ours.seconds = mine
+            if theirs is not None:
+                theirs.seconds = other
+            print(
+                f"  median of {args.repeat} (CPU s): TCI2 {mine:.3f}, teneva {fmt(other, '.3f')} "
+                f"(ratio {ratio(mine, other)})"
+            )
         rows.append((p, target, own, ours, theirs, bound))
+        for s_ in args.seeds[1:]:  # the evaluations with the other seeds, same target and test set
+            o = run_tci_to(p, test, ref, scale, target, 20, s_)
+            t = teneva_best(p, test, ref, scale, target, args.sweeps, s_)[0] if teneva is not None else None
+            by_seed.append((p.name, s_, o, t))
+        if len(args.seeds) > 1:
+            by_seed.insert(len(by_seed) - len(args.seeds) + 1, (p.name, seed, ours, theirs))
 
-    print("\nBoth stopped at the first sweep within the target error (ratios: TCI2 / teneva):\n")
+    print("\nBoth stopped at the first sweep within the target error (ratios: TCI2 / teneva; seconds: median CPU):\n")
     print(
         "| problem | options | target error | TCI2 evals | teneva evals | ratio | TCI2 s | teneva s | ratio | "
         "TCI2 own stop: evals, s | parameters TCI2 / teneva / TT-SVD | TCI2 evals / TT-SVD |"
@@ -411,6 +475,16 @@ def main() -> None:
             f"{fmt(ours.parameters, 'd')} / {fmt(te.parameters, 'd')} / {fmt(svd, 'd')} | "
             f"{ratio(ours.evaluations, svd)} |"
         )
+    if by_seed:
+        print("\nEvaluations by seed (TCI2's seed and teneva's random start; same targets and test sets):\n")
+        print("| problem | seed | TCI2 evals (sweeps) | teneva evals (dr_max, sweeps) | ratio |")
+        print("|---|---|---|---|---|")
+        for name, s_, o, t in by_seed:
+            te = t if t is not None else Run(None, None, None, None)
+            print(
+                f"| {name} | {s_} | {fmt(o.evaluations, 'd')} ({fmt(o.sweeps, 'd')}) | {fmt(te.evaluations, 'd')} "
+                f"({te.note}, {fmt(te.sweeps, 'd')}) | {ratio(o.evaluations, te.evaluations)} |"
+            )
 
 
 if __name__ == "__main__":

@@ -217,15 +217,25 @@ def _first_pivots(fn: CachedFunction, initial_pivots: Any, rng: np.random.Genera
                 f"{START_SAMPLES} random ones; give initial_pivots where f is not zero"
             )
         pivot = trial[int(np.argmax(vals))]
-    for _ in range(START_PASSES):  # greedy: each index in turn to the value of largest |f|
+    for passes in range(START_PASSES):  # greedy: each index in turn to the value of largest |f|
         before = pivot.copy()
         for k, d in enumerate(dims):
             line = np.repeat(pivot[None, :], d, axis=0)
             line[:, k] = np.arange(d)
             pivot[k] = int(np.argmax(np.abs(fn.values(line))))
-        if np.array_equal(pivot, before):
+        if np.array_equal(pivot, before) or (passes < START_PASSES - 1 and _is_line_maximum(fn, pivot)):
             break
     return pivot[None, :]
+
+
+def _is_line_maximum(fn: CachedFunction, pivot: np.ndarray) -> bool:
+    """Whether ``|f|`` at ``pivot`` is the largest on each line through it (one index varied):
+    the check a further greedy pass would make, its lines sampled in one call."""
+    dims = fn.dims
+    lines = np.repeat(pivot[None, :], sum(dims), axis=0)
+    lines[np.arange(sum(dims)), np.repeat(np.arange(len(dims)), dims)] = np.concatenate([np.arange(d) for d in dims])
+    values = np.abs(fn.values(lines))
+    return bool(np.max(values) <= abs(fn.values(pivot[None, :])[0]))
 
 
 # ---- the interpolation ---------------------------------------------------------------------
@@ -341,8 +351,10 @@ def _interpolate(
     fn = CachedFunction(primal, dims, batched=batched, what=f"{what}: f")
     pivots = _first_pivots(fn, initial_pivots, rng)
     cross, history = run_tci2(fn, pivots, opts, rng)
-    values = _traced_values(f, cross.points, batched) if primal.traced else tf.asarray(fn.values(cross.points))
-    tt = _build(cross, values)
+    if primal.traced:
+        tt = _build(cross, _traced_values(f, cross.points, batched))
+    else:  # concrete values: the same solves in NumPy, without tenferro's dispatch per site
+        tt = _build_concrete(cross, fn.values(cross.points))
     return TCIResult(tt, history.ranks, history.errors, fn.evaluations, history.termination, fn.max_abs, cross)
 
 
@@ -367,6 +379,19 @@ def _build(cross: Cross, values: Any) -> MPS:
             p = tf.take(pi, tf.asarray(cross.pivot_rows[k]), axis=0)
             pi = tf.transpose(tf.linalg.solve(tf.transpose(p), tf.transpose(pi)))
         ts.append(tf.reshape(pi, (r, d, c), order="C"))
+    return MPS(ts)
+
+
+def _build_concrete(cross: Cross, values: np.ndarray) -> MPS:
+    """:func:`_build` on a NumPy array of values (nothing to differentiate)."""
+    ts = []
+    L = len(cross.site_index)
+    for k, idx in enumerate(cross.site_index):
+        r, d, c = idx.shape
+        pi = values[idx.reshape(-1)].reshape(r * d, c)
+        if k < L - 1:
+            pi = np.linalg.solve(pi[cross.pivot_rows[k]].T, pi.T).T
+        ts.append(tf.asarray(np.ascontiguousarray(pi.reshape(r, d, c))))
     return MPS(ts)
 
 

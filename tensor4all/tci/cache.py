@@ -4,7 +4,8 @@
 arrays of multi-indices (``values(points)``) or as the cross product of left and right
 partial indices (``cross(rows, cols)``, the matrices TCI2 factorizes); only the points
 never seen before reach ``f``, in one call with an ``(n, L)`` integer array when
-``batched`` and one call per point otherwise. Every value is checked on arrival: a
+``batched`` and one call per point otherwise. :class:`CrossMatrix` reads such a matrix by
+whole rows and columns, both kinds in one call. Every value is checked on arrival: a
 number (bool and integers become float64; the storage becomes complex128 at the first
 complex value), finite, and in batched mode one per multi-index. ``evaluations`` counts
 the distinct points ``f`` was asked for.
@@ -26,7 +27,7 @@ import numpy as np
 
 from .errors import FunctionShapeError, FunctionValueError, NonFiniteValueError
 
-__all__ = ["CachedFunction"]
+__all__ = ["CachedFunction", "CrossMatrix"]
 
 _INT64_LIMIT = 2**63 - 1
 
@@ -98,6 +99,10 @@ class CachedFunction:
 
         return self._lookup(keys, points).reshape(nr, nc)
 
+    def matrix(self, rows: np.ndarray, cols: np.ndarray) -> CrossMatrix:
+        """The matrix ``f(rows[i] + cols[j])`` read by whole lines (:class:`CrossMatrix`)."""
+        return CrossMatrix(self, rows, cols)
+
     def _find(self, keys: np.ndarray) -> np.ndarray:
         """The slot of each key, -1 where none."""
         if not self._exact:
@@ -117,9 +122,13 @@ class CachedFunction:
             self._slot.update(zip(keys.tolist(), slots.tolist()))
             return
         order = np.argsort(keys)
-        at = np.searchsorted(self._keys, keys[order])
-        self._keys = np.insert(self._keys, at, keys[order])
-        self._key_slots = np.insert(self._key_slots, at, slots[order])
+        new = np.searchsorted(self._keys, keys[order]) + np.arange(keys.size)  # their places in the merged array
+        old = np.ones(self._keys.size + keys.size, dtype=bool)
+        old[new] = False
+        merged_keys, merged_slots = np.empty(old.size, dtype=np.int64), np.empty(old.size, dtype=np.int64)
+        merged_keys[new], merged_slots[new] = keys[order], slots[order]
+        merged_keys[old], merged_slots[old] = self._keys, self._key_slots
+        self._keys, self._key_slots = merged_keys, merged_slots
 
     def _lookup(self, keys: np.ndarray, points_at: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         slots = self._find(keys)
@@ -177,6 +186,44 @@ class CachedFunction:
                 "tensor cross interpolation needs finite values"
             )
         return out
+
+
+class CrossMatrix:
+    """The matrix ``f(rows[i] + cols[j])`` of a :class:`CachedFunction`, read by whole rows and
+    whole columns: :meth:`lines` fetches both kinds in one call to ``f`` (only the entries
+    never seen before), :meth:`known_rows` returns rows without calling ``f`` when every entry
+    is cached. The keys of the rows and columns are computed once."""
+
+    def __init__(self, fn: CachedFunction, rows: np.ndarray, cols: np.ndarray):
+        self.fn, self.rows, self.cols = fn, rows, cols
+        self.shape = (len(rows), len(cols))
+        k = rows.shape[1]
+        self._row_keys = fn.encode(rows, 0) * fn._span(k)
+        self._col_keys = fn.encode(cols, k)
+
+    def _lines(self, r: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Row and column positions of the entries of rows ``r`` then of columns ``c``, row-major."""
+        m, n = self.shape
+        i = np.concatenate([np.repeat(r, n), np.repeat(np.arange(m), len(c))])
+        j = np.concatenate([np.arange(len(r) * n) % n, np.broadcast_to(c, (m, len(c))).reshape(-1)])
+        return i, j
+
+    def lines(self, r: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows ``r`` (an ``(len(r), n)`` array) and the columns ``c`` (``(m, len(c))``)."""
+        m, n = self.shape
+        i, j = self._lines(r, c)
+        vals = self.fn._lookup(
+            self._row_keys[i] + self._col_keys[j],
+            lambda pos: np.concatenate([self.rows[i[pos]], self.cols[j[pos]]], axis=1),
+        )
+        return vals[: len(r) * n].reshape(len(r), n), vals[len(r) * n :].reshape(m, len(c))
+
+    def known_rows(self, r: np.ndarray) -> np.ndarray | None:
+        """The rows ``r`` if every entry is cached, else ``None`` (``f`` is not called)."""
+        slots = self.fn._find((self._row_keys[r][:, None] + self._col_keys[None, :]).reshape(-1))
+        if np.any(slots < 0):
+            return None
+        return self.fn._values[slots].reshape(len(r), self.shape[1])
 
 
 def _as_numbers(v: Any, what: str) -> np.ndarray:

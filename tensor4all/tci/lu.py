@@ -57,31 +57,26 @@ def rrlu(a: np.ndarray, *, abstol: float = 0.0, reltol: float = 1e-14, max_rank:
     a = np.array(a, dtype=np.complex128 if np.iscomplexobj(a) else np.float64, copy=True)
     m, n = a.shape
     kmax = min(m, n) if max_rank is None else min(m, n, max_rank)
-    rowperm = np.arange(m)
-    colperm = np.arange(n)
+    rows: list[int] = []
+    cols: list[int] = []
     pivots: list[float] = []
-    k = 0
-    while k < kmax:
-        sub = a[k:, k:]
-        i, j = divmod(int(np.argmax(_abs2(sub))), n - k)
-        val = float(abs(sub[i, j]))
-        if val == 0.0 or (k > 0 and (val < abstol or val < reltol * pivots[0])):
+    # the Schur complement in place: each rank-1 update zeroes the pivot's row and column
+    error = None
+    while len(rows) < kmax:
+        mag = _abs2(a)
+        i, j = divmod(int(np.argmax(mag)), n)
+        val = float(np.sqrt(mag[i, j]))
+        if val == 0.0 or (rows and (val < abstol or val < reltol * pivots[0])):
+            error = val
             break
-        i += k
-        j += k
-        if i != k:
-            a[[k, i]] = a[[i, k]]
-            rowperm[[k, i]] = rowperm[[i, k]]
-        if j != k:
-            a[:, [k, j]] = a[:, [j, k]]
-            colperm[[k, j]] = colperm[[j, k]]
-        a[k + 1 :, k] /= a[k, k]
-        a[k + 1 :, k + 1 :] -= np.outer(a[k + 1 :, k], a[k, k + 1 :])
+        a -= np.outer(a[:, j] / a[i, j], a[i])
+        a[:, j] = 0.0
+        rows.append(i)
+        cols.append(j)
         pivots.append(val)
-        k += 1
-    rest = a[k:, k:]
-    error = float(np.sqrt(np.max(_abs2(rest)))) if rest.size else 0.0
-    return PivotLU(rowperm[:k].copy(), colperm[:k].copy(), np.array(pivots), error)
+    if error is None:
+        error = float(np.sqrt(np.max(_abs2(a)))) if len(rows) < min(m, n) else 0.0
+    return PivotLU(np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(pivots), error)
 
 
 def _with_random(picked: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:

@@ -15,7 +15,8 @@ Notation of Fernandez et al., SciPost Phys. 18, 104 (2025) (and TensorCrossInter
   pivots found on the residual of the cross (:mod:`.grow`): the sets only grow, stay nested
   and square, and the samples are the one-site fibers ``f(I[k], s, J[k])`` plus the probes;
   the global pivot search only checks (its points block convergence but join no set), and
-  the last sweep below takes no samples.
+  the last sweep below takes no samples. A bond whose pivots already fill its matrix is
+  exact and skipped (its fibers are sampled with the train's at the end).
 * Sweeps go forward and backward in turn. After each, the current tensor train is
   compared with ``f`` around a few random points (each index varied in turn from a random
   multi-index: TensorCrossInterpolation.jl's default global pivot finder); points where
@@ -100,17 +101,21 @@ def _union(a: np.ndarray, b: np.ndarray, keys: Callable[[np.ndarray], np.ndarray
 
 def _kron_left(I: np.ndarray, d: int) -> np.ndarray:
     """Rows ``(i, s)`` of ``I x {0..d-1}``, row ``i * d + s``."""
-    return np.concatenate([np.repeat(I, d, axis=0), np.tile(np.arange(d), len(I))[:, None]], axis=1)
+    return np.concatenate([np.repeat(I, d, axis=0), (np.arange(len(I) * d) % d)[:, None]], axis=1)
 
 
 def _kron_right(d: int, J: np.ndarray) -> np.ndarray:
     """Columns ``(s, j)`` of ``{0..d-1} x J``, column ``s * |J| + j``."""
-    return np.concatenate([np.repeat(np.arange(d), len(J))[:, None], np.tile(J, (d, 1))], axis=1)
+    return np.concatenate(
+        [np.repeat(np.arange(d), len(J))[:, None], np.broadcast_to(J, (d, *J.shape)).reshape(d * len(J), J.shape[1])],
+        axis=1,
+    )
 
 
 def _pairs(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """The multi-indices ``rows[i] + cols[j]``, row-major in ``(i, j)``."""
-    return np.concatenate([np.repeat(rows, len(cols), axis=0), np.tile(cols, (len(rows), 1))], axis=1)
+    tiled = np.broadcast_to(cols, (len(rows), *cols.shape)).reshape(len(rows) * len(cols), cols.shape[1])
+    return np.concatenate([np.repeat(rows, len(cols), axis=0), tiled], axis=1)
 
 
 def _positions(sub: np.ndarray, full: np.ndarray) -> np.ndarray:
@@ -139,6 +144,7 @@ class TCI2:
         self.previous: tuple[list, list] | None = None  # the sets at the start of the last sweep
         self.bond_errors = np.zeros(max(L - 1, 0))
         self.added = [1] * max(L - 1, 0)  # "fiber": first probes, the pivots of a last update the size stopped
+        self.full = [False] * max(L - 1, 0)  # "fiber": whether the bond's last update was stopped by its size
         self.max_rank = opts.max_bond
 
     def _union_left(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -158,32 +164,49 @@ class TCI2:
 
     # ---- two-site sweeps ------------------------------------------------------------------
     def sweep(self, forward: bool) -> None:
+        bonds = range(self.L - 1) if forward else range(self.L - 2, -1, -1)
+        if self.opts.pivot_search == "fiber":  # nested sets that only grow (:mod:`.grow`)
+            for b in bonds:
+                self._grow_bond(b, forward)
+            return
         start = ([a.copy() for a in self.I], [a.copy() for a in self.J])
         extra = self.previous
         self.previous = start
-        for b in range(self.L - 1) if forward else range(self.L - 2, -1, -1):
+        for b in bonds:
             self._update_bond(b, extra)
+
+    def _grow_bond(self, b: int, forward: bool) -> None:
+        """Pivots added to bond ``b`` by :func:`.grow.grow_bond`; none when they already fill
+        its matrix (the cross is exact; its samples are taken with the train's)."""
+        m, n = len(self.I[b]) * self.dims[b], self.dims[b + 1] * len(self.J[b + 1])
+        if len(self.J[b]) == min(m, n):
+            self.bond_errors[b], self.full[b] = 0.0, True
+            return
+        rows = _kron_left(self.I[b], self.dims[b])
+        cols = _kron_right(self.dims[b + 1], self.J[b + 1])
+        r, c = _positions(self.I[b + 1], rows), _positions(self.J[b], cols)
+        mat = self.fn.matrix(rows, cols)
+        hint = max(len(r), len(self.I[b]) if forward else len(self.J[b + 1]))  # the neighbour's rank
+        r, c, self.bond_errors[b] = grow_bond(
+            mat.lines,
+            mat.shape,
+            r,
+            c,
+            rng=self.rng,
+            abstol=self.abstol(),
+            max_rank=self.max_rank,
+            # after an update the matrix's size stopped, as many probes as the neighbour has pivots more
+            batch=max(self.added[b], hint - len(r)) if self.full[b] else self.added[b],
+            rank_hint=hint,
+            known_rows=mat.known_rows,
+        )
+        self.full[b] = len(r) == min(m, n)  # stopped by the matrix's size, not by a probe
+        self.added[b] = max(1, len(r) - len(self.I[b + 1])) if self.full[b] else 1
+        self.I[b + 1], self.J[b] = rows[r], cols[c]
 
     def _update_bond(self, b: int, extra: tuple[list, list] | None) -> None:
         rows = _kron_left(self.I[b], self.dims[b])
         cols = _kron_right(self.dims[b + 1], self.J[b + 1])
-        if self.opts.pivot_search == "fiber":  # nested sets that only grow (:mod:`.grow`)
-            r, c = _positions(self.I[b + 1], rows), _positions(self.J[b], cols)
-            self.fn.values(np.concatenate([_pairs(rows, cols[c]), _pairs(rows[r], cols)]))  # both fibers, one call
-            r, c, self.bond_errors[b] = grow_bond(
-                lambda i, j: self.fn.cross(rows[i], cols[j]),
-                (len(rows), len(cols)),
-                r,
-                c,
-                rng=self.rng,
-                abstol=self.abstol(),
-                max_rank=self.max_rank,
-                batch=self.added[b],
-            )
-            full = len(r) == min(len(rows), len(cols))  # stopped by the matrix's size, not by a probe
-            self.added[b] = max(1, len(r) - len(self.I[b + 1])) if full else 1
-            self.I[b + 1], self.J[b] = rows[r], cols[c]
-            return
         if extra is not None:
             rows = self._union_left(rows, extra[0][b + 1])
             cols = self._union_right(cols, extra[1][b])
