@@ -32,7 +32,8 @@ def test_gram_svd_against_lapack(r, c, left, complex_, seed):
     ortho = u if left else vh.conj().T
     assert np.abs(ortho.conj().T @ ortho - np.eye(ortho.shape[1])).max() < 1e-13
     weighted = u @ (s[:, None] * vh) if left else (u * s) @ vh  # the weights on the other side
-    assert np.abs(weighted - m).max() < 1e-12
+    # exact but for directions whose squared weight rounds to <= 0 (zeroed): at most sqrt(eps) s_max each
+    assert np.abs(weighted - m).max() < 1e-7
     n = int(np.count_nonzero(s_ref > 1e-5))  # a truncation to well-resolved values: the same matrix
     best = (u_ref[:, :n] * s_ref[:n]) @ vh_ref[:n]
     assert np.abs((u[:, :n] * s[:n]) @ vh[:n] - best).max() < 1e-10
@@ -41,7 +42,7 @@ def test_gram_svd_against_lapack(r, c, left, complex_, seed):
 def test_split_svd_takes_the_gram_path_only_where_the_cutoff_resolves_it(monkeypatch):
     calls = []
     monkeypatch.setattr(lapack, "gram_svd", lambda m, left: calls.append(m.shape) or scipy.linalg.svd(m))
-    la, big, small = tebd_sites.NumpyLA(), np.ones((80, 100)), np.ones((40, 40))
+    la, big, small = tebd_sites.NumpyLA(), np.ones((80, 100)), np.ones((20, 40))
     la.split_svd(big, True, 0.0)  # cutoff 0: every weight counts
     la.split_svd(big, True, 1e-16)  # below GRAM_MIN_CUTOFF
     la.split_svd(small, True, 1e-10)  # below GRAM_MIN_SIDE
