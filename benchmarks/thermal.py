@@ -23,18 +23,23 @@ relative difference (the comparison counts only where it is below 1e-6).
 **Checks** (``--check xx,tfim,hubbard``): the derivative path at the sizes of the issue, against
 exact results computed here or in ``tests/tensor4all/data``:
 
-* ``xx``: the XX chain L = 32 to beta = 10, ``tensor4all.thermodynamics`` (dense, ``dbeta`` 0.2,
-  order 4): ln Z, E and C = -beta^2 dE/d beta against free fermions;
+* ``xx``: the XX chain L = 32 to beta = 10, ``tensor4all.thermodynamics`` (its tangent engine on the
+  Sz-conserving sites, ``dbeta`` 0.25, order 4, ``--cutoff-xx`` 1e-17): ln Z, E and C = -beta^2 dE/d beta
+  against free fermions;
 * ``tfim``: the transverse-field Ising chain at g = 1, L = 24 to beta = 4, the same against
   Jordan-Wigner;
 * ``trotter``: the splitting's share of the XX chain's errors, exactly (free fermions: the Trotterized
   purification without truncation), orders 2 and 4 at ``dbeta`` 0.4, 0.2, 0.1 (a second);
+* ``quench``: a local quench of a thermal state in real time (``tensor4all.evolve_thermal``), the XX
+  chain L = ``--quench-L`` with a field on its middle site cooled to beta = 1 and the field switched off,
+  with and without the ancillas' backwards evolution: max bond, seconds and the error of <Sz_i>(t)
+  against free fermions;
 * ``hubbard``: the Hubbard chain L = 8 (U = 4, mu = 2) to beta = 2, ``thermal_state`` with N and Sz
   conserved, ln Z and E against the 65536 states of ``tests/tensor4all/data/thermal_references.json``.
 
 Run: ``python benchmarks/thermal.py [--L 32] [--beta 8] [--chi 128] [--dt 0.05] [--repeat 3]
 [--quick]`` (``bench`` extra for TeNPy; ``--quick``: L = 8, beta = 1, chi = 32), or
-``python benchmarks/thermal.py --check xx,tfim,hubbard,trotter [--cutoff-check 1e-14]``.
+``python benchmarks/thermal.py --check xx,tfim,hubbard,trotter,quench [--cutoff-check 1e-14]``.
 """
 
 from __future__ import annotations
@@ -140,14 +145,14 @@ def report(name: str, betas: Any, got: dict, exact: dict, seconds: float, bond: 
 
 
 def check_derivatives(
-    name: str, H: Any, levels: np.ndarray, const: float, beta: float, args: argparse.Namespace
+    name: str, H: Any, levels: np.ndarray, const: float, beta: float, dbeta: float, cutoff: float
 ) -> None:
     import tensor4all as t4a
 
     bonds: list[int] = []
     t0 = time.perf_counter()
-    th = t4a.thermodynamics(H, beta, dbeta=args.dbeta_check, every=round(2.0 / args.dbeta_check),
-                            cutoff=args.cutoff_check, max_bond=1024, callback=lambda r: bonds.append(r.max_bond))  # fmt: skip
+    th = t4a.thermodynamics(H, beta, dbeta=dbeta, every=round(2.0 / dbeta), cutoff=cutoff, max_bond=4096,
+                            callback=lambda r: bonds.append(r.max_bond))  # fmt: skip
     seconds = time.perf_counter() - t0
     log_z, energy, heat = free_fermions(levels, th.betas, const)
     got = {"lnZ": th.log_z, "E": th.energy, "C": th.specific_heat}
@@ -213,6 +218,45 @@ def check_hubbard(args: argparse.Namespace) -> None:
            {"lnZ": res.log_z, "E": res.energy}, exact, seconds, bond)  # fmt: skip
 
 
+def check_quench(args: argparse.Namespace) -> None:
+    """A local quench of a thermal state, real time, with and without the ancillas' backwards
+    evolution: the XX chain with a field h = 1 on its middle site, cooled to beta = 1, the field
+    switched off; <Sz_i>(t) against free fermions, the largest error over sites and times."""
+    import scipy.linalg
+
+    import tensor4all as t4a
+    from tensor4all import models
+    from tensor4all.networks.mpo import MPO
+
+    L, beta, t_final, dt = args.quench_L, 1.0, 4.0, 0.1
+    os0 = models.xx(L).opsum
+    os0 += (1.0, "Sz", L // 2)
+    hop = np.diag(np.full(L - 1, 0.5), 1)
+    hop = hop + hop.T
+    h0 = hop.copy()
+    h0[L // 2, L // 2] = 1.0
+    w, v = np.linalg.eigh(h0)
+    g0 = (v / (np.exp(beta * w) + 1.0)) @ v.T
+    th = t4a.thermal_state(MPO.from_opsum(os0, L, "spin-1/2", conserve="Sz"), beta, dbeta=0.05, cutoff=1e-16,
+                           max_bond=1024, every=20)  # fmt: skip
+    print(
+        f"local quench, XX L={L}, beta={beta}, to t={t_final} (dt={dt}, order 4, Sz conserved); <Sz_i>(t) vs free fermions"
+    )
+    print(f"  {'disentangle':>11} {'cutoff':>7} {'max bond':>9} {'seconds':>8} {'max |Sz err|':>13}")
+    for dis, cut in ((None, 1e-10), (None, 1e-12), ("backwards", 1e-12), ("backwards", 1e-14)):
+        bonds: list[int] = []
+        t0 = time.perf_counter()
+        r = t4a.evolve_thermal(th, models.xx(L, conserve="Sz"), t_final, dt, disentangle=dis, cutoff=cut, max_bond=4096,
+                               every=5, observables={"Sz": "Sz"}, callback=lambda rec: bonds.append(rec.max_bond))  # fmt: skip
+        sec = time.perf_counter() - t0
+        err = 0.0
+        for k, t in enumerate(r.times):
+            u = scipy.linalg.expm(-1j * t * hop)
+            exact = np.real(np.diag(u.conj() @ g0 @ u.T)) - 0.5
+            err = max(err, float(np.max(np.abs(np.real(r.observables["Sz"][k]) - exact))))
+        print(f"  {str(dis):>11} {cut:7.0e} {max(bonds):9d} {sec:8.1f} {err:13.1e}")
+
+
 def checks(args: argparse.Namespace) -> None:
     from tensor4all import models
 
@@ -220,20 +264,24 @@ def checks(args: argparse.Namespace) -> None:
         if name == "xx":
             t = np.diag(np.full(31, 0.5), 1)
             check_derivatives(
-                "XX L=32 (derivatives, dense)", models.xx(32), np.linalg.eigvalsh(t + t.T), 0.0, 10.0, args
-            )
+                f"XX L=32 (derivatives: tangent engine, Sz conserved, order 4, dbeta 0.25, cutoff {args.cutoff_xx:g})",
+                models.xx(32, conserve="Sz"), np.linalg.eigvalsh(t + t.T), 0.0, 10.0, 0.25, args.cutoff_xx,
+            )  # fmt: skip
         elif name == "tfim":
             m = np.diag(np.ones(24)) + np.diag(np.ones(23), 1)
             e = 2.0 * np.linalg.svd(m, compute_uv=False)
             check_derivatives(
-                "TFIM g=1 L=24 (derivatives, dense)", models.tfim(24, g=1.0), e, -0.5 * e.sum(), 4.0, args
-            )
+                "TFIM g=1 L=24 (derivatives, dense)", models.tfim(24, g=1.0), e, -0.5 * e.sum(), 4.0,
+                args.dbeta_check, args.cutoff_check,
+            )  # fmt: skip
         elif name == "hubbard":
             check_hubbard(args)
         elif name == "trotter":
             check_trotter()
+        elif name == "quench":
+            check_quench(args)
         else:
-            raise SystemExit(f"unknown check {name!r}; valid: xx, tfim, hubbard, trotter")
+            raise SystemExit(f"unknown check {name!r}; valid: xx, tfim, hubbard, trotter, quench")
 
 
 def main() -> None:
@@ -253,6 +301,8 @@ def main() -> None:
     p.add_argument("--check", default=None, metavar="NAMES", help="accuracy checks instead: xx,tfim,hubbard,trotter")
     p.add_argument("--dbeta-check", type=float, default=0.2, help="dbeta of the checks (default 0.2)")
     p.add_argument("--cutoff-check", type=float, default=1e-14, help="cutoff of the checks (default 1e-14)")
+    p.add_argument("--cutoff-xx", type=float, default=1e-17, help="cutoff of the xx check (default 1e-17)")
+    p.add_argument("--quench-L", type=int, default=16, help="chain length of the quench check (default 16)")
     args = p.parse_args()
     if args.check:
         checks(args)

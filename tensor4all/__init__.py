@@ -239,10 +239,11 @@ __all__ += ["window_resolution", "DynamicalCorrelation", "SpectralFunction", "Wi
 
 # finite temperature: purification, thermodynamics as derivatives of ln Z, METTS
 from .thermal import MettsResult, ThermalResult, Thermodynamics, metts, metts_tasks  # noqa: E402
-from .thermal import thermal_state, thermodynamics  # noqa: E402
+from .thermal import evolve_thermal, thermal_state, thermodynamics  # noqa: E402
 
 __all__ += ["thermal_state", "thermodynamics", "metts", "metts_tasks", "ThermalResult", "Thermodynamics"]
 __all__ += ["MettsResult"]
+__all__ += ["evolve_thermal"]
 
 # infinite systems: uniform MPS, VUMPS, iTEBD (measurements in tensor4all.infinite)
 from .infinite import InfiniteMPO, VUMPSResult, iMPS, infinite_model, itebd, vumps  # noqa: E402

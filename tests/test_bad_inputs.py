@@ -947,6 +947,23 @@ row(
 )
 row("thermodynamics-callback", t4a.thermodynamics, (_TH, 1.0), t4a.Tensor4allTypeError, "callback", callback=3)
 row("metts-dbeta", t4a.metts, (_TH, 1.0, 2), t4a.InvalidOptionError, "does not divide beta", dbeta=0.3)
+row("evolve_thermal-state", t4a.evolve_thermal, (NW_H, _TH, 1.0, 0.5), t4a.Tensor4allTypeError, "state must be")
+row(
+    "evolve_thermal-disentangle",
+    t4a.evolve_thermal,
+    (t4a.MPS.random(4, 4, bond_dim=2, seed=1), _TH, 1.0, 0.5),
+    t4a.InvalidOptionError,
+    "disentangle must be None or one of",
+    disentangle="renyi",
+)
+row(
+    "evolve_thermal-sites",
+    t4a.evolve_thermal,
+    (NW_PSI, _TH, 1.0, 0.5),
+    t4a.InvalidOptionError,
+    "but H's purification has",
+)
+row("thermodynamics-engine", t4a.thermodynamics, (_TH, 1.0), t4a.InvalidOptionError, "engine must be", engine="jit")
 row("metts-chains-zero", t4a.metts, (_TH, 1.0, 2), t4a.InvalidOptionError, "chains", chains=0)
 row(
     "references.thermal_reference-model",

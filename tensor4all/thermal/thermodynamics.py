@@ -19,6 +19,12 @@ The trick that gives a whole curve from one pass: the Hamiltonian enters the evo
   ``ln Z`` itself, so ``E`` and ``C`` are exactly those of one partition function (thermodynamic
   consistency to rounding); ``d^2 ln Z / dh^2 = beta chi`` with the tangent on ``h``.
 
+``engine="tangent"`` (the default of the energy path in forward mode, for real Hamiltonians of one- and
+two-site terms on neighbours) carries that forward derivative beside the concrete, block-sparse
+cooling (:mod:`.tangent_path`): the same derivative, without tracing (the XX chain L = 32 to beta = 10
+at ``cutoff=1e-17``: C within 5e-7 in 3.5 minutes, where the dense traced run takes hours);
+``engine="traced"`` is tidu through the traced run.
+
 ``mode="reverse"`` takes reverse mode (``tidu.grad``; forward over reverse for ``ln Z''``) at the
 final beta only (one output per backward pass), a check of the forward result.
 
@@ -44,16 +50,21 @@ from ..sites.local_spaces import local_space
 from ..tools.checks import check_callable, check_cutoff, check_positive_int
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
+from ..tools.threads import blas_threads
 from .purification import check_conserve, beta_grid, check_thermal_hamiltonian, purified_hamiltonian
 from .purified import infinite_temperature_sites, purified_space
 from .results import Thermodynamics
+from .tangent_path import tangent_cooling
 
-__all__ = ["thermodynamics", "MODES", "DIFFERENTIATE"]
+__all__ = ["thermodynamics", "MODES", "DIFFERENTIATE", "ENGINES"]
 
 #: how :func:`thermodynamics` differentiates
 MODES = ("forward", "reverse")
 #: what :func:`thermodynamics` differentiates (see the module docstring)
 DIFFERENTIATE = ("energy", "log_z")
+#: how the forward derivative of the energy path is carried: ``"tangent"`` (the concrete run with the
+#: tangent of each site, :mod:`.tangent_path`) or ``"traced"`` (tidu through a traced run)
+ENGINES = ("tangent", "traced")
 
 
 class _Cooling:
@@ -146,6 +157,7 @@ def thermodynamics(
     every: int = 1,
     differentiate: str = "energy",
     mode: str = "forward",
+    engine: str | None = None,
     threads: int | None = None,
     callback: Callable[[Any], Any] | None = None,
 ) -> Thermodynamics:
@@ -158,8 +170,9 @@ def thermodynamics(
             (the evolution is TEBD).
         beta, dbeta, order, max_bond, cutoff, sector, every, threads: as for
             :func:`thermal_state` (``order`` 2 or 4).
-        conserve: None (default: dense; a traced run on symmetric sites is slower at the sizes
-            measured) or a charge as for :func:`thermal_state`.
+        conserve: None (default: with ``engine="tangent"`` the charge ``H`` conserves, as
+            :func:`thermal_state`; with ``"traced"`` dense, a traced run on symmetric sites being slower
+            at the sizes measured), ``"none"`` (dense) or a charge as for :func:`thermal_state`.
         field: an operator name of ``H.local`` (``"Sz"``): the susceptibility of ``M = sum_i O_i``,
             ``chi = d<M>/dh = (1/beta) d^2 ln Z / dh^2`` for ``H - h M`` at ``h = 0`` (``beta (<M^2> -
             <M>^2)`` when ``M`` commutes with ``H``). A field that splits degenerate singular values of a
@@ -169,6 +182,11 @@ def thermodynamics(
             ``chi = (1/beta) d^2 ln Z / dh^2``, forward over forward mode).
         mode: ``"forward"`` (default: every output beta from one run per derivative) or
             ``"reverse"`` (reverse mode, at the final ``beta`` only).
+        engine: how the forward derivative is carried (``differentiate="energy"``): ``"tangent"`` (the
+            default there: the concrete, block-sparse run with each site's tangent, the same derivative
+            as tidu's forward mode through the traced run, several times faster at large bonds,
+            :mod:`tensor4all.thermal.tangent_path`) or ``"traced"`` (tidu through a traced run; the only
+            engine of ``"log_z"`` and of reverse mode).
         callback: called with each step's :class:`EvolutionRecord` of each traced run (the cooling,
             then with ``field`` the run in the field: ``2 beta / dbeta`` calls).
 
@@ -199,8 +217,26 @@ def thermodynamics(
         if not isinstance(field, str):
             raise Tensor4allTypeError(f"{what}: field must be an operator name such as 'Sz', got {field!r}")
         local_space(H.local).factor(field)  # UnknownOperatorError names the valid ones
-    charge = None if conserve is None else check_conserve(conserve, H, what)  # traced runs: dense by default
+    plain = _tangent_blocker(H, what)
+    if engine is None:
+        engine = "tangent" if differentiate == "energy" and mode == "forward" and plain is None else "traced"
+    if not isinstance(engine, str) or engine not in ENGINES:
+        raise InvalidOptionError(f"{what}: engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
+    if engine == "tangent" and (differentiate != "energy" or mode != "forward"):
+        raise InvalidOptionError(
+            f"{what}: engine='tangent' carries one forward derivative of the energy path; "
+            f"differentiate={differentiate!r}, mode={mode!r} needs engine='traced'"
+        )
+    if engine == "tangent" and plain is not None:
+        raise InvalidOptionError(f"{what}: engine='tangent' needs {plain}; use engine='traced'")
+    if engine == "tangent":
+        charge = check_conserve(conserve, H, what)
+    else:
+        charge = None if conserve is None else check_conserve(conserve, H, what)  # traced runs: dense by default
     psi, log_states = infinite_temperature_sites(H.local, H.L, charge, sector, what)
+    if engine == "tangent":
+        with blas_threads(threads, opts["max_bond"]):
+            return _by_tangents(H, field, psi, log_states, n, dbeta, opts, charge)
     cool = _Cooling(H, field, psi, log_states, n, dbeta, opts)
     steps = [0] + [k for k in range(1, n + 1) if k % opts["every"] == 0 or k == n]
     betas = np.asarray(steps, dtype=float) * dbeta
@@ -237,6 +273,40 @@ def thermodynamics(
             if betas[0] == 0.0:
                 mag[0] = _infinite_temperature_field(H, field, psi)
     return Thermodynamics(betas, log_z, energy, heat, mag, chi, field, mode, differentiate)
+
+
+def _tangent_blocker(H: Any, what: str) -> str | None:
+    """Why the tangent engine cannot run ``H`` (None if it can): it takes real, concrete one- and
+    two-site terms on neighbours."""
+    bonds = bonds_from_opsum(H.opsum, purified_space(H.local), H.L, what)
+    if bonds.long:
+        return "terms on neighbouring sites only"
+    if bonds.traced:
+        return "concrete couplings (these are tidu tracers)"
+    if any(h is not None and np.iscomplexobj(h) and np.any(np.imag(h)) for h in bonds.nn):
+        return "a real Hamiltonian"
+    return None
+
+
+def _by_tangents(
+    H: Any, field: str | None, psi: Any, log_states: float, n: int, dbeta: float, opts: dict, charge: Any
+) -> Thermodynamics:
+    """The energy path with ``engine="tangent"`` (:mod:`.tangent_path`)."""
+    space = purified_space(H.local)
+    log_z, energy, de = tangent_cooling(
+        H, space, psi, log_states, n, dbeta, opts, purified_hamiltonian(H, charge), None
+    )
+    steps = [0] + [k for k in range(1, n + 1) if k % opts["every"] == 0 or k == n]
+    betas = np.asarray(steps, dtype=float) * dbeta
+    mag = chi = None
+    if field is not None:
+        os = OpSum()
+        for i in range(H.L):
+            os += (1.0, field, i)
+        fb = bonds_from_opsum(os, space, H.L, "thermodynamics")
+        M2 = MPO.from_opsum(os, H.L, space.name, conserve=charge)
+        _, mag, chi = tangent_cooling(H, space, psi, log_states, n, dbeta, opts, M2, fb)
+    return Thermodynamics(betas, log_z, energy, -betas * de, mag, chi, field, "forward", "energy")
 
 
 def _infinite_temperature_energy(H: Any, charge: Any, psi: Any) -> float:

@@ -205,6 +205,17 @@ def test_specific_heat_of_the_xx_chain_from_derivatives():
     assert rel(th.specific_heat[1:], heat[1:]) < 1e-6 and th.specific_heat[0] == 0.0
 
 
+def test_specific_heat_of_the_xx_chain_l32_from_the_tangent_engine():
+    """The issue's size, L = 32, to beta = 4 (to beta = 10, 3.5 minutes: benchmarks/thermal.py --check xx):
+    the tangent engine on the Sz sites at cutoff 1e-17 (5e-8 measured; 4.8e-6 at cutoff 1e-14)."""
+    L = 32
+    th = t4a.thermodynamics(models.xx(L, conserve="Sz"), 4.0, dbeta=0.25, every=8, cutoff=1e-17, max_bond=1024)
+    log_z, energy, heat = free_fermions(xx_levels(L), th.betas)
+    assert th.betas.tolist() == [0.0, 2.0, 4.0]
+    assert rel(th.log_z, log_z) < 1e-7 and rel(th.energy[1:], energy[1:]) < 1e-7
+    assert rel(th.specific_heat[1:], heat[1:]) < 1e-6
+
+
 def trotterized_xx(L: int, betas: np.ndarray, dbeta: float) -> tuple[np.ndarray, np.ndarray]:
     """E and C = -beta^2 dE/d beta of the XX chain's purification cooled by Strang's splitting (even
     bonds half, odd bonds, even bonds half; e^{-dbeta h / 2} per step) without truncation: the product
@@ -242,6 +253,30 @@ def test_the_derivative_path_differentiates_the_trotterized_evolution_exactly():
     assert rel(th.energy[1:], energy) < 1e-8
     assert rel(th.specific_heat[1:], heat) < 1e-7
     assert rel(th.specific_heat[1:], free_fermions(xx_levels(L), th.betas[1:])[2]) > 1e-4  # the splitting's
+
+
+@pytest.mark.parametrize("conserve", ["none", "Sz"])
+def test_the_tangent_engine_is_the_derivative_of_the_trotterized_cooling(conserve):
+    """engine="tangent" (the concrete run with each site's tangent; dense, and block-sparse with Sz) against
+    the Trotterized XX purification's C by free fermions (as above), and against tidu's forward mode
+    through the traced run at a cutoff that truncates nothing that matters (the two carry the same
+    derivative; they differ only by the gauge rotations the tangent engine leaves out)."""
+    L = 6
+    H = models.xx(L, conserve="Sz")
+    th = t4a.thermodynamics(H, 2.0, dbeta=0.4, order=2, every=5, cutoff=1e-16, max_bond=512, conserve=conserve)
+    energy, heat = trotterized_xx(L, th.betas[1:], 0.4)
+    assert rel(th.energy[1:], energy) < 1e-8
+    assert rel(th.specific_heat[1:], heat) < 1e-7
+    tr = t4a.thermodynamics(H, 2.0, dbeta=0.4, order=2, every=5, cutoff=1e-20, max_bond=512, engine="traced")
+    tg = t4a.thermodynamics(H, 2.0, dbeta=0.4, order=2, every=5, cutoff=1e-20, max_bond=512, conserve=conserve)
+    assert rel(tg.specific_heat[1:], tr.specific_heat[1:]) < 1e-8  # kept values down to 1e-10: rounding / s
+    assert np.allclose(tg.log_z, tr.log_z, rtol=1e-12)
+    with pytest.raises(t4a.InvalidOptionError, match="needs engine='traced'"):
+        t4a.thermodynamics(H, 2.0, dbeta=0.4, engine="tangent", differentiate="log_z")
+    os = models.xx(4).opsum
+    os += (0.2, "Sz", 0, "Sz", 2)  # beyond neighbours: TEBD through swaps, the traced engine's
+    with pytest.raises(t4a.InvalidOptionError, match="neighbouring sites only"):
+        t4a.thermodynamics(t4a.MPO.from_opsum(os, 4, "spin-1/2"), 1.0, dbeta=0.5, engine="tangent")
 
 
 def test_specific_heat_of_the_critical_tfim_from_derivatives():
@@ -286,8 +321,12 @@ def test_the_two_derivative_paths_reverse_mode_and_a_finite_difference_agree():
         warnings.simplefilter("ignore")  # reverse mode warns about degenerate singular values
         rv = t4a.thermodynamics(H, beta, dbeta=0.2, every=5, cutoff=1e-16, mode="reverse")
         rz = t4a.thermodynamics(H, beta, dbeta=0.2, every=5, cutoff=1e-16, mode="reverse", differentiate="log_z")
+    tr = t4a.thermodynamics(H, beta, dbeta=0.2, every=5, cutoff=1e-16, engine="traced")  # forward, traced
     assert rv.betas.tolist() == rz.betas.tolist() == [beta]
-    assert math.isclose(rv.specific_heat[0], th.specific_heat[-1], rel_tol=1e-8)
+    assert math.isclose(rv.specific_heat[0], tr.specific_heat[-1], rel_tol=1e-8)
+    # the tangent engine leaves out the rotations within the kept singular vectors (a gauge), which the
+    # traced SVD derivative divides by near-degenerate kept values: 8e-8 apart here, 1e-13 at cutoff 1e-20
+    assert math.isclose(th.specific_heat[-1], tr.specific_heat[-1], rel_tol=3e-7)
     assert math.isclose(rz.specific_heat[0], lz.specific_heat[-1], rel_tol=1e-6)  # reverse: degenerate blocks
     # and against a finite difference of the computed energies (smooth in beta)
     h = 0.05
