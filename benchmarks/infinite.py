@@ -25,6 +25,19 @@ construction and ``run()``, including its final ``canonical_form``; tensor4all: 
 including the conversion to a dense iMPS).
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 taskset -c 0 python benchmarks/infinite.py
+
+``--method vumps`` runs the VUMPS rows instead (``--method idmrg,vumps`` both):
+``tensor4all.infinite.vumps`` on Sz sectors (cell of two, grown from the Neel state by subspace
+expansion to ``1.25 chi``, then cut back to ``chi`` by the Schmidt values) against TeNPy's
+``TwoSiteVUMPSEngine`` with ``conserve="Sz"`` (TeNPy's one-site VUMPS needs a start of the target
+bond dimension, which it makes by random unitaries that do not conserve charge; its two-site
+engine grows from the same product state by a truncated SVD to ``chi_max``), and beside them
+tensor4all's iDMRG of the same case. TeNPy's VUMPS stops at ``max_E_err = 1e-13`` and
+``max_split_err = --vumps-tol``, or after ``--peer-hours``; tensor4all's at the error
+``--vumps-tol``. The energies per iteration are the environments' (each code's own), which are
+not bounds before convergence (tensor4all's dip below the fixed point's while the sectors
+settle), so the time reported is when each VUMPS came within ``1e-10 |E_ref|`` of the higher
+final, or below it, to stay (a TeNPy run stopped by the time limit counts at its end).
 """
 
 from __future__ import annotations
@@ -78,6 +91,43 @@ print(json.dumps({"trace": trace, "total": total, "final": float(E), "sweeps": l
 """
 
 
+T4A_VUMPS = r"""
+from tensor4all import infinite as inf
+spin, chi, tol, sweeps, hours = ARGS
+H = inf.infinite_model("heisenberg", cell=2, spin="1/2" if spin == "0.5" else "1")
+trace = []
+t0 = time.perf_counter()
+cb = lambda r: trace.append((time.perf_counter() - t0, r.energy))
+res = inf.vumps(H, max_bond=chi, cutoff=1e-14, conserve="Sz", tol=tol, max_iter=sweeps, callback=cb)
+total = time.perf_counter() - t0
+print(json.dumps({"trace": trace, "total": total, "final": trace[-1][1], "state_energy": float(res.energy),
+                  "sweeps": len(trace), "max_bond": res.state.max_bond, "converged": res.converged}))
+"""
+
+TENPY_VUMPS = r"""
+import logging
+logging.disable(logging.WARNING)
+import warnings
+warnings.simplefilter("ignore")
+from tenpy.models.spins import SpinChain
+from tenpy.networks.mps import MPS
+from tenpy.algorithms import vumps
+spin, chi, tol, sweeps, hours = ARGS
+M = SpinChain({"S": float(eval(spin)), "Jx": 1, "Jy": 1, "Jz": 1, "L": 2, "bc_MPS": "infinite", "conserve": "Sz"})
+states = ["up", "down"] if spin == "0.5" else ["0.0", "0.0"]
+psi = MPS.from_product_state(M.lat.mps_sites(), states, "infinite")
+t0 = time.perf_counter()
+eng = vumps.TwoSiteVUMPSEngine(psi, M, {"trunc_params": {"chi_max": chi, "svd_min": 1e-14}, "max_E_err": 1e-13,
+    "max_S_err": 1.0, "max_split_err": tol, "max_sweeps": sweeps, "max_hours": hours, "mixer": None})
+E, psi = eng.run()
+total = time.perf_counter() - t0
+st = eng.sweep_stats
+trace = [(float(t), float(e)) for t, e in zip(st["time"], st["E"])]
+print(json.dumps({"trace": trace, "total": total, "final": trace[-1][1], "sweeps": len(trace),
+                  "max_bond": int(max(psi.chi)), "converged": total < 3600 * hours and len(trace) < sweeps}))
+"""
+
+
 def _child(code: str, args: tuple) -> dict:
     src = CHILD_PRELUDE + f"ARGS = {args!r}\n" + code
     out = subprocess.run(
@@ -96,6 +146,19 @@ def _reach(trace: list, target: float, rel: float) -> float | None:
     return None
 
 
+def _settled(trace: list, target: float, rel: float) -> float | None:
+    """The first time from which every later estimate is within ``rel |target|`` of ``target`` or
+    below it (VUMPS's energies from the environments of a state not yet converged can dip below
+    the fixed point's and come back: the first crossing would flatter them)."""
+    t_in = None
+    for t, e in trace:
+        if e - target <= rel * abs(target):
+            t_in = t if t_in is None else t_in
+        else:
+            t_in = None
+    return t_in
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", default="spin1,heisenberg", help="comma-separated: spin1, heisenberg")
@@ -103,10 +166,14 @@ def main() -> None:
     ap.add_argument("--sweeps", type=int, default=300, help="at most this many sweeps")
     ap.add_argument("--chi", type=int, default=None, help="override the bond dimension (quick checks)")
     ap.add_argument("--out", default=None, help="write the per-sweep traces (JSON) here")
+    ap.add_argument("--method", default="idmrg", help="comma-separated: idmrg, vumps")
+    ap.add_argument("--vumps-tol", type=float, default=1e-7, help="VUMPS: stop at this error max ||A_C - A_L C||")
+    ap.add_argument("--peer-hours", type=float, default=0.5, help="VUMPS: stop TeNPy's run after this long")
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     traces = {}
-    for case in a.cases.split(","):
+    methods = a.method.split(",")
+    for case in a.cases.split(",") if "idmrg" in methods else []:
         spin, chi, exact = CASES[case]
         chi = a.chi or chi
         args = (spin, chi, a.tol, a.sweeps)
@@ -146,8 +213,61 @@ def main() -> None:
             )
         )
         traces[case] = {"tensor4all": ours["trace"], "tenpy": peer["trace"]}
+    for case in a.cases.split(",") if "vumps" in methods else []:
+        traces[case + "-vumps"] = _vumps_rows(case, a)
     if a.out:
         Path(a.out).write_text(json.dumps(traces))
+
+
+def _vumps_rows(case: str, a: argparse.Namespace) -> dict:
+    """The VUMPS rows of one case: tensor4all against TeNPy's two-site VUMPS, and tensor4all's iDMRG."""
+    spin, chi, exact = CASES[case]
+    chi = a.chi or chi
+    args = (spin, chi, a.vumps_tol, a.sweeps, a.peer_hours)
+    ours = _child(T4A_VUMPS, args)
+    print(
+        f"  ({case}: tensor4all VUMPS {ours['total']:.2f} s, state - exact {ours['state_energy'] - exact:.2e})",
+        flush=True,
+    )
+    peer = _child(TENPY_VUMPS, args)
+    dmrg = _child(T4A, (spin, chi, a.tol, a.sweeps))
+    ref = max(peer["final"], ours["final"])
+    r_ours, r_peer = _settled(ours["trace"], ref, 1e-10), _settled(peer["trace"], ref, 1e-10)
+    if r_peer is None and not peer["converged"]:
+        r_peer = peer["total"]  # stopped by the time limit: its end is a lower bound
+    print(f"== {case} VUMPS: chi {chi}, cell 2, conserve Sz, one thread ==")
+    print(
+        f"  finals: tensor4all {ours['final']:.15f} ({ours['sweeps']} iterations, converged {ours['converged']}), "
+        f"TeNPy {peer['final']:.15f} ({peer['sweeps']} sweeps, converged {peer['converged']})"
+    )
+    reach = (
+        "not reached"
+        if r_ours is None or r_peer is None
+        else f"{r_ours:.2f} s vs {r_peer:.2f} s: {r_ours / r_peer:.3f}x"
+    )
+    print(f"  settle within 1e-10 relative of E_ref = {ref:.15f}: {reach}")
+    print(f"  whole run: {ours['total']:.2f} s vs {peer['total']:.2f} s")
+    print(
+        f"  errors against the exact energy: tensor4all VUMPS state {ours['state_energy'] - exact:.2e}, TeNPy VUMPS "
+        f"{peer['final'] - exact:.2e}; tensor4all iDMRG state {dmrg['state_energy'] - exact:.2e} "
+        f"({dmrg['total']:.2f} s, {dmrg['sweeps']} sweeps)"
+    )
+    levels = (1e-6, 1e-7, 1e-9)
+    stays = {
+        k: [_settled(d["trace"], exact, lv / abs(exact)) for lv in levels]
+        for k, d in (("ours", ours), ("tenpy", peer), ("idmrg", dmrg))
+    }
+    fmt = lambda ts: " / ".join("never" if t is None else f"{t:.1f}" for t in ts)  # noqa: E731
+    print(
+        f"  within {' / '.join(f'{lv:.0e}' for lv in levels)} of the exact energy to stay, from (s): tensor4all VUMPS "
+        f"{fmt(stays['ours'])}, TeNPy VUMPS {fmt(stays['tenpy'])}, tensor4all iDMRG {fmt(stays['idmrg'])}"
+    )
+    row = {"case": case + "-vumps", "chi": chi, "reach": [r_ours, r_peer], "stays": stays}
+    row |= {
+        k: {x: v for x, v in d.items() if x != "trace"} for k, d in (("ours", ours), ("tenpy", peer), ("idmrg", dmrg))
+    }
+    print(json.dumps(row))
+    return {"tensor4all": ours["trace"], "tenpy": peer["trace"], "idmrg": dmrg["trace"]}
 
 
 if __name__ == "__main__":

@@ -252,6 +252,9 @@ __all__ += ["iMPS", "InfiniteMPO", "infinite_model", "vumps", "itebd", "VUMPSRes
 from .infinite import IDMRGResult, idmrg  # noqa: E402
 
 __all__ += ["idmrg", "IDMRGResult"]
+from .infinite import itdvp  # noqa: E402
+
+__all__ += ["itdvp"]
 
 
 def __dir__() -> list[str]:

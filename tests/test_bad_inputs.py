@@ -853,6 +853,24 @@ row("infinite_model-unknown", t4a.infinite_model, ("ising",), t4a.InvalidOptionE
 row("vumps-not-impo", t4a.vumps, (models.tfim(4),), t4a.Tensor4allTypeError, "must be an InfiniteMPO")
 row("vumps-cell", t4a.vumps, (t4a.infinite_model("tfim"), _IPSI), t4a.DimensionMismatchError, "same cell")
 row("itebd-steps", t4a.itebd, (_IH, _IPSI, 1.0, 0.3), t4a.InvalidOptionError, "whole number")
+row("itdvp-not-impo", t4a.itdvp, (models.tfim(4), _IPSI, 1.0, 0.1), t4a.Tensor4allTypeError, "InfiniteMPO")
+row("itdvp-dt", t4a.itdvp, (_IH, _IPSI, 1.0, 0.0), t4a.InvalidOptionError, "dt must be positive")
+row("itdvp-steps", t4a.itdvp, (_IH, _IPSI, 1.0, 0.3), t4a.InvalidOptionError, "whole number")
+row("itdvp-max-bond", t4a.itdvp, (_IH, _IPSI, 1.0, 0.1), t4a.BondDimensionError, "max_bond", max_bond=0)
+row(
+    "itdvp-cells",
+    t4a.itdvp,
+    (t4a.infinite_model("tfim", cell=3), _IPSI, 1.0, 0.1),
+    t4a.DimensionMismatchError,
+    "divide one another",
+)
+row(
+    "itdvp-local-space",
+    t4a.itdvp,
+    (t4a.infinite_model("heisenberg", spin="1", cell=2), _IPSI, 1.0, 0.1),
+    t4a.DimensionMismatchError,
+    "physical dimensions",
+)
 row(
     "fit_correlation_length-distances",
     t4a.infinite.fit_correlation_length,
@@ -878,6 +896,23 @@ row(
     conserve="Sz",
 )
 row("idmrg-conserve", t4a.idmrg, (_IH,), t4a.InvalidOptionError, "conserve must be one of", conserve="N")
+row("vumps-conserve", t4a.vumps, (_IH,), t4a.InvalidOptionError, "conserve must be one of", conserve="N")
+row(
+    "vumps-charge-per-cell",
+    t4a.vumps,
+    (t4a.infinite_model("heisenberg", cell=3),),
+    t4a.SymmetryViolationError,
+    "cannot have the charge 0",
+    conserve="Sz",
+)
+row(
+    "vumps-conserve-psi0",
+    t4a.vumps,
+    (_IH, t4a.iMPS.product_state([0, 1])),
+    t4a.InvalidOptionError,
+    "psi0=None",
+    conserve="Sz",
+)
 
 # ---- finite temperature (tensor4all.thermal): thermal_state, thermodynamics, metts ----------
 _TH = models.xx(4, conserve="Sz")

@@ -126,9 +126,10 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
         "--conserve",
         choices=("auto", "Sz", "none"),
         default="auto",
-        help="the charge an idmrg run conserves: Sz (the spin models) or none (dense; vumps and tfim, whose "
-        "parity prod X is no charge of its Z basis, run dense). auto: Sz for idmrg on the spin models, else "
-        "none (default: auto)",
+        help="the charge a run conserves: Sz (the spin models) or none (dense; tfim, whose parity prod X is no "
+        "charge of its Z basis, runs dense). auto: Sz for idmrg on the spin models, else none: a conserved "
+        "vumps run starts each bond dimension from a product state instead of the last state, so it is asked "
+        "for by --conserve Sz (default: auto)",
     )
     dmrg.copy(a, "seed", help="seed of the random initial state (default: 0)")
     dmrg.copy(a, "threads", help=dmrg.actions["threads"].help.replace("during the sweeps", "during the runs"))
@@ -181,8 +182,6 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             + (f"conserves Sz, not {args.conserve}" if charge else "conserves no charge of its basis (Z)")
             + f"; give --conserve {'Sz, ' if charge else ''}auto or none"
         )
-    elif args.conserve != "none" and args.method == "vumps":
-        parser.error("argument --conserve: --method vumps runs dense; give --conserve none, or --method idmrg")
     if args.method == "idmrg" and not hasattr(infinite, "idmrg"):
         parser.error("argument --method: idmrg is not available in this version of tensor4all; use --method vumps")
     if args.cell is None:

@@ -111,8 +111,9 @@ class IDMRGRun(BarReport):
         return run_reported(
             lambda: infinite.vumps(
                 H,
-                psi0,
+                psi0 if a.conserve == "none" else None,  # a conserved run starts from its sector's product state
                 max_bond=bond,
+                conserve=a.conserve,
                 tol=a.tol,
                 max_iter=a.max_iter,
                 cutoff=a.cutoff,
@@ -132,8 +133,7 @@ class IDMRGRun(BarReport):
         except Tensor4allError:  # not injective (a cat state of a longer period): no decay
             xi = None
         converged = res.converged
-        if self.args.method == "idmrg":
-            self.conserved = res.conserved
+        self.conserved = res.conserved
         return {
             "max_bond": bond,
             "bond_dims": [int(b) for b in psi.bond_dims],
@@ -179,7 +179,11 @@ class IDMRGRun(BarReport):
 
     def header(self, H: infinite.InfiniteMPO) -> None:
         a = self.args
-        how = "VUMPS (dense, subspace expansion)" if a.method == "vumps" else f"two-site iDMRG (conserve {a.conserve})"
+        how = (
+            f"VUMPS (conserve {a.conserve}, subspace expansion)"
+            if a.method == "vumps"
+            else f"two-site iDMRG (conserve {a.conserve})"
+        )
         self.print(f"IDMRG  {self.title()}  (infinite chain, cell {a.cell}, MPO bond dimensions {H.bond_dims})")
         self.print(
             f"       {how}, max bond {','.join(map(str, a.max_bond))}, tol {a.tol:g}, cutoff {a.cutoff:g}, seed {a.seed}"
@@ -216,7 +220,7 @@ class IDMRGRun(BarReport):
         )
         self.print(
             f"converged   {'yes' if last['converged'] else 'no'} at bond dimension {last['max_bond']}"
-            + (f"; charge conserved: {self.conserved or 'none'}" if self.args.method == "idmrg" else "")
+            + f"; charge conserved: {self.conserved or 'none'}"
         )
         xs = [(r["correlation_length"], r["entropy"][0]) for r in self.rows if r["correlation_length"]]
         entropies = [r["entropy"][0] for r in self.rows]

@@ -4,10 +4,13 @@
 * :class:`InfiniteMPO`, :func:`infinite_model`, :func:`cell_opsum` -- the cell of a
   translation-invariant Hamiltonian (a cell OpSum, a model of :mod:`tensor4all.models`, a lattice
   with one open direction);
-* :func:`vumps` -- the variational ground state (VUMPS, with subspace expansion);
+* :func:`vumps` -- the variational ground state (VUMPS, with subspace expansion), dense or on
+  charge sectors (``conserve="Sz"``);
 * :func:`idmrg` -- the ground state by McCulloch's two-site iDMRG, dense or on charge sectors
   (``conserve="Sz"``), with :class:`IDMRGResult` and its per-sweep :class:`IDMRGRecord`;
 * :func:`itebd` -- real and imaginary time evolution (iTEBD in Hastings' form);
+* :func:`itdvp` -- real and imaginary time evolution by TDVP on the uniform MPS, with
+  :class:`ITDVPResult`;
 * measurements from the transfer matrix: :func:`expect`, :func:`correlation`, :func:`string_order`,
   :func:`transfer_spectrum`, :func:`correlation_length` (per operator channel),
   :func:`extrapolate_correlation_length`, :func:`structure_factor`, :func:`energy_per_site`;
@@ -19,7 +22,8 @@
 
 Modules, bottom to top: ``tmaps`` (transfer maps and their dominant eigenvectors), ``gauge``
 (canonical forms, polar updates), ``imps``, ``impo``, ``transfer`` (measurements), ``fits`` (fitted correlation lengths), ``energy``,
-``environments`` (fixed-point MPO environments, effective Hamiltonians), ``vumps``, ``itebd``,
+``environments`` (fixed-point MPO environments, effective Hamiltonians), ``vumps_local``,
+``vumps_blocks`` and ``vumps_sectors`` (VUMPS on charge sectors), ``vumps``, ``itebd``,
 ``implicit``; ``idmrg_windows`` (the two-site iDMRG step, dense and on charge sectors) and ``idmrg``.
 """
 
@@ -33,6 +37,7 @@ from .impo import InfiniteMPO, cell_opsum, infinite_model
 from .idmrg import IDMRGRecord, IDMRGResult, idmrg
 from .implicit import fixed_point_correlation_length
 from .imps import iMPS
+from .itdvp import ITDVPResult, itdvp
 from .itebd import ITEBDResult, itebd
 from .transfer import (
     correlation,
@@ -58,6 +63,8 @@ __all__ = [
     "IDMRGRecord",
     "itebd",
     "ITEBDResult",
+    "itdvp",
+    "ITDVPResult",
     "expect",
     "correlation",
     "string_order",

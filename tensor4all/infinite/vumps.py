@@ -23,16 +23,14 @@ iterations have passed, until ``max_bond``.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from typing import Any, Callable
 
 import numpy as np
 import scipy.linalg
-import scipy.sparse.linalg
 
 from ..tools.checks import check_callable, check_cutoff, check_positive_int, check_real, check_seed
-from ..tools.errors import DimensionMismatchError, Tensor4allTypeError
+from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
 from ..tools.threads import blas_threads, check_threads
 from .energy import energy_per_site
@@ -40,78 +38,11 @@ from .environments import apply_hac, apply_hc, left_environments, right_environm
 from .gauge import mixed_canonical, polar_left, polar_right
 from .impo import InfiniteMPO
 from .imps import iMPS
+from .vumps_local import SETTLE, VUMPSRecord, VUMPSResult
+from .vumps_sectors import CONSERVE_CHOICES, run_sectors, sector_setup
+from .vumps_local import lowest as _lowest
 
 __all__ = ["vumps", "VUMPSResult", "VUMPSRecord"]
-
-
-@dataclasses.dataclass
-class VUMPSRecord:
-    """One iteration: the energy per site, the error, the largest bond dimension, seconds so far."""
-
-    iteration: int
-    energy: float
-    error: float
-    max_bond: int
-    time: float
-
-
-@dataclasses.dataclass
-class VUMPSResult:
-    """A VUMPS run: ``energy`` per site, the ``state`` (mixed canonical, diagonal ``C``), the last
-    ``error``, whether it ``converged`` (error below ``tol`` at ``max_bond``) and the ``history``."""
-
-    energy: Any
-    state: iMPS
-    error: float
-    converged: bool
-    history: list[VUMPSRecord]
-
-
-class _Local:
-    """A local problem for an eigensolver: flat vectors of the shape ``like``."""
-
-    def __init__(self, fn: Callable[[np.ndarray], np.ndarray], like: np.ndarray, dtype: np.dtype):
-        self.fn, self.like_shape = fn, like.shape
-        self.shape = (like.size, like.size)
-        self.dtype = dtype
-
-    def matvec(self, x: np.ndarray) -> np.ndarray:
-        return self.fn(x.reshape(self.like_shape)).reshape(-1)
-
-
-#: iterations after the last expansion before the error can end a run
-SETTLE = 5
-
-#: local problems of at most this many entries are diagonalized densely
-DENSE_LOCAL = 64
-#: the Krylov basis ARPACK keeps across its implicit restarts
-ARPACK_NCV = 30
-
-
-def _lowest(fn: Callable[[np.ndarray], np.ndarray], x0: np.ndarray, state_tol: float) -> np.ndarray:
-    """The lowest eigenvector of ``fn`` near ``x0``, to a residual of about ``sqrt(state_tol)``, by
-    ARPACK's implicitly restarted Lanczos (``scipy.sparse.linalg.eigsh``), which keeps a Krylov basis
-    across restarts. (Lanczos restarted from one vector converged too slowly for the small gaps of
-    ``H_AC`` near a critical point, and the inaccurate ``A_C`` drove the error back up: the critical
-    TFIM at bond dimension 64 stalled near error 1e-5; it now reaches 1e-8, the energy to 7e-10.)"""
-    dtype = np.result_type(x0)
-    op = _Local(fn, x0, dtype)
-    x = x0.reshape(-1)
-    n = x.size
-    if n <= DENSE_LOCAL:
-        m = np.column_stack([op.matvec(e) for e in np.eye(n, dtype=dtype)])
-        v = np.linalg.eigh(0.5 * (m + m.conj().T))[1][:, 0]
-    else:
-        lam = abs(np.vdot(x, op.matvec(x))) / max(float(np.vdot(x, x).real), 1e-300)
-        tol = max(float(np.sqrt(state_tol)), 1e-14) / max(lam, 1.0)  # ARPACK's tolerance is relative to |lambda|
-        lin = scipy.sparse.linalg.LinearOperator(op.shape, matvec=op.matvec, dtype=dtype)
-        try:
-            v = scipy.sparse.linalg.eigsh(lin, k=1, which="SA", v0=x, tol=tol, ncv=min(n - 1, ARPACK_NCV))[1][:, 0]
-        except scipy.sparse.linalg.ArpackNoConvergence as e:  # what it reached; the next iteration goes on
-            v = e.eigenvectors[:, 0] if e.eigenvectors.shape[1] else x
-    v = v.reshape(x0.shape)
-    ov = np.vdot(x0.reshape(-1), v.reshape(-1))  # keep the sign/phase of the start
-    return v * (abs(ov) / ov) if abs(ov) > 0 else v
 
 
 def _null_left(AL: np.ndarray) -> np.ndarray:
@@ -193,6 +124,7 @@ def vumps(
     seed: int | None = None,
     callback: Callable[[VUMPSRecord], Any] | None = None,
     threads: int | None = None,
+    conserve: str | None = "none",
 ) -> VUMPSResult:
     """The ground state of the infinite MPO ``H`` (Hermitian, real or complex) by VUMPS, from
     ``psi0`` (an :class:`iMPS` on ``H``'s cell; default: random at bond dimension 8, ``seed``)
@@ -200,7 +132,11 @@ def vumps(
     below ``tol`` at ``max_bond`` (the energy is then converged to about ``tol^2``) or after
     ``max_iter`` iterations. ``cutoff``: expansion directions of smaller relative weight are not
     added. ``callback`` gets each :class:`VUMPSRecord`. The energy per site is differentiable in
-    the couplings of ``H`` (Hellmann-Feynman: :func:`energy_per_site`)."""
+    the couplings of ``H`` (Hellmann-Feynman: :func:`energy_per_site`). ``conserve``: ``"none"``/None
+    (dense, the default), ``"Sz"``, ``"parity"`` or ``"auto"`` (the first charge of the local space
+    that ``H`` conserves, else dense): the run keeps charge 0 per cell on the charge sectors
+    (:mod:`.vumps_sectors`; from the product state of charge 0 per cell, so ``psi0`` must be None;
+    a cell of one spin 1/2 runs on a cell of two) and the result's ``conserved`` names the charge."""
     if not isinstance(H, InfiniteMPO):
         raise Tensor4allTypeError(
             f"vumps: H must be an InfiniteMPO (infinite_model, InfiniteMPO.from_opsum), got {type(H).__name__}"
@@ -211,6 +147,20 @@ def vumps(
     cutoff = check_cutoff(cutoff)
     callback = check_callable(callback, "vumps: callback")
     threads = check_threads(threads)
+    if conserve is not None and (not isinstance(conserve, str) or conserve not in CONSERVE_CHOICES):
+        raise InvalidOptionError(
+            f"vumps: conserve must be one of {', '.join(map(repr, CONSERVE_CHOICES))} or None, got {conserve!r}"
+        )
+    sectors = sector_setup(conserve, H) if psi0 is None or conserve not in ("auto", None, "none") else None
+    if sectors is not None:
+        if psi0 is not None:
+            raise InvalidOptionError(
+                f"vumps: conserve={conserve!r} starts from the product state of charge 0 per cell; give psi0=None "
+                "or conserve='none'"
+            )
+        charge, cell, states = sectors
+        with blas_threads(threads, D):
+            return run_sectors(H, cell, charge, states, D, tol, max_iter, cutoff, callback)
     n = H.cell
     if psi0 is None:
         psi0 = iMPS.random(H.local, n, min(D, 8), seed=check_seed(seed), dtype=np.result_type(H.dtype, float))

@@ -91,6 +91,20 @@ def test_idmrg_method_conserves_sz_on_the_heisenberg_chain(capsys):
     assert 0.8 < doc["central_charge"] < 1.2 and len(doc["history"][1]) == doc["rows"][1]["iterations"]
 
 
+def test_vumps_method_conserves_sz_when_asked(capsys):
+    """--method vumps --conserve Sz (VUMPS on the charge sectors): the Bethe-ansatz energy approached
+    from above as the bond grows, and the run says what it conserved; auto leaves VUMPS dense."""
+    assert main(["idmrg", "--method", "vumps", "--conserve", "Sz", "--max-bond", "8,16", "--tol", "1e-7",
+                 "--json", "-", "--quiet"]) == 0  # fmt: skip
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["parameters"]["conserve"] == "Sz" and doc["parameters"]["conserved"] == "Sz"
+    bethe = 0.25 - np.log(2.0)
+    e = [r["energy"] for r in doc["rows"]]
+    assert 0 < e[1] - bethe < e[0] - bethe < 1e-3
+    assert main(["idmrg", "--max-bond", "8", "--tol", "1e-6", "--json", "-", "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)["parameters"]["conserved"] is None
+
+
 def test_infinite_references_against_closed_forms():
     assert xxz_energy(1.0) == pytest.approx(0.25 - np.log(2.0), abs=1e-15)
     assert xxz_energy(0.5) == pytest.approx(-0.375, abs=1e-12)
@@ -130,7 +144,7 @@ def test_gapped_xxz_reference_against_vumps():
         (["--max-bond", "0"], "bond dimensions are positive integers"),
         (["--chi", "16"], "unrecognized arguments: --chi"),
         (["--method", "dmrg"], "invalid choice: 'dmrg'"),
-        (["--conserve", "Sz"], "--method vumps runs dense"),
+        (["--model", "tfim", "--conserve", "Sz"], "--model tfim conserves no charge"),
         (["--model", "tfim", "--method", "idmrg", "--conserve", "Sz"], "--model tfim conserves no charge"),
         (["--method", "idmrg", "--conserve", "parity"], "invalid choice: 'parity'"),
         (["--cell", "0"], "the unit cell has at least 1 site"),
