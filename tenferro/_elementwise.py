@@ -496,6 +496,5 @@ def _to_float(op: str, x: Any) -> Any:
 
 # batching (tidu.vmap): one application with the batch axis last (tenferro._batching)
 register_elementwise_batch(add_p, sub_p, neg_p, mul_p, div_p, conj_p, real_p, imag_p)
-for _p in (add_p, sub_p, neg_p, mul_p, div_p):  # JVP equations fixed by the avals: recorded once (tidu._replay)
-    _p.jvp_replay = True
-    _p.transpose_replay = True  # so are the transpose rule's
+for _p in (add_p, sub_p, neg_p, mul_p, div_p):  # JVP and transpose equations fixed by the avals: recorded once
+    _p.jvp_replay = _p.transpose_replay = True  # (tidu._replay, tidu._replay_transpose)
