@@ -296,6 +296,24 @@ class _Run:
 
 @keyword_hints
 @renamed_keywords({"t": "t_final"})
+def step_layers(bonds: Any, splitting: str, order: int, pending: Any, output: bool) -> tuple[list, Any]:
+    """The layers of gates of one Trotter step, ``(pairs, [(bonds, weight)])`` in order, and the
+    layer held back for the next step: the last layer of a step acts on the same pairs as the
+    first of the next one, so between two steps whose state is not measured (``output`` False)
+    it is merged into the next step's first layer (one layer of gates ``e^{-(w1 + w2) dt h}``
+    instead of two); ``pending`` is the layer the step before held back."""
+    parts = trotter_parts(bonds, splitting)
+    layers = [(parts[p], [(bonds, w)]) for p, w in trotter_sequence(order, len(parts))]
+    if pending is not None:
+        if layers and pending[0] == layers[0][0]:
+            layers[0] = (pending[0], pending[1] + layers[0][1])
+        else:
+            layers.insert(0, pending)
+    if not output and len(layers) > 1 and layers[-1][0] == layers[0][0]:
+        return layers, layers.pop()
+    return layers, None
+
+
 def tebd(
     H: Any,
     psi: MPS,
@@ -437,17 +455,8 @@ def tebd(
             bonds = first if k == 1 else source.bonds_at((k - 0.5) * dt)
             if bonds.traced:
                 run.use_tenferro()
-            parts = trotter_parts(bonds, splitting)
-            layers = [(parts[p], [(bonds, w)]) for p, w in trotter_sequence(order, len(parts))]
-            if pending is not None:
-                if layers and pending[0] == layers[0][0]:
-                    layers[0] = (pending[0], pending[1] + layers[0][1])
-                else:
-                    layers.insert(0, pending)
-                pending = None
             output = k % every == 0 or k == n_steps
-            if not output and len(layers) > 1 and layers[-1][0] == layers[0][0]:
-                pending = layers.pop()
+            layers, pending = step_layers(bonds, splitting, order, pending, output)
             for n, (pairs, factors) in enumerate(layers):  # a sweep tells each gate where the next one is
                 following = layers[n + 1][0] if splitting == "sweep" and n + 1 < len(layers) else None
                 run.layer(pairs, factors, following)

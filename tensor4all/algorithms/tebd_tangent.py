@@ -38,10 +38,10 @@ import scipy.linalg
 from ..linalg import lapack
 from ..linalg.truncation import sector_keep
 from ..networks.mps import MPS
-from ..operators.gates import BondHamiltonian, trotter_parts, trotter_sequence
+from ..operators.gates import BondHamiltonian
 from ..tools.errors import InvalidOptionError
 from .evolution import EvolutionRecord
-from .tebd import _Run
+from .tebd import _Run, step_layers
 from .tebd_blocks import BlockSite, BlockSites
 
 __all__ = ["tebd_jvp"]
@@ -259,20 +259,11 @@ def tebd_jvp(
     run = _TangentRun(psi, dt, max_bond, cutoff)
     run.dbonds = dbonds
     times, out, history = [0.0], [measure(*run.states(), 0.0)], []
-    parts = trotter_parts(bonds, "brick")
     pending = None
     for k in range(1, n_steps + 1):
         t0 = _time.perf_counter()
-        layers = [(parts[p], [(bonds, w)]) for p, w in trotter_sequence(order, len(parts))]
-        if pending is not None:
-            if layers and pending[0] == layers[0][0]:
-                layers[0] = (pending[0], pending[1] + layers[0][1])
-            else:
-                layers.insert(0, pending)
-            pending = None
         output = k % every == 0 or k == n_steps
-        if not output and len(layers) > 1 and layers[-1][0] == layers[0][0]:
-            pending = layers.pop()
+        layers, pending = step_layers(bonds, "brick", order, pending, output)
         for pairs, factors in layers:
             run.layer(pairs, factors)
         record = run.record(k, k * dt, _time.perf_counter() - t0)

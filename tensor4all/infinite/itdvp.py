@@ -66,7 +66,7 @@ import numpy as np
 import scipy.linalg
 
 from ..linalg.krylov import expm_krylov
-from ..tools.checks import check_cutoff, check_positive_int, check_real
+from ..tools.checks import check_cutoff, check_positive_int, check_real, check_time_grid
 from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
 from ..tools.threads import blas_threads, check_threads
@@ -212,13 +212,7 @@ def itdvp(
         raise Tensor4allTypeError(f"itdvp: H must be an InfiniteMPO, got {type(H).__name__}")
     if not isinstance(psi0, iMPS):
         raise Tensor4allTypeError(f"itdvp: psi0 must be an iMPS, got {type(psi0).__name__}")
-    t_final = check_real(t_final, "itdvp: t_final", low=0.0)
-    dt = check_real(dt, "itdvp: dt", low=0.0)
-    if dt <= 0:
-        raise InvalidOptionError(f"itdvp: dt must be positive, got {dt}")
-    steps = round(t_final / dt)
-    if abs(steps * dt - t_final) > 1e-9 * max(1.0, t_final):
-        raise InvalidOptionError(f"itdvp: t_final / dt must be a whole number, got {t_final} / {dt}")
+    t_final, dt, steps = check_time_grid(t_final, dt, "itdvp")
     max_bond = check_positive_int(max_bond, "itdvp: max_bond")
     cutoff = check_cutoff(cutoff)
     tol = check_real(tol, "itdvp: tol", low=0.0)

@@ -22,7 +22,7 @@ import scipy.linalg
 
 from ..linalg.truncation import truncation_keep
 from ..operators.gates import exp_gate, trotter_sequence
-from ..tools.checks import check_cutoff, check_positive_int, check_real
+from ..tools.checks import check_cutoff, check_positive_int, check_time_grid
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
 from ..tools.threads import blas_threads, check_threads
@@ -115,13 +115,7 @@ def itebd(
         raise Tensor4allTypeError(f"itebd: H must be an InfiniteMPO, got {type(H).__name__}")
     if not isinstance(psi0, iMPS):
         raise Tensor4allTypeError(f"itebd: psi0 must be an iMPS, got {type(psi0).__name__}")
-    t_final = check_real(t_final, "itebd: t_final", low=0.0)
-    dt = check_real(dt, "itebd: dt", low=0.0)
-    if dt <= 0:
-        raise InvalidOptionError(f"itebd: dt must be positive, got {dt}")
-    steps = round(t_final / dt)
-    if abs(steps * dt - t_final) > 1e-9 * max(1.0, t_final):
-        raise InvalidOptionError(f"itebd: t_final / dt must be a whole number, got {t_final} / {dt}")
+    t_final, dt, steps = check_time_grid(t_final, dt, "itebd")
     if order not in (2, 4):
         raise InvalidOptionError(f"itebd: order must be 2 or 4, got {order!r}")
     max_bond = check_positive_int(max_bond, "itebd: max_bond")

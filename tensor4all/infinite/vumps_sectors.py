@@ -41,7 +41,7 @@ from ..sites.charges import (
 from ..structured import SymmetryViolationError
 from ..tools.errors import InvalidOptionError
 from .energy import energy_per_site
-from .idmrg_windows import cell_bond_charges
+from .idmrg_windows import _offsets, cell_bond_charges
 from .gauge import mixed_canonical
 from .impo import InfiniteMPO
 from .imps import iMPS
@@ -337,14 +337,6 @@ class _Cell:
         for m, c in self.C[0].items():
             c0[o[m] : o[m] + c.shape[0], o[m] : o[m] + c.shape[1]] = c
         return out, c0
-
-
-def _offsets(bond: dict[int, int]) -> dict[int, int]:
-    out, off = {}, 0
-    for q in sorted(bond):
-        out[q] = off
-        off += bond[q]
-    return out
 
 
 def run_sectors(

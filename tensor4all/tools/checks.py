@@ -37,6 +37,7 @@ __all__ = [
     "check_positive_int",
     "is_scalar_number",
     "check_real",
+    "check_time_grid",
     "check_cutoff",
     "check_bool",
     "check_callable",
@@ -146,6 +147,20 @@ def check_real(
     if high is not None and (x >= high if high_open else x > high):
         raise InvalidOptionError(f"{what} must be {'<' if high_open else '<='} {high:g}, got {value!r}")
     return x
+
+
+def check_time_grid(t_final: Any, dt: Any, what: str) -> tuple[float, float, int]:
+    """``(t_final, dt, steps)`` of a time grid ``0, dt, ..., t_final``: ``t_final >= 0`` and ``dt > 0``
+    real numbers, ``t_final`` a whole number of steps (to 1e-9 relative), else
+    :class:`InvalidOptionError` naming ``what``."""
+    t_final = check_real(t_final, f"{what}: t_final", low=0.0)
+    dt = check_real(dt, f"{what}: dt", low=0.0)
+    if dt <= 0:
+        raise InvalidOptionError(f"{what}: dt must be positive, got {dt}")
+    steps = round(t_final / dt)
+    if abs(steps * dt - t_final) > 1e-9 * max(1.0, t_final):
+        raise InvalidOptionError(f"{what}: t_final / dt must be a whole number, got {t_final} / {dt}")
+    return t_final, dt, steps
 
 
 def check_cutoff(value: Any, what: str = "cutoff") -> float:
