@@ -19,13 +19,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from numba.core.runtime import nrt
+try:  # imported by generated modules only, but the package's import walk reaches it without Numba
+    from numba.core.runtime import nrt
+except ImportError:  # (the fast extra not installed): nothing to patch
+    nrt = None
 
 __all__ = ["load_without_refresh"]
 
 
 def load_without_refresh(dispatcher: Any) -> None:
     """Make ``dispatcher``'s disk-cache loads skip the target refresh (see the module)."""
+    if nrt is None:
+        return
     cache = getattr(dispatcher, "_cache", None)
     load = getattr(cache, "_load_overload", None)
     guard = getattr(cache, "_guard_against_spurious_io_errors", None)

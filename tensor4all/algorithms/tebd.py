@@ -294,8 +294,6 @@ class _Run:
         return rec
 
 
-@keyword_hints
-@renamed_keywords({"t": "t_final"})
 def step_layers(bonds: Any, splitting: str, order: int, pending: Any, output: bool) -> tuple[list, Any]:
     """The layers of gates of one Trotter step, ``(pairs, [(bonds, weight)])`` in order, and the
     layer held back for the next step: the last layer of a step acts on the same pairs as the
@@ -314,6 +312,8 @@ def step_layers(bonds: Any, splitting: str, order: int, pending: Any, output: bo
     return layers, None
 
 
+@keyword_hints
+@renamed_keywords({"t": "t_final"})
 def tebd(
     H: Any,
     psi: MPS,

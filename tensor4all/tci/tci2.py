@@ -19,8 +19,10 @@ Notation of Fernandez et al., SciPost Phys. 18, 104 (2025) (and TensorCrossInter
   exact and skipped (its fibers are sampled with the train's at the end).
 * Sweeps go forward and backward in turn. After each, the current tensor train is
   compared with ``f`` around a few random points (each index varied in turn from a random
-  multi-index: TensorCrossInterpolation.jl's default global pivot finder); points where
-  the error exceeds ten times the tolerance join the pivot sets as global pivots.
+  multi-index: TensorCrossInterpolation.jl's default global pivot finder; here the starts
+  are stratified over the lexicographic order, one per equal slice, so they spread over
+  the domain's large regions); points where the error exceeds ten times the tolerance join
+  the pivot sets as global pivots.
 * It stops when, for ``3`` sweeps in a row, the error estimate is below the tolerance, no
   global pivot was added and the rank did not grow (``"converged"``); when the rank sits
   at ``max_bond`` for 3 sweeps (``"max_bond"``); or after ``max_iter`` sweeps
@@ -256,13 +258,13 @@ class TCI2:
 
     def global_search(self) -> np.ndarray:
         """Multi-indices where the tensor train misses ``f`` by more than ``GLOBAL_MARGIN``
-        times the tolerance: from each of ``global_pivots`` random points, every index is
-        varied in turn and the worst point kept."""
+        times the tolerance: from each of ``global_pivots`` stratified random points
+        (:func:`stratified_starts`), every index is varied in turn and the worst point kept."""
         n = self.opts.global_pivots
         if n == 0 or self.L == 1:
             return np.zeros((0, self.L), dtype=np.int64)
         ts = self.site_tensors()
-        starts = np.stack([self.rng.integers(0, d, size=n) for d in self.dims], axis=1)
+        starts = stratified_starts(self.dims, n, self.rng)
         trial = []
         for k, d in enumerate(self.dims):
             p = np.repeat(starts, d, axis=0)
@@ -314,6 +316,28 @@ class TCI2:
             site_index.append(inverse[start : start + len(blk)].reshape(len(self.I[k]), self.dims[k], len(self.J[k])))
             start += len(blk)
         return Cross(points, site_index, rows_of, [a.copy() for a in self.I], [a.copy() for a in self.J])
+
+
+def stratified_starts(dims: list[int], n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` random multi-indices, the ``i``-th in the ``i``-th of ``n`` equal slices of the
+    index set in lexicographic order (site 0 the coarsest; to the resolution of the leading
+    sites): those are the mixed-radix digits of ``(i + u_i) / n``, ``u_i`` uniform, up to
+    the first site whose digits tell ``n`` slices apart; the rest are uniform. Stratified sampling spreads the starts of the
+    global search over the whole domain (in quantics the leading digits address its large
+    regions: Ritter et al., PRL 132, 056501 (2024)), where independent uniform starts may
+    cluster and miss a region."""
+    starts = np.empty((n, len(dims)), dtype=np.int64)
+    fraction = (np.arange(n) + rng.random(n)) / n
+    resolved = 1  # the number of slices the digits so far tell apart
+    for k, d in enumerate(dims):
+        if resolved >= n:
+            starts[:, k] = rng.integers(0, d, size=n)
+            continue
+        scaled = fraction * d
+        starts[:, k] = np.minimum(np.floor(scaled), d - 1)
+        fraction = scaled - starts[:, k]
+        resolved *= d
+    return starts
 
 
 def tt_values(ts: list[np.ndarray], points: np.ndarray) -> np.ndarray:

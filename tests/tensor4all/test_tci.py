@@ -18,6 +18,7 @@ import tensor4all as t4a
 from tensor4all import tci
 from tensor4all.tci.cache import CachedFunction
 from tensor4all.tci.lu import rrlu, rrlu_rook
+from tensor4all.tci.tci2 import stratified_starts
 from tidu.testing import check_grads
 
 
@@ -149,7 +150,7 @@ def test_tci_recovers_a_random_tensor_train_exactly(L, d, rank, seed, complex_, 
     assert res.tt.bond_dims == bonds[1:-1]  # the minimal ranks, no more
     assert res.tt.dtype == (tf.complex128 if complex_ else tf.float64)
     # the minimal number of evaluations: the entries of a one-site cross of these ranks (the
-    # parameters of the train), plus the global pivot search (5 random lines per sweep)
+    # parameters of the train), plus the global pivot search (5 stratified random lines per sweep)
     minimal = sum(bonds[k] * d * bonds[k + 1] for k in range(L))
     assert res.evaluations <= 6 * minimal + len(res.errors) * 5 * d * L
 
@@ -225,6 +226,29 @@ def test_termination_reasons():
     short = tci.crossinterpolate2(f, dims, batched=True, max_iter=1)
     assert short.termination == "max_iter" and len(short.errors) == 1 == len(short.ranks)
     assert short.error == short.errors[-1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(dims=st.lists(st.integers(1, 5), min_size=1, max_size=8), n=st.integers(1, 12), seed=st.integers(0, 2**16))
+def test_global_search_starts_are_one_per_slice_of_the_lexicographic_order(dims, n, seed):
+    # start i lies in the i-th of n equal slices of the index set in lexicographic order, up
+    # to the resolution of its leading sites (the first ones whose product reaches n)
+    starts = stratified_starts(dims, n, np.random.default_rng(seed))
+    assert starts.shape == (n, len(dims))
+    assert np.all((starts >= 0) & (starts < np.array(dims)))
+    for i, start in enumerate(starts):
+        prefix, cells = 0, 1
+        for k, d in enumerate(dims):
+            if cells >= n:
+                break
+            prefix, cells = prefix * d + int(start[k]), cells * d
+        assert prefix * n < (i + 1) * cells and (prefix + 1) * n > i * cells  # the cell meets slice i
+
+
+def test_global_search_starts_on_binary_digits_cover_every_leading_pattern():
+    starts = stratified_starts([2] * 12, 8, np.random.default_rng(3))
+    leading = starts[:, 0] * 4 + starts[:, 1] * 2 + starts[:, 2]
+    assert leading.tolist() == list(range(8))
 
 
 def test_noise_below_the_tolerance_does_not_grow_the_rank():

@@ -73,7 +73,7 @@ def test_fiber_recovers_a_random_tensor_train_exactly_with_nested_sets(L, d, ran
         assert {tuple(c[1:]) for c in J[k]} <= {tuple(c) for c in J[k + 1]}
         assert len(I[k + 1]) == len(J[k])
     # samples: the train's own (its parameters), the probes of each bond visit, the first
-    # pivot's lines and the global search's check (5 random lines per sweep)
+    # pivot's lines and the global search's check (5 stratified random lines per sweep)
     sweeps = len(res.errors)
     probes = sweeps * (L - 1) * 2 * d * rank
     assert res.evaluations <= 2 * parameters(dims, bonds[1:-1]) + probes + 2 * d * L + sweeps * 5 * d * L
