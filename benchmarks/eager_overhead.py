@@ -32,8 +32,8 @@ import tenferro as tf  # noqa: E402
 import tidu  # noqa: E402
 
 
-def bench_tenferro(W0: np.ndarray, x0: np.ndarray, steps: int):
-    W = tf.asarray(W0)
+def loop_loss(x0: np.ndarray, steps: int):
+    """``W -> sum(x_steps)``, ``x_{k+1} = tanh(W @ x_k) + x_k`` from ``x0``: the small-op workload."""
     x_init = tf.asarray(x0)
 
     def f(W):
@@ -41,6 +41,13 @@ def bench_tenferro(W0: np.ndarray, x0: np.ndarray, steps: int):
         for _ in range(steps):
             x = tf.tanh(W @ x) + x
         return tf.sum(x)
+
+    return f
+
+
+def bench_tenferro(W0: np.ndarray, x0: np.ndarray, steps: int):
+    W = tf.asarray(W0)
+    f = loop_loss(x0, steps)
 
     vg = tidu.value_and_grad(f)
     val, g = vg(W)
@@ -137,13 +144,7 @@ def vg_interleaved(W0: np.ndarray, x0: np.ndarray, steps: int, repeat: int) -> N
     """value_and_grad with respect to ``W``, tenferro and PyTorch eager interleaved (medians)."""
     if torch is None:
         return
-    W, x_init = tf.asarray(W0), tf.asarray(x0)
-
-    def f(W):
-        x = x_init
-        for _ in range(steps):
-            x = tf.tanh(W @ x) + x
-        return tf.sum(x)
+    W, f = tf.asarray(W0), loop_loss(x0, steps)
 
     vg = tidu.value_and_grad(f)
     tW, tx = torch.tensor(W0, requires_grad=True), torch.tensor(x0)
