@@ -23,8 +23,9 @@ process per framework, because in one process they disturbed each other's alloca
 GPU machine's Xeon host, tenferro's MLP program ran 3.1 ms with no page fault per call until
 PyTorch and JAX had run in the same process, then 4.4 ms with 516 page faults per call. The
 Jacobian rows are medians of several timed calls. Targets: ``jit(vmap(grad))`` at most 1.0x
-``torch.func.vmap(grad)`` and at most 2x JAX; ``jacrev``/``hessian`` at least 5x faster than
-the loop. Usage: ``python benchmarks/vmap.py [--quick]``.
+``torch.func.vmap(grad)`` and at most 2x JAX; the MLP's ``native`` row (issue 55) at most 1.0x
+torch.func and 1.5x JAX; ``jacrev``/``hessian`` at least 5x faster than the loop. Usage:
+``python benchmarks/vmap.py [--quick]``.
 """
 
 from __future__ import annotations

@@ -113,4 +113,6 @@ def scalar_expr(e: Eqn, args: list[str]) -> str:
         return f"({a} * {a})"
     if name == "reciprocal":
         return f"({one} / {a})"
+    if name == "tanh" and ws < 2:  # a real tanh that vectorizes (float32 through float64)
+        return "tanh_real(" + a + ")" if ws == 1 else f"np.float32(tanh_real(np.float64({a})))"
     return f"np.{name}({a})"
