@@ -57,13 +57,6 @@ def median_time(fn: Callable[[], Any], repeat: int = 7, budget: float = 0.2, war
     return statistics.median(times)
 
 
-def _calls_per_round(fn: Callable[[], Any], repeat: int, budget: float) -> int:
-    fn()  # warm up (plans, caches, jit compilation)
-    t0 = time.perf_counter()
-    fn()
-    return max(1, int(budget / repeat / max(time.perf_counter() - t0, 1e-7)))
-
-
 _READY, _ROUND = "@@ready", "@@round"
 
 
@@ -72,14 +65,22 @@ def serve_rounds(fn: Callable[[], Any], repeat: int = 15, budget: float = 0.6) -
     from stdin run one untimed call (the process has slept while the others ran: its caches and
     branch predictors are the others'), time one round of calls (as many as last about
     ``budget / repeat`` seconds) and write the per-call time to stdout; return at the end of
-    stdin."""
-    number = _calls_per_round(fn, repeat, budget)
+    stdin. The calls per round are counted in the first round, which runs alone on the core
+    (counted from one call at start-up, while every child warms up on the same core, a fast
+    function got 2-3 calls a round and one interruption moved a whole round)."""
+    fn()  # warm up (plans, caches, jit compilation)
     print(_READY, flush=True)
+    number = 0
     while sys.stdin.readline():
         fn()
         t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
+        if number == 0:  # the first round: calls until its share of the budget has passed
+            while number == 0 or time.perf_counter() - t0 < budget / repeat:
+                fn()
+                number += 1
+        else:
+            for _ in range(number):
+                fn()
         print(f"{_ROUND} {(time.perf_counter() - t0) / number!r}", flush=True)
 
 
