@@ -46,7 +46,9 @@ class SweepBackend(Protocol):
     MPO (and the pair); ``split`` cuts the new local tensor at ``step.bond`` with the truncation
     (and the noise ``alpha`` of the basis; ``keep_bond``: one-site TDVP keeps a bond matrix
     aside), leaving the site the centre leaves orthonormal, and returns ``(bond dimension,
-    discarded weight)``; ``move`` builds that site's environment block; ``normalize`` scales the
+    discarded weight)``; a backend whose local operators give their matrix (``op.dense()``, the
+    sector backend) also takes ``level=``, the rest of a degenerate lowest level that the dense
+    local solver found (passed only then); ``move`` builds that site's environment block; ``normalize`` scales the
     centre to norm 1, ``energy`` measures there, ``single_site`` solves a chain of one site
     exactly; the ``*_bytes`` estimates feed the memory statistics.
 
@@ -116,13 +118,16 @@ class SectorStart:
     """A conserved run's start: the MPO bond charges ``w_charges``, the basis charges ``q`` of
     every site, the charge ``modulus`` (0: U(1)), and either a product of basis ``states`` or
     the ``SymmetricTensor`` ``sites`` of a state in the sector (an MPS's sites: the backend
-    sweeps over them as they are, in the one block-sparse format)."""
+    sweeps over them as they are, in the one block-sparse format); ``centered``: those sites are
+    already right-orthonormal from site 1 on (``MPS.center == 0``), so no QR sweep brings them
+    there."""
 
     w_charges: Sequence[np.ndarray]
     q: Sequence[Sequence[int]]
     states: Sequence[int] | None = None
     sites: Sequence[Any] | None = None
     modulus: int = 0
+    centered: bool = False
 
 
 def make_backend(
@@ -132,7 +137,9 @@ def make_backend(
     tracers anywhere in ``ws`` or ``psi`` (the differentiable backend on tenferro tensors), else
     dense arrays ``psi`` (placed by ``placement``)."""
     if sector is not None:
-        sites = None if sector.sites is None else canonical_sites(sector.sites, 0)
+        sites = sector.sites
+        if sites is not None and not sector.centered:
+            sites = canonical_sites(sites, 0)
         return SectorBackend(
             ws, sector.w_charges, sector.q, sector.states, modulus=sector.modulus, sites=sites, placement=placement
         )

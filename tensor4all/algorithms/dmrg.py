@@ -304,6 +304,7 @@ def _engine(ws_run: list[np.ndarray], psi0: MPS | None, H: MPO, ws: list[np.ndar
     (``SectorEngine``); both have the same ``sweep``/``psi``/``operator_gradients``."""
     if opts["conserve"] is not None:
         states = sites = None
+        centered = False  # sites right-orthonormal from site 1 on (psi0's known centre at 0)
         sector = opts["sector"]
         if psi0 is not None:
             check_compatible(psi0, H)
@@ -312,7 +313,7 @@ def _engine(ws_run: list[np.ndarray], psi0: MPS | None, H: MPO, ws: list[np.ndar
                 check_finite_arrays(leaves_of(psi0.tensors), "dmrg: psi0")
                 if not float(psi0.norm()) > 0.0:
                     raise ZeroNormError("dmrg: the start state psi0 has norm 0; give a nonzero state")
-                sites = psi0.tensors
+                sites, centered = psi0.tensors, psi0.center == 0
             else:
                 states = start_states(psi0, opts["conserve"], opts["conserve_origin"])
         spec = resolve_sector(opts["conserve"], sector, opts["local"], ws, states)
@@ -343,6 +344,7 @@ def _engine(ws_run: list[np.ndarray], psi0: MPS | None, H: MPO, ws: list[np.ndar
                 modulus=spec.modulus,
                 seed=opts["seed"],
                 sites=sites,
+                centered=centered,
                 placement=opts["placement"],
             )
             engine.sector = spec.sector(engine.target)

@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .sector_dense import DENSE_ABSORB_ROWS, Dense, absorb_dense, sandwich_dense
+from .sector_dense import DENSE_ABSORB_ROWS, SHARED_PLANS, Dense, absorb_dense, sandwich_dense
 
 __all__ = ["AbsorbGroup", "AbsorbPlan", "absorb_groups", "absorb_mpo", "sandwich"]
 
@@ -101,7 +101,7 @@ def absorb_mpo(
     if plans is None or xp is not np:
         return _absorb(env, groups, c_out, pieces, key, norm, xp, dtype)
     if sum(pieces.size.values()) <= DENSE_ABSORB_ROWS:
-        return absorb_dense(env, groups, c_out, pieces, key(0, 1) == (0, 1), norm, dtype, plans)
+        return absorb_dense(env, groups, c_out, pieces, key(0, 1) == (0, 1), norm, dtype, SHARED_PLANS)
     shape = tuple(tuple((q, e.shape) for q, e in d.items()) for d in env)
     plan_key = (id(groups), id(pieces), shape)
     held = plans.get(plan_key)

@@ -56,8 +56,9 @@ from ..structured import U1, SymmetricTensor, Zn
 from ..tools.device import cupy_module, to_device
 from ..structured.site_matrices import Pieces, SiteMatrices, bond_sectors
 from ..networks.environments import EnvCache
-from .sector_absorb import absorb_groups, absorb_mpo, sandwich
+from .sector_absorb import MAX_PLANS, absorb_groups, absorb_mpo, sandwich
 from .sector_dense import Dense
+from .sector_flat import FLAT_MAX_ENTRIES, FlatSite, write_cols, write_rows
 from .sector_sides import SectorSides
 from .sector_operator import Env, PreparedRectangles, SectorOperator
 from .schedule import LEFT, RIGHT, Step
@@ -74,6 +75,9 @@ same step: its environment and bond have not changed in between), so keeping the
 of the absorbing; one half-sweep's worth is about ``L`` absorbed environments (an 8 x 4
 Hubbard cylinder at bond dimension 400: about 0.5 GB). Entries that would exceed the budget
 are not kept (they are rebuilt when needed)."""
+
+
+_GROUPS: dict[tuple, tuple[list, list]] = {}  # an MPO tensor's absorb groups, per (tensor, charges, modulus)
 
 
 @dataclass
@@ -132,7 +136,7 @@ class SectorBackend(SectorSides):
         self._pieces_made: dict[tuple, Pieces] = {}
         self.dtype = np.result_type(*ws, np.float64)
         self._set_tables(ws, w_charges)
-        self.sites: list[SymmetricTensor] = []
+        self._sites: list[SymmetricTensor | None] = []  # None: held as the flat site only (``sites`` makes it)
         if sites is not None:  # a state in the sector, sites 1..L-1 right-canonical
             self.dtype = np.result_type(self.dtype, *(np.dtype(t.dtype.name) for t in sites))
         self.layout = SiteMatrices(U1() if modulus == 0 else Zn(modulus), modulus, self.dtype, self.xp, placement)
@@ -142,7 +146,7 @@ class SectorBackend(SectorSides):
             for t in sites:
                 keys = list(t.blocks)
                 blocks = to_device([np.asarray(b).astype(self.dtype) for b in t.leaves], self.layout.placement)
-                self.sites.append(self.layout.tensor(dict(zip(keys, blocks)), t.legs))
+                self._sites.append(self.layout.tensor(dict(zip(keys, blocks)), t.legs))
             (self.target,) = self.bonds[-1]
         else:  # product state in the sector
             self.phys = [phys_leg(self.layout.symmetry, self.q[i], i)[0] for i in range(self.L)]
@@ -150,11 +154,12 @@ class SectorBackend(SectorSides):
             ql = 0
             for i, s in enumerate(states):
                 qr = self.norm(ql + self.q[i][s])
-                self.sites.append(self._site(i, [((ql, s), self.xp.ones((1, 1), dtype=self.dtype))], {ql: 1}, {qr: 1}))
+                self._sites.append(self._site(i, [((ql, s), self.xp.ones((1, 1), dtype=self.dtype))], {ql: 1}, {qr: 1}))
                 self.bonds.append({qr: 1})
                 ql = qr
             self.target = ql
         self._site_bytes: list[int | None] = [None] * self.L  # counted when asked (psi_bytes)
+        self._flat: list[FlatSite | None] = [None] * self.L  # the sites as buffers (.sector_flat), on the host
         self._absorbed: dict[tuple[str, int], tuple[Env, dict[int, int], tuple[Env, PreparedRectangles], int]] = {}
         self._absorbed_bytes = 0
         one = self.xp.ones((1, 1), dtype=self.dtype)
@@ -167,27 +172,38 @@ class SectorBackend(SectorSides):
         """The MPO and its nonzero entries per site: by right state (for ``LW``) and by left
         state (for ``WR``)."""
         self.c = [[int(x) for x in c] for c in w_charges]  # bonds 0..L
-        by_right: list[dict[int, list]] = []
-        by_left: list[dict[int, list]] = []
+        self.lw_groups, self.wr_groups = [], []
         for i, w in enumerate(ws):
-            w = np.asarray(w)
-            br: dict[int, list] = {}
-            bl: dict[int, list] = {}
-            for a, s, t, b in zip(*np.nonzero(w)):
-                if self.c[i + 1][b] != self.norm(int(self.c[i][a]) + self.q[i][s] - self.q[i][t]):
-                    continue  # rounding left by the MPO compression (below the charge check's tolerance)
-                v = w[a, s, t, b]
-                br.setdefault(int(b), []).append((int(a), int(s), int(t), v))
-                bl.setdefault(int(a), []).append((int(b), int(s), int(t), v))
-            by_right.append(br)
-            by_left.append(bl)
-        # grouped for absorb_mpo: LW's environment states are the left ones (bond i), WR's the right
-        self.lw_groups = [absorb_groups(br, self.c[i], self.norm) for i, br in enumerate(by_right)]
-        self.wr_groups = [absorb_groups(bl, self.c[i + 1], self.norm) for i, bl in enumerate(by_left)]
+            lw_groups, wr_groups = self._groups(i, np.asarray(w))
+            self.lw_groups.append(lw_groups)
+            self.wr_groups.append(wr_groups)
         self.ws = [np.asarray(w) for w in ws]
         self._plans: dict = {}  # absorb plans (of the old MPO tensors)
         self._absorbed = {}  # built from the old MPO tensors
         self._absorbed_bytes = 0
+
+    def _groups(self, i: int, w: np.ndarray) -> tuple[list, list]:
+        """Site ``i``'s MPO entries grouped for :func:`.sector_absorb.absorb_mpo`: by right state
+        (``LW``'s environment states are the left ones, bond ``i``) and by left state (``WR``'s).
+        Made once per distinct tensor, charges and modulus (:data:`_GROUPS`): the bulk sites of a
+        chain share one MPO tensor, and the absorb plans know the groups by identity."""
+        ci, cj, qi = self.c[i], self.c[i + 1], self.q[i]
+        key = (w.shape, w.dtype.str, w.tobytes(), tuple(ci), tuple(cj), tuple(qi), self.norm(-1))
+        held = _GROUPS.get(key)
+        if held is not None:
+            return held
+        br: dict[int, list] = {}
+        bl: dict[int, list] = {}
+        for a, s, t, b in zip(*np.nonzero(w)):
+            if cj[b] != self.norm(int(ci[a]) + qi[s] - qi[t]):
+                continue  # rounding left by the MPO compression (below the charge check's tolerance)
+            v = w[a, s, t, b]
+            br.setdefault(int(b), []).append((int(a), int(s), int(t), v))
+            bl.setdefault(int(a), []).append((int(b), int(s), int(t), v))
+        if len(_GROUPS) >= MAX_PLANS:
+            _GROUPS.clear()
+        held = _GROUPS[key] = (absorb_groups(br, ci, self.norm), absorb_groups(bl, cj, self.norm))
+        return held
 
     def set_operator(self, ws: Sequence[np.ndarray], w_charges: Sequence[np.ndarray] | None = None) -> None:
         """Use the MPO ``ws`` (bond-state charges ``w_charges``) from now on, the state kept: a
@@ -198,15 +214,7 @@ class SectorBackend(SectorSides):
         self.promote(np.result_type(*ws))
         self._rebuild_envs()
 
-    # ---- the sites: symmetric tensors read and written as matrices per basis state ---------
-    def _site(self, i: int, pieces: Any, left: dict[int, int], right: dict[int, int]) -> SymmetricTensor:
-        """Site ``i`` from the matrices ``((q_l, s), A)`` of ``pieces`` (:meth:`SiteMatrices.build`)."""
-        return self.layout.build(pieces, left, self.phys[i], right)
-
-    def _map_blocks(self, i: int, fn: Callable[[Any], Any]) -> None:
-        """Site ``i`` with ``fn`` applied to every block's array."""
-        self._set_site(i, self.layout.map_blocks(self.sites[i], fn))
-
+    # ---- the sites (read, written, made flat and back: .sector_sides) ------------------
     def host_sites(self) -> list[SymmetricTensor]:
         """The sites on the host (copied from the device where they live there)."""
         return list(self.sites) if self.xp is np else [self.layout.host(t) for t in self.sites]
@@ -222,10 +230,6 @@ class SectorBackend(SectorSides):
     def norm(self, c: int) -> int:
         return c % self.modulus if self.modulus else c
 
-    def _set_site(self, i: int, site: SymmetricTensor) -> None:
-        self.sites[i] = site
-        self._site_bytes[i] = None
-
     # ---- environments ----------------------------------------------------------------
     def _right_env(self, j: int) -> Env:
         """``R_j`` from ``R_{j+1}`` and the right-canonical site ``j`` (its ``WR`` sandwiched
@@ -235,7 +239,7 @@ class SectorBackend(SectorSides):
         vs = dict(zip(charges, self._col_matrices(j, cols, charges)))
         return sandwich(
             self._wr(j, cols)[0],
-            {m: v.conj() for m, v in vs.items()},
+            {m: v.conj() if v.dtype.kind == "c" else v for m, v in vs.items()},
             {m: v.T for m, v in vs.items()},
             self.c[j],
             self.norm,
@@ -281,17 +285,16 @@ class SectorBackend(SectorSides):
     ) -> tuple[Env, PreparedRectangles]:
         """Site ``i``'s absorbed environment on ``side``, as kept when its environment ``env``
         and outer ``bond`` are still the ones it was built from (see ``ABSORBED_CACHE_BYTES``),
-        else built and kept while the budget allows (entries of environments no longer held are
-        dropped first)."""
+        else built and kept while the budget allows (the entries of environments no longer held
+        are dropped where the environments change: :meth:`_drop_absorbed`)."""
         held = self._absorbed.get((side, i))
         if held is not None and held[0] is env and held[1] == bond:
             return held[2]
         out = build()
         nbytes = _env_bytes(out[0])
-        for key, (old_env, _, _, n) in list(self._absorbed.items()):
-            if key == (side, i) or not self.envs.holds(key[0], key[1] + (key[0] == "right"), old_env):
-                del self._absorbed[key]
-                self._absorbed_bytes -= n
+        if held is not None:
+            del self._absorbed[(side, i)]
+            self._absorbed_bytes -= held[3]
         if self._absorbed_bytes + nbytes <= ABSORBED_CACHE_BYTES:
             self._absorbed[(side, i)] = (env, dict(bond), out, nbytes)
             self._absorbed_bytes += nbytes
@@ -320,14 +323,28 @@ class SectorBackend(SectorSides):
         return SectorLocal(step, op, v0, rows, cols, (fl, fr), lw, wr)
 
     def split(
-        self, local: SectorLocal, v: np.ndarray, *, alpha: float, max_bond: int, cutoff: float, keep_bond: bool = False
+        self,
+        local: SectorLocal,
+        v: np.ndarray,
+        *,
+        alpha: float,
+        max_bond: int,
+        cutoff: float,
+        keep_bond: bool = False,
+        level: Sequence[np.ndarray] = (),
     ) -> tuple[int, float]:
         """One SVD per sector of the cut, one truncation across all of them; the weights move
         with the centre, a bare side's factor merges into the next site (with ``keep_bond``, as
-        one-site TDVP needs, it is kept for :meth:`backward_problem` instead)."""
+        one-site TDVP needs, it is kept for :meth:`backward_problem` instead). ``level``: the rest
+        of a degenerate lowest level (``eigensolver.dense_lowest_level``), whose vectors join
+        ``v``'s blocks as the expansion terms do: the basis kept is that of the level's equal
+        mixture, the state stays ``v``."""
         step, rows, cols = local.step, local.rows, local.cols
         (fl, fr), b, sectors = local.fused, step.bond, local.op.sectors
         blocks = local.op.views(v)
+        for x in level:  # [X[m], X'[m]] (moving right; stacked below moving left), as _expanded
+            axis = 1 if step.direction == RIGHT else 0
+            blocks = [np.concatenate([a, c], axis=axis) for a, c in zip(blocks, local.op.views(x))]
         if alpha > 0.0:
             sectors, blocks = self._expanded(local, blocks, alpha)
         kept, err = svd_sectors(dict(zip(sectors, blocks)), max_bond, cutoff)
@@ -341,35 +358,24 @@ class SectorBackend(SectorSides):
         # the left factor: site b-1's blocks, or merged into them; the same on the right
         if keep_bond and not (fl and fr):  # the bare side's factor, its far environment, the old bond
             self._bond = (lf, self.envs.left(b), rows) if not fl else (rf, self.envs.right(b), cols)
-        if fl:  # sectors that only the expansion brought hold no part of the state (X[m] empty)
+        # small sites on the host: buffers, one gather each (.sector_flat)
+        flat = self.xp is np and sum(x.size for x in lf.values()) <= FLAT_MAX_ENTRIES
+        if fl and flat:  # sectors that only the expansion brought hold no part of the state (X[m] empty)
+            legs = (self.layout.leg(self.bonds[b - 1], False), self.phys[b - 1], self.layout.leg(new_bond, True))
+            self._set_flat(b - 1, write_rows(lf, rows, self.phys[b - 1], legs))
+        elif fl:
             self._set_site(b - 1, self.layout.from_rows(lf, rows.groups, self.bonds[b - 1], self.phys[b - 1], new_bond))
         elif not keep_bond:
             self._merge_left(b - 1, lf)
-        if fr:
+        if fr and self.xp is np and sum(x.size for x in rf.values()) <= FLAT_MAX_ENTRIES:
+            legs = (self.layout.leg(new_bond, False), self.phys[b], self.layout.leg(self.bonds[b + 1], True))
+            self._set_flat(b, write_cols(rf, cols, self.phys[b], legs))
+        elif fr:
             self._set_site(b, self.layout.from_cols(rf, cols.groups, new_bond, self.phys[b], self.bonds[b + 1]))
         elif not keep_bond:
             self._merge_right(b, rf)
         self.bonds[b] = new_bond
         return sum(new_bond.values()), float(err)
-
-    def _merge_left(self, i: int, fac: dict[int, np.ndarray]) -> None:
-        """Site ``i``'s blocks times ``fac[m]`` on their right bond of charge ``m`` (the rows of
-        ``fac`` beyond the bond's old dimension meet the zero padding); others drop out."""
-        out = []
-        for (ql, s), blk in self.layout.matrices(self.sites[i]):
-            f = fac.get(self.norm(ql + self.q[i][s]))
-            if f is not None:
-                out.append(((ql, s), blk @ f[: blk.shape[1]]))
-        right = {m: f.shape[1] for m, f in sorted(fac.items())}
-        self._set_site(i, self._site(i, out, bond_sectors(self.sites[i].legs[0]), right))
-
-    def _merge_right(self, j: int, fac: dict[int, np.ndarray]) -> None:
-        """Site ``j``'s blocks times ``fac[m]`` on their left bond of charge ``m``."""
-        out = [
-            ((m, s), fac[m][:, : blk.shape[0]] @ blk) for (m, s), blk in self.layout.matrices(self.sites[j]) if m in fac
-        ]
-        left = {m: f.shape[0] for m, f in sorted(fac.items())}
-        self._set_site(j, self._site(j, out, left, bond_sectors(self.sites[j].legs[2])))
 
     def _expanded(self, local: SectorLocal, xs: list[np.ndarray], alpha: float) -> tuple[list[int], list[np.ndarray]]:
         """The sectors of the cut and ``[X[m], alpha P[m]]`` (moving right; stacked below moving
@@ -397,8 +403,19 @@ class SectorBackend(SectorSides):
         step = local.step
         absorbed = local.lw if step.direction == RIGHT else local.wr
         basis = local.basis
-        env = sandwich(absorbed, {m: u.conj().T for m, u in basis.items()}, basis, self.c[step.bond], self.norm)
+        bra = {m: u.conj().T if u.dtype.kind == "c" else u.T for m, u in basis.items()}  # no copies of real ones
+        env = sandwich(absorbed, bra, basis, self.c[step.bond], self.norm)
         self.envs.moved(step.direction, step.bond, env)
+        self._drop_absorbed(step.bond)
+
+    def _drop_absorbed(self, b: int) -> None:
+        """The absorbed environments built from those a move across bond ``b`` replaced or
+        dropped (``left(b)`` and ``right(b)``: the entries ``("left", b)`` and ``("right", b - 1)``),
+        dropped (the only environments that change between rebuilds of them all)."""
+        for key in (("left", b), ("right", b - 1)):
+            held = self._absorbed.pop(key, None)
+            if held is not None:
+                self._absorbed_bytes -= held[3]
 
     # ---- TDVP's backward steps (see _sweep.Sweep.evolve) --------------------------------
     def backward_problem(self, step: Step) -> SectorLocal:
@@ -466,10 +483,10 @@ class SectorBackend(SectorSides):
 
     def state_norm(self) -> float:
         """The norm of the state (centre at site 0)."""
-        return float(np.sqrt(self.layout.norm2(self.sites[0])))
+        return float(np.sqrt(self._norm2(0)))
 
     def normalize(self) -> None:
-        norm = np.sqrt(self.layout.norm2(self.sites[0]))
+        norm = np.sqrt(self._norm2(0))
         self._map_blocks(0, lambda a: a / norm)
 
     def single_site(self) -> float:
@@ -492,8 +509,12 @@ class SectorBackend(SectorSides):
         """The absorbed environments not kept for reuse (a bare side's is in the environment
         cache) and a few vectors of the eigensolver."""
         fl, fr = local.fused
-        kept = {id(held[2][0]) for held in self._absorbed.values()}  # counted in env_bytes
-        absorbed = [env for fused, env in ((fl, local.lw), (fr, local.wr)) if fused and id(env) not in kept]
+        b = local.step.bond
+        absorbed = [  # those kept are counted in env_bytes (each is kept under its own key only)
+            env
+            for fused, key, env in ((fl, ("left", b - 1), local.lw), (fr, ("right", b), local.wr))
+            if fused and (self._absorbed.get(key) is None or self._absorbed[key][2][0] is not env)
+        ]
         return sum(_env_bytes(env) for env in absorbed) + 6 * local.v0.nbytes
 
     def env_bytes(self) -> int:
@@ -502,7 +523,7 @@ class SectorBackend(SectorSides):
     def psi_bytes(self) -> int:
         for i, n in enumerate(self._site_bytes):
             if n is None:
-                self._site_bytes[i] = self.layout.nbytes(self.sites[i])
+                self._site_bytes[i] = self.layout.nbytes(self._sites[i])
         return sum(self._site_bytes)
 
     def bond_dims(self) -> list[int]:
@@ -515,7 +536,7 @@ class SectorBackend(SectorSides):
     def energy(self) -> float:
         """``<psi|H|psi> / <psi|psi>`` from the site-0 tensor and the right environment."""
         r0 = self._right_env(0)[0].get(0)
-        norm2 = self.layout.norm2(self.sites[0])
+        norm2 = self._norm2(0)
         return float(np.real(r0[0, 0]) / norm2) if r0 is not None and norm2 > 0 else 0.0
 
     def dense_sites(self) -> list[np.ndarray]:

@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["Dense", "DENSE_ABSORB_ROWS", "absorb_dense", "sandwich_dense", "gathered_matrix"]
+__all__ = ["Dense", "DENSE_ABSORB_ROWS", "WholeProduct", "absorb_dense", "sandwich_dense", "gathered_matrix"]
 
 DENSE_ABSORB_ROWS = 64
 """Sides of at most this many fused rows are absorbed on whole arrays (:func:`absorb_dense`)."""
@@ -80,6 +80,13 @@ class _Views(Mapping):
         return len(self._where)
 
 
+SHARED_PLANS: dict = {}
+"""The plans of :func:`absorb_dense` that the charge-sector sweeps share (every run, site and
+backend): the layouts know a side's pieces and the MPO's groups by identity, and the backend
+shares those per structure (:meth:`.sector_sides.SectorSides._pieces`, the MPO tensor's groups), so
+that a step whose structure recurs (the next sweep, the next run of the same chain) finds its layout
+made. Bounded as every plans dict here (:data:`MAX_LAYOUTS`, :data:`INDEX_BYTES`)."""
+
 _WHERE: dict[tuple, list] = {}  # the blocks' places per (order, sizes, MPO charges, modulus)
 
 
@@ -118,12 +125,12 @@ def _dense_mpo(groups: Sequence[Any], n_env: int, d: int, n_out: int, plans: dic
     return held[1]
 
 
-def _layout(pieces: Any, rowwise: bool, env: Any, n_out: int, plans: dict) -> tuple:
+def _layout(pieces: Any, rowwise: bool, env: Any, n_out: int, plans: dict) -> list:
     """Where :func:`absorb_dense` reads: the environment's bond (charge -> first index: a
     :class:`Dense` ``env``'s order, else that of ``pieces``) and its dimension, the physical
     dimension, each sector's first row in the side's order, and per output entry ``(w, i, j)``
-    its index in the product ``W^T E`` (``(s_i, s_j, w)`` by ``(a_i, a_j)``, flattened); kept in
-    ``plans``."""
+    its index in the product ``W^T E`` (``(s_i, s_j, w)`` by ``(a_i, a_j)``, flattened), and a slot
+    for the output blocks' places (:func:`absorb_dense` fills it); kept in ``plans``."""
     order = env.starts if isinstance(env, Dense) else None
     key = ("dense", id(pieces), rowwise, None if order is None else (tuple(order.items()), env.dense.shape[1]), n_out)
     held = plans.get(key)
@@ -153,7 +160,7 @@ def _layout(pieces: Any, rowwise: bool, env: Any, n_out: int, plans: dict) -> tu
     s = np.repeat(state, count)
     ij = (s[:, None] * d + s[None, :]) * (n_out * big * big) + a[:, None] * big + a[None, :]
     index = ij[None] + (np.arange(n_out) * (big * big))[:, None, None]
-    layout = (order, big, d, starts, index)
+    layout = [order, big, d, starts, index, None]  # the last: the blocks' places (absorb_dense)
     held_bytes = plans.get(_BYTES, 0) + index.nbytes
     if held_bytes > INDEX_BYTES or len(plans) >= MAX_LAYOUTS:  # the absorb plans go too (rebuilt when met again)
         plans.clear()
@@ -183,7 +190,8 @@ def absorb_dense(
     s_j)] = sum_x W[x, s_i, s_j, w] E[x][a_i, a_j]``, the sums of the blocked absorption. No
     regions (the blocks of a small side are multiplied whole)."""
     n_out = len(c_out)
-    order, big, d, starts, index = _layout(pieces, rowwise, env, n_out, plans)
+    layout = _layout(pieces, rowwise, env, n_out, plans)
+    order, big, d, starts, index, where = layout
     if isinstance(env, Dense):
         e = env.dense
     else:
@@ -195,7 +203,10 @@ def absorb_dense(
                 e[x, r0 : r0 + blk.shape[0], c0 : c0 + blk.shape[1]] = blk
     w = _dense_mpo(groups, len(env), d, n_out, plans)
     out = (w.T @ e.reshape(len(env), -1)).reshape(-1).take(index).astype(dtype, copy=False)
-    return Dense(out, starts, _where(starts, pieces.size, c_out, norm)), [{} for _ in c_out]
+    charges = (tuple(c_out), norm(-1))
+    if where is None or where[0] != charges:  # the blocks' places, kept with the layout
+        where = layout[5] = (charges, _where(starts, pieces.size, c_out, norm))
+    return Dense(out, starts, where[1]), [{} for _ in c_out]
 
 
 def sandwich_dense(absorbed: Dense, bra: dict, ket: dict, c: Sequence[int], norm: Callable) -> Dense:
@@ -243,3 +254,50 @@ def gathered_matrix(lw: Dense, wr: Dense, sectors: list[int], rows: Any, cols: A
     left = lw.dense.reshape(w, -1).take(at_l, axis=1)
     right = wr.dense.reshape(w, -1).take(at_r, axis=1)
     return np.einsum("wk,wk->k", left, right).reshape(n, n)
+
+
+_PLACES: dict[tuple, tuple] = {}  # the flat states' places in X per (sides, sectors, orders)
+
+
+def _places(lw: Dense, wr: Dense, sectors: list[int], rows: Any, cols: Any) -> np.ndarray:
+    """Where each flattened state ``t`` (sector ``m``, row ``i``, column ``j``) sits in the whole
+    matrix ``X`` of a local problem between two :class:`Dense` sides (rows in ``lw``'s order,
+    columns in ``wr``'s): ``r_t * C + c_t``. Made once per structure."""
+    nc = wr.dense.shape[1]
+    key = (id(rows), id(cols), tuple(sectors), tuple(lw.starts.items()), tuple(wr.starts.items()), nc)
+    held = _PLACES.get(key)
+    if held is None or held[0] is not rows or held[1] is not cols:
+        at = [
+            ((lw.starts[m] + np.arange(rows.size[m]))[:, None] * nc + (wr.starts[m] + np.arange(cols.size[m]))).ravel()
+            for m in sectors
+        ]
+        if len(_PLACES) >= MAX_LAYOUTS:
+            _PLACES.clear()
+        held = _PLACES[key] = (rows, cols, np.concatenate(at) if at else np.zeros(0, dtype=np.intp))
+    return held[2]
+
+
+class WholeProduct:
+    """``y = H x`` of a local problem between two :class:`Dense` sides on their whole arrays:
+    ``Y = sum_w LW[w] X WR[w]^T`` with ``X`` the flat state scattered into its sectors' blocks
+    (zeros elsewhere) and ``y`` gathered back. One batched GEMM (``X WR[w]^T`` for every ``w``)
+    and one GEMM over ``(w, row)`` instead of two small GEMMs per term: a few calls whatever the
+    number of terms, at the price of the zero blocks' flops (``2 W R C (R + C)``). Equal to the
+    products by blocks to rounding: an entry of ``Y`` outside the sectors' blocks is never read,
+    and one inside them sums exactly the terms of the blocked product plus zeros."""
+
+    __slots__ = ("places", "lw_rows", "wr_t", "size")
+
+    def __init__(self, lw: Dense, wr: Dense, sectors: list[int], rows: Any, cols: Any):
+        w, nr = lw.dense.shape[:2]
+        self.places = _places(lw, wr, sectors, rows, cols)
+        self.lw_rows = np.ascontiguousarray(lw.dense.transpose(1, 0, 2).reshape(nr, w * nr))  # [r, (w, r')]
+        self.wr_t = np.ascontiguousarray(wr.dense.transpose(0, 2, 1))  # WR[w]^T
+        self.size = (nr, wr.dense.shape[1])
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        nr, nc = self.size
+        whole = np.zeros(nr * nc, dtype=np.result_type(x, self.wr_t))
+        whole[self.places] = x
+        xw = np.matmul(whole.reshape(nr, nc), self.wr_t)  # (w, r', c): X WR[w]^T
+        return (self.lw_rows @ xw.reshape(-1, nc)).reshape(-1).take(self.places)

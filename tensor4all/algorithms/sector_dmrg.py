@@ -135,9 +135,10 @@ class SectorEngine(Sweep):
         max_iter: int = MAX_ITER,
         seed: int | None = 0,
         sites: Sequence[Any] | None = None,
+        centered: bool = False,
         placement: Any = None,
     ):
-        start = SectorStart(w_charges, site_charges, states, sites, modulus)
+        start = SectorStart(w_charges, site_charges, states, sites, modulus, centered)
         super().__init__(make_backend(ws, sector=start, placement=placement), solver, max_iter=max_iter, seed=seed)
 
     def sweep(

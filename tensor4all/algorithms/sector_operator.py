@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..tools.device import array_module, is_device_array, to_host
-from .sector_dense import Dense, gathered_matrix
+from .sector_dense import Dense, WholeProduct, gathered_matrix
 
 __all__ = ["SectorOperator", "SPARSE_CALL_FLOPS", "DENSE_OPERATOR_BYTES", "GATHER_ENTRIES", "PreparedRectangles"]
 
@@ -108,7 +108,10 @@ class SectorOperator:
     small chains need: their local problems hold tens to hundreds of states in up to a hundred
     terms, and the calls, not the arithmetic, take the time. Between two small sides held as
     whole arrays (:class:`~.sector_dense.Dense`) such a matrix is gathered from them at once
-    (:data:`GATHER_ENTRIES`), without a call per term.
+    (:data:`GATHER_ENTRIES`), without a call per term; a larger one between such sides applies
+    itself on their whole arrays (:class:`~.sector_dense.WholeProduct`: two GEMMs a product, the
+    zero blocks' flops included) where the flop model (:func:`_whole_products`) says that costs
+    less than holding the matrix or the products by blocks.
 
     Otherwise the products go by blocks. With ``regions`` (the nonzero rectangles of the absorbed
     ``LW``/``WR`` blocks, :class:`PreparedRectangles`, None for a bare side), a block whose zeros
@@ -132,15 +135,12 @@ class SectorOperator:
     ):
         self.lw, self.wr, self.c_mid = lw, wr, c_mid
         self.sectors = sectors
-        self.shapes = [(rows.size[m], cols.size[m]) for m in sectors]
-        self.offsets = np.concatenate([[0], np.cumsum([r * c for r, c in self.shapes])]).astype(int)
-        bounds = self.offsets.tolist()
-        self._views = [(bounds[k], bounds[k + 1], shape) for k, shape in enumerate(self.shapes)]
-        n = bounds[-1]
+        self.shapes, self.offsets, self._views, self.index = _skeleton(sectors, rows, cols)
+        n = self._views[-1][1] if self._views else 0
         self.shape = (n, n)
         self.dtype = dtype
-        self.index = {m: k for k, m in enumerate(sectors)}
         self.matvecs = 0
+        self._whole: WholeProduct | None = None
         if _gathers(lw, wr, len(c_mid), n, dtype):  # a small problem between small sides: its matrix at once
             self.matrix_on_host, self.terms = True, []
             self.matrix = gathered_matrix(lw, wr, sectors, rows, cols, n)
@@ -153,8 +153,14 @@ class SectorOperator:
                 if kin is not None and m in lw_w and m in wr_w:
                     found.append((k, kin, w, m))
         like = (lw[found[0][2]][found[0][3]], wr[found[0][2]][found[0][3]]) if found else None
-        self.matrix_on_host = _holds_matrix([(k, kin) for k, kin, *_ in found], self.shapes, n, dtype, like)
+        pairs = [(k, kin) for k, kin, *_ in found]
         self.matrix = None
+        whole = _whole_cost(lw, wr, dtype)  # EXPECTED_PRODUCTS products on whole arrays (None: other sides)
+        if whole is not None and _whole_products(whole, pairs, self.shapes, n, dtype, like):
+            self.matrix_on_host, self.terms = False, []
+            self._whole, self._sides = WholeProduct(lw, wr, sectors, rows, cols), (rows, cols)
+            return
+        self.matrix_on_host = _holds_matrix(pairs, self.shapes, n, dtype, like)
         if self.matrix_on_host:
             self.matrix = self._build([(k, kin, lw[w][m], wr[w][m]) for k, kin, w, m in found])
         # (out sector k, in sector k', LW block, WR block transposed, their rectangles or None)
@@ -199,6 +205,8 @@ class SectorOperator:
         self.matvecs += 1
         if self.matrix is not None:
             return self.matrix @ x
+        if self._whole is not None:
+            return self._whole(x)
         xs = self.views(x)
         xp = array_module(x)
         dtype = np.result_type(self.dtype, x.dtype)
@@ -224,7 +232,33 @@ class SectorOperator:
         """The operator as a host matrix (the one it holds, or built from its terms)."""
         if self.matrix is not None:
             return self.matrix
+        if self._whole is not None:
+            return gathered_matrix(self.lw, self.wr, self.sectors, *self._sides, self.shape[0])
         return self._build([(k, kin, a, bt.T) for k, kin, a, bt, _left, _right in self.terms])
+
+
+_SKELETONS: dict[tuple, tuple] = {}  # (sides, sectors) -> (rows, cols, skeleton)
+MAX_SKELETONS = 1024
+
+
+def _skeleton(sectors: list[int], rows: Any, cols: Any) -> tuple:
+    """The layout of an operator's flat vectors over ``sectors`` between the sides ``rows`` and
+    ``cols``: per sector its shape, the offsets, the views ``(start, stop, shape)`` and the
+    sector's position. Made once per structure: the sides' pieces are shared per structure
+    (:meth:`.sector_sides.SectorSides._pieces`), so a step that recurs finds it."""
+    key = (id(rows), id(cols), tuple(sectors))
+    held = _SKELETONS.get(key)
+    if held is not None and held[0] is rows and held[1] is cols:
+        return held[2]
+    shapes = [(rows.size[m], cols.size[m]) for m in sectors]
+    offsets = np.concatenate([[0], np.cumsum([r * c for r, c in shapes])]).astype(int)
+    bounds = offsets.tolist()
+    views = [(bounds[k], bounds[k + 1], shape) for k, shape in enumerate(shapes)]
+    skeleton = (shapes, offsets, views, {m: k for k, m in enumerate(sectors)})
+    if len(_SKELETONS) >= MAX_SKELETONS:
+        _SKELETONS.clear()
+    _SKELETONS[key] = (rows, cols, skeleton)
+    return skeleton
 
 
 GATHER_ENTRIES = 1 << 17
@@ -263,21 +297,57 @@ exponential takes 6 to 8 on the chains of ``benchmarks/conserve_small.py``, an e
 _TERM_CALLS, _GEMM_FACTOR, _BUILD_CALLS, _BUILD_ENTRY, _PRODUCT_CALLS = 0.9, 4.0, 1.5, 100.0, 0.3
 
 
-def _holds_matrix(terms: list, shapes: list, n: int, dtype: Any, like: tuple | None) -> bool:
-    """Whether an operator on ``n`` states with the ``terms`` ``(k, k')`` (out and in sector; the
-    sectors' ``shapes`` are ``(rows, cols)``: the term's ``LW`` block is rows k x rows k', its
-    ``WR`` block cols k x cols k') holds its matrix: on the host, within :data:`DENSE_OPERATOR_BYTES`,
-    and cheaper by a flop model in which each call costs :data:`SPARSE_CALL_FLOPS` (see the
-    constants above): building the matrix and :data:`EXPECTED_PRODUCTS` products with it against
-    as many products by blocks. Without a cost per call (``SPARSE_CALL_FLOPS = 0``) the blocks
-    always win. ``like``: one term's ``LW`` and ``WR`` blocks (where they live, their dtype)."""
+WHOLE_PRODUCT_FLOP = 0.8
+"""The cost of a flop of a :class:`~.sector_dense.WholeProduct` in the units of the flop model
+(:data:`SPARSE_CALL_FLOPS` per call): fitted on one core to its products on the two-site problems of
+the Heisenberg chain (L = 12 and 16, bond dimension up to 32, 367 to 1013 states between sides
+of 32 to 64 rows): 24 to 122 us, 23 us per million flops, about nothing per call; the products
+by blocks of the same problems (23 or 28 terms) took 67 to 93 us, so that the whole arrays won
+up to about 700 states (2 to 3.5x below 500) and lost beyond (983 states: 122 against 83 us)."""
+
+
+def _whole_cost(lw: Any, wr: Any, dtype: Any) -> float | None:
+    """The cost of :data:`EXPECTED_PRODUCTS` products on the whole arrays of two
+    :class:`~.sector_dense.Dense` sides (:class:`~.sector_dense.WholeProduct`; None for other
+    sides): a call and ``2 W R C (R + C)`` flops each (complex: four times as many)."""
+    if not (isinstance(lw, Dense) and isinstance(wr, Dense)):
+        return None
+    w, nr, nc = lw.dense.shape[0], lw.dense.shape[1], wr.dense.shape[1]
+    complex_ = np.result_type(dtype, lw.dense, wr.dense).kind == "c"
+    flops = (4.0 if complex_ else 1.0) * 2.0 * w * nr * nc * (nr + nc)
+    return EXPECTED_PRODUCTS * (SPARSE_CALL_FLOPS + WHOLE_PRODUCT_FLOP * flops)
+
+
+def _whole_products(whole: float, terms: list, shapes: list, n: int, dtype: Any, like: tuple | None) -> bool:
+    """Whether an operator between two :class:`~.sector_dense.Dense` sides applies itself on their
+    whole arrays (:class:`~.sector_dense.WholeProduct`, costing ``whole``): where that costs less
+    than holding the matrix or as many products by blocks (:func:`_costs`)."""
     if not terms or is_device_array(like[0]):
         return False
+    return whole < min(_costs(terms, shapes, n, dtype, like))
+
+
+def _holds_matrix(terms: list, shapes: list, n: int, dtype: Any, like: tuple | None) -> bool:
+    """Whether an operator holds its matrix: building it and :data:`EXPECTED_PRODUCTS` products
+    with it cost less than as many products by blocks (:func:`_costs`)."""
+    if not terms:
+        return False
+    held, blocks = _costs(terms, shapes, n, dtype, like)
+    return held < blocks
+
+
+def _costs(terms: list, shapes: list, n: int, dtype: Any, like: tuple | None) -> tuple[float, float]:
+    """The costs, by a flop model in which each call costs :data:`SPARSE_CALL_FLOPS` (see the
+    constants above), of an operator on ``n`` states with the ``terms`` ``(k, k')`` (out and in
+    sector; the sectors' ``shapes`` are ``(rows, cols)``: the term's ``LW`` block is rows k x rows
+    k', its ``WR`` block cols k x cols k'): building its matrix and :data:`EXPECTED_PRODUCTS`
+    products with it (infinite where it may not be held: on a device, beyond
+    :data:`DENSE_OPERATOR_BYTES`), and as many products by blocks. Without a cost per call
+    (``SPARSE_CALL_FLOPS = 0``) the blocks always win. ``like``: one term's ``LW`` and ``WR``
+    blocks (where they live, their dtype)."""
     complex_ = np.result_type(dtype, like[0].dtype, like[1].dtype).kind == "c"  # the blocks share a dtype
     itemsize = 16 if complex_ else 8
     nbytes = n * n * itemsize
-    if nbytes > DENSE_OPERATOR_BYTES:
-        return False
     call, rate = SPARSE_CALL_FLOPS, _GEMM_FACTOR * (4.0 if complex_ else 1.0)
     products = 0.0
     blocks: dict[tuple[int, int], int] = {}
@@ -287,4 +357,6 @@ def _holds_matrix(terms: list, shapes: list, n: int, dtype: Any, like: tuple | N
         products += _TERM_CALLS * call + rate * 2.0 * (rk * rkin * ckin + rk * ckin * ck)
     build = len(blocks) * _BUILD_CALLS * call + _BUILD_ENTRY * (itemsize // 8) * sum(blocks.values())
     dense = nbytes + _PRODUCT_CALLS * call
-    return build + EXPECTED_PRODUCTS * dense < EXPECTED_PRODUCTS * products
+    if is_device_array(like[0]) or nbytes > DENSE_OPERATOR_BYTES:
+        return float("inf"), EXPECTED_PRODUCTS * products
+    return build + EXPECTED_PRODUCTS * dense, EXPECTED_PRODUCTS * products

@@ -53,7 +53,7 @@ from .backend import LocalProblem, SweepBackend, make_backend
 from .dense_backend import DenseBackend
 from .orthogonal import OrthogonalImages, ProjectedOperator
 from ..tools.device import array_module, to_host
-from ..linalg.eigensolver import DENSE_MAX, dense_lowest
+from ..linalg.eigensolver import DENSE_MAX, dense_lowest_level
 from .schedule import sweep_schedule
 
 __all__ = [
@@ -173,8 +173,10 @@ class Sweep:
     ) -> SweepStats:
         """One full sweep (left to right, then back); the energy is measured at the end. The
         eigensolver stops on ``tol`` (its energy) or on its vector's error, below
-        ``state_tol(w)`` (None: off) with ``w`` the largest weight discarded so far in this
-        sweep or ``discarded`` (the caller's estimate from earlier sweeps), whichever is larger."""
+        ``state_tol(w)`` (None: off) with ``w`` = ``discarded`` (the caller's estimate from
+        earlier sweeps, TeNPy's rule) where it is positive, else the largest weight discarded so
+        far in this sweep. A degenerate lowest level found by the dense local solver goes to the
+        backend's split whole (``level``), which keeps the basis of its equal mixture."""
         t0 = time.perf_counter()
         b = self.backend
         env = b.env_bytes()
@@ -184,8 +186,12 @@ class Sweep:
             local = b.local_problem(step)
             if self.orthogonal is not None:
                 self.orthogonal.restrict(local)
-            e, v = self._solve(local, tol, alpha, state_tol(max(discarded, st["err"])) if state_tol else 0.0)
-            k, err = b.split(local, v, alpha=alpha, max_bond=max_bond, cutoff=cutoff)
+            # the vector's tolerance: the earlier sweeps' weight where given, else this sweep's so far
+            weight = discarded if discarded > 0.0 else st["err"]
+            e, v, level = self._solve(local, tol, alpha, state_tol(weight) if state_tol else 0.0)
+            # a degenerate lowest level: the split keeps the basis of the level's equal mixture
+            more = {"level": level} if level else {}
+            k, err = b.split(local, v, alpha=alpha, max_bond=max_bond, cutoff=cutoff, **more)
             b.move(local)
             if self.orthogonal is not None:
                 self.orthogonal.moved(local)
@@ -207,11 +213,16 @@ class Sweep:
             st["env"],
         )
 
-    def _solve(self, local: LocalProblem, tol: float, alpha: float, state_tol: float = 0.0) -> tuple[float, np.ndarray]:
-        """The lowest eigenpair of the local problem, from a start vector with noise ``alpha``."""
+    def _solve(
+        self, local: LocalProblem, tol: float, alpha: float, state_tol: float = 0.0
+    ) -> tuple[float, np.ndarray, list[np.ndarray]]:
+        """The lowest eigenpair of the local problem, from a start vector with noise ``alpha``, and
+        the rest of its level where the dense solver found it degenerate (else empty)."""
         v0 = local.v0
+        level: list[np.ndarray] = []
         if 0 < v0.size <= DENSE_MAX and hasattr(local.op, "dense"):  # exact: no Krylov trap
-            e, v, n = dense_lowest(local.op, v0)
+            e, v, level = dense_lowest_level(local.op, v0)
+            n = 0
         else:
             if alpha > 0.0 and v0.size:
                 v0 = perturbed(v0, alpha, self._rng)
@@ -227,7 +238,7 @@ class Sweep:
         env = b.env_bytes()
         st["env"] = max(st["env"], env)
         st["peak"] = max(st["peak"], env + b.psi_bytes() + b.work_bytes(local, n))
-        return float(e), v
+        return float(e), v, level
 
     def energy(self) -> float:
         return self.backend.energy()

@@ -301,7 +301,7 @@ class _Run:
             if not float(psi.norm()) > 0.0:
                 raise ZeroNormError("tdvp: the initial state has norm 0")
             spec = self._sector_spec(ws, H.local)
-            start = SectorStart(spec.w_charges, spec.q, None, psi.tensors, spec.modulus)
+            start = SectorStart(spec.w_charges, spec.q, None, psi.tensors, spec.modulus, psi.center == 0)
             engine = Sweep(make_backend(ws, sector=start, placement=self.placement), None)
         else:
             ws = self._numpy_ws(H)

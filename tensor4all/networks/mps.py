@@ -100,6 +100,14 @@ class MPS(SiteChain):
         return list(self._shapes()[1])
 
     @property
+    def center(self) -> int | None:
+        """The orthogonality centre where it is known, else None: the sites left of it are
+        left-orthonormal, those right of it right-orthonormal (after :meth:`canonicalize`, of a
+        state from :meth:`random`, of the states the sweeps return). A change of the sites
+        forgets it."""
+        return self._center
+
+    @property
     def phys_dims(self) -> list[int]:
         return list(self._shapes()[0])
 
@@ -172,7 +180,7 @@ class MPS(SiteChain):
         A sector with no states raises :class:`SymmetryViolationError`.
         """
         sites, g = random_state_sites(L, d, bond_dim, seed, dtype, conserve, charge, local)
-        return cls(sites) if g is None else cls._symmetric(sites, g)
+        return (cls(sites) if g is None else cls._symmetric(sites, g))._set_center(0)  # right-canonical
 
     @classmethod
     def product_state(
@@ -333,7 +341,8 @@ class MPS(SiteChain):
         tensors scaled by powers of two, so it overflows to inf only when the norm itself
         exceeds the float range."""
         if self.symmetric and host_blocks(self._tensors):  # concrete host blocks: NumPy, no dispatch
-            n2, e = norm2_blocks(self._tensors)
+            c = self._center  # known: the norm is the centre's alone
+            n2, e = norm2_blocks(self._tensors if c is None else self._tensors[c : c + 1])
             real = np.empty(0, np.dtype(self._tensors[0].dtype.name)).real.dtype
             return tf.asarray(np.sqrt(real.type(n2)) * real.type(2.0) ** (e // 2) * real.type(2.0) ** (e - e // 2))
         ts, e = scaled_sites(self._tensors)

@@ -355,8 +355,9 @@ def norm2_blocks(ts: Sequence[SymmetricTensor]) -> tuple[float, int]:
     """``(n, e)`` with ``<psi|psi> = n 2**(2 e)`` for sites whose blocks are on the host
     (:func:`host_blocks`): the transfer matrices per bond charge, two GEMMs per block, each site
     divided by a power of two first (the exact scaling of ``MPS.norm``, so that no partial
-    product overflows)."""
-    env: dict[Any, np.ndarray] = {q: np.ones((1, 1)) for q in ts[0].legs[0].sectors}
+    product overflows). The sites may be a stretch of a chain whose left part is left-orthonormal
+    (the centre alone: the norm of a state whose centre is known)."""
+    env: dict[Any, np.ndarray] = {q: np.eye(n) for q, n in ts[0].legs[0].sectors.items()}
     total = 0
     for t in ts:
         arrays = {k: b.numpy() for k, b in t.blocks.items()}

@@ -31,6 +31,10 @@ __all__ = ["SiteMatrices", "Pieces", "bond_sectors"]
 
 Piece = tuple[tuple[int, int], Any]  # ((q_l, s), A[(q_l, s)])
 
+MAX_BLOCK_PLANS = 4096
+"""The block lists of :meth:`SiteMatrices.from_rows` and :meth:`SiteMatrices.from_cols` a layout
+keeps; more are dropped all at once."""
+
 
 def bond_sectors(leg: Leg) -> dict[int, int]:
     """A bond's charge -> dimension map, from its leg."""
@@ -99,6 +103,7 @@ class SiteMatrices:
         self.placement = tf.CPU if placement is None else placement
         self._legs: dict[tuple, Leg] = {}
         self._physical: dict[int, tuple[Leg, _Physical]] = {}
+        self._blocks_made: dict[tuple, tuple] = {}  # (pieces, sector, leg, side) -> the blocks they fill
         self.set_dtype(dtype)
 
     def set_dtype(self, dtype: Any) -> None:
@@ -149,15 +154,10 @@ class SiteMatrices:
         """A site from the left factors of a cut: ``mats[m]`` has the rows ``groups[m] = [((q_l,
         s), offset, dim q_l)]`` (a site's states in basis order, so the rows of one block's states
         are consecutive) and the columns of bond charge ``m``; one copy per block."""
-        p, out = self.physical(phys), {}
+        out, asf = {}, self.xp.asfortranarray
         for m, mat in mats.items():
-            for (ql, s), off, n in groups.get(m, ()):
-                qs, k = p.where[s]
-                if k == 0:
-                    ds = p.dims[qs]
-                    out[(ql, qs, m)] = self.xp.asfortranarray(
-                        mat[off : off + ds * n].reshape(ds, n, -1).transpose(1, 0, 2)
-                    )
+            for ql, qs, off, ds, n in self._blocks_of("rows", groups, m, phys):
+                out[(ql, qs, m)] = asf(mat[off : off + ds * n].reshape(ds, n, -1).transpose(1, 0, 2))
         return self.tensor(out, (self.leg(left, False), phys, self.leg(right, True)))
 
     def from_cols(
@@ -165,14 +165,31 @@ class SiteMatrices:
     ) -> SymmetricTensor:
         """A site from the right factors of a cut: ``mats[m]`` has the rows of bond charge ``m``
         and the columns ``groups[m] = [((s, q_r), offset, dim q_r)]``; one copy per block."""
-        p, out = self.physical(phys), {}
+        out, asf = {}, self.xp.asfortranarray
         for m, mat in mats.items():
-            for (s, qr), off, n in groups.get(m, ()):
-                qs, k = p.where[s]
-                if k == 0:
-                    ds = p.dims[qs]
-                    out[(m, qs, qr)] = self.xp.asfortranarray(mat[:, off : off + ds * n].reshape(mat.shape[0], ds, n))
+            for qr, qs, off, ds, n in self._blocks_of("cols", groups, m, phys):
+                out[(m, qs, qr)] = asf(mat[:, off : off + ds * n].reshape(mat.shape[0], ds, n))
         return self.tensor(out, (self.leg(left, False), phys, self.leg(right, True)))
+
+    def _blocks_of(self, side: str, groups: dict[int, list], m: int, phys: Leg) -> list[tuple]:
+        """The blocks that the pieces ``groups[m]`` of a cut's ``side`` (``"rows"``: keys ``(q_l,
+        s)``; ``"cols"``: ``(s, q_r)``) fill: per block its outer bond charge, the physical sector,
+        the first piece's offset, the sector's dimension and the bond's. Made once per (pieces,
+        sector, leg): the pieces are shared per structure, so a recurring split finds them."""
+        key = (id(groups), m, id(phys), side)
+        held = self._blocks_made.get(key)
+        if held is not None and held[0] is groups and held[1] is phys:
+            return held[2]
+        p, blocks = self.physical(phys), []
+        for k_piece, off, n in groups.get(m, ()):
+            q, s = k_piece if side == "rows" else k_piece[::-1]
+            qs, k = p.where[s]
+            if k == 0:
+                blocks.append((q, qs, off, p.dims[qs], n))
+        if len(self._blocks_made) >= MAX_BLOCK_PLANS:
+            self._blocks_made.clear()
+        self._blocks_made[key] = (groups, phys, blocks)
+        return blocks
 
     def host(self, t: SymmetricTensor) -> SymmetricTensor:
         """``t`` with its blocks copied to the host."""

@@ -182,7 +182,8 @@ def test_one_site_tdvp_sizes_the_run_by_the_bonds_of_psi():
 # ---- the kernels that make the conserved steps cheap, against the ones they replace ----------
 def test_held_matrices_and_absorb_plans_equal_the_products_by_blocks(monkeypatch):
     """Every local operator of a conserved TDVP run (complex blocks) and DMRG run (real ones),
-    whether it holds its matrix (built by blocks or gathered from whole arrays) or not, equals the
+    whether it holds its matrix (built by blocks or gathered from whole arrays), applies itself on
+    whole arrays or goes by blocks, equals the
     same operator applied by blocks; the planned absorptions equal the unplanned ones, the
     absorptions on whole arrays of the small sides (``sector_dense``) equal them to rounding and
     add only zero blocks (L = 8 Hubbard chain, N and Sz)."""
@@ -214,6 +215,7 @@ def test_held_matrices_and_absorb_plans_equal_the_products_by_blocks(monkeypatch
     rng = np.random.default_rng(0)
     monkeypatch.setattr(sector_operator, "_holds_matrix", lambda *a: False)
     monkeypatch.setattr(sector_operator, "_gathers", lambda *a: False)
+    monkeypatch.setattr(sector_operator, "_whole_products", lambda *a: False)
     for op, args, kwargs in ops[::5]:
         blocks = sector_operator.SectorOperator.__new__(sector_operator.SectorOperator)
         init(blocks, *args, **kwargs)

@@ -221,11 +221,11 @@ def _first_sweep(monkeypatch, dense_max: int, count: int) -> tuple[float, list[t
     solve = sweep.Sweep._solve
 
     def spy(self, local, *args, **kwargs):
-        e, v = solve(self, local, *args, **kwargs)
+        e, v, level = solve(self, local, *args, **kwargs)
         if len(seen) < count:
             h = _product_matrix(local.op, local.v0.dtype)
             seen.append((e, float(np.linalg.eigvalsh(h)[0])))
-        return e, v
+        return e, v, level
 
     monkeypatch.setattr(sweep.Sweep, "_solve", spy)
     H = models.hubbard(t4a.lattices.square(6, 3, yperiodic=True), t=1.0, U=8.0, conserve="N,Sz")
@@ -242,12 +242,10 @@ def test_small_local_problems_are_solved_exactly(monkeypatch):
     Why: a Krylov space grown from the current tensor keeps that tensor's symmetries. From the
     Neel state the second update's lowest level is degenerate, and Lanczos returns the
     projection of the symmetric start vector onto it; the rest of the sweep cannot leave that
-    symmetric family and ends at -6.05. The dense solver's vector of the degenerate level (the
-    level's projection of a fixed generic vector, the same whichever basis of the level LAPACK
-    returns) lets the first sweep reach -6.1916 (TeNPy's first sweep: -6.2346); the bound below,
-    -6.15, leaves room for rounding to steer later updates differently. (Before the vector was
-    fixed, LAPACK's own choice within the level gave -6.23 on one machine and -6.11 with
-    NumPy 2.4 / SciPy 1.17.)"""
+    symmetric family and ends at -6.05. The dense solver returns the whole level, whose mixture's
+    basis the split keeps (``test_degenerate_level``): the first sweep reaches -6.3171 (TeNPy's
+    first sweep: -6.2346; with the level's projection of a fixed vector alone: -6.1916); the
+    bound below, -6.15, leaves room for rounding to steer later updates differently."""
     energy, exact = _first_sweep(monkeypatch, DENSE_MAX, 8)
     assert len(exact) == 8
     for e, e0 in exact:

@@ -4,11 +4,12 @@ kernels they replace: the absorption of an MPO tensor (rows and columns, from a 
 the held matrix of a local problem, on random charge-conserving tensors (U(1) and Z_n)."""
 
 import numpy as np
+import tensor4all as t4a
 from hypothesis import given, settings, strategies as st
 
-from tensor4all.algorithms import sector_absorb, sector_dense
+from tensor4all.algorithms import sector_absorb, sector_dense, sector_operator
 from tensor4all.algorithms.sector_absorb import absorb_groups, sandwich
-from tensor4all.algorithms.sector_dense import Dense, absorb_dense, gathered_matrix
+from tensor4all.algorithms.sector_dense import Dense, WholeProduct, absorb_dense, gathered_matrix
 from tensor4all.algorithms.sector_operator import SectorOperator
 from tensor4all.structured.site_matrices import Pieces
 
@@ -129,6 +130,69 @@ def test_gathered_matrix_equals_the_kronecker_blocks(seed, modulus, cplx, d):
     by_blocks.matrix = None  # the products by blocks
     if by_blocks.terms:
         _close(by_blocks.matvec(x), h @ x)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), modulus=st.sampled_from([0, 2]), cplx=st.booleans(), d=st.integers(1, 3))
+def test_whole_array_products_equal_the_kronecker_blocks(seed, modulus, cplx, d):
+    """The product of a two-site problem on the whole arrays of its :class:`Dense` sides
+    (:class:`WholeProduct`: one batched GEMM and one GEMM, zeros outside the sectors) equals the
+    matrix built term by term from their blocks (Kronecker blocks) times the vector, real and
+    complex vectors alike."""
+    norm, q_site, c_env, c_out, bond, dtype, groups, env, rand = _problem(
+        np.random.default_rng(seed), modulus, cplx, d, 3, 3
+    )
+    *_, groups_r, env_r, _ = _problem(np.random.default_rng(seed), modulus, cplx, d, 3, 3, rowwise=False)
+    rows, cols = Pieces.rows(bond, q_site, norm), Pieces.cols(q_site, bond, norm)
+    lw, _ = absorb_dense(env, groups, c_out, rows, True, norm, dtype, {})
+    wr, _ = absorb_dense(env_r, groups_r, c_out, cols, False, norm, dtype, {})
+    sectors = [m for m in rows.size if m in cols.size]
+    if not sectors:
+        return
+    blocked = [[dict(x[w].items()) for w in range(len(c_out))] for x in (lw, wr)]
+    h = SectorOperator(*blocked, c_out, sectors, rows, cols, dtype, norm).dense()
+    whole = WholeProduct(lw, wr, sectors, rows, cols)
+    x = rand(h.shape[0])
+    _close(whole(x), h @ x)
+    z = x + 1j * np.random.default_rng(seed + 1).standard_normal(h.shape[0])
+    _close(whole(z), h @ z)
+
+
+def test_an_operator_between_whole_arrays_applies_them_and_gives_its_matrix(monkeypatch):
+    """Where the flop model picks the whole arrays (:func:`sector_operator._whole_products`), the
+    operator's product is theirs and ``dense()`` its gathered matrix; in a conserved DMRG of the
+    Heisenberg chain (L = 12, bond dimension up to 26) the model picks them for the problems of
+    300 to 700 states between sides of 30 to 60 rows, and gathered matrices for the smallest."""
+    rng = np.random.default_rng(4)
+    norm, q_site, c_env, c_out, bond, dtype, groups, env, rand = _problem(rng, 0, False, 3, 3, 3)
+    *_, groups_r, env_r, _ = _problem(np.random.default_rng(4), 0, False, 3, 3, 3, rowwise=False)
+    rows, cols = Pieces.rows(bond, q_site, norm), Pieces.cols(q_site, bond, norm)
+    lw, _ = absorb_dense(env, groups, c_out, rows, True, norm, dtype, {})
+    wr, _ = absorb_dense(env_r, groups_r, c_out, cols, False, norm, dtype, {})
+    sectors = [m for m in rows.size if m in cols.size]
+    monkeypatch.setattr(sector_operator, "_gathers", lambda *a: False)
+    monkeypatch.setattr(sector_operator, "_whole_products", lambda *a: True)
+    op = SectorOperator(lw, wr, c_out, sectors, rows, cols, dtype, norm)
+    h = gathered_matrix(lw, wr, sectors, rows, cols, op.shape[0])
+    x = rand(op.shape[0])
+    assert op.matrix is None and not op.terms
+    _close(op.matvec(x), h @ x)
+    _close(op.dense(), h)
+    monkeypatch.undo()
+    paths = []
+    init = SectorOperator.__init__
+
+    def spy(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        whole = self._whole is not None
+        paths.append((self.shape[0], "whole" if whole else "matrix" if self.matrix is not None else "blocks"))
+
+    monkeypatch.setattr(SectorOperator, "__init__", spy)
+    H = t4a.models.heisenberg(12, conserve="Sz")
+    psi0 = t4a.MPS.random(12, 2, bond_dim=8, seed=1, conserve="Sz", charge=0)
+    t4a.dmrg(H, psi0, max_bond=32, sweeps=2, tol=0.0, noise=0.0, cutoff=1e-10)
+    assert any(kind == "whole" and 300 < n < 700 for n, kind in paths), sorted(set(paths))
+    assert any(kind == "matrix" and n <= 20 for n, kind in paths), sorted(set(paths))
 
 
 def test_small_sides_take_the_dense_path_and_large_ones_the_blocks():
