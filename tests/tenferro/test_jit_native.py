@@ -20,7 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 pytest.importorskip("numba")
-pytestmark = pytest.mark.cpu_only  # the native backend compiles host programs; a device program keeps its own path
+pytestmark = [
+    pytest.mark.cpu_only,
+    pytest.mark.usefixtures("native_jit_cache"),
+]  # the native backend compiles host programs; a device program keeps its own path
 
 import tenferro as tf  # noqa: E402
 import tidu  # noqa: E402
@@ -32,15 +35,6 @@ NATIVE_SETTINGS = settings(
     max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
 TOL = {"float32": 2e-4, "float64": 1e-11, "complex128": 1e-11}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _cache(tmp_path_factory):
-    """Generated sources and machine code go to a directory of this test module."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TENFERRO_JIT_CACHE", str(tmp_path_factory.mktemp("jit-native")))
-    yield
-    mp.undo()
 
 
 # --- random programs: each op maps two (3, 4) values to one (slices: reverse, window) --------

@@ -14,7 +14,10 @@ import numpy as np
 import pytest
 
 pytest.importorskip("numba")
-pytestmark = pytest.mark.cpu_only  # the native backend compiles host programs
+pytestmark = [
+    pytest.mark.cpu_only,
+    pytest.mark.usefixtures("native_jit_cache"),
+]  # the native backend compiles host programs
 
 import tenferro as tf  # noqa: E402
 import tidu  # noqa: E402
@@ -22,15 +25,6 @@ from tenferro.jit import compile_report  # noqa: E402
 
 # float32 programs keep float32 end to end; their tolerance is a few float32 ulps of the sums
 TOL = {"float32": 2e-5, "float64": 1e-13}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _cache(tmp_path_factory):
-    """Generated sources and machine code go to a directory of this test module."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TENFERRO_JIT_CACHE", str(tmp_path_factory.mktemp("jit-native-vmap")))
-    yield
-    mp.undo()
 
 
 def _mlp_loss(params, x, y):
