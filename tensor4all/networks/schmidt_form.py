@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
+from ..linalg import lapack
+
 __all__ = ["Block", "SchmidtForm", "schmidt_form", "transfer", "close", "sandwich", "pair_rows"]
 
 #: largest batch of correlation rows held at once (bytes of their environments)
@@ -150,7 +152,7 @@ def schmidt_form(tensors: Sequence[Any], right_canonical: bool = False) -> Schmi
     split = [_site_blocks(t) for t in tensors]
     sites, physs = [s for s, _ in split], [p for _, p in split]
     for s in sites:
-        m = max((float(np.max(np.abs(a))) for a in s.values() if a.size), default=0.0)
+        m = max((float(np.abs(a).max()) for a in s.values() if a.size), default=0.0)
         e = math.frexp(m)[1] if m > 0.0 and math.isfinite(m) else 0
         if e:
             for k in s:
@@ -180,7 +182,12 @@ def schmidt_form(tensors: Sequence[Any], right_canonical: bool = False) -> Schmi
         svals, carry = {}, {}
         for qr, keys in groups.items():
             mats = [sites[i][k].reshape(-1, sites[i][k].shape[2]) for k in keys]
-            u, s, vh = scipy.linalg.svd(np.vstack(mats), full_matrices=False, check_finite=False, lapack_driver="gesdd")
+            if qr is None:  # a dense state's one block
+                u, s, vh = scipy.linalg.svd(
+                    np.vstack(mats), full_matrices=False, check_finite=False, lapack_driver="gesdd"
+                )
+            else:  # a sector's blocks, few and small: gesdd without SciPy's checks (the same values)
+                u, s, vh = lapack.svd(mats[0] if len(mats) == 1 else np.vstack(mats))
             at = 0
             for k, m in zip(keys, mats):
                 nl, ds, _ = sites[i][k].shape
@@ -189,7 +196,7 @@ def schmidt_form(tensors: Sequence[Any], right_canonical: bool = False) -> Schmi
                 at += m.shape[0]
             svals[qr] = s
             carry[qr] = s[:, None] * vh
-        total = math.sqrt(sum(float(np.sum(s * s)) for s in svals.values()))
+        total = math.sqrt(sum(float((s * s).sum()) for s in svals.values()))
         if not total > 0.0:
             return None
         values.append({q: s / total for q, s in svals.items()})

@@ -8,7 +8,7 @@ run, which finds every plan made by the first, gives the same bits."""
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 import tensor4all as t4a
 from tensor4all import MPS, models
@@ -150,6 +150,24 @@ def test_one_pass_truncation_across_sectors_equals_the_ranking(values, max_bond,
     keeps the same count per sector and reports the same discarded weight, bit for bit, as the
     ranking with ``truncation_keep``: ties (sector order), zeros, empty sectors, all zeros."""
     blocks = {3 * k - 2: np.sort(np.asarray(v, dtype=float))[::-1] for k, v in enumerate(values)}
+    assert truncation.sector_keep(blocks, max_bond, cutoff) == _keep_by_ranking(blocks, max_bond, cutoff)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(
+        st.lists(st.sampled_from([0.0, 1e-7, 0.1, 0.5, 1.0]) | st.floats(0.0, 3.0), max_size=90), min_size=1, max_size=5
+    ),
+    max_bond=st.sampled_from([None, 1, 7, 32, 200]),
+    cutoff=st.sampled_from([0.0, 1e-10, 1e-3, 0.2]),
+)
+@example(values=[[float(x) for x in np.linspace(0.0, 2.0, 90 - 7 * k)] for k in range(4)], max_bond=200, cutoff=1e-3)
+@example(values=[[0.5] * 70, [0.5] * 70, [1.0] * 60, [1e-9] * 90], max_bond=None, cutoff=1e-10)
+def test_truncation_across_sectors_in_python_and_in_numpy_equals_the_ranking(values, max_bond, cutoff):
+    """Up to ``FEW_VALUES`` merged values the counts and weight come from Python floats, beyond it
+    from NumPy arrays (here up to 450 values, both sides of the switch): either way, bit for bit
+    those of the ranking with ``truncation_keep``."""
+    blocks = {k: np.sort(np.asarray(v, dtype=float))[::-1] for k, v in enumerate(values)}
     assert truncation.sector_keep(blocks, max_bond, cutoff) == _keep_by_ranking(blocks, max_bond, cutoff)
 
 
