@@ -38,7 +38,7 @@ from ._call import ClosedCall, call_p, inline_calls
 from ._staging import CacheInfo, RetraceWarning, StagedFunction, StagingError
 from .passes import Rewriter, fold_constants, rewrite, run_passes
 from ._ad import backward_pass as transpose_graph
-from ._ad import debug_checks
+from ._ad import debug_checks, paused_gc
 from ._pytree import (
     PyTreeDef,
     register_pytree_node,
@@ -80,6 +80,7 @@ __all__ = [
     "Eqn",
     "Var",
     "make_graph",
+    "paused_gc",
     "transpose_graph",
     "debug_checks",
     "ClosedCall",

@@ -233,11 +233,13 @@ def backward_pass(graph: Graph, cotangents: Sequence[Any]) -> list[Any]:
 
 class paused_gc:
     """Context manager pausing Python's cyclic garbage collector (when it is enabled) while
-    reverse mode builds and transposes a graph. The graph's many small objects (variables,
+    a graph is built and transformed: reverse mode's build and transpose, a compiler's passes
+    and code generation (``tenferro.jit``). The graph's many small objects (variables,
     equations, tracers, residuals) live for the whole call: each pass of the collector
     would walk them, and, promoted to the oldest generation, they trigger collections of
     the whole heap (about 4 ms of a 10 ms gradient of 300 small steps, with PyTorch or
-    JAX imported). Reference counting frees them at the end; cycles made meanwhile are
+    JAX imported; 0.1-0.25 s of a cached native program's first call, after ``import
+    numba``). Reference counting frees them at the end; cycles made meanwhile are
     collected by the next pass after the call. Restored on exit, errors included; a
     collector the caller disabled stays disabled."""
 

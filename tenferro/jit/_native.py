@@ -29,6 +29,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tidu import paused_gc
 from tidu.graph import Graph, Var
 
 from .._tensor import Tensor
@@ -174,8 +175,11 @@ def _load(source: str) -> tuple[Any, bool]:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    empties = [np.empty(0, d) for d in WORKSPACE_DTYPES]
-    module.run(np.zeros((0, 1), np.int64), *empties)  # compile (or load) now, not at the first call
+    # compile (or load) now, not at the first call; by signature, as a call would type its
+    # arguments, but without a call's first step (Numba's scan of every installed package's
+    # metadata for extensions: 30-80 ms, for types this code never has)
+    args = (np.zeros((0, 1), np.int64), *(np.empty(0, d) for d in WORKSPACE_DTYPES))
+    module.run.compile(tuple(module.numba.typeof(a) for a in args))
     hit = sum(module.run.stats.cache_hits.values()) > 0
     _MODULES[digest] = module
     return module, hit
@@ -234,7 +238,13 @@ def generate_native(
     graph: Graph, name: str, backend: str
 ) -> tuple[str, Callable[..., list], CompileReport, float, int]:
     """The straight-line Python program of ``graph`` with native regions: its source,
-    function, report, flop and peak-byte estimates."""
+    function, report, flop and peak-byte estimates (the collector paused meanwhile:
+    ``tidu.paused_gc``)."""
+    with paused_gc():
+        return _generate(graph, name, backend)
+
+
+def _generate(graph: Graph, name: str, backend: str) -> tuple[str, Callable[..., list], CompileReport, float, int]:
     t0 = time.perf_counter()
     eqns = list(graph.eqns)
     reasons = [classify(e) for e in eqns]

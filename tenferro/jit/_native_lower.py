@@ -20,6 +20,7 @@ them with the interpreter that walks the tape.
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
 
@@ -72,25 +73,26 @@ class _Allocator:
             self.peak = max(self.peak, self.top)
             return off
         off, n = self.free.pop(best)
-        if n > size:
-            self.free.append((off + size, n - size))
-            self.free.sort()
+        if n > size:  # the rest stays where the block was (the list stays sorted)
+            self.free.insert(best, (off + size, n - size))
         return off
 
     def release(self, off: int, size: int) -> None:
         if size == 0:
             return
-        self.free.append((off, size))
-        self.free.sort()
-        merged: list[tuple[int, int]] = []
-        for o, n in self.free:
-            if merged and merged[-1][0] + merged[-1][1] == o:
-                merged[-1] = (merged[-1][0], merged[-1][1] + n)
-            else:
-                merged.append((o, n))
-        if merged and merged[-1][0] + merged[-1][1] == self.top:
-            self.top = merged.pop()[0]
-        self.free = merged
+        # the free list is kept sorted and coalesced: only the neighbours can merge
+        free = self.free
+        i = bisect.bisect(free, (off, size))
+        if i < len(free) and off + size == free[i][0]:
+            size += free.pop(i)[1]
+        if i and free[i - 1][0] + free[i - 1][1] == off:
+            i -= 1
+            off, size = free[i][0], free[i][1] + size
+            free[i] = (off, size)
+        else:
+            free.insert(i, (off, size))
+        if off + size == self.top:  # the last block, back to the top
+            self.top = free.pop(i)[0]
 
 
 @dataclass

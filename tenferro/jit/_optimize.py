@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from tidu import Graph
+from tidu import Graph, paused_gc
 from tidu.passes import cse, dce, fold_constants, run_passes
 
 from ._contractions import merge_contractions
@@ -50,4 +50,5 @@ def optimize(
     ``log`` (a list) receives ``(round, pass name, equations before, after)`` for
     each pass that changed the graph. The input graph is not modified.
     """
-    return dce(run_passes(graph, [fn for _, fn in passes], max_rounds=max_rounds, log=log))
+    with paused_gc():
+        return dce(run_passes(graph, [fn for _, fn in passes], max_rounds=max_rounds, log=log))
