@@ -54,18 +54,23 @@ ROOT = Path(__file__).resolve().parent.parent
 
 CASES = {"spin1": ("1", 128, -1.401484038971), "heisenberg": ("0.5", 256, 0.25 - 0.6931471805599453)}
 
-T4A = r"""
+#: a tensor4all child: ``RUN`` (replaced) is the call, ``callback=cb`` recording each sweep's energy
+_T4A_CHILD = r"""
 from tensor4all import infinite as inf
-spin, chi, tol, sweeps = ARGS
+spin, chi, tol, sweeps = ARGS[:4]
 H = inf.infinite_model("heisenberg", cell=2, spin="1/2" if spin == "0.5" else "1")
 trace = []
 t0 = time.perf_counter()
 cb = lambda r: trace.append((time.perf_counter() - t0, r.energy))
-res = inf.idmrg(H, max_bond=chi, cutoff=1e-28, conserve="Sz", tol=tol, sweeps=sweeps, callback=cb)
+res = RUN
 total = time.perf_counter() - t0
 print(json.dumps({"trace": trace, "total": total, "final": trace[-1][1], "state_energy": float(res.energy),
-                  "sweeps": len(trace), "max_bond": res.state.max_bond}))
+                  "sweeps": len(trace), "max_bond": res.state.max_bond, "converged": res.converged}))
 """
+
+T4A = _T4A_CHILD.replace(
+    "RUN", 'inf.idmrg(H, max_bond=chi, cutoff=1e-28, conserve="Sz", tol=tol, sweeps=sweeps, callback=cb)'
+)
 
 TENPY = r"""
 import logging
@@ -91,18 +96,9 @@ print(json.dumps({"trace": trace, "total": total, "final": float(E), "sweeps": l
 """
 
 
-T4A_VUMPS = r"""
-from tensor4all import infinite as inf
-spin, chi, tol, sweeps, hours = ARGS
-H = inf.infinite_model("heisenberg", cell=2, spin="1/2" if spin == "0.5" else "1")
-trace = []
-t0 = time.perf_counter()
-cb = lambda r: trace.append((time.perf_counter() - t0, r.energy))
-res = inf.vumps(H, max_bond=chi, cutoff=1e-14, conserve="Sz", tol=tol, max_iter=sweeps, callback=cb)
-total = time.perf_counter() - t0
-print(json.dumps({"trace": trace, "total": total, "final": trace[-1][1], "state_energy": float(res.energy),
-                  "sweeps": len(trace), "max_bond": res.state.max_bond, "converged": res.converged}))
-"""
+T4A_VUMPS = _T4A_CHILD.replace(
+    "RUN", 'inf.vumps(H, max_bond=chi, cutoff=1e-14, conserve="Sz", tol=tol, max_iter=sweeps, callback=cb)'
+)
 
 TENPY_VUMPS = r"""
 import logging

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import scipy.special
 
 __all__ = [
     "density_matrix",
@@ -182,3 +183,13 @@ def density_matrix_mps(psi: Any) -> np.ndarray:
 def magnetization_mps(psi: Any) -> np.ndarray:
     """``<Sz_i>`` of a spin-1/2 MPS from :func:`density_matrix_mps`'s diagonal."""
     return np.real(np.diagonal(density_matrix_mps(psi))) - 0.5
+
+
+def infinite_neel_quench_error(times: Any, sz: Any) -> float:
+    """The largest error of ``<Sz_j(t)>`` (columns: the two sites of a cell) of the infinite XX
+    chain ``H = sum (Sx Sx + Sy Sy)`` quenched from the Neel state: free fermions with hopping
+    1/2, ``n_j(t) = sum_l |G_jl(t)|^2 n_l(0)`` with ``G_jl = i^(l-j) J_(l-j)(t)``, so
+    ``<Sz_j(t)> = (-1)^j sum_m (-1)^m J_m(t)^2 / 2 = (-1)^j J_0(2t) / 2``."""
+    exact = 0.5 * scipy.special.j0(2 * np.asarray(times))
+    sz = np.asarray(sz)
+    return float(max(np.abs(sz[:, 0] - exact).max(), np.abs(sz[:, 1] + exact).max()))
