@@ -151,8 +151,6 @@ def _keep_merged(values: list[np.ndarray], max_bond: int | None, cutoff: float) 
     if not 0.0 <= cutoff < 1.0:
         return None
     lengths = tuple(len(v) for v in values)
-    if sum(lengths) <= FEW_VALUES:
-        return _keep_few(values, lengths, max_bond, cutoff)
     merged = np.concatenate(values).astype(float, copy=False)
     size = merged.size
     if not size:
@@ -177,12 +175,6 @@ def _keep_merged(values: list[np.ndarray], max_bond: int | None, cutoff: float) 
     return counts, float(w[keep:].sum() / total)
 
 
-FEW_VALUES = 256
-"""Up to this many merged values, :func:`_keep_merged` ranks them in Python (:func:`_keep_few`):
-a split of a small chain ranks tens of values, where each of a dozen NumPy calls costs more than
-the arithmetic (a conserved DMRG run of the Heisenberg chain, L = 12, max_bond 32: 35 us a split
-against 48 us by NumPy arrays)."""
-
 _OWNERS: dict[tuple[int, ...], Any] = {}  # sector lengths -> the sector of each merged value
 
 
@@ -193,49 +185,6 @@ def _owners(lengths: tuple[int, ...]) -> Any:
             _OWNERS.clear()
         owner = _OWNERS[lengths] = np.repeat(np.arange(len(lengths)), lengths)
     return owner
-
-
-def _keep_few(
-    values: list[np.ndarray], lengths: tuple[int, ...], max_bond: int | None, cutoff: float
-) -> tuple[list[int], float] | None:
-    """:func:`_keep_merged` on Python floats, with the same arithmetic: the same stable order
-    (``sorted(..., reverse=True)`` keeps equal values in sector order, as the stable ``argsort``
-    of the negated values), the same correctly rounded ``s / s_max`` and its square, the tail
-    sums accumulated from the end as ``cumsum`` does, and the two totals summed by NumPy on the
-    same array (its pairwise sum), so the counts and the weight are the same bit for bit."""
-    merged = [x for v in values for x in v.astype(float, copy=False).tolist()]
-    size = len(merged)
-    if not size or any(x != x for x in merged):  # NaN
-        return None
-    order = sorted(range(size), key=merged.__getitem__, reverse=True)
-    top = merged[order[0]]
-    if not top > 0.0:
-        return None
-    w = [(merged[i] / top) * (merged[i] / top) for i in order]
-    weights = np.array(w)
-    total = float(weights.sum())
-    n = size if max_bond is None else min(size, int(max_bond))
-    if cutoff > 0.0 and n > 1:
-        first, tail = size, 0.0  # past the last value the tail is 0, always within
-        for k in range(size - 1, -1, -1):
-            tail = w[k] if k == size - 1 else tail + w[k]
-            if tail / total <= cutoff:
-                first = k
-        n = min(n, max(1, first))
-    positive = sum(1 for i in order if merged[i] > 0.0)
-    keep = max(1, min(n, positive))
-    owner = _FEW_OWNERS.get(lengths)
-    if owner is None:
-        if len(_FEW_OWNERS) >= 4096:
-            _FEW_OWNERS.clear()
-        owner = _FEW_OWNERS[lengths] = [q for q, k in enumerate(lengths) for _ in range(k)]
-    counts = [0] * len(values)
-    for i in order[:keep]:
-        counts[owner[i]] += 1
-    return counts, float(weights[keep:].sum() / total)
-
-
-_FEW_OWNERS: dict[tuple[int, ...], list[int]] = {}  # sector lengths -> the sector of each merged value
 
 
 def absorb(u: np.ndarray, s: np.ndarray, vh: np.ndarray, direction: str) -> tuple[np.ndarray, np.ndarray]:

@@ -163,10 +163,9 @@ def test_one_pass_truncation_across_sectors_equals_the_ranking(values, max_bond,
 )
 @example(values=[[float(x) for x in np.linspace(0.0, 2.0, 90 - 7 * k)] for k in range(4)], max_bond=200, cutoff=1e-3)
 @example(values=[[0.5] * 70, [0.5] * 70, [1.0] * 60, [1e-9] * 90], max_bond=None, cutoff=1e-10)
-def test_truncation_across_sectors_in_python_and_in_numpy_equals_the_ranking(values, max_bond, cutoff):
-    """Up to ``FEW_VALUES`` merged values the counts and weight come from Python floats, beyond it
-    from NumPy arrays (here up to 450 values, both sides of the switch): either way, bit for bit
-    those of the ranking with ``truncation_keep``."""
+def test_truncation_across_sectors_of_many_values_equals_the_ranking(values, max_bond, cutoff):
+    """Up to 450 merged values, with ties, zeros and long runs of equal values: the counts and
+    weight of the one-pass ranking are bit for bit those of the ranking with ``truncation_keep``."""
     blocks = {k: np.sort(np.asarray(v, dtype=float))[::-1] for k, v in enumerate(values)}
     assert truncation.sector_keep(blocks, max_bond, cutoff) == _keep_by_ranking(blocks, max_bond, cutoff)
 
