@@ -9,6 +9,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..linalg.gemm_list import WORK, X, Y, GemmList, address, native_gemms
 from ..tools.device import array_module, is_device_array, to_host
 from .sector_dense import Dense, WholeProduct, gathered_matrix
 
@@ -83,16 +84,26 @@ def _merged(rects: list) -> list:
     return stacked
 
 
-def _rectangles(prepared: tuple | None, n: int) -> list | None:
+NATIVE_CALL_FLOPS = 5e3
+"""What one more GEMM costs in a native :class:`~tensor4all.linalg.gemm_list.GemmList` (about
+0.2 us), in floating-point operations: the rectangles of a block pay far sooner there."""
+
+NATIVE_MIN_TERMS = 16
+"""The fewest terms for which an operator's products by blocks run natively (where Numba is
+installed): below, the one-time start of the kernels (Numba's import, 0.2-0.5 s) is not worth it."""
+
+
+def _rectangles(prepared: tuple | None, n: int, call: float = SPARSE_CALL_FLOPS) -> list | None:
     """A block's nonzero rectangles (views; ``prepared`` by :class:`PreparedRectangles`), or
-    None where one product with the whole block (``n`` columns on the other side) is cheaper."""
+    None where one product with the whole block (``n`` columns on the other side) is cheaper,
+    each GEMM call costing ``call`` flops."""
     if prepared is None:
         return None
     rc, area, stacked_area, count, views = prepared
     dense = rc * n
     if area * n >= 0.8 * dense or views is None:
         return None
-    if stacked_area * n + SPARSE_CALL_FLOPS * (count - 1) >= 0.8 * dense:
+    if stacked_area * n + call * (count - 1) >= 0.8 * dense:
         return None
     return views
 
@@ -141,6 +152,7 @@ class SectorOperator:
         self.dtype = dtype
         self.matvecs = 0
         self._whole: WholeProduct | None = None
+        self.gemms: GemmList | None = None  # the products by blocks as one native call, where they run so
         if _gathers(lw, wr, len(c_mid), n, dtype):  # a small problem between small sides: its matrix at once
             self.matrix_on_host, self.terms = True, []
             self.matrix = gathered_matrix(lw, wr, sectors, rows, cols, n)
@@ -165,16 +177,22 @@ class SectorOperator:
             self.matrix = self._build([(k, kin, lw[w][m], wr[w][m]) for k, kin, w, m in found])
         # (out sector k, in sector k', LW block, WR block transposed, their rectangles or None)
         self.terms = []
+        kernels = None
+        if self.matrix is None and len(found) >= NATIVE_MIN_TERMS and not is_device_array(like[0]):
+            kernels = native_gemms()
+        call = SPARSE_CALL_FLOPS if kernels is None else NATIVE_CALL_FLOPS
         lw_regions, wr_regions = regions
         for k, kin, w, m in found if self.matrix is None else ():  # products by blocks
             a, b = lw[w][m], wr[w][m]
             left = right = None  # rectangles save at most a call's worth on a block below five
             n_in, n_out = self.shapes[kin][1], self.shapes[k][0]
-            if lw_regions is not None and a.size * n_in > 5 * SPARSE_CALL_FLOPS:
-                left = _rectangles(lw_regions.get(w, m), n_in)
-            if wr_regions is not None and b.size * n_out > 5 * SPARSE_CALL_FLOPS:
-                right = _rectangles(wr_regions.get(w, m), n_out)
+            if lw_regions is not None and a.size * n_in > 5 * call:
+                left = _rectangles(lw_regions.get(w, m), n_in, call)
+            if wr_regions is not None and b.size * n_out > 5 * call:
+                right = _rectangles(wr_regions.get(w, m), n_out, call)
             self.terms.append((k, kin, a, b.T, left, right))
+        if kernels is not None:
+            self.gemms = _gemm_list(self.terms, self.offsets.tolist(), np.result_type(dtype, *like), kernels)
 
     def _build(self, found: list) -> np.ndarray:
         """The matrix: the term ``Y[k] += A X[k'] B^T`` is the block ``kron(A, B)`` of rows ``k``
@@ -207,6 +225,10 @@ class SectorOperator:
             return self.matrix @ x
         if self._whole is not None:
             return self._whole(x)
+        if self.gemms is not None and x.dtype == self.gemms.dtype and x.flags.c_contiguous:
+            y = np.zeros(self.shape[0], dtype=x.dtype)
+            self.gemms.run(x, y)
+            return y
         xs = self.views(x)
         xp = array_module(x)
         dtype = np.result_type(self.dtype, x.dtype)
@@ -235,6 +257,45 @@ class SectorOperator:
         if self._whole is not None:
             return gathered_matrix(self.lw, self.wr, self.sectors, *self._sides, self.shape[0])
         return self._build([(k, kin, a, bt.T) for k, kin, a, bt, _left, _right in self.terms])
+
+
+def _gemm_list(terms: list, offsets: list, dtype: Any, kernels: Any) -> GemmList | None:
+    """The products by blocks ``Y[k] += A X[k'] B^T`` of ``terms`` (:class:`SectorOperator`) as
+    one native :class:`~tensor4all.linalg.gemm_list.GemmList`: ``T = A X[k']`` in the workspace
+    (rectangle by rectangle where ``A`` has them), then ``Y[k] += T B^T`` (likewise). None where
+    a block is not a C-contiguous array (the NumPy path then applies it). Real blocks of a
+    complex operator (a real Hamiltonian, a complex state) are cast once, here."""
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float64, np.complex128):
+        return None
+    gemms = GemmList(dtype, kernels)
+    for k, kin, a, bt, left, right in terms:
+        b = bt.T  # WR's block: (cols k) x (cols k')
+        if not (a.flags.c_contiguous and b.flags.c_contiguous):
+            return None
+        if a.dtype != dtype:
+            a = gemms.keep(a.astype(dtype))
+        if b.dtype != dtype:
+            b = gemms.keep(b.astype(dtype))
+        (rk, rkin), (ck, ckin) = a.shape, b.shape
+        xo, yo, a0, b0, item = offsets[kin], offsets[k], address(a), address(b), dtype.itemsize
+        gemms.workspace = max(gemms.workspace, rk * ckin)
+        if left is None:
+            gemms.gemm(rk, ckin, rkin, (0, a0, rkin), (X, xo, ckin), (WORK, 0, ckin), False, False)
+        else:
+            gemms.zero_workspace(0, rk * ckin)
+            for r0, r1, c0, c1, _ in left:
+                a_rc = (0, a0 + item * (r0 * rkin + c0), rkin)
+                gemms.gemm(
+                    r1 - r0, ckin, c1 - c0, a_rc, (X, xo + c0 * ckin, ckin), (WORK, r0 * ckin, ckin), True, False
+                )
+        if right is None:
+            gemms.gemm(rk, ck, ckin, (WORK, 0, ckin), (0, b0, ckin), (Y, yo, ck), True, True)
+        else:
+            for p0, p1, q0, q1, _ in right:  # Y[k][:, p0:p1] += T[:, q0:q1] B[p0:p1, q0:q1]^T
+                b_pq = (0, b0 + item * (p0 * ckin + q0), ckin)
+                gemms.gemm(rk, p1 - p0, q1 - q0, (WORK, q0, ckin), b_pq, (Y, yo + p0, ck), True, True)
+    return gemms
 
 
 _SKELETONS: dict[tuple, tuple] = {}  # (sides, sectors) -> (rows, cols, skeleton)

@@ -108,3 +108,12 @@ def free_sector_energy(L: int, t: float, mu: float, N: int) -> float:
 
 
 # ---- the reference itself, and the local operators -----------------------------------------------
+
+
+def two_sz(L: int) -> np.ndarray:
+    """``2 Sz`` of every basis state of ``L`` electron sites (site basis |0>, |up>, |dn>, |up dn>)."""
+    per_site = np.array([0, 1, -1, 0])
+    total = np.zeros(1, dtype=int)
+    for _ in range(L):
+        total = (total[:, None] + per_site[None, :]).reshape(-1)
+    return total

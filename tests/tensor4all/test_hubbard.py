@@ -41,6 +41,7 @@ from fock_hubbard import (
     free_sector_energy,
     particle_number,
     site_op,
+    two_sz,
 )
 
 
@@ -137,22 +138,13 @@ def test_sector_ground_energies_match_exact_diagonalization():
     assert abs(res.energy - np.linalg.eigvalsh(H_ed)[0]) < 1e-8
 
 
-def _two_sz(L: int) -> np.ndarray:
-    """``2 Sz`` of every basis state of ``L`` electron sites (site basis |0>, |up>, |dn>, |up dn>)."""
-    per_site = np.array([0, 1, -1, 0])
-    total = np.zeros(1, dtype=int)
-    for _ in range(L):
-        total = (total[:, None] + per_site[None, :]).reshape(-1)
-    return total
-
-
 @pytest.mark.parametrize("L, U", [(4, 4.0), (5, 2.5), (6, 8.0)])
 def test_product_sectors_match_exact_diagonalization(L, U):
     """``conserve="N,Sz"``: the ground energy of every (N, Sz) sector (sampled at L = 6) equals
     exact diagonalization of the Fock-space Hamiltonian restricted to that sector, and the
     state stays there (every sector at L = 4, a sample beyond)."""
     t, mu = 1.0, 0.3
-    H_ed, n, s2 = exact_hubbard(L, t, U, mu), particle_number(L), _two_sz(L)
+    H_ed, n, s2 = exact_hubbard(L, t, U, mu), particle_number(L), two_sz(L)
     H = models.hubbard(L, t=t, U=U, mu=mu, conserve="N,Sz")
     sectors = [(N, m) for N in range(1, 2 * L) for m in range(-min(N, 2 * L - N), min(N, 2 * L - N) + 1, 2)]
     if L > 4:
@@ -172,11 +164,12 @@ def test_product_sectors_match_exact_diagonalization(L, U):
 @pytest.mark.parametrize("L, U", [(5, 2.5), (6, 8.0)])
 def test_products_by_nonzero_rectangles_match_exact_diagonalization(L, U, monkeypatch):
     """The sector backend applies an absorbed block rectangle by rectangle where that saves
-    work (``_sector_operator._rectangles``); with the per-call cost set to 0 it always does, and
+    work (``sector_operator._rectangles``); with the per-call costs set to 0 it always does, and
     the (N, Sz) ground energies and a TDVP evolution (complex blocks) still match the exact
     answers."""
     backend = sys.modules["tensor4all.algorithms.sector_operator"]
     monkeypatch.setattr(backend, "SPARSE_CALL_FLOPS", 0.0)
+    monkeypatch.setattr(backend, "NATIVE_CALL_FLOPS", 0.0)  # the same where the products run natively (fast extra)
     monkeypatch.setattr(sys.modules["tensor4all.algorithms.sweep"], "DENSE_MAX", 0)  # every problem by products
     # every side by blocks (small sides are otherwise absorbed on whole arrays, which have no rectangles)
     monkeypatch.setattr(sys.modules["tensor4all.algorithms.sector_absorb"], "DENSE_ABSORB_ROWS", 0)
@@ -189,7 +182,7 @@ def test_products_by_nonzero_rectangles_match_exact_diagonalization(L, U, monkey
 
     monkeypatch.setattr(backend.SectorOperator, "__init__", spy)
     t, mu = 1.0, 0.3
-    H_ed, n, s2 = exact_hubbard(L, t, U, mu), particle_number(L), _two_sz(L)
+    H_ed, n, s2 = exact_hubbard(L, t, U, mu), particle_number(L), two_sz(L)
     H = models.hubbard(L, t=t, U=U, mu=mu, conserve="N,Sz")
     for N, m in [(L, L % 2), (L - 1, 1 - L % 2)]:
         sel = np.flatnonzero((n == N) & (s2 == m))
