@@ -88,6 +88,9 @@ kept whole and the first sweep at m keeps the last sweep's tolerance (2026-11-30
 a heavily loaded host; ratios of CPU seconds, the wall ones moved by 2x between runs): chain
 -36.3518326076, 2.0e-9 above TeNPy's (0.45); 8x4 -26.5539247501, 1.05e-4 below (0.47); 6x3
 -8.0180821249, 1.8e-5 below (0.33, medians of 3); the products +0.2%, +0.5%, +6.5% (docs/benchmarks.md).
+With the products by blocks as one native call (the ``fast`` extra, ``tensor4all.linalg.gemm_list``;
+``--repeats 2``, m = 400, a quiet host, 2026-11-30): 24.3 s (0.36), 24.8 s (0.49), 17.2 s (0.48),
+against 27.7, 28.6 and 20.1 s with ``TENSOR4ALL_NATIVE=0``; the same energies.
 
 Run: ``python benchmarks/dmrg_hubbard.py [--cases chain cylinder itensor] [--repeats 3]``
 (``bench`` extra for TeNPy). A run took 13 minutes with three repeats on the development
