@@ -23,7 +23,8 @@ sector) instead of one dense product of the whole space (TeNPy's ``TwoSiteH`` wi
 terms, :class:`.sector_operator.SectorOperator`), and the absorptions are planned once per shape
 (:func:`.sector_absorb.absorb_mpo`), so that small chains do not pay per block what large ones
 pay per flop. The split is one SVD per sector with one truncation across all of them
-(:func:`tensor4all.linalg.lapack.svd_sectors`), the weights moved with the centre
+(:func:`tensor4all.linalg.lapack.svd_sectors`; a large block through the Gram matrix of the side
+kept orthonormal where the cutoff lets its weights be resolved, as TEBD's), the weights moved with the centre
 (``_truncation.absorb``); a bare side's factor is merged into the next site. The moved
 environment reuses ``LW`` or ``WR``: ``L'[w][m] = U[m]^dagger LW[w][m] U[m - c_w]``.
 
@@ -347,7 +348,7 @@ class SectorBackend(SectorSides):
             blocks = [np.concatenate([a, c], axis=axis) for a, c in zip(blocks, local.op.views(x))]
         if alpha > 0.0:
             sectors, blocks = self._expanded(local, blocks, alpha)
-        kept, err = svd_sectors(dict(zip(sectors, blocks)), max_bond, cutoff)
+        kept, err = svd_sectors(dict(zip(sectors, blocks)), max_bond, cutoff, to_right=step.direction == RIGHT)
         new_bond: dict[int, int] = {}
         lf: dict[int, np.ndarray] = {}
         rf: dict[int, np.ndarray] = {}

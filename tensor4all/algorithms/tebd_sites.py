@@ -68,14 +68,9 @@ class NumpyLA:
         return lapack.svd(m)
 
     def split_svd(self, m: Any, to_right: bool, cutoff: float) -> tuple[Any, Any, Any]:
-        """The SVD of a split whose weights go right (``to_right``) or left: from the Gram matrix
-        of the side kept orthonormal where the cutoff lets its weights be resolved and the block
-        is large enough to gain (:func:`~tensor4all.linalg.lapack.gram_svd`), else ``gesdd``."""
-        r, c = m.shape
-        side, other = (r, c) if to_right else (c, r)
-        if cutoff >= lapack.GRAM_MIN_CUTOFF and min(r, c) >= lapack.GRAM_MIN_SIDE and side <= 2 * other:
-            return lapack.gram_svd(m, to_right)
-        return lapack.svd(m)
+        """The SVD of a split whose weights go right (``to_right``) or left
+        (:func:`~tensor4all.linalg.lapack.split_svd`: from the Gram matrix where that gains)."""
+        return lapack.split_svd(m, to_right, cutoff)
 
     def values(self, s: Any) -> np.ndarray:
         return s

@@ -23,7 +23,7 @@ from scipy.linalg.lapack import dsyevd as _syevd, zheevd as _heevd
 from .truncation import svd_truncated_sectors, thin_svd
 from ..tools.device import array_module, is_device_array
 
-__all__ = ["svd", "svd_sectors", "gram_svd", "GRAM_MIN_CUTOFF", "GRAM_MIN_SIDE", "qr", "lq"]
+__all__ = ["svd", "svd_sectors", "split_svd", "gram_svd", "GRAM_MIN_CUTOFF", "GRAM_MIN_SIDE", "qr", "lq"]
 
 _SVD: dict[tuple, tuple[Any, int]] = {}  # (rows, columns, dtype char) -> (gesdd, lwork)
 
@@ -48,11 +48,15 @@ def svd(m: Any) -> tuple[Any, Any, Any]:
 
 
 def svd_sectors(
-    blocks: dict[Any, Any], max_bond: int | None, cutoff: float
+    blocks: dict[Any, Any], max_bond: int | None, cutoff: float, to_right: bool | None = None
 ) -> tuple[dict[Any, tuple[Any, Any, Any]], float]:
     """One thin SVD per sector (:func:`svd`) and one truncation across all of them:
-    :func:`~tensor4all.linalg.truncation.svd_truncated_sectors` with this module's SVD."""
-    return svd_truncated_sectors(blocks, max_bond, cutoff, svd)
+    :func:`~tensor4all.linalg.truncation.svd_truncated_sectors` with this module's SVD. With
+    ``to_right`` (a split whose weights then go right, or left), large blocks may be split
+    through their Gram matrix (:func:`split_svd`)."""
+    if to_right is None:
+        return svd_truncated_sectors(blocks, max_bond, cutoff, svd)
+    return svd_truncated_sectors(blocks, max_bond, cutoff, lambda m: split_svd(m, to_right, cutoff))
 
 
 _QR: dict[str, tuple[Any, Any]] = {}  # dtype char -> (geqrf, orgqr / ungqr)
@@ -97,6 +101,18 @@ GRAM_MIN_SIDE = 32
 """The smallest side of a block split through its Gram matrix: below it ``gesdd`` is about as fast
 (one core, busy host, median microseconds, gesdd against Gram: 24 x 24 81 / 70, 32 x 32 113 / 103,
 64 x 64 443 / 350, 128 x 128 5956 / 1624, 256 x 256 26239 / 17971; 512 x 512 70 / 27 ms)."""
+
+
+def split_svd(m: Any, to_right: bool, cutoff: float) -> tuple[Any, Any, Any]:
+    """The SVD of a split whose weights then go right (``to_right``: ``U`` stays orthonormal)
+    or left (``Vh`` does): from the Gram matrix of that side (:func:`gram_svd`) where the cutoff
+    lets its weights be resolved (:data:`GRAM_MIN_CUTOFF`) and the block is large enough to gain
+    (:data:`GRAM_MIN_SIDE`, that side at most twice the other), else ``gesdd`` (:func:`svd`)."""
+    r, c = m.shape
+    side, other = (r, c) if to_right else (c, r)
+    if cutoff >= GRAM_MIN_CUTOFF and min(r, c) >= GRAM_MIN_SIDE and side <= 2 * other and not is_device_array(m):
+        return gram_svd(m, to_right)
+    return svd(m)
 
 
 def gram_svd(m: np.ndarray, orthonormal_left: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
