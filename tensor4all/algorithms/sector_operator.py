@@ -269,6 +269,7 @@ def _gemm_list(terms: list, offsets: list, dtype: Any, kernels: Any) -> GemmList
     if dtype not in (np.float64, np.complex128):
         return None
     gemms = GemmList(dtype, kernels)
+    rows, work = gemms.rows, 0  # GemmList.gemm's rows, appended here: an operator has thousands
     for k, kin, a, bt, left, right in terms:
         b = bt.T  # WR's block: (cols k) x (cols k')
         if not (a.flags.c_contiguous and b.flags.c_contiguous):
@@ -279,22 +280,23 @@ def _gemm_list(terms: list, offsets: list, dtype: Any, kernels: Any) -> GemmList
             b = gemms.keep(b.astype(dtype))
         (rk, rkin), (ck, ckin) = a.shape, b.shape
         xo, yo, a0, b0, item = offsets[kin], offsets[k], address(a), address(b), dtype.itemsize
-        gemms.workspace = max(gemms.workspace, rk * ckin)
-        if left is None:
-            gemms.gemm(rk, ckin, rkin, (0, a0, rkin), (X, xo, ckin), (WORK, 0, ckin), False, False)
+        work = max(work, rk * ckin)
+        if left is None:  # T = A X[k']
+            rows.append((0, rk, ckin, rkin, 0, a0, rkin, X, xo, ckin, WORK, 0, ckin, 0))
         else:
-            gemms.zero_workspace(0, rk * ckin)
-            for r0, r1, c0, c1, _ in left:
-                a_rc = (0, a0 + item * (r0 * rkin + c0), rkin)
-                gemms.gemm(
-                    r1 - r0, ckin, c1 - c0, a_rc, (X, xo + c0 * ckin, ckin), (WORK, r0 * ckin, ckin), True, False
+            rows.append((2, rk * ckin, 0, 0, 0, 0, 0, 0, 0, 0, WORK, 0, 0, 0))
+            for r0, r1, c0, c1, _ in left:  # T[r0:r1] += A[r0:r1, c0:c1] X[k'][c0:c1]
+                a_rc = a0 + item * (r0 * rkin + c0)
+                rows.append(
+                    (0, r1 - r0, ckin, c1 - c0, 0, a_rc, rkin, X, xo + c0 * ckin, ckin, WORK, r0 * ckin, ckin, 1)
                 )
-        if right is None:
-            gemms.gemm(rk, ck, ckin, (WORK, 0, ckin), (0, b0, ckin), (Y, yo, ck), True, True)
+        if right is None:  # Y[k] += T B^T
+            rows.append((1, rk, ck, ckin, WORK, 0, ckin, 0, b0, ckin, Y, yo, ck, 1))
         else:
             for p0, p1, q0, q1, _ in right:  # Y[k][:, p0:p1] += T[:, q0:q1] B[p0:p1, q0:q1]^T
-                b_pq = (0, b0 + item * (p0 * ckin + q0), ckin)
-                gemms.gemm(rk, p1 - p0, q1 - q0, (WORK, q0, ckin), b_pq, (Y, yo + p0, ck), True, True)
+                b_pq = b0 + item * (p0 * ckin + q0)
+                rows.append((1, rk, p1 - p0, q1 - q0, WORK, q0, ckin, 0, b_pq, ckin, Y, yo + p0, ck, 1))
+    gemms.workspace = work
     return gemms
 
 
@@ -391,7 +393,7 @@ def _whole_products(whole: float, terms: list, shapes: list, n: int, dtype: Any,
 def _holds_matrix(terms: list, shapes: list, n: int, dtype: Any, like: tuple | None) -> bool:
     """Whether an operator holds its matrix: building it and :data:`EXPECTED_PRODUCTS` products
     with it cost less than as many products by blocks (:func:`_costs`)."""
-    if not terms:
+    if not terms or n * n * 8 > DENSE_OPERATOR_BYTES:  # too large to hold, whatever its dtype: no model to ask
         return False
     held, blocks = _costs(terms, shapes, n, dtype, like)
     return held < blocks
