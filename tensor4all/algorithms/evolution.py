@@ -37,6 +37,7 @@ import tidu
 
 from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError, ValueRangeError
 from ..networks.mpo import MPO, expectation
+from ..linalg.gemm_list import native_installed
 from ..networks.mps import MPS
 from ..tools.checks import check_real
 
@@ -296,7 +297,7 @@ AUTO_DENSE_BELOW = {
     ("tebd", "complex"): 4700,
     ("tebd", "real"): 11000,
     ("tdvp", "complex"): 2200,
-    ("tdvp", "real"): 14600,
+    ("tdvp", "real"): 7900 if native_installed() else 14600,
 }
 """``conserve="auto"`` runs a symmetric state densely where its size, the two-site problem
 ``d_b d_{b+1} chi_b^2`` averaged over the bonds ``b`` (``chi_b`` the smaller of ``max_bond`` and
@@ -312,8 +313,13 @@ method  numbers  Heisenberg chain, U(1) Sz, L = 16     Hubbard chain, (N, Sz), L
 tebd    complex  chi 24: 1.26 (1257), 32: 0.89 (2093)   chi 16: 1.19 (3398), 24: 0.80 (6656)
 tebd    real     chi 48: 1.02 (3799), 64: 0.68 (6189)   chi 24: 1.53 (6656), 32: 0.98 (11217)
 tdvp    complex  chi 32: 1.03 (2093), 48: 0.66 (3799)   chi 12: 1.03 (1932), 16: 0.81 (3398)
-tdvp    real     chi 48: 1.24 (3799), 64: 0.72 (6189)   chi 32: 1.22 (11217), 48: 0.57 (24250)
+tdvp    real     chi 32: 1.21 (2093), 48: 0.90 (3799)   chi 24: 1.12 (6656), 32: 0.79 (11217)
 ======  =======  ====================================  ====================================
+
+(The ``tdvp``/``real`` row was measured on 2026-11-30 with the products by blocks as one native
+call, the ``fast`` extra (:mod:`tensor4all.linalg.gemm_list`): threshold 7900. Without it (Numba
+absent or ``TENSOR4ALL_NATIVE=0`` when the module is imported) the earlier measurement holds,
+chi 48: 1.24 (3799), 64: 0.72 (6189) and chi 32: 1.22 (11217), 48: 0.57 (24250): threshold 14600.)
 
 Each threshold is where the later of the two models crosses (interpolated in the logarithm of
 the size), so that where ``"auto"`` conserves, conserving was the faster for both. The size is
@@ -321,8 +327,9 @@ what the run can reach: a run that stops before its bonds grow there (a short ev
 product state) is smaller, and there the dense run is the faster by more. A random state spreads
 over more sectors than a physical one, in smaller blocks: physical runs cross earlier (on the
 chains of ``benchmarks/conserve_small.py``, imaginary-time TDVP of the Hubbard chain at
-``max_bond = 32`` ran 0.95 (L = 12) and 0.84 (L = 16) times as long conserved; ``"auto"`` runs
-them densely)."""
+``max_bond = 32``, sizes 8265, 11217 and 12595 at L = 8, 12, 16, ran 0.91, 0.75 and 0.72 times as
+long conserved, and ``"auto"`` conserves them; the Heisenberg chain's, sizes 242 to 2093, 1.19 to
+1.25 times as long, and ``"auto"`` runs them densely)."""
 
 
 def full_bond_dims(psi: MPS) -> list[int]:

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..tools.errors import Tensor4allTypeError
 
-__all__ = ["GemmList", "native_gemms", "address", "REASON", "X", "Y", "WORK"]
+__all__ = ["GemmList", "native_gemms", "native_installed", "address", "REASON", "X", "Y", "WORK"]
 
 X, Y, WORK = 1, 2, 3
 """The buffers a table's rows may address by offset (in elements): the input vector, the output
@@ -32,6 +32,12 @@ vector and the workspace; base 0 is an absolute address (bytes)."""
 _KERNELS: Any = None  # the kernel module; False where it cannot be loaded
 REASON = ""
 """Why :func:`native_gemms` is None (empty while it is not)."""
+
+
+def native_installed() -> bool:
+    """Whether the native kernels can be used here (Numba installed, ``TENSOR4ALL_NATIVE`` not
+    ``0``), without importing Numba: for choices made before any product (``conserve="auto"``)."""
+    return os.environ.get("TENSOR4ALL_NATIVE", "1") != "0" and importlib.util.find_spec("numba") is not None
 
 
 def native_gemms() -> Any:
