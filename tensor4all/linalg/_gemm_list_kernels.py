@@ -11,7 +11,7 @@ import numpy as np
 from numba import types
 from numba.extending import get_cython_function_address
 
-__all__ = ["run_real", "run_complex"]
+__all__ = ["run"]
 
 for _name in ("dgemm", "zgemm"):
     llvmlite.binding.add_symbol(f"tensor4all_{_name}", get_cython_function_address("scipy.linalg.cython_blas", _name))
@@ -31,47 +31,49 @@ def _address(bases: np.ndarray, row: np.ndarray, at: int, itemsize: int) -> int:
 
 
 @numba.njit(cache=True, nogil=True)
-def run_real(table: np.ndarray, bases: np.ndarray, t: np.ndarray) -> None:
-    """Every row of ``table`` on float64 buffers, in order (a row-major ``C = A B`` is the
-    column-major ``C^T = B^T A^T``)."""
+def run(table: np.ndarray, bases: np.ndarray, t: np.ndarray) -> None:
+    """Every row of ``table`` in order, on float64 buffers (``dgemm``) or complex128 ones
+    (``zgemm``; ``B^T`` is the plain transpose), as ``t``, the workspace (a row-major ``C = A B``
+    is the column-major ``C^T = B^T A^T``). The scalars are complex: ``dgemm`` reads their real
+    parts, the first eight bytes."""
+    itemsize = t.itemsize
     ints = np.empty(6, dtype=np.int32)
     chars = np.empty(2, dtype=np.uint8)
-    scalars = np.array([1.0, 0.0, 1.0])  # alpha, beta = 0, beta = 1
+    scalars = np.array([1.0 + 0.0j, 0.0j, 1.0 + 0.0j])  # alpha, beta = 0, beta = 1
     chars[1] = 78  # 'N'
     for i in range(table.shape[0]):
         row = table[i]
         if row[_KIND] == 2:
             t[row[_C + 1] : row[_C + 1] + row[_M]] = 0.0
             continue
-        a, b, c = _address(bases, row, _A, 8), _address(bases, row, _B, 8), _address(bases, row, _C, 8)
+        a, b = _address(bases, row, _A, itemsize), _address(bases, row, _B, itemsize)
+        c = _address(bases, row, _C, itemsize)
         chars[0] = 84 if row[_KIND] == 1 else 78  # 'T' or 'N'
         ints[0], ints[1], ints[2] = row[_N], row[_M], row[_K]
         ints[3], ints[4], ints[5] = row[_B + 2], row[_A + 2], row[_C + 2]
         beta = scalars[2:].ctypes.data if row[_BETA] else scalars[1:].ctypes.data
-        _dgemm(
-            chars.ctypes.data, chars[1:].ctypes.data, ints.ctypes.data, ints[1:].ctypes.data, ints[2:].ctypes.data,
-            scalars.ctypes.data, b, ints[3:].ctypes.data, a, ints[4:].ctypes.data, beta, c, ints[5:].ctypes.data,
-        )  # fmt: skip
-
-
-@numba.njit(cache=True, nogil=True)
-def run_complex(table: np.ndarray, bases: np.ndarray, t: np.ndarray) -> None:
-    """:func:`run_real` on complex128 buffers (``zgemm``; ``B^T`` is the plain transpose)."""
-    ints = np.empty(6, dtype=np.int32)
-    chars = np.empty(2, dtype=np.uint8)
-    scalars = np.array([1.0 + 0.0j, 0.0j, 1.0 + 0.0j])
-    chars[1] = 78
-    for i in range(table.shape[0]):
-        row = table[i]
-        if row[_KIND] == 2:
-            t[row[_C + 1] : row[_C + 1] + row[_M]] = 0.0
-            continue
-        a, b, c = _address(bases, row, _A, 16), _address(bases, row, _B, 16), _address(bases, row, _C, 16)
-        chars[0] = 84 if row[_KIND] == 1 else 78
-        ints[0], ints[1], ints[2] = row[_N], row[_M], row[_K]
-        ints[3], ints[4], ints[5] = row[_B + 2], row[_A + 2], row[_C + 2]
-        beta = scalars[2:].ctypes.data if row[_BETA] else scalars[1:].ctypes.data
-        _zgemm(
-            chars.ctypes.data, chars[1:].ctypes.data, ints.ctypes.data, ints[1:].ctypes.data, ints[2:].ctypes.data,
-            scalars.ctypes.data, b, ints[3:].ctypes.data, a, ints[4:].ctypes.data, beta, c, ints[5:].ctypes.data,
-        )  # fmt: skip
+        args = (chars.ctypes.data, chars[1:].ctypes.data, ints.ctypes.data, ints[1:].ctypes.data, ints[2:].ctypes.data)
+        if itemsize == 16:
+            _zgemm(
+                *args,
+                scalars.ctypes.data,
+                b,
+                ints[3:].ctypes.data,
+                a,
+                ints[4:].ctypes.data,
+                beta,
+                c,
+                ints[5:].ctypes.data,
+            )
+        else:
+            _dgemm(
+                *args,
+                scalars.ctypes.data,
+                b,
+                ints[3:].ctypes.data,
+                a,
+                ints[4:].ctypes.data,
+                beta,
+                c,
+                ints[5:].ctypes.data,
+            )

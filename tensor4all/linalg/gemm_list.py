@@ -73,7 +73,7 @@ class GemmList:
         self.dtype = np.dtype(dtype)
         if self.dtype not in (np.float64, np.complex128):
             raise Tensor4allTypeError(f"GemmList works on float64 or complex128 buffers, got {self.dtype}")
-        self._run = kernels.run_complex if self.dtype == np.complex128 else kernels.run_real
+        self._run = kernels.run
         self.rows: list[tuple] = []
         self.workspace = 0
         self.table: np.ndarray | None = None

@@ -1,11 +1,12 @@
 """The native GEMM lists of the charge-sector products (``tensor4all.linalg.gemm_list``): the
-kernel against NumPy on random tables, the sector operator's native products against its NumPy
-products, and (N, Sz) ground states found through them against exact diagonalization. Run where
-Numba (the ``fast`` extra) is installed; ``.ci/run`` runs them in its ``fast`` pass."""
+kernel against NumPy on random tables, and the sector operator's native products against its
+NumPy products. The (N, Sz) ground states found through them are checked against exact
+diagonalization by ``test_hubbard.py``'s rectangle test, which runs every operator natively where
+Numba is installed. Run where Numba (the ``fast`` extra) is installed; ``.ci/run`` runs them in
+its ``fast`` pass."""
 
 from __future__ import annotations
 
-import os
 import sys
 
 import numpy as np
@@ -18,8 +19,6 @@ from tensor4all.linalg import gemm_list
 from tensor4all.linalg.gemm_list import WORK, X, Y, GemmList, address, native_gemms
 from tensor4all.tools.errors import Tensor4allTypeError
 
-sys.path.insert(0, os.path.dirname(__file__))  # the reference beside this file (no package __init__)
-from fock_hubbard import exact_hubbard, particle_number, two_sz  # noqa: E402
 
 numba = pytest.importorskip("numba")
 if native_gemms() is None:  # TENSOR4ALL_NATIVE=0, or kernels that do not load here
@@ -136,22 +135,6 @@ def test_native_products_equal_numpy_products(monkeypatch, complex_state):
         want = op.matvec(x)
         op.gemms = gemms
         np.testing.assert_allclose(y, want, rtol=0, atol=1e-13 * max(1.0, float(np.abs(want).max())))
-
-
-@pytest.mark.parametrize("L, U", [(5, 2.5), (6, 8.0)])
-def test_native_products_give_exact_ground_energies(monkeypatch, L, U):
-    """(N, Sz) ground energies of Hubbard chains with every local problem applied through the
-    native GEMM lists against exact diagonalization of the explicit Hamiltonian."""
-    seen = _spy_operators(monkeypatch)
-    t, mu = 1.0, 0.3
-    H_ed, n, s2 = exact_hubbard(L, t, U, mu), particle_number(L), two_sz(L)
-    H = models.hubbard(L, t=t, U=U, mu=mu, conserve="N,Sz")
-    for N, m in [(L, L % 2), (L - 1, 1 - L % 2)]:
-        sel = np.flatnonzero((n == N) & (s2 == m))
-        e0 = np.linalg.eigvalsh(H_ed[np.ix_(sel, sel)])[0]
-        res = t4a.dmrg(H, max_bond=64, cutoff=1e-14, sector={"N": N, "Sz": m / 2}, sweeps=6, seed=1)
-        assert abs(res.energy - e0) < 1e-10 * max(1.0, abs(e0)), (N, m, res.energy, e0)
-    assert sum(op.gemms is not None for op in seen) > len(seen) // 2
 
 
 @pytest.mark.parametrize(

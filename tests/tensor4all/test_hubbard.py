@@ -169,7 +169,8 @@ def test_products_by_nonzero_rectangles_match_exact_diagonalization(L, U, monkey
     answers."""
     backend = sys.modules["tensor4all.algorithms.sector_operator"]
     monkeypatch.setattr(backend, "SPARSE_CALL_FLOPS", 0.0)
-    monkeypatch.setattr(backend, "NATIVE_CALL_FLOPS", 0.0)  # the same where the products run natively (fast extra)
+    monkeypatch.setattr(backend, "NATIVE_CALL_FLOPS", 0.0)  # the same where the products run natively (fast extra),
+    monkeypatch.setattr(backend, "NATIVE_MIN_TERMS", 1)  # as every operator by blocks does there
     monkeypatch.setattr(sys.modules["tensor4all.algorithms.sweep"], "DENSE_MAX", 0)  # every problem by products
     # every side by blocks (small sides are otherwise absorbed on whole arrays, which have no rectangles)
     monkeypatch.setattr(sys.modules["tensor4all.algorithms.sector_absorb"], "DENSE_ABSORB_ROWS", 0)
