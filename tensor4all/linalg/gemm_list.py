@@ -47,7 +47,7 @@ def native_gemms() -> Any:
         if os.environ.get("TENSOR4ALL_NATIVE", "1") == "0":
             _KERNELS, REASON = False, "TENSOR4ALL_NATIVE=0 in the environment"
         elif importlib.util.find_spec("numba") is None:
-            _KERNELS, REASON = False, "Numba is not installed (pip install 'tensor4all[fast]')"
+            _KERNELS, REASON = False, "Numba is not installed (the fast extra: pip install -e '.[fast]')"
         else:
             try:
                 _KERNELS = importlib.import_module("tensor4all.linalg._gemm_list_kernels")
