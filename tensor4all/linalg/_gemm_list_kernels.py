@@ -1,22 +1,32 @@
-"""The machine code of :mod:`.gemm_list` (imported by it only where Numba, the ``fast`` extra, is
-installed): one loop over a table of GEMMs, each a call of SciPy's BLAS (``scipy.linalg.cython_blas``,
+"""The machine code of :mod:`.gemm_list` (used by it only where Numba, the ``fast`` extra, is
+installed; without Numba the module imports and :func:`run` is None): one loop over a table of GEMMs, each a call of SciPy's BLAS (``scipy.linalg.cython_blas``,
 LP64) on raw host addresses. The BLAS routines are registered as named symbols, so Numba caches
 the loop on disk (``cache=True``) and a later process loads it instead of compiling."""
 
 from __future__ import annotations
 
-import llvmlite.binding
-import numba
 import numpy as np
-from numba import types
-from numba.extending import get_cython_function_address
+
+try:
+    import llvmlite.binding
+    import numba
+    from numba import types
+    from numba.extending import get_cython_function_address
+except ImportError:  # without the fast extra the module imports, and gemm_list.native_gemms() is None
+    numba = None
 
 __all__ = ["run"]
 
-for _name in ("dgemm", "zgemm"):
-    llvmlite.binding.add_symbol(f"tensor4all_{_name}", get_cython_function_address("scipy.linalg.cython_blas", _name))
-_dgemm = types.ExternalFunction("tensor4all_dgemm", types.void(*([types.voidptr] * 13)))
-_zgemm = types.ExternalFunction("tensor4all_zgemm", types.void(*([types.voidptr] * 13)))
+if numba is not None:
+    for _name in ("dgemm", "zgemm"):
+        llvmlite.binding.add_symbol(
+            f"tensor4all_{_name}", get_cython_function_address("scipy.linalg.cython_blas", _name)
+        )
+    _dgemm = types.ExternalFunction("tensor4all_dgemm", types.void(*([types.voidptr] * 13)))
+    _zgemm = types.ExternalFunction("tensor4all_zgemm", types.void(*([types.voidptr] * 13)))
+    _jit = numba.njit(cache=True, nogil=True)
+else:
+    _jit = None
 
 # a table row (see gemm_list.GemmList): kind (0: C (+)= A B, 1: C (+)= A B^T, 2: zero t[start : start + m]),
 # m, n, k, then for A, B and C a base (0: an absolute address in bytes, else bases[base] plus the
@@ -24,13 +34,11 @@ _zgemm = types.ExternalFunction("tensor4all_zgemm", types.void(*([types.voidptr]
 _KIND, _M, _N, _K, _A, _B, _C, _BETA = 0, 1, 2, 3, 4, 7, 10, 13
 
 
-@numba.njit(cache=True, nogil=True)
 def _address(bases: np.ndarray, row: np.ndarray, at: int, itemsize: int) -> int:
     base = row[at]
     return bases[base] + row[at + 1] * itemsize if base else row[at + 1]
 
 
-@numba.njit(cache=True, nogil=True)
 def run(table: np.ndarray, bases: np.ndarray, t: np.ndarray) -> None:
     """Every row of ``table`` in order, on float64 buffers (``dgemm``) or complex128 ones
     (``zgemm``; ``B^T`` is the plain transpose), as ``t``, the workspace (a row-major ``C = A B``
@@ -77,3 +85,10 @@ def run(table: np.ndarray, bases: np.ndarray, t: np.ndarray) -> None:
                 c,
                 ints[5:].ctypes.data,
             )
+
+
+if _jit is not None:
+    _address = _jit(_address)
+    run = _jit(run)
+else:
+    run = None  # type: ignore[assignment]

@@ -53,6 +53,9 @@ def native_gemms() -> Any:
                 _KERNELS = importlib.import_module("tensor4all.linalg._gemm_list_kernels")
             except Exception as exc:  # an incompatible Numba or SciPy: the NumPy path stays
                 _KERNELS, REASON = False, f"the kernels did not load: {type(exc).__name__}: {exc}"
+            else:
+                if _KERNELS.run is None:  # Numba found but not importable
+                    _KERNELS, REASON = False, "Numba did not import (the fast extra: pip install -e '.[fast]')"
     return _KERNELS or None
 
 
