@@ -60,31 +60,14 @@ def run(table: np.ndarray, bases: np.ndarray, t: np.ndarray) -> None:
         ints[0], ints[1], ints[2] = row[_N], row[_M], row[_K]
         ints[3], ints[4], ints[5] = row[_B + 2], row[_A + 2], row[_C + 2]
         beta = scalars[2:].ctypes.data if row[_BETA] else scalars[1:].ctypes.data
-        args = (chars.ctypes.data, chars[1:].ctypes.data, ints.ctypes.data, ints[1:].ctypes.data, ints[2:].ctypes.data)
+        args = (
+            chars.ctypes.data, chars[1:].ctypes.data, ints.ctypes.data, ints[1:].ctypes.data, ints[2:].ctypes.data,
+            scalars.ctypes.data, b, ints[3:].ctypes.data, a, ints[4:].ctypes.data, beta, c, ints[5:].ctypes.data,
+        )  # fmt: skip
         if itemsize == 16:
-            _zgemm(
-                *args,
-                scalars.ctypes.data,
-                b,
-                ints[3:].ctypes.data,
-                a,
-                ints[4:].ctypes.data,
-                beta,
-                c,
-                ints[5:].ctypes.data,
-            )
+            _zgemm(*args)
         else:
-            _dgemm(
-                *args,
-                scalars.ctypes.data,
-                b,
-                ints[3:].ctypes.data,
-                a,
-                ints[4:].ctypes.data,
-                beta,
-                c,
-                ints[5:].ctypes.data,
-            )
+            _dgemm(*args)
 
 
 if _jit is not None:
