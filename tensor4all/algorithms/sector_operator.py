@@ -93,7 +93,7 @@ NATIVE_MIN_TERMS = 16
 installed): below, the one-time start of the kernels (Numba's import, 0.2-0.5 s) is not worth it."""
 
 
-def _rectangles(prepared: tuple | None, n: int, call: float = SPARSE_CALL_FLOPS) -> list | None:
+def _rectangles(prepared: tuple | None, n: int, call: float) -> list | None:
     """A block's nonzero rectangles (views; ``prepared`` by :class:`PreparedRectangles`), or
     None where one product with the whole block (``n`` columns on the other side) is cheaper,
     each GEMM call costing ``call`` flops."""
@@ -269,7 +269,7 @@ def _gemm_list(terms: list, offsets: list, dtype: Any, kernels: Any) -> GemmList
     if dtype not in (np.float64, np.complex128):
         return None
     gemms = GemmList(dtype, kernels)
-    rows, work = gemms.rows, 0  # GemmList.gemm's rows, appended here: an operator has thousands
+    gemm, work = gemms.gemm, 0
     for k, kin, a, bt, left, right in terms:
         b = bt.T  # WR's block: (cols k) x (cols k')
         if not (a.flags.c_contiguous and b.flags.c_contiguous):
@@ -282,20 +282,18 @@ def _gemm_list(terms: list, offsets: list, dtype: Any, kernels: Any) -> GemmList
         xo, yo, a0, b0, item = offsets[kin], offsets[k], address(a), address(b), dtype.itemsize
         work = max(work, rk * ckin)
         if left is None:  # T = A X[k']
-            rows.append((0, rk, ckin, rkin, 0, a0, rkin, X, xo, ckin, WORK, 0, ckin, 0))
+            gemm(rk, ckin, rkin, 0, a0, rkin, X, xo, ckin, WORK, 0, ckin, False, False)
         else:
-            rows.append((2, rk * ckin, 0, 0, 0, 0, 0, 0, 0, 0, WORK, 0, 0, 0))
+            gemms.zero_workspace(0, rk * ckin)
             for r0, r1, c0, c1, _ in left:  # T[r0:r1] += A[r0:r1, c0:c1] X[k'][c0:c1]
                 a_rc = a0 + item * (r0 * rkin + c0)
-                rows.append(
-                    (0, r1 - r0, ckin, c1 - c0, 0, a_rc, rkin, X, xo + c0 * ckin, ckin, WORK, r0 * ckin, ckin, 1)
-                )
+                gemm(r1 - r0, ckin, c1 - c0, 0, a_rc, rkin, X, xo + c0 * ckin, ckin, WORK, r0 * ckin, ckin, True, False)
         if right is None:  # Y[k] += T B^T
-            rows.append((1, rk, ck, ckin, WORK, 0, ckin, 0, b0, ckin, Y, yo, ck, 1))
+            gemm(rk, ck, ckin, WORK, 0, ckin, 0, b0, ckin, Y, yo, ck, True, True)
         else:
             for p0, p1, q0, q1, _ in right:  # Y[k][:, p0:p1] += T[:, q0:q1] B[p0:p1, q0:q1]^T
                 b_pq = b0 + item * (p0 * ckin + q0)
-                rows.append((1, rk, p1 - p0, q1 - q0, WORK, q0, ckin, 0, b_pq, ckin, Y, yo + p0, ck, 1))
+                gemm(rk, p1 - p0, q1 - q0, WORK, q0, ckin, 0, b_pq, ckin, Y, yo + p0, ck, True, True)
     gemms.workspace = work
     return gemms
 

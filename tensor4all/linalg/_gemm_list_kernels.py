@@ -1,6 +1,6 @@
-"""The machine code of :mod:`.gemm_list` (used by it only where Numba, the ``fast`` extra, is
-installed; without Numba the module imports and :func:`run` is None): one loop over a table of GEMMs, each a call of SciPy's BLAS (``scipy.linalg.cython_blas``,
-LP64) on raw host addresses. The BLAS routines are registered as named symbols, so Numba caches
+"""The machine code of :mod:`.gemm_list`: one loop over a table of GEMMs, each a call of SciPy's
+BLAS (``scipy.linalg.cython_blas``, LP64) on raw host addresses. Used only where Numba (the
+``fast`` extra) is installed; without it the module imports and :func:`run` is None. The BLAS routines are registered as named symbols, so Numba caches
 the loop on disk (``cache=True``) and a later process loads it instead of compiling."""
 
 from __future__ import annotations

@@ -44,10 +44,16 @@ def native_gemms() -> Any:
     """The compiled kernels (:mod:`._gemm_list_kernels`), loaded on the first call, or None."""
     global _KERNELS, REASON
     if _KERNELS is None:
-        if os.environ.get("TENSOR4ALL_NATIVE", "1") == "0":
-            _KERNELS, REASON = False, "TENSOR4ALL_NATIVE=0 in the environment"
-        elif importlib.util.find_spec("numba") is None:
-            _KERNELS, REASON = False, "Numba is not installed (the fast extra: pip install -e '.[fast]')"
+        if not native_installed():
+            switched_off = os.environ.get("TENSOR4ALL_NATIVE", "1") == "0"
+            _KERNELS, REASON = (
+                False,
+                (
+                    "TENSOR4ALL_NATIVE=0 in the environment"
+                    if switched_off
+                    else "Numba is not installed (the fast extra: pip install -e '.[fast]')"
+                ),
+            )
         else:
             try:
                 _KERNELS = importlib.import_module("tensor4all.linalg._gemm_list_kernels")
@@ -87,9 +93,44 @@ class GemmList:
         self._kept.append(array)
         return array
 
-    def gemm(self, m: int, n: int, k: int, a: tuple, b: tuple, c: tuple, accumulate: bool, b_transposed: bool) -> None:
-        """``C[m x n] (+)= A[m x k] B[k x n]`` (``B`` stored as ``n x k`` where ``b_transposed``)."""
-        self.rows.append((1 if b_transposed else 0, m, n, k, *a, *b, *c, 1 if accumulate else 0))
+    def gemm(
+        self,
+        m: int,
+        n: int,
+        k: int,
+        a_base: int,
+        a_offset: int,
+        lda: int,
+        b_base: int,
+        b_offset: int,
+        ldb: int,
+        c_base: int,
+        c_offset: int,
+        ldc: int,
+        accumulate: bool,
+        b_transposed: bool,
+    ) -> None:
+        """``C[m x n] (+)= A[m x k] B[k x n]`` (``B`` stored as ``n x k`` where ``b_transposed``);
+        each operand a base, an offset and a leading dimension (plain numbers: an operator appends
+        thousands of rows)."""
+        self.rows.append(
+            (
+                int(b_transposed),
+                m,
+                n,
+                k,
+                a_base,
+                a_offset,
+                lda,
+                b_base,
+                b_offset,
+                ldb,
+                c_base,
+                c_offset,
+                ldc,
+                int(accumulate),
+            )
+        )
 
     def zero_workspace(self, start: int, count: int) -> None:
         """``work[start : start + count] = 0``."""

@@ -64,10 +64,10 @@ def test_gemm_list_matches_numpy(seed, dtype, gemms):
         # through the workspace: T = A B, then y[...] (+)= T I (an identity stored in x's tail)
         g.workspace = max(g.workspace, m * n)
         g.zero_workspace(0, m * n)
-        g.gemm(m, n, k, a_op, b_op, (WORK, 0, n), True, transposed)
+        g.gemm(m, n, k, *a_op, *b_op, WORK, 0, n, True, transposed)
         eye = np.eye(n, dtype=dtype)
         kept.append(eye)
-        g.gemm(m, n, n, (WORK, 0, n), (0, address(eye), n), (Y, y_at, n), accumulate, False)
+        g.gemm(m, n, n, WORK, 0, n, 0, address(eye), n, Y, y_at, n, accumulate, False)
         block = want[y_at : y_at + m * n].reshape(m, n)
         block[...] = (block if accumulate else 0) + a @ b
         y_at += m * n
