@@ -446,14 +446,18 @@ class SectorBackend(SectorSides):
             self._set_site(
                 b - 1,
                 self.layout.from_rows(
-                    xs, local.rows.groups, bond_sectors(self.sites[b - 1].legs[0]), self.phys[b - 1], self.bonds[b]
+                    xs,
+                    local.rows.groups,
+                    bond_sectors(self.site_tensor(b - 1).legs[0]),
+                    self.phys[b - 1],
+                    self.bonds[b],
                 ),
             )
         elif fr:
             self._set_site(
                 b,
                 self.layout.from_cols(
-                    xs, local.cols.groups, self.bonds[b], self.phys[b], bond_sectors(self.sites[b].legs[2])
+                    xs, local.cols.groups, self.bonds[b], self.phys[b], bond_sectors(self.site_tensor(b).legs[2])
                 ),
             )
         elif local.step.direction == RIGHT:

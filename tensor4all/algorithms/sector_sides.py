@@ -57,7 +57,7 @@ class SectorSides:
             return read_rows(flat, rows, sectors, dims, self.phys[i])
         outs = {m: self.xp.zeros((rows.size[m], self.bonds[i + 1].get(m, 0)), dtype=self.dtype) for m in sectors}
         first = self.layout.physical(self.phys[i]).first
-        for (ql, qs, qr), blk in self.sites[i].blocks.items():
+        for (ql, qs, qr), blk in self.site_tensor(i).blocks.items():
             out = outs.get(qr)
             if out is not None:
                 arr = stored_array(blk)
@@ -76,7 +76,7 @@ class SectorSides:
             return read_cols(flat, cols, sectors, dims, self.phys[j])
         outs = {m: self.xp.zeros((self.bonds[j].get(m, 0), cols.size[m]), dtype=self.dtype) for m in sectors}
         first = self.layout.physical(self.phys[j]).first
-        for (ql, qs, qr), blk in self.sites[j].blocks.items():
+        for (ql, qs, qr), blk in self.site_tensor(j).blocks.items():
             out = outs.get(ql)
             if out is not None:
                 arr = stored_array(blk)
@@ -148,13 +148,18 @@ class SectorSides:
             return float(np.vdot(flat.buf, flat.buf).real)
         return self.layout.norm2(self._sites[i])
 
+    def site_tensor(self, i: int) -> SymmetricTensor:
+        """Site ``i``'s tensor (made now from its buffer where a step wrote it flat: views of it);
+        a step that needs one site asks for that one, not for :attr:`sites`."""
+        t = self._sites[i]
+        if t is None:
+            t = self._sites[i] = tensor_of(self._flat[i], self.layout)
+        return t
+
     @property
     def sites(self) -> list[SymmetricTensor]:
         """The site tensors (those the steps wrote as flat sites made now: views of their buffers)."""
-        for i, t in enumerate(self._sites):
-            if t is None:
-                self._sites[i] = tensor_of(self._flat[i], self.layout)
-        return self._sites
+        return [self.site_tensor(i) for i in range(len(self._sites))]
 
     @sites.setter
     def sites(self, sites: Sequence[SymmetricTensor]) -> None:
@@ -189,20 +194,22 @@ class SectorSides:
         """Site ``i``'s blocks times ``fac[m]`` on their right bond of charge ``m`` (the rows of
         ``fac`` beyond the bond's old dimension meet the zero padding); others drop out."""
         out = []
-        for (ql, s), blk in self.layout.matrices(self.sites[i]):
+        for (ql, s), blk in self.layout.matrices(self.site_tensor(i)):
             f = fac.get(self.norm(ql + self.q[i][s]))
             if f is not None:
                 out.append(((ql, s), blk @ f[: blk.shape[1]]))
         right = {m: f.shape[1] for m, f in sorted(fac.items())}
-        self._set_site(i, self._site(i, out, bond_sectors(self.sites[i].legs[0]), right))
+        self._set_site(i, self._site(i, out, bond_sectors(self.site_tensor(i).legs[0]), right))
 
     def _merge_right(self, j: int, fac: dict[int, np.ndarray]) -> None:
         """Site ``j``'s blocks times ``fac[m]`` on their left bond of charge ``m``."""
         out = [
-            ((m, s), fac[m][:, : blk.shape[0]] @ blk) for (m, s), blk in self.layout.matrices(self.sites[j]) if m in fac
+            ((m, s), fac[m][:, : blk.shape[0]] @ blk)
+            for (m, s), blk in self.layout.matrices(self.site_tensor(j))
+            if m in fac
         ]
         left = {m: f.shape[0] for m, f in sorted(fac.items())}
-        self._set_site(j, self._site(j, out, left, bond_sectors(self.sites[j].legs[2])))
+        self._set_site(j, self._site(j, out, left, bond_sectors(self.site_tensor(j).legs[2])))
 
     # ---- the sites as dense arrays (sweeps orthogonal to earlier states, :mod:`.orthogonal`) --
     def dense_site(self, i: int) -> np.ndarray:
@@ -210,7 +217,7 @@ class SectorSides:
         lo = offsets(self.bonds[i])
         ro = offsets(self.bonds[i + 1])
         a = np.zeros((sum(self.bonds[i].values()), len(self.q[i]), sum(self.bonds[i + 1].values())), dtype=self.dtype)
-        for (ql, s), blk in self.layout.matrices(self.sites[i]):
+        for (ql, s), blk in self.layout.matrices(self.site_tensor(i)):
             qr = self.norm(ql + self.q[i][s])
             a[lo[ql] : lo[ql] + blk.shape[0], s, ro[qr] : ro[qr] + blk.shape[1]] = to_host(blk)
         return a
