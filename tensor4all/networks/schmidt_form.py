@@ -182,12 +182,7 @@ def schmidt_form(tensors: Sequence[Any], right_canonical: bool = False) -> Schmi
         svals, carry = {}, {}
         for qr, keys in groups.items():
             mats = [sites[i][k].reshape(-1, sites[i][k].shape[2]) for k in keys]
-            if qr is None:  # a dense state's one block
-                u, s, vh = scipy.linalg.svd(
-                    np.vstack(mats), full_matrices=False, check_finite=False, lapack_driver="gesdd"
-                )
-            else:  # a sector's blocks, few and small: gesdd without SciPy's checks (the same values)
-                u, s, vh = lapack.svd(mats[0] if len(mats) == 1 else np.vstack(mats))
+            u, s, vh = lapack.svd(mats[0] if len(mats) == 1 else np.vstack(mats))  # gesdd, gesvd where it fails
             at = 0
             for k, m in zip(keys, mats):
                 nl, ds, _ = sites[i][k].shape

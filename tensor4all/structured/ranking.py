@@ -1,8 +1,10 @@
 """The one ranking of singular values across charge sectors: a block-sparse truncation keeps
 the largest values of all sectors together, not a share per sector (ITensor's and TeNPy's
-rule). Every block-sparse truncation counts through :func:`rank_across_sectors`: the
-symmetric ``truncated_svd`` of :mod:`tensor4all.structured.linalg` and
-:func:`tensor4all.linalg.truncation.sector_keep` (the sweeps, compression and TEBD)."""
+rule). The symmetric ``truncated_svd`` of :mod:`tensor4all.structured.linalg` counts through
+:func:`rank_across_sectors`; :func:`tensor4all.linalg.truncation.sector_keep` (the sweeps,
+compression and TEBD) counts host values in one sorted pass with the same arithmetic
+(``_keep_merged``, checked bit for bit against this function in ``tests/tensor4all/test_sector_flat.py``)
+and falls back to this function otherwise."""
 
 from __future__ import annotations
 

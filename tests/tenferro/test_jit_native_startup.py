@@ -68,7 +68,16 @@ def test_allocator_takes_the_smallest_free_block_that_fits():
     assert alloc.peak == 28
 
 
-def test_collector_paused_while_compiling_and_restored():
+def test_collector_paused_while_compiling_and_restored(monkeypatch):
+    seen = []
+    generate = _native._generate
+
+    def spy(*args, **kwargs):  # the native backend's code generation: the collector is off there
+        seen.append(gc.isenabled())
+        return generate(*args, **kwargs)
+
+    monkeypatch.setattr(_native, "_generate", spy)
+
     def f(x):
         return tf.sum(tf.tanh(x) * x)
 
@@ -89,6 +98,7 @@ def test_collector_paused_while_compiling_and_restored():
     x = tf.asarray(np.linspace(-1.0, 1.0, 5))
     value = float(tf.jit(f, backend="native")(x).numpy())
     assert gc.isenabled()
+    assert seen == [False]
     assert value == pytest.approx(float(np.sum(np.tanh(np.linspace(-1.0, 1.0, 5)) * np.linspace(-1.0, 1.0, 5))))
 
 

@@ -195,7 +195,14 @@ def test_a_conserved_run_reaches_its_sector_minimum_and_a_second_run_finds_the_p
     L = 10
     H = models.heisenberg(L, conserve="Sz")
     psi0 = MPS.random(L, 2, bond_dim=6, seed=3, conserve="Sz", charge=0)
-    runs = [t4a.dmrg(H, psi0, max_bond=32, sweeps=4, tol=0.0, noise=0.0, cutoff=0.0) for _ in range(2)]
+    runs = [t4a.dmrg(H, psi0, max_bond=32, sweeps=4, tol=0.0, noise=0.0, cutoff=0.0)]
+    plans, layouts = dict(sector_flat._PLANS), dict(sector_flat._LAYOUTS)
+    runs.append(t4a.dmrg(H, psi0, max_bond=32, sweeps=4, tol=0.0, noise=0.0, cutoff=0.0))
+    # the second run made no plan: the same entries, the same objects
+    assert sector_flat._PLANS.keys() == plans.keys() and all(sector_flat._PLANS[k] is v for k, v in plans.items())
+    assert sector_flat._LAYOUTS.keys() == layouts.keys() and all(
+        sector_flat._LAYOUTS[k] is v for k, v in layouts.items()
+    )
     assert abs(runs[0].energy - _heisenberg_sector_energy(L)) < 1e-10
     assert runs[0].energy == runs[1].energy
     a, b = (np.asarray(r.state.dense().to_dense()) for r in runs)
