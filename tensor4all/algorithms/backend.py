@@ -45,10 +45,10 @@ class SweepBackend(Protocol):
     DMRG (:meth:`~.sweep.Sweep.sweep`): ``local_problem`` contracts the environments with the
     MPO (and the pair); ``split`` cuts the new local tensor at ``step.bond`` with the truncation
     (and the noise ``alpha`` of the basis; ``keep_bond``: one-site TDVP keeps a bond matrix
-    aside), leaving the site the centre leaves orthonormal, and returns ``(bond dimension,
-    discarded weight)``; a backend whose local operators give their matrix (``op.dense()``, the
-    sector backend) also takes ``level=``, the rest of a degenerate lowest level that the dense
-    local solver found (passed only then); ``move`` builds that site's environment block; ``normalize`` scales the
+    aside; ``level``: the rest of a degenerate lowest level that the dense local solver found,
+    non-empty only where the local operator gives its matrix, ``op.dense()``: the sector
+    backend's), leaving the site the centre leaves orthonormal, and returns ``(bond dimension,
+    discarded weight)``; ``move`` builds that site's environment block; ``normalize`` scales the
     centre to norm 1, ``energy`` measures there, ``single_site`` solves a chain of one site
     exactly; the ``*_bytes`` estimates feed the memory statistics.
 
@@ -69,7 +69,15 @@ class SweepBackend(Protocol):
     def local_problem(self, step: Step) -> LocalProblem: ...
 
     def split(
-        self, local: Any, v: Any, *, alpha: float, max_bond: int, cutoff: float, keep_bond: bool = False
+        self,
+        local: Any,
+        v: Any,
+        *,
+        alpha: float,
+        max_bond: int,
+        cutoff: float,
+        keep_bond: bool = False,
+        level: Sequence[np.ndarray] = (),
     ) -> tuple[int, float]: ...
 
     def move(self, local: Any) -> None: ...

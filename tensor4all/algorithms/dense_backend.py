@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -95,11 +95,20 @@ class DenseBackend:
         return DenseLocal(step, op1, psi[i].reshape(-1), psi[i].shape)
 
     def split(
-        self, local: DenseLocal, v: np.ndarray, *, alpha: float, max_bond: int, cutoff: float, keep_bond: bool = False
+        self,
+        local: DenseLocal,
+        v: np.ndarray,
+        *,
+        alpha: float,
+        max_bond: int,
+        cutoff: float,
+        keep_bond: bool = False,
+        level: Sequence[np.ndarray] = (),
     ) -> tuple[int, float]:
         """Cut the new local tensor ``v`` at the step's bond; returns the new bond dimension
         and the discarded weight. With ``keep_bond`` (one-site TDVP) a bond-matrix factor is
-        kept aside for :meth:`backward_problem` instead of being merged into the next site."""
+        kept aside for :meth:`backward_problem` instead of being merged into the next site.
+        ``level`` is always empty here (these operators do not give their matrix)."""
         step, shape = local.step, local.shape
         c = 2 if step.n_sites == 2 or step.direction == RIGHT else 1  # legs left of the cut
         m = v.reshape(prod(shape[:c]), -1)

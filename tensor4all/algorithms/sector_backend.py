@@ -134,7 +134,6 @@ class SectorBackend(SectorSides):
         self.L = len(ws)
         self.modulus = modulus
         self.q = [list(map(int, qs)) for qs in site_charges]
-        self._pieces_made: dict[tuple, Pieces] = {}
         self.dtype = np.result_type(*ws, np.float64)
         self._set_tables(ws, w_charges)
         self._sites: list[SymmetricTensor | None] = []  # None: held as the flat site only (``sites`` makes it)
@@ -359,24 +358,37 @@ class SectorBackend(SectorSides):
         # the left factor: site b-1's blocks, or merged into them; the same on the right
         if keep_bond and not (fl and fr):  # the bare side's factor, its far environment, the old bond
             self._bond = (lf, self.envs.left(b), rows) if not fl else (rf, self.envs.right(b), cols)
-        # small sites on the host: buffers, one gather each (.sector_flat)
-        flat = self.xp is np and sum(x.size for x in lf.values()) <= FLAT_MAX_ENTRIES
-        if fl and flat:  # sectors that only the expansion brought hold no part of the state (X[m] empty)
-            legs = (self.layout.leg(self.bonds[b - 1], False), self.phys[b - 1], self.layout.leg(new_bond, True))
-            self._set_flat(b - 1, write_rows(lf, rows, self.phys[b - 1], legs))
-        elif fl:
-            self._set_site(b - 1, self.layout.from_rows(lf, rows.groups, self.bonds[b - 1], self.phys[b - 1], new_bond))
+        if fl:  # sectors that only the expansion brought hold no part of the state (X[m] empty)
+            self._write_factor(b - 1, lf, rows, self.bonds[b - 1], new_bond, rowwise=True)
         elif not keep_bond:
             self._merge_left(b - 1, lf)
-        if fr and self.xp is np and sum(x.size for x in rf.values()) <= FLAT_MAX_ENTRIES:
-            legs = (self.layout.leg(new_bond, False), self.phys[b], self.layout.leg(self.bonds[b + 1], True))
-            self._set_flat(b, write_cols(rf, cols, self.phys[b], legs))
-        elif fr:
-            self._set_site(b, self.layout.from_cols(rf, cols.groups, new_bond, self.phys[b], self.bonds[b + 1]))
+        if fr:
+            self._write_factor(b, rf, cols, new_bond, self.bonds[b + 1], rowwise=False)
         elif not keep_bond:
             self._merge_right(b, rf)
         self.bonds[b] = new_bond
         return sum(new_bond.values()), float(err)
+
+    def _write_factor(
+        self,
+        i: int,
+        fac: dict[int, np.ndarray],
+        pieces: Pieces,
+        left: dict[int, int],
+        right: dict[int, int],
+        *,
+        rowwise: bool,
+    ) -> None:
+        """Site ``i`` from a split's factor on a fused side (``rowwise``: the left factor, else the
+        right one): a small site on the host as a buffer, one gather (:mod:`.sector_flat`), else
+        as blocks."""
+        phys = self.phys[i]
+        if self.xp is np and sum(x.size for x in fac.values()) <= FLAT_MAX_ENTRIES:
+            legs = (self.layout.leg(left, False), phys, self.layout.leg(right, True))
+            self._set_flat(i, (write_rows if rowwise else write_cols)(fac, pieces, phys, legs))
+        else:
+            build = self.layout.from_rows if rowwise else self.layout.from_cols
+            self._set_site(i, build(fac, pieces.groups, left, phys, right))
 
     def _expanded(self, local: SectorLocal, xs: list[np.ndarray], alpha: float) -> tuple[list[int], list[np.ndarray]]:
         """The sectors of the cut and ``[X[m], alpha P[m]]`` (moving right; stacked below moving

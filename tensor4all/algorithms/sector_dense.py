@@ -125,12 +125,12 @@ def _dense_mpo(groups: Sequence[Any], n_env: int, d: int, n_out: int, plans: dic
     return held[1]
 
 
-def _layout(pieces: Any, rowwise: bool, env: Any, n_out: int, plans: dict) -> list:
+def _layout(pieces: Any, rowwise: bool, env: Any, n_out: int, plans: dict) -> tuple:
     """Where :func:`absorb_dense` reads: the environment's bond (charge -> first index: a
     :class:`Dense` ``env``'s order, else that of ``pieces``) and its dimension, the physical
     dimension, each sector's first row in the side's order, and per output entry ``(w, i, j)``
-    its index in the product ``W^T E`` (``(s_i, s_j, w)`` by ``(a_i, a_j)``, flattened), and a slot
-    for the output blocks' places (:func:`absorb_dense` fills it); kept in ``plans``."""
+    its index in the product ``W^T E`` (``(s_i, s_j, w)`` by ``(a_i, a_j)``, flattened); kept in
+    ``plans``."""
     order = env.starts if isinstance(env, Dense) else None
     key = ("dense", id(pieces), rowwise, None if order is None else (tuple(order.items()), env.dense.shape[1]), n_out)
     held = plans.get(key)
@@ -160,7 +160,7 @@ def _layout(pieces: Any, rowwise: bool, env: Any, n_out: int, plans: dict) -> li
     s = np.repeat(state, count)
     ij = (s[:, None] * d + s[None, :]) * (n_out * big * big) + a[:, None] * big + a[None, :]
     index = ij[None] + (np.arange(n_out) * (big * big))[:, None, None]
-    layout = [order, big, d, starts, index, None]  # the last: the blocks' places (absorb_dense)
+    layout = (order, big, d, starts, index)
     held_bytes = plans.get(_BYTES, 0) + index.nbytes
     if held_bytes > INDEX_BYTES or len(plans) >= MAX_LAYOUTS:  # the absorb plans go too (rebuilt when met again)
         plans.clear()
@@ -190,8 +190,7 @@ def absorb_dense(
     s_j)] = sum_x W[x, s_i, s_j, w] E[x][a_i, a_j]``, the sums of the blocked absorption. No
     regions (the blocks of a small side are multiplied whole)."""
     n_out = len(c_out)
-    layout = _layout(pieces, rowwise, env, n_out, plans)
-    order, big, d, starts, index, where = layout
+    order, big, d, starts, index = _layout(pieces, rowwise, env, n_out, plans)
     if isinstance(env, Dense):
         e = env.dense
     else:
@@ -203,10 +202,7 @@ def absorb_dense(
                 e[x, r0 : r0 + blk.shape[0], c0 : c0 + blk.shape[1]] = blk
     w = _dense_mpo(groups, len(env), d, n_out, plans)
     out = (w.T @ e.reshape(len(env), -1)).reshape(-1).take(index).astype(dtype, copy=False)
-    charges = (tuple(c_out), norm(-1))
-    if where is None or where[0] != charges:  # the blocks' places, kept with the layout
-        where = layout[5] = (charges, _where(starts, pieces.size, c_out, norm))
-    return Dense(out, starts, where[1]), [{} for _ in c_out]
+    return Dense(out, starts, _where(starts, pieces.size, c_out, norm)), [{} for _ in c_out]
 
 
 def sandwich_dense(absorbed: Dense, bra: dict, ket: dict, c: Sequence[int], norm: Callable) -> Dense:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..structured.site_matrices import PhysicalStates, blocks_filled
 from ..tools.device import stored_array
 
 __all__ = [
@@ -115,14 +116,6 @@ def _phys_key(leg: Any) -> tuple:
     return held[1]
 
 
-def _physical(phys: tuple) -> tuple[list, dict, dict]:
-    """Per basis state its sector and position in it, per sector its dimension and first state, of
-    the physical leg ``phys = tuple(leg.sectors.items())``."""
-    where = [(q, k) for q, d in phys for k in range(d)]
-    first = {q: s for s, (q, k) in enumerate(where) if k == 0}
-    return where, dict(phys), first
-
-
 def flat_of(t: Any) -> FlatSite:
     """The buffer of the ``SymmetricTensor`` site ``t`` (one copy of its blocks)."""
     arrays = [stored_array(b) for b in t.leaves]
@@ -143,24 +136,19 @@ def tensor_of(site: FlatSite, matrices: Any) -> Any:
     return matrices.tensor(blocks, site.legs)
 
 
-def _write_plan(side: str, pieces: Any, phys: tuple, mats: tuple) -> tuple[np.ndarray, SiteLayout]:
+def _write_plan(side: str, pieces: Any, phys: Any, mats: tuple) -> tuple[np.ndarray, SiteLayout]:
     """The positions in the stacked factors ``mats = ((m, rows, cols), ...)`` (each flattened
-    row-major, one after the other) of every entry of the site they make, in its buffer's order,
-    and the site's layout. ``side="rows"``: left factors (rows ``(q_l, s)``, columns the bond);
-    ``"cols"``: right factors (rows the bond, columns ``(s, q_r)``)."""
-    key = (side, id(pieces), phys, mats)
+    row-major, one after the other) of every entry of the site they make (physical leg ``phys``),
+    in its buffer's order, and the site's layout. ``side="rows"``: left factors (rows ``(q_l,
+    s)``, columns the bond); ``"cols"``: right factors (rows the bond, columns ``(s, q_r)``)."""
+    key = (side, id(pieces), _phys_key(phys), mats)
     held = _PLANS.get(key)
     if held is not None and held[0] is pieces:
         return held[1]
-    where, dims, _ = _physical(phys)
+    states = PhysicalStates(phys)
     found, start = [], 0
     for m, nr, nc in mats:
-        for piece, off, n in pieces.groups.get(m, ()):
-            q, s = piece if side == "rows" else piece[::-1]
-            qs, k = where[s]
-            if k:
-                continue
-            ds = dims[qs]
+        for q, qs, off, ds, n in blocks_filled(side, pieces.groups.get(m, ()), states):
             k_ = np.arange(ds)[None, :, None]
             if side == "rows":  # block (q_l, q_s, m), shape (n, ds, nc): [a, k, c] = mat[off + k n + a, c]
                 a, c = np.arange(n)[:, None, None], np.arange(nc)[None, None, :]
@@ -178,7 +166,7 @@ def _write_plan(side: str, pieces: Any, phys: tuple, mats: tuple) -> tuple[np.nd
 
 def _write(side: str, mats: dict[int, np.ndarray], pieces: Any, phys: Any, legs: tuple) -> FlatSite:
     shapes = tuple((m, x.shape[0], x.shape[1]) for m, x in mats.items())
-    index, layout = _write_plan(side, pieces, _phys_key(phys), shapes)
+    index, layout = _write_plan(side, pieces, phys, shapes)
     mats_list = list(mats.values())
     dtype = np.result_type(*mats_list) if mats_list else np.float64
     stacked = np.concatenate([x.reshape(-1) for x in mats_list]) if mats_list else np.zeros(0, dtype)
@@ -200,17 +188,17 @@ def write_cols(mats: dict[int, np.ndarray], cols: Any, phys: Any, legs: tuple) -
     return _write("cols", mats, cols, phys, legs)
 
 
-def _read_plan(side: str, site: FlatSite, pieces: Any, sectors: tuple, dims: tuple, phys: tuple) -> tuple:
+def _read_plan(side: str, site: FlatSite, pieces: Any, sectors: tuple, dims: tuple, phys: Any) -> tuple:
     """The buffer positions of the per-sector matrices of a site (``side="rows"``: ``(rows m) x
-    (dims m)``, the bond on the right; ``"cols"``: ``(dims m) x (cols m)``), stacked row-major
-    (the zero's position where no block holds an entry), and each matrix's ``(start, stop,
-    shape)``."""
+    (dims m)``, the bond on the right; ``"cols"``: ``(dims m) x (cols m)``; ``phys``: its
+    physical leg), stacked row-major (the zero's position where no block holds an entry), and
+    each matrix's ``(start, stop, shape)``."""
     layout = site.layout
-    key = (side, id(layout), id(pieces), sectors, dims, phys)
+    key = (side, id(layout), id(pieces), sectors, dims, _phys_key(phys))
     held = _PLANS.get(key)
     if held is not None and held[0] is pieces and held[1] is layout:
         return held[2]
-    _, _, first = _physical(phys)
+    first = PhysicalStates(phys).first
     views, base, start = [], {}, 0
     for m, d in zip(sectors, dims):
         shape = (pieces.size[m], d) if side == "rows" else (d, pieces.size[m])
@@ -240,7 +228,7 @@ def _read_plan(side: str, site: FlatSite, pieces: Any, sectors: tuple, dims: tup
 
 
 def _read(side: str, site: FlatSite, pieces: Any, sectors: Any, dims: Any, phys: Any) -> list[np.ndarray]:
-    index, views = _read_plan(side, site, pieces, tuple(sectors), tuple(dims), _phys_key(phys))
+    index, views = _read_plan(side, site, pieces, tuple(sectors), tuple(dims), phys)
     data = site.buf.take(index)
     return [data[a:b].reshape(shape) for a, b, shape in views]
 

@@ -40,7 +40,6 @@ class SectorSides:
     dtype: Any
     placement: Any
     L: int
-    _pieces_made: dict[tuple, Pieces]
 
     def norm(self, c: int) -> int:  # the backend's charge arithmetic
         raise NotImplementedError
@@ -104,27 +103,21 @@ class SectorSides:
         meets it: the plans of :mod:`.sector_absorb`, :mod:`.sector_dense` and
         :mod:`.sector_operator` know them by identity, so a step whose structure recurs (the
         next sweep, the next run of the same chain) finds its plans made."""
-        key = (kind, i, tuple(bond.items()))
-        p = self._pieces_made.get(key)
+        charges = () if kind == "bare" else tuple(self.q[i])
+        shared = (kind, charges, tuple(bond.items()), self.norm(-1))
+        p = _PIECES.get(shared)
         if p is None:
-            charges = () if kind == "bare" else tuple(self.q[i])
-            shared = (kind, charges, key[2], self.norm(-1))
-            p = _PIECES.get(shared)
-            if p is None:
-                if len(_PIECES) >= 4 * MAX_PLANS:
-                    _PIECES.clear()
-                if kind == "rows":
-                    p = Pieces.rows(bond, self.q[i], self.norm)
-                elif kind == "cols":
-                    p = Pieces.cols(self.q[i], bond, self.norm)
-                else:
-                    p = Pieces()
-                    for q, d in bond.items():
-                        p.add(q, q, d)
-                _PIECES[shared] = p
-            if len(self._pieces_made) >= 4 * MAX_PLANS:
-                self._pieces_made.clear()
-            self._pieces_made[key] = p
+            if len(_PIECES) >= 4 * MAX_PLANS:
+                _PIECES.clear()
+            if kind == "rows":
+                p = Pieces.rows(bond, self.q[i], self.norm)
+            elif kind == "cols":
+                p = Pieces.cols(self.q[i], bond, self.norm)
+            else:
+                p = Pieces()
+                for q, d in bond.items():
+                    p.add(q, q, d)
+            _PIECES[shared] = p
         return p
 
     # ---- the sites: symmetric tensors or flat buffers (.sector_flat), as matrices per basis state

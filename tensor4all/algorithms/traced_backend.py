@@ -173,11 +173,20 @@ class TracedBackend:
         return TracedLocal(step, op1, tf.reshape(psi[i], (-1,)), _shape(psi[i]))
 
     def split(
-        self, local: TracedLocal, v: Any, *, alpha: float, max_bond: int, cutoff: float, keep_bond: bool = False
+        self,
+        local: TracedLocal,
+        v: Any,
+        *,
+        alpha: float,
+        max_bond: int,
+        cutoff: float,
+        keep_bond: bool = False,
+        level: Sequence[Any] = (),
     ) -> tuple[int, float]:
         """Cut ``v`` at the step's bond by the truncated SVD (rank from the concrete singular
         values, see the module); returns the new bond dimension and the discarded weight. With
-        ``keep_bond`` (one-site TDVP) the bond matrix is kept for :meth:`backward_problem`."""
+        ``keep_bond`` (one-site TDVP) the bond matrix is kept for :meth:`backward_problem`.
+        ``level`` is always empty here (these operators do not give their matrix)."""
         if alpha != 0.0:
             raise ValueError("TracedBackend.split: noise (alpha > 0) is a DMRG device; a traced run has none")
         step, shape = local.step, local.shape

@@ -27,7 +27,7 @@ from ..tools.device import host_tensor, stored_array
 from ._symmetric import SymmetricTensor
 from ._symmetry import Leg, Symmetry
 
-__all__ = ["SiteMatrices", "Pieces", "bond_sectors"]
+__all__ = ["SiteMatrices", "Pieces", "PhysicalStates", "blocks_filled", "bond_sectors"]
 
 Piece = tuple[tuple[int, int], Any]  # ((q_l, s), A[(q_l, s)])
 
@@ -80,7 +80,7 @@ class Pieces:
         return p
 
 
-class _Physical:
+class PhysicalStates:
     """Per basis state of a physical leg: its charge and position in its sector; per sector,
     its dimension and first state."""
 
@@ -93,6 +93,20 @@ class _Physical:
         self.charges = [q for q, _ in self.where]
 
 
+def blocks_filled(side: str, pieces: Iterable[tuple[Any, int, int]], states: PhysicalStates) -> list[tuple]:
+    """The blocks that the pieces ``[(key, offset, n)]`` of one charge of a cut's ``side``
+    (``"rows"``: keys ``(q_l, s)``; ``"cols"``: ``(s, q_r)``) fill: per block its outer bond
+    charge, the physical sector, the first piece's offset, the sector's dimension and the bond's
+    (``states``: the physical leg's)."""
+    blocks = []
+    for key, off, n in pieces:
+        q, s = key if side == "rows" else key[::-1]
+        qs, k = states.where[s]
+        if k == 0:
+            blocks.append((q, qs, off, states.dims[qs], n))
+    return blocks
+
+
 class SiteMatrices:
     """Reads and writes symmetric sites of the group ``symmetry`` (charges reduced modulo
     ``modulus``; 0 for U(1)) as matrices per basis state, blocks of ``dtype`` made by ``xp``
@@ -102,7 +116,7 @@ class SiteMatrices:
         self.symmetry, self.modulus, self.xp = symmetry, modulus, xp
         self.placement = tf.CPU if placement is None else placement
         self._legs: dict[tuple, Leg] = {}
-        self._physical: dict[int, tuple[Leg, _Physical]] = {}
+        self._physical: dict[int, tuple[Leg, PhysicalStates]] = {}
         self._blocks_made: dict[tuple, tuple] = {}  # (pieces, sector, leg, side) -> the blocks they fill
         self.set_dtype(dtype)
 
@@ -110,11 +124,11 @@ class SiteMatrices:
         self.dtype = np.dtype(dtype)
         self.tf_dtype = tf.dtype(self.dtype.name)
 
-    def physical(self, leg: Leg) -> _Physical:
+    def physical(self, leg: Leg) -> PhysicalStates:
         """The positions of the basis states of the physical ``leg`` (cached per leg)."""
         held = self._physical.get(id(leg))
         if held is None or held[0] is not leg:
-            held = self._physical[id(leg)] = (leg, _Physical(leg))
+            held = self._physical[id(leg)] = (leg, PhysicalStates(leg))
         return held[1]
 
     def leg(self, bond: dict[int, int], dual: bool) -> Leg:
@@ -172,20 +186,13 @@ class SiteMatrices:
         return self.tensor(out, (self.leg(left, False), phys, self.leg(right, True)))
 
     def _blocks_of(self, side: str, groups: dict[int, list], m: int, phys: Leg) -> list[tuple]:
-        """The blocks that the pieces ``groups[m]`` of a cut's ``side`` (``"rows"``: keys ``(q_l,
-        s)``; ``"cols"``: ``(s, q_r)``) fill: per block its outer bond charge, the physical sector,
-        the first piece's offset, the sector's dimension and the bond's. Made once per (pieces,
-        sector, leg): the pieces are shared per structure, so a recurring split finds them."""
+        """:func:`blocks_filled` by the pieces ``groups[m]``, made once per (pieces, sector, leg):
+        the pieces are shared per structure, so a recurring split finds them."""
         key = (id(groups), m, id(phys), side)
         held = self._blocks_made.get(key)
         if held is not None and held[0] is groups and held[1] is phys:
             return held[2]
-        p, blocks = self.physical(phys), []
-        for k_piece, off, n in groups.get(m, ()):
-            q, s = k_piece if side == "rows" else k_piece[::-1]
-            qs, k = p.where[s]
-            if k == 0:
-                blocks.append((q, qs, off, p.dims[qs], n))
+        blocks = blocks_filled(side, groups.get(m, ()), self.physical(phys))
         if len(self._blocks_made) >= MAX_BLOCK_PLANS:
             self._blocks_made.clear()
         self._blocks_made[key] = (groups, phys, blocks)

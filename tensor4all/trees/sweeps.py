@@ -19,7 +19,7 @@ The split takes no noise: ``alpha`` perturbs the eigensolver's start vector only
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import opt_einsum
@@ -132,10 +132,19 @@ class TreeBackend:
         return TreeLocal(step, op, theta.reshape(-1), nodes, legs)
 
     def split(
-        self, local: TreeLocal, v: np.ndarray, *, alpha: float, max_bond: int, cutoff: float, keep_bond: bool = False
+        self,
+        local: TreeLocal,
+        v: np.ndarray,
+        *,
+        alpha: float,
+        max_bond: int,
+        cutoff: float,
+        keep_bond: bool = False,
+        level: Sequence[np.ndarray] = (),
     ) -> tuple[int, float]:
         """Cut the new local tensor at the step's edge: ``leaving`` an isometry toward
-        ``arriving``, the weights moved with the centre; ``(bond dimension, discarded weight)``."""
+        ``arriving``, the weights moved with the centre; ``(bond dimension, discarded weight)``.
+        ``level`` is always empty here (these operators do not give their matrix)."""
         step = local.step
         u, w = step.leaving, step.arriving
         x = v.reshape(local.op.xshape)

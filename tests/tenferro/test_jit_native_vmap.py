@@ -21,7 +21,7 @@ pytestmark = [
 
 import tenferro as tf  # noqa: E402
 import tidu  # noqa: E402
-from tenferro.jit import compile_report  # noqa: E402
+from tenferro.jit import _native, compile_report  # noqa: E402
 
 # float32 programs keep float32 end to end; their tolerance is a few float32 ulps of the sums
 TOL = {"float32": 2e-5, "float64": 1e-13}
@@ -116,9 +116,26 @@ def test_fused_tanh_against_libm(dtype):
     assert got[2] == 1.0 and got[3] == -1.0 and np.isnan(got[4])
 
 
-def test_uniform_constant_is_one_scalar_only_when_bitwise_uniform():
-    """``1 / (c * x)`` with ``c`` a constant: all ones (a scalar in the fused loop), and a mix of
-    ``0.0`` and ``-0.0`` (equal as numbers, not as bits: kept element by element)."""
+@pytest.fixture
+def stored_constants(monkeypatch):
+    """The number of constant elements each native region stores (its workspaces' constant
+    prefixes, :attr:`Segment.const_prefix`), one list per lowering, in order."""
+    sizes: list[int] = []
+    real = _native.lower_segment
+
+    def spy(*args, **kwargs):
+        seg = real(*args, **kwargs)
+        sizes.append(sum(p.size for p in seg.const_prefix if p is not None))
+        return seg
+
+    monkeypatch.setattr(_native, "lower_segment", spy)
+    return sizes
+
+
+def test_uniform_constant_is_one_scalar_only_when_bitwise_uniform(stored_constants):
+    """``1 / (c * x)`` with ``c`` a constant: all ones, and a mix of ``0.0`` and ``-0.0`` (equal as
+    numbers, not as bits). The quotient's ``1.0`` (a 3 x 4 fill) is stored as one element, a scalar
+    in the fused loop; the signed zeros element by element (all 12)."""
     x = np.linspace(0.5, 2.0, 12).reshape(3, 4)
     ones = tf.asarray(np.ones((3, 4)))
     zeros = np.zeros((3, 4))
@@ -126,18 +143,21 @@ def test_uniform_constant_is_one_scalar_only_when_bitwise_uniform():
     signed = tf.asarray(zeros)
     got = tf.jit(lambda v: 1.0 / (ones * v), backend="native")(tf.asarray(x)).numpy()
     assert np.array_equal(got, 1.0 / x)
+    assert stored_constants == [1]  # the 1.0 (the optimizer folds the product by ones away)
     got = tf.jit(lambda v: 1.0 / (signed * v), backend="native")(tf.asarray(x)).numpy()
     with np.errstate(divide="ignore"):
         want = 1.0 / (zeros * x)  # -inf in the even columns, +inf in the odd ones
     assert np.array_equal(got, want)
     assert np.isneginf(got[:, ::2]).all() and np.isposinf(got[:, 1::2]).all()
+    assert stored_constants[1:] == [1 + 12]  # the 1.0 of the quotient (uniform) and the signed zeros
 
 
-def test_uniform_constant_read_by_a_contraction_stays_dense():
+def test_uniform_constant_read_by_a_contraction_stays_dense(stored_constants):
     twos = tf.asarray(np.full((4, 4), 2.0))
     x = np.arange(16.0).reshape(4, 4) / 7
     got = tf.jit(lambda v: (twos * v) @ twos + twos, backend="native")(tf.asarray(x)).numpy()
     assert np.allclose(got, (2.0 * x) @ np.full((4, 4), 2.0) + 2.0, rtol=1e-15, atol=0)
+    assert stored_constants == [16]  # every element: the GEMM reads it as a matrix
 
 
 @pytest.mark.parametrize(
