@@ -11,8 +11,15 @@ The backend is one declared protocol (:class:`~.backend.SweepBackend`, chosen by
 owns is what every backend shares: the order of the steps, the eigensolver call, the noise
 of its start vector, the progress callbacks (:class:`BondUpdate`) and the statistics
 (:class:`SweepStats`; the memory is taken right after each eigensolve: environments, state
-and the backend's estimate of the solver's workspace). Knows nothing of tenferro or tidu;
-``_dmrg`` converts at the boundary.
+and the backend's estimate of the solver's workspace). Knows nothing of tenferro, and of tidu
+only ``paused_gc``; ``_dmrg`` converts at the boundary.
+
+A sweep (and a time step) runs with Python's cyclic garbage collector paused
+(:func:`_collector_paused`): a step allocates thousands of small objects (block dicts, plans,
+tuples of the products' tables), and the collector's passes over a heap that the run's caches
+fill took 4% of a Hubbard chain's run (L = 64, chi 400: 0.6 s of 14 s, eight full collections of
+50 ms each). Reference counting frees a step's arrays as before; the few cycles a sweep leaves
+(about 400 objects on that run) are collected after it.
 
 Noise (``alpha > 0``, the first sweeps by default) perturbs each local update twice, so that
 a run can leave the charge sector of its start state (a Krylov solver started in one sector
@@ -43,11 +50,13 @@ at once). One-site steps evolve the last site of a pass once by a whole step at 
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
+from tidu import paused_gc
 
 from .backend import LocalProblem, SweepBackend, make_backend
 from .dense_backend import DenseBackend
@@ -132,6 +141,18 @@ cylinder from 12.2 s to 9.5 s, but left the TFIM (L = 16, chi 32) at g = 0.3999 
 cap only where the truncation is coarse, that run finds the ground state again."""
 
 
+def _collector_paused(method: Callable) -> Callable:
+    """``method`` run with the cyclic garbage collector paused (``tidu.paused_gc``: restored on
+    exit, errors included; a collector the caller disabled stays disabled)."""
+
+    @functools.wraps(method)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with paused_gc():
+            return method(*args, **kwargs)
+
+    return run
+
+
 class Sweep:
     """A DMRG run on one backend: ``sweep(...)`` walks the schedule once; the eigensolver,
     its noise and the statistics are shared by all backends."""
@@ -158,6 +179,7 @@ class Sweep:
         engine (:mod:`tensor4all.trees`) walks its tree's Euler tour through the same loop."""
         return sweep_schedule(self.L, two_site)
 
+    @_collector_paused
     def sweep(
         self,
         *,
@@ -190,8 +212,7 @@ class Sweep:
             weight = discarded if discarded > 0.0 else st["err"]
             e, v, level = self._solve(local, tol, alpha, state_tol(weight) if state_tol else 0.0)
             # a degenerate lowest level: the split keeps the basis of the level's equal mixture
-            more = {"level": level} if level else {}
-            k, err = b.split(local, v, alpha=alpha, max_bond=max_bond, cutoff=cutoff, **more)
+            k, err = b.split(local, v, alpha=alpha, max_bond=max_bond, cutoff=cutoff, level=level)
             b.move(local)
             if self.orthogonal is not None:
                 self.orthogonal.moved(local)
@@ -247,6 +268,7 @@ class Sweep:
         return self.backend.bond_dims()
 
     # ---- time evolution ----------------------------------------------------------------
+    @_collector_paused
     def evolve(
         self,
         tau: complex,

@@ -457,9 +457,10 @@ def tebd(
                 run.use_tenferro()
             output = k % every == 0 or k == n_steps
             layers, pending = step_layers(bonds, splitting, order, pending, output)
-            for n, (pairs, factors) in enumerate(layers):  # a sweep tells each gate where the next one is
-                following = layers[n + 1][0] if splitting == "sweep" and n + 1 < len(layers) else None
-                run.layer(pairs, factors, following)
+            with tidu.paused_gc():  # a step's many small objects: no collector passes (as the sweeps)
+                for n, (pairs, factors) in enumerate(layers):  # a sweep tells each gate where the next one is
+                    following = layers[n + 1][0] if splitting == "sweep" and n + 1 < len(layers) else None
+                    run.layer(pairs, factors, following)
             if bonds is not source.static:
                 run.cache.clear()
             record = run.record(k, k * dt, _time.perf_counter() - t0)
