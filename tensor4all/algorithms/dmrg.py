@@ -67,7 +67,7 @@ from .dmrg_records import DMRGResult, SweepRecord
 from .dmrg_schedules import TWO_SITE_NOISE, local_tolerance, noise_schedule, per_sweep, state_tolerance
 from .sector_dmrg import SectorEngine, sector_product_state
 from .sector_run import resolve_sector, start_states
-from .sweep import BondUpdate, SweepEngine
+from .sweep import TRUNCATED_MAX_ITER, BondUpdate, SweepEngine
 from ..tools.keywords import keyword_hints
 from ..tools.progress import SweepBar, progress_hook
 
@@ -127,7 +127,7 @@ def dmrg(
             the bond dimension, as the command line's), or a callable called with a
             :class:`BondUpdate` after every local update.
         eigensolver: ``"lanczos"`` (default, at most 40 products per local problem, 20 where the
-            truncation is coarse: ``_sweep.TRUNCATED_MAX_ITER``) or
+            truncation is coarse or the sweep raises the bond dimension: ``sweep.TRUNCATED_MAX_ITER``) or
             ``"eigsh"`` (ARPACK), see ``_eigensolver``; with conserved charges, local problems of
             at most 128 states are diagonalized densely whatever the choice.
         seed: the seed of the random start state and of the noise: a non-negative integer
@@ -423,6 +423,9 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
         # the last sweep's discarded weight predicts this one's only where the bonds may not grow
         same = history and chi <= history[-1].max_bond_limit and cut >= history[-1].cutoff
         discarded = history[-1].max_truncation_error if same else 0.0
+        # a sweep that raises the bond dimension: at most TeNPy's N_max products per problem
+        # (the sweeps at the new dimension solve again what the truncation then changes)
+        cap = TRUNCATED_MAX_ITER if history and not same else None
         st = engine.sweep(
             two_site=opts["two_site"],
             max_bond=chi,
@@ -433,6 +436,7 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
             progress=progress,
             state_tol=state_tolerance,
             discarded=discarded,
+            max_iter=cap,
         )
         energy = float(ldexp(st.energy, shift))
         delta = energy - previous if history else float("nan")

@@ -153,6 +153,7 @@ class SectorEngine(Sweep):
         progress: Callable[[BondUpdate], Any] | None = None,
         state_tol: Callable[[float], float] | None = None,
         discarded: float = 0.0,
+        max_iter: int | None = None,
     ) -> SectorSweepStats:
         """One sweep (the dense ``SweepEngine.sweep``). ``alpha > 0`` adds a random component of
         relative norm ``alpha`` to each eigensolver start vector (within the sector: the
@@ -169,6 +170,7 @@ class SectorEngine(Sweep):
             progress=progress,
             state_tol=state_tol,
             discarded=discarded,
+            max_iter=max_iter,
         )
         return SectorSweepStats(**vars(st), blocks_mid=len(self.backend.bonds[self.L // 2]))
 

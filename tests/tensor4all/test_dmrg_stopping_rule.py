@@ -11,7 +11,9 @@ the chain): final energy 6e-14 from the exact one; local eigenvalues of the last
 leave two orders of magnitude or more, so rounding differences between BLAS builds (1e-14
 here) cannot matter; a rule that stopped the local solver short of its eigenvalue would show
 at 1e-9 and above. The exact energy comes from a sparse matrix built here (Sz = 0 sector,
-8953 states), not from tensor4all."""
+8953 states), not from tensor4all. A sweep that raises the bond dimension makes at most TeNPy's
+20 products per local problem (``sweep.TRUNCATED_MAX_ITER``; a Hubbard chain whose second
+sweep made up to 23 without the cap)."""
 
 from __future__ import annotations
 
@@ -23,8 +25,12 @@ import scipy.sparse
 import scipy.sparse.linalg
 
 import tensor4all as t4a
-from tensor4all import models
+from tensor4all import MPS, lattices, models
+from tensor4all.algorithms import dmrg as dmrg_module, sweep as sweep_module
 from tensor4all.algorithms.dmrg_schedules import local_tolerance, state_tolerance
+from tensor4all.algorithms.sweep import TRUNCATED_MAX_ITER
+
+_SOLVE, _SWEEP = sweep_module.Sweep._solve, sweep_module.Sweep.sweep
 
 N = 10
 SCHEDULE = [10, 20, 100, 243, 243]
@@ -117,3 +123,38 @@ def test_which_criterion_decides_after_a_growing_sweep():
     assert state_tolerance(1e-2) == 1e-4
     # the first two sweeps: loose
     assert local_tolerance(1, float("nan"), 0.0) == 1e-8
+
+
+def _products_per_sweep(monkeypatch, **kw) -> tuple[dict[int, list[int]], float]:
+    """Each local problem's Lanczos products, per sweep, of a Hubbard chain (L = 24, U = 4, N and
+    Sz conserved) whose schedule raises the bond dimension in its second sweep."""
+    counts: dict[int, list[int]] = {}
+    solve, sweep = _SOLVE, _SWEEP  # the engine's own, whatever an earlier call patched
+
+    def counted_sweep(self, **k):
+        counts[k["sweep_no"]] = []
+        return sweep(self, **k)
+
+    def counted_solve(self, local, *args):
+        before = self._stats["matvecs"]
+        out = solve(self, local, *args)
+        counts[max(counts)].append(self._stats["matvecs"] - before)
+        return out
+
+    monkeypatch.setattr(sweep_module.Sweep, "sweep", counted_sweep)
+    monkeypatch.setattr(sweep_module.Sweep, "_solve", counted_solve)
+    H = models.hubbard(lattices.chain(24), t=1.0, U=4.0, conserve="N,Sz")
+    psi0 = MPS.product_state([1, 2] * 12, d=4, conserve="N,Sz", local="electron")
+    res = t4a.dmrg(H, psi0, max_bond=[16, 48, 48], sweeps=3, cutoff=1e-10, tol=0.0, noise=0.0, **kw)
+    return counts, res.energy
+
+
+def test_a_sweep_that_raises_the_bond_dimension_makes_at_most_tenpys_products(monkeypatch):
+    # measured: up to 23 products per problem in the second sweep without the cap, 20 with it;
+    # the energy after the third sweep (at the same bond dimension) moves by 4e-11
+    counts, energy = _products_per_sweep(monkeypatch)
+    assert max(counts[2]) <= TRUNCATED_MAX_ITER
+    monkeypatch.setattr(dmrg_module, "TRUNCATED_MAX_ITER", None)  # the cap off: the rule is what acts
+    uncapped, energy_uncapped = _products_per_sweep(monkeypatch)
+    assert max(uncapped[2]) > TRUNCATED_MAX_ITER
+    assert energy == pytest.approx(energy_uncapped, abs=1e-8)
