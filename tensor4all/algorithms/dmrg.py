@@ -125,9 +125,11 @@ def dmrg(
         callback: called with each :class:`SweepRecord` after its sweep.
         progress: ``True`` for a progress bar on stderr (tqdm, a bar per sweep with the energy and
             the bond dimension, as the command line's), or a callable called with a
-            :class:`BondUpdate` after every local update.
+            :class:`BondUpdate` after every local update (inside the sweep, where Python's cyclic
+            garbage collector is paused; reference counting still frees).
         eigensolver: ``"lanczos"`` (default, at most 40 products per local problem, 20 where the
-            truncation is coarse or the sweep raises the bond dimension: ``sweep.TRUNCATED_MAX_ITER``) or
+            truncation is coarse or the sweep raises the bond dimension, the last sweep apart:
+            ``sweep.TRUNCATED_MAX_ITER``) or
             ``"eigsh"`` (ARPACK), see ``_eigensolver``; with conserved charges, local problems of
             at most 128 states are diagonalized densely whatever the choice.
         seed: the seed of the random start state and of the noise: a non-negative integer
@@ -423,9 +425,9 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
         # the last sweep's discarded weight predicts this one's only where the bonds may not grow
         same = history and chi <= history[-1].max_bond_limit and cut >= history[-1].cutoff
         discarded = history[-1].max_truncation_error if same else 0.0
-        # a sweep that raises the bond dimension: at most TeNPy's N_max products per problem
-        # (the sweeps at the new dimension solve again what the truncation then changes)
-        cap = TRUNCATED_MAX_ITER if history and not same else None
+        # a sweep that raises the bond dimension, not the last: at most TeNPy's N_max products per
+        # problem (the sweeps at the new dimension solve again what the truncation then changes)
+        cap = TRUNCATED_MAX_ITER if history and not same and k + 1 < opts["sweeps"] else None
         st = engine.sweep(
             two_site=opts["two_site"],
             max_bond=chi,
@@ -460,7 +462,7 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
         if opts["callback"] is not None:
             opts["callback"](rec)
         previous = energy
-        if history[1:] and abs(delta) < opts["tol"] and k + 1 >= n_sched and alpha == 0.0:
+        if history[1:] and abs(delta) < opts["tol"] and k + 1 >= n_sched and alpha == 0.0 and cap is None:
             converged = True
             break
     if isinstance(engine, SectorEngine):

@@ -18,8 +18,9 @@ A sweep (and a time step) runs with Python's cyclic garbage collector paused
 (:func:`_collector_paused`): a step allocates thousands of small objects (block dicts, plans,
 tuples of the products' tables), and the collector's passes over a heap that the run's caches
 fill took 4% of a Hubbard chain's run (L = 64, chi 400: 0.6 s of 14 s, eight full collections of
-50 ms each). Reference counting frees a step's arrays as before; the few cycles a sweep leaves
-(about 400 objects on that run) are collected after it.
+50 ms each). Reference counting frees a step's arrays as before; the few cycles the sweeps leave
+(425 objects on that run) are collected after them. A ``progress`` callback runs inside the sweep,
+with the collector paused too.
 
 Noise (``alpha > 0``, the first sweeps by default) perturbs each local update twice, so that
 a run can leave the charge sector of its start state (a Krylov solver started in one sector
@@ -67,6 +68,7 @@ from .schedule import sweep_schedule
 
 __all__ = [
     "MAX_ITER",
+    "TRUNCATED_MAX_ITER",
     "SweepStats",
     "BondUpdate",
     "SweepBackend",
@@ -139,13 +141,14 @@ weight of 2e-8 and more), a local problem gets at most ``TRUNCATED_MAX_ITER`` pr
 cylinder from 12.2 s to 9.5 s, but left the TFIM (L = 16, chi 32) at g = 0.3999 in the state
 3.6e-7 above the ground state (two levels that close need more products to tell apart); with the
 cap only where the truncation is coarse, that run finds the ground state again. A sweep that raises
-the bond dimension (or lowers the cutoff) gets the cap whatever its tolerance (``dmrg``'s
-``max_iter=`` per sweep), as TeNPy's every sweep: the sweeps at the new dimension solve again what
-its truncation changes. Measured (``benchmarks/dmrg_hubbard.py``, one core): the Hubbard chain
-(L = 64, chi 50 ... 400) made up to 40 products per problem in its sweeps at chi 100 and 200,
-7010 products in all against 6125 with the cap, 20.3-20.7 s against 19.2-19.8 s, and ended 5e-11
-lower; the 8 x 4 cylinder 6e-7 lower, the 6 x 3 cylinder (m = 400) 3.4e-7 lower (5.1e-7 below
-TeNPy's, where it ended 1.7e-7 above); the spin-1 chain (m = 200, 400) unchanged."""
+the bond dimension (or lowers the cutoff), the run's last sweep apart, gets the cap whatever its
+tolerance (``dmrg`` passes ``Sweep.sweep(max_iter=)``), as TeNPy's every sweep: the sweeps at the
+new dimension solve again what its truncation changes. Measured (``benchmarks/dmrg_hubbard.py``,
+one core): the Hubbard chain (L = 64, chi 50 ... 400) made up to 40 products per problem in its
+sweeps at chi 100 and 200, 7010 products in all against 6125 with the cap, 20.3-20.7 s against
+19.2-19.8 s, and ended 5e-11 lower; the 8 x 4 cylinder 6e-7 lower, the 6 x 3 cylinder (m = 400)
+3.4e-7 lower (5.1e-7 below TeNPy's, 1.7e-7 below before); the spin-1 chain (m = 200, 400)
+unchanged."""
 
 
 def _collector_paused(method: Callable) -> Callable:
@@ -260,8 +263,8 @@ class Sweep:
                 if isinstance(local.op, ProjectedOperator):
                     v0 = local.op.project(v0)
             cap = self.max_iter if max_iter is None else min(self.max_iter, max_iter)
-            max_iter = cap if state_tol < TRUNCATED_STATE_TOL else min(cap, TRUNCATED_MAX_ITER)
-            e, v, n = self.solver(local.op, v0, tol=tol, max_iter=max_iter, state_tol=state_tol)
+            limit = cap if state_tol < TRUNCATED_STATE_TOL else min(cap, TRUNCATED_MAX_ITER)
+            e, v, n = self.solver(local.op, v0, tol=tol, max_iter=limit, state_tol=state_tol)
         if isinstance(local.op, ProjectedOperator):  # the rounding a Krylov space picked up
             v = local.op.project(v)
             v = v / array_module(v).linalg.norm(v)

@@ -123,7 +123,8 @@ def tdvp(
             ``{"pair": ("A", "B"), "string": "S", "sites": [...]}`` for string correlations).
         callback: called with each :class:`EvolutionRecord`; ``progress``: ``True`` draws a progress
             bar over the steps (tqdm, on stderr), a callable is called with a :class:`BondUpdate`
-            after each local update (its ``energy`` is nan: no eigenvalue).
+            after each local update (its ``energy`` is nan: no eigenvalue; inside the step, where
+            Python's cyclic garbage collector is paused).
         krylov_tol: the error of each local exponential, relative to the local tensor's norm
             (Saad's estimate; at most 60 Krylov vectors).
         allow_nonhermitian: real-time evolution needs a Hermitian ``H``

@@ -125,19 +125,20 @@ def test_which_criterion_decides_after_a_growing_sweep():
     assert local_tolerance(1, float("nan"), 0.0) == 1e-8
 
 
-def _products_per_sweep(monkeypatch, **kw) -> tuple[dict[int, list[int]], float]:
-    """Each local problem's Lanczos products, per sweep, of a Hubbard chain (L = 24, U = 4, N and
-    Sz conserved) whose schedule raises the bond dimension in its second sweep."""
+def _caps_and_products(monkeypatch, schedule: list[int]) -> tuple[dict[int, set], dict[int, list[int]], float]:
+    """Per sweep, the product caps the sweep engine got and each local problem's Lanczos products,
+    of a Hubbard chain (L = 24, U = 4, N and Sz conserved) with the bond-dimension ``schedule``."""
+    caps: dict[int, set] = {}
     counts: dict[int, list[int]] = {}
-    solve, sweep = _SOLVE, _SWEEP  # the engine's own, whatever an earlier call patched
 
     def counted_sweep(self, **k):
-        counts[k["sweep_no"]] = []
-        return sweep(self, **k)
+        caps[k["sweep_no"]], counts[k["sweep_no"]] = set(), []
+        return _SWEEP(self, **k)
 
-    def counted_solve(self, local, *args):
+    def counted_solve(self, local, tol, alpha, state_tol=0.0, max_iter=None):
         before = self._stats["matvecs"]
-        out = solve(self, local, *args)
+        out = _SOLVE(self, local, tol, alpha, state_tol, max_iter)
+        caps[max(caps)].add(max_iter)
         counts[max(counts)].append(self._stats["matvecs"] - before)
         return out
 
@@ -145,16 +146,20 @@ def _products_per_sweep(monkeypatch, **kw) -> tuple[dict[int, list[int]], float]
     monkeypatch.setattr(sweep_module.Sweep, "_solve", counted_solve)
     H = models.hubbard(lattices.chain(24), t=1.0, U=4.0, conserve="N,Sz")
     psi0 = MPS.product_state([1, 2] * 12, d=4, conserve="N,Sz", local="electron")
-    res = t4a.dmrg(H, psi0, max_bond=[16, 48, 48], sweeps=3, cutoff=1e-10, tol=0.0, noise=0.0, **kw)
-    return counts, res.energy
+    res = t4a.dmrg(H, psi0, max_bond=schedule, sweeps=len(schedule), cutoff=1e-10, tol=0.0, noise=0.0)
+    return caps, counts, res.energy
 
 
 def test_a_sweep_that_raises_the_bond_dimension_makes_at_most_tenpys_products(monkeypatch):
-    # measured: up to 23 products per problem in the second sweep without the cap, 20 with it;
-    # the energy after the third sweep (at the same bond dimension) moves by 4e-11
-    counts, energy = _products_per_sweep(monkeypatch)
+    # the second sweep raises the bond dimension: capped at 20 (measured: up to 23 products a
+    # problem without the cap); the first and the third (same bond dimension) are not
+    caps, counts, energy = _caps_and_products(monkeypatch, [16, 48, 48])
+    assert caps == {1: {None}, 2: {TRUNCATED_MAX_ITER}, 3: {None}}
     assert max(counts[2]) <= TRUNCATED_MAX_ITER
-    monkeypatch.setattr(dmrg_module, "TRUNCATED_MAX_ITER", None)  # the cap off: the rule is what acts
-    uncapped, energy_uncapped = _products_per_sweep(monkeypatch)
-    assert max(uncapped[2]) > TRUNCATED_MAX_ITER
+    # the last sweep is never capped, even where it raises the bond dimension
+    assert _caps_and_products(monkeypatch, [16, 48])[0] == {1: {None}, 2: {None}}
+    # the cap changes the final energy by rounding-level amounts only (measured: 4e-11)
+    monkeypatch.setattr(dmrg_module, "TRUNCATED_MAX_ITER", None)
+    uncapped, _, energy_uncapped = _caps_and_products(monkeypatch, [16, 48, 48])
+    assert uncapped[2] == {None}
     assert energy == pytest.approx(energy_uncapped, abs=1e-8)

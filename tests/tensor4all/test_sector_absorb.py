@@ -104,6 +104,7 @@ def _check_paths_agree(env, groups, c_out, rows, norm, dtype, out, regions):
     with mock.patch.object(sector_absorb, "DENSE_ABSORB_ROWS", 0):  # not the whole arrays of small sides
         for _ in range(3):  # unseen, seen once (planned on the second call), planned
             others.append(absorb_mpo(env, groups, c_out, rows, key, norm, np, dtype, plans))
+    assert any(isinstance(p, sector_absorb.AbsorbPlan) for p in plans.values())  # the plan ran
     for got, got_regions in others:
         assert len(got) == len(out)
         for w in range(len(out)):
