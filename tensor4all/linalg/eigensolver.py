@@ -40,6 +40,7 @@ import scipy.sparse.linalg
 
 from ..tools.device import array_module, to_host
 from ..tools.errors import InvalidOptionError
+from .lapack import lowest_tridiagonal
 
 __all__ = [
     "lanczos",
@@ -135,9 +136,7 @@ def lanczos(
         if k == 0:
             evals, evecs = np.array([alpha]), np.ones((1, 1))
         else:
-            evals, evecs = scipy.linalg.eigh_tridiagonal(
-                np.array(alphas), np.array(betas), select="i", select_range=(0, 1 if state_tol > 0.0 else 0)
-            )
+            evals, evecs = lowest_tridiagonal(np.array(alphas), np.array(betas), 2 if state_tol > 0.0 else 1)
         energy, y = float(evals[0]), evecs[:, 0]
         invariant = beta <= 1e-14 * max(1.0, abs(alpha))
         settled = abs(energy - e_old) < tol

@@ -29,6 +29,7 @@ import scipy.linalg
 
 from ..tools.device import array_module, to_host
 from .eigensolver import LocalOperator
+from .lapack import tridiagonal_eigh
 
 __all__ = ["KrylovResult", "expm_krylov"]
 
@@ -88,6 +89,6 @@ def _small_expm(t: np.ndarray, tau: complex, hermitian: bool) -> np.ndarray:
         e = np.real(np.diag(t, -1))
         if len(d) == 1:
             return np.array([np.exp(tau * d[0])])
-        lam, q = scipy.linalg.eigh_tridiagonal(d, e)
+        lam, q = tridiagonal_eigh(d, e)
         return q @ (np.exp(tau * lam) * q[0])
     return scipy.linalg.expm(tau * t)[:, 0]
