@@ -32,7 +32,8 @@ matrix (two numbers per product) lives on the host.
 
 from __future__ import annotations
 
-from typing import Callable, Protocol
+import threading
+from typing import Any, Callable, Protocol
 
 import numpy as np
 import scipy.linalg
@@ -52,6 +53,7 @@ __all__ = [
     "SOLVERS",
     "get_solver",
     "LocalOperator",
+    "WORKSPACE_MAX_BYTES",
 ]
 
 
@@ -79,6 +81,30 @@ MIN_GAP = 1e-12
 """The smallest gap the state criterion of :func:`lanczos` divides by (TeNPy's ``min_gap``)."""
 
 
+WORKSPACE_MAX_BYTES = 1 << 28
+"""The largest Krylov basis (bytes) that :func:`lanczos` keeps for the next call of its thread."""
+
+_WORKSPACE = threading.local()
+
+
+def _krylov_basis(xp: Any, rows: int, n: int, dtype: np.dtype) -> Any:
+    """Room for ``rows`` Krylov vectors of ``n`` entries, in the thread's kept buffer where it
+    fits in :data:`WORKSPACE_MAX_BYTES` (host arrays). A basis of a few tens of megabytes is
+    otherwise fresh memory from the operating system at every call, whose pages fault in as the
+    vectors are first written: 0.57 ms against 0.13 ms to write one of 130k entries (the 6 x 3
+    Hubbard cylinder at bond dimension 400), 4% of a run."""
+    size = rows * n
+    if xp is not np or size * dtype.itemsize > WORKSPACE_MAX_BYTES:
+        return xp.empty((rows, n), dtype=dtype)
+    held = getattr(_WORKSPACE, dtype.char, None)
+    if held is None or held.size < size:
+        held = np.empty(
+            min(max(size, 2 * (0 if held is None else held.size)), WORKSPACE_MAX_BYTES // dtype.itemsize), dtype=dtype
+        )
+        setattr(_WORKSPACE, dtype.char, held)
+    return held[:size].reshape(rows, n)
+
+
 def lanczos(
     op: LocalOperator, v0: np.ndarray, tol: float = 1e-12, max_iter: int = 40, min_iter: int = 2, state_tol: float = 0.0
 ) -> tuple[float, np.ndarray, int]:
@@ -102,7 +128,7 @@ def lanczos(
         v0 = xp.asarray(np.random.default_rng(0).standard_normal(n).astype(dtype))
         nv = float(np.linalg.norm(v0))
     max_iter = max(1, min(max_iter, n))
-    basis = xp.empty((max_iter, n), dtype=dtype)
+    basis = _krylov_basis(xp, max_iter, n, np.dtype(dtype))
     complex_ = np.issubdtype(dtype, np.complexfloating)
     on_host = xp is np
     basis[0] = v0.reshape(-1) / nv
