@@ -1,5 +1,6 @@
 """The machine code of :mod:`.gemm_list`: one loop over a table of GEMMs, each a call of SciPy's
-BLAS (``scipy.linalg.cython_blas``, LP64) on raw host addresses. Used only where Numba (the
+BLAS (``scipy.linalg.cython_blas``, LP64) on raw host addresses; and :func:`scatter`, the copy of
+equal rectangles into a flat buffer (the absorbed environments' planned writes). Used only where Numba (the
 ``fast`` extra) is installed; without it the module imports and :func:`run` is None. The BLAS routines are registered as named symbols, so Numba caches
 the loop on disk (``cache=True``) and a later process loads it instead of compiling."""
 
@@ -15,7 +16,7 @@ try:
 except ImportError:  # without the fast extra the module imports, and gemm_list.native_gemms() is None
     numba = None
 
-__all__ = ["run"]
+__all__ = ["run", "scatter"]
 
 if numba is not None:
     for _name in ("dgemm", "zgemm"):
@@ -70,8 +71,22 @@ def run(table: np.ndarray, bases: np.ndarray, t: np.ndarray) -> None:
             _dgemm(*args)
 
 
+def scatter(buf: np.ndarray, values: np.ndarray, first: np.ndarray, cols: np.ndarray, rows: int, width: int) -> None:
+    """``buf[first[k] + i cols[k] + j] = values[k, i, j]`` for the ``rows x width`` rectangles
+    ``values`` (flat, C order): each row one contiguous copy, no index per element."""
+    size = rows * width
+    for k in range(first.shape[0]):
+        src = k * size
+        for i in range(rows):
+            dst = first[k] + i * cols[k]
+            at = src + i * width
+            buf[dst : dst + width] = values[at : at + width]
+
+
 if _jit is not None:
     _address = _jit(_address)
     run = _jit(run)
+    scatter = _jit(scatter)
 else:
     run = None  # type: ignore[assignment]
+    scatter = None  # type: ignore[assignment]

@@ -2,7 +2,8 @@
 against the same contraction done densely: a random charge-conserving MPO tensor and a random
 block environment, expanded to full matrices, contracted with einsum, and cut back into the
 fused sectors, and the rectangles it reports as written hold every nonzero entry; the planned
-absorption gives the same blocks bit for bit."""
+absorption gives the same blocks bit for bit (written by an index per entry, and natively by
+rectangles where Numba is installed)."""
 
 from unittest import mock
 
@@ -11,6 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 from tensor4all.algorithms import sector_absorb
 from tensor4all.algorithms.sector_absorb import absorb_groups, absorb_mpo
+from tensor4all.linalg.gemm_list import native_gemms
 from tensor4all.structured.site_matrices import Pieces
 
 
@@ -100,11 +102,17 @@ def _check_paths_agree(env, groups, c_out, rows, norm, dtype, out, regions):
     of the unplanned one bit for bit, with the same rectangles."""
     key = lambda q, s: (q, s)  # noqa: E731
     others = []
-    plans: dict = {}
-    with mock.patch.object(sector_absorb, "DENSE_ABSORB_ROWS", 0):  # not the whole arrays of small sides
-        for _ in range(3):  # unseen, seen once (planned on the second call), planned
-            others.append(absorb_mpo(env, groups, c_out, rows, key, norm, np, dtype, plans))
-    assert any(isinstance(p, sector_absorb.AbsorbPlan) for p in plans.values())  # the plan ran
+    # the plan's writes by an index per entry (NumPy), and by rectangles (natively, where Numba is)
+    for native_from in (np.inf, 0) if native_gemms() is not None else (np.inf,):
+        plans: dict = {}
+        with (
+            mock.patch.object(sector_absorb, "DENSE_ABSORB_ROWS", 0),  # not the whole arrays of small sides
+            mock.patch.object(sector_absorb, "NATIVE_MIN_ENTRIES", native_from),
+        ):
+            for _ in range(3):  # unseen, seen once (planned on the second call), planned
+                others.append(absorb_mpo(env, groups, c_out, rows, key, norm, np, dtype, plans))
+        made = [p for p in plans.values() if isinstance(p, sector_absorb.AbsorbPlan)]
+        assert made and all((p.scatter is None) == (native_from == np.inf) for p in made)  # the plan ran, so
     for got, got_regions in others:
         assert len(got) == len(out)
         for w in range(len(out)):
