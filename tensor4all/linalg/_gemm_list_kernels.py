@@ -71,16 +71,24 @@ def run(table: np.ndarray, bases: np.ndarray, t: np.ndarray) -> None:
             _dgemm(*args)
 
 
-def scatter(buf: np.ndarray, values: np.ndarray, first: np.ndarray, cols: np.ndarray, rows: int, width: int) -> None:
-    """``buf[first[k] + i cols[k] + j] = values[k, i, j]`` for the ``rows x width`` rectangles
-    ``values`` (flat, C order): each row one contiguous copy, no index per element."""
-    size = rows * width
+def scatter(
+    buf: np.ndarray,
+    values: np.ndarray,
+    src: np.ndarray,
+    first: np.ndarray,
+    cols: np.ndarray,
+    rows: np.ndarray,
+    width: np.ndarray,
+) -> None:
+    """Rectangles copied into a flat buffer: ``buf[first[k] + i cols[k] + j] = values[src[k] + i
+    width[k] + j]`` for ``i < rows[k]``, ``j < width[k]``; each row one contiguous copy, no index
+    per element."""
     for k in range(first.shape[0]):
-        src = k * size
-        for i in range(rows):
+        w = width[k]
+        for i in range(rows[k]):
             dst = first[k] + i * cols[k]
-            at = src + i * width
-            buf[dst : dst + width] = values[at : at + width]
+            at = src[k] + i * w
+            buf[dst : dst + w] = values[at : at + w]
 
 
 if _jit is not None:
