@@ -244,8 +244,10 @@ def hermiticity(ws: list[np.ndarray]) -> tuple[float, float]:
     for w, e in zip(ws, exps):
         w = ldexp(w, -e)
         d = w.shape[1]
-        hh = np.einsum("ab,astc,bstd->cd", hh, w.conj(), w, optimize=True) / d
-        h2 = np.einsum("ab,astc,btsd->cd", h2, w, w, optimize=True) / d
+        # "ab,astc,bstd->cd" and "ab,astc,btsd->cd", as two tensordots each (einsum would search
+        # its path at every site)
+        hh = np.tensordot(np.tensordot(hh, w.conj(), axes=(0, 0)), w, axes=([0, 1, 2], [0, 1, 2])) / d
+        h2 = np.tensordot(np.tensordot(h2, w, axes=(0, 0)), w, axes=([0, 1, 2], [0, 2, 1])) / d
         m = float(np.max(np.abs(hh)))
         if m == 0.0:
             return 0.0, -math.inf
