@@ -35,7 +35,9 @@ class LocalProblem(Protocol):
 
     step: Step
     op: LocalOperator  #: the effective Hamiltonian on flat vectors
-    v0: Any  #: the flat start vector (the current local tensor)
+    v0: Any  #: the flat start vector (the current local tensor; may be made when first read)
+    # optional, ``like``: an empty array where the solution lives (its array module), for a solve
+    # that needs no start vector (the exact one of a small problem): v0 is then never made
 
 
 class SweepBackend(Protocol):

@@ -47,6 +47,7 @@ nonzero entries) stays on the host. :meth:`SectorBackend.host_sites` copies the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -85,11 +86,14 @@ _GROUPS: dict[tuple, tuple[list, list]] = {}  # an MPO tensor's absorb groups, p
 class SectorLocal:
     """One step's local problem and what its split and move reuse: the pieces of both sides
     (``fused``: which sides are a site with its outer bond), the absorbed environments and,
-    after the split, the orthonormal factor per sector (rows: the side the centre left)."""
+    after the split, the orthonormal factor per sector (rows: the side the centre left). The
+    start vector ``v0`` is made from ``start`` when first asked for: an exact solve of a small
+    problem needs none (``like``: an empty array where the solution lives), and reading the two
+    sites and multiplying them per sector took a third of a small chain's local problem."""
 
     step: Step
     op: SectorOperator
-    v0: np.ndarray
+    start: Callable[[], np.ndarray]
     rows: Pieces
     cols: Pieces
     fused: tuple[bool, bool]
@@ -97,6 +101,11 @@ class SectorLocal:
     wr: Env
     basis: dict[int, np.ndarray] = field(default_factory=dict)
     kept: dict[int, np.ndarray] | None = None  #: TDVP's bond problem: the bond matrix's blocks
+    like: Any = None
+
+    @cached_property
+    def v0(self) -> np.ndarray:
+        return self.start()
 
 
 def _env_bytes(env: Env) -> int:
@@ -313,14 +322,20 @@ class SectorBackend(SectorSides):
         op = SectorOperator(
             lw, wr, self.c[b], sectors, rows, cols, self.dtype, self.norm, regions=(lw_regions, wr_regions)
         )
-        if fl and fr:
-            xs = [r @ c for r, c in zip(self._row_matrices(b - 1, rows, sectors), self._col_matrices(b, cols, sectors))]
-        elif fl:
-            xs = self._row_matrices(b - 1, rows, sectors)
-        else:
-            xs = self._col_matrices(b, cols, sectors)
-        v0 = np.concatenate([x.reshape(-1) for x in xs]) if xs else self.xp.zeros(0, self.dtype)
-        return SectorLocal(step, op, v0, rows, cols, (fl, fr), lw, wr)
+
+        def start() -> np.ndarray:
+            if fl and fr:
+                xs = [
+                    r @ c
+                    for r, c in zip(self._row_matrices(b - 1, rows, sectors), self._col_matrices(b, cols, sectors))
+                ]
+            elif fl:
+                xs = self._row_matrices(b - 1, rows, sectors)
+            else:
+                xs = self._col_matrices(b, cols, sectors)
+            return np.concatenate([x.reshape(-1) for x in xs]) if xs else self.xp.zeros(0, self.dtype)
+
+        return SectorLocal(step, op, start, rows, cols, (fl, fr), lw, wr, like=self.xp.zeros(0, self.dtype))
 
     def split(
         self,
@@ -446,7 +461,7 @@ class SectorBackend(SectorSides):
         sectors = [m for m in rows.size if m in cols.size and m in blocks]
         op = SectorOperator(lw, wr, self.c[b], sectors, rows, cols, self.dtype, self.norm)
         v0 = np.concatenate([blocks[m].reshape(-1) for m in sectors]) if sectors else self.xp.zeros(0, self.dtype)
-        return SectorLocal(step, op, v0, rows, cols, (False, False), lw, wr, kept=blocks)
+        return SectorLocal(step, op, lambda: v0, rows, cols, (False, False), lw, wr, kept=blocks, like=v0[:0])
 
     def set_local(self, local: SectorLocal, v: np.ndarray) -> None:
         """Write the evolved ``v`` back: a one-site problem's site blocks in place, a bond
@@ -532,7 +547,7 @@ class SectorBackend(SectorSides):
             for fused, key, env in ((fl, ("left", b - 1), local.lw), (fr, ("right", b), local.wr))
             if fused and (self._absorbed.get(key) is None or self._absorbed[key][2][0] is not env)
         ]
-        return sum(_env_bytes(env) for env in absorbed) + 6 * local.v0.nbytes
+        return sum(_env_bytes(env) for env in absorbed) + 6 * local.op.shape[0] * np.dtype(self.dtype).itemsize
 
     def env_bytes(self) -> int:
         return self.envs.nbytes() + self._absorbed_bytes

@@ -252,12 +252,14 @@ class Sweep:
     ) -> tuple[float, np.ndarray, list[np.ndarray]]:
         """The lowest eigenpair of the local problem, from a start vector with noise ``alpha``, and
         the rest of its level where the dense solver found it degenerate (else empty)."""
-        v0 = local.v0
         level: list[np.ndarray] = []
-        if 0 < v0.size <= DENSE_MAX and hasattr(local.op, "dense"):  # exact: no Krylov trap
-            e, v, level = dense_lowest_level(local.op, v0)
+        size = local.op.shape[0]
+        if 0 < size <= DENSE_MAX and hasattr(local.op, "dense"):  # exact: no Krylov trap, no start vector
+            like = getattr(local, "like", None)
+            e, v, level = dense_lowest_level(local.op, local.v0 if like is None else like)
             n = 0
         else:
+            v0 = local.v0
             if alpha > 0.0 and v0.size:
                 v0 = perturbed(v0, alpha, self._rng)
                 if isinstance(local.op, ProjectedOperator):
