@@ -29,10 +29,8 @@ class TwoSiteOperator:
         self.dw, self.dw2 = dw, dw2
         self.lm = lb.reshape(self.ca * dw, self.ka)
         self.rm = rb.reshape(dw2 * self.kb, self.cb)
-        # W12[(s1 s2 w''), (w s1' s2')]
-        w12 = (
-            array_module(w1).tensordot(w1, w2, axes=(3, 0)).transpose(1, 3, 5, 0, 2, 4)
-        )  # (w s t)(u v y) -> s u y w t v
+        # W12[(s1 s2 w''), (w s1' s2')]: (w s t x)(x u v y) -> (s u y w t v)
+        w12 = array_module(w1).tensordot(w1, w2, axes=(3, 0)).transpose(1, 3, 5, 0, 2, 4)
         self.w12 = contiguous(w12.reshape(self.d1 * self.d2 * dw2, dw * self.d1 * self.d2))
         self.shape = (self.ca * self.d1 * self.d2 * self.cb, self.ka * self.d1 * self.d2 * self.kb)
         self.dtype = np.result_type(lb.dtype, w1.dtype, w2.dtype, rb.dtype)

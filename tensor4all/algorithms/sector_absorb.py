@@ -122,7 +122,8 @@ rectangle copy (:func:`~tensor4all.linalg._gemm_list_kernels.scatter`, where Num
 instead of NumPy's index per entry: the plan then keeps two numbers per region instead of one
 index per entry (the plans of the 6 x 3 Hubbard cylinder at bond dimension 400 held 173 MB of
 indices: its peak memory 680 -> 570 MB), and the writes read no index (its plans' runs 0.80 ->
-0.67 s)."""
+0.67 s). A run then holds every written value twice for a moment (the GEMMs' results, then
+the buffer), where the index path held one GEMM's results at a time."""
 
 
 class _Seen:

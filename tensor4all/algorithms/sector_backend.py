@@ -89,7 +89,8 @@ class SectorLocal:
     after the split, the orthonormal factor per sector (rows: the side the centre left). The
     start vector ``v0`` is made from ``start`` when first asked for: an exact solve of a small
     problem needs none (``like``: an empty array where the solution lives), and reading the two
-    sites and multiplying them per sector took a third of a small chain's local problem."""
+    sites and multiplying them per sector took a third of a small chain's local problem). It
+    reads the sites as they are when it is first asked for: before the split."""
 
     step: Step
     op: SectorOperator

@@ -1,6 +1,6 @@
 """The machine code of :mod:`.gemm_list`: one loop over a table of GEMMs, each a call of SciPy's
 BLAS (``scipy.linalg.cython_blas``, LP64) on raw host addresses; and :func:`scatter`, the copy of
-equal rectangles into a flat buffer (the absorbed environments' planned writes). Used only where Numba (the
+rectangles into a flat buffer (the absorbed environments' planned writes). Used only where Numba (the
 ``fast`` extra) is installed; without it the module imports and :func:`run` is None. The BLAS routines are registered as named symbols, so Numba caches
 the loop on disk (``cache=True``) and a later process loads it instead of compiling."""
 

@@ -82,7 +82,8 @@ MIN_GAP = 1e-12
 
 
 WORKSPACE_MAX_BYTES = 1 << 28
-"""The largest Krylov basis (bytes) that :func:`lanczos` keeps for the next call of its thread."""
+"""The largest Krylov basis (bytes) that :func:`lanczos` keeps for the next call of its thread:
+a thread that solved a large problem holds its basis (at most this, per dtype) until it ends."""
 
 _WORKSPACE = threading.local()
 
@@ -94,13 +95,12 @@ def _krylov_basis(xp: Any, rows: int, n: int, dtype: np.dtype) -> Any:
     vectors are first written: 0.57 ms against 0.13 ms to write one of 130k entries (the 6 x 3
     Hubbard cylinder at bond dimension 400), 4% of a run."""
     size = rows * n
-    if xp is not np or size * dtype.itemsize > WORKSPACE_MAX_BYTES:
-        return xp.empty((rows, n), dtype=dtype)
+    if xp is not np or size * dtype.itemsize > WORKSPACE_MAX_BYTES or getattr(_WORKSPACE, "busy", False):
+        return xp.empty((rows, n), dtype=dtype)  # a device, too large, or a solve within a product
     held = getattr(_WORKSPACE, dtype.char, None)
     if held is None or held.size < size:
-        held = np.empty(
-            min(max(size, 2 * (0 if held is None else held.size)), WORKSPACE_MAX_BYTES // dtype.itemsize), dtype=dtype
-        )
+        grown = 2 * (0 if held is None else held.size)
+        held = np.empty(size if grown * dtype.itemsize > WORKSPACE_MAX_BYTES else max(size, grown), dtype=dtype)
         setattr(_WORKSPACE, dtype.char, held)
     return held[:size].reshape(rows, n)
 
@@ -129,6 +129,29 @@ def lanczos(
         nv = float(np.linalg.norm(v0))
     max_iter = max(1, min(max_iter, n))
     basis = _krylov_basis(xp, max_iter, n, np.dtype(dtype))
+    kept = xp is np and basis.base is getattr(_WORKSPACE, np.dtype(dtype).char, None)
+    if kept:
+        _WORKSPACE.busy = True  # an operator that solves within its product gets a basis of its own
+    try:
+        return _lanczos(op, basis, v0, nv, dtype, tol, max_iter, min_iter, state_tol)
+    finally:
+        if kept:
+            _WORKSPACE.busy = False
+
+
+def _lanczos(
+    op: LocalOperator,
+    basis: np.ndarray,
+    v0: np.ndarray,
+    nv: float,
+    dtype: np.dtype,
+    tol: float,
+    max_iter: int,
+    min_iter: int,
+    state_tol: float,
+) -> tuple[float, np.ndarray, int]:
+    """:func:`lanczos`'s iteration in the Krylov ``basis`` (rows: vectors), from ``v0`` of norm ``nv``."""
+    xp = array_module(basis)
     complex_ = np.issubdtype(dtype, np.complexfloating)
     on_host = xp is np
     basis[0] = v0.reshape(-1) / nv

@@ -13,7 +13,6 @@ the generic functions.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -163,13 +162,14 @@ def lowest_tridiagonal(d: np.ndarray, e: np.ndarray, k: int) -> tuple[np.ndarray
     off-diagonal ``e``: ``scipy.linalg.eigh_tridiagonal(d, e, select="i", select_range=(0, k -
     1))`` with the same LAPACK calls (``dstebz`` by bisection, ``dstein`` by inverse iteration)
     and arguments, so the same numbers bit for bit, without SciPy's checks (13 us of 17 to 26 us
-    on the 2 to 20 Krylov vectors of a local Lanczos solve, once per product). Non-finite input
-    goes to SciPy, which raises."""
+    on the 2 to 20 Krylov vectors of a local Lanczos solve, once per product; ``k`` beyond the
+    size is clipped). Single precision and non-finite input go to SciPy (its single-precision
+    routines; its error)."""
     k = min(k, d.size)
-    if d.size == 1 and math.isfinite(float(d[0])):
-        return d.astype(np.float64), np.ones((1, 1))
-    if not math.isfinite(float(d.sum()) + float(e.sum())):  # an overflowing sum goes there too
+    if d.dtype != np.float64 or e.dtype != np.float64 or not (np.isfinite(d).all() and np.isfinite(e).all()):
         return scipy.linalg.eigh_tridiagonal(d, e, select="i", select_range=(0, k - 1))
+    if d.size == 1:
+        return d.copy(), np.ones((1, 1))
     m, w, iblock, isplit, info = _STEBZ(d, e, 2, 0.0, 0.0, 1, k, 0.0, b"B")
     if info != 0 or m != k:
         return scipy.linalg.eigh_tridiagonal(d, e, select="i", select_range=(0, k - 1))
@@ -184,8 +184,9 @@ def lowest_tridiagonal(d: np.ndarray, e: np.ndarray, k: int) -> tuple[np.ndarray
 def tridiagonal_eigh(d: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every eigenpair of the real symmetric tridiagonal matrix of diagonal ``d`` and off-diagonal
     ``e``: ``scipy.linalg.eigh_tridiagonal(d, e)`` with the same LAPACK call (``dstevd``), without
-    SciPy's checks (once per product of a Krylov exponential). Non-finite input goes to SciPy."""
-    if d.size > 1 and math.isfinite(float(d.sum()) + float(e.sum())):
+    SciPy's checks (once per product of a Krylov exponential). Single precision and non-finite
+    input go to SciPy."""
+    if d.size > 1 and d.dtype == e.dtype == np.float64 and np.isfinite(d).all() and np.isfinite(e).all():
         w, v, info = _STEVD(d, e, compute_v=1)
         if info == 0:
             return w, v

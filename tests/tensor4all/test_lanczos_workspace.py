@@ -58,3 +58,24 @@ def test_threads_do_not_share_the_basis():
         t.join()
     for i, h in enumerate(problems):
         assert abs(results[i] - np.linalg.eigvalsh(h)[0]) < 1e-10
+
+
+class _Nested(_Matrix):
+    """An operator whose product solves another eigenproblem of the same dtype first."""
+
+    def __init__(self, h: np.ndarray, inner: np.ndarray):
+        super().__init__(h)
+        self.inner = inner
+
+    def matvec(self, x: np.ndarray) -> np.ndarray:
+        e, _, _ = eigensolver.lanczos(_Matrix(self.inner), np.ones(len(self.inner)), tol=1e-14, max_iter=30)
+        assert abs(e - np.linalg.eigvalsh(self.inner)[0]) < 1e-10
+        return self.h @ x
+
+
+def test_a_solve_within_a_product_gets_its_own_basis():
+    h, inner = _hermitian(50, False, 20), _hermitian(30, False, 21)
+    e, v, _ = eigensolver.lanczos(_Nested(h, inner), np.ones(50), tol=1e-14, max_iter=50)
+    assert abs(e - np.linalg.eigvalsh(h)[0]) < 1e-10
+    assert np.linalg.norm(h @ v - e * v) < 1e-6
+    assert not eigensolver._WORKSPACE.busy

@@ -35,9 +35,18 @@ def test_lowest_tridiagonal(n, k, seed, degenerate):
     assert np.abs(w - np.linalg.eigvalsh(t)[:kk]).max() < 1e-12 * max(1.0, np.abs(t).max())
     assert np.abs(t @ v - v * w).max() < 1e-10
     assert np.abs(v.T @ v - np.eye(kk)).max() < 1e-10
-    if n > 1:
-        w_ref, v_ref = scipy.linalg.eigh_tridiagonal(d, e, select="i", select_range=(0, kk - 1))
-        assert np.array_equal(w, w_ref) and np.array_equal(v, v_ref)
+    w_ref, v_ref = scipy.linalg.eigh_tridiagonal(d, e, select="i", select_range=(0, kk - 1))
+    assert np.array_equal(w, w_ref) and np.array_equal(v, v_ref)
+
+
+def test_single_precision_goes_to_scipy():
+    d, e = np.array([1.0, 2.0, 0.5], dtype=np.float32), np.array([0.3, 0.1], dtype=np.float32)
+    w, v = lapack.lowest_tridiagonal(d, e, 2)
+    w_ref, v_ref = scipy.linalg.eigh_tridiagonal(d, e, select="i", select_range=(0, 1))
+    assert w.dtype == w_ref.dtype == np.float32 and np.array_equal(w, w_ref) and np.array_equal(v, v_ref)
+    w, v = lapack.tridiagonal_eigh(d, e)
+    w_ref, v_ref = scipy.linalg.eigh_tridiagonal(d, e)
+    assert w.dtype == np.float32 and np.array_equal(w, w_ref) and np.array_equal(v, v_ref)
 
 
 @settings(max_examples=40, deadline=None)
