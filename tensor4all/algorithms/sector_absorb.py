@@ -239,7 +239,7 @@ class AbsorbPlan:
         at: dict[tuple[int, int], tuple[int, int]] = {}  # (w, m) -> (offset, columns)
         self.blocks: list[tuple[int, int, int, int, int]] = []
         self.regions: list[dict[int, list]] = [{} for _ in c_out]
-        self.steps: list[tuple] = []  # (xq, coef, the index of its entries or its range of values)
+        found = []  # per group and charge: xq, coef, and its slots' first positions and columns, da, db
         total = 0
         for g, q, present, coef, slots, da, db in _live_entries(env, groups, pieces, key, norm):
             place = []  # per slot: the block's offset and columns, the slot's row and column
@@ -255,28 +255,30 @@ class AbsorbPlan:
                 self.regions[w][m].append((ro, ro + da, co, co + db))
             first, cols = np.array(place, dtype=np.int64).T  # slot k's (i, j) at first[k] + i cols[k] + j
             xq = tuple((g.xs[j], q) for j, _ in present)
-            self.steps.append((xq, coef, first, cols, da, db))
+            found.append((xq, coef, first, cols, da, db))
         self.size = total
-        kernels = native_gemms() if total >= NATIVE_MIN_ENTRIES and self.steps else None
+        kernels = native_gemms() if total >= NATIVE_MIN_ENTRIES and found else None
         self.scatter = None if kernels is None else kernels.scatter
-        if self.scatter is None:  # NumPy: one index per entry (int64, as large as the buffer)
+        # per group and charge: xq, coef, and the index of every entry (NumPy; int64, as large as
+        # the buffer) or the range of its values (natively: every GEMM into one buffer of values,
+        # then one copy of all rectangles)
+        if self.scatter is None:
             self.steps = [
                 (xq, coef, (f[:, None, None] + np.arange(da)[:, None] * c[:, None, None] + np.arange(db)).ravel())
-                for xq, coef, f, c, da, db in self.steps
+                for xq, coef, f, c, da, db in found
             ]
             return
-        # natively: every step's values in one buffer, then one copy of all rectangles
-        slots = [(len(f), da * db) for _, _, f, _, da, db in self.steps]
-        starts = np.cumsum([0] + [n * size for n, size in slots]).tolist()
-        self.rectangles = (
-            np.concatenate([start + size * np.arange(n) for start, (n, size) in zip(starts, slots)]),
-            np.concatenate([f for _, _, f, *_ in self.steps]),
-            np.concatenate([c for _, _, _, c, _, _ in self.steps]),
-            np.concatenate([np.full(len(f), da) for _, _, f, _, da, _ in self.steps]),
-            np.concatenate([np.full(len(f), db) for _, _, f, _, _, db in self.steps]),
-        )
-        self.steps = [(xq, coef, (a, b)) for (xq, coef, *_), a, b in zip(self.steps, starts, starts[1:])]
+        sizes = [len(f) * da * db for _, _, f, _, da, db in found]
+        starts = np.cumsum([0] + sizes).tolist()
+        self.steps = [(xq, coef, (a, b)) for (xq, coef, *_), a, b in zip(found, starts, starts[1:])]
         self.values = starts[-1]
+        self.rectangles = (
+            np.concatenate([a + da * db * np.arange(len(f)) for (_, _, f, _, da, db), a in zip(found, starts)]),
+            np.concatenate([f for _, _, f, *_ in found]),
+            np.concatenate([c for _, _, _, c, _, _ in found]),
+            np.concatenate([np.full(len(f), da) for _, _, f, _, da, _ in found]),
+            np.concatenate([np.full(len(f), db) for _, _, f, _, _, db in found]),
+        )
 
     def run(self, env: list, dtype: Any) -> list:
         buf = np.zeros(self.size, dtype=dtype)

@@ -32,8 +32,9 @@ matrix (two numbers per product) lives on the host.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 import numpy as np
 import scipy.linalg
@@ -88,21 +89,28 @@ a thread that solved a large problem holds its basis (at most this, per dtype) u
 _WORKSPACE = threading.local()
 
 
-def _krylov_basis(xp: Any, rows: int, n: int, dtype: np.dtype) -> Any:
+@contextlib.contextmanager
+def _krylov_basis(xp: Any, rows: int, n: int, dtype: np.dtype) -> Iterator[Any]:
     """Room for ``rows`` Krylov vectors of ``n`` entries, in the thread's kept buffer where it
-    fits in :data:`WORKSPACE_MAX_BYTES` (host arrays). A basis of a few tens of megabytes is
-    otherwise fresh memory from the operating system at every call, whose pages fault in as the
-    vectors are first written: 0.57 ms against 0.13 ms to write one of 130k entries (the 6 x 3
-    Hubbard cylinder at bond dimension 400), 4% of a run."""
+    fits in :data:`WORKSPACE_MAX_BYTES` (host arrays), marked in use until the block ends (a
+    solve within an operator's product then gets a basis of its own). A basis of a few tens of
+    megabytes is otherwise fresh memory from the operating system at every call, whose pages
+    fault in as the vectors are first written: 0.57 ms against 0.13 ms to write one of 130k
+    entries (the 6 x 3 Hubbard cylinder at bond dimension 400), 4% of a run."""
     size = rows * n
     if xp is not np or size * dtype.itemsize > WORKSPACE_MAX_BYTES or getattr(_WORKSPACE, "busy", False):
-        return xp.empty((rows, n), dtype=dtype)  # a device, too large, or a solve within a product
+        yield xp.empty((rows, n), dtype=dtype)  # a device, too large, or a solve within a product
+        return
     held = getattr(_WORKSPACE, dtype.char, None)
     if held is None or held.size < size:
         grown = 2 * (0 if held is None else held.size)
         held = np.empty(size if grown * dtype.itemsize > WORKSPACE_MAX_BYTES else max(size, grown), dtype=dtype)
         setattr(_WORKSPACE, dtype.char, held)
-    return held[:size].reshape(rows, n)
+    _WORKSPACE.busy = True
+    try:
+        yield held[:size].reshape(rows, n)
+    finally:
+        _WORKSPACE.busy = False
 
 
 def lanczos(
@@ -128,76 +136,53 @@ def lanczos(
         v0 = xp.asarray(np.random.default_rng(0).standard_normal(n).astype(dtype))
         nv = float(np.linalg.norm(v0))
     max_iter = max(1, min(max_iter, n))
-    basis = _krylov_basis(xp, max_iter, n, np.dtype(dtype))
-    kept = xp is np and basis.base is getattr(_WORKSPACE, np.dtype(dtype).char, None)
-    if kept:
-        _WORKSPACE.busy = True  # an operator that solves within its product gets a basis of its own
-    try:
-        return _lanczos(op, basis, v0, nv, dtype, tol, max_iter, min_iter, state_tol)
-    finally:
-        if kept:
-            _WORKSPACE.busy = False
-
-
-def _lanczos(
-    op: LocalOperator,
-    basis: np.ndarray,
-    v0: np.ndarray,
-    nv: float,
-    dtype: np.dtype,
-    tol: float,
-    max_iter: int,
-    min_iter: int,
-    state_tol: float,
-) -> tuple[float, np.ndarray, int]:
-    """:func:`lanczos`'s iteration in the Krylov ``basis`` (rows: vectors), from ``v0`` of norm ``nv``."""
-    xp = array_module(basis)
-    complex_ = np.issubdtype(dtype, np.complexfloating)
-    on_host = xp is np
-    basis[0] = v0.reshape(-1) / nv
-    alphas: list[float] = []
-    betas: list[float] = []
-    e_old = np.inf
-    matvecs = 0
-    y = np.ones(1)
-    energy = 0.0
-    for k in range(max_iter):
-        w = op.matvec(basis[k])
-        matvecs += 1
-        alpha = float(np.vdot(basis[k], w).real)
-        alphas.append(alpha)
-        # the three-term recurrence, then full reorthogonalization against the whole basis:
-        # one pass, a second only where the first cancelled most of what was left
-        # (on a device both passes: reading a norm back would stall the stream)
-        w = w - alpha * basis[k]
-        if k:
-            w = w - betas[-1] * basis[k - 1]
-        before = float(np.linalg.norm(w)) if on_host else np.inf
-        for _ in range(2):
-            v = basis[: k + 1]
-            w = w - v.T @ ((v @ w.conj()).conj() if complex_ else v @ w)
-            beta = float(np.linalg.norm(w)) if on_host else 0.0
-            if beta > DGKS * before:
+    with _krylov_basis(xp, max_iter, n, np.dtype(dtype)) as basis:
+        complex_ = np.issubdtype(dtype, np.complexfloating)
+        on_host = xp is np
+        basis[0] = v0.reshape(-1) / nv
+        alphas: list[float] = []
+        betas: list[float] = []
+        e_old = np.inf
+        matvecs = 0
+        y = np.ones(1)
+        energy = 0.0
+        for k in range(max_iter):
+            w = op.matvec(basis[k])
+            matvecs += 1
+            alpha = float(np.vdot(basis[k], w).real)
+            alphas.append(alpha)
+            # the three-term recurrence, then full reorthogonalization against the whole basis:
+            # one pass, a second only where the first cancelled most of what was left
+            # (on a device both passes: reading a norm back would stall the stream)
+            w = w - alpha * basis[k]
+            if k:
+                w = w - betas[-1] * basis[k - 1]
+            before = float(np.linalg.norm(w)) if on_host else np.inf
+            for _ in range(2):
+                v = basis[: k + 1]
+                w = w - v.T @ ((v @ w.conj()).conj() if complex_ else v @ w)
+                beta = float(np.linalg.norm(w)) if on_host else 0.0
+                if beta > DGKS * before:
+                    break
+                before = beta
+            if not on_host:
+                beta = float(np.linalg.norm(w))
+            if k == 0:
+                evals, evecs = np.array([alpha]), np.ones((1, 1))
+            else:
+                evals, evecs = lowest_tridiagonal(np.array(alphas), np.array(betas), 2 if state_tol > 0.0 else 1)
+            energy, y = float(evals[0]), evecs[:, 0]
+            invariant = beta <= 1e-14 * max(1.0, abs(alpha))
+            settled = abs(energy - e_old) < tol
+            if state_tol > 0.0 and k > 0:
+                settled |= (abs(y[-1]) * beta / max(float(evals[1] - evals[0]), MIN_GAP)) ** 2 < state_tol
+            if invariant or (k + 1 >= min_iter and settled) or k + 1 == max_iter:
                 break
-            before = beta
-        if not on_host:
-            beta = float(np.linalg.norm(w))
-        if k == 0:
-            evals, evecs = np.array([alpha]), np.ones((1, 1))
-        else:
-            evals, evecs = lowest_tridiagonal(np.array(alphas), np.array(betas), 2 if state_tol > 0.0 else 1)
-        energy, y = float(evals[0]), evecs[:, 0]
-        invariant = beta <= 1e-14 * max(1.0, abs(alpha))
-        settled = abs(energy - e_old) < tol
-        if state_tol > 0.0 and k > 0:
-            settled |= (abs(y[-1]) * beta / max(float(evals[1] - evals[0]), MIN_GAP)) ** 2 < state_tol
-        if invariant or (k + 1 >= min_iter and settled) or k + 1 == max_iter:
-            break
-        e_old = energy
-        betas.append(beta)
-        basis[k + 1] = w / beta
-    vec = basis[: len(y)].T @ xp.asarray(y)
-    return energy, vec / np.linalg.norm(vec), matvecs
+            e_old = energy
+            betas.append(beta)
+            basis[k + 1] = w / beta
+        vec = basis[: len(y)].T @ xp.asarray(y)
+        return energy, vec / np.linalg.norm(vec), matvecs
 
 
 def eigsh(
