@@ -27,6 +27,7 @@ dispatcher densifies them (counted, see ``fallback_stats``).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -219,17 +220,72 @@ def _pairwise(
     for kb, vb in b._blocks.items():
         by_c.setdefault(tuple(kb[i] for i in ib), []).append((kb, vb))
     pos = [(0, la.index(c)) if c in la else (1, lb.index(c)) for c in out]
-    blocks: dict[tuple, Any] = {}
-    for ka, va in a._blocks.items():
-        for kb, vb in by_c.get(tuple(ka[i] for i in ia), ()):
-            key = tuple((ka, kb)[s][i] for s, i in pos)
-            r = tf.einsum(spec, va, vb)
-            blocks[key] = tf.add(blocks[key], r) if key in blocks else r
+    blocks: dict[tuple, Any] = _host_pairs(a, la, b, lb, out, ia, ib, by_c, pos)
+    if blocks is None:  # traced, on a device, or mixed: tenferro's einsum per pair (differentiable)
+        blocks = {}
+        for ka, va in a._blocks.items():
+            for kb, vb in by_c.get(tuple(ka[i] for i in ia), ()):
+                key = tuple((ka, kb)[s][i] for s, i in pos)
+                r = tf.einsum(spec, va, vb)
+                blocks[key] = tf.add(blocks[key], r) if key in blocks else r
     dtype = next(iter(blocks.values())).dtype if blocks else tf.result_type(a.dtype, b.dtype)
     if not out:  # full contraction: a dense scalar
         total = blocks.get(())
         return tf.zeros((), dtype=dtype) if total is None else total
     return SymmetricTensor._make(blocks, legs, charge, dtype)
+
+
+def _host_pairs(
+    a: SymmetricTensor, la: str, b: SymmetricTensor, lb: str, out: str, ia: list, ib: list, by_c: dict, pos: list
+) -> dict[tuple, Any] | None:
+    """The blocks of :func:`_pairwise` as NumPy matrix products, where every block of both operands
+    is a concrete host tensor of one floating dtype and the output keeps every free label: per pair
+    of blocks, both viewed as matrices (contracted legs by free legs, column-major: a view where the
+    legs are in order, else one copy) and one GEMM, summed per output block. The same sums as
+    tenferro's einsum per pair, without its per-call work: the parse and plan of a contraction for
+    every new pair of block shapes, of which a U(1) MPS of bond dimension 64 meets thousands
+    (``expectation`` of the Heisenberg chain's MPO, L = 32, took 0.27 s against 7.8 ms on the dense
+    state, and 62 ms this way). Outputs are column-major, as tenferro's. None otherwise: tracers
+    (tidu differentiates the caller's einsum path), device arrays, mixed or integer dtypes."""
+    free = [c for c in la if c not in lb] + [c for c in lb if c not in la]
+    if sorted(free) != sorted(out):
+        return None
+    dtype = None
+    for t in (a, b):
+        for v in t._blocks.values():
+            if type(v) is not tf.Tensor or type(v._data) is not np.ndarray:
+                return None
+            d = v._data.dtype
+            if dtype is None:
+                dtype = d
+            elif d != dtype:
+                return None
+    if dtype is None or dtype.kind not in "fc":
+        return None
+    free_a = [i for i, c in enumerate(la) if c not in lb]
+    free_b = [i for i, c in enumerate(lb) if c not in la]
+    order_a, order_b = tuple(ia + free_a), tuple(ib + free_b)  # contracted legs first
+    perm = tuple(free.index(c) for c in out)
+    sums: dict[tuple, np.ndarray] = {}
+    for ka, va in a._blocks.items():
+        x = va._data
+        sx = x.shape
+        k = math.prod(sx[i] for i in ia)
+        dims_a = [sx[i] for i in free_a]
+        xm = x.transpose(order_a).reshape(k, math.prod(dims_a), order="F")  # (contracted, free of a)
+        for kb, vb in by_c.get(tuple(ka[i] for i in ia), ()):
+            key = tuple((ka, kb)[s][i] for s, i in pos)
+            y = vb._data
+            dims_b = [y.shape[i] for i in free_b]
+            ym = y.transpose(order_b).reshape(k, math.prod(dims_b), order="F")
+            # (free b, free a) row-major is (free a, free b) column-major: a view of the product
+            r = (ym.T @ xm).T.reshape(dims_a + dims_b, order="F").transpose(perm)
+            held = sums.get(key)
+            if held is None:
+                sums[key] = r
+            else:
+                held += r
+    return {k: tf.Tensor._wrap(v if v.flags.f_contiguous else np.asarray(v, order="F")) for k, v in sums.items()}
 
 
 def _single(op: str, x: SymmetricTensor, lab: str, out: str) -> Any:
