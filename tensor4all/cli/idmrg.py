@@ -127,7 +127,8 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
         choices=("auto", "Sz", "none"),
         default="auto",
         help="the charge a run conserves: Sz (the spin models) or none (dense; tfim, whose parity prod X is no "
-        "charge of its Z basis, runs dense). auto: Sz for idmrg on the spin models, else none: a conserved "
+        "charge of its Z basis, runs dense). auto: Sz for idmrg on the spin models whose Hamiltonian a spin flip "
+        "leaves unchanged (no field: charge 0 per cell then holds the ground state), else none: a conserved "
         "vumps run starts each bond dimension from a product state instead of the last state, so it is asked "
         "for by --conserve Sz (default: auto)",
     )
@@ -174,9 +175,9 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             "the state of the one before); give increasing bond dimensions such as 16,32,64"
         )
     charge = None if args.model == "tfim" else "Sz"  # the tfim's parity prod X is no charge of its Z basis
-    if args.conserve == "auto":
-        args.conserve = charge if args.method == "idmrg" and charge else "none"
-    elif args.conserve != "none" and args.conserve != charge:
+    if args.conserve == "auto" and (args.method != "idmrg" or not charge):
+        args.conserve = "none"  # idmrg decides once the model is built (IDMRGRun.run)
+    elif args.conserve not in ("none", "auto") and args.conserve != charge:
         parser.error(
             f"argument --conserve: --model {args.model} "
             + (f"conserves Sz, not {args.conserve}" if charge else "conserves no charge of its basis (Z)")

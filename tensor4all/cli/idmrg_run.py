@@ -22,6 +22,7 @@ from tenferro.files import atomic_write
 
 from .common import PROG, BarReport, _version, run_reported, write_json_record, write_outputs
 from .. import infinite
+from ..infinite.idmrg import conserved_charge
 from ..references.infinite import infinite_reference
 from ..tools.errors import Tensor4allError
 
@@ -155,6 +156,8 @@ class IDMRGRun(BarReport):
             H = infinite.infinite_model(a.model, cell=a.cell, spin=self.spin, **self.p)
         except Tensor4allError as e:
             self.parser.error(str(e))
+        if a.conserve == "auto":  # what idmrg's auto runs, decided once: each run starts from the last state
+            a.conserve = conserved_charge(H) or "none"
         self.header(H)
         psi = None
         for bond in a.max_bond:

@@ -15,7 +15,8 @@ is converted to a dense :class:`.iMPS` (its canonical forms rebuilt) and its ``e
 transfer-matrix energy of that state (:func:`.energy_per_site`, differentiable in the couplings).
 
 With a conserved charge (``conserve``: ``"Sz"``, ``"parity"``, or ``"auto"``, the first the
-Hamiltonian conserves) the steps run on the finite DMRG's charge-sector blocks
+Hamiltonian conserves and the charge reversal leaves unchanged, :func:`reversal_invariant`) the
+steps run on the finite DMRG's charge-sector blocks
 (:class:`~.idmrg_windows.SectorCell`); the charge per unit cell is 0 (a cell whose sites cannot
 sum to 0, such as one spin 1/2, is an error). A model of one site per cell runs on a cell of two
 (the two-site window needs two sites per cell; TeNPy needs ``L >= 2`` as well), so its state has
@@ -105,10 +106,12 @@ def idmrg(
     discarded weight below ``cutoff`` dropped), from ``psi0`` (default: a product state of charge
     0 per cell, e.g. the Neel state) until the energy per site changes by less than ``tol`` per
     sweep (and the Schmidt values of bond 0 by less than ``sqrt(tol)``) or after ``sweeps``
-    sweeps. ``conserve``: ``"auto"`` (the first charge of the local space that ``H`` conserves),
-    ``"Sz"``, ``"parity"``, or ``"none"``/None (dense; ``"auto"`` also runs dense where the cell
-    cannot hold charge 0 or ``psi0`` is not a product state of charge 0 per cell). ``callback`` gets each
-    :class:`IDMRGRecord`."""
+    sweeps. ``conserve``: ``"auto"`` (the first charge of the local space that ``H`` conserves and
+    that a reversal of the charge, a spin flip, leaves ``H`` unchanged under: a field breaks it, and a
+    magnetized ground state is not in charge 0 per cell), ``"Sz"``, ``"parity"``, or ``"none"``/None
+    (dense; ``"auto"`` also runs dense where the cell cannot hold charge 0 or ``psi0`` is not a
+    product state of charge 0 per cell; :func:`conserved_charge` tells what it runs). ``callback``
+    gets each :class:`IDMRGRecord`."""
     if not isinstance(H, InfiniteMPO):
         raise Tensor4allTypeError(
             f"idmrg: H must be an InfiniteMPO (infinite_model, InfiniteMPO.from_opsum), got {type(H).__name__}"
@@ -152,6 +155,17 @@ def idmrg(
     return IDMRGResult(energy_per_site(state, H), state, converged, label, records)
 
 
+def conserved_charge(H: InfiniteMPO, conserve: str | None = "auto") -> str | None:
+    """The charge that ``idmrg(H, conserve=conserve)`` from its default start conserves (``"Sz"``,
+    ``"parity"``), or None for a dense run; the errors of :func:`idmrg` for a ``conserve`` that ``H``
+    cannot take."""
+    Ws = [np.asarray(w) for w in H.tensors]
+    if len(Ws) == 1:
+        Ws = Ws * 2
+    charge = _resolve_charge(conserve, H.local, Ws, len(Ws))
+    return None if charge is None else charge[0]
+
+
 def _resolve_charge(conserve: str | None, local: str, Ws: list[np.ndarray], n: int) -> tuple | None:
     """``(label, basis charges, modulus, MPO bond charges)`` of the conserved charge, or None."""
     if conserve is None or conserve == "none":
@@ -174,6 +188,8 @@ def _resolve_charge(conserve: str | None, local: str, Ws: list[np.ndarray], n: i
             if conserve == "auto":
                 continue
             raise NonConservingError(f"idmrg: the Hamiltonian does not conserve {name}; use conserve='none' or 'auto'")
+        if conserve == "auto" and not reversal_invariant(Ws, [int(x) for x in q[0]], modulus):
+            continue  # charge 0 per cell need not hold the ground state (a field): run dense
         try:
             sector_product_state([list(q[0])] * n, 0, modulus)
         except ValueError:
@@ -190,6 +206,61 @@ def _resolve_charge(conserve: str | None, local: str, Ws: list[np.ndarray], n: i
             f"{', '.join(['auto', 'none'] + [c for c in conserve_candidates(local, [d]) if c in CONSERVE_CHOICES])}"
         )
     return None
+
+
+REVERSAL_TOL = 1e-12
+"""The largest ``||H - R H R||_F^2 / ||H||_F^2`` (on a window of :data:`REVERSAL_CELLS` cells) for
+which ``H`` counts as invariant under the charge reversal ``R`` (the traces cancel to ~1e-15)."""
+
+REVERSAL_CELLS = 3
+"""Cells of the window on which :func:`reversal_invariant` compares ``H`` with ``R H R``."""
+
+
+def charge_reversal(q: list[int], modulus: int) -> list[int] | None:
+    """The basis permutation ``s -> r(s)`` with ``q_r(s) = -q_s`` (modulo ``modulus``), pairing the
+    states of opposite charges in their order (a spin's ``|m> -> |-m>``, the electron's up and down
+    exchanged); None where some charge has no opposite of the same multiplicity."""
+    norm = (lambda c: c % modulus) if modulus else (lambda c: c)
+    by: dict[int, list[int]] = {}
+    for s, c in enumerate(q):
+        by.setdefault(norm(c), []).append(s)
+    perm = list(range(len(q)))
+    for c, states in by.items():
+        partner = by.get(norm(-c))
+        if partner is None or len(partner) != len(states):
+            return None
+        for s, t in zip(states, partner):
+            perm[s] = t
+    return perm
+
+
+def reversal_invariant(Ws: list[np.ndarray], q: list[int], modulus: int) -> bool:
+    """Whether the cell MPO ``Ws`` (automaton tensors, ``ready`` the first state and ``done`` the last)
+    is invariant under the charge reversal :func:`charge_reversal` applied to every site: then the
+    lowest energies of charges ``+Q`` and ``-Q`` per cell are equal and charge 0 per cell is the
+    symmetric choice (a spin chain without a field; a parity always reverses to itself). A uniform
+    field ``h Sz`` breaks it, and the ground state then has a magnetization that a run of charge 0 per
+    cell cannot reach. Measured on a window of :data:`REVERSAL_CELLS` cells by MPO traces,
+    ``||H - R H R||^2 = Tr H^dagger H + Tr H'^dagger H' - 2 Re Tr H^dagger H'`` (no dense matrix)."""
+    perm = charge_reversal(q, modulus)
+    if perm is None:
+        return False
+    if perm == list(range(len(q))):
+        return True
+    chain = list(Ws) * REVERSAL_CELLS
+    flipped = [w[:, perm][:, :, perm] for w in chain]
+    hh = _mpo_trace(chain, chain).real
+    defect = hh + _mpo_trace(flipped, flipped).real - 2.0 * _mpo_trace(chain, flipped).real
+    return hh > 0.0 and defect <= REVERSAL_TOL * hh
+
+
+def _mpo_trace(a: list[np.ndarray], b: list[np.ndarray]) -> complex:
+    """``Tr A^dagger B`` of two chains of automaton tensors, from ``ready`` to ``done``."""
+    env = np.zeros((a[0].shape[0], b[0].shape[0]), dtype=np.result_type(a[0], b[0]))
+    env[0, 0] = 1.0
+    for x, y in zip(a, b):
+        env = np.einsum("ab,astc,bstd->cd", env, x.conj(), y)
+    return complex(env[-1, -1])
 
 
 def _product_indices(psi0: iMPS) -> list[int] | None:

@@ -91,6 +91,17 @@ def test_idmrg_method_conserves_sz_on_the_heisenberg_chain(capsys):
     assert 0.8 < doc["central_charge"] < 1.2 and len(doc["history"][1]) == doc["rows"][1]["iterations"]
 
 
+def test_idmrg_method_runs_dense_in_a_field(capsys):
+    """--method idmrg on the XX chain in a field h = 0.3: the spin flip no longer leaves H unchanged,
+    the ground state is magnetized, and auto runs dense (charge 0 per cell gave an energy 1.4e-2 too
+    high); the exact energy is free fermions' (the reference)."""
+    assert main(["idmrg", "--method", "idmrg", "--model", "xx", "--h", "0.3", "--max-bond", "8,16", "--tol", "1e-8",
+                 "--json", "-", "--quiet"]) == 0  # fmt: skip
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["parameters"]["conserved"] is None
+    assert 0 < doc["energy_per_site"] - doc["reference"]["energy"] < 1e-4
+
+
 def test_vumps_method_conserves_sz_when_asked(capsys):
     """--method vumps --conserve Sz (VUMPS on the charge sectors): the Bethe-ansatz energy approached
     from above as the bond grows, and the run says what it conserved; auto leaves VUMPS dense."""
