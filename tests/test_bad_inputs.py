@@ -853,6 +853,13 @@ row("infinite_model-unknown", t4a.infinite_model, ("ising",), t4a.InvalidOptionE
 row("vumps-not-impo", t4a.vumps, (models.tfim(4),), t4a.Tensor4allTypeError, "must be an InfiniteMPO")
 row("vumps-cell", t4a.vumps, (t4a.infinite_model("tfim"), _IPSI), t4a.DimensionMismatchError, "same cell")
 row("itebd-steps", t4a.itebd, (_IH, _IPSI, 1.0, 0.3), t4a.InvalidOptionError, "whole number")
+row(
+    "itebd-local-space",
+    t4a.itebd,
+    (t4a.infinite_model("heisenberg", cell=2), t4a.iMPS.product_state([0, 2], "spin-1"), 0.1, 0.05),
+    t4a.DimensionMismatchError,
+    "physical dimensions",
+)
 row("itdvp-not-impo", t4a.itdvp, (models.tfim(4), _IPSI, 1.0, 0.1), t4a.Tensor4allTypeError, "InfiniteMPO")
 row("itdvp-dt", t4a.itdvp, (_IH, _IPSI, 1.0, 0.0), t4a.InvalidOptionError, "dt must be positive")
 row("itdvp-steps", t4a.itdvp, (_IH, _IPSI, 1.0, 0.3), t4a.InvalidOptionError, "whole number")

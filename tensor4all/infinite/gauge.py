@@ -18,7 +18,14 @@ import scipy.linalg
 
 from .tmaps import dominant_left
 
-__all__ = ["left_orthonormalize", "right_orthonormalize", "mixed_canonical", "polar_left", "polar_right"]
+__all__ = [
+    "left_orthonormalize",
+    "right_orthonormalize",
+    "mixed_canonical",
+    "drop_small_schmidt",
+    "polar_left",
+    "polar_right",
+]
 
 
 def _qr_positive(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -97,6 +104,19 @@ def mixed_canonical(
     AL = [np.tensordot(np.tensordot(U[i].conj().T, AL[i], (1, 0)), U[(i + 1) % n], (2, 0)) for i in range(n)]
     AR = [np.tensordot(np.tensordot(V[i].conj().T, AR[i], (1, 0)), V[(i + 1) % n], (2, 0)) for i in range(n)]
     return AL, AR, [np.diag(s).astype(AL[0].dtype) for s in S]
+
+
+def drop_small_schmidt(
+    AL: list[np.ndarray], AR: list[np.ndarray], C: list[np.ndarray], floor: float
+) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """The mixed canonical form ``(A_L, A_R, C)`` (diagonal ``C``, from :func:`mixed_canonical`)
+    without the Schmidt directions of value below ``floor`` (at least one kept per bond), re-gauged;
+    unchanged when none is below (as TeNPy's ``svd_min``)."""
+    n = len(AL)
+    k = [max(1, int(np.count_nonzero(np.abs(np.diag(c)) >= floor))) for c in C]
+    if all(k[i] == C[i].shape[0] for i in range(n)):
+        return AL, AR, C
+    return mixed_canonical([AL[i][: k[i], :, : k[(i + 1) % n]] for i in range(n)])
 
 
 def _polar(m: np.ndarray) -> np.ndarray:

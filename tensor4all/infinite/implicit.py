@@ -41,7 +41,7 @@ from ..tools.errors import BondDimensionError, InvalidOptionError, Tensor4allTyp
 from .impo import InfiniteMPO, _tensors
 from .imps import iMPS
 from .tmaps import leading_eigs, left_map, right_map
-from .transfer import _channel_weights, correlation_length
+from .transfer import _channel, correlation_length
 
 __all__ = ["fixed_point_correlation_length", "MAX_BOND"]
 
@@ -106,11 +106,8 @@ def _xi_gradient(psi: iMPS, op: Any, k: int) -> tuple[float, np.ndarray]:
     D = AL.shape[0]
     w, vr = leading_eigs(right_map([AL], [AL]), (D, D), AL.dtype, k, tol=1e-14)
     wl, vl = leading_eigs(left_map([AL], [AL]), (D, D), AL.dtype, k, tol=1e-14)
-    idx = 1
-    if op is not None:
-        keep = _channel_weights(psi, op, vr)
-        keep[0] = False
-        idx = int(np.flatnonzero(keep)[0])
+    lam = _channel(psi, op, k)  # the eigenvalue that correlation_length takes
+    idx = int(np.argmin(np.abs(w / w[0] - lam[0]))) if len(lam) else 1
     if np.sum(np.abs(w - w[idx]) < 1e-8 * abs(w[0])) > 1:
         raise InvalidOptionError(
             "fixed_point_correlation_length: the eigenvalue that sets the correlation length is degenerate "

@@ -23,7 +23,7 @@ import scipy.linalg
 from ..linalg.truncation import truncation_keep
 from ..operators.gates import exp_gate, trotter_sequence
 from ..tools.checks import check_cutoff, check_positive_int, check_time_grid
-from ..tools.errors import InvalidOptionError, Tensor4allTypeError
+from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
 from ..tools.threads import blas_threads, check_threads
 from .gauge import mixed_canonical
@@ -127,6 +127,13 @@ def itebd(
         )
     observables = dict(observables or {})
     cell = max(psi0.cell, H.cell)
+    d_mpo = [H.tensors[i % H.cell].shape[1] for i in range(cell)]
+    d_state = [psi0.phys_dims[i % psi0.cell] for i in range(cell)]
+    if d_mpo != d_state:
+        raise DimensionMismatchError(
+            f"itebd: physical dimensions {d_state} of the state against {d_mpo} of the MPO; "
+            "build both on the same local space"
+        )
     cell = cell if cell % 2 == 0 else 2 * cell
     reps = cell // psi0.cell
     dtype = float if imaginary and np.result_type(psi0.dtype, H.dtype).kind != "c" else complex

@@ -9,9 +9,16 @@ One iteration, all sites of the cell in parallel (the paper's Algorithm 4):
    restarted Lanczos (SciPy ``eigsh``), warm-started from the current ``A_C`` and ``C``, to a
    precision that follows the error;
 3. ``A_L = polar(A_C C^dagger)``, ``A_R = polar(C^dagger A_C)`` (the stable polar update), and the
-   error ``max ||A_C - A_L C||, ||A_C - C A_R||`` (the norm of the energy's gradient up to a factor).
-   Right after an expansion the new directions carry no weight and the error says little: a run
-   counts as converged only after :data:`SETTLE` iterations at its final bond dimension.
+   error ``max ||A_C - A_L C||, ||A_C - C A_R||`` (the norm of the energy's gradient up to a factor),
+   together with the Galerkin error ``||(1 - A_L A_L^dagger) H_AC(A_C)|| / ||H_AC(A_C)||`` (MPSKit's),
+   which unlike the first does not vanish at bond dimension 1 away from a fixed point. At bond
+   dimension 1 the new ``A_C`` is mixed half with the old (the parallel update alone swaps the two
+   sites of an antiferromagnet's cell forever). Right after an expansion the new directions carry no
+   weight and the error says little: a run counts as converged only after :data:`SETTLE` iterations
+   at its final bond dimension.
+
+The result drops Schmidt values below ``tol`` (:func:`.vumps_local.schmidt_floor`): not resolved by
+the run, they only add spurious transfer eigenvalues (correlation lengths).
 
 The bond dimension grows by subspace expansion (MPSKit's ``OptimalExpand``, Hubig et al.'s
 projection): the two-site ``H_AC2`` applied to ``A_L C A_R`` and projected onto the null spaces
@@ -35,10 +42,10 @@ from ..tools.keywords import keyword_hints
 from ..tools.threads import blas_threads, check_threads
 from .energy import energy_per_site
 from .environments import apply_hac, apply_hc, left_environments, right_environments
-from .gauge import mixed_canonical, polar_left, polar_right
+from .gauge import drop_small_schmidt, mixed_canonical, polar_left, polar_right
 from .impo import InfiniteMPO
 from .imps import iMPS
-from .vumps_local import SETTLE, VUMPSRecord, VUMPSResult
+from .vumps_local import SETTLE, VUMPSRecord, VUMPSResult, schmidt_floor
 from .vumps_sectors import CONSERVE_CHOICES, run_sectors, sector_setup
 from .vumps_local import lowest as _lowest
 
@@ -102,6 +109,30 @@ def _expand(st: dict, Ws: list, GL: list, GR: list, add: int, cutoff: float) -> 
     return True
 
 
+def _galerkin(AL: list, C: list, Ws: list, GL: list, GR: list) -> float:
+    """``max ||(1 - A_L A_L^dagger) H_AC(A_C)|| / ||H_AC(A_C)||`` of the current state: the tangent-space
+    gradient of the energy (MPSKit's Galerkin error), zero only at a fixed point of the VUMPS update. At
+    bond dimension 1 the gauge error ``||A_C - A_L C||`` vanishes for any state; this does not."""
+    n = len(AL)
+    out = 0.0
+    for i in range(n):
+        h = apply_hac(GL[i], Ws[i], GR[(i + 1) % n], np.tensordot(AL[i], C[(i + 1) % n], (2, 0)))
+        dl, d, dr = h.shape
+        a, h = AL[i].reshape(dl * d, dr), h.reshape(dl * d, dr)
+        size = float(np.linalg.norm(h))
+        if size > 0.0:
+            out = max(out, float(np.linalg.norm(h - a @ (a.conj().T @ h))) / size)
+    return out
+
+
+def _half_step(new: np.ndarray, old: np.ndarray) -> np.ndarray:
+    """``new + old`` normalized (``new`` in the phase of ``old``): at bond dimension 1 the Bloch
+    vector halfway, so the antiferromagnet's swap ``(a, b) -> (-b, -a)`` lands on ``-b = a`` at once;
+    a fixed point stays one."""
+    m = new + old
+    return m / np.linalg.norm(m)
+
+
 def _errors(AL: list, AR: list, AC: list, C: list) -> float:
     n = len(AL)
     err = 0.0
@@ -128,8 +159,8 @@ def vumps(
 ) -> VUMPSResult:
     """The ground state of the infinite MPO ``H`` (Hermitian, real or complex) by VUMPS, from
     ``psi0`` (an :class:`iMPS` on ``H``'s cell; default: random at bond dimension 8, ``seed``)
-    grown by subspace expansion to ``max_bond``; stops when the error ``max ||A_C - A_L C||`` is
-    below ``tol`` at ``max_bond`` (the energy is then converged to about ``tol^2``) or after
+    grown by subspace expansion to ``max_bond``; stops when the error (``max ||A_C - A_L C||`` and the
+    Galerkin error) is below ``tol`` at ``max_bond`` (the energy is then converged to about ``tol^2``) or after
     ``max_iter`` iterations. ``cutoff``: expansion directions of smaller relative weight are not
     added. ``callback`` gets each :class:`VUMPSRecord`. The energy per site is differentiable in
     the couplings of ``H`` (Hellmann-Feynman: :func:`energy_per_site`). ``conserve``: ``"none"``/None
@@ -209,7 +240,8 @@ def _run(H: InfiniteMPO, psi0: iMPS, D: int, tol: float, max_iter: int, cutoff: 
             since = 0
             continue
         since += 1
-        state_tol = max((err * 1e-2) ** 2, 1e-28)
+        grad = _galerkin(AL, C, Ws, GL, GR)
+        state_tol = max((max(err, grad) * 1e-2) ** 2, 1e-28)
         AC = [
             _lowest(
                 lambda x, i=i: apply_hac(GL[i], Ws[i], GR[(i + 1) % n], x),
@@ -218,10 +250,12 @@ def _run(H: InfiniteMPO, psi0: iMPS, D: int, tol: float, max_iter: int, cutoff: 
             )
             for i in range(n)
         ]
+        if bond == 1:  # mean field: the parallel update swaps the sites of a cell (a 2-cycle); half a step
+            AC = [_half_step(AC[i], AL[i] * C[(i + 1) % n][0, 0]) for i in range(n)]
         Cn = [_lowest(lambda x, i=i: apply_hc(GL[i], GR[i], x), C[i], state_tol) for i in range(n)]
         newAL = [polar_left(AC[i], Cn[(i + 1) % n]) for i in range(n)]
         newAR = [polar_right(AC[i], Cn[i]) for i in range(n)]
-        err = _errors(newAL, newAR, AC, Cn)
+        err = max(_errors(newAL, newAR, AC, Cn), grad)
         st.update(AL=newAL, AR=newAR, C=Cn)
         rec = VUMPSRecord(it, float(e), err, bond, time.perf_counter() - start)
         history.append(rec)
@@ -236,7 +270,7 @@ def _run(H: InfiniteMPO, psi0: iMPS, D: int, tol: float, max_iter: int, cutoff: 
                 converged = True
                 break
             since = 0
-    AL, AR, C = mixed_canonical(st["AL"], C0=st["C"][0])
+    AL, AR, C = drop_small_schmidt(*mixed_canonical(st["AL"], C0=st["C"][0]), schmidt_floor(tol))
     state = iMPS(AL, AR, C, H.local)
     energy = energy_per_site(state, H)  # of the final state: the environments' e lags one update behind
     return VUMPSResult(energy, state, err, converged, history)

@@ -12,7 +12,16 @@ import scipy.sparse.linalg
 
 from .imps import iMPS
 
-__all__ = ["VUMPSRecord", "VUMPSResult", "lowest", "SETTLE", "DENSE_LOCAL", "ARPACK_NCV"]
+__all__ = [
+    "VUMPSRecord",
+    "VUMPSResult",
+    "lowest",
+    "schmidt_floor",
+    "SETTLE",
+    "SCHMIDT_FLOOR",
+    "DENSE_LOCAL",
+    "ARPACK_NCV",
+]
 
 
 @dataclasses.dataclass
@@ -42,6 +51,18 @@ class VUMPSResult:
 
 #: iterations after the last expansion before the error can end a run
 SETTLE = 5
+
+#: Schmidt values below this are dropped from a result whatever ``tol`` (round-off of the SVD of ``C``)
+SCHMIDT_FLOOR = 1e-14
+
+
+def schmidt_floor(tol: float) -> float:
+    """The Schmidt values a run of tolerance ``tol`` resolves: ``max(tol, SCHMIDT_FLOOR)``. Its state
+    is fixed to about ``tol`` (the error), so smaller ones are noise, and they give spurious transfer
+    eigenvalues (the Majumdar-Ghosh point: values 1e-11 beside 1 gave a correlation length 3.1 to an
+    exact dimer product); dropping them moves the state by about ``tol`` (TeNPy's ``svd_min``)."""
+    return max(tol, SCHMIDT_FLOOR)
+
 
 #: local problems of at most this many entries are diagonalized densely
 DENSE_LOCAL = 64

@@ -8,7 +8,7 @@ cell: the iteration of the dense :mod:`.vumps` on the blocks of :mod:`.vumps_blo
    ``H_C`` (the finite backend's block operators, ARPACK from the current ``A_C`` and ``C``);
 3. per sector ``m`` of a bond the polar updates ``A_L[m] = polar(A_C[m] C[m]^dagger)`` (rows
    ``(q_l, s)`` of ``m``) and ``A_R[m] = polar(C[m]^dagger A_C[m])`` (columns ``(s, q_r)``), and the
-   error ``max ||A_C - A_L C||, ||A_C - C A_R||``.
+   error ``max ||A_C - A_L C||, ||A_C - C A_R||`` and the Galerkin error (:mod:`.vumps`).
 
 The bond grows per sector by the two-site subspace expansion of the dense code: ``H_AC2`` on
 ``A_L C A_R`` projected per sector onto the null spaces of ``A_L`` and ``A_R`` (a sector that the
@@ -19,7 +19,7 @@ iterations have passed, up to ``1.25 max_bond`` (:data:`OVERSHOOT`), then cuts e
 to ``max_bond`` by the singular values of ``C`` across its sectors (MPSKit's expand-then-truncate):
 the sector dimensions that the one-site updates cannot change are chosen by the Schmidt values.
 The result is converted to a dense :class:`.iMPS` (bond indices by charge, then the canonical
-form of :func:`.gauge.mixed_canonical`)
+form of :func:`.gauge.mixed_canonical`, without Schmidt values below ``tol``: :func:`.vumps_local.schmidt_floor`)
 """
 
 from __future__ import annotations
@@ -42,11 +42,11 @@ from ..structured import SymmetryViolationError
 from ..tools.errors import InvalidOptionError
 from .energy import energy_per_site
 from .idmrg_windows import _offsets, cell_bond_charges
-from .gauge import mixed_canonical
+from .gauge import drop_small_schmidt, mixed_canonical
 from .impo import InfiniteMPO
 from .imps import iMPS
 from .vumps_blocks import Blocks, SiteWindow, cols_of, fixed_point_environments, from_cols, from_rows, rows_of
-from .vumps_local import SETTLE, VUMPSRecord, VUMPSResult, lowest
+from .vumps_local import SETTLE, VUMPSRecord, VUMPSResult, lowest, schmidt_floor
 
 __all__ = ["run_sectors", "sector_setup", "CONSERVE_CHOICES", "OVERSHOOT"]
 
@@ -155,6 +155,7 @@ class _Cell:
         """One parallel VUMPS update of every site and bond; the error."""
         n = self.n
         ACs, Cs = [], []
+        grad = 0.0
         for i in range(n):
             j = (i + 1) % n
             w = self.window(i)
@@ -162,6 +163,10 @@ class _Cell:
             rows = w.rows()
             al = rows_of(self.AL[i], rows, sectors, self.bonds[j], self.dtype)
             x0 = np.concatenate([(a @ self.C[j][m]).reshape(-1) for a, m in zip(al, sectors)])
+            h = op.matvec(x0)  # the Galerkin error, as the dense code's: zero only at a fixed point
+            size = float(np.linalg.norm(h))
+            proj = [y - a @ (a.conj().T @ y) for a, y in zip(al, op.views(h))]
+            grad = max(grad, float(np.sqrt(sum(np.linalg.norm(p) ** 2 for p in proj))) / size if size > 0 else 0.0)
             v = lowest(op.matvec, x0, state_tol)
             ACs.append(dict(zip(sectors, op.views(v))))
             hc, bsec = w.h_c(GL[i], GR[i])
@@ -184,7 +189,7 @@ class _Cell:
             newAL.append(from_rows(al, rows))
             newAR.append(from_cols(ar, cols))
         self.AL, self.AR, self.C = newAL, newAR, Cs
-        return err
+        return max(err, grad)
 
     def expand(self, GL: list, GR: list, add: int, cutoff: float) -> bool:
         """Grow every bond by up to ``add`` directions, per sector (two-site projection)."""
@@ -388,6 +393,6 @@ def run_sectors(
             converged = True
             break
     AL, C0 = cell.dense()
-    AL, AR, C = mixed_canonical(AL, C0=C0)
+    AL, AR, C = drop_small_schmidt(*mixed_canonical(AL, C0=C0), schmidt_floor(tol))
     state = iMPS(AL, AR, C, H.local)
     return VUMPSResult(energy_per_site(state, H), state, err, converged, history, label)
