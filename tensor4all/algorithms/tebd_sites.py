@@ -25,7 +25,7 @@ import tidu
 
 from ..networks.mps import MPS
 from ..networks.symmetric_sites import canonical_sites
-from ..linalg.truncation import sector_keep
+from ..linalg.truncation import resolved_values, sector_keep
 from ..linalg import lapack
 from ..tools.checks import concrete, is_traced
 from ..structured import Leg, SymmetricTensor, einsum as structured_einsum
@@ -260,7 +260,11 @@ def split_pair(
     la = fmt.la
     blocks, ctx = fmt.pair(a, b, g4)
     svds = {k: la.split_svd(m, to_right, cutoff) for k, m in blocks.items()}
-    counts, err = sector_keep({k: la.values(s) for k, (_, s, _) in svds.items()}, max_bond, cutoff)
+    values = {k: la.values(s) for k, (_, s, _) in svds.items()}
+    if la.traced:  # differentiated: no values below the SVD's resolution (their derivatives are not defined)
+        shapes = [tuple(m.shape) for m in blocks.values()]
+        values = resolved_values(values, sum(r for r, _ in shapes), sum(c for _, c in shapes))
+    counts, err = sector_keep(values, max_bond, cutoff)
     kept = {k: (svds[k][0][:, :n], svds[k][1][:n], svds[k][2][:n]) for k, n in counts.items() if n}
     norm = la.norm([s for _, s, _ in kept.values()])
     if normalize:

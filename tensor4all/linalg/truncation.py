@@ -35,6 +35,7 @@ from ..structured.ranking import rank_across_sectors
 from ..tools.device import array_module, contiguous, is_device_array, to_host
 
 __all__ = [
+    "resolved_values",
     "svd_truncated",
     "truncation_keep",
     "sector_keep",
@@ -131,6 +132,19 @@ def sector_keep(values: dict[Any, np.ndarray], max_bond: int | None, cutoff: flo
 
     counts = rank_across_sectors(host, rank)
     return dict(zip(charges, counts)), err
+
+
+def resolved_values(values: dict[Any, np.ndarray], rows: int, cols: int) -> dict[Any, np.ndarray]:
+    """The singular values of the sectors of one ``rows x cols`` matrix with those below the SVD's
+    resolution set to 0, so that :func:`sector_keep` drops them: ``s <= s_max max(rows, cols) eps``
+    with ``s_max`` over all sectors (``numpy.linalg.matrix_rank``'s tolerance). A differentiated
+    split needs it: the SVD's derivative rule tells numerically zero values by the largest value of
+    its own matrix, and a sector whose values are all rounding (1e-16 to 1e-100 of the whole) would
+    divide by their differences (a second derivative through a purification's TEBD: 1e53)."""
+    top = max((float(np.max(v)) for v in values.values() if np.size(v)), default=0.0)
+    eps = max((np.finfo(np.asarray(v).dtype).eps for v in values.values() if np.size(v)), default=0.0)
+    tol = top * max(rows, cols) * eps
+    return {k: np.where(np.asarray(v) > tol, v, 0.0) for k, v in values.items()}
 
 
 def _keep_merged(values: list[np.ndarray], max_bond: int | None, cutoff: float) -> tuple[list[int], float] | None:
