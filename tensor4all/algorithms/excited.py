@@ -146,9 +146,13 @@ def excited_states(
         if k == 0:
             size = sector_size(res.state)
             if n > size:
+                # a dense run's ``sector`` holds measured values (<Sz> of the state), not a sector it kept
+                if res.state.symmetric:
+                    where, more = f"the sector {res.state.sector}", " or choose a larger sector"
+                else:
+                    where, more = "the whole space (the run kept no conserved charge)", ""
                 raise ValueRangeError(
-                    f"excited_states: the sector {res.sector or '(no conserved charge)'} holds {size} "
-                    f"states, fewer than n = {n}; ask for at most {size} or choose a larger sector"
+                    f"excited_states: {where} holds {size} states, fewer than n = {n}; ask for at most {size}{more}"
                 )
     return excited_result(results)
 

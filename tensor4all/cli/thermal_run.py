@@ -234,10 +234,10 @@ class ThermalRun(BarReport):
             f"{max(r.max_truncation_error for r in h):.2e}, ln Z({res.betas[-1]:g}) = {res.log_z[-1]:.12g}"
         )
         if th is not None:
-            dz = np.max(np.abs(th.log_z - res.log_z) / np.abs(res.log_z))
-            de = np.max(np.abs(th.energy - res.energy) / np.maximum(np.abs(res.energy), 1e-300))
+            dz, de, scale = derivative_run_agreement(res, th)
             self.print(
-                f"derivatives the traced run's ln Z and <H> within {dz:.1e} and {de:.1e} of the cooling's (relative)"
+                f"derivatives the {th.engine} run's ln Z and <H> within {dz:.1e} and {de:.1e} of the cooling's "
+                f"(relative; <H> to its largest |<H>| over the run, {scale:.4g})"
             )
         if ref is not None:
             names = [q for q in ["lnZ"] + list(self.args.observe) if "error_" + q in self.rows[0]]
@@ -290,6 +290,18 @@ class ThermalRun(BarReport):
             "timing": {"cooling_seconds": tc, "derivative_seconds": td, "total_seconds": time.perf_counter() - t0},
         }
         write_json_record(path, doc)
+
+
+def derivative_run_agreement(res: ThermalResult, th: Thermodynamics) -> tuple[float, float, float]:
+    """How far the derivative run's ``ln Z`` and ``<H>`` lie from the cooling's: ``ln Z`` relative to
+    itself (``|ln Z| >= ln 2`` per site, never 0) and ``<H>`` relative to the largest ``|<H>|`` of the
+    cooling over the run (returned third), not to each value: at ``beta = 0`` ``<H> = Tr H / N`` is
+    often 0 up to rounding, and the ratio of two rounding errors says nothing."""
+    dz = float(np.max(np.abs(th.log_z - res.log_z) / np.abs(res.log_z)))
+    energy = np.asarray(res.energy, dtype=float)
+    scale = float(np.max(np.abs(energy)))
+    de = float(np.max(np.abs(th.energy - energy))) / scale if scale > 0 else float(np.max(np.abs(th.energy - energy)))
+    return dz, de, scale
 
 
 def _num(x: Any, width: int) -> str:

@@ -89,7 +89,7 @@ def prepare(H: Any, ground: Any, A: Any, B: Any, center: Any, what: str) -> tupl
     norm2 = float(np.asarray(ground.norm())) ** 2
     if not norm2 > 0.0:
         raise ZeroNormError(f"{what}: the ground state has norm 0")
-    e0 = float(np.real(complex(np.asarray(expectation(ground, H))))) / norm2
+    e0 = float(np.real(complex(np.asarray(expectation(ground, H)))))  # expectation divides by <0|0> itself
     return pair, c, norm2, e0
 
 

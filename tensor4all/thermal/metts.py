@@ -7,9 +7,17 @@ One step of a chain: a product state ``|i>`` is cooled to ``|phi_i> = e^{-beta H
 are their means over the samples), and collapsed to the next product state, drawn with
 probability ``|<j|phi_i>|^2`` site by site from the right-canonical state. The collapse basis
 alternates between the basis of the local space (``"z"``) and the eigenbasis of ``Sx`` (``"x"``;
-``"X"`` on ``"pauli"`` sites), which shortens the autocorrelation (Stoudenmire and White); with
-``bases="z"`` every product state is a basis state, so a Hamiltonian that conserves a charge
-runs on its symmetric sites (``conserve``), each chain then staying in the sector of its start.
+``"X"`` on ``"pauli"`` sites), which shortens the autocorrelation (Stoudenmire and White).
+
+Ergodicity: with ``bases="z"`` every product state is a basis state, so when ``H`` conserves a charge
+of the local space (``Sz``, ``N``, the parity) a chain never leaves the sector of its start: the
+samples would weight the sectors by their numbers of basis states, not by ``Z_s / Z``. So a
+grand-canonical run (no ``sector``) with ``bases="z"`` on such an ``H`` is refused
+(:class:`InvalidOptionError`, suggesting ``bases="zx"``, whose x-basis collapses move between the
+sectors). ``bases="z"`` with ``conserve`` and ``sector`` is the canonical METTS of one sector: every
+chain starts from a random basis state of that sector (uniform over them), runs on the symmetric
+sites, and the averages are canonical ones, ``Tr_s(e^{-beta H} O) / Z_s``. Every charge ``H``
+conserves must then be fixed by ``sector`` (the electron's ``N`` and ``Sz``: ``conserve="N,Sz"``).
 
 Chains are independent tasks: :class:`MettsChain` holds everything one chain needs (the
 Hamiltonian, its seed, the settings) and is called with no arguments; the random stream of
@@ -27,17 +35,30 @@ import numpy as np
 
 from tenferro.checks import import_optional, install_hint
 
+from ..algorithms.dmrg_charges import measured_sector
 from ..algorithms.tebd import tebd
 from ..networks.mpo import MPO, expectation
 from ..networks.mps import MPS
+from ..networks.symmetric_sites import Grading, grading, phys_leg, sector_charge
 from ..sites.local_spaces import local_space
-from ..tools.checks import check_cutoff, check_positive_int, check_seed
+from ..tools.checks import check_cutoff, check_positive_int, check_seed, to_numpy
 from ..tools.errors import InvalidOptionError, OptionalDependencyError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
 from .purification import beta_grid, check_thermal_hamiltonian
 from .results import MettsResult, MettsSample
 
-__all__ = ["metts", "metts_tasks", "MettsChain", "collapse", "run_tasks", "summarize", "BASES"]
+__all__ = [
+    "metts",
+    "metts_tasks",
+    "MettsChain",
+    "collapse",
+    "run_tasks",
+    "summarize",
+    "conserved_charges",
+    "sector_grading",
+    "sector_start",
+    "BASES",
+]
 
 #: the collapse schedules: the bases used in turn
 BASES = ("zx", "z")
@@ -75,6 +96,46 @@ def collapse(psi: MPS, rng: np.random.Generator, basis: np.ndarray | None = None
     return picks, vecs
 
 
+def conserved_charges(H: MPO) -> list[str]:
+    """The charges of ``H``'s local space that ``H`` conserves (``"Sz"``, ``"N"``, ``"parity"``;
+    a product charge part by part), decided from the MPO itself (``[H, Q] = 0``, no dense matrix)."""
+    ws = [np.asarray(to_numpy(w, "metts")) for w in H.tensors]
+    start = [np.eye(w.shape[1])[:, :1].reshape(1, w.shape[1], 1) for w in ws]
+    return sorted(measured_sector(ws, start, H.local))
+
+
+def sector_grading(H: MPO, conserve: str, sector: Any, what: str) -> tuple[Grading, Any]:
+    """The grading of ``conserve`` on ``H``'s sites and the integer charge of ``sector`` (typed errors
+    for a bad name or a sector with no states)."""
+    g = grading(conserve, H.local, list(H.phys_dims), what)
+    if isinstance(sector, dict) and list(sector) == [g.label]:  # {"Sz": 0} of the charge "Sz"
+        sector = sector[g.label]
+    legs = [phys_leg(g.symmetry, g.q[i], i)[0] for i in range(H.L)]
+    return g, sector_charge(g, sector, legs, what)
+
+
+def sector_start(g: Grading, target: Any, rng: np.random.Generator) -> list[int]:
+    """A basis state of total charge ``target`` drawn uniformly among all of them: site by site, each
+    local state with probability proportional to the number of completions that reach ``target``."""
+    L, add = len(g.q), g.symmetry.add
+    ways: list[dict[Any, int]] = [dict() for _ in range(L)] + [{target: 1}]  # completions from bond b
+    reach = [{g.symmetry.identity}]
+    for i in range(L):
+        reach.append({add(c, x) for c in reach[-1] for x in g.q[i]})
+    for i in range(L - 1, -1, -1):
+        for c in reach[i]:
+            n = sum(ways[i + 1].get(add(c, x), 0) for x in g.q[i])
+            if n:
+                ways[i][c] = n
+    picks, c = [], g.symmetry.identity
+    for i in range(L):
+        w = np.array([ways[i + 1].get(add(c, x), 0) for x in g.q[i]], dtype=float)
+        s = int(min(np.searchsorted(np.cumsum(w / w.sum()), rng.random()), len(w) - 1))
+        picks.append(s)
+        c = add(c, g.q[i][s])
+    return picks
+
+
 @dataclass
 class MettsChain:
     """One METTS chain as a task: ``chain()`` returns its :class:`MettsSample` list (``n_samples``
@@ -93,12 +154,16 @@ class MettsChain:
     bases: str = "zx"
     conserve: str | None = None
     observables: Sequence[str] = field(default_factory=tuple)
+    sector: Any = None
 
     def __call__(self) -> list[MettsSample]:
         rng = np.random.default_rng([self.seed, self.chain])
         d = self.H.phys_dims[0]
         xb = _x_basis(self.H.local) if "x" in self.bases else None
-        picks = [int(x) for x in rng.integers(0, d, size=self.H.L)]
+        if self.sector is None:
+            picks = [int(x) for x in rng.integers(0, d, size=self.H.L)]
+        else:
+            picks = sector_start(*sector_grading(self.H, self.conserve, self.sector, "metts"), rng)
         psi = self._product(picks, None)
         n = beta_grid(self.beta, self.dbeta, "metts")[2]
         half = 0.5 * self.dbeta
@@ -143,6 +208,7 @@ def metts_tasks(
     warmup: int = 2,
     bases: str = "zx",
     conserve: str | None = None,
+    sector: Any = None,
     observables: Sequence[str] = (),
 ) -> list[MettsChain]:
     """The METTS chains of :func:`metts` as tasks (one :class:`MettsChain` per chain, checked here)."""
@@ -165,6 +231,26 @@ def metts_tasks(
             f"{what}: conserve={conserve!r} needs basis states (bases='z'); the x-basis collapse of bases='zx' "
             "mixes the sectors"
         )
+    if (sector is None) != (conserve is None):
+        raise InvalidOptionError(
+            f"{what}: conserve and sector go together (the canonical METTS of one sector, bases='z'): got "
+            f"conserve={conserve!r}, sector={sector!r}; give both (e.g. conserve='Sz', sector=0) or neither"
+        )
+    fixed: set[str] = set()
+    if sector is not None:
+        g, _ = sector_grading(H, conserve, sector, what)
+        fixed = set(g.label.split(","))
+    free = [c for c in conserved_charges(H) if c not in fixed] if bases == "z" else []
+    if free:
+        names = " and ".join(free)
+        raise InvalidOptionError(
+            f"{what}: bases='z' cannot sample this H: it conserves {names}, and collapses in the local basis "
+            f"never change {names}, so every chain stays in the sector of its start and the average weights the "
+            "sectors by their numbers of basis states instead of their Boltzmann weights Z_s / Z (a wrong thermal "
+            "average); use bases='zx' for the grand-canonical average (its x-basis collapses move between the "
+            f"sectors), or bases='z' with conserve=... and sector=... fixing {names} for the canonical average "
+            "in one sector"
+        )
     if "x" in bases:
         _x_basis(H.local)
     if isinstance(observables, str) or not all(isinstance(o, str) for o in observables):
@@ -176,7 +262,7 @@ def metts_tasks(
     cutoff = check_cutoff(cutoff, f"{what}: cutoff")
     return [
         MettsChain(H, beta, n_samples, c, seed, dbeta, order, max_bond, cutoff, int(warmup), bases, conserve,
-                   tuple(observables))
+                   tuple(observables), sector)
         for c in range(chains)
     ]  # fmt: skip
 
@@ -241,6 +327,7 @@ def metts(
     warmup: int = 2,
     bases: str = "zx",
     conserve: str | None = None,
+    sector: Any = None,
     observables: Sequence[str] = (),
     client: Any = None,
 ) -> MettsResult:
@@ -256,9 +343,14 @@ def metts(
         seed: chain ``c`` draws from ``numpy.random.default_rng([seed, c])``.
         warmup: steps discarded at the start of each chain (the random product start).
         bases: ``"zx"`` (default: collapse alternately in the local basis and in the ``Sx`` eigenbasis)
-            or ``"z"``.
-        conserve: with ``bases="z"``, the charge to conserve (``"Sz"``, ...): each chain stays in
-            the sector of its random start.
+            or ``"z"``. ``"z"`` never leaves the sector of a charge that ``H`` conserves, so it is
+            refused for such an ``H`` unless ``conserve`` and ``sector`` fix that charge
+            (:class:`InvalidOptionError`; see the module docstring).
+        conserve, sector: the canonical METTS of one sector (both or neither; ``bases="z"``): the
+            charge (``"Sz"``, ``"N"``, ``"N,Sz"``, ``"parity"``) and its value in physical units
+            (``sector=0`` for ``Sz = 0``; ``{"N": 4, "Sz": 0}``). Every chain starts from a random basis
+            state of the sector, runs on the symmetric sites and stays in the sector; the averages are
+            the canonical ones of that sector, ``Tr_s(e^{-beta H} O) / Z_s``.
         observables: operator names of ``H.local``, measured at every site of every sample.
         client: None (the chains run here, one after another) or a ``dask.distributed.Client``
             (one task per chain; the same samples, bit for bit).
@@ -269,6 +361,6 @@ def metts(
     """
     tasks = metts_tasks(
         H, beta, n_samples, chains=chains, seed=seed, dbeta=dbeta, order=order, max_bond=max_bond,
-        cutoff=cutoff, warmup=warmup, bases=bases, conserve=conserve, observables=observables,
+        cutoff=cutoff, warmup=warmup, bases=bases, conserve=conserve, sector=sector, observables=observables,
     )  # fmt: skip
     return summarize(float(beta), run_tasks(tasks, client))

@@ -76,7 +76,8 @@ class Thermodynamics:
     the measured ``magnetization = <sum_i O_i>`` and ``susceptibility = d<M>/dh``; with
     ``"log_z"`` ``energy = -d ln Z / d beta``, ``specific_heat = beta^2 d^2 ln Z / d beta^2``,
     ``magnetization = (1/beta) d ln Z / dh`` and ``susceptibility = (1/beta) d^2 ln Z / dh^2``
-    (None without a field). ``mode``: ``"forward"`` or ``"reverse"``."""
+    (None without a field). ``mode``: ``"forward"`` or ``"reverse"``; ``engine``: the run that carried
+    the derivatives, ``"tangent"`` or ``"traced"`` (``thermodynamics(engine=...)``)."""
 
     betas: np.ndarray
     log_z: np.ndarray
@@ -87,6 +88,7 @@ class Thermodynamics:
     field_operator: str | None = None
     mode: str = "forward"
     differentiate: str = "energy"
+    engine: str = "traced"
 
     def as_dict(self) -> dict[str, Any]:
         out = {k: _plain(getattr(self, k)) for k in ("betas", "log_z", "energy", "specific_heat")}
@@ -94,6 +96,7 @@ class Thermodynamics:
             v = getattr(self, k)
             out[k] = None if v is None else _plain(v)
         out["field_operator"], out["mode"], out["differentiate"] = self.field_operator, self.mode, self.differentiate
+        out["engine"] = self.engine
         return out
 
 

@@ -306,7 +306,7 @@ def _by_tangents(
         fb = bonds_from_opsum(os, space, H.L, "thermodynamics")
         M2 = MPO.from_opsum(os, H.L, space.name, conserve=charge)
         _, mag, chi = tangent_cooling(H, space, psi, log_states, n, dbeta, opts, M2, fb)
-    return Thermodynamics(betas, log_z, energy, -betas * de, mag, chi, field, "forward", "energy")
+    return Thermodynamics(betas, log_z, energy, -betas * de, mag, chi, field, "forward", "energy", "tangent")
 
 
 def _infinite_temperature_energy(H: Any, charge: Any, psi: Any) -> float:

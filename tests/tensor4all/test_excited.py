@@ -282,3 +282,17 @@ def test_sparse_hamiltonian_of_fermions_carries_the_jordan_wigner_strings():
     H, _, _ = hubbard_matrix(L, 1.0, 4.0)
     M = sparse_hamiltonian(t4a.models.hubbard_opsum(L, U=4.0), L, "electron")
     np.testing.assert_allclose(np.linalg.eigvalsh(M.toarray()), np.linalg.eigvalsh(H.toarray()), atol=1e-12)
+
+
+def test_too_many_states_of_a_dense_run_name_the_whole_space_not_a_measured_sector():
+    """A dense run's ``sector`` holds the measured <Sz> of its state (here not a sector it kept): the
+    message counts the whole space, 2**3 = 8 states, and names no sector."""
+    H = t4a.models.heisenberg(3)
+    with pytest.raises(ValueRangeError) as info:
+        t4a.excited_states(H, 9, max_bond=8)
+    msg = str(info.value)
+    assert isinstance(info.value, ArithmeticError) and isinstance(info.value, t4a.Tensor4allError)
+    assert "the whole space" in msg and f"holds {2**3} states" in msg and "n = 9" in msg
+    assert "sector" not in msg and "Sz" not in msg
+    with pytest.raises(ValueRangeError, match=r"the sector \{'Sz': 1.5\} holds 1 states"):
+        t4a.excited_states(H, 2, conserve="Sz", sector=1.5)  # all spins up: one state

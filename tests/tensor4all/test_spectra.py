@@ -241,6 +241,58 @@ def test_chebyshev_moments_and_spectrum_against_exact_and_time_evolution():
         assert m1[0] == pytest.approx(m1[1], abs=1e-3)
 
 
+@pytest.mark.parametrize("method", ["tebd", "tdvp"])
+def test_an_unnormalized_ground_state_gives_the_correlation_of_the_normalized_one(method):
+    """``|0>`` scaled by 3: its norm is divided out once, so G, E0 and the variance are those of the
+    normalized eigenstate (the full spectrum of the explicit matrix). Before the fix E0 was divided
+    by <0|0> twice: E0 = -0.277 instead of -2.494, and the phase e^{i E0 t} spoiled G."""
+    L, c = 6, 3
+    H = models.heisenberg(L, conserve="Sz")
+    gs = t4a.dmrg(H, max_bond=32, cutoff=1e-14, tol=1e-12).state
+    G = t4a.dynamical_correlation(H, gs * 3.0, "Sz", "Sz", t_final=0.5, dt=0.05, method=method, cutoff=1e-14)
+    Hd = heisenberg_matrix(L)
+    e = np.linalg.eigvalsh(Hd)
+    exact = ed_correlation(Hd, [site_op(SZ, x, L) for x in range(L)], site_op(SZ, c, L), G.times)
+    assert G.ground_energy == pytest.approx(e[0], abs=1e-9)
+    assert G.ground_variance < 1e-8
+    assert np.max(np.abs(G.values - exact)) < 1e-6
+
+
+def test_chebyshev_of_an_unnormalized_ground_state_equals_the_exact_spectrum():
+    """The Chebyshev spectrum of ``3 |0>`` at given frequencies against the kernel-polynomial sum of
+    moments computed on the explicit matrix (bounds: its exact extreme eigenvalues); E0 and the
+    default frequency axis ``[E_min - E0, E_max - E0]`` are those of the normalized state."""
+    L, c, N = 6, 3, 40
+    H = models.heisenberg(L, conserve="Sz")
+    gs = t4a.dmrg(H, max_bond=32, cutoff=1e-14, tol=1e-12).state
+    Hd = heisenberg_matrix(L)
+    e, v = np.linalg.eigh(Hd)
+    lo, hi = float(e[0]), float(e[-1])
+    omega = np.linspace(0.0, 3.0, 13)
+    kw = dict(n_moments=N, bounds=(lo, hi), cutoff=1e-14, max_bond=64)
+    S = t4a.spectral_function_chebyshev(H, gs * 3.0, "Sz", "Sz", omega=omega, **kw)
+    assert S.details["ground_energy"] == pytest.approx(e[0], abs=1e-9)
+    default = t4a.spectral_function_chebyshev(H, gs * 3.0, "Sz", "Sz", **kw)
+    assert default.omega[0] == pytest.approx(lo - e[0], abs=1e-9) and default.omega[-1] == pytest.approx(hi - e[0])
+    # the exact spectrum of the same expansion: moments by the recursion on the matrix, Jackson kernel
+    a, b = (hi - lo) / (2 - 0.025), 0.5 * (hi + lo)
+    hp = (Hd - b * np.eye(len(Hd))) / a
+    g0 = v[:, 0]
+    vecs = [site_op(SZ, c, L) @ g0, hp @ (site_op(SZ, c, L) @ g0)]
+    while len(vecs) < N:
+        vecs.append(2 * hp @ vecs[-1] - vecs[-2])
+    mu = np.array([[g0 @ site_op(SZ, x, L) @ t for x in range(L)] for t in vecs])
+    n = np.arange(N)
+    jackson = (N - n + 1) * np.cos(np.pi * n / (N + 1)) + np.sin(np.pi * n / (N + 1)) / np.tan(np.pi / (N + 1))
+    jackson /= N + 1
+    x = (omega + e[0] - b) / a
+    cheb = np.cos(np.outer(n, np.arccos(x)))
+    weight = np.pi * a * np.sqrt(1.0 - x**2)
+    s_x = (cheb.T @ (jackson[:, None] * np.where(n == 0, 1.0, 2.0)[:, None] * mu)) / weight[:, None]
+    exact = np.array([(s_x @ np.exp(-1j * q * (np.arange(L) - c))).real for q in S.q])
+    assert np.max(np.abs(S.values - exact)) < 1e-8
+
+
 # ---- errors -------------------------------------------------------------------------------------------
 def test_bad_grids_and_operators_name_the_fix(xx_run):
     G = xx_run

@@ -72,6 +72,39 @@ def test_a_canonical_run_of_the_hubbard_chain(capsys):
     np.testing.assert_allclose(np.array(doc["observables"]["Ntot"]).sum(axis=1), 4.0)
 
 
+def test_the_derivative_run_agreement_is_the_real_discrepancy_and_names_its_engine(capsys, tmp_path):
+    """At beta = 0, <H> = Tr H / N is 0 up to rounding: the printed agreement of <H> is relative to
+    the largest |<H>| over the run (recomputed here from the JSON record), not the ratio of two rounding
+    errors (2.2e-01 before), and the line names the engine that ran (the tangent one, not "traced")."""
+    path = tmp_path / "t.json"
+    assert main(["thermal", "--model", "heisenberg", "--L", "6", "--h", "0.3", "--beta-max", "1", "--dbeta", "0.1",
+                 "--every", "5", "--cutoff", "1e-16", "--observe", "E,C", "--json", str(path)]) == 0  # fmt: skip
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("derivatives"))
+    doc = json.loads(path.read_text())
+    e, e_deriv = np.array(doc["energy"]), np.array(doc["derivative_run"]["energy"])
+    assert abs(e[0]) < 1e-12  # Tr H / N of the Heisenberg chain: 0
+    scale = np.max(np.abs(e))
+    assert scale == pytest.approx(-ref_energy_at_beta_one(), rel=1e-6)
+    printed = [float(x) for x in line.split("within ")[1].split(" of the")[0].split(" and ")]
+    assert printed[1] == pytest.approx(np.max(np.abs(e_deriv - e)) / scale, rel=0.06, abs=1e-17)
+    assert printed[0] < 1e-12 and printed[1] < 1e-12, line
+    assert line.startswith("derivatives the tangent run's") and f"{scale:.4g}" in line
+
+
+def ref_energy_at_beta_one() -> float:
+    """<H> at beta = 1 of the Heisenberg chain L = 6, h = 0.3, from the explicit 64 x 64 matrix."""
+    sz, sp = np.diag([0.5, -0.5]), np.array([[0.0, 1.0], [0.0, 0.0]])
+
+    def at(op, i):
+        return np.kron(np.kron(np.eye(2**i), op), np.eye(2 ** (6 - i - 1)))
+
+    H = sum(at(sz, i) @ at(sz, i + 1) + 0.5 * (at(sp, i) @ at(sp.T, i + 1) + at(sp.T, i) @ at(sp, i + 1))
+            for i in range(5)) - 0.3 * sum(at(sz, i) for i in range(6))  # fmt: skip
+    e = np.linalg.eigvalsh(H)
+    w = np.exp(-(e - e[0]))
+    return float(np.sum(w * e) / np.sum(w))
+
+
 @pytest.mark.parametrize(
     "args,fragment",
     [
