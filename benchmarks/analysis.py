@@ -10,7 +10,10 @@ Schmidt form that ``dmrg`` attaches to the state it returns. The calls, each on 
   ``correlation_function("Sz", "Sz")``);
 * ``expect x10``: ten single-site calls ``psi.expect("Sz", i)`` (TeNPy's
   ``expectation_value("Sz", sites=[i])``), sites 27..36;
-* ``expect all``: ``<Sz_i>`` at every site in one call.
+* ``expect all``: ``<Sz_i>`` at every site in one call;
+* ``energy``: ``<psi|H|psi> / <psi|psi>`` of the MPO that made the state (``tensor4all.expectation(psi,
+  H)``; TeNPy's ``H_MPO.expectation_value`` of ``XXZChain`` with ``Jxx = Jz = 1``, the same
+  Hamiltonian on its ``SpinHalfSite``).
 
 TeNPy gets the same state: our site tensors converted with ``MPS.from_Bflat`` and brought to
 its canonical form (not timed); the values of both codes are compared (max difference printed).
@@ -73,6 +76,7 @@ ours = {
     "correlations": timed(lambda: np.asarray(psi.correlation_matrix("Sz", "Sz")), 3),
     "expect x10": timed(lambda: [float(psi.expect("Sz", i)) for i in sites], 15),
     "expect all": timed(lambda: np.asarray(psi.expect("Sz")), 15),
+    "energy": timed(lambda: float(t4a.expectation(psi, H)), 5),
 }
 out = {"T": T, "energy": res.energy, "chi": max(psi.bond_dims), "ours": {k: v[0] for k, v in ours.items()}}
 try:
@@ -81,6 +85,7 @@ try:
     warnings.filterwarnings("ignore")
     from tenpy.networks.mps import MPS
     from tenpy.networks.site import SpinHalfSite
+    from tenpy.models.xxz_chain import XXZChain
 except ImportError:
     MPS = None
 if MPS is not None:
@@ -88,18 +93,21 @@ if MPS is not None:
     bflat = [np.transpose(np.asarray(t), (1, 0, 2)) for t in dense.tensors]
     tp = MPS.from_Bflat([SpinHalfSite(conserve="Sz" if kind == "U1" else None) for _ in range(L)], bflat, form=None)
     tp.canonical_form()
+    model = XXZChain({"L": L, "Jxx": 1.0, "Jz": 1.0, "hz": 0.0, "bc_MPS": "finite",
+                      "conserve": "Sz" if kind == "U1" else None})
     theirs = {
         "entropy": timed(lambda: tp.entanglement_entropy(), 5),
         "correlations": timed(lambda: tp.correlation_function("Sz", "Sz"), 3),
         "expect x10": timed(lambda: [float(tp.expectation_value("Sz", sites=[i])[0]) for i in sites], 5),
         "expect all": timed(lambda: tp.expectation_value("Sz"), 5),
+        "energy": timed(lambda: float(model.H_MPO.expectation_value(tp)), 5),
     }
     out["tenpy"] = {k: v[0] for k, v in theirs.items()}
     out["diff"] = {k: float(np.max(np.abs(np.asarray(ours[k][1]) - np.asarray(theirs[k][1])))) for k in ours}
 print(json.dumps(out))
 """
 
-CALLS = ["entropy", "correlations", "expect x10", "expect all"]
+CALLS = ["entropy", "correlations", "expect x10", "expect all", "energy"]
 
 
 def run_child(mode: str, kind: str, L: int, chi: int) -> dict | None:
