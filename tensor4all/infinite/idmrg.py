@@ -3,8 +3,10 @@ wave-function prediction (I. P. McCulloch, arXiv:0804.2509; TeNPy's ``TwoSiteDMR
 infinite MPS).
 
 The chain grows from the middle: a window of two sites between the left environment ``LP`` and
-the right one ``RP`` is solved (lowest eigenvector of the two-site effective Hamiltonian), split
-by a truncated SVD and absorbed into the environments. A sweep walks the cell's bonds to the right,
+the right one ``RP`` (at the start, those of two cells of a product start on each side, as TeNPy
+starts from its initial state's environments: :func:`.idmrg_windows.product_environments`) is
+solved (lowest eigenvector of the two-site effective Hamiltonian), split by a truncated SVD and
+absorbed into the environments. A sweep walks the cell's bonds to the right,
 ``i = 0 .. n-1`` (the last step crosses into the next cell, so ``LP`` of bond 0 grows by one cell),
 then back, ``i = n .. 1`` (``RP`` of bond 0 grows), TeNPy's schedule; each step starts from
 ``S[i] B[i] B[i + 1]``, which is McCulloch's prediction where it crosses the cell's edge
@@ -337,10 +339,12 @@ def _schedule(n: int) -> list[tuple[int, bool, tuple[bool, bool]]]:
 def _sweeps(
     cell: Any, n: int, D: int, cutoff: float, tol: float, sweeps: int, callback: Any
 ) -> tuple[bool, list[IDMRGRecord]]:
+    grown = getattr(cell, "grown", 0)  # sites of the start already in the edge environments
     lenL = [0] * n
     lenR = [0] * n
+    lenL[0] = lenR[0] = grown
     for j in range(n - 1, 1, -1):
-        lenR[j] = n - j
+        lenR[j] = n - j + grown
     records: list[IDMRGRecord] = []
     start = time.perf_counter()
     prev: tuple[float, int] | None = None

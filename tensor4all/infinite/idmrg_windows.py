@@ -110,6 +110,28 @@ def cell_bond_charges(Ws: Sequence[np.ndarray], q: Sequence[int], modulus: int) 
     return out + [out[0]]
 
 
+START_CELLS = 2
+"""Cells of the start product state absorbed into the first environments (:func:`product_environments`)."""
+
+
+def product_environments(
+    Ws: Sequence[np.ndarray], B: Sequence[np.ndarray], lp: np.ndarray, rp: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The edge environments ``(LP, RP)`` of bond dimension 1 with :data:`START_CELLS` cells of the
+    product state ``B`` (sites ``(1, d, 1)``) absorbed on each side: the first window then sees the
+    start's neighbours, as TeNPy's iDMRG starts from the environments of its initial state
+    (``MPOTransferMatrix.find_init_LP_RP``). From bare edges the first two-site problem has no
+    neighbours and its ground state is the symmetric mixture of the start's orders (the XXZ chain at
+    Delta = 2: a cat of the two Neel states, which iDMRG then keeps, with |lambda_2| = 1)."""
+    n = len(Ws)
+    for _ in range(START_CELLS):
+        for j in range(n):
+            lp = left_step(lp, B[j], Ws[j])
+        for j in range(n - 1, -1, -1):
+            rp = right_step(rp, B[j], Ws[j])
+    return lp, rp
+
+
 class DenseCell:
     """The iDMRG state and environments of a cell on dense arrays."""
 
@@ -123,6 +145,10 @@ class DenseCell:
         lp[:, 0, :] = np.eye(D0)
         rp = np.zeros((D0, Ws[0].shape[0], D0), dtype=self.dtype)
         rp[:, -1, :] = np.eye(D0)
+        self.grown = 0  # sites of the start absorbed into each edge environment
+        if all(b.shape[0] == 1 and b.shape[2] == 1 for b in self.B):  # a product start: its environments
+            lp, rp = product_environments(Ws, self.B, lp, rp)
+            self.grown = START_CELLS * n
         self.LP: list[Any] = [None] * n
         self.RP: list[Any] = [None] * n
         self.LP[0], self.RP[0] = lp, rp
@@ -227,12 +253,18 @@ class SectorCell:
                     [((ql, s), np.ones((1, 1), dtype=self.dtype))], self.bonds[i], w.phys[0], self.bonds[(i + 1) % n]
                 )
             )
-        one = np.ones((1, 1), dtype=self.dtype)
-        nw = Ws[0].shape[0]
-        lp: list[dict] = [dict() for _ in range(nw)]
-        lp[0] = {0: one}
-        rp: list[dict] = [dict() for _ in range(nw)]
-        rp[-1] = {0: one.copy()}
+        # the edge environments of the product start (bond 0 holds charge 0 alone): per MPO state of
+        # charge 0 its 1 x 1 block, from the dense ones of :func:`product_environments`
+        nw, d = Ws[0].shape[0], Ws[0].shape[1]
+        lp0 = np.zeros((1, nw, 1), dtype=self.dtype)
+        lp0[0, 0, 0] = 1.0
+        rp0 = np.zeros((1, nw, 1), dtype=self.dtype)
+        rp0[0, -1, 0] = 1.0
+        sites = [np.eye(d, dtype=self.dtype)[s].reshape(1, d, 1) for s in states]
+        lp0, rp0 = product_environments(Ws, sites, lp0, rp0)
+        self.grown = START_CELLS * n
+        lp = [{0: lp0[:, w, :].copy()} if self._norm(int(wq[0][w])) == 0 and lp0[0, w, 0] else {} for w in range(nw)]
+        rp = [{0: rp0[:, w, :].copy()} if self._norm(int(wq[0][w])) == 0 and rp0[0, w, 0] else {} for w in range(nw)]
         self.LP: list[Any] = [None] * n
         self.RP: list[Any] = [None] * n
         self.LP[0], self.RP[0] = lp, rp

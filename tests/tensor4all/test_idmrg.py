@@ -171,6 +171,28 @@ def test_auto_conserves_parity_which_reverses_to_itself():
     assert conserved_charge(H) == "parity"
 
 
+def test_the_neel_phase_breaks_the_symmetry_of_its_start():
+    """The XXZ chain at Delta = 2 (gapped, Neel order): the first windows see the environments of the
+    Neel start (as TeNPy's iDMRG starts from its initial state's), so the run orders as the start does.
+    From bare edges the first two-site ground state was the cat of both Neel states, which iDMRG kept
+    (|lambda_2| = 1, a correlation length of 5e7, the energy stuck 6e-6 above at D = 16). Exact energy:
+    des Cloizeaux and Gaudin's, ``Delta/4 - sinh(phi) (1/2 + 2 sum_n 1/(e^(2 n phi) + 1))``, ``cosh phi
+    = Delta``, summed here; the staggered magnetization Baxter's (J. Stat. Phys. 9, 145 (1973))."""
+    delta = 2.0
+    phi = np.arccosh(delta)
+    exact = delta / 4 - np.sinh(phi) * (0.5 + 2 * sum(1 / (np.exp(2 * n * phi) + 1) for n in range(1, 100)))
+    q = np.exp(-phi)  # Baxter's staggered magnetization, (1/2) prod_n ((1 - q^2n) / (1 + q^2n))^2
+    staggered = 0.5 * np.prod([((1 - q ** (2 * n)) / (1 + q ** (2 * n))) ** 2 for n in range(1, 60)])
+    for conserve in ("none", "Sz"):
+        res = inf.idmrg(inf.infinite_model("xxz", Jz=delta, cell=2), max_bond=16, tol=1e-8, conserve=conserve)
+        assert res.converged
+        assert 0 < res.energy - exact < 2e-7
+        assert abs(inf.transfer_spectrum(res.state, 2)[1]) < 0.9  # injective: one Neel state
+        assert 1 < inf.correlation_length(res.state) < 10
+        m0, m1 = inf.expect(res.state, "Sz", 0), inf.expect(res.state, "Sz", 1)
+        assert abs(abs(m0) - staggered) < 1e-4 and abs(m0 + m1) < 1e-8
+
+
 # ---- bad input ---------------------------------------------------------------------------------
 def test_a_cell_that_cannot_hold_charge_zero():
     with pytest.raises(t4a.SymmetryViolationError, match="cannot have the charge 0"):
