@@ -48,7 +48,10 @@ from .imps import iMPS
 from .vumps_blocks import Blocks, SiteWindow, cols_of, fixed_point_environments, from_cols, from_rows, rows_of
 from .vumps_local import SETTLE, VUMPSRecord, VUMPSResult, lowest, schmidt_floor
 
-__all__ = ["run_sectors", "sector_setup", "CONSERVE_CHOICES", "OVERSHOOT"]
+__all__ = ["run_sectors", "sector_setup", "CONSERVE_CHOICES", "OVERSHOOT", "SPECTRUM_ATOL"]
+
+#: Schmidt values of the dense conversion and of the run's own blocks closer than this are one state
+SPECTRUM_ATOL = 1e-6
 
 #: the bond grows to ``(1 + OVERSHOOT) max_bond`` and, once settled, is cut back to ``max_bond``
 #: by the Schmidt values across the sectors: one-site updates keep each sector's dimension, and
@@ -343,6 +346,60 @@ class _Cell:
             c0[o[m] : o[m] + c.shape[0], o[m] : o[m] + c.shape[1]] = c
         return out, c0
 
+    def _embedded(self, blocks: list[Blocks]) -> list[np.ndarray]:
+        """Site matrices per ``(q_l, s)`` as dense ``(left, d, right)`` arrays (bond indices by charge)."""
+        n, d = self.n, len(self.q)
+        out = []
+        for i in range(n):
+            left, right = self.bonds[i], self.bonds[(i + 1) % n]
+            lo, ro = _offsets(left), _offsets(right)
+            a = np.zeros((sum(left.values()), d, sum(right.values())), dtype=self.dtype)
+            for (ql, s), m in blocks[i].items():
+                qr = self.norm(ql + self.q[s])
+                a[lo[ql] : lo[ql] + m.shape[0], s, ro[qr] : ro[qr] + m.shape[1]] = m
+            out.append(a)
+        return out
+
+    def canonical(self, floor: float) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+        """``(A_L, A_R, C)`` as dense arrays in the diagonal gauge, from the run's own blocks: each
+        bond's ``C`` by one SVD per sector, ``A_L`` and ``A_R`` rotated to match (``U^dagger A_L U``,
+        ``V^dagger A_R V``), the Schmidt values descending, those below ``floor`` dropped. No fixed point
+        is searched: a state whose transfer matrix has two of them (the cat of two ordered states that a
+        parity-conserving run converges to) keeps the one the run found, where
+        :func:`.gauge.mixed_canonical` would pick a mixture of both that breaks the parity."""
+        n = self.n
+        U, V, S = [], [], []
+        for b in range(n):
+            o, D = _offsets(self.bonds[b]), sum(self.bonds[b].values())
+            u = np.zeros((D, D), dtype=self.dtype)
+            v = np.zeros((D, D), dtype=self.dtype)
+            s = np.zeros(D)
+            for m, c in self.C[b].items():
+                uu, ss, vh = np.linalg.svd(c)
+                at = slice(o[m], o[m] + c.shape[0])
+                u[at, at], v[at, at], s[at] = uu, vh.conj().T, ss
+            s = s / np.linalg.norm(s)
+            order = np.argsort(-s, kind="stable")
+            keep = order[: max(1, int(np.count_nonzero(s >= floor)))]
+            U.append(u[:, keep])
+            V.append(v[:, keep])
+            S.append(s[keep] / np.linalg.norm(s[keep]))
+        AL = [
+            np.tensordot(np.tensordot(U[i].conj().T, a, (1, 0)), U[(i + 1) % n], (2, 0))
+            for i, a in enumerate(self._embedded(self.AL))
+        ]
+        AR = [
+            np.tensordot(np.tensordot(V[i].conj().T, a, (1, 0)), V[(i + 1) % n], (2, 0))
+            for i, a in enumerate(self._embedded(self.AR))
+        ]
+        return AL, AR, [np.diag(x).astype(self.dtype) for x in S]
+
+
+def _same_spectrum(c: np.ndarray, other: np.ndarray) -> bool:
+    """Whether two diagonal centre matrices hold the same Schmidt values (to the run's resolution)."""
+    a, b = np.abs(np.diag(c)), np.abs(np.diag(other))
+    return a.shape == b.shape and bool(np.max(np.abs(a - b), initial=0.0) < SPECTRUM_ATOL)
+
 
 def run_sectors(
     H: InfiniteMPO,
@@ -394,5 +451,8 @@ def run_sectors(
             break
     AL, C0 = cell.dense()
     AL, AR, C = drop_small_schmidt(*mixed_canonical(AL, C0=C0), schmidt_floor(tol))
+    own = cell.canonical(schmidt_floor(tol))
+    if not _same_spectrum(C[0], own[2][0]):  # two fixed points: mixed_canonical mixed them
+        AL, AR, C = own
     state = iMPS(AL, AR, C, H.local)
     return VUMPSResult(energy_per_site(state, H), state, err, converged, history, label)
