@@ -92,8 +92,8 @@ class TCIResult:
 
     * ``tt``: the interpolant, a :class:`~tensor4all.MPS` (``tt_evaluate(res.tt, idx)``).
     * ``ranks``, ``errors``: after each sweep, the largest bond dimension and the error
-      estimate (the largest pivot left out of any two-site LU, divided by ``max|f|`` when
-      ``normalize_error``).
+      estimate (the largest pivot left out of any two-site LU or error the global pivot
+      search saw, divided by ``max|f|`` when ``normalize_error``).
     * ``evaluations``: distinct multi-indices at which ``f`` was evaluated.
     * ``termination``: ``"converged"``, ``"max_bond"`` or ``"max_iter"``.
     * ``points``: the ``(n, L)`` multi-indices whose values ``tt`` is built from (see

@@ -15,14 +15,19 @@ Notation of Fernandez et al., SciPost Phys. 18, 104 (2025) (and TensorCrossInter
   pivots found on the residual of the cross (:mod:`.grow`): the sets only grow, stay nested
   and square, and the samples are the one-site fibers ``f(I[k], s, J[k])`` plus the probes;
   the global pivot search only checks (its points block convergence but join no set), and
-  the last sweep below takes no samples. A bond whose pivots already fill its matrix is
-  exact and skipped (its fibers are sampled with the train's at the end).
+  the last sweep below takes no samples. A bond whose rank is that of its unfolding (all
+  of ``f``'s sites on one side) is exact and skipped (its fibers are sampled with the
+  train's at the end). A site of dimension 1 is passed through: the two sites of dimension
+  above 1 around it form one bond update, so the bonds beside it cannot hold each other at
+  rank 1. Several initial pivots give nested sets with square, nonsingular pivot matrices
+  (per bond, a maximal nonsingular set of their prefixes and suffixes, :meth:`TCI2._nest`).
 * Sweeps go forward and backward in turn. After each, the current tensor train is
   compared with ``f`` around a few random points (each index varied in turn from a random
   multi-index: TensorCrossInterpolation.jl's default global pivot finder; here the starts
   are stratified over the lexicographic order, one per equal slice, so they spread over
   the domain's large regions); points where the error exceeds ten times the tolerance join
-  the pivot sets as global pivots.
+  the pivot sets as global pivots. The error reported for a sweep is the largest of the
+  bonds' errors and of the errors the global search saw.
 * It stops when, for ``3`` sweeps in a row, the error estimate is below the tolerance, no
   global pivot was added and the rank did not grow (``"converged"``); when the rank sits
   at ``max_bond`` for 3 sweeps (``"max_bond"``); or after ``max_iter`` sweeps
@@ -35,6 +40,7 @@ Notation of Fernandez et al., SciPost Phys. 18, 104 (2025) (and TensorCrossInter
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -82,7 +88,8 @@ class Cross:
 @dataclass
 class History:
     ranks: list[int] = field(default_factory=list)
-    errors: list[float] = field(default_factory=list)
+    errors: list[float] = field(default_factory=list)  # reported: the bonds' and the global search's
+    bond_errors: list[float] = field(default_factory=list)  # the bonds' alone: the convergence test
     n_global: list[int] = field(default_factory=list)
     termination: str = "max_iter"
 
@@ -145,9 +152,17 @@ class TCI2:
             self.J[k] = self._union_right(pivots[:1, k + 1 :], pivots[:, k + 1 :])
         self.previous: tuple[list, list] | None = None  # the sets at the start of the last sweep
         self.bond_errors = np.zeros(max(L - 1, 0))
+        self.global_error = 0.0  # the largest error the last global search saw
         self.added = [1] * max(L - 1, 0)  # "fiber": first probes, the pivots of a last update the size stopped
         self.full = [False] * max(L - 1, 0)  # "fiber": whether the bond's last update was stopped by its size
         self.max_rank = opts.max_bond
+        # "fiber": the sites of dimension above 1; consecutive ones (a, c) form one bond update
+        self.sites = [k for k, d in enumerate(self.dims) if d > 1]
+        self.groups = list(zip(self.sites[:-1], self.sites[1:]))
+        # the rank of each bond's unfolding, f as a (prod dims[:b+1], prod dims[b+1:]) matrix
+        self.full_rank = [min(math.prod(self.dims[: b + 1]), math.prod(self.dims[b + 1 :])) for b in range(L - 1)]
+        if opts.pivot_search == "fiber" and len(pivots) > 1:
+            self._nest(pivots)
 
     def _union_left(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Union of left sets (sites ``0 .. k-1``), rows compared by their grid positions."""
@@ -168,8 +183,8 @@ class TCI2:
     def sweep(self, forward: bool) -> None:
         bonds = range(self.L - 1) if forward else range(self.L - 2, -1, -1)
         if self.opts.pivot_search == "fiber":  # nested sets that only grow (:mod:`.grow`)
-            for b in bonds:
-                self._grow_bond(b, forward)
+            for a, c in self.groups if forward else self.groups[::-1]:
+                self._grow_bond(a, c, forward)
             return
         start = ([a.copy() for a in self.I], [a.copy() for a in self.J])
         extra = self.previous
@@ -177,23 +192,28 @@ class TCI2:
         for b in bonds:
             self._update_bond(b, extra)
 
-    def _grow_bond(self, b: int, forward: bool) -> None:
-        """Pivots added to bond ``b`` by :func:`.grow.grow_bond`; none when they already fill
-        its matrix (the cross is exact; its samples are taken with the train's)."""
-        m, n = len(self.I[b]) * self.dims[b], self.dims[b + 1] * len(self.J[b + 1])
-        if len(self.J[b]) == min(m, n):
+    def _grow_bond(self, a: int, c: int, forward: bool) -> None:
+        """Pivots added by :func:`.grow.grow_bond` between the sites ``a < c`` of dimension above
+        1 (the sites between them have dimension 1: their bonds carry the same pivots, index 0
+        there); none when they already fill the bond's unfolding (the cross is exact; its samples
+        are taken with the train's). The matrix has the rows ``I[a] x {0..d_a-1} x {0}..`` and the
+        columns ``{0..d_c-1} x J[c]``: a site of dimension 1 between two bonds does not cap them
+        at each other's rank."""
+        b = c - 1  # the bond whose sets I[c], J[c - 1] are updated; bonds a .. c-2 pass through
+        rows = self._pad_left(_kron_left(self.I[a], self.dims[a]), c)
+        cols = _kron_right(self.dims[c], self.J[c])
+        m, n = len(rows), len(cols)
+        if len(self.J[b]) == self.full_rank[b]:
             self.bond_errors[b], self.full[b] = 0.0, True
             return
-        rows = _kron_left(self.I[b], self.dims[b])
-        cols = _kron_right(self.dims[b + 1], self.J[b + 1])
-        r, c = _positions(self.I[b + 1], rows), _positions(self.J[b], cols)
+        r, cc = _positions(self.I[c], rows), _positions(self.J[b], cols)
         mat = self.fn.matrix(rows, cols)
-        hint = max(len(r), len(self.I[b]) if forward else len(self.J[b + 1]))  # the neighbour's rank
-        r, c, self.bond_errors[b] = grow_bond(
+        hint = max(len(r), len(self.I[a]) if forward else len(self.J[c]))  # the neighbour's rank
+        r, cc, self.bond_errors[b] = grow_bond(
             mat.lines,
             mat.shape,
             r,
-            c,
+            cc,
             rng=self.rng,
             abstol=self.abstol(),
             max_rank=self.max_rank,
@@ -203,8 +223,80 @@ class TCI2:
             known_rows=mat.known_rows,
         )
         self.full[b] = len(r) == min(m, n)  # stopped by the matrix's size, not by a probe
-        self.added[b] = max(1, len(r) - len(self.I[b + 1])) if self.full[b] else 1
-        self.I[b + 1], self.J[b] = rows[r], cols[c]
+        self.added[b] = max(1, len(r) - len(self.I[c])) if self.full[b] else 1
+        self.I[c], self.J[b] = rows[r], cols[cc]
+        self._pass_through(a, c)
+
+    def _pad_left(self, rows: np.ndarray, k: int) -> np.ndarray:
+        """Left indices ``rows`` extended by index 0 up to site ``k - 1`` (sites of dimension 1)."""
+        return np.concatenate([rows, np.zeros((len(rows), k - rows.shape[1]), dtype=rows.dtype)], axis=1)
+
+    def _pass_through(self, a: int, c: int) -> None:
+        """The sets of the bonds ``a .. c-2`` from those of bond ``c - 1`` (index 0 on the sites
+        ``a+1 .. c-1`` of dimension 1): ``I[k] = I[c]`` cut to ``k`` sites, ``J[k] = 0.. x J[c-1]``."""
+        for k in range(a + 1, c):
+            self.I[k] = self.I[c][:, :k]
+        for k in range(max(a, 0), c - 1):
+            z = np.zeros((len(self.J[c - 1]), c - 1 - k), dtype=self.J[c - 1].dtype)
+            self.J[k] = np.concatenate([z, self.J[c - 1]], axis=1)
+
+    def _in_left(self, rows: np.ndarray, k: int) -> np.ndarray:
+        """Whether the first ``k`` sites of each row of ``rows`` are a row of ``I[k]``."""
+        return np.isin(self.fn.encode(rows[:, :k], 0), self.fn.encode(self.I[k], 0))
+
+    def _in_right(self, cols: np.ndarray, k: int) -> np.ndarray:
+        """Whether the sites ``k+1 ..`` of each right index ``cols`` form a row of ``J[k]``."""
+        tail = cols[:, cols.shape[1] - (self.L - 1 - k) :]
+        return np.isin(self.fn.encode(tail, k + 1), self.fn.encode(self.J[k], k + 1))
+
+    def _nest(self, pivots: np.ndarray) -> None:
+        """``pivot_search="fiber"`` from several initial pivots: nested sets with square, nonsingular pivot
+        matrices. ``I[k]``, ``J[k]`` start as the pivots' prefixes and suffixes (nested, but
+        ``|I[b+1]|`` and ``|J[b]|`` may differ); each bond keeps the rows of ``I[b+1]`` whose
+        prefix is in ``I[b]`` and the columns of ``J[b]`` whose suffix is in ``J[b+1]``, then a
+        maximal nonsingular set of them (the pivots of ``rrlu`` on their cross), in forward and
+        backward passes until no set shrinks (they only shrink: it ends). The bonds before the
+        first and after the last site of dimension above 1 have rank 1: the largest entry. If a
+        bond is left with no entry above zero, the pivot of largest ``|f|`` alone."""
+        tol = self.abstol()
+        changed = True
+        while changed:
+            changed = False
+            for a, c in self.groups + self.groups[::-1]:
+                rows = self.I[c][self._in_left(self.I[c], a)]
+                cols = self.J[c - 1][self._in_right(self.J[c - 1], c)]
+                lu = rrlu(self.fn.cross(rows, cols), abstol=tol, reltol=RELTOL, max_rank=self.max_rank)
+                if lu.rank == 0:
+                    self._single_path(pivots)
+                    return
+                changed |= lu.rank < max(len(self.I[c]), len(self.J[c - 1]))
+                self.I[c], self.J[c - 1] = rows[np.sort(lu.rows)], cols[np.sort(lu.cols)]
+                self._pass_through(a, c)
+        if not self.sites:
+            return
+        first, last = self.sites[0], self.sites[-1]
+        if first > 0:  # bond first - 1 has one row (index 0 on sites 0 .. first-1): its largest column
+            cols = self.J[first - 1][self._in_right(self.J[first - 1], first)]
+            vals = np.abs(self.fn.cross(self.I[first], cols))[0]
+            if not len(vals) or vals.max() == 0:
+                self._single_path(pivots)
+                return
+            self.J[first - 1] = cols[[int(np.argmax(vals))]]
+            self._pass_through(-1, first)
+        if last < self.L - 1:  # bond last has one column (index 0 on sites last+1 ..): its largest row
+            rows = self.I[last + 1][self._in_left(self.I[last + 1], last)]
+            vals = np.abs(self.fn.cross(rows, self.J[last]))[:, 0]
+            if not len(vals) or vals.max() == 0:
+                self._single_path(pivots)
+                return
+            self.I[self.L - 1] = self._pad_left(rows[[int(np.argmax(vals))]], self.L - 1)
+            self._pass_through(last, self.L - 1)
+
+    def _single_path(self, pivots: np.ndarray) -> None:
+        """The sets of the one pivot of largest ``|f|``: nested, rank 1."""
+        p = pivots[int(np.argmax(np.abs(self.fn.values(pivots))))]
+        self.I = [p[None, :k] for k in range(self.L)]
+        self.J = [p[None, k + 1 :] for k in range(self.L)]
 
     def _update_bond(self, b: int, extra: tuple[list, list] | None) -> None:
         rows = _kron_left(self.I[b], self.dims[b])
@@ -273,6 +365,7 @@ class TCI2:
         points = np.concatenate(trial, axis=1)  # (n, sum(d), L)
         flat = points.reshape(-1, self.L)
         err = np.abs(self.fn.values(flat) - tt_values(ts, flat)).reshape(n, -1)
+        self.global_error = float(np.max(err))
         best = np.argmax(err, axis=1)
         keep = err[np.arange(n), best] > GLOBAL_MARGIN * self.abstol()
         found = points[np.arange(n), best][keep]
@@ -355,12 +448,12 @@ def tt_values(ts: list[np.ndarray], points: np.ndarray) -> np.ndarray:
 
 
 def _converged(h: History, tol: float, max_bond: int | None) -> str | None:
-    if len(h.errors) < CHECK_HISTORY:
+    if len(h.bond_errors) < CHECK_HISTORY:
         return None
     ranks = h.ranks[-CHECK_HISTORY:]
     if max_bond is not None and min(ranks) >= max_bond:
         return "max_bond"
-    if max(h.errors[-CHECK_HISTORY:]) < tol and not any(h.n_global[-CHECK_HISTORY:]) and min(ranks) == ranks[-1]:
+    if max(h.bond_errors[-CHECK_HISTORY:]) < tol and not any(h.n_global[-CHECK_HISTORY:]) and min(ranks) == ranks[-1]:
         return "converged"
     return None
 
@@ -374,14 +467,21 @@ def run_tci2(
     if tci.L == 1:
         h.ranks.append(1)
         h.errors.append(0.0)
+        h.bond_errors.append(0.0)
         h.n_global.append(0)
         h.termination = "converged"
         return tci.cross(), h
     for it in range(opts.max_iter):
         tci.sweep(forward=it % 2 == 0)
-        norm = fn.max_abs if opts.normalize_error else 1.0
-        h.errors.append(float(np.max(tci.bond_errors)) / norm if norm > 0 else 0.0)
         found = tci.global_search()
+        norm = fn.max_abs if opts.normalize_error else 1.0
+        # the estimate: the largest error left on a bond's matrix or seen by the global search
+        # (a bond's matrix can be exact while the train is not, e.g. next to a site of dimension 1)
+        # (convergence asks the bonds' errors below the tolerance and no global pivot, that is
+        # the global search's error below GLOBAL_MARGIN times it)
+        bond_error = float(np.max(tci.bond_errors))
+        h.bond_errors.append(bond_error / norm if norm > 0 else 0.0)
+        h.errors.append(max(bond_error, tci.global_error) / norm if norm > 0 else 0.0)
         if opts.pivot_search != "fiber":  # "fiber": a check that blocks convergence; sets stay nested
             tci.add_pivots(found)
         h.n_global.append(len(found))

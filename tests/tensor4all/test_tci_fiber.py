@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tensor4all import tci
+from tensor4all import quantics as Q, tci
 from tensor4all.tci.cache import CachedFunction
 from tensor4all.tci.grow import grow_bond
 
@@ -198,3 +198,81 @@ def test_one_sweep_of_the_gaussian_samples_little_beyond_its_parameters():
         err = np.abs(np.asarray(tci.tt_evaluate(res.tt, idx)) - f(idx)).max() / res.max_sample
         assert err < 1e-8, (seed, err)
         assert res.evaluations <= 1.3 * parameters([n] * L, res.tt.bond_dims), (seed, res.evaluations)
+
+
+# ---- sites of dimension 1 and several initial pivots -------------------------------------------
+M_RANK2 = np.array([[1.0, 2.0], [3.0, 5.0]])
+
+
+def test_fiber_next_to_a_site_of_dimension_one_finds_the_full_rank():
+    # f(i0, 0, i2) = M[i0, i2], rank 2: the bonds on either side of the middle site must not
+    # hold each other at rank 1
+    res = tci.crossinterpolate2(lambda i: M_RANK2[i[:, 0], i[:, 2]], [2, 1, 2], batched=True, pivot_search="fiber")
+    assert res.termination == "converged" and res.tt.bond_dims == [2, 2]
+    assert np.abs(np.asarray(res.tt.to_dense()).reshape(2, 2) - M_RANK2).max() < 1e-12
+    assert res.errors[-1] < 1e-12
+
+
+def test_fiber_error_estimate_is_honest_when_the_rank_cap_leaves_an_error():
+    # rank 1 of M: the best cross through its largest entry 5 leaves 1 - 2 * 3 / 5 = -0.2 at
+    # (0, 0), relative 0.2 / 5; the estimate must see it (it was 0 on every bond)
+    res = tci.crossinterpolate2(
+        lambda i: M_RANK2[i[:, 0], i[:, 2]], [2, 1, 2], batched=True, pivot_search="fiber", max_bond=1
+    )
+    true = np.abs(np.asarray(res.tt.to_dense()).reshape(2, 2) - M_RANK2).max() / 5.0
+    assert true == pytest.approx(0.04) and res.errors[-1] == pytest.approx(true)
+
+
+@pytest.mark.parametrize("dims", [[5, 1, 3, 7], [1, 1, 2, 1, 5], [2, 1, 1, 3, 1], [3, 1, 1, 1, 3], [1, 4, 1]])
+@pytest.mark.parametrize("rank", [2, 3])
+def test_fiber_recovers_random_trains_with_sites_of_dimension_one(dims, rank):
+    cores, bonds = random_tt(dims, rank, 7 * rank + len(dims))
+    res = tci.crossinterpolate2(
+        lambda i: tt_values(cores, i), dims, batched=True, tolerance=1e-12, pivot_search="fiber"
+    )
+    ref = tt_values(cores, all_indices(dims))
+    true = np.abs(np.asarray(res.tt.to_dense()).reshape(-1) - ref).max() / np.abs(ref).max()
+    assert res.termination == "converged" and res.tt.bond_dims == bonds[1:-1]
+    assert true < 1e-12 and res.errors[-1] < 1e-12
+
+
+def _shared(i):
+    return 1.0 + i.sum() + i[0] * i[2]
+
+
+def _shared4(i):
+    return 1.0 + i.sum() + i[0] * i[2] + np.sin(i[1] * i[3])
+
+
+@pytest.mark.parametrize(
+    "f,dims,pivots",
+    [
+        (_shared, [3, 3, 3], [[0, 0, 0], [0, 0, 1]]),
+        (_shared4, [3] * 4, [[0, 0, 0, 0], [1, 0, 0, 0]]),
+        (_shared4, [3] * 4, [[1, 2, 0, 1], [1, 2, 0, 2]]),
+        (_shared4, [3] * 4, [[0, 0, 0, 0], [1, 2, 0, 1], [1, 2, 0, 2], [2, 2, 2, 2], [0, 1, 2, 0]]),
+        (_shared4, [1, 3, 1, 3], [[0, 0, 0, 0], [0, 2, 0, 1], [0, 2, 0, 2]]),
+    ],
+)
+def test_fiber_from_initial_pivots_sharing_a_prefix_or_suffix(f, dims, pivots):
+    res = tci.crossinterpolate2(f, dims, pivots, tolerance=1e-12, pivot_search="fiber")
+    idx = all_indices(dims)
+    ref = np.array([f(i) for i in idx])
+    assert np.abs(np.asarray(tci.tt_evaluate(res.tt, idx)) - ref).max() < 1e-12 * np.abs(ref).max()
+    assert res.termination == "converged"
+    I, J = res.cross.I, res.cross.J
+    for k in range(len(dims) - 1):  # nested and square
+        assert {tuple(r[:-1]) for r in I[k + 1]} <= {tuple(r) for r in I[k]}
+        assert {tuple(c[1:]) for c in J[k]} <= {tuple(c) for c in J[k + 1]}
+        assert len(I[k + 1]) == len(J[k])
+
+
+@pytest.mark.parametrize(
+    "f,R,points", [(np.exp, 4, [0, 1]), (lambda x: np.sin(20 * x) + x * x, 6, [0, 1, 2, 33])], ids=["exp", "sin"]
+)
+def test_quantics_fiber_from_initial_points_sharing_their_leading_bits(f, R, points):
+    g = Q.Grid(R)
+    qtt = Q.quantics_interpolate(f, g, initial_points=points, tolerance=1e-12, pivot_search="fiber")
+    x = np.arange(2**R) / 2**R  # Grid(R) on [0, 1): the points i / 2**R
+    assert np.abs(qtt.to_values() - f(x)).max() < 1e-12 * np.abs(f(x)).max()
+    assert qtt.tci.termination == "converged"
