@@ -55,7 +55,7 @@ from ..tools.errors import InvalidOptionError, Tensor4allTypeError
 from ..networks.mpo import MPO, check_compatible, symmetric_mpo_sites
 from ..networks.mps import MPS
 from .schedule import RIGHT, sweep_schedule
-from ..networks.site_ops import compress_sweep, ops_for, truncate_sweep
+from ..networks.site_ops import compress_sweep, ops_for, rescaled, truncate_sweep, unit_scaled
 from ..networks.symmetric_sites import random_sites
 from ..tools.checks import check_cutoff, check_positive_int, check_real, check_seed, concrete, np_dtype
 from ..tools.threads import blas_threads, bond_of, check_threads
@@ -124,20 +124,21 @@ def _apply(
         ws = symmetric_mpo_sites(ws, mps.tensors)
         if ws is None:
             ws, psi = mpo.tensors, mps.dense()
-    ts = psi.tensors
+    grading = psi._grading if psi.symmetric else None
+    ts, e = unit_scaled(psi.tensors)  # exact powers of two, as MPS.compress: W|psi> is 2**e W|ts>
     if method == "naive" or psi.L == 1:
         sites = _naive(ws, ts, max_bond, cutoff)
     elif method == "zipup":
-        sites = _zipup(ws, _right_canonical(psi), max_bond, cutoff)
+        sites = _zipup(ws, _right_canonical(ts, grading), max_bond, cutoff)
     else:
         start = _random_start(psi, mpo, max_bond, seed)
         sites = _fit(ws, ts, start, max_bond, cutoff, sweeps, tol)
-    return MPS._from_leaves(sites, psi._grading if psi.symmetric else None)
+    return MPS._from_leaves(rescaled(sites, e), grading)
 
 
-def _right_canonical(psi: MPS) -> list[Any]:
-    """The sites of ``psi`` in right-canonical form (differentiable QR; ``psi`` is unchanged)."""
-    return MPS._from_leaves(psi.tensors, psi._grading).canonicalize(0).tensors
+def _right_canonical(ts: Sequence[Any], grading: Any) -> list[Any]:
+    """The sites ``ts`` in right-canonical form (differentiable QR)."""
+    return MPS._from_leaves(ts, grading).canonicalize(0).tensors
 
 
 def _naive(ws: Sequence[Any], ts: Sequence[Any], max_bond: int | None, cutoff: float) -> list[Any]:

@@ -14,11 +14,21 @@ import tenferro as tf
 
 from .chain import leaves_of
 from .environments import transfer_left
+from .site_ops import unit_scaled
 from ..structured import SymmetricTensor
 from ..tools.checks import concrete, ldexp
-from ..tools.errors import ZeroNormError
+from ..tools.errors import ValueRangeError, ZeroNormError
 
-__all__ = ["check_nonzero_norm", "pow2", "scaled_sites", "largest_entry", "scalar_of", "sandwich", "overlap_tensors"]
+__all__ = [
+    "check_nonzero_norm",
+    "pow2",
+    "scaled_sites",
+    "largest_entry",
+    "scalar_of",
+    "sandwich",
+    "overlap_tensors",
+    "scaled_overlap",
+]
 
 
 def check_nonzero_norm(norm2: Any, what: str) -> None:
@@ -81,3 +91,21 @@ def overlap_tensors(xs: Sequence[Any], ys: Sequence[Any]) -> Any:
     for x, y in zip(xs, ys):
         env = transfer_left(env, x, y)
     return scalar_of(env)
+
+
+def scaled_overlap(xs: Sequence[Any], ys: Sequence[Any], what: str) -> Any:
+    """``<x|y>`` contracted on the chains scaled by powers of two (exact,
+    :func:`~tensor4all.networks.site_ops.unit_scaled`; a no-op, so the same bits, for chains whose
+    scale does not drift), the scale put back on the scalar (differentiable: a constant factor).
+    A value beyond the float range raises :class:`ValueRangeError`."""
+    xs, ex = unit_scaled(xs)
+    ys, ey = unit_scaled(ys)
+    v = overlap_tensors(xs, ys)
+    e = ex + ey
+    c = concrete(v)
+    m = None if c is None else abs(complex(np.asarray(c)))
+    if m is not None and not (math.isfinite(m) and (m == 0.0 or math.frexp(m)[1] + e <= 1024)):
+        raise ValueRangeError(
+            f"{what}: the value, {complex(np.asarray(c))!r} times 2**{e}, lies beyond the float range"
+        )
+    return v if e == 0 else v * pow2(e // 2) * pow2(e - e // 2)

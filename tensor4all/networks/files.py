@@ -146,6 +146,11 @@ def site_key(i: int) -> str:
     return f"site_{i:04d}"
 
 
+def site_number(key: str) -> tuple[int, str]:
+    """The sort key of an entry ``site_<n>``: its number ``n`` (then the name, for ``site_00001``)."""
+    return int(key[5:]), key
+
+
 def file_format(path: str, format: str | None) -> str:  # noqa: A002
     valid = sorted(set(FILE_FORMATS.values()))
     if format is not None:
@@ -299,7 +304,7 @@ def read_mps(cls: type, path: Any, format: str | None) -> Any:  # noqa: A002
         raise MPSFileError(
             f"MPS.load: {path!r} could not be read as {fmt} (a truncated or damaged file?): {type(e).__name__}: {e}"
         ) from e
-    keys = sorted(k for k in entries if SITE_KEY.fullmatch(k))
+    keys = sorted((k for k in entries if SITE_KEY.fullmatch(k)), key=site_number)  # site_10000 after site_9999
     if not keys or keys != [site_key(i) for i in range(len(keys))]:
         raise MPSFileError(
             f"MPS.load: {path!r} holds no MPS: expected entries site_0000, site_0001, ..., got {sorted(entries)[:6]}"

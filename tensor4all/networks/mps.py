@@ -34,12 +34,18 @@ import tidu
 from ..sites.charges import unpack
 from ..structured import SymmetricTensor
 from ..tools.checks import check_alloc, check_cutoff, check_finite_arrays, check_positive_int, concrete, ldexp, to_numpy
-from ..tools.errors import DimensionMismatchError, SiteOutOfRangeError, Tensor4allTypeError, ZeroNormError
+from ..tools.errors import (
+    DimensionMismatchError,
+    SiteOutOfRangeError,
+    Tensor4allTypeError,
+    ValueRangeError,
+    ZeroNormError,
+)
 from ..tools.device import to_host
 from ..tools.threads import bond_of, thread_policy
 from .arithmetic import scaled, summed
 from .chain import SiteChain, leaves_of, site_tensors
-from .contractions import overlap_tensors, pow2, scaled_sites
+from .contractions import overlap_tensors, pow2, scaled_overlap, scaled_sites
 from .files import read_mps, write_mps
 from .mps_factories import dense_vector_sites, product_state_sites, random_state_sites
 from .mps_measurements import (
@@ -51,7 +57,7 @@ from .mps_measurements import (
     schmidt_values,
 )
 from .schmidt_form import SchmidtForm, schmidt_form
-from .site_ops import compress_sweep, rescaled, unit_scaled
+from .site_ops import canonical_dense, compress_sweep, in_range, rescaled, unit_scaled
 from .symmetric_sites import Grading, canonical_sites, check_symmetric_chain, host_blocks, is_symmetric, norm2_blocks
 
 __all__ = ["MPS", "overlap", "add"]
@@ -316,22 +322,16 @@ class MPS(SiteChain):
         in place; returns ``self``. On an error the MPS is unchanged."""
         center = self._check_site(center, "canonicalize: center")
         check_finite_arrays(leaves_of(self._tensors), "MPS.canonicalize")
-        if self.symmetric:  # blockwise QR (the structured kernels), sectors kept
-            self._tensors = canonical_sites(self._tensors, center)
-            self._center = center
-            return self
-        ts = list(self._tensors)  # new tensors, assigned only when all are computed
-        for i in range(center):
-            dl, d, dr = _shape(ts[i])
-            q, r = tf.linalg.qr(tf.reshape(ts[i], (dl * d, dr)))
-            ts[i] = tf.reshape(q, (dl, d, _shape(q)[1]))
-            ts[i + 1] = tf.einsum("ab,bsc->asc", r, ts[i + 1])
-        for i in range(len(ts) - 1, center, -1):
-            dl, d, dr = _shape(ts[i])
-            lo, q = tf.linalg.lq(tf.reshape(ts[i], (dl, d * dr)))
-            ts[i] = tf.reshape(q, (_shape(q)[0], d, dr))
-            ts[i - 1] = tf.einsum("asb,bc->asc", ts[i - 1], lo)
-        self._tensors = ts
+        ts, e = unit_scaled(self._tensors)  # exact powers of two: a drifting chain stays in the float range
+        ts = (
+            canonical_sites(ts, center) if self.symmetric else canonical_dense(ts, center)
+        )  # blockwise QR, sectors kept
+        if not in_range(ts[center], e):
+            raise ValueRangeError(
+                f"MPS.canonicalize: the norm of the state, about 2**{e}, lies beyond the float range, so the "
+                "centre site cannot hold it; normalize() the state first"
+            )
+        self._tensors = rescaled(ts, e, center)  # the norm, moved into the centre's exponent
         self._center = center
         return self
 
@@ -562,8 +562,8 @@ def overlap(a: MPS, b: MPS) -> Any:
     ):
         if a.charge != b.charge:  # states of different sectors are orthogonal
             return tf.asarray(np.zeros((), dtype=np.result_type(np.dtype(str(a.dtype)), np.dtype(str(b.dtype)))))
-        return overlap_tensors(a._tensors, b._tensors)
-    return overlap_tensors(a.dense()._tensors, b.dense()._tensors)
+        return scaled_overlap(a._tensors, b._tensors, "overlap")
+    return scaled_overlap(a.dense()._tensors, b.dense()._tensors, "overlap")
 
 
 @thread_policy(lambda *states, **_: sum(bond_of(s) for s in states))  # QR of the direct sum
@@ -577,8 +577,16 @@ def add(*states: MPS, max_bond: int | None = None, cutoff: float = 1e-12) -> MPS
         max_bond = check_positive_int(max_bond, "add: max_bond")
     cutoff = check_cutoff(cutoff, "add: cutoff")
     out = _sum(list(states), "add")
-    if max_bond is not None or cutoff > 0.0:
-        out._tensors, _ = compress_sweep(out._tensors, max_bond, cutoff)
+    if max_bond is None and cutoff == 0.0:
+        return out
+    scaled = [unit_scaled(s._tensors) for s in states]  # exact powers of two, as MPS.compress
+    top = max(e for _, e in scaled)
+    if any(x is not y for (ts, _), s in zip(scaled, states) for x, y in zip(ts, s._tensors)):
+        # each state unit-scaled, the factor 2**(e - top) <= 1 on its first site, the sum times 2**top
+        parts = [MPS._from_leaves(rescaled(ts, e - top), s._grading) for (ts, e), s in zip(scaled, states)]
+        out = _sum(parts, "add")
+    ts, _ = compress_sweep(out._tensors, max_bond, cutoff)
+    out._tensors = rescaled(ts, top)
     return out
 
 

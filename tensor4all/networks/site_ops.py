@@ -38,15 +38,16 @@ import math
 from typing import Any, Sequence
 
 import numpy as np
+from scipy.linalg import blas
 
 import tenferro as tf
 import tidu
 
 from ..tools.errors import NotDifferentiableError
-from .symmetric_sites import canonical_sites, is_symmetric
+from .symmetric_sites import canonical_sites, host_blocks, is_symmetric
 from ..linalg.canonical import left_canonical
 from ..linalg.truncation import absorb, sector_keep, svd_truncated, thin_svd, truncation_keep
-from ..tools.checks import concrete, exponent, ldexp
+from ..tools.checks import concrete, ldexp
 from ..tools.device import host_tensor, to_host
 from ..structured import Leg, SymmetricTensor, fuse
 from ..structured import einsum as structured_einsum
@@ -56,11 +57,17 @@ __all__ = [
     "DenseOps",
     "SymmetricOps",
     "ops_for",
+    "canonical_dense",
     "compress_sweep",
     "truncate_sweep",
     "unit_scaled",
     "rescaled",
+    "in_range",
 ]
+
+
+#: BLAS ``i?amax`` (the index of the largest absolute entry) by the dtype of a real array
+_AMAX = {np.dtype(np.float64): blas.idamax, np.dtype(np.float32): blas.isamax}
 
 
 def _values(s: Any, what: str) -> np.ndarray:
@@ -110,6 +117,23 @@ class DenseOps:
             ts[i] = tf.reshape(q, (dl, d, tuple(q.shape)[1]))
             ts[i + 1] = tf.einsum("ab,bsc->asc", r, ts[i + 1])
         return ts
+
+
+def canonical_dense(ts: Sequence[Any], center: int) -> list[Any]:
+    """Dense sites (tenferro tensors or tracers) in mixed canonical form around ``center``: QR from the
+    left, LQ from the right (differentiable)."""
+    ts = list(ts)
+    for i in range(center):
+        dl, d, dr = tuple(ts[i].shape)
+        q, r = tf.linalg.qr(tf.reshape(ts[i], (dl * d, dr)))
+        ts[i] = tf.reshape(q, (dl, d, tuple(q.shape)[1]))
+        ts[i + 1] = tf.einsum("ab,bsc->asc", r, ts[i + 1])
+    for i in range(len(ts) - 1, center, -1):
+        dl, d, dr = tuple(ts[i].shape)
+        lo, q = tf.linalg.lq(tf.reshape(ts[i], (dl, d * dr)))
+        ts[i] = tf.reshape(q, (tuple(q.shape)[0], d, dr))
+        ts[i - 1] = tf.einsum("asb,bc->asc", ts[i - 1], lo)
+    return ts
 
 
 @functools.lru_cache(maxsize=256)
@@ -242,24 +266,49 @@ def compress_sweep(ts: Sequence[Any], max_bond: int | None, cutoff: float) -> tu
     return truncate_sweep(ops_for(ts).left_orthonormal(ts), max_bond, cutoff)
 
 
+def _max_abs(a: np.ndarray) -> float:
+    """The largest absolute entry of a host array (of a complex one, the largest absolute real or
+    imaginary part, within a factor ``sqrt(2)`` of it) by BLAS ``i?amax``: one pass, no temporary."""
+    if not a.size:
+        return 0.0
+    x = a.ravel(order="K")
+    if x.dtype.kind == "c":
+        x = x.view(x.real.dtype)
+    if x.dtype not in _AMAX:
+        return float(np.max(np.abs(x)))
+    return abs(float(x[_AMAX[x.dtype](x)]))
+
+
+def _host_view(b: Any) -> np.ndarray:
+    """The entries of a concrete block on the host: a host tenferro tensor's own storage (no copy)."""
+    return b.numpy() if isinstance(b, tf.Tensor) and b.placement.device is None else to_host(b)
+
+
 def _site_exponent(t: Any) -> int:
-    """``e`` with the largest absolute entry of a concrete site in ``[2**(e-1), 2**e)`` (0 for zeros)."""
-    if not isinstance(t, SymmetricTensor):
-        return exponent(t)
-    m = max((float(np.max(np.abs(to_host(b)))) for b in t.blocks.values() if b.size), default=0.0)
+    """``e`` with the largest absolute entry of a concrete site in ``[2**(e-1), 2**e)`` (for complex
+    entries ``[2**(e-1), 2**(e+1))``; 0 for zeros and for abstract values): a NumPy array, a tenferro
+    tensor or a tidu tracer (its primal), dense or symmetric."""
+    blocks = t.blocks.values() if isinstance(t, SymmetricTensor) else [t]
+    values = [b if isinstance(b, np.ndarray) else concrete(b) for b in blocks]
+    m = max((_max_abs(_host_view(b)) for b in values if b is not None), default=0.0)
     return math.frexp(m)[1] if 0.0 < m < math.inf else 0
 
 
 def _ldexp_site(t: Any, e: int) -> Any:
-    """A concrete site times ``2**e`` (exact unless it over- or underflows)."""
-    if e == 0 or not isinstance(t, SymmetricTensor):
+    """A concrete site times ``2**e`` (exact unless it over- or underflows): NumPy arrays and symmetric
+    host blocks by ``ldexp``, tenferro tensors and tracers by a multiplication by the power of two (a
+    constant for tidu: derivatives scale alike)."""
+    if e == 0 or isinstance(t, np.ndarray):
         return ldexp(t, e)
-    return tidu.tree_map(lambda b: host_tensor(ldexp(to_host(b), e)), t)
+    if isinstance(t, SymmetricTensor) and host_blocks([t]):
+        return tidu.tree_map(lambda b: host_tensor(ldexp(to_host(b), e)), t)
+    h = e // 2  # two factors: 2**e itself may lie outside the float range
+    return (t * float(ldexp(1.0, h))) * float(ldexp(1.0, e - h))
 
 
 def unit_scaled(ts: Sequence[Any]) -> tuple[list[Any], int]:
-    """Each concrete site (a NumPy array or a symmetric tensor) divided by the power of two ``2**e_i``
-    that brings its largest entry into ``[0.5, 1)`` (exact), and ``sum e_i``; the sites as they are
+    """Each concrete site (a NumPy array, a tenferro tensor or tracer, dense or symmetric) divided by the
+    power of two ``2**e_i`` that brings its largest entry into ``[0.5, 1)`` (exact), and ``sum e_i``; the sites as they are
     and 0 when no partial sum ``e_0 + ... + e_i`` exceeds 256 in size. (A compression sweep carries
     the scale of the sites to its left, so the sweep of the unscaled chain is that of the scaled
     one times ``2**(e_0 + ... + e_i)`` at site ``i``, the same numbers while nothing leaves the
@@ -270,13 +319,20 @@ def unit_scaled(ts: Sequence[Any]) -> tuple[list[Any], int]:
     return [_ldexp_site(t, -e) for t, e in zip(ts, exps)], sum(exps)
 
 
-def rescaled(ts: Sequence[Any], e: int) -> list[Any]:
-    """The concrete chain times ``2**e``: on site 0 when that stays in range, else spread over the sites."""
+def in_range(t: Any, e: int) -> bool:
+    """Whether the concrete site ``t`` times ``2**e`` keeps its largest entry well inside the float range."""
+    return abs(_site_exponent(t) + e) < 1000
+
+
+def rescaled(ts: Sequence[Any], e: int, site: int = 0) -> list[Any]:
+    """The concrete chain times ``2**e``: on ``site`` (the centre of a canonical form) when that stays
+    in range, else spread over the sites."""
     ts = list(ts)
     if e == 0:
         return ts
-    if abs(_site_exponent(ts[0]) + e) < 1000:
-        return [_ldexp_site(ts[0], e)] + ts[1:]
+    if in_range(ts[site], e):
+        ts[site] = _ldexp_site(ts[site], e)
+        return ts
     q, r = divmod(e, len(ts))
     return [_ldexp_site(t, q + (1 if i < r else 0)) for i, t in enumerate(ts)]
 
