@@ -74,7 +74,7 @@ from .environments import apply_hac, apply_hc, left_environments, right_environm
 from .gauge import mixed_canonical
 from .impo import InfiniteMPO
 from .imps import iMPS
-from .itebd import _site_expect, itebd
+from .itebd import _site_expect, common_cell, itebd
 from .vumps import _errors, _expand
 
 __all__ = ["itdvp", "ITDVPResult"]
@@ -277,20 +277,8 @@ def _gate_step(
 
 
 def _check_cells(psi0: iMPS, H: InfiniteMPO) -> int:
-    """The common cell of the state and the MPO (one a multiple of the other)."""
-    if psi0.cell % H.cell and H.cell % psi0.cell:
-        raise DimensionMismatchError(
-            f"itdvp: the state's cell ({psi0.cell}) and the MPO's ({H.cell}) must divide one another"
-        )
-    cell = max(psi0.cell, H.cell)
-    d_mpo = [H.tensors[i % H.cell].shape[1] for i in range(cell)]
-    d_state = [psi0.phys_dims[i % psi0.cell] for i in range(cell)]
-    if d_mpo != d_state:
-        raise DimensionMismatchError(
-            f"itdvp: physical dimensions {d_state} of the state against {d_mpo} of the MPO; "
-            "build both on the same local space"
-        )
-    return cell
+    """The common cell of the state and the MPO (:func:`.itebd.common_cell`)."""
+    return common_cell(psi0, H, "itdvp", DimensionMismatchError)
 
 
 def _advance(

@@ -31,7 +31,7 @@ from .impo import InfiniteMPO, _value
 from .imps import iMPS
 from .transfer import _operator
 
-__all__ = ["itebd", "ITEBDResult", "bond_hamiltonians"]
+__all__ = ["itebd", "ITEBDResult", "bond_hamiltonians", "common_cell"]
 
 
 @dataclasses.dataclass
@@ -93,6 +93,22 @@ def _apply(B: list, lam: list, i: int, U: np.ndarray, max_bond: int, cutoff: flo
     return discarded
 
 
+def common_cell(psi0: iMPS, H: InfiniteMPO, what: str, cell_error: type) -> int:
+    """The common cell of the state and the MPO (one a multiple of the other: else ``cell_error``),
+    their physical dimensions checked site by site over it (:class:`DimensionMismatchError`)."""
+    if psi0.cell % H.cell and H.cell % psi0.cell:
+        raise cell_error(f"{what}: the state's cell ({psi0.cell}) and the MPO's ({H.cell}) must divide one another")
+    cell = max(psi0.cell, H.cell)
+    d_mpo = [H.tensors[i % H.cell].shape[1] for i in range(cell)]
+    d_state = [psi0.phys_dims[i % psi0.cell] for i in range(cell)]
+    if d_mpo != d_state:
+        raise DimensionMismatchError(
+            f"{what}: physical dimensions {d_state} of the state against {d_mpo} of the MPO; "
+            "build both on the same local space"
+        )
+    return cell
+
+
 @keyword_hints
 def itebd(
     H: InfiniteMPO,
@@ -121,19 +137,8 @@ def itebd(
     max_bond = check_positive_int(max_bond, "itebd: max_bond")
     cutoff = check_cutoff(cutoff)
     threads = check_threads(threads)
-    if psi0.cell % H.cell and H.cell % psi0.cell:
-        raise InvalidOptionError(
-            f"itebd: the state's cell ({psi0.cell}) and the MPO's ({H.cell}) must divide one another"
-        )
+    cell = common_cell(psi0, H, "itebd", InvalidOptionError)
     observables = dict(observables or {})
-    cell = max(psi0.cell, H.cell)
-    d_mpo = [H.tensors[i % H.cell].shape[1] for i in range(cell)]
-    d_state = [psi0.phys_dims[i % psi0.cell] for i in range(cell)]
-    if d_mpo != d_state:
-        raise DimensionMismatchError(
-            f"itebd: physical dimensions {d_state} of the state against {d_mpo} of the MPO; "
-            "build both on the same local space"
-        )
     cell = cell if cell % 2 == 0 else 2 * cell
     reps = cell // psi0.cell
     dtype = float if imaginary and np.result_type(psi0.dtype, H.dtype).kind != "c" else complex

@@ -329,16 +329,7 @@ class _Cell:
 
     def dense(self) -> tuple[list[np.ndarray], np.ndarray]:
         """``A_L`` as dense arrays ``(left, d, right)`` (bond indices by charge) and ``C`` of bond 0."""
-        n, d = self.n, len(self.q)
-        out = []
-        for i in range(n):
-            left, right = self.bonds[i], self.bonds[(i + 1) % n]
-            lo, ro = _offsets(left), _offsets(right)
-            a = np.zeros((sum(left.values()), d, sum(right.values())), dtype=self.dtype)
-            for (ql, s), m in self.AL[i].items():
-                qr = self.norm(ql + self.q[s])
-                a[lo[ql] : lo[ql] + m.shape[0], s, ro[qr] : ro[qr] + m.shape[1]] = m
-            out.append(a)
+        out = self._embedded(self.AL)
         D0 = sum(self.bonds[0].values())
         c0 = np.zeros((D0, D0), dtype=self.dtype)
         o = _offsets(self.bonds[0])
