@@ -55,8 +55,8 @@ from ..tools.errors import InvalidOptionError, Tensor4allTypeError
 from ..networks.mpo import MPO, check_compatible, symmetric_mpo_sites
 from ..networks.mps import MPS
 from .schedule import RIGHT, sweep_schedule
-from ..networks.site_ops import compress_sweep, ops_for, rescaled, truncate_sweep, unit_scaled
-from ..networks.symmetric_sites import random_sites
+from ..networks.site_ops import canonical_dense, compress_sweep, ops_for, rescaled, truncate_sweep, unit_scaled
+from ..networks.symmetric_sites import canonical_sites, is_symmetric, random_sites
 from ..tools.checks import check_cutoff, check_positive_int, check_real, check_seed, concrete, np_dtype
 from ..tools.threads import blas_threads, bond_of, check_threads
 
@@ -129,16 +129,16 @@ def _apply(
     if method == "naive" or psi.L == 1:
         sites = _naive(ws, ts, max_bond, cutoff)
     elif method == "zipup":
-        sites = _zipup(ws, _right_canonical(ts, grading), max_bond, cutoff)
+        sites = _zipup(ws, _right_canonical(ts), max_bond, cutoff)
     else:
         start = _random_start(psi, mpo, max_bond, seed)
         sites = _fit(ws, ts, start, max_bond, cutoff, sweeps, tol)
     return MPS._from_leaves(rescaled(sites, e), grading)
 
 
-def _right_canonical(ts: Sequence[Any], grading: Any) -> list[Any]:
-    """The sites ``ts`` in right-canonical form (differentiable QR)."""
-    return MPS._from_leaves(ts, grading).canonicalize(0).tensors
+def _right_canonical(ts: Sequence[Any]) -> list[Any]:
+    """The (already unit-scaled) sites ``ts`` in right-canonical form (differentiable QR)."""
+    return canonical_sites(ts, 0) if is_symmetric(ts) else canonical_dense(ts, 0)
 
 
 def _naive(ws: Sequence[Any], ts: Sequence[Any], max_bond: int | None, cutoff: float) -> list[Any]:

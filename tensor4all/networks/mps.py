@@ -43,7 +43,7 @@ from ..tools.errors import (
 )
 from ..tools.device import to_host
 from ..tools.threads import bond_of, thread_policy
-from .arithmetic import scaled, summed
+from .arithmetic import check_summands, scaled, summed
 from .chain import SiteChain, leaves_of, site_tensors
 from .contractions import overlap_tensors, pow2, scaled_overlap, scaled_sites
 from .files import read_mps, write_mps
@@ -57,7 +57,7 @@ from .mps_measurements import (
     schmidt_values,
 )
 from .schmidt_form import SchmidtForm, schmidt_form
-from .site_ops import canonical_dense, compress_sweep, in_range, rescaled, unit_scaled
+from .site_ops import canonical_dense, compress_sweep, in_range, ldexp_site, rescaled, unit_scaled
 from .symmetric_sites import Grading, canonical_sites, check_symmetric_chain, host_blocks, is_symmetric, norm2_blocks
 
 __all__ = ["MPS", "overlap", "add"]
@@ -323,15 +323,15 @@ class MPS(SiteChain):
         center = self._check_site(center, "canonicalize: center")
         check_finite_arrays(leaves_of(self._tensors), "MPS.canonicalize")
         ts, e = unit_scaled(self._tensors)  # exact powers of two: a drifting chain stays in the float range
-        ts = (
-            canonical_sites(ts, center) if self.symmetric else canonical_dense(ts, center)
-        )  # blockwise QR, sectors kept
-        if not in_range(ts[center], e):
-            raise ValueRangeError(
-                f"MPS.canonicalize: the norm of the state, about 2**{e}, lies beyond the float range, so the "
-                "centre site cannot hold it; normalize() the state first"
-            )
-        self._tensors = rescaled(ts, e, center)  # the norm, moved into the centre's exponent
+        ts = canonical_sites(ts, center) if self.symmetric else canonical_dense(ts, center)  # (sectors kept)
+        if e:  # the norm, moved into the centre's exponent
+            if not in_range(ts[center], e):
+                raise ValueRangeError(
+                    f"MPS.canonicalize: the norm of the state, about 2**{e}, lies beyond the float range, so the "
+                    "centre site cannot hold it; normalize() the state first"
+                )
+            ts[center] = ldexp_site(ts[center], e)
+        self._tensors = ts
         self._center = center
         return self
 
@@ -576,15 +576,14 @@ def add(*states: MPS, max_bond: int | None = None, cutoff: float = 1e-12) -> MPS
     if max_bond is not None:
         max_bond = check_positive_int(max_bond, "add: max_bond")
     cutoff = check_cutoff(cutoff, "add: cutoff")
-    out = _sum(list(states), "add")
+    check_summands(states, "add", MPS)
     if max_bond is None and cutoff == 0.0:
-        return out
-    scaled = [unit_scaled(s._tensors) for s in states]  # exact powers of two, as MPS.compress
+        return _sum(list(states), "add")
+    # each state unit-scaled (exact powers of two, as MPS.compress), 2**(e - top) on its first site
+    scaled = [unit_scaled(s._tensors) for s in states]
     top = max(e for _, e in scaled)
-    if any(x is not y for (ts, _), s in zip(scaled, states) for x, y in zip(ts, s._tensors)):
-        # each state unit-scaled, the factor 2**(e - top) <= 1 on its first site, the sum times 2**top
-        parts = [MPS._from_leaves(rescaled(ts, e - top), s._grading) for (ts, e), s in zip(scaled, states)]
-        out = _sum(parts, "add")
+    parts = [MPS._from_leaves(rescaled(ts, e - top), s._grading) for (ts, e), s in zip(scaled, states)]
+    out = _sum(parts, "add")
     ts, _ = compress_sweep(out._tensors, max_bond, cutoff)
     out._tensors = rescaled(ts, top)
     return out

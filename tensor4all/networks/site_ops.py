@@ -63,6 +63,7 @@ __all__ = [
     "unit_scaled",
     "rescaled",
     "in_range",
+    "ldexp_site",
 ]
 
 
@@ -279,9 +280,14 @@ def _max_abs(a: np.ndarray) -> float:
     return abs(float(x[_AMAX[x.dtype](x)]))
 
 
-def _host_view(b: Any) -> np.ndarray:
-    """The entries of a concrete block on the host: a host tenferro tensor's own storage (no copy)."""
-    return b.numpy() if isinstance(b, tf.Tensor) and b.placement.device is None else to_host(b)
+def _block_max_abs(b: Any) -> float:
+    """:func:`_max_abs` of a concrete block: a host array's or host tenferro tensor's own storage (no
+    copy), a device array reduced where it lives (one number comes back)."""
+    if isinstance(b, tf.Tensor) and b.placement.device is None:
+        return _max_abs(b.numpy())
+    if isinstance(b, np.ndarray):
+        return _max_abs(b)
+    return float(tf.amax(tf.abs(b))) if math.prod(tuple(b.shape)) else 0.0
 
 
 def _site_exponent(t: Any) -> int:
@@ -290,11 +296,11 @@ def _site_exponent(t: Any) -> int:
     tensor or a tidu tracer (its primal), dense or symmetric."""
     blocks = t.blocks.values() if isinstance(t, SymmetricTensor) else [t]
     values = [b if isinstance(b, np.ndarray) else concrete(b) for b in blocks]
-    m = max((_max_abs(_host_view(b)) for b in values if b is not None), default=0.0)
+    m = max((_block_max_abs(b) for b in values if b is not None), default=0.0)
     return math.frexp(m)[1] if 0.0 < m < math.inf else 0
 
 
-def _ldexp_site(t: Any, e: int) -> Any:
+def ldexp_site(t: Any, e: int) -> Any:
     """A concrete site times ``2**e`` (exact unless it over- or underflows): NumPy arrays and symmetric
     host blocks by ``ldexp``, tenferro tensors and tracers by a multiplication by the power of two (a
     constant for tidu: derivatives scale alike)."""
@@ -316,7 +322,7 @@ def unit_scaled(ts: Sequence[Any]) -> tuple[list[Any], int]:
     exps = [_site_exponent(t) for t in ts]
     if max(abs(e) for e in itertools.accumulate(exps)) <= 256:
         return list(ts), 0
-    return [_ldexp_site(t, -e) for t, e in zip(ts, exps)], sum(exps)
+    return [ldexp_site(t, -e) for t, e in zip(ts, exps)], sum(exps)
 
 
 def in_range(t: Any, e: int) -> bool:
@@ -331,10 +337,10 @@ def rescaled(ts: Sequence[Any], e: int, site: int = 0) -> list[Any]:
     if e == 0:
         return ts
     if in_range(ts[site], e):
-        ts[site] = _ldexp_site(ts[site], e)
+        ts[site] = ldexp_site(ts[site], e)
         return ts
     q, r = divmod(e, len(ts))
-    return [_ldexp_site(t, q + (1 if i < r else 0)) for i, t in enumerate(ts)]
+    return [ldexp_site(t, q + (1 if i < r else 0)) for i, t in enumerate(ts)]
 
 
 def truncate_sweep(ts: Sequence[Any], max_bond: int | None, cutoff: float) -> tuple[list[Any], float]:

@@ -200,12 +200,12 @@ class TCI2:
         columns ``{0..d_c-1} x J[c]``: a site of dimension 1 between two bonds does not cap them
         at each other's rank."""
         b = c - 1  # the bond whose sets I[c], J[c - 1] are updated; bonds a .. c-2 pass through
-        rows = self._pad_left(_kron_left(self.I[a], self.dims[a]), c)
-        cols = _kron_right(self.dims[c], self.J[c])
-        m, n = len(rows), len(cols)
         if len(self.J[b]) == self.full_rank[b]:
             self.bond_errors[b], self.full[b] = 0.0, True
             return
+        rows = self._pad_left(_kron_left(self.I[a], self.dims[a]), c)
+        cols = _kron_right(self.dims[c], self.J[c])
+        m, n = len(rows), len(cols)
         r, cc = _positions(self.I[c], rows), _positions(self.J[b], cols)
         mat = self.fn.matrix(rows, cols)
         hint = max(len(r), len(self.I[a]) if forward else len(self.J[c]))  # the neighbour's rank

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import tenferro as tf
-import tensor4all as t4a
 from tensor4all import MPS, add, apply, models, overlap
 from tensor4all.networks.contractions import overlap_tensors
 from tensor4all.networks.site_ops import canonical_dense
@@ -141,7 +140,3 @@ def test_ordinary_states_unchanged_bit_for_bit(kw):
         got = MPS(psi.tensors).canonicalize(5).tensors
         for a, b in zip(got, canonical_dense(psi.tensors, 5)):
             assert np.array_equal(_dense(a), _dense(b))
-
-
-def test_public_names_kept():
-    assert t4a.MPS is MPS and t4a.overlap is overlap and t4a.add is add
