@@ -67,7 +67,7 @@ import scipy.linalg
 
 from ..linalg.krylov import expm_krylov
 from ..tools.checks import check_cutoff, check_positive_int, check_real, check_time_grid
-from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError
+from ..tools.errors import InvalidOptionError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
 from ..tools.threads import blas_threads, check_threads
 from .environments import apply_hac, apply_hc, left_environments, right_environments
@@ -219,7 +219,7 @@ def itdvp(
     if tol <= 0:
         raise InvalidOptionError(f"itdvp: tol must be positive, got {tol}")
     threads = check_threads(threads)
-    cell = _check_cells(psi0, H)
+    cell = common_cell(psi0, H, "itdvp")
     gates = all(factors[-1][0] - factors[0][0] <= 1 for _, _, factors in H.terms)
     cell = 2 * cell if gates and cell % 2 else cell  # iTEBD's cell is even
     observables = dict(observables or {})
@@ -274,11 +274,6 @@ def _gate_step(
     new = itebd(H, psi, dt, dt, imaginary=imaginary, max_bond=max_bond, cutoff=cutoff).state
     st.update(AL=[a.astype(dtype) for a in new.AL], AR=[a.astype(dtype) for a in new.AR])
     st["C"] = [c.astype(dtype) for c in new.C]
-
-
-def _check_cells(psi0: iMPS, H: InfiniteMPO) -> int:
-    """The common cell of the state and the MPO (:func:`.itebd.common_cell`)."""
-    return common_cell(psi0, H, "itdvp", DimensionMismatchError)
 
 
 def _advance(

@@ -93,11 +93,13 @@ def _apply(B: list, lam: list, i: int, U: np.ndarray, max_bond: int, cutoff: flo
     return discarded
 
 
-def common_cell(psi0: iMPS, H: InfiniteMPO, what: str, cell_error: type) -> int:
-    """The common cell of the state and the MPO (one a multiple of the other: else ``cell_error``),
-    their physical dimensions checked site by site over it (:class:`DimensionMismatchError`)."""
+def common_cell(psi0: iMPS, H: InfiniteMPO, what: str) -> int:
+    """The common cell of the state and the MPO (one a multiple of the other), their physical
+    dimensions checked site by site over it; :class:`DimensionMismatchError` otherwise."""
     if psi0.cell % H.cell and H.cell % psi0.cell:
-        raise cell_error(f"{what}: the state's cell ({psi0.cell}) and the MPO's ({H.cell}) must divide one another")
+        raise DimensionMismatchError(
+            f"{what}: the state's cell ({psi0.cell}) and the MPO's ({H.cell}) must divide one another"
+        )
     cell = max(psi0.cell, H.cell)
     d_mpo = [H.tensors[i % H.cell].shape[1] for i in range(cell)]
     d_state = [psi0.phys_dims[i % psi0.cell] for i in range(cell)]
@@ -137,7 +139,7 @@ def itebd(
     max_bond = check_positive_int(max_bond, "itebd: max_bond")
     cutoff = check_cutoff(cutoff)
     threads = check_threads(threads)
-    cell = common_cell(psi0, H, "itebd", InvalidOptionError)
+    cell = common_cell(psi0, H, "itebd")
     observables = dict(observables or {})
     cell = cell if cell % 2 == 0 else 2 * cell
     reps = cell // psi0.cell
