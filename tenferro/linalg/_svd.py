@@ -177,18 +177,61 @@ def _svd_reduced_jvp(tf, da, u, s, vh, dtype, m, n, k):
     ds = tf.real(ds) if dtype.is_complex else ds
     dp = mhm(u, dav)  # U^H dA V, [K, K, B...]
     du_core, dv_core = svd_vectors_p.bind(dp, s)
-    if m > k or n > k or dtype.is_complex:
+    null = _rounding_null(s, m, n)
+    if m > k or n > k or dtype.is_complex or null is not None:
         s_inv = safe_reciprocal(s)
     if dtype.is_complex:  # imaginary diagonal: phase convention
         du_core = tf.add(du_core, tf.multiply(tf.multiply(tf.subtract(dp, mH(dp)), 0.5), tf.embed_diag(s_inv)))
-    du = mm(u, du_core)
-    dvh = tf.negative(mm(dv_core, vh))
-    if m > k:  # (I - U U^H) dA V S^{-1}
-        du = tf.add(du, tf.multiply(tf.subtract(dav, mm(u, dp)), as_cols(s_inv, m)))
-    if n > k:  # S^{-1} U^H dA (I - V V^H)
-        uda = mhm(u, da)
-        dvh = tf.add(dvh, tf.multiply(tf.subtract(uda, mm(dp, vh)), as_rows(s_inv, n)))
+    if null is None:
+        du = mm(u, du_core)
+        dvh = tf.negative(mm(dv_core, vh))
+        if m > k:  # (I - U U^H) dA V S^{-1}
+            du = tf.add(du, tf.multiply(tf.subtract(dav, mm(u, dp)), as_cols(s_inv, m)))
+        if n > k:  # S^{-1} U^H dA (I - V V^H)
+            uda = mhm(u, da)
+            dvh = tf.add(dvh, tf.multiply(tf.subtract(uda, mm(dp, vh)), as_rows(s_inv, n)))
+        return du, ds, dvh
+    # A null cluster Z (values at rounding level) beside the range R: the vectors of R take
+    # their null-space terms as projectors through R, (I - U_R U_R^H) dA V_R S_R^{-1} and
+    # S_R^{-1} U_R^H dA (I - V_R V_R^H), instead of sums over the null vectors (the same value:
+    # the coefficients of a null pair (j, k in R) are 1/s_k and s_j/s_k^2, exact to s_j/s_k).
+    # The null vectors rotate among themselves at rates 1/(s_j - s_i) (the zero-cluster rule);
+    # through the sums, a second derivative multiplied those rates by terms that cancel only
+    # to rounding, and lost every digit (docs/ad/gauge.md, "Zero singular values").
+    r, z, zr, rz = null
+    du = mm(u, tf.multiply(du_core, rz))  # the (Z, R) entries dropped
+    dvh = tf.negative(mm(tf.multiply(dv_core, zr), vh))  # the (R, Z) entries dropped
+    ru = tf.multiply(dp, as_rows(r, k))  # U_R^H dA V, rows of Z zeroed
+    du = tf.add(du, tf.multiply(tf.subtract(dav, mm(u, ru)), as_cols(tf.multiply(s_inv, r), m)))
+    uda = mhm(u, da)
+    dvh = tf.add(
+        dvh, tf.multiply(tf.subtract(uda, mm(tf.multiply(dp, as_cols(r, k)), vh)), as_rows(tf.multiply(s_inv, r), n))
+    )
+    if m > k:  # the null columns: (I - U U^H) dA V S^{-1}, as without a cluster
+        du = tf.add(du, tf.multiply(tf.subtract(dav, mm(u, dp)), as_cols(tf.multiply(s_inv, z), m)))
+    if n > k:
+        dvh = tf.add(dvh, tf.multiply(tf.subtract(uda, mm(dp, vh)), as_rows(tf.multiply(s_inv, z), n)))
     return du, ds, dvh
+
+
+def _rounding_null(s: Any, m: int, n: int) -> tuple | None:
+    """Where a matrix of the batch has both singular values at rounding level (``s <=
+    max(m, n) eps s_max``, NumPy's ``matrix_rank`` tolerance; exact zeros included) and
+    values above it: ``(r, z, 1 - [z_i r_j], 1 - [r_i z_j])`` as constants (``r``, ``z``
+    ``[K, B...]`` 0/1 masks of the range and the null cluster), else None (also for
+    abstract values)."""
+    x = concrete(s)
+    if x is None or x.size == 0 or type(x) is not np.ndarray:
+        return None
+    tol = max(m, n) * np.finfo(x.dtype).eps * np.max(x, axis=0)
+    zero = x <= tol
+    if not (zero.any(axis=0) & ~zero.all(axis=0)).any():
+        return None
+    z = zero.astype(x.dtype)
+    r = 1.0 - z
+    zr = 1.0 - r[:, None] * z[None, :]
+    rz = 1.0 - z[:, None] * r[None, :]
+    return tuple(const(fortran(v), like=s) for v in (r, z, zr, rz))
 
 
 # ---------------------------------------------------------------------------
