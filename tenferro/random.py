@@ -12,6 +12,13 @@ tensor is made. On a GPU an int seed drives CuPy's generator **on the device**
 (as in PyTorch); a ``numpy.random.Generator`` seed is drawn on the host and
 uploaded (its state lives on the host).
 
+Under :func:`tenferro.jit` the function runs once, while tracing, and what it
+draws becomes a constant of the compiled program. An int seed is static (keyed by
+value): each seed value is traced once and gives the same numbers as an eager call
+with that seed. A ``numpy.random.Generator`` seed raises :class:`tenferro.JitError`
+there (its draws would be frozen, the generator never advanced): draw outside the
+compiled function and pass the tensor in, or pass an int seed.
+
 Complex dtypes: :func:`normal` draws real and imaginary parts independently
 from N(0, 1/2), so the result is standard complex normal with ``E|z|^2 = 1``;
 :func:`uniform` draws both parts independently from ``U[low, high)``.
@@ -23,6 +30,8 @@ import math
 from typing import Any
 
 import numpy as np
+
+from tidu import StagedFunction
 
 from ._creation import out_of_memory
 from ._dtypes import DTypeLike, dtype as _dtype, float64, int64
@@ -48,9 +57,25 @@ def _layout(flat: Any, shape: tuple[int, ...]) -> Tensor:
     return Tensor._wrap(flat.reshape(shape, order="F"))
 
 
+def _refuse_frozen(op: str, seed: Seed) -> None:
+    """A Generator seed inside a trace (``tenferro.jit``): the draw would run once and be
+    replayed by every call, the generator never advanced; refused with the trace's error."""
+    staged = StagedFunction.tracing() if isinstance(seed, np.random.Generator) else None
+    if staged is not None:
+        raise staged.error(
+            f"tenferro.random.{op} got a numpy.random.Generator seed while the function is traced: the "
+            "draw would run once, its numbers would be frozen into the compiled program and every later "
+            "call would repeat them (the generator would not advance). Draw the random numbers outside "
+            "the compiled function and pass them as a tensor argument, or pass an int seed as an "
+            "argument (a Python int is static: each seed value is traced once and gives the same numbers "
+            "as an eager call with that seed; a new seed traces again)"
+        )
+
+
 def _draw(
     op: str, seed: Seed, placement: Placement | None, shape: tuple[int, ...], draw: Any, dtype: Any = None
 ) -> Tensor:
+    _refuse_frozen(op, seed)
     try:
         return _draw_at(op, seed, placement, shape, draw)
     except MemoryError:

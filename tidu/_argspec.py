@@ -1,7 +1,7 @@
 """The arguments of a staged function: which are static and which donated (by
 position and by name, each completed from the other through the signature, as
 JAX's ``jit`` does), and leaves of the arguments and outputs in words for error
-messages. Used by :mod:`._staging`."""
+messages. Used by :mod:`._staging` and by ``checkpoint`` (:mod:`._custom`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from ._pytree import PyTreeDef, tree_flatten
 
-__all__ = ["ArgSpec", "describe_leaf", "describe_output"]
+__all__ = ["ArgSpec", "describe_leaf", "describe_output", "is_static_leaf"]
 
 _P = inspect.Parameter
 
@@ -182,6 +182,14 @@ class ArgSpec:
         static_pos = self.static_positions(len(args), self._error)
         it = iter(dyn_args)
         return tuple(args[j] if j in static_pos else next(it) for j in range(len(args)))
+
+
+def is_static_leaf(x: Any) -> bool:
+    """Argument leaves that are static by default (keyed by value in a staged
+    function, passed as they are into a checkpointed one): Python scalars and
+    strings (an einsum subscript, a mode such as ``ord="fro"``, a loop count), and
+    ``...`` (an einsum label list's ellipsis)."""
+    return type(x) in (bool, int, float, complex, str, bytes) or x is Ellipsis
 
 
 def describe_leaf(parts: tuple, i: int) -> str:

@@ -11,10 +11,11 @@ function stages one linear primitive whose transpose is the user's ``bwd``.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
+from ._argspec import ArgSpec, describe_leaf, is_static_leaf
 from ._core import Primitive, current_stack, find_top_trace
-from ._errors import CustomRuleError, NonDifferentiableError
+from ._errors import CustomRuleError, InvalidArgumentError, NonDifferentiableError, UnregisteredTypeError
 from ._ad import JVPTrace, backward_pass, jvp_flat, linearize_flat
 from ._batching import BatchTrace, BatchTracer, move_batch_axis, vmap
 from .graph import Graph, GraphTrace, make_graph
@@ -294,18 +295,40 @@ class checkpoint:
 
     ``fun`` is traced once per call into a graph (closed-over traced values become
     explicit inputs), so its Python control flow must not depend on traced values.
+    Static arguments are passed to ``fun`` as they are, not traced, so control flow
+    may depend on them: the positions in ``static_argnums`` (as in ``jax.checkpoint``;
+    as a decorator: ``functools.partial(tidu.checkpoint, static_argnums=1)``) and, as
+    under a staged function (``tenferro.jit``), every Python scalar or string leaf
+    (``checkpoint(body)(x, 3)`` with a loop count ``3``). Any other argument leaf must
+    be a value of a registered type; one that is not raises
+    :class:`UnregisteredTypeError` naming the argument and ``static_argnums``.
     """
 
-    def __init__(self, fun: Callable[..., Any]):
+    def __init__(self, fun: Callable[..., Any], *, static_argnums: int | Sequence[int] | None = None):
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self._where = f"tidu.checkpoint({getattr(fun, '__name__', 'fun')})"
+        self._args = ArgSpec(fun, self._where, InvalidArgumentError, static_argnums=static_argnums)
+        self.static_argnums = self._args.static_nums
 
     def __call__(self, *args: Any) -> Any:
         if not current_stack():
             return self.fun(*args)
-        graph = make_graph(self.fun, *args)
-        leaves = tree_flatten(args)[0]
-        explicit = list(graph.consts) + leaves
+        spec = self._args
+        static_pos = spec.static_positions(len(args), InvalidArgumentError)
+        dyn = [(j, a) for j, a in enumerate(args) if j not in static_pos]
+        leaves, tree = tree_flatten(tuple(a for _, a in dyn))
+        mask = [not isinstance(x, Tracer) and is_static_leaf(x) for x in leaves]
+        traced = [x for x, st in zip(leaves, mask) if not st]
+        avals = [self._aval(x, i, dyn) for i, (x, st) in enumerate(zip(leaves, mask)) if not st]
+
+        def flat_fun(*xs: Any) -> Any:
+            it = iter(xs)
+            full = [next(it) if not st else x for x, st in zip(leaves, mask)]
+            return self.fun(*spec.merge_static(args, tree_unflatten(tree, full)))
+
+        graph = make_graph(flat_fun, *avals, avals=True)
+        explicit = list(graph.consts) + traced
         closed = Graph(list(graph.constvars) + list(graph.invars), [], [], graph.eqns, graph.outvars)
         top = find_top_trace(explicit)
         if top is None:
@@ -313,6 +336,24 @@ class checkpoint:
         else:
             outs = _handler(top, "checkpoint")(top, closed, explicit)
         return tree_unflatten(graph.out_tree, outs)
+
+    def _aval(self, x: Any, i: int, dyn: list) -> Any:
+        """The aval of argument leaf ``i`` (of the non-static arguments ``dyn``:
+        ``(position, value)`` pairs), or an error naming it and ``static_argnums``."""
+        try:
+            return aval_of(x)
+        except UnregisteredTypeError as exc:
+            n = i
+            for j, a in dyn:
+                k = len(tree_flatten(a)[0])
+                if n < k:
+                    break
+                n -= k
+            where = describe_leaf([(self._args.label(p), a) for p, a in dyn], i)
+            raise UnregisteredTypeError(
+                f"{self._where}: {where} cannot be traced ({exc}). Mark the argument static to pass it to "
+                f"the function as it is: tidu.checkpoint(fun, static_argnums={j})"
+            ) from None
 
 
 remat = checkpoint

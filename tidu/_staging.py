@@ -20,10 +20,11 @@ from __future__ import annotations
 import collections
 import math
 import numbers
+import threading
 import warnings
 from typing import Any, Callable, NamedTuple, Sequence
 
-from ._argspec import ArgSpec, describe_leaf, describe_output
+from ._argspec import ArgSpec, describe_leaf, describe_output, is_static_leaf as _is_static
 from ._call import ClosedCall, Compiler, call_p
 from ._errors import InvalidArgumentError, TiduError, TracerConversionError
 from .graph import Graph, make_graph
@@ -123,13 +124,6 @@ def _is_scalar(x: Any) -> bool:
     return type(x) in (bool, int, float, complex)
 
 
-def _is_static(x: Any) -> bool:
-    """Argument leaves that are static by default (keyed by value): Python scalars
-    and strings (an einsum subscript, a mode such as ``ord="fro"``), and ``...``
-    (an einsum label list's ellipsis)."""
-    return type(x) in (bool, int, float, complex, str, bytes) or x is Ellipsis
-
-
 class StagedFunction:
     """``fun`` traced once per signature and replayed through a compiled executable.
 
@@ -146,6 +140,10 @@ class StagedFunction:
     trace depends on; it is part of the key.
     ``donor`` runs calls with donated arguments (without one, donation is ignored).
     ``maxsize=None``: the cache is unbounded.
+    ``refuse(x)`` (optional) returns why ``x`` can be no argument at all, static or
+    not (e.g. a random generator: a trace would read its state once and freeze the
+    draws into the program), or ``None``; a refused argument is an error naming it.
+    :meth:`tracing` tells library code that it runs inside a trace (see there).
     """
 
     def __init__(
@@ -167,6 +165,7 @@ class StagedFunction:
         arg_error: type[Exception] = InvalidArgumentError,
         context: Callable[[], Any] | None = None,
         donor: Donor | None = None,
+        refuse: Callable[[Any], str | None] | None = None,
     ):
         if not callable(fun):
             raise arg_error(f"{what}: expected a callable, got {type(fun).__name__}")
@@ -184,6 +183,7 @@ class StagedFunction:
         self._error = error
         self._context = context
         self._donor = donor
+        self._refuse = refuse
         self.__name__ = getattr(fun, "__name__", "fun")
         self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
         self.__doc__ = getattr(fun, "__doc__", None)
@@ -213,13 +213,14 @@ class StagedFunction:
         spec = self.args
         static_pos = spec.static_positions(len(args), self._error)
         statics = [
-            ("arg", j, _static(args[j], lambda j=j: f"positional argument {j}", self)) for j in sorted(static_pos)
+            ("arg", j, _static(args[j], lambda j=j: f"positional argument {j}", self, refuse=True))
+            for j in sorted(static_pos)
         ]
         dyn_args = tuple(a for j, a in enumerate(args) if j not in static_pos)
         dyn_kwargs = {}
         for k in sorted(kwargs):
             if k in spec.static_names:
-                statics.append(("kw", k, _static(kwargs[k], lambda k=k: f"keyword argument {k!r}", self)))
+                statics.append(("kw", k, _static(kwargs[k], lambda k=k: f"keyword argument {k!r}", self, refuse=True)))
             else:
                 dyn_kwargs[k] = kwargs[k]
         origin = (args, static_pos, dyn_kwargs)
@@ -260,6 +261,7 @@ class StagedFunction:
             return None, False
         if self._is_value(x):
             return aval_of(x), False
+        _check_refused(x, lambda: self._describe(origin, i), self)
         raise self._error(
             f"{self._what}({self.__name__}): {self._describe(origin, i)} is of type {_type_name(x)} "
             f"({_short_repr(x)}), which is neither an array nor a scalar or string; arguments of a compiled "
@@ -337,6 +339,8 @@ class StagedFunction:
             return [o for i, o in enumerate(outs) if i not in drop]
 
         self.traces += 1
+        tracing = _tracing_stack()
+        tracing.append(self)
         try:
             graph = make_graph(flat_fun, *avals, avals=True)
         except TracerConversionError as exc:
@@ -346,6 +350,8 @@ class StagedFunction:
                 "Python number or NumPy array needs a concrete value. Mark the argument static "
                 "(static_argnums=... / static_argnames=...) or use array operations (e.g. where)."
             ) from exc
+        finally:
+            tracing.pop()
         if any(isinstance(c, Tracer) for c in graph.consts):
             return None
         graph.in_tree = graph.out_tree = None
@@ -403,6 +409,22 @@ class StagedFunction:
         self._cache[key] = entry
         while self.maxsize is not None and len(self._cache) > self.maxsize:
             self._cache.popitem(last=False)
+
+    # ---- library code running inside a trace ----------------------------------
+    @staticmethod
+    def tracing() -> "StagedFunction | None":
+        """The staged function whose trace is running in the calling thread (the
+        innermost one), or ``None``. What runs during a trace runs once: its result
+        enters the compiled program as a constant, replayed by every later call. A
+        library uses this to refuse work whose effect must happen on every call
+        (e.g. a draw from a stateful random generator) with :meth:`error`."""
+        stack = _tracing_stack()
+        return stack[-1] if stack else None
+
+    def error(self, message: str) -> StagingError:
+        """This staged function's typed error (its ``error`` class, e.g.
+        ``tenferro.JitError``) for ``message``, prefixed with the function in words."""
+        return self._error(f"{self._what}({self.__name__}): {message}")
 
     # ---- inspection ------------------------------------------------------------
     def cache_info(self) -> CacheInfo:
@@ -503,8 +525,29 @@ def _value_key(x: Any) -> Any:
     return (t, x)
 
 
-def _static(x: Any, what: Callable[[], str], staged: StagedFunction) -> _Static:
-    """The key of static value ``x`` (``what()``: the argument in words)."""
+_local = threading.local()
+
+
+def _tracing_stack() -> list:
+    """The staged functions being traced in the calling thread (innermost last)."""
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+def _check_refused(x: Any, what: Callable[[], str], staged: StagedFunction) -> None:
+    """Raise the staged function's error when its ``refuse`` hook refuses ``x``."""
+    reason = staged._refuse(x) if staged._refuse is not None else None
+    if reason:
+        raise staged.error(f"{what()} is {reason}")
+
+
+def _static(x: Any, what: Callable[[], str], staged: StagedFunction, refuse: bool = False) -> _Static:
+    """The key of static value ``x`` (``what()``: the argument in words; ``refuse``:
+    ask the staged function's ``refuse`` hook first)."""
+    if refuse:
+        _check_refused(x, what, staged)
     try:
         hash(x)
     except TypeError:

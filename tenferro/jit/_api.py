@@ -120,6 +120,33 @@ def _static_leaf(x: Any) -> bool:
     return isinstance(x, (np.generic, np.dtype, DType, Placement, enum.Enum))
 
 
+_RNG_STATE = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
+
+_FROZEN_DRAW_FIX = (
+    "Draw the random numbers outside the compiled function and pass them as a tensor argument, "
+    "or pass an int seed to tenferro.random (a Python int is static: each seed value is traced once "
+    "and gives the same numbers as an eager call with that seed; a new seed traces again)"
+)
+
+
+def _refuse(x: Any) -> str | None:
+    """Why ``x`` can be no argument of a compiled function: a NumPy random generator
+    (also inside a tuple or frozenset). Its state would be read once, while tracing:
+    every call would replay the first call's numbers."""
+    if isinstance(x, _RNG_STATE):
+        return (
+            f"a numpy.random.{type(x).__name__}: a compiled function reads it only while "
+            "tracing, so the numbers drawn from it would be frozen into the program and every later "
+            f"call would repeat them (the generator would not advance). {_FROZEN_DRAW_FIX}"
+        )
+    if isinstance(x, (tuple, frozenset)):
+        for e in x:
+            reason = _refuse(e)
+            if reason:
+                return reason
+    return None
+
+
 def _context() -> tuple:
     """Ambient settings a trace depends on: the default placement (where creation
     functions put tensors) and ``tenferro.linalg``'s settings (read by derivative
@@ -173,6 +200,7 @@ class JitFunction(StagedFunction):
             arg_error=JitArgumentError,
             context=_context,
             donor=run_donating,
+            refuse=_refuse,
         )
 
     def _compile(self, graph: Graph, donate: tuple[bool, ...] = ()) -> Program:
