@@ -143,7 +143,12 @@ def dmrg(
         conserve: run in one sector of a conserved charge: ``"Sz"`` (the
             spin spaces' ``"2Sz"``), ``"parity"`` (``"pauli"``, with ``tfim(conserve="parity")``),
             ``"N"`` (the particle number of ``"electron"``, with ``hubbard``), ``"auto"`` (the
-            first charge of the local space, in its order, that ``H`` conserves, else dense),
+            first charge of the local space, in its order, that ``H`` conserves, else dense; where
+            it also picks the sector, no ``sector`` and no product-state ``psi0``, a charge with an
+            ``Sz`` part only if the spin flip leaves ``H`` unchanged: in a field the ground state is
+            magnetized, so ``"N,Sz"`` falls back to ``"N"`` and ``"Sz"`` to a dense run; a
+            ferromagnetic anisotropy, the XXZ chain at ``Jz < -J``, has its ground states at the
+            largest ``|Sz|``, which the default sector misses: give ``sector=`` there),
             ``"none"`` (dense) or ``None`` (the default: what a symmetric ``psi0`` or an MPO built
             with ``conserve=`` carries, else dense). The sweeps then run on the charge
             sectors of every bond (``_sector_dmrg``): the state never leaves the sector, and

@@ -34,6 +34,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..algorithms.sector_dmrg import sector_product_state
+from ..operators.term_charges import reversal_invariant as chain_reversal_invariant
 from ..sites.charges import (
     CONSERVED_CHARGES,
     NonConservingError,
@@ -210,59 +211,19 @@ def _resolve_charge(conserve: str | None, local: str, Ws: list[np.ndarray], n: i
     return None
 
 
-REVERSAL_TOL = 1e-12
-"""The largest ``||H - R H R||_F^2 / ||H||_F^2`` (on a window of :data:`REVERSAL_CELLS` cells) for
-which ``H`` counts as invariant under the charge reversal ``R`` (the traces cancel to ~1e-15)."""
-
 REVERSAL_CELLS = 3
 """Cells of the window on which :func:`reversal_invariant` compares ``H`` with ``R H R``."""
 
 
-def charge_reversal(q: list[int], modulus: int) -> list[int] | None:
-    """The basis permutation ``s -> r(s)`` with ``q_r(s) = -q_s`` (modulo ``modulus``), pairing the
-    states of opposite charges in their order (a spin's ``|m> -> |-m>``, the electron's up and down
-    exchanged); None where some charge has no opposite of the same multiplicity."""
-    norm = (lambda c: c % modulus) if modulus else (lambda c: c)
-    by: dict[int, list[int]] = {}
-    for s, c in enumerate(q):
-        by.setdefault(norm(c), []).append(s)
-    perm = list(range(len(q)))
-    for c, states in by.items():
-        partner = by.get(norm(-c))
-        if partner is None or len(partner) != len(states):
-            return None
-        for s, t in zip(states, partner):
-            perm[s] = t
-    return perm
-
-
 def reversal_invariant(Ws: list[np.ndarray], q: list[int], modulus: int) -> bool:
-    """Whether the cell MPO ``Ws`` (automaton tensors, ``ready`` the first state and ``done`` the last)
-    is invariant under the charge reversal :func:`charge_reversal` applied to every site: then the
-    lowest energies of charges ``+Q`` and ``-Q`` per cell are equal and charge 0 per cell is the
-    symmetric choice (a spin chain without a field; a parity always reverses to itself). A uniform
-    field ``h Sz`` breaks it, and the ground state then has a magnetization that a run of charge 0 per
-    cell cannot reach. Measured on a window of :data:`REVERSAL_CELLS` cells by MPO traces,
-    ``||H - R H R||^2 = Tr H^dagger H + Tr H'^dagger H' - 2 Re Tr H^dagger H'`` (no dense matrix)."""
-    perm = charge_reversal(q, modulus)
-    if perm is None:
-        return False
-    if perm == list(range(len(q))):
-        return True
+    """Whether the cell MPO ``Ws`` is invariant under the charge reversal applied to every site
+    (:func:`~tensor4all.operators.term_charges.reversal_invariant` on a window of
+    :data:`REVERSAL_CELLS` cells): then the lowest energies of charges ``+Q`` and ``-Q`` per cell are
+    equal and charge 0 per cell is the symmetric choice (a spin chain without a field; a parity always
+    reverses to itself). A uniform field ``h Sz`` breaks it, and the ground state then has a
+    magnetization that a run of charge 0 per cell cannot reach."""
     chain = list(Ws) * REVERSAL_CELLS
-    flipped = [w[:, perm][:, :, perm] for w in chain]
-    hh = _mpo_trace(chain, chain).real
-    defect = hh + _mpo_trace(flipped, flipped).real - 2.0 * _mpo_trace(chain, flipped).real
-    return hh > 0.0 and defect <= REVERSAL_TOL * hh
-
-
-def _mpo_trace(a: list[np.ndarray], b: list[np.ndarray]) -> complex:
-    """``Tr A^dagger B`` of two chains of automaton tensors, from ``ready`` to ``done``."""
-    env = np.zeros((a[0].shape[0], b[0].shape[0]), dtype=np.result_type(a[0], b[0]))
-    env[0, 0] = 1.0
-    for x, y in zip(a, b):
-        env = np.einsum("ab,astc,bstd->cd", env, x.conj(), y)
-    return complex(env[-1, -1])
+    return chain_reversal_invariant(chain, [list(q)] * len(chain), modulus)
 
 
 def _product_indices(psi0: iMPS) -> list[int] | None:

@@ -16,7 +16,8 @@ the charges).
 
 from __future__ import annotations
 
-from typing import Sequence
+import itertools
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -24,7 +25,14 @@ from ..sites.charges import NonConservingError
 from ..sites.local_spaces import LocalSpace
 from .opsum import OpSum
 
-__all__ = ["mpo_bond_charges", "operator_charge", "check_opsum_conserves"]
+__all__ = [
+    "mpo_bond_charges",
+    "operator_charge",
+    "check_opsum_conserves",
+    "charge_reversal",
+    "reversal_invariant",
+    "REVERSAL_TOL",
+]
 
 
 def mpo_bond_charges(
@@ -102,3 +110,74 @@ def check_opsum_conserves(os: OpSum, space: LocalSpace, charge: str, modulus: in
                 f"{total}; each term of a conserving Hamiltonian changes it by 0 (pair raising with lowering "
                 "operators in one term, e.g. S+(i) S-(j))"
             )
+
+
+# ---- the charge reversal ---------------------------------------------------------------------
+REVERSAL_TOL = 1e-12
+"""The largest ``||H - R H R||_F^2 / ||H||_F^2`` for which :func:`reversal_invariant` counts ``H`` as
+invariant under the charge reversal ``R`` (the traces cancel to ~1e-15)."""
+
+
+def charge_reversal(q: Sequence[int], modulus: int) -> list[int] | None:
+    """The basis permutation ``s -> r(s)`` with ``q_r(s) = -q_s`` (modulo ``modulus``), pairing the
+    states of opposite charges in their order (a spin's ``|m> -> |-m>``, the electron's up and down
+    exchanged); None where some charge has no opposite of the same multiplicity."""
+    norm = (lambda c: c % modulus) if modulus else (lambda c: c)
+    by: dict[int, list[int]] = {}
+    for s, c in enumerate(q):
+        by.setdefault(norm(int(c)), []).append(s)
+    perm = list(range(len(q)))
+    for c, states in by.items():
+        partner = by.get(norm(-c))
+        if partner is None or len(partner) != len(states):
+            return None
+        for s, t in zip(states, partner):
+            perm[s] = t
+    return perm
+
+
+def reversal_invariant(Ws: Sequence[np.ndarray], q: Sequence[Sequence[int]], modulus: int) -> bool:
+    """Whether the chain of MPO tensors ``Ws`` (``W[l, s, t, r]``, the first bond state the start and
+    the last the end, as the automaton's) is invariant under a charge reversal ``R`` on every site:
+    the permutation :func:`charge_reversal` of the basis charges ``q[i]``, with a sign per basis state
+    (the electron's spin flip exchanges up and down and gives the doubly occupied state a sign, its
+    order of creation operators reversed; a spin's needs none). Then the lowest energies of the
+    charges ``+Q`` and ``-Q`` are equal (a chain without a field; a parity always reverses to
+    itself); a field ``h Sz`` breaks it. The signs are searched (:data:`REVERSAL_MAX_DIM`) and
+    measured by MPO traces, ``||H - R H R^T||^2 = 2 Tr H^dagger H - 2 Re Tr H^dagger (R H R^T)``."""
+    perms = [charge_reversal(qi, modulus) for qi in q]
+    if any(p is None for p in perms):
+        return False
+    if all(p == list(range(len(p))) for p in perms):
+        return True
+    hh = mpo_trace(Ws, Ws).real
+    if not hh > 0.0:
+        return False
+    for signs in _sign_patterns(q):
+        flipped = [(w * np.multiply.outer(d, d)[None, :, :, None])[:, p][:, :, p] for w, p, d in zip(Ws, perms, signs)]
+        if 2.0 * (hh - mpo_trace(Ws, flipped).real) <= REVERSAL_TOL * hh:
+            return True
+    return False
+
+
+REVERSAL_MAX_DIM = 6
+"""Chains of one local space of at most this dimension have every sign pattern of the reversal
+tried (2^(d-1) of them); others the permutation alone."""
+
+
+def _sign_patterns(q: Sequence[Sequence[int]]) -> Iterator[list[np.ndarray]]:
+    d = len(q[0])
+    if any(list(qi) != list(q[0]) for qi in q) or d > REVERSAL_MAX_DIM:
+        yield [np.ones(len(qi)) for qi in q]
+        return
+    for tail in itertools.product((1.0, -1.0), repeat=d - 1):
+        yield [np.array((1.0,) + tail)] * len(q)
+
+
+def mpo_trace(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> complex:
+    """``Tr A^dagger B`` of two chains of MPO tensors, from the first bond state to the last."""
+    env = np.zeros((a[0].shape[0], b[0].shape[0]), dtype=np.result_type(a[0], b[0]))
+    env[0, 0] = 1.0
+    for x, y in zip(a, b):
+        env = np.einsum("ab,astc,bstd->cd", env, np.conj(x), y)
+    return complex(env[-1, -1])
