@@ -131,7 +131,8 @@ def bonds_from_opsum(os: OpSum, space: LocalSpace, L: int, what: str) -> BondHam
                 f"{what}: the term {_term_text(term)} acts on {len(sites)} sites {sites} (with "
                 "its Jordan-Wigner string, for fermions); TEBD takes one- and two-site terms "
                 "only (use tdvp for longer-range products and fermion hopping beyond nearest "
-                "neighbours)"
+                "neighbours, from a state whose bonds have grown: from a product state TDVP's "
+                "two-site projection misses such terms, FrozenBondsWarning)"
             )
         if len(sites) == 2:
             i, j = sites
