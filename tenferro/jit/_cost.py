@@ -34,6 +34,7 @@ _FACTOR = {
     "expm_frechet": 60.0,
     "triangular_solve": 1.0,
     "lstsq": 4.0,
+    "pinv": 14.0,  # the SVD and the product V diag(1/s) U^H
 }
 
 

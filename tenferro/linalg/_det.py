@@ -21,7 +21,7 @@ from .._aval import meta, xp_of
 from .._registry import primitive
 from .._batching import trailing_batch
 from ._errors import LinalgShapeError, SingularMatrixError
-from ._solve import inv_p
+from ._solve import _numerically_singular_inverse, inv_p  # the one rank rule (also inv's and solve's)
 from ._util import FAMILY, bind as _bind, check_matrix, concrete, lead, operand, trail, wrap
 from ._lapack import numerically_singular
 from ._matops import mm, mT, mtrace_product
@@ -275,20 +275,6 @@ def _slogdet_singular(shape: tuple) -> SingularMatrixError:
         "(log|det a| = -inf there, and A^{-1} has no correct digit at numerical singularity); differentiate det, "
         "whose derivatives are exact at singular matrices"
     )
-
-
-def _numerically_singular_inverse(x: Any, x_inv: Any) -> bool:
-    """Some matrix of ``x`` (trailing batch) has ``||A||_1 ||A^{-1}||_1 >= 1 / (N eps)``,
-    from the inverse already computed (O(N^2)): numerically singular, as
-    :func:`numerically_singular` but without an SVD. LAPACK's LU reports only exact
-    zero pivots; a complex matrix that is exactly singular usually has none."""
-    if x is None or x_inv is None or not x.size:
-        return False
-    xp = xp_of(x)
-    norm1 = xp.max(xp.sum(xp.abs(x), axis=0), axis=0)
-    inv_norm1 = xp.max(xp.sum(xp.abs(x_inv), axis=0), axis=0)
-    cond = norm1 * inv_norm1
-    return bool(xp.any(~xp.isfinite(cond) | (cond * x.shape[0] * np.finfo(x.dtype).eps >= 1)))
 
 
 @dispatchable

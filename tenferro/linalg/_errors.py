@@ -43,7 +43,7 @@ class NonPositiveDefiniteError(LinalgError, TenferroValueError):
 
 
 class SingularMatrixError(LinalgError, TenferroValueError):
-    """``solve``/``inv`` of an exactly singular matrix."""
+    """``solve``/``inv`` of a singular matrix: an exact zero pivot, or singular to working precision (LAPACK's condition estimate, as SciPy's ``solve`` warns)."""
 
 
 class DomainError(LinalgError, TenferroValueError):

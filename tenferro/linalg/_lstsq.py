@@ -7,7 +7,9 @@ CuPy's SVD-based ``lstsq`` on a GPU), matrix by matrix. It is linear in ``b``;
 its JVP in ``a`` is the derivative of the pseudo-inverse at fixed rank
 (Golub and Pereyra, SIAM J. Numer. Anal. 10, 413, 1973), written with
 ``lstsq_p`` itself, so every order is exact where the rank is locally constant.
-``pinv`` is a composition with ``svd``. See docs/ad/solve.md.
+``pinv`` is its own primitive, ``pinv_p(a, rtol)`` (gesdd, each matrix's reciprocals
+masked by its own rank), with the same fixed-rank derivative written with ``pinv_p``:
+no singular vectors, so it is exact at repeated singular values. See docs/ad/solve.md.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from .._batching import trailing_batch
 from .._tensor import Tensor
 from . import _device
 from ._errors import ConvergenceError, LinalgShapeError
-from ._svd import svd, svdvals
+from ._lapack import lapack
+from ._svd import svdvals
 from ._util import FAMILY, bind as _bind, check_batch, check_matrix, concrete, lead, operand, wrap
-from ._matops import as_cols, columns, leading, mH, mm, mT, rows, to_dtype
+from ._matops import leading, mH, mm, mT, to_dtype
 from .. import _ops as tf
 from .._dtypes import int64, result_type
 
@@ -184,29 +187,72 @@ def _tolerance(op: str, name: str, value: Any, default: float) -> float:
     return v
 
 
+pinv_p = primitive("pinv", FAMILY)
+pinv_p.def_batch(trailing_batch(pinv_p))  # trailing batch axes: tenferro._batching
+"""``pinv_p(a, rtol)``: the pseudo-inverse ``[N, M, B...]`` of each matrix of ``a``
+``[M, N, B...]``, its singular values ``<= rtol * s_max`` (per matrix) treated as zero."""
+
+
+@pinv_p.def_impl
+def _pinv_impl(a, rtol):
+    # V diag(1/s) U^H from gesdd (svd's driver); every matrix keeps its own rank: the
+    # reciprocals it drops are masked, never taken (shape-static, so jit runs this too)
+    x = a._data
+    m, n, batch = x.shape[0], x.shape[1], tuple(x.shape[2:])
+    k, dt = min(m, n), x.dtype
+    xp = xp_of(x)
+    if x.size == 0:
+        return Tensor._wrap(xp.zeros((n, m) + batch, dt, order="F"))
+    try:
+        u, s, vh = lapack(
+            "pinv",
+            "svd",
+            [lead(x)],
+            [((m, k) + batch, dt, 2), ((k,) + batch, dt.type(0).real.dtype, 1), ((k, n) + batch, dt, 2)],
+            full_matrices=False,
+        )
+    except np.linalg.LinAlgError as exc:
+        raise ConvergenceError(f"pinv: the SVD of a {fmt_shape(x.shape)} did not converge ({exc})") from None
+    u, s, vh = lead(u), lead(s, 1), lead(vh)
+    keep = s > rtol * s[..., :1]
+    inv = xp.where(keep, 1.0 / xp.where(keep, s, 1.0), 0.0)
+    p = (xp.conj(xp.swapaxes(vh, -1, -2)) * inv[..., None, :]) @ xp.conj(xp.swapaxes(u, -1, -2))
+    return wrap(p.astype(dt, copy=False))
+
+
+@pinv_p.def_abstract_eval
+def _pinv_aval(a, rtol):
+    check_matrix("pinv", "a", a)
+    return a.update(shape=(a.shape[1], a.shape[0]) + tuple(a.shape[2:]))
+
+
+def _pinv_jvp(da, p, a, rtol):
+    # at fixed rank (Golub and Pereyra 1973), P = A+:
+    #   dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P,
+    # products with P = pinv_p(a) (traced at higher orders): no singular vectors, so exact
+    # where singular values repeat, to every order where the rank is locally constant
+    dah = mH(da)
+    ph = mH(p)
+    t1 = mm(p, mm(da, p))
+    t2 = mm(mm(p, ph), tf.subtract(dah, mm(mm(dah, a), p)))
+    t3 = mm(tf.subtract(dah, mm(p, mm(a, dah))), mm(ph, p))
+    return tf.add(tf.subtract(t2, t1), t3)
+
+
+pinv_p.def_jvp_per_arg(_pinv_jvp)
+
+
 def pinv(a: Any, rtol: float | None = None) -> Any:
     """Moore–Penrose pseudo-inverse ``[N, M, B...]`` of ``a`` ``[M, N, B...]`` via the
     SVD: singular values ``<= rtol * S[0]`` (default ``max(M, N) * eps``) are
-    discarded (the rank choice is not differentiated). Differentiable where the
-    rank is locally constant."""
+    discarded, matrix by matrix of a batch (each keeps its own rank; the rank choice is
+    not differentiated). Differentiable where the rank is locally constant, to every
+    order: the derivative at fixed rank (Golub–Pereyra), written with ``pinv`` itself, so
+    exact also where singular values repeat (e.g. at ``eye(5, 3)``)."""
     a = operand("pinv", "a", a)
     shape, dtype = meta(a)
     check_matrix("pinv", "a", aval_of_operand(a))
     rtol = _tolerance(
         "pinv", "rtol", rtol, default=max(shape[0], shape[1]) * float(np.finfo(dtype.real_dtype.numpy).eps)
     )
-    u, s, vh = svd(a)
-    sv = concrete(s)
-    k = meta(s)[0][0]
-    if sv is None and k:  # staged (jit): the rank is unknown now; mask the reciprocals (shape-static, as JAX)
-        keep = tf.greater(s, tf.multiply(leading(s, 1), rtol))
-        inv = tf.where(keep, tf.divide(1.0, tf.where(keep, s, 1.0)), 0.0)
-        return mm(tf.multiply(mH(vh), as_cols(inv, shape[1])), mH(u))
-    if sv is not None and sv.size:
-        keep = sv > rtol * sv[:1]
-        k = int(keep.reshape(keep.shape[0], -1).sum(axis=0).max())
-    if k < meta(s)[0][0]:
-        u, s, vh = columns(u, 0, k), leading(s, k), rows(vh, 0, k)
-    if k == 0:
-        return tf.multiply(mH(a), 0.0)
-    return mm(tf.multiply(mH(vh), as_cols(tf.divide(1.0, s), shape[1])), mH(u))
+    return _bind(pinv_p, a, rtol=rtol)

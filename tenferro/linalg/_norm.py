@@ -4,7 +4,8 @@ See docs/ad/norm.md. Norms are not differentiable where they are not smooth
 (at zero, at ties of ``max``); the rules then give one subgradient. At ``x = 0``
 the 2-norm, Frobenius norm and p-norms (p > 1) use the double-``where`` form
 ``where(s == 0, 0, root(where(s == 0, 1, s)))`` of ``root(s)``, ``s = sum |x|^p``,
-so their derivatives of every order are 0 there (never NaN)."""
+so their derivatives of every order are 0 there (never NaN). A p-norm with p < 0
+is 0 where any entry is 0 (as NumPy: ``|0|^p = inf``), with derivatives 0 there."""
 
 from __future__ import annotations
 
@@ -55,7 +56,12 @@ def _vector_norm(x: Any, ord: Any, axes: tuple) -> Any:
         ax = tf.abs(x)
         zero = tf.equal(ax, 0.0)  # |x_i|^p with zero derivatives at x_i = 0 (double where)
         terms = tf.where(zero, 0.0, tf.power(tf.where(zero, 1.0, ax), p))
-        return _safe_root(tf.sum(terms, axis=axes), p)
+        if p > 0:
+            return _safe_root(tf.sum(terms, axis=axes), p)
+        # p < 0: |0|^p = inf, so any zero entry makes the norm 0 (NumPy); there the value is
+        # 0 near it along every other entry and >= 0 everywhere: derivatives 0 (no NaN)
+        any_zero = tf.greater(tf.sum(tf.where(zero, 1.0, 0.0), axis=axes), 0.0)
+        return tf.where(any_zero, 0.0, _safe_root(tf.sum(terms, axis=axes), p))
     raise TenferroValueError(f"norm: invalid ord {ord!r} for a vector norm; expected None, 1, 2, inf, -inf or a number")
 
 

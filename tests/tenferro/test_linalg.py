@@ -43,8 +43,8 @@ SHAPES = [(4, 3), (3, 3), (3, 4), (4, 3, 2), (3, 4, 2, 2)]
 JIT_CONCRETE_BUG = (
     "derivative rules that read concrete values while they are traced (eig's defective V, det's "
     "third and slogdet's first derivative at a singular matrix) cannot check under jit, where values "
-    "are abstract: the compiled derivative raises later under another primitive's name (inv) or "
-    "returns a number, instead of the eager typed error"
+    "are abstract: the compiled derivative raises later under another primitive's name (inv, solve) "
+    "or returns a number, instead of the eager typed error"
 )
 
 
@@ -854,7 +854,8 @@ def test_non_finite_input(fn, name, bad, mode, request):
         compiled(fn, mode)(tf.asarray(x))
 
 
-@pytest.mark.parametrize("mode", _modes(JIT_CONCRETE_BUG, raises=pytest.fail.Exception))
+# jit: on the CPU solve's own check raises "solve: ... numerically singular" (V); on a GPU nothing raises
+@pytest.mark.parametrize("mode", _modes(JIT_CONCRETE_BUG, raises=(AssertionError, pytest.fail.Exception)))
 def test_eig_defective_names_eig(mode):
     for a in ([[1.0, 1.0], [0.0, 1.0]], [[0.0, 1.0], [0.0, 0.0]]):
         with pytest.raises(la.SingularMatrixError, match="eig: .*defective"):

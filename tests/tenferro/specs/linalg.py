@@ -388,7 +388,7 @@ SPECS = (
             covers=("lstsq",),
             make_args=_low_rank(2),
         ),
-        OpSpec("linalg_pinv", la.pinv, _TALL_SQUARE_WIDE, covers=("svd",), make_args=_spectral("svd")),
+        OpSpec("linalg_pinv", la.pinv, _TALL_SQUARE_WIDE, covers=("pinv",), make_args=_spectral("svd")),
         OpSpec(
             "linalg_truncated_svd",
             _truncated,
