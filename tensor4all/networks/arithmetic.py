@@ -71,7 +71,7 @@ def check_summands(states: Sequence[Any], what: str, cls: type) -> None:
                 f"{what}: site {bad} has the physical leg {a.tensors[bad].legs[1]!r} in operand "
                 f"0 and {b.tensors[bad].legs[1]!r} in operand {k}"
             )
-        if a.charge != b.charge:
+        if a._group_charge != b._group_charge:
             raise SectorMismatchError(
                 f"{what}: operand 0 is in the sector {a.sector or a.charge}, operand {k} in "
                 f"{b.sector or b.charge}; states of different sectors have no symmetric sum "

@@ -433,14 +433,17 @@ def _quimb_arrays(q: Any, site_inds: Sequence[Any], what: str) -> list[np.ndarra
 
 
 def _charges_of(arrays: list[np.ndarray], g: Grading, what: str) -> tuple[list[np.ndarray], list[list[int]]]:
-    """The charge of every bond state from the entries above 1e-12 of the site's largest (bond
-    states of no weight dropped)."""
+    """The charge of every bond state from its entries above 1e-12 of its own largest (bond states
+    that are exactly zero dropped). Per bond state, not per site: a gauge that scales a bond state
+    down on one site and up on the next leaves the state unchanged (a column of 1e-13 of the site's
+    largest entry is not zero, and dropping it lost half of the state)."""
     G, arrays = g.symmetry, list(arrays)
     bonds = [[G.identity]]
     for i in range(len(arrays)):
         a = arrays[i]
-        nz = np.abs(a) > 1e-12 * np.abs(a).max(initial=0.0)
-        keep = nz.any(axis=(0, 1))
+        column = np.abs(a).max(axis=(0, 1), initial=0.0)
+        nz = np.abs(a) > 1e-12 * column[None, None, :]
+        keep = column > 0.0
         if i + 1 < len(arrays):
             a, arrays[i + 1] = a[:, :, keep], arrays[i + 1][keep]
             nz = nz[:, :, keep]

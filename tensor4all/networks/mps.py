@@ -560,7 +560,7 @@ def overlap(a: MPS, b: MPS) -> Any:
         and a.symmetry == b.symmetry
         and all(x.legs[1].same_space(y.legs[1]) for x, y in zip(a._tensors, b._tensors))
     ):
-        if a.charge != b.charge:  # states of different sectors are orthogonal
+        if a._group_charge != b._group_charge:  # states of different sectors are orthogonal
             return tf.asarray(np.zeros((), dtype=np.result_type(np.dtype(str(a.dtype)), np.dtype(str(b.dtype)))))
         return scaled_overlap(a._tensors, b._tensors, "overlap")
     return scaled_overlap(a.dense()._tensors, b.dense()._tensors, "overlap")
