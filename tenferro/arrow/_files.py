@@ -17,7 +17,10 @@ column holds (re, im) pairs in a trailing axis, which :func:`load` turns back in
 complex tensors without a copy; the column's type marks them too, see
 :mod:`tenferro.arrow._convert`, so a column read alone comes back complex as well).
 Files from other producers load as lists of tensors; metadata that contradicts
-the column (another dtype, an unknown kind) is an error, not a guess.
+the column (another dtype, an unknown kind) is an error, not a guess. The schema
+metadata ``tenferro.version`` is the file format's version (1); :func:`load` refuses a
+file of another version (a newer tenferro's, whose tensors may mean something else) or
+of a ``tenferro.layout`` it does not know, naming what it found and what it reads.
 
 The format follows the extension (``.arrow``/``.ipc``/``.feather``: Arrow IPC,
 ``.parquet``/``.pq``: Parquet, anything else: Arrow IPC unless ``format=`` says
@@ -69,6 +72,14 @@ _KIND = b"tenferro.kind"
 _DTYPE = b"tenferro.dtype"
 _VERSION = b"tenferro.version"
 _LAYOUT = b"tenferro.layout"
+#: the file format version :func:`save` writes, and those :func:`load` reads (a file
+#: without ``tenferro.version``, from another producer, is read as plain fixed_shape_tensor
+#: columns)
+_FORMAT_VERSION = 1
+_READ_VERSIONS = (1,)
+#: the table layouts :func:`load` reads (``tenferro.layout``; files of version 1 written
+#: before the packed layout existed have none: their columns say which)
+_LAYOUTS = ("rows", "packed")
 _ARROW_MAGIC = b"ARROW1"
 _PARQUET_MAGIC = b"PAR1"
 #: what a file that is not a tensor file probably is, by its first bytes
@@ -177,7 +188,9 @@ def _table(pa: Any, entries: Mapping[str, Any], dim_names: Mapping[str, Sequence
             for a in columns
         ]
     fields = [pa.field(name, a.type, nullable=True, metadata=m) for name, a, m in zip(entries, columns, metas)]
-    return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata={_VERSION: b"1", _LAYOUT: layout.encode()}))
+    return pa.Table.from_arrays(
+        columns, schema=pa.schema(fields, metadata={_VERSION: str(_FORMAT_VERSION).encode(), _LAYOUT: layout.encode()})
+    )
 
 
 def _check_parquet_readable(pa: Any, table: Any) -> None:
@@ -337,6 +350,36 @@ def _read_table(pa: Any, op: str, path: Path, mmap: bool) -> Any:
     )
 
 
+def _check_format(op: str, path: Path, metadata: Mapping[bytes, bytes] | None) -> None:
+    """:class:`TensorFileError` for a file whose ``tenferro.version`` is not one of
+    :data:`_READ_VERSIONS` (a newer format: its tensors may mean something else) or whose
+    ``tenferro.layout`` is not one of :data:`_LAYOUTS`."""
+    meta = metadata or {}
+    raw, layout = meta.get(_VERSION), meta.get(_LAYOUT)
+    supported = ", ".join(map(str, _READ_VERSIONS))
+    if raw is not None:
+        try:
+            version = int(raw.decode("ascii"))
+        except (UnicodeDecodeError, ValueError):
+            raise TensorFileError(
+                f"{op}: {str(path)!r} records the format version {raw!r}, which is not a version "
+                f"number; this tenferro reads format version(s) {supported} (the file is corrupt)"
+            ) from None
+        if version not in _READ_VERSIONS:
+            newer = version > max(_READ_VERSIONS)
+            raise TensorFileError(
+                f"{op}: {str(path)!r} was written in tenferro file format version {version}; this "
+                f"tenferro reads format version(s) {supported}"
+                + (" (the file is from a newer tenferro: upgrade tenferro to read it)" if newer else "")
+            )
+    if layout is not None and layout not in tuple(x.encode() for x in _LAYOUTS):
+        raise TensorFileError(
+            f"{op}: {str(path)!r} records the table layout {layout.decode(errors='replace')!r}, which this "
+            f"tenferro does not know (format version(s) {supported}: layouts {', '.join(map(repr, _LAYOUTS))}); "
+            "the file is from a newer tenferro or corrupt"
+        )
+
+
 def _tensor_column(pa: Any, op: str, where: str, field: Any, column: Any, rows: int) -> Any:
     """The fixed_shape_tensor data of a column: the column itself (rows layout) or the tensors
     in its single list row (packed layout), without a copy."""
@@ -416,7 +459,10 @@ def load(path: str | os.PathLike[str], *, mmap: bool = True, stack: bool = False
     read-only views of the mapping (no copy, no read until used; keep the file
     unchanged while they live). ``mmap`` and ``stack`` are True or False. A missing
     file raises :class:`TensorFileNotFoundError`; a truncated, corrupt or
-    non-tensor file :class:`TensorFileError`, naming the file.
+    non-tensor file :class:`TensorFileError`, naming the file; so does a file of a
+    format version this tenferro does not read (metadata ``tenferro.version``: version
+    1 is read, a file without it as another producer's) or of an unknown table layout
+    (``tenferro.layout``), naming the version found and those supported.
     """
     op = "load"
     pa = import_pyarrow(op)
@@ -424,6 +470,7 @@ def load(path: str | os.PathLike[str], *, mmap: bool = True, stack: bool = False
     mmap = _flag(op, "mmap", mmap)
     stack = _flag(op, "stack", stack)
     table = _read_table(pa, op, target, mmap)
+    _check_format(op, target, table.schema.metadata)
     try:
         column_names = table.column_names  # decoded here: every later field.name is then valid text
     except UnicodeDecodeError as exc:

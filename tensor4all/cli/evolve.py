@@ -250,7 +250,14 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
         "or the ground state at g != 0, N and Sz together (N,Sz) for hubbard; else none), Sz, "
         "parity, N, N,Sz or none (dense)",
     )
-    copied(a, "seed", help="seed of the random initial state of the ground-state DMRG (--state ground) (default: 0)")
+    ground_seed = dmrg.actions["seed"].default  # --state ground without --seed: dmrg's default seed
+    copied(
+        a,
+        "seed",
+        default=None,
+        help="seed of the random initial state of the ground-state DMRG, only with --state ground "
+        f"(default: {ground_seed})",
+    )
     copied(
         a,
         "threads",
@@ -278,7 +285,9 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
     )
 
     def run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str] | None) -> int:
-        check(p, args)
+        check(p, args)  # --seed with a product state: refused
+        if args.state == "ground" and args.seed is None:
+            args.seed = ground_seed
         return EvolveRun(p, args, list(sys.argv[1:] if argv is None else argv)).run()
 
     p.set_defaults(func=run)

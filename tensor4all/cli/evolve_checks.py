@@ -70,6 +70,11 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             f"argument --quench-{quench[0]}: a quench starts from the ground state; give --state ground "
             f"(a product state evolves with --{quench[0]} itself)"
         )
+    if getattr(args, "seed", None) is not None and args.state != "ground":
+        parser.error(
+            f"argument --seed: seeds the random start of the ground-state DMRG (--state ground); the "
+            f"product state --state {args.state} has nothing random: drop --seed or give --state ground"
+        )
     if args.method == "tebd" and args.one_site:
         parser.error("argument --one-site: only with --method tdvp (TEBD applies two-site gates)")
     if args.method == "tdvp" and args.order is not None:

@@ -1,7 +1,8 @@
 """``tensor4all scan``: DMRG over a grid of model parameters on Dask (:func:`tensor4all.scan`).
 
 The command takes the model and algorithm options of ``tensor4all dmrg`` (copied from its
-parser, so the two never drift apart); ``--L``, ``--J``, ``--Jz``, ``--h`` and ``--g`` also
+parser, so the two never drift apart; ``--states`` and ``--device``, which a scan point does
+not run, are refused with the reason unless they ask for what it runs: 1 state, the CPU); ``--L``, ``--J``, ``--Jz``, ``--h`` and ``--g`` also
 take a range ``START:STOP:NUM`` (NUM evenly spaced values, both ends included) or a list
 ``V1,V2,...``, and the points are the cartesian product of the ranges. Each point is
 checked as ``tensor4all dmrg`` would check it, before anything runs. One table row is
@@ -36,6 +37,30 @@ __all__ = ["add_parser", "write_scan_plot"]
 
 #: the dmrg options that take a range or a list in ``tensor4all scan``
 SCANNABLE = ("L", "J", "Jz", "h", "g")
+
+#: the options of dmrg's copied groups that a scan point (a :class:`ScanTask`) does not run:
+#: refused (exit 2) with the reason, not accepted and ignored
+NOT_IN_SCAN = {
+    "states": "a scan computes the ground state of each point; run 'tensor4all dmrg --states N' "
+    "at a point for its lowest states",
+    "device": "a scan runs its points on the CPU workers of a Dask cluster; run 'tensor4all dmrg "
+    "--device gpu' at a point to run it on a GPU",
+}
+
+
+class _NotInScan(argparse.Action):
+    """A dmrg option that ``tensor4all scan`` does not run (:data:`NOT_IN_SCAN`): given with
+    another value than dmrg's default (what every scan point does: ``--states 1``,
+    ``--device cpu``), a usage error naming the reason; not shown by ``--help``."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, allowed: Any = None, **kwargs: Any):
+        super().__init__(option_strings, dest, help=argparse.SUPPRESS, default=argparse.SUPPRESS, **kwargs)
+        self.allowed = allowed
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option_string: Any = None) -> None:
+        if values != self.allowed:
+            parser.error(f"argument {'/'.join(self.option_strings)}: {NOT_IN_SCAN[self.dest]}")
+
 
 _EXAMPLES = """\
 examples:
@@ -78,13 +103,25 @@ def _values(parse: Callable[[str], Any], integral: bool) -> Callable[[str], list
 
 def _copy_options(src: argparse.ArgumentParser, dst: argparse.ArgumentParser, titles: Sequence[str]) -> None:
     """Add ``src``'s argument groups named ``titles`` to ``dst`` (copies of the actions, the
-    mutually exclusive groups kept); the options in :data:`SCANNABLE` take ranges."""
+    mutually exclusive groups kept); the options in :data:`SCANNABLE` take ranges, those in
+    :data:`NOT_IN_SCAN` are refused when given."""
     groups = {g.title: g for g in src._action_groups}
     mutex_of = {a: m for m in src._mutually_exclusive_groups for a in m._group_actions}
     made: dict[Any, Any] = {}
     for title in titles:
         group = dst.add_argument_group(title)
         for action in groups[title]._group_actions:
+            if action.dest in NOT_IN_SCAN:
+                group.add_argument(
+                    *action.option_strings,
+                    dest=action.dest,
+                    action=_NotInScan,
+                    allowed=action.default,
+                    type=action.type,
+                    choices=action.choices,
+                    metavar=action.metavar,
+                )
+                continue
             a = copy.copy(action)
             if a.dest in SCANNABLE:
                 a.type = _values(action.type, integral=a.dest == "L")

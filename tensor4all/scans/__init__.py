@@ -166,7 +166,10 @@ def scan(
             per core, :func:`local_cluster`), closed at the end.
         out: the file (``.parquet``, or ``.arrow`` for Arrow IPC). If it exists it must be a
             scan of the same task over the same names: its ``ok`` points are not run again
-            (rows of other points are kept); failed points run again.
+            (rows of other points are kept); failed points run again. A function task is
+            the same when its name, code, defaults, closure values and bound arguments
+            are (:mod:`tensor4all.scans._identity`); else, and for a task holding a value
+            that cannot be pickled, :class:`~tensor4all.ScanFileError`.
         retries: how many times Dask reruns a point whose task raised; a local cluster also
             reruns a point this many times after its worker died (``allowed-failures``;
             an existing cluster keeps its own setting). Then the row has ``status`` "failed"

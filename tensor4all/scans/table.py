@@ -4,8 +4,11 @@ each time points finish, so that a reader or a resumed scan never sees a half-wr
 
 The schema's metadata key ``tensor4all.scan`` holds JSON: ``schema``
 (``"tensor4all.scan/1"``), ``parameters`` (the scanned names) and ``task`` (what each point
-computes). A scan resumes from a file only when both match; rows of points outside the
-current grid are kept, first, and never rerun.
+computes: a :class:`~tensor4all.scans.task.ScanTask`'s fields, or a function's name and the
+digest of its code and arguments, :mod:`tensor4all.scans._identity`). A scan resumes from a
+file only when both match; rows of points outside the current grid are kept, first, and
+never rerun. A function task that cannot be identified, and a function recorded by its name
+only (files of earlier versions), are refused with :class:`ScanFileError`.
 """
 
 from __future__ import annotations
@@ -106,12 +109,7 @@ class ScanTable:
                 f"scan: {self.path!r} holds a scan over {meta.get('parameters')}, not over "
                 f"{list(self.grid.names)}; give another output path (out= in Python, --out on the command line) or remove the file"
             )
-        if meta.get("task") != json.loads(json.dumps(self.meta["task"])):
-            raise ScanFileError(
-                f"scan: {self.path!r} holds a scan of another task ({json.dumps(meta.get('task'))}; "
-                f"this one is {json.dumps(self.meta['task'])}); give another output path (out= in Python, --out on the command line) or remove the "
-                "file"
-            )
+        self._check_task(meta.get("task"))
         for name in table.column_names:
             if name not in self.grid.names and name not in META_COLUMNS and name not in self.columns:
                 self.columns[name] = None
@@ -122,6 +120,40 @@ class ScanTable:
                 self.rows[key] = row
             else:
                 self.foreign.append(row)
+
+    def _check_task(self, theirs: Any) -> None:
+        """:class:`ScanFileError` unless the file's task is this one. A function task that
+        cannot be identified (a value that cannot be pickled), in the file or here, and a
+        function recorded by its name only (by tensor4all before function tasks were
+        recorded with their code and arguments) are refused: either could be another task."""
+        ours = json.loads(json.dumps(self.meta["task"]))
+        fix = "give another output path (out= in Python, --out on the command line) or remove the file"
+        same_name = isinstance(theirs, dict) and "function" in ours and theirs.get("function") == ours["function"]
+        if same_name and ("unknown" in ours or "unknown" in theirs):
+            reason = ours.get("unknown") or theirs["unknown"] + " (when the file was written)"
+            raise ScanFileError(
+                f"scan: cannot resume from {self.path!r}: {reason}; {fix}, or make the task a "
+                "ScanTask or a module-level function (with functools.partial over plain or "
+                "picklable values)"
+            )
+        if same_name and "code" not in theirs:
+            raise ScanFileError(
+                f"scan: cannot resume from {self.path!r}: it records the function task "
+                f"{theirs['function']} by its name only (written by an earlier tensor4all, before "
+                "a function's code and bound arguments were recorded), so it may hold results of "
+                f"another function of that name or other arguments; {fix}"
+            )
+        if theirs != ours:
+            hint = (
+                " (a function task is its code, defaults, closure values and bound arguments: an "
+                "edited function, other arguments or another Python version is another task)"
+                if "function" in ours and same_name
+                else ""
+            )
+            raise ScanFileError(
+                f"scan: {self.path!r} holds a scan of another task ({json.dumps(theirs)}; "
+                f"this one is {json.dumps(ours)}){hint}; {fix}"
+            )
 
     def done(self, key: tuple) -> bool:
         """Whether the file holds a finished (status ``ok``) row for the point ``key``."""

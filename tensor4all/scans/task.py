@@ -36,6 +36,7 @@ from ..networks.mps import MPS
 from ..algorithms.sector_run import CONSERVE_CHOICES, resolve_sector
 from ..tools.threads import check_threads
 from ..tools.checks import check_bool, check_coupling, check_positive_int, check_real, check_seed
+from ._identity import function_identity
 
 __all__ = [
     "ScanTask",
@@ -558,7 +559,9 @@ def check_result(out: Any, point: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def describe(task: Any) -> dict[str, Any]:
-    """What a scan file records of its task (and compares when it resumes)."""
+    """What a scan file records of its task (and compares when it resumes): a
+    :class:`ScanTask`'s fields, or a function's name and the digest of its code, defaults,
+    closure values and bound arguments (:func:`~tensor4all.scans._identity.function_identity`)."""
     if isinstance(task, ScanTask):
         return {
             "model": task.model,
@@ -567,9 +570,7 @@ def describe(task: Any) -> dict[str, Any]:
             "settings": {k: _json(v) for k, v in task.settings},
             "observables": list(task.observables),
         }
-    fn = getattr(task, "func", task)  # functools.partial: the function it wraps
-    name = getattr(fn, "__qualname__", type(fn).__qualname__)
-    return {"function": f"{getattr(fn, '__module__', None) or type(fn).__module__}.{name}"}
+    return function_identity(task)
 
 
 def _json(v: Any) -> Any:
