@@ -21,7 +21,16 @@ from ._util import FAMILY, bind as _bind, check_matrix, lead, operand
 from ._lapack import lapack
 from ._matops import diff_matrix, mH, mhm, mm
 from ._spectral import gap_inverse
-from ._gauge import GAUGE_RTOL, degeneracy_dependence, degeneracy_tolerance, gauge_guard, gauge_violation
+from ._gauge import (
+    GAUGE_RTOL,
+    bind_probed,
+    block_reach,
+    degeneracy_dependence,
+    degeneracy_tolerance,
+    gauge_guard,
+    gauge_violation,
+    second_order_check,
+)
 from .. import _ops as tf
 
 
@@ -94,15 +103,27 @@ def _eigh_gauge_check(cts: list, res: list, rtol: float) -> list:
     return findings
 
 
+def _eigh_reach(cts: list, dcts: list, res: list, dres: list, blind: bool) -> float:
+    """How much the cotangents of a pass of order >= 2 touch a degenerate block
+    (:func:`._gauge.block_reach`; arrays, trailing batch; ``d*``: along the outer direction)."""
+    (w, v), (_, dv) = res, dres
+    (c_w, c_v), (dc_w, dc_v) = cts, dcts
+    conj = [None if c is None else np.conj(c) for c in (c_v, dc_v)]  # G_V = conj(ct)
+    vectors = [(v, dv, *conj)] if any(c is not None for c in conj) else []
+    return block_reach(w, (c_w, dc_w), vectors, blind)
+
+
 @eigh_p.def_jvp
 def _eigh_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
-    w, v = eigh_p.bind(a)
+    (w, v), parent, probe = bind_probed(eigh_p, a)
     m = mm(mhm(v, hermitian_part(da)), v)  # V^H dA_h V
+    # order >= 2: a direction that splits a degenerate block (off-diagonal in-block part of m)
+    second = second_order_check("eigh", w, m, m, parent, probe, _eigh_reach)
     dw = tf.real(tf.extract_diag(m))
     f = gap_inverse(diff_matrix(w), w)  # F_ij = 1 / (w_j - w_i), 0 on the diagonal and degenerate pairs
     dv = mm(v, tf.multiply(f, m))
-    dw, dv = gauge_guard([dw, dv], [w, v], _eigh_gauge_check)
+    dw, dv = gauge_guard([dw, dv], [w, v], _eigh_gauge_check, second)
     return [w, v], [dw, dv]
 
 
@@ -115,7 +136,9 @@ def eigh(a: Any) -> tuple[Any, Any]:
     are Hermitian (as in JAX). The derivative is exact for every pair of eigenvalues
     the degeneracy threshold does not call degenerate; a gauge-dependent loss triggers
     a GaugeWarning, one that depends on both the values and the vectors of a
-    degenerate block a DegeneracyWarning (docs/ad/eigh.md, docs/ad/gauge.md).
+    degenerate block a DegeneracyWarning, and so does a derivative of order >= 2
+    through a degenerate block in a direction that splits it (docs/ad/eigh.md,
+    docs/ad/gauge.md).
     """
     a = operand("eigh", "a", a)
     w, v = _bind(eigh_p, a)

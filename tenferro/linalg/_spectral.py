@@ -96,6 +96,29 @@ def _separated(x: Any, values: Any, rtol: float, zero_cluster: bool) -> Any:
     return keep
 
 
+def degenerate_pairs(values: Any, zero_cluster: bool = False) -> Any:
+    """The off-diagonal pairs ``(i, j)`` of ``values`` ``[N, B...]`` (NumPy or CuPy) that
+    :func:`gap_inverse` masks, i.e. treats as exactly degenerate (``[N, N, B...]``
+    booleans), leaving out pairs of two numerically zero values with ``zero_cluster``
+    (svd: their computed values are used, or they are exact zeros, docs/ad/gauge.md);
+    None under Lorentzian broadening (``config.broadening > 0``: nothing is masked, the
+    bias is deliberate). For the checks of :mod:`._gauge`."""
+    eps = config.broadening
+    if eps:
+        return None
+    rtol = float(config.degeneracy_rtol) if eps is None else 0.0
+    xp = xp_of(values)
+    n = values.shape[0]
+    d = values[None, :] - values[:, None]
+    masked = ~_separated(d, values, rtol, zero_cluster)
+    masked &= ~xp.eye(n, dtype=bool).reshape((n, n) + (1,) * (values.ndim - 1))
+    if zero_cluster and values.size:
+        mag = xp.abs(values)
+        small = mag <= rtol * xp.max(mag, axis=0)
+        masked &= ~(small[None, :] & small[:, None])
+    return masked
+
+
 def _separated_ops(d: Any, values: Any, rtol: float, zero_cluster: bool) -> Any:
     """:func:`_separated` with tenferro ops (abstract values), as a 0/1 float tensor."""
     shape, dt = meta(d)

@@ -28,7 +28,17 @@ from ._util import FAMILY, bind as _bind, check_matrix, concrete, lead, operand
 from ._lapack import lapack
 from ._matops import as_cols, as_rows, columns, const, diff_matrix, leading, mH, mhm, mm, rows, safe_reciprocal
 from ._spectral import gap_inverse
-from ._gauge import GAUGE_RTOL, degeneracy_dependence, degeneracy_tolerance, gauge_guard, gauge_violation
+from ._gauge import (
+    GAUGE_RTOL,
+    bind_probed,
+    block_reach,
+    degeneracy_dependence,
+    degeneracy_tolerance,
+    exact_zero_dependence,
+    gauge_guard,
+    gauge_violation,
+    second_order_check,
+)
 from .. import _ops as tf
 
 
@@ -75,7 +85,8 @@ def _svd_gauge_check(cts: list, res: list, rtol: float) -> list:
     """The loss must be invariant under U -> U D, Vh -> D^H Vh for every unitary D
     that commutes with diag(S) (phases, and rotations in degenerate blocks); and where
     it depends on both the values and the vectors of a degenerate block, the gradient
-    there is not determined by the decomposition (docs/ad/gauge.md)."""
+    there is not determined by the decomposition; nor where it needs the terms dropped at
+    an exactly zero singular value (docs/ad/gauge.md, "Exact zeros")."""
     ct_u, ct_s, ct_vh = cts
     if ct_u is None and ct_vh is None:  # values only (svdvals): nothing to check
         return []
@@ -83,15 +94,35 @@ def _svd_gauge_check(cts: list, res: list, rtol: float) -> list:
     k = s.shape[0]
     values = lead(s, 1)
     cplx = np.iscomplexobj(u)
-    if not cplx and not degeneracy_tolerance(values, rtol)[1]:  # real, no degenerate pair: nothing to see
+    exact_zero = bool(np.any(values == 0))
+    if not cplx and not exact_zero and not degeneracy_tolerance(values, rtol)[1]:  # nothing to see
         return []
     conj = np.conj if cplx else (lambda x: x)
-    pairs = []
+    pairs, dropped = [], []
     if ct_u is not None:  # U^H G_U with G_U = conj(ct_u)
         pairs.append((lead(u)[..., :, :k], conj(lead(ct_u)[..., :, :k])))
+        dropped.append(u.shape[0] > k)
     if ct_vh is not None:  # V^H G_V with V = Vh^H, G_V = ct_vh^T
         pairs.append((conj(np.swapaxes(lead(vh)[..., :k, :], -1, -2)), np.swapaxes(lead(ct_vh)[..., :k, :], -1, -2)))
+        dropped.append(vh.shape[1] > k)
     findings = []
+    r = exact_zero_dependence(pairs, dropped, values, None if ct_s is None else lead(ct_s, 1))
+    if r > GAUGE_RTOL:
+        findings.append(
+            (
+                "degeneracy",
+                f"svd: the loss depends on an exactly zero singular value (relative size {r:.2e}) of a "
+                "non-square or complex matrix, or of two or more, and on the singular vectors (e.g. U f(S) Vh "
+                "with f'(0) != 0), or on the part of its vectors outside the range: S^{-1} is 0 there, so the "
+                "gradient misses the terms (I - U U^H) dA V S^{-1}, S^{-1} U^H dA (I - V V^H), the phase and the "
+                "zeros' mutual rotation, and the cotangent, multiplied by the exact zero, cannot restore them "
+                '(docs/ad/gauge.md, "Exact zeros"). Use the matrix itself (a instead of U S Vh), keep only the '
+                "nonzero singular values (truncated_svd: exact through the range), or a matrix function with "
+                "its own rule (tenferro.linalg.funm_hermitian of a^H a).",
+            )
+        )
+    if not cplx and not degeneracy_tolerance(values, rtol)[1]:
+        return findings
     scale = 0.0 if ct_s is None else float(np.linalg.norm(values)) * float(np.linalg.norm(lead(ct_s, 1)))
     r = gauge_violation(pairs, values, rtol, scale)
     if r > GAUGE_RTOL:
@@ -132,16 +163,40 @@ def _svd_gauge_check(cts: list, res: list, rtol: float) -> list:
     return findings
 
 
+def _svd_reach(cts: list, dcts: list, res: list, dres: list, blind: bool) -> float:
+    """How much the cotangents of a pass of order >= 2 touch a degenerate block
+    (:func:`._gauge.block_reach`; arrays, trailing batch; ``d*``: along the outer direction):
+    ``(U, G_U = conj(ct_U))`` and ``(V = Vh^H, G_V = ct_Vh^T)`` on the thin part."""
+    (u, s, vh), (du, _, dvh) = res, dres
+    k = s.shape[0]
+
+    def thin_u(x, conj):
+        return None if x is None else (np.conj(x[:, :k]) if conj else x[:, :k])
+
+    def thin_v(x, conj):
+        return None if x is None else np.swapaxes(np.conj(x[:k]) if conj else x[:k], 0, 1)
+
+    (c_u, c_s, c_vh), (dc_u, dc_s, dc_vh) = cts, dcts
+    vectors = []
+    if c_u is not None or dc_u is not None:
+        vectors.append((thin_u(u, False), thin_u(du, False), thin_u(c_u, True), thin_u(dc_u, True)))
+    if c_vh is not None or dc_vh is not None:
+        vectors.append((thin_v(vh, True), thin_v(dvh, True), thin_v(c_vh, False), thin_v(dc_vh, False)))
+    return block_reach(s, (c_s, dc_s), vectors, blind, zero_cluster=True)
+
+
 @svd_p.def_jvp
 def _svd_jvp(primals, tangents, full_matrices):
     (a,), (da,) = primals, tangents
-    u, s, vh = svd_p.bind(a, full_matrices=full_matrices)
+    (u, s, vh), parent, probe = bind_probed(svd_p, a, full_matrices=full_matrices)
     shape, dtype = meta(a)
     m, n = shape[0], shape[1]
     k = min(m, n)
     u1 = columns(u, 0, k)
     vh1 = rows(vh, 0, k)
-    du, ds, dvh = _svd_reduced_jvp(tf, da, u1, s, vh1, dtype, m, n, k)
+    du, ds, dvh, dp = _svd_reduced_jvp(tf, da, u1, s, vh1, dtype, m, n, k)
+    # order >= 2: a direction that splits a degenerate block (off-diagonal in-block part of herm(dp))
+    second = second_order_check("svd", s, dp, da, parent, probe, _svd_reach, zero_cluster=True)
     dv = mH(dvh) if full_matrices and n > k else None
     if full_matrices and m > k:  # gauge U2^H dU2 = 0: dU2 = -U1 dU1^H U2
         du2 = tf.negative(mm(u1, mm(mH(du), columns(u, k, m))))
@@ -150,12 +205,12 @@ def _svd_jvp(primals, tangents, full_matrices):
         dv2 = tf.negative(mm(mH(vh1), mm(mH(dv), mH(rows(vh, k, n)))))
         dv = tf.concatenate([dv, dv2], axis=1)
         dvh = mH(dv)
-    du, ds, dvh = gauge_guard([du, ds, dvh], [u, s, vh], _svd_gauge_check)
+    du, ds, dvh = gauge_guard([du, ds, dvh], [u, s, vh], _svd_gauge_check, second)
     return [u, s, vh], [du, ds, dvh]
 
 
 def _svd_reduced_jvp(tf, da, u, s, vh, dtype, m, n, k):
-    """(dU, dS, dVh) for the thin SVD. With ``dP = U^H dA V`` the off-diagonal part of
+    """(dU, dS, dVh, dP) for the thin SVD. With ``dP = U^H dA V`` the off-diagonal part of
     ``U^H dU`` is ``E o (dP + dP^H) + D o (dP - dP^H)`` and that of ``V^H dV`` is
     ``E o (dP + dP^H) - D o (dP - dP^H)``, ``E_ij = 1/(2 (s_j - s_i))`` (0 inside a
     degenerate block) and ``D_ij = 1/(2 (s_j + s_i))``: the usual
@@ -190,7 +245,7 @@ def _svd_reduced_jvp(tf, da, u, s, vh, dtype, m, n, k):
         if n > k:  # S^{-1} U^H dA (I - V V^H)
             uda = mhm(u, da)
             dvh = tf.add(dvh, tf.multiply(tf.subtract(uda, mm(dp, vh)), as_rows(s_inv, n)))
-        return du, ds, dvh
+        return du, ds, dvh, dp
     # A null cluster Z (values at rounding level) beside the range R: the vectors of R take
     # their null-space terms as projectors through R, (I - U_R U_R^H) dA V_R S_R^{-1} and
     # S_R^{-1} U_R^H dA (I - V_R V_R^H), instead of sums over the null vectors (the same value:
@@ -211,7 +266,7 @@ def _svd_reduced_jvp(tf, da, u, s, vh, dtype, m, n, k):
         du = tf.add(du, tf.multiply(tf.subtract(dav, mm(u, dp)), as_cols(tf.multiply(s_inv, z), m)))
     if n > k:
         dvh = tf.add(dvh, tf.multiply(tf.subtract(uda, mm(dp, vh)), as_rows(tf.multiply(s_inv, z), n)))
-    return du, ds, dvh
+    return du, ds, dvh, dp
 
 
 def _rounding_null(s: Any, m: int, n: int) -> tuple | None:
@@ -362,7 +417,9 @@ def svd(a: Any, full_matrices: bool = False, compute_uv: bool = True) -> Any:
     degenerate (broadening only on request, ``config.broadening``); in reverse mode
     a loss that depends on the singular vectors' gauge triggers a
     :class:`GaugeWarning`, one that depends on both the values and the vectors of a
-    degenerate block a :class:`DegeneracyWarning` (docs/ad/svd.md, docs/ad/gauge.md).
+    degenerate block, or on the terms an exactly zero singular value drops, a
+    :class:`DegeneracyWarning`; so does a derivative of order >= 2 through a degenerate
+    block in a direction that splits it (docs/ad/svd.md, docs/ad/gauge.md).
     """
     a = operand("svd", "a", a)
     if not compute_uv:
