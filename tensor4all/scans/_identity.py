@@ -39,6 +39,8 @@ import pickle
 import types
 from typing import Any
 
+from ..tools.errors import Tensor4allError
+
 __all__ = ["function_identity", "function_name"]
 
 _PLAIN_SCALARS = (type(None), bool, int, float, complex, str, bytes)
@@ -46,8 +48,8 @@ _LONG = 1000  # a list, tuple or dict longer than this counts by its pickle
 _SHOWN = 200  # a bound argument whose JSON is longer than this is shown by its type only
 
 
-class _Unknown(Exception):
-    """A value whose contents cannot be read (it cannot be pickled)."""
+class _Unknown(Tensor4allError, ValueError):
+    """A value whose contents cannot be read (it cannot be pickled); caught within this module."""
 
 
 def function_name(fn: Any) -> str:

@@ -10,7 +10,6 @@ the same in every process: checked in subprocesses with other hash seeds)."""
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import os
 import pathlib
@@ -27,6 +26,7 @@ from tensor4all.scans import ScanRun
 from tensor4all.scans.grid import make_grid
 from tensor4all.scans.table import ScanTable
 from tensor4all.scans.task import describe
+from tensor4all.scans._identity import function_identity
 
 distributed = pytest.importorskip("distributed", reason="the 'distributed' extra (in 'dev') runs these tests")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -153,11 +153,9 @@ def test_an_edited_function_or_helper_is_another_task_and_an_unchanged_one_the_s
 
 _PRINT_IDENTITY = textwrap.dedent(
     """
-    import importlib.util, json, sys
-    spec = importlib.util.spec_from_file_location("identity", sys.argv[1])
-    identity = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(identity)
+    import json, sys
     import functools
+    from tensor4all.scans import _identity as identity
 
     def helper(x):
         return x in {"p", "q", "r"} or x in frozenset({"s", "t"})
@@ -209,10 +207,7 @@ def test_a_module_level_function_has_the_same_identity_in_every_process(tmp_path
 
 
 def test_describe_of_a_function_is_its_identity():
-    spec = importlib.util.spec_from_file_location("identity_copy", IDENTITY)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    assert describe(_scale) == mod.function_identity(_scale)
+    assert describe(_scale) == function_identity(_scale)
     task = t4a.ScanTask("tfim", params={"L": 4})
     assert set(describe(task)) == {"model", "params", "algorithm", "settings", "observables"}  # unchanged
 
