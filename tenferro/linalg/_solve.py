@@ -9,9 +9,9 @@ respect to the bilinear pairing ``Re sum(x * y)``.
 
 from __future__ import annotations
 
-from typing import Any
-
+import math
 import warnings
+from typing import Any
 
 import numpy as np
 import scipy.linalg
@@ -187,6 +187,8 @@ solve_p.def_batch(rhs_batch(solve_p, 1, _reshape))  # trailing batch; a vector r
 ``transposed`` (the transpose rule's solve: no copy of ``a^T`` is made)."""
 
 
+_EPS64 = float(np.finfo(np.float64).eps)
+
 _SMALL = 32
 """Batches of matrices up to this size are checked from their inverse, in NumPy's batched
 C loop (0.4 us a 2 x 2 matrix, 30 us a 32 x 32 one): cheaper there than a per-matrix
@@ -219,6 +221,14 @@ def _lu_solve_checked(A: np.ndarray, B: np.ndarray, transposed: bool, b_shape: t
     single precision, as NumPy), refused at an exactly zero pivot (``getrf``) or where
     ``gecon``'s estimate of the 1-norm condition number says numerically singular."""
     n, k = A.shape[0], B.shape[1]
+    if A.ndim == 2 and B.ndim == 2:  # one matrix: no batch axis to loop over
+        A2, B2 = _double(A), _double(B)
+        getrf, getrs, gecon = _lapack_funcs(("getrf", "getrs", "gecon"), A2.dtype.char)
+        lu, piv, info = getrf(A2)
+        if info > 0:
+            raise _singular("solve", A.shape, b_shape)
+        _check_lu_condition(gecon, A2, lu, _EPS64, A.shape, b_shape)
+        return getrs(lu, piv, B2, trans=int(transposed))[0].astype(B.dtype, copy=False)
     A3 = _double(A).reshape((n, n, -1), order="F")
     B3 = _double(B).reshape((n, k, -1), order="F")
     getrf, getrs, gecon = _lapack_funcs(("getrf", "getrs", "gecon"), A3.dtype.char)
@@ -227,7 +237,7 @@ def _lu_solve_checked(A: np.ndarray, B: np.ndarray, transposed: bool, b_shape: t
         lu, piv, info = getrf(A3[:, :, i])
         if info > 0:
             raise _singular("solve", A.shape, b_shape)
-        _check_lu_condition(gecon, A3[:, :, i], lu, np.finfo(np.float64).eps, A.shape, b_shape)
+        _check_lu_condition(gecon, A3[:, :, i], lu, _EPS64, A.shape, b_shape)
         out[:, :, i] = getrs(lu, piv, B3[:, :, i], trans=int(transposed))[0]
     return out.reshape(B.shape, order="F").astype(B.dtype, copy=False)
 
@@ -237,8 +247,8 @@ def _check_lu_condition(gecon: Any, a: np.ndarray, lu: np.ndarray, eps: float, a
     :func:`_numerically_singular_inverse`, with LAPACK's ``O(N^2)`` estimate of
     ``||a^{-1}||_1`` (``gecon``) in place of the inverse."""
     rcond, _ = gecon(lu, float(np.abs(a).sum(axis=0).max()))
-    cond = np.float64(np.inf) if rcond <= 0 else np.float64(1.0 / rcond)
-    if _numerically_singular_condition(np, cond, a.shape[0], eps):
+    # the rule's cond * N * eps >= 1 (or cond not finite) with cond = 1 / rcond, on Python floats
+    if not (rcond > 0.0 and math.isfinite(rcond) and rcond > a.shape[0] * eps):
         raise _numerically_singular("solve", a_shape, b_shape)
 
 
