@@ -50,22 +50,27 @@ svd_p.def_batch(trailing_batch(svd_p))  # trailing batch axes: tenferro._batchin
 def _svd_impl(a, full_matrices):
     # LAPACK gesdd (divide and conquer), like NumPy, PyTorch (CPU) and JAX; gesvd is
     # ~10x slower at 256 x 256 and only needed for accuracy of tiny singular values
-    x = a._data
-    m, n, batch = x.shape[0], x.shape[1], x.shape[2:]
+    u, s, vh = gesdd("svd", a._data, full_matrices)
+    return [Tensor._wrap(u), Tensor._wrap(s), Tensor._wrap(vh)]
+
+
+def gesdd(op: str, x: Any, full_matrices: bool = False) -> tuple[Any, Any, Any]:
+    """LAPACK gesdd of the array ``x`` ``[M, N, B...]`` (host or device): ``U``, ``S``, ``Vh``
+    arrays in the trailing-batch layout; :class:`ConvergenceError` naming ``op``."""
+    m, n, batch = x.shape[0], x.shape[1], tuple(x.shape[2:])
     k = min(m, n)
     ku, kv = (m, n) if full_matrices else (k, k)
     dt = x.dtype
     try:
-        u, s, vh = lapack(
-            "svd",
+        return lapack(
+            op,
             "svd",
             [lead(x)],
             [((m, ku) + batch, dt, 2), ((k,) + batch, dt.type(0).real.dtype, 1), ((kv, n) + batch, dt, 2)],
             full_matrices=full_matrices,
         )
     except np.linalg.LinAlgError as e:
-        raise ConvergenceError(f"svd: LAPACK gesdd did not converge for input of shape {a.shape}: {e}") from None
-    return [Tensor._wrap(u), Tensor._wrap(s), Tensor._wrap(vh)]
+        raise ConvergenceError(f"{op}: LAPACK gesdd did not converge for input of shape {x.shape}: {e}") from None
 
 
 @svd_p.def_abstract_eval
