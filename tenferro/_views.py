@@ -15,7 +15,9 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from ._errors import AxisError, ShapeError, TenferroIndexError, TenferroValueError, fmt_shape
+from tidu import Tracer
+
+from ._errors import AxisError, ShapeError, TenferroIndexError, TenferroTypeError, TenferroValueError, fmt_shape
 from ._tensor import Tensor, buffer_info
 from ._creation import asarray
 
@@ -72,6 +74,12 @@ def _is_contiguous(shape: Sequence[int], strides: Sequence[int], order: str) -> 
 def _as_tensor(op: str, x: Any) -> Tensor:
     if isinstance(x, Tensor):
         return x
+    if isinstance(x, Tracer):
+        raise TenferroTypeError(
+            f"{op}: a view shares the buffer of a concrete tensor (its strides and offset), and this value is "
+            "traced (under grad, jvp, vmap or jit it has no buffer); use tf.transpose, tf.reshape or indexing, "
+            "which are differentiable and as cheap where a view is possible"
+        )
 
     return asarray(x)
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import tenferro as tf
+import tidu
 from helpers import shares_memory
 from tenferro import Tensor
 from tenferro._views import _check_reachable, _contiguous_strides, _is_contiguous, _reachable_range
@@ -295,3 +296,19 @@ def test_view_of_foreign_numpy_view_checks_against_root_buffer():
 
 def test_view_inputs_may_be_array_likes():
     assert tf.transpose_view([[1, 2], [3, 4]]).tolist() == [[1, 3], [2, 4]]
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda a: tf.transpose_view(a, (1, 0)),
+        lambda a: tf.reshape_view(a, (4, 3)),
+        lambda a: tf.slice_view(a, (slice(0, 2),)),
+    ],
+)
+def test_a_view_of_a_traced_value_is_a_typed_error(view):
+    """A view needs a concrete buffer; under grad it raised a bare AttributeError ("a traced tensor has
+    no attribute 'strides'")."""
+    x = tf.asarray(np.arange(12.0).reshape(3, 4))
+    with pytest.raises(tf.TenferroTypeError, match="traced"):
+        tidu.grad(lambda a: tf.sum(view(a)))(x)
