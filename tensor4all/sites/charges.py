@@ -184,13 +184,20 @@ def _one_charge(value: Any, label: str, unit: int, what: str) -> int:
 
 
 def physical_charge(value: Any, label: str, unit: Any, modulus: int, what: str) -> int:
-    """The integer charge of a physical value (``Sz = 0.5`` with ``unit`` 2 is 1), reduced mod
-    ``modulus`` (0: U(1)); for a product (``unit`` a tuple, ``label`` ``"N,Sz"``) the packed
-    integer of a pair ``(N, Sz)`` or a mapping ``{"N": ..., "Sz": ...}``. Typed errors for a
-    non-number, a value off the ``1/unit`` grid, a pair of the wrong length or names."""
+    """The integer charge of a physical value (``Sz = 0.5`` with ``unit`` 2 is 1); with a
+    ``modulus`` (a Z_n charge such as the parity) one of ``0 .. modulus - 1``; for a product
+    (``unit`` a tuple, ``label`` ``"N,Sz"``) the packed integer of a pair ``(N, Sz)`` or a mapping
+    ``{"N": ..., "Sz": ...}``. Typed errors for a non-number, a value off the ``1/unit`` grid, a
+    Z_n value out of its range (``sector=2`` for the parity was taken as 0), a pair of the wrong
+    length or names."""
     if not isinstance(unit, tuple):
         n = _one_charge(value, label, unit, what)
-        return n % modulus if modulus else n
+        if modulus and not 0 <= n < modulus:
+            raise InvalidOptionError(
+                f"{what}: the {label} is one of {', '.join(map(str, range(modulus)))} (a charge mod {modulus}), "
+                f"got {value!r}"
+            )
+        return n
     labels = label.split(",")
     if isinstance(value, Mapping):
         if set(value) != set(labels):

@@ -158,6 +158,11 @@ def test_a_start_state_sets_the_sector_and_auto_finds_the_symmetry():
             t4a.InvalidOptionError,
             "not a multiple of 1/2",
         ),
+        (  # was taken mod 2, as the even parity
+            lambda: t4a.dmrg(models.tfim(6, conserve="parity"), sector=2),
+            t4a.InvalidOptionError,
+            "one of 0, 1",
+        ),
         (
             lambda: t4a.dmrg(models.heisenberg(6), conserve="Sz", sector="up"),
             t4a.Tensor4allTypeError,
