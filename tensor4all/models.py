@@ -16,8 +16,9 @@
   n_i n_j / 4)`` on ``"tj"`` sites (no double occupancy).
 
 The fermion models write their hoppings as plain terms (``(-t, "Cdagup", i, "Cup", j)`` and
-its Hermitian conjugate ``(-t, "Cdagup", j, "Cup", i)``); ``MPO.from_opsum`` inserts the
-Jordan-Wigner strings (modes ordered by site, up before down).
+its Hermitian conjugate ``(-conj(t), "Cdagup", j, "Cup", i)``: a complex ``t`` is a Peierls
+phase along ``i -> j``); ``MPO.from_opsum`` inserts the Jordan-Wigner strings (modes ordered by
+site, up before down).
 
 All models take an ``int``
 ``L`` (the open chain; bonds ``(i, i + 1)``) or a :class:`~tensor4all.lattices.Lattice`, whose
@@ -34,6 +35,10 @@ coupling that is not a number raises :class:`Tensor4allTypeError`, NaN or infini
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
+
+import tenferro as tf
 
 from .tools.errors import InvalidOptionError
 from .networks.mpo import MPO
@@ -252,15 +257,27 @@ def _check_conserve(conserve: Any, valid: tuple, what: str) -> None:
 
 
 def _add_hopping(os: OpSum, bonds: Any, t: Any, flavours: tuple[tuple[str, str], ...]) -> None:
-    """``-t (c^dag_i c_j + c^dag_j c_i)`` on every bond, per flavour ``(Cdag, C)``: plain
-    fermionic terms, whose Jordan-Wigner strings ``MPO.from_opsum`` inserts."""
+    """``-t c^dag_i c_j - conj(t) c^dag_j c_i`` on every bond ``(i, j)``, per flavour ``(Cdag,
+    C)``: plain fermionic terms, whose Jordan-Wigner strings ``MPO.from_opsum`` inserts. A complex
+    ``t`` is a Peierls phase along ``i -> j``; its Hermitian partner carries ``conj(t)`` (with
+    ``t`` on both, the MPO was not Hermitian)."""
     if _is_zero(t):
         return
-    mt = -t
+    mt, mtc = -t, -_conj(t)
     for i, j in bonds:
         for cdag, c in flavours:
             os += (mt, cdag, i, c, j)
-            os += (mt, cdag, j, c, i)
+            os += (mtc, cdag, j, c, i)
+
+
+def _conj(x: Any) -> Any:
+    """The complex conjugate of a coupling (a number, a tenferro tensor or a tidu tracer)."""
+    if isinstance(x, (complex, np.complexfloating)):
+        return x.conjugate()
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None and getattr(dtype, "is_complex", False):
+        return tf.conj(x)
+    return x
 
 
 def _add_onsite(os: OpSum, n: int, c: Any, op: str) -> None:
@@ -280,7 +297,7 @@ _SPINFUL = (("Cdagup", "Cup"), ("Cdagdn", "Cdn"))
 
 def hubbard_opsum(L: int | Lattice, t: Any = 1.0, U: Any = 4.0, mu: Any = 0.0) -> OpSum:
     """The OpSum of :func:`hubbard`: plain terms ``(-t, "Cdagup", i, "Cup", j)`` and
-    ``(-t, "Cdagup", j, "Cup", i)`` per nearest bond ``(i, j)`` and spin (``MPO.from_opsum``
+    ``(-conj(t), "Cdagup", j, "Cup", i)`` per nearest bond ``(i, j)`` and spin (``MPO.from_opsum``
     inserts the Jordan-Wigner strings), ``(U, "Nupdn", i)`` and ``(-mu, "Ntot", i)``."""
     n, bonds = _fermion_sites(L, "hubbard")
     t = check_coupling(t, "hubbard: t")
