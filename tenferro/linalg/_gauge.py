@@ -402,25 +402,26 @@ def block_splitting(values: Any, m: Any, whole: Any, zero_cluster: bool = False)
     if values is None or m is None or whole is None:
         return None
     mask = degenerate_pairs(values, zero_cluster)
+    xp = xp_of(m)
     if mask is None:
         return None
-    if not mask.any():
+    if not bool(mask.any()):
         return 0.0, False
     try:
         mask = mask.reshape(mask.shape + (1,) * (m.ndim - mask.ndim))  # vmapped directions: trailing axes
-        h = 0.5 * (m + np.conj(np.swapaxes(m, 0, 1)))
-        off = np.sqrt(np.sum(np.where(mask, np.abs(h) ** 2, 0), axis=(0, 1)))
-        total = np.sqrt(np.sum(np.abs(whole) ** 2, axis=(0, 1)))
+        h = 0.5 * (m + xp.conj(xp.swapaxes(m, 0, 1)))
+        off = xp.sqrt(xp.sum(xp.where(mask, xp.abs(h) ** 2, 0), axis=(0, 1)))
+        total = xp.sqrt(xp.sum(xp.abs(whole) ** 2, axis=(0, 1)))
         total = total.reshape(total.shape + (1,) * (off.ndim - total.ndim))
-        r = np.where(total > 0, off / np.where(total > 0, total, 1), 0)
+        r = xp.where(total > 0, off / xp.where(total > 0, total, 1), 0)
         k = values.shape[0]
-        on = np.any(mask, axis=1)  # [K, B..., 1...]: rows in a block
-        diag = np.sqrt(np.sum(np.where(on, np.abs(h[np.arange(k), np.arange(k)]) ** 2, 0), axis=0))
-        informative = diag > GAUGE_RTOL * np.where(total > 0, total, 1)  # directions with an in-block diagonal
-        blind = bool(np.any(r > GAUGE_RTOL)) and not bool(np.any(informative))
+        on = xp.any(mask, axis=1)  # [K, B..., 1...]: rows in a block
+        diag = xp.sqrt(xp.sum(xp.where(on, xp.abs(h[xp.arange(k), xp.arange(k)]) ** 2, 0), axis=0))
+        informative = diag > GAUGE_RTOL * xp.where(total > 0, total, 1)  # directions with an in-block diagonal
+        blind = bool(xp.any(r > GAUGE_RTOL)) and not bool(xp.any(informative))
     except ValueError:  # batch axes that do not line up (nested vmaps of different operands)
         return None
-    return (float(np.max(r)), blind) if r.size else (0.0, False)
+    return (float(xp.max(r)), blind) if r.size else (0.0, False)
 
 
 def second_order_check(

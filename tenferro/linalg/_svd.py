@@ -279,13 +279,15 @@ def _rounding_null(s: Any, m: int, n: int) -> tuple | None:
     max(m, n) eps s_max``, NumPy's ``matrix_rank`` tolerance; exact zeros included) and
     values above it: ``(r, z, 1 - [z_i r_j], 1 - [r_i z_j])`` as constants (``r``, ``z``
     ``[K, B...]`` 0/1 masks of the range and the null cluster), else None (also for
-    abstract values)."""
+    abstract values). On a GPU the masks stay on the device; the one read is whether any
+    matrix has such a cluster."""
     x = concrete(s)
-    if x is None or x.size == 0 or type(x) is not np.ndarray:
+    if x is None or x.size == 0:
         return None
-    tol = max(m, n) * np.finfo(x.dtype).eps * np.max(x, axis=0)
+    xp = xp_of(x)
+    tol = max(m, n) * np.finfo(x.dtype).eps * xp.max(x, axis=0)
     zero = x <= tol
-    if not (zero.any(axis=0) & ~zero.all(axis=0)).any():
+    if not bool((zero.any(axis=0) & ~zero.all(axis=0)).any()):
         return None
     z = zero.astype(x.dtype)
     r = 1.0 - z
