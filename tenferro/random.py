@@ -57,6 +57,15 @@ def _layout(flat: Any, shape: tuple[int, ...]) -> Tensor:
     return Tensor._wrap(flat.reshape(shape, order="F"))
 
 
+_FROZEN_DRAW_FIX = (
+    "Draw the random numbers outside the compiled function and pass them as a tensor argument, "
+    "or pass an int seed to tenferro.random (a Python int is static: each seed value is traced once "
+    "and gives the same numbers as an eager call with that seed; a new seed traces again)"
+)
+"""How to draw random numbers for a compiled function: the advice of both refusals of a NumPy
+generator (:func:`_refuse_frozen` here, the argument check of ``tenferro.jit``)."""
+
+
 def _refuse_frozen(op: str, seed: Seed) -> None:
     """A Generator seed inside a trace (``tenferro.jit``): the draw would run once and be
     replayed by every call, the generator never advanced; refused with the trace's error."""
@@ -65,10 +74,7 @@ def _refuse_frozen(op: str, seed: Seed) -> None:
         raise staged.error(
             f"tenferro.random.{op} got a numpy.random.Generator seed while the function is traced: the "
             "draw would run once, its numbers would be frozen into the compiled program and every later "
-            "call would repeat them (the generator would not advance). Draw the random numbers outside "
-            "the compiled function and pass them as a tensor argument, or pass an int seed as an "
-            "argument (a Python int is static: each seed value is traced once and gives the same numbers "
-            "as an eager call with that seed; a new seed traces again)"
+            f"call would repeat them (the generator would not advance). {_FROZEN_DRAW_FIX}"
         )
 
 

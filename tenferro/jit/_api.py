@@ -25,6 +25,7 @@ from .._dtypes import DType
 from .._placement import Placement, get_default_placement
 from ..linalg._config import snapshot as linalg_settings
 from .._errors import TenferroError
+from ..random import _FROZEN_DRAW_FIX
 from .._tensor import Tensor
 from ._codegen import Program, _on_cpu, generate
 from ._cuda_graph import CudaGraphState, GraphCaptureWarning
@@ -121,12 +122,6 @@ def _static_leaf(x: Any) -> bool:
 
 
 _RNG_STATE = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
-
-_FROZEN_DRAW_FIX = (
-    "Draw the random numbers outside the compiled function and pass them as a tensor argument, "
-    "or pass an int seed to tenferro.random (a Python int is static: each seed value is traced once "
-    "and gives the same numbers as an eager call with that seed; a new seed traces again)"
-)
 
 
 def _refuse(x: Any) -> str | None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import pathlib
 import subprocess
 import sys
 import textwrap
@@ -30,9 +29,6 @@ from tensor4all.scans._identity import function_identity
 
 distributed = pytest.importorskip("distributed", reason="the 'distributed' extra (in 'dev') runs these tests")
 pq = pytest.importorskip("pyarrow.parquet")
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-IDENTITY = ROOT / "tensor4all" / "scans" / "_identity.py"
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +163,7 @@ _PRINT_IDENTITY = textwrap.dedent(
         def __init__(self, g):
             self.g = g
 
-    if sys.argv[2] == "warm":
+    if sys.argv[1] == "warm":
         for _ in range(2000):   # the interpreter specializes hot bytecode in place
             task(1.0)
     tasks = {
@@ -189,7 +185,7 @@ def test_a_module_level_function_has_the_same_identity_in_every_process(tmp_path
     script.write_text(_PRINT_IDENTITY)
     procs = [
         subprocess.Popen(
-            [sys.executable, str(script), str(IDENTITY), mode],
+            [sys.executable, str(script), mode],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
