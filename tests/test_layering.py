@@ -7,6 +7,7 @@ those below it. The order is drawn in docs/architecture.md."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -241,6 +242,42 @@ def test_architecture_doc_lists_the_same_order():
         if line.startswith("| `")
     ]
     assert listed == TENSOR4ALL_LAYERS, listed
+
+
+def _doc_table(package: str) -> list[list[str]]:
+    """The module table of ``package`` in docs/architecture.md, bottom to top: per row the
+    modules it names (``_core.py``, ``_tensor``, ``einsum/``: the name without suffix or slash)."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    section = text.split(f"## {package}", 1)[1]
+    rows: list[list[str]] = []
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            cell = line.split("|")[1]
+            rows.append([n.split(" ")[0].removesuffix(".py").rstrip("/") for n in re.findall(r"`([^`]+)`", cell)])
+        elif rows and not line.startswith("|"):
+            break
+    return rows
+
+
+@pytest.mark.parametrize("package", ["tidu", "tenferro"])
+def test_modules_import_only_what_the_doc_lists_above_them(package):
+    """docs/architecture.md draws tidu's and tenferro's modules bottom to top: each names every
+    module (a subpackage as one) and no module imports, at the top of its file, one listed
+    below it (a row's modules may import each other)."""
+    rank = {name: i for i, names in enumerate(_doc_table(package)) for name in names}
+    modules = _modules(package)
+    units = {m.split(".")[1] for m in modules if "." in m} - {"__main__"}
+    assert units == set(rank), (
+        f"list these in docs/architecture.md: {sorted(units - set(rank))}; gone: {sorted(set(rank) - units)}"
+    )
+    wrong = set()
+    for module, path in modules.items():
+        a = module.split(".")[1] if "." in module else "__init__"
+        for target, local, line in _imports(module, path, modules):
+            b = target.split(".")[1] if "." in target else "__init__"
+            if not local and a in rank and b in rank and rank[b] > rank[a]:
+                wrong.add(f"{path.relative_to(ROOT)}:{line} imports {target}, listed below {a}")
+    assert not wrong, sorted(wrong)
 
 
 @pytest.mark.parametrize("package", ["tidu", "tenferro", "tensor4all"])
