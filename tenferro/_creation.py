@@ -165,6 +165,25 @@ def _fill_dtype(op: str, fill_value: Any, dtype: DTypeLike | None) -> DType:
     return target
 
 
+def _check_fill_range(op: str, value: Any, d: DType) -> None:
+    """Refuse a fill value outside ``d``'s range (``2**40`` as int32, ``10**400`` as float64)."""
+    if d.is_integer and isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        info = np.iinfo(d.numpy)
+        if not info.min <= value <= info.max:
+            raise DTypeError(
+                f"{op}: fill value {value} does not fit in {d.name}; expected {info.min} <= value "
+                f"<= {info.max}, or a wider dtype"
+            )
+        return
+    try:
+        np.asarray(value, dtype=d.numpy)
+    except OverflowError:
+        raise DTypeError(
+            f"{op}: fill value {value} is beyond the range of {d.name}; expected a magnitude "
+            f"of at most {np.finfo(d.numpy).max}"
+        ) from None
+
+
 def zeros(shape: int | tuple[int, ...], dtype: DTypeLike = float64, placement: Placement | None = None) -> Tensor:
     """A tensor of zeros."""
     d, ext = _dtype(dtype), as_extents("zeros", shape)
@@ -189,6 +208,7 @@ def _full(
         )
     d = _fill_dtype(op, fill_value, dtype)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    _check_fill_range(op, value, d)
     return _build(op, placement, lambda xp: xp.full(ext, value, dtype=d.numpy, order="F"), ext, d)
 
 
@@ -308,7 +328,7 @@ def scalar_tensor(value: Any, dtype: DType, op: str = "operand", placement: Plac
     except (OverflowError, TypeError, ValueError):
         raise DTypeError(
             f"{op}: the Python scalar {value!r} cannot be represented in dtype {dtype.name}; "
-            "convert the tensor to a wider dtype first"
+            f"expected a value within the range of {dtype.name} (or convert the tensor to a wider dtype first)"
         ) from None
     if placement is CPU or placement.device is None:
         return Tensor._wrap(host)

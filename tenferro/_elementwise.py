@@ -29,7 +29,7 @@ from . import _structural as _st
 from ._placement import CPU, get_default_placement
 from ._aval import aval_of_operand, meta, placement_of_operand, TensorType, wrap_fortran
 from ._creation import constant_tensor, scalar_tensor
-from ._operands import as_operand, check_placement
+from ._operands import as_operand, check_placement, eager_operands
 from ._registry import nonlinear_error, primitive
 from ._batching import register_elementwise_batch
 from ._tensor import Tensor
@@ -105,7 +105,7 @@ def _prepare(op: str, *xs: Any) -> list[Any]:
             if len(xs) > 1:
                 check_placement(op, *xs)
             return list(xs)
-    args = [x if (type(x) is Tensor or isinstance(x, Tracer)) else _coerce(op, x) for x in xs]
+    args = [x if _is_weak(x) else as_operand(op, x) for x in xs]  # weak scalars: made below, at the joint dtype
     dtype = result_type(*[meta(a)[1] if not _is_weak(x) else x for a, x in zip(args, xs)])
     where = next((placement_of_operand(a) for a, x in zip(args, xs) if not _is_weak(x)), get_default_placement())
     out = []
@@ -120,12 +120,15 @@ def _prepare(op: str, *xs: Any) -> list[Any]:
     return out
 
 
+_FLOAT_INTS = 2**1024 - 2**970  # the least int that float() rounds to inf (OverflowError)
+
+
 def _fits_weakly(value: Any, aval: TensorType) -> bool:
     """True when the Python scalar ``value`` takes the dtype of a floating
     operand of ``aval`` unchanged (weak promotion: ``x * 2``, ``1 - x``)."""
     t = type(value)
-    if t is float or t is int or t is bool:
-        return aval.dtype.is_floating
+    if t is float or t is bool or (t is int and -_FLOAT_INTS < value < _FLOAT_INTS):
+        return aval.dtype.is_floating  # a larger int (10**400) has no float: scalar_tensor refuses it
     return t is complex and aval.dtype.is_complex
 
 
@@ -353,63 +356,40 @@ def scalar_like(value: Any, x: Any) -> Any:
 # ---------------------------------------------------------------------------
 # user-level functions
 # ---------------------------------------------------------------------------
-_WEAK_REAL = (float, int, bool)
-
-
-def _eager_operands(x: Any, y: Any) -> tuple[Any, Any] | None:
-    """NumPy operands of an eager binary operation that needs no preparation, else ``None``.
-
-    Either two NumPy-backed tensors of one shape and dtype, or such a tensor of a
-    floating dtype and a Python scalar that takes that dtype unchanged (weak
-    promotion, see :func:`_fits_weakly`; the tensor has rank >= 1 so that NumPy 1.x
-    value-based casting keeps its dtype too). The scalar stays a scalar: NumPy
-    broadcasts it, giving the values the primitive would compute on the broadcast
-    constant ``_prepare`` builds, without building it.
-    """
-    tx, ty = type(x), type(y)
-    if tx is Tensor:
-        a = x._data
-        if type(a) is not np.ndarray:
-            return None
-        if ty is Tensor:
-            b = y._data
-            if type(b) is np.ndarray and a.shape == b.shape and a.dtype is b.dtype:
-                return a, b
-            return None
-        if ty in _WEAK_REAL:
-            return (a, y) if a.dtype.kind in "fc" and a.ndim else None
-        if ty is complex:
-            return (a, y) if a.dtype.kind == "c" and a.ndim else None
-        return None
-    if ty is Tensor and (tx in _WEAK_REAL or tx is complex):
-        b = y._data
-        if type(b) is np.ndarray and b.ndim and (b.dtype.kind in "fc" if tx is not complex else b.dtype.kind == "c"):
-            return x, b
-    return None
-
-
-def _ring_op(name: str, ufunc: Any, prim: Any, doc: str) -> Any:
+def _ring_op(name: str, ufunc: Any, prim: Any, doc: str, bool_ok: bool = True) -> Any:
     """User-level ``add``/``subtract``/``multiply``: the commonest eager case (two
     NumPy tensors of one shape and dtype, or a tensor and a Python scalar) goes
     straight to NumPy, as ``bind`` would with no tracer; everything else is
-    prepared (promotion, broadcasting) and bound."""
+    prepared (promotion, broadcasting) and bound. ``bool_ok=False`` refuses bool
+    operands (subtract: NumPy refuses them too)."""
+    fast_refused = None if bool_ok else np.dtype(np.bool_)  # the fast paths' dtype test is one ``is``
 
     def op(x: Any, y: Any) -> Any:
         if isinstance(x, Tracer):
-            if isinstance(y, Tracer) and x.aval is y.aval:  # what _prepare does first: nothing to prepare
-                return prim.bind(x, y)
+            if isinstance(y, Tracer) and x.aval is y.aval and (bool_ok or x.aval.dtype.kind != "bool"):
+                return prim.bind(x, y)  # what _prepare does first: nothing to prepare
         else:
-            if type(x) is Tensor and type(y) is Tensor:  # the commonest case of _eager_operands, inlined
+            if type(x) is Tensor and type(y) is Tensor:  # the commonest case of eager_operands, inlined
                 a, b = x._data, y._data
                 if type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape and a.dtype is b.dtype:
-                    return wrap_fortran(ufunc(a, b))
-            ops = _eager_operands(x, y)
-            if ops is not None:
-                return wrap_fortran(ufunc(*ops))
+                    if a.dtype is not fast_refused:
+                        return wrap_fortran(ufunc(a, b))
+            else:
+                ops = eager_operands(x, y)  # a tensor and a Python scalar (never bool: floating only)
+                if ops is not None:
+                    try:
+                        return wrap_fortran(ufunc(*ops))
+                    except OverflowError:  # a Python int beyond the float range: _prepare names it
+                        pass
         try:
             x, y = _prepare(name, x, y)
         except ForeignOperandError:  # a structured operand: its type takes the call
             return dispatch(op, (x, y), {})
+        if not bool_ok and meta(x)[1].kind == "bool":
+            raise DTypeError(
+                f"{name}: boolean tensors have no subtraction (dtype bool); use tenferro.not_equal "
+                "(logical xor) or convert to an integer dtype first"
+            )
         return prim.bind(x, y)
 
     op.__name__ = op.__qualname__ = name
@@ -418,7 +398,9 @@ def _ring_op(name: str, ufunc: Any, prim: Any, doc: str) -> Any:
 
 
 add = _ring_op("add", np.add, add_p, "``x + y`` with NumPy broadcasting and tenferro promotion.")
-subtract = _ring_op("subtract", np.subtract, sub_p, "``x - y`` with NumPy broadcasting and tenferro promotion.")
+subtract = _ring_op(
+    "subtract", np.subtract, sub_p, "``x - y`` with NumPy broadcasting and tenferro promotion.", bool_ok=False
+)
 multiply = _ring_op("multiply", np.multiply, mul_p, "``x * y`` with NumPy broadcasting and tenferro promotion.")
 
 

@@ -69,7 +69,13 @@ def _classify(item: Any) -> tuple[str, Any]:
             )
         return "traced", item
     if isinstance(item, (list, tuple, np.ndarray)):
-        arr = np.asarray(item)
+        try:
+            arr = np.asarray(item)
+        except ValueError:  # NumPy refuses ragged nesting ("inhomogeneous shape")
+            raise TenferroIndexError(
+                f"ragged index {item!r}: its nested lists have different lengths; expected an "
+                "integer array or boolean mask of one rectangular shape"
+            ) from None
         if arr.dtype.kind in "iu":
             return "array", arr
         if arr.dtype.kind == "b":

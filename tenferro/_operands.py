@@ -19,7 +19,7 @@ from ._errors import ForeignOperandError, PlacementError, TenferroTypeError
 from ._placement import Placement, get_default_placement
 from ._tensor import Tensor
 
-__all__ = ["as_operand", "check_placement"]
+__all__ = ["as_operand", "check_placement", "eager_operands"]
 
 
 def as_operand(op: str, x: Any, dtype: DType | None = None, placement: Placement | None = None) -> Any:
@@ -55,3 +55,38 @@ def check_placement(op: str, *xs: Any) -> None:
                 f"{op}: operands live on different placements ({first} and {p}); "
                 "move them explicitly with .to_cpu() / .to_gpu() (no implicit copies)"
             )
+
+
+_WEAK_REAL = (float, int, bool)
+
+
+def eager_operands(x: Any, y: Any) -> tuple[Any, Any] | None:
+    """NumPy operands of an eager binary operation that needs no preparation, else ``None``.
+
+    Either two NumPy-backed tensors of one shape and dtype, or such a tensor of a
+    floating dtype and a Python scalar that takes that dtype unchanged (weak
+    promotion, see ``_elementwise._fits_weakly``; the tensor has rank >= 1 so that NumPy 1.x
+    value-based casting keeps its dtype too). The scalar stays a scalar: NumPy
+    broadcasts it, giving the values the primitive would compute on the broadcast
+    constant ``_elementwise._prepare`` builds, without building it.
+    """
+    tx, ty = type(x), type(y)
+    if tx is Tensor:
+        a = x._data
+        if type(a) is not np.ndarray:
+            return None
+        if ty is Tensor:
+            b = y._data
+            if type(b) is np.ndarray and a.shape == b.shape and a.dtype is b.dtype:
+                return a, b
+            return None
+        if ty in _WEAK_REAL:
+            return (a, y) if a.dtype.kind in "fc" and a.ndim else None
+        if ty is complex:
+            return (a, y) if a.dtype.kind == "c" and a.ndim else None
+        return None
+    if ty is Tensor and (tx in _WEAK_REAL or tx is complex):
+        b = y._data
+        if type(b) is np.ndarray and b.ndim and (b.dtype.kind in "fc" if tx is not complex else b.dtype.kind == "c"):
+            return x, b
+    return None

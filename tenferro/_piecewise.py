@@ -7,7 +7,8 @@
 * ``maximum``/``minimum`` (real): where ``x == y`` the derivative is split
   evenly, ``(dx + dy) / 2`` (as JAX).
 * ``clip`` (real): built from ``where``; a value exactly at a bound counts as
-  inside (derivative 1 in ``x``).
+  inside (derivative 1 in ``x``). A NaN entry of a tensor bound gives NaN, as
+  ``numpy.clip``; a NaN scalar bound is refused.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ._dtypes import DType
-from ._compare import _binary_real_aval, _refuse_complex, eq_p, equal, greater, gt_p, less, lt_p, select_p, where
+from ._compare import _binary_real_aval, _refuse_complex, eq_p, equal, greater, gt_p, isnan, less, lt_p, select_p, where
 from ._elementwise import FAMILY, _prepare, _real_aval, add, div_p, imag, mul, real, scalar_like
 from ._errors import DTypeError, TenferroValueError
 from ._aval import aval_of_operand, meta, TensorType, wrap_fortran
@@ -99,7 +100,9 @@ def sign(x: Any) -> Any:
     if not d.is_complex:
         return sign_p.bind(x)
     a = abs_p.bind(x)
-    return div_p.bind(x, _complex_of(where(equal(a, 0), 1, a), d))
+    zero = equal(a, 0)
+    # 0 where x == 0, selected as a constant: the derivative there is 0 (as JAX), not t / 1
+    return where(zero, 0, div_p.bind(x, _complex_of(where(zero, 1, a), d)))
 
 
 absolute = abs
@@ -160,7 +163,8 @@ def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
     Computed as ``min(max(x, a_min), a_max)`` in values. Derivative convention: the
     derivative with respect to ``x`` is 1 on the *closed* interval (a value exactly
     at a bound counts as inside) and 0 outside; a bound gets derivative 1 where ``x``
-    is strictly beyond it. Real dtypes only.
+    is strictly beyond it. Real dtypes only. A NaN entry of a tensor bound gives NaN
+    there (as ``numpy.clip``; its derivative goes to the bound); a NaN scalar bound is refused.
     """
     (x,) = _prepare("clip", x)
     _refuse_complex("clip", aval_of_operand(x))
@@ -168,10 +172,18 @@ def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
         if isinstance(bound, (int, float, np.integer, np.floating)) and not isinstance(bound, bool) and np.isnan(bound):
             raise TenferroValueError(f"clip: {name} is NaN; expected a number or None (no bound)")
     if a_min is not None:
-        x = where(less(x, a_min), a_min, x)
+        x = _nan_bound(a_min, where(less(x, a_min), a_min, x))
     if a_max is not None:
-        x = where(greater(x, a_max), a_max, x)
+        x = _nan_bound(a_max, where(greater(x, a_max), a_max, x))
     return x
+
+
+def _nan_bound(bound: Any, clipped: Any) -> Any:
+    """``clipped`` with ``bound``'s NaN entries in place (``numpy.clip`` propagates them; a
+    comparison with NaN is False); Python and NumPy scalar bounds are checked non-NaN."""
+    if isinstance(bound, (int, float, np.integer, np.floating)):
+        return clipped
+    return where(isnan(bound), bound, clipped)
 
 
 # batching (tidu.vmap): maximum/minimum get theirs where they are made

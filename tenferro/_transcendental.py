@@ -28,12 +28,14 @@ import numpy as np
 
 from tidu import Tracer
 
-from ._compare import _refuse_complex, equal, select_p, where
-from ._elementwise import _binary_aval, _prepare, _to_float, add, div, div_p, mul, mul_p, neg, scalar_like, sub
+from ._compare import _refuse_complex, equal, isfinite, select_p, where
+from ._dtypes import int64
+from ._elementwise import _binary_aval, _prepare, _to_float, add, div, div_p, mul, mul_p, neg, sub
 from ._errors import DTypeError, TenferroValueError
 from ._aval import meta, TensorType, wrap_fortran
 from ._registry import check_shapes, primitive
 from ._batching import register_elementwise_batch, trailing_batch
+from ._structural import convert_element_type
 from ._tensor import Tensor
 
 _FLOATING_KINDS = ("float", "complex")
@@ -234,11 +236,16 @@ def _logaddexp_aval(a: TensorType, b: TensorType) -> TensorType:
 
 
 def _logaddexp_weight(x, y, out):
-    """d out / d x = exp(x - out); 1/2 where x == y (also both -inf or both +inf),
-    and exp(0) = 1 where x == out is infinite (avoids inf - inf)."""
+    """d out / d x = exp(x - out), with exp(0) = 1 where x == out is infinite (avoids
+    inf - inf). Where x == y it is sigmoid(x - y) = 1 / (1 + exp(y - x)): exactly 1/2
+    at any magnitude, and differentiable, so the Hessian at a tie is 1/4 (JAX's rule
+    exp(x - out) has the same derivative). Where x == y == -inf or +inf, 1/2 (JAX: NaN)."""
     same = equal(x, out)
     w = exp(sub(where(same, 0, x), where(same, 0, out)))
-    return select_p.bind(equal(x, y), scalar_like(0.5, w), w)
+    tie = equal(x, y)
+    finite_tie = select_p.bind(tie, isfinite(x), tie)  # tie and isfinite(x)
+    d = sub(where(finite_tie, y, 0), where(finite_tie, x, 0))  # 0 elsewhere: no inf - inf
+    return select_p.bind(tie, reciprocal(add(exp(d), 1)), w)
 
 
 def _logaddexp_jvp_x(tx, out, x, y):
@@ -305,7 +312,14 @@ def _uniform_exponent(a: Any, b: Any) -> float | None:
     return float(e) if e in (1.0, 2.0) and (b.size == 1 or bool((b == e).all())) else None
 
 
-pow_p.def_abstract_eval(_binary_aval("pow"))
+_pow_shape = _binary_aval("pow")
+
+
+@pow_p.def_abstract_eval
+def _pow_aval(a: TensorType, b: TensorType) -> TensorType:
+    if a.dtype.kind == "bool":  # np.power(bool, bool) is int8, which tenferro does not have
+        raise DTypeError(f"pow: the primitive takes numeric operands, got {a} (tenferro.power promotes bool to int64)")
+    return _pow_shape(a, b)
 
 
 def _pow_jvp_x(tx, out, x, y):
@@ -327,9 +341,15 @@ def power(x: Any, y: Any) -> Any:
     """``x ** y`` elementwise (``numpy.power``), differentiable in both arguments.
 
     At ``x == 0`` the derivative in ``y`` is 0, and where ``y == 0`` the derivative
-    in ``x`` is 0 (JAX's conventions: finite instead of NaN).
+    in ``x`` is 0 (JAX's conventions: finite instead of NaN). ``bool ** bool`` is int64
+    (JAX promotes bool to its default integer for power).
     """
     x, y = _prepare("power", x, y)
+    if meta(x)[1].kind == "bool":
+        # bool ** bool: the lattice's join is bool, which has no power (NumPy makes int8, which
+        # tenferro lacks); bool becomes the default integer, as JAX's promote_dtypes_numeric
+        # does for power, and as b ** 2 (bool with a weak int) already gives: int64
+        x, y = convert_element_type(x, int64), convert_element_type(y, int64)
     return pow_p.bind(x, y)
 
 

@@ -176,13 +176,13 @@ def slice_view(x: Tensor, specs: Any) -> Tensor:
     new_strides: list[int] = []
     for axis, (spec, n, s) in enumerate(zip(specs, shape, strides)):
         if isinstance(spec, slice):
-            if spec.step is not None and operator.index(spec.step) == 0:
-                raise TenferroValueError("slice_view: step must be nonzero")
-            try:
+            try:  # a float step fails in operator.index, a float bound in indices: both TypeError
+                if spec.step is not None and operator.index(spec.step) == 0:
+                    raise TenferroValueError("slice_view: step must be nonzero")
                 start, stop, step = spec.indices(n)
             except TypeError as exc:
                 raise TenferroIndexError(
-                    f"slice_view: slice {spec!r} for axis {axis} has non-integer bounds; expected ints or None"
+                    f"slice_view: slice {spec!r} for axis {axis} has non-integer bounds or step; expected ints or None"
                 ) from exc
             length = len(range(start, stop, step))
             if length:

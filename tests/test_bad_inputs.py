@@ -112,6 +112,22 @@ for name in ["sum", "prod", "mean", "max", "min", "amax", "amin", "logsumexp"]:
 row("negative-bool", tf.negative, (B,), tf.DTypeError, "boolean tensors have no negative")
 row("sign-bool", tf.sign, (B,), tf.DTypeError, "boolean tensors have no sign")
 row("neg-op-bool", lambda x: -x, (B,), tf.DTypeError, "boolean tensors have no negative")
+row("sub-op-bool", lambda x: x - x, (B,), tf.DTypeError, "boolean tensors have no subtraction (dtype bool)")
+row("subtract-bool-weak", tf.subtract, (B, True), tf.DTypeError, "use tenferro.not_equal (logical xor)")
+row(
+    "subtract-bool-under-grad",
+    tidu.grad(lambda x: tf.sum(tf.where(tf.subtract(x > 0, x < 1), x, 0.0))),
+    (F,),
+    tf.DTypeError,
+    "or convert to an integer dtype first",
+)
+row("subtract-bool-traced", tidu.make_graph, (lambda b: b - b, B), tf.DTypeError, "no subtraction (dtype bool)")
+# ---- tenferro: Python ints beyond the float range (10**400 has no float64) --------------
+row("mul-int-beyond-float", lambda x: x * 10**400, (F,), tf.DTypeError, "cannot be represented in dtype float64")
+row("rmul-int-beyond-float", lambda x: 10**400 * x, (F,), tf.DTypeError, "cannot be represented in dtype float64")
+row("mul-0d-int-beyond-float", lambda x: x * 10**400, (tf.asarray(1.0),), tf.DTypeError, "in dtype float64")
+row("add-f32-int-beyond-float", tf.add, (tf.asarray(np.float32([1.0])), -(10**400)), tf.DTypeError, "float32")
+row("mul-int-beyond-float-grad", tidu.grad(lambda x: tf.sum(x * 10**400)), (F,), tf.DTypeError, "in dtype float64")
 
 # ---- tenferro: creation -----------------------------------------------------------------
 for name, fn in [
@@ -131,6 +147,16 @@ row("zeros-bad-dtype", tf.zeros, ((2,),), tf.DTypeError, "is not a dtype", dtype
 row("full-None", tf.full, ((2,), None), tf.TenferroValueError, "fill_value must be a number")
 row("full-str", tf.full, ((2,), "x"), tf.TenferroValueError, "fill_value must be a number")
 row("full-float-as-int", tf.full, ((2,), 1.5), tf.DTypeError, "without loss", dtype="int64")
+row("full-int32-overflow", tf.full, ((2,), 2**40), tf.DTypeError, "2147483647, or a wider dtype", dtype="int32")
+row("full-int64-overflow", tf.full, ((2,), -(2**70)), tf.DTypeError, "does not fit in int64")
+row("full-float64-overflow", tf.full, ((2,), 10**400), tf.DTypeError, "beyond the range of float64", dtype="float64")
+row(
+    "full_like-int32-overflow",
+    tf.full_like,
+    (tf.asarray(np.int32([1, 2])), 2**40),
+    tf.DTypeError,
+    "full_like: fill value 1099511627776 does not fit in int32",
+)
 for bad in (float("nan"), float("inf"), -float("inf")):
     row(f"arange-{bad}", tf.arange, (bad,), tf.TenferroValueError, "must be finite")
     row(f"linspace-{bad}", tf.linspace, (0.0, bad), tf.TenferroValueError, "must be finite")
@@ -148,6 +174,8 @@ row("reshape-size", tf.reshape, (F, (4,)), tf.ShapeError, "cannot reshape")
 row("transpose-perm", tf.transpose, (M, (0, 0)), tf.AxisError, "not a permutation")
 row("take-out-of-bounds", tf.take, (F, tf.asarray([5])), tf.TenferroIndexError, "out of bounds")
 row("getitem-out-of-bounds", lambda x: x[5], (F,), tf.TenferroIndexError, "out of bounds")
+row("getitem-ragged-list", lambda x: x[[[0, 1], [1]]], (F,), tf.TenferroIndexError, "ragged index [[0, 1], [1]]")
+row("slice_view-float-step", tf.slice_view, (F, slice(0, 2, 1.5)), tf.TenferroIndexError, "non-integer bounds or step")
 row("setitem", lambda x: x.__setitem__(0, 5.0), (F,), tf.TenferroTypeError, "tensors are immutable")
 row("setitem-slice", lambda x: x.__setitem__(slice(0, 2), 0.0), (F,), tf.TenferroTypeError, "scatter_add")
 row(
