@@ -5,7 +5,8 @@ The state: the spin-1/2 Heisenberg chain, L = 64, two-site DMRG to chi 128 (sche
 Schmidt form that ``dmrg`` attaches to the state it returns. The calls, each on that state:
 
 * ``entropy``: the entanglement entropy of every bond (``psi.entanglement_entropy()``;
-  TeNPy's ``entanglement_entropy()``, which reads the ``S`` it keeps);
+  TeNPy's ``entanglement_entropy()``): both compute it on every call from the Schmidt values
+  they keep (ours nothing more: no entropy is cached on the state);
 * ``correlations``: all ``<Sz_i Sz_j>`` (``psi.correlation_matrix("Sz", "Sz")``; TeNPy's
   ``correlation_function("Sz", "Sz")``);
 * ``expect x10``: ten single-site calls ``psi.expect("Sz", i)`` (TeNPy's
