@@ -1285,6 +1285,11 @@ row(
     xperiodic=None,
 )
 row("lattices.triangular-Ly0", LAT.triangular, (3, 0), t4a.BondDimensionError, "triangular: Ly must be a positive")
+row("lattices.chain-memory", LAT.chain, (10**12,), t4a.Tensor4allMemoryError, "chain lattice of 1000000000000 sites")
+row("lattices.square-memory", LAT.square, (10**6, 10**6), t4a.Tensor4allMemoryError, "more than this machine")
+row("lattices.ladder-memory", LAT.ladder, (10**12,), t4a.Tensor4allMemoryError, "more than this machine")
+row("lattices.triangular-memory", LAT.triangular, (10**6, 10**6), t4a.Tensor4allMemoryError, "triangular lattice")
+row("lattices.honeycomb-memory", LAT.honeycomb, (10**6, 10**6), t4a.Tensor4allMemoryError, "honeycomb lattice")
 row(
     "lattices.honeycomb-odd-cylinder", LAT.honeycomb, (3, 3), t4a.InvalidOptionError, "needs an even Ly", yperiodic=True
 )
