@@ -18,34 +18,47 @@ Cases (value_and_grad unless noted, float64):
 * einsum cases of ``benchmarks/einsum.py`` (MPS norm, MPS-MPO-MPS, batched matmul chain,
   hyper-edge), value and gradient of the sum of the output.
 
-Times are medians of several timed calls after a warm-up, with the device synchronized
-after each call. Usage (on a machine with a GPU and CuPy):
+The ``tenferro CPU`` column is one core, one thread: the process is pinned to one core
+(``benchmarks/_peers.py``) and BLAS is limited to one thread (the ``*_NUM_THREADS``
+variables before any import, and ``threadpoolctl``), so OpenBLAS does not squeeze its
+default thread pool onto that core. Times are medians of several timed calls after a
+warm-up, with the device synchronized after each call. Usage (on a machine with a GPU and CuPy):
 ``python benchmarks/gpu.py [--quick]``.
 """
 
 from __future__ import annotations
 
-import argparse
-import platform
-import statistics
-import sys
-import time
-from pathlib import Path
-from typing import Any, Callable
+import os
 
-import numpy as np
+# The tenferro CPU column: one BLAS thread, set before NumPy loads OpenBLAS.
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_v] = "1"
+
+import argparse  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any, Callable  # noqa: E402
+
+import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _peers import jax, jnp, torch  # noqa: E402  (pins one core; float64 JAX; torch CPU threads: 1)
 
 import tenferro as tf  # noqa: E402
 import tidu  # noqa: E402
 
 try:
     import cupy
-except ImportError:  # pragma: no cover
-    sys.exit("benchmarks/gpu.py needs CuPy and a GPU (the 'gpu' extra)")
-from _peers import jax, jnp, torch  # noqa: E402  (float64 JAX; PyTorch's CPU threads do not touch CUDA)
+except ImportError:  # pragma: no cover  (main() exits; --help still works)
+    cupy = None
+
+_LIMITS = threadpool_limits(1)  # after every BLAS-loading import: one thread on the pinned core
 
 
 def sync() -> None:
@@ -325,12 +338,15 @@ def main() -> None:
         help="comma-separated groups to run: mps, svd, einsum, mpsjit, loopjit (default: all)",
     )
     args = parser.parse_args()
+    if cupy is None:
+        sys.exit("benchmarks/gpu.py needs CuPy and a GPU (the 'gpu' extra)")
     props = cupy.cuda.runtime.getDeviceProperties(0)
     print(
         f"GPU: {props['name'].decode()} | CuPy {cupy.__version__} | CUDA runtime "
         f"{cupy.cuda.runtime.runtimeGetVersion()} | torch {getattr(torch, '__version__', '-')} | "
         f"JAX {getattr(jax, '__version__', '-')} | Python {platform.python_version()}"
     )
+    print("(tenferro CPU: one core, one BLAS thread)")
     print("| case | " + " | ".join(COLUMNS) + " | GPU/CPU | GPU/torch | GPU/JAX |")
     print("|---" * (1 + len(COLUMNS) + 3) + "|")
     groups = set(args.cases.split(","))

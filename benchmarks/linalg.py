@@ -6,7 +6,13 @@ torch/jax: leading batch ``[512, 32, 32]``).
 Each case times ``value_and_grad`` of a gauge-invariant scalar loss of the
 decomposition (the same loss in every framework): ``svd`` the reconstruction
 ``sum(C * U diag(S) Vh)``, ``svd_top16`` the sum of the 16 largest singular values
-(``svdvals(a)[:16]``; 16 of 32 for the batch). Times are medians of 7 rounds in
+(``svdvals(a)[:16]``; 16 of 32 for the batch), ``qr`` ``sum(C * Q * Q) + sum(C * R * R)``
+(unchanged when a column of Q and the row of R flip sign: tenferro makes diag(R)
+positive, LAPACK does not), ``eigh`` the reconstruction ``sum(C * V diag(w) V^T)`` of an
+input symmetrized once, ``(a + a^T) / 2``, for all frameworks (torch reads one triangle,
+tenferro and JAX average the two). Before timing, every framework's value and gradient
+must match tenferro's (relative difference, gradients in 2-norm, at most ``TOL``; the
+``rel diff`` column is the largest); the script exits with an error otherwise. Times are medians of 7 rounds in
 which the frameworks take turns (``interleaved_medians``: load that drifts during a
 run hits all of them alike); ratios are ``tenferro / other`` (below 1: tenferro
 faster). Run: ``python benchmarks/linalg.py [--cpu] [case ...]`` (``bench`` extra),
@@ -44,6 +50,8 @@ from _peers import jax, jnp, torch  # noqa: E402  (None when not installed)
 def _inputs(op, n, batch, rng):
     shape = (batch, n, n) if batch else (n, n)
     a = rng.standard_normal(shape)
+    if op == "eigh":  # the same symmetric input for every framework
+        a = (a + np.swapaxes(a, -1, -2)) / 2
     if op == "cholesky":
         a = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
     if op == "solve":
@@ -68,7 +76,7 @@ def tf_loss(op):
 
     def qr(a, b, c):
         q, r = la.qr(a)
-        return tf.add(tf.sum(tf.multiply(q, c)), tf.sum(tf.multiply(r, c)))
+        return tf.add(tf.sum(tf.multiply(tf.multiply(q, q), c)), tf.sum(tf.multiply(tf.multiply(r, r), c)))
 
     def eigh(a, b, c):
         w, v = la.eigh(a)
@@ -93,7 +101,7 @@ def torch_loss(op):
 
     def qr(a, b, c):
         q, r = torch.linalg.qr(a)
-        return (q * c).sum() + (r * c).sum()
+        return (q * q * c).sum() + (r * r * c).sum()
 
     def eigh(a, b, c):
         w, v = torch.linalg.eigh(a)
@@ -118,7 +126,7 @@ def jax_loss(op):
 
     def qr(a, b, c):
         q, r = jnp.linalg.qr(a)
-        return jnp.sum(q * c) + jnp.sum(r * c)
+        return jnp.sum(q * q * c) + jnp.sum(r * r * c)
 
     def eigh(a, b, c):
         w, v = jnp.linalg.eigh(a)
@@ -154,6 +162,14 @@ def interleaved_medians(steps: dict, repeat: int, budget: float = 0.2, clock=tim
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
+def rel_diff(value, grads, ref_value, ref_grads) -> float:
+    """Largest relative difference of the value or of a gradient (2-norm) to the reference."""
+    diffs = [abs(float(value) - float(ref_value)) / max(abs(float(ref_value)), 1e-300)]
+    for g, r in zip(grads, ref_grads):
+        diffs.append(float(np.linalg.norm(np.asarray(g) - r) / max(np.linalg.norm(r), 1e-300)))
+    return max(diffs)
+
+
 def run(op, n, batch, rng):
     a, b, c = _inputs(op, n, batch, rng)
     argnums = (0, 1) if op == "solve" else (0,)
@@ -169,19 +185,30 @@ def run(op, n, batch, rng):
             xb = tb.clone().requires_grad_(op == "solve")
             out = ft(xa, xb, tc)
             out.backward()
-            return out
+            return out, (xa.grad, xb.grad)[: len(argnums)]
 
         steps["torch"] = torch_step
     if jax is not None:
         fj = jax.jit(jax.value_and_grad(jax_loss(op), argnums=argnums))
         ja, jb, jc = (jnp.asarray(x) for x in (a, b, c))
         steps["jax"] = lambda: jax.block_until_ready(fj(ja, jb, jc))
+    # every framework's value and gradient against tenferro's, before any timing
+    value, grads = g(A, B, C)
+    ref = [np.moveaxis(np.asarray(x), -1, 0) if batch else np.asarray(x) for x in grads]
+    worst = 0.0
+    for name in steps.keys() - {"tenferro"}:
+        v, gs = steps[name]()
+        d = rel_diff(v.item() if name == "torch" else v, gs, float(np.asarray(value)), ref)
+        if not d <= TOL:
+            raise SystemExit(f"{op} {n}x{n} batch={batch}: {name} differs from tenferro by {d:.1e} (> {TOL:g})")
+        worst = max(worst, d)
     t = interleaved_medians(steps, REPEAT, clock=CLOCK)
-    return t["tenferro"], t.get("torch"), t.get("jax")
+    return t["tenferro"], t.get("torch"), t.get("jax"), worst
 
 
 OPS = ("svd", "svd_top16", "qr", "eigh", "cholesky", "solve")
 REPEAT = 7
+TOL = 1e-8  # largest accepted relative difference to tenferro (value, gradient 2-norm)
 CLOCK = time.perf_counter  # --cpu: process CPU time (every thread of the process), for a loaded machine
 
 
@@ -191,14 +218,17 @@ def main(ops=OPS):
         raise SystemExit(f"unknown case(s) {unknown}; choose from {list(OPS)}")
     rng = np.random.default_rng(0)
     rows = []
-    print(f"{'op':10s} {'case':14s} {'tenferro':>12s} {'torch':>12s} {'jax(jit)':>12s} {'/torch':>8s} {'/jax':>8s}")
+    print(
+        f"{'op':10s} {'case':14s} {'tenferro':>12s} {'torch':>12s} {'jax(jit)':>12s} {'/torch':>8s} {'/jax':>8s}"
+        f" {'rel diff':>9s}"
+    )
     for op in ops:
         for n, batch, label in ((256, 0, "256x256"), (32, 512, "512 x 32x32")):
-            t_tf, t_torch, t_jax = run(op, n, batch, rng)
+            t_tf, t_torch, t_jax, worst = run(op, n, batch, rng)
             rows.append((op, label, t_tf, t_torch, t_jax))
             print(
                 f"{op:10s} {label:14s} {fmt_time(t_tf):>12s} {fmt_time(t_torch):>12s} {fmt_time(t_jax):>12s} "
-                f"{fmt_ratio(t_tf, t_torch):>8s} {fmt_ratio(t_tf, t_jax):>8s}",
+                f"{fmt_ratio(t_tf, t_torch):>8s} {fmt_ratio(t_tf, t_jax):>8s} {worst:>9.1e}",
                 flush=True,
             )
     return rows

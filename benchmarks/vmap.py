@@ -24,8 +24,10 @@ GPU machine's Xeon host, tenferro's MLP program ran 3.1 ms with no page fault pe
 PyTorch and JAX had run in the same process, then 4.4 ms with 516 page faults per call. The
 Jacobian rows are medians of several timed calls. Targets: ``jit(vmap(grad))`` at most 1.0x
 ``torch.func.vmap(grad)`` and at most 2x JAX; the MLP's ``native`` row (issue 55) at most 1.0x
-torch.func and 1.5x JAX; ``jacrev``/``hessian`` at least 5x faster than the loop. Usage:
-``python benchmarks/vmap.py [--quick]``.
+torch.func and 1.5x JAX; ``jacrev``/``hessian`` at least 5x faster than the loop; each row
+is followed by a ``goal`` line per target, ``met`` or ``missed``. Before timing, each peer's
+per-example gradients are checked against tenferro's (``np.allclose``, rtol ``RTOL``); the
+script exits with an error if one differs. Usage: ``python benchmarks/vmap.py [--quick]``.
 """
 
 from __future__ import annotations
@@ -91,6 +93,37 @@ def row(name: str, ours: str, times: dict[str, list[float]]) -> str:
 
 
 PEERS = ("torch.func.vmap(grad)", "JAX jit(vmap(grad))")
+#: issue 25 (``jit``) and issue 55 (``native``): tenferro / peer at most this (paired ratio)
+TARGETS = {"jit": {PEERS[0]: 1.0, PEERS[1]: 2.0}, "native": {PEERS[0]: 1.0, PEERS[1]: 1.5}}
+JAC_TARGET = 5.0  # jacrev and hessian: at least this much faster than the loop over basis vectors
+RTOL = 1e-8  # the peers' per-example gradients against tenferro's
+
+
+def goal(text: str, value: float, limit: float, at_most: bool = True) -> str:
+    """One goal line: the measured value against its limit, met or missed."""
+    ok = value <= limit if at_most else value >= limit
+    return f"  goal: {text} {'<=' if at_most else '>='} {limit:g}x: {value:.2f}x, {'met' if ok else 'missed'}"
+
+
+def _numpy(x: Any) -> np.ndarray:
+    return x.detach().numpy() if torch is not None and isinstance(x, torch.Tensor) else np.asarray(x)
+
+
+def check_peers(case: str, quick: bool, peers: list[str]) -> None:
+    """Each peer's per-example gradients against tenferro's ``jit(vmap(grad))``; exits if one
+    differs."""
+    ref = [g.numpy() for g in per_example_call(case, "jit", quick)()]
+    for peer in peers:
+        got = [_numpy(g) for g in per_example_call(case, peer, quick)()]
+        bad = [
+            k
+            for k, (a, b) in enumerate(zip(got, ref))
+            if a.shape != b.shape or not np.allclose(a, b, rtol=RTOL, atol=RTOL * np.abs(b).max())
+        ]
+        if len(got) != len(ref) or bad:
+            raise SystemExit(f"{case}: {peer}'s per-example gradients differ from tenferro's (parameters {bad})")
+        diff = max(float(np.abs(a - b).max() / np.abs(b).max()) for a, b in zip(got, ref))
+        print(f"  ({peer} agrees with tenferro: max |diff| / max |grad| {diff:.1e})")
 
 
 def case_data(case: str, quick: bool) -> tuple[str, Any, np.ndarray, np.ndarray, Callable]:
@@ -155,7 +188,9 @@ def bench_per_example(case: str, quick: bool) -> None:
     ``grad``."""
     title, params, xs, ys, loss_of = case_data(case, quick)
     ours = ["jit", "native", "eager"] if case == "mlp" else ["jit"]
-    names = ours + [peer for peer, mod in zip(PEERS, (torch, jax)) if mod is not None]
+    peers = [peer for peer, mod in zip(PEERS, (torch, jax)) if mod is not None]
+    check_peers(case, quick, peers)
+    names = ours + peers
     script = str(Path(__file__).resolve())
     times = interleaved_processes(
         {n: [sys.executable, script, "--child", case, n] + (["--quick"] if quick else []) for n in names},
@@ -163,6 +198,9 @@ def bench_per_example(case: str, quick: bool) -> None:
     )
     for n in ours:
         print(row(f"{title} ({n})", n, times))
+        for peer, limit in TARGETS.get(n, {}).items():
+            if times.get(peer):
+                print(goal(f"{n} / {peer}", paired_ratio(times[n], times[peer]), limit))
     loss, container = loss_of(tf), type(params)
     got = tf.jit(tidu.vmap(tidu.grad(loss), in_axes=(None, 0, 0)))(
         container(tf.asarray(a) for a in params), tf.asarray(xs), tf.asarray(ys)
@@ -199,10 +237,10 @@ def bench_jacobians(n_jac: int, n_hess: int) -> None:
     A = tf.asarray(rng.standard_normal((n_hess, n_hess)))
     p = tf.asarray(rng.standard_normal(n_hess))
     g = lambda v: tf.sum(tf.sin(A @ v) * v) + tf.sum(v**4)  # noqa: E731
-    for name, jac, arg in (
-        (f"jacrev of a {n_jac} -> {n_jac} function", tidu.jacrev(f), x),
-        (f"jacfwd of a {n_jac} -> {n_jac} function", tidu.jacfwd(f), x),
-        (f"hessian of a {n_hess}-parameter function", tidu.hessian(g), p),
+    for name, jac, arg, target in (
+        (f"jacrev of a {n_jac} -> {n_jac} function", tidu.jacrev(f), x, JAC_TARGET),
+        (f"jacfwd of a {n_jac} -> {n_jac} function", tidu.jacfwd(f), x, None),
+        (f"hessian of a {n_hess}-parameter function", tidu.hessian(g), p, JAC_TARGET),
     ):
         loop = _loop(jac)
         t_new, t_old = median_time(lambda: jac(arg)), median_time(lambda: loop(arg))
@@ -211,6 +249,8 @@ def bench_jacobians(n_jac: int, n_hess: int) -> None:
             f"| {name} | batched {fmt_time(t_new)} | loop {fmt_time(t_old)} | {t_old / t_new:.1f}x faster | "
             f"max |diff| {diff:.1e} |"
         )
+        if target is not None:
+            print(goal(f"{name.split()[0]}: loop / batched", t_old / t_new, target, at_most=False))
 
 
 def main() -> None:
@@ -227,6 +267,8 @@ def main() -> None:
     )
     print("| case | tenferro | " + " | ".join(["torch.func.vmap(grad) (ratio)", "JAX jit(vmap(grad)) (ratio)"]) + " |")
     print("|---|---|---|---|")
+    if args.quick:
+        print("  (--quick: small sizes; the goals are set for the full sizes)")
     bench_per_example("mlp", args.quick)
     bench_per_example("mps", args.quick)
     if args.quick:
