@@ -52,7 +52,7 @@ from ..networks.chain import leaves_of
 from ..networks.environments import EnvCache, block_bytes, transfer_left, transfer_right
 from ..tools.keywords import keyword_hints
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
-from ..networks.mpo import MPO, check_compatible, symmetric_mpo_sites
+from ..networks.mpo import MPO, check_compatible, mpo_on_sectors
 from ..networks.mps import MPS
 from .schedule import RIGHT, sweep_schedule
 from ..networks.site_ops import canonical_dense, compress_sweep, ops_for, rescaled, truncate_sweep, unit_scaled
@@ -121,7 +121,7 @@ def _apply(
 ) -> MPS:
     ws, psi = mpo.tensors, mps
     if mps.symmetric:
-        ws = symmetric_mpo_sites(ws, mps.tensors)
+        ws = mpo_on_sectors(mpo, mps.tensors)
         if ws is None:
             ws, psi = mpo.tensors, mps.dense()
     grading = psi._grading if psi.symmetric else None
