@@ -26,7 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 import tidu
-from tidu import BatchTracer, Tracer, Zero
+from tidu import BatchTracer, Zero
 from tidu.graph import GraphTracer
 
 from .._aval import xp_of
@@ -36,7 +36,7 @@ from .._tensor import Tensor
 
 from ._config import config
 from ._errors import DegeneracyError, DegeneracyWarning, GaugeError, GaugeWarning
-from ._util import FAMILY, concrete
+from ._util import FAMILY, aligned, concrete, raw_tangent, raw_value
 from ._spectral import degenerate_pairs
 
 
@@ -91,7 +91,13 @@ def _report(findings: Any, policy: str) -> None:
 
 
 def _staged(x: Any) -> bool:
-    """A value of a graph being staged (``tenferro.jit``, ``make_graph``): known at run time."""
+    """A value known now or when the graph being staged runs (``tenferro.jit``,
+    ``make_graph``): a tensor or a graph's tracer, or a ``vmap`` tracer of one, whose
+    batch rule hands :data:`gauge_assert_p` the batch as trailing axes (a first-order
+    gradient under ``vmap``, or ``jacrev``'s batch of cotangents). Not a JVP tracer: then
+    the cotangents are directions of a higher-order pass."""
+    while type(x) is BatchTracer:
+        x = x.val
     return type(x) is Tensor or type(x) is GraphTracer
 
 
@@ -109,7 +115,8 @@ def _gauge_transpose(cts, *args, n_lin, check, policy, rtol, second=None):
         if all(r is not None for r in res_arrays) and all(a is not None or c is None for a, c in zip(ct_arrays, out)):
             _report(check(ct_arrays, res_arrays, rtol), policy)
         elif all(_staged(r) for r in res) and all(c is None or _staged(c) for c in out):
-            # a staged gradient (jit): the check becomes part of the program and runs with it
+            # a staged gradient (jit): the check becomes part of the program and runs with it;
+            # under vmap its batch rule runs it now on the whole batch (or stages it, jit)
             nz = tuple(i for i, c in enumerate(out) if c is not None)
             checked = gauge_assert_p.bind(
                 *[out[i] for i in nz], *res, positions=nz, n_ct=len(out), check=check, policy=policy, rtol=rtol
@@ -346,48 +353,6 @@ def bind_probed(p: Any, *args: Any, **params: Any) -> tuple[Any, list | None, li
     return out, parent, probe
 
 
-def raw_value(x: Any) -> tuple | None:
-    """``(array, levels)``: the NumPy (CuPy) value of a tensor, of a JVP tracer's primal or
-    of a vmap tracer, the batch axes of the vmaps it is mapped over moved last (trailing
-    batch, as tenferro's) in the order of ``levels`` (their transformations' levels,
-    increasing); None when abstract. :func:`_aligned` lines several up."""
-    if type(x) is Tensor:
-        return x._data, ()
-    if type(x) is BatchTracer:
-        v = raw_value(x.val)
-        if v is None or x.bdim is None:
-            return v
-        return xp_of(v[0]).moveaxis(v[0], x.bdim, -1), v[1] + (x._trace.level,)
-    if isinstance(x, Tracer) and "primal" in getattr(type(x), "__slots__", ()):  # a JVP tracer
-        return raw_value(x.primal)
-    return None
-
-
-def raw_tangent(x: Any) -> tuple | None:
-    """:func:`raw_value` of a JVP tracer's tangent; None for anything else or a symbolic zero."""
-    if isinstance(x, Tracer) and "tangent" in getattr(type(x), "__slots__", ()):
-        t = x.tangent
-        return None if type(t) is Zero else raw_value(t)
-    return None
-
-
-def _aligned(raws: list) -> list:
-    """The arrays of ``raws`` (:func:`raw_value` pairs or None) with a singleton axis for
-    each vmap level an array is not mapped over, so that all carry the same trailing
-    axes, in the same order, and broadcast."""
-    levels = sorted({lv for r in raws if r is not None for lv in r[1]})
-    out = []
-    for r in raws:
-        if r is None:
-            out.append(None)
-            continue
-        arr, own = r
-        base = arr.shape[: arr.ndim - len(own)]
-        sizes = dict(zip(own, arr.shape[arr.ndim - len(own) :]))
-        out.append(arr.reshape(base + tuple(sizes.get(lv, 1) for lv in levels)))
-    return out
-
-
 def block_splitting(values: Any, m: Any, whole: Any, zero_cluster: bool = False) -> tuple | None:
     """How much a direction splits the degenerate blocks of ``values`` ``[K, B...]``:
     ``(r, blind)``, ``r`` the Frobenius norm of the off-diagonal in-block part of
@@ -457,7 +422,7 @@ def second_order_check(
     read."""
     if (parent is None and not probe) or config.gauge == "ignore":
         return None
-    split = block_splitting(*_aligned([raw_value(values), raw_value(m), raw_value(whole)]), zero_cluster)
+    split = block_splitting(*aligned([raw_value(values), raw_value(m), raw_value(whole)]), zero_cluster)
     if parent is not None:
         parent.append(split)
     if not probe or any(x is None for x in probe):
@@ -502,7 +467,7 @@ def _second_order_transpose(second: tuple, cts: list, res: Any, policy: str) -> 
     if any(x is None for x in raws[n:]) or any(c is not None and v is None for c, v in zip(cts, raws)):
         return
     raws += [None if c is None else raw_tangent(c) for c in cts] + [raw_tangent(x) for x in res]
-    a = _aligned(raws)
+    a = aligned(raws)
     try:
         hit = reach(a[:n], a[n + k : 2 * n + k], a[n : n + k], a[2 * n + k :], blind)
     except ValueError:  # batch axes that do not line up: say so rather than stay silent

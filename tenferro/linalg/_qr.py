@@ -26,7 +26,7 @@ from .._tensor import Tensor
 from ._errors import SingularMatrixError
 from ._solve import triangular_solve_p
 from . import _device
-from ._util import FAMILY, bind as _bind, check_matrix, concrete, lead, operand, wrap
+from ._util import FAMILY, aligned, bind as _bind, check_matrix, lead, operand, raw_value, wrap
 from ._matops import columns, eye_mask, mH, mm, place_columns, place_rows, rows
 from .. import _ops as tf
 
@@ -140,9 +140,10 @@ def _singular_part_transpose(ct, x, shape, role, where):
 def _first_zero_pivot(a: Any, r: Any, k: int) -> int:
     """The first ``j < k`` with ``|R[j, j]| <= max(M, N) eps ||a[:, j]||`` (column j in the
     span of the columns before it, relative to its own size: Householder QR is
-    column-wise backward stable) in any matrix of the batch; ``k`` when there is none
+    column-wise backward stable) in any matrix of the batch, the examples of a ``vmap``
+    included (their batch axes read last, as trailing batch); ``k`` when there is none
     or the values are abstract (staged graphs)."""
-    av, rv = concrete(a), concrete(r)
+    av, rv = aligned([raw_value(a), raw_value(r)])
     if av is None or rv is None or not av.size or k == 0:
         return k
     xp = xp_of(rv)

@@ -7,6 +7,8 @@
   that LAPACK wrappers expect (:func:`lead`: ``np.moveaxis`` is a view) and back to
   canonical column-major storage (:func:`trail`, :func:`wrap`);
 * :func:`concrete`, the value of a tensor or of a tracer that knows one;
+  :func:`raw_value` (:func:`raw_tangent`, :func:`aligned`), that of a vmap tracer too,
+  its batch axes moved last, for the rules' checks that read values;
 * the one non-finite check (:func:`check_finite`), applied to every public
   function's operands by :func:`operand`, staged under ``tenferro.jit`` as
   :data:`finite_check_p`.
@@ -22,7 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tidu import Tracer, Zero
+from tidu import BatchTracer, Tracer, Zero
 
 from .._errors import fmt_shape
 from .._aval import aval_of_operand, fortran, TensorType, xp_of
@@ -155,3 +157,45 @@ def bind(p: Any, *args: Any, **params: Any) -> Any:
     eager path, which skips abstract evaluation), then bind ``p``."""
     p.abstract_eval(*[aval_of_operand(x) for x in args], **params)
     return p.bind(*args, **params)
+
+
+def raw_value(x: Any) -> tuple | None:
+    """``(array, levels)``: the NumPy (CuPy) value of a tensor, of a JVP tracer's primal or
+    of a vmap tracer, the batch axes of the vmaps it is mapped over moved last (trailing
+    batch, as tenferro's) in the order of ``levels`` (their transformations' levels,
+    increasing); None when abstract. :func:`aligned` lines several up."""
+    if type(x) is Tensor:
+        return x._data, ()
+    if type(x) is BatchTracer:
+        v = raw_value(x.val)
+        if v is None or x.bdim is None:
+            return v
+        return xp_of(v[0]).moveaxis(v[0], x.bdim, -1), v[1] + (x._trace.level,)
+    if isinstance(x, Tracer) and "primal" in getattr(type(x), "__slots__", ()):  # a JVP tracer
+        return raw_value(x.primal)
+    return None
+
+
+def raw_tangent(x: Any) -> tuple | None:
+    """:func:`raw_value` of a JVP tracer's tangent; None for anything else or a symbolic zero."""
+    if isinstance(x, Tracer) and "tangent" in getattr(type(x), "__slots__", ()):
+        t = x.tangent
+        return None if type(t) is Zero else raw_value(t)
+    return None
+
+
+def aligned(raws: list) -> list:
+    """The arrays of ``raws`` (:func:`raw_value` pairs or None) with a singleton axis for
+    each vmap level an array is not mapped over, so that all carry the same trailing
+    axes, in the same order, and broadcast."""
+    levels = sorted({lv for r in raws if r is not None for lv in r[1]})
+    out = []
+    for r in raws:
+        if r is None:
+            out.append(None)
+            continue
+        arr, own = r
+        base = arr.shape[: arr.ndim - len(own)]
+        sizes = dict(zip(own, arr.shape[arr.ndim - len(own) :]))
+        out.append(arr.reshape(base + tuple(sizes.get(lv, 1) for lv in levels)))
+    return out
