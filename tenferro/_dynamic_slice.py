@@ -16,6 +16,7 @@ from tidu import Zero, instantiate, is_undefined
 from ._aval import TensorType, fortran, meta, placement_of_operand
 from ._creation import arange, zeros
 from ._dtypes import int64
+from ._compare import greater_equal, less, select_p, where
 from ._elementwise import add_p, sub_p
 from ._piecewise import maximum, minimum
 from ._errors import DTypeError, ShapeError, fmt_shape
@@ -27,16 +28,7 @@ from ._joins import concatenate_p, stack
 from ._structural import broadcast_in_dim_p, convert_element_type, reshape_p, slice_p
 from ._tensor import Tensor
 
-from ._indexing import (
-    FAMILY,
-    _aval,
-    _linear_in_operand_jvp,
-    _gather_batch,
-    _pyslice,
-    _refuse_lossy,
-    _scatter_add_batch,
-    _zeros,
-)
+from ._indexing import FAMILY, _aval, _linear_in_operand_jvp, _gather_batch, _pyslice, _refuse_lossy, _zeros
 
 
 # ---------------------------------------------------------------------------
@@ -105,20 +97,32 @@ def _dynamic_slice_batch(axis_size, args, dims, sizes):
     return y, dy
 
 
-def _window_indices(starts: Any, ds: int, shape: tuple, sizes: tuple, axis_size: int) -> list:
-    """Per axis, each example's window indices ``(size, batch)``: its start clamped into
-    ``[0, extent - size]`` (as the primitives clamp) plus ``0 .. size - 1``."""
+def _clamped_starts(starts: Any, ds: int, shape: tuple, sizes: tuple, axis_size: int) -> list:
+    """Per axis, each example's start ``(batch,)`` clamped into ``[0, extent - size]`` (as the
+    primitives clamp)."""
     starts = batch_last(starts, ds, axis_size)  # (axes, batch)
-    dtype, where = meta(starts)[1], placement_of_operand(starts)
     out = []
     for k, (n, z) in enumerate(zip(shape, sizes)):
         s_k = reshape_p.bind(slice_p.bind(starts, slices=((k, 1, 1), (0, 1, axis_size))), new_shape=(axis_size,))
-        s_k = maximum(minimum(s_k, n - z), 0)
-        window = broadcast_in_dim_p.bind(
-            arange(z, dtype=dtype, placement=where), shape=(z, axis_size), broadcast_dimensions=(0,)
-        )
-        out.append(add_p.bind(window, broadcast_in_dim_p.bind(s_k, shape=(z, axis_size), broadcast_dimensions=(1,))))
+        out.append(maximum(minimum(s_k, n - z), 0))
     return out
+
+
+def _offsets(s_k: Any, z: int, axis_size: int, sign: int) -> Any:
+    """``0 .. z - 1`` plus ``sign *`` each example's start: ``(z, batch)``."""
+    dtype, where = meta(s_k)[1], placement_of_operand(s_k)
+    window = broadcast_in_dim_p.bind(
+        arange(z, dtype=dtype, placement=where), shape=(z, axis_size), broadcast_dimensions=(0,)
+    )
+    s_k = broadcast_in_dim_p.bind(s_k, shape=(z, axis_size), broadcast_dimensions=(1,))
+    return (add_p if sign > 0 else sub_p).bind(window, s_k)
+
+
+def _window_indices(starts: Any, ds: int, shape: tuple, sizes: tuple, axis_size: int) -> list:
+    """Per axis, each example's window indices ``(size, batch)``: its clamped start plus
+    ``0 .. size - 1``."""
+    s = _clamped_starts(starts, ds, shape, sizes, axis_size)
+    return [_offsets(s_k, z, axis_size, 1) for s_k, z in zip(s, sizes)]
 
 
 @dynamic_slice_p.def_transpose
@@ -154,20 +158,22 @@ def _dus_batch(axis_size, args, dims):
     if ds is None:
         out = dynamic_update_slice_p.bind(x, u, _starts_with_batch(starts, ds))
         return out, len(meta(out)[0]) - 1
-    # per-example starts: x + (u - x's window) scattered back, one scatter-add per axis
+    # per-example starts: u spread over x's shape by one gather per axis (position j of axis k
+    # reads u at j - start, clamped), selected where j lies in the window (no arithmetic on x)
     shape, sizes = tuple(meta(x)[0])[:-1], tuple(meta(u)[0])[:-1]
-    idxs = _window_indices(starts, ds, shape, sizes, axis_size)
-    window, dw = x, len(shape)
-    for k, idx in enumerate(idxs):
-        window, dw = _gather_batch(axis_size, [window, idx], [dw, 1], axis=k)
-    delta, dd = sub_p.bind(u, batch_last(window, dw, axis_size)), len(shape)
-    for k, idx in enumerate(idxs):  # embed axis by axis: extent sizes[k] -> shape[k]
-        part = list(tuple(meta(delta)[0]))
-        part.pop(dd)
-        part[k] = shape[k]
-        base = zeros(tuple(part), meta(x)[1], placement=placement_of_operand(x))
-        delta, dd = _scatter_add_batch(axis_size, [base, idx, delta], [None, 1, dd], axis=k)
-    return add_p.bind(x, batch_last(delta, dd, axis_size)), len(shape)
+    nd = len(shape)
+    if 0 in sizes:  # an empty update changes nothing
+        return x, nd
+    if not nd:  # a 0-d update replaces the whole 0-d operand
+        return u, 0
+    spread, mask, dsp = u, None, nd
+    for k, s_k in enumerate(_clamped_starts(starts, ds, shape, sizes, axis_size)):
+        rel = _offsets(s_k, shape[k], axis_size, -1)  # (extent, batch): j - start
+        inside = where(greater_equal(rel, 0), less(rel, sizes[k]), False)
+        spread, dsp = _gather_batch(axis_size, [spread, minimum(maximum(rel, 0), sizes[k] - 1)], [dsp, 1], axis=k)
+        inside = broadcast_in_dim_p.bind(inside, shape=tuple(meta(x)[0]), broadcast_dimensions=(k, nd))
+        mask = inside if mask is None else where(mask, inside, False)
+    return select_p.bind(mask, batch_last(spread, dsp, axis_size), x), nd
 
 
 @dynamic_update_slice_p.def_jvp

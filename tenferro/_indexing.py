@@ -20,11 +20,12 @@ from typing import Any
 import numpy as np
 
 import tidu
-from tidu import Zero, instantiate, is_undefined
+from tidu import Tracer, TracerConversionError, Zero, instantiate, is_undefined
 
 from ._aval import TensorType, aval_of_operand, fortran, meta, placement_of_operand
+from ._compare import less, where
 from ._creation import arange, zeros
-from ._elementwise import add_p
+from ._elementwise import add_p, scalar_like
 from ._dtypes import _KIND_ORDER
 from ._errors import DTypeError, ShapeError, TenferroIndexError, fmt_shape
 from ._operands import as_operand
@@ -113,19 +114,37 @@ def _gather_aval(a, idx, axis):
 gather_p.def_jvp(_linear_in_operand_jvp(gather_p))
 
 
-def _merged_indices(x: Any, idx: Any, axis: int, axis_size: int) -> tuple[Any, Any]:
+def _concrete(x: Any) -> Any:
+    """The array of a Tensor, or of a tracer whose trace knows its value; else None."""
+    if type(x) is Tensor:
+        return x._data
+    if isinstance(x, Tracer):
+        try:
+            v = x.to_concrete()
+        except TracerConversionError:  # an abstract trace (jit): no value to check
+            return None
+        return v._data if type(v) is Tensor else None
+    return None
+
+
+def _merged_indices(op: str, x: Any, idx: Any, axis: int, axis_size: int) -> tuple[Any, Any]:
     """A batched gather/scatter with per-example indices as one over a merged axis: ``x``
     (batch last) with its batch axis moved next to ``axis`` and the two merged (column-major:
-    ``axis`` fastest), and the indices (batch last) shifted to ``i + n * b``."""
+    ``axis`` fastest), and the indices (batch last) shifted to ``i + n * b``. The indices are
+    bounds-checked first where their value is known (as the unbatched ``op`` checks them), and
+    negative ones count from the end of their own example (``i + n`` before the shift)."""
     nd = len(meta(x)[0])
     order = [k for k in range(nd - 1)]
     order.insert(axis + 1, nd - 1)
     xt = transpose_p.bind(x, permutation=tuple(order))
     shape = tuple(meta(xt)[0])
     n = shape[axis]
+    if (value := _concrete(idx)) is not None:
+        _check_bounds(op, value, axis, n)
     merged = reshape_p.bind(xt, new_shape=shape[:axis] + (n * axis_size,) + shape[axis + 2 :])
-    ishape = tuple(meta(idx)[0])
-    offsets = arange(axis_size, dtype=meta(idx)[1], placement=placement_of_operand(idx)) * n
+    idx = where(less(idx, 0), add_p.bind(idx, scalar_like(n, idx)), idx)
+    ishape, idtype, where_at = tuple(meta(idx)[0]), meta(idx)[1], placement_of_operand(idx)
+    offsets = arange(axis_size, dtype=idtype, placement=where_at) * n
     offsets = broadcast_in_dim_p.bind(offsets, shape=ishape, broadcast_dimensions=(len(ishape) - 1,))
     return merged, add_p.bind(idx, offsets)
 
@@ -141,7 +160,7 @@ def _gather_batch(axis_size, args, dims, axis):
     k = len(meta(idx)[0]) - 1  # the batch axis of idx ends at axis + k of the result
     if dx is None:
         return gather_p.bind(x, idx, axis=axis), axis + k
-    merged, flat_idx = _merged_indices(batch_last(x, dx, axis_size), idx, axis, axis_size)
+    merged, flat_idx = _merged_indices("take", batch_last(x, dx, axis_size), idx, axis, axis_size)
     return gather_p.bind(merged, flat_idx, axis=axis), axis + k
 
 
@@ -197,7 +216,7 @@ def _scatter_add_batch(axis_size, args, dims, axis):
         return out, len(meta(out)[0]) - 1
     idx = batch_last(idx, di, axis_size)
     k = len(meta(idx)[0]) - 1
-    merged, flat_idx = _merged_indices(x, idx, axis, axis_size)
+    merged, flat_idx = _merged_indices("scatter_add", x, idx, axis, axis_size)
     u = tidu.move_batch_axis(u, du, axis + k, axis_size)  # updates: x[:axis] + idx + rest, batch after idx
     out = scatter_add_p.bind(merged, flat_idx, u, axis=axis)
     shape = tuple(meta(x)[0])  # split the merged axis back into (axis, batch)

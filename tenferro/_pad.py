@@ -12,7 +12,9 @@ from tidu import is_undefined
 
 from ._aval import meta, placement_of_operand, xp_of
 from ._creation import ones, zeros
-from ._elementwise import add_p, mul_p, sub_p
+from ._compare import select_p
+from ._dtypes import bool_
+from ._elementwise import sub_p
 from ._errors import DTypeError, ShapeError, TenferroValueError, fmt_shape
 from ._operands import as_operand
 from ._registry import primitive
@@ -39,16 +41,18 @@ def _pad_batch(axis_size, args, dims, widths):
     widths = tuple(widths) + ((0, 0),)
     if dv is None:
         return pad_p.bind(x, value, widths=widths), len(widths) - 1
-    # one fill value per example: pad with 0, then add value * (1 on the padding, 0 inside)
+    # one fill value per example: pad with 0, then select the value where the mask (True on the
+    # padding, False inside) holds; a selection, so inf/nan values leave the interior alone
     dtype, placement = meta(x)[1], placement_of_operand(x)
-    zero, one = zeros((), dtype, placement=placement), ones((), dtype, placement=placement)
-    out = pad_p.bind(x, zero, widths=widths)
+    out = pad_p.bind(x, zeros((), dtype, placement=placement), widths=widths)
     shape = tuple(meta(out)[0])
-    mask = pad_p.bind(zeros(tuple(meta(x)[0]), dtype, placement=placement), one, widths=widths)
+    mask = pad_p.bind(
+        zeros(tuple(meta(x)[0]), bool_, placement=placement), ones((), bool_, placement=placement), widths=widths
+    )
     values = broadcast_in_dim_p.bind(
         batch_last(value, dv, axis_size), shape=shape, broadcast_dimensions=(len(shape) - 1,)
     )
-    return add_p.bind(out, mul_p.bind(mask, values)), len(shape) - 1
+    return select_p.bind(mask, values, out), len(shape) - 1
 
 
 @pad_p.def_impl

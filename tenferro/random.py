@@ -27,6 +27,7 @@ from N(0, 1/2), so the result is standard complex normal with ``E|z|^2 = 1``;
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -35,7 +36,7 @@ from tidu import StagedFunction
 
 from ._creation import out_of_memory
 from ._dtypes import DTypeLike, dtype as _dtype, float64, int64
-from ._errors import DTypeError, TenferroValueError
+from ._errors import DTypeError, TenferroTypeError, TenferroValueError
 from ._placement import CPU, Placement, device_scope, import_cupy, resolve_placement
 from ._shape import as_extents
 from ._tensor import Tensor
@@ -135,14 +136,21 @@ def uniform(
     d = _dtype(dtype)
     if not d.is_inexact:
         raise DTypeError(f"uniform: dtype must be floating or complex, got {d.name}; use randint for integers")
-    if not low <= high:
-        raise TenferroValueError(f"uniform: expected low <= high, got low={low}, high={high}")
+    for name, bound in (("low", low), ("high", high)):
+        if isinstance(bound, bool) or not isinstance(bound, numbers.Real) or not math.isfinite(bound):
+            raise TenferroValueError(f"uniform: {name} must be a finite real number, got {name}={bound!r}")
+    if not low < high:
+        raise TenferroValueError(f"uniform: expected low < high, got low={low}, high={high}")
     n = math.prod(ext)
     real = d.real_dtype.numpy
     count = 2 * n if d.is_complex else n
+    # the largest value below high in the target precision: a float64 draw rounded to float32
+    # (or low + (high - low) * r rounded in float64) can reach high itself
+    top = np.nextafter(real.type(high), real.type(low))
 
     def draw(rng: Any) -> Any:
         parts = (low + (high - low) * rng.random(count, dtype=np.float64)).astype(real)
+        parts[parts > top] = top
         return (parts[0::2] + 1j * parts[1::2]).astype(d.numpy) if d.is_complex else parts
 
     return _draw("uniform", seed, placement, ext, draw, d)
@@ -161,8 +169,12 @@ def randint(
     d = _dtype(dtype)
     if d.kind != "int":
         raise DTypeError(f"randint: dtype must be int32 or int64, got {d.name}")
+    for name, bound in (("low", low), ("high", high)):
+        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, numbers.Integral)):
+            raise TenferroTypeError(f"randint: {name} must be an integer, got {name}={bound!r}")
     if high is None:
         low, high = 0, low
+    low, high = int(low), int(high)
     if not low < high:
         raise TenferroValueError(f"randint: expected low < high, got low={low}, high={high}")
     info = np.iinfo(d.numpy)

@@ -165,7 +165,12 @@ row("arange-str", tf.arange, ("a",), tf.TenferroValueError, "must be real number
 row("linspace-str", tf.linspace, ("a", 1.0), tf.TenferroValueError, "start must be a number")
 row("linspace-num-negative", tf.linspace, (0.0, 1.0, -1), tf.TenferroValueError, "num must be non-negative")
 row("linspace-int-dtype", tf.linspace, (0.0, 1.0), tf.DTypeError, "must be floating", dtype="int64")
-row("uniform-low-nan", tf.random.uniform, (0, (2,)), tf.TenferroValueError, "expected low <= high", low=float("nan"))
+row("uniform-low-nan", tf.random.uniform, (0, (2,)), tf.TenferroValueError, "low must be a finite", low=float("nan"))
+row("uniform-low-inf", tf.random.uniform, (0, (2,)), tf.TenferroValueError, "low must be a finite", low=-float("inf"))
+row("uniform-high-inf", tf.random.uniform, (0, (2,)), tf.TenferroValueError, "high must be a finite", high=float("inf"))
+row("uniform-low-eq-high", tf.random.uniform, (0, (2,)), tf.TenferroValueError, "expected low < high", low=1.0)
+row("randint-float-low", tf.random.randint, (0, (2,), 2.5, 7), tf.TenferroTypeError, "low must be an integer")
+row("randint-float-high", tf.random.randint, (0, (2,), 2, 7.5), tf.TenferroTypeError, "high must be an integer")
 row("normal-bad-seed", tf.random.normal, (-1, (2,)), tf.TenferroValueError, "seed must be")
 row("asarray-str", tf.asarray, (["a"],), tf.DTypeError, "unsupported dtype")
 
@@ -173,6 +178,20 @@ row("asarray-str", tf.asarray, (["a"],), tf.DTypeError, "unsupported dtype")
 row("reshape-size", tf.reshape, (F, (4,)), tf.ShapeError, "cannot reshape")
 row("transpose-perm", tf.transpose, (M, (0, 0)), tf.AxisError, "not a permutation")
 row("take-out-of-bounds", tf.take, (F, tf.asarray([5])), tf.TenferroIndexError, "out of bounds")
+row(
+    "vmap-take-batched-out-of-bounds",
+    tidu.vmap(lambda a, i: tf.take(a, i)),
+    (tf.zeros((2, 3)), tf.asarray([3, 0])),
+    tf.TenferroIndexError,
+    "index 3 is out of bounds for axis 0 with extent 3",
+)
+row(
+    "vmap-scatter_add-batched-out-of-bounds",
+    tidu.vmap(lambda a, i: tf.scatter_add(a, i, 1.0)),
+    (tf.zeros((2, 3)), tf.asarray([[0], [-4]])),
+    tf.TenferroIndexError,
+    "index -4 is out of bounds",
+)
 row("getitem-out-of-bounds", lambda x: x[5], (F,), tf.TenferroIndexError, "out of bounds")
 row("getitem-ragged-list", lambda x: x[[[0, 1], [1]]], (F,), tf.TenferroIndexError, "ragged index [[0, 1], [1]]")
 row("slice_view-float-step", tf.slice_view, (F, slice(0, 2, 1.5)), tf.TenferroIndexError, "non-integer bounds or step")
