@@ -472,6 +472,7 @@ row(
 # ---- tensor4all -----------------------------------------------------------------------------
 row("mps-random-L0", t4a.MPS.random, (0,), t4a.Tensor4allError, "positive integer", bond_dim=2)
 row("mps-random-bond0", t4a.MPS.random, (4,), t4a.Tensor4allError, "bond_dim must be", bond_dim=0)
+row("mps-random-d-not-local", t4a.MPS.random, (3, 2), t4a.DimensionMismatchError, "drop d=", local="electron")
 row(
     "opsum-site",
     lambda: t4a.MPO.from_opsum(t4a.OpSum() + (1.0, "Sz", 5), 3, local="spin-1/2"),

@@ -161,7 +161,7 @@ class MPS(SiteChain):
     def random(
         cls,
         L: int,
-        d: int = 2,
+        d: int | None = None,
         bond_dim: int = 8,
         seed: int | None = 0,
         dtype: Any = tf.float64,
@@ -172,7 +172,8 @@ class MPS(SiteChain):
     ) -> "MPS":
         """A normalized random MPS (Gaussian entries, then right-canonicalized).
 
-        Bond ``b`` has dimension ``min(bond_dim, d**(b+1), d**(L-b-1))``. ``seed`` is a
+        ``d`` defaults to the dimension of ``local`` (``local="electron"``: 4), else 2. Bond ``b``
+        has dimension ``min(bond_dim, d**(b+1), d**(L-b-1))``. ``seed`` is a
         non-negative integer or ``None`` (fresh entropy); ``dtype`` float32/64 or complex64/128.
 
         With ``conserve`` (``"Sz"``, ``"parity"``, ``"N"``, ``"N,Sz"``) or ``charge`` the state is

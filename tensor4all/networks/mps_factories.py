@@ -39,12 +39,34 @@ from .symmetric_sites import (
 __all__ = ["random_state_sites", "product_state_sites", "dense_vector_sites"]
 
 
+def site_dimension(d: int | None, local: str | None, what: str) -> int:
+    """The physical dimension of a state's sites: ``d``, by default that of the local space
+    ``local`` (``"spin-1"``: 3, ``"electron"``: 4), else 2; a ``d`` that contradicts ``local``
+    raises :class:`DimensionMismatchError`."""
+    if local is not None:
+        space = local_space(local)
+        if d is None:
+            return space.dim
+        if check_positive_int(d, "d (physical dimension)") != space.dim:
+            raise DimensionMismatchError(
+                f"{what}: d={d}, but the local space {space.name!r} has dimension {space.dim}; drop d= (local= sets it)"
+            )
+    return check_positive_int(2 if d is None else d, "d (physical dimension)")
+
+
 def random_state_sites(
-    L: int, d: int, bond_dim: int, seed: int | None, dtype: Any, conserve: str | None, charge: Any, local: str | None
+    L: int,
+    d: int | None,
+    bond_dim: int,
+    seed: int | None,
+    dtype: Any,
+    conserve: str | None,
+    charge: Any,
+    local: str | None,
 ) -> tuple[list[Any], Grading | None]:
     """The sites of ``MPS.random`` (normalized; see there)."""
     L = check_positive_int(L, "L (number of sites)")
-    d = check_positive_int(d, "d (physical dimension)")
+    d = site_dimension(d, local, "MPS.random")
     bond_dim = check_positive_int(bond_dim, "bond_dim")
     seed = check_seed(seed, "MPS.random: seed")
     dt = float_dtype(dtype, "MPS.random: dtype")
@@ -78,16 +100,7 @@ def product_state_sites(
     states: Sequence[Any], d: int | None, conserve: str | None, local: str | None
 ) -> tuple[list[Any], Grading | None]:
     """The sites of ``MPS.product_state`` (see there)."""
-    if local is not None:
-        space = local_space(local)
-        if d is None:
-            d = space.dim
-        elif check_positive_int(d, "d (physical dimension)") != space.dim:
-            raise DimensionMismatchError(
-                f"product_state: d={d}, but the local space {space.name!r} has dimension "
-                f"{space.dim}; drop d= (local= sets it)"
-            )
-    d = check_positive_int(2 if d is None else d, "d (physical dimension)")
+    d = site_dimension(d, local, "product_state")
     vecs = local_vectors(states, d)
     dt = np.result_type(*vecs, np.float64)
     if conserve is not None:

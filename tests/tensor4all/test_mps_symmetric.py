@@ -244,3 +244,13 @@ def test_dmrg_from_a_symmetric_random_state_stays_in_its_sector_and_returns_a_sy
     assert default.energy == pytest.approx(_exact_in_sector(L, Jz, h, 0.0), abs=1e-10)
     dense = t4a.dmrg(H, psi0, conserve="none", max_bond=64, cutoff=0.0, tol=1e-12)
     assert not dense.state.symmetric
+
+
+@pytest.mark.parametrize("conserve", [None, "N", "N,Sz"])
+def test_random_state_takes_its_dimension_from_the_local_space(conserve):
+    """``MPS.random(..., local="electron")`` has four states per site, as ``product_state``: it
+    made two (dense), or refused a conserved one with advice to pass what was passed."""
+    psi = t4a.MPS.random(4, local="electron", conserve=conserve, seed=3)
+    assert psi.phys_dims == [4, 4, 4, 4]
+    assert abs(float(psi.norm()) - 1.0) < 1e-12
+    assert t4a.MPS.random(3, local="spin-1").phys_dims == [3, 3, 3]
