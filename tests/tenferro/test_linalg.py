@@ -37,6 +37,30 @@ def _rand(shape, complex_=False):
 
 SHAPES = [(4, 3), (3, 3), (3, 4), (4, 3, 2), (3, 4, 2, 2)]
 
+EPS = np.finfo(np.float64).eps
+
+
+def _assert_small(residual, n: int, scale: float = 1.0, what: str = "") -> None:
+    """``max |residual| <= 100 n eps scale``: the LAPACK factorizations (Householder QR/LQ,
+    bidiagonal SVD, symmetric and Hessenberg QR eigensolvers) are backward stable, so
+    orthonormality defects are ``O(n eps)`` and residuals ``O(n eps ||A||)`` with a modest
+    constant (Golub & Van Loan 5.2, 8.3, 7.5); 100 covers that constant at these sizes (n <= 4;
+    measured at most 2.7 n eps ||A||) and is still ~1e13 below any wrong factor (O(1))."""
+    err = float(np.max(np.abs(residual)))
+    assert err <= 100 * n * EPS * scale, (what, err, 100 * n * EPS * scale)
+
+
+def _orthonormal_columns(q, what: str) -> None:
+    """``Q^H Q = I`` for the column blocks ``q`` (``[..., m, k]``)."""
+    k = q.shape[-1]
+    _assert_small(np.conj(np.swapaxes(q, -1, -2)) @ q - np.eye(k), max(q.shape[-2:]), what=what)
+
+
+def _norm2(a) -> float:
+    """The largest spectral norm over the batch of ``a`` (``[..., m, n]``)."""
+    return float(np.max(np.linalg.norm(a, ord=2, axis=(-2, -1))))
+
+
 # Known library bugs that make a compiled run differ from eager (issue 11's jit); the
 # jit cases they affect are strict expected failures, so fixing a bug fails them and
 # the marker must go.
@@ -76,6 +100,13 @@ def test_svd_values(shape, cplx, mode):
     )
     assert u._data.flags.f_contiguous and vh._data.flags.f_contiguous
     assert np.allclose(run(la.svdvals)(tf.asarray(a)).numpy(), s.numpy())
+    # orthonormal factors (every batch entry): U^H U = I, Vh Vh^H = I, and the product to
+    # rounding, not to allclose's 1e-8
+    U, Vh, A = _lead(u.numpy()), _lead(vh.numpy()), _lead(a)
+    _orthonormal_columns(U, "U^H U")
+    _orthonormal_columns(np.conj(np.swapaxes(Vh, -1, -2)), "Vh Vh^H")
+    S = _lead(s.numpy()[None])[..., 0, :] if s.ndim > 1 else s.numpy()
+    _assert_small((U * S[..., None, :]) @ Vh - A, max(shape[:2]), _norm2(A), "U S Vh - A")
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -90,6 +121,16 @@ def test_qr_values(shape, qr_mode, mode):
     assert np.all(d.real >= 0) and np.allclose(d.imag, 0)
     l, q2 = run(la.lq)(tf.asarray(a))
     assert np.allclose(np.einsum("ik...,kj...->ij...", l.numpy(), q2.numpy()), a)
+    # orthonormal Q (Q^H Q = I, k x k reduced, m x m complete), triangular R and L, and the
+    # products to rounding (every batch entry)
+    m, n = shape[:2]
+    A, Q, R, L, Q2 = _lead(a), _lead(q.numpy()), _lead(r.numpy()), _lead(l.numpy()), _lead(q2.numpy())
+    assert Q.shape[-1] == (m if qr_mode == "complete" else min(m, n))
+    _orthonormal_columns(Q, "Q^H Q")
+    _orthonormal_columns(np.conj(np.swapaxes(Q2, -1, -2)), "Q Q^H of lq")
+    assert np.all(np.tril(R, -1) == 0) and np.all(np.triu(L, 1) == 0)
+    _assert_small(Q @ R - A, max(m, n), _norm2(A), "QR - A")
+    _assert_small(L @ Q2 - A, max(m, n), _norm2(A), "LQ - A")
 
 
 @pytest.mark.parametrize("cplx", [False, True])
@@ -103,6 +144,10 @@ def test_square_values(cplx, mode):
     h = 0.5 * (la_ + np.conj(np.swapaxes(la_, -1, -2)))
     w, v = run(la.eigh)(A)
     assert np.allclose(_lead(w.numpy()[None])[..., 0, :], np.linalg.eigvalsh(h))
+    # eigenpairs of the Hermitian part, every batch entry: h V = V diag(w), V^H V = I
+    W, V = _lead(w.numpy()[None])[..., 0, :], _lead(v.numpy())
+    _orthonormal_columns(V, "V^H V of eigh")
+    _assert_small(h @ V - V * W[..., None, :], 4, _norm2(h), "h V - V w")
     assert np.allclose(run(la.solve)(A, B).numpy(), np.moveaxis(np.linalg.solve(la_, lb), (-2, -1), (0, 1)))
     assert np.allclose(_lead(run(la.inv)(A).numpy()), np.linalg.inv(la_))
     assert np.allclose(run(la.det)(A).numpy(), np.linalg.det(la_))
@@ -117,6 +162,13 @@ def test_square_values(cplx, mode):
     assert np.allclose(np.einsum("ij...,jk...,kl...->il...", p.numpy(), l.numpy(), u.numpy()), a)
     w, v = run(la.eig)(A)
     assert np.allclose(np.einsum("ij...,jk...->ik...", a, v.numpy()), v.numpy() * w.numpy()[None])
+    # the eigenpairs to rounding (A V = V diag(w), every batch entry; backward stable, unlike
+    # the eigenvalues of a nonnormal matrix), the vectors nonzero (unit columns, LAPACK geev's
+    # normalization), and all of them: the values NumPy's as a multiset (order not documented)
+    We, Ve = _lead(w.numpy()[None])[..., 0, :], _lead(v.numpy())
+    _assert_small(np.linalg.norm(Ve, axis=-2) - 1.0, 4, what="|v| of eig")
+    _assert_small(la_ @ Ve - Ve * We[..., None, :], 4, _norm2(la_), "A V - V w")
+    assert np.allclose(np.sort_complex(We), np.sort_complex(np.linalg.eigvals(la_)))
     x = run(la.solve)(tf.asarray(a[:, :, 0]), tf.asarray(b[:, 0, 0]))
     assert x.shape == (4,) and np.allclose(a[:, :, 0] @ x.numpy(), b[:, 0, 0])
 

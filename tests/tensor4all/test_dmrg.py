@@ -7,7 +7,7 @@ import tenferro as tf
 import tensor4all as t4a
 from tensor4all import models
 
-from .conftest import ground_energy
+from .conftest import ground_energy, heisenberg_bethe_energy, heisenberg_chain_matrix
 
 EXACT = dict(max_bond=64, cutoff=0.0, tol=1e-12, sweeps=12)
 
@@ -53,9 +53,23 @@ def test_critical_tfim_matches_closed_form(L):
     assert abs(res.energy - exact) < 1e-10
 
 
+#: the ground energy of the open Heisenberg chain L = 32 (J = 1) as the library's reference table and
+#: the CLI hold it: the Bethe ansatz value -13.997315618224327 (conftest.heisenberg_bethe_energy,
+#: checked below) to 13 decimals; an independent TeNPy DMRG at chi 200 gives -13.99731561822433
+E_HEISENBERG_32 = -13.9973156182243
+
+
+def test_the_bethe_ansatz_reference_against_exact_diagonalization():
+    """The open chain's Bethe ansatz (conftest) against the explicit matrices' lowest eigenvalue for
+    L = 4 .. 10 (1e-12: rounding of both at |E| <= 5), and the L = 32 literal is its value to 13 decimals."""
+    for L in (4, 6, 8, 10):
+        assert abs(heisenberg_bethe_energy(L) - np.linalg.eigvalsh(heisenberg_chain_matrix(L))[0]) < 1e-12, L
+    assert abs(heisenberg_bethe_energy(32) - E_HEISENBERG_32) < 1e-13
+
+
 def test_heisenberg_32_chi_64_reference_energy():
     res = t4a.dmrg(models.heisenberg(32), max_bond=64, cutoff=0.0, tol=1e-10)
-    assert abs(res.energy - (-13.9973156182243)) < 1e-9
+    assert abs(res.energy - heisenberg_bethe_energy(32)) < 1e-9
     assert res.state.bond_dims[15] == 64
 
 

@@ -196,7 +196,14 @@ def test_products_by_nonzero_rectangles_match_exact_diagonalization(L, U, monkey
     Hn = models.hubbard(4, t=1.0, U=3.0, mu=0.2, conserve="N")
     res = tdvp(Hn, MPS.product_state(STATES, 4, conserve="N", local="electron"), 0.2, 0.05, max_bond=64, cutoff=1e-14)
     v = scipy.linalg.expm(-1j * 0.2 * exact_hubbard(4, 1.0, 3.0, 0.2)) @ basis_vector(STATES)
-    assert abs(abs(np.vdot(v, np.asarray(res.state.dense().to_dense()).reshape(-1))) - 1.0) < 2e-4
+    w = np.asarray(res.state.dense().to_dense()).reshape(-1)
+    overlap = np.vdot(v, w)
+    # the state error itself (1 - |overlap| is quadratic in it and would let a 2% error pass),
+    # up to the global phase. Two-site TDVP from this product state has an O(dt^2) projection
+    # error while the bonds grow (see BOUNDS below): measured 1.25e-3, 3.1e-4, 7.8e-5 at
+    # dt = 0.1, 0.05, 0.025. The error is deterministic, so 5e-4 (1.6x the dt = 0.05 value)
+    # leaves room for rounding only; an O(dt) error or a 1e-3 state error fails.
+    assert np.linalg.norm(w - overlap / abs(overlap) * v) < 5e-4
 
 
 def _product_matrix(op, dtype) -> np.ndarray:

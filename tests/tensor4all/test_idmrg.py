@@ -143,7 +143,9 @@ def test_auto_runs_dense_in_a_field():
     res = inf.idmrg(inf.infinite_model("xx", h=0.3), max_bond=16, tol=1e-8)
     assert res.conserved is None and res.converged
     assert 0 < res.energy - e < 1e-4
-    assert abs(inf.expect(res.state, "Sz") - m) < 2e-3
+    # D = 16 of this critical chain biases <Sz> by 6.6e-6 (measured); 1e-4 is 15x that, and a 1%
+    # error in <Sz> (1e-3) or in the field (d<Sz>/dh = 1/(pi sqrt(1 - h^2)) = 0.33: 1e-3) fails
+    assert abs(inf.expect(res.state, "Sz") - m) < 1e-4
     zero = inf.idmrg(inf.infinite_model("xx", h=0.3), max_bond=16, tol=1e-8, conserve="Sz")  # asked for
     assert zero.conserved == "Sz" and zero.energy - e > 1e-2
 

@@ -1,6 +1,8 @@
 """The sweep's small pieces alone: environments, effective Hamiltonians, eigensolvers,
 truncation policy."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -150,16 +152,36 @@ def test_lanczos_state_tolerance_bounds_the_vector_error(cplx):
     cutoff=st.sampled_from([0.0, 1e-12, 1e-3, 0.3]),
 )
 def test_truncation_policy(s, max_bond, cutoff):
+    """``truncation_keep``'s documented rule, checked against exact rational weights: at least
+    one value and at most ``max_bond`` and the nonzero values are kept; with ``cutoff > 0`` the
+    fewest whose dropped tail has relative weight ``<= cutoff`` (unless ``max_bond`` forces more
+    out): keeping one fewer exceeds the cutoff; ``cutoff = 0`` drops nothing nonzero."""
     s = np.sort(np.array(s))[::-1]
     keep, err = truncation_keep(s, max_bond, cutoff)
-    assert 1 <= keep <= len(s)
-    if max_bond is not None:
-        assert keep <= max_bond
-    total = np.sum(s**2)
-    if total > 0:
-        assert err == pytest.approx(np.sum(s[keep:] ** 2) / total)
-        if max_bond is None or keep < max_bond:
-            assert err <= cutoff + 1e-15 or keep == 1 or s[keep - 1] == 0
+    nonzero = int(np.count_nonzero(s > 0))
+    cap = nonzero if max_bond is None else min(max_bond, nonzero)
+    assert 1 <= keep <= max(1, cap)
+    if nonzero == 0:
+        assert err == 0.0
+        return
+    w = [Fraction(float(x)) ** 2 for x in s]  # exact squares: no underflow, no rounding
+    total = sum(w)
+
+    def tail(k: int) -> float:  # the exact relative weight dropped when k are kept, rounded once
+        return float(sum(w[k:], Fraction(0)) / total)
+
+    # the library sums <= 12 squares relative to s[0] in floats (a few ulp, 1e-12 is far above
+    # that); relative weights below the smallest normal float (2.2e-308) lose their relative
+    # precision there, so an absolute 1e-300 besides
+    assert err == pytest.approx(tail(keep), rel=1e-12, abs=1e-300)
+    if cutoff == 0.0:  # no cutoff: every nonzero value, up to max_bond
+        assert keep == max(1, cap)
+        return
+    # the same rounding margin on both sides of the cutoff (hypothesis' ties are not exact)
+    if max_bond is None or keep < max_bond:
+        assert tail(keep) <= cutoff * (1 + 1e-12), (keep, tail(keep))
+    if keep > 1:  # minimal: one fewer value would drop more than the cutoff
+        assert tail(keep - 1) > cutoff * (1 - 1e-12), (keep, tail(keep - 1))
 
 
 def test_svd_truncated_reconstructs():

@@ -16,7 +16,7 @@ import tidu
 import tensor4all as t4a
 from tensor4all import models, references
 
-from .conftest import ground_energy
+from .conftest import ground_energy, heisenberg_bethe_energy
 
 FORMATS = [pytest.param(".npz", id="npz"), pytest.param(".arrow", id="arrow"), pytest.param(".parquet", id="parquet")]
 
@@ -209,7 +209,10 @@ def test_reference_energy_by_exact_diagonalization(kw, local):
 
 def test_reference_energy_tables_and_limits():
     ref = references.reference_energy("heisenberg", 32)
+    # the Bethe ansatz ground energy -13.997315618224327 to 13 decimals (conftest.heisenberg_bethe_energy,
+    # checked in test_dmrg.py; an independent TeNPy DMRG at chi 200 gives -13.99731561822433)
     assert ref.energy == -13.9973156182243 and not ref.exact
+    assert ref.energy == pytest.approx(heisenberg_bethe_energy(32), abs=1e-13)
     assert references.reference_energy("heisenberg", 32, J=2.0).energy == pytest.approx(2 * -13.9973156182243)
     assert references.reference_energy("heisenberg", 32, h=0.1) is None  # field: no table value
     assert references.reference_energy("xxz", 32, Jz=0.5) is None  # anisotropy: none

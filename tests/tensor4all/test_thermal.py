@@ -402,6 +402,17 @@ def thermal_energy(levels: np.ndarray, beta: float) -> float:
     return float(np.sum(w * levels) / np.sum(w))
 
 
+# The METTS checks on the Heisenberg chain L = 4, h = 1, beta = 2 below use 20 chains of 16 samples
+# (order 4 at dbeta = 1.0: the same chains as at dbeta = 0.25 to 2e-6) and a fixed bound of 4 standard
+# deviations of the estimator, measured from 50 independent chains of 10 samples (seed 11): the chain
+# means' spread times sqrt(10) is 0.34 (sector Sz = 1), 0.26 (Sz = 0), 0.29 (bases='zx', grand-
+# canonical) per effective sample, so the 320 samples have sigma = 0.019, 0.015, 0.016 (seeds 3 to 7
+# spread by 0.026, 0.014, 0.004). The code's own standard error (from 20 chain means, itself known to
+# ~16%) must lie within [0.5, 2] sigma.
+METTS_CHAINS, METTS_SAMPLES = 20, 16
+METTS_SIGMA = {1: 0.019, 0: 0.015, "zx": 0.016}
+
+
 def test_metts_with_z_collapses_only_is_refused_where_it_cannot_leave_a_sector():
     """z-basis collapses never change the Sz of a chain when H conserves it: the grand-canonical
     average came out -0.852 +- 0.15 against the exact -1.53769 (Heisenberg L = 4, h = 1, beta = 2).
@@ -420,8 +431,12 @@ def test_metts_with_z_collapses_only_is_refused_where_it_cannot_leave_a_sector()
         t4a.metts(models.heisenberg(L, h=h), beta, 1, bases="z", conserve="Sz")
     with pytest.raises(t4a.InvalidOptionError, match="conserves Sz, "):  # N fixed by the sector, Sz left free
         t4a.metts(models.hubbard(2, U=4.0), beta, 1, bases="z", conserve="N", sector=2)
-    zx = t4a.metts(models.heisenberg(L, h=h), beta, 4, chains=30, seed=3, dbeta=0.25, order=4, bases="zx")
-    assert abs(zx.energy - exact) < 3 * zx.energy_error and zx.energy_error < 0.05
+    zx = t4a.metts(models.heisenberg(L, h=h), beta, METTS_SAMPLES, chains=METTS_CHAINS, seed=3, dbeta=1.0,
+                   order=4, bases="zx")  # fmt: skip
+    # 4 sigma = 0.064 (see METTS_SIGMA): far from the z-only -0.852 and from the sector averages (0.19 away)
+    sigma = METTS_SIGMA["zx"]
+    assert abs(zx.energy - exact) < 4 * sigma, (zx.energy, exact)
+    assert 0.5 * sigma < zx.energy_error < 2 * sigma, zx.energy_error
     assert len(t4a.metts(models.tfim(L), beta, 1, bases="z", dbeta=0.5).samples) == 1
 
 
@@ -435,11 +450,14 @@ def test_canonical_metts_of_one_sector_against_the_sector_block(sz):
     up = np.array([L - bin(k).count("1") for k in range(2**L)])  # basis bit 0 is up (Sz = +1/2)
     block = np.nonzero(up - (L - up) == 2 * sz)[0]
     exact = thermal_energy(np.linalg.eigvalsh(Hd[np.ix_(block, block)]), beta)
-    res = t4a.metts(models.heisenberg(L, h=h), beta, 4, chains=16, seed=3, dbeta=0.25, order=4, bases="z",
-                    conserve="Sz", sector=sz, observables=("Sz",))  # fmt: skip
+    res = t4a.metts(models.heisenberg(L, h=h), beta, METTS_SAMPLES, chains=METTS_CHAINS, seed=3, dbeta=1.0,
+                    order=4, bases="z", conserve="Sz", sector=sz, observables=("Sz",))  # fmt: skip
     assert {round(float(np.sum(s.observables["Sz"])), 8) for s in res.samples} == {float(sz)}
     assert all(sum(0.5 - p for p in s.collapsed) == sz for s in res.samples)  # the start and every collapse
-    assert abs(res.energy - exact) < 3 * res.energy_error and res.energy_error < 0.05
+    # 4 sigma (0.076 and 0.06, see METTS_SIGMA) is below half the 0.19 to the grand-canonical value
+    sigma = METTS_SIGMA[sz]
+    assert abs(res.energy - exact) < 4 * sigma, (res.energy, exact)
+    assert 0.5 * sigma < res.energy_error < 2 * sigma, res.energy_error
 
 
 def test_metts_on_two_dask_workers_is_bit_identical_to_serial():
