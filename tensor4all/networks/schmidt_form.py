@@ -102,19 +102,15 @@ class SchmidtForm:
     def entropies(self) -> list[float]:
         """The von Neumann entanglement entropy ``-sum p log p`` (``p = s^2``) of every inner bond,
         from the kept values on every call (as TeNPy reads its ``S``): all bonds in one pass."""
-        parts = [x for v in self.values for x in v.values()]
-        if not parts:
-            return []
-        counts = np.array([sum(x.size for x in v.values()) for v in self.values])
-        if not counts.all():  # a bond without values (no state): the per-bond sums
-            return [
-                float(-np.sum(scipy.special.xlogy(x * x, x * x)))
-                for x in (np.concatenate(list(v.values())) for v in self.values)
-            ]
-        p = np.concatenate(parts)
-        p = p * p
-        starts = np.concatenate([[0], np.cumsum(counts[:-1])])
-        return (-np.add.reduceat(scipy.special.xlogy(p, p), starts)).tolist()
+        counts = np.array([sum(x.size for x in v.values()) for v in self.values], dtype=np.intp)
+        out = np.zeros(len(counts))
+        held = counts > 0  # every bond of a state holds values; one without would have entropy 0
+        if held.any():
+            p = np.concatenate([x for v in self.values for x in v.values()])
+            p = p * p
+            starts = np.concatenate([[0], np.cumsum(counts[:-1])])[held]
+            out[held] = 0.0 - np.add.reduceat(scipy.special.xlogy(p, p), starts)  # 0, not -0
+        return out.tolist()
 
 
 def _site_blocks(t: Any) -> tuple[dict[tuple, np.ndarray], dict[Any, tuple[int, int]]]:
