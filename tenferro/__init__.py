@@ -199,8 +199,10 @@ from ._transcendental import (
     logaddexp,
     power,
     pow,
+    arctan2,
+    angle,
 )
-from ._reductions import prod, max, min, amax, amin, mean, logsumexp
+from ._reductions import prod, max, min, amax, amin, mean, logsumexp, argmax, argmin, cumsum, var, std
 
 __all__ += [
     "abs",
@@ -239,6 +241,8 @@ __all__ += [
     "square",
     "reciprocal",
     "logaddexp",
+    "arctan2",
+    "angle",
     "prod",
     "max",
     "min",
@@ -246,6 +250,11 @@ __all__ += [
     "amin",
     "mean",
     "logsumexp",
+    "argmax",
+    "argmin",
+    "cumsum",
+    "var",
+    "std",
 ]
 
 # structural, indexing, matrix helpers and contraction

@@ -24,7 +24,7 @@ from ._getitem import getitem, iterate
 from ._indexing import take
 from ._matrix import diagonal, trace
 from ._piecewise import abs as _abs, clip
-from ._reductions import max as _max, mean, min as _min, prod, sum as _sum
+from ._reductions import argmax, argmin, cumsum, max as _max, mean, min as _min, prod, std, sum as _sum, var
 from ._structural import reshape, squeeze, transpose
 from ._tensor import Tensor
 from ._transcendental import power
@@ -189,6 +189,11 @@ TENSOR_METHODS: dict[str, Any] = {
     "min": _min,
     "mean": mean,
     "prod": prod,
+    "argmax": argmax,
+    "argmin": argmin,
+    "cumsum": cumsum,
+    "var": var,
+    "std": std,
     "clip": clip,
     "diagonal": diagonal,
     "trace": trace,

@@ -1,4 +1,5 @@
-"""Reductions over any set of axes: sum, prod, max, min, mean, logsumexp.
+"""Reductions over any set of axes: sum, prod, max, min, mean, logsumexp, var, std;
+along one axis: argmax, argmin, cumsum.
 
 Primitives take a sorted tuple of distinct ``axes`` and drop them; ``keepdims``
 and NumPy-style axis arguments are handled in the user-level functions.
@@ -13,8 +14,18 @@ Derivative conventions:
 * ``logsumexp``: the JVP weights are ``softmax(x)``; they are finite whenever the
   result is finite, and 0 when every reduced entry is ``-inf``.
 
+* ``argmax``/``argmin``: int64 output, zero derivative (as comparisons).
+* ``cumsum``: linear; its transpose is the cumulative sum from the other end.
+* ``var``/``std``: compositions (``mean``, ``sub``, ``real(d * conj(d))``); ``std`` is
+  ``sqrt(var)``, so its derivative is infinite/NaN where ``var == 0`` (as JAX).
+
 Size-0 reductions: ``sum`` gives 0, ``prod`` 1, ``logsumexp`` ``-inf``, ``mean``
-NaN (as NumPy, without the warning); ``max``/``min`` raise TenferroValueError.
+NaN (as NumPy, without the warning); ``max``/``min``/``argmax``/``argmin`` raise
+TenferroValueError, and so do ``var``/``std`` (``ddof >= count``).
+
+``axis=None`` for the one-axis functions (``argmax``, ``argmin``, ``cumsum``) flattens in
+tenferro's **column-major** order (NumPy flattens row-major), as ``take`` does, so
+``take(x, argmax(x)) == max(x)``.
 """
 
 from __future__ import annotations
@@ -26,7 +37,8 @@ import numpy as np
 
 from ._dispatch import dispatchable
 from ._dtypes import bool_, int32, int64
-from ._errors import DTypeError, TenferroValueError
+from ._dtypes import dtype as _as_dtype
+from ._errors import AxisError, DTypeError, TenferroTypeError, TenferroValueError
 from ._aval import fortran, meta, TensorType, xp_of
 from ._operands import as_operand
 from ._registry import primitive
@@ -35,8 +47,8 @@ from ._tensor import Tensor
 from ._aval import placement_of_operand
 from ._compare import eq_p, isfinite, where
 from ._creation import ones
-from ._elementwise import _to_float, div_p, mul, mul_p, multiply, sub
-from ._shape import normalize_axes
+from ._elementwise import _to_float, conj, div_p, mul, mul_p, multiply, real, sub
+from ._shape import as_index, normalize_axes
 from ._structural import (
     _expand,
     _reduced_shape,
@@ -47,7 +59,7 @@ from ._structural import (
     sum_p,
     transpose,
 )
-from ._transcendental import exp
+from ._transcendental import exp, sqrt
 
 FAMILY = "reductions"
 
@@ -187,6 +199,62 @@ min_p = _make_extremum("min", np.min)
 
 
 # ---------------------------------------------------------------------------
+# argmax, argmin: int64 output along one axis, zero derivative
+# ---------------------------------------------------------------------------
+def _make_arg_extremum(name: str):
+    p = primitive(name, FAMILY)
+    p.def_batch(trailing_batch(p))  # ``axis`` names a per-example axis: the batch axis is last
+
+    def impl(x, axis):
+        a = x._data
+        return Tensor._wrap(fortran(getattr(xp_of(a), name)(a, axis=axis).astype(int64.numpy, copy=False)))
+
+    def aval(a: TensorType, axis: int) -> TensorType:
+        if a.dtype.is_complex:
+            raise DTypeError(f"{name}: complex operands are not supported (got {a}); complex numbers have no ordering")
+        return _reduction_aval(a, (axis,)).update(dtype=int64)
+
+    impl.__name__ = impl.__qualname__ = f"_{name}_impl"
+    aval.__name__ = aval.__qualname__ = f"_{name}_aval"
+    p.def_impl(impl)
+    p.def_abstract_eval(aval)
+    p.def_nondiff(f"{name} has an integer output", zero_tangent=True)
+    return p
+
+
+argmax_p = _make_arg_extremum("argmax")
+argmin_p = _make_arg_extremum("argmin")
+
+
+# ---------------------------------------------------------------------------
+# cumsum: linear along one axis; ``reverse`` sums from the last entry (its transpose)
+# ---------------------------------------------------------------------------
+cumsum_p = primitive("cumsum", FAMILY)
+cumsum_p.def_batch(trailing_batch(cumsum_p))  # ``axis`` names a per-example axis
+
+
+@cumsum_p.def_impl
+def _cumsum_impl(x, axis, reverse):
+    a = x._data
+    xp = xp_of(a)
+    if reverse:
+        r = xp.flip(xp.cumsum(xp.flip(a, axis), axis=axis, dtype=a.dtype), axis)
+    else:
+        r = xp.cumsum(a, axis=axis, dtype=a.dtype)
+    return Tensor._wrap(fortran(r))
+
+
+@cumsum_p.def_abstract_eval
+def _cumsum_aval(a: TensorType, axis: int, reverse: bool) -> TensorType:
+    return a
+
+
+@cumsum_p.def_linear
+def _cumsum_transpose(ct, x, axis, reverse):
+    return [cumsum_p.bind(ct, axis=axis, reverse=not reverse)]
+
+
+# ---------------------------------------------------------------------------
 # logsumexp (real): stable evaluation, softmax-weighted JVP
 # ---------------------------------------------------------------------------
 logsumexp_p = primitive("logsumexp", FAMILY)
@@ -314,3 +382,97 @@ def logsumexp(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = 
             f"logsumexp: complex operands are not supported (got {meta(x)[1].name}); expected a real dtype"
         )
     return _reduce("logsumexp", logsumexp_p, _to_float("logsumexp", x), axis, keepdims)
+
+
+def _one_axis(op: str, x: Any, axis: Any) -> tuple[Any, int]:
+    """``(x, axis)`` for a function along one axis: ``axis=None`` flattens ``x`` (column-major)."""
+    if axis is None:
+        return reshape(x, (-1,)), 0
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, (bool, np.bool_)):
+        raise AxisError(f"{op}: axis must be an integer or None, got {axis!r}")
+    return x, normalize_axes(op, axis, len(meta(x)[0]))[0]
+
+
+def _arg_extremum(op: str, p: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+    x = as_operand(op, x)
+    shape, d = meta(x)
+    shape = tuple(shape)
+    if d.is_complex:
+        raise DTypeError(
+            f"{op}: complex operands are not supported (got {d.name}); "
+            "complex numbers have no ordering: reduce real() or abs() instead"
+        )
+    flat, a = _one_axis(op, x, axis)
+    n = meta(flat)[0][a]
+    if n == 0:
+        long = "maximum" if op == "argmax" else "minimum"
+        raise TenferroValueError(
+            f"{op}: zero-size tensor of shape {shape} to reduction operation {long} over axis "
+            f"{'None' if axis is None else a}, which has no identity (an empty sequence has no {op})"
+        )
+    r = p.bind(flat, axis=a)
+    if not keepdims:
+        return r
+    return reshape(r, (1,) * len(shape)) if axis is None else _keep(r, shape, (a,))
+
+
+def argmax(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:
+    """Index of the maximum along ``axis`` (int64; the first one at ties, a NaN counts as the
+    maximum, as NumPy). ``axis=None``: an index into ``x`` flattened **column-major**.
+    Zero derivative; a size-0 axis raises TenferroValueError, complex DTypeError."""
+    return _arg_extremum("argmax", argmax_p, x, axis, keepdims)
+
+
+def argmin(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:
+    """Index of the minimum along ``axis`` (int64; the first one at ties, a NaN counts as the
+    minimum, as NumPy). ``axis=None``: an index into ``x`` flattened **column-major**.
+    Zero derivative; a size-0 axis raises TenferroValueError, complex DTypeError."""
+    return _arg_extremum("argmin", argmin_p, x, axis, keepdims)
+
+
+def cumsum(x: Any, axis: int | None = None, dtype: Any = None) -> Any:
+    """Cumulative sum along ``axis`` (``axis=None``: of ``x`` flattened **column-major**).
+
+    bool and int32 accumulate in int64 (as NumPy); ``dtype`` converts ``x`` first. Linear:
+    the gradient is the cumulative sum from the other end."""
+    if dtype is None:
+        x = _accumulating("cumsum", x)
+    else:
+        x = convert_element_type(as_operand("cumsum", x), _as_dtype(dtype))
+    x, a = _one_axis("cumsum", x, axis)
+    return cumsum_p.bind(x, axis=a, reverse=False)
+
+
+def _moments(op: str, x: Any, axis: Any, ddof: Any) -> tuple[Any, tuple, tuple, int]:
+    """``(squared deviations |x - mean|**2, shape, axes, count - ddof)`` after checking ``ddof``."""
+    x = _to_float(op, as_operand(op, x))
+    shape = tuple(meta(x)[0])
+    axes = normalize_axes(op, axis, len(shape))
+    ddof = as_index(op, ddof, "ddof", TenferroTypeError)
+    n = 1
+    for a in axes:
+        n *= shape[a]
+    if ddof < 0:
+        raise TenferroValueError(f"{op}: ddof must be >= 0, got {ddof}")
+    if ddof >= n:
+        raise TenferroValueError(
+            f"{op}: ddof={ddof} must be less than the number of entries reduced ({n}, over axes {axes} of "
+            f"shape {shape}); the result would divide by {n - ddof}"
+        )
+    d = sub(x, mean(x, axes, keepdims=True))
+    sq = real(mul(d, conj(d))) if meta(x)[1].is_complex else mul(d, d)
+    return sq, shape, axes, n - ddof
+
+
+def var(x: Any, axis: int | Sequence[int] | None = None, ddof: int = 0, keepdims: bool = False) -> Any:
+    """Variance over ``axis``: ``sum(|x - mean(x)|**2) / (count - ddof)`` (NumPy's ``var``; real
+    for complex input, float64 for integers). ``ddof`` must be an integer with
+    ``0 <= ddof < count`` (TenferroTypeError, TenferroValueError otherwise: a size-0 axis too)."""
+    sq, _, axes, m = _moments("var", x, axis, ddof)
+    return multiply(sum(sq, axes, keepdims), 1.0 / m)
+
+
+def std(x: Any, axis: int | Sequence[int] | None = None, ddof: int = 0, keepdims: bool = False) -> Any:
+    """Standard deviation, ``sqrt(var(x, axis, ddof, keepdims))``. Its derivative is infinite or
+    NaN where the variance is 0 (every entry equal), as JAX's: ``sqrt`` has no derivative at 0."""
+    return sqrt(var(x, axis, ddof, keepdims))

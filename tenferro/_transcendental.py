@@ -1,5 +1,6 @@
 """Transcendental elementwise functions: the unary ones from one rule table,
-plus ``power`` (differentiable in base and exponent) and ``logaddexp``.
+plus ``power`` (differentiable in base and exponent), ``logaddexp``, ``arctan2``
+and ``angle``.
 
 Each row of :data:`RULES` names a function, its NumPy evaluation and its JVP
 rule ``jvp(t, out, x)`` written with tenferro operations (so derivatives of any
@@ -30,7 +31,7 @@ from tidu import Tracer
 
 from ._compare import _refuse_complex, equal, isfinite, select_p, where
 from ._dtypes import int64
-from ._elementwise import _binary_aval, _prepare, _to_float, add, div, div_p, mul, mul_p, neg, sub
+from ._elementwise import _binary_aval, _prepare, _to_float, add, div, div_p, imag, mul, mul_p, neg, real, sub
 from ._errors import DTypeError, TenferroValueError
 from ._aval import meta, TensorType, wrap_fortran
 from ._registry import check_shapes, primitive
@@ -356,5 +357,69 @@ def power(x: Any, y: Any) -> Any:
 pow = power  # noqa: A001
 
 
+# ---------------------------------------------------------------------------
+# arctan2 (real) and angle: the derivative is 0 at the origin
+# ---------------------------------------------------------------------------
+atan2_p = primitive("atan2", FAMILY)
+
+
+def _atan2_impl(y, x):
+    return wrap_fortran(np.arctan2(y._data, x._data))
+
+
+def _atan2_aval(a: TensorType, b: TensorType) -> TensorType:
+    _refuse_complex("arctan2", a, b)
+    if a.shape != b.shape or a.dtype is not b.dtype:
+        raise DTypeError(f"arctan2: primitive operands must have equal shapes and dtypes, got {a} and {b}")
+    return a
+
+
+def _atan2_weight(num, y, x):
+    """``num / (x**2 + y**2)``, and 0 where ``x == y == 0`` (the inner ``where`` keeps the
+    division finite there, so derivatives of every order are 0 at the origin, not NaN)."""
+    r2 = add(mul(x, x), mul(y, y))
+    origin = equal(r2, 0)
+    return where(origin, 0, div(num, where(origin, 1, r2)))
+
+
+def _atan2_jvp_y(ty, out, y, x):
+    return mul(ty, _atan2_weight(x, y, x))
+
+
+def _atan2_jvp_x(tx, out, y, x):
+    return mul(tx, _atan2_weight(neg(y), y, x))
+
+
+atan2_p.def_impl(_atan2_impl)
+atan2_p.def_abstract_eval(_atan2_aval)
+atan2_p.def_jvp_per_arg(_atan2_jvp_y, _atan2_jvp_x)
+
+
+def arctan2(y: Any, x: Any) -> Any:
+    """The angle of the point ``(x, y)``, ``numpy.arctan2(y, x)`` (real dtypes; integers
+    promote to float64; complex raises DTypeError).
+
+    The derivative is ``(x dy - y dx) / (x**2 + y**2)``, and 0 at ``x == y == 0`` (where
+    JAX gives NaN): the subgradient 0, finite at every order."""
+    y, x = _prepare("arctan2", y, x)
+    y, x = _to_float("arctan2", y), _to_float("arctan2", x)
+    check_shapes(atan2_p, y, x)  # refuses complex operands (eager bind skips the rule)
+    return atan2_p.bind(y, x)
+
+
+def angle(z: Any, deg: bool = False) -> Any:
+    """The argument of ``z``, ``arctan2(imag(z), real(z))`` (``numpy.angle``): a real tensor in
+    ``(-pi, pi]``; real input gives 0 or pi (pi for negative entries and -0.0), integers float64.
+    ``deg=True`` gives degrees.
+
+    Derivative: ``angle`` is a real function of a complex input; tidu's (JAX's) cotangent
+    convention gives ``grad(angle)(z) = d angle/dx - i d angle/dy = (-y - i x) / |z|**2``
+    (``z = x + iy``). At ``z == 0`` the derivative is 0 (see :func:`arctan2`)."""
+    (z,) = _prepare("angle", z)
+    z = _to_float("angle", z)
+    a = arctan2(imag(z), real(z))
+    return mul(a, 180.0 / np.pi) if deg else a
+
+
 # batching (tidu.vmap): the unary rules get theirs where they are made
-register_elementwise_batch(logaddexp_p, pow_p)
+register_elementwise_batch(logaddexp_p, pow_p, atan2_p)

@@ -79,6 +79,12 @@ UNARY = [
     "amax",
     "amin",
     "logsumexp",
+    "argmax",
+    "argmin",
+    "cumsum",
+    "var",
+    "std",
+    "angle",
 ]
 for name in UNARY:
     for bad, label in (("a", "str"), (None, "NoneType"), (object(), "object"), ({1: 2}, "dict")):
@@ -99,14 +105,42 @@ BINARY = [
     "less_equal",
     "greater_equal",
     "logaddexp",
+    "arctan2",
 ]
 for name in BINARY:
     row(f"{name}-broadcast", getattr(tf, name), (F, tf.ones((4,))), tf.ShapeError, "could not be broadcast")
     row(f"{name}-str", getattr(tf, name), (F, "a"), tf.TenferroTypeError, "expected a Tensor")
 
 # ---- tenferro: reductions with a bad axis ------------------------------------------------
-for name in ["sum", "prod", "mean", "max", "min", "amax", "amin", "logsumexp"]:
+for name in [
+    "sum",
+    "prod",
+    "mean",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "logsumexp",
+    "argmax",
+    "argmin",
+    "cumsum",
+    "var",
+    "std",
+]:
     row(f"{name}-axis", getattr(tf, name), (F,), tf.AxisError, "out of bounds", axis=3)
+for name in ["argmax", "argmin"]:
+    row(f"{name}-empty", getattr(tf, name), (tf.zeros((0, 2)),), tf.TenferroValueError, "zero-size tensor", axis=0)
+    row(f"{name}-complex", getattr(tf, name), (tf.asarray([1j]),), tf.DTypeError, "no ordering")
+    row(f"{name}-axis-tuple", getattr(tf, name), (M,), tf.AxisError, "axis must be an integer or None", axis=(0, 1))
+row("cumsum-axis-tuple", tf.cumsum, (M,), tf.AxisError, "axis must be an integer or None", axis=(0, 1))
+row("cumsum-bad-dtype", tf.cumsum, (F,), tf.DTypeError, "is not a dtype", dtype="foo")
+for name in ["var", "std"]:
+    row(f"{name}-ddof-too-large", getattr(tf, name), (F,), tf.TenferroValueError, "ddof=3 must be less", ddof=3)
+    row(f"{name}-ddof-negative", getattr(tf, name), (F,), tf.TenferroValueError, "ddof must be >= 0", ddof=-1)
+    row(f"{name}-ddof-float", getattr(tf, name), (F,), tf.TenferroTypeError, "ddof must be an integer", ddof=1.5)
+    row(f"{name}-ddof-bool", getattr(tf, name), (F,), tf.TenferroTypeError, "ddof must be an integer", ddof=True)
+    row(f"{name}-empty", getattr(tf, name), (tf.zeros((0,)),), tf.TenferroValueError, "must be less than the number")
+row("arctan2-complex", tf.arctan2, (tf.asarray([1j]), F[:1]), tf.DTypeError, "complex operands are not supported")
 
 # ---- tenferro: booleans where a sign is needed -------------------------------------------
 row("negative-bool", tf.negative, (B,), tf.DTypeError, "boolean tensors have no negative")

@@ -200,6 +200,8 @@ ZERO_DERIVATIVE_CALLS = {
     "isinf": tf.isinf,
     "isnan": tf.isnan,
     "sign": tf.sign,
+    "argmax": tf.argmax,
+    "argmin": lambda x: tf.argmin(x, axis=0),
 }
 
 

@@ -36,6 +36,21 @@ def _away_from_zero(rng, dtype, shapes):
     return out
 
 
+def _upper_half_plane(rng, dtype, shapes):
+    """``(y, x)`` with ``y >= 0.3``: away from the origin and from arctan2's jump on the
+    negative x axis (for any broadcast shapes)."""
+    (sy, sx) = shapes
+    return [_t(np.abs(rng.standard_normal(sy)) + 0.3, dtype), _t(rng.standard_normal(sx), dtype)]
+
+
+def _off_the_cut(rng, dtype, shapes):
+    """``|z|`` in [0.5, 2] and ``arg z`` in (-2.8, 2.8): angle is smooth there (real input:
+    positive entries, where angle is the constant 0)."""
+    (s,) = shapes
+    r, th = 0.5 + 1.5 * rng.random(s), rng.uniform(-2.8, 2.8, s)
+    return [_t(r * np.exp(1j * th) if dtype.is_complex else r, dtype)]
+
+
 def _distinct_pairs(rng, dtype, shapes):
     """Two real operands that differ by at least 0.6 wherever they meet under
     broadcasting (no ties): x near even integers, y near odd ones."""
@@ -113,6 +128,9 @@ SPECS = [
     OpSpec("ew_power_int_exponent", lambda x: x**3, UNARY, ("pow",)),
     OpSpec("ew_rpow", lambda x: 2.0**x, UNARY, ("pow",)),
     OpSpec("ew_logaddexp", tf.logaddexp, BINARY, ("logaddexp", "exp"), dtypes=REAL),
+    OpSpec("ew_arctan2", tf.arctan2, BINARY, ("atan2",), dtypes=REAL, make_args=_upper_half_plane),
+    OpSpec("ew_angle", tf.angle, UNARY, ("atan2", "imag"), make_args=_off_the_cut),
+    OpSpec("ew_angle_deg", lambda z: tf.angle(z, deg=True), UNARY, ("atan2",), make_args=_off_the_cut),
 ]
 
 # the transcendental table: name -> domain that keeps the function smooth

@@ -1,5 +1,7 @@
 """Gradient specs of the reductions family: sum, prod (with zeros), max, min, mean,
-logsumexp, over single axes, several axes, all axes, keepdims, 0-d and size-0."""
+logsumexp, var, std, over single axes, several axes, all axes, keepdims, 0-d and size-0;
+cumsum along one axis (argmax/argmin have a zero derivative: test_grad_table's
+ZERO_DERIVATIVE_CALLS)."""
 
 from __future__ import annotations
 
@@ -77,6 +79,8 @@ def _distinct(rng, dtype, shapes):
 # size-0 reductions: max/min raise; mean (NaN) and logsumexp (-inf) have no finite
 # neighbourhood to difference -- their values are tested in test_reductions.py
 _NONEMPTY = [c for c in AXES if 0 not in c[0]]
+# var with ddof=1 and std need two or more entries per reduction (ddof < count; var > 0)
+_SEVERAL = [c for c in _NONEMPTY if c[0] != ()]
 
 SPECS = (
     _specs("red_sum", tf.sum, ("sum", "reshape", "broadcast_in_dim"))
@@ -85,6 +89,26 @@ SPECS = (
     + _specs("red_max", tf.max, ("max",), cases=_NONEMPTY, dtypes=REAL, make_args=_distinct)
     + _specs("red_min", tf.min, ("min",), cases=_NONEMPTY, dtypes=REAL, make_args=_distinct)
     + _specs("red_logsumexp", tf.logsumexp, ("logsumexp", "exp"), cases=_NONEMPTY, dtypes=REAL)
+    + _specs("red_var", tf.var, ("sum", "mul", "conj", "real"), cases=_NONEMPTY)
+    + _specs("red_var_ddof1", lambda x, **kw: tf.var(x, ddof=1, **kw), ("sum", "mul"), cases=_SEVERAL)
+    + _specs("red_std", tf.std, ("sum", "sqrt"), cases=_SEVERAL)
+    + [
+        OpSpec(
+            f"red_cumsum_ax{'all' if axis is None else axis}",
+            lambda x, axis=axis: tf.cumsum(x, axis=axis),
+            [(shape,)],
+            ("cumsum",),
+        )
+        for shape, axis in [
+            ((), None),
+            ((0,), None),
+            ((5,), 0),
+            ((2, 3), 0),
+            ((2, 3), -1),
+            ((2, 3), None),
+            ((2, 0, 2), 2),
+        ]
+    ]
     + [
         OpSpec("red_prod_one_zero", tf.prod, [((5,),), ((2, 2),)], ("prod",), make_args=_with_zeros(1)),
         OpSpec("red_prod_two_zeros", tf.prod, [((5,),), ((3, 2),)], ("prod",), make_args=_with_zeros(2)),
