@@ -24,7 +24,7 @@ from .._aval import aval_of_operand, fortran, meta, xp_of
 from .._registry import nonlinear_error, primitive
 from .._batching import trailing_batch
 from ._errors import ConvergenceError
-from ._util import FAMILY, bind as _bind, check_matrix, concrete, lead, operand
+from ._util import FAMILY, bind as _bind, check_matrix, concrete, lead, operand, raw_value
 from ._lapack import lapack
 from ._matops import as_cols, as_rows, columns, const, diff_matrix, leading, mH, mhm, mm, rows, safe_reciprocal
 from ._spectral import gap_inverse
@@ -509,8 +509,8 @@ def truncated_svd(
     * ``rtol``, a threshold relative to the largest value (NumPy's ``matrix_rank``/``pinv``
       name): only values ``> rtol * S[0]`` are kept, ``0 <= rtol < 1``.
 
-    At least one value is kept; over a batch the largest count is kept so shapes stay
-    rectangular.
+    At least one value is kept; over a batch (trailing axes, or ``tidu.vmap``'s) the largest
+    count is kept so shapes stay rectangular.
 
     The derivative is that of the kept part of the full thin SVD, so it
     **includes the contribution of the discarded subspace** (the mixing terms
@@ -528,12 +528,13 @@ def truncated_svd(
         k = min(k, int(max_rank))
     u, s, vh = _bind(svd_p, a, full_matrices=False)
     if cutoff is not None or rtol is not None:
-        sv = concrete(s)
-        if sv is None:
+        raw = raw_value(s)  # under vmap: every example's values, their batch axes last
+        if raw is None:
             raise tidu.TracerConversionError(
                 "truncated_svd: cutoff and rtol decide the output shape from the singular values, which are abstract "
                 "while a graph is traced (tenferro.jit, make_graph); pass max_rank instead, or call it outside jit"
             )
+        sv = raw[0]
         sv = np.asarray(sv.get() if hasattr(sv, "get") else sv)  # a device array: its host copy
         if sv.size == 0:
             k = 0

@@ -180,3 +180,26 @@ def test_eigh_staged_vmap_grad_and_jacrev_check_as_the_loop():
         with pytest.raises(la.GaugeError):  # jacrev: a vmap over the cotangents of one vjp
             tidu.jacrev(lambda m: la.eigh(m)[1][:, 0] ** 3)(tf.asarray(a[0]))
         tidu.jacrev(la.eigvalsh)(tf.asarray(a[0]))  # invariant: silent
+
+
+def test_truncated_svd_with_a_cutoff_under_vmap_keeps_the_batch_s_largest_count():
+    """``truncated_svd(cutoff=...)`` under vmap reads every example's values, as for a trailing
+    batch (it raised a message about jit): the same ranks as a loop where they agree, the
+    largest count where they differ (the trailing batch's rule), and a loop's gradients."""
+    rng = np.random.default_rng(0)
+    same = rng.standard_normal((3, 5, 4)) @ np.diag([1.0, 1.0, 1e-9, 1e-10])
+    cut = lambda a: la.truncated_svd(a, cutoff=1e-12)  # noqa: E731
+    u, s, vh = tidu.vmap(cut)(tf.asarray(same))
+    assert (tuple(u.shape), tuple(s.shape), tuple(vh.shape)) == ((3, 5, 2), (3, 2), (3, 2, 4))
+    for i, b in enumerate(same):
+        _, s_i, _ = cut(tf.asarray(b))
+        np.testing.assert_allclose(np.asarray(s)[i], np.asarray(s_i), rtol=1e-14)
+    grad = tidu.grad(lambda a: tf.sum(tidu.vmap(lambda x: cut(x)[1])(a)))(tf.asarray(same))
+    loop = [np.asarray(tidu.grad(lambda x: tf.sum(cut(x)[1]))(tf.asarray(b))) for b in same]
+    np.testing.assert_allclose(np.asarray(grad), np.stack(loop), rtol=1e-12, atol=1e-14)
+    mixed = rng.standard_normal((3, 6, 4))
+    mixed[1] = mixed[1] @ np.diag([1.0, 1.0, 1e-9, 1e-10])  # rank 2 where the others keep 4
+    _, s, _ = tidu.vmap(cut)(tf.asarray(mixed))
+    _, s_trailing, _ = cut(tf.asarray(np.moveaxis(mixed, 0, -1)))
+    assert tuple(s.shape) == (3, 4)
+    np.testing.assert_allclose(np.moveaxis(np.asarray(s), 0, -1), np.asarray(s_trailing), rtol=1e-14)
