@@ -20,6 +20,7 @@ from ._tensor import Tensor
 
 __all__ = [
     "TensorType",
+    "concrete",
     "tensor_type",
     "aval_of_tensor",
     "aval_of_operand",
@@ -189,3 +190,17 @@ def wrap_fortran(a: Any) -> Tensor:
         t._data = a
         return t
     return Tensor._wrap(fortran(a))
+
+
+def concrete(x: Any) -> Any:
+    """The array (NumPy or CuPy) of a Tensor, or of a tracer whose trace knows its value (eager
+    JVP and vmap tracers); None for an abstract one (a graph being staged) or anything else."""
+    if type(x) is Tensor:
+        return x._data
+    if isinstance(x, Tracer):
+        try:
+            v = x.to_concrete()
+        except Exception:  # noqa: BLE001  (an abstract tracer: no value)
+            return None
+        return v._data if type(v) is Tensor else None
+    return None

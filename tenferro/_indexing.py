@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 import tidu
-from tidu import Tracer, TracerConversionError, Zero, instantiate, is_undefined
+from tidu import Zero, instantiate, is_undefined
 
-from ._aval import TensorType, aval_of_operand, fortran, meta, placement_of_operand
+from ._aval import TensorType, aval_of_operand, concrete, fortran, meta, placement_of_operand
 from ._compare import less, where
 from ._creation import arange, zeros
 from ._elementwise import add_p, scalar_like
@@ -114,19 +114,6 @@ def _gather_aval(a, idx, axis):
 gather_p.def_jvp(_linear_in_operand_jvp(gather_p))
 
 
-def _concrete(x: Any) -> Any:
-    """The array of a Tensor, or of a tracer whose trace knows its value; else None."""
-    if type(x) is Tensor:
-        return x._data
-    if isinstance(x, Tracer):
-        try:
-            v = x.to_concrete()
-        except TracerConversionError:  # an abstract trace (jit): no value to check
-            return None
-        return v._data if type(v) is Tensor else None
-    return None
-
-
 def _merged_indices(op: str, x: Any, idx: Any, axis: int, axis_size: int) -> tuple[Any, Any]:
     """A batched gather/scatter with per-example indices as one over a merged axis: ``x``
     (batch last) with its batch axis moved next to ``axis`` and the two merged (column-major:
@@ -139,7 +126,7 @@ def _merged_indices(op: str, x: Any, idx: Any, axis: int, axis_size: int) -> tup
     xt = transpose_p.bind(x, permutation=tuple(order))
     shape = tuple(meta(xt)[0])
     n = shape[axis]
-    if (value := _concrete(idx)) is not None:
+    if (value := concrete(idx)) is not None:
         _check_bounds(op, value, axis, n)
     merged = reshape_p.bind(xt, new_shape=shape[:axis] + (n * axis_size,) + shape[axis + 2 :])
     idx = where(less(idx, 0), add_p.bind(idx, scalar_like(n, idx)), idx)

@@ -6,7 +6,7 @@
 * moving the trailing batch dimensions ``[M, N, B...]`` to the leading position
   that LAPACK wrappers expect (:func:`lead`: ``np.moveaxis`` is a view) and back to
   canonical column-major storage (:func:`trail`, :func:`wrap`);
-* :func:`concrete`, the value of a tensor or of a tracer that knows one;
+* :func:`concrete` (from :mod:`.._aval`, shared with the core ops), the value of a tensor or of a tracer that knows one;
   :func:`raw_value` (:func:`raw_tangent`, :func:`aligned`), that of a vmap tracer too,
   its batch axes moved last, for the rules' checks that read values;
 * the one non-finite check (:func:`check_finite`), applied to every public
@@ -27,7 +27,7 @@ import numpy as np
 from tidu import BatchTracer, Tracer, Zero
 
 from .._errors import fmt_shape
-from .._aval import aval_of_operand, fortran, TensorType, xp_of
+from .._aval import aval_of_operand, concrete, fortran, TensorType, xp_of
 from .._operands import as_operand
 from .._registry import primitive
 from .._batching import trailing_batch
@@ -137,19 +137,6 @@ def _finite_check_jvp(primals, tangents, op, name):
 @finite_check_p.def_transpose
 def _finite_check_transpose(ct, x, op, name):
     return [None if type(ct) is Zero else ct]
-
-
-def concrete(x: Any) -> np.ndarray | None:
-    """The NumPy value of a Tensor or a tracer that knows one, else None."""
-    if type(x) is Tensor:
-        return x._data
-    if isinstance(x, Tracer):
-        try:
-            v = x.to_concrete()
-        except Exception:  # noqa: BLE001  (abstract tracer: no value)
-            return None
-        return v._data if type(v) is Tensor else None
-    return None
 
 
 def bind(p: Any, *args: Any, **params: Any) -> Any:
