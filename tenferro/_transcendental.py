@@ -29,7 +29,7 @@ import numpy as np
 
 from tidu import Tracer
 
-from ._compare import _refuse_complex, equal, isfinite, select_p, where
+from ._compare import _binary_real_aval, _refuse_complex, equal, isfinite, select_p, where
 from ._dtypes import int64
 from ._elementwise import _binary_aval, _prepare, _to_float, add, div, div_p, imag, mul, mul_p, neg, real, sub
 from ._errors import DTypeError, TenferroValueError
@@ -367,13 +367,6 @@ def _atan2_impl(y, x):
     return wrap_fortran(np.arctan2(y._data, x._data))
 
 
-def _atan2_aval(a: TensorType, b: TensorType) -> TensorType:
-    _refuse_complex("arctan2", a, b)
-    if a.shape != b.shape or a.dtype is not b.dtype:
-        raise DTypeError(f"arctan2: primitive operands must have equal shapes and dtypes, got {a} and {b}")
-    return a
-
-
 def _atan2_weight(num, y, x):
     """``num / (x**2 + y**2)``, and 0 where ``x == y == 0`` (the inner ``where`` keeps the
     division finite there, so derivatives of every order are 0 at the origin, not NaN)."""
@@ -391,7 +384,7 @@ def _atan2_jvp_x(tx, out, y, x):
 
 
 atan2_p.def_impl(_atan2_impl)
-atan2_p.def_abstract_eval(_atan2_aval)
+atan2_p.def_abstract_eval(_binary_real_aval("arctan2"))
 atan2_p.def_jvp_per_arg(_atan2_jvp_y, _atan2_jvp_x)
 
 

@@ -14,6 +14,21 @@ def tensor_of(a):
     return tf.asarray(np.asarray(a))
 
 
+def sample(shape, dtype, seed=0):
+    """Reproducible values of ``dtype`` (a NumPy dtype name): booleans, integers in -3..3,
+    standard normal floats, complex numbers with independent normal parts."""
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.random(shape) > 0.5
+    if dt.kind in "iu":
+        return rng.integers(-3, 4, shape).astype(dt)
+    v = rng.standard_normal(shape)
+    if dt.kind == "c":
+        v = v + 1j * rng.standard_normal(shape)
+    return v.astype(dt)
+
+
 def rand(shape, seed=0, dtype=np.float64):
     """Standard normal values of ``shape`` (reproducible by ``seed``)."""
     return np.random.default_rng(seed).standard_normal(shape).astype(dtype)

@@ -15,20 +15,9 @@ import tenferro as tf
 import tidu
 from tidu.testing import check_grads, check_vmap
 
+from helpers import sample as _np
+
 DTYPES = ["bool", "int32", "int64", "float32", "float64", "complex64", "complex128"]
-
-
-def _np(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    dt = np.dtype(dtype)
-    if dt.kind == "b":
-        return rng.random(shape) > 0.5
-    if dt.kind in "iu":
-        return rng.integers(-3, 4, shape).astype(dt)
-    v = rng.standard_normal(shape)
-    if dt.kind == "c":
-        v = v + 1j * rng.standard_normal(shape)
-    return v.astype(dt)
 
 
 def _check(got, want, rtol=None):
