@@ -1,0 +1,214 @@
+"""``checkpoint`` (rematerialization) and ``stop_gradient``.
+
+A checkpointed function is traced into a graph (closed-over traced values become explicit
+inputs); forward mode stages one ``checkpoint_lin`` equation holding only the graph's inputs,
+whose evaluation, JVP, transpose and batching recompute the graph's linearization.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+from ._ad import backward_pass, jvp_flat, linearize_flat
+from ._argspec import ArgSpec, describe_leaf, is_static_leaf
+from ._batching import vmap
+from ._core import Primitive, current_stack, find_top_trace
+from ._custom_call import flat_tree
+from ._custom_checks import tangent_aval
+from ._custom_rules import handler
+from ._errors import InvalidArgumentError, UnregisteredTypeError
+from .graph import Graph, make_graph
+from ._pytree import tree_flatten, tree_map, tree_unflatten
+from ._tracer import Tracer, aval_of
+from ._zero import Zero, instantiate
+
+__all__ = [
+    "checkpoint",
+    "remat",
+    "remat_lin_p",
+    "remat_barrier_p",
+    "checkpoint_process",
+    "stop_gradient",
+    "stop_gradient_p",
+]
+
+
+class checkpoint:
+    """Rematerialization: under reverse mode, store only the inputs of ``fun`` and
+    recompute its residuals during the backward pass (``jax.checkpoint``).
+
+    ``fun`` is traced once per call into a graph (closed-over traced values become
+    explicit inputs), so its Python control flow must not depend on traced values.
+    Static arguments are passed to ``fun`` as they are, not traced, so control flow
+    may depend on them: the positions in ``static_argnums`` (as in ``jax.checkpoint``;
+    as a decorator: ``functools.partial(tidu.checkpoint, static_argnums=1)``; a static
+    parameter passed by keyword is static too) and, as under a staged function
+    (``tenferro.jit``), every Python scalar or string leaf (``checkpoint(body)(x, 3)``
+    with a loop count ``3``). Keyword arguments are accepted and traced like positional
+    ones. Any other argument leaf must be a value of a registered type; one that is not
+    raises :class:`UnregisteredTypeError` naming the argument and ``static_argnums``.
+    """
+
+    def __init__(self, fun: Callable[..., Any], *, static_argnums: int | Sequence[int] | None = None):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self._where = f"tidu.checkpoint({getattr(fun, '__name__', 'fun')})"
+        self._args = ArgSpec(fun, self._where, InvalidArgumentError, static_argnums=static_argnums)
+        self.static_argnums = self._args.static_nums
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not current_stack():
+            return self.fun(*args, **kwargs)
+        spec = self._args
+        static_pos = spec.static_positions(len(args), InvalidArgumentError)
+        static_kw = {k: v for k, v in kwargs.items() if k in spec.static_names}
+        dyn_kw = {k: v for k, v in kwargs.items() if k not in static_kw}
+        dyn = [(j, a) for j, a in enumerate(args) if j not in static_pos]
+        parts = [(spec.label(j), a) for j, a in dyn] + [
+            (f"keyword argument {k!r}", v) for k, v in sorted(dyn_kw.items())
+        ]
+        leaves, tree = tree_flatten((tuple(a for _, a in dyn), dyn_kw))
+        mask = [not isinstance(x, Tracer) and is_static_leaf(x) for x in leaves]
+        traced = [x for x, st in zip(leaves, mask) if not st]
+        avals = [self._aval(x, i, parts) for i, (x, st) in enumerate(zip(leaves, mask)) if not st]
+
+        def flat_fun(*xs: Any) -> Any:
+            it = iter(xs)
+            dyn_args, kw = tree_unflatten(tree, [next(it) if not st else x for x, st in zip(leaves, mask)])
+            return self.fun(*spec.merge_static(args, dyn_args), **kw, **static_kw)
+
+        graph = make_graph(flat_fun, *avals, avals=True)
+        explicit = list(graph.consts) + traced
+        closed = Graph(list(graph.constvars) + list(graph.invars), [], [], graph.eqns, graph.outvars)
+        top = find_top_trace(explicit)
+        if top is None:
+            outs = closed.eval_flat(*explicit)
+        else:
+            outs = handler(top, "checkpoint")(top, closed, explicit)
+        return tree_unflatten(graph.out_tree, outs)
+
+    def _aval(self, x: Any, i: int, parts: list) -> Any:
+        """The aval of argument leaf ``i`` (of the non-static arguments ``parts``: ``(label,
+        value)`` pairs), or an error naming it and ``static_argnums``."""
+        try:
+            return aval_of(x)
+        except UnregisteredTypeError as exc:
+            where = describe_leaf(parts, i)
+            n = i
+            for label, value in parts:
+                k = len(tree_flatten(value)[0])
+                if n < k:
+                    break
+                n -= k
+            fix = (
+                f"tidu.checkpoint(fun, static_argnums={label.split()[1]})"
+                if label.startswith("argument ")
+                else "pass it by position and name it in static_argnums, or bind it with functools.partial"
+            )
+            raise UnregisteredTypeError(
+                f"{self._where}: {where} cannot be traced ({exc}). Mark the argument static to pass it to "
+                f"the function as it is: {fix}"
+            ) from None
+
+
+remat = checkpoint
+
+
+remat_lin_p = Primitive("checkpoint_lin", multiple_results=True)
+
+
+@remat_lin_p.def_impl
+def _remat_lin_impl(*args, graph, has_tangent, out_avals):
+    n = len(has_tangent)
+    primals = list(args[:n])
+    it = iter(args[n:])
+    tangents = [next(it) if h else Zero.like(p) for p, h in zip(primals, has_tangent)]
+    _, t_out, _ = jvp_flat(_flat_fun(graph), primals, tangents, flat_tree(n))
+    return [instantiate(t) for t in t_out]
+
+
+@remat_lin_p.def_abstract_eval
+def _remat_lin_abstract(*avals, graph, has_tangent, out_avals):
+    return list(out_avals)
+
+
+@remat_lin_p.def_jvp
+def _remat_lin_jvp(primals, tangents, **params):
+    # Differentiating the staged tangent map again (grad of jvp, vjp of linearize):
+    # the impl binds only primitives, so forward mode runs through it inline.
+    outs, t_outs, _ = jvp_flat(_impl_of(params), list(primals), list(tangents), flat_tree(len(primals)))
+    return outs, t_outs
+
+
+@remat_lin_p.def_batch
+def _remat_lin_batch(axis_size, args, dims, **params):
+    # the recomputed tangent map under vmap (vmap of jvp or of linearize of a checkpoint)
+    outs = vmap(_impl_of(params), in_axes=tuple(dims), out_axes=0, axis_size=axis_size)(*args)
+    return outs, [None if o is None else 0 for o in outs]
+
+
+@remat_lin_p.def_transpose
+def _remat_lin_transpose(cts, *args, graph, has_tangent, out_avals):
+    n = len(has_tangent)
+    # the recomputation reads the inputs through a barrier: in a graph (tenferro.jit of grad)
+    # common-subexpression elimination would otherwise merge it with the forward computation,
+    # which then stays alive for the backward pass (no memory saved)
+    primals = remat_barrier_p.bind(*args[:n])
+    _, lin, _ = linearize_flat(_flat_fun(graph), primals, flat_tree(n), has_tangent)
+    ct_in = backward_pass(lin, cts)
+    return [None] * n + ct_in
+
+
+remat_barrier_p = Primitive("checkpoint_barrier", multiple_results=True)
+"""The identity, an equation of its own: what reads its outputs is no common subexpression of
+what reads its inputs (JAX's ``optimization_barrier``)."""
+remat_barrier_p.def_impl(lambda *xs: list(xs))
+remat_barrier_p.def_abstract_eval(lambda *avals: list(avals))
+remat_barrier_p.def_linear(lambda cts, *args: list(cts))
+remat_barrier_p.def_batch(lambda axis_size, args, dims: (remat_barrier_p.bind(*args), list(dims)))
+
+
+def _impl_of(params: dict) -> Callable[..., Any]:
+    def fun(*args: Any) -> Any:
+        return _remat_lin_impl(*args, **params)
+
+    return fun
+
+
+def _flat_fun(graph: Graph) -> Callable[..., Any]:
+    def f(*xs):
+        return graph.eval_flat(*xs)
+
+    return f
+
+
+def checkpoint_process(trace: Any, graph: Graph, args: list) -> list:
+    pairs = [trace.split(x) for x in args]
+    primals = [p for p, _ in pairs]
+    has_tangent = tuple(type(t) is not Zero for _, t in pairs)
+    out = graph.eval_flat(*primals)
+    t_in = [t for (_, t), h in zip(pairs, has_tangent) if h]
+    t_out = remat_lin_p.bind(
+        *primals, *t_in, graph=graph, has_tangent=has_tangent, out_avals=tuple(tangent_aval(o) for o in out)
+    )
+    return [trace.pure_or_wrap(o, t) for o, t in zip(out, t_out)]
+
+
+stop_gradient_p = Primitive("stop_gradient")
+stop_gradient_p.def_impl(lambda x: x)
+stop_gradient_p.def_abstract_eval(lambda a: a)
+stop_gradient_p.def_batch(lambda axis_size, args, dims: (stop_gradient_p.bind(args[0]), dims[0]))
+
+
+@stop_gradient_p.def_jvp
+def _stop_gradient_jvp(primals, tangents):
+    # Re-bind on the primal so that enclosing (lower-level) transformations stop
+    # too: the value is a constant for every derivative order, as in JAX.
+    (x,) = primals
+    return stop_gradient_p.bind(x), Zero.like(x)
+
+
+def stop_gradient(x: Any) -> Any:
+    """Identity whose derivative is zero (applied to every leaf of a pytree)."""
+    return tree_map(stop_gradient_p.bind, x)
