@@ -497,6 +497,7 @@ def truncation_rank(s: Any, max_rank: int | None = None, cutoff: float | None = 
     return n
 
 
+@dispatchable
 def truncated_svd(
     a: Any, max_rank: int | None = None, cutoff: float | None = None, *, rtol: float | None = None
 ) -> tuple[Any, Any, Any]:

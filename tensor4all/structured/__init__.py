@@ -4,10 +4,11 @@ kernels keyed by (op, operand kinds) -> counted fallback to dense).
 
 Modules, bottom to top: ``_errors``, ``_checks`` (the argument checks shared with the dense
 functions: integers, axes, operands, the non-finite check of linear algebra), ``_shapes``,
-``_combine``, ``_symmetry`` (groups, legs, fusion), ``_dispatch`` (the dispatcher, the
-fallback and its statistics), ``_base`` (common API and the tenferro protocol),
-``_diagonal``, ``_blockdiag``, ``_symmetric`` (charge-conserving block tensors),
-``_rules``, ``_kernels``, ``_einsum``, ``_symmetric_kernels``, ``_linalg_kernels``,
+``_combine``, ``_symmetry`` (groups, legs, fusion), ``_value_checks`` (checks that read
+values under ``vmap`` and ``jit`` too), ``_dispatch`` (the dispatcher, the fallback and its
+statistics), ``_base`` (common API and the tenferro protocol), ``_diagonal``,
+``_blockdiag``, ``_symmetric`` (charge-conserving block tensors), ``_rules``, ``_kernels``,
+``_einsum``, ``_symmetric_kernels``, ``_symmetric_linalg``, ``_linalg_kernels``,
 ``_tables`` (the tables), ``_api`` and ``linalg`` (public functions).
 """
 

@@ -6,25 +6,28 @@ block-diagonal matrix are block-diagonal (block by block LAPACK), those of a dia
 are diagonal. Spectra (singular values, eigenvalues) come back as dense 1-d tensors,
 as from tenferro, grouped block by block (sorted within each block, not globally) --
 ``U @ DiagonalTensor(s) @ Vh`` and ``einsum("ik,k,kj->ij", U, s, Vh)`` rebuild the
-matrix. Everything is written with tenferro operations on the leaves, so derivatives
-of every order come from tenferro's rules.
+matrix. The factorizations of a block-diagonal matrix are thin per block: ``K = sum_k
+min(m_k, n_k)`` singular values and columns (``min(M, N)`` for square blocks). Everything is
+written with tenferro operations on the leaves, so derivatives of every order come from
+tenferro's rules. A diagonal that is inverted (``inv``, ``solve``, the derivative of
+``slogdet``) is checked for zeros where its values are (:mod:`._value_checks`: every example
+under ``tidu.vmap``, the compiled program's run under ``tenferro.jit``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 
 import tenferro as tf
 import tidu
-from tenferro.checks import concrete_value
 
 from ._blockdiag import BlockDiagonal
 from ._diagonal import DiagonalTensor
 from ._dispatch import structure_name
 from ._errors import SquareBlockError, StructuredShapeError
 from ._kernels import check_tilings, row_slices
+from ._value_checks import checked, singular_diagonal
 
 __all__ = [
     "diag_svd",
@@ -84,20 +87,17 @@ def _phase(d: Any, at_zero: float = 1.0) -> Any:
     return tf.where(zero, tf.full_like(d, at_zero), tf.divide(d, safe))
 
 
-def _refuse_singular(op: str, a: DiagonalTensor) -> None:
-    """A zero on the diagonal makes ``a`` singular: the typed error the dense path
-    raises, instead of dividing by zero (a diagonal traced abstractly, under jit, is
-    not checked)."""
-    d = a.diag
-    if isinstance(d, tidu.Tracer):
-        try:
-            d = d.to_concrete()
-        except tidu.TracerConversionError:
-            return
-    if not np.all(d.numpy() != 0):
-        raise tf.linalg.SingularMatrixError(
-            f"{op}: the matrix a of shape {tuple(a.shape)} is singular (a zero on its diagonal)"
-        )
+_SINGULAR = {
+    op: singular_diagonal(op + ": the matrix a of shape ({n}, {n}){where} is singular (a zero on its diagonal)")
+    for op in ("inv", "solve")
+}
+
+
+def _nonsingular(op: str, a: DiagonalTensor) -> Any:
+    """The diagonal of ``a``, refused with the typed error the dense path raises where it has a
+    zero (``a`` is singular) instead of dividing by zero: checked where the values are (every
+    example under ``tidu.vmap``, the compiled program's run under ``tenferro.jit``)."""
+    return checked(a.diag, _SINGULAR[op])
 
 
 # --- decompositions ------------------------------------------------------------------------
@@ -111,6 +111,11 @@ def diag_svd(a: DiagonalTensor, full_matrices: bool = False, compute_uv: bool = 
 
 
 def block_svd(a: BlockDiagonal, full_matrices: bool = False, compute_uv: bool = True) -> Any:
+    """The thin SVD of every block (what block-sparse libraries return): ``K = sum_k min(m_k, n_k)``
+    values, ``U`` ``M x K`` and ``Vh`` ``K x N`` block diagonal. For non-square blocks ``K`` can be
+    less than dense's ``min(M, N)``; the values dense has beyond these are exact zeros, whose
+    singular vectors would pair rows of one block with columns of another (no block-diagonal
+    factor holds them)."""
     if full_matrices:
         return NotImplemented
     if not compute_uv:
@@ -128,6 +133,8 @@ def diag_qr(a: DiagonalTensor, mode: str = "reduced") -> Any:
 
 
 def block_qr(a: BlockDiagonal, mode: str = "reduced") -> Any:
+    """The reduced QR of every block: ``Q`` ``M x K``, ``R`` ``K x N``, ``K = sum_k min(m_k, n_k)``
+    (as :func:`block_svd`)."""
     if mode != "reduced":
         return NotImplemented
     parts = [tf.linalg.qr(b) for b in a.blocks]
@@ -149,8 +156,7 @@ def block_eigh(a: BlockDiagonal) -> Any:
 # --- inverse, solve, determinants -------------------------------------------------------------
 def diag_inv(a: DiagonalTensor) -> Any:
     _matrix_diag("inv", a)
-    _refuse_singular("inv", a)
-    return DiagonalTensor(tf.divide(1, a.diag))
+    return DiagonalTensor(tf.divide(1, _nonsingular("inv", a)))
 
 
 def block_inv(a: BlockDiagonal) -> Any:
@@ -168,15 +174,14 @@ def _solve_check(a: Any, b: Any) -> None:
 def diag_solve_dense(a: DiagonalTensor, b: Any) -> Any:
     _matrix_diag("solve", a)
     _solve_check(a, b)
-    _refuse_singular("solve", a)
-    return tf.einsum("i,ij->ij" if len(b.shape) == 2 else "i,i->i", tf.divide(1, a.diag), b)
+    d = _nonsingular("solve", a)
+    return tf.einsum("i,ij->ij" if len(b.shape) == 2 else "i,i->i", tf.divide(1, d), b)
 
 
 def diag_solve_diag(a: DiagonalTensor, b: DiagonalTensor) -> Any:
     _matrix_diag("solve", a)
     _solve_check(a, b)
-    _refuse_singular("solve", a)
-    return DiagonalTensor(tf.divide(b.diag, a.diag))
+    return DiagonalTensor(tf.divide(b.diag, _nonsingular("solve", a)))
 
 
 def block_solve_dense(a: BlockDiagonal, b: Any) -> Any:
@@ -208,6 +213,13 @@ def diag_slogdet(a: DiagonalTensor) -> Any:
     return _slogdet_of_diagonal(a.diag)
 
 
+_SINGULAR_SLOGDET = singular_diagonal(
+    "slogdet: the derivative of slogdet at a singular matrix a of shape ({n}, {n}){where} is undefined (a zero "
+    "on its diagonal: log|det a| = -inf there); differentiate det, whose derivatives are exact at singular matrices",
+    reciprocal=True,
+)
+
+
 @tidu.custom_jvp
 def _slogdet_of_diagonal(d: Any) -> Any:
     return tf.add(tf.prod(_phase(d, at_zero=0.0)), 0.0), tf.sum(tf.log(tf.abs(d)))  # (+0, not -0)
@@ -222,17 +234,7 @@ def _slogdet_of_diagonal_jvp(primals: Any, tangents: Any) -> Any:
     tenferro operations on the (possibly traced) primal: higher orders differentiate it."""
     (d,), (dd,) = primals, tangents
     sign, logabs = _slogdet_of_diagonal(d)
-    value = concrete_value(d)  # None when abstract (tenferro.jit): not checked, as _refuse_singular
-    if value is not None:
-        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            bad = not np.all(np.isfinite(1 / value))
-        if bad:
-            n = value.shape[0]
-            raise tf.linalg.SingularMatrixError(
-                f"slogdet: the derivative of slogdet at a singular matrix a of shape ({n}, {n}) is undefined "
-                "(a zero on its diagonal: log|det a| = -inf there); differentiate det, whose derivatives are "
-                "exact at singular matrices"
-            )
+    d = checked(d, _SINGULAR_SLOGDET)  # eagerly, per example under vmap, in the program under jit
     t = tf.sum(tf.divide(dd, d))
     dlog = tf.real(t)
     if "complex" in str(d.dtype):
@@ -251,8 +253,11 @@ def block_slogdet(a: BlockDiagonal) -> Any:
 
 # --- norm, expm -------------------------------------------------------------------------------------
 def diag_norm(a: DiagonalTensor, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
-    """Frobenius norm (``ord=None``/``"fro"``): the 2-norm of the diagonal; other orders fall back."""
-    if axis is not None or keepdims or ord not in (None, "fro"):
+    """The 2-norm of all entries, that of the diagonal: ``ord=None`` for any ``ndim``, ``"fro"``
+    for a matrix (for ``ndim >= 3`` tenferro's ``"fro"`` is a norm per trailing index); other
+    orders and axes fall back."""
+    whole = ord is None or (isinstance(ord, str) and ord == "fro" and a.ndim == 2)
+    if axis is not None or keepdims or not whole:
         return NotImplemented
     return tf.linalg.norm(a.diag)
 

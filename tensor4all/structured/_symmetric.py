@@ -31,7 +31,6 @@ import numpy as np
 import tenferro as tf
 import tidu
 from tenferro import Shape
-from tenferro.checks import concrete_value
 
 from ._base import StructuredTensor
 from ._checks import as_int, as_position
@@ -48,6 +47,7 @@ from ._errors import (
     SymmetryViolationError,
 )
 from ._shapes import JaggedShape
+from ._value_checks import checked, symmetric_entries
 from ._symmetry import FusedLeg, Leg, Symmetry, checked_charge, fuse, leg_difference, leg_list, sign_of
 
 __all__ = ["SymmetricTensor", "allowed_sectors", "assemble"]
@@ -297,7 +297,9 @@ class SymmetricTensor(StructuredTensor):
         zero up to ``tol`` (an absolute bound, a finite number >= 0; default
         ``1e-12 * max|x|``), else :class:`SymmetryViolationError` names the largest one, its
         index and its sectors. A ``charge`` that no tuple of sectors carries is a
-        :class:`SymmetryViolationError` too. Differentiable in ``x``."""
+        :class:`SymmetryViolationError` too. Differentiable in ``x``. The entries are checked
+        where they are: under ``tidu.vmap`` every example's (each with its own default
+        tolerance), under ``tenferro.jit`` when the compiled program runs."""
         op = "SymmetricTensor.from_dense"
         legs = _check_legs(legs, op)
         charge = _tensor_charge(legs, charge, op)
@@ -318,9 +320,7 @@ class SymmetricTensor(StructuredTensor):
         if "int" in str(x.dtype) or "bool" in str(x.dtype):
             x = tf.asarray(np.asarray(x), dtype=tf.float64)
         keys = _carried_keys(legs, charge, op)
-        value = concrete_value(x)
-        if value is not None:
-            _check_symmetric(value, legs, keys, charge, tol, op)
+        x = checked(x, symmetric_entries(legs, keys, charge, tol, op))  # under vmap and jit too
         blocks = {k: x[tuple(leg.slice(q) for q, leg in zip(k, legs))] for k in keys}
         return cls._make(blocks, legs, charge, x.dtype)
 
@@ -516,40 +516,6 @@ def _as_dtype(dtype: Any, op: str) -> Any:
     if dt is None or str(dt) not in _FLOATING:
         raise StructuredTypeError(f"{op}: dtype must be one of {', '.join(_FLOATING)}, got {dtype!r}")
     return dt
-
-
-def _check_symmetric(
-    x: np.ndarray, legs: Sequence[Leg], keys: list[tuple], charge: Any, tol: float | None, op: str
-) -> None:
-    """Raise if ``x`` has entries beyond ``tol`` outside the allowed blocks."""
-    bad = np.argwhere(~np.isfinite(x))
-    if bad.size:
-        idx = tuple(int(i) for i in bad[0])
-        raise SymmetryViolationError(
-            f"{op}: x holds {x[idx].item()!r} at {idx} ({len(bad)} entries are NaN or "
-            "infinite); the symmetry of a non-finite array cannot be checked"
-        )
-    scale = float(np.max(np.abs(x))) if x.size else 0.0
-    limit = 1e-12 * scale if tol is None else float(tol)
-    mask = np.ones(x.shape, dtype=bool)
-    for k in keys:
-        mask[tuple(leg.slice(q) for q, leg in zip(k, legs))] = False
-    outside = np.where(mask, np.abs(x), 0.0)
-    if outside.size and float(outside.max()) > limit:
-        idx = np.unravel_index(int(np.argmax(outside)), x.shape)
-        sectors = []
-        for i, leg in zip(idx, legs):
-            for q in leg.charges:
-                sl = leg.slice(q)
-                if sl.start <= i < sl.stop:
-                    sectors.append(q)
-                    break
-        g = legs[0].symmetry
-        total = g._total(sectors, [sign_of(leg) for leg in legs])
-        raise SymmetryViolationError(
-            f"{op}: x is not symmetric: entry {tuple(int(i) for i in idx)} = {x[idx].item()!r} lies in the sectors "
-            f"{tuple(sectors)!r}, which carry charge {total!r}, not {charge!r} (tolerance {limit:.3g})"
-        )
 
 
 tidu.register_pytree_node(

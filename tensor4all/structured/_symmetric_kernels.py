@@ -1,27 +1,17 @@
-"""Kernels of :class:`SymmetricTensor`: arithmetic, transpose, contraction and the
-matrix decompositions, block by block (never densifying).
+"""Kernels of :class:`SymmetricTensor`: arithmetic, transpose, contraction and the norm,
+block by block (never densifying); the matrix decompositions are in :mod:`._symmetric_linalg`.
 
 Contraction (``einsum`` of two operands, ``tensordot``, ``matmul``): the contracted legs
 must be the same space with opposite duality (:class:`SectorMismatchError` otherwise,
 naming the label or axes, the leg of each operand and what differs); every operand of
-an einsum is checked before anything is contracted.
+an einsum is checked before anything is contracted. A label summed within one operand (in it
+alone and not in the output) is summed first where its leg has one sector (an MPO's boundary
+bond: the charge shifts by that sector's); on a leg of several sectors the sum mixes their
+charges, and the einsum falls back to dense.
 Blocks are grouped by the charges of their contracted legs; every pair of blocks that
 agree there is one tenferro contraction (a GEMM after tenferro's own reshapes) whose
 result is added into the output block of its free charges. Charges add: the result
-carries ``a.charge + b.charge``.
-
-Decompositions act on a two-leg tensor (a matrix ``(row, col)`` of charge ``q``; fuse
-legs first with ``fuse_legs``). Such a matrix is block diagonal: row sector ``a`` pairs
-with the one column sector ``b`` such that ``s_r a + s_c b == q``. Each stored block is
-factorized by tenferro (so derivatives are tenferro's, per block); the new bond leg ``k``
-has one sector per block, of charge ``t = s_r a``: ``U``/``Q``/``V`` have legs
-``(row, k.dual())`` and charge 0, ``Vh``/``R`` legs ``(k, col)`` and charge ``q``, and the
-singular values or eigenvalues form a :class:`SectorDiagonal` on ``k``.
-``truncated_svd`` keeps the largest singular values across all sectors together, with
-tenferro's meaning and checks of ``max_rank``, ``cutoff`` (the discarded weight
-``sum(dropped s^2) / sum(s^2)`` over all sectors) and ``rtol`` (``s > rtol * s_max``;
-the same :class:`tenferro.TenferroValueError` for a bad value); sectors left
-with none vanish from the bond. Mixed symmetric/dense operands have no kernel here: the
+carries ``a.charge + b.charge``. Mixed symmetric/dense operands have no kernel here: the
 dispatcher densifies them (counted, see ``fallback_stats``).
 """
 
@@ -33,17 +23,15 @@ from typing import Any
 import numpy as np
 
 import tenferro as tf
-from tenferro.checks import concrete_value
 
 from ._checks import as_int
 from ._einsum import parse_subscripts
-from ._errors import SectorMismatchError, StructuredIndexError, StructuredShapeError, SymmetryError
-from ._sector_diagonal import SectorDiagonal
+from ._errors import SectorMismatchError, StructuredIndexError, StructuredShapeError
 from ._symmetric import SymmetricTensor
-from .ranking import rank_across_sectors
 from ._symmetry import Leg, leg_difference, sign_of
 
 __all__ = [
+    "real_dtype",
     "sym_negative",
     "sym_conj",
     "sym_real",
@@ -58,10 +46,6 @@ __all__ = [
     "sym_tensordot",
     "sym_matmul",
     "sym_norm",
-    "sym_svd",
-    "sym_qr",
-    "sym_eigh",
-    "sym_truncated_svd",
 ]
 
 
@@ -74,7 +58,7 @@ def _same(x: SymmetricTensor, blocks: dict, legs: Any = None, charge: Any = None
     )
 
 
-def _real_dtype(dt: Any) -> Any:
+def real_dtype(dt: Any) -> Any:
     return {"complex64": tf.float32, "complex128": tf.float64}.get(str(dt).split(".")[-1], dt)
 
 
@@ -98,11 +82,11 @@ def sym_conj(x: SymmetricTensor) -> SymmetricTensor:
 
 
 def sym_real(x: SymmetricTensor) -> SymmetricTensor:
-    return _same(x, {k: tf.real(b) for k, b in x._blocks.items()}, dtype=_real_dtype(x.dtype))
+    return _same(x, {k: tf.real(b) for k, b in x._blocks.items()}, dtype=real_dtype(x.dtype))
 
 
 def sym_imag(x: SymmetricTensor) -> SymmetricTensor:
-    return _same(x, {k: tf.imag(b) for k, b in x._blocks.items()}, dtype=_real_dtype(x.dtype))
+    return _same(x, {k: tf.imag(b) for k, b in x._blocks.items()}, dtype=real_dtype(x.dtype))
 
 
 def _scaled(x: SymmetricTensor, blocks: dict) -> SymmetricTensor:
@@ -204,7 +188,13 @@ def _pairwise(
 ) -> Any:
     """``einsum(la,lb->out)`` of two symmetric tensors; labels in ``out`` come from one
     operand only (no batch labels), each label at most once per operand. ``names`` name
-    the operands in messages."""
+    the operands in messages. Every label is contracted (in both operands) or kept (in ``out``),
+    which is what makes every output block conserve the charge ``a.charge + b.charge``; a label
+    summed within one operand (in it alone and not in ``out``) mixes the charges of its
+    sectors: NotImplemented, the dense fallback (``sym_einsum`` sums those on one-sector legs
+    first and refuses the others before)."""
+    if any((c in la) == (c in lb) for c in out) or any(c not in out for c in la + lb if (c in la) != (c in lb)):
+        return NotImplemented
     _check_one_group(op, (a, b), names)
     contracted = [c for c in la if c in lb]
     for c in contracted:
@@ -288,6 +278,21 @@ def _host_pairs(
     return {k: tf.Tensor._wrap(v if v.flags.f_contiguous else np.asarray(v, order="F")) for k, v in sums.items()}
 
 
+def _sum_legs(x: SymmetricTensor, axes: list[int]) -> SymmetricTensor | None:
+    """``x`` summed over the legs ``axes``, where each has one sector (an MPO's boundary bond):
+    the other legs' sectors then carry ``x.charge - sum_i s_i q_i`` in every block. None where a
+    leg has several sectors (the sum mixes their charges: no charge rule holds; dense handles it)
+    or every leg is summed."""
+    legs = [x.legs[i] for i in axes]
+    if any(len(leg.charges) != 1 for leg in legs) or len(axes) == len(x.legs):
+        return None
+    g = x.symmetry
+    shift = g._total([leg.charges[0] for leg in legs], [sign_of(leg) for leg in legs])
+    rest = [i for i in range(len(x.legs)) if i not in axes]
+    blocks = {tuple(k[i] for i in rest): tf.sum(b, axis=tuple(axes)) for k, b in x._blocks.items()}
+    return SymmetricTensor._make(blocks, [x.legs[i] for i in rest], g._add(x.charge, g._negate(shift)), x.dtype)
+
+
 def _single(op: str, x: SymmetricTensor, lab: str, out: str) -> Any:
     if len(set(lab)) != len(lab) or sorted(lab) != sorted(out):
         return NotImplemented  # traces and sums fall back to dense
@@ -296,8 +301,10 @@ def _single(op: str, x: SymmetricTensor, lab: str, out: str) -> Any:
 
 def sym_einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Any:
     """``einsum`` of symmetric tensors (two or more: contracted left to right), or one
-    (a transpose). Other operand kinds, traces, batch labels (in several operands and the
-    output, as in ``"ab,ab->ab"``: elementwise, like ``x * y``, so no duality is asked of
+    (a transpose). A label summed within one operand is summed first where its leg has one
+    sector (the charge shifts by it); where it has several, the sum mixes their charges and
+    the einsum falls back. Other operand kinds, traces, batch labels (in several operands and
+    the output, as in ``"ab,ab->ab"``: elementwise, like ``x * y``, so no duality is asked of
     them), hyper-edges and ellipses fall back to dense (counted, see ``fallback_stats``)."""
     if not all(isinstance(x, SymmetricTensor) for x in operands):
         return NotImplemented
@@ -334,6 +341,14 @@ def sym_einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Any:
             counts[c] = counts.get(c, 0) + 1
     if any(n > 2 for n in counts.values()) or any(counts.get(c, 0) != 1 for c in out) or len(set(out)) != len(out):
         return NotImplemented
+    operands, ins = list(operands), list(ins)
+    for k, (x, lab) in enumerate(zip(operands, ins)):  # labels summed within one operand
+        summed = [i for i, c in enumerate(lab) if counts[c] == 1 and c not in out]
+        if summed:
+            operands[k] = _sum_legs(x, summed)
+            if operands[k] is None:
+                return NotImplemented
+            ins[k] = "".join(c for i, c in enumerate(lab) if i not in summed)
     acc, acc_lab = operands[0], ins[0]
     for k in range(1, len(operands)):
         later = "".join(ins[k + 1 :]) + out
@@ -398,146 +413,13 @@ def sym_matmul(a: SymmetricTensor, b: SymmetricTensor) -> Any:
 
 
 def sym_norm(x: SymmetricTensor, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
-    """Frobenius norm over the stored blocks; other orders fall back."""
-    if axis is not None or keepdims or ord not in (None, "fro"):
+    """The 2-norm of all entries over the stored blocks: ``ord=None`` on any number of legs,
+    ``"fro"`` on two (on more, tenferro's ``"fro"`` is a matrix norm over legs 0 and 1 per
+    trailing index); other orders and axes fall back."""
+    whole = ord is None or (isinstance(ord, str) and ord == "fro" and len(x.legs) == 2)
+    if axis is not None or keepdims or not whole:
         return NotImplemented
     if not x._blocks:
-        return tf.zeros((), dtype=_real_dtype(x.dtype))
+        return tf.zeros((), dtype=real_dtype(x.dtype))
     flat = [tf.reshape(b, (-1,)) for b in x._blocks.values()]
     return tf.linalg.norm(flat[0] if len(flat) == 1 else tf.concatenate(flat, axis=0))
-
-
-# --- decompositions ---------------------------------------------------------------------------
-def _matrix(op: str, x: SymmetricTensor) -> tuple[Leg, Leg]:
-    if len(x.legs) != 2:
-        raise SymmetryError(
-            f"{op} of a symmetric tensor needs two legs (a matrix), got {len(x.legs)}; fuse the "
-            "row and column legs first (x.fuse_legs([...], [...]))"
-        )
-    return x.legs
-
-
-def _bond(row: Leg, keys: list[tuple], dims: list[int]) -> Leg:
-    """The new bond leg: one sector of charge ``s_r a`` per row sector ``a``."""
-    g = row.symmetry
-    sectors = [((a if sign_of(row) > 0 else g._negate(a)), d) for (a, _), d in zip(keys, dims)]
-    return Leg(g, sectors)
-
-
-def _factor(op: str, x: SymmetricTensor, fn: Any) -> tuple[Leg, list, list, list]:
-    row, col = _matrix(op, x)
-    keys = [k for k in x._blocks]
-    parts = [fn(x._blocks[k]) for k in keys]
-    return row, col, keys, parts
-
-
-def sym_svd(x: SymmetricTensor, full_matrices: bool = False, compute_uv: bool = True) -> Any:
-    if full_matrices:
-        return NotImplemented
-    row, col = _matrix("svd", x)
-    keys = list(x._blocks)
-    if not keys:
-        raise SymmetryError(
-            "svd of a symmetric tensor with no blocks (the zero matrix): there are no sectors to decompose"
-        )
-    if not compute_uv:
-        parts = [tf.linalg.svd(x._blocks[k], compute_uv=False) for k in keys]
-        bond = _bond(row, keys, [p.shape[0] for p in parts])
-        return SectorDiagonal._make(bond, dict(zip(bond.charges, parts)))
-    parts = [tf.linalg.svd(x._blocks[k]) for k in keys]
-    return _assemble_svd(x, row, col, keys, parts)
-
-
-def _assemble_svd(x: SymmetricTensor, row: Leg, col: Leg, keys: list, parts: list) -> tuple:
-    bond = _bond(row, keys, [p[1].shape[0] for p in parts])
-    g = x.symmetry
-    us, ss, vs = {}, {}, {}
-    for (a, b), t, (u, s, vh) in zip(keys, bond.charges, parts):
-        us[(a, t)], ss[t], vs[(t, b)] = u, s, vh
-    U = SymmetricTensor._make(us, [row, bond.dual()], g.identity, x.dtype)
-    Vh = SymmetricTensor._make(vs, [bond, col], x.charge, x.dtype)
-    return U, SectorDiagonal._make(bond, ss), Vh
-
-
-def sym_truncated_svd(x: SymmetricTensor, max_rank: Any = None, cutoff: Any = None, rtol: Any = None) -> Any:
-    """One truncation across all sectors, with tenferro's meanings: ``cutoff`` the discarded
-    weight ``sum(dropped s^2) / sum(s^2)`` over all sectors together (the one ranking of
-    :func:`tensor4all.linalg.truncation.truncation_keep`, as the MPS sweeps), ``rtol`` relative to the
-    largest value; the derivative is that of the kept part of each block's full thin SVD
-    (discarded subspace included, as ``tenferro.linalg.truncated_svd``)."""
-    tf.linalg.truncation_rank([], max_rank, cutoff, rtol)  # tenferro's checks and messages, before any work
-    row, col = _matrix("truncated_svd", x)
-    keys = list(x._blocks)
-    if not keys:
-        raise SymmetryError("truncated_svd of a symmetric tensor with no blocks (the zero matrix)")
-    parts = [tf.linalg.svd(x._blocks[k]) for k in keys]
-    values = []
-    for p in parts:
-        s = concrete_value(p[1])
-        if s is None:
-            raise SymmetryError(
-                "truncated_svd of a symmetric tensor chooses its rank from the singular values; "
-                "under tenferro.jit they are not known while tracing (call it outside jit)"
-            )
-        values.append(np.asarray(s))
-    keep = rank_across_sectors(values, lambda merged: max(tf.linalg.truncation_rank(merged, max_rank, cutoff, rtol), 1))
-    kept_keys, kept_parts = [], []
-    for k, p, n in zip(keys, parts, keep):
-        if n:
-            kept_keys.append(k)
-            kept_parts.append((p[0][:, :n], p[1][:n], p[2][:n, :]))
-    return _assemble_svd(x, row, col, kept_keys, kept_parts)
-
-
-def sym_qr(x: SymmetricTensor, mode: str = "reduced") -> Any:
-    if mode != "reduced":
-        return NotImplemented
-    row, col = _matrix("qr", x)
-    keys = list(x._blocks)
-    if not keys:
-        raise SymmetryError("qr of a symmetric tensor with no blocks (the zero matrix)")
-    parts = [tf.linalg.qr(x._blocks[k]) for k in keys]
-    bond = _bond(row, keys, [p[0].shape[1] for p in parts])
-    g = x.symmetry
-    qs, rs = {}, {}
-    for (a, b), t, (q, r) in zip(keys, bond.charges, parts):
-        qs[(a, t)], rs[(t, b)] = q, r
-    return (
-        SymmetricTensor._make(qs, [row, bond.dual()], g.identity, x.dtype),
-        SymmetricTensor._make(rs, [bond, col], x.charge, x.dtype),
-    )
-
-
-def sym_eigh(x: SymmetricTensor) -> Any:
-    """Eigen-decomposition of a Hermitian operator on ``row`` (legs ``(row, row.dual())``,
-    charge 0). Every row sector is a block; one not stored is zero (eigenvalues 0,
-    eigenvectors the identity), so the spectrum is the dense one."""
-    row, col = _matrix("eigh", x)
-    g = x.symmetry
-    if not col.same_space(row):
-        why = leg_difference(row, col)
-    elif col.is_dual == row.is_dual:
-        why = f"both legs are {'dual' if row.is_dual else 'non-dual'}"
-    elif x.charge != g.identity:
-        why = f"the charge is {x.charge!r}, not {g.identity!r}"
-    else:
-        why = None
-    if why is not None:
-        raise SectorMismatchError(
-            f"eigh of a symmetric tensor needs legs (leg, leg.dual()) and charge "
-            f"{g.identity!r} (an operator on one space), got legs {row!r}, {col!r} and charge "
-            f"{x.charge!r}: {why}"
-        )
-    keys = [(a, a) for a in row.charges]
-    ws, vs = {}, {}
-    bond = _bond(row, keys, list(row.dims))
-    rdt = _real_dtype(x.dtype)
-    for (a, _), t in zip(keys, bond.charges):
-        blk = x._blocks.get((a, a))
-        if blk is None:
-            d = row.sector_dim(a)
-            ws[t] = tf.zeros((d,), dtype=rdt)
-            vs[(a, t)] = tf.eye(d, dtype=x.dtype)
-        else:
-            ws[t], vs[(a, t)] = tf.linalg.eigh(blk)
-    return SectorDiagonal._make(bond, ws), SymmetricTensor._make(vs, [row, bond.dual()], g.identity, x.dtype)

@@ -19,6 +19,7 @@ from . import _linalg_kernels as lk
 from . import _kernels as k
 from . import _rules as r
 from . import _symmetric_kernels as sk
+from . import _symmetric_linalg as sd
 from ._blockdiag import BlockDiagonal as B
 from ._diagonal import DiagonalTensor as D
 from ._dispatch import KERNELS, REDUCE_RULES, Dense, Scalar
@@ -121,10 +122,10 @@ KERNEL_TABLE: list[tuple[str, tuple[type, ...], Callable[..., Any]]] = [
     ("subtract", (S, S), sk.sym_subtract),
     ("transpose", (S,), sk.sym_transpose),
     ("norm", (S,), sk.sym_norm),
-    ("svd", (S,), sk.sym_svd),
-    ("qr", (S,), sk.sym_qr),
-    ("eigh", (S,), sk.sym_eigh),
-    ("truncated_svd", (S,), sk.sym_truncated_svd),
+    ("svd", (S,), sd.sym_svd),
+    ("qr", (S,), sd.sym_qr),
+    ("eigh", (S,), sd.sym_eigh),
+    ("truncated_svd", (S,), sd.sym_truncated_svd),
 ]
 
 

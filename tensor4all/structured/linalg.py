@@ -38,7 +38,10 @@ def largest_block(*args: Any, **kwargs: Any) -> int:
 
 @thread_policy(bond=largest_block)
 def svd(a: Any, full_matrices: bool = False, compute_uv: bool = True) -> Any:
-    """``(U, s, Vh)``; block-diagonal ``U``/``Vh`` for a BlockDiagonal (``s`` grouped per block)."""
+    """``(U, s, Vh)``; block-diagonal ``U``/``Vh`` for a BlockDiagonal (``s`` grouped per block):
+    the thin SVD of each block, so ``K = sum_k min(m_k, n_k)`` values and columns, which is
+    ``min(M, N)`` for square blocks and fewer for some non-square ones (the values dense has
+    beyond them are exact zeros; ``U @ diag(s) @ Vh`` is the matrix)."""
     return dispatch("svd", a, full_matrices=full_matrices, compute_uv=compute_uv)
 
 
@@ -56,7 +59,8 @@ def truncated_svd(
 
 @thread_policy(bond=largest_block)
 def qr(a: Any, mode: str = "reduced") -> Any:
-    """``(Q, R)``; block-diagonal factors for a BlockDiagonal."""
+    """``(Q, R)``; block-diagonal factors for a BlockDiagonal: the reduced QR of each block, so
+    ``Q`` is ``M x K`` and ``R`` is ``K x N`` with ``K = sum_k min(m_k, n_k)`` (as :func:`svd`)."""
     return dispatch("qr", a, mode=mode)
 
 

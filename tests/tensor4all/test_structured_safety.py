@@ -502,7 +502,7 @@ def test_slogdet_derivatives_of_a_regular_diagonal_match_dense():
         np.testing.assert_allclose(np.asarray(g.to_dense()), np.asarray(g0), atol=1e-14)
     h = tidu.hessian(lambda a: L.slogdet(a)[1])(diag(2.0, -3.0))  # second order: -1/d^2
     np.testing.assert_allclose(np.asarray(h.diag.diag), np.diag([-0.25, -1.0 / 9.0]), atol=1e-14)
-    f = tf.jit(tidu.grad(lambda a: L.slogdet(a)[1]))  # abstract under jit: staged, not checked
+    f = tf.jit(tidu.grad(lambda a: L.slogdet(a)[1]))  # abstract under jit: staged, checked when it runs
     np.testing.assert_allclose(np.asarray(f(diag(2.0, -4.0)).diag), [0.5, -0.25])
 
 
