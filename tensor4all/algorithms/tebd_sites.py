@@ -75,6 +75,9 @@ class NumpyLA:
     def values(self, s: Any) -> np.ndarray:
         return s
 
+    def fix_phases(self, u: Any, vh: Any) -> tuple[Any, Any]:
+        return u, vh  # concrete runs: nothing is differentiated
+
     def norm(self, xs: Sequence[Any]) -> Any:
         return math.sqrt(sum(float(np.vdot(x, x).real) for x in xs))
 
@@ -123,6 +126,26 @@ class TenferroLA:
 
     def values(self, s: Any) -> np.ndarray:
         return np.asarray(concrete(s))
+
+    def fix_phases(self, u: Any, vh: Any) -> tuple[Any, Any]:
+        """The kept singular vectors of a complex split in a fixed phase convention: column ``j``
+        of ``u`` times ``conj(z_j) / |z_j|`` and row ``j`` of ``vh`` times its conjugate, ``z_j`` the
+        entry of largest modulus of ``u[:, j]`` (its row chosen from the concrete values, a
+        constant of the derivative). The product ``u diag(s) vh`` is unchanged, and the split
+        becomes a function of the pair alone: the cotangents reaching the SVD have no part along
+        its phase gauge, to rounding relative to themselves. Without it the split's two factors
+        feed the rest of the run separately, and where the loss does not depend on a split at all
+        (a pair in a one-dimensional charge sector, e.g. two down spins of a product state under a
+        flip-flop gate) its cotangents are pure rounding noise whose phase part is as large as the
+        rest: tenferro's gauge check, relative to those cotangents, then warns on noise of noise."""
+        x = concrete(u)
+        if x is None or not tidu.aval_of(u).dtype.is_complex or 0 in tuple(u.shape):
+            return u, vh
+        x = np.asarray(x)
+        m, k = x.shape
+        # the entry of largest modulus of each column, flat column-major indices (tenferro's order)
+        phase = tf.sign(tf.take(u, np.argmax(np.abs(x), axis=0) + m * np.arange(k)))
+        return u * tf.reshape(tf.conj(phase), (1, k)), vh * tf.reshape(phase, (k, 1))
 
     def norm(self, xs: Sequence[Any]) -> Any:
         total = None
@@ -256,7 +279,8 @@ def split_pair(
     """Sites ``a, b`` (the centre on one of them) with the gate ``g4`` applied, split by one
     truncated SVD: ``(a', b', norm, discarded weight)``, the singular values in ``b'``
     (``to_right``) or ``a'``, ``norm`` that of the kept singular values (the state's norm), and
-    the kept singular values divided by it when ``normalize``."""
+    the kept singular values divided by it when ``normalize``. A traced split puts the kept
+    singular vectors in a fixed phase convention (:meth:`TenferroLA.fix_phases`)."""
     la = fmt.la
     blocks, ctx = fmt.pair(a, b, g4)
     svds = {k: la.split_svd(m, to_right, cutoff) for k, m in blocks.items()}
@@ -266,6 +290,10 @@ def split_pair(
         values = resolved_values(values, sum(r for r, _ in shapes), sum(c for _, c in shapes))
     counts, err = sector_keep(values, max_bond, cutoff)
     kept = {k: (svds[k][0][:, :n], svds[k][1][:n], svds[k][2][:n]) for k, n in counts.items() if n}
+    if la.traced:  # differentiated: the split a function of the pair, not of the SVDs' phase gauge
+        for k, (u, s, vh) in kept.items():
+            u, vh = la.fix_phases(u, vh)
+            kept[k] = (u, s, vh)
     norm = la.norm([s for _, s, _ in kept.values()])
     if normalize:
         kept = {k: (u, s / norm, vh) for k, (u, s, vh) in kept.items()}
