@@ -1702,6 +1702,8 @@ for label, kwargs, exc, fragment in (
     ("bounds-order", dict(n_moments=10, bounds=(1.0, -1.0)), t4a.InvalidOptionError, "E_min < E_max"),
     ("bounds-str", dict(n_moments=10, bounds="auto"), t4a.Tensor4allTypeError, "bounds must be a pair"),
     ("omega-str", dict(n_moments=10, bounds=(-3.0, 3.0), omega="all"), t4a.Tensor4allTypeError, "omega"),
+    ("threads-negative", dict(n_moments=10, threads=-1), t4a.InvalidOptionError, "threads must be None"),
+    ("threads-float", dict(n_moments=10, threads=1.5), t4a.Tensor4allTypeError, "threads must be None"),
 ):
     row(
         f"spectral_function_chebyshev-{label}",
@@ -2544,6 +2546,10 @@ row("tree_dmrg-H", TR.tree_dmrg, (TR_P,), t4a.Tensor4allTypeError, "must be a Tr
 row("tree_dmrg-psi0", TR.tree_dmrg, (TR_H, TR_OTHER), TR.TopologyMismatchError, "does not fit H")
 row("tree_dmrg-max_bond", TR.tree_dmrg, (TR_H,), t4a.BondDimensionError, "max_bond", max_bond=0)
 row("tree_dmrg-root", TR.tree_dmrg, (TR_H,), TR.TreeError, "integer in 0..3", root=4)
+for label, bad, exc in (("negative", -1, t4a.InvalidOptionError), ("float", 1.5, t4a.Tensor4allTypeError)):
+    row(f"tree_dmrg-threads-{label}", TR.tree_dmrg, (TR_H,), exc, "threads must be None", threads=bad)
+    row(f"apply_fit-threads-{label}", TR.apply_fit, (TR_H, TR_P), exc, "threads must be None", max_bond=2, threads=bad)
+    row(f"tree_linsolve-threads-{label}", TR.tree_linsolve, (TR_H, TR_P), exc, "threads must be None", threads=bad)
 row(
     "tree_crossinterpolate-tolerance",
     TR.tree_crossinterpolate,

@@ -25,6 +25,7 @@ from ..networks.mps import MPS, overlap
 from ..tools.checks import check_positive_int
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError, ValueRangeError
 from ..tools.keywords import keyword_hints
+from ..tools.threads import blas_threads, check_threads
 from .dmrg import dmrg
 from .dmrg_records import DMRGResult
 
@@ -138,23 +139,27 @@ def excited_states(
         placement=placement,
         progress=progress,
     )
-    results: list[DMRGResult] = []
-    for k in range(n):
-        hook = None if callback is None else (lambda rec, k=k: callback(k, rec))
-        res = dmrg(H, starts[k], seed=seed + k, callback=hook, orthogonal_to=[r.state for r in results], **opts)
-        results.append(res)
-        if k == 0:
-            size = sector_size(res.state)
-            if n > size:
-                # a dense run's ``sector`` holds measured values (<Sz> of the state), not a sector it kept
-                if res.state.symmetric:
-                    where, more = f"the sector {res.state.sector}", " or choose a larger sector"
-                else:
-                    where, more = "the whole space (the run kept no conserved charge)", ""
-                raise ValueRangeError(
-                    f"excited_states: {where} holds {size} states, fewer than n = {n}; ask for at most {size}{more}"
-                )
-    return excited_result(results)
+    threads = check_threads(threads)
+    bonds = max_bond if isinstance(max_bond, (list, tuple)) else [max_bond]
+    largest = max((b for b in bonds if isinstance(b, int)), default=None)  # (dmrg checks them)
+    with blas_threads(threads, largest):  # the runs and the overlaps
+        results: list[DMRGResult] = []
+        for k in range(n):
+            hook = None if callback is None else (lambda rec, k=k: callback(k, rec))
+            res = dmrg(H, starts[k], seed=seed + k, callback=hook, orthogonal_to=[r.state for r in results], **opts)
+            results.append(res)
+            if k == 0:
+                size = sector_size(res.state)
+                if n > size:
+                    # a dense run's ``sector`` holds measured values (<Sz> of the state), not a sector it kept
+                    if res.state.symmetric:
+                        where, more = f"the sector {res.state.sector}", " or choose a larger sector"
+                    else:
+                        where, more = "the whole space (the run kept no conserved charge)", ""
+                    raise ValueRangeError(
+                        f"excited_states: {where} holds {size} states, fewer than n = {n}; ask for at most {size}{more}"
+                    )
+        return excited_result(results)
 
 
 def excited_result(results: list[DMRGResult]) -> ExcitedStates:

@@ -425,28 +425,30 @@ def tebd(
     if psi.L < 2:
         raise InvalidOptionError(f"{WHAT}: a chain of {psi.L} site has no bonds; TEBD needs L >= 2")
     real_steps = imaginary and not psi.dtype.is_complex and not (isinstance(H, MPO) and H.dtype.is_complex)
-    psi, reason = choose_conserve(conserve, psi, max_bond, WHAT, real_steps, WHAT)
-    source = _Source(H, psi, dt, needs_hermitian=not (imaginary or allow_nonhermitian))
-    obs = Observables(observables, psi.L, source.local, WHAT)
-    if isinstance(H, (list, tuple)) and any(s == "energy" for s in (observables or {}).values()):
-        raise InvalidOptionError(
-            f"{WHAT}: the 'energy' observable needs H as an MPO (or a callable returning "
-            "one); with bond Hamiltonians pass a callable observable"
+    with blas_threads(threads, max_bond):  # the setup (sectors, gates, first canonical form), the steps, the state
+        psi, reason = choose_conserve(conserve, psi, max_bond, WHAT, real_steps, WHAT)
+        source = _Source(H, psi, dt, needs_hermitian=not (imaginary or allow_nonhermitian))
+        obs = Observables(observables, psi.L, source.local, WHAT)
+        if isinstance(H, (list, tuple)) and any(s == "energy" for s in (observables or {}).values()):
+            raise InvalidOptionError(
+                f"{WHAT}: the 'energy' observable needs H as an MPO (or a callable returning "
+                "one); with bond Hamiltonians pass a callable observable"
+            )
+        wants_h = any(isinstance(s, str) and s == "energy" for s in (observables or {}).values())
+        first = source.bonds_at(0.5 * dt) if n_steps else source.static
+        traced = any_traced([b for t_ in psi.tensors for b in (t_.blocks.values() if psi.symmetric else [t_])])
+        traced = traced or (first is not None and first.traced)
+        real = (
+            imaginary
+            and not psi.dtype.is_complex
+            and source.static is not None
+            and not any(_is_complex(h) for h in source.static.nn + list(source.static.long.values()))
         )
-    wants_h = any(isinstance(s, str) and s == "energy" for s in (observables or {}).values())
-    first = source.bonds_at(0.5 * dt) if n_steps else source.static
-    traced = any_traced([b for t_ in psi.tensors for b in (t_.blocks.values() if psi.symmetric else [t_])])
-    traced = traced or (first is not None and first.traced)
-    real = (
-        imaginary
-        and not psi.dtype.is_complex
-        and source.static is not None
-        and not any(_is_complex(h) for h in source.static.nn + list(source.static.long.values()))
-    )
-    run = _Run(psi, np.dtype(np.float64 if real else np.complex128), traced, dt, imaginary, normalize, max_bond, cutoff)
-    times, history = [0.0], []
-    bar = StepBar(n_steps, WHAT) if progress else None
-    with blas_threads(threads, max_bond):
+        run = _Run(
+            psi, np.dtype(np.float64 if real else np.complex128), traced, dt, imaginary, normalize, max_bond, cutoff
+        )
+        times, history = [0.0], []
+        bar = StepBar(n_steps, WHAT) if progress else None
         if obs.funcs:  # the state is assembled (and checked) only for what measures it
             obs.record(run.state(), 0.0, source.mpo_at(0.0) if wants_h else None)
         pending = None
@@ -473,9 +475,9 @@ def tebd(
                 times.append(k * dt)
                 if obs.funcs:
                     obs.record(run.state(), k * dt, source.mpo_at(k * dt) if wants_h else None)
+        state = run.state()
     if bar is not None:
         bar.close()
-    state = run.state()
     return EvolutionResult(state, np.asarray(times), obs.result(), history, state.conserve, reason)
 
 

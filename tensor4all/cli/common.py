@@ -22,6 +22,7 @@ from tenferro.files import atomic_write
 
 from ..tools.errors import Tensor4allError
 from ..tools.files import output_problem
+from ..tools.threads import blas_threads
 
 __all__ = [
     "Parser",
@@ -42,6 +43,7 @@ __all__ = [
     "nonnegative_float",
     "noise_arg",
     "threads_arg",
+    "command_threads",
     "bond_schedule",
     "cutoff_schedule",
     "installed",
@@ -237,6 +239,15 @@ def threads_arg(text: str) -> int | None:
     if text == "auto":
         return None
     return integer_arg(0, "the thread count is 'auto' or a non-negative integer")(text)
+
+
+def command_threads(args: argparse.Namespace) -> blas_threads:
+    """The BLAS thread limit of a whole command (``--threads``; ``auto`` sized by the largest bond
+    dimension it asks for, ``--chi`` or ``--max-bond``): the runs, the exact references and the
+    analysis after them all run under it."""
+    bond = getattr(args, "chi", None) or getattr(args, "max_bond", None)
+    bonds = bond if isinstance(bond, (list, tuple)) else [bond]
+    return blas_threads(args.threads, max((b for b in bonds if isinstance(b, int)), default=None))
 
 
 def bond_schedule(text: str) -> list[int]:

@@ -19,6 +19,7 @@ from .common import (
     CONSERVE,
     add_output_options,
     bond_schedule,
+    command_threads,
     deprecated_aliases,
     cutoff_schedule,
     finite_float,
@@ -226,7 +227,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         type=threads_arg,
         default=None,
         metavar="N",
-        help="BLAS threads during the sweeps (default: auto: 1 thread while the largest chi is "
+        help="BLAS threads for all the command's work: the sweeps, the exact reference and the analysis "
+        "(default: auto: 1 thread while the largest chi is "
         f"below {THREADED_MIN_BOND}, where threaded BLAS gains little and is many times "
         "slower on a busy machine, else the BLAS default; 0 keeps the BLAS library's own "
         "setting)",
@@ -262,4 +264,5 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     sub = parser.commands["dmrg"]  # type: ignore[attr-defined]
     validate(sub, args)
-    return DMRGRun(sub, args, list(sys.argv[1:] if argv is None else argv)).run()
+    with command_threads(args):  # the sweeps, the reference and the analysis
+        return DMRGRun(sub, args, list(sys.argv[1:] if argv is None else argv)).run()

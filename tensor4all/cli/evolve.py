@@ -35,7 +35,7 @@ import argparse
 import sys
 from typing import Any, Sequence
 
-from .common import CONSERVE, add_output_options, integer_arg, real_arg
+from .common import CONSERVE, add_output_options, command_threads, integer_arg, real_arg
 from .lattice import StoreGiven
 from .models import ALL_MODEL_OPTIONS, LETTERS, MODELS, DmrgOptions, add_couplings
 from .evolve_checks import ROWS, T_FINAL, check
@@ -262,7 +262,10 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
         a,
         "threads",
         help=dmrg.actions["threads"]
-        .help.replace("during the sweeps", "during the evolution")
+        .help.replace(
+            "the sweeps, the exact reference and the analysis",
+            "the start, the evolution, the exact reference and the measurements",
+        )
         .replace("largest chi", "--max-bond"),
     )
     o = p.add_argument_group("output")
@@ -288,7 +291,8 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
         check(p, args)  # --seed with a product state: refused
         if args.state == "ground" and args.seed is None:
             args.seed = ground_seed
-        return EvolveRun(p, args, list(sys.argv[1:] if argv is None else argv)).run()
+        with command_threads(args):  # the start, the evolution, the reference and the analysis
+            return EvolveRun(p, args, list(sys.argv[1:] if argv is None else argv)).run()
 
     p.set_defaults(func=run)
     return p

@@ -19,7 +19,7 @@ import argparse
 import sys
 from typing import Any, Sequence
 
-from .common import add_output_options, bond_schedule, check_outputs, integer_arg, real_arg
+from .common import add_output_options, bond_schedule, check_outputs, command_threads, integer_arg, real_arg
 from .idmrg_run import COUPLINGS, SCHEMA, IDMRGRun
 from .models import DmrgOptions
 from .. import infinite
@@ -133,7 +133,15 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
         "for by --conserve Sz (default: auto)",
     )
     dmrg.copy(a, "seed", help="seed of the random initial state (default: 0)")
-    dmrg.copy(a, "threads", help=dmrg.actions["threads"].help.replace("during the sweeps", "during the runs"))
+    dmrg.copy(
+        a,
+        "threads",
+        help=dmrg.actions["threads"]
+        .help.replace(
+            "the sweeps, the exact reference and the analysis", "the runs, the exact reference and the measurements"
+        )
+        .replace("largest chi", "largest --max-bond"),
+    )
     o = p.add_argument_group("output")
     add_output_options(
         o,
@@ -156,7 +164,8 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     sub = parser.commands["idmrg"]  # type: ignore[attr-defined]
     check(sub, args)
-    return IDMRGRun(sub, args, list(sys.argv[1:] if argv is None else argv)).run()
+    with command_threads(args):  # the runs, the reference and the measurements
+        return IDMRGRun(sub, args, list(sys.argv[1:] if argv is None else argv)).run()
 
 
 def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

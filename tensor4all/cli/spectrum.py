@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .common import CONSERVE, check_outputs, integer_arg, real_arg
+from .common import CONSERVE, check_outputs, command_threads, integer_arg, real_arg
 from .models import ALL_MODEL_OPTIONS, MODEL_OPTIONS, MODELS, DmrgOptions, add_couplings, charge_of, local_of
 from .spectrum_run import SCHEMA, SpectrumRun
 from ..sites.local_spaces import local_space
@@ -200,7 +200,15 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
         "for tfim, N and Sz for hubbard), the model's charge, or none (dense)",
     )
     copied(a, "seed", help="seed of the random initial state of the ground-state DMRG (default: 0)")
-    copied(a, "threads")
+    copied(
+        a,
+        "threads",
+        help=dmrg.actions["threads"]
+        .help.replace(
+            "the sweeps, the exact reference and the analysis", "the ground state, the evolution and the transforms"
+        )
+        .replace("largest chi", "--max-bond"),
+    )
     o = p.add_argument_group("output")
     o.add_argument(
         "--json",
@@ -227,7 +235,8 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
 
     def run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str] | None) -> int:
         check(p, args)
-        return SpectrumRun(p, args, list(sys.argv[1:] if argv is None else argv)).run()
+        with command_threads(args):  # the ground state, the evolution or moments, the transforms
+            return SpectrumRun(p, args, list(sys.argv[1:] if argv is None else argv)).run()
 
     p.set_defaults(func=run)
     return p

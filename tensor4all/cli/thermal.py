@@ -24,7 +24,7 @@ import sys
 from typing import Any, Sequence
 
 from .checks import SAVE_EXTENSIONS
-from .common import CONSERVE, add_output_options, check_outputs, integer_arg, real_arg
+from .common import CONSERVE, add_output_options, check_outputs, command_threads, integer_arg, real_arg
 from .models import ALL_MODEL_OPTIONS, MODEL_OPTIONS, MODELS, OPERATORS, DmrgOptions, add_couplings, charge_of, local_of
 from .thermal_run import QUANTITIES, SCHEMA, ThermalRun
 from ..thermal.purification import beta_grid
@@ -167,7 +167,10 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
         a,
         "threads",
         help=dmrg.actions["threads"]
-        .help.replace("during the sweeps", "during the cooling")
+        .help.replace(
+            "the sweeps, the exact reference and the analysis",
+            "the cooling, the derivative runs and the exact reference",
+        )
         .replace("largest chi", "--max-bond"),
     )
     o = p.add_argument_group("output")
@@ -195,7 +198,8 @@ def add_parser(commands: Any, dmrg_parser: argparse.ArgumentParser) -> argparse.
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     sub = parser.commands["thermal"]  # type: ignore[attr-defined]
     check(sub, args)
-    return ThermalRun(sub, args, list(sys.argv[1:] if argv is None else argv)).run()
+    with command_threads(args):  # the cooling, the derivative runs and the exact reference
+        return ThermalRun(sub, args, list(sys.argv[1:] if argv is None else argv)).run()
 
 
 def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

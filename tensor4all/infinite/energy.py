@@ -18,6 +18,7 @@ import tenferro as tf
 
 from ..tools.checks import is_traced
 from ..tools.errors import DimensionMismatchError, Tensor4allTypeError
+from ..tools.threads import thread_policy
 from .impo import InfiniteMPO, _value
 from .imps import iMPS
 from .transfer import term_expectation
@@ -30,6 +31,7 @@ def has_traced_couplings(H: InfiniteMPO) -> bool:
     return any(is_traced(c) for c, _, _ in H.terms)
 
 
+@thread_policy()
 def energy_per_site(psi: iMPS, H: InfiniteMPO) -> Any:
     """``<H>`` per site of ``psi``: a float, or a tenferro scalar linear in ``H``'s traced couplings
     (Hellmann-Feynman at a variational fixed point)."""

@@ -24,6 +24,7 @@ import scipy.optimize
 import scipy.special
 
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
+from ..tools.threads import thread_policy
 from .imps import iMPS
 from .transfer import correlation
 
@@ -72,6 +73,7 @@ def _distances(distances: Any, what: str) -> list[int]:
     return [int(x) for x in r]
 
 
+@thread_policy()  # the least-squares fit
 def fit_decay(distances: Any, correlations: Any, form: str = "k0") -> CorrelationFit:
     """Fit ``|correlations| = A K_0(r / xi)`` (``form="k0"``) or ``A exp(-r / xi)`` (``form="exp"``) at
     ``distances`` (positive integers, one value each): least squares in ``ln|C|``."""
@@ -120,6 +122,7 @@ def fit_decay(distances: Any, correlations: Any, form: str = "k0") -> Correlatio
     )
 
 
+@thread_policy()
 def fit_correlation_length(
     psi: iMPS, op: Any = "Sz", distances: Any = range(8, 25), form: str = "k0", site: int = 0
 ) -> CorrelationFit:

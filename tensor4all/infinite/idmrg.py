@@ -142,10 +142,10 @@ def idmrg(
                 f"idmrg: psi0 has a cell of {psi0.cell} sites of dimensions {psi0.phys_dims}; the MPO's cell has "
                 f"{H.cell} site(s) of dimension {d} (run on a cell of {n})"
             )
-    charge = _resolve_charge(conserve, H.local, Ws, n)
-    if charge is not None and conserve == "auto" and psi0 is not None and not _sector_start_fits(psi0, charge, n):
-        charge = None  # a start that is not a product state of charge 0 per cell: run dense from it
-    with blas_threads(threads, D):
+    with blas_threads(threads, D):  # the whole run: the charge's checks, the sweeps, the final energy
+        charge = _resolve_charge(conserve, H.local, Ws, n)
+        if charge is not None and conserve == "auto" and psi0 is not None and not _sector_start_fits(psi0, charge, n):
+            charge = None  # a start that is not a product state of charge 0 per cell: run dense from it
         if charge is not None:
             label, q, modulus, wq = charge
             states = _sector_start(psi0, q, modulus, n, label)
@@ -155,7 +155,8 @@ def idmrg(
             cell = _dense_start(psi0, Ws, n, H)
         converged, records = _sweeps(cell, n, D, cutoff, tol, sweeps, callback)
         state = _from_right_orthonormal(cell.dense_tensors(), H.local)
-    return IDMRGResult(energy_per_site(state, H), state, converged, label, records)
+        energy = energy_per_site(state, H)
+    return IDMRGResult(energy, state, converged, label, records)
 
 
 def conserved_charge(H: InfiniteMPO, conserve: str | None = "auto") -> str | None:

@@ -38,6 +38,7 @@ import tidu
 
 from ..tools.checks import is_traced
 from ..tools.errors import BondDimensionError, InvalidOptionError, Tensor4allTypeError
+from ..tools.threads import thread_policy
 from .impo import InfiniteMPO, _tensors
 from .imps import iMPS
 from .tmaps import leading_eigs, left_map, right_map
@@ -153,6 +154,7 @@ def _derivatives(psi: iMPS, H: InfiniteMPO, symbols: list[Any], op: Any, k: int)
     return xi, np.array(out)
 
 
+@thread_policy()
 def fixed_point_correlation_length(psi: iMPS, H: InfiniteMPO, op: Any = None, k: int = 12) -> Any:
     """The correlation length (sites) of the VUMPS fixed point ``psi`` of ``H`` (one-site cell,
     real), as :func:`correlation_length`; when ``H``'s couplings are tidu tracers the result is

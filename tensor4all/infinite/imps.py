@@ -18,6 +18,7 @@ import numpy as np
 from ..sites.local_spaces import local_space
 from ..tools.checks import check_positive_int, check_seed
 from ..tools.errors import DimensionMismatchError, InvalidOptionError, NonFiniteError, Tensor4allTypeError
+from ..tools.threads import thread_policy
 from .gauge import mixed_canonical
 
 __all__ = ["iMPS"]
@@ -33,6 +34,7 @@ class iMPS:  # noqa: N801 (the name the field uses)
 
     # ---- construction ---------------------------------------------------------------------
     @classmethod
+    @thread_policy(lambda cls, tensors, *_, **__: _largest_bond(tensors))
     def from_tensors(cls, tensors: Sequence[Any], local: str | None = None, tol: float = 1e-14) -> "iMPS":
         """The state of the unit cell ``tensors`` (arrays ``(left, phys, right)``, the last right
         bond matching the first left one), brought to mixed canonical form."""
@@ -65,6 +67,7 @@ class iMPS:  # noqa: N801 (the name the field uses)
         return cls(AL, AR, C, _check_local(local, ts[0].shape[1]))
 
     @classmethod
+    @thread_policy(lambda cls, *args, **kwargs: _random_bond(*args, **kwargs))
     def random(
         cls, local: str = "spin-1/2", cell: int = 1, max_bond: int = 8, seed: int | None = None, dtype: Any = float
     ) -> "iMPS":
@@ -138,22 +141,26 @@ class iMPS:  # noqa: N801 (the name the field uses)
             )
         return int(i) % self.cell
 
+    @thread_policy()
     def AC(self, i: int) -> np.ndarray:  # noqa: N802 (the field's name)
         """The centre site tensor ``AL[i] C[i+1]`` of site ``i`` of the cell."""
         i = self._index(i, "AC")
         return np.tensordot(self.AL[i], self.C[(i + 1) % self.cell], (2, 0))
 
+    @thread_policy()
     def schmidt_values(self, bond: int = 0) -> np.ndarray:
         """The Schmidt values on bond ``bond`` (left of that site), descending, unit norm."""
         s = np.linalg.svd(self.C[self._index(bond, "schmidt_values")], compute_uv=False)
         return s / np.linalg.norm(s)
 
+    @thread_policy()
     def entanglement_entropy(self, bond: int = 0) -> float:
         """The von Neumann entropy ``-sum p ln p`` (``p = s^2``) of a half-infinite chain cut at ``bond``."""
         p = self.schmidt_values(bond) ** 2
         p = p[p > 1e-300]
         return float(-np.sum(p * np.log(p)))
 
+    @thread_policy()
     def entanglement_spectrum(self, bond: int = 0) -> np.ndarray:
         """``-ln s^2`` of the Schmidt values on ``bond`` (ascending)."""
         s = self.schmidt_values(bond)
@@ -161,6 +168,20 @@ class iMPS:  # noqa: N801 (the name the field uses)
 
     def __repr__(self) -> str:
         return f"iMPS(cell={self.cell}, local={self.local!r}, bond_dims={self.bond_dims}, dtype={self.dtype})"
+
+
+def _largest_bond(tensors: Any) -> int:
+    """The largest bond of a cell's site tensors (the size of :meth:`iMPS.from_tensors`'s policy)."""
+    if not isinstance(tensors, (list, tuple)):
+        return 0
+    dims = [d for t in tensors for d in tuple(getattr(t, "shape", ()))[0:3:2]]
+    return max((d for d in dims if isinstance(d, int)), default=0)
+
+
+def _random_bond(local: Any = "spin-1/2", cell: Any = 1, max_bond: Any = 8, *_: Any, **kwargs: Any) -> int:
+    """The bond dimension :meth:`iMPS.random` canonicalizes (0 for a bad one: the call raises)."""
+    D = kwargs.get("max_bond", max_bond)
+    return D if isinstance(D, int) else 0
 
 
 def _check_local(local: Any, d: int) -> str | None:

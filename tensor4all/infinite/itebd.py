@@ -146,20 +146,20 @@ def itebd(
     dtype = float if imaginary and np.result_type(psi0.dtype, H.dtype).kind != "c" else complex
     B = [a.astype(dtype) for a in psi0.AR] * reps
     lam = [np.abs(np.diag(c)).astype(float) for c in psi0.C] * reps
-    hs = bond_hamiltonians(H, cell)
-    parts = [list(range(0, cell, 2)), list(range(1, cell, 2))]
-    seq = trotter_sequence(order, 2)
-    gates = {}
-    for part, w in seq:
-        for i in parts[part]:
-            key = (i, w)
-            if key not in gates:
-                g = exp_gate(hs[i], w * dt, imaginary)
-                gates[key] = g.real if imaginary and np.isrealobj(hs[i]) else g
-    times = np.linspace(0.0, steps * dt, steps + 1)
-    records: dict[str, list] = {k: [] for k in observables}
-    trunc = 0.0
-    with blas_threads(threads, max_bond):
+    with blas_threads(threads, max_bond):  # the whole run: the gates, the steps, the final canonical form
+        hs = bond_hamiltonians(H, cell)
+        parts = [list(range(0, cell, 2)), list(range(1, cell, 2))]
+        seq = trotter_sequence(order, 2)
+        gates = {}
+        for part, w in seq:
+            for i in parts[part]:
+                key = (i, w)
+                if key not in gates:
+                    g = exp_gate(hs[i], w * dt, imaginary)
+                    gates[key] = g.real if imaginary and np.isrealobj(hs[i]) else g
+        times = np.linspace(0.0, steps * dt, steps + 1)
+        records: dict[str, list] = {k: [] for k in observables}
+        trunc = 0.0
         _measure(B, lam, psi0.local, observables, records)
         for _ in range(steps):
             for part, w in seq:
@@ -167,9 +167,9 @@ def itebd(
                     trunc += _apply(B, lam, i, gates[(i, w)], max_bond, cutoff)
             _measure(B, lam, psi0.local, observables, records)
         AL, AR, C = mixed_canonical(B)
-    state = iMPS(AL, AR, C, psi0.local)
-    out = {k: np.array(v) for k, v in records.items()}
-    return ITEBDResult(times, out, state, float(trunc))
+        state = iMPS(AL, AR, C, psi0.local)
+        out = {k: np.array(v) for k, v in records.items()}
+        return ITEBDResult(times, out, state, float(trunc))
 
 
 def _measure(B: list, lam: list, local: Any, observables: dict, records: dict) -> None:

@@ -25,6 +25,7 @@ import numpy as np
 from ..sites.local_spaces import local_space
 from ..tools.checks import check_positive_int
 from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError
+from ..tools.threads import bond_of, thread_policy
 from .imps import iMPS
 from .tmaps import leading_eigs, left_map, left_step, right_map, right_step
 
@@ -63,6 +64,7 @@ def _rho(psi: iMPS, bond: int) -> np.ndarray:
     return c @ c.conj().T
 
 
+@thread_policy()
 def expect(psi: iMPS, op: Any, site: int = 0) -> complex | float:
     """``<op>`` at ``site`` of the cell (``op`` a name of the local space or a ``d x d`` matrix)."""
     psi = _check_state(psi, "expect")
@@ -76,6 +78,7 @@ def _real(v: complex) -> complex | float:
     return float(v.real) if abs(v.imag) <= 1e-13 * max(1.0, abs(v)) else complex(v)
 
 
+@thread_policy()
 def correlation(
     psi: iMPS, A: Any, B: Any, r_max: int, site: int = 0, string: Any = None, connected: bool = False
 ) -> np.ndarray:
@@ -102,6 +105,7 @@ def correlation(
     return out.real if np.abs(out.imag).max(initial=0.0) <= 1e-12 else out
 
 
+@thread_policy()
 def string_order(psi: iMPS, A: Any, B: Any, string: Any, distance: int = 200, site: int = 0) -> float:
     """``<A_i (prod S) B_{i+r}>`` at ``r = distance`` (the string order parameter once ``r`` is many
     string correlation lengths; the spin-1 Haldane phase: ``-string_order(psi, "Sz", "Sz",
@@ -115,6 +119,7 @@ NON_INJECTIVE_TOL = 1e-10
 correlation length is defined (:func:`correlation_length` raises)."""
 
 
+@thread_policy()
 def transfer_spectrum(psi: iMPS, k: int = 6) -> np.ndarray:
     """The ``k`` eigenvalues of largest magnitude of the cell's transfer matrix, divided by the
     leading one (which is 1 for a normalized state), by decreasing magnitude."""
@@ -184,6 +189,7 @@ def _channel(psi: iMPS, op: Any, k: int) -> np.ndarray:
     return w[1:][keep]
 
 
+@thread_policy()
 def correlation_length(psi: iMPS, op: Any = None, k: int = 12) -> float:
     """``-n / ln|lambda|`` in sites, ``lambda`` the leading subleading eigenvalue among the ``k``
     largest that ``<op_0 op_r>`` sees (``op=None``: any one-site operators; :func:`_channel`). A state
@@ -224,6 +230,7 @@ def _epsilons(psi: iMPS, op: Any, k: int) -> np.ndarray:
     return np.array(out)
 
 
+@thread_policy(lambda states, *_, **__: _largest_of(states))
 def extrapolate_correlation_length(states: Sequence[iMPS], op: Any = None, k: int = 12) -> tuple[float, np.ndarray]:
     """``(xi, table)``: the correlation length extrapolated in ``delta = eps_3 - eps_2`` to zero
     over ``states`` (the same model at several bond dimensions; a straight line through their
@@ -241,6 +248,7 @@ def extrapolate_correlation_length(states: Sequence[iMPS], op: Any = None, k: in
     return float(1.0 / intercept), np.column_stack([t[:, 0], t[:, 1], 1.0 / t[:, 2]])
 
 
+@thread_policy()
 def structure_factor(psi: iMPS, op: Any, q: Any, r_max: int = 200) -> np.ndarray:
     """``S(q) = sum_r e^{-i q r} <op_0 op_r>_c`` over ``|r| <= r_max`` (site 0 of the cell as origin;
     a Hermitian ``op``, so ``C(-r) = conj C(r)`` of the cell's mirror; exact for ``cell = 1``)."""
@@ -253,6 +261,11 @@ def structure_factor(psi: iMPS, op: Any, q: Any, r_max: int = 200) -> np.ndarray
     phase = np.exp(-1j * np.outer(qs, r))
     s = c0 + phase @ cr + phase.conj() @ np.conj(cr)
     return s.real
+
+
+def _largest_of(states: Any) -> int:
+    """The largest bond dimension among ``states`` (a list of iMPS; 0 for anything else)."""
+    return max((bond_of(s) for s in states), default=0) if isinstance(states, (list, tuple)) else 0
 
 
 def term_expectation(psi: iMPS, factors: Sequence[tuple[int, np.ndarray]]) -> complex:

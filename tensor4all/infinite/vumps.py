@@ -182,6 +182,14 @@ def vumps(
         raise InvalidOptionError(
             f"vumps: conserve must be one of {', '.join(map(repr, CONSERVE_CHOICES))} or None, got {conserve!r}"
         )
+    with blas_threads(threads, D):  # the whole run, from the start's setup
+        return _start_and_run(H, psi0, D, tol, max_iter, cutoff, callback, conserve, seed)
+
+
+def _start_and_run(
+    H: InfiniteMPO, psi0: Any, D: int, tol: float, max_iter: int, cutoff: float, callback: Any, conserve: Any, seed: Any
+) -> VUMPSResult:
+    """:func:`vumps` from its checked arguments: the start (charge sectors or dense), then the run."""
     sectors = sector_setup(conserve, H) if psi0 is None or conserve not in ("auto", None, "none") else None
     if sectors is not None:
         if psi0 is not None:
@@ -190,16 +198,14 @@ def vumps(
                 "or conserve='none'"
             )
         charge, cell, states = sectors
-        with blas_threads(threads, D):
-            return run_sectors(H, cell, charge, states, D, tol, max_iter, cutoff, callback)
+        return run_sectors(H, cell, charge, states, D, tol, max_iter, cutoff, callback)
     n = H.cell
     if psi0 is None:
         psi0 = iMPS.random(H.local, n, min(D, 8), seed=check_seed(seed), dtype=np.result_type(H.dtype, float))
     elif not isinstance(psi0, iMPS):
         raise Tensor4allTypeError(f"vumps: psi0 must be an iMPS or None, got {type(psi0).__name__}")
     _check_cell(psi0, H)
-    with blas_threads(threads, D):
-        return _run(H, psi0, D, tol, max_iter, cutoff, callback)
+    return _run(H, psi0, D, tol, max_iter, cutoff, callback)
 
 
 def _check_cell(psi: iMPS, H: InfiniteMPO) -> None:

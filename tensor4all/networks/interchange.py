@@ -46,6 +46,7 @@ from ..structured import Leg, SymmetricTensor, SymmetryViolationError
 from ..tools.checks import to_numpy
 from ..tools.errors import DimensionMismatchError, InvalidOptionError, OptionalDependencyError
 from ..tools.errors import Tensor4allTypeError, ZeroNormError
+from ..tools.threads import thread_policy
 from .mpo import MPO
 from .mps import MPS
 from .symmetric_sites import Grading, grading, order_key, phys_leg
@@ -236,6 +237,7 @@ def _packed(rows: np.ndarray) -> list[int]:
     return [pack(r) for r in np.asarray(rows, dtype=np.int64).reshape(len(rows), -1)]
 
 
+@thread_policy()  # the norm, TeNPy's canonical form
 def to_tenpy(psi: MPS, sites: Any = None, *, local: str | None = None) -> Any:
     """The TeNPy MPS (``tenpy.networks.mps.MPS``, finite) of ``psi``: the same state, in TeNPy's
     canonical form, its norm in ``.norm``. ``sites``: a TeNPy site (for every site) or a list of
@@ -337,6 +339,7 @@ def from_tenpy(tenpy_mps: Any, *, symmetric: bool = True) -> MPS:
     return MPS._symmetric(symmetric_sites_from(arrays, bonds, g), g)
 
 
+@thread_policy()  # TeNPy's MPO set-up (its charge detection, identity checks)
 def mpo_to_tenpy(H: MPO, sites: Any = None) -> Any:
     """The TeNPy MPO (finite) of ``H``; ``sites`` as in :func:`to_tenpy` (default: the site of
     ``H.local`` conserving ``H.conserve``, whose bond charges TeNPy detects)."""

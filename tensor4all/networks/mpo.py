@@ -184,7 +184,7 @@ class MPO(SiteChain):
         return f"MPO(L={self.L}, local={self._local!r}, bond_dims={self.bond_dims}, dtype={self.dtype}{sym})"
 
     # ---- dense and checks -----------------------------------------------------------
-    @thread_policy()
+    @thread_policy(lambda self: max(max(self.bond_dims, default=1), math.prod(self.phys_dims)))  # by the output
     def to_dense(self) -> Any:
         """The ``prod(d) x prod(d)`` matrix in ``np.kron`` order (for small L; differentiable)."""
         n = math.prod(self.phys_dims)

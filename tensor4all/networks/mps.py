@@ -18,12 +18,12 @@ right numbers instead of overflowing to inf or NaN.
 
 The methods delegate: the constructors' sites come from :mod:`.mps_factories`, the
 measurements (``expect``, ``correlation``, Schmidt values, entanglement) from
-:mod:`.mps_measurements`.
+:mod:`.mps_measurements`, the canonical forms, norms, compression and ``to_dense`` from
+:mod:`.mps_forms`.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -33,21 +33,23 @@ import tidu
 
 from ..sites.charges import unpack
 from ..structured import SymmetricTensor
-from ..tools.checks import check_alloc, check_cutoff, check_finite_arrays, check_positive_int, concrete, ldexp, to_numpy
-from ..tools.errors import (
-    DimensionMismatchError,
-    SiteOutOfRangeError,
-    Tensor4allTypeError,
-    ValueRangeError,
-    ZeroNormError,
-)
+from ..tools.checks import check_cutoff, check_finite_arrays, check_positive_int, to_numpy
+from ..tools.errors import DimensionMismatchError, SiteOutOfRangeError, Tensor4allTypeError, ZeroNormError
 from ..tools.device import to_host
 from ..tools.threads import bond_of, thread_policy
 from .arithmetic import check_summands, scaled, summed
 from .chain import SiteChain, leaves_of, site_tensors
-from .contractions import overlap_tensors, pow2, scaled_overlap, scaled_sites
+from .contractions import scaled_overlap
 from .files import read_mps, write_mps
-from .mps_factories import dense_vector_sites, product_state_sites, random_state_sites
+from . import mps_forms as forms
+from .mps_factories import (
+    dense_vector_bond,
+    dense_vector_sites,
+    product_state_sites,
+    random_state_bond,
+    random_state_sites,
+)
+from .mps_forms import dense_size
 from .mps_measurements import (
     correlation,
     correlation_matrix,
@@ -57,8 +59,8 @@ from .mps_measurements import (
     schmidt_values,
 )
 from .schmidt_form import SchmidtForm, schmidt_form
-from .site_ops import canonical_dense, compress_sweep, in_range, ldexp_site, rescaled, unit_scaled
-from .symmetric_sites import Grading, canonical_sites, check_symmetric_chain, host_blocks, is_symmetric, norm2_blocks
+from .site_ops import compress_sweep, rescaled, unit_scaled
+from .symmetric_sites import Grading, check_symmetric_chain, is_symmetric
 
 __all__ = ["MPS", "overlap", "add"]
 
@@ -158,6 +160,7 @@ class MPS(SiteChain):
 
     # ---- constructors ---------------------------------------------------------------
     @classmethod
+    @thread_policy(random_state_bond)  # the QR sweep at bond_dim
     def random(
         cls,
         L: int,
@@ -203,6 +206,7 @@ class MPS(SiteChain):
         return cls(sites) if g is None else cls._symmetric(sites, g)
 
     @classmethod
+    @thread_policy(dense_vector_bond)  # the largest matrix the SVDs factor
     def from_dense(cls, vector: Any, L: int, d: int = 2, max_bond: int | None = None, cutoff: float = 0.0) -> "MPS":
         """The MPS of a dense ``d**L`` vector in ``np.kron`` order (site 0 most significant),
         by successive truncated SVDs."""
@@ -301,59 +305,24 @@ class MPS(SiteChain):
         return add(self, *others, max_bond=max_bond, cutoff=cutoff)
 
     # ---- dense conversion -----------------------------------------------------------
-    @thread_policy()
+    @thread_policy(dense_size)  # sized by the output, not the bonds
     def to_dense(self) -> Any:
         """The state as a ``prod(d)`` vector in ``np.kron`` order (site 0 most significant)."""
-        check_alloc(
-            math.prod(self.phys_dims) * max(self.bond_dims, default=1) * self.dtype.itemsize,
-            f"MPS.to_dense of {self.L} sites",
-        )
-        ts = self.dense()._tensors
-        t0 = ts[0]
-        v = tf.reshape(t0, (_shape(t0)[1], _shape(t0)[2]))
-        for a in ts[1:]:
-            n, (_, d, r) = _shape(v)[0], _shape(a)
-            v = tf.reshape(tf.einsum("nc,csd->nsd", v, a), (n * d, r), order="C")
-        return tf.reshape(v, (_shape(v)[0],))
+        return forms.to_dense(self)
 
     # ---- canonical forms ------------------------------------------------------------
     @thread_policy()
     def canonicalize(self, center: int) -> "MPS":
         """Bring the MPS to mixed canonical form around ``center`` (QR sweeps from both ends),
         in place; returns ``self``. On an error the MPS is unchanged."""
-        center = self._check_site(center, "canonicalize: center")
-        check_finite_arrays(leaves_of(self._tensors), "MPS.canonicalize")
-        ts, e = unit_scaled(self._tensors)  # exact powers of two: a drifting chain stays in the float range
-        ts = canonical_sites(ts, center) if self.symmetric else canonical_dense(ts, center)  # (sectors kept)
-        if e:  # the norm, moved into the centre's exponent
-            if not in_range(ts[center], e):
-                raise ValueRangeError(
-                    f"MPS.canonicalize: the norm of the state, about 2**{e}, lies beyond the float range, so the "
-                    "centre site cannot hold it; normalize() the state first"
-                )
-            ts[center] = ldexp_site(ts[center], e)
-        self._tensors = ts
-        self._center = center
-        return self
+        return forms.canonicalize(self, center)
 
     @thread_policy()
     def norm(self) -> Any:
         """``sqrt(<psi|psi>)`` as a real scalar tensor (differentiable). Computed on site
         tensors scaled by powers of two, so it overflows to inf only when the norm itself
         exceeds the float range."""
-        if self.symmetric and host_blocks(self._tensors):  # concrete host blocks: NumPy, no dispatch
-            c = self._center  # known: the norm is the centre's alone
-            n2, e = norm2_blocks(self._tensors if c is None else self._tensors[c : c + 1])
-            real = np.empty(0, np.dtype(self._tensors[0].dtype.name)).real.dtype
-            return tf.asarray(np.sqrt(real.type(n2)) * real.type(2.0) ** (e // 2) * real.type(2.0) ** (e - e // 2))
-        ts, e = scaled_sites(self._tensors)
-        n = tf.sqrt(tf.real(overlap_tensors(ts, ts)))
-        if e == 0:
-            return n
-        c = concrete(n)
-        if c is not None and float(c) == 0.0:
-            return n
-        return n * pow2(e // 2) * pow2(e - e // 2)
+        return forms.norm(self)
 
     @thread_policy()
     def normalize(self) -> "MPS":
@@ -361,22 +330,7 @@ class MPS(SiteChain):
         the norm lies beyond the float range, every site is first scaled by a power of
         two); returns ``self``. A state of norm 0 raises :class:`ZeroNormError` and stays
         as it was."""
-        check_finite_arrays(leaves_of(self._tensors), "MPS.normalize")
-        scaled, e = scaled_sites(self._tensors)
-        n = tf.sqrt(tf.real(overlap_tensors(scaled, scaled)))  # the norm is n * 2**e
-        c = concrete(n)
-        ts = list(self._tensors)
-        if c is not None and float(c) == 0.0:
-            raise ZeroNormError("MPS.normalize: the state has norm 0 and cannot be normalized")
-        if e == 0:
-            ts[0] = ts[0] / n
-        elif c is not None and not 0.0 < float(ldexp(float(c), e)) < math.inf:
-            ts = scaled  # the norm itself over- or underflows
-            ts[0] = ts[0] / n
-        else:
-            ts[0] = ts[0] / (n * pow2(e))
-        self._tensors = ts
-        return self
+        return forms.normalize(self)
 
     @thread_policy()
     def compress(self, max_bond: int | None = None, cutoff: float = 0.0) -> float:
@@ -390,16 +344,7 @@ class MPS(SiteChain):
         squared singular values. The norm is not restored after truncation. On an error
         the MPS is unchanged.
         """
-        if max_bond is not None:
-            max_bond = check_positive_int(max_bond, "max_bond")
-        cutoff = check_cutoff(cutoff, "compress: cutoff")
-        arrays = [to_numpy(b, "MPS.compress") for b in leaves_of(self._tensors)]  # NotDifferentiableError on tracers
-        check_finite_arrays(arrays, "MPS.compress")
-        ts, e = unit_scaled(self._tensors if self.symmetric else arrays)  # dense: NumPy arrays (ArrayOps)
-        ts, total = compress_sweep(ts, max_bond, cutoff)
-        ts = rescaled(ts, e)
-        self._tensors = ts if self.symmetric else [tf.asarray(np.asfortranarray(t)) for t in ts]
-        return total
+        return forms.compress(self, max_bond, cutoff)
 
     # ---- files ----------------------------------------------------------------------
     def save(self, path: Any, format: str | None = None) -> None:  # noqa: A002

@@ -36,7 +36,7 @@ from .symmetric_sites import (
     sector_charge,
 )
 
-__all__ = ["random_state_sites", "product_state_sites", "dense_vector_sites"]
+__all__ = ["random_state_sites", "product_state_sites", "dense_vector_sites", "random_state_bond", "dense_vector_bond"]
 
 
 def site_dimension(d: int | None, local: str | None, what: str) -> int:
@@ -139,3 +139,29 @@ def dense_vector_sites(vector: Any, L: int, d: int, max_bond: int | None, cutoff
         left = k
     ts.append(rest.reshape(left, d, 1))
     return ts
+
+
+def _positive(x: Any) -> int:
+    """``x`` where it is a positive integer, else 0 (a size function sees the unchecked arguments)."""
+    return int(x) if isinstance(x, (int, np.integer)) and not isinstance(x, bool) and x > 0 else 0
+
+
+def random_state_bond(
+    cls: Any, L: Any = None, d: Any = None, bond_dim: Any = 8, *_: Any, local: Any = None, **kwargs: Any
+) -> int:
+    """The size of ``MPS.random``'s thread policy: the bond dimension its QR sweep runs at,
+    ``bond_dim`` capped by ``d**(L // 2)`` (``d`` 2 when neither it nor ``local`` is given)."""
+    L, D = _positive(kwargs.get("L", L)), _positive(kwargs.get("bond_dim", bond_dim))
+    d = kwargs.get("d", d)
+    d = _positive(d) if d is not None else (2 if local is None else 0)
+    return min(D, d ** min(L // 2, 64)) if d and L else D
+
+
+def dense_vector_bond(
+    cls: Any, vector: Any = None, L: Any = None, d: Any = 2, max_bond: Any = None, *_: Any, **kw: Any
+) -> int:
+    """The size of ``MPS.from_dense``'s thread policy: the largest matrix its SVDs factor,
+    ``min(d**k, d**(L - k))`` at the middle cut, capped by ``max_bond``."""
+    L, d, cap = _positive(kw.get("L", L)), _positive(kw.get("d", d)), _positive(kw.get("max_bond", max_bond))
+    side = d ** min(L // 2, 64)
+    return min(side, cap) if cap else side

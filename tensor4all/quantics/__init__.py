@@ -36,12 +36,13 @@ import tidu
 from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError, ValueRangeError
 from ..networks.mpo import MPO
 from ..networks.mps import MPS
+from ..networks.mps_forms import dense_size
 from .grid import MAX_BITS, UNFOLDINGS, Grid, GridRangeError
 from .operators import BOUNDARIES, flip_mpo, fourier_mpo, shift_mpo
 from .operators import apply as _apply_mpo
 from .operators import reverse_bits as _reverse_sites
 from ..tools.checks import any_traced, check_alloc, check_bool, check_callable, concrete
-from ..tools.threads import blas_threads
+from ..tools.threads import blas_threads, thread_policy
 from ..tci import NonFiniteValueError, TCIResult, _interpolate, _options, interpolant
 
 __all__ = [
@@ -90,6 +91,7 @@ class QuanticsTT:
         self._grid, self._tci, self._arrays = grid, tci, None
 
     @classmethod
+    @thread_policy(lambda cls, values=None, grid=None, *_, **kw: _values_bond(grid, kw.get("max_bond")))
     def from_values(
         cls, values: Any, grid: Grid, *, max_bond: int | None = None, cutoff: float = 1e-28
     ) -> "QuanticsTT":
@@ -139,6 +141,7 @@ class QuanticsTT:
         return f"QuanticsTT({self._grid!r}, rank={self.rank}, dtype={self._mps.dtype})"
 
     # ---- values ---------------------------------------------------------------------
+    @thread_policy()
     def evaluate(self, x: Any) -> Any:
         """The value at the grid point nearest to the coordinate ``x`` (a number in one
         dimension, a sequence of ``dims`` numbers otherwise; an array ``(n,)`` or ``(n, dims)``
@@ -147,10 +150,12 @@ class QuanticsTT:
 
     __call__ = evaluate
 
+    @thread_policy()
     def evaluate_index(self, index: Any) -> Any:
         """The value at a grid index (or an array of them, as :meth:`Grid.grididx_to_quantics`)."""
         return self.evaluate_quantics(self._grid.grididx_to_quantics(index))
 
+    @thread_policy()
     def evaluate_quantics(self, quantics: Any) -> Any:
         """The value at quantics digits (one per site), or at each row of an ``(n, n_sites)`` array."""
         q, single = self._grid._digits(quantics, "evaluate_quantics")
@@ -168,10 +173,12 @@ class QuanticsTT:
         out = env[:, 0]
         return out[0].item() if single else out
 
+    @thread_policy()
     def sum(self) -> Any:
         """The sum of the values over every grid point."""
         return self._product_sum([[(1.0, None)]] * self._grid.dims)
 
+    @thread_policy()
     def integral(self) -> Any:
         """The integral over the domain: the sum times the cell volume ``prod(step)`` (the
         rectangle rule at the left ends, whose error is ``O(step)``, spectrally small for
@@ -184,6 +191,7 @@ class QuanticsTT:
         trap = [(1.0, None), (-0.5, 0), (-0.5, 1)]  # 1 - [x = 0]/2 - [x = N - 1]/2: every bit 0, every bit 1
         return self._product_sum([trap] * g.dims) * vol
 
+    @thread_policy(lambda self: dense_size(self.mps))  # sized by the output, as MPS.to_dense
     def to_values(self) -> np.ndarray:
         """Every value as an array of shape ``(2**R,) * dims`` indexed by grid indices (small grids)."""
         g = self._grid
@@ -195,6 +203,7 @@ class QuanticsTT:
         out[tuple(idx.T)] = flat
         return out
 
+    @thread_policy()
     def interpolant(self, f: Any, *, argument: str = "coordinate") -> "QuanticsTT":
         """The QTT built at the pivots of this one's interpolation (:attr:`tci`) from the
         values of ``f`` instead (:func:`tensor4all.tci.interpolant`): ``f`` is called once with
@@ -238,6 +247,16 @@ class QuanticsTT:
                 "float range (~1.8e308); scale the function down and the result up"
             )
         return total
+
+
+def _values_bond(grid: Any, max_bond: Any) -> int:
+    """The size of :meth:`QuanticsTT.from_values`'s thread policy: the largest matrix its SVDs
+    factor (:meth:`MPS.from_dense`'s, ``d**(n_sites // 2)``, capped by ``max_bond``)."""
+    if not isinstance(grid, Grid):
+        return 0
+    side = grid.local_dims[0] ** min(grid.n_sites // 2, 64)
+    cap = max_bond if isinstance(max_bond, int) and not isinstance(max_bond, bool) and max_bond > 0 else 0
+    return min(side, cap) if cap else side
 
 
 def _site_vectors(g: Grid, bits: Sequence[int | None]) -> list[np.ndarray]:

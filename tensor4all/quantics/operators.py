@@ -33,7 +33,7 @@ from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4al
 from ..networks.mpo import MPO, compress_mpo_tensors
 from ..networks.mps import MPS
 from .grid import Grid, check_grid
-from ..tools.threads import blas_threads
+from ..tools.threads import bond_of, thread_policy
 from ..tools.checks import check_cutoff, check_positive_int, check_rtol, to_numpy
 
 __all__ = ["BOUNDARIES", "shift_mpo", "flip_mpo", "fourier_mpo", "apply", "reverse_bits", "embed"]
@@ -174,6 +174,7 @@ def _mpo(ws: list[np.ndarray], grid: Grid, dim: int) -> MPO:
 
 
 # ---- public builders -----------------------------------------------------------------------
+@thread_policy()  # the carry chain's compression
 def shift_mpo(grid: Any, offset: int, *, dim: int = 0, boundary: str = "periodic") -> MPO:
     """The MPO of ``(S f)(x) = f(x + offset)`` along dimension ``dim`` of ``grid`` (a
     :class:`Grid`, or ``R`` for the one-dimensional grid of ``2**R`` points); ``offset`` counts
@@ -187,6 +188,7 @@ def shift_mpo(grid: Any, offset: int, *, dim: int = 0, boundary: str = "periodic
     return _mpo(_shift_tensors(g.R, offset, boundary), g, dim)
 
 
+@thread_policy()
 def flip_mpo(grid: Any, *, dim: int = 0, boundary: str = "periodic") -> MPO:
     """The MPO of ``(F f)(x) = f(2**R - x)`` along dimension ``dim``: ``x -> -x`` modulo
     ``2**R``. The point ``x = 0`` reads ``f(2**R)``, which is ``f(0)`` (``"periodic"``),
@@ -199,6 +201,7 @@ def flip_mpo(grid: Any, *, dim: int = 0, boundary: str = "periodic") -> MPO:
     return _mpo(_flip_tensors(g.R, boundary), g, dim)
 
 
+@thread_policy()  # the Hadamard products, the compression
 def fourier_mpo(grid: Any, *, sign: int = -1, dim: int = 0, rtol: float = 1e-14, cutoff: float | None = None) -> MPO:
     """The discrete Fourier transform along dimension ``dim`` as an MPO, with the output bits
     in **reversed order**.
@@ -236,6 +239,7 @@ def reverse_bits(psi: MPS) -> MPS:
     return MPS([tf.permute_dims(t, (2, 1, 0)) for t in reversed(psi.tensors)])
 
 
+@thread_policy(lambda mpo, psi, *_, **__: bond_of(mpo) * bond_of(psi))  # the product's bonds
 def apply(mpo: MPO, psi: MPS, *, max_bond: int | None = None, cutoff: float = 1e-24) -> MPS:
     """``mpo |psi>`` as an MPS: the exact product (bond dimensions multiply), then compressed
     by :meth:`MPS.compress` (at most ``max_bond``; ``cutoff`` the relative discarded squared
@@ -263,6 +267,5 @@ def apply(mpo: MPO, psi: MPS, *, max_bond: int | None = None, cutoff: float = 1e
         lt, _, rt = t.shape
         out.append(np.einsum("astc,btd->abscd", w, t).reshape(lw * lt, d, rw * rt))
     res = MPS([np.ascontiguousarray(a) for a in out])
-    with blas_threads(None, max(res.bond_dims, default=1)):  # one BLAS thread below bond 512 (see _threads)
-        res.compress(max_bond=max_bond, cutoff=cutoff)
+    res.compress(max_bond=max_bond, cutoff=cutoff)
     return res

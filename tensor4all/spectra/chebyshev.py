@@ -41,6 +41,7 @@ from ..networks.mps import MPS, add
 from ..tools.checks import check_cutoff, check_positive_int, check_real
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError, ZeroNormError
 from ..tools.keywords import keyword_hints
+from ..tools.threads import blas_threads, check_threads
 from .correlation import prepare
 from .operators import apply_at, site_arrays, transition_profile
 from .records import SpectralFunction
@@ -124,6 +125,7 @@ def spectral_function_chebyshev(
     kernel: str = "jackson",
     max_bond: int = 128,
     cutoff: float = 1e-10,
+    threads: int | None = None,
 ) -> SpectralFunction:
     """``S(q, omega)`` of the pair ``(A, B)`` in the state ``ground`` by ``n_moments`` Chebyshev moments
     (:mod:`tensor4all.spectra.chebyshev`): the cross-check of :func:`tensor4all.spectral_function`.
@@ -137,6 +139,9 @@ def spectral_function_chebyshev(
         bounds: ``(E_min, E_max)`` of ``H`` in the sector of ``B_c |0>`` (default: two DMRG runs).
         kernel: ``"jackson"`` (default) or ``"none"`` (the bare truncated series, with Gibbs ringing).
         max_bond, cutoff: the truncation of the Chebyshev vectors.
+        threads: BLAS threads for the whole call (the bounds' DMRG, the moments, the transform), as
+            :func:`tensor4all.dmrg`'s: None (one thread below bond dimension 512, sized by ``max_bond``),
+            0 (the BLAS default) or ``n``.
 
     Returns:
         :class:`SpectralFunction` (``method="chebyshev"``, ``window`` the kernel; in ``details`` the
@@ -150,31 +155,35 @@ def spectral_function_chebyshev(
         raise InvalidOptionError(f"{what}: unknown kernel {kernel!r}; valid kernels: {', '.join(KERNELS)}")
     max_bond = check_positive_int(max_bond, f"{what}: max_bond")
     cutoff = check_cutoff(cutoff, f"{what}: cutoff")
-    pair, c, norm2, e0 = prepare(H, ground, A, B, center, what)
-    q = check_momenta(q, H.L, what)
-    phi = apply_at(ground, pair, c)
-    if not float(np.asarray(phi.norm())) > 1e-14 * math.sqrt(norm2):
-        raise ZeroNormError(f"{what}: B_c|0> = 0 (B = {pair.label_b!r} at site {c} annihilates the state)")
-    lo, hi = _bounds(H, phi, bounds, max_bond, what)
-    scale = (hi - lo) / (2.0 - PADDING)
-    shift = 0.5 * (hi + lo)
-    if omega is None:
-        omega = np.linspace(lo - e0, hi - e0, 400)
-    else:
-        omega = real_grid(omega, "omega (the frequencies)", what)
-    mu = chebyshev_moments(H, phi, site_arrays(ground), pair.a, pair.parity, scale, shift, n_moments, max_bond, cutoff)
-    mu /= norm2
-    g = jackson_kernel(n_moments) if kernel == "jackson" else np.ones(n_moments)
-    x = (omega + e0 - shift) / scale
-    inside = np.abs(x) < 1.0
-    xs = np.clip(x, -1.0, 1.0)
-    cheb = np.cos(np.outer(np.arange(n_moments), np.arccos(xs)))  # (N, n_omega)
-    coef = g[:, None] * mu * np.where(np.arange(n_moments) == 0, 1.0, 2.0)[:, None]  # (N, L)
-    density = np.zeros_like(xs)
-    density[inside] = 1.0 / (math.pi * scale * np.sqrt(1.0 - xs[inside] ** 2))
-    s_x = (cheb.T @ coef) * density[:, None]  # (n_omega, L)
-    s = spatial_transform(s_x, c, q).T  # (n_q, n_omega)
-    s = s.real if pair.hermitian_pair else s
+    threads = check_threads(threads)
+    with blas_threads(threads, max_bond):  # the whole call: bounds, moments, transform
+        pair, c, norm2, e0 = prepare(H, ground, A, B, center, what)
+        q = check_momenta(q, H.L, what)
+        phi = apply_at(ground, pair, c)
+        if not float(np.asarray(phi.norm())) > 1e-14 * math.sqrt(norm2):
+            raise ZeroNormError(f"{what}: B_c|0> = 0 (B = {pair.label_b!r} at site {c} annihilates the state)")
+        lo, hi = _bounds(H, phi, bounds, max_bond, what)
+        scale = (hi - lo) / (2.0 - PADDING)
+        shift = 0.5 * (hi + lo)
+        if omega is None:
+            omega = np.linspace(lo - e0, hi - e0, 400)
+        else:
+            omega = real_grid(omega, "omega (the frequencies)", what)
+        mu = chebyshev_moments(
+            H, phi, site_arrays(ground), pair.a, pair.parity, scale, shift, n_moments, max_bond, cutoff
+        )
+        mu /= norm2
+        g = jackson_kernel(n_moments) if kernel == "jackson" else np.ones(n_moments)
+        x = (omega + e0 - shift) / scale
+        inside = np.abs(x) < 1.0
+        xs = np.clip(x, -1.0, 1.0)
+        cheb = np.cos(np.outer(np.arange(n_moments), np.arccos(xs)))  # (N, n_omega)
+        coef = g[:, None] * mu * np.where(np.arange(n_moments) == 0, 1.0, 2.0)[:, None]  # (N, L)
+        density = np.zeros_like(xs)
+        density[inside] = 1.0 / (math.pi * scale * np.sqrt(1.0 - xs[inside] ** 2))
+        s_x = (cheb.T @ coef) * density[:, None]  # (n_omega, L)
+        s = spatial_transform(s_x, c, q).T  # (n_q, n_omega)
+        s = s.real if pair.hermitian_pair else s
     resolution = 2.0 * math.sqrt(2.0 * math.log(2.0)) * math.pi * scale / n_moments
     return SpectralFunction(
         q=q,

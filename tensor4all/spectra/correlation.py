@@ -34,6 +34,7 @@ from ..networks.mps import MPS
 from ..tools.checks import check_bool, check_callable, check_cutoff, check_positive_int, check_real, to_numpy
 from ..tools.errors import InvalidOptionError, SiteOutOfRangeError, Tensor4allTypeError, ZeroNormError
 from ..tools.keywords import keyword_hints
+from ..tools.threads import blas_threads, check_threads
 from .operators import OperatorPair, apply_at, operator_pair, site_arrays, transition_profile
 from .records import DynamicalCorrelation
 
@@ -136,7 +137,8 @@ def dynamical_correlation(
             terms on one or two sites); ``order``: TEBD's Trotter order (2 or 4; default 4).
         max_bond, cutoff: the truncation of the evolution (per bond).
         krylov_tol: TDVP's local exponentials' error.
-        threads: BLAS threads, as for :func:`tensor4all.tdvp`.
+        threads: BLAS threads for the whole call (the start, the evolution, the ground state's variance), as
+            for :func:`tensor4all.tdvp`.
         progress: a progress bar over the steps (tqdm, on stderr); ``callback``: called with each
             step's :class:`~tensor4all.EvolutionRecord`.
 
@@ -166,36 +168,31 @@ def dynamical_correlation(
     cutoff = check_cutoff(cutoff, f"{what}: cutoff")
     progress = check_bool(progress, f"{what}: progress")
     callback = check_callable(callback, f"{what}: callback")
-    pair, c, norm2, e0 = prepare(H, ground, A, B, center, what)
-    phi = apply_at(ground, pair, c)
-    if not float(np.asarray(phi.norm())) > 1e-14 * np.sqrt(norm2):
-        raise ZeroNormError(
-            f"{what}: B_c|0> = 0 (B = {pair.label_b!r} at site {c} annihilates the state), so G vanishes; "
-            "give an operator that acts on it (e.g. S- on a polarized up state)"
+    threads = check_threads(threads)
+    with blas_threads(threads, max_bond):  # the whole call: the start, the evolution, <H^2>
+        pair, c, norm2, e0 = prepare(H, ground, A, B, center, what)
+        phi = apply_at(ground, pair, c)
+        if not float(np.asarray(phi.norm())) > 1e-14 * np.sqrt(norm2):
+            raise ZeroNormError(
+                f"{what}: B_c|0> = 0 (B = {pair.label_b!r} at site {c} annihilates the state), so G vanishes; "
+                "give an operator that acts on it (e.g. S- on a polarized up state)"
+            )
+        bra = site_arrays(ground)
+        string = pair.parity
+
+        def measure(state: MPS, t: float) -> np.ndarray:
+            return transition_profile(bra, site_arrays(state), pair.a, string)
+
+        common: dict[str, Any] = dict(
+            max_bond=max_bond, cutoff=cutoff, observables={"G": measure}, threads=threads, callback=callback
         )
-    bra = site_arrays(ground)
-    string = pair.parity
-
-    def measure(state: MPS, t: float) -> np.ndarray:
-        return transition_profile(bra, site_arrays(state), pair.a, string)
-
-    common: dict[str, Any] = dict(
-        max_bond=max_bond, cutoff=cutoff, observables={"G": measure}, threads=threads, callback=callback
-    )
-    if method == "tdvp":
-        res = tdvp(H, phi, t_final, dt, krylov_tol=krylov_tol, progress=progress or None, **common)
-    else:
-        res = tebd(H, phi, t_final, dt, order=order, progress=progress, **common)
+        if method == "tdvp":
+            res = tdvp(H, phi, t_final, dt, krylov_tol=krylov_tol, progress=progress or None, **common)
+        else:
+            res = tebd(H, phi, t_final, dt, order=order, progress=progress, **common)
+        variance = _variance(H, ground, norm2, e0)
     times = np.asarray(res.times, dtype=float)
     values = np.asarray(res.observables["G"], dtype=complex) * np.exp(1j * e0 * times)[:, None] / norm2
     return DynamicalCorrelation(
-        times,
-        values,
-        c,
-        (pair.label_a, pair.label_b),
-        pair.hermitian_pair,
-        e0,
-        _variance(H, ground, norm2, e0),
-        method,
-        list(res.history),
+        times, values, c, (pair.label_a, pair.label_b), pair.hermitian_pair, e0, variance, method, list(res.history)
     )

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..tools.checks import check_real, numeric_array
 from ..tools.errors import DimensionMismatchError, InvalidOptionError, NonFiniteError
+from ..tools.threads import thread_policy
 
 __all__ = ["linear_prediction", "MAX_COEFFICIENTS"]
 
@@ -38,6 +39,13 @@ def _count(value: Any, what: str, low: int) -> int:
     return int(value)
 
 
+def _order(*_: Any, n_coefficients: Any = None, **__: Any) -> int:
+    """The size of :func:`linear_prediction`'s thread policy: the order ``p`` (the pseudo-inverse of the
+    ``n_fit x p`` data, the ``p x p`` companion matrix)."""
+    return n_coefficients if isinstance(n_coefficients, int) else MAX_COEFFICIENTS
+
+
+@thread_policy(_order)
 def linear_prediction(
     series: Any, n_predict: int, *, n_coefficients: int | None = None, n_fit: int | None = None, rcond: float = 1e-6
 ) -> np.ndarray:

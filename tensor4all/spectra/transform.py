@@ -55,6 +55,7 @@ import numpy as np
 from ..tools.checks import check_real, numeric_array
 from ..tools.errors import DimensionMismatchError, InvalidOptionError, NonFiniteError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
+from ..tools.threads import thread_policy
 from .prediction import linear_prediction
 from .records import DynamicalCorrelation, SpectralFunction
 
@@ -250,6 +251,7 @@ def _time_transform(omega: np.ndarray, times: np.ndarray, weighted: np.ndarray) 
 
 
 @keyword_hints
+@thread_policy()  # one thread: the time transform's blocks, the linear prediction
 def spectral_function(
     G: DynamicalCorrelation,
     *,

@@ -18,10 +18,13 @@ import tidu
 from ._checks import dense_operand
 from ._diagonal import DiagonalTensor  # noqa: F401  (doctest namespace)
 from ._dispatch import dispatch, is_structured
+from .linalg import largest_block
+from ..tools.threads import thread_policy
 
 __all__ = ["einsum", "matmul", "tensordot", "to_dense"]
 
 
+@thread_policy(bond=largest_block)
 def einsum(subscripts: str, *operands: Any, **kwargs: Any) -> Any:
     """``tenferro.einsum`` over structured and dense operands. Diagonals stay 1-d
     operands on hyper-edges; other structures are densified (and counted) if no kernel
@@ -29,11 +32,13 @@ def einsum(subscripts: str, *operands: Any, **kwargs: Any) -> Any:
     return dispatch("einsum", subscripts, *operands, **kwargs)
 
 
+@thread_policy(bond=largest_block)
 def matmul(a: Any, b: Any) -> Any:
     """``a @ b`` for any mix of structured and dense matrices."""
     return dispatch("matmul", a, b)
 
 
+@thread_policy(bond=largest_block)
 def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
     """``tenferro.tensordot`` over structured and dense operands (NumPy's ``axes``)."""
     return dispatch("tensordot", a, b, axes)

@@ -44,6 +44,7 @@ from ..sites.local_spaces import local_space
 from ..tools.checks import check_cutoff, check_positive_int, check_seed, to_numpy
 from ..tools.errors import InvalidOptionError, OptionalDependencyError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
+from ..tools.threads import blas_threads, thread_policy
 from .purification import beta_grid, check_thermal_hamiltonian
 from .results import MettsResult, MettsSample
 
@@ -76,6 +77,7 @@ def _x_basis(local: str) -> np.ndarray:
     )
 
 
+@thread_policy()
 def collapse(psi: MPS, rng: np.random.Generator, basis: np.ndarray | None = None) -> tuple[list[int], list[np.ndarray]]:
     """Draw a product state from ``|<j|psi>|^2``: the basis indices and the local vectors (columns
     of ``basis``, default the standard basis), site by site from the left of the right-canonical
@@ -157,6 +159,12 @@ class MettsChain:
     sector: Any = None
 
     def __call__(self) -> list[MettsSample]:
+        """The chain's samples, all of its work (the start, the evolutions, the measurements and the
+        collapses) on one BLAS thread: chains run side by side, one per core."""
+        with blas_threads(1, None):
+            return self._samples()
+
+    def _samples(self) -> list[MettsSample]:
         rng = np.random.default_rng([self.seed, self.chain])
         d = self.H.phys_dims[0]
         xb = _x_basis(self.H.local) if "x" in self.bases else None
@@ -194,6 +202,7 @@ class MettsChain:
 
 
 @keyword_hints
+@thread_policy()  # the x basis, the sector's start
 def metts_tasks(
     H: MPO,
     beta: float,
@@ -313,6 +322,7 @@ def summarize(beta: float, per_chain: list[list[MettsSample]]) -> MettsResult:
 
 
 @keyword_hints
+@thread_policy()  # one BLAS thread, as each chain's
 def metts(
     H: MPO,
     beta: float,

@@ -30,6 +30,7 @@ from ..sites.charges import CONSERVED_CHARGES
 from ..tools.checks import check_bool, check_cutoff, check_positive_int, check_real
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
+from ..tools.threads import blas_threads, check_threads
 from .purified import infinite_temperature_sites, purified_space
 from .results import ThermalResult
 
@@ -175,20 +176,22 @@ def thermal_state(
         raise InvalidOptionError(
             f"{what}: the energy is always measured (ThermalResult.energy); rename that observable"
         )
-    charge = check_conserve(conserve, H, what)
-    psi, log_states = infinite_temperature_sites(H.local, H.L, charge, sector, what)
-    H2 = purified_hamiltonian(H, charge)
-    specs = {"energy": "energy", **(observables or {})}
-    half = 0.5 * dbeta
-    common = dict(imaginary=True, max_bond=max_bond, cutoff=cutoff, observables=specs, every=every, threads=threads)
-    common.update(callback=callback)
-    if method == "tebd":
-        res: EvolutionResult = tebd(
-            H2, psi, n * half, half, order=order, splitting=splitting, progress=progress, **common
-        )
-    else:  # tdvp's progress is a callable or None (True: a bar)
-        res = tdvp(H2, psi, n * half, half, progress=True if progress else None, **common)
-    return _result(res, log_states, sector, charge, method, every, n)
+    threads = check_threads(threads)
+    with blas_threads(threads, max_bond):  # the whole run: the start, the doubled H, the cooling, ln Z
+        charge = check_conserve(conserve, H, what)
+        psi, log_states = infinite_temperature_sites(H.local, H.L, charge, sector, what)
+        H2 = purified_hamiltonian(H, charge)
+        specs = {"energy": "energy", **(observables or {})}
+        half = 0.5 * dbeta
+        common = dict(imaginary=True, max_bond=max_bond, cutoff=cutoff, observables=specs, every=every, threads=threads)
+        common.update(callback=callback)
+        if method == "tebd":
+            res: EvolutionResult = tebd(
+                H2, psi, n * half, half, order=order, splitting=splitting, progress=progress, **common
+            )
+        else:  # tdvp's progress is a callable or None (True: a bar)
+            res = tdvp(H2, psi, n * half, half, progress=True if progress else None, **common)
+        return _result(res, log_states, sector, charge, method, every, n)
 
 
 def _result(

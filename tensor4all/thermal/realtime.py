@@ -34,6 +34,7 @@ from ..operators.gates import bonds_from_opsum
 from ..sites.local_spaces import local_space
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
+from ..tools.threads import blas_threads, check_threads
 from .purification import check_thermal_hamiltonian, purified_hamiltonian
 from .purified import pair_index, purified_space
 from .results import ThermalResult
@@ -137,12 +138,14 @@ def evolve_thermal(
             f"has {H.L} sites of dimension {doubled.dim} ({doubled.name!r}); give thermal_state(H0, ...).state of "
             "a Hamiltonian on the same sites"
         )
-    H2 = purified_hamiltonian(H, state.conserve)
-    measured = Observables(observables, H.L, doubled.name, what)
-    specs = {name: _bound(f, H2) for name, f in measured.funcs.items()}
-    bonds = ancilla_bonds(H, disentangle, what)
-    return tebd(bonds, state, t_final, dt, order=order, max_bond=max_bond, cutoff=cutoff, observables=specs,
-                every=every, threads=threads, callback=callback)  # fmt: skip
+    threads = check_threads(threads)
+    with blas_threads(threads, max_bond if isinstance(max_bond, int) else None):  # the bond terms, the run
+        H2 = purified_hamiltonian(H, state.conserve)
+        measured = Observables(observables, H.L, doubled.name, what)
+        specs = {name: _bound(f, H2) for name, f in measured.funcs.items()}
+        bonds = ancilla_bonds(H, disentangle, what)
+        return tebd(bonds, state, t_final, dt, order=order, max_bond=max_bond, cutoff=cutoff, observables=specs,
+                    every=every, threads=threads, callback=callback)  # fmt: skip
 
 
 def _bound(f: Callable[[MPS, float, Any], Any], H2: MPO) -> Callable[[MPS, float], Any]:

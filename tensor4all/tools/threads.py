@@ -11,10 +11,34 @@ below :data:`THREADED_MIN_BOND`, the BLAS library's own setting above it (measur
 ``python benchmarks/dmrg.py --threads``). The caller's own limits are restored on exit.
 
 * :func:`blas_threads` is the ``with`` block of the long calls that take a ``threads=``
-  keyword (``dmrg``, ``tdvp``, ``tebd``, ``apply``, ``crossinterpolate2``; checked by
-  :func:`check_threads`), and of ``quantics_interpolate`` and the quantics operators.
-* :func:`thread_policy` decorates the other public entry points (measurements, overlaps,
-  compression, canonical forms); the size comes from the call's arguments.
+  keyword (checked by :func:`check_threads`), around all of their work (the start, the run,
+  the final state and energy): ``dmrg``, ``excited_states``, ``tdvp``, ``tebd``, ``apply``,
+  ``tci.crossinterpolate2``; ``vumps``, ``idmrg``, ``itebd``, ``itdvp``; ``trees.tree_dmrg``,
+  ``trees.apply_fit``, ``trees.tree_linsolve``; ``dynamical_correlation``,
+  ``spectral_function_chebyshev``; ``thermal_state``, ``thermodynamics``, ``evolve_thermal``. Also of
+  ``quantics_interpolate``, each METTS chain (one thread: chains run side by side) and each
+  command of the command line (``--threads``: its runs, exact references and analysis).
+* :func:`thread_policy` decorates the other public entry points that do dense linear algebra:
+  the methods of ``MPS``, ``MPO``, ``iMPS``, ``TreeTN``, ``TreeOperator`` and ``QuanticsTT`` (their
+  construction from dense data and random states included), ``overlap``, ``add``,
+  ``expectation``, :mod:`tensor4all.measurements`, the transfer-matrix measurements and fits of
+  :mod:`tensor4all.infinite`, ``trees.inner`` and the tree TCIs, the tensor-train helpers of
+  :mod:`tensor4all.tci`, the quantics operators, ``linear_prediction``, ``spectral_function``,
+  ``metts``, ``to_tenpy``/``mpo_to_tenpy``, :mod:`tensor4all.structured.linalg` and the structured
+  ``einsum``, ``matmul`` and ``tensordot`` (sized by their largest block); the size
+  comes from the call's arguments: the bond dimension, or for a dense output (``to_dense``) the
+  side of a square matrix of as many entries, for a dense input (``MPS.from_dense``) the largest
+  matrix its SVDs factor. ``tests/tensor4all/test_thread_coverage.py`` lists every export, with a
+  call that checks it or the reason it does no dense linear algebra.
+
+In a thread other than the main one the counts are that thread's own: OpenBLAS takes
+``openblas_set_num_threads`` from one controlling thread only (threadpoolctl's rule; the main
+thread, once it has set a limit), so there the library's thread-local setter is used
+(``openblas_set_num_threads_local``, OpenBLAS 0.3.27 and later on pthreads; MKL's
+``MKL_Set_Num_Threads_Local``), reached through the handle threadpoolctl holds, and the thread's
+own count is cleared (or set back) on exit. Where the library exports none, the process-wide
+setting is the fallback (and may not apply). An OpenMP build of OpenBLAS is limited per thread
+by threadpoolctl itself.
 
 Nesting is free: while a policy is active in this context (an analysis call inside a
 ``dmrg`` callback, ``MPS.add`` calling ``add``), an inner call with ``threads=None`` leaves
@@ -29,9 +53,11 @@ at L = 8).
 from __future__ import annotations
 
 import contextvars
+import ctypes
 import functools
 import numbers
 import sys
+import threading
 from typing import Any, Callable, Sequence, TypeVar
 
 from threadpoolctl import ThreadpoolController
@@ -51,8 +77,14 @@ __all__ = [
 #: Bond dimension from which ``threads=None`` keeps the BLAS library's own thread count.
 THREADED_MIN_BOND = 512
 
-#: Whether a thread policy is active in this context (nested calls then leave BLAS alone).
-_ACTIVE: contextvars.ContextVar[bool] = contextvars.ContextVar("tensor4all_blas_policy", default=False)
+#: The thread whose policy is active in this context (nested calls there then leave BLAS alone); a
+#: context copied into another thread (``asyncio.to_thread``) does not carry the limit with it.
+_ACTIVE: contextvars.ContextVar[int] = contextvars.ContextVar("tensor4all_blas_policy", default=0)
+
+
+def _active() -> bool:
+    return _ACTIVE.get() == threading.get_ident()
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -76,29 +108,83 @@ def threads_for(threads: int | None, max_bond: int | None) -> int | None:
 
 
 class _Libraries:
-    """The BLAS libraries' threadpoolctl controllers, found again when ``sys.modules`` grew."""
+    """The BLAS libraries' threadpoolctl controllers, found again when ``sys.modules`` grew, and
+    each one's thread-local setter (``None`` where it exports none)."""
 
     modules = -1
     blas: Sequence[Any] = ()
+    local: dict[int, Any] = {}
+
+
+#: the thread-local setters: ``int f(int n)`` sets the calling thread's count (``0``: back to the
+#: process-wide one). OpenBLAS (pthreads or single-threaded build; from 0.3.27) and MKL export one;
+#: an OpenMP build of OpenBLAS is limited per thread by threadpoolctl's ``omp_set_num_threads``.
+_LOCAL_SETTERS = {
+    "openblas": tuple(
+        f"{prefix}openblas_set_num_threads_local{suffix}" for prefix in ("", "scipy_") for suffix in ("", "64_", "_64")
+    ),
+    "mkl": ("MKL_Set_Num_Threads_Local", "mkl_set_num_threads_local"),
+}
+
+
+def _local_setter(lib: Any) -> Any:
+    """``lib``'s thread-local setter through its loaded library handle (``lib.dynlib``), or ``None``."""
+    if getattr(lib, "threading_layer", None) == "openmp" and lib.internal_api == "openblas":
+        return None  # threadpoolctl's own setter is per thread there
+    handle = getattr(lib, "dynlib", None)
+    for name in _LOCAL_SETTERS.get(lib.internal_api, ()):
+        fn = getattr(handle, name, None)
+        if fn is not None:
+            fn.argtypes, fn.restype = [ctypes.c_int], ctypes.c_int
+            return fn
+    return None
 
 
 def _blas_libraries() -> Sequence[Any]:
     n = len(sys.modules)
     if n != _Libraries.modules:
         _Libraries.blas = ThreadpoolController().select(user_api="blas").lib_controllers
+        _Libraries.local = {id(lib): _local_setter(lib) for lib in _Libraries.blas}
         _Libraries.modules = n
     return _Libraries.blas
 
 
 def _limit(n: int) -> list[tuple[Any, int]]:
-    """Set every BLAS library to ``n`` threads; the ``(library, previous count)`` to restore."""
+    """Set every BLAS library to ``n`` threads; the ``(library, previous count)`` to restore.
+
+    In the main thread the library's count is set through threadpoolctl (process-wide for
+    OpenBLAS on pthreads). In any other thread that setting does not take effect (threadpoolctl
+    passes OpenBLAS limits from one controlling thread only, the main thread once it has set
+    one), so there the library's thread-local setter sets this thread's count alone; where the
+    library exports none, the threadpoolctl setting is the fallback."""
     changed = []
+    main = threading.current_thread() is threading.main_thread()
     for lib in _blas_libraries():
         before = lib.num_threads
         if before != n:
-            lib.set_num_threads(n)
+            local = None if main else _Libraries.local.get(id(lib))
+            if local is None:
+                lib.set_num_threads(n)
+            else:
+                local(n)
+                lib = _Local(lib, local)
             changed.append((lib, before))
     return changed
+
+
+class _Local:
+    """A library limited through its thread-local setter: restored by clearing this thread's own
+    count (``0``: the process-wide one again) and setting it back only where that differs."""
+
+    __slots__ = ("lib", "setter")
+
+    def __init__(self, lib: Any, setter: Any):
+        self.lib, self.setter = lib, setter
+
+    def set_num_threads(self, before: int) -> None:
+        self.setter(0)
+        if self.lib.num_threads != before:
+            self.setter(before)
 
 
 def _restore(changed: list[tuple[Any, int]]) -> None:
@@ -121,10 +207,10 @@ class blas_threads:  # noqa: N801 (a context manager, used as a function: ``with
         self._changed: list[tuple[Any, int]] = []
 
     def __enter__(self) -> int | None:
-        if not self._explicit and _ACTIVE.get():
+        if not self._explicit and _active():
             self.threads = None  # the enclosing policy stands
             return None
-        self._token = _ACTIVE.set(True)
+        self._token = _ACTIVE.set(threading.get_ident())
         if self.threads is not None:
             self._changed = _limit(self.threads)
         return self.threads
@@ -136,8 +222,11 @@ class blas_threads:  # noqa: N801 (a context manager, used as a function: ``with
 
 
 def bond_of(x: Any) -> int:
-    """The largest bond dimension of an MPS or MPO (anything with ``bond_dims``), else 0."""
+    """The largest bond dimension of an MPS, MPO, iMPS or tree network (anything with
+    ``bond_dims``: a list, or a dict ``{edge: dimension}``), else 0."""
     dims = getattr(x, "bond_dims", None)
+    if isinstance(dims, dict):
+        dims = list(dims.values())
     return max(dims, default=1) if isinstance(dims, list) else 0
 
 
@@ -156,7 +245,7 @@ def thread_policy(bond: Callable[..., int | None] = largest_bond) -> Callable[[F
     def decorate(fn: F) -> F:
         @functools.wraps(fn)
         def run(*args: Any, **kwargs: Any) -> Any:
-            if _ACTIVE.get():
+            if _active():
                 return fn(*args, **kwargs)
             with blas_threads(None, bond(*args, **kwargs)):
                 return fn(*args, **kwargs)

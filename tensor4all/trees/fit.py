@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..algorithms.schedule import TreeStep
+from ..tools.threads import blas_threads, bond_of, check_threads
 from .errors import TopologyMismatchError
 from .operator import TreeOperator
 from .sweeps import TreeBackend, TreeLocal, _einsum, check_sweep_options
@@ -86,20 +87,24 @@ def apply_fit(
     sweeps: int = 4,
     guess: TreeTN | None = None,
     root: int = 0,
+    threads: int | None = None,
 ) -> TreeTN:
     """``H |psi>`` as a tree network of bonds at most ``max_bond``, fitted by ``sweeps`` two-site
-    sweeps from ``guess`` (default: ``psi`` truncated to ``max_bond``)."""
+    sweeps from ``guess`` (default: ``psi`` truncated to ``max_bond``). ``threads``: BLAS threads
+    for the run, as :func:`tree_dmrg`'s."""
     max_bond, sweeps, root = check_sweep_options("apply_fit", H, "H", psi, "psi", max_bond, sweeps, root)
-    start = psi.truncate(max_bond=max_bond) if guess is None else guess
-    if start.tree != H.tree or start.site_dims != psi.site_dims:
-        raise TopologyMismatchError("apply_fit: guess must live on the tree and sites of psi")
-    if H.n_nodes == 1:  # no bond to fit
-        return H.apply(psi)
-    b = FitBackend(H, psi, start, root)
-    schedule = H.tree.schedule(root, two_site=True)
-    for _ in range(int(sweeps)):
-        for step in schedule:
-            local, x = b.target(step)
-            b.split(local, x, alpha=0.0, max_bond=int(max_bond), cutoff=float(cutoff))
-            b.move(local)
-    return TreeTN(H.tree, b.psi, center=root)
+    threads = check_threads(threads)
+    with blas_threads(threads, max(max_bond, bond_of(psi))):  # the whole run: the start, the sweeps
+        start = psi.truncate(max_bond=max_bond) if guess is None else guess
+        if start.tree != H.tree or start.site_dims != psi.site_dims:
+            raise TopologyMismatchError("apply_fit: guess must live on the tree and sites of psi")
+        if H.n_nodes == 1:  # no bond to fit
+            return H.apply(psi)
+        b = FitBackend(H, psi, start, root)
+        schedule = H.tree.schedule(root, two_site=True)
+        for _ in range(int(sweeps)):
+            for step in schedule:
+                local, x = b.target(step)
+                b.split(local, x, alpha=0.0, max_bond=int(max_bond), cutoff=float(cutoff))
+                b.move(local)
+        return TreeTN(H.tree, b.psi, center=root)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse.linalg
 
+from ..tools.threads import blas_threads, check_threads
 from .errors import TopologyMismatchError
 from .fit import FitBackend
 from .operator import TreeOperator, tree_operator
@@ -46,26 +47,30 @@ def tree_linsolve(
     cutoff: float = 1e-14,
     sweeps: int = 4,
     root: int = 0,
+    threads: int | None = None,
 ) -> TreeTN:
     """``x`` with ``A x = b`` as a tree network of bonds at most ``max_bond``, by ``sweeps``
-    two-site sweeps from ``x0`` (default: ``b`` itself)."""
+    two-site sweeps from ``x0`` (default: ``b`` itself). ``threads``: BLAS threads for the run, as
+    :func:`~.sweeps.tree_dmrg`'s."""
     max_bond, sweeps, root = check_sweep_options("tree_linsolve", A, "A", b, "b", max_bond, sweeps, root)
-    x0 = b if x0 is None else x0
-    if not isinstance(x0, TreeTN) or x0.tree != A.tree or x0.site_dims != b.site_dims:
-        raise TopologyMismatchError("tree_linsolve: x0 must be a TreeTN on the tree and sites of b")
-    if A.n_nodes == 1:
-        return TreeTN(A.tree, [np.linalg.solve(A.tensors[0], b.tensors[0])])
-    identity = tree_operator(A.tree, [(1.0, {0: np.eye(A.local_dims[0])})], A.local_dims)
-    system = TreeBackend(A, x0, root)
-    source = FitBackend(identity, b, x0, root)
-    for _ in range(int(sweeps)):
-        for step in A.tree.schedule(root, two_site=True):
-            local = system.local_problem(step)
-            _, rhs = source.target(step)
-            x = _local_solve(local.op, rhs, local.v0)
-            system.split(local, x, alpha=0.0, max_bond=int(max_bond), cutoff=float(cutoff))
-            for u in (step.leaving, step.arriving):
-                source.psi[u] = system.psi[u]
-            system.move(local)
-            source.move(local)
-    return TreeTN(A.tree, system.psi, center=root)
+    threads = check_threads(threads)
+    with blas_threads(threads, max_bond):  # the whole run: the local solves, the splits
+        x0 = b if x0 is None else x0
+        if not isinstance(x0, TreeTN) or x0.tree != A.tree or x0.site_dims != b.site_dims:
+            raise TopologyMismatchError("tree_linsolve: x0 must be a TreeTN on the tree and sites of b")
+        if A.n_nodes == 1:
+            return TreeTN(A.tree, [np.linalg.solve(A.tensors[0], b.tensors[0])])
+        identity = tree_operator(A.tree, [(1.0, {0: np.eye(A.local_dims[0])})], A.local_dims)
+        system = TreeBackend(A, x0, root)
+        source = FitBackend(identity, b, x0, root)
+        for _ in range(int(sweeps)):
+            for step in A.tree.schedule(root, two_site=True):
+                local = system.local_problem(step)
+                _, rhs = source.target(step)
+                x = _local_solve(local.op, rhs, local.v0)
+                system.split(local, x, alpha=0.0, max_bond=int(max_bond), cutoff=float(cutoff))
+                for u in (step.leaving, step.arriving):
+                    source.psi[u] = system.psi[u]
+                system.move(local)
+                source.move(local)
+        return TreeTN(A.tree, system.psi, center=root)

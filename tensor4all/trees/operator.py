@@ -22,8 +22,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..tools.errors import DimensionMismatchError, NonFiniteError, Tensor4allTypeError
+from ..tools.threads import bond_of, thread_policy
 from .errors import TopologyMismatchError, TreeError
-from .treetn import TreeTN, as_tree
+from .treetn import TreeTN, as_tree, dense_size
 
 __all__ = ["TreeOperator", "tree_operator", "tree_heisenberg"]
 
@@ -51,6 +52,7 @@ class TreeOperator(TreeTN):
     def local_dims(self) -> tuple[int, ...]:
         return tuple(d[0] for d in self.site_dims)
 
+    @thread_policy(dense_size)  # sized by the output
     def to_matrix(self) -> np.ndarray:
         """The dense matrix ``(prod d, prod d)``, node 0's index slowest."""
         n = self.n_nodes
@@ -58,6 +60,7 @@ class TreeOperator(TreeTN):
         d = int(np.prod(self.local_dims))
         return a.transpose(list(range(0, 2 * n, 2)) + list(range(1, 2 * n, 2))).reshape(d, d)
 
+    @thread_policy(lambda self, psi, *_, **__: bond_of(self) * bond_of(psi))  # the fused bonds
     def apply(self, psi: TreeTN) -> TreeTN:
         """``H |psi>`` exactly: each node's operator contracted with the state's tensor, the
         bond pairs fused (bond dimensions multiply)."""

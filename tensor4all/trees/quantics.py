@@ -28,8 +28,9 @@ import numpy as np
 
 from ..quantics.grid import MAX_BITS
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
+from ..tools.threads import thread_policy
 from .errors import TreeError
-from .tci import TreeTCIResult, tree_crossinterpolate
+from .tci import TreeTCIResult, rank_cap, tree_crossinterpolate
 from .topology import Tree
 
 __all__ = ["LAYOUTS", "QuanticsLayout", "quantics_tree", "tree_quantics_interpolate"]
@@ -98,6 +99,7 @@ def quantics_tree(n_vars: int, R: int, layout: str = "tree") -> QuanticsLayout:
     return QuanticsLayout(Tree(edges, n * R), n, R, layout, digits)
 
 
+@thread_policy(rank_cap)
 def tree_quantics_interpolate(
     f: Callable[[np.ndarray], Any],
     layout: QuanticsLayout,

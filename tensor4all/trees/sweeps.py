@@ -30,6 +30,7 @@ from ..linalg.eigensolver import get_solver
 from ..linalg.truncation import thin_svd, truncation_keep
 from ..tools.checks import check_positive_int
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
+from ..tools.threads import blas_threads, check_threads
 from .errors import TopologyMismatchError
 from .operator import TreeOperator
 from .treetn import TreeTN
@@ -292,30 +293,35 @@ def tree_dmrg(
     eigensolver: str = "lanczos",
     seed: int | None = 0,
     progress: Callable[[Any], None] | None = None,
+    threads: int | None = None,
 ) -> TreeDMRGResult:
     """The ground state of the tree operator ``H`` by DMRG sweeps over the tree's Euler tour
     (two-site by default), from ``psi0`` (default: a random network of bond dimension 2).
-    Stops after ``sweeps`` sweeps or when the energy changes by less than ``tol``."""
+    Stops after ``sweeps`` sweeps or when the energy changes by less than ``tol``. ``threads``:
+    BLAS threads for the run, as :func:`tensor4all.dmrg`'s (None: one thread below bond
+    dimension 512, the BLAS default from there; 0 the BLAS default; ``n`` exactly ``n``)."""
     max_bond, sweeps, root = check_sweep_options(
         "tree_dmrg", H, "H", psi0, "psi0", max_bond, sweeps, root, optional=True
     )
-    if psi0 is None:
-        psi0 = TreeTN.random(H.tree, H.local_dims, min(2, max_bond), seed=seed)
-    engine = TreeSweep(TreeBackend(H, psi0, root), get_solver(eigensolver), max_iter=MAX_ITER, seed=seed)
-    energies, bonds, errs = [], [], []
-    for k in range(1, sweeps + 1):
-        st = engine.sweep(
-            two_site=two_site,
-            max_bond=int(max_bond),
-            cutoff=float(cutoff),
-            tol=tol,
-            alpha=noise,
-            sweep_no=k,
-            progress=progress,
-        )
-        energies.append(st.energy)
-        bonds.append(st.max_bond)
-        errs.append(st.max_truncation_error)
-        if k > 1 and abs(energies[-1] - energies[-2]) < tol:
-            break
-    return TreeDMRGResult(energies[-1], engine.backend.state(), energies, bonds, errs)
+    threads = check_threads(threads)
+    with blas_threads(threads, max_bond):  # the whole run: the start, the sweeps, the state
+        if psi0 is None:
+            psi0 = TreeTN.random(H.tree, H.local_dims, min(2, max_bond), seed=seed)
+        engine = TreeSweep(TreeBackend(H, psi0, root), get_solver(eigensolver), max_iter=MAX_ITER, seed=seed)
+        energies, bonds, errs = [], [], []
+        for k in range(1, sweeps + 1):
+            st = engine.sweep(
+                two_site=two_site,
+                max_bond=int(max_bond),
+                cutoff=float(cutoff),
+                tol=tol,
+                alpha=noise,
+                sweep_no=k,
+                progress=progress,
+            )
+            energies.append(st.energy)
+            bonds.append(st.max_bond)
+            errs.append(st.max_truncation_error)
+            if k > 1 and abs(energies[-1] - energies[-2]) < tol:
+                break
+        return TreeDMRGResult(energies[-1], engine.backend.state(), energies, bonds, errs)

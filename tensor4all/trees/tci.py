@@ -39,6 +39,7 @@ import numpy as np
 from ..tci.cache import CachedFunction
 from ..tci.lu import rrlu
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
+from ..tools.threads import thread_policy
 from .errors import TopologyMismatchError, TreeError
 from .treetn import TreeTN, as_tree
 
@@ -215,6 +216,13 @@ def _first_pivot(fn: CachedFunction, rng: np.random.Generator) -> np.ndarray:
     return pivot
 
 
+def rank_cap(*_: Any, max_bond: Any = None, **__: Any) -> int | None:
+    """The size of the tree TCIs' thread policy: ``max_bond`` (None, unbounded: the policy's small size,
+    as :func:`tensor4all.tci.crossinterpolate2`'s)."""
+    return max_bond if isinstance(max_bond, int) and not isinstance(max_bond, bool) else None
+
+
+@thread_policy(rank_cap)
 def tree_crossinterpolate(
     f: Callable[..., Any],
     tree: Any,

@@ -25,6 +25,7 @@ G. Vidal, Phys. Rev. A 74, 022320 (2006); the tree tensor networks of tensor4all
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Sequence
 
@@ -34,6 +35,7 @@ import scipy.linalg
 from ..linalg.truncation import thin_svd, truncation_keep
 from ..tools.checks import check_alloc
 from ..tools.errors import BondDimensionError, NonFiniteError, Tensor4allTypeError
+from ..tools.threads import bond_of, thread_policy
 from .errors import MissingSiteError, TopologyMismatchError, TreeError
 from .topology import Tree
 
@@ -57,6 +59,13 @@ def contract_legs(a: np.ndarray, la: list, b: np.ndarray, lb: list) -> tuple[np.
     ib = [lb.index(x) for x in shared]
     out = np.tensordot(a, b, axes=(ia, ib))
     return out, [x for x in la if x not in shared] + [x for x in lb if x not in shared]
+
+
+def dense_size(psi: Any) -> int:
+    """The size of ``to_dense``'s thread policy: the output's, as the side of a square matrix of
+    as many entries, or the largest bond where that is larger."""
+    size = math.prod(math.prod(d) for d in psi.site_dims)
+    return max(bond_of(psi), math.isqrt(size))
 
 
 def _bond(u: int, v: int) -> tuple[str, int, int]:
@@ -166,6 +175,7 @@ class TreeTN:
         return [_bond(u, v) for v in nb] + [("site", u, k) for k in range(self.tensors[u].ndim - len(nb))]
 
     # ---- dense -------------------------------------------------------------------------
+    @thread_policy(lambda self: dense_size(self))  # sized by the output
     def to_dense(self) -> np.ndarray:
         """The full tensor, site legs ordered by node, then by leg within a node."""
         size = float(np.prod([float(np.prod(d)) for d in self.site_dims]))
@@ -177,6 +187,7 @@ class TreeTN:
         want = [x for u in range(self.n_nodes) for x in self._labels(u) if x[0] == "site"]
         return np.transpose(block, [labels.index(x) for x in want])
 
+    @thread_policy()
     def evaluate(self, indices: Any) -> np.ndarray:
         """The network's entries at the rows of ``indices`` (``(m, n_nodes)``, one index per
         node; one site leg per node), contracted from the leaves toward node 0 per row."""
@@ -210,6 +221,7 @@ class TreeTN:
         ts[u] = np.moveaxis(q.reshape(*a.shape[:-1], q.shape[1]), -1, i)
         ts[v] = np.moveaxis(np.tensordot(r, ts[v], axes=(1, j)), 0, j)
 
+    @thread_policy()
     def canonicalize(self, center: int = 0) -> TreeTN:
         """The same state with every node but ``center`` an isometry toward it (QR along the
         tree); from a network canonical at another node, only the path between them moves."""
@@ -225,6 +237,7 @@ class TreeTN:
                 self._qr_toward(ts, u, parent[u])
         return TreeTN(self.tree, ts, center=c)
 
+    @thread_policy()
     def truncate(self, max_bond: int | None = None, cutoff: float = 0.0, *, root: int = 0) -> TreeTN:
         """The network with its bonds cut by truncated SVDs (see the module); the result is
         canonical at ``root`` and carries ``truncation_error``."""
@@ -255,6 +268,7 @@ class TreeTN:
         return out
 
     # ---- arithmetic --------------------------------------------------------------------
+    @thread_policy()
     def norm(self) -> float:
         return float(np.sqrt(max(inner(self, self).real, 0.0)))
 
@@ -285,6 +299,7 @@ def _check_same(a: Any, b: Any, what: str) -> None:
         raise TopologyMismatchError(f"{what}: different site dimensions: {a.site_dims} and {b.site_dims}")
 
 
+@thread_policy()
 def inner(a: TreeTN, b: TreeTN) -> complex | float:
     """``<a|b>`` (``a`` conjugated) of two networks on the same tree with the same site legs,
     contracted from the leaves toward node 0: each node's block holds one bond pair."""

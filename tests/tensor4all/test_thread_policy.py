@@ -17,11 +17,25 @@ from tensor4all import measurements as ms
 from tensor4all import models, tci
 from tensor4all.algorithms import apply as apply_module
 from tensor4all.networks import mpo as mpo_module
+from tensor4all.networks import mps as mps_module
 from tensor4all.networks.mps import MPS
 from tensor4all.structured import BlockDiagonal
 from tensor4all.structured import linalg as slinalg
 from tensor4all.tools import threads
 from tensor4all.tools.threads import THREADED_MIN_BOND, blas_threads, thread_policy
+from tensor4all import cli, references, trees
+from tensor4all import quantics as quantics_module
+from tensor4all.networks import mps_factories, mps_forms
+from tensor4all.references import thermal as thermal_references
+from tensor4all.spectra import chebyshev
+from tensor4all.trees import fit as tree_fit
+from tensor4all.trees import linsolve as tree_linsolve
+from tensor4all.trees import sweeps as tree_sweeps
+from tensor4all.algorithms import excited
+from tensor4all.algorithms import tebd as tebd_module
+from tensor4all.operators.gates import exp_gate
+from tensor4all.spectra import correlation as spectra_correlation
+from tensor4all.thermal import purification, realtime
 
 CALLER = 3  # the caller's own BLAS setting around each call: neither 1 nor a default
 
@@ -204,3 +218,147 @@ def test_the_policy_does_not_break_tracing():
 def test_bad_thread_counts_are_rejected(fn, bad, kind):
     with pytest.raises(kind, match="threads"):
         fn(bad)
+
+
+# ---- the long calls' threads= of the tree sweeps and the Chebyshev expansion -----------------
+TREE = trees.Tree([(0, 1), (1, 2), (1, 3)])
+TREE_H = trees.tree_heisenberg(TREE)
+TREE_PSI = trees.TreeTN.random(TREE, 2, 2, seed=0)
+XX = models.xx(6, conserve="Sz")
+XX_GROUND = t4a.dmrg(XX, max_bond=8, sweeps=2).state
+
+#: (name, call with threads=t, a function its body runs inside the run's limit)
+THREADED = [
+    ("tree_dmrg", lambda t: trees.tree_dmrg(TREE_H, max_bond=4, sweeps=1, threads=t), tree_sweeps.TreeBackend.__init__),
+    (
+        "apply_fit",
+        lambda t: trees.apply_fit(TREE_H, TREE_PSI, max_bond=3, sweeps=1, threads=t),
+        tree_fit.FitBackend.target,
+    ),
+    (
+        "tree_linsolve",
+        lambda t: trees.tree_linsolve(TREE_H, TREE_PSI, max_bond=3, sweeps=1, threads=t),
+        tree_linsolve._local_solve,
+    ),
+    (
+        "spectral_function_chebyshev",
+        lambda t: t4a.spectral_function_chebyshev(
+            XX, XX_GROUND, "Sz", "Sz", n_moments=3, bounds=(-3.0, 3.0), threads=t
+        ),
+        chebyshev.chebyshev_moments,
+    ),
+]
+
+
+@pytest.mark.parametrize("name, call, fn", THREADED, ids=[c[0] for c in THREADED])
+@pytest.mark.parametrize("threads_, expected", [(None, 1), (2, 2), (0, CALLER)])
+def test_the_tree_sweeps_and_the_chebyshev_expansion_take_threads(name, call, fn, threads_, expected):
+    with threadpool_limits(CALLER, user_api="blas"):
+        seen = _threads_during(lambda: call(threads_), _inner(fn))
+        assert seen and all(s == [expected] for s in seen), seen
+        assert _blas() == [CALLER]
+
+
+@pytest.mark.parametrize("name, call, fn", THREADED, ids=[c[0] for c in THREADED])
+@pytest.mark.parametrize("bad, kind", [(-1, ValueError), (1.5, TypeError), (True, TypeError)])
+def test_bad_thread_counts_of_the_new_keywords_are_rejected(name, call, fn, bad, kind):
+    with pytest.raises(kind, match="threads"):
+        call(bad)
+
+
+# ---- sizes: dense outputs by the output, dense inputs by the largest matrix factored ----------
+def test_dense_conversions_are_sized_by_their_output(monkeypatch):
+    """``to_dense`` of a chain of small bonds but a large output keeps the BLAS default (the
+    output's side ``sqrt(prod d)`` from 512 on; an MPO's matrix side ``prod d``); before, the bond
+    dimension sized them and large contractions ran on one thread."""
+    wide = t4a.MPS.random(20, bond_dim=2, seed=0)
+    H9 = models.heisenberg(9)
+    monkeypatch.setattr(mps_forms, "to_dense", lambda psi: None)  # the size alone, not the 2**20 vector
+    with threadpool_limits(CALLER, user_api="blas"):
+        assert _threads_during(wide.to_dense, _inner(MPS.to_dense)) == [[CALLER]]
+        assert _threads_during(H9.to_dense, _inner(t4a.MPO.to_dense)) == [[CALLER]]
+        assert _threads_during(PSI.to_dense, _inner(MPS.to_dense)) == [[1]]
+        assert _blas() == [CALLER]
+
+
+def test_from_dense_is_sized_by_the_largest_matrix_it_factors(monkeypatch):
+    v = np.ones(2**20)
+    monkeypatch.setattr(mps_module, "dense_vector_sites", lambda *_: PSI.tensors)  # the size alone, not the SVDs
+    with threadpool_limits(CALLER, user_api="blas"):
+        assert _threads_during(lambda: MPS.from_dense(v, 20), _inner(MPS.from_dense)) == [[CALLER]]  # 2**10 x 2**10
+        assert _threads_during(lambda: MPS.from_dense(v, 20, max_bond=8), _inner(MPS.from_dense)) == [[1]]
+        assert _blas() == [CALLER]
+    assert mps_factories.dense_vector_bond(MPS, v, 20, 2, None) == 1024
+    assert quantics_module._values_bond(t4a.quantics.Grid(20), None) == 1024
+    assert quantics_module._values_bond(t4a.quantics.Grid(20), 8) == 8
+    assert mps_factories.random_state_bond(MPS, 4, None, 600) == 4  # bonds of at most 2**2
+    assert mps_factories.random_state_bond(MPS, 20, None, 600) == 600
+
+
+def test_tree_networks_are_sized_by_their_largest_bond():
+    assert threads.bond_of(trees.TreeTN.random(TREE, 2, 5, seed=0)) == 5
+    assert threads.bond_of(TREE_H) == max(TREE_H.bond_dims.values())
+
+
+# ---- the command line: --threads for all of a command's work ------------------------------------
+@pytest.mark.parametrize(
+    "argv, fn",
+    [
+        (["dmrg", "--model", "heisenberg", "--L", "6", "--chi", "8", "--sweeps", "2"], references.exact_ground_energy),
+        (["idmrg", "--model", "tfim", "--max-bond", "4", "--tol", "1e-5"], t4a.infinite.correlation_length),
+        (
+            ["thermal", "--model", "xx", "--L", "4", "--beta-max", "0.2", "--dbeta", "0.1"],
+            thermal_references.thermal_reference,
+        ),
+    ],
+    ids=["dmrg-reference", "idmrg-measurements", "thermal-reference"],
+)
+def test_the_commands_run_their_references_and_analysis_under_threads(argv, fn, capsys):
+    with threadpool_limits(CALLER, user_api="blas"):
+        seen = _threads_during(lambda: cli.main([*argv, "--threads", "1", "--quiet"]), _inner(fn))
+        assert seen and all(s == [1] for s in seen), seen  # (before: the caller's 3)
+        assert _blas() == [CALLER]
+
+
+# ---- an explicit threads= covers the whole call: its set-up and its results ---------------------
+TFIM = t4a.infinite_model("tfim", g=1.5)
+XX4 = models.xx(4)
+THERMAL4 = t4a.thermal_state(XX4, 0.2, dbeta=0.1, max_bond=8)
+
+#: (name, call with threads=2, a function of its set-up or results)
+WHOLE = [
+    ("idmrg-final-energy", lambda: t4a.idmrg(TFIM, max_bond=4, sweeps=2, threads=2), t4a.infinite.energy_per_site),
+    ("tebd-setup", lambda: t4a.tebd(H, PSI, 0.1, 0.05, max_bond=4, threads=2), tebd_module._Source.__init__),
+    ("itebd-gates", lambda: t4a.itebd(TFIM, t4a.iMPS.product_state([0]), 0.1, 0.05, threads=2), exp_gate),
+    ("excited_states-overlaps", lambda: t4a.excited_states(H, 2, max_bond=4, sweeps=1, threads=2), excited._overlaps),
+    (
+        "dynamical_correlation-variance",
+        lambda: t4a.dynamical_correlation(XX, XX_GROUND, "Sz", "Sz", t_final=0.1, dt=0.1, threads=2),
+        spectra_correlation._variance,
+    ),
+    (
+        "thermal_state-setup",
+        lambda: t4a.thermal_state(XX4, 0.2, dbeta=0.1, threads=2),
+        purification.purified_hamiltonian,
+    ),
+    ("evolve_thermal-setup", lambda: t4a.evolve_thermal(THERMAL4, XX4, 0.1, 0.1, threads=2), realtime.ancilla_bonds),
+]
+
+
+@pytest.mark.parametrize("name, call, fn", WHOLE, ids=[c[0] for c in WHOLE])
+def test_an_explicit_count_covers_the_set_up_and_the_results(name, call, fn):
+    with threadpool_limits(CALLER, user_api="blas"):
+        seen = _threads_during(call, _inner(fn))
+        assert seen and all(s == [2] for s in seen), seen
+        assert _blas() == [CALLER]
+
+
+def test_metts_chains_run_all_their_work_on_one_thread(monkeypatch):
+    """Every part of a chain, not its evolution alone: with the size policy keeping the BLAS default
+    at every size, the measurements and the collapse still run on one thread."""
+    monkeypatch.setattr(threads, "THREADED_MIN_BOND", 0)
+    chain = t4a.thermal.MettsChain(XX4, 0.2, 1, 0, 0, dbeta=0.1, max_bond=8, warmup=0)
+    with threadpool_limits(CALLER, user_api="blas"):
+        seen = _threads_during(chain, _inner(t4a.expectation)) + _threads_during(chain, _inner(t4a.thermal.collapse))
+        assert len(seen) == 2 and all(s == [1] for s in seen), seen
+        assert _blas() == [CALLER]
