@@ -364,6 +364,7 @@ EXEMPT: dict[str, str] = {
     "measurements.SectorEntanglement.as_dict": "a record",
 }
 
+
 def test_every_export_is_in_one_table():
     names = set(exported())
     listed = [set(CALLS), set(EXEMPT)]
