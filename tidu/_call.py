@@ -34,7 +34,7 @@ from ._pytree import tree_flatten
 from ._tracer import aval_of
 from ._zero import Zero
 
-__all__ = ["ClosedCall", "call_p", "inline_calls", "Compiler"]
+__all__ = ["ClosedCall", "call_p", "inline_calls", "Compiler", "INLINED"]
 
 Compiler = Callable[[Graph], Callable[..., list]]
 
@@ -235,12 +235,17 @@ call_p.def_transpose(_call_transpose)
 # ---------------------------------------------------------------------------
 # inlining (the compiler's first pass)
 # ---------------------------------------------------------------------------
+INLINED: dict[Primitive, Callable[[dict], Graph]] = {call_p: lambda params: params["fn"].graph}
+"""The primitives that apply a graph of their own (from an equation's parameters): ``call``
+and the staged ``checkpoint`` (:mod:`._checkpoint`, which registers itself)."""
+
+
 def inline_calls(graph: Graph) -> Graph:
-    """Replace every ``call`` equation by the equations of its graph, to any depth
-    (a call inside an inlined graph is inlined in turn), the callee's constants
-    becoming constants of ``graph``. Returns ``graph`` itself when there is nothing
-    to inline."""
-    if not any(e.prim is call_p for e in graph.eqns):
+    """Replace every ``call`` equation (every equation of a primitive in :data:`INLINED`) by the
+    equations of its graph, to any depth (a call inside an inlined graph is inlined in turn),
+    the callee's constants becoming constants of ``graph``. Returns ``graph`` itself when there
+    is nothing to inline."""
+    if not any(e.prim in INLINED for e in graph.eqns):
         return graph
     out = Graph(list(graph.invars), list(graph.constvars), list(graph.consts), [], [], graph.in_tree, graph.out_tree)
     env: dict[Var, Any] = {v: v for v in (*graph.invars, *graph.constvars)}
@@ -256,8 +261,9 @@ def _splice(g: Graph, env: dict, out: Graph, fresh: bool) -> None:
     every equation new output variables (the callee's own may be spliced twice)."""
     for e in g.eqns:
         ins = [v if type(v) is Zero else env[v] for v in e.inputs]
-        if e.prim is call_p:
-            callee = e.params["fn"].graph
+        callee_of = INLINED.get(e.prim)
+        if callee_of is not None:
+            callee = callee_of(e.params)
             inner: dict[Var, Any] = dict(zip(callee.invars, ins))
             for cv, c in zip(callee.constvars, callee.consts):
                 nv = inner[cv] = Var(cv.aval)

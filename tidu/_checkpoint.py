@@ -2,7 +2,9 @@
 
 A checkpointed function is traced into a graph (closed-over traced values become explicit
 inputs); forward mode stages one ``checkpoint_lin`` equation holding only the graph's inputs,
-whose evaluation, JVP, transpose and batching recompute the graph's linearization.
+whose evaluation, JVP, transpose and batching recompute the graph's linearization. A graph
+being built (``tenferro.jit``, ``make_graph``) and ``vmap`` record one ``checkpoint`` equation
+instead of the body's, so a derivative taken later still recomputes.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from typing import Any, Callable, Sequence
 from ._ad import backward_pass, jvp_flat, linearize_flat
 from ._argspec import ArgSpec, describe_leaf, is_static_leaf
 from ._batching import vmap
-from ._core import Primitive, current_stack, find_top_trace
+from ._call import INLINED
+from ._core import Primitive, current_stack, find_top_trace, is_undefined
 from ._custom_call import flat_tree
 from ._custom_checks import tangent_aval
 from ._custom_rules import handler
@@ -73,10 +76,18 @@ class checkpoint:
         traced = [x for x, st in zip(leaves, mask) if not st]
         avals = [self._aval(x, i, parts) for i, (x, st) in enumerate(zip(leaves, mask)) if not st]
 
+        static_out: list = []  # the output's structure, which leaves are static, and those leaves
+
         def flat_fun(*xs: Any) -> Any:
             it = iter(xs)
             dyn_args, kw = tree_unflatten(tree, [next(it) if not st else x for x, st in zip(leaves, mask)])
-            return self.fun(*spec.merge_static(args, dyn_args), **kw, **static_kw)
+            out = self.fun(*spec.merge_static(args, dyn_args), **kw, **static_kw)
+            # a Python scalar or string in the output (a count, a flag) depends on no traced
+            # value: it passes through as it is, as a static argument does
+            o_leaves, o_tree = tree_flatten(out)
+            keep = [not isinstance(o, Tracer) and is_static_leaf(o) for o in o_leaves]
+            static_out[:] = [o_tree, keep, [o for o, k in zip(o_leaves, keep) if k]]
+            return [o for o, k in zip(o_leaves, keep) if not k]
 
         graph = make_graph(flat_fun, *avals, avals=True)
         explicit = list(graph.consts) + traced
@@ -86,7 +97,9 @@ class checkpoint:
             outs = closed.eval_flat(*explicit)
         else:
             outs = handler(top, "checkpoint")(top, closed, explicit)
-        return tree_unflatten(graph.out_tree, outs)
+        o_tree, keep, fixed = static_out
+        dyn_it, fixed_it = iter(outs), iter(fixed)
+        return tree_unflatten(o_tree, [next(fixed_it) if k else next(dyn_it) for k in keep])
 
     def _aval(self, x: Any, i: int, parts: list) -> Any:
         """The aval of argument leaf ``i`` (of the non-static arguments ``parts``: ``(label,
@@ -181,6 +194,68 @@ def _flat_fun(graph: Graph) -> Callable[..., Any]:
         return graph.eval_flat(*xs)
 
     return f
+
+
+checkpoint_p = Primitive("checkpoint", multiple_results=True)
+"""A checkpointed body met while a graph is built (``tenferro.jit``, ``make_graph``): one
+equation applying the body's closed graph (parameter ``graph``), so that differentiating the
+built graph later (``grad(jit(f))``, ``linearize(jit(f))``) still keeps only the body's inputs
+and recomputes the rest in the backward pass, as :func:`checkpoint` does outside a graph (JAX's
+``remat``). A compiler inlines it (:data:`tidu._call.INLINED`) before it optimizes."""
+INLINED[checkpoint_p] = lambda params: params["graph"]
+
+
+@checkpoint_p.def_impl
+def _checkpoint_impl(*args, graph):
+    return graph.eval_flat(*args)
+
+
+@checkpoint_p.def_abstract_eval
+def _checkpoint_abstract(*avals, graph):
+    return [v.aval for v in graph.outvars]
+
+
+@checkpoint_p.def_jvp
+def _checkpoint_jvp(primals, tangents, *, graph):
+    has_tangent = tuple(type(t) is not Zero for t in tangents)
+    out = checkpoint_p.bind(*primals, graph=graph)
+    if not any(has_tangent):
+        return out, [Zero.like(o) for o in out]
+    t_in = [t for t, h in zip(tangents, has_tangent) if h]
+    out_avals = tuple(tangent_aval(o) for o in out)
+    return out, remat_lin_p.bind(*primals, *t_in, graph=graph, has_tangent=has_tangent, out_avals=out_avals)
+
+
+@checkpoint_p.def_batch
+def _checkpoint_batch(axis_size, args, dims, *, graph):
+    # the body under vmap, staged again as one checkpoint (every output mapped on its first axis)
+    run = vmap(graph.eval_flat, in_axes=tuple(dims), out_axes=0, axis_size=axis_size)
+    batched = make_graph(run, *[aval_of(a) for a in args], avals=True)
+    closed = Graph(list(batched.constvars) + list(batched.invars), [], [], batched.eqns, batched.outvars)
+    outs = checkpoint_p.bind(*batched.consts, *args, graph=closed)
+    return outs, [0] * len(outs)
+
+
+@checkpoint_p.def_transpose
+def _checkpoint_transpose(cts, *args, graph):
+    # a checkpointed body inside a linear function being transposed (linear_transpose of a
+    # compiled function): the body's own transpose in its linear operands
+    undefined = [is_undefined(a) for a in args]
+    partial = Graph(
+        [v for v, u in zip(graph.invars, undefined) if u],
+        [v for v, u in zip(graph.invars, undefined) if not u],
+        [a for a, u in zip(args, undefined) if not u],
+        graph.eqns,
+        list(graph.outvars),
+    )
+    ct_in = iter(backward_pass(partial, list(cts)))
+    return [next(ct_in) if u else None for u in undefined]
+
+
+def stage_checkpoint(trace: Any, graph: Graph, args: list) -> list:
+    """The checkpoint of ``graph`` applied to ``args``, recorded as one ``checkpoint`` equation
+    of the graph ``trace`` builds (see :data:`checkpoint_p`)."""
+    return checkpoint_p.bind(*args, graph=graph)
 
 
 def checkpoint_process(trace: Any, graph: Graph, args: list) -> list:

@@ -7,7 +7,8 @@ runs; a :class:`~tidu._ad.JVPTrace` uses the user's rule (:mod:`tidu._custom_ad`
 :class:`~tidu._batching.BatchTrace` runs the function and its rules once per example
 (:mod:`tidu._custom_batch`), a :class:`~tidu.graph.GraphTrace` records one ``custom_call``
 equation, closure-converted when the function closes over traced values
-(:mod:`tidu._custom_call`); a trace type not listed inlines the function. Calls, their
+(:mod:`tidu._custom_call`), and a graph trace or a batch trace meeting a checkpoint records one
+``checkpoint`` equation (:mod:`tidu._checkpoint`); a trace type not listed inlines the function. Calls, their
 arguments and the checks of rule results are in :mod:`tidu._custom_rules` and
 :mod:`tidu._custom_checks`; ``checkpoint`` in :mod:`tidu._checkpoint`.
 """
@@ -18,7 +19,16 @@ from typing import Any
 
 from ._ad import JVPTrace
 from ._batching import BatchTrace
-from ._checkpoint import checkpoint, checkpoint_process, remat, remat_lin_p, stop_gradient, stop_gradient_p
+from ._checkpoint import (
+    checkpoint,
+    checkpoint_p,
+    checkpoint_process,
+    remat,
+    remat_lin_p,
+    stage_checkpoint,
+    stop_gradient,
+    stop_gradient_p,
+)
 from ._custom_ad import custom_jvp_process, custom_vjp_lin_p, custom_vjp_process
 from ._custom_batch import custom_jvp_batch, custom_vjp_batch
 from ._custom_call import custom_call_p, stage_custom_call
@@ -33,6 +43,7 @@ __all__ = [
     "stop_gradient",
     "custom_call_p",
     "custom_vjp_lin_p",
+    "checkpoint_p",
     "remat_lin_p",
     "stop_gradient_p",
 ]
@@ -53,8 +64,10 @@ HANDLERS.update(
         (JVPTrace, "checkpoint"): checkpoint_process,
         (GraphTrace, "custom_jvp"): stage_custom_call,
         (GraphTrace, "custom_vjp"): stage_custom_call,
+        (GraphTrace, "checkpoint"): stage_checkpoint,
         (BatchTrace, "custom_jvp"): custom_jvp_batch,
         (BatchTrace, "custom_vjp"): custom_vjp_batch,
+        (BatchTrace, "checkpoint"): stage_checkpoint,  # batched by checkpoint_p's rule, staying one
     }
 )
 DEFAULTS.update({"custom_jvp": _inline_call, "custom_vjp": _inline_call, "checkpoint": _inline_graph})

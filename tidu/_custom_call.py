@@ -16,9 +16,9 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Sequence
 
-from ._ad import jvp_flat
+from ._ad import backward_pass, jvp_flat, linearize_flat
 from ._batching import vmap
-from ._core import Primitive
+from ._core import Primitive, is_undefined
 from ._custom_checks import merge_residuals, split_residuals
 from ._custom_rules import CustomCall, UserCall, dispatch
 from ._errors import TracerConversionError
@@ -67,6 +67,18 @@ def _custom_call_batch(axis_size, args, dims, *, fn, out_tree, out_avals):
     # the call again under vmap, where its rules are batched too
     outs = vmap(_flat_call(fn), in_axes=tuple(dims), out_axes=0, axis_size=axis_size)(*args)
     return outs, [0] * len(outs)
+
+
+@custom_call_p.def_transpose
+def _custom_call_transpose(cts, *args, fn, out_tree, out_avals):
+    # a custom function inside a linear function being transposed (linear_transpose): the
+    # transpose of its linearization by the user's rule, taken where its linear operands are
+    # zero (the linearization of a linear map is the map itself, wherever it is taken)
+    linear = [is_undefined(a) for a in args]
+    points = [vspace_of_aval(a.aval).zeros(a.aval) if lin else a for a, lin in zip(args, linear)]
+    _, lin_graph, _ = linearize_flat(_flat_call(fn), points, flat_tree(len(points)), linear)
+    ct_in = iter(backward_pass(lin_graph, list(cts)))
+    return [next(ct_in) if lin else None for lin in linear]
 
 
 class _Tracing(threading.local):

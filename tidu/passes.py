@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ._core import Primitive
-from ._custom import custom_call_p, custom_vjp_lin_p, remat_lin_p
+from ._custom import checkpoint_p, custom_call_p, custom_vjp_lin_p, remat_lin_p
 from ._errors import RuleError, TiduError
 from .graph import Eqn, Graph, Var, eval_eqn
 from ._tracer import Tracer, aval_of
@@ -200,7 +200,7 @@ def rewrite(graph: Graph, rule: Rule, name: str | None = None) -> Graph:
 # ---------------------------------------------------------------------------
 # constant folding
 # ---------------------------------------------------------------------------
-NO_FOLD: frozenset[Primitive] = frozenset({custom_call_p, custom_vjp_lin_p, remat_lin_p})
+NO_FOLD: frozenset[Primitive] = frozenset({custom_call_p, custom_vjp_lin_p, remat_lin_p, checkpoint_p})
 """Primitives never evaluated at compile time: they call user code (a
 ``custom_jvp``/``custom_vjp`` function, a checkpointed body), which may have
 effects, or (``custom_vjp_lin``) have no evaluation rule. No tidu or tenferro

@@ -256,3 +256,21 @@ def test_checkpoint_with_int_loop_count_under_jit():
     j = tf.jit(tidu.grad(tidu.checkpoint(_body)))
     np.testing.assert_allclose(j(x, 3).numpy(), tidu.grad(_body)(x, 3).numpy(), rtol=1e-13)
     np.testing.assert_allclose(j(x, 4).numpy(), tidu.grad(_body)(x, 4).numpy(), rtol=1e-13)
+
+
+def test_checkpoint_scalar_and_string_outputs_under_vmap_and_jit():
+    """Python scalars and strings a checkpointed function returns beside its values come back as
+    they are, under vmap, jit and grad, as its static arguments go in."""
+
+    @tidu.checkpoint
+    def body(x):
+        return tf.sum(x * x), 3, "done"
+
+    xs = tf.asarray(np.stack([X, 2 * X]))
+    values = tidu.vmap(lambda x: body(x)[0])(xs)
+    np.testing.assert_allclose(np.asarray(values), [(X * X).sum(), 4 * (X * X).sum()], rtol=1e-15)
+    s, n = tf.jit(lambda x: body(x)[:2])(tf.asarray(X))  # (jit returns no strings)
+    assert int(n) == 3
+    np.testing.assert_allclose(float(s), (X * X).sum(), rtol=1e-15)
+    g = tf.jit(tidu.grad(lambda x: body(x)[0]))(tf.asarray(X))
+    np.testing.assert_allclose(np.asarray(g), 2 * X, rtol=1e-15)

@@ -188,8 +188,11 @@ def test_nested_checkpoint_and_make_graph_of_checkpoint():
     np.testing.assert_allclose(tidu.grad(outer)(x), _hand_derivative(x, 4), rtol=1e-13)
     # reference is a central difference (h=1e-5): error ~h**2 + eps/h ~ 1e-10 (8e-12 observed)
     np.testing.assert_allclose(tidu.grad(tidu.grad(outer))(x), _d2_chain(x, 4), rtol=1e-6)
-    g = tidu.make_graph(inner, x)  # traced inline: the checkpoint is a plain function here
-    assert [e.prim.name for e in g.eqns] == ["sin", "sin"]
+    g = tidu.make_graph(inner, x)  # one equation holding the body, which a compiler inlines
+    assert [e.prim.name for e in g.eqns] == ["checkpoint"]
+    assert [e.prim.name for e in g.eqns[0].params["graph"].eqns] == ["sin", "sin"]
+    assert [e.prim.name for e in tidu.inline_calls(g).eqns] == ["sin", "sin"]
+    np.testing.assert_allclose(g.eval_flat(x)[0], np.sin(np.sin(x)), rtol=1e-15)
 
 
 def test_checkpoint_keeps_custom_rules():
@@ -258,3 +261,23 @@ def test_recomputation_survives_common_subexpression_elimination():
     assert sins(plain) == 5 and sins(ckpt) == 3 + 2 + 2
     np.testing.assert_allclose(ckpt(x), plain(x), rtol=1e-14)
     np.testing.assert_allclose(ckpt(x), _hand_derivative(x, 6), rtol=1e-12)
+
+
+def test_python_scalar_and_string_outputs_pass_through():
+    """A checkpointed function may return Python scalars and strings beside its values (a count,
+    a flag): they depend on no traced value and come back as they are, under every transform."""
+    seen = []
+
+    @tidu.checkpoint
+    def body(x):
+        return reduce_sum(mul(x, x)), 3, "done", None
+
+    def f(x):
+        s, n, tag, none = body(x)
+        seen.append((n, tag, none))
+        return s
+
+    np.testing.assert_allclose(tidu.grad(f)(X), 2 * X, rtol=1e-15)
+    np.testing.assert_allclose(tidu.jvp(f, (X,), (np.ones_like(X),))[1], 2 * X.sum(), rtol=1e-15)
+    assert seen and all(s == (3, "done", None) for s in seen)
+    check_grads(f, (X,), order=2, modes=("fwd", "rev"))
