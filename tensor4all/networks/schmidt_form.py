@@ -78,12 +78,26 @@ class Block:
 class SchmidtForm:
     """A normalized state in left-canonical Schmidt form (see the module): ``sites`` (a list of
     blocks per site) and ``values`` (per inner bond ``0..L-2``, the Schmidt values by sector:
-    ``{charge: descending array}``, the dense state's one sector keyed ``None``)."""
+    ``{charge: descending array}``, the dense state's one sector keyed ``None``). The values of
+    all bonds are held in one array, ``flat`` (bond by bond, ``counts[b]`` values each; the
+    arrays of ``values`` are views of it), as TeNPy holds one ``S`` per bond: reading all
+    entropies is then a few NumPy calls, not one per sector (1087 sectors on a U(1) chain of
+    64 sites at bond dimension 128)."""
 
-    __slots__ = ("sites", "values", "by_left")
+    __slots__ = ("sites", "values", "by_left", "flat", "counts")
 
     def __init__(self, sites: list[list[Block]], values: list[dict[Any, np.ndarray]]):
-        self.sites, self.values = sites, values
+        arrays = [np.asarray(x, dtype=float).reshape(-1) for v in values for x in v.values()]
+        self.flat = np.concatenate(arrays) if arrays else np.zeros(0)
+        self.counts = np.array([sum(np.size(x) for x in v.values()) for v in values], dtype=np.intp)
+        views, at = [], 0
+        for v in values:
+            held = {}
+            for q, x in v.items():
+                held[q] = self.flat[at : at + np.size(x)]
+                at += np.size(x)
+            views.append(held)
+        self.sites, self.values = sites, views
         self.by_left: list[dict[int, list[Block]]] = []
         for blocks in sites:
             groups: dict[int, list[Block]] = {}
@@ -102,12 +116,11 @@ class SchmidtForm:
     def entropies(self) -> list[float]:
         """The von Neumann entanglement entropy ``-sum p log p`` (``p = s^2``) of every inner bond,
         from the kept values on every call (as TeNPy reads its ``S``): all bonds in one pass."""
-        counts = np.array([sum(x.size for x in v.values()) for v in self.values], dtype=np.intp)
+        counts = self.counts
         out = np.zeros(len(counts))
         held = counts > 0  # every bond of a state holds values; one without would have entropy 0
         if held.any():
-            p = np.concatenate([x for v in self.values for x in v.values()])
-            p = p * p
+            p = self.flat * self.flat
             starts = np.concatenate([[0], np.cumsum(counts[:-1])])[held]
             out[held] = 0.0 - np.add.reduceat(scipy.special.xlogy(p, p), starts)  # 0, not -0
         return out.tolist()
