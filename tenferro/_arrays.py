@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ._dtypes import _DEFAULT_OF_KIND, DType, _kind_fits, _lookup_numpy, _weak_kind, can_convert
-from ._errors import DTypeError, PlacementError, ShapeError
+from ._errors import DTypeError, PlacementError, ShapeError, TenferroTypeError
 from ._placement import Placement, import_cupy, is_cupy_array
 
 __all__ = ["array_from", "upload"]
@@ -51,13 +51,50 @@ def _host_array(op: str, obj: Any) -> Any:
             ) from exc
     try:
         return np.asarray(obj)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, RuntimeError) as exc:
+        _refused(op, obj, exc)
         raise ShapeError(
             f"{op}: cannot build a tensor from {type(obj).__name__} ({exc}); "
             "expected a scalar, a rectangular nested sequence or an array"
         ) from exc
     except OverflowError as exc:
         raise DTypeError(f"{op}: {exc}; expected values representable as int64") from exc
+
+
+_DLPACK_CPU = 1  # DLPack's kDLCPU
+
+
+def _refused(op: str, obj: Any, exc: Exception) -> None:
+    """Raise the typed error for an array-like object whose own library refused to convert it
+    to a NumPy array (a PyTorch tensor on a GPU, with ``requires_grad``, with the conjugate bit
+    set, of an element type NumPy lacks such as bfloat16); return for anything else (a ragged
+    sequence: the caller's ShapeError)."""
+    name = type(obj).__name__
+    device = getattr(obj, "__dlpack_device__", None)
+    if callable(device):
+        try:
+            where = device()
+        except (TypeError, ValueError, RuntimeError, BufferError):  # a failing query says nothing more
+            where = None
+        if where is not None and where[0] != _DLPACK_CPU:
+            raise PlacementError(
+                f"{op}: the {name} lives on a device (DLPack device {tuple(where)}), not in host memory "
+                f"({exc}); use tenferro.from_dlpack(x) to keep it there, or move it to the host first"
+            ) from exc
+    dtype = getattr(obj, "dtype", None)
+    if dtype is not None and not isinstance(dtype, np.dtype):
+        try:
+            np.dtype(str(dtype).rsplit(".", 1)[-1])
+        except TypeError:
+            raise DTypeError(
+                f"{op}: the element type {dtype} of the {name} has no NumPy equivalent ({exc}); "
+                "cast it in its own library first (e.g. to float32)"
+            ) from exc
+    if isinstance(exc, RuntimeError):
+        raise TenferroTypeError(
+            f"{op}: the {name} refused conversion to an array ({exc}); convert it in its own library "
+            "first (PyTorch: .detach(), .resolve_conj())"
+        ) from exc
 
 
 def _fortran(array: Any) -> Any:

@@ -147,6 +147,7 @@ def set_default_placement(placement: Placement) -> Placement:
         raise PlacementError(
             f"set_default_placement: expected a tenferro.Placement (tenferro.CPU or tenferro.gpu(i)), got {placement!r}"
         )
+    _check_kind("set_default_placement", placement)
     if placement.is_gpu:
         import_cupy("set_default_placement")
     previous = _DEFAULT[0]
@@ -174,9 +175,26 @@ def resolve_placement(op: str, placement: Placement | None) -> Placement:
         raise PlacementError(
             f"{op}: placement must be a tenferro.Placement (tenferro.CPU or tenferro.gpu(i)), got {placement!r}"
         )
-    if placement.device is None and placement != CPU:
-        raise PlacementError(f"{op}: cannot place a tensor in {placement}; expected CPU or gpu(device)")
+    _check_kind(op, placement)
     return placement
+
+
+def _check_kind(op: str, placement: Placement) -> None:
+    """A typed error unless ``placement`` is ``CPU`` or ``gpu(i)``: device memory of a GPU
+    numbered by a non-negative int (a ``Placement`` built by hand may name pinned or managed
+    memory, or a device id such as -1, True or 1.0, that no tensor is placed in)."""
+    if placement.device is None:
+        if placement != CPU:
+            raise PlacementError(f"{op}: cannot place a tensor in {placement}; expected CPU or gpu(device)")
+        return
+    device = placement.device
+    if not isinstance(device, int) or isinstance(device, bool) or device < 0:
+        raise PlacementError(f"{op}: a GPU's device id must be a non-negative int, got {device!r} in {placement!r}")
+    if placement.memory_kind is not MemoryKind.DEVICE:
+        raise PlacementError(
+            f"{op}: cannot place a tensor in {placement.memory_kind.value} memory of GPU {device}; "
+            f"expected gpu({device}) (device memory) or CPU"
+        )
 
 
 def import_cupy(op: str) -> Any:

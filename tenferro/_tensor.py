@@ -166,7 +166,14 @@ class Tensor:
         return np.asarray(self.numpy(), dtype=dtype, copy=copy)
 
     def __dlpack__(self, **kwargs: Any) -> Any:
-        return self._data.__dlpack__(**kwargs)
+        data = self._data
+        if isinstance(data, np.ndarray) and not data.flags.writeable and kwargs.get("copy") is not False:
+            # read-only memory (a memory-mapped file) leaves as a copy unless copy=False is asked: a
+            # consumer may ignore DLPack's read-only flag (PyTorch does) and write into a read-only
+            # mapping, which kills the process
+            data = data.copy(order="K")
+            kwargs.pop("copy", None)
+        return data.__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return self._data.__dlpack_device__()

@@ -54,7 +54,7 @@ import dataclasses
 import os
 import stat
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +64,7 @@ from .._tensor import Tensor
 from ..files import atomic_write, special_file_kind
 from ._convert import ArrowTensorInfo, _flag, from_arrow, tensor_info, to_arrow
 from ._deps import TensorFileError, TensorFileNotFoundError, import_pyarrow
-from ._paths import _check_target, _format_of, _fs_path, _resolve
+from ._paths import _check_target, _format_of, _fs_path, _resolve, arrow_path, python_source
 
 __all__ = ["save", "load", "LoadedTensors"]
 
@@ -235,16 +235,21 @@ def _write_options(pa: Any, op: str, fmt: str, compression: Any) -> Any:
 
 
 def _write(pa: Any, table: Any, tmp: Path, fmt: str, options: Any) -> None:
-    """Write ``table`` to the file ``tmp`` (the one step that tests replace with a failing one)."""
-    if fmt == "arrow":
-        import pyarrow.ipc as ipc  # noqa: PLC0415  (optional dependency)
+    """Write ``table`` to the file ``tmp`` (the one step that tests replace with a failing one):
+    through pyarrow's own file where it can encode the name, else a Python file object."""
+    where = arrow_path(tmp)
+    with ExitStack() as stack:
+        fh = None if where is not None else stack.enter_context(open(tmp, "wb"))
+        if fmt == "arrow":
+            import pyarrow.ipc as ipc  # noqa: PLC0415  (optional dependency)
 
-        with pa.OSFile(str(tmp), "wb") as sink, ipc.new_file(sink, table.schema, options=options) as writer:
-            writer.write_table(table)
-    else:
-        import pyarrow.parquet as pq  # noqa: PLC0415  (optional dependency)
+            sink = pa.OSFile(where, "wb") if fh is None else pa.PythonFile(fh, mode="w")
+            with sink, ipc.new_file(sink, table.schema, options=options) as writer:
+                writer.write_table(table)
+        else:
+            import pyarrow.parquet as pq  # noqa: PLC0415  (optional dependency)
 
-        pq.write_table(table, str(tmp), use_dictionary=False, **options)
+            pq.write_table(table, where if fh is None else fh, use_dictionary=False, **options)
 
 
 def save(
@@ -323,13 +328,18 @@ def _read_table(pa: Any, op: str, path: Path, mmap: bool) -> Any:
         if head[:6] == _ARROW_MAGIC:
             import pyarrow.ipc as ipc  # noqa: PLC0415  (optional dependency)
 
-            source = pa.memory_map(str(path), "r") if mmap else pa.OSFile(str(path), "rb")
+            where = arrow_path(path)
+            if where is None:
+                source = python_source(pa, path, mmap)
+            else:
+                source = pa.memory_map(where, "r") if mmap else pa.OSFile(where, "rb")
             with source:
                 table = ipc.open_file(source).read_all()  # buffers keep the mapping alive
         elif head[:4] == _PARQUET_MAGIC:
             import pyarrow.parquet as pq  # noqa: PLC0415  (optional dependency)
 
-            table = pq.read_table(str(path), memory_map=mmap)
+            where = arrow_path(path)
+            table = pq.read_table(python_source(pa, path, mmap) if where is None else where, memory_map=mmap)
         else:
             table = None
         if table is not None:

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import mmap as _mmap
 import os
 import re
 import stat
@@ -165,3 +166,25 @@ def _resolve(op: str, target: Path) -> Path:
             f"{op}: cannot write {str(target)!r}: it is a symbolic link that leads to a loop of links"
         )
     return real
+
+
+def arrow_path(path: Path) -> str | None:
+    """``path`` as pyarrow's readers and writers take it: absolute, so that a relative name
+    such as ``run:1.parquet`` is never parsed as a URI (``pyarrow.parquet.read_table`` does);
+    None where the name is not valid UTF-8 (a bytes path, legal on POSIX, that pyarrow cannot
+    encode): the file then goes through Python (:func:`python_source`, a Python file object)."""
+    text = os.path.abspath(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return text
+
+
+def python_source(pa: Any, path: Path, mmap: bool) -> Any:
+    """A pyarrow reader over the file at ``path`` opened by Python: its bytes mapped read-only
+    (``mmap``; the buffer holds the mapping) or read into memory."""
+    with open(path, "rb") as fh:
+        data = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_READ) if mmap else fh.read()
+    return pa.BufferReader(pa.py_buffer(data))
+

@@ -124,8 +124,11 @@ def test_read_only_tensors_reach_torch():
     torch = pytest.importorskip("torch", reason="PyTorch is not installed")
     ro = np.asfortranarray(np.arange(6.0).reshape(2, 3))
     ro.flags.writeable = False
-    x = torch.from_dlpack(tf.asarray(ro))  # DLPack >= 1.0 carries the read-only flag
-    assert x.data_ptr() == addr(ro)
+    x = torch.from_dlpack(tf.asarray(ro))  # as a copy: PyTorch ignores DLPack's read-only flag
+    assert x.data_ptr() != addr(ro)
+    np.testing.assert_array_equal(x.numpy(), ro)
+    x[0, 0] = 7.0  # its own memory (a shared read-only mapping would kill the process here)
+    assert ro[0, 0] == 0.0
 
 
 # -- JAX ------------------------------------------------------------------------------------------
