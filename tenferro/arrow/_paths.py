@@ -187,4 +187,3 @@ def python_source(pa: Any, path: Path, mmap: bool) -> Any:
     with open(path, "rb") as fh:
         data = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_READ) if mmap else fh.read()
     return pa.BufferReader(pa.py_buffer(data))
-
