@@ -129,7 +129,7 @@ def linearize_flat(
             else:
                 tangents.append(Zero.like(p))
         primals_out, tangents_out, out_tree = jvp_flat(f, primals, tangents, in_tree)
-        graph = gtrace.to_graph([t.var for t in t_args], tangents_out, all_args=True)  # (every new_arg: t_args)
+        graph = gtrace.to_graph([t._var for t in t_args], tangents_out, all_args=True)  # (every new_arg: t_args)
     return primals_out, graph, out_tree
 
 

@@ -100,8 +100,8 @@ def _record(
             t_in: list[Any] = []
             for x, a in zip(args, avals):
                 if type(x) is tracer_type and x._trace is trace:
-                    keep.append(x.tangent.var.aval)
-                    t_in.append(recorder.new_arg(x.tangent.var.aval))
+                    keep.append(x.tangent._var.aval)
+                    t_in.append(recorder.new_arg(x.tangent._var.aval))
                 else:
                     t_in.append(Zero(vspace_of_aval(a).tangent_aval(a)))
             out, t_out = prim.jvp_rule(p_in, t_in, **params)
@@ -114,13 +114,13 @@ def _record(
         if vspace_of_aval(a).size(a) > _MAX_CONST_SIZE:
             return None
     n = len(p_in)
-    slot: dict[Var, int] = {t.var: i for i, t in enumerate(p_in)}
+    slot: dict[Var, int] = {t._var: i for i, t in enumerate(p_in)}
     for i, v in enumerate(recorder.constvars):
         slot[v] = n + i
     tangent: dict[Var, int] = {}
     for t in t_in:
         if type(t) is GraphTracer:
-            tangent[t.var] = len(tangent)
+            tangent[t._var] = len(tangent)
     primal_steps, tangent_steps = [], []
     next_slot = n + len(recorder.consts)
     for eqn in recorder.eqns:
@@ -215,7 +215,7 @@ def _compile_recipe(r: JVPRecipe, n_args: int, n_in: int, tracer_type: type) -> 
     ns["OUT_AVAL"] = r.out_aval
     body += [
         "t = _new(GraphTracer)",
-        f"t._trace, t.var = graph, {tangent[r.out_tangent]}",
+        f"t._trace, t._var = graph, {tangent[r.out_tangent]}",
         "r = _new(OUT)  # OUT(trace, primal, t), its aval the recorded one",
         f"r._trace, r.primal, r.tangent, r.aval = trace, {out}, t, OUT_AVAL",
         "return r",
@@ -245,7 +245,7 @@ def replaying(run_rule: Callable[..., Any], tracer_type: type) -> Callable[..., 
                     graph = t._trace
                 elif t._trace is not graph:
                     return run_rule(trace, prim, args, params)
-                tv = t.var
+                tv = t._var
                 key += (id(a.aval), id(tv.aval))
                 values.append(p)
                 staged.append(tv)

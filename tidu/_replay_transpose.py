@@ -54,13 +54,13 @@ def compile_transpose(eqn: Eqn, linear: tuple, check: Callable[..., None]) -> Ca
     if len(cts) != len(linear):
         return None
     ns: dict[str, Any] = {"Tracer": Tracer, "PRIM": prim, "check": check}
-    name: dict[Var, str] = {ct.var: "ct"}
+    name: dict[Var, str] = {ct._var: "ct"}
     body = ["if isinstance(ct, Tracer):", "    return False"]
     for i, (v, lin) in enumerate(zip(eqn.inputs, linear)):
         if lin:
             body += [f"if inputs[{i}] not in linear:", "    return False"]
         else:
-            name[args[i].var] = f"x{i}"
+            name[args[i]._var] = f"x{i}"
             body += [
                 f"x{i} = env.get(inputs[{i}])",
                 f"if x{i} is None or isinstance(x{i}, Tracer):",
@@ -84,7 +84,7 @@ def compile_transpose(eqn: Eqn, linear: tuple, check: Callable[..., None]) -> Ca
             continue
         if type(c) is not GraphTracer or c._trace is not recorder:  # a value the rule made: run it directly
             return None
-        outs.append((i, name[c.var]))
+        outs.append((i, name[c._var]))
     cts_list = ["None"] * len(linear)
     for i, n in outs:
         cts_list[i] = n

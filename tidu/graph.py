@@ -273,18 +273,18 @@ def _short(v: Any) -> str:
 
 
 class GraphTracer(Tracer):
-    __slots__ = ("var",)
+    __slots__ = ("_var",)
 
     def __init__(self, trace: "GraphTrace", var: Var):
         self._trace = trace
-        self.var = var
+        self._var = var
 
     @property
     def aval(self) -> Any:
-        return self.var.aval
+        return self._var.aval
 
     def __repr__(self) -> str:
-        return f"GraphTracer({self.var.aval})"
+        return f"GraphTracer({self._var.aval})"
 
 
 class GraphTrace(Trace):
@@ -307,7 +307,7 @@ class GraphTrace(Trace):
 
     def to_var(self, x: Any) -> Var:
         if type(x) is GraphTracer and x._trace is self:
-            return x.var
+            return x._var
         v = self._const_ids.get(id(x))
         if v is None:
             v = Var(aval_of(x))
@@ -322,7 +322,7 @@ class GraphTrace(Trace):
         const_ids = self._const_ids
         for a in args:
             if type(a) is GraphTracer and a._trace is self:
-                v = a.var
+                v = a._var
             else:  # self.to_var(a), inlined
                 v = const_ids.get(id(a))
                 if v is None:  # a value from a lower level: a new constant (aval_of(a), inlined)
@@ -345,7 +345,7 @@ class GraphTrace(Trace):
         eqn.prim, eqn.inputs, eqn.params, eqn.outputs = prim, in_vars, params, [out]
         self.eqns.append(eqn)
         tracer = _new(GraphTracer)
-        tracer._trace, tracer.var = self, out
+        tracer._trace, tracer._var = self, out
         return tracer
 
     def to_graph(self, invars: list[Var], outs: Sequence[Any], all_args: bool = False) -> Graph:
@@ -372,7 +372,7 @@ def make_graph(f: Callable[..., Any], *example_args: Any, avals: bool = False) -
         tracers = [trace.new_arg(a) for a in in_avals]
         out = f(*tree_unflatten(in_tree, tracers))
         out_flat, out_tree = tree_flatten(out)
-        graph = trace.to_graph([t.var for t in tracers], out_flat)
+        graph = trace.to_graph([t._var for t in tracers], out_flat)
     graph.in_tree = in_tree
     graph.out_tree = out_tree
     return graph
