@@ -1,7 +1,7 @@
 """tenferro.jit: the API (cache, static and donated arguments, errors, inspection),
 composition with tidu's transformations both ways, and the generated code
-(buffer reuse, aliasing, constants, zeros). The passes have their own module
-(test_jit_passes.py); the op-family modules run their cases under jit too."""
+(buffer reuse, aliasing, constants, zeros). The passes have their own modules
+(test_jit_passes.py, test_jit_contraction_passes.py); the op-family modules run their cases under jit too."""
 
 from __future__ import annotations
 

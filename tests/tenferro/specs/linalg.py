@@ -345,7 +345,7 @@ SPECS = (
             make_args=_spectral("eig"),
         ),
         # at singular matrices (3x3 of rank 2 = N-1, 4x4 of rank 2 = N-2) the Hessian of det is exact;
-        # third derivatives there raise (test_linalg.py), hence order 1 of the gradient
+        # third derivatives there raise (test_linalg_errors.py), hence order 1 of the gradient
         OpSpec(
             "linalg_det_gradient_singular",
             _det_gradient,
