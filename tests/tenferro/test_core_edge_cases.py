@@ -2,7 +2,8 @@
 ``clip`` with NaN tensor bounds (NumPy propagates them), the second derivative of
 ``logaddexp`` at ties, and the derivative of complex ``sign`` at 0 (JAX: 0). Values
 against NumPy; derivatives against central differences computed here, forward against
-reverse. The typed errors of the same review are rows of tests/test_bad_inputs.py."""
+reverse. The typed errors of the same review are rows of the bad-input table
+(tests/test_bad_inputs.py; the rows in tests/bad_input_rows/tenferro_ops.py)."""
 
 from __future__ import annotations
 
