@@ -100,8 +100,11 @@ def compile_graph(
         program.report = numpy_report(backend, reason)
         return program
     source, fn, report, flops, peak = generate_native(optimized, _identifier(name), backend)
+    if backend == "native" and not report.native and optimized.eqns:
+        warnings.warn(f"tenferro.jit(backend='native'): {report.reason}; using the NumPy backend", stacklevel=4)
     program = Program(optimized, source, fn, flops, peak, 0, {}, None, "the program runs on the CPU")
     program.report = report
+    program.writes_inputs = False  # a donated argument is consumed as it is, never copied
     return program
 
 

@@ -61,6 +61,7 @@ class Program:
         "runner",
         "runner_off",
         "report",
+        "writes_inputs",
         "_run",
     )
 
@@ -86,6 +87,7 @@ class Program:
         self.runner = runner
         self.runner_off = runner_off
         self.report = None  # the native backend's CompileReport (None: the NumPy backend, never asked)
+        self.writes_inputs = True  # False: no line writes into an argument's buffer (the native backend)
         self._run = fn if runner is None else runner
 
     def __call__(self, *args: Any) -> list:

@@ -17,9 +17,12 @@ a view, another tensor over the same array, a constant of the compiled function
 each hold one).
 Otherwise the call donates a private copy instead (as JAX, which warns "Some
 donated buffers were not usable"), warns with :class:`DonationWarning` naming the
-argument and the reason, and the argument stays valid. An argument the user passed
-as a NumPy array (not a tensor) is converted first, by a silent copy when the
-conversion shared the user's memory.
+argument and the reason, and the argument stays valid. A program that writes into
+no argument (:attr:`Program.writes_inputs` false: the native backend's) needs no
+copy: it consumes every donated argument as it is (a view of an earlier native
+result included), except a constant of the function, which is copied as above.
+An argument the user passed as a NumPy array (not a tensor) is converted first,
+by a silent copy when the conversion shared the user's memory.
 """
 
 from __future__ import annotations
@@ -132,6 +135,11 @@ def _maps_a_file(a: Any) -> bool:
     return False
 
 
+def _is_constant(t: Tensor, consts: Sequence[Any]) -> bool:
+    """Whether ``t`` (or its array) is a constant the compiled function closes over."""
+    return any(c is t or type(c) is Tensor and c._data is t._data for c in consts)
+
+
 def _not_owned(t: Tensor, seen: Counter, consts: Sequence[Any]) -> str | None:
     """Why the program may not take ``t``'s buffer (``None``: it may)."""
     shared = _refcount(t) > _OWNED  # (first: the local below is one more reference)
@@ -143,7 +151,7 @@ def _not_owned(t: Tensor, seen: Counter, consts: Sequence[Any]) -> str | None:
         return "it maps a file"
     if seen[id(a)] > 1:
         return "the same buffer is passed as another argument too"
-    if any(c is t or type(c) is Tensor and c._data is a for c in consts):
+    if _is_constant(t, consts):
         return "it is a constant the compiled function closes over"
     if shared:
         return (
@@ -178,6 +186,7 @@ def run_donating(run: Callable[..., list], leaves: list, donation: Any) -> list:
     buffer (:meth:`Program.written`; any executable that is no :class:`Program`:
     every taken leaf is deleted). ``donation`` is a :class:`tidu._staging.Donation`."""
     seen = Counter(id(x._data) for x in leaves if type(x) is Tensor)
+    reads_only = isinstance(run, Program) and not run.writes_inputs
     args = list(leaves)
     taken: list[Tensor] = []
     refused: list[str] = []
@@ -185,7 +194,7 @@ def run_donating(run: Callable[..., list], leaves: list, donation: Any) -> list:
         if not d or type(x) is not Tensor:
             continue
         why = _not_owned(x, seen, donation.consts)
-        if why is None:
+        if why is None or (reads_only and not _is_constant(x, donation.consts)):
             taken.append(x)
             continue
         args[i] = x.copy()

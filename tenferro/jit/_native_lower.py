@@ -7,12 +7,13 @@ dtype, values at offsets assigned with liveness, a reshape an alias), with
 
 * elementwise chains of one size fused into one loop (a value read only inside
   the chain is a scalar, never stored; a constant of equal elements one scalar
-  loaded before it), full sums fused into the same loop as accumulators;
+  loaded before it), full sums fused into the same loop as accumulators (float32
+  and complex64 ones in double precision, rounded once at the end);
 * ``dot_general`` and ``einsum`` (along its plan's pairwise decomposition) as
   transpose-copies where the operand layout needs one and a batched GEMM
   (:func:`._native_kernels.gemm`);
 * transposes, broadcasts, slices and stacks as strided copies, partial sums as a
-  strided sum.
+  strided sum (float32/complex64 ones into a double-precision block, then rounded).
 
 The generated kernels (fused loops) are Python source; :mod:`._native` compiles
 them with the interpreter that walks the tape.
@@ -20,7 +21,6 @@ them with the interpreter that walks the tape.
 
 from __future__ import annotations
 
-import bisect
 import math
 from dataclasses import dataclass, field
 
@@ -32,11 +32,17 @@ from .. import _structural as _st
 from .._contraction import dot_general_p
 from ..einsum._ad import einsum_p
 from ..einsum._plan import decompose
+from ._native_alloc import Allocator as _Allocator, Storage as _Storage
 from ._native_ops import ELEMENTWISE, MAX_RANK, TYPE, WORKSPACE_DTYPES, WS, classify, scalar_expr
 from ._native_ops import dtype_of as _dtype, shape_of as _shape
 from ._sum_products import stack_p
 
 __all__ = ["WORKSPACE_DTYPES", "Segment", "classify", "lower_segment"]
+
+
+_WIDE = {0: 1, 1: 1, 2: 3, 3: 3}
+"""The workspace a sum of each workspace's dtype accumulates in: float32 in float64, complex64
+in complex128 (a float32 running total stops growing at 2**24 times the summand)."""
 
 
 def _fstrides(shape: tuple[int, ...]) -> list[int]:
@@ -45,54 +51,6 @@ def _fstrides(shape: tuple[int, ...]) -> list[int]:
         out.append(s)
         s *= n
     return out
-
-
-@dataclass
-class _Storage:
-    ws: int
-    off: int
-    size: int
-    refs: int = 0
-    uniform: bool = False  # one element standing for a constant whose elements are all equal
-
-
-class _Allocator:
-    """Offsets in one workspace: best fit among freed blocks, else the top."""
-
-    def __init__(self) -> None:
-        self.top = self.peak = 0
-        self.free: list[tuple[int, int]] = []  # (off, size), sorted by offset
-
-    def alloc(self, size: int) -> int:
-        best = None
-        for i, (off, n) in enumerate(self.free):
-            if n >= size and (best is None or n < self.free[best][1]):
-                best = i
-        if best is None:
-            off, self.top = self.top, self.top + size
-            self.peak = max(self.peak, self.top)
-            return off
-        off, n = self.free.pop(best)
-        if n > size:  # the rest stays where the block was (the list stays sorted)
-            self.free.insert(best, (off + size, n - size))
-        return off
-
-    def release(self, off: int, size: int) -> None:
-        if size == 0:
-            return
-        # the free list is kept sorted and coalesced: only the neighbours can merge
-        free = self.free
-        i = bisect.bisect(free, (off, size))
-        if i < len(free) and off + size == free[i][0]:
-            size += free.pop(i)[1]
-        if i and free[i - 1][0] + free[i - 1][1] == off:
-            i -= 1
-            off, size = free[i][0], free[i][1] + size
-            free[i] = (off, size)
-        else:
-            free.insert(i, (off, size))
-        if off + size == self.top:  # the last block, back to the top
-            self.top = free.pop(i)[0]
 
 
 @dataclass
@@ -417,7 +375,13 @@ class _Lowering:
                     out_str.append(so[j])
                     j += 1
             dst = self.new(out)
-            self.copy(self.slot[x], dst, shx, sx, out_str, kind="sum")
+            if _WIDE[dst.ws] == dst.ws:
+                self.copy(self.slot[x], dst, shx, sx, out_str, kind="sum")
+            else:  # float32/complex64: summed into a double-precision block, then rounded once
+                wide = self.temp(_WIDE[dst.ws], dst.size)
+                self.copy(self.slot[x], wide, shx, sx, out_str, kind="sum")
+                self.copy(wide, dst, [dst.size], [1], [1])
+                self.drop(wide)
         self.done_with(list(eqn.inputs), pos)
 
     # -- fused elementwise loops ------------------------------------------------------------
@@ -456,13 +420,13 @@ class _Lowering:
         for _, e in group:
             out = e.outputs[0]
             ws_out = WS[_dtype(out)]
-            if e.prim is _st.sum_p:
+            if e.prim is _st.sum_p:  # float32/complex64 totals in double precision, rounded once
                 a = load(e.inputs[0]) if e.inputs[0] not in names else names[e.inputs[0]]
                 acc = f"acc{len(tail)}"
-                head.append(f"    {acc} = {TYPE[ws_out]}(0)")
+                head.append(f"    {acc} = {TYPE[_WIDE[ws_out]]}(0)")
                 body.append(f"        {acc} += {a}")
                 st = self.new(out)
-                tail.append(f"    W{ws_out}[{param(st.off)}] = {acc}")
+                tail.append(f"    W{ws_out}[{param(st.off)}] = {TYPE[ws_out]}({acc})")
                 names[out] = acc
                 continue
             args = [names[v] if v in names else load(v) for v in e.inputs]

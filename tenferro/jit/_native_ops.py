@@ -36,7 +36,17 @@ WS = {d: i for i, d in enumerate(WORKSPACE_DTYPES)}
 TYPE = {0: "np.float32", 1: "np.float64", 2: "np.complex64", 3: "np.complex128"}
 
 _BINARY = {_ew.add_p: "({0} + {1})", _ew.sub_p: "({0} - {1})", _ew.mul_p: "({0} * {1})", _ew.div_p: "({0} / {1})"}
-_UNARY_REAL_ONLY = {"arcsin", "arccos", "arctan", "expm1", "log1p", "tan"}
+_COMPLEX_TO_NUMPY = {
+    "exp", "log", "sin", "cos", "tan", "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan",
+    "sqrt", "rsqrt", "expm1", "log1p", "square",
+}  # fmt: skip
+"""Complex functions left to NumPy: Numba's complex ``exp``, ``sin``, ``cos``, ``sinh``, ``cosh``
+give NaN where NumPy gives an infinity or a signed zero (``exp(710+0j)``, ``sin(710j)``), ``tanh``
+NaN past ``|Re z| ~ 355`` and 1e-6 relative errors near ``|z| ~ 4``, ``log`` cancels near
+``|z| = 1``, ``sqrt`` overflows near the largest floats (``rsqrt`` is ``1 / sqrt``), the inverse
+functions and ``expm1`` mishandle NaN and tiny arguments, ``square`` gives NaN where NumPy's
+gives an infinity. Complex division and ``reciprocal`` stay native, computed as NumPy does
+(:func:`._native_kernels.complex_div`)."""
 _UNARY = {getattr(_tr, f"{r.name}_p"): r.name for r in _tr.RULES}
 ELEMENTWISE = set(_BINARY) | set(_UNARY) | {_ew.neg_p, _ew.conj_p, _ew.real_p, _ew.imag_p, convert_element_type_p}
 _LAYOUT = {_st.reshape_p, _st.broadcast_in_dim_p, _st.transpose_p, _st.slice_p, _st.slice_embed_p, _st.sum_p, stack_p}
@@ -67,8 +77,8 @@ def classify(eqn: Eqn) -> str | None:
             return f"{prim.name}: rank {len(shape_of(v))} above {MAX_RANK}"
     ins = [dtype_of(v) for v in eqn.inputs]
     out = dtype_of(eqn.outputs[0])
-    if prim in _UNARY and _UNARY[prim] in _UNARY_REAL_ONLY and out.kind == "c":
-        return f"{prim.name}: complex {_UNARY[prim]} has no native kernel"
+    if prim in _UNARY and _UNARY[prim] in _COMPLEX_TO_NUMPY and out.kind == "c":
+        return f"{prim.name}: complex {_UNARY[prim]} is left to NumPy (Numba's is inexact on hard arguments)"
     if prim in _CONTRACTIONS and any(d != out for d in ins):
         return f"{prim.name}: mixed operand dtypes"
     if prim is einsum_p:
@@ -91,6 +101,9 @@ def scalar_expr(e: Eqn, args: list[str]) -> str:
     prim = e.prim
     ws = WS[dtype_of(e.outputs[0])]
     one = TYPE[ws] + "(1)"
+    if prim is _ew.div_p and ws >= 2:  # NumPy's complex division (Numba's raises at 0 and rounds otherwise)
+        a, b = (f"{TYPE[ws]}({x})" for x in args)
+        return f"{TYPE[ws]}(complex_div({a}, {b}, {TYPE[ws - 2]}(1)))"
     if prim in _BINARY:
         return _BINARY[prim].format(*args)
     a = args[0]
@@ -112,7 +125,7 @@ def scalar_expr(e: Eqn, args: list[str]) -> str:
     if name == "square":
         return f"({a} * {a})"
     if name == "reciprocal":
-        return f"({one} / {a})"
+        return f"{TYPE[ws]}(complex_reciprocal({a}, {TYPE[ws - 2]}(1)))" if ws >= 2 else f"({one} / {a})"
     if name == "tanh" and ws < 2:  # a real tanh that vectorizes (float32 through float64)
         return "tanh_real(" + a + ")" if ws == 1 else f"np.float32(tanh_real(np.float64({a})))"
     return f"np.{name}({a})"

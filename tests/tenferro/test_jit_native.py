@@ -100,7 +100,11 @@ def test_random_programs_match_numpy_backend(dtype, ops):
         scale = max(np.abs(a).max(), 1.0)
         assert np.abs(a - b).max() <= TOL[dtype] * scale
     report = compile_report(tf.jit(tidu.value_and_grad(f, argnums=(0, 1)), backend="native"), *args)
-    assert report.native and not report.numpy_steps  # every op of the menu has a native kernel
+    assert report.native
+    if dtype == "complex128":  # complex exp, tanh, sin...: Numba's are inaccurate, left to NumPy on purpose
+        assert all("left to NumPy" in s.reason for s in report.numpy_steps)
+    else:
+        assert not report.numpy_steps  # every op of the menu has a native kernel
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
@@ -260,7 +264,8 @@ def test_region_numba_cannot_compile_stays_with_numpy(monkeypatch):
 
     x = _inputs("float64", 9)[0]
     jf = tf.jit(f, backend="native")
-    report = jf.lower(x).compile_report()
+    with pytest.warns(UserWarning, match="native compilation failed: RuntimeError: simulated compiler failure"):
+        report = jf.lower(x).compile_report()
     assert not report.native and report.numpy_steps
     assert all("simulated compiler failure" in s.reason for s in report.numpy_steps)
     assert float(jf(x).numpy()) == pytest.approx(float(np.sum(np.tanh(x.numpy()) * x.numpy())), rel=1e-14)
