@@ -7,6 +7,7 @@ tests/bad_input_rows/, one module per area; ``ROWS`` joins them in a fixed order
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -22,55 +23,33 @@ import tidu
 from tensor4all import models
 
 sys.path.insert(0, os.path.dirname(__file__))  # the row modules beside this file (no package __init__ in tests/)
-from bad_input_rows import (
-    tenferro_ops,
-    tenferro_linalg,
-    tidu_transforms,
-    networks,
-    infinite,
-    thermal,
-    excited,
-    measurements,
-    lattices,
-    evolution,
-    spectra,
-    structured,
-    symmetric,
-    scans,
-    tci,
-    quantics,
-    trees,
-    tenferro_jit,
-    tenferro_files,
-    fix_messages_tenferro,
-    fix_messages_tensor4all,
-)
 from bad_input_rows.cli import CLI_ROWS, EVOLVE_CLI_ROWS, SCAN_CLI_ROWS
 
 # the order of the table (and of the test ids): the order the areas were written in
-ROW_MODULES = (
-    tenferro_ops,
-    tenferro_linalg,
-    tidu_transforms,
-    networks,
-    infinite,
-    thermal,
-    excited,
-    measurements,
-    lattices,
-    evolution,
-    spectra,
-    structured,
-    symmetric,
-    scans,
-    tci,
-    quantics,
-    trees,
-    tenferro_jit,
-    tenferro_files,
-    fix_messages_tenferro,
-    fix_messages_tensor4all,
+AREAS = (
+    "tenferro_ops",
+    "tenferro_linalg",
+    "tidu_transforms",
+    "networks",
+    "infinite",
+    "thermal",
+    "excited",
+    "measurements",
+    "lattices",
+    "evolution",
+    "spectra",
+    "structured",
+    "symmetric",
+    "scans",
+    "tci",
+    "quantics",
+    "trees",
+    "tenferro_jit",
+    "tenferro_files",
+    "fix_messages_tenferro",
+    "fix_messages_tensor4all",
 )
+ROW_MODULES = tuple(importlib.import_module(f"bad_input_rows.{area}") for area in AREAS)
 ROWS: list[tuple] = [r for module in ROW_MODULES for r in module.ROWS]  # (id, fn, args, kwargs, exception, fragment)
 
 
