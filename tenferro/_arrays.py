@@ -83,11 +83,13 @@ def _refused(op: str, obj: Any, exc: Exception) -> None:
             ) from exc
     dtype = getattr(obj, "dtype", None)
     if dtype is not None and not isinstance(dtype, np.dtype):
+        # a name NumPy does not know, or knows only through a plug-in (bfloat16 once ml_dtypes,
+        # which JAX imports, has registered it) and tenferro does not store
         try:
-            np.dtype(str(dtype).rsplit(".", 1)[-1])
-        except TypeError:
+            _lookup_numpy(np.dtype(str(dtype).rsplit(".", 1)[-1]), op, name)
+        except (TypeError, DTypeError):
             raise DTypeError(
-                f"{op}: the element type {dtype} of the {name} has no NumPy equivalent ({exc}); "
+                f"{op}: the element type {dtype} of the {name} is not one tenferro stores ({exc}); "
                 "cast it in its own library first (e.g. to float32)"
             ) from exc
     if isinstance(exc, RuntimeError):
