@@ -58,6 +58,7 @@ def _hand_grad(x: np.ndarray, n: int) -> np.ndarray:
     return g
 
 
+@pytest.mark.cpu_only  # host memory, measured by tracemalloc; a device program's buffers are the device's
 def test_grad_of_jit_keeps_only_the_segments_inputs():
     x = tf.asarray(np.linspace(0.2, 1.4, SIZE))
     vector = SIZE * 8
@@ -70,6 +71,7 @@ def test_grad_of_jit_keeps_only_the_segments_inputs():
     np.testing.assert_array_equal(g, np.asarray(tidu.grad(_checkpointed)(x)))
 
 
+@pytest.mark.cpu_only  # host memory, measured by tracemalloc
 def test_grad_of_vmap_keeps_only_the_segments_inputs():
     xs = tf.asarray(np.linspace(0.2, 1.4, 2 * SIZE).reshape(2, SIZE))
     batch = 2 * SIZE * 8
