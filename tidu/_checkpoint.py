@@ -217,13 +217,19 @@ def _checkpoint_abstract(*avals, graph):
 
 @checkpoint_p.def_jvp
 def _checkpoint_jvp(primals, tangents, *, graph):
-    has_tangent = tuple(type(t) is not Zero for t in tangents)
     out = checkpoint_p.bind(*primals, graph=graph)
+    return out, recomputed_tangents(graph, list(primals), list(tangents), out)
+
+
+def recomputed_tangents(graph: Graph, primals: list, tangents: list, out: list) -> list:
+    """The output tangents of the checkpointed ``graph`` at ``primals`` (its outputs ``out``): one
+    ``checkpoint_lin`` equation holding only the inputs, which recomputes the linearization."""
+    has_tangent = tuple(type(t) is not Zero for t in tangents)
     if not any(has_tangent):
-        return out, [Zero.like(o) for o in out]
+        return [Zero.like(o) for o in out]
     t_in = [t for t, h in zip(tangents, has_tangent) if h]
     out_avals = tuple(tangent_aval(o) for o in out)
-    return out, remat_lin_p.bind(*primals, *t_in, graph=graph, has_tangent=has_tangent, out_avals=out_avals)
+    return remat_lin_p.bind(*primals, *t_in, graph=graph, has_tangent=has_tangent, out_avals=out_avals)
 
 
 @checkpoint_p.def_batch
@@ -261,12 +267,8 @@ def stage_checkpoint(trace: Any, graph: Graph, args: list) -> list:
 def checkpoint_process(trace: Any, graph: Graph, args: list) -> list:
     pairs = [trace.split(x) for x in args]
     primals = [p for p, _ in pairs]
-    has_tangent = tuple(type(t) is not Zero for _, t in pairs)
     out = graph.eval_flat(*primals)
-    t_in = [t for (_, t), h in zip(pairs, has_tangent) if h]
-    t_out = remat_lin_p.bind(
-        *primals, *t_in, graph=graph, has_tangent=has_tangent, out_avals=tuple(tangent_aval(o) for o in out)
-    )
+    t_out = recomputed_tangents(graph, primals, [t for _, t in pairs], out)
     return [trace.pure_or_wrap(o, t) for o, t in zip(out, t_out)]
 
 
