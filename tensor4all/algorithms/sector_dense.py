@@ -42,13 +42,14 @@ class Dense(list):
     """An absorbed or moved environment whose blocks (per MPO state ``w``: ``{m: block}``) are
     views of one array: ``dense[w]``, rows and columns in the order of ``starts`` (a sector's
     first index), zeros outside the blocks. Every block that charge allows is there (rows of
-    ``m``, columns of ``m - c_w``, both sectors present), made when first read."""
+    ``m``, columns of ``m - c_w``, both sectors present), made when first read. ``where``: the
+    blocks' places (:func:`_where`, shared per structure: equal structures, the same object)."""
 
-    __slots__ = ("dense", "starts")
+    __slots__ = ("dense", "starts", "where")
 
     def __init__(self, dense: np.ndarray, starts: dict[int, int], where: list):
         super().__init__(_Views(dense[w], at) for w, at in enumerate(where))
-        self.dense, self.starts = dense, starts
+        self.dense, self.starts, self.where = dense, starts, where
 
 
 class _Views(Mapping):

@@ -157,18 +157,27 @@ class SectorOperator:
             self.matrix_on_host, self.terms = True, []
             self.matrix = gathered_matrix(lw, wr, sectors, rows, cols, n)
             return
-        found = []  # (out sector k, in sector k', w, m): LW[w][m] is (rows k) x (rows k'), WR[w][m] the same of cols
-        for w, c in enumerate(c_mid):
-            lw_w, wr_w = lw[w], wr[w]
-            for k, m in enumerate(sectors):
-                kin = self.index.get(norm(m - c))
-                if kin is not None and m in lw_w and m in wr_w:
-                    found.append((k, kin, w, m))
-        like = (lw[found[0][2]][found[0][3]], wr[found[0][2]][found[0][3]]) if found else None
-        pairs = [(k, kin) for k, kin, *_ in found]
         self.matrix = None
-        whole = _whole_cost(lw, wr, dtype)  # EXPECTED_PRODUCTS products on whole arrays (None: other sides)
-        if whole is not None and _whole_products(whole, pairs, self.shapes, n, dtype, like):
+        decided = _whole_decided(lw, wr, c_mid, sectors, rows, cols, dtype, norm)  # None: not yet, or not Dense
+        if decided is None or not decided[-1]:
+            found = _found(lw, wr, c_mid, sectors, self.index, norm)
+            like = (lw[found[0][2]][found[0][3]], wr[found[0][2]][found[0][3]]) if found else None
+            pairs = [(k, kin) for k, kin, *_ in found]
+        if decided is None:
+            whole = _whole_cost(lw, wr, dtype)  # EXPECTED_PRODUCTS products on whole arrays (None: other sides)
+            if whole is not None:
+                decided = _decide_whole(
+                    lw,
+                    wr,
+                    c_mid,
+                    sectors,
+                    rows,
+                    cols,
+                    dtype,
+                    norm,
+                    _whole_products(whole, pairs, self.shapes, n, dtype, like),
+                )
+        if decided is not None and decided[-1]:
             self.matrix_on_host, self.terms = False, []
             self._whole, self._sides = WholeProduct(lw, wr, sectors, rows, cols), (rows, cols)
             return
@@ -296,6 +305,76 @@ def _gemm_list(terms: list, offsets: list, dtype: Any, kernels: Any) -> GemmList
                 gemm(rk, p1 - p0, q1 - q0, WORK, q0, ckin, 0, b_pq, ckin, Y, yo + p0, ck, True, True)
     gemms.workspace = work
     return gemms
+
+
+def _found(lw: Env, wr: Env, c_mid: Sequence[int], sectors: list[int], index: dict, norm: Callable) -> list:
+    """The terms ``(k, k', w, m)`` of an operator: out sector ``k`` (``m``), in sector ``k'`` (``m -
+    c_w``), MPO state ``w``, where both absorbed sides have the block ``m`` of ``w``: ``LW[w][m]`` is
+    (rows k) x (rows k'), ``WR[w][m]`` the same of the columns."""
+    found = []
+    for w, c in enumerate(c_mid):
+        lw_w, wr_w = lw[w], wr[w]
+        for k, m in enumerate(sectors):
+            kin = index.get(norm(m - c))
+            if kin is not None and m in lw_w and m in wr_w:
+                found.append((k, kin, w, m))
+    return found
+
+
+_WHOLE: dict[tuple, tuple] = {}  # the structure of an operator between Dense sides -> (its parts, decision)
+
+
+def _whole_key(
+    lw: Any, wr: Any, c_mid: Sequence[int], sectors: list[int], rows: Any, cols: Any, dtype: Any, norm: Callable
+) -> tuple:
+    return (
+        id(rows),
+        id(cols),
+        id(lw.where),
+        id(wr.where),
+        tuple(sectors),
+        tuple(c_mid),
+        lw.dense.shape,
+        wr.dense.shape,
+        np.dtype(dtype),
+        lw.dense.dtype,
+        wr.dense.dtype,
+        norm(-1),
+    )
+
+
+def _whole_decided(
+    lw: Any, wr: Any, c_mid: Sequence[int], sectors: list[int], rows: Any, cols: Any, dtype: Any, norm: Callable
+) -> tuple | None:
+    """Whether an operator between two :class:`~.sector_dense.Dense` sides applies itself on their
+    whole arrays (the last entry; :func:`_whole_products`), as decided for the first operator of
+    its structure (the sides' pieces and block places are shared per structure, and the flop
+    model reads nothing else: ``sectors``, ``c_mid``, the arrays' shapes and dtypes); None where
+    not yet decided or the sides are not both Dense."""
+    if not (isinstance(lw, Dense) and isinstance(wr, Dense)):
+        return None
+    held = _WHOLE.get(_whole_key(lw, wr, c_mid, sectors, rows, cols, dtype, norm))
+    if held is None or not (held[0] is rows and held[1] is cols and held[2] is lw.where and held[3] is wr.where):
+        return None
+    return held
+
+
+def _decide_whole(
+    lw: Any,
+    wr: Any,
+    c_mid: Sequence[int],
+    sectors: list[int],
+    rows: Any,
+    cols: Any,
+    dtype: Any,
+    norm: Callable,
+    use: bool,
+) -> tuple:
+    """Keep the decision ``use`` for the operators of this structure (:func:`_whole_decided`)."""
+    if len(_WHOLE) >= MAX_SKELETONS:
+        _WHOLE.clear()
+    held = _WHOLE[_whole_key(lw, wr, c_mid, sectors, rows, cols, dtype, norm)] = (rows, cols, lw.where, wr.where, use)
+    return held
 
 
 _SKELETONS: dict[tuple, tuple] = {}  # (sides, sectors) -> (rows, cols, skeleton)
