@@ -18,7 +18,8 @@ dispatcher densifies them (counted, see ``fallback_stats``).
 from __future__ import annotations
 
 import math
-from typing import Any
+import operator
+from typing import Any, Callable
 
 import numpy as np
 
@@ -256,26 +257,42 @@ def _host_pairs(
     free_b = [i for i, c in enumerate(lb) if c not in la]
     order_a, order_b = tuple(ia + free_a), tuple(ib + free_b)  # contracted legs first
     perm = tuple(free.index(c) for c in out)
+    out_key = _picker([i if s == 0 else len(la) + i for s, i in pos])  # of ka + kb
+    contracted_key, contracted_dims, free_dims_a = _picker(ia), _picker(ia), _picker(free_a)
     sums: dict[tuple, np.ndarray] = {}
+    as_matrix: dict[tuple, tuple] = {}  # b's blocks as matrices (free of b, contracted), made once each
     for ka, va in a._blocks.items():
         x = va._data
         sx = x.shape
-        k = math.prod(sx[i] for i in ia)
-        dims_a = [sx[i] for i in free_a]
+        k = math.prod(contracted_dims(sx))
+        dims_a = list(free_dims_a(sx))
         xm = x.transpose(order_a).reshape(k, math.prod(dims_a), order="F")  # (contracted, free of a)
-        for kb, vb in by_c.get(tuple(ka[i] for i in ia), ()):
-            key = tuple((ka, kb)[s][i] for s, i in pos)
-            y = vb._data
-            dims_b = [y.shape[i] for i in free_b]
-            ym = y.transpose(order_b).reshape(k, math.prod(dims_b), order="F")
+        for kb, vb in by_c.get(contracted_key(ka), ()):
+            key = out_key(ka + kb)
+            held_b = as_matrix.get(kb)
+            if held_b is None:
+                y = vb._data
+                dims_b = [y.shape[i] for i in free_b]
+                held_b = as_matrix[kb] = (y.transpose(order_b).reshape(k, math.prod(dims_b), order="F").T, dims_b)
+            ymt, dims_b = held_b
             # (free b, free a) row-major is (free a, free b) column-major: a view of the product
-            r = (ym.T @ xm).T.reshape(dims_a + dims_b, order="F").transpose(perm)
+            r = (ymt @ xm).T.reshape(dims_a + dims_b, order="F").transpose(perm)
             held = sums.get(key)
             if held is None:
                 sums[key] = r
             else:
                 held += r
     return {k: tf.Tensor._wrap(v if v.flags.f_contiguous else np.asarray(v, order="F")) for k, v in sums.items()}
+
+
+def _picker(indices: list[int]) -> Callable[[tuple], tuple]:
+    """``t -> tuple(t[i] for i in indices)`` (``operator.itemgetter``, a tuple for any count)."""
+    if len(indices) >= 2:
+        return operator.itemgetter(*indices)
+    if len(indices) == 1:
+        (i,) = indices
+        return lambda t: (t[i],)
+    return lambda t: ()
 
 
 def _sum_legs(x: SymmetricTensor, axes: list[int]) -> SymmetricTensor | None:
