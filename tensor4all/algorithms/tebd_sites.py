@@ -25,7 +25,7 @@ import tidu
 
 from ..networks.mps import MPS
 from ..networks.symmetric_sites import canonical_sites
-from ..linalg.truncation import resolved_values, sector_keep
+from ..linalg.truncation import resolved_values, sector_keep, weighted_factors
 from ..linalg import lapack
 from ..tools.checks import concrete, is_traced
 from ..structured import Leg, SymmetricTensor, einsum as structured_einsum
@@ -284,7 +284,7 @@ def split_pair(
     la = fmt.la
     blocks, ctx = fmt.pair(a, b, g4)
     svds = {k: la.split_svd(m, to_right, cutoff) for k, m in blocks.items()}
-    values = {k: la.values(s) for k, (_, s, _) in svds.items()}
+    values = raw = {k: la.values(s) for k, (_, s, _) in svds.items()}
     if la.traced:  # differentiated: no values below the SVD's resolution (their derivatives are not defined)
         shapes = [tuple(m.shape) for m in blocks.values()]
         values = resolved_values(values, sum(r for r, _ in shapes), sum(c for _, c in shapes))
@@ -295,8 +295,14 @@ def split_pair(
             u, vh = la.fix_phases(u, vh)
             kept[k] = (u, s, vh)
     norm = la.norm([s for _, s, _ in kept.values()])
-    if normalize:
-        kept = {k: (u, s / norm, vh) for k, (u, s, vh) in kept.items()}
-    kept = {k: (u, la.scale(vh, s, 0)) if to_right else (la.scale(u, s, 1), vh) for k, (u, s, vh) in kept.items()}
+    if la.traced:  # at degenerate kept values the weighted factor is the pair's projection (exact derivatives)
+        side = "right" if to_right else "left"
+        kept = {k: weighted_factors(blocks[k], u, s, vh, side, raw[k][: counts[k]]) for k, (u, s, vh) in kept.items()}
+        if normalize:
+            kept = {k: (u, vh / norm) if to_right else (u / norm, vh) for k, (u, vh) in kept.items()}
+    else:
+        if normalize:
+            kept = {k: (u, s / norm, vh) for k, (u, s, vh) in kept.items()}
+        kept = {k: (u, la.scale(vh, s, 0)) if to_right else (la.scale(u, s, 1), vh) for k, (u, s, vh) in kept.items()}
     a, b = fmt.unpair(kept, ctx)
     return a, b, norm, err

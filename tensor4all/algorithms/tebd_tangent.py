@@ -35,6 +35,8 @@ from typing import Any, Callable
 import numpy as np
 import scipy.linalg
 
+import tenferro as tf
+
 from ..linalg import lapack
 from ..linalg.truncation import sector_keep
 from ..networks.mps import MPS
@@ -58,6 +60,19 @@ def _dense_gate(h: np.ndarray, dh: np.ndarray | None, w: float) -> tuple[np.ndar
     return g, dg
 
 
+def _cross_rotation(pa: np.ndarray, pb: np.ndarray, sk: np.ndarray, sd: np.ndarray, top: float) -> np.ndarray:
+    """``C_ji = (s_i A_ji + s_j B_ji) / (s_i^2 - s_j^2)`` (kept ``i``, discarded ``j``) as tenferro's SVD
+    rule writes it, ``(A + B) / (2 (s_i - s_j)) + (A - B) / (2 (s_i + s_j))``, the first term 0 for a
+    pair its degeneracy threshold calls degenerate (``tenferro.linalg.config.degeneracy_rtol``): a cut
+    through a degenerate multiplet (a spin-flip symmetric state at zero field) keeps one of its
+    vectors by rounding, the rotation toward the other is not defined, and ``1 / (s_i^2 - s_j^2)`` at
+    1e-25 made the susceptibility 12% off; the traced run's rule drops the same term."""
+    gap = sk[None, :] - sd[:, None]
+    degenerate = np.abs(gap) <= tf.linalg.config.degeneracy_rtol * top
+    even = np.divide(pa + pb, 2.0 * gap, out=np.zeros_like(pa), where=~degenerate)
+    return even + (pa - pb) / (2.0 * (sk[None, :] + sd[:, None]))
+
+
 def _svd_tangent(
     y: np.ndarray, dy: np.ndarray, u: np.ndarray, s: np.ndarray, vh: np.ndarray, k: int, to_right: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
@@ -76,7 +91,7 @@ def _svd_tangent(
         dbk = uk.T @ dy
         if k < len(s):
             sd = s[k:]
-            c = (sk[None, :] * p[k:, :k] + sd[:, None] * p[:k, k:].T) / (sk[None, :] ** 2 - sd[:, None] ** 2)
+            c = _cross_rotation(p[k:, :k], p[:k, k:].T, sk, sd, s[0])
             du = du + u[:, k:] @ c
             dbk = dbk + c.T @ (sd[:, None] * vh[k:])
         return uk, bk, du, dbk, dn2
@@ -87,7 +102,7 @@ def _svd_tangent(
     dak = dy @ vk
     if k < len(s):
         sd = s[k:]
-        c = (sk[None, :] * p[:k, k:].T + sd[:, None] * p[k:, :k]) / (sk[None, :] ** 2 - sd[:, None] ** 2)
+        c = _cross_rotation(p[:k, k:].T, p[k:, :k], sk, sd, s[0])
         dv = dv + v[:, k:] @ c
         dak = dak + (u[:, k:] * sd) @ c
     return ak, vk.T, dak, dv.T, dn2

@@ -38,7 +38,7 @@ import tenferro as tf
 from ..networks.environments import EnvCache, transfer_left, transfer_right
 from ..linalg.krylov_traced import expm_krylov_traced, value_of
 from .schedule import RIGHT, Step
-from ..linalg.truncation import truncation_keep
+from ..linalg.truncation import truncation_keep, weighted_factors
 from ..tools.errors import NotDifferentiableError
 
 __all__ = ["TracedBackend", "TracedLocal", "TracedOneSite", "TracedTwoSite", "TracedBond", "expm_krylov_traced"]
@@ -197,11 +197,9 @@ class TracedBackend:
         k, err = truncation_keep(s_c, max_bond, cutoff)
         if k < int(s.shape[0]):
             u, s, vh = u[:, :k], s[:k], vh[:k, :]
-        # the weights go with the centre: the factor it leaves is orthonormal
-        if step.direction == RIGHT:
-            left, right = u, tf.einsum("k,kn->kn", s, vh)
-        else:
-            left, right = tf.einsum("mk,k->mk", u, s), vh
+        # the weights go with the centre: the factor it leaves is orthonormal (at degenerate kept
+        # values the other is the projection of m onto it: exact derivatives there)
+        left, right = weighted_factors(m, u, s, vh, "right" if step.direction == RIGHT else "left", s_c[:k])
         lf = tf.reshape(left, (*shape[: c - 1], -1, k))
         rf = tf.reshape(right, (k, -1, *shape[c + 1 :]))
         j = step.site + c - 2  # the site the left factor belongs to

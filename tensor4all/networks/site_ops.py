@@ -46,7 +46,7 @@ import tidu
 from ..tools.errors import NotDifferentiableError
 from .symmetric_sites import canonical_sites, host_blocks, is_symmetric
 from ..linalg.canonical import left_canonical
-from ..linalg.truncation import absorb, sector_keep, svd_truncated, thin_svd, truncation_keep
+from ..linalg.truncation import absorb, sector_keep, svd_truncated, thin_svd, truncation_keep, weighted_factors
 from ..tools.checks import concrete, ldexp
 from ..tools.device import host_tensor, to_host
 from ..structured import Leg, SymmetricTensor, fuse
@@ -92,14 +92,13 @@ class DenseOps:
     def split(x: Any, nrow: int, max_bond: int | None, cutoff: float, direction: str) -> tuple[Any, Any, float]:
         shape = tuple(x.shape)
         rows, cols = shape[:nrow], shape[nrow:]
-        u, s, vh = tf.linalg.svd(tf.reshape(x, (math.prod(rows), math.prod(cols))))
-        k, err = truncation_keep(_values(s, "MPS truncation"), max_bond, cutoff)
+        m = tf.reshape(x, (math.prod(rows), math.prod(cols)))
+        u, s, vh = tf.linalg.svd(m)
+        values = _values(s, "MPS truncation")
+        k, err = truncation_keep(values, max_bond, cutoff)
         if k < tuple(s.shape)[0]:
             u, s, vh = u[:, :k], s[:k], vh[:k, :]
-        if direction == "right":
-            vh = vh * tf.reshape(s, (k, 1))
-        else:
-            u = u * tf.reshape(s, (1, k))
+        u, vh = weighted_factors(m, u, s, vh, direction, values[:k])  # exact derivatives at degenerate kept values
         return tf.reshape(u, rows + (k,)), tf.reshape(vh, (k,) + cols), err
 
     @staticmethod
@@ -222,10 +221,12 @@ class SymmetricOps:
                 continue  # the sector leaves the bond
             t = g.negate(a) if row.is_dual else a  # the bond sector of the row sector a
             u, s, vh = u[:, :k], s[:k], vh[:k, :]
-            if direction == "right":
-                vh = s[:, None] * vh
-            else:
-                u = u * s
+            if host:
+                u, vh = absorb(u, s, vh, direction)
+            else:  # differentiated: exact derivatives at degenerate kept values
+                u, vh = weighted_factors(
+                    m.blocks[(a, c)], u, s, vh, direction, _values(parts[j][1], "MPS truncation")[:k]
+                )
             ub[(a, t)], vb[(t, c)] = u, vh
             bond.append((t, k))
         if host:  # NumPy factors back to tenferro tensors
