@@ -15,6 +15,10 @@ long-range term.
 that would repeat an existing bond (``Ly = 2`` cylinders, the ``L = 2`` ring) or join a site to
 itself (``Ly = 1``) adds nothing, and a pair that is a nearest-neighbour bond is never also in
 ``next_nearest`` (small periodic clusters). Wraps in ``y`` join ``(x, Ly - 1)`` to ``(x, 0)``.
+``nearest_directed`` holds the same bonds each pointing along the lattice's step (``+x``, ``+y``,
+the diagonal), a wrap from the last column or row to the first: the direction of a complex hopping
+in the fermion models (a Peierls phase), so that a uniform ``t = |t| e^{i phi}`` threads the flux
+``Ly phi`` around a cylinder (``L phi`` around a ring), as TeNPy's couplings along a lattice vector do.
 
 * :func:`chain` -- ``L`` sites on a line (``(i, i + 1)``; next-nearest ``(i, i + 2)``).
 * :func:`ladder` -- ``L`` rungs of ``legs`` sites: :func:`square` ``(L, legs)`` (rungs are
@@ -63,7 +67,7 @@ class Lattice:
     Built by the constructors of :mod:`tensor4all.lattices`; a custom lattice can be built
     directly, with the bonds checked (in range, ``i != j``) and normalized."""
 
-    __slots__ = ("_name", "_sites", "_coords", "_nearest", "_next_nearest", "_ordering")
+    __slots__ = ("_name", "_sites", "_coords", "_nearest", "_next_nearest", "_ordering", "_directed")
 
     def __init__(
         self,
@@ -87,7 +91,7 @@ class Lattice:
             raise InvalidOptionError("Lattice: coords must be finite")
         xy.setflags(write=False)
         n = xy.shape[0]
-        near = _normalize(nearest, n, "nearest")
+        near, given = _normalized(nearest, n, "nearest")
         near_set = set(near)
         nnear = tuple(b for b in _normalize(next_nearest, n, "next_nearest") if b not in near_set)
         object.__setattr__(self, "_name", name)
@@ -96,14 +100,25 @@ class Lattice:
         object.__setattr__(self, "_nearest", near)
         object.__setattr__(self, "_next_nearest", nnear)
         object.__setattr__(self, "_ordering", ordering)
+        object.__setattr__(self, "_directed", _directed(given, near))
 
     def __setattr__(self, key: str, value: Any) -> None:
         raise AttributeError(f"Lattice is immutable (cannot set {key!r})")
+
+    def __reduce__(self) -> tuple:
+        """Pickled as its constructor's arguments (a copy, a Dask task): the slots cannot be set."""
+        return (Lattice, (self._name, self._coords, self._directed, self._next_nearest, self._ordering))
 
     name = property(lambda self: self._name, doc="The lattice's name, e.g. ``'square 4x2 (y-periodic)'``.")
     sites = property(lambda self: self._sites, doc="The number of sites.")
     coords = property(lambda self: self._coords, doc="Site coordinates, a read-only ``sites x 2`` array.")
     nearest = property(lambda self: self._nearest, doc="Nearest-neighbour bonds ``(i, j)``, ``i < j``.")
+    nearest_directed = property(
+        lambda self: self._directed,
+        doc="The nearest bonds in the order of ``nearest``, each ``(i, j)`` as first given (the constructors: "
+        "along the lattice's step, a periodic wrap from the last column or row to the first): the direction "
+        "of a complex hopping (a Peierls phase) in the fermion models.",
+    )
     next_nearest = property(lambda self: self._next_nearest, doc="Next-nearest-neighbour bonds ``(i, j)``, ``i < j``.")
     ordering = property(lambda self: self._ordering, doc="How sites are numbered.")
 
@@ -122,6 +137,7 @@ class Lattice:
         return (
             self._name == other._name
             and self._nearest == other._nearest
+            and self._directed == other._directed
             and self._next_nearest == other._next_nearest
             and self._ordering == other._ordering
             and np.array_equal(self._coords, other._coords)
@@ -134,6 +150,11 @@ class Lattice:
 def _normalize(bonds: Iterable[Bond], n: int, what: str) -> tuple[Bond, ...]:
     """Bonds as sorted, unique ``(min, max)`` pairs of ints in ``0..n-1``. A bond ``(i, i)`` is
     refused (the constructors drop the wraps on a 1-site circumference before they get here)."""
+    return _normalized(bonds, n, what)[0]
+
+
+def _normalized(bonds: Iterable[Bond], n: int, what: str) -> tuple[tuple[Bond, ...], list]:
+    """:func:`_normalize`'s bonds and the pairs as given."""
     try:
         pairs = [tuple(b) for b in bonds]
     except TypeError:
@@ -148,7 +169,16 @@ def _normalize(bonds: Iterable[Bond], n: int, what: str) -> tuple[Bond, ...]:
         if i == j:
             raise InvalidOptionError(f"Lattice: {what} bond {b!r} joins a site to itself")
         out.add((min(i, j), max(i, j)))
-    return tuple(sorted(out))
+    return tuple(sorted(out)), pairs
+
+
+def _directed(given: Iterable[Bond], near: tuple[Bond, ...]) -> tuple[Bond, ...]:
+    """The bonds ``near`` (normalized) each oriented as first given."""
+    first: dict[Bond, Bond] = {}
+    for b in given:
+        i, j = int(b[0]), int(b[1])
+        first.setdefault((min(i, j), max(i, j)), (i, j))
+    return tuple(first[b] for b in near)
 
 
 def _check_flag(value: Any, what: str) -> bool:
@@ -239,7 +269,7 @@ def ladder(L: int, legs: int = 2) -> Lattice:
     L = check_positive_int(L, "ladder: L")
     legs = check_positive_int(legs, "ladder: legs")
     sq = square(L, legs)
-    return Lattice(f"ladder {L}x{legs}", sq.coords, sq.nearest, sq.next_nearest, _COLUMN_MAJOR)
+    return Lattice(f"ladder {L}x{legs}", sq.coords, sq.nearest_directed, sq.next_nearest, _COLUMN_MAJOR)
 
 
 _SQRT3 = math.sqrt(3.0)

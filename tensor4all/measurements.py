@@ -42,9 +42,17 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .tools.errors import DimensionMismatchError, InvalidOptionError, SiteOutOfRangeError, Tensor4allTypeError
+from .tools.errors import (
+    DimensionMismatchError,
+    InvalidOptionError,
+    NotDifferentiableError,
+    SiteOutOfRangeError,
+    Tensor4allTypeError,
+)
+from .tools.checks import any_traced, check_index
 from .sites.local_spaces import UnknownLocalSpaceError
 from .sites.local_spaces import BUILT_IN_SPACES, LOCAL_SPACES, LocalSpace, default_local_space, local_space
+from .networks.chain import leaves_of
 from .networks.mps import MPS
 from .tools.threads import thread_policy
 
@@ -88,6 +96,11 @@ class SectorEntanglement:
 def _check_mps(psi: Any, what: str) -> MPS:
     if not isinstance(psi, MPS):
         raise Tensor4allTypeError(f"{what}: expected an MPS, got {type(psi).__name__}")
+    if any_traced(leaves_of(psi.tensors)):
+        raise NotDifferentiableError(
+            f"{what} works on concrete states (its results are NumPy arrays) and is not differentiable; "
+            "differentiate MPS.expect, MPS.correlation or MPS.correlation_matrix instead"
+        )
     return psi
 
 
@@ -150,11 +163,7 @@ def _space(psi: MPS, local: Any, needs: Iterable[tuple[str, ...]], what: str) ->
 
 
 def _site(psi: MPS, i: Any, what: str) -> int:
-    if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
-        raise Tensor4allTypeError(f"{what} must be an integer site, got {type(i).__name__} {i!r}")
-    if not 0 <= i < psi.L:
-        raise SiteOutOfRangeError(f"{what} {int(i)} is outside 0..{psi.L - 1}")
-    return int(i)
+    return check_index(i, psi.L, what)
 
 
 def _pairs(psi: MPS, i: Any, pairs: Any, what: str) -> list[tuple[int, int]] | None:

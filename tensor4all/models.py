@@ -17,8 +17,10 @@
 
 The fermion models write their hoppings as plain terms (``(-t, "Cdagup", i, "Cup", j)`` and
 its Hermitian conjugate ``(-conj(t), "Cdagup", j, "Cup", i)``: a complex ``t`` is a Peierls
-phase along ``i -> j``); ``MPO.from_opsum`` inserts the Jordan-Wigner strings (modes ordered by
-site, up before down).
+phase along ``i -> j``, each bond pointing along the lattice, ``Lattice.nearest_directed``, so that
+a uniform ``t = |t| e^{i phi}`` threads the flux ``L phi`` around a ring, ``Ly phi`` around a
+cylinder); ``MPO.from_opsum`` inserts the Jordan-Wigner strings (modes ordered by site, up before
+down).
 
 All models take an ``int``
 ``L`` (the open chain; bonds ``(i, i + 1)``) or a :class:`~tensor4all.lattices.Lattice`, whose
@@ -243,11 +245,13 @@ _N_CONSERVE = (None, "N")
 
 
 def _fermion_sites(L: Any, what: str) -> tuple[int, tuple]:
-    """``(number of sites, nearest bonds)`` of an ``int`` chain or a lattice of at least 2 sites."""
+    """``(number of sites, nearest bonds)`` of an ``int`` chain or a lattice of at least 2 sites,
+    each bond ``(i, j)`` pointing along the lattice (``Lattice.nearest_directed``): the direction
+    of a complex hopping."""
     n, bonds, _ = _sites_and_bonds(L, what)
     if n < 2:
         raise InvalidOptionError(f"{what}: needs at least 2 sites, got {n}")
-    return n, bonds
+    return n, (L.nearest_directed if isinstance(L, Lattice) else bonds)
 
 
 def _check_conserve(conserve: Any, valid: tuple, what: str) -> None:

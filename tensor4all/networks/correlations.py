@@ -63,7 +63,6 @@ from ..tools.errors import (
     DimensionMismatchError,
     InvalidOptionError,
     NonFiniteError,
-    SiteOutOfRangeError,
     Tensor4allTypeError,
     ZeroNormError,
 )
@@ -73,7 +72,7 @@ from .environments import EnvCache, block_bytes, close, site_conj, site_einsum, 
 from .schmidt_form import SchmidtForm, pair_rows
 from .schmidt_form import close as close_form
 from .symmetric_sites import is_symmetric, operator_tensor
-from ..tools.checks import concrete, numeric_array
+from ..tools.checks import check_index, concrete, numeric_array
 
 __all__ = [
     "SiteOperator",
@@ -284,9 +283,7 @@ def _check_sites(sites: Any, L: int, what: str) -> list[int]:
         )
     out = []
     for s in sites:
-        if not isinstance(s, (int, np.integer)) or isinstance(s, (bool, np.bool_)) or not 0 <= s < L:
-            raise SiteOutOfRangeError(f"{what}: site {s!r} is outside 0..{L - 1}")
-        out.append(int(s))
+        out.append(check_index(s, L, f"{what}: site"))
     if not out:
         raise InvalidOptionError(f"{what}: sites is empty; give at least one site in 0..{L - 1} (or None for all)")
     return out

@@ -33,8 +33,8 @@ import tidu
 
 from ..sites.charges import unpack
 from ..structured import SymmetricTensor
-from ..tools.checks import check_cutoff, check_finite_arrays, check_positive_int, to_numpy
-from ..tools.errors import DimensionMismatchError, SiteOutOfRangeError, Tensor4allTypeError, ZeroNormError
+from ..tools.checks import check_cutoff, check_finite_arrays, check_index, check_positive_int, to_numpy
+from ..tools.errors import DimensionMismatchError, Tensor4allTypeError, ZeroNormError
 from ..tools.device import to_host
 from ..tools.threads import bond_of, thread_policy
 from .arithmetic import check_summands, scaled, summed
@@ -485,9 +485,7 @@ class MPS(SiteChain):
 
     # ---- helpers --------------------------------------------------------------------
     def _check_site(self, site: Any, what: str) -> int:
-        if not isinstance(site, (int, np.integer)) or isinstance(site, (bool, np.bool_)) or not 0 <= site < self.L:
-            raise SiteOutOfRangeError(f"{what} {site!r} is outside 0..{self.L - 1}")
-        return int(site)
+        return check_index(site, self.L, what)
 
 
 @thread_policy()

@@ -29,7 +29,8 @@ import numpy as np
 
 import tenferro as tf
 
-from ..tools.errors import InvalidOptionError, SiteOutOfRangeError
+from ..tools.errors import InvalidOptionError
+from ..tools.checks import check_index
 from ..sites.local_spaces import LOCAL_SPACES, local_space
 from ..sites.charges import conserve_candidates, default_charge
 from ..sites.charges import (
@@ -405,9 +406,7 @@ def operator_tensor(m: np.ndarray, leg: Leg) -> SymmetricTensor | None:
 
 
 def check_bond(bond: Any, L: int, what: str) -> int:
-    if isinstance(bond, (bool, np.bool_)) or not isinstance(bond, (int, np.integer)) or not 0 <= bond < L - 1:
-        raise SiteOutOfRangeError(f"{what}: bond {bond!r} is outside 0..{L - 2}")
-    return int(bond)
+    return check_index(bond, L - 1, f"{what}: bond", "bond")
 
 
 def check_symmetric_chain(ts: Sequence[SymmetricTensor]) -> None:

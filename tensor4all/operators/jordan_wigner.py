@@ -51,6 +51,8 @@ def jordan_wigner_term(ops: Sequence[tuple[str, int]], space: LocalSpace) -> tup
     back unchanged with sign ``+1``.
     """
     ops = tuple(ops)
+    for name, _ in ops:  # a misspelled name is named as such, before any parity is counted
+        space.factor(name)
     if not has_fermions(ops, space) or any(name == space.string for name, _ in ops):
         return 1, ops
     odd = [name in space.fermionic for name, _ in ops]

@@ -111,6 +111,7 @@ class LocalSpace:
             raise Tensor4allTypeError(
                 f"LocalSpace {self.name!r}: ops must be a dict name -> (phase, matrix), got {type(self.ops).__name__}"
             )
+        ops = {}  # read-only copies: factor() hands out the stored matrices, which no caller may change
         for op, value in self.ops.items():
             if not isinstance(op, str) or not isinstance(value, tuple) or len(value) != 2:
                 raise Tensor4allTypeError(
@@ -129,6 +130,10 @@ class LocalSpace:
                 )
             if not (cmath.isfinite(complex(phase)) and np.isfinite(m).all()):
                 raise NonFiniteError(f"LocalSpace {self.name!r}: operator {op!r} holds NaN or infinity")
+            m = m.copy()
+            m.setflags(write=False)
+            ops[op] = (phase, m)
+        object.__setattr__(self, "ops", ops)
         if not isinstance(self.charges, dict):
             raise Tensor4allTypeError(
                 f"LocalSpace {self.name!r}: charges must be a dict name -> integers per "

@@ -23,6 +23,7 @@ from .errors import (
     InvalidOptionError,
     NonFiniteError,
     NotDifferentiableError,
+    SiteOutOfRangeError,
     Tensor4allMemoryError,
     Tensor4allTypeError,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "is_traced",
     "any_traced",
     "to_numpy",
+    "check_index",
     "numeric_array",
     "as_tensor",
     "np_dtype",
@@ -121,6 +123,17 @@ def check_positive_int(value: Any, what: str, error: type[Exception] = BondDimen
     for counts that are options, such as sweeps)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise error(f"{what} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def check_index(value: Any, count: int, what: str, noun: str = "site") -> int:
+    """``value`` as an ``int`` in ``0..count-1`` (a site or a bond of a chain): a value that is
+    not an integer (a float, a bool, a list) raises :class:`Tensor4allTypeError`, one outside the
+    range :class:`SiteOutOfRangeError`, each naming ``what``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise Tensor4allTypeError(f"{what} must be an integer {noun}, got {type(value).__name__} {value!r}")
+    if not 0 <= value < count:
+        raise SiteOutOfRangeError(f"{what} {int(value)} is outside 0..{count - 1}")
     return int(value)
 
 

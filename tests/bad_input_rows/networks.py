@@ -106,8 +106,8 @@ row(
     "MPS.entanglement_entropy-bool",
     lambda: NW_PSI.entanglement_entropy(True),
     (),
-    t4a.SiteOutOfRangeError,
-    "bond True is outside",
+    t4a.Tensor4allTypeError,
+    "must be an integer bond, got bool True",
 )
 # symmetric networks (issue 22, item 9)
 NW_SYM = t4a.MPS.random(4, bond_dim=2, seed=7, charge=0)

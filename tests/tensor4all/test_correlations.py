@@ -478,7 +478,7 @@ BAD = [
         "site 4 is outside 0..3",
     ),
     ("sites-negative", lambda: PSI.correlation_matrix("Sz", "Sz", sites=[-1]), t4a.SiteOutOfRangeError, "-1"),
-    ("sites-bool", lambda: PSI.correlation_matrix("Sz", "Sz", sites=[True]), t4a.SiteOutOfRangeError, "True"),
+    ("sites-bool", lambda: PSI.correlation_matrix("Sz", "Sz", sites=[True]), t4a.Tensor4allTypeError, "bool True"),
     ("sites-int", lambda: PSI.correlation_matrix("Sz", "Sz", sites=3), t4a.Tensor4allTypeError, "list of site"),
     ("sites-empty", lambda: PSI.correlation_matrix("Sz", "Sz", sites=[]), t4a.InvalidOptionError, "sites is empty"),
     ("correlation-site", lambda: PSI.correlation("Sz", "Sz", 0, 4, string="Sz"), t4a.SiteOutOfRangeError, "4"),

@@ -250,7 +250,12 @@ SWEEP = [
     ),
     ("expect-None", lambda: PSI.expect(None, 0), t4a.Tensor4allTypeError, "must hold numbers"),
     ("expect-nan-op", lambda: PSI.expect(np.full((2, 2), NAN), 0), t4a.NonFiniteError, "holds NaN or infinity"),
-    ("entropy-bool", lambda: PSI.entanglement_entropy(True), t4a.SiteOutOfRangeError, "bond True is outside"),
+    (
+        "entropy-bool",
+        lambda: PSI.entanglement_entropy(True),
+        t4a.Tensor4allTypeError,
+        "must be an integer bond, got bool",
+    ),
     (
         "expectation-result",
         lambda: t4a.expectation(t4a.dmrg(models.heisenberg(3), max_bond=2, sweeps=1), H4),
