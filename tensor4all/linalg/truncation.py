@@ -32,6 +32,7 @@ import scipy.linalg
 import tenferro as tf
 
 from ..structured.ranking import rank_across_sectors
+from ..tools.checks import concrete
 from ..tools.device import array_module, contiguous, is_device_array, to_host
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "absorb",
     "projected_factors",
     "weighted_factors",
+    "orthonormal_factors",
     "split",
     "split_perturbed",
     "perturbed_basis",
@@ -261,6 +263,36 @@ def weighted_factors(
         return left, right * keep.reshape(shape) + pr * mask.astype(float).reshape(shape)
     shape = (1, k)
     return left * keep.reshape(shape) + pl * mask.astype(float).reshape(shape), right
+
+
+def orthonormal_factors(m: Any, direction: str) -> tuple[Any, Any]:
+    """The differentiable orthonormalization of a chain's site matrix ``m`` (tenferro tensors, tidu
+    tracers): toward ``"right"`` ``(Q, R)`` with orthonormal columns ``Q`` (QR), toward ``"left"``
+    ``(L, Q)`` with orthonormal rows (LQ). Where ``m`` is rank-deficient (a pivot of the QR at most
+    ``max(shape) eps`` of its column, the QR rule's test) the trailing factors of a QR have no
+    derivative (tenferro raises in reverse mode, gives NaN in forward mode: docs/ad/qr.md), and
+    the sum of two chains (``add``) or ``W|psi>`` with an uncompressed MPO is rank-deficient as a
+    rule: there the factors come from the SVD, its values below the SVD's resolution dropped
+    (:func:`resolved_values`, the bond shrinks to the rank) and the weights absorbed by
+    :func:`weighted_factors`, whose derivative exists. Abstract values (``tenferro.jit``) keep the
+    QR."""
+    right = direction == "right"
+    q, r = tf.linalg.qr(m) if right else tf.linalg.lq(m)
+    mc, fc = concrete(m), concrete(r if right else q)
+    if mc is None or fc is None or 0 in tuple(m.shape):
+        return q, r
+    a = np.asarray(mc) if right else np.asarray(mc).T
+    f = np.asarray(fc) if right else np.asarray(fc).T  # the R of the QR of a (m, or m^T: L^T)
+    k = min(f.shape)
+    pivots = np.abs(np.diagonal(f)[:k])
+    cols = np.sqrt(np.sum(np.abs(a[:, :k]) ** 2, axis=0))
+    if not (pivots <= max(a.shape) * np.finfo(a.dtype).eps * cols).any():
+        return q, r
+    u, s, vh = tf.linalg.svd(m)
+    values = np.asarray(concrete(s))
+    rank = max(1, int(np.count_nonzero(resolved_values({0: values}, *tuple(m.shape))[0])))
+    u, s, vh = u[:, :rank], s[:rank], vh[:rank, :]
+    return weighted_factors(m, u, s, vh, direction, values[:rank])
 
 
 def projected_factors(m: Any, u: Any, vh: Any, direction: str) -> tuple[Any, Any]:

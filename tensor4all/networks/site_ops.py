@@ -46,7 +46,15 @@ import tidu
 from ..tools.errors import NotDifferentiableError
 from .symmetric_sites import canonical_sites, host_blocks, is_symmetric
 from ..linalg.canonical import left_canonical
-from ..linalg.truncation import absorb, sector_keep, svd_truncated, thin_svd, truncation_keep, weighted_factors
+from ..linalg.truncation import (
+    absorb,
+    orthonormal_factors,
+    sector_keep,
+    svd_truncated,
+    thin_svd,
+    truncation_keep,
+    weighted_factors,
+)
 from ..tools.checks import concrete, ldexp
 from ..tools.device import host_tensor, to_host
 from ..structured import Leg, SymmetricTensor, fuse
@@ -113,7 +121,7 @@ class DenseOps:
         ts = list(ts)
         for i in range(len(ts) - 1):
             dl, d, dr = tuple(ts[i].shape)
-            q, r = tf.linalg.qr(tf.reshape(ts[i], (dl * d, dr)))
+            q, r = orthonormal_factors(tf.reshape(ts[i], (dl * d, dr)), "right")
             ts[i] = tf.reshape(q, (dl, d, tuple(q.shape)[1]))
             ts[i + 1] = tf.einsum("ab,bsc->asc", r, ts[i + 1])
         return ts
@@ -125,12 +133,12 @@ def canonical_dense(ts: Sequence[Any], center: int) -> list[Any]:
     ts = list(ts)
     for i in range(center):
         dl, d, dr = tuple(ts[i].shape)
-        q, r = tf.linalg.qr(tf.reshape(ts[i], (dl * d, dr)))
+        q, r = orthonormal_factors(tf.reshape(ts[i], (dl * d, dr)), "right")
         ts[i] = tf.reshape(q, (dl, d, tuple(q.shape)[1]))
         ts[i + 1] = tf.einsum("ab,bsc->asc", r, ts[i + 1])
     for i in range(len(ts) - 1, center, -1):
         dl, d, dr = tuple(ts[i].shape)
-        lo, q = tf.linalg.lq(tf.reshape(ts[i], (dl, d * dr)))
+        lo, q = orthonormal_factors(tf.reshape(ts[i], (dl, d * dr)), "left")
         ts[i] = tf.reshape(q, (tuple(q.shape)[0], d, dr))
         ts[i - 1] = tf.einsum("asb,bc->asc", ts[i - 1], lo)
     return ts

@@ -147,3 +147,40 @@ def test_susceptibility_at_zero_field_cuts_through_degenerate_multiplets() -> No
     assert chi[(1e-16, "traced")] == pytest.approx(exact, rel=1e-6)
     assert chi[(1e-12, "tangent")] == pytest.approx(chi[(1e-12, "traced")], rel=1e-8)  # before: 12% apart
     assert chi[(1e-12, "tangent")] == pytest.approx(exact, rel=2e-5)  # the truncation's error
+
+
+RANDOM = t4a.MPS.random(4, bond_dim=2, seed=1)
+
+
+@pytest.mark.parametrize(
+    "name, loss",
+    [
+        ("add", lambda p: t4a.add(p, p, max_bond=8).norm()),
+        ("canonicalize", lambda p: tf.real(t4a.MPS((p + p).tensors).canonicalize(2).expect("Sz", 1))),
+        (
+            "apply-naive",
+            lambda p: t4a.expectation(t4a.apply(models.heisenberg(4), p, method="naive"), models.heisenberg(4)),
+        ),
+    ],
+)
+def test_rank_deficient_chains_differentiate(name, loss):
+    """A sum of a chain with itself, or ``W|psi>`` with the uncompressed MPO, has rank-deficient
+    bonds: the QR's trailing factors have no derivative, and reverse mode raised
+    ``SingularMatrixError`` while forward mode returned NaN. The orthonormalization takes the SVD
+    there (``linalg.truncation.orthonormal_factors``): both modes equal finite differences."""
+    rng = np.random.default_rng(5)
+    d = t4a.MPS([tf.asarray(rng.normal(size=tuple(t.shape))) for t in RANDOM.tensors])
+
+    def along(e: float):
+        return loss(t4a.MPS([x + e * y for x, y in zip(RANDOM.tensors, d.tensors)]))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, fwd = tidu.jvp(loss, (RANDOM,), (d,))
+        g = tidu.grad(loss)(RANDOM)
+        e = 1e-6
+        fd = (float(np.asarray(along(e))) - float(np.asarray(along(-e)))) / (2 * e)
+    rev = sum(float(np.sum(np.asarray(gt) * np.asarray(dt))) for gt, dt in zip(g.tensors, d.tensors))
+    assert abs(fd) > 1e-3
+    assert float(np.asarray(fwd)) == pytest.approx(fd, rel=1e-7)
+    assert rev == pytest.approx(fd, rel=1e-7)
