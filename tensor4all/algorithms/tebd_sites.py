@@ -25,7 +25,7 @@ import tidu
 
 from ..networks.mps import MPS
 from ..networks.symmetric_sites import canonical_sites
-from ..linalg.truncation import resolved_values, sector_keep, weighted_factors
+from ..linalg.truncation import fixed_phases, resolved_values, sector_keep, weighted_factors
 from ..linalg import lapack
 from ..tools.checks import concrete, is_traced
 from ..structured import Leg, SymmetricTensor, einsum as structured_einsum
@@ -128,24 +128,7 @@ class TenferroLA:
         return np.asarray(concrete(s))
 
     def fix_phases(self, u: Any, vh: Any) -> tuple[Any, Any]:
-        """The kept singular vectors of a complex split in a fixed phase convention: column ``j``
-        of ``u`` times ``conj(z_j) / |z_j|`` and row ``j`` of ``vh`` times its conjugate, ``z_j`` the
-        entry of largest modulus of ``u[:, j]`` (its row chosen from the concrete values, a
-        constant of the derivative). The product ``u diag(s) vh`` is unchanged, and the split
-        becomes a function of the pair alone: the cotangents reaching the SVD have no part along
-        its phase gauge, to rounding relative to themselves. Without it the split's two factors
-        feed the rest of the run separately, and where the loss does not depend on a split at all
-        (a pair in a one-dimensional charge sector, e.g. two down spins of a product state under a
-        flip-flop gate) its cotangents are pure rounding noise whose phase part is as large as the
-        rest: tenferro's gauge check, relative to those cotangents, then warns on noise of noise."""
-        x = concrete(u)
-        if x is None or not tidu.aval_of(u).dtype.is_complex or 0 in tuple(u.shape):
-            return u, vh
-        x = np.asarray(x)
-        m, k = x.shape
-        # the entry of largest modulus of each column, flat column-major indices (tenferro's order)
-        phase = tf.sign(tf.take(u, np.argmax(np.abs(x), axis=0) + m * np.arange(k)))
-        return u * tf.reshape(tf.conj(phase), (1, k)), vh * tf.reshape(phase, (k, 1))
+        return fixed_phases(u, vh)
 
     def norm(self, xs: Sequence[Any]) -> Any:
         total = None

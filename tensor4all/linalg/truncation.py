@@ -30,6 +30,7 @@ import numpy as np
 import scipy.linalg
 
 import tenferro as tf
+import tidu
 
 from ..structured.ranking import rank_across_sectors
 from ..tools.checks import concrete
@@ -46,6 +47,7 @@ __all__ = [
     "projected_factors",
     "weighted_factors",
     "orthonormal_factors",
+    "fixed_phases",
     "split",
     "split_perturbed",
     "perturbed_basis",
@@ -293,6 +295,28 @@ def orthonormal_factors(m: Any, direction: str) -> tuple[Any, Any]:
     rank = max(1, int(np.count_nonzero(resolved_values({0: values}, *tuple(m.shape))[0])))
     u, s, vh = u[:, :rank], s[:rank], vh[:rank, :]
     return weighted_factors(m, u, s, vh, direction, values[:rank])
+
+
+def fixed_phases(u: Any, vh: Any) -> tuple[Any, Any]:
+    """The kept singular vectors of a differentiated complex split in a fixed phase convention:
+    column ``j`` of ``u`` times ``conj(z_j) / |z_j|`` and row ``j`` of ``vh`` times its conjugate,
+    ``z_j`` the entry of largest modulus of ``u[:, j]`` (its row chosen from the concrete values, a
+    constant of the derivative). The product ``u diag(s) vh`` is unchanged, and the split becomes
+    a function of the matrix alone: the cotangents reaching the SVD have no part along its phase
+    gauge, to rounding relative to themselves. Without it the two factors feed the rest of a run
+    separately, and tenferro's gauge check warned where the gauge is compensated elsewhere (a
+    variational fit, whose next local tensor is computed from ``conj(u)``; relative sizes 0.5 to
+    1.4 with a correct gradient) or where the loss does not depend on a split at all (a pair in a
+    one-dimensional charge sector of TEBD: its cotangents are rounding noise whose phase part is
+    as large as the rest). Real, abstract or empty ``u`` come back as they are."""
+    x = concrete(u)
+    if x is None or not tidu.aval_of(u).dtype.is_complex or 0 in tuple(u.shape):
+        return u, vh
+    x = np.asarray(x)
+    m, k = x.shape
+    # the entry of largest modulus of each column, flat column-major indices (tenferro's order)
+    phase = tf.sign(tf.take(u, np.argmax(np.abs(x), axis=0) + m * np.arange(k)))
+    return u * tf.reshape(tf.conj(phase), (1, k)), vh * tf.reshape(phase, (k, 1))
 
 
 def projected_factors(m: Any, u: Any, vh: Any, direction: str) -> tuple[Any, Any]:

@@ -48,6 +48,7 @@ from .symmetric_sites import canonical_sites, host_blocks, is_symmetric
 from ..linalg.canonical import left_canonical
 from ..linalg.truncation import (
     absorb,
+    fixed_phases,
     orthonormal_factors,
     sector_keep,
     svd_truncated,
@@ -106,6 +107,7 @@ class DenseOps:
         k, err = truncation_keep(values, max_bond, cutoff)
         if k < tuple(s.shape)[0]:
             u, s, vh = u[:, :k], s[:k], vh[:k, :]
+        u, vh = fixed_phases(u, vh)  # a complex split a function of m alone (no gauge in its cotangents)
         u, vh = weighted_factors(m, u, s, vh, direction, values[:k])  # exact derivatives at degenerate kept values
         return tf.reshape(u, rows + (k,)), tf.reshape(vh, (k,) + cols), err
 
@@ -231,7 +233,8 @@ class SymmetricOps:
             u, s, vh = u[:, :k], s[:k], vh[:k, :]
             if host:
                 u, vh = absorb(u, s, vh, direction)
-            else:  # differentiated: exact derivatives at degenerate kept values
+            else:  # differentiated: fixed phases, exact derivatives at degenerate kept values
+                u, vh = fixed_phases(u, vh)
                 u, vh = weighted_factors(
                     m.blocks[(a, c)], u, s, vh, direction, _values(parts[j][1], "MPS truncation")[:k]
                 )
