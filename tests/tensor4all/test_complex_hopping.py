@@ -23,8 +23,10 @@ def _c(i: int, L: int) -> np.ndarray:
 
 
 def ring_matrix(L: int, t: complex) -> np.ndarray:
+    """``-sum_i (t c^dag_i c_{i+1} + h.c.)`` around the ring, every bond along ``+x`` (the wrap from
+    ``L - 1`` to ``0``): the uniform flux ``L phase``."""
     H = np.zeros((2**L, 2**L), dtype=complex)
-    for i, j in lattices.chain(L, periodic=True).nearest:
+    for i, j in [(i, (i + 1) % L) for i in range(L)]:
         hop = -t * _c(i, L).T @ _c(j, L)
         H += hop + hop.conj().T
     return H
