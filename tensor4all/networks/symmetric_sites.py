@@ -55,6 +55,7 @@ from ..structured import (
 )
 from ..structured import linalg as slinalg
 from ..linalg import lapack
+from ..linalg.truncation import orthonormal_factors
 
 __all__ = [
     "check_symmetric_chain",
@@ -272,16 +273,40 @@ def canonical_sites(ts: Sequence[SymmetricTensor], center: int) -> list[Symmetri
         return _canonical_blocks(ts, center)
     for i in range(center):
         m = ts[i].fuse_legs([0, 1], [2])
-        q, r = slinalg.qr(m)
+        q, r = _orthonormal_qr(m)
         ts[i] = q.split_legs(0)
         ts[i + 1] = einsum("ab,bsc->asc", r, ts[i + 1])
     for i in range(len(ts) - 1, center, -1):
         m = ts[i].fuse_legs([0], [1, 2])  # (left, (phys, right))
-        q, r = slinalg.qr(m.transpose(1, 0))  # m^T = q r: m = r^T q^T
+        q, r = _orthonormal_qr(m.transpose(1, 0))  # m^T = q r: m = r^T q^T
         ts[i] = flip_leg(q.transpose(1, 0), 0).split_legs(1)  # q^T: (bond*, fused) -> (bond, fused)
         lo = flip_leg(r.transpose(1, 0), 1)  # r^T: (left, bond) -> (left, bond*)
         ts[i - 1] = einsum("asb,bc->asc", ts[i - 1], lo)
     return ts
+
+
+def _orthonormal_qr(m: SymmetricTensor) -> tuple[SymmetricTensor, SymmetricTensor]:
+    """The QR of a two-leg symmetric matrix for :func:`canonical_sites` (legs and charges as the
+    structured QR's), each block by :func:`~tensor4all.linalg.truncation.orthonormal_factors`: a
+    rank-deficient block (a sum of a chain with itself) by its SVD, its bond sector shrunk to the
+    rank, since the trailing factors of a QR have no derivative (reverse mode raised
+    ``SingularMatrixError``, forward mode gave NaN)."""
+    row, col = m.legs
+    g = m.symmetry
+    keys = list(m.blocks)
+    if not keys:
+        return slinalg.qr(m)  # the zero matrix: the structured QR's error
+    qs, rs, bond = {}, {}, []
+    for a, b in keys:
+        q, r = orthonormal_factors(m.blocks[(a, b)], "right")
+        t = g.negate(a) if row.is_dual else a  # the bond sector of the row sector a
+        qs[(a, t)], rs[(t, b)] = q, r
+        bond.append((t, tuple(q.shape)[1]))
+    leg = Leg(g, bond)
+    return (
+        SymmetricTensor(qs, [row, leg.dual()], g.identity, dtype=m.dtype),
+        SymmetricTensor(rs, [leg, col], m.charge, dtype=m.dtype),
+    )
 
 
 def host_blocks(ts: Sequence[SymmetricTensor]) -> bool:

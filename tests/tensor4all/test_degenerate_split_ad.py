@@ -212,3 +212,48 @@ def test_complex_fit_gradient_without_gauge_warnings():
     fd = (along(1e-6) - along(-1e-6)) / 2e-6
     rev = sum(float(np.real(np.sum(np.asarray(gt) * np.asarray(dt)))) for gt, dt in zip(g.tensors, d.tensors))
     assert rev == pytest.approx(fd, rel=1e-7)
+
+
+def _symmetric_like(p: t4a.MPS, rng: np.random.Generator, e: float = 0.0, d: t4a.MPS | None = None) -> t4a.MPS:
+    """A symmetric state of ``p``'s blocks: random ones (``d`` None), or ``p + e d``."""
+    sites = []
+    for i, t in enumerate(p.tensors):
+        if d is None:
+            blocks = {k: tf.asarray(rng.normal(size=tuple(b.shape))) for k, b in t.blocks.items()}
+        else:
+            blocks = {k: b + e * d.tensors[i].blocks[k] for k, b in t.blocks.items()}
+        sites.append(t4a.SymmetricTensor(blocks, t.legs, t.charge))
+    return t4a.MPS._symmetric(sites, p._grading)
+
+
+@pytest.mark.parametrize(
+    "name, loss",
+    [
+        ("add", lambda q, H: tf.real(t4a.expectation(t4a.add(q, q), H))),
+        ("canonicalize", lambda q, H: tf.real(t4a.expectation((q + q).canonicalize(1), H))),
+    ],
+)
+def test_rank_deficient_symmetric_chains_differentiate(name, loss):
+    """The same on a U(1) state: the blockwise QR of ``canonical_sites`` takes the SVD of a
+    rank-deficient block (``networks.symmetric_sites._orthonormal_qr``); reverse mode raised
+    ``SingularMatrixError`` and forward mode returned NaN."""
+    p = t4a.MPS.random(4, bond_dim=3, seed=1, charge=0)
+    H = models.heisenberg(4, conserve="Sz")
+    d = _symmetric_like(p, np.random.default_rng(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, fwd = tidu.jvp(lambda q: loss(q, H), (p,), (d,))
+        g = tidu.grad(lambda q: loss(q, H))(p)
+        e = 1e-6
+        fd = (
+            float(np.asarray(loss(_symmetric_like(p, None, e, d), H)))
+            - float(np.asarray(loss(_symmetric_like(p, None, -e, d), H)))
+        ) / (2 * e)
+    rev = sum(
+        float(np.sum(np.asarray(gt.blocks[k]) * np.asarray(dt.blocks[k])))
+        for gt, dt in zip(g.tensors, d.tensors)
+        for k in dt.blocks
+    )
+    assert abs(fd) > 1e-3
+    assert float(np.asarray(fwd)) == pytest.approx(fd, rel=1e-7)
+    assert rev == pytest.approx(fd, rel=1e-7)
