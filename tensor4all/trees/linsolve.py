@@ -12,6 +12,7 @@ cut by the sweeps' truncated split. Both backends hold the same ``x``, split onc
 
 from __future__ import annotations
 
+import warnings
 
 import numpy as np
 import scipy.sparse.linalg
@@ -28,14 +29,44 @@ __all__ = ["tree_linsolve"]
 LOCAL_RTOL = 1e-12  # the relative residual of each local GMRES solve
 
 
+LOCAL_DENSE_MAX = 2048
+"""A local system GMRES leaves unconverged (its relative residual above ``sqrt(LOCAL_RTOL)``) is
+solved from its dense matrix up to this many unknowns (``n`` products; 64 MiB complex), else by
+GMRES again with a longer restart, and a :class:`RuntimeWarning` names the residual if that too
+falls short: a non-Hermitian local system (cond 900) stalled at the restart of 60 with residual
+0.45, and the sweeps returned a solution 100% off without a word."""
+
+
 def _local_solve(op, rhs: np.ndarray, x0: np.ndarray) -> np.ndarray:
     n = op.shape[0]
     lin = scipy.sparse.linalg.LinearOperator(op.shape, matvec=op.matvec, dtype=np.result_type(op.dtype, rhs))
     if n <= 64:  # small: the dense matrix, exactly
-        dense = np.column_stack([op.matvec(e) for e in np.eye(n, dtype=lin.dtype)])
-        return np.linalg.lstsq(dense, rhs, rcond=None)[0]
+        return _dense_solve(op, rhs, lin.dtype)
     x, _ = scipy.sparse.linalg.gmres(lin, rhs, x0=x0, rtol=LOCAL_RTOL, atol=0.0, restart=min(n, 60), maxiter=20)
+    if _residual(op, x, rhs) <= np.sqrt(LOCAL_RTOL):
+        return x
+    if n <= LOCAL_DENSE_MAX:
+        return _dense_solve(op, rhs, lin.dtype)
+    x, _ = scipy.sparse.linalg.gmres(lin, rhs, x0=x, rtol=LOCAL_RTOL, atol=0.0, restart=min(n, 400), maxiter=50)
+    res = _residual(op, x, rhs)
+    if res > np.sqrt(LOCAL_RTOL):
+        warnings.warn(
+            f"tree_linsolve: a local system of {n} unknowns did not converge (relative residual {res:.2e} after "
+            "GMRES); the solution is that inexact there (more sweeps, or a better conditioned A)",
+            RuntimeWarning,
+            stacklevel=4,
+        )
     return x
+
+
+def _dense_solve(op, rhs: np.ndarray, dtype) -> np.ndarray:
+    dense = np.column_stack([op.matvec(e) for e in np.eye(op.shape[0], dtype=dtype)])
+    return np.linalg.lstsq(dense, rhs, rcond=None)[0]
+
+
+def _residual(op, x: np.ndarray, rhs: np.ndarray) -> float:
+    norm = float(np.linalg.norm(rhs))
+    return float(np.linalg.norm(op.matvec(x) - rhs)) / norm if norm > 0.0 else float(np.linalg.norm(x))
 
 
 def tree_linsolve(

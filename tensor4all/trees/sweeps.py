@@ -29,11 +29,11 @@ from ..algorithms.sweep import MAX_ITER, Sweep
 from ..linalg.eigensolver import get_solver
 from ..linalg.truncation import thin_svd, truncation_keep
 from ..tools.checks import check_positive_int
-from ..tools.errors import InvalidOptionError, Tensor4allTypeError
+from ..tools.errors import InvalidOptionError, NonHermitianError, Tensor4allTypeError
 from ..tools.threads import blas_threads, check_threads
 from .errors import TopologyMismatchError
 from .operator import TreeOperator
-from .treetn import TreeTN
+from .treetn import TreeTN, inner
 
 __all__ = ["TreeBackend", "TreeSweep", "tree_dmrg", "TreeDMRGResult"]
 
@@ -279,6 +279,22 @@ def check_sweep_options(
     return max_bond, sweeps, H.tree._check_node(root, what)
 
 
+def check_hermitian(H: TreeOperator, what: str) -> None:
+    """:class:`NonHermitianError` unless ``||H - H^dagger||_F^2 / ||H||_F^2 <= 1e-12`` (the chain
+    ``dmrg``'s test), from two tree contractions: ``||H||^2 = <H|H>`` and ``Tr(H H) = <H^dagger|H>``
+    (a non-Hermitian operator gave an "energy" without a word)."""
+    adjoint = TreeOperator(H.tree, [np.swapaxes(t, -1, -2).conj() for t in H.tensors])
+    norm2 = float(np.real(inner(H, H)))
+    if not norm2 > 0.0:
+        return
+    defect = max(2.0 * (norm2 - float(np.real(inner(adjoint, H)))), 0.0) / norm2
+    if defect > 1e-12:
+        raise NonHermitianError(
+            f"{what} needs a Hermitian operator, but H differs from its adjoint (||H - H^dagger|| / ||H|| = "
+            f"{np.sqrt(defect):.3g}); add the Hermitian conjugate of every non-Hermitian term"
+        )
+
+
 def tree_dmrg(
     H: TreeOperator,
     psi0: TreeTN | None = None,
@@ -305,6 +321,7 @@ def tree_dmrg(
     )
     threads = check_threads(threads)
     with blas_threads(threads, max_bond):  # the whole run: the start, the sweeps, the state
+        check_hermitian(H, "tree_dmrg")
         if psi0 is None:
             psi0 = TreeTN.random(H.tree, H.local_dims, min(2, max_bond), seed=seed)
         engine = TreeSweep(TreeBackend(H, psi0, root), get_solver(eigensolver), max_iter=MAX_ITER, seed=seed)

@@ -197,6 +197,8 @@ class TreeTN:
         idx = idx.reshape(1, -1) if idx.ndim == 1 else idx
         if idx.ndim != 2 or idx.shape[1] != self.n_nodes or idx.dtype.kind not in "iu":
             raise TreeError(f"TreeTN.evaluate: expected integer indices of shape (m, {self.n_nodes}), got {idx.shape}")
+        if not len(idx):  # no rows: no entries
+            return np.zeros(0, dtype=np.result_type(*self.tensors))
         dims = np.array([d[0] for d in self.site_dims])
         if np.any(idx < 0) or np.any(idx >= dims):
             raise TreeError(f"TreeTN.evaluate: indices outside 0..site_dims - 1 (site_dims {dims.tolist()})")
