@@ -101,8 +101,13 @@ def sign(x: Any) -> Any:
         return sign_p.bind(x)
     a = abs_p.bind(x)
     zero = equal(a, 0)
-    # 0 where x == 0, selected as a constant: the derivative there is 0 (as JAX), not t / 1
-    return where(zero, 0, div_p.bind(x, _complex_of(where(zero, 1, a), d)))
+    # x / |x| from the real and imaginary parts divided by the real |x| separately (a complex
+    # division by a subnormal |x| overflows in NumPy: sign(1e-310+1e-310j) was inf+infj), as the
+    # derivative of abs forms it; 0 where x == 0, selected as a constant: the derivative there
+    # is 0 (as JAX), not t / 1
+    r = where(zero, 1, a)
+    u_re, u_im = _complex_of(div_p.bind(real(x), r), d), _complex_of(div_p.bind(imag(x), r), d)
+    return where(zero, 0, add(u_re, mul(u_im, scalar_like(1j, u_im))))
 
 
 absolute = abs

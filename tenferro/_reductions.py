@@ -45,7 +45,7 @@ from ._registry import primitive
 from ._batching import trailing_batch
 from ._tensor import Tensor
 from ._aval import placement_of_operand
-from ._compare import eq_p, isfinite, where
+from ._compare import eq_p, equal, isfinite, where
 from ._creation import ones
 from ._elementwise import _to_float, conj, div_p, mul, mul_p, multiply, real, sub
 from ._shape import as_index, normalize_axes
@@ -285,10 +285,16 @@ def _logsumexp_aval(a: TensorType, axes: tuple) -> TensorType:
 
 def _logsumexp_jvp(t, out, x, axes):
     # weights softmax(x) = exp(x - out); out = -inf (all entries -inf) uses 0 as
-    # the shift, which gives weights exp(-inf) = 0.
-
+    # the shift, which gives weights exp(-inf) = 0. out = +inf (an entry +inf): the
+    # limit of softmax, 1/n on the n entries that are +inf and 0 elsewhere (as logaddexp;
+    # exp(x - 0) gave inf on them and exp(x) on the finite ones, and t * inf NaN)
+    shape = meta(x)[0]
     shift = where(isfinite(out), out, 0)
-    w = exp(sub(x, _expand(shift, meta(x)[0], axes)))
+    w = exp(sub(x, _expand(shift, shape, axes)))
+    top = where(equal(x, _expand(where(isfinite(out), 0, out), shape, axes)), 1.0, 0.0)  # x == out (+-inf)
+    count = sum_p.bind(top, axes=axes)
+    positive = _expand(equal(out, where(isfinite(out), 0, np.inf)), shape, axes)  # out == +inf
+    w = where(positive, div_p.bind(top, _expand(where(equal(count, 0), 1.0, count), shape, axes)), w)
     return sum_p.bind(mul(t, w), axes=axes)
 
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from tidu import Tracer
 
-from ._compare import _binary_real_aval, _refuse_complex, equal, isfinite, select_p, where
+from ._compare import _binary_real_aval, _refuse_complex, equal, isfinite, less, select_p, where
 from ._dtypes import int64
 from ._elementwise import _binary_aval, _prepare, _to_float, add, div, div_p, imag, mul, mul_p, neg, real, sub
 from ._errors import DTypeError, TenferroValueError
@@ -367,12 +367,20 @@ def _atan2_impl(y, x):
     return wrap_fortran(np.arctan2(y._data, x._data))
 
 
+_ATAN2_SMALL, _ATAN2_SCALE = 2.0**-900, 2.0**1000
+
+
 def _atan2_weight(num, y, x):
     """``num / (x**2 + y**2)``, and 0 where ``x == y == 0`` (the inner ``where`` keeps the
-    division finite there, so derivatives of every order are 0 at the origin, not NaN)."""
-    r2 = add(mul(x, x), mul(y, y))
-    origin = equal(r2, 0)
-    return where(origin, 0, div(num, where(origin, 1, r2)))
+    division finite there, so derivatives of every order are 0 at the origin, not NaN). Where
+    ``x**2 + y**2`` is below ``2**-900`` (it underflows to 0 from ``|(x, y)|`` ~ 1.5e-162, and
+    the gradient was 0 where it is 5e169) ``x`` and ``y`` are scaled by ``s = 2**1000`` first:
+    ``((num s) / ((x s)**2 + (y s)**2)) s``, exact in binary; elsewhere ``s = 1``, the same bits."""
+    origin = equal(where(equal(x, 0), y, 1), 0)  # x == 0 and y == 0
+    s = where(less(add(mul(x, x), mul(y, y)), _ATAN2_SMALL), _ATAN2_SCALE, 1.0)
+    xs, ys = mul(x, s), mul(y, s)
+    r2 = add(mul(xs, xs), mul(ys, ys))
+    return where(origin, 0, mul(div(mul(num, s), where(origin, 1, r2)), s))
 
 
 def _atan2_jvp_y(ty, out, y, x):
