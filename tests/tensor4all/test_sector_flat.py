@@ -12,7 +12,7 @@ from hypothesis import example, given, settings, strategies as st
 
 import tensor4all as t4a
 from tensor4all import MPS, models
-from tensor4all.algorithms import sector_flat
+from tensor4all.algorithms import sector_flat, sector_sides
 from tensor4all.algorithms.sector_flat import flat_of, read_cols, read_rows, tensor_of, write_cols, write_rows
 from tensor4all.linalg import truncation
 from tensor4all.networks.symmetric_sites import phys_leg
@@ -195,6 +195,12 @@ def test_a_conserved_run_reaches_its_sector_minimum_and_a_second_run_finds_the_p
     L = 10
     H = models.heisenberg(L, conserve="Sz")
     psi0 = MPS.random(L, 2, bond_dim=6, seed=3, conserve="Sz", charge=0)
+    # the shared caches start empty: filled by the tests before (in one process), a cache that is
+    # full is dropped at once, and a drop between the two runs made the second one plan again
+    sector_sides._PIECES.clear()
+    sector_flat._PLANS.clear()
+    sector_flat._LAYOUTS.clear()
+    sector_flat._PLAN_BYTES[0] = 0
     runs = [t4a.dmrg(H, psi0, max_bond=32, sweeps=4, tol=0.0, noise=0.0, cutoff=0.0)]
     plans, layouts = dict(sector_flat._PLANS), dict(sector_flat._LAYOUTS)
     runs.append(t4a.dmrg(H, psi0, max_bond=32, sweeps=4, tol=0.0, noise=0.0, cutoff=0.0))
