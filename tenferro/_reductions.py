@@ -291,9 +291,9 @@ def _logsumexp_jvp(t, out, x, axes):
     shape = meta(x)[0]
     shift = where(isfinite(out), out, 0)
     w = exp(sub(x, _expand(shift, shape, axes)))
-    top = where(equal(x, _expand(where(isfinite(out), 0, out), shape, axes)), 1.0, 0.0)  # x == out (+-inf)
+    top = where(equal(x, np.inf), 1.0, 0.0)  # read only where out == +inf: the entries that are +inf
     count = sum_p.bind(top, axes=axes)
-    positive = _expand(equal(out, where(isfinite(out), 0, np.inf)), shape, axes)  # out == +inf
+    positive = _expand(equal(out, np.inf), shape, axes)
     w = where(positive, div_p.bind(top, _expand(where(equal(count, 0), 1.0, count), shape, axes)), w)
     return sum_p.bind(mul(t, w), axes=axes)
 

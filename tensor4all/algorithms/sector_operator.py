@@ -158,26 +158,17 @@ class SectorOperator:
             self.matrix = gathered_matrix(lw, wr, sectors, rows, cols, n)
             return
         self.matrix = None
-        decided = _whole_decided(lw, wr, c_mid, sectors, rows, cols, dtype, norm)  # None: not yet, or not Dense
-        if decided is None or not decided[-1]:
+        # between two whole-array sides the choice is kept per structure (None: other sides)
+        key = _whole_key(lw, wr, c_mid, sectors, rows, cols, dtype, norm)
+        use = _whole_held(key, rows, cols, lw, wr)
+        if not use:
             found = _found(lw, wr, c_mid, sectors, self.index, norm)
             like = (lw[found[0][2]][found[0][3]], wr[found[0][2]][found[0][3]]) if found else None
             pairs = [(k, kin) for k, kin, *_ in found]
-        if decided is None:
-            whole = _whole_cost(lw, wr, dtype)  # EXPECTED_PRODUCTS products on whole arrays (None: other sides)
-            if whole is not None:
-                decided = _decide_whole(
-                    lw,
-                    wr,
-                    c_mid,
-                    sectors,
-                    rows,
-                    cols,
-                    dtype,
-                    norm,
-                    _whole_products(whole, pairs, self.shapes, n, dtype, like),
-                )
-        if decided is not None and decided[-1]:
+        if use is None and key is not None:  # EXPECTED_PRODUCTS products on whole arrays, or not
+            use = _whole_products(_whole_cost(lw, wr, dtype), pairs, self.shapes, n, dtype, like)
+            _hold_whole(key, rows, cols, lw, wr, use)
+        if use:
             self.matrix_on_host, self.terms = False, []
             self._whole, self._sides = WholeProduct(lw, wr, sectors, rows, cols), (rows, cols)
             return
@@ -326,7 +317,12 @@ _WHOLE: dict[tuple, tuple] = {}  # the structure of an operator between Dense si
 
 def _whole_key(
     lw: Any, wr: Any, c_mid: Sequence[int], sectors: list[int], rows: Any, cols: Any, dtype: Any, norm: Callable
-) -> tuple:
+) -> tuple | None:
+    """The structure of an operator between two :class:`~.sector_dense.Dense` sides (None for
+    other sides): what the whole-array choice reads (the sides' pieces and block places, shared
+    per structure; ``sectors``, ``c_mid``, the arrays' shapes and dtypes)."""
+    if not (isinstance(lw, Dense) and isinstance(wr, Dense)):
+        return None
     return (
         id(rows),
         id(cols),
@@ -343,38 +339,20 @@ def _whole_key(
     )
 
 
-def _whole_decided(
-    lw: Any, wr: Any, c_mid: Sequence[int], sectors: list[int], rows: Any, cols: Any, dtype: Any, norm: Callable
-) -> tuple | None:
-    """Whether an operator between two :class:`~.sector_dense.Dense` sides applies itself on their
-    whole arrays (the last entry; :func:`_whole_products`), as decided for the first operator of
-    its structure (the sides' pieces and block places are shared per structure, and the flop
-    model reads nothing else: ``sectors``, ``c_mid``, the arrays' shapes and dtypes); None where
-    not yet decided or the sides are not both Dense."""
-    if not (isinstance(lw, Dense) and isinstance(wr, Dense)):
-        return None
-    held = _WHOLE.get(_whole_key(lw, wr, c_mid, sectors, rows, cols, dtype, norm))
+def _whole_held(key: tuple | None, rows: Any, cols: Any, lw: Any, wr: Any) -> bool | None:
+    """Whether the first operator of this structure applied itself on the whole arrays
+    (:func:`_whole_products`); None where none was made yet (or ``key`` is None)."""
+    held = None if key is None else _WHOLE.get(key)
     if held is None or not (held[0] is rows and held[1] is cols and held[2] is lw.where and held[3] is wr.where):
         return None
-    return held
+    return held[4]
 
 
-def _decide_whole(
-    lw: Any,
-    wr: Any,
-    c_mid: Sequence[int],
-    sectors: list[int],
-    rows: Any,
-    cols: Any,
-    dtype: Any,
-    norm: Callable,
-    use: bool,
-) -> tuple:
-    """Keep the decision ``use`` for the operators of this structure (:func:`_whole_decided`)."""
+def _hold_whole(key: tuple, rows: Any, cols: Any, lw: Any, wr: Any, use: bool) -> None:
+    """Keep the choice ``use`` for the operators of this structure (:func:`_whole_held`)."""
     if len(_WHOLE) >= MAX_SKELETONS:
         _WHOLE.clear()
-    held = _WHOLE[_whole_key(lw, wr, c_mid, sectors, rows, cols, dtype, norm)] = (rows, cols, lw.where, wr.where, use)
-    return held
+    _WHOLE[key] = (rows, cols, lw.where, wr.where, use)
 
 
 _SKELETONS: dict[tuple, tuple] = {}  # (sides, sectors) -> (rows, cols, skeleton)

@@ -25,7 +25,7 @@ import tidu
 
 from ..networks.mps import MPS
 from ..networks.symmetric_sites import canonical_sites
-from ..linalg.truncation import fixed_phases, resolved_values, sector_keep, weighted_factors
+from ..linalg.truncation import resolved_values, sector_keep, weighted_factors
 from ..linalg import lapack
 from ..tools.checks import concrete, is_traced
 from ..structured import Leg, SymmetricTensor, einsum as structured_einsum
@@ -75,9 +75,6 @@ class NumpyLA:
     def values(self, s: Any) -> np.ndarray:
         return s
 
-    def fix_phases(self, u: Any, vh: Any) -> tuple[Any, Any]:
-        return u, vh  # concrete runs: nothing is differentiated
-
     def norm(self, xs: Sequence[Any]) -> Any:
         return math.sqrt(sum(float(np.vdot(x, x).real) for x in xs))
 
@@ -126,9 +123,6 @@ class TenferroLA:
 
     def values(self, s: Any) -> np.ndarray:
         return np.asarray(concrete(s))
-
-    def fix_phases(self, u: Any, vh: Any) -> tuple[Any, Any]:
-        return fixed_phases(u, vh)
 
     def norm(self, xs: Sequence[Any]) -> Any:
         total = None
@@ -262,8 +256,9 @@ def split_pair(
     """Sites ``a, b`` (the centre on one of them) with the gate ``g4`` applied, split by one
     truncated SVD: ``(a', b', norm, discarded weight)``, the singular values in ``b'``
     (``to_right``) or ``a'``, ``norm`` that of the kept singular values (the state's norm), and
-    the kept singular values divided by it when ``normalize``. A traced split puts the kept
-    singular vectors in a fixed phase convention (:meth:`TenferroLA.fix_phases`)."""
+    the kept singular values divided by it when ``normalize``. A traced split takes its factors
+    from :func:`~tensor4all.linalg.truncation.weighted_factors` (fixed phases, degenerate blocks
+    projected)."""
     la = fmt.la
     blocks, ctx = fmt.pair(a, b, g4)
     svds = {k: la.split_svd(m, to_right, cutoff) for k, m in blocks.items()}
@@ -273,10 +268,6 @@ def split_pair(
         values = resolved_values(values, sum(r for r, _ in shapes), sum(c for _, c in shapes))
     counts, err = sector_keep(values, max_bond, cutoff)
     kept = {k: (svds[k][0][:, :n], svds[k][1][:n], svds[k][2][:n]) for k, n in counts.items() if n}
-    if la.traced:  # differentiated: the split a function of the pair, not of the SVDs' phase gauge
-        for k, (u, s, vh) in kept.items():
-            u, vh = la.fix_phases(u, vh)
-            kept[k] = (u, s, vh)
     norm = la.norm([s for _, s, _ in kept.values()])
     if la.traced:  # at degenerate kept values the weighted factor is the pair's projection (exact derivatives)
         side = "right" if to_right else "left"

@@ -38,7 +38,7 @@ import tenferro as tf
 from ..networks.environments import EnvCache, transfer_left, transfer_right
 from ..linalg.krylov_traced import expm_krylov_traced, value_of
 from .schedule import RIGHT, Step
-from ..linalg.truncation import fixed_phases, truncation_keep, weighted_factors
+from ..linalg.truncation import truncation_keep, weighted_factors
 from ..tools.errors import NotDifferentiableError
 
 __all__ = ["TracedBackend", "TracedLocal", "TracedOneSite", "TracedTwoSite", "TracedBond", "expm_krylov_traced"]
@@ -199,7 +199,6 @@ class TracedBackend:
             u, s, vh = u[:, :k], s[:k], vh[:k, :]
         # the weights go with the centre: the factor it leaves is orthonormal (at degenerate kept
         # values the other is the projection of m onto it: exact derivatives there)
-        u, vh = fixed_phases(u, vh)  # a complex split a function of m alone (no gauge in its cotangents)
         left, right = weighted_factors(m, u, s, vh, "right" if step.direction == RIGHT else "left", s_c[:k])
         lf = tf.reshape(left, (*shape[: c - 1], -1, k))
         rf = tf.reshape(right, (k, -1, *shape[c + 1 :]))

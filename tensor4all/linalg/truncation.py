@@ -229,7 +229,8 @@ def weighted_factors(
     them: ``(u, s vh)`` toward ``"right"``, ``(u s, vh)`` toward ``"left"``; except that the rows
     (columns) of a degenerate block of kept values are the projection of ``m`` onto the block's
     vectors, ``u_D^H m`` (``m vh_D^H``), the same to rounding (:func:`projected_factors`).
-    ``values``: the concrete kept singular values (the primal values of a traced ``s``).
+    ``values``: the concrete kept singular values (the primal values of a traced ``s``). Complex
+    singular vectors are first put in one phase convention (:func:`fixed_phases`).
 
     Inside a degenerate block the SVD's rule cannot give the rotation of the vectors (``1 / (s_j -
     s_i)``, docs/ad/gauge.md) and drops it, which the product ``u_D diag(s_D) vh_D`` needs (its
@@ -240,6 +241,7 @@ def weighted_factors(
     a projected row's derivative carries the rounding ``eps ||m|| / s_i`` (``d(u_i^H) m``,
     ``d u_i ~ 1 / s_i``), which kept values down to 1e-10 make visible (2.7e-8 in a specific
     heat, against 1e-9 absorbed)."""
+    u, vh = fixed_phases(u, vh)  # a complex split a function of m alone: no phase gauge in its cotangents
     mask = None
     if values is not None and len(values) > 1:
         v = np.asarray(values, dtype=float)
@@ -250,12 +252,13 @@ def weighted_factors(
             mask = np.zeros(len(v), dtype=bool)
             mask[:-1] |= close
             mask[1:] |= close
-    host = isinstance(u, np.ndarray) and isinstance(s, np.ndarray) and isinstance(vh, np.ndarray)
-    k = len(values) if values is not None else tuple(s.shape)[0]
-    if direction == "right":
-        left, right = (u, s[:, None] * vh) if host else (u, vh * tf.reshape(s, (k, 1)))
+    k = tuple(s.shape)[0]
+    if isinstance(u, np.ndarray) and isinstance(s, np.ndarray) and isinstance(vh, np.ndarray):
+        left, right = absorb(u, s, vh, direction)
+    elif direction == "right":
+        left, right = u, vh * tf.reshape(s, (k, 1))
     else:
-        left, right = (u * s, vh) if host else (u * tf.reshape(s, (1, k)), vh)
+        left, right = u * tf.reshape(s, (1, k)), vh
     if mask is None:
         return left, right
     pl, pr = projected_factors(m, u, vh, direction)

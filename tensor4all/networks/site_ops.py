@@ -44,11 +44,10 @@ import tenferro as tf
 import tidu
 
 from ..tools.errors import NotDifferentiableError
-from .symmetric_sites import canonical_sites, host_blocks, is_symmetric
+from .symmetric_sites import bond_factors, canonical_sites, host_blocks, is_symmetric
 from ..linalg.canonical import left_canonical
 from ..linalg.truncation import (
     absorb,
-    fixed_phases,
     orthonormal_factors,
     sector_keep,
     svd_truncated,
@@ -58,7 +57,7 @@ from ..linalg.truncation import (
 )
 from ..tools.checks import concrete, ldexp
 from ..tools.device import host_tensor, to_host
-from ..structured import Leg, SymmetricTensor, fuse
+from ..structured import SymmetricTensor, fuse
 from ..structured import einsum as structured_einsum
 
 __all__ = [
@@ -107,7 +106,6 @@ class DenseOps:
         k, err = truncation_keep(values, max_bond, cutoff)
         if k < tuple(s.shape)[0]:
             u, s, vh = u[:, :k], s[:k], vh[:k, :]
-        u, vh = fixed_phases(u, vh)  # a complex split a function of m alone (no gauge in its cotangents)
         u, vh = weighted_factors(m, u, s, vh, direction, values[:k])  # exact derivatives at degenerate kept values
         return tf.reshape(u, rows + (k,)), tf.reshape(vh, (k,) + cols), err
 
@@ -216,35 +214,22 @@ class SymmetricOps:
     ) -> tuple[SymmetricTensor, SymmetricTensor, float]:
         n = len(x.legs)
         m = x.fuse_legs(list(range(nrow)), list(range(nrow, n)))
-        row, col = m.legs
-        g = m.symmetry
         keys = list(m.blocks)  # one block per row sector: (row charge, column charge)
         host = all(isinstance(b, tf.Tensor) and b.placement == tf.CPU for b in m.blocks.values())
         parts = [thin_svd(np.asarray(m.blocks[k])) if host else tf.linalg.svd(m.blocks[k]) for k in keys]
-        counts, err = sector_keep(
-            {j: p[1] if host else _values(p[1], "MPS truncation") for j, p in enumerate(parts)}, max_bond, cutoff
-        )
-        ub, vb, bond = {}, {}, []
-        for j, ((a, c), (u, s, vh)) in enumerate(zip(keys, parts)):
+        values = [p[1] if host else _values(p[1], "MPS truncation") for p in parts]
+        counts, err = sector_keep(dict(enumerate(values)), max_bond, cutoff)
+        factors = {}
+        for j, (key, (u, s, vh)) in enumerate(zip(keys, parts)):
             k = counts[j]
             if k == 0:
                 continue  # the sector leaves the bond
-            t = g.negate(a) if row.is_dual else a  # the bond sector of the row sector a
             u, s, vh = u[:, :k], s[:k], vh[:k, :]
-            if host:
-                u, vh = absorb(u, s, vh, direction)
-            else:  # differentiated: fixed phases, exact derivatives at degenerate kept values
-                u, vh = fixed_phases(u, vh)
-                u, vh = weighted_factors(
-                    m.blocks[(a, c)], u, s, vh, direction, _values(parts[j][1], "MPS truncation")[:k]
-                )
-            ub[(a, t)], vb[(t, c)] = u, vh
-            bond.append((t, k))
-        if host:  # NumPy factors back to tenferro tensors
-            ub, vb = ({key: host_tensor(b) for key, b in d.items()} for d in (ub, vb))
-        bond = Leg(g, bond)
-        u = SymmetricTensor(ub, [row, bond.dual()], g.identity, dtype=x.dtype)
-        vh = SymmetricTensor(vb, [bond, col], m.charge, dtype=x.dtype)
+            if host:  # NumPy factors back to tenferro tensors
+                factors[key] = tuple(host_tensor(f) for f in absorb(u, s, vh, direction))
+            else:  # differentiated: exact derivatives at degenerate kept values
+                factors[key] = weighted_factors(m.blocks[key], u, s, vh, direction, values[j][:k])
+        u, vh = bond_factors(m, factors)
         left = u.split_legs(0) if nrow > 1 else u
         right = vh.split_legs(1) if n - nrow > 1 else vh
         return left, right, err

@@ -285,28 +285,36 @@ def canonical_sites(ts: Sequence[SymmetricTensor], center: int) -> list[Symmetri
     return ts
 
 
+def bond_factors(
+    m: SymmetricTensor, factors: Mapping[tuple, tuple[Any, Any]]
+) -> tuple[SymmetricTensor, SymmetricTensor]:
+    """The two-leg ``m`` as ``left @ right`` from the factors of its blocks (``factors[(a, c)] =
+    (l, r)``, block ``(a, c)`` of ``m`` = ``l @ r``; a block left out leaves the bond): ``left``
+    ``(row, bond*)`` of charge 0, ``right`` ``(bond, col)`` of ``m``'s charge, the new bond one
+    sector per row sector, of the width of its ``l`` (the structured QR's and SVD's legs)."""
+    row, col = m.legs
+    g = m.symmetry
+    ls, rs, bond = {}, {}, []
+    for (a, c), (lf, rf) in factors.items():
+        t = g.negate(a) if row.is_dual else a  # the bond sector of the row sector a
+        ls[(a, t)], rs[(t, c)] = lf, rf
+        bond.append((t, tuple(lf.shape)[1]))
+    leg = Leg(g, bond)
+    return (
+        SymmetricTensor(ls, [row, leg.dual()], g.identity, dtype=m.dtype),
+        SymmetricTensor(rs, [leg, col], m.charge, dtype=m.dtype),
+    )
+
+
 def _orthonormal_qr(m: SymmetricTensor) -> tuple[SymmetricTensor, SymmetricTensor]:
     """The QR of a two-leg symmetric matrix for :func:`canonical_sites` (legs and charges as the
     structured QR's), each block by :func:`~tensor4all.linalg.truncation.orthonormal_factors`: a
     rank-deficient block (a sum of a chain with itself) by its SVD, its bond sector shrunk to the
     rank, since the trailing factors of a QR have no derivative (reverse mode raised
     ``SingularMatrixError``, forward mode gave NaN)."""
-    row, col = m.legs
-    g = m.symmetry
-    keys = list(m.blocks)
-    if not keys:
+    if not m.blocks:
         return slinalg.qr(m)  # the zero matrix: the structured QR's error
-    qs, rs, bond = {}, {}, []
-    for a, b in keys:
-        q, r = orthonormal_factors(m.blocks[(a, b)], "right")
-        t = g.negate(a) if row.is_dual else a  # the bond sector of the row sector a
-        qs[(a, t)], rs[(t, b)] = q, r
-        bond.append((t, tuple(q.shape)[1]))
-    leg = Leg(g, bond)
-    return (
-        SymmetricTensor(qs, [row, leg.dual()], g.identity, dtype=m.dtype),
-        SymmetricTensor(rs, [leg, col], m.charge, dtype=m.dtype),
-    )
+    return bond_factors(m, {k: orthonormal_factors(b, "right") for k, b in m.blocks.items()})
 
 
 def host_blocks(ts: Sequence[SymmetricTensor]) -> bool:

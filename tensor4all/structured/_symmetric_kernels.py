@@ -258,16 +258,16 @@ def _host_pairs(
     order_a, order_b = tuple(ia + free_a), tuple(ib + free_b)  # contracted legs first
     perm = tuple(free.index(c) for c in out)
     out_key = _picker([i if s == 0 else len(la) + i for s, i in pos])  # of ka + kb
-    contracted_key, contracted_dims, free_dims_a = _picker(ia), _picker(ia), _picker(free_a)
+    contracted, free_dims_a = _picker(ia), _picker(free_a)  # a block's key or shape at those legs
     sums: dict[tuple, np.ndarray] = {}
     as_matrix: dict[tuple, tuple] = {}  # b's blocks as matrices (free of b, contracted), made once each
     for ka, va in a._blocks.items():
         x = va._data
         sx = x.shape
-        k = math.prod(contracted_dims(sx))
+        k = math.prod(contracted(sx))
         dims_a = list(free_dims_a(sx))
         xm = x.transpose(order_a).reshape(k, math.prod(dims_a), order="F")  # (contracted, free of a)
-        for kb, vb in by_c.get(contracted_key(ka), ()):
+        for kb, vb in by_c.get(contracted(ka), ()):
             key = out_key(ka + kb)
             held_b = as_matrix.get(kb)
             if held_b is None:
