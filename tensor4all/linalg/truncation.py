@@ -10,6 +10,12 @@ side the centre leaves by working on ``m`` or ``m^T``, never on two mirrored cop
 :func:`svd_truncated_sectors` is the same policy on a block-diagonal matrix: one SVD per
 charge sector, one truncation across all of them.
 
+A differentiated split (tenferro tensors, tidu tracers: TEBD, TDVP, ``apply`` and the arithmetic)
+takes its factors from :func:`weighted_factors` (complex vectors in one phase convention,
+:func:`fixed_phases`; a degenerate block of kept values as the projection of the matrix,
+:func:`projected_factors`), and a chain's orthonormalization from :func:`orthonormal_factors`
+(the SVD where a QR is rank-deficient): where a bare SVD or QR has no derivative.
+
 Used by DMRG (the sweep backends), ``MPS.compress`` and ``MPS.from_dense``.
 
 On a GPU (CuPy arrays, :mod:`._device`) :func:`split` takes its basis from the Hermitian
