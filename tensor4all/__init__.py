@@ -38,6 +38,7 @@ from .tools.errors import (
     Tensor4allMemoryError,
     Tensor4allTypeError,
     ValueRangeError,
+    NoOrthogonalStateError,
     ZeroNormError,
     OptionalDependencyError,
 )
@@ -109,6 +110,7 @@ __all__ = [
     "NonFiniteError",
     "ZeroNormError",
     "ValueRangeError",
+    "NoOrthogonalStateError",
     "Tensor4allMemoryError",
     "NonConservingError",
     "OptionalDependencyError",

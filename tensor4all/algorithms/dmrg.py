@@ -59,11 +59,18 @@ from ..tools.checks import (
     to_numpy,
 )
 from ..tools.device import check_placement, device_scope, host_tensor, to_device
-from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError, ZeroNormError
+from ..tools.errors import (
+    DimensionMismatchError,
+    InvalidOptionError,
+    NoOrthogonalStateError,
+    Tensor4allTypeError,
+    ZeroNormError,
+)
 from ..tools.threads import blas_threads, check_threads
-from .dmrg_charges import measured_sector
+from .dmrg_charges import measured_sector, sector_size
 from .dmrg_checks import check_hamiltonian, check_schedule, default_conserve, mpo_array
 from .dmrg_records import DMRGResult, SweepRecord
+from .orthogonal import ORTHOGONAL_TOL, overlaps
 from .dmrg_schedules import TWO_SITE_NOISE, local_tolerance, noise_schedule, per_sweep, state_tolerance
 from .sector_dmrg import SectorEngine, sector_product_state
 from .sector_run import resolve_sector, start_states
@@ -285,6 +292,29 @@ def _check_orthogonal_to(states: Any, H: MPO) -> list[list[np.ndarray]]:
     return out
 
 
+def _check_orthogonal_result(state: MPS, psi: list[Any], earlier: list[list[np.ndarray]], discarded: float) -> None:
+    """A run ``orthogonal_to`` earlier states must end orthogonal to them: its sweeps take, where
+    a local space has no room (:meth:`.orthogonal.OrthogonalImages.restrict`), the direction least
+    overlapping them; a sector with no more states than there are earlier ones, or sweeps too few
+    or bonds too small to leave those directions, end overlapping: a typed error, not an earlier
+    state returned as a new one."""
+    found = overlaps(earlier, psi)
+    worst = int(np.argmax(found))
+    limit = max(ORTHOGONAL_TOL, 10.0 * float(np.sqrt(max(discarded, 0.0))))
+    if not found[worst] > limit:
+        return
+    size = sector_size(state)
+    if size <= len(earlier):
+        where = f"the sector {state.sector}" if state.symmetric else "the whole space"
+        why = f"{where} holds {size} states and orthogonal_to gives {len(earlier)}: no state of it is orthogonal to them all"
+    else:
+        why = "the sweeps found no orthogonal state; give more sweeps or a larger max_bond"
+    raise NoOrthogonalStateError(
+        f"dmrg: the state found overlaps orthogonal_to[{worst}] by |<k|psi>| = {found[worst]:.3g} "
+        f"(at most {limit:.1g} counts as orthogonal); {why}"
+    )
+
+
 def _start_state(psi0: MPS | None, H: MPO, ws: list[np.ndarray], opts: dict) -> list[np.ndarray]:
     """The start state's site tensors, each scaled by a power of two (the state is the same)."""
     chi0 = check_positive_int(per_sweep(opts["max_bond"], 0), "max_bond")
@@ -480,6 +510,8 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
     # state's Schmidt form, which entropies, spectra and measurements then read (about 2% of the
     # sweeps' time at L = 64, chi 128: benchmarks/analysis.py)
     state._set_center(0).schmidt_form()
+    if opts["orthogonal_to"]:
+        _check_orthogonal_result(state, psi, opts["orthogonal_to"], history[-1].max_truncation_error)
     energy = history[-1].energy
     variance = float("nan")
     if opts["compute_variance"]:

@@ -12,10 +12,11 @@ import tenferro as tf
 
 from ..networks.environments import left_step
 from ..networks.mpo import hermiticity
+from ..networks.mps import MPS
 from ..sites.charges import CONSERVED_CHARGES, PRODUCT_CHARGES, charge_label, declared_charges
 from ..tools.device import array_module, to_device
 
-__all__ = ["measured_sector"]
+__all__ = ["measured_sector", "sector_size"]
 
 
 #: largest ||[H, Q]||_F^2 / ||HQ||_F^2 for a conserved charge (the traces cancel to ~1e-15)
@@ -88,3 +89,20 @@ def measured_sector(ws: list[np.ndarray], psi: list[np.ndarray], local: str | No
         nearest = round(value)
         out[label] = (nearest if abs(value - nearest) <= 1e-8 else value) / unit + 0.0
     return out
+
+
+def sector_size(state: MPS) -> int:
+    """The number of basis states in the charge sector of a symmetric ``state`` (all of them for a
+    dense one): a count over the sites of the basis charges' sums."""
+    if not state.symmetric:
+        return int(np.prod([float(d) for d in state.phys_dims]))
+    g = state._grading
+    counts: dict[int, int] = {g.symmetry.canonical(0): 1}
+    for qs in g.q:
+        nxt: dict[int, int] = {}
+        for c, m in counts.items():
+            for q in qs:
+                key = g.symmetry.canonical(c + q)
+                nxt[key] = nxt.get(key, 0) + m
+        counts = nxt
+    return counts.get(state._group_charge, 0)

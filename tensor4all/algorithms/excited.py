@@ -23,10 +23,11 @@ import numpy as np
 from ..networks.mpo import MPO
 from ..networks.mps import MPS, overlap
 from ..tools.checks import check_positive_int
-from ..tools.errors import InvalidOptionError, Tensor4allTypeError, ValueRangeError
+from ..tools.errors import InvalidOptionError, NoOrthogonalStateError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
 from ..tools.threads import blas_threads, check_threads
 from .dmrg import dmrg
+from .dmrg_charges import sector_size
 from .dmrg_records import DMRGResult
 
 __all__ = ["excited_states", "ExcitedStates", "excited_result", "gap", "Gap", "sector_size"]
@@ -116,7 +117,7 @@ def excited_states(
 
     Raises:
         InvalidOptionError: ``n < 1`` or a ``psi0`` list of the wrong length.
-        ValueRangeError: the sector holds fewer than ``n`` states (found from the ground state's
+        NoOrthogonalStateError: the sector holds fewer than ``n`` states (found from the ground state's
             sector, before any excited state is searched).
     """
     if not isinstance(H, MPO):
@@ -156,7 +157,7 @@ def excited_states(
                         where, more = f"the sector {res.state.sector}", " or choose a larger sector"
                     else:
                         where, more = "the whole space (the run kept no conserved charge)", ""
-                    raise ValueRangeError(
+                    raise NoOrthogonalStateError(
                         f"excited_states: {where} holds {size} states, fewer than n = {n}; ask for at most {size}{more}"
                     )
         return excited_result(results)
@@ -188,23 +189,6 @@ def _overlaps(states: list[MPS]) -> np.ndarray:
         for j in range(i + 1, k):
             out[i, j] = out[j, i] = abs(complex(np.asarray(overlap(states[i], states[j])))) / (norms[i] * norms[j])
     return out
-
-
-def sector_size(state: MPS) -> int:
-    """The number of basis states in the charge sector of a symmetric ``state`` (all of them for a
-    dense one): a count over the sites of the basis charges' sums."""
-    if not state.symmetric:
-        return int(np.prod([float(d) for d in state.phys_dims]))
-    g = state._grading
-    counts: dict[int, int] = {g.symmetry.canonical(0): 1}
-    for qs in g.q:
-        nxt: dict[int, int] = {}
-        for c, m in counts.items():
-            for q in qs:
-                key = g.symmetry.canonical(c + q)
-                nxt[key] = nxt.get(key, 0) + m
-        counts = nxt
-    return counts.get(state._group_charge, 0)
 
 
 @dataclass

@@ -14,7 +14,11 @@ a Hamiltonian with positive energies would otherwise offer as its lowest); the d
 lifts them above the spectrum instead. Each solution is orthogonal to the images, so the state
 after a step is orthogonal to every earlier state up to what the truncation of that step discards;
 the last step of a sweep cuts the bond next to the first site, which holds at most ``d`` states
-and loses nothing, so a sweep ends exactly orthogonal (to rounding).
+and loses nothing, so a sweep ends exactly orthogonal (to rounding) where every step had room for
+an orthogonal state. Where a step's local space has none (its environment bases, made by the steps
+before, are spanned by the images: bonds still small, or a charge sector's few states at the
+chain's ends), the step takes the direction least overlapping the images, and the next sweeps
+with larger bases go on from there; :func:`~tensor4all.dmrg` checks the final overlaps.
 
 Why projection rather than the penalty ``H + w sum_k |k><k|`` (ITensor's ``weight``): it needs no
 weight (too small a weight finds an earlier state again, too large a one slows the eigensolver
@@ -35,11 +39,40 @@ import numpy as np
 from ..tools.device import array_module, to_host
 from .schedule import RIGHT, Step
 
-__all__ = ["OrthogonalImages", "ProjectedOperator", "ProjectedMatrixOperator", "IMAGE_RANK_TOL"]
+__all__ = [
+    "OrthogonalImages",
+    "ProjectedOperator",
+    "ProjectedMatrixOperator",
+    "IMAGE_RANK_TOL",
+    "image_basis",
+    "ORTHOGONAL_TOL",
+    "overlaps",
+]
 
 IMAGE_RANK_TOL = 1e-20
 """Images whose Gram eigenvalue (squared norm in the local space) is below this are dropped: an
 earlier state that overlaps the local space by less than 1e-10 constrains nothing measurable."""
+
+
+ORTHOGONAL_TOL = 1e-6
+"""The largest overlap ``|<k|psi>| / (|k| |psi|)`` of a finished run with an earlier state that
+counts as orthogonal (besides ``10 sqrt(w)`` for a last sweep that discarded the weight ``w``:
+each truncation may take the state that far out of the complement); above it ``dmrg`` raises
+:class:`~tensor4all.NoOrthogonalStateError`."""
+
+
+def overlaps(states: Sequence[Sequence[np.ndarray]], psi: Sequence[np.ndarray]) -> list[float]:
+    """``|<k|psi>| / (|k| |psi|)`` of each of ``states`` with ``psi`` (dense site arrays each)."""
+
+    def inner(a: Sequence[Any], b: Sequence[Any]) -> complex:
+        env = np.ones((1, 1))
+        for x, y in zip(a, b):
+            env = np.einsum("ka,ksl,asb->lb", env, np.conj(x), y, optimize=True)
+        return complex(env[0, 0])
+
+    host = [np.asarray(to_host(a)) for a in psi]
+    norm = np.sqrt(abs(inner(host, host)))
+    return [abs(inner(k, host)) / (np.sqrt(abs(inner(k, k))) * norm) for k in states]
 
 
 class ProjectedOperator:
@@ -138,19 +171,19 @@ class OrthogonalImages:
 
     def restrict(self, local: Any) -> None:
         """Project ``local``'s operator and start vector onto the complement of the images (no
-        change where they span nothing, or everything: a local space too small to hold a state
-        orthogonal to all of them leaves that step free; the next steps are not)."""
+        change where they span nothing). Where they span the whole local space (its environment
+        bases cannot yet hold a state orthogonal to all of them: small bonds early in a run, a
+        charge sector's few states at the chain's ends), the complement kept is the one direction
+        that overlaps them least (the smallest singular direction of the images), not the whole
+        space: a free step there would give the unconstrained lowest state, an earlier state."""
         ys = [self.backend.flat_local(local, y) for y in self.images(local.step)]
         if not ys:
             return
         xp = array_module(local.v0)
         m = xp.stack(ys, axis=1).astype(np.result_type(local.v0.dtype, ys[0].dtype), copy=False)
-        gram = m.conj().T @ m
-        w, u = np.linalg.eigh(to_host(gram))
-        keep = w > IMAGE_RANK_TOL
-        if not keep.any() or int(keep.sum()) >= m.shape[0]:
+        q = image_basis(m)
+        if q is None:
             return
-        q = m @ xp.asarray(u[:, keep] / np.sqrt(w[keep]))
         op = (ProjectedMatrixOperator if hasattr(local.op, "dense") else ProjectedOperator)(local.op, q)
         v0 = op.project(local.v0)
         if float(xp.linalg.norm(v0)) <= 1e-8 * float(xp.linalg.norm(local.v0)):  # the start is an earlier state
@@ -158,3 +191,20 @@ class OrthogonalImages:
             v0 = op.project(xp.asarray(r.astype(v0.dtype)))
         local.op = op
         local.v0 = v0
+
+
+def image_basis(m: Any) -> Any:
+    """An orthonormal basis ``Q`` of the span of the columns of ``m`` (the local images), from its
+    thin SVD: directions whose singular value is below ``sqrt(IMAGE_RANK_TOL)`` or below the SVD's
+    resolution (``n eps s_max``, ``numpy.linalg.matrix_rank``'s tolerance) are dropped; at most
+    ``rows - 1`` directions (the weakest dropped), so that the complement is never empty. None
+    where nothing is left to project out."""
+    n = m.shape[0]
+    if n == 0:
+        return None
+    u, s, _ = array_module(m).linalg.svd(m, full_matrices=False)
+    s = to_host(s)
+    top = float(s[0]) if s.size else 0.0
+    tol = max(float(np.sqrt(IMAGE_RANK_TOL)), top * max(m.shape) * float(np.finfo(s.dtype).eps))
+    rank = min(int(np.count_nonzero(s > tol)), n - 1)
+    return u[:, :rank] if rank > 0 else None

@@ -25,6 +25,7 @@ __all__ = [
     "NonFiniteError",
     "ZeroNormError",
     "ValueRangeError",
+    "NoOrthogonalStateError",
     "Tensor4allMemoryError",
     "OptionalDependencyError",
 ]
@@ -77,6 +78,13 @@ class ZeroNormError(Tensor4allError, ValueError):
 class ValueRangeError(Tensor4allError, OverflowError):
     """A computation whose results would leave the floating-point range (a Hamiltonian
     whose energies exceed about 1e308); the message says how to rescale."""
+
+
+class NoOrthogonalStateError(Tensor4allError, ValueError):
+    """No state orthogonal to the given ones was found where one was asked for: the sector holds
+    no more states than ``excited_states``'s ``n`` (or than ``dmrg``'s ``orthogonal_to``), or the
+    sweeps ended with a state that still overlaps one of them; the message names the overlap or the
+    sector's size."""
 
 
 class Tensor4allMemoryError(Tensor4allError, MemoryError):

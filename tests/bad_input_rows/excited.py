@@ -18,7 +18,7 @@ row(
     "excited_states-sector-too-small",
     t4a.excited_states,
     (models.heisenberg(4), 2),
-    t4a.ValueRangeError,
+    t4a.NoOrthogonalStateError,
     "holds 1 states, fewer than n = 2",
     conserve="Sz",
     sector=2,
