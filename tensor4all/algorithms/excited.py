@@ -123,6 +123,8 @@ def excited_states(
     if not isinstance(H, MPO):
         raise Tensor4allTypeError(f"excited_states expects an MPO Hamiltonian, got {type(H).__name__}")
     n = check_positive_int(n, "excited_states: n", InvalidOptionError)
+    if n > 1:
+        _check_sites(H, "excited_states")
     starts = _starts(psi0, n)
     if callback is not None and not callable(callback):
         raise Tensor4allTypeError(f"excited_states: callback must be callable, got {type(callback).__name__}")
@@ -161,6 +163,16 @@ def excited_states(
                         f"excited_states: {where} holds {size} states, fewer than n = {n}; ask for at most {size}{more}"
                     )
         return excited_result(results)
+
+
+def _check_sites(H: MPO, what: str) -> None:
+    """States above the lowest are found by sweeps orthogonal to the lower ones, on two sites or
+    more; a one-site ``H`` is a ``d x d`` matrix, whose levels its eigenvalues give."""
+    if H.L < 2:
+        raise InvalidOptionError(
+            f"{what}: H has one site; excited states are found by sweeps over at least 2 sites "
+            "(the levels of one site: numpy.linalg.eigvalsh(H.to_dense()))"
+        )
 
 
 def excited_result(results: list[DMRGResult]) -> ExcitedStates:
@@ -231,6 +243,8 @@ def gap(
     is differentiable in the couplings of ``H`` (``tidu.grad``: Hellmann-Feynman on both states).
     """
     if sectors is None:
+        if isinstance(H, MPO):
+            _check_sites(H, "gap")
         states = excited_states(H, 2, conserve=conserve, sector=sector, **options)
         return Gap(states[1].energy - states[0].energy, states[0], states[1])
     if sector is not None:

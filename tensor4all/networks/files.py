@@ -153,17 +153,27 @@ def site_number(key: str) -> tuple[int, str]:
 
 def file_format(path: str, format: str | None) -> str:  # noqa: A002
     valid = sorted(set(FILE_FORMATS.values()))
+    suffix = os.path.splitext(path)[1].lower()
     if format is not None:
         if not isinstance(format, str) or format not in valid:
             raise UnsupportedFileFormatError(f"unknown MPS file format {format!r}; valid formats: {', '.join(valid)}")
+        named = FILE_FORMATS.get(suffix)
+        if named is not None and named != format:  # a .arrow file holding a zip: no reader would take it
+            raise UnsupportedFileFormatError(
+                f"format={format!r} contradicts the extension of {path!r}, that of {KIND_NAMES[named]}; "
+                f"pass format={named!r}, or a name ending in {_extension(format)}"
+            )
         return format
-    suffix = os.path.splitext(path)[1].lower()
     if suffix not in FILE_FORMATS:
         raise UnsupportedFileFormatError(
             f"cannot tell the MPS file format from {path!r}; use one of the extensions "
             f"{', '.join(FILE_FORMATS)} or pass format= ({', '.join(valid)})"
         )
     return FILE_FORMATS[suffix]
+
+
+def _extension(fmt: str) -> str:
+    return next(ext for ext, kind in FILE_FORMATS.items() if kind == fmt)
 
 
 def file_path(path: Any, what: str) -> str:
@@ -273,6 +283,8 @@ def write_mps(psi: Any, path: Any, format: str | None) -> None:  # noqa: A002
         )
     except TensorFileError as e:  # tenferro.save writes atomically itself
         raise MPSFileIOError(f"MPS.save: cannot write {path!r} ({e})") from e
+    except tf.TenferroError as e:  # a name tenferro.save refuses for the format (.ipc as parquet)
+        raise UnsupportedFileFormatError(f"MPS.save: {e}") from e
 
 
 def read_mps(cls: type, path: Any, format: str | None) -> Any:  # noqa: A002

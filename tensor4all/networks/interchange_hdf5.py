@@ -208,8 +208,9 @@ def save_itensors_hdf5(
 ) -> None:
     """Write an MPS (dense or symmetric) or an MPO under the group ``name`` of the HDF5 file
     ``path`` in ITensors.jl's layout (see the module). The file is created if missing, other
-    groups are kept and a group ``name`` is replaced (in place: unlike :meth:`MPS.save`, not an
-    atomic write). ``local``: the local space (its ITensor
+    groups are kept and a group ``name`` is replaced: written under another name first and then
+    renamed over it, so an error or an interrupt midway leaves the group that was there (the
+    file itself is changed in place, not replaced as :meth:`MPS.save` replaces its file). ``local``: the local space (its ITensor
     tags; default from the charge or the dimension); ``site_ids``: the ``N`` site index ids
     (default ``SITE_ID + n``)."""
     what = "save_itensors_hdf5"
@@ -259,15 +260,24 @@ def save_itensors_hdf5(
         if os.path.exists(path) and not os.path.isdir(path) and not h5.is_hdf5(path):
             raise ITensorsFileError(f"{what}: {path!r} exists and is not an HDF5 file; not overwritten")
         with h5.File(path, "a") as f:
+            # written under a fresh name beside it, then renamed over it: an error or an interrupt
+            # midway leaves the group that was there (before: deleted first, then nothing whole)
+            draft = f"{name}.tensor4all-draft-{rng.integers(2**62):x}"
+            kind = "MPS" if is_mps else "MPO"
+            try:
+                top = _group(h5, f, draft, kind)
+                top["length"] = np.int64(L)
+                top["rlim"] = np.int64(L + 1)
+                top["llim"] = np.int64(0)
+                for i, (inds, storage) in enumerate(tensors):
+                    _write_itensor(h5, top, f"{kind}[{i + 1}]", inds, storage)
+            except BaseException:
+                if draft in f:
+                    del f[draft]
+                raise
             if name in f:
                 del f[name]
-            kind = "MPS" if is_mps else "MPO"
-            top = _group(h5, f, name, kind)
-            top["length"] = np.int64(L)
-            top["rlim"] = np.int64(L + 1)
-            top["llim"] = np.int64(0)
-            for i, (inds, storage) in enumerate(tensors):
-                _write_itensor(h5, top, f"{kind}[{i + 1}]", inds, storage)
+            f.move(draft, name)
     except OSError as exc:
         raise MPSFileIOError(f"{what}: cannot write {path!r}: {exc}") from None
 
