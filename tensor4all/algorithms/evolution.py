@@ -118,7 +118,23 @@ class EvolutionResult:
 
 
 def _jsonable(v: Any) -> Any:
+    """``v`` as JSON's values: arrays as nested lists (complex entries ``[re, im]``), lists (the
+    values of times whose shapes differ) and mappings (a callable's) entry by entry."""
+    if isinstance(v, Mapping):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
     a = np.asarray(v)
+    if a.dtype == object:
+        if a.ndim:
+            return [_jsonable(x) for x in a]
+        x = a.item()
+        if isinstance(x, (Mapping, list, tuple)):
+            return _jsonable(x)
+        raise Tensor4allTypeError(
+            f"as_dict: an observable's value of type {type(x).__name__} has no JSON form; "
+            "return numbers, arrays, lists or dicts of them"
+        )
     if np.iscomplexobj(a):
         return np.stack([a.real, a.imag], axis=-1).tolist()
     return a.tolist()
@@ -276,10 +292,14 @@ def _sites(values: Any) -> Any:
 
 def _stack(values: list[Any]) -> Any:
     """Values over time (or sites) as one array: NumPy for concrete values, a stacked
-    tenferro value when any is traced (so gradients flow through the observables)."""
+    tenferro value when any is traced (so gradients flow through the observables); a list of
+    arrays, one per time, where their shapes differ (a callable's Schmidt spectrum, whose length
+    follows the bond: stacking them failed after the whole run)."""
     if any(isinstance(v, tidu.Tracer) for v in values):
         return tf.stack([v if isinstance(v, (tidu.Tracer, tf.Tensor)) else tf.asarray(np.asarray(v)) for v in values])
     arrays = [np.asarray(v) for v in values]
+    if len({a.shape for a in arrays}) > 1:
+        return [_real_if_real(a) for a in arrays]
     return _real_if_real(np.asarray(arrays) if arrays else np.zeros(0))
 
 

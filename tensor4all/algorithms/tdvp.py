@@ -196,6 +196,8 @@ def tdvp(
         history: list[EvolutionRecord] = []
         for k in range(n_steps):
             rec = run.step(k, progress)
+            if k + 1 == n_steps:  # the last time is t_final, not n dt rounded (0.30000000000000004)
+                rec.time = float(t_final)
             if bar is not None:
                 bar()
             if normalize:

@@ -465,16 +465,17 @@ def tebd(
                     run.layer(pairs, factors, following)
             if bonds is not source.static:
                 run.cache.clear()
-            record = run.record(k, k * dt, _time.perf_counter() - t0)
+            now = float(t_final) if k == n_steps else k * dt  # the last time is t_final, not n dt rounded
+            record = run.record(k, now, _time.perf_counter() - t0)
             history.append(record)
             if bar is not None:
                 bar()
             if callback is not None:
                 callback(record)
             if output:
-                times.append(k * dt)
+                times.append(now)
                 if obs.funcs:
-                    obs.record(run.state(), k * dt, source.mpo_at(k * dt) if wants_h else None)
+                    obs.record(run.state(), now, source.mpo_at(now) if wants_h else None)
         state = run.state()
     if bar is not None:
         bar.close()

@@ -11,7 +11,7 @@ import itertools
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -82,7 +82,7 @@ def make_grid(grid: Any, reserved: Iterable[str] = ()) -> Grid:
                 "are not: " + ", ".join(sorted(reserved))
             )
     rows = [tuple(_scalar(v, n) for v, n in zip(r, names)) for r in rows]
-    rows = _floats_where_mixed(rows, len(names))
+    rows = _floats_where_mixed(rows, len(names), names)
     seen: set[tuple] = set()
     for r in rows:
         if r in seen:
@@ -107,7 +107,18 @@ def _scalar(v: Any, name: str) -> Any:
     )
 
 
-def _floats_where_mixed(rows: list[tuple], n: int) -> list[tuple]:
+def _floats_where_mixed(rows: list[tuple], n: int, names: Sequence[str]) -> list[tuple]:
+    """The rows with a column of ints and floats made floats; a column of numbers and strings, or
+    of booleans and numbers, is refused here, before any point runs (the table's column holds
+    one type: its first write would fail after the first batch, and every resume again)."""
+    for k in range(n):
+        kinds = {"str" if type(r[k]) is str else "bool" if type(r[k]) is bool else "number" for r in rows}
+        if len(kinds) > 1:
+            shown = ", ".join(sorted({type(r[k]).__name__ for r in rows}))
+            raise Tensor4allTypeError(
+                f"scan: the values of {names[k]!r} mix {shown}; a grid column holds numbers, booleans "
+                "or strings, one kind per column"
+            )
     mixed = [any(type(r[k]) is float for r in rows) and any(type(r[k]) is int for r in rows) for k in range(n)]
     if not any(mixed):
         return rows
