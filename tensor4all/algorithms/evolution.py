@@ -90,7 +90,8 @@ class EvolutionRecord:
 @dataclass
 class EvolutionResult:
     """``state`` (the MPS at the final time), ``times`` (the output times, starting at 0),
-    ``observables`` (name -> values over ``times``, first axis time), ``history`` (one
+    ``observables`` (name -> values over ``times``, first axis time; a list of one array per time
+    where a callable's values change shape), ``history`` (one
     :class:`EvolutionRecord` per step), and what the run conserved and why (``conserve``: the
     charge, ``"Sz"``, ``"N,Sz"``, or None for a dense run; ``conserve_reason``: a sentence, see
     :func:`choose_conserve`)."""
