@@ -22,6 +22,7 @@ __all__ = [
     "left_orthonormalize",
     "right_orthonormalize",
     "mixed_canonical",
+    "diagonal_gauge",
     "drop_small_schmidt",
     "polar_left",
     "polar_right",
@@ -104,6 +105,24 @@ def mixed_canonical(
     AL = [np.tensordot(np.tensordot(U[i].conj().T, AL[i], (1, 0)), U[(i + 1) % n], (2, 0)) for i in range(n)]
     AR = [np.tensordot(np.tensordot(V[i].conj().T, AR[i], (1, 0)), V[(i + 1) % n], (2, 0)) for i in range(n)]
     return AL, AR, [np.diag(s).astype(AL[0].dtype) for s in S]
+
+
+def diagonal_gauge(
+    AL: Sequence[np.ndarray], AR: Sequence[np.ndarray], C: Sequence[np.ndarray]
+) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """A mixed canonical form ``(A_L, A_R, C)`` with any ``C`` brought to the diagonal gauge: with
+    ``C_i = U_i S_i V_i^dagger`` (SVD), ``A_L,i -> U_i^dagger A_L,i U_{i+1}``, ``A_R,i -> V_i^dagger
+    A_R,i V_{i+1}`` and ``C_i -> S_i`` (real, descending), which keeps ``A_L C = C A_R`` and the state."""
+    n = len(AL)
+    U, S, V = [], [], []
+    for c in C:
+        u, s, vh = scipy.linalg.svd(c, full_matrices=False, lapack_driver="gesdd", check_finite=False)
+        U.append(u)
+        S.append(s)
+        V.append(vh.conj().T)
+    AL = [np.tensordot(np.tensordot(U[i].conj().T, AL[i], (1, 0)), U[(i + 1) % n], (2, 0)) for i in range(n)]
+    AR = [np.tensordot(np.tensordot(V[i].conj().T, AR[i], (1, 0)), V[(i + 1) % n], (2, 0)) for i in range(n)]
+    return AL, AR, [np.diag(s).astype(np.result_type(AL[0], float)) for s in S]
 
 
 def drop_small_schmidt(

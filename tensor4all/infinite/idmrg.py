@@ -50,7 +50,7 @@ from ..tools.threads import blas_threads, check_threads
 from .energy import energy_per_site
 from .gauge import polar_left
 from .idmrg_windows import DenseCell, SectorCell, cell_bond_charges
-from .impo import InfiniteMPO
+from .impo import InfiniteMPO, check_hermitian
 from .imps import iMPS
 from .tmaps import dominant_left
 from .tmaps import left_step as transfer_left
@@ -104,17 +104,17 @@ def idmrg(
     callback: Callable[[IDMRGRecord], Any] | None = None,
     threads: int | None = None,
 ) -> IDMRGResult:
-    """The ground state of the infinite MPO ``H`` by two-site iDMRG (McCulloch's, with the
-    wave-function prediction) at bond dimension ``max_bond`` (singular values of relative
-    discarded weight below ``cutoff`` dropped), from ``psi0`` (default: a product state of charge
-    0 per cell, e.g. the Neel state) until the energy per site changes by less than ``tol`` per
-    sweep (and the Schmidt values of bond 0 by less than ``sqrt(tol)``) or after ``sweeps``
-    sweeps. ``conserve``: ``"auto"`` (the first charge of the local space that ``H`` conserves and
-    that a reversal of the charge, a spin flip, leaves ``H`` unchanged under: a field breaks it, and a
-    magnetized ground state is not in charge 0 per cell), ``"Sz"``, ``"parity"``, or ``"none"``/None
-    (dense; ``"auto"`` also runs dense where the cell cannot hold charge 0 or ``psi0`` is not a
-    product state of charge 0 per cell; :func:`conserved_charge` tells what it runs). ``callback``
-    gets each :class:`IDMRGRecord`."""
+    """The ground state of the infinite MPO ``H`` (Hermitian: :class:`NonHermitianError` otherwise)
+    by two-site iDMRG (McCulloch's, with the wave-function prediction) at bond dimension
+    ``max_bond`` (singular values of relative discarded weight below ``cutoff`` dropped), from
+    ``psi0`` (default: a product state of charge 0 per cell, e.g. the Neel state) until the energy
+    per site changes by less than ``tol`` per sweep (and the Schmidt values of bond 0 by less than
+    ``sqrt(tol)``) or after ``sweeps`` sweeps. ``conserve``: ``"auto"`` (the first charge of the
+    local space that ``H`` conserves and that a reversal of the charge, a spin flip, leaves ``H``
+    unchanged under: a field breaks it, and a magnetized ground state is not in charge 0 per cell),
+    ``"Sz"``, ``"parity"``, or ``"none"``/None (dense; ``"auto"`` also runs dense where the cell
+    cannot hold charge 0 or ``psi0`` is not a product state of charge 0 per cell;
+    :func:`conserved_charge` tells what it runs). ``callback`` gets each :class:`IDMRGRecord`."""
     if not isinstance(H, InfiniteMPO):
         raise Tensor4allTypeError(
             f"idmrg: H must be an InfiniteMPO (infinite_model, InfiniteMPO.from_opsum), got {type(H).__name__}"
@@ -143,6 +143,7 @@ def idmrg(
                 f"{H.cell} site(s) of dimension {d} (run on a cell of {n})"
             )
     with blas_threads(threads, D):  # the whole run: the charge's checks, the sweeps, the final energy
+        check_hermitian(H, "idmrg")
         charge = _resolve_charge(conserve, H.local, Ws, n)
         if charge is not None and conserve == "auto" and psi0 is not None and not _sector_start_fits(psi0, charge, n):
             charge = None  # a start that is not a product state of charge 0 per cell: run dense from it

@@ -28,13 +28,18 @@ import numpy as np
 
 from ..lattices import Lattice
 from ..models import heisenberg_opsum, j1j2_opsum, tfim_opsum
+from ..networks.mpo import hermiticity
 from ..operators.jordan_wigner import jordan_wigner
 from ..operators.opsum import EmptyOpSumError, OpSum
 from ..sites.local_spaces import LocalSpace, local_space
 from ..tools.checks import check_positive_int, concrete, is_traced
-from ..tools.errors import InvalidOptionError, SiteOutOfRangeError, Tensor4allTypeError
+from ..tools.errors import InvalidOptionError, NonHermitianError, SiteOutOfRangeError, Tensor4allTypeError
 
-__all__ = ["InfiniteMPO", "cell_opsum", "infinite_model", "MODELS"]
+__all__ = ["InfiniteMPO", "cell_opsum", "infinite_model", "MODELS", "check_hermitian"]
+
+#: the largest ``||H_cell - H_cell^dagger||^2 / ||H_cell||^2`` :func:`check_hermitian` accepts (the
+#: finite :func:`tensor4all.dmrg`'s bound, ``MPO.is_hermitian(tol=1e-6)``)
+HERMITIAN_TOL = 1e-12
 
 
 def _value(c: Any) -> complex | float:
@@ -100,6 +105,35 @@ class InfiniteMPO:
         return cls(_tensors(terms, n, space.dim), space.name, terms, os + OpSum())
 
 
+def cell_window(H: InfiniteMPO) -> list[np.ndarray]:
+    """The finite MPO tensors of ``H_cell``, the sum of the cell's terms (each first site in the
+    cell), on the sites ``0 .. n - 1 + reach`` (``reach``: the longest term's span): the automaton
+    from ``ready`` on the left to ``done`` on the right, no term started beyond the cell."""
+    n = H.cell
+    reach = max((factors[-1][0] - factors[0][0] for _, _, factors in H.terms), default=0)
+    ws = [np.array(H.tensors[p % n]) for p in range(n + reach)]
+    for w in ws[n:]:
+        w[0, :, :, 1:] = 0.0  # from ``ready`` only on to ``ready`` (which never reaches ``done``)
+    ws[0] = ws[0][:1]
+    ws[-1] = ws[-1][..., -1:]
+    return ws
+
+
+def check_hermitian(H: InfiniteMPO, what: str) -> None:
+    """:class:`NonHermitianError` unless the cell's terms add up to a Hermitian operator, measured as
+    the finite :func:`tensor4all.dmrg` does (:func:`tensor4all.networks.mpo.hermiticity`, the
+    relative anti-Hermitian weight, at most :data:`HERMITIAN_TOL`) on :func:`cell_window`. Each term's
+    adjoint acts on the same sites, so it is a term of the same cell: ``H`` is Hermitian when the cell's
+    part is."""
+    defect, _ = hermiticity(cell_window(H))
+    if defect > HERMITIAN_TOL:
+        raise NonHermitianError(
+            f"{what} needs a Hermitian Hamiltonian, but the cell's terms differ from their adjoint "
+            f"(||H - H^dagger|| / ||H|| = {np.sqrt(defect):.3g}); add the Hermitian conjugate of every "
+            "non-Hermitian term"
+        )
+
+
 def _tensors(terms: list, n: int, d: int) -> list[np.ndarray]:
     """The automaton's tensors: per bond ``ready``, the open states of the terms, ``done``."""
     states: list[list[tuple[int, int]]] = [[] for _ in range(n)]  # bond -> [(term, offset)]
@@ -153,21 +187,33 @@ _SPINS = {"1/2": "spin-1/2", "1": "spin-1"}
 
 
 def infinite_model(
-    name: str, cell: int = 1, lattice: Lattice | None = None, spin: str = "1/2", **couplings: Any
+    name: str, cell: int = 1, lattice: Lattice | None = None, spin: str | None = None, **couplings: Any
 ) -> InfiniteMPO:
     """The infinite MPO of a model of :mod:`tensor4all.models` (``"heisenberg"``, ``"xxz"``,
     ``"xx"``, ``"tfim"``, ``"j1j2"``) with ``cell`` sites per unit cell; couplings as keywords
     (``J``, ``Jz``, ``h``, ``g``, ``J1``, ``J2``; numbers or tidu tracers). ``lattice``: a lattice
     with one open direction whose first ``cell`` sites are the unit cell (a cylinder
     ``square(3, Ly, yperiodic=True)`` with ``cell=Ly``); default: the chain. ``spin`` (``"1/2"``,
-    ``"1"``) for the spin models."""
+    ``"1"``; default ``"1/2"``) for the Heisenberg, XXZ and XX chains; ``"tfim"`` (Pauli matrices)
+    and ``"j1j2"`` are spin-1/2 models and take only ``"1/2"``. A keyword that does not apply to the
+    model (``Jz`` for ``"xx"``, whose ``Jz`` is 0) raises :class:`InvalidOptionError`."""
     if not isinstance(name, str) or name not in MODELS:
         raise InvalidOptionError(f"infinite_model: unknown model {name!r}; valid models: {', '.join(MODELS)}")
-    if not isinstance(spin, str) or spin not in _SPINS:
+    if spin is not None and (not isinstance(spin, str) or spin not in _SPINS):
         raise InvalidOptionError(f"infinite_model: unknown spin {spin!r}; valid spins: {', '.join(_SPINS)}")
     n = check_positive_int(cell, "cell (sites per unit cell)")
     build, reach, local = MODELS[name]
+    if local is not None and spin not in (None, "1/2"):
+        raise InvalidOptionError(
+            f"infinite_model({name!r}): spin={spin!r} does not apply; the model is defined on spins 1/2 "
+            f"(local space {local!r}); spin= chooses the spin of heisenberg, xxz and xx"
+        )
     if name == "xx":
+        if "Jz" in couplings:
+            raise InvalidOptionError(
+                f"infinite_model('xx'): Jz={couplings['Jz']!r} does not apply (the XX chain has Jz = 0); "
+                "use infinite_model('xxz', Jz=...) for an anisotropic chain"
+            )
         couplings = {**couplings, "Jz": 0.0}
     if lattice is not None and not isinstance(lattice, Lattice):
         raise Tensor4allTypeError(f"infinite_model: lattice must be a Lattice or None, got {type(lattice).__name__}")
@@ -176,5 +222,5 @@ def infinite_model(
         os = build(system, **couplings)
     except TypeError as e:  # an unknown coupling name
         raise InvalidOptionError(f"infinite_model({name!r}): {e}") from None
-    space = local if local is not None else _SPINS[spin]
+    space = local if local is not None else _SPINS[spin or "1/2"]
     return InfiniteMPO.from_opsum(cell_opsum(os, n), n, space)

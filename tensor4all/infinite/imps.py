@@ -7,6 +7,9 @@ canonical forms (MPSKit.jl's ``InfiniteMPS``, TeNPy's ``MPS`` with ``bc="infinit
   the Schmidt values of the bond, descending, unit norm.
 * Site tensors are NumPy arrays ``(left, phys, right)``; ``local`` names the local space (for
   operator names in measurements).
+* ``iMPS(AL, AR, C, local)`` checks what it is given (shapes, finite entries, ``AL`` left- and
+  ``AR`` right-isometric, ``C`` of unit norm, ``AL C = C AR``, each to :data:`CANONICAL_TOL`); ``C``
+  need not be diagonal (a gauge-rotated state is the same state).
 """
 
 from __future__ import annotations
@@ -16,12 +19,33 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..sites.local_spaces import local_space
-from ..tools.checks import check_positive_int, check_seed
-from ..tools.errors import DimensionMismatchError, InvalidOptionError, NonFiniteError, Tensor4allTypeError
+from ..tools.checks import check_finite_arrays, check_positive_int, check_seed
+from ..tools.errors import (
+    DimensionMismatchError,
+    InvalidOptionError,
+    NonFiniteError,
+    Tensor4allTypeError,
+    ZeroNormError,
+)
 from ..tools.threads import thread_policy
 from .gauge import mixed_canonical
 
-__all__ = ["iMPS"]
+__all__ = ["iMPS", "CANONICAL_TOL", "site_index"]
+
+#: the largest deviation :class:`iMPS` accepts from ``A_L^dagger A_L = 1``, ``A_R A_R^dagger = 1``,
+#: ``||C|| = 1`` and ``A_L C = C A_R`` (relative to ``||C||``): far above rounding (1e-14 after
+#: :func:`.gauge.mixed_canonical`), far below any error that would show in a measurement
+CANONICAL_TOL = 1e-8
+
+
+def site_index(i: Any, cell: int, what: str) -> int:
+    """``i`` (any integer: a site or bond of the infinite chain) modulo ``cell``; anything else (a
+    float, a bool, a string) raises :class:`Tensor4allTypeError` naming ``what``."""
+    if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+        raise Tensor4allTypeError(
+            f"{what}: the site or bond must be an integer (any, taken modulo the cell), got {type(i).__name__} {i!r}"
+        )
+    return int(i) % cell
 
 
 class iMPS:  # noqa: N801 (the name the field uses)
@@ -30,7 +54,18 @@ class iMPS:  # noqa: N801 (the name the field uses)
     __slots__ = ("AL", "AR", "C", "local")
 
     def __init__(self, AL: list[np.ndarray], AR: list[np.ndarray], C: list[np.ndarray], local: str | None = None):
-        self.AL, self.AR, self.C, self.local = AL, AR, C, local
+        AL, AR, C = _check_canonical(AL, AR, C)
+        for a in AL:
+            name = _check_local(local, a.shape[1])
+        self.AL, self.AR, self.C, self.local = AL, AR, C, name
+
+    @classmethod
+    def _unchecked(cls, AL: list, AR: list, C: list, local: str | None) -> "iMPS":
+        """A state made inside the package whose gauge holds only to an algorithm's tolerance (a
+        TDVP step's ``A_C = A_L C``), or the site list of a measurement: not checked."""
+        psi = object.__new__(cls)
+        psi.AL, psi.AR, psi.C, psi.local = AL, AR, C, local
+        return psi
 
     # ---- construction ---------------------------------------------------------------------
     @classmethod
@@ -49,6 +84,8 @@ class iMPS:  # noqa: N801 (the name the field uses)
                 )
             if not np.isfinite(a).all():
                 raise NonFiniteError(f"iMPS.from_tensors: site {i} holds NaN or infinity")
+            if not np.any(a):
+                raise ZeroNormError(f"iMPS.from_tensors: site {i} is all zeros; the state would have zero norm")
             ts.append(a.astype(np.result_type(a, np.float64)))
         n = len(ts)
         for i in range(n):
@@ -135,11 +172,7 @@ class iMPS:  # noqa: N801 (the name the field uses)
         return np.result_type(*self.AL)
 
     def _index(self, i: Any, what: str) -> int:
-        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
-            raise Tensor4allTypeError(
-                f"iMPS.{what}: the site or bond must be an integer (any, taken modulo the cell), got {i!r}"
-            )
-        return int(i) % self.cell
+        return site_index(i, self.cell, f"iMPS.{what}")
 
     @thread_policy()
     def AC(self, i: int) -> np.ndarray:  # noqa: N802 (the field's name)
@@ -182,6 +215,66 @@ def _random_bond(local: Any = "spin-1/2", cell: Any = 1, max_bond: Any = 8, *_: 
     """The bond dimension :meth:`iMPS.random` canonicalizes (0 for a bad one: the call raises)."""
     D = kwargs.get("max_bond", max_bond)
     return D if isinstance(D, int) else 0
+
+
+def _arrays(xs: Any, ndim: int, what: str) -> list[np.ndarray]:
+    """``xs`` (a non-empty list or tuple) as numeric NumPy arrays of ``ndim`` axes (integers as floats)."""
+    if isinstance(xs, (str, bytes)) or not isinstance(xs, (list, tuple)) or not xs:
+        raise Tensor4allTypeError(f"iMPS: {what} must be a non-empty list of arrays, got {type(xs).__name__}")
+    out = []
+    for i, x in enumerate(xs):
+        a = np.asarray(x)
+        if a.dtype.kind not in "iufc":
+            raise Tensor4allTypeError(f"iMPS: {what}[{i}] must hold numbers, got dtype {a.dtype}")
+        if a.ndim != ndim:
+            raise DimensionMismatchError(f"iMPS: {what}[{i}] must have {ndim} axes, got shape {a.shape}")
+        out.append(a.astype(np.result_type(a, np.float64)) if a.dtype.kind in "iu" else a)
+    return out
+
+
+def _check_canonical(AL: Any, AR: Any, C: Any) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """``(AL, AR, C)`` as lists of arrays, checked: one cell length, matching shapes
+    (:class:`DimensionMismatchError`), finite entries (:class:`NonFiniteError`), a nonzero ``C``
+    (:class:`ZeroNormError`), and the mixed canonical form to :data:`CANONICAL_TOL`
+    (:class:`InvalidOptionError` with the measured deviation): one contraction per tensor."""
+    AL, AR, C = _arrays(AL, 3, "AL"), _arrays(AR, 3, "AR"), _arrays(C, 2, "C")
+    n = len(AL)
+    if len(AR) != n or len(C) != n:
+        raise DimensionMismatchError(f"iMPS: AL, AR and C must have one entry per site, got {n}, {len(AR)}, {len(C)}")
+    for i in range(n):
+        D, Dn = C[i].shape[0], C[(i + 1) % n].shape[0]
+        if C[i].shape != (D, D):
+            raise DimensionMismatchError(f"iMPS: C[{i}] must be square (bond {i}), got shape {C[i].shape}")
+        d = AL[i].shape[1]
+        if AL[i].shape != (D, d, Dn) or AR[i].shape != (D, d, Dn):
+            raise DimensionMismatchError(
+                f"iMPS: site {i} needs AL and AR of shape (D_{i}, d, D_{i + 1}) = ({D}, d, {Dn}) from C[{i}] and "
+                f"C[{(i + 1) % n}], with one d; got AL {AL[i].shape}, AR {AR[i].shape}"
+            )
+    for what, xs in (("AL", AL), ("AR", AR), ("C", C)):
+        check_finite_arrays(xs, f"iMPS: {what}")
+    for i in range(n):
+        norm = float(np.linalg.norm(C[i]))
+        if norm == 0.0:
+            raise ZeroNormError(f"iMPS: C[{i}] is zero; the centre matrix holds the state's norm (1)")
+        D, d, Dn = AL[i].shape
+        al, ar = AL[i].reshape(D * d, Dn), AR[i].reshape(D, d * Dn)
+        devs = {
+            "AL^dagger AL - 1 (left-isometric AL)": np.abs(al.conj().T @ al - np.eye(Dn)).max(),
+            "AR AR^dagger - 1 (right-isometric AR)": np.abs(ar @ ar.conj().T - np.eye(D)).max(),
+            "||C|| - 1 (unit norm)": abs(norm - 1.0),
+            "AL C[i+1] - C[i] AR (relative to ||C||)": np.linalg.norm(
+                np.tensordot(AL[i], C[(i + 1) % n], (2, 0)) - np.tensordot(C[i], AR[i], (1, 0))
+            )
+            / norm,
+        }
+        for name, dev in devs.items():
+            if not dev <= CANONICAL_TOL:
+                raise InvalidOptionError(
+                    f"iMPS: site {i} is not in mixed canonical form: {name} deviates by {float(dev):.3g} (at most "
+                    f"{CANONICAL_TOL:g}); make the state with iMPS.from_tensors, which brings any cell to this form"
+                )
+    return AL, AR, C
 
 
 def _check_local(local: Any, d: int) -> str | None:

@@ -66,15 +66,15 @@ import numpy as np
 import scipy.linalg
 
 from ..linalg.krylov import expm_krylov
-from ..tools.checks import check_cutoff, check_positive_int, check_real, check_time_grid
+from ..tools.checks import check_bool, check_cutoff, check_positive_int, check_real, check_time_grid
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
 from ..tools.threads import blas_threads, check_threads
 from .environments import apply_hac, apply_hc, left_environments, right_environments
 from .gauge import mixed_canonical
-from .impo import InfiniteMPO
+from .impo import InfiniteMPO, check_hermitian
 from .imps import iMPS
-from .itebd import _site_expect, common_cell, itebd
+from .itebd import _site_expect, check_observables, common_cell, itebd
 from .vumps import _errors, _expand
 
 __all__ = ["itdvp", "ITDVPResult"]
@@ -207,12 +207,14 @@ def itdvp(
     (nearest-neighbour ``H``; ``cutoff`` the discarded weight), by subspace expansion otherwise
     (directions of relative weight below ``cutoff`` are not added); see the module.
     ``observables`` (name -> operator name or matrix) are measured on every site of the cell at
-    ``t = 0, dt, ..., t_final``. A cell of odd length is doubled for the gates."""
+    ``t = 0, dt, ..., t_final``, named in ``psi0``'s local space. A cell of odd length is doubled
+    for the gates. ``H`` must be Hermitian (:class:`NonHermitianError`; the Krylov exponentials are Lanczos')."""
     if not isinstance(H, InfiniteMPO):
         raise Tensor4allTypeError(f"itdvp: H must be an InfiniteMPO, got {type(H).__name__}")
     if not isinstance(psi0, iMPS):
         raise Tensor4allTypeError(f"itdvp: psi0 must be an iMPS, got {type(psi0).__name__}")
     t_final, dt, steps = check_time_grid(t_final, dt, "itdvp")
+    imaginary = check_bool(imaginary, "itdvp: imaginary")
     max_bond = check_positive_int(max_bond, "itdvp: max_bond")
     cutoff = check_cutoff(cutoff)
     tol = check_real(tol, "itdvp: tol", low=0.0)
@@ -222,7 +224,7 @@ def itdvp(
     cell = common_cell(psi0, H, "itdvp")
     gates = all(factors[-1][0] - factors[0][0] <= 1 for _, _, factors in H.terms)
     cell = 2 * cell if gates and cell % 2 else cell  # iTEBD's cell is even
-    observables = dict(observables or {})
+    observables = check_observables(observables, "itdvp")
     Ws = [H.tensors[i % H.cell] for i in range(cell)]
     reps = cell // psi0.cell
     dtype = np.result_type(psi0.dtype, H.dtype, float if imaginary else complex)
@@ -236,6 +238,7 @@ def itdvp(
     records: dict[str, list] = {k: [] for k in observables}
     energies, bonds, errors, counts = [], [], [], []
     with blas_threads(threads, max_bond):
+        check_hermitian(H, "itdvp")
         gen = flow.generator(st["AL"], st["AR"], st["C"])
         m, floor = 1, 0.0
         for step in range(steps + 1):
@@ -258,7 +261,7 @@ def itdvp(
             errors.append(err)
             counts.append(used)
         AL, AR, C = mixed_canonical(st["AL"], C0=st["C"][0])
-    state = iMPS(AL, AR, C, psi0.local)
+        state = iMPS(AL, AR, C, psi0.local)
     out = {k: np.array(v) for k, v in records.items()}
     return ITDVPResult(times, out, np.array(energies), np.array(bonds), np.array(errors), np.array(counts), state)
 
@@ -268,9 +271,9 @@ def _gate_step(
 ) -> None:
     """One ``dt`` of iTEBD (fourth-order Suzuki, the bonds truncated to ``max_bond`` and ``cutoff``):
     the bond grows as the two-site gates need."""
-    psi = iMPS(st["AL"], st["AR"], st["C"], local)
+    psi = iMPS._unchecked(st["AL"], st["AR"], st["C"], local)
     if any(np.count_nonzero(c - np.diag(np.diag(c))) for c in st["C"]):  # iTEBD needs diagonal C
-        psi = iMPS(*mixed_canonical(st["AL"], C0=st["C"][0]), local)
+        psi = iMPS._unchecked(*mixed_canonical(st["AL"], C0=st["C"][0]), local)
     new = itebd(H, psi, dt, dt, imaginary=imaginary, max_bond=max_bond, cutoff=cutoff).state
     st.update(AL=[a.astype(dtype) for a in new.AL], AR=[a.astype(dtype) for a in new.AR])
     st["C"] = [c.astype(dtype) for c in new.C]
@@ -349,7 +352,7 @@ def _measure(st: dict, local: Any, observables: dict, records: dict) -> None:
         return
     AL, C = st["AL"], st["C"]
     n = len(AL)
-    psi = iMPS(AL, st["AR"], C, local)
+    psi = iMPS._unchecked(AL, st["AR"], C, local)
     thetas = [np.tensordot(AL[i], C[(i + 1) % n], (2, 0)) for i in range(n)]
     for name, op in observables.items():
         records[name].append([_site_expect(t / np.linalg.norm(t), psi, op, i) for i, t in enumerate(thetas)])

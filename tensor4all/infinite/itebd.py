@@ -15,6 +15,7 @@ neighbour only; a one-site term goes half to each of its two bonds).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -22,16 +23,16 @@ import scipy.linalg
 
 from ..linalg.truncation import truncation_keep
 from ..operators.gates import exp_gate, trotter_sequence
-from ..tools.checks import check_cutoff, check_positive_int, check_time_grid
+from ..tools.checks import check_bool, check_cutoff, check_positive_int, check_time_grid
 from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
 from ..tools.threads import blas_threads, check_threads
-from .gauge import mixed_canonical
-from .impo import InfiniteMPO, _value
+from .gauge import diagonal_gauge, mixed_canonical
+from .impo import InfiniteMPO, _value, check_hermitian
 from .imps import iMPS
 from .transfer import _operator
 
-__all__ = ["itebd", "ITEBDResult", "bond_hamiltonians", "common_cell"]
+__all__ = ["itebd", "ITEBDResult", "bond_hamiltonians", "common_cell", "check_observables"]
 
 
 @dataclasses.dataclass
@@ -111,6 +112,19 @@ def common_cell(psi0: iMPS, H: InfiniteMPO, what: str) -> int:
     return cell
 
 
+def check_observables(observables: Any, what: str) -> dict[str, Any]:
+    """``observables`` (a mapping of names to operators, or None) as a dict; anything else (a list of
+    operator names) raises :class:`Tensor4allTypeError`."""
+    if observables is None:
+        return {}
+    if not isinstance(observables, Mapping):
+        raise Tensor4allTypeError(
+            f"{what}: observables must be a dict of names to operators (names of the local space or matrices), "
+            f"such as {{'X': 'X'}}; got {type(observables).__name__} {observables!r}"
+        )
+    return dict(observables)
+
+
 @keyword_hints
 def itebd(
     H: InfiniteMPO,
@@ -128,25 +142,30 @@ def itebd(
     """Evolve ``psi0`` by ``exp(-i H t)`` (``imaginary``: ``exp(-H t)``, renormalized) up to
     ``t_final`` in steps ``dt`` (``t_final / dt`` a whole number), truncating each bond to
     ``max_bond`` and ``cutoff`` (discarded weight); ``observables`` (name -> operator name or
-    matrix) are measured on every site of the cell at ``t = 0, dt, ..., t_final``."""
+    matrix) are measured on every site of the cell at ``t = 0, dt, ..., t_final``, named in
+    ``psi0``'s local space. ``H`` must be Hermitian (:class:`NonHermitianError`: real time would not be unitary, and imaginary time
+    would not find a ground state)."""
     if not isinstance(H, InfiniteMPO):
         raise Tensor4allTypeError(f"itebd: H must be an InfiniteMPO, got {type(H).__name__}")
     if not isinstance(psi0, iMPS):
         raise Tensor4allTypeError(f"itebd: psi0 must be an iMPS, got {type(psi0).__name__}")
     t_final, dt, steps = check_time_grid(t_final, dt, "itebd")
+    imaginary = check_bool(imaginary, "itebd: imaginary")
     if order not in (2, 4):
         raise InvalidOptionError(f"itebd: order must be 2 or 4, got {order!r}")
     max_bond = check_positive_int(max_bond, "itebd: max_bond")
     cutoff = check_cutoff(cutoff)
     threads = check_threads(threads)
     cell = common_cell(psi0, H, "itebd")
-    observables = dict(observables or {})
+    observables = check_observables(observables, "itebd")
     cell = cell if cell % 2 == 0 else 2 * cell
     reps = cell // psi0.cell
     dtype = float if imaginary and np.result_type(psi0.dtype, H.dtype).kind != "c" else complex
-    B = [a.astype(dtype) for a in psi0.AR] * reps
-    lam = [np.abs(np.diag(c)).astype(float) for c in psi0.C] * reps
     with blas_threads(threads, max_bond):  # the whole run: the gates, the steps, the final canonical form
+        check_hermitian(H, "itebd")
+        _, AR0, C0 = diagonal_gauge(psi0.AL, psi0.AR, psi0.C)  # the Schmidt values on the diagonal of C
+        B = [a.astype(dtype) for a in AR0] * reps
+        lam = [np.diag(c).real.astype(float) for c in C0] * reps
         hs = bond_hamiltonians(H, cell)
         parts = [list(range(0, cell, 2)), list(range(1, cell, 2))]
         seq = trotter_sequence(order, 2)
@@ -177,7 +196,7 @@ def _measure(B: list, lam: list, local: Any, observables: dict, records: dict) -
         return
     n = len(B)
     # the Hastings form is mixed canonical: AL_i C_{i+1} = lambda_i B_i at each site
-    psi = iMPS([lam[i][:, None, None] * B[i] for i in range(n)], B, [np.diag(l) for l in lam], local)
+    psi = iMPS._unchecked([lam[i][:, None, None] * B[i] for i in range(n)], B, [np.diag(l) for l in lam], local)
     for name, op in observables.items():
         records[name].append([_site_expect(lam[i][:, None, None] * B[i], psi, op, i) for i in range(n)])
 

@@ -23,10 +23,16 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..sites.local_spaces import local_space
-from ..tools.checks import check_positive_int
-from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError
+from ..tools.checks import check_finite_arrays, check_positive_int, numeric_array
+from ..tools.errors import (
+    DimensionMismatchError,
+    InvalidOptionError,
+    NonFiniteError,
+    NonHermitianError,
+    Tensor4allTypeError,
+)
 from ..tools.threads import bond_of, thread_policy
-from .imps import iMPS
+from .imps import iMPS, site_index
 from .tmaps import leading_eigs, left_map, left_step, right_map, right_step
 
 __all__ = [
@@ -56,6 +62,24 @@ def _operator(psi: iMPS, op: Any, site: int, what: str) -> np.ndarray:
     m = np.asarray(op)
     if m.shape != (d, d) or m.dtype.kind not in "iufc":
         raise DimensionMismatchError(f"{what}: an operator must be a name or a {d}x{d} matrix, got shape {m.shape}")
+    check_finite_arrays([m], f"{what}: the operator matrix")
+    return m
+
+
+#: the largest ``||op - op^dagger|| / ||op||`` of an operator that must be Hermitian (finite TEBD's bound)
+HERMITIAN_OP_TOL = 1e-12
+
+
+def _hermitian_operator(psi: iMPS, op: Any, site: int, what: str) -> np.ndarray:
+    """:func:`_operator`, refused with :class:`NonHermitianError` unless Hermitian."""
+    m = _operator(psi, op, site, what)
+    size = float(np.linalg.norm(m))
+    defect = float(np.linalg.norm(m - m.conj().T))
+    if defect > HERMITIAN_OP_TOL * size:
+        raise NonHermitianError(
+            f"{what}: the operator must be Hermitian, but ||op - op^dagger|| / ||op|| = {defect / size:.3g}; "
+            "measure a Hermitian combination (such as S+ + S-)"
+        )
     return m
 
 
@@ -68,7 +92,7 @@ def _rho(psi: iMPS, bond: int) -> np.ndarray:
 def expect(psi: iMPS, op: Any, site: int = 0) -> complex | float:
     """``<op>`` at ``site`` of the cell (``op`` a name of the local space or a ``d x d`` matrix)."""
     psi = _check_state(psi, "expect")
-    i = site % psi.cell
+    i = site_index(site, psi.cell, "expect")
     m = _operator(psi, op, i, "expect")
     X = left_step(np.eye(psi.bond_dims[i], dtype=psi.dtype), psi.AL[i], psi.AL[i], m)
     return _real(np.trace(X @ _rho(psi, i + 1)))
@@ -87,7 +111,7 @@ def correlation(
     psi = _check_state(psi, "correlation")
     r_max = check_positive_int(r_max, "correlation: r_max")
     n = psi.cell
-    i = site % n
+    i = site_index(site, n, "correlation")
     a = _operator(psi, A, i, "correlation")
     X = left_step(np.eye(psi.bond_dims[i], dtype=psi.dtype), psi.AL[i], psi.AL[i], a)
     out = np.empty(r_max, dtype=np.result_type(X, complex))
@@ -253,10 +277,14 @@ def structure_factor(psi: iMPS, op: Any, q: Any, r_max: int = 200) -> np.ndarray
     """``S(q) = sum_r e^{-i q r} <op_0 op_r>_c`` over ``|r| <= r_max`` (site 0 of the cell as origin;
     a Hermitian ``op``, so ``C(-r) = conj C(r)`` of the cell's mirror; exact for ``cell = 1``)."""
     psi = _check_state(psi, "structure_factor")
-    m = _operator(psi, op, 0, "structure_factor")
+    m = _hermitian_operator(psi, op, 0, "structure_factor")
+    qs = np.atleast_1d(numeric_array(q, "structure_factor: q"))
+    if qs.dtype.kind == "c":
+        raise Tensor4allTypeError(f"structure_factor: q must be real (a number or an array), got {q!r}")
+    if not np.isfinite(qs).all():
+        raise NonFiniteError(f"structure_factor: q must be finite, got {q!r}")
     c0 = expect(psi, m @ m, 0) - abs(expect(psi, m, 0)) ** 2
     cr = correlation(psi, m, m, r_max, 0, connected=True)
-    qs = np.atleast_1d(np.asarray(q, dtype=float))
     r = np.arange(1, r_max + 1)
     phase = np.exp(-1j * np.outer(qs, r))
     s = c0 + phase @ cr + phase.conj() @ np.conj(cr)

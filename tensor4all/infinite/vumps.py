@@ -43,7 +43,7 @@ from ..tools.threads import blas_threads, check_threads
 from .energy import energy_per_site
 from .environments import apply_hac, apply_hc, left_environments, right_environments
 from .gauge import drop_small_schmidt, mixed_canonical, polar_left, polar_right
-from .impo import InfiniteMPO
+from .impo import InfiniteMPO, check_hermitian
 from .imps import iMPS
 from .vumps_local import SETTLE, VUMPSRecord, VUMPSResult, schmidt_floor
 from .vumps_sectors import CONSERVE_CHOICES, run_sectors, sector_setup
@@ -157,7 +157,8 @@ def vumps(
     threads: int | None = None,
     conserve: str | None = "none",
 ) -> VUMPSResult:
-    """The ground state of the infinite MPO ``H`` (Hermitian, real or complex) by VUMPS, from
+    """The ground state of the infinite MPO ``H`` (Hermitian, real or complex;
+    :class:`NonHermitianError` otherwise) by VUMPS, from
     ``psi0`` (an :class:`iMPS` on ``H``'s cell; default: random at bond dimension 8, ``seed``)
     grown by subspace expansion to ``max_bond``; stops when the error (``max ||A_C - A_L C||`` and the
     Galerkin error) is below ``tol`` at ``max_bond`` (the energy is then converged to about ``tol^2``) or after
@@ -183,6 +184,7 @@ def vumps(
             f"vumps: conserve must be one of {', '.join(map(repr, CONSERVE_CHOICES))} or None, got {conserve!r}"
         )
     with blas_threads(threads, D):  # the whole run, from the start's setup
+        check_hermitian(H, "vumps")
         return _start_and_run(H, psi0, D, tol, max_iter, cutoff, callback, conserve, seed)
 
 

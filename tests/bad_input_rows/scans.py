@@ -103,7 +103,7 @@ row(
     t4a.InvalidOptionError,
     "scan it or fix it, not both",
 )
-row("scan-grid-bad-value", t4a.scan, (SC_T, {"g": [0.5, "a"]}), t4a.Tensor4allTypeError, "g must be")
+row("scan-grid-bad-value", t4a.scan, (SC_T, {"g": [0.5, "a"]}), t4a.Tensor4allTypeError, "the values of 'g' mix")
 row(
     "scan-retries", t4a.scan, (SC_T, SC_G), t4a.InvalidOptionError, "retries must be a non-negative integer", retries=-1
 )
