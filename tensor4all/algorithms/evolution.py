@@ -221,6 +221,8 @@ class Observables:
         for name, s in spec.items():
             if not isinstance(name, str):
                 raise Tensor4allTypeError(f"{what}: observable names must be strings, got {name!r}")
+            if not name.strip():
+                raise InvalidOptionError(f"{what}: observable names must not be empty, got {name!r}")
             self.funcs[name] = self._compile(name, s, L)
         self.values: dict[str, list[Any]] = {name: [] for name in self.funcs}
 

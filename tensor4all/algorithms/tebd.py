@@ -408,7 +408,7 @@ def tebd(
     n_steps = time_grid(t_final, dt, WHAT)
     dt = float(dt)
     progress = check_bool(progress, f"{WHAT}: progress")
-    if isinstance(order, bool) or order not in ORDERS:
+    if isinstance(order, (bool, np.bool_)) or not isinstance(order, (int, np.integer)) or order not in ORDERS:
         raise InvalidOptionError(f"{WHAT}: order must be one of {', '.join(map(str, ORDERS))}, got {order!r}")
     if not isinstance(splitting, str) or splitting not in SPLITTINGS:
         raise InvalidOptionError(

@@ -73,3 +73,15 @@ def test_a_grid_column_mixing_kinds_is_refused_before_any_point(tmp_path, values
         t4a.scan(lambda x: {"v": 1.0}, {"x": values}, out=str(out))
     assert isinstance(info.value, TypeError)
     assert not out.exists()
+
+
+def test_a_float_order_and_an_empty_observable_name_are_refused():
+    """``tebd(order=2.0)`` ran (2.0 == 2), and an observable named ``""`` was recorded under an
+    empty key."""
+    H = models.heisenberg(4)
+    psi = t4a.MPS.product_state([0, 1, 0, 1])
+    with pytest.raises(t4a.InvalidOptionError, match="order must be one of 2, 4, got 2.0"):
+        t4a.tebd(H, psi, 0.2, 0.1, order=2.0)
+    for evolve in (t4a.tebd, t4a.tdvp):
+        with pytest.raises(t4a.InvalidOptionError, match="observable names must not be empty"):
+            evolve(H, psi, 0.2, 0.1, observables={" ": "Sz"})
