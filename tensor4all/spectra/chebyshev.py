@@ -23,7 +23,11 @@ The bounds of the spectrum come from two DMRG runs in the sector of ``B_c |0>`` 
 with ``-H``, its highest energy), or are given (``bounds=``). DMRG's highest energy is a lower bound
 of the true one and its lowest an upper bound; the margin ``eps`` covers the difference of a
 converged run (``T_n`` grows exponentially outside ``[-1, 1]``: a bound too tight makes the moments
-blow up).
+blow up). Given bounds are checked: finite, ``E_min < E_max``, containing the ground energy ``E0``, and
+the norm of every Chebyshev vector ``|t_n>`` at most ``1 + GROWTH_TOL`` times that of ``B_c |0>`` (what
+``|T_n(y)| <= 1`` on ``[-1, 1]`` gives a correctly rescaled ``H``; a vector beyond it means the spectrum
+reaches outside the bounds, and the moments from there on grow exponentially):
+:class:`~tensor4all.InvalidOptionError` naming the moment and asking for wider bounds.
 """
 
 from __future__ import annotations
@@ -47,12 +51,15 @@ from .operators import apply_at, site_arrays, transition_profile
 from .records import SpectralFunction
 from .transform import check_momenta, real_grid, spatial_transform
 
-__all__ = ["spectral_function_chebyshev", "KERNELS", "jackson_kernel", "chebyshev_moments", "PADDING"]
+__all__ = ["spectral_function_chebyshev", "KERNELS", "jackson_kernel", "chebyshev_moments", "PADDING", "GROWTH_TOL"]
 
 #: the kernels of :func:`spectral_function_chebyshev`, the default first
 KERNELS = ("jackson", "none")
 #: the margin ``eps`` left at each end of [-1, 1] (Weiße et al.)
 PADDING = 0.025
+#: the relative growth of ``||T_n(H') B_c|0>||`` over ``||B_c|0>||`` tolerated with given bounds (the
+#: truncation's rounding); beyond it the bounds miss part of the spectrum
+GROWTH_TOL = 1e-2
 
 
 def jackson_kernel(n_moments: int) -> np.ndarray:
@@ -63,9 +70,9 @@ def jackson_kernel(n_moments: int) -> np.ndarray:
     return ((N - n + 1) * np.cos(q * n) + np.sin(q * n) / math.tan(q)) / (N + 1)
 
 
-def _bounds(H: MPO, phi: MPS, given: Any, max_bond: int, what: str) -> tuple[float, float]:
-    """``(E_min, E_max)`` of ``H`` in the sector of ``phi``: given (checked), or by DMRG of ``H`` and ``-H``
-    started from ``phi``."""
+def _bounds(H: MPO, phi: MPS, given: Any, e0: float, max_bond: int, what: str) -> tuple[float, float]:
+    """``(E_min, E_max)`` of ``H`` in the sector of ``phi``: given (checked: finite, ordered, containing the
+    ground energy ``e0``), or by DMRG of ``H`` and ``-H`` started from ``phi``."""
     if given is not None:
         if not (isinstance(given, (tuple, list)) and len(given) == 2):
             raise Tensor4allTypeError(f"{what}: bounds must be a pair (E_min, E_max) or None, got {given!r}")
@@ -73,6 +80,13 @@ def _bounds(H: MPO, phi: MPS, given: Any, max_bond: int, what: str) -> tuple[flo
         hi = check_real(given[1], f"{what}: bounds[1] (E_max)")
         if not hi > lo:
             raise InvalidOptionError(f"{what}: bounds must have E_min < E_max, got ({lo!r}, {hi!r})")
+        tol = 1e-9 * max(1.0, abs(e0), hi - lo)  # E0 given as a bound, up to rounding
+        if not lo - tol <= e0 <= hi + tol:
+            raise InvalidOptionError(
+                f"{what}: bounds = ({lo!r}, {hi!r}) do not contain the ground energy E0 = {e0!r}; expected "
+                "E_min <= E0 <= E_max (bounds of the whole spectrum of H in the sector of B_c|0>: the Chebyshev "
+                "moments grow exponentially outside them), or bounds=None (two DMRG runs)"
+            )
         return lo, hi
     start = phi / float(np.asarray(phi.norm()))
     minus = MPO._from_leaves(H.local, [-np.asarray(H.tensors[0])] + [np.asarray(w) for w in H.tensors[1:]], H.conserve)
@@ -93,11 +107,19 @@ def chebyshev_moments(
     n: int,
     max_bond: int,
     cutoff: float,
+    *,
+    check_growth: str | None = None,
 ) -> np.ndarray:
-    """``mu[k, x] = <bra| (string) A_x T_k(H') |phi>`` for ``k < n``, ``H' = (H - shift) / scale``."""
+    """``mu[k, x] = <bra| (string) A_x T_k(H') |phi>`` for ``k < n``, ``H' = (H - shift) / scale``.
+    ``check_growth`` (the caller's name; None: no check): :class:`InvalidOptionError` when some
+    ``||T_k(H') |phi>||`` exceeds ``(1 + GROWTH_TOL) ||phi||``, the bound of a spectrum of ``H'`` in
+    ``[-1, 1]`` (the bounds ``shift -+ scale`` miss part of the spectrum)."""
     mu = np.empty((n, len(bra)), complex)
     prev, cur = None, phi
+    norm0 = float(np.asarray(phi.norm())) if check_growth is not None else 0.0
     for k in range(n):
+        if check_growth is not None and k > 0:
+            _check_growth(k, float(np.asarray(cur.norm())) / norm0, scale, shift, check_growth)
         mu[k] = transition_profile(bra, site_arrays(cur), a_ops, string)
         if k == n - 1:
             break
@@ -108,6 +130,18 @@ def chebyshev_moments(
             nxt = add(h * (2.0 / scale), cur * (-2.0 * shift / scale), prev * -1.0, max_bond=max_bond, cutoff=cutoff)
         prev, cur = cur, nxt
     return mu
+
+
+def _check_growth(k: int, ratio: float, scale: float, shift: float, what: str) -> None:
+    if not ratio <= 1.0 + GROWTH_TOL:  # NaN too
+        lo, hi = shift - scale * (1.0 - PADDING / 2), shift + scale * (1.0 - PADDING / 2)
+        raise InvalidOptionError(
+            f"{what}: Chebyshev moment {k} grew beyond its bound: ||T_{k}(H') B_c|0>|| = {ratio:.3g} ||B_c|0>||, "
+            f"expected at most 1 (up to {GROWTH_TOL:g}) when the spectrum of H in the sector of B_c|0> lies within "
+            f"the bounds ({lo:.6g}, {hi:.6g}); part of it lies outside and the moments grow exponentially from "
+            "there on: give wider bounds (E_min below the lowest and E_max above the highest energy), or "
+            "bounds=None (two DMRG runs)"
+        )
 
 
 @keyword_hints
@@ -136,7 +170,9 @@ def spectral_function_chebyshev(
             width of the spectrum).
         q: momenta (default ``2 pi k / L``, ``k = 0 .. L / 2``).
         omega: frequencies ``omega = E - E0`` (default: 400 points over the rescaled spectrum).
-        bounds: ``(E_min, E_max)`` of ``H`` in the sector of ``B_c |0>`` (default: two DMRG runs).
+        bounds: ``(E_min, E_max)`` of ``H`` in the sector of ``B_c |0>`` (default: two DMRG runs); given
+            bounds must be finite, ordered and contain ``E0``, and a Chebyshev vector whose norm grows beyond
+            that of ``B_c |0>`` (a spectrum reaching outside them) raises :class:`InvalidOptionError`.
         kernel: ``"jackson"`` (default) or ``"none"`` (the bare truncated series, with Gibbs ringing).
         max_bond, cutoff: the truncation of the Chebyshev vectors.
         threads: BLAS threads for the whole call (the bounds' DMRG, the moments, the transform), as
@@ -162,15 +198,26 @@ def spectral_function_chebyshev(
         phi = apply_at(ground, pair, c)
         if not float(np.asarray(phi.norm())) > 1e-14 * math.sqrt(norm2):
             raise ZeroNormError(f"{what}: B_c|0> = 0 (B = {pair.label_b!r} at site {c} annihilates the state)")
-        lo, hi = _bounds(H, phi, bounds, max_bond, what)
+        lo, hi = _bounds(H, phi, bounds, e0, max_bond, what)
         scale = (hi - lo) / (2.0 - PADDING)
         shift = 0.5 * (hi + lo)
         if omega is None:
             omega = np.linspace(lo - e0, hi - e0, 400)
         else:
             omega = real_grid(omega, "omega (the frequencies)", what)
+        growth = None if bounds is None else what  # given bounds are checked; the DMRG ones as before
         mu = chebyshev_moments(
-            H, phi, site_arrays(ground), pair.a, pair.parity, scale, shift, n_moments, max_bond, cutoff
+            H,
+            phi,
+            site_arrays(ground),
+            pair.a,
+            pair.parity,
+            scale,
+            shift,
+            n_moments,
+            max_bond,
+            cutoff,
+            check_growth=growth,
         )
         mu /= norm2
         g = jackson_kernel(n_moments) if kernel == "jackson" else np.ones(n_moments)

@@ -47,12 +47,12 @@ METHODS = ("tdvp", "tebd")
 def check_window_time(t_final: Any, dt: Any, what: str) -> int:
     """The number of steps ``t_final / dt``: both positive, ``t_final`` a whole number of steps (within a
     relative 1e-9), else :class:`InvalidOptionError` naming the fix."""
-    dt = check_real(dt, f"{what}: dt (the time step, a positive number)", low=0.0)
-    t_final = check_real(t_final, f"{what}: t_final (the last time of G, a positive number)", low=0.0)
-    if not dt > 0.0:
-        raise InvalidOptionError(f"{what}: dt must be positive, got {dt!r}")
+    dt = check_real(dt, f"{what}: dt (the time step, a positive number)")
+    t_final = check_real(t_final, f"{what}: t_final (the last time of G, a positive number)")
+    if not dt > 0.0:  # one message for 0 and negative values
+        raise InvalidOptionError(f"{what}: dt must be positive (> 0, the time step), got {dt!r}")
     if not t_final > 0.0:
-        raise InvalidOptionError(f"{what}: t_final must be positive, got {t_final!r}")
+        raise InvalidOptionError(f"{what}: t_final must be positive (> 0, the last time of G), got {t_final!r}")
     n = round(t_final / dt)
     if n < 1 or abs(n * dt - t_final) > 1e-9 * t_final:
         near = max(n, 1) * dt

@@ -115,9 +115,9 @@ def window_resolution(window: str, t_final: float) -> float:
     0.71
     """
     window = _check_window(window, "window_resolution")
-    t_final = check_real(t_final, "window_resolution: t_final (the window's half-length)", low=0.0)
+    t_final = check_real(t_final, "window_resolution: t_final (the window's half-length)")
     if not t_final > 0.0:
-        raise InvalidOptionError("window_resolution: t_final must be positive, got 0")
+        raise InvalidOptionError(f"window_resolution: t_final must be positive (> 0), got {t_final!r}")
     return _unit_resolution(window) / t_final
 
 

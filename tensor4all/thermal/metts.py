@@ -35,17 +35,16 @@ import numpy as np
 
 from tenferro.checks import import_optional, install_hint
 
-from ..algorithms.dmrg_charges import measured_sector
 from ..algorithms.tebd import tebd
 from ..networks.mpo import MPO, expectation
 from ..networks.mps import MPS
 from ..networks.symmetric_sites import Grading, grading, phys_leg, sector_charge
 from ..sites.local_spaces import local_space
-from ..tools.checks import check_cutoff, check_positive_int, check_seed, to_numpy
+from ..tools.checks import check_cutoff, check_positive_int, check_seed
 from ..tools.errors import InvalidOptionError, OptionalDependencyError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
 from ..tools.threads import blas_threads, thread_policy
-from .purification import beta_grid, check_thermal_hamiltonian
+from .purification import beta_grid, check_thermal_hamiltonian, conserved_charges
 from .results import MettsResult, MettsSample
 
 __all__ = [
@@ -96,14 +95,6 @@ def collapse(psi: MPS, rng: np.random.Generator, basis: np.ndarray | None = None
         vecs.append(u[:, t])
         v = w[t] / np.sqrt(np.sum(np.abs(w[t]) ** 2))
     return picks, vecs
-
-
-def conserved_charges(H: MPO) -> list[str]:
-    """The charges of ``H``'s local space that ``H`` conserves (``"Sz"``, ``"N"``, ``"parity"``;
-    a product charge part by part), decided from the MPO itself (``[H, Q] = 0``, no dense matrix)."""
-    ws = [np.asarray(to_numpy(w, "metts")) for w in H.tensors]
-    start = [np.eye(w.shape[1])[:, :1].reshape(1, w.shape[1], 1) for w in ws]
-    return sorted(measured_sector(ws, start, H.local))
 
 
 def sector_grading(H: MPO, conserve: str, sector: Any, what: str) -> tuple[Grading, Any]:
@@ -249,7 +240,7 @@ def metts_tasks(
     if sector is not None:
         g, _ = sector_grading(H, conserve, sector, what)
         fixed = set(g.label.split(","))
-    free = [c for c in conserved_charges(H) if c not in fixed] if bases == "z" else []
+    free = [c for c in conserved_charges(H) or () if c not in fixed] if bases == "z" else []
     if free:
         names = " and ".join(free)
         raise InvalidOptionError(

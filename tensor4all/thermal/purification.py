@@ -21,16 +21,17 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..algorithms.dmrg_charges import measured_sector
 from ..algorithms.evolution import EvolutionResult
 from ..algorithms.tdvp import tdvp
 from ..algorithms.tebd import tebd
-from ..networks.mpo import MPO
+from ..networks.mpo import MPO, require_hermitian
 from ..operators.gates import SPLITTINGS
 from ..sites.charges import CONSERVED_CHARGES
-from ..tools.checks import check_bool, check_cutoff, check_positive_int, check_real
+from ..tools.checks import check_bool, check_cutoff, check_finite_arrays, check_positive_int, check_real, concrete
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
-from ..tools.threads import blas_threads, check_threads
+from ..tools.threads import blas_threads, check_threads, thread_policy
 from .purified import infinite_temperature_sites, purified_space
 from .results import ThermalResult
 
@@ -40,6 +41,9 @@ __all__ = [
     "purified_hamiltonian",
     "check_thermal_hamiltonian",
     "check_conserve",
+    "check_method_options",
+    "conserved_charges",
+    "thermal_start",
     "METHODS",
 ]
 
@@ -47,9 +51,19 @@ __all__ = [
 METHODS = ("tebd", "tdvp")
 
 
+def _arrays(H: MPO) -> list[np.ndarray] | None:
+    """The site tensors of ``H`` as NumPy arrays (a traced MPO: their concrete values), or None for an
+    abstract one (under ``tenferro.jit``)."""
+    ws = [concrete(w) for w in H.tensors]
+    return None if any(w is None for w in ws) else [np.asarray(w) for w in ws]
+
+
+@thread_policy()  # the Hermiticity test's QRs
 def check_thermal_hamiltonian(H: Any, what: str) -> MPO:
     """``H`` if it is an MPO compiled from an OpSum on a named local space (its terms are
-    compiled again on the doubled sites)."""
+    compiled again on the doubled sites) and Hermitian (:class:`NonHermitianError` otherwise, by
+    dmrg's measure and threshold: ``e^{-beta H}`` of a non-Hermitian ``H`` is no thermal state, and
+    the purification would compute ``Tr(e^{-beta H^dagger / 2} e^{-beta H / 2})``)."""
     if not isinstance(H, MPO):
         raise Tensor4allTypeError(
             f"{what}: H must be an MPO compiled from an OpSum (tensor4all.models, MPO.from_opsum), got {type(H).__name__}"
@@ -59,7 +73,55 @@ def check_thermal_hamiltonian(H: Any, what: str) -> MPO:
             f"{what}: H was built from tensors, so its terms are unknown; build it with MPO.from_opsum "
             "or a tensor4all.models function (the purification compiles H.opsum on physical + ancilla sites)"
         )
+    ws = _arrays(H)
+    if ws is not None:
+        check_finite_arrays(ws, f"{what}: the Hamiltonian (MPO)")
+        require_hermitian(ws, what)
     return H
+
+
+@thread_policy()
+def conserved_charges(H: MPO) -> list[str] | None:
+    """The charges of ``H``'s local space that ``H`` conserves (``"Sz"``, ``"N"``, ``"parity"``;
+    a product charge part by part), decided from the MPO itself (``[H, Q] = 0``, no dense matrix);
+    None for an abstract MPO (nothing to decide from)."""
+    ws = _arrays(H)
+    if ws is None:
+        return None
+    start = [np.eye(w.shape[1])[:, :1].reshape(1, w.shape[1], 1) for w in ws]
+    return sorted(measured_sector(ws, start, H.local))
+
+
+def thermal_start(H: MPO, charge: str | None, sector: Any, what: str) -> tuple[Any, float]:
+    """The infinite-temperature purification of ``H``'s sites and ``ln`` of its number of states
+    (:func:`.purified.infinite_temperature_sites`); a ``sector`` of a charge ``H`` does not conserve
+    raises :class:`~tensor4all.NonConservingError`."""
+    conserved = None if sector is None else conserved_charges(H)
+    return infinite_temperature_sites(H.local, H.L, charge, sector, what, conserved=conserved)
+
+
+def check_method_options(method: Any, order: Any, splitting: Any, what: str) -> str:
+    """``method`` checked, and ``order`` and ``splitting`` valid and meant for it: both are TEBD's, so
+    ``method="tdvp"`` (second order, no splitting) refuses a value other than the default."""
+    if not isinstance(method, str) or method not in METHODS:
+        raise InvalidOptionError(f"{what}: method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
+    if isinstance(order, bool) or order not in (2, 4):
+        raise InvalidOptionError(f"{what}: order must be 2 or 4, got {order!r}")
+    if not isinstance(splitting, str) or splitting not in SPLITTINGS:
+        raise InvalidOptionError(
+            f"{what}: splitting must be one of {', '.join(map(repr, SPLITTINGS))}, got {splitting!r}"
+        )
+    if method == "tdvp":
+        given = [
+            f"{k}={v!r}" for k, v, default in (("order", order, 4), ("splitting", splitting, "brick")) if v != default
+        ]
+        if given:
+            raise InvalidOptionError(
+                f"{what}: {' and '.join(given)} {'apply' if len(given) > 1 else 'applies'} to method='tebd' only (the Suzuki order and the bond "
+                "splitting of TEBD); method='tdvp' is two-site TDVP, second order in dbeta, with no splitting: "
+                "drop it, or use method='tebd'"
+            )
+    return method
 
 
 def beta_grid(beta: Any, dbeta: Any, what: str) -> tuple[float, float, int]:
@@ -134,7 +196,9 @@ def thermal_state(
         beta: the final inverse temperature, ``> 0``, a whole number of steps ``dbeta``.
         dbeta: the step in beta; each step applies ``e^{-dbeta H / 2}`` to the purification.
         method: ``"tebd"`` (default; ``order`` 2 or 4, Suzuki's fourth order by default) or
-            ``"tdvp"`` (two-site TDVP, second order in ``dbeta``; any MPO, longer-range terms too).
+            ``"tdvp"`` (two-site TDVP, second order in ``dbeta``; any MPO, longer-range terms too; ``order``
+            and ``splitting`` are TEBD's, and a value other than their default raises
+            :class:`InvalidOptionError` with ``"tdvp"``).
         splitting: TEBD's ``"brick"`` (default: even and odd bonds) or ``"sweep"`` (each bond in turn,
             a sweep of half steps to the right and back: TeNPy's ``PurificationTEBD``), see
             :func:`tensor4all.tebd`.
@@ -145,7 +209,8 @@ def thermal_state(
         sector: None (grand canonical: every physical state) or a physical sector of the charge
             ``conserve`` names (or of the first charge the local space declares): ``{"N": 4, "Sz": 0}``,
             ``0`` for ``Sz = 0``; the canonical ensemble of that sector. A sector with no states
-            raises :class:`~tensor4all.SymmetryViolationError`.
+            raises :class:`~tensor4all.SymmetryViolationError`; a sector of a charge ``H`` does not
+            conserve (``[H, Q] != 0``, a transverse field and the parity), :class:`~tensor4all.NonConservingError`.
         observables: ``name -> spec`` as for :func:`tensor4all.tebd` (operator names of ``H.local``:
             ``"Sz"`` measures ``Sz (x) 1``), measured at the output betas.
         every: output every ``every`` steps (and at ``beta``).
@@ -154,18 +219,13 @@ def thermal_state(
 
     Returns:
         :class:`ThermalResult`.
+
+    A non-Hermitian ``H`` raises :class:`~tensor4all.NonHermitianError` (as :func:`tensor4all.dmrg`).
     """
     what = "thermal_state"
     H = check_thermal_hamiltonian(H, what)
     beta, dbeta, n = beta_grid(beta, dbeta, what)
-    if not isinstance(method, str) or method not in METHODS:
-        raise InvalidOptionError(f"{what}: method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
-    if method == "tebd" and (isinstance(order, bool) or order not in (2, 4)):
-        raise InvalidOptionError(f"{what}: order must be 2 or 4, got {order!r}")
-    if not isinstance(splitting, str) or splitting not in SPLITTINGS:
-        raise InvalidOptionError(
-            f"{what}: splitting must be one of {', '.join(map(repr, SPLITTINGS))}, got {splitting!r}"
-        )
+    method = check_method_options(method, order, splitting, what)
     max_bond = check_positive_int(max_bond, f"{what}: max_bond")
     cutoff = check_cutoff(cutoff, f"{what}: cutoff")
     every = check_positive_int(every, f"{what}: every", InvalidOptionError)
@@ -179,7 +239,7 @@ def thermal_state(
     threads = check_threads(threads)
     with blas_threads(threads, max_bond):  # the whole run: the start, the doubled H, the cooling, ln Z
         charge = check_conserve(conserve, H, what)
-        psi, log_states = infinite_temperature_sites(H.local, H.L, charge, sector, what)
+        psi, log_states = thermal_start(H, charge, sector, what)
         H2 = purified_hamiltonian(H, charge)
         specs = {"energy": "energy", **(observables or {})}
         half = 0.5 * dbeta

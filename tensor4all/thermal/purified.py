@@ -25,7 +25,7 @@ doubled local space (:func:`purified_space`), and ``tebd``/``tdvp`` cool it unch
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 import numpy as np
 
@@ -33,7 +33,7 @@ import tenferro as tf
 
 from ..networks.mps import MPS
 from ..networks.symmetric_sites import grading, phys_leg, sector_charge
-from ..sites.charges import CONSERVED_CHARGES, PRODUCT_CHARGES
+from ..sites.charges import CONSERVED_CHARGES, PRODUCT_CHARGES, NonConservingError
 from ..sites.local_spaces import LOCAL_SPACES, LocalSpace, local_space
 from ..structured import Leg, SymmetricTensor
 from ..tools.errors import InvalidOptionError
@@ -114,12 +114,16 @@ def _counting_sites(q: Sequence[Sequence[int]], add: Any, target: Any, identity:
     return [{c: k for k, c in enumerate(sorted(right[b]))} for b in range(L + 1)]
 
 
-def infinite_temperature_sites(local: str, L: int, conserve: str | None, sector: Any, what: str) -> tuple[MPS, float]:
+def infinite_temperature_sites(
+    local: str, L: int, conserve: str | None, sector: Any, what: str, *, conserved: Collection[str] | None = None
+) -> tuple[MPS, float]:
     """The infinite-temperature purification on ``L`` doubled sites of ``local`` and ``ln`` of the
     number of physical states it spans: ``|Phi> / sqrt(d^L)`` (``sector`` None) or the states of
     the physical ``sector`` (a value of the charge ``conserve`` names, or of the first charge
     the space declares). ``conserve`` (a name of :data:`CONSERVED_CHARGES`) makes the state
-    symmetric in the doubled charge (always 0)."""
+    symmetric in the doubled charge (always 0). ``conserved``: the charges the Hamiltonian conserves
+    (``"Sz"``, ``"N"``, ``"parity"``; None: not checked); a sector of another charge raises
+    :class:`NonConservingError` (its projector does not commute with ``e^{-beta H}``)."""
     space = local_space(local)
     doubled = purified_space(space)
     d = space.dim
@@ -135,6 +139,7 @@ def infinite_temperature_sites(local: str, L: int, conserve: str | None, sector:
         log_states = L * math.log(d)
     else:
         name = conserve if conserve is not None else _sector_charge_name(space, sector, L, what)
+        _check_conserved(name, sector, conserved, what)
         if isinstance(sector, dict) and list(sector) == [name]:  # {"N": 4} with the charge "N"
             sector = sector[name]
         g = grading(name, space.name, [d] * L, what)
@@ -166,6 +171,22 @@ def infinite_temperature_sites(local: str, L: int, conserve: str | None, sector:
         br = Leg(gd.symmetry, {zero: a.shape[2]}, dual=True)
         sites.append(SymmetricTensor({(zero, zero, zero): tf.asarray(block)}, [bl, leg, br]))
     return MPS._symmetric(sites, gd), log_states
+
+
+def _check_conserved(name: str, sector: Any, conserved: Collection[str] | None, what: str) -> None:
+    """:class:`NonConservingError` unless every part of the charge ``name`` (``"N,Sz"``: ``N`` and ``Sz``)
+    is among ``conserved`` (None: nothing checked)."""
+    if conserved is None:
+        return
+    missing = [p for p in name.split(",") if p not in conserved]
+    if missing:
+        kept = ", ".join(map(repr, conserved)) if conserved else "none"
+        raise NonConservingError(
+            f"{what}: sector={sector!r} is a sector of {name}, but H does not conserve {' and '.join(missing)} "
+            f"([H, Q] != 0), so e^(-beta H) mixes the sectors and the projection would give Tr(P e^(-beta H)), not "
+            f"the canonical Z; expected a sector of a charge H conserves (here: {kept}), or sector=None "
+            "(grand canonical)"
+        )
 
 
 def _sector_charge_name(space: LocalSpace, sector: Any, L: int, what: str) -> str:

@@ -51,8 +51,8 @@ from ..tools.checks import check_callable, check_cutoff, check_positive_int
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
 from ..tools.threads import blas_threads
-from .purification import check_conserve, beta_grid, check_thermal_hamiltonian, purified_hamiltonian
-from .purified import infinite_temperature_sites, purified_space
+from .purification import check_conserve, beta_grid, check_thermal_hamiltonian, purified_hamiltonian, thermal_start
+from .purified import purified_space
 from .results import Thermodynamics
 from .tangent_path import tangent_cooling
 
@@ -233,7 +233,7 @@ def thermodynamics(
         charge = check_conserve(conserve, H, what)
     else:
         charge = None if conserve is None else check_conserve(conserve, H, what)  # traced runs: dense by default
-    psi, log_states = infinite_temperature_sites(H.local, H.L, charge, sector, what)
+    psi, log_states = thermal_start(H, charge, sector, what)  # NonConservingError for a sector H mixes
     if engine == "tangent":
         with blas_threads(threads, opts["max_bond"]):
             return _by_tangents(H, field, psi, log_states, n, dbeta, opts, charge)
