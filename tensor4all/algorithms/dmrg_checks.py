@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from ..networks.mpo import MPO, hermiticity
+from ..networks.mpo import MPO, require_hermitian
 from ..networks.mps import MPS
 from ..sites.charges import CONSERVED_CHARGES
 from ..tools.checks import check_cutoff, check_finite_arrays, check_positive_int, check_real, to_numpy
-from ..tools.errors import InvalidOptionError, NonHermitianError, NotDifferentiableError, ValueRangeError
+from ..tools.errors import InvalidOptionError, NotDifferentiableError, ValueRangeError
 from .sector_run import check_conserve
 
 __all__ = [
@@ -111,13 +111,7 @@ def check_hamiltonian(ws: list[np.ndarray]) -> list[int]:
     """Typed errors for a non-finite, non-Hermitian or out-of-range Hamiltonian; returns the
     per-site scale shifts for the sweeps."""
     check_finite_arrays(ws, "dmrg: the Hamiltonian (MPO)")
-    defect, log2_scale = hermiticity(ws)
-    if defect > 1e-12:  # MPO.is_hermitian(tol=1e-6)
-        raise NonHermitianError(
-            "dmrg needs a Hermitian Hamiltonian, but H differs from its adjoint "
-            f"(||H - H^dagger|| / ||H|| = {math.sqrt(defect):.3g}; check the OpSum: add the Hermitian "
-            "conjugate of every non-Hermitian term)"
-        )
+    log2_scale = require_hermitian(ws, "dmrg")
     if math.isfinite(log2_scale) and log2_scale + math.log2(len(ws)) > MAX_LOG2_ENERGY:
         raise ValueRangeError(
             f"dmrg: the Hamiltonian's scale (root-mean-square eigenvalue ~1e{log2_scale * math.log10(2):.0f}) puts "

@@ -46,7 +46,7 @@ from .evolution import (
     hamiltonian_at,
     time_grid,
 )
-from ..networks.mpo import MPO, check_compatible, hermiticity
+from ..networks.mpo import HERMITIAN_TOL, MPO, check_compatible, hermiticity
 from ..networks.mps import MPS
 from .sector_run import SectorSpec, resolve_sector
 from .backend import SectorStart, make_backend
@@ -314,7 +314,7 @@ class _Run:
         ws = [np.ascontiguousarray(np.asarray(_concrete(w)) if self.traced else to_numpy(w, "tdvp")) for w in H.tensors]
         check_finite_arrays(ws, "tdvp: the Hamiltonian (MPO)")
         defect, _ = hermiticity(ws)
-        if defect > 1e-12:
+        if defect > HERMITIAN_TOL:
             if not (self.allow_nonhermitian or self.imaginary):
                 raise NonHermitianError(
                     "tdvp: real-time evolution needs a Hermitian Hamiltonian, but H differs from its adjoint "

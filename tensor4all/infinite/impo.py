@@ -28,18 +28,14 @@ import numpy as np
 
 from ..lattices import Lattice
 from ..models import heisenberg_opsum, j1j2_opsum, tfim_opsum
-from ..networks.mpo import hermiticity
+from ..networks.mpo import require_hermitian
 from ..operators.jordan_wigner import jordan_wigner
 from ..operators.opsum import EmptyOpSumError, OpSum
 from ..sites.local_spaces import LocalSpace, local_space
 from ..tools.checks import check_positive_int, concrete, is_traced
-from ..tools.errors import InvalidOptionError, NonHermitianError, SiteOutOfRangeError, Tensor4allTypeError
+from ..tools.errors import InvalidOptionError, SiteOutOfRangeError, Tensor4allTypeError
 
 __all__ = ["InfiniteMPO", "cell_opsum", "infinite_model", "MODELS", "check_hermitian"]
-
-#: the largest ``||H_cell - H_cell^dagger||^2 / ||H_cell||^2`` :func:`check_hermitian` accepts (the
-#: finite :func:`tensor4all.dmrg`'s bound, ``MPO.is_hermitian(tol=1e-6)``)
-HERMITIAN_TOL = 1e-12
 
 
 def _value(c: Any) -> complex | float:
@@ -120,18 +116,12 @@ def cell_window(H: InfiniteMPO) -> list[np.ndarray]:
 
 
 def check_hermitian(H: InfiniteMPO, what: str) -> None:
-    """:class:`NonHermitianError` unless the cell's terms add up to a Hermitian operator, measured as
-    the finite :func:`tensor4all.dmrg` does (:func:`tensor4all.networks.mpo.hermiticity`, the
-    relative anti-Hermitian weight, at most :data:`HERMITIAN_TOL`) on :func:`cell_window`. Each term's
+    """:class:`~tensor4all.NonHermitianError` unless the cell's terms add up to a Hermitian operator,
+    by the finite :func:`tensor4all.dmrg`'s test (:func:`tensor4all.networks.mpo.require_hermitian`)
+    on :func:`cell_window`. Each term's
     adjoint acts on the same sites, so it is a term of the same cell: ``H`` is Hermitian when the cell's
     part is."""
-    defect, _ = hermiticity(cell_window(H))
-    if defect > HERMITIAN_TOL:
-        raise NonHermitianError(
-            f"{what} needs a Hermitian Hamiltonian, but the cell's terms differ from their adjoint "
-            f"(||H - H^dagger|| / ||H|| = {np.sqrt(defect):.3g}); add the Hermitian conjugate of every "
-            "non-Hermitian term"
-        )
+    require_hermitian(cell_window(H), what)
 
 
 def _tensors(terms: list, n: int, d: int) -> list[np.ndarray]:

@@ -19,7 +19,13 @@ import tidu
 
 from ..operators.autompo import compile_opsum
 from .chain import SiteChain, site_tensors
-from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError, ValueRangeError
+from ..tools.errors import (
+    DimensionMismatchError,
+    InvalidOptionError,
+    NonHermitianError,
+    Tensor4allTypeError,
+    ValueRangeError,
+)
 from ..sites.charges import NonConservingError
 from ..sites.charges import CONSERVED_CHARGES, charge_parts
 from ..sites.local_spaces import LOCAL_SPACES, LocalSpace, local_space
@@ -218,6 +224,26 @@ def _check_range(tensors: list[np.ndarray]) -> None:
             "MPO.from_opsum: the coefficients add up beyond the float range (~1.8e308); "
             "divide them by a common factor and multiply the results by it"
         )
+
+
+HERMITIAN_TOL = 1e-12
+"""The largest relative anti-Hermitian weight ``||H - H^dagger||_F^2 / ||H||_F^2`` of a Hamiltonian
+taken as Hermitian (:func:`require_hermitian`; ``MPO.is_hermitian(tol=1e-6)``): the traces of
+:func:`hermiticity` cancel to about 1e-15."""
+
+
+def require_hermitian(ws: list[np.ndarray], what: str) -> float:
+    """:class:`NonHermitianError` naming ``what`` unless the MPO with site tensors ``ws`` is
+    Hermitian (:func:`hermiticity` at most :data:`HERMITIAN_TOL`): the one test of ``dmrg``, the
+    thermal states and the infinite-chain solvers. Returns ``log2`` of ``H``'s scale."""
+    defect, log2_scale = hermiticity(ws)
+    if defect > HERMITIAN_TOL:
+        raise NonHermitianError(
+            f"{what} needs a Hermitian Hamiltonian, but H differs from its adjoint (||H - H^dagger|| / ||H|| = "
+            f"{math.sqrt(defect):.3g}; at most {math.sqrt(HERMITIAN_TOL):.0e} counts as Hermitian); check the "
+            "OpSum: add the Hermitian conjugate of every non-Hermitian term"
+        )
+    return log2_scale
 
 
 def hermiticity(ws: list[np.ndarray]) -> tuple[float, float]:
