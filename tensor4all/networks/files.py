@@ -157,12 +157,6 @@ def file_format(path: str, format: str | None) -> str:  # noqa: A002
     if format is not None:
         if not isinstance(format, str) or format not in valid:
             raise UnsupportedFileFormatError(f"unknown MPS file format {format!r}; valid formats: {', '.join(valid)}")
-        named = FILE_FORMATS.get(suffix)
-        if named is not None and named != format:  # a .arrow file holding a zip: no reader would take it
-            raise UnsupportedFileFormatError(
-                f"format={format!r} contradicts the extension of {path!r}, that of {KIND_NAMES[named]}; "
-                f"pass format={named!r}, or a name ending in {_extension(format)}"
-            )
         return format
     if suffix not in FILE_FORMATS:
         raise UnsupportedFileFormatError(
@@ -266,6 +260,12 @@ def write_mps(psi: Any, path: Any, format: str | None) -> None:  # noqa: A002
     """The body of :meth:`tensor4all.MPS.save` (see there)."""
     path = file_path(path, "MPS.save")
     fmt = file_format(path, format)
+    named = FILE_FORMATS.get(os.path.splitext(path)[1].lower())
+    if named is not None and named != fmt:  # a .arrow file holding a zip: no reader would take it
+        raise UnsupportedFileFormatError(
+            f"MPS.save: format={fmt!r} contradicts the extension of {path!r}, that of {KIND_NAMES[named]}; "
+            f"pass format={named!r}, or a name ending in {_extension(fmt)}"
+        )
     arrays = {site_key(i): np.asarray(to_numpy(t, "MPS.save")) for i, t in enumerate(psi.dense()._tensors)}
     if psi.symmetric:
         arrays.update(sector_entries(psi))
