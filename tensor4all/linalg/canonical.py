@@ -23,11 +23,16 @@ def left_canonical(ts: list[np.ndarray]) -> list[np.ndarray]:
 
 def right_canonical(ts: list[np.ndarray], normalize: bool = True) -> list[np.ndarray]:
     """Sites ``1..L-1`` right-orthonormal (QR of the transposed sites from the right), C-contiguous;
-    with ``normalize`` site 0 is scaled to unit norm (a state of norm 0 is left as it is)."""
+    with ``normalize`` site 0 is scaled to unit norm (a state of norm 0 is left as it is), and each
+    ``R`` factor is scaled to unit norm on its way (the state's norm would otherwise pile up in site
+    0 and leave the float range: a random MPS of 200 sites at bond dimension 32 came out 0)."""
     ts = list(ts)
     for i in range(len(ts) - 1, 0, -1):
         dl, d, dr = ts[i].shape
         q, r = np.linalg.qr(ts[i].reshape(dl, d * dr).T)
+        if normalize:
+            n = float(np.linalg.norm(r))
+            r = r / n if n > 0 else r
         ts[i] = contiguous(q.T.reshape(q.shape[1], d, dr))
         ts[i - 1] = contiguous(np.tensordot(ts[i - 1], r.T, axes=(2, 0)))
     if normalize:

@@ -7,6 +7,7 @@ dense one); the classmethods of :class:`~tensor4all.MPS` wrap them."""
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -76,8 +77,14 @@ def random_state_sites(
         target = sector_charge(g, charge, legs, "MPS.random")
         check_alloc(L * bond_dim * d * bond_dim * dt.itemsize * 2, f"MPS.random(L={L}, d={d}, bond_dim={bond_dim})")
         sites = random_sites(legs, target, bond_dim, np.random.default_rng(seed), dt)
-        sites = canonical_sites(sites, 0)
-        sites[0] = sites[0] / structured_linalg.norm(sites[0])
+        # right-canonical site by site, the norm brought back to 1 at each step (as right_canonical
+        # does): swept at once, it piled up in site 0 and left the float range (700 sites: NaN)
+        for i in range(L - 1, 0, -1):
+            sites[i - 1], sites[i] = canonical_sites(sites[i - 1 : i + 1], 0)
+            n = float(np.asarray(structured_linalg.norm(sites[i - 1])))
+            sites[i - 1] = sites[i - 1] / n if n > 0 else sites[i - 1]
+        if L == 1:
+            sites[0] = sites[0] / structured_linalg.norm(sites[0])
         return sites, g
     dims = [1] + [min(bond_dim, d ** min(b + 1, L - b - 1, 60)) for b in range(L - 1)] + [1]
     check_alloc(
@@ -91,7 +98,7 @@ def random_state_sites(
         a = rng.standard_normal(shape)
         if np.issubdtype(dt, np.complexfloating):
             a = a + 1j * rng.standard_normal(shape)
-        ts.append(a.astype(dt))
+        ts.append((a / math.sqrt(d * dims[i + 1])).astype(dt))  # as the symmetric sites above
     ts = right_canonical(ts)
     return ts, None
 
@@ -123,8 +130,9 @@ def dense_vector_sites(vector: Any, L: int, d: int, max_bond: int | None, cutoff
         max_bond = check_positive_int(max_bond, "max_bond")
     cutoff = check_cutoff(cutoff, "from_dense: cutoff")
     v = numeric_array(to_numpy(vector, "MPS.from_dense"), "from_dense: vector").reshape(-1)
-    if v.size != d**L:
-        raise DimensionMismatchError(f"from_dense: vector has {v.size} entries, expected d**L = {d**L}")
+    if L * math.log2(d) > 64 or v.size != d**L:  # d**L of a huge L: a number of thousands of digits
+        needed = f"{d**L}" if L * math.log2(d) <= 64 else f"about 10**{L * math.log10(d):.0f}"
+        raise DimensionMismatchError(f"from_dense: vector has {v.size} entries, expected d**L = {d}**{L} = {needed}")
     if not np.isfinite(v).all():
         raise NonFiniteError(f"from_dense: the vector holds NaN or infinity (entry {int(np.argmin(np.isfinite(v)))})")
     ts = []
