@@ -328,7 +328,7 @@ def _arguments(g: Grid, digits: np.ndarray, argument: str) -> list[np.ndarray]:
     idx = g._digits_to_indices(np.asarray(digits, dtype=np.int64))
     if argument == "index":
         return [idx[:, d] for d in range(g.dims)]
-    return [g.lower[d] + idx[:, d].astype(np.float64) * g.step[d] for d in range(g.dims)]
+    return [np.minimum(g.lower[d] + idx[:, d].astype(np.float64) * g.step[d], g.upper[d]) for d in range(g.dims)]
 
 
 def _finite(values: Any, args: Sequence[Any], argument: str) -> Any:

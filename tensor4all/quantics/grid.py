@@ -224,6 +224,8 @@ class Grid:
         else:
             step = (np.asarray(self._upper, dtype=dt) - lo) / dt.type(n)
         x = lo[None, :] + idx.astype(dt) * step[None, :]
+        # lower + i step rounds past upper at the last point (1.7000000000000002 on [-3.3, 1.7])
+        x = np.minimum(x, np.asarray(self._upper, dtype=dt)[None, :])
         if single:
             vals = [float(v) for v in x[0]] if dt == np.float64 else list(x[0])
             return vals[0] if self._dims == 1 else tuple(vals)
@@ -242,7 +244,8 @@ class Grid:
                 f"Grid.origcoord_to_grididx: coordinate {float(x[row, d])!r} in dimension {d} lies "
                 f"outside [{float(lo[d])!r}, {float(hi[d])!r}]"
             )
-        idx = np.clip(np.rint((x - lo) / step), 0, 2**self._R - 1).astype(np.int64)
+        # clipped as integers: 2**R - 1 is no float64 for R >= 54 (it rounded to 2**R, one past the end)
+        idx = np.clip(np.rint((x - lo) / step).astype(np.int64), 0, 2**self._R - 1)
         return self._index_out(idx, single)
 
     def quantics_to_origcoord(self, quantics: Any, dtype: Any = np.float64) -> Any:
@@ -267,7 +270,7 @@ class Grid:
         if isinstance(index, np.ndarray) and index.ndim >= 1 and not (D > 1 and index.ndim == 1):
             if index.dtype.kind not in "iu":
                 raise Tensor4allTypeError(f"Grid.{what}: an index array must hold integers, got dtype {index.dtype}")
-            a = index.astype(np.int64).reshape(len(index), -1) if index.ndim == 1 else index.astype(np.int64)
+            a = index.astype(np.int64).reshape(len(index), 1) if index.ndim == 1 else index.astype(np.int64)
             if a.ndim != 2 or a.shape[1] != D:
                 shape = "(n,)" if D == 1 else f"(n, {D})"
                 raise DimensionMismatchError(f"Grid.{what}: an index array must have shape {shape}, got {index.shape}")
@@ -307,7 +310,7 @@ class Grid:
             if coordinate.dtype.kind not in "iuf":
                 raise Tensor4allTypeError(f"Grid: coordinates must be real numbers, got dtype {coordinate.dtype}")
             x = coordinate.astype(np.float64)
-            x = x.reshape(len(x), -1) if x.ndim == 1 else x
+            x = x.reshape(len(x), 1) if x.ndim == 1 else x
             if x.ndim != 2 or x.shape[1] != D:
                 shape = "(n,)" if D == 1 else f"(n, {D})"
                 raise DimensionMismatchError(

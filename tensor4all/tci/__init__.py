@@ -431,7 +431,14 @@ def interpolant(result: TCIResult, values: Any) -> MPS:
                 f"result.points[{i}] = {result.points[i].tolist()}; every value must be finite "
                 "(check the function there)"
             )
-    return _build(result.cross, v)
+    try:
+        return _build(result.cross, v)
+    except tf.linalg.SingularMatrixError as e:  # values of lower rank at the fixed pivots
+        raise FunctionValueError(
+            "interpolant: with these values a pivot matrix of the cross is singular (the function they come "
+            "from has a lower rank at result's pivots than the one interpolated); interpolate it anew "
+            f"(crossinterpolate2 / quantics_interpolate) instead of at fixed pivots ({e})"
+        ) from None
 
 
 def __dir__() -> list[str]:
