@@ -117,7 +117,7 @@ def grading(conserve: str, local: str | None, dims: Sequence[int], what: str) ->
     if q is None:
         raise InvalidOptionError(
             f"{what}: conserve={conserve!r} needs the charge {name!r}, but "
-            f"{_undeclared_where(local, dims)}; {_spaces_declaring(name)}"
+            f"{_undeclared_where(local, dims)}; {_spaces_declaring(name, local)}"
         )
     check_sector_charge(conserve, local, q, what)
     label, unit = charge_label(name)
@@ -140,15 +140,24 @@ def _undeclared_where(local: str | None, dims: Sequence[int]) -> str:
     return f"the default local spaces of dimensions {sorted(set(dims))} do not declare it"
 
 
-def _spaces_declaring(name: str) -> str:
-    """The fix: the built-in local spaces that declare the charge ``name``."""
-    fits = [
-        f"local={sp.name!r} (d = {sp.dim})"
-        for sp in LOCAL_SPACES.values()
-        if name in declared_charges(sp.name, [sp.dim])
-    ]
+def _spaces_declaring(name: str, local: str | None = None) -> str:
+    """The fix: the built-in local spaces that declare the charge ``name`` (of ``local``'s dimension
+    where it is named: ``'pauli'`` (d = 2) is no fix for the electron's d = 4); for a fermionic
+    space's parity, ``conserve='N'``."""
+    space = LOCAL_SPACES.get(local) if local is not None else None
+    spaces = [sp for sp in LOCAL_SPACES.values() if name in declared_charges(sp.name, [sp.dim])]
+    fits = [f"local={sp.name!r} (d = {sp.dim})" for sp in spaces if space is None or sp.dim == space.dim]
+    fermion = "conserve='N' fixes a fermion number's parity; " if space is not None and space.fermionic else ""
+    if name == "parity" and fermion:
+        return fermion + ("or pass " + " or ".join(fits) if fits else "or declare it in a LocalSpace's charges")
     if not fits:
-        return "no built-in local space declares it; declare it in a LocalSpace's charges"
+        others = " or ".join(f"local={sp.name!r} (d = {sp.dim})" for sp in spaces)
+        size = f" of dimension {space.dim}" if space is not None else ""
+        return (
+            f"no built-in local space{size} declares it"
+            + (f" ({others} does)" if others else "")
+            + ("; declare it in a LocalSpace's charges")
+        )
     return "pass " + " or ".join(fits)
 
 

@@ -57,3 +57,12 @@ def test_from_dense_of_a_huge_chain_is_a_typed_error():
     for L in (10**6, 3000):
         with pytest.raises(t4a.DimensionMismatchError, match=r"expected d\*\*L = 2\*\*\d+ = about 10\*\*\d+$"):
             t4a.MPS.from_dense(np.ones(4), L)
+
+
+def test_the_parity_hint_of_a_fermionic_space_fits_it():
+    """The electron (d = 4) was told to "pass local='pauli' (d = 2)"."""
+    with pytest.raises(t4a.InvalidOptionError, match=r"conserve='N' fixes a fermion number's parity") as info:
+        t4a.MPS.random(3, conserve="parity", local="electron")
+    assert "pauli" not in str(info.value)
+    with pytest.raises(t4a.InvalidOptionError, match=r"pass local='pauli' \(d = 2\)$"):
+        t4a.MPS.random(3, conserve="parity", local="spin-1/2")
