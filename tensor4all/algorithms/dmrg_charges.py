@@ -6,6 +6,8 @@ in the state (``<Q>`` for a U(1) charge, the parity for a Z2 one), as
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 import tenferro as tf
@@ -13,10 +15,11 @@ import tenferro as tf
 from ..networks.environments import left_step
 from ..networks.mpo import hermiticity
 from ..networks.mps import MPS
+from ..networks.symmetric_sites import Grading
 from ..sites.charges import CONSERVED_CHARGES, PRODUCT_CHARGES, charge_label, declared_charges
 from ..tools.device import array_module, to_device
 
-__all__ = ["measured_sector", "sector_size"]
+__all__ = ["measured_sector", "sector_size", "grading_sector_size"]
 
 
 #: largest ||[H, Q]||_F^2 / ||HQ||_F^2 for a conserved charge (the traces cancel to ~1e-15)
@@ -96,7 +99,11 @@ def sector_size(state: MPS) -> int:
     dense one): a count over the sites of the basis charges' sums."""
     if not state.symmetric:
         return int(np.prod([float(d) for d in state.phys_dims]))
-    g = state._grading
+    return grading_sector_size(state._grading, state._group_charge)
+
+
+def grading_sector_size(g: Grading, target: Any) -> int:
+    """The number of basis states of the chain of grading ``g`` whose charges sum to ``target``."""
     counts: dict[int, int] = {g.symmetry.canonical(0): 1}
     for qs in g.q:
         nxt: dict[int, int] = {}
@@ -105,4 +112,4 @@ def sector_size(state: MPS) -> int:
                 key = g.symmetry.canonical(c + q)
                 nxt[key] = nxt.get(key, 0) + m
         counts = nxt
-    return counts.get(state._group_charge, 0)
+    return counts.get(g.symmetry.canonical(target), 0)

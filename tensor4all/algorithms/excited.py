@@ -22,12 +22,13 @@ import numpy as np
 
 from ..networks.mpo import MPO
 from ..networks.mps import MPS, overlap
+from ..networks.symmetric_sites import chain_grading, phys_leg, sector_charge
 from ..tools.checks import check_positive_int
 from ..tools.errors import InvalidOptionError, NoOrthogonalStateError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
 from ..tools.threads import blas_threads, check_threads
 from .dmrg import dmrg
-from .dmrg_charges import sector_size
+from .dmrg_charges import grading_sector_size, sector_size
 from .dmrg_records import DMRGResult
 
 __all__ = ["excited_states", "ExcitedStates", "excited_result", "gap", "Gap", "sector_size"]
@@ -143,6 +144,9 @@ def excited_states(
         progress=progress,
     )
     threads = check_threads(threads)
+    known = _known_sector_size(H, conserve, sector, starts[0])
+    if known is not None and n > known[0]:  # before any run (else after the ground state, below)
+        _too_many(n, known[0], known[1])
     bonds = max_bond if isinstance(max_bond, (list, tuple)) else [max_bond]
     largest = max((b for b in bonds if isinstance(b, int)), default=None)  # (dmrg checks them)
     with blas_threads(threads, largest):  # the runs and the overlaps
@@ -155,14 +159,31 @@ def excited_states(
                 size = sector_size(res.state)
                 if n > size:
                     # a dense run's ``sector`` holds measured values (<Sz> of the state), not a sector it kept
-                    if res.state.symmetric:
-                        where, more = f"the sector {res.state.sector}", " or choose a larger sector"
-                    else:
-                        where, more = "the whole space (the run kept no conserved charge)", ""
-                    raise NoOrthogonalStateError(
-                        f"excited_states: {where} holds {size} states, fewer than n = {n}; ask for at most {size}{more}"
-                    )
+                    _too_many(n, size, f"the sector {res.state.sector}" if res.state.symmetric else None)
         return excited_result(results)
+
+
+def _known_sector_size(H: MPO, conserve: Any, sector: Any, psi0: Any) -> tuple[int, str] | None:
+    """``(states, "the sector {...}")`` of the sector the runs keep where it is known before any
+    run: a symmetric start state's, or an explicit charge and sector; None where the runs decide."""
+    if isinstance(psi0, MPS) and psi0.symmetric:
+        return sector_size(psi0), f"the sector {psi0.sector}"
+    if not isinstance(conserve, str) or conserve in ("auto", "none") or sector is None:
+        return None
+    g = chain_grading(conserve, H.local, list(H.phys_dims), "excited_states")
+    legs = [phys_leg(g.symmetry, q, i)[0] for i, q in enumerate(g.q)]
+    target = sector_charge(g, sector, legs, "excited_states: sector")
+    return grading_sector_size(g, target), f"the sector {g.sector(target)}"
+
+
+def _too_many(n: int, size: int, where: str | None) -> None:
+    """:class:`NoOrthogonalStateError`: ``n`` states of a sector (None: the whole space) of ``size``."""
+    where, more = (
+        (where, " or choose a larger sector") if where else ("the whole space (the run kept no conserved charge)", "")
+    )
+    raise NoOrthogonalStateError(
+        f"excited_states: {where} holds {size} states, fewer than n = {n}; ask for at most {size}{more}"
+    )
 
 
 def _check_sites(H: MPO, what: str) -> None:

@@ -81,3 +81,19 @@ def test_cli_states_beyond_the_sector_is_an_error(capsys):
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert "holds 1 states" in err
+
+
+def test_too_many_states_of_a_known_sector_are_refused_before_any_sweep():
+    """The sector's size was checked only after the ground state's whole DMRG had run."""
+    sweeps = []
+    with pytest.raises(
+        t4a.NoOrthogonalStateError, match=r"the sector \{'Sz': 0.0\} holds 20 states, fewer than n = 21"
+    ):
+        t4a.excited_states(
+            t4a.models.heisenberg(6), 21, conserve="Sz", sector=0, callback=lambda k, rec: sweeps.append(k)
+        )
+    assert sweeps == []
+    psi0 = t4a.MPS.random(6, bond_dim=4, conserve="Sz", charge=3)  # all up: one state
+    with pytest.raises(t4a.NoOrthogonalStateError, match="holds 1 states, fewer than n = 2"):
+        t4a.excited_states(t4a.models.heisenberg(6), 2, psi0=psi0, callback=lambda k, rec: sweeps.append(k))
+    assert sweeps == []
