@@ -118,10 +118,13 @@ def float_dtype(dtype: Any, what: str) -> np.dtype:
 
 
 def check_positive_int(value: Any, what: str, error: type[Exception] = BondDimensionError) -> int:
-    """``value`` as an ``int`` >= 1, else ``error`` naming ``what`` (:class:`BondDimensionError` for
-    the sizes it is named after, a bond dimension or a number of sites; :class:`InvalidOptionError`
+    """``value`` as an ``int`` >= 1: a value that is no integer (a float, a string, a bool) raises
+    :class:`Tensor4allTypeError`, one below 1 ``error``, each naming ``what`` (:class:`BondDimensionError`
+    for the sizes it is named after, a bond dimension or a number of sites; :class:`InvalidOptionError`
     for counts that are options, such as sweeps)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise Tensor4allTypeError(f"{what} must be a positive integer, got {type(value).__name__} {value!r}")
+    if value < 1:
         raise error(f"{what} must be a positive integer, got {value!r}")
     return int(value)
 

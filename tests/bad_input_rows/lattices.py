@@ -27,7 +27,7 @@ row(
 row(
     "lattices.ladder-legs0", LAT.ladder, (4,), t4a.BondDimensionError, "ladder: legs must be a positive integer", legs=0
 )
-row("lattices.square-Lx-float", LAT.square, (2.5, 2), t4a.BondDimensionError, "square: Lx must be a positive integer")
+row("lattices.square-Lx-float", LAT.square, (2.5, 2), t4a.Tensor4allTypeError, "square: Lx must be a positive integer")
 row(
     "lattices.square-xperiodic-None",
     LAT.square,
@@ -126,7 +126,7 @@ row(
     "models.spinless_fermions-L-str",
     models.spinless_fermions,
     ("4",),
-    t4a.BondDimensionError,
+    t4a.Tensor4allTypeError,
     "L (number of sites) must be a positive integer",
 )
 row(

@@ -296,7 +296,7 @@ row(
     "OpSum.check_sites-str",
     lambda: NW_OS.check_sites("4"),
     (),
-    t4a.BondDimensionError,
+    t4a.Tensor4allTypeError,
     "L (number of sites) must be a positive integer",
 )
 row("OpSum.check_sites-outside", lambda: NW_OS.check_sites(2), (), t4a.SiteOutOfRangeError, "outside 0..1")
