@@ -36,9 +36,33 @@ def _safe_root(s: Any, p: float) -> Any:
     return tf.where(zero, 0.0, root)
 
 
+_SQUARES_SAFE = (1e-290, 1e290)
+"""Sums of squares inside this range lost nothing to under- or overflow: their square root is the norm
+(as it was computed before); outside it the entries are scaled first (:func:`_two_norm`)."""
+
+
+def _two_norm(x: Any, axes: tuple) -> Any:
+    """``sqrt(sum |x|^2)`` over ``axes``; where the sum of squares leaves
+    :data:`_SQUARES_SAFE`, ``m sqrt(sum |x / m|^2)`` with ``m`` the largest magnitude (LAPACK's
+    ``nrm2``): unscaled, the squares of 3e-200 and 4e-200 underflowed to a norm and a gradient of 0,
+    those of 3e200 overflowed to inf. The scaled form is the norm for every ``m > 0``, so its
+    derivative is the norm's (the terms through ``m`` cancel); each branch is evaluated where it is
+    safe (double ``where``), so the other adds no NaN to the derivative."""
+    with np.errstate(over="ignore", under="ignore"):  # (the squares the scaled branch replaces)
+        s = tf.sum(_abs2(x), axis=axes)
+    lo, hi = _SQUARES_SAFE
+    ok = tf.where(tf.greater(s, lo), tf.where(tf.less(s, hi), 1.0, 0.0), 0.0)
+    ok = tf.equal(ok, 1.0)
+    plain = tf.sqrt(tf.where(ok, s, 1.0))
+    m = tf.max(tf.abs(x), axis=axes, keepdims=True)
+    m = tf.where(tf.equal(m, 0.0), 1.0, m)  # a zero block: its norm 0, derivatives 0 (_safe_root)
+    scaled = tf.sum(m, axis=axes) * _safe_root(tf.sum(_abs2(x / m), axis=axes), 2)  # (sum: m without its kept axes)
+    return tf.where(ok, plain, scaled)
+
+
 def _vector_norm(x: Any, ord: Any, axes: tuple) -> Any:
     if ord is None or ord == 2:
-        return _safe_root(tf.sum(_abs2(x), axis=axes), 2)
+        return _two_norm(x, axes)
     if ord == np.inf:
         return tf.max(tf.abs(x), axis=axes)
     if ord == -np.inf:
@@ -68,7 +92,7 @@ def _vector_norm(x: Any, ord: Any, axes: tuple) -> Any:
 def _matrix_norm(x: Any, ord: Any) -> Any:
     """Matrix norm over axes (0, 1) of ``x`` [M, N, B...]."""
     if ord is None or ord == "fro":
-        return _safe_root(tf.sum(_abs2(x), axis=(0, 1)), 2)
+        return _two_norm(x, (0, 1))
     if ord == "nuc":
         return tf.sum(svdvals(x), axis=0)
     if ord in (2, -2):
