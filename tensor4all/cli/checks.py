@@ -9,8 +9,7 @@ import os
 from typing import Any
 
 from . import lattice as _cli_lattice
-from .common import PLOT_EXTENSIONS, check_memory, check_plot, installed, run_memory
-from ..tools.files import output_problem
+from .common import PLOT_EXTENSIONS, check_memory, check_output_paths, check_plot, installed, run_memory
 
 __all__ = [
     "SAVE_EXTENSIONS",
@@ -114,16 +113,7 @@ def validate(sub: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         )
     if args.noise is not None and args.two_site:
         sub.error("argument --noise: only used with --one-site (two-site updates grow bonds by the SVD)")
-    for opt in ("json", "plot", "save"):
-        path = getattr(args, opt)
-        if path is None or (opt == "json" and path == "-"):  # --json -: standard output
-            continue
-        problem = output_problem(path)  # the check scan's --out and tensor4all.scan make too
-        if problem is not None:
-            sub.error(
-                f"argument --{opt}: {problem}"
-                + (" (or - for standard output)" if opt == "json" and not path.strip() else "")
-            )
+    check_output_paths(sub.error, args)
     check_memory(
         sub.error,
         memory_estimate(args),

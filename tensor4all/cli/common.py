@@ -371,6 +371,18 @@ def check_outputs(
     """The output options' checks before any work: ``--json``, ``--plot`` and ``--save`` name files
     that can be written (``--json -``: standard output), ``--plot`` a known extension with matplotlib
     installed (:func:`check_plot`), ``--save`` one of ``save_extensions`` (``save_what``: what it holds)."""
+    check_output_paths(error, args)
+    check_plot(error, args.plot)
+    save = getattr(args, "save", None)
+    if save is not None and os.path.splitext(save)[1].lower() not in save_extensions:
+        error(f"argument --save: {save!r} must end in {', '.join(save_extensions)} ({save_what})")
+
+
+def check_output_paths(error: Callable[[str], Any], args: argparse.Namespace) -> None:
+    """``--json``, ``--plot`` and ``--save`` name files that can be written (``--json -``: standard
+    output), each its own: the second write replaced the first (``--json p.npz --save p.npz`` left
+    JSON where the state was to be, and exit code 0)."""
+    seen: dict[str, str] = {}  # the file each option writes -> the option
     for opt in ("json", "plot", "save"):
         path = getattr(args, opt, None)
         if path is None or (opt == "json" and path == "-"):
@@ -381,10 +393,10 @@ def check_outputs(
                 f"argument --{opt}: {problem}"
                 + (" (or - for standard output)" if opt == "json" and not path.strip() else "")
             )
-    check_plot(error, args.plot)
-    save = getattr(args, "save", None)
-    if save is not None and os.path.splitext(save)[1].lower() not in save_extensions:
-        error(f"argument --save: {save!r} must end in {', '.join(save_extensions)} ({save_what})")
+        where = os.path.realpath(path)
+        if where in seen:
+            error(f"argument --{opt}: {path!r} is also the file of --{seen[where]}; give each output its own file")
+        seen[where] = opt
 
 
 def check_plot(error: Callable[[str], Any], path: str | None) -> None:

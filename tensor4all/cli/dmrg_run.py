@@ -168,6 +168,8 @@ class DMRGRun:
         self.t_measure = time.perf_counter() - t3
         t_analysis = time.perf_counter() - t2
         self.summary(res, energy, ref, bonds, entropy, t_dmrg, found)
+        if p["conserve"] == "parity" and a.save is not None:
+            self.print(f"basis       the saved state is in the {ROTATED_BASIS}")
         return write_outputs(
             a,
             (
@@ -311,6 +313,8 @@ class DMRGRun:
                 "numpy": np.__version__,
             },
             "parameters": p,
+            # the tfim's parity run works in the Hadamard-rotated basis, and so does a --save of it
+            "basis": ROTATED_BASIS if p.get("conserve") == "parity" else "model",
             "energy": energy,
             "energy_per_site": energy / self.L,
             "variance": float(res.variance),
@@ -338,6 +342,12 @@ class DMRGRun:
         if found is not None:  # fermion models: the measurements (README, "Run a simulation")
             doc["measurements"] = _cli_measurements.as_json(found)
         write_json_record(path, doc)
+
+
+ROTATED_BASIS = (
+    "rotated basis of the parity run (H = -J sum XX - g sum Z: the model's X and Z exchanged by a Hadamard on "
+    "every site; measure X for the model's Z)"
+)
 
 
 def _run_charges(conserve: str | None, sector: dict[str, Any]) -> dict[str, Any]:

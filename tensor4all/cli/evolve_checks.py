@@ -42,6 +42,13 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             "time is --t-final, which this command line does not give (before this release --t was the final "
             "time: give --t-final T, and --t only for the hopping)"
         )
+    if args.model == "hubbard" and "J" in given and args.t is not None:  # --t won, --J was dropped
+        parser.error("argument --J: the hopping of hubbard is --t (--J is its deprecated spelling); give one of them")
+    if args.model == "hubbard" and args.quench_J is not None and args.quench_t is not None:
+        parser.error(
+            "argument --quench-J: the quench's hopping of hubbard is --quench-t (--quench-J is its deprecated "
+            "spelling); give one of them"
+        )
     if args.model == "hubbard" and "J" in given and args.t is None:
         print(
             "tensor4all: warning: --J as the hopping of hubbard is deprecated, use --t (same meaning)", file=sys.stderr

@@ -158,7 +158,15 @@ class IDMRGRun(BarReport):
             self.parser.error(str(e))
         if a.conserve == "auto":  # what idmrg's auto runs, decided once: each run starts from the last state
             a.conserve = conserved_charge(H) or "none"
+        field = a.conserve != "none" and bool(self.p.get("h"))
+        if field:  # the Neel start's sector, Sz = 0: a field may put the ground state elsewhere
+            self.ref = None  # (the reference is the lowest over all sectors: no error of this one)
         self.header(H)
+        if field:
+            self.print(
+                f"       sector Sz = 0 (the Neel start's); in the field h = {self.p['h']:g} the ground state may lie "
+                "in another sector: --conserve none finds it"
+            )
         psi = None
         for bond in a.max_bond:
             t1 = time.perf_counter()

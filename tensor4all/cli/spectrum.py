@@ -275,6 +275,17 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(
             "argument --extend: linear prediction extends G(x, t) of a time evolution; --method chebyshev has none"
         )
+    if args.method == "chebyshev":  # the time evolution's options, which a Chebyshev expansion has not
+        for opt, value, default in (
+            ("--window", args.window, "gaussian"),
+            ("--dt", args.dt, DT),
+            ("--t-final", args.t_final, T_FINAL),
+        ):
+            if value != default:
+                parser.error(
+                    f"argument {opt}: an option of the time evolution and its Fourier transform (--method tdvp "
+                    "or tebd); --method chebyshev has none (its resolution is set by --moments)"
+                )
     try:
         check_window_time(args.t_final, args.dt, "spectrum")
     except InvalidOptionError as e:
