@@ -88,7 +88,7 @@ def _swept(psi: Any) -> tuple[Any, int] | None:
     leaves = leaves_of(ts)
     if psi._center is not None or len(ts) < 2 or any_traced(leaves) or any(concrete(b) is None for b in leaves):
         return None
-    total = 0
+    ts, total = scaled_sites(ts)  # each site's largest entry in [0.5, 1) first: 1e-200 squared underflows
     for i in range(len(ts) - 1):
         pair = canonical_sites(ts[i : i + 2], 1) if psi.symmetric else canonical_dense(ts[i : i + 2], 1)
         m = largest_entry(pair[1])
