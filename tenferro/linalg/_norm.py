@@ -48,6 +48,8 @@ def _two_norm(x: Any, axes: tuple) -> Any:
     those of 3e200 overflowed to inf. The scaled form is the norm for every ``m > 0``, so its
     derivative is the norm's (the terms through ``m`` cancel); each branch is evaluated where it is
     safe (double ``where``), so the other adds no NaN to the derivative."""
+    if any(meta(x)[0][a] == 0 for a in axes):  # no entries: the norm 0 (max has no identity)
+        return _safe_root(tf.sum(_abs2(x), axis=axes), 2)
     with np.errstate(over="ignore", under="ignore"):  # (the squares the scaled branch replaces)
         s = tf.sum(_abs2(x), axis=axes)
     lo, hi = _SQUARES_SAFE

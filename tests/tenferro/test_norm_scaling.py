@@ -45,3 +45,10 @@ def test_ordinary_norms_are_numpys():
     )
     assert float(la.norm(tf.zeros((3,)))) == 0.0
     np.testing.assert_array_equal(np.asarray(tidu.grad(lambda y: la.norm(y))(tf.zeros((3,)))), 0.0)
+
+
+def test_norms_of_no_entries_are_zero():
+    """The scaled form took the max over no entries, which has no identity (hypothesis found it)."""
+    assert float(la.norm(tf.zeros((0,)))) == 0.0
+    assert np.asarray(la.norm(tf.zeros((0, 3, 2)), "fro")).tolist() == [0.0, 0.0]
+    assert np.asarray(la.norm(tf.zeros((3, 0)), axis=1)).tolist() == [0.0, 0.0, 0.0]

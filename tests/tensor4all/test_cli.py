@@ -82,6 +82,7 @@ def check_schema(doc: dict, L: int) -> None:
         "schema",
         "program",
         "parameters",
+        "basis",
         "energy",
         "energy_per_site",
         "variance",

@@ -339,7 +339,7 @@ def test_couplings_are_differentiable():
         (lambda: models.tj(lattices.chain(1)), t4a.InvalidOptionError, "at least 2 sites"),
         (lambda: models.hubbard(lattices.chain(1)), t4a.InvalidOptionError, "at least 2 sites"),
         (lambda: models.tj(0), t4a.BondDimensionError, "L (number of sites) must be a positive integer"),
-        (lambda: models.spinless_fermions("4"), t4a.BondDimensionError, "positive integer"),
+        (lambda: models.spinless_fermions("4"), t4a.Tensor4allTypeError, "positive integer"),
         (lambda: models.spinless_fermions(4, conserve="Sz"), t4a.InvalidOptionError, "None or 'N'"),
         (lambda: models.tj(4, conserve="parity"), t4a.InvalidOptionError, "None, 'N', 'Sz' or 'N,Sz'"),
         (lambda: models.spinless_fermions(4, V=float("nan")), t4a.NonFiniteError, "spinless_fermions: V"),
