@@ -16,6 +16,7 @@ import numpy as np
 from .._dispatch import dispatchable
 from .._errors import TenferroValueError
 from .._aval import meta
+from .._tensor import Tensor
 from .._shape import normalize_axes
 from ._svd import svdvals
 from ._util import operand
@@ -53,6 +54,10 @@ def _two_norm(x: Any, axes: tuple) -> Any:
     with np.errstate(over="ignore", under="ignore"):  # (the squares the scaled branch replaces)
         s = tf.sum(_abs2(x), axis=axes)
     lo, hi = _SQUARES_SAFE
+    if type(s) is Tensor and isinstance(s._data, np.ndarray):  # concrete on the host (no derivative to keep)
+        v = s._data
+        if np.all((v > lo) & (v < hi)):  # the common case: one square root, as before (0 may be an underflow)
+            return tf.sqrt(s)
     ok = tf.where(tf.greater(s, lo), tf.where(tf.less(s, hi), 1.0, 0.0), 0.0)
     ok = tf.equal(ok, 1.0)
     plain = tf.sqrt(tf.where(ok, s, 1.0))

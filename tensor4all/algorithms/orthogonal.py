@@ -36,6 +36,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..networks.contractions import scaled_overlap
 from ..tools.device import array_module, to_host
 from .schedule import RIGHT, Step
 
@@ -62,13 +63,11 @@ each truncation may take the state that far out of the complement); above it ``d
 
 
 def overlaps(states: Sequence[Sequence[np.ndarray]], psi: Sequence[np.ndarray]) -> list[float]:
-    """``|<k|psi>| / (|k| |psi|)`` of each of ``states`` with ``psi`` (dense site arrays each)."""
+    """``|<k|psi>| / (|k| |psi|)`` of each of ``states`` with ``psi`` (dense site arrays each;
+    :func:`~tensor4all.networks.contractions.scaled_overlap`, safe at any scale)."""
 
     def inner(a: Sequence[Any], b: Sequence[Any]) -> complex:
-        env = np.ones((1, 1))
-        for x, y in zip(a, b):
-            env = np.einsum("ka,ksl,asb->lb", env, np.conj(x), y, optimize=True)
-        return complex(env[0, 0])
+        return complex(np.asarray(scaled_overlap(a, b, "dmrg: orthogonal_to")))
 
     host = [np.asarray(to_host(a)) for a in psi]
     norm = np.sqrt(abs(inner(host, host)))
