@@ -172,21 +172,20 @@ def _options(
             f"{what}: tolerance must be a finite number > 0 (an absolute error with "
             f"normalize_error=False), got {tolerance!r}"
         )
-    if max_bond is not None and (not _is_int(max_bond) or max_bond < 1):
-        raise TCIOptionError(f"{what}: max_bond must be a positive integer or None, got {max_bond!r}")
-    if not _is_int(max_iter) or max_iter < 1:
-        raise TCIOptionError(f"{what}: max_iter must be a positive integer, got {max_iter!r}")
+    _int_option(what, "max_bond", max_bond, 1, "a positive integer or None", optional=True)
+    _int_option(what, "max_iter", max_iter, 1, "a positive integer")
     if pivot_search not in PIVOT_SEARCHES:
         raise TCIOptionError(
             f"{what}: pivot_search must be one of {', '.join(map(repr, PIVOT_SEARCHES))}, got {pivot_search!r}"
         )
-    if not _is_int(global_pivots) or global_pivots < 0:
-        raise TCIOptionError(
-            f"{what}: global_pivots must be a non-negative integer (random starts of "
-            f"the global pivot search per sweep; 0 turns it off), got {global_pivots!r}"
-        )
-    if seed is not None and (not _is_int(seed) or seed < 0):
-        raise TCIOptionError(f"{what}: seed must be a non-negative integer or None, got {seed!r}")
+    _int_option(
+        what,
+        "global_pivots",
+        global_pivots,
+        0,
+        "a non-negative integer (random starts of the global pivot search per sweep; 0 turns it off)",
+    )
+    _int_option(what, "seed", seed, 0, "a non-negative integer or None", optional=True)
     return TCI2Options(
         float(tolerance),
         None if max_bond is None else int(max_bond),
@@ -195,6 +194,18 @@ def _options(
         bool(normalize_error),
         int(global_pivots),
     )
+
+
+def _int_option(what: str, name: str, value: Any, low: int, expected: str, optional: bool = False) -> None:
+    """Refuse an integer option: not an integer (``2.5``, ``True``, ``"3"``) is a
+    :class:`TCITypeError` (as ``range(2.5)`` is a ``TypeError``), an integer below ``low`` a
+    :class:`TCIOptionError`."""
+    if optional and value is None:
+        return
+    if not _is_int(value):
+        raise TCITypeError(f"{what}: {name} must be {expected}, got {type(value).__name__} {value!r}")
+    if value < low:
+        raise TCIOptionError(f"{what}: {name} must be {expected}, got {value!r}")
 
 
 def _first_pivots(fn: CachedFunction, initial_pivots: Any, rng: np.random.Generator) -> np.ndarray:

@@ -385,6 +385,12 @@ BAD = [
     ("global", lambda: tci.crossinterpolate2(_ok, [2, 2], global_pivots=-1), tci.TCIOptionError, "global_pivots"),
     ("batched-str", lambda: tci.crossinterpolate2(_ok, [2, 2], batched="yes"), tci.TCITypeError, "batched"),
     ("seed", lambda: tci.crossinterpolate2(_ok, [2, 2], seed=-3), tci.TCIOptionError, "seed"),
+    # a number that is not an integer is a TypeError (as range(2.5)), not an option out of range
+    ("max-bond-float", lambda: tci.crossinterpolate2(_ok, [2, 2], max_bond=2.5), tci.TCITypeError, "got float 2.5"),
+    ("max-bond-bool", lambda: tci.crossinterpolate2(_ok, [2, 2], max_bond=True), tci.TCITypeError, "got bool"),
+    ("max-iter-float", lambda: tci.crossinterpolate2(_ok, [2, 2], max_iter=3.0), tci.TCITypeError, "max_iter"),
+    ("global-float", lambda: tci.crossinterpolate2(_ok, [2, 2], global_pivots=1.5), tci.TCITypeError, "global"),
+    ("seed-str", lambda: tci.crossinterpolate2(_ok, [2, 2], seed="1"), tci.TCITypeError, "got str '1'"),
     (
         "pivot-range",
         lambda: tci.crossinterpolate2(_ok, [2, 3], [[0, 3]]),
