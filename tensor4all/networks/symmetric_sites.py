@@ -203,12 +203,14 @@ def product_sites(states: Sequence[int], g: Grading, dtype: Any) -> list[Symmetr
 def _reachable(legs: Sequence[Leg], g: Symmetry, start: Any, sign: int, cap: int) -> list[dict]:
     """Charges reachable through the physical legs and how many basis states reach each
     (capped at ``cap``): ``out[k]`` after ``k`` legs."""
-    out = [{start: 1}]
+    out = [{g.canonical(start): 1}]
+    add = g._add  # unchecked: the legs' charges and the sums of canonical charges are canonical
     for leg in legs:
+        steps = [(qs if sign > 0 else g._negate(qs), d) for qs, d in leg.sectors.items()]
         nxt: dict = {}
         for q, n in out[-1].items():
-            for qs, d in leg.sectors.items():
-                r = g.add(q, qs if sign > 0 else g.negate(qs))
+            for qs, d in steps:
+                r = add(q, qs)
                 nxt[r] = min(cap, nxt.get(r, 0) + n * d)
         out.append(nxt)
     return out
@@ -506,8 +508,9 @@ def sector_charge(g: Grading, charge: Any, legs: list, what: str) -> Any:
     chain reaches nearest the middle of its range (the lowest ``|Sz|``, half filling for ``N``;
     ties to the larger), (Z_n) 0; :class:`SymmetryViolationError` for a sector with no states."""
     reach = {g.symmetry.identity}
+    add = g.symmetry._add  # unchecked: the legs' charges are canonical, and so are their sums
     for leg in legs:
-        reach = {g.symmetry.add(q, qs) for q in reach for qs in leg.charges}
+        reach = {add(q, qs) for q in reach for qs in leg.charges}
     if charge is None:
         if not isinstance(g.symmetry, U1):
             return g.symmetry.identity
