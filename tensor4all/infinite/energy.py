@@ -16,6 +16,7 @@ import numpy as np
 
 import tenferro as tf
 
+from ..sites.local_spaces import local_space
 from ..tools.checks import is_traced
 from ..tools.errors import DimensionMismatchError, Tensor4allTypeError
 from ..tools.threads import thread_policy
@@ -39,10 +40,19 @@ def energy_per_site(psi: iMPS, H: InfiniteMPO) -> Any:
         raise Tensor4allTypeError(f"energy_per_site: psi must be an iMPS, got {type(psi).__name__}")
     if not isinstance(H, InfiniteMPO):
         raise Tensor4allTypeError(f"energy_per_site: H must be an InfiniteMPO, got {type(H).__name__}")
-    if psi.cell % H.cell or psi.phys_dims[0] != H.tensors[0].shape[1]:
+    mpo_dims = [int(H.tensors[i % H.cell].shape[1]) for i in range(psi.cell)]
+    if psi.cell % H.cell or list(psi.phys_dims) != mpo_dims:
         raise DimensionMismatchError(
-            f"energy_per_site: a state of cell {psi.cell} (d = {psi.phys_dims[0]}) and an MPO of cell {H.cell} "
-            f"(d = {H.tensors[0].shape[1]}); the state's cell must be a multiple of the MPO's"
+            f"energy_per_site: a state of cell {psi.cell} (local dimensions {list(psi.phys_dims)}) and an MPO of "
+            f"cell {H.cell} (local dimensions {mpo_dims[: H.cell]}); the state's cell must be a multiple of the "
+            "MPO's, with the MPO's local dimension at every site"
+        )
+    if psi.local is not None and bool(local_space(psi.local).fermionic) != bool(local_space(H.local).fermionic):
+        # one dimension, bases that do not match (a spin-1/2 state's up/down against a fermion's empty/occupied);
+        # spaces of one kind share their basis (spin-1/2 and pauli: up, down) and may be mixed
+        raise DimensionMismatchError(
+            f"energy_per_site: the state is on the local space {psi.local!r}, the MPO on {H.local!r} (one of them "
+            "fermionic); build both on the same local space (iMPS(..., local=H.local))"
         )
     n = psi.cell
     concrete_part = 0.0

@@ -216,3 +216,32 @@ def test_measurements_refuse_nan_and_non_hermitian_operators(tfim_state):
 
 
 # ---- 8. the state's and the MPO's local spaces -------------------------------------------------
+
+
+# ---- energy_per_site: the state's local space against the MPO's ------------------------------
+def test_energy_per_site_refuses_a_fermion_mpo_on_a_spin_state():
+    """A spinless-fermion MPO (basis empty, occupied) on a spin-1/2 state (up, down) has one local
+    dimension and another basis: the energy was computed without a word. Spaces of one kind
+    (spin-1/2 and pauli: both up, down) still mix."""
+    os = OpSum()
+    os += (1.0, "N", 0)  # <n> of the fermion basis state 1
+    H_f = t4a.InfiniteMPO.from_opsum(os, 1, "fermion")
+    up = inf.iMPS.product_state([0])  # spin-1/2 up
+    with pytest.raises(t4a.DimensionMismatchError, match="'spin-1/2', the MPO on 'fermion'"):
+        inf.energy_per_site(up, H_f)
+    empty = inf.iMPS.product_state([0], "fermion")
+    assert inf.energy_per_site(empty, H_f) == 0.0
+    assert inf.energy_per_site(inf.iMPS.product_state([1], "fermion"), H_f) == 1.0
+    assert inf.energy_per_site(up, pauli_field(0.5)) == 0.0  # <X> of up: 0; pauli and spin-1/2 mix
+
+
+def test_energy_per_site_checks_every_site_of_the_cell():
+    """Only the first site's dimension was compared with the MPO's: a two-site cell of a spin-1/2
+    and a spin-1 site against a spin-1/2 MPO."""
+    A = np.zeros((1, 2, 1))
+    A[0, 0, 0] = 1.0
+    B = np.zeros((1, 3, 1))
+    B[0, 0, 0] = 1.0
+    psi = inf.iMPS([A, B], [A, B], [np.ones((1, 1)), np.ones((1, 1))])
+    with pytest.raises(t4a.DimensionMismatchError, match=r"local dimensions \[2, 3\]"):
+        inf.energy_per_site(psi, pauli_field(0.5))
