@@ -19,7 +19,7 @@ from ._compare import equal, greater, greater_equal, less, less_equal, not_equal
 from ._contraction import dot, matmul
 from ._creation import cast
 from ._elementwise import add, conj, divide, imag, multiply, negative, real, subtract
-from ._errors import TenferroTypeError
+from ._errors import ShapeError, TenferroTypeError
 from ._getitem import getitem, iterate
 from ._indexing import take
 from ._matrix import diagonal, trace
@@ -116,6 +116,28 @@ def _matrix_transpose(self: Any) -> Any:
     return transpose(self)
 
 
+def _swap_last_two(self: Any, what: str) -> Any:
+    ndim = len(self.shape)
+    if ndim < 2:
+        raise ShapeError(
+            f"{what}: a tensor of rank {ndim} has no matrix axes; expected rank >= 2 (the last two axes are "
+            "the matrix, the leading ones a batch, as for matmul)"
+        )
+    return transpose(self, (*range(ndim - 2), ndim - 1, ndim - 2))
+
+
+def _mT(self: Any) -> Any:  # noqa: N802 (the array API's name)
+    """``x.mT``: the last two axes swapped, the leading ones a batch (the array API standard's
+    ``mT``, PyTorch's, and :func:`matmul`'s layout)."""
+    return _swap_last_two(self, "mT")
+
+
+def _mH(self: Any) -> Any:  # noqa: N802 (the array API's name)
+    """``x.mH``: the conjugate of :attr:`mT` (PyTorch's ``mH``; ``x.mT`` for real ``x``)."""
+    out = _swap_last_two(self, "mH")
+    return conj(out) if self.dtype.is_complex else out
+
+
 def _len(self: Any) -> int:
     shape = self.shape
     if not shape:
@@ -177,6 +199,8 @@ TENSOR_METHODS: dict[str, Any] = {
     "reshape": _reshape,
     "transpose": _transpose,
     "T": property(_matrix_transpose),
+    "mT": property(_mT),
+    "mH": property(_mH),
     "squeeze": squeeze,
     "__getitem__": getitem,
     "__setitem__": _setitem,

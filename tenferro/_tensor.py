@@ -80,6 +80,14 @@ class Tensor:
     has been used in a computation, or while it is being differentiated, is
     undefined behaviour: results, cached values and gradients may silently change.
     For a private, mutable copy use ``np.array(t)`` (a NumPy copy) or :meth:`copy`.
+
+    **Operators and methods** (one table, ``tenferro._methods``, shared by the tracers of
+    ``tidu``): ``+ - * / ** @`` (``@`` is :func:`tenferro.matmul`, NumPy's layout: leading batch
+    axes), comparisons (bool tensors), indexing, ``x.T`` (all axes reversed), ``x.mT`` (the last
+    two axes swapped, the array API's ``mT``) and ``x.mH`` (its conjugate), ``real``, ``imag``,
+    ``conj()``, ``reshape``, ``transpose``, ``squeeze``, ``take``, the reductions (``sum``,
+    ``max``, ``min``, ``mean``, ``prod``, ``var``, ``std``, ``argmax``, ``argmin``, ``cumsum``),
+    ``clip``, ``diagonal``, ``trace``, ``dot``, ``astype``.
     """
 
     __slots__ = ("_data", "__weakref__")

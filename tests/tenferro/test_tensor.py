@@ -15,6 +15,8 @@ import tenferro as tf
 from tenferro import Tensor
 from tenferro._placement import is_cupy_array
 
+from helpers import check_derivatives
+
 HAVE_CUPY = "cupy" in sys.modules or __import__("importlib").util.find_spec("cupy") is not None
 
 shapes = hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4)
@@ -290,3 +292,39 @@ def test_binary_operators_defer_to_operands_that_ask_for_it():
     assert (t * d)[0] == "rmul" and (t + d)[0] == "radd" and (d * t)[0] == "mul"
     with pytest.raises(tf.TenferroTypeError):
         t * "x"
+
+
+# ---- mT and mH: the matrix axes of matmul's layout --------------------------------------------
+@given(shape=st.lists(st.integers(1, 3), min_size=2, max_size=4), dtype=st.sampled_from(["float64", "complex128"]))
+def test_mT_and_mH_swap_the_last_two_axes(shape, dtype):
+    """``x.mT`` is ``numpy.swapaxes(x, -1, -2)`` (the array API standard's ``mT``, PyTorch's), a
+    batch of matrices in matmul's layout (leading batch axes); ``x.mH`` its conjugate."""
+    rng = np.random.default_rng(len(shape))
+    a = rng.standard_normal(shape)
+    if dtype == "complex128":
+        a = a + 1j * rng.standard_normal(shape)
+    x = tf.asarray(a)
+    np.testing.assert_array_equal(x.mT.numpy(), np.swapaxes(a, -1, -2))
+    np.testing.assert_array_equal(x.mH.numpy(), np.swapaxes(a, -1, -2).conj())
+    assert x.mH.dtype == x.dtype
+    y = tf.asarray(rng.standard_normal(shape[:-2] + [shape[-2], 2]))
+    np.testing.assert_allclose((x.mH @ y).numpy(), np.swapaxes(a, -1, -2).conj() @ y.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_mT_and_mH_derivatives(dtype):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((2, 3, 4))
+    w = rng.standard_normal((2, 4, 3))
+    if dtype == "complex128":
+        a, w = a + 1j * rng.standard_normal(a.shape), w + 1j * rng.standard_normal(w.shape)
+    W = tf.asarray(w)
+    for mode in ("eager", "jit"):
+        check_derivatives(mode, lambda x: x.mT * W, [tf.asarray(a)], order=2)
+        check_derivatives(mode, lambda x: x.mH * W, [tf.asarray(a)], order=2)
+
+
+@pytest.mark.parametrize("name", ["mT", "mH"])
+def test_mT_and_mH_of_a_vector_name_the_rank(name):
+    with pytest.raises(tf.ShapeError, match=f"{name}: a tensor of rank 1 has no matrix axes"):
+        getattr(tf.asarray(np.ones(3)), name)
