@@ -47,7 +47,7 @@ from ._tensor import Tensor
 from ._aval import placement_of_operand
 from ._compare import eq_p, equal, isfinite, where
 from ._creation import ones
-from ._elementwise import _to_float, conj, div_p, mul, mul_p, multiply, real, sub
+from ._elementwise import _to_float, conj, div_p, mul, mul_p, multiply, real, scalar_like, sub
 from ._shape import as_index, normalize_axes
 from ._structural import (
     _expand,
@@ -291,7 +291,8 @@ def _logsumexp_jvp(t, out, x, axes):
     shape = meta(x)[0]
     shift = where(isfinite(out), out, 0)
     w = exp(sub(x, _expand(shift, shape, axes)))
-    top = where(equal(x, np.inf), 1.0, 0.0)  # read only where out == +inf: the entries that are +inf
+    # read only where out == +inf: the entries that are +inf (in x's dtype: two Python floats made float64)
+    top = where(equal(x, np.inf), scalar_like(1, x), scalar_like(0, x))
     count = sum_p.bind(top, axes=axes)
     positive = _expand(equal(out, np.inf), shape, axes)
     w = where(positive, div_p.bind(top, _expand(where(equal(count, 0), 1.0, count), shape, axes)), w)

@@ -31,7 +31,21 @@ from tidu import Tracer
 
 from ._compare import _binary_real_aval, _refuse_complex, equal, isfinite, less, select_p, where
 from ._dtypes import int64
-from ._elementwise import _binary_aval, _prepare, _to_float, add, div, div_p, imag, mul, mul_p, neg, real, sub
+from ._elementwise import (
+    _binary_aval,
+    _prepare,
+    _to_float,
+    add,
+    div,
+    div_p,
+    imag,
+    mul,
+    mul_p,
+    neg,
+    real,
+    scalar_like,
+    sub,
+)
 from ._errors import DTypeError, TenferroValueError
 from ._aval import meta, TensorType, wrap_fortran
 from ._registry import check_shapes, primitive
@@ -368,6 +382,10 @@ def _atan2_impl(y, x):
 
 
 _ATAN2_SMALL, _ATAN2_SCALE = 2.0**-900, 2.0**1000
+# float32: x**2 + y**2 underflows from |(x, y)| ~ 1e-19 on; below 2**-60 the scale 2**86 brings the
+# smallest subnormal (2**-149) to 2**-63, whose square is normal, and 2**-30 to 2**56, whose square
+# stays below float32's largest (2**128)
+_ATAN2_SMALL_32, _ATAN2_SCALE_32 = 2.0**-60, 2.0**86
 
 
 def _atan2_weight(num, y, x):
@@ -377,7 +395,8 @@ def _atan2_weight(num, y, x):
     the gradient was 0 where it is 5e169) ``x`` and ``y`` are scaled by ``s = 2**1000`` first:
     ``((num s) / ((x s)**2 + (y s)**2)) s``, exact in binary; elsewhere ``s = 1``, the same bits."""
     origin = equal(where(equal(x, 0), y, 1), 0)  # x == 0 and y == 0
-    s = where(less(add(mul(x, x), mul(y, y)), _ATAN2_SMALL), _ATAN2_SCALE, 1.0)
+    small, scale = (_ATAN2_SMALL_32, _ATAN2_SCALE_32) if meta(x)[1].name == "float32" else (_ATAN2_SMALL, _ATAN2_SCALE)
+    s = where(less(add(mul(x, x), mul(y, y)), small), scalar_like(scale, x), scalar_like(1, x))  # in x's dtype
     xs, ys = mul(x, s), mul(y, s)
     r2 = add(mul(xs, xs), mul(ys, ys))
     return where(origin, 0, mul(div(mul(num, s), where(origin, 1, r2)), s))

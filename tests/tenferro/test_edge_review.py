@@ -83,3 +83,40 @@ def test_logsumexp_infinity_along_one_axis():
     x = tf.asarray(np.array([[np.inf, 1.0], [2.0, 3.0]]))
     g = np.asarray(tidu.grad(lambda v: tf.sum(tf.logsumexp(v, axis=1)))(x))
     np.testing.assert_allclose(g, [[1.0, 0.0], [1 / (1 + np.e), np.e / (1 + np.e)]], rtol=1e-15)
+
+
+# ---- single precision: the rules' constants in the operand's dtype (a later review) -------------
+F32_CASES = {
+    "logsumexp": (lambda a: tf.logsumexp(a), "float32"),
+    "arctan2": (lambda a: tf.sum(tf.arctan2(a, a + 2)), "float32"),
+    "angle": (lambda a: tf.sum(tf.angle(a * (1 + 1j))), "float32"),  # complex64 inside
+    "logsumexp-product": (lambda a: tf.sum(tf.logsumexp(a) * a**3), "float32"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(F32_CASES))
+def test_single_precision_tangents_and_gradients_keep_float32(name):
+    """The JVP rules of ``logsumexp`` and ``arctan2`` (``angle`` through it) made two Python
+    floats into a float64 ``where``: float32 tangents came out float64 and ``grad`` raised
+    ``TangentMismatchError`` (a ``ShapeError`` in a product with a float32 tensor)."""
+    f, dtype = F32_CASES[name]
+    a = np.array([0.3, -1.2, 0.5], np.float32)
+    x = tf.asarray(a)
+    _, t = tidu.jvp(f, (x,), (tf.ones_like(x),))
+    g = tidu.grad(f)(x)
+    assert t.dtype == tf.float32 and g.dtype == tf.float32
+    # against the same function in float64
+    g64 = tidu.grad(f)(tf.asarray(a.astype(np.float64))).numpy()
+    np.testing.assert_allclose(g.numpy(), g64, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("v", [1e-20, 1e-30, 1e-38])
+def test_float32_arctan2_gradient_at_tiny_arguments(v):
+    """``d/dy arctan2(y, x) = x / (x^2 + y^2)``: in float32 ``x^2 + y^2`` underflows from ~1e-19
+    on; the rule scales by ``2**86`` there (``2**1000`` would overflow float32)."""
+    y = tf.asarray(np.array([v], np.float32))
+    c = np.float32(2 * v)
+    g = tidu.grad(lambda a: tf.sum(tf.arctan2(a, tf.asarray(np.array([c])))))(y)
+    want = float(c) / (float(c) ** 2 + float(np.float32(v)) ** 2)
+    assert g.dtype == tf.float32
+    np.testing.assert_allclose(g.numpy(), [want], rtol=1e-6)
