@@ -314,6 +314,8 @@ def _sum(eqn: Eqn, rw: Rewriter, f: _Fills) -> list[Var] | None:
         return [f.make(out, 0)]
     y = src
     if count != 1:
+        if src.aval.dtype.kind == "complex":  # (inf - 2j) * (3 + 0j) is inf + nan j; the sum is inf - 6j
+            return None
         (y,) = rw.emit(_ew.mul_p, [src, f.make(src.aval, count)], {})
     new_dims = tuple(d - sum(1 for a in axes if a < d) for d in dims)
     if tuple(src.aval.shape) == tuple(out.shape) and new_dims == tuple(range(len(new_dims))):
