@@ -25,7 +25,15 @@ from ._parse import Parsed, canonicalize, format_spec, parse_interleaved, parse_
 from ._paths import normalize_optimize, opt_einsum_equation
 from ._cache import CacheInfo, LRUCache
 from ._plan import PLANS, build_plan, get_plan
-from ._slicing import SLICINGS, SlicedContraction, as_int, check_memory_limit, check_positive_int, plan_slices
+from ._slicing import (
+    SLICINGS,
+    SlicedContraction,
+    as_int,
+    check_memory_limit,
+    check_positive_int,
+    plan_slices,
+    unique_output,
+)
 from .._structural import convert_element_type
 import opt_einsum
 
@@ -137,6 +145,9 @@ def call_operands(operands: tuple, op: str) -> tuple[Any, list]:
 def _sliced_einsum(operands: tuple, optimize: Any, memory_limit: int) -> Any:
     key0, ops = call_operands(operands, "einsum")
     args = (key0, *ops) if isinstance(key0, str) else interleaved_call(operands, ops)
+    repeated = unique_output(args)
+    if repeated is not None:  # "ab,bc->aa": "ab,bc->a" sliced, then its diagonal embedded ("a->aa")
+        return einsum(repeated[1], _sliced_einsum((repeated[0], *ops), optimize, memory_limit))
     sc = plan_slices(args, memory_limit, optimize)
     if sc.slices == 1:  # a path that fits without slicing (perhaps one searched for the limit)
         return einsum(*args, optimize=list(sc.path) if len(ops) > 1 else False)

@@ -31,7 +31,15 @@ from ._paths import normalize_optimize
 from ._cache import LRUCache
 import opt_einsum
 
-__all__ = ["SlicedContraction", "plan_slices", "check_memory_limit", "check_positive_int", "as_int", "SLICINGS"]
+__all__ = [
+    "SlicedContraction",
+    "plan_slices",
+    "unique_output",
+    "check_memory_limit",
+    "check_positive_int",
+    "as_int",
+    "SLICINGS",
+]
 
 #: slicings by (equation, shapes, item size, memory limit, optimize, min_slices): the path
 #: search and cotengra's slice finder take tens of milliseconds on a circuit of 180 tensors,
@@ -143,6 +151,22 @@ def plan_slices(
         found = _plan_slices(equation, size_dict, itemsize, shapes, memory_limit, opt, min_slices)
         SLICINGS.put(key, found)
     return found
+
+
+def unique_output(operands: Sequence[Any]) -> tuple[str, str] | None:
+    """For an einsum whose output repeats a label (``"ab,bc->aa"``: the diagonal embedded), the
+    canonical equation with each output label once and the one-operand equation embedding its
+    result (``"ab,bc->a"``, ``"a->aa"``); None where the output repeats none. Slicing plans the
+    first (opt_einsum refuses repeated output labels)."""
+    if operands and isinstance(operands[0], str):
+        parsed, ops = parse_subscripts(operands[0]), list(operands[1:])
+    else:
+        ops, parsed = parse_interleaved(tuple(operands))
+    spec, sizes = canonicalize(parsed, tuple(tuple(int(n) for n in x.shape) for x in ops))
+    equation, _ = _equation(spec, sizes)
+    lhs, out = equation.split("->")
+    once = "".join(dict.fromkeys(out))
+    return None if once == out else (lhs + "->" + once, once + "->" + out)
 
 
 def _plan_slices(

@@ -219,3 +219,32 @@ def test_a_slicing_is_searched_once_per_problem(monkeypatch):
     tf.einsum_cache_clear()
     again = tf.einsum_slicing(eq, *ops, memory_limit=limit)
     assert len(searches) == 5 and again == first and again is not first
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_sliced_einsum_with_a_repeated_output_label(dtype):
+    """``"ab,bc,cd->aad"`` (the diagonal embedded) works unsliced; with ``memory_limit`` it raised
+    opt_einsum's bare ``ValueError`` ("Output character 'a' appeared more than once"): the sum
+    with each output label once is sliced, then embedded."""
+    rng = np.random.default_rng(3)
+
+    def draw(*shape):
+        a = rng.standard_normal(shape)
+        return tf.asarray(a + 1j * rng.standard_normal(shape) if dtype == "complex128" else a)
+
+    A, D, E = draw(10, 200), draw(200, 200), draw(200, 10)
+    assert tf.einsum_slicing("ab,bc,cd->ad", A, D, E, memory_limit=8000).slices > 1
+    want = np.einsum("ab,bc,cd->ad", A.numpy(), D.numpy(), E.numpy())
+    got = tf.einsum("ab,bc,cd->aad", A, D, E, memory_limit=8000).numpy()
+    np.testing.assert_allclose(np.einsum("aad->ad", got), want, rtol=1e-12)
+    off = got.copy()
+    off[np.arange(10), np.arange(10)] = 0
+    assert not off.any()
+
+    def loss(x):
+        return tf.real(tf.sum(tf.abs(tf.einsum("ab,bc,cd->aad", x, D, E, memory_limit=8000)) ** 2))
+
+    def plain(x):
+        return tf.real(tf.sum(tf.abs(tf.einsum("ab,bc,cd->aad", x, D, E)) ** 2))
+
+    np.testing.assert_allclose(tidu.grad(loss)(A).numpy(), tidu.grad(plain)(A).numpy(), rtol=1e-10)
