@@ -58,3 +58,43 @@ def test_full_rank_input_takes_the_plain_rule():
     r, z, _, _ = _rounding_null(tf.asarray(np.array([1.0, 1e-17, 0.0])), 3, 3)
     np.testing.assert_array_equal(np.asarray(r), [1.0, 0.0, 0.0])
     np.testing.assert_array_equal(np.asarray(z), [0.0, 1.0, 1.0])
+
+
+def _best_rank(a: np.ndarray, r: int) -> np.ndarray:
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return (u[:, :r] * s[:r]) @ vh[:r]
+
+
+@pytest.mark.parametrize("cplx", [False, True])
+@pytest.mark.parametrize("m, n, r", [(2, 2, 1), (5, 4, 2), (4, 4, 2), (4, 6, 3)])
+def test_second_derivative_along_a_direction_that_raises_the_rank(m, n, r, cplx):
+    """At a matrix of rank ``r``, ``f(t) = <C, best rank-r approximation of A + t E>`` for a generic
+    ``E`` (which raises the rank): the second derivative of ``U_r S_r Vh_r`` and of the projector
+    ``U_r U_r^H`` through ``truncated_svd``. The kept vectors dropped the ``s_Z``-weighted terms of
+    their null-space coefficients, exact at first order (``s_Z = 0``) but not their derivative:
+    the second derivative was off by 10-50% (the reviewer's 2 x 2 case: -0.0630 for -0.0718).
+    Against a five-point finite difference of NumPy's SVD (error O(h^4))."""
+    rng = np.random.default_rng(7 * m + n + r)
+    a = _rand(rng, (m, r), cplx) @ _rand(rng, (r, n), cplx)
+    e, c, cu = _rand(rng, (m, n), cplx), _rand(rng, (m, n), cplx), _rand(rng, (m, m), cplx)
+
+    def project(x):
+        u = np.linalg.svd(x, full_matrices=False)[0][:, :r]
+        return u @ u.conj().T
+
+    for numpy_f, kind, w in ((lambda x: _best_rank(x, r), "reconstruction", c), (project, "projector", cu)):
+
+        def f_np(t, numpy_f=numpy_f, w=w):
+            return float(np.real(np.sum(np.conj(w) * numpy_f(a + t * e))))
+
+        h = 2e-3  # truncation error ~h^4 f^(6) / 90, rounding ~1e-16 |f| / h^2: both below 1e-8
+        want = (-f_np(2 * h) + 16 * f_np(h) - 30 * f_np(0.0) + 16 * f_np(-h) - f_np(-2 * h)) / (12 * h * h)
+
+        def f(t, kind=kind, w=w):
+            u, s, vh = tf.linalg.truncated_svd(tf.asarray(a) + tf.asarray(e) * t, max_rank=r)
+            m_ = tf.matmul(u * s[None, :], vh) if kind == "reconstruction" else tf.matmul(u, u.mH)
+            return tf.real(tf.sum(m_ * tf.asarray(np.conj(w))))
+
+        one = tf.asarray(1.0)
+        (_, d2) = tidu.jvp(lambda t: tidu.jvp(f, (t,), (one,))[1], (tf.asarray(0.0),), (one,))
+        assert abs(float(np.asarray(d2)) - want) <= 1e-6 * max(1.0, abs(want)), (kind, float(np.asarray(d2)), want)
