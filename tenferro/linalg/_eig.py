@@ -24,7 +24,7 @@ from ._util import FAMILY, bind as _bind, check_matrix, concrete, lead, operand,
 from ._lapack import numerically_singular
 from ._matops import as_cols, as_rows, mH, mm, to_dtype
 from ._spectral import gap_inverse
-from ._gauge import GAUGE_RTOL, gauge_guard
+from ._gauge import GAUGE_RTOL, bind_probed, block_reach, gauge_guard, second_order_check
 from .. import _ops as tf
 
 
@@ -54,7 +54,9 @@ def _eig_aval(a):
 
 
 def _eig_gauge_check(cts: list, res: list, rtol: float) -> str | None:
-    (ct_v,) = cts
+    _, ct_v = cts  # (the values' cotangent: no gauge)
+    if ct_v is None:
+        return None
     w, v = res
     # only the phase of each (unit-norm) column is free: Im diag(V^H G_V) must vanish
     # (relative to ||V|| ||G_V||, not to max |d|: d is rounding noise for an
@@ -73,7 +75,7 @@ def _eig_gauge_check(cts: list, res: list, rtol: float) -> str | None:
 @eig_p.def_jvp
 def _eig_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
-    w, v = eig_p.bind(a)
+    (w, v), parent, probe = bind_probed(eig_p, a)
     cd = meta(v)[1]
     da = to_dtype(da, cd)
     vv = concrete(v)
@@ -83,13 +85,25 @@ def _eig_jvp(primals, tangents):
         m = solve_p.bind(v, mm(da, v), transposed=False)  # V^{-1} dA V
     except SingularMatrixError:
         raise _defective(meta(a)[0]) from None
+    # order >= 2: a direction that couples a repeated eigenvalue's vectors (in-block m_ij != 0)
+    second = second_order_check("eig", w, m, da, parent, probe, _eig_reach, hermitian=False)
     dw = tf.extract_diag(m)
     n = meta(w)[0][0]
     f = gap_inverse(tf.subtract(as_cols(w, n), as_rows(w, n)), w)  # 1 / (w_j - w_i), 0 where degenerate
     dv = mm(v, tf.multiply(f, m))
     dv = tf.subtract(dv, tf.multiply(v, as_cols(tf.extract_diag(mm(mH(v), dv)), n)))  # v_k^H dv_k = 0
-    (dv,) = gauge_guard([dv], [w, v], _eig_gauge_check)
+    dw, dv = gauge_guard([dw, dv], [w, v], _eig_gauge_check, second)
     return [w, v], [dw, dv]
+
+
+def _eig_reach(cts: list, dcts: list, res: list, dres: list, blind: bool) -> float:
+    """How much the cotangents of a pass of order >= 2 touch a repeated eigenvalue
+    (:func:`._gauge.block_reach` of the values' cotangent; arrays, trailing batch): a cotangent
+    of the eigenvectors (not orthonormal: no finer test) counts as touching."""
+    (w, _), ((c_w, c_v), (dc_w, dc_v)) = res, (cts, dcts)
+    if c_v is not None or dc_v is not None:
+        return 1.0
+    return block_reach(w, (c_w, dc_w), [], blind)
 
 
 def _defective(shape: tuple) -> SingularMatrixError:
@@ -104,7 +118,9 @@ def eig(a: Any) -> tuple[Any, Any]:
     ``(w [N, B...], V [N, N, B...])``, both complex, ``a @ V = V @ diag(w)``, columns
     of V of unit 2-norm. Derivative of V under the normalization ``v_k^H dv_k = 0``;
     a loss that depends on the eigenvectors' phases triggers a GaugeWarning.
-    Needs distinct eigenvalues (diagonalizable input)."""
+    Needs distinct eigenvalues (diagonalizable input): at a repeated eigenvalue the first
+    derivative of a function of the values is exact, and a derivative of order >= 2 that couples
+    the repeated eigenvalue's vectors raises a ``DegeneracyWarning`` (as ``eigh``, ``svd``)."""
     w, v = _bind(eig_p, operand("eig", "a", a))
     return w, v
 

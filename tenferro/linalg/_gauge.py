@@ -353,7 +353,9 @@ def bind_probed(p: Any, *args: Any, **params: Any) -> tuple[Any, list | None, li
     return out, parent, probe
 
 
-def block_splitting(values: Any, m: Any, whole: Any, zero_cluster: bool = False) -> tuple | None:
+def block_splitting(
+    values: Any, m: Any, whole: Any, zero_cluster: bool = False, hermitian: bool = True
+) -> tuple | None:
     """How much a direction splits the degenerate blocks of ``values`` ``[K, B...]``:
     ``(r, blind)``, ``r`` the Frobenius norm of the off-diagonal in-block part of
     ``herm(m)`` (``m`` ``[K, K, B..., E...]``: ``V^H dA_h V`` for eigh, ``U^H dA V`` for
@@ -363,7 +365,8 @@ def block_splitting(values: Any, m: Any, whole: Any, zero_cluster: bool = False)
     ``GAUGE_RTOL`` and no direction has a diagonal in the blocks (then the derivative of
     the values' cotangent there, ``f''(w) diag(m)``, is 0 whatever ``f''`` and tells
     nothing, see :func:`block_reach`; a Hessian's basis directions ``e_ii`` have one). None
-    when abstract or under broadening."""
+    when abstract or under broadening. ``hermitian=False`` (eig: ``m = V^{-1} dA V``, no
+    symmetry): ``|m|`` in place of ``herm(m)``, every in-block coupling counted."""
     if values is None or m is None or whole is None:
         return None
     mask = degenerate_pairs(values, zero_cluster)
@@ -374,7 +377,7 @@ def block_splitting(values: Any, m: Any, whole: Any, zero_cluster: bool = False)
         return 0.0, False
     try:
         mask = mask.reshape(mask.shape + (1,) * (m.ndim - mask.ndim))  # vmapped directions: trailing axes
-        h = 0.5 * (m + xp.conj(xp.swapaxes(m, 0, 1)))
+        h = 0.5 * (m + xp.conj(xp.swapaxes(m, 0, 1))) if hermitian else xp.abs(m)
         off = xp.sqrt(xp.sum(xp.where(mask, xp.abs(h) ** 2, 0), axis=(0, 1)))
         total = xp.sqrt(xp.sum(xp.abs(whole) ** 2, axis=(0, 1)))
         total = total.reshape(total.shape + (1,) * (off.ndim - total.ndim))
@@ -398,6 +401,7 @@ def second_order_check(
     probe: list,
     reach: Callable[..., float],
     zero_cluster: bool = False,
+    hermitian: bool = True,
 ) -> tuple | None:
     """The check of a derivative of order >= 2 through a decomposition, from its JVP rule
     (``parent``, ``probe`` from :func:`bind_probed`; ``values``, ``m``, ``whole`` as for
@@ -422,7 +426,7 @@ def second_order_check(
     read."""
     if (parent is None and not probe) or config.gauge == "ignore":
         return None
-    split = block_splitting(*aligned([raw_value(values), raw_value(m), raw_value(whole)]), zero_cluster)
+    split = block_splitting(*aligned([raw_value(values), raw_value(m), raw_value(whole)]), zero_cluster, hermitian)
     if parent is not None:
         parent.append(split)
     if not probe or any(x is None for x in probe):

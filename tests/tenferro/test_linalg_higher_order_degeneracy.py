@@ -434,3 +434,29 @@ def test_exact_zero_singular_value_exact_cases_are_quiet():
     g = np.asarray(_quiet(lambda: tidu.grad(range_projector)(tf.asarray(tall))))
     ref = _central_gradient(lambda x: float(np.asarray(range_projector(tf.asarray(x)))), tall)
     assert np.allclose(g, ref, atol=1e-8)
+
+
+# --- eig: order 2 at a repeated eigenvalue (a later review) -----------------------------------
+def _eig_sum_squares(x):
+    return tf.sum(tf.real(la.eigvals(x) ** 2))  # Re tr(A^2): d^2 along E is 2 Re tr(E^2)
+
+
+@CPLX
+def test_eig_second_derivative_at_a_repeated_eigenvalue_warns(cplx):
+    """``eig``'s rule masks the couplings of a repeated eigenvalue (exact at first order), and a
+    second derivative through it was off by up to 6 with no word (``eigh`` and ``svd`` warn):
+    now the same ``DegeneracyWarning``; apart from the repetition the result is exact and quiet."""
+    rng = np.random.default_rng(4)
+    x = np.eye(3) + 0.3 * _rand(rng, (3, 3), cplx)
+    e = _rand(rng, (3, 3), cplx)
+    exact = float(np.real(2 * np.trace(e @ e)))
+    repeated = x @ np.diag([1.0, 1.0, 3.0]) @ np.linalg.inv(x)
+    with pytest.warns(DegeneracyWarning, match="eig: a derivative of order >= 2"):
+        got = _second(_eig_sum_squares, repeated, e)
+    assert abs(got - exact) > 1e-3 * abs(exact)  # what is reported: the in-block part is missing
+    distinct = x @ np.diag([1.0, 2.0, 3.0]) @ np.linalg.inv(x)
+    assert _quiet(lambda: _second(_eig_sum_squares, distinct, e)) == pytest.approx(exact, rel=1e-9)
+    # first order at the repetition is exact and quiet: the gradient of Re tr(A^2) is 2 A^T (JAX's
+    # convention for complex input: df = Re <conj(g), dA>)
+    g = _quiet(lambda: tidu.grad(_eig_sum_squares)(tf.asarray(repeated)))
+    np.testing.assert_allclose(np.asarray(g), 2 * repeated.T, atol=1e-10)
