@@ -151,8 +151,7 @@ def heisenberg(
     ``spin`` is ``"1/2"`` or ``"1"``. ``conserve="Sz"`` marks the MPO as conserving ``Sz``
     (``MPO.from_opsum``): ``dmrg`` then runs in a sector by default."""
     _check_spin(spin)
-    if conserve not in (None, "Sz"):
-        raise InvalidOptionError(f"heisenberg: conserve must be None or 'Sz', got {conserve!r}")
+    conserve = _check_conserve(conserve, (None, "Sz"), "heisenberg")
     os = heisenberg_opsum(L, J, Jz, h)
     return MPO.from_opsum(os, _site_count(L), _SPINS[spin], conserve=conserve)
 
@@ -230,8 +229,7 @@ def j1j2(L: int | Lattice, J1: Any = 1.0, J2: Any = 0.5, h: Any = 0.0, conserve:
     ``<ij>`` the ``nearest`` and ``<<ij>>`` the ``next_nearest`` bonds of a lattice, or on the open
     chain of ``L`` sites ``(i, i + 1)`` and ``(i, i + 2)``. ``conserve="Sz"`` as in :func:`heisenberg`;
     couplings may be tidu tracers (differentiable MPO)."""
-    if conserve not in (None, "Sz"):
-        raise InvalidOptionError(f"j1j2: conserve must be None or 'Sz', got {conserve!r}")
+    conserve = _check_conserve(conserve, (None, "Sz"), "j1j2")
     os = j1j2_opsum(L, J1, J2, h)
     return MPO.from_opsum(os, _site_count(L), "spin-1/2", conserve=conserve)
 
@@ -254,10 +252,17 @@ def _fermion_sites(L: Any, what: str) -> tuple[int, tuple]:
     return n, (L.nearest_directed if isinstance(L, Lattice) else bonds)
 
 
-def _check_conserve(conserve: Any, valid: tuple, what: str) -> None:
+def _check_conserve(conserve: Any, valid: tuple, what: str) -> str | None:
+    """``conserve`` checked against ``valid``; ``"none"`` (the spelling of ``dmrg`` and the command
+    line) is None."""
+    if isinstance(conserve, str) and conserve == "none":
+        return None
     if conserve not in valid:
         names = [repr(c) if c is not None else "None" for c in valid]
-        raise InvalidOptionError(f"{what}: conserve must be {', '.join(names[:-1])} or {names[-1]}, got {conserve!r}")
+        raise InvalidOptionError(
+            f"{what}: conserve must be {', '.join(names[:-1])} or {names[-1]} ('none' is None), got {conserve!r}"
+        )
+    return conserve
 
 
 def _add_hopping(os: OpSum, bonds: Any, t: Any, flavours: tuple[tuple[str, str], ...]) -> None:
@@ -333,7 +338,7 @@ def hubbard(L: int | Lattice, t: Any = 1.0, U: Any = 4.0, mu: Any = 0.0, conserv
     one charge next to each other in the basis, which the electron's ``2Sz = (0, 1, -1, 0)`` are
     not: run it with ``"N,Sz"``. Couplings may be tidu tracers (differentiable MPO).
     """
-    _check_conserve(conserve, _HUBBARD_CONSERVE, "hubbard")
+    conserve = _check_conserve(conserve, _HUBBARD_CONSERVE, "hubbard")
     os = hubbard_opsum(L, t, U, mu)
     return MPO.from_opsum(os, _site_count(L), "electron", conserve=conserve)
 
@@ -363,7 +368,7 @@ def spinless_fermions(L: int | Lattice, t: Any = 1.0, V: Any = 0.0, mu: Any = 0.
     ``conserve="N"`` (the default; None: unmarked) marks the MPO as conserving the particle
     number, so that ``dmrg`` runs in a sector (``sector=N``, by default half filling).
     Couplings may be tidu tracers (differentiable MPO)."""
-    _check_conserve(conserve, _N_CONSERVE, "spinless_fermions")
+    conserve = _check_conserve(conserve, _N_CONSERVE, "spinless_fermions")
     os = spinless_fermions_opsum(L, t, V, mu)
     return MPO.from_opsum(os, _site_count(L), "fermion", conserve=conserve)
 
@@ -394,7 +399,7 @@ def tj(L: int | Lattice, t: Any = 1.0, J: Any = 0.5, conserve: str | None = "N,S
     ``"Sz"``) marks the MPO as conserving the particle number and/or Sz, so that ``dmrg`` runs
     in a sector by default (``sector={"N": ..., "Sz": ...}``, by default ``N = L / 2`` (the
     middle of ``0..L``) at the lowest ``|Sz|``). Couplings may be tidu tracers."""
-    _check_conserve(conserve, _TJ_CONSERVE, "tj")
+    conserve = _check_conserve(conserve, _TJ_CONSERVE, "tj")
     os = tj_opsum(L, t, J)
     return MPO.from_opsum(os, _site_count(L), "tj", conserve=conserve)
 

@@ -26,7 +26,11 @@ term's fermionic operators as Jordan-Wigner fermions ``c_j = (prod_{k<j} F_k) C_
 the signs and ``F`` strings itself (:mod:`tensor4all.operators.jordan_wigner`), so ``os += (-t,
 "Cdagup", i, "Cup", j)`` is the hopping ``-t c^dag_{i up} c_{j up}`` for any ``i, j``. As in
 ITensor, only the ``C*`` operators are fermionic; ``A*`` (``"electron"``'s hard-core
-ladders), ``N*``, ``S*``, ``F*`` are bosonic (even). The built-in fermionic spaces:
+ladders), ``N*``, ``S*``, ``F*`` are treated as bosonic: they get no string and commute with
+everything when a term is ordered. ``N*``, ``S*``, ``F*`` are even; the ``A*`` change the
+parity, so a term that mixes them with ``C*`` operators is the product in the fermions'
+order, not in the written one (a sign apart from it; write such terms with ``C*`` only).
+The built-in fermionic spaces:
 ``"fermion"`` (spinless, ``|0>, |1>``), ``"electron"`` and ``"tj"`` (``|0>, |up>, |dn>``, no
 double occupancy; the electron's operators restricted to those three states). A new site type
 declares them the same way::

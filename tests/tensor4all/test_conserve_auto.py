@@ -268,3 +268,15 @@ def test_block_sites_equal_the_structured_bond_update():
             v1 = vector(MPS._symmetric([*ts[:b], a1, b1, *ts[b + 2 :]], psi._grading))
             v2 = vector(blocks.state([*bs[:b], a2, b2, *bs[b + 2 :]], psi._grading))
             assert np.abs(v1 - v2).max() <= 1e-12 * np.abs(v1).max()
+
+
+@pytest.mark.parametrize("builder", ["heisenberg", "xxz", "xx", "j1j2", "tfim", "hubbard", "spinless_fermions", "tj"])
+def test_every_model_takes_conserve_none_as_dmrg_spells_it(builder):
+    """``dmrg(conserve="none")`` and the command line spell no symmetry ``"none"``; ``tfim`` took
+    it and the other builders refused it. Now each gives the unmarked MPO, the same tensors as
+    ``conserve=None``."""
+    make = getattr(models, builder)
+    plain, spelled = make(4, conserve=None), make(4, conserve="none")
+    assert spelled.conserve is None
+    for a, b in zip(plain.tensors, spelled.tensors):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
