@@ -273,7 +273,8 @@ def _svd_reduced_jvp(tf, da, u, s, vh, dtype, m, n, k):
     # direction that raises the rank (dN = (I - U_R U_R^H) dA (I - V_R V_R^H) there): without them
     # second derivatives of U_R S_R Vh_R were off by 10-50%
     null_part = mm(tf.multiply(u, as_cols(tf.multiply(s, z), m)), vh)  # N, [M, N, B...]
-    r_inv2 = tf.multiply(tf.multiply(s_inv, s_inv), r)
+    r_inv = tf.multiply(s_inv, r)  # masked before squaring: 1/s of a null value of 1e-300 squares to inf
+    r_inv2 = tf.multiply(r_inv, r_inv)
     dah = mH(da)
     du = tf.add(du, tf.multiply(mm(null_part, mm(dah, u)), as_cols(r_inv2, m)))
     dvh = tf.add(dvh, tf.multiply(mm(mm(vh, dah), null_part), as_rows(r_inv2, n)))

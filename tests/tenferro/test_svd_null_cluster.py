@@ -98,3 +98,24 @@ def test_second_derivative_along_a_direction_that_raises_the_rank(m, n, r, cplx)
         one = tf.asarray(1.0)
         (_, d2) = tidu.jvp(lambda t: tidu.jvp(f, (t,), (one,))[1], (tf.asarray(0.0),), (one,))
         assert abs(float(np.asarray(d2)) - want) <= 1e-6 * max(1.0, abs(want)), (kind, float(np.asarray(d2)), want)
+
+
+@pytest.mark.parametrize("tiny", [1e-300, 1e-200, 0.0])
+def test_null_values_near_the_underflow_keep_every_derivative_finite(tiny):
+    """A null value of 1e-300 has ``1/s = 1e300``, whose square overflows: the null-part terms of
+    the range vectors masked ``1/s^2`` after squaring, and ``inf * 0`` put NaN into every
+    derivative (a control-pulse optimization through TEBD's splits stopped on it). The kept
+    rank-1 part's derivative is ``P_U E + E P_V - P_U E P_V`` (``P`` the kept vectors'
+    projectors; the null value is 0 to first order)."""
+    a = np.array([[1.0, 0.0, 0.0], [0.0, tiny, 0.0]])
+    e = np.random.default_rng(1).standard_normal(a.shape)
+    pu, pv = np.diag([1.0, 0.0]), np.diag([1.0, 0.0, 0.0])
+
+    def kept(x):
+        u, s, vh = tf.linalg.truncated_svd(x, max_rank=1)
+        return tf.matmul(u * s[None, :], vh)
+
+    _, d = tidu.jvp(kept, (tf.asarray(a),), (tf.asarray(e),))
+    np.testing.assert_allclose(np.asarray(d), pu @ e + e @ pv - pu @ e @ pv, atol=1e-12)
+    g = tidu.grad(lambda x: tf.sum(kept(x) * tf.asarray(e)))(tf.asarray(a))
+    assert np.isfinite(np.asarray(g)).all()
