@@ -492,6 +492,7 @@ def _run(tensors: Sequence[Any], psi0: MPS | None, opts: dict) -> tuple[DMRGResu
             cut,
             alpha,
             getattr(st, "blocks_mid", None),
+            st.exact_solves,
         )
         history.append(rec)
         if opts["callback"] is not None:

@@ -30,6 +30,7 @@ class SweepRecord:
     cutoff: float = 0.0  #: the cutoff setting of this sweep
     noise: float = 0.0  #: the noise (perturbation strength) of this sweep
     blocks: int | None = None  #: charge sectors at the middle bond (conserved runs; None: dense)
+    exact_solves: int = 0  #: local problems solved exactly (their dense matrix, no products: ``matvecs`` counts none)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -117,6 +117,7 @@ class SweepStats:
     seconds: float
     peak_memory: int
     env_memory: int
+    exact_solves: int = 0  #: local problems solved exactly (dense matrix, no products)
 
 
 @dataclass
@@ -215,7 +216,7 @@ class Sweep:
         t0 = time.perf_counter()
         b = self.backend
         env = b.env_bytes()
-        self._stats = st = dict(err=0.0, matvecs=0, peak=env + b.psi_bytes(), env=env)
+        self._stats = st = dict(err=0.0, matvecs=0, exact=0, peak=env + b.psi_bytes(), env=env)
         schedule = self.schedule(two_site)
         for n, step in enumerate(schedule, 1):
             local = b.local_problem(step)
@@ -245,6 +246,7 @@ class Sweep:
             time.perf_counter() - t0,
             st["peak"],
             st["env"],
+            st["exact"],
         )
 
     def _solve(
@@ -258,6 +260,7 @@ class Sweep:
             like = getattr(local, "like", None)
             e, v, level = dense_lowest_level(local.op, local.v0 if like is None else like)
             n = 0
+            self._stats["exact"] = self._stats.get("exact", 0) + 1
         else:
             v0 = local.v0
             if alpha > 0.0 and v0.size:

@@ -283,6 +283,11 @@ class DMRGRun:
             self.print(f"overlaps    largest |<i|j>| between the states {ex.max_overlap:.1e}")
         self.print(
             f"time        {t_dmrg:.2f} s DMRG, {sum(r.matvecs for r in res.history)} matvecs"
+            + (
+                f" ({exact} local problems solved exactly)"
+                if (exact := sum(r.exact_solves for r in res.history))
+                else ""
+            )
             + (f", {self.t_measure:.2f} s measurements" if found is not None else "")
         )
 

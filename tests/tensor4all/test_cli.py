@@ -72,6 +72,7 @@ HISTORY_KEYS = {
     "cutoff": float,
     "noise": float,
     "blocks": (int, type(None)),
+    "exact_solves": int,
 }
 
 

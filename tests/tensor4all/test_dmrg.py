@@ -201,3 +201,18 @@ def test_dmrg_limits_blas_threads_for_its_duration(threads, max_bond, expected):
 def test_dmrg_rejects_bad_thread_counts(threads, error):
     with pytest.raises(error, match="threads"):
         t4a.dmrg(models.heisenberg(4), max_bond=4, threads=threads)
+
+
+def test_history_counts_exact_local_solves():
+    """A small local problem of a conserved run is solved from its dense matrix (no products):
+    the record's ``matvecs`` counts none of them, so a run of small problems read "0 matvecs".
+    ``exact_solves`` counts them; every step of a sweep is one or the other. The dense engine's
+    local problems are always solved by Lanczos."""
+    res = t4a.dmrg(models.heisenberg(6, conserve="Sz"), max_bond=8, sweeps=2, tol=0.0)
+    for r in res.history:
+        assert r.exact_solves == 2 * (6 - 1) and r.matvecs == 0  # every two-site problem: at most 64 states
+    big = t4a.dmrg(models.heisenberg(16, conserve="Sz"), max_bond=32, sweeps=2, tol=0.0)
+    last = big.history[-1]
+    assert 0 < last.exact_solves < 2 * (16 - 1) and last.matvecs > 0  # the middle bonds take Lanczos
+    dense = t4a.dmrg(models.heisenberg(6), max_bond=8, sweeps=2, tol=0.0)
+    assert all(r.exact_solves == 0 and r.matvecs > 0 for r in dense.history)
