@@ -195,7 +195,8 @@ def _keep_merged(values: list[np.ndarray], max_bond: int | None, cutoff: float) 
         within = np.cumsum(w[::-1])[::-1] / total <= cutoff
         first = int(within.argmax())
         n = min(n, max(1, first if within[first] else size))
-    keep = max(1, min(n, int(np.count_nonzero(s > 0.0))))
+    positive = size if float(s[-1]) > 0.0 else int(np.count_nonzero(s > 0.0))  # s descends: s[-1] is the least
+    keep = max(1, min(n, positive))
     owner = _owners(lengths)
     counts = np.bincount(owner[order[:keep]], minlength=len(values)).tolist()
     return counts, float(w[keep:].sum() / total)
