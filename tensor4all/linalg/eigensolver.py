@@ -191,8 +191,12 @@ def eigsh(
     """Lowest eigenpair by ARPACK (scipy ``eigsh``, ``which="SA"``), to ARPACK's relative
     tolerance ``tol`` (``state_tol`` is accepted for the solvers' common signature and not
     used). ARPACK runs on the host: with device arrays each product copies its vector to the
-    device and back."""
+    device and back. As :func:`lanczos`, a start vector that is an eigenvector is returned (the
+    Krylov space of the start: a run from all spins up stays there), and problems of at most 3
+    states go to :func:`lanczos`."""
     n = v0.size
+    if n <= 3:  # ARPACK needs k < n; tiny problems by Lanczos, exact there (n products at most)
+        return lanczos(op, v0, tol=tol, max_iter=n, min_iter=min_iter, state_tol=state_tol)
     xp = array_module(v0)
     v0 = to_host(v0)
     count = [0]
@@ -201,10 +205,15 @@ def eigsh(
         count[0] += 1
         return to_host(op.matvec(xp.asarray(np.ascontiguousarray(x).reshape(-1))))
 
-    if n <= 3:  # ARPACK needs k < n; solve tiny problems densely
-        m = np.column_stack([mv(e) for e in np.eye(n, dtype=op.dtype)])
-        w, v = np.linalg.eigh(0.5 * (m + m.conj().T))
-        return float(w[0]), xp.asarray(v[:, 0]), n
+    # a start vector that spans an invariant space (an eigenvector: all spins up) is the answer;
+    # ARPACK would go on from a random vector there, out of the start's charge sector
+    nv = float(np.linalg.norm(v0))
+    if nv > 0.0:
+        x = v0.reshape(-1) / nv
+        hx = mv(x)
+        e = float(np.vdot(x, hx).real)
+        if float(np.linalg.norm(hx - e * x)) <= 1e-14 * max(1.0, abs(e)):
+            return e, xp.asarray(x), count[0]
 
     lin = scipy.sparse.linalg.LinearOperator(op.shape, matvec=mv, dtype=op.dtype)
     w, v = scipy.sparse.linalg.eigsh(
