@@ -22,6 +22,7 @@ to test against as an argument.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -29,7 +30,8 @@ import numpy as np
 import tenferro as tf
 import tidu
 
-from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError
+from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError, ValueRangeError
+from .site_ops import in_range, ldexp_site, site_exponent
 from .symmetric_sites import is_symmetric
 from ..tools.checks import check_coupling, concrete
 from ..structured import Leg, SectorMismatchError, SymmetricTensor
@@ -175,5 +177,35 @@ def scaled(ts: Sequence[Any], c: Any, what: str, divide: bool = False) -> list[A
         if value is not None and complex(np.asarray(value).item()) == 0:
             raise InvalidOptionError(f"{what}: division by zero")
     ts = list(ts)
-    ts[0] = ts[0] / c if divide else ts[0] * c
+    value = c if isinstance(c, (int, float, complex, np.number)) else None
+    if value is None or value == 0 or not all(_concrete_site(t) for t in ts):  # traced: on the first site
+        ts[0] = ts[0] / c if divide else ts[0] * c
+        return ts
+    # the factor's mantissa on the first site, its power of two there while that stays in range, else
+    # spread over the sites (a * 1e300 * 1e10 made an infinite site); the same bits where it fits
+    _, e = math.frexp(abs(value))
+    mantissa = value / 2.0**e if abs(e) < 1000 else value * 2.0**-e
+    ts[0] = ts[0] / mantissa if divide else ts[0] * mantissa
+    e = -e if divide else e
+    if in_range(ts[0], e):
+        ts[0] = ldexp_site(ts[0], e)
+    else:  # every site brought to unit scale, the whole power of two shared evenly
+        exps = [site_exponent(t) for t in ts]
+        q, r = divmod(sum(exps) + e, len(ts))
+        ts = [ldexp_site(t, q + (1 if i < r else 0) - k) for i, (t, k) in enumerate(zip(ts, exps))]
+    if not all(_finite_site(t) for t in ts):
+        raise ValueRangeError(
+            f"{what}: the factor {value!r} takes the state beyond the float range of its sites ({ts[0].dtype}); "
+            "normalize the state first (its norm is a separate number: psi.norm())"
+        )
     return ts
+
+
+def _concrete_site(t: Any) -> bool:
+    blocks = t.blocks.values() if isinstance(t, SymmetricTensor) else [t]
+    return all(isinstance(b, np.ndarray) or concrete(b) is not None for b in blocks)
+
+
+def _finite_site(t: Any) -> bool:
+    blocks = t.blocks.values() if isinstance(t, SymmetricTensor) else [t]
+    return all(bool(np.isfinite(b if isinstance(b, np.ndarray) else concrete(b)).all()) for b in blocks)

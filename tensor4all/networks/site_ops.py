@@ -287,7 +287,7 @@ def _block_max_abs(b: Any) -> float:
     return float(tf.amax(tf.abs(b))) if math.prod(tuple(b.shape)) else 0.0
 
 
-def _site_exponent(t: Any) -> int:
+def site_exponent(t: Any) -> int:
     """``e`` with the largest absolute entry of a concrete site in ``[2**(e-1), 2**e)`` (for complex
     entries ``[2**(e-1), 2**(e+1))``; 0 for zeros and for abstract values): a NumPy array, a tenferro
     tensor or a tidu tracer (its primal), dense or symmetric."""
@@ -316,15 +316,17 @@ def unit_scaled(ts: Sequence[Any]) -> tuple[list[Any], int]:
     the scale of the sites to its left, so the sweep of the unscaled chain is that of the scaled
     one times ``2**(e_0 + ... + e_i)`` at site ``i``, the same numbers while nothing leaves the
     float range; only a chain whose scale drifts far needs the copy.)"""
-    exps = [_site_exponent(t) for t in ts]
+    exps = [site_exponent(t) for t in ts]
     if max(abs(e) for e in itertools.accumulate(exps)) <= 256:
         return list(ts), 0
     return [ldexp_site(t, -e) for t, e in zip(ts, exps)], sum(exps)
 
 
 def in_range(t: Any, e: int) -> bool:
-    """Whether the concrete site ``t`` times ``2**e`` keeps its largest entry well inside the float range."""
-    return abs(_site_exponent(t) + e) < 1000
+    """Whether the concrete site ``t`` times ``2**e`` keeps its largest entry well inside the float range
+    (``2**±1000`` in double precision, ``2**±120`` in single)."""
+    single = str(getattr(getattr(t, "dtype", None), "name", getattr(t, "dtype", ""))) in ("float32", "complex64")
+    return abs(site_exponent(t) + e) < (120 if single else 1000)
 
 
 def rescaled(ts: Sequence[Any], e: int, site: int = 0) -> list[Any]:
