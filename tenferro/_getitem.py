@@ -115,6 +115,14 @@ def getitem(x: Any, index: Any) -> Any:
             f"indexed, but the tensor has rank {nd}"
         )
     fill = [("slice", _pyslice(None), None)] * (nd - used)
+    # an ellipsis between two advanced indices separates them even where it stands for no axis
+    # (NumPy: x[:, [0, 2], ..., 1] puts the index axes first)
+    pointed = ("int", "array", "traced")
+    split = (
+        ell is not None
+        and any(k in pointed for k, _, _ in entries[:ell])
+        and any(k in pointed for k, _, _ in entries[ell:])
+    )
     entries = entries[:ell] + fill + entries[ell:] if ell is not None else entries + fill
     advanced = any(k in ("array", "traced") for k, _, _ in entries)
 
@@ -156,11 +164,12 @@ def getitem(x: Any, index: Any) -> Any:
         return y if tuple(mid) == tuple(shape) else reshape_p.bind(y, new_shape=tuple(mid))
     if tuple(mid) != tuple(meta(y)[0]):
         y = reshape_p.bind(y, new_shape=tuple(mid))
-    return _advanced(y, mid, adv)
+    return _advanced(y, mid, adv, split)
 
 
-def _advanced(y: Any, mid: list, adv: list) -> Any:
-    """Apply the advanced indices ``adv`` [(position in y, source axis, index)] to ``y``."""
+def _advanced(y: Any, mid: list, adv: list, split: bool = False) -> Any:
+    """Apply the advanced indices ``adv`` [(position in y, source axis, index)] to ``y``
+    (``split``: an ellipsis stood between two of them, so they are not adjacent)."""
     where = placement_of_operand(y)
     if len(adv) == 1:
         pos, axis, idx = adv[0]
@@ -183,7 +192,7 @@ def _advanced(y: Any, mid: list, adv: list) -> Any:
         ) from None
     positions = [p for p, _, _ in adv]
     k = len(positions)
-    if positions == list(range(positions[0], positions[0] + k)):
+    if not split and positions == list(range(positions[0], positions[0] + k)):
         p = positions[0]
     else:  # non-adjacent: NumPy puts the broadcast index axes first
         rest = [i for i in range(len(mid)) if i not in positions]

@@ -329,3 +329,22 @@ def test_indexing_avals_keep_the_placement():
     x = _m34()
     assert _aval(x) is aval_of_operand(x)
     assert _aval(tidu.UndefinedPrimal(aval_of_operand(x))) is aval_of_operand(x)
+
+
+@pytest.mark.parametrize(
+    "shape, index",
+    [
+        ((2, 3, 4), (slice(None), [0, 2], Ellipsis, 1)),
+        ((2, 3), ([0, 1], Ellipsis, [2, 0])),
+        ((4, 5, 6), (slice(1, None), [[-3, 3]], Ellipsis, -2)),
+        ((2, 3, 4), (1, Ellipsis, [0, 2], 2)),
+    ],
+)
+def test_an_ellipsis_of_no_axes_still_separates_advanced_indices(shape, index):
+    """NumPy: advanced indices separated by a slice, an ellipsis or a newaxis put their broadcast
+    axes first, even where the ellipsis stands for no axis. ``x[:, [0, 2], ..., 1]`` came out
+    transposed (same shape: silently wrong), others in another shape; compiled alike."""
+    a = np.arange(np.prod(shape), dtype=float).reshape(shape)
+    want = a[index]
+    np.testing.assert_array_equal(np.asarray(tf.asarray(a)[index]), want)
+    np.testing.assert_array_equal(np.asarray(tf.jit(lambda x: x[index])(tf.asarray(a))), want)
