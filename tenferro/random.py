@@ -143,6 +143,12 @@ def uniform(
         raise TenferroValueError(f"uniform: expected low < high, got low={low}, high={high}")
     n = math.prod(ext)
     real = d.real_dtype.numpy
+    info = np.finfo(real)
+    if not math.isfinite(float(high) - float(low)) or max(abs(low), abs(high)) > float(info.max):
+        raise TenferroValueError(
+            f"uniform: the range [{low}, {high}) does not fit {d.name} (high - low must be finite in float64 and "
+            f"both bounds at most {float(info.max):.3g} in size); every sample would be an infinity or its clamp"
+        )
     count = 2 * n if d.is_complex else n
     # the largest value below high in the target precision: a float64 draw rounded to float32
     # (or low + (high - low) * r rounded in float64) can reach high itself

@@ -172,6 +172,25 @@ row("uniform-low-nan", tf.random.uniform, (0, (2,)), tf.TenferroValueError, "low
 row("uniform-low-inf", tf.random.uniform, (0, (2,)), tf.TenferroValueError, "low must be a finite", low=-float("inf"))
 row("uniform-high-inf", tf.random.uniform, (0, (2,)), tf.TenferroValueError, "high must be a finite", high=float("inf"))
 row("uniform-low-eq-high", tf.random.uniform, (0, (2,)), tf.TenferroValueError, "expected low < high", low=1.0)
+# high - low overflowed to inf: every sample was the clamp nextafter(high) (NumPy raises OverflowError)
+row(
+    "uniform-range-overflow",
+    tf.random.uniform,
+    (0, (2,)),
+    tf.TenferroValueError,
+    "does not fit float64",
+    low=-1e308,
+    high=1e308,
+)
+row(
+    "uniform-float32-bound",
+    tf.random.uniform,
+    (0, (2,)),
+    tf.TenferroValueError,
+    "does not fit float32",
+    dtype=tf.float32,
+    high=1e39,
+)
 row("randint-float-low", tf.random.randint, (0, (2,), 2.5, 7), tf.TenferroTypeError, "low must be an integer")
 row("randint-float-high", tf.random.randint, (0, (2,), 2, 7.5), tf.TenferroTypeError, "high must be an integer")
 row("normal-bad-seed", tf.random.normal, (-1, (2,)), tf.TenferroValueError, "seed must be")
