@@ -5,8 +5,11 @@ This package holds the dense data model: dtypes and their promotion lattice,
 conversion, and metadata-only views. Primitive operations (arithmetic,
 reductions, einsum, linalg) are added by the primitive modules below.
 
-Tensors are values. Tensors that tenferro functions return are canonical
-(F-contiguous, writeable), but they may share storage with their inputs, and
+Tensors are values. Tensors that tenferro functions return from canonical inputs are
+canonical (F-contiguous, writeable); from a strided view an operation may return a strided
+result (``reshape`` of a view, compiled elementwise results), the same values: ask
+``t.is_contiguous()`` or call ``t.contiguous()`` where a layout matters (DLPack consumers).
+They may share storage with their inputs, and
 ``asarray(numpy_array)`` / ``Tensor.numpy()`` share storage with NumPy without a
 copy. Mutating the storage of a tensor that has been used in a computation (or is
 being differentiated) is undefined behaviour; take a private copy with

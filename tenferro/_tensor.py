@@ -70,8 +70,9 @@ class Tensor:
 
     Create tensors with :func:`tenferro.asarray`, :func:`tenferro.zeros` and friends.
     The stored array is ``_data``; ``strides`` are signed and counted in elements.
-    Tensors made by tenferro functions are canonical: F-contiguous (column-major)
-    and writeable.
+    Tensors made by tenferro functions from canonical inputs are canonical: F-contiguous
+    (column-major) and writeable (from a strided view, a result may be strided too; see
+    :meth:`contiguous`).
 
     **Tensors are values.** Operations may share storage with their inputs (views,
     ``reshape``, ``asarray`` of a NumPy array wraps it without copying), and AD keeps
