@@ -115,14 +115,6 @@ def getitem(x: Any, index: Any) -> Any:
             f"indexed, but the tensor has rank {nd}"
         )
     fill = [("slice", _pyslice(None), None)] * (nd - used)
-    # an ellipsis between two advanced indices separates them even where it stands for no axis
-    # (NumPy: x[:, [0, 2], ..., 1] puts the index axes first)
-    pointed = ("int", "array", "traced")
-    split = (
-        ell is not None
-        and any(k in pointed for k, _, _ in entries[:ell])
-        and any(k in pointed for k, _, _ in entries[ell:])
-    )
     entries = entries[:ell] + fill + entries[ell:] if ell is not None else entries + fill
     advanced = any(k in ("array", "traced") for k, _, _ in entries)
 
@@ -164,6 +156,14 @@ def getitem(x: Any, index: Any) -> Any:
         return y if tuple(mid) == tuple(shape) else reshape_p.bind(y, new_shape=tuple(mid))
     if tuple(mid) != tuple(meta(y)[0]):
         y = reshape_p.bind(y, new_shape=tuple(mid))
+    # an ellipsis between two advanced indices separates them even where it stands for no axis
+    # (NumPy: x[:, [0, 2], ..., 1] puts the index axes first)
+    pointed = ("int", "array", "traced")
+    split = (
+        ell is not None
+        and any(k in pointed for k, _, _ in entries[:ell])
+        and any(k in pointed for k, _, _ in entries[ell + len(fill) :])
+    )
     return _advanced(y, mid, adv, split)
 
 

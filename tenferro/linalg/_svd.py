@@ -275,9 +275,8 @@ def _svd_reduced_jvp(tf, da, u, s, vh, dtype, m, n, k):
     null_part = mm(tf.multiply(u, as_cols(tf.multiply(s, z), m)), vh)  # N, [M, N, B...]
     r_inv = tf.multiply(s_inv, r)  # masked before squaring: 1/s of a null value of 1e-300 squares to inf
     r_inv2 = tf.multiply(r_inv, r_inv)
-    dah = mH(da)
-    du = tf.add(du, tf.multiply(mm(null_part, mm(dah, u)), as_cols(r_inv2, m)))
-    dvh = tf.add(dvh, tf.multiply(mm(mm(vh, dah), null_part), as_rows(r_inv2, n)))
+    du = tf.add(du, tf.multiply(mm(null_part, mH(uda)), as_cols(r_inv2, m)))  # dA^H U = (U^H dA)^H
+    dvh = tf.add(dvh, tf.multiply(mm(mH(dav), null_part), as_rows(r_inv2, n)))  # Vh dA^H = (dA V)^H
     if m > k:  # the null columns: (I - U U^H) dA V S^{-1}, as without a cluster
         du = tf.add(du, tf.multiply(tf.subtract(dav, mm(u, dp)), as_cols(tf.multiply(s_inv, z), m)))
     if n > k:

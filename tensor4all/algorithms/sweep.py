@@ -256,11 +256,11 @@ class Sweep:
         the rest of its level where the dense solver found it degenerate (else empty)."""
         level: list[np.ndarray] = []
         size = local.op.shape[0]
-        if 0 < size <= DENSE_MAX and hasattr(local.op, "dense"):  # exact: no Krylov trap, no start vector
+        exact = 0 < size <= DENSE_MAX and hasattr(local.op, "dense")
+        if exact:  # no Krylov trap, no start vector
             like = getattr(local, "like", None)
             e, v, level = dense_lowest_level(local.op, local.v0 if like is None else like)
             n = 0
-            self._stats["exact"] = self._stats.get("exact", 0) + 1
         else:
             v0 = local.v0
             if alpha > 0.0 and v0.size:
@@ -275,6 +275,7 @@ class Sweep:
             v = v / array_module(v).linalg.norm(v)
         st, b = self._stats, self.backend
         st["matvecs"] += n
+        st["exact"] += exact
         env = b.env_bytes()
         st["env"] = max(st["env"], env)
         st["peak"] = max(st["peak"], env + b.psi_bytes() + b.work_bytes(local, n))

@@ -31,9 +31,10 @@ import tenferro as tf
 import tidu
 
 from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError, ValueRangeError
+from .chain import leaves_of
 from .site_ops import in_range, ldexp_site, site_exponent
 from .symmetric_sites import is_symmetric
-from ..tools.checks import check_coupling, concrete
+from ..tools.checks import check_coupling, concrete, first_nonfinite
 from ..structured import Leg, SectorMismatchError, SymmetricTensor
 
 __all__ = ["check_summands", "direct_sum", "summed", "scaled"]
@@ -178,7 +179,8 @@ def scaled(ts: Sequence[Any], c: Any, what: str, divide: bool = False) -> list[A
             raise InvalidOptionError(f"{what}: division by zero")
     ts = list(ts)
     value = c if isinstance(c, (int, float, complex, np.number)) else None
-    if value is None or value == 0 or not all(_concrete_site(t) for t in ts):  # traced: on the first site
+    leaves = leaves_of(ts)
+    if value is None or value == 0 or any(concrete(b) is None for b in leaves):  # traced: on the first site
         ts[0] = ts[0] / c if divide else ts[0] * c
         return ts
     # the factor's mantissa on the first site, its power of two there while that stays in range, else
@@ -193,19 +195,9 @@ def scaled(ts: Sequence[Any], c: Any, what: str, divide: bool = False) -> list[A
         exps = [site_exponent(t) for t in ts]
         q, r = divmod(sum(exps) + e, len(ts))
         ts = [ldexp_site(t, q + (1 if i < r else 0) - k) for i, (t, k) in enumerate(zip(ts, exps))]
-    if not all(_finite_site(t) for t in ts):
+    if first_nonfinite(leaves_of(ts)) is not None:
         raise ValueRangeError(
             f"{what}: the factor {value!r} takes the state beyond the float range of its sites ({ts[0].dtype}); "
             "normalize the state first (its norm is a separate number: psi.norm())"
         )
     return ts
-
-
-def _concrete_site(t: Any) -> bool:
-    blocks = t.blocks.values() if isinstance(t, SymmetricTensor) else [t]
-    return all(isinstance(b, np.ndarray) or concrete(b) is not None for b in blocks)
-
-
-def _finite_site(t: Any) -> bool:
-    blocks = t.blocks.values() if isinstance(t, SymmetricTensor) else [t]
-    return all(bool(np.isfinite(b if isinstance(b, np.ndarray) else concrete(b)).all()) for b in blocks)

@@ -55,7 +55,7 @@ from ..linalg.truncation import (
     truncation_keep,
     weighted_factors,
 )
-from ..tools.checks import concrete, ldexp
+from ..tools.checks import concrete, ldexp, np_dtype
 from ..tools.device import host_tensor, to_host
 from ..structured import SymmetricTensor, fuse
 from ..structured import einsum as structured_einsum
@@ -325,7 +325,7 @@ def unit_scaled(ts: Sequence[Any]) -> tuple[list[Any], int]:
 def in_range(t: Any, e: int) -> bool:
     """Whether the concrete site ``t`` times ``2**e`` keeps its largest entry well inside the float range
     (``2**±1000`` in double precision, ``2**±120`` in single)."""
-    single = str(getattr(getattr(t, "dtype", None), "name", getattr(t, "dtype", ""))) in ("float32", "complex64")
+    single = np.finfo(np_dtype(t.dtype)).bits == 32  # float32 or complex64
     return abs(site_exponent(t) + e) < (120 if single else 1000)
 
 
