@@ -360,7 +360,7 @@ class SymmetricTensor(StructuredTensor):
             a = rng.standard_normal(shape)
             if "complex" in str(dt):
                 a = a + 1j * rng.standard_normal(shape)
-            blocks[k] = tf.asarray(np.asfortranarray(a), dtype=dt)
+            blocks[k] = tf.asarray(np.asfortranarray(a, dtype=dt.numpy))  # drawn in double, rounded to dt
         return cls._make(blocks, legs, charge, dt)
 
     # -- structure -----------------------------------------------------------------------

@@ -57,6 +57,20 @@ def tensors(draw, group: str | None = None, n_legs: int | None = None, given_leg
     return t4a.SymmetricTensor.random(ls, charge=charge, dtype=dtype, seed=seed)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "complex64", "float64", "complex128"])
+def test_random_in_every_floating_dtype(dtype):
+    """``random`` makes the dtype it accepts: single precision is the double draw rounded
+    (it raised tenferro's DTypeError on the narrowing conversion)."""
+    v = Leg(U1(), {0: 2, 1: 1})
+    x = t4a.SymmetricTensor.random([v, v.dual()], dtype=dtype, seed=3)
+    assert str(x.dtype) == dtype
+    double = t4a.SymmetricTensor.random([v, v.dual()], dtype="complex128" if "complex" in dtype else "float64", seed=3)
+    for k, b in x.blocks.items():
+        want = np.asarray(double.blocks[k]).astype(dtype)
+        assert np.asarray(b).dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(np.asarray(b), want)
+
+
 def _dense(x) -> np.ndarray:
     return np.asarray(t4a.to_dense(x).numpy() if hasattr(x, "to_dense") else x.numpy())
 
