@@ -186,7 +186,10 @@ def scaled(ts: Sequence[Any], c: Any, what: str, divide: bool = False) -> list[A
     # the factor's mantissa on the first site, its power of two there while that stays in range, else
     # spread over the sites (a * 1e300 * 1e10 made an infinite site); the same bits where it fits
     _, e = math.frexp(abs(value))
-    mantissa = value / 2.0**e if abs(e) < 1000 else value * 2.0**-e
+    if abs(e) < 1000:
+        mantissa = value / 2.0**e
+    else:  # 2.0**-e alone overflows for a subnormal factor (e = -1032 at 2.2e-311): two exact halves
+        mantissa = value * 2.0 ** -(e // 2) * 2.0 ** -(e - e // 2)
     ts[0] = ts[0] / mantissa if divide else ts[0] * mantissa
     e = -e if divide else e
     if in_range(ts[0], e):

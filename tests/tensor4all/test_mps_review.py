@@ -100,5 +100,19 @@ def test_a_float32_state_times_1e39_stays_finite():
     assert float(t4a.expectation(b, H)) == pytest.approx(float(t4a.expectation(a, H)), rel=1e-5)
 
 
+@pytest.mark.parametrize("c", [2.225073858507e-311, 2.225073858507e-311 + 0j, -5e-324 + 4e-320j, 1.7e308])
+def test_a_factor_at_the_ends_of_the_float_range(c):
+    """A subnormal factor raised Python's OverflowError (``2.0 ** 1032``, hypothesis found
+    2.2e-311): the state times ``c`` is the dense state times ``c``, the sites finite."""
+    a = t4a.MPS.random(3, 2, bond_dim=2, seed=4)
+    b = a * c
+    assert all(np.isfinite(np.asarray(t)).all() for t in b.tensors)
+    want = np.asarray(a.to_dense()).astype(complex) * complex(c)
+    got = np.asarray(b.to_dense())
+    # subnormal amplitudes carry an absolute rounding of 2.5e-324 per operation, in both the
+    # reference and the contraction: 1e-322 is a few dozen of those units, far below the values
+    assert np.allclose(got, want, rtol=1e-12, atol=1e-322)
+
+
 def _blocks(t):
     return [np.asarray(b) for b in t.blocks.values()] if hasattr(t, "blocks") else [np.asarray(t)]
