@@ -252,8 +252,9 @@ from .infinite import InfiniteMPO, VUMPSResult, iMPS, infinite_model, itebd, vum
 
 __all__ += ["iMPS", "InfiniteMPO", "infinite_model", "vumps", "itebd", "VUMPSResult"]
 from .infinite import IDMRGResult, idmrg  # noqa: E402
+from .infinite import BrokenSymmetryWarning  # noqa: E402
 
-__all__ += ["idmrg", "IDMRGResult"]
+__all__ += ["idmrg", "IDMRGResult", "BrokenSymmetryWarning"]
 from .infinite import itdvp  # noqa: E402
 
 __all__ += ["itdvp"]

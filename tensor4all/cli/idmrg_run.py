@@ -59,15 +59,17 @@ def save_imps(path: str, psi: infinite.iMPS) -> None:
         np.savez(fh, local=np.array(psi.local or ""), **arrays)
 
 
-def _run_idmrg(H: infinite.InfiniteMPO, psi0: Any, bond: int, args: argparse.Namespace, callback: Any) -> Any:
+def _run_idmrg(
+    H: infinite.InfiniteMPO, psi0: Any, bond: int, args: argparse.Namespace, conserve: str, callback: Any
+) -> Any:
     """One iDMRG run at bond dimension ``bond`` (:func:`tensor4all.infinite.idmrg`) from ``psi0``; a run
     that conserves a charge starts from a product state of its sector (it takes no dense start)."""
     return infinite.idmrg(
         H,
-        psi0 if args.conserve == "none" else None,
+        psi0 if conserve == "none" else None,
         max_bond=bond,
         cutoff=args.cutoff,
-        conserve=args.conserve,
+        conserve=conserve,
         tol=args.tol,
         sweeps=args.max_iter,
         callback=callback,
@@ -86,6 +88,7 @@ class IDMRGRun(BarReport):
         self.histories: list[list[dict[str, Any]]] = []
         self.states: list[infinite.iMPS] = []
         self.conserved: str | None = None  # what the iDMRG runs conserved
+        self.auto_first = False  # --conserve auto: the first run decides (idmrg's and vumps's "auto")
 
     def title(self) -> str:
         spin = f" spin={self.spin}" if "spin" in COUPLINGS[self.args.model] else ""
@@ -107,14 +110,17 @@ class IDMRGRun(BarReport):
         self.histories.append([])
         if self.show_bar:
             self.bar = tqdm(desc=f"{a.method} D={bond}", unit="it", leave=False, file=sys.stderr, mininterval=0.1)
+        conserve = "auto" if self.auto_first else a.conserve
         if a.method == "idmrg":
-            return run_reported(lambda: _run_idmrg(H, psi0, bond, a, self.on_record), self.parser.error, self.close_bar)
+            return run_reported(
+                lambda: _run_idmrg(H, psi0, bond, a, conserve, self.on_record), self.parser.error, self.close_bar
+            )
         return run_reported(
             lambda: infinite.vumps(
                 H,
-                psi0 if a.conserve == "none" else None,  # a conserved run starts from its sector's product state
+                psi0 if conserve == "none" else None,  # a conserved run starts from its sector's product state
                 max_bond=bond,
-                conserve=a.conserve,
+                conserve=conserve,
                 tol=a.tol,
                 max_iter=a.max_iter,
                 cutoff=a.cutoff,
@@ -156,8 +162,8 @@ class IDMRGRun(BarReport):
             H = infinite.infinite_model(a.model, cell=a.cell, spin=self.spin, **self.p)
         except Tensor4allError as e:
             self.parser.error(str(e))
-        if a.conserve == "auto":  # what idmrg's auto runs, decided once: each run starts from the last state
-            a.conserve = conserved_charge(H) or "none"
+        if a.conserve == "auto":  # what idmrg's auto starts with; its first run decides (each run starts from the last)
+            a.conserve, self.auto_first = conserved_charge(H) or "none", True
         field = a.conserve != "none" and bool(self.p.get("h"))
         if field:  # the Neel start's sector, Sz = 0: a field may put the ground state elsewhere
             self.ref = None  # (the reference is the lowest over all sectors: no error of this one)
@@ -172,6 +178,8 @@ class IDMRGRun(BarReport):
             t1 = time.perf_counter()
             res = self.one(H, bond, psi)
             self.close_bar()
+            if self.auto_first:  # a ground state that breaks the symmetry: the first run went dense
+                a.conserve, self.auto_first = res.conserved or "none", False
             psi = res.state
             self.states.append(psi)
             self.rows.append(self.row(bond, res, time.perf_counter() - t1))

@@ -23,7 +23,8 @@
 Modules, bottom to top: ``tmaps`` (transfer maps and their dominant eigenvectors), ``gauge``
 (canonical forms, polar updates), ``imps``, ``impo``, ``transfer`` (measurements), ``fits`` (fitted correlation lengths), ``energy``,
 ``environments`` (fixed-point MPO environments, effective Hamiltonians), ``vumps_local``,
-``vumps_blocks`` and ``vumps_sectors`` (VUMPS on charge sectors), ``vumps``, ``itebd``,
+``vumps_blocks`` and ``vumps_sectors`` (VUMPS on charge sectors), ``cell_charges`` (the charge a
+run keeps), ``vumps``, ``itebd``,
 ``implicit``; ``idmrg_windows`` (the two-site iDMRG step, dense and on charge sectors) and ``idmrg``.
 """
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 from types import ModuleType as _ModuleType
 
+from .cell_charges import BrokenSymmetryWarning
 from .energy import energy_per_site
 from .fits import CorrelationFit, fit_correlation_length, fit_decay
 from .impo import InfiniteMPO, cell_opsum, infinite_model
@@ -48,7 +50,7 @@ from .transfer import (
     structure_factor,
     transfer_spectrum,
 )
-from .vumps import VUMPSRecord, VUMPSResult, vumps
+from .vumps import VUMPSRecord, VUMPSResult, product_energy, vumps
 
 __all__ = [
     "iMPS",
@@ -77,6 +79,8 @@ __all__ = [
     "fit_correlation_length",
     "fit_decay",
     "CorrelationFit",
+    "BrokenSymmetryWarning",
+    "product_energy",
 ]
 
 

@@ -34,14 +34,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..algorithms.sector_dmrg import sector_product_state
-from ..operators.term_charges import reversal_invariant as chain_reversal_invariant
-from ..sites.charges import (
-    CONSERVED_CHARGES,
-    NonConservingError,
-    check_sector_charge,
-    conserve_candidates,
-    declared_charges,
-)
+from ..sites.charges import CONSERVED_CHARGES, conserve_candidates, declared_charges
 from ..structured import SymmetryViolationError
 from ..tools.checks import check_callable, check_cutoff, check_positive_int, check_real
 from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError
@@ -49,16 +42,15 @@ from ..tools.keywords import keyword_hints
 from ..tools.threads import blas_threads, check_threads
 from .energy import energy_per_site
 from .gauge import polar_left
-from .idmrg_windows import DenseCell, SectorCell, cell_bond_charges
+from .cell_charges import CONSERVE_CHOICES, cell_charge, symmetry_breaking
+from .idmrg_windows import DenseCell, SectorCell
 from .impo import InfiniteMPO, check_hermitian
 from .imps import iMPS
 from .tmaps import dominant_left
 from .tmaps import left_step as transfer_left
+from .vumps import product_energy
 
 __all__ = ["idmrg", "IDMRGResult", "IDMRGRecord", "CONSERVE_CHOICES"]
-
-#: what ``conserve`` takes
-CONSERVE_CHOICES = ("auto", "none", "Sz", "parity")
 
 #: the smallest squared state error a two-site eigenproblem is solved to (Lanczos's ``state_tol``);
 #: it follows the energy's change per sweep down to here
@@ -114,7 +106,11 @@ def idmrg(
     unchanged under: a field breaks it, and a magnetized ground state is not in charge 0 per cell),
     ``"Sz"``, ``"parity"``, or ``"none"``/None (dense; ``"auto"`` also runs dense where the cell
     cannot hold charge 0 or ``psi0`` is not a product state of charge 0 per cell;
-    :func:`conserved_charge` tells what it runs). ``callback`` gets each :class:`IDMRGRecord`."""
+    :func:`conserved_charge` tells what it starts with). An ``"auto"`` run that ends above the best
+    product state (:func:`.vumps.product_energy`) has a ground state that breaks the symmetry
+    spontaneously (the XXZ chain's Ising ferromagnet, ``Jz < -J``): it warns
+    (:class:`~.cell_charges.BrokenSymmetryWarning`) and runs dense. ``callback`` gets each
+    :class:`IDMRGRecord` (of both runs then)."""
     if not isinstance(H, InfiniteMPO):
         raise Tensor4allTypeError(
             f"idmrg: H must be an InfiniteMPO (infinite_model, InfiniteMPO.from_opsum), got {type(H).__name__}"
@@ -144,88 +140,55 @@ def idmrg(
             )
     with blas_threads(threads, D):  # the whole run: the charge's checks, the sweeps, the final energy
         check_hermitian(H, "idmrg")
-        charge = _resolve_charge(conserve, H.local, Ws, n)
+        found = cell_charge(conserve, H.local, Ws, "idmrg")
+        charge = None if found is None else found[0]
         if charge is not None and conserve == "auto" and psi0 is not None and not _sector_start_fits(psi0, charge, n):
             charge = None  # a start that is not a product state of charge 0 per cell: run dense from it
-        if charge is not None:
-            label, q, modulus, wq = charge
-            states = _sector_start(psi0, q, modulus, n, label)
-            cell: Any = SectorCell(Ws, wq, q, modulus, states)
-        else:
-            label = None
-            cell = _dense_start(psi0, Ws, n, H)
-        converged, records = _sweeps(cell, n, D, cutoff, tol, sweeps, callback)
-        state = _from_right_orthonormal(cell.dense_tensors(), H.local)
-        energy = energy_per_site(state, H)
-    return IDMRGResult(energy, state, converged, label, records)
+        result = _run(H, psi0, Ws, charge, D, cutoff, tol, sweeps, callback)
+        if (
+            charge is not None
+            and conserve == "auto"
+            and symmetry_breaking("idmrg", charge[0], float(result.energy), product_energy(H), 3)
+        ):
+            result = _run(H, psi0, Ws, None, D, cutoff, tol, sweeps, callback)
+    return result
+
+
+def _run(
+    H: InfiniteMPO,
+    psi0: iMPS | None,
+    Ws: list,
+    charge: tuple | None,
+    D: int,
+    cutoff: float,
+    tol: float,
+    sweeps: int,
+    callback: Any,
+) -> IDMRGResult:
+    """:func:`idmrg` from its checked arguments on the cell ``Ws``, conserving ``charge`` or dense."""
+    n = len(Ws)
+    if charge is not None:
+        label, q, modulus, wq = charge
+        states = _sector_start(psi0, q, modulus, n, label)
+        cell: Any = SectorCell(Ws, wq, q, modulus, states)
+    else:
+        label = None
+        cell = _dense_start(psi0, Ws, n, H)
+    converged, records = _sweeps(cell, n, D, cutoff, tol, sweeps, callback)
+    state = _from_right_orthonormal(cell.dense_tensors(), H.local)
+    return IDMRGResult(energy_per_site(state, H), state, converged, label, records)
 
 
 def conserved_charge(H: InfiniteMPO, conserve: str | None = "auto") -> str | None:
-    """The charge that ``idmrg(H, conserve=conserve)`` from its default start conserves (``"Sz"``,
-    ``"parity"``), or None for a dense run; the errors of :func:`idmrg` for a ``conserve`` that ``H``
-    cannot take."""
+    """The charge that ``idmrg(H, conserve=conserve)`` from its default start begins conserving
+    (``"Sz"``, ``"parity"``), or None for a dense run; the errors of :func:`idmrg` for a
+    ``conserve`` that ``H`` cannot take. An ``"auto"`` run whose ground state turns out to break
+    the symmetry still ends dense (:func:`.cell_charges.symmetry_breaking`)."""
     Ws = [np.asarray(w) for w in H.tensors]
     if len(Ws) == 1:
         Ws = Ws * 2
-    charge = _resolve_charge(conserve, H.local, Ws, len(Ws))
-    return None if charge is None else charge[0]
-
-
-def _resolve_charge(conserve: str | None, local: str, Ws: list[np.ndarray], n: int) -> tuple | None:
-    """``(label, basis charges, modulus, MPO bond charges)`` of the conserved charge, or None."""
-    if conserve is None or conserve == "none":
-        return None
-    d = Ws[0].shape[1]
-    names = conserve_candidates(local, [d]) if conserve == "auto" else [conserve]
-    for name in names:
-        if name not in ("Sz", "parity"):
-            continue
-        charge, modulus = CONSERVED_CHARGES[name]
-        q = declared_charges(local, [d]).get(charge)
-        if q is None:
-            raise InvalidOptionError(
-                f"idmrg: conserve={conserve!r} needs the charge {charge!r}, which the local space {local!r} does not "
-                "declare; use conserve='none' or 'auto'"
-            )
-        check_sector_charge(name, local, q, "idmrg")
-        wq = cell_bond_charges(Ws, q[0], modulus)
-        if wq is None:
-            if conserve == "auto":
-                continue
-            raise NonConservingError(f"idmrg: the Hamiltonian does not conserve {name}; use conserve='none' or 'auto'")
-        if conserve == "auto" and not reversal_invariant(Ws, [int(x) for x in q[0]], modulus):
-            continue  # charge 0 per cell need not hold the ground state (a field): run dense
-        try:
-            sector_product_state([list(q[0])] * n, 0, modulus)
-        except ValueError:
-            if conserve == "auto":  # the cell cannot hold charge 0: run dense
-                continue
-            raise SymmetryViolationError(
-                f"idmrg: a cell of {n} site(s) with basis charges {list(q[0])} ({charge}) cannot have the charge 0 per "
-                f"cell that conserved iDMRG keeps; use a cell of {2 * n} sites or conserve='none'"
-            ) from None
-        return name, [int(x) for x in q[0]], modulus, wq
-    if conserve != "auto":
-        raise InvalidOptionError(
-            f"idmrg: conserve={conserve!r} is not available for the local space {local!r}; valid here: "
-            f"{', '.join(['auto', 'none'] + [c for c in conserve_candidates(local, [d]) if c in CONSERVE_CHOICES])}"
-        )
-    return None
-
-
-REVERSAL_CELLS = 3
-"""Cells of the window on which :func:`reversal_invariant` compares ``H`` with ``R H R``."""
-
-
-def reversal_invariant(Ws: list[np.ndarray], q: list[int], modulus: int) -> bool:
-    """Whether the cell MPO ``Ws`` is invariant under the charge reversal applied to every site
-    (:func:`~tensor4all.operators.term_charges.reversal_invariant` on a window of
-    :data:`REVERSAL_CELLS` cells): then the lowest energies of charges ``+Q`` and ``-Q`` per cell are
-    equal and charge 0 per cell is the symmetric choice (a spin chain without a field; a parity always
-    reverses to itself). A uniform field ``h Sz`` breaks it, and the ground state then has a
-    magnetization that a run of charge 0 per cell cannot reach."""
-    chain = list(Ws) * REVERSAL_CELLS
-    return chain_reversal_invariant(chain, [list(q)] * len(chain), modulus)
+    found = cell_charge(conserve, H.local, Ws, "idmrg")
+    return None if found is None else found[0][0]
 
 
 def _product_indices(psi0: iMPS) -> list[int] | None:

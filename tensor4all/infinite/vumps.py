@@ -46,10 +46,11 @@ from .gauge import drop_small_schmidt, mixed_canonical, polar_left, polar_right
 from .impo import InfiniteMPO, check_hermitian
 from .imps import iMPS
 from .vumps_local import SETTLE, VUMPSRecord, VUMPSResult, schmidt_floor
-from .vumps_sectors import CONSERVE_CHOICES, run_sectors, sector_setup
+from .cell_charges import CONSERVE_CHOICES, cell_charge, symmetry_breaking
+from .vumps_sectors import run_sectors
 from .vumps_local import lowest as _lowest
 
-__all__ = ["vumps", "VUMPSResult", "VUMPSRecord"]
+__all__ = ["vumps", "product_energy", "VUMPSResult", "VUMPSRecord"]
 
 
 def _null_left(AL: np.ndarray) -> np.ndarray:
@@ -165,10 +166,16 @@ def vumps(
     ``max_iter`` iterations. ``cutoff``: expansion directions of smaller relative weight are not
     added. ``callback`` gets each :class:`VUMPSRecord`. The energy per site is differentiable in
     the couplings of ``H`` (Hellmann-Feynman: :func:`energy_per_site`). ``conserve``: ``"none"``/None
-    (dense, the default), ``"Sz"``, ``"parity"`` or ``"auto"`` (the first charge of the local space
-    that ``H`` conserves, else dense): the run keeps charge 0 per cell on the charge sectors
+    (dense, the default), ``"Sz"``, ``"parity"`` or ``"auto"`` (as :func:`.idmrg.idmrg`'s: the first
+    charge of the local space that ``H`` conserves and a spin flip leaves unchanged, else dense;
+    :func:`.cell_charges.cell_charge`): the run keeps charge 0 per cell on the charge sectors
     (:mod:`.vumps_sectors`; from the product state of charge 0 per cell, so ``psi0`` must be None;
-    a cell of one spin 1/2 runs on a cell of two) and the result's ``conserved`` names the charge."""
+    a cell of one spin 1/2 runs on a cell of two) and the result's ``conserved`` names the charge.
+    A ground state that breaks the symmetry (a magnetized phase) is not in charge 0 per cell: an
+    ``"auto"`` run that ends above the best product state (:func:`product_energy`) or without one
+    canonical form warns (:class:`~.cell_charges.BrokenSymmetryWarning`) and runs dense; an
+    explicit charge ends in :class:`~tensor4all.structured.SymmetryViolationError` where the state
+    has no canonical form."""
     if not isinstance(H, InfiniteMPO):
         raise Tensor4allTypeError(
             f"vumps: H must be an InfiniteMPO (infinite_model, InfiniteMPO.from_opsum), got {type(H).__name__}"
@@ -192,7 +199,7 @@ def _start_and_run(
     H: InfiniteMPO, psi0: Any, D: int, tol: float, max_iter: int, cutoff: float, callback: Any, conserve: Any, seed: Any
 ) -> VUMPSResult:
     """:func:`vumps` from its checked arguments: the start (charge sectors or dense), then the run."""
-    sectors = sector_setup(conserve, H) if psi0 is None or conserve not in ("auto", None, "none") else None
+    sectors = cell_charge(conserve, H.local, H.tensors, "vumps") if psi0 is None or conserve != "auto" else None
     if sectors is not None:
         if psi0 is not None:
             raise InvalidOptionError(
@@ -200,7 +207,12 @@ def _start_and_run(
                 "or conserve='none'"
             )
         charge, cell, states = sectors
-        return run_sectors(H, cell, charge, states, D, tol, max_iter, cutoff, callback)
+        result = run_sectors(H, cell, charge, states, D, tol, max_iter, cutoff, callback, fallback=conserve == "auto")
+        if conserve != "auto":
+            return result
+        energy = None if result is None else float(result.energy)
+        if not symmetry_breaking("vumps", charge[0], energy, product_energy(H) if result is not None else 0.0, 4):
+            return result
     n = H.cell
     if psi0 is None:
         psi0 = iMPS.random(H.local, n, min(D, 8), seed=check_seed(seed), dtype=np.result_type(H.dtype, float))
@@ -208,6 +220,14 @@ def _start_and_run(
         raise Tensor4allTypeError(f"vumps: psi0 must be an iMPS or None, got {type(psi0).__name__}")
     _check_cell(psi0, H)
     return _run(H, psi0, D, tol, max_iter, cutoff, callback)
+
+
+def product_energy(H: InfiniteMPO, seed: int = 0) -> float:
+    """The energy per site of the best product state that a dense VUMPS at bond dimension 1 finds
+    from a random start (``seed``): an upper bound of the ground-state energy per site (mean
+    field), a few milliseconds for a cell of a few sites. A run of charge 0 per cell that ends
+    above it has missed a ground state that breaks the symmetry (:func:`.cell_charges.symmetry_breaking`)."""
+    return float(_start_and_run(H, None, 1, 1e-10, 200, 1e-12, None, "none", seed).energy)
 
 
 def _check_cell(psi: iMPS, H: InfiniteMPO) -> None:

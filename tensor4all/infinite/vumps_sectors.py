@@ -30,25 +30,17 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.linalg
 
-from ..algorithms.sector_dmrg import sector_product_state
-from ..sites.charges import (
-    CONSERVED_CHARGES,
-    NonConservingError,
-    check_sector_charge,
-    conserve_candidates,
-    declared_charges,
-)
 from ..structured import SymmetryViolationError
 from ..tools.errors import InvalidOptionError
 from .energy import energy_per_site
-from .idmrg_windows import _offsets, cell_bond_charges
+from .idmrg_windows import _offsets
 from .gauge import drop_small_schmidt, mixed_canonical
 from .impo import InfiniteMPO
 from .imps import iMPS
 from .vumps_blocks import Blocks, SiteWindow, cols_of, fixed_point_environments, from_cols, from_rows, rows_of
 from .vumps_local import SETTLE, VUMPSRecord, VUMPSResult, lowest, schmidt_floor
 
-__all__ = ["run_sectors", "sector_setup", "CONSERVE_CHOICES", "OVERSHOOT", "SPECTRUM_ATOL"]
+__all__ = ["run_sectors", "OVERSHOOT", "SPECTRUM_ATOL"]
 
 #: Schmidt values of the dense conversion and of the run's own blocks closer than this are one state
 SPECTRUM_ATOL = 1e-6
@@ -59,59 +51,12 @@ SPECTRUM_ATOL = 1e-6
 #: 1.74e-6 from the exact energy without the cut, 1.25e-6 with it, as the dense VUMPS)
 OVERSHOOT = 0.25
 
-#: what ``conserve`` takes (as :func:`.idmrg.idmrg`)
-CONSERVE_CHOICES = ("auto", "none", "Sz", "parity")
-
-
-def sector_setup(conserve: str | None, H: InfiniteMPO) -> tuple[tuple, list[np.ndarray], list[int]] | None:
-    """``(charge, cell, states)`` of a conserved run: ``charge = (label, basis charges, modulus, MPO
-    bond charges)``, the cell's MPO tensors (a cell of one site that cannot hold charge 0, such as
-    one spin 1/2, doubled) and the product start of charge 0 per cell; None for a dense run
-    (``"none"``, or ``"auto"`` where nothing fits)."""
-    if conserve is None or conserve == "none":
-        return None
-    auto = conserve == "auto"
-    Ws = [np.asarray(w) for w in H.tensors]
-    d = Ws[0].shape[1]
-    names = conserve_candidates(H.local, [d]) if auto else [conserve]
-    for name in names:
-        if name not in ("Sz", "parity"):
-            continue
-        label, modulus = CONSERVED_CHARGES[name]
-        declared = declared_charges(H.local, [d]).get(label)
-        if declared is None:
-            raise InvalidOptionError(
-                f"vumps: conserve={conserve!r} needs the charge {label!r}, which the local space {H.local!r} does not "
-                "declare; use conserve='none' or 'auto'"
-            )
-        check_sector_charge(name, H.local, declared, "vumps")
-        q = [int(x) for x in declared[0]]
-        cell, states = Ws, None
-        for cell in [Ws, Ws * 2] if len(Ws) == 1 else [Ws]:
-            try:
-                states = sector_product_state([q] * len(cell), 0, modulus)
-                break
-            except ValueError:
-                continue
-        if states is None:
-            if auto:
-                continue
-            raise SymmetryViolationError(
-                f"vumps: a cell of {len(Ws)} sites with basis charges {q} ({label}) cannot have the charge 0 per cell "
-                f"that conserved VUMPS keeps; use a cell of {2 * len(Ws)} sites or conserve='none'"
-            )
-        wq = cell_bond_charges(cell, q, modulus)
-        if wq is None:
-            if auto:
-                continue
-            raise NonConservingError(f"vumps: the Hamiltonian does not conserve {name}; use conserve='none' or 'auto'")
-        return (name, q, modulus, wq), cell, [int(s) for s in states]
-    if not auto:
-        raise InvalidOptionError(
-            f"vumps: conserve={conserve!r} is not available for the local space {H.local!r}; valid here: "
-            f"{', '.join(['auto', 'none'] + [c for c in conserve_candidates(H.local, [d]) if c in CONSERVE_CHOICES])}"
-        )
-    return None
+#: a run whose error stays above :data:`STUCK_ERROR` (the gauge error of a state far from any
+#: fixed point: a normal run is below 0.04 after 20 iterations, the Ising ferromagnet's charge 0 per
+#: cell stays near sqrt(2)) for :data:`STUCK_ITERATIONS` iterations after its first 20 has no fixed
+#: point of charge 0 per cell to reach, and stops
+STUCK_ERROR = 0.5
+STUCK_ITERATIONS = 20
 
 
 def _polar(m: np.ndarray) -> np.ndarray:
@@ -402,9 +347,15 @@ def run_sectors(
     max_iter: int,
     cutoff: float,
     callback: Any,
-) -> VUMPSResult:
+    fallback: bool = False,
+) -> VUMPSResult | None:
     """A VUMPS run on the charge sectors of ``charge`` (``(label, basis charges, modulus, MPO bond
-    charges)``) of the cell ``Ws`` from the product state ``states``."""
+    charges)``) of the cell ``Ws`` from the product state ``states``. A run that ends in a state of
+    charge 0 per cell without one canonical form, or whose error stays far from any fixed point
+    (:data:`STUCK_ERROR`; two fixed points of its transfer matrix: a ground state that breaks the
+    symmetry, such as the Ising ferromagnet's) returns None with ``fallback``
+    (``conserve="auto"``: the caller runs dense) and otherwise raises
+    :class:`~tensor4all.structured.SymmetryViolationError`."""
     label, q, modulus, wq = charge
     cell = _Cell(Ws, wq, q, modulus, states)
     history: list[VUMPSRecord] = []
@@ -414,6 +365,7 @@ def run_sectors(
     grow_to = D + int(OVERSHOOT * D)  # then truncated to D by the Schmidt values
     truncated, full = False, False  # full: the expansion found nothing more to add
     retry_at = 0
+    stuck = 0  # iterations in a row with the error above STUCK_ERROR (after the first 20)
     for it in range(max_iter):
         env_tol = min(1e-6, max(err * 1e-3, 1e-14))
         GL, GR, e = cell.environments(env_tol)
@@ -440,10 +392,29 @@ def run_sectors(
         if err < tol and since >= SETTLE and truncated and (bond >= D or full):
             converged = True
             break
+        stuck = stuck + 1 if it >= 20 and err > STUCK_ERROR else 0
+        if stuck >= STUCK_ITERATIONS:
+            return _no_fixed_point(label, f"its error stayed above {STUCK_ERROR} for {stuck} iterations", fallback)
     AL, C0 = cell.dense()
     AL, AR, C = drop_small_schmidt(*mixed_canonical(AL, C0=C0), schmidt_floor(tol))
     own = cell.canonical(schmidt_floor(tol))
     if not _same_spectrum(C[0], own[2][0]):  # two fixed points: mixed_canonical mixed them
         AL, AR, C = own
-    state = iMPS(AL, AR, C, H.local)
+    try:
+        state = iMPS(AL, AR, C, H.local)
+    except InvalidOptionError as exc:  # not in mixed canonical form: no single fixed point
+        why = exc.args[0].split(": ", 2)[-1].split(";")[0]
+        return _no_fixed_point(label, f"it ended without one canonical form ({why})", fallback)
     return VUMPSResult(energy_per_site(state, H), state, err, converged, history, label)
+
+
+def _no_fixed_point(label: str, why: str, fallback: bool) -> None:
+    """None for a caller that falls back to a dense run, else the error of a run of charge 0 per
+    cell that found no fixed point (``why``)."""
+    if fallback:
+        return None
+    raise SymmetryViolationError(
+        f"vumps: the run conserving {label} (charge 0 per cell) found no fixed point: {why}. Its transfer matrix has "
+        "two fixed points, as where the ground state breaks the symmetry (a magnetized phase such as the Ising "
+        "ferromagnet) and charge 0 per cell cannot hold it; use conserve='none'"
+    )
