@@ -175,8 +175,14 @@ class TensorVSpace(tidu.VSpace):
         fn = TENSOR_METHODS.get(name)  # the other operators
         if fn is not None and type(fn) is not property:
             return fn(tracer, *args)
+        if name.startswith("__") and name.endswith("__") and fn is None:  # an operator tensors do not take
+            if args:  # Python then raises the TypeError a Tensor operand gives ("unsupported operand type(s)")
+                return NotImplemented
+            raise TypeError(f"bad operand type for {_UNARY_SYMBOLS.get(name, name)}: a traced tensor")
         return self.tracer_getattr(tracer, name)(*args)
 
+
+_UNARY_SYMBOLS = {"__invert__": "unary ~", "__neg__": "unary -", "__pos__": "unary +", "__abs__": "abs()"}
 
 # name -> (function without its dispatch wrapper, the public function, reflected)
 _TRACER_OPERATORS = {
