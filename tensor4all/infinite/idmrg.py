@@ -17,12 +17,14 @@ is converted to a dense :class:`.iMPS` (its canonical forms rebuilt) and its ``e
 transfer-matrix energy of that state (:func:`.energy_per_site`, differentiable in the couplings).
 
 With a conserved charge (``conserve``: ``"Sz"``, ``"parity"``, or ``"auto"``, the first the
-Hamiltonian conserves and the charge reversal leaves unchanged, :func:`reversal_invariant`) the
+Hamiltonian conserves and the charge reversal leaves unchanged, :func:`.cell_charges.reversal_invariant`) the
 steps run on the finite DMRG's charge-sector blocks
 (:class:`~.idmrg_windows.SectorCell`); the charge per unit cell is 0 (a cell whose sites cannot
 sum to 0, such as one spin 1/2, is an error). A model of one site per cell runs on a cell of two
 (the two-site window needs two sites per cell; TeNPy needs ``L >= 2`` as well), so its state has
-a cell of two.
+a cell of two. The cell must fit the period of the state iDMRG converges to: the spin-1/2
+antiferromagnet's alternates from site to site at finite bond dimension, and on an odd cell the
+run does not settle (``converged=False``, far above the ground state); VUMPS runs on any cell.
 """
 
 from __future__ import annotations
