@@ -17,17 +17,22 @@ T_n(H') B_c |0>`` follow the recursion ``|t_{n+1}> = 2 H' |t_n> - |t_{n-1}>``: o
 ``max_bond`` and ``cutoff``; every moment at every site is one pass of transfer matrices
 (:func:`~tensor4all.spectra.operators.transition_profile`). Then ``S(q, omega) = sum_x e^{-iq(x - c)}
 S_x(omega)`` as for the time evolution (its real part for ``A = B^dagger``: what the time transform
-with ``G(x, -t) = conj(G(x, t))`` gives, :mod:`tensor4all.spectra.transform`).
+with ``G(x, -t) = conj(G(x, t))`` gives, :mod:`tensor4all.spectra.transform`; for ``A != B^dagger``
+the complex ``sum_n a_n delta(omega - (E_n - E0))``, whose weight ``int S d omega = sum_x e^{-iq(x - c)}
+<0|A_x B_c|0>`` is also that of the one-sided time transform, ``negative_times="zero"``).
 
 The bounds of the spectrum come from two DMRG runs in the sector of ``B_c |0>`` (its lowest and,
 with ``-H``, its highest energy), or are given (``bounds=``). DMRG's highest energy is a lower bound
 of the true one and its lowest an upper bound; the margin ``eps`` covers the difference of a
 converged run (``T_n`` grows exponentially outside ``[-1, 1]``: a bound too tight makes the moments
-blow up). Given bounds are checked: finite, ``E_min < E_max``, containing the ground energy ``E0``, and
-the norm of every Chebyshev vector ``|t_n>`` at most ``1 + GROWTH_TOL`` times that of ``B_c |0>`` (what
-``|T_n(y)| <= 1`` on ``[-1, 1]`` gives a correctly rescaled ``H``; a vector beyond it means the spectrum
-reaches outside the bounds, and the moments from there on grow exponentially):
-:class:`~tensor4all.InvalidOptionError` naming the moment and asking for wider bounds.
+blow up). They bound ``H`` itself (``H'`` rescales ``H``, not ``H - E0``) on the states ``B_c |0>``
+reaches, which need not include ``E0``: ``c^dagger_c |0>`` lives in the sector of one particle more.
+Given bounds are checked: finite, ``E_min < E_max``, containing the mean energy ``<B_c 0|H|B_c 0> /
+<B_c 0|B_c 0>`` (an average of the energies ``B_c |0>`` reaches), and the norm of every Chebyshev
+vector ``|t_n>`` at most ``1 + GROWTH_TOL`` times that of ``B_c |0>`` (what ``|T_n(y)| <= 1`` on
+``[-1, 1]`` gives a correctly rescaled ``H``; a vector beyond it means the spectrum reaches outside
+the bounds, and the moments from there on grow exponentially): :class:`~tensor4all.InvalidOptionError`
+naming the moment and asking for wider bounds.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ import numpy as np
 
 from ..algorithms.apply import apply
 from ..algorithms.dmrg import dmrg
-from ..networks.mpo import MPO
+from ..networks.mpo import MPO, expectation
 from ..networks.mps import MPS, add
 from ..tools.checks import check_cutoff, check_positive_int, check_real
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError, ZeroNormError
@@ -70,9 +75,9 @@ def jackson_kernel(n_moments: int) -> np.ndarray:
     return ((N - n + 1) * np.cos(q * n) + np.sin(q * n) / math.tan(q)) / (N + 1)
 
 
-def _bounds(H: MPO, phi: MPS, given: Any, e0: float, max_bond: int, what: str) -> tuple[float, float]:
+def _bounds(H: MPO, phi: MPS, given: Any, max_bond: int, what: str) -> tuple[float, float]:
     """``(E_min, E_max)`` of ``H`` in the sector of ``phi``: given (checked: finite, ordered, containing the
-    ground energy ``e0``), or by DMRG of ``H`` and ``-H`` started from ``phi``."""
+    mean energy ``<phi|H|phi> / <phi|phi>``), or by DMRG of ``H`` and ``-H`` started from ``phi``."""
     if given is not None:
         if not (isinstance(given, (tuple, list)) and len(given) == 2):
             raise Tensor4allTypeError(f"{what}: bounds must be a pair (E_min, E_max) or None, got {given!r}")
@@ -80,12 +85,16 @@ def _bounds(H: MPO, phi: MPS, given: Any, e0: float, max_bond: int, what: str) -
         hi = check_real(given[1], f"{what}: bounds[1] (E_max)")
         if not hi > lo:
             raise InvalidOptionError(f"{what}: bounds must have E_min < E_max, got ({lo!r}, {hi!r})")
-        tol = 1e-9 * max(1.0, abs(e0), hi - lo)  # E0 given as a bound, up to rounding
-        if not lo - tol <= e0 <= hi + tol:
+        # the mean energy of phi is a weighted average of the energies phi reaches: inside any valid bounds
+        # (the ground energy E0 need not be: B_c|0> may live in another sector, or be orthogonal to |0>)
+        mean = float(np.asarray(expectation(phi, H)))
+        tol = 1e-9 * max(1.0, abs(mean), hi - lo)  # rounding
+        if not lo - tol <= mean <= hi + tol:
             raise InvalidOptionError(
-                f"{what}: bounds = ({lo!r}, {hi!r}) do not contain the ground energy E0 = {e0!r}; expected "
-                "E_min <= E0 <= E_max (bounds of the whole spectrum of H in the sector of B_c|0>: the Chebyshev "
-                "moments grow exponentially outside them), or bounds=None (two DMRG runs)"
+                f"{what}: bounds = ({lo!r}, {hi!r}) do not contain the mean energy <B_c 0|H|B_c 0> / <B_c 0|B_c 0> "
+                f"= {mean!r} of B_c|0>, so they miss part of the spectrum of H on the states B_c|0> reaches; "
+                "expected E_min <= that mean <= E_max (bounds of the whole spectrum of H in the sector of "
+                "B_c|0>: give wider bounds, or bounds=None for two DMRG runs)"
             )
         return lo, hi
     start = phi / float(np.asarray(phi.norm()))
@@ -171,7 +180,8 @@ def spectral_function_chebyshev(
         q: momenta (default ``2 pi k / L``, ``k = 0 .. L / 2``).
         omega: frequencies ``omega = E - E0`` (default: 400 points over the rescaled spectrum).
         bounds: ``(E_min, E_max)`` of ``H`` in the sector of ``B_c |0>`` (default: two DMRG runs); given
-            bounds must be finite, ordered and contain ``E0``, and a Chebyshev vector whose norm grows beyond
+            bounds must be finite, ordered and contain the mean energy of ``B_c |0>`` (not necessarily
+            ``E0``: ``B_c |0>`` may live in another sector), and a Chebyshev vector whose norm grows beyond
             that of ``B_c |0>`` (a spectrum reaching outside them) raises :class:`InvalidOptionError`.
         kernel: ``"jackson"`` (default) or ``"none"`` (the bare truncated series, with Gibbs ringing).
         max_bond, cutoff: the truncation of the Chebyshev vectors.
@@ -198,7 +208,7 @@ def spectral_function_chebyshev(
         phi = apply_at(ground, pair, c)
         if not float(np.asarray(phi.norm())) > 1e-14 * math.sqrt(norm2):
             raise ZeroNormError(f"{what}: B_c|0> = 0 (B = {pair.label_b!r} at site {c} annihilates the state)")
-        lo, hi = _bounds(H, phi, bounds, e0, max_bond, what)
+        lo, hi = _bounds(H, phi, bounds, max_bond, what)
         scale = (hi - lo) / (2.0 - PADDING)
         shift = 0.5 * (hi + lo)
         if omega is None:

@@ -21,9 +21,22 @@ translation-invariant chain ``S(q, omega) = sum_n |<n|B_q|0>|^2 delta_W(omega - 
 open chain the ``q`` are not its quasi-momenta: this is the transform used in the literature for the
 bulk. This is also what :func:`~tensor4all.spectral_function_chebyshev` computes (with its kernel in
 place of the window). ``negative_times="zero"`` (any pair, ``A != B^dagger`` included) gives the
-one-sided, complex ``(1 / 2 pi) sum_x e^{-i q (x - c)} int_0^{t_final} dt e^{i omega t} W(t) G(x,
-t)``. With ``W(0) = 1`` the sum rule holds: ``int S(q, omega) d omega = Re sum_x e^{-i q (x - c)}
-G(x, 0)``, the static structure factor (the normalisation ``1 / 2 pi``, hbar = 1).
+one-sided, complex
+
+    S(q, omega) = (1 / pi) sum_x e^{-i q (x - c)} int_0^{t_final} dt e^{i omega t} W(t) G(x, t)
+                = sum_x e^{-i q (x - c)} sum_n a_n(x) (delta_W + (i / pi) P_W)(omega - (E_n - E0)),
+
+that is ``(i / pi) G^R(omega)``, ``G^R(omega) = -i int_0^inf dt e^{i omega t} G(t)`` the retarded
+function, whose real part ``-(1 / pi) Im G^R`` is the usual spectral function (the factor ``1 / pi``:
+the one-sided integral holds half of the two-sided one). It holds the peaks ``sum_n a_n delta_W`` of
+the ``"conjugate"`` transform and of the Chebyshev expansion, plus ``i / pi`` times their principal
+value ``P_W`` (the window's broadening of ``1 / omega``, odd about each peak). Where the amplitudes
+``b_n(q) = sum_x e^{-iq(x - c)} a_n(x)`` are real (real ``a_n(x)`` at ``q = 0`` or ``pi``, or on a chain
+symmetric about ``c``) the principal value is all in the imaginary part, and the real part is the
+Chebyshev ``S`` (for ``A = B^dagger`` the ``"conjugate"`` one too). With ``W(0) = 1`` the sum rule
+holds for either choice: ``int S(q, omega) d omega = Re sum_x e^{-i q (x - c)} G(x, 0)`` (``"zero"``:
+the real part of the weight over all ``omega``; the principal value integrates to 0 there), the
+static structure factor (hbar = 1).
 
 **Windows** ``W(t)`` on ``|t| <= t_final`` (:data:`WINDOWS`): ``"gaussian"`` (the default),
 ``exp(-(t / sigma)^2 / 2)`` with ``sigma = t_final / 3`` (``W(t_final) = 0.011``): a delta peak becomes a
@@ -276,8 +289,8 @@ def spectral_function(
         extend: linear prediction of ``G`` up to ``extend * t_final`` before the transform (a factor
             ``>= 1``; None: none). The window then spans the extended times.
         negative_times: ``"conjugate"`` (``G(x, -t) = conj(G(x, t))``, for ``A = B^dagger`` in a
-            time-reversal invariant system: a real ``S``) or ``"zero"`` (the one-sided transform,
-            complex: any pair).
+            time-reversal invariant system: a real ``S``) or ``"zero"`` (the one-sided transform
+            ``(1 / pi) int_0 dt e^{i omega t} W(t) G(x, t)``, complex: any pair; the same sum rule).
 
     Returns:
         :class:`SpectralFunction` with ``q``, ``omega``, ``values`` (shape ``(len(q), len(omega))``),
@@ -311,7 +324,7 @@ def spectral_function(
     if negative_times == "conjugate":
         s = spatial_transform(per_site.real / np.pi, G.center, q).real.T  # (n_q, n_omega)
     else:
-        s = spatial_transform(per_site / (2.0 * np.pi), G.center, q).T
+        s = spatial_transform(per_site / np.pi, G.center, q).T  # the one-sided half: 1 / pi, as above
     return SpectralFunction(
         q=q,
         omega=omega,

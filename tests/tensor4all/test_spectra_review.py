@@ -33,13 +33,21 @@ def chain():
 
 
 # ---- 4. given Chebyshev bounds ---------------------------------------------------------------
-def test_chebyshev_bounds_that_miss_the_ground_energy_are_refused(chain):
-    """Before: bounds=(-1, 0) with E0 = -2.49 ran, the moments grew to 4e43 and |S| to 3e41, no error."""
+def test_chebyshev_bounds_that_miss_the_spectrum_are_refused(chain):
+    """Before: bounds=(-1, 0) with E0 = -2.49 ran, the moments grew to 4e43 and |S| to 3e41, no error.
+    Refused since by the ground energy E0 (which B_c|0> need not reach: test_spectra_fixes_bounds_normalization),
+    now by the mean energy <0|Sz_c H Sz_c|0> / <0|Sz_c Sz_c|0> = -1.316 (ED), outside both pairs below."""
     H, gs, e = chain
-    assert e[0] < -1.0  # the bounds below do not contain E0
-    with pytest.raises(t4a.InvalidOptionError, match=r"do not contain the ground energy E0 = -2\.49.*E_min <= E0"):
+    Hm = heisenberg_matrix()
+    g0 = np.linalg.eigh(Hm)[1][:, 0]
+    phi = site(SZ, L // 2) @ g0
+    mean = (phi @ Hm @ phi) / (phi @ phi)
+    assert not -1.0 <= mean <= 0.0 and not -10.0 <= mean <= -3.0
+    with pytest.raises(t4a.InvalidOptionError, match="do not contain the mean energy") as info:
         t4a.spectral_function_chebyshev(H, gs, "Sz", "Sz", n_moments=60, bounds=(-1.0, 0.0))
-    with pytest.raises(t4a.InvalidOptionError, match="do not contain the ground energy"):
+    assert "wider bounds" in str(info.value)
+    assert float(str(info.value).split("<B_c 0|B_c 0> = ")[1].split(" ")[0]) == pytest.approx(mean, abs=1e-8)
+    with pytest.raises(t4a.InvalidOptionError, match="do not contain the mean energy"):
         t4a.spectral_function_chebyshev(H, gs, "Sz", "Sz", n_moments=60, bounds=(-10.0, -3.0))
 
 
