@@ -27,6 +27,7 @@ stops after one vector, the derivative still sees a perturbation that leaves it)
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from typing import Any, Callable, Mapping
 
@@ -34,7 +35,14 @@ import numpy as np
 
 from ..networks.chain import leaves_of
 from ..tools.device import check_placement, device_scope
-from ..tools.errors import InvalidOptionError, NonHermitianError, Tensor4allTypeError, ZeroNormError
+from ..tools.errors import (
+    InvalidOptionError,
+    NonFiniteError,
+    NonHermitianError,
+    Tensor4allTypeError,
+    ValueRangeError,
+    ZeroNormError,
+)
 from .evolution import (
     EvolutionRecord,
     EvolutionResult,
@@ -117,7 +125,9 @@ def tdvp(
             from a product state it stays one, and :class:`FrozenBondsWarning` says so).
         imaginary: evolve by ``exp(-t H)`` instead of ``exp(-i t H)``.
         normalize: normalize after every step; default ``True`` for imaginary time and
-            ``False`` for real time (the history then shows the norm drift).
+            ``False`` for real time (the history then shows the norm drift). With ``False`` a norm
+            beyond the float range (about 1.8e308; imaginary time grows it as ``e^{-t E_0}``)
+            raises :class:`ValueRangeError`.
         observables: name -> spec measured at every ``every``-th step and at ``t = 0`` (see
             :class:`tensor4all.algorithms.evolution.Observables`: a callable ``(state, time)``, an operator
             name or product ``"A*B"``, ``"energy"``, ``"entropy"``, ``"entropies"``, ``"bond_dims"``,
@@ -190,7 +200,9 @@ def tdvp(
     else:
         _warn_unreached_terms(H0, psi, max_bond)
     with blas_threads(threads, max_bond), device_scope(placement):
-        run = _Run(H, psi, dt, two_site, max_bond, cutoff, imaginary, krylov_tol, allow_nonhermitian, placement)
+        run = _Run(
+            H, psi, dt, two_site, max_bond, cutoff, imaginary, normalize, krylov_tol, allow_nonhermitian, placement
+        )
         times = [0.0]
         obs.record(psi, 0.0, hamiltonian_at(H, 0.0, "tdvp", psi.phys_dims) if obs.funcs else H0)
         history: list[EvolutionRecord] = []
@@ -200,8 +212,6 @@ def tdvp(
                 rec.time = float(t_final)
             if bar is not None:
                 bar()
-            if normalize:
-                run.backend.normalize()
             history.append(rec)
             if callback is not None:
                 callback(rec)
@@ -262,7 +272,15 @@ def _warn_unreached_terms(H: MPO, psi: MPS, max_bond: int) -> None:
 
 class _Run:
     """The engine of one evolution: the backend for the state's kind (dense, sectors, traced),
-    rebuilt from the current state whenever the Hamiltonian changes with time."""
+    rebuilt from the current state whenever the Hamiltonian changes with time.
+
+    A concrete run starts every step from a state of unit norm (TDVP's steps do not depend on the
+    norm: the tangent space, the relative cutoff and the relative Krylov tolerance are those of the
+    direction) and carries the norm in ``size`` (since the last normalization; ``normalize=False``:
+    the state is ``size`` times the backend's), so the backends' sums of squares never meet a norm
+    past 1e154. A traced run keeps the norm in the backend's state (tenferro's norms are scaled; its
+    derivative is then that of the steps as they were). A norm outside the float range raises
+    :class:`ValueRangeError`."""
 
     def __init__(
         self,
@@ -273,11 +291,13 @@ class _Run:
         max_bond: int,
         cutoff: float,
         imaginary: bool,
+        normalize: bool,
         krylov_tol: float,
         allow_nonhermitian: bool,
         placement: Any,
     ):
         self.H, self.dt, self.two_site, self.placement = H, dt, two_site, placement
+        self.normalize = normalize
         self.max_bond, self.cutoff, self.krylov_tol = max_bond, cutoff, krylov_tol
         self.imaginary, self.allow_nonhermitian = imaginary, allow_nonhermitian
         self.tau = -dt if imaginary else -1j * dt
@@ -296,13 +316,24 @@ class _Run:
                 "give placement=tenferro.CPU"
             )
         self.hermitian = True
-        self.engine = self._engine(H0, psi)
+        nrm = psi.norm()  # scaled: finite up to the float range
+        size = _float(nrm)
+        if not self.traced and math.isfinite(size) and (0.0 < size < 1e-150 or size > 1e150):
+            psi = psi / size  # the backends' norms sum unscaled squares: they get a state of norm 1
+        self.engine = self._engine(H0, psi)  # checks psi (finite, norm not 0)
+        if size == math.inf:
+            raise ValueRangeError(
+                "tdvp: the initial state's norm exceeds the float range (about 1.8e308); divide psi by a large "
+                "factor (or psi.normalize()) first"
+            )
         # the evolution keeps the start's norm: the backend's state is normalized here, whatever
         # its constructor did with the norm (the sector backend keeps it, the dense ones drop it),
-        # then scaled by the norm of ``psi``
-        nrm = psi.norm()
+        # then the norm of ``psi`` carried in ``size`` (concrete) or put back (traced)
         self.engine.backend.normalize()
-        self.engine.backend.scale(nrm if self.traced else float(nrm))
+        self.size = size
+        if self.traced:
+            self.engine.backend.scale(nrm)
+            self.size = 1.0
 
     @property
     def backend(self) -> Any:
@@ -394,20 +425,55 @@ class _Run:
             progress=progress,
         )
         nrm = self.engine.backend.state_norm()
+        factor = _float(nrm)
+        size = self.size * factor
+        if not (factor > 0.0 and sys.float_info.min <= size < math.inf):
+            self._check_range(k + 1, factor, size)
+        if self.normalize or (factor > 0.0 and not self.traced):
+            self.engine.backend.normalize()
+        self.size = size if not (self.normalize or self.traced) else 1.0
         return EvolutionRecord(
             k + 1,
             (k + 1) * self.dt,
             st.max_bond,
             st.max_truncation_error,
-            float(np.asarray(_concrete(nrm)).real),
+            size,
             st.seconds,
             st.matvecs,
             st.max_krylov_error,
         )
 
+    def _check_range(self, step: int, factor: float, size: float) -> None:
+        """:class:`NonFiniteError` for a step of non-finite norm, :class:`ValueRangeError` where the
+        carried norm leaves the float range (an exactly annihilated state stays 0)."""
+        where = f"step {step} (t = {step * self.dt:g})"
+        if math.isnan(factor):
+            raise NonFiniteError(f"tdvp: {where} gave a state of norm NaN; expected finite: take a smaller dt")
+        if factor == 0.0 or sys.float_info.min <= size < math.inf:
+            return
+        one_step = math.isinf(factor) and not (self.traced and not self.normalize)  # from a state of norm 1
+        how = (
+            "take a smaller dt"
+            if self.normalize or one_step
+            else "pass normalize=True (the default in imaginary time: each record's norm is then its step's "
+            "growth, and log ||psi(t)|| the sum of their logs)"
+        )
+        raise ValueRangeError(
+            f"tdvp: after {where} the norm of the state {'overflows' if size > 1.0 else 'underflows'} the float "
+            f"range (about 2.2e-308 to 1.8e308: ||psi|| = {size:.3g}), so its entries cannot be represented; "
+            f"expected a norm in range: {how}"
+        )
+
     def state(self) -> MPS:
+        """The evolved state: the backend's, times the carried norm (``normalize=False``)."""
         sites = self.engine.backend.site_tensors(self.grading)
-        return MPS(sites) if self.grading is None else MPS._symmetric(sites, self.grading)
+        mps = MPS(sites) if self.grading is None else MPS._symmetric(sites, self.grading)
+        return mps * self.size if self.size != 1.0 else mps
+
+
+def _float(x: Any) -> float:
+    """A norm (a float, a tenferro scalar, a tidu tracer) as a float."""
+    return float(np.asarray(_concrete(x)).real)
 
 
 def _concrete(x: Any) -> Any:

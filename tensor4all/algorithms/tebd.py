@@ -14,6 +14,8 @@ go toward the next gate, and QR moves carry the centre between gates that are no
 
 from __future__ import annotations
 
+import math
+import sys
 import time as _time
 from typing import Any, Callable
 
@@ -22,7 +24,14 @@ import numpy as np
 import tenferro as tf
 import tidu
 
-from ..tools.errors import InvalidOptionError, NonHermitianError, Tensor4allTypeError, ZeroNormError
+from ..tools.errors import (
+    InvalidOptionError,
+    NonFiniteError,
+    NonHermitianError,
+    Tensor4allTypeError,
+    ValueRangeError,
+    ZeroNormError,
+)
 from ..sites.charges import NonConservingError
 from .evolution import (
     EvolutionRecord,
@@ -159,7 +168,17 @@ class _Source:
 
 # ---- the sweep ----------------------------------------------------------------------------
 class _Run:
-    """The state during the evolution (site list, centre), the gates and the bond updates."""
+    """The state during the evolution (site list, centre), the gates and the bond updates.
+
+    A concrete run sweeps a state of unit norm, whether or not it normalizes: every split divides
+    the kept singular values by their norm, and ``scale`` carries the state's norm
+    (``normalize=False``), put on the centre by :meth:`state`; the SVDs keep what they kept (the
+    cutoff is relative), and no sum of squares meets a norm past 1e154. A traced run that does not
+    normalize keeps the norm in its sites (the derivative of the kept values' norm is not defined
+    where the truncation cuts a degenerate multiplet; its norms are scaled by powers of two).
+    ``size`` is the norm since the last normalization (the start, whose norm is ``psi``'s, or the
+    last record of a normalized run); outside the float range, where the state's entries cannot be
+    represented, it raises :class:`ValueRangeError`."""
 
     def __init__(
         self,
@@ -190,19 +209,28 @@ class _Run:
             ts[i - 1], ts[i] = self.fmt.move(ts[i - 1], ts[i], False)
         self.ts, self.centre = ts, 0
         n = self.fmt.norm(ts[0])
-        if not float(concrete(n) if traced else n) > 0.0:
+        size = _value(n)
+        if not size > 0.0:
             raise ZeroNormError(f"{WHAT}: the initial state has norm 0")
-        if normalize:
+        if not math.isfinite(size):
+            raise ValueRangeError(
+                f"{WHAT}: the initial state's norm exceeds the float range (about 1.8e308); "
+                "divide psi by a large factor (or psi.normalize()) first"
+            )
+        unit = normalize or not traced  # the sweep's state has norm 1 (see the class)
+        if unit:
             ts[0] = self.fmt.scale(ts[0], n)
-            n = 1.0
-        self.norm = n
+        self.size, self.scale = size, size if unit and not normalize else 1.0
         self.cache: dict = {}
-        self.step_factor, self.step_err, self.step_gates = 1.0, 0.0, 0
+        self.step, self.step_err, self.step_gates = 1, 0.0, 0
 
     def use_tenferro(self) -> None:
         """Switch a concrete run to tenferro operations (a traced gate appeared)."""
         if self.fmt.la.traced:
             return
+        if self.scale != 1.0:  # a traced run keeps its norm in the sites
+            self.ts[self.centre] = self.fmt.times(self.ts[self.centre], self.scale)
+            self.scale = 1.0
         if isinstance(self.fmt, BlockSites):  # the same symmetric sites, now on tenferro operations
             self.ts = self.fmt.tensors(self.ts)
             self.fmt = SymmetricSites(TenferroLA(), self.fmt.dtype, self.legs)
@@ -213,7 +241,11 @@ class _Run:
         self.cache.clear()
 
     def state(self) -> MPS:
-        return self.fmt.state(list(self.ts), self.grading)
+        """The evolved state: the sites, the carried norm on the centre (``normalize=False``)."""
+        ts = list(self.ts)
+        if self.scale != 1.0:
+            ts[self.centre] = self.fmt.times(ts[self.centre], self.scale)
+        return self.fmt.state(ts, self.grading)
 
     # -- gates ---------------------------------------------------------------------------
     def _gate(self, pair: tuple[int, int], factors: list[tuple[BondHamiltonian, float]]) -> Any:
@@ -227,6 +259,11 @@ class _Run:
             if h is None:
                 continue
             e = exp_gate(h, w * self.dt, self.imaginary)
+            if isinstance(e, np.ndarray) and not np.isfinite(e).all():
+                raise ValueRangeError(
+                    f"{WHAT}: the gate exp(-{'' if self.imaginary else 'i '}{w * self.dt:g} h) on sites {pair} "
+                    "overflows the float range; take a smaller dt"
+                )
             g = e if g is None else self.fmt.la.matmul(e, g) if (is_traced(e) or is_traced(g)) else e @ g
         return g
 
@@ -268,29 +305,58 @@ class _Run:
         while self.centre > b + 1:
             ts[self.centre - 1], ts[self.centre] = fmt.move(ts[self.centre - 1], ts[self.centre], False)
             self.centre -= 1
-        ts[b], ts[b + 1], norm, err = split_pair(
-            fmt, ts[b], ts[b + 1], g4, to_right, self.max_bond, self.cutoff, self.normalize
-        )
-        if self.normalize:
-            self.step_factor *= float(concrete(norm)) if is_traced(norm) else float(norm)
-            norm = 1.0
+        unit = self.normalize or not fmt.la.traced  # see the class
+        ts[b], ts[b + 1], norm, err = split_pair(fmt, ts[b], ts[b + 1], g4, to_right, self.max_bond, self.cutoff, unit)
+        factor = _value(norm)
+        if not unit:
+            self.size = factor
+        else:
+            self.size *= factor
+            if not self.normalize:
+                self.scale *= factor
+        if not (factor > 0.0 and sys.float_info.min <= self.size < math.inf):
+            self._check_range(b, factor)
         self.centre = b + 1 if to_right else b
-        self.norm = norm
         self.step_err = max(self.step_err, err)
         self.step_gates += 1
 
+    def _check_range(self, b: int, factor: float) -> None:
+        """:class:`NonFiniteError` for a bond update of non-finite norm, :class:`ValueRangeError`
+        where the carried norm leaves the float range (an exactly annihilated state stays 0)."""
+        size = self.size
+        where = f"the update of sites ({b}, {b + 1}) in step {self.step} (t = {self.step * self.dt:g})"
+        if math.isnan(factor):
+            raise NonFiniteError(f"{WHAT}: {where} gave a NaN norm: the gates or the state hold NaN; expected finite")
+        if factor == 0.0 or sys.float_info.min <= size < math.inf:
+            return
+        one_step = math.isinf(factor) and not (self.fmt.la.traced and not self.normalize)  # from a state of norm 1
+        how = (
+            "take a smaller dt"
+            if self.normalize or one_step
+            else "pass normalize=True (the default in imaginary time: each record's norm is then its step's "
+            "growth, and log ||psi(t)|| the sum of their logs)"
+        )
+        raise ValueRangeError(
+            f"{WHAT}: at {where} the norm of the state {'overflows' if size > 1.0 else 'underflows'} the float "
+            f"range (about 2.2e-308 to 1.8e308: ||psi|| = {size:.3g}), so its entries cannot be represented; "
+            f"expected a norm in range: {how}"
+        )
+
     def record(self, step: int, time: float, seconds: float) -> EvolutionRecord:
-        norm = self.step_factor if self.normalize else self.norm
+        """The record of the step: its norm that of the state after it, before any normalization
+        (``normalize``: the start of the next step is normalized, the first step's is ``psi``)."""
         rec = EvolutionRecord(
             step=step,
             time=time,
             max_bond=max(t.shape[2] for t in self.ts),
             max_truncation_error=float(self.step_err),
-            norm=float(concrete(norm) if is_traced(norm) else norm),
+            norm=self.size,
             seconds=seconds,
             matvecs=self.step_gates,
         )
-        self.step_factor, self.step_err, self.step_gates = 1.0, 0.0, 0
+        if self.normalize:
+            self.size = 1.0
+        self.step, self.step_err, self.step_gates = step + 1, 0.0, 0
         return rec
 
 
@@ -372,7 +438,10 @@ def tebd(
             convention, as ``MPS.compress``).
         imaginary: evolve in imaginary time, ``e^{-t H}`` (ground states at long times).
         normalize: renormalize after every gate (default: True in imaginary time, False in real
-            time, where the norm lost to truncation stays visible in the records).
+            time, where the norm lost to truncation stays visible in the records). Each record's
+            ``norm`` is that of the state after its step, before normalization (the first step's
+            starts from ``psi``, whatever its norm). With ``False`` a norm beyond the float range
+            (about 1.8e308; imaginary time grows it as ``e^{-t E_0}``) raises :class:`ValueRangeError`.
         observables: ``name -> spec`` measured at the output times (see
             :class:`~tensor4all.algorithms.evolution.Observables`; ``"energy"`` needs an MPO Hamiltonian, and
             evaluates a time-dependent one at the output times).
@@ -480,6 +549,11 @@ def tebd(
     if bar is not None:
         bar.close()
     return EvolutionResult(state, np.asarray(times), obs.result(), history, state.conserve, reason)
+
+
+def _value(x: Any) -> float:
+    """``x`` (a float, a tenferro scalar or a tidu tracer) as a float: a tracer's primal."""
+    return float(concrete(x)) if is_traced(x) else float(x)
 
 
 def _is_complex(h: Any) -> bool:

@@ -19,6 +19,7 @@ import math
 from typing import Any, Sequence
 
 import numpy as np
+from scipy.linalg.blas import get_blas_funcs
 
 import tenferro as tf
 import tidu
@@ -31,7 +32,23 @@ from ..tools.checks import concrete, is_traced
 from ..structured import Leg, SymmetricTensor, einsum as structured_einsum
 from ..structured import linalg as structured_linalg
 
-__all__ = ["NumpyLA", "TenferroLA", "DenseSites", "SymmetricSites", "split_pair"]
+__all__ = ["NumpyLA", "TenferroLA", "DenseSites", "SymmetricSites", "split_pair", "scaled_norm"]
+
+_NRM2: dict[str, Any] = {}  # dtype char -> BLAS nrm2
+
+
+def scaled_norm(xs: Sequence[np.ndarray]) -> float:
+    """``sqrt(sum ||x||^2)`` over the NumPy arrays ``xs``, without forming the squares: BLAS
+    ``nrm2`` per array (scaled, as LAPACK's), combined by ``math.hypot``. Infinite only when the
+    norm itself exceeds the float range (``sqrt(sum(vdot(x, x)))`` overflowed past about 1e154)."""
+    norms = []
+    for x in xs:
+        if x.size:
+            f = _NRM2.get(x.dtype.char)
+            if f is None:
+                f = _NRM2[x.dtype.char] = get_blas_funcs("nrm2", (x,))
+            norms.append(f(x))
+    return math.hypot(*norms)
 
 
 # ---- dense linear algebra: NumPy (concrete) or tenferro (traced) ---------------------------
@@ -76,7 +93,7 @@ class NumpyLA:
         return s
 
     def norm(self, xs: Sequence[Any]) -> Any:
-        return math.sqrt(sum(float(np.vdot(x, x).real) for x in xs))
+        return scaled_norm(xs)
 
     def scale(self, x: Any, s: Any, axis: int) -> Any:
         return s[:, None] * x if axis == 0 else x * s
@@ -125,11 +142,18 @@ class TenferroLA:
         return np.asarray(concrete(s))
 
     def norm(self, xs: Sequence[Any]) -> Any:
+        """The norm (differentiable); values beyond 1e100 (or below 1e-100) are first scaled by
+        a power of two, exact, so that the squares stay in range."""
+        top = max(
+            (float(np.max(np.abs(np.asarray(c)))) for c in map(concrete, xs) if c is not None and c.size), default=1.0
+        )
+        e = math.frexp(top)[1] if 0.0 < top < math.inf and not 1e-100 < top < 1e100 else 0
         total = None
         for x in xs:
+            x = x * 2.0**-e if e else x
             v = tf.real(tf.sum(x * tf.conj(x)))
             total = v if total is None else total + v
-        return tf.sqrt(total)
+        return tf.sqrt(total) * 2.0**e if e else tf.sqrt(total)
 
     def scale(self, x: Any, s: Any, axis: int) -> Any:
         n = tuple(s.shape)[0]
@@ -184,6 +208,9 @@ class DenseSites:
 
     def scale(self, t: Any, x: Any) -> Any:
         return t / x
+
+    def times(self, t: Any, x: Any) -> Any:
+        return t * x
 
     def state(self, ts: list, grading: Any) -> MPS:
         return MPS([t if self.la.traced else np.asfortranarray(t) for t in ts])
@@ -256,9 +283,9 @@ def split_pair(
     """Sites ``a, b`` (the centre on one of them) with the gate ``g4`` applied, split by one
     truncated SVD: ``(a', b', norm, discarded weight)``, the singular values in ``b'``
     (``to_right``) or ``a'``, ``norm`` that of the kept singular values (the state's norm), and
-    the kept singular values divided by it when ``normalize``. A traced split takes its factors
-    from :func:`~tensor4all.linalg.truncation.weighted_factors` (fixed phases, degenerate blocks
-    projected)."""
+    the kept singular values divided by it when ``normalize`` (and it is not 0). A traced split
+    takes its factors from :func:`~tensor4all.linalg.truncation.weighted_factors` (fixed phases,
+    degenerate blocks projected)."""
     la = fmt.la
     blocks, ctx = fmt.pair(a, b, g4)
     svds = {k: la.split_svd(m, to_right, cutoff) for k, m in blocks.items()}
@@ -272,10 +299,10 @@ def split_pair(
     if la.traced:  # at degenerate kept values the weighted factor is the pair's projection (exact derivatives)
         side = "right" if to_right else "left"
         kept = {k: weighted_factors(blocks[k], u, s, vh, side, raw[k][: counts[k]]) for k, (u, s, vh) in kept.items()}
-        if normalize:
+        if normalize and float(concrete(norm)) > 0.0:
             kept = {k: (u, vh / norm) if to_right else (u / norm, vh) for k, (u, vh) in kept.items()}
     else:
-        if normalize:
+        if normalize and norm > 0.0:
             kept = {k: (u, s / norm, vh) for k, (u, s, vh) in kept.items()}
         kept = {k: (u, la.scale(vh, s, 0)) if to_right else (la.scale(u, s, 1), vh) for k, (u, s, vh) in kept.items()}
     a, b = fmt.unpair(kept, ctx)

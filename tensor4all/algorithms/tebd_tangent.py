@@ -51,13 +51,24 @@ __all__ = ["tebd_jvp"]
 
 def _dense_gate(h: np.ndarray, dh: np.ndarray | None, w: float) -> tuple[np.ndarray, np.ndarray]:
     """``G = e^{-w h}`` and its derivative along ``dh`` (``h -> h + x dh`` at ``x = 0``); ``dh`` None:
-    along ``h -> s h`` at ``s = 1``, ``-w h G``."""
-    a = -w * np.real(np.asarray(h))
+    along ``h -> s h`` at ``s = 1``, ``-w h G``. The arithmetic is real: a term with an imaginary part
+    (``Sy``, a complex hopping) raises :class:`InvalidOptionError` (dropping it gave ``chi_y = 0``)."""
+    a = -w * _real(h, "a bond term of the Hamiltonian")
     if dh is None:
         g = scipy.linalg.expm(a)
         return g, a @ g
-    g, dg = scipy.linalg.expm_frechet(a, -w * np.real(np.asarray(dh)))
+    g, dg = scipy.linalg.expm_frechet(a, -w * _real(dh, "a bond term of the field (the tangent direction)"))
     return g, dg
+
+
+def _real(m: np.ndarray, what: str) -> np.ndarray:
+    m = np.asarray(m)
+    if np.iscomplexobj(m) and np.any(np.imag(m)):
+        raise InvalidOptionError(
+            f"tebd_jvp: {what} has imaginary matrix elements, but the tangent run is real arithmetic; expected "
+            "real terms (thermodynamics routes complex ones to engine='traced')"
+        )
+    return np.real(m)
 
 
 def _cross_rotation(pa: np.ndarray, pb: np.ndarray, sk: np.ndarray, sd: np.ndarray, top: float) -> np.ndarray:
@@ -128,6 +139,22 @@ class _TangentRun(_Run):
         self.dts = [self._zero(t) for t in self.ts]
         self.blocks = isinstance(self.fmt, BlockSites)
         self.dbonds: BondHamiltonian | None = None
+        self.growth = 1.0  # the factor the sweep's normalizations removed since the last record
+
+    def record(self, step: int, time: float, seconds: float) -> EvolutionRecord:
+        """The record of the step (``norm``: the factor the step removed), kept here rather than in
+        :class:`_Run`'s norm bookkeeping, which this run's normalized splits bypass."""
+        rec = EvolutionRecord(
+            step=step,
+            time=time,
+            max_bond=max(t.shape[2] for t in self.ts),
+            max_truncation_error=float(self.step_err),
+            norm=self.growth,
+            seconds=seconds,
+            matvecs=self.step_gates,
+        )
+        self.growth, self.step_err, self.step_gates = 1.0, 0.0, 0
+        return rec
 
     def _zero(self, t: Any) -> Any:
         if isinstance(t, BlockSite):
@@ -207,7 +234,7 @@ class _TangentRun(_Run):
                 kept[k], dkept[k] = (a1 / norm, b1), ((da1 - a1 * dlog) / norm, db1)
         ts[b], ts[b + 1] = fmt.unpair({k: (x, z) for k, (x, z) in kept.items()}, ctx)
         dts[b], dts[b + 1] = fmt.unpair(dkept, ctx)
-        self.step_factor *= float(norm)
+        self.growth *= float(norm)
         self.step_err = max(self.step_err, err)
 
     def _move(self, i: int, to_right: bool) -> None:
