@@ -31,6 +31,7 @@ from ..algorithms.tebd import tebd
 from ..networks.mpo import MPO
 from ..networks.mps import MPS
 from ..operators.gates import bonds_from_opsum
+from ..sites.charges import NonConservingError
 from ..sites.local_spaces import local_space
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
@@ -140,12 +141,26 @@ def evolve_thermal(
         )
     threads = check_threads(threads)
     with blas_threads(threads, max_bond if isinstance(max_bond, int) else None):  # the bond terms, the run
-        H2 = purified_hamiltonian(H, state.conserve)
+        H2 = _doubled_hamiltonian(H, state, what)
         measured = Observables(observables, H.L, doubled.name, what)
         specs = {name: _bound(f, H2) for name, f in measured.funcs.items()}
         bonds = ancilla_bonds(H, disentangle, what)
         return tebd(bonds, state, t_final, dt, order=order, max_bond=max_bond, cutoff=cutoff, observables=specs,
                     every=every, threads=threads, callback=callback)  # fmt: skip
+
+
+def _doubled_hamiltonian(H: MPO, state: MPS, what: str) -> MPO:
+    """``H (x) 1`` compiled with the charge ``state`` conserves; an ``H`` that does not conserve it (a
+    transverse-field quench of a state cooled with ``conserve="Sz"``) raises
+    :class:`NonConservingError` naming the remedy: the state's sectors dropped (``state.dense()``)."""
+    try:
+        return purified_hamiltonian(H, state.conserve)
+    except NonConservingError as e:
+        raise NonConservingError(
+            f"{what}: the state conserves {state.conserve} (it was cooled in that symmetry), but H does not "
+            f"({str(e).split(';')[0]}); evolve the state without its sectors, evolve_thermal(th.state.dense(), H, "
+            "...) (or cool with conserve='none'), or give an H that conserves the state's charge"
+        ) from None
 
 
 def _bound(f: Callable[[MPS, float, Any], Any], H2: MPO) -> Callable[[MPS, float], Any]:

@@ -20,9 +20,10 @@ The trick that gives a whole curve from one pass: the Hamiltonian enters the evo
   consistency to rounding); ``d^2 ln Z / dh^2 = beta chi`` with the tangent on ``h``.
 
 ``engine="tangent"`` (the default of the energy path in forward mode, for real Hamiltonians of one- and
-two-site terms on neighbours) carries that forward derivative beside the concrete, block-sparse
-cooling (:mod:`.tangent_path`): the same derivative, without tracing (the XX chain L = 32 to beta = 10
-at ``cutoff=1e-17``: C within 5e-7 in 3.5 minutes, where the dense traced run takes hours);
+two-site terms on neighbours and a real field: ``"Sy"`` takes ``"traced"``) carries that forward
+derivative beside the concrete, block-sparse cooling (:mod:`.tangent_path`): the same derivative,
+without tracing (the XX chain L = 32 to beta = 10 at ``cutoff=1e-17``: C within 5e-7 in 3.5 minutes,
+where the dense traced run takes hours);
 ``engine="traced"`` is tidu through the traced run.
 
 ``mode="reverse"`` takes reverse mode (``tidu.grad``; forward over reverse for ``ln Z''``) at the
@@ -48,7 +49,7 @@ from ..operators.gates import bonds_from_opsum
 from ..operators.opsum import OpSum
 from ..sites.local_spaces import local_space
 from ..tools.checks import check_callable, check_cutoff, check_positive_int
-from ..tools.errors import InvalidOptionError, Tensor4allTypeError
+from ..tools.errors import InvalidOptionError, NonHermitianError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
 from ..tools.threads import blas_threads
 from .purification import check_conserve, beta_grid, check_thermal_hamiltonian, purified_hamiltonian, thermal_start
@@ -173,7 +174,9 @@ def thermodynamics(
         conserve: None (default: with ``engine="tangent"`` the charge ``H`` conserves, as
             :func:`thermal_state`; with ``"traced"`` dense, a traced run on symmetric sites being slower
             at the sizes measured), ``"none"`` (dense) or a charge as for :func:`thermal_state`.
-        field: an operator name of ``H.local`` (``"Sz"``): the susceptibility of ``M = sum_i O_i``,
+        field: a Hermitian operator name of ``H.local`` (``"Sz"``; a non-Hermitian one such as ``"S+"``
+            raises :class:`~tensor4all.NonHermitianError`; a complex one, ``"Sy"``, takes
+            ``engine="traced"``): the susceptibility of ``M = sum_i O_i``,
             ``chi = d<M>/dh = (1/beta) d^2 ln Z / dh^2`` for ``H - h M`` at ``h = 0`` (``beta (<M^2> -
             <M>^2)`` when ``M`` commutes with ``H``). A field that splits degenerate singular values of a
             dense run (``Sz`` of a chain that conserves it) needs ``conserve``.
@@ -216,8 +219,8 @@ def thermodynamics(
     if field is not None:
         if not isinstance(field, str):
             raise Tensor4allTypeError(f"{what}: field must be an operator name such as 'Sz', got {field!r}")
-        local_space(H.local).factor(field)  # UnknownOperatorError names the valid ones
-    plain = _tangent_blocker(H, what)
+        _check_field(H, field, what)
+    plain = _tangent_blocker(H, field, what)
     if engine is None:
         engine = "tangent" if differentiate == "energy" and mode == "forward" and plain is None else "traced"
     if not isinstance(engine, str) or engine not in ENGINES:
@@ -275,16 +278,43 @@ def thermodynamics(
     return Thermodynamics(betas, log_z, energy, heat, mag, chi, field, mode, differentiate)
 
 
-def _tangent_blocker(H: Any, what: str) -> str | None:
-    """Why the tangent engine cannot run ``H`` (None if it can): it takes real, concrete one- and
-    two-site terms on neighbours."""
-    bonds = bonds_from_opsum(H.opsum, purified_space(H.local), H.L, what)
+def _check_field(H: Any, field: str, what: str) -> None:
+    """``field`` an operator of ``H.local`` (:class:`UnknownOperatorError` naming the valid ones) and
+    Hermitian (:class:`NonHermitianError`): ``H - h M`` with ``M = sum_i O_i`` is a Hamiltonian, and
+    ``<M>`` a real magnetization, only for ``O = O^dagger``."""
+    space = local_space(H.local)
+    if not _hermitian(space.matrix(field)):  # UnknownOperatorError names the valid ones
+        ok = [name for name in space.operator_names() if name != "Id" and _hermitian(space.matrix(name))]
+        hint = " (the Hermitian parts of S+ and S- are Sx and Sy)" if "Sx" in ok and field in ("S+", "S-") else ""
+        raise NonHermitianError(
+            f"{what}: field={field!r} is not Hermitian ({field}^dagger != {field}), so H - h sum_i {field}_i is no "
+            f"Hamiltonian and its susceptibility is undefined; expected a Hermitian operator of {H.local!r}: "
+            f"{', '.join(map(repr, ok))}{hint}"
+        )
+
+
+def _hermitian(m: np.ndarray) -> bool:
+    return bool(np.allclose(m, m.conj().T, rtol=0.0, atol=1e-12 * max(1.0, float(np.abs(m).max()))))
+
+
+def _is_complex(terms: Any) -> bool:
+    return any(h is not None and np.iscomplexobj(h) and np.any(np.imag(h)) for h in terms)
+
+
+def _tangent_blocker(H: Any, field: str | None, what: str) -> str | None:
+    """Why the tangent engine cannot run ``H`` in the ``field`` (None if it can): it takes real,
+    concrete one- and two-site terms on neighbours and a real field (its arithmetic is real: the
+    imaginary part of ``Sy`` would be dropped, and its susceptibility come out 0)."""
+    space = purified_space(H.local)
+    bonds = bonds_from_opsum(H.opsum, space, H.L, what)
     if bonds.long:
         return "terms on neighbouring sites only"
     if bonds.traced:
         return "concrete couplings (these are tidu tracers)"
-    if any(h is not None and np.iscomplexobj(h) and np.any(np.imag(h)) for h in bonds.nn):
+    if _is_complex(bonds.nn):
         return "a real Hamiltonian"
+    if field is not None and _is_complex([space.matrix(field)]):
+        return f"a real field (field={field!r} has complex matrix elements)"
     return None
 
 
