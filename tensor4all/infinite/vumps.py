@@ -227,7 +227,7 @@ def product_energy(H: InfiniteMPO, seed: int = 0) -> float:
     from a random start (``seed``): an upper bound of the ground-state energy per site (mean
     field), a few milliseconds for a cell of a few sites. A run of charge 0 per cell that ends
     above it has missed a ground state that breaks the symmetry (:func:`.cell_charges.symmetry_breaking`)."""
-    return float(_start_and_run(H, None, 1, 1e-10, 200, 1e-12, None, "none", seed).energy)
+    return float(vumps(H, max_bond=1, tol=1e-10, max_iter=200, seed=seed).energy)
 
 
 def _check_cell(psi: iMPS, H: InfiniteMPO) -> None:

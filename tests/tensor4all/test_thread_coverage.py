@@ -199,6 +199,7 @@ CALLS: dict[str, Callable[[types.SimpleNamespace], Any]] = {
     ),
     "infinite.structure_factor": lambda f: infinite.structure_factor(f.ipsi, "Sz", [0.0, 1.0], r_max=4),
     "infinite.energy_per_site": lambda f: infinite.energy_per_site(f.ipsi, f.iH),
+    "infinite.product_energy": lambda f: infinite.product_energy(f.iH),
     "infinite.fixed_point_correlation_length": lambda f: infinite.fixed_point_correlation_length(f.ipsi, f.iH, k=4),
     "infinite.fit_correlation_length": lambda f: infinite.fit_correlation_length(f.ipsi, "Sz", range(2, 6), "exp"),
     "infinite.fit_decay": lambda f: infinite.fit_decay([1, 2, 3, 4], [1.0, 0.5, 0.25, 0.125], "exp"),
