@@ -19,7 +19,6 @@ import math
 from typing import Any, Sequence
 
 import numpy as np
-from scipy.linalg.blas import get_blas_funcs
 
 import tenferro as tf
 import tidu
@@ -28,27 +27,12 @@ from ..networks.mps import MPS
 from ..networks.symmetric_sites import canonical_sites
 from ..linalg.truncation import resolved_values, sector_keep, weighted_factors
 from ..linalg import lapack
+from ..linalg.lapack import scaled_norm
 from ..tools.checks import concrete, is_traced
 from ..structured import Leg, SymmetricTensor, einsum as structured_einsum
 from ..structured import linalg as structured_linalg
 
 __all__ = ["NumpyLA", "TenferroLA", "DenseSites", "SymmetricSites", "split_pair", "scaled_norm"]
-
-_NRM2: dict[str, Any] = {}  # dtype char -> BLAS nrm2
-
-
-def scaled_norm(xs: Sequence[np.ndarray]) -> float:
-    """``sqrt(sum ||x||^2)`` over the NumPy arrays ``xs``, without forming the squares: BLAS
-    ``nrm2`` per array (scaled, as LAPACK's), combined by ``math.hypot``. Infinite only when the
-    norm itself exceeds the float range (``sqrt(sum(vdot(x, x)))`` overflowed past about 1e154)."""
-    norms = []
-    for x in xs:
-        if x.size:
-            f = _NRM2.get(x.dtype.char)
-            if f is None:
-                f = _NRM2[x.dtype.char] = get_blas_funcs("nrm2", (x,))
-            norms.append(f(x))
-    return math.hypot(*norms)
 
 
 # ---- dense linear algebra: NumPy (concrete) or tenferro (traced) ---------------------------

@@ -28,10 +28,10 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.linalg
 
-from ..tools.device import array_module, to_host
+from ..tools.device import array_module, is_device_array, to_host
 from ..tools.errors import NonFiniteError, ValueRangeError
 from .eigensolver import LocalOperator
-from .lapack import tridiagonal_eigh
+from .lapack import scaled_norm, tridiagonal_eigh
 
 __all__ = ["KrylovResult", "expm_krylov"]
 
@@ -49,10 +49,7 @@ def expm_krylov(
     """``exp(tau H) v`` for the operator ``op`` (``op.matvec``), to a relative error ``tol``
     by Saad's estimate (see the module). ``tau`` is ``-i dt`` for real time and ``-dt`` for
     imaginary time; ``hermitian`` selects Lanczos' real tridiagonal ``T_m``."""
-    with np.errstate(over="ignore", under="ignore"):  # out of range: computed again below
-        nrm = float(np.linalg.norm(v))
-    if not 1e-150 < nrm < 1e150:  # the squares summed near the ends of the float range: scaled first
-        nrm = _scaled_norm(v)
+    nrm = _norm(v)
     if nrm == 0.0 or tau == 0:
         return KrylovResult(v.copy(), 0, 0.0, 0.0)
     xp = array_module(v)
@@ -82,8 +79,7 @@ def expm_krylov(
             break
         basis[j + 1] = w / beta
     m = small.shape[0]
-    top = float(np.max(np.abs(small)))
-    grow = top * float(np.linalg.norm(small / top)) if 0.0 < top < math.inf else top  # ||exp(tau T) e_1||
+    grow = scaled_norm([small])  # ||exp(tau T) e_1||
     if not math.isfinite(nrm * grow):  # ||exp(tau H) v||: the basis is orthonormal
         raise ValueRangeError(
             f"expm_krylov: exp(tau H) v leaves the float range (tau = {tau:.3g}, ||v|| = {nrm:.3g}, "
@@ -95,17 +91,22 @@ def expm_krylov(
     return KrylovResult(out.astype(dtype, copy=False), m, float(err), radius)
 
 
-def _scaled_norm(v: Any) -> float:
-    """``||v||`` from ``v`` divided by its largest entry (no overflow or underflow in the squares);
+def _norm(v: Any) -> float:
+    """``||v||`` without overflow or underflow in the squares (BLAS ``nrm2`` on the host);
     :class:`NonFiniteError` where ``v`` holds NaN or infinity."""
-    xp = array_module(v)
-    top = float(xp.max(xp.abs(v))) if v.size else 0.0
-    if not math.isfinite(top):
+    if is_device_array(v):
+        xp = array_module(v)
+        top = float(xp.max(xp.abs(v))) if v.size else 0.0
+        nrm = top * float(xp.linalg.norm(v / top)) if 0.0 < top < math.inf else top
+    else:
+        nrm = scaled_norm([v])
+    if not math.isfinite(nrm):
         raise NonFiniteError(
-            f"expm_krylov: the vector holds {'NaN' if math.isnan(top) else 'infinite'} entries; expected finite "
-            "values (an evolution whose state left the float range: normalize it, or take a smaller time step)"
+            "expm_krylov: the vector's norm is not a finite number (NaN or infinite entries, or a norm beyond "
+            "the float range); expected finite values (an evolution whose state left the float range: normalize "
+            "it, or take a smaller time step)"
         )
-    return top * float(np.linalg.norm(v / top)) if top > 0.0 else 0.0
+    return nrm
 
 
 def _small_expm(t: np.ndarray, tau: complex, hermitian: bool) -> np.ndarray:

@@ -13,11 +13,12 @@ the generic functions.
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Sequence
 
 import numpy as np
 import scipy.linalg
-from scipy.linalg import get_lapack_funcs
+from scipy.linalg import get_blas_funcs, get_lapack_funcs
 from scipy.linalg.lapack import dsyevd as _syevd, zheevd as _heevd
 
 from .truncation import svd_truncated_sectors, thin_svd
@@ -34,6 +35,7 @@ __all__ = [
     "lq",
     "lowest_tridiagonal",
     "tridiagonal_eigh",
+    "scaled_norm",
 ]
 
 _SVD: dict[tuple, tuple[Any, int]] = {}  # (rows, columns, dtype char) -> (gesdd, lwork)
@@ -191,3 +193,21 @@ def tridiagonal_eigh(d: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarr
         if info == 0:
             return w, v
     return scipy.linalg.eigh_tridiagonal(d, e)
+
+
+_NRM2: dict[str, Any] = {}  # dtype char -> BLAS nrm2
+
+
+def scaled_norm(xs: Sequence[np.ndarray]) -> float:
+    """``sqrt(sum ||x||^2)`` over the host arrays ``xs``, without forming the squares: BLAS ``nrm2``
+    per array (scaled, as LAPACK's; no floating-point warnings), combined by ``math.hypot``.
+    Infinite only when the norm itself exceeds the float range (``sqrt(sum(vdot(x, x)))``
+    overflowed past about 1e154)."""
+    norms = []
+    for x in xs:
+        if x.size:
+            f = _NRM2.get(x.dtype.char)
+            if f is None:
+                f = _NRM2[x.dtype.char] = get_blas_funcs("nrm2", (x,))
+            norms.append(f(x))
+    return math.hypot(*norms)
