@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import math
 import numbers
+import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -35,7 +36,13 @@ import numpy as np
 import tenferro as tf
 import tidu
 
-from ..tools.errors import DimensionMismatchError, InvalidOptionError, Tensor4allTypeError, ValueRangeError
+from ..tools.errors import (
+    DimensionMismatchError,
+    InvalidOptionError,
+    NonFiniteError,
+    Tensor4allTypeError,
+    ValueRangeError,
+)
 from ..networks.mpo import MPO, expectation
 from ..linalg.gemm_list import native_installed
 from ..networks.mps import MPS
@@ -49,6 +56,7 @@ __all__ = [
     "hamiltonian_at",
     "check_hamiltonian_arg",
     "check_every",
+    "check_norm_range",
     "choose_conserve",
     "full_bond_dims",
     "AUTO_DENSE_BELOW",
@@ -428,3 +436,27 @@ def auto_dense(psi: MPS, chi: int, method: str, real: bool) -> tuple[bool, str]:
             f"({psi.conserve}) runs as psi.dense()"
         )
     return False, f"{psi.conserve}: conserve='auto' and the run's size, {size}, is above {below}"
+
+
+def check_norm_range(what: str, where: str, factor: float, size: float, normalize: bool, traced: bool) -> None:
+    """The range check of ``tebd``'s and ``tdvp``'s carried norms: :class:`NonFiniteError` for an
+    update ``where`` whose norm ``factor`` is NaN, :class:`ValueRangeError` where the norm ``size``
+    carried since the last normalization leaves the float range (an exactly annihilated state,
+    ``factor`` 0, stays 0). The remedy named is a smaller step where one update overflowed from a
+    state of norm 1 (or the run normalizes), else ``normalize=True``."""
+    if math.isnan(factor):
+        raise NonFiniteError(f"{what}: {where} gave a state of norm NaN; expected finite: take a smaller dt")
+    if factor == 0.0 or sys.float_info.min <= size < math.inf:
+        return
+    one_step = math.isinf(factor) and not (traced and not normalize)  # from a state of norm 1
+    how = (
+        "take a smaller dt"
+        if normalize or one_step
+        else "pass normalize=True (the default in imaginary time: each record's norm is then its step's "
+        "growth, and log ||psi(t)|| the sum of their logs)"
+    )
+    raise ValueRangeError(
+        f"{what}: after {where} the norm of the state {'overflows' if size > 1.0 else 'underflows'} the float "
+        f"range (about 2.2e-308 to 1.8e308: ||psi|| = {size:.3g}), so its entries cannot be represented; "
+        f"expected a norm in range: {how}"
+    )

@@ -35,19 +35,13 @@ import numpy as np
 
 from ..networks.chain import leaves_of
 from ..tools.device import check_placement, device_scope
-from ..tools.errors import (
-    InvalidOptionError,
-    NonFiniteError,
-    NonHermitianError,
-    Tensor4allTypeError,
-    ValueRangeError,
-    ZeroNormError,
-)
+from ..tools.errors import InvalidOptionError, NonHermitianError, Tensor4allTypeError, ValueRangeError, ZeroNormError
 from .evolution import (
     EvolutionRecord,
     EvolutionResult,
     Observables,
     check_every,
+    check_norm_range,
     check_hamiltonian_arg,
     choose_conserve,
     full_bond_dims,
@@ -428,7 +422,8 @@ class _Run:
         factor = _float(nrm)
         size = self.size * factor
         if not (factor > 0.0 and sys.float_info.min <= size < math.inf):
-            self._check_range(k + 1, factor, size)
+            where = f"step {k + 1} (t = {(k + 1) * self.dt:g})"
+            check_norm_range("tdvp", where, factor, size, self.normalize, self.traced)
         if self.normalize or (factor > 0.0 and not self.traced):
             self.engine.backend.normalize()
         self.size = size if not (self.normalize or self.traced) else 1.0
@@ -441,27 +436,6 @@ class _Run:
             st.seconds,
             st.matvecs,
             st.max_krylov_error,
-        )
-
-    def _check_range(self, step: int, factor: float, size: float) -> None:
-        """:class:`NonFiniteError` for a step of non-finite norm, :class:`ValueRangeError` where the
-        carried norm leaves the float range (an exactly annihilated state stays 0)."""
-        where = f"step {step} (t = {step * self.dt:g})"
-        if math.isnan(factor):
-            raise NonFiniteError(f"tdvp: {where} gave a state of norm NaN; expected finite: take a smaller dt")
-        if factor == 0.0 or sys.float_info.min <= size < math.inf:
-            return
-        one_step = math.isinf(factor) and not (self.traced and not self.normalize)  # from a state of norm 1
-        how = (
-            "take a smaller dt"
-            if self.normalize or one_step
-            else "pass normalize=True (the default in imaginary time: each record's norm is then its step's "
-            "growth, and log ||psi(t)|| the sum of their logs)"
-        )
-        raise ValueRangeError(
-            f"tdvp: after {where} the norm of the state {'overflows' if size > 1.0 else 'underflows'} the float "
-            f"range (about 2.2e-308 to 1.8e308: ||psi|| = {size:.3g}), so its entries cannot be represented; "
-            f"expected a norm in range: {how}"
         )
 
     def state(self) -> MPS:

@@ -24,20 +24,14 @@ import numpy as np
 import tenferro as tf
 import tidu
 
-from ..tools.errors import (
-    InvalidOptionError,
-    NonFiniteError,
-    NonHermitianError,
-    Tensor4allTypeError,
-    ValueRangeError,
-    ZeroNormError,
-)
+from ..tools.errors import InvalidOptionError, NonHermitianError, Tensor4allTypeError, ValueRangeError, ZeroNormError
 from ..sites.charges import NonConservingError
 from .evolution import (
     EvolutionRecord,
     EvolutionResult,
     Observables,
     check_every,
+    check_norm_range,
     choose_conserve,
     hamiltonian_at,
     time_grid,
@@ -315,32 +309,11 @@ class _Run:
             if not self.normalize:
                 self.scale *= factor
         if not (factor > 0.0 and sys.float_info.min <= self.size < math.inf):
-            self._check_range(b, factor)
+            where = f"the update of sites ({b}, {b + 1}) in step {self.step} (t = {self.step * self.dt:g})"
+            check_norm_range(WHAT, where, factor, self.size, self.normalize, fmt.la.traced)
         self.centre = b + 1 if to_right else b
         self.step_err = max(self.step_err, err)
         self.step_gates += 1
-
-    def _check_range(self, b: int, factor: float) -> None:
-        """:class:`NonFiniteError` for a bond update of non-finite norm, :class:`ValueRangeError`
-        where the carried norm leaves the float range (an exactly annihilated state stays 0)."""
-        size = self.size
-        where = f"the update of sites ({b}, {b + 1}) in step {self.step} (t = {self.step * self.dt:g})"
-        if math.isnan(factor):
-            raise NonFiniteError(f"{WHAT}: {where} gave a NaN norm: the gates or the state hold NaN; expected finite")
-        if factor == 0.0 or sys.float_info.min <= size < math.inf:
-            return
-        one_step = math.isinf(factor) and not (self.fmt.la.traced and not self.normalize)  # from a state of norm 1
-        how = (
-            "take a smaller dt"
-            if self.normalize or one_step
-            else "pass normalize=True (the default in imaginary time: each record's norm is then its step's "
-            "growth, and log ||psi(t)|| the sum of their logs)"
-        )
-        raise ValueRangeError(
-            f"{WHAT}: at {where} the norm of the state {'overflows' if size > 1.0 else 'underflows'} the float "
-            f"range (about 2.2e-308 to 1.8e308: ||psi|| = {size:.3g}), so its entries cannot be represented; "
-            f"expected a norm in range: {how}"
-        )
 
     def record(self, step: int, time: float, seconds: float) -> EvolutionRecord:
         """The record of the step: its norm that of the state after it, before any normalization
