@@ -49,8 +49,9 @@ def _check_tangents(where: str, primals: list, tangents: list, kind: str = "tang
     return out
 
 
-def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
-    """Forward mode: ``(f(*primals), J(primals) @ tangents)``.
+def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False) -> tuple:
+    """Forward mode: ``(f(*primals), J(primals) @ tangents)`` (plus ``aux`` when ``has_aux``:
+    ``f`` then returns ``(output, aux)`` and ``aux`` comes back undifferentiated, as in JAX).
 
     ``primals`` and ``tangents`` are tuples (or lists) of pytrees with equal
     structure; a ``None`` tangent leaf is a zero tangent.
@@ -63,8 +64,10 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
     p_flat, p_tree = tree_flatten(promoted(tuple(primals)))
     t_flat = _flatten_like(promoted(tuple(tangents)), p_tree, "jvp")  # a None leaf is a zero tangent
     t_flat = _check_tangents("jvp", p_flat, t_flat)
-    out_p, out_t, out_tree = jvp_flat(f, p_flat, t_flat, p_tree)
-    return tree_unflatten(out_tree, out_p), tree_unflatten(out_tree, [instantiate(t) for t in out_t])
+    aux_box: list = []
+    out_p, out_t, out_tree = jvp_flat(_strip_aux(f, aux_box) if has_aux else f, p_flat, t_flat, p_tree)
+    out = tree_unflatten(out_tree, out_p), tree_unflatten(out_tree, [instantiate(t) for t in out_t])
+    return (*out, _aux_value(aux_box[0])) if has_aux else out
 
 
 def promoted(tree: Any) -> Any:
@@ -141,14 +144,18 @@ def _tangent_avals(p_flat: list) -> list:
     return out
 
 
-def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, LinearFunction]:
+def linearize(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple:
     """``(f(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``
-    evaluated without re-running ``f`` (residuals are stored in its graph)."""
+    evaluated without re-running ``f`` (residuals are stored in its graph); with ``has_aux``,
+    ``f`` returns ``(output, aux)`` and the result is ``(output, f_jvp, aux)``."""
     primals = promoted(primals)
     p_flat, p_tree = tree_flatten(primals)
     t_avals = _tangent_avals(p_flat)
-    out_p, graph, out_tree = linearize_flat(f, p_flat, p_tree, [a is not None for a in t_avals])
-    return tree_unflatten(out_tree, out_p), LinearFunction(graph, p_tree, out_tree, t_avals)
+    aux_box: list = []
+    fun = _strip_aux(f, aux_box) if has_aux else f
+    out_p, graph, out_tree = linearize_flat(fun, p_flat, p_tree, [a is not None for a in t_avals])
+    out = tree_unflatten(out_tree, out_p), LinearFunction(graph, p_tree, out_tree, t_avals)
+    return (*out, _aux_value(aux_box[0])) if has_aux else out
 
 
 def linear_transpose(f: Callable[..., Any], *primals: Any) -> Callable[..., Any]:

@@ -69,6 +69,14 @@ def _via_linearize(f):
     return lambda x: tidu.linearize(f, x)[1](ONE)
 
 
+def _via_jvp_aux(f):
+    return lambda x: tidu.jvp(lambda y: (f(y), {"y": y}), (x,), (ONE,), has_aux=True)[1]
+
+
+def _via_linearize_aux(f):
+    return lambda x: tidu.linearize(lambda y: (f(y), [y]), x, has_aux=True)[1](ONE)
+
+
 def _via_linear_transpose(f):
     def d(x):
         _, lin = tidu.linearize(f, x)
@@ -143,6 +151,8 @@ FIRST = {
     "value_and_grad": _via_value_and_grad,
     "jvp": _via_jvp,
     "linearize": _via_linearize,
+    "linearize_aux": _via_linearize_aux,
+    "jvp_aux": _via_jvp_aux,
     "linear_transpose": _via_linear_transpose,
     "vjp": _via_vjp,
     "vjp_aux": _via_vjp_aux,
@@ -519,3 +529,35 @@ def test_grad_of_grad_in_another_argument():
     np.testing.assert_allclose(tidu.grad(lambda y: tidu.grad(g)(x, y))(y), 2 * x)
     h = tidu.hessian(g, argnums=(0, 1))(x, y)
     np.testing.assert_allclose(np.array([[h[0][0], h[0][1]], [h[1][0], h[1][1]]]), [[2 * y, 2 * x], [2 * x, 0.0]])
+
+
+# ---- has_aux of the forward transforms -----------------------------------------------
+def test_jvp_and_linearize_return_aux_undifferentiated():
+    """``jvp``/``linearize(..., has_aux=True)`` return ``aux`` as plain values (JAX's
+    convention), and refuse a function that does not return a pair."""
+    x = np.array(0.7)
+    out, t, aux = tidu.jvp(lambda y: (sin(y), {"c": cos(y)}), (x,), (ONE,), has_aux=True)
+    assert out == np.sin(x) and t == np.cos(x)
+    assert type(aux["c"]) is np.ndarray and aux["c"] == np.cos(x)
+    out, lin, aux = tidu.linearize(lambda y: (sin(y), [exp(y)]), x, has_aux=True)
+    assert out == np.sin(x) and lin(np.array(2.0)) == 2 * np.cos(x)
+    assert type(aux[0]) is np.ndarray and aux[0] == np.exp(x)
+    for call in (lambda: tidu.jvp(sin, (x,), (ONE,), has_aux=True), lambda: tidu.linearize(sin, x, has_aux=True)):
+        with pytest.raises(tidu.TreeStructureError, match="has_aux=True requires.*pair"):
+            call()
+
+
+@pytest.mark.parametrize("x", POINTS, ids=str)
+def test_aux_of_an_inner_jvp_stays_differentiable_by_the_outer_transform(x):
+    """The aux of an inner ``jvp``/``linearize`` is a value of the outer transform's trace:
+    ``d/dx aux(x)`` with ``aux = x**3`` is ``3 x**2``."""
+
+    def aux_jvp(x):
+        return tidu.jvp(lambda y: (sin(y), _cube(y)), (x,), (ONE,), has_aux=True)[2]
+
+    def aux_lin(x):
+        return tidu.linearize(lambda y: (sin(y), _cube(y)), x, has_aux=True)[2]
+
+    for f in (aux_jvp, aux_lin):
+        np.testing.assert_allclose(tidu.grad(f)(x), 3 * x**2, rtol=1e-14)
+        np.testing.assert_allclose(tidu.jvp(f, (x,), (ONE,))[1], 3 * x**2, rtol=1e-14)
