@@ -155,7 +155,9 @@ def dmrg(
             ``Sz`` part only if the spin flip leaves ``H`` unchanged: in a field the ground state is
             magnetized, so ``"N,Sz"`` falls back to ``"N"`` and ``"Sz"`` to a dense run; a
             ferromagnetic anisotropy, the XXZ chain at ``Jz < -J``, has its ground states at the
-            largest ``|Sz|``, which the default sector misses: give ``sector=`` there),
+            largest ``|Sz|``, which the default sector misses: give ``sector=`` there; a parity
+            never, as no symmetry says which parity holds the ground state: the TFIM's is odd
+            for g < 0 on an odd chain),
             ``"none"`` (dense) or ``None`` (the default: what a symmetric ``psi0`` or an MPO built
             with ``conserve=`` carries, else dense). The sweeps then run on the charge
             sectors of every bond (``_sector_dmrg``): the state never leaves the sector, and
