@@ -21,7 +21,9 @@ there; a symmetric MPS is measured on its charge blocks):
 site dimension (``"spin-1/2"`` for 2, ``"spin-1"`` for 3) when that space has the operators
 the measurement needs, else the one built-in space of that dimension that has them
 (``"fermion"`` for 2, ``"tj"`` for 3, ``"electron"`` for 4): ``density`` of a dimension-3 state
-is a t-J density, ``spin_correlation`` of one a spin-1 correlation (pass ``local="tj"``).
+is a t-J density, ``spin_correlation`` of one a spin-1 correlation (pass ``local="tj"``). A
+symmetric state whose charges only one built-in space of its dimension declares is measured in
+that space (a conserved t-J state: ``"tj"``; :meth:`MPS.expect` does the same).
 
 Costs: the Schmidt form once per state (``dmrg`` returns it made; otherwise a QR and an SVD
 sweep on the first call), then a per-site profile is ``L`` one-site contractions and a
@@ -54,6 +56,7 @@ from .sites.local_spaces import UnknownLocalSpaceError
 from .sites.local_spaces import BUILT_IN_SPACES, LOCAL_SPACES, LocalSpace, default_local_space, local_space
 from .networks.chain import leaves_of
 from .networks.mps import MPS
+from .networks.symmetric_sites import state_local
 from .tools.threads import thread_policy
 
 __all__ = [
@@ -120,6 +123,7 @@ def _space(psi: MPS, local: Any, needs: Iterable[tuple[str, ...]], what: str) ->
         return all(any(op in names for op in group) for group in needs)
 
     wanted = " and ".join("/".join(g) for g in needs)
+    local = state_local(psi._grading, psi.phys_dims, local)  # a symmetric state's charges may name it
     if local is None:
         try:
             first = default_local_space(d)

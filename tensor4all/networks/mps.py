@@ -390,7 +390,9 @@ class MPS(SiteChain):
         """``<psi|op_site|psi> / <psi|psi>`` (``site=None``: at every site, a 1D tensor of length
         ``L`` from one pass of environments, as ITensor's ``expect(psi, op)`` and TeNPy's
         ``expectation_value``); ``op`` is a name of the local space ``local``
-        (default by dimension: 2 -> spin-1/2, 3 -> spin-1), a matrix, or a product of them at
+        (default by dimension: 2 -> spin-1/2, 3 -> spin-1; a symmetric state whose charges only
+        one built-in space of its dimension declares: that space, "tj" for a conserved t-J
+        state), a matrix, or a product of them at
         the site, written ``"Cdagup*Cup"`` or ``["Cdagup", "Cup"]`` (matrix product in written
         order: the last factor acts first). The result is real for Hermitian operators. An
         operator odd under the fermion parity (a lone ``"C"``, ``"Cdagup*Cup*Cdn"``) raises

@@ -23,7 +23,7 @@ from .correlations import correlation_matrix as sites_correlation_matrix
 from .correlations import correlation_operators, expect_operators, expect_profile
 from .correlations import form_correlation_matrix, form_expect_profile
 from .schmidt_form import SchmidtForm, sandwich
-from .symmetric_sites import check_bond, operator_tensor, order_key
+from .symmetric_sites import check_bond, operator_tensor, order_key, state_local
 
 __all__ = [
     "expect",
@@ -37,6 +37,7 @@ __all__ = [
 
 def expect(psi: Any, op: Any, site: int | None, local: Any) -> Any:
     """``MPS.expect`` (see there)."""
+    local = state_local(psi._grading, psi.phys_dims, local)
     form = _form(psi, "MPS.expect")
     if site is None:
         if form is not None:
@@ -52,12 +53,14 @@ def correlation(psi: Any, op_a: Any, op_b: Any, i: int, j: int, local: Any, stri
     """``MPS.correlation`` (see there)."""
     i = psi._check_site(i, "correlation: site i")
     j = psi._check_site(j, "correlation: site j")
+    local = state_local(psi._grading, psi.phys_dims, local)
     ops, herm = correlation_operators(op_a, op_b, i, j, psi.phys_dims, local, string)
     return _ratio(psi, _form(psi, "MPS.correlation"), ops, herm, "correlation")
 
 
 def correlation_matrix(psi: Any, op_a: Any, op_b: Any, sites: Sequence[int] | None, string: Any, local: Any) -> Any:
     """``MPS.correlation_matrix`` (see there)."""
+    local = state_local(psi._grading, psi.phys_dims, local)
     form = _form(psi, "MPS.correlation_matrix")
     if form is not None:
         return form_correlation_matrix(form, psi.phys_dims, op_a, op_b, sites, string, local)

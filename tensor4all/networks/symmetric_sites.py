@@ -20,6 +20,7 @@ Compression is the one sweep of :mod:`.site_ops` (``SymmetricOps``).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ import tenferro as tf
 
 from ..tools.errors import InvalidOptionError
 from ..tools.checks import check_index
-from ..sites.local_spaces import LOCAL_SPACES, local_space
+from ..sites.local_spaces import BUILT_IN_SPACES, LOCAL_SPACES, local_space
 from ..sites.charges import conserve_candidates, default_charge
 from ..sites.charges import (
     CONSERVED_CHARGES,
@@ -524,3 +525,26 @@ def sector_charge(g: Grading, charge: Any, legs: list, what: str) -> Any:
             f"{'...' if len(shown) > 8 else ''})"
         )
     return q
+
+
+def state_local(grading: Grading | None, dims: Sequence[int], local: Any) -> Any:
+    """``local``, or, where it is None, the local space that a symmetric state's charges name: the
+    one built-in space of the sites' dimension whose declared charges are the state's basis
+    charges, when the dimension's default space (spin 1 for 3) does not declare them. A t-J state
+    (charges ``N, 2Sz`` of ``(0, 0), (1, 1), (1, -1)``) measured by name used spin 1's ``Sz``
+    (``<Sz_0>`` = 0.32 in the ground state of ``Sz = 0``); a dense state keeps the default."""
+    if local is not None or grading is None:
+        return local
+    return _charges_local(grading.charge, grading.q, tuple(dims))
+
+
+@functools.lru_cache(maxsize=64)
+def _charges_local(charge: str, q: tuple[tuple[int, ...], ...], dims: tuple[int, ...]) -> str | None:
+    """:func:`state_local` of a state's charges (remembered: a measurement per site is ~0.1 ms)."""
+    if len(set(dims)) != 1:
+        return None
+    basis = [tuple(x) for x in q]
+    if declared_charges(None, dims).get(charge) == basis:
+        return None
+    named = [name for name in BUILT_IN_SPACES if declared_charges(name, dims).get(charge) == basis]
+    return named[0] if len(named) == 1 else None

@@ -45,3 +45,60 @@ def test_an_explicit_parity_keeps_its_documented_default_and_given_sectors():
     for sector, exact in ((None, even), (1, odd)):
         res = t4a.dmrg(H, conserve="parity", sector=sector, max_bond=64, cutoff=1e-14)
         assert res.state.symmetric and abs(float(res.energy) - exact) < 1e-9
+
+
+def _tj_ground_state(L: int) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """The ground state of the t-J chain ``-t sum (c^dag_{i s} c_{j s} + h.c.) + J sum (S_i.S_j -
+    n_i n_j / 4)`` (t = 1, J = 0.5, open) at ``N = L - 1`` (one hole, L odd) and ``Sz = 1``,
+    by exact diagonalization in the basis |0>, |up>, |dn> per site with Jordan-Wigner strings, and
+    ``Sz_i`` on the full space."""
+    t_hop, J = 1.0, 0.5
+    # the 2L fermion modes (0up, 0dn, 1up, ...) as Jordan-Wigner matrices on 4^L states; project to t-J
+    n_modes = 2 * L
+    a = np.array([[0.0, 1.0], [0.0, 0.0]])
+    zz = np.diag([1.0, -1.0])
+
+    def c(m: int) -> np.ndarray:
+        return reduce(np.kron, [zz] * m + [a] + [np.eye(2)] * (n_modes - m - 1))
+
+    cs = [c(m) for m in range(n_modes)]
+    num = [x.T @ x for x in cs]
+    h = np.zeros((2**n_modes, 2**n_modes))
+    for i in range(L - 1):
+        for s in (0, 1):
+            hop = cs[2 * i + s].T @ cs[2 * (i + 1) + s]
+            h -= t_hop * (hop + hop.T)
+    sz = [(num[2 * i] - num[2 * i + 1]) / 2 for i in range(L)]
+    sp = [cs[2 * i].T @ cs[2 * i + 1] for i in range(L)]
+    n = [num[2 * i] + num[2 * i + 1] for i in range(L)]
+    for i in range(L - 1):
+        h += J * (sz[i] @ sz[i + 1] + 0.5 * (sp[i] @ sp[i + 1].T + sp[i].T @ sp[i + 1]) - n[i] @ n[i + 1] / 4)
+    diag_n = sum(np.diag(x) for x in n)
+    double = sum(np.diag(num[2 * i] @ num[2 * i + 1]) for i in range(L))
+    keep = (double == 0) & (np.round(diag_n) == L - 1) & np.isclose(sum(np.diag(x) for x in sz), 1.0)
+    w, v = np.linalg.eigh(h[np.ix_(keep, keep)])
+    gs = v[:, 0]
+    prof = np.array([np.sum(gs**2 * np.diag(x)[keep]) for x in sz])
+    szsz = np.array([[gs @ (sz[i] @ sz[j])[np.ix_(keep, keep)] @ gs for j in range(L)] for i in range(L)])
+    return float(w[0]), gs, prof, szsz
+
+
+def test_a_conserved_tj_state_is_measured_in_the_tj_space():
+    """A t-J state from ``dmrg`` (charges ``N, 2Sz``) measured by name used spin 1's ``Sz`` (``<Sz_i>``
+    0.32 and 0.18 in an Sz = 0 ground state, where every ``<Sz_i>`` is 0); its charges now name
+    ``"tj"``. Here the lowest state of N = 4, Sz = 1 on 5 sites, whose profile is not zero."""
+    L = 5
+    e0, _, prof, szsz = _tj_ground_state(L)
+    res = t4a.dmrg(t4a.models.tj(L, t=1.0, J=0.5), sector={"N": L - 1, "Sz": 1}, max_bond=64, cutoff=1e-14)
+    assert abs(float(res.energy) - e0) < 1e-9
+    psi = res.state
+    np.testing.assert_allclose(np.asarray(psi.expect("Sz")), prof, atol=1e-9)
+    np.testing.assert_allclose(float(np.asarray(psi.expect("Sz", 2))), prof[2], atol=1e-9)
+    np.testing.assert_allclose(np.asarray(psi.correlation_matrix("Sz", "Sz")), szsz, atol=1e-9)
+    np.testing.assert_allclose(float(np.asarray(psi.correlation("Sz", "Sz", 0, 3))), szsz[0, 3], atol=1e-9)
+    spin = t4a.measurements.spin_correlation(psi)  # <S_i.S_j> in t-J's spin operators
+    np.testing.assert_allclose(spin, t4a.measurements.spin_correlation(psi, local="tj"), atol=1e-12)
+    assert abs(np.trace(spin) - 0.75 * (L - 1)) < 1e-9  # S^2 = 3/4 on each of the L - 1 occupied sites
+    # the dense form of the same state keeps the dimension's default (spin 1): local= names t-J there
+    dense = psi.dense()
+    np.testing.assert_allclose(np.asarray(dense.expect("Sz", None, "tj")), prof, atol=1e-9)
