@@ -53,13 +53,21 @@ __all__ = [
 ]
 
 
-def _need_square(op: str, a: BlockDiagonal) -> None:
-    if not a.is_square_blocks:
-        bad = [k for k, (m, n) in enumerate(zip(a.row_tiling, a.col_tiling)) if m != n]
-        raise SquareBlockError(
-            f"{op}: needs square blocks; block(s) {bad} of {structure_name(a)} are not "
-            f"square (shapes {[tuple(a.blocks[k].shape) for k in bad]})"
-        )
+def _square_blocks(op: str, a: BlockDiagonal) -> bool:
+    """Whether every block of ``a`` is square (the kernel works block by block). A square matrix
+    with non-square blocks is False: the kernel returns ``NotImplemented`` and the call falls back
+    to the dense matrix, whose answer it is (singular: ``det`` 0, ``slogdet`` ``(0, -inf)``,
+    ``inv`` tenferro's ``SingularMatrixError``; ``expm`` a finite matrix). A matrix that is not
+    square raises :class:`SquareBlockError`."""
+    if a.is_square_blocks:
+        return True
+    if a.shape[0] == a.shape[1]:
+        return False
+    bad = [k for k, (m, n) in enumerate(zip(a.row_tiling, a.col_tiling)) if m != n]
+    raise SquareBlockError(
+        f"{op}: needs a square matrix with square blocks; {structure_name(a)} is not square, and block(s) "
+        f"{bad} are not (shapes {[tuple(a.blocks[k].shape) for k in bad]})"
+    )
 
 
 def _matrix_diag(op: str, a: DiagonalTensor) -> None:
@@ -148,7 +156,8 @@ def diag_eigh(a: DiagonalTensor) -> Any:
 
 
 def block_eigh(a: BlockDiagonal) -> Any:
-    _need_square("eigh", a)
+    if not _square_blocks("eigh", a):
+        return NotImplemented
     parts = [tf.linalg.eigh(b) for b in a.blocks]
     return _cat([p[0] for p in parts]), BlockDiagonal([p[1] for p in parts])
 
@@ -160,7 +169,8 @@ def diag_inv(a: DiagonalTensor) -> Any:
 
 
 def block_inv(a: BlockDiagonal) -> Any:
-    _need_square("inv", a)
+    if not _square_blocks("inv", a):
+        return NotImplemented
     return BlockDiagonal([tf.linalg.inv(b) for b in a.blocks])
 
 
@@ -185,13 +195,15 @@ def diag_solve_diag(a: DiagonalTensor, b: DiagonalTensor) -> Any:
 
 
 def block_solve_dense(a: BlockDiagonal, b: Any) -> Any:
-    _need_square("solve", a)
+    if not _square_blocks("solve", a):
+        return NotImplemented
     _solve_check(a, b)
     return _cat([tf.linalg.solve(ak, bk) for ak, bk in zip(a.blocks, row_slices(b, a.row_offsets))])
 
 
 def block_solve_block(a: BlockDiagonal, b: BlockDiagonal) -> Any:
-    _need_square("solve", a)
+    if not _square_blocks("solve", a):
+        return NotImplemented
     check_tilings("solve", a.row_tiling, b.row_tiling, a, b, "row tilings")
     return BlockDiagonal([tf.linalg.solve(ak, bk) for ak, bk in zip(a.blocks, b.blocks)])
 
@@ -202,7 +214,8 @@ def diag_det(a: DiagonalTensor) -> Any:
 
 
 def block_det(a: BlockDiagonal) -> Any:
-    _need_square("det", a)
+    if not _square_blocks("det", a):
+        return NotImplemented
     return _product([tf.linalg.det(b) for b in a.blocks])
 
 
@@ -245,7 +258,8 @@ def _slogdet_of_diagonal_jvp(primals: Any, tangents: Any) -> Any:
 
 
 def block_slogdet(a: BlockDiagonal) -> Any:
-    _need_square("slogdet", a)
+    if not _square_blocks("slogdet", a):
+        return NotImplemented
     parts = [tf.linalg.slogdet(b) for b in a.blocks]
     logabs = parts[0][1] if len(parts) == 1 else tf.sum(tf.stack([p[1] for p in parts]))
     return _product([p[0] for p in parts]), logabs
@@ -276,5 +290,6 @@ def diag_expm(a: DiagonalTensor) -> Any:
 
 
 def block_expm(a: BlockDiagonal) -> Any:
-    _need_square("expm", a)
+    if not _square_blocks("expm", a):
+        return NotImplemented
     return BlockDiagonal([tf.linalg.expm(b) for b in a.blocks])

@@ -166,9 +166,9 @@ row(
 row(
     "structured-det-non-square-blocks",
     ST.linalg.det,
-    (ST.BlockDiagonal([tf.ones((1, 2)), tf.ones((2, 1))]),),
+    (ST.BlockDiagonal([tf.ones((1, 2)), tf.ones((2, 2))]),),
     ST.SquareBlockError,
-    "needs square blocks",
+    "needs a square matrix",
 )
 row("structured-densify-forbidden", lambda: _structured_strict_norm(), (), ST.DensifyError, "forbidden")
 

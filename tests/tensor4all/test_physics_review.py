@@ -1,5 +1,7 @@
-"""Review of the finite-chain physics (2026-12-02) against exact diagonalization built here from
-explicit Kronecker products: ``conserve="auto"`` of a parity-conserving TFIM."""
+"""Review of the finite-chain physics and structured tensors (2026-12-02) against exact
+diagonalization built here from explicit Kronecker products and against dense NumPy/SciPy:
+``conserve="auto"`` of a parity-conserving TFIM, measurements of a conserved t-J state, and the
+linear algebra of a square block-diagonal matrix whose blocks are not square."""
 
 from __future__ import annotations
 
@@ -7,8 +9,11 @@ from functools import reduce
 
 import numpy as np
 import pytest
+import scipy.linalg
 
+import tenferro as tf
 import tensor4all as t4a
+from tensor4all import BlockDiagonal
 
 X = np.array([[0.0, 1.0], [1.0, 0.0]])
 Z = np.diag([1.0, -1.0])
@@ -102,3 +107,19 @@ def test_a_conserved_tj_state_is_measured_in_the_tj_space():
     # the dense form of the same state keeps the dimension's default (spin 1): local= names t-J there
     dense = psi.dense()
     np.testing.assert_allclose(np.asarray(dense.expect("Sz", None, "tj")), prof, atol=1e-9)
+
+
+def test_a_square_block_diagonal_with_non_square_blocks_is_computed_as_dense():
+    """``det``, ``slogdet`` and ``expm`` of a square block-diagonal matrix whose blocks are not
+    square (the 5 x 5 example of docs/how-to/structured.md) raised ``SquareBlockError``; such a
+    matrix is singular, and the calls now give dense's answers (``inv``: its singular error)."""
+    rng = np.random.default_rng(0)
+    b = BlockDiagonal([tf.asarray(rng.standard_normal(s)) for s in [(2, 2), (0, 2), (3, 1)]])
+    dense = np.asarray(b.to_dense())
+    assert dense.shape == (5, 5)
+    assert float(np.asarray(t4a.linalg.det(b))) == 0.0
+    sign, logabs = (float(np.asarray(x)) for x in t4a.linalg.slogdet(b))
+    assert sign == 0.0 and logabs == -np.inf
+    np.testing.assert_allclose(np.asarray(t4a.linalg.expm(b)), scipy.linalg.expm(dense), rtol=1e-13, atol=1e-14)
+    with pytest.raises(tf.linalg.SingularMatrixError):
+        t4a.linalg.inv(b)
