@@ -42,6 +42,23 @@ def _matrix(op: str, x: SymmetricTensor) -> tuple[Leg, Leg]:
     return x.legs
 
 
+def _blocks_or_zero(op: str, x: SymmetricTensor) -> dict:
+    """The stored blocks of the matrix ``x``; for the zero matrix (none stored) zero blocks of
+    every sector it may hold, so that its factorization is that of zeros, as dense (``eigh``
+    does the same): singular values 0, an orthonormal ``U``/``Q`` and ``R = 0``. A matrix that can
+    hold no block at all raises :class:`SymmetryError`."""
+    if x._blocks:
+        return dict(x._blocks)
+    row, col = x.legs
+    zeros = {k: tf.zeros((row.sector_dim(k[0]), col.sector_dim(k[1])), dtype=x.dtype) for k in x.allowed_sectors()}
+    if not zeros:
+        raise SymmetryError(
+            f"{op} of a symmetric tensor whose legs allow no block of charge {x.charge!r}: there are no "
+            "sectors to decompose"
+        )
+    return zeros
+
+
 def _bond(row: Leg, keys: list[tuple], dims: list[int]) -> Leg:
     """The new bond leg: one sector of charge ``s_r a`` per row sector ``a``."""
     g = row.symmetry
@@ -60,16 +77,13 @@ def sym_svd(x: SymmetricTensor, full_matrices: bool = False, compute_uv: bool = 
     if full_matrices:
         return NotImplemented
     row, col = _matrix("svd", x)
-    keys = list(x._blocks)
-    if not keys:
-        raise SymmetryError(
-            "svd of a symmetric tensor with no blocks (the zero matrix): there are no sectors to decompose"
-        )
+    blocks = _blocks_or_zero("svd", x)
+    keys = list(blocks)
     if not compute_uv:
-        parts = [tf.linalg.svd(x._blocks[k], compute_uv=False) for k in keys]
+        parts = [tf.linalg.svd(blocks[k], compute_uv=False) for k in keys]
         bond = _bond(row, keys, [p.shape[0] for p in parts])
         return SectorDiagonal._make(bond, dict(zip(bond.charges, parts)))
-    parts = [tf.linalg.svd(x._blocks[k]) for k in keys]
+    parts = [tf.linalg.svd(blocks[k]) for k in keys]
     return _assemble_svd(x, row, col, keys, parts)
 
 
@@ -96,10 +110,9 @@ def sym_truncated_svd(x: SymmetricTensor, max_rank: Any = None, cutoff: Any = No
     :class:`tidu.TracerConversionError`, as dense ``cutoff``/``rtol``."""
     tf.linalg.truncation_rank([], max_rank, cutoff, rtol)  # tenferro's checks and messages, before any work
     row, col = _matrix("truncated_svd", x)
-    keys = list(x._blocks)
-    if not keys:
-        raise SymmetryError("truncated_svd of a symmetric tensor with no blocks (the zero matrix)")
-    parts = [tf.linalg.svd(x._blocks[k]) for k in keys]
+    blocks = _blocks_or_zero("truncated_svd", x)
+    keys = list(blocks)
+    parts = [tf.linalg.svd(blocks[k]) for k in keys]
     full = [p[1].shape[0] for p in parts]
     if cutoff is None and rtol is None and (max_rank is None or int(max_rank) >= sum(full)):
         keep = full  # nothing to drop: no values needed (also under tenferro.jit)
@@ -128,10 +141,9 @@ def sym_qr(x: SymmetricTensor, mode: str = "reduced") -> Any:
     if mode != "reduced":
         return NotImplemented
     row, col = _matrix("qr", x)
-    keys = list(x._blocks)
-    if not keys:
-        raise SymmetryError("qr of a symmetric tensor with no blocks (the zero matrix)")
-    parts = [tf.linalg.qr(x._blocks[k]) for k in keys]
+    blocks = _blocks_or_zero("qr", x)
+    keys = list(blocks)
+    parts = [tf.linalg.qr(blocks[k]) for k in keys]
     bond = _bond(row, keys, [p[0].shape[1] for p in parts])
     g = x.symmetry
     qs, rs = {}, {}

@@ -14,6 +14,7 @@ import scipy.linalg
 import tenferro as tf
 import tensor4all as t4a
 from tensor4all import BlockDiagonal
+from tensor4all.structured import U1, Leg
 
 X = np.array([[0.0, 1.0], [1.0, 0.0]])
 Z = np.diag([1.0, -1.0])
@@ -123,3 +124,25 @@ def test_a_square_block_diagonal_with_non_square_blocks_is_computed_as_dense():
     np.testing.assert_allclose(np.asarray(t4a.linalg.expm(b)), scipy.linalg.expm(dense), rtol=1e-13, atol=1e-14)
     with pytest.raises(tf.linalg.SingularMatrixError):
         t4a.linalg.inv(b)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_factorizations_of_a_zero_symmetric_matrix_are_those_of_zeros(dtype):
+    """``svd``, ``truncated_svd`` and ``qr`` of a symmetric matrix with no stored block (the zero
+    matrix) raised ``SymmetryError`` while ``eigh`` worked: they now factor its allowed sectors'
+    zero blocks, as dense (singular values 0; ``U``/``Q`` orthonormal; products rebuild zero)."""
+    leg = Leg(U1(), {0: 2, 1: 1, -1: 3})
+    z = t4a.SymmetricTensor({}, [leg, leg.dual()], charge=0, dtype=dtype)
+    u, s, vh = t4a.linalg.svd(z)
+    assert np.asarray(s.to_dense()).shape == (6, 6) and not np.asarray(s.to_dense()).any()
+    for f in (u, vh.conj().T):
+        m = np.asarray(f.to_dense())
+        np.testing.assert_allclose(m.conj().T @ m, np.eye(6), atol=1e-14)
+    np.testing.assert_array_equal(np.asarray(t4a.linalg.svd(z, compute_uv=False).to_dense()), np.zeros((6, 6)))
+    q, r = t4a.linalg.qr(z)
+    qd = np.asarray(q.to_dense())
+    np.testing.assert_allclose(qd.conj().T @ qd, np.eye(6), atol=1e-14)
+    assert not np.asarray(r.to_dense()).any()
+    u, s, vh = t4a.linalg.truncated_svd(z, max_rank=4)
+    dense_rebuilt = np.asarray(u.to_dense()) @ np.asarray(s.to_dense()) @ np.asarray(vh.to_dense())
+    np.testing.assert_array_equal(dense_rebuilt, np.zeros((6, 6)))

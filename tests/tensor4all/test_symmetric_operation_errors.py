@@ -366,7 +366,13 @@ case("add-rank", lambda: M + X, t4a.SectorMismatchError, ValueError, "2 and 3 le
 # ---- linear algebra ---------------------------------------------------------------------------
 case("svd-three-legs", lambda: t4a.linalg.svd(X), t4a.SymmetryError, ValueError, "needs two legs", "got 3", "fuse_legs")
 case("qr-three-legs", lambda: t4a.linalg.qr(X), t4a.SymmetryError, ValueError, "needs two legs")
-case("svd-zero-matrix", lambda: t4a.linalg.svd(ST({}, [P, P.dual()])), t4a.SymmetryError, ValueError, "no blocks")
+case(
+    "svd-no-allowed-block",  # (the zero matrix of charge 0 has its zero blocks' SVD, as dense)
+    lambda: t4a.linalg.svd(ST({}, [P, P.dual()], charge=1)),
+    t4a.SymmetryError,
+    ValueError,
+    "allow no block of charge 1",
+)
 case(
     "eigh-legs",
     lambda: t4a.linalg.eigh(ST.random([P, W.dual()], seed=0)),
