@@ -9,6 +9,7 @@ Jacobians and Hessians are in :mod:`tidu._jacobian`.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Sequence
 
 from ._ad import JVPTracer, backward_pass, jvp_flat, linearize_flat, paused_gc
@@ -302,14 +303,21 @@ def _with_args(
     return g
 
 
+def bound_keywords(f: Callable[..., Any], kwargs: dict) -> Callable[..., Any]:
+    """``f`` with the keyword arguments of a call bound: as in JAX, ``grad``/``jacfwd``/``jacrev``
+    pass them through to ``f`` undifferentiated (``argnums`` counts positions only)."""
+    return functools.partial(f, **kwargs) if kwargs else f
+
+
 def value_and_grad(
     f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
 ) -> Callable[..., Any]:
-    """Function returning ``(f(*args), grad)`` (``((value, aux), grad)`` with ``has_aux``)."""
+    """Function returning ``(f(*args), grad)`` (``((value, aux), grad)`` with ``has_aux``);
+    keyword arguments of the call go to ``f`` undifferentiated, as in JAX."""
 
-    def vg(*args: Any):
+    def vg(*args: Any, **kwargs: Any):
         with paused_gc():  # the whole call: the graph dies before the collector resumes
-            return _value_and_grad(f, argnums, has_aux, holomorphic, args)
+            return _value_and_grad(bound_keywords(f, kwargs), argnums, has_aux, holomorphic, args)
 
     _name(vg, "value_and_grad", f)
     return vg
@@ -361,11 +369,12 @@ def _value_and_grad(f: Callable[..., Any], argnums: Any, has_aux: bool, holomorp
 def grad(
     f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
 ) -> Callable[..., Any]:
-    """Gradient of a scalar function (``jax.grad``). ``argnums`` int or tuple."""
+    """Gradient of a scalar function (``jax.grad``). ``argnums`` int or tuple (positions); keyword
+    arguments of the call go to ``f`` undifferentiated, as in JAX."""
     vg = value_and_grad(f, argnums, has_aux, holomorphic)
 
-    def g(*args: Any):
-        (val_or_pair, grads) = vg(*args)
+    def g(*args: Any, **kwargs: Any):
+        (val_or_pair, grads) = vg(*args, **kwargs)
         if has_aux:
             return grads, val_or_pair[1]
         return grads

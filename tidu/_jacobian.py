@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ._ad import jvp_flat
-from ._api import _argnums_tuple, _aux_value, _name, _strip_aux, _with_args, _zero_ct, promoted, vjp
+from ._api import _argnums_tuple, _aux_value, _name, _strip_aux, _with_args, _zero_ct, bound_keywords, promoted, vjp
 from ._batching import vmap
 from ._errors import ComplexOutputError, MissingRuleError, NonDifferentiableError
 from ._pytree import tree_flatten, tree_unflatten
@@ -40,20 +40,22 @@ def _check_real_or_holo(where: str, leaves: list, holomorphic: bool, what: str) 
 def jacfwd(
     f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
 ) -> Callable[..., Any]:
-    """Jacobian by forward mode: one JVP per input coordinate.
+    """Jacobian by forward mode: one JVP per input coordinate (keyword arguments of the call go
+    to ``f`` undifferentiated, as in JAX).
 
     For output leaf shape ``O`` and input leaf shape ``I`` the block has shape
     ``O + I`` (stacked by the value type's ``stack_basis``).
     """
 
-    def jac(*args: Any):
+    def jac(*args: Any, **kwargs: Any):
         nums = _argnums_tuple(argnums, len(args), "jacfwd")
         args = tuple(promoted(a) if i in nums else a for i, a in enumerate(args))
         diff = tuple(args[i] for i in nums)
         d_flat, d_tree = tree_flatten(diff)
         _check_real_or_holo("jacfwd", d_flat, holomorphic, "input")
         aux_box: list = []
-        fun = _strip_aux(f, aux_box) if has_aux else f
+        fk = bound_keywords(f, kwargs)  # keyword arguments: passed through, not differentiated
+        fun = _strip_aux(fk, aux_box) if has_aux else fk
 
         g = _with_args(fun, args, nums, d_tree)
 
@@ -187,16 +189,17 @@ def _batched_jacrev(vjp_fn: Callable[..., Any], out_tree: Any, out_avals: list, 
 def jacrev(
     f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
 ) -> Callable[..., Any]:
-    """Jacobian by reverse mode: one VJP per output coordinate (blocks shaped ``O + I``)."""
+    """Jacobian by reverse mode: one VJP per output coordinate (blocks shaped ``O + I``); keyword
+    arguments of the call go to ``f`` undifferentiated, as in JAX."""
 
-    def jac(*args: Any):
+    def jac(*args: Any, **kwargs: Any):
         nums = _argnums_tuple(argnums, len(args), "jacrev")
         args = tuple(promoted(a) if i in nums else a for i, a in enumerate(args))
         diff = tuple(args[i] for i in nums)
         d_flat, d_tree = tree_flatten(diff)
         _check_real_or_holo("jacrev", d_flat, holomorphic, "input")
 
-        g = _with_args(f, args, nums, d_tree)
+        g = _with_args(bound_keywords(f, kwargs), args, nums, d_tree)  # keyword arguments: not differentiated
 
         res = vjp(g, *d_flat, has_aux=has_aux)
         out, vjp_fn = res[0], res[1]

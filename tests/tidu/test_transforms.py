@@ -561,3 +561,25 @@ def test_aux_of_an_inner_jvp_stays_differentiable_by_the_outer_transform(x):
     for f in (aux_jvp, aux_lin):
         np.testing.assert_allclose(tidu.grad(f)(x), 3 * x**2, rtol=1e-14)
         np.testing.assert_allclose(tidu.jvp(f, (x,), (ONE,))[1], 3 * x**2, rtol=1e-14)
+
+
+# ---- keyword arguments ---------------------------------------------------------------------
+def test_keyword_arguments_pass_through_undifferentiated():
+    """``grad``, ``value_and_grad``, ``jacfwd``, ``jacrev`` and ``hessian`` refused keyword
+    arguments with Python's TypeError naming an inner wrapper (``grad.<locals>.g()``); as in JAX
+    they now go to ``f`` undifferentiated, and an outer transform still differentiates them."""
+
+    def f(x, scale=np.array(1.0), offset=np.array(0.0)):
+        return add(mul(mul(mul(x, x), x), scale), offset)  # scale x^3 + offset
+
+    x, s = np.array(0.7), np.array(3.0)
+    assert tidu.grad(f)(x, scale=s) == 3 * s * x**2
+    assert tidu.value_and_grad(f)(x, scale=s, offset=ONE) == (s * x**3 + 1, 3 * s * x**2)
+    for jac in (tidu.jacfwd, tidu.jacrev):
+        np.testing.assert_allclose(jac(f)(x, scale=s), 3 * s * x**2, rtol=1e-15)
+    np.testing.assert_allclose(tidu.hessian(f)(x, scale=s), 6 * s * x, rtol=1e-15)
+    g, aux = tidu.grad(lambda x, scale: (f(x, scale=scale), scale), has_aux=True)(x, scale=s)
+    assert g == 3 * s * x**2 and aux == s
+    # d/ds of f'(x; s) = 3 x^2: the keyword is a value of the outer trace
+    np.testing.assert_allclose(tidu.grad(lambda s: tidu.grad(f)(x, scale=s))(s), 3 * x**2, rtol=1e-15)
+    np.testing.assert_allclose(tidu.jacrev(lambda s: tidu.jacfwd(f)(x, scale=s))(s), 3 * x**2, rtol=1e-15)
