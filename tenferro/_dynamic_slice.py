@@ -1,6 +1,7 @@
 """Dynamic slices: ``dynamic_slice`` / ``dynamic_update_slice``, whose start indices are an
-integer tensor; like XLA they are **clamped** into ``[0, extent - size]`` (no wrap-around of
-negative starts, never an error). Linear in the data operands; the integer starts carry no
+integer tensor; as ``jax.lax``'s (``allow_negative_indices=True``, its default) a negative start
+counts from the end (``start + extent``), then every start is **clamped** into ``[0, extent -
+size]`` as XLA's (never an error). Linear in the data operands; the integer starts carry no
 tangent.
 """
 
@@ -35,11 +36,12 @@ from ._indexing import FAMILY, _aval, _linear_in_operand_jvp, _gather_batch, _py
 # dynamic_slice / dynamic_update_slice (start indices: 1-D integer tensor, clamped)
 # ---------------------------------------------------------------------------
 def _clamped_window(starts: Any, extents: tuple, sizes: tuple) -> tuple:
-    """Slices of extents ``sizes`` with starts clamped into ``[0, extent - size]``
-    (the shape rules guarantee ``0 <= size <= extent``, so the range is never empty)."""
+    """Slices of extents ``sizes`` with negative starts counted from the end, then clamped into
+    ``[0, extent - size]`` (the shape rules guarantee ``0 <= size <= extent``, so the range is
+    never empty)."""
     out = []
     for b, n, z in zip(starts.tolist(), extents, sizes):  # a device read for GPU starts
-        b = min(max(b, 0), n - z)
+        b = min(max(b + n if b < 0 else b, 0), n - z)
         out.append(_pyslice(b, b + z))
     return tuple(out)
 
@@ -98,12 +100,13 @@ def _dynamic_slice_batch(axis_size, args, dims, sizes):
 
 
 def _clamped_starts(starts: Any, ds: int, shape: tuple, sizes: tuple, axis_size: int) -> list:
-    """Per axis, each example's start ``(batch,)`` clamped into ``[0, extent - size]`` (as the
-    primitives clamp)."""
+    """Per axis, each example's start ``(batch,)``, counted from the end where negative and
+    clamped into ``[0, extent - size]`` (as the primitives do)."""
     starts = batch_last(starts, ds, axis_size)  # (axes, batch)
     out = []
     for k, (n, z) in enumerate(zip(shape, sizes)):
         s_k = reshape_p.bind(slice_p.bind(starts, slices=((k, 1, 1), (0, 1, axis_size))), new_shape=(axis_size,))
+        s_k = where(less(s_k, 0), s_k + n, s_k)
         out.append(maximum(minimum(s_k, n - z), 0))
     return out
 
@@ -220,8 +223,9 @@ def _starts_operand(op: str, start_indices: Any, nd: int) -> Any:
 
 def dynamic_slice(x: Any, start_indices: Any, sizes: Sequence[int]) -> Any:
     """The window of extents ``sizes`` starting at ``start_indices`` (ints, 0-d
-    integer tensors, or a 1-D integer tensor). Starts are clamped into
-    ``[0, extent - size]`` as in XLA/JAX, so the window always fits."""
+    integer tensors, or a 1-D integer tensor). As in ``jax.lax.dynamic_slice``, a negative start
+    counts from the end (``-1``: the last entry), and every start is then clamped into
+    ``[0, extent - size]`` (XLA's rule), so the window always fits."""
     x = as_operand("dynamic_slice", x)
     nd = len(meta(x)[0])
     starts = _starts_operand("dynamic_slice", start_indices, nd)
@@ -231,8 +235,9 @@ def dynamic_slice(x: Any, start_indices: Any, sizes: Sequence[int]) -> Any:
 
 
 def dynamic_update_slice(x: Any, update: Any, start_indices: Any) -> Any:
-    """``x`` with the window at ``start_indices`` replaced by ``update`` (starts
-    clamped as in :func:`dynamic_slice`). Linear in ``(x, update)`` jointly."""
+    """``x`` with the window at ``start_indices`` replaced by ``update`` (negative starts counted
+    from the end, then clamped, as in :func:`dynamic_slice` and ``jax.lax``). Linear in
+    ``(x, update)`` jointly."""
     x = as_operand("dynamic_update_slice", x)
     update = as_operand("dynamic_update_slice", update)
     check_placement("dynamic_update_slice", x, update)

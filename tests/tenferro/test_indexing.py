@@ -172,7 +172,9 @@ def test_slice_function():
 
 
 # -- dynamic slices ------------------------------------------------------------------------
-@pytest.mark.parametrize("start,expect", [((0, 0), (0, 0)), ((1, 2), (1, 2)), ((5, 9), (2, 3)), ((-4, -1), (0, 0))])
+@pytest.mark.parametrize(
+    "start,expect", [((0, 0), (0, 0)), ((1, 2), (1, 2)), ((5, 9), (2, 3)), ((-4, -1), (0, 3)), ((-9, -3), (0, 2))]
+)
 def test_dynamic_slice_clamps(start, expect):
     a = _rand((4, 5))
     _same(tf.dynamic_slice(_t(a), start, (2, 2)), a[expect[0] : expect[0] + 2, expect[1] : expect[1] + 2])
@@ -286,11 +288,11 @@ def test_dynamic_slice_rejects_non_integer_sizes():
         tf.dynamic_slice(_m34(), (0, 0), (2.5, 1))
 
 
-@pytest.mark.parametrize("starts", [(5, 5), (-7, 2), (1, 3)])
+@pytest.mark.parametrize("starts", [(5, 5), (-7, 2), (1, 3), (-1, -2), (-2, -9)])
 def test_dynamic_slice_clamps_to_a_window_of_the_requested_shape(starts):
     out = tf.dynamic_slice(_m34(), starts, (2, 2))
     assert out.shape == (2, 2)
-    s0, s1 = (min(max(s, 0), n - 2) for s, n in zip(starts, (3, 4)))
+    s0, s1 = (min(max(s + n if s < 0 else s, 0), n - 2) for s, n in zip(starts, (3, 4)))  # jax.lax's rule
     np.testing.assert_array_equal(out.numpy(), np.arange(12.0).reshape(3, 4)[s0 : s0 + 2, s1 : s1 + 2])
 
 
@@ -348,3 +350,28 @@ def test_an_ellipsis_of_no_axes_still_separates_advanced_indices(shape, index):
     want = a[index]
     np.testing.assert_array_equal(np.asarray(tf.asarray(a)[index]), want)
     np.testing.assert_array_equal(np.asarray(tf.jit(lambda x: x[index])(tf.asarray(a))), want)
+
+
+def test_dynamic_slices_follow_jax_lax_for_negative_starts():
+    """A negative start counts from the end, as ``jax.lax.dynamic_slice`` (``allow_negative_indices``,
+    its default): ``(3, -1)`` on a 4 x 3 matrix took columns 0:2, JAX takes 1:3. Values, updates and
+    gradients against JAX, for starts from below ``-extent`` to beyond the end."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    lax = jax.lax
+    x = np.arange(20.0).reshape(4, 5)
+    u = -np.arange(6.0).reshape(2, 3) - 1
+    w = np.linspace(0.5, 1.5, 6).reshape(2, 3)
+    for start in [(3, -1), (-1, -1), (-3, 2), (-9, -7), (1, -5), (5, 9), (0, -6)]:
+        _same(tf.dynamic_slice(_t(x), start, (2, 3)), np.asarray(lax.dynamic_slice(x, start, (2, 3))))
+        _same(tf.dynamic_update_slice(_t(x), _t(u), start), np.asarray(lax.dynamic_update_slice(x, u, start)))
+        g = tidu.grad(lambda a, s=start: tf.sum(tf.dynamic_slice(a, s, (2, 3)) * _t(w)))(_t(x))
+        want = jax.grad(lambda a, s=start: (lax.dynamic_slice(a, s, (2, 3)) * w).sum())(x)
+        _same(g, np.asarray(want))
+    # per-example starts under vmap and a compiled call take the same windows
+    starts = np.array([[3, -1], [-1, -3], [-7, 4]])
+    got = tidu.vmap(lambda s: tf.dynamic_slice(_t(x), s, (2, 3)))(tf.asarray(starts))
+    want = np.stack([np.asarray(lax.dynamic_slice(x, tuple(s), (2, 3))) for s in starts])
+    _same(got, want)
+    compiled = tf.jit(lambda a, s: tf.dynamic_slice(a, s, (2, 3)))
+    _same(compiled(_t(x), tf.asarray(np.array([-1, -2]))), np.asarray(lax.dynamic_slice(x, (-1, -2), (2, 3))))
