@@ -14,12 +14,13 @@ threads), or the existing target's own mode when it replaces a regular file.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["atomic_write", "special_file_kind"]
+__all__ = ["atomic_write", "remove_stale_temporaries", "special_file_kind"]
 
 
 @contextmanager
@@ -47,6 +48,29 @@ def atomic_write(path: str | os.PathLike[str]) -> Iterator[str]:
             pass
         raise
     _fsync_directory(directory)
+
+
+def remove_stale_temporaries(path: str | os.PathLike[str]) -> list[str]:
+    """Remove the temporary files that :func:`atomic_write` left beside ``path`` when its
+    process was killed before the block ended (``SIGKILL``, a power cut: nothing runs to remove
+    them); returns their names. Only names of :func:`atomic_write`'s pattern for this target are
+    touched, so call it where no other process writes ``path`` (a scan resuming its file)."""
+    target = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(target))
+    pattern = re.compile(rf"\.{re.escape(os.path.basename(target)[:32])}\.[0-9a-f]{{12}}\.tmp")
+    removed = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        if pattern.fullmatch(name):
+            try:
+                os.unlink(os.path.join(directory, name))
+                removed.append(name)
+            except OSError:
+                pass
+    return removed
 
 
 def _create(target: str, directory: str) -> str:

@@ -83,7 +83,9 @@ def local_cluster(workers: int | None = None, retries: int = 2, start_method: st
     (failures are in the rows), the event loops' health tick at 500 ms and their system
     monitor at 5 s (Dask's 20 ms and 500 ms feed a dashboard this cluster does not serve),
     and a point whose worker dies ``retries + 1`` times recorded as failed
-    (``distributed.scheduler.allowed-failures``). Close it (``with``) when done.
+    (``distributed.scheduler.allowed-failures``); a worker holds only the point it runs
+    (``distributed.scheduler.worker-saturation`` 1.0: with Dask's 1.1 a point queued behind one
+    that killed its worker failed with it, never having started). Close it (``with``) when done.
 
     ``start_method`` is how the worker processes start (Dask's
     ``distributed.worker.multiprocessing-method``, set while the cluster starts): by default
@@ -116,6 +118,10 @@ def local_cluster(workers: int | None = None, retries: int = 2, start_method: st
     with dask.config.set(
         {
             "distributed.scheduler.allowed-failures": retries,
+            # one task per worker thread, none queued behind it: a worker that dies (a point
+            # out of memory) then takes only its own point with it, not a queued one that never
+            # started (Dask's default 1.1 queues a second task on a one-thread worker)
+            "distributed.scheduler.worker-saturation": 1.0,
             "distributed.worker.profile.enabled": False,
             "distributed.admin.tick.interval": "500ms",
             "distributed.admin.system-monitor.interval": "5s",
@@ -320,6 +326,11 @@ class ScanRun:
 
     def _row(self, future: Any, i: int) -> dict[str, Any]:
         row = self.grid.point(i)
+        if future.status not in ("finished", "error", "cancelled"):
+            # "lost": it finished, but its result was on a worker that died (another point killed
+            # it) before it was read; Dask computes it again (it was recorded "failed" with
+            # "NoneType: None")
+            self.dd.wait(future)
         if future.status == "finished":
             out = future.result()
             row.update(out["result"])

@@ -12,8 +12,10 @@ the same way (a script run again after an interruption):
   closure cells, and the code of the functions of its own module that it calls by their
   global names (recursively);
 * a ``functools.partial``: the function's identity and the bound arguments;
-* a bound method: the function and the object it is bound to; a callable object: its
-  class's ``__call__`` and the object.
+* a bound method: the function and the object it is bound to; a wrapper with ``__wrapped__``
+  (``functools.cache``, ``lru_cache``): the function it wraps (helpers so wrapped, and
+  ``functools.partial`` helpers of the module, count as the module's functions); a callable
+  object: its class's ``__call__`` and the object.
 
 Values (defaults, closure values, bound arguments, objects) count by their contents: plain
 numbers, strings, lists, tuples, dicts and sets directly, functions as above, anything else
@@ -106,6 +108,10 @@ def _callable(fn: Any, seen: set[int]) -> tuple:
     if isinstance(fn, type):
         init = fn.__dict__.get("__init__")
         return ("class", function_name(fn), _callable(init, seen) if isinstance(init, types.FunctionType) else None)
+    wrapped = getattr(fn, "__wrapped__", None)
+    if wrapped is not None and callable(wrapped):  # functools.cache / lru_cache and their kind
+        kind = f"{type(fn).__module__}.{type(fn).__qualname__}"
+        return ("wrapped", function_name(fn), kind, _callable(wrapped, seen))
     call = getattr(type(fn), "__call__", None)
     code = _callable(call, seen) if isinstance(call, types.FunctionType) else None
     return ("object", function_name(fn), code, _leaf(fn, seen))
@@ -124,7 +130,7 @@ def _function(fn: types.FunctionType, seen: set[int]) -> tuple:
     module = fn.__module__
     for name in sorted(_global_names(fn.__code__)):
         g = fn.__globals__.get(name)
-        if isinstance(g, types.FunctionType) and g.__module__ == module and id(g) not in seen:
+        if id(g) not in seen and _module_function(g, module):
             helpers.append((name, _callable(g, seen)))
     return (
         "function",
@@ -135,6 +141,22 @@ def _function(fn: types.FunctionType, seen: set[int]) -> tuple:
         tuple(cells),
         tuple(helpers),
     )
+
+
+def _module_function(g: Any, module: str) -> bool:
+    """Whether the global ``g`` is a function of ``module`` (a helper the task calls by name):
+    a function, or one under ``functools.partial`` and ``__wrapped__`` layers (``functools.cache``,
+    ``lru_cache``, decorators made with ``functools.wraps``)."""
+    for _ in range(64):  # layers of wrappers; a cycle of them is no function
+        if isinstance(g, types.FunctionType):
+            return g.__module__ == module
+        if isinstance(g, functools.partial):
+            g = g.func
+        elif callable(g) and getattr(g, "__wrapped__", None) is not None:
+            g = g.__wrapped__
+        else:
+            return False
+    return False
 
 
 def _global_names(code: types.CodeType) -> set[str]:

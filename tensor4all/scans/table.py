@@ -18,7 +18,7 @@ import os
 from typing import Any
 
 from tenferro.checks import import_optional, install_hint
-from tenferro.files import atomic_write
+from tenferro.files import atomic_write, remove_stale_temporaries
 
 from ..tools.errors import OptionalDependencyError, Tensor4allTypeError
 from .errors import ScanFileError, ScanFileIOError
@@ -76,6 +76,7 @@ class ScanTable:
         self.columns: dict[str, str | None] = dict(columns or {})  # result column -> Arrow type (None: inferred)
         self.foreign: list[dict[str, Any]] = []  # rows of points outside this grid, kept as read
         self.rows: dict[tuple, dict[str, Any]] = {}
+        remove_stale_temporaries(path)  # partial copies of a write its killed run left (SIGKILL)
         if os.path.exists(path):
             self._read()
 

@@ -214,6 +214,26 @@ def test_a_point_that_keeps_killing_workers_is_recorded_as_failed(client, tmp_pa
     client.wait_for_workers(2, timeout=60)
 
 
+def _kills_its_worker_at_seven(x):
+    if x == 7:
+        os._exit(1)
+    time.sleep(0.2)  # the other points are still running or queued when a worker dies
+    return {"y": x + 0.5}
+
+
+def test_a_point_that_kills_its_workers_fails_alone(client, tmp_path):
+    """A point that finished on the worker that the killing point then took down lost its result
+    before the scan read it, and was recorded "failed" with the error "NoneType: None" (3 runs in
+    3); with Dask's default worker saturation (1.1) a point queued on that worker, never started,
+    was also blamed (``KilledWorker``). Both now run again; only the killing point fails."""
+    rows = t4a.scan(
+        _kills_its_worker_at_seven, {"x": list(range(12))}, client=client, out=tmp_path / "q.parquet", progress=False
+    ).to_pylist()
+    assert [r["x"] for r in rows if r["status"] != "ok"] == [7]
+    assert all(r["y"] == r["x"] + 0.5 for r in rows if r["x"] != 7)
+    client.wait_for_workers(2, timeout=60)
+
+
 # ---- issue 47: every point checked before any runs, NaN is a failure, the error is printed -------
 class _BrokenTask(t4a.ScanTask):
     """A ScanTask whose run breaks down numerically at g > 1: its observable is NaN there."""

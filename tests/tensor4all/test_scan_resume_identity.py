@@ -147,6 +147,53 @@ def test_an_edited_function_or_helper_is_another_task_and_an_unchanged_one_the_s
     assert describe(_exec(_SCRIPT.replace("scale=2.0", "scale=3.0"))) != same
 
 
+_CACHED = """
+import functools
+
+@functools.lru_cache(maxsize=None)
+def cached_helper(a):
+    return a * 1
+
+def scaled(a, by):
+    return a * by
+
+partial_helper = functools.partial(scaled, by=1)
+
+@functools.cache
+def task(a):
+    return {"v": a * 1, "h": cached_helper(a), "p": partial_helper(a)}
+"""
+
+
+def test_cached_tasks_and_helpers_count_by_their_code():
+    """A task under ``functools.cache`` (or ``lru_cache``) counted by its pickle, which names the
+    function only, and a cached or ``functools.partial`` helper of its module was not recorded:
+    an edited task resumed and one table held rows of both versions."""
+    same = describe(_exec(_CACHED))
+    assert "code" in same and describe(_exec(_CACHED)) == same
+    assert describe(_exec(_CACHED.replace('"v": a * 1', '"v": a * 2'))) != same  # the cached task
+    assert describe(_exec(_CACHED.replace("return a * 1", "return a * 2"))) != same  # a cached helper
+    assert describe(_exec(_CACHED.replace("return a * by", "return a * by + 1"))) != same  # a partial's function
+    assert describe(_exec(_CACHED.replace("by=1)", "by=2)"))) != same  # a partial's bound value
+
+
+def test_a_resumed_scan_removes_the_temporary_files_a_killed_write_left(tmp_path):
+    """A scan killed (SIGKILL) while it wrote its file left ``.<name>.<hex>.tmp`` beside it, and
+    no later run removed it; the next run on the file now does, and only files of that pattern."""
+    out = tmp_path / "r.parquet"
+    _write(out, _make(1))
+    stale = [tmp_path / ".r.parquet.0123456789ab.tmp", tmp_path / ".r.parquet.a1b2c3d4e5f6.tmp"]
+    kept = [
+        tmp_path / ".r.parquet.tmp",
+        tmp_path / ".s.parquet.0123456789ab.tmp",
+        tmp_path / "r.parquet.0123456789ab.tmp",
+    ]
+    for f in stale + kept:
+        f.write_bytes(b"partial")
+    ScanTable(str(out), make_grid({"x": [1.0]}), describe(_make(1)), None)
+    assert [f.exists() for f in stale] == [False, False] and all(f.exists() for f in kept)
+
+
 _PRINT_IDENTITY = textwrap.dedent(
     """
     import json, sys
