@@ -9,7 +9,8 @@ complex product gives a NaN part.
 
 Rules, by the primitive rewritten:
 
-* ``add``/``sub`` with a zero operand, ``mul``/``div`` by one or minus one; ``pow`` of a
+* ``add`` with a zero operand, ``sub`` of ``+0`` (from ``-0``: a negation; ``0 - y`` is not
+  ``-y`` at ``y = +0`` and stays), ``mul``/``div`` by one or minus one; ``pow`` of a
   real floating value to a fill of one (the value) or two (its square, ``x * x``: NumPy's
   own ``power`` takes that path), as the gradient of ``x ** 2`` under ``vmap`` makes it;
 * ``neg∘neg``, ``conj∘conj``; ``conj``/``real`` of a real value; ``imag`` of a
@@ -90,7 +91,7 @@ class _Fills:
         if not aval.dtype.is_complex:
             value = np.real(value)  # (callers pass real values for real avals; as convert does)
         value = np.asarray(value).astype(aval.dtype.numpy)[()]
-        key = (aval, value.item(), bool(np.signbit(np.real(value))))
+        key = (aval, value.item(), bool(np.signbit(np.real(value))), bool(np.signbit(np.imag(value))))
         v = self._made.get(key)
         if v is not None:
             return v
@@ -108,13 +109,16 @@ def _fill_value(a: Any) -> Any:
     ``None``; a device array is compared on the device (two small transfers)."""
     if a.size == 0 or a.size > MAX_INSPECT:
         return None
-    if type(a) is np.ndarray:
-        first = a.reshape(-1, order="F")[0]
-        return first if bool(np.all(a == first)) else None
+    xp = np if type(a) is np.ndarray else xp_of(a)
     first = a.reshape(-1, order="F")[:1]
-    if not bool(xp_of(a).all(a == first)):
+    same = a == first
+    if a.dtype.kind in "fc":  # +0.0 and -0.0 are two fills (0 - y is -y only for -0.0)
+        same &= xp.signbit(a.real) == xp.signbit(first.real)
+        if a.dtype.kind == "c":
+            same &= xp.signbit(a.imag) == xp.signbit(first.imag)
+    if not bool(xp.all(same)):
         return None
-    return first.get()[0]
+    return first[0] if xp is np else first.get()[0]
 
 
 def _same_fill(c: Any, eqn: Eqn) -> Any:
@@ -168,11 +172,23 @@ def _add(eqn: Eqn, rw: Rewriter, f: _Fills) -> list[Var] | None:
     return None
 
 
+def _signed_zero(c: Any, negative: bool) -> bool:
+    """Whether the fill ``c`` is a zero of the given sign (an integer zero has both)."""
+    if not _is(c, 0):
+        return False
+    c = np.asarray(c)
+    if c.dtype.kind not in "fc":
+        return True
+    return bool(np.signbit(c.real)) == negative and (c.dtype.kind != "c" or bool(np.signbit(c.imag)) == negative)
+
+
 def _sub(eqn: Eqn, rw: Rewriter, f: _Fills) -> list[Var] | None:
+    """``x - (+0) -> x`` and ``(-0) - y -> -y``, exact for every ``x``, ``y`` (``(+0) - y`` is not
+    ``-y`` at ``y = +0``: ``+0`` against ``-0``, so ``1 / (0 - x)`` would change its infinity's sign)."""
     x, y = eqn.inputs
-    if _is(f.of(y), 0):
+    if _signed_zero(f.of(y), negative=False):
         return [x]
-    if _is(f.of(x), 0):
+    if _signed_zero(f.of(x), negative=True):
         return _neg(rw, y)
     return None
 

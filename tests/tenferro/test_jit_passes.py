@@ -92,10 +92,33 @@ def test_adding_and_subtracting_zero(dtype):
     assert _prims(out) == [] and out.outvars[0] is out.invars[0]
     _assert_same(g, out, [x])
     g = tidu.make_graph(lambda x: 0.0 - tf.exp(x), x)
+    assert _prims(_identities(g)) == ["exp", "sub"]  # (+0) - y is not -y at y = +0: kept
+    # (-0) - y is -y; a complex -0.0 (its imaginary part +0) is not a negative zero in both parts
+    zero = complex(-0.0, -0.0) if np.dtype(dtype).kind == "c" else -0.0
+    g = tidu.make_graph(lambda x: zero - tf.exp(x), x)
     assert _prims(g) == ["exp", "sub"]
     out = _identities(g)
     assert _prims(out) == ["exp", "neg"]
     _assert_same(g, out, [x])
+
+
+def test_zero_minus_a_zero_keeps_the_sign_of_the_difference():
+    """``0 - y`` was rewritten to ``-y``: at ``y = +0`` that is ``-0`` where the difference is
+    ``+0``, so compiled ``1 / (0 - x)`` at ``x = 0`` gave ``-inf`` (eager, NumPy and ``jax.jit``:
+    ``+inf``) and ``arctan2(0 - x, -1)`` gave ``-pi``. A constant mixing ``+0.0`` and ``-0.0`` was
+    taken for one fill."""
+    x = tf.asarray(np.array([0.0, 1.0, -0.0]))
+    with np.errstate(divide="ignore"):
+        want = 1.0 / (0.0 - np.array([0.0, 1.0, -0.0]))
+        for f in (lambda x: 1.0 / (0.0 - x), lambda x: 1.0 / (tf.zeros(3) - x)):
+            got = tf.jit(f)(x).numpy()
+            np.testing.assert_array_equal(got, want)
+            assert np.array_equal(np.signbit(got), np.signbit(want))
+    got = tf.jit(lambda x: tf.arctan2(tf.zeros(3) - x, -tf.ones(3)))(x).numpy()
+    np.testing.assert_array_equal(got, np.arctan2(0.0 - np.array([0.0, 1.0, -0.0]), -1.0))
+    mixed = tf.asarray(np.array([0.0, -0.0]))
+    got = tf.jit(lambda y: mixed - y * 0.0)(tf.asarray(np.array([1.0, 1.0]))).numpy()
+    assert list(np.signbit(got)) == [False, True]  # [0 - 0, -0 - 0] = [+0, -0]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
