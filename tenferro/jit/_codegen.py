@@ -236,15 +236,17 @@ def generate(graph: Graph, donate: tuple[bool, ...] = (), name: str = "compiled"
 
 def return_expressions(graph: Graph, names: dict, env: dict) -> list[str]:
     """The generated program's return values, one per graph output: a zero made on demand
-    (its maker put in ``env``), an input as given, a constant copied (the caller may write
-    to it), a value wrapped as a tensor (``_W``)."""
+    (its maker put in ``env``), an input as a new tensor over its array (as JAX, never the
+    argument object itself: donating the result then finds the array shared and leaves the
+    argument valid), a constant copied (the caller may write to it), a value wrapped as a
+    tensor (``_W``)."""
     rets = []
     for j, v in enumerate(graph.outvars):
         if type(v) is Zero:
             env[f"_zero{j}"] = v.instantiate
             rets.append(f"_zero{j}()")
         elif v in graph.invars:
-            rets.append(f"x{graph.invars.index(v)}")
+            rets.append(f"_W(x{graph.invars.index(v)}._data)")
         elif names[v][0] == "c":
             rets.append(f"_W({names[v]}.copy(order='F'))")
         else:

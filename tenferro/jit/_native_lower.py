@@ -482,8 +482,10 @@ def _uniform(value: np.ndarray) -> bool:
     """Whether constant ``value`` has at least two elements, all equal (a broadcast fill, as
     the ones of ``1 - tanh(x)**2``): read only by fused loops, it is stored as one element."""
     flat = np.ascontiguousarray(value).reshape(-1)
-    bits = flat.view(np.uint64 if flat.itemsize % 8 == 0 else np.uint32).reshape(flat.size, -1)
-    return flat.size > 1 and bool((bits == bits[0]).all())  # bitwise: -0.0 is not 0.0
+    if flat.size < 2:  # (a zero-size constant has no element to store; reshape(0, -1) would raise)
+        return False
+    bits = flat.view(np.uint8).reshape(flat.size, flat.itemsize)  # bitwise: -0.0 is not 0.0
+    return bool((bits == bits[0]).all())
 
 
 def lower_segment(

@@ -265,3 +265,21 @@ def test_each_donated_argument_is_kept_or_deleted_by_where_the_call_raised(inv_f
     np.testing.assert_array_equal(_np(b), b0)
     if inv_first:
         np.testing.assert_array_equal(_np(a), a0)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "native"])
+def test_a_passed_through_argument_comes_back_as_a_new_tensor(backend):
+    """``jit(lambda x: x)(x)`` returned ``x`` itself, so donating the result deleted the caller's
+    ``x`` (JAX returns a new array and its ``x`` stays alive)."""
+    if backend == "native":
+        pytest.importorskip("numba")
+    x = tf.asarray(np.arange(4.0))
+    y, z = tf.jit(lambda x: (x, x + 1.0), backend=backend)(x)
+    assert y is not x and z is not x
+    np.testing.assert_array_equal(y.numpy(), np.arange(4.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the numpy backend donates a copy (the array is shared)
+        out = tf.jit(lambda y: y * 2.0, donate_argnums=0, backend=backend)(y)
+    assert not is_deleted(x)
+    np.testing.assert_array_equal(x.numpy(), np.arange(4.0))
+    np.testing.assert_array_equal(out.numpy(), 2.0 * np.arange(4.0))

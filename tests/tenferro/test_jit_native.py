@@ -269,3 +269,14 @@ def test_region_numba_cannot_compile_stays_with_numpy(monkeypatch):
     assert not report.native and report.numpy_steps
     assert all("simulated compiler failure" in s.reason for s in report.numpy_steps)
     assert float(jf(x).numpy()) == pytest.approx(float(np.sum(np.tanh(x.numpy()) * x.numpy())), rel=1e-14)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0,)])
+def test_zero_size_elementwise_chains_compile_natively(shape):
+    """A zero-size constant fill (the ``2`` of ``exp(a) * 2`` on a ``(0, 3)`` input) made the
+    native compiler fail with NumPy's "cannot reshape array of size 0" and fall back, warning."""
+    z = tf.asarray(np.zeros(shape))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback warning
+        out = tf.jit(lambda a: tf.exp(a) * 2.0 + 1.0, backend="native")(z)
+    assert out.shape == shape
