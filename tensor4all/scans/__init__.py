@@ -22,6 +22,7 @@ import logging
 import multiprocessing
 import numbers
 import os
+import time
 import uuid
 from typing import Any, Callable, Iterator, Mapping
 
@@ -66,6 +67,10 @@ def _default_start_method() -> str:
 #: what the fork server imports before it forks any worker (Dask's nanny would preload
 #: ``distributed`` and its required packages; the points need tensor4all too)
 FORKSERVER_PRELOAD = ("distributed", "numpy", "scipy", "tensor4all")
+
+LOST_RESULT_WAIT = 60.0
+"""Seconds a point whose result was lost with its worker waits while the cluster has no worker
+to compute it again (see :meth:`ScanRun._row`); then it is recorded failed, for a rerun."""
 
 
 def _preload_forkserver(dd: Any) -> None:
@@ -326,27 +331,60 @@ class ScanRun:
 
     def _row(self, future: Any, i: int) -> dict[str, Any]:
         row = self.grid.point(i)
-        if future.status not in ("finished", "error", "cancelled"):
-            # "lost": it finished, but its result was on a worker that died (another point killed
-            # it) before it was read; Dask computes it again (it was recorded "failed" with
-            # "NoneType: None")
-            self.dd.wait(future)
-        if future.status == "finished":
-            out = future.result()
+        out = self._result(future)
+        if out is not None:
             row.update(out["result"])
             error = out.get("error")  # a ScanTask's NaN or infinite energy or observable
             row.update(
                 seconds=out["seconds"], worker=out["worker"], status="ok" if error is None else "failed", error=error
             )
-        else:
+        elif future.status in ("error", "cancelled"):
             try:
                 e = future.exception()
                 error = f"{type(e).__name__}: {e}"
             except Exception as exc:  # noqa: BLE001  (cancelled, or the scheduler went away)
                 error = f"{type(exc).__name__}: {exc}"
             row.update(seconds=None, worker=None, status="failed", error=error)
+        else:
+            error = (
+                "LostResult: the point ran, but its result was on a worker that died before it was read, "
+                f"and no worker was left to compute it again for {LOST_RESULT_WAIT:g} s; run the scan again"
+            )
+            row.update(seconds=None, worker=None, status="failed", error=error)
         future.release()
         return row
+
+    def _result(self, future: Any) -> dict[str, Any] | None:
+        """The point's result, or None when it failed. A point that finished on a worker that died
+        before its result was read (another point killed it) is "lost", and Dask computes it again:
+        wait for that (it was recorded failed, "NoneType: None"), but not while the cluster has had
+        no worker for :data:`LOST_RESULT_WAIT` seconds (then None: recorded failed, run again by a
+        rerun)."""
+        since = None  # when the cluster was last seen without a worker (None: it has some)
+        while True:
+            if future.status in ("error", "cancelled"):
+                return None
+            if future.status == "finished":
+                try:
+                    return future.result(timeout=1.0)
+                except TimeoutError:  # lost between the status and the read: wait again
+                    pass
+            else:
+                try:
+                    self.dd.wait(future, timeout=1.0)
+                    continue
+                except TimeoutError:
+                    pass
+            try:
+                workers = len(future.client.nthreads())
+            except Exception:  # noqa: BLE001  (the scheduler went away)
+                workers = 0
+            if workers:
+                since = None
+            elif since is None:
+                since = time.monotonic()
+            elif time.monotonic() - since >= LOST_RESULT_WAIT:
+                return None
 
 
 def __dir__() -> list[str]:

@@ -21,7 +21,7 @@ import pytest
 
 import tensor4all as t4a
 from tensor4all import cli
-from tensor4all.scans import local_cluster
+from tensor4all.scans import ScanRun, local_cluster
 
 from .conftest import heisenberg_chain_matrix
 
@@ -226,6 +226,7 @@ def test_a_point_that_kills_its_workers_fails_alone(client, tmp_path):
     before the scan read it, and was recorded "failed" with the error "NoneType: None" (3 runs in
     3); with Dask's default worker saturation (1.1) a point queued on that worker, never started,
     was also blamed (``KilledWorker``). Both now run again; only the killing point fails."""
+    client.wait_for_workers(2, timeout=60)
     rows = t4a.scan(
         _kills_its_worker_at_seven, {"x": list(range(12))}, client=client, out=tmp_path / "q.parquet", progress=False
     ).to_pylist()
@@ -594,3 +595,38 @@ def test_cli_bad_arguments_exit_2_before_anything_runs(args, fragment, tmp_path,
     err = capsys.readouterr().err
     assert fragment in err and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+class _LostFuture:
+    """A future whose result was lost with its worker, on a cluster with no worker left."""
+
+    status = "lost"
+
+    class client:
+        @staticmethod
+        def nthreads():
+            return {}
+
+    def release(self):
+        pass
+
+
+class _NoWorkers:
+    @staticmethod
+    def wait(future, timeout=None):
+        time.sleep(0.1)  # (Dask's wait returns after its timeout)
+        raise TimeoutError
+
+
+def test_a_lost_result_with_no_worker_left_is_a_failed_row_not_a_hang(tmp_path, monkeypatch):
+    """Waiting for Dask to compute a lost result again must end when no worker is left to do it
+    (a full-suite run hung so, its cluster's workers gone): the point is recorded failed."""
+    monkeypatch.setattr(t4a.scans, "LOST_RESULT_WAIT", 2.0)
+    run = ScanRun(_kills_its_worker_at_seven, {"x": [1]}, out=tmp_path / "lost.parquet")
+    run.dd = _NoWorkers
+    start = time.monotonic()
+    row = run._row(_LostFuture(), 0)
+    assert 2.0 <= time.monotonic() - start < 10.0
+    assert (
+        row["status"] == "failed" and row["error"].startswith("LostResult: ") and "no worker was left" in row["error"]
+    )
