@@ -4,6 +4,8 @@ threadpoolctl is available (threaded OpenBLAS is pathologically slow on a busy 2
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import scipy.sparse
@@ -86,3 +88,30 @@ def heisenberg_bethe_energy(L: int) -> float:
     sol = scipy.optimize.root(residual, 0.5 * np.tan(np.pi * j / (2 * L + 1)), method="hybr", tol=1e-14)
     assert np.max(np.abs(residual(sol.x))) < 1e-11 and np.all(sol.x > 0), sol
     return float((L - 1) / 4 - np.sum(2.0 / (4 * sol.x**2 + 1)))
+
+
+def jordan_wigner_annihilators(n_modes: int) -> list[scipy.sparse.csr_matrix]:
+    """The annihilators ``c_m`` of ``n_modes`` fermion modes (mode 0 leftmost) as sparse matrices
+    on ``2**n_modes`` states: ``Z x ... x Z x a x 1 x ... x 1`` with ``a = |0><1|`` (index 0 empty,
+    1 occupied) and the Jordan-Wigner sign ``Z = diag(1, -1)`` on the modes before ``m``."""
+    a = scipy.sparse.csr_matrix(np.array([[0.0, 1.0], [0.0, 0.0]]))
+    z = scipy.sparse.csr_matrix(np.diag([1.0, -1.0]))
+    one = scipy.sparse.identity(2, format="csr")
+    out = []
+    for m in range(n_modes):
+        mat = scipy.sparse.csr_matrix(np.ones((1, 1)))
+        for f in [z] * m + [a] + [one] * (n_modes - m - 1):
+            mat = scipy.sparse.kron(mat, f, format="csr")
+        out.append(mat)
+    return out
+
+
+def spinful_chain_hopping(c: list, L: int) -> Any:
+    """``sum_{i, s} (c^dag_{i s} c_{i+1 s} + h.c.)`` on the open chain of ``L`` sites whose modes are
+    ordered site-major, up then down (``c[2 i + s]``; sparse or dense, as ``c``)."""
+    h = c[0] * 0.0
+    for i in range(L - 1):
+        for s in (0, 1):
+            hop = c[2 * i + s].T @ c[2 * (i + 1) + s]
+            h = h + hop + hop.T
+    return h

@@ -16,6 +16,8 @@ import tensor4all as t4a
 import tidu
 from tensor4all import InvalidOptionError, Tensor4allTypeError
 
+from .conftest import jordan_wigner_annihilators, spinful_chain_hopping
+
 # ---- explicit matrices -------------------------------------------------------------------
 SX = np.array([[0, 1], [1, 0]], dtype=float)
 SZ = np.diag([1.0, -1.0])
@@ -61,21 +63,9 @@ def tfim_parity_matrix(L, g):
 def hubbard_matrix(L, t, U):
     """The Hubbard chain from Jordan-Wigner fermion matrices of 2L modes (order: site-major, up
     then down), with the particle number and 2 Sz of every basis state."""
-    n_modes = 2 * L
-    a = np.array([[0, 1], [0, 0]], dtype=float)  # |0><1|: index 0 empty, 1 occupied
-    z = np.diag([1.0, -1.0])  # the Jordan-Wigner string's sign of a mode
-
-    def ann(m):
-        mats = [z] * m + [a] + [np.eye(2)] * (n_modes - m - 1)
-        return reduce(lambda x, y: sp.kron(x, y, format="csr"), [sp.csr_matrix(x) for x in mats])
-
-    c = [ann(m) for m in range(n_modes)]
+    c = jordan_wigner_annihilators(2 * L)
     n = [ci.T @ ci for ci in c]
-    H = sp.csr_matrix((2**n_modes, 2**n_modes))
-    for i in range(L - 1):
-        for s in (0, 1):
-            hop = c[2 * i + s].T @ c[2 * (i + 1) + s]
-            H = H - t * (hop + hop.T)
+    H = -t * spinful_chain_hopping(c, L)
     for i in range(L):
         H = H + U * (n[2 * i] @ n[2 * i + 1])
     number = sum(x.diagonal() for x in n)

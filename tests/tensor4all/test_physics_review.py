@@ -16,6 +16,8 @@ import tensor4all as t4a
 from tensor4all import BlockDiagonal
 from tensor4all.structured import U1, Leg
 
+from .conftest import jordan_wigner_annihilators, spinful_chain_hopping
+
 X = np.array([[0.0, 1.0], [1.0, 0.0]])
 Z = np.diag([1.0, -1.0])
 
@@ -60,20 +62,9 @@ def _tj_ground_state(L: int) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]
     ``Sz_i`` on the full space."""
     t_hop, J = 1.0, 0.5
     # the 2L fermion modes (0up, 0dn, 1up, ...) as Jordan-Wigner matrices on 4^L states; project to t-J
-    n_modes = 2 * L
-    a = np.array([[0.0, 1.0], [0.0, 0.0]])
-    zz = np.diag([1.0, -1.0])
-
-    def c(m: int) -> np.ndarray:
-        return reduce(np.kron, [zz] * m + [a] + [np.eye(2)] * (n_modes - m - 1))
-
-    cs = [c(m) for m in range(n_modes)]
+    cs = [x.toarray() for x in jordan_wigner_annihilators(2 * L)]
     num = [x.T @ x for x in cs]
-    h = np.zeros((2**n_modes, 2**n_modes))
-    for i in range(L - 1):
-        for s in (0, 1):
-            hop = cs[2 * i + s].T @ cs[2 * (i + 1) + s]
-            h -= t_hop * (hop + hop.T)
+    h = -t_hop * spinful_chain_hopping(cs, L)
     sz = [(num[2 * i] - num[2 * i + 1]) / 2 for i in range(L)]
     sp = [cs[2 * i].T @ cs[2 * i + 1] for i in range(L)]
     n = [num[2 * i] + num[2 * i + 1] for i in range(L)]
