@@ -50,6 +50,15 @@ def atomic_write(path: str | os.PathLike[str]) -> Iterator[str]:
     _fsync_directory(directory)
 
 
+_TOKEN_BYTES = 6  # the random part of a temporary file's name (12 hex digits)
+
+
+def _temporary_stem(target: str) -> str:
+    """The start of the names of ``target``'s temporary files: ``.<name>.`` (the name cut to 32
+    characters, so a long target name still fits), then the random token and ``.tmp``."""
+    return f".{os.path.basename(target)[:32]}."
+
+
 def remove_stale_temporaries(path: str | os.PathLike[str]) -> list[str]:
     """Remove the temporary files that :func:`atomic_write` left beside ``path`` when its
     process was killed before the block ended (``SIGKILL``, a power cut: nothing runs to remove
@@ -57,7 +66,7 @@ def remove_stale_temporaries(path: str | os.PathLike[str]) -> list[str]:
     touched, so call it where no other process writes ``path`` (a scan resuming its file)."""
     target = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(target))
-    pattern = re.compile(rf"\.{re.escape(os.path.basename(target)[:32])}\.[0-9a-f]{{12}}\.tmp")
+    pattern = re.compile(rf"{re.escape(_temporary_stem(target))}[0-9a-f]{{{2 * _TOKEN_BYTES}}}\.tmp")
     removed = []
     try:
         names = os.listdir(directory)
@@ -81,9 +90,9 @@ def _create(target: str, directory: str) -> str:
     except OSError:
         keep = None
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    name = os.path.basename(target)[:32]
+    stem = _temporary_stem(target)
     for _ in range(100):
-        tmp = os.path.join(directory, f".{name}.{secrets.token_hex(6)}.tmp")
+        tmp = os.path.join(directory, f"{stem}{secrets.token_hex(_TOKEN_BYTES)}.tmp")
         try:
             fd = os.open(tmp, flags, 0o666)
         except FileExistsError:

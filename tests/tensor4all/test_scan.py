@@ -2,7 +2,8 @@
 single-threaded worker processes equals the serial loop bit for bit; the file resumes after
 the scan process is killed (no point lost or run twice); a point whose worker dies is run
 again, and one that keeps failing is recorded with its error; ``tensor4all scan`` on the
-command line. Small chains and few points: the whole file runs in well under a minute."""
+command line. Small chains and few points: the whole file runs in well under a minute. Worker
+deaths: ``test_scan_worker_deaths.py``."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import pytest
 
 import tensor4all as t4a
 from tensor4all import cli
-from tensor4all.scans import ScanRun, local_cluster
+from tensor4all.scans import local_cluster
 
 from .conftest import heisenberg_chain_matrix
 
@@ -179,60 +180,6 @@ def test_a_failing_point_is_retried_then_recorded_and_rerun_on_resume(client, tm
     t4a.scan(task, {"x": [1, 2, 3]}, client=client, out=out, retries=0, progress=False)
     assert sorted(log.read_text().split()) == ["1", "2", "2", "2", "3"]  # only the failed point ran again
     assert [r["status"] for r in _rows(out)] == ["ok", "failed", "ok"]
-
-
-def _kills_its_worker_once(x, marker):
-    if x == 1 and not os.path.exists(marker):
-        open(marker, "w").close()
-        os._exit(1)  # the worker process dies mid-task
-    return {"y": x + 0.5}
-
-
-def test_a_worker_killed_mid_task_is_retried_and_the_scan_completes(client, tmp_path):
-    marker = tmp_path / "marker"
-    rows = t4a.scan(
-        functools.partial(_kills_its_worker_once, marker=str(marker)),
-        {"x": [0, 1, 2]},
-        client=client,
-        out=tmp_path / "k.parquet",
-        progress=False,
-    ).to_pylist()
-    assert marker.exists()
-    assert [(r["x"], r["y"], r["status"]) for r in rows] == [(0, 0.5, "ok"), (1, 1.5, "ok"), (2, 2.5, "ok")]
-    client.wait_for_workers(2, timeout=60)
-
-
-def _always_kills_its_worker(x):
-    os._exit(1)
-
-
-def test_a_point_that_keeps_killing_workers_is_recorded_as_failed(client, tmp_path):
-    rows = t4a.scan(
-        _always_kills_its_worker, {"x": [7]}, client=client, out=tmp_path / "d.parquet", progress=False
-    ).to_pylist()
-    assert rows[0]["status"] == "failed" and rows[0]["error"].startswith("KilledWorker: ")
-    client.wait_for_workers(2, timeout=60)
-
-
-def _kills_its_worker_at_seven(x):
-    if x == 7:
-        os._exit(1)
-    time.sleep(0.2)  # the other points are still running or queued when a worker dies
-    return {"y": x + 0.5}
-
-
-def test_a_point_that_kills_its_workers_fails_alone(client, tmp_path):
-    """A point that finished on the worker that the killing point then took down lost its result
-    before the scan read it, and was recorded "failed" with the error "NoneType: None" (3 runs in
-    3); with Dask's default worker saturation (1.1) a point queued on that worker, never started,
-    was also blamed (``KilledWorker``). Both now run again; only the killing point fails."""
-    client.wait_for_workers(2, timeout=60)
-    rows = t4a.scan(
-        _kills_its_worker_at_seven, {"x": list(range(12))}, client=client, out=tmp_path / "q.parquet", progress=False
-    ).to_pylist()
-    assert [r["x"] for r in rows if r["status"] != "ok"] == [7]
-    assert all(r["y"] == r["x"] + 0.5 for r in rows if r["x"] != 7)
-    client.wait_for_workers(2, timeout=60)
 
 
 # ---- issue 47: every point checked before any runs, NaN is a failure, the error is printed -------
@@ -595,38 +542,3 @@ def test_cli_bad_arguments_exit_2_before_anything_runs(args, fragment, tmp_path,
     err = capsys.readouterr().err
     assert fragment in err and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
-
-
-class _LostFuture:
-    """A future whose result was lost with its worker, on a cluster with no worker left."""
-
-    status = "lost"
-
-    class client:
-        @staticmethod
-        def nthreads():
-            return {}
-
-    def release(self):
-        pass
-
-
-class _NoWorkers:
-    @staticmethod
-    def wait(future, timeout=None):
-        time.sleep(0.1)  # (Dask's wait returns after its timeout)
-        raise TimeoutError
-
-
-def test_a_lost_result_with_no_worker_left_is_a_failed_row_not_a_hang(tmp_path, monkeypatch):
-    """Waiting for Dask to compute a lost result again must end when no worker is left to do it
-    (a full-suite run hung so, its cluster's workers gone): the point is recorded failed."""
-    monkeypatch.setattr(t4a.scans, "LOST_RESULT_WAIT", 2.0)
-    run = ScanRun(_kills_its_worker_at_seven, {"x": [1]}, out=tmp_path / "lost.parquet")
-    run.dd = _NoWorkers
-    start = time.monotonic()
-    row = run._row(_LostFuture(), 0)
-    assert 2.0 <= time.monotonic() - start < 10.0
-    assert (
-        row["status"] == "failed" and row["error"].startswith("LostResult: ") and "no worker was left" in row["error"]
-    )
