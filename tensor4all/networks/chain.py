@@ -61,7 +61,8 @@ def leaves_of(ts: Any) -> list[Any]:
 
 def _site_tensor(t: Any, kind: str, i: int) -> Any:
     """One site tensor as a tenferro tensor (tracers pass through): a float or complex
-    dtype (integers become float64), every extent at least 1."""
+    dtype (integers become float64), every extent at least 1. A NumPy array is copied, so a
+    chain never shares the caller's buffer (a state caches its canonical form)."""
     if isinstance(t, SymmetricTensor):
         if t.dtype.kind not in ("float", "complex"):
             raise Tensor4allTypeError(f"{kind} site tensor {i} must have a float or complex dtype, got {t.dtype}")
@@ -76,6 +77,8 @@ def _site_tensor(t: Any, kind: str, i: int) -> Any:
             a = np.asarray(t)
         except (TypeError, ValueError) as e:  # ragged nested lists and the like
             raise Tensor4allTypeError(f"{kind} site tensor {i} is not an array ({e})") from None
+        if a is t or a.base is not None:  # the caller's buffer: a private copy (states cache their form)
+            a = np.array(a, order="K", copy=True)
         if a.dtype.kind in "iu":
             a = a.astype(np.float64)
         elif a.dtype.kind not in "fc":

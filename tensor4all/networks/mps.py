@@ -77,7 +77,8 @@ class MPS(SiteChain):
     no NaN or infinity) with boundary bonds of dimension 1. An MPS
     is a tidu pytree over its site tensors: ``tidu.grad`` of a function of an MPS
     returns an MPS of gradients. ``canonicalize``, ``normalize`` and ``compress``
-    change the MPS in place (the site tensors themselves are immutable values).
+    change the MPS in place (the site tensors themselves are immutable values: NumPy arrays
+    passed in are copied, and ``np.asarray(psi.tensors[i])`` is not to be written into).
 
     A symmetric MPS (``MPS.product_state(..., conserve="Sz")``, ``MPS.random(..., charge=1)``,
     the state of a conserved ``dmrg`` run, or ``MPS(tensors)`` of

@@ -91,7 +91,7 @@ def entanglement_spectrum(psi: Any, bond: int) -> dict[Any, np.ndarray]:
             "MPS.product_state)"
         )
     values = psi._schmidt_form("MPS.entanglement_spectrum").values[bond]
-    spectrum = {q: values[q] for q in sorted(values, key=order_key)}
+    spectrum = {q: values[q].copy() for q in sorted(values, key=order_key)}  # the caller's own arrays
     if psi._grading is None:
         return spectrum
     return {psi._grading.value(q): s for q, s in spectrum.items()}

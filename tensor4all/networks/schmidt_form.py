@@ -89,6 +89,7 @@ class SchmidtForm:
     def __init__(self, sites: list[list[Block]], values: list[dict[Any, np.ndarray]]):
         arrays = [np.asarray(x, dtype=float).reshape(-1) for v in values for x in v.values()]
         self.flat = np.concatenate(arrays) if arrays else np.zeros(0)
+        self.flat.flags.writeable = False  # read by every later measurement: no caller may change it
         self.counts = np.array([sum(np.size(x) for x in v.values()) for v in values], dtype=np.intp)
         views, at = [], 0
         for v in values:

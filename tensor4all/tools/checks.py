@@ -76,10 +76,12 @@ def to_numpy(x: Any, what: str) -> np.ndarray:
 
 
 def numeric_array(x: Any, what: str) -> np.ndarray:
-    """``x`` as a float or complex NumPy array (integers become float64); anything else, a traced
-    value included, raises :class:`Tensor4allTypeError` naming ``what``."""
+    """``x`` as a float or complex NumPy array (integers become float64); a traced value raises
+    :class:`NotDifferentiableError`, anything else :class:`Tensor4allTypeError`, naming ``what``."""
     try:
         a = to_numpy(x, what)
+    except NotDifferentiableError:
+        raise
     except (TypeError, ValueError) as e:
         raise Tensor4allTypeError(f"{what} is not an array ({e})") from None
     if a.dtype.kind in "iu":
