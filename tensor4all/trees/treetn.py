@@ -31,9 +31,11 @@ from typing import Any, Sequence
 
 import numpy as np
 import scipy.linalg
+import tenferro as tf
+import tidu
 
 from ..linalg.truncation import thin_svd, truncation_keep
-from ..tools.checks import check_alloc
+from ..tools.checks import check_alloc, to_numpy
 from ..tools.errors import BondDimensionError, NonFiniteError, Tensor4allTypeError
 from ..tools.threads import bond_of, thread_policy
 from .errors import MissingSiteError, TopologyMismatchError, TreeError
@@ -78,6 +80,7 @@ class TreeTN:
     site legs...)``. Immutable by convention: every operation returns a new network."""
 
     __slots__ = ("tree", "tensors", "center", "truncation_error")
+    __array_ufunc__ = None  # NumPy and tenferro scalars defer to TreeTN.__rmul__
 
     def __init__(self, tree: Any, tensors: Sequence[Any], *, center: int | None = None):
         tree = as_tree(tree, "TreeTN")
@@ -275,6 +278,11 @@ class TreeTN:
         return float(np.sqrt(max(inner(self, self).real, 0.0)))
 
     def __mul__(self, c: Any) -> TreeTN:
+        if isinstance(c, (tf.Tensor, np.ndarray, tidu.Tracer)):  # a scalar array: its concrete number
+            a = to_numpy(c, "TreeTN * c (a tree network has no derivatives)")
+            if a.ndim:
+                raise Tensor4allTypeError(f"TreeTN * c: c must be a scalar, got an array of shape {a.shape}")
+            c = a.item()
         if not isinstance(c, numbers.Number):
             return NotImplemented
         ts = list(self.tensors)

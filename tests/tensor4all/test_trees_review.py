@@ -14,6 +14,8 @@ import itertools
 
 import numpy as np
 import pytest
+import tenferro as tf
+import tidu
 
 import tensor4all as t4a
 from tensor4all import tci, trees
@@ -69,3 +71,16 @@ def test_fiber_search_converges_only_below_the_tolerance(tolerance):
         assert true < 10 * tolerance  # the estimate samples the train: within its margin
     else:
         assert res.termination == "max_iter"
+
+
+def test_treetn_times_a_scalar_tensor():
+    """``T * tf.asarray(0.5)`` and ``tf.asarray(0.5) * T`` raised tenferro's type error naming the
+    TreeTN as the bad operand; a traced factor now says the trees have no derivatives."""
+    T = TreeTN.random(Tree([(0, 1), (1, 2), (1, 3)]), 2, 2, seed=1)
+    want = 0.5 * trees.inner(T, T)
+    for scaled in (T * tf.asarray(0.5), tf.asarray(0.5) * T, np.float64(0.5) * T, T * np.array(0.5)):
+        assert trees.inner(scaled, T) == pytest.approx(want, rel=1e-14)
+    with pytest.raises(t4a.NotDifferentiableError, match="no derivatives"):
+        tidu.grad(lambda c: trees.inner(T * c, T))(tf.asarray(0.5))
+    with pytest.raises(t4a.Tensor4allTypeError, match="scalar"):
+        T * np.ones(2)
