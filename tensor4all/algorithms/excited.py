@@ -23,7 +23,7 @@ import numpy as np
 from ..networks.mpo import MPO
 from ..networks.mps import MPS, overlap
 from ..networks.symmetric_sites import chain_grading, phys_leg, sector_charge
-from ..tools.checks import check_positive_int
+from ..tools.checks import check_positive_int, check_seed
 from ..tools.errors import InvalidOptionError, NoOrthogonalStateError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
 from ..tools.threads import blas_threads, check_threads
@@ -90,7 +90,7 @@ def excited_states(
     tol: float = 1e-10,
     two_site: bool = True,
     noise: float | Sequence[float] | None = None,
-    seed: int = 0,
+    seed: int | None = 0,
     eigensolver: str = "lanczos",
     threads: int | None = None,
     placement: Any = None,
@@ -103,7 +103,7 @@ def excited_states(
     State ``k`` is ``dmrg(H, psi0[k], orthogonal_to=[states 0..k-1], ...)``: its sweeps solve each
     local eigenproblem in the complement of the earlier states' local images (explicit
     projection), so exactly degenerate levels come out as orthogonal states of the level. The
-    options are :func:`~tensor4all.dmrg`'s, applied to every state; ``seed + k`` seeds state ``k``.
+    options are :func:`~tensor4all.dmrg`'s, applied to every state; ``seed + k`` seeds state ``k`` (``None``: fresh entropy for each).
 
     Args:
         H: the Hamiltonian.
@@ -124,6 +124,7 @@ def excited_states(
     if not isinstance(H, MPO):
         raise Tensor4allTypeError(f"excited_states expects an MPO Hamiltonian, got {type(H).__name__}")
     n = check_positive_int(n, "excited_states: n", InvalidOptionError)
+    seed = check_seed(seed, "excited_states: seed")
     if n > 1:
         _check_sites(H, "excited_states")
     starts = _starts(psi0, n)
@@ -153,7 +154,14 @@ def excited_states(
         results: list[DMRGResult] = []
         for k in range(n):
             hook = None if callback is None else (lambda rec, k=k: callback(k, rec))
-            res = dmrg(H, starts[k], seed=seed + k, callback=hook, orthogonal_to=[r.state for r in results], **opts)
+            res = dmrg(
+                H,
+                starts[k],
+                seed=None if seed is None else seed + k,
+                callback=hook,
+                orthogonal_to=[r.state for r in results],
+                **opts,
+            )
             results.append(res)
             if k == 0:
                 size = sector_size(res.state)

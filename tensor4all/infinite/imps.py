@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..sites.local_spaces import local_space
-from ..tools.checks import check_finite_arrays, check_positive_int, check_seed
+from ..tools.checks import check_alloc, check_finite_arrays, check_positive_int, check_seed, float_dtype
 from ..tools.errors import (
     DimensionMismatchError,
     InvalidOptionError,
@@ -113,9 +113,8 @@ class iMPS:  # noqa: N801 (the name the field uses)
         D = check_positive_int(max_bond, "max_bond")
         d = local_space(local).dim
         rng = np.random.default_rng(check_seed(seed))
-        dt = np.dtype(dtype)
-        if dt.kind not in "fc":
-            raise InvalidOptionError(f"iMPS.random: dtype must be float or complex, got {dt}")
+        dt = float_dtype(dtype, "iMPS.random: dtype")
+        check_alloc(4 * n * D * d * D * dt.itemsize, "iMPS.random")  # the tensors and their gauge
         ts = [rng.standard_normal((D, d, D)) for _ in range(n)]
         if dt.kind == "c":
             ts = [t + 1j * rng.standard_normal(t.shape) for t in ts]

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..sites.local_spaces import local_space
-from ..tools.checks import check_finite_arrays, check_positive_int, numeric_array
+from ..tools.checks import check_bool, check_finite_arrays, check_positive_int, numeric_array
 from ..tools.errors import (
     DimensionMismatchError,
     InvalidOptionError,
@@ -110,6 +110,7 @@ def correlation(
     ``connected``: minus ``<A_i><B_{i+r}>``, without a string)."""
     psi = _check_state(psi, "correlation")
     r_max = check_positive_int(r_max, "correlation: r_max")
+    connected = check_bool(connected, "correlation: connected")
     n = psi.cell
     i = site_index(site, n, "correlation")
     a = _operator(psi, A, i, "correlation")

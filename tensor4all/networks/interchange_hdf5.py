@@ -49,6 +49,7 @@ give a dense MPS. Diag, Combiner and empty storage are not read.
 
 from __future__ import annotations
 
+import numbers
 import os
 import re
 from typing import Any
@@ -58,7 +59,7 @@ import numpy as np
 from tenferro.checks import import_optional, install_hint
 
 from ..sites.charges import pack, unpack
-from ..tools.errors import DimensionMismatchError, OptionalDependencyError, Tensor4allTypeError
+from ..tools.errors import DimensionMismatchError, InvalidOptionError, OptionalDependencyError, Tensor4allTypeError
 from .files import MPSFileError, MPSFileIOError, MPSFileNotFoundError, file_path
 from .interchange import UnsupportedSiteError, local_name, site_arrays, symmetric_sites_from
 from .mpo import MPO
@@ -203,6 +204,24 @@ def _block_sparse(t: Any, i: int, L: int) -> tuple:
     return "BlockSparse", np.concatenate(data).astype(dtype) if data else np.zeros(0, dtype), offsets
 
 
+def _site_ids(site_ids: Any, L: int, what: str) -> list[int]:
+    """The ITensors.jl ids of the ``L`` site indices: distinct integers in ``1 .. 2**64 - 1`` (an
+    ``Index``'s ``UInt64`` id; equal ids would make one index of two, which the loader refuses)."""
+    if isinstance(site_ids, (str, bytes)) or not hasattr(site_ids, "__len__"):
+        raise Tensor4allTypeError(f"{what}: site_ids must be a sequence of {L} integers, got {type(site_ids).__name__}")
+    ids = list(site_ids)
+    if len(ids) != L:
+        raise DimensionMismatchError(f"{what}: {len(ids)} site_ids for {L} sites")
+    for n, x in enumerate(ids):
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
+            raise Tensor4allTypeError(f"{what}: site_ids[{n}] must be an integer, got {type(x).__name__} {x!r}")
+        if not 0 < x < 2**64:
+            raise InvalidOptionError(f"{what}: site_ids[{n}] must be in 1 .. 2**64 - 1 (a UInt64 id), got {x}")
+    if len(set(ids)) != L:
+        raise InvalidOptionError(f"{what}: site_ids must be distinct (each names one site index), got {ids}")
+    return [int(x) for x in ids]
+
+
 def save_itensors_hdf5(
     psi_or_mpo: Any, path: Any, name: str = "psi", *, local: str | None = None, site_ids: Any = None
 ) -> None:
@@ -227,9 +246,7 @@ def save_itensors_hdf5(
     if is_mps and obj.symmetric and g is None:
         raise UnsupportedSiteError(f"{what}: a symmetric MPS of unnamed charges; save psi.dense()")
     loc = local_name(dims, g, local if local is not None or is_mps else obj.local, what)
-    ids = [SITE_ID + n + 1 for n in range(L)] if site_ids is None else [int(x) for x in site_ids]
-    if len(ids) != L:
-        raise DimensionMismatchError(f"{what}: {len(ids)} site_ids for {L} sites")
+    ids = [SITE_ID + n + 1 for n in range(L)] if site_ids is None else _site_ids(site_ids, L, what)
     conserve = obj.conserve if g is not None else None
     tags = ",".join(sorted(filter(None, [SITE_TAGS.get(loc, ""), "Site"])))
     rng = np.random.default_rng()

@@ -13,8 +13,8 @@ import tenferro as tf
 import tidu
 
 from ..networks.mps import MPS
-from ..tools.checks import as_tensor
-from ..tools.errors import DimensionMismatchError
+from ..tools.checks import as_tensor, concrete
+from ..tools.errors import DimensionMismatchError, NonFiniteError
 from ..tools.threads import thread_policy
 from .errors import MultiIndexError, MultiIndexOutOfRangeError, TCITypeError
 
@@ -109,6 +109,9 @@ def tt_sum(tt: MPS, weights: Sequence[Any] | None = None) -> Any:
                     f"tt_sum: weights[{k}] must have shape ({d},) (site {k}'s dimension), "
                     f"got {tuple(tidu.aval_of(w).shape)}"
                 )
+            c = concrete(w)
+            if c is not None and not np.all(np.isfinite(np.asarray(c))):
+                raise NonFiniteError(f"tt_sum: weights[{k}] holds NaN or infinity")
             m = tf.einsum("lsr,s->lr", t, w)
         env = m if env is None else tf.matmul(env, m)
     return tf.reshape(env, ())

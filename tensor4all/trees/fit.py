@@ -92,7 +92,7 @@ def apply_fit(
     """``H |psi>`` as a tree network of bonds at most ``max_bond``, fitted by ``sweeps`` two-site
     sweeps from ``guess`` (default: ``psi`` truncated to ``max_bond``). ``threads``: BLAS threads
     for the run, as :func:`tree_dmrg`'s."""
-    max_bond, sweeps, root = check_sweep_options("apply_fit", H, "H", psi, "psi", max_bond, sweeps, root)
+    max_bond, sweeps, root = check_sweep_options("apply_fit", H, "H", psi, "psi", max_bond, sweeps, root, cutoff=cutoff)
     threads = check_threads(threads)
     with blas_threads(threads, max(max_bond, bond_of(psi))):  # the whole run: the start, the sweeps
         start = psi.truncate(max_bond=max_bond) if guess is None else guess

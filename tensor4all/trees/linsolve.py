@@ -83,7 +83,7 @@ def tree_linsolve(
     """``x`` with ``A x = b`` as a tree network of bonds at most ``max_bond``, by ``sweeps``
     two-site sweeps from ``x0`` (default: ``b`` itself). ``threads``: BLAS threads for the run, as
     :func:`~.sweeps.tree_dmrg`'s."""
-    max_bond, sweeps, root = check_sweep_options("tree_linsolve", A, "A", b, "b", max_bond, sweeps, root)
+    max_bond, sweeps, root = check_sweep_options("tree_linsolve", A, "A", b, "b", max_bond, sweeps, root, cutoff=cutoff)
     threads = check_threads(threads)
     with blas_threads(threads, max_bond):  # the whole run: the local solves, the splits
         x0 = b if x0 is None else x0

@@ -21,6 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ..tools.checks import check_real
 from ..tools.errors import DimensionMismatchError, NonFiniteError, Tensor4allTypeError
 from ..tools.threads import bond_of, thread_policy
 from .errors import TopologyMismatchError, TreeError
@@ -167,7 +168,8 @@ def tree_heisenberg(tree: Any, J: float = 1.0, Jz: float | None = None) -> TreeO
     """The spin-1/2 Heisenberg (XXZ with ``Jz``) model on the tree's edges:
     ``sum_(u,v) J (Sx Sx + Sy Sy) + Jz Sz Sz``, ``Jz = J`` by default."""
     tree = as_tree(tree, "tree_heisenberg")
-    jz = J if Jz is None else Jz
+    J = check_real(J, "tree_heisenberg: J")
+    jz = J if Jz is None else check_real(Jz, "tree_heisenberg: Jz")
     terms = []
     for u, v in tree.edges:
         terms += [(jz, {u: SZ, v: SZ}), (J / 2, {u: SP, v: SM}), (J / 2, {u: SM, v: SP})]

@@ -28,7 +28,7 @@ from ..algorithms.schedule import TreeStep
 from ..algorithms.sweep import MAX_ITER, Sweep
 from ..linalg.eigensolver import get_solver
 from ..linalg.truncation import thin_svd, truncation_keep
-from ..tools.checks import check_positive_int
+from ..tools.checks import check_bool, check_callable, check_cutoff, check_positive_int, check_real, check_seed
 from ..tools.errors import InvalidOptionError, NonHermitianError, Tensor4allTypeError
 from ..tools.threads import blas_threads, check_threads
 from .errors import TopologyMismatchError
@@ -259,11 +259,13 @@ def check_sweep_options(
     sweeps: Any,
     root: Any,
     optional: bool = False,
+    cutoff: Any = 0.0,
 ) -> tuple[int, int, int]:
     """The checks every sweep over a tree operator shares (:func:`tree_dmrg`, ``apply_fit``,
     ``tree_linsolve``): ``H`` a :class:`TreeOperator`, ``psi`` a :class:`TreeTN` state on its tree and
-    sites (or None with ``optional``), ``max_bond`` and ``sweeps`` positive integers, ``root`` a node;
-    returns the last three."""
+    sites (or None with ``optional``), ``max_bond`` and ``sweeps`` positive integers, ``root`` a node,
+    ``cutoff`` a relative discarded weight in ``[0, 1)``; returns ``max_bond``, ``sweeps``, ``root``."""
+    check_cutoff(cutoff, f"{what}: cutoff")
     max_bond = check_positive_int(max_bond, f"{what}: max_bond")
     sweeps = check_positive_int(sweeps, f"{what}: sweeps", InvalidOptionError)
     if not isinstance(H, TreeOperator):
@@ -317,8 +319,15 @@ def tree_dmrg(
     BLAS threads for the run, as :func:`tensor4all.dmrg`'s (None: one thread below bond
     dimension 512, the BLAS default from there; 0 the BLAS default; ``n`` exactly ``n``)."""
     max_bond, sweeps, root = check_sweep_options(
-        "tree_dmrg", H, "H", psi0, "psi0", max_bond, sweeps, root, optional=True
+        "tree_dmrg", H, "H", psi0, "psi0", max_bond, sweeps, root, optional=True, cutoff=cutoff
     )
+    two_site = check_bool(two_site, "tree_dmrg: two_site")
+    noise = check_real(
+        noise, "tree_dmrg: noise (a size relative to the state, in [0, 1))", low=0.0, high=1.0, high_open=True
+    )
+    tol = check_real(tol, "tree_dmrg: tol (the energy change that stops the sweeps)", low=0.0)
+    seed = check_seed(seed, "tree_dmrg: seed")
+    progress = check_callable(progress, "tree_dmrg: progress")
     threads = check_threads(threads)
     with blas_threads(threads, max_bond):  # the whole run: the start, the sweeps, the state
         check_hermitian(H, "tree_dmrg")

@@ -35,7 +35,7 @@ import tenferro as tf
 import tidu
 
 from ..linalg.truncation import thin_svd, truncation_keep
-from ..tools.checks import check_alloc, to_numpy
+from ..tools.checks import check_alloc, check_seed, float_dtype, to_numpy
 from ..tools.errors import BondDimensionError, NonFiniteError, Tensor4allTypeError
 from ..tools.threads import bond_of, thread_policy
 from .errors import MissingSiteError, TopologyMismatchError, TreeError
@@ -112,7 +112,7 @@ class TreeTN:
                 )
         self.tree = tree
         self.tensors = tuple(arrays)
-        self.center = center
+        self.center = None if center is None else tree._check_node(center, "TreeTN: center")
         self.truncation_error = 0.0
 
     # ---- construction ------------------------------------------------------------------
@@ -129,13 +129,23 @@ class TreeTN:
         """Gaussian node tensors: one site leg of ``site_dims`` (one number, or one per node) and
         bonds of ``bond_dim`` (one number, or a dict ``{(u, v): dim}`` with ``u < v``)."""
         tree = as_tree(tree, "TreeTN.random")
+        seed = check_seed(seed, "TreeTN.random: seed")
+        dtype = float_dtype(dtype, "TreeTN.random: dtype")
         dims = [site_dims] * tree.n_nodes if isinstance(site_dims, numbers.Integral) else list(site_dims)
-        if len(dims) != tree.n_nodes or any(not isinstance(d, numbers.Integral) or d < 1 for d in dims):
+        if len(dims) != tree.n_nodes or any(
+            isinstance(d, (bool, np.bool_)) or not isinstance(d, numbers.Integral) or d < 1 for d in dims
+        ):
             raise TreeError(f"TreeTN.random: site_dims must be one positive integer per node, got {site_dims!r}")
         bonds = {e: bond_dim for e in tree.edges} if isinstance(bond_dim, numbers.Integral) else dict(bond_dim)
         for e in tree.edges:
-            if not isinstance(bonds.get(e), numbers.Integral) or bonds[e] < 1:
+            b = bonds.get(e)
+            if isinstance(b, (bool, np.bool_)) or not isinstance(b, numbers.Integral) or b < 1:
                 raise BondDimensionError(f"TreeTN.random: bond_dim of edge {e} must be a positive integer")
+        sizes = [
+            math.prod([bonds[(min(u, v), max(u, v))] for v in tree.neighbours[u]]) * int(dims[u])
+            for u in range(tree.n_nodes)
+        ]
+        check_alloc(2 * max(sizes) * dtype.itemsize + sum(sizes) * dtype.itemsize, "TreeTN.random")
         rng = np.random.default_rng(seed)
         out = []
         for u in range(tree.n_nodes):
