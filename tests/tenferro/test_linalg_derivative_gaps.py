@@ -53,7 +53,7 @@ def _assert_top_two_apart(values):
     """The largest of ``values`` leads the next by more than MARGIN (relative): a max over
     them is smooth around the test point."""
     top = np.sort(np.asarray(values))[::-1]
-    assert top[0] - top[1] > MARGIN * top[0], top
+    assert top[0] - top[1] > MARGIN * abs(top[0]), top
 
 
 # --- norms ------------------------------------------------------------------------------------
