@@ -106,7 +106,7 @@ def resolve_sector(
             )
         check_sector_charge(phys, local, q, "dmrg")
         try:
-            w_charges = mpo_bond_charges(ws, q, modulus=modulus, what=f"the Hamiltonian ({phys})")
+            w_charges = mpo_bond_charges(ws, q, modulus=modulus, what=f"the Hamiltonian ({phys})", charge=charge)
         except NonConservingError:
             if conserve == "auto":
                 continue

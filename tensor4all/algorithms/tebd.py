@@ -137,10 +137,12 @@ class _Source:
             bad = [(r, c) for r, c in np.argwhere(np.abs(h) > 1e-13 * np.max(np.abs(h))) if pair[r] != pair[c]]
             if bad:
                 r, c = bad[0]
+                grading = self.psi._grading  # the physical values (Sz, (N, Sz)), not the integer charges
+                show = (lambda x: x) if grading is None else grading.value
                 raise NonConservingError(
                     f"{WHAT}: the Hamiltonian term on sites ({i}, {j}) changes the conserved charge of the symmetric "
-                    f"state ({self.psi.conserve}): <{r}|h|{c}> = {h[r, c]:.3g} joins pair charges {pair[c]!r} -> "
-                    f"{pair[r]!r}; use a conserving H or psi.dense()"
+                    f"state ({self.psi.conserve}): <{r}|h|{c}> = {h[r, c]:.3g} joins pair charges "
+                    f"{show(pair[c])!r} -> {show(pair[r])!r}; use a conserving H or psi.dense()"
                 )
 
     def _check_hermitian(self, bonds: BondHamiltonian) -> None:

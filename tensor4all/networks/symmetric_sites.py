@@ -95,7 +95,8 @@ class Grading:
     def integer(self, value: Any, what: str) -> int:
         """A physical value (``Sz = 1``, ``0.5``; parity 0 or 1; ``(N, Sz)`` or ``{"N": .., "Sz": ..}``
         for a product) as the group's integer charge."""
-        return self.symmetry.canonical(physical_charge(value, self.label, self.unit, 0, what))
+        modulus = self.symmetry.n if isinstance(self.symmetry, Zn) else 0  # a Z_n value is one of 0 .. n - 1
+        return self.symmetry.canonical(physical_charge(value, self.label, self.unit, modulus, what))
 
     def value(self, q: int) -> Any:
         """The physical value of the integer charge ``q`` (a tuple ``(N, Sz)`` for a product)."""

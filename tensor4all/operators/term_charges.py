@@ -21,7 +21,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from ..sites.charges import NonConservingError
+from ..sites.charges import NonConservingError, charge_label, charge_value
 from ..sites.local_spaces import LocalSpace
 from .opsum import OpSum
 
@@ -42,11 +42,14 @@ def mpo_bond_charges(
     modulus: int = 0,
     tol: float = 1e-12,
     what: str = "the Hamiltonian",
+    charge: str | None = None,
 ) -> list[np.ndarray]:
     """Integer charges of the bond states, one array per bond ``0..L`` (bond ``i`` is left
     of site ``i``); ``q[i]`` the charges of site ``i``'s basis states. ``modulus`` 0 for
     U(1), ``n`` for Z_n. Entries below ``tol`` times the site tensor's largest are
-    treated as zero."""
+    treated as zero. ``charge``: the charge's name (``"2Sz"``, ``"N,2Sz"``), so that an error names
+    the changes in physical values (``(N, Sz)`` pairs), not the integer charges."""
+    label, unit = charge_label(charge) if charge is not None else ("charge", 1)
 
     def norm(c: np.ndarray) -> np.ndarray:
         return c % modulus if modulus else c
@@ -66,15 +69,15 @@ def mpo_bond_charges(
             if len(got) > 1:
                 raise NonConservingError(
                     f"{what} does not conserve the charge: at site {i} the MPO state {r} on the right bond is "
-                    f"reached with charge changes {sorted(int(g) for g in got)} (a term that changes the charge, "
-                    "or the Hermitian partner of one missing)"
+                    f"reached with {label} changes {[charge_value(int(g), unit) for g in sorted(got)]} (a term "
+                    "that changes the charge, or the Hermitian partner of one missing)"
                 )
             right[r] = int(got[0]) if len(got) else 0
         charges.append(right)
     if np.any(charges[-1] != 0):
         raise NonConservingError(
-            f"{what} does not conserve the charge: its terms change it by "
-            f"{sorted(set(int(c) for c in charges[-1]))} in total"
+            f"{what} does not conserve the charge: its terms change the {label} by "
+            f"{[charge_value(c, unit) for c in sorted(set(int(c) for c in charges[-1]))]} in total"
         )
     return charges
 

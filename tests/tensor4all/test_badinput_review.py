@@ -122,3 +122,30 @@ def test_itensors_site_ids(tmp_path, ids, error):
     with pytest.raises(error, match="site_ids"):
         t4a.save_itensors_hdf5(psi, str(path), site_ids=ids)
     assert not path.exists()
+
+
+def test_parity_charge_out_of_range():
+    """A parity of 2 or -1 was reduced mod 2 by every entry point but dmrg(sector=) alone."""
+    H = models.tfim(4, g=0.5, conserve="parity")
+    for charge in (2, -1):
+        with pytest.raises(InvalidOptionError, match="parity is one of 0, 1"):
+            t4a.MPS.random(4, local="pauli", conserve="parity", charge=charge)
+    p0 = t4a.MPS.random(4, local="pauli", conserve="parity", charge=0)
+    with pytest.raises(InvalidOptionError, match="parity is one of 0, 1"):
+        t4a.dmrg(H, p0, sector=2)
+    with pytest.raises(InvalidOptionError, match="parity is one of 0, 1"):
+        t4a.thermal_state(H, 0.5, conserve="parity", sector=2)
+    assert t4a.MPS.random(4, local="pauli", conserve="parity", charge=1).sector == {"parity": 1.0}
+
+
+def test_non_conserving_messages_name_physical_charges():
+    """The errors printed packed integers (33554432 -> 0, changes [-16777215, 16777217])."""
+    ops = models.hubbard_opsum(3)
+    ops += (0.2, "Cup", 0, "Cdn", 1)
+    ops += (0.2, "Cdagdn", 1, "Cdagup", 0)
+    H = t4a.MPO.from_opsum(ops, 3, "electron")
+    psi = t4a.MPS.random(3, local="electron", conserve="N,Sz", charge=(3, 0.5), bond_dim=8)
+    with pytest.raises(t4a.NonConservingError, match=r"\(2\.0, 0\.0\) -> \(0\.0, 0\.0\)"):
+        t4a.tebd(H, psi, 0.1, 0.05)
+    with pytest.raises(t4a.NonConservingError, match=r"N,Sz changes \[\(-1\.0, 0\.5\), \(1\.0, 0\.5\)\]"):
+        t4a.tdvp(H, psi, 0.1, 0.05)
