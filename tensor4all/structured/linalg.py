@@ -72,7 +72,8 @@ def eigh(a: Any) -> Any:
 
 @thread_policy(bond=largest_block)
 def inv(a: Any) -> Any:
-    """The inverse, with the structure of ``a``."""
+    """The inverse: block-diagonal or diagonal for such an ``a``; a ``SymmetricTensor`` goes
+    through the dispatcher's counted dense fallback (a dense result)."""
     return dispatch("inv", a)
 
 
@@ -108,5 +109,6 @@ def norm(a: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
 
 @thread_policy(bond=largest_block)
 def expm(a: Any) -> Any:
-    """The matrix exponential, with the structure of ``a`` (square blocks)."""
+    """The matrix exponential: block-diagonal (square blocks) or diagonal for such an ``a``; a
+    ``SymmetricTensor`` goes through the dispatcher's counted dense fallback (a dense result)."""
     return dispatch("expm", a)
