@@ -28,9 +28,10 @@ from .common import CONSERVE, check_outputs, command_threads, integer_arg, real_
 from .models import ALL_MODEL_OPTIONS, MODEL_OPTIONS, MODELS, DmrgOptions, add_couplings, charge_of, local_of
 from .spectrum_run import SCHEMA, SpectrumRun
 from ..sites.local_spaces import local_space
+from ..spectra.chebyshev import check_moments
 from ..spectra.correlation import check_window_time
-from ..spectra.transform import WINDOWS, window_resolution
-from ..tools.errors import InvalidOptionError
+from ..spectra.transform import MAX_EXTEND, WINDOWS, window_resolution
+from ..tools.errors import InvalidOptionError, Tensor4allError
 
 __all__ = ["add_parser", "check", "SCHEMA", "METHODS", "OPERATORS", "DEFAULT_OP", "adjoint_name"]
 
@@ -275,6 +276,17 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(
             "argument --extend: linear prediction extends G(x, t) of a time evolution; --method chebyshev has none"
         )
+    if args.extend is not None and args.extend > MAX_EXTEND:
+        parser.error(
+            f"argument --extend: {args.extend:g} predicts G to {args.extend:g} times --t-final; linear prediction is "
+            f"reliable for a few times it (at most {MAX_EXTEND:g} accepted, 2 to 4 typical)"
+        )
+    if args.method == "chebyshev":  # the moments' arrays, before the ground state (as spectrum_run passes them)
+        n_omega = (args.n_omega or 400) if args.omega_max is not None else 400
+        try:
+            check_moments(MOMENTS if args.moments is None else args.moments, args.L, n_omega, "spectrum")
+        except Tensor4allError as e:
+            parser.error("argument --moments: " + str(e).replace("spectrum: ", ""))
     if args.method == "chebyshev":  # the time evolution's options, which a Chebyshev expansion has not
         for opt, value, default in (
             ("--window", args.window, "gaussian"),

@@ -29,6 +29,7 @@ from .models import ALL_MODEL_OPTIONS, MODEL_OPTIONS, MODELS, OPERATORS, DmrgOpt
 from .thermal_run import QUANTITIES, SCHEMA, ThermalRun
 from ..thermal.purification import beta_grid
 from ..thermal.purified import infinite_temperature_sites
+from ..tools.checks import check_steps
 from ..tools.errors import InvalidOptionError, Tensor4allError
 
 __all__ = ["add_parser", "check", "SCHEMA", "QUANTITIES", "METHODS", "DEFAULT_OBSERVE"]
@@ -211,6 +212,10 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
                 f"argument --{name}: not a parameter of --model {args.model} (it takes "
                 f"{', '.join('--' + u for u in (['J'] if args.model != 'hubbard' else []) + list(used))})"
             )
+    try:  # too many steps (a subnormal --dbeta too): beta_grid's own check, worded with the flags
+        check_steps(args.beta_max, args.dbeta, "thermal", "--beta-max", "--dbeta")
+    except InvalidOptionError as e:
+        parser.error("argument --dbeta: " + str(e).replace("thermal: ", ""))
     try:
         _, _, steps = beta_grid(args.beta_max, args.dbeta, "thermal")
     except InvalidOptionError:
@@ -218,7 +223,6 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(
             f"argument --dbeta: {args.dbeta:g} does not divide --beta-max {args.beta_max:g} (--beta-max / --dbeta = "
             f"{ratio:.6g}); give a --beta-max that is a whole number of steps, or a --dbeta that divides it"
-            + (" (at most 10^7 steps)" if ratio > 1e7 else "")
         )
     args.steps = steps
     if args.every is None:

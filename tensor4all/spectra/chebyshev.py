@@ -38,7 +38,6 @@ naming the moment and asking for wider bounds.
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
@@ -47,7 +46,7 @@ from ..algorithms.apply import apply
 from ..algorithms.dmrg import dmrg
 from ..networks.mpo import MPO, expectation
 from ..networks.mps import MPS, add
-from ..tools.checks import check_cutoff, check_positive_int, check_real
+from ..tools.checks import check_alloc, check_cutoff, check_int, check_positive_int, check_real
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError, ZeroNormError
 from ..tools.keywords import keyword_hints
 from ..tools.threads import blas_threads, check_threads
@@ -56,7 +55,15 @@ from .operators import apply_at, site_arrays, transition_profile
 from .records import SpectralFunction
 from .transform import check_momenta, real_grid, spatial_transform
 
-__all__ = ["spectral_function_chebyshev", "KERNELS", "jackson_kernel", "chebyshev_moments", "PADDING", "GROWTH_TOL"]
+__all__ = [
+    "spectral_function_chebyshev",
+    "KERNELS",
+    "jackson_kernel",
+    "chebyshev_moments",
+    "check_moments",
+    "PADDING",
+    "GROWTH_TOL",
+]
 
 #: the kernels of :func:`spectral_function_chebyshev`, the default first
 KERNELS = ("jackson", "none")
@@ -65,6 +72,19 @@ PADDING = 0.025
 #: the relative growth of ``||T_n(H') B_c|0>||`` over ``||B_c|0>||`` tolerated with given bounds (the
 #: truncation's rounding); beyond it the bounds miss part of the spectrum
 GROWTH_TOL = 1e-2
+
+
+def check_moments(n_moments: Any, L: int, n_omega: int, what: str) -> int:
+    """``n_moments`` as an ``int >= 2`` (not an integer: :class:`Tensor4allTypeError`; below 2:
+    :class:`InvalidOptionError`) whose arrays fit in memory (else :class:`Tensor4allMemoryError`, by
+    :func:`~tensor4all.tools.checks.check_alloc`: the bytes, not a bound on the count, are what fails):
+    the moments and the coefficients ``(n_moments, L)`` (complex, three at once) and the Chebyshev
+    matrix ``(n_moments, n_omega)`` (real, two at once) of :func:`spectral_function_chebyshev`."""
+    n = check_int(n_moments, f"{what}: n_moments", 2)
+    check_alloc(
+        n * (48 * L + 16 * n_omega), f"{what}: n_moments = {n} (the moments on {L} sites at {n_omega} frequencies)"
+    )
+    return n
 
 
 def jackson_kernel(n_moments: int) -> np.ndarray:
@@ -194,9 +214,7 @@ def spectral_function_chebyshev(
         bounds, the moments ``mu[n, x]``, ``n_moments`` and ``E0``).
     """
     what = "spectral_function_chebyshev"
-    if isinstance(n_moments, bool) or not isinstance(n_moments, numbers.Integral) or n_moments < 2:
-        raise InvalidOptionError(f"{what}: n_moments must be an integer >= 2, got {n_moments!r}")
-    n_moments = int(n_moments)
+    n_moments = check_int(n_moments, f"{what}: n_moments", 2)
     if not isinstance(kernel, str) or kernel not in KERNELS:
         raise InvalidOptionError(f"{what}: unknown kernel {kernel!r}; valid kernels: {', '.join(KERNELS)}")
     max_bond = check_positive_int(max_bond, f"{what}: max_bond")
@@ -205,6 +223,9 @@ def spectral_function_chebyshev(
     with blas_threads(threads, max_bond):  # the whole call: bounds, moments, transform
         pair, c, norm2, e0 = prepare(H, ground, A, B, center, what)
         q = check_momenta(q, H.L, what)
+        if omega is not None:
+            omega = real_grid(omega, "omega (the frequencies)", what)
+        check_moments(n_moments, H.L, 400 if omega is None else len(omega), what)  # before the bounds' DMRG
         phi = apply_at(ground, pair, c)
         if not float(np.asarray(phi.norm())) > 1e-14 * math.sqrt(norm2):
             raise ZeroNormError(f"{what}: B_c|0> = 0 (B = {pair.label_b!r} at site {c} annihilates the state)")
@@ -213,8 +234,6 @@ def spectral_function_chebyshev(
         shift = 0.5 * (hi + lo)
         if omega is None:
             omega = np.linspace(lo - e0, hi - e0, 400)
-        else:
-            omega = real_grid(omega, "omega (the frequencies)", what)
         growth = None if bounds is None else what  # given bounds are checked; the DMRG ones as before
         mu = chebyshev_moments(
             H,

@@ -31,7 +31,15 @@ from ..algorithms.tebd import tebd
 from ..networks.environments import mpo_squared
 from ..networks.mpo import MPO, check_compatible, expectation
 from ..networks.mps import MPS
-from ..tools.checks import check_bool, check_callable, check_cutoff, check_positive_int, check_real, to_numpy
+from ..tools.checks import (
+    check_bool,
+    check_callable,
+    check_cutoff,
+    check_positive_int,
+    check_real,
+    check_steps,
+    to_numpy,
+)
 from ..tools.errors import InvalidOptionError, SiteOutOfRangeError, Tensor4allTypeError, ZeroNormError
 from ..tools.keywords import keyword_hints
 from ..tools.threads import blas_threads, check_threads
@@ -46,22 +54,21 @@ METHODS = ("tdvp", "tebd")
 
 def check_window_time(t_final: Any, dt: Any, what: str) -> int:
     """The number of steps ``t_final / dt``: both positive, ``t_final`` a whole number of steps (within a
-    relative 1e-9), else :class:`InvalidOptionError` naming the fix."""
+    relative 1e-9) and at most :data:`~tensor4all.tools.checks.MAX_GRID_STEPS` of them, else
+    :class:`InvalidOptionError` naming the fix."""
     dt = check_real(dt, f"{what}: dt (the time step, a positive number)")
     t_final = check_real(t_final, f"{what}: t_final (the last time of G, a positive number)")
     if not dt > 0.0:  # one message for 0 and negative values
         raise InvalidOptionError(f"{what}: dt must be positive (> 0, the time step), got {dt!r}")
     if not t_final > 0.0:
         raise InvalidOptionError(f"{what}: t_final must be positive (> 0, the last time of G), got {t_final!r}")
-    n = round(t_final / dt)
+    n = round(check_steps(t_final, dt, what))  # at most MAX_GRID_STEPS; a subnormal dt too
     if n < 1 or abs(n * dt - t_final) > 1e-9 * t_final:
         near = max(n, 1) * dt
         raise InvalidOptionError(
             f"{what}: t_final = {t_final!r} is not a multiple of dt = {dt!r} (t_final / dt = {t_final / dt:.6g}); give a "
             f"t_final that is a whole number of steps, e.g. t_final = {near:.6g}"
         )
-    if n > 10**7:
-        raise InvalidOptionError(f"{what}: t_final / dt = {n} steps; give a larger dt (at most 1e7 steps)")
     return int(n)
 
 

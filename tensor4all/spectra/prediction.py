@@ -18,12 +18,11 @@ diverges (Barthel et al., Sec. III). The result is exact for a series that is a 
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
-from ..tools.checks import check_real, numeric_array
+from ..tools.checks import check_alloc, check_int, check_real, numeric_array
 from ..tools.errors import DimensionMismatchError, InvalidOptionError, NonFiniteError
 from ..tools.threads import thread_policy
 
@@ -34,9 +33,9 @@ MAX_COEFFICIENTS = 64
 
 
 def _count(value: Any, what: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise InvalidOptionError(f"linear_prediction: {what} must be an integer >= {low}, got {value!r}")
-    return int(value)
+    """An integer option ``>= low``: not an integer (a float, a bool) :class:`Tensor4allTypeError`,
+    below ``low`` :class:`InvalidOptionError`."""
+    return check_int(value, f"linear_prediction: {what}", low)
 
 
 def _order(*_: Any, n_coefficients: Any = None, **__: Any) -> int:
@@ -79,6 +78,11 @@ def linear_prediction(
     if not np.isfinite(x).all():
         raise NonFiniteError("linear_prediction: series holds NaN or infinity")
     n = x.shape[0]
+    if n < 2:  # the default n_fit = n // 2 would be an empty training window, which predicts zeros
+        raise InvalidOptionError(
+            f"linear_prediction: series has {n} sample{'' if n == 1 else 's'}; at least 2 samples are needed "
+            "(one coefficient and one sample to fit it on)"
+        )
     n_predict = _count(n_predict, "n_predict", 0)
     fit = n // 2 if n_fit is None else _count(n_fit, "n_fit", 1)
     p = (
@@ -95,6 +99,8 @@ def linear_prediction(
         rcond, "linear_prediction: rcond (a relative singular-value cutoff in [0, 1))", low=0.0, high=1.0
     )
     columns = x.reshape(n, -1)
+    # the p x n_predict powers of the eigenvalues, the predictions of each column and their stack (complex)
+    check_alloc(16 * n_predict * (p + 2 * columns.shape[1] + 1), f"linear_prediction: n_predict = {n_predict}")
     out = np.stack([_predict(columns[:, k], n_predict, p, fit, rcond) for k in range(columns.shape[1])], axis=1)
     out = out if np.iscomplexobj(x) else out.real
     return out.reshape((n_predict,) + x.shape[1:])

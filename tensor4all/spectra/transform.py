@@ -61,6 +61,7 @@ spans the extended times: the resolution improves by the factor ``f``.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -85,6 +86,7 @@ __all__ = [
     "spatial_transform",
     "spectral_function",
     "OVERSAMPLING",
+    "MAX_EXTEND",
 ]
 
 #: the windows of :func:`spectral_function`, the default first
@@ -93,6 +95,8 @@ WINDOWS = ("gaussian", "hann", "none")
 NEGATIVE_TIMES = ("conjugate", "zero")
 #: a frequency grid finer than the resolution / OVERSAMPLING is refused
 OVERSAMPLING = 10
+#: the largest ``extend`` (linear prediction beyond the computed window) :func:`spectral_function` accepts
+MAX_EXTEND = 100.0
 #: sigma of the Gaussian window, in units of t_final
 GAUSSIAN_SIGMA = 1.0 / 3.0
 
@@ -131,7 +135,13 @@ def window_resolution(window: str, t_final: float) -> float:
     t_final = check_real(t_final, "window_resolution: t_final (the window's half-length)")
     if not t_final > 0.0:
         raise InvalidOptionError(f"window_resolution: t_final must be positive (> 0), got {t_final!r}")
-    return _unit_resolution(window) / t_final
+    resolution = _unit_resolution(window) / t_final
+    if not math.isfinite(resolution):  # a subnormal t_final: the quotient overflows
+        raise InvalidOptionError(
+            f"window_resolution: t_final = {t_final!r} is too small: the resolution {_unit_resolution(window):.6g} / "
+            f"t_final = {resolution!r} overflows; give a t_final >= {_unit_resolution(window) / sys.float_info.max:.3g}"
+        )
+    return resolution
 
 
 _RESOLUTIONS: dict[str, float] = {}
@@ -226,10 +236,10 @@ def _check_extend(extend: Any, what: str) -> float | None:
     if extend is None:
         return None
     f = check_real(extend, f"{what}: extend (the factor t_final is extended by, >= 1, or None)", low=1.0)
-    if f > 100.0:
+    if f > MAX_EXTEND:
         raise InvalidOptionError(
             f"{what}: extend = {f:g} predicts G to {f:g} times the computed window; linear prediction is "
-            "reliable for a few times it (extend <= 100 accepted, 2 to 4 typical)"
+            f"reliable for a few times it (extend <= {MAX_EXTEND:g} accepted, 2 to 4 typical)"
         )
     return f
 

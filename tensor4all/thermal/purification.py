@@ -30,7 +30,15 @@ from ..networks.mpo import MPO, require_hermitian
 from ..networks.mps import MPS
 from ..operators.gates import SPLITTINGS
 from ..sites.charges import CONSERVED_CHARGES
-from ..tools.checks import check_bool, check_cutoff, check_finite_arrays, check_positive_int, check_real, concrete
+from ..tools.checks import (
+    check_bool,
+    check_cutoff,
+    check_finite_arrays,
+    check_positive_int,
+    check_real,
+    check_steps,
+    concrete,
+)
 from ..tools.errors import InvalidOptionError, Tensor4allTypeError
 from ..tools.keywords import keyword_hints
 from ..tools.threads import blas_threads, check_threads, thread_policy
@@ -152,7 +160,8 @@ def check_method_options(method: Any, order: Any, splitting: Any, what: str) -> 
 
 def beta_grid(beta: Any, dbeta: Any, what: str) -> tuple[float, float, int]:
     """``(beta, dbeta, n)`` with ``beta = n dbeta``: ``beta > 0`` and ``dbeta > 0`` finite, and ``dbeta``
-    dividing ``beta`` within a relative ``1e-9`` (else :class:`InvalidOptionError` naming both)."""
+    dividing ``beta`` within a relative ``1e-9`` into at most :data:`~tensor4all.tools.checks.MAX_GRID_STEPS` steps
+    (else :class:`InvalidOptionError` naming both)."""
     beta = check_real(beta, f"{what}: beta (the inverse temperature, a positive number)")
     dbeta = check_real(dbeta, f"{what}: dbeta (the step in beta, a positive number)")
     if not beta > 0.0:
@@ -161,15 +170,13 @@ def beta_grid(beta: Any, dbeta: Any, what: str) -> tuple[float, float, int]:
         )
     if not dbeta > 0.0:
         raise InvalidOptionError(f"{what}: dbeta must be positive, got {dbeta!r}")
-    ratio = beta / dbeta
+    ratio = check_steps(beta, dbeta, what, "beta", "dbeta")  # at most MAX_GRID_STEPS; a subnormal dbeta too
     n = round(ratio)
     if n < 1 or abs(ratio - n) > 1e-9 * max(1.0, ratio):
         raise InvalidOptionError(
             f"{what}: dbeta = {dbeta!r} does not divide beta = {beta!r} (beta / dbeta = {ratio:.6g}); "
             "give a beta that is a whole number of steps"
         )
-    if n > 10**7:
-        raise InvalidOptionError(f"{what}: beta / dbeta = {n} steps is too many; give a larger dbeta")
     return n * dbeta, dbeta, n
 
 

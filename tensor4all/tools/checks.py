@@ -37,9 +37,12 @@ __all__ = [
     "as_tensor",
     "np_dtype",
     "check_positive_int",
+    "check_int",
     "is_scalar_number",
     "check_real",
     "check_time_grid",
+    "MAX_GRID_STEPS",
+    "check_steps",
     "check_cutoff",
     "check_bool",
     "check_callable",
@@ -131,6 +134,17 @@ def check_positive_int(value: Any, what: str, error: type[Exception] = BondDimen
     return int(value)
 
 
+def check_int(value: Any, what: str, low: int, error: type[Exception] = InvalidOptionError) -> int:
+    """``value`` as an ``int`` >= ``low``: a value that is no integer (a float, a string, a bool) raises
+    :class:`Tensor4allTypeError`, one below ``low`` ``error``, each naming ``what`` (as
+    :func:`check_positive_int`, for counts whose least value is not 1)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise Tensor4allTypeError(f"{what} must be an integer >= {low}, got {type(value).__name__} {value!r}")
+    if value < low:
+        raise error(f"{what} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
 def check_index(value: Any, count: int, what: str, noun: str = "site") -> int:
     """``value`` as an ``int`` in ``0..count-1`` (a site or a bond of a chain): a value that is
     not an integer (a float, a bool, a list) raises :class:`Tensor4allTypeError`, one outside the
@@ -167,15 +181,33 @@ def check_real(
     return x
 
 
+#: the most steps of a time (or inverse-temperature) grid: more is a step too small to reach the end
+MAX_GRID_STEPS = 10**7
+
+
+def check_steps(t: float, dt: float, what: str, t_name: str = "t_final", dt_name: str = "dt") -> float:
+    """``t / dt`` (``t >= 0`` and ``dt > 0`` finite floats, checked by the caller) when it is at most
+    :data:`MAX_GRID_STEPS` steps (up to rounding), else :class:`InvalidOptionError` in the words of
+    tebd's and tdvp's check ("dt = ... is too small for t = ...: t / dt = ... steps"); a subnormal ``dt``
+    (``t / dt = inf``) is one of them. The ratio is printed as a float, never as a huge integer."""
+    ratio = t / dt
+    if not ratio <= MAX_GRID_STEPS + 0.5:  # every larger ratio rounds to more than MAX_GRID_STEPS steps
+        raise InvalidOptionError(
+            f"{what}: {dt_name} = {dt!r} is too small for {t_name} = {t!r}: {t_name} / {dt_name} = {ratio:.3g} "
+            f"steps; give a larger {dt_name} (at most {MAX_GRID_STEPS:.0e} steps)"
+        )
+    return ratio
+
+
 def check_time_grid(t_final: Any, dt: Any, what: str) -> tuple[float, float, int]:
     """``(t_final, dt, steps)`` of a time grid ``0, dt, ..., t_final``: ``t_final >= 0`` and ``dt > 0``
-    real numbers, ``t_final`` a whole number of steps (to 1e-9 relative), else
-    :class:`InvalidOptionError` naming ``what``."""
+    real numbers, ``t_final`` a whole number of steps (to 1e-9 relative) and at most
+    :data:`MAX_GRID_STEPS` of them (:func:`check_steps`), else :class:`InvalidOptionError` naming ``what``."""
     t_final = check_real(t_final, f"{what}: t_final", low=0.0)
     dt = check_real(dt, f"{what}: dt", low=0.0)
     if dt <= 0:
         raise InvalidOptionError(f"{what}: dt must be positive, got {dt}")
-    steps = round(t_final / dt)
+    steps = round(check_steps(t_final, dt, what))
     if abs(steps * dt - t_final) > 1e-9 * max(1.0, t_final):
         raise InvalidOptionError(f"{what}: t_final / dt must be a whole number, got {t_final} / {dt}")
     return t_final, dt, steps
