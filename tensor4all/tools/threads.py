@@ -31,14 +31,16 @@ below :data:`THREADED_MIN_BOND`, the BLAS library's own setting above it (measur
   matrix its SVDs factor. ``tests/tensor4all/test_thread_coverage.py`` lists every export, with a
   call that checks it or the reason it does no dense linear algebra.
 
-In a thread other than the main one the counts are that thread's own: OpenBLAS takes
-``openblas_set_num_threads`` from one controlling thread only (threadpoolctl's rule; the main
-thread, once it has set a limit), so there the library's thread-local setter is used
-(``openblas_set_num_threads_local``, OpenBLAS 0.3.27 and later on pthreads; MKL's
-``MKL_Set_Num_Threads_Local``), reached through the handle threadpoolctl holds, and the thread's
-own count is cleared (or set back) on exit. Where the library exports none, the process-wide
-setting is the fallback (and may not apply). An OpenMP build of OpenBLAS is limited per thread
-by threadpoolctl itself.
+Calls from several Python threads share the count: a pthreads OpenBLAS (NumPy's and SciPy's
+wheels) has one count for the process, so while calls run in several threads the count is the
+least any of them asks for (an explicit ``threads=n`` of one call may run on fewer while another
+call runs), and the caller's counts come back when the last call ends (:class:`_Shared`). In a
+thread other than the main one the count is set through the library's thread-local setter
+(``openblas_set_num_threads_local``, OpenBLAS 0.3.27 and later, which on pthreads builds writes
+the process's count; MKL's ``MKL_Set_Num_Threads_Local``), reached through the handle
+threadpoolctl holds, since OpenBLAS takes ``openblas_set_num_threads`` from one controlling thread
+only (threadpoolctl's rule); where the library exports none, threadpoolctl's setter is the
+fallback. An OpenMP build of OpenBLAS is limited per thread by threadpoolctl itself.
 
 Nesting is free: while a policy is active in this context (an analysis call inside a
 ``dmrg`` callback, ``MPS.add`` calling ``add``), an inner call with ``threads=None`` leaves
@@ -66,6 +68,7 @@ from .errors import InvalidOptionError, Tensor4allTypeError
 
 __all__ = [
     "THREADED_MIN_BOND",
+    "MAX_THREADS",
     "check_threads",
     "blas_threads",
     "threads_for",
@@ -76,6 +79,10 @@ __all__ = [
 
 #: Bond dimension from which ``threads=None`` keeps the BLAS library's own thread count.
 THREADED_MIN_BOND = 512
+
+#: The largest ``threads=`` taken (more than any machine's cores; a BLAS caps it at its own build
+#: limit, and a C ``int`` would overflow far above it).
+MAX_THREADS = 4096
 
 #: The thread whose policy is active in this context (nested calls there then leave BLAS alone); a
 #: context copied into another thread (``asyncio.to_thread``) does not carry the limit with it.
@@ -95,8 +102,10 @@ def check_threads(threads: object) -> int | None:
         return None
     if isinstance(threads, bool) or not isinstance(threads, numbers.Integral):
         raise Tensor4allTypeError(f"threads must be None, 0 or a positive integer, got {threads!r}")
-    if threads < 0:
-        raise InvalidOptionError(f"threads must be None, 0 (BLAS default) or a positive integer, got {threads}")
+    if not 0 <= threads <= MAX_THREADS:
+        raise InvalidOptionError(
+            f"threads must be None, 0 (BLAS default) or a positive integer up to {MAX_THREADS}, got {threads}"
+        )
     return int(threads)
 
 
@@ -149,47 +158,89 @@ def _blas_libraries() -> Sequence[Any]:
     return _Libraries.blas
 
 
-def _limit(n: int) -> list[tuple[Any, int]]:
-    """Set every BLAS library to ``n`` threads; the ``(library, previous count)`` to restore.
+class _Shared:
+    """The BLAS counts the policies of all threads share. A pthreads OpenBLAS (NumPy's and SciPy's
+    wheels) has one count for the process, whichever setter writes it (its ``_local`` setter
+    included), so two threads each saving and restoring it would undo each other's limits and
+    leave the process at a stale count. Instead each thread's active requests are kept here
+    (innermost last), the count applied is the least of the threads' innermost requests, and the
+    counts found when the first request began are restored when the last one ends."""
 
-    In the main thread the library's count is set through threadpoolctl (process-wide for
-    OpenBLAS on pthreads). In any other thread that setting does not take effect (threadpoolctl
-    passes OpenBLAS limits from one controlling thread only, the main thread once it has set
-    one), so there the library's thread-local setter sets this thread's count alone; where the
-    library exports none, the threadpoolctl setting is the fallback."""
-    changed = []
-    main = threading.current_thread() is threading.main_thread()
-    for lib in _blas_libraries():
-        before = lib.num_threads
-        if before != n:
-            local = None if main else _Libraries.local.get(id(lib))
-            if local is None:
-                lib.set_num_threads(n)
-            else:
-                local(n)
-                lib = _Local(lib, local)
-            changed.append((lib, before))
-    return changed
+    lock = threading.Lock()
+    requests: dict[int, list[int]] = {}  # thread ident -> its active requests, innermost last
+    saved: list[tuple[Any, int]] = []  # (library, its count before the first active request)
+    applied: list[int] = []  # the count each library of ``saved`` was last given
 
 
-class _Local:
-    """A library limited through its thread-local setter: restored by clearing this thread's own
-    count (``0``: the process-wide one again) and setting it back only where that differs."""
-
-    __slots__ = ("lib", "setter")
-
-    def __init__(self, lib: Any, setter: Any):
-        self.lib, self.setter = lib, setter
-
-    def set_num_threads(self, before: int) -> None:
-        self.setter(0)
-        if self.lib.num_threads != before:
-            self.setter(before)
+def _set(lib: Any, n: int) -> None:
+    """Set ``lib`` to ``n`` threads from this thread: through threadpoolctl in the main thread, else
+    through the library's thread-local setter where it exports one (threadpoolctl passes OpenBLAS
+    limits from one controlling thread only; on pthreads builds that setter writes the process's
+    count too), else through threadpoolctl."""
+    local = None if threading.current_thread() is threading.main_thread() else _Libraries.local.get(id(lib))
+    if local is None:
+        lib.set_num_threads(n)
+    else:
+        local(n)
 
 
-def _restore(changed: list[tuple[Any, int]]) -> None:
-    for lib, before in changed:
-        lib.set_num_threads(before)
+def _apply(n: int | None) -> None:
+    """Give every library of ``_Shared.saved`` ``n`` threads (None: its saved count); the caller
+    holds the lock."""
+    applied = _Shared.applied
+    for k, (lib, before) in enumerate(_Shared.saved):
+        m = before if n is None else n
+        if applied[k] != m:
+            _set(lib, m)
+            applied[k] = m
+
+
+def _least() -> int:
+    requests = _Shared.requests
+    if len(requests) == 1:
+        for stack in requests.values():
+            return stack[-1]
+    return min(stack[-1] for stack in requests.values())
+
+
+def _enter(n: int) -> None:
+    """This thread asks for ``n`` BLAS threads (see :class:`_Shared`)."""
+    ident = threading.get_ident()
+    with _Shared.lock:
+        requests = _Shared.requests
+        if not requests:
+            _Shared.saved = [(lib, lib.num_threads) for lib in _blas_libraries()]
+            _Shared.applied = [c for _, c in _Shared.saved]
+        stack = requests.get(ident)
+        if stack is None:
+            stack = requests[ident] = []
+        stack.append(n)
+        try:
+            _apply(_least())
+        except BaseException:
+            _pop(ident)
+            raise
+
+
+def _leave() -> None:
+    """This thread's innermost request ended: the least of the others applies, or with none left
+    the counts from before the first."""
+    with _Shared.lock:
+        _pop(threading.get_ident())
+
+
+def _pop(ident: int) -> None:
+    requests = _Shared.requests
+    stack = requests.get(ident)
+    if stack:
+        stack.pop()
+    if not stack:
+        requests.pop(ident, None)
+    if requests:
+        _apply(_least())
+    else:
+        _apply(None)
+        _Shared.saved, _Shared.applied = [], []
 
 
 class blas_threads:  # noqa: N801 (a context manager, used as a function: ``with blas_threads(...)``)
@@ -198,27 +249,31 @@ class blas_threads:  # noqa: N801 (a context manager, used as a function: ``with
     that count (``None``: the BLAS default, or left to the enclosing policy). Inside another
     policy, ``threads=None`` changes nothing; an explicit count always applies."""
 
-    __slots__ = ("threads", "_explicit", "_token", "_changed")
+    __slots__ = ("threads", "_explicit", "_token", "_entered")
 
     def __init__(self, threads: int | None, max_bond: int | None):
         self._explicit = threads is not None
-        self.threads = threads_for(threads, max_bond)
-        self._token: contextvars.Token[bool] | None = None
-        self._changed: list[tuple[Any, int]] = []
+        self.threads = threads_for(check_threads(threads), max_bond)
+        self._token: contextvars.Token[int] | None = None
+        self._entered = False
 
     def __enter__(self) -> int | None:
         if not self._explicit and _active():
             self.threads = None  # the enclosing policy stands
             return None
-        self._token = _ACTIVE.set(threading.get_ident())
         if self.threads is not None:
-            self._changed = _limit(self.threads)
+            _enter(self.threads)  # before the mark: a failure leaves no policy marked active
+            self._entered = True
+        self._token = _ACTIVE.set(threading.get_ident())
         return self.threads
 
     def __exit__(self, *exc: object) -> None:
-        _restore(self._changed)
+        if self._entered:
+            self._entered = False
+            _leave()
         if self._token is not None:
             _ACTIVE.reset(self._token)
+            self._token = None
 
 
 def bond_of(x: Any) -> int:

@@ -518,16 +518,16 @@ def _limited(threads_: int | None) -> None:
         pass
 
 
-def test_a_worker_thread_sets_its_own_count_and_clears_it(monkeypatch):
+def test_a_worker_thread_sets_the_count_through_the_local_setter(monkeypatch):
     lib = _FakeLibrary(5, local=True)
     _install(monkeypatch, lib)
     _in_thread(lambda: _limited(None))
-    assert lib.calls == [("local", 1), ("local", 0)]  # its own count, then back to the process's
-    assert lib.num_threads == 5 and lib.local_count == 0
+    assert lib.calls == [("local", 1), ("local", 5)]  # the count, then the one found before
+    assert lib.num_threads == 5
     lib.calls.clear()
-    lib.local_count = 2  # a worker with a count of its own keeps it
+    lib.local_count = 2  # a worker with a count of its own gets it back
     _in_thread(lambda: _limited(None))
-    assert lib.calls == [("local", 1), ("local", 0), ("local", 2)] and lib.num_threads == 2
+    assert lib.calls == [("local", 1), ("local", 2)] and lib.num_threads == 2
 
 
 def test_the_main_thread_sets_the_process_count(monkeypatch):
