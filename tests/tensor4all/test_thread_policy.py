@@ -153,13 +153,13 @@ def test_the_setting_is_restored_when_the_call_raises():
 
 def _count_limits(monkeypatch) -> list[int]:
     calls: list[int] = []
-    limit = threads._limit
+    enter = threads._enter
 
     def counted(n):
         calls.append(n)
-        return limit(n)
+        return enter(n)
 
-    monkeypatch.setattr(threads, "_limit", counted)
+    monkeypatch.setattr(threads, "_enter", counted)
     return calls
 
 
