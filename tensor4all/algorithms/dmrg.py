@@ -370,7 +370,12 @@ def _engine(ws_run: list[np.ndarray], psi0: MPS | None, H: MPO, ws: list[np.ndar
                 tuple(map(tuple, spec.q)),
             )
             if states is None and sites is None:
-                if opts["two_site"]:  # the two-site SVD grows the bonds from a product state
+                # the two-site SVD grows the bonds from a product state; a search orthogonal to
+                # earlier states starts random (seeded): where H is diagonal in the product basis
+                # (t = 0, J = 0) a product start with the earlier states projected out could not
+                # move its charges and ended in a higher level (spinless fermions L = 4, t = 0:
+                # levels [0, 0, 1, 0] for [0, 0, 0, 1])
+                if opts["two_site"] and not opts["orthogonal_to"]:
                     states = sector_product_state(spec.q, spec.target, spec.modulus, spec.parts)
                 else:  # one-site sweeps keep the bonds they start with (plus the expansion)
                     sites = _random_sector_start(grading, spec.target, ws, opts)

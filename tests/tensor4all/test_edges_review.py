@@ -1,9 +1,11 @@
-"""The Krylov exponential's stopping rule (a review found it): it lacked Saad's ``|tau|`` and
+"""Edge cases a review found: the Krylov exponential's stopping rule: it lacked Saad's ``|tau|`` and
 measured against the start vector, so TDVP depended on the units of ``H`` and one large
-imaginary-time step returned an excited state. Oracle: ``scipy.linalg.expm`` of the explicit
-matrix."""
+imaginary-time step returned an excited state; excited states of a Hamiltonian diagonal in the
+product basis. Oracles: ``scipy.linalg.expm`` of the explicit matrix, the diagonal energies."""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pytest
@@ -67,3 +69,21 @@ def test_expm_krylov_non_hermitian_phi1():
         res = expm_krylov(_Matrix(a), w, tau, tol=1e-10, hermitian=False)
         exact = scipy.linalg.expm(tau * a) @ w
         assert np.linalg.norm(res.vector - exact) <= 1e-8 * np.linalg.norm(exact)
+
+
+def _diagonal_levels(L: int, n_up: int, energy) -> list[float]:
+    """The sorted diagonal energies of the basis states with ``n_up`` ones (H diagonal)."""
+    return sorted(energy(c) for c in itertools.product([0, 1], repeat=L) if sum(c) == n_up)
+
+
+def test_excited_states_of_a_diagonal_hamiltonian_in_a_sector():
+    """With t = 0 (H diagonal in the product basis) a sector search from the product start could
+    not move its charges past the earlier states: levels [0, 0, 1, 0] for [0, 0, 0, 1]; a sector
+    of exactly 3 states raised NoOrthogonalStateError."""
+    exact = _diagonal_levels(4, 2, lambda c: sum(c[i] * c[i + 1] for i in range(3)))
+    res = t4a.excited_states(t4a.models.spinless_fermions(4, t=0.0, V=1.0), 4)
+    assert res.energies == pytest.approx(exact[:4], abs=1e-9)
+    # Jz Sz Sz on 3 sites, Sz = 1/2 (two up): uud 0, udu -1/2, duu 0
+    exact = _diagonal_levels(3, 2, lambda c: sum((c[i] - 0.5) * (c[i + 1] - 0.5) for i in range(2)))
+    res = t4a.excited_states(t4a.models.heisenberg(3, J=0.0, Jz=1.0, conserve="Sz"), 3)
+    assert res.energies == pytest.approx(exact, abs=1e-9)
