@@ -260,6 +260,10 @@ def thermal_state(
     H = check_thermal_hamiltonian(H, what)
     beta, dbeta, n = beta_grid(beta, dbeta, what)
     method = check_method_options(method, order, splitting, what)
+    if method == "tebd" and H.L < 2:
+        raise InvalidOptionError(
+            f"{what}: a chain of 1 site has no bonds for TEBD's gates; use method='tdvp' (or L >= 2)"
+        )
     max_bond = check_positive_int(max_bond, f"{what}: max_bond")
     cutoff = check_cutoff(cutoff, f"{what}: cutoff")
     every = check_positive_int(every, f"{what}: every", InvalidOptionError)

@@ -87,3 +87,9 @@ def test_excited_states_of_a_diagonal_hamiltonian_in_a_sector():
     exact = _diagonal_levels(3, 2, lambda c: sum((c[i] - 0.5) * (c[i + 1] - 0.5) for i in range(2)))
     res = t4a.excited_states(t4a.models.heisenberg(3, J=0.0, Jz=1.0, conserve="Sz"), 3)
     assert res.energies == pytest.approx(exact, abs=1e-9)
+
+
+def test_thermal_state_of_one_site_names_itself_and_the_remedy():
+    """The error named tebd, which the call did not name, and not method='tdvp', which works."""
+    with pytest.raises(t4a.InvalidOptionError, match=r"thermal_state: .*method='tdvp'"):
+        t4a.thermal_state(t4a.models.heisenberg(1), 1.0)
