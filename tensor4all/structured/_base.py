@@ -18,6 +18,8 @@ from tenferro import Shape
 from ._checks import is_dense_operand
 from ._dispatch import dispatch, is_structured, op_of_function
 from ._errors import StructuredShapeError, StructuredTypeError, StructuredValueError
+from .linalg import largest_block
+from ..tools.threads import thread_policy
 
 __all__ = ["StructuredTensor"]
 
@@ -160,9 +162,11 @@ class StructuredTensor:
     def __rtruediv__(self, other: Any) -> Any:
         return dispatch("divide", other, self)
 
+    @thread_policy(bond=largest_block)  # as tensor4all.matmul
     def __matmul__(self, other: Any) -> Any:
         return dispatch("matmul", self, other)
 
+    @thread_policy(bond=largest_block)
     def __rmatmul__(self, other: Any) -> Any:
         return dispatch("matmul", other, self)
 

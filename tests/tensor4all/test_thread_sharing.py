@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pytest
+import tenferro as tf
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import tensor4all as t4a
+from tensor4all.structured import BlockDiagonal
 from tensor4all.tools import threads as policy
 
 
@@ -104,3 +107,13 @@ def test_a_bad_count_leaves_no_policy_behind(bad):
     with pytest.raises(t4a.Tensor4allError, match="threads"):
         t4a.dmrg(t4a.models.heisenberg(4), max_bond=4, sweeps=1, threads=bad)
     assert not policy._active()
+
+
+def test_the_matmul_operator_of_structured_tensors_is_under_the_policy(monkeypatch):
+    """``BlockDiagonal @ BlockDiagonal`` ran at the caller's count where ``tensor4all.matmul`` ran at 1."""
+    seen: list[int] = []
+    enter = policy._enter
+    monkeypatch.setattr(policy, "_enter", lambda n: (seen.append(n), enter(n))[1])
+    a = BlockDiagonal([tf.asarray(np.eye(2) * 2.0), tf.asarray(np.eye(3))])
+    a @ a
+    assert seen == [1]
