@@ -37,7 +37,7 @@ from .._tensor import Tensor
 from ._config import config
 from ._errors import DegeneracyError, DegeneracyWarning, GaugeError, GaugeWarning
 from ._util import FAMILY, aligned, concrete, raw_tangent, raw_value
-from ._spectral import degenerate_pairs
+from ._spectral import degenerate_pairs, effective_rtol
 
 
 GAUGE_RTOL = 1e-6
@@ -178,7 +178,7 @@ def degeneracy_tolerance(values: np.ndarray, rtol: float) -> tuple[np.ndarray, b
     if values.size == 0:
         return np.zeros(values.shape[:-1] + (1,)), False
     scale = np.max(np.abs(values), axis=-1, keepdims=True)
-    tol = rtol * np.where(scale > 0, scale, 1.0)
+    tol = effective_rtol(rtol, values.dtype) * np.where(scale > 0, scale, 1.0)
     return tol, bool(np.any(np.abs(np.diff(values, axis=-1)) <= tol))
 
 

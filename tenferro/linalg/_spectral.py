@@ -38,6 +38,23 @@ def broadened_inverse(d: Any) -> Any:
     return tf.divide(tf.conj(d) if cplx else d, tf.add(mag2, eps))
 
 
+#: Machine epsilons of the values' precision below which no threshold goes: the computed values of
+#: an exactly repeated eigenvalue (singular value) differ by a few units in their last place, so
+#: ``degeneracy_rtol`` (1e-9, sized for float64) would call a float32 pair split by rounding
+#: separated and divide rounding by rounding (a projector's gradient at a repeated eigenvalue was
+#: off by 700% in float32). float32: 64 eps = 7.6e-6; float64: 1.4e-14, below the default.
+RTOL_FLOOR_EPS = 64
+
+
+def effective_rtol(rtol: float, dtype: Any) -> float:
+    """The degeneracy threshold for values of ``dtype`` (a NumPy or tenferro dtype):
+    ``max(rtol, RTOL_FLOOR_EPS * eps)``; 0 stays 0 (exact: no threshold asked for)."""
+    if not rtol:
+        return rtol
+    np_dtype = dtype.numpy if hasattr(dtype, "numpy") and not isinstance(dtype, np.dtype) else np.dtype(dtype)
+    return max(rtol, RTOL_FLOOR_EPS * float(np.finfo(np_dtype).eps))
+
+
 def gap_inverse(d: Any, values: Any, numerator: float = 1.0, zero_cluster: bool = False) -> Any:
     """``numerator / d`` elementwise for ``d`` ``[N, N, B...]``, the pairwise
     differences (or sums) of the spectrum ``values`` ``[N, B...]``, as the derivative
@@ -86,6 +103,7 @@ def _separated(x: Any, values: Any, rtol: float, zero_cluster: bool) -> Any:
     xp = xp_of(x)
     if not rtol or values.size == 0:
         return x != 0
+    rtol = effective_rtol(rtol, values.dtype)
     mag = xp.abs(values)
     tol = rtol * xp.max(mag, axis=0)  # [B...]
     keep = xp.abs(x) > tol  # (implies x != 0: tol >= 0)
@@ -106,7 +124,7 @@ def degenerate_pairs(values: Any, zero_cluster: bool = False) -> Any:
     eps = config.broadening
     if eps:
         return None
-    rtol = float(config.degeneracy_rtol) if eps is None else 0.0
+    rtol = effective_rtol(float(config.degeneracy_rtol), values.dtype) if eps is None else 0.0
     xp = xp_of(values)
     n = values.shape[0]
     d = values[None, :] - values[:, None]
@@ -125,7 +143,7 @@ def _separated_ops(d: Any, values: Any, rtol: float, zero_cluster: bool) -> Any:
     nb = len(shape) - 2
     n = shape[0]
     mag = tf.abs(values)  # [N, B...]
-    tol = tf.multiply(tf.max(mag, axis=0), rtol)  # [B...]
+    tol = tf.multiply(tf.max(mag, axis=0), effective_rtol(rtol, meta(values)[1]))  # [B...]
     tol_nn = broadcast_in_dim_p.bind(tol, shape=tuple(shape), broadcast_dimensions=tuple(range(2, 2 + nb)))
     tol_n = broadcast_in_dim_p.bind(tol, shape=tuple(meta(values)[0]), broadcast_dimensions=tuple(range(1, 1 + nb)))
     rdt = dt.real_dtype
