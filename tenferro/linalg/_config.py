@@ -37,7 +37,8 @@ tasks keep their own values):
   (:class:`DegeneracyWarning` / :class:`DegeneracyError`); see docs/ad/gauge.md.
 * ``degeneracy_rtol`` (float, default ``1e-9``): two eigenvalues (singular
   values) ``a, b`` count as degenerate for the gauge check when
-  ``|a - b| <= degeneracy_rtol * max(|w|)`` (per matrix of a batch). The same
+  ``|a - b| <= degeneracy_rtol * max(|w|)`` (per matrix of a batch; never below 64
+  machine epsilons of the values' dtype, ``_spectral.effective_rtol``). The same
   threshold decides which pairs the default ``broadening=None`` treats as exactly
   degenerate and where :class:`DegeneracyWarning` looks.
 
