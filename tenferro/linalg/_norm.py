@@ -103,17 +103,27 @@ def _matrix_norm(x: Any, ord: Any) -> Any:
     if ord == "nuc":
         return tf.sum(svdvals(x), axis=0)
     if ord in (2, -2):
-        s = svdvals(x)
-        return tf.max(s, axis=0) if ord == 2 else tf.min(s, axis=0)
+        return _extreme(svdvals(x), ord > 0, ord)
     if ord in (1, -1):  # max/min column sum
-        c = tf.sum(tf.abs(x), axis=0)
-        return tf.max(c, axis=0) if ord == 1 else tf.min(c, axis=0)
+        return _extreme(tf.sum(tf.abs(x), axis=0), ord > 0, ord)
     if ord in (np.inf, -np.inf):  # max/min row sum
-        r = tf.sum(tf.abs(x), axis=1)
-        return tf.max(r, axis=0) if ord == np.inf else tf.min(r, axis=0)
+        return _extreme(tf.sum(tf.abs(x), axis=1), ord > 0, ord)
     raise TenferroValueError(
         f"norm: invalid ord {ord!r} for a matrix norm; expected None, 'fro', 'nuc', 1, -1, 2, -2, inf or -inf"
     )
+
+
+def _extreme(v: Any, largest: bool, ord: Any) -> Any:
+    """The largest (smallest) entry of ``v`` over axis 0; over no entries (an empty matrix) the
+    largest is 0 and the smallest undefined, as NumPy's ``norm``."""
+    shape = meta(v)[0]
+    if shape[0] == 0:
+        if largest:
+            return tf.sum(v, axis=0)  # zeros of the batch shape
+        raise TenferroValueError(
+            f"norm: ord={ord!r} of an empty matrix is a minimum over no values; expected a matrix with entries"
+        )
+    return tf.max(v, axis=0) if largest else tf.min(v, axis=0)
 
 
 @dispatchable

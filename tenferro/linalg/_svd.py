@@ -18,7 +18,7 @@ import tidu
 from tidu import Zero, instantiate, is_undefined
 
 from .._dispatch import dispatchable
-from .._errors import TenferroValueError
+from .._errors import TenferroTypeError, TenferroValueError
 from .._tensor import Tensor
 from .._aval import aval_of_operand, fortran, meta, xp_of
 from .._registry import nonlinear_error, primitive
@@ -454,7 +454,7 @@ def svdvals(a: Any) -> Any:
     return _bind(svd_p, a, full_matrices=False)[1]
 
 
-def _truncation_option(name: str, value: Any, high: float, meaning: str) -> float | None:
+def _truncation_option(name: str, value: Any, high: float, meaning: str, what: str = "truncated_svd") -> float | None:
     """``cutoff``/``rtol``: None, or a real number in ``[0, high)`` (else a typed error naming it)."""
     if value is None:
         return None
@@ -465,7 +465,7 @@ def _truncation_option(name: str, value: Any, high: float, meaning: str) -> floa
         or not 0 <= value < high
     ):
         raise TenferroValueError(
-            f"truncated_svd: {name} ({meaning}) must be a real number in [0, {high:g}) or None, got {value!r}"
+            f"{what}: {name} ({meaning}) must be a real number in [0, {high:g}) or None, got {value!r}"
         )
     return float(value)
 
@@ -483,22 +483,37 @@ def _discarded_weight_rank(s: np.ndarray, cutoff: float) -> int:
     return max(1, int(np.argmax(tail <= cutoff)))
 
 
-def truncation_rank(s: Any, max_rank: int | None = None, cutoff: float | None = None, rtol: float | None = None) -> int:
+def truncation_rank(
+    s: Any,
+    max_rank: int | None = None,
+    cutoff: float | None = None,
+    rtol: float | None = None,
+    *,
+    what: str = "truncation_rank",
+) -> int:
     """How many of the descending singular values ``s`` (one vector) a truncation keeps: at most
     ``max_rank``; with ``cutoff``, the fewest whose dropped tail has **discarded weight**
     ``sum(dropped s^2) / sum(s^2) <= cutoff`` (the project's one meaning of ``cutoff``, ITensor's
     truncation error); with ``rtol``, only values ``> rtol * s[0]``. At least one is kept (none
     of an empty vector). The rule of :func:`truncated_svd`, for codes that hold their singular
-    values apart (block-sparse tensors, tensor-network sweeps)."""
+    values apart (block-sparse tensors, tensor-network sweeps). ``s``: real and finite, one vector
+    (typed errors naming ``what``, the caller's name)."""
     if max_rank is not None and (
         isinstance(max_rank, (bool, np.bool_)) or not isinstance(max_rank, (int, np.integer)) or max_rank < 1
     ):
-        raise TenferroValueError(f"truncated_svd: max_rank must be an int >= 1 or None, got {max_rank!r}")
-    cutoff = _truncation_option("cutoff", cutoff, 1.0, "the discarded weight")
-    rtol = _truncation_option("rtol", rtol, 1.0, "relative to the largest singular value")
-    s = np.asarray(s.get() if hasattr(s, "get") else s, dtype=np.float64).reshape(-1)  # a device array: its host copy
+        raise TenferroValueError(f"{what}: max_rank must be an int >= 1 or None, got {max_rank!r}")
+    cutoff = _truncation_option("cutoff", cutoff, 1.0, "the discarded weight", what)
+    rtol = _truncation_option("rtol", rtol, 1.0, "relative to the largest singular value", what)
+    s = np.asarray(s.get() if hasattr(s, "get") else s)  # a device array: its host copy
+    if s.dtype.kind not in "fiub" or s.ndim > 1:
+        raise TenferroTypeError(
+            f"{what}: s must be one real vector of singular values, got dtype {s.dtype} and shape {s.shape}"
+        )
+    s = s.astype(np.float64, copy=False).reshape(-1)
     if s.size == 0:
         return 0
+    if not np.isfinite(s.sum()):
+        raise TenferroValueError(f"{what}: the singular values hold NaN or infinity")
     n = s.size if max_rank is None else min(s.size, int(max_rank))
     if cutoff is not None:
         n = min(n, _discarded_weight_rank(s, cutoff))
@@ -534,7 +549,7 @@ def truncated_svd(
     if len(shape) < 2:
         check_matrix("truncated_svd", "a", aval_of_operand(a))
     k = min(shape[0], shape[1])
-    truncation_rank(np.zeros(0), max_rank, cutoff, rtol)  # the options' checks, before any work
+    truncation_rank(np.zeros(0), max_rank, cutoff, rtol, what="truncated_svd")  # the options' checks, first
     if max_rank is not None:
         k = min(k, int(max_rank))
     u, s, vh = _bind(svd_p, a, full_matrices=False)
@@ -550,7 +565,13 @@ def truncated_svd(
         if sv.size == 0:
             k = 0
         else:  # one count per batch entry; the largest is kept
-            k = min(k, max(truncation_rank(col, None, cutoff, rtol) for col in sv.reshape(sv.shape[0], -1).T))
+            k = min(
+                k,
+                max(
+                    truncation_rank(col, None, cutoff, rtol, what="truncated_svd")
+                    for col in sv.reshape(sv.shape[0], -1).T
+                ),
+            )
     full_k = min(shape[0], shape[1])
     if k == full_k:
         return u, s, vh

@@ -108,7 +108,9 @@ def sym_truncated_svd(x: SymmetricTensor, max_rank: Any = None, cutoff: Any = No
     batch's bond is the union, so it may hold more than ``max_rank`` values in all), as the dense
     function keeps the batch's largest rank; under ``tenferro.jit`` the ranking needs values:
     :class:`tidu.TracerConversionError`, as dense ``cutoff``/``rtol``."""
-    tf.linalg.truncation_rank([], max_rank, cutoff, rtol)  # tenferro's checks and messages, before any work
+    tf.linalg.truncation_rank(
+        [], max_rank, cutoff, rtol, what="truncated_svd"
+    )  # tenferro's checks and messages, before any work
     row, col = _matrix("truncated_svd", x)
     blocks = _blocks_or_zero("truncated_svd", x)
     keys = list(blocks)
@@ -120,7 +122,8 @@ def sym_truncated_svd(x: SymmetricTensor, max_rank: Any = None, cutoff: Any = No
         keep = batch_counts(
             [p[1] for p in parts],
             lambda values: rank_across_sectors(
-                values, lambda merged: max(tf.linalg.truncation_rank(merged, max_rank, cutoff, rtol), 1)
+                values,
+                lambda merged: max(tf.linalg.truncation_rank(merged, max_rank, cutoff, rtol, what="truncated_svd"), 1),
             ),
         )
         if keep is None:

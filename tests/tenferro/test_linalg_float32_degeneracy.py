@@ -1,4 +1,4 @@
-"""Derivatives at exactly repeated eigenvalues and singular values in float32 and complex64 (a
+"""Found by a second review of tenferro.linalg. Derivatives at exactly repeated eigenvalues and singular values in float32 and complex64 (a
 review found them 10-700% off): the degeneracy threshold was 1e-9 of the largest value for every
 dtype, below float32's rounding, so two computed copies of a repeated value split by one ulp were
 called separated and rounding was divided by rounding. The threshold now has a floor of
@@ -109,3 +109,31 @@ def test_eig_spectral_projector_at_a_repeated_eigenvalue(complex_, seed):
     ref = _directional(loss_np, a64, d)
     g = tidu.grad(loss)(tf.asarray(a)).numpy()
     assert abs(float(np.real(np.sum(g * d))) - ref) <= 10 * TOL * max(1.0, abs(ref))  # eig: conditioning |V||V^-1|
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0)])
+def test_matrix_norms_of_an_empty_matrix_follow_numpy(shape):
+    """ord 2, 1, inf of an empty matrix raised an error naming the internal max; NumPy gives 0
+    where the norm is a maximum over no values and refuses a minimum over none."""
+    x = np.zeros(shape)
+    for ord_ in (2, -2, 1, -1, np.inf, -np.inf):
+        try:
+            want = np.linalg.norm(x, ord_)
+        except ValueError:
+            with pytest.raises(tf.TenferroError, match=r"norm: ord=.* empty matrix"):
+                la.norm(tf.asarray(x), ord_)
+        else:
+            assert float(la.norm(tf.asarray(x), ord_)) == want == 0.0
+
+
+def test_truncation_rank_checks_its_values():
+    """NaN, a matrix or complex values gave a rank silently; a bad max_rank named truncated_svd."""
+    with pytest.raises(tf.TenferroError, match="truncation_rank: the singular values hold NaN"):
+        la.truncation_rank(np.array([3.0, np.nan, 1.0]), None, 0.1)
+    for s in (np.array([[3.0, 1.0], [2.0, 0.1]]), np.array([1 + 1j, 0.5])):
+        with pytest.raises(TypeError, match="truncation_rank: s must be one real vector"):
+            la.truncation_rank(s, 3)
+    with pytest.raises(ValueError, match="truncation_rank: max_rank"):
+        la.truncation_rank(np.ones(3), 0)
+    with pytest.raises(ValueError, match="truncated_svd: max_rank"):
+        la.truncated_svd(tf.asarray(np.eye(3)), 0)
