@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._aval import fortran
+from .._errors import TenferroMemoryError
 from .._capture_blas import NotCapturable, capturing
 from .._capture_blas import matmul as capture_matmul
 from ._plan import BMM, DOT, FINAL, MOVE, MUL, PAIR, SINGLE, Plan
@@ -280,7 +281,13 @@ def _captured(blas: Any, x: Any, y: Any, out: Any = None) -> Any:
 def _embed(r: Any, embed: tuple, out_shape: tuple) -> Any:
     """Zeros of ``out_shape`` with ``r`` written on the diagonal that ``embed`` names."""
     xp = np if type(r) is np.ndarray else _xp(r)
-    z = xp.zeros(out_shape, dtype=r.dtype, order="F")
+    try:
+        z = xp.zeros(out_shape, dtype=r.dtype, order="F")
+    except MemoryError:  # a repeated output label ("a->aa") makes a result the operands do not bound
+        raise TenferroMemoryError(
+            f"einsum: cannot allocate the result of shape {tuple(out_shape)} and dtype {r.dtype} "
+            f"({prod(out_shape) * r.dtype.itemsize} bytes); expected a smaller result"
+        ) from None
     strides = z.strides
     view = xp.lib.stride_tricks.as_strided(
         z, shape=r.shape, strides=tuple(sum(strides[p] for p in group) for group in embed)

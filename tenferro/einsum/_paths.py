@@ -158,6 +158,8 @@ def find_path(
         check_path(optimize, n)
         path = optimize
     elif n <= 2 or any(sizes[l] == 0 for t in terms for l in t):
+        if n <= 2:
+            _check_result(output, sizes, itemsize)
         return left_to_right(n)  # size 0: every path costs nothing (and some optimizers reject it)
     else:
         if optimize == "optimal" and n > OPTIMAL_MAX_OPERANDS:
@@ -173,7 +175,23 @@ def find_path(
         path = tuple(tuple(int(j) for j in s) for s in path_list)
     if n > 2:
         _check_intermediates(terms, output, sizes, path, optimize, itemsize)
+    else:
+        _check_result(output, sizes, itemsize)
     return path
+
+
+def _check_result(output: Sequence[int], sizes: Sequence[int], itemsize: int) -> None:
+    """One or two operands make no intermediate but the result: refuse a result that does not fit
+    (NumPy raised its own MemoryError from inside the product)."""
+    elements = 1
+    for l in output:
+        elements *= sizes[l]
+    need, limit = elements * itemsize, _memory_limit()
+    if need > limit:
+        raise TenferroMemoryError(
+            f"einsum: the result has {elements} elements, {fmt_bytes(need)}, more than the {fmt_bytes(limit)} "
+            f"allowed (physical memory, at most {fmt_bytes(MAX_INTERMEDIATE_BYTES)}); expected a smaller result"
+        )
 
 
 def _largest_intermediate(
