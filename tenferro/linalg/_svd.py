@@ -23,7 +23,7 @@ from .._tensor import Tensor
 from .._aval import aval_of_operand, fortran, meta, xp_of
 from .._registry import nonlinear_error, primitive
 from .._batching import trailing_batch
-from ._errors import ConvergenceError
+from ._errors import ConvergenceError, NonFiniteError
 from ._util import FAMILY, bind as _bind, check_matrix, concrete, lead, operand, raw_value
 from ._lapack import lapack
 from ._matops import as_cols, as_rows, columns, const, diff_matrix, leading, mH, mhm, mm, rows, safe_reciprocal
@@ -513,7 +513,7 @@ def truncation_rank(
     if s.size == 0:
         return 0
     if not np.isfinite(s.sum()):
-        raise TenferroValueError(f"{what}: the singular values hold NaN or infinity")
+        raise NonFiniteError(f"{what}: the singular values hold NaN or infinity")
     n = s.size if max_rank is None else min(s.size, int(max_rank))
     if cutoff is not None:
         n = min(n, _discarded_weight_rank(s, cutoff))

@@ -128,7 +128,7 @@ def test_matrix_norms_of_an_empty_matrix_follow_numpy(shape):
 
 def test_truncation_rank_checks_its_values():
     """NaN, a matrix or complex values gave a rank silently; a bad max_rank named truncated_svd."""
-    with pytest.raises(tf.TenferroError, match="truncation_rank: the singular values hold NaN"):
+    with pytest.raises(la.NonFiniteError, match="truncation_rank: the singular values hold NaN"):
         la.truncation_rank(np.array([3.0, np.nan, 1.0]), None, 0.1)
     for s in (np.array([[3.0, 1.0], [2.0, 0.1]]), np.array([1 + 1j, 0.5])):
         with pytest.raises(TypeError, match="truncation_rank: s must be one real vector"):
