@@ -51,8 +51,7 @@ def effective_rtol(rtol: float, dtype: Any) -> float:
     ``max(rtol, RTOL_FLOOR_EPS * eps)``; 0 stays 0 (exact: no threshold asked for)."""
     if not rtol:
         return rtol
-    np_dtype = dtype.numpy if hasattr(dtype, "numpy") and not isinstance(dtype, np.dtype) else np.dtype(dtype)
-    return max(rtol, RTOL_FLOOR_EPS * float(np.finfo(np_dtype).eps))
+    return max(rtol, RTOL_FLOOR_EPS * float(np.finfo(getattr(dtype, "numpy", dtype)).eps))
 
 
 def gap_inverse(d: Any, values: Any, numerator: float = 1.0, zero_cluster: bool = False) -> Any:

@@ -78,11 +78,11 @@ def expm_krylov(
         h[j + 1, j] = beta
         with np.errstate(over="ignore", invalid="ignore"):  # a result beyond the float range: raised below
             small, phi = _small_expm(h[: j + 1, : j + 1], tau, hermitian)
+        grown = scaled_norm([small]) if np.all(np.isfinite(small)) else math.inf  # ||exp(tau T) e_1||
         scale = float(np.abs(h[: j + 1, : j + 1]).max()) or 1.0
         if beta <= 1e-14 * scale:  # an invariant subspace: exact
             err = 0.0
             break
-        grown = scaled_norm([small]) if np.all(np.isfinite(small)) else math.inf  # ||exp(tau T) e_1||
         if not math.isfinite(grown):
             break  # the result leaves the float range (raised below)
         saad = abs(tau) * beta * abs(phi[j]) / grown if grown > 0.0 else math.inf
@@ -91,8 +91,7 @@ def expm_krylov(
             break
         basis[j + 1] = w / beta
     m = small.shape[0]
-    grow = scaled_norm([small])  # ||exp(tau T) e_1||
-    if not math.isfinite(nrm * grow):  # ||exp(tau H) v||: the basis is orthonormal
+    if not math.isfinite(nrm * grown):  # ||exp(tau H) v||: the basis is orthonormal
         raise ValueRangeError(
             f"expm_krylov: exp(tau H) v leaves the float range (tau = {tau:.3g}, ||v|| = {nrm:.3g}, "
             f"||H|| >= {float(np.max(np.abs(h[:m, :m]))):.3g}); expected |tau| ||H|| well below 700: take a "
