@@ -147,7 +147,9 @@ def _spaces_declaring(name: str, local: str | None = None) -> str:
     where it is named: ``'pauli'`` (d = 2) is no fix for the electron's d = 4); for a fermionic
     space's parity, ``conserve='N'``."""
     space = LOCAL_SPACES.get(local) if local is not None else None
-    spaces = [sp for sp in LOCAL_SPACES.values() if name in declared_charges(sp.name, [sp.dim])]
+    spaces = [  # built in: not the spaces registered since (a thermal state's "pauli+ancilla")
+        sp for n, sp in LOCAL_SPACES.items() if n in BUILT_IN_SPACES and name in declared_charges(sp.name, [sp.dim])
+    ]
     fits = [f"local={sp.name!r} (d = {sp.dim})" for sp in spaces if space is None or sp.dim == space.dim]
     fermion = "conserve='N' fixes a fermion number's parity; " if space is not None and space.fermionic else ""
     if name == "parity" and fermion:

@@ -62,7 +62,9 @@ def test_from_dense_of_a_huge_chain_is_a_typed_error():
 
 
 def test_the_parity_hint_of_a_fermionic_space_fits_it():
-    """The electron (d = 4) was told to "pass local='pauli' (d = 2)"."""
+    """The electron (d = 4) was told to "pass local='pauli' (d = 2)"; once a thermal state had
+    registered "pauli+ancilla" (d = 4), to pass that."""
+    t4a.thermal_state(t4a.models.tfim(2, g=1.0), 0.1, dbeta=0.1)  # registers "pauli+ancilla"
     with pytest.raises(t4a.InvalidOptionError, match=r"conserve='N' fixes a fermion number's parity") as info:
         t4a.MPS.random(3, conserve="parity", local="electron")
     assert "pauli" not in str(info.value)
