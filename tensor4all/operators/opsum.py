@@ -115,19 +115,39 @@ def _term_str(t: Term) -> str:
     return " ".join(f"{n}({s})" for n, s in t.ops)
 
 
+def _numeral(x: Any) -> bool:
+    """Whether ``x`` is a string spelling a number (a coefficient given as text)."""
+    if not isinstance(x, str):
+        return False
+    try:
+        complex(x.replace(" ", ""))
+    except ValueError:
+        return False
+    return True
+
+
 def _parse_term(term: Any) -> Term:
     if isinstance(term, Term):  # os.terms of another OpSum: checked again (a Term is a plain tuple)
         term = (term.coef, *(x for op in term.ops for x in op))
     if not isinstance(term, (tuple, list)) or len(term) == 0:
         raise OpSumTermError(f"an OpSum term must be a tuple (coef, name, site, name, site, ...), got {term!r}")
     items = list(term)
-    coef: Any = 1.0
+    coef: Any = None  # none given: 1
     if isinstance(items[0], (bool, np.bool_)):
         raise OpSumTermError(f"an OpSum coefficient must be a number, got the bool {items[0]!r} in term {term!r}")
     if _is_coef(items[0]):
         coef = items.pop(0)
+    elif len(items) % 2 and not isinstance(items[0], str):  # an odd count: the first item was a coefficient
+        raise OpSumTermError(
+            f"an OpSum coefficient must be a number, got {type(items[0]).__name__} {items[0]!r} in term {term!r}"
+        )
     if len(items) == 0 or len(items) % 2:
-        raise OpSumTermError(f"an OpSum term needs (name, site) pairs after the coefficient, got {term!r}")
+        hint = (
+            f" (a coefficient is a number, not the string {items[0]!r})"
+            if items and coef is None and _numeral(items[0])
+            else ""
+        )
+        raise OpSumTermError(f"an OpSum term needs (name, site) pairs after the coefficient, got {term!r}{hint}")
     ops = []
     for k in range(0, len(items), 2):
         name, site = items[k], items[k + 1]
@@ -139,6 +159,7 @@ def _parse_term(term: Any) -> Term:
             raise SiteOutOfRangeError(f"site {site} of operator {name!r} is negative; sites start at 0")
         ops.append((name, int(site)))
     ops_t = tuple(ops)
+    coef = 1.0 if coef is None else coef
     try:
         check_coupling(coef, f"the coefficient of OpSum term {_term_str(Term(coef, ops_t))}")
     except Tensor4allTypeError as e:

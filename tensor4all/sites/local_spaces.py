@@ -126,7 +126,13 @@ class LocalSpace:
                 raise Tensor4allTypeError(
                     f"LocalSpace {self.name!r}: the phase of {op!r} must be a number, got {phase!r}"
                 )
-            m = np.asarray(m)
+            try:
+                m = np.asarray(m)
+            except (TypeError, ValueError):  # ragged rows
+                raise DimensionMismatchError(
+                    f"LocalSpace {self.name!r}: operator {op!r} must be a real {self.dim}x{self.dim} matrix, "
+                    "got rows of different lengths"
+                ) from None
             if m.shape != (self.dim, self.dim) or m.dtype.kind not in "iuf":
                 raise DimensionMismatchError(
                     f"LocalSpace {self.name!r}: operator {op!r} must be a real "

@@ -26,6 +26,7 @@ from .errors import (
     SiteOutOfRangeError,
     Tensor4allMemoryError,
     Tensor4allTypeError,
+    ValueRangeError,
 )
 
 __all__ = [
@@ -305,9 +306,23 @@ def check_coupling(value: Any, what: str) -> Any:
         raise Tensor4allTypeError(
             f"{what} must be a number (or a tenferro scalar or tidu tracer), got {kind} {value!r}"
         )
-    if not cmath.isfinite(complex(value)):
+    try:
+        as_complex = complex(value)
+    except OverflowError:  # an int or Fraction past the float range
+        raise ValueRangeError(
+            f"{what} must fit a float64 (|value| < 1.8e308), got {kind} {_decimal_exponent(value)}"
+        ) from None
+    if not cmath.isfinite(as_complex):
         raise NonFiniteError(f"{what} must be finite, got {value!r}")
     return value
+
+
+def _decimal_exponent(value: numbers.Number) -> str:
+    """``"of about 10^k"`` for a rational number too large for a float (an int or a Fraction), without
+    printing its digits; ``""`` for another kind."""
+    if isinstance(value, numbers.Rational) and value.numerator:
+        return f"of about 10^{int(math.log10(abs(value.numerator)) - math.log10(value.denominator))}"
+    return ""
 
 
 def first_nonfinite(tensors: Any) -> int | None:
