@@ -8,7 +8,7 @@ reductions, einsum, linalg) are added by the primitive modules below.
 Tensors are values. Tensors that tenferro functions return from canonical inputs are
 canonical (F-contiguous, writeable); from a strided view an operation may return a strided
 result (``reshape`` of a view, compiled elementwise results), the same values: ask
-``t.is_contiguous()`` or call ``t.contiguous()`` where a layout matters (DLPack consumers).
+``t.is_contiguous`` (a property) or call ``t.contiguous()`` where a layout matters (DLPack consumers).
 They may share storage with their inputs, and
 ``asarray(numpy_array)`` / ``Tensor.numpy()`` share storage with NumPy without a
 copy. Mutating the storage of a tensor that has been used in a computation (or is

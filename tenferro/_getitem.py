@@ -130,6 +130,10 @@ def getitem(x: Any, index: Any) -> Any:
                 start, stop, step = val.indices(n)
             except ValueError:
                 raise TenferroIndexError(f"slice step cannot be zero (axis {axis})") from None
+            except TypeError:
+                raise TenferroIndexError(
+                    f"slice {val!r} for axis {axis}: start, stop and step must be integers or None"
+                ) from None
             count = len(range(start, stop, step))
             window.append((start, step, count))
             mid.append(count)

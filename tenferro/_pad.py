@@ -13,7 +13,7 @@ from tidu import is_undefined
 from ._aval import meta, placement_of_operand, xp_of
 from ._creation import ones, zeros
 from ._compare import select_p
-from ._dtypes import bool_
+from ._dtypes import _kind_fits, _weak_kind, bool_
 from ._elementwise import sub_p
 from ._errors import DTypeError, ShapeError, TenferroValueError, fmt_shape
 from ._operands import as_operand
@@ -118,5 +118,11 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0
     vs, vd = meta(v)
     if tuple(vs) != ():
         raise ShapeError(f"pad: constant_values must be a scalar or a 0-d tensor, got shape {fmt_shape(vs)}")
+    kind = _weak_kind(constant_values) or vd.kind  # a Python number's kind, else the value's dtype's
+    if not _kind_fits(kind, dt):  # as full_like and the scatters: never a lossy cast
+        raise DTypeError(
+            f"pad: constant_values {constant_values!r} ({kind}) cannot be stored in the tensor's dtype "
+            f"{dt.name} without loss; convert the tensor first, or cast the value explicitly"
+        )
     v = convert_element_type(v, dt)
     return pad_p.bind(x, v, widths=widths)
