@@ -239,8 +239,15 @@ def dense_hadamard_block(x: Any, a: BlockDiagonal) -> Any:
 
 # --- transpose, sum, trace ----------------------------------------------------------------------
 def block_transpose(a: BlockDiagonal, axes: Any = None) -> Any:
-    if axes is not None and tuple(axes) not in ((1, 0), (-1, -2)):
-        return a if tuple(axes) in ((0, 1), (-2, -1)) else NotImplemented
+    if axes is not None:
+        try:
+            order = tuple(int(x) % 2 for x in axes) if len(axes) == 2 else None
+        except (TypeError, ValueError):
+            return NotImplemented  # the dense path names the bad axes
+        if order == (0, 1):
+            return a
+        if order != (1, 0):
+            return NotImplemented
     return BlockDiagonal([tf.transpose(b) for b in a.blocks])
 
 

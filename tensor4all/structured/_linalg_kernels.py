@@ -70,11 +70,6 @@ def _square_blocks(op: str, a: BlockDiagonal) -> bool:
     )
 
 
-def _matrix_diag(op: str, a: DiagonalTensor) -> None:
-    if a.ndim != 2:
-        raise StructuredShapeError(f"{op}: needs a matrix, got {structure_name(a)}")
-
-
 def _cat(parts: list[Any]) -> Any:
     return parts[0] if len(parts) == 1 else tf.concatenate(parts, axis=0)
 
@@ -111,7 +106,8 @@ def _nonsingular(op: str, a: DiagonalTensor) -> Any:
 # --- decompositions ------------------------------------------------------------------------
 def diag_svd(a: DiagonalTensor, full_matrices: bool = False, compute_uv: bool = True) -> Any:
     """``diag(d) = diag(d/|d|) diag(|d|) I`` (unsorted)."""
-    _matrix_diag("svd", a)
+    if a.ndim != 2:
+        return NotImplemented  # a diagonal of 3 or more legs: the counted dense fallback, as norm
     s = tf.abs(a.diag)
     if not compute_uv:
         return s
@@ -134,7 +130,8 @@ def block_svd(a: BlockDiagonal, full_matrices: bool = False, compute_uv: bool = 
 
 def diag_qr(a: DiagonalTensor, mode: str = "reduced") -> Any:
     """A diagonal matrix is its own R, with Q the identity."""
-    _matrix_diag("qr", a)
+    if a.ndim != 2:
+        return NotImplemented  # a diagonal of 3 or more legs: the counted dense fallback, as norm
     if mode not in ("reduced", "complete"):
         return NotImplemented
     return DiagonalTensor(tf.ones_like(a.diag)), a
@@ -151,7 +148,8 @@ def block_qr(a: BlockDiagonal, mode: str = "reduced") -> Any:
 
 def diag_eigh(a: DiagonalTensor) -> Any:
     """Eigenvalues ``real(d)`` (unsorted), eigenvectors the identity."""
-    _matrix_diag("eigh", a)
+    if a.ndim != 2:
+        return NotImplemented  # a diagonal of 3 or more legs: the counted dense fallback, as norm
     return tf.real(a.diag), DiagonalTensor(tf.ones_like(a.diag))
 
 
@@ -164,7 +162,8 @@ def block_eigh(a: BlockDiagonal) -> Any:
 
 # --- inverse, solve, determinants -------------------------------------------------------------
 def diag_inv(a: DiagonalTensor) -> Any:
-    _matrix_diag("inv", a)
+    if a.ndim != 2:
+        return NotImplemented  # a diagonal of 3 or more legs: the counted dense fallback, as norm
     return DiagonalTensor(tf.divide(1, _nonsingular("inv", a)))
 
 
@@ -182,14 +181,16 @@ def _solve_check(a: Any, b: Any) -> None:
 
 
 def diag_solve_dense(a: DiagonalTensor, b: Any) -> Any:
-    _matrix_diag("solve", a)
+    if a.ndim != 2:
+        return NotImplemented  # a diagonal of 3 or more legs: the counted dense fallback, as norm
     _solve_check(a, b)
     d = _nonsingular("solve", a)
     return tf.einsum("i,ij->ij" if len(b.shape) == 2 else "i,i->i", tf.divide(1, d), b)
 
 
 def diag_solve_diag(a: DiagonalTensor, b: DiagonalTensor) -> Any:
-    _matrix_diag("solve", a)
+    if a.ndim != 2:
+        return NotImplemented  # a diagonal of 3 or more legs: the counted dense fallback, as norm
     _solve_check(a, b)
     return DiagonalTensor(tf.divide(b.diag, _nonsingular("solve", a)))
 
@@ -209,7 +210,8 @@ def block_solve_block(a: BlockDiagonal, b: BlockDiagonal) -> Any:
 
 
 def diag_det(a: DiagonalTensor) -> Any:
-    _matrix_diag("det", a)
+    if a.ndim != 2:
+        return NotImplemented  # a diagonal of 3 or more legs: the counted dense fallback, as norm
     return tf.prod(a.diag)
 
 
@@ -222,7 +224,8 @@ def block_det(a: BlockDiagonal) -> Any:
 def diag_slogdet(a: DiagonalTensor) -> Any:
     """``(prod(d / |d|), sum(log|d|))``; at a zero on the diagonal ``(0, -inf)``, and the
     derivative there raises :class:`tenferro.linalg.SingularMatrixError`, as dense."""
-    _matrix_diag("slogdet", a)
+    if a.ndim != 2:
+        return NotImplemented  # a diagonal of 3 or more legs: the counted dense fallback, as norm
     return _slogdet_of_diagonal(a.diag)
 
 
@@ -285,7 +288,8 @@ def block_norm(a: BlockDiagonal, ord: Any = None, axis: Any = None, keepdims: bo
 
 
 def diag_expm(a: DiagonalTensor) -> Any:
-    _matrix_diag("expm", a)
+    if a.ndim != 2:
+        return NotImplemented  # a diagonal of 3 or more legs: the counted dense fallback, as norm
     return DiagonalTensor(tf.exp(a.diag))
 
 

@@ -27,7 +27,7 @@ import tenferro as tf
 
 from ._checks import as_int
 from ._einsum import parse_subscripts
-from ._errors import SectorMismatchError, StructuredIndexError, StructuredShapeError
+from ._errors import SectorMismatchError, StructuredIndexError, StructuredShapeError, StructuredValueError
 from ._symmetric import SymmetricTensor
 from ._symmetry import Leg, leg_difference, sign_of
 
@@ -366,17 +366,42 @@ def sym_einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Any:
             if operands[k] is None:
                 return NotImplemented
             ins[k] = "".join(c for i, c in enumerate(lab) if i not in summed)
-    acc, acc_lab = operands[0], ins[0]
-    for k in range(1, len(operands)):
-        later = "".join(ins[k + 1 :]) + out
-        lab_b = ins[k]
-        keep = "".join(c for c in acc_lab + lab_b if c in later and not (c in acc_lab and c in lab_b))
-        res_lab = keep if k < len(operands) - 1 else out
-        acc = _pairwise("einsum", acc, acc_lab, operands[k], lab_b, res_lab)
-        acc_lab = res_lab
-        if not isinstance(acc, SymmetricTensor) and k < len(operands) - 1:
+    path = _path(subscripts, operands, kwargs)
+    for step in path:  # opt_einsum's shrinking-list format: contract, drop, append the result
+        if len(step) != 2:
+            return NotImplemented  # a path that contracts three at once: dense handles it
+        i, j = sorted(step)
+        last = j == len(operands) - 1 and len(operands) > 2  # a running product first, as it was made
+        b, lab_b = operands.pop(j), ins.pop(j)
+        a, lab_a = operands.pop(i), ins.pop(i)
+        if last:
+            a, lab_a, b, lab_b = b, lab_b, a, lab_a
+        later = "".join(ins) + out
+        keep = "".join(c for c in lab_a + lab_b if c in later and not (c in lab_a and c in lab_b))
+        res_lab = keep if operands else out
+        res = _pairwise("einsum", a, lab_a, b, lab_b, res_lab)
+        if not isinstance(res, SymmetricTensor) and operands:
             return NotImplemented  # a scalar in the middle of the chain: rare, dense handles it
-    return acc
+        operands.append(res)
+        ins.append(res_lab)
+    return operands[0]
+
+
+def _path(subscripts: Any, operands: list, kwargs: dict) -> list[tuple[int, ...]]:
+    """The pairwise contraction order of :func:`sym_einsum`: left to right for ``optimize="auto"``
+    (the blocks' cost is not the dense shapes'), else the path :func:`tenferro.einsum_path` finds
+    for ``optimize`` on the dense shapes (which also checks it). ``memory_limit`` is refused: the
+    blocks contract whole, there is nothing to slice."""
+    if kwargs.get("memory_limit") is not None:
+        raise StructuredValueError(
+            "einsum: memory_limit is not supported for symmetric operands (they contract block by block, "
+            f"unsliced), got memory_limit={kwargs['memory_limit']!r}; leave it None"
+        )
+    optimize = kwargs.get("optimize", "auto")
+    if isinstance(optimize, str) and optimize == "auto":
+        n = len(operands)  # the running product is appended last: each next step takes it with operand 0
+        return [(0, 1)] + [(0, m - 1) for m in range(n - 1, 1, -1)] if n > 1 else []
+    return tf.einsum_path(subscripts, *operands, optimize=optimize)[0]
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
