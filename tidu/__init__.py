@@ -18,6 +18,7 @@ from ._tracer import Tracer, aval_of, vspace_of
 from ._zero import Zero, instantiate
 from ._custom import checkpoint, custom_jvp, custom_vjp, remat, stop_gradient
 from ._errors import (
+    AvalMismatchError,
     ComplexOutputError,
     CustomRuleError,
     InvalidArgumentError,
@@ -118,6 +119,7 @@ __all__ = [
     "CustomRuleError",
     "TracerConversionError",
     "InvalidArgumentError",
+    "AvalMismatchError",
     "UnexpectedTracerError",
     "UnregisteredTypeError",
     "UnbatchableError",

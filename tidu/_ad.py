@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import gc
+import numbers
 import threading
 from typing import Any, Callable, Sequence
 
@@ -23,7 +24,7 @@ from ._pytree import tree_flatten, tree_unflatten
 from ._replay import _UNRECORDED, StepEqn, replaying
 from ._replay_transpose import compile_transpose
 from ._tracer import Tracer, aval_of
-from ._vspace import _value_vspaces, vspace_of_aval
+from ._vspace import _lookup, _value_vspaces, promote_scalar, vspace_of_aval
 from ._zero import Zero
 
 __all__ = ["JVPTrace", "JVPTracer", "jvp_flat", "linearize_flat", "backward_pass"]
@@ -101,8 +102,19 @@ def jvp_flat(f: Callable[..., Any], primals: list[Any], tangents: list[Any], in_
         ins = [trace.pure_or_wrap(p, t) for p, t in zip(primals, tangents)]
         out = f(*tree_unflatten(in_tree, ins))
         out_flat, out_tree = tree_flatten(out)
-        pairs = [trace.split(o) for o in out_flat]
+        pairs = [trace.split(o) if type(o) is JVPTracer else _constant_output(o) for o in out_flat]
     return [p for p, _ in pairs], [t for _, t in pairs], out_tree
+
+
+def _constant_output(o: Any) -> tuple[Any, Any]:
+    """(primal, Zero tangent) of an output that does not depend on the differentiated inputs.
+    As in JAX, a Python float or complex number becomes a value of the registered scalar
+    promotion (a constant: ``grad(lambda x: 0.0)`` is zero), and a Python integer or bool stays
+    as it is with no tangent (``None``, as an integer tensor gets)."""
+    o = promote_scalar(o)
+    if isinstance(o, numbers.Integral) and _lookup(_value_vspaces, type(o)) is None:
+        return o, Zero(None)
+    return o, Zero.like(o)
 
 
 def linearize_flat(

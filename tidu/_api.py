@@ -9,7 +9,12 @@ Jacobians and Hessians are in :mod:`tidu._jacobian`.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import functools
+import numbers
+import operator
+import types
 from typing import Any, Callable, Sequence
 
 from ._ad import JVPTracer, backward_pass, jvp_flat, linearize_flat, paused_gc
@@ -20,11 +25,13 @@ from ._errors import (
     NonScalarOutputError,
     TangentMismatchError,
     TreeStructureError,
+    UnexpectedTracerError,
+    UnregisteredTypeError,
 )
 from .graph import Graph, make_graph
-from ._pytree import PyTreeDef, _registry, tree_flatten, tree_map, tree_unflatten
-from ._tracer import aval_of
-from ._vspace import promote_scalar, vspace_of_aval
+from ._pytree import PyTreeDef, node_type, tree_flatten, tree_leaves, tree_map, tree_unflatten
+from ._tracer import Tracer, aval_of
+from ._vspace import _lookup, _value_vspaces, promote_scalar, vspace_of_aval
 from ._zero import Zero, instantiate
 
 __all__ = ["jvp", "linearize", "linear_transpose", "vjp", "grad", "value_and_grad", "hvp", "LinearFunction", "promoted"]
@@ -90,7 +97,7 @@ def _flatten_like(tree: Any, like: PyTreeDef, where: str) -> list[Any]:
             return
         if type(x) is not d.node:
             raise TreeStructureError(f"{where}: expected a {d.node.__name__} matching {d}, got {type(x).__name__}")
-        children, aux = _registry[d.node].flatten(x)
+        children, aux = node_type(d.node).flatten(x)
         children = list(children)
         if aux != d.aux or len(children) != len(d.children):
             raise TreeStructureError(f"{where}: structure {tree_flatten(x)[1]} does not match {d}")
@@ -230,6 +237,11 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False):
     return out, vjp_fn
 
 
+# ---- auxiliary outputs (has_aux) -------------------------------------------------------------
+#: objects whose attributes are not scanned for tracers (namespaces, not values)
+_OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+
+
 def _strip_aux(f: Callable[..., Any], box: list) -> Callable[..., Any]:
     """Wrap ``f`` (returning ``(out, aux)``) to return ``out``, putting ``aux`` in ``box``.
 
@@ -247,29 +259,92 @@ def _strip_aux(f: Callable[..., Any], box: list) -> Callable[..., Any]:
     return g
 
 
+def _finished(x: Any) -> bool:
+    return isinstance(x, JVPTracer) and not x._trace.active
+
+
+def _lower(x: Any) -> Any:
+    """An aux leaf without finished tracers: their primal values, a dataclass instance with its
+    fields lowered; an object of another type holding one in an attribute is an error (it
+    cannot be rebuilt, and its tracer would fail later)."""
+    while _finished(x):
+        x = x.primal
+    if isinstance(x, (Tracer, *_OPAQUE)) or _lookup(_value_vspaces, type(x)) is not None:
+        return x
+    if dataclasses.is_dataclass(x):
+        return _lower_dataclass(x)
+    attrs = getattr(x, "__dict__", None)
+    if isinstance(attrs, dict):
+        for name, value in attrs.items():
+            if any(_finished(leaf) for leaf in tree_leaves(value)):
+                raise UnexpectedTracerError(
+                    f"has_aux: the auxiliary output holds an object of type {type(x).__qualname__} whose "
+                    f"attribute {name!r} is a traced value; tidu returns aux undifferentiated by replacing the traced values of pytree "
+                    "leaves (and dataclass fields), and cannot rebuild this object: return its values in a "
+                    "pytree (tuple, list, dict, namedtuple, a dataclass, or a type registered with "
+                    "tidu.register_pytree_node)"
+                )
+    return x
+
+
+def _lower_dataclass(x: Any) -> Any:
+    """A copy of the dataclass instance ``x`` with its fields lowered (``x`` itself when none
+    holds a finished tracer)."""
+    new = None
+    for f in dataclasses.fields(x):
+        value = getattr(x, f.name, None)
+        lowered = _aux_value(value)
+        if any(a is not b for a, b in zip(tree_leaves(lowered), tree_leaves(value))):
+            if new is None:
+                new = copy.copy(x)
+            object.__setattr__(new, f.name, lowered)  # (frozen dataclasses too)
+    return x if new is None else new
+
+
 def _aux_value(aux: Any) -> Any:
     """``aux`` without the tracers of finished transformations: the primal values
     they carried (as ``jax`` returns auxiliary data undifferentiated)."""
+    return tree_map(_lower, aux)
 
-    def lower(x: Any) -> Any:
-        while isinstance(x, JVPTracer) and not x._trace.active:
-            x = x.primal
-        return x
 
-    return tree_map(lower, aux)
+def output_aval(leaf: Any, where: str) -> Any:
+    """The aval of an output leaf; a Python integer or bool (which stays as it is, with no
+    tangent) is a :class:`NonDifferentiableError` naming the output, not the input."""
+    if isinstance(leaf, numbers.Integral) and not isinstance(leaf, Tracer):
+        try:
+            return aval_of(leaf)
+        except UnregisteredTypeError:
+            raise NonDifferentiableError(
+                f"{where}: the output {leaf!r} of type {type(leaf).__name__} is not differentiable (an integer "
+                "or bool has no derivative); return a float or a tensor of floating dtype"
+            ) from None
+    return aval_of(leaf)
+
+
+def _index(n: Any) -> int | None:
+    """``n`` as a position: an integer (NumPy's too, through ``operator.index``, as JAX takes
+    them), never a bool; ``None`` for anything else."""
+    if isinstance(n, bool):
+        return None
+    try:
+        return operator.index(n)
+    except TypeError:
+        return None
+
+
+def single_argnum(argnums: Any) -> bool:
+    """True when ``argnums`` names one position (an integer, not a tuple): the derivative is
+    then returned bare rather than in a tuple."""
+    return _index(argnums) is not None
 
 
 def _argnums_tuple(argnums: int | Sequence[int], nargs: int, where: str) -> tuple[int, ...]:
     """``argnums`` as non-negative positions. Like JAX, a repeated argument is an
     error (differentiating one argument twice has no second, independent input)."""
-
-    def is_int(n: Any) -> bool:
-        return isinstance(n, int) and not isinstance(n, bool)
-
-    if is_int(argnums):
-        nums: tuple = (argnums,)
-    elif isinstance(argnums, (tuple, list)) and all(is_int(n) for n in argnums):
-        nums = tuple(argnums)
+    if _index(argnums) is not None:
+        nums: tuple = (_index(argnums),)
+    elif isinstance(argnums, (tuple, list)) and all(_index(n) is not None for n in argnums):
+        nums = tuple(_index(n) for n in argnums)
     else:
         raise InvalidArgumentError(
             f"{where}: argnums must be an int or a tuple of ints (positions of the arguments to "
@@ -343,7 +418,7 @@ def _value_and_grad(f: Callable[..., Any], argnums: Any, has_aux: bool, holomorp
     out_leaves, _ = tree_flatten(out)
     if len(out_leaves) != 1:
         raise NonScalarOutputError(f"grad requires a single scalar output, got a pytree with {len(out_leaves)} leaves")
-    a = aval_of(out_leaves[0])
+    a = output_aval(out_leaves[0], "grad")
     vs = vspace_of_aval(a)
     if vs.tangent_aval(a) is None:
         raise NonDifferentiableError(
@@ -360,7 +435,7 @@ def _value_and_grad(f: Callable[..., Any], argnums: Any, has_aux: bool, holomorp
     if holomorphic and not vs.is_complex(a):
         raise ComplexOutputError(f"grad(holomorphic=True) requires a complex output, got {a}")
     grads = vjp_fn(vs.ones(a))
-    grads = grads[0] if isinstance(argnums, int) else grads
+    grads = grads[0] if single_argnum(argnums) else grads
     if has_aux:
         return (out, res[2]), grads
     return out, grads

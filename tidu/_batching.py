@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 
 from ._core import Primitive, Trace, new_trace
 from ._errors import InvalidArgumentError, MissingRuleError, RuleError, UnbatchableError, UnregisteredTypeError
-from ._pytree import PyTreeDef, tree_flatten, tree_unflatten
+from ._pytree import PyTreeDef, dict_keys, is_namedtuple_class, tree_flatten, tree_unflatten
 from ._tracer import Tracer, aval_of, vspace_of
 from ._vspace import vspace_of_aval
 
@@ -119,7 +119,9 @@ def _prefix_axes(axes: Any, tree: PyTreeDef, what: str, path: str) -> list:
     """One axis (int or None) per leaf of ``tree`` from the prefix tree ``axes``."""
     if axes is None or (isinstance(axes, int) and not isinstance(axes, bool)):
         return [axes] * tree.num_leaves
-    if isinstance(axes, (tuple, list)) and tree.node in (tuple, list):
+    if isinstance(axes, (tuple, list)) and (
+        tree.node in (tuple, list) or (tree.node is not None and is_namedtuple_class(tree.node))
+    ):
         if len(axes) != len(tree.children):
             raise InvalidArgumentError(
                 f"vmap: {what}{path} has {len(axes)} entries but the value there has "
@@ -129,8 +131,8 @@ def _prefix_axes(axes: Any, tree: PyTreeDef, what: str, path: str) -> list:
         for k, (ax, child) in enumerate(zip(axes, tree.children)):
             out += _prefix_axes(ax, child, what, f"{path}[{k}]")
         return out
-    if isinstance(axes, dict) and tree.node is dict:
-        keys = list(tree.aux)
+    if isinstance(axes, dict) and dict_keys(tree) is not None:
+        keys = list(dict_keys(tree))
         if sorted(axes) != sorted(keys):
             raise InvalidArgumentError(
                 f"vmap: {what}{path} has keys {sorted(axes)} but the value there has {sorted(keys)}"
@@ -155,7 +157,7 @@ def _leaf_paths(tree: PyTreeDef, prefix: str = "") -> list[str]:
     """Where each leaf of ``tree`` sits (``[0]['w']``), depth first."""
     if tree.node is None:
         return [prefix]
-    keys = tree.aux if tree.node is dict else range(len(tree.children))
+    keys = dict_keys(tree) or range(len(tree.children))
     out: list[str] = []
     for key, child in zip(keys, tree.children):
         out += _leaf_paths(child, f"{prefix}[{key!r}]")

@@ -51,10 +51,37 @@ class checkpoint:
     with a loop count ``3``). Keyword arguments are accepted and traced like positional
     ones. Any other argument leaf must be a value of a registered type; one that is not
     raises :class:`UnregisteredTypeError` naming the argument and ``static_argnums``.
+
+    ``prevent_cse`` and ``policy`` are taken for ``jax.checkpoint``'s signature. ``prevent_cse``
+    has no effect: the recomputation always reads the inputs through a barrier, so a compiled
+    function's common-subexpression elimination never merges it with the forward computation
+    (what ``prevent_cse=True`` does in JAX), whichever value is passed. Saving policies are not
+    supported: everything but the inputs is recomputed (JAX's default, ``policy=None``), and any
+    other ``policy`` raises :class:`InvalidArgumentError`; to keep a value, compute it outside the
+    checkpointed function and pass it in.
     """
 
-    def __init__(self, fun: Callable[..., Any], *, static_argnums: int | Sequence[int] | None = None):
+    def __init__(
+        self,
+        fun: Callable[..., Any],
+        *,
+        prevent_cse: bool = True,
+        policy: Callable[..., Any] | None = None,
+        static_argnums: int | Sequence[int] | None = None,
+    ):
+        if policy is not None:
+            raise InvalidArgumentError(
+                f"tidu.checkpoint({getattr(fun, '__name__', 'fun')}): policy={policy!r} is not supported; "
+                "saving policies are not implemented: tidu.checkpoint saves only the inputs and recomputes "
+                "everything else (policy=None). To keep a value, compute it outside the checkpointed function "
+                "and pass it in"
+            )
+        if not isinstance(prevent_cse, bool):
+            raise InvalidArgumentError(
+                f"tidu.checkpoint: prevent_cse must be a bool, got {prevent_cse!r} of type {type(prevent_cse).__name__}"
+            )
         functools.update_wrapper(self, fun)
+        self.prevent_cse = prevent_cse  # (no effect: the recomputation is always behind a barrier)
         self.fun = fun
         self._where = f"tidu.checkpoint({getattr(fun, '__name__', 'fun')})"
         self._args = ArgSpec(fun, self._where, InvalidArgumentError, static_argnums=static_argnums)

@@ -82,11 +82,14 @@ def _custom_call_transpose(cts, *args, fn, out_tree, out_avals):
 
 
 class _Tracing(threading.local):
-    """The custom functions whose rules this thread is tracing (a rule calling its own
-    function is staged without tracing the rule again)."""
+    """The custom functions whose rules this thread is tracing: ``id(function) -> the calls
+    of it staged meanwhile (by a rule calling its own function)``. Those are not traced again;
+    once the rule's graph is done, a call with the same arguments and avals takes it and its
+    closure (the documented ``return f(*primals), ...`` idiom, :func:`_adopt`); any other runs
+    its rules as written."""
 
     def __init__(self):
-        self.fns: set[int] = set()
+        self.pending: dict[int, list] = {}
 
 
 _TRACING = _Tracing()
@@ -124,13 +127,25 @@ def _traced_consts(graph: Graph, closure: list) -> None:
 class ConvertedCall(CustomCall):
     """``call`` closure-converted: its first ``n_closure`` leaves are the traced values it
     closes over; its function and rules are graphs taking them as inputs (a rule that could
-    not be traced, or that calls its own function while being traced, runs as written)."""
+    not be traced runs as written). A custom_vjp's ``bwd`` is a graph too when it could be
+    traced (``bwd_graph``: closure, dynamic residuals and cotangents in; ``bwd_mask``: which
+    cotangents it returns); ``fwd`` then returns the closure's values first among the
+    residuals, so that ``bwd`` gets them after the graph that traced them has finished."""
 
-    __slots__ = ("call", "fun_graph", "rule_graph", "box")
+    __slots__ = ("call", "fun_graph", "rule_graph", "box", "bwd_graph", "bwd_mask")
 
-    def __init__(self, call: CustomCall, n_closure: int, fun_graph: Graph, rule_graph: Graph | None, box: list):
+    def __init__(
+        self,
+        call: CustomCall,
+        n_closure: int,
+        fun_graph: Graph,
+        rule_graph: Graph | None,
+        box: list,
+        bwd: tuple[Graph, tuple] | None = None,
+    ):
         super().__init__(call.kind, call.name, n_closure)
         self.call, self.fun_graph, self.rule_graph, self.box = call, fun_graph, rule_graph, box
+        self.bwd_graph, self.bwd_mask = bwd if bwd is not None else (None, ())
         self.expect = call.expect
 
     def fun(self, *leaves: Any) -> Any:
@@ -150,11 +165,28 @@ class ConvertedCall(CustomCall):
             return self.call.fwd(*leaves[k:])
         outs = _eval(self.rule_graph, leaves)
         m, out_tree, res_tree, res_static = self.box
-        return outs[:m], out_tree, merge_residuals(outs[m:], res_static), res_tree
+        res = merge_residuals(outs[m:], res_static)
+        if self.bwd_graph is not None:
+            res = list(leaves[:k]) + res  # the closure, for the traced bwd
+        return outs[:m], out_tree, res, res_tree
 
     def bwd(self, res: list, res_tree: PyTreeDef, cts: list, out_tree: PyTreeDef, in_avals: tuple) -> list:
         k = self.n_closure
-        return [None] * k + self.call.bwd(res, res_tree, cts, out_tree, in_avals[k:])
+        if self.bwd_graph is None:
+            return [None] * k + self.call.bwd(res, res_tree, cts, out_tree, in_avals[k:])
+        res_dyn, _ = split_residuals(res[k:])  # (the static ones are constants of the graph)
+        n_ct = len(self.bwd_graph.invars) - k - len(res_dyn)
+        ct_in = [c for c in cts if c is not None]
+        if len(ct_in) != n_ct:  # a zero cotangent given as None: dense, as the graph takes it
+            avals = [v.aval for v in self.bwd_graph.invars[k + len(res_dyn) :]]
+            ct_in, it = [], iter(avals)
+            for c, o in zip(cts, self.fun_graph.outvars):
+                if tangent_aval_of(o.aval) is not None:
+                    a = next(it)
+                    ct_in.append(vspace_of_aval(a).zeros(a) if c is None else c)
+        outs = iter(_eval(self.bwd_graph, [*res[:k], *res_dyn, *ct_in]))
+        full = [next(outs) if h else None for h in self.bwd_mask]
+        return [None] * k + [None if type(c) is Zero else c for c in full]
 
     @property
     def origin(self) -> Any:
@@ -164,11 +196,16 @@ class ConvertedCall(CustomCall):
         self.call.check_closure(trace)
 
 
+def tangent_aval_of(aval: Any) -> Any:
+    """The tangent aval at a point of ``aval`` (``None``: an integer or boolean value)."""
+    return vspace_of_aval(aval).tangent_aval(aval)
+
+
 def _trace_rule(call: CustomCall, avals: Sequence[Any], box: list) -> Graph | None:
     """The JVP rule (custom_jvp) or fwd (custom_vjp) of ``call`` traced into a graph."""
     n = len(avals)
     if call.kind == "custom_jvp":
-        t_avals = [vspace_of_aval(a).tangent_aval(a) for a in avals]
+        t_avals = [tangent_aval_of(a) for a in avals]
 
         def rule(*xs: Any) -> list:
             it = iter(xs[n:])
@@ -187,16 +224,84 @@ def _trace_rule(call: CustomCall, avals: Sequence[Any], box: list) -> Graph | No
             return out_flat + res_dyn
 
         ins = list(avals)
-    key = id(call.origin)
-    if key in _TRACING.fns:
-        return None
-    _TRACING.fns.add(key)
     try:
         return make_graph(rule, *ins, avals=True)
     except TracerConversionError:  # a rule that needs concrete values: run as written when differentiated
         return None
+
+
+def _trace_bwd(call: CustomCall, avals: Sequence[Any], rule: Graph, box: list) -> tuple[Graph, tuple] | None:
+    """The ``bwd`` of a custom_vjp ``call`` traced into a graph over (dynamic residuals, dense
+    cotangents of the outputs that have a tangent), and which cotangents it returns; ``None``
+    when it cannot be traced (it then runs as written, and reports its own errors there)."""
+    m, out_tree, res_tree, res_static = box
+    res_avals = [v.aval for v in rule.outvars[m:]]
+    ct_avals = [tangent_aval_of(v.aval) for v in rule.outvars[:m]]
+    in_avals = tuple(tangent_aval_of(a) for a in avals)
+    mask: list = []
+
+    def bwd(*xs: Any) -> list:
+        res = merge_residuals(list(xs[: len(res_avals)]), res_static)
+        it = iter(xs[len(res_avals) :])
+        out = call.bwd(res, res_tree, [None if a is None else next(it) for a in ct_avals], out_tree, in_avals)
+        mask[:] = [c is not None for c in out]
+        return [c for c in out if c is not None]
+
+    try:
+        graph = make_graph(bwd, *res_avals, *[a for a in ct_avals if a is not None], avals=True)
+    except Exception:  # (any error: the rule run as written later raises it where it belongs)
+        return None
+    return graph, tuple(mask)
+
+
+def _convert(call: CustomCall, avals: tuple, body: Graph, closure: list) -> ConvertedCall:
+    """``call`` closure-converted (``closure``: the traced values its function closes over,
+    extended by those its rules close over)."""
+    key = id(call.origin)
+    waiting = _TRACING.pending.get(key)
+    if waiting is not None:  # a rule of this function calls it: the rule's graph, once traced
+        converted = ConvertedCall(call, len(closure), _lift(body, closure), None, [])
+        waiting.append((converted, avals))
+        return converted
+    box: list = []
+    waiting = _TRACING.pending[key] = []
+    try:
+        rule = _trace_rule(call, avals, box)
+        bwd = _trace_bwd(call, avals, rule, box) if rule is not None and call.kind == "custom_vjp" else None
     finally:
-        _TRACING.fns.discard(key)
+        del _TRACING.pending[key]
+    for graph in (rule, bwd and bwd[0]):
+        if graph is not None:
+            _traced_consts(graph, closure)
+    rule = _lift(rule, closure) if rule is not None else None
+    if bwd is not None:
+        bwd = (_lift(bwd[0], closure), bwd[1])
+    converted = ConvertedCall(call, len(closure), _lift(body, closure), rule, box, bwd)
+    same = {id(c): c for c, a in waiting if c.call == call and a == avals}
+    for graph in (rule, bwd and bwd[0]):
+        if graph is not None and same:
+            _adopt(graph, converted, same)
+    return converted
+
+
+def _adopt(graph: Graph, outer: ConvertedCall, nested: dict) -> None:
+    """The calls ``nested`` (``id -> call``) that a rule of ``outer``'s function staged in
+    ``graph`` (the rule's lifted graph), made ``outer``: the same function at the same avals,
+    so they take its closure (the graph's leading inputs: each trace of the function made its
+    own traced values of the same closure, e.g. a broadcast of a closed-over scalar) and its
+    graphs, which a derivative of a higher order then evaluates (not the rule as written,
+    whose closure has finished)."""
+    k = outer.n_closure
+    lead = graph.invars[:k]
+    for eqn in graph.eqns:
+        if eqn.prim is not custom_call_p:
+            continue
+        call = nested.get(id(eqn.params["fn"]))
+        if call is None or call.rule_graph is not None:
+            continue
+        eqn.inputs = lead + eqn.inputs[call.n_closure :]
+        call.n_closure, call.fun_graph, call.rule_graph, call.box = k, outer.fun_graph, outer.rule_graph, outer.box
+        call.bwd_graph, call.bwd_mask = outer.bwd_graph, outer.bwd_mask
 
 
 def stage_custom_call(trace: Any, call: CustomCall, leaves: list) -> Any:
@@ -213,12 +318,7 @@ def stage_custom_call(trace: Any, call: CustomCall, leaves: list) -> Any:
         _traced_consts(body, closure)
         if closure:
             call.expect = hit
-            box: list = []
-            rule = _trace_rule(call, avals, box)
-            if rule is not None:
-                _traced_consts(rule, closure)
-                rule = _lift(rule, closure)
-            call = ConvertedCall(call, len(closure), _lift(body, closure), rule, box)
+            call = _convert(call, avals, body, closure)
             leaves = closure + list(leaves)
         elif cache is not None:
             cache[key] = hit

@@ -17,6 +17,7 @@ __all__ = [
     "MissingRuleError",
     "RuleError",
     "InvalidArgumentError",
+    "AvalMismatchError",
 ]
 
 
@@ -79,3 +80,9 @@ class InvalidArgumentError(TiduError, ValueError, TypeError):
     """An argument of a tidu function has the wrong type or value (``argnums``,
     a tolerance, a pytree node type). Also a ``ValueError`` and a ``TypeError``, so
     generic ``except`` clauses of either kind keep working."""
+
+
+class AvalMismatchError(InvalidArgumentError):
+    """A :class:`tidu.Graph` was called with an argument whose abstract value (shape, dtype)
+    differs from the one it was traced for (a graph is specialised to its input avals). An
+    :class:`InvalidArgumentError`, so also a ``ValueError`` and a ``TypeError``."""

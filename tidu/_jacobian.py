@@ -12,7 +12,19 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ._ad import jvp_flat
-from ._api import _argnums_tuple, _aux_value, _name, _strip_aux, _with_args, _zero_ct, bound_keywords, promoted, vjp
+from ._api import (
+    _argnums_tuple,
+    _aux_value,
+    _name,
+    _strip_aux,
+    _with_args,
+    _zero_ct,
+    bound_keywords,
+    output_aval,
+    promoted,
+    single_argnum,
+    vjp,
+)
 from ._batching import vmap
 from ._errors import ComplexOutputError, MissingRuleError, NonDifferentiableError
 from ._pytree import tree_flatten, tree_unflatten
@@ -25,7 +37,7 @@ __all__ = ["jacfwd", "jacrev", "hessian"]
 
 def _check_real_or_holo(where: str, leaves: list, holomorphic: bool, what: str) -> None:
     for leaf in leaves:
-        a = aval_of(leaf)
+        a = output_aval(leaf, where) if what == "output" else aval_of(leaf)
         vs = vspace_of_aval(a)
         if vs.tangent_aval(a) is None:
             raise NonDifferentiableError(f"{where}: {what} of type {a} is not differentiable")
@@ -68,7 +80,7 @@ def jacfwd(
             blocks = []
             for k in range(len(out_p)):
                 tree = tree_unflatten(d_tree, [per_leaf[j][k] for j in range(len(in_avals))])
-                blocks.append(tree[0] if isinstance(argnums, int) else tree)
+                blocks.append(tree[0] if single_argnum(argnums) else tree)
             result = tree_unflatten(out_tree, blocks)
             return (result, _aux_value(aux_box[0])) if has_aux else result
         columns: list[list[list]] = []  # [in_leaf][basis] -> out tangents
@@ -100,7 +112,7 @@ def jacfwd(
                 for j in range(len(in_avals))
             ]
             tree = tree_unflatten(d_tree, per_in)
-            blocks.append(tree[0] if isinstance(argnums, int) else tree)
+            blocks.append(tree[0] if single_argnum(argnums) else tree)
         result = tree_unflatten(out_tree, blocks)
         return (result, _aux_value(aux_box[0])) if has_aux else result
 
@@ -131,9 +143,14 @@ def _nested_vmap(fun: Callable[..., Any], depth: int) -> Callable[..., Any]:
 def _batched_jacfwd(g: Callable[..., Any], d_flat: list, in_avals: list, flat_tree: Any, aux_box: list):
     """The blocks ``O + I`` of every (output leaf, input leaf) pair by one vmapped JVP per input
     leaf over its whole standard basis; ``None`` where the value type or a primitive has no
-    batching support (then the caller loops over basis vectors)."""
+    batching support (then the caller loops over basis vectors). An integer output is the error
+    ``jacrev`` gives, found before the columns (not a failure to build its zero)."""
     try:
         out_p, _, out_tree = jvp_flat(g, d_flat, [Zero(b) for b in in_avals], flat_tree)
+        for o in out_p:  # an integer output has no tangent to build a column of
+            a = output_aval(o, "jacfwd")
+            if vspace_of_aval(a).tangent_aval(a) is None:
+                raise NonDifferentiableError(f"jacfwd: output of type {a} is not differentiable")
         per_leaf = []
         for j, a in enumerate(in_avals):
             depth = _basis_depth(a)
@@ -212,7 +229,7 @@ def jacrev(
             blocks = []
             for k in range(len(out_avals)):
                 tree = tree_unflatten(d_tree, batched[k])
-                blocks.append(tree[0] if isinstance(argnums, int) else tree)
+                blocks.append(tree[0] if single_argnum(argnums) else tree)
             result = tree_unflatten(out_tree, blocks)
             return (result, res[2]) if has_aux else result
         rows: list[list[tuple]] = []  # [out_leaf][basis] -> input cts
@@ -235,7 +252,7 @@ def jacrev(
                 for j, ia in enumerate(in_avals)
             ]
             tree = tree_unflatten(d_tree, per_in)
-            blocks.append(tree[0] if isinstance(argnums, int) else tree)
+            blocks.append(tree[0] if single_argnum(argnums) else tree)
         result = tree_unflatten(out_tree, blocks)
         return (result, res[2]) if has_aux else result
 
@@ -243,8 +260,13 @@ def jacrev(
     return jac
 
 
-def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False) -> Callable[..., Any]:
-    """Hessian as ``jacfwd(jacrev(f))`` (forward over reverse)."""
-    h = jacfwd(jacrev(f, argnums, holomorphic=holomorphic), argnums, holomorphic=holomorphic)
+def hessian(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
+) -> Callable[..., Any]:
+    """Hessian as ``jacfwd(jacrev(f))`` (forward over reverse). With ``has_aux``, ``f`` returns
+    ``(output, aux)`` and the result is ``(hessian, aux)``, ``aux`` undifferentiated (``jax.hessian``)."""
+    h = jacfwd(
+        jacrev(f, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums, has_aux=has_aux, holomorphic=holomorphic
+    )
     _name(h, "hessian", f)
     return h

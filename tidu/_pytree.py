@@ -1,12 +1,16 @@
 """Pytrees: nested containers whose leaves are the values transforms act on.
 
 Containers are tuples, lists, dicts (keys sorted), ``None`` (a node with no
-children, as in JAX) and any type registered with :func:`register_pytree_node`.
-Everything else is a leaf.
+children, as in JAX), namedtuples (children: the fields, rebuilt as the same
+namedtuple type), ``collections.OrderedDict`` (keys in their order) and
+``collections.defaultdict`` (keys sorted; the ``default_factory`` is kept), as in
+JAX, and any type registered with :func:`register_pytree_node`. Everything else
+is a leaf (other subclasses of these containers included, as in JAX).
 """
 
 from __future__ import annotations
 
+import collections
 from typing import Any, Callable, Hashable, Iterable, NamedTuple
 
 from ._errors import InvalidArgumentError, TreeStructureError
@@ -60,6 +64,50 @@ register_pytree_node(tuple, lambda t: (t, None), lambda _, c: tuple(c))
 register_pytree_node(list, lambda l: (l, None), lambda _, c: list(c))
 register_pytree_node(dict, _dict_flatten, lambda keys, c: dict(zip(keys, c)))
 register_pytree_node(type(None), lambda n: ((), None), lambda _, c: None)
+register_pytree_node(
+    collections.OrderedDict,
+    lambda d: (list(d.values()), tuple(d)),
+    lambda keys, c: collections.OrderedDict(zip(keys, c)),
+)
+
+
+def _defaultdict_flatten(d: collections.defaultdict) -> tuple[list, tuple]:
+    children, keys = _dict_flatten(d)
+    return children, (d.default_factory, keys)
+
+
+register_pytree_node(
+    collections.defaultdict, _defaultdict_flatten, lambda aux, c: collections.defaultdict(aux[0], zip(aux[1], c))
+)
+
+#: the node type of each namedtuple class met so far (made on first use)
+_namedtuples: dict[type, _NodeType] = {}
+
+
+def is_namedtuple_class(cls: type) -> bool:
+    """True for a class made by ``collections.namedtuple`` or ``typing.NamedTuple`` (a
+    ``tuple`` subclass with ``_fields``), which is a pytree node as in JAX."""
+    return issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple)
+
+
+def node_type(cls: type) -> _NodeType | None:
+    """How ``cls`` flattens and unflattens, or ``None`` when its values are leaves. A
+    registration wins; an unregistered namedtuple class is a node with its fields as
+    children."""
+    nt = _registry.get(cls)
+    if nt is None and cls not in _namedtuples and is_namedtuple_class(cls):
+        _namedtuples[cls] = _NodeType(cls.__qualname__, lambda t: (tuple(t), None), lambda _, c: cls(*c))
+    return nt if nt is not None else _namedtuples.get(cls)
+
+
+def dict_keys(treedef: "PyTreeDef") -> tuple | None:
+    """The keys of a dict node's children in order (``dict``, ``OrderedDict``, ``defaultdict``),
+    or ``None`` for any other node."""
+    if treedef.node is dict or treedef.node is collections.OrderedDict:
+        return treedef.aux
+    if treedef.node is collections.defaultdict:
+        return treedef.aux[1]
+    return None
 
 
 class PyTreeDef:
@@ -100,6 +148,15 @@ class PyTreeDef:
             return "{" + ", ".join(f"{k!r}: {c._str()}" for k, c in zip(self.aux, self.children)) + "}"
         if self.node is type(None):
             return "None"
+        keys = dict_keys(self)
+        if keys is not None:
+            items = "{" + ", ".join(f"{k!r}: {c._str()}" for k, c in zip(keys, self.children)) + "}"
+            if self.node is collections.defaultdict:
+                return f"defaultdict({getattr(self.aux[0], '__name__', repr(self.aux[0]))}, {items})"
+            return f"OrderedDict({items})"
+        if self.node not in _registry and is_namedtuple_class(self.node):
+            fields = ", ".join(f"{n}={c._str()}" for n, c in zip(self.node._fields, self.children))
+            return f"{self.node.__qualname__}({fields})"
         return f"{self.node.__qualname__}[{self.aux!r}]({inner})"
 
 
@@ -115,6 +172,8 @@ def tree_flatten(tree: Any) -> tuple[list[Any], PyTreeDef]:
 
 def _flatten(tree: Any, leaves: list) -> PyTreeDef:
     nt = _registry.get(type(tree))
+    if nt is None and isinstance(tree, tuple):  # a namedtuple (other tuple subclasses are leaves)
+        nt = node_type(type(tree))
     if nt is None:
         leaves.append(tree)
         return LEAF
@@ -137,7 +196,8 @@ def _unflatten(treedef: PyTreeDef, it) -> Any:
     if treedef.node is None:
         return next(it)
     children = [_unflatten(c, it) for c in treedef.children]
-    return _registry[treedef.node].unflatten(treedef.aux, children)
+    nt = _registry.get(treedef.node) or node_type(treedef.node)
+    return nt.unflatten(treedef.aux, children)
 
 
 def tree_leaves(tree: Any) -> list[Any]:

@@ -12,8 +12,8 @@ import numbers
 
 from typing import Any
 
-from ._errors import TracerConversionError, UnregisteredTypeError
-from ._vspace import VSpace, _aval_vspaces, _lookup, _value_vspaces, vspace_of_aval
+from ._errors import InvalidArgumentError, TracerConversionError, UnregisteredTypeError
+from ._vspace import VSpace, _aval_vspaces, _lookup, _scalar_promotion, _value_vspaces, vspace_of_aval
 
 __all__ = ["Tracer", "aval_of", "vspace_of"]
 
@@ -157,6 +157,18 @@ class Tracer:
     def __getitem__(self, idx):
         return self._fwd("__getitem__", idx)
 
+    def __setitem__(self, idx, value):
+        # the value type's own answer (tenferro: tensors are immutable, a typed error naming
+        # the functional updates); a type without one: traced values are immutable
+        try:
+            method = vspace_of_aval(self.aval).tracer_getattr(self, "__setitem__")
+        except AttributeError:
+            raise InvalidArgumentError(
+                f"item assignment on a traced value ({self.aval}): traced values are immutable; build a new "
+                "value with an operation of its type instead"
+            ) from None
+        method(idx, value)
+
     def __len__(self):
         a = self.aval
         return (_aval_vspaces.get(type(a)) or vspace_of_aval(a)).tracer_call(self, "__len__", ())
@@ -225,7 +237,7 @@ def vspace_of(value: Any) -> VSpace:
             "differentiable values must be registered with tidu.register_vspace"
             + (
                 " (Python numbers are taken once a tensor library registers a scalar promotion with tidu.register_scalar_promotion)"
-                if isinstance(value, numbers.Complex)
+                if isinstance(value, numbers.Complex) and not _scalar_promotion
                 else ""
             )
         )

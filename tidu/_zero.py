@@ -32,7 +32,8 @@ class Zero:
 
     @property
     def aval(self) -> Any:
-        if self._aval is None:
+        """The tangent aval; ``None`` when the primal carries no tangent (integers)."""
+        if self._aval is None and self._primal is not None:
             a = aval_of(self._primal)
             self._aval = vspace_of_aval(a).tangent_aval(a)
             self._primal = None

@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ._core import Primitive, Trace, new_trace
-from ._errors import RuleError, TreeStructureError
+from ._errors import AvalMismatchError, RuleError, TreeStructureError, UnregisteredTypeError
 from ._pytree import PyTreeDef, tree_flatten, tree_unflatten
 from ._tracer import Tracer, aval_of
-from ._vspace import _value_vspaces
+from ._vspace import _value_vspaces, promote_scalar
 from ._zero import Zero
 
 __all__ = ["Var", "Eqn", "Graph", "GraphTracer", "GraphTrace", "make_graph", "eval_eqn"]
@@ -162,14 +162,40 @@ class Graph:
         return [v if type(v) is Zero else env[v] for v in self.outvars]
 
     def __call__(self, *args: Any) -> Any:
+        """Evaluate on arguments with the structure and the avals (shape, dtype) the graph was
+        traced for (a Python float or complex number is taken as the registered scalar
+        promotion makes it); anything else raises :class:`TreeStructureError` or
+        :class:`AvalMismatchError` naming what was expected. Traceable."""
         if self.in_tree is not None:
             flat, tree = tree_flatten(args)
             if tree != self.in_tree:
                 raise TreeStructureError(f"graph expects arguments of structure {self.in_tree}, got {tree}")
         else:
             flat = list(args)
-        outs = self.eval_flat(*flat)
+            if len(flat) != len(self.invars):
+                raise TreeStructureError(f"graph expects {len(self.invars)} arguments, got {len(flat)}")
+        outs = self.eval_flat(*self._checked(flat))
         return tree_unflatten(self.out_tree, outs) if self.out_tree is not None else outs
+
+    def _checked(self, flat: list) -> list:
+        """``flat`` (numbers promoted) after checking each leaf's aval against its input's."""
+        out = []
+        for i, (x, v) in enumerate(zip(flat, self.invars)):
+            x = promote_scalar(x)
+            try:
+                a = aval_of(x)
+            except UnregisteredTypeError:
+                raise AvalMismatchError(
+                    f"graph input {i} expects a value of type {v.aval}, got {type(x).__qualname__} {x!r:.60}, "
+                    "which is not a value of a registered type"
+                ) from None
+            if a != v.aval:
+                raise AvalMismatchError(
+                    f"graph input {i} expects {v.aval}, got {a}: a graph is specialised to the shapes and dtypes "
+                    "it was traced for; trace it again (tidu.make_graph) for these arguments"
+                )
+            out.append(x)
+        return out
 
     # ---- simplification -------------------------------------------------------
     def dce(self) -> "Graph":

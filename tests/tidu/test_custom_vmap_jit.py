@@ -207,8 +207,9 @@ def test_jit_of_a_custom_vjp_whose_bwd_closes_over_a_traced_value():
 
     p = lambda w, x: tf.sum(_plain(w, x))  # noqa: E731
     _close(tf.jit(tidu.grad(f, argnums=1))(w, x), tidu.grad(p, argnums=1)(w, x))  # bwd runs inside the trace
-    with pytest.raises(tidu.CustomRuleError, match="bwd of 'g' uses a traced value of a transformation that has"):
-        tidu.grad(tf.jit(f), argnums=1)(w, x)  # bwd runs after it
+    # bwd runs after it: traced into a graph taking w (closure-converted, as fwd), it no longer
+    # meets the finished tracer (it raised CustomRuleError "bwd of 'g' uses a traced value ...")
+    _close(tidu.grad(tf.jit(f), argnums=1)(w, x), tidu.grad(p, argnums=1)(w, x))
 
 
 def test_compiled_checks_and_integer_outputs():
