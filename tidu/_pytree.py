@@ -56,7 +56,14 @@ def register_pytree_node(
 
 
 def _dict_flatten(d: dict) -> tuple[list, tuple]:
-    keys = tuple(sorted(d))
+    try:
+        keys = tuple(sorted(d))
+    except TypeError:  # keys of kinds that do not order ({1: x, "a": y}): JAX refuses them too
+        kinds = sorted({type(k).__name__ for k in d})
+        raise InvalidArgumentError(
+            f"a dict in a pytree needs keys that sort (its children are ordered by key), got keys of the "
+            f"kinds {', '.join(kinds)}; use keys of one kind (all str, or all int)"
+        ) from None
     return [d[k] for k in keys], keys
 
 

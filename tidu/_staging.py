@@ -18,6 +18,7 @@ donated buffer may be is the value library's business: a *donor* (see
 from __future__ import annotations
 
 import collections
+import functools
 import math
 import numbers
 import threading
@@ -205,6 +206,12 @@ class StagedFunction:
         self._warned = False
         self._last_key: Any = None
         self.hits = self.misses = self.traces = 0
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """A staged function defined in a class binds as a method (as ``jax.jit``'s): the
+        instance is its first argument (mark it static, ``static_argnums=0``, or the argument
+        check names it)."""
+        return self if obj is None else functools.partial(self, obj)
 
     # ---- signature -------------------------------------------------------------
     def _split(self, args: tuple, kwargs: dict) -> _Split:

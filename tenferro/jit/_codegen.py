@@ -163,6 +163,7 @@ def generate(graph: Graph, donate: tuple[bool, ...] = (), name: str = "compiled"
     first_write: dict[int, int] = {}  # donated input -> index in body of the first line writing into it
 
     body: list[str] = []
+    quiet_lines: set[int] = set()  # lines of kernels that run under np.errstate(all="ignore"), as eager
     reused = 0
     live_bytes = sum(nbytes(v.aval) for v in graph.invars) + sum(nbytes(v.aval) for v in graph.constvars)
     peak = live_bytes
@@ -190,6 +191,8 @@ def generate(graph: Graph, donate: tuple[bool, ...] = (), name: str = "compiled"
             if target in in_donated:
                 first_write.setdefault(in_donated[target], len(body))
                 in_donated[eqn.outputs[0]] = in_donated[target]
+        if k.quiet:
+            quiet_lines.add(len(body))
         body.append(
             f"{', '.join(out_names)}{',' if len(out_names) == 1 and eqn.prim.multiple_results else ''} = {expr}"
         )
@@ -216,19 +219,21 @@ def generate(graph: Graph, donate: tuple[bool, ...] = (), name: str = "compiled"
 
     params = ", ".join(f"x{i}" for i in range(len(graph.invars)))
     lines = [f"def {name}({params}):"]
-    quiet = any(k.quiet for k in kernels)
-    indent = "        " if quiet else "    "
     lines += ["    " + h for h in head]
-    if quiet:
-        lines.append("    with _errstate(all='ignore'):")
-    first_body_line = len(lines) + 1
-    lines += [indent + b for b in body]
-    lines.append(indent + f"return [{', '.join(rets)}]")
+    line_of: list[int] = []  # body line -> its source line (1-based)
+    for b, text in enumerate(body):
+        # only the quiet kernels' lines ignore floating-point errors (each run of them in one
+        # block): the program's other lines signal as eager does under np.errstate(invalid="raise")
+        if b in quiet_lines and b - 1 not in quiet_lines:
+            lines.append("    with _errstate(all='ignore'):")
+        lines.append(("        " if b in quiet_lines else "    ") + text)
+        line_of.append(len(lines))
+    lines.append("    " + f"return [{', '.join(rets)}]")
     source = "\n".join(lines) + "\n"
     filename = f"<tenferro.jit {name} #{next(_COUNTER)}>"
     code = compile(source, filename, "exec")
     exec(code, env)
-    donated_writes = {i: first_body_line + b for i, b in first_write.items()}
+    donated_writes = {i: line_of[b] for i, b in first_write.items()}
     fn = env[name]
     runner, off = (None, "the program runs on the CPU") if on_cpu else graph_runner(graph, fn, name, cuda_graph)
     return Program(graph, source, fn, flops, peak, reused, donated_writes, runner, off)
@@ -239,9 +244,16 @@ def return_expressions(graph: Graph, names: dict, env: dict) -> list[str]:
     (its maker put in ``env``), an input as a new tensor over its array (as JAX, never the
     argument object itself: donating the result then finds the array shared and leaves the
     argument valid), a constant copied (the caller may write to it), a value wrapped as a
-    tensor (``_W``)."""
+    tensor (``_W``); a value returned a second time (``(exp(x), exp(x))`` after CSE) is copied, so
+    two outputs never share a buffer, as in eager mode."""
     rets = []
+    seen: set = set()
     for j, v in enumerate(graph.outvars):
+        if type(v) is not Zero and v in seen and v not in graph.invars:
+            rets.append(f"_W({names[v]}.copy(order='K'))")
+            continue
+        if type(v) is not Zero:
+            seen.add(v)
         if type(v) is Zero:
             env[f"_zero{j}"] = v.instantiate
             rets.append(f"_zero{j}()")

@@ -4,8 +4,9 @@ Every rewrite is an exact identity of the values (``x * 1 = x``), never one that
 holds only for finite data: ``x * 0 -> 0`` is *not* done (``inf * 0`` is NaN).
 Two differ from NumPy's own evaluation in the last detail only: ``x + 0 -> x``
 keeps the sign of a zero ``x`` (NumPy gives ``-0.0 + 0.0 = +0.0``), and for a
-complex ``x`` with an infinite part ``x * 1 -> x`` keeps ``x`` where NumPy's
-complex product gives a NaN part.
+complex ``x`` with an infinite or NaN part ``x * 1 -> x`` keeps ``x`` where NumPy's
+complex product gives a NaN part (``complex(nan, 1) * 1.0`` is ``nan+nanj`` eagerly,
+``nan+1j`` compiled; a real ``inf * (1+0j)`` is ``inf+nanj`` eagerly, ``inf+0j`` compiled).
 
 Rules, by the primitive rewritten:
 

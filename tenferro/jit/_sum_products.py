@@ -62,14 +62,19 @@ stack_p.def_nondiff("a compiled-mode primitive: graphs reach it already differen
 
 
 def _leaves(v: Var, producer: dict, uses: dict, outputs: set, out: list, adds: list) -> None:
-    """The terms of the sum ``v`` through adds read only by this sum."""
-    e = producer.get(v)
-    if e is not None and e.prim is add_p and uses.get(v, 0) == 1 and v not in outputs:
-        adds.append(e)
-        for x in e.inputs:
-            _leaves(x, producer, uses, outputs, out, adds)
-        return
-    out.append(v)
+    """The terms of the sum ``v`` through adds read only by this sum, in the order of a
+    depth-first walk of the adds' inputs (an explicit stack: a chain of a thousand adds, as the
+    gradient of a weight shared by an RNN unrolled over a thousand steps, passed Python's
+    recursion limit)."""
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        e = producer.get(x)
+        if e is not None and e.prim is add_p and uses.get(x, 0) == 1 and x not in outputs:
+            adds.append(e)
+            stack.extend(reversed(e.inputs))
+        else:
+            out.append(x)
 
 
 def fuse_sums_of_products(graph: Graph) -> Graph:
