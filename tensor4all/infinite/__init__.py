@@ -12,7 +12,7 @@
 * :func:`itdvp` -- real and imaginary time evolution by TDVP on the uniform MPS, with
   :class:`ITDVPResult`;
 * measurements from the transfer matrix: :func:`expect`, :func:`correlation`, :func:`string_order`,
-  :func:`transfer_spectrum`, :func:`correlation_length` (per operator channel),
+  :func:`transfer_spectrum`, :func:`is_injective`, :func:`correlation_length` (per operator channel),
   :func:`extrapolate_correlation_length`, :func:`structure_factor`, :func:`energy_per_site`;
 * :func:`fit_correlation_length` -- the correlation length fitted to ``<op_0 op_r>`` at intermediate
   distances (``A K_0(r/xi)`` as White and Huse, or ``A exp(-r/xi)``);
@@ -49,6 +49,7 @@ from .transfer import (
     string_order,
     structure_factor,
     transfer_spectrum,
+    is_injective,
 )
 from .vumps import VUMPSRecord, VUMPSResult, product_energy, vumps
 
@@ -71,6 +72,7 @@ __all__ = [
     "correlation",
     "string_order",
     "transfer_spectrum",
+    "is_injective",
     "correlation_length",
     "extrapolate_correlation_length",
     "structure_factor",

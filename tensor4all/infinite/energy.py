@@ -68,4 +68,6 @@ def energy_per_site(psi: iMPS, H: InfiniteMPO) -> Any:
                 concrete_part += _value(coef) * v
     if traced is None:
         return float(np.real(concrete_part))
-    return traced + concrete_part
+    # the real part, as the concrete value's: a complex coupling and its adjoint's cancel their
+    # imaginary parts only to rounding, and a complex dtype would stop tidu.grad
+    return tf.real(traced) + float(np.real(concrete_part))

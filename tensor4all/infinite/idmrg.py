@@ -49,8 +49,9 @@ from .idmrg_windows import DenseCell, SectorCell
 from .impo import InfiniteMPO, check_hermitian
 from .imps import iMPS
 from .tmaps import dominant_left
+from .transfer import is_injective
 from .tmaps import left_step as transfer_left
-from .vumps import product_energy
+from .vumps import best_product, product_energy
 
 __all__ = ["idmrg", "IDMRGResult", "IDMRGRecord", "CONSERVE_CHOICES"]
 
@@ -150,9 +151,18 @@ def idmrg(
         if (
             charge is not None
             and conserve == "auto"
-            and symmetry_breaking("idmrg", charge[0], float(result.energy), product_energy(H), 3)
+            and symmetry_breaking(
+                "idmrg",
+                charge[0],
+                float(result.energy) if is_injective(result.state) else None,  # None: two fixed points
+                product_energy(H),
+                3,
+            )
         ):
-            result = _run(H, psi0, Ws, None, D, cutoff, tol, sweeps, callback)
+            # dense, from the start given or the best product state: a product state of charge 0 per
+            # cell is symmetric, and the dense run kept the cat of the orders it mixes
+            start = psi0 if psi0 is not None else best_product(H).state
+            result = _run(H, start, Ws, None, D, cutoff, tol, sweeps, callback)
     return result
 
 
@@ -248,13 +258,16 @@ def _dense_start(psi0: iMPS | None, Ws: list[np.ndarray], n: int, H: InfiniteMPO
                 continue
         psi0 = iMPS.product_state(states, H.local)
     reps = n // psi0.cell
-    AR = list(psi0.AR) * reps
+    AR, AL = list(psi0.AR) * reps, list(psi0.AL) * reps
     C = list(psi0.C) * reps
     if any(np.abs(c - np.diag(np.diag(c))).max() > 1e-12 for c in C):
         psi0 = iMPS.from_tensors(AR, psi0.local)
-        AR, C = psi0.AR, psi0.C
+        AR, AL, C = psi0.AR, psi0.AL, psi0.C
     S = [np.abs(np.diag(c)) for c in C]
-    return DenseCell(Ws, [a.astype(np.result_type(dtype, a)) for a in AR], S, np.result_type(dtype, *AR))
+    # AL in the gauge of S (C = S P, P diagonal phases: AL' = P_i^* AL_i P_i+1), the one the windows use
+    phase = [np.diag(c) / np.where(s > 0, s, 1.0) for c, s in zip(C, S)]
+    AL = [p.conj()[:, None, None] * a * phase[(i + 1) % n][None, None, :] for i, (a, p) in enumerate(zip(AL, phase))]
+    return DenseCell(Ws, [a.astype(np.result_type(dtype, a)) for a in AR], S, np.result_type(dtype, *AR), AL=AL)
 
 
 def _schedule(n: int) -> list[tuple[int, bool, tuple[bool, bool]]]:

@@ -132,10 +132,39 @@ def product_environments(
     return lp, rp
 
 
+def state_environments(
+    Ws: Sequence[np.ndarray], AL: Sequence[np.ndarray], B: Sequence[np.ndarray], lp: np.ndarray, rp: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The edge environments ``(LP, RP)`` of a start that is no product state (an earlier run's
+    iMPS, bond dimension ``D``) with :data:`START_CELLS` of its cells absorbed: its left-orthonormal
+    sites ``AL`` on the left, its right-orthonormal ``B`` on the right, from the identity on the
+    edges' bond (the fixed point of either transfer matrix). From bare edges the first window saw
+    no neighbours and iDMRG restarted from a symmetry-broken state (the Ising ferromagnet, the XXZ
+    chain at Delta = 2) ended in the cat of its orders, with the entropy ln 2 higher and the order
+    parameter 0."""
+    n = len(Ws)
+    for _ in range(START_CELLS):
+        for j in range(n):
+            lp = left_step(lp, AL[j], Ws[j])
+        for j in range(n - 1, -1, -1):
+            rp = right_step(rp, B[j], Ws[j])
+    return lp, rp
+
+
 class DenseCell:
     """The iDMRG state and environments of a cell on dense arrays."""
 
-    def __init__(self, Ws: Sequence[np.ndarray], B: list[np.ndarray], S: list[np.ndarray], dtype: Any):
+    def __init__(
+        self,
+        Ws: Sequence[np.ndarray],
+        B: list[np.ndarray],
+        S: list[np.ndarray],
+        dtype: Any,
+        AL: Sequence[np.ndarray] | None = None,
+    ):
+        """``B`` the start's right-orthonormal sites, ``S`` its Schmidt values (bond ``i`` left of
+        site ``i``), ``AL`` its left-orthonormal sites (a start that is no product state: its
+        environments are built from :data:`START_CELLS` of its cells, as a product start's)."""
         self.Ws, self.n, self.dtype = list(Ws), len(Ws), np.dtype(dtype)
         self.B = [b.astype(self.dtype) for b in B]
         self.S = [np.asarray(s, dtype=float) for s in S]
@@ -148,6 +177,9 @@ class DenseCell:
         self.grown = 0  # sites of the start absorbed into each edge environment
         if all(b.shape[0] == 1 and b.shape[2] == 1 for b in self.B):  # a product start: its environments
             lp, rp = product_environments(Ws, self.B, lp, rp)
+            self.grown = START_CELLS * n
+        elif AL is not None:  # an earlier result: its environments, so the first window sees its order
+            lp, rp = state_environments(Ws, [a.astype(self.dtype) for a in AL], self.B, lp, rp)
             self.grown = START_CELLS * n
         self.LP: list[Any] = [None] * n
         self.RP: list[Any] = [None] * n

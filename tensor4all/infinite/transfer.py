@@ -155,6 +155,15 @@ def transfer_spectrum(psi: iMPS, k: int = 6) -> np.ndarray:
     return w / w[0]
 
 
+def is_injective(psi: iMPS) -> bool:
+    """Whether the cell's transfer matrix has a single eigenvalue of modulus 1 (within
+    :data:`NON_INJECTIVE_TOL`): a state that is no equal mixture of several orders (the cat of a
+    symmetry-broken phase that a run of charge 0 per cell ends in has two)."""
+    if psi.bond_dims[0] ** 2 < 2:
+        return True
+    return not bool((np.abs(transfer_spectrum(psi, 2)[1:]) > 1.0 - NON_INJECTIVE_TOL).any())
+
+
 #: an eigenvalue counts in a channel when its weight is at least this fraction of the channel's largest
 CHANNEL_RTOL = 1e-3
 #: weights below this (relative to the fixed point's) are round-off of the eigensolver (tolerance 1e-12)

@@ -37,6 +37,7 @@ from .idmrg_windows import _offsets
 from .gauge import drop_small_schmidt, mixed_canonical
 from .impo import InfiniteMPO
 from .imps import iMPS
+from .transfer import is_injective
 from .vumps_blocks import Blocks, SiteWindow, cols_of, fixed_point_environments, from_cols, from_rows, rows_of
 from .vumps_local import SETTLE, VUMPSRecord, VUMPSResult, lowest, schmidt_floor
 
@@ -405,6 +406,8 @@ def run_sectors(
     except InvalidOptionError as exc:  # not in mixed canonical form: no single fixed point
         why = exc.args[0].split(": ", 2)[-1].split(";")[0]
         return _no_fixed_point(label, f"it ended without one canonical form ({why})", fallback)
+    if fallback and not is_injective(state):  # the cat of a broken symmetry's orders: "auto" runs dense
+        return None
     return VUMPSResult(energy_per_site(state, H), state, err, converged, history, label)
 
 
