@@ -122,14 +122,9 @@ def product_environments(
     start's neighbours, as TeNPy's iDMRG starts from the environments of its initial state
     (``MPOTransferMatrix.find_init_LP_RP``). From bare edges the first two-site problem has no
     neighbours and its ground state is the symmetric mixture of the start's orders (the XXZ chain at
-    Delta = 2: a cat of the two Neel states, which iDMRG then keeps, with |lambda_2| = 1)."""
-    n = len(Ws)
-    for _ in range(START_CELLS):
-        for j in range(n):
-            lp = left_step(lp, B[j], Ws[j])
-        for j in range(n - 1, -1, -1):
-            rp = right_step(rp, B[j], Ws[j])
-    return lp, rp
+    Delta = 2: a cat of the two Neel states, which iDMRG then keeps, with |lambda_2| = 1). A
+    product state's sites are both left- and right-orthonormal: :func:`state_environments`."""
+    return state_environments(Ws, B, B, lp, rp)
 
 
 def state_environments(
