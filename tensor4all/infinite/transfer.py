@@ -159,6 +159,7 @@ def is_injective(psi: iMPS) -> bool:
     """Whether the cell's transfer matrix has a single eigenvalue of modulus 1 (within
     :data:`NON_INJECTIVE_TOL`): a state that is no equal mixture of several orders (the cat of a
     symmetry-broken phase that a run of charge 0 per cell ends in has two)."""
+    psi = _check_state(psi, "is_injective")
     if psi.bond_dims[0] ** 2 < 2:
         return True
     return not bool((np.abs(transfer_spectrum(psi, 2)[1:]) > 1.0 - NON_INJECTIVE_TOL).any())

@@ -193,6 +193,7 @@ CALLS: dict[str, Callable[[types.SimpleNamespace], Any]] = {
     "infinite.correlation": lambda f: infinite.correlation(f.ipsi, "Sz", "Sz", 4),
     "infinite.string_order": lambda f: infinite.string_order(f.ipsi, "Sz", "Sz", "Sx", distance=4),
     "infinite.transfer_spectrum": lambda f: infinite.transfer_spectrum(f.ipsi, k=3),
+    "infinite.is_injective": lambda f: infinite.is_injective(f.ipsi),
     "infinite.correlation_length": lambda f: infinite.correlation_length(f.ipsi, "Sz", k=4),
     "infinite.extrapolate_correlation_length": lambda f: infinite.extrapolate_correlation_length(
         [f.ipsi, t4a.iMPS.random("spin-1/2", 1, 6, seed=3)], k=6
